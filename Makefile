@@ -8,7 +8,7 @@ ifeq ($(CI),true)
 CMAKE_FLAGS += -DRILL_WERROR=ON
 endif
 
-.PHONY: all deps build test test-c test-asan test-tsan test-python test-fuzz demo bench install clean
+.PHONY: all deps peers build test test-c test-asan test-tsan test-python test-fuzz demo bench install clean
 
 all: build
 
@@ -27,7 +27,11 @@ test: build
 demo: build
 	@scripts/demo.sh $(BUILD)
 
-bench: build
+# The benchmarks' peers (PyTorch, ONNX Runtime, PaddlePaddle): optional, skipped when absent.
+peers:
+	@PYTHON=$(PYTHON) scripts/install-peers.sh
+
+bench: build peers
 	@scripts/bench.sh $(BUILD)
 
 install: build

@@ -11,8 +11,12 @@ for b in "$BUILD"/bench_*; do
   if [ "$(basename "$b")" = bench_train ]; then
     out=$("$b")
     printf '%s\n' "$out"
-    if python3 -c "import torch" 2>/dev/null; then
-      peer=$(python3 bench/peers/torch_train.py)
+    torch_py=""
+    for py in python3 /usr/bin/python3; do
+      if "$py" -c "import torch" 2>/dev/null; then torch_py=$py; break; fi
+    done
+    if [ -n "$torch_py" ]; then
+      peer=$("$torch_py" bench/peers/torch_train.py)
       printf '%s\n' "$peer" | grep -v '^RESULT'
       r=$(printf '%s\n' "$out" | sed -n 's/^RESULT //p')
       t=$(printf '%s\n' "$peer" | sed -n 's/^RESULT //p')
@@ -20,7 +24,7 @@ for b in "$BUILD"/bench_*; do
         split(r, a, /[ =]/); split(t, b, /[ =]/);
         printf "rill / torch: mlp %.2f, lenet %.2f\n", a[2] / b[2], a[4] / b[4] }'
     else
-      echo "torch peer skipped: python3 cannot import torch"
+      echo "torch peer skipped: no python3 here can import torch (make peers installs it)"
     fi
   else
     "$b"

@@ -2,6 +2,7 @@
 SGD), float32 on the CPU, best of interleaved rounds. Prints
 "RESULT mlp_ms=... lenet_ms=..." for scripts/bench.sh. Optional: never a build or
 test dependency."""
+import os
 import time
 
 import torch
@@ -41,6 +42,8 @@ def step_fn(model, x, y):
 
 
 def main():
+    # Give the peer every core, as rill's OpenBLAS has: Debian's build starts with one.
+    torch.set_num_threads(os.cpu_count() or 1)
     torch.manual_seed(0)
     mlp = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
                         nn.Linear(512, 10))
