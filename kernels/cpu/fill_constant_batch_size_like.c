@@ -1,0 +1,39 @@
+/* fill_constant_batch_size_like CPU kernels: the value is str_value when set (int64
+ * parsed exactly, else as a double; "inf" and "nan" accepted), else value. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "kernels/cpu/kernels.h"
+
+enum { A_SHAPE, A_VALUE, A_STR_VALUE, A_DTYPE };
+
+#define FCBSL(T, DT, IS_LONG, NAME)                                                       \
+  rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
+    rill_tensor *out = NULL;                                                              \
+    RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                        \
+    T val = (T)ctx->attrs[A_VALUE].v.f;                                                   \
+    const char *s = ctx->attrs[A_STR_VALUE].v.s;                                          \
+    if (s && *s) {                                                                        \
+      char *end;                                                                          \
+      errno = 0;                                                                          \
+      long long l = IS_LONG ? strtoll(s, &end, 10) : 0;                                   \
+      if (IS_LONG && end != s && !*end && errno == 0) {                                   \
+        val = (T)l;                                                                       \
+      } else {                                                                            \
+        double d = strtod(s, &end);                                                       \
+        if (end == s || *end)                                                             \
+          return rill_kernel_error(ctx, "attribute str_value \"%s\" is not a number", s); \
+        val = (T)d;                                                                       \
+      }                                                                                   \
+    }                                                                                     \
+    T *op = rill_tensor_ptr(out);                                                         \
+    int64_t n = rill_tensor_numel(out);                                                   \
+    for (int64_t i = 0; i < n; i++) op[i] = val;                                          \
+    return NULL;                                                                          \
+  }
+
+FCBSL(bool, RILL_DTYPE_BOOL, false, rill_cpu_fill_constant_batch_size_like_bool)
+FCBSL(float, RILL_DTYPE_FP32, false, rill_cpu_fill_constant_batch_size_like_fp32)
+FCBSL(double, RILL_DTYPE_FP64, false, rill_cpu_fill_constant_batch_size_like_fp64)
+FCBSL(int32_t, RILL_DTYPE_INT32, false, rill_cpu_fill_constant_batch_size_like_int32)
+FCBSL(int64_t, RILL_DTYPE_INT64, true, rill_cpu_fill_constant_batch_size_like_int64)

@@ -1,0 +1,84 @@
+/* grid_sampler CPU kernels. Each output position's source coordinates (unnormalised,
+ * padded) and corner weights are computed once and applied to every channel. */
+#include <math.h>
+#include <string.h>
+
+#include "kernels/cpu/kernels.h"
+
+enum { PAD_ZEROS, PAD_BORDER, PAD_REFLECT };
+
+/* Triangle-wave reflection of x into [lo2 / 2, hi2 / 2] (bounds given doubled). */
+static double reflect(double x, double lo2, double hi2) {
+  if (lo2 == hi2) return 0;
+  double mn = lo2 / 2, span = (hi2 - lo2) / 2;
+  x = fabs(x - mn);
+  double extra = fmod(x, span);
+  int64_t flips = (int64_t)floor(x / span);
+  return flips % 2 == 0 ? extra + mn : span - extra + mn;
+}
+
+static double source_coord(double g, int64_t size, bool ac, int pad) {
+  double x = ac ? (g + 1) / 2 * (double)(size - 1) : ((g + 1) * (double)size - 1) / 2;
+  if (pad == PAD_BORDER) {
+    x = x < 0 ? 0 : x > (double)(size - 1) ? (double)(size - 1) : x;
+  } else if (pad == PAD_REFLECT) {
+    x = ac ? reflect(x, 0, 2.0 * (double)(size - 1)) : reflect(x, -1, 2.0 * (double)size - 1);
+    x = x < 0 ? 0 : x > (double)(size - 1) ? (double)(size - 1) : x;
+  }
+  return x;
+}
+
+#define GRID_SAMPLER(T, DT, NAME)                                                            \
+  rill_status *NAME(rill_kernel_ctx *ctx) {                                                  \
+    rill_tensor *x = NULL, *g = NULL, *out = NULL;                                           \
+    RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                              \
+    RILL_TRY(rill_kin_need(ctx, 1, 0, DT, &g));                                              \
+    RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                           \
+    if (x->dims.n != 4 || g->dims.n != 4 || g->dims.d[3] != 2 || g->dims.d[0] != x->dims.d[0]) \
+      return rill_kernel_error(ctx, "inputs X (%s) and Grid (%s) must be [N, C, H, W] and "  \
+                               "[N, OH, OW, 2]", rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 1, 0)); \
+    int64_t N = x->dims.d[0], C = x->dims.d[1], H = x->dims.d[2], W = x->dims.d[3];          \
+    int64_t OH = g->dims.d[1], OW = g->dims.d[2];                                            \
+    rill_dims od = {4, {N, C, OH, OW}};                                                      \
+    RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &od));                                     \
+    bool ac = ctx->attrs[0].v.b;                                                             \
+    const char *pm = ctx->attrs[1].v.s ? ctx->attrs[1].v.s : "zeros";                        \
+    int pad = !strcmp(pm, "border") ? PAD_BORDER : !strcmp(pm, "reflection") ? PAD_REFLECT : PAD_ZEROS; \
+    bool nearest = ctx->attrs[2].v.s && !strcmp(ctx->attrs[2].v.s, "nearest");               \
+    const T *xp = rill_tensor_ptr(x), *gp = rill_tensor_ptr(g);                              \
+    T *op = rill_tensor_ptr(out);                                                            \
+    int64_t plane = OH * OW, ip = H * W;                                                     \
+    for (int64_t n = 0; n < N; n++)                                                          \
+      for (int64_t p = 0; p < plane; p++) {                                                  \
+        double sx = source_coord((double)gp[(n * plane + p) * 2], W, ac, pad);               \
+        double sy = source_coord((double)gp[(n * plane + p) * 2 + 1], H, ac, pad);           \
+        const T *src = xp + n * C * ip;                                                      \
+        T *dst = op + n * C * plane + p;                                                     \
+        if (nearest) {                                                                       \
+          double rx = round(sx), ry = round(sy);                                             \
+          bool in = rx >= 0 && rx <= (double)(W - 1) && ry >= 0 && ry <= (double)(H - 1);    \
+          int64_t off = in ? (int64_t)ry * W + (int64_t)rx : 0;                              \
+          for (int64_t c = 0; c < C; c++) dst[c * plane] = in ? src[c * ip + off] : (T)0;    \
+          continue;                                                                          \
+        }                                                                                    \
+        double fx = floor(sx), fy = floor(sy), wx = sx - fx, wy = sy - fy;                   \
+        int64_t x0 = (int64_t)fx, y0 = (int64_t)fy;                                          \
+        int64_t off[4];                                                                      \
+        double w[4] = {(1 - wx) * (1 - wy), wx * (1 - wy), (1 - wx) * wy, wx * wy};          \
+        for (int k = 0; k < 4; k++) {                                                        \
+          int64_t cx = x0 + (k & 1), cy = y0 + (k >> 1);                                     \
+          bool in = cx >= 0 && cx < W && cy >= 0 && cy < H;                                  \
+          off[k] = in ? cy * W + cx : 0;                                                     \
+          if (!in) w[k] = 0;                                                                 \
+        }                                                                                    \
+        for (int64_t c = 0; c < C; c++) {                                                    \
+          const T *s = src + c * ip;                                                         \
+          dst[c * plane] = (T)(s[off[0]] * w[0] + s[off[1]] * w[1] + s[off[2]] * w[2] +      \
+                               s[off[3]] * w[3]);                                            \
+        }                                                                                    \
+      }                                                                                      \
+    return NULL;                                                                             \
+  }
+
+GRID_SAMPLER(float, RILL_DTYPE_FP32, rill_cpu_grid_sampler_fp32)
+GRID_SAMPLER(double, RILL_DTYPE_FP64, rill_cpu_grid_sampler_fp64)

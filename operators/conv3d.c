@@ -1,0 +1,74 @@
+/* conv3d: 3-D convolution over NCDHW tensors with strides, paddings (symmetric or
+ * asymmetric), dilations, groups and padding_algorithm. Geometry in operators/conv3d.h. */
+#include "operators/conv3d.h"
+#include "operators/op_util.h"
+
+static const rill_slot_schema inputs[] = {
+    [CONV3D_IN_INPUT] = {"Input", 0, "[N, C, D, H, W]"},
+    [CONV3D_IN_FILTER] = {"Filter", 0, "[M, C / groups, kd, kh, kw]"},
+    [CONV3D_IN_RESIDUAL] = {"ResidualData", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+                            "oneDNN fusion only: must be absent"},
+};
+static const rill_slot_schema outputs[] = {{"Output", 0, "[N, M, OD, OH, OW]"}};
+
+#define INTS3(a, b, c) {.type = RILL_ATTR_INTS, .n = 3, .list.ints = (int32_t[]){a, b, c}}
+static const rill_attr_schema attrs[] = {
+    [CONV3D_A_STRIDES] = {"strides", RILL_ATTR_INTS, 0, INTS3(1, 1, 1), "stride per spatial dim"},
+    [CONV3D_A_PADDINGS] = {"paddings", RILL_ATTR_INTS, 0, INTS3(0, 0, 0),
+                           "3 values (per dim) or 6 (front, back, top, bottom, left, right)"},
+    [CONV3D_A_PADALG] = {"padding_algorithm", RILL_ATTR_STRING, 0, RILL_DEF_STRING("EXPLICIT"),
+                         "EXPLICIT (use paddings), SAME or VALID"},
+    [CONV3D_A_GROUPS] = {"groups", RILL_ATTR_INT, 0, RILL_DEF_INT(1), "channel groups"},
+    [CONV3D_A_DILATIONS] = {"dilations", RILL_ATTR_INTS, 0, INTS3(1, 1, 1),
+                            "dilation per spatial dim"},
+    [CONV3D_A_FORMAT] = {"data_format", RILL_ATTR_STRING, 0, RILL_DEF_STRING("NCDHW"),
+                         "NCDHW (or AnyLayout); NDHWC unimplemented"},
+    {"use_cudnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
+    {"use_mkldnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
+    {"workspace_size_MB", RILL_ATTR_INT, RILL_ATTR_EXTRA, RILL_DEF_INT(512), "ignored"},
+    {"exhaustive_search", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
+};
+
+static rill_status *conv3d_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, CONV3D_IN_INPUT, 0);
+  const rill_tensor_meta *f = rill_infer_in(ctx, CONV3D_IN_FILTER, 0);
+  rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
+  if (!x || !f || !out) return rill_infer_error(ctx, "needs inputs Input, Filter and output Output");
+  if (rill_infer_in(ctx, CONV3D_IN_RESIDUAL, 0))
+    return rill_infer_error(ctx, "input ResidualData is a oneDNN fusion rill does not run");
+  if (!x->known || !f->known) {
+    rill_meta_unknown(out);
+    return NULL;
+  }
+  if (x->dtype != f->dtype || (x->dtype != RILL_DTYPE_FP32 && x->dtype != RILL_DTYPE_FP64))
+    return rill_infer_error(ctx, "input Input (%s) is %s and input Filter (%s) is %s: both must "
+                            "be float32 or both float64", rill_infer_in_name(ctx, 0, 0),
+                            rill_dtype_name(x->dtype), rill_infer_in_name(ctx, 1, 0),
+                            rill_dtype_name(f->dtype));
+  conv3d_geom g;
+  const char *err = conv3d_geom_get(ctx->attrs, &x->dims, &f->dims, &g);
+  if (err) {
+    char xs[RILL_DIMS_STR_MAX], fs[RILL_DIMS_STR_MAX];
+    return rill_infer_error(ctx, "Input (%s) %s, Filter (%s) %s: %s", rill_infer_in_name(ctx, 0, 0),
+                            rill_dims_str(&x->dims, xs, sizeof xs), rill_infer_in_name(ctx, 1, 0),
+                            rill_dims_str(&f->dims, fs, sizeof fs), err);
+  }
+  rill_dims od = {5, {g.n, g.m, g.out[0], g.out[1], g.out[2]}};
+  rill_meta_set(out, x->dtype, &od, x->lod_level, -1, -1);
+  return NULL;
+}
+
+const rill_op_schema rill_schema_conv3d = {
+    .type = "conv3d",
+    .doc = "3-D convolution (NCDHW) with strides, paddings, dilations and groups.",
+    .inputs = inputs,
+    .ninputs = RILL_COUNTOF(inputs),
+    .outputs = outputs,
+    .noutputs = RILL_COUNTOF(outputs),
+    .attrs = attrs,
+    .nattrs = RILL_COUNTOF(attrs),
+    .infer = conv3d_infer,
+    .grad = NULL,
+    .kernel_dtype_slot = CONV3D_IN_INPUT,
+    .dtype_attr = -1,
+};

@@ -1,0 +1,81 @@
+/* conv3d geometry (NCDHW), shared by inference and the CPU kernel: Paddle's paddings
+ * (3 values, one per dim, or 6: front, back, top, bottom, left, right), padding_algorithm
+ * (SAME pads so that out = ceil(in / stride) and resets dilations to 1; VALID pads 0)
+ * and output extents (in + p0 + p1 - (d * (k - 1) + 1)) / s + 1. */
+#ifndef RILL_OPERATORS_CONV3D_H
+#define RILL_OPERATORS_CONV3D_H
+
+#include <string.h>
+
+#include "framework/registry/registry.h"
+
+enum { CONV3D_IN_INPUT, CONV3D_IN_FILTER, CONV3D_IN_RESIDUAL };
+enum { CONV3D_A_STRIDES, CONV3D_A_PADDINGS, CONV3D_A_PADALG, CONV3D_A_GROUPS, CONV3D_A_DILATIONS,
+       CONV3D_A_FORMAT };
+
+typedef struct conv3d_geom {
+  int64_t n, c, m, groups;
+  int64_t in[3], out[3], k[3], s[3], d[3], p[6]; /* d/h/w order; p: before/after pairs */
+} conv3d_geom;
+
+/* Fills g from the attributes and the Input / Filter dims (extents may be -1 at compile
+ * time: the matching output extent is then -1). Returns NULL or a message. */
+static inline const char *conv3d_geom_get(const rill_attr_value *a, const rill_dims *x,
+                                          const rill_dims *f, conv3d_geom *g) {
+  memset(g, 0, sizeof *g);
+  if (x->n != 5) return "input Input must be 5-D [N, C, D, H, W]";
+  if (f->n != 5) return "input Filter must be 5-D [M, C / groups, kd, kh, kw]";
+  const char *fmt = a[CONV3D_A_FORMAT].v.s ? a[CONV3D_A_FORMAT].v.s : "NCDHW";
+  if (!strcmp(fmt, "NDHWC") || !strcmp(fmt, "NHWC"))
+    return "data_format NDHWC is not implemented (NCDHW only)";
+  const rill_attr_value *st = &a[CONV3D_A_STRIDES], *pd = &a[CONV3D_A_PADDINGS],
+                        *dl = &a[CONV3D_A_DILATIONS];
+  if (st->n != 3) return "attribute strides must hold 3 ints";
+  if (dl->n != 3) return "attribute dilations must hold 3 ints";
+  if (pd->n != 3 && pd->n != 6) return "attribute paddings must hold 3 or 6 ints";
+  const char *alg = a[CONV3D_A_PADALG].v.s ? a[CONV3D_A_PADALG].v.s : "EXPLICIT";
+  bool same = !strcmp(alg, "SAME"), valid = !strcmp(alg, "VALID");
+  if (!same && !valid && strcmp(alg, "EXPLICIT") && alg[0])
+    return "attribute padding_algorithm must be EXPLICIT, SAME or VALID";
+  g->n = x->d[0];
+  g->c = x->d[1];
+  g->m = f->d[0];
+  g->groups = a[CONV3D_A_GROUPS].v.i;
+  if (g->groups < 1) return "attribute groups must be at least 1";
+  if (g->c >= 0 && f->d[1] >= 0 && g->c != f->d[1] * g->groups)
+    return "the channels of Input must equal Filter's dim 1 times groups";
+  if (g->m >= 0 && g->m % g->groups) return "Filter's dim 0 (output channels) must divide by groups";
+  for (int i = 0; i < 3; i++) {
+    g->in[i] = x->d[2 + i];
+    g->k[i] = f->d[2 + i];
+    g->s[i] = st->list.ints[i];
+    g->d[i] = dl->list.ints[i];
+    g->p[2 * i] = pd->list.ints[pd->n == 3 ? i : 2 * i];
+    g->p[2 * i + 1] = pd->list.ints[pd->n == 3 ? i : 2 * i + 1];
+    if (g->s[i] < 1 || g->d[i] < 1) return "strides and dilations must be positive";
+    if (g->k[i] < 0) return "Filter's spatial extents must be known";
+    if (valid) g->p[2 * i] = g->p[2 * i + 1] = 0;
+    if (same) {
+      g->d[i] = 1;
+      g->p[2 * i] = g->p[2 * i + 1] = 0;
+      if (g->in[i] >= 0) {
+        int64_t o = (g->in[i] + g->s[i] - 1) / g->s[i];
+        int64_t sum = (o - 1) * g->s[i] + g->k[i] - g->in[i];
+        if (sum < 0) sum = 0;
+        g->p[2 * i] = sum / 2;
+        g->p[2 * i + 1] = sum - sum / 2;
+      }
+    }
+    if (g->p[2 * i] < 0 || g->p[2 * i + 1] < 0) return "attribute paddings holds a negative value";
+    if (g->in[i] < 0) {
+      g->out[i] = -1;
+      continue;
+    }
+    int64_t span = g->d[i] * (g->k[i] - 1) + 1, padded = g->in[i] + g->p[2 * i] + g->p[2 * i + 1];
+    if (padded < span) return "the (padded) input is smaller than the dilated filter";
+    g->out[i] = (padded - span) / g->s[i] + 1;
+  }
+  return NULL;
+}
+
+#endif

@@ -1,0 +1,95 @@
+/* group_norm: the channels of each sample are split into `groups` groups; each group
+ * (its channels times every spatial position) is normalised to zero mean and unit
+ * variance, then scaled and shifted per channel. Mean and Variance ([N, groups]) are the
+ * statistics used (Variance is the biased variance, not its inverse). */
+#include "operators/op_util.h"
+
+#include <string.h>
+
+enum { IN_X, IN_SCALE, IN_BIAS };
+enum { OUT_Y, OUT_MEAN, OUT_VAR };
+enum { A_EPS, A_GROUPS, A_LAYOUT };
+
+static const rill_slot_schema inputs[] = {
+    [IN_X] = {"X", 0, "input [N, C, ...] (or [N, ..., C] with NHWC)"},
+    [IN_SCALE] = {"Scale", RILL_SLOT_DISPENSABLE, "per-channel scale [C]; absent: 1"},
+    [IN_BIAS] = {"Bias", RILL_SLOT_DISPENSABLE, "per-channel shift [C]; absent: 0"},
+};
+static const rill_slot_schema outputs[] = {
+    [OUT_Y] = {"Y", 0, "normalised X"},
+    [OUT_MEAN] = {"Mean", RILL_SLOT_DISPENSABLE | RILL_SLOT_INTERMEDIATE, "[N, groups]"},
+    [OUT_VAR] = {"Variance", RILL_SLOT_DISPENSABLE | RILL_SLOT_INTERMEDIATE, "[N, groups]"},
+};
+static const rill_attr_schema attrs[] = {
+    [A_EPS] = {"epsilon", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(1e-5f), "added to the variance"},
+    [A_GROUPS] = {"groups", RILL_ATTR_INT, 0, RILL_DEF_INT(1), "number of channel groups"},
+    [A_LAYOUT] = {"data_layout", RILL_ATTR_STRING, 0, RILL_DEF_STRING("NCHW"),
+                  "NCHW (channels second) or NHWC (channels last)"},
+};
+
+static rill_status *group_norm_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, IN_X, 0);
+  rill_tensor_meta *y = rill_infer_out(ctx, OUT_Y, 0);
+  rill_tensor_meta *mean = rill_infer_out(ctx, OUT_MEAN, 0), *var = rill_infer_out(ctx, OUT_VAR, 0);
+  if (!x || !y) return rill_infer_error(ctx, "needs input X and output Y");
+  if (!x->known) {
+    rill_meta_unknown(y);
+    if (mean) rill_meta_unknown(mean);
+    if (var) rill_meta_unknown(var);
+    return NULL;
+  }
+  const char *xn = rill_infer_in_name(ctx, IN_X, 0);
+  char xs[RILL_DIMS_STR_MAX];
+  rill_dims_str(&x->dims, xs, sizeof xs);
+  if (x->dtype != RILL_DTYPE_FP32 && x->dtype != RILL_DTYPE_FP64)
+    return rill_infer_error(ctx, "input X (%s) is %s, expected float32 or float64", xn,
+                            rill_dtype_name(x->dtype));
+  if (x->dims.n < 2)
+    return rill_infer_error(ctx, "input X (%s) has shape %s: rank must be at least 2", xn, xs);
+  const char *layout = ctx->attrs[A_LAYOUT].v.s ? ctx->attrs[A_LAYOUT].v.s : "NCHW";
+  bool nhwc = strcmp(layout, "NHWC") == 0 || strcmp(layout, "NDHWC") == 0;
+  if (!nhwc && strcmp(layout, "NCHW") && strcmp(layout, "NCDHW") && strcmp(layout, "AnyLayout"))
+    return rill_infer_error(ctx, "attribute data_layout \"%s\" is not NCHW or NHWC", layout);
+  int64_t c = nhwc ? x->dims.d[x->dims.n - 1] : x->dims.d[1];
+  int32_t g = ctx->attrs[A_GROUPS].v.i;
+  if (g < 1) return rill_infer_error(ctx, "attribute groups is %d, must be at least 1", (int)g);
+  if (c >= 0 && (c < g || c % g))
+    return rill_infer_error(ctx, "input X (%s) has shape %s: its %lld channels do not split into "
+                            "groups = %d", xn, xs, (long long)c, (int)g);
+  for (int s = IN_SCALE; s <= IN_BIAS; s++) {
+    const rill_tensor_meta *m = rill_infer_in(ctx, (size_t)s, 0);
+    if (!m || !m->known) continue;
+    int64_t n = 1;
+    for (int i = 0; i < m->dims.n; i++) n = m->dims.d[i] < 0 || n < 0 ? -1 : n * m->dims.d[i];
+    if (m->dtype != x->dtype || (n >= 0 && c >= 0 && n != c)) {
+      char b[RILL_DIMS_STR_MAX];
+      return rill_infer_error(ctx, "input %s (%s) is %s %s, expected %s with %lld elements "
+                              "(the channels of X (%s))", ctx->schema->inputs[s].name,
+                              rill_infer_in_name(ctx, (size_t)s, 0), rill_dtype_name(m->dtype),
+                              rill_dims_str(&m->dims, b, sizeof b), rill_dtype_name(x->dtype),
+                              (long long)c, xn);
+    }
+  }
+  rill_meta_set(y, x->dtype, &x->dims, x->lod_level, IN_X, 0);
+  rill_dims sd = {.n = 2, .d = {x->dims.d[0], g}};
+  if (mean) rill_meta_set(mean, x->dtype, &sd, 0, -1, -1);
+  if (var) rill_meta_set(var, x->dtype, &sd, 0, -1, -1);
+  return NULL;
+}
+
+const rill_op_schema rill_schema_group_norm = {
+    .type = "group_norm",
+    .doc = "Y = (X - mean) / sqrt(var + epsilon) * Scale + Bias, statistics per sample and "
+           "channel group.",
+    .inputs = inputs,
+    .ninputs = RILL_COUNTOF(inputs),
+    .outputs = outputs,
+    .noutputs = RILL_COUNTOF(outputs),
+    .attrs = attrs,
+    .nattrs = RILL_COUNTOF(attrs),
+    .flags = 0,
+    .infer = group_norm_infer,
+    .grad = NULL,
+    .kernel_dtype_slot = IN_X,
+    .dtype_attr = -1,
+};
