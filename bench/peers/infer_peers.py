@@ -30,10 +30,11 @@ atol 1e-5) first; a runtime that disagrees is reported as a mismatch and not tim
 rill is measured one of three ways:
   --rill-bin BUILD/rill  (default: build/rill) through `rill run`: correctness with
           --output, timing from the CLI's own clock (--bench N when the CLI has it, else
-          --repeat K, whose "time: X ms/run" excludes the first run; a b1 sample is then the
-          mean over K runs, K chosen so a sample spans ~20 ms), memory from the child's
-          ru_maxrss minus that of `rill --version` minus the bytes of its input arrays (the
-          peers' harness holds those before its baseline).
+          --repeat K, whose "time: X ms/run" excludes the first run; a sample is then the
+          mean over K runs, K chosen so a sample spans ~0.3 ms, or one run), memory
+          from the child's ru_maxrss (via GNU time) minus that of `rill --version` minus
+          the bytes of its input arrays (the peers' harness holds those before its
+          baseline).
   --rill-cmd CMD  run CMD (e.g. build/bench_models) once per round and read its lines
           "model=M b1_ms=X [b1_p90_ms=X] b16_ips=X peak_mb=X" as printed.
   --rill-results FILE  read such lines from FILE.
@@ -428,7 +429,9 @@ class RillCli:
             r = self.bench(base_cmd, min(runs_in_budget, 100000))
             if r:
                 return r[0], r[1], peak
-        per_sample = max(1, int(0.020 / max(t1 * 1e-3, 1e-6)))
+        # Short samples: on a loaded machine a long one is almost surely preempted and its
+        # mean counts the preemption, while the peers' median of single runs skips it.
+        per_sample = max(1, int(0.0003 / max(t1 * 1e-3, 1e-9)))
         samples = []
         t_end = time.monotonic() + budget
         while len(samples) < 5 or (time.monotonic() < t_end and len(samples) < 200):
