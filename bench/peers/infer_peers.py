@@ -50,7 +50,6 @@ import importlib.util
 import json
 import os
 import re
-import shlex
 import shutil
 import statistics
 import subprocess
