@@ -2,6 +2,9 @@
 # Runs every benchmark in bench/. Each prints its figures as ratios against a baseline
 # measured in the same run. When PyTorch is importable, bench_train is also compared
 # with its PyTorch peer (bench/peers/torch_train.py); torch is never required.
+# Then bench/peers/infer_peers.py runs the real models in ../shared/models with rill,
+# ONNX Runtime and Paddle Inference and prints the ratios; a peer that cannot be imported
+# is skipped with a message. INFER_PEERS_ARGS adds options to it (e.g. "--rounds 1").
 set -euo pipefail
 BUILD=${1:-build}
 cd "$(dirname "$0")/.."
@@ -30,3 +33,25 @@ for b in "$BUILD"/bench_*; do
     "$b"
   fi
 done
+
+printf '\n==== infer_peers (rill vs ONNX Runtime / Paddle Inference on ../shared/models) ====\n'
+models=../shared/models
+if [ ! -d "$models" ]; then
+  echo "infer_peers skipped: $models is missing"
+  exit 0
+fi
+infer_py=""
+for py in python3 /usr/bin/python3; do
+  if "$py" -c "import numpy, importlib.util as u, sys;
+sys.exit(0 if u.find_spec('onnxruntime') or u.find_spec('paddle') else 1)" 2>/dev/null; then
+    infer_py=$py; break
+  fi
+done
+if [ -z "$infer_py" ]; then
+  echo "infer_peers skipped: no python3 here can import numpy and onnxruntime or paddle" \
+    "(make peers installs onnxruntime, paddle2onnx and paddlepaddle)"
+  exit 0
+fi
+# shellcheck disable=SC2086
+"$infer_py" bench/peers/infer_peers.py --models "$models" --rill-bin "$BUILD/rill" \
+  ${INFER_PEERS_ARGS:-}
