@@ -17,6 +17,12 @@ if ! "$PY" -c 'import torch' 2>/dev/null && ! /usr/bin/python3 -c 'import torch'
     echo "note: python3-torch could not be installed; the PyTorch comparison will be skipped"
 fi
 
+# GNU time measures rill's peak memory in the inference peer benchmark.
+if ! [ -x /usr/bin/time ]; then
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+    --no-install-recommends time >/dev/null || echo "note: GNU time could not be installed"
+fi
+
 want=()
 "$PY" -c 'import onnxruntime' 2>/dev/null || want+=(onnxruntime)
 "$PY" -c 'import paddle2onnx' 2>/dev/null || want+=(paddle2onnx)
