@@ -177,6 +177,22 @@ EW_FWD(double, RILL_DTYPE_FP64, OP_POW, CHECK_NONE, rill_cpu_elementwise_pow_fp6
 #define GX_POW(x, y, d) ((d) * (y) * pow((x), (y) - 1))
 #define GY_POW(x, y, d) ((d) * log(x) * pow((x), (y)))
 
+/* s += sum over i_ in [0, n) of EXPR, in eight interleaved partial sums (a fixed order,
+ * so results are reproducible) that the compiler keeps in vector registers: a single
+ * running sum would serialise every add on the previous one. */
+#define EW_SUM(T, s, n, EXPR)                                                             \
+  do {                                                                                    \
+    T p_[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                   \
+    int64_t c_ = 0;                                                                       \
+    for (; c_ + 8 <= (n); c_ += 8)                                                        \
+      for (int k_ = 0; k_ < 8; k_++) {                                                    \
+        const int64_t i_ = c_ + k_;                                                       \
+        p_[k_] += (EXPR);                                                                 \
+      }                                                                                   \
+    for (int64_t i_ = c_; i_ < (n); i_++) (s) += (EXPR);                                  \
+    (s) += ((p_[0] + p_[4]) + (p_[1] + p_[5])) + ((p_[2] + p_[6]) + (p_[3] + p_[7]));      \
+  } while (0)
+
 /* XMODE: 0, the gradient reads X; 1, X is optional (add, sub: X's shape is then
  * Out@GRAD's); 2, X is optional and Out stands in for it (div: Paddle 1.x's
  * elementwise_div_grad has Y, Out and Out@GRAD only; with x = Out, GY uses -d * out / y). */
@@ -240,9 +256,9 @@ EW_FWD(double, RILL_DTYPE_FP64, OP_POW, CHECK_NONE, rill_cpu_elementwise_pow_fp6
         else if (xsi)                                                                     \
           for (int64_t i = 0; i < inner; i++) d[i] += GX(a[i], b[0], g[i]);               \
         else if (ysi)                                                                     \
-          for (int64_t i = 0; i < inner; i++) s += GX(a[0], b[i], g[i]);                  \
+          EW_SUM(T, s, inner, GX(a[0], b[i_], g[i_]));                                    \
         else                                                                              \
-          for (int64_t i = 0; i < inner; i++) s += GX(a[0], b[0], g[i]);                  \
+          EW_SUM(T, s, inner, GX(a[0], b[0], g[i_]));                                     \
         if (!xsi) d[0] += s;                                                              \
       }                                                                                   \
       if (dyp) {                                                                          \
@@ -256,9 +272,9 @@ EW_FWD(double, RILL_DTYPE_FP64, OP_POW, CHECK_NONE, rill_cpu_elementwise_pow_fp6
         else if (ysi)                                                                     \
           for (int64_t i = 0; i < inner; i++) d[i] += GY(a[0], b[i], g[i]);               \
         else if (xsi)                                                                     \
-          for (int64_t i = 0; i < inner; i++) s += GY(a[i], b[0], g[i]);                  \
+          EW_SUM(T, s, inner, GY(a[i_], b[0], g[i_]));                                    \
         else                                                                              \
-          for (int64_t i = 0; i < inner; i++) s += GY(a[0], b[0], g[i]);                  \
+          EW_SUM(T, s, inner, GY(a[0], b[0], g[i_]));                                     \
         if (!ysi) d[0] += s;                                                              \
       }                                                                                   \
     });                                                                                   \

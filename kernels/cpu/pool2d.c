@@ -6,6 +6,7 @@
 #include <float.h>
 #include <string.h>
 
+#include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
 #include "operators/nn.h"
 
@@ -31,61 +32,122 @@ static window pool_window(int64_t o, int64_t in, int64_t out, int64_t k, int64_t
   return w;
 }
 
+/* The windows of every output row and column, computed once per call; [j0, j1) are the
+ * output columns whose window is whole (kw wide, inside the image, at j * sw - pl): the
+ * inner loops over them need no clipping. */
+typedef struct pool_plan {
+  window *rows, *cols;
+  int64_t j0, j1;
+} pool_plan;
+
+static rill_status *pool_plan_make(rill_kernel_ctx *ctx, const rill_pool_geom *g, pool_plan *pl) {
+  size_t n = (size_t)(g->oh + g->ow);
+  window *w = rill_malloc((n ? n : 1) * sizeof *w);
+  if (!w)
+    return rill_kernel_error(ctx, "out of memory for %zu pooling windows of input X (%s)", n,
+                             rill_kin_name(ctx, 0, 0));
+  pl->rows = w;
+  pl->cols = w + g->oh;
+  for (int64_t i = 0; i < g->oh; i++)
+    pl->rows[i] = pool_window(i, g->h, g->oh, g->kh, g->sh, g->pt, g->adaptive);
+  pl->j0 = g->ow;
+  pl->j1 = g->ow;
+  for (int64_t j = 0; j < g->ow; j++) {
+    window c = pool_window(j, g->w, g->ow, g->kw, g->sw, g->pl, g->adaptive);
+    pl->cols[j] = c;
+    bool whole = !g->adaptive && c.end - c.start == g->kw && c.size == g->kw &&
+                 c.start == j * g->sw - g->pl;
+    if (whole && pl->j0 == g->ow) pl->j0 = j;
+    if (whole) pl->j1 = j + 1;
+  }
+  /* whole windows form one contiguous run; anything else is handled as the edges */
+  for (int64_t j = pl->j0; j < pl->j1; j++) {
+    window c = pl->cols[j];
+    if (c.end - c.start != g->kw || c.start != j * g->sw - g->pl) {
+      pl->j1 = pl->j0;
+      break;
+    }
+  }
+  return NULL;
+}
+
+static inline int64_t pool_divisor(const rill_pool_geom *g, window wh, window ww) {
+  return g->exclusive || g->adaptive ? (wh.end - wh.start) * (ww.end - ww.start)
+                                     : wh.size * ww.size;
+}
+
 #define POOL(T, SUF, LOWEST)                                                                   \
-  static void pool_fwd_##SUF(const rill_pool_geom *g, const T *x, T *y) {                      \
+  /* One output value of the window (wh, ww). */                                               \
+  static inline T pool_one_##SUF(const rill_pool_geom *g, const T *xp, window wh, window ww) { \
+    if (g->max) {                                                                              \
+      T v = LOWEST;                                                                            \
+      for (int64_t a = wh.start; a < wh.end; a++)                                              \
+        for (int64_t b = ww.start; b < ww.end; b++)                                            \
+          if (xp[a * g->w + b] > v) v = xp[a * g->w + b];                                      \
+      return v;                                                                                \
+    }                                                                                          \
+    T v = 0;                                                                                   \
+    for (int64_t a = wh.start; a < wh.end; a++)                                                \
+      for (int64_t b = ww.start; b < ww.end; b++) v += xp[a * g->w + b];                       \
+    int64_t size = pool_divisor(g, wh, ww);                                                    \
+    return size > 0 ? v / (T)size : 0;                                                         \
+  }                                                                                            \
+  static void pool_fwd_##SUF(const rill_pool_geom *g, const pool_plan *pl, const T *x, T *y) { \
+    const int64_t kw = g->kw, sw = g->sw, off = -g->pl;                                        \
     for (int64_t p = 0; p < g->n * g->c; p++) {                                                \
       const T *xp = x + p * g->h * g->w;                                                       \
       T *yp = y + p * g->oh * g->ow;                                                           \
       for (int64_t i = 0; i < g->oh; i++) {                                                    \
-        window wh = pool_window(i, g->h, g->oh, g->kh, g->sh, g->pt, g->adaptive);             \
-        for (int64_t j = 0; j < g->ow; j++) {                                                  \
-          window ww = pool_window(j, g->w, g->ow, g->kw, g->sw, g->pl, g->adaptive);           \
-          T v;                                                                                 \
-          if (g->max) {                                                                        \
-            v = LOWEST;                                                                        \
-            for (int64_t a = wh.start; a < wh.end; a++)                                        \
-              for (int64_t b = ww.start; b < ww.end; b++)                                      \
-                if (xp[a * g->w + b] > v) v = xp[a * g->w + b];                                \
-          } else {                                                                             \
-            v = 0;                                                                             \
-            for (int64_t a = wh.start; a < wh.end; a++)                                        \
-              for (int64_t b = ww.start; b < ww.end; b++) v += xp[a * g->w + b];               \
-            int64_t size = g->exclusive || g->adaptive                                         \
-                               ? (wh.end - wh.start) * (ww.end - ww.start)                     \
-                               : wh.size * ww.size;                                            \
-            v = size > 0 ? v / (T)size : 0;                                                    \
+        window wh = pl->rows[i];                                                               \
+        T *yr = yp + i * g->ow;                                                                \
+        for (int64_t j = 0; j < pl->j0; j++) yr[j] = pool_one_##SUF(g, xp, wh, pl->cols[j]);   \
+        if (pl->j1 > pl->j0) {                                                                 \
+          /* whole windows: rows of the window outer, columns inner, no clipping */            \
+          int64_t size = pool_divisor(g, wh, pl->cols[pl->j0]);                                \
+          for (int64_t j = pl->j0; j < pl->j1; j++) yr[j] = g->max ? LOWEST : 0;               \
+          for (int64_t a = wh.start; a < wh.end; a++) {                                        \
+            const T *xr = xp + a * g->w + off;                                                 \
+            if (g->max) {                                                                      \
+              for (int64_t j = pl->j0; j < pl->j1; j++)                                        \
+                for (int64_t b = 0; b < kw; b++)                                               \
+                  yr[j] = xr[j * sw + b] > yr[j] ? xr[j * sw + b] : yr[j];                     \
+            } else {                                                                           \
+              for (int64_t j = pl->j0; j < pl->j1; j++)                                        \
+                for (int64_t b = 0; b < kw; b++) yr[j] += xr[j * sw + b];                      \
+            }                                                                                  \
           }                                                                                    \
-          yp[i * g->ow + j] = v;                                                               \
+          if (!g->max)                                                                         \
+            for (int64_t j = pl->j0; j < pl->j1; j++) yr[j] = size > 0 ? yr[j] / (T)size : 0;  \
         }                                                                                      \
+        for (int64_t j = pl->j1 > pl->j0 ? pl->j1 : pl->j0; j < g->ow; j++)                   \
+          yr[j] = pool_one_##SUF(g, xp, wh, pl->cols[j]);                                      \
       }                                                                                        \
     }                                                                                          \
   }                                                                                            \
-  static void pool_bwd_##SUF(const rill_pool_geom *g, const T *x, const T *y, const T *dy,     \
-                             T *dx) {                                                          \
+  static void pool_bwd_##SUF(const rill_pool_geom *g, const pool_plan *pl, const T *x,         \
+                             const T *y, const T *dy, T *dx) {                                 \
     memset(dx, 0, (size_t)(g->n * g->c * g->h * g->w) * sizeof(T));                            \
     for (int64_t p = 0; p < g->n * g->c; p++) {                                                \
       const T *xp = x + p * g->h * g->w, *yp = y + p * g->oh * g->ow,                          \
               *dyp = dy + p * g->oh * g->ow;                                                   \
       T *dxp = dx + p * g->h * g->w;                                                           \
       for (int64_t i = 0; i < g->oh; i++) {                                                    \
-        window wh = pool_window(i, g->h, g->oh, g->kh, g->sh, g->pt, g->adaptive);             \
+        window wh = pl->rows[i];                                                               \
         for (int64_t j = 0; j < g->ow; j++) {                                                  \
-          window ww = pool_window(j, g->w, g->ow, g->kw, g->sw, g->pl, g->adaptive);           \
+          window ww = pl->cols[j];                                                             \
           T d = dyp[i * g->ow + j];                                                            \
           if (g->max) {                                                                        \
+            /* the first element of the window (row-major) equal to the max takes it;     \
+             * scanned backwards with selects, not branches: which element is the max is   \
+             * data, and a mispredicted branch per window costs more than the scan */      \
             T m = yp[i * g->ow + j];                                                           \
-            bool done = false;                                                                 \
-            for (int64_t a = wh.start; a < wh.end && !done; a++)                               \
-              for (int64_t b = ww.start; b < ww.end; b++)                                      \
-                if (xp[a * g->w + b] == m) {                                                   \
-                  dxp[a * g->w + b] += d;                                                      \
-                  done = true;                                                                 \
-                  break;                                                                       \
-                }                                                                              \
+            int64_t at = -1;                                                                   \
+            for (int64_t a = wh.end - 1; a >= wh.start; a--)                                   \
+              for (int64_t b = ww.end - 1; b >= ww.start; b--)                                 \
+                at = xp[a * g->w + b] == m ? a * g->w + b : at;                                \
+            if (at >= 0) dxp[at] += d;                                                         \
           } else {                                                                             \
-            int64_t size = g->exclusive || g->adaptive                                         \
-                               ? (wh.end - wh.start) * (ww.end - ww.start)                     \
-                               : wh.size * ww.size;                                            \
+            int64_t size = pool_divisor(g, wh, ww);                                            \
             if (size <= 0) continue;                                                           \
             T s = d / (T)size;                                                                 \
             for (int64_t a = wh.start; a < wh.end; a++)                                        \
@@ -116,10 +178,13 @@ static rill_status *pool_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   if (rill_overlaps(rill_tensor_ptr(y), rill_tensor_nbytes(y), rill_tensor_ptr(x), rill_tensor_nbytes(x)))
     return rill_kernel_error(ctx, "output Out (%s) must not share memory with X (%s)",
                              rill_kout_name(ctx, 0, 0), rill_kin_name(ctx, 0, 0));
+  pool_plan pl;
+  RILL_TRY(pool_plan_make(ctx, &g, &pl));
   if (dt == RILL_DTYPE_FP32)
-    pool_fwd_f32(&g, rill_tensor_ptr(x), rill_tensor_ptr(y));
+    pool_fwd_f32(&g, &pl, rill_tensor_ptr(x), rill_tensor_ptr(y));
   else
-    pool_fwd_f64(&g, rill_tensor_ptr(x), rill_tensor_ptr(y));
+    pool_fwd_f64(&g, &pl, rill_tensor_ptr(x), rill_tensor_ptr(y));
+  rill_free(pl.rows);
   return NULL;
 }
 
@@ -140,10 +205,13 @@ static rill_status *pool_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
                              rill_kin_name(ctx, 1, 0), rill_kin_name(ctx, 2, 0),
                              rill_dims_str(&od, a, sizeof a));
   }
+  pool_plan pl;
+  RILL_TRY(pool_plan_make(ctx, &g, &pl));
   if (dt == RILL_DTYPE_FP32)
-    pool_bwd_f32(&g, rill_tensor_ptr(x), rill_tensor_ptr(y), rill_tensor_ptr(dy), rill_tensor_ptr(dx));
+    pool_bwd_f32(&g, &pl, rill_tensor_ptr(x), rill_tensor_ptr(y), rill_tensor_ptr(dy), rill_tensor_ptr(dx));
   else
-    pool_bwd_f64(&g, rill_tensor_ptr(x), rill_tensor_ptr(y), rill_tensor_ptr(dy), rill_tensor_ptr(dx));
+    pool_bwd_f64(&g, &pl, rill_tensor_ptr(x), rill_tensor_ptr(y), rill_tensor_ptr(dy), rill_tensor_ptr(dx));
+  rill_free(pl.rows);
   return NULL;
 }
 

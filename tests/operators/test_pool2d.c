@@ -197,3 +197,37 @@ Test(pool2d, missing_required_and_bad_attrs_fail) {
   EXPECT_ERROR(op_harness_infer(h), "pool2d", "X (feat)", "rank 3");
   op_harness_destroy(h);
 }
+
+/* Max pooling's gradient goes to the first element (row-major) of the window equal to
+ * the max, as Paddle's does; with every input equal, that is each window's top-left
+ * in-image element, and overlapping windows add up there. */
+Test(pool2d, max_gradient_ties_go_to_the_first_element) {
+  const pool_cfg cfgs[2] = {{1, 1, 4, 4, "max", 2, 2, 2, 2},
+                            {1, 1, 5, 5, "max", 3, 3, 2, 2, 2, {1, 1}}};
+  for (int k = 0; k < 2; k++) {
+    const pool_cfg *c = &cfgs[k];
+    int64_t oh = k ? 3 : 2, ow = oh, n = c->h * c->w;
+    float x[25], y[9], dy[9], want[25] = {0};
+    for (int64_t i = 0; i < n; i++) x[i] = 1.5f;
+    for (int64_t i = 0; i < oh * ow; i++) {
+      y[i] = 1.5f;
+      dy[i] = (float)(i + 1);
+    }
+    int64_t pad = k ? 1 : 0;
+    for (int64_t i = 0; i < oh; i++)
+      for (int64_t j = 0; j < ow; j++) {
+        int64_t r = i * c->sh - pad, q = j * c->sw - pad;
+        want[(r < 0 ? 0 : r) * c->w + (q < 0 ? 0 : q)] += dy[i * ow + j];
+      }
+    op_harness *h = harness("pool2d_grad");
+    bind_input(h, "X", "x", RILL_DTYPE_FP32, DIMS(1, 1, c->h, c->w), x);
+    bind_input(h, "Out", "y", RILL_DTYPE_FP32, DIMS(1, 1, oh, ow), y);
+    bind_input(h, "Out@GRAD", "y@GRAD", RILL_DTYPE_FP32, DIMS(1, 1, oh, ow), dy);
+    OK(op_harness_output(h, "X@GRAD", "x@GRAD"));
+    set_pool_attrs(h, c);
+    OK(op_harness_run(h));
+    rill_tensor *dx = op_harness_tensor(h, "x@GRAD");
+    expect_close_f32(rill_tensor_ptr(dx), want, n, 0);
+    op_harness_destroy(h);
+  }
+}
