@@ -287,3 +287,93 @@ Test(program_ops, prior_count_checked_against_declaration) {
   rill_status_destroy(st);
   rill_program_destroy(p);
 }
+
+/* Runs a detection program end to end with synthetic parameters (small deterministic
+ * values; every variance-like parameter 1 so batch_norm stays finite) and checks the
+ * multiclass_nms output the way Paddle defines it: [K, 6] rows with a one-level LoD ending
+ * at K, at most keep_top_k of them, labels ascending and never the background, scores
+ * above the threshold and non-increasing within a label. */
+static rill_tensor *run_synthetic(const char *file, const char *fetch, int64_t size,
+                                  bool im_size) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s%s", PROGRAMS, file);
+  rill_program *p = NULL;
+  expect_ok(rill_program_load(path, &p), path);
+  rill_scope *scope = NULL;
+  expect_ok(rill_scope_create(NULL, &scope), "scope");
+  const rill_block_desc *b0 = &p->blocks[0];
+  uint32_t seed = 7;
+  for (size_t i = 0; i < b0->nvars; i++) {
+    const rill_var_desc *v = &b0->vars[i];
+    if (!v->persistable || v->type != RILL_VAR_LOD_TENSOR || v->dtype != RILL_DTYPE_FP32) continue;
+    rill_tensor *t = NULL;
+    expect_ok(rill_tensor_create(v->dtype, v->dims.d, (size_t)v->dims.n, &t), v->name);
+    float *f = rill_tensor_data(t);
+    bool var = strstr(v->name, "var") != NULL;
+    for (int64_t k = 0; k < rill_tensor_numel(t); k++) {
+      seed = seed * 1103515245u + 12345u;
+      f[k] = var ? 1.0f : ((float)((seed >> 16) % 1000) / 1000.0f - 0.5f) * 0.2f;
+    }
+    expect_ok(rill_scope_set_tensor(scope, v->name, t), v->name);
+    rill_tensor_destroy(t);
+  }
+  const int64_t xd[] = {1, 3, size, size}, sd[] = {1, 2};
+  rill_tensor *feeds[2] = {NULL, NULL};
+  expect_ok(rill_tensor_create(RILL_DTYPE_FP32, xd, 4, &feeds[0]), "image");
+  float *x = rill_tensor_data(feeds[0]);
+  for (int64_t k = 0; k < 3 * size * size; k++) x[k] = (float)(k % 255) / 255.0f;
+  if (im_size) {
+    expect_ok(rill_tensor_create(RILL_DTYPE_INT32, sd, 2, &feeds[1]), "im_size");
+    int32_t *s = rill_tensor_data(feeds[1]);
+    s[0] = s[1] = (int32_t)size;
+  }
+  const char *names[] = {"image", "im_size"};
+  rill_executor *exe = NULL;
+  expect_ok(rill_executor_create(NULL, &exe), "executor");
+  rill_tensor *out = NULL;
+  expect_ok(rill_executor_run(exe, p, scope, names, feeds, im_size ? 2 : 1, &fetch, 1, &out), file);
+  rill_executor_destroy(exe);
+  rill_tensor_destroy(feeds[0]);
+  rill_tensor_destroy(feeds[1]);
+  rill_scope_destroy(scope);
+  rill_program_destroy(p);
+  return out;
+}
+
+static void check_detections(const rill_tensor *out, int64_t keep_top_k, int background,
+                             float score_t, float box_max) {
+  const int64_t *d = rill_tensor_dims(out);
+  cr_assert_eq(rill_tensor_ndim(out), 2);
+  int64_t k = d[0];
+  cr_assert(k >= 1 && k <= keep_top_k && d[1] == 6, "%lld x %lld detections", (long long)k,
+            (long long)d[1]);
+  size_t n = 0;
+  cr_assert_eq(rill_tensor_lod_levels(out), 1);
+  const uint64_t *lod = rill_tensor_lod(out, 0, &n);
+  cr_assert(n == 2 && lod[0] == 0 && lod[1] == (uint64_t)k);
+  const float *o = rill_tensor_data((rill_tensor *)out);
+  for (int64_t r = 0; r < k; r++) {
+    const float *row = o + r * 6;
+    cr_assert(row[0] != (float)background && row[1] > score_t, "row %lld", (long long)r);
+    if (r) {
+      cr_assert_geq(row[0], row[-6], "labels ascend");
+      if (row[0] == row[-6]) cr_assert_leq(row[1], row[-5], "scores descend within a label");
+    }
+    if (box_max > 0)
+      for (int c = 2; c < 6; c++) cr_assert(row[c] >= 0 && row[c] <= box_max, "row %lld box", (long long)r);
+  }
+}
+
+Test(program_ops, ssd_program_runs_with_synthetic_parameters) {
+  expect_ok(rill_registry_init(), "registry");
+  rill_tensor *out = run_synthetic("trash__model__", "detection_output_0.tmp_0", 300, false);
+  check_detections(out, 200, 0, 0.01f, 0); /* background 0, keep_top_k 200 */
+  rill_tensor_destroy(out);
+}
+
+Test(program_ops, yolov3_program_runs_with_synthetic_parameters) {
+  expect_ok(rill_registry_init(), "registry");
+  rill_tensor *out = run_synthetic("yzl_paddle_infer__model__", "multiclass_nms_0.tmp_0", 608, true);
+  check_detections(out, 100, -1, 0.01f, 607); /* clip_bbox: within the 608 x 608 image */
+  rill_tensor_destroy(out);
+}
