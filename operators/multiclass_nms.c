@@ -91,7 +91,9 @@ static rill_status *multiclass_nms_infer(rill_infer_ctx *ctx) {
       return rill_infer_error(ctx, "input Scores (%s) has shape %s, BBoxes (%s) %s: expected "
                               "[N, C, M] scores for [N, M, 4] boxes", sn, rill_dims_str(sd, a, sizeof a),
                               bn, rill_dims_str(bd, b, sizeof b));
-    rows = bd->d[1];
+    /* what Paddle records at compile time: M rows for multiclass_nms and
+     * multiclass_nms2, unknown for multiclass_nms3 (phi's inference) */
+    rows = ctx->schema->ninputs > IN_ROIS_NUM ? -1 : bd->d[1];
   } else if (sd->n == 2) {
     if (NMS_DIFFER(sd->d[0], bd->d[0]) || NMS_DIFFER(sd->d[1], bd->d[1]))
       return rill_infer_error(ctx, "input Scores (%s) has shape %s, BBoxes (%s) %s: expected "
