@@ -218,3 +218,46 @@ Test(box_coder, errors_name_op_and_variable) {
   EXPECT_ERROR(op_harness_run(h), "box_coder", "PriorBox (prior)", "[M, 4]");
   op_harness_destroy(h);
 }
+
+/* Encoding keeps TargetBox's LoD (one sequence of boxes per image); decoding along axis
+ * 1 takes PriorBox's. */
+Test(box_coder, output_lod_follows_paddle) {
+  float t[12], p[8];
+  make_boxes(t, 3, 0.1);
+  make_boxes(p, 2, 0.2);
+  size_t n = 3;
+  rill_tensor *tt = op_harness_make(RILL_DTYPE_FP32, DIMS(3, 4), t);
+  OK(rill_tensor_set_lod(tt, 1, (const uint64_t *const[]){(const uint64_t[]){0, 1, 3}}, &n));
+  op_harness *h = harness("box_coder");
+  bind_input(h, "PriorBox", "prior", RILL_DTYPE_FP32, DIMS(2, 4), p);
+  OK(op_harness_input(h, "TargetBox", "gt", tt));
+  op_harness_free_tensor(tt);
+  OK(op_harness_output(h, "OutputBox", "enc"));
+  OK(op_harness_run(h));
+  rill_tensor *o = op_harness_tensor(h, "enc");
+  cr_assert_eq(o->lod.nlevels, 1);
+  cr_assert(o->lod.levels[0].n == 3 && o->lod.levels[0].offsets[1] == 1 && o->lod.levels[0].offsets[2] == 3);
+  op_harness_destroy(h);
+
+  float d[2 * 3 * 4] = {0};
+  n = 2;
+  rill_tensor *pt = op_harness_make(RILL_DTYPE_FP32, DIMS(2, 4), p);
+  OK(rill_tensor_set_lod(pt, 1, (const uint64_t *const[]){(const uint64_t[]){0, 2}}, &n));
+  h = harness("box_coder");
+  OK(op_harness_input(h, "PriorBox", "prior", pt));
+  op_harness_free_tensor(pt);
+  bind_input(h, "TargetBox", "deltas", RILL_DTYPE_FP32, DIMS(2, 3, 4), d);
+  OK(op_harness_output(h, "OutputBox", "dec"));
+  OK(op_harness_attr_string(h, "code_type", "decode_center_size"));
+  OK(op_harness_attr_int(h, "axis", 1));
+  OK(op_harness_run(h));
+  o = op_harness_tensor(h, "dec");
+  expect_dims(o, DIMS(2, 3, 4));
+  cr_assert_eq(o->lod.nlevels, 1);
+  cr_assert(o->lod.levels[0].n == 2 && o->lod.levels[0].offsets[1] == 2);
+  /* zero deltas decode to the prior of each row (axis 1: row i uses prior i) */
+  const float *op = rill_tensor_ptr(o);
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 3; j++) expect_close_f32(op + (i * 3 + j) * 4, p + i * 4, 4, 1e-6f);
+  op_harness_destroy(h);
+}

@@ -161,3 +161,27 @@ Test(sequence_pool, errors_name_op_and_variable) {
   EXPECT_ERROR(op_harness_run(h), "sequence_pool", "ids", "int32");
   op_harness_destroy(h);
 }
+
+/* Rows of any trailing shape pool element by element: X [4, 2, 3] -> Out [2, 2, 3]. */
+Test(sequence_pool, trailing_dims_pool_elementwise) {
+  float x[24];
+  for (int i = 0; i < 24; i++) x[i] = (float)((i * 7) % 11);
+  rill_tensor *t = op_harness_make(RILL_DTYPE_FP32, DIMS(4, 2, 3), x);
+  set_lod(t, (const uint64_t[]){0, 3, 4}, 3, NULL, 0);
+  op_harness *h = harness("sequence_pool");
+  OK(op_harness_input(h, "X", "feat", t));
+  op_harness_free_tensor(t);
+  OK(op_harness_output(h, "Out", "o"));
+  OK(op_harness_output(h, "MaxIndex", "mi"));
+  OK(op_harness_attr_string(h, "pooltype", "MAX"));
+  OK(op_harness_run(h));
+  expect_dims(op_harness_tensor(h, "o"), DIMS(2, 2, 3));
+  expect_dims(op_harness_tensor(h, "mi"), DIMS(2, 2, 3));
+  float want[12];
+  int32_t wi[12];
+  ref_pool("MAX", x, 6, (const uint64_t[]){0, 3, 4}, 3, 0, want, wi);
+  expect_close_f32(rill_tensor_ptr(op_harness_tensor(h, "o")), want, 12, 0);
+  const int32_t *mi = rill_tensor_ptr(op_harness_tensor(h, "mi"));
+  for (int i = 0; i < 12; i++) cr_assert_eq(mi[i], wi[i]);
+  op_harness_destroy(h);
+}
