@@ -294,7 +294,7 @@ Test(program_ops, prior_count_checked_against_declaration) {
  * at K, at most keep_top_k of them, labels ascending and never the background, scores
  * above the threshold and non-increasing within a label. */
 static rill_tensor *run_synthetic(const char *file, const char *fetch, int64_t size,
-                                  bool im_size) {
+                                  bool im_size, rill_schedule schedule) {
   char path[1024];
   snprintf(path, sizeof path, "%s%s", PROGRAMS, file);
   rill_program *p = NULL;
@@ -329,7 +329,9 @@ static rill_tensor *run_synthetic(const char *file, const char *fetch, int64_t s
   }
   const char *names[] = {"image", "im_size"};
   rill_executor *exe = NULL;
-  expect_ok(rill_executor_create(NULL, &exe), "executor");
+  rill_executor_options opts = {{RILL_DEVICE_CPU, 0}, 2};
+  expect_ok(rill_executor_create(&opts, &exe), "executor");
+  expect_ok(rill_executor_set_schedule(exe, schedule), "schedule");
   rill_tensor *out = NULL;
   expect_ok(rill_executor_run(exe, p, scope, names, feeds, im_size ? 2 : 1, &fetch, 1, &out), file);
   rill_executor_destroy(exe);
@@ -366,14 +368,22 @@ static void check_detections(const rill_tensor *out, int64_t keep_top_k, int bac
 
 Test(program_ops, ssd_program_runs_with_synthetic_parameters) {
   expect_ok(rill_registry_init(), "registry");
-  rill_tensor *out = run_synthetic("trash__model__", "detection_output_0.tmp_0", 300, false);
+  rill_tensor *out = run_synthetic("trash__model__", "detection_output_0.tmp_0", 300, false,
+                                   RILL_SCHEDULE_SEQUENTIAL);
   check_detections(out, 200, 0, 0.01f, 0); /* background 0, keep_top_k 200 */
+  /* the parallel schedule gives the same detections, bit for bit */
+  rill_tensor *par = run_synthetic("trash__model__", "detection_output_0.tmp_0", 300, false,
+                                   RILL_SCHEDULE_PARALLEL);
+  cr_assert_eq(rill_tensor_byte_size(par), rill_tensor_byte_size(out));
+  cr_assert(memcmp(rill_tensor_data(par), rill_tensor_data(out), rill_tensor_byte_size(out)) == 0);
+  rill_tensor_destroy(par);
   rill_tensor_destroy(out);
 }
 
 Test(program_ops, yolov3_program_runs_with_synthetic_parameters) {
   expect_ok(rill_registry_init(), "registry");
-  rill_tensor *out = run_synthetic("yzl_paddle_infer__model__", "multiclass_nms_0.tmp_0", 608, true);
+  rill_tensor *out = run_synthetic("yzl_paddle_infer__model__", "multiclass_nms_0.tmp_0", 608, true,
+                                   RILL_SCHEDULE_AUTO);
   check_detections(out, 100, -1, 0.01f, 607); /* clip_bbox: within the 608 x 608 image */
   rill_tensor_destroy(out);
 }
