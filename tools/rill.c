@@ -15,6 +15,7 @@
 #include "framework/program/program.h"
 #include "framework/registry/registry.h"
 #include "rill.h"
+#include "tools/lod_arg.h"
 
 enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2 };
 
@@ -25,12 +26,14 @@ static const char usage_text[] =
     "  inspect [-v] MODEL              print blocks, variables, ops, feed/fetch targets\n"
     "                                  (-v: also Paddle's op_callstack attributes)\n"
     "  run MODEL --input NAME=FILE.npy [--input ...] [--params FILE] [--output DIR]\n"
-    "            [--repeat N] [--threads N] [--sequential | --parallel]\n"
+    "            [--lod NAME=OFFSETS] [--repeat N] [--threads N] [--sequential | --parallel]\n"
     "                                  run the model; print each output; with --output,\n"
     "                                  write DIR/output_<col>.npy; with --repeat, run N\n"
     "                                  more times and print the time per run; --threads\n"
     "                                  sets the worker count, --sequential/--parallel the\n"
-    "                                  schedule (default: chosen per program)\n"
+    "                                  schedule (default: chosen per program); --lod\n"
+    "                                  gives input NAME a LoD: offsets separated by ',',\n"
+    "                                  levels by ';' (--lod words=0,3,7, --lod 'x=0,2;0,1,3')\n"
     "  ops [NAME]                      registered operators (or one) and their schemas\n"
     "  --help                          this text\n"
     "  --version                       the version\n"
@@ -300,11 +303,13 @@ static int cmd_run(int argc, char **argv) {
   rill_schedule schedule = RILL_SCHEDULE_AUTO;
   char **in_names = calloc((size_t)argc + 1, sizeof *in_names);
   char **in_files = calloc((size_t)argc + 1, sizeof *in_files);
-  size_t nin = 0;
+  lod_arg *lods = calloc((size_t)argc + 1, sizeof *lods);
+  size_t nin = 0, nlod = 0;
   int rc = EXIT_OK;
-  if (!in_names || !in_files) {
+  if (!in_names || !in_files || !lods) {
     free(in_names);
     free(in_files);
+    free(lods);
     fprintf(stderr, "rill: out of memory\n");
     return EXIT_ERROR;
   }
@@ -312,7 +317,7 @@ static int cmd_run(int argc, char **argv) {
     const char *a = argv[i];
     if (strcmp(a, "--input") == 0 || strcmp(a, "-i") == 0 || strcmp(a, "--output") == 0 ||
         strcmp(a, "-o") == 0 || strcmp(a, "--params") == 0 || strcmp(a, "--repeat") == 0 ||
-        strcmp(a, "--threads") == 0) {
+        strcmp(a, "--threads") == 0 || strcmp(a, "--lod") == 0) {
       if (i + 1 >= argc) {
         rc = usage_error("%s needs a value", a);
         goto done;
@@ -328,6 +333,20 @@ static int cmd_run(int argc, char **argv) {
           in_names[nin] = NULL; /* the model's only input */
           in_files[nin++] = v;
         }
+      } else if (strcmp(a, "--lod") == 0) {
+        rill_status *lst = lod_arg_parse(v, &lods[nlod]);
+        for (size_t k = 0; !lst && k < nlod; k++)
+          if (strcmp(lods[k].name, lods[nlod].name) == 0) {
+            lst = rill_error(RILL_INVALID_ARGUMENT, "--lod %s: input '%s' has a LoD already", v,
+                             lods[nlod].name);
+            lod_arg_clear(&lods[nlod]);
+          }
+        if (lst) {
+          rc = usage_error("%s", rill_status_message(lst));
+          rill_status_destroy(lst);
+          goto done;
+        }
+        nlod++;
       } else if (strcmp(a, "--params") == 0) {
         params = v;
       } else if (strcmp(a, "--repeat") == 0) {
@@ -420,6 +439,16 @@ static int cmd_run(int argc, char **argv) {
       st = rill_status_wrap(st, "input '%s'", in_names[i]);
       goto run_done;
     }
+  for (size_t k = 0; k < nlod; k++) {
+    size_t i = 0;
+    while (i < nin && strcmp(in_names[i], lods[k].name) != 0) i++;
+    if (i == nin) {
+      st = rill_error(RILL_INVALID_ARGUMENT, "--lod %s: there is no --input %s", lods[k].name,
+                      lods[k].name);
+      goto run_done;
+    }
+    if ((st = lod_arg_apply(&lods[k], feeds[i]))) goto run_done;
+  }
   {
     rill_executor_options opts = {{RILL_DEVICE_CPU, 0}, (int32_t)threads};
     if ((st = rill_executor_create(&opts, &exe))) goto run_done;
@@ -482,6 +511,8 @@ run_done:
   rill_executor_destroy(exe);
   rill_model_destroy(m);
 done:
+  for (size_t k = 0; k < nlod; k++) lod_arg_clear(&lods[k]);
+  free(lods);
   free(in_names);
   free(in_files);
   return rc;

@@ -213,3 +213,123 @@ Test(cli, inspect_reads_every_shared_program) {
   closedir(d);
   cr_assert_geq(seen, 30);
 }
+
+/* --lod gives word2vec's four int64 feeds their one-word sequences (Paddle 1.6.3 fed
+ * them as LoD tensors); the answer is the reference's. */
+Test(cli, run_word2vec_with_lod_inputs) {
+  char *out, cmd[4096] = "";
+  const char *feeds[] = {"firstw", "secondw", "thirdw", "fourthw"};
+  size_t n = 0;
+  for (int i = 0; i < 4; i++)
+    n += (size_t)snprintf(cmd + n, sizeof cmd - n, " --input %s='%s/models/pureboys_word2vec/refs/input_%s.npy' --lod %s=0,1",
+                          feeds[i], SHARED, feeds[i], feeds[i]);
+  int rc = sh(&out, "'%s' run '%s/models/pureboys_word2vec'%s 2>&1", RILL, SHARED, cmd);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, "first: 0.0457772 0.0331917 0.0383345"), "%s", out);
+  cr_assert(strstr(out, "argmax per row: 0"), "%s", out);
+  free(out);
+}
+
+static void write_file(const char *path, const void *data, size_t n) {
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f, "%s", path);
+  cr_assert_eq(fwrite(data, 1, n, f), n);
+  cr_assert_eq(fclose(f), 0);
+}
+
+static void add_op(rill_program *p, const char *type, const char *in_slot, const char *in,
+                   const char *out_slot, const char *out, bool col) {
+  rill_op_builder *b;
+  cr_assert_null(rill_op_builder_create(type, &b));
+  cr_assert_null(rill_op_builder_input(b, in_slot, &in, 1));
+  cr_assert_null(rill_op_builder_output(b, out_slot, &out, 1));
+  if (col) cr_assert_null(rill_op_builder_attr_int(b, "col", 0));
+  if (!col) cr_assert_null(rill_op_builder_attr_string(b, "pooltype", "SUM"));
+  cr_assert_null(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+}
+
+/* A model dir whose program is feed -> sequence_pool(SUM) -> fetch, and x.npy [5, 2]. */
+static void make_pool_model(const char *dir) {
+  rill_program *p;
+  cr_assert_null(rill_program_create(&p));
+  const int64_t xd[] = {-1, 2};
+  cr_assert_null(rill_block_add_var(p, 0, "feed", RILL_VAR_FEED_MINIBATCH, RILL_DTYPE_FP32, NULL, 0, 0, true));
+  cr_assert_null(rill_block_add_var(p, 0, "fetch", RILL_VAR_FETCH_LIST, RILL_DTYPE_FP32, NULL, 0, 0, true));
+  cr_assert_null(rill_block_add_var(p, 0, "words", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, xd, 2, 1, false));
+  cr_assert_null(rill_block_add_var(p, 0, "pooled", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, xd, 2, 0, false));
+  add_op(p, "feed", "X", "feed", "Out", "words", true);
+  add_op(p, "sequence_pool", "X", "words", "Out", "pooled", false);
+  add_op(p, "fetch", "X", "pooled", "Out", "fetch", true);
+  void *bytes;
+  size_t nbytes;
+  cr_assert_null(rill_program_serialize(p, &bytes, &nbytes));
+  char path[1024];
+  snprintf(path, sizeof path, "%s/__model__", dir);
+  write_file(path, bytes, nbytes);
+  rill_free_buffer(bytes);
+  rill_program_destroy(p);
+  const int64_t dims[] = {5, 2};
+  rill_tensor *x;
+  cr_assert_null(rill_tensor_create(RILL_DTYPE_FP32, dims, 2, &x));
+  float *v = rill_tensor_data(x);
+  for (int i = 0; i < 10; i++) v[i] = (float)(i + 1);
+  snprintf(path, sizeof path, "%s/x.npy", dir);
+  cr_assert_null(rill_npy_save(path, x));
+  rill_tensor_destroy(x);
+}
+
+/* The LoD set by --lod reaches the op: sequences [0, 2) and [2, 5) of
+ * [[1, 2], [3, 4], [5, 6], [7, 8], [9, 10]] sum to [4, 6] and [21, 24]; a two-level LoD
+ * pools the last level. */
+Test(cli, run_sequence_pool_with_lod) {
+  char dir[] = "/tmp/rill_lod_XXXXXX", *out;
+  cr_assert_not_null(mkdtemp(dir));
+  make_pool_model(dir);
+  int rc = sh(&out, "'%s' run '%s' --input words='%s/x.npy' --lod words=0,2,5 2>&1", RILL, dir, dir);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, "output 0: pooled float32 [2, 2]"), "%s", out);
+  cr_assert(strstr(out, "first: 4 6 21 24"), "%s", out);
+  free(out);
+  rc = sh(&out, "'%s' run '%s' --input words='%s/x.npy' --lod 'words=0,1,2;0,1,5' 2>&1", RILL, dir, dir);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, "first: 1 2 24 28"), "%s", out);
+  free(out);
+  /* without a LoD the op says what it needs */
+  rc = sh(&out, "'%s' run '%s' --input words='%s/x.npy' 2>&1", RILL, dir, dir);
+  cr_assert_eq(rc, 1, "%s", out);
+  cr_assert(strstr(out, "sequence_pool") && strstr(out, "words") && strstr(out, "LoD"), "%s", out);
+  free(out);
+  /* offsets that do not fit the tensor: a runtime error naming the input and the rule */
+  const char *bad[] = {"words=0,2,6", "words=1,5", "words=0,3,2,5", "'words=0,1;0,2,5'"};
+  const char *why[] = {"ends at 6 but the tensor has 5", "start with offset 0", "decreases",
+                       "ends at 1 but the next level has 2"};
+  for (int i = 0; i < 4; i++) {
+    rc = sh(&out, "'%s' run '%s' --input words='%s/x.npy' --lod %s 2>&1", RILL, dir, dir, bad[i]);
+    cr_assert_eq(rc, 1, "%s: %s", bad[i], out);
+    cr_assert(strstr(out, "'words'") && strstr(out, why[i]), "%s: %s", bad[i], out);
+    free(out);
+  }
+  rc = sh(&out, "rm -rf '%s'", dir);
+  free(out);
+}
+
+Test(cli, malformed_lod_is_a_usage_error) {
+  const char *const cases[] = {"--lod", "--lod x", "--lod =0,1", "--lod x=", "--lod x=0,,2",
+                               "--lod x=0,-1", "--lod 'x=0,1;'", "--lod x=0,a",
+                               "--lod x=99999999999999999999", "--lod x=0,1 --lod x=0,1"};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *out;
+    int rc = sh(&out, "'%s' run m %s 2>&1", RILL, cases[i]);
+    cr_assert_eq(rc, 2, "'rill run m %s' exited %d:\n%s", cases[i], rc, out);
+    cr_assert(strstr(out, "--lod"), "%s", out);
+    free(out);
+  }
+  /* a well-formed --lod for an input the run does not have */
+  char *out;
+  int rc = sh(&out, "'%s' run '%s/models/fit_a_line_raftliu' --input x='%s/models/fit_a_line_raftliu/refs/input_x.npy' --lod y=0,1 2>&1",
+              RILL, SHARED, SHARED);
+  cr_assert_eq(rc, 1, "%s", out);
+  cr_assert(strstr(out, "--lod y") && strstr(out, "no --input"), "%s", out);
+  free(out);
+}

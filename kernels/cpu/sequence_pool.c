@@ -1,0 +1,97 @@
+/* sequence_pool CPU kernels: one pass over each sequence's rows (row width D = the
+ * product of X's trailing dims), accumulating in T as Paddle does. */
+#include <math.h>
+#include <string.h>
+
+#include "framework/base/alloc.h"
+#include "kernels/cpu/kernels.h"
+
+enum { A_TEST, A_TYPE, A_PAD };
+enum { P_AVERAGE, P_SUM, P_SQRT, P_MAX, P_LAST, P_FIRST };
+
+static int pool_kind(const char *s) {
+  static const char *const names[] = {"AVERAGE", "SUM", "SQRT", "MAX", "LAST", "FIRST"};
+  for (int i = 0; i < 6; i++)
+    if (s && strcmp(s, names[i]) == 0) return i;
+  return -1;
+}
+
+#define SEQUENCE_POOL(T, DT, SQRT, NAME)                                                       \
+  rill_status *NAME(rill_kernel_ctx *ctx) {                                                    \
+    rill_tensor *x = NULL, *out = NULL, *mi = NULL;                                            \
+    RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                                \
+    RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                             \
+    int kind = pool_kind(ctx->attrs[A_TYPE].v.s);                                              \
+    if (kind == P_MAX && rill_kout(ctx, 1, 0))                                                 \
+      RILL_TRY(rill_kout_need(ctx, 1, 0, RILL_DTYPE_INT32, &mi));                              \
+    if (kind < 0)                                                                              \
+      return rill_kernel_error(ctx, "attribute pooltype \"%s\" is unknown",                    \
+                               ctx->attrs[A_TYPE].v.s ? ctx->attrs[A_TYPE].v.s : "");          \
+    if (x->lod.nlevels == 0 || x->lod.nlevels > 2)                                             \
+      return rill_kernel_error(ctx, "input X (%s) has %zu LoD levels, expected 1 or 2",        \
+                               rill_kin_name(ctx, 0, 0), x->lod.nlevels);                      \
+    const rill_lod_level *lv = &x->lod.levels[x->lod.nlevels - 1];                             \
+    int64_t nseq = (int64_t)lv->n - 1, rows = x->dims.d[0];                                    \
+    int64_t D = rows > 0 ? rill_tensor_numel(x) / rows : rill_dims_prod(&x->dims, 1, x->dims.n); \
+    for (int64_t i = 0; i < nseq; i++)                                                         \
+      if (lv->offsets[i] > lv->offsets[i + 1] || lv->offsets[i + 1] > (uint64_t)rows)          \
+        return rill_kernel_error(ctx, "input X (%s): LoD offsets %llu..%llu do not fit its "   \
+                                 "%lld rows", rill_kin_name(ctx, 0, 0),                        \
+                                 (unsigned long long)lv->offsets[i],                           \
+                                 (unsigned long long)lv->offsets[i + 1], (long long)rows);     \
+    rill_dims want = x->dims;                                                                  \
+    want.d[0] = nseq;                                                                          \
+    RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &want));                                     \
+    if (mi) RILL_TRY(rill_kout_check_dims(ctx, 1, 0, mi, &want));                              \
+    if (x->lod.nlevels == 2) {                                                                 \
+      rill_lod lod = {0, NULL};                                                                \
+      rill_lod first = {1, x->lod.levels};                                                     \
+      RILL_TRY(rill_lod_copy(&lod, &first));                                                   \
+      rill_lod_clear(&out->lod);                                                               \
+      out->lod = lod;                                                                          \
+    }                                                                                          \
+    const T *xp = rill_tensor_ptr(x);                                                          \
+    T *op = rill_tensor_ptr(out), pad = (T)ctx->attrs[A_PAD].v.f;                              \
+    int32_t *ip = mi ? (int32_t *)rill_tensor_ptr(mi) : NULL;                                  \
+    for (int64_t i = 0; i < nseq; i++) {                                                       \
+      int64_t a = (int64_t)lv->offsets[i], b = (int64_t)lv->offsets[i + 1];                    \
+      T *o = op + i * D;                                                                       \
+      if (a == b) {                                                                            \
+        for (int64_t k = 0; k < D; k++) o[k] = pad;                                            \
+        if (ip)                                                                                \
+          for (int64_t k = 0; k < D; k++) ip[i * D + k] = -1;                                  \
+        continue;                                                                              \
+      }                                                                                        \
+      switch (kind) {                                                                          \
+      case P_LAST:                                                                             \
+        memcpy(o, xp + (b - 1) * D, (size_t)D * sizeof(T));                                    \
+        break;                                                                                 \
+      case P_FIRST:                                                                            \
+        memcpy(o, xp + a * D, (size_t)D * sizeof(T));                                          \
+        break;                                                                                 \
+      case P_MAX:                                                                              \
+        memcpy(o, xp + a * D, (size_t)D * sizeof(T));                                          \
+        if (ip)                                                                                \
+          for (int64_t k = 0; k < D; k++) ip[i * D + k] = (int32_t)a;                          \
+        for (int64_t r = a + 1; r < b; r++)                                                    \
+          for (int64_t k = 0; k < D; k++)                                                      \
+            if (xp[r * D + k] > o[k]) {                                                        \
+              o[k] = xp[r * D + k];                                                            \
+              if (ip) ip[i * D + k] = (int32_t)r;                                              \
+            }                                                                                  \
+        break;                                                                                 \
+      default: {                                                                               \
+        memcpy(o, xp + a * D, (size_t)D * sizeof(T));                                          \
+        for (int64_t r = a + 1; r < b; r++)                                                    \
+          for (int64_t k = 0; k < D; k++) o[k] += xp[r * D + k];                               \
+        T div = kind == P_AVERAGE ? (T)(b - a) : kind == P_SQRT ? SQRT((T)(b - a)) : (T)1;     \
+        if (kind != P_SUM)                                                                     \
+          for (int64_t k = 0; k < D; k++) o[k] /= div;                                         \
+      }                                                                                        \
+      }                                                                                        \
+    }                                                                                          \
+    return NULL;                                                                               \
+  }
+
+SEQUENCE_POOL(float, RILL_DTYPE_FP32, sqrtf, rill_cpu_sequence_pool_fp32)
+SEQUENCE_POOL(double, RILL_DTYPE_FP64, sqrt, rill_cpu_sequence_pool_fp64)
