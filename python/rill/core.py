@@ -336,7 +336,7 @@ class CScope(object):
         return s
 
     def __del__(self):
-        if self._h and self._parent is None:
+        if getattr(self, '_h', None) and self._parent is None:
             _scope_destroy(self._h)
         self._h = None
 
@@ -393,7 +393,7 @@ class CProgram(object):
         return cls(out.value)
 
     def __del__(self):
-        if self._h:
+        if getattr(self, '_h', None):
             _prog_destroy(self._h)
         self._h = None
 
@@ -448,7 +448,7 @@ class ParamGrads(list):
                              for i in range(_pg_count(handle))])
 
     def __del__(self):
-        if self._h:
+        if getattr(self, '_h', None):
             _pg_destroy(self._h)
         self._h = None
 
@@ -475,7 +475,7 @@ class CModel(object):
         self._h = out.value
 
     def __del__(self):
-        if self._h:
+        if getattr(self, '_h', None):
             _model_destroy(self._h)
         self._h = None
 
