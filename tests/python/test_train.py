@@ -1,0 +1,144 @@
+"""Training: the backward pass and optimizers against the same updates written in
+numpy."""
+import os
+
+import numpy as np
+import pytest
+
+import rill
+import rill.layers as L
+from conftest import ROOT
+
+
+def housing(n=64):
+    data = np.loadtxt(os.path.join(ROOT, 'examples', 'fit_a_line', 'housing.data'))
+    x = data[:, :13]
+    x = (x - x.mean(0)) / (x.max(0) - x.min(0))
+    assert np.isfinite(x).all()
+    return x[:n].astype('float32'), data[:n, 13:].astype('float32')
+
+
+def test_fit_a_line_follows_numpy_gradient_descent():
+    xv, yv = housing()
+    w0 = np.linspace(-0.5, 0.5, 13, dtype='float32').reshape(13, 1)
+    x = L.data('x', [13])
+    y = L.data('y', [1])
+    pred = L.fc(x, 1, param_attr=rill.ParamAttr('w', initializer=rill.initializer.NumpyArrayInitializer(w0)),
+                bias_attr=rill.ParamAttr('b', initializer=rill.initializer.Constant(0.5)))
+    loss = L.mean(L.square_error_cost(pred, y))
+    lr = 0.01
+    rill.optimizer.SGD(lr).minimize(loss)
+    exe = rill.Executor(rill.CPUPlace())
+    exe.run(rill.default_startup_program())
+    w, b = w0.astype('float64'), 0.5
+    for step in range(30):
+        lo = slice((step % 4) * 16, (step % 4) * 16 + 16)
+        got, = exe.run(feed={'x': xv[lo], 'y': yv[lo]}, fetch_list=[loss])
+        err = xv[lo] @ w + b - yv[lo]
+        want = (err ** 2).mean()
+        np.testing.assert_allclose(got[0], want, rtol=1e-4)
+        w = w - lr * 2 * xv[lo].T @ err / len(err)
+        b = b - lr * 2 * err.mean()
+    np.testing.assert_allclose(np.array(rill.global_scope().find_var('w').get_tensor()), w,
+                               rtol=1e-3, atol=1e-4)
+
+
+def one_step(opt, grad_scale=1.0):
+    """One step of `opt` on loss = mean(x W) * grad_scale; returns W before, W after and
+    the gradient."""
+    x = L.data('x', [3])
+    out = L.fc(x, 2, param_attr='W', bias_attr=False)
+    loss = L.scale(L.mean(out), grad_scale)
+    opt.minimize(loss)
+    exe = rill.Executor()
+    exe.run(rill.default_startup_program())
+    w0 = np.array(rill.global_scope().find_var('W').get_tensor()).astype('float64')
+    xv = np.arange(12, dtype='float32').reshape(4, 3) / 10
+    exe.run(feed={'x': xv}, fetch_list=[loss])
+    w1 = np.array(rill.global_scope().find_var('W').get_tensor())
+    g = np.repeat(xv.mean(0)[:, None] / 2, 2, 1) * grad_scale
+    return w0, w1, g
+
+
+def test_momentum_step():
+    w0, w1, g = one_step(rill.optimizer.Momentum(0.1, momentum=0.9))
+    np.testing.assert_allclose(w1, w0 - 0.1 * g, rtol=1e-5, atol=1e-6)
+
+
+def test_adam_step():
+    w0, w1, g = one_step(rill.optimizer.Adam(0.01))
+    m = 0.1 * g
+    v = 0.001 * g * g
+    lr = 0.01 * np.sqrt(1 - 0.999) / (1 - 0.9)
+    want = w0 - lr * m / (np.sqrt(v) + 1e-8 * np.sqrt(1 - 0.999))
+    np.testing.assert_allclose(w1, want, rtol=1e-4, atol=1e-6)
+
+
+def test_adagrad_step():
+    w0, w1, g = one_step(rill.optimizer.Adagrad(0.1))
+    want = w0 - 0.1 * g / (np.sqrt(g * g) + 1e-6)
+    np.testing.assert_allclose(w1, want, rtol=1e-4, atol=1e-6)
+
+
+def test_l2_decay_adds_coeff_times_param():
+    w0, w1, g = one_step(rill.optimizer.SGD(0.1, regularization=rill.regularizer.L2Decay(0.5)))
+    np.testing.assert_allclose(w1, w0 - 0.1 * (g + 0.5 * w0), rtol=1e-5, atol=1e-6)
+
+
+def test_clip_by_global_norm_bounds_the_step():
+    clip = rill.clip.GradientClipByGlobalNorm(0.01)
+    w0, w1, g = one_step(rill.optimizer.SGD(1.0, grad_clip=clip), grad_scale=10.0)
+    norm = np.sqrt((g * g).sum())
+    np.testing.assert_allclose(w1, w0 - g * 0.01 / norm, rtol=1e-4, atol=1e-6)
+
+
+def test_frozen_parameter_is_not_updated():
+    x = L.data('x', [3])
+    h = L.fc(x, 2, param_attr=rill.ParamAttr('frozen', trainable=False), bias_attr=False)
+    loss = L.mean(L.fc(h, 1, param_attr='free', bias_attr=False))
+    _, pg = rill.optimizer.SGD(0.5).minimize(loss)
+    assert [p.name for p, _ in pg] == ['free']
+    exe = rill.Executor()
+    exe.run(rill.default_startup_program())
+    before = np.array(rill.global_scope().find_var('frozen').get_tensor())
+    exe.run(feed={'x': np.ones((2, 3), 'float32')}, fetch_list=[loss])
+    np.testing.assert_array_equal(np.array(rill.global_scope().find_var('frozen').get_tensor()),
+                                  before)
+
+
+def test_sparse_embedding_updates_only_looked_up_rows():
+    ids = L.data('ids', [1], dtype='int64')
+    emb = L.embedding(ids, [6, 2], is_sparse=True, param_attr='E')
+    loss = L.mean(emb)
+    rill.optimizer.SGD(1.0).minimize(loss)
+    grads = [v for v in rill.default_main_program().global_block().vars.values()
+             if v.name == 'E@GRAD']
+    assert grads and grads[0].type == rill.proto.SELECTED_ROWS
+    exe = rill.Executor()
+    exe.run(rill.default_startup_program())
+    before = np.array(rill.global_scope().find_var('E').get_tensor())
+    exe.run(feed={'ids': np.array([[1], [4]], 'int64')}, fetch_list=[loss])
+    after = np.array(rill.global_scope().find_var('E').get_tensor())
+    changed = np.where((after != before).any(1))[0].tolist()
+    assert changed == [1, 4]
+    np.testing.assert_allclose(after[1], before[1] - 0.25, rtol=1e-5)
+
+
+def test_mlp_classifier_learns_with_adam():
+    rng = np.random.RandomState(0)
+    xv = rng.randn(256, 4).astype('float32')
+    yv = (xv[:, :1] + xv[:, 1:2] > 0).astype('int64')
+    x = L.data('x', [4])
+    y = L.data('y', [1], dtype='int64')
+    h = L.fc(x, 16, act='relu')
+    logits = L.fc(h, 2)
+    loss = L.mean(L.softmax_with_cross_entropy(logits, y))
+    acc = L.accuracy(L.softmax(logits), y)
+    test = rill.default_main_program().clone(for_test=True)
+    rill.optimizer.Adam(0.05).minimize(loss)
+    exe = rill.Executor()
+    exe.run(rill.default_startup_program())
+    for _ in range(60):
+        exe.run(feed={'x': xv, 'y': yv}, fetch_list=[loss])
+    a, = exe.run(test, feed={'x': xv, 'y': yv}, fetch_list=[acc])
+    assert a[0] > 0.9
