@@ -382,9 +382,17 @@ def log_softmax(input, axis=-1, name=None):
 
 
 def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
+    """scale * x + bias (or scale * (x + bias)). With `name`, the output variable has
+    exactly that name (save_inference_model's save_infer_model/scale_i)."""
+    _check_var(x, 'x', 'scale')
     h = _Helper('scale', name)
-    out = _unary('scale', x, name, scale=float(scale), bias=float(bias),
-                 bias_after_scale=bool(bias_after_scale))
+    if name is None:
+        out = h.tmp(x.dtype.name)
+    else:
+        out = h.block.create_var(name=name, dtype=x.dtype.name, infer=True)
+    h.append('scale', {'X': x}, {'Out': out},
+             {'scale': float(scale), 'bias': float(bias),
+              'bias_after_scale': bool(bias_after_scale)})
     return h.act(out, act)
 
 
