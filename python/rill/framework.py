@@ -96,13 +96,14 @@ class _UniqueName(object):
 unique_name = _UniqueName()
 
 _name_scopes = []
+_root_scope = {'path': '/', 'children': {}}
 
 
 @contextlib.contextmanager
 def name_scope(prefix=None):
     """Groups ops under a name: ops appended inside carry attr op_namescope '/a/b/'.
     Nested scopes join with '/'; a repeated prefix at one level gets a suffix _1, _2."""
-    parent = _name_scopes[-1] if _name_scopes else {'path': '/', 'children': {}}
+    parent = _name_scopes[-1] if _name_scopes else _root_scope
     prefix = prefix or ''
     n = parent['children'].get(prefix, 0)
     parent['children'][prefix] = n + 1

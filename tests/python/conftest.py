@@ -15,4 +15,5 @@ def fresh_programs():
     main, startup = rill.Program(), rill.Program()
     with rill.program_guard(main, startup), rill.unique_name.guard(), \
             rill.scope_guard(rill.Scope()):
+        rill.framework._root_scope['children'].clear()
         yield
