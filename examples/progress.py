@@ -5,9 +5,9 @@ import time
 
 
 class Progress(object):
-    def __init__(self, total, title, unit='samples', width=24, stream=sys.stdout):
+    def __init__(self, total, title, unit='samples', width=24, stream=None):
         self.total, self.title, self.unit, self.width = total, title, unit, width
-        self.stream = stream
+        self.stream = stream or sys.stdout
         self.tty = stream.isatty()
         self.start = time.perf_counter()
         self.done = 0

@@ -4,6 +4,7 @@ import importlib.util
 import os
 import sys
 
+import numpy as np
 import pytest
 
 from conftest import ROOT
@@ -29,3 +30,19 @@ def test_recognize_digits_cnn_reaches_95_percent(tmp_path, capsys):
     out = capsys.readouterr().out
     assert 'loss' in out and 'samples/s' in out
     assert os.path.isfile(tmp_path / 'cnn' / '__model__')
+
+
+def test_fit_a_line_learns_and_reloads(tmp_path, capsys):
+    mod = load('fit_a_line/train.py', 'fit_a_line')
+    mse = mod.train(30, 20, str(tmp_path / 'm'))
+    (_, _), (_, yte) = mod.load_housing()
+    assert mse < 0.5 * float(((yte - yte.mean()) ** 2).mean()) + 30
+    assert 'from the reloaded inference model' in capsys.readouterr().out
+
+
+def test_word2vec_beats_the_most_frequent_word(tmp_path):
+    mod = load('word2vec/train.py', 'word2vec')
+    vocab, grams = mod.load_corpus()
+    acc = mod.train(6, 32, str(tmp_path / 'w'))
+    baseline = float((grams[:, 4] == np.bincount(grams[:, 4]).argmax()).mean())
+    assert acc > baseline + 0.05
