@@ -8,7 +8,7 @@ class Progress(object):
     def __init__(self, total, title, unit='samples', width=24, stream=None):
         self.total, self.title, self.unit, self.width = total, title, unit, width
         self.stream = stream or sys.stdout
-        self.tty = stream.isatty()
+        self.tty = self.stream.isatty()
         self.start = time.perf_counter()
         self.done = 0
         self.loss = float('nan')
