@@ -4,7 +4,7 @@ scopes, C programs and executors. Everything above this module is pure Python.""
 import ctypes
 import ctypes.util
 import os
-import threading
+import itertools
 import weakref
 
 import numpy as np
@@ -44,6 +44,7 @@ def _load():
 
 lib = _load()
 
+RILL_MAX_DIMS = 9
 c_status_p = ctypes.c_void_p
 c_char_pp = ctypes.POINTER(ctypes.c_char_p)
 c_i64_p = ctypes.POINTER(ctypes.c_int64)
@@ -175,15 +176,15 @@ _tensor_set_lod = _fn('rill_tensor_set_lod', c_status_p, ctypes.c_void_p, ctypes
                       ctypes.POINTER(ctypes.POINTER(ctypes.c_uint64)),
                       ctypes.POINTER(ctypes.c_size_t))
 
-# numpy arrays lent to C tensors, kept alive until C drops its last reference.
+# numpy arrays lent to C tensors, kept alive until C drops its last reference (the
+# deleter may run on a pool thread: dict operations are atomic under the GIL).
 _lent = {}
-_lent_lock = threading.Lock()
-_lent_next = [1]
+_lent_keys = itertools.count(1)
+_DIMS = [ctypes.c_int64 * max(1, n) for n in range(RILL_MAX_DIMS + 1)]
 
 
 def _release_lent(data, ctx):
-    with _lent_lock:
-        _lent.pop(ctx, None)
+    _lent.pop(ctx, None)
 
 
 _release_lent_c = DELETER(_release_lent)
@@ -207,24 +208,25 @@ class Tensor(object):
     @classmethod
     def from_numpy(cls, arr, copy=False):
         """A C tensor over `arr` (C-contiguous, a rill dtype): without a copy unless
-        `copy` is true or the array must be converted."""
-        arr = np.asarray(arr)
-        if arr.dtype not in NP_TO_DTYPE:
+        `copy` is true or the array must be converted. The array is kept alive until
+        the library drops its last reference to the data."""
+        if type(arr) is not np.ndarray:
+            arr = np.asarray(arr)
+        code = NP_TO_DTYPE.get(arr.dtype)
+        if code is None:
             raise TypeError('cannot feed an array of dtype %s' % arr.dtype)
-        if copy or not arr.flags.c_contiguous or not arr.dtype.isnative:
-            arr = np.array(arr, dtype=arr.dtype.newbyteorder('='), order='C', copy=True)
-        code = NP_TO_DTYPE[arr.dtype]
-        dims = (ctypes.c_int64 * max(1, arr.ndim))(*arr.shape)
+        if copy or not arr.flags.c_contiguous:
+            arr = np.array(arr, order='C', copy=True)
+        shape = arr.shape
+        nd = len(shape)
+        dims = _DIMS[nd](*shape)
+        key = next(_lent_keys)
+        _lent[key] = arr
         out = ctypes.c_void_p()
-        with _lent_lock:
-            key = _lent_next[0]
-            _lent_next[0] += 1
-            _lent[key] = arr
-        st = _tensor_from_data(code, dims, arr.ndim, arr.ctypes.data, arr.nbytes,
+        st = _tensor_from_data(code, dims, nd, arr.__array_interface__['data'][0], arr.nbytes,
                                _release_lent_c, key, ctypes.byref(out))
         if st:
-            with _lent_lock:
-                _lent.pop(key, None)
+            _lent.pop(key, None)
             check(st, 'tensor from a numpy array')
         return cls(out.value)
 
@@ -534,12 +536,15 @@ class CExecutor(object):
             _exec_destroy(self._h)
         self._h = None
 
-    def run(self, cprog, scope, feed_names, feed_tensors, fetch_names):
-        nf = len(feed_names)
-        fn = (ctypes.c_char_p * max(1, nf))(*feed_names)
+    def run(self, cprog, scope, feed_names, feed_tensors, fetch_names, nt):
+        """feed_names / fetch_names: ctypes arrays of names (names_array); nt fetches."""
+        nf = len(feed_tensors)
         ft = (ctypes.c_void_p * max(1, nf))(*[t._h for t in feed_tensors])
-        nt = len(fetch_names)
-        tn = (ctypes.c_char_p * max(1, nt))(*fetch_names)
         outs = (ctypes.c_void_p * max(1, nt))()
-        check(_exec_run(self._h, cprog._h, scope._h, fn, ft, nf, tn, nt, outs))
+        check(_exec_run(self._h, cprog._h, scope._h, feed_names, ft, nf, fetch_names, nt, outs))
         return [Tensor(outs[i]) for i in range(nt)]
+
+
+def names_array(names):
+    """A ctypes array of NUL-ended names, as the C API takes them."""
+    return (ctypes.c_char_p * max(1, len(names)))(*[n.encode() for n in names])

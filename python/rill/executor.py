@@ -211,9 +211,9 @@ class Executor(object):
         plan = _Plan()
         plan.version = program._version
         plan.cprog = program._c()
-        plan.feed_b = [n.encode() for n in feed_names]
+        plan.feed_b = core.names_array(feed_names)
         plan.feed_meta = meta
-        plan.fetch_b = [n.encode() for n in fetch_names]
+        plan.fetch_b = core.names_array(fetch_names)
         plan.fetch_names = fetch_names
         if len(self._plans) > 64:
             self._plans.clear()
@@ -223,12 +223,16 @@ class Executor(object):
     @staticmethod
     def _feed_tensor(name, dtype, shape, value):
         lod = None
-        if isinstance(value, tuple) and len(value) == 2:
+        if type(value) is np.ndarray:
+            arr = value
+        elif isinstance(value, tuple) and len(value) == 2:
             value, lod = value
+            arr = np.asarray(value)
         elif isinstance(value, LoDTensor):
             lod = value.lod()
-            value = value._array
-        arr = np.asarray(value)
+            arr = value._array
+        else:
+            arr = np.asarray(value)
         if arr.dtype != dtype:
             same_kind = (arr.dtype.kind in 'fc' and dtype.kind in 'fc') or \
                 (arr.dtype.kind in 'iub' and dtype.kind in 'iub')
@@ -237,11 +241,11 @@ class Executor(object):
                     "feed '%s': got %s data for a %s variable" % (name, arr.dtype, dtype))
             arr = arr.astype(dtype)
         if shape is not None:
-            ok = len(shape) == arr.ndim and all(d < 0 or d == s for d, s in zip(shape, arr.shape))
-            if not ok:
+            got = arr.shape
+            if len(shape) != len(got) or any(d >= 0 and d != s for d, s in zip(shape, got)):
                 raise error_class('INVALID_ARGUMENT')(
                     "feed '%s': shape %s does not match the declared shape %s (-1: any)" %
-                    (name, tuple(arr.shape), tuple(shape)))
+                    (name, tuple(got), tuple(shape)))
         t = Tensor.from_numpy(arr)
         if lod:
             t.set_lod(lod)
@@ -271,7 +275,8 @@ class Executor(object):
         plan = self._plan(program, feed_names, fetch_names)
         tensors = [self._feed_tensor(n, dt, shp, feed[n]) for n, dt, shp in plan.feed_meta]
         scope = scope if scope is not None else _global_scope
-        outs = self._c.run(plan.cprog, scope._c, plan.feed_b, tensors, plan.fetch_b)
+        outs = self._c.run(plan.cprog, scope._c, plan.feed_b, tensors, plan.fetch_b,
+                           len(fetch_names))
         if return_numpy:
             return [t.numpy(copy=False) for t in outs]
         return outs
