@@ -151,7 +151,7 @@ def assign(input, output=None):
 # ------------------------------------------------------------ dense layers ----
 
 def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=None,
-       is_test=False, name=None):
+       name=None, is_test=False):
     """out = act(sum_i flatten(input_i) W_i + b)."""
     h = _Helper('fc', name)
     inputs = input if isinstance(input, (list, tuple)) else [input]
