@@ -241,3 +241,31 @@ def test_program_edit_after_run_invalidates_cached_plan():
     b, = exe.run(feed={'x': xv}, fetch_list=[z])
     np.testing.assert_array_equal(a, 3 * xv)
     np.testing.assert_array_equal(b, 6 * xv)
+
+
+def test_fetched_array_releases_its_tensor_when_it_dies():
+    import weakref
+    x = L.data('x', [4])
+    y = L.scale(x, 2.0)
+    out, = rill.Executor().run(feed={'x': np.ones((2, 4), 'float32')}, fetch_list=[y])
+    holder = out.base
+    while not isinstance(holder, rill.core._Holder):
+        holder = holder.base
+    ref = weakref.ref(holder.tensor)
+    del out, holder
+    gc.collect()
+    assert ref() is None
+
+
+def test_lent_feed_arrays_are_released_with_the_scope():
+    before = len(rill.core._lent)
+    with rill.scope_guard(rill.Scope()):
+        x = L.data('x', [4])
+        y = L.scale(x, 2.0)
+        exe = rill.Executor()
+        for _ in range(5):
+            exe.run(feed={'x': np.ones((2, 4), 'float32')}, fetch_list=[y])
+        assert len(rill.core._lent) <= before + 1
+        del exe
+    gc.collect()
+    assert len(rill.core._lent) == before
