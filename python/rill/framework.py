@@ -613,11 +613,12 @@ class Program(object):
     @classmethod
     def parse_from_string(cls, binary_str):
         """A Program from ProgramDesc bytes (a `__model__` file, a .pdmodel)."""
+        data = bytes(binary_str)
+        core.CProgram.parse(data)  # the C codec's checks first, with its messages
         try:
-            desc = proto.decode_program(binary_str)
-        except proto.DecodeError as e:
+            desc = proto.decode_program(data)
+        except (proto.DecodeError, ValueError, TypeError, IndexError, KeyError) as e:
             raise core.error_class('CORRUPT')('ProgramDesc: %s' % e) from None
-        core.CProgram.parse(bytes(binary_str))  # the C codec's checks, with its messages
         p = cls.__new__(cls)
         p._init_from(desc)
         p.random_seed = 0

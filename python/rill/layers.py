@@ -301,11 +301,13 @@ def dropout(x, dropout_prob, is_test=False, seed=None, name=None,
     if dropout_implementation not in ('downgrade_in_infer', 'upscale_in_train'):
         raise ValueError('dropout: unknown dropout_implementation %r' % dropout_implementation)
     h = _Helper('dropout', name)
+    if not seed and h.main.random_seed:
+        seed = h.main.random_seed  # Fluid: the program's seed fixes the masks
     out = h.tmp(x.dtype.name)
     mask = h.tmp('uint8', stop_gradient=True)
     h.append('dropout', {'X': x}, {'Out': out, 'Mask': mask},
              {'dropout_prob': float(dropout_prob), 'is_test': bool(is_test),
-              'fix_seed': seed is not None, 'seed': int(seed or 0),
+              'fix_seed': bool(seed), 'seed': int(seed or 0),
               'dropout_implementation': dropout_implementation})
     return out
 

@@ -258,7 +258,7 @@ def decode_program(b):
                 prog['blocks'].append(_decode_block(v))
             else:
                 prog['unknown'] += raw
-    except (DecodeError, UnicodeDecodeError, struct.error) as e:
+    except (DecodeError, UnicodeDecodeError, struct.error, TypeError) as e:
         raise DecodeError('not a ProgramDesc: %s' % e) from None
     return prog
 

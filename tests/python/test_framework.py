@@ -269,3 +269,28 @@ def test_lent_feed_arrays_are_released_with_the_scope():
         del exe
     gc.collect()
     assert len(rill.core._lent) == before
+
+
+def test_corrupted_programs_raise_rill_errors():
+    import os
+    from conftest import MODELS
+    path = os.path.join(MODELS, 'mnist_mlp_handwriting', '__model__')
+    if not os.path.exists(path):
+        pytest.skip('shared models are not there')
+    data = open(path, 'rb').read()
+    rng = np.random.RandomState(3)
+    parsed = failed = 0
+    for i in range(400):
+        b = bytearray(data)
+        if i % 2:
+            b = b[:rng.randint(len(b))]
+        else:
+            for _ in range(4):
+                b[rng.randint(len(b))] = rng.randint(256)
+        try:
+            p = rill.Program.parse_from_string(bytes(b))
+            str(p)
+            parsed += 1
+        except rill.Error:
+            failed += 1
+    assert parsed + failed == 400 and failed > 0
