@@ -289,6 +289,9 @@ class Tensor(object):
         return a.copy() if copy else a
 
 
+_TYPESTR = {k: np.dtype(v).str for k, v in DTYPE_TO_NP.items()}
+
+
 class _Holder(object):
     """Exposes a C tensor's buffer through the array interface; an array made from it
     keeps the holder (and so the tensor reference) alive."""
@@ -298,16 +301,16 @@ class _Holder(object):
     def __init__(self, tensor):
         self.tensor = tensor
         h = tensor._h
-        dt = np.dtype(DTYPE_TO_NP[_tensor_dtype(h)])
         n = _tensor_ndim(h)
         d = _tensor_dims(h)
-        shape = tuple(d[i] for i in range(n))
-        ptr = _tensor_data(h) or 0
-        if ptr == 0:
+        shape = tuple(d[:n])
+        ptr = _tensor_data(h)
+        typestr = _TYPESTR[_tensor_dtype(h)]
+        if not ptr:
             # An empty tensor has no buffer: numpy needs a non-NULL pointer anyway.
-            self.tensor = np.zeros(shape, dt)
+            self.tensor = np.zeros(shape, typestr)
             ptr = self.tensor.ctypes.data
-        self.__array_interface__ = {'shape': shape, 'typestr': dt.str, 'data': (ptr, False),
+        self.__array_interface__ = {'shape': shape, 'typestr': typestr, 'data': (ptr, False),
                                     'version': 3}
 
 
