@@ -120,6 +120,7 @@ def _decode_vartype(b, var):
                     var['has_tensor'] = True
                 elif f2 == 2:
                     var['lod_level'] = _signed32(v2)
+                    var['present'].add('lod_level')
         else:
             unknown += raw
     var['type_unknown'] = unknown
@@ -127,14 +128,18 @@ def _decode_vartype(b, var):
 
 def new_var(name, type=LOD_TENSOR, dtype=5, shape=None, lod_level=0, persistable=False,
             is_parameter=False, stop_gradient=False, need_check_feed=False, has_tensor=True):
+    # 'present': optional fields written even when false (a decoded file's, kept for
+    # faithful round trips; Fluid always writes persistable).
     return {'name': name, 'type': type, 'dtype': dtype, 'shape': list(shape or []),
             'lod_level': lod_level, 'persistable': persistable, 'is_parameter': is_parameter,
             'stop_gradient': stop_gradient, 'need_check_feed': need_check_feed,
-            'has_tensor': has_tensor, 'type_unknown': b'', 'unknown': b''}
+            'has_tensor': has_tensor, 'type_unknown': b'', 'unknown': b'',
+            'present': {'persistable'}}
 
 
 def _decode_var(b):
     var = new_var('', has_tensor=False)
+    var['present'] = set()
     unknown = b''
     for f, wt, v, raw in _fields(b):
         if f == 1:
@@ -143,12 +148,16 @@ def _decode_var(b):
             _decode_vartype(v, var)
         elif f == 3:
             var['persistable'] = bool(v)
+            var['present'].add('persistable')
         elif f == 4:
             var['need_check_feed'] = bool(v)
+            var['present'].add('need_check_feed')
         elif f == 5:
             var['is_parameter'] = bool(v)
+            var['present'].add('is_parameter')
         elif f == 6:
             var['stop_gradient'] = bool(v)
+            var['present'].add('stop_gradient')
         else:
             unknown += raw
     var['unknown'] = unknown
@@ -313,18 +322,16 @@ def _enc_var(v):
             vt += _f_bytes(2, td)
         else:
             inner = _f_bytes(1, td)
-            if v.get('lod_level'):
+            if v.get('lod_level') or 'lod_level' in v.get('present', ()):
                 inner += _f_varint(2, v['lod_level'])
             vt += _f_bytes(3 if v['type'] == LOD_TENSOR else 4, inner)
     vt += v.get('type_unknown', b'')
     out = _f_bytes(1, v['name']) + _f_bytes(2, vt)
-    out += _f_varint(3, v.get('persistable', False))
-    if v.get('need_check_feed'):
-        out += _f_varint(4, 1)
-    if v.get('is_parameter'):
-        out += _f_varint(5, 1)
-    if v.get('stop_gradient'):
-        out += _f_varint(6, 1)
+    present = v.get('present', ())
+    for f, key in ((3, 'persistable'), (4, 'need_check_feed'), (5, 'is_parameter'),
+                   (6, 'stop_gradient')):
+        if v.get(key) or key in present:
+            out += _f_varint(f, bool(v.get(key)))
     return out + v.get('unknown', b'')
 
 
