@@ -183,7 +183,8 @@ _lent_keys = itertools.count(1)
 _DIMS = [ctypes.c_int64 * max(1, n) for n in range(RILL_MAX_DIMS + 1)]
 
 
-def _release_lent(data, ctx):
+def _release_lent(data, ctx, _lent=_lent):
+    # Bound as a default: C may call this while the interpreter tears modules down.
     _lent.pop(ctx, None)
 
 

@@ -142,3 +142,53 @@ def test_mlp_classifier_learns_with_adam():
         exe.run(feed={'x': xv, 'y': yv}, fetch_list=[loss])
     a, = exe.run(test, feed={'x': xv, 'y': yv}, fetch_list=[acc])
     assert a[0] > 0.9
+
+
+def two_params_step(opt, attr_a, attr_b):
+    x = L.data('x', [3])
+    a = L.fc(x, 2, param_attr=attr_a, bias_attr=False)
+    b = L.fc(x, 2, param_attr=attr_b, bias_attr=False)
+    loss = L.mean(L.elementwise_add(a, b))
+    opt.minimize(loss)
+    exe = rill.Executor()
+    exe.run(rill.default_startup_program())
+    get = lambda n: np.array(rill.global_scope().find_var(n).get_tensor()).astype('float64')  # noqa
+    a0, b0 = get('A'), get('B')
+    xv = np.arange(12, dtype='float32').reshape(4, 3) / 10
+    exe.run(feed={'x': xv}, fetch_list=[loss])
+    g = np.repeat(xv.mean(0)[:, None] / 2, 2, 1)
+    return a0, get('A'), b0, get('B'), g
+
+
+def test_per_parameter_regularizer_overrides_the_optimizers():
+    a0, a1, b0, b1, g = two_params_step(
+        rill.optimizer.SGD(0.1, regularization=rill.regularizer.L2Decay(0.5)),
+        rill.ParamAttr('A', regularizer=rill.regularizer.L2Decay(0.2)), 'B')
+    np.testing.assert_allclose(a1, a0 - 0.1 * (g + 0.2 * a0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(b1, b0 - 0.1 * (g + 0.5 * b0), rtol=1e-5, atol=1e-6)
+
+
+def test_param_attr_learning_rate_scales_the_step():
+    a0, a1, b0, b1, g = two_params_step(rill.optimizer.SGD(0.1),
+                                        rill.ParamAttr('A', learning_rate=3.0), 'B')
+    np.testing.assert_allclose(a1, a0 - 0.3 * g, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(b1, b0 - 0.1 * g, rtol=1e-5, atol=1e-6)
+
+
+def test_set_gradient_clip_applies_to_the_next_minimize():
+    rill.clip.set_gradient_clip(rill.clip.GradientClipByGlobalNorm(1e-3))
+    a0, a1, b0, b1, g = two_params_step(rill.optimizer.SGD(1.0), 'A', 'B')
+    step = np.sqrt(((a1 - a0) ** 2).sum() + ((b1 - b0) ** 2).sum())
+    np.testing.assert_allclose(step, 1e-3, rtol=1e-3)
+
+
+def test_l1_decay_is_reported_unimplemented():
+    with pytest.raises(rill.UnimplementedError, match='L1Decay'):
+        rill.regularizer.L1Decay(0.1)
+
+
+def test_minimize_rejects_a_non_variable_loss():
+    with pytest.raises(TypeError, match='loss'):
+        rill.optimizer.SGD(0.1).minimize('loss')
+    with pytest.raises(ValueError, match='negative'):
+        rill.optimizer.SGD(-1.0)
