@@ -139,9 +139,16 @@ def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_
                          program_only=False):
     """Writes `dirname/__model__` (or model_filename) and the persistable variables the
     pruned program needs (one file each, or params_filename). Returns the fetch names."""
+    model_filename = model_filename or '__model__'
+    parts = model_filename.replace(os.sep, '/').split('/')
+    if os.path.isabs(model_filename) or any(p in ('', '.', '..') for p in parts):
+        raise error_class('INVALID_ARGUMENT')(
+            "save_inference_model: model_filename '%s' must be a relative name inside '%s'"
+            % (model_filename, dirname))
     program, names = _inference_program(feeded_var_names, target_vars, main_program)
     os.makedirs(dirname, exist_ok=True)
-    model_path = os.path.join(dirname, model_filename or '__model__')
+    model_path = os.path.join(dirname, model_filename)
+    os.makedirs(os.path.dirname(model_path), exist_ok=True)
     _write_file(model_path, program.serialize_to_string())
     if not program_only:
         save_persistables(executor, dirname, program, params_filename)

@@ -182,3 +182,25 @@ def test_variable_name_cannot_escape_directory(tmp_path):
         rill.io.save_params(rill.Executor(), str(tmp_path / 'd'))
     assert '../evil' in str(e.value)
     assert not (tmp_path / 'evil').exists()
+
+
+def test_model_filename_cannot_escape_directory(tmp_path):
+    exe, prob, _ = build_and_train()
+    for bad in ('../m', '/tmp/m', 'a/../../m'):
+        with pytest.raises(rill.InvalidArgumentError, match='relative name'):
+            rill.io.save_inference_model(str(tmp_path / 'd'), ['x'], [prob], exe,
+                                         model_filename=bad)
+    assert not (tmp_path / 'm').exists()
+    with pytest.raises(rill.Error, match='outside|escape|\\.\\.'):
+        rill.io.save_inference_model(str(tmp_path / 'd'), ['x'], [prob], exe,
+                                     params_filename='../p')
+
+
+def test_save_inference_model_argument_errors(tmp_path):
+    exe, prob, _ = build_and_train()
+    with pytest.raises(rill.NotFoundError, match="'nope'"):
+        rill.io.save_inference_model(str(tmp_path), ['nope'], [prob], exe)
+    with pytest.raises(ValueError, match='empty'):
+        rill.io.save_inference_model(str(tmp_path), ['x'], [], exe)
+    with pytest.raises(TypeError):
+        rill.io.save_inference_model(str(tmp_path), ['x'], ['not a variable'], exe)
