@@ -20,6 +20,7 @@ from .executor import (Executor, Scope, global_scope, scope_guard, LoDTensor,
                        create_lod_tensor)
 from .clip import GradientClipByGlobalNorm, set_gradient_clip
 from .io import save_inference_model, load_inference_model
+from .data_feeder import DataFeeder
 
 __version__ = '0.1.0'
 
@@ -27,4 +28,4 @@ __all__ = ['Error', 'Program', 'Block', 'Variable', 'Parameter', 'Operator', 'pr
            'default_main_program', 'default_startup_program', 'name_scope', 'unique_name',
            'CPUPlace', 'CUDAPlace', 'ParamAttr', 'Executor', 'Scope', 'global_scope',
            'scope_guard', 'LoDTensor', 'create_lod_tensor', 'layers', 'optimizer',
-           'initializer', 'regularizer', 'clip', 'io', 'core']
+           'initializer', 'regularizer', 'clip', 'io', 'core', 'DataFeeder']

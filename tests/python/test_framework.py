@@ -294,3 +294,21 @@ def test_corrupted_programs_raise_rill_errors():
         except rill.Error:
             failed += 1
     assert parsed + failed == 400 and failed > 0
+
+
+def test_data_feeder_builds_the_feed_dict():
+    img = L.data('img', [1, 2, 2])
+    label = L.data('label', [1], dtype='int64')
+    words = L.data('words', [1], dtype='int64', lod_level=1)
+    feeder = rill.DataFeeder(feed_list=[img, 'label', words], place=rill.CPUPlace())
+    batch = [(np.arange(4), 3, [1, 2]), (np.ones(4), 7, [5, 6, 7])]
+    feed = feeder.feed(batch)
+    assert feed['img'].shape == (2, 1, 2, 2) and feed['img'].dtype == np.float32
+    assert feed['label'].tolist() == [[3], [7]] and feed['label'].dtype == np.int64
+    data, lod = feed['words']
+    assert data.reshape(-1).tolist() == [1, 2, 5, 6, 7] and lod == [[0, 2, 5]]
+    with pytest.raises(ValueError, match='sample 0 has 2 items'):
+        feeder.feed([(np.arange(4), 3)])
+    out = L.scale(img, 2.0)
+    got, = rill.Executor().run(feed={'img': feed['img']}, fetch_list=[out])
+    np.testing.assert_array_equal(got, 2 * feed['img'])
