@@ -21,6 +21,12 @@ from .executor import (Executor, Scope, global_scope, scope_guard, LoDTensor,
 from .clip import GradientClipByGlobalNorm, set_gradient_clip
 from .io import save_inference_model, load_inference_model
 from .data_feeder import DataFeeder
+from . import nets
+
+# Fluid scripts reach a few classes through fluid.core.
+core.Scope = Scope
+core.LoDTensor = LoDTensor
+core.CPUPlace = CPUPlace
 
 __version__ = '0.1.0'
 
@@ -28,4 +34,4 @@ __all__ = ['Error', 'Program', 'Block', 'Variable', 'Parameter', 'Operator', 'pr
            'default_main_program', 'default_startup_program', 'name_scope', 'unique_name',
            'CPUPlace', 'CUDAPlace', 'ParamAttr', 'Executor', 'Scope', 'global_scope',
            'scope_guard', 'LoDTensor', 'create_lod_tensor', 'layers', 'optimizer',
-           'initializer', 'regularizer', 'clip', 'io', 'core', 'DataFeeder']
+           'initializer', 'regularizer', 'clip', 'io', 'core', 'DataFeeder', 'nets']
