@@ -231,12 +231,15 @@ def test_executor_rejects_cuda_and_closed_use():
         exe.run(rill.Program())
 
 
-def test_program_edit_after_run_invalidates_cached_plan():
+def test_plans_are_cached_and_an_edit_invalidates_them():
     x = L.data('x', [2])
     y = L.scale(x, 3.0)
     exe = rill.Executor()
     xv = np.ones((1, 2), 'float32')
     a, = exe.run(feed={'x': xv}, fetch_list=[y])
+    plan = exe._plans[(rill.default_main_program()._id, ('x',), (y.name,))]
+    exe.run(feed={'x': xv}, fetch_list=[y])
+    assert exe._plans[(rill.default_main_program()._id, ('x',), (y.name,))] is plan
     z = L.scale(y, 2.0)
     b, = exe.run(feed={'x': xv}, fetch_list=[z])
     np.testing.assert_array_equal(a, 3 * xv)
