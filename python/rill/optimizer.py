@@ -91,15 +91,21 @@ class Optimizer(object):
         else:
             wanted = None
         clip = self._grad_clip or clip_mod._program_clip.get(program._id)
-        if clip is not None and pairs:
-            if not isinstance(clip, clip_mod.GradientClipByGlobalNorm):
-                raise core.error_class('UNIMPLEMENTED')(
-                    'gradient clip %s: only GradientClipByGlobalNorm is supported' %
-                    type(clip).__name__)
+        # Clipping first, then weight decay, as Paddle orders them.
+        if isinstance(clip, clip_mod.GradientClipByGlobalNorm) and pairs:
             c.append_clip_by_global_norm(pairs, clip.clip_norm)
-        # Weight decay: one C pass when every parameter uses the optimizer's L2Decay,
-        # scale + sum ops per parameter otherwise.
+        elif clip is not None and not hasattr(clip, '_append'):
+            raise core.error_class('UNIMPLEMENTED')(
+                'gradient clip %s is not supported (GradientClipByGlobalNorm, '
+                'GradientClipByNorm, GradientClipByValue are)' % type(clip).__name__)
+        program._reload(c.serialize())
         blk = program.global_block()
+        if clip is not None and hasattr(clip, '_append'):
+            for p, g in pairs:
+                with program._optimized_guard([p, g]):
+                    clip._append(blk, blk.vars[p], blk._find_var_recursive(g))
+        # Weight decay: one C pass when every parameter uses the same L2Decay, scale +
+        # sum ops per parameter otherwise.
         coeffs = {}
         for p, g in pairs:
             reg = getattr(blk.vars.get(p), 'regularizer', None) or self.regularization
@@ -111,10 +117,11 @@ class Optimizer(object):
             coeffs[(p, g)] = reg.regularization_coeff
         uniform = len(set(coeffs.values())) == 1 and len(coeffs) == len(pairs)
         if coeffs and uniform:
+            c = core.CProgram.parse(program.serialize_to_string())
             c.append_l2_decay(pairs, list(coeffs.values())[0])
-        program._reload(c.serialize())
-        blk = program.global_block()
-        if coeffs and not uniform:
+            program._reload(c.serialize())
+            blk = program.global_block()
+        elif coeffs:
             for (p, g), coeff in coeffs.items():
                 with program._optimized_guard([p, g]):
                     decay = blk.create_var(name=unique_name.generate(p + '_decay'), infer=True)

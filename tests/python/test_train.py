@@ -192,3 +192,18 @@ def test_minimize_rejects_a_non_variable_loss():
         rill.optimizer.SGD(0.1).minimize('loss')
     with pytest.raises(ValueError, match='negative'):
         rill.optimizer.SGD(-1.0)
+
+
+def test_clip_by_value_bounds_each_gradient_element():
+    clip = rill.clip.GradientClipByValue(0.25)
+    w0, w1, g = one_step(rill.optimizer.SGD(1.0, grad_clip=clip), grad_scale=1.0)
+    np.testing.assert_allclose(w1, w0 - np.clip(g, -0.25, 0.25), rtol=1e-5, atol=1e-6)
+    assert (np.abs(g) > 0.25).any() and (np.abs(g) < 0.25).any()
+
+
+def test_clip_by_norm_scales_each_gradient_then_decay_applies():
+    clip = rill.clip.GradientClipByNorm(0.01)
+    opt = rill.optimizer.SGD(1.0, grad_clip=clip, regularization=rill.regularizer.L2Decay(0.1))
+    w0, w1, g = one_step(opt, grad_scale=10.0)
+    clipped = g * 0.01 / np.sqrt((g * g).sum())
+    np.testing.assert_allclose(w1, w0 - (clipped + 0.1 * w0), rtol=1e-4, atol=1e-6)
