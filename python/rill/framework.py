@@ -532,6 +532,15 @@ class Block(object):
             except Exception:
                 self.desc['ops'].pop()
                 self.ops.pop()
+                # Outputs declared for this op alone (no shape yet, no other user) go too.
+                used = set()
+                for o in self.ops:
+                    used.update(o.input_arg_names)
+                    used.update(o.output_arg_names)
+                for n in op.output_arg_names:
+                    v = self.vars.get(n)
+                    if v is not None and not v.desc.get('has_tensor', True) and n not in used:
+                        self._remove_var(n)
                 self.program._bump()
                 raise
         return op

@@ -273,3 +273,28 @@ def test_unknown_op_fails_when_appended():
         blk.append_op('no_such_op', inputs={'X': x}, outputs={'Out': out})
     assert 'no_such_op' in str(e.value)
     assert all(op.type != 'no_such_op' for op in blk.ops)
+
+
+def test_layer_errors_name_the_input_and_leave_the_program_unchanged():
+    x = L.data('x', [3])
+    img = L.data('img', [2, 4, 4])
+    blk = rill.default_main_program().global_block()
+    n_ops = len(blk.ops)
+    y = L.data('y', [4])
+    names = set(blk.vars)
+    with pytest.raises(ValueError, match="conv2d: input x must be 4-D"):
+        L.conv2d(x, 2, 3)
+    with pytest.raises(ValueError, match='2 input channels do not divide into 3 groups'):
+        L.conv2d(img, 3, 3, groups=3)
+    with pytest.raises(rill.Error) as e:
+        L.elementwise_add(x, y)
+    assert 'elementwise_add' in str(e.value)
+    with pytest.raises(rill.Error) as e:
+        L.concat([x, img], axis=1)
+    assert 'concat' in str(e.value)
+    assert len(blk.ops) == n_ops
+    assert set(blk.vars) == names
+    with pytest.raises(TypeError, match='must be a rill Variable'):
+        L.fc(np.ones(3), 2)
+    with pytest.raises(ValueError, match='dropout_prob'):
+        L.dropout(x, 1.5)
