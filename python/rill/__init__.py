@@ -27,6 +27,7 @@ from . import nets
 core.Scope = Scope
 core.LoDTensor = LoDTensor
 core.CPUPlace = CPUPlace
+core.is_compiled_with_cuda = lambda: False
 
 __version__ = '0.1.0'
 
