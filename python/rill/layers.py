@@ -18,7 +18,8 @@ __all__ = ['data', 'fc', 'embedding', 'conv2d', 'pool2d', 'batch_norm', 'layer_n
            'relu', 'sigmoid', 'tanh', 'exp', 'log', 'sqrt', 'square', 'leaky_relu', 'relu6',
            'swish', 'gelu', 'hard_sigmoid', 'hard_swish', 'matmul', 'reduce_sum',
            'reduce_mean', 'cast', 'argmax', 'create_parameter', 'assign', 'flatten',
-           'log_softmax', 'topk', 'one_hot', 'clip']
+           'log_softmax', 'topk', 'one_hot', 'clip', 'split', 'squeeze', 'unsqueeze', 'slice',
+           'sums']
 
 
 class _Helper(object):
@@ -594,3 +595,56 @@ def elementwise_min(x, y, axis=-1, act=None, name=None):
 
 def elementwise_pow(x, y, axis=-1, act=None, name=None):
     return _elementwise('elementwise_pow', x, y, axis, act, name)
+
+
+# ---------------------------------------------------------------- more shapes ----
+
+def split(input, num_or_sections, dim=-1, name=None):
+    """Splits along dim into num equal parts, or parts of the given extents."""
+    h = _Helper('split', name)
+    if isinstance(num_or_sections, int):
+        n, attrs = num_or_sections, {'num': num_or_sections, 'sections': [], 'axis': int(dim)}
+    else:
+        n = len(num_or_sections)
+        attrs = {'num': 0, 'sections': [int(s) for s in num_or_sections], 'axis': int(dim)}
+    outs = [h.tmp(input.dtype.name) for _ in range(n)]
+    h.append('split', {'X': input}, {'Out': outs}, attrs)
+    return outs
+
+
+def squeeze(input, axes, name=None):
+    h = _Helper('squeeze2', name)
+    out = h.tmp(input.dtype.name)
+    xshape = h.tmp(input.dtype.name, stop_gradient=True)
+    h.append('squeeze2', {'X': input}, {'Out': out, 'XShape': xshape},
+             {'axes': [int(a) for a in axes]})
+    return out
+
+
+def unsqueeze(input, axes, name=None):
+    h = _Helper('unsqueeze2', name)
+    out = h.tmp(input.dtype.name)
+    xshape = h.tmp(input.dtype.name, stop_gradient=True)
+    h.append('unsqueeze2', {'X': input}, {'Out': out, 'XShape': xshape},
+             {'axes': [int(a) for a in axes]})
+    return out
+
+
+def slice(input, axes, starts, ends):
+    if not len(axes) == len(starts) == len(ends):
+        raise ValueError('slice: axes, starts and ends must have one entry each, got %d, %d, '
+                         '%d' % (len(axes), len(starts), len(ends)))
+    h = _Helper('slice')
+    out = h.tmp(input.dtype.name)
+    h.append('slice', {'Input': input}, {'Out': out},
+             {'axes': [int(a) for a in axes], 'starts': [int(a) for a in starts],
+              'ends': [int(a) for a in ends]})
+    return out
+
+
+def sums(input, out=None):
+    """The elementwise sum of a list of variables of one shape."""
+    h = _Helper('sum')
+    out = out or h.tmp(input[0].dtype.name)
+    h.append('sum', {'X': list(input)}, {'Out': out})
+    return out

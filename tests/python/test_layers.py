@@ -298,3 +298,26 @@ def test_layer_errors_name_the_input_and_leave_the_program_unchanged():
         L.fc(np.ones(3), 2)
     with pytest.raises(ValueError, match='dropout_prob'):
         L.dropout(x, 1.5)
+
+
+def test_split_squeeze_unsqueeze_slice_sums():
+    x = L.data('x', [6, 1])
+    a, b = L.split(x, 2, dim=1)
+    c, d, e = L.split(x, [1, 2, 3], dim=1)
+    sq = L.squeeze(x, [2])
+    un = L.unsqueeze(x, [0])
+    sl = L.slice(x, axes=[1], starts=[1], ends=[-1])
+    tot = L.sums([a, b])
+    xv = f32(2, 6, 1)
+    got = run([a, b, c, d, e, sq, un, sl, tot], {'x': xv})
+    close(got[0], xv[:, :3])
+    close(got[1], xv[:, 3:])
+    close(got[2], xv[:, :1])
+    close(got[3], xv[:, 1:3])
+    close(got[4], xv[:, 3:])
+    close(got[5], xv[:, :, 0])
+    close(got[6], xv[None])
+    close(got[7], xv[:, 1:-1])
+    close(got[8], xv[:, :3] + xv[:, 3:])
+    with pytest.raises(ValueError, match='one entry each'):
+        L.slice(x, [1], [0, 1], [2])
