@@ -397,6 +397,10 @@ RILL_API rill_status *rill_program_prune(const rill_program *program, const char
                                          size_t nfeeds, const char *const *targets,
                                          size_t ntargets, rill_program **out);
 
+/* Writes the program's ProgramDesc bytes (rill_program_serialize) to `path`
+ * crash-safely: a temp file beside it, fsync, rename, fsync of the directory. */
+RILL_API rill_status *rill_program_save(const rill_program *program, const char *path);
+
 /* Saves the variables `names` (declared in block 0 of `program`) from `scope` into
  * directory `dir` (which must exist): one tensor-stream file per variable named as the
  * variable when `filename` is NULL, else one combined file `dir/filename` with the

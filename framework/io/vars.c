@@ -1,4 +1,5 @@
-/* Saving and loading chosen variables of a program (rill.h, "program support"):
+/* Saving a program file and saving and loading chosen variables of a program (rill.h,
+ * "program support"):
  * Paddle's save/load_persistables layouts, one tensor-stream file per variable named
  * as the variable, or one combined file holding the streams back to back in the order
  * given (Paddle's save_combine: sorted by name).
@@ -154,5 +155,16 @@ rill_status *rill_program_load_vars(const rill_program *program, rill_scope *sco
   rill_free(dst);
   rill_scope_destroy(staging);
   if (st) st = rill_status_wrap(st, "loading variables from '%s'", dir);
+  return st;
+}
+
+rill_status *rill_program_save(const rill_program *program, const char *path) {
+  if (!program || !path) return rill_error(RILL_INVALID_ARGUMENT, "rill_program_save: NULL argument");
+  uint8_t *bytes = NULL;
+  size_t size = 0;
+  RILL_TRY(rill_program_encode(program, &bytes, &size));
+  rill_status *st = rill_file_write(path, bytes, size);
+  rill_free(bytes);
+  if (st) st = rill_status_wrap(st, "saving program file '%s'", path);
   return st;
 }

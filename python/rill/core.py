@@ -371,6 +371,7 @@ _prog_save_vars = _fn('rill_program_save_vars', c_status_p, ctypes.c_void_p, cty
                       ctypes.c_char_p, c_char_pp, ctypes.c_size_t, ctypes.c_char_p)
 _prog_load_vars = _fn('rill_program_load_vars', c_status_p, ctypes.c_void_p, ctypes.c_void_p,
                       ctypes.c_char_p, c_char_pp, ctypes.c_size_t, ctypes.c_char_p)
+_prog_save = _fn('rill_program_save', c_status_p, ctypes.c_void_p, ctypes.c_char_p)
 _backward = _fn('rill_program_append_backward', c_status_p, ctypes.c_void_p, ctypes.c_char_p,
                 c_char_pp, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p))
 _pg_count = _fn('rill_param_grads_count', ctypes.c_size_t, ctypes.c_void_p)
@@ -429,6 +430,10 @@ class CProgram(object):
 
     def append_l2_decay(self, pairs, coeff):
         check(_l2_decay(self._h, pairs._h, float(coeff)))
+
+    def save(self, path):
+        """Writes the ProgramDesc file crash-safely (rill_program_save)."""
+        check(_prog_save(self._h, os.fsencode(path)))
 
     def save_vars(self, scope, dirname, names, filename=None):
         check(_prog_save_vars(self._h, scope._h, os.fsencode(dirname), _cstrs(names), len(names),

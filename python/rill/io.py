@@ -5,7 +5,6 @@ persistable variables. Files are written crash-safely by C."""
 
 import ctypes
 import os
-import tempfile
 
 from . import core, proto
 from .core import error_class
@@ -73,27 +72,6 @@ def load_persistables(executor, dirname, main_program=None, filename=None):
     load_vars(executor, dirname, main_program, None, is_persistable, filename)
 
 
-def _write_file(path, data):
-    """Crash-safe write: temp file in the same directory, fsync, rename, fsync dir."""
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', dir=d)
-    try:
-        with os.fdopen(fd, 'wb') as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    dfd = os.open(d, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
-
-
 def _inference_program(feeded_var_names, target_vars, main_program):
     """The program save_inference_model writes: targets wrapped in scale(x, 1.0) named
     save_infer_model/scale_i, pruned (C), with feed ops (col = position in
@@ -149,7 +127,7 @@ def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_
     os.makedirs(dirname, exist_ok=True)
     model_path = os.path.join(dirname, model_filename)
     os.makedirs(os.path.dirname(model_path), exist_ok=True)
-    _write_file(model_path, program.serialize_to_string())
+    program._c().save(model_path)
     if not program_only:
         save_persistables(executor, dirname, program, params_filename)
     return names

@@ -195,3 +195,26 @@ Test(program_vars, failing_each_allocation_leaks_nothing) {
   cr_assert_gt(runs, 5, "%s", why);
   rill_program_destroy(p);
 }
+
+Test(program_vars, program_save_round_trips_and_reports_errors) {
+  rill_program *p = program(4);
+  char path[128];
+  snprintf(path, sizeof path, "%s/__model__", dir);
+  OK(rill_program_save(p, path));
+  rill_program *q = NULL;
+  OK(rill_program_load(path, &q));
+  void *a, *b;
+  size_t na, nb;
+  OK(rill_program_serialize(p, &a, &na));
+  OK(rill_program_serialize(q, &b, &nb));
+  cr_assert(na == nb && memcmp(a, b, na) == 0);
+  rill_free_buffer(a);
+  rill_free_buffer(b);
+  rill_program_destroy(q);
+  snprintf(path, sizeof path, "%s/no/such/dir/__model__", dir);
+  rill_status *st = rill_program_save(p, path);
+  cr_assert_not_null(st);
+  cr_assert(strstr(rill_status_message(st), "no/such/dir"), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  rill_program_destroy(p);
+}
