@@ -397,6 +397,10 @@ RILL_API rill_status *rill_program_prune(const rill_program *program, const char
                                          size_t nfeeds, const char *const *targets,
                                          size_t ntargets, rill_program **out);
 
+/* Whether op `type` is registered and its schema declares attribute `attr` (a binding
+ * sets is_test on exactly the ops that have it when it clones a program for testing). */
+RILL_API bool rill_op_has_attribute(const char *type, const char *attr);
+
 /* Writes the program's ProgramDesc bytes (rill_program_serialize) to `path`
  * crash-safely: a temp file beside it, fsync, rename, fsync of the directory. */
 RILL_API rill_status *rill_program_save(const rill_program *program, const char *path);

@@ -474,6 +474,13 @@ def serialize_handle(h):
         _free_buffer(buf)
 
 
+_op_has_attr = _fn('rill_op_has_attribute', ctypes.c_bool, ctypes.c_char_p, ctypes.c_char_p)
+
+
+def op_has_attribute(op_type, attr):
+    return _op_has_attr(op_type.encode(), attr.encode())
+
+
 def op_names():
     return [_op_name(i).decode() for i in range(_op_count())]
 

@@ -8,7 +8,6 @@ running. The C copy is cached per program version; every edit bumps the version.
 import collections
 import contextlib
 import copy
-import re
 
 import numpy as np
 
@@ -143,32 +142,12 @@ _schema_attrs = {}
 
 
 def _op_has_attr(op_type, name):
-    """Whether op `op_type`'s schema declares attribute `name` (from rill_op_describe)."""
-    key = op_type
-    if key not in _schema_attrs:
-        import ctypes
-        out = ctypes.c_char_p()
-        f = core.lib.rill_op_describe
-        f.restype = ctypes.c_void_p
-        f.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
-        buf = ctypes.c_void_p()
-        st = f(op_type.encode(), ctypes.byref(buf))
-        names = set()
-        if st:
-            core._status_destroy(st)
-        else:
-            text = ctypes.string_at(buf.value).decode()
-            core._free_buffer(buf)
-            part = text.split('\nattributes:\n', 1)
-            if len(part) == 2:
-                for line in part[1].splitlines():
-                    m = re.match(r'  (\w+): ', line)
-                    if m:
-                        names.add(m.group(1))
-                    elif not line.startswith('  '):
-                        break
-        _schema_attrs[key] = names
-    return name in _schema_attrs[key]
+    """Whether op `op_type`'s schema declares attribute `name` (rill_op_has_attribute)."""
+    key = (op_type, name)
+    got = _schema_attrs.get(key)
+    if got is None:
+        got = _schema_attrs[key] = bool(core.op_has_attribute(op_type, name))
+    return got
 
 
 # ------------------------------------------------------------------ Variable ----

@@ -1,6 +1,6 @@
 /* rill_program_infer_shapes (rill.h "program support"): inferred descriptions are
  * written back into the variables, declared ones are checked, and an error leaves the
- * program as it was. */
+ * program as it was. rill_op_has_attribute answers from the schemas. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -67,4 +67,13 @@ Test(infer_shapes, mismatch_fails_and_changes_nothing) {
   cr_assert(!rill_block_find_var(p, 0, "out")->has_tensor);
   cr_assert_eq(rill_program_version(p), v0);
   rill_program_destroy(p);
+}
+
+Test(op_has_attribute, answers_from_the_schema) {
+  cr_assert(rill_op_has_attribute("dropout", "is_test"));
+  cr_assert(rill_op_has_attribute("batch_norm", "momentum"));
+  cr_assert(!rill_op_has_attribute("mul", "is_test"));
+  cr_assert(!rill_op_has_attribute("no_such_op", "is_test"));
+  cr_assert(!rill_op_has_attribute(NULL, "is_test"));
+  cr_assert(!rill_op_has_attribute("dropout", NULL));
 }
