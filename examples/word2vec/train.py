@@ -82,8 +82,9 @@ def train(epochs, batch, model_dir):
                          fetch_list=fetches)
     guess = probs.argmax(1)
     acc = float((guess == test[:, 4]).mean())
+    common = np.bincount(grams[:, 4]).argmax()
     print('next-word accuracy on %d held-out 5-grams: %.3f (the most frequent word alone: '
-          '%.3f)' % (len(test), acc, float((test[:, 4] == np.bincount(grams[:, 4]).argmax()).mean())))
+          '%.3f)' % (len(test), acc, float((test[:, 4] == common).mean())))
     for row, g in list(zip(test, guess))[:4]:
         print('  %-40s -> %s' % (' '.join(vocab[w] for w in row[:4]), vocab[g]))
     return acc

@@ -349,8 +349,9 @@ class Operator(object):
     def to_string(self, throw_on_error=False):
         outs = ', '.join('%s=%s' % (p, list(a)) for p, a in self.desc['outputs'])
         ins = ', '.join('%s=%s' % (p, list(a)) for p, a in self.desc['inputs'])
-        attrs = ', '.join('%s = %r' % (a[0], a[2]) for a in sorted(self.desc['attrs'])
-                          if a[0] not in ('op_callstack', 'op_namescope'))
+        shown = sorted((a for a in self.desc['attrs']
+                        if a[0] not in ('op_callstack', 'op_namescope')), key=lambda a: a[0])
+        attrs = ', '.join('%s = %r' % (a[0], a[2]) for a in shown)
         return '{%s} = %s(inputs={%s}%s)' % (outs, self.type, ins, ', ' + attrs if attrs else '')
 
     __str__ = to_string

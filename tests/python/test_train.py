@@ -23,7 +23,8 @@ def test_fit_a_line_follows_numpy_gradient_descent():
     w0 = np.linspace(-0.5, 0.5, 13, dtype='float32').reshape(13, 1)
     x = L.data('x', [13])
     y = L.data('y', [1])
-    pred = L.fc(x, 1, param_attr=rill.ParamAttr('w', initializer=rill.initializer.NumpyArrayInitializer(w0)),
+    init = rill.initializer.NumpyArrayInitializer(w0)
+    pred = L.fc(x, 1, param_attr=rill.ParamAttr('w', initializer=init),
                 bias_attr=rill.ParamAttr('b', initializer=rill.initializer.Constant(0.5)))
     loss = L.mean(L.square_error_cost(pred, y))
     lr = 0.01
