@@ -208,3 +208,26 @@ def test_clip_by_norm_scales_each_gradient_then_decay_applies():
     w0, w1, g = one_step(opt, grad_scale=10.0)
     clipped = g * 0.01 / np.sqrt((g * g).sum())
     np.testing.assert_allclose(w1, w0 - (clipped + 0.1 * w0), rtol=1e-4, atol=1e-6)
+
+
+def test_parallel_and_sequential_training_agree_bitwise():
+    def losses(parallel):
+        main, startup = rill.Program(), rill.Program()
+        with rill.program_guard(main, startup), rill.unique_name.guard(), \
+                rill.scope_guard(rill.Scope()):
+            x = L.data('x', [8])
+            y = L.data('y', [1], dtype='int64')
+            branches = [L.fc(x, 16, act='relu') for _ in range(4)]
+            logits = L.fc(L.concat(branches, axis=1), 3)
+            loss = L.mean(L.softmax_with_cross_entropy(logits, y))
+            rill.optimizer.Momentum(0.05, 0.9).minimize(loss)
+            exe = rill.Executor(rill.CPUPlace(), parallel=parallel, num_threads=2)
+            exe.run(startup)
+            rng = np.random.RandomState(4)
+            feed = {'x': rng.randn(16, 8).astype('float32'),
+                    'y': rng.randint(0, 3, (16, 1)).astype('int64')}
+            out = [exe.run(main, feed=feed, fetch_list=[loss])[0][0] for _ in range(5)]
+            return np.array(out)
+    seq, par = losses(False), losses(True)
+    assert seq.tobytes() == par.tobytes()
+    assert seq[-1] < seq[0]
