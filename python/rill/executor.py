@@ -248,7 +248,10 @@ class Executor(object):
                     (name, tuple(got), tuple(shape)))
         t = Tensor.from_numpy(arr)
         if lod:
-            t.set_lod(lod)
+            try:
+                t.set_lod(lod)
+            except core.Error as e:
+                raise type(e)("feed '%s': %s" % (name, e.message)) from None
         return t
 
     def run(self, program=None, feed=None, fetch_list=None, feed_var_name='feed',

@@ -315,3 +315,13 @@ def test_data_feeder_builds_the_feed_dict():
     out = L.scale(img, 2.0)
     got, = rill.Executor().run(feed={'img': feed['img']}, fetch_list=[out])
     np.testing.assert_array_equal(got, 2 * feed['img'])
+
+
+@pytest.mark.parametrize('lod,needle', [([[0, 3, 2]], 'decreases'), ([[0, 2, 9]], 'ends at 9'),
+                                        ([[1, 5]], 'start with offset 0')])
+def test_bad_lod_feed_names_the_feed(lod, needle):
+    x = L.data('x', [2], lod_level=1)
+    y = L.scale(x, 1.0)
+    with pytest.raises(rill.InvalidArgumentError) as e:
+        rill.Executor().run(feed={'x': (np.ones((5, 2), 'float32'), lod)}, fetch_list=[y])
+    assert "feed 'x'" in str(e.value) and needle in str(e.value)
