@@ -104,30 +104,29 @@ class Optimizer(object):
             for p, g in pairs:
                 with program._optimized_guard([p, g]):
                     clip._append(blk, blk.vars[p], blk._find_var_recursive(g))
-        # Weight decay: one C pass when every parameter uses the same L2Decay, scale +
-        # sum ops per parameter otherwise.
-        coeffs = {}
+        # Weight decay: one C pass when every parameter has the same L2Decay, ops
+        # appended per parameter otherwise.
+        regs = {}
         for p, g in pairs:
             reg = getattr(blk.vars.get(p), 'regularizer', None) or self.regularization
             if reg is None:
                 continue
-            if not isinstance(reg, L2DecayRegularizer):
+            if not hasattr(reg, '_append'):
                 raise core.error_class('UNIMPLEMENTED')(
-                    'regularizer %s of %s: only L2Decay is supported' % (type(reg).__name__, p))
-            coeffs[(p, g)] = reg.regularization_coeff
-        uniform = len(set(coeffs.values())) == 1 and len(coeffs) == len(pairs)
-        if coeffs and uniform:
+                    'regularizer %s of %s: L2Decay and L1Decay are supported' %
+                    (type(reg).__name__, p))
+            regs[(p, g)] = reg
+        kinds = set((type(r), r.regularization_coeff) for r in regs.values())
+        if regs and len(regs) == len(pairs) and len(kinds) == 1 and \
+                isinstance(next(iter(regs.values())), L2DecayRegularizer):
             c = core.CProgram.parse(program.serialize_to_string())
-            c.append_l2_decay(pairs, list(coeffs.values())[0])
+            c.append_l2_decay(pairs, next(iter(regs.values())).regularization_coeff)
             program._reload(c.serialize())
             blk = program.global_block()
-        elif coeffs:
-            for (p, g), coeff in coeffs.items():
+        else:
+            for (p, g), reg in regs.items():
                 with program._optimized_guard([p, g]):
-                    decay = blk.create_var(name=unique_name.generate(p + '_decay'), infer=True)
-                    blk.append_op('scale', inputs={'X': p}, outputs={'Out': decay},
-                                  attrs={'scale': float(coeff)})
-                    blk.append_op('sum', inputs={'X': [g, decay.name]}, outputs={'Out': g})
+                    reg._append(blk, p, g)
         out = []
         for p, g in pairs:
             if wanted is not None and p not in wanted:

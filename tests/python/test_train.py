@@ -183,9 +183,13 @@ def test_set_gradient_clip_applies_to_the_next_minimize():
     np.testing.assert_allclose(step, 1e-3, rtol=1e-3)
 
 
-def test_l1_decay_is_reported_unimplemented():
-    with pytest.raises(rill.UnimplementedError, match='L1Decay'):
-        rill.regularizer.L1Decay(0.1)
+def test_l1_decay_adds_coeff_times_sign():
+    a0, a1, b0, b1, g = two_params_step(
+        rill.optimizer.SGD(0.1, regularization=rill.regularizer.L1Decay(0.5)),
+        rill.ParamAttr('A', initializer=rill.initializer.NumpyArrayInitializer(
+            np.array([[1e-20, -3.0], [0.0, 2.0], [-1e-5, 7.0]], 'float32'))), 'B')
+    np.testing.assert_allclose(a1, a0 - 0.1 * (g + 0.5 * np.sign(a0)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(b1, b0 - 0.1 * (g + 0.5 * np.sign(b0)), rtol=1e-5, atol=1e-6)
 
 
 def test_minimize_rejects_a_non_variable_loss():
