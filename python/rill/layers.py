@@ -19,7 +19,9 @@ __all__ = ['data', 'fc', 'embedding', 'conv2d', 'pool2d', 'batch_norm', 'layer_n
            'swish', 'gelu', 'hard_sigmoid', 'hard_swish', 'matmul', 'reduce_sum',
            'reduce_mean', 'cast', 'argmax', 'create_parameter', 'assign', 'flatten',
            'log_softmax', 'topk', 'one_hot', 'clip', 'split', 'squeeze', 'unsqueeze', 'slice',
-           'sums']
+           'sums', 'less_than', 'less_equal', 'greater_than', 'greater_equal', 'equal',
+           'not_equal', 'exponential_decay', 'natural_exp_decay', 'inverse_time_decay',
+           'piecewise_decay']
 
 
 class _Helper(object):
@@ -648,3 +650,38 @@ def sums(input, out=None):
     out = out or h.tmp(input[0].dtype.name)
     h.append('sum', {'X': list(input)}, {'Out': out})
     return out
+
+
+def _compare(op, x, y):
+    h = _Helper(op)
+    out = h.tmp('bool', stop_gradient=True)
+    h.append(op, {'X': x, 'Y': y}, {'Out': out}, {'axis': -1})
+    return out
+
+
+def less_than(x, y, force_cpu=None, cond=None):
+    return _compare('less_than', x, y)
+
+
+def less_equal(x, y, cond=None):
+    return _compare('less_equal', x, y)
+
+
+def greater_than(x, y, cond=None):
+    return _compare('greater_than', x, y)
+
+
+def greater_equal(x, y, cond=None):
+    return _compare('greater_equal', x, y)
+
+
+def equal(x, y, cond=None):
+    return _compare('equal', x, y)
+
+
+def not_equal(x, y, cond=None):
+    return _compare('not_equal', x, y)
+
+
+from .learning_rate_scheduler import (exponential_decay, natural_exp_decay,  # noqa: E402
+                                      inverse_time_decay, piecewise_decay)

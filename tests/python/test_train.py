@@ -235,3 +235,27 @@ def test_parallel_and_sequential_training_agree_bitwise():
     seq, par = losses(False), losses(True)
     assert seq.tobytes() == par.tobytes()
     assert seq[-1] < seq[0]
+
+
+@pytest.mark.parametrize('make,ref', [
+    (lambda: L.exponential_decay(0.5, 3, 0.5), lambda s: 0.5 * 0.5 ** (s / 3)),
+    (lambda: L.exponential_decay(0.5, 3, 0.5, staircase=True), lambda s: 0.5 * 0.5 ** (s // 3)),
+    (lambda: L.natural_exp_decay(0.5, 3, 0.2), lambda s: 0.5 * np.exp(-0.2 * s / 3)),
+    (lambda: L.inverse_time_decay(0.5, 3, 0.2), lambda s: 0.5 / (1 + 0.2 * s / 3)),
+    (lambda: L.piecewise_decay([2, 5], [1.0, 0.5, 0.1]),
+     lambda s: 1.0 if s < 2 else (0.5 if s < 5 else 0.1)),
+])
+def test_learning_rate_schedules(make, ref):
+    x = L.data('x', [3])
+    loss = L.mean(L.fc(x, 1, param_attr='W', bias_attr=False))
+    lr = make()
+    rill.optimizer.SGD(lr).minimize(loss)
+    exe = rill.Executor()
+    exe.run(rill.default_startup_program())
+    xv = np.ones((2, 3), 'float32')
+    for step in range(7):
+        w0 = np.array(rill.global_scope().find_var('W').get_tensor())
+        got, = exe.run(feed={'x': xv}, fetch_list=[lr])
+        w1 = np.array(rill.global_scope().find_var('W').get_tensor())
+        np.testing.assert_allclose(got[0], ref(step), rtol=1e-5)
+        np.testing.assert_allclose(w0 - w1, ref(step), rtol=1e-4)
