@@ -732,8 +732,9 @@ class Program(object):
 
     def clone(self, for_test=False):
         """A deep copy. for_test=True also sets is_test on every op whose schema has it
-        and drops backward and optimizer ops (op_role Backward or Optimize), so a
-        training program gives its evaluation program."""
+        and drops backward, optimizer and learning-rate ops (op_role Backward, Optimize
+        or LRSched: evaluating does not advance the step counter), so a training program
+        gives its evaluation program."""
         p = Program.__new__(Program)
         p._init_from(copy.deepcopy(self.desc))
         p.random_seed = self.random_seed
@@ -752,7 +753,7 @@ class Program(object):
                 keep = []
                 for op in b.ops:
                     role = op.attr('op_role') or 0
-                    if role & (OpRole.Backward | OpRole.Optimize):
+                    if role & (OpRole.Backward | OpRole.Optimize | OpRole.LRSched):
                         continue
                     keep.append(op)
                 b.ops = keep

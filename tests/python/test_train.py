@@ -259,3 +259,18 @@ def test_learning_rate_schedules(make, ref):
         w1 = np.array(rill.global_scope().find_var('W').get_tensor())
         np.testing.assert_allclose(got[0], ref(step), rtol=1e-5)
         np.testing.assert_allclose(w0 - w1, ref(step), rtol=1e-4)
+
+
+def test_test_clone_does_not_advance_the_schedule():
+    x = L.data('x', [3])
+    loss = L.mean(L.fc(x, 1, param_attr='W', bias_attr=False))
+    lr = L.piecewise_decay([1], [1.0, 0.5])
+    rill.optimizer.SGD(lr).minimize(loss)
+    test = rill.default_main_program().clone(for_test=True)
+    exe = rill.Executor()
+    exe.run(rill.default_startup_program())
+    xv = np.ones((2, 3), 'float32')
+    for _ in range(3):
+        exe.run(test, feed={'x': xv}, fetch_list=[loss])
+    got, = exe.run(feed={'x': xv}, fetch_list=[lr])
+    assert got[0] == 1.0
