@@ -1,4 +1,5 @@
-/* rill -- the command line: inspect a model, run it on .npy inputs, list operators.
+/* rill -- the command line: inspect a model, run it on .npy inputs, list operators,
+ * prune a model to chosen outputs (tools/cmd_prune.c).
  *
  * Exit status: 0 success, 1 a runtime error (message on stderr), 2 a usage error. */
 #include <dirent.h>
@@ -15,6 +16,7 @@
 #include "framework/program/program.h"
 #include "framework/registry/registry.h"
 #include "rill.h"
+#include "tools/cmd_prune.h"
 
 enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2 };
 
@@ -32,6 +34,12 @@ static const char usage_text[] =
     "                                  sets the worker count, --sequential/--parallel the\n"
     "                                  schedule (default: chosen per program)\n"
     "  ops [NAME]                      registered operators (or one) and their schemas\n"
+    "  prune MODEL --output DIR [--fetch NAME ...] [--feed NAME ...] [--params FILE]\n"
+    "              [--combined FILE]\n"
+    "                                  write an inference model computing only the fetch\n"
+    "                                  variables (default: the model's) from the feeds\n"
+    "                                  (default: the model's): DIR/__model__ plus the\n"
+    "                                  parameters it needs, one file each or --combined\n"
     "  --help                          this text\n"
     "  --version                       the version\n"
     "\n"
@@ -532,5 +540,6 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "inspect") == 0) return cmd_inspect(argc - 2, argv + 2);
   if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
   if (strcmp(cmd, "ops") == 0) return cmd_ops(argc - 2, argv + 2);
+  if (strcmp(cmd, "prune") == 0) return rill_cmd_prune(argc - 2, argv + 2);
   return usage_error("unknown command '%s'", cmd);
 }
