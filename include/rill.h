@@ -379,9 +379,9 @@ RILL_API rill_status *rill_program_append_clip_by_global_norm(rill_program *prog
 
 /* -------------------------------------------------------- program support ---- */
 
-/* What the Python package (python/rill) needs beyond the sections above, usable from C
- * as well: compile-time shapes, pruning for inference, and saving/loading chosen
- * variables in Paddle's layouts. */
+/* What the Python package (python/rill) and `rill prune` need beyond the sections
+ * above, usable from any C caller: compile-time shapes, pruning for inference, a schema
+ * question, and saving programs and chosen variables in Paddle's layouts. */
 
 /* Runs validation (rill_program_validate) and writes the inferred dtype, dims and LoD
  * level of every LoD tensor variable back into its description. A variable declared
