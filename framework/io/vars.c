@@ -1,8 +1,7 @@
-/* Saving a program file and saving and loading chosen variables of a program (rill.h,
- * "program support"):
- * Paddle's save/load_persistables layouts, one tensor-stream file per variable named
- * as the variable, or one combined file holding the streams back to back in the order
- * given (Paddle's save_combine: sorted by name).
+/* Saving a program file, and saving and loading chosen variables of a program (rill.h,
+ * "program support") in Paddle's save/load_persistables layouts: one tensor-stream
+ * file per variable named as the variable, or one combined file holding the streams
+ * back to back in the order given (Paddle's save_combine: sorted by name).
  *
  * Loading reads everything into a staging scope first and moves the values into the
  * caller's scope only when every variable was read and checked against its
@@ -16,8 +15,6 @@
 #include "framework/io/vars.h"
 #include "framework/program/program.h"
 #include "rill.h"
-
-
 
 static rill_status *check_args(const char *fn, const rill_program *program, rill_scope *scope,
                                const char *dir, const char *const *names, size_t n) {
