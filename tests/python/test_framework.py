@@ -325,3 +325,17 @@ def test_bad_lod_feed_names_the_feed(lod, needle):
     with pytest.raises(rill.InvalidArgumentError) as e:
         rill.Executor().run(feed={'x': (np.ones((5, 2), 'float32'), lod)}, fetch_list=[y])
     assert "feed 'x'" in str(e.value) and needle in str(e.value)
+
+
+def test_create_lod_tensor_feeds_sequences():
+    words = L.data('words', [1], dtype='int64', lod_level=1)
+    emb = L.embedding(words, [10, 2], param_attr='E')
+    t = rill.create_lod_tensor(np.array([[1], [2], [3], [4], [5]], 'int64'), [[2, 3]],
+                               rill.CPUPlace())
+    assert t.lod() == [[0, 2, 5]] and t.recursive_sequence_lengths() == [[2, 3]]
+    exe = rill.Executor()
+    exe.run(rill.default_startup_program())
+    out, = exe.run(feed={'words': t}, fetch_list=[emb], return_numpy=False)
+    assert out.lod() == [[0, 2, 5]]
+    table = np.array(rill.global_scope().find_var('E').get_tensor())
+    np.testing.assert_array_equal(np.array(out).reshape(5, 2), table[[1, 2, 3, 4, 5]])
