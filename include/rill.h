@@ -377,6 +377,49 @@ RILL_API rill_status *rill_program_append_clip_by_global_norm(rill_program *prog
                                                              const rill_param_grads *pairs,
                                                              float clip_norm);
 
+/* -------------------------------------------------------- program support ---- */
+
+/* What the Python package (python/rill) and `rill prune` need beyond the sections
+ * above, usable from any C caller: compile-time shapes, pruning for inference, a schema
+ * question, and saving programs and chosen variables in Paddle's layouts. */
+
+/* Runs validation (rill_program_validate) and writes the inferred dtype, dims and LoD
+ * level of every LoD tensor variable back into its description. A variable declared
+ * without a tensor description takes what its producer infers; a declared one is
+ * checked against it. The program is left unchanged on error. */
+RILL_API rill_status *rill_program_infer_shapes(rill_program *program);
+
+/* A copy of `program` holding only the block-0 ops needed to compute `targets` from
+ * `feeds` (Paddle's prune before save_inference_model): fed variables cut the walk, feed
+ * and fetch ops are dropped, ops flagged side-effect are kept, and block-0 variables
+ * nothing uses any more are removed. Names must be declared in block 0. */
+RILL_API rill_status *rill_program_prune(const rill_program *program, const char *const *feeds,
+                                         size_t nfeeds, const char *const *targets,
+                                         size_t ntargets, rill_program **out);
+
+/* Whether op `type` is registered and its schema declares attribute `attr` (a binding
+ * sets is_test on exactly the ops that have it when it clones a program for testing). */
+RILL_API bool rill_op_has_attribute(const char *type, const char *attr);
+
+/* Writes the program's ProgramDesc bytes (rill_program_serialize) to `path`
+ * crash-safely: a temp file beside it, fsync, rename, fsync of the directory. */
+RILL_API rill_status *rill_program_save(const rill_program *program, const char *path);
+
+/* Saves the variables `names` (declared in block 0 of `program`) from `scope` into
+ * directory `dir` (which must exist): one tensor-stream file per variable named as the
+ * variable when `filename` is NULL, else one combined file `dir/filename` with the
+ * streams in the order given (Paddle sorts by name). Each file is written
+ * crash-safely; names never escape `dir`. */
+RILL_API rill_status *rill_program_save_vars(const rill_program *program, rill_scope *scope,
+                                             const char *dir, const char *const *names,
+                                             size_t n, const char *filename);
+/* Loads what rill_program_save_vars (or Paddle's save/save_combine) wrote. Each stored
+ * tensor must match its declaration (dtype, dims where known) and a combined file must
+ * end after the last variable. All or nothing: on error the scope is left as it was. */
+RILL_API rill_status *rill_program_load_vars(const rill_program *program, rill_scope *scope,
+                                             const char *dir, const char *const *names,
+                                             size_t n, const char *filename);
+
 /* ---------------------------------------------------------------- registry ---- */
 
 /* Number of registered op types, and their names in sorted order. */

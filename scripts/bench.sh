@@ -2,6 +2,7 @@
 # Runs every benchmark in bench/. Each prints its figures as ratios against a baseline
 # measured in the same run. When PyTorch is importable, bench_train is also compared
 # with its PyTorch peer (bench/peers/torch_train.py); torch is never required.
+# bench/bench_python.py measures the Python package against the C API and bench_train.
 # Then bench/peers/infer_peers.py runs the real models in ../shared/models with rill,
 # ONNX Runtime and Paddle Inference and prints the ratios; a peer that cannot be imported
 # is skipped with a message. INFER_PEERS_ARGS adds options to it (e.g. "--rounds 1").
@@ -47,6 +48,11 @@ for b in "$BUILD"/bench_*; do
     "$b"
   fi
 done
+
+printf '\n==== bench_python (the Python package: Executor.run overhead, MLP step vs C) ====\n'
+case "$BUILD" in /*) ABS_BUILD=$BUILD ;; *) ABS_BUILD=$PWD/$BUILD ;; esac
+RILL_LIB="$ABS_BUILD/librill.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
+  "${PYTHON:-python3}" bench/bench_python.py "$BUILD"
 
 printf '\n==== infer_peers (rill vs ONNX Runtime / Paddle Inference on ../shared/models) ====\n'
 models=../shared/models

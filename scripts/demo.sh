@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The demo (`make demo`): the C API end to end (examples/c/demo.c), then the `rill`
-# command line on a real Paddle MNIST model and its reference image.
+# The demo (`make demo`): the C API end to end (examples/c/demo.c), the `rill` command
+# line on a real Paddle MNIST model and its reference image, then the Python package:
+# recognize_digits trains an MLP and a CNN, saves them as inference models, reloads them
+# and prints their test accuracy.
 #   scripts/demo.sh BUILD_DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,10 +17,17 @@ MODEL="$SHARED/models/mnist_mlp_handwriting"
 printf '\n==== 2. rill run on a real Paddle model: %s ====\n' "$MODEL"
 if [ ! -d "$MODEL" ]; then
   echo "skipped: $MODEL is not there (the shared models live beside the checkout)"
-  exit 0
+else
+  "$BUILD/rill" inspect "$MODEL" | sed -n '/^feed targets/,$p'
+  out=$("$BUILD/rill" run "$MODEL" --input "image=$MODEL/refs/input_image.npy" --output "$BUILD/demo_mnist")
+  printf '%s\n' "$out"
+  digit=$(printf '%s\n' "$out" | sed -n 's/^  argmax per row: \([0-9]*\).*/\1/p' | head -n1)
+  printf '\nthe model reads the handwritten digit as: %s\n' "${digit:-?}"
 fi
-"$BUILD/rill" inspect "$MODEL" | sed -n '/^feed targets/,$p'
-out=$("$BUILD/rill" run "$MODEL" --input "image=$MODEL/refs/input_image.npy" --output "$BUILD/demo_mnist")
-printf '%s\n' "$out"
-digit=$(printf '%s\n' "$out" | sed -n 's/^  argmax per row: \([0-9]*\).*/\1/p' | head -n1)
-printf '\nthe model reads the handwritten digit as: %s\n' "${digit:-?}"
+
+printf '\n==== 3. Python: recognize_digits (train, save, reload, evaluate) ====\n'
+case "$BUILD" in /*) ABS_BUILD=$BUILD ;; *) ABS_BUILD=$PWD/$BUILD ;; esac
+rm -rf "$BUILD/demo_digits"
+RILL_LIB="$ABS_BUILD/librill.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
+  "${PYTHON:-python3}" examples/recognize_digits/train.py --save "$BUILD/demo_digits" \
+  --min-accuracy 0.95

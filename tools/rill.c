@@ -1,4 +1,5 @@
-/* rill -- the command line: inspect a model, run it on .npy inputs, list operators.
+/* rill -- the command line: inspect a model, run it on .npy inputs, list operators,
+ * prune a model to chosen outputs (tools/cmd_prune.c).
  *
  * Exit status: 0 success, 1 a runtime error (message on stderr), 2 a usage error. */
 #include <dirent.h>
@@ -16,6 +17,7 @@
 #include "framework/registry/registry.h"
 #include "rill.h"
 #include "tools/lod_arg.h"
+#include "tools/cmd_prune.h"
 
 enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2 };
 
@@ -35,6 +37,12 @@ static const char usage_text[] =
     "                                  gives input NAME a LoD: offsets separated by ',',\n"
     "                                  levels by ';' (--lod words=0,3,7, --lod 'x=0,2;0,1,3')\n"
     "  ops [NAME]                      registered operators (or one) and their schemas\n"
+    "  prune MODEL --output DIR [--fetch NAME ...] [--feed NAME ...] [--params FILE]\n"
+    "              [--combined FILE]\n"
+    "                                  write an inference model computing only the fetch\n"
+    "                                  variables (default: the model's) from the feeds\n"
+    "                                  (default: the model's): DIR/__model__ plus the\n"
+    "                                  parameters it needs, one file each or --combined\n"
     "  --help                          this text\n"
     "  --version                       the version\n"
     "\n"
@@ -563,5 +571,6 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "inspect") == 0) return cmd_inspect(argc - 2, argv + 2);
   if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
   if (strcmp(cmd, "ops") == 0) return cmd_ops(argc - 2, argv + 2);
+  if (strcmp(cmd, "prune") == 0) return rill_cmd_prune(argc - 2, argv + 2);
   return usage_error("unknown command '%s'", cmd);
 }

@@ -9,6 +9,7 @@
 #include "framework/data/scope.h"
 #include "framework/io/file.h"
 #include "framework/io/stream.h"
+#include "framework/io/vars.h"
 #include "framework/program/program.h"
 #include "framework/registry/registry.h"
 
@@ -228,7 +229,7 @@ static rill_status *check_loadable(const rill_var_desc *v) {
 }
 
 /* Reads variable `v` at the reader's position into the scope. */
-static rill_status *read_var(rill_reader *r, const rill_var_desc *v, rill_scope *scope) {
+rill_status *rill_io_read_var(rill_reader *r, const rill_var_desc *v, rill_scope *scope) {
   RILL_TRY(check_loadable(v));
   rill_tensor_expect ex;
   expect_of(v, &ex);
@@ -254,7 +255,7 @@ static rill_status *load_separate(const char *dir, const rill_var_desc **vars, s
     rill_status *st =
         rill_status_wrap(rill_reader_open(&r, path), "variable '%s'", vars[i]->name);
     if (!st) {
-      st = read_var(&r, vars[i], scope);
+      st = rill_io_read_var(&r, vars[i], scope);
       if (!st && rill_reader_left(&r))
         st = rill_error(RILL_CORRUPT, "%s: variable '%s': %zu unexpected bytes after the tensor",
                         path, vars[i]->name, rill_reader_left(&r));
@@ -272,7 +273,7 @@ static rill_status *load_combined(const char *path, const rill_var_desc **vars, 
   RILL_TRY(rill_reader_open(&r, path));
   rill_status *st = NULL;
   for (size_t i = 0; i < n && !st; i++) {
-    st = read_var(&r, vars[i], scope);
+    st = rill_io_read_var(&r, vars[i], scope);
     if (st && i > 0)
       st = rill_status_wrap(st, "combined file (variable %zu of %zu, after '%s')", i + 1, n,
                             vars[i - 1]->name);

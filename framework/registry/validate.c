@@ -4,7 +4,8 @@
  * message listing all of them. Then, op by op in program order: slots, variables,
  * attributes, and the op's shape inference over the variable descriptions. Inferred
  * outputs go into a side table (one meta per VarDesc) that later ops read; the program
- * itself is never modified. */
+ * itself is modified only by rill_program_infer_shapes, which writes the inferred
+ * descriptions back. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -357,7 +358,23 @@ static rill_status *init_metas(vstate *v) {
   return NULL;
 }
 
-rill_status *rill_validate_program(const rill_program *p) {
+/* Writes the inferred metas back into the variable descriptions of `p`. */
+static void write_back(rill_program *p, vstate *v) {
+  for (size_t b = 0; b < p->nblocks; b++)
+    for (size_t k = 0; k < p->blocks[b].nvars; k++) {
+      rill_var_desc *d = &p->blocks[b].vars[k];
+      const rill_tensor_meta *m = &v->metas[b][k];
+      if (d->type != RILL_VAR_LOD_TENSOR || !m->known) continue;
+      d->has_tensor = true;
+      d->dtype = m->dtype;
+      d->dims = m->dims;
+      d->lod_level = m->lod_level;
+      if (m->lod_level) d->has_flags |= RILL_VARDESC_HAS_LOD_LEVEL;
+    }
+  rill_program_touch(p);
+}
+
+static rill_status *validate(const rill_program *p, rill_program *write) {
   if (!p) return rill_error(RILL_INVALID_ARGUMENT, "no program to validate");
   RILL_TRY(rill_registry_init());
   RILL_TRY(check_op_types(p));
@@ -369,10 +386,17 @@ rill_status *rill_validate_program(const rill_program *p) {
       st = rill_status_wrap(check_op(&v, (int32_t)b, op), "block %zu, op #%zu (%s)", b, i,
                             op->type);
     }
+  if (!st && write) write_back(write, &v);
   if (v.metas)
     for (size_t b = 0; b < p->nblocks; b++) rill_free(v.metas[b]);
   rill_free(v.metas);
   return st;
+}
+
+rill_status *rill_validate_program(const rill_program *p) { return validate(p, NULL); }
+
+rill_status *rill_program_infer_shapes(rill_program *program) {
+  return validate(program, program);
 }
 
 rill_status *rill_program_validate(const rill_program *program) {

@@ -1,0 +1,14 @@
+/* Schema questions asked by bindings (rill.h, "program support"). */
+#include <string.h>
+
+#include "framework/registry/registry.h"
+#include "rill.h"
+
+bool rill_op_has_attribute(const char *type, const char *attr) {
+  if (!type || !attr || rill_registry_init_quiet()) return false; /* true: tables failed */
+  const rill_op_schema *s = rill_schema_find(type);
+  if (!s) return false;
+  for (size_t i = 0; i < s->nattrs; i++)
+    if (strcmp(s->attrs[i].name, attr) == 0) return true;
+  return false;
+}

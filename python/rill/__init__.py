@@ -1,0 +1,38 @@
+"""rill: build, train, save and load PaddlePaddle Fluid programs from Python.
+
+A Fluid 1.x script runs after `import rill as fluid`: programs, layers, initializers,
+optimizers, the Executor and fluid.io, over librill's C API (ctypes; numpy is the only
+dependency). See doc/design/python.md."""
+
+from . import core
+from .core import Error
+from .core import (InvalidArgumentError, NotFoundError, AlreadyExistsError, OutOfMemoryError,
+                   IoError, CorruptError, UnimplementedError, FailedPreconditionError,
+                   OutOfRangeError, CancelledError, DeadlineExceededError, UnavailableError,
+                   InternalError)
+from . import framework, proto
+from .framework import (Program, Block, Variable, Parameter, Operator, program_guard,
+                        default_main_program, default_startup_program, name_scope,
+                        unique_name, CPUPlace, CUDAPlace, in_dygraph_mode)
+from . import initializer, param_attr, regularizer, clip, layers, optimizer, executor, io
+from .param_attr import ParamAttr
+from .executor import (Executor, Scope, global_scope, scope_guard, LoDTensor,
+                       create_lod_tensor)
+from .clip import GradientClipByGlobalNorm, set_gradient_clip
+from .io import save_inference_model, load_inference_model
+from .data_feeder import DataFeeder
+from . import nets
+
+# Fluid scripts reach a few classes through fluid.core.
+core.Scope = Scope
+core.LoDTensor = LoDTensor
+core.CPUPlace = CPUPlace
+core.is_compiled_with_cuda = lambda: False
+
+__version__ = '0.1.0'
+
+__all__ = ['Error', 'Program', 'Block', 'Variable', 'Parameter', 'Operator', 'program_guard',
+           'default_main_program', 'default_startup_program', 'name_scope', 'unique_name',
+           'CPUPlace', 'CUDAPlace', 'ParamAttr', 'Executor', 'Scope', 'global_scope',
+           'scope_guard', 'LoDTensor', 'create_lod_tensor', 'layers', 'optimizer',
+           'initializer', 'regularizer', 'clip', 'io', 'core', 'DataFeeder', 'nets']

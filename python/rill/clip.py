@@ -1,0 +1,81 @@
+"""Gradient clipping (Fluid 1.x's clip.py). GradientClipByGlobalNorm is applied by C
+(rill_program_append_clip_by_global_norm) before weight decay, as Paddle orders them."""
+
+__all__ = ['GradientClipByGlobalNorm', 'ClipGradByGlobalNorm', 'GradientClipByValue',
+           'GradientClipByNorm', 'ClipGradByValue', 'ClipGradByNorm', 'set_gradient_clip']
+
+
+class GradientClipByGlobalNorm(object):
+    """Scales every gradient by clip_norm / max(global_norm, clip_norm)."""
+
+    def __init__(self, clip_norm, group_name='default_group'):
+        if clip_norm <= 0:
+            raise ValueError('GradientClipByGlobalNorm: clip_norm must be positive, got %r' %
+                             (clip_norm,))
+        self.clip_norm = float(clip_norm)
+        self.group_name = group_name
+
+
+ClipGradByGlobalNorm = GradientClipByGlobalNorm
+
+
+class GradientClipByValue(object):
+    """Clips every gradient element into [min, max] (min defaults to -max): a `clip`
+    op per gradient, in place."""
+
+    def __init__(self, max, min=None):
+        max = float(max)
+        min = -max if min is None else float(min)
+        if min >= max:
+            raise ValueError('GradientClipByValue: min %g must be below max %g' % (min, max))
+        self.max, self.min = max, min
+
+    def _append(self, block, param, grad):
+        block.append_op('clip', inputs={'X': grad}, outputs={'Out': grad},
+                        attrs={'min': self.min, 'max': self.max})
+
+
+class GradientClipByNorm(object):
+    """Scales each gradient whose L2 norm exceeds clip_norm down to clip_norm:
+    g * clip_norm / max(norm(g), clip_norm), built from square, reduce_sum, sqrt,
+    fill_constant, elementwise_max, elementwise_div and elementwise_mul ops."""
+
+    def __init__(self, clip_norm):
+        if clip_norm <= 0:
+            raise ValueError('GradientClipByNorm: clip_norm must be positive, got %r' %
+                             (clip_norm,))
+        self.clip_norm = float(clip_norm)
+
+    def _append(self, block, param, grad):
+        from .framework import unique_name
+
+        def tmp(key):
+            return block.create_var(name=unique_name.generate(grad.name + '_clip_' + key),
+                                    infer=True)
+        sq, total, norm, limit, big, scale = (tmp(k) for k in
+                                              ('sq', 'sum', 'norm', 'c', 'max', 'scale'))
+        block.append_op('square', inputs={'X': grad}, outputs={'Out': sq})
+        block.append_op('reduce_sum', inputs={'X': sq}, outputs={'Out': total},
+                        attrs={'dim': [0], 'reduce_all': True, 'keep_dim': False})
+        block.append_op('sqrt', inputs={'X': total}, outputs={'Out': norm})
+        block.append_op('fill_constant', outputs={'Out': limit},
+                        attrs={'shape': [1], 'value': self.clip_norm,
+                               'dtype': grad.desc['dtype']})
+        block.append_op('elementwise_max', inputs={'X': norm, 'Y': limit}, outputs={'Out': big})
+        block.append_op('elementwise_div', inputs={'X': limit, 'Y': big},
+                        outputs={'Out': scale})
+        block.append_op('elementwise_mul', inputs={'X': grad, 'Y': scale},
+                        outputs={'Out': grad})
+
+
+ClipGradByValue = GradientClipByValue
+ClipGradByNorm = GradientClipByNorm
+
+_program_clip = {}
+
+
+def set_gradient_clip(clip, param_list=None, program=None):
+    """Fluid 1.x style: the clip applies to the next minimize() of `program`."""
+    from .framework import default_main_program
+    program = program or default_main_program()
+    _program_clip[program._id] = clip

@@ -1,0 +1,566 @@
+"""ctypes bindings to librill: the library, status codes as exceptions, tensors,
+scopes, C programs and executors. Everything above this module is pure Python."""
+
+import ctypes
+import ctypes.util
+import os
+import itertools
+import weakref
+
+import numpy as np
+
+__all__ = ['Error', 'lib', 'Tensor', 'CScope', 'CProgram', 'CExecutor']
+
+
+# ------------------------------------------------------------------ library ----
+
+def _candidates():
+    env = os.environ.get('RILL_LIB')
+    if env:
+        yield env
+        return
+    here = os.path.dirname(os.path.abspath(__file__))
+    yield os.path.join(here, '_lib', 'librill.so')
+    root = os.path.dirname(os.path.dirname(here))
+    yield os.path.join(root, 'build', 'librill.so')
+    found = ctypes.util.find_library('rill')
+    if found:
+        yield found
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        if os.sep in path and not os.path.exists(path):
+            tried.append(path + ' (missing)')
+            continue
+        try:
+            return ctypes.CDLL(path)
+        except OSError as e:
+            tried.append('%s (%s)' % (path, e))
+    raise ImportError('rill: cannot find librill; set RILL_LIB to the path of librill.so '
+                      '(tried: %s)' % ', '.join(tried or ['nothing']))
+
+
+lib = _load()
+
+RILL_MAX_DIMS = 9
+c_status_p = ctypes.c_void_p
+c_char_pp = ctypes.POINTER(ctypes.c_char_p)
+c_i64_p = ctypes.POINTER(ctypes.c_int64)
+DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+
+
+def _fn(name, restype, *argtypes):
+    f = getattr(lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+    return f
+
+
+_status_code = _fn('rill_status_code', ctypes.c_int, c_status_p)
+_status_message = _fn('rill_status_message', ctypes.c_char_p, c_status_p)
+_status_destroy = _fn('rill_status_destroy', None, c_status_p)
+_code_name = _fn('rill_code_name', ctypes.c_char_p, ctypes.c_int)
+
+
+# ------------------------------------------------------------------- errors ----
+
+class Error(Exception):
+    """A failing rill call. `code` is the C status code name, `message` the C message."""
+    code = 'UNKNOWN'
+
+    def __init__(self, message, code=None):
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+
+
+_CODES = ['OK', 'INVALID_ARGUMENT', 'NOT_FOUND', 'ALREADY_EXISTS', 'OUT_OF_MEMORY', 'IO',
+          'CORRUPT', 'UNIMPLEMENTED', 'FAILED_PRECONDITION', 'OUT_OF_RANGE', 'CANCELLED',
+          'DEADLINE_EXCEEDED', 'UNAVAILABLE', 'INTERNAL']
+
+
+def _class_name(code):
+    return ''.join(p.capitalize() for p in code.lower().split('_')) + 'Error'
+
+
+ERRORS = {}
+for _i, _c in enumerate(_CODES[1:], 1):
+    _bases = (Error,)
+    if _c == 'INVALID_ARGUMENT':
+        _bases = (Error, ValueError)
+    elif _c == 'NOT_FOUND':
+        _bases = (Error, KeyError)
+    elif _c == 'IO':
+        _bases = (Error, OSError)
+    elif _c == 'OUT_OF_MEMORY':
+        _bases = (Error, MemoryError)
+    _cls = type(_class_name(_c), _bases, {'code': _c, '__str__': lambda self: self.message,
+                                          '__module__': 'rill'})
+    ERRORS[_i] = _cls
+    globals()[_cls.__name__] = _cls
+    __all__.append(_cls.__name__)
+
+
+def check(st, context=None):
+    """Raises the rill.Error subclass of a non-NULL status (and frees the status)."""
+    if not st:
+        return
+    code = _status_code(st)
+    msg = _status_message(st).decode('utf-8', 'replace')
+    _status_destroy(st)
+    if context:
+        msg = '%s: %s' % (context, msg)
+    cls = ERRORS.get(code, Error)
+    raise cls(msg)
+
+
+def error_class(code_name):
+    """The exception class of a status code name ('NOT_FOUND' -> rill.NotFoundError)."""
+    return ERRORS[_CODES.index(code_name)]
+
+
+def _cstrs(names):
+    arr = (ctypes.c_char_p * max(1, len(names)))()
+    for i, n in enumerate(names):
+        arr[i] = n.encode('utf-8') if isinstance(n, str) else n
+    return arr
+
+
+# ------------------------------------------------------------------- dtypes ----
+
+# Paddle's VarType.Type numbers <-> numpy dtypes.
+DTYPE_TO_NP = {0: np.bool_, 1: np.int16, 2: np.int32, 3: np.int64, 4: np.float16,
+               5: np.float32, 6: np.float64, 20: np.uint8, 21: np.int8,
+               23: np.complex64, 24: np.complex128}
+NP_TO_DTYPE = {np.dtype(v): k for k, v in DTYPE_TO_NP.items()}
+
+
+def dtype_code(dtype):
+    """Paddle's VarType.Type number of a numpy dtype, a dtype name or a number."""
+    if isinstance(dtype, int) and not isinstance(dtype, bool):
+        if dtype not in DTYPE_TO_NP:
+            raise ValueError('unknown dtype number %d' % dtype)
+        return dtype
+    if isinstance(dtype, str) and dtype in ('float', 'double', 'int', 'long', 'bool'):
+        dtype = {'float': 'float32', 'double': 'float64', 'int': 'int32', 'long': 'int64',
+                 'bool': 'bool'}[dtype]
+    try:
+        d = np.dtype(dtype)
+    except TypeError:
+        raise TypeError('unsupported dtype %r' % (dtype,)) from None
+    if d not in NP_TO_DTYPE:
+        raise TypeError('unsupported dtype %r' % (dtype,))
+    return NP_TO_DTYPE[d]
+
+
+# ------------------------------------------------------------------- tensors ----
+
+_tensor_create = _fn('rill_tensor_create', c_status_p, ctypes.c_int, c_i64_p, ctypes.c_size_t,
+                     ctypes.POINTER(ctypes.c_void_p))
+_tensor_from_data = _fn('rill_tensor_create_from_data', c_status_p, ctypes.c_int, c_i64_p,
+                        ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t, DELETER,
+                        ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p))
+_tensor_destroy = _fn('rill_tensor_destroy', None, ctypes.c_void_p)
+_tensor_dtype = _fn('rill_tensor_dtype', ctypes.c_int, ctypes.c_void_p)
+_tensor_ndim = _fn('rill_tensor_ndim', ctypes.c_size_t, ctypes.c_void_p)
+_tensor_dims = _fn('rill_tensor_dims', c_i64_p, ctypes.c_void_p)
+_tensor_byte_size = _fn('rill_tensor_byte_size', ctypes.c_size_t, ctypes.c_void_p)
+_tensor_data = _fn('rill_tensor_data', ctypes.c_void_p, ctypes.c_void_p)
+_tensor_lod_levels = _fn('rill_tensor_lod_levels', ctypes.c_size_t, ctypes.c_void_p)
+_tensor_lod = _fn('rill_tensor_lod', ctypes.POINTER(ctypes.c_uint64), ctypes.c_void_p,
+                  ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t))
+_tensor_set_lod = _fn('rill_tensor_set_lod', c_status_p, ctypes.c_void_p, ctypes.c_size_t,
+                      ctypes.POINTER(ctypes.POINTER(ctypes.c_uint64)),
+                      ctypes.POINTER(ctypes.c_size_t))
+
+# numpy arrays lent to C tensors, kept alive until C drops its last reference (the
+# deleter may run on a pool thread: dict operations are atomic under the GIL).
+_lent = {}
+_lent_keys = itertools.count(1)
+_DIMS = [ctypes.c_int64 * max(1, n) for n in range(RILL_MAX_DIMS + 1)]
+
+
+def _release_lent(data, ctx, _lent=_lent):
+    # Bound as a default: C may call this while the interpreter tears modules down.
+    _lent.pop(ctx, None)
+
+
+_release_lent_c = DELETER(_release_lent)
+
+
+class Tensor(object):
+    """A reference to a C tensor (rill_tensor *). `np.array(t)` copies its data out;
+    `t.numpy(copy=False)` gives an array over the C buffer that keeps the tensor alive."""
+
+    __slots__ = ('_h', '__weakref__')
+
+    def __init__(self, handle):
+        self._h = handle
+
+    def __del__(self):
+        h = self._h
+        if h:
+            self._h = None
+            _tensor_destroy(h)
+
+    @classmethod
+    def from_numpy(cls, arr, copy=False):
+        """A C tensor over `arr` (C-contiguous, a rill dtype): without a copy unless
+        `copy` is true or the array must be converted. The array is kept alive until
+        the library drops its last reference to the data."""
+        if type(arr) is not np.ndarray:
+            arr = np.asarray(arr)
+        code = NP_TO_DTYPE.get(arr.dtype)
+        if code is None:
+            raise TypeError('cannot feed an array of dtype %s' % arr.dtype)
+        if copy or not arr.flags.c_contiguous:
+            arr = np.array(arr, order='C', copy=True)
+        shape = arr.shape
+        nd = len(shape)
+        dims = _DIMS[nd](*shape)
+        key = next(_lent_keys)
+        _lent[key] = arr
+        out = ctypes.c_void_p()
+        st = _tensor_from_data(code, dims, nd, arr.__array_interface__['data'][0], arr.nbytes,
+                               _release_lent_c, key, ctypes.byref(out))
+        if st:
+            _lent.pop(key, None)
+            check(st, 'tensor from a numpy array')
+        return cls(out.value)
+
+    @classmethod
+    def empty(cls, dtype, shape):
+        dims = (ctypes.c_int64 * max(1, len(shape)))(*shape)
+        out = ctypes.c_void_p()
+        check(_tensor_create(dtype_code(dtype), dims, len(shape), ctypes.byref(out)))
+        return cls(out.value)
+
+    @property
+    def dtype(self):
+        return np.dtype(DTYPE_TO_NP[_tensor_dtype(self._h)])
+
+    def shape(self):
+        n = _tensor_ndim(self._h)
+        d = _tensor_dims(self._h)
+        return [d[i] for i in range(n)]
+
+    def lod(self):
+        out = []
+        cnt = ctypes.c_size_t()
+        for lv in range(_tensor_lod_levels(self._h)):
+            p = _tensor_lod(self._h, lv, ctypes.byref(cnt))
+            out.append([p[i] for i in range(cnt.value)])
+        return out
+
+    def recursive_sequence_lengths(self):
+        return [[l[i + 1] - l[i] for i in range(len(l) - 1)] for l in self.lod()]
+
+    def set_lod(self, lod):
+        lod = [list(map(int, l)) for l in lod]
+        n = len(lod)
+        arrs = [(ctypes.c_uint64 * max(1, len(l)))(*l) for l in lod]
+        levels = (ctypes.POINTER(ctypes.c_uint64) * max(1, n))(
+            *[ctypes.cast(a, ctypes.POINTER(ctypes.c_uint64)) for a in arrs])
+        counts = (ctypes.c_size_t * max(1, n))(*[len(l) for l in lod])
+        check(_tensor_set_lod(self._h, n, levels, counts), 'set_lod')
+
+    def set_recursive_sequence_lengths(self, lengths):
+        lod = []
+        for lv in lengths:
+            offs = [0]
+            for x in lv:
+                offs.append(offs[-1] + int(x))
+            lod.append(offs)
+        self.set_lod(lod)
+
+    def numpy(self, copy=True):
+        """The data as a numpy array: a copy, or (copy=False) a view over the C buffer
+        that holds a reference to this tensor until the array dies."""
+        holder = _Holder(self)
+        a = np.asarray(holder)
+        return a.copy() if copy else a
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy(copy=False)
+        if dtype is not None:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+
+_TYPESTR = {k: np.dtype(v).str for k, v in DTYPE_TO_NP.items()}
+
+
+class _Holder(object):
+    """Exposes a C tensor's buffer through the array interface; an array made from it
+    keeps the holder (and so the tensor reference) alive."""
+
+    __slots__ = ('tensor', '__array_interface__')
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+        h = tensor._h
+        n = _tensor_ndim(h)
+        d = _tensor_dims(h)
+        shape = tuple(d[:n])
+        ptr = _tensor_data(h)
+        typestr = _TYPESTR[_tensor_dtype(h)]
+        if not ptr:
+            # An empty tensor has no buffer: numpy needs a non-NULL pointer anyway.
+            self.tensor = np.zeros(shape, typestr)
+            ptr = self.tensor.ctypes.data
+        self.__array_interface__ = {'shape': shape, 'typestr': typestr, 'data': (ptr, False),
+                                    'version': 3}
+
+
+# ------------------------------------------------------------------- scopes ----
+
+_scope_create = _fn('rill_scope_create', c_status_p, ctypes.c_void_p,
+                    ctypes.POINTER(ctypes.c_void_p))
+_scope_destroy = _fn('rill_scope_destroy', None, ctypes.c_void_p)
+_scope_get_tensor = _fn('rill_scope_get_tensor', c_status_p, ctypes.c_void_p, ctypes.c_char_p,
+                        ctypes.POINTER(ctypes.c_void_p))
+_scope_set_tensor = _fn('rill_scope_set_tensor', c_status_p, ctypes.c_void_p, ctypes.c_char_p,
+                        ctypes.c_void_p)
+
+
+class CScope(object):
+    def __init__(self, parent=None):
+        out = ctypes.c_void_p()
+        check(_scope_create(parent._h if parent else None, ctypes.byref(out)))
+        self._h = out.value
+        self._parent = parent  # a child scope is owned by its parent in C
+
+    @classmethod
+    def wrap(cls, handle, owner):
+        """A scope owned by `owner` (a model), kept alive with it."""
+        s = cls.__new__(cls)
+        s._h = handle
+        s._parent = owner
+        return s
+
+    def __del__(self):
+        if getattr(self, '_h', None) and self._parent is None:
+            _scope_destroy(self._h)
+        self._h = None
+
+    def get_tensor(self, name):
+        out = ctypes.c_void_p()
+        check(_scope_get_tensor(self._h, name.encode(), ctypes.byref(out)))
+        return Tensor(out.value)
+
+    def set_tensor(self, name, tensor):
+        check(_scope_set_tensor(self._h, name.encode(), tensor._h))
+
+
+# ----------------------------------------------------------------- programs ----
+
+_prog_destroy = _fn('rill_program_destroy', None, ctypes.c_void_p)
+_prog_parse = _fn('rill_program_parse', c_status_p, ctypes.c_char_p, ctypes.c_size_t,
+                  ctypes.POINTER(ctypes.c_void_p))
+_prog_serialize = _fn('rill_program_serialize', c_status_p, ctypes.c_void_p,
+                      ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t))
+_free_buffer = _fn('rill_free_buffer', None, ctypes.c_void_p)
+_prog_validate = _fn('rill_program_validate', c_status_p, ctypes.c_void_p)
+_prog_infer = _fn('rill_program_infer_shapes', c_status_p, ctypes.c_void_p)
+_prog_prune = _fn('rill_program_prune', c_status_p, ctypes.c_void_p, c_char_pp, ctypes.c_size_t,
+                  c_char_pp, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p))
+_prog_save_vars = _fn('rill_program_save_vars', c_status_p, ctypes.c_void_p, ctypes.c_void_p,
+                      ctypes.c_char_p, c_char_pp, ctypes.c_size_t, ctypes.c_char_p)
+_prog_load_vars = _fn('rill_program_load_vars', c_status_p, ctypes.c_void_p, ctypes.c_void_p,
+                      ctypes.c_char_p, c_char_pp, ctypes.c_size_t, ctypes.c_char_p)
+_prog_save = _fn('rill_program_save', c_status_p, ctypes.c_void_p, ctypes.c_char_p)
+_backward = _fn('rill_program_append_backward', c_status_p, ctypes.c_void_p, ctypes.c_char_p,
+                c_char_pp, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p))
+_pg_count = _fn('rill_param_grads_count', ctypes.c_size_t, ctypes.c_void_p)
+_pg_param = _fn('rill_param_grads_param', ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t)
+_pg_grad = _fn('rill_param_grads_grad', ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t)
+_pg_destroy = _fn('rill_param_grads_destroy', None, ctypes.c_void_p)
+_model_load = _fn('rill_model_load', c_status_p, ctypes.c_char_p, ctypes.c_char_p,
+                  ctypes.POINTER(ctypes.c_void_p))
+_model_destroy = _fn('rill_model_destroy', None, ctypes.c_void_p)
+_model_program = _fn('rill_model_program', ctypes.c_void_p, ctypes.c_void_p)
+_model_scope = _fn('rill_model_scope', ctypes.c_void_p, ctypes.c_void_p)
+_op_count = _fn('rill_op_count', ctypes.c_size_t)
+_op_name = _fn('rill_op_name', ctypes.c_char_p, ctypes.c_size_t)
+
+
+class CProgram(object):
+    """A C program (rill_program *) parsed from ProgramDesc bytes."""
+
+    def __init__(self, handle):
+        self._h = handle
+
+    @classmethod
+    def parse(cls, data):
+        out = ctypes.c_void_p()
+        check(_prog_parse(data, len(data), ctypes.byref(out)))
+        return cls(out.value)
+
+    def __del__(self):
+        if getattr(self, '_h', None):
+            _prog_destroy(self._h)
+        self._h = None
+
+    def serialize(self):
+        return serialize_handle(self._h)
+
+    def validate(self):
+        check(_prog_validate(self._h))
+
+    def infer_shapes(self):
+        check(_prog_infer(self._h))
+
+    def prune(self, feeds, targets):
+        out = ctypes.c_void_p()
+        check(_prog_prune(self._h, _cstrs(feeds), len(feeds), _cstrs(targets), len(targets),
+                          ctypes.byref(out)))
+        return CProgram(out.value)
+
+    def append_backward(self, loss, no_grad):
+        """Appends the backward pass; returns a ParamGrads (list of (param, grad))."""
+        pg = ctypes.c_void_p()
+        check(_backward(self._h, loss.encode(), _cstrs(no_grad), len(no_grad), ctypes.byref(pg)))
+        return ParamGrads(pg.value)
+
+    def append_clip_by_global_norm(self, pairs, clip_norm):
+        check(_clip_global(self._h, pairs._h, float(clip_norm)))
+
+    def append_l2_decay(self, pairs, coeff):
+        check(_l2_decay(self._h, pairs._h, float(coeff)))
+
+    def save(self, path):
+        """Writes the ProgramDesc file crash-safely (rill_program_save)."""
+        check(_prog_save(self._h, os.fsencode(path)))
+
+    def save_vars(self, scope, dirname, names, filename=None):
+        check(_prog_save_vars(self._h, scope._h, os.fsencode(dirname), _cstrs(names), len(names),
+                              filename.encode() if filename else None))
+
+    def load_vars(self, scope, dirname, names, filename=None):
+        check(_prog_load_vars(self._h, scope._h, os.fsencode(dirname), _cstrs(names), len(names),
+                              filename.encode() if filename else None))
+
+
+_clip_global = _fn('rill_program_append_clip_by_global_norm', c_status_p, ctypes.c_void_p,
+                   ctypes.c_void_p, ctypes.c_float)
+_l2_decay = _fn('rill_program_append_l2_decay', c_status_p, ctypes.c_void_p, ctypes.c_void_p,
+                ctypes.c_float)
+
+
+class ParamGrads(list):
+    """(parameter, gradient) names from the backward pass, over rill_param_grads."""
+
+    def __init__(self, handle):
+        self._h = handle
+        list.__init__(self, [(_pg_param(handle, i).decode(), _pg_grad(handle, i).decode())
+                             for i in range(_pg_count(handle))])
+
+    def __del__(self):
+        if getattr(self, '_h', None):
+            _pg_destroy(self._h)
+        self._h = None
+
+
+def serialize_handle(h):
+    buf = ctypes.c_void_p()
+    size = ctypes.c_size_t()
+    check(_prog_serialize(h, ctypes.byref(buf), ctypes.byref(size)))
+    try:
+        return ctypes.string_at(buf, size.value)
+    finally:
+        _free_buffer(buf)
+
+
+_op_has_attr = _fn('rill_op_has_attribute', ctypes.c_bool, ctypes.c_char_p, ctypes.c_char_p)
+
+
+def op_has_attribute(op_type, attr):
+    return _op_has_attr(op_type.encode(), attr.encode())
+
+
+def op_names():
+    return [_op_name(i).decode() for i in range(_op_count())]
+
+
+class CModel(object):
+    def __init__(self, path, params_file=None):
+        out = ctypes.c_void_p()
+        check(_model_load(os.fsencode(path), params_file.encode() if params_file else None,
+                          ctypes.byref(out)))
+        self._h = out.value
+
+    def __del__(self):
+        if getattr(self, '_h', None):
+            _model_destroy(self._h)
+        self._h = None
+
+    def program_bytes(self):
+        return serialize_handle(_model_program(self._h))
+
+    def scope_handle(self):
+        return _model_scope(self._h)
+
+    def num_inputs(self):
+        return _model_num_in(self._h)
+
+    def input_name(self, i):
+        return _model_in_name(self._h, i).decode()
+
+    def num_outputs(self):
+        return _model_num_out(self._h)
+
+    def output_name(self, i):
+        return _model_out_name(self._h, i).decode()
+
+
+_model_num_in = _fn('rill_model_num_inputs', ctypes.c_size_t, ctypes.c_void_p)
+_model_in_name = _fn('rill_model_input_name', ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t)
+_model_num_out = _fn('rill_model_num_outputs', ctypes.c_size_t, ctypes.c_void_p)
+_model_out_name = _fn('rill_model_output_name', ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t)
+
+
+# ---------------------------------------------------------------- executors ----
+
+class _ExecOptions(ctypes.Structure):
+    _fields_ = [('device', ctypes.c_int), ('id', ctypes.c_int32), ('num_threads', ctypes.c_int32)]
+
+
+_exec_create = _fn('rill_executor_create', c_status_p, ctypes.POINTER(_ExecOptions),
+                   ctypes.POINTER(ctypes.c_void_p))
+_exec_destroy = _fn('rill_executor_destroy', None, ctypes.c_void_p)
+_exec_run = _fn('rill_executor_run', c_status_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                c_char_pp, ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t, c_char_pp,
+                ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p))
+_exec_schedule = _fn('rill_executor_set_schedule', c_status_p, ctypes.c_void_p, ctypes.c_int)
+
+SCHEDULE_AUTO, SCHEDULE_SEQUENTIAL, SCHEDULE_PARALLEL = 0, 1, 2
+
+
+class CExecutor(object):
+    def __init__(self, num_threads=0, schedule=SCHEDULE_AUTO):
+        opts = _ExecOptions(0, 0, int(num_threads or 0))
+        out = ctypes.c_void_p()
+        check(_exec_create(ctypes.byref(opts), ctypes.byref(out)))
+        self._h = out.value
+        check(_exec_schedule(self._h, schedule))
+
+    def __del__(self):
+        if getattr(self, '_h', None):
+            _exec_destroy(self._h)
+        self._h = None
+
+    def run(self, cprog, scope, feed_names, feed_tensors, fetch_names, nt):
+        """feed_names / fetch_names: ctypes arrays of names (names_array); nt fetches."""
+        nf = len(feed_tensors)
+        ft = (ctypes.c_void_p * max(1, nf))(*[t._h for t in feed_tensors])
+        outs = (ctypes.c_void_p * max(1, nt))()
+        check(_exec_run(self._h, cprog._h, scope._h, feed_names, ft, nf, fetch_names, nt, outs))
+        return [Tensor(outs[i]) for i in range(nt)]
+
+
+def names_array(names):
+    """A ctypes array of NUL-ended names, as the C API takes them."""
+    return (ctypes.c_char_p * max(1, len(names)))(*[n.encode() for n in names])

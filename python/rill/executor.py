@@ -1,0 +1,285 @@
+"""Scopes and the Executor (Fluid 1.x's executor.py) over rill_executor_run."""
+
+import contextlib
+
+import numpy as np
+
+from . import core
+from .core import Tensor, error_class
+from .framework import Program, Variable, default_main_program, CPUPlace
+
+__all__ = ['Executor', 'Scope', 'global_scope', 'scope_guard', 'LoDTensor', 'create_lod_tensor']
+
+
+class LoDTensor(object):
+    """A tensor with LoD offsets, for feeding sequences:
+    LoDTensor(); t.set(ndarray, place); t.set_lod([[0, 2, 5]])."""
+
+    def __init__(self, array=None, lod=None):
+        self._array = None if array is None else np.ascontiguousarray(array)
+        self._lod = [list(l) for l in (lod or [])]
+
+    def set(self, array, place=None):
+        self._array = np.ascontiguousarray(array)
+
+    def set_lod(self, lod):
+        self._lod = [list(map(int, l)) for l in lod]
+
+    def lod(self):
+        return [list(l) for l in self._lod]
+
+    def set_recursive_sequence_lengths(self, lengths):
+        self._lod = []
+        for lv in lengths:
+            offs = [0]
+            for x in lv:
+                offs.append(offs[-1] + int(x))
+            self._lod.append(offs)
+
+    def recursive_sequence_lengths(self):
+        return [[l[i + 1] - l[i] for i in range(len(l) - 1)] for l in self._lod]
+
+    def shape(self):
+        return list(self._array.shape)
+
+    def __array__(self, dtype=None, copy=None):
+        return self._array if dtype is None else self._array.astype(dtype)
+
+
+def create_lod_tensor(data, recursive_seq_lens, place=None):
+    """Fluid's create_lod_tensor: `data` (ndarray or list of sequences) with sequence
+    lengths per level."""
+    if isinstance(data, list):
+        flat = np.concatenate([np.asarray(s).reshape(len(s), -1) for s in data])
+        data = flat
+    t = LoDTensor(np.asarray(data))
+    t.set_recursive_sequence_lengths(recursive_seq_lens)
+    return t
+
+
+class _ScopeTensor(object):
+    """find_var(name).get_tensor(): reads the variable's current value; set() replaces
+    it."""
+
+    def __init__(self, scope, name):
+        self._scope = scope
+        self._name = name
+
+    def _get(self):
+        return self._scope._c.get_tensor(self._name)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._get().numpy(copy=True)
+        return a if dtype is None else a.astype(dtype)
+
+    def set(self, array, place=None):
+        t = Tensor.from_numpy(np.asarray(array), copy=True)
+        self._scope._c.set_tensor(self._name, t)
+
+    def shape(self):
+        return self._get().shape()
+
+    def lod(self):
+        return self._get().lod()
+
+    def set_lod(self, lod):
+        t = self._get()
+        t.set_lod(lod)
+        self._scope._c.set_tensor(self._name, t)
+
+    def recursive_sequence_lengths(self):
+        return self._get().recursive_sequence_lengths()
+
+    def _dtype(self):
+        return self._get().dtype
+
+
+class _ScopeVar(object):
+    def __init__(self, scope, name):
+        self._scope = scope
+        self._name = name
+
+    def get_tensor(self):
+        return _ScopeTensor(self._scope, self._name)
+
+    def name(self):
+        return self._name
+
+
+class Scope(object):
+    """Name -> variable, over a C scope. find_var returns None for a name it lacks."""
+
+    def __init__(self, parent=None, _c=None):
+        self._c = _c if _c is not None else core.CScope(parent._c if parent else None)
+        self._parent = parent
+
+    def find_var(self, name):
+        try:
+            self._c.get_tensor(name)
+        except error_class('NOT_FOUND'):
+            return None
+        except core.Error:
+            return _ScopeVar(self, name)  # exists but holds no dense tensor
+        return _ScopeVar(self, name)
+
+    def var(self, name):
+        v = self.find_var(name)
+        if v is None:
+            self._c.set_tensor(name, Tensor.empty('float32', [0]))
+            v = _ScopeVar(self, name)
+        return v
+
+    def new_scope(self):
+        return Scope(parent=self)
+
+
+_global_scope = Scope()
+
+
+def global_scope():
+    return _global_scope
+
+
+@contextlib.contextmanager
+def scope_guard(scope):
+    global _global_scope
+    old = _global_scope
+    _global_scope = scope
+    try:
+        yield
+    finally:
+        _global_scope = old
+
+
+def _fetch_name(f):
+    if isinstance(f, Variable):
+        return f.name
+    if isinstance(f, str):
+        return f
+    raise TypeError('fetch_list items must be Variables or names, got %r' % (f,))
+
+
+class _Plan(object):
+    """What run() needs per (program version, feed names, fetch names)."""
+    __slots__ = ('version', 'cprog', 'feed_b', 'feed_meta', 'fetch_b', 'fetch_names')
+
+
+class Executor(object):
+    """Runs programs on a place: Executor(CPUPlace(), parallel=None, num_threads=None).
+
+    parallel=None (the default) lets the C executor pick the schedule per program
+    (AUTO: the parallel schedule for programs with blocking ops or enough independent
+    ops, the sequential one for chains); True or False force the parallel or sequential
+    schedule. num_threads sizes the compute pool (None: one thread per core)."""
+
+    def __init__(self, place=None, parallel=None, num_threads=None):
+        self.place = place if place is not None else CPUPlace()
+        if not isinstance(self.place, CPUPlace):
+            raise TypeError('Executor: rill runs on CPUPlace() only, got %r' % (place,))
+        if num_threads is not None and int(num_threads) < 0:
+            raise ValueError('Executor: num_threads must be positive, got %r' % num_threads)
+        sched = {None: core.SCHEDULE_AUTO, False: core.SCHEDULE_SEQUENTIAL,
+                 True: core.SCHEDULE_PARALLEL}[parallel]
+        self._c = core.CExecutor(num_threads or 0, sched)
+        self._plans = {}
+        self._closed = False
+
+    def close(self):
+        self._closed = True
+        self._plans.clear()
+        self._c = None
+
+    def _plan(self, program, feed_names, fetch_names):
+        key = (program._id, feed_names, fetch_names)
+        plan = self._plans.get(key)
+        if plan is not None and plan.version == program._version:
+            return plan
+        blk = program.global_block()
+        meta = []
+        for n in feed_names:
+            v = blk.vars.get(n)
+            if v is None:
+                data = [k for k, x in blk.vars.items() if x.desc.get('need_check_feed')]
+                raise error_class('NOT_FOUND')(
+                    "feed '%s' is not a variable of the program (its data variables: %s)" %
+                    (n, ', '.join(data) or 'none'))
+            meta.append((n, v.dtype, v.shape if v.desc.get('has_tensor', True) else None))
+        for n in fetch_names:
+            if blk._find_var_recursive(n) is None:
+                raise error_class('NOT_FOUND')(
+                    "fetch '%s' is not a variable of the program's global block" % n)
+        plan = _Plan()
+        plan.version = program._version
+        plan.cprog = program._c()
+        plan.feed_b = core.names_array(feed_names)
+        plan.feed_meta = meta
+        plan.fetch_b = core.names_array(fetch_names)
+        plan.fetch_names = fetch_names
+        if len(self._plans) > 64:
+            self._plans.clear()
+        self._plans[key] = plan
+        return plan
+
+    @staticmethod
+    def _feed_tensor(name, dtype, shape, value):
+        lod = None
+        if type(value) is np.ndarray:
+            arr = value
+        elif isinstance(value, tuple) and len(value) == 2:
+            value, lod = value
+            arr = np.asarray(value)
+        elif isinstance(value, LoDTensor):
+            lod = value.lod()
+            arr = value._array
+        else:
+            arr = np.asarray(value)
+        if arr.dtype != dtype:
+            same_kind = (arr.dtype.kind in 'fc' and dtype.kind in 'fc') or \
+                (arr.dtype.kind in 'iub' and dtype.kind in 'iub')
+            if not same_kind:
+                raise error_class('INVALID_ARGUMENT')(
+                    "feed '%s': got %s data for a %s variable" % (name, arr.dtype, dtype))
+            arr = arr.astype(dtype)
+        if shape is not None:
+            got = arr.shape
+            if len(shape) != len(got) or any(d >= 0 and d != s for d, s in zip(shape, got)):
+                raise error_class('INVALID_ARGUMENT')(
+                    "feed '%s': shape %s does not match the declared shape %s (-1: any)" %
+                    (name, tuple(got), tuple(shape)))
+        t = Tensor.from_numpy(arr)
+        if lod:
+            try:
+                t.set_lod(lod)
+            except core.Error as e:
+                raise type(e)("feed '%s': %s" % (name, e.message)) from None
+        return t
+
+    def run(self, program=None, feed=None, fetch_list=None, feed_var_name='feed',
+            fetch_var_name='fetch', scope=None, return_numpy=True, use_program_cache=True):
+        """Runs block 0 of `program` (default: the default main program) in `scope`
+        (default: the global scope). feed: {name: ndarray | (ndarray, lod) | LoDTensor}
+        fed without a copy when dtype and layout allow. Returns one numpy array per
+        fetch_list item (over the C buffer, released when the array dies), or with
+        return_numpy=False tensors with .lod()."""
+        if self._closed:
+            raise error_class('FAILED_PRECONDITION')('Executor.run: the executor is closed')
+        if program is None:
+            program = default_main_program()
+        if not isinstance(program, Program):
+            raise TypeError('Executor.run: program must be a rill.Program, got %r' % (program,))
+        feed = feed or {}
+        if not isinstance(feed, dict):
+            raise TypeError('Executor.run: feed must be a dict {name: ndarray}')
+        fetch_list = fetch_list or []
+        if not isinstance(fetch_list, (list, tuple)):
+            fetch_list = [fetch_list]
+        feed_names = tuple(feed.keys())
+        fetch_names = tuple(_fetch_name(f) for f in fetch_list)
+        plan = self._plan(program, feed_names, fetch_names)
+        tensors = [self._feed_tensor(n, dt, shp, feed[n]) for n, dt, shp in plan.feed_meta]
+        scope = scope if scope is not None else _global_scope
+        outs = self._c.run(plan.cprog, scope._c, plan.feed_b, tensors, plan.fetch_b,
+                           len(fetch_names))
+        if return_numpy:
+            return [t.numpy(copy=False) for t in outs]
+        return outs

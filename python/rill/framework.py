@@ -1,0 +1,827 @@
+"""Programs, blocks, variables, parameters and operators (Fluid 1.x's framework.py).
+
+A Program is held in Python (the descriptions as dicts, wrapped by Block, Variable and
+Operator objects) and turned into a C program (librill's rill_program) when something
+in C needs it: shape inference after each appended op, the backward pass, pruning,
+running. The C copy is cached per program version; every edit bumps the version."""
+
+import collections
+import contextlib
+import copy
+
+import numpy as np
+
+from . import core, proto
+from .core import Error
+
+__all__ = ['Program', 'Block', 'Variable', 'Parameter', 'Operator', 'program_guard',
+           'default_main_program', 'default_startup_program', 'switch_main_program',
+           'switch_startup_program', 'name_scope', 'unique_name', 'OpRole', 'CPUPlace',
+           'CUDAPlace', 'in_dygraph_mode']
+
+
+class OpRole(object):
+    Forward = 0
+    Backward = 1
+    Optimize = 2
+    RPC = 4
+    Dist = 8
+    LRSched = 16
+    Loss = 256
+
+
+class CPUPlace(object):
+    def __repr__(self):
+        return 'CPUPlace'
+
+    def __eq__(self, other):
+        return isinstance(other, CPUPlace)
+
+    def __hash__(self):
+        return 0
+
+
+class CUDAPlace(object):
+    def __init__(self, device_id=0):
+        raise core.error_class('UNIMPLEMENTED')(
+            'CUDAPlace(%d): rill runs on the CPU only; use rill.CPUPlace()' % device_id)
+
+
+def in_dygraph_mode():
+    return False
+
+
+# --------------------------------------------------------------- unique names ----
+
+class _NameGenerator(object):
+    def __init__(self, prefix=''):
+        self.ids = collections.defaultdict(int)
+        self.prefix = prefix
+
+    def __call__(self, key):
+        n = self.ids[key]
+        self.ids[key] += 1
+        return '%s%s_%d' % (self.prefix, key, n)
+
+
+class _UniqueName(object):
+    """rill.unique_name: generate(key) -> 'key_0', 'key_1', ...; guard() starts afresh."""
+
+    def __init__(self):
+        self.generator = _NameGenerator()
+
+    def generate(self, key):
+        return self.generator(key)
+
+    def generate_with_ignorable_key(self, key):
+        return self.generator(key)
+
+    def switch(self, new_generator=None):
+        old = self.generator
+        self.generator = new_generator or _NameGenerator()
+        return old
+
+    @contextlib.contextmanager
+    def guard(self, new_generator=None):
+        if isinstance(new_generator, str):
+            new_generator = _NameGenerator(new_generator)
+        old = self.switch(new_generator)
+        try:
+            yield
+        finally:
+            self.switch(old)
+
+
+unique_name = _UniqueName()
+
+_name_scopes = []
+_root_scope = {'path': '/', 'children': {}}
+
+
+@contextlib.contextmanager
+def name_scope(prefix=None):
+    """Groups ops under a name: ops appended inside carry attr op_namescope '/a/b/'.
+    Nested scopes join with '/'; a repeated prefix at one level gets a suffix _1, _2."""
+    parent = _name_scopes[-1] if _name_scopes else _root_scope
+    prefix = prefix or ''
+    n = parent['children'].get(prefix, 0)
+    parent['children'][prefix] = n + 1
+    name = prefix if n == 0 else '%s_%d' % (prefix, n)
+    _name_scopes.append({'path': parent['path'] + name + '/', 'children': {}})
+    try:
+        yield
+    finally:
+        _name_scopes.pop()
+
+
+def _current_namescope():
+    return _name_scopes[-1]['path'] if _name_scopes else '/'
+
+
+# ------------------------------------------------------------------- helpers ----
+
+_VAR_TYPE_NAMES = {7: 'LOD_TENSOR', 8: 'SELECTED_ROWS', 9: 'FEED_MINIBATCH', 10: 'FETCH_LIST',
+                   11: 'STEP_SCOPES', 12: 'LOD_RANK_TABLE', 13: 'LOD_TENSOR_ARRAY', 15: 'READER',
+                   17: 'RAW'}
+
+
+def _plain(value):
+    """Attribute values as plain Python (numpy scalars and arrays become ints/floats)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+_schema_attrs = {}
+
+
+def _op_has_attr(op_type, name):
+    """Whether op `op_type`'s schema declares attribute `name` (rill_op_has_attribute)."""
+    key = (op_type, name)
+    got = _schema_attrs.get(key)
+    if got is None:
+        got = _schema_attrs[key] = bool(core.op_has_attribute(op_type, name))
+    return got
+
+
+# ------------------------------------------------------------------ Variable ----
+
+class Variable(object):
+    """A variable of a block: a view of one VarDesc dict."""
+
+    def __init__(self, block, desc):
+        self.block = block
+        self.desc = desc
+
+    def _touch(self):
+        self.block.program._bump()
+
+    @property
+    def name(self):
+        return self.desc['name']
+
+    @property
+    def type(self):
+        return self.desc['type']
+
+    @property
+    def shape(self):
+        return tuple(self.desc['shape'])
+
+    @property
+    def dtype(self):
+        return np.dtype(core.DTYPE_TO_NP.get(self.desc['dtype'], np.float32))
+
+    @property
+    def lod_level(self):
+        return self.desc.get('lod_level', 0)
+
+    def _prop(name):
+        def get(self):
+            return self.desc.get(name, False)
+
+        def put(self, v):
+            self.desc[name] = bool(v)
+            self._touch()
+        return property(get, put)
+
+    persistable = _prop('persistable')
+    stop_gradient = _prop('stop_gradient')
+    is_data = _prop('need_check_feed')
+    del _prop
+
+    def _set_meta(self, dtype, shape, lod_level=None):
+        self.desc['dtype'] = dtype
+        self.desc['shape'] = list(shape)
+        self.desc['has_tensor'] = True
+        if lod_level is not None:
+            self.desc['lod_level'] = lod_level
+        self._touch()
+
+    def to_string(self, throw_on_error=False, with_details=False):
+        d = self.desc
+        kind = _VAR_TYPE_NAMES.get(d['type'], str(d['type']))
+        s = 'var %s : %s' % (d['name'], kind)
+        if d.get('has_tensor', True) and d['type'] in (7, 8, 13):
+            s += '.shape(%s).dtype(%s)' % (', '.join(str(x) for x in d['shape']),
+                                           self.dtype.name)
+            if d.get('lod_level'):
+                s += '.lod_level(%d)' % d['lod_level']
+        flags = [f for f in ('persistable', 'stop_gradient') if d.get(f)]
+        if isinstance(self, Parameter):
+            flags.append('trainable' if self.trainable else 'frozen')
+        if flags:
+            s += ' [%s]' % ', '.join(flags)
+        return s
+
+    __str__ = to_string
+
+    def __repr__(self):
+        return '<rill.Variable %s>' % self.to_string()
+
+    # Arithmetic appends elementwise ops, as Fluid's monkey-patched operators do.
+    def _binary(self, other, op, reverse=False):
+        from . import layers
+        if not isinstance(other, Variable):
+            other = layers.fill_constant([1], self.dtype.name, float(other))
+        x, y = (other, self) if reverse else (self, other)
+        return layers._elementwise(op, x, y, axis=-1, act=None, name=None)
+
+    def __add__(self, o):
+        return self._binary(o, 'elementwise_add')
+
+    def __radd__(self, o):
+        return self._binary(o, 'elementwise_add', True)
+
+    def __sub__(self, o):
+        return self._binary(o, 'elementwise_sub')
+
+    def __rsub__(self, o):
+        return self._binary(o, 'elementwise_sub', True)
+
+    def __mul__(self, o):
+        return self._binary(o, 'elementwise_mul')
+
+    def __rmul__(self, o):
+        return self._binary(o, 'elementwise_mul', True)
+
+    def __truediv__(self, o):
+        return self._binary(o, 'elementwise_div')
+
+    def __rtruediv__(self, o):
+        return self._binary(o, 'elementwise_div', True)
+
+    __hash__ = object.__hash__
+
+
+class Parameter(Variable):
+    """A trainable persistable variable (Fluid's Parameter)."""
+
+    def __init__(self, block, desc, trainable=True, optimize_attr=None, regularizer=None,
+                 gradient_clip_attr=None, do_model_average=None):
+        Variable.__init__(self, block, desc)
+        self.trainable = trainable
+        self.optimize_attr = optimize_attr or {'learning_rate': 1.0}
+        self.regularizer = regularizer
+        self.gradient_clip_attr = gradient_clip_attr
+        self.do_model_average = do_model_average
+
+    def __repr__(self):
+        return '<rill.Parameter %s>' % self.to_string()
+
+
+# ------------------------------------------------------------------ Operator ----
+
+class Operator(object):
+    """An op of a block: a view of one OpDesc dict."""
+
+    def __init__(self, block, desc):
+        self.block = block
+        self.desc = desc
+
+    @property
+    def type(self):
+        return self.desc['type']
+
+    def input(self, name):
+        for p, args in self.desc['inputs']:
+            if p == name:
+                return list(args)
+        return []
+
+    def output(self, name):
+        for p, args in self.desc['outputs']:
+            if p == name:
+                return list(args)
+        return []
+
+    @property
+    def input_names(self):
+        return [p for p, _ in self.desc['inputs']]
+
+    @property
+    def output_names(self):
+        return [p for p, _ in self.desc['outputs']]
+
+    @property
+    def input_arg_names(self):
+        return [a for _, args in self.desc['inputs'] for a in args]
+
+    @property
+    def output_arg_names(self):
+        return [a for _, args in self.desc['outputs'] for a in args]
+
+    @property
+    def attr_names(self):
+        return [a[0] for a in self.desc['attrs']]
+
+    def has_attr(self, name):
+        return any(a[0] == name for a in self.desc['attrs'])
+
+    def attr(self, name):
+        for a in self.desc['attrs']:
+            if a[0] == name:
+                return a[2]
+        return None
+
+    def all_attrs(self):
+        return {a[0]: a[2] for a in self.desc['attrs']}
+
+    def _set_attr(self, name, value):
+        value = _plain(value)
+        t = proto.BLOCK if isinstance(value, Block) else proto.attr_type_of(value)
+        if isinstance(value, Block):
+            value = value.idx
+        for i, a in enumerate(self.desc['attrs']):
+            if a[0] == name:
+                self.desc['attrs'][i] = (name, t, value, b'')
+                break
+        else:
+            self.desc['attrs'].append((name, t, value, b''))
+        self.block.program._bump()
+
+    def to_string(self, throw_on_error=False):
+        outs = ', '.join('%s=%s' % (p, list(a)) for p, a in self.desc['outputs'])
+        ins = ', '.join('%s=%s' % (p, list(a)) for p, a in self.desc['inputs'])
+        shown = sorted((a for a in self.desc['attrs']
+                        if a[0] not in ('op_callstack', 'op_namescope')), key=lambda a: a[0])
+        attrs = ', '.join('%s = %r' % (a[0], a[2]) for a in shown)
+        return '{%s} = %s(inputs={%s}%s)' % (outs, self.type, ins, ', ' + attrs if attrs else '')
+
+    __str__ = to_string
+
+    def __repr__(self):
+        return '<rill.Operator %s>' % self.to_string()
+
+
+# --------------------------------------------------------------------- Block ----
+
+def _names(v):
+    """Slot arguments: a Variable, a name, or a list of them -> list of names."""
+    if v is None:
+        return []
+    if isinstance(v, (list, tuple)):
+        out = []
+        for x in v:
+            out.extend(_names(x))
+        return out
+    if isinstance(v, Variable):
+        return [v.name]
+    if isinstance(v, str):
+        return [v]
+    raise TypeError('an op argument must be a Variable or a name, got %r' % (v,))
+
+
+class Block(object):
+    def __init__(self, program, desc):
+        self.program = program
+        self.desc = desc
+        self.vars = collections.OrderedDict()
+        self.ops = []
+        for vd in desc['vars']:
+            self.vars[vd['name']] = self._wrap_var(vd)
+        for od in desc['ops']:
+            self.ops.append(Operator(self, od))
+
+    def _wrap_var(self, vd):
+        if vd.get('is_parameter'):
+            return Parameter(self, vd)
+        return Variable(self, vd)
+
+    @property
+    def idx(self):
+        return self.desc['idx']
+
+    @property
+    def parent_idx(self):
+        return self.desc['parent_idx']
+
+    def var(self, name):
+        v = self.vars.get(name)
+        if v is None:
+            raise ValueError('var %s not in this block' % name)
+        return v
+
+    def has_var(self, name):
+        return name in self.vars
+
+    def _find_var_recursive(self, name):
+        b = self
+        while True:
+            if name in b.vars:
+                return b.vars[name]
+            if b.parent_idx < 0:
+                return None
+            b = self.program.block(b.parent_idx)
+
+    def _var_recursive(self, name):
+        v = self._find_var_recursive(name)
+        if v is None:
+            raise ValueError('var %s is not in block %d or its parents' % (name, self.idx))
+        return v
+
+    def all_parameters(self):
+        return [v for v in self.vars.values() if isinstance(v, Parameter)]
+
+    def iter_parameters(self):
+        return iter(self.all_parameters())
+
+    def create_var(self, name=None, shape=None, dtype='float32', type=proto.LOD_TENSOR,
+                   lod_level=0, persistable=False, stop_gradient=False, is_data=False,
+                   infer=False, **kwargs):
+        """Declares a variable (returns the existing one of that name). infer=True leaves
+        dtype and shape to the shape inference of the op that writes it."""
+        if name is None:
+            name = unique_name.generate('_generated_var')
+        if name in self.vars:
+            return self.vars[name]
+        vd = proto.new_var(name, type=type, dtype=core.dtype_code(dtype),
+                           shape=[int(d) for d in (shape or [])], lod_level=lod_level,
+                           persistable=persistable, stop_gradient=stop_gradient,
+                           need_check_feed=is_data, has_tensor=not infer)
+        self.desc['vars'].append(vd)
+        v = Variable(self, vd)
+        self.vars[name] = v
+        self.program._bump()
+        return v
+
+    def create_parameter(self, name, shape, dtype='float32', trainable=True, optimize_attr=None,
+                         regularizer=None, gradient_clip_attr=None, initializer=None,
+                         stop_gradient=False, **kwargs):
+        if name in self.vars:
+            v = self.vars[name]
+            if not isinstance(v, Parameter):
+                raise ValueError('variable %s exists and is not a parameter' % name)
+            return v
+        vd = proto.new_var(name, dtype=core.dtype_code(dtype), shape=[int(d) for d in shape],
+                           persistable=True, is_parameter=True,
+                           stop_gradient=stop_gradient or not trainable)
+        self.desc['vars'].append(vd)
+        p = Parameter(self, vd, trainable=trainable, optimize_attr=optimize_attr,
+                      regularizer=regularizer, gradient_clip_attr=gradient_clip_attr)
+        self.vars[name] = p
+        self.program._bump()
+        if initializer is not None:
+            initializer(p, self)
+        return p
+
+    def _remove_var(self, name):
+        v = self.vars.pop(name, None)
+        if v is not None:
+            self.desc['vars'].remove(v.desc)
+            self.program._bump()
+
+    def _make_op(self, type, inputs, outputs, attrs):
+        od = {'type': type, 'inputs': [], 'outputs': [], 'attrs': [], 'is_target': None,
+              'unknown': b''}
+        for k, v in (inputs or {}).items():
+            od['inputs'].append((k, _names(v)))
+        for k, v in (outputs or {}).items():
+            od['outputs'].append((k, _names(v)))
+        attrs = dict(attrs or {})
+        attrs.setdefault('op_role', self.program._op_role)
+        if self.program._op_role_var:
+            attrs.setdefault('op_role_var', list(self.program._op_role_var))
+        if _name_scopes:
+            attrs.setdefault('op_namescope', _current_namescope())
+        op = Operator(self, od)
+        for k, v in attrs.items():
+            if v is None:
+                continue
+            v = _plain(v)
+            if isinstance(v, Block):
+                od['attrs'].append((k, proto.BLOCK, v.idx, b''))
+            else:
+                od['attrs'].append((k, proto.attr_type_of(v), v, b''))
+        return op
+
+    def append_op(self, type, inputs=None, outputs=None, attrs=None, infer_shape=True, **kw):
+        op = self._make_op(type, inputs, outputs, attrs)
+        self.desc['ops'].append(op.desc)
+        self.ops.append(op)
+        self.program._bump()
+        if infer_shape:
+            try:
+                self.program._infer_op(self, op)
+            except Exception:
+                self.desc['ops'].pop()
+                self.ops.pop()
+                # Outputs declared for this op alone (no shape yet, no other user) go too.
+                used = set()
+                for o in self.ops:
+                    used.update(o.input_arg_names)
+                    used.update(o.output_arg_names)
+                for n in op.output_arg_names:
+                    v = self.vars.get(n)
+                    if v is not None and not v.desc.get('has_tensor', True) and n not in used:
+                        self._remove_var(n)
+                self.program._bump()
+                raise
+        return op
+
+    def _prepend_op(self, type, inputs=None, outputs=None, attrs=None, **kw):
+        op = self._make_op(type, inputs, outputs, attrs)
+        self.desc['ops'].insert(0, op.desc)
+        self.ops.insert(0, op)
+        self.program._bump()
+        return op
+
+    def _insert_op(self, index, type, inputs=None, outputs=None, attrs=None, **kw):
+        op = self._make_op(type, inputs, outputs, attrs)
+        self.desc['ops'].insert(index, op.desc)
+        self.ops.insert(index, op)
+        self.program._bump()
+        return op
+
+    def _remove_op(self, index):
+        self.desc['ops'].pop(index)
+        self.ops.pop(index)
+        self.program._bump()
+
+    def to_string(self, throw_on_error=False, with_details=False):
+        lines = ['{ // block %d' % self.idx]
+        for v in self.vars.values():
+            lines.append('    ' + v.to_string())
+        if self.vars and self.ops:
+            lines.append('')
+        for op in self.ops:
+            lines.append('    ' + op.to_string())
+        lines.append('}')
+        return '\n'.join(lines)
+
+    __str__ = to_string
+
+
+# ------------------------------------------------------------------- Program ----
+
+class Program(object):
+    """A ProgramDesc being built (Fluid's Program)."""
+
+    _next_id = [0]
+
+    def __init__(self):
+        self._init_from({'blocks': [{'idx': 0, 'parent_idx': -1, 'vars': [], 'ops': [],
+                                     'forward_block_idx': None, 'unknown': b''}],
+                         'unknown': b''})
+        self.random_seed = 0
+
+    def _init_from(self, desc):
+        Program._next_id[0] += 1
+        self._id = Program._next_id[0]
+        self.desc = desc
+        self.blocks = [Block(self, b) for b in desc['blocks']]
+        self.current_block_idx = 0
+        self._version = 0
+        self._c_cache = None
+        self._op_role = OpRole.Forward
+        self._op_role_var = []
+        self._is_test = False
+
+    def _bump(self):
+        self._version += 1
+
+    # -- C side --
+
+    def serialize_to_string(self):
+        return proto.encode_program(self.desc)
+
+    def _c(self):
+        """The C program of the current version (cached)."""
+        c = self._c_cache
+        if c is None or c[0] != self._version:
+            c = (self._version, core.CProgram.parse(self.serialize_to_string()))
+            self._c_cache = c
+        return c[1]
+
+    @classmethod
+    def parse_from_string(cls, binary_str):
+        """A Program from ProgramDesc bytes (a `__model__` file, a .pdmodel)."""
+        data = bytes(binary_str)
+        core.CProgram.parse(data)  # the C codec's checks first, with its messages
+        try:
+            desc = proto.decode_program(data)
+        except (proto.DecodeError, ValueError, TypeError, IndexError, KeyError) as e:
+            raise core.error_class('CORRUPT')('ProgramDesc: %s' % e) from None
+        p = cls.__new__(cls)
+        p._init_from(desc)
+        p.random_seed = 0
+        return p
+
+    def _reload(self, data):
+        """Replaces the descriptions with `data` (bytes from C after a transform), keeping
+        the Variable objects users hold: their dicts are updated in place."""
+        desc = proto.decode_program(data)
+        old = {}
+        for b in self.blocks:
+            for name, v in b.vars.items():
+                old[(b.idx, name)] = v
+        self.desc = desc
+        blocks = []
+        for bd in desc['blocks']:
+            blk = Block.__new__(Block)
+            blk.program = self
+            blk.desc = bd
+            blk.vars = collections.OrderedDict()
+            for i, vd in enumerate(bd['vars']):
+                v = old.get((bd['idx'], vd['name']))
+                if v is not None:
+                    v.desc.clear()
+                    v.desc.update(vd)
+                    bd['vars'][i] = v.desc
+                    v.block = blk
+                else:
+                    v = blk._wrap_var(vd)
+                blk.vars[vd['name']] = v
+            blk.ops = [Operator(blk, od) for od in bd['ops']]
+            blocks.append(blk)
+        self.blocks = blocks
+        self._bump()
+
+    def _infer_op(self, block, op):
+        """Compile-time shapes of `op`'s outputs, from C (rill_program_infer_shapes run on
+        a program holding just the op and the variables it touches)."""
+        if any(a[1] in (proto.BLOCK, proto.BLOCKS) for a in op.desc['attrs']):
+            return
+        names = []
+        for n in op.input_arg_names + op.output_arg_names:
+            if n not in names:
+                names.append(n)
+        vars_ = []
+        for n in names:
+            v = block._find_var_recursive(n)
+            if v is None:
+                raise ValueError('op %s: variable %s is not declared in block %d' %
+                                 (op.type, n, block.idx))
+            vars_.append(v)
+        scratch = {'blocks': [{'idx': 0, 'parent_idx': -1, 'vars': [v.desc for v in vars_],
+                               'ops': [op.desc], 'forward_block_idx': None, 'unknown': b''}],
+                   'unknown': b''}
+        c = core.CProgram.parse(proto.encode_program(scratch))
+        try:
+            c.infer_shapes()
+        except Error as e:
+            raise type(e)('%s (op %s appended to block %d)' % (e.message, op.type,
+                                                              block.idx)) from None
+        got = proto.decode_program(c.serialize())
+        outs = set(op.output_arg_names)
+        for vd in got['blocks'][0]['vars']:
+            if vd['name'] in outs and vd.get('has_tensor'):
+                v = block._find_var_recursive(vd['name'])
+                if v.desc.get('has_tensor') and v.desc['shape'] == vd['shape'] and \
+                        v.desc['dtype'] == vd['dtype']:
+                    continue
+                v.desc['dtype'] = vd['dtype']
+                v.desc['shape'] = vd['shape']
+                v.desc['has_tensor'] = True
+                v.desc['lod_level'] = vd.get('lod_level', 0)
+        self._bump()
+
+    # -- blocks --
+
+    def global_block(self):
+        return self.blocks[0]
+
+    def block(self, index):
+        return self.blocks[index]
+
+    def current_block(self):
+        return self.blocks[self.current_block_idx]
+
+    @property
+    def num_blocks(self):
+        return len(self.blocks)
+
+    def _create_block(self, parent_idx=None):
+        parent = self.current_block_idx if parent_idx is None else parent_idx
+        bd = {'idx': len(self.blocks), 'parent_idx': parent, 'vars': [], 'ops': [],
+              'forward_block_idx': None, 'unknown': b''}
+        self.desc['blocks'].append(bd)
+        self.blocks.append(Block(self, bd))
+        self.current_block_idx = bd['idx']
+        self._bump()
+        return self.blocks[-1]
+
+    def _rollback(self):
+        self.current_block_idx = self.current_block().parent_idx
+
+    def list_vars(self):
+        for b in self.blocks:
+            for v in b.vars.values():
+                yield v
+
+    def all_parameters(self):
+        return [p for b in self.blocks for p in b.all_parameters()]
+
+    @contextlib.contextmanager
+    def _optimized_guard(self, param_and_grads):
+        old = self._op_role, self._op_role_var
+        self._op_role = OpRole.Optimize
+        self._op_role_var = [v.name if isinstance(v, Variable) else v for v in param_and_grads]
+        try:
+            yield
+        finally:
+            self._op_role, self._op_role_var = old
+
+    # -- copies --
+
+    def clone(self, for_test=False):
+        """A deep copy. for_test=True also sets is_test on every op whose schema has it
+        and drops backward, optimizer and learning-rate ops (op_role Backward, Optimize
+        or LRSched: evaluating does not advance the step counter), so a training program
+        gives its evaluation program."""
+        p = Program.__new__(Program)
+        p._init_from(copy.deepcopy(self.desc))
+        p.random_seed = self.random_seed
+        # Parameters keep their Python-side attributes.
+        for b_old, b_new in zip(self.blocks, p.blocks):
+            for name, v in b_old.vars.items():
+                if isinstance(v, Parameter):
+                    nv = b_new.vars[name]
+                    b_new.vars[name] = Parameter(b_new, nv.desc, trainable=v.trainable,
+                                                 optimize_attr=v.optimize_attr,
+                                                 regularizer=v.regularizer,
+                                                 gradient_clip_attr=v.gradient_clip_attr)
+        if for_test:
+            p._is_test = True
+            for b in p.blocks:
+                keep = []
+                for op in b.ops:
+                    role = op.attr('op_role') or 0
+                    if role & (OpRole.Backward | OpRole.Optimize | OpRole.LRSched):
+                        continue
+                    keep.append(op)
+                b.ops = keep
+                b.desc['ops'] = [op.desc for op in keep]
+                for op in keep:
+                    if _op_has_attr(op.type, 'is_test'):
+                        op._set_attr('is_test', True)
+        p._bump()
+        return p
+
+    def _prune(self, feeds, targets):
+        """A pruned copy (rill_program_prune) computing `targets` from `feeds`."""
+        c = self._c().prune(_names(feeds), _names(targets))
+        p = Program.parse_from_string(c.serialize())
+        p.random_seed = self.random_seed
+        return p
+
+    def to_string(self, throw_on_error=False, with_details=False):
+        return '\n'.join(b.to_string() for b in self.blocks)
+
+    __str__ = to_string
+
+    def __repr__(self):
+        return '<rill.Program %d blocks, %d ops>' % (len(self.blocks),
+                                                      sum(len(b.ops) for b in self.blocks))
+
+
+# ------------------------------------------------------------ default programs ----
+
+_main_program = Program()
+_startup_program = Program()
+
+
+def default_main_program():
+    return _main_program
+
+
+def default_startup_program():
+    return _startup_program
+
+
+def switch_main_program(program):
+    global _main_program
+    old = _main_program
+    _main_program = program
+    return old
+
+
+def switch_startup_program(program):
+    global _startup_program
+    old = _startup_program
+    _startup_program = program
+    return old
+
+
+@contextlib.contextmanager
+def program_guard(main_program, startup_program=None):
+    """Layers inside append to `main_program` and their initializers to
+    `startup_program`."""
+    if not isinstance(main_program, Program):
+        raise TypeError('program_guard: main_program must be a Program')
+    if startup_program is not None and not isinstance(startup_program, Program):
+        raise TypeError('program_guard: startup_program must be a Program')
+    old_main = switch_main_program(main_program)
+    old_startup = switch_startup_program(startup_program) if startup_program is not None else None
+    try:
+        yield
+    finally:
+        switch_main_program(old_main)
+        if startup_program is not None:
+            switch_startup_program(old_startup)

@@ -1,0 +1,687 @@
+"""Layers (Fluid 1.x's fluid.layers): each call only appends ops (and parameters with
+their initializer ops in the startup program); nothing runs until an Executor runs the
+program. Output shapes come from the ops' shape inference in C."""
+
+import numpy as np
+
+from . import core
+from .framework import (Variable, default_main_program, default_startup_program,
+                        unique_name)
+from .initializer import Constant, Normal, Xavier
+from .param_attr import ParamAttr
+
+__all__ = ['data', 'fc', 'embedding', 'conv2d', 'pool2d', 'batch_norm', 'layer_norm',
+           'dropout', 'softmax', 'cross_entropy', 'softmax_with_cross_entropy',
+           'square_error_cost', 'mean', 'accuracy', 'concat', 'reshape', 'transpose',
+           'elementwise_add', 'elementwise_sub', 'elementwise_mul', 'elementwise_div',
+           'elementwise_max', 'elementwise_min', 'elementwise_pow', 'fill_constant', 'scale',
+           'relu', 'sigmoid', 'tanh', 'exp', 'log', 'sqrt', 'square', 'leaky_relu', 'relu6',
+           'swish', 'gelu', 'hard_sigmoid', 'hard_swish', 'matmul', 'reduce_sum',
+           'reduce_mean', 'cast', 'argmax', 'create_parameter', 'assign', 'flatten',
+           'log_softmax', 'topk', 'one_hot', 'clip', 'split', 'squeeze', 'unsqueeze', 'slice',
+           'sums', 'less_than', 'less_equal', 'greater_than', 'greater_equal', 'equal',
+           'not_equal', 'exponential_decay', 'natural_exp_decay', 'inverse_time_decay',
+           'piecewise_decay']
+
+
+class _Helper(object):
+    """Fluid's LayerHelper: names, parameters and temporaries of one layer call."""
+
+    def __init__(self, layer_type, name=None):
+        self.layer_type = layer_type
+        self.name = name or unique_name.generate(layer_type)
+        self.main = default_main_program()
+        self.startup = default_startup_program()
+
+    @property
+    def block(self):
+        return self.main.current_block()
+
+    def tmp(self, dtype='float32', stop_gradient=False):
+        v = self.block.create_var(name=unique_name.generate(self.name + '.tmp'), dtype=dtype,
+                                  infer=True)
+        if stop_gradient:
+            v.stop_gradient = True
+        return v
+
+    def param(self, attr, shape, dtype='float32', is_bias=False, default_initializer=None):
+        attr = ParamAttr._to_attr(attr)
+        if attr is False:
+            return None
+        shape = [int(s) for s in shape]
+        if any(s <= 0 for s in shape):
+            raise ValueError('%s: parameter shape %s has a non-positive extent (is the input '
+                             'shape known?)' % (self.layer_type, shape))
+        name = attr.name or unique_name.generate(self.name + ('.b' if is_bias else '.w'))
+        init = attr.initializer or default_initializer or \
+            (Constant(0.0) if is_bias else Xavier())
+        sblock = self.startup.global_block()
+        if not sblock.has_var(name):
+            sv = sblock.create_var(name=name, shape=shape, dtype=dtype, persistable=True)
+            init(sv, sblock)
+        return self.main.global_block().create_parameter(
+            name=name, shape=shape, dtype=dtype, trainable=attr.trainable,
+            optimize_attr={'learning_rate': attr.learning_rate}, regularizer=attr.regularizer,
+            gradient_clip_attr=attr.gradient_clip)
+
+    def append(self, type, inputs, outputs, attrs=None):
+        return self.block.append_op(type, inputs=inputs, outputs=outputs, attrs=attrs)
+
+    def act(self, x, act):
+        if act is None:
+            return x
+        if isinstance(act, dict):
+            act = dict(act)
+            kind = act.pop('type')
+        else:
+            kind, act = act, {}
+        out = self.tmp(x.dtype.name)
+        self.append(kind, {'X': x}, {'Out': out}, act)
+        return out
+
+    def bias(self, x, bias_attr, size, axis, dtype='float32'):
+        b = self.param(bias_attr, [size], dtype, is_bias=True)
+        if b is None:
+            return x
+        out = self.tmp(dtype)
+        self.append('elementwise_add', {'X': x, 'Y': b}, {'Out': out}, {'axis': axis})
+        return out
+
+
+def _check_var(x, what, layer):
+    if not isinstance(x, Variable):
+        raise TypeError('%s: %s must be a rill Variable, got %r' % (layer, what, x))
+
+
+# ------------------------------------------------------------------ inputs ----
+
+def data(name, shape, append_batch_size=True, dtype='float32', lod_level=0, type=None,
+         stop_gradient=True):
+    """A fed variable. shape leaves out the batch dimension unless append_batch_size is
+    False (or shape already holds -1 / None)."""
+    shape = list(shape)
+    for i, s in enumerate(shape):
+        if s is None:
+            shape[i] = -1
+            append_batch_size = False
+        elif s < 0:
+            append_batch_size = False
+    if append_batch_size:
+        shape = [-1] + shape
+    blk = default_main_program().global_block()
+    if blk.has_var(name):
+        raise ValueError("data: a variable named '%s' already exists" % name)
+    v = blk.create_var(name=name, shape=shape, dtype=dtype, lod_level=lod_level,
+                       stop_gradient=stop_gradient, is_data=True)
+    return v
+
+
+def create_parameter(shape, dtype, name=None, attr=None, is_bias=False,
+                     default_initializer=None):
+    h = _Helper('create_parameter')
+    attr = ParamAttr._to_attr(attr) if attr is not None else ParamAttr(name=name)
+    if name and attr.name is None:
+        attr.name = name
+    return h.param(attr, shape, dtype, is_bias, default_initializer)
+
+
+def fill_constant(shape, dtype, value, force_cpu=False, out=None):
+    h = _Helper('fill_constant')
+    if out is None:
+        out = h.tmp(dtype)
+    h.append('fill_constant', {}, {'Out': out},
+             {'shape': [int(s) for s in shape], 'value': float(value),
+              'dtype': core.dtype_code(dtype)})
+    out.stop_gradient = True
+    return out
+
+
+def assign(input, output=None):
+    h = _Helper('assign')
+    if isinstance(input, np.ndarray):
+        from .initializer import NumpyArrayInitializer
+        if output is None:
+            output = h.tmp(input.dtype.name)
+        output._set_meta(core.dtype_code(input.dtype), input.shape)
+        NumpyArrayInitializer(input)(output, h.block)
+        return output
+    if output is None:
+        output = h.tmp(input.dtype.name)
+    h.append('assign', {'X': input}, {'Out': output})
+    return output
+
+
+# ------------------------------------------------------------ dense layers ----
+
+def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=None,
+       name=None, is_test=False):
+    """out = act(sum_i flatten(input_i) W_i + b)."""
+    h = _Helper('fc', name)
+    inputs = input if isinstance(input, (list, tuple)) else [input]
+    attrs = param_attr if isinstance(param_attr, (list, tuple)) else [param_attr] * len(inputs)
+    muls = []
+    for x, pa in zip(inputs, attrs):
+        _check_var(x, 'input', 'fc')
+        shape = x.shape
+        if not 0 < num_flatten_dims < len(shape) + (1 if len(shape) == 1 else 0):
+            raise ValueError('fc: num_flatten_dims %d out of range for input %s of shape %s' %
+                             (num_flatten_dims, x.name, shape))
+        in_dim = int(np.prod(shape[num_flatten_dims:]))
+        if in_dim <= 0:
+            raise ValueError('fc: input %s has shape %s: the flattened extents must be known' %
+                             (x.name, shape))
+        w = h.param(pa, [in_dim, size], x.dtype.name)
+        out = h.tmp(x.dtype.name)
+        h.append('mul', {'X': x, 'Y': w}, {'Out': out},
+                 {'x_num_col_dims': num_flatten_dims, 'y_num_col_dims': 1})
+        muls.append(out)
+    if len(muls) == 1:
+        pre = muls[0]
+    else:
+        pre = h.tmp(inputs[0].dtype.name)
+        h.append('sum', {'X': muls}, {'Out': pre})
+    pre = h.bias(pre, bias_attr, size, num_flatten_dims, inputs[0].dtype.name)
+    return h.act(pre, act)
+
+
+def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=None,
+              param_attr=None, dtype='float32'):
+    """Rows of a [vocab, dim] table by int64 ids (lookup_table). is_sparse gives the
+    table a selected-rows gradient: only the looked-up rows are updated."""
+    h = _Helper('embedding')
+    _check_var(input, 'input', 'embedding')
+    w = h.param(param_attr, size, dtype, default_initializer=Xavier())
+    if padding_idx is None:
+        padding_idx = -1
+    elif padding_idx < 0:
+        padding_idx += size[0]
+    out = h.tmp(dtype)
+    h.append('lookup_table', {'Ids': input, 'W': w}, {'Out': out},
+             {'is_sparse': bool(is_sparse), 'is_distributed': bool(is_distributed),
+              'padding_idx': int(padding_idx)})
+    return out
+
+
+def _pair(v, what):
+    if isinstance(v, (list, tuple)):
+        if len(v) != 2:
+            raise ValueError('%s must be an int or a pair, got %r' % (what, v))
+        return [int(v[0]), int(v[1])]
+    return [int(v), int(v)]
+
+
+def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, groups=None,
+           param_attr=None, bias_attr=None, use_cudnn=True, act=None, name=None,
+           data_format='NCHW'):
+    h = _Helper('conv2d', name)
+    _check_var(input, 'input', 'conv2d')
+    if len(input.shape) != 4:
+        raise ValueError('conv2d: input %s must be 4-D NCHW, got shape %s' %
+                         (input.name, input.shape))
+    c = input.shape[1]
+    groups = groups or 1
+    if c <= 0 or c % groups:
+        raise ValueError('conv2d: %d input channels do not divide into %d groups' % (c, groups))
+    fs = _pair(filter_size, 'filter_size')
+    std = (2.0 / (fs[0] * fs[1] * c)) ** 0.5
+    w = h.param(param_attr, [num_filters, c // groups] + fs, input.dtype.name,
+                default_initializer=Normal(0.0, std, 0))
+    pre = h.tmp(input.dtype.name)
+    h.append('conv2d', {'Input': input, 'Filter': w}, {'Output': pre},
+             {'strides': _pair(stride, 'stride'), 'paddings': _pair(padding, 'padding'),
+              'dilations': _pair(dilation, 'dilation'), 'groups': groups,
+              'data_format': data_format})
+    pre = h.bias(pre, bias_attr, num_filters, 1, input.dtype.name)
+    return h.act(pre, act)
+
+
+def pool2d(input, pool_size=-1, pool_type='max', pool_stride=1, pool_padding=0,
+           global_pooling=False, use_cudnn=True, ceil_mode=False, name=None, exclusive=True,
+           data_format='NCHW'):
+    if pool_type not in ('max', 'avg'):
+        raise ValueError("pool2d: pool_type must be 'max' or 'avg', got %r" % (pool_type,))
+    if not global_pooling and pool_size == -1:
+        raise ValueError('pool2d: pool_size must be given unless global_pooling is True')
+    h = _Helper('pool2d', name)
+    out = h.tmp(input.dtype.name)
+    ks = _pair(pool_size if pool_size != -1 else 1, 'pool_size')
+    h.append('pool2d', {'X': input}, {'Out': out},
+             {'pooling_type': pool_type, 'ksize': ks, 'global_pooling': bool(global_pooling),
+              'strides': _pair(pool_stride, 'pool_stride'),
+              'paddings': _pair(pool_padding, 'pool_padding'), 'ceil_mode': bool(ceil_mode),
+              'exclusive': bool(exclusive), 'data_format': data_format})
+    return out
+
+
+def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, param_attr=None,
+               bias_attr=None, data_layout='NCHW', in_place=False, name=None,
+               moving_mean_name=None, moving_variance_name=None,
+               do_model_average_for_mean_and_var=False, use_global_stats=False):
+    h = _Helper('batch_norm', name)
+    _check_var(input, 'input', 'batch_norm')
+    dt = input.dtype.name
+    c = input.shape[1] if data_layout == 'NCHW' else input.shape[-1]
+    scale = h.param(param_attr, [c], dt, default_initializer=Constant(1.0))
+    bias = h.param(bias_attr, [c], dt, is_bias=True)
+    mean = h.param(ParamAttr(name=moving_mean_name, initializer=Constant(0.0),
+                             trainable=False), [c], dt)
+    var = h.param(ParamAttr(name=moving_variance_name, initializer=Constant(1.0),
+                            trainable=False), [c], dt)
+    saved_mean = h.tmp(dt, stop_gradient=True)
+    saved_var = h.tmp(dt, stop_gradient=True)
+    out = input if in_place else h.tmp(dt)
+    h.append('batch_norm',
+             {'X': input, 'Scale': scale, 'Bias': bias, 'Mean': mean, 'Variance': var},
+             {'Y': out, 'MeanOut': mean, 'VarianceOut': var, 'SavedMean': saved_mean,
+              'SavedVariance': saved_var},
+             {'momentum': float(momentum), 'epsilon': float(epsilon), 'is_test': bool(is_test),
+              'data_layout': data_layout, 'use_global_stats': bool(use_global_stats)})
+    return h.act(out, act)
+
+
+def layer_norm(input, scale=True, shift=True, begin_norm_axis=1, epsilon=1e-05,
+               param_attr=None, bias_attr=None, act=None, name=None):
+    h = _Helper('layer_norm', name)
+    dt = input.dtype.name
+    n = int(np.prod(input.shape[begin_norm_axis:]))
+    ins = {'X': input}
+    if scale:
+        ins['Scale'] = h.param(param_attr, [n], dt, default_initializer=Constant(1.0))
+    if shift:
+        ins['Bias'] = h.param(bias_attr, [n], dt, is_bias=True)
+    out = h.tmp(dt)
+    m = h.tmp(dt, stop_gradient=True)
+    v = h.tmp(dt, stop_gradient=True)
+    h.append('layer_norm', ins, {'Y': out, 'Mean': m, 'Variance': v},
+             {'epsilon': float(epsilon), 'begin_norm_axis': int(begin_norm_axis)})
+    return h.act(out, act)
+
+
+def dropout(x, dropout_prob, is_test=False, seed=None, name=None,
+            dropout_implementation='downgrade_in_infer'):
+    if not 0.0 <= dropout_prob <= 1.0:
+        raise ValueError('dropout: dropout_prob must be in [0, 1], got %r' % (dropout_prob,))
+    if dropout_implementation not in ('downgrade_in_infer', 'upscale_in_train'):
+        raise ValueError('dropout: unknown dropout_implementation %r' % dropout_implementation)
+    h = _Helper('dropout', name)
+    if not seed and h.main.random_seed:
+        seed = h.main.random_seed  # Fluid: the program's seed fixes the masks
+    out = h.tmp(x.dtype.name)
+    mask = h.tmp('uint8', stop_gradient=True)
+    h.append('dropout', {'X': x}, {'Out': out, 'Mask': mask},
+             {'dropout_prob': float(dropout_prob), 'is_test': bool(is_test),
+              'fix_seed': bool(seed), 'seed': int(seed or 0),
+              'dropout_implementation': dropout_implementation})
+    return out
+
+
+# -------------------------------------------------------------- activations ----
+
+def _unary(op, x, name=None, **attrs):
+    _check_var(x, 'x', op)
+    h = _Helper(op, name)
+    out = h.tmp(x.dtype.name)
+    h.append(op, {'X': x}, {'Out': out}, attrs)
+    return out
+
+
+def relu(x, name=None):
+    return _unary('relu', x, name)
+
+
+def sigmoid(x, name=None):
+    return _unary('sigmoid', x, name)
+
+
+def tanh(x, name=None):
+    return _unary('tanh', x, name)
+
+
+def exp(x, name=None):
+    return _unary('exp', x, name)
+
+
+def log(x, name=None):
+    return _unary('log', x, name)
+
+
+def sqrt(x, name=None):
+    return _unary('sqrt', x, name)
+
+
+def square(x, name=None):
+    return _unary('square', x, name)
+
+
+def leaky_relu(x, alpha=0.02, name=None):
+    return _unary('leaky_relu', x, name, alpha=float(alpha))
+
+
+def relu6(x, threshold=6.0, name=None):
+    return _unary('relu6', x, name, threshold=float(threshold))
+
+
+def swish(x, beta=1.0, name=None):
+    return _unary('swish', x, name, beta=float(beta))
+
+
+def gelu(x, approximate=False, name=None):
+    return _unary('gelu', x, name, approximate=bool(approximate))
+
+
+def hard_sigmoid(x, slope=0.2, offset=0.5, name=None):
+    return _unary('hard_sigmoid', x, name, slope=float(slope), offset=float(offset))
+
+
+def hard_swish(x, threshold=6.0, scale=6.0, offset=3.0, name=None):
+    return _unary('hard_swish', x, name, threshold=float(threshold), scale=float(scale),
+                  offset=float(offset))
+
+
+def softmax(input, use_cudnn=False, name=None, axis=-1):
+    return _unary('softmax', input, name, axis=int(axis))
+
+
+def log_softmax(input, axis=-1, name=None):
+    return _unary('log_softmax', input, name, axis=int(axis))
+
+
+def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
+    """scale * x + bias (or scale * (x + bias)). With `name`, the output variable has
+    exactly that name (save_inference_model's save_infer_model/scale_i)."""
+    _check_var(x, 'x', 'scale')
+    h = _Helper('scale', name)
+    if name is None:
+        out = h.tmp(x.dtype.name)
+    else:
+        out = h.block.create_var(name=name, dtype=x.dtype.name, infer=True)
+    h.append('scale', {'X': x}, {'Out': out},
+             {'scale': float(scale), 'bias': float(bias),
+              'bias_after_scale': bool(bias_after_scale)})
+    return h.act(out, act)
+
+
+def clip(x, min, max, name=None):
+    return _unary('clip', x, name, min=float(min), max=float(max))
+
+
+def cast(x, dtype):
+    h = _Helper('cast')
+    out = h.tmp(dtype)
+    h.append('cast', {'X': x}, {'Out': out},
+             {'in_dtype': x.desc['dtype'], 'out_dtype': core.dtype_code(dtype)})
+    return out
+
+
+# ------------------------------------------------------------------- losses ----
+
+def cross_entropy(input, label, soft_label=False, ignore_index=-100):
+    """-log(input[label]) per row (input holds probabilities, e.g. a softmax)."""
+    h = _Helper('cross_entropy')
+    out = h.tmp(input.dtype.name)
+    h.append('cross_entropy', {'X': input, 'Label': label}, {'Y': out},
+             {'soft_label': bool(soft_label), 'ignore_index': int(ignore_index)})
+    return out
+
+
+def softmax_with_cross_entropy(logits, label, soft_label=False, ignore_index=-100,
+                               numeric_stable_mode=True, return_softmax=False, axis=-1):
+    h = _Helper('softmax_with_cross_entropy')
+    sm = h.tmp(logits.dtype.name)
+    loss = h.tmp(logits.dtype.name)
+    h.append('softmax_with_cross_entropy', {'Logits': logits, 'Label': label},
+             {'Softmax': sm, 'Loss': loss},
+             {'soft_label': bool(soft_label), 'ignore_index': int(ignore_index),
+              'numeric_stable_mode': bool(numeric_stable_mode), 'axis': int(axis)})
+    return (loss, sm) if return_softmax else loss
+
+
+def square_error_cost(input, label):
+    """(input - label)^2, elementwise."""
+    h = _Helper('square_error_cost')
+    diff = h.tmp(input.dtype.name)
+    h.append('elementwise_sub', {'X': input, 'Y': label}, {'Out': diff}, {'axis': -1})
+    out = h.tmp(input.dtype.name)
+    h.append('square', {'X': diff}, {'Out': out})
+    return out
+
+
+def mean(x, name=None):
+    h = _Helper('mean', name)
+    out = h.tmp(x.dtype.name)
+    h.append('mean', {'X': x}, {'Out': out})
+    return out
+
+
+def topk(input, k, name=None):
+    h = _Helper('top_k', name)
+    vals = h.tmp(input.dtype.name)
+    idx = h.tmp('int64', stop_gradient=True)
+    h.append('top_k', {'X': input}, {'Out': vals, 'Indices': idx}, {'k': int(k)})
+    return vals, idx
+
+
+def accuracy(input, label, k=1, correct=None, total=None):
+    """Fraction of rows whose label is among the top k of input."""
+    h = _Helper('accuracy')
+    vals, idx = topk(input, k)
+    acc = h.tmp('float32', stop_gradient=True)
+    correct = correct or h.tmp('int32', stop_gradient=True)
+    total = total or h.tmp('int32', stop_gradient=True)
+    h.append('accuracy', {'Out': vals, 'Indices': idx, 'Label': label},
+             {'Accuracy': acc, 'Correct': correct, 'Total': total})
+    return acc
+
+
+def argmax(x, axis=0):
+    h = _Helper('arg_max')
+    out = h.tmp('int64', stop_gradient=True)
+    h.append('arg_max', {'X': x}, {'Out': out}, {'axis': int(axis)})
+    return out
+
+
+def one_hot(input, depth, allow_out_of_range=False):
+    h = _Helper('one_hot')
+    out = h.tmp('float32', stop_gradient=True)
+    h.append('one_hot_v2', {'X': input}, {'Out': out},
+             {'depth': int(depth), 'allow_out_of_range': bool(allow_out_of_range)})
+    return out
+
+
+# ------------------------------------------------------------------- shapes ----
+
+def concat(input, axis=0, name=None):
+    h = _Helper('concat', name)
+    out = h.tmp(input[0].dtype.name)
+    h.append('concat', {'X': list(input)}, {'Out': out}, {'axis': int(axis)})
+    return out
+
+
+def reshape(x, shape, actual_shape=None, act=None, inplace=False, name=None):
+    """Fluid's reshape: 0 copies the input extent, one -1 is inferred."""
+    shape = [int(s) for s in shape]
+    if shape.count(-1) > 1:
+        raise ValueError('reshape: at most one -1 in shape %s' % shape)
+    h = _Helper('reshape2', name)
+    out = h.tmp(x.dtype.name)
+    xshape = h.tmp(x.dtype.name, stop_gradient=True)
+    ins = {'X': x}
+    if actual_shape is not None:
+        ins['Shape'] = actual_shape
+    h.append('reshape2', ins, {'Out': out, 'XShape': xshape}, {'shape': shape})
+    return h.act(out, act)
+
+
+def flatten(x, axis=1, name=None):
+    h = _Helper('flatten2', name)
+    out = h.tmp(x.dtype.name)
+    xshape = h.tmp(x.dtype.name, stop_gradient=True)
+    h.append('flatten2', {'X': x}, {'Out': out, 'XShape': xshape}, {'axis': int(axis)})
+    return out
+
+
+def transpose(x, perm, name=None):
+    if sorted(perm) != list(range(len(x.shape))):
+        raise ValueError('transpose: perm %s is not a permutation of the %d dims of %s' %
+                         (list(perm), len(x.shape), x.name))
+    h = _Helper('transpose2', name)
+    out = h.tmp(x.dtype.name)
+    xshape = h.tmp(x.dtype.name, stop_gradient=True)
+    h.append('transpose2', {'X': x}, {'Out': out, 'XShape': xshape}, {'axis': list(perm)})
+    return out
+
+
+def matmul(x, y, transpose_x=False, transpose_y=False, alpha=1.0, name=None):
+    h = _Helper('matmul', name)
+    out = h.tmp(x.dtype.name)
+    h.append('matmul', {'X': x, 'Y': y}, {'Out': out},
+             {'transpose_X': bool(transpose_x), 'transpose_Y': bool(transpose_y),
+              'alpha': float(alpha)})
+    return out
+
+
+def _reduce(op, input, dim, keep_dim, name):
+    h = _Helper(op, name)
+    out = h.tmp(input.dtype.name)
+    if dim is None:
+        attrs = {'dim': [0], 'reduce_all': True, 'keep_dim': bool(keep_dim)}
+    else:
+        dims = dim if isinstance(dim, (list, tuple)) else [dim]
+        attrs = {'dim': [int(d) for d in dims], 'reduce_all': False, 'keep_dim': bool(keep_dim)}
+    h.append(op, {'X': input}, {'Out': out}, attrs)
+    return out
+
+
+def reduce_sum(input, dim=None, keep_dim=False, name=None):
+    return _reduce('reduce_sum', input, dim, keep_dim, name)
+
+
+def reduce_mean(input, dim=None, keep_dim=False, name=None):
+    return _reduce('reduce_mean', input, dim, keep_dim, name)
+
+
+# --------------------------------------------------------------- elementwise ----
+
+def _elementwise(op, x, y, axis, act, name):
+    _check_var(x, 'x', op)
+    _check_var(y, 'y', op)
+    h = _Helper(op, name)
+    out = h.tmp(x.dtype.name)
+    h.append(op, {'X': x, 'Y': y}, {'Out': out}, {'axis': int(axis)})
+    return h.act(out, act)
+
+
+def elementwise_add(x, y, axis=-1, act=None, name=None):
+    return _elementwise('elementwise_add', x, y, axis, act, name)
+
+
+def elementwise_sub(x, y, axis=-1, act=None, name=None):
+    return _elementwise('elementwise_sub', x, y, axis, act, name)
+
+
+def elementwise_mul(x, y, axis=-1, act=None, name=None):
+    return _elementwise('elementwise_mul', x, y, axis, act, name)
+
+
+def elementwise_div(x, y, axis=-1, act=None, name=None):
+    return _elementwise('elementwise_div', x, y, axis, act, name)
+
+
+def elementwise_max(x, y, axis=-1, act=None, name=None):
+    return _elementwise('elementwise_max', x, y, axis, act, name)
+
+
+def elementwise_min(x, y, axis=-1, act=None, name=None):
+    return _elementwise('elementwise_min', x, y, axis, act, name)
+
+
+def elementwise_pow(x, y, axis=-1, act=None, name=None):
+    return _elementwise('elementwise_pow', x, y, axis, act, name)
+
+
+# ---------------------------------------------------------------- more shapes ----
+
+def split(input, num_or_sections, dim=-1, name=None):
+    """Splits along dim into num equal parts, or parts of the given extents."""
+    h = _Helper('split', name)
+    if isinstance(num_or_sections, int):
+        n, attrs = num_or_sections, {'num': num_or_sections, 'sections': [], 'axis': int(dim)}
+    else:
+        n = len(num_or_sections)
+        attrs = {'num': 0, 'sections': [int(s) for s in num_or_sections], 'axis': int(dim)}
+    outs = [h.tmp(input.dtype.name) for _ in range(n)]
+    h.append('split', {'X': input}, {'Out': outs}, attrs)
+    return outs
+
+
+def squeeze(input, axes, name=None):
+    h = _Helper('squeeze2', name)
+    out = h.tmp(input.dtype.name)
+    xshape = h.tmp(input.dtype.name, stop_gradient=True)
+    h.append('squeeze2', {'X': input}, {'Out': out, 'XShape': xshape},
+             {'axes': [int(a) for a in axes]})
+    return out
+
+
+def unsqueeze(input, axes, name=None):
+    h = _Helper('unsqueeze2', name)
+    out = h.tmp(input.dtype.name)
+    xshape = h.tmp(input.dtype.name, stop_gradient=True)
+    h.append('unsqueeze2', {'X': input}, {'Out': out, 'XShape': xshape},
+             {'axes': [int(a) for a in axes]})
+    return out
+
+
+def slice(input, axes, starts, ends):
+    if not len(axes) == len(starts) == len(ends):
+        raise ValueError('slice: axes, starts and ends must have one entry each, got %d, %d, '
+                         '%d' % (len(axes), len(starts), len(ends)))
+    h = _Helper('slice')
+    out = h.tmp(input.dtype.name)
+    h.append('slice', {'Input': input}, {'Out': out},
+             {'axes': [int(a) for a in axes], 'starts': [int(a) for a in starts],
+              'ends': [int(a) for a in ends]})
+    return out
+
+
+def sums(input, out=None):
+    """The elementwise sum of a list of variables of one shape."""
+    h = _Helper('sum')
+    out = out or h.tmp(input[0].dtype.name)
+    h.append('sum', {'X': list(input)}, {'Out': out})
+    return out
+
+
+def _compare(op, x, y):
+    h = _Helper(op)
+    out = h.tmp('bool', stop_gradient=True)
+    h.append(op, {'X': x, 'Y': y}, {'Out': out}, {'axis': -1})
+    return out
+
+
+def less_than(x, y, force_cpu=None, cond=None):
+    return _compare('less_than', x, y)
+
+
+def less_equal(x, y, cond=None):
+    return _compare('less_equal', x, y)
+
+
+def greater_than(x, y, cond=None):
+    return _compare('greater_than', x, y)
+
+
+def greater_equal(x, y, cond=None):
+    return _compare('greater_equal', x, y)
+
+
+def equal(x, y, cond=None):
+    return _compare('equal', x, y)
+
+
+def not_equal(x, y, cond=None):
+    return _compare('not_equal', x, y)
+
+
+from .learning_rate_scheduler import (exponential_decay, natural_exp_decay,  # noqa: E402
+                                      inverse_time_decay, piecewise_decay)

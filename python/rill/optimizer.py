@@ -1,0 +1,224 @@
+"""Optimizers (Fluid 1.x's optimizer.py). minimize(loss) runs the C backward pass
+(rill_program_append_backward), then gradient clipping and weight decay, then appends
+one optimizer op per parameter; accumulators and the learning rate are persistable
+variables initialized by the startup program."""
+
+from . import core, clip as clip_mod
+from .framework import (Parameter, Variable, default_startup_program, unique_name,
+                        OpRole)
+from .regularizer import L2DecayRegularizer
+
+__all__ = ['SGD', 'Momentum', 'Adam', 'Adagrad', 'SGDOptimizer', 'MomentumOptimizer',
+           'AdamOptimizer', 'AdagradOptimizer', 'Optimizer']
+
+
+class Optimizer(object):
+    _type = None
+
+    def __init__(self, learning_rate, regularization=None, grad_clip=None, name=None):
+        if not isinstance(learning_rate, (float, int, Variable)):
+            raise TypeError('learning_rate must be a float or a Variable, got %r' %
+                            (learning_rate,))
+        if isinstance(learning_rate, (float, int)) and learning_rate < 0:
+            raise ValueError('learning_rate must not be negative, got %r' % learning_rate)
+        self._learning_rate = learning_rate
+        self.regularization = regularization
+        self._grad_clip = grad_clip
+        self._name = name
+        self._lr_vars = {}
+        self._accumulators = {}
+
+    # -- variables --
+
+    def _global_lr(self, program, startup):
+        if isinstance(self._learning_rate, Variable):
+            return self._learning_rate
+        lr = self._lr_vars.get(program._id)
+        if lr is None:
+            name = unique_name.generate('learning_rate')
+            lr = program.global_block().create_var(name=name, shape=[1], dtype='float32',
+                                                   persistable=True)
+            sb = startup.global_block()
+            sv = sb.create_var(name=name, shape=[1], dtype='float32', persistable=True)
+            sb.append_op('fill_constant', outputs={'Out': sv},
+                         attrs={'shape': [1], 'value': float(self._learning_rate),
+                                'dtype': 5})
+            self._lr_vars[program._id] = lr
+        return lr
+
+    def _param_lr(self, param, program, startup):
+        lr = self._global_lr(program, startup)
+        scale = float(getattr(param, 'optimize_attr', {}).get('learning_rate', 1.0))
+        if scale == 1.0:
+            return lr
+        blk = program.global_block()
+        out = blk.create_var(name=unique_name.generate(param.name + '_lr'), infer=True)
+        blk.append_op('scale', inputs={'X': lr}, outputs={'Out': out}, attrs={'scale': scale})
+        return out
+
+    def _add_accumulator(self, name, param, program, startup, fill_value=0.0, shape=None):
+        key = (name, param.name)
+        if key in self._accumulators:
+            return self._accumulators[key]
+        vname = unique_name.generate(param.name + '_' + name)
+        shape = list(param.shape) if shape is None else shape
+        v = program.global_block().create_var(name=vname, shape=shape,
+                                              dtype=param.dtype.name, persistable=True)
+        sb = startup.global_block()
+        sv = sb.create_var(name=vname, shape=shape, dtype=param.dtype.name, persistable=True)
+        sb.append_op('fill_constant', outputs={'Out': sv},
+                     attrs={'shape': shape, 'value': float(fill_value),
+                            'dtype': param.desc['dtype']})
+        self._accumulators[key] = v
+        return v
+
+    # -- passes --
+
+    def backward(self, loss, startup_program=None, parameter_list=None, no_grad_set=None,
+                 callbacks=None):
+        """Appends the backward pass, clipping and weight decay; returns the
+        (Parameter, gradient Variable) pairs."""
+        if not isinstance(loss, Variable):
+            raise TypeError('minimize: loss must be a Variable, got %r' % (loss,))
+        program = loss.block.program
+        no_grad = []
+        for n in no_grad_set or []:
+            no_grad.append(n.name if isinstance(n, Variable) else n)
+        c = core.CProgram.parse(program.serialize_to_string())
+        pairs = c.append_backward(loss.name, no_grad)
+        if parameter_list is not None:
+            wanted = set(p.name if isinstance(p, Variable) else p for p in parameter_list)
+        else:
+            wanted = None
+        clip = self._grad_clip or clip_mod._program_clip.get(program._id)
+        # Clipping first, then weight decay, as Paddle orders them.
+        if isinstance(clip, clip_mod.GradientClipByGlobalNorm) and pairs:
+            c.append_clip_by_global_norm(pairs, clip.clip_norm)
+        elif clip is not None and not hasattr(clip, '_append'):
+            raise core.error_class('UNIMPLEMENTED')(
+                'gradient clip %s is not supported (GradientClipByGlobalNorm, '
+                'GradientClipByNorm, GradientClipByValue are)' % type(clip).__name__)
+        program._reload(c.serialize())
+        blk = program.global_block()
+        if clip is not None and hasattr(clip, '_append'):
+            for p, g in pairs:
+                with program._optimized_guard([p, g]):
+                    clip._append(blk, blk.vars[p], blk._find_var_recursive(g))
+        # Weight decay: one C pass when every parameter has the same L2Decay, ops
+        # appended per parameter otherwise.
+        regs = {}
+        for p, g in pairs:
+            reg = getattr(blk.vars.get(p), 'regularizer', None) or self.regularization
+            if reg is None:
+                continue
+            if not hasattr(reg, '_append'):
+                raise core.error_class('UNIMPLEMENTED')(
+                    'regularizer %s of %s: L2Decay and L1Decay are supported' %
+                    (type(reg).__name__, p))
+            regs[(p, g)] = reg
+        kinds = set((type(r), r.regularization_coeff) for r in regs.values())
+        if regs and len(regs) == len(pairs) and len(kinds) == 1 and \
+                isinstance(next(iter(regs.values())), L2DecayRegularizer):
+            c = core.CProgram.parse(program.serialize_to_string())
+            c.append_l2_decay(pairs, next(iter(regs.values())).regularization_coeff)
+            program._reload(c.serialize())
+            blk = program.global_block()
+        else:
+            for (p, g), reg in regs.items():
+                with program._optimized_guard([p, g]):
+                    reg._append(blk, p, g)
+        out = []
+        for p, g in pairs:
+            if wanted is not None and p not in wanted:
+                continue
+            param = blk.vars[p]
+            if isinstance(param, Parameter) and not param.trainable:
+                continue
+            out.append((param, blk._find_var_recursive(g)))
+        return out
+
+    def apply_gradients(self, params_grads, startup_program=None):
+        ops = []
+        for p, g in params_grads:
+            program = p.block.program
+            startup = startup_program or default_startup_program()
+            with program._optimized_guard([p, g]):
+                ops.append(self._append_optimize_op(p, g, program, startup))
+        return ops
+
+    def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
+        """Backward pass + optimizer ops. Returns (optimize_ops, params_grads)."""
+        params_grads = self.backward(loss, startup_program, parameter_list, no_grad_set)
+        ops = self.apply_gradients(params_grads, startup_program)
+        return ops, params_grads
+
+    def _append_optimize_op(self, param, grad, program, startup):
+        raise NotImplementedError
+
+
+class SGDOptimizer(Optimizer):
+    """param -= lr * grad (rows of a sparse gradient only)."""
+
+    def _append_optimize_op(self, p, g, program, startup):
+        lr = self._param_lr(p, program, startup)
+        return program.global_block().append_op(
+            'sgd', inputs={'Param': p, 'Grad': g, 'LearningRate': lr}, outputs={'ParamOut': p})
+
+
+class MomentumOptimizer(Optimizer):
+    def __init__(self, learning_rate, momentum, use_nesterov=False, regularization=None,
+                 grad_clip=None, name=None):
+        Optimizer.__init__(self, learning_rate, regularization, grad_clip, name)
+        self._momentum = float(momentum)
+        self._use_nesterov = bool(use_nesterov)
+
+    def _append_optimize_op(self, p, g, program, startup):
+        lr = self._param_lr(p, program, startup)
+        v = self._add_accumulator('velocity', p, program, startup)
+        return program.global_block().append_op(
+            'momentum', inputs={'Param': p, 'Grad': g, 'Velocity': v, 'LearningRate': lr},
+            outputs={'ParamOut': p, 'VelocityOut': v},
+            attrs={'mu': self._momentum, 'use_nesterov': self._use_nesterov})
+
+
+class AdamOptimizer(Optimizer):
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
+                 regularization=None, grad_clip=None, name=None, lazy_mode=False):
+        Optimizer.__init__(self, learning_rate, regularization, grad_clip, name)
+        self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
+        self._lazy_mode = bool(lazy_mode)
+
+    def _append_optimize_op(self, p, g, program, startup):
+        lr = self._param_lr(p, program, startup)
+        m1 = self._add_accumulator('moment1', p, program, startup)
+        m2 = self._add_accumulator('moment2', p, program, startup)
+        b1 = self._add_accumulator('beta1_pow_acc', p, program, startup, self._beta1, [1])
+        b2 = self._add_accumulator('beta2_pow_acc', p, program, startup, self._beta2, [1])
+        return program.global_block().append_op(
+            'adam', inputs={'Param': p, 'Grad': g, 'LearningRate': lr, 'Moment1': m1,
+                            'Moment2': m2, 'Beta1Pow': b1, 'Beta2Pow': b2},
+            outputs={'ParamOut': p, 'Moment1Out': m1, 'Moment2Out': m2, 'Beta1PowOut': b1,
+                     'Beta2PowOut': b2},
+            attrs={'beta1': self._beta1, 'beta2': self._beta2, 'epsilon': self._epsilon,
+                   'lazy_mode': self._lazy_mode})
+
+
+class AdagradOptimizer(Optimizer):
+    def __init__(self, learning_rate, epsilon=1.0e-6, regularization=None, grad_clip=None,
+                 name=None, initial_accumulator_value=0.0):
+        Optimizer.__init__(self, learning_rate, regularization, grad_clip, name)
+        self._epsilon = float(epsilon)
+        self._initial = float(initial_accumulator_value)
+
+    def _append_optimize_op(self, p, g, program, startup):
+        lr = self._param_lr(p, program, startup)
+        m = self._add_accumulator('moment', p, program, startup, self._initial)
+        return program.global_block().append_op(
+            'adagrad', inputs={'Param': p, 'Grad': g, 'Moment': m, 'LearningRate': lr},
+            outputs={'ParamOut': p, 'MomentOut': m}, attrs={'epsilon': self._epsilon})
+
+
+SGD = SGDOptimizer
+Momentum = MomentumOptimizer
+Adam = AdamOptimizer
+Adagrad = AdagradOptimizer

@@ -1,0 +1,34 @@
+"""ParamAttr (Fluid 1.x's param_attr.py): how a layer creates a parameter."""
+
+__all__ = ['ParamAttr']
+
+
+class ParamAttr(object):
+    def __init__(self, name=None, initializer=None, learning_rate=1.0, regularizer=None,
+                 trainable=True, gradient_clip=None, do_model_average=False):
+        self.name = name
+        self.initializer = initializer
+        self.learning_rate = learning_rate
+        self.regularizer = regularizer
+        self.trainable = trainable
+        self.gradient_clip = gradient_clip
+        self.do_model_average = do_model_average
+
+    @staticmethod
+    def _to_attr(arg):
+        """None -> default ParamAttr; a str -> its name; an initializer -> its initializer;
+        False stays False (no parameter, e.g. bias_attr=False)."""
+        from .initializer import Initializer
+        if arg is None:
+            return ParamAttr()
+        if isinstance(arg, ParamAttr):
+            return arg
+        if isinstance(arg, str):
+            return ParamAttr(name=arg)
+        if isinstance(arg, Initializer):
+            return ParamAttr(initializer=arg)
+        if arg is False:
+            return False
+        if isinstance(arg, (list, tuple)):
+            return [ParamAttr._to_attr(a) for a in arg]
+        raise TypeError('%r cannot be turned into a ParamAttr' % (arg,))
