@@ -444,7 +444,8 @@ RILL_API rill_status *rill_checkpoint_manager_load(rill_checkpoint_manager *mana
 typedef struct rill_checkpoint_list rill_checkpoint_list;
 typedef struct rill_checkpoint_info {
   int64_t step;
-  int64_t time_unix_ns; /* when the snapshot was taken; 0 when unreadable */
+  int64_t time_unix_ns; /* when the snapshot was taken (for a damaged checkpoint, when
+                           its directory was last modified) */
   uint64_t bytes;       /* on disk */
   uint64_t num_vars;
   bool verified;

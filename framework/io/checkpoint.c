@@ -660,8 +660,11 @@ static rill_status *listing_add(rill_ckpt_listing *l, char *path, int64_t step,
   rill_ckpt_entry *e = &items[l->n++];
   e->path = path;
   e->step = step;
-  e->time_ns = s ? s->time_ns : 0;
-  e->nvars = s ? s->n : 0;
+  e->time_ns = s && !problem ? s->time_ns : 0;
+  struct stat sb;
+  if (problem && stat(path, &sb) == 0) /* unreadable manifest: when it was committed */
+    e->time_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+  e->nvars = s && !problem ? s->n : 0;
   e->bytes = dir_bytes(path);
   e->problem = problem;
   return NULL;

@@ -52,7 +52,7 @@ rill_status *rill_ckpt_write(const char *dir, const rill_ckpt_snapshot *s, int32
 typedef struct rill_ckpt_entry {
   char *path;
   int64_t step;
-  int64_t time_ns;     /* from the manifest; 0 when it could not be read */
+  int64_t time_ns;     /* from the manifest; for a damaged one, the directory's mtime */
   uint64_t bytes;      /* manifest + files, as found on disk */
   size_t nvars;
   rill_status *problem; /* NULL: verified */
