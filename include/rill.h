@@ -467,7 +467,9 @@ typedef struct rill_checkpoint_stats {
   uint64_t failed;  /* writes that failed (each reported once, see below) */
   int64_t last_step;      /* step of the last committed checkpoint, -1: none */
   uint64_t last_bytes;    /* its size */
-  double last_snapshot_s; /* time the op spent inside the run for the last one */
+  double last_snapshot_s; /* time the op spent inside the run for the last one, not
+                             counting last_wait_s */
+  double last_wait_s;     /* time it waited for the previous write (skip_when_busy off) */
   double last_persist_s;  /* time the background write of the last one took */
   bool in_flight;         /* a write is in progress */
 } rill_checkpoint_stats;

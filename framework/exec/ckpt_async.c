@@ -118,6 +118,7 @@ rill_status *rill_ckpt_async_step(struct rill_device_ctx *dev, const char *dir,
                                   const rill_ckpt_policy *policy, int64_t step,
                                   const char *const *names, const rill_tensor *const *tensors,
                                   size_t n, bool *saved) {
+  int64_t now = mono_ns(), waited = 0;
   if (saved) *saved = false;
   if (!dir || !*dir) return rill_error(RILL_INVALID_ARGUMENT, "checkpoint: empty directory");
   if (step < 0) return rill_error(RILL_INVALID_ARGUMENT, "checkpoint: step %lld is negative", (long long)step);
@@ -133,7 +134,6 @@ rill_status *rill_ckpt_async_step(struct rill_device_ctx *dev, const char *dir,
     d = state;
   }
   rill_status *st = NULL;
-  int64_t now = mono_ns();
   pthread_mutex_lock(&d->mu);
   if (d->error) {
     st = rill_status_wrap(d->error, "checkpoint: the previous write failed");
@@ -152,10 +152,12 @@ rill_status *rill_ckpt_async_step(struct rill_device_ctx *dev, const char *dir,
     }
     /* The write in flight may still be held until the end of a run (two checkpoint
      * ops of one directory in a run): let it start, then wait. */
+    int64_t w0 = mono_ns();
     pthread_mutex_unlock(&d->mu);
     rill_bg_release(bg);
     pthread_mutex_lock(&d->mu);
     while (d->in_flight) pthread_cond_wait(&d->cv, &d->mu);
+    waited = mono_ns() - w0;
     if (d->error) {
       st = rill_status_wrap(d->error, "checkpoint: the previous write failed");
       d->error = NULL;
@@ -163,7 +165,6 @@ rill_status *rill_ckpt_async_step(struct rill_device_ctx *dev, const char *dir,
     }
   }
   {
-    int64_t t0 = mono_ns();
     if ((st = rill_ckpt_snapshot_take(&d->snap, names, tensors, n))) goto out;
     if ((st = program_hash(d, dev ? dev->program : NULL, &d->snap.program_hash))) goto out;
     d->snap.step = step;
@@ -173,7 +174,6 @@ rill_status *rill_ckpt_async_step(struct rill_device_ctx *dev, const char *dir,
     d->max_to_keep = policy->max_to_keep;
     d->last_step = step;
     d->last_due_ns = now;
-    d->stats.last_snapshot_s = (double)(mono_ns() - t0) * 1e-9;
   }
   if (saved) *saved = true;
   d->in_flight = true;
@@ -184,6 +184,8 @@ rill_status *rill_ckpt_async_step(struct rill_device_ctx *dev, const char *dir,
       d->in_flight = false;
       d->stats.in_flight = false;
     }
+    d->stats.last_wait_s = (double)waited * 1e-9;
+    d->stats.last_snapshot_s = (double)(mono_ns() - now - waited) * 1e-9;
     goto out;
   }
   pthread_mutex_unlock(&d->mu);

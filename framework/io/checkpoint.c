@@ -197,7 +197,7 @@ static void remove_stale(const char *dir) {
   DIR *d = opendir(dir);
   if (!d) return;
   static const char *prefixes[] = {".tmp-" RILL_CKPT_PREFIX, ".old-" RILL_CKPT_PREFIX,
-                                   ".trash-" RILL_CKPT_PREFIX};
+                                   ".trash-" RILL_CKPT_PREFIX}; /* not .spare-: reused */
   struct dirent *e;
   char *victims[64];
   size_t nv = 0;
@@ -284,8 +284,83 @@ static char *hidden_dir(const char *dir, const char *kind, int64_t step) {
   return join2(dir, name);
 }
 
-/* Keeps the newest `keep` checkpoints: each older one is renamed away, the rename
- * made durable, then removed. */
+/* Spare directories. Instead of deleting the oldest checkpoint, retention keeps one
+ * as DIR/.spare-checkpoint_<step>-<pid>-<n>; the next write renames it to its temp
+ * directory and writes its files over the old ones in place, so the file system
+ * neither frees nor allocates the blocks (deleting and recreating megabytes of files
+ * costs more than writing them). Hidden, so never taken for a checkpoint. */
+#define SPARE_PREFIX ".spare-" RILL_CKPT_PREFIX
+
+static bool has_spare(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return false;
+  bool found = false;
+  struct dirent *e;
+  while (!found && (e = readdir(d))) found = strncmp(e->d_name, SPARE_PREFIX, strlen(SPARE_PREFIX)) == 0;
+  closedir(d);
+  return found;
+}
+
+/* Renames a spare of this process or of one that is gone to `tmp`; false if none. */
+static bool take_spare(const char *dir, const char *tmp) {
+  DIR *d = opendir(dir);
+  if (!d) return false;
+  bool taken = false;
+  struct dirent *e;
+  size_t pl = strlen(SPARE_PREFIX);
+  while (!taken && (e = readdir(d))) {
+    if (strncmp(e->d_name, SPARE_PREFIX, pl) != 0) continue;
+    const char *dash = strchr(e->d_name + pl, '-');
+    long pid = dash ? strtol(dash + 1, NULL, 10) : 0;
+    if (pid <= 0 || (pid != (long)getpid() && !(kill((pid_t)pid, 0) != 0 && errno == ESRCH))) continue;
+    char *from = join2(dir, e->d_name);
+    rill_status *st = from ? rill_file_rename(from, tmp) : rill_oom();
+    taken = st == NULL;
+    rill_status_destroy(st);
+    rill_free(from);
+  }
+  closedir(d);
+  return taken;
+}
+
+/* Removes the files of a reused spare that the new checkpoint will not write.
+ * *same: the spare already holds exactly the files the checkpoint writes (so writing
+ * it changes no directory entry). */
+static rill_status *prune_spare(const char *tmp, const rill_ckpt_snapshot *s, bool *same) {
+  size_t matched = 0;
+  bool manifest = false, pruned = false;
+  DIR *d = opendir(tmp);
+  if (!d) return rill_error(RILL_IO, "cannot open '%s': %s", tmp, strerror(errno));
+  rill_status *st = NULL;
+  struct dirent *e;
+  while (!st && (e = readdir(d))) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    if (strcmp(e->d_name, RILL_CKPT_MANIFEST) == 0) {
+      manifest = true;
+      continue;
+    }
+    bool keep = false;
+    for (size_t i = 0; i < s->n && !keep && !st; i++) {
+      char *f = file_name_of(s->names[i]);
+      if (!f) st = rill_oom();
+      else keep = strcmp(f, e->d_name) == 0;
+      rill_free(f);
+    }
+    if (keep) matched++;
+    if (!keep && !st) {
+      char *p = join2(tmp, e->d_name);
+      st = p ? rill_dir_remove_tree(p) : rill_oom();
+      rill_free(p);
+      pruned = true;
+    }
+  }
+  closedir(d);
+  *same = manifest && !pruned && matched == s->n;
+  return st;
+}
+
+/* Keeps the newest `keep` checkpoints: the first older one becomes the spare (when
+ * there is none yet), the others are renamed away and removed. */
 static rill_status *retain(const char *dir, int32_t keep, int64_t step) {
   if (keep <= 0) return NULL;
   int64_t *steps;
@@ -296,21 +371,24 @@ static rill_status *retain(const char *dir, int32_t keep, int64_t step) {
   char **trash = n > first ? rill_calloc(n - first, sizeof *trash) : NULL;
   size_t nt = 0;
   if (n > first && !trash) st = rill_oom();
+  bool spare = has_spare(dir);
+  size_t retired = 0;
   for (size_t i = first; i < n && !st; i++) {
-    char *from = step_dir(dir, steps[i]), *to = hidden_dir(dir, "trash", steps[i]);
+    char *from = step_dir(dir, steps[i]);
+    char *to = hidden_dir(dir, spare ? "trash" : "spare", steps[i]);
     if (!from || !to)
       st = rill_oom();
-    else if (!(st = rill_file_rename(from, to)))
+    else if (!(st = rill_file_rename(from, to)) && spare)
       trash[nt++] = to, to = NULL;
+    spare = true; /* the first one retired became the spare */
+    retired++;
     rill_free(from);
     rill_free(to);
   }
-  if (nt) {
-    hook("retention", step);
-    rill_status *s2 = rill_dir_sync(dir);
-    if (!st) st = s2;
-    else rill_status_destroy(s2);
-  }
+  /* The removal is not made durable (no fsync of DIR): after a power loss an old
+   * checkpoint may come back, whole or in part; the newer ones are durable already,
+   * and loading skips a damaged one. */
+  if (retired) hook("retention", step);
   for (size_t i = 0; i < nt; i++) {
     rill_status *s2 = rill_dir_remove_tree(trash[i]);
     if (!st) st = s2;
@@ -322,8 +400,56 @@ static rill_status *retain(const char *dir, int32_t keep, int64_t step) {
   return st ? rill_status_wrap(st, "checkpoint retention in '%s'", dir) : NULL;
 }
 
+/* Files whose writeback is under way, finished (synced, closed) in order. */
+#define MAX_PENDING 64
+
+typedef struct pending_files {
+  int fd[MAX_PENDING];
+  char *path[MAX_PENDING];
+  size_t n;
+} pending_files;
+
+static rill_status *finish_oldest(pending_files *p) {
+  rill_status *st = rill_file_write_finish(p->fd[0], p->path[0]);
+  rill_free(p->path[0]);
+  p->n--;
+  memmove(p->fd, p->fd + 1, p->n * sizeof *p->fd);
+  memmove(p->path, p->path + 1, p->n * sizeof *p->path);
+  return st;
+}
+
+static rill_status *finish_all(pending_files *p, rill_status *st) {
+  while (p->n) {
+    rill_status *s2 = finish_oldest(p);
+    if (!st) st = s2;
+    else rill_status_destroy(s2);
+  }
+  return st;
+}
+
+/* Writes one file and adds it to `p` (finishing the oldest when full); takes `path`. */
+static rill_status *write_pending(pending_files *p, char *path, const rill_file_part *parts, size_t n,
+                                  bool overwrite) {
+  if (p->n == MAX_PENDING) {
+    rill_status *st = finish_oldest(p);
+    if (st) {
+      rill_free(path);
+      return st;
+    }
+  }
+  int fd;
+  rill_status *st = rill_file_write_start(path, parts, n, overwrite, &fd);
+  if (st) {
+    rill_free(path);
+    return st;
+  }
+  p->fd[p->n] = fd;
+  p->path[p->n++] = path;
+  return NULL;
+}
+
 static rill_status *write_files(const char *tmp, const rill_ckpt_snapshot *s, rill_bytes *man,
-                                uint64_t *total) {
+                                pending_files *pend, bool reuse, uint64_t *total) {
   rill_bytes head;
   rill_bytes_init(&head);
   rill_status *st = NULL;
@@ -340,7 +466,8 @@ static rill_status *write_files(const char *tmp, const rill_ckpt_snapshot *s, ri
       crc = rill_crc32c(crc, rill_tensor_ptr(t), nb);
       rill_file_part parts[2] = {{head.data, head.size}, {rill_tensor_ptr(t), nb}};
       hook("write", s->step);
-      st = rill_file_write_new(path, parts, 2);
+      st = write_pending(pend, path, parts, 2, reuse);
+      path = NULL;
       if (!st) st = manifest_var(man, file, head.size + nb, crc, t, s->names[i]);
       *total += head.size + nb;
     }
@@ -363,17 +490,23 @@ rill_status *rill_ckpt_write(const char *dir, const rill_ckpt_snapshot *s, int32
   char *old = NULL, *mpath = tmp ? join2(tmp, RILL_CKPT_MANIFEST) : NULL;
   rill_bytes man;
   rill_bytes_init(&man);
+  pending_files pend = {.n = 0};
   uint64_t total = 0;
-  bool made = false;
+  bool made = false, reused = false, same_entries = false;
   rill_status *st = NULL;
   if (!tmp || !final || !mpath) {
     st = rill_oom();
     goto fail;
   }
-  if ((st = rill_dir_make(tmp))) goto fail;
+  reused = take_spare(dir, tmp);
+  if (reused) {
+    if ((st = prune_spare(tmp, s, &same_entries))) goto fail;
+  } else if ((st = rill_dir_make(tmp))) {
+    goto fail;
+  }
   made = true;
   if ((st = manifest_header(&man, s))) goto fail;
-  if ((st = write_files(tmp, s, &man, &total))) goto fail;
+  if ((st = write_files(tmp, s, &man, &pend, reused, &total))) goto fail;
   {
     uint32_t crc = rill_crc32c(0, man.data, man.size);
     if ((st = fmt_append(&man, "end %08" PRIx32 "\n", crc))) goto fail;
@@ -381,11 +514,19 @@ rill_status *rill_ckpt_write(const char *dir, const rill_ckpt_snapshot *s, int32
   hook("manifest", s->step);
   {
     rill_file_part part = {man.data, man.size};
-    if ((st = rill_file_write_new(mpath, &part, 1))) goto fail;
+    char *mp = rill_strdup(mpath);
+    if (!mp) {
+      st = rill_oom();
+      goto fail;
+    }
+    if ((st = write_pending(&pend, mp, &part, 1, reused))) goto fail;
   }
+  if ((st = finish_all(&pend, NULL))) goto fail;
   total += man.size;
   hook("sync", s->step);
-  if ((st = rill_dir_sync(tmp))) goto fail;
+  /* New entries in the temp directory must be durable before it is renamed; a reused
+   * spare that got no new entry has nothing to sync. */
+  if (!same_entries && (st = rill_dir_sync(tmp))) goto fail;
   if (rill_path_exists(final)) {
     /* The same step again (a run resumed from an older checkpoint): move the old one
      * aside; until the rename below, the newest checkpoint is the previous step's. */
@@ -405,6 +546,7 @@ rill_status *rill_ckpt_write(const char *dir, const rill_ckpt_snapshot *s, int32
   if (bytes) *bytes = total;
   goto done;
 fail:
+  st = finish_all(&pend, st);
   if (made) rill_status_destroy(rill_dir_remove_tree(tmp));
   if (old && !rill_path_exists(final)) rill_status_destroy(rill_file_rename(old, final));
   st = rill_status_wrap(st, "writing checkpoint %" PRId64 " into '%s'", s->step, dir);

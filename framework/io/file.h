@@ -31,6 +31,14 @@ rill_status *rill_file_write(const char *path, const void *data, size_t size);
  * without a temp file and rename: for files inside a temp directory that is itself
  * committed by a rename. On failure the file is removed. */
 rill_status *rill_file_write_new(const char *path, const rill_file_part *parts, size_t n);
+/* The same in two halves, so that several files are in flight at once: _start writes
+ * the file and starts its writeback without waiting, returning the open descriptor;
+ * _finish waits for the data (fdatasync: a new file's size is part of it) and closes.
+ * With `overwrite` an existing file is written over in place (its blocks reused, then
+ * cut to the new length) instead of refused. On failure either removes the file. */
+rill_status *rill_file_write_start(const char *path, const rill_file_part *parts, size_t n,
+                                   bool overwrite, int *fd);
+rill_status *rill_file_write_finish(int fd, const char *path);
 /* rename(2) with the error naming both paths (and the fault hook's RENAME step). */
 rill_status *rill_file_rename(const char *from, const char *to);
 /* fsync of a directory (file systems that cannot sync one are not an error). */
