@@ -2,6 +2,9 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "framework/base/alloc.h"
 
@@ -44,6 +47,9 @@ rill_status *rill_bg_create(rill_bg **out) {
 
 static void *bg_main(void *arg) {
   rill_bg *bg = arg;
+  /* Background writes yield the cores to the runs: a lower priority for this thread
+   * only (Linux applies nice per thread). Not being able to is not an error. */
+  (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
   pthread_mutex_lock(&bg->mu);
   for (;;) {
     while (!bg->ready && !bg->stop) pthread_cond_wait(&bg->wake, &bg->mu);
