@@ -687,9 +687,12 @@ rill_status *rill_ckpt_read(const char *path, rill_ckpt_snapshot *out) {
     size_t last = size - 1;
     while (last > 0 && buf[last - 1] != '\n') last--;
     buf[size - 1] = 0;
-    uint64_t want;
-    if (strncmp((char *)buf + last, "end ", 4) != 0 ||
-        parse_hex((char *)buf + last + 4, 8, "checksum", &want)) {
+    uint64_t want = 0;
+    rill_status *bad = strncmp((char *)buf + last, "end ", 4) != 0
+                           ? rill_error(RILL_CORRUPT, "no end line")
+                           : parse_hex((char *)buf + last + 4, 8, "checksum", &want);
+    if (bad) {
+      rill_status_destroy(bad);
       st = rill_error(RILL_CORRUPT, "'%s' is truncated or damaged (no valid end line)", mpath);
       goto done;
     }
