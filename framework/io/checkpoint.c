@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -418,7 +419,42 @@ static rill_status *finish_oldest(pending_files *p) {
   return st;
 }
 
+/* Finishing (fdatasync) the pending files from a few threads at once: each fdatasync
+ * ends with a flush of the device's cache, and the block layer merges flushes that
+ * wait at the same time, so n files cost about as much as one. */
+#define SYNC_THREADS 4
+
+typedef struct sync_work {
+  pending_files *p;
+  atomic_size_t next;
+  rill_status *errors[MAX_PENDING];
+} sync_work;
+
+static void *sync_worker(void *arg) {
+  sync_work *w = arg;
+  for (size_t i; (i = atomic_fetch_add(&w->next, 1)) < w->p->n;)
+    w->errors[i] = rill_file_write_finish(w->p->fd[i], w->p->path[i]);
+  return NULL;
+}
+
 static rill_status *finish_all(pending_files *p, rill_status *st) {
+  if (p->n > 1) {
+    sync_work w = {.p = p};
+    atomic_init(&w.next, 0);
+    pthread_t th[SYNC_THREADS - 1];
+    size_t started = 0;
+    for (size_t k = 0; k + 1 < SYNC_THREADS && k + 1 < p->n; k++)
+      if (pthread_create(&th[started], NULL, sync_worker, &w) == 0) started++;
+    sync_worker(&w); /* this thread too; alone if no thread could start */
+    for (size_t k = 0; k < started; k++) pthread_join(th[k], NULL);
+    for (size_t i = 0; i < p->n; i++) {
+      if (!st) st = w.errors[i];
+      else rill_status_destroy(w.errors[i]);
+      rill_free(p->path[i]);
+    }
+    p->n = 0;
+    return st;
+  }
   while (p->n) {
     rill_status *s2 = finish_oldest(p);
     if (!st) st = s2;
