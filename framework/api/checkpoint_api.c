@@ -89,6 +89,8 @@ rill_status *rill_checkpoint_manager_append_op(rill_checkpoint_manager *m, rill_
   const char **names = NULL;
   size_t n = nvars;
   rill_status *st = NULL;
+  size_t main_ops = program->blocks[0].nops;
+  size_t startup_ops = startup && startup->nblocks ? startup->blocks[0].nops : 0;
   if (!nvars) {
     const rill_block_desc *b = &program->blocks[0];
     names = rill_calloc(b->nvars ? b->nvars : 1, sizeof *names);
@@ -96,6 +98,15 @@ rill_status *rill_checkpoint_manager_append_op(rill_checkpoint_manager *m, rill_
     for (size_t i = 0; i < b->nvars; i++)
       if (saved_kind(&b->vars[i]) && strcmp(b->vars[i].name, step_var) != 0) names[n++] = b->vars[i].name;
     vars = names;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const rill_var_desc *v = vars[i] ? rill_block_find_var(program, 0, vars[i]) : NULL;
+    if (!v || v->type != RILL_VAR_LOD_TENSOR) {
+      st = rill_error(RILL_INVALID_ARGUMENT,
+                      "checkpoint: variable '%s' is not a dense tensor declared in block 0",
+                      vars[i] ? vars[i] : "(null)");
+      goto done;
+    }
   }
   const rill_var_desc *sv = rill_block_find_var(program, 0, step_var);
   if (sv && (!sv->has_tensor || (sv->dtype != RILL_DTYPE_INT64 && sv->dtype != RILL_DTYPE_INT32))) {
@@ -149,6 +160,12 @@ rill_status *rill_checkpoint_manager_append_op(rill_checkpoint_manager *m, rill_
   }
   st = add_op(ck, program);
 done:
+  if (st && program->nblocks) /* take back the ops appended before the failure */
+    while (program->blocks[0].nops > main_ops)
+      rill_status_destroy(rill_block_remove_op(program, 0, program->blocks[0].nops - 1));
+  if (st && startup && startup->nblocks)
+    while (startup->blocks[0].nops > startup_ops)
+      rill_status_destroy(rill_block_remove_op(startup, 0, startup->blocks[0].nops - 1));
   rill_free(names);
   return st;
 }

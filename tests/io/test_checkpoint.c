@@ -629,3 +629,31 @@ Test(checkpoint, api_argument_checks) {
   OK(rill_executor_flush(exe));
   rill_executor_destroy(exe);
 }
+
+Test(checkpoint, append_op_refuses_unknown_variables_and_changes_nothing) {
+  rill_program *p;
+  OK(rill_program_create(&p));
+  int64_t d = 3;
+  OK(rill_block_add_var(p, 0, "w", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, &d, 1, 0, true));
+  rill_checkpoint_manager *m;
+  OK(rill_checkpoint_manager_create("dir", NULL, &m));
+  const char *vars[2] = {"w", "nope"};
+  rill_status *st = rill_checkpoint_manager_append_op(m, p, NULL, "step", vars, 2);
+  cr_assert_eq(rill_status_code(st), RILL_INVALID_ARGUMENT);
+  cr_assert(strstr(rill_status_message(st), "'nope'"), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  cr_assert_eq(rill_block_num_ops(p, 0), 0);
+  cr_assert_eq(rill_block_num_vars(p, 0), 1);
+  /* a step counter of the wrong type */
+  OK(rill_block_add_var(p, 0, "fstep", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, &d, 1, 0, true));
+  st = rill_checkpoint_manager_append_op(m, p, NULL, "fstep", vars, 1);
+  cr_assert_eq(rill_status_code(st), RILL_INVALID_ARGUMENT);
+  rill_status_destroy(st);
+  cr_assert_eq(rill_block_num_ops(p, 0), 0);
+  /* all persistable tensors when no list is given */
+  OK(rill_checkpoint_manager_append_op(m, p, NULL, "step", NULL, 0));
+  cr_assert_eq(rill_block_num_ops(p, 0), 2); /* increment, checkpoint */
+  OK(rill_program_validate(p));
+  rill_checkpoint_manager_destroy(m);
+  rill_program_destroy(p);
+}
