@@ -154,6 +154,24 @@ Test(checkpoint, every_n_steps_and_seconds) {
   o.every_n_seconds = 3600;
   train(dir2, &o, 1, 5, TU_SGD, RILL_SCHEDULE_SEQUENTIAL, losses, NULL);
   cr_assert(!rill_path_exists(dir2));
+
+  /* a short period: due on every step that comes 20 ms after the last checkpoint */
+  char dir3[300];
+  sub(dir3, sizeof dir3, "ck3");
+  o.every_n_seconds = 0.02;
+  o.max_to_keep = 0;
+  OK(ckpt_mlp_create(&m, 8, 16, 32, TU_SGD, dir3, &o, RILL_SCHEDULE_SEQUENTIAL));
+  struct timespec ts = {0, 30 * 1000 * 1000};
+  for (int64_t s = 1; s <= 5; s++) {
+    OK(ckpt_mlp_step(&m, s, &losses[s]));
+    nanosleep(&ts, NULL);
+  }
+  OK(rill_executor_flush(m.exe));
+  OK(rill_executor_checkpoint_stats(m.exe, dir3, &stats));
+  cr_assert_eq(stats.saved, 4, "steps 2..5 are each 30 ms after the last (saved %llu)",
+               (unsigned long long)stats.saved);
+  cr_assert_eq(stats.last_step, 5);
+  ckpt_mlp_destroy(&m);
 }
 
 Test(checkpoint, resume_is_bitwise_exact_under_both_schedules) {
