@@ -5,9 +5,11 @@
  *                                      the manifest's own checksum
  *   DIR/checkpoint_<step>/<variable>   one Paddle tensor stream per variable
  *
- * Commit protocol: everything is written into DIR/.tmp-checkpoint_<step>-<pid>-<n>,
- * every file fsynced, the directory fsynced, renamed to checkpoint_<step>, DIR fsynced;
- * only then are checkpoints beyond max_to_keep removed (renamed away first, so a
+ * Commit protocol: everything is written into DIR/.tmp-checkpoint_<step>-<pid>-<n> (a
+ * retired checkpoint's directory, the spare, when there is one: its files are written
+ * over in place), every file fdatasynced, the directory fsynced, renamed to
+ * checkpoint_<step>, DIR fsynced; only then do checkpoints beyond max_to_keep go (the
+ * first becomes the next spare, the others are renamed away and removed, so a
  * half-removed one is never mistaken for a checkpoint). */
 #ifndef RILL_FRAMEWORK_IO_CHECKPOINT_H
 #define RILL_FRAMEWORK_IO_CHECKPOINT_H
