@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -810,10 +811,11 @@ static uint64_t dir_bytes(const char *path) {
   uint64_t total = 0;
   struct dirent *e;
   while ((e = readdir(d))) {
-    char *p = join2(path, e->d_name);
+    char p[PATH_MAX];
     struct stat sb;
-    if (p && stat(p, &sb) == 0 && S_ISREG(sb.st_mode)) total += (uint64_t)sb.st_size;
-    rill_free(p);
+    if ((size_t)snprintf(p, sizeof p, "%s/%s", path, e->d_name) < sizeof p && stat(p, &sb) == 0 &&
+        S_ISREG(sb.st_mode))
+      total += (uint64_t)sb.st_size;
   }
   closedir(d);
   return total;

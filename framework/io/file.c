@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -254,7 +255,9 @@ rill_status *rill_dir_make(const char *dir) {
   return st;
 }
 
-rill_status *rill_dir_remove_tree(const char *path) {
+/* Removes the tree at path[0..len) (NUL-terminated), extending the path in place:
+ * no allocation, so a cleanup after running out of memory still works. */
+static rill_status *remove_tree_at(char *path, size_t len, size_t cap) {
   struct stat sb;
   if (lstat(path, &sb) != 0) {
     if (errno == ENOENT) return NULL;
@@ -271,20 +274,28 @@ rill_status *rill_dir_remove_tree(const char *path) {
   struct dirent *e;
   while (!st && (e = readdir(d))) {
     if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    size_t n = strlen(path) + strlen(e->d_name) + 2;
-    char *child = rill_malloc(n);
-    if (!child) {
-      st = rill_oom();
+    size_t n = strlen(e->d_name);
+    if (len + 1 + n + 1 > cap) {
+      st = rill_error(RILL_IO, "cannot remove '%s/%s': path too long", path, e->d_name);
       break;
     }
-    snprintf(child, n, "%s/%s", path, e->d_name);
-    st = rill_dir_remove_tree(child);
-    rill_free(child);
+    path[len] = '/';
+    memcpy(path + len + 1, e->d_name, n + 1);
+    st = remove_tree_at(path, len + 1 + n, cap);
+    path[len] = 0;
   }
   closedir(d);
   if (!st && rmdir(path) != 0 && errno != ENOENT)
     st = rill_error(RILL_IO, "cannot remove directory '%s': %s", path, strerror(errno));
   return st;
+}
+
+rill_status *rill_dir_remove_tree(const char *path) {
+  char buf[PATH_MAX];
+  size_t len = strlen(path);
+  if (len >= sizeof buf) return rill_error(RILL_IO, "cannot remove '%s': path too long", path);
+  memcpy(buf, path, len + 1);
+  return remove_tree_at(buf, len, sizeof buf);
 }
 
 rill_status *rill_file_write(const char *path, const void *data, size_t size) {
