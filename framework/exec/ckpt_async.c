@@ -8,7 +8,41 @@
 #include "framework/io/checkpoint.h"
 #include "framework/program/program.h"
 
+/* Directories being written by some executor of this process: a write waits until no
+ * other is writing the same directory (the same path string). */
+typedef struct busy_dir {
+  struct busy_dir *next;
+  const char *dir;
+} busy_dir;
+
+static pthread_mutex_t busy_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t busy_cv = PTHREAD_COND_INITIALIZER;
+static busy_dir *busy_list;
+
+static void busy_acquire(busy_dir *self) {
+  pthread_mutex_lock(&busy_mu);
+  for (;;) {
+    busy_dir *b = busy_list;
+    while (b && strcmp(b->dir, self->dir) != 0) b = b->next;
+    if (!b) break;
+    pthread_cond_wait(&busy_cv, &busy_mu);
+  }
+  self->next = busy_list;
+  busy_list = self;
+  pthread_mutex_unlock(&busy_mu);
+}
+
+static void busy_release(busy_dir *self) {
+  pthread_mutex_lock(&busy_mu);
+  busy_dir **p = &busy_list;
+  while (*p != self) p = &(*p)->next;
+  *p = self->next;
+  pthread_cond_broadcast(&busy_cv);
+  pthread_mutex_unlock(&busy_mu);
+}
+
 typedef struct ckpt_dir {
+  busy_dir busy; /* this entry while it writes */
   char *dir;
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -66,7 +100,10 @@ static rill_status *dir_create(const char *key, void **out) {
 static void persist(ckpt_dir *d) {
   uint64_t bytes = 0;
   int64_t t0 = mono_ns();
+  d->busy.dir = d->dir;
+  busy_acquire(&d->busy);
   rill_status *st = rill_ckpt_write(d->dir, &d->snap, d->max_to_keep, &bytes);
+  busy_release(&d->busy);
   int64_t t1 = mono_ns();
   pthread_mutex_lock(&d->mu);
   d->in_flight = false;

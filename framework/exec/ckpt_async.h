@@ -2,7 +2,8 @@
  * directory, the staging buffers, the schedule (every n steps / seconds), the policy
  * when the previous checkpoint is still being written, and the statistics. The state
  * lives in the executor's rill_bg (background.h); the write runs as a background job
- * after the run returns. */
+ * after the run returns. Writes of one directory (the same path string) never overlap,
+ * also between executors of one process. */
 #ifndef RILL_FRAMEWORK_EXEC_CKPT_ASYNC_H
 #define RILL_FRAMEWORK_EXEC_CKPT_ASYNC_H
 
