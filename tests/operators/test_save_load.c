@@ -222,3 +222,32 @@ Test(increment, adds_step_in_place) {
   EXPECT_ERROR(op_harness_run(h), "increment", "one element");
   op_harness_destroy(h);
 }
+
+Test(save, checkpoint_op_outside_an_executor_writes_before_returning) {
+  op_harness *h = harness("checkpoint");
+  bind_input(h, "X", "w", RILL_DTYPE_FP32, DIMS(2, 3), X);
+  int64_t step = 5;
+  bind_input(h, "Step", "step", RILL_DTYPE_INT64, DIMS(1), &step);
+  char ck[400];
+  snprintf(ck, sizeof ck, "%s/ck", dir);
+  OK(op_harness_attr_string(h, "directory", ck));
+  OK(op_harness_run(h));
+  char path[500];
+  snprintf(path, sizeof path, "%s/checkpoint_5/w", ck);
+  uint8_t *data;
+  size_t n;
+  OK(rill_file_read_all(path, 1 << 20, &data, &n));
+  cr_assert_eq(n, 50);
+  cr_assert(memcmp(data + 26, X, 24) == 0);
+  rill_free(data);
+  snprintf(path, sizeof path, "%s/checkpoint_5/step", ck);
+  cr_assert(rill_path_is_file(path), "the step counter is saved with X");
+  /* a Step that is not an integer */
+  op_harness_destroy(h);
+  h = harness("checkpoint");
+  bind_input(h, "X", "w", RILL_DTYPE_FP32, DIMS(2, 3), X);
+  bind_input(h, "Step", "fstep", RILL_DTYPE_FP32, DIMS(1), X);
+  OK(op_harness_attr_string(h, "directory", ck));
+  EXPECT_ERROR(op_harness_run(h), "checkpoint", "Step", "fstep");
+  op_harness_destroy(h);
+}
