@@ -419,6 +419,117 @@ RILL_API rill_status *rill_program_save_vars(const rill_program *program, rill_s
 RILL_API rill_status *rill_program_load_vars(const rill_program *program, rill_scope *scope,
                                              const char *dir, const char *const *names,
                                              size_t n, const char *filename);
+/* ------------------------------------------------------------- checkpoints ---- */
+
+/* Checkpoints (doc/design/checkpoint.md). A `checkpoint` op in a training program
+ * saves its input variables (parameters, optimizer state, the step counter) and the
+ * executor's random generator state into DIR/checkpoint_<step>: when it is due, it
+ * copies them into staging buffers inside the run (a memcpy's cost) and the executor
+ * writes them on its background thread after the run returns, while training goes on.
+ * A checkpoint is committed atomically (temp directory, fsync, rename, fsync of DIR)
+ * with a manifest holding every file's size and CRC32C; loading takes the newest one
+ * that verifies and reports each damaged one it skips.
+ *
+ * A manager holds a directory and the settings of the checkpoint ops it appends. */
+typedef struct rill_checkpoint_manager rill_checkpoint_manager;
+
+typedef struct rill_checkpoint_options {
+  int64_t every_n_steps;  /* due when step % n == 0 (0: not by steps) */
+  double every_n_seconds; /* due when this long has passed since the last one (0: not by
+                             time); with neither set, every step is due */
+  int32_t max_to_keep;    /* newest checkpoints kept, older ones removed after each
+                             commit (0: keep all); default 3 */
+  bool skip_when_busy;    /* a due checkpoint while the previous one is still being
+                             written: false (default) waits for it, true skips this one
+                             (counted in rill_checkpoint_stats.skipped) */
+} rill_checkpoint_options;
+
+/* Default options: every step, keep 3, wait when busy. */
+RILL_API rill_checkpoint_options rill_checkpoint_default_options(void);
+
+RILL_API rill_status *rill_checkpoint_manager_create(const char *dir,
+                                                     const rill_checkpoint_options *options,
+                                                     rill_checkpoint_manager **out);
+RILL_API void rill_checkpoint_manager_destroy(rill_checkpoint_manager *manager);
+RILL_API const char *rill_checkpoint_manager_dir(const rill_checkpoint_manager *manager);
+/* Changes the options of the ops appended from now on. */
+RILL_API rill_status *rill_checkpoint_manager_configure(rill_checkpoint_manager *manager,
+                                                        const rill_checkpoint_options *options);
+
+/* Appends to block 0 of `program` an `increment` of the step counter `step_var` (an
+ * int64 [1] persistable variable, declared when absent) and a `checkpoint` op with the
+ * manager's directory and options, saving `vars` (NULL / 0: every persistable dense
+ * tensor of block 0 except feed and fetch lists) and the step counter. `startup` (may
+ * be NULL) gets a fill_constant setting the counter to 0. */
+RILL_API rill_status *rill_checkpoint_manager_append_op(rill_checkpoint_manager *manager,
+                                                        rill_program *program,
+                                                        rill_program *startup,
+                                                        const char *step_var,
+                                                        const char *const *vars, size_t nvars);
+
+/* The step of the newest checkpoint that verifies; NOT_FOUND when there is none. */
+RILL_API rill_status *rill_checkpoint_manager_latest(const rill_checkpoint_manager *manager,
+                                                     int64_t *step);
+
+/* Loads the newest checkpoint that verifies: its variables into `scope` (created there
+ * when absent) and, when `executor` is not NULL, its generator state into the executor.
+ * When `program` is not NULL, a checkpoint written by a different program is an error.
+ * *step (may be NULL) receives its step; *report (may be NULL; free with
+ * rill_free_buffer) one line per newer damaged checkpoint that was skipped, or NULL
+ * when none was. NOT_FOUND when no checkpoint verifies. Nothing changes on error. */
+RILL_API rill_status *rill_checkpoint_manager_load(rill_checkpoint_manager *manager,
+                                                   const rill_program *program, rill_scope *scope,
+                                                   rill_executor *executor, int64_t *step,
+                                                   char **report);
+
+/* The checkpoints of a directory, newest first, each verified. */
+typedef struct rill_checkpoint_list rill_checkpoint_list;
+typedef struct rill_checkpoint_info {
+  int64_t step;
+  int64_t time_unix_ns; /* when the snapshot was taken (for a damaged checkpoint, when
+                           its directory was last modified) */
+  uint64_t bytes;       /* on disk */
+  uint64_t num_vars;
+  bool verified;
+  const char *path;
+  const char *problem; /* why it does not verify; NULL when verified */
+} rill_checkpoint_info;
+
+RILL_API rill_status *rill_checkpoint_list_dir(const char *dir, rill_checkpoint_list **out);
+RILL_API size_t rill_checkpoint_list_count(const rill_checkpoint_list *list);
+/* Strings stay valid until the list is destroyed. */
+RILL_API rill_status *rill_checkpoint_list_get(const rill_checkpoint_list *list, size_t i,
+                                               rill_checkpoint_info *out);
+RILL_API void rill_checkpoint_list_destroy(rill_checkpoint_list *list);
+
+/* What an executor's checkpoint ops did for one directory. */
+typedef struct rill_checkpoint_stats {
+  uint64_t saved;   /* committed */
+  uint64_t skipped; /* due while the previous one was being written (skip_when_busy) */
+  uint64_t failed;  /* writes that failed (each reported once, see below) */
+  int64_t last_step;      /* step of the last committed checkpoint, -1: none */
+  uint64_t last_bytes;    /* its size */
+  double last_snapshot_s; /* time the op spent inside the run for the last one, not
+                             counting last_wait_s */
+  double last_wait_s;     /* time it waited for the previous write (skip_when_busy off) */
+  double last_persist_s;  /* time the background write of the last one took */
+  bool in_flight;         /* a write is in progress */
+} rill_checkpoint_stats;
+
+/* NOT_FOUND when no checkpoint op of `executor` has used `dir`. */
+RILL_API rill_status *rill_executor_checkpoint_stats(rill_executor *executor, const char *dir,
+                                                     rill_checkpoint_stats *out);
+/* Waits until the background writes of `executor` are done and returns the first
+ * failure not yet reported. A failed write is otherwise reported by the next run of the
+ * checkpoint op of that directory (the run fails with it). rill_executor_destroy waits
+ * for the write in flight too. */
+RILL_API rill_status *rill_executor_flush(rill_executor *executor);
+
+/* The executor's random generator state (xoshiro256**), which random ops and dropout
+ * draw from: saved in checkpoints so that a resumed run draws what an uninterrupted
+ * one would. */
+RILL_API void rill_executor_get_rng_state(const rill_executor *executor, uint64_t state[4]);
+RILL_API rill_status *rill_executor_set_rng_state(rill_executor *executor, const uint64_t state[4]);
 
 /* ---------------------------------------------------------------- registry ---- */
 

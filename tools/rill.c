@@ -1,5 +1,5 @@
 /* rill -- the command line: inspect a model, run it on .npy inputs, list operators,
- * prune a model to chosen outputs (tools/cmd_prune.c).
+ * prune a model to chosen outputs (tools/cmd_prune.c), list checkpoints.
  *
  * Exit status: 0 success, 1 a runtime error (message on stderr), 2 a usage error. */
 #include <dirent.h>
@@ -43,6 +43,9 @@ static const char usage_text[] =
     "                                  variables (default: the model's) from the feeds\n"
     "                                  (default: the model's): DIR/__model__ plus the\n"
     "                                  parameters it needs, one file each or --combined\n"
+    "  checkpoint ls DIR               list DIR's checkpoints, newest first: step, time,\n"
+    "                                  size, variables, and whether each verifies (manifest\n"
+    "                                  and every file's size and CRC32C) or why not\n"
     "  --help                          this text\n"
     "  --version                       the version\n"
     "\n"
@@ -554,6 +557,68 @@ static int cmd_ops(int argc, char **argv) {
   return EXIT_OK;
 }
 
+/* ------------------------------------------------------------- checkpoint ---- */
+
+static void human_size(uint64_t n, char *out, size_t cap) {
+  static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)n;
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    u++;
+  }
+  if (u == 0)
+    snprintf(out, cap, "%llu B", (unsigned long long)n);
+  else
+    snprintf(out, cap, "%.1f %s", v, units[u]);
+}
+
+static int checkpoint_ls(const char *dir) {
+  if (!rill_path_is_dir(dir))
+    return fail(rill_error(RILL_NOT_FOUND, "'%s' is not a directory", dir));
+  rill_checkpoint_list *list;
+  rill_status *st = rill_checkpoint_list_dir(dir, &list);
+  if (st) return fail(st);
+  size_t n = rill_checkpoint_list_count(list), damaged = 0;
+  printf("%zu checkpoint%s in %s\n", n, n == 1 ? "" : "s", dir);
+  if (n) printf("%-12s %-20s %10s %5s  %s\n", "STEP", "TIME (UTC)", "SIZE", "VARS", "STATUS");
+  for (size_t i = 0; i < n; i++) {
+    rill_checkpoint_info info;
+    if ((st = rill_checkpoint_list_get(list, i, &info))) {
+      rill_checkpoint_list_destroy(list);
+      return fail(st);
+    }
+    char when[32] = "-", size[32];
+    if (info.time_unix_ns > 0) {
+      time_t t = (time_t)(info.time_unix_ns / 1000000000);
+      struct tm tm;
+      if (gmtime_r(&t, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    }
+    human_size(info.bytes, size, sizeof size);
+    if (info.verified) {
+      printf("%-12lld %-20s %10s %5llu  verified\n", (long long)info.step, when, size,
+             (unsigned long long)info.num_vars);
+    } else {
+      damaged++;
+      printf("%-12lld %-20s %10s %5s  damaged: %s\n", (long long)info.step, when, size, "-",
+             info.problem);
+    }
+  }
+  if (damaged)
+    printf("%zu damaged: loading takes the newest verified checkpoint and skips them\n", damaged);
+  rill_checkpoint_list_destroy(list);
+  return EXIT_OK;
+}
+
+static int cmd_checkpoint(int argc, char **argv) {
+  if (argc < 1) return usage_error("checkpoint needs a subcommand (ls DIR)%s", "");
+  if (strcmp(argv[0], "ls") == 0) {
+    if (argc != 2) return usage_error("checkpoint ls takes one DIR%s", "");
+    return checkpoint_ls(argv[1]);
+  }
+  return usage_error("unknown checkpoint subcommand '%s' (known: ls)", argv[0]);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fputs(usage_text, stderr);
@@ -572,5 +637,6 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
   if (strcmp(cmd, "ops") == 0) return cmd_ops(argc - 2, argv + 2);
   if (strcmp(cmd, "prune") == 0) return rill_cmd_prune(argc - 2, argv + 2);
+  if (strcmp(cmd, "checkpoint") == 0) return cmd_checkpoint(argc - 2, argv + 2);
   return usage_error("unknown command '%s'", cmd);
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "framework/base/alloc.h"
+#include "framework/exec/background.h"
 
 /* ------------------------------------------------------------------ arena ------ */
 
@@ -1010,6 +1011,7 @@ rill_status *rill_exec_create(const rill_executor_options *options, rill_executo
   }
   rill_device_ctx_init(&e->device, opts.place, threads, RILL_DEVICE_DEFAULT_SEED);
   rill_status *st = rill_sched_create(e->device.num_threads, &e->sched);
+  if (!st && (st = rill_bg_create(&e->device.bg))) rill_sched_destroy(e->sched);
   if (st) {
     rill_free(e->plans);
     rill_free(e);
@@ -1021,6 +1023,8 @@ rill_status *rill_exec_create(const rill_executor_options *options, rill_executo
 
 void rill_exec_destroy(rill_executor *exe) {
   if (!exe) return;
+  /* Work that outlives a run (checkpoint writes) finishes first. */
+  rill_bg_destroy(exe->device.bg);
   rill_sched_destroy(exe->sched);
   for (size_t i = 0; i < exe->nplans; i++) plan_destroy(exe->plans[i]);
   rill_free(exe->plans);
@@ -1033,6 +1037,8 @@ void rill_device_ctx_init(struct rill_device_ctx *d, rill_place place, int32_t n
   d->num_threads = num_threads > 0 ? num_threads : 1;
   d->seed = seed;
   rill_rng_seed(&d->rng, seed);
+  d->bg = NULL;
+  d->program = NULL;
 }
 
 /* ------------------------------------------------------------------ run -------- */
@@ -1334,6 +1340,7 @@ rill_status *rill_exec_run_plan(rill_executor *exe, rill_plan *p, rill_scope *sc
 done:
   run_cleanup(p);
   rill_sched_end(exe->sched);
+  rill_bg_release(exe->device.bg); /* background work queued by this run may start */
   if (tmp != tmp_small) rill_free(tmp);
   return st;
 }
@@ -1344,5 +1351,8 @@ rill_status *rill_exec_run(rill_executor *exe, const rill_program *program, rill
                            rill_tensor **outputs) {
   rill_plan *p;
   RILL_TRY(rill_exec_prepare(exe, program, feed_names, nfeeds, fetch_names, nfetch, &p));
-  return rill_exec_run_plan(exe, p, scope, feeds, outputs);
+  exe->device.program = program;
+  rill_status *st = rill_exec_run_plan(exe, p, scope, feeds, outputs);
+  exe->device.program = NULL;
+  return st;
 }

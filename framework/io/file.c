@@ -1,7 +1,10 @@
+#define _GNU_SOURCE /* sync_file_range */
 #include "framework/io/file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,11 +14,19 @@
 #include "framework/base/alloc.h"
 
 static atomic_int armed_fault = RILL_FILE_FAULT_NONE;
+static atomic_long fault_countdown;
 
-void rill_file_inject_fault(rill_file_fault fault) { atomic_store(&armed_fault, (int)fault); }
+void rill_file_inject_fault(rill_file_fault fault) { rill_file_inject_fault_at(fault, 1); }
 
-/* True (and disarmed) when the test hook wants `step` to fail. */
+void rill_file_inject_fault_at(rill_file_fault fault, long nth) {
+  atomic_store(&fault_countdown, nth < 1 ? 1 : nth);
+  atomic_store(&armed_fault, (int)fault);
+}
+
+/* True (and disarmed) when the test hook wants this occurrence of `step` to fail. */
 static bool fault_at(rill_file_fault step) {
+  if (atomic_load_explicit(&armed_fault, memory_order_relaxed) != (int)step) return false;
+  if (atomic_fetch_sub(&fault_countdown, 1) != 1) return false;
   int want = (int)step;
   return atomic_compare_exchange_strong(&armed_fault, &want, RILL_FILE_FAULT_NONE);
 }
@@ -110,19 +121,21 @@ static rill_status *write_all(int fd, const void *data, size_t size, const char 
   return NULL;
 }
 
+rill_status *rill_dir_sync(const char *dir) {
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return rill_error(RILL_IO, "cannot open directory '%s' to sync it: %s", dir, strerror(errno));
+  rill_status *st = NULL;
+  /* Some file systems cannot fsync a directory (EINVAL): nothing more to do there. */
+  if (fault_at(RILL_FILE_FAULT_FSYNC) ? (errno = EIO, 1) : fsync(fd) != 0 && errno != EINVAL && errno != ENOTSUP)
+    st = rill_error(RILL_IO, "cannot sync directory '%s': %s", dir, strerror(errno));
+  close(fd);
+  return st;
+}
+
 static rill_status *sync_dir(const char *path) {
   char *dir = rill_path_dirname(path);
   if (!dir) return rill_oom();
-  rill_status *st = NULL;
-  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
-    st = rill_error(RILL_IO, "cannot open directory '%s' to sync it: %s", dir, strerror(errno));
-  } else {
-    /* Some file systems cannot fsync a directory (EINVAL): nothing more to do there. */
-    if (fsync(fd) != 0 && errno != EINVAL && errno != ENOTSUP)
-      st = rill_error(RILL_IO, "cannot sync directory '%s': %s", dir, strerror(errno));
-    close(fd);
-  }
+  rill_status *st = rill_dir_sync(dir);
   rill_free(dir);
   return st;
 }
@@ -160,6 +173,129 @@ rill_status *rill_file_write_parts(const char *path, const rill_file_part *parts
   rill_free(tmp);
   /* The new content is in place; make the rename itself durable. */
   return rill_status_wrap(sync_dir(path), "writing '%s'", path);
+}
+
+rill_status *rill_file_write_new(const char *path, const rill_file_part *parts, size_t n) {
+  int fd = fault_at(RILL_FILE_FAULT_OPEN) ? (errno = EACCES, -1)
+                                          : open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return rill_error(RILL_IO, "cannot create '%s': %s", path, strerror(errno));
+  rill_status *st = NULL;
+  for (size_t i = 0; i < n && !st; i++)
+    if (parts[i].size) st = write_all(fd, parts[i].data, parts[i].size, path);
+  if (!st && (fault_at(RILL_FILE_FAULT_FSYNC) ? (errno = EIO, 1) : fsync(fd) != 0))
+    st = rill_error(RILL_IO, "cannot sync '%s': %s", path, strerror(errno));
+  if (close(fd) != 0 && !st) st = rill_error(RILL_IO, "cannot close '%s': %s", path, strerror(errno));
+  if (st) unlink(path);
+  return st;
+}
+
+rill_status *rill_file_write_start(const char *path, const rill_file_part *parts, size_t n,
+                                   bool overwrite, int *fd_out) {
+  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? 0 : O_EXCL);
+  int fd = fault_at(RILL_FILE_FAULT_OPEN) ? (errno = EACCES, -1) : open(path, flags, 0644);
+  if (fd < 0) return rill_error(RILL_IO, "cannot create '%s': %s", path, strerror(errno));
+  rill_status *st = NULL;
+  uint64_t total = 0;
+  for (size_t i = 0; i < n && !st; i++) {
+    if (parts[i].size) st = write_all(fd, parts[i].data, parts[i].size, path);
+    total += parts[i].size;
+  }
+  /* Overwritten in place: the old blocks are reused; cut what lies past the new end. */
+  if (!st && overwrite && ftruncate(fd, (off_t)total) != 0)
+    st = rill_error(RILL_IO, "cannot truncate '%s': %s", path, strerror(errno));
+  if (st) {
+    close(fd);
+    unlink(path);
+    return st;
+  }
+#ifdef SYNC_FILE_RANGE_WRITE
+  /* Start the writeback now; rill_file_write_finish then waits for I/O already under
+   * way, so the writes of several files overlap. Only a hint: errors show at fsync. */
+  (void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+#endif
+  *fd_out = fd;
+  return NULL;
+}
+
+rill_status *rill_file_write_finish(int fd, const char *path) {
+  rill_status *st = NULL;
+  if (fault_at(RILL_FILE_FAULT_FSYNC) ? (errno = EIO, 1) : fdatasync(fd) != 0)
+    st = rill_error(RILL_IO, "cannot sync '%s': %s", path, strerror(errno));
+  if (close(fd) != 0 && !st) st = rill_error(RILL_IO, "cannot close '%s': %s", path, strerror(errno));
+  if (st) unlink(path);
+  return st;
+}
+
+rill_status *rill_file_rename(const char *from, const char *to) {
+  if (fault_at(RILL_FILE_FAULT_RENAME) ? (errno = EXDEV, 1) : rename(from, to) != 0)
+    return rill_error(RILL_IO, "cannot rename '%s' to '%s': %s", from, to, strerror(errno));
+  return NULL;
+}
+
+rill_status *rill_dir_make(const char *dir) {
+  if (!dir || !*dir) return rill_error(RILL_INVALID_ARGUMENT, "empty directory path");
+  if (fault_at(RILL_FILE_FAULT_OPEN))
+    return rill_error(RILL_IO, "cannot create directory '%s': %s", dir, strerror(EACCES));
+  if (mkdir(dir, 0755) == 0) return NULL;
+  if (errno == EEXIST && rill_path_is_dir(dir)) return NULL;
+  char *p = rill_strdup(dir);
+  if (!p) return rill_oom();
+  rill_status *st = NULL;
+  size_t len = strlen(p);
+  for (size_t i = 1; i <= len && !st; i++) {
+    if (p[i] != '/' && p[i] != 0) continue;
+    char c = p[i];
+    p[i] = 0;
+    if ((fault_at(RILL_FILE_FAULT_OPEN) ? (errno = EACCES, -1) : mkdir(p, 0755)) != 0 &&
+        (errno != EEXIST || !rill_path_is_dir(p)))
+      st = rill_error(RILL_IO, "cannot create directory '%s': %s", p, strerror(errno));
+    p[i] = c;
+  }
+  rill_free(p);
+  return st;
+}
+
+/* Removes the tree at path[0..len) (NUL-terminated), extending the path in place:
+ * no allocation, so a cleanup after running out of memory still works. */
+static rill_status *remove_tree_at(char *path, size_t len, size_t cap) {
+  struct stat sb;
+  if (lstat(path, &sb) != 0) {
+    if (errno == ENOENT) return NULL;
+    return rill_error(RILL_IO, "cannot stat '%s': %s", path, strerror(errno));
+  }
+  if (!S_ISDIR(sb.st_mode)) {
+    if (unlink(path) != 0 && errno != ENOENT)
+      return rill_error(RILL_IO, "cannot remove '%s': %s", path, strerror(errno));
+    return NULL;
+  }
+  DIR *d = opendir(path);
+  if (!d) return rill_error(RILL_IO, "cannot open directory '%s': %s", path, strerror(errno));
+  rill_status *st = NULL;
+  struct dirent *e;
+  while (!st && (e = readdir(d))) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    size_t n = strlen(e->d_name);
+    if (len + 1 + n + 1 > cap) {
+      st = rill_error(RILL_IO, "cannot remove '%s/%s': path too long", path, e->d_name);
+      break;
+    }
+    path[len] = '/';
+    memcpy(path + len + 1, e->d_name, n + 1);
+    st = remove_tree_at(path, len + 1 + n, cap);
+    path[len] = 0;
+  }
+  closedir(d);
+  if (!st && rmdir(path) != 0 && errno != ENOENT)
+    st = rill_error(RILL_IO, "cannot remove directory '%s': %s", path, strerror(errno));
+  return st;
+}
+
+rill_status *rill_dir_remove_tree(const char *path) {
+  char buf[PATH_MAX];
+  size_t len = strlen(path);
+  if (len >= sizeof buf) return rill_error(RILL_IO, "cannot remove '%s': path too long", path);
+  memcpy(buf, path, len + 1);
+  return remove_tree_at(buf, len, sizeof buf);
 }
 
 rill_status *rill_file_write(const char *path, const void *data, size_t size) {

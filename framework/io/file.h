@@ -27,6 +27,27 @@ typedef struct rill_file_part {
 rill_status *rill_file_write_parts(const char *path, const rill_file_part *parts, size_t n);
 rill_status *rill_file_write(const char *path, const void *data, size_t size);
 
+/* Writes the parts as a new file `path` (which must not exist), fsyncs and closes it,
+ * without a temp file and rename: for files inside a temp directory that is itself
+ * committed by a rename. On failure the file is removed. */
+rill_status *rill_file_write_new(const char *path, const rill_file_part *parts, size_t n);
+/* The same in two halves, so that several files are in flight at once: _start writes
+ * the file and starts its writeback without waiting, returning the open descriptor;
+ * _finish waits for the data (fdatasync: a new file's size is part of it) and closes.
+ * With `overwrite` an existing file is written over in place (its blocks reused, then
+ * cut to the new length) instead of refused. On failure either removes the file. */
+rill_status *rill_file_write_start(const char *path, const rill_file_part *parts, size_t n,
+                                   bool overwrite, int *fd);
+rill_status *rill_file_write_finish(int fd, const char *path);
+/* rename(2) with the error naming both paths (and the fault hook's RENAME step). */
+rill_status *rill_file_rename(const char *from, const char *to);
+/* fsync of a directory (file systems that cannot sync one are not an error). */
+rill_status *rill_dir_sync(const char *dir);
+/* mkdir -p. */
+rill_status *rill_dir_make(const char *dir);
+/* rm -r (does not follow symbolic links; a missing path is not an error). */
+rill_status *rill_dir_remove_tree(const char *path);
+
 /* Whether `path` exists (any type) / is a directory / is a regular file. */
 bool rill_path_exists(const char *path);
 bool rill_path_is_dir(const char *path);
@@ -41,8 +62,10 @@ rill_status *rill_path_check_var_name(const char *name);
 /* The directory part of `path` ("." when it has none). Free with rill_free. */
 char *rill_path_dirname(const char *path);
 
-/* Test hook: make the crash-safe writer fail at one of its steps (the next write only),
- * as a full disk or an I/O error would. RILL_FILE_FAULT_NONE disarms it. */
+/* Test hook: make the file layer (the crash-safe writer, rill_file_write_new,
+ * rill_file_rename, rill_dir_sync, rill_dir_make) fail at one of its steps, as a full
+ * disk or an I/O error would: the next occurrence of the step (rill_file_inject_fault)
+ * or the nth (rill_file_inject_fault_at, n >= 1), once. RILL_FILE_FAULT_NONE disarms. */
 typedef enum rill_file_fault {
   RILL_FILE_FAULT_NONE = 0,
   RILL_FILE_FAULT_OPEN,
@@ -52,5 +75,6 @@ typedef enum rill_file_fault {
   RILL_FILE_FAULT_COUNT
 } rill_file_fault;
 void rill_file_inject_fault(rill_file_fault fault);
+void rill_file_inject_fault_at(rill_file_fault fault, long nth);
 
 #endif

@@ -1,0 +1,277 @@
+#include "framework/exec/ckpt_async.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <time.h>
+
+#include "framework/base/alloc.h"
+#include "framework/io/checkpoint.h"
+#include "framework/program/program.h"
+
+/* Directories being written by some executor of this process: a write waits until no
+ * other is writing the same directory (the same path string). */
+typedef struct busy_dir {
+  struct busy_dir *next;
+  const char *dir;
+} busy_dir;
+
+static pthread_mutex_t busy_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t busy_cv = PTHREAD_COND_INITIALIZER;
+static busy_dir *busy_list;
+
+static void busy_acquire(busy_dir *self) {
+  pthread_mutex_lock(&busy_mu);
+  for (;;) {
+    busy_dir *b = busy_list;
+    while (b && strcmp(b->dir, self->dir) != 0) b = b->next;
+    if (!b) break;
+    pthread_cond_wait(&busy_cv, &busy_mu);
+  }
+  self->next = busy_list;
+  busy_list = self;
+  pthread_mutex_unlock(&busy_mu);
+}
+
+static void busy_release(busy_dir *self) {
+  pthread_mutex_lock(&busy_mu);
+  busy_dir **p = &busy_list;
+  while (*p != self) p = &(*p)->next;
+  *p = self->next;
+  pthread_cond_broadcast(&busy_cv);
+  pthread_mutex_unlock(&busy_mu);
+}
+
+typedef struct ckpt_dir {
+  busy_dir busy; /* this entry while it writes */
+  char *dir;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  bool in_flight;       /* snap is being written: the op must not touch it */
+  rill_ckpt_snapshot snap;
+  int32_t max_to_keep;
+  bool started;         /* the op ran at least once (the seconds clock started) */
+  int64_t last_step;    /* step of the last snapshot, -1: none */
+  int64_t last_due_ns;  /* monotonic time of the last snapshot (or the first run) */
+  rill_status *error;   /* a failed write not yet reported */
+  uint64_t hash_id, hash_rev, hash; /* program hash cache */
+  bool hash_valid;
+  int64_t persist_start_ns;
+  rill_checkpoint_stats stats;
+} ckpt_dir;
+
+static int64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t wall_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void dir_destroy(void *state) {
+  ckpt_dir *d = state;
+  rill_ckpt_snapshot_clear(&d->snap);
+  rill_status_destroy(d->error);
+  pthread_cond_destroy(&d->cv);
+  pthread_mutex_destroy(&d->mu);
+  rill_free(d->dir);
+  rill_free(d);
+}
+
+static rill_status *dir_create(const char *key, void **out) {
+  ckpt_dir *d = rill_calloc(1, sizeof *d);
+  if (!d || !(d->dir = rill_strdup(key))) {
+    rill_free(d);
+    return rill_oom();
+  }
+  pthread_mutex_init(&d->mu, NULL);
+  pthread_cond_init(&d->cv, NULL);
+  rill_ckpt_snapshot_init(&d->snap);
+  d->last_step = -1;
+  d->stats.last_step = -1;
+  *out = d;
+  return NULL;
+}
+
+/* Writes d->snap; called with d->in_flight set, without d->mu. */
+static void persist(ckpt_dir *d) {
+  uint64_t bytes = 0;
+  int64_t t0 = mono_ns();
+  d->busy.dir = d->dir;
+  busy_acquire(&d->busy);
+  rill_status *st = rill_ckpt_write(d->dir, &d->snap, d->max_to_keep, &bytes);
+  busy_release(&d->busy);
+  int64_t t1 = mono_ns();
+  pthread_mutex_lock(&d->mu);
+  d->in_flight = false;
+  if (st) {
+    d->stats.failed++;
+    rill_status_destroy(d->error);
+    d->error = st;
+  } else {
+    d->stats.saved++;
+    d->stats.last_step = d->snap.step;
+    d->stats.last_bytes = bytes;
+  }
+  d->stats.last_persist_s = (double)(t1 - t0) * 1e-9;
+  d->stats.in_flight = false;
+  pthread_cond_broadcast(&d->cv);
+  pthread_mutex_unlock(&d->mu);
+}
+
+static void persist_job(void *arg) { persist(arg); }
+
+static bool is_due(ckpt_dir *d, const rill_ckpt_policy *p, int64_t step, int64_t now) {
+  if (step == d->last_step) return false;
+  bool by_steps = p->every_n_steps > 0, by_time = p->every_n_seconds > 0;
+  if (!by_steps && !by_time) return true;
+  if (by_steps && step % p->every_n_steps == 0) return true;
+  return by_time && (double)(now - d->last_due_ns) * 1e-9 >= p->every_n_seconds;
+}
+
+static rill_status *program_hash(ckpt_dir *d, const rill_program *prog, uint64_t *out) {
+  if (!prog) {
+    *out = 0;
+    return NULL;
+  }
+  if (!d->hash_valid || d->hash_id != prog->id || d->hash_rev != prog->revision) {
+    uint8_t *bytes;
+    size_t n;
+    RILL_TRY(rill_program_encode(prog, &bytes, &n));
+    d->hash = rill_ckpt_hash_bytes(bytes, n);
+    rill_free(bytes);
+    d->hash_id = prog->id;
+    d->hash_rev = prog->revision;
+    d->hash_valid = true;
+  }
+  *out = d->hash;
+  return NULL;
+}
+
+rill_status *rill_ckpt_async_step(struct rill_device_ctx *dev, const char *dir,
+                                  const rill_ckpt_policy *policy, int64_t step,
+                                  const char *const *names, const rill_tensor *const *tensors,
+                                  size_t n, bool *saved) {
+  int64_t now = mono_ns(), waited = 0;
+  if (saved) *saved = false;
+  if (!dir || !*dir) return rill_error(RILL_INVALID_ARGUMENT, "checkpoint: empty directory");
+  if (step < 0) return rill_error(RILL_INVALID_ARGUMENT, "checkpoint: step %lld is negative", (long long)step);
+  rill_bg *bg = dev ? dev->bg : NULL;
+  ckpt_dir *d;
+  if (bg) {
+    void *state;
+    RILL_TRY(rill_bg_state(bg, dir, dir_create, dir_destroy, &state));
+    d = state;
+  } else {
+    void *state;
+    RILL_TRY(dir_create(dir, &state));
+    d = state;
+  }
+  rill_status *st = NULL;
+  pthread_mutex_lock(&d->mu);
+  if (d->error) {
+    st = rill_status_wrap(d->error, "checkpoint: the previous write failed");
+    d->error = NULL;
+    goto out;
+  }
+  if (!d->started) {
+    d->started = true;
+    d->last_due_ns = now;
+  }
+  if (!is_due(d, policy, step, now)) goto out;
+  if (d->in_flight) {
+    if (policy->skip_when_busy) {
+      d->stats.skipped++;
+      goto out;
+    }
+    /* The write in flight may still be held until the end of a run (two checkpoint
+     * ops of one directory in a run): let it start, then wait. */
+    int64_t w0 = mono_ns();
+    pthread_mutex_unlock(&d->mu);
+    rill_bg_release(bg);
+    pthread_mutex_lock(&d->mu);
+    while (d->in_flight) pthread_cond_wait(&d->cv, &d->mu);
+    waited = mono_ns() - w0;
+    if (d->error) {
+      st = rill_status_wrap(d->error, "checkpoint: the previous write failed");
+      d->error = NULL;
+      goto out;
+    }
+  }
+  {
+    if ((st = rill_ckpt_snapshot_take(&d->snap, names, tensors, n))) goto out;
+    if ((st = program_hash(d, dev ? dev->program : NULL, &d->snap.program_hash))) goto out;
+    d->snap.step = step;
+    d->snap.time_ns = wall_ns();
+    d->snap.has_rng = dev != NULL;
+    if (dev) memcpy(d->snap.rng, dev->rng.s, sizeof d->snap.rng);
+    d->max_to_keep = policy->max_to_keep;
+    d->last_step = step;
+    d->last_due_ns = now;
+  }
+  if (saved) *saved = true;
+  d->in_flight = true;
+  d->stats.in_flight = true;
+  if (bg) {
+    st = rill_bg_submit(bg, persist_job, d);
+    if (st) {
+      d->in_flight = false;
+      d->stats.in_flight = false;
+    }
+    d->stats.last_wait_s = (double)waited * 1e-9;
+    d->stats.last_snapshot_s = (double)(mono_ns() - now - waited) * 1e-9;
+    goto out;
+  }
+  pthread_mutex_unlock(&d->mu);
+  persist(d);
+  pthread_mutex_lock(&d->mu);
+  st = d->error;
+  d->error = NULL;
+out:
+  pthread_mutex_unlock(&d->mu);
+  if (!bg) dir_destroy(d);
+  return st ? rill_status_wrap(st, "checkpoint '%s' at step %lld", dir, (long long)step) : NULL;
+}
+
+static rill_status *take_error(void *state, void *arg) {
+  ckpt_dir *d = state;
+  pthread_mutex_lock(&d->mu);
+  rill_status *st = d->error;
+  d->error = NULL;
+  pthread_mutex_unlock(&d->mu);
+  return st ? rill_status_wrap(st, "checkpoint '%s'", d->dir) : NULL;
+}
+
+rill_status *rill_ckpt_async_flush(rill_bg *bg) {
+  if (!bg) return NULL;
+  rill_bg_wait_idle(bg);
+  return rill_bg_each_state(bg, dir_destroy, take_error, NULL);
+}
+
+typedef struct find_ctx {
+  const char *dir;
+  rill_checkpoint_stats *out;
+  bool found;
+} find_ctx;
+
+static rill_status *find_stats(void *state, void *arg) {
+  ckpt_dir *d = state;
+  find_ctx *f = arg;
+  if (strcmp(d->dir, f->dir) != 0) return NULL;
+  pthread_mutex_lock(&d->mu);
+  *f->out = d->stats;
+  pthread_mutex_unlock(&d->mu);
+  f->found = true;
+  return NULL;
+}
+
+rill_status *rill_ckpt_async_stats(rill_bg *bg, const char *dir, rill_checkpoint_stats *out) {
+  find_ctx f = {dir, out, false};
+  if (bg) RILL_TRY(rill_bg_each_state(bg, dir_destroy, find_stats, &f));
+  if (!f.found)
+    return rill_error(RILL_NOT_FOUND, "no checkpoint op of this executor has used '%s'", dir);
+  return NULL;
+}
