@@ -564,3 +564,126 @@ class CExecutor(object):
 def names_array(names):
     """A ctypes array of NUL-ended names, as the C API takes them."""
     return (ctypes.c_char_p * max(1, len(names)))(*[n.encode() for n in names])
+
+
+# -------------------------------------------------------------- checkpoints ----
+
+class CheckpointOptions(ctypes.Structure):
+    _fields_ = [('every_n_steps', ctypes.c_int64), ('every_n_seconds', ctypes.c_double),
+                ('max_to_keep', ctypes.c_int32), ('skip_when_busy', ctypes.c_bool)]
+
+
+class CheckpointInfo(ctypes.Structure):
+    _fields_ = [('step', ctypes.c_int64), ('time_unix_ns', ctypes.c_int64),
+                ('bytes', ctypes.c_uint64), ('num_vars', ctypes.c_uint64),
+                ('verified', ctypes.c_bool), ('path', ctypes.c_char_p),
+                ('problem', ctypes.c_char_p)]
+
+
+class CheckpointStats(ctypes.Structure):
+    _fields_ = [('saved', ctypes.c_uint64), ('skipped', ctypes.c_uint64),
+                ('failed', ctypes.c_uint64), ('last_step', ctypes.c_int64),
+                ('last_bytes', ctypes.c_uint64), ('last_snapshot_s', ctypes.c_double),
+                ('last_wait_s', ctypes.c_double), ('last_persist_s', ctypes.c_double),
+                ('in_flight', ctypes.c_bool)]
+
+
+_ckm_create = _fn('rill_checkpoint_manager_create', c_status_p, ctypes.c_char_p,
+                  ctypes.POINTER(CheckpointOptions), ctypes.POINTER(ctypes.c_void_p))
+_ckm_destroy = _fn('rill_checkpoint_manager_destroy', None, ctypes.c_void_p)
+_ckm_append = _fn('rill_checkpoint_manager_append_op', c_status_p, ctypes.c_void_p,
+                  ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p, c_char_pp, ctypes.c_size_t)
+_ckm_latest = _fn('rill_checkpoint_manager_latest', c_status_p, ctypes.c_void_p, c_i64_p)
+_ckm_load = _fn('rill_checkpoint_manager_load', c_status_p, ctypes.c_void_p, ctypes.c_void_p,
+                ctypes.c_void_p, ctypes.c_void_p, c_i64_p, ctypes.POINTER(ctypes.c_void_p))
+_ckl_dir = _fn('rill_checkpoint_list_dir', c_status_p, ctypes.c_char_p,
+               ctypes.POINTER(ctypes.c_void_p))
+_ckl_count = _fn('rill_checkpoint_list_count', ctypes.c_size_t, ctypes.c_void_p)
+_ckl_get = _fn('rill_checkpoint_list_get', c_status_p, ctypes.c_void_p, ctypes.c_size_t,
+               ctypes.POINTER(CheckpointInfo))
+_ckl_destroy = _fn('rill_checkpoint_list_destroy', None, ctypes.c_void_p)
+_exec_ckpt_stats = _fn('rill_executor_checkpoint_stats', c_status_p, ctypes.c_void_p,
+                       ctypes.c_char_p, ctypes.POINTER(CheckpointStats))
+_exec_flush = _fn('rill_executor_flush', c_status_p, ctypes.c_void_p)
+_exec_get_rng = _fn('rill_executor_get_rng_state', None, ctypes.c_void_p,
+                    ctypes.POINTER(ctypes.c_uint64))
+_exec_set_rng = _fn('rill_executor_set_rng_state', c_status_p, ctypes.c_void_p,
+                    ctypes.POINTER(ctypes.c_uint64))
+
+
+class CCheckpointManager(object):
+    """A checkpoint directory and the options of the ops it appends
+    (rill_checkpoint_manager *)."""
+
+    def __init__(self, dirname, every_n_steps=0, every_n_seconds=0.0, max_to_keep=3,
+                 skip_when_busy=False):
+        opts = CheckpointOptions(int(every_n_steps), float(every_n_seconds), int(max_to_keep),
+                                 bool(skip_when_busy))
+        out = ctypes.c_void_p()
+        check(_ckm_create(os.fsencode(dirname), ctypes.byref(opts), ctypes.byref(out)))
+        self._h = out.value
+
+    def __del__(self):
+        if getattr(self, '_h', None):
+            _ckm_destroy(self._h)
+        self._h = None
+
+    def append_op(self, cprog, cstartup, step_var, names):
+        check(_ckm_append(self._h, cprog._h, cstartup._h if cstartup else None,
+                          step_var.encode(), _cstrs(names), len(names)))
+
+    def latest(self):
+        step = ctypes.c_int64()
+        check(_ckm_latest(self._h, ctypes.byref(step)))
+        return step.value
+
+    def load(self, cprog, scope, executor):
+        """Returns (step, report text or '')."""
+        step = ctypes.c_int64()
+        rep = ctypes.c_void_p()
+        check(_ckm_load(self._h, cprog._h if cprog else None, scope._h,
+                        executor._h if executor else None, ctypes.byref(step),
+                        ctypes.byref(rep)))
+        text = ''
+        if rep.value:
+            text = ctypes.string_at(rep.value).decode('utf-8', 'replace')
+            _free_buffer(rep)
+        return step.value, text
+
+
+def list_checkpoints(dirname):
+    """[(step, time_unix_ns, bytes, num_vars, verified, path, problem)], newest first."""
+    out = ctypes.c_void_p()
+    check(_ckl_dir(os.fsencode(dirname), ctypes.byref(out)))
+    try:
+        rows = []
+        info = CheckpointInfo()
+        for i in range(_ckl_count(out)):
+            check(_ckl_get(out, i, ctypes.byref(info)))
+            rows.append((info.step, info.time_unix_ns, info.bytes, info.num_vars,
+                         bool(info.verified), os.fsdecode(info.path),
+                         info.problem.decode('utf-8', 'replace') if info.problem else None))
+        return rows
+    finally:
+        _ckl_destroy(out)
+
+
+def executor_checkpoint_stats(executor, dirname):
+    s = CheckpointStats()
+    check(_exec_ckpt_stats(executor._h, os.fsencode(dirname), ctypes.byref(s)))
+    return {k: getattr(s, k) for k, _ in CheckpointStats._fields_}
+
+
+def executor_flush(executor):
+    check(_exec_flush(executor._h))
+
+
+def executor_rng_state(executor):
+    s = (ctypes.c_uint64 * 4)()
+    _exec_get_rng(executor._h, s)
+    return list(s)
+
+
+def executor_set_rng_state(executor, state):
+    s = (ctypes.c_uint64 * 4)(*[int(x) for x in state])
+    check(_exec_set_rng(executor._h, s))

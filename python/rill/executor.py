@@ -185,9 +185,36 @@ class Executor(object):
         self._closed = False
 
     def close(self):
+        """Waits for the checkpoints still being written, then releases the executor.
+        A failed write not reported yet is raised (after the executor is released);
+        closing twice does nothing."""
+        if self._closed:
+            return
         self._closed = True
         self._plans.clear()
-        self._c = None
+        c, self._c = self._c, None
+        try:
+            core.executor_flush(c)
+        finally:
+            del c
+
+    def flush(self):
+        """Waits until the checkpoints this executor's runs queued are written and
+        raises the first failed write not reported yet (rill_executor_flush)."""
+        self._check_open('flush')
+        core.executor_flush(self._c)
+
+    def checkpoint_stats(self, checkpoint_dir):
+        """What this executor's checkpoint ops did for `checkpoint_dir`: a dict with
+        saved, skipped, failed, last_step, last_bytes, last_snapshot_s, last_wait_s,
+        last_persist_s, in_flight. NotFoundError when no checkpoint op of this executor
+        has used the directory."""
+        self._check_open('checkpoint_stats')
+        return core.executor_checkpoint_stats(self._c, checkpoint_dir)
+
+    def _check_open(self, what):
+        if self._closed:
+            raise error_class('FAILED_PRECONDITION')('Executor.%s: the executor is closed' % what)
 
     def _plan(self, program, feed_names, fetch_names):
         key = (program._id, feed_names, fetch_names)
@@ -261,8 +288,7 @@ class Executor(object):
         fed without a copy when dtype and layout allow. Returns one numpy array per
         fetch_list item (over the C buffer, released when the array dies), or with
         return_numpy=False tensors with .lod()."""
-        if self._closed:
-            raise error_class('FAILED_PRECONDITION')('Executor.run: the executor is closed')
+        self._check_open('run')
         if program is None:
             program = default_main_program()
         if not isinstance(program, Program):

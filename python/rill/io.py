@@ -3,18 +3,21 @@ one tensor-stream file per variable, or one combined file in sorted name order; 
 inference model is a pruned program with feed/fetch ops in `__model__` plus its
 persistable variables. Files are written crash-safely by C."""
 
-import ctypes
+import collections
 import os
+import warnings
 
 from . import core, proto
 from .core import error_class
 from .executor import global_scope, Scope
-from .framework import Program, Variable, Parameter, default_main_program, program_guard
+from .framework import (Program, Variable, Parameter, default_main_program, program_guard,
+                        OpRole)
 from . import layers
 
 __all__ = ['save_vars', 'save_params', 'save_persistables', 'load_vars', 'load_params',
            'load_persistables', 'save_inference_model', 'load_inference_model',
-           'is_parameter', 'is_persistable']
+           'is_parameter', 'is_persistable', 'CheckpointConfig', 'load_checkpoint',
+           'list_checkpoints', 'CheckpointWarning', 'CHECKPOINT_STEP_VAR']
 
 _NOT_SAVED = (proto.FEED_MINIBATCH, proto.FETCH_LIST, proto.RAW, 15)
 
@@ -155,3 +158,137 @@ def load_inference_model(dirname, executor, model_filename=None, params_filename
     blk = program.global_block()
     fetches = [blk.var(model.output_name(i)) for i in range(model.num_outputs())]
     return [program, feeds, fetches]
+
+
+# ------------------------------------------------------------------ checkpoints ----
+
+CHECKPOINT_STEP_VAR = '@CHECKPOINT_STEP@'
+
+
+class CheckpointWarning(UserWarning):
+    """A damaged checkpoint that load_checkpoint skipped."""
+
+
+class CheckpointConfig(object):
+    """Where and how often a training program checkpoints itself (doc/design/checkpoint.md):
+
+        config = fluid.io.CheckpointConfig('ckpt', every_n_steps=100, max_to_keep=3)
+        fluid.optimizer.Adam(0.01).minimize(loss, checkpoint_config=config)
+
+    `minimize` appends to the main program an `increment` of the step counter
+    (`step_var`, int64 [1], set to 0 by the startup program) and a `checkpoint` op saving
+    `vars` (None: every persistable dense tensor of the global block: parameters,
+    optimizer state, learning rate) with the counter. A checkpoint is due when
+    step % every_n_steps == 0 or every_n_seconds have passed since the last one (either
+    suffices; with neither set every step is due). The executor writes it in the
+    background while training goes on; `checkpoint_dir/checkpoint_<step>` appears whole
+    or not at all; the newest `max_to_keep` are kept (0: all). With `skip_when_busy` a
+    checkpoint due while the previous one is still being written is skipped instead of
+    waited for. Bad settings raise InvalidArgumentError here."""
+
+    def __init__(self, checkpoint_dir, every_n_steps=0, every_n_seconds=0.0, max_to_keep=3,
+                 skip_when_busy=False, vars=None, step_var=CHECKPOINT_STEP_VAR):
+        if not isinstance(checkpoint_dir, (str, bytes, os.PathLike)) or not os.fspath(checkpoint_dir):
+            raise error_class('INVALID_ARGUMENT')(
+                'CheckpointConfig: checkpoint_dir must be a non-empty path, got %r' % (checkpoint_dir,))
+        for name, value in (('every_n_steps', every_n_steps), ('max_to_keep', max_to_keep)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise error_class('INVALID_ARGUMENT')(
+                    'CheckpointConfig: %s must be an int, got %r' % (name, value))
+        if isinstance(every_n_seconds, bool) or not isinstance(every_n_seconds, (int, float)):
+            raise error_class('INVALID_ARGUMENT')(
+                'CheckpointConfig: every_n_seconds must be a number, got %r' % (every_n_seconds,))
+        self.checkpoint_dir = os.fsdecode(checkpoint_dir)
+        self.every_n_steps = every_n_steps
+        self.every_n_seconds = float(every_n_seconds)
+        self.max_to_keep = max_to_keep
+        self.skip_when_busy = bool(skip_when_busy)
+        self.vars = None if vars is None else [
+            v.name if isinstance(v, Variable) else v for v in vars]
+        self.step_var = step_var
+        # The C manager checks the settings (its messages) and appends the ops.
+        self._manager = core.CCheckpointManager(self.checkpoint_dir, every_n_steps,
+                                                self.every_n_seconds, max_to_keep,
+                                                self.skip_when_busy)
+
+    def __repr__(self):
+        return ('CheckpointConfig(%r, every_n_steps=%d, every_n_seconds=%g, max_to_keep=%d, '
+                'skip_when_busy=%r)' % (self.checkpoint_dir, self.every_n_steps,
+                                        self.every_n_seconds, self.max_to_keep,
+                                        self.skip_when_busy))
+
+    def _append(self, program, startup):
+        """Appends the counter increment and the checkpoint op to `program` (op_role
+        Optimize, so clone(for_test=True) and inference models leave them out) and the
+        counter's initialization to `startup`."""
+        names = list(self.vars or [])
+        for n in names:
+            if not program.global_block().has_var(n):
+                raise error_class('NOT_FOUND')(
+                    "CheckpointConfig: variable '%s' is not in the program's global block" % n)
+        c = core.CProgram.parse(program.serialize_to_string())
+        cs = core.CProgram.parse(startup.serialize_to_string())
+        n_ops = len(program.global_block().ops)
+        self._manager.append_op(c, cs, self.step_var, names)
+        program._reload(c.serialize())
+        startup._reload(cs.serialize())
+        for op in program.global_block().ops[n_ops:]:
+            op._set_attr('op_role', OpRole.Optimize)
+        return program.global_block().ops[n_ops:]
+
+
+LoadedCheckpoint = collections.namedtuple('LoadedCheckpoint', ['step', 'skipped'])
+LoadedCheckpoint.__doc__ = """What load_checkpoint restored: the checkpoint's step (the
+number of steps it holds; the next run is step + 1) and one message per newer damaged
+checkpoint it skipped."""
+
+CheckpointInfo = collections.namedtuple(
+    'CheckpointInfo', ['step', 'time_unix_ns', 'bytes', 'num_vars', 'verified', 'path',
+                       'problem'])
+
+
+def _checkpoint_dir(where, checkpoint_dir):
+    if isinstance(checkpoint_dir, CheckpointConfig):
+        checkpoint_dir = checkpoint_dir.checkpoint_dir
+    if not isinstance(checkpoint_dir, (str, bytes, os.PathLike)) or not os.fspath(checkpoint_dir):
+        raise error_class('INVALID_ARGUMENT')(
+            '%s: checkpoint_dir must be a non-empty path, got %r' % (where, checkpoint_dir))
+    checkpoint_dir = os.fsdecode(checkpoint_dir)
+    if not os.path.isdir(checkpoint_dir):
+        raise error_class('NOT_FOUND')(
+            "%s: no checkpoint directory '%s'" % (where, checkpoint_dir))
+    return checkpoint_dir
+
+
+def load_checkpoint(executor, checkpoint_dir, main_program=None, scope=None):
+    """Restores the newest checkpoint of `checkpoint_dir` (a path or a CheckpointConfig)
+    that verifies: its variables (parameters, optimizer state, the step counter) into
+    `scope` (default: the global scope) and the random generator state into `executor`.
+    Call it after running the startup program. `main_program` (default: the default main
+    program) must be the program that wrote the checkpoint, else FailedPreconditionError.
+
+    Each newer checkpoint that does not verify (truncated, a flipped bit, a missing file)
+    is skipped, reported with a CheckpointWarning and listed in the result's `skipped`.
+    NotFoundError when the directory does not exist or holds no checkpoint that
+    verifies (the message names each damaged one); nothing changes on any error.
+    Returns LoadedCheckpoint(step, skipped)."""
+    checkpoint_dir = _checkpoint_dir('load_checkpoint', checkpoint_dir)
+    program = main_program or default_main_program()
+    if not isinstance(program, Program):
+        raise TypeError('load_checkpoint: main_program must be a rill.Program, got %r' % (program,))
+    executor._check_open('load_checkpoint')
+    scope = scope if scope is not None else global_scope()
+    manager = core.CCheckpointManager(checkpoint_dir)
+    step, report = manager.load(program._c(), scope._c, executor._c)
+    skipped = [line for line in report.splitlines() if line]
+    for line in skipped:
+        warnings.warn(line, CheckpointWarning, stacklevel=2)
+    return LoadedCheckpoint(step, skipped)
+
+
+def list_checkpoints(checkpoint_dir):
+    """The checkpoints of a directory, newest first, each verified as loading would
+    (what `rill checkpoint ls` prints): CheckpointInfo(step, time_unix_ns, bytes,
+    num_vars, verified, path, problem), `problem` saying why one does not verify."""
+    checkpoint_dir = _checkpoint_dir('list_checkpoints', checkpoint_dir)
+    return [CheckpointInfo(*row) for row in core.list_checkpoints(checkpoint_dir)]

@@ -146,10 +146,20 @@ class Optimizer(object):
                 ops.append(self._append_optimize_op(p, g, program, startup))
         return ops
 
-    def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
-        """Backward pass + optimizer ops. Returns (optimize_ops, params_grads)."""
+    def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None,
+                 checkpoint_config=None):
+        """Backward pass + optimizer ops. With a rill.io.CheckpointConfig, the program
+        then also advances a step counter and checkpoints itself (parameters, optimizer
+        state, the counter) after the optimizer ops of each due step; resume with
+        rill.io.load_checkpoint. Returns (optimize_ops, params_grads)."""
+        if checkpoint_config is not None and not hasattr(checkpoint_config, '_append'):
+            raise TypeError('minimize: checkpoint_config must be a rill.io.CheckpointConfig, '
+                            'got %r' % (checkpoint_config,))
         params_grads = self.backward(loss, startup_program, parameter_list, no_grad_set)
         ops = self.apply_gradients(params_grads, startup_program)
+        if checkpoint_config is not None:
+            checkpoint_config._append(loss.block.program,
+                                      startup_program or default_startup_program())
         return ops, params_grads
 
     def _append_optimize_op(self, param, grad, program, startup):
