@@ -3,6 +3,7 @@ with a progress bar, save an inference model, load it back and evaluate it."""
 import argparse
 import gzip
 import os
+import shutil
 import sys
 import tempfile
 
@@ -40,10 +41,29 @@ def cnn(img):
     return fluid.layers.fc(h, 10, act='softmax')
 
 
-def train(kind, epochs, batch, model_dir, quiet=False):
+def save_model(model_dir, exe, main, prediction):
+    """Writes the inference model next to `model_dir` and then renames it into place, so
+    that a process killed while saving leaves no half-written model behind (a rerun
+    writes it again)."""
+    partial = model_dir + '.partial'
+    shutil.rmtree(partial, ignore_errors=True)
+    fluid.io.save_inference_model(partial, ['img'], [prediction], exe, main_program=main)
+    shutil.rmtree(model_dir, ignore_errors=True)
+    os.rename(partial, model_dir)
+
+
+def train(kind, epochs, batch, model_dir, quiet=False, steps=None, checkpoint_dir=None,
+          checkpoint_every=10):
+    """Trains for `steps` steps (default: `epochs` epochs). Step s trains on batch
+    s % per_epoch of epoch s // per_epoch's shuffle, so a run resumed from the
+    checkpoint of step s in `checkpoint_dir` continues exactly where it stopped."""
     (xtr, ytr), (xte, yte) = load_digits()
     main, startup = fluid.Program(), fluid.Program()
     main.random_seed = startup.random_seed = 90
+    config = None
+    if checkpoint_dir:
+        config = fluid.io.CheckpointConfig(checkpoint_dir, every_n_steps=checkpoint_every,
+                                           max_to_keep=2)
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
         img = fluid.layers.data('img', [1, 8, 8])
         label = fluid.layers.data('label', [1], dtype='int64')
@@ -51,23 +71,45 @@ def train(kind, epochs, batch, model_dir, quiet=False):
         loss = fluid.layers.mean(fluid.layers.cross_entropy(prediction, label))
         acc = fluid.layers.accuracy(prediction, label)
         test_program = main.clone(for_test=True)
-        fluid.optimizer.Adam(learning_rate=0.01).minimize(loss)
+        fluid.optimizer.Adam(learning_rate=0.01).minimize(loss, checkpoint_config=config)
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(startup)
+    per_epoch = (len(xtr) + batch - 1) // batch
+    total = steps if steps is not None else epochs * per_epoch
+    step = 0
+    if config is not None:
+        try:
+            step = fluid.io.load_checkpoint(exe, config, main).step
+            print('%s: resumed from the checkpoint of step %d in %s' % (kind, step, checkpoint_dir))
+        except fluid.NotFoundError as e:
+            if os.path.isdir(checkpoint_dir):
+                print('%s: starting afresh: %s' % (kind, e))
+    # One shuffle per epoch, drawn in order from one generator: epoch e's order is the
+    # same whether this process started at step 0 or resumed.
     rng = np.random.RandomState(7)
-    for epoch in range(epochs):
-        order = rng.permutation(len(xtr))
-        bar = Progress(len(xtr), '%s epoch %2d/%d' % (kind, epoch + 1, epochs))
-        for i in range(0, len(xtr), batch):
-            idx = order[i:i + batch]
+    orders = []
+    n_epochs = (total + per_epoch - 1) // per_epoch
+    while step < total:
+        epoch, first = divmod(step, per_epoch)
+        while len(orders) <= epoch:
+            orders.append(rng.permutation(len(xtr)))
+        bar = Progress(len(xtr) - min(first * batch, len(xtr)),
+                       '%s epoch %2d/%d' % (kind, epoch + 1, n_epochs))
+        for i in range(first, per_epoch):
+            if step >= total:
+                break
+            idx = orders[epoch][i * batch:(i + 1) * batch]
             lv, = exe.run(main, feed={'img': xtr[idx], 'label': ytr[idx]}, fetch_list=[loss])
             bar.update(len(idx), lv[0])
-        if not quiet or epoch == epochs - 1:
+            step += 1
+        if not quiet or step >= total:
             bar.close()
     test_acc, = exe.run(test_program, feed={'img': xte, 'label': yte}, fetch_list=[acc])
-    fluid.io.save_inference_model(model_dir, ['img'], [prediction], exe, main_program=main)
+    save_model(model_dir, exe, main, prediction)
+    exe.close()  # waits for the last checkpoint and reports a failed write
 
     # A fresh scope, as a separate process would have: only what the model dir holds.
+    exe = fluid.Executor(fluid.CPUPlace())
     with fluid.scope_guard(fluid.Scope()):
         program, feeds, fetches = fluid.io.load_inference_model(model_dir, exe)
         probs, = exe.run(program, feed={feeds[0]: xte}, fetch_list=fetches)
@@ -81,14 +123,28 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument('--model', choices=['mlp', 'cnn', 'both'], default='both')
     ap.add_argument('--epochs', type=int, default=12)
+    ap.add_argument('--steps', type=int, default=None,
+                    help='train this many steps (batches) instead of --epochs epochs')
     ap.add_argument('--batch', type=int, default=32)
-    ap.add_argument('--save', default=None, help='directory for the inference models')
+    ap.add_argument('--save-dir', '--save', dest='save', default=None,
+                    help='directory for the inference models (one subdirectory per model)')
+    ap.add_argument('--checkpoint-dir', default=None,
+                    help='checkpoint training here (one subdirectory per model) and resume '
+                         'from the newest checkpoint found there')
+    ap.add_argument('--checkpoint-every', type=int, default=10,
+                    help='steps between checkpoints (default 10)')
     ap.add_argument('--min-accuracy', type=float, default=0.0,
                     help='exit with status 1 if the CNN (or the only model) scores below')
     args = ap.parse_args()
+    if args.steps is not None and args.steps < 0:
+        ap.error('--steps must not be negative')
     base = args.save or tempfile.mkdtemp(prefix='rill_digits_')
     kinds = ['mlp', 'cnn'] if args.model == 'both' else [args.model]
-    result = {k: train(k, args.epochs, args.batch, os.path.join(base, k)) for k in kinds}
+    result = {}
+    for k in kinds:
+        ckpt = os.path.join(args.checkpoint_dir, k) if args.checkpoint_dir else None
+        result[k] = train(k, args.epochs, args.batch, os.path.join(base, k), steps=args.steps,
+                          checkpoint_dir=ckpt, checkpoint_every=args.checkpoint_every)
     judged = result.get('cnn', result[kinds[-1]])
     if judged < args.min_accuracy:
         print('accuracy %.4f is below the required %.4f' % (judged, args.min_accuracy))
