@@ -80,7 +80,8 @@ def train(kind, epochs, batch, model_dir, quiet=False, steps=None, checkpoint_di
     if config is not None:
         try:
             step = fluid.io.load_checkpoint(exe, config, main).step
-            print('%s: resumed from the checkpoint of step %d in %s' % (kind, step, checkpoint_dir))
+            print('%s: resumed from the checkpoint of step %d in %s'
+                  % (kind, step, checkpoint_dir), flush=True)
         except fluid.NotFoundError as e:
             if os.path.isdir(checkpoint_dir):
                 print('%s: starting afresh: %s' % (kind, e))
