@@ -385,6 +385,10 @@ RILL_API rill_status *rill_predictor_config_set_passes(rill_predictor_config *co
 RILL_API rill_status *rill_predictor_config_set_memory_optim(rill_predictor_config *config,
                                                              bool enabled);
 
+/* The executor's schedule (rill_executor_set_schedule; default AUTO). */
+RILL_API rill_status *rill_predictor_config_set_schedule(rill_predictor_config *config,
+                                                         rill_schedule schedule);
+
 /* Loads the model, applies the passes and prepares the plan. Errors name the model file,
  * the op and the variable. */
 RILL_API rill_status *rill_predictor_create(const rill_predictor_config *config,

@@ -22,6 +22,7 @@ struct rill_predictor_config {
   bool has_passes;
   uint32_t passes;
   bool memory_optim;
+  rill_schedule schedule;
 };
 
 typedef struct io_info {
@@ -45,6 +46,7 @@ typedef struct shared_model {
   rill_pass_stats stats;
   int32_t threads;
   bool memory_optim;
+  rill_schedule schedule;
 } shared_model;
 
 struct rill_predictor {
@@ -120,6 +122,16 @@ rill_status *rill_predictor_config_set_passes(rill_predictor_config *config, uin
 rill_status *rill_predictor_config_set_memory_optim(rill_predictor_config *config, bool enabled) {
   if (!config) return rill_error(RILL_INVALID_ARGUMENT, "predictor config is NULL");
   config->memory_optim = enabled;
+  return NULL;
+}
+
+rill_status *rill_predictor_config_set_schedule(rill_predictor_config *config,
+                                                rill_schedule schedule) {
+  if (!config) return rill_error(RILL_INVALID_ARGUMENT, "predictor config is NULL");
+  if (schedule != RILL_SCHEDULE_AUTO && schedule != RILL_SCHEDULE_SEQUENTIAL &&
+      schedule != RILL_SCHEDULE_PARALLEL)
+    return rill_error(RILL_INVALID_ARGUMENT, "predictor config: unknown schedule %d", (int)schedule);
+  config->schedule = schedule;
   return NULL;
 }
 
@@ -217,6 +229,7 @@ static rill_status *shared_load(const rill_predictor_config *c, shared_model *m)
   m->param_bytes = bc.total;
   m->threads = c->threads;
   m->memory_optim = c->memory_optim;
+  m->schedule = c->schedule;
   return NULL;
 }
 
@@ -250,7 +263,10 @@ static rill_status *predictor_open(shared_model *m, rill_predictor **out) {
   for (size_t i = 0; !st && i < m->noutputs; i++) p->out_names[i] = m->outputs[i].name;
   rill_executor_options opts = {{RILL_DEVICE_CPU, 0}, m->threads};
   if (!st) st = rill_exec_create(&opts, &p->exe);
-  if (!st) p->exe->memory_plan = m->memory_optim;
+  if (!st) {
+    p->exe->memory_plan = m->memory_optim;
+    p->exe->schedule = m->schedule;
+  }
   if (!st) st = rill_scope_create(rill_model_scope(m->model), &p->scope);
   for (size_t w = 0; !st && w < m->nwritten; w++) {
     rill_variable *src = rill_scope_find(rill_model_scope(m->model), m->written[w]), *dst = NULL;

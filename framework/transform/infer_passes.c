@@ -663,8 +663,10 @@ static rill_status *inplace_body(rill_program *p, void *ctx, size_t *count) {
     if (!x || !out || strcmp(x, out) == 0 || op->ninputs != 1 || op->noutputs != 1) continue;
     const rill_var_desc *xd = rill_block_find_var(p, 0, x), *od = rill_block_find_var(p, 0, out);
     if (!xd || !od || !xd->has_tensor || !od->has_tensor || xd->dtype != od->dtype) continue;
-    if (!private_temp(p, x) || written_by_feed(p, x) || count_uses(p, out, false) != 1 ||
-        read_by_fetch(p, out) || persistable(p, out))
+    /* X is overwritten: nothing after this op may read it (earlier readers and an
+     * in-place chain writing it before are fine). */
+    if (persistable(p, x) || written_by_feed(p, x) || read_by_fetch(p, x) || next_reader(b, i, x) >= 0 ||
+        count_uses(p, out, false) != 1 || read_by_fetch(p, out) || persistable(p, out))
       continue;
     char *xs = rill_strdup(x), *outs = rill_strdup(out);
     if (!xs || !outs)
