@@ -494,8 +494,10 @@ static const fused_act *act_after(rill_program *p, size_t from, const char *z, b
     const char *x = in1(op, "X"), *o = out1(op, "Out");
     if (!x || !o || strcmp(x, z) != 0 || strcmp(o, z) == 0) return NULL;
     if (strcmp(a->type, "relu6") == 0) {
-      float t;
-      if (attr_float(op, "threshold", &t) || t != 6.0f) return NULL; /* errors: just skip */
+      float t = 0;
+      rill_status *st = attr_float(op, "threshold", &t);
+      rill_status_destroy(st); /* an unreadable threshold: not fused */
+      if (st || t != 6.0f) return NULL;
     }
     *at = r;
     *out = o;

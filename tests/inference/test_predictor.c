@@ -280,3 +280,52 @@ Test(predictor, warm_run_with_memory_plan_allocates_no_temporaries) {
                  with, without);
   }
 }
+
+/* Out of memory at every allocation of create (load, passes, plan) and of a first run:
+ * each failure is reported and leaves nothing allocated. */
+typedef struct sweep_ctx {
+  const char *model;
+  rill_predictor_config *config;
+  rill_predictor *p;
+  rill_tensor *input;
+  const char *name;
+} sweep_ctx;
+
+static rill_status *create_and_run(void *arg) {
+  sweep_ctx *c = arg;
+  rill_status *st = rill_predictor_create(c->config, &c->p);
+  if (st) return st;
+  rill_tensor *out = NULL;
+  st = rill_predictor_run(c->p, &c->name, &c->input, 1, &out);
+  rill_tensor_destroy(out);
+  return st;
+}
+
+static void sweep_cleanup(void *arg) {
+  sweep_ctx *c = arg;
+  rill_predictor_destroy(c->p);
+  c->p = NULL;
+}
+
+Test(predictor, out_of_memory_anywhere_is_reported_and_leaks_nothing) {
+  const char *models[][2] = {{"abalone_bn_mlp", "x"}, {"paddlelite_simple_model", "image"}};
+  for (size_t m = 0; m < 2; m++) {
+    char path[1024];
+    sweep_ctx c = {.model = models[m][0], .name = models[m][1]};
+    snprintf(path, sizeof path, MODELS "%s", c.model);
+    OK(rill_predictor_config_create(path, &c.config));
+    snprintf(path, sizeof path, MODELS "%s/refs/input_%s.npy", c.model, c.name);
+    OK(rill_npy_load(path, &c.input));
+    { /* the registry and BLAS settle outside the sweep */
+      rill_predictor *warm = NULL;
+      OK(rill_predictor_create(c.config, &warm));
+      rill_predictor_destroy(warm);
+    }
+    char why[512];
+    /* Recovery allowed: a program's name index that cannot be built falls back to a scan. */
+    long n = fail_alloc_sweep(create_and_run, sweep_cleanup, &c, 20000, true, why, sizeof why);
+    cr_assert_geq(n, 1, "%s: %s", c.model, why);
+    rill_tensor_destroy(c.input);
+    rill_predictor_config_destroy(c.config);
+  }
+}
