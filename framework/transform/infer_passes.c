@@ -496,8 +496,9 @@ static const fused_act *act_after(rill_program *p, size_t from, const char *z, b
     if (strcmp(a->type, "relu6") == 0) {
       float t = 0;
       rill_status *st = attr_float(op, "threshold", &t);
+      bool unreadable = st != NULL;
       rill_status_destroy(st); /* an unreadable threshold: not fused */
-      if (st || t != 6.0f) return NULL;
+      if (unreadable || t != 6.0f) return NULL;
     }
     *at = r;
     *out = o;
