@@ -1,7 +1,7 @@
 /* Kernels of the fused inference ops. Both reuse the plain kernels' engines (the conv2d
  * kernel, OpenBLAS GEMM as mul does) and then make one pass over the output adding the
- * bias (and ResidualData) and applying the activation. fc with one row (batch 1) uses a
- * matrix-vector product, which skips GEMM's packing of W. */
+ * bias (and ResidualData) and applying the activation. fc with one row (batch 1) and a
+ * wide W uses a matrix-vector product, which skips GEMM's packing of W. */
 #include <cblas.h>
 #include <limits.h>
 #include <math.h>
@@ -9,6 +9,10 @@
 
 #include "kernels/cpu/kernels.h"
 #include "operators/fused_act.h"
+
+/* Below this many output columns OpenBLAS's sgemm beats its sgemv at M = 1 (the
+ * row-major transposed GEMV runs K short axpys): bench/bench_gemv measures both. */
+#define RILL_FC_GEMV_MIN_N 160
 
 static inline float act_f32(float v, rill_fused_act act) {
   switch (act) {
@@ -107,7 +111,7 @@ rill_status *rill_cpu_fc_fp32(rill_kernel_ctx *ctx) {
                              rill_kout_name(ctx, 0, 0));
   if (k == 0)
     memset(op, 0, obytes);
-  else if (m == 1)
+  else if (m == 1 && n >= RILL_FC_GEMV_MIN_N)
     cblas_sgemv(CblasRowMajor, CblasTrans, (int)k, (int)n, 1.0f, wp, (int)n, xp, 1, 0.0f, op, 1);
   else
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, xp, (int)k,

@@ -332,16 +332,16 @@ Test(infer_passes, conv_with_bias_on_the_wrong_axis_is_kept) {
 
 /* ---- fc fusion ---- */
 
-static void fc_case(int64_t rows, const char *act) {
+static void fc_case(int64_t rows, int64_t cols, const char *act) {
   fixture f;
-  int64_t xd[3] = {rows, 2, 4}, wd[2] = {8, 5}, od[2] = {rows, 5};
+  int64_t xd[3] = {rows, 2, 4}, wd[2] = {8, cols}, od[2] = {rows, cols};
   setup(&f, 3, xd);
   param(&f, "w", 2, wd, 0.4, 41, 0.0);
   tmp(&f, "m", 2, od);
   rill_op_builder *b = prog_op_begin("mul", "X=x;Y=w", "Out=m");
   POK(rill_op_builder_attr_int(b, "x_num_col_dims", 1));
   prog_op_end(b, f.p);
-  add_bias(&f, "m", "b", "mb", 5, -1, 2, od);
+  add_bias(&f, "m", "b", "mb", cols, -1, 2, od);
   const char *out = "mb";
   if (act) {
     tmp(&f, "out", 2, od);
@@ -362,10 +362,11 @@ static void fc_case(int64_t rows, const char *act) {
 }
 
 Test(infer_passes, mul_add_relu_fuse_into_fc) {
-  fc_case(1, "relu"); /* one row: the matrix-vector path */
-  fc_case(2, "relu");
-  fc_case(1, NULL);
-  fc_case(2, "tanh"); /* fc knows only relu: tanh stays */
+  fc_case(1, 200, "relu"); /* one row, a wide W: the matrix-vector path */
+  fc_case(1, 5, "relu");   /* one row, a narrow W: GEMM */
+  fc_case(2, 5, "relu");
+  fc_case(1, 5, NULL);
+  fc_case(2, 5, "tanh"); /* fc knows only relu: tanh stays */
 }
 
 /* ---- in place ---- */
