@@ -789,7 +789,7 @@ static bool add_block_accesses(access_builder *b, int32_t block, u32vec *rw) {
 static size_t est_bytes(const plan_var *v) {
   size_t n = rill_dtype_size(v->dtype);
   for (int32_t i = 0; i < v->dims.n; i++)
-    if (v->dims.d[i] > 0) n *= (size_t)v->dims.d[i] < (SIZE_MAX >> 20) ? (size_t)v->dims.d[i] : 1;
+    if (v->dims.d[i] > 0 && !rill_mul_size(n, (size_t)v->dims.d[i], &n)) return SIZE_MAX;
   return n;
 }
 
@@ -918,10 +918,10 @@ static bool plan_memory(rill_plan *p, const u32vec *subs, u32vec *efrom, u32vec 
     if (want > gsize[best]) gsize[best] = want;
   }
   rill_free(glast);
-  p->ngroups = ng;
   p->holders = arena_alloc(&p->mem, ng + 1, sizeof *p->holders);
   if (!p->holders) goto out;
   for (uint32_t g = 0; g < ng; g++) rill_tensor_init(&p->holders[g]);
+  p->ngroups = ng;
   ok = true;
 out:
   rill_free(first);
