@@ -280,8 +280,9 @@ static rill_status *predictor_open(shared_model *m, rill_predictor **out) {
     st = rill_exec_prepare(p->exe, m->program, p->in_names, m->ninputs, p->out_names, m->noutputs,
                            &plan);
   if (st) {
+    st = rill_status_wrap(st, "model '%s'", m->path); /* before m may be freed */
     rill_predictor_destroy(p);
-    return rill_status_wrap(st, "model '%s'", m->path);
+    return st;
   }
   *out = p;
   return NULL;
