@@ -4,7 +4,7 @@
  *
  *   build/bench_predictor [MODELS_DIR] [ROUNDS]
  *
- * MODELS_DIR defaults to ../shared/models beside the source tree. Rounds alternate the
+ * MODELS_DIR (empty: the default) defaults to ../shared/models beside the source tree. Rounds alternate the
  * two predictors; each figure is the best round (on a loaded machine the minimum is the
  * one least disturbed by other processes) and the median round. */
 #include <stdio.h>
@@ -64,7 +64,7 @@ static double time_runs(rill_predictor *p, const char **names, rill_tensor **in,
 
 int main(int argc, char **argv) {
   char dir[1024];
-  if (argc > 1) {
+  if (argc > 1 && argv[1][0]) {
     snprintf(dir, sizeof dir, "%s", argv[1]);
   } else {
     snprintf(dir, sizeof dir, "%s", __FILE__);
