@@ -329,3 +329,43 @@ Test(predictor, out_of_memory_anywhere_is_reported_and_leaks_nothing) {
     rill_predictor_config_destroy(c.config);
   }
 }
+
+/* The model's location in each form the config takes: a 2.x prefix, a model file plus a
+ * params file. */
+Test(predictor, config_takes_a_prefix_and_a_model_file_with_params) {
+  struct {
+    const char *path, *params, *model;
+  } forms[] = {
+      {MODELS "paddlelite_simple_model/model", NULL, "paddlelite_simple_model"},
+      {MODELS "paddlelite_simple_model/model.pdmodel", NULL, "paddlelite_simple_model"},
+      {MODELS "paddlejs_gesture_rec/__model__", MODELS "paddlejs_gesture_rec/params",
+       "paddlejs_gesture_rec"},
+  };
+  for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
+    rill_predictor_config *c;
+    OK(rill_predictor_config_create(forms[i].path, &c));
+    OK(rill_predictor_config_set_params_file(c, forms[i].params));
+    OK(rill_predictor_config_set_threads(c, 1));
+    rill_predictor *p = NULL;
+    OK(rill_predictor_create(c, &p));
+    rill_predictor_config_destroy(c);
+    inputs in;
+    load_inputs(forms[i].model, p, &in);
+    rill_tensor *out = NULL;
+    OK(rill_predictor_run(p, in.names, in.t, in.n, &out));
+    compare(forms[i].model, 0, out, forms[i].path);
+    rill_tensor_destroy(out);
+    free_inputs(&in);
+    rill_predictor_destroy(p);
+  }
+  rill_predictor_config *c;
+  OK(rill_predictor_config_create(MODELS "paddlejs_gesture_rec/__model__", &c));
+  OK(rill_predictor_config_set_params_file(c, MODELS "mnist_mlp_handwriting/fc_0.w_0"));
+  rill_predictor *p = NULL;
+  rill_status *st = rill_predictor_create(c, &p);
+  cr_assert_not_null(st, "a wrong params file must fail");
+  cr_assert(strstr(rill_status_message(st), "paddlejs_gesture_rec"), "%s", rill_status_message(st));
+  cr_assert_null(p);
+  rill_status_destroy(st);
+  rill_predictor_config_destroy(c);
+}
