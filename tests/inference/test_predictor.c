@@ -103,6 +103,34 @@ Test(predictor, every_model_matches_reference_at_every_level) {
       for (int memopt = 0; memopt < 2; memopt++) check(all_models[m], level, memopt);
 }
 
+/* Each pass alone keeps every model's answer. */
+Test(predictor, every_pass_alone_matches_reference) {
+  static const uint32_t passes[] = {RILL_PASS_DROPOUT, RILL_PASS_FOLD_BN, RILL_PASS_FUSE_CONV,
+                                    RILL_PASS_FUSE_FC, RILL_PASS_INPLACE};
+  for (size_t m = 0; m < sizeof all_models / sizeof *all_models; m++)
+    for (size_t k = 0; k < sizeof passes / sizeof *passes; k++) {
+      char path[1024], what[32];
+      snprintf(path, sizeof path, MODELS "%s", all_models[m]);
+      snprintf(what, sizeof what, "pass 0x%x", (unsigned)passes[k]);
+      rill_predictor_config *c;
+      OK(rill_predictor_config_create(path, &c));
+      OK(rill_predictor_config_set_passes(c, passes[k]));
+      rill_predictor *p = NULL;
+      OK(rill_predictor_create(c, &p));
+      rill_predictor_config_destroy(c);
+      inputs in;
+      load_inputs(all_models[m], p, &in);
+      rill_tensor *outs[8] = {NULL};
+      OK(rill_predictor_run(p, in.names, in.t, in.n, outs));
+      for (size_t i = 0; i < rill_predictor_num_outputs(p); i++) {
+        compare(all_models[m], i, outs[i], what);
+        rill_tensor_destroy(outs[i]);
+      }
+      free_inputs(&in);
+      rill_predictor_destroy(p);
+    }
+}
+
 Test(predictor, passes_rewrite_the_models) {
   struct {
     const char *model;
