@@ -531,6 +531,31 @@ static rill_status *copy_attr(rill_op_desc *dst, const rill_op_desc *src, const 
   return st;
 }
 
+/* A residual connection after conv `ci`'s bias add (op `ai`, output z): the op reading
+ * z is an elementwise_add of z and another tensor r of z's declared shape (no
+ * broadcasting), r is not written between the conv and that add (the fused op runs at
+ * the conv's place and reads r there). Returns the add's index (*res = r, *out = its
+ * output) or -1. */
+static long residual_after(rill_program *p, size_t ci, size_t ai, const char *z, const char **res,
+                           const char **out) {
+  rill_block_desc *b = &p->blocks[0];
+  long r = next_reader(b, ai, z);
+  if (r < 0 || !private_temp(p, z) || strcmp(b->ops[r].type, "elementwise_add") != 0) return -1;
+  const rill_op_desc *add = &b->ops[r];
+  const char *x = in1(add, "X"), *y = in1(add, "Y"), *o = out1(add, "Out");
+  if (!x || !y || !o || strcmp(x, y) == 0) return -1;
+  const char *other = strcmp(x, z) == 0 ? y : strcmp(y, z) == 0 ? x : NULL;
+  const rill_var_desc *zd = rill_block_find_var(p, 0, z), *rd = other ? rill_block_find_var(p, 0, other) : NULL;
+  if (!zd || !rd || !zd->has_tensor || !rd->has_tensor || rd->dtype != RILL_DTYPE_FP32 ||
+      !rill_dims_equal(&zd->dims, &rd->dims) || strcmp(o, other) == 0)
+    return -1;
+  for (size_t k = ci; k < (size_t)r; k++)
+    if (rill_opd_writes(&b->ops[k], other)) return -1;
+  *res = other;
+  *out = o;
+  return r;
+}
+
 static rill_status *conv_body(rill_program *p, void *ctx, size_t *count) {
   (void)ctx;
   rill_block_desc *b = &p->blocks[0];
@@ -557,16 +582,19 @@ static rill_status *conv_body(rill_program *p, void *ctx, size_t *count) {
       continue;
     const rill_var_desc *bdv = rill_block_find_var(p, 0, bias);
     if (bdv->dims.n != 1) continue;
-    long acti = -1;
-    const char *out = z;
+    long acti = -1, resi = -1;
+    const char *out = z, *res = NULL;
     const fused_act *act = act_after(p, (size_t)ai, z, false, &acti, &out);
-    size_t last = act ? (size_t)acti : (size_t)ai;
+    if (!act && (resi = residual_after(p, i, (size_t)ai, z, &res, &out)) >= 0)
+      act = act_after(p, (size_t)resi, out, false, &acti, &out);
+    size_t last = act ? (size_t)acti : resi >= 0 ? (size_t)resi : (size_t)ai;
     if (!quiet_between(p, i, last, out)) continue;
     rill_op_desc f;
     if ((st = rill_opd_init(&f, "conv2d_fusion"))) break;
-    const char *ia[] = {in}, *fa[] = {filt}, *ba[] = {bias}, *oa[] = {out};
+    const char *ia[] = {in}, *fa[] = {filt}, *ba[] = {bias}, *oa[] = {out}, *ra[] = {res};
     if (!(st = rill_opd_input(&f, "Input", ia, 1)) && !(st = rill_opd_input(&f, "Filter", fa, 1)) &&
-        !(st = rill_opd_input(&f, "Bias", ba, 1)) && !(st = rill_opd_output(&f, "Output", oa, 1))) {
+        !(st = rill_opd_input(&f, "Bias", ba, 1)) && !(st = rill_opd_output(&f, "Output", oa, 1)) &&
+        !(st = res ? rill_opd_input(&f, "ResidualData", ra, 1) : NULL)) {
       for (size_t k = 0; k < RILL_COUNTOF(conv_attr_names) && !st; k++)
         st = copy_attr(&f, conv, conv_attr_names[k]);
       if (!st) {
@@ -580,6 +608,7 @@ static rill_status *conv_body(rill_program *p, void *ctx, size_t *count) {
     }
     replace_op(b, i, &f);
     dead[ai] = true;
+    if (resi >= 0) dead[resi] = true;
     if (act) dead[acti] = true;
     (*count)++;
   }

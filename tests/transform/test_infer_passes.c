@@ -315,6 +315,62 @@ Test(infer_passes, conv_bias_activation_fuse) {
   conv_act(NULL, "identity");
 }
 
+/* conv + bias + a residual input (+ relu): ResidualData. */
+static void conv_residual(bool relu, bool residual_first) {
+  fixture f;
+  setup(&f, 4, img);
+  tmp(&f, "r", 4, img);
+  prog_op(f.p, "sigmoid", "X=x", "Out=r"); /* the residual, computed before the conv */
+  conv(&f, "conv2d", "x", "w", "c", 3, 3, 1);
+  add_bias(&f, "c", "b", "cb", 3, 1, 4, img);
+  tmp(&f, "s", 4, img);
+  prog_op(f.p, "elementwise_add", residual_first ? "X=r;Y=cb" : "X=cb;Y=r", "Out=s");
+  const char *out = "s";
+  if (relu) {
+    tmp(&f, "out", 4, img);
+    prog_op(f.p, "relu", "X=s", "Out=out");
+    out = "out";
+  }
+  fetch(&f, out);
+  rill_tensor *before = run(&f, out);
+  size_t n = 0;
+  POK(rill_pass_fuse_conv(f.p, &n));
+  cr_assert_eq(n, 1);
+  cr_assert_eq(nops(&f), 4, "feed, sigmoid, conv2d_fusion, fetch");
+  cr_assert_str_eq(type_at(&f, 2), "conv2d_fusion");
+  cr_assert_str_eq(prog_arg(f.p, 2, true, "ResidualData", 0), "r");
+  cr_assert_str_eq(str_attr(&f, 2, "activation"), relu ? "relu" : "identity");
+  same(before, run(&f, out));
+  teardown(&f);
+}
+
+Test(infer_passes, conv_bias_residual_activation_fuse) {
+  conv_residual(true, false);
+  conv_residual(false, true);
+}
+
+Test(infer_passes, residual_computed_after_the_conv_is_not_fused) {
+  fixture f;
+  setup(&f, 4, img);
+  conv(&f, "conv2d", "x", "w", "c", 3, 3, 1);
+  tmp(&f, "r", 4, img);
+  prog_op(f.p, "sigmoid", "X=x", "Out=r"); /* after the conv: the fused op could not read it */
+  add_bias(&f, "c", "b", "cb", 3, 1, 4, img);
+  tmp(&f, "s", 4, img);
+  prog_op(f.p, "elementwise_add", "X=cb;Y=r", "Out=s");
+  fetch(&f, "s");
+  rill_tensor *before = run(&f, "s");
+  size_t n = 0;
+  POK(rill_pass_fuse_conv(f.p, &n));
+  cr_assert_eq(n, 1, "conv + bias still fuse");
+  long fi = prog_find_op(f.p, "conv2d_fusion", 0);
+  cr_assert_geq(fi, 0);
+  cr_assert_null(prog_arg(f.p, (size_t)fi, true, "ResidualData", 0));
+  cr_assert_geq(prog_find_op(f.p, "elementwise_add", 0), 0);
+  same(before, run(&f, "s"));
+  teardown(&f);
+}
+
 Test(infer_passes, conv_with_bias_on_the_wrong_axis_is_kept) {
   fixture f;
   setup(&f, 4, img);
