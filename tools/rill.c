@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "framework/base/alloc.h"
+#include "framework/inference/predictor.h"
 #include "framework/io/file.h"
 #include "framework/io/npy.h"
 #include "framework/program/program.h"
@@ -529,6 +530,10 @@ static int cmd_run(int argc, char **argv) {
            bench, warm, percentile(ms, bench, 0.5), percentile(ms, bench, 0.9),
            percentile(ms, bench, 0.99), total / (double)bench);
     free(ms);
+    const rill_pass_stats *ps = rill_predictor_pass_stats(pred);
+    printf("passes: %zu dropout removed, %zu batch_norm folded, %zu conv2d_fusion, %zu fc, "
+           "%zu in place\n",
+           ps->dropouts, ps->bn_folded, ps->conv_fused, ps->fc_fused, ps->inplace);
     printf("memory: temporaries %.3f MiB (peak, -O%ld, memory plan %s), parameters %.3f MiB, "
            "process max RSS %.1f MiB\n",
            (double)rill_predictor_memory_bytes(pred) / 1048576.0, opt_level,
