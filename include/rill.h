@@ -336,6 +336,99 @@ RILL_API void rill_executor_cancel(rill_executor *executor);
  * a warm run then allocates them again. false (the default): temporaries keep their
  * buffers between runs, so a warm run allocates nothing but the fetched handles. */
 RILL_API rill_status *rill_executor_set_release_temporaries(rill_executor *executor, bool release);
+/* true: plan memory at prepare (doc/design/inference.md): temporaries whose lifetimes do
+ * not overlap share one buffer, handed from one to the next as the last op using it
+ * finishes, in both schedules; a warm run with unchanged shapes still allocates nothing
+ * but the fetched outputs. false (the default): each temporary keeps its own buffer. */
+RILL_API rill_status *rill_executor_set_memory_plan(rill_executor *executor, bool enabled);
+/* Bytes of the distinct buffers the temporaries of the most recently used plan hold. */
+RILL_API size_t rill_executor_temporary_bytes(const rill_executor *executor);
+
+/* -------------------------------------------------------------- predictor ----- */
+
+/* Inference on a saved model: load once, optimize the program for inference, run many
+ * times. A config names the model and the options; a predictor owns an executor, its
+ * plan and the run's temporaries; rill_predictor_clone gives another thread its own
+ * predictor over the same loaded weights (shared read-only, never copied).
+ * doc/design/inference.md describes the passes and the memory plan. */
+typedef struct rill_predictor_config rill_predictor_config;
+typedef struct rill_predictor rill_predictor;
+
+/* Optimization passes applied at load (bits of a mask). */
+typedef enum rill_pass {
+  RILL_PASS_DROPOUT = 1u << 0,  /* dropout -> scale by (1 - p), or nothing */
+  RILL_PASS_FOLD_BN = 1u << 1,  /* inference batch_norm folded into conv / mul weights */
+  RILL_PASS_FUSE_FC = 1u << 2,  /* mul + elementwise_add (+ relu) -> fc */
+  RILL_PASS_FUSE_CONV = 1u << 3, /* conv + elementwise_add (+ activation) -> conv2d_fusion */
+  RILL_PASS_INPLACE = 1u << 4,  /* activations write over their input when nothing else reads it */
+  RILL_PASS_ALL = (1u << 5) - 1
+} rill_pass;
+
+/* model_path: a model directory, a `__model__` file, a `.pdmodel` file or a 2.x prefix
+ * (PREFIX.pdmodel + PREFIX.pdiparams), as rill_model_load takes. Defaults: threads 0
+ * (one per core), optimization level 2, memory optimization on. */
+RILL_API rill_status *rill_predictor_config_create(const char *model_path,
+                                                   rill_predictor_config **out);
+RILL_API void rill_predictor_config_destroy(rill_predictor_config *config);
+/* The combined parameter file (model file + params file layout); NULL: look for it. */
+RILL_API rill_status *rill_predictor_config_set_params_file(rill_predictor_config *config,
+                                                            const char *params_file);
+RILL_API rill_status *rill_predictor_config_set_threads(rill_predictor_config *config,
+                                                        int32_t num_threads);
+/* 0: run the program as saved; 1: DROPOUT and FOLD_BN; 2: every pass. */
+RILL_API rill_status *rill_predictor_config_set_opt_level(rill_predictor_config *config,
+                                                          int32_t level);
+/* Overrides the level with an explicit mask of rill_pass bits. */
+RILL_API rill_status *rill_predictor_config_set_passes(rill_predictor_config *config,
+                                                       uint32_t passes);
+/* true: temporaries share buffers by liveness (the executor's memory plan). */
+RILL_API rill_status *rill_predictor_config_set_memory_optim(rill_predictor_config *config,
+                                                             bool enabled);
+
+/* The executor's schedule (rill_executor_set_schedule; default AUTO). */
+RILL_API rill_status *rill_predictor_config_set_schedule(rill_predictor_config *config,
+                                                         rill_schedule schedule);
+
+/* Loads the model, applies the passes and prepares the plan. Errors name the model file,
+ * the op and the variable. */
+RILL_API rill_status *rill_predictor_create(const rill_predictor_config *config,
+                                            rill_predictor **out);
+/* A new predictor over the same optimized program and weights, with its own executor and
+ * temporaries: one predictor per thread. The weights stay alive until the last predictor
+ * sharing them is destroyed. */
+RILL_API rill_status *rill_predictor_clone(const rill_predictor *predictor, rill_predictor **out);
+RILL_API void rill_predictor_destroy(rill_predictor *predictor);
+
+/* Inputs (feed targets) and outputs (fetch targets) in `col` order, with their declared
+ * dtype and dims (-1: any extent). */
+RILL_API size_t rill_predictor_num_inputs(const rill_predictor *predictor);
+RILL_API const char *rill_predictor_input_name(const rill_predictor *predictor, size_t i);
+RILL_API size_t rill_predictor_num_outputs(const rill_predictor *predictor);
+RILL_API const char *rill_predictor_output_name(const rill_predictor *predictor, size_t i);
+/* Declared dtype and dims of input / output i; *dims stays valid while the predictor lives. */
+RILL_API rill_status *rill_predictor_input_info(const rill_predictor *predictor, size_t i,
+                                                rill_dtype *dtype, const int64_t **dims,
+                                                size_t *ndim);
+RILL_API rill_status *rill_predictor_output_info(const rill_predictor *predictor, size_t i,
+                                                 rill_dtype *dtype, const int64_t **dims,
+                                                 size_t *ndim);
+
+/* Runs the model. Every input is given once, by name, in any order (inputs are borrowed,
+ * not copied); outputs[i] (rill_predictor_num_outputs of them, in `col` order) receive new
+ * tensors the caller destroys. A wrong name, a missing input, a dtype or a shape the model
+ * does not declare fail with INVALID_ARGUMENT naming the input and the model file. */
+RILL_API rill_status *rill_predictor_run(rill_predictor *predictor, const char *const *input_names,
+                                         rill_tensor *const *inputs, size_t ninputs,
+                                         rill_tensor **outputs);
+
+/* Bytes of the buffers the predictor's temporaries held after the last run (with the
+ * memory plan, the buffers every temporary of a run shared: the run's peak of
+ * temporaries); 0 before the first run. */
+RILL_API size_t rill_predictor_memory_bytes(const rill_predictor *predictor);
+/* Bytes of the loaded (and folded) weights, shared by every clone. */
+RILL_API size_t rill_predictor_param_bytes(const rill_predictor *predictor);
+/* The program the predictor runs (after the passes). */
+RILL_API const rill_program *rill_predictor_program(const rill_predictor *predictor);
 
 /* --------------------------------------------------------------- training ----- */
 

@@ -12,23 +12,7 @@ static const rill_slot_schema inputs[] = {
 };
 static const rill_slot_schema outputs[] = {{"Output", 0, "[N, M, OH, OW]"}};
 
-#define CONV_ATTRS                                                                              \
-  {"strides", RILL_ATTR_INTS, 0, {.type = RILL_ATTR_INTS, .n = 2, .list.ints = (int32_t[]){1, 1}}, \
-   "stride per spatial dim"},                                                                   \
-  {"paddings", RILL_ATTR_INTS, 0, {.type = RILL_ATTR_INTS, .n = 2, .list.ints = (int32_t[]){0, 0}}, \
-   "2 values (per dim) or 4 (top, bottom, left, right)"},                                      \
-  {"padding_algorithm", RILL_ATTR_STRING, 0, RILL_DEF_STRING("EXPLICIT"),                       \
-   "EXPLICIT (use paddings), SAME or VALID"},                                                   \
-  {"groups", RILL_ATTR_INT, 0, RILL_DEF_INT(1), "channel groups"},                              \
-  {"dilations", RILL_ATTR_INTS, 0, {.type = RILL_ATTR_INTS, .n = 2, .list.ints = (int32_t[]){1, 1}}, \
-   "dilation per spatial dim"},                                                                 \
-  {"data_format", RILL_ATTR_STRING, 0, RILL_DEF_STRING("NCHW"), "NCHW (or AnyLayout); NHWC unimplemented"}, \
-  {"use_cudnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},            \
-  {"use_mkldnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},           \
-  {"workspace_size_MB", RILL_ATTR_INT, RILL_ATTR_EXTRA, RILL_DEF_INT(512), "ignored"},           \
-  {"exhaustive_search", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"}
-
-static const rill_attr_schema attrs[] = {CONV_ATTRS};
+static const rill_attr_schema attrs[] = {RILL_CONV_ATTRS};
 
 static rill_status *conv_infer(rill_infer_ctx *ctx) {
   const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0), *f = rill_infer_in(ctx, 1, 0);

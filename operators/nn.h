@@ -10,6 +10,25 @@
 
 #include "operators/op_util.h"
 
+/* The attributes of conv2d and depthwise_conv2d, in the order their kernels read them
+ * (ctx->attrs[0..]); conv2d_fusion starts with the same list so it can call the conv2d
+ * kernel with its own context. */
+#define RILL_CONV_ATTRS                                                                              \
+  {"strides", RILL_ATTR_INTS, 0, {.type = RILL_ATTR_INTS, .n = 2, .list.ints = (int32_t[]){1, 1}}, \
+   "stride per spatial dim"},                                                                   \
+  {"paddings", RILL_ATTR_INTS, 0, {.type = RILL_ATTR_INTS, .n = 2, .list.ints = (int32_t[]){0, 0}}, \
+   "2 values (per dim) or 4 (top, bottom, left, right)"},                                      \
+  {"padding_algorithm", RILL_ATTR_STRING, 0, RILL_DEF_STRING("EXPLICIT"),                       \
+   "EXPLICIT (use paddings), SAME or VALID"},                                                   \
+  {"groups", RILL_ATTR_INT, 0, RILL_DEF_INT(1), "channel groups"},                              \
+  {"dilations", RILL_ATTR_INTS, 0, {.type = RILL_ATTR_INTS, .n = 2, .list.ints = (int32_t[]){1, 1}}, \
+   "dilation per spatial dim"},                                                                 \
+  {"data_format", RILL_ATTR_STRING, 0, RILL_DEF_STRING("NCHW"), "NCHW (or AnyLayout); NHWC unimplemented"}, \
+  {"use_cudnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},            \
+  {"use_mkldnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},           \
+  {"workspace_size_MB", RILL_ATTR_INT, RILL_ATTR_EXTRA, RILL_DEF_INT(512), "ignored"},           \
+  {"exhaustive_search", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"}
+
 /* Reads an INTS attribute of exactly `n` values into out; false otherwise. */
 static inline bool rill_nn_ints(const rill_attr_value *a, size_t n, int64_t *out) {
   if (a->type != RILL_ATTR_INTS || a->n != n) return false;

@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include "framework/base/alloc.h"
+#include "framework/inference/predictor.h"
 #include "framework/io/file.h"
 #include "framework/io/npy.h"
 #include "framework/program/program.h"
@@ -28,14 +30,22 @@ static const char usage_text[] =
     "  inspect [-v] MODEL              print blocks, variables, ops, feed/fetch targets\n"
     "                                  (-v: also Paddle's op_callstack attributes)\n"
     "  run MODEL --input NAME=FILE.npy [--input ...] [--params FILE] [--output DIR]\n"
-    "            [--lod NAME=OFFSETS] [--repeat N] [--threads N] [--sequential | --parallel]\n"
+    "            [--lod NAME=OFFSETS] [--repeat N] [--bench N] [--threads N]\n"
+    "            [--sequential | --parallel] [-O LEVEL] [--no-memory-optim]\n"
     "                                  run the model; print each output; with --output,\n"
     "                                  write DIR/output_<col>.npy; with --repeat, run N\n"
-    "                                  more times and print the time per run; --threads\n"
-    "                                  sets the worker count, --sequential/--parallel the\n"
-    "                                  schedule (default: chosen per program); --lod\n"
-    "                                  gives input NAME a LoD: offsets separated by ',',\n"
-    "                                  levels by ';' (--lod words=0,3,7, --lod 'x=0,2;0,1,3')\n"
+    "                                  more times and print the time per run; with\n"
+    "                                  --bench, run N more times after warm-up runs and\n"
+    "                                  print latency p50/p90/p99/mean and peak memory;\n"
+    "                                  --threads sets the worker count, --sequential/\n"
+    "                                  --parallel the schedule (default: chosen per\n"
+    "                                  program); -O 0|1|2 the inference passes (default\n"
+    "                                  2: dropout removal, batch_norm folding, fc and\n"
+    "                                  conv fusion, in-place activations; 1: the first\n"
+    "                                  two; 0: none); --no-memory-optim gives every\n"
+    "                                  temporary its own buffer; --lod gives input NAME\n"
+    "                                  a LoD: offsets separated by ',', levels by ';'\n"
+    "                                  (--lod words=0,3,7, --lod 'x=0,2;0,1,3')\n"
     "  ops [NAME]                      registered operators (or one) and their schemas\n"
     "  prune MODEL --output DIR [--fetch NAME ...] [--feed NAME ...] [--params FILE]\n"
     "              [--combined FILE]\n"
@@ -308,9 +318,59 @@ static void print_output(size_t col, const char *name, const rill_tensor *t) {
   }
 }
 
+static bool parse_level(const char *v, long *level) {
+  if (!v[0] || v[1] || v[0] < '0' || v[0] > '2') return false;
+  *level = v[0] - '0';
+  return true;
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Runs the predictor `runs` times and returns the run times in ms (caller frees). */
+static rill_status *timed_runs(rill_predictor *p, const char *const *names, rill_tensor *const *feeds,
+                               size_t nin, size_t nout, long runs, double **out) {
+  double *ms = calloc((size_t)runs + 1, sizeof *ms);
+  rill_tensor **again = calloc(nout + 1, sizeof *again);
+  rill_status *st = ms && again ? NULL : rill_oom();
+  for (long r = 0; r < runs && !st; r++) {
+    double t0 = now_ms();
+    st = rill_predictor_run(p, names, feeds, nin, again);
+    ms[r] = now_ms() - t0;
+    for (size_t i = 0; !st && i < nout; i++) rill_tensor_destroy(again[i]);
+  }
+  free(again);
+  if (st) {
+    free(ms);
+    return st;
+  }
+  *out = ms;
+  return NULL;
+}
+
+static double percentile(const double *sorted, long n, double q) {
+  long i = (long)(q * (double)(n - 1) + 0.5);
+  return sorted[i < n ? i : n - 1];
+}
+
+static double max_rss_mib(void) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+  return (double)ru.ru_maxrss / 1024.0;
+}
+
 static int cmd_run(int argc, char **argv) {
   const char *model_path = NULL, *out_dir = NULL, *params = NULL;
-  long repeat = 0, threads = 0;
+  long repeat = 0, threads = 0, bench = 0, opt_level = 2;
+  bool memory_optim = true;
   rill_schedule schedule = RILL_SCHEDULE_AUTO;
   char **in_names = calloc((size_t)argc + 1, sizeof *in_names);
   char **in_files = calloc((size_t)argc + 1, sizeof *in_files);
@@ -328,7 +388,8 @@ static int cmd_run(int argc, char **argv) {
     const char *a = argv[i];
     if (strcmp(a, "--input") == 0 || strcmp(a, "-i") == 0 || strcmp(a, "--output") == 0 ||
         strcmp(a, "-o") == 0 || strcmp(a, "--params") == 0 || strcmp(a, "--repeat") == 0 ||
-        strcmp(a, "--threads") == 0 || strcmp(a, "--lod") == 0) {
+        strcmp(a, "--threads") == 0 || strcmp(a, "--lod") == 0 || strcmp(a, "--bench") == 0 ||
+        strcmp(a, "-O") == 0) {
       if (i + 1 >= argc) {
         rc = usage_error("%s needs a value", a);
         goto done;
@@ -368,6 +429,19 @@ static int cmd_run(int argc, char **argv) {
           rc = usage_error("--repeat needs a count from 1 to 1000000, not '%s'", v);
           goto done;
         }
+      } else if (strcmp(a, "--bench") == 0) {
+        char *end;
+        errno = 0;
+        bench = strtol(v, &end, 10);
+        if (errno || *end || bench < 1 || bench > 1000000) {
+          rc = usage_error("--bench needs a count from 1 to 1000000, not '%s'", v);
+          goto done;
+        }
+      } else if (strcmp(a, "-O") == 0) {
+        if (!parse_level(v, &opt_level)) {
+          rc = usage_error("-O needs a level 0, 1 or 2, not '%s'", v);
+          goto done;
+        }
       } else if (strcmp(a, "--threads") == 0) {
         char *end;
         errno = 0;
@@ -386,6 +460,13 @@ static int cmd_run(int argc, char **argv) {
         goto done;
       }
       schedule = want;
+    } else if (strncmp(a, "-O", 2) == 0) {
+      if (!parse_level(a + 2, &opt_level)) {
+        rc = usage_error("-O needs a level 0, 1 or 2, not '%s'", a + 2);
+        goto done;
+      }
+    } else if (strcmp(a, "--no-memory-optim") == 0) {
+      memory_optim = false;
     } else if (a[0] == '-' && a[1]) {
       rc = usage_error("unknown option %s", a);
       goto done;
@@ -401,9 +482,8 @@ static int cmd_run(int argc, char **argv) {
     goto done;
   }
 
-  rill_model *m = NULL;
-  rill_executor *exe = NULL;
-  rill_scope *scope = NULL;
+  rill_predictor_config *config = NULL;
+  rill_predictor *pred = NULL;
   rill_tensor **feeds = calloc(nin + 1, sizeof *feeds), **outs = NULL;
   const char **fetch = NULL;
   size_t nout = 0;
@@ -424,27 +504,31 @@ static int cmd_run(int argc, char **argv) {
     rill_program_destroy(pre);
     if (st) goto run_done;
   }
-  if ((st = rill_model_load(model_path, params, &m))) goto run_done;
-  const rill_program *prog = rill_model_program(m);
+  if ((st = rill_predictor_config_create(model_path, &config))) goto run_done;
+  if ((st = rill_predictor_config_set_params_file(config, params))) goto run_done;
+  if ((st = rill_predictor_config_set_threads(config, (int32_t)threads))) goto run_done;
+  if ((st = rill_predictor_config_set_opt_level(config, (int32_t)opt_level))) goto run_done;
+  if ((st = rill_predictor_config_set_memory_optim(config, memory_optim))) goto run_done;
+  if ((st = rill_predictor_config_set_schedule(config, schedule))) goto run_done;
+  if ((st = rill_predictor_create(config, &pred))) goto run_done;
   for (size_t i = 0; i < nin; i++)
     if (!in_names[i]) {
-      if (rill_model_num_inputs(m) != 1) {
+      if (rill_predictor_num_inputs(pred) != 1) {
         st = rill_error(RILL_INVALID_ARGUMENT,
                         "--input %s has no NAME= but the model has %zu inputs; use NAME=FILE",
-                        in_files[i], rill_model_num_inputs(m));
+                        in_files[i], rill_predictor_num_inputs(pred));
         goto run_done;
       }
-      in_names[i] = (char *)rill_model_input_name(m, 0);
+      in_names[i] = (char *)rill_predictor_input_name(pred, 0);
     }
-  if ((st = rill_program_validate(prog))) goto run_done;
-  nout = rill_model_num_outputs(m);
+  nout = rill_predictor_num_outputs(pred);
   fetch = calloc(nout + 1, sizeof *fetch);
   outs = calloc(nout + 1, sizeof *outs);
   if (!fetch || !outs) {
     st = rill_oom();
     goto run_done;
   }
-  for (size_t i = 0; i < nout; i++) fetch[i] = rill_model_output_name(m, i);
+  for (size_t i = 0; i < nout; i++) fetch[i] = rill_predictor_output_name(pred, i);
   for (size_t i = 0; i < nin; i++)
     if ((st = rill_npy_load(in_files[i], &feeds[i]))) {
       st = rill_status_wrap(st, "input '%s'", in_names[i]);
@@ -460,34 +544,42 @@ static int cmd_run(int argc, char **argv) {
     }
     if ((st = lod_arg_apply(&lods[k], feeds[i]))) goto run_done;
   }
-  {
-    rill_executor_options opts = {{RILL_DEVICE_CPU, 0}, (int32_t)threads};
-    if ((st = rill_executor_create(&opts, &exe))) goto run_done;
-    if ((st = rill_executor_set_schedule(exe, schedule))) goto run_done;
-  }
-  /* A child scope over the parameters, so the run's variables don't pollute the model. */
-  if ((st = rill_scope_create(rill_model_scope(m), &scope))) goto run_done;
-  if ((st = rill_executor_run(exe, prog, scope, (const char *const *)in_names, feeds, nin, fetch,
-                              nout, outs)))
-    goto run_done;
+  if ((st = rill_predictor_run(pred, (const char *const *)in_names, feeds, nin, outs))) goto run_done;
   if (repeat) {
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (long r = 0; r < repeat && !st; r++) {
-      rill_tensor **again = calloc(nout + 1, sizeof *again);
-      if (!again) {
-        st = rill_oom();
-        break;
-      }
-      st = rill_executor_run(exe, prog, scope, (const char *const *)in_names, feeds, nin, fetch,
-                             nout, again);
-      for (size_t i = 0; !st && i < nout; i++) rill_tensor_destroy(again[i]);
-      free(again);
-    }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (st) goto run_done;
-    double ms = ((double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6);
-    printf("time: %.4f ms/run (%ld runs after the first)\n", ms / (double)repeat, repeat);
+    double *ms = NULL;
+    if ((st = timed_runs(pred, (const char *const *)in_names, feeds, nin, nout, repeat, &ms)))
+      goto run_done;
+    double total = 0;
+    for (long r = 0; r < repeat; r++) total += ms[r];
+    free(ms);
+    printf("time: %.4f ms/run (%ld runs after the first)\n", total / (double)repeat, repeat);
+  }
+  if (bench) {
+    /* Warm-up: caches, the plan's buffers and BLAS's threads settle first. */
+    long warm = bench / 10 < 3 ? 3 : (bench / 10 > 50 ? 50 : bench / 10);
+    double *ms = NULL;
+    if ((st = timed_runs(pred, (const char *const *)in_names, feeds, nin, nout, warm, &ms)))
+      goto run_done;
+    free(ms);
+    if ((st = timed_runs(pred, (const char *const *)in_names, feeds, nin, nout, bench, &ms)))
+      goto run_done;
+    double total = 0;
+    for (long r = 0; r < bench; r++) total += ms[r];
+    qsort(ms, (size_t)bench, sizeof *ms, cmp_double);
+    printf("latency: %ld runs after %ld warm-up runs: p50 %.4f ms, p90 %.4f ms, p99 %.4f ms, "
+           "mean %.4f ms\n",
+           bench, warm, percentile(ms, bench, 0.5), percentile(ms, bench, 0.9),
+           percentile(ms, bench, 0.99), total / (double)bench);
+    free(ms);
+    const rill_pass_stats *ps = rill_predictor_pass_stats(pred);
+    printf("passes: %zu dropout removed, %zu batch_norm folded, %zu conv2d_fusion, %zu fc, "
+           "%zu in place\n",
+           ps->dropouts, ps->bn_folded, ps->conv_fused, ps->fc_fused, ps->inplace);
+    printf("memory: temporaries %.3f MiB (peak, -O%ld, memory plan %s), parameters %.3f MiB, "
+           "process max RSS %.1f MiB\n",
+           (double)rill_predictor_memory_bytes(pred) / 1048576.0, opt_level,
+           memory_optim ? "on" : "off", (double)rill_predictor_param_bytes(pred) / 1048576.0,
+           max_rss_mib());
   }
   if (out_dir && mkdir(out_dir, 0777) != 0 && errno != EEXIST) {
     st = rill_error(RILL_IO, "%s: cannot create the output directory: %s", out_dir, strerror(errno));
@@ -518,9 +610,8 @@ run_done:
   free(outs);
   free(feeds);
   free(fetch);
-  rill_scope_destroy(scope);
-  rill_executor_destroy(exe);
-  rill_model_destroy(m);
+  rill_predictor_destroy(pred);
+  rill_predictor_config_destroy(config);
 done:
   for (size_t k = 0; k < nlod; k++) lod_arg_clear(&lods[k]);
   free(lods);

@@ -80,3 +80,14 @@ rill_status *rill_executor_set_release_temporaries(rill_executor *executor, bool
   executor->release_temporaries = release;
   return NULL;
 }
+
+rill_status *rill_executor_set_memory_plan(rill_executor *executor, bool enabled) {
+  if (!executor) return rill_error(RILL_INVALID_ARGUMENT, "executor is NULL");
+  executor->memory_plan = enabled;
+  return NULL;
+}
+
+size_t rill_executor_temporary_bytes(const rill_executor *executor) {
+  if (!executor || !executor->nplans) return 0;
+  return rill_plan_temp_bytes(executor->plans[0]);
+}

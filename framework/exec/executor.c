@@ -4,6 +4,7 @@
 #include "framework/exec/executor.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -152,9 +153,41 @@ struct rill_plan {
   uint32_t *touch_start, *touch;
   uint32_t *rel_init;
   atomic_uint *rel_count;
+  /* The memory plan (memplan): temporaries whose lifetimes do not overlap share one
+   * buffer, passed from one to the next through the group's holder. group[v] is the
+   * group of variable v, or -1. */
+  bool memplan;
+  int32_t *group;
+  rill_tensor *holders;
+  uint32_t ngroups;
 };
 
 size_t rill_plan_num_ops(const rill_plan *plan) { return plan->nops; }
+
+static int cmp_ptr(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+  return x < y ? -1 : x > y;
+}
+
+size_t rill_plan_temp_bytes(const rill_plan *plan) {
+  size_t n = 0, cap = plan->nvars + plan->ngroups, total = 0;
+  rill_buffer **bufs = rill_malloc((cap ? cap : 1) * sizeof *bufs);
+  if (!bufs) return 0;
+  for (size_t v = 0; v < plan->nvars; v++) {
+    const plan_var *pv = &plan->vars[v];
+    if (pv->kind != VAR_LOCAL || !pv->local || pv->local->kind != RILL_VARKIND_TENSOR) continue;
+    if (pv->local->u.tensor.buf) bufs[n++] = pv->local->u.tensor.buf;
+  }
+  for (uint32_t g = 0; g < plan->ngroups; g++)
+    if (plan->holders[g].buf) bufs[n++] = plan->holders[g].buf;
+  qsort(bufs, n, sizeof *bufs, cmp_ptr);
+  for (size_t i = 0; i < n; i++)
+    if (i == 0 || bufs[i] != bufs[i - 1]) total += bufs[i]->size;
+  rill_free(bufs);
+  return total;
+}
+
+size_t rill_plan_num_groups(const rill_plan *plan) { return plan->ngroups; }
 rill_schedule rill_plan_auto_schedule(const rill_plan *plan) { return plan->auto_schedule; }
 size_t rill_plan_critical_path(const rill_plan *plan) { return plan->crit_path; }
 bool rill_plan_holds(const rill_plan *plan, const char *name) {
@@ -183,6 +216,7 @@ static void plan_destroy(rill_plan *p) {
       rill_attrs_clear(p->ops[i].attrs, p->ops[i].schema->nattrs);
       rill_free(p->ops[i].attrs);
     }
+  for (uint32_t g = 0; g < p->ngroups; g++) rill_tensor_clear(&p->holders[g]);
   if (p->local) {
     p->local->parent = NULL;
     rill_scope_destroy(p->local);
@@ -524,6 +558,7 @@ static rill_status *build_plan(rill_executor *exe, const rill_program *prog,
   name_table names = {NULL, 0};
   p->program_id = prog->id;
   p->revision = prog->revision;
+  p->memplan = exe->memory_plan;
   if ((st = plan_key(p, feed_names, nfeeds, fetch_names, nfetch))) goto fail;
 
   /* Count arguments in schema slots. */
@@ -750,6 +785,158 @@ static bool add_block_accesses(access_builder *b, int32_t block, u32vec *rw) {
   return true;
 }
 
+/* Bytes a variable's declared shape needs, unknown extents counted as 1 (a batch of one);
+ * only used to pair temporaries of similar sizes. */
+static size_t est_bytes(const plan_var *v) {
+  size_t n = rill_dtype_size(v->dtype);
+  for (int32_t i = 0; i < v->dims.n; i++)
+    if (v->dims.d[i] > 0 && !rill_mul_size(n, (size_t)v->dims.d[i], &n)) return SIZE_MAX;
+  return n;
+}
+
+/* The memory plan. A temporary (a dense tensor of the plan's scope, not fed, not fetched
+ * by name, not named by a sub-block) lives from the first op that touches it to the last
+ * one, in program order. Walking the temporaries by first use, each joins a group whose
+ * last member is dead by then (best fit by declared size), or starts a new group; at run
+ * time the last user of a member hands its buffer to the group's holder and the next
+ * member's first writer takes it. For the parallel schedule, that first writer also
+ * waits for every op touching the previous member (edges added here), so the handover
+ * never races. Returns false when out of memory. */
+static bool plan_memory(rill_plan *p, const u32vec *subs, u32vec *efrom, u32vec *eto,
+                        uint32_t *stamp) {
+  size_t nv = p->nvars, nops = p->nops;
+  bool ok = false;
+  uint32_t *first = rill_malloc((nv + 1) * sizeof *first);
+  uint32_t *last = rill_malloc((nv + 1) * sizeof *last);
+  uint32_t *order = rill_malloc((nv + 1) * sizeof *order);
+  uint32_t *tstart = rill_calloc(nv + 2, sizeof *tstart);
+  uint32_t *gend = rill_malloc((nv + 1) * sizeof *gend);
+  uint32_t *gprev = rill_malloc((nv + 1) * sizeof *gprev);
+  size_t *gsize = rill_malloc((nv + 1) * sizeof *gsize);
+  bool *elig = rill_calloc(nv + 1, sizeof *elig);
+  uint32_t *tops = NULL;
+  p->group = arena_alloc(&p->mem, nv + 1, sizeof *p->group);
+  if (!first || !last || !order || !tstart || !gend || !gprev || !gsize || !elig || !p->group)
+    goto out;
+  for (size_t v = 0; v < nv; v++) {
+    const plan_var *pv = &p->vars[v];
+    elig[v] = pv->kind == VAR_LOCAL && !pv->feed_out && !pv->absent && pv->desc_tensor;
+    first[v] = UINT32_MAX;
+    last[v] = 0;
+    p->group[v] = -1;
+  }
+  for (size_t f = 0; f < p->nfetch; f++) elig[p->fetches[f].var] = false;
+  /* What fetch ops read keeps its own buffer: the caller gets a reference to it, and
+   * once the caller lets go the next run writes it again without allocating. */
+  for (size_t i = 0; i < nops; i++)
+    if (p->ops[i].schema->flags & RILL_OP_FETCH)
+      for (uint32_t k = p->ops[i].in_begin; k < p->ops[i].in_end; k++) elig[p->in_id[k]] = false;
+  for (size_t i = 0; i < nops; i++)
+    for (size_t k = 0; k < subs[i].n; k++)
+      if (subs[i].v[k] < nv) elig[subs[i].v[k]] = false;
+  /* Lifetimes and, per variable, the ops touching it (counted, then listed; gprev is
+   * the per-variable "last op seen" stamp, then the fill cursor). */
+  for (size_t v = 0; v < nv; v++) gprev[v] = UINT32_MAX;
+  for (int pass = 0; pass < 2; pass++) {
+    for (uint32_t i = 0; i < nops; i++) {
+      const plan_op *op = &p->ops[i];
+      size_t nargs = (op->in_end - op->in_begin) + (op->out_end - op->out_begin);
+      for (size_t k = 0; k < nargs; k++) {
+        size_t nin_ = op->in_end - op->in_begin;
+        uint32_t v = k < nin_ ? p->in_id[op->in_begin + k] : p->out_id[op->out_begin + k - nin_];
+        if (v >= nv || !elig[v]) continue;
+        if (pass == 0) {
+          if (gprev[v] == i) continue;
+          gprev[v] = i;
+          if (first[v] == UINT32_MAX) first[v] = i;
+          last[v] = i;
+          tstart[v + 1]++;
+        } else {
+          uint32_t at = tstart[v] + gprev[v];
+          if (gprev[v] > 0 && tops[at - 1] == i) continue;
+          tops[at] = i;
+          gprev[v]++;
+        }
+      }
+    }
+    if (pass == 0) {
+      for (size_t v = 0; v < nv; v++) tstart[v + 1] += tstart[v];
+      if (!(tops = rill_calloc(tstart[nv] + 1, sizeof *tops))) goto out;
+      for (size_t v = 0; v < nv; v++) gprev[v] = 0;
+    }
+  }
+  uint32_t *tcount = gprev; /* entries per variable */
+  size_t n = 0;
+  for (uint32_t v = 0; v < nv; v++)
+    if (elig[v] && first[v] != UINT32_MAX) order[n++] = v;
+  /* By first use (stable: ties keep variable order). */
+  for (size_t i = 1; i < n; i++) {
+    uint32_t x = order[i];
+    size_t j = i;
+    while (j > 0 && first[order[j - 1]] > first[x]) {
+      order[j] = order[j - 1];
+      j--;
+    }
+    order[j] = x;
+  }
+  uint32_t ng = 0;
+  uint32_t *glast = rill_malloc((nv + 1) * sizeof *glast); /* each group's last member */
+  if (!glast) goto out;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t v = order[i];
+    size_t want = est_bytes(&p->vars[v]);
+    int32_t best = -1;
+    for (uint32_t g = 0; g < ng; g++) {
+      if (gend[g] >= first[v]) continue;
+      if (best < 0) {
+        best = (int32_t)g;
+        continue;
+      }
+      size_t bs = gsize[best], gs = gsize[g];
+      bool g_fits = gs >= want, b_fits = bs >= want;
+      if (g_fits ? (!b_fits || gs < bs) : (!b_fits && gs > bs)) best = (int32_t)g;
+    }
+    if (best < 0) {
+      best = (int32_t)ng++;
+      gsize[best] = 0;
+    } else {
+      /* The first writer of v waits for every op touching the previous member. */
+      uint32_t u = glast[best], to = first[v];
+      for (uint32_t k = tstart[u]; k < tstart[u] + tcount[u]; k++) {
+        uint32_t f_ = tops[k];
+        if (f_ != to && stamp[f_] != to) {
+          stamp[f_] = to;
+          if (!u32_push(efrom, f_) || !u32_push(eto, to)) {
+            rill_free(glast);
+            goto out;
+          }
+        }
+      }
+    }
+    p->group[v] = best;
+    glast[best] = v;
+    gend[best] = last[v];
+    if (want > gsize[best]) gsize[best] = want;
+  }
+  rill_free(glast);
+  p->holders = arena_alloc(&p->mem, ng + 1, sizeof *p->holders);
+  if (!p->holders) goto out;
+  for (uint32_t g = 0; g < ng; g++) rill_tensor_init(&p->holders[g]);
+  p->ngroups = ng;
+  ok = true;
+out:
+  rill_free(first);
+  rill_free(last);
+  rill_free(order);
+  rill_free(tstart);
+  rill_free(gend);
+  rill_free(gprev);
+  rill_free(gsize);
+  rill_free(elig);
+  rill_free(tops);
+  return ok;
+}
+
 /* Builds the dependency graph of the parallel schedule (read-after-write,
  * write-after-read, write-after-write; side-effect ops and random ops each in program
  * order), the critical path, the schedule AUTO picks, and the release lists. */
@@ -830,6 +1017,7 @@ static rill_status *build_graph(rill_plan *p, name_table *names, const rill_prog
       }
     }
   }
+  if (p->memplan && !plan_memory(p, subs, &efrom, &eto, stamp)) goto oom;
 #undef EDGE
 
   /* Compressed successor lists. */
@@ -951,6 +1139,7 @@ rill_status *rill_exec_prepare(rill_executor *exe, const rill_program *program,
   for (size_t i = 0; i < exe->nplans; i++) {
     rill_plan *p = exe->plans[i];
     if (p->program_id == program->id && p->revision == program->revision &&
+        p->memplan == exe->memory_plan &&
         names_equal(p->feed_names, p->nfeeds, feed_names, nfeeds) &&
         names_equal(p->fetch_names, p->nfetch, fetch_names, nfetch)) {
       memmove(exe->plans + 1, exe->plans, i * sizeof *exe->plans);
@@ -1129,6 +1318,31 @@ static rill_status *privatize(rill_tensor *t) {
   return NULL;
 }
 
+/* Allocation of a temporary in a memory-plan group: takes the group's buffer when the
+ * tensor has none, and keeps any private buffer that is large enough (a shared buffer
+ * is sized for the largest member, so the "not more than twice too large" rule of
+ * rill_tensor_alloc does not apply). */
+static rill_status *alloc_shared(rill_tensor *t, rill_tensor *holder, rill_dtype dtype,
+                                 const rill_dims *dims) {
+  if (!t->buf && holder->buf) {
+    t->buf = holder->buf;
+    t->offset = 0;
+    holder->buf = NULL;
+  }
+  rill_buffer *b = t->buf;
+  int64_t numel;
+  size_t bytes, esize = rill_dtype_size(dtype);
+  if (b && esize && b->owned && t->offset == 0 &&
+      atomic_load_explicit(&b->refs, memory_order_acquire) == 1 &&
+      rill_dims_numel(dims, INT64_MAX, &numel) && rill_mul_size((size_t)numel, esize, &bytes) &&
+      b->size >= bytes) {
+    t->dtype = dtype;
+    t->dims = *dims;
+    return NULL;
+  }
+  return rill_tensor_alloc(t, dtype, dims);
+}
+
 static rill_status *run_op(rill_plan *p, plan_op *op, struct rill_device_ctx *dev) {
   rill_status *st;
   if (op->schema->infer) {
@@ -1173,7 +1387,9 @@ static rill_status *run_op(rill_plan *p, plan_op *op, struct rill_device_ctx *de
       rill_tensor *t = rill_variable_tensor(p->out_var[k]);
       if (!t) continue;
       if (p->out_alias[k] && (st = privatize(t))) return st;
-      if ((st = rill_tensor_alloc(t, m->dtype, &m->dims)))
+      int32_t g = p->memplan ? p->group[p->out_id[k]] : -1;
+      if ((st = g >= 0 ? alloc_shared(t, &p->holders[g], m->dtype, &m->dims)
+                       : rill_tensor_alloc(t, m->dtype, &m->dims)))
         return rill_status_wrap(st, "output '%s'", p->vars[p->out_id[k]].name);
       if (m->lod_from[0] >= 0) {
         size_t slot = (size_t)m->lod_from[0], idx = (size_t)m->lod_from[1];
@@ -1246,11 +1462,27 @@ static rill_status *fetch_outputs(rill_plan *p, rill_tensor **outputs) {
 
 /* Releases the temporaries whose last user was op i (per-run countdowns, so the order
  * in which the parallel schedule finishes the users does not matter). */
-static void release_after(rill_plan *p, uint32_t i) {
+static void release_after(rill_plan *p, uint32_t i, bool release) {
   for (uint32_t k = p->touch_start[i]; k < p->touch_start[i + 1]; k++) {
     uint32_t v = p->touch[k];
     if (atomic_fetch_sub_explicit(&p->rel_count[v], 1, memory_order_acq_rel) != 1) continue;
     rill_variable *var = p->vars[v].var;
+    if (p->memplan && p->group[v] >= 0 && var->kind == RILL_VARKIND_TENSOR) {
+      /* Hand the buffer to the group, unless someone else (a fetched output, a view)
+       * still holds it. */
+      rill_tensor *t = &var->u.tensor, *h = &p->holders[p->group[v]];
+      rill_buffer *b = t->buf;
+      if (b && b->owned && t->offset == 0 &&
+          atomic_load_explicit(&b->refs, memory_order_acquire) == 1 &&
+          (!h->buf || h->buf->size < b->size)) {
+        rill_buffer_release(h->buf);
+        h->buf = b;
+        t->buf = NULL;
+      }
+      rill_tensor_clear(t);
+      continue;
+    }
+    if (!release) continue;
     if (var->kind == RILL_VARKIND_TENSOR)
       rill_tensor_clear(&var->u.tensor);
     else
@@ -1272,7 +1504,8 @@ static rill_status *par_run(void *ctx, uint32_t i) {
 
 static void par_done(void *ctx, uint32_t i) {
   run_ctx *c = ctx;
-  if (c->exe->release_temporaries) release_after(c->p, i);
+  if (c->exe->release_temporaries || c->p->memplan)
+    release_after(c->p, i, c->exe->release_temporaries);
 }
 
 static rill_status *par_wrap(void *ctx, uint32_t i, rill_status *st) {
@@ -1283,7 +1516,7 @@ static rill_status *par_wrap(void *ctx, uint32_t i, rill_status *st) {
 static const rill_sched_fns par_fns = {par_run, par_done, par_wrap};
 
 static rill_status *run_sequential(rill_executor *exe, rill_plan *p, int64_t deadline) {
-  bool release = exe->release_temporaries;
+  bool release = exe->release_temporaries, handover = release || p->memplan;
   for (size_t i = 0; i < p->nops; i++) {
     plan_op *op = &p->ops[i];
     rill_status *st = NULL;
@@ -1294,7 +1527,7 @@ static rill_status *run_sequential(rill_executor *exe, rill_plan *p, int64_t dea
     if (st) return rill_status_wrap(st, "before " OP_CONTEXT_FMT, (int)op->index, op->type);
     if ((st = run_op(p, op, &exe->device)))
       return rill_status_wrap(st, OP_CONTEXT_FMT, (int)op->index, op->type);
-    if (release) release_after(p, (uint32_t)i);
+    if (handover) release_after(p, (uint32_t)i, release);
   }
   return NULL;
 }
@@ -1322,7 +1555,7 @@ rill_status *rill_exec_run_plan(rill_executor *exe, rill_plan *p, rill_scope *sc
       goto done;
     }
   }
-  if (exe->release_temporaries)
+  if (exe->release_temporaries || p->memplan)
     for (size_t v = 0; v < p->nvars; v++)
       atomic_store_explicit(&p->rel_count[v], p->rel_init[v], memory_order_relaxed);
   rill_schedule sched = exe->schedule == RILL_SCHEDULE_AUTO ? p->auto_schedule : exe->schedule;

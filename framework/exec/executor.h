@@ -45,6 +45,7 @@ struct rill_executor {
   rill_schedule schedule;
   int64_t timeout_us;       /* per-run deadline, 0: none */
   bool release_temporaries; /* free temporaries after their last use */
+  bool memory_plan;         /* temporaries share buffers by liveness (plan_memory) */
   uint64_t parallel_runs, sequential_runs; /* for tests */
 };
 
@@ -79,6 +80,10 @@ rill_schedule rill_plan_auto_schedule(const rill_plan *plan);
 size_t rill_plan_critical_path(const rill_plan *plan);
 /* True when op `to` waits directly for op `from` in the parallel schedule. */
 bool rill_plan_has_edge(const rill_plan *plan, size_t from, size_t to);
+/* Bytes of the distinct buffers the plan's temporaries (and memory-plan groups) hold. */
+size_t rill_plan_temp_bytes(const rill_plan *plan);
+/* Number of buffer groups of the memory plan (0 without it). */
+size_t rill_plan_num_groups(const rill_plan *plan);
 /* True when the plan's own scope holds a value (a buffer) for variable `name`. */
 bool rill_plan_holds(const rill_plan *plan, const char *name);
 

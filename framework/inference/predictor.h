@@ -1,0 +1,11 @@
+/* Internal view of a predictor (include/rill.h has the API), for tests and tools. */
+#ifndef RILL_FRAMEWORK_INFERENCE_PREDICTOR_H
+#define RILL_FRAMEWORK_INFERENCE_PREDICTOR_H
+
+#include "framework/transform/infer_passes.h"
+#include "rill.h"
+
+/* What the passes did while the predictor's model was loaded. */
+const rill_pass_stats *rill_predictor_pass_stats(const rill_predictor *predictor);
+
+#endif

@@ -1,0 +1,733 @@
+/* Inference passes over block 0 of a loaded model. See infer_passes.h and
+ * doc/design/inference.md. Every pass edits a clone of the program; the clone replaces
+ * the program (rill_program_commit) only when the whole pass succeeded, and weights are
+ * replaced in the scope only after that, so a failed pass leaves both unchanged. */
+#include "framework/transform/infer_passes.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "framework/base/alloc.h"
+#include "framework/registry/registry.h"
+#include "framework/transform/opedit.h"
+#include "rill.h"
+
+/* ------------------------------------------------------------------ tables ----- */
+
+/* Producers a following batch_norm folds into: the weight slot, the output slot, and
+ * where the output channel lives in the weight (0: first dim, -1: last dim), plus the
+ * rank of the producer's output the fold requires (the channel is its dim 1). */
+typedef struct fold_producer {
+  const char *type, *weight_slot, *out_slot;
+  int weight_channel; /* 0 or -1 */
+  int out_rank;
+} fold_producer;
+
+static const fold_producer fold_producers[] = {
+    {"conv2d", "Filter", "Output", 0, 4},
+    {"depthwise_conv2d", "Filter", "Output", 0, 4},
+    {"mul", "Y", "Out", -1, 2},
+};
+
+/* Convolutions conv2d_fusion replaces (its conv attributes mirror theirs). */
+static const char *const fusable_convs[] = {"conv2d", "depthwise_conv2d"};
+static const char *const conv_attr_names[] = {"strides", "paddings", "padding_algorithm",
+                                              "groups", "dilations", "data_format"};
+
+/* Activations a fused op can apply: the op type, the name the fused op's attribute uses,
+ * and whether fc (which, as in Paddle, knows only relu) takes it too. */
+typedef struct fused_act {
+  const char *type, *name;
+  bool fc;
+} fused_act;
+
+static const fused_act fused_acts[] = {
+    {"relu", "relu", true},
+    {"relu6", "relu6", false},
+    {"sigmoid", "sigmoid", false},
+    {"tanh", "tanh", false},
+};
+
+/* Ops whose kernels compute each output element from the input element at the same
+ * position only, so Out may be X (doc/design/ops.md, "in-place runs"). */
+static const char *const inplace_ops[] = {"relu", "relu6", "sigmoid", "tanh", "leaky_relu",
+                                          "hard_swish", "hard_sigmoid", "swish", "silu",
+                                          "exp", "sqrt", "square", "scale"};
+
+static bool in_list(const char *const *list, size_t n, const char *s) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(list[i], s) == 0) return true;
+  return false;
+}
+
+/* ----------------------------------------------------------------- helpers ----- */
+
+static const char *slot_arg(const rill_op_desc *op, const char *slot, bool input) {
+  const rill_op_slot *s = input ? rill_op_input(op, slot) : rill_op_output(op, slot);
+  return s && s->nargs == 1 ? s->args[0] : NULL;
+}
+static const char *in1(const rill_op_desc *op, const char *slot) { return slot_arg(op, slot, true); }
+static const char *out1(const rill_op_desc *op, const char *slot) { return slot_arg(op, slot, false); }
+
+/* Number of ops (in every block) reading / writing `name`. */
+static size_t count_uses(const rill_program *p, const char *name, bool readers) {
+  size_t n = 0;
+  for (size_t b = 0; b < p->nblocks; b++)
+    for (size_t i = 0; i < p->blocks[b].nops; i++) {
+      const rill_op_desc *op = &p->blocks[b].ops[i];
+      if (readers ? rill_opd_reads(op, name) : rill_opd_writes(op, name)) n++;
+    }
+  return n;
+}
+
+static bool read_by_fetch(const rill_program *p, const char *name) {
+  const rill_block_desc *b = &p->blocks[0];
+  for (size_t i = 0; i < b->nops; i++) {
+    const rill_op_schema *s = rill_schema_find(b->ops[i].type);
+    if (s && (s->flags & RILL_OP_FETCH) && rill_opd_reads(&b->ops[i], name)) return true;
+  }
+  return false;
+}
+
+static bool written_by_feed(const rill_program *p, const char *name) {
+  const rill_block_desc *b = &p->blocks[0];
+  for (size_t i = 0; i < b->nops; i++) {
+    const rill_op_schema *s = rill_schema_find(b->ops[i].type);
+    if (s && (s->flags & RILL_OP_FEED) && rill_opd_writes(&b->ops[i], name)) return true;
+  }
+  return false;
+}
+
+static bool persistable(const rill_program *p, const char *name) {
+  const rill_var_desc *d = rill_block_find_var(p, 0, name);
+  return d && d->persistable;
+}
+
+/* A temporary that only `reader` reads, one op writes, and nobody fetches. */
+static bool private_temp(const rill_program *p, const char *name) {
+  return name && !persistable(p, name) && count_uses(p, name, true) == 1 &&
+         count_uses(p, name, false) == 1 && !read_by_fetch(p, name);
+}
+
+/* The op of block 0 (after `from`) that reads `name`, or -1. */
+static long next_reader(const rill_block_desc *b, size_t from, const char *name) {
+  for (size_t i = from + 1; i < b->nops; i++)
+    if (rill_opd_reads(&b->ops[i], name)) return (long)i;
+  return -1;
+}
+
+/* The op of block 0 (before `before`) that writes `name`, or -1. */
+static long prev_writer(const rill_block_desc *b, size_t before, const char *name) {
+  for (size_t i = before; i-- > 0;)
+    if (rill_opd_writes(&b->ops[i], name)) return (long)i;
+  return -1;
+}
+
+static bool quiet_between(const rill_program *p, size_t from, size_t to, const char *name);
+
+/* An op's attribute resolved against its schema (defaults, Paddle's type quirks). */
+static rill_status *attr_of(const rill_op_desc *op, const char *name, rill_attr_value *out) {
+  const rill_op_schema *s = rill_schema_find(op->type);
+  int k = s ? rill_schema_attr_index(s, name) : -1;
+  if (k < 0) return rill_error(RILL_INTERNAL, "op '%s' has no attribute '%s'", op->type, name);
+  rill_attr_value *all = rill_calloc(s->nattrs, sizeof *all);
+  if (!all) return rill_oom();
+  rill_status *st = rill_resolve_attrs(s, op, all);
+  if (!st) {
+    *out = all[k];
+    memset(&all[k], 0, sizeof all[k]);
+    rill_attrs_clear(all, s->nattrs);
+  }
+  rill_free(all);
+  return st;
+}
+
+static rill_status *attr_float(const rill_op_desc *op, const char *name, float *v) {
+  rill_attr_value a;
+  RILL_TRY(attr_of(op, name, &a));
+  *v = a.type == RILL_ATTR_FLOAT ? a.v.f : (float)a.v.f64;
+  rill_attr_value_clear(&a);
+  return NULL;
+}
+
+static rill_status *attr_int(const rill_op_desc *op, const char *name, int32_t *v) {
+  rill_attr_value a;
+  RILL_TRY(attr_of(op, name, &a));
+  *v = a.v.i;
+  rill_attr_value_clear(&a);
+  return NULL;
+}
+
+static rill_status *attr_str_is(const rill_op_desc *op, const char *name, const char *const *ok,
+                                size_t nok, bool *is) {
+  rill_attr_value a;
+  RILL_TRY(attr_of(op, name, &a));
+  *is = a.type == RILL_ATTR_STRING && a.v.s && in_list(ok, nok, a.v.s);
+  rill_attr_value_clear(&a);
+  return NULL;
+}
+
+/* Removes the ops flagged in `dead` from block 0. */
+static void compact(rill_block_desc *b, const bool *dead) {
+  size_t w = 0;
+  for (size_t i = 0; i < b->nops; i++) {
+    if (dead[i]) {
+      rill_op_desc_clear(&b->ops[i]);
+      continue;
+    }
+    if (w != i) b->ops[w] = b->ops[i];
+    w++;
+  }
+  b->nops = w;
+}
+
+/* Renames every use of `from` to `to` in the ops of block 0 from `start` on. */
+static rill_status *rename_from(rill_block_desc *b, size_t start, const char *from, const char *to) {
+  for (size_t i = start; i < b->nops; i++) RILL_TRY(rill_opd_rename(&b->ops[i], from, to, true, true));
+  return NULL;
+}
+
+/* Replaces op `at` by `op` (moved). */
+static void replace_op(rill_block_desc *b, size_t at, rill_op_desc *op) {
+  rill_op_desc_clear(&b->ops[at]);
+  b->ops[at] = *op;
+  memset(op, 0, sizeof *op);
+}
+
+/* Runs `body` on a clone of `program`; commits the clone when it succeeded and changed
+ * something (*count > 0). */
+typedef rill_status *(*pass_body)(rill_program *clone, void *ctx, size_t *count);
+
+static rill_status *run_pass(rill_program *program, pass_body body, void *ctx, size_t *count) {
+  size_t n = 0;
+  if (count) *count = 0;
+  if (program->nblocks == 0) return NULL;
+  RILL_TRY(rill_registry_init());
+  rill_program *clone;
+  RILL_TRY(rill_program_clone(program, &clone));
+  rill_status *st = body(clone, ctx, &n);
+  if (st || n == 0) {
+    rill_program_destroy(clone);
+    return st;
+  }
+  rill_program_commit(program, clone);
+  if (count) *count = n;
+  return NULL;
+}
+
+/* ----------------------------------------------------------------- dropout ----- */
+
+static const char *const downgrade[] = {"downgrade_in_infer"};
+
+static rill_status *dropout_body(rill_program *p, void *ctx, size_t *count) {
+  (void)ctx;
+  rill_block_desc *b = &p->blocks[0];
+  bool *dead = rill_calloc(b->nops + 1, sizeof *dead);
+  if (!dead) return rill_oom();
+  rill_status *st = NULL;
+  for (size_t i = 0; i < b->nops && !st; i++) {
+    rill_op_desc *op = &b->ops[i];
+    if (strcmp(op->type, "dropout") != 0) continue;
+    const char *x = in1(op, "X"), *out = out1(op, "Out"), *mask = out1(op, "Mask");
+    if (!x || !out || (mask && count_uses(p, mask, true) > 0)) continue;
+    float prob;
+    bool down;
+    if ((st = attr_float(op, "dropout_prob", &prob))) break;
+    if ((st = attr_str_is(op, "dropout_implementation", downgrade, 1, &down))) break;
+    float scale = down ? 1.0f - prob : 1.0f;
+    if (scale == 1.0f && p->nblocks == 1 && count_uses(p, out, false) == 1 && !read_by_fetch(p, out) &&
+        !persistable(p, out) && strcmp(x, out) != 0) {
+      /* The identity: readers of Out read X. */
+      char *xs = rill_strdup(x), *outs = rill_strdup(out);
+      if (!xs || !outs) st = rill_oom();
+      if (!st) st = rename_from(b, i + 1, outs, xs);
+      rill_free(xs);
+      rill_free(outs);
+      dead[i] = true;
+      (*count)++;
+      continue;
+    }
+    rill_op_desc s;
+    const char *xa[] = {x}, *oa[] = {out};
+    if ((st = rill_opd_init(&s, "scale"))) break;
+    if (!(st = rill_opd_input(&s, "X", xa, 1)) && !(st = rill_opd_output(&s, "Out", oa, 1)) &&
+        !(st = rill_opd_attr_float(&s, "scale", scale)) && !(st = rill_opd_attr_float(&s, "bias", 0)) &&
+        !(st = rill_opd_attr_bool(&s, "bias_after_scale", true))) {
+      replace_op(b, i, &s);
+      (*count)++;
+    } else {
+      rill_op_desc_clear(&s);
+    }
+  }
+  if (!st) compact(b, dead);
+  rill_free(dead);
+  return st;
+}
+
+rill_status *rill_pass_drop_dropout(rill_program *program, size_t *count) {
+  if (!program) return rill_error(RILL_INVALID_ARGUMENT, "rill_pass_drop_dropout: program is NULL");
+  return run_pass(program, dropout_body, NULL, count);
+}
+
+/* -------------------------------------------------------------- batch_norm ----- */
+
+/* Weights to replace in the scope once the program edit is committed. */
+typedef struct pending_weight {
+  char *name;
+  rill_tensor t;
+} pending_weight;
+
+typedef struct fold_ctx {
+  rill_scope *params;
+  pending_weight *w;
+  size_t nw, capw;
+} fold_ctx;
+
+static rill_status *push_weight(fold_ctx *c, const char *name, rill_tensor *t) {
+  void *items = c->w;
+  if (!rill_grow(&items, &c->capw, c->nw + 1, sizeof *c->w)) return rill_oom();
+  c->w = items;
+  char *n = rill_strdup(name);
+  if (!n) return rill_oom();
+  c->w[c->nw].name = n;
+  c->w[c->nw].t = *t;
+  rill_tensor_init(t);
+  c->nw++;
+  return NULL;
+}
+
+/* The FP32 tensor of a parameter (also one already replaced by an earlier fold). */
+static const rill_tensor *param(fold_ctx *c, const char *name) {
+  for (size_t i = c->nw; i-- > 0;)
+    if (strcmp(c->w[i].name, name) == 0) return &c->w[i].t;
+  if (!name) return NULL;
+  rill_variable *v = rill_scope_find(c->params, name);
+  if (!v || v->kind != RILL_VARKIND_TENSOR || !v->u.tensor.buf || v->u.tensor.dtype != RILL_DTYPE_FP32)
+    return NULL;
+  return &v->u.tensor;
+}
+
+static const char *const nchw[] = {"NCHW", "AnyLayout"};
+
+/* Folds batch_norm op `j` of block 0 when its X comes from a producer of the table,
+ * directly or through an elementwise_add of a per-channel bias. Returns true in *done
+ * when it did. */
+static rill_status *fold_one(rill_program *p, fold_ctx *c, size_t j, bool *dead, bool *done) {
+  rill_block_desc *b = &p->blocks[0];
+  rill_op_desc *bn = &b->ops[j];
+  *done = false;
+  const char *x = in1(bn, "X"), *y = out1(bn, "Y");
+  const rill_tensor *scale = param(c, in1(bn, "Scale")), *beta = param(c, in1(bn, "Bias")),
+                    *mean = param(c, in1(bn, "Mean")), *var = param(c, in1(bn, "Variance"));
+  if (!x || !y || !scale || !beta || !mean || !var || !private_temp(p, x)) return NULL;
+  /* Other outputs: the running statistics (in place) or unread temporaries. */
+  for (size_t k = 0; k < bn->noutputs; k++) {
+    if (strcmp(bn->outputs[k].param, "Y") == 0) continue;
+    for (size_t a = 0; a < bn->outputs[k].nargs; a++) {
+      const char *o = bn->outputs[k].args[a];
+      if (!persistable(p, o) && count_uses(p, o, true) > 0) return NULL;
+    }
+  }
+  bool layout_ok;
+  RILL_TRY(attr_str_is(bn, "data_layout", nchw, 2, &layout_ok));
+  if (!layout_ok) return NULL;
+  float eps;
+  RILL_TRY(attr_float(bn, "epsilon", &eps));
+
+  long wi = prev_writer(b, j, x);
+  if (wi < 0 || dead[wi]) return NULL;
+  long pi = wi, addi = -1;
+  const char *bias_name = NULL;
+  if (strcmp(b->ops[wi].type, "elementwise_add") == 0) {
+    rill_op_desc *add = &b->ops[wi];
+    const char *ax = in1(add, "X");
+    bias_name = in1(add, "Y");
+    int32_t axis;
+    RILL_TRY(attr_int(add, "axis", &axis));
+    if (!ax || !bias_name || !persistable(p, bias_name) || count_uses(p, bias_name, true) != 1 ||
+        axis != 1 || !private_temp(p, ax))
+      return NULL;
+    if (!quiet_between(p, (size_t)wi, j, y)) return NULL; /* Y will be written at the add */
+    addi = wi;
+    pi = prev_writer(b, (size_t)wi, ax);
+    if (pi < 0 || dead[pi]) return NULL;
+  }
+  rill_op_desc *prod = &b->ops[pi];
+  const fold_producer *fp = NULL;
+  for (size_t k = 0; k < RILL_COUNTOF(fold_producers); k++)
+    if (strcmp(prod->type, fold_producers[k].type) == 0) fp = &fold_producers[k];
+  if (!fp) return NULL;
+  const char *wname = in1(prod, fp->weight_slot), *pout = out1(prod, fp->out_slot);
+  const rill_var_desc *od = pout ? rill_block_find_var(p, 0, pout) : NULL;
+  if (!wname || !od || !od->has_tensor || od->dims.n != fp->out_rank) return NULL;
+  if (strcmp(prod->type, "mul") == 0) {
+    int32_t yn;
+    RILL_TRY(attr_int(prod, "y_num_col_dims", &yn));
+    if (yn != 1) return NULL;
+  }
+  const rill_tensor *w = param(c, wname);
+  if (!w || !persistable(p, wname) || count_uses(p, wname, true) != 1 || w->dims.n < 2) return NULL;
+  int64_t ch = fp->weight_channel == 0 ? w->dims.d[0] : w->dims.d[w->dims.n - 1];
+  const rill_tensor *bias = bias_name ? param(c, bias_name) : NULL;
+  if (bias_name && (!bias || rill_tensor_numel(bias) != ch)) return NULL;
+  if (rill_tensor_numel(scale) != ch || rill_tensor_numel(beta) != ch || rill_tensor_numel(mean) != ch ||
+      rill_tensor_numel(var) != ch)
+    return NULL;
+
+  /* New weight and bias. */
+  rill_tensor nw, nb;
+  rill_tensor_init(&nw);
+  rill_tensor_init(&nb);
+  rill_dims bd = {1, {ch}};
+  rill_status *st = rill_tensor_copy(&nw, w);
+  if (!st) st = rill_tensor_alloc(&nb, RILL_DTYPE_FP32, &bd);
+  if (st) {
+    rill_tensor_clear(&nw);
+    rill_tensor_clear(&nb);
+    return st;
+  }
+  const float *sc = rill_tensor_ptr(scale), *be = rill_tensor_ptr(beta), *mu = rill_tensor_ptr(mean),
+              *va = rill_tensor_ptr(var), *bo = bias ? rill_tensor_ptr(bias) : NULL;
+  float *wp = rill_tensor_ptr(&nw), *bp = rill_tensor_ptr(&nb);
+  int64_t per = rill_tensor_numel(w) / (ch ? ch : 1);
+  for (int64_t m = 0; m < ch; m++) {
+    float s = sc[m] / sqrtf(va[m] + eps);
+    bp[m] = ((bo ? bo[m] : 0.0f) - mu[m]) * s + be[m];
+    if (fp->weight_channel == 0)
+      for (int64_t k = 0; k < per; k++) wp[m * per + k] *= s;
+    else
+      for (int64_t k = 0; k < per; k++) wp[k * ch + m] *= s;
+  }
+
+  /* The program: the bias add now writes Y (a new one is made when there was none). */
+  char *newbias = NULL;
+  if (!bias_name) {
+    size_t len = strlen(y) + 16;
+    newbias = rill_malloc(len);
+    if (!newbias) st = rill_oom();
+    for (int k = 0; !st; k++) {
+      snprintf(newbias, len, k ? "%s@bn_bias%d" : "%s@bn_bias", y, k);
+      if (!rill_block_find_var(p, 0, newbias)) break;
+    }
+    if (!st) {
+      int64_t dims1[1] = {ch};
+      st = rill_block_add_var(p, 0, newbias, RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, dims1, 1, 0, true);
+    }
+    rill_op_desc add;
+    if (!st && !(st = rill_opd_init(&add, "elementwise_add"))) {
+      const char *xa[] = {pout}, *ya[] = {newbias}, *oa[] = {y};
+      if (!(st = rill_opd_input(&add, "X", xa, 1)) && !(st = rill_opd_input(&add, "Y", ya, 1)) &&
+          !(st = rill_opd_output(&add, "Out", oa, 1)) && !(st = rill_opd_attr_int(&add, "axis", 1)))
+        replace_op(b, j, &add);
+      else
+        rill_op_desc_clear(&add);
+    }
+  } else {
+    const char *oa[] = {y};
+    st = rill_opd_output(&b->ops[addi], "Out", oa, 1);
+    if (!st) dead[j] = true;
+  }
+  if (!st) st = push_weight(c, wname, &nw);
+  if (!st) st = push_weight(c, bias_name ? bias_name : newbias, &nb);
+  rill_free(newbias);
+  rill_tensor_clear(&nw);
+  rill_tensor_clear(&nb);
+  if (!st) *done = true;
+  return st;
+}
+
+static rill_status *fold_body(rill_program *p, void *ctx, size_t *count) {
+  fold_ctx *c = ctx;
+  rill_block_desc *b = &p->blocks[0];
+  bool *dead = rill_calloc(b->nops + 1, sizeof *dead);
+  if (!dead) return rill_oom();
+  rill_status *st = NULL;
+  for (size_t j = 0; j < b->nops && !st; j++) {
+    if (strcmp(b->ops[j].type, "batch_norm") != 0) continue;
+    bool done;
+    st = rill_status_wrap(fold_one(p, c, j, dead, &done), "folding batch_norm op #%zu", j);
+    if (!st && done) (*count)++;
+  }
+  if (!st) compact(b, dead);
+  rill_free(dead);
+  return st;
+}
+
+rill_status *rill_pass_fold_batch_norm(rill_program *program, rill_scope *params, size_t *count) {
+  if (!program || !params)
+    return rill_error(RILL_INVALID_ARGUMENT, "rill_pass_fold_batch_norm: NULL argument");
+  fold_ctx c = {.params = params};
+  size_t n = 0;
+  rill_status *st = run_pass(program, fold_body, &c, &n);
+  /* Committed: make every variable first (the only step that can fail), then swap. */
+  rill_variable **vars = NULL;
+  if (!st && c.nw && !(vars = rill_calloc(c.nw, sizeof *vars))) st = rill_oom();
+  for (size_t i = 0; !st && i < c.nw; i++) st = rill_scope_var(params, c.w[i].name, &vars[i]);
+  for (size_t i = 0; !st && i < c.nw; i++)
+    if (!rill_variable_tensor(vars[i]))
+      st = rill_error(RILL_INVALID_ARGUMENT, "parameter '%s' is not a dense tensor", c.w[i].name);
+  for (size_t i = 0; !st && i < c.nw; i++) rill_tensor_swap(rill_variable_tensor(vars[i]), &c.w[i].t);
+  for (size_t i = 0; i < c.nw; i++) {
+    rill_free(c.w[i].name);
+    rill_tensor_clear(&c.w[i].t);
+  }
+  rill_free(c.w);
+  rill_free(vars);
+  if (!st && count) *count = n;
+  return st;
+}
+
+/* ------------------------------------------------------------------ fusion ----- */
+
+/* The activation op reading `z` (a private temporary) right after it, if the table
+ * knows it; *out receives its output. */
+static const fused_act *act_after(rill_program *p, size_t from, const char *z, bool for_fc,
+                                  long *at, const char **out) {
+  rill_block_desc *b = &p->blocks[0];
+  long r = next_reader(b, from, z);
+  if (r < 0 || !private_temp(p, z)) return NULL;
+  const rill_op_desc *op = &b->ops[r];
+  for (size_t k = 0; k < RILL_COUNTOF(fused_acts); k++) {
+    const fused_act *a = &fused_acts[k];
+    if (strcmp(op->type, a->type) != 0 || (for_fc && !a->fc)) continue;
+    const char *x = in1(op, "X"), *o = out1(op, "Out");
+    if (!x || !o || strcmp(x, z) != 0 || strcmp(o, z) == 0) return NULL;
+    if (strcmp(a->type, "relu6") == 0) {
+      float t = 0;
+      rill_status *st = attr_float(op, "threshold", &t);
+      bool unreadable = st != NULL;
+      rill_status_destroy(st); /* an unreadable threshold: not fused */
+      if (unreadable || t != 6.0f) return NULL;
+    }
+    *at = r;
+    *out = o;
+    return a;
+  }
+  return NULL;
+}
+
+/* No op strictly between `from` and `to` touches `name`, and only one op writes it. */
+static bool quiet_between(const rill_program *p, size_t from, size_t to, const char *name) {
+  const rill_block_desc *b = &p->blocks[0];
+  for (size_t i = from + 1; i < to; i++)
+    if (rill_opd_reads(&b->ops[i], name) || rill_opd_writes(&b->ops[i], name)) return false;
+  return count_uses(p, name, false) == 1 && !persistable(p, name);
+}
+
+/* The persistable bias `name` holds `n` values (declared dims [n] or [1, n]). */
+static bool bias_of(const rill_program *p, const char *name, int64_t n) {
+  const rill_var_desc *d = name ? rill_block_find_var(p, 0, name) : NULL;
+  if (!d || !d->persistable || !d->has_tensor) return false;
+  if (d->dims.n == 1) return d->dims.d[0] == n;
+  return d->dims.n == 2 && d->dims.d[0] == 1 && d->dims.d[1] == n;
+}
+
+static rill_status *copy_attr(rill_op_desc *dst, const rill_op_desc *src, const char *name) {
+  rill_attr_value v;
+  RILL_TRY(attr_of(src, name, &v));
+  rill_status *st = rill_opd_attr(dst, name, &v);
+  rill_attr_value_clear(&v);
+  return st;
+}
+
+/* A residual connection after conv `ci`'s bias add (op `ai`, output z): the op reading
+ * z is an elementwise_add of z and another tensor r of z's declared shape (no
+ * broadcasting), r is not written between the conv and that add (the fused op runs at
+ * the conv's place and reads r there). Returns the add's index (*res = r, *out = its
+ * output) or -1. */
+static long residual_after(rill_program *p, size_t ci, size_t ai, const char *z, const char **res,
+                           const char **out) {
+  rill_block_desc *b = &p->blocks[0];
+  long r = next_reader(b, ai, z);
+  if (r < 0 || !private_temp(p, z) || strcmp(b->ops[r].type, "elementwise_add") != 0) return -1;
+  const rill_op_desc *add = &b->ops[r];
+  const char *x = in1(add, "X"), *y = in1(add, "Y"), *o = out1(add, "Out");
+  if (!x || !y || !o || strcmp(x, y) == 0) return -1;
+  const char *other = strcmp(x, z) == 0 ? y : strcmp(y, z) == 0 ? x : NULL;
+  const rill_var_desc *zd = rill_block_find_var(p, 0, z), *rd = other ? rill_block_find_var(p, 0, other) : NULL;
+  if (!zd || !rd || !zd->has_tensor || !rd->has_tensor || rd->dtype != RILL_DTYPE_FP32 ||
+      !rill_dims_equal(&zd->dims, &rd->dims) || strcmp(o, other) == 0)
+    return -1;
+  for (size_t k = ci; k < (size_t)r; k++)
+    if (rill_opd_writes(&b->ops[k], other)) return -1;
+  *res = other;
+  *out = o;
+  return r;
+}
+
+static rill_status *conv_body(rill_program *p, void *ctx, size_t *count) {
+  (void)ctx;
+  rill_block_desc *b = &p->blocks[0];
+  bool *dead = rill_calloc(b->nops + 1, sizeof *dead);
+  if (!dead) return rill_oom();
+  rill_status *st = NULL;
+  for (size_t i = 0; i < b->nops && !st; i++) {
+    rill_op_desc *conv = &b->ops[i];
+    if (dead[i] || !in_list(fusable_convs, RILL_COUNTOF(fusable_convs), conv->type)) continue;
+    const char *in = in1(conv, "Input"), *filt = in1(conv, "Filter"), *y = out1(conv, "Output");
+    const rill_var_desc *fd = filt ? rill_block_find_var(p, 0, filt) : NULL;
+    if (!in || !fd || !fd->has_tensor || fd->dtype != RILL_DTYPE_FP32 || fd->dims.n != 4 || !y ||
+        !private_temp(p, y))
+      continue;
+    if (rill_op_input(conv, "Bias") && rill_op_input(conv, "Bias")->nargs) continue;
+    if (rill_op_input(conv, "ResidualData") && rill_op_input(conv, "ResidualData")->nargs) continue;
+    long ai = next_reader(b, i, y);
+    if (ai < 0 || strcmp(b->ops[ai].type, "elementwise_add") != 0) continue;
+    rill_op_desc *add = &b->ops[ai];
+    const char *ax = in1(add, "X"), *bias = in1(add, "Y"), *z = out1(add, "Out");
+    int32_t axis;
+    if ((st = attr_int(add, "axis", &axis))) break;
+    if (!ax || strcmp(ax, y) != 0 || axis != 1 || !bias_of(p, bias, fd->dims.d[0]) || !z)
+      continue;
+    const rill_var_desc *bdv = rill_block_find_var(p, 0, bias);
+    if (bdv->dims.n != 1) continue;
+    long acti = -1, resi = -1;
+    const char *out = z, *res = NULL;
+    const fused_act *act = act_after(p, (size_t)ai, z, false, &acti, &out);
+    if (!act && (resi = residual_after(p, i, (size_t)ai, z, &res, &out)) >= 0)
+      act = act_after(p, (size_t)resi, out, false, &acti, &out);
+    size_t last = act ? (size_t)acti : resi >= 0 ? (size_t)resi : (size_t)ai;
+    if (!quiet_between(p, i, last, out)) continue;
+    rill_op_desc f;
+    if ((st = rill_opd_init(&f, "conv2d_fusion"))) break;
+    const char *ia[] = {in}, *fa[] = {filt}, *ba[] = {bias}, *oa[] = {out}, *ra[] = {res};
+    if (!(st = rill_opd_input(&f, "Input", ia, 1)) && !(st = rill_opd_input(&f, "Filter", fa, 1)) &&
+        !(st = rill_opd_input(&f, "Bias", ba, 1)) && !(st = rill_opd_output(&f, "Output", oa, 1)) &&
+        !(st = res ? rill_opd_input(&f, "ResidualData", ra, 1) : NULL)) {
+      for (size_t k = 0; k < RILL_COUNTOF(conv_attr_names) && !st; k++)
+        st = copy_attr(&f, conv, conv_attr_names[k]);
+      if (!st) {
+        rill_attr_value a = {.type = RILL_ATTR_STRING, .v.s = (char *)(act ? act->name : "identity")};
+        st = rill_opd_attr(&f, "activation", &a);
+      }
+    }
+    if (st) {
+      rill_op_desc_clear(&f);
+      break;
+    }
+    replace_op(b, i, &f);
+    dead[ai] = true;
+    if (resi >= 0) dead[resi] = true;
+    if (act) dead[acti] = true;
+    (*count)++;
+  }
+  if (!st) compact(b, dead);
+  rill_free(dead);
+  return st;
+}
+
+rill_status *rill_pass_fuse_conv(rill_program *program, size_t *count) {
+  if (!program) return rill_error(RILL_INVALID_ARGUMENT, "rill_pass_fuse_conv: program is NULL");
+  return run_pass(program, conv_body, NULL, count);
+}
+
+static rill_status *fc_body(rill_program *p, void *ctx, size_t *count) {
+  (void)ctx;
+  rill_block_desc *b = &p->blocks[0];
+  bool *dead = rill_calloc(b->nops + 1, sizeof *dead);
+  if (!dead) return rill_oom();
+  rill_status *st = NULL;
+  for (size_t i = 0; i < b->nops && !st; i++) {
+    rill_op_desc *mul = &b->ops[i];
+    if (dead[i] || strcmp(mul->type, "mul") != 0) continue;
+    const char *x = in1(mul, "X"), *w = in1(mul, "Y"), *y = out1(mul, "Out");
+    const rill_var_desc *wd = w ? rill_block_find_var(p, 0, w) : NULL;
+    if (!x || !wd || !wd->persistable || !wd->has_tensor || wd->dtype != RILL_DTYPE_FP32 ||
+        wd->dims.n != 2 || wd->dims.d[1] < 1 ||
+        !y || !private_temp(p, y))
+      continue;
+    int32_t xn, yn;
+    if ((st = attr_int(mul, "x_num_col_dims", &xn)) || (st = attr_int(mul, "y_num_col_dims", &yn))) break;
+    if (yn != 1) continue;
+    long ai = next_reader(b, i, y);
+    if (ai < 0 || strcmp(b->ops[ai].type, "elementwise_add") != 0) continue;
+    rill_op_desc *add = &b->ops[ai];
+    const char *ax = in1(add, "X"), *bias = in1(add, "Y"), *z = out1(add, "Out");
+    int32_t axis;
+    if ((st = attr_int(add, "axis", &axis))) break;
+    if (!ax || strcmp(ax, y) != 0 || (axis != -1 && axis != xn) || !bias_of(p, bias, wd->dims.d[1]) || !z)
+      continue;
+    long acti = -1;
+    const char *out = z;
+    const fused_act *act = act_after(p, (size_t)ai, z, true, &acti, &out);
+    size_t last = act ? (size_t)acti : (size_t)ai;
+    if (!quiet_between(p, i, last, out)) continue;
+    rill_op_desc f;
+    if ((st = rill_opd_init(&f, "fc"))) break;
+    const char *ia[] = {x}, *wa[] = {w}, *ba[] = {bias}, *oa[] = {out};
+    if (!(st = rill_opd_input(&f, "Input", ia, 1)) && !(st = rill_opd_input(&f, "W", wa, 1)) &&
+        !(st = rill_opd_input(&f, "Bias", ba, 1)) && !(st = rill_opd_output(&f, "Out", oa, 1)) &&
+        !(st = rill_opd_attr_int(&f, "in_num_col_dims", xn))) {
+      rill_attr_value a = {.type = RILL_ATTR_STRING, .v.s = (char *)(act ? act->name : "")};
+      st = rill_opd_attr(&f, "activation_type", &a);
+    }
+    if (st) {
+      rill_op_desc_clear(&f);
+      break;
+    }
+    replace_op(b, i, &f);
+    dead[ai] = true;
+    if (act) dead[acti] = true;
+    (*count)++;
+  }
+  if (!st) compact(b, dead);
+  rill_free(dead);
+  return st;
+}
+
+rill_status *rill_pass_fuse_fc(rill_program *program, size_t *count) {
+  if (!program) return rill_error(RILL_INVALID_ARGUMENT, "rill_pass_fuse_fc: program is NULL");
+  return run_pass(program, fc_body, NULL, count);
+}
+
+/* ----------------------------------------------------------------- inplace ----- */
+
+static rill_status *inplace_body(rill_program *p, void *ctx, size_t *count) {
+  (void)ctx;
+  if (p->nblocks != 1) return NULL; /* sub-blocks may name the variables */
+  rill_block_desc *b = &p->blocks[0];
+  rill_status *st = NULL;
+  for (size_t i = 0; i < b->nops && !st; i++) {
+    rill_op_desc *op = &b->ops[i];
+    if (!in_list(inplace_ops, RILL_COUNTOF(inplace_ops), op->type)) continue;
+    const char *x = in1(op, "X"), *out = out1(op, "Out");
+    if (!x || !out || strcmp(x, out) == 0 || op->ninputs != 1 || op->noutputs != 1) continue;
+    const rill_var_desc *xd = rill_block_find_var(p, 0, x), *od = rill_block_find_var(p, 0, out);
+    if (!xd || !od || !xd->has_tensor || !od->has_tensor || xd->dtype != od->dtype) continue;
+    /* X is overwritten: nothing after this op may read it (earlier readers and an
+     * in-place chain writing it before are fine). */
+    if (persistable(p, x) || written_by_feed(p, x) || read_by_fetch(p, x) || next_reader(b, i, x) >= 0 ||
+        count_uses(p, out, false) != 1 || read_by_fetch(p, out) || persistable(p, out))
+      continue;
+    char *xs = rill_strdup(x), *outs = rill_strdup(out);
+    if (!xs || !outs)
+      st = rill_oom();
+    else
+      st = rename_from(b, i, outs, xs);
+    rill_free(xs);
+    rill_free(outs);
+    if (!st) (*count)++;
+  }
+  return st;
+}
+
+rill_status *rill_pass_inplace(rill_program *program, size_t *count) {
+  if (!program) return rill_error(RILL_INVALID_ARGUMENT, "rill_pass_inplace: program is NULL");
+  return run_pass(program, inplace_body, NULL, count);
+}
+
+/* ---------------------------------------------------------------- driver ------- */
+
+rill_status *rill_infer_passes(rill_program *program, rill_scope *params, uint32_t mask,
+                               rill_pass_stats *stats) {
+  rill_pass_stats s = {0};
+  if (mask & RILL_PASS_DROPOUT) RILL_TRY(rill_status_wrap(rill_pass_drop_dropout(program, &s.dropouts), "dropout pass"));
+  if (mask & RILL_PASS_FOLD_BN)
+    RILL_TRY(rill_status_wrap(rill_pass_fold_batch_norm(program, params, &s.bn_folded), "batch_norm folding"));
+  if (mask & RILL_PASS_FUSE_CONV) RILL_TRY(rill_status_wrap(rill_pass_fuse_conv(program, &s.conv_fused), "conv fusion"));
+  if (mask & RILL_PASS_FUSE_FC) RILL_TRY(rill_status_wrap(rill_pass_fuse_fc(program, &s.fc_fused), "fc fusion"));
+  if (mask & RILL_PASS_INPLACE) RILL_TRY(rill_status_wrap(rill_pass_inplace(program, &s.inplace), "in-place pass"));
+  if (stats) *stats = s;
+  return NULL;
+}

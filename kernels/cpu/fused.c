@@ -1,0 +1,158 @@
+/* Kernels of the fused inference ops. Both reuse the plain kernels' engines (the conv2d
+ * kernel, OpenBLAS GEMM as mul does) and then make one pass over the output adding the
+ * bias (and ResidualData) and applying the activation. fc with one row (batch 1) and a
+ * wide W uses a matrix-vector product, which skips GEMM's packing of W. */
+#include <cblas.h>
+#ifdef __AVX__
+#include <immintrin.h>
+#endif
+#include <limits.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels/cpu/kernels.h"
+#include "operators/fused_act.h"
+
+/* Below this many output columns OpenBLAS's sgemm beats its sgemv at M = 1 (the
+ * row-major transposed GEMV runs K short axpys): bench/bench_gemv measures both. */
+#define RILL_FC_GEMV_MIN_N 160
+
+static inline float act_f32(float v, rill_fused_act act) {
+  switch (act) {
+    case RILL_FUSED_RELU: return v > 0.0f ? v : 0.0f;
+    case RILL_FUSED_RELU6: return v > 0.0f ? (v < 6.0f ? v : 6.0f) : 0.0f;
+    case RILL_FUSED_SIGMOID: return 1.0f / (1.0f + expf(-v));
+    case RILL_FUSED_TANH: return tanhf(v);
+    default: return v;
+  }
+}
+
+/* bias + relu / relu6 / identity over n contiguous values, 8 at a time with AVX where the
+ * build has it (the rest, and other builds, one at a time). */
+static void span_bias_clamp(float *p, int64_t n, float b, rill_fused_act act) {
+  int64_t i = 0;
+#ifdef __AVX__
+  __m256 vb = _mm256_set1_ps(b), lo = _mm256_setzero_ps(), hi = _mm256_set1_ps(6.0f);
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_add_ps(_mm256_loadu_ps(p + i), vb);
+    if (act != RILL_FUSED_IDENTITY) v = _mm256_max_ps(v, lo);
+    if (act == RILL_FUSED_RELU6) v = _mm256_min_ps(v, hi);
+    _mm256_storeu_ps(p + i, v);
+  }
+#endif
+  for (; i < n; i++) p[i] = act_f32(p[i] + b, act);
+}
+
+/* out[o][c][i] = act(out[o][c][i] + bias[c] (+ res[o][c][i])) for o < outer, c < ch,
+ * i < inner. The switch is outside the inner loops so each loop vectorizes. */
+static void bias_act_f32(float *out, const float *bias, const float *res, int64_t outer, int64_t ch,
+                         int64_t inner, rill_fused_act act) {
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t c = 0; c < ch; c++) {
+      float *p = out + (o * ch + c) * inner;
+      const float *r = res ? res + (o * ch + c) * inner : NULL;
+      float b = bias ? bias[c] : 0.0f;
+      if (r)
+        for (int64_t i = 0; i < inner; i++) p[i] += r[i];
+      if (act == RILL_FUSED_RELU || act == RILL_FUSED_RELU6 || act == RILL_FUSED_IDENTITY)
+        span_bias_clamp(p, inner, b, act);
+      else
+        for (int64_t i = 0; i < inner; i++) p[i] = act_f32(p[i] + b, act);
+    }
+}
+
+/* Rows of [m, n] with a per-column bias: the same pass, columns innermost. */
+static void row_bias_act_f32(float *out, const float *bias, int64_t m, int64_t n, rill_fused_act act) {
+  for (int64_t r = 0; r < m; r++) {
+    float *p = out + r * n;
+    switch (act) {
+      case RILL_FUSED_RELU:
+        for (int64_t j = 0; j < n; j++) {
+          float v = p[j] + (bias ? bias[j] : 0.0f);
+          p[j] = v > 0.0f ? v : 0.0f;
+        }
+        break;
+      case RILL_FUSED_IDENTITY:
+        if (bias)
+          for (int64_t j = 0; j < n; j++) p[j] += bias[j];
+        break;
+      default:
+        for (int64_t j = 0; j < n; j++) p[j] = act_f32(p[j] + (bias ? bias[j] : 0.0f), act);
+    }
+  }
+}
+
+rill_status *rill_cpu_fc_fp32(rill_kernel_ctx *ctx) {
+  rill_tensor *x, *w, *out, *b = NULL;
+  RILL_TRY(rill_kin_need(ctx, 0, 0, RILL_DTYPE_FP32, &x));
+  RILL_TRY(rill_kin_need(ctx, 1, 0, RILL_DTYPE_FP32, &w));
+  if (rill_kin(ctx, 2, 0)) RILL_TRY(rill_kin_need(ctx, 2, 0, RILL_DTYPE_FP32, &b));
+  RILL_TRY(rill_kout_need(ctx, 0, 0, RILL_DTYPE_FP32, &out));
+  rill_fused_act act = rill_fused_act_of(&ctx->attrs[1], true);
+  int xn = ctx->attrs[0].v.i;
+  if (w->dims.n != 2 || xn < 1 || xn >= x->dims.n)
+    return rill_kernel_error(ctx, "Input (%s, rank %d) and W (%s, rank %d) do not fit in_num_col_dims %d",
+                             rill_kin_name(ctx, 0, 0), (int)x->dims.n, rill_kin_name(ctx, 1, 0),
+                             (int)w->dims.n, xn);
+  int64_t m = rill_dims_prod(&x->dims, 0, xn), k = rill_dims_prod(&x->dims, xn, x->dims.n);
+  int64_t n = w->dims.d[1];
+  if (k != w->dims.d[0])
+    return rill_kernel_error(ctx, "Input (%s) flattens to %lld columns but W (%s) has %lld rows",
+                             rill_kin_name(ctx, 0, 0), (long long)k, rill_kin_name(ctx, 1, 0),
+                             (long long)w->dims.d[0]);
+  if (b && rill_tensor_numel(b) != n)
+    return rill_kernel_error(ctx, "Bias (%s) holds %lld values, W (%s) has %lld columns",
+                             rill_kin_name(ctx, 2, 0), (long long)rill_tensor_numel(b),
+                             rill_kin_name(ctx, 1, 0), (long long)n);
+  if (m > INT_MAX || k > INT_MAX || n > INT_MAX)
+    return rill_kernel_error(ctx, "matrix of %lld x %lld x %lld is too large for BLAS", (long long)m,
+                             (long long)k, (long long)n);
+  rill_dims od;
+  od.n = xn + 1;
+  for (int i = 0; i < xn; i++) od.d[i] = x->dims.d[i];
+  od.d[xn] = n;
+  RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &od));
+  size_t obytes = (size_t)(m * n) * sizeof(float);
+  if (!obytes) return NULL;
+  const float *xp = rill_tensor_ptr(x), *wp = rill_tensor_ptr(w);
+  float *op = rill_tensor_ptr(out);
+  if (rill_overlaps(op, obytes, xp, rill_tensor_nbytes(x)) || rill_overlaps(op, obytes, wp, rill_tensor_nbytes(w)))
+    return rill_kernel_error(ctx, "output Out (%s) must not share memory with its inputs",
+                             rill_kout_name(ctx, 0, 0));
+  if (k == 0)
+    memset(op, 0, obytes);
+  else if (m == 1 && n >= RILL_FC_GEMV_MIN_N)
+    cblas_sgemv(CblasRowMajor, CblasTrans, (int)k, (int)n, 1.0f, wp, (int)n, xp, 1, 0.0f, op, 1);
+  else
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, xp, (int)k,
+                wp, (int)n, 0.0f, op, (int)n);
+  row_bias_act_f32(op, b ? rill_tensor_ptr(b) : NULL, m, n, act);
+  return NULL;
+}
+
+rill_status *rill_cpu_conv2d_fusion_fp32(rill_kernel_ctx *ctx) {
+  rill_tensor *b, *out, *res = NULL;
+  RILL_TRY(rill_kin_need(ctx, 2, 0, RILL_DTYPE_FP32, &b));
+  if (rill_kin(ctx, 3, 0)) RILL_TRY(rill_kin_need(ctx, 3, 0, RILL_DTYPE_FP32, &res));
+  /* The convolution itself: the conv2d kernel on this context without Bias and
+   * ResidualData (the attributes start with conv2d's, in its order). */
+  size_t nin[4] = {ctx->nin[0], ctx->nin[1], 0, 0};
+  rill_kernel_ctx conv = *ctx;
+  conv.nin = nin;
+  RILL_TRY(rill_cpu_conv2d_fp32(&conv));
+  RILL_TRY(rill_kout_need(ctx, 0, 0, RILL_DTYPE_FP32, &out));
+  int64_t n = out->dims.d[0], ch = out->dims.d[1], inner = out->dims.d[2] * out->dims.d[3];
+  if (rill_tensor_numel(b) != ch)
+    return rill_kernel_error(ctx, "Bias (%s) holds %lld values for %lld output channels",
+                             rill_kin_name(ctx, 2, 0), (long long)rill_tensor_numel(b), (long long)ch);
+  if (res && !rill_dims_equal(&res->dims, &out->dims))
+    return rill_kernel_error(ctx, "ResidualData (%s) does not have the output's shape",
+                             rill_kin_name(ctx, 3, 0));
+  size_t nact = 0;
+  while (nact < ctx->schema->nattrs && strcmp(ctx->schema->attrs[nact].name, "activation") != 0) nact++;
+  rill_fused_act act = nact < ctx->schema->nattrs ? rill_fused_act_of(&ctx->attrs[nact], false)
+                                                  : RILL_FUSED_IDENTITY;
+  bias_act_f32(rill_tensor_ptr(out), rill_tensor_ptr(b), res ? rill_tensor_ptr(res) : NULL, n, ch, inner,
+               act);
+  return NULL;
+}
