@@ -1,0 +1,200 @@
+"""rill.inference over the C predictor: every shared model reproduces its reference
+outputs at each optimization level, inputs by name or position, reuse, clones on
+threads, Paddle Inference's handle API, and the errors of bad configs and inputs."""
+import json
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import rill
+from rill.inference import Config, Predictor
+from conftest import MODELS
+
+NAMES = sorted(d for d in os.listdir(MODELS) if os.path.isdir(os.path.join(MODELS, d))) \
+    if os.path.isdir(MODELS) else []
+
+
+def model(name):
+    d = os.path.join(MODELS, name)
+    if name == 'paddlelite_simple_model':
+        return os.path.join(d, 'model.pdmodel'), None
+    if name == 'paddlejs_gesture_rec':
+        return d, 'params'
+    return d, None
+
+
+def refs(name):
+    d = os.path.join(MODELS, name, 'refs')
+    meta = json.load(open(os.path.join(d, 'meta.json')))
+    feed = {}
+    for n in meta['feed_order']:
+        arr = np.load(os.path.join(d, 'input_%s.npy' % n))
+        lod = meta['inputs'][n].get('lod')
+        feed[n] = (arr, lod) if lod else arr
+    outs = [np.load(os.path.join(d, 'output_%d.npy' % i)) for i in range(len(meta['outputs']))]
+    return meta, feed, outs
+
+
+def check_outputs(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize('level', [0, 1, 2])
+@pytest.mark.parametrize('name', NAMES)
+def test_model_reproduces_refs(name, level):
+    path, params = model(name)
+    meta, feed, want = refs(name)
+    p = Predictor(Config(path, params, threads=2, opt_level=level, memory_optim=level > 0))
+    assert p.get_input_names() == meta['feed_order']
+    assert len(p.get_output_names()) == len(want)
+    check_outputs(p.run(feed), want)
+    # Reusable: a second run on the same predictor gives the same bits.
+    again = p.run(feed)
+    first = p.run(feed)
+    assert all(a.tobytes() == b.tobytes() for a, b in zip(again, first))
+    assert p.param_bytes() > 0
+
+
+def test_inputs_by_position_and_in_any_order():
+    path, _ = model('pureboys_word2vec')
+    meta, feed, want = refs('pureboys_word2vec')
+    p = Predictor(Config(path))
+    reversed_feed = dict(reversed(list(feed.items())))
+    check_outputs(p.run(reversed_feed), want)
+    check_outputs(p.run([feed[n] for n in p.get_input_names()]), want)
+    dtype, dims = p.input_spec('firstw')
+    assert dtype == np.int64 and dims[-1] == 1
+    # int32 ids are another width of the declared int64: converted.
+    check_outputs(p.run({n: a.astype('int32') for n, a in feed.items()}), want)
+
+
+def test_paddle_style_handles():
+    path, _ = model('mnist_conv_bn_etienne')
+    meta, feed, want = refs('mnist_conv_bn_etienne')
+    config = Config(path)
+    config.set_cpu_math_library_num_threads(1)
+    config.switch_ir_optim(True)
+    config.enable_memory_optim()
+    assert config.cpu_math_library_num_threads() == 1 and config.ir_optim()
+    p = rill.inference.create_predictor(config)
+    out_name = p.get_output_names()[0]
+    with pytest.raises(rill.FailedPreconditionError, match='not run yet'):
+        p.get_output_handle(out_name).copy_to_cpu()
+    for n in p.get_input_names():
+        p.get_input_handle(n).copy_from_cpu(feed[n])
+    p.run()
+    check_outputs([p.get_output_handle(out_name).copy_to_cpu()], want)
+    assert p.memory_bytes() > 0
+    assert 'feed' in [op.type for op in p.program().global_block().ops]
+
+
+def test_clones_on_threads_give_the_single_threaded_bits():
+    path, _ = model('mnist_conv_bn_etienne')
+    _, feed, want = refs('mnist_conv_bn_etienne')
+    p = Predictor(Config(path, threads=1))
+    rs = np.random.RandomState(5)
+    name = p.get_input_names()[0]
+    batches = [rs.rand(*feed[name].shape).astype('float32') for _ in range(4)]
+    single = [p.run({name: b})[0].copy() for b in batches]
+    clones = [p.clone() for _ in range(4)]
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            for rep in range(5):
+                for j, b in enumerate(batches):
+                    results[(k, rep, j)] = clones[k].run({name: b})[0].copy()
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(results) == 4 * 5 * 4
+    for (k, rep, j), out in results.items():
+        assert out.tobytes() == single[j].tobytes(), (k, rep, j)
+    check_outputs(clones[0].run(feed), want)
+    del p  # clones keep the shared weights alive
+    check_outputs(clones[1].run(feed), want)
+
+
+# ----------------------------------------------------------------- errors ----
+
+def fit_a_line():
+    path, _ = model('fit_a_line_raftliu')
+    _, feed, want = refs('fit_a_line_raftliu')
+    return Predictor(Config(path)), feed['x'], want
+
+
+def test_wrong_input_name_raises_and_the_predictor_stays_usable():
+    p, x, want = fit_a_line()
+    with pytest.raises(rill.InvalidArgumentError, match="'nope'") as e:
+        p.run({'nope': x})
+    assert 'x' in str(e.value)
+    with pytest.raises(rill.InvalidArgumentError, match="'x'"):
+        p.run({})  # the model's input is missing
+    with pytest.raises(rill.InvalidArgumentError, match='2 inputs given'):
+        p.run([x, x])
+    with pytest.raises(rill.NotFoundError, match='nope'):
+        p.get_input_handle('nope')
+    with pytest.raises(rill.NotFoundError, match='nope'):
+        p.get_output_handle('nope')
+    with pytest.raises(TypeError):
+        p.run('x')
+    check_outputs(p.run({'x': x}), want)
+
+
+def test_wrong_shape_or_dtype_raises():
+    p, x, want = fit_a_line()
+    with pytest.raises(rill.InvalidArgumentError, match="'x'.*shape"):
+        p.run({'x': x[:, :5]})
+    with pytest.raises(rill.InvalidArgumentError, match="'x'"):
+        p.run({'x': x.astype('int64')})
+    check_outputs(p.run({'x': x.astype('float64')}), want)  # same kind: converted
+
+
+@pytest.mark.parametrize('kwargs, match', [
+    (dict(opt_level=3), 'optimization level'),
+    (dict(threads=-1), 'threads'),
+    (dict(threads=1.5), 'threads'),
+    (dict(passes=1 << 9), 'pass'),
+    (dict(parallel='yes'), 'parallel'),
+])
+def test_bad_config_raises(kwargs, match):
+    path, _ = model('fit_a_line_raftliu')
+    with pytest.raises(rill.InvalidArgumentError, match=match):
+        Config(path, **kwargs)
+
+
+def test_missing_or_bad_model_raises(tmp_path):
+    with pytest.raises(rill.NotFoundError, match='nothing'):
+        Predictor(Config(str(tmp_path / 'nothing')))
+    (tmp_path / 'bad').mkdir()
+    (tmp_path / 'bad' / '__model__').write_bytes(b'\xff\xfe not a program')
+    with pytest.raises(rill.Error, match='__model__|bad'):
+        Predictor(Config(str(tmp_path / 'bad')))
+    with pytest.raises(rill.InvalidArgumentError):
+        Config('')
+    with pytest.raises(TypeError):
+        Predictor('model_dir')
+
+
+def test_a_model_trained_in_python_runs_in_the_predictor(tmp_path):
+    x = rill.layers.data('x', [3])
+    pred = rill.layers.fc(rill.layers.fc(x, 8, act='relu'), 2, act='softmax')
+    exe = rill.Executor()
+    exe.run(rill.default_startup_program())
+    data = np.random.RandomState(1).rand(4, 3).astype('float32')
+    want, = exe.run(feed={'x': data}, fetch_list=[pred])
+    rill.io.save_inference_model(str(tmp_path / 'm'), ['x'], [pred], exe)
+    p = Predictor(Config(str(tmp_path / 'm')))
+    got, = p.run({'x': data})
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
