@@ -486,10 +486,11 @@ typedef struct rill_plugin_op {
   const char *dtype_attr;
   rill_plugin_infer_fn infer; /* required */
   /* The gradient op (NULL: not differentiable). The backward pass emits it with
-   * Paddle's default layout: inputs are the forward op's inputs and outputs under the
-   * same slot names plus "<Out>@GRAD" for each output slot, outputs "<In>@GRAD" for
-   * each input slot without RILL_PLUGIN_SLOT_NO_GRAD, attributes the forward op's. The
-   * gradient op is an op like any other (usually "<type>_grad", from the same plugin). */
+   * Paddle's default layout, kept to the slots the gradient op declares: inputs are the
+   * forward op's inputs and outputs under the same slot names and "<Out>@GRAD" for
+   * each output slot, outputs "<In>@GRAD" for each input slot without
+   * RILL_PLUGIN_SLOT_NO_GRAD, attributes the forward op's. The gradient op is an op
+   * like any other (usually "<type>_grad", from the same plugin). */
   const char *grad_op;
   void *user; /* passed to infer */
 } rill_plugin_op;

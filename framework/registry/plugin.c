@@ -133,22 +133,41 @@ static rill_status *plugin_kernel_run(rill_kernel_ctx *ctx) {
                     p->schema.type, p->library, rill_dtype_name(dt));
 }
 
+/* Paddle's default layout, kept to the slots the gradient op declares. */
+static bool declares(const rill_slot_schema *slots, size_t n, const char *name, const char *suffix) {
+  size_t ln = strlen(name);
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(slots[i].name, name, ln) == 0 && strcmp(slots[i].name + ln, suffix) == 0) return true;
+  return false;
+}
+
 static rill_status *plugin_grad(rill_grad_ctx *ctx) {
   const plugin_op *p = (const plugin_op *)ctx->schema;
   const rill_op_schema *s = ctx->schema;
+  const rill_op_schema *g = rill_schema_find(p->grad_op);
+  if (!g)
+    return rill_error(RILL_NOT_FOUND, "op '%s' (from %s): its gradient op '%s' is not registered",
+                      s->type, p->library, p->grad_op);
   bool any = false;
   for (size_t i = 0; i < s->ninputs && !any; i++)
-    if (!(s->inputs[i].flags & RILL_SLOT_NO_GRAD)) any = !rill_grad_none_wanted(ctx, s->inputs[i].name);
+    if (!(s->inputs[i].flags & RILL_SLOT_NO_GRAD) &&
+        declares(g->outputs, g->noutputs, s->inputs[i].name, RILL_GRAD_SUFFIX))
+      any = !rill_grad_none_wanted(ctx, s->inputs[i].name);
   if (!any) return NULL;
   rill_op_desc *op;
   RILL_TRY(rill_grad_begin(ctx, p->grad_op, &op));
-  for (size_t i = 0; i < s->ninputs; i++) RILL_TRY(rill_grad_forward(ctx, op, s->inputs[i].name));
+  for (size_t i = 0; i < s->ninputs; i++)
+    if (declares(g->inputs, g->ninputs, s->inputs[i].name, ""))
+      RILL_TRY(rill_grad_forward(ctx, op, s->inputs[i].name));
   for (size_t i = 0; i < s->noutputs; i++) {
-    RILL_TRY(rill_grad_forward(ctx, op, s->outputs[i].name));
-    RILL_TRY(rill_grad_of_output(ctx, op, s->outputs[i].name));
+    if (declares(g->inputs, g->ninputs, s->outputs[i].name, ""))
+      RILL_TRY(rill_grad_forward(ctx, op, s->outputs[i].name));
+    if (declares(g->inputs, g->ninputs, s->outputs[i].name, RILL_GRAD_SUFFIX))
+      RILL_TRY(rill_grad_of_output(ctx, op, s->outputs[i].name));
   }
   for (size_t i = 0; i < s->ninputs; i++)
-    if (!(s->inputs[i].flags & RILL_SLOT_NO_GRAD))
+    if (!(s->inputs[i].flags & RILL_SLOT_NO_GRAD) &&
+        declares(g->outputs, g->noutputs, s->inputs[i].name, RILL_GRAD_SUFFIX))
       RILL_TRY(rill_grad_of_input(ctx, op, s->inputs[i].name));
   return NULL;
 }
