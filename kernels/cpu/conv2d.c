@@ -29,6 +29,95 @@ static inline void valid_range(int64_t off, int64_t s, int64_t in, int64_t out, 
   *hi = h;
 }
 
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+
+/* The even and odd elements of p[0..15], each as 8 lanes. */
+static inline void deinterleave8(const float *p, __m256 *even, __m256 *odd) {
+  __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
+  __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)); /* a0 a2 b0 b2 | a4 a6 b4 b6 */
+  __m256 o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+  *even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+  *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+/* One output row of a 3x3 depthwise conv (one input and one output channel): rows[k] is
+ * input row oh * sh - pt + k, NULL when it lies in the padding. Columns whose three taps
+ * are all inside the row run 8 at a time; the borders run scalar with bounds checks. */
+static void dw3x3_row(const rill_conv_geom *g, const float *const rows[3], const float *wk,
+                      float *yr) {
+  const int64_t s = g->sw, w = g->w, pl = g->pl, ow = g->ow;
+  /* Interior: 0 <= o * s - pl and o * s - pl + 2 <= w - 1; for stride 2 the vector loop
+   * reads 16 elements from o * s - pl, one more than it uses, so it needs one more. */
+  int64_t lo = (pl + s - 1) / s, hi = w - 3 + pl < 0 ? 0 : (w - 3 + pl) / s + 1;
+  if (hi > ow) hi = ow;
+  if (lo > hi) lo = hi;
+  int64_t vhi = lo;
+  if (s == 1) {
+    while (vhi + 8 <= hi) vhi += 8;
+  } else {
+    while (vhi + 8 <= hi && (vhi + 7) * 2 - pl + 3 <= w - 1) vhi += 8;
+  }
+  for (int64_t o = 0; o < ow; o++) {
+    if (o == lo && vhi > lo) {
+      __m256 wv[9];
+      for (int k = 0; k < 9; k++) wv[k] = _mm256_set1_ps(wk[k]);
+      for (; o < vhi; o += 8) {
+        __m256 acc = _mm256_setzero_ps();
+        for (int k = 0; k < 3; k++) {
+          if (!rows[k]) continue;
+          const float *p = rows[k] + o * s - pl;
+          if (s == 1) {
+            acc = _mm256_fmadd_ps(wv[3 * k], _mm256_loadu_ps(p), acc);
+            acc = _mm256_fmadd_ps(wv[3 * k + 1], _mm256_loadu_ps(p + 1), acc);
+            acc = _mm256_fmadd_ps(wv[3 * k + 2], _mm256_loadu_ps(p + 2), acc);
+          } else {
+            __m256 e0, o0, e2, o2;
+            deinterleave8(p, &e0, &o0);
+            deinterleave8(p + 2, &e2, &o2);
+            acc = _mm256_fmadd_ps(wv[3 * k], e0, acc);
+            acc = _mm256_fmadd_ps(wv[3 * k + 1], o0, acc);
+            acc = _mm256_fmadd_ps(wv[3 * k + 2], e2, acc);
+          }
+        }
+        _mm256_storeu_ps(yr + o, acc);
+      }
+      if (o >= ow) break;
+    }
+    float acc = 0;
+    int64_t iw0 = o * s - pl;
+    for (int k = 0; k < 3; k++) {
+      if (!rows[k]) continue;
+      for (int j = 0; j < 3; j++) {
+        int64_t iw = iw0 + j;
+        if (iw >= 0 && iw < w) acc += wk[3 * k + j] * rows[k][iw];
+      }
+    }
+    yr[o] = acc;
+  }
+}
+
+/* y = conv(x, w) for one channel of a depthwise 3x3 conv with stride 1 or 2 and no
+ * dilation; false (nothing written) for any other geometry. */
+static bool dw3x3_f32(const rill_conv_geom *g, const float *x, const float *w, float *y) {
+  if (g->kh != 3 || g->kw != 3 || g->dh != 1 || g->dw != 1 || g->sh != g->sw ||
+      (g->sw != 1 && g->sw != 2))
+    return false;
+  for (int64_t oh = 0; oh < g->oh; oh++) {
+    const float *rows[3];
+    for (int k = 0; k < 3; k++) {
+      int64_t ih = oh * g->sh - g->pt + k;
+      rows[k] = ih >= 0 && ih < g->h ? x + ih * g->w : NULL;
+    }
+    dw3x3_row(g, rows, w, y + oh * g->ow);
+  }
+  return true;
+}
+#define DW_FAST(g, x, w, y) dw3x3_f32(g, x, w, y)
+#else
+#define DW_FAST(g, x, w, y) false
+#endif
+
 #define T float
 #define SUF f32
 #define GEMM cblas_sgemm
@@ -36,6 +125,8 @@ static inline void valid_range(int64_t off, int64_t s, int64_t in, int64_t out, 
 #undef T
 #undef SUF
 #undef GEMM
+#undef DW_FAST
+#define DW_FAST(g, x, w, y) false
 
 #define T double
 #define SUF f64
@@ -51,6 +142,7 @@ static int conv_pick(const rill_conv_geom *g) {
   switch (rill_conv_force_path) {
   case RILL_CONV_PATH_IM2COL: return RILL_CONV_PATH_IM2COL;
   case RILL_CONV_PATH_DIRECT: return RILL_CONV_PATH_DIRECT;
+  case RILL_CONV_PATH_DIRECT_GENERIC: return RILL_CONV_PATH_DIRECT_GENERIC;
   case RILL_CONV_PATH_1X1: return one ? RILL_CONV_PATH_1X1 : RILL_CONV_PATH_IM2COL;
   default: break;
   }
