@@ -41,60 +41,78 @@ static inline void deinterleave8(const float *p, __m256 *even, __m256 *odd) {
   *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
-/* One output row of a 3x3 depthwise conv (one input and one output channel): rows[k] is
- * input row oh * sh - pt + k, NULL when it lies in the padding. Columns whose three taps
- * are all inside the row run 8 at a time; the borders run scalar with bounds checks. */
-static void dw3x3_row(const rill_conv_geom *g, const float *const rows[3], const float *wk,
-                      float *yr) {
-  const int64_t s = g->sw, w = g->w, pl = g->pl, ow = g->ow;
-  /* Interior: 0 <= o * s - pl and o * s - pl + 2 <= w - 1; for stride 2 the vector loop
-   * reads 16 elements from o * s - pl, one more than it uses, so it needs one more. */
-  int64_t lo = (pl + s - 1) / s, hi = w - 3 + pl < 0 ? 0 : (w - 3 + pl) / s + 1;
-  if (hi > ow) hi = ow;
-  if (lo > hi) lo = hi;
-  int64_t vhi = lo;
-  if (s == 1) {
-    while (vhi + 8 <= hi) vhi += 8;
-  } else {
-    while (vhi + 8 <= hi && (vhi + 7) * 2 - pl + 3 <= w - 1) vhi += 8;
-  }
-  for (int64_t o = 0; o < ow; o++) {
-    if (o == lo && vhi > lo) {
-      __m256 wv[9];
-      for (int k = 0; k < 9; k++) wv[k] = _mm256_set1_ps(wk[k]);
-      for (; o < vhi; o += 8) {
-        __m256 acc = _mm256_setzero_ps();
-        for (int k = 0; k < 3; k++) {
-          if (!rows[k]) continue;
-          const float *p = rows[k] + o * s - pl;
-          if (s == 1) {
-            acc = _mm256_fmadd_ps(wv[3 * k], _mm256_loadu_ps(p), acc);
-            acc = _mm256_fmadd_ps(wv[3 * k + 1], _mm256_loadu_ps(p + 1), acc);
-            acc = _mm256_fmadd_ps(wv[3 * k + 2], _mm256_loadu_ps(p + 2), acc);
-          } else {
-            __m256 e0, o0, e2, o2;
-            deinterleave8(p, &e0, &o0);
-            deinterleave8(p + 2, &e2, &o2);
-            acc = _mm256_fmadd_ps(wv[3 * k], e0, acc);
-            acc = _mm256_fmadd_ps(wv[3 * k + 1], o0, acc);
-            acc = _mm256_fmadd_ps(wv[3 * k + 2], e2, acc);
-          }
-        }
-        _mm256_storeu_ps(yr + o, acc);
-      }
-      if (o >= ow) break;
+/* 8 output columns from o of one output row (see dw3x3_row). */
+static inline void dw3x3_chunk(const float *const rows[3], const __m256 wv[9], int64_t s,
+                               int64_t pl, int64_t o, float *yr) {
+  __m256 acc = _mm256_setzero_ps();
+  for (int k = 0; k < 3; k++) {
+    if (!rows[k]) continue;
+    const float *p = rows[k] + o * s - pl;
+    if (s == 1) {
+      acc = _mm256_fmadd_ps(wv[3 * k], _mm256_loadu_ps(p), acc);
+      acc = _mm256_fmadd_ps(wv[3 * k + 1], _mm256_loadu_ps(p + 1), acc);
+      acc = _mm256_fmadd_ps(wv[3 * k + 2], _mm256_loadu_ps(p + 2), acc);
+    } else {
+      __m256 e0, o0, e2, o2;
+      deinterleave8(p, &e0, &o0);
+      deinterleave8(p + 2, &e2, &o2);
+      acc = _mm256_fmadd_ps(wv[3 * k], e0, acc);
+      acc = _mm256_fmadd_ps(wv[3 * k + 1], o0, acc);
+      acc = _mm256_fmadd_ps(wv[3 * k + 2], e2, acc);
     }
+  }
+  _mm256_storeu_ps(yr + o, acc);
+}
+
+/* Output columns [o0, o1) of one row, scalar with bounds checks. */
+static void dw3x3_cols(const rill_conv_geom *g, const float *const rows[3], const float *wk,
+                       int64_t o0, int64_t o1, float *yr) {
+  for (int64_t o = o0; o < o1; o++) {
     float acc = 0;
-    int64_t iw0 = o * s - pl;
+    int64_t iw0 = o * g->sw - g->pl;
     for (int k = 0; k < 3; k++) {
       if (!rows[k]) continue;
       for (int j = 0; j < 3; j++) {
         int64_t iw = iw0 + j;
-        if (iw >= 0 && iw < w) acc += wk[3 * k + j] * rows[k][iw];
+        if (iw >= 0 && iw < g->w) acc += wk[3 * k + j] * rows[k][iw];
       }
     }
     yr[o] = acc;
   }
+}
+
+/* One output row of a 3x3 depthwise conv (one input and one output channel): rows[k] is
+ * input row oh * sh - pt + k, NULL when it lies in the padding. Columns whose three taps
+ * are all inside the row run 8 at a time, the last 8 of them overlapping the previous
+ * chunk rather than falling back to scalar code; the borders run scalar. */
+static void dw3x3_row(const rill_conv_geom *g, const float *const rows[3], const float *wk,
+                      float *yr) {
+  const int64_t s = g->sw, w = g->w, pl = g->pl, ow = g->ow;
+  /* Interior: 0 <= o * s - pl and o * s - pl + 2 <= w - 1. */
+  int64_t lo = (pl + s - 1) / s, hi = w - 3 + pl < 0 ? 0 : (w - 3 + pl) / s + 1;
+  if (hi > ow) hi = ow;
+  if (lo > hi) lo = hi;
+  /* Last chunk start: 8 columns inside [lo, hi); for stride 2 the chunk reads 18 inputs
+   * from o * 2 - pl, one more than it uses, which must lie inside the row too. */
+  int64_t last = hi - 8;
+  if (s == 2) {
+    int64_t lim = (w - 1 - 17 + pl) >= 0 ? (w - 1 - 17 + pl) / 2 : -1;
+    if (last > lim) last = lim;
+  }
+  if (last < lo) {
+    dw3x3_cols(g, rows, wk, 0, ow, yr);
+    return;
+  }
+  __m256 wv[9];
+  for (int k = 0; k < 9; k++) wv[k] = _mm256_set1_ps(wk[k]);
+  dw3x3_cols(g, rows, wk, 0, lo, yr);
+  int64_t o = lo;
+  for (; o <= last; o += 8) dw3x3_chunk(rows, wv, s, pl, o, yr);
+  if (o < last + 8) { /* the columns up to last + 8, overlapping */
+    dw3x3_chunk(rows, wv, s, pl, last, yr);
+    o = last + 8;
+  }
+  dw3x3_cols(g, rows, wk, o, ow, yr);
 }
 
 /* y = conv(x, w) for one channel of a depthwise 3x3 conv with stride 1 or 2 and no
