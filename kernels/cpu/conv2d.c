@@ -132,8 +132,23 @@ static bool dw3x3_f32(const rill_conv_geom *g, const float *x, const float *w, f
   return true;
 }
 #define DW_FAST(g, x, w, y) dw3x3_f32(g, x, w, y)
+
+/* d[i] = s[2 i] for i in a prefix of [0, n), 8 at a time; reads s[0 .. 2 i + 15] per
+ * chunk, so a chunk runs only while that stays inside s[0 .. 2 (n - 1)]. The im2col of
+ * stride-2 convs (first layers: 3 input channels, so im2col is most of their cost). */
+static int64_t gather2_f32(float *restrict d, const float *restrict s, int64_t n) {
+  int64_t i = 0;
+  for (; i + 9 <= n; i += 8) {
+    __m256 e, o;
+    deinterleave8(s + 2 * i, &e, &o);
+    _mm256_storeu_ps(d + i, e);
+  }
+  return i;
+}
+#define GATHER2(d, s, n) gather2_f32(d, s, n)
 #else
 #define DW_FAST(g, x, w, y) false
+#define GATHER2(d, s, n) 0
 #endif
 
 #define T float
@@ -144,7 +159,9 @@ static bool dw3x3_f32(const rill_conv_geom *g, const float *x, const float *w, f
 #undef SUF
 #undef GEMM
 #undef DW_FAST
+#undef GATHER2
 #define DW_FAST(g, x, w, y) false
+#define GATHER2(d, s, n) 0
 
 #define T double
 #define SUF f64
