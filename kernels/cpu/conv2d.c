@@ -2,10 +2,12 @@
  * all on the engine in conv_impl.inc (see kernels/cpu/conv.h for the paths). */
 #include <cblas.h>
 #include <limits.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "framework/base/alloc.h"
 #include "kernels/cpu/conv.h"
+#include "framework/exec/device.h"
 #include "kernels/cpu/kernels.h"
 
 int rill_conv_force_path = RILL_CONV_PATH_AUTO;
@@ -227,6 +229,69 @@ static rill_status *check_dy(rill_kernel_ctx *ctx, const rill_tensor *dy, const 
 #define ENGINE(dt, name, ...) \
   ((dt) == RILL_DTYPE_FP32 ? name##_f32(__VA_ARGS__) : name##_f64(__VA_ARGS__))
 
+/* Threads inside a large direct conv (depthwise layers: OpenBLAS already threads the
+ * GEMM of the other paths). Each thread takes a contiguous range of groups, as a conv of
+ * its own over those channels, for every image; the calling thread takes the last
+ * range. Below DIRECT_THREAD_MACS multiply-adds a thread costs more than it saves. */
+#define DIRECT_THREAD_MACS (1 << 20)
+#define DIRECT_MAX_THREADS 16
+
+typedef struct direct_part {
+  const rill_conv_geom *g;
+  rill_dtype dt;
+  const void *x, *w;
+  void *y;
+  int64_t g0, g1;
+  pthread_t tid;
+  bool started;
+} direct_part;
+
+static void *direct_part_run(void *arg) {
+  direct_part *pt = arg;
+  const rill_conv_geom *g = pt->g;
+  int64_t c_g = g->c / g->groups, m_g = g->m / g->groups, k = c_g * g->kh * g->kw;
+  int64_t hw = g->h * g->w, p = g->oh * g->ow, es = pt->dt == RILL_DTYPE_FP32 ? 4 : 8;
+  rill_conv_geom sub = *g;
+  sub.n = 1;
+  sub.groups = pt->g1 - pt->g0;
+  sub.c = c_g * sub.groups;
+  sub.m = m_g * sub.groups;
+  for (int64_t n = 0; n < g->n; n++) {
+    const char *x = (const char *)pt->x + (n * g->c + pt->g0 * c_g) * hw * es;
+    const char *w = (const char *)pt->w + pt->g0 * m_g * k * es;
+    char *y = (char *)pt->y + (n * g->m + pt->g0 * m_g) * p * es;
+    /* The direct path allocates nothing, so it cannot fail. */
+    (void)ENGINE(pt->dt, conv_fwd, &sub, (const void *)x, (const void *)w, (void *)y,
+                 rill_conv_force_path == RILL_CONV_PATH_DIRECT_GENERIC ? RILL_CONV_PATH_DIRECT_GENERIC
+                                                                      : RILL_CONV_PATH_DIRECT);
+  }
+  return NULL;
+}
+
+static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_geom *g,
+                         const void *x, const void *w, void *y, int path) {
+  int64_t threads = ctx->device ? ctx->device->num_threads : 1;
+  double macs = (double)g->n * (double)g->m * (double)(g->oh * g->ow) * (double)(g->kh * g->kw) *
+                (double)(g->c / g->groups);
+  if (threads > g->groups) threads = g->groups;
+  if (threads > DIRECT_MAX_THREADS) threads = DIRECT_MAX_THREADS;
+  if ((path != RILL_CONV_PATH_DIRECT && path != RILL_CONV_PATH_DIRECT_GENERIC) || threads < 2 ||
+      macs < DIRECT_THREAD_MACS)
+    return ENGINE(dt, conv_fwd, g, x, w, y, path);
+  direct_part parts[DIRECT_MAX_THREADS];
+  for (int64_t t = 0; t < threads; t++) {
+    parts[t] = (direct_part){.g = g, .dt = dt, .x = x, .w = w, .y = y,
+                             .g0 = g->groups * t / threads, .g1 = g->groups * (t + 1) / threads};
+    if (t + 1 < threads) parts[t].started = pthread_create(&parts[t].tid, NULL, direct_part_run, &parts[t]) == 0;
+  }
+  direct_part_run(&parts[threads - 1]);
+  for (int64_t t = 0; t + 1 < threads; t++) {
+    if (parts[t].started) pthread_join(parts[t].tid, NULL);
+    else direct_part_run(&parts[t]); /* no thread to be had: run it here */
+  }
+  return true;
+}
+
 static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   rill_tensor *x, *f, *y;
   RILL_TRY(rill_kin_need(ctx, 0, 0, dt, &x));
@@ -242,8 +307,8 @@ static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   if (rill_overlaps(rill_tensor_ptr(y), rill_tensor_nbytes(y), rill_tensor_ptr(x), rill_tensor_nbytes(x)))
     return rill_kernel_error(ctx, "output Output (%s) must not share memory with Input (%s)",
                              rill_kout_name(ctx, 0, 0), rill_kin_name(ctx, 0, 0));
-  bool ok = ENGINE(dt, conv_fwd, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(y),
-                   conv_pick(&g));
+  bool ok = conv_fwd_run(ctx, dt, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(y),
+                         conv_pick(&g));
   return ok ? NULL : rill_oom();
 }
 

@@ -81,6 +81,9 @@ static void conv_out_size(const conv_cfg *c, int64_t *oh, int64_t *ow) {
   *ow = (c->w + p[2] + p[3] - (dw * (c->kw - 1) + 1)) / c->sw + 1;
 }
 
+/* Threads the kernels may use (op_harness_set_threads); 0: no device context. */
+static int32_t conv_threads;
+
 static void check_conv(const char *op, const conv_cfg *c) {
   int64_t oh, ow;
   conv_out_size(c, &oh, &ow);
@@ -98,6 +101,7 @@ static void check_conv(const char *op, const conv_cfg *c) {
     for (int dt = 0; dt < 2; dt++) {
       rill_conv_force_path = paths[pi];
       op_harness *h = harness(op);
+      if (conv_threads) op_harness_set_threads(h, conv_threads);
       rill_dtype t = dt ? RILL_DTYPE_FP64 : RILL_DTYPE_FP32;
       bind_input(h, "Input", "x", t, DIMS(c->n, c->c, c->h, c->w), dt ? (void *)x : (void *)xf);
       bind_input(h, "Filter", "w", t, DIMS(c->m, c->c / c->groups, c->kh, c->kw),
@@ -178,6 +182,17 @@ Test(depthwise_conv2d, vectorised_3x3_matches_reference_at_every_width) {
   /* MobileNet's shapes: 112 wide, stride 1 and 2, padding 1 */
   check_conv("depthwise_conv2d", CFG(1, 3, 14, 112, 3, 3, 3, 3, 1, 1, 1, 1, 2, {1, 1}));
   check_conv("depthwise_conv2d", CFG(2, 3, 13, 113, 3, 3, 3, 3, 2, 2, 1, 1, 2, {1, 1}));
+}
+
+/* Large direct convs split their groups over the device's threads (3 threads over 37
+ * groups: uneven ranges), for every image; the results equal the reference. */
+Test(depthwise_conv2d, threaded_direct_conv_matches_reference) {
+  conv_threads = 3;
+  check_conv("depthwise_conv2d", CFG(2, 37, 60, 61, 37, 3, 3, 37, 1, 1, 1, 1, 2, {1, 1}));
+  check_conv("depthwise_conv2d", CFG(1, 37, 90, 91, 37, 3, 3, 37, 2, 2, 1, 1, 2, {1, 1}));
+  /* 5x5 and two output channels per group: the generic direct loops, threaded */
+  check_conv("depthwise_conv2d", CFG(1, 20, 50, 50, 40, 5, 5, 20, 1, 1, 1, 1, 2, {2, 2}));
+  conv_threads = 0;
 }
 
 /* ---- conv2d_transpose ---- */
