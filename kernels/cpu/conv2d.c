@@ -44,8 +44,8 @@ static inline void deinterleave8(const float *p, __m256 *even, __m256 *odd) {
 }
 
 /* 8 output columns from o of one output row (see dw3x3_row). */
-static inline void dw3x3_chunk(const float *const rows[3], const __m256 wv[9], int64_t s,
-                               int64_t pl, int64_t o, float *yr) {
+static inline __m256 dw3x3_acc(const float *const rows[3], const __m256 wv[9], int64_t s,
+                               int64_t pl, int64_t o) {
   __m256 acc = _mm256_setzero_ps();
   for (int k = 0; k < 3; k++) {
     if (!rows[k]) continue;
@@ -63,7 +63,12 @@ static inline void dw3x3_chunk(const float *const rows[3], const __m256 wv[9], i
       acc = _mm256_fmadd_ps(wv[3 * k + 2], e2, acc);
     }
   }
-  _mm256_storeu_ps(yr + o, acc);
+  return acc;
+}
+
+static inline void dw3x3_chunk(const float *const rows[3], const __m256 wv[9], int64_t s,
+                               int64_t pl, int64_t o, float *yr) {
+  _mm256_storeu_ps(yr + o, dw3x3_acc(rows, wv, s, pl, o));
 }
 
 /* Output columns [o0, o1) of one row, scalar with bounds checks. */
@@ -117,12 +122,50 @@ static void dw3x3_row(const rill_conv_geom *g, const float *const rows[3], const
   dw3x3_cols(g, rows, wk, o, ow, yr);
 }
 
+/* Small images (deep layers: 14x14, 7x7) have few interior columns, so the row kernel
+ * would run mostly its scalar borders. Instead the channel is copied into a zeroed,
+ * padded buffer on the stack wide enough for whole 8-column chunks, and every output
+ * runs vectorised with no bounds checks; the last chunk of a row is stored through a
+ * small buffer. DW_PAD_MAX floats (24 KiB) bound the buffer. */
+#define DW_PAD_MAX 6144
+
+static bool dw3x3_padded(const rill_conv_geom *g, const float *x, const float *w, float *y) {
+  const int64_t s = g->sw, chunks = (g->ow + 7) / 8;
+  const int64_t pw = 8 * chunks * s + 18, ph = (g->oh - 1) * s + 3;
+  if (g->ow >= 32 || ph * pw > DW_PAD_MAX) return false;
+  float buf[DW_PAD_MAX];
+  memset(buf, 0, (size_t)(ph * pw) * sizeof(float));
+  for (int64_t ih = 0; ih < g->h; ih++) {
+    int64_t r = ih + g->pt;
+    if (r >= ph) break;
+    /* columns past pw hold no input any output reads */
+    int64_t n = g->w + g->pl <= pw ? g->w : pw - g->pl;
+    if (n > 0) memcpy(buf + r * pw + g->pl, x + ih * g->w, (size_t)n * sizeof(float));
+  }
+  __m256 wv[9];
+  for (int k = 0; k < 9; k++) wv[k] = _mm256_set1_ps(w[k]);
+  float tail[8];
+  for (int64_t oh = 0; oh < g->oh; oh++) {
+    const float *rows[3];
+    for (int k = 0; k < 3; k++) rows[k] = buf + (oh * s + k) * pw;
+    float *yr = y + oh * g->ow;
+    int64_t o = 0;
+    for (; o + 8 <= g->ow; o += 8) dw3x3_chunk(rows, wv, s, 0, o, yr);
+    if (o < g->ow) {
+      _mm256_storeu_ps(tail, dw3x3_acc(rows, wv, s, 0, o));
+      memcpy(yr + o, tail, (size_t)(g->ow - o) * sizeof(float));
+    }
+  }
+  return true;
+}
+
 /* y = conv(x, w) for one channel of a depthwise 3x3 conv with stride 1 or 2 and no
  * dilation; false (nothing written) for any other geometry. */
 static bool dw3x3_f32(const rill_conv_geom *g, const float *x, const float *w, float *y) {
   if (g->kh != 3 || g->kw != 3 || g->dh != 1 || g->dw != 1 || g->sh != g->sw ||
       (g->sw != 1 && g->sw != 2))
     return false;
+  if (dw3x3_padded(g, x, w, y)) return true;
   for (int64_t oh = 0; oh < g->oh; oh++) {
     const float *rows[3];
     for (int k = 0; k < 3; k++) {
