@@ -40,6 +40,8 @@ typedef struct plugin_op {
 
 struct rill_plugin {
   char *name;
+  void *handle;             /* dlopen handle, NULL for rill_register_op_library */
+  struct rill_plugin *next; /* the list of registered libraries */
   plugin_op **ops;
   size_t nops, capops;
   rill_kernel_def *kernels;
@@ -51,12 +53,12 @@ struct rill_op_context {
   const rill_kernel_ctx *kernel;
 };
 
-/* Libraries whose ops are registered stay open and are kept here (never unloaded). */
+/* Libraries whose ops are registered stay open and are kept here (never unloaded):
+ * their records own the names and copies the registry points into. Linked through the
+ * records themselves, so keeping one allocates nothing that could fail after commit. */
 static struct {
   pthread_mutex_t lock;
-  rill_plugin **list;
-  void **handles;
-  size_t n, cap, caph;
+  rill_plugin *head;
 } loaded = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---- freeing ---- */
@@ -449,19 +451,13 @@ static rill_status *register_library(const char *name, rill_plugin_init_fn init,
   for (size_t i = 0; !st && i < pl->nops; i++) schemas[i] = &pl->ops[i]->schema;
   pthread_mutex_lock(&loaded.lock);
   if (!st) {
-    void *list = loaded.list, *handles = loaded.handles;
-    if (!rill_grow(&list, &loaded.cap, loaded.n + 1, sizeof *loaded.list)) st = rill_oom();
-    else loaded.list = list;
-    if (!st && !rill_grow(&handles, &loaded.caph, loaded.n + 1, sizeof *loaded.handles)) st = rill_oom();
-    else if (!st) loaded.handles = handles;
-  }
-  if (!st) {
     st = rill_registry_add_batch(schemas, pl->nops, pl->kernels, pl->nkernels);
     if (st) st = rill_status_wrap(st, "op library '%s'", name);
   }
   if (!st) {
-    loaded.list[loaded.n] = pl;
-    loaded.handles[loaded.n++] = handle;
+    pl->handle = handle;
+    pl->next = loaded.head;
+    loaded.head = pl;
   }
   pthread_mutex_unlock(&loaded.lock);
   rill_free(schemas);

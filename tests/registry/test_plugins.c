@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "framework/io/npy.h"
+#include "support/fail_alloc.h"
 #include "rill.h"
 
 #define PLUGIN RILL_BINARY_DIR "/mish_plugin.so"
@@ -327,6 +328,35 @@ Test(plugins, ops_compiled_into_the_application) {
   char *text = NULL;
   OK(rill_op_describe("plug_in_app", &text));
   rill_free_buffer(text);
+}
+
+/* Out of memory at the 1st, 2nd, ... allocation of a load: each failing load returns an
+ * error, frees everything it allocated and registers nothing; then one succeeds. */
+Test(plugins, allocation_failures_register_nothing_and_leak_nothing) {
+  size_t before = rill_op_count(); /* builds the registry before counting */
+  fail_alloc_install();
+  bool loaded = false;
+  for (uint64_t n = 1; n < 10000 && !loaded; n++) {
+    fail_alloc_fail_at(n, false);
+    rill_status *st = rill_load_op_library(PLUGIN);
+    bool injected = fail_alloc_failed();
+    fail_alloc_fail_at(0, false);
+    if (!st) {
+      loaded = true;
+      break;
+    }
+    cr_assert(injected, "allocation %llu: failed without an injected failure: %s",
+              (unsigned long long)n, rill_status_message(st));
+    rill_status_destroy(st);
+    cr_assert_eq(fail_alloc_live(), 0, "allocation %llu failed: %lld blocks leaked",
+                 (unsigned long long)n, (long long)fail_alloc_live());
+    cr_assert_eq(rill_op_count(), before, "allocation %llu failed: ops were registered",
+                 (unsigned long long)n);
+  }
+  cr_assert(loaded, "the load never succeeded");
+  cr_assert_eq(rill_op_count(), before + 2);
+  /* the registry keeps what it registered: uninstalling with live blocks is expected */
+  fail_alloc_uninstall();
 }
 
 /* ---- an op nobody registered ---- */
