@@ -299,3 +299,44 @@ Test(cli, dot_writes_a_file_and_marks_parameters_feeds_fetches_and_clusters) {
   cr_assert(strstr(out, "/nonexistent/model"), "%s", out);
   free(out);
 }
+
+/* Names come from files: quotes, backslashes, newlines and braces in variable names and
+ * op types still give a graph dot accepts, with each name escaped. */
+Test(cli, dot_escapes_names_from_files) {
+  if (!have_graphviz()) cr_skip_test("Graphviz's dot is not installed (scripts/install-deps.sh)");
+  rill_program *p;
+  cr_assert_null(rill_program_create(&p));
+  const char *names[] = {"a\"b", "c\\d", "new\nline", "}{;"};
+  const int64_t dims[] = {2};
+  for (int i = 0; i < 4; i++)
+    cr_assert_null(rill_block_add_var(p, 0, names[i], RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, dims,
+                                      1, 0, i == 3));
+  rill_op_builder *b;
+  cr_assert_null(rill_op_builder_create("we\"ird\\op", &b));
+  cr_assert_null(rill_op_builder_input(b, "X\"", &names[0], 1));
+  cr_assert_null(rill_op_builder_input(b, "Y", &names[3], 1));
+  cr_assert_null(rill_op_builder_output(b, "Out", &names[1], 1));
+  cr_assert_null(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  void *bytes;
+  size_t size;
+  cr_assert_null(rill_program_serialize(p, &bytes, &size));
+  char path[] = "/tmp/rill_dot_names_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  cr_assert_eq(write(fd, bytes, size), (ssize_t)size);
+  close(fd);
+  rill_free_buffer(bytes);
+  rill_program_destroy(p);
+  char *out;
+  int rc = sh(&out, "'%s' dot '%s' 2>&1", RILL, path);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, "label=\"a\\\"b\""), "quote escaped: %s", out);
+  cr_assert(strstr(out, "label=\"c\\\\d\""), "backslash escaped: %s", out);
+  cr_assert(strstr(out, "we\\\"ird\\\\op"), "op type escaped: %s", out);
+  free(out);
+  rc = sh(&out, "'%s' dot '%s' | dot -Tsvg -o /dev/null 2>&1", RILL, path);
+  cr_assert_eq(rc, 0, "dot refused: %s", out);
+  free(out);
+  unlink(path);
+}
