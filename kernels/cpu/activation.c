@@ -9,10 +9,12 @@
  *
  * The loops are flat and branch-free in intent; whether GCC vectorizes them depends on
  * flags: at -O2 (GCC 12's very-cheap cost model) loops of unknown length are not
- * vectorized; with -O3 or -fvect-cost-model=cheap the selects of plain values (relu,
- * relu6, sigmoid/tanh gradients, hard_sigmoid, hard_swish) are, and those whose select
- * arms are products (leaky_relu, written as (x >= 0 ? 1 : alpha) * x so NaN propagates)
- * also need -fno-trapping-math. exp/tanh/erf stay scalar without a vector math library.
+ * vectorized, so kernels/cpu is built with -fvect-cost-model=dynamic (CMakeLists.txt),
+ * under which the selects of plain values (relu, relu6, sigmoid/tanh gradients,
+ * hard_sigmoid, hard_swish) are; those whose select arms are products (leaky_relu,
+ * written as (x >= 0 ? 1 : alpha) * x so NaN propagates) also need -fno-trapping-math.
+ * exp/tanh/erf stay scalar without a vector math library. relu6's float32 forward is
+ * written with AVX intrinsics all the same, so it does not depend on the flags.
  *
  * In-place safe (Out = X, X@GRAD = Out@GRAD): element i is read before it is written. */
 #include <math.h>
