@@ -61,10 +61,14 @@ static rill_program *mish_program(rill_dtype dtype, float threshold) {
 
 static const double XS[6] = {-3.0, -0.5, 0.0, 0.75, 2.0, 25.0};
 
+static rill_schedule schedule = RILL_SCHEDULE_SEQUENTIAL;
+
 static rill_tensor *run_one(rill_program *p, rill_tensor *x, const char *fetch) {
   rill_executor *e;
   rill_scope *s;
-  OK(rill_executor_create(NULL, &e));
+  rill_executor_options opts = {{RILL_DEVICE_CPU, 0}, 2};
+  OK(rill_executor_create(&opts, &e));
+  OK(rill_executor_set_schedule(e, schedule));
   OK(rill_scope_create(NULL, &s));
   const char *feed = "x";
   rill_tensor *out = NULL;
@@ -87,13 +91,17 @@ Test(plugins, example_plugin_runs_in_a_program) {
   OK(rill_tensor_create(RILL_DTYPE_FP32, dims, 2, &x));
   float *xd = rill_tensor_data(x);
   for (int i = 0; i < 6; i++) xd[i] = (float)XS[i];
-  rill_tensor *y = run_one(p, x, "y");
-  cr_assert_eq(rill_tensor_dtype(y), RILL_DTYPE_FP32);
-  cr_assert_eq(rill_tensor_ndim(y), 2);
-  const float *yd = rill_tensor_data(y);
-  for (int i = 0; i < 6; i++)
-    cr_assert_float_eq(yd[i], mish_ref(XS[i], 20.0), 1e-5, "y[%d] = %g", i, yd[i]);
-  rill_tensor_destroy(y);
+  for (int sched = 0; sched < 2; sched++) { /* both schedules run plugin ops */
+    schedule = sched ? RILL_SCHEDULE_PARALLEL : RILL_SCHEDULE_SEQUENTIAL;
+    rill_tensor *y = run_one(p, x, "y");
+    cr_assert_eq(rill_tensor_dtype(y), RILL_DTYPE_FP32);
+    cr_assert_eq(rill_tensor_ndim(y), 2);
+    const float *yd = rill_tensor_data(y);
+    for (int i = 0; i < 6; i++)
+      cr_assert_float_eq(yd[i], mish_ref(XS[i], 20.0), 1e-5, "y[%d] = %g", i, yd[i]);
+    rill_tensor_destroy(y);
+  }
+  schedule = RILL_SCHEDULE_SEQUENTIAL;
   rill_tensor_destroy(x);
   rill_program_destroy(p);
 }
