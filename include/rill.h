@@ -504,7 +504,8 @@ typedef struct rill_plugin_kernel {
   void *user; /* passed to fn */
 } rill_plugin_kernel;
 
-/* Called by an init function. Errors (INVALID_ARGUMENT for a bad description,
+/* Called by an init function, with the rill_plugin it was given (valid only during that
+ * call). Errors (INVALID_ARGUMENT for a bad description,
  * ALREADY_EXISTS for a name taken, FAILED_PRECONDITION for another api_version) name
  * the library and the op; the init function returns them (or its own). */
 RILL_API rill_status *rill_plugin_add_op(rill_plugin *plugin, const rill_plugin_op *op);
@@ -512,9 +513,10 @@ RILL_API rill_status *rill_plugin_add_kernel(rill_plugin *plugin, const rill_plu
 /* The name the plugin is registered under (the library's path). */
 RILL_API const char *rill_plugin_name(const rill_plugin *plugin);
 
-/* dlopens the shared library at `path` and registers its ops (see above). Errors: NOT_FOUND
- * (no such file, or no rill_plugin_init symbol), IO (dlopen failed), and those of
- * registration; each names the library. */
+/* dlopens the shared library at `path` and registers its ops (see above). A path without
+ * a '/' names a file in the working directory; the library search path is not used.
+ * Errors: NOT_FOUND (no such file, or no rill_plugin_init symbol), IO (dlopen failed),
+ * and those of registration; each names the library. */
 RILL_API rill_status *rill_load_op_library(const char *path);
 /* Registers the ops of an init function compiled into the application, under `name`,
  * with the same checks and all-or-nothing effect as rill_load_op_library. */
