@@ -56,7 +56,8 @@ static void emit_block(dot_state *s, size_t b, int depth) {
   const rill_block_desc *blk = &p->blocks[b];
   FILE *f = s->f;
   s->emitted[b] = true;
-  const char *ind = "                " + (depth > 8 ? 0 : 16 - 2 * depth);
+  static const char spaces[] = "                ";
+  const char *ind = &spaces[depth > 8 ? 0 : 16 - 2 * depth];
   if (b > 0) {
     fprintf(f, "%ssubgraph cluster_b%zu {\n%s  label=\"block %zu\"; style=dashed; color=gray40;\n",
             ind, b, ind, b);
