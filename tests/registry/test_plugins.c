@@ -4,6 +4,7 @@
  * registration; the message for an op nobody registered; `rill run --plugin`. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,6 +366,84 @@ Test(plugins, allocation_failures_register_nothing_and_leak_nothing) {
   cr_assert_eq(rill_op_count(), before + 2);
   /* the registry keeps what it registered: uninstalling with live blocks is expected */
   fail_alloc_uninstall();
+}
+
+/* A blocking op (say, one that waits on a device or a peer): flagged so, it runs on the
+ * I/O pool under the parallel schedule, beside a compute op, with the right result. */
+static rill_status *infer_copy(rill_op_context *ctx, void *user) {
+  (void)user;
+  rill_dtype dt;
+  int64_t dims[RILL_MAX_DIMS];
+  size_t n;
+  if (!rill_op_context_input_meta(ctx, 0, 0, &dt, dims, &n)) return NULL;
+  return rill_op_context_set_output_meta(ctx, 0, 0, dt, dims, n, 0);
+}
+
+static pthread_t blocking_ran_on;
+
+static rill_status *kernel_add_one(rill_op_context *ctx, void *user) {
+  (void)user;
+  blocking_ran_on = pthread_self();
+  int64_t add;
+  RILL_TRY(rill_op_context_attr_int(ctx, "add", &add));
+  rill_tensor *x = rill_op_context_input(ctx, 0, 0), *y = rill_op_context_output(ctx, 0, 0);
+  const float *xs = rill_tensor_data(x);
+  float *ys = rill_tensor_data(y);
+  usleep(2000);
+  for (int64_t i = 0; i < rill_tensor_numel(x); i++) ys[i] = xs[i] + (float)add;
+  return NULL;
+}
+
+static rill_status *blocking_init(rill_plugin *pl) {
+  static const rill_plugin_attr attrs[] = {{.name = "add", .type = RILL_PLUGIN_ATTR_LONG, .def_int = 1}};
+  rill_plugin_op op = good_op("plug_wait_add");
+  op.flags = RILL_PLUGIN_OP_BLOCKING;
+  op.infer = infer_copy;
+  op.attrs = attrs;
+  op.nattrs = 1;
+  RILL_TRY(rill_plugin_add_op(pl, &op));
+  rill_plugin_kernel k = {RILL_PLUGIN_API_VERSION, "plug_wait_add", RILL_DEVICE_CPU,
+                          RILL_DTYPE_FP32, kernel_add_one, NULL};
+  return rill_plugin_add_kernel(pl, &k);
+}
+
+Test(plugins, blocking_op_runs_under_the_parallel_schedule) {
+  OK(rill_register_op_library("blocking", blocking_init));
+  char *text = NULL;
+  OK(rill_op_describe("plug_wait_add", &text));
+  cr_assert(strstr(text, "blocking"), "%s", text);
+  rill_free_buffer(text);
+  rill_program *p;
+  OK(rill_program_create(&p));
+  const int64_t dims[] = {2, 3};
+  const char *names[] = {"x", "a", "b"};
+  for (int i = 0; i < 3; i++)
+    OK(rill_block_add_var(p, 0, names[i], RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, dims, 2, 0, false));
+  rill_op_builder *b;
+  OK(rill_op_builder_create("plug_wait_add", &b)); /* a = x + 1 (default), blocking */
+  OK(rill_op_builder_input(b, "X", &names[0], 1));
+  OK(rill_op_builder_output(b, "Out", &names[1], 1));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  OK(rill_op_builder_create("scale", &b)); /* b = 2 x, independent of it */
+  OK(rill_op_builder_input(b, "X", &names[0], 1));
+  OK(rill_op_builder_output(b, "Out", &names[2], 1));
+  OK(rill_op_builder_attr_float(b, "scale", 2.0f));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  rill_tensor *x;
+  OK(rill_tensor_create(RILL_DTYPE_FP32, dims, 2, &x));
+  float *xd = rill_tensor_data(x);
+  for (int i = 0; i < 6; i++) xd[i] = (float)i;
+  schedule = RILL_SCHEDULE_PARALLEL;
+  rill_tensor *a = run_one(p, x, "a");
+  schedule = RILL_SCHEDULE_SEQUENTIAL;
+  cr_assert(!pthread_equal(blocking_ran_on, pthread_self()), "the blocking op ran on the caller");
+  const float *ad = rill_tensor_data(a);
+  for (int i = 0; i < 6; i++) cr_assert_eq(ad[i], (float)i + 1.0f);
+  rill_tensor_destroy(a);
+  rill_tensor_destroy(x);
+  rill_program_destroy(p);
 }
 
 /* ---- an op nobody registered ---- */
