@@ -446,6 +446,130 @@ Test(plugins, blocking_op_runs_under_the_parallel_schedule) {
   rill_program_destroy(p);
 }
 
+/* Attribute accessors: defaults of every type, values a program sets, and the errors of
+ * reading an attribute the op lacks or as the wrong type; set_output_meta's checks. */
+static int accessor_checks;
+
+static rill_status *kernel_accessors(rill_op_context *ctx, void *user) {
+  (void)user;
+  int64_t i;
+  double f;
+  const char *str;
+  const void *items;
+  size_t n;
+  rill_plugin_attr_type t;
+  OK(rill_op_context_attr_int(ctx, "flag", &i));
+  cr_assert_eq(i, 1); /* BOOLEAN default true */
+  OK(rill_op_context_attr_int(ctx, "count", &i));
+  cr_assert_eq(i, 7); /* set by the program */
+  OK(rill_op_context_attr_float(ctx, "ratio", &f));
+  cr_assert_float_eq(f, 0.25, 1e-12);
+  OK(rill_op_context_attr_string(ctx, "mode", &str));
+  cr_assert_str_eq(str, "fast");
+  OK(rill_op_context_attr_list(ctx, "sizes", &t, &items, &n));
+  cr_assert_eq(t, RILL_PLUGIN_ATTR_INTS);
+  cr_assert_eq(n, 3);
+  cr_assert_eq(((const int32_t *)items)[2], 30);
+  OK(rill_op_context_attr_list(ctx, "names", &t, &items, &n));
+  cr_assert_eq(t, RILL_PLUGIN_ATTR_STRINGS);
+  cr_assert_eq(n, 2);
+  cr_assert_str_eq(((const char *const *)items)[1], "b");
+  OK(rill_op_context_attr_list(ctx, "weights", &t, &items, &n));
+  cr_assert_eq(n, 2);
+  cr_assert_float_eq(((const float *)items)[1], -1.5f, 1e-6);
+  expect_error(rill_op_context_attr_int(ctx, "nope", &i), RILL_NOT_FOUND, "plug_acc", "nope");
+  expect_error(rill_op_context_attr_int(ctx, "mode", &i), RILL_INVALID_ARGUMENT, "'mode'", "STRING");
+  expect_error(rill_op_context_attr_float(ctx, "sizes", &f), RILL_INVALID_ARGUMENT, "'sizes'", NULL);
+  expect_error(rill_op_context_attr_list(ctx, "count", &t, &items, &n), RILL_INVALID_ARGUMENT,
+               "'count'", NULL);
+  const int64_t d[] = {2, 3};
+  expect_error(rill_op_context_set_output_meta(ctx, 0, 0, RILL_DTYPE_FP32, d, 2, 0),
+               RILL_FAILED_PRECONDITION, "plug_acc", "infer");
+  cr_assert_str_eq(rill_op_context_op_type(ctx), "plug_acc");
+  cr_assert_str_eq(rill_op_context_input_name(ctx, 0, 0), "x");
+  cr_assert_str_eq(rill_op_context_output_name(ctx, 0, 0), "y");
+  cr_assert_null(rill_op_context_input_name(ctx, 0, 1));
+  cr_assert_null(rill_op_context_input(ctx, 5, 0));
+  cr_assert_eq(rill_op_context_num_inputs(ctx, 0), 1);
+  cr_assert_eq(rill_op_context_num_inputs(ctx, 9), 0);
+  accessor_checks++;
+  rill_tensor *x = rill_op_context_input(ctx, 0, 0), *y = rill_op_context_output(ctx, 0, 0);
+  memcpy(rill_tensor_data(y), rill_tensor_data(x), rill_tensor_byte_size(x));
+  return NULL;
+}
+
+static rill_status *infer_checked(rill_op_context *ctx, void *user) {
+  (void)user;
+  rill_dtype dt;
+  int64_t dims[RILL_MAX_DIMS];
+  size_t n;
+  if (!rill_op_context_input_meta(ctx, 0, 0, &dt, dims, &n)) return NULL;
+  const int64_t ten[10] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  expect_error(rill_op_context_set_output_meta(ctx, 0, 0, dt, ten, 10, 0), RILL_INVALID_ARGUMENT,
+               "plug_acc", "rank 10");
+  expect_error(rill_op_context_set_output_meta(ctx, 0, 0, (rill_dtype)17, dims, n, 0),
+               RILL_INVALID_ARGUMENT, "plug_acc", "dtype");
+  expect_error(rill_op_context_set_output_meta(ctx, 0, 0, dt, dims, n, 4), RILL_INVALID_ARGUMENT,
+               "plug_acc", "lod_from_input");
+  expect_error(rill_op_context_set_output_meta(ctx, 0, 3, dt, dims, n, 0), RILL_OUT_OF_RANGE,
+               "plug_acc", NULL);
+  return rill_op_context_set_output_meta(ctx, 0, 0, dt, dims, n, 0);
+}
+
+static rill_status *accessors_init(rill_plugin *pl) {
+  static const int32_t sizes[] = {10, 20, 30};
+  static const char *const names[] = {"a", "b"};
+  static const float weights[] = {0.5f, -1.5f};
+  static const rill_plugin_attr attrs[] = {
+      {.name = "flag", .type = RILL_PLUGIN_ATTR_BOOLEAN, .def_int = 1},
+      {.name = "count", .type = RILL_PLUGIN_ATTR_INT, .required = true},
+      {.name = "ratio", .type = RILL_PLUGIN_ATTR_FLOAT64, .def_float = 0.25},
+      {.name = "mode", .type = RILL_PLUGIN_ATTR_STRING, .def_string = "fast"},
+      {.name = "sizes", .type = RILL_PLUGIN_ATTR_INTS, .def_list = sizes, .def_count = 3},
+      {.name = "names", .type = RILL_PLUGIN_ATTR_STRINGS, .def_list = names, .def_count = 2},
+      {.name = "weights", .type = RILL_PLUGIN_ATTR_FLOATS, .def_list = weights, .def_count = 2},
+  };
+  rill_plugin_op op = good_op("plug_acc");
+  op.attrs = attrs;
+  op.nattrs = sizeof attrs / sizeof attrs[0];
+  op.infer = infer_checked;
+  RILL_TRY(rill_plugin_add_op(pl, &op));
+  rill_plugin_kernel k = {RILL_PLUGIN_API_VERSION, "plug_acc", RILL_DEVICE_CPU, RILL_DTYPE_FP32,
+                          kernel_accessors, NULL};
+  return rill_plugin_add_kernel(pl, &k);
+}
+
+Test(plugins, attribute_accessors_and_output_checks) {
+  OK(rill_register_op_library("accessors", accessors_init));
+  rill_program *p;
+  OK(rill_program_create(&p));
+  const int64_t dims[] = {2, 3};
+  OK(rill_block_add_var(p, 0, "x", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, dims, 2, 0, false));
+  OK(rill_block_add_var(p, 0, "y", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, dims, 2, 0, false));
+  rill_op_builder *b;
+  OK(rill_op_builder_create("plug_acc", &b));
+  OK(rill_op_builder_input(b, "X", &x_name, 1));
+  OK(rill_op_builder_output(b, "Out", &y_name, 1));
+  OK(rill_op_builder_append(b, p, 0));
+  /* the required attribute is missing: validation names it */
+  expect_error(rill_program_validate(p), RILL_INVALID_ARGUMENT, "plug_acc", "count");
+  OK(rill_block_remove_op(p, 0, 0));
+  OK(rill_op_builder_attr_int(b, "count", 7));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  OK(rill_program_validate(p));
+  rill_tensor *x;
+  OK(rill_tensor_create(RILL_DTYPE_FP32, dims, 2, &x));
+  float *xd = rill_tensor_data(x);
+  for (int i = 0; i < 6; i++) xd[i] = (float)i;
+  rill_tensor *y = run_one(p, x, "y");
+  cr_assert_eq(accessor_checks, 1);
+  cr_assert_eq(((const float *)rill_tensor_data(y))[5], 5.0f);
+  rill_tensor_destroy(y);
+  rill_tensor_destroy(x);
+  rill_program_destroy(p);
+}
+
 /* ---- an op nobody registered ---- */
 
 Test(plugins, unknown_op_fails_at_load_naming_it_and_how_to_add_it) {
