@@ -23,7 +23,7 @@ static int64_t relu_none_f64(const double *xp, double *op, int64_t n) {
   return 0;
 }
 
-#define RELU(T, DT, NAME, VEC)                                                                 \
+#define RELU(T, DT, NAME, VEC)                                                            \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *x, *out;                                                                 \
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                           \
