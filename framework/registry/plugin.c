@@ -444,7 +444,9 @@ static rill_status *register_library(const char *name, rill_plugin_init_fn init,
     return rill_oom();
   }
   rill_status *st = init(pl);
-  if (st) st = rill_status_wrap(st, "op library '%s': init failed", name);
+  /* Errors of rill_plugin_add_* name the library already; the plugin's own may not. */
+  if (st && !strstr(rill_status_message(st), name))
+    st = rill_status_wrap(st, "op library '%s': init failed", name);
   if (!st && pl->nops == 0) st = rill_error(RILL_INVALID_ARGUMENT, "op library '%s' adds no ops", name);
   const rill_op_schema **schemas = NULL;
   if (!st && !(schemas = rill_calloc(pl->nops, sizeof *schemas))) st = rill_oom();
