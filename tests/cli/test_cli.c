@@ -389,6 +389,8 @@ Test(cli, malformed_lod_is_a_usage_error) {
   cr_assert_eq(rc, 1, "%s", out);
   cr_assert(strstr(out, "--lod y") && strstr(out, "no --input"), "%s", out);
   free(out);
+}
+
 /* `rill dot` on one program file: dot accepts the output, and every op type of every
  * block appears as a node label. */
 static void check_dot(const char *program_file, const char *model_arg) {
