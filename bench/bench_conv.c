@@ -3,7 +3,9 @@
  * run. Prints "conv2d 3x3 C=64 H=56: rill X GFLOPS, sgemm Y GFLOPS, ratio Z"; the target
  * is a ratio >= 0.7 (the kernel adds the unfolding of the image). Then, for a few
  * MobileNet / ResNet shapes, the time of each engine path, to show where the automatic
- * choice lands. Rounds of each side are short, many and interleaved, and the best round
+ * choice lands, and the direct path against its generic loops (the baseline of the
+ * specialised depthwise 3x3 kernel; "direct / generic" below 1 is the gain), and the
+ * direct path with a device of 2 threads against 1 (the threads inside large convs). Rounds of each side are short, many and interleaved, and the best round
  * of each kept, since the machine is shared and noisy.
  * Usage: bench_conv [seconds per shape, default 1] */
 #include <cblas.h>
@@ -13,6 +15,7 @@
 #include <time.h>
 
 #include "framework/base/alloc.h"
+#include "framework/exec/device.h"
 #include "framework/registry/registry.h"
 #include "kernels/cpu/conv.h"
 
@@ -141,12 +144,15 @@ static rill_status *call_gemm(void *arg) {
 typedef struct path_run {
   conv_run *r;
   int path;
+  struct rill_device_ctx *device; /* threads the kernel may use; NULL: one */
 } path_run;
 
 static rill_status *call_path(void *arg) {
   path_run *p = arg;
   rill_conv_force_path = p->path;
+  p->r->ctx.device = p->device;
   rill_status *st = call_conv(p->r);
+  p->r->ctx.device = NULL;
   rill_conv_force_path = RILL_CONV_PATH_AUTO;
   return st;
 }
@@ -182,9 +188,13 @@ int main(int argc, char **argv) {
   }
 
   /* Engine paths on other shapes: {C_in, C_out, H, k, stride, groups}. */
+  struct rill_device_ctx dev2;
+  rill_device_ctx_init(&dev2, (rill_place){RILL_DEVICE_CPU, 0}, 2, 1);
   const int64_t others[][6] = {
       {32, 32, 112, 3, 1, 32},  /* MobileNet depthwise */
+      {96, 96, 112, 3, 2, 96},  /* strided depthwise, MobileNetV2's first */
       {144, 144, 28, 3, 2, 144}, /* strided depthwise */
+      {384, 384, 14, 3, 1, 384}, /* deep depthwise */
       {3, 32, 224, 3, 2, 1},    /* first layer */
       {64, 64, 56, 3, 1, 16},   /* grouped, 4 output channels per group */
   };
@@ -192,16 +202,19 @@ int main(int argc, char **argv) {
     const int64_t *o = others[si];
     conv_run r;
     if ((st = conv_setup(&r, o[0], o[1], o[2], o[3], o[4], o[5]))) return fail(st);
-    path_run pr[2] = {{&r, RILL_CONV_PATH_IM2COL}, {&r, RILL_CONV_PATH_DIRECT}};
-    contender fns[2] = {call_path, call_path};
-    void *args[2] = {&pr[0], &pr[1]};
-    double best[2];
-    if ((st = best_times(fns, args, 2, budget / 2, best))) return fail(st);
+    path_run pr[4] = {{&r, RILL_CONV_PATH_IM2COL, NULL}, {&r, RILL_CONV_PATH_DIRECT, NULL},
+                      {&r, RILL_CONV_PATH_DIRECT_GENERIC, NULL}, {&r, RILL_CONV_PATH_DIRECT, &dev2}};
+    contender fns[4] = {call_path, call_path, call_path, call_path};
+    void *args[4] = {&pr[0], &pr[1], &pr[2], &pr[3]};
+    double best[4];
+    if ((st = best_times(fns, args, 4, budget / 2, best))) return fail(st);
     bool direct = o[0] / o[5] == 1 && o[1] / o[5] <= 2; /* conv_pick's rule */
     printf("conv2d %lldx%lld C=%lld->%lld H=%lld stride %lld groups %lld: im2col %.3f ms, "
-           "direct %.3f ms (auto picks %s)\n", (long long)o[3], (long long)o[3], (long long)o[0],
-           (long long)o[1], (long long)o[2], (long long)o[4], (long long)o[5], best[0] * 1e3,
-           best[1] * 1e3, direct ? "direct" : "im2col");
+           "direct %.3f ms, generic direct %.3f ms (direct / generic %.2f), direct on 2 "
+           "threads %.3f ms (/ 1 thread %.2f); auto picks %s\n",
+           (long long)o[3], (long long)o[3], (long long)o[0], (long long)o[1], (long long)o[2],
+           (long long)o[4], (long long)o[5], best[0] * 1e3, best[1] * 1e3, best[2] * 1e3,
+           best[1] / best[2], best[3] * 1e3, best[3] / best[1], direct ? "direct" : "im2col");
     conv_teardown(&r);
   }
   return 0;

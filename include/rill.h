@@ -633,6 +633,190 @@ RILL_API const char *rill_op_name(size_t i);
  * defaults, flags, kernels); NOT_FOUND if the op is unknown. */
 RILL_API rill_status *rill_op_describe(const char *type, char **out); /* free: rill_free_buffer */
 
+
+/* ------------------------------------------------------------ op plugins ---- */
+
+/* Out-of-tree operators. A plugin is a shared library that exports one function,
+ *
+ *     rill_status *rill_plugin_init(rill_plugin *plugin);
+ *
+ * which describes its ops and their CPU kernels with rill_plugin_add_op and
+ * rill_plugin_add_kernel. rill_load_op_library dlopens the library, calls the function
+ * and, when it returns NULL, registers everything it added at once; when anything fails
+ * (the init function's own error, a bad description, an op that already exists),
+ * nothing is registered and the library is closed again. Registered ops are used
+ * exactly like built-in ones: validation, the executor (both schedules), the backward
+ * pass and rill_op_describe find them. Ops cannot be unregistered; a loaded library
+ * stays loaded. Registration is thread-safe and may run while other threads prepare
+ * or run programs. A plugin needs nothing but this header: it is linked without rill
+ * and takes rill's symbols from the process that loads it (an executable linked with
+ * the static library must export them: -rdynamic). examples/plugin/ is a complete one.
+ *
+ * Every description struct starts with api_version = RILL_PLUGIN_API_VERSION; a
+ * library built for another version is refused. Strings and arrays in descriptions
+ * are copied: they need not outlive the call. */
+#define RILL_PLUGIN_API_VERSION 1u
+#define RILL_PLUGIN_INIT_SYMBOL "rill_plugin_init"
+
+typedef struct rill_plugin rill_plugin;         /* a library being registered */
+typedef struct rill_op_context rill_op_context; /* what infer and kernels see */
+typedef rill_status *(*rill_plugin_init_fn)(rill_plugin *plugin);
+
+/* Slot flags. */
+#define RILL_PLUGIN_SLOT_DUPLICABLE 1u   /* takes any number of variables */
+#define RILL_PLUGIN_SLOT_DISPENSABLE 2u  /* may be absent or empty */
+#define RILL_PLUGIN_SLOT_NO_GRAD 4u      /* no gradient flows through this input */
+#define RILL_PLUGIN_SLOT_INTERMEDIATE 8u /* an output kept only for the gradient */
+
+typedef struct rill_plugin_slot {
+  const char *name; /* Paddle's slot name: "X", "Out", ... */
+  uint32_t flags;
+  const char *doc; /* may be NULL */
+} rill_plugin_slot;
+
+/* Attribute types: the numbers of Paddle's AttrType. */
+typedef enum rill_plugin_attr_type {
+  RILL_PLUGIN_ATTR_INT = 0,      /* int32 */
+  RILL_PLUGIN_ATTR_FLOAT = 1,    /* float */
+  RILL_PLUGIN_ATTR_STRING = 2,
+  RILL_PLUGIN_ATTR_INTS = 3,     /* int32_t[] */
+  RILL_PLUGIN_ATTR_FLOATS = 4,   /* float[] */
+  RILL_PLUGIN_ATTR_STRINGS = 5,  /* const char *[] */
+  RILL_PLUGIN_ATTR_BOOLEAN = 6,
+  RILL_PLUGIN_ATTR_BOOLEANS = 7, /* bool[] */
+  RILL_PLUGIN_ATTR_LONG = 9,     /* int64 */
+  RILL_PLUGIN_ATTR_LONGS = 11,   /* int64_t[] */
+  RILL_PLUGIN_ATTR_FLOAT64 = 15  /* double */
+} rill_plugin_attr_type;
+
+typedef struct rill_plugin_attr {
+  const char *name;
+  rill_plugin_attr_type type;
+  bool required;          /* true: no default, a program must set it */
+  int64_t def_int;        /* default of INT, LONG, BOOLEAN (0 / 1) */
+  double def_float;       /* default of FLOAT, FLOAT64 */
+  const char *def_string; /* default of STRING (NULL: "") */
+  const void *def_list;   /* default of a list type, in the element type noted above */
+  size_t def_count;       /* its length */
+  const char *doc;        /* may be NULL */
+} rill_plugin_attr;
+
+/* Op flags. */
+#define RILL_PLUGIN_OP_BLOCKING 1u    /* may wait on I/O or peers: runs on the I/O pool */
+#define RILL_PLUGIN_OP_SIDE_EFFECT 2u /* effects beyond its outputs: never pruned */
+#define RILL_PLUGIN_OP_RANDOM 4u      /* draws random numbers: keeps its order among such ops */
+
+/* Shape inference: reads the inputs' metadata (rill_op_context_input_meta) and sets
+ * every output's (rill_op_context_set_output_meta). It runs at compile time
+ * (validation, prepare: dims may hold -1) and before each kernel call at run time
+ * (exact dims); the executor allocates the outputs from what it sets. */
+typedef rill_status *(*rill_plugin_infer_fn)(rill_op_context *ctx, void *user);
+/* A kernel: reads rill_op_context_input, writes rill_op_context_output (already
+ * allocated with the shapes infer set). */
+typedef rill_status *(*rill_plugin_kernel_fn)(rill_op_context *ctx, void *user);
+
+typedef struct rill_plugin_op {
+  uint32_t api_version; /* RILL_PLUGIN_API_VERSION */
+  const char *type;     /* the op type programs use; [A-Za-z0-9_.]+ */
+  const char *doc;      /* may be NULL */
+  const rill_plugin_slot *inputs;
+  size_t ninputs;
+  const rill_plugin_slot *outputs;
+  size_t noutputs;
+  const rill_plugin_attr *attrs;
+  size_t nattrs;
+  uint32_t flags; /* RILL_PLUGIN_OP_* */
+  /* The kernel's dtype is that of the first tensor of input slot kernel_dtype_input;
+   * -1: the value of the INT attribute named dtype_attr (a rill_dtype); neither:
+   * float32. */
+  int32_t kernel_dtype_input;
+  const char *dtype_attr;
+  rill_plugin_infer_fn infer; /* required */
+  /* The gradient op (NULL: not differentiable). The backward pass emits it with
+   * Paddle's default layout, kept to the slots the gradient op declares: inputs are the
+   * forward op's inputs and outputs under the same slot names and "<Out>@GRAD" for
+   * each output slot, outputs "<In>@GRAD" for each input slot without
+   * RILL_PLUGIN_SLOT_NO_GRAD, attributes the forward op's. The gradient op is an op
+   * like any other (usually "<type>_grad", from the same plugin). */
+  const char *grad_op;
+  void *user; /* passed to infer */
+} rill_plugin_op;
+
+typedef struct rill_plugin_kernel {
+  uint32_t api_version; /* RILL_PLUGIN_API_VERSION */
+  const char *op;       /* an op added by the same plugin */
+  rill_device device;   /* RILL_DEVICE_CPU */
+  rill_dtype dtype;
+  rill_plugin_kernel_fn fn;
+  void *user; /* passed to fn */
+} rill_plugin_kernel;
+
+/* Called by an init function, with the rill_plugin it was given (valid only during that
+ * call). Errors (INVALID_ARGUMENT for a bad description,
+ * ALREADY_EXISTS for a name taken, FAILED_PRECONDITION for another api_version) name
+ * the library and the op; the init function returns them (or its own). */
+RILL_API rill_status *rill_plugin_add_op(rill_plugin *plugin, const rill_plugin_op *op);
+RILL_API rill_status *rill_plugin_add_kernel(rill_plugin *plugin, const rill_plugin_kernel *kernel);
+/* The name the plugin is registered under (the library's path). */
+RILL_API const char *rill_plugin_name(const rill_plugin *plugin);
+
+/* dlopens the shared library at `path` and registers its ops (see above). A path without
+ * a '/' names a file in the working directory; the library search path is not used.
+ * Errors: NOT_FOUND (no such file, or no rill_plugin_init symbol), IO (dlopen failed),
+ * and those of registration; each names the library. */
+RILL_API rill_status *rill_load_op_library(const char *path);
+/* Registers the ops of an init function compiled into the application, under `name`,
+ * with the same checks and all-or-nothing effect as rill_load_op_library. */
+RILL_API rill_status *rill_register_op_library(const char *name, rill_plugin_init_fn init);
+
+/* The op's type, for messages. */
+RILL_API const char *rill_op_context_op_type(const rill_op_context *ctx);
+/* Number of variables in input / output slot `slot` (index in the op's slot array). */
+RILL_API size_t rill_op_context_num_inputs(const rill_op_context *ctx, size_t slot);
+RILL_API size_t rill_op_context_num_outputs(const rill_op_context *ctx, size_t slot);
+/* Variable names, for messages; NULL when out of range. */
+RILL_API const char *rill_op_context_input_name(const rill_op_context *ctx, size_t slot, size_t i);
+RILL_API const char *rill_op_context_output_name(const rill_op_context *ctx, size_t slot, size_t i);
+/* Attributes by name, defaults applied. _int reads INT, LONG and BOOLEAN; _float reads
+ * FLOAT and FLOAT64; _list reads a list type and gives its elements in the element type
+ * of rill_plugin_attr_type. NOT_FOUND for an attribute the op does not declare,
+ * INVALID_ARGUMENT for one of another type. */
+RILL_API rill_status *rill_op_context_attr_int(const rill_op_context *ctx, const char *name,
+                                               int64_t *out);
+RILL_API rill_status *rill_op_context_attr_float(const rill_op_context *ctx, const char *name,
+                                                 double *out);
+RILL_API rill_status *rill_op_context_attr_string(const rill_op_context *ctx, const char *name,
+                                                  const char **out);
+RILL_API rill_status *rill_op_context_attr_list(const rill_op_context *ctx, const char *name,
+                                                rill_plugin_attr_type *type, const void **items,
+                                                size_t *count);
+/* An input's dtype and dims (dims has room for RILL_MAX_DIMS; -1 marks an extent unknown
+ * at compile time). false when the input is absent or its shape is not known. Works in
+ * infer and in kernels. */
+RILL_API bool rill_op_context_input_meta(const rill_op_context *ctx, size_t slot, size_t i,
+                                         rill_dtype *dtype, int64_t *dims, size_t *ndim);
+/* Infer only: output (slot, i) gets dtype and dims; it takes the LoD of the first
+ * variable of input slot lod_from_input (-1: none). */
+RILL_API rill_status *rill_op_context_set_output_meta(rill_op_context *ctx, size_t slot, size_t i,
+                                                      rill_dtype dtype, const int64_t *dims,
+                                                      size_t ndim, int32_t lod_from_input);
+/* Kernels only: the tensors of input / output (slot, i), borrowed for the call; NULL
+ * when absent. Outputs are allocated already. */
+RILL_API rill_tensor *rill_op_context_input(rill_op_context *ctx, size_t slot, size_t i);
+RILL_API rill_tensor *rill_op_context_output(rill_op_context *ctx, size_t slot, size_t i);
+/* A new INVALID_ARGUMENT status "op '<type>': <message>". */
+RILL_API rill_status *rill_op_context_error(const rill_op_context *ctx, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* A new status with `code` and a printf-formatted message, for plugins and callbacks. */
+RILL_API rill_status *rill_status_create(rill_code code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 #ifdef __cplusplus
 }
 #endif

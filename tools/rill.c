@@ -20,6 +20,7 @@
 #include "rill.h"
 #include "tools/lod_arg.h"
 #include "tools/cmd_prune.h"
+#include "tools/commands.h"
 
 enum { EXIT_OK = 0, EXIT_ERROR = 1, EXIT_USAGE = 2 };
 
@@ -56,9 +57,15 @@ static const char usage_text[] =
     "  checkpoint ls DIR               list DIR's checkpoints, newest first: step, time,\n"
     "                                  size, variables, and whether each verifies (manifest\n"
     "                                  and every file's size and CRC32C) or why not\n"
+    "  dot MODEL [-o FILE]             the program's graph in Graphviz form (ops as boxes,\n"
+    "                                  variables as ellipses, parameters grey, shapes on\n"
+    "                                  the edges, sub-blocks as clusters); render it with\n"
+    "                                  'dot -Tsvg FILE > graph.svg'\n"
     "  --help                          this text\n"
     "  --version                       the version\n"
     "\n"
+    "run, ops, dot and inspect take --plugin LIB (repeatable): an op library loaded\n"
+    "first, whose ops the model may use (examples/plugin/README.md).\n"
     "MODEL is a model directory, a __model__ file or a .pdmodel path.\n"
     "Exit status: 0 ok, 1 runtime error, 2 usage error.\n";
 
@@ -84,7 +91,7 @@ static bool has_suffix(const char *s, const char *suffix) {
 }
 
 /* The program file of MODEL: DIR/__model__, DIR/<x>.pdmodel, or MODEL itself. */
-static rill_status *program_path(const char *model, char **out) {
+rill_status *program_path(const char *model, char **out) {
   if (!rill_path_is_dir(model)) {
     if (!rill_path_exists(model)) return rill_error(RILL_NOT_FOUND, "%s: no such file or directory", model);
     *out = rill_strdup(model);
@@ -724,6 +731,10 @@ int main(int argc, char **argv) {
     printf("rill %d.%d.%d\n", RILL_VERSION_MAJOR, RILL_VERSION_MINOR, RILL_VERSION_PATCH);
     return EXIT_OK;
   }
+  int nargs = argc - 2, prc = take_plugins(&nargs, argv + 2);
+  if (prc) return prc;
+  if (strcmp(cmd, "dot") == 0) return cmd_dot(nargs, argv + 2);
+  argc = nargs + 2;
   if (strcmp(cmd, "inspect") == 0) return cmd_inspect(argc - 2, argv + 2);
   if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
   if (strcmp(cmd, "ops") == 0) return cmd_ops(argc - 2, argv + 2);

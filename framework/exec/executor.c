@@ -305,7 +305,11 @@ static rill_status *check_schemas(const rill_block_desc *b) {
     if (seen) continue;
     at += (size_t)snprintf(list + at, len + 1 - at, "%s'%s' (op #%zu)", at ? ", " : "", type, i);
   }
-  rill_status *st = rill_error(RILL_UNIMPLEMENTED, "block 0: %zu op%s of unsupported type%s: %s",
+  rill_status *st = rill_error(RILL_UNIMPLEMENTED,
+                               "block 0: %zu op%s of unsupported type%s: %s (load an op library "
+                               "that registers them: 'rill run --plugin LIB' or "
+                               "rill_load_op_library(), see examples/plugin/README.md; or add "
+                               "them to operators/ and kernels/cpu/)",
                                missing, missing == 1 ? "" : "s", missing == 1 ? "" : "s", list);
   rill_free(list);
   return st;

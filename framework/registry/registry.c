@@ -194,6 +194,95 @@ rill_status *rill_registry_add_kernel(const rill_kernel_def *kernel) {
   return st;
 }
 
+/* All or nothing: every schema and kernel is checked (names free, kernels for ops of the
+ * batch or already registered, no duplicate kernels), everything that can fail to
+ * allocate is allocated, and only then is the table changed, under one write lock. */
+rill_status *rill_registry_add_batch(const rill_op_schema *const *schemas, size_t n,
+                                     const rill_kernel_def *kernels, size_t nk) {
+  RILL_TRY(rill_registry_init());
+  for (size_t i = 0; i < n; i++) RILL_TRY(check_schema(schemas[i]));
+  rill_status *st = NULL;
+  op_entry *ops = NULL;
+  size_t *slots = NULL, cap = 0;
+  rill_kernel_def **ks = rill_calloc(n ? n : 1, sizeof *ks);
+  size_t *nks = rill_calloc(n ? n : 1, sizeof *nks);
+  if (!ks || !nks) {
+    rill_free(ks);
+    rill_free(nks);
+    return rill_oom();
+  }
+  pthread_rwlock_wrlock(&reg.lock);
+  for (size_t i = 0; i < n && !st; i++) {
+    if (find_locked(schemas[i]->type) != SIZE_MAX)
+      st = rill_error(RILL_ALREADY_EXISTS, "op '%s' is already registered", schemas[i]->type);
+    for (size_t j = 0; j < i && !st; j++)
+      if (strcmp(schemas[i]->type, schemas[j]->type) == 0)
+        st = rill_error(RILL_ALREADY_EXISTS, "op '%s' is added twice", schemas[i]->type);
+  }
+  for (size_t k = 0; k < nk && !st; k++) {
+    size_t at = SIZE_MAX;
+    for (size_t i = 0; i < n && at == SIZE_MAX; i++)
+      if (strcmp(schemas[i]->type, kernels[k].op) == 0) at = i;
+    if (at == SIZE_MAX) {
+      st = rill_error(find_locked(kernels[k].op) == SIZE_MAX ? RILL_NOT_FOUND : RILL_INVALID_ARGUMENT,
+                      "kernel for op '%s', which this batch does not add", kernels[k].op);
+      break;
+    }
+    for (size_t j = 0; j < k && !st; j++)
+      if (strcmp(kernels[j].op, kernels[k].op) == 0 && kernels[j].device == kernels[k].device &&
+          kernels[j].dtype == kernels[k].dtype)
+        st = rill_error(RILL_ALREADY_EXISTS, "op '%s' gets two kernels for %s", kernels[k].op,
+                        rill_dtype_name(kernels[k].dtype));
+    nks[at]++;
+  }
+  if (!st) {
+    for (size_t i = 0; i < n && !st; i++)
+      if (nks[i] && !(ks[i] = rill_calloc(nks[i], sizeof **ks))) st = rill_oom();
+    cap = reg.nops + n;
+    size_t nslots = 16;
+    while (nslots < cap * 2) nslots *= 2;
+    if (!st && (!(ops = rill_malloc(cap * sizeof *ops)) || !(slots = rill_malloc(nslots * sizeof *slots))))
+      st = rill_oom();
+    if (!st) {
+      for (size_t i = 0; i < n; i++) nks[i] = 0;
+      for (size_t k = 0; k < nk; k++)
+        for (size_t i = 0; i < n; i++)
+          if (strcmp(schemas[i]->type, kernels[k].op) == 0) ks[i][nks[i]++] = kernels[k];
+      size_t m = reg.nops;
+      memcpy(ops, reg.ops, m * sizeof *ops);
+      for (size_t i = 0; i < n; i++) {
+        size_t at = m;
+        while (at > 0 && strcmp(ops[at - 1].schema->type, schemas[i]->type) > 0) at--;
+        memmove(&ops[at + 1], &ops[at], (m - at) * sizeof *ops);
+        ops[at] = (op_entry){schemas[i], ks[i], nks[i], nks[i]};
+        ks[i] = NULL;
+        m++;
+      }
+      for (size_t i = 0; i < nslots; i++) slots[i] = SIZE_MAX;
+      for (size_t k = 0; k < m; k++) {
+        size_t i = hash_str(ops[k].schema->type) & (nslots - 1);
+        while (slots[i] != SIZE_MAX) i = (i + 1) & (nslots - 1);
+        slots[i] = k;
+      }
+      rill_free(reg.ops);
+      rill_free(reg.slots);
+      reg.ops = ops;
+      reg.nops = reg.capops = m;
+      reg.slots = slots;
+      reg.nslots = nslots;
+      ops = NULL;
+      slots = NULL;
+    }
+  }
+  pthread_rwlock_unlock(&reg.lock);
+  for (size_t i = 0; i < n; i++) rill_free(ks[i]);
+  rill_free(ks);
+  rill_free(nks);
+  rill_free(ops);
+  rill_free(slots);
+  return st;
+}
+
 size_t rill_registry_count(void) {
   if (rill_registry_init_quiet()) return 0;
   pthread_rwlock_rdlock(&reg.lock);

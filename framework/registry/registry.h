@@ -136,6 +136,10 @@ rill_kernel_fn rill_kernel_find(const char *op, rill_device device, rill_dtype d
 /* Registers an out-of-tree op / kernel (plugins). The schema must outlive the process. */
 rill_status *rill_registry_add_op(const rill_op_schema *schema);
 rill_status *rill_registry_add_kernel(const rill_kernel_def *kernel);
+/* Registers ops and their kernels all at once, or nothing (plugins). Kernels must be for
+ * ops of the batch. The schemas must outlive the process. */
+rill_status *rill_registry_add_batch(const rill_op_schema *const *schemas, size_t n,
+                                     const rill_kernel_def *kernels, size_t nk);
 size_t rill_registry_count(void);
 const rill_op_schema *rill_registry_at(size_t i); /* sorted by type */
 /* Copies up to `max` of op's kernels into out; returns how many it has. */

@@ -86,12 +86,14 @@ static rill_status *check_op_types(const rill_program *p) {
     if (!list) st = rill_oom();
     else if (unknown.n)
       st = rill_error(RILL_UNIMPLEMENTED,
-                      "program uses ops rill does not have: %s (add them as a kernel plugin or "
-                      "in operators/)", list);
+                      "program uses ops rill does not have: %s (load an op library that "
+                      "registers them: 'rill run --plugin LIB' or rill_load_op_library(), see "
+                      "examples/plugin/README.md; or add them to operators/ and kernels/cpu/)",
+                      list);
     else
       st = rill_error(RILL_UNIMPLEMENTED,
-                      "program uses ops that have no CPU kernel: %s (add one in kernels/cpu/ or "
-                      "as a kernel plugin)", list);
+                      "program uses ops that have no CPU kernel: %s (add one in kernels/cpu/)",
+                      list);
     rill_free(list);
   }
   rill_free(unknown.names);

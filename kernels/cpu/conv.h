@@ -7,7 +7,12 @@
  *            buffer, then GEMM (col2im for the data gradient);
  *   direct - loops over filter taps with contiguous inner loops over output columns;
  *            used for depthwise groups (one input channel, at most two output
- *            channels), where GEMM would be a matrix-vector product. */
+ *            channels), where GEMM would be a matrix-vector product. The forward of a
+ *            3x3 depthwise channel with stride 1 or 2 (MobileNet's) runs a kernel of
+ *            its own: 8 output columns at a time with AVX2 FMA, the three input rows
+ *            read once per output row, stride 2 by deinterleaving.
+ * RILL_CONV_PATH_DIRECT_GENERIC (forced only: tests, benchmarks) is the direct path
+ * without the specialised kernels, the baseline they are checked and timed against. */
 #ifndef RILL_KERNELS_CPU_CONV_H
 #define RILL_KERNELS_CPU_CONV_H
 
@@ -15,7 +20,8 @@
 
 #include "operators/nn.h"
 
-enum { RILL_CONV_PATH_AUTO, RILL_CONV_PATH_IM2COL, RILL_CONV_PATH_1X1, RILL_CONV_PATH_DIRECT };
+enum { RILL_CONV_PATH_AUTO, RILL_CONV_PATH_IM2COL, RILL_CONV_PATH_1X1, RILL_CONV_PATH_DIRECT,
+       RILL_CONV_PATH_DIRECT_GENERIC };
 
 /* Tests and benchmarks only: forces a path (1X1 falls back to IM2COL where it does not
  * apply). Not synchronised: set it only while no conv runs. */

@@ -2,10 +2,12 @@
  * all on the engine in conv_impl.inc (see kernels/cpu/conv.h for the paths). */
 #include <cblas.h>
 #include <limits.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "framework/base/alloc.h"
 #include "kernels/cpu/conv.h"
+#include "framework/exec/device.h"
 #include "kernels/cpu/kernels.h"
 
 int rill_conv_force_path = RILL_CONV_PATH_AUTO;
@@ -29,6 +31,171 @@ static inline void valid_range(int64_t off, int64_t s, int64_t in, int64_t out, 
   *hi = h;
 }
 
+#if defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+
+/* The even and odd elements of p[0..15], each as 8 lanes. */
+static inline void deinterleave8(const float *p, __m256 *even, __m256 *odd) {
+  __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
+  __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)); /* a0 a2 b0 b2 | a4 a6 b4 b6 */
+  __m256 o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+  *even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+  *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+/* 8 output columns from o of one output row (see dw3x3_row). */
+static inline __m256 dw3x3_acc(const float *const rows[3], const __m256 wv[9], int64_t s,
+                               int64_t pl, int64_t o) {
+  __m256 acc = _mm256_setzero_ps();
+  for (int k = 0; k < 3; k++) {
+    if (!rows[k]) continue;
+    const float *p = rows[k] + o * s - pl;
+    if (s == 1) {
+      acc = _mm256_fmadd_ps(wv[3 * k], _mm256_loadu_ps(p), acc);
+      acc = _mm256_fmadd_ps(wv[3 * k + 1], _mm256_loadu_ps(p + 1), acc);
+      acc = _mm256_fmadd_ps(wv[3 * k + 2], _mm256_loadu_ps(p + 2), acc);
+    } else {
+      __m256 e0, o0, e2, o2;
+      deinterleave8(p, &e0, &o0);
+      deinterleave8(p + 2, &e2, &o2);
+      acc = _mm256_fmadd_ps(wv[3 * k], e0, acc);
+      acc = _mm256_fmadd_ps(wv[3 * k + 1], o0, acc);
+      acc = _mm256_fmadd_ps(wv[3 * k + 2], e2, acc);
+    }
+  }
+  return acc;
+}
+
+static inline void dw3x3_chunk(const float *const rows[3], const __m256 wv[9], int64_t s,
+                               int64_t pl, int64_t o, float *yr) {
+  _mm256_storeu_ps(yr + o, dw3x3_acc(rows, wv, s, pl, o));
+}
+
+/* Output columns [o0, o1) of one row, scalar with bounds checks. */
+static void dw3x3_cols(const rill_conv_geom *g, const float *const rows[3], const float *wk,
+                       int64_t o0, int64_t o1, float *yr) {
+  for (int64_t o = o0; o < o1; o++) {
+    float acc = 0;
+    int64_t iw0 = o * g->sw - g->pl;
+    for (int k = 0; k < 3; k++) {
+      if (!rows[k]) continue;
+      for (int j = 0; j < 3; j++) {
+        int64_t iw = iw0 + j;
+        if (iw >= 0 && iw < g->w) acc += wk[3 * k + j] * rows[k][iw];
+      }
+    }
+    yr[o] = acc;
+  }
+}
+
+/* One output row of a 3x3 depthwise conv (one input and one output channel): rows[k] is
+ * input row oh * sh - pt + k, NULL when it lies in the padding. Columns whose three taps
+ * are all inside the row run 8 at a time, the last 8 of them overlapping the previous
+ * chunk rather than falling back to scalar code; the borders run scalar. */
+static void dw3x3_row(const rill_conv_geom *g, const float *const rows[3], const float *wk,
+                      float *yr) {
+  const int64_t s = g->sw, w = g->w, pl = g->pl, ow = g->ow;
+  /* Interior: 0 <= o * s - pl and o * s - pl + 2 <= w - 1. */
+  int64_t lo = (pl + s - 1) / s, hi = w - 3 + pl < 0 ? 0 : (w - 3 + pl) / s + 1;
+  if (hi > ow) hi = ow;
+  if (lo > hi) lo = hi;
+  /* Last chunk start: 8 columns inside [lo, hi); for stride 2 the chunk reads 18 inputs
+   * from o * 2 - pl, one more than it uses, which must lie inside the row too. */
+  int64_t last = hi - 8;
+  if (s == 2) {
+    int64_t lim = (w - 1 - 17 + pl) >= 0 ? (w - 1 - 17 + pl) / 2 : -1;
+    if (last > lim) last = lim;
+  }
+  if (last < lo) {
+    dw3x3_cols(g, rows, wk, 0, ow, yr);
+    return;
+  }
+  __m256 wv[9];
+  for (int k = 0; k < 9; k++) wv[k] = _mm256_set1_ps(wk[k]);
+  dw3x3_cols(g, rows, wk, 0, lo, yr);
+  int64_t o = lo;
+  for (; o <= last; o += 8) dw3x3_chunk(rows, wv, s, pl, o, yr);
+  if (o < last + 8) { /* the columns up to last + 8, overlapping */
+    dw3x3_chunk(rows, wv, s, pl, last, yr);
+    o = last + 8;
+  }
+  dw3x3_cols(g, rows, wk, o, ow, yr);
+}
+
+/* Small images (deep layers: 14x14, 7x7) have few interior columns, so the row kernel
+ * would run mostly its scalar borders. Instead the channel is copied into a zeroed,
+ * padded buffer on the stack wide enough for whole 8-column chunks, and every output
+ * runs vectorised with no bounds checks; the last chunk of a row is stored through a
+ * small buffer. DW_PAD_MAX floats (24 KiB) bound the buffer. */
+#define DW_PAD_MAX 6144
+
+static bool dw3x3_padded(const rill_conv_geom *g, const float *x, const float *w, float *y) {
+  const int64_t s = g->sw, chunks = (g->ow + 7) / 8;
+  const int64_t pw = 8 * chunks * s + 18, ph = (g->oh - 1) * s + 3;
+  if (g->ow >= 32 || ph * pw > DW_PAD_MAX) return false;
+  float buf[DW_PAD_MAX];
+  memset(buf, 0, (size_t)(ph * pw) * sizeof(float));
+  for (int64_t ih = 0; ih < g->h; ih++) {
+    int64_t r = ih + g->pt;
+    if (r >= ph) break;
+    /* columns past pw hold no input any output reads */
+    int64_t n = g->w + g->pl <= pw ? g->w : pw - g->pl;
+    if (n > 0) memcpy(buf + r * pw + g->pl, x + ih * g->w, (size_t)n * sizeof(float));
+  }
+  __m256 wv[9];
+  for (int k = 0; k < 9; k++) wv[k] = _mm256_set1_ps(w[k]);
+  float tail[8];
+  for (int64_t oh = 0; oh < g->oh; oh++) {
+    const float *rows[3];
+    for (int k = 0; k < 3; k++) rows[k] = buf + (oh * s + k) * pw;
+    float *yr = y + oh * g->ow;
+    int64_t o = 0;
+    for (; o + 8 <= g->ow; o += 8) dw3x3_chunk(rows, wv, s, 0, o, yr);
+    if (o < g->ow) {
+      _mm256_storeu_ps(tail, dw3x3_acc(rows, wv, s, 0, o));
+      memcpy(yr + o, tail, (size_t)(g->ow - o) * sizeof(float));
+    }
+  }
+  return true;
+}
+
+/* y = conv(x, w) for one channel of a depthwise 3x3 conv with stride 1 or 2 and no
+ * dilation; false (nothing written) for any other geometry. */
+static bool dw3x3_f32(const rill_conv_geom *g, const float *x, const float *w, float *y) {
+  if (g->kh != 3 || g->kw != 3 || g->dh != 1 || g->dw != 1 || g->sh != g->sw ||
+      (g->sw != 1 && g->sw != 2))
+    return false;
+  if (dw3x3_padded(g, x, w, y)) return true;
+  for (int64_t oh = 0; oh < g->oh; oh++) {
+    const float *rows[3];
+    for (int k = 0; k < 3; k++) {
+      int64_t ih = oh * g->sh - g->pt + k;
+      rows[k] = ih >= 0 && ih < g->h ? x + ih * g->w : NULL;
+    }
+    dw3x3_row(g, rows, w, y + oh * g->ow);
+  }
+  return true;
+}
+#define DW_FAST(g, x, w, y) dw3x3_f32(g, x, w, y)
+
+/* d[i] = s[2 i] for i in a prefix of [0, n), 8 at a time; reads s[0 .. 2 i + 15] per
+ * chunk, so a chunk runs only while that stays inside s[0 .. 2 (n - 1)]. The im2col of
+ * stride-2 convs (first layers: 3 input channels, so im2col is most of their cost). */
+static int64_t gather2_f32(float *restrict d, const float *restrict s, int64_t n) {
+  int64_t i = 0;
+  for (; i + 9 <= n; i += 8) {
+    __m256 e, o;
+    deinterleave8(s + 2 * i, &e, &o);
+    _mm256_storeu_ps(d + i, e);
+  }
+  return i;
+}
+#define GATHER2(d, s, n) gather2_f32(d, s, n)
+#else
+#define DW_FAST(g, x, w, y) false
+#define GATHER2(d, s, n) 0
+#endif
+
 #define T float
 #define SUF f32
 #define GEMM cblas_sgemm
@@ -36,6 +203,10 @@ static inline void valid_range(int64_t off, int64_t s, int64_t in, int64_t out, 
 #undef T
 #undef SUF
 #undef GEMM
+#undef DW_FAST
+#undef GATHER2
+#define DW_FAST(g, x, w, y) false
+#define GATHER2(d, s, n) 0
 
 #define T double
 #define SUF f64
@@ -51,6 +222,7 @@ static int conv_pick(const rill_conv_geom *g) {
   switch (rill_conv_force_path) {
   case RILL_CONV_PATH_IM2COL: return RILL_CONV_PATH_IM2COL;
   case RILL_CONV_PATH_DIRECT: return RILL_CONV_PATH_DIRECT;
+  case RILL_CONV_PATH_DIRECT_GENERIC: return RILL_CONV_PATH_DIRECT_GENERIC;
   case RILL_CONV_PATH_1X1: return one ? RILL_CONV_PATH_1X1 : RILL_CONV_PATH_IM2COL;
   default: break;
   }
@@ -100,6 +272,69 @@ static rill_status *check_dy(rill_kernel_ctx *ctx, const rill_tensor *dy, const 
 #define ENGINE(dt, name, ...) \
   ((dt) == RILL_DTYPE_FP32 ? name##_f32(__VA_ARGS__) : name##_f64(__VA_ARGS__))
 
+/* Threads inside a large direct conv (depthwise layers: OpenBLAS already threads the
+ * GEMM of the other paths). Each thread takes a contiguous range of groups, as a conv of
+ * its own over those channels, for every image; the calling thread takes the last
+ * range. Below DIRECT_THREAD_MACS multiply-adds a thread costs more than it saves. */
+#define DIRECT_THREAD_MACS (1 << 20)
+#define DIRECT_MAX_THREADS 16
+
+typedef struct direct_part {
+  const rill_conv_geom *g;
+  rill_dtype dt;
+  const void *x, *w;
+  void *y;
+  int64_t g0, g1;
+  pthread_t tid;
+  bool started;
+} direct_part;
+
+static void *direct_part_run(void *arg) {
+  direct_part *pt = arg;
+  const rill_conv_geom *g = pt->g;
+  int64_t c_g = g->c / g->groups, m_g = g->m / g->groups, k = c_g * g->kh * g->kw;
+  int64_t hw = g->h * g->w, p = g->oh * g->ow, es = pt->dt == RILL_DTYPE_FP32 ? 4 : 8;
+  rill_conv_geom sub = *g;
+  sub.n = 1;
+  sub.groups = pt->g1 - pt->g0;
+  sub.c = c_g * sub.groups;
+  sub.m = m_g * sub.groups;
+  for (int64_t n = 0; n < g->n; n++) {
+    const char *x = (const char *)pt->x + (n * g->c + pt->g0 * c_g) * hw * es;
+    const char *w = (const char *)pt->w + pt->g0 * m_g * k * es;
+    char *y = (char *)pt->y + (n * g->m + pt->g0 * m_g) * p * es;
+    /* The direct path allocates nothing, so it cannot fail. */
+    (void)ENGINE(pt->dt, conv_fwd, &sub, (const void *)x, (const void *)w, (void *)y,
+                 rill_conv_force_path == RILL_CONV_PATH_DIRECT_GENERIC ? RILL_CONV_PATH_DIRECT_GENERIC
+                                                                      : RILL_CONV_PATH_DIRECT);
+  }
+  return NULL;
+}
+
+static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_geom *g,
+                         const void *x, const void *w, void *y, int path) {
+  int64_t threads = ctx->device ? ctx->device->num_threads : 1;
+  double macs = (double)g->n * (double)g->m * (double)(g->oh * g->ow) * (double)(g->kh * g->kw) *
+                (double)(g->c / g->groups);
+  if (threads > g->groups) threads = g->groups;
+  if (threads > DIRECT_MAX_THREADS) threads = DIRECT_MAX_THREADS;
+  if ((path != RILL_CONV_PATH_DIRECT && path != RILL_CONV_PATH_DIRECT_GENERIC) || threads < 2 ||
+      macs < DIRECT_THREAD_MACS)
+    return ENGINE(dt, conv_fwd, g, x, w, y, path);
+  direct_part parts[DIRECT_MAX_THREADS];
+  for (int64_t t = 0; t < threads; t++) {
+    parts[t] = (direct_part){.g = g, .dt = dt, .x = x, .w = w, .y = y,
+                             .g0 = g->groups * t / threads, .g1 = g->groups * (t + 1) / threads};
+    if (t + 1 < threads) parts[t].started = pthread_create(&parts[t].tid, NULL, direct_part_run, &parts[t]) == 0;
+  }
+  direct_part_run(&parts[threads - 1]);
+  for (int64_t t = 0; t + 1 < threads; t++) {
+    if (parts[t].started) pthread_join(parts[t].tid, NULL);
+    else direct_part_run(&parts[t]); /* no thread to be had: run it here */
+  }
+  return true;
+}
+
 static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   rill_tensor *x, *f, *y;
   RILL_TRY(rill_kin_need(ctx, 0, 0, dt, &x));
@@ -115,8 +350,8 @@ static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   if (rill_overlaps(rill_tensor_ptr(y), rill_tensor_nbytes(y), rill_tensor_ptr(x), rill_tensor_nbytes(x)))
     return rill_kernel_error(ctx, "output Output (%s) must not share memory with Input (%s)",
                              rill_kout_name(ctx, 0, 0), rill_kin_name(ctx, 0, 0));
-  bool ok = ENGINE(dt, conv_fwd, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(y),
-                   conv_pick(&g));
+  bool ok = conv_fwd_run(ctx, dt, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(y),
+                         conv_pick(&g));
   return ok ? NULL : rill_oom();
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "framework/io/npy.h"
+#include "framework/program/program.h"
 #include "rill.h"
 
 #define RILL RILL_BINARY_DIR "/rill"
@@ -185,6 +186,7 @@ Test(cli, unsupported_ops_are_named) {
   int rc = sh(&out, "'%s' run '%s/programs/bondh_lac_gru_crf__model__' 2>&1", RILL, SHARED);
   cr_assert_eq(rc, 1, "%s", out);
   cr_assert(strstr(out, "gru") && strstr(out, "crf_decoding"), "%s", out);
+  cr_assert(strstr(out, "--plugin"), "the message says how to add them: %s", out);
   free(out);
 }
 
@@ -387,4 +389,129 @@ Test(cli, malformed_lod_is_a_usage_error) {
   cr_assert_eq(rc, 1, "%s", out);
   cr_assert(strstr(out, "--lod y") && strstr(out, "no --input"), "%s", out);
   free(out);
+}
+
+/* `rill dot` on one program file: dot accepts the output, and every op type of every
+ * block appears as a node label. */
+static void check_dot(const char *program_file, const char *model_arg) {
+  char *out;
+  int rc = sh(&out, "'%s' dot '%s' 2>&1", RILL, model_arg);
+  cr_assert_eq(rc, 0, "%s: exit %d\n%.2000s", model_arg, rc, out);
+  rill_program *p;
+  rill_status *st = rill_program_load(program_file, &p);
+  cr_assert_null(st, "%s: %s", program_file, rill_status_message(st));
+  for (size_t b = 0; b < p->nblocks; b++)
+    for (size_t i = 0; i < p->blocks[b].nops; i++) {
+      char want[300];
+      snprintf(want, sizeof want, "op%zu_%zu [shape=", b, i);
+      char *at = strstr(out, want);
+      cr_assert(at, "%s: no node for op #%zu of block %zu", model_arg, i, b);
+      snprintf(want, sizeof want, "label=\"%s\\n", p->blocks[b].ops[i].type);
+      char *eol = strchr(at, '\n');
+      char *lab = strstr(at, want);
+      cr_assert(lab && (!eol || lab < eol), "%s: op #%zu of block %zu is not labelled %s",
+                model_arg, i, b, p->blocks[b].ops[i].type);
+    }
+  rill_program_destroy(p);
+  free(out);
+  rc = sh(&out, "'%s' dot '%s' | dot -Tsvg -o /dev/null 2>&1", RILL, model_arg);
+  cr_assert_eq(rc, 0, "%s: dot -Tsvg refused the graph: %.2000s", model_arg, out);
+  free(out);
+}
+
+static bool have_graphviz(void) {
+  return system("command -v dot >/dev/null 2>&1") == 0;
+}
+
+Test(cli, dot_of_every_shared_model_renders_and_names_every_op) {
+  if (!have_graphviz()) cr_skip_test("Graphviz's dot is not installed (scripts/install-deps.sh)");
+  for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+    char dir[1024], file[1100];
+    snprintf(dir, sizeof dir, "%s/models/%s", SHARED, models[i]);
+    snprintf(file, sizeof file, "%s/__model__", dir);
+    if (access(file, R_OK) != 0) snprintf(file, sizeof file, "%s/model.pdmodel", dir);
+    check_dot(file, dir);
+  }
+}
+
+Test(cli, dot_of_every_shared_program_renders_and_names_every_op) {
+  if (!have_graphviz()) cr_skip_test("Graphviz's dot is not installed (scripts/install-deps.sh)");
+  DIR *d = opendir(SHARED "/programs");
+  cr_assert_not_null(d);
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    char file[1024];
+    snprintf(file, sizeof file, "%s/programs/%s", SHARED, e->d_name);
+    check_dot(file, file);
+  }
+  closedir(d);
+}
+
+Test(cli, dot_writes_a_file_and_marks_parameters_feeds_fetches_and_clusters) {
+  char path[] = "/tmp/rill_dot_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  close(fd);
+  char *out;
+  int rc = sh(&out, "'%s' dot '%s/programs/fsie_table.pdmodel' -o '%s' 2>&1", RILL, SHARED, path);
+  cr_assert_eq(rc, 0, "%s", out);
+  free(out);
+  rc = sh(&out, "cat '%s'", path);
+  cr_assert_eq(rc, 0);
+  cr_assert(strstr(out, "subgraph cluster_b1 {"), "the while body is a cluster");
+  cr_assert(strstr(out, "lhead=cluster_b1"), "the while op points at its block");
+  cr_assert(strstr(out, "fillcolor=gray85"), "parameters are filled");
+  cr_assert(strstr(out, "shape=invhouse") && strstr(out, "shape=house"), "feed and fetch");
+  cr_assert(strstr(out, "float32 ["), "shapes on the edges");
+  free(out);
+  unlink(path);
+  rc = sh(&out, "'%s' dot 2>&1", RILL);
+  cr_assert_eq(rc, 2, "no MODEL is a usage error: %s", out);
+  free(out);
+  rc = sh(&out, "'%s' dot /nonexistent/model 2>&1", RILL);
+  cr_assert_eq(rc, 1, "%s", out);
+  cr_assert(strstr(out, "/nonexistent/model"), "%s", out);
+  free(out);
+}
+
+/* Names come from files: quotes, backslashes, newlines and braces in variable names and
+ * op types still give a graph dot accepts, with each name escaped. */
+Test(cli, dot_escapes_names_from_files) {
+  if (!have_graphviz()) cr_skip_test("Graphviz's dot is not installed (scripts/install-deps.sh)");
+  rill_program *p;
+  cr_assert_null(rill_program_create(&p));
+  const char *names[] = {"a\"b", "c\\d", "new\nline", "}{;"};
+  const int64_t dims[] = {2};
+  for (int i = 0; i < 4; i++)
+    cr_assert_null(rill_block_add_var(p, 0, names[i], RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, dims,
+                                      1, 0, i == 3));
+  rill_op_builder *b;
+  cr_assert_null(rill_op_builder_create("we\"ird\\op", &b));
+  cr_assert_null(rill_op_builder_input(b, "X\"", &names[0], 1));
+  cr_assert_null(rill_op_builder_input(b, "Y", &names[3], 1));
+  cr_assert_null(rill_op_builder_output(b, "Out", &names[1], 1));
+  cr_assert_null(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  void *bytes;
+  size_t size;
+  cr_assert_null(rill_program_serialize(p, &bytes, &size));
+  char path[] = "/tmp/rill_dot_names_XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert(fd >= 0);
+  cr_assert_eq(write(fd, bytes, size), (ssize_t)size);
+  close(fd);
+  rill_free_buffer(bytes);
+  rill_program_destroy(p);
+  char *out;
+  int rc = sh(&out, "'%s' dot '%s' 2>&1", RILL, path);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, "label=\"a\\\"b\""), "quote escaped: %s", out);
+  cr_assert(strstr(out, "label=\"c\\\\d\""), "backslash escaped: %s", out);
+  cr_assert(strstr(out, "we\\\"ird\\\\op"), "op type escaped: %s", out);
+  free(out);
+  rc = sh(&out, "'%s' dot '%s' | dot -Tsvg -o /dev/null 2>&1", RILL, path);
+  cr_assert_eq(rc, 0, "dot refused: %s", out);
+  free(out);
+  unlink(path);
 }

@@ -5,8 +5,8 @@
  * Options:
  *   --crash PHASE:N  SIGKILL itself at the Nth time the commit protocol reaches PHASE
  *                    (write, manifest, sync, rename, committed, retention), or at the
- *                    Nth step's end with PHASE "step" (the write of that step is then
- *                    queued or running)
+ *                    end of the Nth step this process runs with PHASE "step" (the
+ *                    write of that step is then queued or running)
  *   --keep K         max_to_keep (default 2)
  *   --every N        every_n_steps (default 1)
  *   --adam           adam instead of sgd
@@ -110,7 +110,7 @@ int main(int argc, char **argv) {
       perror("log");
       return 1;
     }
-    if (crash_phase && strcmp(crash_phase, "step") == 0 && s == crash_at) raise(SIGKILL);
+    if (crash_phase && strcmp(crash_phase, "step") == 0 && s - start == crash_at) raise(SIGKILL);
   }
   if ((st = rill_executor_flush(m.exe))) return fail(st, "flush");
   rill_checkpoint_manager_destroy(mgr);

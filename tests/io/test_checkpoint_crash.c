@@ -179,17 +179,22 @@ Test(checkpoint_crash, every_kill_leaves_a_verified_checkpoint_and_resume_is_exa
     const char *crash_arg = NULL;
     double delay = -1;
     int ph = -1;
+    int64_t before;
+    check_dir(dir, ref_dir, &before);
     if (rnd() % 2) {
       delay = (double)(rnd() % 1000) / 1000.0 * ref_time;
       by_time++;
     } else {
+      /* Phases are counted from the process's start, and N stays within the steps this
+       * process has left (it resumes after `before`), so every phase kill lands
+       * whatever the timed kills before it left behind. */
       ph = (int)(rnd() % 7);
-      long n = 1 + (long)(rnd() % (ph == 0 ? STEPS * 8 : STEPS / 3));
+      long left = STEPS - (long)before > 0 ? STEPS - (long)before : 1;
+      long span = left < STEPS / 3 ? left : STEPS / 3;
+      long n = 1 + (long)(rnd() % (unsigned long)(ph == 0 ? left * 8 : span));
       snprintf(crash, sizeof crash, "%s:%ld", phases[ph], n);
       crash_arg = crash;
     }
-    int64_t before;
-    check_dir(dir, ref_dir, &before);
     int status = run_driver(dir, log, crash_arg, delay);
     check_status(status, crash_arg ? crash_arg : "timed kill");
     if (WIFSIGNALED(status) && ph >= 0) by_phase[ph]++;

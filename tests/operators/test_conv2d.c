@@ -81,6 +81,9 @@ static void conv_out_size(const conv_cfg *c, int64_t *oh, int64_t *ow) {
   *ow = (c->w + p[2] + p[3] - (dw * (c->kw - 1) + 1)) / c->sw + 1;
 }
 
+/* Threads the kernels may use (op_harness_set_threads); 0: no device context. */
+static int32_t conv_threads;
+
 static void check_conv(const char *op, const conv_cfg *c) {
   int64_t oh, ow;
   conv_out_size(c, &oh, &ow);
@@ -93,11 +96,12 @@ static void check_conv(const char *op, const conv_cfg *c) {
   ref_conv(c, x, w, want, oh, ow);
   float *xf = to_f32(x, nx), *wf = to_f32(w, nw), *wantf = to_f32(want, ny);
   const int paths[] = {RILL_CONV_PATH_AUTO, RILL_CONV_PATH_IM2COL, RILL_CONV_PATH_1X1,
-                       RILL_CONV_PATH_DIRECT};
-  for (size_t pi = 0; pi < 4; pi++)
+                       RILL_CONV_PATH_DIRECT, RILL_CONV_PATH_DIRECT_GENERIC};
+  for (size_t pi = 0; pi < 5; pi++)
     for (int dt = 0; dt < 2; dt++) {
       rill_conv_force_path = paths[pi];
       op_harness *h = harness(op);
+      if (conv_threads) op_harness_set_threads(h, conv_threads);
       rill_dtype t = dt ? RILL_DTYPE_FP64 : RILL_DTYPE_FP32;
       bind_input(h, "Input", "x", t, DIMS(c->n, c->c, c->h, c->w), dt ? (void *)x : (void *)xf);
       bind_input(h, "Filter", "w", t, DIMS(c->m, c->c / c->groups, c->kh, c->kw),
@@ -161,6 +165,34 @@ Test(depthwise_conv2d, matches_reference) {
   check_conv("depthwise_conv2d", CFG(1, 4, 10, 9, 4, 5, 5, 4, 2, 2, 1, 1, 2, {0, 0}, "SAME"));
   /* groups below the channel count: general paths */
   check_conv("depthwise_conv2d", CFG(1, 4, 6, 6, 8, 3, 3, 2, 1, 1, 1, 1, 2, {1, 1}));
+}
+
+/* The 3x3 depthwise kernel (stride 1 and 2) runs 8 output columns at a time inside the
+ * row and scalar at its borders: widths from 1 to 37 put the vector/border split
+ * everywhere, with every padding from 0 to 2 on each side and heights that put rows in
+ * the padding. */
+Test(depthwise_conv2d, vectorised_3x3_matches_reference_at_every_width) {
+  for (int64_t w = 1; w <= 37; w += (w < 20 ? 1 : 4))
+    for (int32_t s = 1; s <= 2; s++) {
+      int32_t pl = (int32_t)(w % 3), pr = (int32_t)((w / 3) % 3), pt = (int32_t)(w % 2);
+      int64_t h = 1 + w % 5;
+      if (w + pl + pr < 3 || h + pt + 1 < 3) continue;
+      check_conv("depthwise_conv2d", CFG(1, 2, h, w, 2, 3, 3, 2, s, s, 1, 1, 4, {pt, 1, pl, pr}));
+    }
+  /* MobileNet's shapes: 112 wide, stride 1 and 2, padding 1 */
+  check_conv("depthwise_conv2d", CFG(1, 3, 14, 112, 3, 3, 3, 3, 1, 1, 1, 1, 2, {1, 1}));
+  check_conv("depthwise_conv2d", CFG(2, 3, 13, 113, 3, 3, 3, 3, 2, 2, 1, 1, 2, {1, 1}));
+}
+
+/* Large direct convs split their groups over the device's threads (3 threads over 37
+ * groups: uneven ranges), for every image; the results equal the reference. */
+Test(depthwise_conv2d, threaded_direct_conv_matches_reference) {
+  conv_threads = 3;
+  check_conv("depthwise_conv2d", CFG(2, 37, 60, 61, 37, 3, 3, 37, 1, 1, 1, 1, 2, {1, 1}));
+  check_conv("depthwise_conv2d", CFG(1, 37, 90, 91, 37, 3, 3, 37, 2, 2, 1, 1, 2, {1, 1}));
+  /* 5x5 and two output channels per group: the generic direct loops, threaded */
+  check_conv("depthwise_conv2d", CFG(1, 20, 50, 50, 40, 5, 5, 20, 1, 1, 1, 1, 2, {2, 2}));
+  conv_threads = 0;
 }
 
 /* ---- conv2d_transpose ---- */
@@ -369,8 +401,8 @@ static void grad_case(const char *op, const conv_cfg *c, bool transpose) {
   else
     fc.in[1] = (fd_input){"Filter", "w", {c->m, c->c / c->groups, c->kh, c->kw}, 4, w, true};
   const int paths[] = {RILL_CONV_PATH_AUTO, RILL_CONV_PATH_IM2COL, RILL_CONV_PATH_1X1,
-                       RILL_CONV_PATH_DIRECT};
-  for (size_t pi = 0; pi < 4; pi++) {
+                       RILL_CONV_PATH_DIRECT, RILL_CONV_PATH_DIRECT_GENERIC};
+  for (size_t pi = 0; pi < 5; pi++) {
     rill_conv_force_path = paths[pi];
     fd_check(&fc);
   }

@@ -58,6 +58,10 @@ Test(mul, two_d_matches_reference) {
   run_mul(RILL_DTYPE_FP64, DIMS(2, 3), DIMS(3, 4), 1, 1, DIMS(2, 4), "out");
   run_mul(RILL_DTYPE_FP32, DIMS(1, 1), DIMS(1, 1), 1, 1, DIMS(1, 1), "out");
   run_mul(RILL_DTYPE_FP32, DIMS(37, 65), DIMS(65, 19), 1, 1, DIMS(37, 19), "out");
+  /* one row (an fc layer at batch 1) goes through GEMV */
+  run_mul(RILL_DTYPE_FP32, DIMS(1, 65), DIMS(65, 19), 1, 1, DIMS(1, 19), "out");
+  run_mul(RILL_DTYPE_FP64, DIMS(1, 7), DIMS(7, 300), 1, 1, DIMS(1, 300), "out");
+  run_mul(RILL_DTYPE_FP32, DIMS(1, 2, 3), DIMS(6, 5), 1, 1, DIMS(1, 5), "out");
 }
 
 Test(mul, num_col_dims_flatten_and_shape_output) {
@@ -73,6 +77,7 @@ Test(mul, num_col_dims_flatten_and_shape_output) {
 Test(mul, out_aliasing_an_input_is_correct) {
   run_mul(RILL_DTYPE_FP32, DIMS(3, 3), DIMS(3, 3), 1, 1, DIMS(3, 3), "x");
   run_mul(RILL_DTYPE_FP64, DIMS(4, 4), DIMS(4, 4), 1, 1, DIMS(4, 4), "y");
+  run_mul(RILL_DTYPE_FP32, DIMS(1, 1), DIMS(1, 1), 1, 1, DIMS(1, 1), "x"); /* GEMV in place */
 }
 
 Test(mul, inner_mismatch_names_op_and_variables) {

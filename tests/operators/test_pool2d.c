@@ -134,6 +134,45 @@ Test(pool2d, max_matches_reference) {
   check_pool(PCFG(1, 2, 7, 7, "max", 3, 3, 2, 2, 2, {0, 0}, false, false, true));
 }
 
+/* 2x2 stride-2 max pooling runs 8 outputs at a time: widths around the vector width,
+ * odd extents (the last row and column left out), ceil_mode (the last window clipped:
+ * the general loop). */
+Test(pool2d, max_2x2_stride_2_matches_reference_at_every_width) {
+  for (int64_t w = 2; w <= 40; w += (w < 20 ? 1 : 5))
+    check_pool(PCFG(2, 3, 5 + w % 3, w, "max", 2, 2, 2, 2));
+  check_pool(PCFG(1, 2, 24, 24, "max", 2, 2, 2, 2, 2, {0, 0}));
+  check_pool(PCFG(1, 2, 7, 19, "max", 2, 2, 2, 2, 2, {0, 0}, false, false, true));
+}
+
+/* The vectorised 2x2 pooling treats NaN, infinities and ties as the scalar loop does:
+ * a NaN tap is skipped (all-NaN windows give -FLT_MAX), ties keep the first tap. */
+Test(pool2d, max_2x2_special_values_bit_for_bit) {
+  enum { W = 36, H = 2 };
+  float x[H * W];
+  for (int i = 0; i < H * W; i++) x[i] = (float)((i * 7) % 11) - 5.0f;
+  x[0] = NAN, x[3] = INFINITY, x[W + 4] = -INFINITY, x[8] = x[9] = x[W + 8] = x[W + 9] = NAN;
+  x[10] = -0.0f, x[11] = 0.0f, x[W + 10] = -0.0f, x[W + 11] = -0.0f;
+  x[33] = NAN; /* in the scalar tail */
+  op_harness *h = harness("pool2d");
+  bind_input(h, "X", "x", RILL_DTYPE_FP32, DIMS(1, 1, H, W), x);
+  OK(op_harness_output(h, "Out", "y"));
+  OK(op_harness_attr_string(h, "pooling_type", "max"));
+  OK(op_harness_attr_ints(h, "ksize", (const int32_t[]){2, 2}, 2));
+  OK(op_harness_attr_ints(h, "strides", (const int32_t[]){2, 2}, 2));
+  OK(op_harness_attr_ints(h, "paddings", (const int32_t[]){0, 0}, 2));
+  OK(op_harness_run(h));
+  const float *y = rill_tensor_ptr(op_harness_tensor(h, "y"));
+  for (int j = 0; j < W / 2; j++) {
+    float v = -FLT_MAX;
+    const float t[4] = {x[2 * j], x[2 * j + 1], x[W + 2 * j], x[W + 2 * j + 1]};
+    for (int k = 0; k < 4; k++)
+      if (t[k] > v) v = t[k];
+    cr_assert(memcmp(&y[j], &v, sizeof v) == 0, "output %d: %g, the scalar loop gives %g", j,
+              y[j], v);
+  }
+  op_harness_destroy(h);
+}
+
 Test(pool2d, avg_exclusive_and_inclusive_padding) {
   check_pool(PCFG(2, 2, 6, 5, "avg", 3, 3, 1, 1, 2, {1, 1}));
   check_pool(PCFG(2, 2, 6, 5, "avg", 3, 3, 1, 1, 2, {1, 1}, false, false, false, true));

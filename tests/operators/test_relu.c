@@ -49,3 +49,42 @@ Test(relu, int_input_has_no_kernel) {
   EXPECT_ERROR(op_harness_run(h), "relu", "int64");
   op_harness_destroy(h);
 }
+
+/* The float32 kernel runs 8 lanes at a time: NaN, infinities and -0 give what the scalar
+ * select gives (NaN -> 0) in the vector body and in the tail alike. */
+Test(relu, special_values_in_vector_body_and_tail) {
+  float x[19];
+  for (int i = 0; i < 19; i++) x[i] = (float)(i % 5) - 2.0f;
+  x[1] = NAN, x[3] = -0.0f, x[5] = INFINITY, x[6] = -INFINITY, x[17] = NAN, x[18] = -0.0f;
+  op_harness *h = harness("relu");
+  bind_input(h, "X", "x", RILL_DTYPE_FP32, DIMS(19), x);
+  OK(op_harness_output(h, "Out", "o"));
+  OK(op_harness_run(h));
+  const float *o = rill_tensor_ptr(op_harness_tensor(h, "o"));
+  for (int i = 0; i < 19; i++) {
+    float want = x[i] > 0 ? x[i] : 0.0f;
+    cr_assert(o[i] == want && !signbit(o[i]), "relu(%g) = %g at %d", x[i], o[i], i);
+  }
+  op_harness_destroy(h);
+}
+
+/* relu6 keeps NaN (the scalar select x < 0 ? 0 : x > t ? t : x does) in both parts. */
+Test(relu6, nan_and_infinities_in_vector_body_and_tail) {
+  float x[19];
+  for (int i = 0; i < 19; i++) x[i] = (float)i - 4.0f;
+  x[2] = NAN, x[4] = INFINITY, x[7] = -INFINITY, x[16] = NAN, x[18] = 100.0f;
+  op_harness *h = harness("relu6");
+  bind_input(h, "X", "x", RILL_DTYPE_FP32, DIMS(19), x);
+  OK(op_harness_output(h, "Out", "o"));
+  OK(op_harness_run(h));
+  const float *o = rill_tensor_ptr(op_harness_tensor(h, "o"));
+  for (int i = 0; i < 19; i++) {
+    if (isnan(x[i])) {
+      cr_assert(isnan(o[i]), "relu6(NaN) = %g at %d", o[i], i);
+      continue;
+    }
+    float want = x[i] < 0 ? 0.0f : (x[i] > 6 ? 6.0f : x[i]);
+    cr_assert_eq(o[i], want, "relu6(%g) = %g at %d", x[i], o[i], i);
+  }
+  op_harness_destroy(h);
+}

@@ -11,7 +11,10 @@
 #include "framework/registry/registry.h"
 
 #define PREFIX "program uses ops rill does not have: "
-#define SUFFIX " (add them as a kernel plugin or in operators/)"
+#define SUFFIX                                                                         \
+  " (load an op library that registers them: 'rill run --plugin LIB' or "              \
+  "rill_load_op_library(), see examples/plugin/README.md; or add them to operators/ "  \
+  "and kernels/cpu/)"
 
 static int cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 

@@ -88,8 +88,10 @@ Test(validate, unknown_ops_are_listed_together_sorted) {
   rill_status *st = rill_program_validate(p);
   cr_assert_not_null(st);
   cr_assert_str_eq(rill_status_message(st),
-                   "program uses ops rill does not have: crf_decoding, while (add them as a "
-                   "kernel plugin or in operators/)");
+                   "program uses ops rill does not have: crf_decoding, while (load an op "
+                   "library that registers them: 'rill run --plugin LIB' or "
+                   "rill_load_op_library(), see examples/plugin/README.md; or add them to "
+                   "operators/ and kernels/cpu/)");
   rill_status_destroy(st);
   rill_program_destroy(p);
 }

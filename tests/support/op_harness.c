@@ -3,12 +3,20 @@
 #include <string.h>
 
 #include "framework/base/alloc.h"
+#include "framework/exec/device.h"
 
 struct op_harness {
   rill_op_desc desc;
   rill_scope *scope;
   bool shared_scope; /* scope belongs to someone else: not destroyed with the harness */
+  bool has_device;   /* op_harness_set_threads was called: kernels see `device` */
+  struct rill_device_ctx device;
 };
+
+void op_harness_set_threads(op_harness *h, int32_t threads) {
+  rill_device_ctx_init(&h->device, (rill_place){RILL_DEVICE_CPU, 0}, threads, 1);
+  h->has_device = true;
+}
 
 rill_status *op_harness_create(const char *type, op_harness **out) {
   op_harness *h = rill_calloc(1, sizeof *h);
@@ -366,7 +374,7 @@ static rill_status *run(op_harness *h, run_state *r) {
       .out = (rill_variable *const *const *)r->out,
       .in_names = (const char *const *const *)r->in_names,
       .out_names = (const char *const *const *)r->out_names,
-      .device = NULL,
+      .device = h->has_device ? &h->device : NULL,
       .scope = h->scope,
   };
   return fn(&kc);
