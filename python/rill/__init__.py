@@ -23,6 +23,7 @@ from .io import save_inference_model, load_inference_model
 from .data_feeder import DataFeeder
 from . import nets
 from . import inference
+from .core import load_op_library
 
 # Fluid scripts reach a few classes through fluid.core.
 core.Scope = Scope
@@ -36,4 +37,5 @@ __all__ = ['Error', 'Program', 'Block', 'Variable', 'Parameter', 'Operator', 'pr
            'default_main_program', 'default_startup_program', 'name_scope', 'unique_name',
            'CPUPlace', 'CUDAPlace', 'ParamAttr', 'Executor', 'Scope', 'global_scope',
            'scope_guard', 'LoDTensor', 'create_lod_tensor', 'layers', 'optimizer',
-           'initializer', 'regularizer', 'clip', 'io', 'core', 'DataFeeder', 'nets', 'inference']
+           'initializer', 'regularizer', 'clip', 'io', 'core', 'DataFeeder', 'nets', 'inference',
+           'load_op_library']

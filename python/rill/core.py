@@ -35,7 +35,9 @@ def _load():
             tried.append(path + ' (missing)')
             continue
         try:
-            return ctypes.CDLL(path)
+            # RTLD_GLOBAL: op plugins are not linked with rill and take its symbols from
+            # the process (rill_load_op_library).
+            return ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
         except OSError as e:
             tried.append('%s (%s)' % (path, e))
     raise ImportError('rill: cannot find librill; set RILL_LIB to the path of librill.so '
@@ -687,3 +689,22 @@ def executor_rng_state(executor):
 def executor_set_rng_state(executor, state):
     s = (ctypes.c_uint64 * 4)(*[int(x) for x in state])
     check(_exec_set_rng(executor._h, s))
+
+
+# ---------------------------------------------------------------- op plugins ----
+
+_load_op_library = _fn('rill_load_op_library', c_status_p, ctypes.c_char_p)
+
+
+def load_op_library(path):
+    """Loads an op plugin (a shared library exporting rill_plugin_init) and registers its
+    ops for every program of the process (rill_load_op_library). A relative path is
+    taken from the working directory, never from the library search path. Errors name
+    the library: NotFoundError (no such file, no init function), IoError (dlopen
+    refused it), AlreadyExistsError (an op type taken, e.g. the library loaded twice),
+    InvalidArgumentError / FailedPreconditionError (a bad description, another plugin API
+    version); on any error nothing is registered."""
+    if not isinstance(path, (str, bytes, os.PathLike)) or not os.fspath(path):
+        raise error_class('INVALID_ARGUMENT')(
+            'load_op_library: path must be a non-empty path, got %r' % (path,))
+    check(_load_op_library(os.fsencode(path)))
