@@ -12,6 +12,7 @@ get_input_handle(name).copy_from_cpu(array), run(), get_output_handle(name).copy
 """
 
 import ctypes
+import numbers
 import os
 
 import numpy as np
@@ -110,13 +111,13 @@ class Config(object):
 
     @staticmethod
     def _int(what, value):
-        if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise error_class('INVALID_ARGUMENT')('Config: %s must be an int, got %r' %
                                                   (what, value))
         if not -2**31 <= value < 2**31:
             raise error_class('INVALID_ARGUMENT')('Config: %s %d is out of range' %
                                                   (what, value))
-        return value
+        return int(value)
 
     def set_params_file(self, params_file):
         check(_cfg_params(self._h, os.fsencode(params_file) if params_file else None))
@@ -124,11 +125,11 @@ class Config(object):
 
     def set_threads(self, threads):
         check(_cfg_threads(self._h, self._int('threads', threads)))
-        self.threads = threads
+        self.threads = int(threads)
 
     def set_opt_level(self, level):
         check(_cfg_level(self._h, self._int('opt_level', level)))
-        self.opt_level = level
+        self.opt_level = int(level)
         self.passes = None
 
     def set_passes(self, passes):

@@ -4,6 +4,7 @@ inference model is a pruned program with feed/fetch ops in `__model__` plus its
 persistable variables. Files are written crash-safely by C."""
 
 import collections
+import numbers
 import os
 import warnings
 
@@ -192,23 +193,23 @@ class CheckpointConfig(object):
             raise error_class('INVALID_ARGUMENT')(
                 'CheckpointConfig: checkpoint_dir must be a non-empty path, got %r' % (checkpoint_dir,))
         for name, value in (('every_n_steps', every_n_steps), ('max_to_keep', max_to_keep)):
-            if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise error_class('INVALID_ARGUMENT')(
                     'CheckpointConfig: %s must be an int, got %r' % (name, value))
-        if isinstance(every_n_seconds, bool) or not isinstance(every_n_seconds, (int, float)):
+        if isinstance(every_n_seconds, bool) or not isinstance(every_n_seconds, numbers.Real):
             raise error_class('INVALID_ARGUMENT')(
                 'CheckpointConfig: every_n_seconds must be a number, got %r' % (every_n_seconds,))
         self.checkpoint_dir = os.fsdecode(checkpoint_dir)
-        self.every_n_steps = every_n_steps
+        self.every_n_steps = int(every_n_steps)
         self.every_n_seconds = float(every_n_seconds)
-        self.max_to_keep = max_to_keep
+        self.max_to_keep = int(max_to_keep)
         self.skip_when_busy = bool(skip_when_busy)
         self.vars = None if vars is None else [
             v.name if isinstance(v, Variable) else v for v in vars]
         self.step_var = step_var
         # The C manager checks the settings (its messages) and appends the ops.
-        self._manager = core.CCheckpointManager(self.checkpoint_dir, every_n_steps,
-                                                self.every_n_seconds, max_to_keep,
+        self._manager = core.CCheckpointManager(self.checkpoint_dir, self.every_n_steps,
+                                                self.every_n_seconds, self.max_to_keep,
                                                 self.skip_when_busy)
 
     def __repr__(self):

@@ -288,9 +288,9 @@ def resumed_steps(out):
 def test_example_killed_at_random_moments_saves_the_same_model(tmp_path):
     """recognize_digits --steps 400 --checkpoint-dir: SIGKILLed once while starting up,
     once each after random checkpoints (fixed seed) and once while saving, rerun until
-    it finishes;
-    the inference model it saves equals, file by file and byte by byte, the one of an
-    uninterrupted run without checkpoints."""
+    it finishes: each rerun resumes from the newest checkpoint, and the inference model
+    it saves equals, file by file and byte by byte, the one of an uninterrupted run
+    without checkpoints."""
     env = dict(os.environ)
     env['PYTHONPATH'] = os.pathsep.join([os.path.join(ROOT, 'python')] +
                                         [p for p in [env.get('PYTHONPATH')] if p])
@@ -308,36 +308,46 @@ def test_example_killed_at_random_moments_saves_the_same_model(tmp_path):
     # background write), at steps far enough from the end that the run is still going.
     # A last one after the final checkpoint, while the model is evaluated and saved
     # (that process may also finish first).
-    targets = [None] + sorted(rnd.sample(range(10, 340, 5), 4))
-    resumed, kills = [], 0
+    targets = [None] + sorted(rnd.sample(range(10, 300, 5), 4))
+    kills = 0
+    mlp_ck = os.path.join(ck, 'mlp')
     for target in targets + [400]:
+        start = newest_step(mlp_ck)
         p = run_example(args, env)
         if target is None:
             time.sleep(rnd.uniform(0.05, 0.4))
         else:
-            while p.poll() is None and newest_step(os.path.join(ck, 'mlp')) < target:
+            # Until this process has written a checkpoint of its own at or past target.
+            while p.poll() is None and newest_step(mlp_ck) < max(target, start + 1):
                 time.sleep(0.002)
             time.sleep(rnd.uniform(0.0, 0.03 if target < 400 else 0.15))
         if p.poll() is None:
             p.send_signal(signal.SIGKILL)
             kills += 1
         out, _ = p.communicate(timeout=120)
-        if target != 400:
+        if target is not None and target < 400:
             assert p.returncode == -signal.SIGKILL, out
-        resumed += resumed_steps(out)
-        if os.path.isdir(os.path.join(ck, 'mlp')):
-            for c in rill.io.list_checkpoints(os.path.join(ck, 'mlp')):
+            if start >= 0:  # it resumed from the newest checkpoint there was
+                assert resumed_steps(out) == [start], out
+        if os.path.isdir(mlp_ck):
+            for c in rill.io.list_checkpoints(mlp_ck):
                 assert c.verified, c.problem  # a kill leaves only whole checkpoints
+    start = newest_step(mlp_ck)
     last = run_example(args, env)
     out, _ = last.communicate(timeout=120)
     assert last.returncode == 0, out
-    resumed += resumed_steps(out)
-
+    assert start >= targets[-1] and resumed_steps(out) == [start], out
     assert kills >= len(targets)
-    assert len(resumed) >= len(targets) - 1 and resumed == sorted(resumed)
-    assert resumed[-1] >= targets[-1]  # the last run went on from the last kill's step
+
     want, got = tree(str(tmp_path / 'ref')), tree(str(tmp_path / 'out'))
     assert sorted(got) == sorted(want)
     assert os.path.join('mlp', '__model__') in want and len(want) == 7
     for name in want:
         assert got[name] == want[name], name
+
+
+def test_config_takes_numpy_integers(tmp_path):
+    cfg = rill.io.CheckpointConfig(str(tmp_path), every_n_steps=np.int64(4),
+                                   max_to_keep=np.int32(1))
+    assert cfg.every_n_steps == 4 and cfg.max_to_keep == 1
+    assert 'every_n_steps=4' in repr(cfg)
