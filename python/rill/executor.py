@@ -1,6 +1,9 @@
 """Scopes and the Executor (Fluid 1.x's executor.py) over rill_executor_run."""
 
+import atexit
 import contextlib
+import sys
+import weakref
 
 import numpy as np
 
@@ -164,6 +167,20 @@ class _Plan(object):
     __slots__ = ('version', 'cprog', 'feed_b', 'feed_meta', 'fetch_b', 'fetch_names')
 
 
+_open_executors = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_executors():
+    """At interpreter exit, executors a script never closed still finish the checkpoints
+    they queued (closing waits for them); a failed write is printed, not lost."""
+    for exe in list(_open_executors):
+        try:
+            exe.close()
+        except core.Error as e:
+            sys.stderr.write('rill: closing an executor at exit: %s\n' % e)
+
+
 class Executor(object):
     """Runs programs on a place: Executor(CPUPlace(), parallel=None, num_threads=None).
 
@@ -183,6 +200,7 @@ class Executor(object):
         self._c = core.CExecutor(num_threads or 0, sched)
         self._plans = {}
         self._closed = False
+        _open_executors.add(self)
 
     def close(self):
         """Waits for the checkpoints still being written, then releases the executor.

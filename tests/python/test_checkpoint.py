@@ -351,3 +351,42 @@ def test_config_takes_numpy_integers(tmp_path):
                                    max_to_keep=np.int32(1))
     assert cfg.every_n_steps == 4 and cfg.max_to_keep == 1
     assert 'every_n_steps=4' in repr(cfg)
+
+
+TRAIN_SCRIPT = """
+import sys
+import numpy as np
+import rill
+x = rill.layers.data('x', [256])
+loss = rill.layers.mean(rill.layers.fc(rill.layers.fc(x, 512), 1))
+rill.optimizer.Adam(0.01).minimize(loss, checkpoint_config=rill.io.CheckpointConfig(sys.argv[1]))
+exe = rill.Executor()
+exe.run(rill.default_startup_program())
+for s in range(int(sys.argv[2])):
+    exe.run(feed={'x': np.ones((4, 256), 'float32')}, fetch_list=[loss])
+"""
+
+
+def run_script(tmp_path, d, steps):
+    script = tmp_path / 'train.py'
+    script.write_text(TRAIN_SCRIPT)
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join([os.path.join(ROOT, 'python')] +
+                                        [p for p in [env.get('PYTHONPATH')] if p])
+    return subprocess.run([sys.executable, str(script), d, str(steps)], env=env, timeout=120,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_a_script_that_never_closes_its_executor_writes_its_last_checkpoint(tmp_path):
+    d = str(tmp_path / 'ck')
+    r = run_script(tmp_path, d, 3)
+    assert r.returncode == 0, r.stderr
+    newest = rill.io.list_checkpoints(d)[0]
+    assert newest.step == 3 and newest.verified
+
+
+def test_a_write_failing_after_the_last_run_is_reported_at_exit(tmp_path):
+    (tmp_path / 'file').write_text('not a directory')
+    d = str(tmp_path / 'file' / 'ck')
+    r = run_script(tmp_path, d, 1)  # one run: its write fails after it returned
+    assert 'rill: closing an executor at exit' in r.stderr and d in r.stderr, r.stderr
