@@ -10,7 +10,7 @@ import warnings
 
 from . import core, proto
 from .core import error_class
-from .executor import global_scope, Scope
+from .executor import global_scope, Scope, Executor
 from .framework import (Program, Variable, Parameter, default_main_program, program_guard,
                         OpRole)
 from . import layers
@@ -277,6 +277,8 @@ def load_checkpoint(executor, checkpoint_dir, main_program=None, scope=None):
     program = main_program or default_main_program()
     if not isinstance(program, Program):
         raise TypeError('load_checkpoint: main_program must be a rill.Program, got %r' % (program,))
+    if not isinstance(executor, Executor):
+        raise TypeError('load_checkpoint: executor must be a rill.Executor, got %r' % (executor,))
     executor._check_open('load_checkpoint')
     scope = scope if scope is not None else global_scope()
     manager = core.CCheckpointManager(checkpoint_dir)

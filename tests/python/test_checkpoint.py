@@ -191,6 +191,11 @@ def test_load_missing_or_empty_directory(tmp_path):
     assert rill.io.list_checkpoints(str(tmp_path / 'empty')) == []
     with pytest.raises(rill.InvalidArgumentError):
         rill.io.load_checkpoint(exe, '', main)
+    with pytest.raises(TypeError, match='Executor'):
+        rill.io.load_checkpoint(None, str(tmp_path / 'empty'), main)
+    exe.close()
+    with pytest.raises(rill.FailedPreconditionError, match='closed'):
+        rill.io.load_checkpoint(exe, str(tmp_path / 'empty'), main)
 
 
 def flip_byte(path, offset=-3):
