@@ -340,7 +340,9 @@ Test(sched, blocking_ops_do_not_hold_up_compute) {
   atomic_store(&test_overlap, 0);
   OK(rill_executor_run(seq, p, s, &feed, &x, 1, fetch, 2, ref));
   cr_assert_eq(atomic_load(&test_overlap), 0, "sequential: nothing overlaps");
+  atomic_store(&test_add_waits_for_sleeper, 1);
   OK(rill_executor_run(par, p, s, &feed, &x, 1, fetch, 2, got));
+  atomic_store(&test_add_waits_for_sleeper, 0);
   cr_assert_eq(par->parallel_runs, 1, "AUTO runs a program with blocking ops in parallel");
   cr_assert_gt(atomic_load(&test_overlap), 0, "compute ran while the blocking op slept");
   for (int i = 0; i < 2; i++) {

@@ -20,6 +20,11 @@ static int test_mark_log[4096];
 static atomic_int test_mark_n;
 static atomic_int test_sleeping; /* test_sleep kernels inside their sleep */
 static atomic_int test_overlap;  /* test_add kernels that started while one slept */
+/* When set, a test_add kernel first waits (up to 2 s) for a test_sleep kernel to be
+ * inside its sleep, so that a test of overlap does not depend on which thread the OS
+ * runs first on a loaded machine: a schedule that holds compute up behind the blocking
+ * op still shows no overlap. */
+static atomic_int test_add_waits_for_sleeper;
 
 static rill_status *test_same_infer(rill_infer_ctx *c) {
   if (c->nin[0] < 1 || c->nout[0] < 1) return rill_infer_error(c, "needs X and Out");
@@ -46,6 +51,11 @@ static rill_status *test_apply(rill_kernel_ctx *c, float value, int32_t cost) {
 
 static rill_status *test_add_kernel(rill_kernel_ctx *c) {
   atomic_fetch_add(&test_ops_started, 1);
+  if (atomic_load(&test_add_waits_for_sleeper))
+    for (int i = 0; i < 2000 && !atomic_load(&test_sleeping); i++) {
+      struct timespec ms = {0, 1000000};
+      nanosleep(&ms, NULL);
+    }
   if (atomic_load(&test_sleeping)) atomic_fetch_add(&test_overlap, 1);
   if (c->attrs[2].v.b) return rill_error(RILL_INTERNAL, "injected failure");
   return test_apply(c, c->attrs[0].v.f, c->attrs[1].v.i);
