@@ -170,6 +170,13 @@ class CheckpointWarning(UserWarning):
     """A damaged checkpoint that load_checkpoint skipped."""
 
 
+def _path_arg(where, path):
+    if not isinstance(path, (str, bytes, os.PathLike)) or not os.fspath(path):
+        raise error_class('INVALID_ARGUMENT')(
+            '%s: checkpoint_dir must be a non-empty path, got %r' % (where, path))
+    return os.fsdecode(path)
+
+
 class CheckpointConfig(object):
     """Where and how often a training program checkpoints itself (doc/design/checkpoint.md):
 
@@ -189,9 +196,7 @@ class CheckpointConfig(object):
 
     def __init__(self, checkpoint_dir, every_n_steps=0, every_n_seconds=0.0, max_to_keep=3,
                  skip_when_busy=False, vars=None, step_var=CHECKPOINT_STEP_VAR):
-        if not isinstance(checkpoint_dir, (str, bytes, os.PathLike)) or not os.fspath(checkpoint_dir):
-            raise error_class('INVALID_ARGUMENT')(
-                'CheckpointConfig: checkpoint_dir must be a non-empty path, got %r' % (checkpoint_dir,))
+        checkpoint_dir = _path_arg('CheckpointConfig', checkpoint_dir)
         for name, value in (('every_n_steps', every_n_steps), ('max_to_keep', max_to_keep)):
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise error_class('INVALID_ARGUMENT')(
@@ -199,7 +204,7 @@ class CheckpointConfig(object):
         if isinstance(every_n_seconds, bool) or not isinstance(every_n_seconds, numbers.Real):
             raise error_class('INVALID_ARGUMENT')(
                 'CheckpointConfig: every_n_seconds must be a number, got %r' % (every_n_seconds,))
-        self.checkpoint_dir = os.fsdecode(checkpoint_dir)
+        self.checkpoint_dir = checkpoint_dir
         self.every_n_steps = int(every_n_steps)
         self.every_n_seconds = float(every_n_seconds)
         self.max_to_keep = int(max_to_keep)
@@ -251,10 +256,7 @@ CheckpointInfo = collections.namedtuple(
 def _checkpoint_dir(where, checkpoint_dir):
     if isinstance(checkpoint_dir, CheckpointConfig):
         checkpoint_dir = checkpoint_dir.checkpoint_dir
-    if not isinstance(checkpoint_dir, (str, bytes, os.PathLike)) or not os.fspath(checkpoint_dir):
-        raise error_class('INVALID_ARGUMENT')(
-            '%s: checkpoint_dir must be a non-empty path, got %r' % (where, checkpoint_dir))
-    checkpoint_dir = os.fsdecode(checkpoint_dir)
+    checkpoint_dir = _path_arg(where, checkpoint_dir)
     if not os.path.isdir(checkpoint_dir):
         raise error_class('NOT_FOUND')(
             "%s: no checkpoint directory '%s'" % (where, checkpoint_dir))
