@@ -5,7 +5,10 @@
    argument prepared in advance (the floor of crossing into C from Python);
 2. one training step of the MLP 784-512-512-10 (relu, batch 128, softmax cross entropy,
    SGD) built with rill.layers and run with Executor.run, against the same step driven
-   from C by bench_train (its "RESULT mlp_ms=" line), run in the same invocation.
+   from C by bench_train (its "RESULT mlp_ms=" line), run in the same invocation;
+3. one rill.inference.Predictor.run of ../shared/models/mnist_conv_bn_etienne (batch 1
+   and 64) against the bare rill_predictor_run call through ctypes on the same
+   predictor.
 
 Each side is measured in interleaved rounds and the best round kept (the machine is
 shared). Usage: bench_python.py [BUILD_DIR]  (RILL_LIB and PYTHONPATH=python set)."""
@@ -115,6 +118,40 @@ def mlp_step():
         return py, bare
 
 
+def predictor():
+    """(batch, Predictor.run seconds, bare rill_predictor_run seconds) per batch size."""
+    from rill import inference
+    path = os.path.join(ROOT, '..', 'shared', 'models', 'mnist_conv_bn_etienne')
+    if not os.path.isdir(path):
+        return []
+    p = inference.Predictor(inference.Config(path, threads=1))
+    name = p.get_input_names()[0]
+    dims = p.input_spec(name)[1]
+    rows = []
+    for batch in (1, 64):
+        xv = np.random.RandomState(0).rand(batch, *dims[1:]).astype('float32')
+        feed = {name: xv}
+        py_run = lambda: p.run(feed)  # noqa: E731
+        t = core.Tensor.from_numpy(xv)
+        fn = core.names_array([name])
+        ft = (ctypes.c_void_p * 1)(t._h)
+        outs = (ctypes.c_void_p * 1)()
+
+        def raw():
+            core.check(inference._pred_run(p._h, fn, ft, 1, outs))
+            core._tensor_destroy(outs[0])
+
+        py_run()
+        raw()
+        calls = 500 if batch == 1 else 20
+        py = bare = float('inf')
+        for _ in range(5):
+            py = min(py, best_per_call(py_run, calls, 1))
+            bare = min(bare, best_per_call(raw, calls, 1))
+        rows.append((batch, py, bare))
+    return rows
+
+
 def c_step(build):
     exe = os.path.join(build, 'bench_train')
     if not os.access(exe, os.X_OK):
@@ -139,6 +176,9 @@ def main():
     else:
         print('  the same step from C (bench_train, its own process): %.2f ms: Python / C '
               'ratio %.3f' % (c * 1e3, py / c))
+    for batch, py, bare in predictor():
+        print('Predictor.run, mnist_conv_bn batch %d: %.1f us from Python, %.1f us bare '
+              'ctypes call: ratio %.3f' % (batch, py * 1e6, bare * 1e6, py / bare))
 
 
 if __name__ == '__main__':

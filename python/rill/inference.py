@@ -255,6 +255,7 @@ class Predictor(object):
         self._outs = (_vp * max(1, len(self._outputs)))()
         self._staged = {}
         self._last = {}
+        self._name_arrays = {}
 
     def __del__(self):
         if getattr(self, '_h', None):
@@ -311,13 +312,15 @@ class Predictor(object):
         return Program.parse_from_string(core.serialize_handle(_pred_program(self._h)))
 
     def _tensor(self, name, value):
+        spec = self._in_specs.get(name)
+        if type(value) is np.ndarray and spec is not None and value.dtype == spec[0]:
+            return Tensor.from_numpy(value)
         lod = None
         if isinstance(value, tuple) and len(value) == 2 and not np.isscalar(value[1]):
             value, lod = value
         elif hasattr(value, 'lod') and hasattr(value, '_array'):  # rill.LoDTensor
             value, lod = value._array, value.lod()
         arr = np.asarray(value)
-        spec = self._in_specs.get(name)
         if spec is not None and arr.dtype != spec[0]:
             want = spec[0]
             if (arr.dtype.kind in 'f' and want.kind in 'f') or \
@@ -348,14 +351,19 @@ class Predictor(object):
         elif not isinstance(inputs, dict):
             raise TypeError('Predictor.run: inputs must be a dict {name: array} or a list, '
                             'got %r' % (type(inputs).__name__,))
-        names, tensors = [], []
-        for name, value in inputs.items():
-            if not isinstance(name, str):
-                raise TypeError('Predictor.run: input names must be strings, got %r' % (name,))
-            names.append(name)
-            tensors.append(self._tensor(name, value))
+        names = tuple(inputs)
+        cnames = self._name_arrays.get(names)
+        if cnames is None:
+            for name in names:
+                if not isinstance(name, str):
+                    raise TypeError('Predictor.run: input names must be strings, got %r'
+                                    % (name,))
+            cnames = core._cstrs(names)
+            if len(self._name_arrays) > 16:
+                self._name_arrays.clear()
+            self._name_arrays[names] = cnames
+        tensors = [self._tensor(name, value) for name, value in inputs.items()]
         n = len(names)
-        cnames = core._cstrs(names)
         ctensors = (_vp * max(1, n))(*[t._h for t in tensors])
         outs = self._outs
         check(_pred_run(self._h, cnames, ctensors, n, outs))
