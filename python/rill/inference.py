@@ -62,8 +62,9 @@ class Config(object):
 
     - model_path: a model directory (`__model__` + one file per variable or a combined
       file), a `__model__` file, a 2.x `.pdmodel` file or prefix;
-    - params_file: the name of the combined parameter file in the model's directory
-      (None: looked for by the usual names, else one file per variable);
+    - params_file: the combined parameter file, its name in the model's directory or
+      its path (Paddle's Config(prog_file, params_file)); None: looked for by the
+      usual names, else one file per variable;
     - threads: compute threads (0: one per core);
     - opt_level: 0 runs the program as saved, 1 folds dropout and batch_norm, 2 (default)
       also fuses fc and conv2d + bias + activation and runs activations in place;

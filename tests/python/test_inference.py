@@ -198,3 +198,16 @@ def test_a_model_trained_in_python_runs_in_the_predictor(tmp_path):
     p = Predictor(Config(str(tmp_path / 'm')))
     got, = p.run({'x': data})
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize('name, files', [
+    ('paddlejs_gesture_rec', ('__model__', 'params')),
+    ('paddlelite_simple_model', ('model.pdmodel', 'model.pdiparams')),
+])
+def test_config_from_model_and_params_files(name, files):
+    """Paddle's Config(prog_file, params_file), both given as paths."""
+    d = os.path.join(MODELS, name)
+    _, feed, want = refs(name)
+    config = Config(os.path.join(d, files[0]), os.path.join(d, files[1]))
+    assert config.params_file == os.path.join(d, files[1])
+    check_outputs(Predictor(config).run(feed), want)
