@@ -124,16 +124,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument('--model', choices=['mlp', 'cnn', 'both'], default='both')
     ap.add_argument('--epochs', type=int, default=12)
-    ap.add_argument('--steps', type=int, default=None,
+    ap.add_argument('--steps', type=int, default=None, metavar='N',
                     help='train this many steps (batches) instead of --epochs epochs')
     ap.add_argument('--batch', type=int, default=32)
-    ap.add_argument('--save-dir', '--save', dest='save', default=None,
+    ap.add_argument('--save-dir', '--save', dest='save', default=None, metavar='OUT',
                     help='directory for the inference models (one subdirectory per model)')
-    ap.add_argument('--checkpoint-dir', default=None,
+    ap.add_argument('--checkpoint-dir', default=None, metavar='DIR',
                     help='checkpoint training here (one subdirectory per model) and resume '
                          'from the newest checkpoint found there')
-    ap.add_argument('--checkpoint-every', type=int, default=10,
-                    help='steps between checkpoints (default 10)')
+    ap.add_argument('--checkpoint-every', type=int, default=10, metavar='N',
+                    help='steps between checkpoints (default 10; 0: every step)')
     ap.add_argument('--min-accuracy', type=float, default=0.0,
                     help='exit with status 1 if the CNN (or the only model) scores below')
     args = ap.parse_args()
