@@ -2,7 +2,7 @@
 # The demo (`make demo`): the C API end to end (examples/c/demo.c), the `rill` command
 # line on a real Paddle MNIST model and its reference image, then the Python package:
 # recognize_digits trains an MLP and a CNN, saves them as inference models, reloads them
-# and prints their test accuracy.
+# and prints their test accuracy; `rill dot` then draws the saved CNN (Graphviz).
 #   scripts/demo.sh BUILD_DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,3 +31,12 @@ rm -rf "$BUILD/demo_digits"
 RILL_LIB="$ABS_BUILD/librill.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
   "${PYTHON:-python3}" examples/recognize_digits/train.py --save "$BUILD/demo_digits" \
   --min-accuracy 0.95
+
+printf '\n==== 4. a picture of the saved CNN: rill dot ====\n'
+"$BUILD/rill" dot "$BUILD/demo_digits/cnn" -o "$BUILD/demo_digits/cnn.dot"
+if command -v dot >/dev/null 2>&1; then
+  dot -Tsvg "$BUILD/demo_digits/cnn.dot" -o "$BUILD/demo_digits/cnn.svg"
+  echo "wrote $BUILD/demo_digits/cnn.dot and its rendering $BUILD/demo_digits/cnn.svg"
+else
+  echo "wrote $BUILD/demo_digits/cnn.dot (Graphviz's dot is not installed to render it)"
+fi
