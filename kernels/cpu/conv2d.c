@@ -191,14 +191,85 @@ static int64_t gather2_f32(float *restrict d, const float *restrict s, int64_t n
   return i;
 }
 #define GATHER2(d, s, n) gather2_f32(d, s, n)
+
+/* One block of c = a b (row-major, no transposes) for the small-K GEMM below: mb (1..4)
+ * rows of c by nv (1..3) vectors of 8 columns, the last vector masked when tail. Inlined
+ * with constant mb, nv and tail, so the accumulators stay in registers. */
+static inline __attribute__((always_inline)) void smallk_block(
+    int mb, int nv, bool tail, __m256i mask, int64_t kk, const float *a, int64_t lda,
+    const float *b, int64_t ldb, float *c, int64_t ldc) {
+  __m256 acc[4][3];
+  _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++)
+    _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) acc[i][v] = _mm256_setzero_ps();
+  for (int64_t k = 0; k < kk; k++) {
+    __m256 bv[3];
+    _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++)
+      bv[v] = tail && v == nv - 1 ? _mm256_maskload_ps(b + k * ldb + 8 * v, mask)
+                                  : _mm256_loadu_ps(b + k * ldb + 8 * v);
+    _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++) {
+      __m256 ai = _mm256_broadcast_ss(a + i * lda + k);
+      _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) acc[i][v] = _mm256_fmadd_ps(ai, bv[v], acc[i][v]);
+    }
+  }
+  _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++)
+    _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) {
+      if (tail && v == nv - 1) _mm256_maskstore_ps(c + i * ldc + 8 * v, mask, acc[i][v]);
+      else _mm256_storeu_ps(c + i * ldc + 8 * v, acc[i][v]);
+    }
+}
+
+/* Rows mb of c for the columns [j, j + 24): full blocks of 4 rows, then one row at a
+ * time. */
+static inline __attribute__((always_inline)) void smallk_cols(
+    int nv, bool tail, __m256i mask, int64_t m, int64_t kk, const float *a, int64_t lda,
+    const float *b, int64_t ldb, float *c, int64_t ldc) {
+  int64_t i = 0;
+  for (; i + 4 <= m; i += 4) smallk_block(4, nv, tail, mask, kk, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
+  for (; i < m; i++) smallk_block(1, nv, tail, mask, kk, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
+}
+
+/* c = a b for a k too small for a GEMM library to earn back its packing (first layers:
+ * 3 channels x 3 x 3 taps = 27; 1x1 convs over few channels): each block of 24 columns of
+ * b is read from cache by every 4 rows of a, c is written once, nothing is copied. */
+static void smallk_sgemm(int64_t m, int64_t n, int64_t kk, const float *a, int64_t lda,
+                         const float *b, int64_t ldb, float *c, int64_t ldc) {
+  int64_t j = 0;
+  __m256i all = _mm256_set1_epi32(-1);
+  for (; j + 24 <= n; j += 24) smallk_cols(3, false, all, m, kk, a, lda, b + j, ldb, c + j, ldc);
+  if (j < n) {
+    int64_t r = n - j, nv = (r + 7) / 8, last = r - 8 * (nv - 1);
+    __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)last), lanes);
+    if (nv == 3) smallk_cols(3, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc);
+    else if (nv == 2) smallk_cols(2, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc);
+    else smallk_cols(1, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc);
+  }
+}
+
+/* The engine's float GEMM: c = a b with a small k (at most SMALLK_MAX) runs the kernel
+ * above, everything else (transposes, accumulation, larger k) OpenBLAS. */
+#define SMALLK_MAX 32
+static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m, int n,
+                       int kk, float alpha, const float *a, int lda, const float *b, int ldb,
+                       float beta, float *c, int ldc) {
+  if (order == CblasRowMajor && ta == CblasNoTrans && tb == CblasNoTrans && alpha == 1.0f &&
+      beta == 0.0f && kk >= 1 && kk <= SMALLK_MAX) {
+    smallk_sgemm(m, n, kk, a, lda, b, ldb, c, ldc);
+    return;
+  }
+  cblas_sgemm(order, ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+#define SGEMM conv_sgemm
 #else
 #define DW_FAST(g, x, w, y) false
 #define GATHER2(d, s, n) 0
+#define SGEMM cblas_sgemm
+#define SMALLK_MAX 0
 #endif
 
 #define T float
 #define SUF f32
-#define GEMM cblas_sgemm
+#define GEMM SGEMM
 #include "kernels/cpu/conv_impl.inc"
 #undef T
 #undef SUF
@@ -272,10 +343,13 @@ static rill_status *check_dy(rill_kernel_ctx *ctx, const rill_tensor *dy, const 
 #define ENGINE(dt, name, ...) \
   ((dt) == RILL_DTYPE_FP32 ? name##_f32(__VA_ARGS__) : name##_f64(__VA_ARGS__))
 
-/* Threads inside a large direct conv (depthwise layers: OpenBLAS already threads the
- * GEMM of the other paths). Each thread takes a contiguous range of groups, as a conv of
- * its own over those channels, for every image; the calling thread takes the last
- * range. Below DIRECT_THREAD_MACS multiply-adds a thread costs more than it saves. */
+/* Threads inside a large conv, over the executor's threads. The direct path (depthwise
+ * layers) gives each thread a contiguous range of groups, as a conv of its own over those
+ * channels, for every image. A conv whose GEMM is the small-k kernel (one image, one
+ * group: first layers, 1x1 convs over few channels), which OpenBLAS does not thread, gives
+ * each thread a range of output channels (a multiple of 4, the kernel's row block), each
+ * unfolding the image itself. The calling thread takes the last range. Below
+ * DIRECT_THREAD_MACS multiply-adds a thread costs more than it saves. */
 #define DIRECT_THREAD_MACS (1 << 20)
 #define DIRECT_MAX_THREADS 16
 
@@ -284,7 +358,9 @@ typedef struct direct_part {
   rill_dtype dt;
   const void *x, *w;
   void *y;
-  int64_t g0, g1;
+  int64_t g0, g1; /* groups, or output channels when by_m */
+  int path;        /* by_m: the engine's path */
+  bool by_m, ok;
   pthread_t tid;
   bool started;
 } direct_part;
@@ -292,6 +368,14 @@ typedef struct direct_part {
 static void *direct_part_run(void *arg) {
   direct_part *pt = arg;
   const rill_conv_geom *g = pt->g;
+  if (pt->by_m) {
+    rill_conv_geom sub = *g;
+    int64_t k = g->c * g->kh * g->kw, p = g->oh * g->ow;
+    sub.m = pt->g1 - pt->g0;
+    pt->ok = sub.m == 0 || conv_fwd_f32(&sub, pt->x, (const float *)pt->w + pt->g0 * k,
+                                        (float *)pt->y + pt->g0 * p, pt->path);
+    return NULL;
+  }
   int64_t c_g = g->c / g->groups, m_g = g->m / g->groups, k = c_g * g->kh * g->kw;
   int64_t hw = g->h * g->w, p = g->oh * g->ow, es = pt->dt == RILL_DTYPE_FP32 ? 4 : 8;
   rill_conv_geom sub = *g;
@@ -316,23 +400,30 @@ static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_ge
   int64_t threads = ctx->device ? ctx->device->num_threads : 1;
   double macs = (double)g->n * (double)g->m * (double)(g->oh * g->ow) * (double)(g->kh * g->kw) *
                 (double)(g->c / g->groups);
-  if (threads > g->groups) threads = g->groups;
+  bool by_m = dt == RILL_DTYPE_FP32 && (path == RILL_CONV_PATH_IM2COL || path == RILL_CONV_PATH_1X1) &&
+              g->n == 1 && g->groups == 1 && g->c * g->kh * g->kw <= SMALLK_MAX;
+  int64_t units = by_m ? (g->m + 3) / 4 : g->groups;
+  if (threads > units) threads = units;
   if (threads > DIRECT_MAX_THREADS) threads = DIRECT_MAX_THREADS;
-  if ((path != RILL_CONV_PATH_DIRECT && path != RILL_CONV_PATH_DIRECT_GENERIC) || threads < 2 ||
-      macs < DIRECT_THREAD_MACS)
+  if ((path != RILL_CONV_PATH_DIRECT && path != RILL_CONV_PATH_DIRECT_GENERIC && !by_m) ||
+      threads < 2 || macs < DIRECT_THREAD_MACS)
     return ENGINE(dt, conv_fwd, g, x, w, y, path);
   direct_part parts[DIRECT_MAX_THREADS];
   for (int64_t t = 0; t < threads; t++) {
-    parts[t] = (direct_part){.g = g, .dt = dt, .x = x, .w = w, .y = y,
-                             .g0 = g->groups * t / threads, .g1 = g->groups * (t + 1) / threads};
+    int64_t u0 = units * t / threads, u1 = units * (t + 1) / threads;
+    parts[t] = (direct_part){.g = g, .dt = dt, .x = x, .w = w, .y = y, .path = path, .by_m = by_m,
+                             .g0 = by_m ? 4 * u0 : u0,
+                             .g1 = by_m ? (4 * u1 < g->m ? 4 * u1 : g->m) : u1};
     if (t + 1 < threads) parts[t].started = pthread_create(&parts[t].tid, NULL, direct_part_run, &parts[t]) == 0;
   }
   direct_part_run(&parts[threads - 1]);
+  bool ok = !by_m || parts[threads - 1].ok;
   for (int64_t t = 0; t + 1 < threads; t++) {
     if (parts[t].started) pthread_join(parts[t].tid, NULL);
     else direct_part_run(&parts[t]); /* no thread to be had: run it here */
+    if (by_m && !parts[t].ok) ok = false;
   }
-  return true;
+  return ok;
 }
 
 static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
