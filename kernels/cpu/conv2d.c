@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "framework/base/alloc.h"
-#include "kernels/cpu/blas_threads.h"
 #include "kernels/cpu/conv.h"
 #include "framework/exec/device.h"
 #include "kernels/cpu/kernels.h"
@@ -344,13 +343,13 @@ static rill_status *check_dy(rill_kernel_ctx *ctx, const rill_tensor *dy, const 
 #define ENGINE(dt, name, ...) \
   ((dt) == RILL_DTYPE_FP32 ? name##_f32(__VA_ARGS__) : name##_f64(__VA_ARGS__))
 
-/* Threads inside a large conv, over the executor's threads (doc/design/kernels.md). The
- * direct path (depthwise layers) gives each thread a contiguous range of groups, as a conv
- * of its own over those channels, for every image. The 1x1 and im2col paths of a
- * one-group conv give each thread a range of output channels (whole blocks of 4, the
- * small-k kernel's row block), each unfolding the image itself; their GEMMs run OpenBLAS
- * on the calling thread (rill_blas_single_begin/end). The calling thread takes the last
- * range. Below DIRECT_THREAD_MACS multiply-adds a thread costs more than it saves. */
+/* Threads inside a large conv, over the executor's threads. The direct path (depthwise
+ * layers) gives each thread a contiguous range of groups, as a conv of its own over those
+ * channels, for every image. A conv whose GEMM is the small-k kernel (one image, one
+ * group: first layers, 1x1 convs over few channels), which OpenBLAS does not thread, gives
+ * each thread a range of output channels (a multiple of 4, the kernel's row block), each
+ * unfolding the image itself. The calling thread takes the last range. Below
+ * DIRECT_THREAD_MACS multiply-adds a thread costs more than it saves. */
 #define DIRECT_THREAD_MACS (1 << 20)
 #define DIRECT_MAX_THREADS 16
 
@@ -370,18 +369,11 @@ static void *direct_part_run(void *arg) {
   direct_part *pt = arg;
   const rill_conv_geom *g = pt->g;
   if (pt->by_m) {
-    /* One group (by_m's condition): image n's input, and its output channels g0.. */
     rill_conv_geom sub = *g;
-    int64_t k = g->c * g->kh * g->kw, p = g->oh * g->ow, es = pt->dt == RILL_DTYPE_FP32 ? 4 : 8;
-    sub.n = 1;
+    int64_t k = g->c * g->kh * g->kw, p = g->oh * g->ow;
     sub.m = pt->g1 - pt->g0;
-    pt->ok = true;
-    for (int64_t n = 0; n < g->n && pt->ok; n++) {
-      const char *x = (const char *)pt->x + n * g->c * g->h * g->w * es;
-      const char *w = (const char *)pt->w + pt->g0 * k * es;
-      char *y = (char *)pt->y + (n * g->m + pt->g0) * p * es;
-      pt->ok = ENGINE(pt->dt, conv_fwd, &sub, (const void *)x, (const void *)w, (void *)y, pt->path);
-    }
+    pt->ok = sub.m == 0 || conv_fwd_f32(&sub, pt->x, (const float *)pt->w + pt->g0 * k,
+                                        (float *)pt->y + pt->g0 * p, pt->path);
     return NULL;
   }
   int64_t c_g = g->c / g->groups, m_g = g->m / g->groups, k = c_g * g->kh * g->kw;
@@ -403,31 +395,19 @@ static void *direct_part_run(void *arg) {
   return NULL;
 }
 
-static bool conv_fwd_split(rill_dtype dt, const rill_conv_geom *g, const void *x, const void *w,
-                           void *y, int path, int64_t threads, double macs, bool by_m);
-
 static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_geom *g,
                          const void *x, const void *w, void *y, int path) {
   int64_t threads = ctx->device ? ctx->device->num_threads : 1;
   double macs = (double)g->n * (double)g->m * (double)(g->oh * g->ow) * (double)(g->kh * g->kw) *
                 (double)(g->c / g->groups);
-  bool gemm = path == RILL_CONV_PATH_IM2COL || path == RILL_CONV_PATH_1X1;
-  bool by_m = gemm && g->groups == 1 && g->m >= 8;
-  if (gemm) rill_blas_single_begin();
-  bool ok = conv_fwd_split(dt, g, x, w, y, path, threads, macs, by_m);
-  if (gemm) rill_blas_single_end();
-  return ok;
-}
-
-/* conv_fwd_run's work over `threads` threads (or inline). */
-static bool conv_fwd_split(rill_dtype dt, const rill_conv_geom *g, const void *x, const void *w,
-                           void *y, int path, int64_t threads, double macs, bool by_m) {
+  bool by_m = dt == RILL_DTYPE_FP32 && (path == RILL_CONV_PATH_IM2COL || path == RILL_CONV_PATH_1X1) &&
+              g->n == 1 && g->groups == 1 && g->c * g->kh * g->kw <= SMALLK_MAX;
   int64_t units = by_m ? (g->m + 3) / 4 : g->groups;
+  if (threads > units) threads = units;
+  if (threads > DIRECT_MAX_THREADS) threads = DIRECT_MAX_THREADS;
   if ((path != RILL_CONV_PATH_DIRECT && path != RILL_CONV_PATH_DIRECT_GENERIC && !by_m) ||
       threads < 2 || macs < DIRECT_THREAD_MACS)
     return ENGINE(dt, conv_fwd, g, x, w, y, path);
-  if (threads > units) threads = units;
-  if (threads > DIRECT_MAX_THREADS) threads = DIRECT_MAX_THREADS;
   direct_part parts[DIRECT_MAX_THREADS];
   for (int64_t t = 0; t < threads; t++) {
     int64_t u0 = units * t / threads, u1 = units * (t + 1) / threads;

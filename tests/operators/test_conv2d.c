@@ -1,7 +1,5 @@
 /* Positional conv_cfg literals leave the trailing fields zero. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-#include <cblas.h>
-
 #include "kernels/cpu/conv.h"
 #include "nn_test.h"
 #include "support/fail_alloc.h"
@@ -212,26 +210,11 @@ Test(conv2d, small_k_gemm_matches_reference_at_every_tail) {
 
 /* Large small-k convs of one image split their output channels over the device's
  * threads (3 threads over 37 channels: uneven ranges of whole 4-row blocks). */
-Test(conv2d, threaded_gemm_conv_matches_reference) {
+Test(conv2d, threaded_small_k_conv_matches_reference) {
   conv_threads = 3;
   check_conv("conv2d", CFG(1, 3, 66, 66, 37, 3, 3, 1, 1, 1, 1, 1, 2, {0, 0}));
   check_conv("conv2d", CFG(1, 16, 64, 64, 38, 1, 1, 1, 1, 1, 1, 1, 2, {0, 0}));
-  /* OpenBLAS's GEMM (k > 32) on each range, two images */
-  check_conv("conv2d", CFG(2, 40, 30, 30, 21, 1, 1, 1, 1, 1, 1, 1, 2, {0, 0}));
-  check_conv("conv2d", CFG(2, 8, 40, 40, 22, 3, 3, 1, 1, 1, 1, 1, 2, {1, 1}));
   conv_threads = 0;
-}
-
-/* A conv that threads its GEMM itself runs OpenBLAS on one thread meanwhile and gives
- * the process its OpenBLAS thread count back. */
-Test(conv2d, gemm_conv_restores_openblas_threads) {
-  int before = openblas_get_num_threads();
-  openblas_set_num_threads(2);
-  conv_threads = 2;
-  check_conv("conv2d", CFG(1, 40, 30, 30, 21, 1, 1, 1, 1, 1, 1, 1, 2, {0, 0}));
-  conv_threads = 0;
-  cr_assert_eq(openblas_get_num_threads(), 2);
-  openblas_set_num_threads(before);
 }
 
 /* ---- conv2d_transpose ---- */
