@@ -246,14 +246,17 @@ static void smallk_sgemm(int64_t m, int64_t n, int64_t kk, const float *a, int64
   }
 }
 
-/* The engine's float GEMM: c = a b with a small k (at most SMALLK_MAX) runs the kernel
- * above, everything else (transposes, accumulation, larger k) OpenBLAS. */
+/* The engine's float GEMM: c = a b with a small k (at most SMALLK_MAX) in a forward conv's
+ * im2col path (smallk_on, set by conv_fwd_run: first layers) runs the kernel above;
+ * everything else (transposes, accumulation, larger k, and the 1x1 path, whose GEMMs over
+ * few channels are bound by memory and gain from OpenBLAS's threads) goes to OpenBLAS. */
 #define SMALLK_MAX 32
+static _Thread_local bool smallk_on;
 static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m, int n,
                        int kk, float alpha, const float *a, int lda, const float *b, int ldb,
                        float beta, float *c, int ldc) {
   if (order == CblasRowMajor && ta == CblasNoTrans && tb == CblasNoTrans && alpha == 1.0f &&
-      beta == 0.0f && kk >= 1 && kk <= SMALLK_MAX) {
+      beta == 0.0f && kk >= 1 && kk <= SMALLK_MAX && smallk_on) {
     smallk_sgemm(m, n, kk, a, lda, b, ldb, c, ldc);
     return;
   }
@@ -264,7 +267,6 @@ static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBL
 #define DW_FAST(g, x, w, y) false
 #define GATHER2(d, s, n) 0
 #define SGEMM cblas_sgemm
-#define SMALLK_MAX 0
 #endif
 
 #define T float
@@ -343,13 +345,10 @@ static rill_status *check_dy(rill_kernel_ctx *ctx, const rill_tensor *dy, const 
 #define ENGINE(dt, name, ...) \
   ((dt) == RILL_DTYPE_FP32 ? name##_f32(__VA_ARGS__) : name##_f64(__VA_ARGS__))
 
-/* Threads inside a large conv, over the executor's threads. The direct path (depthwise
- * layers) gives each thread a contiguous range of groups, as a conv of its own over those
- * channels, for every image. A conv whose GEMM is the small-k kernel (one image, one
- * group: first layers, 1x1 convs over few channels), which OpenBLAS does not thread, gives
- * each thread a range of output channels (a multiple of 4, the kernel's row block), each
- * unfolding the image itself. The calling thread takes the last range. Below
- * DIRECT_THREAD_MACS multiply-adds a thread costs more than it saves. */
+/* Threads inside a large direct conv (depthwise layers: OpenBLAS already threads the
+ * GEMM of the other paths). Each thread takes a contiguous range of groups, as a conv of
+ * its own over those channels, for every image; the calling thread takes the last
+ * range. Below DIRECT_THREAD_MACS multiply-adds a thread costs more than it saves. */
 #define DIRECT_THREAD_MACS (1 << 20)
 #define DIRECT_MAX_THREADS 16
 
@@ -358,9 +357,7 @@ typedef struct direct_part {
   rill_dtype dt;
   const void *x, *w;
   void *y;
-  int64_t g0, g1; /* groups, or output channels when by_m */
-  int path;        /* by_m: the engine's path */
-  bool by_m, ok;
+  int64_t g0, g1;
   pthread_t tid;
   bool started;
 } direct_part;
@@ -368,14 +365,6 @@ typedef struct direct_part {
 static void *direct_part_run(void *arg) {
   direct_part *pt = arg;
   const rill_conv_geom *g = pt->g;
-  if (pt->by_m) {
-    rill_conv_geom sub = *g;
-    int64_t k = g->c * g->kh * g->kw, p = g->oh * g->ow;
-    sub.m = pt->g1 - pt->g0;
-    pt->ok = sub.m == 0 || conv_fwd_f32(&sub, pt->x, (const float *)pt->w + pt->g0 * k,
-                                        (float *)pt->y + pt->g0 * p, pt->path);
-    return NULL;
-  }
   int64_t c_g = g->c / g->groups, m_g = g->m / g->groups, k = c_g * g->kh * g->kw;
   int64_t hw = g->h * g->w, p = g->oh * g->ow, es = pt->dt == RILL_DTYPE_FP32 ? 4 : 8;
   rill_conv_geom sub = *g;
@@ -400,30 +389,31 @@ static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_ge
   int64_t threads = ctx->device ? ctx->device->num_threads : 1;
   double macs = (double)g->n * (double)g->m * (double)(g->oh * g->ow) * (double)(g->kh * g->kw) *
                 (double)(g->c / g->groups);
-  bool by_m = dt == RILL_DTYPE_FP32 && (path == RILL_CONV_PATH_IM2COL || path == RILL_CONV_PATH_1X1) &&
-              g->n == 1 && g->groups == 1 && g->c * g->kh * g->kw <= SMALLK_MAX;
-  int64_t units = by_m ? (g->m + 3) / 4 : g->groups;
-  if (threads > units) threads = units;
+  if (threads > g->groups) threads = g->groups;
   if (threads > DIRECT_MAX_THREADS) threads = DIRECT_MAX_THREADS;
-  if ((path != RILL_CONV_PATH_DIRECT && path != RILL_CONV_PATH_DIRECT_GENERIC && !by_m) ||
-      threads < 2 || macs < DIRECT_THREAD_MACS)
+  if ((path != RILL_CONV_PATH_DIRECT && path != RILL_CONV_PATH_DIRECT_GENERIC) || threads < 2 ||
+      macs < DIRECT_THREAD_MACS) {
+#if defined(__AVX2__) && defined(__FMA__)
+    smallk_on = path == RILL_CONV_PATH_IM2COL;
+    bool ok = ENGINE(dt, conv_fwd, g, x, w, y, path);
+    smallk_on = false;
+    return ok;
+#else
     return ENGINE(dt, conv_fwd, g, x, w, y, path);
+#endif
+  }
   direct_part parts[DIRECT_MAX_THREADS];
   for (int64_t t = 0; t < threads; t++) {
-    int64_t u0 = units * t / threads, u1 = units * (t + 1) / threads;
-    parts[t] = (direct_part){.g = g, .dt = dt, .x = x, .w = w, .y = y, .path = path, .by_m = by_m,
-                             .g0 = by_m ? 4 * u0 : u0,
-                             .g1 = by_m ? (4 * u1 < g->m ? 4 * u1 : g->m) : u1};
+    parts[t] = (direct_part){.g = g, .dt = dt, .x = x, .w = w, .y = y,
+                             .g0 = g->groups * t / threads, .g1 = g->groups * (t + 1) / threads};
     if (t + 1 < threads) parts[t].started = pthread_create(&parts[t].tid, NULL, direct_part_run, &parts[t]) == 0;
   }
   direct_part_run(&parts[threads - 1]);
-  bool ok = !by_m || parts[threads - 1].ok;
   for (int64_t t = 0; t + 1 < threads; t++) {
     if (parts[t].started) pthread_join(parts[t].tid, NULL);
     else direct_part_run(&parts[t]); /* no thread to be had: run it here */
-    if (by_m && !parts[t].ok) ok = false;
   }
-  return ok;
+  return true;
 }
 
 static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
