@@ -437,6 +437,128 @@ static rill_status *fold_one(rill_program *p, fold_ctx *c, size_t j, bool *dead,
   return st;
 }
 
+/* Whether conv op `op` pads nothing: padding_algorithm VALID, or EXPLICIT (or absent)
+ * with every padding 0. SAME pads (unless the filter is 1x1 and the stride 1, which the
+ * caller does not rely on). */
+static rill_status *conv_unpadded(const rill_op_desc *op, bool *unpadded) {
+  static const char *const explicit_algo[] = {"EXPLICIT", ""}, *const valid_algo[] = {"VALID"};
+  bool is_valid, is_explicit;
+  RILL_TRY(attr_str_is(op, "padding_algorithm", valid_algo, 1, &is_valid));
+  RILL_TRY(attr_str_is(op, "padding_algorithm", explicit_algo, 2, &is_explicit));
+  *unpadded = is_valid;
+  if (is_valid || !is_explicit) return NULL;
+  rill_attr_value a;
+  RILL_TRY(attr_of(op, "paddings", &a));
+  bool zero = a.type == RILL_ATTR_INTS;
+  for (size_t k = 0; zero && k < a.n; k++) zero = a.list.ints[k] == 0;
+  rill_attr_value_clear(&a);
+  *unpadded = zero;
+  return NULL;
+}
+
+/* Folds batch_norm op `j` (y = x * s + t per channel) into the conv that reads Y, when
+ * nothing else does and the conv pads nothing (a padded border would be t, not 0): the
+ * conv reads X, its filter becomes W[o, c] * s[c] and the per-channel bias add that
+ * follows it gains sum over c, taps of W[o, c] * t[c]. Returns true in *done when it
+ * did. */
+static rill_status *fold_into_next(rill_program *p, fold_ctx *c, size_t j, bool *dead, bool *done) {
+  rill_block_desc *b = &p->blocks[0];
+  rill_op_desc *bn = &b->ops[j];
+  *done = false;
+  const char *x = in1(bn, "X"), *y = out1(bn, "Y");
+  const rill_tensor *scale = param(c, in1(bn, "Scale")), *beta = param(c, in1(bn, "Bias")),
+                    *mean = param(c, in1(bn, "Mean")), *var = param(c, in1(bn, "Variance"));
+  if (!x || !y || !scale || !beta || !mean || !var || !private_temp(p, y) || persistable(p, x))
+    return NULL;
+  for (size_t k = 0; k < bn->noutputs; k++) {
+    if (strcmp(bn->outputs[k].param, "Y") == 0) continue;
+    for (size_t a = 0; a < bn->outputs[k].nargs; a++) {
+      const char *o = bn->outputs[k].args[a];
+      if (!persistable(p, o) && count_uses(p, o, true) > 0) return NULL;
+    }
+  }
+  bool layout_ok;
+  RILL_TRY(attr_str_is(bn, "data_layout", nchw, 2, &layout_ok));
+  if (!layout_ok) return NULL;
+  float eps;
+  RILL_TRY(attr_float(bn, "epsilon", &eps));
+  const rill_var_desc *yd = rill_block_find_var(p, 0, y);
+  if (!yd || !yd->has_tensor || yd->dims.n != 4) return NULL;
+
+  long ci = next_reader(b, j, y);
+  if (ci < 0 || dead[ci]) return NULL;
+  rill_op_desc *conv = &b->ops[ci];
+  if (!in_list(fusable_convs, RILL_COUNTOF(fusable_convs), conv->type)) return NULL;
+  const char *in = in1(conv, "Input"), *wname = in1(conv, "Filter"), *cout = out1(conv, "Output");
+  if (!in || strcmp(in, y) != 0 || !wname || !cout || rill_opd_writes(conv, x)) return NULL;
+  if ((rill_op_input(conv, "Bias") && rill_op_input(conv, "Bias")->nargs) ||
+      (rill_op_input(conv, "ResidualData") && rill_op_input(conv, "ResidualData")->nargs))
+    return NULL;
+  for (size_t k = j + 1; k < (size_t)ci; k++)
+    if (rill_opd_writes(&b->ops[k], x)) return NULL; /* the conv will read X at its place */
+  bool unpadded, layout_conv;
+  RILL_TRY(conv_unpadded(conv, &unpadded));
+  RILL_TRY(attr_str_is(conv, "data_format", nchw, 2, &layout_conv));
+  if (!unpadded || !layout_conv) return NULL;
+  int32_t groups;
+  RILL_TRY(attr_int(conv, "groups", &groups));
+  const rill_tensor *w = param(c, wname);
+  if (!w || !persistable(p, wname) || count_uses(p, wname, true) != 1 || w->dims.n != 4 || groups < 1 ||
+      w->dims.d[0] % groups != 0)
+    return NULL;
+  int64_t m = w->dims.d[0], cg = w->dims.d[1], taps = w->dims.d[2] * w->dims.d[3], ch = cg * groups,
+          mg = m / groups;
+  if (rill_tensor_numel(scale) != ch || rill_tensor_numel(beta) != ch || rill_tensor_numel(mean) != ch ||
+      rill_tensor_numel(var) != ch)
+    return NULL;
+  /* The conv's bias add. */
+  long ai = next_reader(b, (size_t)ci, cout);
+  if (ai < 0 || dead[ai] || !private_temp(p, cout) || strcmp(b->ops[ai].type, "elementwise_add") != 0)
+    return NULL;
+  const char *ax = in1(&b->ops[ai], "X"), *bias_name = in1(&b->ops[ai], "Y");
+  int32_t axis;
+  RILL_TRY(attr_int(&b->ops[ai], "axis", &axis));
+  const rill_tensor *bias = bias_name ? param(c, bias_name) : NULL;
+  if (!ax || strcmp(ax, cout) != 0 || axis != 1 || !bias || !persistable(p, bias_name) ||
+      count_uses(p, bias_name, true) != 1 || rill_tensor_numel(bias) != m)
+    return NULL;
+
+  rill_tensor nw, nb;
+  rill_tensor_init(&nw);
+  rill_tensor_init(&nb);
+  rill_status *st = rill_tensor_copy(&nw, w);
+  if (!st) st = rill_tensor_copy(&nb, bias);
+  if (st) {
+    rill_tensor_clear(&nw);
+    rill_tensor_clear(&nb);
+    return st;
+  }
+  const float *sc = rill_tensor_ptr(scale), *be = rill_tensor_ptr(beta), *mu = rill_tensor_ptr(mean),
+              *va = rill_tensor_ptr(var);
+  float *wp = rill_tensor_ptr(&nw), *bp = rill_tensor_ptr(&nb);
+  for (int64_t o = 0; o < m; o++) {
+    double add = 0;
+    for (int64_t cl = 0; cl < cg; cl++) {
+      int64_t cc = (o / mg) * cg + cl;
+      float s = sc[cc] / sqrtf(va[cc] + eps), t = be[cc] - mu[cc] * s;
+      float *row = wp + (o * cg + cl) * taps;
+      for (int64_t k = 0; k < taps; k++) {
+        add += (double)row[k] * t;
+        row[k] *= s;
+      }
+    }
+    bp[o] = (float)(bp[o] + add);
+  }
+  st = rill_opd_rename(conv, y, x, true, false);
+  if (!st) dead[j] = true;
+  if (!st) st = push_weight(c, wname, &nw);
+  if (!st) st = push_weight(c, bias_name, &nb);
+  rill_tensor_clear(&nw);
+  rill_tensor_clear(&nb);
+  if (!st) *done = true;
+  return st;
+}
+
 static rill_status *fold_body(rill_program *p, void *ctx, size_t *count) {
   fold_ctx *c = ctx;
   rill_block_desc *b = &p->blocks[0];
@@ -447,6 +569,8 @@ static rill_status *fold_body(rill_program *p, void *ctx, size_t *count) {
     if (strcmp(b->ops[j].type, "batch_norm") != 0) continue;
     bool done;
     st = rill_status_wrap(fold_one(p, c, j, dead, &done), "folding batch_norm op #%zu", j);
+    if (!st && !done)
+      st = rill_status_wrap(fold_into_next(p, c, j, dead, &done), "folding batch_norm op #%zu", j);
     if (!st && done) (*count)++;
   }
   if (!st) compact(b, dead);

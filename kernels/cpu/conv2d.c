@@ -191,14 +191,87 @@ static int64_t gather2_f32(float *restrict d, const float *restrict s, int64_t n
   return i;
 }
 #define GATHER2(d, s, n) gather2_f32(d, s, n)
+
+/* One block of c = a b (row-major, no transposes) for the small-K GEMM below: mb (1..4)
+ * rows of c by nv (1..3) vectors of 8 columns, the last vector masked when tail. Inlined
+ * with constant mb, nv and tail, so the accumulators stay in registers. */
+static inline __attribute__((always_inline)) void smallk_block(
+    int mb, int nv, bool tail, __m256i mask, int64_t kk, const float *a, int64_t lda,
+    const float *b, int64_t ldb, float *c, int64_t ldc) {
+  __m256 acc[4][3];
+  _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++)
+    _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) acc[i][v] = _mm256_setzero_ps();
+  for (int64_t k = 0; k < kk; k++) {
+    __m256 bv[3];
+    _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++)
+      bv[v] = tail && v == nv - 1 ? _mm256_maskload_ps(b + k * ldb + 8 * v, mask)
+                                  : _mm256_loadu_ps(b + k * ldb + 8 * v);
+    _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++) {
+      __m256 ai = _mm256_broadcast_ss(a + i * lda + k);
+      _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) acc[i][v] = _mm256_fmadd_ps(ai, bv[v], acc[i][v]);
+    }
+  }
+  _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++)
+    _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) {
+      if (tail && v == nv - 1) _mm256_maskstore_ps(c + i * ldc + 8 * v, mask, acc[i][v]);
+      else _mm256_storeu_ps(c + i * ldc + 8 * v, acc[i][v]);
+    }
+}
+
+/* Rows mb of c for the columns [j, j + 24): full blocks of 4 rows, then one row at a
+ * time. */
+static inline __attribute__((always_inline)) void smallk_cols(
+    int nv, bool tail, __m256i mask, int64_t m, int64_t kk, const float *a, int64_t lda,
+    const float *b, int64_t ldb, float *c, int64_t ldc) {
+  int64_t i = 0;
+  for (; i + 4 <= m; i += 4) smallk_block(4, nv, tail, mask, kk, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
+  for (; i < m; i++) smallk_block(1, nv, tail, mask, kk, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
+}
+
+/* c = a b for a k too small for a GEMM library to earn back its packing (first layers:
+ * 3 channels x 3 x 3 taps = 27; 1x1 convs over few channels): each block of 24 columns of
+ * b is read from cache by every 4 rows of a, c is written once, nothing is copied. */
+static void smallk_sgemm(int64_t m, int64_t n, int64_t kk, const float *a, int64_t lda,
+                         const float *b, int64_t ldb, float *c, int64_t ldc) {
+  int64_t j = 0;
+  __m256i all = _mm256_set1_epi32(-1);
+  for (; j + 24 <= n; j += 24) smallk_cols(3, false, all, m, kk, a, lda, b + j, ldb, c + j, ldc);
+  if (j < n) {
+    int64_t r = n - j, nv = (r + 7) / 8, last = r - 8 * (nv - 1);
+    __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)last), lanes);
+    if (nv == 3) smallk_cols(3, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc);
+    else if (nv == 2) smallk_cols(2, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc);
+    else smallk_cols(1, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc);
+  }
+}
+
+/* The engine's float GEMM: c = a b with a small k (at most SMALLK_MAX) in a forward conv's
+ * im2col path (smallk_on, set by conv_fwd_run: first layers) runs the kernel above;
+ * everything else (transposes, accumulation, larger k, and the 1x1 path, whose GEMMs over
+ * few channels are bound by memory and gain from OpenBLAS's threads) goes to OpenBLAS. */
+#define SMALLK_MAX 32
+static _Thread_local bool smallk_on;
+static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m, int n,
+                       int kk, float alpha, const float *a, int lda, const float *b, int ldb,
+                       float beta, float *c, int ldc) {
+  if (order == CblasRowMajor && ta == CblasNoTrans && tb == CblasNoTrans && alpha == 1.0f &&
+      beta == 0.0f && kk >= 1 && kk <= SMALLK_MAX && smallk_on) {
+    smallk_sgemm(m, n, kk, a, lda, b, ldb, c, ldc);
+    return;
+  }
+  cblas_sgemm(order, ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+#define SGEMM conv_sgemm
 #else
 #define DW_FAST(g, x, w, y) false
 #define GATHER2(d, s, n) 0
+#define SGEMM cblas_sgemm
 #endif
 
 #define T float
 #define SUF f32
-#define GEMM cblas_sgemm
+#define GEMM SGEMM
 #include "kernels/cpu/conv_impl.inc"
 #undef T
 #undef SUF
@@ -319,8 +392,16 @@ static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_ge
   if (threads > g->groups) threads = g->groups;
   if (threads > DIRECT_MAX_THREADS) threads = DIRECT_MAX_THREADS;
   if ((path != RILL_CONV_PATH_DIRECT && path != RILL_CONV_PATH_DIRECT_GENERIC) || threads < 2 ||
-      macs < DIRECT_THREAD_MACS)
+      macs < DIRECT_THREAD_MACS) {
+#if defined(__AVX2__) && defined(__FMA__)
+    smallk_on = path == RILL_CONV_PATH_IM2COL;
+    bool ok = ENGINE(dt, conv_fwd, g, x, w, y, path);
+    smallk_on = false;
+    return ok;
+#else
     return ENGINE(dt, conv_fwd, g, x, w, y, path);
+#endif
+  }
   direct_part parts[DIRECT_MAX_THREADS];
   for (int64_t t = 0; t < threads; t++) {
     parts[t] = (direct_part){.g = g, .dt = dt, .x = x, .w = w, .y = y,

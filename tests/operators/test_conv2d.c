@@ -195,6 +195,20 @@ Test(depthwise_conv2d, threaded_direct_conv_matches_reference) {
   conv_threads = 0;
 }
 
+/* The im2col path's GEMMs with k <= 32 (3 channels x 3 x 3 = 27) run the small-k
+ * kernel: 4 rows x 24 columns at a time, masked column tails. Output channels 1 to 9 and
+ * widths that leave every tail; k = 32 and 33 (OpenBLAS) through 1x1 filters with
+ * padding (im2col); a strided first layer over two images. */
+Test(conv2d, small_k_gemm_matches_reference_at_every_tail) {
+  for (int64_t m = 1; m <= 9; m++)
+    for (int64_t w = 1; w <= 26; w += 5)
+      check_conv("conv2d", CFG(1, 3, 3, w, m, 3, 3, 1, 1, 1, 1, 1, 2, {1, 1}));
+  check_conv("conv2d", CFG(1, 32, 7, 9, 13, 1, 1, 1, 1, 1, 1, 1, 2, {1, 1}));
+  check_conv("conv2d", CFG(1, 33, 7, 9, 13, 1, 1, 1, 1, 1, 1, 1, 2, {1, 1}));
+  /* first-layer shape, stride 2 */
+  check_conv("conv2d", CFG(2, 3, 31, 33, 10, 3, 3, 1, 2, 2, 1, 1, 2, {1, 1}));
+}
+
 /* ---- conv2d_transpose ---- */
 
 static void convt_out_size(const conv_cfg *c, int64_t *oh, int64_t *ow) {

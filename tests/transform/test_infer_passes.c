@@ -282,6 +282,51 @@ Test(infer_passes, batch_norm_after_a_shared_output_is_kept) {
   teardown(&f);
 }
 
+/* x -> relu -> batch_norm -> conv (3x3, padding `pad`, `groups`) -> bias add: the
+ * batch_norm has no producer to fold into, so it folds into the conv after it when the
+ * conv pads nothing. */
+static void bn_before_conv(int32_t pad, int groups, size_t want_folded) {
+  fixture f;
+  setup(&f, 4, img);
+  tmp(&f, "r", 4, img);
+  prog_op(f.p, "relu", "X=x", "Out=r");
+  tmp(&f, "y", 4, img);
+  bn(&f, "r", "y", 3);
+  int64_t cout = 6, o = 6 - 2 + 2 * pad, wd[4] = {cout, 3 / groups, 3, 3}, od[4] = {2, cout, o, o};
+  param(&f, "w", 4, wd, 0.3, 21, 0.0);
+  tmp(&f, "c", 4, od);
+  rill_op_builder *b = prog_op_begin("conv2d", "Input=y;Filter=w", "Output=c");
+  const int32_t pads[2] = {pad, pad};
+  POK(rill_op_builder_attr_ints(b, "paddings", pads, 2));
+  POK(rill_op_builder_attr_int(b, "groups", groups));
+  prog_op_end(b, f.p);
+  add_bias(&f, "c", "b", "cb", cout, 1, 4, od);
+  fetch(&f, "cb");
+  rill_tensor *before = run(&f, "cb");
+  size_t n = 9;
+  POK(rill_pass_fold_batch_norm(f.p, f.params, &n));
+  cr_assert_eq(n, want_folded);
+  if (want_folded) {
+    cr_assert_eq(prog_find_op(f.p, "batch_norm", 0), -1);
+    long ci = prog_find_op(f.p, "conv2d", 0);
+    cr_assert_geq(ci, 0);
+    cr_assert_str_eq(prog_arg(f.p, (size_t)ci, true, "Input", 0), "r");
+  } else {
+    cr_assert_geq(prog_find_op(f.p, "batch_norm", 0), 0);
+  }
+  same(before, run(&f, "cb"));
+  teardown(&f);
+}
+
+Test(infer_passes, batch_norm_folds_into_the_next_unpadded_conv) {
+  bn_before_conv(0, 1, 1);
+  bn_before_conv(0, 3, 1); /* grouped: each output channel sees its group's channels */
+}
+
+Test(infer_passes, batch_norm_before_a_padded_conv_is_kept) {
+  bn_before_conv(1, 1, 0); /* the padded border would be the shift, not 0 */
+}
+
 /* ---- conv fusion ---- */
 
 static void conv_act(const char *act, const char *want) {
