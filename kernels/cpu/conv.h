@@ -16,6 +16,7 @@
 #ifndef RILL_KERNELS_CPU_CONV_H
 #define RILL_KERNELS_CPU_CONV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "operators/nn.h"
@@ -28,5 +29,8 @@ enum { RILL_CONV_PATH_AUTO, RILL_CONV_PATH_IM2COL, RILL_CONV_PATH_1X1, RILL_CONV
 extern int rill_conv_force_path;
 /* Bytes of the im2col block buffer; tests lower it to exercise several blocks. */
 extern size_t rill_conv_col_budget;
+/* Tests and benchmarks only: false turns off the split of batches of small images
+ * (conv2d.c), so that each image runs through the general path. Not synchronised. */
+extern bool rill_conv_split_images;
 
 #endif
