@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "framework/base/alloc.h"
+#include "framework/exec/device.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/parts.h"
 #include "operators/nn.h"
 
 typedef struct window {
@@ -210,6 +212,94 @@ static bool pool_max2x2_f32(const rill_pool_geom *g, const float *x, float *y) {
 }
 #endif
 
+/* The gradient of 2x2 max pooling with stride 2 whose windows tile the image exactly
+ * (LeNet's): every input element lies in one window, so each is written once, with no
+ * memset first and no window clipping. The first tap in row-major order equal to the
+ * max takes the gradient, as in pool_bwd, and it is written as 0 + dy as pool_bwd adds
+ * it to a zeroed dx, so the result is bit for bit pool_bwd's. */
+#define POOL_BWD2X2(T, SUF)                                                                    \
+  static void pool_bwd2x2_##SUF(const rill_pool_geom *g, const T *x, const T *y, const T *dy, \
+                                T *dx) {                                                       \
+    const int64_t w = g->w, ow = g->ow, oh = g->oh;                                            \
+    for (int64_t p = 0; p < g->n * g->c; p++) {                                                \
+      const T *xp = x + p * g->h * w, *yp = y + p * oh * ow, *dyp = dy + p * oh * ow;          \
+      T *dxp = dx + p * g->h * w;                                                              \
+      for (int64_t i = 0; i < oh; i++) {                                                       \
+        const T *x0 = xp + 2 * i * w, *x1 = x0 + w;                                            \
+        T *d0 = dxp + 2 * i * w, *d1 = d0 + w;                                                 \
+        for (int64_t j = 0; j < ow; j++) {                                                     \
+          T m = yp[i * ow + j], d = (T)0 + dyp[i * ow + j];                                    \
+          bool a = x0[2 * j] == m, b = !a && x0[2 * j + 1] == m;                               \
+          bool c = !a && !b && x1[2 * j] == m, e = !a && !b && !c && x1[2 * j + 1] == m;       \
+          d0[2 * j] = a ? d : 0;                                                               \
+          d0[2 * j + 1] = b ? d : 0;                                                           \
+          d1[2 * j] = c ? d : 0;                                                               \
+          d1[2 * j + 1] = e ? d : 0;                                                           \
+        }                                                                                      \
+      }                                                                                        \
+    }                                                                                          \
+  }
+POOL_BWD2X2(float, f32)
+POOL_BWD2X2(double, f64)
+
+static bool pool_tiles2x2(const rill_pool_geom *g) {
+  return g->max && !g->adaptive && g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 &&
+         g->pt == 0 && g->pl == 0 && g->h == 2 * g->oh && g->w == 2 * g->ow;
+}
+
+/* Batches large enough are split by images over the executor's threads (each image's
+ * planes computed by the same code whichever thread runs them, so the result does not
+ * depend on the split). Below POOL_SPLIT_ELEMS input elements a thread costs more than
+ * it saves. */
+#define POOL_SPLIT_ELEMS (1 << 16)
+
+typedef struct pool_split {
+  const rill_pool_geom *g;
+  const pool_plan *pl;
+  rill_dtype dt;
+  const void *x, *y, *dy;
+  void *out; /* y (forward) or dx */
+} pool_split;
+
+static bool pool_split_run(void *arg, int64_t lo, int64_t hi) {
+  const pool_split *s = arg;
+  rill_pool_geom sub = *s->g;
+  sub.n = hi - lo;
+  size_t es = s->dt == RILL_DTYPE_FP32 ? sizeof(float) : sizeof(double);
+  size_t in = (size_t)(sub.c * sub.h * sub.w) * es * (size_t)lo, o = (size_t)(sub.c * sub.oh * sub.ow) * es * (size_t)lo;
+  const char *x = s->x, *y = s->y, *dy = s->dy;
+  char *out = s->out;
+  if (!dy) {
+    if (s->dt == RILL_DTYPE_FP32) pool_fwd_f32(&sub, s->pl, (const float *)(x + in), (float *)(out + o));
+    else pool_fwd_f64(&sub, s->pl, (const double *)(x + in), (double *)(out + o));
+  } else if (pool_tiles2x2(&sub)) {
+    if (s->dt == RILL_DTYPE_FP32)
+      pool_bwd2x2_f32(&sub, (const float *)(x + in), (const float *)(y + o), (const float *)(dy + o),
+                      (float *)(out + in));
+    else
+      pool_bwd2x2_f64(&sub, (const double *)(x + in), (const double *)(y + o),
+                      (const double *)(dy + o), (double *)(out + in));
+  } else if (s->dt == RILL_DTYPE_FP32) {
+    pool_bwd_f32(&sub, s->pl, (const float *)(x + in), (const float *)(y + o), (const float *)(dy + o),
+                 (float *)(out + in));
+  } else {
+    pool_bwd_f64(&sub, s->pl, (const double *)(x + in), (const double *)(y + o),
+                 (const double *)(dy + o), (double *)(out + in));
+  }
+  return true;
+}
+
+/* The forward (dy NULL: out = y) or the gradient (out = dx) over the images of the
+ * batch, split over the executor's threads when it is large enough. */
+static void pool_images_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_pool_geom *g,
+                            const pool_plan *pl, const void *x, const void *y, const void *dy,
+                            void *out) {
+  int64_t threads = ctx->device ? ctx->device->num_threads : 1;
+  if (g->n * g->c * g->h * g->w < POOL_SPLIT_ELEMS) threads = 1;
+  pool_split s = {.g = g, .pl = pl, .dt = dt, .x = x, .y = y, .dy = dy, .out = out};
+  (void)rill_cpu_parts(threads, g->n, pool_split_run, &s);
+}
+
 static rill_status *pool_geom(rill_kernel_ctx *ctx, const rill_tensor *x, rill_pool_geom *g) {
   char err[256];
   if (rill_nn_pool_geom(ctx->attrs, &x->dims, g, err, sizeof err)) return NULL;
@@ -231,10 +321,7 @@ static rill_status *pool_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
     return NULL;
   pool_plan pl;
   RILL_TRY(pool_plan_make(ctx, &g, &pl));
-  if (dt == RILL_DTYPE_FP32)
-    pool_fwd_f32(&g, &pl, rill_tensor_ptr(x), rill_tensor_ptr(y));
-  else
-    pool_fwd_f64(&g, &pl, rill_tensor_ptr(x), rill_tensor_ptr(y));
+  pool_images_run(ctx, dt, &g, &pl, rill_tensor_ptr(x), NULL, NULL, rill_tensor_ptr(y));
   rill_free(pl.rows);
   return NULL;
 }
@@ -258,10 +345,8 @@ static rill_status *pool_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   }
   pool_plan pl;
   RILL_TRY(pool_plan_make(ctx, &g, &pl));
-  if (dt == RILL_DTYPE_FP32)
-    pool_bwd_f32(&g, &pl, rill_tensor_ptr(x), rill_tensor_ptr(y), rill_tensor_ptr(dy), rill_tensor_ptr(dx));
-  else
-    pool_bwd_f64(&g, &pl, rill_tensor_ptr(x), rill_tensor_ptr(y), rill_tensor_ptr(dy), rill_tensor_ptr(dx));
+  pool_images_run(ctx, dt, &g, &pl, rill_tensor_ptr(x), rill_tensor_ptr(y), rill_tensor_ptr(dy),
+                  rill_tensor_ptr(dx));
   rill_free(pl.rows);
   return NULL;
 }
