@@ -339,13 +339,13 @@ static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_ge
 
 /* Batches of small images (MNIST-sized convs): each image's GEMM is below the size from
  * which OpenBLAS threads a GEMM (2^18 multiply-adds), so a batch runs image after image
- * on one core. Such a batch is split by images instead: the forward and the data
- * gradient give every image to one thread (contiguous ranges, one per executor thread),
- * which computes it with the same code as one thread would, so the result does not
- * depend on the split. The filter gradient sums over images: it is computed in chunks
- * of images (image_chunk), each summed into a partial gradient of its own, and the
- * partials are added in chunk order. The chunks depend only on the batch, so the sum
- * is the same bit for bit for every thread count (one thread included). */
+ * on one core. Such a batch is cut into chunks of images (image_chunk, which depends on
+ * the geometry only) that the executor's threads take one at a time (rill_cpu_parts).
+ * The forward and the data gradient compute every image with the same code whichever
+ * thread takes it, so the output does not depend on the threads. The filter gradient
+ * sums over images: each chunk is summed into a partial gradient of its own, and the
+ * partials are added in chunk order, so the sum is the same bit for bit for every
+ * thread count (one thread included). */
 #define SPLIT_IMAGE_MACS (1 << 18)
 #define SPLIT_MIN_IMAGES 4
 #define CHUNK_COL_BYTES (128 * 1024)
@@ -380,41 +380,38 @@ typedef struct image_split {
   void *out;              /* y, dx, or the partial filter gradients */
 } image_split;
 
+/* Chunks [lo, hi) of the batch (image_chunk images each, the last one shorter). */
 static bool image_split_run(void *arg, int64_t lo, int64_t hi) {
   const image_split *s = arg;
   const rill_conv_geom *g = s->g;
   size_t es = s->dt == RILL_DTYPE_FP32 ? sizeof(float) : sizeof(double);
-  int64_t k = (g->c / g->groups) * g->kh * g->kw, p = g->oh * g->ow;
+  int64_t k = (g->c / g->groups) * g->kh * g->kw, p = g->oh * g->ow, m_g = g->m / g->groups;
   size_t in_img = (size_t)(g->c * g->h * g->w) * es, out_img = (size_t)(g->m * p) * es;
   size_t dw_bytes = (size_t)(g->m * k) * es;
+  int64_t chunk = image_chunk(g, s->dt);
+  int64_t i0 = lo * chunk, i1 = hi * chunk < g->n ? hi * chunk : g->n;
   const char *x = s->x, *dy = s->dy;
   char *out = s->out;
   if (s->kind == SPLIT_DATA) {
     rill_conv_geom sub = *g;
-    sub.n = hi - lo;
-    return ENGINE(s->dt, conv_bwd_data, &sub, (const void *)(dy + (size_t)lo * out_img), s->w,
-                  (void *)(out + (size_t)lo * in_img), s->path);
+    sub.n = i1 - i0;
+    return ENGINE(s->dt, conv_bwd_data, &sub, (const void *)(dy + (size_t)i0 * out_img), s->w,
+                  (void *)(out + (size_t)i0 * in_img), s->path);
   }
-  /* forward: images lo..hi, a chunk at a time; filter: chunks lo..hi */
-  int64_t m_g = g->m / g->groups;
-  int64_t chunk = image_chunk(g, s->dt);
   size_t col_n = (size_t)(k * chunk * p) + UNFOLD_SPILL;
   size_t dyc_n = s->kind == SPLIT_FILTER ? (size_t)(m_g * chunk * p) : 0;
   char *buf = rill_aligned_alloc((col_n + dyc_n) * es, RILL_TENSOR_ALIGN);
   if (!buf) return false;
   bool f32 = s->dt == RILL_DTYPE_FP32;
-  if (s->kind == SPLIT_FWD) {
-    for (int64_t i0 = lo; i0 < hi; i0 += chunk) {
-      int64_t nb = hi - i0 < chunk ? hi - i0 : chunk;
-      const void *xi = x + (size_t)i0 * in_img;
-      void *yi = out + (size_t)i0 * out_img;
+  for (int64_t c = lo; c < hi; c++) {
+    int64_t a = c * chunk, nb = g->n - a < chunk ? g->n - a : chunk;
+    const void *xi = x + (size_t)a * in_img;
+    if (s->kind == SPLIT_FWD) {
+      void *yi = out + (size_t)a * out_img;
       if (f32) conv_fwd_images_f32(g, nb, xi, s->w, yi, (float *)buf);
       else conv_fwd_images_f64(g, nb, xi, s->w, yi, (double *)buf);
-    }
-  } else {
-    for (int64_t c = lo; c < hi; c++) {
-      int64_t i0 = c * chunk, nb = g->n - i0 < chunk ? g->n - i0 : chunk;
-      const void *xi = x + (size_t)i0 * in_img, *dyi = dy + (size_t)i0 * out_img;
+    } else {
+      const void *dyi = dy + (size_t)a * out_img;
       void *dw = out + (size_t)c * dw_bytes;
       if (f32) conv_bwd_filter_images_f32(g, nb, xi, dyi, dw, (float *)buf, (float *)buf + col_n);
       else conv_bwd_filter_images_f64(g, nb, xi, dyi, dw, (double *)buf, (double *)buf + col_n);
@@ -430,8 +427,8 @@ static bool conv_images_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv
                             const void *x, const void *w, const void *dy, void *out, int path) {
   int64_t threads = ctx->device ? ctx->device->num_threads : 1;
   image_split s = {.g = g, .dt = dt, .path = path, .kind = kind, .x = x, .w = w, .dy = dy, .out = out};
-  if (kind != SPLIT_FILTER) return rill_cpu_parts(threads, g->n, image_split_run, &s);
   int64_t chunk = image_chunk(g, dt), chunks = (g->n + chunk - 1) / chunk;
+  if (kind != SPLIT_FILTER) return rill_cpu_parts(threads, chunks, image_split_run, &s);
   size_t len = (size_t)(g->m * (g->c / g->groups) * g->kh * g->kw);
   size_t es = dt == RILL_DTYPE_FP32 ? sizeof(float) : sizeof(double);
   void *parts = rill_aligned_alloc((size_t)chunks * len * es, RILL_TENSOR_ALIGN);

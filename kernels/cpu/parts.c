@@ -1,18 +1,49 @@
 #include "kernels/cpu/parts.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
-typedef struct parts_part {
+#include "framework/base/alloc.h"
+
+/* Shared by the calling thread and the helpers it starts (detached: a helper the
+ * machine schedules late may start after the call has returned; it then finds no part
+ * left). The last holder frees it. */
+typedef struct parts_ctl {
   bool (*fn)(void *, int64_t, int64_t);
   void *arg;
-  int64_t lo, hi;
-  bool ok, started;
-  pthread_t tid;
-} parts_part;
+  int64_t n;
+  atomic_int_fast64_t next; /* the next part not yet taken */
+  atomic_int refs;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int64_t done; /* parts run (under mu) */
+  bool ok;      /* under mu */
+} parts_ctl;
 
-static void *parts_part_run(void *p) {
-  parts_part *pt = p;
-  pt->ok = pt->fn(pt->arg, pt->lo, pt->hi);
+static void parts_release(parts_ctl *c) {
+  if (atomic_fetch_sub(&c->refs, 1) != 1) return;
+  pthread_cond_destroy(&c->cv);
+  pthread_mutex_destroy(&c->mu);
+  rill_free(c);
+}
+
+/* Runs parts until none is left. */
+static void parts_take(parts_ctl *c) {
+  for (;;) {
+    int64_t i = atomic_fetch_add(&c->next, 1);
+    if (i >= c->n) return;
+    bool ok = c->fn(c->arg, i, i + 1);
+    pthread_mutex_lock(&c->mu);
+    c->ok = c->ok && ok;
+    if (++c->done == c->n) pthread_cond_signal(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+  }
+}
+
+static void *parts_helper(void *p) {
+  parts_ctl *c = p;
+  parts_take(c);
+  parts_release(c);
   return NULL;
 }
 
@@ -21,21 +52,49 @@ bool rill_cpu_parts(int64_t threads, int64_t n, bool (*fn)(void *arg, int64_t lo
   if (n <= 0) return true;
   if (threads > n) threads = n;
   if (threads > RILL_PARTS_MAX_THREADS) threads = RILL_PARTS_MAX_THREADS;
-  if (threads < 2) return fn(arg, 0, n);
-  parts_part parts[RILL_PARTS_MAX_THREADS];
-  for (int64_t t = 0; t < threads; t++) {
-    parts[t] = (parts_part){.fn = fn, .arg = arg, .lo = n * t / threads, .hi = n * (t + 1) / threads};
-    if (t + 1 < threads)
-      parts[t].started = pthread_create(&parts[t].tid, NULL, parts_part_run, &parts[t]) == 0;
+  if (threads < 2) {
+    bool ok = true;
+    for (int64_t i = 0; i < n; i++) ok = fn(arg, i, i + 1) && ok;
+    return ok;
   }
-  parts_part_run(&parts[threads - 1]);
-  bool ok = parts[threads - 1].ok;
-  for (int64_t t = 0; t + 1 < threads; t++) {
-    if (parts[t].started)
-      pthread_join(parts[t].tid, NULL);
-    else
-      parts_part_run(&parts[t]);
-    ok = ok && parts[t].ok;
+  parts_ctl *c = rill_malloc(sizeof *c);
+  if (!c) return false;
+  c->fn = fn;
+  c->arg = arg;
+  c->n = n;
+  atomic_init(&c->next, 0);
+  atomic_init(&c->refs, 1);
+  c->done = 0;
+  c->ok = true;
+  if (pthread_mutex_init(&c->mu, NULL) != 0) {
+    rill_free(c);
+    return false;
   }
+  if (pthread_cond_init(&c->cv, NULL) != 0) {
+    pthread_mutex_destroy(&c->mu);
+    rill_free(c);
+    return false;
+  }
+  pthread_attr_t attr;
+  bool detached = pthread_attr_init(&attr) == 0;
+  if (detached && pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) != 0) {
+    pthread_attr_destroy(&attr);
+    detached = false;
+  }
+  for (int64_t t = 1; t < threads && detached; t++) {
+    atomic_fetch_add(&c->refs, 1);
+    pthread_t tid;
+    if (pthread_create(&tid, &attr, parts_helper, c) != 0) {
+      atomic_fetch_sub(&c->refs, 1); /* no thread to be had: the parts run here */
+      break;
+    }
+  }
+  if (detached) pthread_attr_destroy(&attr);
+  parts_take(c);
+  pthread_mutex_lock(&c->mu);
+  while (c->done < c->n) pthread_cond_wait(&c->cv, &c->mu);
+  bool ok = c->ok;
+  pthread_mutex_unlock(&c->mu);
+  parts_release(c);
   return ok;
 }

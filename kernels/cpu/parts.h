@@ -1,4 +1,4 @@
-/* Work split into fixed parts over short-lived threads, for kernels whose parts
+/* Work split into fixed parts run on short-lived threads, for kernels whose parts
  * (images of a batch, chunks of them) are independent. */
 #ifndef RILL_KERNELS_CPU_PARTS_H
 #define RILL_KERNELS_CPU_PARTS_H
@@ -8,11 +8,15 @@
 
 #define RILL_PARTS_MAX_THREADS 16
 
-/* Runs fn(arg, lo, hi) over contiguous ranges covering [0, n): range t of `threads` is
- * [n t / threads, n (t + 1) / threads), each on a thread of its own, the calling thread
- * taking the last (a range whose thread cannot be created runs on the calling thread).
- * threads is clamped to [1, min(n, RILL_PARTS_MAX_THREADS)]; one thread runs inline.
- * The ranges depend only on n and threads. False when any call returned false. */
+/* Runs fn(arg, i, i + 1) for every part i of [0, n), on the calling thread and up to
+ * threads - 1 others (clamped to RILL_PARTS_MAX_THREADS and n; fewer when a thread
+ * cannot be created). The parts are fixed; which thread runs a part is not: each thread
+ * takes the next part not yet taken, so a thread the machine does not schedule delays
+ * the call by at most the part it holds, and the calling thread runs every part no
+ * other thread has taken. fn must therefore give a part the same result on any thread.
+ * Returns once every part has run: false when any call returned false (or the
+ * bookkeeping could not be allocated: then nothing ran). One thread runs the parts
+ * inline, in order. */
 bool rill_cpu_parts(int64_t threads, int64_t n, bool (*fn)(void *arg, int64_t lo, int64_t hi),
                     void *arg);
 

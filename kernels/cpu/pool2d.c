@@ -247,9 +247,9 @@ static bool pool_tiles2x2(const rill_pool_geom *g) {
          g->pt == 0 && g->pl == 0 && g->h == 2 * g->oh && g->w == 2 * g->ow;
 }
 
-/* Batches large enough are split by images over the executor's threads (each image's
- * planes computed by the same code whichever thread runs them, so the result does not
- * depend on the split). Below POOL_SPLIT_ELEMS input elements a thread costs more than
+/* Batches large enough are split by images over the executor's threads, which take one
+ * image at a time (rill_cpu_parts); each image's planes are computed by the same code
+ * whichever thread runs them, so the result does not depend on the threads. Below POOL_SPLIT_ELEMS input elements a thread costs more than
  * it saves. */
 #define POOL_SPLIT_ELEMS (1 << 16)
 
