@@ -385,7 +385,7 @@ static bool image_split_run(void *arg, int64_t lo, int64_t hi) {
   const image_split *s = arg;
   const rill_conv_geom *g = s->g;
   size_t es = s->dt == RILL_DTYPE_FP32 ? sizeof(float) : sizeof(double);
-  int64_t k = (g->c / g->groups) * g->kh * g->kw, p = g->oh * g->ow, m_g = g->m / g->groups;
+  int64_t k = (g->c / g->groups) * g->kh * g->kw, p = g->oh * g->ow;
   size_t in_img = (size_t)(g->c * g->h * g->w) * es, out_img = (size_t)(g->m * p) * es;
   size_t dw_bytes = (size_t)(g->m * k) * es;
   int64_t chunk = image_chunk(g, s->dt);
@@ -399,8 +399,7 @@ static bool image_split_run(void *arg, int64_t lo, int64_t hi) {
                   (void *)(out + (size_t)i0 * in_img), s->path);
   }
   size_t col_n = (size_t)(k * chunk * p) + UNFOLD_SPILL;
-  size_t dyc_n = s->kind == SPLIT_FILTER ? (size_t)(m_g * chunk * p) : 0;
-  char *buf = rill_aligned_alloc((col_n + dyc_n) * es, RILL_TENSOR_ALIGN);
+  char *buf = rill_aligned_alloc(col_n * es, RILL_TENSOR_ALIGN);
   if (!buf) return false;
   bool f32 = s->dt == RILL_DTYPE_FP32;
   for (int64_t c = lo; c < hi; c++) {
@@ -413,8 +412,8 @@ static bool image_split_run(void *arg, int64_t lo, int64_t hi) {
     } else {
       const void *dyi = dy + (size_t)a * out_img;
       void *dw = out + (size_t)c * dw_bytes;
-      if (f32) conv_bwd_filter_images_f32(g, nb, xi, dyi, dw, (float *)buf, (float *)buf + col_n);
-      else conv_bwd_filter_images_f64(g, nb, xi, dyi, dw, (double *)buf, (double *)buf + col_n);
+      if (f32) conv_bwd_filter_images_f32(g, nb, xi, dyi, dw, (float *)buf);
+      else conv_bwd_filter_images_f64(g, nb, xi, dyi, dw, (double *)buf);
     }
   }
   rill_free(buf);
