@@ -378,45 +378,40 @@ typedef struct image_split {
   int path, kind;
   const void *x, *w, *dy; /* the inputs of the kind */
   void *out;              /* y, dx, or the partial filter gradients */
+  char *col;              /* per slot: col_n elements (forward, filter gradient) */
+  size_t col_n;
 } image_split;
 
-/* Chunks [lo, hi) of the batch (image_chunk images each, the last one shorter). */
-static bool image_split_run(void *arg, int64_t lo, int64_t hi) {
+/* Chunk c of the batch (image_chunk images, the last one shorter). */
+static bool image_split_run(void *arg, int64_t c, int slot) {
   const image_split *s = arg;
   const rill_conv_geom *g = s->g;
   size_t es = s->dt == RILL_DTYPE_FP32 ? sizeof(float) : sizeof(double);
   int64_t k = (g->c / g->groups) * g->kh * g->kw, p = g->oh * g->ow;
   size_t in_img = (size_t)(g->c * g->h * g->w) * es, out_img = (size_t)(g->m * p) * es;
-  size_t dw_bytes = (size_t)(g->m * k) * es;
   int64_t chunk = image_chunk(g, s->dt);
-  int64_t i0 = lo * chunk, i1 = hi * chunk < g->n ? hi * chunk : g->n;
+  int64_t a = c * chunk, nb = g->n - a < chunk ? g->n - a : chunk;
   const char *x = s->x, *dy = s->dy;
   char *out = s->out;
   if (s->kind == SPLIT_DATA) {
     rill_conv_geom sub = *g;
-    sub.n = i1 - i0;
-    return ENGINE(s->dt, conv_bwd_data, &sub, (const void *)(dy + (size_t)i0 * out_img), s->w,
-                  (void *)(out + (size_t)i0 * in_img), s->path);
+    sub.n = nb;
+    return ENGINE(s->dt, conv_bwd_data, &sub, (const void *)(dy + (size_t)a * out_img), s->w,
+                  (void *)(out + (size_t)a * in_img), s->path);
   }
-  size_t col_n = (size_t)(k * chunk * p) + UNFOLD_SPILL;
-  char *buf = rill_aligned_alloc(col_n * es, RILL_TENSOR_ALIGN);
-  if (!buf) return false;
+  void *col = s->col + (size_t)slot * s->col_n * es;
+  const void *xi = x + (size_t)a * in_img;
   bool f32 = s->dt == RILL_DTYPE_FP32;
-  for (int64_t c = lo; c < hi; c++) {
-    int64_t a = c * chunk, nb = g->n - a < chunk ? g->n - a : chunk;
-    const void *xi = x + (size_t)a * in_img;
-    if (s->kind == SPLIT_FWD) {
-      void *yi = out + (size_t)a * out_img;
-      if (f32) conv_fwd_images_f32(g, nb, xi, s->w, yi, (float *)buf);
-      else conv_fwd_images_f64(g, nb, xi, s->w, yi, (double *)buf);
-    } else {
-      const void *dyi = dy + (size_t)a * out_img;
-      void *dw = out + (size_t)c * dw_bytes;
-      if (f32) conv_bwd_filter_images_f32(g, nb, xi, dyi, dw, (float *)buf);
-      else conv_bwd_filter_images_f64(g, nb, xi, dyi, dw, (double *)buf);
-    }
+  if (s->kind == SPLIT_FWD) {
+    void *yi = out + (size_t)a * out_img;
+    if (f32) conv_fwd_images_f32(g, nb, xi, s->w, yi, col);
+    else conv_fwd_images_f64(g, nb, xi, s->w, yi, col);
+  } else {
+    const void *dyi = dy + (size_t)a * out_img;
+    void *dw = out + (size_t)c * (size_t)(g->m * k) * es;
+    if (f32) conv_bwd_filter_images_f32(g, nb, xi, dyi, dw, col);
+    else conv_bwd_filter_images_f64(g, nb, xi, dyi, dw, col);
   }
-  rill_free(buf);
   return true;
 }
 
@@ -425,16 +420,24 @@ static bool image_split_run(void *arg, int64_t lo, int64_t hi) {
 static bool conv_images_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_geom *g, int kind,
                             const void *x, const void *w, const void *dy, void *out, int path) {
   int64_t threads = ctx->device ? ctx->device->num_threads : 1;
-  image_split s = {.g = g, .dt = dt, .path = path, .kind = kind, .x = x, .w = w, .dy = dy, .out = out};
-  int64_t chunk = image_chunk(g, dt), chunks = (g->n + chunk - 1) / chunk;
-  if (kind != SPLIT_FILTER) return rill_cpu_parts(threads, chunks, image_split_run, &s);
-  size_t len = (size_t)(g->m * (g->c / g->groups) * g->kh * g->kw);
   size_t es = dt == RILL_DTYPE_FP32 ? sizeof(float) : sizeof(double);
-  void *parts = rill_aligned_alloc((size_t)chunks * len * es, RILL_TENSOR_ALIGN);
-  if (!parts) return false;
-  s.out = parts;
+  int64_t chunk = image_chunk(g, dt), chunks = (g->n + chunk - 1) / chunk;
+  if (threads > chunks) threads = chunks;
+  if (threads > RILL_PARTS_MAX_THREADS) threads = RILL_PARTS_MAX_THREADS;
+  if (threads < 1) threads = 1;
+  image_split s = {.g = g, .dt = dt, .path = path, .kind = kind, .x = x, .w = w, .dy = dy, .out = out};
+  if (kind == SPLIT_DATA) return rill_cpu_parts(threads, chunks, image_split_run, &s);
+  /* one unfolded chunk per thread; for the filter gradient, a partial per chunk */
+  size_t len = (size_t)(g->m * (g->c / g->groups) * g->kh * g->kw);
+  s.col_n = (size_t)((g->c / g->groups) * g->kh * g->kw * chunk * g->oh * g->ow) + UNFOLD_SPILL;
+  size_t parts_n = kind == SPLIT_FILTER ? (size_t)chunks * len : 0;
+  char *buf = rill_aligned_alloc(((size_t)threads * s.col_n + parts_n) * es, RILL_TENSOR_ALIGN);
+  if (!buf) return false;
+  s.col = buf;
+  void *parts = buf + (size_t)threads * s.col_n * es;
+  if (kind == SPLIT_FILTER) s.out = parts;
   bool ok = rill_cpu_parts(threads, chunks, image_split_run, &s);
-  if (ok && dt == RILL_DTYPE_FP32) {
+  if (ok && kind == SPLIT_FILTER && dt == RILL_DTYPE_FP32) {
     const float *p = parts;
     float *dw = out;
     for (size_t i = 0; i < len; i++) {
@@ -442,7 +445,7 @@ static bool conv_images_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv
       for (int64_t c = 1; c < chunks; c++) v += p[(size_t)c * len + i];
       dw[i] = v;
     }
-  } else if (ok) {
+  } else if (ok && kind == SPLIT_FILTER) {
     const double *p = parts;
     double *dw = out;
     for (size_t i = 0; i < len; i++) {
@@ -451,7 +454,7 @@ static bool conv_images_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv
       dw[i] = v;
     }
   }
-  rill_free(parts);
+  rill_free(buf);
   return ok;
 }
 

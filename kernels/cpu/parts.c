@@ -9,7 +9,7 @@
  * machine schedules late may start after the call has returned; it then finds no part
  * left). The last holder frees it. */
 typedef struct parts_ctl {
-  bool (*fn)(void *, int64_t, int64_t);
+  bool (*fn)(void *, int64_t, int);
   void *arg;
   int64_t n;
   atomic_int_fast64_t next; /* the next part not yet taken */
@@ -28,11 +28,11 @@ static void parts_release(parts_ctl *c) {
 }
 
 /* Runs parts until none is left. */
-static void parts_take(parts_ctl *c) {
+static void parts_take(parts_ctl *c, int slot) {
   for (;;) {
     int64_t i = atomic_fetch_add(&c->next, 1);
     if (i >= c->n) return;
-    bool ok = c->fn(c->arg, i, i + 1);
+    bool ok = c->fn(c->arg, i, slot);
     pthread_mutex_lock(&c->mu);
     c->ok = c->ok && ok;
     if (++c->done == c->n) pthread_cond_signal(&c->cv);
@@ -40,21 +40,29 @@ static void parts_take(parts_ctl *c) {
   }
 }
 
+typedef struct parts_start {
+  parts_ctl *c;
+  int slot;
+} parts_start;
+
 static void *parts_helper(void *p) {
-  parts_ctl *c = p;
-  parts_take(c);
+  parts_start *st = p;
+  parts_ctl *c = st->c;
+  int slot = st->slot;
+  rill_free(st);
+  parts_take(c, slot);
   parts_release(c);
   return NULL;
 }
 
-bool rill_cpu_parts(int64_t threads, int64_t n, bool (*fn)(void *arg, int64_t lo, int64_t hi),
+bool rill_cpu_parts(int64_t threads, int64_t n, bool (*fn)(void *arg, int64_t part, int slot),
                     void *arg) {
   if (n <= 0) return true;
   if (threads > n) threads = n;
   if (threads > RILL_PARTS_MAX_THREADS) threads = RILL_PARTS_MAX_THREADS;
   if (threads < 2) {
     bool ok = true;
-    for (int64_t i = 0; i < n; i++) ok = fn(arg, i, i + 1) && ok;
+    for (int64_t i = 0; i < n; i++) ok = fn(arg, i, 0) && ok;
     return ok;
   }
   parts_ctl *c = rill_malloc(sizeof *c);
@@ -82,15 +90,19 @@ bool rill_cpu_parts(int64_t threads, int64_t n, bool (*fn)(void *arg, int64_t lo
     detached = false;
   }
   for (int64_t t = 1; t < threads && detached; t++) {
+    parts_start *st = rill_malloc(sizeof *st);
+    if (!st) break; /* the parts run on the threads there are */
+    *st = (parts_start){c, (int)t};
     atomic_fetch_add(&c->refs, 1);
     pthread_t tid;
-    if (pthread_create(&tid, &attr, parts_helper, c) != 0) {
-      atomic_fetch_sub(&c->refs, 1); /* no thread to be had: the parts run here */
+    if (pthread_create(&tid, &attr, parts_helper, st) != 0) {
+      atomic_fetch_sub(&c->refs, 1);
+      rill_free(st);
       break;
     }
   }
   if (detached) pthread_attr_destroy(&attr);
-  parts_take(c);
+  parts_take(c, 0);
   pthread_mutex_lock(&c->mu);
   while (c->done < c->n) pthread_cond_wait(&c->cv, &c->mu);
   bool ok = c->ok;

@@ -261,10 +261,12 @@ typedef struct pool_split {
   void *out; /* y (forward) or dx */
 } pool_split;
 
-static bool pool_split_run(void *arg, int64_t lo, int64_t hi) {
+/* Image `lo` of the batch. */
+static bool pool_split_run(void *arg, int64_t lo, int slot) {
+  (void)slot;
   const pool_split *s = arg;
   rill_pool_geom sub = *s->g;
-  sub.n = hi - lo;
+  sub.n = 1;
   size_t es = s->dt == RILL_DTYPE_FP32 ? sizeof(float) : sizeof(double);
   size_t in = (size_t)(sub.c * sub.h * sub.w) * es * (size_t)lo, o = (size_t)(sub.c * sub.oh * sub.ow) * es * (size_t)lo;
   const char *x = s->x, *y = s->y, *dy = s->dy;
