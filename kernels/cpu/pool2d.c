@@ -239,8 +239,70 @@ static bool pool_max2x2_f32(const rill_pool_geom *g, const float *x, float *y) {
       }                                                                                        \
     }                                                                                          \
   }
-POOL_BWD2X2(float, f32)
+#ifndef __AVX2__
+POOL_BWD2X2(float, f32) /* with AVX2: pool_bwd2x2_avx_f32 */
+#endif
 POOL_BWD2X2(double, f64)
+
+#ifdef __AVX2__
+/* pool_bwd2x2 for float32, 8 outputs at a time: the four taps deinterleaved as in
+ * pool_max2x2_f32 (lanes in its shuffled order, so the max and dy are permuted to it),
+ * ordered compares (NaN equals nothing, as ==) masked so only the first equal tap takes
+ * 0 + dy, and the even and odd columns interleaved back. */
+static void pool_bwd2x2_avx_f32(const rill_pool_geom *g, const float *x, const float *y,
+                                const float *dy, float *dx) {
+  const int64_t w = g->w, ow = g->ow, oh = g->oh;
+  const __m256 zero = _mm256_setzero_ps();
+#define P64(v) _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), _MM_SHUFFLE(3, 1, 2, 0)))
+  for (int64_t p = 0; p < g->n * g->c; p++) {
+    const float *xp = x + p * g->h * w, *yp = y + p * oh * ow, *dyp = dy + p * oh * ow;
+    float *dxp = dx + p * g->h * w;
+    for (int64_t i = 0; i < oh; i++) {
+      const float *x0 = xp + 2 * i * w, *x1 = x0 + w;
+      float *d0 = dxp + 2 * i * w, *d1 = d0 + w;
+      int64_t j = 0;
+      for (; j + 8 <= ow; j += 8) {
+        __m256 a0 = _mm256_loadu_ps(x0 + 2 * j), a1 = _mm256_loadu_ps(x0 + 2 * j + 8);
+        __m256 b0 = _mm256_loadu_ps(x1 + 2 * j), b1 = _mm256_loadu_ps(x1 + 2 * j + 8);
+        __m256 ae = _mm256_shuffle_ps(a0, a1, _MM_SHUFFLE(2, 0, 2, 0));
+        __m256 ao = _mm256_shuffle_ps(a0, a1, _MM_SHUFFLE(3, 1, 3, 1));
+        __m256 be = _mm256_shuffle_ps(b0, b1, _MM_SHUFFLE(2, 0, 2, 0));
+        __m256 bo = _mm256_shuffle_ps(b0, b1, _MM_SHUFFLE(3, 1, 3, 1));
+        __m256 m = P64(_mm256_loadu_ps(yp + i * ow + j));
+        __m256 d = _mm256_add_ps(zero, P64(_mm256_loadu_ps(dyp + i * ow + j)));
+        __m256 ea = _mm256_cmp_ps(ae, m, _CMP_EQ_OQ), taken = ea;
+        __m256 eb = _mm256_andnot_ps(taken, _mm256_cmp_ps(ao, m, _CMP_EQ_OQ));
+        taken = _mm256_or_ps(taken, eb);
+        __m256 ec = _mm256_andnot_ps(taken, _mm256_cmp_ps(be, m, _CMP_EQ_OQ));
+        taken = _mm256_or_ps(taken, ec);
+        __m256 ee = _mm256_andnot_ps(taken, _mm256_cmp_ps(bo, m, _CMP_EQ_OQ));
+        /* back to natural order, then even/odd interleaved per row */
+        __m256 va = P64(_mm256_and_ps(ea, d)), vb = P64(_mm256_and_ps(eb, d));
+        __m256 vc = P64(_mm256_and_ps(ec, d)), ve = P64(_mm256_and_ps(ee, d));
+        __m256 l = _mm256_unpacklo_ps(va, vb), h = _mm256_unpackhi_ps(va, vb);
+        _mm256_storeu_ps(d0 + 2 * j, _mm256_permute2f128_ps(l, h, 0x20));
+        _mm256_storeu_ps(d0 + 2 * j + 8, _mm256_permute2f128_ps(l, h, 0x31));
+        l = _mm256_unpacklo_ps(vc, ve), h = _mm256_unpackhi_ps(vc, ve);
+        _mm256_storeu_ps(d1 + 2 * j, _mm256_permute2f128_ps(l, h, 0x20));
+        _mm256_storeu_ps(d1 + 2 * j + 8, _mm256_permute2f128_ps(l, h, 0x31));
+      }
+      for (; j < ow; j++) {
+        float m = yp[i * ow + j], d = 0.0f + dyp[i * ow + j];
+        bool a = x0[2 * j] == m, b = !a && x0[2 * j + 1] == m;
+        bool c = !a && !b && x1[2 * j] == m, e = !a && !b && !c && x1[2 * j + 1] == m;
+        d0[2 * j] = a ? d : 0;
+        d0[2 * j + 1] = b ? d : 0;
+        d1[2 * j] = c ? d : 0;
+        d1[2 * j + 1] = e ? d : 0;
+      }
+    }
+  }
+#undef P64
+}
+#define POOL_BWD2X2_F32 pool_bwd2x2_avx_f32
+#else
+#define POOL_BWD2X2_F32 pool_bwd2x2_f32
+#endif
 
 static bool pool_tiles2x2(const rill_pool_geom *g) {
   return g->max && !g->adaptive && g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 &&
@@ -276,7 +338,7 @@ static bool pool_split_run(void *arg, int64_t lo, int slot) {
     else pool_fwd_f64(&sub, s->pl, (const double *)(x + in), (double *)(out + o));
   } else if (pool_tiles2x2(&sub)) {
     if (s->dt == RILL_DTYPE_FP32)
-      pool_bwd2x2_f32(&sub, (const float *)(x + in), (const float *)(y + o), (const float *)(dy + o),
+      POOL_BWD2X2_F32(&sub, (const float *)(x + in), (const float *)(y + o), (const float *)(dy + o),
                       (float *)(out + in));
     else
       pool_bwd2x2_f64(&sub, (const double *)(x + in), (const double *)(y + o),

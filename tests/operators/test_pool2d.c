@@ -275,12 +275,17 @@ Test(pool2d, max_gradient_ties_go_to_the_first_element) {
  * equal to the max, as 0 + dy (so -0 comes out as +0), and nowhere for a window of
  * NaNs; bit for bit against that rule written here. */
 Test(pool2d, max_2x2_tiled_gradient_bit_for_bit) {
-  enum { H = 4, W = 6, OH = 2, OW = 3 };
+  /* 19 outputs a row: two chunks of 8 (vectorised) and a scalar tail of 3 */
+  enum { H = 4, W = 38, OH = 2, OW = 19 };
   float x[H * W], y[OH * OW], dy[OH * OW], want[H * W];
   for (int i = 0; i < H * W; i++) x[i] = (float)((i * 5) % 7) - 3.0f;
   x[0] = x[1] = 2.5f;                                 /* a tie: the first tap */
   x[2] = x[3] = x[W + 2] = x[W + 3] = NAN;            /* no tap equals the max */
   x[W + 4] = INFINITY;
+  x[W + 8] = x[W + 9] = 3.5f;                         /* a tie in the second row */
+  x[2 * W + 20] = NAN;                                /* a NaN tap beside a max */
+  x[3 * W + 33] = -INFINITY;
+  x[36] = x[37] = x[W + 36] = x[W + 37] = -1.0f;      /* a tie of four in the tail */
   for (int i = 0; i < OH; i++)
     for (int j = 0; j < OW; j++) {
       const float t[4] = {x[2 * i * W + 2 * j], x[2 * i * W + 2 * j + 1],
@@ -292,6 +297,8 @@ Test(pool2d, max_2x2_tiled_gradient_bit_for_bit) {
       dy[i * OW + j] = (float)(i * OW + j) - 2.0f;
     }
   dy[5] = -0.0f;
+  dy[OW + 10] = -0.0f;
+  dy[12] = NAN;
   for (int i = 0; i < H * W; i++) want[i] = 0;
   for (int i = 0; i < OH; i++)
     for (int j = 0; j < OW; j++) {
