@@ -245,8 +245,8 @@ POOL_BWD2X2(float, f32) /* with AVX2: pool_bwd2x2_avx_f32 */
 POOL_BWD2X2(double, f64)
 
 #ifdef __AVX2__
-/* pool_bwd2x2 for float32, 8 outputs at a time: the four taps deinterleaved as in
- * pool_max2x2_f32 (lanes in its shuffled order, so the max and dy are permuted to it),
+/* pool_bwd2x2 for float32, 8 outputs at a time (rows of fewer than 8 outputs run the
+ * scalar loop): the four taps deinterleaved as in pool_max2x2_f32 (lanes in its shuffled order, so the max and dy are permuted to it),
  * ordered compares (NaN equals nothing, as ==) masked so only the first equal tap takes
  * 0 + dy, and the even and odd columns interleaved back. */
 static void pool_bwd2x2_avx_f32(const rill_pool_geom *g, const float *x, const float *y,
@@ -261,7 +261,8 @@ static void pool_bwd2x2_avx_f32(const rill_pool_geom *g, const float *x, const f
       const float *x0 = xp + 2 * i * w, *x1 = x0 + w;
       float *d0 = dxp + 2 * i * w, *d1 = d0 + w;
       int64_t j = 0;
-      for (; j + 8 <= ow; j += 8) {
+      /* the last chunk overlaps the one before it (its outputs written again, the same) */
+      for (; j < ow && ow >= 8; j = j + 16 <= ow ? j + 8 : (j + 8 < ow ? ow - 8 : ow)) {
         __m256 a0 = _mm256_loadu_ps(x0 + 2 * j), a1 = _mm256_loadu_ps(x0 + 2 * j + 8);
         __m256 b0 = _mm256_loadu_ps(x1 + 2 * j), b1 = _mm256_loadu_ps(x1 + 2 * j + 8);
         __m256 ae = _mm256_shuffle_ps(a0, a1, _MM_SHUFFLE(2, 0, 2, 0));

@@ -275,7 +275,7 @@ Test(pool2d, max_gradient_ties_go_to_the_first_element) {
  * equal to the max, as 0 + dy (so -0 comes out as +0), and nowhere for a window of
  * NaNs; bit for bit against that rule written here. */
 Test(pool2d, max_2x2_tiled_gradient_bit_for_bit) {
-  /* 19 outputs a row: two chunks of 8 (vectorised) and a scalar tail of 3 */
+  /* 19 outputs a row: chunks of 8 at 0, 8 and 11 (overlapping the one before) */
   enum { H = 4, W = 38, OH = 2, OW = 19 };
   float x[H * W], y[OH * OW], dy[OH * OW], want[H * W];
   for (int i = 0; i < H * W; i++) x[i] = (float)((i * 5) % 7) - 3.0f;
@@ -285,7 +285,7 @@ Test(pool2d, max_2x2_tiled_gradient_bit_for_bit) {
   x[W + 8] = x[W + 9] = 3.5f;                         /* a tie in the second row */
   x[2 * W + 20] = NAN;                                /* a NaN tap beside a max */
   x[3 * W + 33] = -INFINITY;
-  x[36] = x[37] = x[W + 36] = x[W + 37] = -1.0f;      /* a tie of four in the tail */
+  x[36] = x[37] = x[W + 36] = x[W + 37] = -1.0f;      /* a tie of four in the overlap */
   for (int i = 0; i < OH; i++)
     for (int j = 0; j < OW; j++) {
       const float t[4] = {x[2 * i * W + 2 * j], x[2 * i * W + 2 * j + 1],
