@@ -192,10 +192,12 @@ static int64_t gather2_f32(float *restrict d, const float *restrict s, int64_t n
   return i;
 }
 #define GATHER2(d, s, n) gather2_f32(d, s, n)
-
+/* 8 elements from s to d (unfold_images' row chunks) in one 256-bit move. */
+#define COPY8(d, s) _mm256_storeu_ps(d, _mm256_loadu_ps(s))
 #else
 #define DW_FAST(g, x, w, y) false
 #define GATHER2(d, s, n) 0
+#define COPY8(d, s) memcpy(d, s, 8 * sizeof(T))
 #endif
 
 #define T float
@@ -207,8 +209,10 @@ static int64_t gather2_f32(float *restrict d, const float *restrict s, int64_t n
 #undef GEMM
 #undef DW_FAST
 #undef GATHER2
+#undef COPY8
 #define DW_FAST(g, x, w, y) false
 #define GATHER2(d, s, n) 0
+#define COPY8(d, s) memcpy(d, s, 8 * sizeof(T))
 
 #define T double
 #define SUF f64
