@@ -11,11 +11,14 @@
  *            3x3 depthwise channel with stride 1 or 2 (MobileNet's) runs a kernel of
  *            its own: 8 output columns at a time with AVX2 FMA, the three input rows
  *            read once per output row, stride 2 by deinterleaving.
+ * conv2d and conv2d_grad split a batch of small images on the im2col path by images over
+ * the executor's threads, the filter gradient over fixed chunks of images (conv2d.c).
  * RILL_CONV_PATH_DIRECT_GENERIC (forced only: tests, benchmarks) is the direct path
  * without the specialised kernels, the baseline they are checked and timed against. */
 #ifndef RILL_KERNELS_CPU_CONV_H
 #define RILL_KERNELS_CPU_CONV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "operators/nn.h"
@@ -28,5 +31,8 @@ enum { RILL_CONV_PATH_AUTO, RILL_CONV_PATH_IM2COL, RILL_CONV_PATH_1X1, RILL_CONV
 extern int rill_conv_force_path;
 /* Bytes of the im2col block buffer; tests lower it to exercise several blocks. */
 extern size_t rill_conv_col_budget;
+/* Tests and benchmarks only: false turns off the split of batches of small images
+ * (conv2d.c), so that each image runs through the general path. Not synchronised. */
+extern bool rill_conv_split_images;
 
 #endif

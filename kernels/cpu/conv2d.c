@@ -9,6 +9,7 @@
 #include "kernels/cpu/conv.h"
 #include "framework/exec/device.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/parts.h"
 
 int rill_conv_force_path = RILL_CONV_PATH_AUTO;
 
@@ -263,10 +264,13 @@ static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBL
   cblas_sgemm(order, ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 #define SGEMM conv_sgemm
+/* 8 elements from s to d (unfold_images' row chunks) in one 256-bit move. */
+#define COPY8(d, s) _mm256_storeu_ps(d, _mm256_loadu_ps(s))
 #else
 #define DW_FAST(g, x, w, y) false
 #define GATHER2(d, s, n) 0
 #define SGEMM cblas_sgemm
+#define COPY8(d, s) memcpy(d, s, 8 * sizeof(T))
 #endif
 
 #define T float
@@ -278,8 +282,10 @@ static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBL
 #undef GEMM
 #undef DW_FAST
 #undef GATHER2
+#undef COPY8
 #define DW_FAST(g, x, w, y) false
 #define GATHER2(d, s, n) 0
+#define COPY8(d, s) memcpy(d, s, 8 * sizeof(T))
 
 #define T double
 #define SUF f64
@@ -416,6 +422,127 @@ static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_ge
   return true;
 }
 
+/* Batches of small images (MNIST-sized convs): each image's GEMM is below the size from
+ * which OpenBLAS threads a GEMM (2^18 multiply-adds), so a batch runs image after image
+ * on one core. Such a batch is cut into chunks of images (image_chunk, which depends on
+ * the geometry only) that the executor's threads take one at a time (rill_cpu_parts).
+ * The forward and the data gradient compute every image with the same code whichever
+ * thread takes it, so the output does not depend on the threads. The filter gradient
+ * sums over images: each chunk is summed into a partial gradient of its own, and the
+ * partials are added in chunk order, so the sum is the same bit for bit for every
+ * thread count (one thread included). */
+#define SPLIT_IMAGE_MACS (1 << 18)
+#define SPLIT_MIN_IMAGES 4
+#define CHUNK_COL_BYTES (128 * 1024)
+#define CHUNK_MAX_IMAGES 8
+
+/* Images per chunk: as many as keep the chunk's unfolded images within CHUNK_COL_BYTES
+ * (in L2 while the GEMM reads them), 1 to CHUNK_MAX_IMAGES. Depends on the geometry only. */
+static int64_t image_chunk(const rill_conv_geom *g, rill_dtype dt) {
+  size_t es = dt == RILL_DTYPE_FP32 ? sizeof(float) : sizeof(double);
+  double col = (double)((g->c / g->groups) * g->kh * g->kw) * (double)(g->oh * g->ow) * (double)es;
+  int64_t nb = (int64_t)(CHUNK_COL_BYTES / col);
+  return nb < 1 ? 1 : nb > CHUNK_MAX_IMAGES ? CHUNK_MAX_IMAGES : nb;
+}
+
+bool rill_conv_split_images = true;
+
+static bool conv_split_images(const rill_conv_geom *g, int path) {
+  if (!rill_conv_split_images || path != RILL_CONV_PATH_IM2COL || g->n < SPLIT_MIN_IMAGES)
+    return false;
+  double macs = (double)g->m * (double)(g->oh * g->ow) * (double)(g->kh * g->kw) *
+                (double)(g->c / g->groups);
+  return macs < SPLIT_IMAGE_MACS;
+}
+
+enum { SPLIT_FWD, SPLIT_DATA, SPLIT_FILTER };
+
+typedef struct image_split {
+  const rill_conv_geom *g;
+  rill_dtype dt;
+  int path, kind;
+  const void *x, *w, *dy; /* the inputs of the kind */
+  void *out;              /* y, dx, or the partial filter gradients */
+  char *col;              /* per slot: col_n elements (forward, filter gradient) */
+  size_t col_n;
+} image_split;
+
+/* Chunk c of the batch (image_chunk images, the last one shorter). */
+static bool image_split_run(void *arg, int64_t c, int slot) {
+  const image_split *s = arg;
+  const rill_conv_geom *g = s->g;
+  size_t es = s->dt == RILL_DTYPE_FP32 ? sizeof(float) : sizeof(double);
+  int64_t k = (g->c / g->groups) * g->kh * g->kw, p = g->oh * g->ow;
+  size_t in_img = (size_t)(g->c * g->h * g->w) * es, out_img = (size_t)(g->m * p) * es;
+  int64_t chunk = image_chunk(g, s->dt);
+  int64_t a = c * chunk, nb = g->n - a < chunk ? g->n - a : chunk;
+  const char *x = s->x, *dy = s->dy;
+  char *out = s->out;
+  if (s->kind == SPLIT_DATA) {
+    rill_conv_geom sub = *g;
+    sub.n = nb;
+    return ENGINE(s->dt, conv_bwd_data, &sub, (const void *)(dy + (size_t)a * out_img), s->w,
+                  (void *)(out + (size_t)a * in_img), s->path);
+  }
+  void *col = s->col + (size_t)slot * s->col_n * es;
+  const void *xi = x + (size_t)a * in_img;
+  bool f32 = s->dt == RILL_DTYPE_FP32;
+  if (s->kind == SPLIT_FWD) {
+    void *yi = out + (size_t)a * out_img;
+    if (f32) conv_fwd_images_f32(g, nb, xi, s->w, yi, col);
+    else conv_fwd_images_f64(g, nb, xi, s->w, yi, col);
+  } else {
+    const void *dyi = dy + (size_t)a * out_img;
+    void *dw = out + (size_t)c * (size_t)(g->m * k) * es;
+    if (f32) conv_bwd_filter_images_f32(g, nb, xi, dyi, dw, col);
+    else conv_bwd_filter_images_f64(g, nb, xi, dyi, dw, col);
+  }
+  return true;
+}
+
+/* The forward, data gradient or filter gradient of a batch that conv_split_images
+ * accepts, split over the executor's threads. False when out of memory. */
+static bool conv_images_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_geom *g, int kind,
+                            const void *x, const void *w, const void *dy, void *out, int path) {
+  int64_t threads = ctx->device ? ctx->device->num_threads : 1;
+  size_t es = dt == RILL_DTYPE_FP32 ? sizeof(float) : sizeof(double);
+  int64_t chunk = image_chunk(g, dt), chunks = (g->n + chunk - 1) / chunk;
+  if (threads > chunks) threads = chunks;
+  if (threads > RILL_PARTS_MAX_THREADS) threads = RILL_PARTS_MAX_THREADS;
+  if (threads < 1) threads = 1;
+  image_split s = {.g = g, .dt = dt, .path = path, .kind = kind, .x = x, .w = w, .dy = dy, .out = out};
+  if (kind == SPLIT_DATA) return rill_cpu_parts(threads, chunks, image_split_run, &s);
+  /* one unfolded chunk per thread; for the filter gradient, a partial per chunk */
+  size_t len = (size_t)(g->m * (g->c / g->groups) * g->kh * g->kw);
+  s.col_n = (size_t)((g->c / g->groups) * g->kh * g->kw * chunk * g->oh * g->ow) + UNFOLD_SPILL;
+  size_t parts_n = kind == SPLIT_FILTER ? (size_t)chunks * len : 0;
+  char *buf = rill_aligned_alloc(((size_t)threads * s.col_n + parts_n) * es, RILL_TENSOR_ALIGN);
+  if (!buf) return false;
+  s.col = buf;
+  void *parts = buf + (size_t)threads * s.col_n * es;
+  if (kind == SPLIT_FILTER) s.out = parts;
+  bool ok = rill_cpu_parts(threads, chunks, image_split_run, &s);
+  if (ok && kind == SPLIT_FILTER && dt == RILL_DTYPE_FP32) {
+    const float *p = parts;
+    float *dw = out;
+    for (size_t i = 0; i < len; i++) {
+      float v = p[i];
+      for (int64_t c = 1; c < chunks; c++) v += p[(size_t)c * len + i];
+      dw[i] = v;
+    }
+  } else if (ok && kind == SPLIT_FILTER) {
+    const double *p = parts;
+    double *dw = out;
+    for (size_t i = 0; i < len; i++) {
+      double v = p[i];
+      for (int64_t c = 1; c < chunks; c++) v += p[(size_t)c * len + i];
+      dw[i] = v;
+    }
+  }
+  rill_free(buf);
+  return ok;
+}
+
 static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   rill_tensor *x, *f, *y;
   RILL_TRY(rill_kin_need(ctx, 0, 0, dt, &x));
@@ -431,8 +558,12 @@ static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   if (rill_overlaps(rill_tensor_ptr(y), rill_tensor_nbytes(y), rill_tensor_ptr(x), rill_tensor_nbytes(x)))
     return rill_kernel_error(ctx, "output Output (%s) must not share memory with Input (%s)",
                              rill_kout_name(ctx, 0, 0), rill_kin_name(ctx, 0, 0));
-  bool ok = conv_fwd_run(ctx, dt, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(y),
-                         conv_pick(&g));
+  int path = conv_pick(&g);
+  bool ok = conv_split_images(&g, path)
+                ? conv_images_run(ctx, dt, &g, SPLIT_FWD, rill_tensor_ptr(x), rill_tensor_ptr(f), NULL,
+                                  rill_tensor_ptr(y), path)
+                : conv_fwd_run(ctx, dt, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(y),
+                               path);
   return ok ? NULL : rill_oom();
 }
 
@@ -448,6 +579,15 @@ static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   RILL_TRY(grad_out(ctx, 0, dt, &x->dims, &dx));
   RILL_TRY(grad_out(ctx, 1, dt, &f->dims, &df));
   int path = conv_pick(&g);
+  if (conv_split_images(&g, path)) {
+    if (dx && !conv_images_run(ctx, dt, &g, SPLIT_DATA, NULL, rill_tensor_ptr(f), rill_tensor_ptr(dy),
+                               rill_tensor_ptr(dx), path))
+      return rill_oom();
+    if (df && !conv_images_run(ctx, dt, &g, SPLIT_FILTER, rill_tensor_ptr(x), NULL, rill_tensor_ptr(dy),
+                               rill_tensor_ptr(df), path))
+      return rill_oom();
+    return NULL;
+  }
   if (dx && !ENGINE(dt, conv_bwd_data, &g, rill_tensor_ptr(dy), rill_tensor_ptr(f),
                     rill_tensor_ptr(dx), path))
     return rill_oom();

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "framework/base/alloc.h"
+#include "framework/exec/device.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/parts.h"
 #include "operators/nn.h"
 
 typedef struct window {
@@ -210,6 +212,159 @@ static bool pool_max2x2_f32(const rill_pool_geom *g, const float *x, float *y) {
 }
 #endif
 
+/* The gradient of 2x2 max pooling with stride 2 whose windows tile the image exactly
+ * (LeNet's): every input element lies in one window, so each is written once, with no
+ * memset first and no window clipping. The first tap in row-major order equal to the
+ * max takes the gradient, as in pool_bwd, and it is written as 0 + dy as pool_bwd adds
+ * it to a zeroed dx, so the result is bit for bit pool_bwd's. */
+#define POOL_BWD2X2(T, SUF)                                                                    \
+  static void pool_bwd2x2_##SUF(const rill_pool_geom *g, const T *x, const T *y, const T *dy, \
+                                T *dx) {                                                       \
+    const int64_t w = g->w, ow = g->ow, oh = g->oh;                                            \
+    for (int64_t p = 0; p < g->n * g->c; p++) {                                                \
+      const T *xp = x + p * g->h * w, *yp = y + p * oh * ow, *dyp = dy + p * oh * ow;          \
+      T *dxp = dx + p * g->h * w;                                                              \
+      for (int64_t i = 0; i < oh; i++) {                                                       \
+        const T *x0 = xp + 2 * i * w, *x1 = x0 + w;                                            \
+        T *d0 = dxp + 2 * i * w, *d1 = d0 + w;                                                 \
+        for (int64_t j = 0; j < ow; j++) {                                                     \
+          T m = yp[i * ow + j], d = (T)0 + dyp[i * ow + j];                                    \
+          bool a = x0[2 * j] == m, b = !a && x0[2 * j + 1] == m;                               \
+          bool c = !a && !b && x1[2 * j] == m, e = !a && !b && !c && x1[2 * j + 1] == m;       \
+          d0[2 * j] = a ? d : 0;                                                               \
+          d0[2 * j + 1] = b ? d : 0;                                                           \
+          d1[2 * j] = c ? d : 0;                                                               \
+          d1[2 * j + 1] = e ? d : 0;                                                           \
+        }                                                                                      \
+      }                                                                                        \
+    }                                                                                          \
+  }
+#ifndef __AVX2__
+POOL_BWD2X2(float, f32) /* with AVX2: pool_bwd2x2_avx_f32 */
+#endif
+POOL_BWD2X2(double, f64)
+
+#ifdef __AVX2__
+/* pool_bwd2x2 for float32, 8 outputs at a time (rows of fewer than 8 outputs run the
+ * scalar loop): the four taps deinterleaved as in pool_max2x2_f32 (lanes in its shuffled order, so the max and dy are permuted to it),
+ * ordered compares (NaN equals nothing, as ==) masked so only the first equal tap takes
+ * 0 + dy, and the even and odd columns interleaved back. */
+static void pool_bwd2x2_avx_f32(const rill_pool_geom *g, const float *x, const float *y,
+                                const float *dy, float *dx) {
+  const int64_t w = g->w, ow = g->ow, oh = g->oh;
+  const __m256 zero = _mm256_setzero_ps();
+#define P64(v) _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), _MM_SHUFFLE(3, 1, 2, 0)))
+  for (int64_t p = 0; p < g->n * g->c; p++) {
+    const float *xp = x + p * g->h * w, *yp = y + p * oh * ow, *dyp = dy + p * oh * ow;
+    float *dxp = dx + p * g->h * w;
+    for (int64_t i = 0; i < oh; i++) {
+      const float *x0 = xp + 2 * i * w, *x1 = x0 + w;
+      float *d0 = dxp + 2 * i * w, *d1 = d0 + w;
+      int64_t j = 0;
+      /* the last chunk overlaps the one before it (its outputs written again, the same) */
+      for (; j < ow && ow >= 8; j = j + 16 <= ow ? j + 8 : (j + 8 < ow ? ow - 8 : ow)) {
+        __m256 a0 = _mm256_loadu_ps(x0 + 2 * j), a1 = _mm256_loadu_ps(x0 + 2 * j + 8);
+        __m256 b0 = _mm256_loadu_ps(x1 + 2 * j), b1 = _mm256_loadu_ps(x1 + 2 * j + 8);
+        __m256 ae = _mm256_shuffle_ps(a0, a1, _MM_SHUFFLE(2, 0, 2, 0));
+        __m256 ao = _mm256_shuffle_ps(a0, a1, _MM_SHUFFLE(3, 1, 3, 1));
+        __m256 be = _mm256_shuffle_ps(b0, b1, _MM_SHUFFLE(2, 0, 2, 0));
+        __m256 bo = _mm256_shuffle_ps(b0, b1, _MM_SHUFFLE(3, 1, 3, 1));
+        __m256 m = P64(_mm256_loadu_ps(yp + i * ow + j));
+        __m256 d = _mm256_add_ps(zero, P64(_mm256_loadu_ps(dyp + i * ow + j)));
+        __m256 ea = _mm256_cmp_ps(ae, m, _CMP_EQ_OQ), taken = ea;
+        __m256 eb = _mm256_andnot_ps(taken, _mm256_cmp_ps(ao, m, _CMP_EQ_OQ));
+        taken = _mm256_or_ps(taken, eb);
+        __m256 ec = _mm256_andnot_ps(taken, _mm256_cmp_ps(be, m, _CMP_EQ_OQ));
+        taken = _mm256_or_ps(taken, ec);
+        __m256 ee = _mm256_andnot_ps(taken, _mm256_cmp_ps(bo, m, _CMP_EQ_OQ));
+        /* back to natural order, then even/odd interleaved per row */
+        __m256 va = P64(_mm256_and_ps(ea, d)), vb = P64(_mm256_and_ps(eb, d));
+        __m256 vc = P64(_mm256_and_ps(ec, d)), ve = P64(_mm256_and_ps(ee, d));
+        __m256 l = _mm256_unpacklo_ps(va, vb), h = _mm256_unpackhi_ps(va, vb);
+        _mm256_storeu_ps(d0 + 2 * j, _mm256_permute2f128_ps(l, h, 0x20));
+        _mm256_storeu_ps(d0 + 2 * j + 8, _mm256_permute2f128_ps(l, h, 0x31));
+        l = _mm256_unpacklo_ps(vc, ve), h = _mm256_unpackhi_ps(vc, ve);
+        _mm256_storeu_ps(d1 + 2 * j, _mm256_permute2f128_ps(l, h, 0x20));
+        _mm256_storeu_ps(d1 + 2 * j + 8, _mm256_permute2f128_ps(l, h, 0x31));
+      }
+      for (; j < ow; j++) {
+        float m = yp[i * ow + j], d = 0.0f + dyp[i * ow + j];
+        bool a = x0[2 * j] == m, b = !a && x0[2 * j + 1] == m;
+        bool c = !a && !b && x1[2 * j] == m, e = !a && !b && !c && x1[2 * j + 1] == m;
+        d0[2 * j] = a ? d : 0;
+        d0[2 * j + 1] = b ? d : 0;
+        d1[2 * j] = c ? d : 0;
+        d1[2 * j + 1] = e ? d : 0;
+      }
+    }
+  }
+#undef P64
+}
+#define POOL_BWD2X2_F32 pool_bwd2x2_avx_f32
+#else
+#define POOL_BWD2X2_F32 pool_bwd2x2_f32
+#endif
+
+static bool pool_tiles2x2(const rill_pool_geom *g) {
+  return g->max && !g->adaptive && g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 &&
+         g->pt == 0 && g->pl == 0 && g->h == 2 * g->oh && g->w == 2 * g->ow;
+}
+
+/* Batches large enough are split by images over the executor's threads, which take one
+ * image at a time (rill_cpu_parts); each image's planes are computed by the same code
+ * whichever thread runs them, so the result does not depend on the threads. Below POOL_SPLIT_ELEMS input elements a thread costs more than
+ * it saves. */
+#define POOL_SPLIT_ELEMS (1 << 16)
+
+typedef struct pool_split {
+  const rill_pool_geom *g;
+  const pool_plan *pl;
+  rill_dtype dt;
+  const void *x, *y, *dy;
+  void *out; /* y (forward) or dx */
+} pool_split;
+
+/* Image `lo` of the batch. */
+static bool pool_split_run(void *arg, int64_t lo, int slot) {
+  (void)slot;
+  const pool_split *s = arg;
+  rill_pool_geom sub = *s->g;
+  sub.n = 1;
+  size_t es = s->dt == RILL_DTYPE_FP32 ? sizeof(float) : sizeof(double);
+  size_t in = (size_t)(sub.c * sub.h * sub.w) * es * (size_t)lo, o = (size_t)(sub.c * sub.oh * sub.ow) * es * (size_t)lo;
+  const char *x = s->x, *y = s->y, *dy = s->dy;
+  char *out = s->out;
+  if (!dy) {
+    if (s->dt == RILL_DTYPE_FP32) pool_fwd_f32(&sub, s->pl, (const float *)(x + in), (float *)(out + o));
+    else pool_fwd_f64(&sub, s->pl, (const double *)(x + in), (double *)(out + o));
+  } else if (pool_tiles2x2(&sub)) {
+    if (s->dt == RILL_DTYPE_FP32)
+      POOL_BWD2X2_F32(&sub, (const float *)(x + in), (const float *)(y + o), (const float *)(dy + o),
+                      (float *)(out + in));
+    else
+      pool_bwd2x2_f64(&sub, (const double *)(x + in), (const double *)(y + o),
+                      (const double *)(dy + o), (double *)(out + in));
+  } else if (s->dt == RILL_DTYPE_FP32) {
+    pool_bwd_f32(&sub, s->pl, (const float *)(x + in), (const float *)(y + o), (const float *)(dy + o),
+                 (float *)(out + in));
+  } else {
+    pool_bwd_f64(&sub, s->pl, (const double *)(x + in), (const double *)(y + o),
+                 (const double *)(dy + o), (double *)(out + in));
+  }
+  return true;
+}
+
+/* The forward (dy NULL: out = y) or the gradient (out = dx) over the images of the
+ * batch, split over the executor's threads when it is large enough. */
+static void pool_images_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_pool_geom *g,
+                            const pool_plan *pl, const void *x, const void *y, const void *dy,
+                            void *out) {
+  int64_t threads = ctx->device ? ctx->device->num_threads : 1;
+  if (g->n * g->c * g->h * g->w < POOL_SPLIT_ELEMS) threads = 1;
+  pool_split s = {.g = g, .pl = pl, .dt = dt, .x = x, .y = y, .dy = dy, .out = out};
+  (void)rill_cpu_parts(threads, g->n, pool_split_run, &s);
+}
+
 static rill_status *pool_geom(rill_kernel_ctx *ctx, const rill_tensor *x, rill_pool_geom *g) {
   char err[256];
   if (rill_nn_pool_geom(ctx->attrs, &x->dims, g, err, sizeof err)) return NULL;
@@ -231,10 +386,7 @@ static rill_status *pool_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
     return NULL;
   pool_plan pl;
   RILL_TRY(pool_plan_make(ctx, &g, &pl));
-  if (dt == RILL_DTYPE_FP32)
-    pool_fwd_f32(&g, &pl, rill_tensor_ptr(x), rill_tensor_ptr(y));
-  else
-    pool_fwd_f64(&g, &pl, rill_tensor_ptr(x), rill_tensor_ptr(y));
+  pool_images_run(ctx, dt, &g, &pl, rill_tensor_ptr(x), NULL, NULL, rill_tensor_ptr(y));
   rill_free(pl.rows);
   return NULL;
 }
@@ -258,10 +410,8 @@ static rill_status *pool_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   }
   pool_plan pl;
   RILL_TRY(pool_plan_make(ctx, &g, &pl));
-  if (dt == RILL_DTYPE_FP32)
-    pool_bwd_f32(&g, &pl, rill_tensor_ptr(x), rill_tensor_ptr(y), rill_tensor_ptr(dy), rill_tensor_ptr(dx));
-  else
-    pool_bwd_f64(&g, &pl, rill_tensor_ptr(x), rill_tensor_ptr(y), rill_tensor_ptr(dy), rill_tensor_ptr(dx));
+  pool_images_run(ctx, dt, &g, &pl, rill_tensor_ptr(x), rill_tensor_ptr(y), rill_tensor_ptr(dy),
+                  rill_tensor_ptr(dx));
   rill_free(pl.rows);
   return NULL;
 }

@@ -515,16 +515,112 @@ Test(conv2d, blocked_im2col_gradients_match_direct) {
   rill_conv_col_budget = saved_budget;
 }
 
+/* ---- batches of small images split over threads ---- */
+
+/* conv2d (y) and conv2d_grad (dx, dw) of one configuration in dtype t with `threads`
+ * device threads; the outputs copied out. */
+static void run_split_case(const conv_cfg *c, rill_dtype t, int32_t threads, const void *x,
+                           const void *w, const void *dy, void *y, void *dx, void *dw) {
+  int64_t oh, ow;
+  conv_out_size(c, &oh, &ow);
+  op_harness *h = harness("conv2d");
+  op_harness_set_threads(h, threads);
+  bind_input(h, "Input", "x", t, DIMS(c->n, c->c, c->h, c->w), x);
+  bind_input(h, "Filter", "w", t, DIMS(c->m, c->c / c->groups, c->kh, c->kw), w);
+  OK(op_harness_output(h, "Output", "y"));
+  set_conv_attrs(h, c);
+  OK(op_harness_run(h));
+  rill_tensor *ty = op_harness_tensor(h, "y");
+  memcpy(y, rill_tensor_ptr(ty), rill_tensor_nbytes(ty));
+  op_harness_destroy(h);
+  h = harness("conv2d_grad");
+  op_harness_set_threads(h, threads);
+  bind_input(h, "Input", "x", t, DIMS(c->n, c->c, c->h, c->w), x);
+  bind_input(h, "Filter", "w", t, DIMS(c->m, c->c / c->groups, c->kh, c->kw), w);
+  bind_input(h, "Output@GRAD", "dy", t, DIMS(c->n, c->m, oh, ow), dy);
+  OK(op_harness_output(h, "Input@GRAD", "dx"));
+  OK(op_harness_output(h, "Filter@GRAD", "dw"));
+  set_conv_attrs(h, c);
+  OK(op_harness_run(h));
+  rill_tensor *a = op_harness_tensor(h, "dx"), *b = op_harness_tensor(h, "dw");
+  memcpy(dx, rill_tensor_ptr(a), rill_tensor_nbytes(a));
+  memcpy(dw, rill_tensor_ptr(b), rill_tensor_nbytes(b));
+  op_harness_destroy(h);
+}
+
+/* Batches of small images run split by images over the device's threads (1, 2 and 3:
+ * uneven ranges), the filter gradient summed over fixed chunks of images. The forward
+ * and the data gradient equal the per-image path bit for bit; the filter gradient is the
+ * same bit for bit for every thread count and on repeated runs, and close to the
+ * per-image path's (which sums in another order). */
+Test(conv2d, image_split_matches_per_image_path) {
+  const conv_cfg cfgs[] = {
+      /* LeNet's first layer: one channel, padding, 13 images (a short last chunk) */
+      {13, 1, 12, 12, 6, 5, 5, 1, 1, 1, 1, 1, 2, {2, 2}},
+      /* its second: 6 -> 16 channels, no padding */
+      {9, 6, 9, 9, 16, 5, 5, 1, 1, 1, 1, 1, 2, {0, 0}},
+      /* stride 2, dilation, two groups, uneven padding */
+      {6, 4, 11, 10, 6, 3, 3, 2, 2, 2, 2, 1, 4, {1, 0, 2, 1}},
+      /* rows of more than 8 columns and a row wider than the chunk copy's reach */
+      {5, 2, 6, 21, 3, 3, 3, 1, 1, 1, 1, 1, 2, {1, 1}}};
+  for (size_t k = 0; k < sizeof cfgs / sizeof cfgs[0]; k++)
+    for (int dt = 0; dt < 2; dt++) {
+      const conv_cfg *c = &cfgs[k];
+      rill_dtype t = dt ? RILL_DTYPE_FP64 : RILL_DTYPE_FP32;
+      size_t es = dt ? 8 : 4;
+      int64_t oh, ow;
+      conv_out_size(c, &oh, &ow);
+      int64_t nx = c->n * c->c * c->h * c->w, nw = c->m * (c->c / c->groups) * c->kh * c->kw;
+      int64_t ny = c->n * c->m * oh * ow;
+      double *xd = malloc((size_t)nx * 8), *wd = malloc((size_t)nw * 8), *dyd = malloc((size_t)ny * 8);
+      fill_rand(xd, nx, 11);
+      fill_rand(wd, nw, 12);
+      fill_rand(dyd, ny, 13);
+      float *xf = to_f32(xd, nx), *wf = to_f32(wd, nw), *dyf = to_f32(dyd, ny);
+      const void *x = dt ? (void *)xd : (void *)xf, *w = dt ? (void *)wd : (void *)wf;
+      const void *dy = dt ? (void *)dyd : (void *)dyf;
+      char *y0 = malloc((size_t)ny * es), *dx0 = malloc((size_t)nx * es), *dw0 = malloc((size_t)nw * es);
+      char *y = malloc((size_t)ny * es), *dx = malloc((size_t)nx * es), *dw = malloc((size_t)nw * es);
+      char *dw1 = malloc((size_t)nw * es);
+      rill_conv_force_path = RILL_CONV_PATH_IM2COL;
+      rill_conv_split_images = false;
+      run_split_case(c, t, 1, x, w, dy, y0, dx0, dw0);
+      rill_conv_split_images = true;
+      run_split_case(c, t, 1, x, w, dy, y, dx, dw1);
+      cr_expect(memcmp(y, y0, (size_t)ny * es) == 0, "case %zu dtype %d: forward differs", k, dt);
+      cr_expect(memcmp(dx, dx0, (size_t)nx * es) == 0, "case %zu dtype %d: Input@GRAD differs", k, dt);
+      if (dt)
+        expect_close_f64((const double *)dw1, (const double *)dw0, nw, 1e-12);
+      else
+        expect_close_f32((const float *)dw1, (const float *)dw0, nw, 1e-5f);
+      for (int32_t threads = 1; threads <= 3; threads++)
+        for (int rep = 0; rep < 2; rep++) {
+          run_split_case(c, t, threads, x, w, dy, y, dx, dw);
+          cr_expect(memcmp(y, y0, (size_t)ny * es) == 0, "case %zu, %d threads: forward differs", k,
+                    (int)threads);
+          cr_expect(memcmp(dx, dx0, (size_t)nx * es) == 0, "case %zu, %d threads: Input@GRAD differs",
+                    k, (int)threads);
+          cr_expect(memcmp(dw, dw1, (size_t)nw * es) == 0,
+                    "case %zu, %d threads: Filter@GRAD differs from one thread's", k, (int)threads);
+        }
+      rill_conv_force_path = RILL_CONV_PATH_AUTO;
+      free(xd), free(wd), free(dyd), free(xf), free(wf), free(dyf);
+      free(y0), free(dx0), free(dw0), free(y), free(dx), free(dw), free(dw1);
+    }
+}
+
 /* ---- out of memory: every allocation of a run may fail, leaking nothing ---- */
 
 typedef struct oom_ctx {
   const char *type;
   int path;
+  int64_t n; /* batch; 0: 2 */
 } oom_ctx;
 
 static rill_status *oom_run(void *arg) {
   const oom_ctx *o = arg;
-  float x[2 * 3 * 6 * 6], w[4 * 3 * 3 * 3], dy[2 * 4 * 6 * 6];
+  float x[5 * 3 * 6 * 6], w[4 * 3 * 3 * 3], dy[5 * 4 * 6 * 6];
+  int64_t n = o->n ? o->n : 2;
   for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) x[i] = (float)(i % 7) - 3;
   for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) w[i] = (float)(i % 5) - 2;
   for (size_t i = 0; i < sizeof dy / sizeof dy[0]; i++) dy[i] = (float)(i % 3) - 1;
@@ -533,9 +629,9 @@ static rill_status *oom_run(void *arg) {
   op_harness *h = NULL;
   rill_status *st = op_harness_create(o->type, &h);
   if (st) return st;
-  rill_tensor *tx = op_harness_make(RILL_DTYPE_FP32, DIMS(2, 3, 6, 6), x);
+  rill_tensor *tx = op_harness_make(RILL_DTYPE_FP32, DIMS(n, 3, 6, 6), x);
   rill_tensor *tw = op_harness_make(RILL_DTYPE_FP32, DIMS(4, 3, 3, 3), w);
-  rill_tensor *tdy = op_harness_make(RILL_DTYPE_FP32, DIMS(2, 4, 6, 6), dy);
+  rill_tensor *tdy = op_harness_make(RILL_DTYPE_FP32, DIMS(n, 4, 6, 6), dy);
   if (!tx || !tw || !tdy) st = rill_oom();
   if (!st) st = op_harness_input(h, "Input", "x", tx);
   if (!st) st = op_harness_input(h, "Filter", "w", tw);
@@ -560,7 +656,10 @@ Test(conv2d, out_of_memory_fails_cleanly) {
   OK(rill_registry_init());
   const oom_ctx cases[] = {{"conv2d", RILL_CONV_PATH_IM2COL},
                            {"conv2d_grad", RILL_CONV_PATH_IM2COL},
-                           {"conv2d", RILL_CONV_PATH_DIRECT}};
+                           {"conv2d", RILL_CONV_PATH_DIRECT},
+                           /* a batch of 5 small images: the image split */
+                           {"conv2d", RILL_CONV_PATH_IM2COL, 5},
+                           {"conv2d_grad", RILL_CONV_PATH_IM2COL, 5}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char why[512] = "";
     long runs = fail_alloc_sweep(oom_run, NULL, (void *)&cases[i], 100000, false, why, sizeof why);

@@ -270,3 +270,111 @@ Test(pool2d, max_gradient_ties_go_to_the_first_element) {
     op_harness_destroy(h);
   }
 }
+
+/* 2x2 max pooling with stride 2 tiling the image: its gradient goes to the first tap
+ * equal to the max, as 0 + dy (so -0 comes out as +0), and nowhere for a window of
+ * NaNs; bit for bit against that rule written here. */
+Test(pool2d, max_2x2_tiled_gradient_bit_for_bit) {
+  /* 19 outputs a row: chunks of 8 at 0, 8 and 11 (overlapping the one before) */
+  enum { H = 4, W = 38, OH = 2, OW = 19 };
+  float x[H * W], y[OH * OW], dy[OH * OW], want[H * W];
+  for (int i = 0; i < H * W; i++) x[i] = (float)((i * 5) % 7) - 3.0f;
+  x[0] = x[1] = 2.5f;                                 /* a tie: the first tap */
+  x[2] = x[3] = x[W + 2] = x[W + 3] = NAN;            /* no tap equals the max */
+  x[W + 4] = INFINITY;
+  x[W + 8] = x[W + 9] = 3.5f;                         /* a tie in the second row */
+  x[2 * W + 20] = NAN;                                /* a NaN tap beside a max */
+  x[3 * W + 33] = -INFINITY;
+  x[36] = x[37] = x[W + 36] = x[W + 37] = -1.0f;      /* a tie of four in the overlap */
+  for (int i = 0; i < OH; i++)
+    for (int j = 0; j < OW; j++) {
+      const float t[4] = {x[2 * i * W + 2 * j], x[2 * i * W + 2 * j + 1],
+                          x[(2 * i + 1) * W + 2 * j], x[(2 * i + 1) * W + 2 * j + 1]};
+      float v = -FLT_MAX;
+      for (int k = 0; k < 4; k++)
+        if (t[k] > v) v = t[k];
+      y[i * OW + j] = v;
+      dy[i * OW + j] = (float)(i * OW + j) - 2.0f;
+    }
+  dy[5] = -0.0f;
+  dy[OW + 10] = -0.0f;
+  dy[12] = NAN;
+  for (int i = 0; i < H * W; i++) want[i] = 0;
+  for (int i = 0; i < OH; i++)
+    for (int j = 0; j < OW; j++) {
+      const int at[4] = {2 * i * W + 2 * j, 2 * i * W + 2 * j + 1, (2 * i + 1) * W + 2 * j,
+                         (2 * i + 1) * W + 2 * j + 1};
+      for (int k = 0; k < 4; k++)
+        if (x[at[k]] == y[i * OW + j]) {
+          want[at[k]] = 0.0f + dy[i * OW + j];
+          break;
+        }
+    }
+  op_harness *h = harness("pool2d_grad");
+  bind_input(h, "X", "x", RILL_DTYPE_FP32, DIMS(1, 1, H, W), x);
+  bind_input(h, "Out", "y", RILL_DTYPE_FP32, DIMS(1, 1, OH, OW), y);
+  bind_input(h, "Out@GRAD", "y@GRAD", RILL_DTYPE_FP32, DIMS(1, 1, OH, OW), dy);
+  OK(op_harness_output(h, "X@GRAD", "x@GRAD"));
+  const pool_cfg c = {1, 1, H, W, "max", 2, 2, 2, 2, 2, {0, 0}};
+  set_pool_attrs(h, &c);
+  OK(op_harness_run(h));
+  const float *dx = rill_tensor_ptr(op_harness_tensor(h, "x@GRAD"));
+  for (int i = 0; i < H * W; i++)
+    cr_expect(memcmp(&dx[i], &want[i], sizeof want[i]) == 0, "X@GRAD[%d]: %g, want %g", i, dx[i],
+              want[i]);
+  op_harness_destroy(h);
+}
+
+/* pool2d and pool2d_grad of one configuration (float32) with `threads` device threads
+ * (0: no device context); Out and X@GRAD copied out. */
+static void run_pool_threads(const pool_cfg *c, int32_t threads, const float *x, const float *dy,
+                             float *y, float *dx, int64_t ny) {
+  op_harness *h = harness("pool2d");
+  if (threads) op_harness_set_threads(h, threads);
+  bind_input(h, "X", "x", RILL_DTYPE_FP32, DIMS(c->n, c->c, c->h, c->w), x);
+  OK(op_harness_output(h, "Out", "y"));
+  set_pool_attrs(h, c);
+  OK(op_harness_run(h));
+  rill_tensor *ty = op_harness_tensor(h, "y");
+  cr_assert_eq(rill_tensor_nbytes(ty), (size_t)ny * sizeof(float));
+  memcpy(y, rill_tensor_ptr(ty), rill_tensor_nbytes(ty));
+  int64_t oh = rill_tensor_dims(ty)[2], ow = rill_tensor_dims(ty)[3];
+  op_harness_destroy(h);
+  h = harness("pool2d_grad");
+  if (threads) op_harness_set_threads(h, threads);
+  bind_input(h, "X", "x", RILL_DTYPE_FP32, DIMS(c->n, c->c, c->h, c->w), x);
+  bind_input(h, "Out", "y", RILL_DTYPE_FP32, DIMS(c->n, c->c, oh, ow), y);
+  bind_input(h, "Out@GRAD", "y@GRAD", RILL_DTYPE_FP32, DIMS(c->n, c->c, oh, ow), dy);
+  OK(op_harness_output(h, "X@GRAD", "x@GRAD"));
+  set_pool_attrs(h, c);
+  OK(op_harness_run(h));
+  rill_tensor *t = op_harness_tensor(h, "x@GRAD");
+  memcpy(dx, rill_tensor_ptr(t), rill_tensor_nbytes(t));
+  op_harness_destroy(h);
+}
+
+/* Batches large enough are split by images over the device's threads (2 and 3: uneven
+ * ranges); forward and gradient equal the unthreaded run bit for bit. */
+Test(pool2d, image_split_matches_one_thread) {
+  const pool_cfg cfgs[] = {{37, 6, 28, 28, "max", 2, 2, 2, 2, 2, {0, 0}},
+                           {37, 6, 28, 28, "avg", 3, 3, 2, 2, 2, {1, 1}},
+                           {37, 6, 27, 28, "max", 3, 3, 2, 2, 2, {1, 1}}};
+  for (size_t k = 0; k < sizeof cfgs / sizeof cfgs[0]; k++) {
+    const pool_cfg *c = &cfgs[k];
+    int64_t nx = c->n * c->c * c->h * c->w, ny = c->n * c->c * ((c->h + 1) / 2) * 14;
+    double *xd = malloc((size_t)nx * sizeof *xd);
+    fill_rand(xd, nx, 21);
+    float *x = to_f32(xd, nx), *dy = malloc((size_t)ny * sizeof *dy);
+    for (int64_t i = 0; i < ny; i++) dy[i] = x[i] * 0.5f + 0.25f;
+    float *y0 = malloc((size_t)ny * 4), *dx0 = malloc((size_t)nx * 4);
+    float *y = malloc((size_t)ny * 4), *dx = malloc((size_t)nx * 4);
+    run_pool_threads(c, 0, x, dy, y0, dx0, ny);
+    for (int32_t threads = 2; threads <= 3; threads++) {
+      run_pool_threads(c, threads, x, dy, y, dx, ny);
+      cr_expect(memcmp(y, y0, (size_t)ny * 4) == 0, "case %zu, %d threads: Out differs", k, (int)threads);
+      cr_expect(memcmp(dx, dx0, (size_t)nx * 4) == 0, "case %zu, %d threads: X@GRAD differs", k,
+                (int)threads);
+    }
+    free(xd), free(x), free(dy), free(y0), free(dx0), free(y), free(dx);
+  }
+}
