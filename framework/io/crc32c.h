@@ -1,5 +1,6 @@
 /* CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), the checksum of checkpoint
- * files: the SSE4.2 crc32 instruction when the CPU has it, else a slice-by-8 table.
+ * files: the SSE4.2 crc32 instruction when the CPU has it (three independent chains
+ * over 12 KiB blocks, combined), else a slice-by-8 table.
  * rill_crc32c(0, "123456789", 9) == 0xE3069283. */
 #ifndef RILL_FRAMEWORK_IO_CRC32C_H
 #define RILL_FRAMEWORK_IO_CRC32C_H

@@ -94,6 +94,22 @@ Test(checkpoint, crc32c_known_values_and_both_implementations_agree) {
       /* extending over two calls equals one call */
       cr_assert_eq(rill_crc32c(rill_crc32c(0, buf + off, n / 2), buf + off + n / 2, n - n / 2), a);
     }
+  /* Long inputs go through three chains over 12 KiB blocks: lengths around one, two
+   * and three blocks, at every alignment, against the table version. */
+  enum { BIG = 3 * 12288 + 64 };
+  uint8_t *big = malloc(BIG);
+  cr_assert_not_null(big);
+  for (size_t i = 0; i < BIG; i++) big[i] = (uint8_t)((i * 2654435761u) >> 13);
+  static const size_t lens[] = {12287, 12288, 12289, 12295, 24575, 24576, 24583, 36863, 36864, 36871};
+  for (size_t off = 0; off < 9; off++)
+    for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+      size_t n = lens[k];
+      uint32_t a = rill_crc32c(0, big + off, n), b = rill_crc32c_portable(0, big + off, n);
+      cr_assert_eq(a, b, "offset %zu length %zu", off, n);
+      cr_assert_eq(rill_crc32c(rill_crc32c(0x12345678u, big + off, 5), big + off + 5, n - 5),
+                   rill_crc32c_portable(0x12345678u, big + off, n), "offset %zu length %zu, from a crc", off, n);
+    }
+  free(big);
 }
 
 Test(checkpoint, commits_every_step_and_keeps_the_newest) {
