@@ -195,6 +195,17 @@ static void replace_op(rill_block_desc *b, size_t at, rill_op_desc *op) {
   memset(op, 0, sizeof *op);
 }
 
+/* A fusion's commit: the fused op `f` (moved) takes the place of op `at`, the ops it
+ * absorbed (indices in `absorbed`, -1 for none) are marked dead for compact(), and the
+ * pass counts one fusion. */
+static void commit_fusion(rill_block_desc *b, size_t at, rill_op_desc *f, bool *dead,
+                          const long *absorbed, size_t nabsorbed, size_t *count) {
+  replace_op(b, at, f);
+  for (size_t k = 0; k < nabsorbed; k++)
+    if (absorbed[k] >= 0) dead[absorbed[k]] = true;
+  (*count)++;
+}
+
 /* Runs `body` on a clone of `program`; commits the clone when it succeeded and changed
  * something (*count > 0). */
 typedef rill_status *(*pass_body)(rill_program *clone, void *ctx, size_t *count);
@@ -730,11 +741,7 @@ static rill_status *conv_body(rill_program *p, void *ctx, size_t *count) {
       rill_op_desc_clear(&f);
       break;
     }
-    replace_op(b, i, &f);
-    dead[ai] = true;
-    if (resi >= 0) dead[resi] = true;
-    if (act) dead[acti] = true;
-    (*count)++;
+    commit_fusion(b, i, &f, dead, (const long[]){ai, resi, act ? acti : -1}, 3, count);
   }
   if (!st) compact(b, dead);
   rill_free(dead);
@@ -790,10 +797,7 @@ static rill_status *fc_body(rill_program *p, void *ctx, size_t *count) {
       rill_op_desc_clear(&f);
       break;
     }
-    replace_op(b, i, &f);
-    dead[ai] = true;
-    if (act) dead[acti] = true;
-    (*count)++;
+    commit_fusion(b, i, &f, dead, (const long[]){ai, act ? acti : -1}, 2, count);
   }
   if (!st) compact(b, dead);
   rill_free(dead);
