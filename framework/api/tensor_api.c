@@ -175,6 +175,9 @@ rill_status *rill_scope_get_tensor(rill_scope *scope, const char *name, rill_ten
   if (v->kind != RILL_VARKIND_TENSOR)
     return rill_error(RILL_INVALID_ARGUMENT, "variable '%s' holds %s, not a dense tensor", name,
                       rill_var_kind_name(v->kind));
+  /* A checkpoint still writing the variable's bytes keeps them; the variable (and so
+   * the caller, who may write through rill_tensor_data) gets a copy. */
+  RILL_TRY(rill_status_wrap(rill_tensor_unshare_pinned(&v->u.tensor), "variable '%s'", name));
   rill_tensor *t = rill_malloc(sizeof *t);
   if (!t) return rill_oom();
   rill_tensor_init(t);

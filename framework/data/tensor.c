@@ -13,6 +13,7 @@ rill_buffer *rill_buffer_alloc(size_t size, rill_place place) {
     return NULL;
   }
   atomic_init(&b->refs, 1);
+  atomic_init(&b->pins, 0);
   b->size = size;
   b->place = place;
   b->deleter = NULL;
@@ -26,6 +27,7 @@ rill_buffer *rill_buffer_wrap(void *data, size_t size, rill_place place,
   rill_buffer *b = rill_malloc(sizeof *b);
   if (!b) return NULL;
   atomic_init(&b->refs, 1);
+  atomic_init(&b->pins, 0);
   b->data = data;
   b->size = size;
   b->place = place;
@@ -47,6 +49,14 @@ void rill_buffer_release(rill_buffer *buf) {
   else if (buf->owned)
     rill_free(buf->data);
   rill_free(buf);
+}
+
+void rill_buffer_pin(rill_buffer *buf) { atomic_fetch_add_explicit(&buf->pins, 1, memory_order_relaxed); }
+
+void rill_buffer_unpin(rill_buffer *buf) { atomic_fetch_sub_explicit(&buf->pins, 1, memory_order_release); }
+
+bool rill_buffer_pinned(const rill_buffer *buf) {
+  return buf && atomic_load_explicit(&buf->pins, memory_order_acquire) > 0;
 }
 
 void rill_lod_clear(rill_lod *lod) {
@@ -148,6 +158,16 @@ rill_status *rill_tensor_alloc(rill_tensor *t, rill_dtype dtype, const rill_dims
   }
   t->dtype = dtype;
   t->dims = *dims;
+  return NULL;
+}
+
+rill_status *rill_tensor_unshare_pinned(rill_tensor *t) {
+  if (!rill_buffer_pinned(t->buf)) return NULL;
+  rill_tensor tmp;
+  rill_tensor_init(&tmp);
+  RILL_TRY(rill_tensor_copy(&tmp, t));
+  rill_tensor_swap(&tmp, t);
+  rill_tensor_clear(&tmp);
   return NULL;
 }
 

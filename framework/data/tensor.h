@@ -21,6 +21,11 @@ typedef struct rill_buffer {
   void (*deleter)(void *data, void *ctx);
   void *deleter_ctx;
   bool owned; /* data came from the library's allocator */
+  /* Readers outside any run that need the bytes unchanged while they hold a reference
+   * (a checkpoint being written from the buffer). Writers inside a run already copy a
+   * buffer with other references before writing it (rill_tensor_alloc, the executor's
+   * in-place outputs); the pin tells the public API to do the same. */
+  atomic_int pins;
 } rill_buffer;
 
 /* A new buffer of `size` bytes, RILL_TENSOR_ALIGN-aligned; NULL when out of memory. */
@@ -30,6 +35,9 @@ rill_buffer *rill_buffer_wrap(void *data, size_t size, rill_place place,
                               void (*deleter)(void *data, void *ctx), void *ctx);
 void rill_buffer_retain(rill_buffer *buf);
 void rill_buffer_release(rill_buffer *buf);
+void rill_buffer_pin(rill_buffer *buf);
+void rill_buffer_unpin(rill_buffer *buf);
+bool rill_buffer_pinned(const rill_buffer *buf);
 
 typedef struct rill_lod_level {
   size_t n;
@@ -75,6 +83,9 @@ size_t rill_tensor_nbytes(const rill_tensor *t);
 static inline void *rill_tensor_ptr(const rill_tensor *t) {
   return t->buf ? (char *)t->buf->data + t->offset : NULL;
 }
+/* Gives `t` a private copy of its bytes when its buffer is pinned (see rill_buffer), so
+ * that writes through `t` do not reach the pinned reader. */
+rill_status *rill_tensor_unshare_pinned(rill_tensor *t);
 /* Exchanges the contents of two tensors. */
 void rill_tensor_swap(rill_tensor *a, rill_tensor *b);
 

@@ -202,7 +202,7 @@ rill_status *rill_ckpt_async_step(struct rill_device_ctx *dev, const char *dir,
     }
   }
   {
-    if ((st = rill_ckpt_snapshot_take(&d->snap, names, tensors, n))) goto out;
+    if ((st = rill_ckpt_snapshot_take(&d->snap, names, tensors, n, RILL_CKPT_SHARE_MIN_BYTES))) goto out;
     if ((st = program_hash(d, dev ? dev->program : NULL, &d->snap.program_hash))) goto out;
     d->snap.step = step;
     d->snap.time_ns = wall_ns();

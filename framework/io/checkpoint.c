@@ -46,13 +46,26 @@ uint64_t rill_ckpt_hash_bytes(const void *data, size_t n) {
 
 void rill_ckpt_snapshot_init(rill_ckpt_snapshot *s) { memset(s, 0, sizeof *s); }
 
+static void entry_unshare(rill_ckpt_snapshot *s, size_t i) {
+  if (!s->shared || !s->shared[i]) return;
+  if (s->tensors[i].buf) rill_buffer_unpin(s->tensors[i].buf);
+  rill_tensor_clear(&s->tensors[i]);
+  s->shared[i] = false;
+}
+
+void rill_ckpt_snapshot_unshare(rill_ckpt_snapshot *s) {
+  for (size_t i = 0; i < s->cap; i++) entry_unshare(s, i);
+}
+
 void rill_ckpt_snapshot_clear(rill_ckpt_snapshot *s) {
+  rill_ckpt_snapshot_unshare(s);
   for (size_t i = 0; i < s->cap; i++) {
     rill_free(s->names ? s->names[i] : NULL);
     if (s->tensors) rill_tensor_clear(&s->tensors[i]);
   }
   rill_free(s->names);
   rill_free(s->tensors);
+  rill_free(s->shared);
   rill_ckpt_snapshot_init(s);
 }
 
@@ -60,20 +73,25 @@ static rill_status *snapshot_reserve(rill_ckpt_snapshot *s, size_t n) {
   if (n <= s->cap) return NULL;
   char **names = rill_calloc(n, sizeof *names);
   rill_tensor *ts = rill_calloc(n, sizeof *ts);
-  if (!names || !ts) {
+  bool *shared = rill_calloc(n, sizeof *shared);
+  if (!names || !ts || !shared) {
     rill_free(names);
     rill_free(ts);
+    rill_free(shared);
     return rill_oom();
   }
   for (size_t i = 0; i < n; i++) rill_tensor_init(&ts[i]);
   if (s->cap) {
     memcpy(names, s->names, s->cap * sizeof *names);
     memcpy(ts, s->tensors, s->cap * sizeof *ts);
+    memcpy(shared, s->shared, s->cap * sizeof *shared);
   }
   rill_free(s->names);
   rill_free(s->tensors);
+  rill_free(s->shared);
   s->names = names;
   s->tensors = ts;
+  s->shared = shared;
   s->cap = n;
   return NULL;
 }
@@ -88,7 +106,9 @@ static rill_status *check_name(const char *name) {
 }
 
 rill_status *rill_ckpt_snapshot_take(rill_ckpt_snapshot *s, const char *const *names,
-                                     const rill_tensor *const *tensors, size_t n) {
+                                     const rill_tensor *const *tensors, size_t n,
+                                     size_t share_min_bytes) {
+  rill_ckpt_snapshot_unshare(s); /* a snapshot that was never written */
   RILL_TRY(snapshot_reserve(s, n));
   for (size_t i = 0; i < n; i++) {
     RILL_TRY(check_name(names[i]));
@@ -106,9 +126,15 @@ rill_status *rill_ckpt_snapshot_take(rill_ckpt_snapshot *s, const char *const *n
       s->names[i] = copy;
     }
     rill_tensor *dst = &s->tensors[i];
+    size_t nb = rill_tensor_nbytes(src);
+    if (nb >= share_min_bytes && src->buf->owned) {
+      RILL_TRY(rill_status_wrap(rill_tensor_share(dst, src), "checkpoint: variable '%s'", names[i]));
+      rill_buffer_pin(dst->buf);
+      s->shared[i] = true;
+      continue;
+    }
     RILL_TRY(rill_status_wrap(rill_tensor_alloc(dst, src->dtype, &src->dims), "checkpoint: variable '%s'",
                               names[i]));
-    size_t nb = rill_tensor_nbytes(src);
     if (nb) memcpy(rill_tensor_ptr(dst), rill_tensor_ptr(src), nb);
     if (src->lod.nlevels)
       RILL_TRY(rill_lod_copy(&dst->lod, &src->lod));
@@ -485,7 +511,7 @@ static rill_status *write_pending(pending_files *p, char *path, const rill_file_
   return NULL;
 }
 
-static rill_status *write_files(const char *tmp, const rill_ckpt_snapshot *s, rill_bytes *man,
+static rill_status *write_files(const char *tmp, rill_ckpt_snapshot *s, rill_bytes *man,
                                 pending_files *pend, bool reuse, uint64_t *total) {
   rill_bytes head;
   rill_bytes_init(&head);
@@ -507,6 +533,7 @@ static rill_status *write_files(const char *tmp, const rill_ckpt_snapshot *s, ri
       path = NULL;
       if (!st) st = manifest_var(man, file, head.size + nb, crc, t, s->names[i]);
       *total += head.size + nb;
+      entry_unshare(s, i); /* its bytes are in the file system's hands */
     }
     if (st) st = rill_status_wrap(st, "variable '%s'", s->names[i]);
     rill_free(file);
@@ -516,8 +543,18 @@ static rill_status *write_files(const char *tmp, const rill_ckpt_snapshot *s, ri
   return st;
 }
 
-rill_status *rill_ckpt_write(const char *dir, const rill_ckpt_snapshot *s, int32_t max_to_keep,
+static rill_status *write_checkpoint(const char *dir, rill_ckpt_snapshot *s, int32_t max_to_keep,
+                                     uint64_t *bytes);
+
+rill_status *rill_ckpt_write(const char *dir, rill_ckpt_snapshot *s, int32_t max_to_keep,
                              uint64_t *bytes) {
+  rill_status *st = write_checkpoint(dir, s, max_to_keep, bytes);
+  rill_ckpt_snapshot_unshare(s);
+  return st;
+}
+
+static rill_status *write_checkpoint(const char *dir, rill_ckpt_snapshot *s, int32_t max_to_keep,
+                                     uint64_t *bytes) {
   if (s->step < 0)
     return rill_error(RILL_INVALID_ARGUMENT, "checkpoint: step %" PRId64 " is negative", s->step);
   RILL_TRY(rill_status_wrap(rill_dir_make(dir), "checkpoint directory"));

@@ -24,10 +24,18 @@
 #define RILL_CKPT_PREFIX "checkpoint_"
 #define RILL_CKPT_MANIFEST_MAX (64u << 20)
 
-/* What one checkpoint holds. Owned tensors (the staging buffers, or what a load read). */
+/* What one checkpoint holds. Each tensor is either the snapshot's own copy (a staging
+ * buffer reused from one snapshot to the next, or what a load read) or shares the
+ * variable's buffer (shared[i]): a large tensor is not copied inside the run. A shared
+ * buffer is pinned and referenced until the write has handed its bytes to the file
+ * system; until then every writer inside a run copies it first (an in-place output
+ * whose buffer has other references is privatized by the executor, rill_tensor_alloc
+ * never writes a shared buffer) and so does the public API (rill_scope_get_tensor), so
+ * the bytes written are the bytes of the moment of the snapshot. */
 typedef struct rill_ckpt_snapshot {
   char **names;
   rill_tensor *tensors;
+  bool *shared;
   size_t n, cap;
   int64_t step;
   int64_t time_ns; /* wall clock (CLOCK_REALTIME) of the snapshot */
@@ -36,18 +44,32 @@ typedef struct rill_ckpt_snapshot {
   uint64_t program_hash;
 } rill_ckpt_snapshot;
 
+/* Tensors of at least this many bytes in the library's own buffers are shared by
+ * rill_ckpt_snapshot_take's callers in the executor; smaller ones are copied (a copy
+ * costs less than holding a reference that may make the next writer copy). */
+#define RILL_CKPT_SHARE_MIN_BYTES ((size_t)64 << 10)
+
 void rill_ckpt_snapshot_init(rill_ckpt_snapshot *s);
 void rill_ckpt_snapshot_clear(rill_ckpt_snapshot *s);
-/* Copies the variables into the snapshot's buffers, reusing them when the sizes match
- * (so a steady-state snapshot is one memcpy per variable). Names must be unique and
- * free of control characters. On error the snapshot holds an unspecified subset. */
+/* Takes the variables into the snapshot: a tensor of at least share_min_bytes held in
+ * a library-allocated buffer is shared and pinned (SIZE_MAX: copy everything), any
+ * other is copied into the snapshot's buffers, reusing them when the sizes match (so a
+ * steady-state copy is one memcpy per variable). Names must be unique and free of
+ * control characters. On error the snapshot holds an unspecified subset. */
 rill_status *rill_ckpt_snapshot_take(rill_ckpt_snapshot *s, const char *const *names,
-                                     const rill_tensor *const *tensors, size_t n);
+                                     const rill_tensor *const *tensors, size_t n,
+                                     size_t share_min_bytes);
+/* Drops the snapshot's references to shared buffers (unpinning them); their entries
+ * become unset. */
+void rill_ckpt_snapshot_unshare(rill_ckpt_snapshot *s);
 
 /* Writes `s` as DIR/checkpoint_<step> by the commit protocol, then keeps the newest
- * max_to_keep checkpoints (0: all). On error nothing committed before is touched and
- * the temp directory is removed. *bytes (may be NULL) receives the bytes written. */
-rill_status *rill_ckpt_write(const char *dir, const rill_ckpt_snapshot *s, int32_t max_to_keep,
+ * max_to_keep checkpoints (0: all). Each shared tensor is let go (unpinned, its entry
+ * unset) as soon as its file has been written, before the files are synced, and all of
+ * them by the time this returns, also on error: `s` can be written once. On error
+ * nothing committed before is touched and the temp directory is removed. *bytes (may
+ * be NULL) receives the bytes written. */
+rill_status *rill_ckpt_write(const char *dir, rill_ckpt_snapshot *s, int32_t max_to_keep,
                              uint64_t *bytes);
 
 /* One checkpoint_<step> directory found in DIR. */

@@ -32,7 +32,7 @@ static void write_step(const char *dir, int64_t step) {
   rill_ckpt_snapshot_init(&s);
   const char *name = "w";
   const rill_tensor *ts[1] = {t};
-  cr_assert_null(rill_ckpt_snapshot_take(&s, &name, ts, 1));
+  cr_assert_null(rill_ckpt_snapshot_take(&s, &name, ts, 1, SIZE_MAX));
   s.step = step;
   s.time_ns = (int64_t)1700000000 * 1000000000;
   cr_assert_null(rill_ckpt_write(dir, &s, 0, NULL));

@@ -240,7 +240,7 @@ static void make_snapshot(rill_ckpt_snapshot *s, int64_t step) {
   const char *names[3] = {"w", "odd/name %..", "MANIFEST"};
   const rill_tensor *ts[3] = {t[0], t[1], t[2]};
   rill_ckpt_snapshot_init(s);
-  OK(rill_ckpt_snapshot_take(s, names, ts, 3));
+  OK(rill_ckpt_snapshot_take(s, names, ts, 3, SIZE_MAX));
   s->step = step;
   s->time_ns = 1;
   s->has_rng = true;
@@ -310,11 +310,11 @@ Test(checkpoint, snapshot_refuses_bad_names) {
   OK(rill_tensor_create_from_data(RILL_DTYPE_INT64, &one, 1, &v, 8, NULL, NULL, &t));
   const rill_tensor *ts[2] = {t, t};
   const char *dup[2] = {"a", "a"}, *ctl[1] = {"line\nbreak"};
-  rill_status *st = rill_ckpt_snapshot_take(&s, dup, ts, 2);
+  rill_status *st = rill_ckpt_snapshot_take(&s, dup, ts, 2, SIZE_MAX);
   cr_assert_eq(rill_status_code(st), RILL_INVALID_ARGUMENT);
   cr_assert(strstr(rill_status_message(st), "'a' is listed twice"));
   rill_status_destroy(st);
-  st = rill_ckpt_snapshot_take(&s, ctl, ts, 1);
+  st = rill_ckpt_snapshot_take(&s, ctl, ts, 1, SIZE_MAX);
   cr_assert_eq(rill_status_code(st), RILL_INVALID_ARGUMENT);
   rill_status_destroy(st);
   rill_ckpt_snapshot_clear(&s);
@@ -793,4 +793,152 @@ Test(checkpoint, writes_of_one_directory_never_overlap) {
   cr_assert_eq(l.n, 8);
   for (size_t i = 0; i < l.n; i++) cr_assert_null(l.items[i].problem);
   rill_ckpt_listing_clear(&l);
+}
+
+/* Large tensors are not copied in the run: the snapshot shares their buffers until the
+ * write has them. A write held back while the next step updates the parameters in
+ * place (the executor copies a buffer with other references before an in-place write)
+ * and while the API hands out the variables (rill_scope_get_tensor gives the variable a
+ * copy) still saves the values of the moment of the snapshot. */
+static atomic_int hold_entered, hold_release;
+
+static void hold_hook(const char *phase, int64_t step) {
+  if (strcmp(phase, "write") != 0 || step != 1) return;
+  if (atomic_exchange(&hold_entered, 1)) return; /* the first file only */
+  struct timespec ts = {0, 1000 * 1000};
+  while (!atomic_load(&hold_release)) nanosleep(&ts, NULL);
+}
+
+static void read_var(rill_scope *scope, const char *name, rill_tensor **out) {
+  OK(rill_scope_get_tensor(scope, name, out));
+}
+
+Test(checkpoint, shared_snapshot_keeps_the_values_of_its_step) {
+  char dir[300];
+  sub(dir, sizeof dir, "shared_snap");
+  rill_checkpoint_options o = rill_checkpoint_default_options();
+  o.skip_when_busy = true; /* step 2's checkpoint must not wait for the held write */
+  ckpt_mlp m, ref;
+  /* hidden 256: fc_1.w_0 and its Adam moments are 256 KiB, above the share threshold */
+  OK(ckpt_mlp_create(&m, 8, 16, 256, TU_ADAM, dir, &o, RILL_SCHEDULE_SEQUENTIAL));
+  OK(ckpt_mlp_create(&ref, 8, 16, 256, TU_ADAM, NULL, NULL, RILL_SCHEDULE_SEQUENTIAL));
+  atomic_store(&hold_entered, 0);
+  atomic_store(&hold_release, 0);
+  rill_ckpt_set_test_hook(hold_hook);
+  float loss, ref_loss;
+  OK(ckpt_mlp_step(&m, 1, &loss));
+  OK(ckpt_mlp_step(&ref, 1, &ref_loss));
+  cr_assert_eq(loss, ref_loss);
+  /* what checkpoint 1 must hold: the reference's variables after step 1 */
+  rill_ckpt_snapshot want;
+  rill_ckpt_snapshot_init(&want);
+  {
+    const char *names[] = {"fc_1.w_0", "fc_0.w_0", "fc_1.w_0_moment1_0"};
+    rill_tensor *ts[3];
+    for (int i = 0; i < 3; i++) read_var(ref.scope, names[i], &ts[i]);
+    OK(rill_ckpt_snapshot_take(&want, names, (const rill_tensor *const *)ts, 3, SIZE_MAX));
+    for (int i = 0; i < 3; i++) rill_tensor_destroy(ts[i]);
+  }
+  struct timespec ts = {0, 1000 * 1000};
+  for (int i = 0; i < 5000 && !atomic_load(&hold_entered); i++) nanosleep(&ts, NULL);
+  cr_assert(atomic_load(&hold_entered), "the write of checkpoint 1 did not start");
+  /* a caller writes a variable through the API while the write is held (the reference
+   * model gets the same write) */
+  rill_tensor *w;
+  read_var(m.scope, "fc_1.w_0", &w);
+  ((float *)rill_tensor_data(w))[0] = 0.5f;
+  rill_tensor_destroy(w);
+  read_var(ref.scope, "fc_1.w_0", &w);
+  ((float *)rill_tensor_data(w))[0] = 0.5f;
+  rill_tensor_destroy(w);
+  /* step 2 updates every parameter in place while checkpoint 1 is being written */
+  OK(ckpt_mlp_step(&m, 2, &loss));
+  OK(ckpt_mlp_step(&ref, 2, &ref_loss));
+  cr_assert_eq(loss, ref_loss);
+  rill_checkpoint_stats stats;
+  OK(rill_executor_checkpoint_stats(m.exe, dir, &stats));
+  cr_assert(stats.in_flight);
+  cr_assert_eq(stats.skipped, 1);
+  atomic_store(&hold_release, 1);
+  OK(rill_executor_flush(m.exe));
+  rill_ckpt_set_test_hook(NULL);
+  /* the scope holds step 2's values, the checkpoint step 1's, bit for bit */
+  for (size_t i = 0; i < want.n; i++) {
+    rill_tensor *now, *r2;
+    read_var(m.scope, want.names[i], &now);
+    read_var(ref.scope, want.names[i], &r2);
+    cr_assert(memcmp(rill_tensor_data(now), rill_tensor_data(r2), rill_tensor_byte_size(r2)) == 0,
+              "%s after step 2", want.names[i]);
+    cr_assert(memcmp(rill_tensor_data(now), rill_tensor_ptr(&want.tensors[i]), rill_tensor_byte_size(r2)) != 0,
+              "%s did not change in step 2", want.names[i]);
+    rill_tensor_destroy(now);
+    rill_tensor_destroy(r2);
+  }
+  char path[400];
+  snprintf(path, sizeof path, "%s/checkpoint_1", dir);
+  rill_ckpt_snapshot got;
+  rill_ckpt_snapshot_init(&got);
+  OK(rill_ckpt_read(path, &got));
+  for (size_t i = 0; i < want.n; i++) {
+    size_t j = 0;
+    while (j < got.n && strcmp(got.names[j], want.names[i]) != 0) j++;
+    cr_assert_lt(j, got.n, "%s is not in checkpoint 1", want.names[i]);
+    cr_assert_eq(rill_tensor_nbytes(&got.tensors[j]), rill_tensor_nbytes(&want.tensors[i]));
+    cr_assert(memcmp(rill_tensor_ptr(&got.tensors[j]), rill_tensor_ptr(&want.tensors[i]),
+                     rill_tensor_nbytes(&want.tensors[i])) == 0,
+              "checkpoint 1 holds other values of %s than step 1 left", want.names[i]);
+  }
+  rill_ckpt_snapshot_clear(&got);
+  rill_ckpt_snapshot_clear(&want);
+  ckpt_mlp_destroy(&m);
+  ckpt_mlp_destroy(&ref);
+}
+
+/* Shared entries are pinned while the snapshot holds them and let go by the write. */
+Test(checkpoint, snapshot_shares_large_tensors_until_written) {
+  int64_t big_d[1] = {1 << 15}, small_d[1] = {4};
+  rill_tensor *big, *small;
+  OK(rill_tensor_create(RILL_DTYPE_FP32, big_d, 1, &big));
+  OK(rill_tensor_create(RILL_DTYPE_FP32, small_d, 1, &small));
+  float *bd = rill_tensor_data(big), *sd = rill_tensor_data(small);
+  for (int i = 0; i < (1 << 15); i++) bd[i] = (float)i;
+  for (int i = 0; i < 4; i++) sd[i] = (float)-i;
+  const char *names[2] = {"big", "small"};
+  const rill_tensor *ts[2] = {big, small};
+  rill_ckpt_snapshot s;
+  rill_ckpt_snapshot_init(&s);
+  OK(rill_ckpt_snapshot_take(&s, names, ts, 2, RILL_CKPT_SHARE_MIN_BYTES));
+  cr_assert(s.shared[0] && !s.shared[1]);
+  cr_assert_eq(rill_tensor_ptr(&s.tensors[0]), rill_tensor_ptr(big), "the large tensor was copied");
+  cr_assert_neq(rill_tensor_ptr(&s.tensors[1]), rill_tensor_ptr(small));
+  cr_assert(rill_buffer_pinned(big->buf));
+  cr_assert_eq(atomic_load(&big->buf->refs), 2);
+  /* an in-place writer sees the other reference and copies */
+  rill_dims d = big->dims;
+  rill_buffer *before = big->buf;
+  OK(rill_tensor_alloc(big, RILL_DTYPE_FP32, &d));
+  cr_assert_neq(big->buf, before, "rill_tensor_alloc kept a buffer the snapshot holds");
+  char dir[300];
+  sub(dir, sizeof dir, "shares");
+  s.step = 3;
+  OK(rill_ckpt_write(dir, &s, 0, NULL));
+  cr_assert(!s.shared[0] && !rill_tensor_is_set(&s.tensors[0]), "the write kept its reference");
+  rill_ckpt_snapshot got;
+  rill_ckpt_snapshot_init(&got);
+  char path[400];
+  snprintf(path, sizeof path, "%s/checkpoint_3", dir);
+  OK(rill_ckpt_read(path, &got));
+  cr_assert_eq(got.n, 2);
+  const float *gb = rill_tensor_ptr(&got.tensors[0]);
+  cr_assert_eq(gb[12345], 12345.0f);
+  rill_ckpt_snapshot_clear(&got);
+  /* a snapshot cleared without a write lets go too */
+  OK(rill_ckpt_snapshot_take(&s, names, ts, 2, RILL_CKPT_SHARE_MIN_BYTES));
+  rill_buffer *held = big->buf;
+  cr_assert(rill_buffer_pinned(held));
+  rill_ckpt_snapshot_clear(&s);
+  cr_assert(!rill_buffer_pinned(held));
+  cr_assert_eq(atomic_load(&held->refs), 1);
+  rill_tensor_destroy(big);
+  rill_tensor_destroy(small);
 }
