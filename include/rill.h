@@ -161,7 +161,11 @@ typedef struct rill_scope rill_scope;
 RILL_API rill_status *rill_scope_create(rill_scope *parent, rill_scope **out);
 RILL_API void rill_scope_destroy(rill_scope *scope);
 /* A new reference to the dense tensor held by variable `name` (looked up through the
- * parent chain); NOT_FOUND if there is none. */
+ * parent chain); NOT_FOUND if there is none. Writing through rill_tensor_data of the
+ * reference writes the variable until a run replaces or privatizes its buffer. While a
+ * checkpoint of the variable is still being written, the variable first gets its own
+ * copy of the bytes, so such writes never reach the checkpoint; a reference kept from
+ * before the run has no such guard (rill_executor_flush first). */
 RILL_API rill_status *rill_scope_get_tensor(rill_scope *scope, const char *name, rill_tensor **out);
 /* Makes variable `name` (created in `scope` if absent) share `tensor`'s data. */
 RILL_API rill_status *rill_scope_set_tensor(rill_scope *scope, const char *name,

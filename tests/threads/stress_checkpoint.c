@@ -1,7 +1,10 @@
 /* Checkpoints under threads (run under ThreadSanitizer by `make test`): the MLP of
  * tests/io/ckpt_mlp.h trains under the PARALLEL schedule (the checkpoint op on libuv's
  * pool, the writes on the executor's background thread) while another thread polls the
- * statistics; once with the wait policy, once skipping while a write is in flight. */
+ * statistics; once with the wait policy, once skipping while a write is in flight; then
+ * both again with a hidden layer whose tensors (256 KiB) the snapshot shares instead of
+ * copying, so the next steps' optimizer writes race the background write's reads unless
+ * the executor copies a buffer the snapshot still holds. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -34,13 +37,13 @@ static void *poll_stats(void *arg) {
   return NULL;
 }
 
-static void run(const char *root, bool skip) {
+static void run(const char *root, bool skip, int64_t hidden) {
   char dir[512];
-  snprintf(dir, sizeof dir, "%s/%s", root, skip ? "skip" : "wait");
+  snprintf(dir, sizeof dir, "%s/%s%lld", root, skip ? "skip" : "wait", (long long)hidden);
   rill_checkpoint_options o = rill_checkpoint_default_options();
   o.skip_when_busy = skip;
   ckpt_mlp m;
-  rill_status *st = ckpt_mlp_create(&m, 8, 16, 32, TU_ADAM, dir, &o, RILL_SCHEDULE_PARALLEL);
+  rill_status *st = ckpt_mlp_create(&m, 8, 16, hidden, TU_ADAM, dir, &o, RILL_SCHEDULE_PARALLEL);
   CHECK(!st, "%s", rill_status_message(st));
   if (st) return;
   poller p = {m.exe, dir, false, 0};
@@ -72,8 +75,10 @@ static void run(const char *root, bool skip) {
 int main(void) {
   char root[] = "/tmp/rill_stress_ckpt_XXXXXX";
   if (!mkdtemp(root)) return 1;
-  run(root, false);
-  run(root, true);
+  run(root, false, 32);
+  run(root, true, 32);
+  run(root, false, 256);
+  run(root, true, 256);
   rill_status_destroy(rill_dir_remove_tree(root));
   return check_report();
 }
