@@ -34,5 +34,8 @@ extern size_t rill_conv_col_budget;
 /* Tests and benchmarks only: false turns off the split of batches of small images
  * (conv2d.c), so that each image runs through the general path. Not synchronised. */
 extern bool rill_conv_split_images;
+/* Tests and benchmarks only: false keeps the small-K GEMM on its AVX2 kernel on CPUs
+ * with AVX-512 (both give the same bits). Not synchronised. */
+extern bool rill_conv_avx512;
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "framework/base/alloc.h"
 #include "kernels/cpu/conv.h"
+#include "kernels/cpu/conv_epi.h"
 #include "framework/exec/device.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/parts.h"
@@ -193,12 +194,22 @@ static int64_t gather2_f32(float *restrict d, const float *restrict s, int64_t n
 }
 #define GATHER2(d, s, n) gather2_f32(d, s, n)
 
+/* An epilogue applied as the small-K GEMM stores c (conv2d_fusion's bias, residual and
+ * clamp, kernels/cpu/conv_epi.h): row i of c becomes (c + res) + bias[i], then clamped
+ * at 0 (clamp 1) or to [0, 6] (clamp 2). res has c's layout with its own stride. */
+typedef struct sk_epi {
+  const float *bias; /* per row of c, or NULL */
+  const float *res;  /* or NULL */
+  int64_t ldr;
+  int clamp;
+} sk_epi;
+
 /* One block of c = a b (row-major, no transposes) for the small-K GEMM below: mb (1..4)
  * rows of c by nv (1..3) vectors of 8 columns, the last vector masked when tail. Inlined
  * with constant mb, nv and tail, so the accumulators stay in registers. */
 static inline __attribute__((always_inline)) void smallk_block(
     int mb, int nv, bool tail, __m256i mask, int64_t kk, const float *a, int64_t lda,
-    const float *b, int64_t ldb, float *c, int64_t ldc) {
+    const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e) {
   __m256 acc[4][3];
   _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++)
     _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) acc[i][v] = _mm256_setzero_ps();
@@ -212,6 +223,23 @@ static inline __attribute__((always_inline)) void smallk_block(
       _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) acc[i][v] = _mm256_fmadd_ps(ai, bv[v], acc[i][v]);
     }
   }
+  if (e) {
+    __m256 zero = _mm256_setzero_ps(), six = _mm256_set1_ps(6.0f);
+    _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++) {
+      __m256 bi = e->bias ? _mm256_set1_ps(e->bias[i]) : zero;
+      _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) {
+        __m256 t = acc[i][v];
+        if (e->res) {
+          const float *r = e->res + i * e->ldr + 8 * v;
+          t = _mm256_add_ps(t, tail && v == nv - 1 ? _mm256_maskload_ps(r, mask) : _mm256_loadu_ps(r));
+        }
+        if (e->bias) t = _mm256_add_ps(t, bi);
+        if (e->clamp) t = _mm256_max_ps(t, zero);
+        if (e->clamp == 2) t = _mm256_min_ps(t, six);
+        acc[i][v] = t;
+      }
+    }
+  }
   _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++)
     _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) {
       if (tail && v == nv - 1) _mm256_maskstore_ps(c + i * ldc + 8 * v, mask, acc[i][v]);
@@ -219,31 +247,129 @@ static inline __attribute__((always_inline)) void smallk_block(
     }
 }
 
+/* The epilogue of the rows from i on (its bias and residual advanced to them). */
+static inline sk_epi *sk_epi_at(const sk_epi *e, sk_epi *tmp, int64_t i, int64_t j) {
+  if (!e) return NULL;
+  *tmp = *e;
+  if (tmp->bias) tmp->bias += i;
+  if (tmp->res) tmp->res += i * e->ldr + j;
+  return tmp;
+}
+
 /* Rows mb of c for the columns [j, j + 24): full blocks of 4 rows, then one row at a
  * time. */
 static inline __attribute__((always_inline)) void smallk_cols(
     int nv, bool tail, __m256i mask, int64_t m, int64_t kk, const float *a, int64_t lda,
-    const float *b, int64_t ldb, float *c, int64_t ldc) {
+    const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e, int64_t j) {
   int64_t i = 0;
-  for (; i + 4 <= m; i += 4) smallk_block(4, nv, tail, mask, kk, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
-  for (; i < m; i++) smallk_block(1, nv, tail, mask, kk, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
+  sk_epi t;
+  for (; i + 4 <= m; i += 4)
+    smallk_block(4, nv, tail, mask, kk, a + i * lda, lda, b, ldb, c + i * ldc, ldc, sk_epi_at(e, &t, i, j));
+  for (; i < m; i++)
+    smallk_block(1, nv, tail, mask, kk, a + i * lda, lda, b, ldb, c + i * ldc, ldc, sk_epi_at(e, &t, i, j));
+}
+
+/* The same kernel on AVX-512 (where the CPU has it; the build targets AVX2): 4 rows of c
+ * by 3 vectors of 16 columns, tails through masked loads and stores. Each element is the
+ * same chain of FMAs over k in order as in the AVX2 kernel, so the two give the same
+ * bits. */
+#define SK512 __attribute__((target("avx512f")))
+static inline __attribute__((always_inline)) SK512 void smallk512_block(
+    int mb, int nv, bool tail, __mmask16 mask, int64_t kk, const float *a, int64_t lda,
+    const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e) {
+  __m512 acc[4][3];
+  _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++)
+    _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) acc[i][v] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < kk; k++) {
+    __m512 bv[3];
+    _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++)
+      bv[v] = tail && v == nv - 1 ? _mm512_maskz_loadu_ps(mask, b + k * ldb + 16 * v)
+                                  : _mm512_loadu_ps(b + k * ldb + 16 * v);
+    _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++) {
+      __m512 ai = _mm512_set1_ps(a[i * lda + k]);
+      _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
+    }
+  }
+  if (e) {
+    __m512 zero = _mm512_setzero_ps(), six = _mm512_set1_ps(6.0f);
+    _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++) {
+      __m512 bi = e->bias ? _mm512_set1_ps(e->bias[i]) : zero;
+      _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) {
+        __m512 t = acc[i][v];
+        if (e->res) {
+          const float *r = e->res + i * e->ldr + 16 * v;
+          t = _mm512_add_ps(t, tail && v == nv - 1 ? _mm512_maskz_loadu_ps(mask, r) : _mm512_loadu_ps(r));
+        }
+        if (e->bias) t = _mm512_add_ps(t, bi);
+        /* max(t, 0) and min(t, 6) as vmaxps / vminps: the second operand when either is
+         * NaN, as in the AVX2 kernel */
+        if (e->clamp) t = _mm512_max_ps(t, zero);
+        if (e->clamp == 2) t = _mm512_min_ps(t, six);
+        acc[i][v] = t;
+      }
+    }
+  }
+  _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++)
+    _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) {
+      if (tail && v == nv - 1) _mm512_mask_storeu_ps(c + i * ldc + 16 * v, mask, acc[i][v]);
+      else _mm512_storeu_ps(c + i * ldc + 16 * v, acc[i][v]);
+    }
+}
+
+static inline __attribute__((always_inline)) SK512 void smallk512_cols(
+    int nv, bool tail, __mmask16 mask, int64_t m, int64_t kk, const float *a, int64_t lda,
+    const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e, int64_t j) {
+  int64_t i = 0;
+  sk_epi t;
+  for (; i + 4 <= m; i += 4)
+    smallk512_block(4, nv, tail, mask, kk, a + i * lda, lda, b, ldb, c + i * ldc, ldc, sk_epi_at(e, &t, i, j));
+  for (; i < m; i++)
+    smallk512_block(1, nv, tail, mask, kk, a + i * lda, lda, b, ldb, c + i * ldc, ldc, sk_epi_at(e, &t, i, j));
+}
+
+static SK512 void smallk512_sgemm(int64_t m, int64_t n, int64_t kk, const float *a, int64_t lda,
+                                  const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e) {
+  int64_t j = 0;
+  for (; j + 48 <= n; j += 48) smallk512_cols(3, false, 0xffff, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
+  if (j < n) {
+    int64_t r = n - j, nv = (r + 15) / 16, last = r - 16 * (nv - 1);
+    __mmask16 mask = (__mmask16)((1u << last) - 1);
+    if (nv == 3) smallk512_cols(3, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
+    else if (nv == 2) smallk512_cols(2, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
+    else smallk512_cols(1, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
+  }
+}
+
+/* Whether to run the AVX-512 kernel: the CPU has it, unless a test turned it off. */
+bool rill_conv_avx512 = true;
+static bool use_avx512(void) {
+  static int have = -1; /* benign race: every thread computes the same value */
+  if (have < 0) have = __builtin_cpu_supports("avx512f") ? 1 : 0;
+  return have && rill_conv_avx512;
 }
 
 /* c = a b for a k too small for a GEMM library to earn back its packing (first layers:
  * 3 channels x 3 x 3 taps = 27; 1x1 convs over few channels): each block of 24 columns of
- * b is read from cache by every 4 rows of a, c is written once, nothing is copied. */
+ * b is read from cache by every 4 rows of a, c is written once, nothing is copied. With
+ * e, its epilogue is applied to each block as it is stored. Every element of c is the
+ * same sum over k in order, whichever block holds it, so c does not depend on how the
+ * caller splits it into rows or columns. */
 static void smallk_sgemm(int64_t m, int64_t n, int64_t kk, const float *a, int64_t lda,
-                         const float *b, int64_t ldb, float *c, int64_t ldc) {
+                         const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e) {
+  if (use_avx512()) {
+    smallk512_sgemm(m, n, kk, a, lda, b, ldb, c, ldc, e);
+    return;
+  }
   int64_t j = 0;
   __m256i all = _mm256_set1_epi32(-1);
-  for (; j + 24 <= n; j += 24) smallk_cols(3, false, all, m, kk, a, lda, b + j, ldb, c + j, ldc);
+  for (; j + 24 <= n; j += 24) smallk_cols(3, false, all, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
   if (j < n) {
     int64_t r = n - j, nv = (r + 7) / 8, last = r - 8 * (nv - 1);
     __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)last), lanes);
-    if (nv == 3) smallk_cols(3, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc);
-    else if (nv == 2) smallk_cols(2, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc);
-    else smallk_cols(1, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc);
+    if (nv == 3) smallk_cols(3, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
+    else if (nv == 2) smallk_cols(2, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
+    else smallk_cols(1, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
   }
 }
 
@@ -258,7 +384,7 @@ static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBL
                        float beta, float *c, int ldc) {
   if (order == CblasRowMajor && ta == CblasNoTrans && tb == CblasNoTrans && alpha == 1.0f &&
       beta == 0.0f && kk >= 1 && kk <= SMALLK_MAX && smallk_on) {
-    smallk_sgemm(m, n, kk, a, lda, b, ldb, c, ldc);
+    smallk_sgemm(m, n, kk, a, lda, b, ldb, c, ldc, NULL);
     return;
   }
   cblas_sgemm(order, ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -351,75 +477,207 @@ static rill_status *check_dy(rill_kernel_ctx *ctx, const rill_tensor *dy, const 
 #define ENGINE(dt, name, ...) \
   ((dt) == RILL_DTYPE_FP32 ? name##_f32(__VA_ARGS__) : name##_f64(__VA_ARGS__))
 
-/* Threads inside a large direct conv (depthwise layers: OpenBLAS already threads the
- * GEMM of the other paths). Each thread takes a contiguous range of groups, as a conv of
- * its own over those channels, for every image; the calling thread takes the last
- * range. Below DIRECT_THREAD_MACS multiply-adds a thread costs more than it saves. */
-#define DIRECT_THREAD_MACS (1 << 20)
-#define DIRECT_MAX_THREADS 16
+/* ---- The forward in fixed parts over the kernel pool (parts.c) ----
+ * A conv of one image is cut into parts that depend on its geometry only, each run by
+ * whichever of the executor's threads takes it (rill_cpu_parts, persistent workers);
+ * with an epilogue (conv2d_fusion's bias, residual and activation) each part applies it
+ * to its own outputs while they are still in cache (inside the GEMM's stores on the
+ * small-K kernel). A part computes every one of its outputs with the same code whatever
+ * the split, so the result is bit for bit the same for any number of threads.
+ *   direct - contiguous ranges of groups (depthwise channels), each a conv of its own;
+ *   1x1    - (float, AVX2) one image's GEMM y = w x by ranges of columns (output
+ *            positions) or, when the image is small (7x7 layers), of rows (output
+ *            channels), on the small-K kernel reading w and x in place;
+ *   im2col - (float, AVX2, k = c * kh * kw <= SMALLK_MAX: first layers) blocks of
+ *            output rows, each unfolded into its thread's buffer and multiplied by the
+ *            small-K kernel.
+ * Other convs run whole (OpenBLAS threads their GEMMs), then the epilogue in one pass.
+ * PART_MACS is about the work of one part: enough to pay for handing it to another
+ * thread (a spinning worker takes a part within a microsecond) and small enough that a
+ * thread the machine does not schedule holds up little. */
+#define PART_MACS (1 << 17)
+/* A 1x1 conv whose weights exceed this many floats stays on OpenBLAS when split by
+ * columns (the small-K kernel would read all of w again for every 24 columns). */
+#define FAST_1X1_MAX_W (64 * 1024)
+/* 1x1 convs with at least this many output positions are split by columns. */
+#define FAST_1X1_COLS 192
 
-typedef struct direct_part {
+enum { FWD_DIRECT, FWD_1X1, FWD_IM2COL };
+
+typedef struct fwd_split {
   const rill_conv_geom *g;
   rill_dtype dt;
+  int path, kind;
   const void *x, *w;
   void *y;
-  int64_t g0, g1;
-  pthread_t tid;
-  bool started;
-} direct_part;
+  const rill_conv_epi *epi; /* float only; NULL: none */
+  int64_t per_img;          /* parts per image */
+  int64_t chunk;            /* groups (direct), columns or rows (1x1), output rows (im2col) */
+  bool by_cols;             /* 1x1 */
+  float *col;               /* im2col: col_n floats per slot */
+  size_t col_n;
+} fwd_split;
 
-static void *direct_part_run(void *arg) {
-  direct_part *pt = arg;
-  const rill_conv_geom *g = pt->g;
-  int64_t c_g = g->c / g->groups, m_g = g->m / g->groups, k = c_g * g->kh * g->kw;
-  int64_t hw = g->h * g->w, p = g->oh * g->ow, es = pt->dt == RILL_DTYPE_FP32 ? 4 : 8;
-  rill_conv_geom sub = *g;
-  sub.n = 1;
-  sub.groups = pt->g1 - pt->g0;
-  sub.c = c_g * sub.groups;
-  sub.m = m_g * sub.groups;
-  for (int64_t n = 0; n < g->n; n++) {
-    const char *x = (const char *)pt->x + (n * g->c + pt->g0 * c_g) * hw * es;
-    const char *w = (const char *)pt->w + pt->g0 * m_g * k * es;
-    char *y = (char *)pt->y + (n * g->m + pt->g0 * m_g) * p * es;
-    /* The direct path allocates nothing, so it cannot fail. */
-    (void)ENGINE(pt->dt, conv_fwd, &sub, (const void *)x, (const void *)w, (void *)y,
-                 rill_conv_force_path == RILL_CONV_PATH_DIRECT_GENERIC ? RILL_CONV_PATH_DIRECT_GENERIC
-                                                                      : RILL_CONV_PATH_DIRECT);
-  }
-  return NULL;
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+#if defined(__AVX2__) && defined(__FMA__)
+/* The small-K GEMM's share of an epilogue: bias, residual, relu / relu6 in its stores;
+ * sigmoid and tanh are left to a pass (rill_epi_apply with only the activation). */
+static const sk_epi *sk_epi_for(const rill_conv_epi *e, const float *bias, const float *res, int64_t ldr,
+                                sk_epi *out) {
+  if (!e) return NULL;
+  *out = (sk_epi){.bias = e->bias ? bias : NULL, .res = e->res ? res : NULL, .ldr = ldr,
+                  .clamp = e->act == RILL_FUSED_RELU ? 1 : e->act == RILL_FUSED_RELU6 ? 2 : 0};
+  return out;
 }
 
-static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_geom *g,
-                         const void *x, const void *w, void *y, int path) {
-  int64_t threads = ctx->device ? ctx->device->num_threads : 1;
-  double macs = (double)g->n * (double)g->m * (double)(g->oh * g->ow) * (double)(g->kh * g->kw) *
-                (double)(g->c / g->groups);
-  if (threads > g->groups) threads = g->groups;
-  if (threads > DIRECT_MAX_THREADS) threads = DIRECT_MAX_THREADS;
-  if ((path != RILL_CONV_PATH_DIRECT && path != RILL_CONV_PATH_DIRECT_GENERIC) || threads < 2 ||
-      macs < DIRECT_THREAD_MACS) {
-#if defined(__AVX2__) && defined(__FMA__)
-    smallk_on = path == RILL_CONV_PATH_IM2COL;
-    bool ok = ENGINE(dt, conv_fwd, g, x, w, y, path);
-    smallk_on = false;
-    return ok;
-#else
-    return ENGINE(dt, conv_fwd, g, x, w, y, path);
+static void sk_epi_rest(const rill_conv_epi *e, float *y, int64_t ldy, int64_t rows, int64_t cols) {
+  if (!e || (e->act != RILL_FUSED_SIGMOID && e->act != RILL_FUSED_TANH)) return;
+  rill_conv_epi act = {.act = e->act};
+  rill_epi_apply(&act, y, NULL, ldy, 0, rows, 0, cols);
+}
 #endif
+
+static bool fwd_part(void *arg, int64_t i, int slot) {
+  const fwd_split *s = arg;
+  const rill_conv_geom *g = s->g;
+  int64_t img = i / s->per_img, j = i % s->per_img;
+  int64_t p = g->oh * g->ow, hw = g->h * g->w;
+  if (s->kind == FWD_DIRECT) {
+    int64_t c_g = g->c / g->groups, m_g = g->m / g->groups, k = c_g * g->kh * g->kw;
+    int64_t g0 = j * s->chunk, g1 = min64(g->groups, g0 + s->chunk);
+    size_t es = s->dt == RILL_DTYPE_FP32 ? 4 : 8;
+    rill_conv_geom sub = *g;
+    sub.n = 1;
+    sub.groups = g1 - g0;
+    sub.c = c_g * sub.groups;
+    sub.m = m_g * sub.groups;
+    const char *x = (const char *)s->x + (size_t)((img * g->c + g0 * c_g) * hw) * es;
+    const char *w = (const char *)s->w + (size_t)(g0 * m_g * k) * es;
+    char *y = (char *)s->y + (size_t)((img * g->m + g0 * m_g) * p) * es;
+    /* The direct path allocates nothing, so it cannot fail. */
+    (void)ENGINE(s->dt, conv_fwd, &sub, (const void *)x, (const void *)w, (void *)y, s->path);
+    if (s->epi) {
+      float *yi = (float *)s->y + img * g->m * p;
+      const float *ri = s->epi->res ? s->epi->res + img * g->m * p : NULL;
+      rill_epi_apply(s->epi, yi, ri, p, g0 * m_g, g1 * m_g, 0, p);
+    }
+    return true;
   }
-  direct_part parts[DIRECT_MAX_THREADS];
-  for (int64_t t = 0; t < threads; t++) {
-    parts[t] = (direct_part){.g = g, .dt = dt, .x = x, .w = w, .y = y,
-                             .g0 = g->groups * t / threads, .g1 = g->groups * (t + 1) / threads};
-    if (t + 1 < threads) parts[t].started = pthread_create(&parts[t].tid, NULL, direct_part_run, &parts[t]) == 0;
+#if defined(__AVX2__) && defined(__FMA__)
+  const float *x = (const float *)s->x + img * g->c * hw, *w = s->w;
+  float *y = (float *)s->y + img * g->m * p;
+  const float *res = s->epi && s->epi->res ? s->epi->res + img * g->m * p : NULL;
+  const float *bias = s->epi ? s->epi->bias : NULL;
+  sk_epi e;
+  if (s->kind == FWD_1X1) {
+    int64_t r0 = 0, r1 = g->m, c0 = 0, c1 = p;
+    if (s->by_cols) {
+      c0 = j * s->chunk;
+      c1 = min64(p, c0 + s->chunk);
+    } else {
+      r0 = j * s->chunk;
+      r1 = min64(g->m, r0 + s->chunk);
+    }
+    float *yb = y + r0 * p + c0;
+    smallk_sgemm(r1 - r0, c1 - c0, g->c, w + r0 * g->c, g->c, x + c0, p, yb, p,
+                 sk_epi_for(s->epi, bias ? bias + r0 : NULL, res ? res + r0 * p + c0 : NULL, p, &e));
+    sk_epi_rest(s->epi, yb, p, r1 - r0, c1 - c0);
+    return true;
   }
-  direct_part_run(&parts[threads - 1]);
-  for (int64_t t = 0; t + 1 < threads; t++) {
-    if (parts[t].started) pthread_join(parts[t].tid, NULL);
-    else direct_part_run(&parts[t]); /* no thread to be had: run it here */
-  }
+  /* FWD_IM2COL */
+  int64_t k = g->c * g->kh * g->kw, r0 = j * s->chunk, r1 = min64(g->oh, r0 + s->chunk);
+  int64_t nc = (r1 - r0) * g->ow;
+  float *col = s->col + (size_t)slot * s->col_n;
+  im2col_f32(g, g->c, x, col, r0, r1);
+  float *yb = y + r0 * g->ow;
+  smallk_sgemm(g->m, nc, k, w, k, col, nc, yb, p,
+               sk_epi_for(s->epi, bias, res ? res + r0 * g->ow : NULL, p, &e));
+  sk_epi_rest(s->epi, yb, p, g->m, nc);
   return true;
+#else
+  (void)slot;
+  return false;
+#endif
+}
+
+/* Plans the split of one image's forward (fills kind, chunk, per_img, by_cols); false
+ * when the conv runs whole. */
+static bool fwd_plan(fwd_split *s) {
+  const rill_conv_geom *g = s->g;
+  int64_t c_g = g->c / g->groups, m_g = g->m / g->groups, p = g->oh * g->ow;
+  int64_t k = c_g * g->kh * g->kw;
+  if (p <= 0 || k <= 0 || g->m <= 0) return false;
+  if (s->path == RILL_CONV_PATH_DIRECT || s->path == RILL_CONV_PATH_DIRECT_GENERIC) {
+    int64_t per_group = m_g * p * k;
+    s->kind = FWD_DIRECT;
+    s->chunk = per_group >= PART_MACS ? 1 : PART_MACS / per_group;
+    s->per_img = (g->groups + s->chunk - 1) / s->chunk;
+    return true;
+  }
+#if defined(__AVX2__) && defined(__FMA__)
+  if (s->dt != RILL_DTYPE_FP32 || g->groups != 1) return false;
+  if (s->path == RILL_CONV_PATH_1X1) {
+    s->kind = FWD_1X1;
+    s->by_cols = p >= FAST_1X1_COLS;
+    if (s->by_cols) {
+      if (g->m * g->c > FAST_1X1_MAX_W) return false;
+      int64_t blocks = PART_MACS / (g->m * g->c * 48);
+      s->chunk = 48 * (blocks < 1 ? 1 : blocks);
+      s->per_img = (p + s->chunk - 1) / s->chunk;
+    } else {
+      int64_t rows = PART_MACS / (p * g->c);
+      s->chunk = 4 * (rows < 4 ? 1 : rows / 4);
+      s->per_img = (g->m + s->chunk - 1) / s->chunk;
+    }
+    return true;
+  }
+  if (s->path == RILL_CONV_PATH_IM2COL && k <= SMALLK_MAX) {
+    int64_t rows = PART_MACS / (g->m * k * g->ow), least = (256 + g->ow - 1) / g->ow;
+    s->kind = FWD_IM2COL;
+    s->chunk = rows < least ? least : rows;
+    if (s->chunk > g->oh) s->chunk = g->oh;
+    s->per_img = (g->oh + s->chunk - 1) / s->chunk;
+    s->col_n = (size_t)(k * s->chunk * g->ow);
+    return true;
+  }
+#endif
+  return false;
+}
+
+/* y = conv(x, w) for the whole batch, then the epilogue (float only) when given. False
+ * when out of memory. */
+static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_geom *g,
+                         const void *x, const void *w, void *y, int path, const rill_conv_epi *epi) {
+  int64_t threads = ctx->device ? ctx->device->num_threads : 1;
+  fwd_split s = {.g = g, .dt = dt, .path = path, .x = x, .w = w, .y = y, .epi = epi};
+  if (fwd_plan(&s)) {
+    int64_t parts = g->n * s.per_img;
+    if (threads > parts) threads = parts;
+    if (threads > RILL_PARTS_MAX_THREADS) threads = RILL_PARTS_MAX_THREADS;
+    if (threads < 1) threads = 1;
+    if (s.kind == FWD_IM2COL) {
+      s.col = rill_aligned_alloc((size_t)threads * s.col_n * sizeof(float), RILL_TENSOR_ALIGN);
+      if (!s.col) return false;
+    }
+    bool ok = rill_cpu_parts(threads, parts, fwd_part, &s);
+    rill_free(s.col);
+    return ok;
+  }
+#if defined(__AVX2__) && defined(__FMA__)
+  smallk_on = path == RILL_CONV_PATH_IM2COL;
+  bool ok = ENGINE(dt, conv_fwd, g, x, w, y, path);
+  smallk_on = false;
+#else
+  bool ok = ENGINE(dt, conv_fwd, g, x, w, y, path);
+#endif
+  if (ok && epi) {
+    int64_t p = g->oh * g->ow;
+    for (int64_t n = 0; n < g->n; n++)
+      rill_epi_apply(epi, (float *)y + n * g->m * p, epi->res ? epi->res + n * g->m * p : NULL, p, 0,
+                     g->m, 0, p);
+  }
+  return ok;
 }
 
 /* Batches of small images (MNIST-sized convs): each image's GEMM is below the size from
@@ -543,7 +801,7 @@ static bool conv_images_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv
   return ok;
 }
 
-static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
+static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_epi *epi) {
   rill_tensor *x, *f, *y;
   RILL_TRY(rill_kin_need(ctx, 0, 0, dt, &x));
   RILL_TRY(rill_kin_need(ctx, 1, 0, dt, &f));
@@ -559,12 +817,24 @@ static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
     return rill_kernel_error(ctx, "output Output (%s) must not share memory with Input (%s)",
                              rill_kout_name(ctx, 0, 0), rill_kin_name(ctx, 0, 0));
   int path = conv_pick(&g);
-  bool ok = conv_split_images(&g, path)
-                ? conv_images_run(ctx, dt, &g, SPLIT_FWD, rill_tensor_ptr(x), rill_tensor_ptr(f), NULL,
-                                  rill_tensor_ptr(y), path)
-                : conv_fwd_run(ctx, dt, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(y),
-                               path);
+  bool ok;
+  if (conv_split_images(&g, path)) {
+    ok = conv_images_run(ctx, dt, &g, SPLIT_FWD, rill_tensor_ptr(x), rill_tensor_ptr(f), NULL,
+                         rill_tensor_ptr(y), path);
+    if (ok && epi) {
+      int64_t p = g.oh * g.ow;
+      float *yp = rill_tensor_ptr(y);
+      for (int64_t n = 0; n < g.n; n++)
+        rill_epi_apply(epi, yp + n * g.m * p, epi->res ? epi->res + n * g.m * p : NULL, p, 0, g.m, 0, p);
+    }
+  } else {
+    ok = conv_fwd_run(ctx, dt, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(y), path, epi);
+  }
   return ok ? NULL : rill_oom();
+}
+
+rill_status *rill_cpu_conv2d_epi_fp32(rill_kernel_ctx *ctx, const rill_conv_epi *epi) {
+  return conv_forward(ctx, RILL_DTYPE_FP32, epi);
 }
 
 static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
@@ -638,14 +908,14 @@ static rill_status *convt_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   return NULL;
 }
 
-rill_status *rill_cpu_conv2d_fp32(rill_kernel_ctx *ctx) { return conv_forward(ctx, RILL_DTYPE_FP32); }
-rill_status *rill_cpu_conv2d_fp64(rill_kernel_ctx *ctx) { return conv_forward(ctx, RILL_DTYPE_FP64); }
+rill_status *rill_cpu_conv2d_fp32(rill_kernel_ctx *ctx) { return conv_forward(ctx, RILL_DTYPE_FP32, NULL); }
+rill_status *rill_cpu_conv2d_fp64(rill_kernel_ctx *ctx) { return conv_forward(ctx, RILL_DTYPE_FP64, NULL); }
 rill_status *rill_cpu_conv2d_grad_fp32(rill_kernel_ctx *ctx) { return conv_backward(ctx, RILL_DTYPE_FP32); }
 rill_status *rill_cpu_conv2d_grad_fp64(rill_kernel_ctx *ctx) { return conv_backward(ctx, RILL_DTYPE_FP64); }
 /* depthwise_conv2d: the same engine; conv_pick sends groups == channels to the direct
  * path (one output channel per group) and anything else to the general paths. */
-rill_status *rill_cpu_depthwise_conv2d_fp32(rill_kernel_ctx *ctx) { return conv_forward(ctx, RILL_DTYPE_FP32); }
-rill_status *rill_cpu_depthwise_conv2d_fp64(rill_kernel_ctx *ctx) { return conv_forward(ctx, RILL_DTYPE_FP64); }
+rill_status *rill_cpu_depthwise_conv2d_fp32(rill_kernel_ctx *ctx) { return conv_forward(ctx, RILL_DTYPE_FP32, NULL); }
+rill_status *rill_cpu_depthwise_conv2d_fp64(rill_kernel_ctx *ctx) { return conv_forward(ctx, RILL_DTYPE_FP64, NULL); }
 rill_status *rill_cpu_depthwise_conv2d_grad_fp32(rill_kernel_ctx *ctx) { return conv_backward(ctx, RILL_DTYPE_FP32); }
 rill_status *rill_cpu_depthwise_conv2d_grad_fp64(rill_kernel_ctx *ctx) { return conv_backward(ctx, RILL_DTYPE_FP64); }
 rill_status *rill_cpu_conv2d_transpose_fp32(rill_kernel_ctx *ctx) { return convt_forward(ctx, RILL_DTYPE_FP32); }
