@@ -269,85 +269,6 @@ static inline __attribute__((always_inline)) void smallk_cols(
     smallk_block(1, nv, tail, mask, kk, a + i * lda, lda, b, ldb, c + i * ldc, ldc, sk_epi_at(e, &t, i, j));
 }
 
-/* The same kernel on AVX-512 (where the CPU has it; the build targets AVX2): 4 rows of c
- * by 3 vectors of 16 columns, tails through masked loads and stores. Each element is the
- * same chain of FMAs over k in order as in the AVX2 kernel, so the two give the same
- * bits. */
-#define SK512 __attribute__((target("avx512f")))
-static inline __attribute__((always_inline)) SK512 void smallk512_block(
-    int mb, int nv, bool tail, __mmask16 mask, int64_t kk, const float *a, int64_t lda,
-    const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e) {
-  __m512 acc[4][3];
-  _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++)
-    _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) acc[i][v] = _mm512_setzero_ps();
-  for (int64_t k = 0; k < kk; k++) {
-    __m512 bv[3];
-    _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++)
-      bv[v] = tail && v == nv - 1 ? _mm512_maskz_loadu_ps(mask, b + k * ldb + 16 * v)
-                                  : _mm512_loadu_ps(b + k * ldb + 16 * v);
-    _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++) {
-      __m512 ai = _mm512_set1_ps(a[i * lda + k]);
-      _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
-    }
-  }
-  if (e) {
-    __m512 zero = _mm512_setzero_ps(), six = _mm512_set1_ps(6.0f);
-    _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++) {
-      __m512 bi = e->bias ? _mm512_set1_ps(e->bias[i]) : zero;
-      _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) {
-        __m512 t = acc[i][v];
-        if (e->res) {
-          const float *r = e->res + i * e->ldr + 16 * v;
-          t = _mm512_add_ps(t, tail && v == nv - 1 ? _mm512_maskz_loadu_ps(mask, r) : _mm512_loadu_ps(r));
-        }
-        if (e->bias) t = _mm512_add_ps(t, bi);
-        /* max(t, 0) and min(t, 6) as vmaxps / vminps: the second operand when either is
-         * NaN, as in the AVX2 kernel */
-        if (e->clamp) t = _mm512_max_ps(t, zero);
-        if (e->clamp == 2) t = _mm512_min_ps(t, six);
-        acc[i][v] = t;
-      }
-    }
-  }
-  _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++)
-    _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) {
-      if (tail && v == nv - 1) _mm512_mask_storeu_ps(c + i * ldc + 16 * v, mask, acc[i][v]);
-      else _mm512_storeu_ps(c + i * ldc + 16 * v, acc[i][v]);
-    }
-}
-
-static inline __attribute__((always_inline)) SK512 void smallk512_cols(
-    int nv, bool tail, __mmask16 mask, int64_t m, int64_t kk, const float *a, int64_t lda,
-    const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e, int64_t j) {
-  int64_t i = 0;
-  sk_epi t;
-  for (; i + 4 <= m; i += 4)
-    smallk512_block(4, nv, tail, mask, kk, a + i * lda, lda, b, ldb, c + i * ldc, ldc, sk_epi_at(e, &t, i, j));
-  for (; i < m; i++)
-    smallk512_block(1, nv, tail, mask, kk, a + i * lda, lda, b, ldb, c + i * ldc, ldc, sk_epi_at(e, &t, i, j));
-}
-
-static SK512 void smallk512_sgemm(int64_t m, int64_t n, int64_t kk, const float *a, int64_t lda,
-                                  const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e) {
-  int64_t j = 0;
-  for (; j + 48 <= n; j += 48) smallk512_cols(3, false, 0xffff, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
-  if (j < n) {
-    int64_t r = n - j, nv = (r + 15) / 16, last = r - 16 * (nv - 1);
-    __mmask16 mask = (__mmask16)((1u << last) - 1);
-    if (nv == 3) smallk512_cols(3, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
-    else if (nv == 2) smallk512_cols(2, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
-    else smallk512_cols(1, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
-  }
-}
-
-/* Whether to run the AVX-512 kernel: the CPU has it, unless a test turned it off. */
-bool rill_conv_avx512 = true;
-static bool use_avx512(void) {
-  static int have = -1; /* benign race: every thread computes the same value */
-  if (have < 0) have = __builtin_cpu_supports("avx512f") ? 1 : 0;
-  return have && rill_conv_avx512;
-}
-
 /* c = a b for a k too small for a GEMM library to earn back its packing (first layers:
  * 3 channels x 3 x 3 taps = 27; 1x1 convs over few channels): each block of 24 columns of
  * b is read from cache by every 4 rows of a, c is written once, nothing is copied. With
@@ -356,10 +277,6 @@ static bool use_avx512(void) {
  * caller splits it into rows or columns. */
 static void smallk_sgemm(int64_t m, int64_t n, int64_t kk, const float *a, int64_t lda,
                          const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e) {
-  if (use_avx512()) {
-    smallk512_sgemm(m, n, kk, a, lda, b, ldb, c, ldc, e);
-    return;
-  }
   int64_t j = 0;
   __m256i all = _mm256_set1_epi32(-1);
   for (; j + 24 <= n; j += 24) smallk_cols(3, false, all, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
@@ -622,8 +539,8 @@ static bool fwd_plan(fwd_split *s) {
     s->by_cols = p >= FAST_1X1_COLS;
     if (s->by_cols) {
       if (g->m * g->c > FAST_1X1_MAX_W) return false;
-      int64_t blocks = PART_MACS / (g->m * g->c * 48);
-      s->chunk = 48 * (blocks < 1 ? 1 : blocks);
+      int64_t blocks = PART_MACS / (g->m * g->c * 24);
+      s->chunk = 24 * (blocks < 1 ? 1 : blocks);
       s->per_img = (p + s->chunk - 1) / s->chunk;
     } else {
       int64_t rows = PART_MACS / (p * g->c);

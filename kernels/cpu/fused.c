@@ -1,11 +1,9 @@
-/* Kernels of the fused inference ops. Both reuse the plain kernels' engines (the conv2d
- * kernel, OpenBLAS GEMM as mul does) and then make one pass over the output adding the
- * bias (and ResidualData) and applying the activation. fc with one row (batch 1) and a
- * wide W uses a matrix-vector product, which skips GEMM's packing of W. */
+/* Kernels of the fused inference ops. conv2d_fusion runs the conv2d kernel with an
+ * epilogue (bias, ResidualData, activation: conv_epi.h) that each part of the conv
+ * applies to its own outputs. fc runs OpenBLAS GEMM as mul does, then one pass over the
+ * output adding the bias and applying the activation; with one row (batch 1) and a wide
+ * W it uses a matrix-vector product, which skips GEMM's packing of W. */
 #include <cblas.h>
-#ifdef __AVX__
-#include <immintrin.h>
-#endif
 #include <limits.h>
 #include <math.h>
 #include <string.h>

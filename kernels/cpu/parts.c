@@ -19,18 +19,29 @@
  * and the caller closes the job and waits for `joined` to reach zero before it lets the
  * pool go, so no fields change under a worker that reads them.
  *
- * Idle workers spin on `state` for SPIN_NS, then sleep on `cv`; the caller of a job
- * wakes them when any sleeps (`sleepers`, checked after the state store: both sides use
- * sequentially consistent operations, so either the caller sees the sleeper or the
- * sleeper sees the new state before it waits). */
+ * Idle workers spin on `state` (pausing for SPIN_PAUSE_NS, then yielding the core,
+ * which on a machine with fewer free cores than threads hands it to the thread with work)
+ * for SPIN_NS, then sleep on `cv`; the caller of a job wakes them when any sleeps
+ * (`sleepers`, checked after the state store: both sides use sequentially consistent
+ * operations, so either the caller sees the sleeper or the sleeper sees the new state
+ * before it waits). Between the ops of a model run the workers are still spinning, so a
+ * part reaches a worker within a microsecond.
+ *
+ * Stalls. When the calling thread, done with the parts it took, waits more than
+ * STALL_NS for the workers, a worker was most likely descheduled: the machine has fewer
+ * free cores than threads, and splitting only makes each op wait for a thread the
+ * machine does not run (up to a scheduler time slice, milliseconds). Calls then run
+ * inline for BACKOFF_NS, after which the pool is tried again. */
 #define SPIN_NS 100000
 #define SPIN_PAUSE_NS 5000
 #define WAIT_SPIN_NS 50000
+#define STALL_NS 300000
+#define BACKOFF_NS 50000000
 
 static struct {
   atomic_flag busy;
   atomic_uint_fast64_t state;
-  atomic_int joined;
+  atomic_int_fast64_t joined;
   atomic_int sleepers;
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -44,11 +55,14 @@ static struct {
   atomic_int_fast64_t done; /* parts run */
   atomic_bool ok;
   atomic_uint_fast64_t pooled;
+  atomic_int_fast64_t backoff_until; /* CLOCK_MONOTONIC ns before which calls run inline */
 } pool = {
     .busy = ATOMIC_FLAG_INIT,
     .mu = PTHREAD_MUTEX_INITIALIZER,
     .cv = PTHREAD_COND_INITIALIZER,
 };
+
+bool rill_cpu_parts_backoff = true;
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -117,6 +131,21 @@ static int pool_grow(int want) {
   return have;
 }
 
+/* Waits until *v == want: spinning, then yielding the core to the threads being waited
+ * for. Returns the nanoseconds waited past the first few spins (0 for a short wait). */
+static int64_t wait_for(const atomic_int_fast64_t *v, int64_t want) {
+  int64_t since = 0, t = 0;
+  for (unsigned k = 1;; k++) {
+    if (atomic_load(v) == want) return since ? t - since : 0;
+    CPU_RELAX();
+    if ((k & 63) == 0) {
+      t = now_ns();
+      if (!since) since = t;
+      else if (t - since > WAIT_SPIN_NS) sched_yield();
+    }
+  }
+}
+
 static bool parts_inline(int64_t n, bool (*fn)(void *, int64_t, int), void *arg) {
   bool ok = true;
   for (int64_t i = 0; i < n; i++) ok = fn(arg, i, 0) && ok;
@@ -130,6 +159,10 @@ bool rill_cpu_parts(int64_t threads, int64_t n, bool (*fn)(void *arg, int64_t pa
   if (threads > RILL_PARTS_MAX_THREADS) threads = RILL_PARTS_MAX_THREADS;
   if (threads < 2 || atomic_flag_test_and_set_explicit(&pool.busy, memory_order_acquire))
     return parts_inline(n, fn, arg);
+  if (rill_cpu_parts_backoff && now_ns() < atomic_load(&pool.backoff_until)) {
+    atomic_flag_clear_explicit(&pool.busy, memory_order_release);
+    return parts_inline(n, fn, arg);
+  }
   int have = pool_grow((int)threads - 1);
   if (have < 1) {
     atomic_flag_clear_explicit(&pool.busy, memory_order_release);
@@ -152,18 +185,11 @@ bool rill_cpu_parts(int64_t threads, int64_t n, bool (*fn)(void *arg, int64_t pa
     pthread_mutex_unlock(&pool.mu);
   }
   parts_take(0);
-  /* The parts taken by workers: spin, then yield the core to them. */
-  int64_t until = 0;
-  for (unsigned k = 1; atomic_load(&pool.done) < n; k++) {
-    CPU_RELAX();
-    if ((k & 63) == 0) {
-      int64_t t = now_ns();
-      if (!until) until = t + WAIT_SPIN_NS;
-      else if (t > until) sched_yield();
-    }
-  }
+  /* The parts taken by workers, then the workers' leaving the closed job. */
+  int64_t waited = wait_for(&pool.done, n);
   atomic_store(&pool.state, open & ~(uint64_t)1);
-  while (atomic_load(&pool.joined) > 0) CPU_RELAX();
+  waited += wait_for(&pool.joined, 0);
+  if (waited > STALL_NS) atomic_store(&pool.backoff_until, now_ns() + BACKOFF_NS);
   bool ok = atomic_load(&pool.ok);
   atomic_flag_clear_explicit(&pool.busy, memory_order_release);
   return ok;

@@ -22,11 +22,16 @@
  * serves one call at a time: a call made while another holds it (another executor's
  * kernel, a kernel of the same run on another of the executor's threads) runs its parts
  * on the calling thread, in order, as does a call with one thread, and a call for
- * which no worker could be created.
+ * which no worker could be created. After a call found a worker descheduled (the
+ * machine has fewer free cores than threads), calls run inline for a while.
  *
  * Returns once every part has run: false when any call of fn returned false. */
 bool rill_cpu_parts(int64_t threads, int64_t n, bool (*fn)(void *arg, int64_t part, int slot),
                     void *arg);
+
+/* Tests only: false turns off the inline runs after a stall (parts.c), so that slow
+ * builds (sanitizers) keep using the pool. Set it before any call. */
+extern bool rill_cpu_parts_backoff;
 
 /* Tests: how many calls of rill_cpu_parts ran on the pool (with at least one worker
  * taking part or able to) since the process started. */
