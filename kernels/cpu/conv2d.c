@@ -124,61 +124,80 @@ static void dw3x3_row(const rill_conv_geom *g, const float *const rows[3], const
   dw3x3_cols(g, rows, wk, o, ow, yr);
 }
 
-/* Small images (deep layers: 14x14, 7x7) have few interior columns, so the row kernel
- * would run mostly its scalar borders. Instead the channel is copied into a zeroed,
- * padded buffer on the stack wide enough for whole 8-column chunks, and every output
- * runs vectorised with no bounds checks; the last chunk of a row is stored through a
- * small buffer. DW_PAD_MAX floats (24 KiB) bound the buffer. */
+/* Small images (deep layers: 28x28, 14x14, 7x7) have few interior columns, so the row
+ * kernel would run mostly its scalar borders. Instead each channel is copied into a
+ * zeroed, padded buffer on the stack wide enough for whole 8-column chunks, and every
+ * output runs vectorised with no bounds checks; the last chunk of a row is stored
+ * through a mask. The buffer is zeroed once for a run of channels: every channel
+ * writes the same interior positions (rows copied 8 floats at a time, the last chunk by
+ * a masked load whose zeros land in the right padding), so the padding stays zero.
+ * DW_PAD_MAX floats (24 KiB) bound the buffer. */
 #define DW_PAD_MAX 6144
 
-static bool dw3x3_padded(const rill_conv_geom *g, const float *x, const float *w, float *y) {
+static bool dw3x3_padded(const rill_conv_geom *g, const float *x, const float *w, float *y, int64_t nch) {
   const int64_t s = g->sw, chunks = (g->ow + 7) / 8;
   const int64_t pw = 8 * chunks * s + 18, ph = (g->oh - 1) * s + 3;
   if (g->ow >= 32 || ph * pw > DW_PAD_MAX) return false;
+  /* rows [r0, r1) of the buffer hold input rows; each is copied whole, in chunks of 8
+   * from column pl, when those fit in the row, else cut at pw */
+  int64_t r0 = g->pt, r1 = g->pt + g->h < ph ? g->pt + g->h : ph;
+  int64_t n = g->w + g->pl <= pw ? g->w : pw - g->pl, full = n / 8 * 8;
+  bool vec = n > 0 && g->pl + (n + 7) / 8 * 8 <= pw;
+  __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - full)),
+                                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   float buf[DW_PAD_MAX];
   memset(buf, 0, (size_t)(ph * pw) * sizeof(float));
-  for (int64_t ih = 0; ih < g->h; ih++) {
-    int64_t r = ih + g->pt;
-    if (r >= ph) break;
-    /* columns past pw hold no input any output reads */
-    int64_t n = g->w + g->pl <= pw ? g->w : pw - g->pl;
-    if (n > 0) memcpy(buf + r * pw + g->pl, x + ih * g->w, (size_t)n * sizeof(float));
-  }
-  __m256 wv[9];
-  for (int k = 0; k < 9; k++) wv[k] = _mm256_set1_ps(w[k]);
-  float tail[8];
-  for (int64_t oh = 0; oh < g->oh; oh++) {
-    const float *rows[3];
-    for (int k = 0; k < 3; k++) rows[k] = buf + (oh * s + k) * pw;
-    float *yr = y + oh * g->ow;
-    int64_t o = 0;
-    for (; o + 8 <= g->ow; o += 8) dw3x3_chunk(rows, wv, s, 0, o, yr);
-    if (o < g->ow) {
-      _mm256_storeu_ps(tail, dw3x3_acc(rows, wv, s, 0, o));
-      memcpy(yr + o, tail, (size_t)(g->ow - o) * sizeof(float));
+  __m256i last = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(g->ow - (chunks - 1) * 8)),
+                                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  for (int64_t ch = 0; ch < nch; ch++) {
+    const float *xc = x + ch * g->h * g->w, *wc = w + ch * 9;
+    float *yc = y + ch * g->oh * g->ow;
+    for (int64_t r = r0; r < r1; r++) {
+      const float *src = xc + (r - g->pt) * g->w;
+      float *dst = buf + r * pw + g->pl;
+      if (vec) {
+        for (int64_t o = 0; o < full; o += 8) _mm256_storeu_ps(dst + o, _mm256_loadu_ps(src + o));
+        if (full < n) _mm256_storeu_ps(dst + full, _mm256_maskload_ps(src + full, mask));
+      } else if (n > 0) {
+        memcpy(dst, src, (size_t)n * sizeof(float));
+      }
+    }
+    __m256 wv[9];
+    for (int k = 0; k < 9; k++) wv[k] = _mm256_set1_ps(wc[k]);
+    for (int64_t oh = 0; oh < g->oh; oh++) {
+      const float *rows[3];
+      for (int k = 0; k < 3; k++) rows[k] = buf + (oh * s + k) * pw;
+      float *yr = yc + oh * g->ow;
+      int64_t o = 0;
+      for (; o + 8 <= g->ow; o += 8) dw3x3_chunk(rows, wv, s, 0, o, yr);
+      if (o < g->ow) _mm256_maskstore_ps(yr + o, last, dw3x3_acc(rows, wv, s, 0, o));
     }
   }
   return true;
 }
 
-/* y = conv(x, w) for one channel of a depthwise 3x3 conv with stride 1 or 2 and no
- * dilation; false (nothing written) for any other geometry. */
-static bool dw3x3_f32(const rill_conv_geom *g, const float *x, const float *w, float *y) {
+/* y = conv(x, w) for nch consecutive channels of a depthwise 3x3 conv with stride 1 or 2
+ * and no dilation (x [nch, h, w], w [nch, 1, 3, 3], y [nch, oh, ow]); false (nothing
+ * written) for any other geometry. */
+static bool dw3x3_f32(const rill_conv_geom *g, const float *x, const float *w, float *y, int64_t nch) {
   if (g->kh != 3 || g->kw != 3 || g->dh != 1 || g->dw != 1 || g->sh != g->sw ||
       (g->sw != 1 && g->sw != 2))
     return false;
-  if (dw3x3_padded(g, x, w, y)) return true;
-  for (int64_t oh = 0; oh < g->oh; oh++) {
-    const float *rows[3];
-    for (int k = 0; k < 3; k++) {
-      int64_t ih = oh * g->sh - g->pt + k;
-      rows[k] = ih >= 0 && ih < g->h ? x + ih * g->w : NULL;
+  if (dw3x3_padded(g, x, w, y, nch)) return true;
+  for (int64_t ch = 0; ch < nch; ch++) {
+    const float *xc = x + ch * g->h * g->w;
+    for (int64_t oh = 0; oh < g->oh; oh++) {
+      const float *rows[3];
+      for (int k = 0; k < 3; k++) {
+        int64_t ih = oh * g->sh - g->pt + k;
+        rows[k] = ih >= 0 && ih < g->h ? xc + ih * g->w : NULL;
+      }
+      dw3x3_row(g, rows, w + ch * 9, y + ch * g->oh * g->ow + oh * g->ow);
     }
-    dw3x3_row(g, rows, w, y + oh * g->ow);
   }
   return true;
 }
-#define DW_FAST(g, x, w, y) dw3x3_f32(g, x, w, y)
+#define DW_FAST(g, x, w, y, nch) dw3x3_f32(g, x, w, y, nch)
 
 /* d[i] = s[2 i] for i in a prefix of [0, n), 8 at a time; reads s[0 .. 2 i + 15] per
  * chunk, so a chunk runs only while that stays inside s[0 .. 2 (n - 1)]. The im2col of
@@ -310,7 +329,7 @@ static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBL
 /* 8 elements from s to d (unfold_images' row chunks) in one 256-bit move. */
 #define COPY8(d, s) _mm256_storeu_ps(d, _mm256_loadu_ps(s))
 #else
-#define DW_FAST(g, x, w, y) false
+#define DW_FAST(g, x, w, y, nch) false
 #define GATHER2(d, s, n) 0
 #define SGEMM cblas_sgemm
 #define COPY8(d, s) memcpy(d, s, 8 * sizeof(T))
@@ -326,7 +345,7 @@ static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBL
 #undef DW_FAST
 #undef GATHER2
 #undef COPY8
-#define DW_FAST(g, x, w, y) false
+#define DW_FAST(g, x, w, y, nch) false
 #define GATHER2(d, s, n) 0
 #define COPY8(d, s) memcpy(d, s, 8 * sizeof(T))
 
