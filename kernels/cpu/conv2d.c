@@ -124,66 +124,140 @@ static void dw3x3_row(const rill_conv_geom *g, const float *const rows[3], const
   dw3x3_cols(g, rows, wk, o, ow, yr);
 }
 
-/* Small images (deep layers: 28x28, 14x14, 7x7) have few interior columns, so the row
- * kernel would run mostly its scalar borders. Instead each channel is copied into a
- * zeroed, padded buffer on the stack wide enough for whole 8-column chunks, and every
- * output runs vectorised with no bounds checks; the last chunk of a row is stored
- * through a mask. The buffer is zeroed once for a run of channels: every channel
- * writes the same interior positions (rows copied 8 floats at a time, the last chunk by
- * a masked load whose zeros land in the right padding), so the padding stays zero.
- * DW_PAD_MAX floats (24 KiB) bound the buffer. */
-#define DW_PAD_MAX 6144
+/* The epilogue a depthwise kernel applies as it stores (conv2d_fusion's, conv_epi.h):
+ * channel c's outputs become act((y + res) + bias[c]), clamp 1 (relu) or 2 (relu6). */
+typedef struct dw_epi {
+  const float *bias; /* per channel of the call, or NULL */
+  const float *res;  /* the output's layout, or NULL */
+  int clamp;
+} dw_epi;
 
-static bool dw3x3_padded(const rill_conv_geom *g, const float *x, const float *w, float *y, int64_t nch) {
-  const int64_t s = g->sw, chunks = (g->ow + 7) / 8;
+/* 8 outputs from column o of three padded rows, stride s (a constant where inlined):
+ * the taps in the order of dw3x3_acc. */
+static inline __attribute__((always_inline)) __m256 dw3x3_acc_padded(const float *r0, const float *r1,
+                                                                    const float *r2, const __m256 wv[9],
+                                                                    int64_t s, int64_t o) {
+  const float *rows[3] = {r0, r1, r2};
+  __m256 acc = _mm256_setzero_ps();
+  _Pragma("GCC unroll 3") for (int k = 0; k < 3; k++) {
+    const float *p = rows[k] + o * s;
+    if (s == 1) {
+      acc = _mm256_fmadd_ps(wv[3 * k], _mm256_loadu_ps(p), acc);
+      acc = _mm256_fmadd_ps(wv[3 * k + 1], _mm256_loadu_ps(p + 1), acc);
+      acc = _mm256_fmadd_ps(wv[3 * k + 2], _mm256_loadu_ps(p + 2), acc);
+    } else {
+      __m256 e0, o0, e2, o2;
+      deinterleave8(p, &e0, &o0);
+      deinterleave8(p + 2, &e2, &o2);
+      acc = _mm256_fmadd_ps(wv[3 * k], e0, acc);
+      acc = _mm256_fmadd_ps(wv[3 * k + 1], o0, acc);
+      acc = _mm256_fmadd_ps(wv[3 * k + 2], e2, acc);
+    }
+  }
+  return acc;
+}
+
+/* The epilogue of 8 outputs (lanes of mask when masked). */
+static inline __attribute__((always_inline)) __m256 dw_epi_apply(__m256 v, const float *res, bool has_bias,
+                                                                 __m256 bias, int clamp, __m256i mask,
+                                                                 bool masked) {
+  if (res) v = _mm256_add_ps(v, masked ? _mm256_maskload_ps(res, mask) : _mm256_loadu_ps(res));
+  if (has_bias) v = _mm256_add_ps(v, bias);
+  if (clamp) v = _mm256_max_ps(v, _mm256_setzero_ps());
+  if (clamp == 2) v = _mm256_min_ps(v, _mm256_set1_ps(6.0f));
+  return v;
+}
+
+/* Every 3x3 depthwise channel of a call goes through padded rows: each input row is
+ * copied once (8 floats at a time, the last chunk through a masked load whose zeros land
+ * in the right padding), rows in the top or bottom padding are zero rows, the left and
+ * right padding is zeroed once; every output then runs vectorised with no bounds
+ * checks, the last chunk of a row stored through a mask, and the epilogue (when given)
+ * applied before the store. Small images get a padded row each (all copied before any
+ * is read: a row written just before it is read would stall the loads on store
+ * forwarding); larger ones a ring of three. A tap in the padding adds w * 0 to its sum
+ * where the bounds-checked loops skip it: the same value. False (nothing written) when
+ * a padded row would exceed DW_RING_MAX floats. Inlined with a constant stride. */
+#define DW_RING_MAX 2048
+
+static inline __attribute__((always_inline)) bool dw3x3_ring_s(const rill_conv_geom *g, const float *x,
+                                                               const float *w, float *y, int64_t nch,
+                                                               const dw_epi *e, const int64_t s) {
+  const int64_t chunks = (g->ow + 7) / 8, ow = g->ow, oh_n = g->oh;
   const int64_t pw = 8 * chunks * s + 18, ph = (g->oh - 1) * s + 3;
-  if (g->ow >= 32 || ph * pw > DW_PAD_MAX) return false;
-  /* rows [r0, r1) of the buffer hold input rows; each is copied whole, in chunks of 8
-   * from column pl, when those fit in the row, else cut at pw */
-  int64_t r0 = g->pt, r1 = g->pt + g->h < ph ? g->pt + g->h : ph;
-  int64_t n = g->w + g->pl <= pw ? g->w : pw - g->pl, full = n / 8 * 8;
-  bool vec = n > 0 && g->pl + (n + 7) / 8 * 8 <= pw;
-  __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - full)),
-                                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-  float buf[DW_PAD_MAX];
-  memset(buf, 0, (size_t)(ph * pw) * sizeof(float));
-  __m256i last = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(g->ow - (chunks - 1) * 8)),
-                                    _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  if (pw > DW_RING_MAX) return false;
+  /* columns of an input row that land in the padded row (a row wider than the outputs
+   * need is cut), copied in full chunks and a masked last one */
+  int64_t n = g->w + g->pl <= pw ? g->w : pw - g->pl, full = n / 8 * 8, n8 = (n + 7) / 8 * 8;
+  if (n <= 0 || g->pl + n8 > pw) return false;
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i inmask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - full)), lanes);
+  const __m256i outmask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(ow - (chunks - 1) * 8)), lanes);
+  const bool all = ph * pw <= 3 * DW_RING_MAX; /* a padded row each, else a ring of 3 */
+  const int clamp = e ? e->clamp : 0;
+  const bool has_bias = e && e->bias;
+  float ring[3 * DW_RING_MAX];
+  memset(ring, 0, (size_t)((all ? ph : 3) * pw) * sizeof(float));
   for (int64_t ch = 0; ch < nch; ch++) {
     const float *xc = x + ch * g->h * g->w, *wc = w + ch * 9;
-    float *yc = y + ch * g->oh * g->ow;
-    for (int64_t r = r0; r < r1; r++) {
-      const float *src = xc + (r - g->pt) * g->w;
-      float *dst = buf + r * pw + g->pl;
-      if (vec) {
-        for (int64_t o = 0; o < full; o += 8) _mm256_storeu_ps(dst + o, _mm256_loadu_ps(src + o));
-        if (full < n) _mm256_storeu_ps(dst + full, _mm256_maskload_ps(src + full, mask));
-      } else if (n > 0) {
-        memcpy(dst, src, (size_t)n * sizeof(float));
-      }
-    }
+    float *yc = y + ch * oh_n * ow;
+    const float *rc = e && e->res ? e->res + ch * oh_n * ow : NULL;
     __m256 wv[9];
     for (int k = 0; k < 9; k++) wv[k] = _mm256_set1_ps(wc[k]);
-    for (int64_t oh = 0; oh < g->oh; oh++) {
-      const float *rows[3];
-      for (int k = 0; k < 3; k++) rows[k] = buf + (oh * s + k) * pw;
-      float *yr = yc + oh * g->ow;
+    __m256 bias = has_bias ? _mm256_set1_ps(e->bias[ch]) : _mm256_setzero_ps();
+    int64_t have = -1; /* the last padded row copied */
+    for (int64_t oh = 0; oh < oh_n; oh++) {
+      int64_t upto = all ? ph : oh * s + 3;
+      for (int64_t r = have + 1; r < upto; r++) {
+        have = r;
+        float *dst = ring + (all ? r : r % 3) * pw + g->pl;
+        int64_t ih = r - g->pt;
+        if (ih < 0 || ih >= g->h) {
+          if (!all) /* a row of its own stays zero */
+            for (int64_t o = 0; o < n8; o += 8) _mm256_storeu_ps(dst + o, _mm256_setzero_ps());
+          continue;
+        }
+        const float *src = xc + ih * g->w;
+        for (int64_t o = 0; o < full; o += 8) _mm256_storeu_ps(dst + o, _mm256_loadu_ps(src + o));
+        if (full < n) _mm256_storeu_ps(dst + full, _mm256_maskload_ps(src + full, inmask));
+      }
+      int64_t r = oh * s;
+      const float *r0 = ring + (all ? r : r % 3) * pw, *r1 = ring + (all ? r + 1 : (r + 1) % 3) * pw,
+                  *r2 = ring + (all ? r + 2 : (r + 2) % 3) * pw;
+      float *yr = yc + oh * ow;
+      const float *rr = rc ? rc + oh * ow : NULL;
       int64_t o = 0;
-      for (; o + 8 <= g->ow; o += 8) dw3x3_chunk(rows, wv, s, 0, o, yr);
-      if (o < g->ow) _mm256_maskstore_ps(yr + o, last, dw3x3_acc(rows, wv, s, 0, o));
+      for (; o + 8 <= ow; o += 8) {
+        __m256 v = dw3x3_acc_padded(r0, r1, r2, wv, s, o);
+        if (e) v = dw_epi_apply(v, rr ? rr + o : NULL, has_bias, bias, clamp, outmask, false);
+        _mm256_storeu_ps(yr + o, v);
+      }
+      if (o < ow) {
+        __m256 v = dw3x3_acc_padded(r0, r1, r2, wv, s, o);
+        if (e) v = dw_epi_apply(v, rr ? rr + o : NULL, has_bias, bias, clamp, outmask, true);
+        _mm256_maskstore_ps(yr + o, outmask, v);
+      }
     }
   }
   return true;
 }
 
+static bool dw3x3_ring(const rill_conv_geom *g, const float *x, const float *w, float *y, int64_t nch,
+                       const dw_epi *e) {
+  return g->sw == 1 ? dw3x3_ring_s(g, x, w, y, nch, e, 1) : dw3x3_ring_s(g, x, w, y, nch, e, 2);
+}
+
 /* y = conv(x, w) for nch consecutive channels of a depthwise 3x3 conv with stride 1 or 2
- * and no dilation (x [nch, h, w], w [nch, 1, 3, 3], y [nch, oh, ow]); false (nothing
- * written) for any other geometry. */
-static bool dw3x3_f32(const rill_conv_geom *g, const float *x, const float *w, float *y, int64_t nch) {
+ * and no dilation (x [nch, h, w], w [nch, 1, 3, 3], y [nch, oh, ow]), with the epilogue
+ * e when not NULL (dw3x3_ring only: false when it cannot take the geometry); false
+ * (nothing written) for any other geometry. */
+static bool dw3x3_f32(const rill_conv_geom *g, const float *x, const float *w, float *y, int64_t nch,
+                      const dw_epi *e) {
   if (g->kh != 3 || g->kw != 3 || g->dh != 1 || g->dw != 1 || g->sh != g->sw ||
-      (g->sw != 1 && g->sw != 2))
+      (g->sw != 1 && g->sw != 2) || g->oh <= 0 || g->ow <= 0)
     return false;
-  if (dw3x3_padded(g, x, w, y, nch)) return true;
+  if (dw3x3_ring(g, x, w, y, nch, e)) return true;
+  if (e) return false;
   for (int64_t ch = 0; ch < nch; ch++) {
     const float *xc = x + ch * g->h * g->w;
     for (int64_t oh = 0; oh < g->oh; oh++) {
@@ -197,7 +271,7 @@ static bool dw3x3_f32(const rill_conv_geom *g, const float *x, const float *w, f
   }
   return true;
 }
-#define DW_FAST(g, x, w, y, nch) dw3x3_f32(g, x, w, y, nch)
+#define DW_FAST(g, x, w, y, nch) dw3x3_f32(g, x, w, y, nch, NULL)
 
 /* d[i] = s[2 i] for i in a prefix of [0, n), 8 at a time; reads s[0 .. 2 i + 15] per
  * chunk, so a chunk runs only while that stays inside s[0 .. 2 (n - 1)]. The im2col of
@@ -491,6 +565,17 @@ static bool fwd_part(void *arg, int64_t i, int slot) {
     const char *x = (const char *)s->x + (size_t)((img * g->c + g0 * c_g) * hw) * es;
     const char *w = (const char *)s->w + (size_t)(g0 * m_g * k) * es;
     char *y = (char *)s->y + (size_t)((img * g->m + g0 * m_g) * p) * es;
+#if defined(__AVX2__) && defined(__FMA__)
+    /* a 3x3 depthwise range with the epilogue in its stores */
+    if (s->epi && s->path == RILL_CONV_PATH_DIRECT && c_g == 1 && m_g == 1 &&
+        (s->epi->act == RILL_FUSED_IDENTITY || s->epi->act == RILL_FUSED_RELU ||
+         s->epi->act == RILL_FUSED_RELU6)) {
+      dw_epi e = {.bias = s->epi->bias ? s->epi->bias + g0 : NULL,
+                  .res = s->epi->res ? s->epi->res + (img * g->m + g0) * p : NULL,
+                  .clamp = s->epi->act == RILL_FUSED_RELU ? 1 : s->epi->act == RILL_FUSED_RELU6 ? 2 : 0};
+      if (dw3x3_f32(&sub, (const float *)x, (const float *)w, (float *)y, g1 - g0, &e)) return true;
+    }
+#endif
     /* The direct path allocates nothing, so it cannot fail. */
     (void)ENGINE(s->dt, conv_fwd, &sub, (const void *)x, (const void *)w, (void *)y, s->path);
     if (s->epi) {
