@@ -218,7 +218,13 @@ static inline __attribute__((always_inline)) bool dw3x3_ring_s(const rill_conv_g
           continue;
         }
         const float *src = xc + ih * g->w;
-        for (int64_t o = 0; o < full; o += 8) _mm256_storeu_ps(dst + o, _mm256_loadu_ps(src + o));
+        for (int64_t o = 0; o < full; o += 8) {
+          __m256 v = _mm256_loadu_ps(src + o);
+          /* opaque to the compiler, which would otherwise call memmove for these rows
+           * of 7 to 112 floats */
+          __asm__("" : "+x"(v));
+          _mm256_storeu_ps(dst + o, v);
+        }
         if (full < n) _mm256_storeu_ps(dst + full, _mm256_maskload_ps(src + full, inmask));
       }
       int64_t r = oh * s;
