@@ -2,6 +2,7 @@
  * all on the engine in conv_impl.inc (see kernels/cpu/conv.h for the paths). */
 #include <cblas.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -389,6 +390,65 @@ static void smallk_sgemm(int64_t m, int64_t n, int64_t kk, const float *a, int64
   }
 }
 
+/* Columns [j0, n) of c = a b (with e's epilogue) as dot products, for the last column or
+ * two of a small image's GEMM (7x7: 49 = 6 x 8 + 1), which the kernel above would run
+ * as a masked vector of mostly idle lanes in every block of 4 rows, at the cost of a
+ * whole vector. Each column of b is gathered once; 4 rows at a time run a sum each over
+ * k in 8 interleaved partial sums, added in a fixed order, then the last k % 8 terms in
+ * order: the result depends on a, b and k only. DOT_MAX_K bounds k (the caller runs
+ * the kernel above beyond it). */
+#define DOT_MAX_K 4096
+
+static inline float hsum8(__m256 v) {
+  float t[8];
+  _mm256_storeu_ps(t, v);
+  return ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
+}
+
+static inline float sk_epi_scalar(float v, const sk_epi *e, int64_t i, int64_t j) {
+  if (!e) return v;
+  if (e->res) v += e->res[i * e->ldr + j];
+  if (e->bias) v += e->bias[i];
+  if (e->clamp) v = v > 0.0f ? v : 0.0f;
+  if (e->clamp == 2) v = v < 6.0f ? v : 6.0f;
+  return v;
+}
+
+static void dot_cols(int64_t m, int64_t j0, int64_t n, int64_t kk, const float *a, int64_t lda,
+                     const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e) {
+  float col[DOT_MAX_K];
+  const int64_t k8 = kk / 8 * 8;
+  for (int64_t j = j0; j < n; j++) {
+    for (int64_t k = 0; k < kk; k++) col[k] = b[k * ldb + j];
+    int64_t i = 0;
+    for (; i + 4 <= m; i += 4) {
+      const float *a0 = a + i * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
+      __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+      for (int64_t k = 0; k < k8; k += 8) {
+        __m256 bv = _mm256_loadu_ps(col + k);
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a0 + k), bv, s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a1 + k), bv, s1);
+        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a2 + k), bv, s2);
+        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a3 + k), bv, s3);
+      }
+      float v[4] = {hsum8(s0), hsum8(s1), hsum8(s2), hsum8(s3)};
+      const float *ar[4] = {a0, a1, a2, a3};
+      for (int r = 0; r < 4; r++) {
+        for (int64_t k = k8; k < kk; k++) v[r] = fmaf(ar[r][k], col[k], v[r]);
+        c[(i + r) * ldc + j] = sk_epi_scalar(v[r], e, i + r, j);
+      }
+    }
+    for (; i < m; i++) {
+      const float *ai = a + i * lda;
+      __m256 s0 = _mm256_setzero_ps();
+      for (int64_t k = 0; k < k8; k += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(ai + k), _mm256_loadu_ps(col + k), s0);
+      float v = hsum8(s0);
+      for (int64_t k = k8; k < kk; k++) v = fmaf(ai[k], col[k], v);
+      c[i * ldc + j] = sk_epi_scalar(v, e, i, j);
+    }
+  }
+}
+
 /* The engine's float GEMM: c = a b with a small k (at most SMALLK_MAX) in a forward conv's
  * im2col path (smallk_on, set by conv_fwd_run: first layers) runs the kernel above;
  * everything else (transposes, accumulation, larger k, and the 1x1 path, whose GEMMs over
@@ -607,8 +667,12 @@ static bool fwd_part(void *arg, int64_t i, int slot) {
       r1 = min64(g->m, r0 + s->chunk);
     }
     float *yb = y + r0 * p + c0;
-    smallk_sgemm(r1 - r0, c1 - c0, g->c, w + r0 * g->c, g->c, x + c0, p, yb, p,
-                 sk_epi_for(s->epi, bias ? bias + r0 : NULL, res ? res + r0 * p + c0 : NULL, p, &e));
+    const sk_epi *ep = sk_epi_for(s->epi, bias ? bias + r0 : NULL, res ? res + r0 * p + c0 : NULL, p, &e);
+    /* split by rows, every part holds the image's last columns: one or two of them
+     * as dot products (the same columns whatever the split) */
+    int64_t tail = !s->by_cols && (c1 - c0) % 8 <= 2 && g->c <= DOT_MAX_K ? (c1 - c0) % 8 : 0;
+    smallk_sgemm(r1 - r0, c1 - c0 - tail, g->c, w + r0 * g->c, g->c, x + c0, p, yb, p, ep);
+    if (tail) dot_cols(r1 - r0, c1 - c0 - tail, c1 - c0, g->c, w + r0 * g->c, g->c, x + c0, p, yb, p, ep);
     sk_epi_rest(s->epi, yb, p, r1 - r0, c1 - c0);
     return true;
   }
