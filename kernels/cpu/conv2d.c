@@ -169,22 +169,65 @@ static inline __attribute__((always_inline)) __m256 dw_epi_apply(__m256 v, const
   return v;
 }
 
+/* One input row into a padded row (dst at its first input column): 8 floats at a time,
+ * the last chunk through a masked load whose zero lanes land in the right padding. */
+static inline __attribute__((always_inline)) void dw_copy_row(float *dst, const float *src, int64_t n,
+                                                              int64_t full, __m256i inmask) {
+  for (int64_t o = 0; o < full; o += 8) {
+    __m256 v = _mm256_loadu_ps(src + o);
+    /* opaque to the compiler, which would otherwise call memmove for these rows of 7
+     * to 112 floats */
+    __asm__("" : "+x"(v));
+    _mm256_storeu_ps(dst + o, v);
+  }
+  if (full < n) _mm256_storeu_ps(dst + full, _mm256_maskload_ps(src + full, inmask));
+}
+
+/* One output row from three padded rows, the epilogue (when e) before each store. */
+/* One output row from three padded rows, the epilogue (when e) before each store. The
+ * last chunk of the row is stored whole when spill (its extra lanes land on the next
+ * output row, which the caller writes afterwards: a masked store is slow on some CPUs
+ * and 7x7 rows have nothing else), else through the mask. */
+static inline __attribute__((always_inline)) void dw_out_row(const float *r0, const float *r1, const float *r2,
+                                                             const __m256 wv[9], int64_t s, int64_t ow,
+                                                             float *yr, const float *rr, const dw_epi *e,
+                                                             bool has_bias, __m256 bias, int clamp,
+                                                             __m256i outmask, bool spill) {
+  int64_t o = 0;
+  for (; o + 8 <= ow; o += 8) {
+    __m256 v = dw3x3_acc_padded(r0, r1, r2, wv, s, o);
+    if (e) v = dw_epi_apply(v, rr ? rr + o : NULL, has_bias, bias, clamp, outmask, false);
+    _mm256_storeu_ps(yr + o, v);
+  }
+  if (o < ow) {
+    __m256 v = dw3x3_acc_padded(r0, r1, r2, wv, s, o);
+    if (e) v = dw_epi_apply(v, rr ? rr + o : NULL, has_bias, bias, clamp, outmask, true);
+    if (spill) _mm256_storeu_ps(yr + o, v);
+    else _mm256_maskstore_ps(yr + o, outmask, v);
+  }
+}
+
 /* Every 3x3 depthwise channel of a call goes through padded rows: each input row is
- * copied once (8 floats at a time, the last chunk through a masked load whose zeros land
- * in the right padding), rows in the top or bottom padding are zero rows, the left and
- * right padding is zeroed once; every output then runs vectorised with no bounds
+ * copied once (dw_copy_row), rows in the top or bottom padding are zero rows, the left
+ * and right padding is zeroed once; every output then runs vectorised with no bounds
  * checks, the last chunk of a row stored through a mask, and the epilogue (when given)
- * applied before the store. Small images get a padded row each (all copied before any
- * is read: a row written just before it is read would stall the loads on store
- * forwarding); larger ones a ring of three. A tap in the padding adds w * 0 to its sum
- * where the bounds-checked loops skip it: the same value. False (nothing written) when
- * a padded row would exceed DW_RING_MAX floats. Inlined with a constant stride. */
+ * applied before the store. Small images get a padded copy of the whole channel (up to
+ * 3 * DW_RING_MAX floats), larger ones a ring of three rows. Rows read right after they
+ * were written stall the loads on store forwarding (the loads straddle the stores), so
+ * a whole copy is made before the channel is read, and the smallest images (up to
+ * DW_DOUBLE floats: 14x14 and 7x7) copy the next channel while the current one is
+ * computed, into a second buffer. Output rows are written in increasing address order,
+ * the last chunk of each spilling onto the rows after it (dw_out_row), wherever the call
+ * writes at least 8 more outputs after that row. A tap in the padding adds w * 0 to its sum where the
+ * bounds-checked loops skip it: the same value. False (nothing written) when a padded
+ * row would exceed DW_RING_MAX floats. Inlined with a constant stride. */
 #define DW_RING_MAX 2048
+#define DW_DOUBLE 1024
 
 static inline __attribute__((always_inline)) bool dw3x3_ring_s(const rill_conv_geom *g, const float *x,
                                                                const float *w, float *y, int64_t nch,
                                                                const dw_epi *e, const int64_t s) {
-  const int64_t chunks = (g->ow + 7) / 8, ow = g->ow, oh_n = g->oh;
+  const int64_t chunks = (g->ow + 7) / 8, ow = g->ow, oh_n = g->oh, hw = g->h * g->w;
   const int64_t pw = 8 * chunks * s + 18, ph = (g->oh - 1) * s + 3;
   if (pw > DW_RING_MAX) return false;
   /* columns of an input row that land in the padded row (a row wider than the outputs
@@ -194,56 +237,54 @@ static inline __attribute__((always_inline)) bool dw3x3_ring_s(const rill_conv_g
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i inmask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - full)), lanes);
   const __m256i outmask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(ow - (chunks - 1) * 8)), lanes);
-  const bool all = ph * pw <= 3 * DW_RING_MAX; /* a padded row each, else a ring of 3 */
+  const bool all = ph * pw <= 3 * DW_RING_MAX; /* a padded copy of the channel, else a ring */
+  const bool dbl = ph * pw <= DW_DOUBLE;         /* two copies, the next one made ahead */
   const int clamp = e ? e->clamp : 0;
   const bool has_bias = e && e->bias;
+  /* input rows [i0, i1) land in padded rows [i0 + pt, i1 + pt) */
+  const int64_t i0 = 0, i1 = g->h + g->pt <= ph ? g->h : ph - g->pt;
   float ring[3 * DW_RING_MAX];
-  memset(ring, 0, (size_t)((all ? ph : 3) * pw) * sizeof(float));
+  memset(ring, 0, (size_t)((all ? (dbl ? 2 : 1) * ph : 3) * pw) * sizeof(float));
+  if (all && nch > 0)
+    for (int64_t ih = i0; ih < i1; ih++) dw_copy_row(ring + (ih + g->pt) * pw + g->pl, x + ih * g->w, n, full, inmask);
   for (int64_t ch = 0; ch < nch; ch++) {
-    const float *xc = x + ch * g->h * g->w, *wc = w + ch * 9;
+    const float *xc = x + ch * hw, *wc = w + ch * 9;
     float *yc = y + ch * oh_n * ow;
     const float *rc = e && e->res ? e->res + ch * oh_n * ow : NULL;
     __m256 wv[9];
     for (int k = 0; k < 9; k++) wv[k] = _mm256_set1_ps(wc[k]);
     __m256 bias = has_bias ? _mm256_set1_ps(e->bias[ch]) : _mm256_setzero_ps();
-    int64_t have = -1; /* the last padded row copied */
+    if (all) {
+      float *cur = ring + (dbl && (ch & 1) ? ph * pw : 0);
+      if (!dbl && ch > 0)
+        for (int64_t ih = i0; ih < i1; ih++) dw_copy_row(cur + (ih + g->pt) * pw + g->pl, xc + ih * g->w, n, full, inmask);
+      if (dbl && ch + 1 < nch) {
+        float *next = ring + ((ch + 1) & 1 ? ph * pw : 0);
+        for (int64_t ih = i0; ih < i1; ih++)
+          dw_copy_row(next + (ih + g->pt) * pw + g->pl, xc + hw + ih * g->w, n, full, inmask);
+      }
+      for (int64_t oh = 0; oh < oh_n; oh++) {
+        const float *r0 = cur + oh * s * pw;
+        dw_out_row(r0, r0 + pw, r0 + 2 * pw, wv, s, ow, yc + oh * ow, rc ? rc + oh * ow : NULL, e, has_bias,
+                   bias, clamp, outmask, (nch - ch) * oh_n * ow - (oh + 1) * ow >= 8);
+      }
+      continue;
+    }
+    int64_t have = -1; /* the last padded row copied into the ring */
     for (int64_t oh = 0; oh < oh_n; oh++) {
-      int64_t upto = all ? ph : oh * s + 3;
-      for (int64_t r = have + 1; r < upto; r++) {
+      for (int64_t r = have + 1; r < oh * s + 3; r++) {
         have = r;
-        float *dst = ring + (all ? r : r % 3) * pw + g->pl;
+        float *dst = ring + (r % 3) * pw + g->pl;
         int64_t ih = r - g->pt;
-        if (ih < 0 || ih >= g->h) {
-          if (!all) /* a row of its own stays zero */
-            for (int64_t o = 0; o < n8; o += 8) _mm256_storeu_ps(dst + o, _mm256_setzero_ps());
-          continue;
-        }
-        const float *src = xc + ih * g->w;
-        for (int64_t o = 0; o < full; o += 8) {
-          __m256 v = _mm256_loadu_ps(src + o);
-          /* opaque to the compiler, which would otherwise call memmove for these rows
-           * of 7 to 112 floats */
-          __asm__("" : "+x"(v));
-          _mm256_storeu_ps(dst + o, v);
-        }
-        if (full < n) _mm256_storeu_ps(dst + full, _mm256_maskload_ps(src + full, inmask));
+        if (ih < 0 || ih >= g->h)
+          for (int64_t o = 0; o < n8; o += 8) _mm256_storeu_ps(dst + o, _mm256_setzero_ps());
+        else
+          dw_copy_row(dst, xc + ih * g->w, n, full, inmask);
       }
       int64_t r = oh * s;
-      const float *r0 = ring + (all ? r : r % 3) * pw, *r1 = ring + (all ? r + 1 : (r + 1) % 3) * pw,
-                  *r2 = ring + (all ? r + 2 : (r + 2) % 3) * pw;
-      float *yr = yc + oh * ow;
-      const float *rr = rc ? rc + oh * ow : NULL;
-      int64_t o = 0;
-      for (; o + 8 <= ow; o += 8) {
-        __m256 v = dw3x3_acc_padded(r0, r1, r2, wv, s, o);
-        if (e) v = dw_epi_apply(v, rr ? rr + o : NULL, has_bias, bias, clamp, outmask, false);
-        _mm256_storeu_ps(yr + o, v);
-      }
-      if (o < ow) {
-        __m256 v = dw3x3_acc_padded(r0, r1, r2, wv, s, o);
-        if (e) v = dw_epi_apply(v, rr ? rr + o : NULL, has_bias, bias, clamp, outmask, true);
-        _mm256_maskstore_ps(yr + o, outmask, v);
-      }
+      dw_out_row(ring + (r % 3) * pw, ring + ((r + 1) % 3) * pw, ring + ((r + 2) % 3) * pw, wv, s, ow,
+                 yc + oh * ow, rc ? rc + oh * ow : NULL, e, has_bias, bias, clamp, outmask,
+                 (nch - ch) * oh_n * ow - (oh + 1) * ow >= 8);
     }
   }
   return true;
