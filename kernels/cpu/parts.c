@@ -63,8 +63,6 @@ static struct {
 };
 
 bool rill_cpu_parts_backoff = true;
-#include <stdlib.h>
-__attribute__((constructor)) static void dbg_env(void) { if (getenv("RILL_NO_BACKOFF")) rill_cpu_parts_backoff = false; }
 
 static int64_t now_ns(void) {
   struct timespec ts;
