@@ -183,7 +183,6 @@ static inline __attribute__((always_inline)) void dw_copy_row(float *dst, const 
   if (full < n) _mm256_storeu_ps(dst + full, _mm256_maskload_ps(src + full, inmask));
 }
 
-/* One output row from three padded rows, the epilogue (when e) before each store. */
 /* One output row from three padded rows, the epilogue (when e) before each store. The
  * last chunk of the row is stored whole when spill (its extra lanes land on the next
  * output row, which the caller writes afterwards: a masked store is slow on some CPUs
@@ -218,9 +217,9 @@ static inline __attribute__((always_inline)) void dw_out_row(const float *r0, co
  * DW_DOUBLE floats: 14x14 and 7x7) copy the next channel while the current one is
  * computed, into a second buffer. Output rows are written in increasing address order,
  * the last chunk of each spilling onto the rows after it (dw_out_row), wherever the call
- * writes at least 8 more outputs after that row. A tap in the padding adds w * 0 to its sum where the
- * bounds-checked loops skip it: the same value. False (nothing written) when a padded
- * row would exceed DW_RING_MAX floats. Inlined with a constant stride. */
+ * writes at least 8 more outputs after that row. A tap in the padding adds w * 0 to its
+ * sum where the bounds-checked loops skip it: the same value. False (nothing written)
+ * when a padded row would exceed DW_RING_MAX floats. Inlined with a constant stride. */
 #define DW_RING_MAX 2048
 #define DW_DOUBLE 1024
 
@@ -246,7 +245,8 @@ static inline __attribute__((always_inline)) bool dw3x3_ring_s(const rill_conv_g
   float ring[3 * DW_RING_MAX];
   memset(ring, 0, (size_t)((all ? (dbl ? 2 : 1) * ph : 3) * pw) * sizeof(float));
   if (all && nch > 0)
-    for (int64_t ih = i0; ih < i1; ih++) dw_copy_row(ring + (ih + g->pt) * pw + g->pl, x + ih * g->w, n, full, inmask);
+    for (int64_t ih = i0; ih < i1; ih++)
+      dw_copy_row(ring + (ih + g->pt) * pw + g->pl, x + ih * g->w, n, full, inmask);
   for (int64_t ch = 0; ch < nch; ch++) {
     const float *xc = x + ch * hw, *wc = w + ch * 9;
     float *yc = y + ch * oh_n * ow;
@@ -257,7 +257,8 @@ static inline __attribute__((always_inline)) bool dw3x3_ring_s(const rill_conv_g
     if (all) {
       float *cur = ring + (dbl && (ch & 1) ? ph * pw : 0);
       if (!dbl && ch > 0)
-        for (int64_t ih = i0; ih < i1; ih++) dw_copy_row(cur + (ih + g->pt) * pw + g->pl, xc + ih * g->w, n, full, inmask);
+        for (int64_t ih = i0; ih < i1; ih++)
+          dw_copy_row(cur + (ih + g->pt) * pw + g->pl, xc + ih * g->w, n, full, inmask);
       if (dbl && ch + 1 < nch) {
         float *next = ring + ((ch + 1) & 1 ? ph * pw : 0);
         for (int64_t ih = i0; ih < i1; ih++)
@@ -265,8 +266,8 @@ static inline __attribute__((always_inline)) bool dw3x3_ring_s(const rill_conv_g
       }
       for (int64_t oh = 0; oh < oh_n; oh++) {
         const float *r0 = cur + oh * s * pw;
-        dw_out_row(r0, r0 + pw, r0 + 2 * pw, wv, s, ow, yc + oh * ow, rc ? rc + oh * ow : NULL, e, has_bias,
-                   bias, clamp, outmask, (nch - ch) * oh_n * ow - (oh + 1) * ow >= 8);
+        dw_out_row(r0, r0 + pw, r0 + 2 * pw, wv, s, ow, yc + oh * ow, rc ? rc + oh * ow : NULL, e,
+                   has_bias, bias, clamp, outmask, (nch - ch) * oh_n * ow - (oh + 1) * ow >= 8);
       }
       continue;
     }
