@@ -10,6 +10,7 @@
 
 #include "kernels/cpu/conv_epi.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/parts.h"
 #include "operators/fused_act.h"
 
 /* Below this many output columns OpenBLAS's sgemm beats its sgemv at M = 1 (the
@@ -84,6 +85,8 @@ rill_status *rill_cpu_fc_fp32(rill_kernel_ctx *ctx) {
   if (rill_overlaps(op, obytes, xp, rill_tensor_nbytes(x)) || rill_overlaps(op, obytes, wp, rill_tensor_nbytes(w)))
     return rill_kernel_error(ctx, "output Out (%s) must not share memory with its inputs",
                              rill_kout_name(ctx, 0, 0));
+  if (k * n >= RILL_BLAS_THREADED_GEMV && (m == 1 || m * k * n >= RILL_BLAS_THREADED_GEMM))
+    rill_cpu_parts_hush(); /* OpenBLAS may run its threads */
   if (k == 0)
     memset(op, 0, obytes);
   else if (m == 1 && n >= RILL_FC_GEMV_MIN_N)

@@ -25,7 +25,8 @@
  * (`sleepers`, checked after the state store: both sides use sequentially consistent
  * operations, so either the caller sees the sleeper or the sleeper sees the new state
  * before it waits). Between the ops of a model run the workers are still spinning, so a
- * part reaches a worker within a microsecond.
+ * part reaches a worker within a microsecond. rill_cpu_parts_hush ends the spinning
+ * early (`hush`), before a library call that runs threads of its own.
  *
  * Stalls. When the calling thread, done with the parts it took, waits more than
  * STALL_NS for the workers, a worker was most likely descheduled: the machine has fewer
@@ -43,6 +44,7 @@ static struct {
   atomic_uint_fast64_t state;
   atomic_int_fast64_t joined;
   atomic_int sleepers;
+  atomic_uint hush; /* bumped by rill_cpu_parts_hush: spinning workers go to sleep */
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int nworkers; /* started workers; under mu */
@@ -83,9 +85,11 @@ static void parts_take(int slot) {
 /* Waits until `state` differs from seen: spinning first, then asleep. */
 static uint64_t worker_wait(uint64_t seen) {
   int64_t start = now_ns(), t = start;
+  unsigned hush = atomic_load_explicit(&pool.hush, memory_order_relaxed);
   for (unsigned k = 1;; k++) {
     uint64_t s = atomic_load_explicit(&pool.state, memory_order_relaxed);
     if (s != seen) return s;
+    if (atomic_load_explicit(&pool.hush, memory_order_relaxed) != hush) break;
     if (t - start < SPIN_PAUSE_NS) CPU_RELAX();
     else sched_yield();
     if ((k & 15) == 0 && (t = now_ns()) - start > SPIN_NS) break;
@@ -194,5 +198,7 @@ bool rill_cpu_parts(int64_t threads, int64_t n, bool (*fn)(void *arg, int64_t pa
   atomic_flag_clear_explicit(&pool.busy, memory_order_release);
   return ok;
 }
+
+void rill_cpu_parts_hush(void) { atomic_fetch_add_explicit(&pool.hush, 1, memory_order_relaxed); }
 
 uint64_t rill_cpu_parts_pooled_calls(void) { return atomic_load(&pool.pooled); }

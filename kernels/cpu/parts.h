@@ -29,6 +29,17 @@
 bool rill_cpu_parts(int64_t threads, int64_t n, bool (*fn)(void *arg, int64_t part, int slot),
                     void *arg);
 
+/* Sends the pool's spinning workers to sleep now: for a kernel about to call a library
+ * that runs threads of its own (OpenBLAS threads a GEMM from 2^18 multiply-adds, a GEMV
+ * from 2^13), whose threads would otherwise share the cores with workers spinning
+ * for the next call. The next call wakes them (a few microseconds later than from a
+ * spin). Thread-safe. */
+void rill_cpu_parts_hush(void);
+/* The sizes from which OpenBLAS runs its own threads (its GEMM_MULTITHREAD_THRESHOLD
+ * defaults), for callers of rill_cpu_parts_hush. */
+#define RILL_BLAS_THREADED_GEMM (1 << 18)
+#define RILL_BLAS_THREADED_GEMV (1 << 13)
+
 /* Tests only: false turns off the inline runs after a stall (parts.c), so that slow
  * builds (sanitizers) keep using the pool. Set it before any call. */
 extern bool rill_cpu_parts_backoff;
