@@ -85,11 +85,12 @@ rill_status *rill_cpu_fc_fp32(rill_kernel_ctx *ctx) {
   if (rill_overlaps(op, obytes, xp, rill_tensor_nbytes(x)) || rill_overlaps(op, obytes, wp, rill_tensor_nbytes(w)))
     return rill_kernel_error(ctx, "output Out (%s) must not share memory with its inputs",
                              rill_kout_name(ctx, 0, 0));
-  if (k * n >= RILL_BLAS_THREADED_GEMV && (m == 1 || m * k * n >= RILL_BLAS_THREADED_GEMM))
+  bool gemv = m == 1 && n >= RILL_FC_GEMV_MIN_N;
+  if (gemv ? k * n >= RILL_BLAS_THREADED_GEMV : m * k * n >= RILL_BLAS_THREADED_GEMM)
     rill_cpu_parts_hush(); /* OpenBLAS may run its threads */
   if (k == 0)
     memset(op, 0, obytes);
-  else if (m == 1 && n >= RILL_FC_GEMV_MIN_N)
+  else if (gemv)
     cblas_sgemv(CblasRowMajor, CblasTrans, (int)k, (int)n, 1.0f, wp, (int)n, xp, 1, 0.0f, op, 1);
   else
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, xp, (int)k,
