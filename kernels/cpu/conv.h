@@ -11,8 +11,11 @@
  *            3x3 depthwise channel with stride 1 or 2 (MobileNet's) runs a kernel of
  *            its own: 8 output columns at a time with AVX2 FMA, the three input rows
  *            read once per output row, stride 2 by deinterleaving.
- * conv2d and conv2d_grad split a batch of small images on the im2col path by images over
- * the executor's threads, the filter gradient over fixed chunks of images (conv2d.c).
+ * The forward of one image is cut into fixed parts (ranges of depthwise channels, of a 1x1
+ * conv's columns or rows, of a first layer's output rows) run over the executor's threads
+ * on the kernel pool (parts.c), conv2d_fusion's epilogue (conv_epi.h) applied by each
+ * part. conv2d and conv2d_grad split a batch of small images on the im2col path by images
+ * over the executor's threads, the filter gradient over fixed chunks of images (conv2d.c).
  * RILL_CONV_PATH_DIRECT_GENERIC (forced only: tests, benchmarks) is the direct path
  * without the specialised kernels, the baseline they are checked and timed against. */
 #ifndef RILL_KERNELS_CPU_CONV_H

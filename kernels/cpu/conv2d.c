@@ -2,11 +2,13 @@
  * all on the engine in conv_impl.inc (see kernels/cpu/conv.h for the paths). */
 #include <cblas.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <string.h>
 
 #include "framework/base/alloc.h"
 #include "kernels/cpu/conv.h"
+#include "kernels/cpu/conv_epi.h"
 #include "framework/exec/device.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/parts.h"
@@ -123,61 +125,202 @@ static void dw3x3_row(const rill_conv_geom *g, const float *const rows[3], const
   dw3x3_cols(g, rows, wk, o, ow, yr);
 }
 
-/* Small images (deep layers: 14x14, 7x7) have few interior columns, so the row kernel
- * would run mostly its scalar borders. Instead the channel is copied into a zeroed,
- * padded buffer on the stack wide enough for whole 8-column chunks, and every output
- * runs vectorised with no bounds checks; the last chunk of a row is stored through a
- * small buffer. DW_PAD_MAX floats (24 KiB) bound the buffer. */
-#define DW_PAD_MAX 6144
+/* The epilogue a depthwise kernel applies as it stores (conv2d_fusion's, conv_epi.h):
+ * channel c's outputs become act((y + res) + bias[c]), clamp 1 (relu) or 2 (relu6). */
+typedef struct dw_epi {
+  const float *bias; /* per channel of the call, or NULL */
+  const float *res;  /* the output's layout, or NULL */
+  int clamp;
+} dw_epi;
 
-static bool dw3x3_padded(const rill_conv_geom *g, const float *x, const float *w, float *y) {
-  const int64_t s = g->sw, chunks = (g->ow + 7) / 8;
+/* 8 outputs from column o of three padded rows, stride s (a constant where inlined):
+ * the taps in the order of dw3x3_acc. */
+static inline __attribute__((always_inline)) __m256 dw3x3_acc_padded(const float *r0, const float *r1,
+                                                                    const float *r2, const __m256 wv[9],
+                                                                    int64_t s, int64_t o) {
+  const float *rows[3] = {r0, r1, r2};
+  __m256 acc = _mm256_setzero_ps();
+  _Pragma("GCC unroll 3") for (int k = 0; k < 3; k++) {
+    const float *p = rows[k] + o * s;
+    if (s == 1) {
+      acc = _mm256_fmadd_ps(wv[3 * k], _mm256_loadu_ps(p), acc);
+      acc = _mm256_fmadd_ps(wv[3 * k + 1], _mm256_loadu_ps(p + 1), acc);
+      acc = _mm256_fmadd_ps(wv[3 * k + 2], _mm256_loadu_ps(p + 2), acc);
+    } else {
+      __m256 e0, o0, e2, o2;
+      deinterleave8(p, &e0, &o0);
+      deinterleave8(p + 2, &e2, &o2);
+      acc = _mm256_fmadd_ps(wv[3 * k], e0, acc);
+      acc = _mm256_fmadd_ps(wv[3 * k + 1], o0, acc);
+      acc = _mm256_fmadd_ps(wv[3 * k + 2], e2, acc);
+    }
+  }
+  return acc;
+}
+
+/* The epilogue of 8 outputs (lanes of mask when masked). */
+static inline __attribute__((always_inline)) __m256 dw_epi_apply(__m256 v, const float *res, bool has_bias,
+                                                                 __m256 bias, int clamp, __m256i mask,
+                                                                 bool masked) {
+  if (res) v = _mm256_add_ps(v, masked ? _mm256_maskload_ps(res, mask) : _mm256_loadu_ps(res));
+  if (has_bias) v = _mm256_add_ps(v, bias);
+  if (clamp) v = _mm256_max_ps(v, _mm256_setzero_ps());
+  if (clamp == 2) v = _mm256_min_ps(v, _mm256_set1_ps(6.0f));
+  return v;
+}
+
+/* One input row into a padded row (dst at its first input column): 8 floats at a time,
+ * the last chunk through a masked load whose zero lanes land in the right padding. */
+static inline __attribute__((always_inline)) void dw_copy_row(float *dst, const float *src, int64_t n,
+                                                              int64_t full, __m256i inmask) {
+  for (int64_t o = 0; o < full; o += 8) {
+    __m256 v = _mm256_loadu_ps(src + o);
+    /* opaque to the compiler, which would otherwise call memmove for these rows of 7
+     * to 112 floats */
+    __asm__("" : "+x"(v));
+    _mm256_storeu_ps(dst + o, v);
+  }
+  if (full < n) _mm256_storeu_ps(dst + full, _mm256_maskload_ps(src + full, inmask));
+}
+
+/* One output row from three padded rows, the epilogue (when e) before each store. The
+ * last chunk of the row is stored whole when spill (its extra lanes land on the next
+ * output row, which the caller writes afterwards: a masked store is slow on some CPUs
+ * and 7x7 rows have nothing else), else through the mask. */
+static inline __attribute__((always_inline)) void dw_out_row(const float *r0, const float *r1, const float *r2,
+                                                             const __m256 wv[9], int64_t s, int64_t ow,
+                                                             float *yr, const float *rr, const dw_epi *e,
+                                                             bool has_bias, __m256 bias, int clamp,
+                                                             __m256i outmask, bool spill) {
+  int64_t o = 0;
+  for (; o + 8 <= ow; o += 8) {
+    __m256 v = dw3x3_acc_padded(r0, r1, r2, wv, s, o);
+    if (e) v = dw_epi_apply(v, rr ? rr + o : NULL, has_bias, bias, clamp, outmask, false);
+    _mm256_storeu_ps(yr + o, v);
+  }
+  if (o < ow) {
+    __m256 v = dw3x3_acc_padded(r0, r1, r2, wv, s, o);
+    if (e) v = dw_epi_apply(v, rr ? rr + o : NULL, has_bias, bias, clamp, outmask, true);
+    if (spill) _mm256_storeu_ps(yr + o, v);
+    else _mm256_maskstore_ps(yr + o, outmask, v);
+  }
+}
+
+/* Every 3x3 depthwise channel of a call goes through padded rows: each input row is
+ * copied once (dw_copy_row), rows in the top or bottom padding are zero rows, the left
+ * and right padding is zeroed once; every output then runs vectorised with no bounds
+ * checks, the last chunk of a row stored through a mask, and the epilogue (when given)
+ * applied before the store. Small images get a padded copy of the whole channel (up to
+ * 3 * DW_RING_MAX floats), larger ones a ring of three rows. Rows read right after they
+ * were written stall the loads on store forwarding (the loads straddle the stores), so
+ * a whole copy is made before the channel is read, and the smallest images (up to
+ * DW_DOUBLE floats: 14x14 and 7x7) copy the next channel while the current one is
+ * computed, into a second buffer. Output rows are written in increasing address order,
+ * the last chunk of each spilling onto the rows after it (dw_out_row), wherever the call
+ * writes at least 8 more outputs after that row. A tap in the padding adds w * 0 to its
+ * sum where the bounds-checked loops skip it: the same value. False (nothing written)
+ * when a padded row would exceed DW_RING_MAX floats. Inlined with a constant stride. */
+#define DW_RING_MAX 2048
+#define DW_DOUBLE 1024
+
+static inline __attribute__((always_inline)) bool dw3x3_ring_s(const rill_conv_geom *g, const float *x,
+                                                               const float *w, float *y, int64_t nch,
+                                                               const dw_epi *e, const int64_t s) {
+  const int64_t chunks = (g->ow + 7) / 8, ow = g->ow, oh_n = g->oh, hw = g->h * g->w;
   const int64_t pw = 8 * chunks * s + 18, ph = (g->oh - 1) * s + 3;
-  if (g->ow >= 32 || ph * pw > DW_PAD_MAX) return false;
-  float buf[DW_PAD_MAX];
-  memset(buf, 0, (size_t)(ph * pw) * sizeof(float));
-  for (int64_t ih = 0; ih < g->h; ih++) {
-    int64_t r = ih + g->pt;
-    if (r >= ph) break;
-    /* columns past pw hold no input any output reads */
-    int64_t n = g->w + g->pl <= pw ? g->w : pw - g->pl;
-    if (n > 0) memcpy(buf + r * pw + g->pl, x + ih * g->w, (size_t)n * sizeof(float));
-  }
-  __m256 wv[9];
-  for (int k = 0; k < 9; k++) wv[k] = _mm256_set1_ps(w[k]);
-  float tail[8];
-  for (int64_t oh = 0; oh < g->oh; oh++) {
-    const float *rows[3];
-    for (int k = 0; k < 3; k++) rows[k] = buf + (oh * s + k) * pw;
-    float *yr = y + oh * g->ow;
-    int64_t o = 0;
-    for (; o + 8 <= g->ow; o += 8) dw3x3_chunk(rows, wv, s, 0, o, yr);
-    if (o < g->ow) {
-      _mm256_storeu_ps(tail, dw3x3_acc(rows, wv, s, 0, o));
-      memcpy(yr + o, tail, (size_t)(g->ow - o) * sizeof(float));
+  if (pw > DW_RING_MAX) return false;
+  /* columns of an input row that land in the padded row (a row wider than the outputs
+   * need is cut), copied in full chunks and a masked last one */
+  int64_t n = g->w + g->pl <= pw ? g->w : pw - g->pl, full = n / 8 * 8, n8 = (n + 7) / 8 * 8;
+  if (n <= 0 || g->pl + n8 > pw) return false;
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i inmask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - full)), lanes);
+  const __m256i outmask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(ow - (chunks - 1) * 8)), lanes);
+  const bool all = ph * pw <= 3 * DW_RING_MAX; /* a padded copy of the channel, else a ring */
+  const bool dbl = ph * pw <= DW_DOUBLE;         /* two copies, the next one made ahead */
+  const int clamp = e ? e->clamp : 0;
+  const bool has_bias = e && e->bias;
+  /* input rows [i0, i1) land in padded rows [i0 + pt, i1 + pt) */
+  const int64_t i0 = 0, i1 = g->h + g->pt <= ph ? g->h : ph - g->pt;
+  float ring[3 * DW_RING_MAX];
+  memset(ring, 0, (size_t)((all ? (dbl ? 2 : 1) * ph : 3) * pw) * sizeof(float));
+  if (all && nch > 0)
+    for (int64_t ih = i0; ih < i1; ih++)
+      dw_copy_row(ring + (ih + g->pt) * pw + g->pl, x + ih * g->w, n, full, inmask);
+  for (int64_t ch = 0; ch < nch; ch++) {
+    const float *xc = x + ch * hw, *wc = w + ch * 9;
+    float *yc = y + ch * oh_n * ow;
+    const float *rc = e && e->res ? e->res + ch * oh_n * ow : NULL;
+    __m256 wv[9];
+    for (int k = 0; k < 9; k++) wv[k] = _mm256_set1_ps(wc[k]);
+    __m256 bias = has_bias ? _mm256_set1_ps(e->bias[ch]) : _mm256_setzero_ps();
+    if (all) {
+      float *cur = ring + (dbl && (ch & 1) ? ph * pw : 0);
+      if (!dbl && ch > 0)
+        for (int64_t ih = i0; ih < i1; ih++)
+          dw_copy_row(cur + (ih + g->pt) * pw + g->pl, xc + ih * g->w, n, full, inmask);
+      if (dbl && ch + 1 < nch) {
+        float *next = ring + ((ch + 1) & 1 ? ph * pw : 0);
+        for (int64_t ih = i0; ih < i1; ih++)
+          dw_copy_row(next + (ih + g->pt) * pw + g->pl, xc + hw + ih * g->w, n, full, inmask);
+      }
+      for (int64_t oh = 0; oh < oh_n; oh++) {
+        const float *r0 = cur + oh * s * pw;
+        dw_out_row(r0, r0 + pw, r0 + 2 * pw, wv, s, ow, yc + oh * ow, rc ? rc + oh * ow : NULL, e,
+                   has_bias, bias, clamp, outmask, (nch - ch) * oh_n * ow - (oh + 1) * ow >= 8);
+      }
+      continue;
+    }
+    int64_t have = -1; /* the last padded row copied into the ring */
+    for (int64_t oh = 0; oh < oh_n; oh++) {
+      for (int64_t r = have + 1; r < oh * s + 3; r++) {
+        have = r;
+        float *dst = ring + (r % 3) * pw + g->pl;
+        int64_t ih = r - g->pt;
+        if (ih < 0 || ih >= g->h)
+          for (int64_t o = 0; o < n8; o += 8) _mm256_storeu_ps(dst + o, _mm256_setzero_ps());
+        else
+          dw_copy_row(dst, xc + ih * g->w, n, full, inmask);
+      }
+      int64_t r = oh * s;
+      dw_out_row(ring + (r % 3) * pw, ring + ((r + 1) % 3) * pw, ring + ((r + 2) % 3) * pw, wv, s, ow,
+                 yc + oh * ow, rc ? rc + oh * ow : NULL, e, has_bias, bias, clamp, outmask,
+                 (nch - ch) * oh_n * ow - (oh + 1) * ow >= 8);
     }
   }
   return true;
 }
 
-/* y = conv(x, w) for one channel of a depthwise 3x3 conv with stride 1 or 2 and no
- * dilation; false (nothing written) for any other geometry. */
-static bool dw3x3_f32(const rill_conv_geom *g, const float *x, const float *w, float *y) {
+static bool dw3x3_ring(const rill_conv_geom *g, const float *x, const float *w, float *y, int64_t nch,
+                       const dw_epi *e) {
+  return g->sw == 1 ? dw3x3_ring_s(g, x, w, y, nch, e, 1) : dw3x3_ring_s(g, x, w, y, nch, e, 2);
+}
+
+/* y = conv(x, w) for nch consecutive channels of a depthwise 3x3 conv with stride 1 or 2
+ * and no dilation (x [nch, h, w], w [nch, 1, 3, 3], y [nch, oh, ow]), with the epilogue
+ * e when not NULL (dw3x3_ring only: false when it cannot take the geometry); false
+ * (nothing written) for any other geometry. */
+static bool dw3x3_f32(const rill_conv_geom *g, const float *x, const float *w, float *y, int64_t nch,
+                      const dw_epi *e) {
   if (g->kh != 3 || g->kw != 3 || g->dh != 1 || g->dw != 1 || g->sh != g->sw ||
-      (g->sw != 1 && g->sw != 2))
+      (g->sw != 1 && g->sw != 2) || g->oh <= 0 || g->ow <= 0)
     return false;
-  if (dw3x3_padded(g, x, w, y)) return true;
-  for (int64_t oh = 0; oh < g->oh; oh++) {
-    const float *rows[3];
-    for (int k = 0; k < 3; k++) {
-      int64_t ih = oh * g->sh - g->pt + k;
-      rows[k] = ih >= 0 && ih < g->h ? x + ih * g->w : NULL;
+  if (dw3x3_ring(g, x, w, y, nch, e)) return true;
+  if (e) return false;
+  for (int64_t ch = 0; ch < nch; ch++) {
+    const float *xc = x + ch * g->h * g->w;
+    for (int64_t oh = 0; oh < g->oh; oh++) {
+      const float *rows[3];
+      for (int k = 0; k < 3; k++) {
+        int64_t ih = oh * g->sh - g->pt + k;
+        rows[k] = ih >= 0 && ih < g->h ? xc + ih * g->w : NULL;
+      }
+      dw3x3_row(g, rows, w + ch * 9, y + ch * g->oh * g->ow + oh * g->ow);
     }
-    dw3x3_row(g, rows, w, y + oh * g->ow);
   }
   return true;
 }
-#define DW_FAST(g, x, w, y) dw3x3_f32(g, x, w, y)
+#define DW_FAST(g, x, w, y, nch) dw3x3_f32(g, x, w, y, nch, NULL)
 
 /* d[i] = s[2 i] for i in a prefix of [0, n), 8 at a time; reads s[0 .. 2 i + 15] per
  * chunk, so a chunk runs only while that stays inside s[0 .. 2 (n - 1)]. The im2col of
@@ -193,12 +336,22 @@ static int64_t gather2_f32(float *restrict d, const float *restrict s, int64_t n
 }
 #define GATHER2(d, s, n) gather2_f32(d, s, n)
 
+/* An epilogue applied as the small-K GEMM stores c (conv2d_fusion's bias, residual and
+ * clamp, kernels/cpu/conv_epi.h): row i of c becomes (c + res) + bias[i], then clamped
+ * at 0 (clamp 1) or to [0, 6] (clamp 2). res has c's layout with its own stride. */
+typedef struct sk_epi {
+  const float *bias; /* per row of c, or NULL */
+  const float *res;  /* or NULL */
+  int64_t ldr;
+  int clamp;
+} sk_epi;
+
 /* One block of c = a b (row-major, no transposes) for the small-K GEMM below: mb (1..4)
  * rows of c by nv (1..3) vectors of 8 columns, the last vector masked when tail. Inlined
  * with constant mb, nv and tail, so the accumulators stay in registers. */
 static inline __attribute__((always_inline)) void smallk_block(
     int mb, int nv, bool tail, __m256i mask, int64_t kk, const float *a, int64_t lda,
-    const float *b, int64_t ldb, float *c, int64_t ldc) {
+    const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e) {
   __m256 acc[4][3];
   _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++)
     _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) acc[i][v] = _mm256_setzero_ps();
@@ -212,6 +365,23 @@ static inline __attribute__((always_inline)) void smallk_block(
       _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) acc[i][v] = _mm256_fmadd_ps(ai, bv[v], acc[i][v]);
     }
   }
+  if (e) {
+    __m256 zero = _mm256_setzero_ps(), six = _mm256_set1_ps(6.0f);
+    _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++) {
+      __m256 bi = e->bias ? _mm256_set1_ps(e->bias[i]) : zero;
+      _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) {
+        __m256 t = acc[i][v];
+        if (e->res) {
+          const float *r = e->res + i * e->ldr + 8 * v;
+          t = _mm256_add_ps(t, tail && v == nv - 1 ? _mm256_maskload_ps(r, mask) : _mm256_loadu_ps(r));
+        }
+        if (e->bias) t = _mm256_add_ps(t, bi);
+        if (e->clamp) t = _mm256_max_ps(t, zero);
+        if (e->clamp == 2) t = _mm256_min_ps(t, six);
+        acc[i][v] = t;
+      }
+    }
+  }
   _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++)
     _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) {
       if (tail && v == nv - 1) _mm256_maskstore_ps(c + i * ldc + 8 * v, mask, acc[i][v]);
@@ -219,31 +389,105 @@ static inline __attribute__((always_inline)) void smallk_block(
     }
 }
 
+/* The epilogue of the rows from i on (its bias and residual advanced to them). */
+static inline sk_epi *sk_epi_at(const sk_epi *e, sk_epi *tmp, int64_t i, int64_t j) {
+  if (!e) return NULL;
+  *tmp = *e;
+  if (tmp->bias) tmp->bias += i;
+  if (tmp->res) tmp->res += i * e->ldr + j;
+  return tmp;
+}
+
 /* Rows mb of c for the columns [j, j + 24): full blocks of 4 rows, then one row at a
  * time. */
 static inline __attribute__((always_inline)) void smallk_cols(
     int nv, bool tail, __m256i mask, int64_t m, int64_t kk, const float *a, int64_t lda,
-    const float *b, int64_t ldb, float *c, int64_t ldc) {
+    const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e, int64_t j) {
   int64_t i = 0;
-  for (; i + 4 <= m; i += 4) smallk_block(4, nv, tail, mask, kk, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
-  for (; i < m; i++) smallk_block(1, nv, tail, mask, kk, a + i * lda, lda, b, ldb, c + i * ldc, ldc);
+  sk_epi t;
+  for (; i + 4 <= m; i += 4)
+    smallk_block(4, nv, tail, mask, kk, a + i * lda, lda, b, ldb, c + i * ldc, ldc, sk_epi_at(e, &t, i, j));
+  for (; i < m; i++)
+    smallk_block(1, nv, tail, mask, kk, a + i * lda, lda, b, ldb, c + i * ldc, ldc, sk_epi_at(e, &t, i, j));
 }
 
 /* c = a b for a k too small for a GEMM library to earn back its packing (first layers:
  * 3 channels x 3 x 3 taps = 27; 1x1 convs over few channels): each block of 24 columns of
- * b is read from cache by every 4 rows of a, c is written once, nothing is copied. */
+ * b is read from cache by every 4 rows of a, c is written once, nothing is copied. With
+ * e, its epilogue is applied to each block as it is stored. Every element of c is the
+ * same sum over k in order, whichever block holds it, so c does not depend on how the
+ * caller splits it into rows or columns. */
 static void smallk_sgemm(int64_t m, int64_t n, int64_t kk, const float *a, int64_t lda,
-                         const float *b, int64_t ldb, float *c, int64_t ldc) {
+                         const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e) {
   int64_t j = 0;
   __m256i all = _mm256_set1_epi32(-1);
-  for (; j + 24 <= n; j += 24) smallk_cols(3, false, all, m, kk, a, lda, b + j, ldb, c + j, ldc);
+  for (; j + 24 <= n; j += 24) smallk_cols(3, false, all, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
   if (j < n) {
     int64_t r = n - j, nv = (r + 7) / 8, last = r - 8 * (nv - 1);
     __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)last), lanes);
-    if (nv == 3) smallk_cols(3, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc);
-    else if (nv == 2) smallk_cols(2, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc);
-    else smallk_cols(1, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc);
+    if (nv == 3) smallk_cols(3, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
+    else if (nv == 2) smallk_cols(2, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
+    else smallk_cols(1, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
+  }
+}
+
+/* Columns [j0, n) of c = a b (with e's epilogue) as dot products, for the last column or
+ * two of a small image's GEMM (7x7: 49 = 6 x 8 + 1), which the kernel above would run
+ * as a masked vector of mostly idle lanes in every block of 4 rows, at the cost of a
+ * whole vector. Each column of b is gathered once; 4 rows at a time run a sum each over
+ * k in 8 interleaved partial sums, added in a fixed order, then the last k % 8 terms in
+ * order: the result depends on a, b and k only. DOT_MAX_K bounds k (the caller runs
+ * the kernel above beyond it). */
+#define DOT_MAX_K 4096
+
+static inline float hsum8(__m256 v) {
+  float t[8];
+  _mm256_storeu_ps(t, v);
+  return ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
+}
+
+static inline float sk_epi_scalar(float v, const sk_epi *e, int64_t i, int64_t j) {
+  if (!e) return v;
+  if (e->res) v += e->res[i * e->ldr + j];
+  if (e->bias) v += e->bias[i];
+  if (e->clamp) v = v > 0.0f ? v : 0.0f;
+  if (e->clamp == 2) v = v < 6.0f ? v : 6.0f;
+  return v;
+}
+
+static void dot_cols(int64_t m, int64_t j0, int64_t n, int64_t kk, const float *a, int64_t lda,
+                     const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e) {
+  float col[DOT_MAX_K];
+  const int64_t k8 = kk / 8 * 8;
+  for (int64_t j = j0; j < n; j++) {
+    for (int64_t k = 0; k < kk; k++) col[k] = b[k * ldb + j];
+    int64_t i = 0;
+    for (; i + 4 <= m; i += 4) {
+      const float *a0 = a + i * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;
+      __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+      for (int64_t k = 0; k < k8; k += 8) {
+        __m256 bv = _mm256_loadu_ps(col + k);
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a0 + k), bv, s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a1 + k), bv, s1);
+        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a2 + k), bv, s2);
+        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a3 + k), bv, s3);
+      }
+      float v[4] = {hsum8(s0), hsum8(s1), hsum8(s2), hsum8(s3)};
+      const float *ar[4] = {a0, a1, a2, a3};
+      for (int r = 0; r < 4; r++) {
+        for (int64_t k = k8; k < kk; k++) v[r] = fmaf(ar[r][k], col[k], v[r]);
+        c[(i + r) * ldc + j] = sk_epi_scalar(v[r], e, i + r, j);
+      }
+    }
+    for (; i < m; i++) {
+      const float *ai = a + i * lda;
+      __m256 s0 = _mm256_setzero_ps();
+      for (int64_t k = 0; k < k8; k += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(ai + k), _mm256_loadu_ps(col + k), s0);
+      float v = hsum8(s0);
+      for (int64_t k = k8; k < kk; k++) v = fmaf(ai[k], col[k], v);
+      c[i * ldc + j] = sk_epi_scalar(v, e, i, j);
+    }
   }
 }
 
@@ -258,7 +502,7 @@ static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBL
                        float beta, float *c, int ldc) {
   if (order == CblasRowMajor && ta == CblasNoTrans && tb == CblasNoTrans && alpha == 1.0f &&
       beta == 0.0f && kk >= 1 && kk <= SMALLK_MAX && smallk_on) {
-    smallk_sgemm(m, n, kk, a, lda, b, ldb, c, ldc);
+    smallk_sgemm(m, n, kk, a, lda, b, ldb, c, ldc, NULL);
     return;
   }
   cblas_sgemm(order, ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -267,7 +511,7 @@ static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBL
 /* 8 elements from s to d (unfold_images' row chunks) in one 256-bit move. */
 #define COPY8(d, s) _mm256_storeu_ps(d, _mm256_loadu_ps(s))
 #else
-#define DW_FAST(g, x, w, y) false
+#define DW_FAST(g, x, w, y, nch) false
 #define GATHER2(d, s, n) 0
 #define SGEMM cblas_sgemm
 #define COPY8(d, s) memcpy(d, s, 8 * sizeof(T))
@@ -283,7 +527,7 @@ static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBL
 #undef DW_FAST
 #undef GATHER2
 #undef COPY8
-#define DW_FAST(g, x, w, y) false
+#define DW_FAST(g, x, w, y, nch) false
 #define GATHER2(d, s, n) 0
 #define COPY8(d, s) memcpy(d, s, 8 * sizeof(T))
 
@@ -351,75 +595,231 @@ static rill_status *check_dy(rill_kernel_ctx *ctx, const rill_tensor *dy, const 
 #define ENGINE(dt, name, ...) \
   ((dt) == RILL_DTYPE_FP32 ? name##_f32(__VA_ARGS__) : name##_f64(__VA_ARGS__))
 
-/* Threads inside a large direct conv (depthwise layers: OpenBLAS already threads the
- * GEMM of the other paths). Each thread takes a contiguous range of groups, as a conv of
- * its own over those channels, for every image; the calling thread takes the last
- * range. Below DIRECT_THREAD_MACS multiply-adds a thread costs more than it saves. */
-#define DIRECT_THREAD_MACS (1 << 20)
-#define DIRECT_MAX_THREADS 16
+/* ---- The forward in fixed parts over the kernel pool (parts.c) ----
+ * A conv of one image is cut into parts that depend on its geometry only, each run by
+ * whichever of the executor's threads takes it (rill_cpu_parts, persistent workers);
+ * with an epilogue (conv2d_fusion's bias, residual and activation) each part applies it
+ * to its own outputs while they are still in cache (inside the GEMM's stores on the
+ * small-K kernel). A part computes every one of its outputs with the same code whatever
+ * the split, so the result is bit for bit the same for any number of threads.
+ *   direct - contiguous ranges of groups (depthwise channels), each a conv of its own;
+ *   1x1    - (float, AVX2) one image's GEMM y = w x by ranges of columns (output
+ *            positions) or, when the image is small (7x7 layers), of rows (output
+ *            channels), on the small-K kernel reading w and x in place;
+ *   im2col - (float, AVX2, k = c * kh * kw <= SMALLK_MAX: first layers) blocks of
+ *            output rows, each unfolded into its thread's buffer and multiplied by the
+ *            small-K kernel.
+ * Other convs run whole (OpenBLAS threads their GEMMs), then the epilogue in one pass.
+ * PART_MACS is about the work of one part: enough to pay for handing it to another
+ * thread (a spinning worker takes a part within a microsecond) and small enough that a
+ * thread the machine does not schedule holds up little. */
+#define PART_MACS (1 << 17)
+/* A 1x1 conv whose weights exceed this many floats stays on OpenBLAS when split by
+ * columns (the small-K kernel would read all of w again for every 24 columns). */
+#define FAST_1X1_MAX_W (64 * 1024)
+/* 1x1 convs with at least this many output positions are split by columns. */
+#define FAST_1X1_COLS 192
 
-typedef struct direct_part {
+enum { FWD_DIRECT, FWD_1X1, FWD_IM2COL };
+
+typedef struct fwd_split {
   const rill_conv_geom *g;
   rill_dtype dt;
+  int path, kind;
   const void *x, *w;
   void *y;
-  int64_t g0, g1;
-  pthread_t tid;
-  bool started;
-} direct_part;
+  const rill_conv_epi *epi; /* float only; NULL: none */
+  int64_t per_img;          /* parts per image */
+  int64_t chunk;            /* groups (direct), columns or rows (1x1), output rows (im2col) */
+  bool by_cols;             /* 1x1 */
+  float *col;               /* im2col: col_n floats per slot */
+  size_t col_n;
+} fwd_split;
 
-static void *direct_part_run(void *arg) {
-  direct_part *pt = arg;
-  const rill_conv_geom *g = pt->g;
-  int64_t c_g = g->c / g->groups, m_g = g->m / g->groups, k = c_g * g->kh * g->kw;
-  int64_t hw = g->h * g->w, p = g->oh * g->ow, es = pt->dt == RILL_DTYPE_FP32 ? 4 : 8;
-  rill_conv_geom sub = *g;
-  sub.n = 1;
-  sub.groups = pt->g1 - pt->g0;
-  sub.c = c_g * sub.groups;
-  sub.m = m_g * sub.groups;
-  for (int64_t n = 0; n < g->n; n++) {
-    const char *x = (const char *)pt->x + (n * g->c + pt->g0 * c_g) * hw * es;
-    const char *w = (const char *)pt->w + pt->g0 * m_g * k * es;
-    char *y = (char *)pt->y + (n * g->m + pt->g0 * m_g) * p * es;
-    /* The direct path allocates nothing, so it cannot fail. */
-    (void)ENGINE(pt->dt, conv_fwd, &sub, (const void *)x, (const void *)w, (void *)y,
-                 rill_conv_force_path == RILL_CONV_PATH_DIRECT_GENERIC ? RILL_CONV_PATH_DIRECT_GENERIC
-                                                                      : RILL_CONV_PATH_DIRECT);
-  }
-  return NULL;
+static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+#if defined(__AVX2__) && defined(__FMA__)
+/* The small-K GEMM's share of an epilogue: bias, residual, relu / relu6 in its stores;
+ * sigmoid and tanh are left to a pass (rill_epi_apply with only the activation). */
+static const sk_epi *sk_epi_for(const rill_conv_epi *e, const float *bias, const float *res, int64_t ldr,
+                                sk_epi *out) {
+  if (!e) return NULL;
+  *out = (sk_epi){.bias = e->bias ? bias : NULL, .res = e->res ? res : NULL, .ldr = ldr,
+                  .clamp = e->act == RILL_FUSED_RELU ? 1 : e->act == RILL_FUSED_RELU6 ? 2 : 0};
+  return out;
 }
 
-static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_geom *g,
-                         const void *x, const void *w, void *y, int path) {
-  int64_t threads = ctx->device ? ctx->device->num_threads : 1;
-  double macs = (double)g->n * (double)g->m * (double)(g->oh * g->ow) * (double)(g->kh * g->kw) *
-                (double)(g->c / g->groups);
-  if (threads > g->groups) threads = g->groups;
-  if (threads > DIRECT_MAX_THREADS) threads = DIRECT_MAX_THREADS;
-  if ((path != RILL_CONV_PATH_DIRECT && path != RILL_CONV_PATH_DIRECT_GENERIC) || threads < 2 ||
-      macs < DIRECT_THREAD_MACS) {
-#if defined(__AVX2__) && defined(__FMA__)
-    smallk_on = path == RILL_CONV_PATH_IM2COL;
-    bool ok = ENGINE(dt, conv_fwd, g, x, w, y, path);
-    smallk_on = false;
-    return ok;
-#else
-    return ENGINE(dt, conv_fwd, g, x, w, y, path);
+static void sk_epi_rest(const rill_conv_epi *e, float *y, int64_t ldy, int64_t rows, int64_t cols) {
+  if (!e || (e->act != RILL_FUSED_SIGMOID && e->act != RILL_FUSED_TANH)) return;
+  rill_conv_epi act = {.act = e->act};
+  rill_epi_apply(&act, y, NULL, ldy, 0, rows, 0, cols);
+}
 #endif
+
+static bool fwd_part(void *arg, int64_t i, int slot) {
+  const fwd_split *s = arg;
+  const rill_conv_geom *g = s->g;
+  int64_t img = i / s->per_img, j = i % s->per_img;
+  int64_t p = g->oh * g->ow, hw = g->h * g->w;
+  if (s->kind == FWD_DIRECT) {
+    int64_t c_g = g->c / g->groups, m_g = g->m / g->groups, k = c_g * g->kh * g->kw;
+    int64_t g0 = j * s->chunk, g1 = min64(g->groups, g0 + s->chunk);
+    size_t es = s->dt == RILL_DTYPE_FP32 ? 4 : 8;
+    rill_conv_geom sub = *g;
+    sub.n = 1;
+    sub.groups = g1 - g0;
+    sub.c = c_g * sub.groups;
+    sub.m = m_g * sub.groups;
+    const char *x = (const char *)s->x + (size_t)((img * g->c + g0 * c_g) * hw) * es;
+    const char *w = (const char *)s->w + (size_t)(g0 * m_g * k) * es;
+    char *y = (char *)s->y + (size_t)((img * g->m + g0 * m_g) * p) * es;
+#if defined(__AVX2__) && defined(__FMA__)
+    /* a 3x3 depthwise range with the epilogue in its stores */
+    if (s->epi && s->path == RILL_CONV_PATH_DIRECT && c_g == 1 && m_g == 1 &&
+        (s->epi->act == RILL_FUSED_IDENTITY || s->epi->act == RILL_FUSED_RELU ||
+         s->epi->act == RILL_FUSED_RELU6)) {
+      dw_epi e = {.bias = s->epi->bias ? s->epi->bias + g0 : NULL,
+                  .res = s->epi->res ? s->epi->res + (img * g->m + g0) * p : NULL,
+                  .clamp = s->epi->act == RILL_FUSED_RELU ? 1 : s->epi->act == RILL_FUSED_RELU6 ? 2 : 0};
+      if (dw3x3_f32(&sub, (const float *)x, (const float *)w, (float *)y, g1 - g0, &e)) return true;
+    }
+#endif
+    /* The direct path allocates nothing, so it cannot fail. */
+    (void)ENGINE(s->dt, conv_fwd, &sub, (const void *)x, (const void *)w, (void *)y, s->path);
+    if (s->epi) {
+      float *yi = (float *)s->y + img * g->m * p;
+      const float *ri = s->epi->res ? s->epi->res + img * g->m * p : NULL;
+      rill_epi_apply(s->epi, yi, ri, p, g0 * m_g, g1 * m_g, 0, p);
+    }
+    return true;
   }
-  direct_part parts[DIRECT_MAX_THREADS];
-  for (int64_t t = 0; t < threads; t++) {
-    parts[t] = (direct_part){.g = g, .dt = dt, .x = x, .w = w, .y = y,
-                             .g0 = g->groups * t / threads, .g1 = g->groups * (t + 1) / threads};
-    if (t + 1 < threads) parts[t].started = pthread_create(&parts[t].tid, NULL, direct_part_run, &parts[t]) == 0;
+#if defined(__AVX2__) && defined(__FMA__)
+  const float *x = (const float *)s->x + img * g->c * hw, *w = s->w;
+  float *y = (float *)s->y + img * g->m * p;
+  const float *res = s->epi && s->epi->res ? s->epi->res + img * g->m * p : NULL;
+  const float *bias = s->epi ? s->epi->bias : NULL;
+  sk_epi e;
+  if (s->kind == FWD_1X1) {
+    int64_t r0 = 0, r1 = g->m, c0 = 0, c1 = p;
+    if (s->by_cols) {
+      c0 = j * s->chunk;
+      c1 = min64(p, c0 + s->chunk);
+    } else {
+      r0 = j * s->chunk;
+      r1 = min64(g->m, r0 + s->chunk);
+    }
+    float *yb = y + r0 * p + c0;
+    const sk_epi *ep = sk_epi_for(s->epi, bias ? bias + r0 : NULL, res ? res + r0 * p + c0 : NULL, p, &e);
+    /* split by rows, every part holds the image's last columns: one or two of them
+     * as dot products (the same columns whatever the split) */
+    int64_t tail = !s->by_cols && (c1 - c0) % 8 <= 2 && g->c <= DOT_MAX_K ? (c1 - c0) % 8 : 0;
+    smallk_sgemm(r1 - r0, c1 - c0 - tail, g->c, w + r0 * g->c, g->c, x + c0, p, yb, p, ep);
+    if (tail) dot_cols(r1 - r0, c1 - c0 - tail, c1 - c0, g->c, w + r0 * g->c, g->c, x + c0, p, yb, p, ep);
+    sk_epi_rest(s->epi, yb, p, r1 - r0, c1 - c0);
+    return true;
   }
-  direct_part_run(&parts[threads - 1]);
-  for (int64_t t = 0; t + 1 < threads; t++) {
-    if (parts[t].started) pthread_join(parts[t].tid, NULL);
-    else direct_part_run(&parts[t]); /* no thread to be had: run it here */
-  }
+  /* FWD_IM2COL */
+  int64_t k = g->c * g->kh * g->kw, r0 = j * s->chunk, r1 = min64(g->oh, r0 + s->chunk);
+  int64_t nc = (r1 - r0) * g->ow;
+  float *col = s->col + (size_t)slot * s->col_n;
+  im2col_f32(g, g->c, x, col, r0, r1);
+  float *yb = y + r0 * g->ow;
+  smallk_sgemm(g->m, nc, k, w, k, col, nc, yb, p,
+               sk_epi_for(s->epi, bias, res ? res + r0 * g->ow : NULL, p, &e));
+  sk_epi_rest(s->epi, yb, p, g->m, nc);
   return true;
+#else
+  (void)slot;
+  return false;
+#endif
+}
+
+/* Plans the split of one image's forward (fills kind, chunk, per_img, by_cols); false
+ * when the conv runs whole. */
+static bool fwd_plan(fwd_split *s) {
+  const rill_conv_geom *g = s->g;
+  int64_t c_g = g->c / g->groups, m_g = g->m / g->groups, p = g->oh * g->ow;
+  int64_t k = c_g * g->kh * g->kw;
+  if (p <= 0 || k <= 0 || g->m <= 0) return false;
+  if (s->path == RILL_CONV_PATH_DIRECT || s->path == RILL_CONV_PATH_DIRECT_GENERIC) {
+    int64_t per_group = m_g * p * k;
+    s->kind = FWD_DIRECT;
+    s->chunk = per_group >= PART_MACS ? 1 : PART_MACS / per_group;
+    s->per_img = (g->groups + s->chunk - 1) / s->chunk;
+    return true;
+  }
+#if defined(__AVX2__) && defined(__FMA__)
+  if (s->dt != RILL_DTYPE_FP32 || g->groups != 1) return false;
+  if (s->path == RILL_CONV_PATH_1X1) {
+    s->kind = FWD_1X1;
+    s->by_cols = p >= FAST_1X1_COLS;
+    if (s->by_cols) {
+      if (g->m * g->c > FAST_1X1_MAX_W) return false;
+      int64_t blocks = PART_MACS / (g->m * g->c * 24);
+      s->chunk = 24 * (blocks < 1 ? 1 : blocks);
+      s->per_img = (p + s->chunk - 1) / s->chunk;
+    } else {
+      int64_t rows = PART_MACS / (p * g->c);
+      s->chunk = 4 * (rows < 4 ? 1 : rows / 4);
+      s->per_img = (g->m + s->chunk - 1) / s->chunk;
+    }
+    return true;
+  }
+  if (s->path == RILL_CONV_PATH_IM2COL && k <= SMALLK_MAX) {
+    int64_t rows = PART_MACS / (g->m * k * g->ow), least = (256 + g->ow - 1) / g->ow;
+    s->kind = FWD_IM2COL;
+    s->chunk = rows < least ? least : rows;
+    if (s->chunk > g->oh) s->chunk = g->oh;
+    s->per_img = (g->oh + s->chunk - 1) / s->chunk;
+    s->col_n = (size_t)(k * s->chunk * g->ow);
+    return true;
+  }
+#endif
+  return false;
+}
+
+/* y = conv(x, w) for the whole batch, then the epilogue (float only) when given. False
+ * when out of memory. */
+static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_geom *g,
+                         const void *x, const void *w, void *y, int path, const rill_conv_epi *epi) {
+  int64_t threads = ctx->device ? ctx->device->num_threads : 1;
+  fwd_split s = {.g = g, .dt = dt, .path = path, .x = x, .w = w, .y = y, .epi = epi};
+  if (fwd_plan(&s)) {
+    int64_t parts = g->n * s.per_img;
+    if (threads > parts) threads = parts;
+    /* Small first layers (mnist_conv_bn's: 3 parts, ~8 us) ran 10-20% slower split than
+     * inline, beside OpenBLAS's threads in the same model: an im2col conv takes a
+     * second thread only from two parts a thread. */
+    if (s.kind == FWD_IM2COL && threads > parts / 2) threads = parts / 2;
+    if (threads > RILL_PARTS_MAX_THREADS) threads = RILL_PARTS_MAX_THREADS;
+    if (threads < 1) threads = 1;
+    if (s.kind == FWD_IM2COL) {
+      s.col = rill_aligned_alloc((size_t)threads * s.col_n * sizeof(float), RILL_TENSOR_ALIGN);
+      if (!s.col) return false;
+    }
+    bool ok = rill_cpu_parts(threads, parts, fwd_part, &s);
+    rill_free(s.col);
+    return ok;
+  }
+  /* OpenBLAS may thread the GEMMs of a conv that runs whole */
+  if (path != RILL_CONV_PATH_DIRECT && path != RILL_CONV_PATH_DIRECT_GENERIC &&
+      (double)g->m / (double)g->groups * (double)(g->oh * g->ow) * (double)(g->c / g->groups * g->kh * g->kw) >=
+          RILL_BLAS_THREADED_GEMM)
+    rill_cpu_parts_hush();
+#if defined(__AVX2__) && defined(__FMA__)
+  smallk_on = path == RILL_CONV_PATH_IM2COL;
+  bool ok = ENGINE(dt, conv_fwd, g, x, w, y, path);
+  smallk_on = false;
+#else
+  bool ok = ENGINE(dt, conv_fwd, g, x, w, y, path);
+#endif
+  if (ok && epi) {
+    int64_t p = g->oh * g->ow;
+    for (int64_t n = 0; n < g->n; n++)
+      rill_epi_apply(epi, (float *)y + n * g->m * p, epi->res ? epi->res + n * g->m * p : NULL, p, 0,
+                     g->m, 0, p);
+  }
+  return ok;
 }
 
 /* Batches of small images (MNIST-sized convs): each image's GEMM is below the size from
@@ -543,7 +943,7 @@ static bool conv_images_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv
   return ok;
 }
 
-static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
+static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_epi *epi) {
   rill_tensor *x, *f, *y;
   RILL_TRY(rill_kin_need(ctx, 0, 0, dt, &x));
   RILL_TRY(rill_kin_need(ctx, 1, 0, dt, &f));
@@ -559,12 +959,24 @@ static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
     return rill_kernel_error(ctx, "output Output (%s) must not share memory with Input (%s)",
                              rill_kout_name(ctx, 0, 0), rill_kin_name(ctx, 0, 0));
   int path = conv_pick(&g);
-  bool ok = conv_split_images(&g, path)
-                ? conv_images_run(ctx, dt, &g, SPLIT_FWD, rill_tensor_ptr(x), rill_tensor_ptr(f), NULL,
-                                  rill_tensor_ptr(y), path)
-                : conv_fwd_run(ctx, dt, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(y),
-                               path);
+  bool ok;
+  if (conv_split_images(&g, path)) {
+    ok = conv_images_run(ctx, dt, &g, SPLIT_FWD, rill_tensor_ptr(x), rill_tensor_ptr(f), NULL,
+                         rill_tensor_ptr(y), path);
+    if (ok && epi) {
+      int64_t p = g.oh * g.ow;
+      float *yp = rill_tensor_ptr(y);
+      for (int64_t n = 0; n < g.n; n++)
+        rill_epi_apply(epi, yp + n * g.m * p, epi->res ? epi->res + n * g.m * p : NULL, p, 0, g.m, 0, p);
+    }
+  } else {
+    ok = conv_fwd_run(ctx, dt, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(y), path, epi);
+  }
   return ok ? NULL : rill_oom();
+}
+
+rill_status *rill_cpu_conv2d_epi_fp32(rill_kernel_ctx *ctx, const rill_conv_epi *epi) {
+  return conv_forward(ctx, RILL_DTYPE_FP32, epi);
 }
 
 static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
@@ -638,14 +1050,14 @@ static rill_status *convt_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   return NULL;
 }
 
-rill_status *rill_cpu_conv2d_fp32(rill_kernel_ctx *ctx) { return conv_forward(ctx, RILL_DTYPE_FP32); }
-rill_status *rill_cpu_conv2d_fp64(rill_kernel_ctx *ctx) { return conv_forward(ctx, RILL_DTYPE_FP64); }
+rill_status *rill_cpu_conv2d_fp32(rill_kernel_ctx *ctx) { return conv_forward(ctx, RILL_DTYPE_FP32, NULL); }
+rill_status *rill_cpu_conv2d_fp64(rill_kernel_ctx *ctx) { return conv_forward(ctx, RILL_DTYPE_FP64, NULL); }
 rill_status *rill_cpu_conv2d_grad_fp32(rill_kernel_ctx *ctx) { return conv_backward(ctx, RILL_DTYPE_FP32); }
 rill_status *rill_cpu_conv2d_grad_fp64(rill_kernel_ctx *ctx) { return conv_backward(ctx, RILL_DTYPE_FP64); }
 /* depthwise_conv2d: the same engine; conv_pick sends groups == channels to the direct
  * path (one output channel per group) and anything else to the general paths. */
-rill_status *rill_cpu_depthwise_conv2d_fp32(rill_kernel_ctx *ctx) { return conv_forward(ctx, RILL_DTYPE_FP32); }
-rill_status *rill_cpu_depthwise_conv2d_fp64(rill_kernel_ctx *ctx) { return conv_forward(ctx, RILL_DTYPE_FP64); }
+rill_status *rill_cpu_depthwise_conv2d_fp32(rill_kernel_ctx *ctx) { return conv_forward(ctx, RILL_DTYPE_FP32, NULL); }
+rill_status *rill_cpu_depthwise_conv2d_fp64(rill_kernel_ctx *ctx) { return conv_forward(ctx, RILL_DTYPE_FP64, NULL); }
 rill_status *rill_cpu_depthwise_conv2d_grad_fp32(rill_kernel_ctx *ctx) { return conv_backward(ctx, RILL_DTYPE_FP32); }
 rill_status *rill_cpu_depthwise_conv2d_grad_fp64(rill_kernel_ctx *ctx) { return conv_backward(ctx, RILL_DTYPE_FP64); }
 rill_status *rill_cpu_conv2d_transpose_fp32(rill_kernel_ctx *ctx) { return convt_forward(ctx, RILL_DTYPE_FP32); }

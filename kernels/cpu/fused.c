@@ -1,16 +1,16 @@
-/* Kernels of the fused inference ops. Both reuse the plain kernels' engines (the conv2d
- * kernel, OpenBLAS GEMM as mul does) and then make one pass over the output adding the
- * bias (and ResidualData) and applying the activation. fc with one row (batch 1) and a
- * wide W uses a matrix-vector product, which skips GEMM's packing of W. */
+/* Kernels of the fused inference ops. conv2d_fusion runs the conv2d kernel with an
+ * epilogue (bias, ResidualData, activation: conv_epi.h) that each part of the conv
+ * applies to its own outputs. fc runs OpenBLAS GEMM as mul does, then one pass over the
+ * output adding the bias and applying the activation; with one row (batch 1) and a wide
+ * W it uses a matrix-vector product, which skips GEMM's packing of W. */
 #include <cblas.h>
-#ifdef __AVX__
-#include <immintrin.h>
-#endif
 #include <limits.h>
 #include <math.h>
 #include <string.h>
 
+#include "kernels/cpu/conv_epi.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/parts.h"
 #include "operators/fused_act.h"
 
 /* Below this many output columns OpenBLAS's sgemm beats its sgemv at M = 1 (the
@@ -25,40 +25,6 @@ static inline float act_f32(float v, rill_fused_act act) {
     case RILL_FUSED_TANH: return tanhf(v);
     default: return v;
   }
-}
-
-/* bias + relu / relu6 / identity over n contiguous values, 8 at a time with AVX where the
- * build has it (the rest, and other builds, one at a time). */
-static void span_bias_clamp(float *p, int64_t n, float b, rill_fused_act act) {
-  int64_t i = 0;
-#ifdef __AVX__
-  __m256 vb = _mm256_set1_ps(b), lo = _mm256_setzero_ps(), hi = _mm256_set1_ps(6.0f);
-  for (; i + 8 <= n; i += 8) {
-    __m256 v = _mm256_add_ps(_mm256_loadu_ps(p + i), vb);
-    if (act != RILL_FUSED_IDENTITY) v = _mm256_max_ps(v, lo);
-    if (act == RILL_FUSED_RELU6) v = _mm256_min_ps(v, hi);
-    _mm256_storeu_ps(p + i, v);
-  }
-#endif
-  for (; i < n; i++) p[i] = act_f32(p[i] + b, act);
-}
-
-/* out[o][c][i] = act(out[o][c][i] + bias[c] (+ res[o][c][i])) for o < outer, c < ch,
- * i < inner. The switch is outside the inner loops so each loop vectorizes. */
-static void bias_act_f32(float *out, const float *bias, const float *res, int64_t outer, int64_t ch,
-                         int64_t inner, rill_fused_act act) {
-  for (int64_t o = 0; o < outer; o++)
-    for (int64_t c = 0; c < ch; c++) {
-      float *p = out + (o * ch + c) * inner;
-      const float *r = res ? res + (o * ch + c) * inner : NULL;
-      float b = bias ? bias[c] : 0.0f;
-      if (r)
-        for (int64_t i = 0; i < inner; i++) p[i] += r[i];
-      if (act == RILL_FUSED_RELU || act == RILL_FUSED_RELU6 || act == RILL_FUSED_IDENTITY)
-        span_bias_clamp(p, inner, b, act);
-      else
-        for (int64_t i = 0; i < inner; i++) p[i] = act_f32(p[i] + b, act);
-    }
 }
 
 /* Rows of [m, n] with a per-column bias: the same pass, columns innermost. */
@@ -119,9 +85,12 @@ rill_status *rill_cpu_fc_fp32(rill_kernel_ctx *ctx) {
   if (rill_overlaps(op, obytes, xp, rill_tensor_nbytes(x)) || rill_overlaps(op, obytes, wp, rill_tensor_nbytes(w)))
     return rill_kernel_error(ctx, "output Out (%s) must not share memory with its inputs",
                              rill_kout_name(ctx, 0, 0));
+  bool gemv = m == 1 && n >= RILL_FC_GEMV_MIN_N;
+  if (gemv ? k * n >= RILL_BLAS_THREADED_GEMV : m * k * n >= RILL_BLAS_THREADED_GEMM)
+    rill_cpu_parts_hush(); /* OpenBLAS may run its threads */
   if (k == 0)
     memset(op, 0, obytes);
-  else if (m == 1 && n >= RILL_FC_GEMV_MIN_N)
+  else if (gemv)
     cblas_sgemv(CblasRowMajor, CblasTrans, (int)k, (int)n, 1.0f, wp, (int)n, xp, 1, 0.0f, op, 1);
   else
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, xp, (int)k,
@@ -134,25 +103,27 @@ rill_status *rill_cpu_conv2d_fusion_fp32(rill_kernel_ctx *ctx) {
   rill_tensor *b, *out, *res = NULL;
   RILL_TRY(rill_kin_need(ctx, 2, 0, RILL_DTYPE_FP32, &b));
   if (rill_kin(ctx, 3, 0)) RILL_TRY(rill_kin_need(ctx, 3, 0, RILL_DTYPE_FP32, &res));
+  RILL_TRY(rill_kout_need(ctx, 0, 0, RILL_DTYPE_FP32, &out));
+  /* The conv checks the output's shape against its geometry; these hold for that shape. */
+  if (out->dims.n == 4) {
+    int64_t ch = out->dims.d[1];
+    if (rill_tensor_numel(b) != ch)
+      return rill_kernel_error(ctx, "Bias (%s) holds %lld values for %lld output channels",
+                               rill_kin_name(ctx, 2, 0), (long long)rill_tensor_numel(b), (long long)ch);
+    if (res && !rill_dims_equal(&res->dims, &out->dims))
+      return rill_kernel_error(ctx, "ResidualData (%s) does not have the output's shape",
+                               rill_kin_name(ctx, 3, 0));
+  }
+  size_t nact = 0;
+  while (nact < ctx->schema->nattrs && strcmp(ctx->schema->attrs[nact].name, "activation") != 0) nact++;
+  rill_conv_epi epi = {.bias = rill_tensor_ptr(b), .res = res ? rill_tensor_ptr(res) : NULL,
+                       .act = nact < ctx->schema->nattrs ? rill_fused_act_of(&ctx->attrs[nact], false)
+                                                         : RILL_FUSED_IDENTITY};
   /* The convolution itself: the conv2d kernel on this context without Bias and
-   * ResidualData (the attributes start with conv2d's, in its order). */
+   * ResidualData (the attributes start with conv2d's, in its order), the bias, residual
+   * and activation applied by it as it writes each part of the output. */
   size_t nin[4] = {ctx->nin[0], ctx->nin[1], 0, 0};
   rill_kernel_ctx conv = *ctx;
   conv.nin = nin;
-  RILL_TRY(rill_cpu_conv2d_fp32(&conv));
-  RILL_TRY(rill_kout_need(ctx, 0, 0, RILL_DTYPE_FP32, &out));
-  int64_t n = out->dims.d[0], ch = out->dims.d[1], inner = out->dims.d[2] * out->dims.d[3];
-  if (rill_tensor_numel(b) != ch)
-    return rill_kernel_error(ctx, "Bias (%s) holds %lld values for %lld output channels",
-                             rill_kin_name(ctx, 2, 0), (long long)rill_tensor_numel(b), (long long)ch);
-  if (res && !rill_dims_equal(&res->dims, &out->dims))
-    return rill_kernel_error(ctx, "ResidualData (%s) does not have the output's shape",
-                             rill_kin_name(ctx, 3, 0));
-  size_t nact = 0;
-  while (nact < ctx->schema->nattrs && strcmp(ctx->schema->attrs[nact].name, "activation") != 0) nact++;
-  rill_fused_act act = nact < ctx->schema->nattrs ? rill_fused_act_of(&ctx->attrs[nact], false)
-                                                  : RILL_FUSED_IDENTITY;
-  bias_act_f32(rill_tensor_ptr(out), rill_tensor_ptr(b), res ? rill_tensor_ptr(res) : NULL, n, ch, inner,
-               act);
-  return NULL;
+  return rill_cpu_conv2d_epi_fp32(&conv, &epi);
 }

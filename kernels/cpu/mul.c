@@ -6,6 +6,7 @@
 
 #include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/parts.h"
 
 typedef struct mul_shape {
   int64_t m, k, n;
@@ -83,7 +84,9 @@ ROW_GEMV(double, f64)
     }                                                                                     \
     if (s.m == 1) /* one row (fc at batch 1): no GEMM packing of Y per call */             \
       GEMV(xp, yp, dst, s.k, s.n);                                                        \
-    else                                                                                  \
+    else if (s.m * s.k * s.n >= RILL_BLAS_THREADED_GEMM)                                  \
+      rill_cpu_parts_hush(); /* OpenBLAS may run its threads */                           \
+    if (s.m != 1)                                                                         \
       GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)s.m, (int)s.n, (int)s.k, 1, xp, \
            (int)s.k, yp, (int)s.n, 0, dst, (int)s.n);                                     \
     if (dst != op) {                                                                      \

@@ -141,3 +141,109 @@ Test(fused, conv2d_fusion_rejects_what_it_cannot_do) {
   EXPECT_ERROR(op_harness_run(h), "activation 'swish' is not supported");
   op_harness_destroy(h);
 }
+
+/* ---- conv2d_fusion split into parts over threads (kernels/cpu/conv2d.c) ---- */
+
+typedef struct split_cfg {
+  int64_t n, c, h, w, m, k, stride, pad, groups;
+} split_cfg;
+
+/* conv2d_fusion (or conv2d when activation is NULL) of x with f, b, r on `threads`
+ * device threads (0: no device context); the output copied into out. */
+static void run_split(const split_cfg *s, const float *x, const float *f, const float *b, const float *r,
+                      const char *activation, int32_t threads, float *out, int64_t no) {
+  int64_t oh = (s->h + 2 * s->pad - s->k) / s->stride + 1, ow = (s->w + 2 * s->pad - s->k) / s->stride + 1;
+  op_harness *h = harness(activation ? "conv2d_fusion" : "conv2d");
+  if (threads) op_harness_set_threads(h, threads);
+  bind_input(h, "Input", "x", RILL_DTYPE_FP32, DIMS(s->n, s->c, s->h, s->w), (void *)x);
+  bind_input(h, "Filter", "f", RILL_DTYPE_FP32, DIMS(s->m, s->c / s->groups, s->k, s->k), (void *)f);
+  if (activation) bind_input(h, "Bias", "b", RILL_DTYPE_FP32, DIMS(s->m), (void *)b);
+  if (activation && r) bind_input(h, "ResidualData", "r", RILL_DTYPE_FP32, DIMS(s->n, s->m, oh, ow), (void *)r);
+  OK(op_harness_output(h, "Output", "out"));
+  OK(op_harness_attr_ints(h, "paddings", (const int32_t[]){(int32_t)s->pad, (int32_t)s->pad}, 2));
+  OK(op_harness_attr_ints(h, "strides", (const int32_t[]){(int32_t)s->stride, (int32_t)s->stride}, 2));
+  OK(op_harness_attr_int(h, "groups", (int32_t)s->groups));
+  if (activation) OK(op_harness_attr_string(h, "activation", activation));
+  OK(op_harness_run(h));
+  rill_tensor *t = op_harness_tensor(h, "out");
+  expect_dims(t, DIMS(s->n, s->m, oh, ow));
+  memcpy(out, rill_tensor_ptr(t), (size_t)no * sizeof *out);
+  op_harness_destroy(h);
+}
+
+/* Convs large enough to be cut into several parts on each path that splits (1x1 by
+ * columns and by rows, depthwise 3x3 at stride 1 and 2, a first layer's small-K
+ * im2col) and one that runs whole (a 3x3 conv with k = 72, on OpenBLAS), with row and
+ * column counts off the kernels' blocks: every activation, with and without
+ * ResidualData, matches the double reference, and the output on 1, 2 and 3 threads and
+ * without a device context is the same bit for bit; so is plain conv2d's. */
+Test(fused, conv2d_fusion_split_over_threads_matches_reference_bitwise) {
+  const split_cfg cfgs[] = {
+      {2, 16, 45, 45, 22, 1, 1, 0, 1}, /* 1x1, by columns */
+      {1, 72, 7, 7, 90, 1, 1, 0, 1},   /* 1x1, 7x7: by rows */
+      {1, 40, 33, 33, 40, 3, 1, 1, 40}, /* depthwise, stride 1 */
+      {2, 40, 34, 34, 40, 3, 2, 1, 40}, /* depthwise, stride 2 */
+      {1, 3, 100, 100, 10, 3, 2, 1, 1}, /* first layer: im2col, k = 27 */
+      {1, 8, 20, 20, 12, 3, 1, 1, 1},   /* k = 72: whole, then the epilogue pass */
+  };
+  const char *acts[] = {"identity", "relu", "relu6", "sigmoid", "tanh"};
+  for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++) {
+    const split_cfg *s = &cfgs[ci];
+    int64_t oh = (s->h + 2 * s->pad - s->k) / s->stride + 1, ow = (s->w + 2 * s->pad - s->k) / s->stride + 1;
+    int64_t cg = s->c / s->groups, mg = s->m / s->groups;
+    int64_t nx = s->n * s->c * s->h * s->w, nf = s->m * cg * s->k * s->k, no = s->n * s->m * oh * ow;
+    float *x = malloc((size_t)nx * sizeof *x), *f = malloc((size_t)nf * sizeof *f);
+    float *b = malloc((size_t)s->m * sizeof *b), *r = malloc((size_t)no * sizeof *r);
+    double *conv = malloc((size_t)no * sizeof *conv);
+    float *want = malloc((size_t)no * sizeof *want), *got = malloc((size_t)no * sizeof *got);
+    float *one = malloc((size_t)no * sizeof *one);
+    fill(x, nx, 4, 0.1f);
+    fill(f, nf, 5, 0.07f);
+    fill(b, s->m, 6, 0.5f);
+    fill(r, no, 7, 0.3f);
+    for (int64_t in = 0; in < s->n; in++)
+      for (int64_t om = 0; om < s->m; om++)
+        for (int64_t y = 0; y < oh; y++)
+          for (int64_t xo = 0; xo < ow; xo++) {
+            int64_t g = om / mg;
+            double sum = 0;
+            for (int64_t ic = 0; ic < cg; ic++)
+              for (int64_t i = 0; i < s->k; i++)
+                for (int64_t j = 0; j < s->k; j++) {
+                  int64_t iy = y * s->stride + i - s->pad, ix = xo * s->stride + j - s->pad;
+                  if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w) continue;
+                  sum += (double)x[((in * s->c + g * cg + ic) * s->h + iy) * s->w + ix] *
+                         f[((om * cg + ic) * s->k + i) * s->k + j];
+                }
+            conv[((in * s->m + om) * oh + y) * ow + xo] = sum;
+          }
+    for (int res = 0; res < 2; res++)
+      for (size_t ai = 0; ai <= 5; ai++) {
+        const char *a = ai < 5 ? acts[ai] : NULL; /* NULL: conv2d */
+        if (!a && res) continue;
+        for (int64_t o = 0; o < no; o++) {
+          double v = conv[o];
+          if (a) v += (res ? r[o] : 0) + b[(o / (oh * ow)) % s->m];
+          want[o] = a ? act((float)v, a) : (float)v;
+        }
+        for (int32_t threads = 0; threads <= 3; threads++) {
+          run_split(s, x, f, b, res ? r : NULL, a, threads, threads ? got : one, no);
+          if (!threads) {
+            expect_close_f32(one, want, no, 1e-4f);
+            continue;
+          }
+          cr_expect(memcmp(got, one, (size_t)no * sizeof *got) == 0,
+                    "case %zu, %s, residual %d, %d threads: differs from the run without threads", ci,
+                    a ? a : "conv2d", res, (int)threads);
+        }
+      }
+    free(x);
+    free(f);
+    free(b);
+    free(r);
+    free(conv);
+    free(want);
+    free(got);
+    free(one);
+  }
+}

@@ -184,6 +184,7 @@ Test(pool2d, avg_exclusive_and_inclusive_padding) {
 
 Test(pool2d, global_adaptive_same_valid) {
   check_pool(PCFG(2, 3, 5, 4, "avg", 1, 1, 1, 1, 2, {1, 1}, true));
+  check_pool(PCFG(1, 9, 7, 7, "avg", 1, 1, 1, 1, 0, {0}, true)); /* eight partial sums + tail */
   check_pool(PCFG(2, 3, 5, 4, "max", 2, 2, 1, 1, 0, {0}, true));
   check_pool(PCFG(1, 2, 7, 10, "avg", 3, 4, 1, 1, 0, {0}, false, true));
   check_pool(PCFG(1, 2, 7, 10, "max", 3, 4, 1, 1, 0, {0}, false, true));

@@ -1,0 +1,77 @@
+/* rill_cpu_parts (kernels/cpu/parts.c): every part runs exactly once on a slot below the
+ * thread count, whatever the thread count; a part's failure is reported after every
+ * part ran; a part may call rill_cpu_parts again (it runs inline); workers sent to
+ * sleep are woken by the next call. */
+#include <criterion/criterion.h>
+#include <stdatomic.h>
+
+#include "kernels/cpu/parts.h"
+
+enum { MAX_N = 64 };
+
+typedef struct count_arg {
+  atomic_int runs[MAX_N];
+  atomic_int bad_slot;
+  int64_t threads, fail; /* fail: the part that returns false, or -1 */
+} count_arg;
+
+static bool count_part(void *p, int64_t i, int slot) {
+  count_arg *a = p;
+  atomic_fetch_add(&a->runs[i], 1);
+  if (slot < 0 || slot >= (a->threads < 1 ? 1 : a->threads)) atomic_fetch_add(&a->bad_slot, 1);
+  return i != a->fail;
+}
+
+static void run_counted(int64_t threads, int64_t n, int64_t fail) {
+  count_arg a = {.threads = threads, .fail = fail};
+  for (int i = 0; i < MAX_N; i++) atomic_init(&a.runs[i], 0);
+  atomic_init(&a.bad_slot, 0);
+  bool ok = rill_cpu_parts(threads, n, count_part, &a);
+  cr_expect_eq(ok, fail < 0 || fail >= n, "%lld threads, %lld parts, part %lld fails: returned %d",
+               (long long)threads, (long long)n, (long long)fail, ok);
+  for (int64_t i = 0; i < n; i++)
+    cr_expect_eq(atomic_load(&a.runs[i]), 1, "%lld threads, %lld parts: part %lld ran %d times",
+                 (long long)threads, (long long)n, (long long)i, atomic_load(&a.runs[i]));
+  cr_expect_eq(atomic_load(&a.bad_slot), 0, "%lld threads: a slot out of range", (long long)threads);
+}
+
+Test(parts, every_part_runs_once_on_a_valid_slot) {
+  for (int64_t threads = 0; threads <= 4; threads++)
+    for (int64_t n = 0; n <= 40; n += (n < 5 ? 1 : 7))
+      for (int round = 0; round < 3; round++) run_counted(threads, n, -1);
+}
+
+Test(parts, a_failing_part_fails_the_call_after_every_part_ran) {
+  for (int64_t threads = 1; threads <= 3; threads++) {
+    run_counted(threads, 12, 0);
+    run_counted(threads, 12, 11);
+    run_counted(threads, 12, 5);
+  }
+}
+
+static bool nested_part(void *p, int64_t i, int slot) {
+  (void)slot;
+  count_arg *inner = (count_arg *)p + i;
+  inner->threads = 2;
+  inner->fail = -1;
+  return rill_cpu_parts(2, 8, count_part, inner);
+}
+
+Test(parts, a_part_may_split_again) {
+  static count_arg inner[6];
+  for (int k = 0; k < 6; k++) {
+    for (int i = 0; i < MAX_N; i++) atomic_init(&inner[k].runs[i], 0);
+    atomic_init(&inner[k].bad_slot, 0);
+  }
+  cr_assert(rill_cpu_parts(2, 6, nested_part, inner));
+  for (int k = 0; k < 6; k++)
+    for (int i = 0; i < 8; i++)
+      cr_expect_eq(atomic_load(&inner[k].runs[i]), 1, "inner call %d, part %d", k, i);
+}
+
+Test(parts, hushed_workers_are_woken) {
+  for (int round = 0; round < 5; round++) {
+    rill_cpu_parts_hush();
+    run_counted(2, 16, -1);
+  }
+}
