@@ -46,26 +46,29 @@ static inline void deinterleave8(const float *p, __m256 *even, __m256 *odd) {
   *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
+/* acc + the three taps of one filter row w3 over 8 output columns whose first input is
+ * p, stride s (a constant where inlined). */
+static inline __attribute__((always_inline)) __m256 dw3x3_taps(__m256 acc, const float *p,
+                                                               const __m256 w3[3], int64_t s) {
+  if (s == 1) {
+    acc = _mm256_fmadd_ps(w3[0], _mm256_loadu_ps(p), acc);
+    acc = _mm256_fmadd_ps(w3[1], _mm256_loadu_ps(p + 1), acc);
+    return _mm256_fmadd_ps(w3[2], _mm256_loadu_ps(p + 2), acc);
+  }
+  __m256 e0, o0, e2, o2;
+  deinterleave8(p, &e0, &o0);
+  deinterleave8(p + 2, &e2, &o2);
+  acc = _mm256_fmadd_ps(w3[0], e0, acc);
+  acc = _mm256_fmadd_ps(w3[1], o0, acc);
+  return _mm256_fmadd_ps(w3[2], e2, acc);
+}
+
 /* 8 output columns from o of one output row (see dw3x3_row). */
 static inline __m256 dw3x3_acc(const float *const rows[3], const __m256 wv[9], int64_t s,
                                int64_t pl, int64_t o) {
   __m256 acc = _mm256_setzero_ps();
-  for (int k = 0; k < 3; k++) {
-    if (!rows[k]) continue;
-    const float *p = rows[k] + o * s - pl;
-    if (s == 1) {
-      acc = _mm256_fmadd_ps(wv[3 * k], _mm256_loadu_ps(p), acc);
-      acc = _mm256_fmadd_ps(wv[3 * k + 1], _mm256_loadu_ps(p + 1), acc);
-      acc = _mm256_fmadd_ps(wv[3 * k + 2], _mm256_loadu_ps(p + 2), acc);
-    } else {
-      __m256 e0, o0, e2, o2;
-      deinterleave8(p, &e0, &o0);
-      deinterleave8(p + 2, &e2, &o2);
-      acc = _mm256_fmadd_ps(wv[3 * k], e0, acc);
-      acc = _mm256_fmadd_ps(wv[3 * k + 1], o0, acc);
-      acc = _mm256_fmadd_ps(wv[3 * k + 2], e2, acc);
-    }
-  }
+  for (int k = 0; k < 3; k++)
+    if (rows[k]) acc = dw3x3_taps(acc, rows[k] + o * s - pl, wv + 3 * k, s);
   return acc;
 }
 
@@ -140,21 +143,7 @@ static inline __attribute__((always_inline)) __m256 dw3x3_acc_padded(const float
                                                                     int64_t s, int64_t o) {
   const float *rows[3] = {r0, r1, r2};
   __m256 acc = _mm256_setzero_ps();
-  _Pragma("GCC unroll 3") for (int k = 0; k < 3; k++) {
-    const float *p = rows[k] + o * s;
-    if (s == 1) {
-      acc = _mm256_fmadd_ps(wv[3 * k], _mm256_loadu_ps(p), acc);
-      acc = _mm256_fmadd_ps(wv[3 * k + 1], _mm256_loadu_ps(p + 1), acc);
-      acc = _mm256_fmadd_ps(wv[3 * k + 2], _mm256_loadu_ps(p + 2), acc);
-    } else {
-      __m256 e0, o0, e2, o2;
-      deinterleave8(p, &e0, &o0);
-      deinterleave8(p + 2, &e2, &o2);
-      acc = _mm256_fmadd_ps(wv[3 * k], e0, acc);
-      acc = _mm256_fmadd_ps(wv[3 * k + 1], o0, acc);
-      acc = _mm256_fmadd_ps(wv[3 * k + 2], e2, acc);
-    }
-  }
+  _Pragma("GCC unroll 3") for (int k = 0; k < 3; k++) acc = dw3x3_taps(acc, rows[k] + o * s, wv + 3 * k, s);
   return acc;
 }
 
