@@ -23,11 +23,17 @@ size_t rill_conv_col_budget = 4 * 1024 * 1024;
 #define COL_MIN_COLS 1024
 
 /* Output positions o in [0, out) whose input position o * s + off lies in [0, in):
- * [*lo, *hi), empty when *lo == *hi. */
+ * [*lo, *hi), empty when *lo == *hi. Called per filter tap and row in the unfolding and
+ * the direct loops: strides 1 and 2 divide by a constant (a shift), since a 64-bit
+ * division costs 40 or more cycles (500 of them were a quarter of a 5x5 conv over a
+ * 12x12 image). */
+static inline int64_t div_by_stride(int64_t v, int64_t s) {
+  return s == 1 ? v : s == 2 ? v / 2 : v / s;
+}
 static inline void valid_range(int64_t off, int64_t s, int64_t in, int64_t out, int64_t *lo,
                                int64_t *hi) {
-  int64_t l = off >= 0 ? 0 : (-off + s - 1) / s;
-  int64_t h = in - 1 - off < 0 ? 0 : (in - 1 - off) / s + 1;
+  int64_t l = off >= 0 ? 0 : div_by_stride(-off + s - 1, s);
+  int64_t h = in - 1 - off < 0 ? 0 : div_by_stride(in - 1 - off, s) + 1;
   if (h > out) h = out;
   if (l > h) l = h;
   *lo = l;
@@ -497,7 +503,7 @@ static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBL
   cblas_sgemm(order, ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 #define SGEMM conv_sgemm
-/* 8 elements from s to d (unfold_images' row chunks) in one 256-bit move. */
+/* 8 elements from s to d (unfold's row chunks) in one 256-bit move. */
 #define COPY8(d, s) _mm256_storeu_ps(d, _mm256_loadu_ps(s))
 #else
 #define DW_FAST(g, x, w, y, nch) false
@@ -595,14 +601,29 @@ static rill_status *check_dy(rill_kernel_ctx *ctx, const rill_tensor *dy, const 
  *   1x1    - (float, AVX2) one image's GEMM y = w x by ranges of columns (output
  *            positions) or, when the image is small (7x7 layers), of rows (output
  *            channels), on the small-K kernel reading w and x in place;
- *   im2col - (float, AVX2, k = c * kh * kw <= SMALLK_MAX: first layers) blocks of
- *            output rows, each unfolded into its thread's buffer and multiplied by the
- *            small-K kernel.
+ *   im2col - (float, AVX2) blocks of output rows, each unfolded into its thread's
+ *            buffer and multiplied: by the small-K kernel when k = c * kh * kw <=
+ *            SMALLK_MAX (first layers); by OpenBLAS on one thread when the image's
+ *            GEMM is of medium size (BLAS_SPLIT_MIN to BLAS_SPLIT_MAX multiply-adds,
+ *            mnist_conv_bn's 5x5 conv over 20 channels of 12x12: 1.6 M).
  * Other convs run whole (OpenBLAS threads their GEMMs), then the epilogue in one pass.
  * PART_MACS is about the work of one part: enough to pay for handing it to another
  * thread (a spinning worker takes a part within a microsecond) and small enough that a
  * thread the machine does not schedule holds up little. */
 #define PART_MACS (1 << 17)
+/* Medium im2col GEMMs. OpenBLAS 0.3.21 threads a GEMM from about 2^20 multiply-adds,
+ * and on 2 cores a GEMM it threads runs at 1.1x to 1.4x its speed on one thread, while
+ * two GEMMs of half the size, each below that threshold, run on one thread each at
+ * the full single-thread speed (bench: 50 x 64 x 500 takes 35 us whole on one thread,
+ * 25 us threaded, 13.7 us for each half). Such a conv is cut into an even count of
+ * blocks of output rows of at most BLAS_PART_MACS each (983,040: OpenBLAS runs each in
+ * the calling thread; the fewer the blocks, the fewer times the weights are packed),
+ * from BLAS_SPLIT_MIN (below it one block is the whole conv) to BLAS_SPLIT_MAX (above
+ * it, blocks that small would repack the weights too often to beat OpenBLAS's own
+ * threads). */
+#define BLAS_PART_MACS (15 << 16)
+#define BLAS_SPLIT_MIN (1 << 19)
+#define BLAS_SPLIT_MAX (1 << 23)
 /* A 1x1 conv whose weights exceed this many floats stays on OpenBLAS when split by
  * columns (the small-K kernel would read all of w again for every 24 columns). */
 #define FAST_1X1_MAX_W (64 * 1024)
@@ -622,6 +643,7 @@ typedef struct fwd_split {
   int64_t chunk;            /* groups (direct), columns or rows (1x1), output rows (im2col) */
   bool by_cols;             /* 1x1 */
   float *col;               /* im2col: col_n floats per slot */
+  bool blas;                /* im2col: the blocks' GEMMs on OpenBLAS (else small-K) */
   size_t col_n;
 } fwd_split;
 
@@ -713,6 +735,12 @@ static bool fwd_part(void *arg, int64_t i, int slot) {
   float *col = s->col + (size_t)slot * s->col_n;
   im2col_f32(g, g->c, x, col, r0, r1);
   float *yb = y + r0 * g->ow;
+  if (s->blas) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->m, (int)nc, (int)k, 1.0f, w, (int)k,
+                col, (int)nc, 0.0f, yb, (int)p);
+    if (s->epi) rill_epi_apply(s->epi, y, res, p, 0, g->m, r0 * g->ow, r1 * g->ow);
+    return true;
+  }
   smallk_sgemm(g->m, nc, k, w, k, col, nc, yb, p,
                sk_epi_for(s->epi, bias, res ? res + r0 * g->ow : NULL, p, &e));
   sk_epi_rest(s->epi, yb, p, g->m, nc);
@@ -769,7 +797,20 @@ static bool fwd_plan(fwd_split *s) {
     s->chunk = rows < least ? least : rows;
     if (s->chunk > g->oh) s->chunk = g->oh;
     s->per_img = (g->oh + s->chunk - 1) / s->chunk;
-    s->col_n = (size_t)(k * s->chunk * g->ow);
+    s->col_n = (size_t)(k * s->chunk * g->ow) + UNFOLD_SPILL;
+    return true;
+  }
+  double macs = (double)g->m * (double)p * (double)k;
+  if (s->path == RILL_CONV_PATH_IM2COL && macs >= BLAS_SPLIT_MIN && macs <= BLAS_SPLIT_MAX) {
+    int64_t parts = (int64_t)((macs + BLAS_PART_MACS - 1) / BLAS_PART_MACS);
+    parts += parts % 2;
+    s->kind = FWD_IM2COL;
+    s->blas = true;
+    s->chunk = (g->oh + parts - 1) / parts;
+    /* few rows of wide images: a block of one row may be beyond the threshold */
+    if ((double)g->m * (double)(s->chunk * g->ow) * (double)k > BLAS_PART_MACS) return false;
+    s->per_img = (g->oh + s->chunk - 1) / s->chunk;
+    s->col_n = (size_t)(k * s->chunk * g->ow) + UNFOLD_SPILL;
     return true;
   }
 #endif
@@ -788,7 +829,7 @@ static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_ge
     /* Small first layers (mnist_conv_bn's: 3 parts, ~8 us) ran 10-20% slower split than
      * inline, beside OpenBLAS's threads in the same model: an im2col conv takes a
      * second thread only from two parts a thread. */
-    if (s.kind == FWD_IM2COL && threads > parts / 2) threads = parts / 2;
+    if (s.kind == FWD_IM2COL && !s.blas && threads > parts / 2) threads = parts / 2;
     if (threads > RILL_PARTS_MAX_THREADS) threads = RILL_PARTS_MAX_THREADS;
     if (threads < 1) threads = 1;
     if (s.kind == FWD_IM2COL) {

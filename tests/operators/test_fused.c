@@ -173,7 +173,7 @@ static void run_split(const split_cfg *s, const float *x, const float *f, const 
 
 /* Convs large enough to be cut into several parts on each path that splits (1x1 by
  * columns and by rows, depthwise 3x3 at stride 1 and 2, a first layer's small-K
- * im2col) and one that runs whole (a 3x3 conv with k = 72, on OpenBLAS), with row and
+ * im2col, medium im2col GEMMs by blocks of rows on OpenBLAS) and one that runs whole (a 3x3 conv with k = 72, on OpenBLAS), with row and
  * column counts off the kernels' blocks: every activation, with and without
  * ResidualData, matches the double reference, and the output on 1, 2 and 3 threads and
  * without a device context is the same bit for bit; so is plain conv2d's. */
@@ -185,6 +185,8 @@ Test(fused, conv2d_fusion_split_over_threads_matches_reference_bitwise) {
       {2, 40, 34, 34, 40, 3, 2, 1, 40}, /* depthwise, stride 2 */
       {1, 3, 100, 100, 10, 3, 2, 1, 1}, /* first layer: im2col, k = 27 */
       {1, 8, 20, 20, 12, 3, 1, 1, 1},   /* k = 72: whole, then the epilogue pass */
+      {1, 20, 12, 12, 50, 5, 1, 0, 1},  /* k = 500, 1.6 M multiply-adds: 2 row blocks on OpenBLAS */
+      {2, 24, 15, 15, 30, 3, 1, 1, 1},  /* k = 216, padded: 8 + 7 rows on OpenBLAS */
   };
   const char *acts[] = {"identity", "relu", "relu6", "sigmoid", "tanh"};
   for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++) {
