@@ -11,6 +11,7 @@
 #include "kernels/cpu/conv_epi.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/parts.h"
+#include "kernels/cpu/vexp.h"
 #include "operators/fused_act.h"
 
 /* Below this many output columns OpenBLAS's sgemm beats its sgemv at M = 1 (the
@@ -42,6 +43,13 @@ static void row_bias_act_f32(float *out, const float *bias, int64_t m, int64_t n
         if (bias)
           for (int64_t j = 0; j < n; j++) p[j] += bias[j];
         break;
+#ifdef RILL_HAVE_VEXP
+      case RILL_FUSED_SIGMOID:
+        if (bias)
+          for (int64_t j = 0; j < n; j++) p[j] += bias[j];
+        rill_sigmoid_span_f32(p, p, n);
+        break;
+#endif
       default:
         for (int64_t j = 0; j < n; j++) p[j] = act_f32(p[j] + (bias ? bias[j] : 0.0f), act);
     }

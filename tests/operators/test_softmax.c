@@ -76,3 +76,29 @@ Test(softmax, axis_out_of_range_names_op_and_variable) {
   EXPECT_ERROR(op_harness_run(h), "softmax", "logits", "axis");
   op_harness_destroy(h);
 }
+
+/* Rows long enough for the 8-lane float path, with tails of every length (2074: a
+ * word2vec vocabulary), against the reference; -inf entries (masked) come out exactly 0
+ * and a NaN makes its row NaN. */
+Test(softmax, long_rows_masks_and_nan) {
+  const int64_t lens[] = {8, 9, 15, 16, 23, 2074};
+  for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+    run_softmax(RILL_DTYPE_FP32, DIMS(2, lens[li]), -1, false, 1.7, false);
+    run_softmax(RILL_DTYPE_FP32, DIMS(2, lens[li]), -1, false, 40, true);
+  }
+  float x[2 * 13];
+  for (int i = 0; i < 26; i++) x[i] = (float)(i % 5) * 0.5f;
+  x[3] = x[11] = -INFINITY;
+  x[13 + 6] = NAN;
+  op_harness *h = harness("softmax");
+  bind_input(h, "X", "x", RILL_DTYPE_FP32, DIMS(2, 13), x);
+  OK(op_harness_output(h, "Out", "o"));
+  OK(op_harness_run(h));
+  const float *o = rill_tensor_ptr(op_harness_tensor(h, "o"));
+  double s = 0;
+  for (int i = 0; i < 13; i++) s += o[i];
+  cr_expect(o[3] == 0.0f && o[11] == 0.0f, "masked entries: %g %g", o[3], o[11]);
+  cr_expect(fabs(s - 1) < 1e-6, "row 0 sums to %.9g", s);
+  for (int i = 13; i < 26; i++) cr_expect(isnan(o[i]), "row 1 [%d] = %g with a NaN in the row", i - 13, o[i]);
+  op_harness_destroy(h);
+}
