@@ -13,8 +13,8 @@
  * under which the selects of plain values (relu, relu6, sigmoid/tanh gradients,
  * hard_sigmoid, hard_swish) are; those whose select arms are products (leaky_relu,
  * written as (x >= 0 ? 1 : alpha) * x so NaN propagates) also need -fno-trapping-math.
- * exp/tanh/erf stay scalar without a vector math library (sigmoid's float forward uses
- * vexp.h's). relu6's float32 forward is
+ * exp/tanh/erf stay scalar without a vector math library (sigmoid's and tanh's float
+ * forwards use vexp.h's). relu6's float32 forward is
  * written with AVX intrinsics all the same, so it does not depend on the flags.
  *
  * In-place safe (Out = X, X@GRAD = Out@GRAD): element i is read before it is written. */
@@ -105,8 +105,8 @@ BWD(relu6, v > (T)0 && v < a ? d : (T)0)
 FWD(leaky_relu, (x >= (T)0 ? (T)1 : a) * x)
 BWD(leaky_relu, (v >= (T)0 ? (T)1 : a) * d)
 
-/* sigmoid, tanh: read Out. sigmoid's float32 forward runs 8 lanes at a time on
- * vexp.h's exp where AVX2 is there. */
+/* sigmoid, tanh: read Out. Their float32 forwards run 8 lanes at a time on vexp.h
+ * where AVX2 is there. */
 FWD_T(sigmoid, double, f64, (T)1 / ((T)1 + exp(-x)))
 #ifdef RILL_HAVE_VEXP
 static void sigmoid_fwd_f32(const float *xp, float *yp, int64_t n, const act_params *pr) {
@@ -117,7 +117,15 @@ static void sigmoid_fwd_f32(const float *xp, float *yp, int64_t n, const act_par
 FWD_T(sigmoid, float, f32, (T)1 / ((T)1 + exp(-x)))
 #endif
 BWD(sigmoid, d * v * ((T)1 - v))
-FWD(tanh, tanh(x))
+FWD_T(tanh, double, f64, tanh(x))
+#ifdef RILL_HAVE_VEXP
+static void tanh_fwd_f32(const float *xp, float *yp, int64_t n, const act_params *pr) {
+  (void)pr;
+  rill_tanh_span_f32(yp, xp, n);
+}
+#else
+FWD_T(tanh, float, f32, tanh(x))
+#endif
 BWD(tanh, d * ((T)1 - v * v))
 
 /* hard_sigmoid: a = slope, b = offset; reads Out. */

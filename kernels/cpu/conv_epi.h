@@ -34,7 +34,7 @@ static inline float rill_epi_act(float v, rill_fused_act act) {
 /* p[i] = act((p[i] + r[i]) + b) for i < n (r may be NULL: no residual; has_b false: no
  * bias). relu, relu6 and the identity run 8 at a time with AVX: relu as max(v, 0) and
  * relu6 as min(max(v, 0), 6), operands in that order so NaN gives 0 as the scalar
- * selects do; sigmoid with vexp.h's exp, every element through the vector code. */
+ * selects do; sigmoid and tanh with vexp.h, every element through the vector code. */
 static inline void rill_epi_span(float *p, const float *r, int64_t n, float b, bool has_b,
                                  rill_fused_act act) {
   if (r)
@@ -59,10 +59,11 @@ rill_status *rill_cpu_conv2d_epi_fp32(rill_kernel_ctx *ctx, const rill_conv_epi 
 #endif
   }
 #ifdef RILL_HAVE_VEXP
-  if (act == RILL_FUSED_SIGMOID) {
+  if (act == RILL_FUSED_SIGMOID || act == RILL_FUSED_TANH) {
     if (has_b)
       for (; i < n; i++) p[i] += b;
-    rill_sigmoid_span_f32(p, p, n);
+    if (act == RILL_FUSED_SIGMOID) rill_sigmoid_span_f32(p, p, n);
+    else rill_tanh_span_f32(p, p, n);
     return;
   }
 #endif

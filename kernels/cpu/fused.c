@@ -49,6 +49,11 @@ static void row_bias_act_f32(float *out, const float *bias, int64_t m, int64_t n
           for (int64_t j = 0; j < n; j++) p[j] += bias[j];
         rill_sigmoid_span_f32(p, p, n);
         break;
+      case RILL_FUSED_TANH:
+        if (bias)
+          for (int64_t j = 0; j < n; j++) p[j] += bias[j];
+        rill_tanh_span_f32(p, p, n);
+        break;
 #endif
       default:
         for (int64_t j = 0; j < n; j++) p[j] = act_f32(p[j] + (bias ? bias[j] : 0.0f), act);

@@ -1,6 +1,7 @@
-/* kernels/cpu/vexp.h: exp of 8 floats within 2 ulp of the exact value over its range,
+/* kernels/cpu/vexp.h: exp and tanh of 8 floats within 2 ulp of the exact value over its range,
  * exactly 0 below it (and for -inf), NaN kept; sigmoid spans give an element the same
- * bits wherever it sits (a tail goes through the vector code). */
+ * bits wherever it sits (a tail goes through the vector code); tanh within 4 ulp, its
+ * signed zeros, saturation and NaN kept. */
 #include <criterion/criterion.h>
 #include <math.h>
 
@@ -50,6 +51,28 @@ Test(vexp, sigmoid_span_tail_matches_the_vector_bits) {
   /* in place */
   rill_sigmoid_span_f32(x, x, N);
   cr_expect(memcmp(x, y, sizeof x) == 0);
+}
+Test(vexp, tanh_within_four_ulp_and_its_edges) {
+  float worst = 0, at = 0;
+  for (float v = -12.0f; v <= 12.0f; v += 0.000913f) {
+    float x[8], y[8];
+    for (int j = 0; j < 8; j++) x[j] = v + (float)j * 0.0001f;
+    _mm256_storeu_ps(y, rill_tanh8(_mm256_loadu_ps(x)));
+    for (int j = 0; j < 8; j++) {
+      double want = tanh((double)x[j]);
+      double ulp = nextafterf(fabsf((float)want), INFINITY) - fabsf((float)want);
+      if (want == 0) continue;
+      float err = (float)(fabs((double)y[j] - want) / ulp);
+      if (err > worst) worst = err, at = x[j];
+    }
+  }
+  cr_expect(worst <= 4.0f, "%g ulp at x = %.9g", worst, at);
+  float x[8] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 20.0f, -20.0f, 1e-30f}, y[8];
+  _mm256_storeu_ps(y, rill_tanh8(_mm256_loadu_ps(x)));
+  cr_expect(y[0] == 0.0f && !signbit(y[0]) && y[1] == 0.0f && signbit(y[1]), "tanh(+-0) = %g %g", y[0], y[1]);
+  cr_expect(y[2] == 1.0f && y[3] == -1.0f && y[5] == 1.0f && y[6] == -1.0f, "%g %g %g %g", y[2], y[3], y[5], y[6]);
+  cr_expect(isnan(y[4]), "tanh(NaN) = %g", y[4]);
+  cr_expect(y[7] == 1e-30f, "tanh(1e-30) = %g", y[7]);
 }
 #else
 Test(vexp, not_built_without_avx2) { cr_skip_test("vexp.h needs AVX2 and FMA"); }
