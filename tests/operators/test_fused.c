@@ -181,6 +181,7 @@ Test(fused, conv2d_fusion_split_over_threads_matches_reference_bitwise) {
   const split_cfg cfgs[] = {
       {2, 16, 45, 45, 22, 1, 1, 0, 1}, /* 1x1, by columns */
       {1, 72, 7, 7, 90, 1, 1, 0, 1},   /* 1x1, 7x7: by rows */
+      {1, 160, 7, 7, 200, 1, 1, 0, 1}, /* 1x1, 7x7, 1.6 M multiply-adds: 2 row blocks on OpenBLAS */
       {1, 40, 33, 33, 40, 3, 1, 1, 40}, /* depthwise, stride 1 */
       {2, 40, 34, 34, 40, 3, 2, 1, 40}, /* depthwise, stride 2 */
       {1, 3, 100, 100, 10, 3, 2, 1, 1}, /* first layer: im2col, k = 27 */
