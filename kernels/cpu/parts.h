@@ -12,10 +12,13 @@
 /* Runs fn(arg, i, slot) for every part i of [0, n), on the calling thread (slot 0) and
  * up to threads - 1 pool workers (slots 1 ..; threads is clamped to
  * RILL_PARTS_MAX_THREADS and n). A slot is one thread: fn may keep scratch memory per
- * slot. The parts are fixed; which thread runs a part is not: each thread takes the next
- * part not yet taken, so a thread the machine does not schedule delays the call by at
- * most the part it holds, and the calling thread runs every part no other thread has
- * taken. fn must therefore give a part the same result on any thread.
+ * slot. The parts are fixed; which thread runs a part is not: slot t first runs its own
+ * contiguous range of the parts (the t-th of `threads` equal ranges, so the same thread
+ * tends to get the same share of consecutive calls split alike, and their data stays in
+ * its core's cache), then takes parts not yet taken from the other ranges. A thread the
+ * machine does not schedule delays the call by at most the part it holds, and the
+ * calling thread runs every part no other thread has taken. fn must therefore give a
+ * part the same result on any thread.
  *
  * The workers persist across calls (created on first use, up to the largest thread
  * count asked for; they spin for a short while after a call, then sleep). The pool

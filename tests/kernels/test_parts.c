@@ -4,6 +4,7 @@
  * sleep are woken by the next call. */
 #include <criterion/criterion.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "kernels/cpu/parts.h"
 
@@ -74,4 +75,34 @@ Test(parts, hushed_workers_are_woken) {
     rill_cpu_parts_hush();
     run_counted(2, 16, -1);
   }
+}
+
+/* A worker that is slow on its own range (each of its parts takes 20 ms) loses the
+ * rest of that range to the calling thread, which finished its own: every part still
+ * runs once, and slot 0 runs parts of slot 1's range [4, 8). */
+typedef struct slow_arg {
+  atomic_int runs[8];
+  atomic_int by_caller_in_second_half;
+} slow_arg;
+
+static bool slow_part(void *p, int64_t i, int slot) {
+  slow_arg *a = p;
+  atomic_fetch_add(&a->runs[i], 1);
+  if (slot == 0 && i >= 4) atomic_fetch_add(&a->by_caller_in_second_half, 1);
+  if (slot != 0) {
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  return true;
+}
+
+Test(parts, a_slow_threads_range_is_taken_by_the_others) {
+  slow_arg a;
+  for (int i = 0; i < 8; i++) atomic_init(&a.runs[i], 0);
+  atomic_init(&a.by_caller_in_second_half, 0);
+  rill_cpu_parts_backoff = false; /* the slow worker must not turn the pool off */
+  cr_assert(rill_cpu_parts(2, 8, slow_part, &a));
+  for (int i = 0; i < 8; i++) cr_expect_eq(atomic_load(&a.runs[i]), 1, "part %d ran %d times", i, atomic_load(&a.runs[i]));
+  cr_expect_geq(atomic_load(&a.by_caller_in_second_half), 1, "the caller took none of the slow range");
+  rill_cpu_parts_backoff = true;
 }
