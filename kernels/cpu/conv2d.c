@@ -9,6 +9,7 @@
 #include "framework/base/alloc.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/conv_epi.h"
+#include "kernels/cpu/gemm.h"
 #include "framework/exec/device.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/parts.h"
@@ -606,26 +607,13 @@ static rill_status *check_dy(rill_kernel_ctx *ctx, const rill_tensor *dy, const 
  *   im2col - (float, AVX2) blocks of output rows, each unfolded into its thread's
  *            buffer and multiplied: by the small-K kernel when k = c * kh * kw <=
  *            SMALLK_MAX (first layers); by OpenBLAS on one thread when the image's
- *            GEMM is of medium size (BLAS_SPLIT_MIN to BLAS_SPLIT_MAX multiply-adds,
- *            mnist_conv_bn's 5x5 conv over 20 channels of 12x12: 1.6 M).
+ *            GEMM is of medium size (kernels/cpu/gemm.h: mnist_conv_bn's 5x5 conv
+ *            over 20 channels of 12x12, 1.6 M multiply-adds).
  * Other convs run whole (OpenBLAS threads their GEMMs), then the epilogue in one pass.
  * PART_MACS is about the work of one part: enough to pay for handing it to another
  * thread (a spinning worker takes a part within a microsecond) and small enough that a
  * thread the machine does not schedule holds up little. */
 #define PART_MACS (1 << 17)
-/* Medium im2col GEMMs. OpenBLAS 0.3.21 threads a GEMM from about 2^20 multiply-adds,
- * and on 2 cores a GEMM it threads runs at 1.1x to 1.4x its speed on one thread, while
- * two GEMMs of half the size, each below that threshold, run on one thread each at
- * the full single-thread speed (bench: 50 x 64 x 500 takes 35 us whole on one thread,
- * 25 us threaded, 13.7 us for each half). Such a conv is cut into an even count of
- * blocks of output rows of at most BLAS_PART_MACS each (983,040: OpenBLAS runs each in
- * the calling thread; the fewer the blocks, the fewer times the weights are packed),
- * from BLAS_SPLIT_MIN (below it one block is the whole conv) to BLAS_SPLIT_MAX (above
- * it, blocks that small would repack the weights too often to beat OpenBLAS's own
- * threads). */
-#define BLAS_PART_MACS (15 << 16)
-#define BLAS_SPLIT_MIN (1 << 19)
-#define BLAS_SPLIT_MAX (1 << 24)
 /* A 1x1 conv whose weights exceed this many floats stays on OpenBLAS when split by
  * columns (the small-K kernel would read all of w again for every 24 columns). */
 #define FAST_1X1_MAX_W (64 * 1024)
@@ -788,11 +776,11 @@ static bool fwd_plan(fwd_split *s) {
     s->kind = FWD_1X1;
     s->by_cols = p >= FAST_1X1_COLS;
     double macs1 = (double)g->m * (double)p * (double)g->c;
-    if (!s->by_cols && macs1 >= BLAS_SPLIT_MIN && macs1 <= BLAS_SPLIT_MAX) {
+    if (!s->by_cols && macs1 >= RILL_BLAS_SPLIT_MIN && macs1 <= RILL_BLAS_SPLIT_MAX) {
       /* small images (7x7: 49 columns, two of the small-K kernel's blocks and a column
        * of dot products): OpenBLAS on one thread per block of rows runs them in
        * 0.8x-0.99x the time (gesture_rec's 160 -> 1280 channels: 118 -> 103 us) */
-      int64_t parts = (int64_t)((macs1 + BLAS_PART_MACS - 1) / BLAS_PART_MACS);
+      int64_t parts = (int64_t)((macs1 + RILL_BLAS_PART_MACS - 1) / RILL_BLAS_PART_MACS);
       parts += parts % 2;
       s->blas = true;
       s->chunk = (g->m + parts - 1) / parts;
@@ -821,14 +809,14 @@ static bool fwd_plan(fwd_split *s) {
     return true;
   }
   double macs = (double)g->m * (double)p * (double)k;
-  if (s->path == RILL_CONV_PATH_IM2COL && macs >= BLAS_SPLIT_MIN && macs <= BLAS_SPLIT_MAX) {
-    int64_t parts = (int64_t)((macs + BLAS_PART_MACS - 1) / BLAS_PART_MACS);
+  if (s->path == RILL_CONV_PATH_IM2COL && macs >= RILL_BLAS_SPLIT_MIN && macs <= RILL_BLAS_SPLIT_MAX) {
+    int64_t parts = (int64_t)((macs + RILL_BLAS_PART_MACS - 1) / RILL_BLAS_PART_MACS);
     parts += parts % 2;
     s->kind = FWD_IM2COL;
     s->blas = true;
     s->chunk = (g->oh + parts - 1) / parts;
     /* few rows of wide images: a block of one row may be beyond the threshold */
-    if ((double)g->m * (double)(s->chunk * g->ow) * (double)k > BLAS_PART_MACS) return false;
+    if ((double)g->m * (double)(s->chunk * g->ow) * (double)k > RILL_BLAS_PART_MACS) return false;
     s->per_img = (g->oh + s->chunk - 1) / s->chunk;
     s->col_n = (size_t)(k * s->chunk * g->ow) + UNFOLD_SPILL;
     return true;

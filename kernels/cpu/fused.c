@@ -8,7 +8,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "framework/exec/device.h"
 #include "kernels/cpu/conv_epi.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/parts.h"
 #include "kernels/cpu/vexp.h"
@@ -99,15 +101,18 @@ rill_status *rill_cpu_fc_fp32(rill_kernel_ctx *ctx) {
     return rill_kernel_error(ctx, "output Out (%s) must not share memory with its inputs",
                              rill_kout_name(ctx, 0, 0));
   bool gemv = m == 1 && n >= RILL_FC_GEMV_MIN_N;
-  if (gemv ? k * n >= RILL_BLAS_THREADED_GEMV : m * k * n >= RILL_BLAS_THREADED_GEMM)
-    rill_cpu_parts_hush(); /* OpenBLAS may run its threads */
-  if (k == 0)
+  int64_t threads = ctx->device ? ctx->device->num_threads : 1;
+  if (k == 0) {
     memset(op, 0, obytes);
-  else if (gemv)
-    cblas_sgemv(CblasRowMajor, CblasTrans, (int)k, (int)n, 1.0f, wp, (int)n, xp, 1, 0.0f, op, 1);
-  else
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, xp, (int)k,
-                wp, (int)n, 0.0f, op, (int)n);
+  } else if (gemv || !rill_cpu_sgemm_blocks(threads, m, n, k, xp, wp, op)) {
+    if (gemv ? k * n >= RILL_BLAS_THREADED_GEMV : m * k * n >= RILL_BLAS_THREADED_GEMM)
+      rill_cpu_parts_hush(); /* OpenBLAS may run its threads */
+    if (gemv)
+      cblas_sgemv(CblasRowMajor, CblasTrans, (int)k, (int)n, 1.0f, wp, (int)n, xp, 1, 0.0f, op, 1);
+    else
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, xp, (int)k,
+                  wp, (int)n, 0.0f, op, (int)n);
+  }
   row_bias_act_f32(op, b ? rill_tensor_ptr(b) : NULL, m, n, act);
   return NULL;
 }

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "framework/base/alloc.h"
+#include "framework/exec/device.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/parts.h"
 
@@ -64,7 +66,16 @@ static rill_status *mul_prepare(rill_kernel_ctx *ctx, rill_dtype dt, rill_tensor
 ROW_GEMV(float, f32)
 ROW_GEMV(double, f64)
 
-#define MUL(T, DT, GEMM, GEMV, NAME)                                                            \
+/* Double GEMMs always run whole. */
+static bool no_blocks(int64_t threads, int64_t m, int64_t n, int64_t k, const double *a, const double *b,
+                      double *c) {
+  (void)threads, (void)m, (void)n, (void)k, (void)a, (void)b, (void)c;
+  return false;
+}
+
+/* Medium float GEMMs (batches of an fc layer) run in blocks on the executor's threads
+ * (gemm.h), the others whole. */
+#define MUL(T, DT, GEMM, GEMV, BLOCKS, NAME)                                                            \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *x, *y, *out;                                                             \
     mul_shape s;                                                                          \
@@ -82,13 +93,15 @@ ROW_GEMV(double, f64)
       dst = rill_aligned_alloc(obytes, RILL_TENSOR_ALIGN);                                \
       if (!dst) return rill_oom();                                                        \
     }                                                                                     \
+    int64_t threads = ctx->device ? ctx->device->num_threads : 1;                          \
     if (s.m == 1) /* one row (fc at batch 1): no GEMM packing of Y per call */             \
       GEMV(xp, yp, dst, s.k, s.n);                                                        \
-    else if (s.m * s.k * s.n >= RILL_BLAS_THREADED_GEMM)                                  \
-      rill_cpu_parts_hush(); /* OpenBLAS may run its threads */                           \
-    if (s.m != 1)                                                                         \
+    else if (!BLOCKS(threads, s.m, s.n, s.k, xp, yp, dst)) {                              \
+      if (s.m * s.k * s.n >= RILL_BLAS_THREADED_GEMM)                                     \
+        rill_cpu_parts_hush(); /* OpenBLAS may run its threads */                         \
       GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)s.m, (int)s.n, (int)s.k, 1, xp, \
            (int)s.k, yp, (int)s.n, 0, dst, (int)s.n);                                     \
+    }                                                                                     \
     if (dst != op) {                                                                      \
       memcpy(op, dst, obytes);                                                            \
       rill_free(dst);                                                                     \
@@ -96,8 +109,8 @@ ROW_GEMV(double, f64)
     return NULL;                                                                          \
   }
 
-MUL(float, RILL_DTYPE_FP32, cblas_sgemm, row_gemv_f32, rill_cpu_mul_fp32)
-MUL(double, RILL_DTYPE_FP64, cblas_dgemm, row_gemv_f64, rill_cpu_mul_fp64)
+MUL(float, RILL_DTYPE_FP32, cblas_sgemm, row_gemv_f32, rill_cpu_sgemm_blocks, rill_cpu_mul_fp32)
+MUL(double, RILL_DTYPE_FP64, cblas_dgemm, row_gemv_f64, no_blocks, rill_cpu_mul_fp64)
 
 /* mul_grad: with X as [m, k], Y as [k, n] and dOut as [m, n],
  * X@GRAD = dOut * Y^T and Y@GRAD = X^T * dOut; absent outputs are skipped. */
