@@ -9,16 +9,20 @@
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/vexp.h"
 
-static void softmax_row_f64(const double *a, double *d, int64_t n) {
-  double mx = a[0], sum = 0;
-  for (int64_t i = 1; i < n; i++) mx = a[i] > mx ? a[i] : mx;
-  for (int64_t i = 0; i < n; i++) {
-    d[i] = exp(a[i] - mx);
-    sum += d[i];
+/* One row, scalar: the maximum, then exp and the sum, then the scaling. */
+#define SCALAR_ROW(T, EXP, SUF)                                            \
+  static void softmax_scalar_##SUF(const T *a, T *d, int64_t n) {          \
+    T mx = a[0], sum = 0;                                                  \
+    for (int64_t i = 1; i < n; i++) mx = a[i] > mx ? a[i] : mx;            \
+    for (int64_t i = 0; i < n; i++) {                                      \
+      d[i] = EXP(a[i] - mx);                                               \
+      sum += d[i];                                                         \
+    }                                                                      \
+    T inv = (T)1 / sum;                                                    \
+    for (int64_t i = 0; i < n; i++) d[i] *= inv;                           \
   }
-  double inv = 1 / sum;
-  for (int64_t i = 0; i < n; i++) d[i] *= inv;
-}
+SCALAR_ROW(double, exp, f64)
+SCALAR_ROW(float, expf, f32)
 
 static void softmax_row_f32(const float *a, float *d, int64_t n) {
 #ifdef RILL_HAVE_VEXP
@@ -53,14 +57,7 @@ static void softmax_row_f32(const float *a, float *d, int64_t n) {
     return;
   }
 #endif
-  float mx = a[0], sum = 0;
-  for (int64_t i = 1; i < n; i++) mx = a[i] > mx ? a[i] : mx;
-  for (int64_t i = 0; i < n; i++) {
-    d[i] = expf(a[i] - mx);
-    sum += d[i];
-  }
-  float inv = 1.0f / sum;
-  for (int64_t i = 0; i < n; i++) d[i] *= inv;
+  softmax_scalar_f32(a, d, n);
 }
 
 #define SOFTMAX(T, DT, EXP, ROW, NAME)                                                    \
@@ -113,4 +110,4 @@ static void softmax_row_f32(const float *a, float *d, int64_t n) {
   }
 
 SOFTMAX(float, RILL_DTYPE_FP32, expf, softmax_row_f32, rill_cpu_softmax_fp32)
-SOFTMAX(double, RILL_DTYPE_FP64, exp, softmax_row_f64, rill_cpu_softmax_fp64)
+SOFTMAX(double, RILL_DTYPE_FP64, exp, softmax_scalar_f64, rill_cpu_softmax_fp64)
