@@ -20,16 +20,6 @@
  * row-major transposed GEMV runs K short axpys): bench/bench_gemv measures both. */
 #define RILL_FC_GEMV_MIN_N 160
 
-static inline float act_f32(float v, rill_fused_act act) {
-  switch (act) {
-    case RILL_FUSED_RELU: return v > 0.0f ? v : 0.0f;
-    case RILL_FUSED_RELU6: return v > 0.0f ? (v < 6.0f ? v : 6.0f) : 0.0f;
-    case RILL_FUSED_SIGMOID: return 1.0f / (1.0f + expf(-v));
-    case RILL_FUSED_TANH: return tanhf(v);
-    default: return v;
-  }
-}
-
 /* Rows of [m, n] with a per-column bias: the same pass, columns innermost. */
 static void row_bias_act_f32(float *out, const float *bias, int64_t m, int64_t n, rill_fused_act act) {
   for (int64_t r = 0; r < m; r++) {
@@ -47,18 +37,15 @@ static void row_bias_act_f32(float *out, const float *bias, int64_t m, int64_t n
         break;
 #ifdef RILL_HAVE_VEXP
       case RILL_FUSED_SIGMOID:
-        if (bias)
-          for (int64_t j = 0; j < n; j++) p[j] += bias[j];
-        rill_sigmoid_span_f32(p, p, n);
-        break;
       case RILL_FUSED_TANH:
         if (bias)
           for (int64_t j = 0; j < n; j++) p[j] += bias[j];
-        rill_tanh_span_f32(p, p, n);
+        if (act == RILL_FUSED_SIGMOID) rill_sigmoid_span_f32(p, p, n);
+        else rill_tanh_span_f32(p, p, n);
         break;
 #endif
       default:
-        for (int64_t j = 0; j < n; j++) p[j] = act_f32(p[j] + (bias ? bias[j] : 0.0f), act);
+        for (int64_t j = 0; j < n; j++) p[j] = rill_epi_act(p[j] + (bias ? bias[j] : 0.0f), act);
     }
   }
 }
