@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "conv_run.h"
 #include "kernels/cpu/parts.h"
 #include "rill.h"
 
@@ -93,47 +94,8 @@ static rill_status *build(void) {
 }
 
 static rill_status *run(int threads, float *out) {
-  rill_executor_options opts = {{RILL_DEVICE_CPU, 0}, threads};
-  rill_executor *e = NULL;
-  rill_scope *s = NULL;
-  rill_tensor *x = NULL, *y = NULL;
   const int64_t xd[] = {1, 3, H, H};
-  rill_status *st = rill_executor_create(&opts, &e);
-  if (!st) st = rill_executor_set_schedule(e, RILL_SCHEDULE_SEQUENTIAL);
-  if (!st) st = rill_scope_create(params, &s);
-  if (!st) st = rill_tensor_create(RILL_DTYPE_FP32, xd, 4, &x);
-  if (!st) {
-    float *v = rill_tensor_data(x);
-    for (int i = 0; i < 3 * H * H; i++) v[i] = sinf((float)i * 0.01f);
-    const char *feed = "x", *fetch = "y9";
-    for (int r = 0; r < ROUNDS && !st; r++) {
-      rill_tensor_destroy(y);
-      y = NULL;
-      st = rill_executor_run(e, prog, s, &feed, &x, 1, &fetch, 1, &y);
-    }
-  }
-  if (!st) memcpy(out, rill_tensor_data(y), sizeof want);
-  rill_tensor_destroy(y);
-  rill_tensor_destroy(x);
-  rill_scope_destroy(s);
-  rill_executor_destroy(e);
-  return st;
-}
-
-typedef struct worker {
-  int threads;
-  int mismatches;
-  bool failed;
-  float got[NOUT];
-} worker;
-
-static void *work(void *arg) {
-  worker *w = arg;
-  rill_status *st = run(w->threads, w->got);
-  w->failed = st != NULL;
-  rill_status_destroy(st);
-  for (int i = 0; i < NOUT && !w->failed; i++) w->mismatches += memcmp(&w->got[i], &want[i], sizeof(float)) != 0;
-  return NULL;
+  return conv_run(prog, params, threads, xd, ROUNDS, "y9", out, NOUT);
 }
 
 int main(void) {
@@ -148,23 +110,16 @@ int main(void) {
   int nonzero = 0;
   for (int i = 0; i < NOUT; i++) nonzero += want[i] != 0;
   CHECK(nonzero > NOUT / 4, "only %d of %d outputs are nonzero", nonzero, NOUT);
-  static worker ws[4];
-  pthread_t t[4];
-  for (int i = 0; i < 4; i++) {
-    ws[i].threads = 1 + i % 3;
-    CHECK(pthread_create(&t[i], NULL, work, &ws[i]) == 0, "thread %d", i);
-  }
-  for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
-  for (int i = 0; i < 4; i++) {
-    CHECK(!ws[i].failed, "run %d failed", i);
-    CHECK(ws[i].mismatches == 0, "run %d (%d threads): %d outputs differ from one thread's", i,
-          ws[i].threads, ws[i].mismatches);
-  }
+  static float got[4][NOUT];
+  conv_worker ws[4];
+  for (int i = 0; i < 4; i++)
+    ws[i] = (conv_worker){.run = run, .threads = 1 + i % 3, .got = got[i], .want = want, .n = NOUT};
+  conv_run_together(ws, 4);
   /* the same executors again, one at a time, so that each finds the pool free, the
    * workers sent to sleep before each (rill_cpu_parts_hush) so the run must wake them */
   for (int i = 0; i < 3; i++) {
     rill_cpu_parts_hush();
-    work(&ws[i]);
+    conv_work(&ws[i]);
     CHECK(!ws[i].failed && ws[i].mismatches == 0, "alone, %d threads: differs", ws[i].threads);
   }
   CHECK(rill_cpu_parts_pooled_calls() > pooled, "no call ran on the pool");

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "conv_run.h"
 #include "rill.h"
 
 enum { C = 24, H = 70, W = 70, ROUNDS = 3 };
@@ -46,47 +47,8 @@ static rill_status *build(void) {
 
 /* Runs the conv with `threads` executor threads; the output into out. */
 static rill_status *run(int threads, float *out) {
-  rill_executor_options opts = {{RILL_DEVICE_CPU, 0}, threads};
-  rill_executor *e = NULL;
-  rill_scope *s = NULL;
-  rill_tensor *x = NULL, *y = NULL;
   const int64_t xd[] = {1, C, H, W};
-  rill_status *st = rill_executor_create(&opts, &e);
-  if (!st) st = rill_executor_set_schedule(e, RILL_SCHEDULE_SEQUENTIAL);
-  if (!st) st = rill_scope_create(params, &s);
-  if (!st) st = rill_tensor_create(RILL_DTYPE_FP32, xd, 4, &x);
-  if (!st) {
-    float *v = rill_tensor_data(x);
-    for (int i = 0; i < C * H * W; i++) v[i] = sinf((float)i * 0.01f);
-    const char *feed = "x", *fetch = "y";
-    for (int r = 0; r < ROUNDS && !st; r++) {
-      rill_tensor_destroy(y);
-      y = NULL;
-      st = rill_executor_run(e, prog, s, &feed, &x, 1, &fetch, 1, &y);
-    }
-  }
-  if (!st) memcpy(out, rill_tensor_data(y), sizeof want);
-  rill_tensor_destroy(y);
-  rill_tensor_destroy(x);
-  rill_scope_destroy(s);
-  rill_executor_destroy(e);
-  return st;
-}
-
-typedef struct worker {
-  int threads;
-  int mismatches;
-  bool failed;
-  float got[C * H * W];
-} worker;
-
-static void *work(void *arg) {
-  worker *w = arg;
-  rill_status *st = run(w->threads, w->got);
-  w->failed = st != NULL;
-  rill_status_destroy(st);
-  for (int i = 0; i < C * H * W && !w->failed; i++) w->mismatches += memcmp(&w->got[i], &want[i], sizeof(float)) != 0;
-  return NULL;
+  return conv_run(prog, params, threads, xd, ROUNDS, "y", out, C * H * W);
 }
 
 int main(void) {
@@ -96,18 +58,11 @@ int main(void) {
   st = run(1, want);
   CHECK(!st, "one thread: %s", st ? rill_status_message(st) : "");
   if (st) return check_report();
-  static worker ws[4];
-  pthread_t t[4];
-  for (int i = 0; i < 4; i++) {
-    ws[i].threads = 2 + i % 2;
-    CHECK(pthread_create(&t[i], NULL, work, &ws[i]) == 0, "thread %d", i);
-  }
-  for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
-  for (int i = 0; i < 4; i++) {
-    CHECK(!ws[i].failed, "run %d failed", i);
-    CHECK(ws[i].mismatches == 0, "run %d (%d threads): %d outputs differ from one thread's", i,
-          ws[i].threads, ws[i].mismatches);
-  }
+  static float got[4][C * H * W];
+  conv_worker ws[4];
+  for (int i = 0; i < 4; i++)
+    ws[i] = (conv_worker){.run = run, .threads = 2 + i % 2, .got = got[i], .want = want, .n = C * H * W};
+  conv_run_together(ws, 4);
   rill_scope_destroy(params);
   rill_program_destroy(prog);
   return check_report();
