@@ -75,6 +75,11 @@ RILL_API const char *rill_status_message(const rill_status *status);
 RILL_API const char *rill_code_name(rill_code code); /* "INVALID_ARGUMENT" */
 RILL_API void rill_status_destroy(rill_status *status);
 
+/* The vector instruction set the CPU kernels take on this machine: "avx512", "avx2" or
+ * "generic" (the build's baseline). Chosen once per process from cpuid; the environment
+ * variable RILL_CPU_ISA=generic|avx2|avx512 caps it. */
+RILL_API const char *rill_cpu_isa(void);
+
 /* ---------------------------------------------------------------- dtypes ------ */
 
 /* Values are Paddle's VarType.Type numbers. */

@@ -16,6 +16,11 @@ section() { printf '\n==== %s ====\n' "$*"; }
 section "C tests (release)"
 (cd "$BUILD" && ctest --output-on-failure -j "$JOBS")
 
+section "C tests (release) on the baseline paths: RILL_CPU_ISA=generic"
+# The kernels' AVX2 paths are chosen at run time (framework/base/isa.h); capping the
+# level tests the paths that CPUs without AVX2 (and arm64) take.
+(cd "$BUILD" && RILL_CPU_ISA=generic ctest --output-on-failure -j "$JOBS")
+
 section "C tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DRILL_SANITIZE=address,undefined \
   -DRILL_BUILD_BENCH=OFF "${FLAGS[@]}" >/dev/null

@@ -578,6 +578,7 @@ static int cmd_run(int argc, char **argv) {
            bench, warm, percentile(ms, bench, 0.5), percentile(ms, bench, 0.9),
            percentile(ms, bench, 0.99), total / (double)bench);
     free(ms);
+    printf("cpu: %s kernels (RILL_CPU_ISA caps them)\n", rill_cpu_isa());
     const rill_pass_stats *ps = rill_predictor_pass_stats(pred);
     printf("passes: %zu dropout removed, %zu batch_norm folded, %zu conv2d_fusion, %zu fc, "
            "%zu in place\n",

@@ -1,6 +1,7 @@
 /* Schema questions asked by bindings (rill.h, "program support"). */
 #include <string.h>
 
+#include "framework/base/isa.h"
 #include "framework/registry/registry.h"
 #include "rill.h"
 
@@ -12,3 +13,5 @@ bool rill_op_has_attribute(const char *type, const char *attr) {
     if (strcmp(s->attrs[i].name, attr) == 0) return true;
   return false;
 }
+
+const char *rill_cpu_isa(void) { return rill_cpu_isa_level_name(rill_cpu_isa_level_get()); }

@@ -14,16 +14,13 @@
  * hard_sigmoid, hard_swish) are; those whose select arms are products (leaky_relu,
  * written as (x >= 0 ? 1 : alpha) * x so NaN propagates) also need -fno-trapping-math.
  * exp/tanh/erf stay scalar without a vector math library (sigmoid's and tanh's float
- * forwards use vexp.h's). relu6's float32 forward is
- * written with AVX intrinsics all the same, so it does not depend on the flags.
+ * forwards use vexp.h's). relu6's float32 forward is written with AVX2 intrinsics all
+ * the same (taken where the CPU has AVX2, isa.h), so it does not depend on the flags.
  *
  * In-place safe (Out = X, X@GRAD = Out@GRAD): element i is read before it is written. */
 #include <math.h>
 #include <tgmath.h>
-#ifdef __AVX__
-#include <immintrin.h>
-#endif
-
+#include "framework/base/isa.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/vexp.h"
 
@@ -84,15 +81,24 @@ BWD(relu, v > (T)0 ? d : (T)0)
  * paddlejs_gesture_rec's time). max(0, x) then min(a, .) keep x's NaN, as the select
  * does (the maxps/minps result is their second operand when either is NaN). */
 FWD_T(relu6, double, f64, x < (T)0 ? (T)0 : (x > a ? a : x))
-static void relu6_fwd_f32(const float *xp, float *yp, int64_t n, const act_params *pr) {
-  const float a = (float)pr->p[0];
-  int64_t i = 0;
-#ifdef __AVX__
+#if RILL_X86_SIMD
+RILL_AVX2_BEGIN
+static int64_t relu6_lanes_f32(const float *xp, float *yp, int64_t n, float a) {
   const __m256 zero = _mm256_setzero_ps(), hi = _mm256_set1_ps(a);
+  int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     __m256 v = _mm256_loadu_ps(xp + i);
     _mm256_storeu_ps(yp + i, _mm256_min_ps(hi, _mm256_max_ps(zero, v)));
   }
+  return i;
+}
+RILL_AVX2_END
+#endif
+static void relu6_fwd_f32(const float *xp, float *yp, int64_t n, const act_params *pr) {
+  const float a = (float)pr->p[0];
+  int64_t i = 0;
+#if RILL_X86_SIMD
+  if (rill_cpu_avx2()) i = relu6_lanes_f32(xp, yp, n, a);
 #endif
   for (; i < n; i++) {
     const float x = xp[i];
@@ -105,27 +111,19 @@ BWD(relu6, v > (T)0 && v < a ? d : (T)0)
 FWD(leaky_relu, (x >= (T)0 ? (T)1 : a) * x)
 BWD(leaky_relu, (v >= (T)0 ? (T)1 : a) * d)
 
-/* sigmoid, tanh: read Out. Their float32 forwards run 8 lanes at a time on vexp.h
- * where AVX2 is there. */
+/* sigmoid, tanh: read Out. Their float32 forwards are vexp.h's (8 lanes at a time
+ * where the CPU has AVX2, the same bits elsewhere). */
 FWD_T(sigmoid, double, f64, (T)1 / ((T)1 + exp(-x)))
-#ifdef RILL_HAVE_VEXP
 static void sigmoid_fwd_f32(const float *xp, float *yp, int64_t n, const act_params *pr) {
   (void)pr;
   rill_sigmoid_span_f32(yp, xp, n);
 }
-#else
-FWD_T(sigmoid, float, f32, (T)1 / ((T)1 + exp(-x)))
-#endif
 BWD(sigmoid, d * v * ((T)1 - v))
 FWD_T(tanh, double, f64, tanh(x))
-#ifdef RILL_HAVE_VEXP
 static void tanh_fwd_f32(const float *xp, float *yp, int64_t n, const act_params *pr) {
   (void)pr;
   rill_tanh_span_f32(yp, xp, n);
 }
-#else
-FWD_T(tanh, float, f32, tanh(x))
-#endif
 BWD(tanh, d * ((T)1 - v * v))
 
 /* hard_sigmoid: a = slope, b = offset; reads Out. */

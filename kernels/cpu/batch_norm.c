@@ -4,11 +4,9 @@
  * MeanOut / VarianceOut may be Mean / Variance (Paddle's in-place update). */
 #include <math.h>
 #include <string.h>
-#if defined(__AVX__) && defined(__FMA__)
-#include <immintrin.h>
-#endif
 
 #include "framework/base/alloc.h"
+#include "framework/base/isa.h"
 #include "kernels/cpu/kernels.h"
 #include "operators/nn.h"
 
@@ -53,17 +51,28 @@ static rill_status *cvec_out(rill_kernel_ctx *ctx, size_t slot, rill_dtype dt, i
 }
 
 /* o[i] = r[i] * a + b, where o may be r (Y = X): every chunk is loaded before it is
- * stored. float32 runs 8 lanes with FMA, which is what the scalar expression compiles
- * to (-ffp-contract), so the results are the same; the compiler's own vectorisation of
- * this loop is versioned on aliasing and falls back to scalar code when Y is X. */
-static void bn_affine_f32(const float *r, float *o, int64_t n, float a, float b) {
+ * stored. float32 runs 8 lanes with FMA where the CPU has AVX2 (isa.h), its tail with
+ * fmaf, so every element gets the same bits; the compiler's own vectorisation of this
+ * loop is versioned on aliasing and falls back to scalar code when Y is X. */
+#if RILL_X86_SIMD
+RILL_AVX2_BEGIN
+static void bn_affine_avx2(const float *r, float *o, int64_t n, float a, float b) {
   int64_t i = 0;
-#if defined(__AVX__) && defined(__FMA__)
   const __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b);
   for (; i + 8 <= n; i += 8)
     _mm256_storeu_ps(o + i, _mm256_fmadd_ps(_mm256_loadu_ps(r + i), va, vb));
+  for (; i < n; i++) o[i] = fmaf(r[i], a, b);
+}
+RILL_AVX2_END
 #endif
-  for (; i < n; i++) o[i] = r[i] * a + b;
+static void bn_affine_f32(const float *r, float *o, int64_t n, float a, float b) {
+#if RILL_X86_SIMD
+  if (rill_cpu_avx2()) {
+    bn_affine_avx2(r, o, n, a, b);
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < n; i++) o[i] = r[i] * a + b;
 }
 
 static void bn_affine_f64(const double *r, double *o, int64_t n, double a, double b) {

@@ -10,6 +10,7 @@
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/conv_epi.h"
 #include "kernels/cpu/gemm.h"
+#include "framework/base/isa.h"
 #include "framework/exec/device.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/parts.h"
@@ -41,8 +42,11 @@ static inline void valid_range(int64_t off, int64_t s, int64_t in, int64_t out, 
   *hi = h;
 }
 
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
+/* ---- AVX2 + FMA (isa.h): the float engine's fast paths, and the engine itself
+ * (conv_impl.inc) compiled again for AVX2 over them; a kernel takes them where
+ * rill_cpu_avx2() says the CPU runs them. ---- */
+#if RILL_X86_SIMD
+RILL_AVX2_BEGIN
 
 /* The even and odd elements of p[0..15], each as 8 lanes. */
 static inline void deinterleave8(const float *p, __m256 *even, __m256 *odd) {
@@ -503,19 +507,12 @@ static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBL
   }
   cblas_sgemm(order, ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc);
 }
-#define SGEMM conv_sgemm
 /* 8 elements from s to d (unfold's row chunks) in one 256-bit move. */
 #define COPY8(d, s) _mm256_storeu_ps(d, _mm256_loadu_ps(s))
-#else
-#define DW_FAST(g, x, w, y, nch) false
-#define GATHER2(d, s, n) 0
-#define SGEMM cblas_sgemm
-#define COPY8(d, s) memcpy(d, s, 8 * sizeof(T))
-#endif
 
 #define T float
-#define SUF f32
-#define GEMM SGEMM
+#define SUF f32_avx2
+#define GEMM conv_sgemm
 #include "kernels/cpu/conv_impl.inc"
 #undef T
 #undef SUF
@@ -523,9 +520,22 @@ static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBL
 #undef DW_FAST
 #undef GATHER2
 #undef COPY8
+
+RILL_AVX2_END
+#endif
+
+/* ---- The baseline engine: float and double ---- */
 #define DW_FAST(g, x, w, y, nch) false
 #define GATHER2(d, s, n) 0
 #define COPY8(d, s) memcpy(d, s, 8 * sizeof(T))
+
+#define T float
+#define SUF f32
+#define GEMM cblas_sgemm
+#include "kernels/cpu/conv_impl.inc"
+#undef T
+#undef SUF
+#undef GEMM
 
 #define T double
 #define SUF f64
@@ -588,8 +598,14 @@ static rill_status *check_dy(rill_kernel_ctx *ctx, const rill_tensor *dy, const 
                            rill_dims_str(want, b, sizeof b));
 }
 
+/* The engine's function `name` for dtype dt, float on AVX2 where the CPU has it. */
+#if RILL_X86_SIMD
+#define ENGINE_F32(name, ...) (rill_cpu_avx2() ? name##_f32_avx2(__VA_ARGS__) : name##_f32(__VA_ARGS__))
+#else
+#define ENGINE_F32(name, ...) name##_f32(__VA_ARGS__)
+#endif
 #define ENGINE(dt, name, ...) \
-  ((dt) == RILL_DTYPE_FP32 ? name##_f32(__VA_ARGS__) : name##_f64(__VA_ARGS__))
+  ((dt) == RILL_DTYPE_FP32 ? ENGINE_F32(name, __VA_ARGS__) : name##_f64(__VA_ARGS__))
 
 /* ---- The forward in fixed parts over the kernel pool (parts.c) ----
  * A conv of one image is cut into parts that depend on its geometry only, each run by
@@ -639,7 +655,8 @@ typedef struct fwd_split {
 
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-#if defined(__AVX2__) && defined(__FMA__)
+#if RILL_X86_SIMD
+RILL_AVX2_BEGIN
 /* The small-K GEMM's share of an epilogue: bias, residual, relu / relu6 in its stores;
  * sigmoid and tanh are left to a pass (rill_epi_apply with only the activation). */
 static const sk_epi *sk_epi_for(const rill_conv_epi *e, const float *bias, const float *res, int64_t ldr,
@@ -655,46 +672,28 @@ static void sk_epi_rest(const rill_conv_epi *e, float *y, int64_t ldy, int64_t r
   rill_conv_epi act = {.act = e->act};
   rill_epi_apply(&act, y, NULL, ldy, 0, rows, 0, cols);
 }
-#endif
 
-static bool fwd_part(void *arg, int64_t i, int slot) {
-  const fwd_split *s = arg;
+/* A 3x3 depthwise range of fwd_part with the epilogue in its stores; false when the
+ * geometry or the activation is not one it takes. */
+static bool fwd_part_dw_avx2(const fwd_split *s, const rill_conv_geom *sub, int64_t img, int64_t g0,
+                             int64_t g1, const float *x, const float *w, float *y) {
   const rill_conv_geom *g = s->g;
-  int64_t img = i / s->per_img, j = i % s->per_img;
+  int64_t p = g->oh * g->ow;
+  if (s->path != RILL_CONV_PATH_DIRECT || g->c != g->groups || g->m != g->groups ||
+      (s->epi->act != RILL_FUSED_IDENTITY && s->epi->act != RILL_FUSED_RELU &&
+       s->epi->act != RILL_FUSED_RELU6))
+    return false;
+  dw_epi e = {.bias = s->epi->bias ? s->epi->bias + g0 : NULL,
+              .res = s->epi->res ? s->epi->res + (img * g->m + g0) * p : NULL,
+              .clamp = s->epi->act == RILL_FUSED_RELU ? 1 : s->epi->act == RILL_FUSED_RELU6 ? 2 : 0};
+  return dw3x3_f32(sub, x, w, y, g1 - g0, &e);
+}
+
+/* Part j of image img of a 1x1 or im2col split (fwd_plan plans these only where the CPU
+ * has AVX2). */
+static bool fwd_part_gemm_avx2(const fwd_split *s, int64_t img, int64_t j, int slot) {
+  const rill_conv_geom *g = s->g;
   int64_t p = g->oh * g->ow, hw = g->h * g->w;
-  if (s->kind == FWD_DIRECT) {
-    int64_t c_g = g->c / g->groups, m_g = g->m / g->groups, k = c_g * g->kh * g->kw;
-    int64_t g0 = j * s->chunk, g1 = min64(g->groups, g0 + s->chunk);
-    size_t es = s->dt == RILL_DTYPE_FP32 ? 4 : 8;
-    rill_conv_geom sub = *g;
-    sub.n = 1;
-    sub.groups = g1 - g0;
-    sub.c = c_g * sub.groups;
-    sub.m = m_g * sub.groups;
-    const char *x = (const char *)s->x + (size_t)((img * g->c + g0 * c_g) * hw) * es;
-    const char *w = (const char *)s->w + (size_t)(g0 * m_g * k) * es;
-    char *y = (char *)s->y + (size_t)((img * g->m + g0 * m_g) * p) * es;
-#if defined(__AVX2__) && defined(__FMA__)
-    /* a 3x3 depthwise range with the epilogue in its stores */
-    if (s->epi && s->path == RILL_CONV_PATH_DIRECT && c_g == 1 && m_g == 1 &&
-        (s->epi->act == RILL_FUSED_IDENTITY || s->epi->act == RILL_FUSED_RELU ||
-         s->epi->act == RILL_FUSED_RELU6)) {
-      dw_epi e = {.bias = s->epi->bias ? s->epi->bias + g0 : NULL,
-                  .res = s->epi->res ? s->epi->res + (img * g->m + g0) * p : NULL,
-                  .clamp = s->epi->act == RILL_FUSED_RELU ? 1 : s->epi->act == RILL_FUSED_RELU6 ? 2 : 0};
-      if (dw3x3_f32(&sub, (const float *)x, (const float *)w, (float *)y, g1 - g0, &e)) return true;
-    }
-#endif
-    /* The direct path allocates nothing, so it cannot fail. */
-    (void)ENGINE(s->dt, conv_fwd, &sub, (const void *)x, (const void *)w, (void *)y, s->path);
-    if (s->epi) {
-      float *yi = (float *)s->y + img * g->m * p;
-      const float *ri = s->epi->res ? s->epi->res + img * g->m * p : NULL;
-      rill_epi_apply(s->epi, yi, ri, p, g0 * m_g, g1 * m_g, 0, p);
-    }
-    return true;
-  }
-#if defined(__AVX2__) && defined(__FMA__)
   const float *x = (const float *)s->x + img * g->c * hw, *w = s->w;
   float *y = (float *)s->y + img * g->m * p;
   const float *res = s->epi && s->epi->res ? s->epi->res + img * g->m * p : NULL;
@@ -729,7 +728,7 @@ static bool fwd_part(void *arg, int64_t i, int slot) {
   int64_t k = g->c * g->kh * g->kw, r0 = j * s->chunk, r1 = min64(g->oh, r0 + s->chunk);
   int64_t nc = (r1 - r0) * g->ow;
   float *col = s->col + (size_t)slot * s->col_n;
-  im2col_f32(g, g->c, x, col, r0, r1);
+  im2col_f32_avx2(g, g->c, x, col, r0, r1);
   float *yb = y + r0 * g->ow;
   if (s->blas) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->m, (int)nc, (int)k, 1.0f, w, (int)k,
@@ -741,6 +740,44 @@ static bool fwd_part(void *arg, int64_t i, int slot) {
                sk_epi_for(s->epi, bias, res ? res + r0 * g->ow : NULL, p, &e));
   sk_epi_rest(s->epi, yb, p, g->m, nc);
   return true;
+}
+RILL_AVX2_END
+#endif
+
+static bool fwd_part(void *arg, int64_t i, int slot) {
+  const fwd_split *s = arg;
+  const rill_conv_geom *g = s->g;
+  int64_t img = i / s->per_img, j = i % s->per_img;
+  int64_t p = g->oh * g->ow, hw = g->h * g->w;
+  if (s->kind == FWD_DIRECT) {
+    int64_t c_g = g->c / g->groups, m_g = g->m / g->groups, k = c_g * g->kh * g->kw;
+    int64_t g0 = j * s->chunk, g1 = min64(g->groups, g0 + s->chunk);
+    size_t es = s->dt == RILL_DTYPE_FP32 ? 4 : 8;
+    rill_conv_geom sub = *g;
+    sub.n = 1;
+    sub.groups = g1 - g0;
+    sub.c = c_g * sub.groups;
+    sub.m = m_g * sub.groups;
+    const char *x = (const char *)s->x + (size_t)((img * g->c + g0 * c_g) * hw) * es;
+    const char *w = (const char *)s->w + (size_t)(g0 * m_g * k) * es;
+    char *y = (char *)s->y + (size_t)((img * g->m + g0 * m_g) * p) * es;
+#if RILL_X86_SIMD
+    /* a 3x3 depthwise range with the epilogue in its stores */
+    if (s->epi && rill_cpu_avx2() &&
+        fwd_part_dw_avx2(s, &sub, img, g0, g1, (const float *)x, (const float *)w, (float *)y))
+      return true;
+#endif
+    /* The direct path allocates nothing, so it cannot fail. */
+    (void)ENGINE(s->dt, conv_fwd, &sub, (const void *)x, (const void *)w, (void *)y, s->path);
+    if (s->epi) {
+      float *yi = (float *)s->y + img * g->m * p;
+      const float *ri = s->epi->res ? s->epi->res + img * g->m * p : NULL;
+      rill_epi_apply(s->epi, yi, ri, p, g0 * m_g, g1 * m_g, 0, p);
+    }
+    return true;
+  }
+#if RILL_X86_SIMD
+  return fwd_part_gemm_avx2(s, img, j, slot);
 #else
   (void)slot;
   return false;
@@ -770,8 +807,8 @@ static bool fwd_plan(fwd_split *s) {
     }
     return true;
   }
-#if defined(__AVX2__) && defined(__FMA__)
-  if (s->dt != RILL_DTYPE_FP32 || g->groups != 1) return false;
+#if RILL_X86_SIMD
+  if (s->dt != RILL_DTYPE_FP32 || g->groups != 1 || !rill_cpu_avx2()) return false;
   if (s->path == RILL_CONV_PATH_1X1) {
     s->kind = FWD_1X1;
     s->by_cols = p >= FAST_1X1_COLS;
@@ -853,8 +890,8 @@ static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_ge
       (double)g->m / (double)g->groups * (double)(g->oh * g->ow) * (double)(g->c / g->groups * g->kh * g->kw) >=
           RILL_BLAS_THREADED_GEMM)
     rill_cpu_parts_hush();
-#if defined(__AVX2__) && defined(__FMA__)
-  smallk_on = path == RILL_CONV_PATH_IM2COL;
+#if RILL_X86_SIMD
+  smallk_on = path == RILL_CONV_PATH_IM2COL && rill_cpu_avx2();
   bool ok = ENGINE(dt, conv_fwd, g, x, w, y, path);
   smallk_on = false;
 #else
@@ -936,12 +973,12 @@ static bool image_split_run(void *arg, int64_t c, int slot) {
   bool f32 = s->dt == RILL_DTYPE_FP32;
   if (s->kind == SPLIT_FWD) {
     void *yi = out + (size_t)a * out_img;
-    if (f32) conv_fwd_images_f32(g, nb, xi, s->w, yi, col);
+    if (f32) ENGINE_F32(conv_fwd_images, g, nb, xi, s->w, yi, col);
     else conv_fwd_images_f64(g, nb, xi, s->w, yi, col);
   } else {
     const void *dyi = dy + (size_t)a * out_img;
     void *dw = out + (size_t)c * (size_t)(g->m * k) * es;
-    if (f32) conv_bwd_filter_images_f32(g, nb, xi, dyi, dw, col);
+    if (f32) ENGINE_F32(conv_bwd_filter_images, g, nb, xi, dyi, dw, col);
     else conv_bwd_filter_images_f64(g, nb, xi, dyi, dw, col);
   }
   return true;

@@ -7,10 +7,8 @@
 
 #include <math.h>
 #include <stdint.h>
-#ifdef __AVX__
-#include <immintrin.h>
-#endif
 
+#include "framework/base/isa.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/vexp.h"
 #include "operators/fused_act.h"
@@ -25,16 +23,35 @@ static inline float rill_epi_act(float v, rill_fused_act act) {
   switch (act) {
     case RILL_FUSED_RELU: return v > 0.0f ? v : 0.0f;
     case RILL_FUSED_RELU6: return v > 0.0f ? (v < 6.0f ? v : 6.0f) : 0.0f;
-    case RILL_FUSED_SIGMOID: return 1.0f / (1.0f + expf(-v));
-    case RILL_FUSED_TANH: return tanhf(v);
+    case RILL_FUSED_SIGMOID: return rill_sigmoid1(v);
+    case RILL_FUSED_TANH: return rill_tanh1(v);
     default: return v;
   }
 }
 
+#if RILL_X86_SIMD
+RILL_AVX2_BEGIN
+/* rill_epi_span's relu, relu6 and identity on 8 lanes; returns how many it did. */
+static inline int64_t rill_epi_lanes_avx2(float *p, int64_t n, float b, bool has_b, rill_fused_act act) {
+  int64_t i = 0;
+  __m256 vb = _mm256_set1_ps(b), lo = _mm256_setzero_ps(), hi = _mm256_set1_ps(6.0f);
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_loadu_ps(p + i);
+    if (has_b) v = _mm256_add_ps(v, vb);
+    if (act != RILL_FUSED_IDENTITY) v = _mm256_max_ps(v, lo);
+    if (act == RILL_FUSED_RELU6) v = _mm256_min_ps(v, hi);
+    _mm256_storeu_ps(p + i, v);
+  }
+  return i;
+}
+RILL_AVX2_END
+#endif
+
 /* p[i] = act((p[i] + r[i]) + b) for i < n (r may be NULL: no residual; has_b false: no
- * bias). relu, relu6 and the identity run 8 at a time with AVX: relu as max(v, 0) and
- * relu6 as min(max(v, 0), 6), operands in that order so NaN gives 0 as the scalar
- * selects do; sigmoid and tanh with vexp.h, every element through the vector code. */
+ * bias). relu, relu6 and the identity run 8 at a time where the CPU has AVX2: relu as
+ * max(v, 0) and relu6 as min(max(v, 0), 6), operands in that order so NaN gives 0 as
+ * the scalar selects do; sigmoid and tanh with vexp.h's spans (the same bits on every
+ * path). */
 static inline void rill_epi_span(float *p, const float *r, int64_t n, float b, bool has_b,
                                  rill_fused_act act) {
   if (r)
@@ -42,23 +59,10 @@ static inline void rill_epi_span(float *p, const float *r, int64_t n, float b, b
   if (!has_b && act == RILL_FUSED_IDENTITY) return;
   int64_t i = 0;
   if (act == RILL_FUSED_RELU || act == RILL_FUSED_RELU6 || act == RILL_FUSED_IDENTITY) {
-#ifdef __AVX__
-    __m256 vb = _mm256_set1_ps(b), lo = _mm256_setzero_ps(), hi = _mm256_set1_ps(6.0f);
-    for (; i + 8 <= n; i += 8) {
-      __m256 v = _mm256_loadu_ps(p + i);
-      if (has_b) v = _mm256_add_ps(v, vb);
-      if (act != RILL_FUSED_IDENTITY) v = _mm256_max_ps(v, lo);
-      if (act == RILL_FUSED_RELU6) v = _mm256_min_ps(v, hi);
-      _mm256_storeu_ps(p + i, v);
-    }
-/* The conv2d kernel (conv2d.c) on ctx (conv2d's slots and attributes; Bias and
- * ResidualData hidden) with an epilogue: epi->res, when given, must have the output's
- * shape and epi->bias one value per output channel (the caller checks both). */
-rill_status *rill_cpu_conv2d_epi_fp32(rill_kernel_ctx *ctx, const rill_conv_epi *epi);
-
+#if RILL_X86_SIMD
+    if (rill_cpu_avx2()) i = rill_epi_lanes_avx2(p, n, b, has_b, act);
 #endif
   }
-#ifdef RILL_HAVE_VEXP
   if (act == RILL_FUSED_SIGMOID || act == RILL_FUSED_TANH) {
     if (has_b)
       for (; i < n; i++) p[i] += b;
@@ -66,7 +70,6 @@ rill_status *rill_cpu_conv2d_epi_fp32(rill_kernel_ctx *ctx, const rill_conv_epi 
     else rill_tanh_span_f32(p, p, n);
     return;
   }
-#endif
   for (; i < n; i++) p[i] = rill_epi_act(has_b ? p[i] + b : p[i], act);
 }
 

@@ -35,7 +35,6 @@ static void row_bias_act_f32(float *out, const float *bias, int64_t m, int64_t n
         if (bias)
           for (int64_t j = 0; j < n; j++) p[j] += bias[j];
         break;
-#ifdef RILL_HAVE_VEXP
       case RILL_FUSED_SIGMOID:
       case RILL_FUSED_TANH:
         if (bias)
@@ -43,7 +42,6 @@ static void row_bias_act_f32(float *out, const float *bias, int64_t m, int64_t n
         if (act == RILL_FUSED_SIGMOID) rill_sigmoid_span_f32(p, p, n);
         else rill_tanh_span_f32(p, p, n);
         break;
-#endif
       default:
         for (int64_t j = 0; j < n; j++) p[j] = rill_epi_act(p[j] + (bias ? bias[j] : 0.0f), act);
     }

@@ -8,6 +8,7 @@
 
 #include "framework/base/alloc.h"
 #include "framework/exec/device.h"
+#include "framework/base/isa.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/parts.h"
 #include "operators/nn.h"
@@ -163,14 +164,13 @@ static inline int64_t pool_divisor(const rill_pool_geom *g, window wh, window ww
 POOL(float, f32, -FLT_MAX)
 POOL(double, f64, -DBL_MAX)
 
-#ifdef __AVX2__
-#include <immintrin.h>
-
+#if RILL_X86_SIMD
+RILL_AVX2_BEGIN
 /* 2x2 max pooling with stride 2 whose windows all lie inside the image (LeNet's and
  * VGG's): 8 outputs at a time from two input rows, the four taps in the scalar loop's
  * order through max(x, v) = x > v ? x : v, which is exactly its `if (x > v) v = x` (NaN
  * taps skipped, ties keep the earlier tap), so the results are bit for bit the same. */
-static bool pool_max2x2_f32(const rill_pool_geom *g, const float *x, float *y) {
+static bool pool_max2x2_avx2(const rill_pool_geom *g, const float *x, float *y) {
   if (!g->max || g->adaptive || g->kh != 2 || g->kw != 2 || g->sh != 2 || g->sw != 2 ||
       g->pt != 0 || g->pl != 0 || 2 * g->oh > g->h || 2 * g->ow > g->w)
     return false;
@@ -205,12 +205,17 @@ static bool pool_max2x2_f32(const rill_pool_geom *g, const float *x, float *y) {
     }
   return true;
 }
-#else
+RILL_AVX2_END
+#endif
+/* False, with nothing written, where pool_max2x2_avx2 does not apply or the CPU has no
+ * AVX2: the general loop runs. */
 static bool pool_max2x2_f32(const rill_pool_geom *g, const float *x, float *y) {
+#if RILL_X86_SIMD
+  if (rill_cpu_avx2()) return pool_max2x2_avx2(g, x, y);
+#endif
   (void)g, (void)x, (void)y;
   return false;
 }
-#endif
 
 /* The gradient of 2x2 max pooling with stride 2 whose windows tile the image exactly
  * (LeNet's): every input element lies in one window, so each is written once, with no
@@ -239,12 +244,11 @@ static bool pool_max2x2_f32(const rill_pool_geom *g, const float *x, float *y) {
       }                                                                                        \
     }                                                                                          \
   }
-#ifndef __AVX2__
-POOL_BWD2X2(float, f32) /* with AVX2: pool_bwd2x2_avx_f32 */
-#endif
+POOL_BWD2X2(float, f32) /* where the CPU has AVX2: pool_bwd2x2_avx_f32 */
 POOL_BWD2X2(double, f64)
 
-#ifdef __AVX2__
+#if RILL_X86_SIMD
+RILL_AVX2_BEGIN
 /* pool_bwd2x2 for float32, 8 outputs at a time (rows of fewer than 8 outputs run the
  * scalar loop): the four taps deinterleaved as in pool_max2x2_f32 (lanes in its shuffled order, so the max and dy are permuted to it),
  * ordered compares (NaN equals nothing, as ==) masked so only the first equal tap takes
@@ -300,10 +304,19 @@ static void pool_bwd2x2_avx_f32(const rill_pool_geom *g, const float *x, const f
   }
 #undef P64
 }
-#define POOL_BWD2X2_F32 pool_bwd2x2_avx_f32
-#else
-#define POOL_BWD2X2_F32 pool_bwd2x2_f32
+RILL_AVX2_END
 #endif
+
+static void pool_bwd2x2_any_f32(const rill_pool_geom *g, const float *x, const float *y, const float *dy,
+                                float *dx) {
+#if RILL_X86_SIMD
+  if (rill_cpu_avx2()) {
+    pool_bwd2x2_avx_f32(g, x, y, dy, dx);
+    return;
+  }
+#endif
+  pool_bwd2x2_f32(g, x, y, dy, dx);
+}
 
 static bool pool_tiles2x2(const rill_pool_geom *g) {
   return g->max && !g->adaptive && g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 &&
@@ -339,7 +352,7 @@ static bool pool_split_run(void *arg, int64_t lo, int slot) {
     else pool_fwd_f64(&sub, s->pl, (const double *)(x + in), (double *)(out + o));
   } else if (pool_tiles2x2(&sub)) {
     if (s->dt == RILL_DTYPE_FP32)
-      POOL_BWD2X2_F32(&sub, (const float *)(x + in), (const float *)(y + o), (const float *)(dy + o),
+      pool_bwd2x2_any_f32(&sub, (const float *)(x + in), (const float *)(y + o), (const float *)(dy + o),
                       (float *)(out + in));
     else
       pool_bwd2x2_f64(&sub, (const double *)(x + in), (const double *)(y + o),

@@ -1,23 +1,26 @@
 /* relu CPU kernels. In-place safe: each element is read before it is written. */
+#include "framework/base/isa.h"
 #include "kernels/cpu/kernels.h"
 
-#ifdef __AVX__
-#include <immintrin.h>
-
+#if RILL_X86_SIMD
+RILL_AVX2_BEGIN
 /* max(x, 0) on 8 lanes: 0 for NaN, as the scalar select gives. Returns how many
  * elements it did. */
-static int64_t relu_avx_f32(const float *xp, float *op, int64_t n) {
+static int64_t relu_avx_f32_lanes(const float *xp, float *op, int64_t n) {
   const __m256 zero = _mm256_setzero_ps();
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(op + i, _mm256_max_ps(_mm256_loadu_ps(xp + i), zero));
   return i;
 }
-#else
+RILL_AVX2_END
+#endif
 static int64_t relu_avx_f32(const float *xp, float *op, int64_t n) {
+#if RILL_X86_SIMD
+  if (rill_cpu_avx2()) return relu_avx_f32_lanes(xp, op, n);
+#endif
   (void)xp, (void)op, (void)n;
   return 0;
 }
-#endif
 static int64_t relu_none_f64(const double *xp, double *op, int64_t n) {
   (void)xp, (void)op, (void)n;
   return 0;

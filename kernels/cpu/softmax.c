@@ -2,7 +2,7 @@
  * X is viewed as [outer, n, inner] around `axis`; inner > 1 keeps per-position running
  * maxima and sums in scratch rows so memory is walked contiguously. A float row
  * (inner = 1: the last axis, a classifier's output) runs 8 elements at a time with
- * vexp.h's exp, its sum in 8 partial sums. In-place safe. */
+ * vexp.h's exp, its sum in 8 partial sums, where the CPU has AVX2 (isa.h). In-place safe. */
 #include <math.h>
 
 #include "framework/base/alloc.h"
@@ -24,36 +24,45 @@
 SCALAR_ROW(double, exp, f64)
 SCALAR_ROW(float, expf, f32)
 
+#if RILL_X86_SIMD
+RILL_AVX2_BEGIN
+/* A row of at least 8. */
+static void softmax_row_avx2(const float *a, float *d, int64_t n) {
+  /* the maximum: NaN in a makes the row NaN through exp, as the scalar loop does */
+  __m256 m8 = _mm256_loadu_ps(a);
+  int64_t i = 8;
+  for (; i + 8 <= n; i += 8) m8 = _mm256_max_ps(m8, _mm256_loadu_ps(a + i));
+  float t[8];
+  _mm256_storeu_ps(t, m8);
+  float mx = t[0];
+  for (int j = 1; j < 8; j++) mx = t[j] > mx ? t[j] : mx;
+  for (; i < n; i++) mx = a[i] > mx ? a[i] : mx;
+  __m256 vm = _mm256_set1_ps(mx), s8 = _mm256_setzero_ps();
+  for (i = 0; i + 8 <= n; i += 8) {
+    __m256 e = rill_exp8(_mm256_sub_ps(_mm256_loadu_ps(a + i), vm));
+    _mm256_storeu_ps(d + i, e);
+    s8 = _mm256_add_ps(s8, e);
+  }
+  if (i < n) { /* the tail through the same code, its missing lanes exp(-inf) = 0 */
+    for (int j = 0; j < 8; j++) t[j] = i + j < n ? a[i + j] - mx : -INFINITY;
+    __m256 e = rill_exp8(_mm256_loadu_ps(t));
+    s8 = _mm256_add_ps(s8, e);
+    _mm256_storeu_ps(t, e);
+    for (int64_t j = i; j < n; j++) d[j] = t[j - i];
+  }
+  _mm256_storeu_ps(t, s8);
+  float sum = ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
+  __m256 inv = _mm256_set1_ps(1.0f / sum);
+  for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_mul_ps(_mm256_loadu_ps(d + i), inv));
+  for (; i < n; i++) d[i] *= 1.0f / sum;
+}
+RILL_AVX2_END
+#endif
+
 static void softmax_row_f32(const float *a, float *d, int64_t n) {
-#ifdef RILL_HAVE_VEXP
-  if (n >= 8) {
-    /* the maximum: NaN in a makes the row NaN through exp, as the scalar loop does */
-    __m256 m8 = _mm256_loadu_ps(a);
-    int64_t i = 8;
-    for (; i + 8 <= n; i += 8) m8 = _mm256_max_ps(m8, _mm256_loadu_ps(a + i));
-    float t[8];
-    _mm256_storeu_ps(t, m8);
-    float mx = t[0];
-    for (int j = 1; j < 8; j++) mx = t[j] > mx ? t[j] : mx;
-    for (; i < n; i++) mx = a[i] > mx ? a[i] : mx;
-    __m256 vm = _mm256_set1_ps(mx), s8 = _mm256_setzero_ps();
-    for (i = 0; i + 8 <= n; i += 8) {
-      __m256 e = rill_exp8(_mm256_sub_ps(_mm256_loadu_ps(a + i), vm));
-      _mm256_storeu_ps(d + i, e);
-      s8 = _mm256_add_ps(s8, e);
-    }
-    if (i < n) { /* the tail through the same code, its missing lanes exp(-inf) = 0 */
-      for (int j = 0; j < 8; j++) t[j] = i + j < n ? a[i + j] - mx : -INFINITY;
-      __m256 e = rill_exp8(_mm256_loadu_ps(t));
-      s8 = _mm256_add_ps(s8, e);
-      _mm256_storeu_ps(t, e);
-      for (int64_t j = i; j < n; j++) d[j] = t[j - i];
-    }
-    _mm256_storeu_ps(t, s8);
-    float sum = ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
-    __m256 inv = _mm256_set1_ps(1.0f / sum);
-    for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(d + i, _mm256_mul_ps(_mm256_loadu_ps(d + i), inv));
-    for (; i < n; i++) d[i] *= 1.0f / sum;
+#if RILL_X86_SIMD
+  if (n >= 8 && rill_cpu_avx2()) {
+    softmax_row_avx2(a, d, n);
     return;
   }
 #endif

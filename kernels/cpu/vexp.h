@@ -1,4 +1,6 @@
-/* exp, sigmoid and tanh of 8 floats at once (AVX2 + FMA), for the kernels whose cost is
+/* exp, sigmoid and tanh of 8 floats at once (AVX2 + FMA), and of one float by the same
+ * arithmetic (rill_exp1 and its kin: every step the same IEEE operation, FMAs as fmaf),
+ * for the kernels whose cost is
  * libm's expf or tanhf on every element: softmax over a vocabulary (word2vec's 2074
  * words: 2074 calls were a sixth of the model), sigmoid and tanh layers and epilogues
  * (an MLP's 200-wide tanh layers at batch 16: 6400 tanhf calls, most of its run).
@@ -12,17 +14,62 @@
  * this saturation changes no result), NaN gives NaN.
  *
  * Every lane is computed the same way, so the spans below give each element the same
- * bits wherever it sits in a span (tails go through the same vector code). */
+ * bits wherever it sits in a span (tails go through the same vector code), and the
+ * scalar twins give the same bits as a lane: a span's result does not depend on
+ * whether the CPU took the AVX2 path (isa.h). */
 #ifndef RILL_KERNELS_CPU_VEXP_H
 #define RILL_KERNELS_CPU_VEXP_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
+#include "framework/base/isa.h"
 
-#define RILL_HAVE_VEXP 1
+/* One lane of rill_exp8: min/max as minps/maxps order them (the second operand on NaN),
+ * nearbyintf as roundps to nearest, fmaf as the FMAs. */
+static inline float rill_exp1(float x) {
+  const float hi = 88.0f, lo = -87.33f;
+  if (x != x) return x;
+  float m = hi < x ? hi : x;
+  float xc = lo > m ? lo : m;
+  float n = nearbyintf(xc * 1.44269504088896341f);
+  float r = fmaf(-n, 0.693359375f, xc);
+  r = fmaf(-n, -2.12194440e-4f, r);
+  float p = 1.0f / 5040.0f;
+  p = fmaf(p, r, 1.0f / 720.0f);
+  p = fmaf(p, r, 1.0f / 120.0f);
+  p = fmaf(p, r, 1.0f / 24.0f);
+  p = fmaf(p, r, 1.0f / 6.0f);
+  p = fmaf(p, r, 0.5f);
+  p = fmaf(p, r, 1.0f);
+  p = fmaf(p, r, 1.0f);
+  uint32_t bits = (uint32_t)((int32_t)n + 127) << 23;
+  float scale;
+  memcpy(&scale, &bits, sizeof scale);
+  float y = p * scale;
+  return x < lo ? 0.0f : y;
+}
+
+static inline float rill_sigmoid1(float x) { return 1.0f / (1.0f + rill_exp1(0.0f - x)); }
+
+static inline float rill_tanh1(float x) {
+  float ax = fabsf(x);
+  float e = rill_exp1(ax * -2.0f);
+  float big = (1.0f - e) / (1.0f + e);
+  float x2 = ax * ax;
+  float p = -1382.0f / 155925.0f;
+  p = fmaf(p, x2, 62.0f / 2835.0f);
+  p = fmaf(p, x2, -17.0f / 315.0f);
+  p = fmaf(p, x2, 2.0f / 15.0f);
+  p = fmaf(p, x2, -1.0f / 3.0f);
+  float px2 = p * x2;
+  float small = fmaf(px2, ax, ax);
+  return copysignf(ax < 0.3f ? small : big, x);
+}
+
+#if RILL_X86_SIMD
+RILL_AVX2_BEGIN
 
 static inline __m256 rill_exp8(__m256 x) {
   const __m256 hi = _mm256_set1_ps(88.0f), lo = _mm256_set1_ps(-87.33f);
@@ -88,14 +135,13 @@ static inline __m256 rill_tanh8(__m256 x) {
       memcpy(y_ + i_, t_, (size_t)(n_ - i_) * sizeof *t_);                          \
     }                                                                               \
   } while (0)
+RILL_AVX2_END
+#endif
 
-/* y[i] = tanh(x[i]) for i < n (y may be x). */
-static inline void rill_tanh_span_f32(float *y, const float *x, int64_t n) { RILL_VEC_SPAN(rill_tanh8, y, x, n); }
+/* y[i] = tanh(x[i]) for i < n (y may be x); 8 lanes at a time where the CPU has AVX2. */
+void rill_tanh_span_f32(float *y, const float *x, int64_t n);
 
 /* y[i] = sigmoid(x[i]) for i < n (y may be x). */
-static inline void rill_sigmoid_span_f32(float *y, const float *x, int64_t n) {
-  RILL_VEC_SPAN(rill_sigmoid8, y, x, n);
-}
-#endif
+void rill_sigmoid_span_f32(float *y, const float *x, int64_t n);
 
 #endif

@@ -23,7 +23,7 @@ from .io import save_inference_model, load_inference_model
 from .data_feeder import DataFeeder
 from . import nets
 from . import inference
-from .core import load_op_library
+from .core import load_op_library, cpu_isa
 
 # Fluid scripts reach a few classes through fluid.core.
 core.Scope = Scope

@@ -64,6 +64,13 @@ _status_code = _fn('rill_status_code', ctypes.c_int, c_status_p)
 _status_message = _fn('rill_status_message', ctypes.c_char_p, c_status_p)
 _status_destroy = _fn('rill_status_destroy', None, c_status_p)
 _code_name = _fn('rill_code_name', ctypes.c_char_p, ctypes.c_int)
+_cpu_isa = _fn('rill_cpu_isa', ctypes.c_char_p)
+
+
+def cpu_isa():
+    """The vector instruction set rill's CPU kernels take here: 'avx512', 'avx2' or
+    'generic' (RILL_CPU_ISA in the environment caps it)."""
+    return _cpu_isa().decode()
 
 
 # ------------------------------------------------------------------- errors ----

@@ -35,3 +35,13 @@ def test_missing_library_is_a_clear_import_error(tmp_path):
                        text=True, timeout=120)
     assert r.returncode != 0
     assert 'RILL_LIB' in r.stderr and 'nope.so' in r.stderr
+
+
+def test_cpu_isa_names_the_path_and_the_environment_caps_it():
+    import rill
+    assert rill.cpu_isa() in ('generic', 'avx2', 'avx512')
+    env = dict(os.environ, RILL_CPU_ISA='generic', PYTHONPATH=os.path.join(ROOT, 'python'))
+    r = subprocess.run([sys.executable, '-c', 'import rill; print(rill.cpu_isa())'],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == 'generic'
