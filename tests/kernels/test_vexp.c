@@ -34,6 +34,14 @@ Test(vexp, edges) {
   cr_expect(y[3] == 1.0f && y[4] == 1.0f, "exp(+-0) = %g %g", y[3], y[4]);
   cr_expect(isnan(y[5]), "exp(NaN) = %g", y[5]);
   cr_expect(fabsf(y[6] - 2.71828183f) <= 3e-7f && fabsf(y[7] - 0.367879441f) <= 1e-7f, "%.9g %.9g", y[6], y[7]);
+  /* above float's range: +inf, as expf overflows; so sigmoid(-inf) is exactly 0 */
+  float big[8] = {INFINITY, 89.0f, 1000.0f, 88.0f, -INFINITY, INFINITY, NAN, 0.0f};
+  exp8_of(big, y);
+  cr_expect(isinf(y[0]) && y[0] > 0 && isinf(y[1]) && isinf(y[2]), "exp(big) = %g %g %g", y[0], y[1], y[2]);
+  cr_expect(isfinite(y[3]) && y[3] > 1e38f, "exp(88) = %g", y[3]);
+  _mm256_storeu_ps(y, rill_sigmoid8(_mm256_loadu_ps(big)));
+  cr_expect(y[4] == 0.0f && y[5] == 1.0f && isnan(y[6]), "sigmoid(-inf, inf, NaN) = %g %g %g", y[4], y[5],
+            y[6]);
 }
 
 Test(vexp, sigmoid_span_tail_matches_the_vector_bits) {
