@@ -19,7 +19,9 @@
  * - Sizes: int64_t for dimensions, size_t for byte counts. Strings are UTF-8, NUL-ended.
  * - Data types use the numbers of Paddle's VarType.Type, so they can be serialized as is.
  * - Thread safety: distinct objects may be used from distinct threads. One executor or
- *   predictor must not run two programs at once unless documented otherwise.
+ *   predictor runs one call at a time: a run (or prepare) made while another thread's
+ *   call holds it fails at once with FAILED_PRECONDITION and leaves that call alone; give
+ *   each thread its own executor, or its own predictor (rill_predictor_clone).
  */
 #ifndef RILL_H
 #define RILL_H
@@ -297,7 +299,9 @@ RILL_API void rill_executor_destroy(rill_executor *executor);
  * names. fetch_names are read after the run (by fetch op `col`, or by name);
  * outputs[i] receives a new reference the caller destroys. Persistable variables live
  * in `scope`, temporaries in a scope local to the run. Plans are cached per
- * (program version, feed names, fetch names). */
+ * (program version, feed names, fetch names). One run at a time per executor (whatever
+ * the program): a call while another thread's run, prepare or plan-cache resize holds
+ * it fails with FAILED_PRECONDITION naming the program and the executor. */
 RILL_API rill_status *rill_executor_run(rill_executor *executor, const rill_program *program,
                                         rill_scope *scope, const char *const *feed_names,
                                         rill_tensor *const *feeds, size_t nfeeds,
@@ -425,7 +429,10 @@ RILL_API rill_status *rill_predictor_output_info(const rill_predictor *predictor
 /* Runs the model. Every input is given once, by name, in any order (inputs are borrowed,
  * not copied); outputs[i] (rill_predictor_num_outputs of them, in `col` order) receive new
  * tensors the caller destroys. A wrong name, a missing input, a dtype or a shape the model
- * does not declare fail with INVALID_ARGUMENT naming the input and the model file. */
+ * does not declare fail with INVALID_ARGUMENT naming the input and the model file. A run
+ * while another thread's run of the same predictor is in progress fails with
+ * FAILED_PRECONDITION ("predictor is in use by another thread; use rill_predictor_clone")
+ * and changes nothing; the other run goes on. */
 RILL_API rill_status *rill_predictor_run(rill_predictor *predictor, const char *const *input_names,
                                          rill_tensor *const *inputs, size_t ninputs,
                                          rill_tensor **outputs);

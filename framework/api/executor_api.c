@@ -20,9 +20,11 @@ void rill_executor_destroy(rill_executor *executor) { rill_exec_destroy(executor
 rill_status *rill_executor_set_plan_cache_size(rill_executor *executor, size_t n) {
   if (!executor) return rill_error(RILL_INVALID_ARGUMENT, "executor is NULL");
   if (n < 1) return rill_error(RILL_INVALID_ARGUMENT, "plan cache size must be at least 1");
+  RILL_TRY(rill_exec_enter(executor, NULL, "rill_executor_set_plan_cache_size"));
   rill_exec_set_plan_cache_size(executor, n);
-  if (executor->plan_cap != n) return rill_oom();
-  return NULL;
+  bool grown = executor->plan_cap == n;
+  rill_exec_leave(executor);
+  return grown ? NULL : rill_oom();
 }
 
 rill_status *rill_executor_prepare(rill_executor *executor, const rill_program *program,
@@ -32,8 +34,12 @@ rill_status *rill_executor_prepare(rill_executor *executor, const rill_program *
     return rill_error(RILL_INVALID_ARGUMENT, "rill_executor_prepare: executor or program is NULL");
   RILL_TRY(check_names("feed", feed_names, nfeeds));
   RILL_TRY(check_names("fetch", fetch_names, nfetch));
+  RILL_TRY(rill_exec_enter(executor, program, "rill_executor_prepare"));
   rill_plan *plan;
-  return rill_exec_prepare(executor, program, feed_names, nfeeds, fetch_names, nfetch, &plan);
+  rill_status *st = rill_exec_prepare(executor, program, feed_names, nfeeds, fetch_names, nfetch,
+                                      &plan);
+  rill_exec_leave(executor);
+  return st;
 }
 
 rill_status *rill_executor_run(rill_executor *executor, const rill_program *program,

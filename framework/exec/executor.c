@@ -3,6 +3,7 @@
  * slot layouts) happens in prepare; a run walks a flat array of ops. */
 #include "framework/exec/executor.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1197,6 +1198,8 @@ rill_status *rill_exec_create(const rill_executor_options *options, rill_executo
   }
   e->plan_cap = RILL_EXEC_DEFAULT_PLAN_CACHE;
   e->options = opts;
+  atomic_init(&e->busy, false);
+  atomic_init(&e->busy_program, 0);
   int32_t threads = opts.num_threads;
   if (threads == 0) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -1582,14 +1585,42 @@ done:
   return st;
 }
 
+rill_status *rill_exec_enter(rill_executor *exe, const rill_program *program, const char *what) {
+  bool idle = false;
+  if (atomic_compare_exchange_strong_explicit(&exe->busy, &idle, true, memory_order_acquire,
+                                              memory_order_relaxed)) {
+    atomic_store_explicit(&exe->busy_program, program ? program->id : 0, memory_order_relaxed);
+    return NULL;
+  }
+  uint64_t running = atomic_load_explicit(&exe->busy_program, memory_order_relaxed);
+  char doing[48] = "another call";
+  if (running) snprintf(doing, sizeof doing, "program #%" PRIu64, running);
+  char target[48] = "";
+  if (program) snprintf(target, sizeof target, " program #%" PRIu64, program->id);
+  return rill_error(RILL_FAILED_PRECONDITION,
+                    "%s%s: executor %p is in use by another thread (running %s); an executor "
+                    "runs one program at a time: give each thread its own executor "
+                    "(rill_executor_create) or wait for the run to return",
+                    what, target, (void *)exe, doing);
+}
+
+void rill_exec_leave(rill_executor *exe) {
+  atomic_store_explicit(&exe->busy_program, 0, memory_order_relaxed);
+  atomic_store_explicit(&exe->busy, false, memory_order_release);
+}
+
 rill_status *rill_exec_run(rill_executor *exe, const rill_program *program, rill_scope *scope,
                            const char *const *feed_names, rill_tensor *const *feeds,
                            size_t nfeeds, const char *const *fetch_names, size_t nfetch,
                            rill_tensor **outputs) {
+  RILL_TRY(rill_exec_enter(exe, program, "rill_executor_run"));
   rill_plan *p;
-  RILL_TRY(rill_exec_prepare(exe, program, feed_names, nfeeds, fetch_names, nfetch, &p));
-  exe->device.program = program;
-  rill_status *st = rill_exec_run_plan(exe, p, scope, feeds, outputs);
-  exe->device.program = NULL;
+  rill_status *st = rill_exec_prepare(exe, program, feed_names, nfeeds, fetch_names, nfetch, &p);
+  if (!st) {
+    exe->device.program = program;
+    st = rill_exec_run_plan(exe, p, scope, feeds, outputs);
+    exe->device.program = NULL;
+  }
+  rill_exec_leave(exe);
   return st;
 }

@@ -25,6 +25,8 @@
 #ifndef RILL_FRAMEWORK_EXEC_EXECUTOR_H
 #define RILL_FRAMEWORK_EXEC_EXECUTOR_H
 
+#include <stdatomic.h>
+
 #include "framework/exec/device.h"
 #include "framework/exec/sched.h"
 #include "framework/program/program.h"
@@ -47,9 +49,22 @@ struct rill_executor {
   bool release_temporaries; /* free temporaries after their last use */
   bool memory_plan;         /* temporaries share buffers by liveness (plan_memory) */
   uint64_t parallel_runs, sequential_runs; /* for tests */
+  /* One run at a time. Everything a run touches beyond its plan belongs to the whole
+   * executor (the plan cache, which a run reorders and may evict from; the scheduler's
+   * pool and cancel state; the device context: random generator, current program), so
+   * the guard is per executor, not per plan. rill_exec_enter sets `busy` by
+   * compare-exchange; rill_exec_leave clears it on every way out. */
+  atomic_bool busy;
+  _Atomic uint64_t busy_program; /* id of the program the holder runs, for messages */
 };
 
 rill_status *rill_exec_create(const rill_executor_options *options, rill_executor **out);
+/* Claims the executor for one call on behalf of `program` (NULL: a call that runs no
+ * program, such as resizing the plan cache); FAILED_PRECONDITION, naming the program
+ * being run and the executor, when another call holds it. Every successful enter is
+ * paired with rill_exec_leave. `what` names the caller in the message. */
+rill_status *rill_exec_enter(rill_executor *exe, const rill_program *program, const char *what);
+void rill_exec_leave(rill_executor *exe);
 void rill_exec_destroy(rill_executor *exe);
 /* Finds or builds the plan for (program, feed names, fetch names). The plan belongs to
  * the executor's cache: it stays valid until the next prepare/run on this executor. */
@@ -61,6 +76,7 @@ rill_status *rill_exec_prepare(rill_executor *exe, const rill_program *program,
  * them) receive new references, untouched on error. */
 rill_status *rill_exec_run_plan(rill_executor *exe, rill_plan *plan, rill_scope *scope,
                                 rill_tensor *const *feeds, rill_tensor **outputs);
+/* Prepare and run under the executor's guard (rill_exec_enter). */
 rill_status *rill_exec_run(rill_executor *exe, const rill_program *program, rill_scope *scope,
                            const char *const *feed_names, rill_tensor *const *feeds,
                            size_t nfeeds, const char *const *fetch_names, size_t nfetch,

@@ -55,6 +55,9 @@ struct rill_predictor {
   rill_scope *scope; /* child of the model's scope */
   const char **in_names, **out_names;
   rill_tensor **ordered; /* inputs in col order, scratch for one run */
+  /* Set for the length of a run (compare-exchange on entry, released on every way
+   * out): the scratch above, the executor and the scope serve one run at a time. */
+  atomic_bool busy;
 };
 
 /* ---------------------------------------------------------------- config ------ */
@@ -254,6 +257,7 @@ static rill_status *predictor_open(shared_model *m, rill_predictor **out) {
     return rill_oom();
   }
   p->m = m;
+  atomic_init(&p->busy, false);
   rill_status *st = NULL;
   p->in_names = rill_calloc(m->ninputs + 1, sizeof *p->in_names);
   p->out_names = rill_calloc(m->noutputs + 1, sizeof *p->out_names);
@@ -350,9 +354,9 @@ static void list_inputs(const shared_model *m, char *buf, size_t size) {
   }
 }
 
-rill_status *rill_predictor_run(rill_predictor *p, const char *const *input_names,
-                                rill_tensor *const *inputs, size_t ninputs, rill_tensor **outputs) {
-  if (!p) return rill_error(RILL_INVALID_ARGUMENT, "rill_predictor_run: predictor is NULL");
+static rill_status *predictor_run(rill_predictor *p, const char *const *input_names,
+                                  rill_tensor *const *inputs, size_t ninputs,
+                                  rill_tensor **outputs) {
   shared_model *m = p->m;
   if ((ninputs && (!input_names || !inputs)) || (m->noutputs && !outputs))
     return rill_error(RILL_INVALID_ARGUMENT, "rill_predictor_run: model '%s': NULL names, inputs "
@@ -382,6 +386,21 @@ rill_status *rill_predictor_run(rill_predictor *p, const char *const *input_name
                                   m->ninputs, p->out_names, m->noutputs, outputs);
   for (size_t k = 0; k < m->ninputs; k++) p->ordered[k] = NULL;
   return st ? rill_status_wrap(st, "model '%s'", m->path) : NULL;
+}
+
+rill_status *rill_predictor_run(rill_predictor *p, const char *const *input_names,
+                                rill_tensor *const *inputs, size_t ninputs, rill_tensor **outputs) {
+  if (!p) return rill_error(RILL_INVALID_ARGUMENT, "rill_predictor_run: predictor is NULL");
+  bool idle = false;
+  if (!atomic_compare_exchange_strong_explicit(&p->busy, &idle, true, memory_order_acquire,
+                                               memory_order_relaxed))
+    return rill_error(RILL_FAILED_PRECONDITION,
+                      "rill_predictor_run: model '%s': predictor is in use by another thread; "
+                      "use rill_predictor_clone to give each thread its own predictor",
+                      p->m->path);
+  rill_status *st = predictor_run(p, input_names, inputs, ninputs, outputs);
+  atomic_store_explicit(&p->busy, false, memory_order_release);
+  return st;
 }
 
 size_t rill_predictor_memory_bytes(const rill_predictor *p) {

@@ -164,8 +164,8 @@ static inline __attribute__((always_inline)) __m256 dw_epi_apply(__m256 v, const
                                                                  bool masked) {
   if (res) v = _mm256_add_ps(v, masked ? _mm256_maskload_ps(res, mask) : _mm256_loadu_ps(res));
   if (has_bias) v = _mm256_add_ps(v, bias);
-  if (clamp) v = _mm256_max_ps(v, _mm256_setzero_ps());
-  if (clamp == 2) v = _mm256_min_ps(v, _mm256_set1_ps(6.0f));
+  if (clamp) v = _mm256_max_ps(_mm256_setzero_ps(), v); /* v second: NaN comes through */
+  if (clamp == 2) v = _mm256_min_ps(_mm256_set1_ps(6.0f), v);
   return v;
 }
 
@@ -376,8 +376,8 @@ static inline __attribute__((always_inline)) void smallk_block(
           t = _mm256_add_ps(t, tail && v == nv - 1 ? _mm256_maskload_ps(r, mask) : _mm256_loadu_ps(r));
         }
         if (e->bias) t = _mm256_add_ps(t, bi);
-        if (e->clamp) t = _mm256_max_ps(t, zero);
-        if (e->clamp == 2) t = _mm256_min_ps(t, six);
+        if (e->clamp) t = _mm256_max_ps(zero, t); /* t second: NaN comes through */
+        if (e->clamp == 2) t = _mm256_min_ps(six, t);
         acc[i][v] = t;
       }
     }

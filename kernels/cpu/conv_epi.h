@@ -21,8 +21,8 @@ typedef struct rill_conv_epi {
 
 static inline float rill_epi_act(float v, rill_fused_act act) {
   switch (act) {
-    case RILL_FUSED_RELU: return v > 0.0f ? v : 0.0f;
-    case RILL_FUSED_RELU6: return v > 0.0f ? (v < 6.0f ? v : 6.0f) : 0.0f;
+    case RILL_FUSED_RELU: return v < 0.0f ? 0.0f : v;
+    case RILL_FUSED_RELU6: return v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v);
     case RILL_FUSED_SIGMOID: return rill_sigmoid1(v);
     case RILL_FUSED_TANH: return rill_tanh1(v);
     default: return v;
@@ -38,8 +38,8 @@ static inline int64_t rill_epi_lanes_avx2(float *p, int64_t n, float b, bool has
   for (; i + 8 <= n; i += 8) {
     __m256 v = _mm256_loadu_ps(p + i);
     if (has_b) v = _mm256_add_ps(v, vb);
-    if (act != RILL_FUSED_IDENTITY) v = _mm256_max_ps(v, lo);
-    if (act == RILL_FUSED_RELU6) v = _mm256_min_ps(v, hi);
+    if (act != RILL_FUSED_IDENTITY) v = _mm256_max_ps(lo, v);
+    if (act == RILL_FUSED_RELU6) v = _mm256_min_ps(hi, v);
     _mm256_storeu_ps(p + i, v);
   }
   return i;
@@ -49,9 +49,9 @@ RILL_AVX2_END
 
 /* p[i] = act((p[i] + r[i]) + b) for i < n (r may be NULL: no residual; has_b false: no
  * bias). relu, relu6 and the identity run 8 at a time where the CPU has AVX2: relu as
- * max(v, 0) and relu6 as min(max(v, 0), 6), operands in that order so NaN gives 0 as
- * the scalar selects do; sigmoid and tanh with vexp.h's spans (the same bits on every
- * path). */
+ * max(0, v) and relu6 as min(6, max(0, v)), v the second operand so that a NaN comes
+ * through as the scalar selects let it (maxps/minps return their second operand when
+ * either is NaN); sigmoid and tanh with vexp.h's spans (the same bits on every path). */
 static inline void rill_epi_span(float *p, const float *r, int64_t n, float b, bool has_b,
                                  rill_fused_act act) {
   if (r)

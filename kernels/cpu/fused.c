@@ -28,7 +28,7 @@ static void row_bias_act_f32(float *out, const float *bias, int64_t m, int64_t n
       case RILL_FUSED_RELU:
         for (int64_t j = 0; j < n; j++) {
           float v = p[j] + (bias ? bias[j] : 0.0f);
-          p[j] = v > 0.0f ? v : 0.0f;
+          p[j] = v < 0.0f ? 0.0f : v; /* NaN comes through */
         }
         break;
       case RILL_FUSED_IDENTITY:

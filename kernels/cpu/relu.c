@@ -1,15 +1,17 @@
-/* relu CPU kernels. In-place safe: each element is read before it is written. */
+/* relu CPU kernels. In-place safe: each element is read before it is written. NaN stays
+ * NaN (doc/design/kernels.md has the table for every activation). */
 #include "framework/base/isa.h"
 #include "kernels/cpu/kernels.h"
 
 #if RILL_X86_SIMD
 RILL_AVX2_BEGIN
-/* max(x, 0) on 8 lanes: 0 for NaN, as the scalar select gives. Returns how many
- * elements it did. */
+/* x < 0 ? 0 : x on 8 lanes: maxps returns its second operand when either is NaN, so
+ * with x second a NaN comes through, as the scalar select below lets it. Returns how
+ * many elements it did. */
 static int64_t relu_avx_f32_lanes(const float *xp, float *op, int64_t n) {
   const __m256 zero = _mm256_setzero_ps();
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(op + i, _mm256_max_ps(_mm256_loadu_ps(xp + i), zero));
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(op + i, _mm256_max_ps(zero, _mm256_loadu_ps(xp + i)));
   return i;
 }
 RILL_AVX2_END
@@ -36,7 +38,7 @@ static int64_t relu_none_f64(const double *xp, double *op, int64_t n) {
     T *op = rill_tensor_ptr(out);                                                         \
     int64_t n = rill_tensor_numel(x);                                                     \
     int64_t i = VEC(xp, op, n);                                                           \
-    for (; i < n; i++) op[i] = xp[i] > (T)0 ? xp[i] : (T)0;                               \
+    for (; i < n; i++) op[i] = xp[i] < (T)0 ? (T)0 : xp[i];                               \
     return NULL;                                                                          \
   }
 

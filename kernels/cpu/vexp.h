@@ -9,9 +9,10 @@
  * part exact in float and a low part, so |r| <= ln 2 / 2; exp(r) by its Taylor series
  * to r^7 (the next term is below 5e-9 relative), in Horner form with FMAs; 2^n built
  * in the exponent bits. Within 2 ulp of expf over [-87.3, 88]. Outside: x < -87.33
- * (where expf is denormal, below 1.2e-38) gives 0, x > 88 gives exp(88) (3.4e38 is
- * float's largest; softmax and sigmoid only pass arguments <= 0 and -x of any sign, where
- * this saturation changes no result), NaN gives NaN.
+ * (where expf is denormal, below 1.2e-38) gives 0, x in (88, ln FLT_MAX] gives exp(88)
+ * (softmax passes arguments <= 0 and sigmoid -x, where this changes no result beyond a
+ * denormal), x above ln FLT_MAX (88.72) gives +inf as expf's overflow does (so
+ * sigmoid(-inf) is exactly 0), NaN gives NaN.
  *
  * Every lane is computed the same way, so the spans below give each element the same
  * bits wherever it sits in a span (tails go through the same vector code), and the
@@ -48,6 +49,7 @@ static inline float rill_exp1(float x) {
   float scale;
   memcpy(&scale, &bits, sizeof scale);
   float y = p * scale;
+  if (x > 88.7228394f) y = INFINITY;
   return x < lo ? 0.0f : y;
 }
 
@@ -89,7 +91,10 @@ static inline __m256 rill_exp8(__m256 x) {
   p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
   __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
   __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-  /* below the range: 0 (a NaN compares false and stays NaN) */
+  /* past float's largest: +inf; below the range: 0 (a NaN compares false both times and
+   * stays NaN) */
+  y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY),
+                       _mm256_cmp_ps(x, _mm256_set1_ps(88.7228394f), _CMP_GT_OQ));
   return _mm256_andnot_ps(_mm256_cmp_ps(x, lo, _CMP_LT_OQ), y);
 }
 

@@ -234,7 +234,8 @@ class _OutputHandle(object):
 
 class Predictor(object):
     """A loaded, optimized model (rill_predictor). run() may be called any number of
-    times; a predictor serves one thread at a time: clone() gives another thread its own
+    times; a predictor serves one thread at a time (a run while another thread's run is
+    in progress raises FailedPreconditionError): clone() gives another thread its own
     predictor over the same weights (shared read-only, never copied)."""
 
     def __init__(self, config, _handle=None):
@@ -253,7 +254,6 @@ class Predictor(object):
         self._outputs = [_pred_out_name(h, i).decode() for i in range(_pred_nout(h))]
         self._in_specs = {n: _info(_pred_in_info, h, i) for i, n in enumerate(self._inputs)}
         self._out_specs = {n: _info(_pred_out_info, h, i) for i, n in enumerate(self._outputs)}
-        self._outs = (_vp * max(1, len(self._outputs)))()
         self._staged = {}
         self._last = {}
         self._name_arrays = {}
@@ -366,7 +366,10 @@ class Predictor(object):
         tensors = [self._tensor(name, value) for name, value in inputs.items()]
         n = len(names)
         ctensors = (_vp * max(1, n))(*[t._h for t in tensors])
-        outs = self._outs
+        # A fresh array per call: the C predictor refuses a second thread's run
+        # (FailedPreconditionError), and its outputs must not land where another
+        # thread's call reads them.
+        outs = (_vp * max(1, len(self._outputs)))()
         check(_pred_run(self._h, cnames, ctensors, n, outs))
         result = [Tensor(outs[i]) for i in range(len(self._outputs))]
         self._last = dict(zip(self._outputs, result))

@@ -42,6 +42,18 @@ Test(vexp, exp_edges) {
   cr_expect(y[3] == 1.0f && y[4] == 1.0f, "exp(+-0) = %g %g", y[3], y[4]);
   cr_expect(isnan(y[5]), "exp(NaN) = %g", y[5]);
   cr_expect(fabsf(y[6] - 2.71828183f) <= 3e-7f && fabsf(y[7] - 0.367879441f) <= 1e-7f, "%.9g %.9g", y[6], y[7]);
+  /* above float's range: +inf, as expf overflows; so sigmoid(-inf) is exactly 0 */
+  float big[8] = {INFINITY, 89.0f, 1000.0f, 88.0f, -INFINITY, INFINITY, NAN, 0.0f};
+  exp_of(big, y, 8);
+  cr_expect(isinf(y[0]) && y[0] > 0 && isinf(y[1]) && isinf(y[2]), "exp(big) = %g %g %g", y[0], y[1], y[2]);
+  cr_expect(isfinite(y[3]) && y[3] > 1e38f, "exp(88) = %g", y[3]);
+  for (int level = RILL_CPU_ISA_GENERIC; level <= (int)rill_cpu_isa_level_native(); level++) {
+    rill_cpu_isa_level_set((rill_cpu_isa_level)level);
+    rill_sigmoid_span_f32(y, big, 8);
+    cr_expect(y[4] == 0.0f && y[5] == 1.0f && isnan(y[6]), "level %d: sigmoid(-inf, inf, NaN) = %g %g %g", level,
+              y[4], y[5], y[6]);
+  }
+  restore_level();
 }
 
 Test(vexp, sigmoid_span_every_element_the_same_bits, .fini = restore_level) {

@@ -4,6 +4,7 @@ threads, Paddle Inference's handle API, and the errors of bad configs and inputs
 import json
 import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -124,6 +125,51 @@ def test_clones_on_threads_give_the_single_threaded_bits():
     check_outputs(clones[0].run(feed), want)
     del p  # clones keep the shared weights alive
     check_outputs(clones[1].run(feed), want)
+
+
+def test_one_predictor_on_two_threads_answers_right_or_raises():
+    """Sharing one predictor between threads is unsupported; a run while another
+    thread's run is in progress raises FailedPreconditionError pointing at clone(), and
+    never returns a wrong (or the other thread's) answer."""
+    path, _ = model('mnist_conv_bn_etienne')
+    _, feed, _ = refs('mnist_conv_bn_etienne')
+    p = Predictor(Config(path, threads=1))
+    name = p.get_input_names()[0]
+    rs = np.random.RandomState(7)
+    batches = [rs.rand(*feed[name].shape).astype('float32') for _ in range(2)]
+    single = [p.run({name: b})[0].tobytes() for b in batches]
+    counts = {'ok': 0, 'busy': 0, 'wrong': 0}
+    errors, messages = [], []
+    lock = threading.Lock()
+
+    def work(k):
+        deadline = time.monotonic() + 30
+        calls = 0
+        while time.monotonic() < deadline and not (calls >= 200 and counts['busy']):
+            calls += 1
+            try:
+                out = p.run({name: batches[k]})[0].tobytes()
+            except rill.FailedPreconditionError as e:
+                with lock:
+                    counts['busy'] += 1
+                    messages.append(str(e))
+                continue
+            except Exception as e:  # reported below
+                errors.append(e)
+                return
+            with lock:
+                counts['ok' if out == single[k] else 'wrong'] += 1
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert counts['wrong'] == 0, counts
+    assert counts['busy'] > 0 and counts['ok'] > 0, counts
+    assert 'predictor is in use by another thread; use rill_predictor_clone' in messages[0]
+    assert p.run({name: batches[0]})[0].tobytes() == single[0]
 
 
 # ----------------------------------------------------------------- errors ----
