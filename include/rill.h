@@ -189,6 +189,11 @@ RILL_API size_t rill_program_num_blocks(const rill_program *program);
 /* Increments on every edit; plans prepared for an older version are rebuilt. */
 RILL_API uint64_t rill_program_version(const rill_program *program);
 
+/* Block nesting: block 0 and blocks with no parent are at depth 0, a block one deeper
+ * than its parent. Loading, parsing and rill_program_append_block refuse a block nested
+ * deeper than this (real programs nest a few levels: a while inside a conditional). */
+#define RILL_MAX_BLOCK_DEPTH 256
+
 /* Editing: blocks, variables and ops are addressed by index. */
 RILL_API rill_status *rill_program_append_block(rill_program *program, int32_t parent_idx,
                                                 int32_t *out_idx);
