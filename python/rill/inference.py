@@ -199,7 +199,7 @@ class _InputHandle(object):
                 "input '%s': copy_from_cpu before set_lod" % self._name)
         value = self._p._staged[self._name]
         arr = value[0] if isinstance(value, tuple) else value
-        self._p._staged[self._name] = (arr, [list(map(int, l)) for l in lod])
+        self._p._staged[self._name] = (arr, core.lod_offsets(lod, "input '%s': LoD" % self._name))
 
     def reshape(self, shape):
         pass  # the shape comes with the array
