@@ -398,6 +398,14 @@ RILL_API rill_status *rill_predictor_config_set_memory_optim(rill_predictor_conf
 RILL_API rill_status *rill_predictor_config_set_schedule(rill_predictor_config *config,
                                                          rill_schedule schedule);
 
+/* Ops whose schema says they read or write files (save, save_combine, load,
+ * load_combine, checkpoint) make rill_predictor_create fail, naming the op and its path,
+ * unless allowed here: then only where every such path resolves inside `dir` (an
+ * existing directory; symbolic links followed, relative paths taken from the working
+ * directory). NULL refuses them again (the default). */
+RILL_API rill_status *rill_predictor_config_allow_file_ops(rill_predictor_config *config,
+                                                          const char *dir);
+
 /* Loads the model, applies the passes and prepares the plan. Errors name the model file,
  * the op and the variable. */
 RILL_API rill_status *rill_predictor_create(const rill_predictor_config *config,
