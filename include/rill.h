@@ -196,6 +196,11 @@ RILL_API size_t rill_program_num_blocks(const rill_program *program);
 /* Increments on every edit; plans prepared for an older version are rebuilt. */
 RILL_API uint64_t rill_program_version(const rill_program *program);
 
+/* Block nesting: block 0 and blocks with no parent are at depth 0, a block one deeper
+ * than its parent. Loading, parsing and rill_program_append_block refuse a block nested
+ * deeper than this (real programs nest a few levels: a while inside a conditional). */
+#define RILL_MAX_BLOCK_DEPTH 256
+
 /* Editing: blocks, variables and ops are addressed by index. */
 RILL_API rill_status *rill_program_append_block(rill_program *program, int32_t parent_idx,
                                                 int32_t *out_idx);
@@ -401,6 +406,14 @@ RILL_API rill_status *rill_predictor_config_set_memory_optim(rill_predictor_conf
 /* The executor's schedule (rill_executor_set_schedule; default AUTO). */
 RILL_API rill_status *rill_predictor_config_set_schedule(rill_predictor_config *config,
                                                          rill_schedule schedule);
+
+/* Ops whose schema says they read or write files (save, save_combine, load,
+ * load_combine, checkpoint) make rill_predictor_create fail, naming the op and its path,
+ * unless allowed here: then only where every such path resolves inside `dir` (an
+ * existing directory; symbolic links followed, relative paths taken from the working
+ * directory). NULL refuses them again (the default). */
+RILL_API rill_status *rill_predictor_config_allow_file_ops(rill_predictor_config *config,
+                                                          const char *dir);
 
 /* Loads the model, applies the passes and prepares the plan. Errors name the model file,
  * the op and the variable. */

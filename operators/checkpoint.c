@@ -12,7 +12,7 @@ static const rill_slot_schema inputs[] = {
      "one-element integer step counter (saved too); names the checkpoint"},
 };
 static const rill_attr_schema attrs[] = {
-    {"directory", RILL_ATTR_STRING, RILL_ATTR_REQUIRED, RILL_DEF_STRING(""),
+    {"directory", RILL_ATTR_STRING, RILL_ATTR_REQUIRED | RILL_ATTR_FILE_PATH, RILL_DEF_STRING(""),
      "where checkpoint_<step> directories are written"},
     {"every_n_steps", RILL_ATTR_LONG, 0, RILL_DEF_LONG(0), "due when step % n == 0 (0: off)"},
     {"every_n_seconds", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.0f),
@@ -54,7 +54,7 @@ const rill_op_schema rill_schema_checkpoint = {
     .noutputs = 0,
     .attrs = attrs,
     .nattrs = RILL_COUNTOF(attrs),
-    .flags = RILL_OP_BLOCKING | RILL_OP_SIDE_EFFECT | RILL_OP_RANDOM,
+    .flags = RILL_OP_BLOCKING | RILL_OP_SIDE_EFFECT | RILL_OP_RANDOM | RILL_OP_WRITES_FILES,
     .infer = checkpoint_infer,
     .grad = NULL,
     .kernel_dtype_slot = 1,

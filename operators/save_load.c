@@ -7,7 +7,7 @@ static const rill_slot_schema save_inputs[] = {
     {"X", RILL_SLOT_NO_GRAD, "the variable to save (LoD tensor or selected rows)"},
 };
 static const rill_attr_schema save_attrs[] = {
-    {"file_path", RILL_ATTR_STRING, RILL_ATTR_REQUIRED, RILL_DEF_STRING(""),
+    {"file_path", RILL_ATTR_STRING, RILL_ATTR_REQUIRED | RILL_ATTR_FILE_PATH, RILL_DEF_STRING(""),
      "file to write (its directories are created)"},
     {"overwrite", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(true),
      "false: an existing file is an error"},
@@ -24,7 +24,7 @@ const rill_op_schema rill_schema_save = {
     .noutputs = 0,
     .attrs = save_attrs,
     .nattrs = RILL_COUNTOF(save_attrs),
-    .flags = RILL_OP_BLOCKING | RILL_OP_SIDE_EFFECT,
+    .flags = RILL_OP_BLOCKING | RILL_OP_SIDE_EFFECT | RILL_OP_WRITES_FILES,
     .infer = NULL,
     .grad = NULL,
     .kernel_dtype_slot = 0,
@@ -38,7 +38,7 @@ static const rill_slot_schema save_combine_outputs[] = {
     {"Y", RILL_SLOT_DISPENSABLE, "the bytes, with save_to_memory (not supported)"},
 };
 static const rill_attr_schema save_combine_attrs[] = {
-    {"file_path", RILL_ATTR_STRING, 0, RILL_DEF_STRING(""), "file to write"},
+    {"file_path", RILL_ATTR_STRING, RILL_ATTR_FILE_PATH, RILL_DEF_STRING(""), "file to write"},
     {"overwrite", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(true),
      "false: an existing file is an error"},
     {"save_as_fp16", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
@@ -56,7 +56,7 @@ const rill_op_schema rill_schema_save_combine = {
     .noutputs = RILL_COUNTOF(save_combine_outputs),
     .attrs = save_combine_attrs,
     .nattrs = RILL_COUNTOF(save_combine_attrs),
-    .flags = RILL_OP_BLOCKING | RILL_OP_SIDE_EFFECT,
+    .flags = RILL_OP_BLOCKING | RILL_OP_SIDE_EFFECT | RILL_OP_WRITES_FILES,
     .infer = NULL,
     .grad = NULL,
     .kernel_dtype_slot = 0,
@@ -67,7 +67,8 @@ static const rill_slot_schema load_outputs[] = {
     {"Out", 0, "the loaded variable (LoD tensor, or selected rows when it holds them)"},
 };
 static const rill_attr_schema load_attrs[] = {
-    {"file_path", RILL_ATTR_STRING, RILL_ATTR_REQUIRED, RILL_DEF_STRING(""), "file to read"},
+    {"file_path", RILL_ATTR_STRING, RILL_ATTR_REQUIRED | RILL_ATTR_FILE_PATH, RILL_DEF_STRING(""),
+     "file to read"},
     {"load_as_fp16", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
      "convert float32/float64 data to float16"},
     {"seek", RILL_ATTR_LONG, 0, RILL_DEF_LONG(-1),
@@ -83,7 +84,7 @@ const rill_op_schema rill_schema_load = {
     .noutputs = RILL_COUNTOF(load_outputs),
     .attrs = load_attrs,
     .nattrs = RILL_COUNTOF(load_attrs),
-    .flags = RILL_OP_BLOCKING | RILL_OP_SIDE_EFFECT | RILL_OP_KERNEL_SHAPES,
+    .flags = RILL_OP_BLOCKING | RILL_OP_SIDE_EFFECT | RILL_OP_KERNEL_SHAPES | RILL_OP_READS_FILES,
     .infer = NULL,
     .grad = NULL,
     .kernel_dtype_slot = -1,
@@ -94,7 +95,7 @@ static const rill_slot_schema load_combine_outputs[] = {
     {"Out", RILL_SLOT_DUPLICABLE, "the loaded variables, in file order"},
 };
 static const rill_attr_schema load_combine_attrs[] = {
-    {"file_path", RILL_ATTR_STRING, 0, RILL_DEF_STRING(""), "file to read"},
+    {"file_path", RILL_ATTR_STRING, RILL_ATTR_FILE_PATH, RILL_DEF_STRING(""), "file to read"},
     {"load_as_fp16", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
      "convert float32/float64 data to float16"},
     {"model_from_memory", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
@@ -112,7 +113,7 @@ const rill_op_schema rill_schema_load_combine = {
     .noutputs = RILL_COUNTOF(load_combine_outputs),
     .attrs = load_combine_attrs,
     .nattrs = RILL_COUNTOF(load_combine_attrs),
-    .flags = RILL_OP_BLOCKING | RILL_OP_SIDE_EFFECT | RILL_OP_KERNEL_SHAPES,
+    .flags = RILL_OP_BLOCKING | RILL_OP_SIDE_EFFECT | RILL_OP_KERNEL_SHAPES | RILL_OP_READS_FILES,
     .infer = NULL,
     .grad = NULL,
     .kernel_dtype_slot = -1,

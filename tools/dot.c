@@ -30,19 +30,23 @@ typedef struct dot_state {
   FILE *f;
   bool **used;    /* [block][var]: some op reads or writes it */
   bool *emitted;  /* [block]: cluster written */
+  size_t *child;  /* [block]: its first child block, or nblocks for none */
+  size_t *next;   /* [block]: the next block of the same parent, or nblocks */
+  size_t *stack;  /* open clusters, outermost first */
+  size_t *cursor; /* [depth]: the next child to open inside stack[depth] */
 } dot_state;
 
-/* The declaring block and index of `name` as seen from `block`; false if undeclared. */
+/* The declaring block and index of `name` as seen from `block`; false if undeclared.
+ * Walks the parent chain (bounded, as a hand-edited cycle must not loop). */
 static bool var_ref(const rill_program *p, int32_t block, const char *name, size_t *b, size_t *i) {
-  const rill_var_desc *v = rill_program_find_var(p, block, name);
-  if (!v) return false;
-  for (size_t k = 0; k < p->nblocks; k++) {
-    const rill_block_desc *blk = &p->blocks[k];
-    if (v >= blk->vars && v < blk->vars + blk->nvars) {
-      *b = k;
-      *i = (size_t)(v - blk->vars);
+  for (size_t steps = 0; steps <= p->nblocks && block >= 0 && (size_t)block < p->nblocks; steps++) {
+    const rill_var_desc *v = rill_block_find_var(p, block, name);
+    if (v) {
+      *b = (size_t)block;
+      *i = (size_t)(v - p->blocks[block].vars);
       return true;
     }
+    block = p->blocks[block].parent_idx;
   }
   return false;
 }
@@ -51,13 +55,18 @@ static void var_label(FILE *f, const rill_var_desc *v) {
   put_escaped(f, v->name);
 }
 
-static void emit_block(dot_state *s, size_t b, int depth) {
+static const char *indent(size_t depth) {
+  static const char spaces[] = "                ";
+  return &spaces[depth > 8 ? 0 : 16 - 2 * depth];
+}
+
+/* Opens block b's cluster and writes its variables and ops. */
+static void open_block(dot_state *s, size_t b, size_t depth) {
   const rill_program *p = s->p;
   const rill_block_desc *blk = &p->blocks[b];
   FILE *f = s->f;
+  const char *ind = indent(depth);
   s->emitted[b] = true;
-  static const char spaces[] = "                ";
-  const char *ind = &spaces[depth > 8 ? 0 : 16 - 2 * depth];
   if (b > 0) {
     fprintf(f, "%ssubgraph cluster_b%zu {\n%s  label=\"block %zu\"; style=dashed; color=gray40;\n",
             ind, b, ind, b);
@@ -85,9 +94,32 @@ static void emit_block(dot_state *s, size_t b, int depth) {
       fprintf(f, "\\ncol %d", (int)col->value.v.i);
     fprintf(f, "\\n#%zu%s\"];\n", i, sc ? "" : " (unsupported)");
   }
-  for (size_t c = 0; c < p->nblocks; c++)
-    if (c != b && !s->emitted[c] && p->blocks[c].parent_idx == (int32_t)b) emit_block(s, c, depth + 1);
-  if (b > 0) fprintf(f, "%s}\n", ind);
+}
+
+/* Writes block `root` and every block under it, children inside their parent's cluster
+ * in index order. Depth-first with an explicit stack: a program's nesting never grows the
+ * C stack, and each block is visited once. */
+static void emit_tree(dot_state *s, size_t root) {
+  const rill_program *p = s->p;
+  size_t top = 0;
+  open_block(s, root, 0);
+  s->stack[0] = root;
+  s->cursor[0] = s->child[root];
+  for (;;) {
+    size_t c = s->cursor[top];
+    while (c < p->nblocks && s->emitted[c]) c = s->next[c];
+    if (c < p->nblocks) {
+      s->cursor[top] = s->next[c];
+      open_block(s, c, top + 1);
+      top++;
+      s->stack[top] = c;
+      s->cursor[top] = s->child[c];
+      continue;
+    }
+    if (s->stack[top] > 0) fprintf(s->f, "%s}\n", indent(top));
+    if (top == 0) return;
+    top--;
+  }
 }
 
 static void emit_edge_label(FILE *f, const char *slot, const rill_var_desc *v) {
@@ -151,12 +183,30 @@ static void emit_edges(dot_state *s) {
 
 /* Writes the dot text of `p` to f. */
 static rill_status *write_dot(const rill_program *p, const char *title, FILE *f) {
-  dot_state s = {p, f, rill_calloc(p->nblocks + 1, sizeof(bool *)), rill_calloc(p->nblocks + 1, 1)};
+  size_t nb = p->nblocks;
+  dot_state s = {p,
+                 f,
+                 rill_calloc(nb + 1, sizeof(bool *)),
+                 rill_calloc(nb + 1, 1),
+                 rill_calloc(nb + 1, sizeof(size_t)),
+                 rill_calloc(nb + 1, sizeof(size_t)),
+                 rill_calloc(nb + 1, sizeof(size_t)),
+                 rill_calloc(nb + 1, sizeof(size_t))};
   rill_status *st = NULL;
-  if (!s.used || !s.emitted) st = rill_oom();
-  for (size_t b = 0; !st && b < p->nblocks; b++)
+  if (!s.used || !s.emitted || !s.child || !s.next || !s.stack || !s.cursor) st = rill_oom();
+  for (size_t b = 0; !st && b < nb; b++)
     if (!(s.used[b] = rill_calloc(p->blocks[b].nvars + 1, 1))) st = rill_oom();
-  for (size_t b = 0; !st && b < p->nblocks; b++)
+  /* Children lists, built from the last block down so that each list is in index order. */
+  for (size_t b = 0; !st && b < nb; b++) s.child[b] = nb;
+  for (size_t b = nb; !st && b-- > 0;) {
+    int32_t parent = p->blocks[b].parent_idx;
+    s.next[b] = nb;
+    if (b > 0 && parent >= 0 && (size_t)parent < nb && (size_t)parent != b) {
+      s.next[b] = s.child[parent];
+      s.child[parent] = b;
+    }
+  }
+  for (size_t b = 0; !st && b < nb; b++)
     for (size_t i = 0; i < p->blocks[b].nops; i++) {
       const rill_op_desc *op = &p->blocks[b].ops[i];
       for (int side = 0; side < 2; side++) {
@@ -176,18 +226,22 @@ static rill_status *write_dot(const rill_program *p, const char *title, FILE *f)
     fprintf(f, "\" {\n  compound=true;\n  rankdir=TB;\n"
                "  node [fontname=\"Helvetica\", fontsize=10];\n"
                "  edge [fontname=\"Helvetica\", fontsize=8];\n");
-    for (size_t b = 0; b < p->nblocks; b++)
+    for (size_t b = 0; b < nb; b++)
       if (!s.emitted[b] && (b == 0 || p->blocks[b].parent_idx < 0 ||
-                            (size_t)p->blocks[b].parent_idx >= p->nblocks))
-        emit_block(&s, b, 0);
-    for (size_t b = 0; b < p->nblocks; b++) /* parent chains that never reach block 0 */
-      if (!s.emitted[b]) emit_block(&s, b, 0);
+                            (size_t)p->blocks[b].parent_idx >= nb))
+        emit_tree(&s, b);
+    for (size_t b = 0; b < nb; b++) /* parent chains that never reach a root */
+      if (!s.emitted[b]) emit_tree(&s, b);
     emit_edges(&s);
     fprintf(f, "}\n");
   }
-  for (size_t b = 0; s.used && b < p->nblocks; b++) rill_free(s.used[b]);
+  for (size_t b = 0; s.used && b < nb; b++) rill_free(s.used[b]);
   rill_free(s.used);
   rill_free(s.emitted);
+  rill_free(s.child);
+  rill_free(s.next);
+  rill_free(s.stack);
+  rill_free(s.cursor);
   return st;
 }
 

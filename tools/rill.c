@@ -33,6 +33,7 @@ static const char usage_text[] =
     "  run MODEL --input NAME=FILE.npy [--input ...] [--params FILE] [--output DIR]\n"
     "            [--lod NAME=OFFSETS] [--repeat N] [--bench N] [--threads N]\n"
     "            [--sequential | --parallel] [-O LEVEL] [--no-memory-optim]\n"
+    "            [--allow-file-ops DIR]\n"
     "                                  run the model; print each output; with --output,\n"
     "                                  write DIR/output_<col>.npy; with --repeat, run N\n"
     "                                  more times and print the time per run; with\n"
@@ -47,6 +48,9 @@ static const char usage_text[] =
     "                                  temporary its own buffer; --lod gives input NAME\n"
     "                                  a LoD: offsets separated by ',', levels by ';'\n"
     "                                  (--lod words=0,3,7, --lod 'x=0,2;0,1,3')\n"
+    "                                  A model whose ops read or write files (save, load,\n"
+    "                                  checkpoint...) is refused unless --allow-file-ops\n"
+    "                                  names a directory holding every path they use\n"
     "  ops [NAME]                      registered operators (or one) and their schemas\n"
     "  prune MODEL --output DIR [--fetch NAME ...] [--feed NAME ...] [--params FILE]\n"
     "              [--combined FILE]\n"
@@ -375,7 +379,7 @@ static double max_rss_mib(void) {
 }
 
 static int cmd_run(int argc, char **argv) {
-  const char *model_path = NULL, *out_dir = NULL, *params = NULL;
+  const char *model_path = NULL, *out_dir = NULL, *params = NULL, *file_ops_dir = NULL;
   long repeat = 0, threads = 0, bench = 0, opt_level = 2;
   bool memory_optim = true;
   rill_schedule schedule = RILL_SCHEDULE_AUTO;
@@ -396,7 +400,7 @@ static int cmd_run(int argc, char **argv) {
     if (strcmp(a, "--input") == 0 || strcmp(a, "-i") == 0 || strcmp(a, "--output") == 0 ||
         strcmp(a, "-o") == 0 || strcmp(a, "--params") == 0 || strcmp(a, "--repeat") == 0 ||
         strcmp(a, "--threads") == 0 || strcmp(a, "--lod") == 0 || strcmp(a, "--bench") == 0 ||
-        strcmp(a, "-O") == 0) {
+        strcmp(a, "-O") == 0 || strcmp(a, "--allow-file-ops") == 0) {
       if (i + 1 >= argc) {
         rc = usage_error("%s needs a value", a);
         goto done;
@@ -428,6 +432,8 @@ static int cmd_run(int argc, char **argv) {
         nlod++;
       } else if (strcmp(a, "--params") == 0) {
         params = v;
+      } else if (strcmp(a, "--allow-file-ops") == 0) {
+        file_ops_dir = v;
       } else if (strcmp(a, "--repeat") == 0) {
         char *end;
         errno = 0;
@@ -517,6 +523,8 @@ static int cmd_run(int argc, char **argv) {
   if ((st = rill_predictor_config_set_opt_level(config, (int32_t)opt_level))) goto run_done;
   if ((st = rill_predictor_config_set_memory_optim(config, memory_optim))) goto run_done;
   if ((st = rill_predictor_config_set_schedule(config, schedule))) goto run_done;
+  if (file_ops_dir && (st = rill_predictor_config_allow_file_ops(config, file_ops_dir)))
+    goto run_done;
   if ((st = rill_predictor_create(config, &pred))) goto run_done;
   for (size_t i = 0; i < nin; i++)
     if (!in_names[i]) {

@@ -10,6 +10,7 @@
 #include "framework/base/alloc.h"
 #include "framework/exec/executor.h"
 #include "framework/inference/predictor.h"
+#include "framework/io/file.h"
 #include "framework/registry/registry.h"
 #include "framework/transform/infer_passes.h"
 #include "rill.h"
@@ -23,6 +24,7 @@ struct rill_predictor_config {
   uint32_t passes;
   bool memory_optim;
   rill_schedule schedule;
+  char *file_ops_dir; /* resolved; NULL: ops that touch files are refused */
 };
 
 typedef struct io_info {
@@ -80,7 +82,26 @@ void rill_predictor_config_destroy(rill_predictor_config *config) {
   if (!config) return;
   rill_free(config->model_path);
   rill_free(config->params_file);
+  rill_free(config->file_ops_dir);
   rill_free(config);
+}
+
+rill_status *rill_predictor_config_allow_file_ops(rill_predictor_config *config, const char *dir) {
+  if (!config) return rill_error(RILL_INVALID_ARGUMENT, "predictor config is NULL");
+  char *resolved = NULL;
+  if (dir) {
+    RILL_TRY(rill_status_wrap(rill_path_resolve(dir, &resolved),
+                              "predictor config: directory for file ops"));
+    if (!rill_path_is_dir(resolved)) {
+      rill_free(resolved);
+      return rill_error(RILL_NOT_FOUND,
+                        "predictor config: '%s', the directory for file ops, is not a directory",
+                        dir);
+    }
+  }
+  rill_free(config->file_ops_dir);
+  config->file_ops_dir = resolved;
+  return NULL;
 }
 
 rill_status *rill_predictor_config_set_params_file(rill_predictor_config *config,
@@ -209,12 +230,55 @@ static rill_status *find_written(shared_model *m) {
   return NULL;
 }
 
+/* Ops whose schema says they read or write files: refused unless the config allows
+ * them, and then only on paths (the attributes flagged as file paths) that resolve inside
+ * the allowed directory. Every block is checked: a sub-block's ops run too. */
+static rill_status *check_file_ops(const rill_predictor_config *c, const rill_program *p) {
+  for (size_t b = 0; b < p->nblocks; b++)
+    for (size_t i = 0; i < p->blocks[b].nops; i++) {
+      const rill_op_desc *op = &p->blocks[b].ops[i];
+      const rill_op_schema *s = rill_schema_find(op->type);
+      if (!s || !(s->flags & (RILL_OP_READS_FILES | RILL_OP_WRITES_FILES))) continue;
+      const char *verb = s->flags & RILL_OP_WRITES_FILES ? "writes" : "reads";
+      for (size_t k = 0; k < s->nattrs; k++) {
+        const rill_attr_schema *as = &s->attrs[k];
+        if (!(as->flags & RILL_ATTR_FILE_PATH)) continue;
+        const rill_attr *a = rill_op_attr(op, as->name);
+        const char *path = a && a->value.type == RILL_ATTR_STRING ? a->value.v.s : as->def.v.s;
+        if (!path) path = "";
+        if (!c->file_ops_dir)
+          return rill_error(RILL_FAILED_PRECONDITION,
+                            "block %zu, op #%zu '%s' %s files (%s '%s'): the predictor runs no op "
+                            "that touches files unless allowed to inside a directory "
+                            "(rill_predictor_config_allow_file_ops, rill run --allow-file-ops DIR)",
+                            b, i, op->type, verb, as->name, path);
+        char *resolved = NULL;
+        rill_status *st = rill_path_resolve(path, &resolved);
+        bool inside = !st && rill_path_under(c->file_ops_dir, resolved);
+        rill_free(resolved);
+        if (st && rill_status_code(st) == RILL_OUT_OF_MEMORY) return st;
+        if (!inside) {
+          rill_status *err = rill_error(
+              RILL_FAILED_PRECONDITION,
+              "block %zu, op #%zu '%s' %s files at %s '%s', outside the directory allowed for file "
+              "ops ('%s')%s%s",
+              b, i, op->type, verb, as->name, path, c->file_ops_dir, st ? ": " : "",
+              st ? rill_status_message(st) : "");
+          rill_status_destroy(st);
+          return err;
+        }
+      }
+    }
+  return NULL;
+}
+
 static rill_status *shared_load(const rill_predictor_config *c, shared_model *m) {
   RILL_TRY(rill_registry_init());
   if (!(m->path = rill_strdup(c->model_path))) return rill_oom();
   RILL_TRY(rill_model_load(c->model_path, c->params_file, &m->model));
   RILL_TRY(rill_status_wrap(rill_program_validate(rill_model_program(m->model)), "model '%s'",
                             m->path));
+  RILL_TRY(rill_status_wrap(check_file_ops(c, rill_model_program(m->model)), "model '%s'", m->path));
   RILL_TRY(rill_program_clone(rill_model_program(m->model), &m->program));
   RILL_TRY(rill_status_wrap(
       rill_infer_passes(m->program, rill_model_scope(m->model), config_passes(c), &m->stats),

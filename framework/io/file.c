@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -105,6 +106,98 @@ char *rill_path_dirname(const char *path) {
   if (!slash) return rill_strdup(".");
   if (slash == path) return rill_strdup("/");
   return rill_strndup(path, (size_t)(slash - path));
+}
+
+/* realpath(3) of `probe` copied into rill's allocator; NULL with errno set on failure. */
+static char *real_path(const char *probe) {
+  char *r = realpath(probe, NULL);
+  if (!r) return NULL;
+  char *copy = rill_strdup(r);
+  free(r);
+  if (!copy) errno = ENOMEM;
+  return copy;
+}
+
+rill_status *rill_path_resolve(const char *path, char **out) {
+  if (!path || !*path) return rill_error(RILL_FAILED_PRECONDITION, "empty path");
+  char *abs = NULL;
+  if (path[0] == '/') {
+    abs = rill_strdup(path);
+  } else {
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+      return rill_error(RILL_IO, "'%s': cannot get the working directory: %s", path, strerror(errno));
+    abs = rill_malloc(strlen(cwd) + strlen(path) + 2);
+    if (abs) sprintf(abs, "%s/%s", cwd, path);
+  }
+  if (!abs) return rill_oom();
+  /* Shorten from the end until what is left exists. */
+  size_t cut = strlen(abs);
+  char *real = NULL;
+  rill_status *st = NULL;
+  for (;;) {
+    char kept = abs[cut];
+    abs[cut] = 0;
+    const char *probe = cut ? abs : "/";
+    real = real_path(probe);
+    int err = errno;
+    struct stat sb;
+    bool exists = !real && lstat(probe, &sb) == 0;
+    if (!real && (exists || (err != ENOENT && err != ENOTDIR)))
+      st = err == ENOMEM ? rill_oom()
+                         : rill_error(RILL_FAILED_PRECONDITION, "'%s': cannot resolve '%s': %s", path,
+                                      probe, exists && err == ENOENT ? "a symbolic link to nothing"
+                                                                     : strerror(err));
+    abs[cut] = kept;
+    if (real || st) break;
+    if (cut == 0) {
+      st = rill_error(RILL_FAILED_PRECONDITION, "'%s': cannot resolve '/'", path);
+      break;
+    }
+    while (cut > 0 && abs[cut - 1] != '/') cut--;
+    if (cut > 0) cut--;
+  }
+  if (st) {
+    rill_free(abs);
+    return st;
+  }
+  /* Append the parts that do not exist. */
+  size_t len = strlen(real), rest = strlen(abs + cut);
+  char *res = rill_malloc(len + rest + 2);
+  if (!res) st = rill_oom();
+  if (!st) memcpy(res, real, len + 1);
+  for (char *part = abs + cut; !st && *part;) {
+    while (*part == '/') part++;
+    size_t n = strcspn(part, "/");
+    if (n == 0 || (n == 1 && part[0] == '.')) {
+      part += n;
+      continue;
+    }
+    if (n == 2 && part[0] == '.' && part[1] == '.') {
+      st = rill_error(RILL_FAILED_PRECONDITION,
+                      "'%s': '..' after '%s', which does not exist", path, res);
+      break;
+    }
+    if (len > 1 || res[0] != '/') res[len++] = '/';
+    memcpy(res + len, part, n);
+    len += n;
+    res[len] = 0;
+    part += n;
+  }
+  rill_free(real);
+  rill_free(abs);
+  if (st) {
+    rill_free(res);
+    return st;
+  }
+  *out = res;
+  return NULL;
+}
+
+bool rill_path_under(const char *root, const char *path) {
+  size_t n = strlen(root);
+  if (n == 1 && root[0] == '/') return path[0] == '/';
+  return strncmp(path, root, n) == 0 && (path[n] == 0 || path[n] == '/');
 }
 
 static rill_status *write_all(int fd, const void *data, size_t size, const char *tmp) {

@@ -62,6 +62,16 @@ rill_status *rill_path_check_var_name(const char *name);
 /* The directory part of `path` ("." when it has none). Free with rill_free. */
 char *rill_path_dirname(const char *path);
 
+/* The absolute form of `path` (a relative one is taken from the working directory) with
+ * every symbolic link resolved: the longest leading part that exists goes through
+ * realpath, the parts after it (which do not exist yet) are appended with empty and "."
+ * parts dropped. FAILED_PRECONDITION for an empty path, a ".." among the parts that do
+ * not exist, or an existing part that cannot be resolved (a symbolic link to nothing, a
+ * loop, no permission). Free with rill_free. */
+rill_status *rill_path_resolve(const char *path, char **out);
+/* Whether the resolved path `path` is the resolved directory `root` or lies under it. */
+bool rill_path_under(const char *root, const char *path);
+
 /* Test hook: make the file layer (the crash-safe writer, rill_file_write_new,
  * rill_file_rename, rill_dir_sync, rill_dir_make) fail at one of its steps, as a full
  * disk or an I/O error would: the next occurrence of the step (rill_file_inject_fault)

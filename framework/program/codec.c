@@ -413,6 +413,13 @@ static rill_status *program_from_pb(rill_program *p, const PbProgram *m) {
   for (size_t i = 0; i < m->n_blocks; i++) {
     p->nblocks = i + 1;
     RILL_TRY(block_from_pb(&p->blocks[i], m->blocks[i], i, m->n_blocks));
+    /* Earlier blocks passed this check, so the walk takes at most the limit + 1 steps. */
+    size_t depth = rill_program_block_depth(p, (int32_t)i);
+    if (depth > RILL_MAX_BLOCK_DEPTH)
+      return rill_error(RILL_CORRUPT,
+                        "block %zu is nested %zu levels deep (the limit is RILL_MAX_BLOCK_DEPTH, "
+                        "%d)",
+                        i, depth, RILL_MAX_BLOCK_DEPTH);
   }
   /* Attributes naming blocks can be checked once every block exists. */
   for (size_t i = 0; i < p->nblocks; i++) {

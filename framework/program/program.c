@@ -578,6 +578,12 @@ rill_status *rill_program_add_block(rill_program *p, int32_t parent_idx, int32_t
                       "parent block %" PRId32 " does not exist (the program has %zu blocks)",
                       parent_idx, p->nblocks);
   if (p->nblocks >= INT32_MAX) return rill_error(RILL_OUT_OF_RANGE, "too many blocks");
+  size_t depth = parent_idx == -1 ? 0 : rill_program_block_depth(p, parent_idx) + 1;
+  if (depth > RILL_MAX_BLOCK_DEPTH)
+    return rill_error(RILL_OUT_OF_RANGE,
+                      "a block under block %" PRId32 " would be nested %zu levels deep (the limit "
+                      "is RILL_MAX_BLOCK_DEPTH, %d)",
+                      parent_idx, depth, RILL_MAX_BLOCK_DEPTH);
   void *blocks = p->blocks;
   if (!rill_grow(&blocks, &p->capblocks, p->nblocks + 1, sizeof(rill_block_desc)))
     return rill_oom();
@@ -591,6 +597,17 @@ rill_status *rill_program_add_block(rill_program *p, int32_t parent_idx, int32_t
   if (out_idx) *out_idx = b->idx;
   rill_program_bump(p);
   return NULL;
+}
+
+size_t rill_program_block_depth(const rill_program *p, int32_t block) {
+  size_t depth = 0;
+  const rill_block_desc *b = rill_program_block(p, block);
+  /* Bounded like rill_program_find_var, for hand-edited cycles. */
+  while (b && b->parent_idx != -1 && depth <= p->nblocks) {
+    b = rill_program_block(p, b->parent_idx);
+    if (b) depth++;
+  }
+  return depth;
 }
 
 rill_var_desc *rill_block_find_var(const rill_program *p, int32_t block, const char *name) {

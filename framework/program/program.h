@@ -152,6 +152,9 @@ rill_status *rill_program_clone(const rill_program *p, rill_program **out);
 rill_var_desc *rill_block_find_var(const rill_program *p, int32_t block, const char *name);
 rill_var_desc *rill_program_find_var(const rill_program *p, int32_t block, const char *name);
 void rill_program_touch(rill_program *p); /* bump revision after an edit */
+/* How many parents `block` has before one with parent -1 (RILL_MAX_BLOCK_DEPTH caps it
+ * in every loaded or API-built program); 0 for a block that does not exist. */
+size_t rill_program_block_depth(const rill_program *p, int32_t block);
 
 /* Op helpers. A slot that is absent has no arguments. */
 const rill_op_slot *rill_op_input(const rill_op_desc *op, const char *param);

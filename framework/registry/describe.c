@@ -78,6 +78,7 @@ static rill_status *attrs(sbuf *b, const rill_op_schema *s) {
       rill_free(def);
     }
     if (a->flags & RILL_ATTR_EXTRA) sb_printf(b, " [extra]");
+    if (a->flags & RILL_ATTR_FILE_PATH) sb_printf(b, " [file path]");
     if (a->doc && *a->doc) sb_printf(b, ": %s", a->doc);
     sb_printf(b, "\n");
   }
@@ -91,7 +92,8 @@ static void op_flags(sbuf *b, unsigned f) {
   } names[] = {{RILL_OP_BLOCKING, "blocking"},         {RILL_OP_SIDE_EFFECT, "side effect"},
                {RILL_OP_FEED, "feed"},                 {RILL_OP_FETCH, "fetch"},
                {RILL_OP_KERNEL_SHAPES, "kernel shapes"}, {RILL_OP_SUBBLOCK, "sub-block"},
-               {RILL_OP_RANDOM, "random"}};
+               {RILL_OP_RANDOM, "random"},             {RILL_OP_WRITES_FILES, "writes files"},
+               {RILL_OP_READS_FILES, "reads files"}};
   sb_printf(b, "flags:");
   bool any = false;
   for (size_t i = 0; i < RILL_COUNTOF(names); i++)

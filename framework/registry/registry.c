@@ -87,6 +87,16 @@ static rill_status *check_schema(const rill_op_schema *s) {
                         s->type, a->name, rill_attr_type_name(a->def.type),
                         rill_attr_type_name(a->type));
   }
+  size_t paths = 0;
+  for (size_t i = 0; i < s->nattrs; i++) {
+    if (!(s->attrs[i].flags & RILL_ATTR_FILE_PATH)) continue;
+    if (s->attrs[i].type != RILL_ATTR_STRING)
+      return rill_error(RILL_INTERNAL, "op '%s': file path attribute '%s' is not a STRING",
+                        s->type, s->attrs[i].name);
+    paths++;
+  }
+  if ((s->flags & (RILL_OP_READS_FILES | RILL_OP_WRITES_FILES)) && paths == 0)
+    return rill_error(RILL_INTERNAL, "op '%s' touches files but no attribute names them", s->type);
   if (s->kernel_dtype_slot >= (int)s->ninputs || s->dtype_attr >= (int)s->nattrs)
     return rill_error(RILL_INTERNAL, "op '%s': kernel dtype slot or attribute out of range", s->type);
   return NULL;

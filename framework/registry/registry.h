@@ -22,6 +22,8 @@ typedef struct rill_slot_schema {
 /* Attribute flags. */
 #define RILL_ATTR_REQUIRED 1u /* no default: a program must set it */
 #define RILL_ATTR_EXTRA 2u    /* Paddle's "extra" attrs: tuning hints, never required */
+#define RILL_ATTR_FILE_PATH 4u /* a STRING naming the file or directory the op reads or
+                                  writes (ops flagged READS_FILES / WRITES_FILES) */
 
 typedef struct rill_attr_schema {
   const char *name;
@@ -40,6 +42,9 @@ typedef struct rill_attr_schema {
 #define RILL_OP_SUBBLOCK 32u     /* runs a sub-block (attr of type BLOCK) */
 #define RILL_OP_RANDOM 64u       /* draws from the device generator: such ops keep
                                     their relative order in every schedule */
+#define RILL_OP_WRITES_FILES 128u /* writes, creates or removes files at the paths its
+                                     RILL_ATTR_FILE_PATH attributes name */
+#define RILL_OP_READS_FILES 256u  /* reads the files its RILL_ATTR_FILE_PATH attributes name */
 
 /* Shapes and dtypes of one variable, as known at compile time (dims may hold -1) or at
  * run time (exact). */

@@ -5,6 +5,7 @@ import ctypes
 import ctypes.util
 import os
 import itertools
+import numbers
 import weakref
 
 import numpy as np
@@ -124,6 +125,69 @@ def check(st, context=None):
         msg = '%s: %s' % (context, msg)
     cls = ERRORS.get(code, Error)
     raise cls(msg)
+
+
+def _lod_count(x, where):
+    """x as a non-negative int: an int, a numpy integer or a float of integral value
+    (2.0); anything else (0.5, '1', True, None, -1) raises InvalidArgumentError."""
+    shown = str(x) if isinstance(x, (numbers.Number, np.bool_)) else repr(x)
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, numbers.Real):
+        raise error_class('INVALID_ARGUMENT')('%s is %s, not an integer' % (where, shown))
+    if isinstance(x, numbers.Integral):
+        v = int(x)
+    else:
+        f = float(x)
+        if not f.is_integer():
+            raise error_class('INVALID_ARGUMENT')('%s is %s, not an integer' % (where, shown))
+        v = int(f)
+    if v < 0:
+        raise error_class('INVALID_ARGUMENT')('%s is %d, negative' % (where, v))
+    return v
+
+
+def _lod_levels(lod, what):
+    if isinstance(lod, (str, bytes)) or not hasattr(lod, '__iter__'):
+        raise error_class('INVALID_ARGUMENT')(
+            '%s must be a list of levels, each a list of integers, not %r' % (what, lod))
+    levels = list(lod)
+    for lv, level in enumerate(levels):
+        if isinstance(level, (str, bytes)) or not hasattr(level, '__iter__'):
+            raise error_class('INVALID_ARGUMENT')(
+                '%s must be a list of levels, each a list of integers: level %d is %r'
+                % (what, lv, level))
+    return levels
+
+
+def lod_offsets(lod, what='LoD'):
+    """`lod` (a list of levels, each a list of offsets) as lists of ints, checked: every
+    offset a non-negative integer (an int, a numpy integer or an integral float such as
+    2.0) and each level non-decreasing. Raises InvalidArgumentError (a ValueError)
+    naming `what` and the position otherwise; C checks the rest (a first offset of 0,
+    levels that fit the tensor)."""
+    out = []
+    for lv, level in enumerate(_lod_levels(lod, what)):
+        offs = [_lod_count(x, '%s level %d, offset #%d' % (what, lv, i))
+                for i, x in enumerate(level)]
+        for i in range(1, len(offs)):
+            if offs[i] < offs[i - 1]:
+                raise error_class('INVALID_ARGUMENT')(
+                    '%s level %d decreases at offset #%d (%d after %d)'
+                    % (what, lv, i, offs[i], offs[i - 1]))
+        out.append(offs)
+    return out
+
+
+def lod_from_lengths(lengths, what='LoD'):
+    """Offsets from sequence lengths per level (Fluid's recursive_sequence_lengths), each
+    length checked as lod_offsets checks an offset."""
+    out = []
+    for lv, level in enumerate(_lod_levels(lengths, what + ' lengths')):
+        offs = [0]
+        for i, x in enumerate(level):
+            offs.append(offs[-1] + _lod_count(x, '%s lengths level %d, length #%d'
+                                               % (what, lv, i)))
+        out.append(offs)
+    return out
 
 
 def error_class(code_name):
@@ -268,7 +332,7 @@ class Tensor(object):
         return [[l[i + 1] - l[i] for i in range(len(l) - 1)] for l in self.lod()]
 
     def set_lod(self, lod):
-        lod = [list(map(int, l)) for l in lod]
+        lod = lod_offsets(lod)
         n = len(lod)
         arrs = [(ctypes.c_uint64 * max(1, len(l)))(*l) for l in lod]
         levels = (ctypes.POINTER(ctypes.c_uint64) * max(1, n))(
@@ -277,13 +341,7 @@ class Tensor(object):
         check(_tensor_set_lod(self._h, n, levels, counts), 'set_lod')
 
     def set_recursive_sequence_lengths(self, lengths):
-        lod = []
-        for lv in lengths:
-            offs = [0]
-            for x in lv:
-                offs.append(offs[-1] + int(x))
-            lod.append(offs)
-        self.set_lod(lod)
+        self.set_lod(lod_from_lengths(lengths))
 
     def numpy(self, copy=True):
         """The data as a numpy array: a copy, or (copy=False) a view over the C buffer

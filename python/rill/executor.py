@@ -20,24 +20,19 @@ class LoDTensor(object):
 
     def __init__(self, array=None, lod=None):
         self._array = None if array is None else np.ascontiguousarray(array)
-        self._lod = [list(l) for l in (lod or [])]
+        self._lod = core.lod_offsets(lod or [], 'LoDTensor LoD')
 
     def set(self, array, place=None):
         self._array = np.ascontiguousarray(array)
 
     def set_lod(self, lod):
-        self._lod = [list(map(int, l)) for l in lod]
+        self._lod = core.lod_offsets(lod, 'LoDTensor LoD')
 
     def lod(self):
         return [list(l) for l in self._lod]
 
     def set_recursive_sequence_lengths(self, lengths):
-        self._lod = []
-        for lv in lengths:
-            offs = [0]
-            for x in lv:
-                offs.append(offs[-1] + int(x))
-            self._lod.append(offs)
+        self._lod = core.lod_from_lengths(lengths, 'LoDTensor LoD')
 
     def recursive_sequence_lengths(self):
         return [[l[i + 1] - l[i] for i in range(len(l) - 1)] for l in self._lod]

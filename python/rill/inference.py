@@ -36,6 +36,7 @@ _cfg_level = _fn('rill_predictor_config_set_opt_level', c_status_p, _vp, ctypes.
 _cfg_passes = _fn('rill_predictor_config_set_passes', c_status_p, _vp, ctypes.c_uint32)
 _cfg_memopt = _fn('rill_predictor_config_set_memory_optim', c_status_p, _vp, ctypes.c_bool)
 _cfg_sched = _fn('rill_predictor_config_set_schedule', c_status_p, _vp, ctypes.c_int)
+_cfg_file_ops = _fn('rill_predictor_config_allow_file_ops', c_status_p, _vp, ctypes.c_char_p)
 _pred_create = _fn('rill_predictor_create', c_status_p, _vp, ctypes.POINTER(_vp))
 _pred_clone = _fn('rill_predictor_clone', c_status_p, _vp, ctypes.POINTER(_vp))
 _pred_destroy = _fn('rill_predictor_destroy', None, _vp)
@@ -70,12 +71,15 @@ class Config(object):
       also fuses fc and conv2d + bias + activation and runs activations in place;
       `passes` (a mask of PASS_* bits) overrides the level;
     - memory_optim: temporaries share buffers by liveness (default on);
-    - parallel: None (AUTO), True (PARALLEL) or False (SEQUENTIAL) schedule.
+    - parallel: None (AUTO), True (PARALLEL) or False (SEQUENTIAL) schedule;
+    - allow_file_ops: None (default) refuses a model whose ops read or write files (save,
+      load, checkpoint...) with FailedPreconditionError naming the op and the path; a
+      directory allows them where every such path resolves inside it.
 
     Each setting is checked by C when set: a bad one raises InvalidArgumentError."""
 
     def __init__(self, model_path, params_file=None, threads=0, opt_level=2, passes=None,
-                 memory_optim=True, parallel=None):
+                 memory_optim=True, parallel=None, allow_file_ops=None):
         if not isinstance(model_path, (str, bytes, os.PathLike)) or not os.fspath(model_path):
             raise error_class('INVALID_ARGUMENT')(
                 'Config: model_path must be a non-empty path, got %r' % (model_path,))
@@ -90,6 +94,7 @@ class Config(object):
         self.passes = None
         self.memory_optim = True
         self.parallel = None
+        self.allow_file_ops = None
         if params_file is not None:
             self.set_params_file(params_file)
         self.set_threads(threads)
@@ -98,6 +103,8 @@ class Config(object):
             self.set_passes(passes)
         self.set_memory_optim(memory_optim)
         self.set_parallel(parallel)
+        if allow_file_ops is not None:
+            self.set_allow_file_ops(allow_file_ops)
 
     def __del__(self):
         if getattr(self, '_h', None):
@@ -106,9 +113,9 @@ class Config(object):
 
     def __repr__(self):
         return ('Config(%r, params_file=%r, threads=%d, opt_level=%d, passes=%r, '
-                'memory_optim=%r, parallel=%r)' % (self.model_path, self.params_file,
-                                                   self.threads, self.opt_level, self.passes,
-                                                   self.memory_optim, self.parallel))
+                'memory_optim=%r, parallel=%r, allow_file_ops=%r)' % (
+                    self.model_path, self.params_file, self.threads, self.opt_level,
+                    self.passes, self.memory_optim, self.parallel, self.allow_file_ops))
 
     @staticmethod
     def _int(what, value):
@@ -151,6 +158,16 @@ class Config(object):
                 'Config: parallel must be None, True or False, got %r' % (parallel,))
         check(_cfg_sched(self._h, _SCHEDULES[parallel]))
         self.parallel = parallel
+
+    def set_allow_file_ops(self, directory):
+        if directory is not None and (not isinstance(directory, (str, bytes, os.PathLike))
+                                      or not os.fspath(directory)):
+            raise error_class('INVALID_ARGUMENT')(
+                'Config: allow_file_ops must be a directory path or None, got %r' %
+                (directory,))
+        check(_cfg_file_ops(self._h, os.fsencode(directory) if directory is not None
+                            else None))
+        self.allow_file_ops = os.fsdecode(directory) if directory is not None else None
 
     # Paddle Inference's names.
     def set_cpu_math_library_num_threads(self, n):
@@ -199,7 +216,7 @@ class _InputHandle(object):
                 "input '%s': copy_from_cpu before set_lod" % self._name)
         value = self._p._staged[self._name]
         arr = value[0] if isinstance(value, tuple) else value
-        self._p._staged[self._name] = (arr, [list(map(int, l)) for l in lod])
+        self._p._staged[self._name] = (arr, core.lod_offsets(lod, "input '%s': LoD" % self._name))
 
     def reshape(self, shape):
         pass  # the shape comes with the array

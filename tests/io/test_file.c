@@ -151,3 +151,57 @@ Test(file, join_keeps_names_inside_the_directory) {
   cr_assert_str_eq(d, ".");
   rill_free(d);
 }
+
+/* rill_path_resolve: links and ".." resolved where the path exists, the rest appended;
+ * rill_path_under compares whole components. */
+Test(file, resolve_follows_links_and_keeps_missing_parts) {
+  char *real = NULL, path[600], link[600], *got = NULL;
+  cr_assert_null(rill_path_resolve(tmpdir, &real));
+  cr_assert_eq(real[0], '/');
+  snprintf(path, sizeof path, "%s/a", tmpdir);
+  cr_assert_eq(mkdir(path, 0777), 0);
+  snprintf(link, sizeof link, "%s/to_a", tmpdir);
+  cr_assert_eq(symlink(path, link), 0);
+  char want[700];
+  snprintf(want, sizeof want, "%s/a/new/file", real);
+  /* Through the link, a ".." inside what exists, "." and doubled slashes. */
+  snprintf(path, sizeof path, "%s/to_a/../a//./new/./file", tmpdir);
+  rill_status *st = rill_path_resolve(path, &got);
+  cr_assert_null(st, "%s", rill_status_message(st));
+  cr_assert_str_eq(got, want);
+  cr_assert(rill_path_under(real, got));
+  rill_free(got);
+  /* Relative paths start at the working directory. */
+  char cwd[512];
+  cr_assert_not_null(getcwd(cwd, sizeof cwd));
+  cr_assert_eq(chdir(tmpdir), 0);
+  cr_assert_null(rill_path_resolve("to_a/new", &got));
+  cr_assert_eq(chdir(cwd), 0);
+  snprintf(want, sizeof want, "%s/a/new", real);
+  cr_assert_str_eq(got, want);
+  rill_free(got);
+  /* Refused: ".." after a missing part, a link to nothing, the empty path. */
+  snprintf(path, sizeof path, "%s/missing/../a", tmpdir);
+  st = rill_path_resolve(path, &got);
+  cr_assert_eq(rill_status_code(st), RILL_FAILED_PRECONDITION);
+  cr_assert(strstr(rill_status_message(st), "'..' after"), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  snprintf(link, sizeof link, "%s/dangling", tmpdir);
+  cr_assert_eq(symlink("/nonexistent/rill/target", link), 0);
+  st = rill_path_resolve(link, &got);
+  cr_assert_eq(rill_status_code(st), RILL_FAILED_PRECONDITION);
+  cr_assert(strstr(rill_status_message(st), "symbolic link to nothing"), "%s",
+            rill_status_message(st));
+  rill_status_destroy(st);
+  st = rill_path_resolve("", &got);
+  cr_assert_eq(rill_status_code(st), RILL_FAILED_PRECONDITION);
+  rill_status_destroy(st);
+  /* Whole components only. */
+  cr_assert(rill_path_under("/a/b", "/a/b"));
+  cr_assert(rill_path_under("/a/b", "/a/b/c"));
+  cr_assert_not(rill_path_under("/a/b", "/a/bc"));
+  cr_assert_not(rill_path_under("/a/b", "/a"));
+  cr_assert(rill_path_under("/", "/x"));
+  rill_free(real);
+  remove_tree(tmpdir);
+}

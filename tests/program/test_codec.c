@@ -148,6 +148,57 @@ Test(codec, block_structure_is_checked) {
   DECODE_FAILS(&f, "no blocks");
 }
 
+/* Packs a chain of `n` blocks, block b > 0 the child of block b - 1 (depth n - 1). */
+static rill_status *decode_chain(size_t n, rill_program **out) {
+  PbBlock *blocks = calloc(n, sizeof *blocks);
+  PbBlock **ptrs = calloc(n, sizeof *ptrs);
+  for (size_t b = 0; b < n; b++) {
+    paddle__framework__proto__block_desc__init(&blocks[b]);
+    blocks[b].idx = (int32_t)b;
+    blocks[b].parent_idx = (int32_t)b - 1;
+    ptrs[b] = &blocks[b];
+  }
+  PbProgram prog;
+  paddle__framework__proto__program_desc__init(&prog);
+  prog.blocks = ptrs, prog.n_blocks = n;
+  size_t size;
+  uint8_t *bytes = pack(&prog, &size);
+  rill_status *st = rill_program_decode(bytes, size, out);
+  free(bytes);
+  free(ptrs);
+  free(blocks);
+  return st;
+}
+
+Test(codec, block_nesting_is_capped) {
+  rill_program *p = NULL;
+  rill_status *st = decode_chain(RILL_MAX_BLOCK_DEPTH + 1, &p);
+  cr_assert_null(st, "depth %d: %s", RILL_MAX_BLOCK_DEPTH, rill_status_message(st));
+  cr_assert_eq(rill_program_block_depth(p, RILL_MAX_BLOCK_DEPTH), RILL_MAX_BLOCK_DEPTH);
+  /* The editing API stops at the same depth. */
+  int32_t idx;
+  st = rill_program_append_block(p, RILL_MAX_BLOCK_DEPTH, &idx);
+  cr_assert_not_null(st);
+  char want[160];
+  snprintf(want, sizeof want, "would be nested %d levels deep (the limit is RILL_MAX_BLOCK_DEPTH, %d)",
+           RILL_MAX_BLOCK_DEPTH + 1, RILL_MAX_BLOCK_DEPTH);
+  cr_assert(strstr(rill_status_message(st), want), "%s", rill_status_message(st));
+  cr_assert_eq(rill_program_num_blocks(p), RILL_MAX_BLOCK_DEPTH + 1);
+  rill_status_destroy(st);
+  cr_assert_null(rill_program_append_block(p, RILL_MAX_BLOCK_DEPTH - 1, &idx));
+  rill_program_destroy(p);
+
+  p = NULL;
+  st = decode_chain(RILL_MAX_BLOCK_DEPTH + 2, &p);
+  cr_assert_not_null(st, "depth %d decoded", RILL_MAX_BLOCK_DEPTH + 1);
+  cr_assert_null(p);
+  cr_assert_eq(rill_status_code(st), RILL_CORRUPT);
+  snprintf(want, sizeof want, "block %d is nested %d levels deep (the limit is RILL_MAX_BLOCK_DEPTH, %d)",
+           RILL_MAX_BLOCK_DEPTH + 1, RILL_MAX_BLOCK_DEPTH + 1, RILL_MAX_BLOCK_DEPTH);
+  cr_assert(strstr(rill_status_message(st), want), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+}
+
 Test(codec, vars_are_checked) {
   fixture f;
   fixture_init(&f);

@@ -327,6 +327,64 @@ def test_bad_lod_feed_names_the_feed(lod, needle):
     assert "feed 'x'" in str(e.value) and needle in str(e.value)
 
 
+@pytest.mark.parametrize('lod,needle', [
+    ([[0, 0.5, 5]], "offset #1 is 0.5, not an integer"),
+    ([[0.0, 2.5, 5]], "offset #1 is 2.5, not an integer"),
+    ([[0, np.float32(1.5), 5]], "offset #1 is 1.5, not an integer"),
+    ([[0, '2', 5]], "offset #1 is '2', not an integer"),
+    ([[0, None, 5]], "offset #1 is None, not an integer"),
+    ([[0, True, 5]], "offset #1 is True, not an integer"),
+    ([[0, -2, 5]], "offset #1 is -2, negative"),
+    ([[0, float('nan'), 5]], "offset #1 is nan"),
+    ([[0, 3, 2, 5]], "decreases"),
+    ([0, 5], "list of levels"),
+])
+def test_non_integral_lod_offsets_are_refused_naming_the_feed(lod, needle):
+    x = L.data('x', [2], lod_level=1)
+    y = L.scale(x, 1.0)
+    exe = rill.Executor()
+    with pytest.raises(ValueError) as e:
+        exe.run(feed={'x': (np.ones((5, 2), 'float32'), lod)}, fetch_list=[y])
+    assert isinstance(e.value, rill.InvalidArgumentError)
+    assert "feed 'x'" in str(e.value) and needle in str(e.value), str(e.value)
+    with pytest.raises(rill.InvalidArgumentError, match='LoD'):
+        rill.LoDTensor(np.ones((5, 2), 'float32'), lod)
+
+
+def test_integral_lod_offsets_of_any_numeric_type_are_accepted():
+    x = L.data('x', [2], lod_level=1)
+    y = L.scale(x, 2.0)
+    exe = rill.Executor()
+    data = np.arange(10, dtype='float32').reshape(5, 2)
+    for lod in ([[0.0, 2.0, 5.0]], [[np.int64(0), np.int32(2), np.uint8(5)]],
+                [[0, np.float64(2), 5]], [np.array([0, 2, 5])]):
+        got, = exe.run(feed={'x': (data, lod)}, fetch_list=[y], return_numpy=False)
+        assert got.lod() == [[0, 2, 5]]
+        assert all(type(o) is int for o in got.lod()[0])
+        np.testing.assert_array_equal(np.array(got), 2 * data)
+    t = rill.create_lod_tensor(data, [[2.0, np.int64(3)]], rill.CPUPlace())
+    assert t.lod() == [[0, 2, 5]]
+    with pytest.raises(ValueError, match=r'length #0 is 0\.5'):
+        rill.create_lod_tensor(data, [[0.5, 4.5]], rill.CPUPlace())
+
+
+def test_predictor_input_lod_of_floats_is_refused_naming_the_input(tmp_path):
+    x = L.data('x', [2], lod_level=1)
+    y = L.scale(x, 2.0)
+    rill.io.save_inference_model(str(tmp_path / 'm'), ['x'], [y], rill.Executor())
+    p = rill.inference.Predictor(rill.inference.Config(str(tmp_path / 'm')))
+    data = np.arange(10, dtype='float32').reshape(5, 2)
+    with pytest.raises(ValueError, match=r"input 'x'.*offset #1 is 0\.5"):
+        p.run({'x': (data, [[0, 0.5, 5]])})
+    h = p.get_input_handle('x')
+    h.copy_from_cpu(data)
+    with pytest.raises(rill.InvalidArgumentError, match=r"input 'x'.*offset #1 is 1\.5"):
+        h.set_lod([[0, 1.5, 5]])
+    h.set_lod([[0, 2.0, np.int64(5)]])
+    p.run()
+    assert p.get_output_handle(p.get_output_names()[0]).lod() == [[0, 2, 5]]
+
+
 def test_create_lod_tensor_feeds_sequences():
     words = L.data('words', [1], dtype='int64', lod_level=1)
     emb = L.embedding(words, [10, 2], param_attr='E')

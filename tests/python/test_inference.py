@@ -257,3 +257,45 @@ def test_config_from_model_and_params_files(name, files):
     config = Config(os.path.join(d, files[0]), os.path.join(d, files[1]))
     assert config.params_file == os.path.join(d, files[1])
     check_outputs(Predictor(config).run(feed), want)
+
+
+def model_with_save(tmp_path, file_path):
+    """tmp_path/m: y = relu(x), and a `save` op writing x to file_path."""
+    with rill.program_guard(rill.Program(), rill.Program()):
+        x = rill.layers.data('x', [3])
+        y = rill.layers.relu(x)
+        rill.io.save_inference_model(str(tmp_path / 'm'), ['x'], [y], rill.Executor())
+    path = tmp_path / 'm' / '__model__'
+    prog = rill.Program.parse_from_string(path.read_bytes())
+    prog.global_block().append_op('save', inputs={'X': ['x']},
+                                  attrs={'file_path': str(file_path)}, infer_shape=False)
+    path.write_bytes(prog.serialize_to_string())
+    return str(tmp_path / 'm')
+
+
+def test_ops_that_write_files_are_refused_unless_allowed_inside_a_directory(tmp_path):
+    allowed, outside = tmp_path / 'allowed', tmp_path / 'outside'
+    allowed.mkdir()
+    outside.mkdir()
+    data = np.ones((2, 3), 'float32')
+    target = outside / 'x.bin'
+    m = model_with_save(tmp_path, target)
+    with pytest.raises(rill.FailedPreconditionError, match=r"'save' writes files.*%s" % target):
+        Predictor(Config(m))
+    # Outside the allowed directory: an absolute path elsewhere, a '..' that climbs out.
+    with pytest.raises(rill.FailedPreconditionError, match='outside the directory allowed'):
+        Predictor(Config(m, allow_file_ops=str(allowed)))
+    m = model_with_save(tmp_path, '%s/../outside/x.bin' % allowed)
+    with pytest.raises(rill.FailedPreconditionError, match=r"'save'.*\.\./outside/x\.bin"):
+        Predictor(Config(m, allow_file_ops=allowed))
+    assert not target.exists()
+    # Inside: the save runs.
+    m = model_with_save(tmp_path, allowed / 'x.bin')
+    config = Config(m, allow_file_ops=allowed)
+    assert config.allow_file_ops == str(allowed)
+    Predictor(config).run({'x': data})
+    assert (allowed / 'x.bin').exists()
+    with pytest.raises(rill.NotFoundError, match='missing'):
+        Config(m, allow_file_ops=str(tmp_path / 'missing'))
+    with pytest.raises(rill.InvalidArgumentError, match='allow_file_ops'):
+        Config(m, allow_file_ops=3)
