@@ -9,7 +9,8 @@
  * baseline paths are tested on any machine (doc/design/kernels.md).
  *
  * Inside a region, GCC defines __AVX2__ and __FMA__ (clang does not): code there tests
- * RILL_X86_SIMD, never those macros. A function inside a region may call baseline
+ * RILL_X86_SIMD, never those macros. RILL_AVX512_BEGIN / END is the same for AVX-512
+ * (F, BW, DQ, VL), behind rill_cpu_avx512(). A function inside a region may call baseline
  * functions; a baseline function calls a region's functions only behind
  * rill_cpu_avx2(), and never one marked always_inline. */
 #ifndef RILL_FRAMEWORK_BASE_ISA_H
@@ -24,9 +25,16 @@
 #define RILL_AVX2_BEGIN \
   _Pragma("clang attribute push(__attribute__((target(\"avx2,fma\"))), apply_to = function)")
 #define RILL_AVX2_END _Pragma("clang attribute pop")
+#define RILL_AVX512_BEGIN                                                                  \
+  _Pragma("clang attribute push(__attribute__((target(\"avx512f,avx512bw,avx512dq,avx512vl,avx2,fma\"))), \
+          apply_to = function)")
+#define RILL_AVX512_END _Pragma("clang attribute pop")
 #else
 #define RILL_AVX2_BEGIN _Pragma("GCC push_options") _Pragma("GCC target(\"avx2,fma\")")
 #define RILL_AVX2_END _Pragma("GCC pop_options")
+#define RILL_AVX512_BEGIN \
+  _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f,avx512bw,avx512dq,avx512vl,avx2,fma\")")
+#define RILL_AVX512_END _Pragma("GCC pop_options")
 #endif
 #else
 #define RILL_X86_SIMD 0
@@ -47,6 +55,14 @@ const char *rill_cpu_isa_level_name(rill_cpu_isa_level level);
 
 /* Overrides the level for this process (tests and benchmarks; capped by the CPU's). */
 void rill_cpu_isa_level_set(rill_cpu_isa_level level);
+
+static inline bool rill_cpu_avx512(void) {
+#if RILL_X86_SIMD
+  return rill_cpu_isa_level_get() >= RILL_CPU_ISA_AVX512;
+#else
+  return false;
+#endif
+}
 
 static inline bool rill_cpu_avx2(void) {
 #if RILL_X86_SIMD

@@ -1,0 +1,356 @@
+/* rill_sgemm: packed GEMM with AVX2 and AVX-512 microkernels (sgemm.h). */
+#include "kernels/cpu/sgemm.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "framework/base/alloc.h"
+#include "framework/base/isa.h"
+#include "kernels/cpu/parts.h"
+
+bool rill_sgemm_own = true;
+
+/* The largest microkernel tile (AVX-512: 6 x 32). */
+#define MR_MAX 6
+#define NR_MAX 32
+
+/* A microkernel: c[0..MR) x [0..NR) = alpha (pa' pb) + beta c, where pa is kc slivers
+ * of MR values of a and pb kc slivers of NR values of b. beta == 0 writes c unread. */
+typedef void (*ukr_fn)(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc, float alpha,
+                       float beta);
+
+typedef struct sgemm_arch {
+  int64_t mr, nr, mc, kc, nc;
+  ukr_fn ukr;
+} sgemm_arch;
+
+/* ---- packing (baseline code: copies only) ---- */
+
+/* Rows [i0, i0 + mc) and columns [p0, p0 + kc) of op(a) into slivers of mr rows: pa[(s kc
+ * + p) mr + r] = op(a)(i0 + s mr + r, p0 + p), zeros past mc. */
+static void pack_a(float *pa, bool ta, const float *a, int64_t lda, int64_t i0, int64_t mc, int64_t p0,
+                   int64_t kc, int64_t mr) {
+  for (int64_t s = 0; s < mc; s += mr) {
+    int64_t rows = mc - s < mr ? mc - s : mr;
+    float *d = pa + s * kc;
+    if (!ta) {
+      for (int64_t r = 0; r < rows; r++) {
+        const float *src = a + (i0 + s + r) * lda + p0;
+        for (int64_t p = 0; p < kc; p++) d[p * mr + r] = src[p];
+      }
+    } else {
+      for (int64_t p = 0; p < kc; p++) {
+        const float *src = a + (p0 + p) * lda + i0 + s;
+        for (int64_t r = 0; r < rows; r++) d[p * mr + r] = src[r];
+      }
+    }
+    if (rows < mr)
+      for (int64_t p = 0; p < kc; p++)
+        for (int64_t r = rows; r < mr; r++) d[p * mr + r] = 0.0f;
+  }
+}
+
+/* Rows [p0, p0 + kc) and columns [j0, j0 + nc) of op(b) into slivers of nr columns:
+ * pb[(s kc + p) nr + j] = op(b)(p0 + p, j0 + s nr + j), zeros past nc. */
+static void pack_b(float *pb, bool tb, const float *b, int64_t ldb, int64_t p0, int64_t kc, int64_t j0,
+                   int64_t nc, int64_t nr) {
+  for (int64_t s = 0; s < nc; s += nr) {
+    int64_t cols = nc - s < nr ? nc - s : nr;
+    float *d = pb + s * kc;
+    if (!tb) {
+      for (int64_t p = 0; p < kc; p++) {
+        const float *src = b + (p0 + p) * ldb + j0 + s;
+        memcpy(d + p * nr, src, (size_t)cols * sizeof *d);
+        for (int64_t j = cols; j < nr; j++) d[p * nr + j] = 0.0f;
+      }
+    } else {
+      for (int64_t j = 0; j < cols; j++) {
+        const float *src = b + (j0 + s + j) * ldb + p0;
+        for (int64_t p = 0; p < kc; p++) d[p * nr + j] = src[p];
+      }
+      if (cols < nr)
+        for (int64_t p = 0; p < kc; p++)
+          for (int64_t j = cols; j < nr; j++) d[p * nr + j] = 0.0f;
+    }
+  }
+}
+
+/* ---- microkernels ---- */
+#if RILL_X86_SIMD
+RILL_AVX2_BEGIN
+/* 6 x 16: 12 accumulators, two loads of b and 6 broadcasts of a per k step. */
+static void ukr_avx2_6x16(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc, float alpha,
+                          float beta) {
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+  __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  for (int64_t p = 0; p < kc; p++) {
+    __m256 b0 = _mm256_loadu_ps(pb), b1 = _mm256_loadu_ps(pb + 8), a;
+    a = _mm256_broadcast_ss(pa + 0), c00 = _mm256_fmadd_ps(a, b0, c00), c01 = _mm256_fmadd_ps(a, b1, c01);
+    a = _mm256_broadcast_ss(pa + 1), c10 = _mm256_fmadd_ps(a, b0, c10), c11 = _mm256_fmadd_ps(a, b1, c11);
+    a = _mm256_broadcast_ss(pa + 2), c20 = _mm256_fmadd_ps(a, b0, c20), c21 = _mm256_fmadd_ps(a, b1, c21);
+    a = _mm256_broadcast_ss(pa + 3), c30 = _mm256_fmadd_ps(a, b0, c30), c31 = _mm256_fmadd_ps(a, b1, c31);
+    a = _mm256_broadcast_ss(pa + 4), c40 = _mm256_fmadd_ps(a, b0, c40), c41 = _mm256_fmadd_ps(a, b1, c41);
+    a = _mm256_broadcast_ss(pa + 5), c50 = _mm256_fmadd_ps(a, b0, c50), c51 = _mm256_fmadd_ps(a, b1, c51);
+    pa += 6, pb += 16;
+  }
+  const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+#define STORE_ROW(r, x0, x1)                                                                     \
+  do {                                                                                           \
+    float *cr = c + (r) * ldc;                                                                   \
+    __m256 y0 = _mm256_mul_ps(x0, va), y1 = _mm256_mul_ps(x1, va);                               \
+    if (beta != 0.0f) {                                                                          \
+      y0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(cr), y0);                                         \
+      y1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(cr + 8), y1);                                     \
+    }                                                                                            \
+    _mm256_storeu_ps(cr, y0), _mm256_storeu_ps(cr + 8, y1);                                      \
+  } while (0)
+  STORE_ROW(0, c00, c01);
+  STORE_ROW(1, c10, c11);
+  STORE_ROW(2, c20, c21);
+  STORE_ROW(3, c30, c31);
+  STORE_ROW(4, c40, c41);
+  STORE_ROW(5, c50, c51);
+#undef STORE_ROW
+}
+
+/* The edge of a tile: the same k loop into a whole tile of t, then the rows and
+ * columns that exist stored as the full tile stores them (alpha, then beta's FMA). */
+static void edge_avx2(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc, float alpha,
+                      float beta, int64_t rows, int64_t cols) {
+  float t[MR_MAX * NR_MAX];
+  ukr_avx2_6x16(kc, pa, pb, t, 16, 1.0f, 0.0f);
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t j = 0; j < cols; j++) {
+      float y = t[r * 16 + j] * alpha;
+      c[r * ldc + j] = beta != 0.0f ? fmaf(beta, c[r * ldc + j], y) : y;
+    }
+}
+RILL_AVX2_END
+
+RILL_AVX512_BEGIN
+/* 6 x 32: 12 accumulators of 16 lanes. */
+static void ukr_avx512_6x32(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc, float alpha,
+                            float beta) {
+  __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+  __m512 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  for (int64_t p = 0; p < kc; p++) {
+    __m512 b0 = _mm512_loadu_ps(pb), b1 = _mm512_loadu_ps(pb + 16), a;
+    a = _mm512_set1_ps(pa[0]), c00 = _mm512_fmadd_ps(a, b0, c00), c01 = _mm512_fmadd_ps(a, b1, c01);
+    a = _mm512_set1_ps(pa[1]), c10 = _mm512_fmadd_ps(a, b0, c10), c11 = _mm512_fmadd_ps(a, b1, c11);
+    a = _mm512_set1_ps(pa[2]), c20 = _mm512_fmadd_ps(a, b0, c20), c21 = _mm512_fmadd_ps(a, b1, c21);
+    a = _mm512_set1_ps(pa[3]), c30 = _mm512_fmadd_ps(a, b0, c30), c31 = _mm512_fmadd_ps(a, b1, c31);
+    a = _mm512_set1_ps(pa[4]), c40 = _mm512_fmadd_ps(a, b0, c40), c41 = _mm512_fmadd_ps(a, b1, c41);
+    a = _mm512_set1_ps(pa[5]), c50 = _mm512_fmadd_ps(a, b0, c50), c51 = _mm512_fmadd_ps(a, b1, c51);
+    pa += 6, pb += 32;
+  }
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#define STORE_ROW(r, x0, x1)                                                                     \
+  do {                                                                                           \
+    float *cr = c + (r) * ldc;                                                                   \
+    __m512 y0 = _mm512_mul_ps(x0, va), y1 = _mm512_mul_ps(x1, va);                               \
+    if (beta != 0.0f) {                                                                          \
+      y0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(cr), y0);                                         \
+      y1 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(cr + 16), y1);                                    \
+    }                                                                                            \
+    _mm512_storeu_ps(cr, y0), _mm512_storeu_ps(cr + 16, y1);                                     \
+  } while (0)
+  STORE_ROW(0, c00, c01);
+  STORE_ROW(1, c10, c11);
+  STORE_ROW(2, c20, c21);
+  STORE_ROW(3, c30, c31);
+  STORE_ROW(4, c40, c41);
+  STORE_ROW(5, c50, c51);
+#undef STORE_ROW
+}
+
+static void edge_avx512(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc, float alpha,
+                        float beta, int64_t rows, int64_t cols) {
+  float t[MR_MAX * NR_MAX];
+  ukr_avx512_6x32(kc, pa, pb, t, 32, 1.0f, 0.0f);
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t j = 0; j < cols; j++) {
+      float y = t[r * 32 + j] * alpha;
+      c[r * ldc + j] = beta != 0.0f ? fmaf(beta, c[r * ldc + j], y) : y;
+    }
+}
+RILL_AVX512_END
+#endif
+
+typedef void (*edge_fn)(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc, float alpha,
+                        float beta, int64_t rows, int64_t cols);
+
+typedef struct sgemm_kit {
+  sgemm_arch arch;
+  edge_fn edge;
+} sgemm_kit;
+
+/* The kit for this CPU, NULL without AVX2 (cblas_sgemm then). Block sizes: kc x nr
+ * floats of b stay in L1 across a row sliver's microkernel calls, mc x kc of a in L2,
+ * kc x nc of b in L3. */
+static const sgemm_kit *kit_for_cpu(void) {
+#if RILL_X86_SIMD
+  static const sgemm_kit avx512 = {{6, 32, 144, 256, 4096, ukr_avx512_6x32}, edge_avx512};
+  static const sgemm_kit avx2 = {{6, 16, 144, 256, 4096, ukr_avx2_6x16}, edge_avx2};
+  if (rill_cpu_avx512()) return &avx512;
+  if (rill_cpu_avx2()) return &avx2;
+#endif
+  return NULL;
+}
+
+/* ---- per-thread packing space, kept across calls ---- */
+
+static pthread_key_t space_key;
+static pthread_once_t space_once = PTHREAD_ONCE_INIT;
+static _Thread_local float *space;
+static _Thread_local size_t space_cap;
+
+static void space_free(void *p) { rill_free(p); }
+static void space_key_make(void) { (void)pthread_key_create(&space_key, space_free); }
+
+/* At least n floats, 64-byte aligned; NULL when out of memory. */
+static float *pack_space(size_t n) {
+  if (n <= space_cap) return space;
+  (void)pthread_once(&space_once, space_key_make);
+  float *p = rill_aligned_alloc(n * sizeof(float), 64);
+  if (!p) return NULL;
+  rill_free(space);
+  space = p;
+  space_cap = n;
+  (void)pthread_setspecific(space_key, p);
+  return p;
+}
+
+static int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+/* One thread's GEMM over the whole of its c. False when out of memory (nothing written). */
+static bool gemm_serial(const sgemm_kit *kit, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                        const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                        int64_t ldc) {
+  const sgemm_arch *ar = &kit->arch;
+  int64_t kc_max = k < ar->kc ? k : ar->kc;
+  int64_t mc_max = round_up(m < ar->mc ? m : ar->mc, ar->mr);
+  int64_t nc_max = round_up(n < ar->nc ? n : ar->nc, ar->nr);
+  float *pa = pack_space((size_t)(kc_max * (mc_max + nc_max)));
+  if (!pa) return false;
+  float *pb = pa + kc_max * mc_max;
+  for (int64_t jc = 0; jc < n; jc += ar->nc) {
+    int64_t nc = n - jc < ar->nc ? n - jc : ar->nc;
+    for (int64_t pc = 0; pc < k; pc += ar->kc) {
+      int64_t kc = k - pc < ar->kc ? k - pc : ar->kc;
+      float bt = pc == 0 ? beta : 1.0f;
+      pack_b(pb, tb, b, ldb, pc, kc, jc, nc, ar->nr);
+      for (int64_t ic = 0; ic < m; ic += ar->mc) {
+        int64_t mc = m - ic < ar->mc ? m - ic : ar->mc;
+        pack_a(pa, ta, a, lda, ic, mc, pc, kc, ar->mr);
+        for (int64_t jr = 0; jr < nc; jr += ar->nr) {
+          int64_t cols = nc - jr < ar->nr ? nc - jr : ar->nr;
+          for (int64_t ir = 0; ir < mc; ir += ar->mr) {
+            int64_t rows = mc - ir < ar->mr ? mc - ir : ar->mr;
+            float *ct = c + (ic + ir) * ldc + jc + jr;
+            const float *sa = pa + ir * kc, *sb = pb + jr * kc;
+            if (rows == ar->mr && cols == ar->nr) ar->ukr(kc, sa, sb, ct, ldc, alpha, bt);
+            else kit->edge(kc, sa, sb, ct, ldc, alpha, bt, rows, cols);
+          }
+        }
+      }
+    }
+  }
+  return true;
+}
+
+/* c = beta c (k == 0: alpha op(a) op(b) is empty). */
+static void scale_c(int64_t m, int64_t n, float beta, float *c, int64_t ldc) {
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) c[i * ldc + j] = beta != 0.0f ? beta * c[i * ldc + j] : 0.0f;
+}
+
+static void blas(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+                 const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+              (int)k, alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
+}
+
+/* ---- the split over the kernel pool ---- */
+
+/* From this many multiply-adds a GEMM is split over the pool's threads; each part then
+ * holds at least a quarter of that. */
+#define SPLIT_MACS (1 << 18)
+
+typedef struct sgemm_split {
+  const sgemm_kit *kit;
+  bool ta, tb, by_cols;
+  int64_t m, n, k, chunk;
+  float alpha, beta;
+  const float *a, *b;
+  float *c;
+  int64_t lda, ldb, ldc;
+} sgemm_split;
+
+/* Part i: a block of columns (or rows) of c, as a GEMM of its own; OpenBLAS takes it
+ * when the packing space cannot be had. */
+static bool split_part(void *arg, int64_t i, int slot) {
+  const sgemm_split *s = arg;
+  (void)slot;
+  int64_t lo = i * s->chunk;
+  int64_t m = s->m, n = s->n;
+  const float *a = s->a, *b = s->b;
+  float *c = s->c;
+  if (s->by_cols) {
+    n = s->n - lo < s->chunk ? s->n - lo : s->chunk;
+    b = s->tb ? s->b + lo * s->ldb : s->b + lo;
+    c = s->c + lo;
+  } else {
+    m = s->m - lo < s->chunk ? s->m - lo : s->chunk;
+    a = s->ta ? s->a + lo : s->a + lo * s->lda;
+    c = s->c + lo * s->ldc;
+  }
+  if (!gemm_serial(s->kit, s->ta, s->tb, m, n, s->k, s->alpha, a, s->lda, b, s->ldb, s->beta, c, s->ldc))
+    blas(s->ta, s->tb, m, n, s->k, s->alpha, a, s->lda, b, s->ldb, s->beta, c, s->ldc);
+  return true;
+}
+
+void rill_sgemm(int64_t threads, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
+                int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                float *c, int64_t ldc) {
+  bool tra = ta == CblasTrans, trb = tb == CblasTrans;
+  if (m <= 0 || n <= 0) return;
+  const sgemm_kit *kit = rill_sgemm_own ? kit_for_cpu() : NULL;
+  if (!kit) {
+    if (threads > 1 && (double)m * (double)n * (double)k >= RILL_BLAS_THREADED_GEMM) rill_cpu_parts_hush();
+    blas(tra, trb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  if (k <= 0 || alpha == 0.0f) {
+    scale_c(m, n, beta, c, ldc);
+    return;
+  }
+  double macs = (double)m * (double)n * (double)k;
+  if (threads > 1 && macs >= SPLIT_MACS) {
+    sgemm_split s = {.kit = kit, .ta = tra, .tb = trb, .by_cols = n >= m, .m = m, .n = n, .k = k,
+                     .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c, .lda = lda, .ldb = ldb, .ldc = ldc};
+    int64_t dim = s.by_cols ? n : m, unit = s.by_cols ? kit->arch.nr : kit->arch.mr;
+    int64_t parts = 2 * (threads < RILL_PARTS_MAX_THREADS ? threads : RILL_PARTS_MAX_THREADS);
+    int64_t most = (int64_t)(macs / (SPLIT_MACS / 4));
+    if (parts > most) parts = most;
+    s.chunk = round_up((dim + parts - 1) / parts, unit);
+    int64_t count = (dim + s.chunk - 1) / s.chunk;
+    if (count > 1) {
+      (void)rill_cpu_parts(threads, count, split_part, &s); /* its parts cannot fail */
+      return;
+    }
+  }
+  if (!gemm_serial(kit, tra, trb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
+    blas(tra, trb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+void rill_sgemm_cblas(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m, int n,
+                      int k, float alpha, const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                      int ldc) {
+  if (order != CblasRowMajor) {
+    /* column-major c = op(a) op(b) is row-major c' = op(b)' op(a)' */
+    rill_sgemm(1, tb, ta, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc);
+    return;
+  }
+  rill_sgemm(1, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}

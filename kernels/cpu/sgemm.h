@@ -1,0 +1,43 @@
+/* rill's own single-precision GEMM: c = alpha op(a) op(b) + beta c, row-major, with
+ * microkernels for AVX2+FMA and AVX-512 chosen at run time (framework/base/isa.h).
+ *
+ * Why not OpenBLAS everywhere: Debian's OpenBLAS 0.3.21 picks its kernels from the CPU
+ * model, and misdetects the newest cores (Sapphire Rapids, Zen 5): there it runs its
+ * SSE3 "Prescott" kernels at a quarter of the machine's speed unless OPENBLAS_CORETYPE
+ * is set in the environment, and it never uses 512-bit vectors on AMD. rill's speed must
+ * not depend on that variable, so the float GEMMs of the kernels go through rill_sgemm,
+ * which reads the vector level from cpuid itself. On a CPU without AVX2 (and on arm64)
+ * it calls cblas_sgemm.
+ *
+ * The algorithm is the Goto/BLIS one: b is packed in panels of KC x NC (NR-column
+ * slivers, k-major), a in blocks of MC x KC (MR-row slivers), and an MR x NR microkernel
+ * keeps a tile of c in registers over the KC steps. Every element of c is summed over k
+ * in the same order (k blocks of KC in order, each in order) whatever the shape of the
+ * split or the thread count, so the result does not depend on either.
+ *
+ * Large products are split over the kernel pool (parts.c) by blocks of columns of c (or
+ * of rows, when c is taller than it is wide), each block a GEMM of its own. */
+#ifndef RILL_KERNELS_CPU_SGEMM_H
+#define RILL_KERNELS_CPU_SGEMM_H
+
+#include <cblas.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* c = alpha op(a) op(b) + beta c for row-major a, b, c (op: CblasNoTrans or CblasTrans),
+ * on up to `threads` threads of the kernel pool (1: the calling thread only). With
+ * beta == 0, c is written without being read (NaN in c does not propagate). */
+void rill_sgemm(int64_t threads, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
+                int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
+                float *c, int64_t ldc);
+
+/* cblas_sgemm's signature over rill_sgemm on the calling thread (order must be
+ * CblasRowMajor), for code written against CBLAS. */
+void rill_sgemm_cblas(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m, int n,
+                      int k, float alpha, const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                      int ldc);
+
+/* Tests and benchmarks: false sends every call to cblas_sgemm. */
+extern bool rill_sgemm_own;
+
+#endif
