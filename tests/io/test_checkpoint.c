@@ -270,6 +270,43 @@ static void assert_latest(const char *dir, int64_t want, size_t want_skipped, co
   rill_ckpt_listing_clear(&skipped);
 }
 
+/* A named pipe in place of a manifest or a variable file: the checkpoint is damaged
+ * (named as such), never waited on (opening a pipe for reading waits for a writer; the
+ * timeout fails the test instead of hanging it). */
+Test(checkpoint, named_pipes_in_a_checkpoint_are_refused_without_blocking, .timeout = 30) {
+  char dir[300], p[400];
+  sub(dir, sizeof dir, "ck");
+  for (int64_t s = 1; s <= 3; s++) write_step(dir, s, 0);
+  snprintf(p, sizeof p, "%s/checkpoint_3/" RILL_CKPT_MANIFEST, dir);
+  cr_assert_eq(unlink(p), 0);
+  cr_assert_eq(mkfifo(p, 0600), 0);
+  snprintf(p, sizeof p, "%s/checkpoint_2/w", dir);
+  cr_assert_eq(unlink(p), 0);
+  cr_assert_eq(mkfifo(p, 0600), 0);
+  assert_latest(dir, 1, 2, "checkpoint_3/" RILL_CKPT_MANIFEST "' is not a regular file (it is a named pipe)");
+  rill_ckpt_listing l = {0};
+  OK(rill_ckpt_list(dir, &l));
+  cr_assert_eq(l.n, 3);
+  cr_assert(l.items[0].problem && strstr(rill_status_message(l.items[0].problem), "named pipe"));
+  cr_assert(l.items[1].problem && strstr(rill_status_message(l.items[1].problem), "checkpoint_2/w"),
+            "%s", rill_status_message(l.items[1].problem));
+  cr_assert_null(l.items[2].problem, "%s", rill_status_message(l.items[2].problem));
+  rill_ckpt_listing_clear(&l);
+  /* the manager resumes from the one that verifies */
+  rill_checkpoint_manager *mgr;
+  OK(rill_checkpoint_manager_create(dir, NULL, &mgr));
+  rill_scope *scope;
+  OK(rill_scope_create(NULL, &scope));
+  int64_t step = -1;
+  char *report = NULL;
+  OK(rill_checkpoint_manager_load(mgr, NULL, scope, NULL, &step, &report));
+  cr_assert_eq(step, 1);
+  cr_assert(report && strstr(report, "named pipe"), "%s", report ? report : "(no report)");
+  rill_free_buffer(report);
+  rill_scope_destroy(scope);
+  rill_checkpoint_manager_destroy(mgr);
+}
+
 Test(checkpoint, roundtrip_escapes_names_and_keeps_rng) {
   char dir[300];
   sub(dir, sizeof dir, "ck");
