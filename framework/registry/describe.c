@@ -78,6 +78,7 @@ static rill_status *attrs(sbuf *b, const rill_op_schema *s) {
       rill_free(def);
     }
     if (a->flags & RILL_ATTR_EXTRA) sb_printf(b, " [extra]");
+    if (a->flags & RILL_ATTR_POLICY) sb_printf(b, " [policy]");
     if (a->doc && *a->doc) sb_printf(b, ": %s", a->doc);
     sb_printf(b, "\n");
   }

@@ -22,6 +22,9 @@ typedef struct rill_slot_schema {
 /* Attribute flags. */
 #define RILL_ATTR_REQUIRED 1u /* no default: a program must set it */
 #define RILL_ATTR_EXTRA 2u    /* Paddle's "extra" attrs: tuning hints, never required */
+#define RILL_ATTR_POLICY 4u   /* where or when the op does its work (a path, a schedule,
+                                 a retention count), not what the program computes: left
+                                 out of the program's identity (rill_ckpt_program_hash) */
 
 typedef struct rill_attr_schema {
   const char *name;

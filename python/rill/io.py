@@ -268,7 +268,9 @@ def load_checkpoint(executor, checkpoint_dir, main_program=None, scope=None):
     that verifies: its variables (parameters, optimizer state, the step counter) into
     `scope` (default: the global scope) and the random generator state into `executor`.
     Call it after running the startup program. `main_program` (default: the default main
-    program) must be the program that wrote the checkpoint, else FailedPreconditionError.
+    program) must be the program that wrote the checkpoint, else FailedPreconditionError;
+    its CheckpointConfig may differ (another path to the directory, the directory moved,
+    another schedule or max_to_keep).
 
     Each newer checkpoint that does not verify (truncated, a flipped bit, a missing file)
     is skipped, reported with a CheckpointWarning and listed in the result's `skipped`.

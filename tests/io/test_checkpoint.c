@@ -670,6 +670,97 @@ Test(checkpoint, load_refuses_another_program_and_bad_scopes) {
   rill_checkpoint_manager_destroy(mgr);
 }
 
+/* Loads the newest checkpoint of `dir` into a fresh MLP built with the checkpoint op
+ * writing to `op_dir` (options `o`); returns the load's status (the step in *step). */
+static rill_status *load_into(const char *dir, const char *op_dir, const rill_checkpoint_options *o,
+                              tu_opt opt, int64_t hidden, int64_t *step) {
+  ckpt_mlp m;
+  OK(ckpt_mlp_create(&m, 8, 16, hidden, opt, op_dir, o, RILL_SCHEDULE_SEQUENTIAL));
+  rill_checkpoint_manager *mgr;
+  OK(rill_checkpoint_manager_create(dir, o, &mgr));
+  rill_status *st = rill_checkpoint_manager_load(mgr, m.main, m.scope, m.exe, step, NULL);
+  rill_checkpoint_manager_destroy(mgr);
+  ckpt_mlp_destroy(&m);
+  return st;
+}
+
+static void assert_refused_as_another_program(rill_status *st) {
+  cr_assert_eq(rill_status_code(st), RILL_FAILED_PRECONDITION, "%s", rill_status_message(st));
+  cr_assert(strstr(rill_status_message(st), "another program"), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+}
+
+/* Where the checkpoints go (relative or absolute, before or after the directory moved)
+ * and how often and how many (every_n_steps / seconds, max_to_keep, skip_when_busy)
+ * are no part of the program a checkpoint belongs to: a resume across each change is
+ * accepted and continues bitwise as the uninterrupted run; another layer size or
+ * optimizer is still refused. */
+Test(checkpoint, resume_ignores_the_directory_path_and_the_schedule) {
+  cr_assert_eq(chdir(root), 0);
+  char abs_ck[300], abs_moved[300];
+  sub(abs_ck, sizeof abs_ck, "ck");
+  sub(abs_moved, sizeof abs_moved, "moved");
+  rill_checkpoint_options o = rill_checkpoint_default_options();
+  o.every_n_steps = 2;
+  o.max_to_keep = 3;
+  float ref[16], got[16];
+  train("ref", &o, 1, 12, TU_ADAM, RILL_SCHEDULE_SEQUENTIAL, ref, NULL);
+  train("ck", &o, 1, 4, TU_ADAM, RILL_SCHEDULE_SEQUENTIAL, got, NULL); /* relative */
+  train(abs_ck, &o, 5, 6, TU_ADAM, RILL_SCHEDULE_SEQUENTIAL, got, NULL); /* absolute: resumes at 4 */
+  cr_assert_eq(rename(abs_ck, abs_moved), 0);
+  rill_checkpoint_options o2 = o;
+  o2.every_n_steps = 3;
+  o2.every_n_seconds = 3600;
+  o2.max_to_keep = 1;
+  o2.skip_when_busy = true;
+  train("moved", &o2, 7, 9, TU_ADAM, RILL_SCHEDULE_SEQUENTIAL, got, NULL); /* moved, resumes at 6 */
+  train(abs_moved, &o, 10, 12, TU_ADAM, RILL_SCHEDULE_SEQUENTIAL, got, NULL); /* resumes at 9 */
+  for (int s = 5; s <= 12; s++)
+    cr_assert(memcmp(&ref[s], &got[s], sizeof(float)) == 0, "loss at step %d: %.9g vs %.9g", s,
+              (double)ref[s], (double)got[s]);
+  int64_t step = -1;
+  OK(load_into("moved", "./moved/", &o2, TU_ADAM, 32, &step));
+  cr_assert_eq(step, 12);
+  assert_refused_as_another_program(load_into("moved", "moved", &o, TU_ADAM, 24, &step));
+  assert_refused_as_another_program(load_into("moved", "moved", &o, TU_SGD, 32, &step));
+  assert_refused_as_another_program(load_into("moved", "moved", &o, TU_MOMENTUM, 32, &step));
+}
+
+/* Checkpoints whose manifest holds the hash of the whole program, policy attributes
+ * included, still load into that same program (and not into one with other settings). */
+Test(checkpoint, whole_program_hash_of_older_checkpoints_still_loads) {
+  char dir[300], mpath[400];
+  sub(dir, sizeof dir, "ck");
+  rill_checkpoint_options o = rill_checkpoint_default_options();
+  float losses[4];
+  ckpt_mlp m;
+  train(dir, &o, 1, 2, TU_SGD, RILL_SCHEDULE_SEQUENTIAL, losses, &m);
+  void *bytes;
+  size_t n;
+  OK(rill_program_serialize(m.main, &bytes, &n));
+  uint64_t whole = rill_ckpt_hash_bytes(bytes, n);
+  rill_free_buffer(bytes);
+  ckpt_mlp_destroy(&m);
+  /* rewrite the manifest's program line and its end line */
+  snprintf(mpath, sizeof mpath, "%s/checkpoint_2/" RILL_CKPT_MANIFEST, dir);
+  size_t len;
+  uint8_t *man = slurp(mpath, &len);
+  char *prog = strstr((char *)man, "\nprogram ");
+  cr_assert_not_null(prog);
+  char hex[17];
+  snprintf(hex, sizeof hex, "%016llx", (unsigned long long)whole);
+  memcpy(prog + 9, hex, 16);
+  char *end = strstr((char *)man, "\nend ") + 1;
+  snprintf(end, 15, "end %08x\n", (unsigned)rill_crc32c(0, man, (size_t)(end - (char *)man)));
+  put(mpath, man, len);
+  rill_free(man);
+  int64_t step = -1;
+  OK(load_into(dir, dir, &o, TU_SGD, 32, &step));
+  cr_assert_eq(step, 2);
+  o.every_n_steps = 7;
+  assert_refused_as_another_program(load_into(dir, dir, &o, TU_SGD, 32, &step));
+}
+
 Test(checkpoint, api_argument_checks) {
   rill_checkpoint_manager *m = NULL;
   rill_checkpoint_options o = rill_checkpoint_default_options();
