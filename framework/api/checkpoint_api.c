@@ -255,6 +255,9 @@ rill_status *rill_checkpoint_list_dir(const char *dir, rill_checkpoint_list **ou
 }
 
 size_t rill_checkpoint_list_count(const rill_checkpoint_list *list) { return list ? list->l.n : 0; }
+size_t rill_checkpoint_list_retired(const rill_checkpoint_list *list) {
+  return list ? list->l.vanished : 0;
+}
 
 rill_status *rill_checkpoint_list_get(const rill_checkpoint_list *list, size_t i,
                                       rill_checkpoint_info *out) {

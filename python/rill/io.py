@@ -296,6 +296,7 @@ def load_checkpoint(executor, checkpoint_dir, main_program=None, scope=None):
 def list_checkpoints(checkpoint_dir):
     """The checkpoints of a directory, newest first, each verified as loading would
     (what `rill checkpoint ls` prints): CheckpointInfo(step, time_unix_ns, bytes,
-    num_vars, verified, path, problem), `problem` saying why one does not verify."""
+    num_vars, verified, path, problem), `problem` saying why one does not verify. One
+    that a training process retires while it is being listed is left out, not damaged."""
     checkpoint_dir = _checkpoint_dir('list_checkpoints', checkpoint_dir)
     return [CheckpointInfo(*row) for row in core.list_checkpoints(checkpoint_dir)]

@@ -670,6 +670,115 @@ Test(checkpoint, load_refuses_another_program_and_bad_scopes) {
   rill_checkpoint_manager_destroy(mgr);
 }
 
+/* ---- listing while a writer retires ---- */
+
+#define RETIRE_DAMAGED_STEP 1000000000
+
+typedef struct retire_ctx {
+  const char *dir;
+  atomic_bool done;
+  atomic_long written;
+} retire_ctx;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Four variables of 128 KiB: verifying one checkpoint takes long enough for the writer
+ * to retire it meanwhile. */
+static void write_big_step(const char *dir, int64_t step, int32_t keep) {
+  static float data[4][32768];
+  for (int k = 0; k < 4; k++)
+    for (int i = 0; i < 32768; i++) data[k][i] = (float)(step * 7 + k + i);
+  int64_t d = 32768;
+  rill_tensor *t[4];
+  const rill_tensor *ts[4];
+  for (int k = 0; k < 4; k++) {
+    OK(rill_tensor_create_from_data(RILL_DTYPE_FP32, &d, 1, data[k], sizeof data[k], NULL, NULL, &t[k]));
+    ts[k] = t[k];
+  }
+  const char *names[4] = {"w0", "w1", "w2", "w3"};
+  rill_ckpt_snapshot s;
+  rill_ckpt_snapshot_init(&s);
+  OK(rill_ckpt_snapshot_take(&s, names, ts, 4, SIZE_MAX));
+  s.step = step;
+  s.time_ns = 1;
+  OK(rill_ckpt_write(dir, &s, keep, NULL));
+  rill_ckpt_snapshot_clear(&s);
+  for (int k = 0; k < 4; k++) rill_tensor_destroy(t[k]);
+}
+
+static void *retiring_writer(void *arg) {
+  retire_ctx *c = arg;
+  double end = now_s() + 2.0;
+  /* keeps the damaged one (the highest step) and the two newest */
+  for (int64_t step = 1; step <= 2000 && now_s() < end; step++) {
+    write_big_step(c->dir, step, 3);
+    atomic_store(&c->written, (long)step);
+  }
+  atomic_store(&c->done, true);
+  return NULL;
+}
+
+/* `rill checkpoint ls` during training: a writer commits a checkpoint and retires the
+ * oldest (renamed to a spare or to trash, then reused or deleted) again and again while
+ * this thread lists the directory and loads from it. No listing calls a checkpoint that
+ * was retired meanwhile damaged, the newest listed always verifies, every load finds
+ * one, and the one checkpoint truly damaged is reported as damaged every time. */
+Test(checkpoint, listing_while_a_writer_retires_reports_no_false_damage, .timeout = 120) {
+  char dir[300], p[400];
+  sub(dir, sizeof dir, "ck");
+  write_big_step(dir, RETIRE_DAMAGED_STEP, 0);
+  snprintf(p, sizeof p, "%s/checkpoint_%d/w2", dir, RETIRE_DAMAGED_STEP);
+  size_t len;
+  uint8_t *bytes = slurp(p, &len);
+  bytes[len / 2] ^= 0x10;
+  put(p, bytes, len);
+  rill_free(bytes);
+  retire_ctx c = {.dir = dir};
+  atomic_init(&c.done, false);
+  atomic_init(&c.written, 0);
+  pthread_t th;
+  cr_assert_eq(pthread_create(&th, NULL, retiring_writer, &c), 0);
+  long listings = 0, loads = 0, listed = 0;
+  size_t retired = 0;
+  while (!atomic_load(&c.done)) {
+    if (atomic_load(&c.written) < 1) continue;
+    rill_ckpt_listing l = {0};
+    OK(rill_ckpt_list(dir, &l));
+    listings++;
+    retired += l.vanished;
+    cr_assert_geq(l.n, 1);
+    cr_assert_eq(l.items[0].step, RETIRE_DAMAGED_STEP);
+    cr_assert(l.items[0].problem && strstr(rill_status_message(l.items[0].problem), "w2': checksum mismatch"),
+              "the damaged checkpoint: %s", rill_status_message(l.items[0].problem));
+    for (size_t i = 1; i < l.n; i++)
+      cr_assert_null(l.items[i].problem, "listing %ld: checkpoint %lld called damaged: %s", listings,
+                     (long long)l.items[i].step, rill_status_message(l.items[i].problem));
+    listed += (long)l.n - 1;
+    rill_ckpt_listing_clear(&l);
+    if (listings % 4 == 0) {
+      rill_ckpt_snapshot s;
+      rill_ckpt_snapshot_init(&s);
+      rill_ckpt_listing skipped = {0};
+      OK(rill_ckpt_load_latest(dir, &s, &skipped));
+      cr_assert_eq(skipped.n, 1, "load skipped %zu checkpoints", skipped.n);
+      cr_assert_eq(skipped.items[0].step, RETIRE_DAMAGED_STEP);
+      cr_assert_lt(s.step, RETIRE_DAMAGED_STEP);
+      rill_ckpt_listing_clear(&skipped);
+      rill_ckpt_snapshot_clear(&s);
+      loads++;
+    }
+  }
+  pthread_join(th, NULL);
+  cr_log_info("%ld listings (%ld good checkpoints listed, %zu retired meanwhile), %ld loads, %ld written",
+              listings, listed, retired, loads, atomic_load(&c.written));
+  cr_assert_geq(listings, 10);
+  cr_assert_geq(atomic_load(&c.written), 10);
+}
+
 /* Loads the newest checkpoint of `dir` into a fresh MLP built with the checkpoint op
  * writing to `op_dir` (options `o`); returns the load's status (the step in *step). */
 static rill_status *load_into(const char *dir, const char *op_dir, const rill_checkpoint_options *o,
