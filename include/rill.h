@@ -619,6 +619,9 @@ typedef struct rill_checkpoint_info {
 
 RILL_API rill_status *rill_checkpoint_list_dir(const char *dir, rill_checkpoint_list **out);
 RILL_API size_t rill_checkpoint_list_count(const rill_checkpoint_list *list);
+/* Checkpoints that a writer retired while the listing was reading them: left out of the
+ * list (they are not damaged, they are gone). */
+RILL_API size_t rill_checkpoint_list_retired(const rill_checkpoint_list *list);
 /* Strings stay valid until the list is destroyed. */
 RILL_API rill_status *rill_checkpoint_list_get(const rill_checkpoint_list *list, size_t i,
                                                rill_checkpoint_info *out);

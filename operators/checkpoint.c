@@ -12,14 +12,15 @@ static const rill_slot_schema inputs[] = {
      "one-element integer step counter (saved too); names the checkpoint"},
 };
 static const rill_attr_schema attrs[] = {
-    {"directory", RILL_ATTR_STRING, RILL_ATTR_REQUIRED | RILL_ATTR_FILE_PATH, RILL_DEF_STRING(""),
+    {"directory", RILL_ATTR_STRING, RILL_ATTR_REQUIRED | RILL_ATTR_FILE_PATH | RILL_ATTR_POLICY,
+     RILL_DEF_STRING(""),
      "where checkpoint_<step> directories are written"},
-    {"every_n_steps", RILL_ATTR_LONG, 0, RILL_DEF_LONG(0), "due when step % n == 0 (0: off)"},
-    {"every_n_seconds", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.0f),
+    {"every_n_steps", RILL_ATTR_LONG, RILL_ATTR_POLICY, RILL_DEF_LONG(0), "due when step % n == 0 (0: off)"},
+    {"every_n_seconds", RILL_ATTR_FLOAT, RILL_ATTR_POLICY, RILL_DEF_FLOAT(0.0f),
      "due when this long has passed since the last one (0: off); with neither, every step"},
-    {"max_to_keep", RILL_ATTR_INT, 0, RILL_DEF_INT(3),
+    {"max_to_keep", RILL_ATTR_INT, RILL_ATTR_POLICY, RILL_DEF_INT(3),
      "newest checkpoints kept; older ones are removed after a commit (0: all)"},
-    {"skip_when_busy", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
+    {"skip_when_busy", RILL_ATTR_BOOLEAN, RILL_ATTR_POLICY, RILL_DEF_BOOL(false),
      "a due checkpoint while the previous one is being written: skip it (true) or wait"},
 };
 

@@ -713,6 +713,9 @@ static int checkpoint_ls(const char *dir) {
   }
   if (damaged)
     printf("%zu damaged: loading takes the newest verified checkpoint and skips them\n", damaged);
+  size_t retired = rill_checkpoint_list_retired(list);
+  if (retired)
+    printf("%zu more retired by a writer while being listed (not damaged)\n", retired);
   rill_checkpoint_list_destroy(list);
   return EXIT_OK;
 }

@@ -203,17 +203,24 @@ rill_status *rill_checkpoint_manager_load(rill_checkpoint_manager *m, const rill
   rill_ckpt_listing skipped = {0};
   rill_status *st = rill_ckpt_load_latest(m->dir, &s, &skipped);
   if (!st && program && s.program_hash) {
-    uint8_t *bytes;
-    size_t n;
-    if (!(st = rill_program_encode(program, &bytes, &n))) {
-      uint64_t h = rill_ckpt_hash_bytes(bytes, n);
-      rill_free(bytes);
-      if (h != s.program_hash)
-        st = rill_error(RILL_FAILED_PRECONDITION,
-                        "checkpoint %" PRId64 " in '%s' was written by another program (hash %016" PRIx64
-                        ", this program %016" PRIx64 ")",
-                        s.step, m->dir, s.program_hash, h);
+    uint64_t h = 0;
+    bool same = !(st = rill_ckpt_program_hash(program, &h)) && h == s.program_hash;
+    if (!st && !same) {
+      /* Checkpoints written before the hash left out the policy attributes hashed the
+       * whole program: the same program, policy included, still loads them. */
+      uint8_t *bytes;
+      size_t n;
+      if (!(st = rill_program_encode(program, &bytes, &n))) {
+        same = rill_ckpt_hash_bytes(bytes, n) == s.program_hash;
+        rill_free(bytes);
+      }
     }
+    if (!st && !same)
+      st = rill_error(RILL_FAILED_PRECONDITION,
+                      "checkpoint %" PRId64 " in '%s' was written by another program (hash %016" PRIx64
+                      ", this program %016" PRIx64 "; the checkpoint op's directory, schedule "
+                      "and retention do not count)",
+                      s.step, m->dir, s.program_hash, h);
   }
   char *rep = NULL;
   if (!st && report && skipped.n && !(rep = format_report(&skipped))) st = rill_oom();
@@ -248,6 +255,9 @@ rill_status *rill_checkpoint_list_dir(const char *dir, rill_checkpoint_list **ou
 }
 
 size_t rill_checkpoint_list_count(const rill_checkpoint_list *list) { return list ? list->l.n : 0; }
+size_t rill_checkpoint_list_retired(const rill_checkpoint_list *list) {
+  return list ? list->l.vanished : 0;
+}
 
 rill_status *rill_checkpoint_list_get(const rill_checkpoint_list *list, size_t i,
                                       rill_checkpoint_info *out) {

@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "framework/base/alloc.h"
+#include "framework/io/file.h"
 #include "framework/program/program_impl.h"
 #include "framework/registry/registry.h"
 
@@ -43,31 +45,36 @@ rill_status *rill_program_parse(const void *bytes, size_t size, rill_program **o
 
 rill_status *rill_program_load(const char *path, rill_program **out) {
   if (!path || !out) return NULL_ARG("rill_program_load");
-  FILE *f = fopen(path, "rb");
-  if (!f)
+  struct stat sb;
+  int fd = rill_file_open_regular(path, &sb);
+  if (fd == -2)
+    return rill_error(RILL_IO, "program file '%s' is not a regular file (it is %s)", path,
+                      rill_file_kind(sb.st_mode));
+  if (fd < 0)
     return rill_error(errno == ENOENT ? RILL_NOT_FOUND : RILL_IO, "cannot open program file '%s': %s",
                       path, strerror(errno));
-  struct stat sb;
   rill_status *st = NULL;
   uint8_t *buf = NULL;
   size_t size = 0;
-  if (fstat(fileno(f), &sb) != 0) {
-    st = rill_error(RILL_IO, "cannot stat program file '%s': %s", path, strerror(errno));
-  } else if (!S_ISREG(sb.st_mode)) {
-    st = rill_error(RILL_IO, "program file '%s' is not a regular file", path);
-  } else if (sb.st_size < 0 || (uint64_t)sb.st_size > INT32_MAX) {
+  if (sb.st_size < 0 || (uint64_t)sb.st_size > INT32_MAX) {
     st = rill_error(RILL_INVALID_ARGUMENT, "program file '%s' is %lld bytes, over protobuf's 2 GiB limit",
                     path, (long long)sb.st_size);
   } else {
     size = (size_t)sb.st_size;
     buf = rill_malloc(size ? size : 1);
-    if (!buf) {
-      st = rill_oom();
-    } else if (fread(buf, 1, size, f) != size) {
-      st = rill_error(RILL_IO, "short read from program file '%s' (expected %zu bytes)", path, size);
+    size_t got = 0;
+    while (buf && got < size) {
+      ssize_t r = read(fd, buf + got, size - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      got += (size_t)r;
     }
+    if (!buf)
+      st = rill_oom();
+    else if (got != size)
+      st = rill_error(RILL_IO, "short read from program file '%s' (expected %zu bytes)", path, size);
   }
-  fclose(f);
+  close(fd);
   if (!st) {
     rill_program *p = NULL;
     st = rill_program_decode(buf, size, &p);

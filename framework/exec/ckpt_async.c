@@ -7,6 +7,8 @@
 #include "framework/base/alloc.h"
 #include "framework/io/checkpoint.h"
 #include "framework/program/program.h"
+#include "framework/program/program_impl.h"
+#include "framework/registry/registry.h"
 
 /* Directories being written by some executor of this process: a write waits until no
  * other is writing the same directory (the same path string). */
@@ -132,17 +134,47 @@ static bool is_due(ckpt_dir *d, const rill_ckpt_policy *p, int64_t step, int64_t
   return by_time && (double)(now - d->last_due_ns) * 1e-9 >= p->every_n_seconds;
 }
 
+static bool is_policy_attr(const rill_op_schema *schema, const char *name) {
+  for (size_t i = 0; schema && i < schema->nattrs; i++)
+    if (strcmp(schema->attrs[i].name, name) == 0) return (schema->attrs[i].flags & RILL_ATTR_POLICY) != 0;
+  return false;
+}
+
+rill_status *rill_ckpt_program_hash(const rill_program *prog, uint64_t *out) {
+  RILL_TRY(rill_registry_init());
+  rill_program *copy;
+  RILL_TRY(rill_program_clone(prog, &copy));
+  for (size_t b = 0; b < copy->nblocks; b++) {
+    for (size_t o = 0; o < copy->blocks[b].nops; o++) {
+      rill_op_desc *op = &copy->blocks[b].ops[o];
+      const rill_op_schema *schema = rill_schema_find(op->type);
+      size_t kept = 0;
+      for (size_t i = 0; i < op->nattrs; i++) {
+        if (is_policy_attr(schema, op->attrs[i].name))
+          rill_attr_clear(&op->attrs[i]);
+        else
+          op->attrs[kept++] = op->attrs[i];
+      }
+      op->nattrs = kept;
+    }
+  }
+  uint8_t *bytes;
+  size_t n;
+  rill_status *st = rill_program_encode(copy, &bytes, &n);
+  rill_program_free(copy);
+  RILL_TRY(st);
+  *out = rill_ckpt_hash_bytes(bytes, n);
+  rill_free(bytes);
+  return NULL;
+}
+
 static rill_status *program_hash(ckpt_dir *d, const rill_program *prog, uint64_t *out) {
   if (!prog) {
     *out = 0;
     return NULL;
   }
   if (!d->hash_valid || d->hash_id != prog->id || d->hash_rev != prog->revision) {
-    uint8_t *bytes;
-    size_t n;
-    RILL_TRY(rill_program_encode(prog, &bytes, &n));
-    d->hash = rill_ckpt_hash_bytes(bytes, n);
-    rill_free(bytes);
+    RILL_TRY(rill_ckpt_program_hash(prog, &d->hash));
     d->hash_id = prog->id;
     d->hash_rev = prog->revision;
     d->hash_valid = true;

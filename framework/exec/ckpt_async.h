@@ -10,6 +10,7 @@
 #include "framework/data/tensor.h"
 #include "framework/exec/background.h"
 #include "framework/exec/device.h"
+#include "framework/program/program.h"
 
 typedef struct rill_ckpt_policy {
   int64_t every_n_steps;
@@ -27,6 +28,13 @@ rill_status *rill_ckpt_async_step(struct rill_device_ctx *dev, const char *dir,
                                   const rill_ckpt_policy *policy, int64_t step,
                                   const char *const *names, const rill_tensor *const *tensors,
                                   size_t n, bool *saved);
+
+/* The program's identity a checkpoint records (the manifest's `program`): the FNV-1a
+ * hash of the serialized program without the attributes that its ops' schemas flag
+ * RILL_ATTR_POLICY (where and how often the checkpoint op writes, how many it keeps).
+ * Moving the checkpoint directory, naming it by another path or changing the schedule
+ * keeps a checkpoint loadable; any change to what is trained does not. */
+rill_status *rill_ckpt_program_hash(const rill_program *prog, uint64_t *out);
 
 /* Waits for every background write of `bg` and returns (and forgets) the first failure
  * not yet reported. */

@@ -866,6 +866,7 @@ void rill_ckpt_listing_clear(rill_ckpt_listing *l) {
   rill_free(l->items);
   l->items = NULL;
   l->n = 0;
+  l->vanished = 0;
 }
 
 static rill_status *listing_add(rill_ckpt_listing *l, char *path, int64_t step,
@@ -890,6 +891,44 @@ static rill_status *listing_add(rill_ckpt_listing *l, char *path, int64_t step,
   return NULL;
 }
 
+/* Whether a and b are the same directory entry, unchanged: retirement renames a
+ * checkpoint away (which changes its ctime) before anything in it changes. */
+static bool same_dir(const struct stat *a, const struct stat *b) {
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+         a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* Verifies DIR/checkpoint_<step> into `s`: NULL or the problem that makes it damaged.
+ * A writer may retire the checkpoint (rename it away, then reuse or delete its files)
+ * while it is being read, which shows as a missing or changed file; a problem counts
+ * only if the directory is still there, the same and unchanged, after it was seen.
+ * *vanished: it was gone, or kept changing, so it is not reported at all. */
+static rill_status *verify_step(const char *path, int64_t step, rill_ckpt_snapshot *s, bool *vanished) {
+  *vanished = false;
+  for (int attempt = 0;; attempt++) {
+    struct stat before, after;
+    if (stat(path, &before) != 0) {
+      if (errno == ENOENT) {
+        *vanished = true;
+        return NULL;
+      }
+      return rill_error(RILL_IO, "cannot examine '%s': %s", path, strerror(errno));
+    }
+    rill_status *problem = rill_ckpt_read(path, s);
+    if (!problem && s->step != step)
+      problem = rill_error(RILL_CORRUPT, "'%s' holds step %" PRId64, path, s->step);
+    if (!problem || rill_status_code(problem) == RILL_OUT_OF_MEMORY) return problem;
+    bool gone = stat(path, &after) != 0 && errno == ENOENT;
+    if (!gone && same_dir(&before, &after)) return problem;
+    rill_status_destroy(problem);
+    rill_ckpt_snapshot_clear(s);
+    if (gone || attempt == 2) {
+      *vanished = true;
+      return NULL;
+    }
+  }
+}
+
 rill_status *rill_ckpt_list(const char *dir, rill_ckpt_listing *out) {
   int64_t *steps;
   size_t n;
@@ -904,11 +943,13 @@ rill_status *rill_ckpt_list(const char *dir, rill_ckpt_listing *out) {
     }
     rill_ckpt_snapshot s;
     rill_ckpt_snapshot_init(&s);
-    rill_status *problem = rill_ckpt_read(path, &s);
-    if (!problem && s.step != steps[i])
-      problem = rill_error(RILL_CORRUPT, "'%s' holds step %" PRId64, path, s.step);
+    bool vanished;
+    rill_status *problem = verify_step(path, steps[i], &s, &vanished);
     if (problem && rill_status_code(problem) == RILL_OUT_OF_MEMORY) {
       st = problem;
+      rill_free(path);
+    } else if (vanished) {
+      l.vanished++;
       rill_free(path);
     } else {
       st = listing_add(&l, path, steps[i], &s, problem);
@@ -924,6 +965,10 @@ rill_status *rill_ckpt_list(const char *dir, rill_ckpt_listing *out) {
   return NULL;
 }
 
+/* Scans left out when a checkpoint vanishes while loading: a newer one was committed
+ * (retention only retires older ones), so the scan starts over, at most this often. */
+#define LOAD_RESCANS 8
+
 rill_status *rill_ckpt_load_latest(const char *dir, rill_ckpt_snapshot *out,
                                    rill_ckpt_listing *skipped) {
   int64_t *steps;
@@ -931,29 +976,46 @@ rill_status *rill_ckpt_load_latest(const char *dir, rill_ckpt_snapshot *out,
   RILL_TRY(scan_steps(dir, &steps, &n));
   rill_status *st = NULL;
   bool found = false;
-  for (size_t i = 0; i < n && !st && !found; i++) {
-    char *path = step_dir(dir, steps[i]);
+  int rescans = 0;
+  size_t nskipped = skipped ? skipped->n : 0;
+  size_t i = 0;
+  while (i < n && !st && !found) {
+    int64_t step = steps[i++];
+    char *path = step_dir(dir, step);
     if (!path) {
       st = rill_oom();
       break;
     }
     rill_ckpt_snapshot s;
     rill_ckpt_snapshot_init(&s);
-    rill_status *problem = rill_ckpt_read(path, &s);
-    if (!problem && s.step != steps[i])
-      problem = rill_error(RILL_CORRUPT, "'%s' holds step %" PRId64, path, s.step);
-    if (!problem) {
+    bool vanished;
+    rill_status *problem = verify_step(path, step, &s, &vanished);
+    if (!problem && !vanished) {
       *out = s;
       found = true;
       rill_free(path);
-      continue;
+      break;
     }
     rill_ckpt_snapshot_clear(&s);
-    if (rill_status_code(problem) == RILL_OUT_OF_MEMORY) {
+    if (vanished) {
+      rill_free(path);
+      if (rescans++ < LOAD_RESCANS) {
+        /* Start over from the newest; what was skipped so far is examined again. */
+        rill_free(steps);
+        if (skipped)
+          while (skipped->n > nskipped) {
+            rill_ckpt_entry *e = &skipped->items[--skipped->n];
+            rill_free(e->path);
+            rill_status_destroy(e->problem);
+          }
+        if ((st = scan_steps(dir, &steps, &n))) return st;
+        i = 0;
+      }
+    } else if (rill_status_code(problem) == RILL_OUT_OF_MEMORY) {
       st = problem;
       rill_free(path);
     } else if (skipped) {
-      st = listing_add(skipped, path, steps[i], NULL, problem);
+      st = listing_add(skipped, path, step, NULL, problem);
     } else {
       rill_status_destroy(problem);
       rill_free(path);

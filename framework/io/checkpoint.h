@@ -85,11 +85,14 @@ typedef struct rill_ckpt_entry {
 typedef struct rill_ckpt_listing {
   rill_ckpt_entry *items; /* newest (highest step) first */
   size_t n;
+  size_t vanished; /* retired by a writer while being listed: not in items */
 } rill_ckpt_listing;
 
 /* Lists DIR's checkpoints, each verified (manifest checksum, every file's size and
  * CRC32C, every tensor stream parsed against the manifest's dtype and shape). A missing
- * DIR is an empty listing. */
+ * DIR is an empty listing. A checkpoint that a writer retires while it is being read
+ * (it is gone, or renamed and back, once a problem shows) is not damaged: it is left
+ * out and counted in `vanished`. */
 rill_status *rill_ckpt_list(const char *dir, rill_ckpt_listing *out);
 void rill_ckpt_listing_clear(rill_ckpt_listing *l);
 

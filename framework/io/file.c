@@ -47,8 +47,45 @@ bool rill_path_is_file(const char *path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+int rill_file_open_regular(const char *path, struct stat *sb) {
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  if (fstat(fd, sb) != 0) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  if (!S_ISREG(sb->st_mode)) {
+    close(fd);
+    return -2;
+  }
+  int fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
+
+const char *rill_file_kind(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a named pipe";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "of an unknown type";
+}
+
 rill_status *rill_file_read_all(const char *path, size_t max_size, uint8_t **data, size_t *size) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat sb;
+  int fd = rill_file_open_regular(path, &sb);
+  if (fd == -2)
+    return rill_error(RILL_INVALID_ARGUMENT, "'%s' is not a regular file (it is %s)", path,
+                      rill_file_kind(sb.st_mode));
   if (fd < 0) {
     int e = errno;
     return rill_error(e == ENOENT ? RILL_NOT_FOUND : RILL_IO, "cannot open '%s': %s", path,
@@ -56,15 +93,6 @@ rill_status *rill_file_read_all(const char *path, size_t max_size, uint8_t **dat
   }
   rill_status *st = NULL;
   uint8_t *buf = NULL;
-  struct stat sb;
-  if (fstat(fd, &sb) != 0) {
-    st = rill_error(RILL_IO, "cannot stat '%s': %s", path, strerror(errno));
-    goto done;
-  }
-  if (!S_ISREG(sb.st_mode)) {
-    st = rill_error(RILL_INVALID_ARGUMENT, "'%s' is not a regular file", path);
-    goto done;
-  }
   if (sb.st_size < 0 || (uint64_t)sb.st_size > (uint64_t)max_size ||
       (uint64_t)sb.st_size >= (uint64_t)SIZE_MAX) {
     st = rill_error(RILL_OUT_OF_RANGE, "'%s' is too large (%lld bytes, at most %zu)", path,
@@ -284,10 +312,25 @@ rill_status *rill_file_write_new(const char *path, const rill_file_part *parts, 
 
 rill_status *rill_file_write_start(const char *path, const rill_file_part *parts, size_t n,
                                    bool overwrite, int *fd_out) {
-  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? 0 : O_EXCL);
+  /* Written over in place, the file exists: non-blocking, so that a named pipe in its
+   * place fails (no reader: ENXIO) or is refused below instead of blocking the open. */
+  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_NONBLOCK | O_NOCTTY : O_EXCL);
   int fd = fault_at(RILL_FILE_FAULT_OPEN) ? (errno = EACCES, -1) : open(path, flags, 0644);
   if (fd < 0) return rill_error(RILL_IO, "cannot create '%s': %s", path, strerror(errno));
   rill_status *st = NULL;
+  if (overwrite) {
+    struct stat sb;
+    int fl;
+    if (fstat(fd, &sb) != 0 || (fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)
+      st = rill_error(RILL_IO, "cannot examine '%s': %s", path, strerror(errno));
+    else if (!S_ISREG(sb.st_mode))
+      st = rill_error(RILL_IO, "cannot write over '%s': it is %s, not a regular file", path,
+                      rill_file_kind(sb.st_mode));
+    if (st) {
+      close(fd);
+      return st;
+    }
+  }
   uint64_t total = 0;
   for (size_t i = 0; i < n && !st; i++) {
     if (parts[i].size) st = write_all(fd, parts[i].data, parts[i].size, path);

@@ -6,8 +6,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "framework/base/status.h"
+
+/* Opens `path` for reading if it is a regular file. The open itself never blocks: a
+ * named pipe (FIFO) opened for reading would wait there until a writer appears, so the
+ * open is non-blocking and the type is checked on the descriptor (fstat) before anything
+ * is read; the flag is cleared again for the ordinary reads that follow. Returns the
+ * descriptor (close it), -1 when the file cannot be opened or examined (errno says why),
+ * or -2 when it is not a regular file (sb->st_mode says what it is). *sb receives the
+ * file's status in both the first and the last case. */
+int rill_file_open_regular(const char *path, struct stat *sb);
+/* What a non-regular file is, for messages: "a named pipe", "a directory", ... */
+const char *rill_file_kind(mode_t mode);
 
 /* Reads the whole regular file `path` into a new buffer (free with rill_free; a byte
  * past the end is always allocated and set to 0). Files larger than `max_size` bytes are

@@ -100,19 +100,18 @@ static rill_status *need(const rill_reader *r, size_t n, const char *what) {
 }
 
 rill_status *rill_reader_open(rill_reader *r, const char *path) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat sb;
+  int fd = rill_file_open_regular(path, &sb);
+  if (fd == -2)
+    return rill_error(RILL_INVALID_ARGUMENT, "'%s' is not a regular file (it is %s)", path,
+                      rill_file_kind(sb.st_mode));
   if (fd < 0) {
     int e = errno;
     return rill_error(e == ENOENT ? RILL_NOT_FOUND : RILL_IO, "cannot open '%s': %s", path,
                       strerror(e));
   }
-  struct stat sb;
   rill_status *st = NULL;
-  if (fstat(fd, &sb) != 0)
-    st = rill_error(RILL_IO, "cannot stat '%s': %s", path, strerror(errno));
-  else if (!S_ISREG(sb.st_mode))
-    st = rill_error(RILL_INVALID_ARGUMENT, "'%s' is not a regular file", path);
-  else if (sb.st_size < 0 || (uint64_t)sb.st_size >= (uint64_t)SIZE_MAX)
+  if (sb.st_size < 0 || (uint64_t)sb.st_size >= (uint64_t)SIZE_MAX)
     st = rill_error(RILL_OUT_OF_RANGE, "'%s' is too large", path);
   if (st) {
     close(fd);

@@ -79,6 +79,7 @@ static rill_status *attrs(sbuf *b, const rill_op_schema *s) {
     }
     if (a->flags & RILL_ATTR_EXTRA) sb_printf(b, " [extra]");
     if (a->flags & RILL_ATTR_FILE_PATH) sb_printf(b, " [file path]");
+    if (a->flags & RILL_ATTR_POLICY) sb_printf(b, " [policy]");
     if (a->doc && *a->doc) sb_printf(b, ": %s", a->doc);
     sb_printf(b, "\n");
   }

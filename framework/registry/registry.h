@@ -24,6 +24,9 @@ typedef struct rill_slot_schema {
 #define RILL_ATTR_EXTRA 2u    /* Paddle's "extra" attrs: tuning hints, never required */
 #define RILL_ATTR_FILE_PATH 4u /* a STRING naming the file or directory the op reads or
                                   writes (ops flagged READS_FILES / WRITES_FILES) */
+#define RILL_ATTR_POLICY 8u   /* where or when the op does its work (a path, a schedule,
+                                 a retention count), not what the program computes: left
+                                 out of the program's identity (rill_ckpt_program_hash) */
 
 typedef struct rill_attr_schema {
   const char *name;

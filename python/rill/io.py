@@ -268,7 +268,9 @@ def load_checkpoint(executor, checkpoint_dir, main_program=None, scope=None):
     that verifies: its variables (parameters, optimizer state, the step counter) into
     `scope` (default: the global scope) and the random generator state into `executor`.
     Call it after running the startup program. `main_program` (default: the default main
-    program) must be the program that wrote the checkpoint, else FailedPreconditionError.
+    program) must be the program that wrote the checkpoint, else FailedPreconditionError;
+    its CheckpointConfig may differ (another path to the directory, the directory moved,
+    another schedule or max_to_keep).
 
     Each newer checkpoint that does not verify (truncated, a flipped bit, a missing file)
     is skipped, reported with a CheckpointWarning and listed in the result's `skipped`.
@@ -294,6 +296,7 @@ def load_checkpoint(executor, checkpoint_dir, main_program=None, scope=None):
 def list_checkpoints(checkpoint_dir):
     """The checkpoints of a directory, newest first, each verified as loading would
     (what `rill checkpoint ls` prints): CheckpointInfo(step, time_unix_ns, bytes,
-    num_vars, verified, path, problem), `problem` saying why one does not verify."""
+    num_vars, verified, path, problem), `problem` saying why one does not verify. One
+    that a training process retires while it is being listed is left out, not damaged."""
     checkpoint_dir = _checkpoint_dir('list_checkpoints', checkpoint_dir)
     return [CheckpointInfo(*row) for row in core.list_checkpoints(checkpoint_dir)]

@@ -270,6 +270,43 @@ static void assert_latest(const char *dir, int64_t want, size_t want_skipped, co
   rill_ckpt_listing_clear(&skipped);
 }
 
+/* A named pipe in place of a manifest or a variable file: the checkpoint is damaged
+ * (named as such), never waited on (opening a pipe for reading waits for a writer; the
+ * timeout fails the test instead of hanging it). */
+Test(checkpoint, named_pipes_in_a_checkpoint_are_refused_without_blocking, .timeout = 30) {
+  char dir[300], p[400];
+  sub(dir, sizeof dir, "ck");
+  for (int64_t s = 1; s <= 3; s++) write_step(dir, s, 0);
+  snprintf(p, sizeof p, "%s/checkpoint_3/" RILL_CKPT_MANIFEST, dir);
+  cr_assert_eq(unlink(p), 0);
+  cr_assert_eq(mkfifo(p, 0600), 0);
+  snprintf(p, sizeof p, "%s/checkpoint_2/w", dir);
+  cr_assert_eq(unlink(p), 0);
+  cr_assert_eq(mkfifo(p, 0600), 0);
+  assert_latest(dir, 1, 2, "checkpoint_3/" RILL_CKPT_MANIFEST "' is not a regular file (it is a named pipe)");
+  rill_ckpt_listing l = {0};
+  OK(rill_ckpt_list(dir, &l));
+  cr_assert_eq(l.n, 3);
+  cr_assert(l.items[0].problem && strstr(rill_status_message(l.items[0].problem), "named pipe"));
+  cr_assert(l.items[1].problem && strstr(rill_status_message(l.items[1].problem), "checkpoint_2/w"),
+            "%s", rill_status_message(l.items[1].problem));
+  cr_assert_null(l.items[2].problem, "%s", rill_status_message(l.items[2].problem));
+  rill_ckpt_listing_clear(&l);
+  /* the manager resumes from the one that verifies */
+  rill_checkpoint_manager *mgr;
+  OK(rill_checkpoint_manager_create(dir, NULL, &mgr));
+  rill_scope *scope;
+  OK(rill_scope_create(NULL, &scope));
+  int64_t step = -1;
+  char *report = NULL;
+  OK(rill_checkpoint_manager_load(mgr, NULL, scope, NULL, &step, &report));
+  cr_assert_eq(step, 1);
+  cr_assert(report && strstr(report, "named pipe"), "%s", report ? report : "(no report)");
+  rill_free_buffer(report);
+  rill_scope_destroy(scope);
+  rill_checkpoint_manager_destroy(mgr);
+}
+
 Test(checkpoint, roundtrip_escapes_names_and_keeps_rng) {
   char dir[300];
   sub(dir, sizeof dir, "ck");
@@ -631,6 +668,206 @@ Test(checkpoint, load_refuses_another_program_and_bad_scopes) {
   cr_assert_eq(step, 2);
   ckpt_mlp_destroy(&other);
   rill_checkpoint_manager_destroy(mgr);
+}
+
+/* ---- listing while a writer retires ---- */
+
+#define RETIRE_DAMAGED_STEP 1000000000
+
+typedef struct retire_ctx {
+  const char *dir;
+  atomic_bool done;
+  atomic_long written;
+} retire_ctx;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Four variables of 128 KiB: verifying one checkpoint takes long enough for the writer
+ * to retire it meanwhile. */
+static void write_big_step(const char *dir, int64_t step, int32_t keep) {
+  static float data[4][32768];
+  for (int k = 0; k < 4; k++)
+    for (int i = 0; i < 32768; i++) data[k][i] = (float)(step * 7 + k + i);
+  int64_t d = 32768;
+  rill_tensor *t[4];
+  const rill_tensor *ts[4];
+  for (int k = 0; k < 4; k++) {
+    OK(rill_tensor_create_from_data(RILL_DTYPE_FP32, &d, 1, data[k], sizeof data[k], NULL, NULL, &t[k]));
+    ts[k] = t[k];
+  }
+  const char *names[4] = {"w0", "w1", "w2", "w3"};
+  rill_ckpt_snapshot s;
+  rill_ckpt_snapshot_init(&s);
+  OK(rill_ckpt_snapshot_take(&s, names, ts, 4, SIZE_MAX));
+  s.step = step;
+  s.time_ns = 1;
+  OK(rill_ckpt_write(dir, &s, keep, NULL));
+  rill_ckpt_snapshot_clear(&s);
+  for (int k = 0; k < 4; k++) rill_tensor_destroy(t[k]);
+}
+
+static void *retiring_writer(void *arg) {
+  retire_ctx *c = arg;
+  double end = now_s() + 2.0;
+  /* keeps the damaged one (the highest step) and the two newest */
+  for (int64_t step = 1; step <= 2000 && now_s() < end; step++) {
+    write_big_step(c->dir, step, 3);
+    atomic_store(&c->written, (long)step);
+  }
+  atomic_store(&c->done, true);
+  return NULL;
+}
+
+/* `rill checkpoint ls` during training: a writer commits a checkpoint and retires the
+ * oldest (renamed to a spare or to trash, then reused or deleted) again and again while
+ * this thread lists the directory and loads from it. No listing calls a checkpoint that
+ * was retired meanwhile damaged, the newest listed always verifies, every load finds
+ * one, and the one checkpoint truly damaged is reported as damaged every time. */
+Test(checkpoint, listing_while_a_writer_retires_reports_no_false_damage, .timeout = 120) {
+  char dir[300], p[400];
+  sub(dir, sizeof dir, "ck");
+  write_big_step(dir, RETIRE_DAMAGED_STEP, 0);
+  snprintf(p, sizeof p, "%s/checkpoint_%d/w2", dir, RETIRE_DAMAGED_STEP);
+  size_t len;
+  uint8_t *bytes = slurp(p, &len);
+  bytes[len / 2] ^= 0x10;
+  put(p, bytes, len);
+  rill_free(bytes);
+  retire_ctx c = {.dir = dir};
+  atomic_init(&c.done, false);
+  atomic_init(&c.written, 0);
+  pthread_t th;
+  cr_assert_eq(pthread_create(&th, NULL, retiring_writer, &c), 0);
+  long listings = 0, loads = 0, listed = 0;
+  size_t retired = 0;
+  while (!atomic_load(&c.done)) {
+    if (atomic_load(&c.written) < 1) continue;
+    rill_ckpt_listing l = {0};
+    OK(rill_ckpt_list(dir, &l));
+    listings++;
+    retired += l.vanished;
+    cr_assert_geq(l.n, 1);
+    cr_assert_eq(l.items[0].step, RETIRE_DAMAGED_STEP);
+    cr_assert(l.items[0].problem && strstr(rill_status_message(l.items[0].problem), "w2': checksum mismatch"),
+              "the damaged checkpoint: %s", rill_status_message(l.items[0].problem));
+    for (size_t i = 1; i < l.n; i++)
+      cr_assert_null(l.items[i].problem, "listing %ld: checkpoint %lld called damaged: %s", listings,
+                     (long long)l.items[i].step, rill_status_message(l.items[i].problem));
+    listed += (long)l.n - 1;
+    rill_ckpt_listing_clear(&l);
+    if (listings % 4 == 0) {
+      rill_ckpt_snapshot s;
+      rill_ckpt_snapshot_init(&s);
+      rill_ckpt_listing skipped = {0};
+      OK(rill_ckpt_load_latest(dir, &s, &skipped));
+      cr_assert_eq(skipped.n, 1, "load skipped %zu checkpoints", skipped.n);
+      cr_assert_eq(skipped.items[0].step, RETIRE_DAMAGED_STEP);
+      cr_assert_lt(s.step, RETIRE_DAMAGED_STEP);
+      rill_ckpt_listing_clear(&skipped);
+      rill_ckpt_snapshot_clear(&s);
+      loads++;
+    }
+  }
+  pthread_join(th, NULL);
+  cr_log_info("%ld listings (%ld good checkpoints listed, %zu retired meanwhile), %ld loads, %ld written",
+              listings, listed, retired, loads, atomic_load(&c.written));
+  cr_assert_geq(listings, 10);
+  cr_assert_geq(atomic_load(&c.written), 10);
+}
+
+/* Loads the newest checkpoint of `dir` into a fresh MLP built with the checkpoint op
+ * writing to `op_dir` (options `o`); returns the load's status (the step in *step). */
+static rill_status *load_into(const char *dir, const char *op_dir, const rill_checkpoint_options *o,
+                              tu_opt opt, int64_t hidden, int64_t *step) {
+  ckpt_mlp m;
+  OK(ckpt_mlp_create(&m, 8, 16, hidden, opt, op_dir, o, RILL_SCHEDULE_SEQUENTIAL));
+  rill_checkpoint_manager *mgr;
+  OK(rill_checkpoint_manager_create(dir, o, &mgr));
+  rill_status *st = rill_checkpoint_manager_load(mgr, m.main, m.scope, m.exe, step, NULL);
+  rill_checkpoint_manager_destroy(mgr);
+  ckpt_mlp_destroy(&m);
+  return st;
+}
+
+static void assert_refused_as_another_program(rill_status *st) {
+  cr_assert_eq(rill_status_code(st), RILL_FAILED_PRECONDITION, "%s", rill_status_message(st));
+  cr_assert(strstr(rill_status_message(st), "another program"), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+}
+
+/* Where the checkpoints go (relative or absolute, before or after the directory moved)
+ * and how often and how many (every_n_steps / seconds, max_to_keep, skip_when_busy)
+ * are no part of the program a checkpoint belongs to: a resume across each change is
+ * accepted and continues bitwise as the uninterrupted run; another layer size or
+ * optimizer is still refused. */
+Test(checkpoint, resume_ignores_the_directory_path_and_the_schedule) {
+  cr_assert_eq(chdir(root), 0);
+  char abs_ck[300], abs_moved[300];
+  sub(abs_ck, sizeof abs_ck, "ck");
+  sub(abs_moved, sizeof abs_moved, "moved");
+  rill_checkpoint_options o = rill_checkpoint_default_options();
+  o.every_n_steps = 2;
+  o.max_to_keep = 3;
+  float ref[16], got[16];
+  train("ref", &o, 1, 12, TU_ADAM, RILL_SCHEDULE_SEQUENTIAL, ref, NULL);
+  train("ck", &o, 1, 4, TU_ADAM, RILL_SCHEDULE_SEQUENTIAL, got, NULL); /* relative */
+  train(abs_ck, &o, 5, 6, TU_ADAM, RILL_SCHEDULE_SEQUENTIAL, got, NULL); /* absolute: resumes at 4 */
+  cr_assert_eq(rename(abs_ck, abs_moved), 0);
+  rill_checkpoint_options o2 = o;
+  o2.every_n_steps = 3;
+  o2.every_n_seconds = 3600;
+  o2.max_to_keep = 1;
+  o2.skip_when_busy = true;
+  train("moved", &o2, 7, 9, TU_ADAM, RILL_SCHEDULE_SEQUENTIAL, got, NULL); /* moved, resumes at 6 */
+  train(abs_moved, &o, 10, 12, TU_ADAM, RILL_SCHEDULE_SEQUENTIAL, got, NULL); /* resumes at 9 */
+  for (int s = 5; s <= 12; s++)
+    cr_assert(memcmp(&ref[s], &got[s], sizeof(float)) == 0, "loss at step %d: %.9g vs %.9g", s,
+              (double)ref[s], (double)got[s]);
+  int64_t step = -1;
+  OK(load_into("moved", "./moved/", &o2, TU_ADAM, 32, &step));
+  cr_assert_eq(step, 12);
+  assert_refused_as_another_program(load_into("moved", "moved", &o, TU_ADAM, 24, &step));
+  assert_refused_as_another_program(load_into("moved", "moved", &o, TU_SGD, 32, &step));
+  assert_refused_as_another_program(load_into("moved", "moved", &o, TU_MOMENTUM, 32, &step));
+}
+
+/* Checkpoints whose manifest holds the hash of the whole program, policy attributes
+ * included, still load into that same program (and not into one with other settings). */
+Test(checkpoint, whole_program_hash_of_older_checkpoints_still_loads) {
+  char dir[300], mpath[400];
+  sub(dir, sizeof dir, "ck");
+  rill_checkpoint_options o = rill_checkpoint_default_options();
+  float losses[4];
+  ckpt_mlp m;
+  train(dir, &o, 1, 2, TU_SGD, RILL_SCHEDULE_SEQUENTIAL, losses, &m);
+  void *bytes;
+  size_t n;
+  OK(rill_program_serialize(m.main, &bytes, &n));
+  uint64_t whole = rill_ckpt_hash_bytes(bytes, n);
+  rill_free_buffer(bytes);
+  ckpt_mlp_destroy(&m);
+  /* rewrite the manifest's program line and its end line */
+  snprintf(mpath, sizeof mpath, "%s/checkpoint_2/" RILL_CKPT_MANIFEST, dir);
+  size_t len;
+  uint8_t *man = slurp(mpath, &len);
+  char *prog = strstr((char *)man, "\nprogram ");
+  cr_assert_not_null(prog);
+  char hex[17];
+  snprintf(hex, sizeof hex, "%016llx", (unsigned long long)whole);
+  memcpy(prog + 9, hex, 16);
+  char *end = strstr((char *)man, "\nend ") + 1;
+  snprintf(end, 15, "end %08x\n", (unsigned)rill_crc32c(0, man, (size_t)(end - (char *)man)));
+  put(mpath, man, len);
+  rill_free(man);
+  int64_t step = -1;
+  OK(load_into(dir, dir, &o, TU_SGD, 32, &step));
+  cr_assert_eq(step, 2);
+  o.every_n_steps = 7;
+  assert_refused_as_another_program(load_into(dir, dir, &o, TU_SGD, 32, &step));
 }
 
 Test(checkpoint, api_argument_checks) {

@@ -1,6 +1,7 @@
 /* Crash-safe writes, whole-file reads and safe joining of variable names. */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,8 @@
 
 #include "framework/base/alloc.h"
 #include "framework/io/file.h"
+#include "framework/io/stream.h"
+#include "rill.h"
 
 static char tmpdir[256];
 
@@ -121,6 +124,51 @@ Test(file, read_checks_size_and_type) {
   cr_assert_eq(rill_status_code(st), RILL_NOT_FOUND);
   cr_assert(strstr(rill_status_message(st), "missing"));
   rill_status_destroy(st);
+  remove_tree(tmpdir);
+}
+
+static void assert_refused(rill_status *st, rill_code code, const char *path) {
+  cr_assert_not_null(st, "'%s' was accepted", path);
+  cr_assert_eq(rill_status_code(st), code, "%s", rill_status_message(st));
+  cr_assert(strstr(rill_status_message(st), path) && strstr(rill_status_message(st), "named pipe"),
+            "%s", rill_status_message(st));
+  rill_status_destroy(st);
+}
+
+/* Opening a named pipe for reading waits for a writer: every reader must refuse it
+ * before that (the timeout fails the test instead of hanging it). */
+Test(file, named_pipes_are_refused_without_blocking, .timeout = 20) {
+  char path[400];
+  snprintf(path, sizeof path, "%s/pipe", tmpdir);
+  cr_assert_eq(mkfifo(path, 0600), 0);
+  uint8_t *data = NULL;
+  size_t size = 0;
+  assert_refused(rill_file_read_all(path, 100, &data, &size), RILL_INVALID_ARGUMENT, path);
+  cr_assert_null(data);
+  rill_reader r;
+  assert_refused(rill_reader_open(&r, path), RILL_INVALID_ARGUMENT, path);
+  rill_program *p = NULL;
+  assert_refused(rill_program_load(path, &p), RILL_IO, path);
+  cr_assert_null(p);
+  struct stat sb;
+  cr_assert_eq(rill_file_open_regular(path, &sb), -2);
+  cr_assert(S_ISFIFO(sb.st_mode));
+  /* writing over it in place (a reused checkpoint spare) does not wait for a reader */
+  int fd = -1;
+  rill_file_part part = {"x", 1};
+  rill_status *st = rill_file_write_start(path, &part, 1, true, &fd);
+  cr_assert_not_null(st);
+  cr_assert(strstr(rill_status_message(st), path), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  /* a regular file opened the same way reads as before, blocking mode restored */
+  snprintf(path, sizeof path, "%s/plain", tmpdir);
+  cr_assert_null(rill_file_write(path, "abc", 3));
+  fd = rill_file_open_regular(path, &sb);
+  cr_assert_geq(fd, 0);
+  cr_assert_eq(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+  cr_assert_eq(sb.st_size, 3);
+  close(fd);
+  assert_content(path, "abc");
   remove_tree(tmpdir);
 }
 

@@ -446,3 +446,31 @@ Test(model_files, selected_rows_parameters_load) {
   rill_tensor_clear(&a);
   rill_bytes_clear(&b);
 }
+
+/* A named pipe in place of a parameter file, a combined file or the program: refused at
+ * once, naming it (opening a pipe for reading would wait for a writer; the timeout
+ * fails the test instead of hanging it). */
+Test(model_files, named_pipes_in_place_of_files_are_refused, .timeout = 30) {
+  copy_fit_a_line(false, NULL);
+  char p[400];
+  tmp_path(p, sizeof p, "fc_0.w_0");
+  cr_assert_eq(unlink(p), 0);
+  cr_assert_eq(mkfifo(p, 0600), 0);
+  assert_load_fails(tmpdir, NULL, RILL_INVALID_ARGUMENT, "fc_0.w_0' is not a regular file (it is a named pipe)");
+  char pipe[400];
+  tmp_path(pipe, sizeof pipe, "pipe_params");
+  cr_assert_eq(mkfifo(pipe, 0600), 0);
+  assert_load_fails(tmpdir, pipe, RILL_INVALID_ARGUMENT, "pipe_params' is not a regular file");
+  tmp_path(p, sizeof p, "__model__");
+  cr_assert_eq(unlink(p), 0);
+  cr_assert_eq(mkfifo(p, 0600), 0);
+  rill_model *m = NULL;
+  rill_status *st = rill_model_load(p, NULL, &m);
+  cr_assert_not_null(st, "a pipe loaded as a model");
+  cr_assert_null(m);
+  cr_assert(strstr(rill_status_message(st), "__model__"), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  st = rill_model_load(tmpdir, NULL, &m);
+  cr_assert_not_null(st, "a directory with a pipe for __model__ loaded");
+  rill_status_destroy(st);
+}

@@ -19,20 +19,20 @@ from conftest import ROOT
 EXAMPLE = os.path.join(ROOT, 'examples', 'recognize_digits', 'train.py')
 
 
-def build(ckpt_dir, every=2, keep=0, vars=None):
+def build(ckpt_dir, every=2, keep=0, vars=None, hidden=16, optimizer=None):
     """MLP with dropout (so the generator state matters) and Adam (optimizer state)."""
     main, startup = rill.Program(), rill.Program()
     main.random_seed = startup.random_seed = 11
     with rill.program_guard(main, startup), rill.unique_name.guard():
         x = rill.layers.data('x', [6])
         y = rill.layers.data('y', [1])
-        h = rill.layers.dropout(rill.layers.fc(x, 16, act='relu'), 0.4)
+        h = rill.layers.dropout(rill.layers.fc(x, hidden, act='relu'), 0.4)
         loss = rill.layers.mean(rill.layers.square_error_cost(rill.layers.fc(h, 1), y))
         config = None
         if ckpt_dir is not None:
             config = rill.io.CheckpointConfig(ckpt_dir, every_n_steps=every, max_to_keep=keep,
                                               vars=vars)
-        rill.optimizer.Adam(0.01).minimize(loss, checkpoint_config=config)
+        (optimizer or rill.optimizer.Adam(0.01)).minimize(loss, checkpoint_config=config)
     return main, startup, loss
 
 
@@ -249,15 +249,42 @@ def test_another_program_is_refused(tmp_path):
     d = str(tmp_path / 'ck')
     main, startup, loss = build(d, every=1)
     train(main, startup, loss, 1, rill.Scope())
-    other, ostartup, _ = build(d, every=5)  # same variables, other checkpoint settings
-    exe = rill.Executor()
-    scope = rill.Scope()
-    with rill.scope_guard(scope):
-        exe.run(ostartup)
-        before = params(other, scope)
-        with pytest.raises(rill.FailedPreconditionError, match='another program'):
-            rill.io.load_checkpoint(exe, d, other)
-        assert all(v.tobytes() == params(other, scope)[k].tobytes() for k, v in before.items())
+    for other, ostartup, _ in (build(d, every=1, hidden=24),
+                               build(d, every=1, optimizer=rill.optimizer.SGD(0.01))):
+        exe = rill.Executor()
+        scope = rill.Scope()
+        with rill.scope_guard(scope):
+            exe.run(ostartup)
+            before = params(other, scope)
+            with pytest.raises(rill.FailedPreconditionError, match='another program'):
+                rill.io.load_checkpoint(exe, d, other)
+            assert all(v.tobytes() == params(other, scope)[k].tobytes() for k, v in before.items())
+
+
+def test_resume_ignores_the_directory_path_and_the_checkpoint_settings(tmp_path, monkeypatch):
+    """The same program with its checkpoints named by another path (absolute instead of
+    relative, the directory moved) or taken on another schedule resumes, bitwise."""
+    monkeypatch.chdir(tmp_path)
+    main, startup, loss = build('ck', every=2, keep=0)  # relative
+    ref, ref_params, _ = train(main, startup, loss, 12, rill.Scope())
+
+    def keep_up_to(d, step):
+        for c in rill.io.list_checkpoints(d):
+            if c.step > step:
+                shutil.rmtree(c.path)
+
+    keep_up_to('ck', 4)
+    ck = str(tmp_path / 'ck')
+    main, startup, loss = build(ck, every=3, keep=2)  # absolute, another schedule
+    got, _, start = train(main, startup, loss, 12, rill.Scope(), resume_dir=ck)
+    assert start == 4 and got == ref[4:]
+    assert [c.step for c in rill.io.list_checkpoints(ck)] == [12, 9]
+    keep_up_to(ck, 9)
+    os.rename(ck, str(tmp_path / 'moved'))
+    main, startup, loss = build('moved', every=5, keep=0)
+    got, final, start = train(main, startup, loss, 12, rill.Scope(), resume_dir='moved')
+    assert start == 9 and got == ref[9:]
+    assert all(final[k].tobytes() == v.tobytes() for k, v in ref_params.items())
 
 
 # ------------------------------------------- killed and resumed, by process ----
@@ -347,6 +374,31 @@ def test_example_killed_at_random_moments_saves_the_same_model(tmp_path):
     want, got = tree(str(tmp_path / 'ref')), tree(str(tmp_path / 'out'))
     assert sorted(got) == sorted(want)
     assert os.path.join('mlp', '__model__') in want and len(want) == 7
+    for name in want:
+        assert got[name] == want[name], name
+
+
+def test_example_resumes_with_another_path_and_interval(tmp_path):
+    """recognize_digits resumed with its checkpoint directory given by an absolute path
+    instead of a relative one, then moved, each time with another --checkpoint-every:
+    it resumes every time and saves the model an uninterrupted run saves."""
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join([os.path.join(ROOT, 'python')] +
+                                        [p for p in [env.get('PYTHONPATH')] if p])
+    ref = run_example(['--steps', '90', '--save-dir', str(tmp_path / 'ref')], env)
+    out, _ = ref.communicate(timeout=120)
+    assert ref.returncode == 0, out
+    runs = [(30, 'ck', 5, None), (60, str(tmp_path / 'ck'), 7, 30), (90, 'moved', 4, 56)]
+    for steps, ck, every, resumed in runs:
+        if ck == 'moved':
+            os.rename(str(tmp_path / 'ck'), str(tmp_path / 'moved'))
+        p = run_example(['--steps', str(steps), '--save-dir', 'out', '--checkpoint-dir', ck,
+                         '--checkpoint-every', str(every)], env, cwd=str(tmp_path))
+        out, _ = p.communicate(timeout=120)
+        assert p.returncode == 0, out
+        assert resumed_steps(out) == ([resumed] if resumed else []), out
+    want, got = tree(str(tmp_path / 'ref')), tree(str(tmp_path / 'out'))
+    assert sorted(got) == sorted(want) and want
     for name in want:
         assert got[name] == want[name], name
 
