@@ -30,7 +30,7 @@ Test(describe, flags_and_dispensable_slots) {
   has(s, "flags: none");
   rill_free_buffer(s);
   cr_assert_null(rill_op_describe("checkpoint", &s));
-  has(s, "directory: STRING (required) [policy]");
+  has(s, "directory: STRING (required) [file path] [policy]");
   has(s, "every_n_steps: LONG = 0 [policy]");
   has(s, "max_to_keep: INT = 3 [policy]");
   rill_free_buffer(s);
