@@ -14,6 +14,7 @@
 #include "framework/exec/device.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/parts.h"
+#include "kernels/cpu/sgemm.h"
 
 int rill_conv_force_path = RILL_CONV_PATH_AUTO;
 
@@ -497,6 +498,8 @@ static void dot_cols(int64_t m, int64_t j0, int64_t n, int64_t kk, const float *
  * few channels are bound by memory and gain from OpenBLAS's threads) goes to OpenBLAS. */
 #define SMALLK_MAX 32
 static _Thread_local bool smallk_on;
+/* The threads of the conv being run, for the GEMMs of a conv that runs whole. */
+static _Thread_local int64_t conv_threads = 1;
 static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m, int n,
                        int kk, float alpha, const float *a, int lda, const float *b, int ldb,
                        float beta, float *c, int ldc) {
@@ -505,7 +508,7 @@ static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBL
     smallk_sgemm(m, n, kk, a, lda, b, ldb, c, ldc, NULL);
     return;
   }
-  cblas_sgemm(order, ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc);
+  rill_sgemm_cblas(conv_threads, order, ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 /* 8 elements from s to d (unfold's row chunks) in one 256-bit move. */
 #define COPY8(d, s) _mm256_storeu_ps(d, _mm256_loadu_ps(s))
@@ -710,8 +713,8 @@ static bool fwd_part_gemm_avx2(const fwd_split *s, int64_t img, int64_t j, int s
     }
     float *yb = y + r0 * p + c0;
     if (s->blas) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(r1 - r0), (int)(c1 - c0), (int)g->c, 1.0f,
-                  w + r0 * g->c, (int)g->c, x + c0, (int)p, 0.0f, yb, (int)p);
+      rill_sgemm(1, CblasNoTrans, CblasNoTrans, r1 - r0, c1 - c0, g->c, 1.0f, w + r0 * g->c, g->c, x + c0, p,
+                 0.0f, yb, p);
       if (s->epi) rill_epi_apply(s->epi, y, res, p, r0, r1, c0, c1);
       return true;
     }
@@ -731,8 +734,7 @@ static bool fwd_part_gemm_avx2(const fwd_split *s, int64_t img, int64_t j, int s
   im2col_f32_avx2(g, g->c, x, col, r0, r1);
   float *yb = y + r0 * g->ow;
   if (s->blas) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->m, (int)nc, (int)k, 1.0f, w, (int)k,
-                col, (int)nc, 0.0f, yb, (int)p);
+    rill_sgemm(1, CblasNoTrans, CblasNoTrans, g->m, nc, k, 1.0f, w, k, col, nc, 0.0f, yb, p);
     if (s->epi) rill_epi_apply(s->epi, y, res, p, 0, g->m, r0 * g->ow, r1 * g->ow);
     return true;
   }
@@ -885,8 +887,10 @@ static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_ge
     rill_free(s.col);
     return ok;
   }
-  /* OpenBLAS may thread the GEMMs of a conv that runs whole */
-  if (path != RILL_CONV_PATH_DIRECT && path != RILL_CONV_PATH_DIRECT_GENERIC &&
+  /* OpenBLAS may thread the GEMMs of a conv that runs whole (rill_sgemm, which the
+   * float engine on AVX2 calls, uses the pool itself) */
+  if ((dt == RILL_DTYPE_FP64 || !rill_cpu_avx2()) && path != RILL_CONV_PATH_DIRECT &&
+      path != RILL_CONV_PATH_DIRECT_GENERIC &&
       (double)g->m / (double)g->groups * (double)(g->oh * g->ow) * (double)(g->c / g->groups * g->kh * g->kw) >=
           RILL_BLAS_THREADED_GEMM)
     rill_cpu_parts_hush();
@@ -1028,6 +1032,7 @@ static bool conv_images_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv
 }
 
 static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_epi *epi) {
+  conv_threads = ctx->device ? ctx->device->num_threads : 1;
   rill_tensor *x, *f, *y;
   RILL_TRY(rill_kin_need(ctx, 0, 0, dt, &x));
   RILL_TRY(rill_kin_need(ctx, 1, 0, dt, &f));
@@ -1064,6 +1069,7 @@ rill_status *rill_cpu_conv2d_epi_fp32(rill_kernel_ctx *ctx, const rill_conv_epi 
 }
 
 static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
+  conv_threads = ctx->device ? ctx->device->num_threads : 1;
   rill_tensor *x, *f, *dy, *dx, *df;
   RILL_TRY(rill_kin_need(ctx, 0, 0, dt, &x));
   RILL_TRY(rill_kin_need(ctx, 1, 0, dt, &f));
@@ -1096,6 +1102,7 @@ static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
 /* conv2d_transpose: its Output is the image of the equivalent conv, its Input the conv
  * output, so the forward is the conv's data gradient. */
 static rill_status *convt_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
+  conv_threads = ctx->device ? ctx->device->num_threads : 1;
   rill_tensor *x, *f, *y;
   RILL_TRY(rill_kin_need(ctx, 0, 0, dt, &x));
   RILL_TRY(rill_kin_need(ctx, 1, 0, dt, &f));
@@ -1115,6 +1122,7 @@ static rill_status *convt_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
 }
 
 static rill_status *convt_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
+  conv_threads = ctx->device ? ctx->device->num_threads : 1;
   rill_tensor *x, *f, *dy, *dx, *df;
   RILL_TRY(rill_kin_need(ctx, 0, 0, dt, &x));
   RILL_TRY(rill_kin_need(ctx, 1, 0, dt, &f));

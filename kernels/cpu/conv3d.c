@@ -9,6 +9,7 @@
 
 #include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/sgemm.h"
 #include "operators/conv3d.h"
 
 #define CONV3D_COL_BUDGET ((size_t)4 << 20)
@@ -91,5 +92,5 @@
     return NULL;                                                                              \
   }
 
-CONV3D(float, RILL_DTYPE_FP32, cblas_sgemm, rill_cpu_conv3d_fp32)
+CONV3D(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, rill_cpu_conv3d_fp32)
 CONV3D(double, RILL_DTYPE_FP64, cblas_dgemm, rill_cpu_conv3d_fp64)

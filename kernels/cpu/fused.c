@@ -11,7 +11,9 @@
 #include "framework/exec/device.h"
 #include "kernels/cpu/conv_epi.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/sgemm.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/sgemm.h"
 #include "kernels/cpu/parts.h"
 #include "kernels/cpu/vexp.h"
 #include "operators/fused_act.h"
@@ -90,13 +92,12 @@ rill_status *rill_cpu_fc_fp32(rill_kernel_ctx *ctx) {
   if (k == 0) {
     memset(op, 0, obytes);
   } else if (gemv || !rill_cpu_sgemm_blocks(threads, m, n, k, xp, wp, op)) {
-    if (gemv ? k * n >= RILL_BLAS_THREADED_GEMV : m * k * n >= RILL_BLAS_THREADED_GEMM)
-      rill_cpu_parts_hush(); /* OpenBLAS may run its threads */
+    if (gemv && k * n >= RILL_BLAS_THREADED_GEMV)
+      rill_cpu_parts_hush(); /* OpenBLAS may run its threads (rill_sgemm hushes for itself) */
     if (gemv)
       cblas_sgemv(CblasRowMajor, CblasTrans, (int)k, (int)n, 1.0f, wp, (int)n, xp, 1, 0.0f, op, 1);
     else
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, xp, (int)k,
-                  wp, (int)n, 0.0f, op, (int)n);
+      rill_sgemm(threads, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, xp, k, wp, n, 0.0f, op, n);
   }
   row_bias_act_f32(op, b ? rill_tensor_ptr(b) : NULL, m, n, act);
   return NULL;

@@ -1,6 +1,6 @@
 #include "kernels/cpu/gemm.h"
 
-#include <cblas.h>
+#include "kernels/cpu/sgemm.h"
 
 #include "kernels/cpu/parts.h"
 
@@ -17,12 +17,12 @@ static bool block_run(void *arg, int64_t i, int slot) {
   int64_t lo = i * s->chunk, hi = lo + s->chunk;
   if (s->by_cols) {
     if (hi > s->n) hi = s->n;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)s->m, (int)(hi - lo), (int)s->k, 1.0f, s->a,
-                (int)s->k, s->b + lo, (int)s->n, 0.0f, s->c + lo, (int)s->n);
+    rill_sgemm(1, CblasNoTrans, CblasNoTrans, s->m, hi - lo, s->k, 1.0f, s->a, s->k, s->b + lo, s->n, 0.0f,
+               s->c + lo, s->n);
   } else {
     if (hi > s->m) hi = s->m;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)(hi - lo), (int)s->n, (int)s->k, 1.0f,
-                s->a + lo * s->k, (int)s->k, s->b, (int)s->n, 0.0f, s->c + lo * s->n, (int)s->n);
+    rill_sgemm(1, CblasNoTrans, CblasNoTrans, hi - lo, s->n, s->k, 1.0f, s->a + lo * s->k, s->k, s->b, s->n,
+               0.0f, s->c + lo * s->n, s->n);
   }
   return true;
 }

@@ -9,6 +9,7 @@
 
 #include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/sgemm.h"
 #include "operators/matmul.h"
 
 /* The schemas' attrs: 0 transpose X, 1 transpose Y; matmul's 2 is alpha. */
@@ -93,9 +94,9 @@ static bool mm_y_shared(const rill_matmul_plan *p) {
     return NULL;                                                                          \
   }
 
-MATMUL(float, RILL_DTYPE_FP32, cblas_sgemm, rill_cpu_matmul_fp32)
+MATMUL(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, rill_cpu_matmul_fp32)
 MATMUL(double, RILL_DTYPE_FP64, cblas_dgemm, rill_cpu_matmul_fp64)
-MATMUL(float, RILL_DTYPE_FP32, cblas_sgemm, rill_cpu_matmul_v2_fp32)
+MATMUL(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, rill_cpu_matmul_v2_fp32)
 MATMUL(double, RILL_DTYPE_FP64, cblas_dgemm, rill_cpu_matmul_v2_fp64)
 
 /* With A = op(X) [m, k], B = op(Y) [k, n], G = dOut [m, n]:
@@ -161,7 +162,7 @@ MATMUL(double, RILL_DTYPE_FP64, cblas_dgemm, rill_cpu_matmul_v2_fp64)
     return NULL;                                                                          \
   }
 
-MATMUL_GRAD(float, RILL_DTYPE_FP32, cblas_sgemm, rill_cpu_matmul_grad_fp32)
+MATMUL_GRAD(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, rill_cpu_matmul_grad_fp32)
 MATMUL_GRAD(double, RILL_DTYPE_FP64, cblas_dgemm, rill_cpu_matmul_grad_fp64)
-MATMUL_GRAD(float, RILL_DTYPE_FP32, cblas_sgemm, rill_cpu_matmul_v2_grad_fp32)
+MATMUL_GRAD(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, rill_cpu_matmul_v2_grad_fp32)
 MATMUL_GRAD(double, RILL_DTYPE_FP64, cblas_dgemm, rill_cpu_matmul_v2_grad_fp64)

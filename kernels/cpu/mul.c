@@ -8,6 +8,7 @@
 #include "framework/exec/device.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/sgemm.h"
 #include "kernels/cpu/parts.h"
 
 typedef struct mul_shape {
@@ -97,7 +98,7 @@ static bool no_blocks(int64_t threads, int64_t m, int64_t n, int64_t k, const do
     if (s.m == 1) /* one row (fc at batch 1): no GEMM packing of Y per call */             \
       GEMV(xp, yp, dst, s.k, s.n);                                                        \
     else if (!BLOCKS(threads, s.m, s.n, s.k, xp, yp, dst)) {                              \
-      if (s.m * s.k * s.n >= RILL_BLAS_THREADED_GEMM)                                     \
+      if ((DT) == RILL_DTYPE_FP64 && s.m * s.k * s.n >= RILL_BLAS_THREADED_GEMM)          \
         rill_cpu_parts_hush(); /* OpenBLAS may run its threads */                         \
       GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)s.m, (int)s.n, (int)s.k, 1, xp, \
            (int)s.k, yp, (int)s.n, 0, dst, (int)s.n);                                     \
@@ -109,7 +110,7 @@ static bool no_blocks(int64_t threads, int64_t m, int64_t n, int64_t k, const do
     return NULL;                                                                          \
   }
 
-MUL(float, RILL_DTYPE_FP32, cblas_sgemm, row_gemv_f32, rill_cpu_sgemm_blocks, rill_cpu_mul_fp32)
+MUL(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, row_gemv_f32, rill_cpu_sgemm_blocks, rill_cpu_mul_fp32)
 MUL(double, RILL_DTYPE_FP64, cblas_dgemm, row_gemv_f64, no_blocks, rill_cpu_mul_fp64)
 
 /* mul_grad: with X as [m, k], Y as [k, n] and dOut as [m, n],
@@ -165,5 +166,5 @@ static rill_status *mul_grad_shape(rill_kernel_ctx *ctx, const rill_tensor *x,
     return NULL;                                                                          \
   }
 
-MUL_GRAD(float, RILL_DTYPE_FP32, cblas_sgemm, rill_cpu_mul_grad_fp32)
+MUL_GRAD(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, rill_cpu_mul_grad_fp32)
 MUL_GRAD(double, RILL_DTYPE_FP64, cblas_dgemm, rill_cpu_mul_grad_fp64)

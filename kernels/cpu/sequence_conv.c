@@ -8,6 +8,7 @@
 
 #include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/sgemm.h"
 
 enum { A_TRAIN, A_LEN, A_START, A_STRIDE };
 
@@ -78,5 +79,5 @@ enum { A_TRAIN, A_LEN, A_START, A_STRIDE };
     return NULL;                                                                               \
   }
 
-SEQUENCE_CONV(float, RILL_DTYPE_FP32, cblas_sgemm, rill_cpu_sequence_conv_fp32)
+SEQUENCE_CONV(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, rill_cpu_sequence_conv_fp32)
 SEQUENCE_CONV(double, RILL_DTYPE_FP64, cblas_dgemm, rill_cpu_sequence_conv_fp64)

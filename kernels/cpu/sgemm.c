@@ -3,9 +3,9 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "framework/base/alloc.h"
 #include "framework/base/isa.h"
 #include "kernels/cpu/parts.h"
 
@@ -198,23 +198,27 @@ static const sgemm_kit *kit_for_cpu(void) {
   return NULL;
 }
 
-/* ---- per-thread packing space, kept across calls ---- */
+/* ---- per-thread packing space, kept across calls ----
+ * Scratch of the GEMM's own, as OpenBLAS keeps its buffers: it comes from the C
+ * library, not from rill's allocator (rill_set_allocator), lives as long as its thread
+ * (freed by the key's destructor) and grows to the largest panel the thread has packed.
+ * When it cannot grow, the product goes to cblas_sgemm: no error to report. */
 
 static pthread_key_t space_key;
 static pthread_once_t space_once = PTHREAD_ONCE_INIT;
 static _Thread_local float *space;
 static _Thread_local size_t space_cap;
 
-static void space_free(void *p) { rill_free(p); }
+static void space_free(void *p) { free(p); }
 static void space_key_make(void) { (void)pthread_key_create(&space_key, space_free); }
 
 /* At least n floats, 64-byte aligned; NULL when out of memory. */
 static float *pack_space(size_t n) {
   if (n <= space_cap) return space;
   (void)pthread_once(&space_once, space_key_make);
-  float *p = rill_aligned_alloc(n * sizeof(float), 64);
-  if (!p) return NULL;
-  rill_free(space);
+  void *p = NULL;
+  if (posix_memalign(&p, 64, n * sizeof(float)) != 0) return NULL;
+  free(space);
   space = p;
   space_cap = n;
   (void)pthread_setspecific(space_key, p);
@@ -344,13 +348,13 @@ void rill_sgemm(int64_t threads, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE t
     blas(tra, trb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-void rill_sgemm_cblas(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m, int n,
-                      int k, float alpha, const float *a, int lda, const float *b, int ldb, float beta, float *c,
-                      int ldc) {
+void rill_sgemm_cblas(int64_t threads, enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta,
+                      enum CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha, const float *a, int lda,
+                      const float *b, int ldb, float beta, float *c, int ldc) {
   if (order != CblasRowMajor) {
     /* column-major c = op(a) op(b) is row-major c' = op(b)' op(a)' */
-    rill_sgemm(1, tb, ta, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc);
+    rill_sgemm(threads, tb, ta, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc);
     return;
   }
-  rill_sgemm(1, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  rill_sgemm(threads, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }

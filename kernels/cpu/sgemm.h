@@ -24,6 +24,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "framework/exec/device.h"
+
 /* c = alpha op(a) op(b) + beta c for row-major a, b, c (op: CblasNoTrans or CblasTrans),
  * on up to `threads` threads of the kernel pool (1: the calling thread only). With
  * beta == 0, c is written without being read (NaN in c does not propagate). */
@@ -31,11 +33,16 @@ void rill_sgemm(int64_t threads, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE t
                 int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                 float *c, int64_t ldc);
 
-/* cblas_sgemm's signature over rill_sgemm on the calling thread (order must be
- * CblasRowMajor), for code written against CBLAS. */
-void rill_sgemm_cblas(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m, int n,
-                      int k, float alpha, const float *a, int lda, const float *b, int ldb, float beta, float *c,
-                      int ldc);
+/* cblas_sgemm's arguments after a thread count (order must be CblasRowMajor, or the
+ * product is computed transposed), for kernels written against CBLAS. */
+void rill_sgemm_cblas(int64_t threads, enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta,
+                      enum CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha, const float *a, int lda,
+                      const float *b, int ldb, float beta, float *c, int ldc);
+
+/* For a kernel's GEMM macros: cblas_sgemm's arguments on the threads of the kernel's
+ * device (`ctx` in scope). */
+#define RILL_KERNEL_SGEMM(...) \
+  rill_sgemm_cblas(ctx->device ? ctx->device->num_threads : 1, __VA_ARGS__)
 
 /* Tests and benchmarks: false sends every call to cblas_sgemm. */
 extern bool rill_sgemm_own;
