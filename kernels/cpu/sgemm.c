@@ -16,9 +16,10 @@ bool rill_sgemm_own = true;
 #define NR_MAX 32
 
 /* A microkernel: c[0..MR) x [0..NR) = alpha (pa' pb) + beta c, where pa is kc slivers
- * of MR values of a and pb kc slivers of NR values of b. beta == 0 writes c unread. */
-typedef void (*ukr_fn)(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc, float alpha,
-                       float beta);
+ * of MR values of a and pb kc rows of NR values of b, bs floats apart (NR when packed,
+ * ldb when read in place). beta == 0 writes c unread. */
+typedef void (*ukr_fn)(int64_t kc, const float *pa, const float *pb, int64_t bs, float *c, int64_t ldc,
+                       float alpha, float beta);
 
 typedef struct sgemm_arch {
   int64_t mr, nr, mc, kc, nc;
@@ -58,7 +59,11 @@ static void pack_b(float *pb, bool tb, const float *b, int64_t ldb, int64_t p0, 
   for (int64_t s = 0; s < nc; s += nr) {
     int64_t cols = nc - s < nr ? nc - s : nr;
     float *d = pb + s * kc;
-    if (!tb) {
+    if (!tb && cols == nr && nr == 32) { /* fixed-size copies, which the compiler inlines */
+      for (int64_t p = 0; p < kc; p++) memcpy(d + p * 32, b + (p0 + p) * ldb + j0 + s, 32 * sizeof *d);
+    } else if (!tb && cols == nr && nr == 16) {
+      for (int64_t p = 0; p < kc; p++) memcpy(d + p * 16, b + (p0 + p) * ldb + j0 + s, 16 * sizeof *d);
+    } else if (!tb) {
       for (int64_t p = 0; p < kc; p++) {
         const float *src = b + (p0 + p) * ldb + j0 + s;
         memcpy(d + p * nr, src, (size_t)cols * sizeof *d);
@@ -80,8 +85,8 @@ static void pack_b(float *pb, bool tb, const float *b, int64_t ldb, int64_t p0, 
 #if RILL_X86_SIMD
 RILL_AVX2_BEGIN
 /* 6 x 16: 12 accumulators, two loads of b and 6 broadcasts of a per k step. */
-static void ukr_avx2_6x16(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc, float alpha,
-                          float beta) {
+static void ukr_avx2_6x16(int64_t kc, const float *pa, const float *pb, int64_t bs, float *c, int64_t ldc,
+                          float alpha, float beta) {
   __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
   __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
   for (int64_t p = 0; p < kc; p++) {
@@ -92,7 +97,7 @@ static void ukr_avx2_6x16(int64_t kc, const float *pa, const float *pb, float *c
     a = _mm256_broadcast_ss(pa + 3), c30 = _mm256_fmadd_ps(a, b0, c30), c31 = _mm256_fmadd_ps(a, b1, c31);
     a = _mm256_broadcast_ss(pa + 4), c40 = _mm256_fmadd_ps(a, b0, c40), c41 = _mm256_fmadd_ps(a, b1, c41);
     a = _mm256_broadcast_ss(pa + 5), c50 = _mm256_fmadd_ps(a, b0, c50), c51 = _mm256_fmadd_ps(a, b1, c51);
-    pa += 6, pb += 16;
+    pa += 6, pb += bs;
   }
   const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
 #define STORE_ROW(r, x0, x1)                                                                     \
@@ -116,10 +121,10 @@ static void ukr_avx2_6x16(int64_t kc, const float *pa, const float *pb, float *c
 
 /* The edge of a tile: the same k loop into a whole tile of t, then the rows and
  * columns that exist stored as the full tile stores them (alpha, then beta's FMA). */
-static void edge_avx2(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc, float alpha,
-                      float beta, int64_t rows, int64_t cols) {
+static void edge_avx2(int64_t kc, const float *pa, const float *pb, int64_t bs, float *c, int64_t ldc,
+                      float alpha, float beta, int64_t rows, int64_t cols) {
   float t[MR_MAX * NR_MAX];
-  ukr_avx2_6x16(kc, pa, pb, t, 16, 1.0f, 0.0f);
+  ukr_avx2_6x16(kc, pa, pb, bs, t, 16, 1.0f, 0.0f);
   for (int64_t r = 0; r < rows; r++)
     for (int64_t j = 0; j < cols; j++) {
       float y = t[r * 16 + j] * alpha;
@@ -130,8 +135,8 @@ RILL_AVX2_END
 
 RILL_AVX512_BEGIN
 /* 6 x 32: 12 accumulators of 16 lanes. */
-static void ukr_avx512_6x32(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc, float alpha,
-                            float beta) {
+static void ukr_avx512_6x32(int64_t kc, const float *pa, const float *pb, int64_t bs, float *c,
+                            int64_t ldc, float alpha, float beta) {
   __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
   __m512 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
   for (int64_t p = 0; p < kc; p++) {
@@ -142,7 +147,7 @@ static void ukr_avx512_6x32(int64_t kc, const float *pa, const float *pb, float 
     a = _mm512_set1_ps(pa[3]), c30 = _mm512_fmadd_ps(a, b0, c30), c31 = _mm512_fmadd_ps(a, b1, c31);
     a = _mm512_set1_ps(pa[4]), c40 = _mm512_fmadd_ps(a, b0, c40), c41 = _mm512_fmadd_ps(a, b1, c41);
     a = _mm512_set1_ps(pa[5]), c50 = _mm512_fmadd_ps(a, b0, c50), c51 = _mm512_fmadd_ps(a, b1, c51);
-    pa += 6, pb += 32;
+    pa += 6, pb += bs;
   }
   const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
 #define STORE_ROW(r, x0, x1)                                                                     \
@@ -164,10 +169,10 @@ static void ukr_avx512_6x32(int64_t kc, const float *pa, const float *pb, float 
 #undef STORE_ROW
 }
 
-static void edge_avx512(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc, float alpha,
-                        float beta, int64_t rows, int64_t cols) {
+static void edge_avx512(int64_t kc, const float *pa, const float *pb, int64_t bs, float *c, int64_t ldc,
+                        float alpha, float beta, int64_t rows, int64_t cols) {
   float t[MR_MAX * NR_MAX];
-  ukr_avx512_6x32(kc, pa, pb, t, 32, 1.0f, 0.0f);
+  ukr_avx512_6x32(kc, pa, pb, bs, t, 32, 1.0f, 0.0f);
   for (int64_t r = 0; r < rows; r++)
     for (int64_t j = 0; j < cols; j++) {
       float y = t[r * 32 + j] * alpha;
@@ -177,8 +182,8 @@ static void edge_avx512(int64_t kc, const float *pa, const float *pb, float *c, 
 RILL_AVX512_END
 #endif
 
-typedef void (*edge_fn)(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc, float alpha,
-                        float beta, int64_t rows, int64_t cols);
+typedef void (*edge_fn)(int64_t kc, const float *pa, const float *pb, int64_t bs, float *c, int64_t ldc,
+                        float alpha, float beta, int64_t rows, int64_t cols);
 
 typedef struct sgemm_kit {
   sgemm_arch arch;
@@ -190,7 +195,7 @@ typedef struct sgemm_kit {
  * kc x nc of b in L3. */
 static const sgemm_kit *kit_for_cpu(void) {
 #if RILL_X86_SIMD
-  static const sgemm_kit avx512 = {{6, 32, 144, 256, 4096, ukr_avx512_6x32}, edge_avx512};
+  static const sgemm_kit avx512 = {{6, 32, 144, 192, 4096, ukr_avx512_6x32}, edge_avx512};
   static const sgemm_kit avx2 = {{6, 16, 144, 256, 4096, ukr_avx2_6x16}, edge_avx2};
   if (rill_cpu_avx512()) return &avx512;
   if (rill_cpu_avx2()) return &avx2;
@@ -225,6 +230,9 @@ static float *pack_space(size_t n) {
   return p;
 }
 
+/* Products of at most this many rows read b in place rather than packing it. */
+#define DIRECT_B_ROWS 24
+
 static int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
 /* One thread's GEMM over the whole of its c. False when out of memory (nothing written). */
@@ -243,18 +251,32 @@ static bool gemm_serial(const sgemm_kit *kit, bool ta, bool tb, int64_t m, int64
     for (int64_t pc = 0; pc < k; pc += ar->kc) {
       int64_t kc = k - pc < ar->kc ? k - pc : ar->kc;
       float bt = pc == 0 ? beta : 1.0f;
-      pack_b(pb, tb, b, ldb, pc, kc, jc, nc, ar->nr);
+      /* b in place when few rows of a reuse it (packing would cost about what it
+       * saves): its whole slivers read with stride ldb, a short last one packed */
+      int64_t full = nc / ar->nr * ar->nr;
+      bool direct = !tb && m <= DIRECT_B_ROWS;
+      if (direct) {
+        if (full < nc) pack_b(pb, tb, b, ldb, pc, kc, jc + full, nc - full, ar->nr);
+      } else {
+        pack_b(pb, tb, b, ldb, pc, kc, jc, nc, ar->nr);
+      }
       for (int64_t ic = 0; ic < m; ic += ar->mc) {
         int64_t mc = m - ic < ar->mc ? m - ic : ar->mc;
         pack_a(pa, ta, a, lda, ic, mc, pc, kc, ar->mr);
         for (int64_t jr = 0; jr < nc; jr += ar->nr) {
           int64_t cols = nc - jr < ar->nr ? nc - jr : ar->nr;
+          const float *sb = pb + jr * kc;
+          int64_t bs = ar->nr;
+          if (direct) {
+            if (jr < full) sb = b + pc * ldb + jc + jr, bs = ldb;
+            else sb = pb;
+          }
           for (int64_t ir = 0; ir < mc; ir += ar->mr) {
             int64_t rows = mc - ir < ar->mr ? mc - ir : ar->mr;
             float *ct = c + (ic + ir) * ldc + jc + jr;
-            const float *sa = pa + ir * kc, *sb = pb + jr * kc;
-            if (rows == ar->mr && cols == ar->nr) ar->ukr(kc, sa, sb, ct, ldc, alpha, bt);
-            else kit->edge(kc, sa, sb, ct, ldc, alpha, bt, rows, cols);
+            const float *sa = pa + ir * kc;
+            if (rows == ar->mr && cols == ar->nr) ar->ukr(kc, sa, sb, bs, ct, ldc, alpha, bt);
+            else kit->edge(kc, sa, sb, bs, ct, ldc, alpha, bt, rows, cols);
           }
         }
       }
