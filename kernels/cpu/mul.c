@@ -110,7 +110,11 @@ static bool no_blocks(int64_t threads, int64_t m, int64_t n, int64_t k, const do
     return NULL;                                                                          \
   }
 
-MUL(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, row_gemv_f32, rill_cpu_sgemm_blocks, rill_cpu_mul_fp32)
+/* float rows: rill_sgemv_row's vector blocks (over the kernel's threads) where the CPU
+ * has AVX2, else the loop above */
+#define ROW_GEMV_F32(x, y, o, k, n) \
+  ((void)(rill_sgemv_row(threads, x, y, o, k, n) || (row_gemv_f32(x, y, o, k, n), 1)))
+MUL(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, ROW_GEMV_F32, rill_cpu_sgemm_blocks, rill_cpu_mul_fp32)
 MUL(double, RILL_DTYPE_FP64, cblas_dgemm, row_gemv_f64, no_blocks, rill_cpu_mul_fp64)
 
 /* mul_grad: with X as [m, k], Y as [k, n] and dOut as [m, n],

@@ -297,6 +297,109 @@ static void blas(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
               (int)k, alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
 }
 
+/* ---- one row: y = x w (sgemv_row) ----
+ * y[j] = sum over p in order of x[p] w[p][j], one FMA chain per column: a block of
+ * columns keeps its sums in registers while w's rows stream past (4 x 16 or 4 x 8
+ * lanes), the last columns one at a time by fmaf, in the same order. */
+#if RILL_X86_SIMD
+RILL_AVX512_BEGIN
+static void gemv_cols_avx512(const float *x, const float *w, float *y, int64_t k, int64_t n, int64_t j0,
+                             int64_t j1) {
+  int64_t j = j0;
+  for (; j + 64 <= j1; j += 64) {
+    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    const float *wp = w + j;
+    for (int64_t p = 0; p < k; p++, wp += n) {
+      __m512 a = _mm512_set1_ps(x[p]);
+      s0 = _mm512_fmadd_ps(a, _mm512_loadu_ps(wp), s0);
+      s1 = _mm512_fmadd_ps(a, _mm512_loadu_ps(wp + 16), s1);
+      s2 = _mm512_fmadd_ps(a, _mm512_loadu_ps(wp + 32), s2);
+      s3 = _mm512_fmadd_ps(a, _mm512_loadu_ps(wp + 48), s3);
+    }
+    _mm512_storeu_ps(y + j, s0), _mm512_storeu_ps(y + j + 16, s1);
+    _mm512_storeu_ps(y + j + 32, s2), _mm512_storeu_ps(y + j + 48, s3);
+  }
+  for (; j + 16 <= j1; j += 16) {
+    __m512 s0 = _mm512_setzero_ps();
+    const float *wp = w + j;
+    for (int64_t p = 0; p < k; p++, wp += n) s0 = _mm512_fmadd_ps(_mm512_set1_ps(x[p]), _mm512_loadu_ps(wp), s0);
+    _mm512_storeu_ps(y + j, s0);
+  }
+  if (j < j1) { /* the last columns under a mask: the same chain per lane */
+    __mmask16 mask = (__mmask16)((1u << (j1 - j)) - 1u);
+    __m512 s0 = _mm512_setzero_ps();
+    const float *wp = w + j;
+    for (int64_t p = 0; p < k; p++, wp += n)
+      s0 = _mm512_fmadd_ps(_mm512_set1_ps(x[p]), _mm512_maskz_loadu_ps(mask, wp), s0);
+    _mm512_mask_storeu_ps(y + j, mask, s0);
+  }
+}
+RILL_AVX512_END
+
+RILL_AVX2_BEGIN
+static void gemv_cols_avx2(const float *x, const float *w, float *y, int64_t k, int64_t n, int64_t j0,
+                           int64_t j1) {
+  int64_t j = j0;
+  for (; j + 32 <= j1; j += 32) {
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    const float *wp = w + j;
+    for (int64_t p = 0; p < k; p++, wp += n) {
+      __m256 a = _mm256_broadcast_ss(x + p);
+      s0 = _mm256_fmadd_ps(a, _mm256_loadu_ps(wp), s0);
+      s1 = _mm256_fmadd_ps(a, _mm256_loadu_ps(wp + 8), s1);
+      s2 = _mm256_fmadd_ps(a, _mm256_loadu_ps(wp + 16), s2);
+      s3 = _mm256_fmadd_ps(a, _mm256_loadu_ps(wp + 24), s3);
+    }
+    _mm256_storeu_ps(y + j, s0), _mm256_storeu_ps(y + j + 8, s1);
+    _mm256_storeu_ps(y + j + 16, s2), _mm256_storeu_ps(y + j + 24, s3);
+  }
+  for (; j + 8 <= j1; j += 8) {
+    __m256 s0 = _mm256_setzero_ps();
+    const float *wp = w + j;
+    for (int64_t p = 0; p < k; p++, wp += n)
+      s0 = _mm256_fmadd_ps(_mm256_broadcast_ss(x + p), _mm256_loadu_ps(wp), s0);
+    _mm256_storeu_ps(y + j, s0);
+  }
+  for (; j < j1; j++) {
+    float s0 = 0.0f;
+    for (int64_t p = 0; p < k; p++) s0 = fmaf(x[p], w[p * n + j], s0);
+    y[j] = s0;
+  }
+}
+RILL_AVX2_END
+#endif
+
+typedef struct gemv_split {
+  const float *x, *w;
+  float *y;
+  int64_t k, n, chunk;
+  bool wide;
+} gemv_split;
+
+static bool gemv_part(void *arg, int64_t i, int slot) {
+  const gemv_split *s = arg;
+  (void)slot;
+  int64_t j0 = i * s->chunk, j1 = j0 + s->chunk < s->n ? j0 + s->chunk : s->n;
+#if RILL_X86_SIMD
+  if (s->wide) gemv_cols_avx512(s->x, s->w, s->y, s->k, s->n, j0, j1);
+  else gemv_cols_avx2(s->x, s->w, s->y, s->k, s->n, j0, j1);
+#endif
+  return true;
+}
+
+/* From this many multiply-adds a row is split over the pool by blocks of columns. */
+#define GEMV_SPLIT_MACS (1 << 15)
+
+bool rill_sgemv_row(int64_t threads, const float *x, const float *w, float *y, int64_t k, int64_t n) {
+  if (!rill_sgemm_own || !rill_cpu_avx2() || k <= 0 || n <= 0) return false;
+  gemv_split s = {.x = x, .w = w, .y = y, .k = k, .n = n, .chunk = n, .wide = rill_cpu_avx512()};
+  if (threads > 1 && (double)k * (double)n >= GEMV_SPLIT_MACS && n >= 128) {
+    int64_t parts = 2 * (threads < RILL_PARTS_MAX_THREADS ? threads : RILL_PARTS_MAX_THREADS);
+    s.chunk = round_up((n + parts - 1) / parts, 64);
+  }
+  return rill_cpu_parts(threads, (n + s.chunk - 1) / s.chunk, gemv_part, &s);
+}
+
 /* ---- the split over the kernel pool ---- */
 
 /* From this many multiply-adds a GEMM is split over the pool's threads; each part then

@@ -44,7 +44,13 @@ void rill_sgemm_cblas(int64_t threads, enum CBLAS_ORDER order, enum CBLAS_TRANSP
 #define RILL_KERNEL_SGEMM(...) \
   rill_sgemm_cblas(ctx->device ? ctx->device->num_threads : 1, __VA_ARGS__)
 
-/* Tests and benchmarks: false sends every call to cblas_sgemm. */
+/* y[j] = sum over p of x[p] w[p][j] for one row x [k] and a row-major w [k, n] (fc and
+ * mul at batch 1), on up to `threads` threads, each column summed in order with FMAs
+ * (so the result does not depend on the threads). False, with nothing written, where
+ * the CPU has no AVX2 or k or n is 0: the caller computes it. */
+bool rill_sgemv_row(int64_t threads, const float *x, const float *w, float *y, int64_t k, int64_t n);
+
+/* Tests and benchmarks: false sends every call to cblas_sgemm (and refuses rows). */
 extern bool rill_sgemm_own;
 
 #endif

@@ -108,3 +108,41 @@ Test(sgemm, empty_products, .fini = restore_level) {
     cr_expect(d[0] == 2, "m = 0 writes nothing");
   }
 }
+
+/* One row: every column is one FMA chain over k in order, so the AVX2 and AVX-512
+ * blocks, their masked or scalar last columns and every thread count give that chain's
+ * bits; without AVX2 the row is refused (the caller computes it). */
+Test(sgemm, one_row_is_each_columns_fma_chain, .fini = restore_level) {
+  const int64_t ks[] = {1, 7, 300}, ns[] = {1, 15, 16, 17, 63, 64, 65, 200, 1000};
+  for (int level = RILL_CPU_ISA_GENERIC; level <= (int)rill_cpu_isa_level_native(); level++) {
+    rill_cpu_isa_level_set((rill_cpu_isa_level)level);
+    for (size_t ik = 0; ik < sizeof ks / sizeof *ks; ik++)
+      for (size_t in = 0; in < sizeof ns / sizeof *ns; in++) {
+        int64_t k = ks[ik], n = ns[in];
+        unsigned seed = (unsigned)(k * 31 + n);
+        float *x = malloc(sizeof(float) * (size_t)k), *w = malloc(sizeof(float) * (size_t)(k * n));
+        float *y = malloc(sizeof(float) * (size_t)(n + 1)), *want = malloc(sizeof(float) * (size_t)n);
+        for (int64_t i = 0; i < k; i++) x[i] = frand(&seed);
+        for (int64_t i = 0; i < k * n; i++) w[i] = frand(&seed);
+        for (int64_t j = 0; j < n; j++) {
+          float s = 0.0f;
+          for (int64_t p = 0; p < k; p++) s = fmaf(x[p], w[p * n + j], s);
+          want[j] = s;
+        }
+        for (int threads = 1; threads <= 3; threads++) {
+          y[n] = 12345.0f;
+          bool took = rill_sgemv_row(threads, x, w, y, k, n);
+          if (level == RILL_CPU_ISA_GENERIC) {
+            cr_expect_not(took, "without AVX2 a row is left to the caller");
+            break;
+          }
+          cr_expect(took, "level %d: a row of %ld x %ld refused", level, (long)k, (long)n);
+          cr_expect(memcmp(y, want, sizeof(float) * (size_t)n) == 0,
+                    "level %d, %d threads, %ld x %ld: not each column's FMA chain", level, threads, (long)k,
+                    (long)n);
+          cr_expect(y[n] == 12345.0f, "wrote past the row");
+        }
+        free(x), free(w), free(y), free(want);
+      }
+  }
+}
