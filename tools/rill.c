@@ -581,8 +581,8 @@ static int cmd_run(int argc, char **argv) {
     double total = 0;
     for (long r = 0; r < bench; r++) total += ms[r];
     qsort(ms, (size_t)bench, sizeof *ms, cmp_double);
-    printf("latency: %ld runs after %ld warm-up runs: p50 %.4f ms, p90 %.4f ms, p99 %.4f ms, "
-           "mean %.4f ms\n",
+    printf("latency: %ld runs after %ld warm-up runs: p50 %.6f ms, p90 %.6f ms, p99 %.6f ms, "
+           "mean %.6f ms\n",
            bench, warm, percentile(ms, bench, 0.5), percentile(ms, bench, 0.9),
            percentile(ms, bench, 0.99), total / (double)bench);
     free(ms);
