@@ -11,8 +11,8 @@
 
 bool rill_sgemm_own = true;
 
-/* The largest microkernel tile (AVX-512: 6 x 32). */
-#define MR_MAX 6
+/* The largest microkernel tile (AVX-512: 8 x 32). */
+#define MR_MAX 8
 #define NR_MAX 32
 
 /* A microkernel: c[0..MR) x [0..NR) = alpha (pa' pb) + beta c, where pa is kc slivers
@@ -134,11 +134,13 @@ static void edge_avx2(int64_t kc, const float *pa, const float *pb, int64_t bs, 
 RILL_AVX2_END
 
 RILL_AVX512_BEGIN
-/* 6 x 32: 12 accumulators of 16 lanes. */
-static void ukr_avx512_6x32(int64_t kc, const float *pa, const float *pb, int64_t bs, float *c,
+/* 8 x 32: 16 accumulators of 16 lanes (of 32 registers), two loads of b and 8
+ * broadcasts of a per k step; 8 rows cover batches of 8, 16 and 64 without an edge. */
+static void ukr_avx512_8x32(int64_t kc, const float *pa, const float *pb, int64_t bs, float *c,
                             int64_t ldc, float alpha, float beta) {
   __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
   __m512 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+  __m512 c60 = c00, c61 = c00, c70 = c00, c71 = c00;
   for (int64_t p = 0; p < kc; p++) {
     __m512 b0 = _mm512_loadu_ps(pb), b1 = _mm512_loadu_ps(pb + 16), a;
     a = _mm512_set1_ps(pa[0]), c00 = _mm512_fmadd_ps(a, b0, c00), c01 = _mm512_fmadd_ps(a, b1, c01);
@@ -147,7 +149,9 @@ static void ukr_avx512_6x32(int64_t kc, const float *pa, const float *pb, int64_
     a = _mm512_set1_ps(pa[3]), c30 = _mm512_fmadd_ps(a, b0, c30), c31 = _mm512_fmadd_ps(a, b1, c31);
     a = _mm512_set1_ps(pa[4]), c40 = _mm512_fmadd_ps(a, b0, c40), c41 = _mm512_fmadd_ps(a, b1, c41);
     a = _mm512_set1_ps(pa[5]), c50 = _mm512_fmadd_ps(a, b0, c50), c51 = _mm512_fmadd_ps(a, b1, c51);
-    pa += 6, pb += bs;
+    a = _mm512_set1_ps(pa[6]), c60 = _mm512_fmadd_ps(a, b0, c60), c61 = _mm512_fmadd_ps(a, b1, c61);
+    a = _mm512_set1_ps(pa[7]), c70 = _mm512_fmadd_ps(a, b0, c70), c71 = _mm512_fmadd_ps(a, b1, c71);
+    pa += 8, pb += bs;
   }
   const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
 #define STORE_ROW(r, x0, x1)                                                                     \
@@ -166,18 +170,39 @@ static void ukr_avx512_6x32(int64_t kc, const float *pa, const float *pb, int64_
   STORE_ROW(3, c30, c31);
   STORE_ROW(4, c40, c41);
   STORE_ROW(5, c50, c51);
+  STORE_ROW(6, c60, c61);
+  STORE_ROW(7, c70, c71);
 #undef STORE_ROW
 }
 
+/* The edge of a tile: the same k loop, then the rows that exist stored under a mask of
+ * the columns that exist, with the full tile's arithmetic. */
 static void edge_avx512(int64_t kc, const float *pa, const float *pb, int64_t bs, float *c, int64_t ldc,
                         float alpha, float beta, int64_t rows, int64_t cols) {
-  float t[MR_MAX * NR_MAX];
-  ukr_avx512_6x32(kc, pa, pb, bs, t, 32, 1.0f, 0.0f);
-  for (int64_t r = 0; r < rows; r++)
-    for (int64_t j = 0; j < cols; j++) {
-      float y = t[r * 32 + j] * alpha;
-      c[r * ldc + j] = beta != 0.0f ? fmaf(beta, c[r * ldc + j], y) : y;
+  __m512 acc[8][2];
+  for (int r = 0; r < 8; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < kc; p++) {
+    __m512 b0 = _mm512_loadu_ps(pb), b1 = _mm512_loadu_ps(pb + 16);
+    _Pragma("GCC unroll 8") for (int r = 0; r < 8; r++) {
+      __m512 a = _mm512_set1_ps(pa[r]);
+      acc[r][0] = _mm512_fmadd_ps(a, b0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(a, b1, acc[r][1]);
     }
+    pa += 8, pb += bs;
+  }
+  __mmask16 m0 = (__mmask16)(cols >= 16 ? 0xffffu : (1u << cols) - 1u);
+  __mmask16 m1 = (__mmask16)(cols >= 32 ? 0xffffu : cols <= 16 ? 0u : (1u << (cols - 16)) - 1u);
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+  for (int64_t r = 0; r < rows; r++) {
+    float *cr = c + r * ldc;
+    __m512 y0 = _mm512_mul_ps(acc[r][0], va), y1 = _mm512_mul_ps(acc[r][1], va);
+    if (beta != 0.0f) {
+      y0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, cr), y0);
+      y1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, cr + 16), y1);
+    }
+    _mm512_mask_storeu_ps(cr, m0, y0);
+    _mm512_mask_storeu_ps(cr + 16, m1, y1);
+  }
 }
 RILL_AVX512_END
 #endif
@@ -195,7 +220,7 @@ typedef struct sgemm_kit {
  * kc x nc of b in L3. */
 static const sgemm_kit *kit_for_cpu(void) {
 #if RILL_X86_SIMD
-  static const sgemm_kit avx512 = {{6, 32, 144, 192, 4096, ukr_avx512_6x32}, edge_avx512};
+  static const sgemm_kit avx512 = {{8, 32, 144, 192, 4096, ukr_avx512_8x32}, edge_avx512};
   static const sgemm_kit avx2 = {{6, 16, 144, 256, 4096, ukr_avx2_6x16}, edge_avx2};
   if (rill_cpu_avx512()) return &avx512;
   if (rill_cpu_avx2()) return &avx2;
