@@ -186,6 +186,10 @@ static void tile_avx512_8x32(int64_t kc, const float *pa, const float *pb, int64
   __m512 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
   __m512 c60 = c00, c61 = c00, c70 = c00, c71 = c00;
   for (int64_t p = 0; p < kc; p++) {
+    /* b read in place is a row per k, each on its own page when ldb is large, where
+     * the hardware's stream prefetch does not follow: ask for the row 8 steps ahead */
+    _mm_prefetch((const char *)(pb + 8 * bs), _MM_HINT_T0);
+    _mm_prefetch((const char *)(pb + 8 * bs + 16), _MM_HINT_T0);
     __m512 b0 = _mm512_loadu_ps(pb), b1 = _mm512_loadu_ps(pb + 16), a;
     a = _mm512_set1_ps(pa[0]), c00 = _mm512_fmadd_ps(a, b0, c00), c01 = _mm512_fmadd_ps(a, b1, c01);
     a = _mm512_set1_ps(pa[1]), c10 = _mm512_fmadd_ps(a, b0, c10), c11 = _mm512_fmadd_ps(a, b1, c11);
