@@ -93,7 +93,7 @@ rill_status *rill_cpu_fc_fp32(rill_kernel_ctx *ctx) {
     memset(op, 0, obytes);
   } else if (m == 1 && rill_sgemv_row(threads, xp, wp, op, k, n)) {
     /* one row on rill's own vector blocks (no AVX2: OpenBLAS below) */
-  } else if (gemv || !rill_cpu_sgemm_blocks(threads, m, n, k, xp, wp, op)) {
+  } else if (gemv || rill_sgemm_has_kernels() || !rill_cpu_sgemm_blocks(threads, m, n, k, xp, wp, op)) {
     if (gemv && k * n >= RILL_BLAS_THREADED_GEMV)
       rill_cpu_parts_hush(); /* OpenBLAS may run its threads (rill_sgemm hushes for itself) */
     if (gemv)

@@ -114,7 +114,9 @@ static bool no_blocks(int64_t threads, int64_t m, int64_t n, int64_t k, const do
  * has AVX2, else the loop above */
 #define ROW_GEMV_F32(x, y, o, k, n) \
   ((void)(rill_sgemv_row(threads, x, y, o, k, n) || (row_gemv_f32(x, y, o, k, n), 1)))
-MUL(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, ROW_GEMV_F32, rill_cpu_sgemm_blocks, rill_cpu_mul_fp32)
+/* the one-thread OpenBLAS blocks only where rill_sgemm has no kernels of its own */
+#define BLOCKS_F32(...) (!rill_sgemm_has_kernels() && rill_cpu_sgemm_blocks(__VA_ARGS__))
+MUL(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, ROW_GEMV_F32, BLOCKS_F32, rill_cpu_mul_fp32)
 MUL(double, RILL_DTYPE_FP64, cblas_dgemm, row_gemv_f64, no_blocks, rill_cpu_mul_fp64)
 
 /* mul_grad: with X as [m, k], Y as [k, n] and dOut as [m, n],

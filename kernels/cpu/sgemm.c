@@ -450,6 +450,8 @@ static bool gemv_part(void *arg, int64_t i, int slot) {
 /* From this many multiply-adds a row is split over the pool by blocks of columns. */
 #define GEMV_SPLIT_MACS (1 << 15)
 
+bool rill_sgemm_has_kernels(void) { return rill_sgemm_own && kit_for_cpu() != NULL; }
+
 bool rill_sgemv_row(int64_t threads, const float *x, const float *w, float *y, int64_t k, int64_t n) {
   if (!rill_sgemm_own || !rill_cpu_avx2() || k <= 0 || n <= 0) return false;
   gemv_split s = {.x = x, .w = w, .y = y, .k = k, .n = n, .chunk = n, .wide = rill_cpu_avx512()};
@@ -519,10 +521,15 @@ void rill_sgemm(int64_t threads, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE t
     sgemm_split s = {.kit = kit, .ta = tra, .tb = trb, .by_cols = n >= m, .m = m, .n = n, .k = k,
                      .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c, .lda = lda, .ldb = ldb, .ldc = ldc};
     int64_t dim = s.by_cols ? n : m, unit = s.by_cols ? kit->arch.nr : kit->arch.mr;
-    int64_t parts = 2 * (threads < RILL_PARTS_MAX_THREADS ? threads : RILL_PARTS_MAX_THREADS);
+    int64_t t = threads < RILL_PARTS_MAX_THREADS ? threads : RILL_PARTS_MAX_THREADS;
+    /* whole tiles, dealt out evenly: one part per thread when there are few tiles
+     * (200 columns are 7 tiles: 4 + 3 on 2 threads, not 2 + 2 + 2 + 1), else two */
+    int64_t units = (dim + unit - 1) / unit, parts = units < 4 * t ? t : 2 * t;
     int64_t most = (int64_t)(macs / (SPLIT_MACS / 4));
     if (parts > most) parts = most;
-    s.chunk = round_up((dim + parts - 1) / parts, unit);
+    if (parts > units) parts = units;
+    if (parts < 1) parts = 1;
+    s.chunk = (units + parts - 1) / parts * unit;
     int64_t count = (dim + s.chunk - 1) / s.chunk;
     if (count > 1) {
       (void)rill_cpu_parts(threads, count, split_part, &s); /* its parts cannot fail */

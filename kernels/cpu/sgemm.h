@@ -50,6 +50,10 @@ void rill_sgemm_cblas(int64_t threads, enum CBLAS_ORDER order, enum CBLAS_TRANSP
  * the CPU has no AVX2 or k or n is 0: the caller computes it. */
 bool rill_sgemv_row(int64_t threads, const float *x, const float *w, float *y, int64_t k, int64_t n);
 
+/* True where rill_sgemm runs its own kernels (AVX2 or AVX-512), which split a product
+ * over the pool themselves: callers then skip the OpenBLAS blocks of gemm.h. */
+bool rill_sgemm_has_kernels(void);
+
 /* Tests and benchmarks: false sends every call to cblas_sgemm (and refuses rows). */
 extern bool rill_sgemm_own;
 
