@@ -19,7 +19,6 @@
 #define ROUNDS 15
 
 void openblas_set_num_threads(int);
-char *openblas_get_corename(void);
 
 static double now(void) {
   struct timespec ts;
@@ -56,8 +55,10 @@ int main(void) {
       {128, 784, 1024, 0, 1, "its data gradient (B transposed)"},
       {784, 1024, 128, 1, 0, "its weight gradient (A transposed)"},
   };
-  printf("cpu: rill %s kernels; OpenBLAS %s kernels\n", rill_cpu_isa_level_name(rill_cpu_isa_level_get()),
-         openblas_get_corename());
+  printf("cpu: rill %s kernels; OpenBLAS %s kernels; rill_sgemm by default: %s\n",
+         rill_cpu_isa_level_name(rill_cpu_isa_level_get()), openblas_get_corename(),
+         rill_sgemm_has_kernels() ? "rill's kernels" : "OpenBLAS");
+  rill_sgemm_use = RILL_SGEMM_OWN; /* this benchmark times rill's kernels */
   for (int threads = 1; threads <= 2; threads++)
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
       int m = shapes[si].m, n = shapes[si].n, k = shapes[si].k;

@@ -7,7 +7,8 @@
  * is set in the environment, and it never uses 512-bit vectors on AMD. rill's speed must
  * not depend on that variable, so the float GEMMs of the kernels go through rill_sgemm,
  * which reads the vector level from cpuid itself. On a CPU without AVX2 (and on arm64)
- * it calls cblas_sgemm.
+ * it calls cblas_sgemm, as it does on an AVX2 CPU whose OpenBLAS runs its own AVX2
+ * kernels (they are faster than rill's AVX2 one; kit_for_cpu in sgemm.c).
  *
  * The algorithm is the Goto/BLIS one: b is packed in panels of KC x NC (NR-column
  * slivers, k-major), a in blocks of MC x KC (MR-row slivers), and an MR x NR microkernel
@@ -54,7 +55,10 @@ bool rill_sgemv_row(int64_t threads, const float *x, const float *w, float *y, i
  * over the pool themselves: callers then skip the OpenBLAS blocks of gemm.h. */
 bool rill_sgemm_has_kernels(void);
 
-/* Tests and benchmarks: false sends every call to cblas_sgemm (and refuses rows). */
-extern bool rill_sgemm_own;
+/* Which GEMM runs: AUTO, rill's kernels where they win (AVX-512; AVX2 when OpenBLAS
+ * has no wide kernels for the CPU); OWN, rill's wherever the CPU has AVX2 (tests, so
+ * the AVX2 kernel is covered on every machine); BLAS, cblas_sgemm always (and no rows). */
+typedef enum rill_sgemm_policy { RILL_SGEMM_AUTO, RILL_SGEMM_OWN, RILL_SGEMM_BLAS } rill_sgemm_policy;
+extern rill_sgemm_policy rill_sgemm_use;
 
 #endif

@@ -9,7 +9,13 @@
 #include "framework/base/isa.h"
 #include "kernels/cpu/sgemm.h"
 
-static void restore_level(void) { rill_cpu_isa_level_set(rill_cpu_isa_level_native()); }
+static void restore_level(void) {
+  rill_cpu_isa_level_set(rill_cpu_isa_level_native());
+  rill_sgemm_use = RILL_SGEMM_AUTO;
+}
+
+/* rill's kernels at every level the CPU has, whatever OpenBLAS would have been chosen */
+static void own_kernels(void) { rill_sgemm_use = RILL_SGEMM_OWN; }
 
 static float frand(unsigned *s) {
   *s = *s * 1103515245u + 12345u;
@@ -69,7 +75,7 @@ static void check_shape(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float
   free(a), free(b), free(c), free(c0);
 }
 
-Test(sgemm, matches_a_double_reference_on_every_edge, .fini = restore_level) {
+Test(sgemm, matches_a_double_reference_on_every_edge, .init = own_kernels, .fini = restore_level) {
   const int64_t dims[] = {1, 5, 6, 7, 16, 17, 33, 97};
   const int64_t ks[] = {1, 3, 8, 300};
   for (int level = RILL_CPU_ISA_GENERIC; level <= (int)rill_cpu_isa_level_native(); level++) {
@@ -82,7 +88,7 @@ Test(sgemm, matches_a_double_reference_on_every_edge, .fini = restore_level) {
   }
 }
 
-Test(sgemm, alpha_beta_and_large_splits, .fini = restore_level) {
+Test(sgemm, alpha_beta_and_large_splits, .init = own_kernels, .fini = restore_level) {
   for (int level = RILL_CPU_ISA_GENERIC; level <= (int)rill_cpu_isa_level_native(); level++) {
     rill_cpu_isa_level_set((rill_cpu_isa_level)level);
     for (int t = 0; t < 4; t++) {
@@ -95,7 +101,7 @@ Test(sgemm, alpha_beta_and_large_splits, .fini = restore_level) {
   }
 }
 
-Test(sgemm, empty_products, .fini = restore_level) {
+Test(sgemm, empty_products, .init = own_kernels, .fini = restore_level) {
   for (int level = RILL_CPU_ISA_GENERIC; level <= (int)rill_cpu_isa_level_native(); level++) {
     rill_cpu_isa_level_set((rill_cpu_isa_level)level);
     float a[4] = {1, 2, 3, 4}, b[4] = {1, 2, 3, 4}, c[4] = {1, 2, NAN, 4};
@@ -112,7 +118,7 @@ Test(sgemm, empty_products, .fini = restore_level) {
 /* One row: every column is one FMA chain over k in order, so the AVX2 and AVX-512
  * blocks, their masked or scalar last columns and every thread count give that chain's
  * bits; without AVX2 the row is refused (the caller computes it). */
-Test(sgemm, one_row_is_each_columns_fma_chain, .fini = restore_level) {
+Test(sgemm, one_row_is_each_columns_fma_chain, .init = own_kernels, .fini = restore_level) {
   const int64_t ks[] = {1, 7, 300}, ns[] = {1, 15, 16, 17, 63, 64, 65, 200, 1000};
   for (int level = RILL_CPU_ISA_GENERIC; level <= (int)rill_cpu_isa_level_native(); level++) {
     rill_cpu_isa_level_set((rill_cpu_isa_level)level);
@@ -144,5 +150,24 @@ Test(sgemm, one_row_is_each_columns_fma_chain, .fini = restore_level) {
         }
         free(x), free(w), free(y), free(want);
       }
+  }
+}
+
+/* AUTO leaves an AVX2 CPU's products to OpenBLAS only when OpenBLAS has wide kernels
+ * for it; AVX-512 always runs rill's; the generic level never does. */
+Test(sgemm, the_auto_policy, .fini = restore_level) {
+  rill_sgemm_use = RILL_SGEMM_AUTO;
+  rill_cpu_isa_level_set(RILL_CPU_ISA_GENERIC);
+  cr_expect_not(rill_sgemm_has_kernels());
+  if (rill_cpu_isa_level_native() >= RILL_CPU_ISA_AVX512) {
+    rill_cpu_isa_level_set(RILL_CPU_ISA_AVX512);
+    cr_expect(rill_sgemm_has_kernels());
+  }
+  rill_sgemm_use = RILL_SGEMM_BLAS;
+  rill_cpu_isa_level_set(rill_cpu_isa_level_native());
+  cr_expect_not(rill_sgemm_has_kernels());
+  if (rill_cpu_isa_level_native() >= RILL_CPU_ISA_AVX2) {
+    rill_sgemm_use = RILL_SGEMM_OWN;
+    cr_expect(rill_sgemm_has_kernels());
   }
 }
