@@ -419,7 +419,7 @@ static inline __attribute__((always_inline)) void smallk_cols(
  * same sum over k in order, whichever block holds it, so c does not depend on how the
  * caller splits it into rows or columns. */
 static void smallk_sgemm_avx2(int64_t m, int64_t n, int64_t kk, const float *a, int64_t lda,
-                         const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e) {
+                              const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e) {
   int64_t j = 0;
   __m256i all = _mm256_set1_epi32(-1);
   for (; j + 24 <= n; j += 24) smallk_cols(3, false, all, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
