@@ -418,8 +418,8 @@ static inline __attribute__((always_inline)) void smallk_cols(
  * e, its epilogue is applied to each block as it is stored. Every element of c is the
  * same sum over k in order, whichever block holds it, so c does not depend on how the
  * caller splits it into rows or columns. */
-static void smallk_sgemm(int64_t m, int64_t n, int64_t kk, const float *a, int64_t lda,
-                         const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e) {
+static void smallk_sgemm_avx2(int64_t m, int64_t n, int64_t kk, const float *a, int64_t lda,
+                              const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e) {
   int64_t j = 0;
   __m256i all = _mm256_set1_epi32(-1);
   for (; j + 24 <= n; j += 24) smallk_cols(3, false, all, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
@@ -431,6 +431,85 @@ static void smallk_sgemm(int64_t m, int64_t n, int64_t kk, const float *a, int64
     else if (nv == 2) smallk_cols(2, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
     else smallk_cols(1, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
   }
+}
+RILL_AVX2_END
+
+/* The same kernel on AVX-512: blocks of 4 rows by 48 columns (3 vectors of 16), the
+ * last columns through masked loads and stores. Each element of c is the same chain of
+ * FMAs over k in order and the same epilogue as above, so c is bit for bit the AVX2
+ * kernel's; only the blocks are wider. */
+RILL_AVX512_BEGIN
+static inline __attribute__((always_inline)) void smallk_block16(
+    int mb, int nv, bool tail, __mmask16 mask, int64_t kk, const float *a, int64_t lda,
+    const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e) {
+  __m512 acc[4][3];
+  _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++)
+    _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) acc[i][v] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < kk; k++) {
+    __m512 bv[3];
+    _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++)
+      bv[v] = tail && v == nv - 1 ? _mm512_maskz_loadu_ps(mask, b + k * ldb + 16 * v)
+                                  : _mm512_loadu_ps(b + k * ldb + 16 * v);
+    _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++) {
+      __m512 ai = _mm512_set1_ps(a[i * lda + k]);
+      _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
+    }
+  }
+  if (e) {
+    __m512 zero = _mm512_setzero_ps(), six = _mm512_set1_ps(6.0f);
+    _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++) {
+      __m512 bi = e->bias ? _mm512_set1_ps(e->bias[i]) : zero;
+      _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) {
+        __m512 t = acc[i][v];
+        if (e->res) {
+          const float *r = e->res + i * e->ldr + 16 * v;
+          t = _mm512_add_ps(t, tail && v == nv - 1 ? _mm512_maskz_loadu_ps(mask, r) : _mm512_loadu_ps(r));
+        }
+        if (e->bias) t = _mm512_add_ps(t, bi);
+        if (e->clamp) t = _mm512_max_ps(zero, t); /* t second: NaN comes through */
+        if (e->clamp == 2) t = _mm512_min_ps(six, t);
+        acc[i][v] = t;
+      }
+    }
+  }
+  _Pragma("GCC unroll 4") for (int i = 0; i < mb; i++)
+    _Pragma("GCC unroll 3") for (int v = 0; v < nv; v++) {
+      if (tail && v == nv - 1) _mm512_mask_storeu_ps(c + i * ldc + 16 * v, mask, acc[i][v]);
+      else _mm512_storeu_ps(c + i * ldc + 16 * v, acc[i][v]);
+    }
+}
+
+static inline __attribute__((always_inline)) void smallk_cols16(
+    int nv, bool tail, __mmask16 mask, int64_t m, int64_t kk, const float *a, int64_t lda,
+    const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e, int64_t j) {
+  int64_t i = 0;
+  sk_epi t;
+  for (; i + 4 <= m; i += 4)
+    smallk_block16(4, nv, tail, mask, kk, a + i * lda, lda, b, ldb, c + i * ldc, ldc, sk_epi_at(e, &t, i, j));
+  for (; i < m; i++)
+    smallk_block16(1, nv, tail, mask, kk, a + i * lda, lda, b, ldb, c + i * ldc, ldc, sk_epi_at(e, &t, i, j));
+}
+
+static void smallk_sgemm_avx512(int64_t m, int64_t n, int64_t kk, const float *a, int64_t lda,
+                                const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e) {
+  int64_t j = 0;
+  for (; j + 48 <= n; j += 48) smallk_cols16(3, false, 0xffff, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
+  if (j < n) {
+    int64_t r = n - j, nv = (r + 15) / 16, last = r - 16 * (nv - 1);
+    __mmask16 mask = (__mmask16)((1u << last) - 1u);
+    if (nv == 3) smallk_cols16(3, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
+    else if (nv == 2) smallk_cols16(2, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
+    else smallk_cols16(1, true, mask, m, kk, a, lda, b + j, ldb, c + j, ldc, e, j);
+  }
+}
+RILL_AVX512_END
+
+RILL_AVX2_BEGIN
+/* The small-K GEMM on the widest vectors the CPU runs (both give the same bits). */
+static void smallk_sgemm(int64_t m, int64_t n, int64_t kk, const float *a, int64_t lda,
+                         const float *b, int64_t ldb, float *c, int64_t ldc, const sk_epi *e) {
+  if (rill_cpu_avx512()) smallk_sgemm_avx512(m, n, kk, a, lda, b, ldb, c, ldc, e);
+  else smallk_sgemm_avx2(m, n, kk, a, lda, b, ldb, c, ldc, e);
 }
 
 /* Columns [j0, n) of c = a b (with e's epilogue) as dot products, for the last column or
@@ -452,8 +531,9 @@ static inline float sk_epi_scalar(float v, const sk_epi *e, int64_t i, int64_t j
   if (!e) return v;
   if (e->res) v += e->res[i * e->ldr + j];
   if (e->bias) v += e->bias[i];
-  if (e->clamp) v = v > 0.0f ? v : 0.0f;
-  if (e->clamp == 2) v = v < 6.0f ? v : 6.0f;
+  /* v where the compare fails: a NaN comes through, as from max / min above */
+  if (e->clamp) v = v < 0.0f ? 0.0f : v;
+  if (e->clamp == 2) v = v > 6.0f ? 6.0f : v;
   return v;
 }
 
@@ -634,7 +714,8 @@ static rill_status *check_dy(rill_kernel_ctx *ctx, const rill_tensor *dy, const 
  * thread the machine does not schedule holds up little. */
 #define PART_MACS (1 << 17)
 /* A 1x1 conv whose weights exceed this many floats stays on OpenBLAS when split by
- * columns (the small-K kernel would read all of w again for every 24 columns). */
+ * columns (the small-K kernel would read all of w again for every block of 24 or 48
+ * columns). */
 #define FAST_1X1_MAX_W (64 * 1024)
 /* 1x1 convs with at least this many output positions are split by columns. */
 #define FAST_1X1_COLS 192
@@ -828,8 +909,9 @@ static bool fwd_plan(fwd_split *s) {
     }
     if (s->by_cols) {
       if (g->m * g->c > FAST_1X1_MAX_W) return false;
-      int64_t blocks = PART_MACS / (g->m * g->c * 24);
-      s->chunk = 24 * (blocks < 1 ? 1 : blocks);
+      /* whole blocks of the small-K kernel: 48 columns on AVX-512, 24 on AVX2 */
+      int64_t nb = rill_cpu_avx512() ? 48 : 24, blocks = PART_MACS / (g->m * g->c * nb);
+      s->chunk = nb * (blocks < 1 ? 1 : blocks);
       s->per_img = (p + s->chunk - 1) / s->chunk;
     } else {
       int64_t rows = PART_MACS / (p * g->c);

@@ -2,6 +2,8 @@
  * activation, Bias and ResidualData, the GEMV and GEMM paths of fc, and the errors. */
 #include "op_test.h"
 
+#include "framework/base/isa.h"
+
 static float act(float v, const char *a) {
   if (!a[0] || strcmp(a, "identity") == 0) return v;
   if (strcmp(a, "relu") == 0) return v > 0 ? v : 0;
@@ -171,6 +173,28 @@ static void run_split(const split_cfg *s, const float *x, const float *f, const 
   op_harness_destroy(h);
 }
 
+/* conv (without bias) of x with f in double: conv [n, m, oh, ow]. */
+static void split_ref(const split_cfg *s, const float *x, const float *f, double *conv) {
+  int64_t oh = (s->h + 2 * s->pad - s->k) / s->stride + 1, ow = (s->w + 2 * s->pad - s->k) / s->stride + 1;
+  int64_t cg = s->c / s->groups, mg = s->m / s->groups;
+  for (int64_t in = 0; in < s->n; in++)
+    for (int64_t om = 0; om < s->m; om++)
+      for (int64_t y = 0; y < oh; y++)
+        for (int64_t xo = 0; xo < ow; xo++) {
+          int64_t g = om / mg;
+          double sum = 0;
+          for (int64_t ic = 0; ic < cg; ic++)
+            for (int64_t i = 0; i < s->k; i++)
+              for (int64_t j = 0; j < s->k; j++) {
+                int64_t iy = y * s->stride + i - s->pad, ix = xo * s->stride + j - s->pad;
+                if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w) continue;
+                sum += (double)x[((in * s->c + g * cg + ic) * s->h + iy) * s->w + ix] *
+                       f[((om * cg + ic) * s->k + i) * s->k + j];
+              }
+          conv[((in * s->m + om) * oh + y) * ow + xo] = sum;
+        }
+}
+
 /* Convs large enough to be cut into several parts on each path that splits (1x1 by
  * columns and by rows, depthwise 3x3 at stride 1 and 2, a first layer's small-K
  * im2col, medium im2col GEMMs by blocks of rows on OpenBLAS) and one that runs whole (a 3x3 conv with k = 72, on OpenBLAS), with row and
@@ -193,7 +217,7 @@ Test(fused, conv2d_fusion_split_over_threads_matches_reference_bitwise) {
   for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++) {
     const split_cfg *s = &cfgs[ci];
     int64_t oh = (s->h + 2 * s->pad - s->k) / s->stride + 1, ow = (s->w + 2 * s->pad - s->k) / s->stride + 1;
-    int64_t cg = s->c / s->groups, mg = s->m / s->groups;
+    int64_t cg = s->c / s->groups;
     int64_t nx = s->n * s->c * s->h * s->w, nf = s->m * cg * s->k * s->k, no = s->n * s->m * oh * ow;
     float *x = malloc((size_t)nx * sizeof *x), *f = malloc((size_t)nf * sizeof *f);
     float *b = malloc((size_t)s->m * sizeof *b), *r = malloc((size_t)no * sizeof *r);
@@ -204,22 +228,7 @@ Test(fused, conv2d_fusion_split_over_threads_matches_reference_bitwise) {
     fill(f, nf, 5, 0.07f);
     fill(b, s->m, 6, 0.5f);
     fill(r, no, 7, 0.3f);
-    for (int64_t in = 0; in < s->n; in++)
-      for (int64_t om = 0; om < s->m; om++)
-        for (int64_t y = 0; y < oh; y++)
-          for (int64_t xo = 0; xo < ow; xo++) {
-            int64_t g = om / mg;
-            double sum = 0;
-            for (int64_t ic = 0; ic < cg; ic++)
-              for (int64_t i = 0; i < s->k; i++)
-                for (int64_t j = 0; j < s->k; j++) {
-                  int64_t iy = y * s->stride + i - s->pad, ix = xo * s->stride + j - s->pad;
-                  if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w) continue;
-                  sum += (double)x[((in * s->c + g * cg + ic) * s->h + iy) * s->w + ix] *
-                         f[((om * cg + ic) * s->k + i) * s->k + j];
-                }
-            conv[((in * s->m + om) * oh + y) * ow + xo] = sum;
-          }
+    split_ref(s, x, f, conv);
     for (int res = 0; res < 2; res++)
       for (size_t ai = 0; ai <= 5; ai++) {
         const char *a = ai < 5 ? acts[ai] : NULL; /* NULL: conv2d */
@@ -249,4 +258,86 @@ Test(fused, conv2d_fusion_split_over_threads_matches_reference_bitwise) {
     free(got);
     free(one);
   }
+}
+
+/* ---- the small-K GEMM at each vector level (kernels/cpu/conv2d.c) ---- */
+
+static void restore_level(void) { rill_cpu_isa_level_set(rill_cpu_isa_level_native()); }
+
+/* One conv of the small-K kernel's paths at the AVX2 and the AVX-512 levels, on 2
+ * threads: for conv2d and every activation of conv2d_fusion, with and without
+ * ResidualData (one element of it NaN), the two outputs are the same bits, and match the
+ * double reference; the NaN comes through the sum, the bias and every activation. */
+static void check_levels(const split_cfg *s) {
+  int64_t oh = (s->h + 2 * s->pad - s->k) / s->stride + 1, ow = (s->w + 2 * s->pad - s->k) / s->stride + 1;
+  int64_t cg = s->c / s->groups, p = oh * ow;
+  int64_t nx = s->n * s->c * s->h * s->w, nf = s->m * cg * s->k * s->k, no = s->n * s->m * p;
+  float *x = malloc((size_t)nx * sizeof *x), *f = malloc((size_t)nf * sizeof *f);
+  float *b = malloc((size_t)s->m * sizeof *b), *r = malloc((size_t)no * sizeof *r);
+  float *want = malloc((size_t)no * sizeof *want), *got[2];
+  double *conv = malloc((size_t)no * sizeof *conv);
+  got[0] = malloc((size_t)no * sizeof *got[0]);
+  got[1] = malloc((size_t)no * sizeof *got[1]);
+  /* outputs over about [-12, 12]: relu6 clamps at both ends */
+  fill(x, nx, 4, 0.3f);
+  fill(f, nf, 5, 0.25f);
+  fill(b, s->m, 6, 0.5f);
+  fill(r, no, 7, 0.3f);
+  /* NaNs in the last element (a tail column, a row of its own) and in the middle */
+  const int64_t nan_at[2] = {no / 2, no - 1};
+  r[nan_at[0]] = r[nan_at[1]] = NAN;
+  split_ref(s, x, f, conv);
+  const char *acts[] = {"identity", "relu", "relu6", "sigmoid", "tanh", NULL}; /* NULL: conv2d */
+  for (int res = 0; res < 2; res++)
+    for (size_t ai = 0; ai < 6; ai++) {
+      const char *a = acts[ai];
+      if (!a && res) continue;
+      for (int l = 0; l < 2; l++) {
+        rill_cpu_isa_level_set(l ? RILL_CPU_ISA_AVX512 : RILL_CPU_ISA_AVX2);
+        run_split(s, x, f, b, res ? r : NULL, a, 2, got[l], no);
+      }
+      restore_level();
+      cr_expect(memcmp(got[0], got[1], (size_t)no * sizeof *got[0]) == 0,
+                "n %ld c %ld %ldx%ld m %ld k %ld groups %ld, %s, residual %d: AVX-512 differs from AVX2",
+                (long)s->n, (long)s->c, (long)s->h, (long)s->w, (long)s->m, (long)s->k, (long)s->groups,
+                a ? a : "conv2d", res);
+      for (int64_t o = 0; o < no; o++) {
+        double v = conv[o];
+        if (a) v += (res ? r[o] : 0) + b[(o / p) % s->m];
+        want[o] = a ? act((float)v, a) : (float)v;
+      }
+      for (int q = 0; res && q < 2; q++) {
+        cr_expect(isnan(got[1][nan_at[q]]), "c %ld %ldx%ld m %ld k %ld, %s: the residual's NaN at %ld is lost",
+                  (long)s->c, (long)s->h, (long)s->w, (long)s->m, (long)s->k, a, (long)nan_at[q]);
+        got[1][nan_at[q]] = want[nan_at[q]] = 0;
+      }
+      expect_close_f32(got[1], want, no, 1e-4f);
+    }
+  free(x);
+  free(f);
+  free(b);
+  free(r);
+  free(want);
+  free(conv);
+  free(got[0]);
+  free(got[1]);
+}
+
+/* The AVX-512 small-K kernel (blocks of 4 rows x 48 columns, masked last columns) gives
+ * the AVX2 kernel's bits (4 x 24): every element is the same FMA chain over k in order
+ * and the same epilogue, whatever the block and the split. Column counts below, at and
+ * beyond one block with every tail length, 7 rows (a block of 4 and 3 single rows), on
+ * each path that runs the kernel: 1x1 by rows (small images, the last 1-2 columns as
+ * dot products), 1x1 by columns (parts of 48k columns on AVX-512, 24k on AVX2), a
+ * first layer's im2col (k = 27) split by output rows and a grouped one that runs whole. */
+Test(fused, small_k_gemm_avx512_matches_avx2_bitwise, .fini = restore_level) {
+  if (rill_cpu_isa_level_native() < RILL_CPU_ISA_AVX512) cr_skip_test("this CPU has no AVX-512: one path only");
+  for (int64_t w = 1; w <= 100; w++) {
+    check_levels(&(split_cfg){1, 5, 1, w, 7, 1, 1, 0, 1}); /* 1x1, by rows */
+    check_levels(&(split_cfg){1, 3, 1, w, 7, 3, 1, 1, 1}); /* im2col, k = 27 */
+  }
+  for (int64_t w = 192; w <= 240; w++) check_levels(&(split_cfg){1, 4, 1, w, 7, 1, 1, 0, 1}); /* by columns */
+  check_levels(&(split_cfg){2, 16, 45, 45, 22, 1, 1, 0, 1});  /* by columns, several parts */
+  check_levels(&(split_cfg){1, 3, 100, 100, 10, 3, 2, 1, 1}); /* first layer, several parts */
+  check_levels(&(split_cfg){1, 6, 9, 37, 10, 3, 1, 1, 2});    /* grouped, k = 27: whole */
 }
