@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -251,12 +252,16 @@ typedef struct sgemm_kit {
  * 1.0-1.7x faster than rill's 6 x 16 (bench_sgemm), so it keeps the products there;
  * on a core it does not know it falls back to SSE3 (Prescott) and rill's kernels run. */
 static bool blas_is_wide(void) {
+  static _Atomic int known = -1; /* OpenBLAS chose its core when it was loaded */
+  int v = atomic_load_explicit(&known, memory_order_relaxed);
+  if (v >= 0) return v;
   static const char *const wide[] = {"haswell", "zen", "skylakex", "cooperlake", "sapphirerapids"};
   const char *core = openblas_get_corename();
-  if (!core) return false;
-  for (size_t i = 0; i < sizeof wide / sizeof *wide; i++)
-    if (strcasecmp(core, wide[i]) == 0) return true;
-  return false;
+  v = 0;
+  for (size_t i = 0; core && i < sizeof wide / sizeof *wide; i++)
+    if (strcasecmp(core, wide[i]) == 0) v = 1;
+  atomic_store_explicit(&known, v, memory_order_relaxed);
+  return v;
 }
 
 /* The kit for this CPU, NULL for cblas_sgemm: without AVX2, or on an AVX2 CPU (no
