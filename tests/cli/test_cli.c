@@ -11,32 +11,11 @@
 #include "framework/io/npy.h"
 #include "framework/program/program.h"
 #include "rill.h"
+#include "support/shell.h"
 
 #define RILL RILL_BINARY_DIR "/rill"
 #define SHARED RILL_SHARED_DIR
 
-/* Runs a shell command; returns its exit status and its output (stdout + stderr). */
-static int sh(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int sh(char **out, const char *fmt, ...) {
-  char cmd[4096];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(cmd, sizeof cmd, fmt, ap);
-  va_end(ap);
-  FILE *f = popen(cmd, "r");
-  cr_assert_not_null(f, "popen %s", cmd);
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  size_t got;
-  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-    n += got;
-    if (cap - n < 4096) buf = realloc(buf, cap *= 2);
-  }
-  buf[n] = 0;
-  int status = pclose(f);
-  *out = buf;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 static const char *const models[] = {
     "abalone_bn_mlp",      "fit_a_line_raftliu",  "luotao1_example_mlp_2018",

@@ -11,6 +11,7 @@
 
 #include "framework/io/npy.h"
 #include "rill.h"
+#include "support/shell.h"
 
 #define RILL RILL_BINARY_DIR "/rill"
 
@@ -20,28 +21,6 @@
     cr_assert_null(st_, "%s: %s", #expr, rill_status_message(st_));                  \
   } while (0)
 
-/* Runs a shell command; returns its exit status (-1 if killed) and its output. */
-static int sh(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int sh(char **out, const char *fmt, ...) {
-  char cmd[4096];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(cmd, sizeof cmd, fmt, ap);
-  va_end(ap);
-  FILE *f = popen(cmd, "r");
-  cr_assert_not_null(f, "popen %s", cmd);
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  size_t got;
-  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-    n += got;
-    if (cap - n < 4096) buf = realloc(buf, cap *= 2);
-  }
-  buf[n] = 0;
-  int status = pclose(f);
-  *out = buf;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 static void add_op(rill_program *p, const char *type, const char *in_slot, const char *in,
                    const char *out_slot, const char *out, const char *path) {

@@ -9,31 +9,10 @@
 
 #include "framework/program/program.h"
 #include "rill.h"
+#include "support/shell.h"
 
 #define RILL RILL_BINARY_DIR "/rill"
 
-/* Runs a shell command; returns its exit status (-1 if killed) and its output. */
-static int sh(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int sh(char **out, const char *fmt, ...) {
-  char cmd[4096];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(cmd, sizeof cmd, fmt, ap);
-  va_end(ap);
-  FILE *f = popen(cmd, "r");
-  cr_assert_not_null(f, "popen %s", cmd);
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  size_t got;
-  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-    n += got;
-    if (cap - n < 4096) buf = realloc(buf, cap *= 2);
-  }
-  buf[n] = 0;
-  int status = pclose(f);
-  *out = buf;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 /* A program of `nblocks` blocks: block b > 0 has parent b - 1 when `chain`, else 0. Every
  * block declares one variable and has one op reading block 0's `x` and writing it. */

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "support/shell.h"
 
 #define RILL RILL_BINARY_DIR "/rill"
 #define MODEL RILL_SHARED_DIR "/models/mnist_mlp_handwriting"
@@ -29,23 +30,6 @@ static void remove_dir(void) {
 
 TestSuite(cli_prune, .init = make_dir, .fini = remove_dir);
 
-static int sh(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int sh(char **out, const char *fmt, ...) {
-  char cmd[4096];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(cmd, sizeof cmd, fmt, ap);
-  va_end(ap);
-  FILE *f = popen(cmd, "r");
-  cr_assert_not_null(f);
-  size_t cap = 1 << 16, n = 0, got;
-  char *buf = malloc(cap);
-  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) n += got;
-  buf[n] = 0;
-  int status = pclose(f);
-  *out = buf;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 static bool exists(const char *name) {
   char path[256];

@@ -15,6 +15,7 @@
 #include "framework/io/npy.h"
 #include "support/fail_alloc.h"
 #include "rill.h"
+#include "support/shell.h"
 
 #define PLUGIN RILL_BINARY_DIR "/mish_plugin.so"
 #define RILL RILL_BINARY_DIR "/rill"
@@ -590,18 +591,6 @@ Test(plugins, unknown_op_fails_at_load_naming_it_and_how_to_add_it) {
 
 /* ---- the command line ---- */
 
-static int sh(char **out, const char *cmd) {
-  FILE *f = popen(cmd, "r");
-  cr_assert_not_null(f);
-  size_t cap = 1 << 16, n = 0, got;
-  char *buf = malloc(cap);
-  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) n += got;
-  buf[n] = 0;
-  int status = pclose(f);
-  *out = buf;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 /* A model directory whose program is feed -> mish -> fetch, and an input for it. */
 static void write_mish_model(const char *dir) {
   rill_program *p;
@@ -660,31 +649,31 @@ Test(plugins, cli_run_with_and_without_the_plugin) {
   write_mish_model(model);
   char *out;
   snprintf(cmd, sizeof cmd, "'%s' run '%s' --input x='%s/x.npy' 2>&1", RILL, model, model);
-  int rc = sh(&out, cmd);
+  int rc = sh(&out, "%s", cmd);
   cr_assert_eq(rc, 1, "exit %d: %s", rc, out);
   cr_assert(strstr(out, "mish"), "%s", out);
   cr_assert(strstr(out, "--plugin"), "%s", out);
   free(out);
   snprintf(cmd, sizeof cmd, "'%s' run '%s' --plugin '%s' --input x='%s/x.npy' 2>&1", RILL, model,
            PLUGIN, model);
-  rc = sh(&out, cmd);
+  rc = sh(&out, "%s", cmd);
   cr_assert_eq(rc, 0, "exit %d: %s", rc, out);
   char want[64];
   snprintf(want, sizeof want, "first: %.6g", mish_ref(XS[0], 20));
   cr_assert(strstr(out, want), "'%s' not in: %s", want, out);
   free(out);
   snprintf(cmd, sizeof cmd, "'%s' ops --plugin '%s' mish 2>&1", RILL, PLUGIN);
-  rc = sh(&out, cmd);
+  rc = sh(&out, "%s", cmd);
   cr_assert_eq(rc, 0, "exit %d: %s", rc, out);
   cr_assert(strstr(out, "threshold"), "%s", out);
   free(out);
   snprintf(cmd, sizeof cmd, "'%s' ops --plugin /nonexistent.so 2>&1", RILL);
-  rc = sh(&out, cmd);
+  rc = sh(&out, "%s", cmd);
   cr_assert_eq(rc, 1, "exit %d: %s", rc, out);
   cr_assert(strstr(out, "/nonexistent.so"), "%s", out);
   free(out);
   snprintf(cmd, sizeof cmd, "'%s' ops --plugin 2>&1", RILL);
-  rc = sh(&out, cmd);
+  rc = sh(&out, "%s", cmd);
   cr_assert_eq(rc, 2, "exit %d: %s", rc, out);
   free(out);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
