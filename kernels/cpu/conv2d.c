@@ -292,8 +292,136 @@ static inline __attribute__((always_inline)) bool dw3x3_ring_s(const rill_conv_g
   return true;
 }
 
+RILL_AVX2_END
+
+/* The padded-ring depthwise kernel above on AVX-512: 16 output columns per vector, the
+ * last chunk of each row and of each copied input row through masks. Every output is the
+ * same chain of FMAs over the 9 taps in the same order and the same epilogue, so y is bit
+ * for bit dw3x3_ring_s's; stride 2 deinterleaves 32 inputs with two permutes. */
+RILL_AVX512_BEGIN
+static inline __attribute__((always_inline)) __m512 dw16_taps(__m512 acc, const float *p,
+                                                              const __m512 w3[3], int64_t s) {
+  if (s == 1) {
+    acc = _mm512_fmadd_ps(w3[0], _mm512_loadu_ps(p), acc);
+    acc = _mm512_fmadd_ps(w3[1], _mm512_loadu_ps(p + 1), acc);
+    return _mm512_fmadd_ps(w3[2], _mm512_loadu_ps(p + 2), acc);
+  }
+  const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  __m512 a = _mm512_loadu_ps(p), b = _mm512_loadu_ps(p + 16);
+  __m512 c = _mm512_loadu_ps(p + 2), d = _mm512_loadu_ps(p + 18);
+  acc = _mm512_fmadd_ps(w3[0], _mm512_permutex2var_ps(a, ev, b), acc);
+  acc = _mm512_fmadd_ps(w3[1], _mm512_permutex2var_ps(a, od, b), acc);
+  return _mm512_fmadd_ps(w3[2], _mm512_permutex2var_ps(c, ev, d), acc);
+}
+
+static inline __attribute__((always_inline)) void dw16_copy_row(float *dst, const float *src, int64_t n,
+                                                                int64_t full, __mmask16 inmask) {
+  for (int64_t o = 0; o < full; o += 16) {
+    __m512 v = _mm512_loadu_ps(src + o);
+    __asm__("" : "+v"(v));
+    _mm512_storeu_ps(dst + o, v);
+  }
+  if (full < n) _mm512_storeu_ps(dst + full, _mm512_maskz_loadu_ps(inmask, src + full));
+}
+
+static inline __attribute__((always_inline)) void dw16_out_row(const float *r0, const float *r1,
+                                                               const float *r2, const __m512 wv[9], int64_t s,
+                                                               int64_t ow, float *yr, const float *rr,
+                                                               const dw_epi *e, bool has_bias, __m512 bias,
+                                                               int clamp, __mmask16 outmask) {
+  const float *rows[3] = {r0, r1, r2};
+  for (int64_t o = 0; o < ow; o += 16) {
+    bool tail = o + 16 > ow;
+    __mmask16 m = tail ? outmask : (__mmask16)0xffff;
+    __m512 v = _mm512_setzero_ps();
+    _Pragma("GCC unroll 3") for (int k = 0; k < 3; k++) v = dw16_taps(v, rows[k] + o * s, wv + 3 * k, s);
+    if (e) {
+      if (rr) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, rr + o));
+      if (has_bias) v = _mm512_add_ps(v, bias);
+      if (clamp) v = _mm512_max_ps(_mm512_setzero_ps(), v); /* v second: NaN comes through */
+      if (clamp == 2) v = _mm512_min_ps(_mm512_set1_ps(6.0f), v);
+    }
+    _mm512_mask_storeu_ps(yr + o, m, v);
+  }
+}
+
+/* dw3x3_ring_s with 16 columns per vector: padded rows of 16 * chunks * s + 34 floats. */
+static inline __attribute__((always_inline)) bool dw16_ring_s(const rill_conv_geom *g, const float *x,
+                                                              const float *w, float *y, int64_t nch,
+                                                              const dw_epi *e, const int64_t s) {
+  const int64_t chunks = (g->ow + 15) / 16, ow = g->ow, oh_n = g->oh, hw = g->h * g->w;
+  const int64_t pw = 16 * chunks * s + 34, ph = (g->oh - 1) * s + 3;
+  if (pw > DW_RING_MAX) return false;
+  int64_t n = g->w + g->pl <= pw ? g->w : pw - g->pl, full = n / 16 * 16, n16 = (n + 15) / 16 * 16;
+  if (n <= 0 || g->pl + n16 > pw) return false;
+  const __mmask16 inmask = (__mmask16)((1u << (n - full)) - 1u);
+  const __mmask16 outmask = (__mmask16)((1u << (ow - (chunks - 1) * 16)) - 1u);
+  const bool all = ph * pw <= 3 * DW_RING_MAX;
+  const bool dbl = ph * pw <= DW_DOUBLE;
+  const int clamp = e ? e->clamp : 0;
+  const bool has_bias = e && e->bias;
+  const int64_t i1 = g->h + g->pt <= ph ? g->h : ph - g->pt;
+  float ring[3 * DW_RING_MAX];
+  memset(ring, 0, (size_t)((all ? (dbl ? 2 : 1) * ph : 3) * pw) * sizeof(float));
+  if (all && nch > 0)
+    for (int64_t ih = 0; ih < i1; ih++)
+      dw16_copy_row(ring + (ih + g->pt) * pw + g->pl, x + ih * g->w, n, full, inmask);
+  for (int64_t ch = 0; ch < nch; ch++) {
+    const float *xc = x + ch * hw, *wc = w + ch * 9;
+    float *yc = y + ch * oh_n * ow;
+    const float *rc = e && e->res ? e->res + ch * oh_n * ow : NULL;
+    __m512 wv[9];
+    for (int k = 0; k < 9; k++) wv[k] = _mm512_set1_ps(wc[k]);
+    __m512 bias = has_bias ? _mm512_set1_ps(e->bias[ch]) : _mm512_setzero_ps();
+    if (all) {
+      float *cur = ring + (dbl && (ch & 1) ? ph * pw : 0);
+      if (!dbl && ch > 0)
+        for (int64_t ih = 0; ih < i1; ih++)
+          dw16_copy_row(cur + (ih + g->pt) * pw + g->pl, xc + ih * g->w, n, full, inmask);
+      if (dbl && ch + 1 < nch) {
+        float *next = ring + ((ch + 1) & 1 ? ph * pw : 0);
+        for (int64_t ih = 0; ih < i1; ih++)
+          dw16_copy_row(next + (ih + g->pt) * pw + g->pl, xc + hw + ih * g->w, n, full, inmask);
+      }
+      for (int64_t oh = 0; oh < oh_n; oh++) {
+        const float *r0 = cur + oh * s * pw;
+        dw16_out_row(r0, r0 + pw, r0 + 2 * pw, wv, s, ow, yc + oh * ow, rc ? rc + oh * ow : NULL, e,
+                     has_bias, bias, clamp, outmask);
+      }
+      continue;
+    }
+    int64_t have = -1;
+    for (int64_t oh = 0; oh < oh_n; oh++) {
+      for (int64_t r = have + 1; r < oh * s + 3; r++) {
+        have = r;
+        float *dst = ring + (r % 3) * pw + g->pl;
+        int64_t ih = r - g->pt;
+        if (ih < 0 || ih >= g->h)
+          for (int64_t o = 0; o < n16; o += 16) _mm512_storeu_ps(dst + o, _mm512_setzero_ps());
+        else
+          dw16_copy_row(dst, xc + ih * g->w, n, full, inmask);
+      }
+      int64_t r = oh * s;
+      dw16_out_row(ring + (r % 3) * pw, ring + ((r + 1) % 3) * pw, ring + ((r + 2) % 3) * pw, wv, s, ow,
+                   yc + oh * ow, rc ? rc + oh * ow : NULL, e, has_bias, bias, clamp, outmask);
+    }
+  }
+  return true;
+}
+
+static bool dw3x3_ring_avx512(const rill_conv_geom *g, const float *x, const float *w, float *y,
+                              int64_t nch, const dw_epi *e) {
+  return g->sw == 1 ? dw16_ring_s(g, x, w, y, nch, e, 1) : dw16_ring_s(g, x, w, y, nch, e, 2);
+}
+RILL_AVX512_END
+
+RILL_AVX2_BEGIN
+
+/* The padded-ring kernel on the widest vectors the CPU runs (both give the same bits). */
 static bool dw3x3_ring(const rill_conv_geom *g, const float *x, const float *w, float *y, int64_t nch,
                        const dw_epi *e) {
+  if (rill_cpu_avx512() && dw3x3_ring_avx512(g, x, w, y, nch, e)) return true;
   return g->sw == 1 ? dw3x3_ring_s(g, x, w, y, nch, e, 1) : dw3x3_ring_s(g, x, w, y, nch, e, 2);
 }
 

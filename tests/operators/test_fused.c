@@ -341,3 +341,22 @@ Test(fused, small_k_gemm_avx512_matches_avx2_bitwise, .fini = restore_level) {
   check_levels(&(split_cfg){1, 3, 100, 100, 10, 3, 2, 1, 1}); /* first layer, several parts */
   check_levels(&(split_cfg){1, 6, 9, 37, 10, 3, 1, 1, 2});    /* grouped, k = 27: whole */
 }
+
+/* The AVX-512 3x3 depthwise kernel (16 columns per vector, masked tails) gives the AVX2
+ * kernel's bits (8 per vector): each output is the same FMA chain over the 9 taps and the
+ * same epilogue. Output widths with every tail length mod 16, strides 1 and 2, with and
+ * without padding, heights from 1 row to a ring of three padded rows (100x100), and a row
+ * too wide for the AVX-512 padded rows (the AVX2 kernel runs it at both levels). */
+Test(fused, depthwise_avx512_matches_avx2_bitwise, .fini = restore_level) {
+  if (rill_cpu_isa_level_native() < RILL_CPU_ISA_AVX512) cr_skip_test("this CPU has no AVX-512: one path only");
+  for (int64_t w = 1; w <= 40; w++)
+    for (int64_t st = 1; st <= 2; st++)
+      for (int64_t pad = 0; pad <= 1; pad++) {
+        if (w + 2 * pad < 3) continue;
+        check_levels(&(split_cfg){1, 3, 3 + w % 5 - 2 * pad, w, 3, 3, st, pad, 3});
+        check_levels(&(split_cfg){1, 4, 7 + w % 3, w, 4, 3, st, pad, 4});
+      }
+  check_levels(&(split_cfg){2, 5, 100, 100, 5, 3, 1, 1, 5});
+  check_levels(&(split_cfg){1, 4, 100, 99, 4, 3, 2, 1, 4});
+  check_levels(&(split_cfg){1, 2, 3, 2020, 2, 3, 1, 1, 2});
+}
