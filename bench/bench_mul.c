@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
   double budget = argc > 1 ? atof(argv[1]) : 0.3; /* seconds per size, side and round */
   const int64_t sizes[] = {64, 256, 512, 1024};
   rill_executor *exe = NULL;
-  rill_executor_options opts = {{RILL_DEVICE_CPU, 0}, 0};
+  rill_executor_options opts = RILL_EXECUTOR_OPTIONS_INIT;
   rill_status *st = rill_executor_create(&opts, &exe);
   if (st) return fail(st);
   for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {

@@ -34,7 +34,8 @@ static void check(rill_status *st, const char *what) {
 }
 
 static rill_executor *executor(rill_schedule s, int32_t threads) {
-  rill_executor_options o = {{RILL_DEVICE_CPU, 0}, threads};
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.num_threads = threads;
   rill_executor *e;
   check(rill_executor_create(&o, &e), "executor");
   check(rill_executor_set_schedule(e, s), "schedule");

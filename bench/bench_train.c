@@ -280,7 +280,7 @@ static void side_init(rill_executor *e, side *s, void (*build)(rill_program **, 
 
 int main(void) {
   rill_executor *e = NULL;
-  rill_executor_options o = {{RILL_DEVICE_CPU, 0}, 0};
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
   CK(rill_executor_create(&o, &e));
   float *mx = alloc_f((size_t)MB * MD, 1, 7), *lx = alloc_f((size_t)LB * 28 * 28, 1, 8);
   int64_t my[MB], ly[LB];

@@ -40,9 +40,27 @@ extern "C" {
 #define RILL_API
 #endif
 
+/* The version of this header; CMake refuses to configure when it differs from the
+ * project version in CMakeLists.txt. rill_version() and rill_version_number() give the
+ * version of the library actually loaded, which may be newer than the header a program
+ * was compiled with. */
 #define RILL_VERSION_MAJOR 0
 #define RILL_VERSION_MINOR 1
 #define RILL_VERSION_PATCH 0
+/* (major << 16) | (minor << 8) | patch: compares in version order. */
+#define RILL_VERSION_NUMBER ((RILL_VERSION_MAJOR << 16) | (RILL_VERSION_MINOR << 8) | RILL_VERSION_PATCH)
+
+/* "MAJOR.MINOR.PATCH" of the loaded library (static storage). */
+RILL_API const char *rill_version(void);
+/* RILL_VERSION_NUMBER of the loaded library. */
+RILL_API unsigned rill_version_number(void);
+
+/* Options structs (rill_executor_options, rill_checkpoint_options) start with
+ * `struct_size`, the sizeof the caller compiled against, so later versions can append
+ * members without breaking programs built earlier. Initialize them with their _INIT
+ * macro or _default_options() function, then set the members wanted; a struct whose
+ * struct_size the library does not know (0: never initialized, or a size no version
+ * had) is refused with INVALID_ARGUMENT. */
 
 /* ---------------------------------------------------------------- status ------ */
 
@@ -292,9 +310,17 @@ RILL_API rill_status *rill_tensor_save_file(const rill_tensor *tensor, const cha
 typedef struct rill_executor rill_executor;
 
 typedef struct rill_executor_options {
+  uint32_t struct_size; /* sizeof(rill_executor_options), set by the initializers below */
   rill_place place;
   int32_t num_threads; /* 0: one per core */
 } rill_executor_options;
+
+/* The defaults: the CPU, one thread per core. */
+#define RILL_EXECUTOR_OPTIONS_INIT {sizeof(rill_executor_options), {RILL_DEVICE_CPU, 0}, 0}
+RILL_API rill_executor_options rill_executor_default_options(void);
+
+/* options may be NULL (the defaults). INVALID_ARGUMENT for an unknown struct_size or a
+ * negative num_threads, UNIMPLEMENTED for a device other than the CPU. */
 
 RILL_API rill_status *rill_executor_create(const rill_executor_options *options, rill_executor **out);
 RILL_API void rill_executor_destroy(rill_executor *executor);
@@ -556,6 +582,7 @@ RILL_API rill_status *rill_program_load_vars(const rill_program *program, rill_s
 typedef struct rill_checkpoint_manager rill_checkpoint_manager;
 
 typedef struct rill_checkpoint_options {
+  uint32_t struct_size;   /* sizeof(rill_checkpoint_options), set by the initializers below */
   int64_t every_n_steps;  /* due when step % n == 0 (0: not by steps) */
   double every_n_seconds; /* due when this long has passed since the last one (0: not by
                              time); with neither set, every step is due */
@@ -567,7 +594,11 @@ typedef struct rill_checkpoint_options {
 } rill_checkpoint_options;
 
 /* Default options: every step, keep 3, wait when busy. */
+#define RILL_CHECKPOINT_OPTIONS_INIT {sizeof(rill_checkpoint_options), 0, 0.0, 3, false}
 RILL_API rill_checkpoint_options rill_checkpoint_default_options(void);
+
+/* options may be NULL (the defaults). INVALID_ARGUMENT for an unknown struct_size or a
+ * negative setting. */
 
 RILL_API rill_status *rill_checkpoint_manager_create(const char *dir,
                                                      const rill_checkpoint_options *options,
@@ -838,6 +869,14 @@ RILL_API rill_tensor *rill_op_context_input(rill_op_context *ctx, size_t slot, s
 RILL_API rill_tensor *rill_op_context_output(rill_op_context *ctx, size_t slot, size_t i);
 /* A new INVALID_ARGUMENT status "op '<type>': <message>". */
 RILL_API rill_status *rill_op_context_error(const rill_op_context *ctx, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Prefixes the message of `status` with printf-formatted context and ": " ("input 'x':
+ * ..."); returns `status` (NULL stays NULL). If the longer message cannot be
+ * allocated, the status keeps its original message. */
+RILL_API rill_status *rill_status_wrap(rill_status *status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif

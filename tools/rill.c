@@ -740,7 +740,7 @@ int main(int argc, char **argv) {
     return EXIT_OK;
   }
   if (strcmp(cmd, "--version") == 0) {
-    printf("rill %d.%d.%d\n", RILL_VERSION_MAJOR, RILL_VERSION_MINOR, RILL_VERSION_PATCH);
+    printf("rill %s\n", rill_version());
     return EXIT_OK;
   }
   int nargs = argc - 2, prc = take_plugins(&nargs, argv + 2);

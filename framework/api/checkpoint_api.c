@@ -20,8 +20,14 @@ struct rill_checkpoint_list {
 };
 
 rill_checkpoint_options rill_checkpoint_default_options(void) {
-  rill_checkpoint_options o = {0, 0.0, 3, false};
+  rill_checkpoint_options o = RILL_CHECKPOINT_OPTIONS_INIT;
   return o;
+}
+
+/* Before any other member is read: a struct of an unknown size may be shorter. */
+static rill_status *check_size(const rill_checkpoint_options *o) {
+  return rill_check_struct_size("checkpoint: rill_checkpoint_options", o->struct_size,
+                                sizeof(rill_checkpoint_options), sizeof(rill_checkpoint_options));
 }
 
 static rill_status *check_options(const rill_checkpoint_options *o) {
@@ -41,6 +47,7 @@ rill_status *rill_checkpoint_manager_create(const char *dir, const rill_checkpoi
                                             rill_checkpoint_manager **out) {
   if (!dir || !*dir || !out)
     return rill_error(RILL_INVALID_ARGUMENT, "rill_checkpoint_manager_create: empty directory or NULL out");
+  if (options) RILL_TRY(check_size(options));
   rill_checkpoint_options o = options ? *options : rill_checkpoint_default_options();
   RILL_TRY(check_options(&o));
   rill_checkpoint_manager *m = rill_calloc(1, sizeof *m);
@@ -64,6 +71,7 @@ const char *rill_checkpoint_manager_dir(const rill_checkpoint_manager *m) { retu
 rill_status *rill_checkpoint_manager_configure(rill_checkpoint_manager *m,
                                                const rill_checkpoint_options *options) {
   if (!m || !options) return rill_error(RILL_INVALID_ARGUMENT, "rill_checkpoint_manager_configure: NULL argument");
+  RILL_TRY(check_size(options));
   RILL_TRY(check_options(options));
   m->options = *options;
   return NULL;

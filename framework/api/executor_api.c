@@ -12,7 +12,16 @@ static rill_status *check_names(const char *what, const char *const *names, size
 
 rill_status *rill_executor_create(const rill_executor_options *options, rill_executor **out) {
   if (!out) return rill_error(RILL_INVALID_ARGUMENT, "rill_executor_create: out is NULL");
+  if (options)
+    RILL_TRY(rill_check_struct_size("rill_executor_create: rill_executor_options",
+                                    options->struct_size, sizeof(rill_executor_options),
+                                    sizeof(rill_executor_options)));
   return rill_exec_create(options, out);
+}
+
+rill_executor_options rill_executor_default_options(void) {
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  return o;
 }
 
 void rill_executor_destroy(rill_executor *executor) { rill_exec_destroy(executor); }

@@ -14,4 +14,14 @@ bool rill_op_has_attribute(const char *type, const char *attr) {
   return false;
 }
 
+#define RILL_STR_(x) #x
+#define RILL_STR(x) RILL_STR_(x)
+
+const char *rill_version(void) {
+  return RILL_STR(RILL_VERSION_MAJOR) "." RILL_STR(RILL_VERSION_MINOR) "." RILL_STR(
+      RILL_VERSION_PATCH);
+}
+
+unsigned rill_version_number(void) { return RILL_VERSION_NUMBER; }
+
 const char *rill_cpu_isa(void) { return rill_cpu_isa_level_name(rill_cpu_isa_level_get()); }

@@ -79,3 +79,16 @@ rill_status *rill_status_wrap(rill_status *status, const char *fmt, ...) {
   rill_free(prefix);
   return status;
 }
+
+rill_status *rill_check_struct_size(const char *what, uint32_t size, size_t min, size_t max) {
+  if (size >= min && size <= max) return NULL;
+  if (size == 0)
+    return rill_error(RILL_INVALID_ARGUMENT,
+                      "%s: struct_size is 0; initialize the struct with its _INIT macro or "
+                      "_default_options()",
+                      what);
+  return rill_error(RILL_INVALID_ARGUMENT,
+                    "%s: struct_size %u is not one this library (rill %s) knows: %zu to %zu "
+                    "bytes",
+                    what, (unsigned)size, rill_version(), min, max);
+}

@@ -21,13 +21,16 @@ struct rill_status {
  * status is returned instead (rill_status_destroy ignores it). */
 RILL_NODISCARD rill_status *rill_error(rill_code code, const char *fmt, ...) RILL_PRINTF(2, 3);
 
-/* Prefixes an error's message with context ("op 'mul' #3 in block 0: ..."); returns
- * `status` (NULL stays NULL). If the longer message cannot be allocated, the status
- * keeps its original message. */
-rill_status *rill_status_wrap(rill_status *status, const char *fmt, ...) RILL_PRINTF(2, 3);
+/* rill_status_wrap (rill.h) prefixes an error's message with context ("op 'mul' #3 in
+ * block 0: ..."). */
 
 /* The shared out-of-memory status. */
 rill_status *rill_oom(void);
+
+/* Checks the struct_size member of a public options struct (rill.h): INVALID_ARGUMENT
+ * naming `what` unless `size` is one the library knows, from `min` (the struct of the
+ * first version that had it) to `max` (sizeof the struct now). */
+rill_status *rill_check_struct_size(const char *what, uint32_t size, size_t min, size_t max);
 
 /* Evaluates `expr`; on error returns it from the enclosing function. */
 #define RILL_TRY(expr)                                                                 \

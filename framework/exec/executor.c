@@ -1181,7 +1181,7 @@ void rill_exec_set_plan_cache_size(rill_executor *exe, size_t n) {
 }
 
 rill_status *rill_exec_create(const rill_executor_options *options, rill_executor **out) {
-  rill_executor_options opts = {{RILL_DEVICE_CPU, 0}, 0};
+  rill_executor_options opts = RILL_EXECUTOR_OPTIONS_INIT;
   if (options) opts = *options;
   if (opts.place.device != RILL_DEVICE_CPU)
     return rill_error(RILL_UNIMPLEMENTED, "executor: device %d is not available (CPU only)",

@@ -329,7 +329,8 @@ static rill_status *predictor_open(shared_model *m, rill_predictor **out) {
   if (!p->in_names || !p->out_names || !p->ordered) st = rill_oom();
   for (size_t i = 0; !st && i < m->ninputs; i++) p->in_names[i] = m->inputs[i].name;
   for (size_t i = 0; !st && i < m->noutputs; i++) p->out_names[i] = m->outputs[i].name;
-  rill_executor_options opts = {{RILL_DEVICE_CPU, 0}, m->threads};
+  rill_executor_options opts = RILL_EXECUTOR_OPTIONS_INIT;
+  opts.num_threads = m->threads;
   if (!st) st = rill_exec_create(&opts, &p->exe);
   if (!st) {
     p->exe->memory_plan = m->memory_optim;

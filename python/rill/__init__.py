@@ -23,7 +23,7 @@ from .io import save_inference_model, load_inference_model
 from .data_feeder import DataFeeder
 from . import nets
 from . import inference
-from .core import load_op_library, cpu_isa
+from .core import load_op_library, cpu_isa, version, version_number
 
 # Fluid scripts reach a few classes through fluid.core.
 core.Scope = Scope
@@ -31,6 +31,8 @@ core.LoDTensor = LoDTensor
 core.CPUPlace = CPUPlace
 core.is_compiled_with_cuda = lambda: False
 
+# The release of this package; rill.version() is the loaded C library's, and the
+# tests check that the two agree.
 __version__ = '0.1.0'
 
 __all__ = ['Error', 'Program', 'Block', 'Variable', 'Parameter', 'Operator', 'program_guard',
@@ -38,4 +40,4 @@ __all__ = ['Error', 'Program', 'Block', 'Variable', 'Parameter', 'Operator', 'pr
            'CPUPlace', 'CUDAPlace', 'ParamAttr', 'Executor', 'Scope', 'global_scope',
            'scope_guard', 'LoDTensor', 'create_lod_tensor', 'layers', 'optimizer',
            'initializer', 'regularizer', 'clip', 'io', 'core', 'DataFeeder', 'nets', 'inference',
-           'load_op_library']
+           'load_op_library', 'cpu_isa', 'version', 'version_number']

@@ -68,6 +68,21 @@ _code_name = _fn('rill_code_name', ctypes.c_char_p, ctypes.c_int)
 _cpu_isa = _fn('rill_cpu_isa', ctypes.c_char_p)
 
 
+_version = _fn('rill_version', ctypes.c_char_p)
+_version_number = _fn('rill_version_number', ctypes.c_uint)
+
+
+def version():
+    """The version of the loaded C library, 'MAJOR.MINOR.PATCH' (rill.__version__ is
+    the package's; the two are the same release)."""
+    return _version().decode()
+
+
+def version_number():
+    """The loaded C library's version as (major << 16) | (minor << 8) | patch."""
+    return _version_number()
+
+
 def cpu_isa():
     """The vector instruction set rill's CPU kernels take here: 'avx512', 'avx2' or
     'generic' (RILL_CPU_ISA in the environment caps it)."""
@@ -592,7 +607,12 @@ _model_out_name = _fn('rill_model_output_name', ctypes.c_char_p, ctypes.c_void_p
 # ---------------------------------------------------------------- executors ----
 
 class _ExecOptions(ctypes.Structure):
-    _fields_ = [('device', ctypes.c_int), ('id', ctypes.c_int32), ('num_threads', ctypes.c_int32)]
+    """rill_executor_options; struct_size is set from the fields below."""
+    _fields_ = [('struct_size', ctypes.c_uint32), ('device', ctypes.c_int), ('id', ctypes.c_int32),
+                ('num_threads', ctypes.c_int32)]
+
+    def __init__(self, **kw):
+        super(_ExecOptions, self).__init__(struct_size=ctypes.sizeof(_ExecOptions), **kw)
 
 
 _exec_create = _fn('rill_executor_create', c_status_p, ctypes.POINTER(_ExecOptions),
@@ -608,7 +628,7 @@ SCHEDULE_AUTO, SCHEDULE_SEQUENTIAL, SCHEDULE_PARALLEL = 0, 1, 2
 
 class CExecutor(object):
     def __init__(self, num_threads=0, schedule=SCHEDULE_AUTO):
-        opts = _ExecOptions(0, 0, int(num_threads or 0))
+        opts = _ExecOptions(num_threads=int(num_threads or 0))
         out = ctypes.c_void_p()
         check(_exec_create(ctypes.byref(opts), ctypes.byref(out)))
         self._h = out.value
@@ -636,8 +656,13 @@ def names_array(names):
 # -------------------------------------------------------------- checkpoints ----
 
 class CheckpointOptions(ctypes.Structure):
-    _fields_ = [('every_n_steps', ctypes.c_int64), ('every_n_seconds', ctypes.c_double),
-                ('max_to_keep', ctypes.c_int32), ('skip_when_busy', ctypes.c_bool)]
+    """rill_checkpoint_options; struct_size is set from the fields below."""
+    _fields_ = [('struct_size', ctypes.c_uint32), ('every_n_steps', ctypes.c_int64),
+                ('every_n_seconds', ctypes.c_double), ('max_to_keep', ctypes.c_int32),
+                ('skip_when_busy', ctypes.c_bool)]
+
+    def __init__(self, **kw):
+        super(CheckpointOptions, self).__init__(struct_size=ctypes.sizeof(CheckpointOptions), **kw)
 
 
 class CheckpointInfo(ctypes.Structure):
@@ -684,8 +709,9 @@ class CCheckpointManager(object):
 
     def __init__(self, dirname, every_n_steps=0, every_n_seconds=0.0, max_to_keep=3,
                  skip_when_busy=False):
-        opts = CheckpointOptions(int(every_n_steps), float(every_n_seconds), int(max_to_keep),
-                                 bool(skip_when_busy))
+        opts = CheckpointOptions(every_n_steps=int(every_n_steps),
+                                 every_n_seconds=float(every_n_seconds),
+                                 max_to_keep=int(max_to_keep), skip_when_busy=bool(skip_when_busy))
         out = ctypes.c_void_p()
         check(_ckm_create(os.fsencode(dirname), ctypes.byref(opts), ctypes.byref(out)))
         self._h = out.value

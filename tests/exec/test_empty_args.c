@@ -43,7 +43,8 @@ static void run_with(rill_schedule schedule) {
 
   rill_tensor *feeds[] = {filled(xd, 1), filled(wd, -1), filled(od, 0.5f)}, *got = NULL;
   const char *feed_names[] = {"x", "w", "out@GRAD"}, *fetch[] = {"x@GRAD"};
-  rill_executor_options o = {{RILL_DEVICE_CPU, 0}, 2};
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.num_threads = 2;
   rill_executor *e;
   rill_scope *s;
   OK(rill_executor_create(&o, &e));

@@ -642,7 +642,8 @@ Test(exec, rejects_null_arguments) {
   rill_tensor *null_feed = NULL;
   expect_error(rill_executor_run(f.exe, f.prog, f.scope, feed_x, &null_feed, 1, &fetch, 1, &y),
                RILL_INVALID_ARGUMENT, "'x'");
-  rill_executor_options bad = {{RILL_DEVICE_CUDA, 0}, 0};
+  rill_executor_options bad = RILL_EXECUTOR_OPTIONS_INIT;
+  bad.place.device = RILL_DEVICE_CUDA;
   rill_executor *e2 = NULL;
   expect_error(rill_executor_create(&bad, &e2), RILL_UNIMPLEMENTED, "CPU only");
   rill_tensor_destroy(x);

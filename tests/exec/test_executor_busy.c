@@ -31,7 +31,8 @@ static const char *const fetch_y[] = {"y"};
 static fixture setup(const char *type, int nops) {
   fixture f;
   cr_assert(busy_gate_register());
-  rill_executor_options o = {{RILL_DEVICE_CPU, 0}, 1};
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.num_threads = 1;
   OK(rill_executor_create(&o, &f.exe));
   OK(rill_scope_create(NULL, &f.scope));
   OK(busy_program(type, nops, WIDTH, &f.prog));
@@ -109,7 +110,8 @@ Test(exec_busy, call_during_a_run_fails_with_failed_precondition) {
               "rill_executor_run of another program");
   /* ... while another executor runs the same program at the same time. */
   rill_executor *second;
-  rill_executor_options o = {{RILL_DEVICE_CPU, 0}, 1};
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.num_threads = 1;
   OK(rill_executor_create(&o, &second));
   OK(rill_executor_run(second, f.prog, f.scope, feed_x, &f.x, 1, fetch_y, 1, &y));
   cr_assert(answer_is(f.x, y, 0.0f));

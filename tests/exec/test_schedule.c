@@ -21,7 +21,8 @@
   } while (0)
 
 static rill_executor *new_exec(rill_schedule sched, int32_t threads) {
-  rill_executor_options o = {{RILL_DEVICE_CPU, 0}, threads};
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.num_threads = threads;
   rill_executor *e;
   OK(rill_executor_create(&o, &e));
   OK(rill_executor_set_schedule(e, sched));

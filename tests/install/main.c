@@ -9,6 +9,13 @@ static int fail(rill_status *st) {
 }
 
 int main(void) {
+  /* The installed header and library are the same version. */
+  if (rill_version_number() != RILL_VERSION_NUMBER) {
+    fprintf(stderr, "consumer: library %s, header %d.%d.%d\n", rill_version(), RILL_VERSION_MAJOR,
+            RILL_VERSION_MINOR, RILL_VERSION_PATCH);
+    return 1;
+  }
+  printf("consumer: rill %s\n", rill_version());
   rill_program *p = NULL;
   rill_status *st = rill_program_create(&p);
   if (st) return fail(st);
@@ -30,7 +37,7 @@ int main(void) {
   if ((st = rill_tensor_create_from_data(RILL_DTYPE_FP32, dims, 1, data, sizeof data, NULL, NULL, &in)))
     return fail(st);
   rill_executor *exe = NULL;
-  rill_executor_options opts = {{RILL_DEVICE_CPU, 0}, 0};
+  rill_executor_options opts = RILL_EXECUTOR_OPTIONS_INIT;
   rill_scope *scope = NULL;
   if ((st = rill_executor_create(&opts, &exe)) || (st = rill_scope_create(NULL, &scope))) return fail(st);
   const char *feed_names[] = {"x"}, *fetch_names[] = {"y"};

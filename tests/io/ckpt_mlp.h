@@ -128,7 +128,8 @@ static inline rill_status *ckpt_mlp_create(ckpt_mlp *m, int64_t batch, int64_t i
   rill_checkpoint_manager_destroy(mgr);
   RILL_TRY(st);
   RILL_TRY(rill_program_validate(m->main));
-  rill_executor_options eo = {{RILL_DEVICE_CPU, 0}, 1};
+  rill_executor_options eo = RILL_EXECUTOR_OPTIONS_INIT;
+  eo.num_threads = 1;
   RILL_TRY(rill_executor_create(&eo, &m->exe));
   RILL_TRY(rill_executor_set_schedule(m->exe, schedule));
   RILL_TRY(rill_scope_create(NULL, &m->scope));

@@ -329,7 +329,8 @@ static rill_tensor *run_synthetic(const char *file, const char *fetch, int64_t s
   }
   const char *names[] = {"image", "im_size"};
   rill_executor *exe = NULL;
-  rill_executor_options opts = {{RILL_DEVICE_CPU, 0}, 2};
+  rill_executor_options opts = RILL_EXECUTOR_OPTIONS_INIT;
+  opts.num_threads = 2;
   expect_ok(rill_executor_create(&opts, &exe), "executor");
   expect_ok(rill_executor_set_schedule(exe, schedule), "schedule");
   rill_tensor *out = NULL;

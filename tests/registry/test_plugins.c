@@ -68,7 +68,8 @@ static rill_schedule schedule = RILL_SCHEDULE_SEQUENTIAL;
 static rill_tensor *run_one(rill_program *p, rill_tensor *x, const char *fetch) {
   rill_executor *e;
   rill_scope *s;
-  rill_executor_options opts = {{RILL_DEVICE_CPU, 0}, 2};
+  rill_executor_options opts = RILL_EXECUTOR_OPTIONS_INIT;
+  opts.num_threads = 2;
   OK(rill_executor_create(&opts, &e));
   OK(rill_executor_set_schedule(e, schedule));
   OK(rill_scope_create(NULL, &s));

@@ -16,7 +16,8 @@
  * `fetch`; the last run's nout floats into out. */
 static rill_status *conv_run(const rill_program *prog, rill_scope *params, int threads, const int64_t xd[4],
                              int rounds, const char *fetch, float *out, size_t nout) {
-  rill_executor_options opts = {{RILL_DEVICE_CPU, 0}, threads};
+  rill_executor_options opts = RILL_EXECUTOR_OPTIONS_INIT;
+  opts.num_threads = threads;
   rill_executor *e = NULL;
   rill_scope *s = NULL;
   rill_tensor *x = NULL, *y = NULL;

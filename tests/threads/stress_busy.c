@@ -80,7 +80,8 @@ static void predictor(rill_schedule schedule) {
 
 static void executor(void) {
   target t = {0};
-  rill_executor_options o = {{RILL_DEVICE_CPU, 0}, 2};
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.num_threads = 2;
   int64_t dims[] = {2, WIDTH};
   rill_status *st = rill_executor_create(&o, &t.exe);
   if (!st) st = rill_scope_create(NULL, &t.scope);

@@ -91,7 +91,8 @@ static rill_status *build(void) {
 
 /* Runs the program with `threads` executor threads; the fetched outputs into out. */
 static rill_status *run(int threads, answer *out) {
-  rill_executor_options opts = {{RILL_DEVICE_CPU, 0}, threads};
+  rill_executor_options opts = RILL_EXECUTOR_OPTIONS_INIT;
+  opts.num_threads = threads;
   rill_executor *e = NULL;
   rill_scope *s = NULL;
   const char *fetch[4] = {"y", "p", "dx", "dw"};

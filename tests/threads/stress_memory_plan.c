@@ -86,7 +86,9 @@ int main(void) {
   for (int i = 0; i < ROWS * COLS; i++) xv[i] = sinf((float)i * 0.37f);
 
   static float want[ROWS * COLS], got[ROWS * COLS];
-  rill_executor_options o1 = {{RILL_DEVICE_CPU, 0}, 1}, o4 = {{RILL_DEVICE_CPU, 0}, 4};
+  rill_executor_options o1 = RILL_EXECUTOR_OPTIONS_INIT, o4 = RILL_EXECUTOR_OPTIONS_INIT;
+  o1.num_threads = 1;
+  o4.num_threads = 4;
   rill_executor *seq = NULL, *par = NULL;
   CHECK(!rill_executor_create(&o1, &seq), "executor");
   CHECK(!rill_executor_set_schedule(seq, RILL_SCHEDULE_SEQUENTIAL), "schedule");

@@ -147,7 +147,9 @@ int main(int argc, char **argv) {
   unsigned seed = argc > 1 ? (unsigned)strtoul(argv[1], NULL, 10) : 12345u;
   int dags = argc > 2 ? atoi(argv[2]) : DAGS;
   CHECK(test_ops_register(), "register test ops");
-  rill_executor_options two = {{RILL_DEVICE_CPU, 0}, 2}, four = {{RILL_DEVICE_CPU, 0}, 4};
+  rill_executor_options two = RILL_EXECUTOR_OPTIONS_INIT, four = RILL_EXECUTOR_OPTIONS_INIT;
+  two.num_threads = 2;
+  four.num_threads = 4;
   rill_executor *seq = NULL, *par[2] = {NULL, NULL};
   rill_scope *s = NULL;
   CHECK(!rill_executor_create(NULL, &seq), "executor");

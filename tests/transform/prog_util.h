@@ -120,7 +120,8 @@ static inline void scope_bind(rill_scope *s, const char *name, rill_tensor *t) {
 }
 
 static inline rill_executor *exe_new(void) {
-  rill_executor_options o = {.place = {RILL_DEVICE_CPU, 0}, .num_threads = 1};
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.num_threads = 1;
   rill_executor *e = NULL;
   POK(rill_executor_create(&o, &e));
   return e;

@@ -523,7 +523,8 @@ Test(infer_passes, all_passes_then_parallel_with_memory_plan) {
   cr_assert_eq(st.bn_folded, 1);
   cr_assert_eq(st.conv_fused, 2);
   for (int sched = RILL_SCHEDULE_SEQUENTIAL; sched <= RILL_SCHEDULE_PARALLEL; sched++) {
-    rill_executor_options o = {.place = {RILL_DEVICE_CPU, 0}, .num_threads = 2};
+    rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+    o.num_threads = 2;
     rill_executor *e;
     POK(rill_executor_create(&o, &e));
     POK(rill_executor_set_schedule(e, (rill_schedule)sched));
