@@ -219,6 +219,77 @@ RILL_API uint64_t rill_program_version(const rill_program *program);
  * deeper than this (real programs nest a few levels: a while inside a conditional). */
 #define RILL_MAX_BLOCK_DEPTH 256
 
+/* Reading a program's description, as `rill inspect` and `rill dot` show it. Blocks,
+ * variables, ops, slots and attributes are addressed by index; the strings and arrays
+ * handed out stay valid until the program is edited or destroyed. The _info functions
+ * fail with OUT_OF_RANGE naming the block and the index when either does not exist. */
+
+/* The parent of `block`; -1 for none, and for a block that does not exist. */
+RILL_API int32_t rill_block_parent(const rill_program *program, int32_t block);
+/* Paddle's ProgramDesc.version of a parsed file; false when the file had none. */
+RILL_API bool rill_program_file_version(const rill_program *program, int64_t *out);
+
+typedef struct rill_var_info {
+  const char *name;
+  int32_t type;         /* VarType.Type: a rill_var_type, or another number kept as read */
+  bool has_tensor;      /* dtype, dims and lod_level below are declared */
+  rill_dtype dtype;
+  size_t ndim;
+  const int64_t *dims;  /* -1: an extent known only at run time */
+  int32_t lod_level;
+  bool persistable;
+  bool is_parameter;
+} rill_var_info;
+
+RILL_API rill_status *rill_block_var_info(const rill_program *program, int32_t block, size_t i,
+                                          rill_var_info *out);
+/* The index of the variable `name` declared in `block` itself (parents are not searched:
+ * walk rill_block_parent for that); false when there is none. */
+RILL_API bool rill_block_var_index(const rill_program *program, int32_t block, const char *name,
+                                   size_t *index);
+
+typedef struct rill_op_info {
+  const char *type;
+  size_t ninputs;   /* input slots */
+  size_t noutputs;  /* output slots */
+  size_t nattrs;
+  bool registered;  /* rill has a schema for this type (built in or from a plugin) */
+  bool is_feed;     /* its schema marks it as a feed op (binds input `col`) */
+  bool is_fetch;    /* ... as a fetch op (binds output `col`) */
+} rill_op_info;
+
+RILL_API rill_status *rill_block_op_info(const rill_program *program, int32_t block, size_t i,
+                                         rill_op_info *out);
+
+/* One input or output slot of an op: its name ("X", "Out") and its variables. */
+typedef struct rill_slot_info {
+  const char *name;
+  size_t nargs;
+  const char *const *args;
+} rill_slot_info;
+
+RILL_API rill_status *rill_block_op_input_info(const rill_program *program, int32_t block,
+                                               size_t op, size_t slot, rill_slot_info *out);
+RILL_API rill_status *rill_block_op_output_info(const rill_program *program, int32_t block,
+                                                size_t op, size_t slot, rill_slot_info *out);
+
+typedef struct rill_attr_info {
+  const char *name;
+  int32_t type;     /* Paddle's AttrType: rill_plugin_attr_type, 8 a block, 10 blocks, ... */
+  size_t count;     /* items of a list type; 1 for a scalar */
+  bool has_int;     /* int_value holds the value (an INT, LONG or BOOLEAN attribute) */
+  int64_t int_value;
+  size_t nblocks;   /* the blocks a BLOCK (1) or BLOCKS attribute names; 0 for others */
+  const int32_t *blocks;
+} rill_attr_info;
+
+RILL_API rill_status *rill_block_op_attr_info(const rill_program *program, int32_t block,
+                                              size_t op, size_t attr, rill_attr_info *out);
+/* The attribute's value as text: "[1, 2]", "0.5", "\"NCHW\"", "block 2". *out is freed
+ * with rill_free_buffer. */
+RILL_API rill_status *rill_block_op_attr_text(const rill_program *program, int32_t block,
+                                              size_t op, size_t attr, char **out);
+
 /* Editing: blocks, variables and ops are addressed by index. */
 RILL_API rill_status *rill_program_append_block(rill_program *program, int32_t parent_idx,
                                                 int32_t *out_idx);
@@ -304,6 +375,13 @@ RILL_API const char *rill_model_output_name(const rill_model *model, size_t i);
 /* Reads / writes one variable in Paddle's tensor stream format. */
 RILL_API rill_status *rill_tensor_load_file(const char *path, rill_tensor **out);
 RILL_API rill_status *rill_tensor_save_file(const rill_tensor *tensor, const char *path);
+
+/* Reads / writes a NumPy .npy file (format versions 1 to 3 read, 1 written; C order,
+ * little-endian; float16/32/64, int8/16/32/64, uint8, bool). Every size in the header is
+ * checked against the data before anything is allocated; errors name the file. The
+ * write is crash-safe (a temp file beside it, fsync, rename). */
+RILL_API rill_status *rill_tensor_load_npy(const char *path, rill_tensor **out);
+RILL_API rill_status *rill_tensor_save_npy(const rill_tensor *tensor, const char *path);
 
 /* --------------------------------------------------------------- executor ----- */
 
@@ -484,6 +562,19 @@ RILL_API size_t rill_predictor_memory_bytes(const rill_predictor *predictor);
 RILL_API size_t rill_predictor_param_bytes(const rill_predictor *predictor);
 /* The program the predictor runs (after the passes). */
 RILL_API const rill_program *rill_predictor_program(const rill_predictor *predictor);
+
+/* What the inference passes changed when the predictor was created (its clones share
+ * the counts). */
+typedef struct rill_pass_counts {
+  size_t dropouts;   /* dropout ops removed or turned into scale */
+  size_t bn_folded;  /* batch_norm ops folded into a producer's weights */
+  size_t fc_fused;   /* mul + elementwise_add (+ relu) -> fc */
+  size_t conv_fused; /* conv + elementwise_add (+ activation) -> conv2d_fusion */
+  size_t inplace;    /* activations made to write over their input */
+} rill_pass_counts;
+
+RILL_API rill_status *rill_predictor_pass_counts(const rill_predictor *predictor,
+                                                 rill_pass_counts *out);
 
 /* --------------------------------------------------------------- training ----- */
 

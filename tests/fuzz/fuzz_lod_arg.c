@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/lod_arg.c"
+#include "tools/cli/lod_arg.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

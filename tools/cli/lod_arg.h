@@ -1,7 +1,7 @@
 /* `--lod NAME=SPEC` for `rill run`: SPEC is one LoD level of comma-separated offsets,
  * levels separated by ';' ("0,3,7" or "0,2;0,1,3"). */
-#ifndef RILL_TOOLS_LOD_ARG_H
-#define RILL_TOOLS_LOD_ARG_H
+#ifndef RILL_TOOLS_CLI_LOD_ARG_H
+#define RILL_TOOLS_CLI_LOD_ARG_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,10 +1,8 @@
 /* Parsing and applying `rill run --lod NAME=SPEC`. */
-#include "tools/lod_arg.h"
+#include "lod_arg.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-#include "framework/base/status.h"
 
 void lod_arg_clear(lod_arg *lod) {
   for (size_t i = 0; i < lod->nlevels; i++) free(lod->levels[i]);
@@ -20,21 +18,21 @@ static rill_status *parse_level(const char *arg, const char *s, const char *end,
   size_t n = 1;
   for (const char *p = s; p < end; p++) n += *p == ',';
   uint64_t *v = calloc(n, sizeof *v);
-  if (!v) return rill_oom();
+  if (!v) return rill_status_create(RILL_OUT_OF_MEMORY, "out of memory");
   size_t k = 0;
   for (const char *p = s; k < n; k++) {
     const char *q = p;
     while (q < end && *q != ',') q++;
     if (q == p) {
       free(v);
-      return rill_error(RILL_INVALID_ARGUMENT, "--lod %s: level %zu has an empty offset (offsets "
+      return rill_status_create(RILL_INVALID_ARGUMENT, "--lod %s: level %zu has an empty offset (offsets "
                         "are comma-separated integers, levels separated by ';')", arg, level);
     }
     uint64_t x = 0;
     for (const char *c = p; c < q; c++) {
       if (*c < '0' || *c > '9' || x > (UINT64_MAX - (uint64_t)(*c - '0')) / 10) {
         free(v);
-        return rill_error(RILL_INVALID_ARGUMENT, "--lod %s: level %zu offset %zu ('%.*s') is not "
+        return rill_status_create(RILL_INVALID_ARGUMENT, "--lod %s: level %zu offset %zu ('%.*s') is not "
                           "a non-negative integer", arg, level, k, (int)(q - p), p);
       }
       x = x * 10 + (uint64_t)(*c - '0');
@@ -51,10 +49,10 @@ rill_status *lod_arg_parse(const char *arg, lod_arg *out) {
   memset(out, 0, sizeof *out);
   const char *eq = strchr(arg, '=');
   if (!eq || eq == arg)
-    return rill_error(RILL_INVALID_ARGUMENT, "--lod %s: expected NAME=OFFSETS, e.g. x=0,3,7 or "
+    return rill_status_create(RILL_INVALID_ARGUMENT, "--lod %s: expected NAME=OFFSETS, e.g. x=0,3,7 or "
                       "'x=0,2;0,1,3'", arg);
   const char *spec = eq + 1;
-  if (!*spec) return rill_error(RILL_INVALID_ARGUMENT, "--lod %s: no offsets after '='", arg);
+  if (!*spec) return rill_status_create(RILL_INVALID_ARGUMENT, "--lod %s: no offsets after '='", arg);
   size_t nlevels = 1;
   for (const char *p = spec; *p; p++) nlevels += *p == ';';
   lod_arg l = {0};
@@ -67,7 +65,7 @@ rill_status *lod_arg_parse(const char *arg, lod_arg *out) {
   l.counts = calloc(nlevels, sizeof *l.counts);
   if (!l.name || !l.levels || !l.counts) {
     lod_arg_clear(&l);
-    return rill_oom();
+    return rill_status_create(RILL_OUT_OF_MEMORY, "out of memory");
   }
   const char *p = spec;
   for (size_t i = 0; i < nlevels; i++) {

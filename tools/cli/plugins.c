@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tools/commands.h"
+#include "cli.h"
 
 int take_plugins(int *argc, char **argv) {
   int out = 0;

@@ -7,26 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "framework/base/alloc.h"
-#include "framework/program/program.h"
-#include "rill.h"
-#include "tools/cmd_prune.h"
+#include "cli.h"
 
-enum { PRUNE_OK = 0, PRUNE_ERROR = 1, PRUNE_USAGE = 2, PRUNE_MAX_NAMES = 256 };
-
-static int usage(const char *msg, const char *arg) {
-  fprintf(stderr, "rill: ");
-  fprintf(stderr, msg, arg);
-  fprintf(stderr, "\n(run 'rill --help' for usage)\n");
-  return PRUNE_USAGE;
-}
-
-static int fail(rill_status *st) {
-  fprintf(stderr, "rill: error: %s: %s\n", rill_code_name(rill_status_code(st)),
-          rill_status_message(st));
-  rill_status_destroy(st);
-  return PRUNE_ERROR;
-}
+enum { PRUNE_MAX_NAMES = 256 };
 
 static int cmp_str(const void *a, const void *b) {
   return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -36,7 +19,7 @@ static int cmp_str(const void *a, const void *b) {
 static rill_status *plumbing_op(rill_program *p, const char *type, const char *x, const char *out,
                                 int32_t col, bool at_front) {
   rill_op_builder *b;
-  RILL_TRY(rill_op_builder_create(type, &b));
+  CLI_TRY(rill_op_builder_create(type, &b));
   rill_status *st = rill_op_builder_input(b, "X", &x, 1);
   if (!st) st = rill_op_builder_output(b, "Out", &out, 1);
   if (!st) st = rill_op_builder_attr_int(b, "col", col);
@@ -49,32 +32,37 @@ static rill_status *plumbing_op(rill_program *p, const char *type, const char *x
  * up in reverse col order; fetch ops are appended. */
 static rill_status *add_plumbing(rill_program *p, const char *const *feeds, size_t nfeeds,
                                  const char *const *fetches, size_t nfetch) {
-  if (!rill_block_find_var(p, 0, "feed"))
-    RILL_TRY(rill_block_add_var(p, 0, "feed", RILL_VAR_FEED_MINIBATCH, RILL_DTYPE_FP32, NULL, 0,
+  if (!rill_block_var_index(p, 0, "feed", NULL))
+    CLI_TRY(rill_block_add_var(p, 0, "feed", RILL_VAR_FEED_MINIBATCH, RILL_DTYPE_FP32, NULL, 0,
                                 0, true));
-  if (!rill_block_find_var(p, 0, "fetch"))
-    RILL_TRY(rill_block_add_var(p, 0, "fetch", RILL_VAR_FETCH_LIST, RILL_DTYPE_FP32, NULL, 0, 0,
+  if (!rill_block_var_index(p, 0, "fetch", NULL))
+    CLI_TRY(rill_block_add_var(p, 0, "fetch", RILL_VAR_FETCH_LIST, RILL_DTYPE_FP32, NULL, 0, 0,
                                 true));
   for (size_t i = 0; i < nfeeds; i++)
-    RILL_TRY(plumbing_op(p, "feed", "feed", feeds[i], (int32_t)i, true));
+    CLI_TRY(plumbing_op(p, "feed", "feed", feeds[i], (int32_t)i, true));
   for (size_t i = 0; i < nfetch; i++)
-    RILL_TRY(plumbing_op(p, "fetch", fetches[i], "fetch", (int32_t)i, false));
+    CLI_TRY(plumbing_op(p, "fetch", fetches[i], "fetch", (int32_t)i, false));
   return NULL;
 }
 
 /* Block 0's saved variables (persistable, not feed/fetch plumbing), sorted by name. */
 static rill_status *saved_names(const rill_program *p, const char ***out, size_t *n) {
-  const rill_block_desc *b = &p->blocks[0];
-  const char **names = rill_calloc(b->nvars ? b->nvars : 1, sizeof *names);
-  if (!names) return rill_error(RILL_OUT_OF_MEMORY, "out of memory");
+  size_t nvars = rill_block_num_vars(p, 0);
+  const char **names = calloc(nvars ? nvars : 1, sizeof *names);
+  if (!names) return cli_oom();
   size_t k = 0;
-  for (size_t i = 0; i < b->nvars; i++) {
-    const rill_var_desc *v = &b->vars[i];
-    if (!v->persistable) continue;
-    if (v->type == RILL_VAR_FEED_MINIBATCH || v->type == RILL_VAR_FETCH_LIST ||
-        v->type == RILL_VAR_RAW || v->type == RILL_VAR_READER)
+  for (size_t i = 0; i < nvars; i++) {
+    rill_var_info v;
+    rill_status *st = rill_block_var_info(p, 0, i, &v);
+    if (st) {
+      free(names);
+      return st;
+    }
+    if (!v.persistable) continue;
+    if (v.type == RILL_VAR_FEED_MINIBATCH || v.type == RILL_VAR_FETCH_LIST ||
+        v.type == RILL_VAR_RAW || v.type == RILL_VAR_READER)
       continue;
-    names[k++] = v->name;
+    names[k++] = v.name;
   }
   qsort(names, k, sizeof *names, cmp_str);
   *out = names;
@@ -110,11 +98,11 @@ static int run_prune(const char *model_path, const char *params, const char **fe
   if (!st) st = add_plumbing(p, feeds, nfeeds, fetches, nfetch);
   if (!st) st = rill_program_validate(p);
   if (!st && mkdir(outdir, 0777) != 0 && errno != EEXIST)
-    st = rill_error(RILL_IO, "cannot create directory '%s': %s", outdir, strerror(errno));
+    st = rill_status_create(RILL_IO, "cannot create directory '%s': %s", outdir, strerror(errno));
   if (!st) {
     size_t len = strlen(outdir) + sizeof "/__model__";
-    path = rill_malloc(len);
-    if (!path) st = rill_error(RILL_OUT_OF_MEMORY, "out of memory");
+    path = malloc(len);
+    if (!path) st = cli_oom();
     else snprintf(path, len, "%s/__model__", outdir);
   }
   if (!st) st = rill_program_save(p, path);
@@ -127,30 +115,30 @@ static int run_prune(const char *model_path, const char *params, const char **fe
     for (size_t i = 0; i < nfeeds; i++) printf("  feed  col %zu: %s\n", i, feeds[i]);
     for (size_t i = 0; i < nfetch; i++) printf("  fetch col %zu: %s\n", i, fetches[i]);
   }
-  rill_free(path);
-  rill_free(names);
+  free(path);
+  free(names);
   rill_program_destroy(p);
   rill_model_destroy(m);
-  return st ? fail(st) : PRUNE_OK;
+  return st ? fail(st) : EXIT_OK;
 }
 
-int rill_cmd_prune(int argc, char **argv) {
+int cmd_prune(int argc, char **argv) {
   const char *model = NULL, *params = NULL, *outdir = NULL, *combined = NULL;
   const char *feeds[PRUNE_MAX_NAMES], *fetches[PRUNE_MAX_NAMES];
   size_t nfeeds = 0, nfetch = 0;
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i];
     if (a[0] != '-') {
-      if (model) return usage("unexpected argument %s", a);
+      if (model) return usage_error("unexpected argument %s", a);
       model = a;
       continue;
     }
-    if (i + 1 >= argc) return usage("%s needs a value", a);
+    if (i + 1 >= argc) return usage_error("%s needs a value", a);
     const char *v = argv[++i];
     if (strcmp(a, "--fetch") == 0 || strcmp(a, "--feed") == 0) {
       bool fetch = strcmp(a, "--fetch") == 0;
       size_t *n = fetch ? &nfetch : &nfeeds;
-      if (*n == PRUNE_MAX_NAMES) return usage("at most 256 names per option, at %s", v);
+      if (*n == PRUNE_MAX_NAMES) return usage_error("at most 256 names per option, at %s", v);
       (fetch ? fetches : feeds)[(*n)++] = v;
     } else if (strcmp(a, "--output") == 0) {
       outdir = v;
@@ -159,10 +147,10 @@ int rill_cmd_prune(int argc, char **argv) {
     } else if (strcmp(a, "--combined") == 0) {
       combined = v;
     } else {
-      return usage("unknown option %s", a);
+      return usage_error("unknown option %s", a);
     }
   }
-  if (!model) return usage("prune needs a MODEL%s", "");
-  if (!outdir) return usage("prune needs --output DIR%s", "");
+  if (!model) return usage_error("prune needs a MODEL%s", "");
+  if (!outdir) return usage_error("prune needs --output DIR%s", "");
   return run_prune(model, params, feeds, nfeeds, fetches, nfetch, outdir, combined);
 }
