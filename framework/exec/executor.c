@@ -10,55 +10,9 @@
 #include <unistd.h>
 
 #include "framework/base/alloc.h"
+#include "framework/base/arena.h"
+#include "framework/base/strmap.h"
 #include "framework/exec/background.h"
-
-/* ------------------------------------------------------------------ arena ------ */
-
-/* Plans are built once and freed as a whole: their tables come from a bump arena. */
-typedef struct arena_chunk {
-  struct arena_chunk *next;
-  size_t used, cap;
-  max_align_t data[];
-} arena_chunk;
-
-typedef struct arena {
-  arena_chunk *head;
-} arena;
-
-static void *arena_alloc(arena *a, size_t count, size_t size) {
-  size_t bytes;
-  if (!rill_mul_size(count, size, &bytes) || bytes > SIZE_MAX - 64) return NULL;
-  bytes = (bytes + 15) & ~(size_t)15;
-  if (!bytes) bytes = 16;
-  if (!a->head || a->head->cap - a->head->used < bytes) {
-    size_t cap = bytes > 32768 ? bytes : 32768;
-    arena_chunk *c = rill_malloc(sizeof *c + cap);
-    if (!c) return NULL;
-    c->next = a->head;
-    c->used = 0;
-    c->cap = cap;
-    a->head = c;
-  }
-  void *p = (char *)a->head->data + a->head->used;
-  a->head->used += bytes;
-  memset(p, 0, bytes);
-  return p;
-}
-
-static char *arena_strdup(arena *a, const char *s) {
-  size_t n = strlen(s) + 1;
-  char *d = arena_alloc(a, n, 1);
-  if (d) memcpy(d, s, n);
-  return d;
-}
-
-static void arena_free(arena *a) {
-  while (a->head) {
-    arena_chunk *next = a->head->next;
-    rill_free(a->head);
-    a->head = next;
-  }
-}
 
 /* ------------------------------------------------------------------ plan ------- */
 
@@ -113,7 +67,7 @@ typedef struct plan_fetch {
 } plan_fetch;
 
 struct rill_plan {
-  arena mem;
+  rill_arena mem; /* the plan itself and its tables */
   uint64_t program_id, revision;
   char **feed_names; /* key, in the caller's order */
   size_t nfeeds;
@@ -222,40 +176,32 @@ static void plan_destroy(rill_plan *p) {
     p->local->parent = NULL;
     rill_scope_destroy(p->local);
   }
-  arena mem = p->mem; /* p itself lives in the arena */
-  arena_free(&mem);
+  rill_arena mem = p->mem; /* p itself lives in the arena */
+  rill_arena_free(&mem);
 }
 
-/* ---- name -> variable id, open addressing over the arena ---- */
+/* ---- name -> variable id (keys: the variables' names, in the arena) ---- */
 
-typedef struct name_table {
-  uint32_t *slots; /* id + 1; 0 = empty */
-  size_t mask;
-} name_table;
+typedef rill_strmap name_table;
 
-static uint64_t hash_name(const char *s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-  return h;
-}
-
-static uint32_t *name_slot(name_table *t, const plan_var *vars, const char *name) {
-  for (size_t i = hash_name(name) & t->mask;; i = (i + 1) & t->mask)
-    if (!t->slots[i] || strcmp(vars[t->slots[i] - 1].name, name) == 0) return &t->slots[i];
-}
-
-static long find_var_id(name_table *t, const plan_var *vars, const char *name) {
-  uint32_t *s = name_slot(t, vars, name);
-  return *s ? (long)*s - 1 : -1;
+static long find_var_id(name_table *t, const char *name) {
+  const size_t *id = rill_strmap_get(t, name);
+  return id ? (long)*id : -1;
 }
 
 /* Adds `name` (if new) and returns its id, or -1 when out of memory. */
 static long intern_var(rill_plan *p, name_table *t, const rill_program *prog, const char *name) {
-  uint32_t *s = name_slot(t, p->vars, name);
-  if (*s) return (long)*s - 1;
+  uint64_t h = rill_str_hash(name);
+  const rill_strmap_value *have = rill_strmap_find(t, name, h);
+  if (have) return (long)have->index;
   plan_var *v = &p->vars[p->nvars];
-  v->name = arena_strdup(&p->mem, name);
+  v->name = rill_arena_strdup(&p->mem, name);
   if (!v->name) return -1;
+  rill_status *st = rill_strmap_set(t, v->name, h, (rill_strmap_value){.index = p->nvars});
+  if (st) {
+    rill_status_destroy(st);
+    return -1;
+  }
   v->first_read = v->first_write = INT32_MAX;
   v->required_by = -1;
   const rill_var_desc *d = rill_block_find_var(prog, 0, name);
@@ -269,8 +215,7 @@ static long intern_var(rill_plan *p, name_table *t, const rill_program *prog, co
     else if (d->persistable)
       v->kind = VAR_PERSIST;
   }
-  *s = (uint32_t)(++p->nvars);
-  return (long)p->nvars - 1;
+  return (long)p->nvars++;
 }
 
 static void meta_from_var(rill_tensor_meta *m, const plan_var *v) {
@@ -332,17 +277,17 @@ static rill_status *layout_op(rill_plan *p, name_table *names, const rill_progra
                               const rill_op_desc *d, plan_op *op, size_t *in_at,
                               size_t *out_at) {
   const rill_op_schema *s = op->schema;
-  arena *a = &p->mem;
+  rill_arena *a = &p->mem;
   size_t ns_in = s->ninputs ? s->ninputs : 1, ns_out = s->noutputs ? s->noutputs : 1;
-  size_t *nin = arena_alloc(a, ns_in, sizeof *nin);
-  size_t *nout = arena_alloc(a, ns_out, sizeof *nout);
-  rill_variable *const **kin = arena_alloc(a, ns_in, sizeof *kin);
-  rill_variable *const **kout = arena_alloc(a, ns_out, sizeof *kout);
-  const rill_tensor_meta **min = arena_alloc(a, ns_in, sizeof *min);
-  rill_tensor_meta **mout = arena_alloc(a, ns_out, sizeof *mout);
-  const rill_tensor *const **tin = arena_alloc(a, ns_in, sizeof *tin);
-  const char *const **nmin = arena_alloc(a, ns_in, sizeof *nmin);
-  const char *const **nmout = arena_alloc(a, ns_out, sizeof *nmout);
+  size_t *nin = rill_arena_alloc(a, ns_in, sizeof *nin);
+  size_t *nout = rill_arena_alloc(a, ns_out, sizeof *nout);
+  rill_variable *const **kin = rill_arena_alloc(a, ns_in, sizeof *kin);
+  rill_variable *const **kout = rill_arena_alloc(a, ns_out, sizeof *kout);
+  const rill_tensor_meta **min = rill_arena_alloc(a, ns_in, sizeof *min);
+  rill_tensor_meta **mout = rill_arena_alloc(a, ns_out, sizeof *mout);
+  const rill_tensor *const **tin = rill_arena_alloc(a, ns_in, sizeof *tin);
+  const char *const **nmin = rill_arena_alloc(a, ns_in, sizeof *nmin);
+  const char *const **nmout = rill_arena_alloc(a, ns_out, sizeof *nmout);
   if (!nin || !nout || !kin || !kout || !min || !mout || !tin || !nmin || !nmout) return rill_oom();
 
   op->in_begin = (uint32_t)*in_at;
@@ -351,7 +296,7 @@ static rill_status *layout_op(rill_plan *p, name_table *names, const rill_progra
     size_t n = slot ? slot->nargs : 0;
     if (!n && !(s->inputs[si].flags & RILL_SLOT_DISPENSABLE))
       return rill_error(RILL_INVALID_ARGUMENT, "input slot %s is missing", s->inputs[si].name);
-    const char **nm = arena_alloc(a, n ? n : 1, sizeof *nm);
+    const char **nm = rill_arena_alloc(a, n ? n : 1, sizeof *nm);
     if (!nm) return rill_oom();
     nin[si] = n;
     kin[si] = &p->in_var[*in_at];
@@ -379,7 +324,7 @@ static rill_status *layout_op(rill_plan *p, name_table *names, const rill_progra
   for (size_t so = 0; so < s->noutputs; so++) {
     const rill_op_slot *slot = rill_op_output(d, s->outputs[so].name);
     size_t n = slot ? slot->nargs : 0;
-    const char **nm = arena_alloc(a, n ? n : 1, sizeof *nm);
+    const char **nm = rill_arena_alloc(a, n ? n : 1, sizeof *nm);
     if (!nm) return rill_oom();
     nout[so] = n;
     kout[so] = &p->out_var[*out_at];
@@ -427,13 +372,13 @@ static rill_status *layout_op(rill_plan *p, name_table *names, const rill_progra
 
 static rill_status *plan_key(rill_plan *p, const char *const *feed_names, size_t nfeeds,
                              const char *const *fetch_names, size_t nfetch) {
-  p->feed_names = arena_alloc(&p->mem, nfeeds ? nfeeds : 1, sizeof(char *));
-  p->fetch_names = arena_alloc(&p->mem, nfetch ? nfetch : 1, sizeof(char *));
+  p->feed_names = rill_arena_alloc(&p->mem, nfeeds ? nfeeds : 1, sizeof(char *));
+  p->fetch_names = rill_arena_alloc(&p->mem, nfetch ? nfetch : 1, sizeof(char *));
   if (!p->feed_names || !p->fetch_names) return rill_oom();
   for (size_t i = 0; i < nfeeds; i++)
-    if (!(p->feed_names[i] = arena_strdup(&p->mem, feed_names[i]))) return rill_oom();
+    if (!(p->feed_names[i] = rill_arena_strdup(&p->mem, feed_names[i]))) return rill_oom();
   for (size_t i = 0; i < nfetch; i++)
-    if (!(p->fetch_names[i] = arena_strdup(&p->mem, fetch_names[i]))) return rill_oom();
+    if (!(p->fetch_names[i] = rill_arena_strdup(&p->mem, fetch_names[i]))) return rill_oom();
   p->nfeeds = nfeeds;
   p->nfetch = nfetch;
   return NULL;
@@ -452,8 +397,8 @@ static rill_status *bind_feeds_fetches(rill_plan *p, name_table *names, const ri
     feed_ops |= (p->ops[i].schema->flags & RILL_OP_FEED) != 0;
     fetch_ops |= (p->ops[i].schema->flags & RILL_OP_FETCH) != 0;
   }
-  p->feeds = arena_alloc(&p->mem, p->nfeeds ? p->nfeeds : 1, sizeof *p->feeds);
-  p->fetches = arena_alloc(&p->mem, p->nfetch ? p->nfetch : 1, sizeof *p->fetches);
+  p->feeds = rill_arena_alloc(&p->mem, p->nfeeds ? p->nfeeds : 1, sizeof *p->feeds);
+  p->fetches = rill_arena_alloc(&p->mem, p->nfetch ? p->nfetch : 1, sizeof *p->fetches);
   if (!p->feeds || !p->fetches) return rill_oom();
 
   for (size_t f = 0; f < p->nfeeds; f++)
@@ -494,7 +439,7 @@ static rill_status *bind_feeds_fetches(rill_plan *p, name_table *names, const ri
     }
   } else {
     for (size_t f = 0; f < p->nfeeds; f++) {
-      long id = find_var_id(names, p->vars, p->feed_names[f]);
+      long id = find_var_id(names, p->feed_names[f]);
       if (id < 0) {
         if (!rill_block_find_var(prog, 0, p->feed_names[f]))
           return rill_error(RILL_INVALID_ARGUMENT, "unknown feed '%s': block 0 has no such variable",
@@ -532,7 +477,7 @@ static rill_status *bind_feeds_fetches(rill_plan *p, name_table *names, const ri
         done = true;
       }
     if (done) continue;
-    long id = find_var_id(names, p->vars, name);
+    long id = find_var_id(names, name);
     if (id < 0) {
       if (!rill_block_find_var(prog, 0, name))
         return rill_error(RILL_NOT_FOUND, "unknown fetch '%s': block 0 has no such variable", name);
@@ -555,12 +500,12 @@ static rill_status *build_plan(rill_executor *exe, const rill_program *prog,
   const rill_block_desc *b = &prog->blocks[0];
   RILL_TRY(check_schemas(b));
 
-  arena a = {NULL};
-  rill_plan *p = arena_alloc(&a, 1, sizeof *p);
+  rill_arena a = {0};
+  rill_plan *p = rill_arena_alloc(&a, 1, sizeof *p);
   if (!p) return rill_oom();
   p->mem = a;
   rill_status *st = NULL;
-  name_table names = {NULL, 0};
+  name_table names = {.borrow_keys = true};
   p->program_id = prog->id;
   p->revision = prog->revision;
   p->memplan = exe->memory_plan;
@@ -580,21 +525,18 @@ static rill_status *build_plan(rill_executor *exe, const rill_program *prog,
     }
   }
   size_t maxvars = nin + nout + nfeeds + nfetch;
-  size_t nslots = 16;
-  while (nslots < maxvars * 2) nslots *= 2;
-  p->ops = arena_alloc(&p->mem, b->nops ? b->nops : 1, sizeof *p->ops);
-  p->vars = arena_alloc(&p->mem, maxvars ? maxvars : 1, sizeof *p->vars);
-  names.slots = arena_alloc(&p->mem, nslots, sizeof *names.slots);
-  names.mask = nslots - 1;
-  p->in_var = arena_alloc(&p->mem, nin + 1, sizeof *p->in_var);
-  p->in_id = arena_alloc(&p->mem, nin + 1, sizeof *p->in_id);
-  p->in_meta = arena_alloc(&p->mem, nin + 1, sizeof *p->in_meta);
-  p->in_tensor = arena_alloc(&p->mem, nin + 1, sizeof *p->in_tensor);
-  p->out_var = arena_alloc(&p->mem, nout + 1, sizeof *p->out_var);
-  p->out_id = arena_alloc(&p->mem, nout + 1, sizeof *p->out_id);
-  p->out_meta = arena_alloc(&p->mem, nout + 1, sizeof *p->out_meta);
-  p->out_alias = arena_alloc(&p->mem, nout + 1, sizeof *p->out_alias);
-  if (!p->ops || !p->vars || !names.slots || !p->in_var || !p->in_id || !p->in_meta ||
+  p->ops = rill_arena_alloc(&p->mem, b->nops ? b->nops : 1, sizeof *p->ops);
+  p->vars = rill_arena_alloc(&p->mem, maxvars ? maxvars : 1, sizeof *p->vars);
+  p->in_var = rill_arena_alloc(&p->mem, nin + 1, sizeof *p->in_var);
+  p->in_id = rill_arena_alloc(&p->mem, nin + 1, sizeof *p->in_id);
+  p->in_meta = rill_arena_alloc(&p->mem, nin + 1, sizeof *p->in_meta);
+  p->in_tensor = rill_arena_alloc(&p->mem, nin + 1, sizeof *p->in_tensor);
+  p->out_var = rill_arena_alloc(&p->mem, nout + 1, sizeof *p->out_var);
+  p->out_id = rill_arena_alloc(&p->mem, nout + 1, sizeof *p->out_id);
+  p->out_meta = rill_arena_alloc(&p->mem, nout + 1, sizeof *p->out_meta);
+  p->out_alias = rill_arena_alloc(&p->mem, nout + 1, sizeof *p->out_alias);
+  if ((st = rill_strmap_reserve(&names, maxvars))) goto fail;
+  if (!p->ops || !p->vars || !p->in_var || !p->in_id || !p->in_meta ||
       !p->in_tensor || !p->out_var || !p->out_id || !p->out_meta || !p->out_alias) {
     st = rill_oom();
     goto fail;
@@ -614,7 +556,7 @@ static rill_status *build_plan(rill_executor *exe, const rill_program *prog,
     /* Feed and fetch kernels share buffers; kernel-shaped ops size their own outputs. */
     op->kernel_shapes =
         (op->schema->flags & (RILL_OP_KERNEL_SHAPES | RILL_OP_FEED | RILL_OP_FETCH)) != 0;
-    if (!(op->type = arena_strdup(&p->mem, d->type))) {
+    if (!(op->type = rill_arena_strdup(&p->mem, d->type))) {
       st = rill_oom();
       goto fail;
     }
@@ -684,9 +626,9 @@ static rill_status *build_plan(rill_executor *exe, const rill_program *prog,
     if ((pv->kind == VAR_PERSIST || pv->kind == VAR_EXTERNAL) && pv->required_by >= 0) nreq++;
     if (pv->kind == VAR_FED || pv->kind == VAR_LIST || pv->feed_out) nclean++;
   }
-  p->caller_vars = arena_alloc(&p->mem, ncaller + 1, sizeof *p->caller_vars);
-  p->required = arena_alloc(&p->mem, nreq + 1, sizeof *p->required);
-  p->cleanup = arena_alloc(&p->mem, nclean + 1, sizeof *p->cleanup);
+  p->caller_vars = rill_arena_alloc(&p->mem, ncaller + 1, sizeof *p->caller_vars);
+  p->required = rill_arena_alloc(&p->mem, nreq + 1, sizeof *p->required);
+  p->cleanup = rill_arena_alloc(&p->mem, nclean + 1, sizeof *p->cleanup);
   if (!p->caller_vars || !p->required || !p->cleanup) {
     st = rill_oom();
     goto fail;
@@ -711,10 +653,12 @@ static rill_status *build_plan(rill_executor *exe, const rill_program *prog,
   for (size_t k = 0; k < nout; k++) p->out_var[k] = p->vars[p->out_id[k]].var;
   for (size_t i = 0; i < p->nops; i++) p->ops[i].kctx.scope = p->local;
   if ((st = build_graph(p, &names, prog, b, exe->device.num_threads))) goto fail;
+  rill_strmap_clear(&names);
   *out = p;
   return NULL;
 
 fail:
+  rill_strmap_clear(&names);
   plan_destroy(p);
   return st;
 }
@@ -749,7 +693,7 @@ typedef struct access_builder {
 } access_builder;
 
 static long resource_of(access_builder *b, const char *name) {
-  long id = find_var_id(b->names, b->p->vars, name);
+  long id = find_var_id(b->names, name);
   if (id >= 0) return id;
   for (size_t k = 0; k < b->nextra; k++)
     if (strcmp(b->extra_str[k], name) == 0) return (long)(b->p->nvars + k);
@@ -820,7 +764,7 @@ static bool plan_memory(rill_plan *p, const u32vec *subs, u32vec *efrom, u32vec 
   size_t *gsize = rill_malloc((nv + 1) * sizeof *gsize);
   bool *elig = rill_calloc(nv + 1, sizeof *elig);
   uint32_t *tops = NULL;
-  p->group = arena_alloc(&p->mem, nv + 1, sizeof *p->group);
+  p->group = rill_arena_alloc(&p->mem, nv + 1, sizeof *p->group);
   if (!first || !last || !order || !tstart || !gend || !gprev || !gsize || !elig || !p->group)
     goto out;
   for (size_t v = 0; v < nv; v++) {
@@ -924,7 +868,7 @@ static bool plan_memory(rill_plan *p, const u32vec *subs, u32vec *efrom, u32vec 
     if (want > gsize[best]) gsize[best] = want;
   }
   rill_free(glast);
-  p->holders = arena_alloc(&p->mem, ng + 1, sizeof *p->holders);
+  p->holders = rill_arena_alloc(&p->mem, ng + 1, sizeof *p->holders);
   if (!p->holders) goto out;
   for (uint32_t g = 0; g < ng; g++) rill_tensor_init(&p->holders[g]);
   p->ngroups = ng;
@@ -1028,13 +972,13 @@ static rill_status *build_graph(rill_plan *p, name_table *names, const rill_prog
   /* Compressed successor lists. */
   rill_sched_graph *g = &p->graph;
   size_t ne = efrom.n;
-  uint32_t *npred = arena_alloc(&p->mem, nops + 1, sizeof *npred);
-  uint32_t *start = arena_alloc(&p->mem, nops + 1, sizeof *start);
-  uint32_t *succ = arena_alloc(&p->mem, ne + 1, sizeof *succ);
-  uint8_t *blocking = arena_alloc(&p->mem, nops + 1, sizeof *blocking);
-  int32_t *io_index = arena_alloc(&p->mem, nops + 1, sizeof *io_index);
-  atomic_uint *pending = arena_alloc(&p->mem, nops + 1, sizeof *pending);
-  uint32_t *roots = arena_alloc(&p->mem, nops + 1, sizeof *roots);
+  uint32_t *npred = rill_arena_alloc(&p->mem, nops + 1, sizeof *npred);
+  uint32_t *start = rill_arena_alloc(&p->mem, nops + 1, sizeof *start);
+  uint32_t *succ = rill_arena_alloc(&p->mem, ne + 1, sizeof *succ);
+  uint8_t *blocking = rill_arena_alloc(&p->mem, nops + 1, sizeof *blocking);
+  int32_t *io_index = rill_arena_alloc(&p->mem, nops + 1, sizeof *io_index);
+  atomic_uint *pending = rill_arena_alloc(&p->mem, nops + 1, sizeof *pending);
+  uint32_t *roots = rill_arena_alloc(&p->mem, nops + 1, sizeof *roots);
   uint32_t *cp = stamp; /* reused: longest chain ending at each op */
   if (!npred || !start || !succ || !blocking || !io_index || !pending || !roots) goto oom;
   for (size_t e = 0; e < ne; e++) {
@@ -1062,7 +1006,7 @@ static rill_status *build_graph(rill_plan *p, name_table *names, const rill_prog
       if (cp[succ[k]] < cp[i] + 1) cp[succ[k]] = cp[i] + 1;
   }
   rill_sched_io *io = NULL;
-  if (nio && !(io = arena_alloc(&p->mem, nio, rill_sched_io_size()))) goto oom;
+  if (nio && !(io = rill_arena_alloc(&p->mem, nio, rill_sched_io_size()))) goto oom;
   *g = (rill_sched_graph){.nops = (uint32_t)nops, .npred = npred, .succ_start = start, .succ = succ,
                           .blocking = blocking, .roots = roots, .nroots = nroots,
                           .pending = pending, .io = io, .io_index = io_index, .nio = nio};
@@ -1078,9 +1022,9 @@ static rill_status *build_graph(rill_plan *p, name_table *names, const rill_prog
   for (size_t f = 0; f < p->nfetch; f++) keep[p->fetches[f].var] = true;
   for (size_t v = 0; v < p->nvars; v++)
     if (p->vars[v].kind != VAR_LOCAL || p->vars[v].feed_out || p->vars[v].absent) keep[v] = true;
-  p->rel_init = arena_alloc(&p->mem, p->nvars + 1, sizeof *p->rel_init);
-  p->rel_count = arena_alloc(&p->mem, p->nvars + 1, sizeof *p->rel_count);
-  p->touch_start = arena_alloc(&p->mem, nops + 1, sizeof *p->touch_start);
+  p->rel_init = rill_arena_alloc(&p->mem, p->nvars + 1, sizeof *p->rel_init);
+  p->rel_count = rill_arena_alloc(&p->mem, p->nvars + 1, sizeof *p->rel_count);
+  p->touch_start = rill_arena_alloc(&p->mem, nops + 1, sizeof *p->touch_start);
   u32vec touch = {0};
   bool ok = p->rel_init && p->rel_count && p->touch_start;
   uint32_t *vstamp = last_writer; /* reused: per resource, last op that touched it */
@@ -1104,7 +1048,7 @@ static rill_status *build_graph(rill_plan *p, name_table *names, const rill_prog
   rill_free(keep);
   if (ok) {
     p->touch_start[nops] = (uint32_t)touch.n;
-    p->touch = arena_alloc(&p->mem, touch.n + 1, sizeof *p->touch);
+    p->touch = rill_arena_alloc(&p->mem, touch.n + 1, sizeof *p->touch);
     ok = p->touch != NULL;
     if (ok && touch.n) memcpy(p->touch, touch.v, touch.n * sizeof *touch.v);
   }
