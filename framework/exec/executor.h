@@ -47,7 +47,7 @@ struct rill_executor {
   rill_schedule schedule;
   int64_t timeout_us;       /* per-run deadline, 0: none */
   bool release_temporaries; /* free temporaries after their last use */
-  bool memory_plan;         /* temporaries share buffers by liveness (plan_memory) */
+  bool memory_plan;         /* temporaries share buffers by liveness (memplan.c) */
   uint64_t parallel_runs, sequential_runs; /* for tests */
   /* One run at a time. Everything a run touches beyond its plan belongs to the whole
    * executor (the plan cache, which a run reorders and may evict from; the scheduler's
