@@ -94,6 +94,17 @@ void rill_exec_leave(rill_executor *exe) {
   atomic_store_explicit(&exe->busy, false, memory_order_release);
 }
 
+rill_status *rill_exec_run_prepared(rill_executor *exe, const rill_program *program,
+                                    rill_plan *plan, rill_scope *scope,
+                                    rill_tensor *const *feeds, rill_tensor **outputs) {
+  RILL_TRY(rill_exec_enter(exe, program, "rill_executor_run"));
+  exe->device.program = program;
+  rill_status *st = rill_exec_run_plan(exe, plan, scope, feeds, outputs);
+  exe->device.program = NULL;
+  rill_exec_leave(exe);
+  return st;
+}
+
 rill_status *rill_exec_run(rill_executor *exe, const rill_program *program, rill_scope *scope,
                            const char *const *feed_names, rill_tensor *const *feeds,
                            size_t nfeeds, const char *const *fetch_names, size_t nfetch,

@@ -42,6 +42,10 @@ typedef struct plan_op {
   const char *type;
   int32_t index;
   bool kernel_shapes, has_alias;
+  /* The output metas hold what run-time inference gave for the input metas in in_meta
+   * (which the next run compares against): inference is skipped while they match,
+   * unless the schema's inference reads data (RILL_OP_INFER_READS_DATA). */
+  bool infer_valid;
   int32_t dtype_arg; /* flat input index whose dtype picks the kernel, or -1 */
   uint32_t in_begin, in_end, out_begin, out_end;
   rill_attr_value *attrs;
@@ -110,6 +114,7 @@ struct rill_plan {
   int32_t *group;
   rill_tensor *holders;
   uint32_t ngroups;
+  atomic_uint_fast64_t infer_runs; /* run-time inferences made, for tests */
 };
 
 #define OP_CONTEXT_FMT "block 0, op #%d '%s'"

@@ -118,31 +118,50 @@ static rill_status *alloc_shared(rill_tensor *t, rill_tensor *holder, rill_dtype
   return rill_tensor_alloc(t, dtype, dims);
 }
 
-static rill_status *run_op(rill_plan *p, plan_op *op, struct rill_device_ctx *dev) {
-  rill_status *st;
-  if (op->schema->infer) {
-    for (uint32_t k = op->in_begin; k < op->in_end; k++) {
-      rill_variable *v = p->in_var[k];
-      rill_tensor_meta *m = &p->in_meta[k];
-      if (v && v->kind == RILL_VARKIND_TENSOR) {
-        const rill_tensor *t = &v->u.tensor;
+/* Sets op's input metas from the tensors its inputs hold now; true when one differs from
+ * the last run's (or the variable behind it is another one). */
+static bool refresh_in_metas(rill_plan *p, const plan_op *op) {
+  bool changed = false;
+  for (uint32_t k = op->in_begin; k < op->in_end; k++) {
+    rill_variable *v = p->in_var[k];
+    rill_tensor_meta *m = &p->in_meta[k];
+    if (v && v->kind == RILL_VARKIND_TENSOR) {
+      const rill_tensor *t = &v->u.tensor;
+      bool known = t->buf != NULL;
+      int32_t lod_level = (int32_t)t->lod.nlevels;
+      if (p->in_tensor[k] != t || m->known != known || m->dtype != t->dtype ||
+          m->lod_level != lod_level || !rill_dims_equal(&m->dims, &t->dims)) {
+        changed = true;
         p->in_tensor[k] = t;
-        m->known = t->buf != NULL;
+        m->known = known;
         m->dtype = t->dtype;
         m->dims = t->dims;
-        m->lod_level = (int32_t)t->lod.nlevels;
-      } else {
-        p->in_tensor[k] = NULL;
-        m->known = false;
+        m->lod_level = lod_level;
       }
+    } else {
+      changed |= p->in_tensor[k] != NULL || m->known;
+      p->in_tensor[k] = NULL;
+      m->known = false;
     }
+  }
+  return changed;
+}
+
+static rill_status *run_op(rill_plan *p, plan_op *op, struct rill_device_ctx *dev) {
+  rill_status *st;
+  if (op->schema->infer &&
+      (refresh_in_metas(p, op) || !op->infer_valid ||
+       (op->schema->flags & RILL_OP_INFER_READS_DATA))) {
     for (uint32_t k = op->out_begin; k < op->out_end; k++) {
       rill_tensor_meta *m = &p->out_meta[k];
       m->known = false;
       m->lod_level = 0;
       m->lod_from[0] = m->lod_from[1] = -1;
     }
+    op->infer_valid = false;
     if ((st = op->schema->infer(&op->ictx))) return st;
+    op->infer_valid = true;
+    atomic_fetch_add_explicit(&p->infer_runs, 1, memory_order_relaxed);
   }
   if (op->dtype_arg >= 0) {
     rill_variable *v = p->in_var[op->dtype_arg];
@@ -351,4 +370,8 @@ done:
   rill_bg_release(exe->device.bg); /* background work queued by this run may start */
   if (tmp != tmp_small) rill_free(tmp);
   return st;
+}
+
+uint64_t rill_plan_infer_runs(const rill_plan *plan) {
+  return atomic_load_explicit(&plan->infer_runs, memory_order_relaxed);
 }
