@@ -83,7 +83,7 @@ static rill_status *interp_infer(rill_infer_ctx *ctx) {
       .noutputs = RILL_COUNTOF(outputs),                                                 \
       .attrs = ATTRS,                                                                    \
       .nattrs = RILL_COUNTOF(ATTRS),                                                     \
-      .flags = 0,                                                                        \
+      .flags = RILL_OP_INFER_READS_DATA,                                                 \
       .infer = interp_infer,                                                             \
       .grad = NULL,                                                                      \
       .kernel_dtype_slot = INTERP_IN_X,                                                  \

@@ -5,7 +5,6 @@
 #include "framework/base/alloc.h"
 
 struct rill_scope_entry {
-  uint64_t hash;
   rill_variable var;
   char name[]; /* NUL-terminated */
 };
@@ -74,12 +73,6 @@ rill_status *rill_tensor_array_resize(rill_tensor_array *a, size_t n) {
 
 /* ---- scope ---- */
 
-static uint64_t hash_name(const char *s) {
-  uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-  return h;
-}
-
 rill_status *rill_scope_create(rill_scope *parent, rill_scope **out) {
   rill_scope *s = rill_calloc(1, sizeof *s);
   if (!s) return rill_oom();
@@ -87,6 +80,7 @@ rill_status *rill_scope_create(rill_scope *parent, rill_scope **out) {
     rill_free(s);
     return rill_error(RILL_INTERNAL, "cannot create a scope lock");
   }
+  s->vars.borrow_keys = true;
   s->parent = parent;
   if (parent) {
     pthread_mutex_lock(&parent->lock);
@@ -111,39 +105,32 @@ void rill_scope_destroy(rill_scope *s) {
       }
     pthread_mutex_unlock(&p->lock);
   }
-  for (size_t i = 0; i < s->nslots; i++)
-    if (s->slots[i]) {
-      rill_variable_clear(&s->slots[i]->var);
-      rill_free(s->slots[i]);
+  for (size_t i = 0; i < s->vars.cap; i++)
+    if (s->vars.slots[i].key) {
+      rill_scope_entry *e = s->vars.slots[i].val.ptr;
+      rill_variable_clear(&e->var);
+      rill_free(e);
     }
-  rill_free(s->slots);
+  rill_strmap_clear(&s->vars);
   pthread_mutex_destroy(&s->lock);
   rill_free(s);
 }
 
-static rill_scope_entry **lookup_slot(rill_scope *s, const char *name, uint64_t h) {
-  if (!s->nslots) return NULL;
-  size_t mask = s->nslots - 1;
-  for (size_t i = h & mask;; i = (i + 1) & mask) {
-    rill_scope_entry *e = s->slots[i];
-    if (!e || (e->hash == h && strcmp(e->name, name) == 0)) return &s->slots[i];
-  }
-}
-
 static rill_variable *find_locked(rill_scope *s, const char *name, uint64_t h) {
-  rill_scope_entry **slot = lookup_slot(s, name, h);
-  return slot && *slot ? &(*slot)->var : NULL;
+  rill_strmap_value *v = rill_strmap_find(&s->vars, name, h);
+  return v ? &((rill_scope_entry *)v->ptr)->var : NULL;
 }
 
 rill_variable *rill_scope_find_local(rill_scope *s, const char *name) {
+  uint64_t h = rill_str_hash(name);
   pthread_mutex_lock(&s->lock);
-  rill_variable *v = find_locked(s, name, hash_name(name));
+  rill_variable *v = find_locked(s, name, h);
   pthread_mutex_unlock(&s->lock);
   return v;
 }
 
 rill_variable *rill_scope_find(rill_scope *s, const char *name) {
-  uint64_t h = hash_name(name);
+  uint64_t h = rill_str_hash(name);
   for (; s; s = s->parent) {
     pthread_mutex_lock(&s->lock);
     rill_variable *v = find_locked(s, name, h);
@@ -153,43 +140,24 @@ rill_variable *rill_scope_find(rill_scope *s, const char *name) {
   return NULL;
 }
 
-static bool rehash(rill_scope *s, size_t nslots) {
-  rill_scope_entry **slots = rill_calloc(nslots, sizeof *slots);
-  if (!slots) return false;
-  for (size_t i = 0; i < s->nslots; i++) {
-    rill_scope_entry *e = s->slots[i];
-    if (!e) continue;
-    size_t j = e->hash & (nslots - 1);
-    while (slots[j]) j = (j + 1) & (nslots - 1);
-    slots[j] = e;
-  }
-  rill_free(s->slots);
-  s->slots = slots;
-  s->nslots = nslots;
-  return true;
-}
-
 rill_status *rill_scope_var(rill_scope *s, const char *name, rill_variable **out) {
-  uint64_t h = hash_name(name);
+  uint64_t h = rill_str_hash(name);
   rill_status *st = NULL;
   pthread_mutex_lock(&s->lock);
   rill_variable *v = find_locked(s, name, h);
   if (!v) {
-    if ((s->count + 1) * 4 > s->nslots * 3 && !rehash(s, s->nslots ? s->nslots * 2 : 16)) {
-      st = rill_oom();
-      goto done;
-    }
     size_t len = strlen(name);
     rill_scope_entry *e = rill_malloc(sizeof *e + len + 1);
     if (!e) {
       st = rill_oom();
       goto done;
     }
-    e->hash = h;
     memcpy(e->name, name, len + 1);
     rill_variable_init(&e->var);
-    *lookup_slot(s, name, h) = e;
-    s->count++;
+    if ((st = rill_strmap_set(&s->vars, e->name, h, (rill_strmap_value){.ptr = e}))) {
+      rill_free(e);
+      goto done;
+    }
     v = &e->var;
   }
   *out = v;
@@ -199,34 +167,21 @@ done:
 }
 
 bool rill_scope_erase(rill_scope *s, const char *name) {
-  uint64_t h = hash_name(name);
+  uint64_t h = rill_str_hash(name);
+  rill_strmap_value gone;
   pthread_mutex_lock(&s->lock);
-  rill_scope_entry **slot = lookup_slot(s, name, h);
-  if (!slot || !*slot) {
-    pthread_mutex_unlock(&s->lock);
-    return false;
-  }
-  rill_scope_entry *gone = *slot;
-  *slot = NULL;
-  s->count--;
-  /* Re-insert the rest of the probe run so lookups stay correct. */
-  size_t mask = s->nslots - 1;
-  for (size_t i = ((size_t)(slot - s->slots) + 1) & mask; s->slots[i]; i = (i + 1) & mask) {
-    rill_scope_entry *e = s->slots[i];
-    s->slots[i] = NULL;
-    size_t j = e->hash & mask;
-    while (s->slots[j]) j = (j + 1) & mask;
-    s->slots[j] = e;
-  }
+  bool found = rill_strmap_erase(&s->vars, name, h, &gone);
   pthread_mutex_unlock(&s->lock);
-  rill_variable_clear(&gone->var);
-  rill_free(gone);
+  if (!found) return false;
+  rill_scope_entry *e = gone.ptr;
+  rill_variable_clear(&e->var);
+  rill_free(e);
   return true;
 }
 
 void rill_scope_each(rill_scope *s, void (*fn)(const char *, rill_variable *, void *), void *ctx) {
-  for (size_t i = 0; i < s->nslots; i++)
-    if (s->slots[i]) fn(s->slots[i]->name, &s->slots[i]->var, ctx);
+  for (size_t i = 0; i < s->vars.cap; i++)
+    if (s->vars.slots[i].key) fn(s->vars.slots[i].key, &((rill_scope_entry *)s->vars.slots[i].val.ptr)->var, ctx);
 }
 
-size_t rill_scope_size(rill_scope *s) { return s->count; }
+size_t rill_scope_size(rill_scope *s) { return s->vars.n; }

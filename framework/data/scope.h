@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 
+#include "framework/base/strmap.h"
 #include "framework/data/tensor.h"
 
 typedef enum rill_var_kind {
@@ -46,8 +47,7 @@ struct rill_scope {
   rill_scope *parent;
   rill_scope *first_child, *next_sibling;
   pthread_mutex_t lock;
-  rill_scope_entry **slots; /* open addressing, power-of-two size */
-  size_t nslots, count;
+  rill_strmap vars; /* name (borrowed from the entry) -> rill_scope_entry */
 };
 
 /* Finds `name` in this scope only / through the parent chain; NULL when absent. */

@@ -47,7 +47,7 @@ struct rill_executor {
   rill_schedule schedule;
   int64_t timeout_us;       /* per-run deadline, 0: none */
   bool release_temporaries; /* free temporaries after their last use */
-  bool memory_plan;         /* temporaries share buffers by liveness (plan_memory) */
+  bool memory_plan;         /* temporaries share buffers by liveness (memplan.c) */
   uint64_t parallel_runs, sequential_runs; /* for tests */
   /* One run at a time. Everything a run touches beyond its plan belongs to the whole
    * executor (the plan cache, which a run reorders and may evict from; the scheduler's
@@ -76,6 +76,11 @@ rill_status *rill_exec_prepare(rill_executor *exe, const rill_program *program,
  * them) receive new references, untouched on error. */
 rill_status *rill_exec_run_plan(rill_executor *exe, rill_plan *plan, rill_scope *scope,
                                 rill_tensor *const *feeds, rill_tensor **outputs);
+/* Runs a plan this executor prepared for `program` (and still caches: no prepare on
+ * this executor since) under the executor's guard; no cache lookup. */
+rill_status *rill_exec_run_prepared(rill_executor *exe, const rill_program *program,
+                                    rill_plan *plan, rill_scope *scope,
+                                    rill_tensor *const *feeds, rill_tensor **outputs);
 /* Prepare and run under the executor's guard (rill_exec_enter). */
 rill_status *rill_exec_run(rill_executor *exe, const rill_program *program, rill_scope *scope,
                            const char *const *feed_names, rill_tensor *const *feeds,
@@ -100,6 +105,9 @@ bool rill_plan_has_edge(const rill_plan *plan, size_t from, size_t to);
 size_t rill_plan_temp_bytes(const rill_plan *plan);
 /* Number of buffer groups of the memory plan (0 without it). */
 size_t rill_plan_num_groups(const rill_plan *plan);
+/* Run-time shape inferences the plan's runs have made (an op whose input metas did not
+ * change since its last run is not inferred again). */
+uint64_t rill_plan_infer_runs(const rill_plan *plan);
 /* True when the plan's own scope holds a value (a buffer) for variable `name`. */
 bool rill_plan_holds(const rill_plan *plan, const char *name);
 

@@ -54,6 +54,7 @@ typedef struct shared_model {
 struct rill_predictor {
   shared_model *m;
   rill_executor *exe;
+  rill_plan *plan;   /* prepared once; the executor runs nothing else, so it stays cached */
   rill_scope *scope; /* child of the model's scope */
   const char **in_names, **out_names;
   rill_tensor **ordered; /* inputs in col order, scratch for one run */
@@ -344,10 +345,9 @@ static rill_status *predictor_open(shared_model *m, rill_predictor **out) {
     rill_tensor *t = st ? NULL : rill_variable_tensor(dst);
     if (!st && t) st = rill_tensor_copy(t, &src->u.tensor);
   }
-  rill_plan *plan;
   if (!st)
     st = rill_exec_prepare(p->exe, m->program, p->in_names, m->ninputs, p->out_names, m->noutputs,
-                           &plan);
+                           &p->plan);
   if (st) {
     st = rill_status_wrap(st, "model '%s'", m->path); /* before m may be freed */
     rill_predictor_destroy(p);
@@ -447,8 +447,7 @@ static rill_status *predictor_run(rill_predictor *p, const char *const *input_na
     if (!p->ordered[k])
       return rill_error(RILL_INVALID_ARGUMENT, "model '%s': input '%s' is missing", m->path,
                         m->inputs[k].name);
-  rill_status *st = rill_exec_run(p->exe, m->program, p->scope, p->in_names, p->ordered,
-                                  m->ninputs, p->out_names, m->noutputs, outputs);
+  rill_status *st = rill_exec_run_prepared(p->exe, m->program, p->plan, p->scope, p->ordered, outputs);
   for (size_t k = 0; k < m->ninputs; k++) p->ordered[k] = NULL;
   return st ? rill_status_wrap(st, "model '%s'", m->path) : NULL;
 }
@@ -477,3 +476,6 @@ const rill_program *rill_predictor_program(const rill_predictor *p) { return p ?
 const rill_pass_stats *rill_predictor_pass_stats(const rill_predictor *p) {
   return p ? &p->m->stats : NULL;
 }
+
+const struct rill_plan *rill_predictor_plan(const rill_predictor *p) { return p ? p->plan : NULL; }
+const rill_executor *rill_predictor_executor(const rill_predictor *p) { return p ? p->exe : NULL; }

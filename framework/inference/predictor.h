@@ -7,5 +7,9 @@
 
 /* What the passes did while the predictor's model was loaded. */
 const rill_pass_stats *rill_predictor_pass_stats(const rill_predictor *predictor);
+/* The plan the predictor prepared when it was created and runs every time. */
+const struct rill_plan *rill_predictor_plan(const rill_predictor *predictor);
+/* Its executor, private to it (for tests: plan-cache counters). */
+const rill_executor *rill_predictor_executor(const rill_predictor *predictor);
 
 #endif

@@ -5,11 +5,11 @@
  * an odd version message -- is kept as serialized fields (rill_raw_fields) and handed
  * back to protobuf-c as unknown fields when packing, so files keep what they carried. */
 #include <inttypes.h>
-#include <stdalign.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "framework/base/alloc.h"
+#include "framework/base/arena.h"
 #include "framework/program/program_impl.h"
 #include "proto/framework.pb-c.h"
 
@@ -484,49 +484,8 @@ rill_status *rill_program_decode(const void *bytes, size_t size, rill_program **
 
 /* The messages handed to protobuf-c live in an arena freed at once; strings and
  * arrays point into the program where the layouts agree. */
-typedef struct arena_chunk {
-  struct arena_chunk *next;
-  size_t used, cap;
-  alignas(max_align_t) unsigned char data[];
-} arena_chunk;
-
-typedef struct arena {
-  arena_chunk *head;
-} arena;
-
-static void *arena_alloc(arena *a, size_t size) {
-  size = (size + 15) & ~(size_t)15;
-  arena_chunk *c = a->head;
-  if (!c || c->cap - c->used < size) {
-    size_t cap = size > 65536 ? size : 65536;
-    c = rill_malloc(sizeof *c + cap);
-    if (!c) return NULL;
-    c->cap = cap;
-    c->used = 0;
-    c->next = a->head;
-    a->head = c;
-  }
-  void *p = c->data + c->used;
-  c->used += size;
-  return p;
-}
-
-static void *arena_array(arena *a, size_t n, size_t elem) {
-  size_t bytes;
-  if (!rill_mul_size(n, elem, &bytes)) return NULL;
-  return arena_alloc(a, bytes ? bytes : 1);
-}
-
-static void arena_free(arena *a) {
-  while (a->head) {
-    arena_chunk *next = a->head->next;
-    rill_free(a->head);
-    a->head = next;
-  }
-}
-
 typedef struct encoder {
-  arena arena;
+  rill_arena arena;
   rill_status *st;
 } encoder;
 
@@ -537,7 +496,7 @@ static bool enc_fail(encoder *e, rill_status *st) {
 }
 
 static void *enc_array(encoder *e, size_t n, size_t elem) {
-  void *p = arena_array(&e->arena, n, elem);
+  void *p = rill_arena_alloc(&e->arena, n, elem);
   if (!p) enc_fail(e, rill_oom());
   return p;
 }
@@ -820,7 +779,7 @@ static bool enc_version_in_order(encoder *e, PbProgram *m, const PbVersion *v) {
 rill_status *rill_program_encode(const rill_program *p, uint8_t **out, size_t *size) {
   if (!p || !out || !size)
     return rill_error(RILL_INVALID_ARGUMENT, "rill_program_encode: NULL argument");
-  encoder e = {{NULL}, NULL};
+  encoder e = {.arena = {.chunk_size = 65536}};
   PbProgram m;
   paddle__framework__proto__program_desc__init(&m);
   PbVersion version;
@@ -857,7 +816,7 @@ rill_status *rill_program_encode(const rill_program *p, uint8_t **out, size_t *s
       enc_fail(&e, rill_error(RILL_INTERNAL, "ProgramDesc: packed size mismatch"));
     }
   }
-  arena_free(&e.arena);
+  rill_arena_free(&e.arena);
   if (!ok) {
     rill_free(buf);
     return rill_status_wrap(e.st ? e.st : rill_error(RILL_INTERNAL, "encoding failed"),

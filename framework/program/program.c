@@ -427,40 +427,44 @@ void rill_block_desc_clear(rill_block_desc *b) {
   for (size_t i = 0; i < b->nops; i++) rill_op_desc_clear(&b->ops[i]);
   rill_free(b->ops);
   rill_raw_clear(&b->raw);
-  rill_free(b->index);
+  rill_block_index_drop(b);
   memset(b, 0, sizeof *b);
 }
 
 /* ------------------------------------------------------------ name index ------ */
 
-static uint64_t hash_name(const char *s) {
-  uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-  return h ^ (h >> 29);
-}
-
+/* An index with room for `nvars` variables and one more (the next one a builder adds). */
 static struct rill_name_index *index_new(size_t nvars) {
   if (nvars >= UINT32_MAX / 4) return NULL;
-  size_t nslots = 16;
-  while (nslots < nvars * 2 + 2) nslots *= 2;
-  struct rill_name_index *ix =
-      rill_calloc(1, sizeof *ix + nslots * sizeof(uint32_t));
+  struct rill_name_index *ix = rill_calloc(1, sizeof *ix);
   if (!ix) return NULL;
-  ix->mask = nslots - 1;
+  ix->map.borrow_keys = true;
+  rill_status *st = rill_strmap_reserve(&ix->map, nvars + 1);
+  if (st) {
+    rill_status_destroy(st);
+    rill_free(ix);
+    return NULL;
+  }
   return ix;
 }
 
-/* Inserts var `pos`; returns the position of an existing var of the same name, or -1. */
+static void index_free(struct rill_name_index *ix) {
+  if (!ix) return;
+  rill_strmap_clear(&ix->map);
+  rill_free(ix);
+}
+
+/* Inserts var `pos`; returns the position of an existing var of the same name, -1 once
+ * inserted, or -2 when out of memory. Keys are the vars' own names. */
 static ptrdiff_t index_put(struct rill_name_index *ix, const rill_var_desc *vars, size_t pos) {
   const char *name = vars[pos].name ? vars[pos].name : "";
-  for (size_t i = hash_name(name) & ix->mask;; i = (i + 1) & ix->mask) {
-    uint32_t s = ix->slots[i];
-    if (!s) {
-      ix->slots[i] = (uint32_t)pos + 1;
-      return -1;
-    }
-    if (str_eq(vars[s - 1].name, name)) return (ptrdiff_t)(s - 1);
-  }
+  uint64_t h = rill_str_hash(name);
+  const rill_strmap_value *have = rill_strmap_find(&ix->map, name, h);
+  if (have) return (ptrdiff_t)have->index;
+  rill_status *st = rill_strmap_set(&ix->map, name, h, (rill_strmap_value){.index = pos});
+  if (!st) return -1;
+  rill_status_destroy(st);
+  return -2;
 }
 
 static struct rill_name_index *index_load(const rill_block_desc *b) {
@@ -473,31 +477,30 @@ rill_status *rill_block_index_build(rill_block_desc *b) {
   for (size_t i = 0; i < b->nvars; i++) {
     ptrdiff_t dup = index_put(ix, b->vars, i);
     if (dup >= 0) {
-      rill_free(ix);
+      index_free(ix);
       return rill_error(RILL_ALREADY_EXISTS, "variable '%s' is declared twice (#%td and #%zu)",
                         b->vars[i].name ? b->vars[i].name : "", dup, i);
     }
   }
   ix->nvars = b->nvars;
-  rill_free(b->index);
+  index_free(b->index);
   b->index = ix;
   return NULL;
 }
 
 void rill_block_index_drop(rill_block_desc *b) {
-  rill_free(b->index);
+  index_free(b->index);
   b->index = NULL;
 }
 
 void rill_block_index_add(rill_block_desc *b, size_t pos) {
   struct rill_name_index *ix = b->index;
   if (!ix) return;
-  if (ix->nvars != pos || pos + 1 != b->nvars || (pos + 1) * 2 + 2 > ix->mask + 1) {
-    /* grow (or give up on) the table: rebuilt lazily on the next lookup */
+  if (ix->nvars != pos || pos + 1 != b->nvars || index_put(ix, b->vars, pos) != -1) {
+    /* give up on the table: rebuilt lazily on the next lookup */
     rill_block_index_drop(b);
     return;
   }
-  index_put(ix, b->vars, pos);
   ix->nvars = pos + 1;
 }
 
@@ -510,13 +513,17 @@ static const struct rill_name_index *index_get(const rill_block_desc *b) {
   if (b->nvars < 8) return NULL; /* a scan is as fast */
   ix = index_new(b->nvars);
   if (!ix) return NULL;
-  for (size_t i = 0; i < b->nvars; i++) index_put(ix, b->vars, i);
+  for (size_t i = 0; i < b->nvars; i++)
+    if (index_put(ix, b->vars, i) == -2) {
+      index_free(ix);
+      return NULL;
+    }
   ix->nvars = b->nvars;
   struct rill_name_index *expected = NULL;
   rill_block_desc *mb = (rill_block_desc *)b;
   if (!__atomic_compare_exchange_n(&mb->index, &expected, ix, false, __ATOMIC_ACQ_REL,
                                    __ATOMIC_ACQUIRE)) {
-    rill_free(ix);
+    index_free(ix);
     ix = expected;
   }
   return ix->nvars == b->nvars ? ix : NULL;
@@ -526,12 +533,8 @@ ptrdiff_t rill_block_var_pos(const rill_block_desc *b, const char *name) {
   if (!b || !name) return -1;
   const struct rill_name_index *ix = index_get(b);
   if (ix) {
-    for (size_t i = hash_name(name) & ix->mask;; i = (i + 1) & ix->mask) {
-      uint32_t s = ix->slots[i];
-      if (!s) break;
-      if (s - 1 < b->nvars && str_eq(b->vars[s - 1].name, name)) return (ptrdiff_t)(s - 1);
-    }
-    return -1;
+    const rill_strmap_value *at = rill_strmap_lookup(&ix->map, name);
+    return at && at->index < b->nvars ? (ptrdiff_t)at->index : -1;
   }
   for (size_t i = 0; i < b->nvars; i++)
     if (str_eq(b->vars[i].name, name)) return (ptrdiff_t)i;

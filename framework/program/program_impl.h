@@ -4,14 +4,13 @@
 #ifndef RILL_FRAMEWORK_PROGRAM_PROGRAM_IMPL_H
 #define RILL_FRAMEWORK_PROGRAM_PROGRAM_IMPL_H
 
+#include "framework/base/strmap.h"
 #include "framework/program/program.h"
 
-/* Name -> var position hash table of one block (open addressing, linear probing).
- * Slots hold position + 1; 0 is empty. */
+/* Name -> var position table of one block; keys are the vars' own names. */
 struct rill_name_index {
   size_t nvars; /* number of vars indexed: a block with more or fewer is not covered */
-  size_t mask;  /* number of slots - 1 (a power of two minus one) */
-  uint32_t slots[];
+  rill_strmap map;
 };
 
 /* A new, empty program (no blocks) with a fresh process-unique id; NULL on OOM. */

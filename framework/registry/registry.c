@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "framework/base/alloc.h"
+#include "framework/base/strmap.h"
 
 #define RILL_OP(name) extern const rill_op_schema rill_schema_##name;
 #include "operators/ops.def"
@@ -42,39 +43,26 @@ static struct {
   rill_status *init_status;
   op_entry *ops; /* sorted by type */
   size_t nops, capops;
-  size_t *slots; /* hash index into ops, SIZE_MAX = empty */
-  size_t nslots;
-} reg = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_RWLOCK_INITIALIZER};
-
-static uint64_t hash_str(const char *s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-  return h;
-}
+  rill_strmap index; /* type -> position in ops */
+} reg = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_RWLOCK_INITIALIZER, .index = {.borrow_keys = true}};
 
 static size_t find_locked(const char *type) {
-  if (!reg.nslots) return SIZE_MAX;
-  size_t mask = reg.nslots - 1;
-  for (size_t i = hash_str(type) & mask;; i = (i + 1) & mask) {
-    size_t at = reg.slots[i];
-    if (at == SIZE_MAX || strcmp(reg.ops[at].schema->type, type) == 0) return at;
-  }
+  const size_t *at = rill_strmap_get(&reg.index, type);
+  return at ? *at : SIZE_MAX;
+}
+
+/* Puts every op of ops[0..n) into an index reserved for them: with borrowed keys (the
+ * schemas' types), no put allocates. */
+static void index_ops(rill_strmap *ix, const op_entry *ops, size_t n) {
+  for (size_t k = 0; k < n; k++) rill_status_destroy(rill_strmap_put(ix, ops[k].schema->type, k));
 }
 
 static rill_status *reindex_locked(void) {
-  size_t nslots = 16;
-  while (nslots < reg.nops * 2) nslots *= 2;
-  size_t *slots = rill_malloc(nslots * sizeof *slots);
-  if (!slots) return rill_oom();
-  for (size_t i = 0; i < nslots; i++) slots[i] = SIZE_MAX;
-  for (size_t k = 0; k < reg.nops; k++) {
-    size_t i = hash_str(reg.ops[k].schema->type) & (nslots - 1);
-    while (slots[i] != SIZE_MAX) i = (i + 1) & (nslots - 1);
-    slots[i] = k;
-  }
-  rill_free(reg.slots);
-  reg.slots = slots;
-  reg.nslots = nslots;
+  rill_strmap ix = {.borrow_keys = true};
+  RILL_TRY(rill_strmap_reserve(&ix, reg.nops));
+  index_ops(&ix, reg.ops, reg.nops);
+  rill_strmap_clear(&reg.index);
+  reg.index = ix;
   return NULL;
 }
 
@@ -145,7 +133,7 @@ static void init_once(void) {
   pthread_rwlock_wrlock(&reg.lock);
   for (size_t i = 0; builtin_schemas[i] && !st; i++) st = insert_op_locked(builtin_schemas[i]);
   for (size_t i = 0; builtin_kernels[i].op && !st; i++) st = insert_kernel_locked(&builtin_kernels[i]);
-  if (!st && !reg.slots) st = reindex_locked();
+  if (!st && !reg.index.slots) st = reindex_locked();
   reg.init_status = st;
   pthread_rwlock_unlock(&reg.lock);
 }
@@ -213,7 +201,8 @@ rill_status *rill_registry_add_batch(const rill_op_schema *const *schemas, size_
   for (size_t i = 0; i < n; i++) RILL_TRY(check_schema(schemas[i]));
   rill_status *st = NULL;
   op_entry *ops = NULL;
-  size_t *slots = NULL, cap = 0;
+  rill_strmap index = {.borrow_keys = true};
+  size_t cap = 0;
   rill_kernel_def **ks = rill_calloc(n ? n : 1, sizeof *ks);
   size_t *nks = rill_calloc(n ? n : 1, sizeof *nks);
   if (!ks || !nks) {
@@ -249,10 +238,8 @@ rill_status *rill_registry_add_batch(const rill_op_schema *const *schemas, size_
     for (size_t i = 0; i < n && !st; i++)
       if (nks[i] && !(ks[i] = rill_calloc(nks[i], sizeof **ks))) st = rill_oom();
     cap = reg.nops + n;
-    size_t nslots = 16;
-    while (nslots < cap * 2) nslots *= 2;
-    if (!st && (!(ops = rill_malloc(cap * sizeof *ops)) || !(slots = rill_malloc(nslots * sizeof *slots))))
-      st = rill_oom();
+    if (!st && !(ops = rill_malloc(cap * sizeof *ops))) st = rill_oom();
+    if (!st) st = rill_strmap_reserve(&index, cap);
     if (!st) {
       for (size_t i = 0; i < n; i++) nks[i] = 0;
       for (size_t k = 0; k < nk; k++)
@@ -268,20 +255,14 @@ rill_status *rill_registry_add_batch(const rill_op_schema *const *schemas, size_
         ks[i] = NULL;
         m++;
       }
-      for (size_t i = 0; i < nslots; i++) slots[i] = SIZE_MAX;
-      for (size_t k = 0; k < m; k++) {
-        size_t i = hash_str(ops[k].schema->type) & (nslots - 1);
-        while (slots[i] != SIZE_MAX) i = (i + 1) & (nslots - 1);
-        slots[i] = k;
-      }
+      index_ops(&index, ops, m);
       rill_free(reg.ops);
-      rill_free(reg.slots);
+      rill_strmap_clear(&reg.index);
       reg.ops = ops;
       reg.nops = reg.capops = m;
-      reg.slots = slots;
-      reg.nslots = nslots;
+      reg.index = index;
       ops = NULL;
-      slots = NULL;
+      index = (rill_strmap){0};
     }
   }
   pthread_rwlock_unlock(&reg.lock);
@@ -289,7 +270,7 @@ rill_status *rill_registry_add_batch(const rill_op_schema *const *schemas, size_
   rill_free(ks);
   rill_free(nks);
   rill_free(ops);
-  rill_free(slots);
+  rill_strmap_clear(&index);
   return st;
 }
 

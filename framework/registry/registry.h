@@ -48,6 +48,9 @@ typedef struct rill_attr_schema {
 #define RILL_OP_WRITES_FILES 128u /* writes, creates or removes files at the paths its
                                      RILL_ATTR_FILE_PATH attributes name */
 #define RILL_OP_READS_FILES 256u  /* reads the files its RILL_ATTR_FILE_PATH attributes name */
+#define RILL_OP_INFER_READS_DATA 512u /* run-time shape inference reads input values or LoD
+                                         offsets (rill_infer_tensor), not only their metas:
+                                         a run re-infers it even when no input meta changed */
 
 /* Shapes and dtypes of one variable, as known at compile time (dims may hold -1) or at
  * run time (exact). */

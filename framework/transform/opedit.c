@@ -150,66 +150,6 @@ bool rill_opd_writes(const rill_op_desc *op, const char *name) {
   return slots_have(op->outputs, op->noutputs, name);
 }
 
-/* ------------------------------------------------------------------ strmap ---- */
-
-static uint64_t str_hash(const char *s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-  return h;
-}
-
-size_t *rill_strmap_get(const rill_strmap *m, const char *key) {
-  if (!m->cap) return NULL;
-  for (size_t i = str_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-    if (!m->keys[i]) return NULL;
-    if (strcmp(m->keys[i], key) == 0) return &m->vals[i];
-  }
-}
-
-static void put_slot(char **keys, size_t *vals, size_t cap, char *key, size_t val) {
-  size_t i = str_hash(key) & (cap - 1);
-  while (keys[i]) i = (i + 1) & (cap - 1);
-  keys[i] = key;
-  vals[i] = val;
-}
-
-rill_status *rill_strmap_put(rill_strmap *m, const char *key, size_t val) {
-  size_t *have = rill_strmap_get(m, key);
-  if (have) {
-    *have = val;
-    return NULL;
-  }
-  if ((m->n + 1) * 2 > m->cap) {
-    size_t cap = m->cap ? m->cap * 2 : 64;
-    char **keys = rill_calloc(cap, sizeof *keys);
-    size_t *vals = rill_calloc(cap, sizeof *vals);
-    if (!keys || !vals) {
-      rill_free(keys);
-      rill_free(vals);
-      return rill_oom();
-    }
-    for (size_t i = 0; i < m->cap; i++)
-      if (m->keys[i]) put_slot(keys, vals, cap, m->keys[i], m->vals[i]);
-    rill_free(m->keys);
-    rill_free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
-    m->cap = cap;
-  }
-  char *k = rill_strdup(key);
-  if (!k) return rill_oom();
-  put_slot(m->keys, m->vals, m->cap, k, val);
-  m->n++;
-  return NULL;
-}
-
-void rill_strmap_clear(rill_strmap *m) {
-  for (size_t i = 0; i < m->cap; i++) rill_free(m->keys[i]);
-  rill_free(m->keys);
-  rill_free(m->vals);
-  memset(m, 0, sizeof *m);
-}
-
 void rill_program_commit(rill_program *dst, rill_program *src) {
   rill_program old = *dst;
   *dst = *src;

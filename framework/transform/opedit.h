@@ -3,6 +3,7 @@
 #ifndef RILL_FRAMEWORK_TRANSFORM_OPEDIT_H
 #define RILL_FRAMEWORK_TRANSFORM_OPEDIT_H
 
+#include "framework/base/strmap.h"
 #include "framework/program/program.h"
 
 /* Paddle's op roles (attr "op_role") and the attr naming [param, grad] pairs. */
@@ -45,19 +46,6 @@ rill_status *rill_opd_rename(rill_op_desc *op, const char *from, const char *to,
 /* True when `name` is one of op's input (or output) arguments. */
 bool rill_opd_reads(const rill_op_desc *op, const char *name);
 bool rill_opd_writes(const rill_op_desc *op, const char *name);
-
-/* String -> size_t map. Keys are copied. */
-typedef struct rill_strmap {
-  char **keys;
-  size_t *vals;
-  size_t cap, n;
-} rill_strmap;
-
-/* Pointer to the value of `key`, or NULL. */
-size_t *rill_strmap_get(const rill_strmap *m, const char *key);
-/* Sets key -> val (inserting or replacing). */
-rill_status *rill_strmap_put(rill_strmap *m, const char *key, size_t val);
-void rill_strmap_clear(rill_strmap *m);
 
 /* Replaces `dst`'s contents with `src`'s (a program edited as a copy), keeping dst's
  * identity (id) and bumping its revision; frees src. Used to make transforms

@@ -27,6 +27,9 @@ Test(describe, flags_and_dispensable_slots) {
   has(s, "ShapeTensorList [duplicable, dispensable, no gradient]");
   has(s, "str_value: STRING = \"\"");
   has(s, "place_type: INT = -1 [extra]");
+  has(s, "flags: infers from data"); /* its shape tensors' values */
+  rill_free_buffer(s);
+  cr_assert_null(rill_op_describe("relu", &s));
   has(s, "flags: none");
   rill_free_buffer(s);
   cr_assert_null(rill_op_describe("checkpoint", &s));

@@ -1,0 +1,150 @@
+/* The plan's layout, shared by the files that build and run it (plan.c: layout and
+ * feed binding; graph.c: the dependency graph; memplan.c: the memory plan;
+ * plan_cache.c; run.c). Not a contract: other components use executor.h. */
+#ifndef RILL_FRAMEWORK_EXEC_PLAN_H
+#define RILL_FRAMEWORK_EXEC_PLAN_H
+
+#include <stdatomic.h>
+
+#include "framework/base/alloc.h"
+#include "framework/base/arena.h"
+#include "framework/base/strmap.h"
+#include "framework/exec/executor.h"
+
+typedef enum var_kind {
+  VAR_LOCAL,    /* temporary: the plan's scope */
+  VAR_FED,      /* fed directly by name: the plan's scope, shares the caller's buffer */
+  VAR_PERSIST,  /* persistable: the caller's scope (created when absent) */
+  VAR_EXTERNAL, /* read before written, not fed: the caller's scope chain */
+  VAR_LIST      /* feed / fetch list: the plan's scope */
+} var_kind;
+
+typedef struct plan_var {
+  const char *name;
+  var_kind kind;
+  rill_variable *var;   /* bound variable (re-bound each run for caller-scope kinds) */
+  rill_variable *local; /* the plan scope's variable of that name, if any */
+  bool has_desc;        /* block 0 declares it */
+  bool desc_tensor;     /* ... with a tensor description */
+  rill_dtype dtype;
+  rill_dims dims;
+  int32_t first_read, first_write; /* op indices; INT32_MAX: never */
+  int32_t required_by;             /* op that needs a value on entry, or -1 */
+  const char *required_slot;
+  bool feed_out; /* written by a feed op */
+  bool absent;   /* RILL_EMPTY_VAR: bound as NULL */
+} plan_var;
+
+typedef struct plan_op {
+  const rill_op_schema *schema;
+  rill_kernel_fn kernel;
+  rill_dtype kernel_dtype;
+  const char *type;
+  int32_t index;
+  bool kernel_shapes, has_alias;
+  /* The output metas hold what run-time inference gave for the input metas in in_meta
+   * (which the next run compares against): inference is skipped while they match,
+   * unless the schema's inference reads data (RILL_OP_INFER_READS_DATA). */
+  bool infer_valid;
+  int32_t dtype_arg; /* flat input index whose dtype picks the kernel, or -1 */
+  uint32_t in_begin, in_end, out_begin, out_end;
+  rill_attr_value *attrs;
+  rill_infer_ctx ictx;
+  rill_kernel_ctx kctx;
+} plan_op;
+
+typedef struct plan_feed {
+  uint32_t var;  /* fed variable, or the feed list */
+  int32_t col;   /* -1: direct */
+  uint32_t desc; /* variable whose VarDesc checks the fed tensor */
+} plan_feed;
+
+typedef struct plan_fetch {
+  uint32_t var; /* fetched variable, or the fetch list */
+  int32_t col;  /* -1: by name */
+  const char *name;
+} plan_fetch;
+
+struct rill_plan {
+  rill_arena mem; /* the plan itself and its tables */
+  uint64_t program_id, revision;
+  char **feed_names; /* key, in the caller's order */
+  size_t nfeeds;
+  char **fetch_names;
+  size_t nfetch;
+
+  plan_op *ops;
+  size_t nops;
+  plan_var *vars;
+  size_t nvars;
+  plan_feed *feeds;
+  plan_fetch *fetches;
+
+  /* Flat argument tables, op by op, schema slot by slot. */
+  rill_variable **in_var, **out_var;
+  uint32_t *in_id, *out_id;
+  rill_tensor_meta *in_meta, *out_meta;
+  const rill_tensor **in_tensor;
+  bool *out_alias;
+  size_t nin, nout;
+
+  uint32_t *caller_vars; /* ids of VAR_PERSIST / VAR_EXTERNAL variables */
+  size_t ncaller;
+  uint32_t *required; /* ids of variables that must hold a value on entry */
+  size_t nrequired;
+  uint32_t *cleanup; /* ids of variables cleared after every run */
+  size_t ncleanup;
+
+  rill_scope *local;
+
+  /* The parallel schedule's dependency graph, and the schedule AUTO picks. */
+  rill_sched_graph graph;
+  uint32_t crit_path;
+  rill_schedule auto_schedule;
+  /* Release of temporaries after their last use: per op, the releasable variables it
+   * touches (each once); per variable, how many ops touch it (0: never released) and
+   * the per-run countdown. */
+  uint32_t *touch_start, *touch;
+  uint32_t *rel_init;
+  atomic_uint *rel_count;
+  /* The memory plan (memplan): temporaries whose lifetimes do not overlap share one
+   * buffer, passed from one to the next through the group's holder. group[v] is the
+   * group of variable v, or -1. */
+  bool memplan;
+  int32_t *group;
+  rill_tensor *holders;
+  uint32_t ngroups;
+  atomic_uint_fast64_t infer_runs; /* run-time inferences made, for tests */
+};
+
+#define OP_CONTEXT_FMT "block 0, op #%d '%s'"
+
+/* Name -> variable id while a plan is built (keys: the variables' names, in the arena). */
+typedef rill_strmap name_table;
+
+/* A growable array of uint32_t, freed by the caller. */
+typedef struct u32vec {
+  uint32_t *v;
+  size_t n, cap;
+} u32vec;
+
+static inline bool u32_push(u32vec *a, uint32_t x) {
+  if (a->n == a->cap) {
+    void *items = a->v;
+    if (!rill_grow(&items, &a->cap, a->n + 1, sizeof *a->v)) return false;
+    a->v = items;
+  }
+  a->v[a->n++] = x;
+  return true;
+}
+
+/* Builds the plan of block 0 of `prog` for these feeds and fetches (plan.c). */
+rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog,
+                             const char *const *feed_names, size_t nfeeds,
+                             const char *const *fetch_names, size_t nfetch, rill_plan **out);
+/* Frees a plan and everything it holds. Accepts NULL. */
+void rill_plan_destroy(rill_plan *p);
+/* The id of variable `name` in the plan being built, or -1. */
+long rill_plan_var_id(name_table *names, const char *name);
+
+#endif

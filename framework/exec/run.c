@@ -1,0 +1,377 @@
+/* The run loop: bind the caller's variables and the feeds, check that required inputs
+ * hold values, run the ops (in order, or through the scheduler on the dependency graph),
+ * release temporaries after their last use, fetch the outputs, drop every reference to
+ * caller memory. */
+#include <string.h>
+
+#include "framework/exec/background.h"
+#include "framework/exec/plan.h"
+
+static rill_status *check_fed(const plan_var *v, const rill_tensor *t) {
+  if (!t->buf && rill_dims_known(&t->dims) && rill_dims_prod(&t->dims, 0, t->dims.n) != 0)
+    return rill_error(RILL_INVALID_ARGUMENT, "feed '%s': the tensor has no data", v->name);
+  if (!v->desc_tensor) return NULL;
+  char want[RILL_DIMS_STR_MAX], got[RILL_DIMS_STR_MAX];
+  if (t->dtype != v->dtype)
+    return rill_error(RILL_INVALID_ARGUMENT, "feed '%s': dtype %s, but the variable is %s", v->name,
+                      rill_dtype_name(t->dtype), rill_dtype_name(v->dtype));
+  bool ok = t->dims.n == v->dims.n;
+  for (int32_t i = 0; ok && i < t->dims.n; i++) ok = v->dims.d[i] < 0 || v->dims.d[i] == t->dims.d[i];
+  if (!ok)
+    return rill_error(RILL_INVALID_ARGUMENT, "feed '%s': shape %s does not match the variable's %s",
+                      v->name, rill_dims_str(&t->dims, got, sizeof got),
+                      rill_dims_str(&v->dims, want, sizeof want));
+  return NULL;
+}
+
+static rill_status *bind_caller_vars(rill_plan *p, rill_scope *scope) {
+  bool changed = false;
+  for (size_t i = 0; i < p->ncaller; i++) {
+    plan_var *v = &p->vars[p->caller_vars[i]];
+    rill_variable *var = rill_scope_find(scope, v->name);
+    if (!var) {
+      if (v->kind == VAR_PERSIST)
+        RILL_TRY(rill_status_wrap(rill_scope_var(scope, v->name, &var), "persistable variable '%s'",
+                                  v->name));
+      else
+        var = v->local;
+    }
+    if (var != v->var) {
+      v->var = var;
+      changed = true;
+    }
+  }
+  if (!changed) return NULL;
+  for (size_t k = 0; k < p->nin; k++) p->in_var[k] = p->vars[p->in_id[k]].var;
+  for (size_t k = 0; k < p->nout; k++) p->out_var[k] = p->vars[p->out_id[k]].var;
+  return NULL;
+}
+
+static bool var_has_value(const rill_variable *v) {
+  switch (v->kind) {
+    case RILL_VARKIND_EMPTY: return false;
+    case RILL_VARKIND_TENSOR: return v->u.tensor.buf != NULL;
+    default: return true;
+  }
+}
+
+static rill_status *bind_feeds(rill_plan *p, rill_tensor *const *feeds) {
+  for (size_t f = 0; f < p->nfeeds; f++) {
+    plan_feed *pf = &p->feeds[f];
+    if (!feeds[f])
+      return rill_error(RILL_INVALID_ARGUMENT, "feed '%s' is NULL", p->feed_names[f]);
+    RILL_TRY(check_fed(&p->vars[pf->desc], feeds[f]));
+    rill_variable *var = p->vars[pf->var].var;
+    rill_tensor *dst;
+    if (pf->col < 0) {
+      dst = rill_variable_tensor(var);
+      if (!dst)
+        return rill_error(RILL_INVALID_ARGUMENT, "feed '%s': the variable holds a %s", p->feed_names[f],
+                          rill_var_kind_name(var->kind));
+    } else {
+      rill_tensor_array *arr = rill_variable_array(var);
+      if (!arr)
+        return rill_error(RILL_INVALID_ARGUMENT, "feed list '%s' holds a %s", p->vars[pf->var].name,
+                          rill_var_kind_name(var->kind));
+      RILL_TRY(rill_tensor_array_resize(arr, (size_t)pf->col + 1));
+      dst = &arr->items[pf->col];
+    }
+    RILL_TRY(rill_status_wrap(rill_tensor_share(dst, feeds[f]), "feed '%s'", p->feed_names[f]));
+  }
+  return NULL;
+}
+
+/* Gives an in-place output its own copy of the data before it is resized. */
+static rill_status *privatize(rill_tensor *t) {
+  if (!t->buf || (atomic_load_explicit(&t->buf->refs, memory_order_acquire) == 1 && t->buf->owned))
+    return NULL;
+  rill_tensor tmp;
+  rill_tensor_init(&tmp);
+  RILL_TRY(rill_tensor_copy(&tmp, t));
+  rill_tensor_swap(&tmp, t);
+  rill_tensor_clear(&tmp);
+  return NULL;
+}
+
+/* Allocation of a temporary in a memory-plan group: takes the group's buffer when the
+ * tensor has none, and keeps any private buffer that is large enough (a shared buffer
+ * is sized for the largest member, so the "not more than twice too large" rule of
+ * rill_tensor_alloc does not apply). */
+static rill_status *alloc_shared(rill_tensor *t, rill_tensor *holder, rill_dtype dtype,
+                                 const rill_dims *dims) {
+  if (!t->buf && holder->buf) {
+    t->buf = holder->buf;
+    t->offset = 0;
+    holder->buf = NULL;
+  }
+  rill_buffer *b = t->buf;
+  int64_t numel;
+  size_t bytes, esize = rill_dtype_size(dtype);
+  if (b && esize && b->owned && t->offset == 0 &&
+      atomic_load_explicit(&b->refs, memory_order_acquire) == 1 &&
+      rill_dims_numel(dims, INT64_MAX, &numel) && rill_mul_size((size_t)numel, esize, &bytes) &&
+      b->size >= bytes) {
+    t->dtype = dtype;
+    t->dims = *dims;
+    return NULL;
+  }
+  return rill_tensor_alloc(t, dtype, dims);
+}
+
+/* Sets op's input metas from the tensors its inputs hold now; true when one differs from
+ * the last run's (or the variable behind it is another one). */
+static bool refresh_in_metas(rill_plan *p, const plan_op *op) {
+  bool changed = false;
+  for (uint32_t k = op->in_begin; k < op->in_end; k++) {
+    rill_variable *v = p->in_var[k];
+    rill_tensor_meta *m = &p->in_meta[k];
+    if (v && v->kind == RILL_VARKIND_TENSOR) {
+      const rill_tensor *t = &v->u.tensor;
+      bool known = t->buf != NULL;
+      int32_t lod_level = (int32_t)t->lod.nlevels;
+      if (p->in_tensor[k] != t || m->known != known || m->dtype != t->dtype ||
+          m->lod_level != lod_level || !rill_dims_equal(&m->dims, &t->dims)) {
+        changed = true;
+        p->in_tensor[k] = t;
+        m->known = known;
+        m->dtype = t->dtype;
+        m->dims = t->dims;
+        m->lod_level = lod_level;
+      }
+    } else {
+      changed |= p->in_tensor[k] != NULL || m->known;
+      p->in_tensor[k] = NULL;
+      m->known = false;
+    }
+  }
+  return changed;
+}
+
+static rill_status *run_op(rill_plan *p, plan_op *op, struct rill_device_ctx *dev) {
+  rill_status *st;
+  if (op->schema->infer &&
+      (refresh_in_metas(p, op) || !op->infer_valid ||
+       (op->schema->flags & RILL_OP_INFER_READS_DATA))) {
+    for (uint32_t k = op->out_begin; k < op->out_end; k++) {
+      rill_tensor_meta *m = &p->out_meta[k];
+      m->known = false;
+      m->lod_level = 0;
+      m->lod_from[0] = m->lod_from[1] = -1;
+    }
+    op->infer_valid = false;
+    if ((st = op->schema->infer(&op->ictx))) return st;
+    op->infer_valid = true;
+    atomic_fetch_add_explicit(&p->infer_runs, 1, memory_order_relaxed);
+  }
+  if (op->dtype_arg >= 0) {
+    rill_variable *v = p->in_var[op->dtype_arg];
+    if (v && v->kind == RILL_VARKIND_TENSOR && v->u.tensor.buf && v->u.tensor.dtype != op->kernel_dtype) {
+      rill_kernel_fn fn = rill_kernel_find(op->type, dev->place.device, v->u.tensor.dtype);
+      if (!fn)
+        return rill_error(RILL_UNIMPLEMENTED, "no CPU kernel for dtype %s",
+                          rill_dtype_name(v->u.tensor.dtype));
+      op->kernel = fn;
+      op->kernel_dtype = v->u.tensor.dtype;
+    }
+  }
+  if (!op->kernel_shapes && op->schema->infer) {
+    for (uint32_t k = op->out_begin; k < op->out_end; k++) {
+      const rill_tensor_meta *m = &p->out_meta[k];
+      if (!m->known || !p->out_var[k]) continue;
+      rill_tensor *t = rill_variable_tensor(p->out_var[k]);
+      if (!t) continue;
+      if (p->out_alias[k] && (st = privatize(t))) return st;
+      int32_t g = p->memplan ? p->group[p->out_id[k]] : -1;
+      if ((st = g >= 0 ? alloc_shared(t, &p->holders[g], m->dtype, &m->dims)
+                       : rill_tensor_alloc(t, m->dtype, &m->dims)))
+        return rill_status_wrap(st, "output '%s'", p->vars[p->out_id[k]].name);
+      if (m->lod_from[0] >= 0) {
+        size_t slot = (size_t)m->lod_from[0], idx = (size_t)m->lod_from[1];
+        const rill_tensor *src = slot < op->schema->ninputs && idx < op->ictx.nin[slot]
+                                     ? op->ictx.in_tensors[slot][idx]
+                                     : NULL;
+        if (src && src != t) {
+          if (src->lod.nlevels) {
+            if ((st = rill_lod_copy(&t->lod, &src->lod))) return st;
+          } else if (t->lod.nlevels) {
+            rill_lod_clear(&t->lod);
+          }
+        }
+      } else if (t->lod.nlevels && !p->out_alias[k]) {
+        rill_lod_clear(&t->lod);
+      }
+    }
+  }
+  return op->kernel(&op->kctx);
+}
+
+static void run_cleanup(rill_plan *p) {
+  for (size_t i = 0; i < p->ncleanup; i++) {
+    plan_var *v = &p->vars[p->cleanup[i]];
+    rill_variable *var = v->local;
+    if (!var) continue;
+    if (var->kind == RILL_VARKIND_TENSOR_ARRAY) {
+      /* Keep the list's storage for the next run; drop what it references. */
+      for (size_t k = 0; k < var->u.array.n; k++) rill_tensor_clear(&var->u.array.items[k]);
+    } else if (var->kind == RILL_VARKIND_TENSOR) {
+      rill_tensor_clear(&var->u.tensor);
+    } else {
+      rill_variable_clear(var);
+    }
+  }
+  p->local->parent = NULL;
+}
+
+static rill_status *fetch_outputs(rill_plan *p, rill_tensor **outputs) {
+  for (size_t f = 0; f < p->nfetch; f++) {
+    plan_fetch *pf = &p->fetches[f];
+    rill_variable *var = p->vars[pf->var].var;
+    const rill_tensor *src = NULL;
+    if (pf->col >= 0) {
+      if (var->kind == RILL_VARKIND_TENSOR_ARRAY && (size_t)pf->col < var->u.array.n)
+        src = &var->u.array.items[pf->col];
+    } else if (var->kind == RILL_VARKIND_TENSOR) {
+      src = &var->u.tensor;
+    }
+    rill_status *st = NULL;
+    if (!src || !src->buf)
+      st = rill_error(RILL_FAILED_PRECONDITION, "fetch '%s' has no value after the run", pf->name);
+    rill_tensor *t = NULL;
+    if (!st && !(t = rill_malloc(sizeof *t))) st = rill_oom();
+    if (!st) {
+      rill_tensor_init(t);
+      if ((st = rill_tensor_share(t, src))) rill_free(t);
+    }
+    if (st) {
+      for (size_t g = 0; g < f; g++) {
+        rill_tensor_clear(outputs[g]);
+        rill_free(outputs[g]);
+      }
+      return st;
+    }
+    outputs[f] = t;
+  }
+  return NULL;
+}
+
+/* Releases the temporaries whose last user was op i (per-run countdowns, so the order
+ * in which the parallel schedule finishes the users does not matter). */
+static void release_after(rill_plan *p, uint32_t i, bool release) {
+  for (uint32_t k = p->touch_start[i]; k < p->touch_start[i + 1]; k++) {
+    uint32_t v = p->touch[k];
+    if (atomic_fetch_sub_explicit(&p->rel_count[v], 1, memory_order_acq_rel) != 1) continue;
+    rill_variable *var = p->vars[v].var;
+    if (p->memplan && p->group[v] >= 0 && var->kind == RILL_VARKIND_TENSOR) {
+      /* Hand the buffer to the group, unless someone else (a fetched output, a view)
+       * still holds it. */
+      rill_tensor *t = &var->u.tensor, *h = &p->holders[p->group[v]];
+      rill_buffer *b = t->buf;
+      if (b && b->owned && t->offset == 0 &&
+          atomic_load_explicit(&b->refs, memory_order_acquire) == 1 &&
+          (!h->buf || h->buf->size < b->size)) {
+        rill_buffer_release(h->buf);
+        h->buf = b;
+        t->buf = NULL;
+      }
+      rill_tensor_clear(t);
+      continue;
+    }
+    if (!release) continue;
+    if (var->kind == RILL_VARKIND_TENSOR)
+      rill_tensor_clear(&var->u.tensor);
+    else
+      rill_variable_clear(var);
+  }
+}
+
+typedef struct run_ctx {
+  rill_executor *exe;
+  rill_plan *p;
+} run_ctx;
+
+static rill_status *par_run(void *ctx, uint32_t i) {
+  run_ctx *c = ctx;
+  plan_op *op = &c->p->ops[i];
+  rill_status *st = run_op(c->p, op, &c->exe->device);
+  return st ? rill_status_wrap(st, OP_CONTEXT_FMT, (int)op->index, op->type) : NULL;
+}
+
+static void par_done(void *ctx, uint32_t i) {
+  run_ctx *c = ctx;
+  if (c->exe->release_temporaries || c->p->memplan)
+    release_after(c->p, i, c->exe->release_temporaries);
+}
+
+static rill_status *par_wrap(void *ctx, uint32_t i, rill_status *st) {
+  run_ctx *c = ctx;
+  return rill_status_wrap(st, "before " OP_CONTEXT_FMT, (int)i, c->p->ops[i].type);
+}
+
+static const rill_sched_fns par_fns = {par_run, par_done, par_wrap};
+
+static rill_status *run_sequential(rill_executor *exe, rill_plan *p, int64_t deadline) {
+  bool release = exe->release_temporaries, handover = release || p->memplan;
+  for (size_t i = 0; i < p->nops; i++) {
+    plan_op *op = &p->ops[i];
+    rill_status *st = NULL;
+    if (rill_sched_cancelled(exe->sched))
+      st = rill_error(RILL_CANCELLED, "the run was cancelled");
+    else if (deadline && rill_sched_now_ns() >= deadline)
+      st = rill_error(RILL_DEADLINE_EXCEEDED, "the run passed its deadline");
+    if (st) return rill_status_wrap(st, "before " OP_CONTEXT_FMT, (int)op->index, op->type);
+    if ((st = run_op(p, op, &exe->device)))
+      return rill_status_wrap(st, OP_CONTEXT_FMT, (int)op->index, op->type);
+    if (handover) release_after(p, (uint32_t)i, release);
+  }
+  return NULL;
+}
+
+rill_status *rill_exec_run_plan(rill_executor *exe, rill_plan *p, rill_scope *scope,
+                                rill_tensor *const *feeds, rill_tensor **outputs) {
+  rill_status *st = NULL;
+  rill_tensor *tmp_small[8];
+  rill_tensor **tmp = tmp_small;
+  int64_t deadline = exe->timeout_us > 0 ? rill_sched_now_ns() + exe->timeout_us * 1000 : 0;
+  if (p->nfetch > 8 && !(tmp = rill_calloc(p->nfetch, sizeof *tmp))) return rill_oom();
+  rill_sched_begin(exe->sched);
+  p->local->parent = scope;
+  if ((st = bind_caller_vars(p, scope))) goto done;
+  if ((st = bind_feeds(p, feeds))) goto done;
+  for (size_t i = 0; i < p->nrequired; i++) {
+    plan_var *v = &p->vars[p->required[i]];
+    if (!var_has_value(v->var)) {
+      const plan_op *op = &p->ops[v->required_by];
+      st = rill_error(RILL_FAILED_PRECONDITION,
+                      "block 0, op #%d '%s': input %s variable '%s' has no value (%s)", (int)op->index,
+                      op->type, v->required_slot, v->name,
+                      v->kind == VAR_PERSIST ? "the persistable variable is not initialized in the scope"
+                                             : "not fed and not set in the scope");
+      goto done;
+    }
+  }
+  if (exe->release_temporaries || p->memplan)
+    for (size_t v = 0; v < p->nvars; v++)
+      atomic_store_explicit(&p->rel_count[v], p->rel_init[v], memory_order_relaxed);
+  rill_schedule sched = exe->schedule == RILL_SCHEDULE_AUTO ? p->auto_schedule : exe->schedule;
+  if (sched == RILL_SCHEDULE_PARALLEL) {
+    exe->parallel_runs++;
+    run_ctx c = {exe, p};
+    st = rill_sched_run(exe->sched, &p->graph, &par_fns, &c, deadline);
+  } else {
+    exe->sequential_runs++;
+    st = run_sequential(exe, p, deadline);
+  }
+  if (st) goto done;
+  if ((st = fetch_outputs(p, tmp))) goto done;
+  if (p->nfetch) memcpy(outputs, tmp, p->nfetch * sizeof *outputs);
+done:
+  run_cleanup(p);
+  rill_sched_end(exe->sched);
+  rill_bg_release(exe->device.bg); /* background work queued by this run may start */
+  if (tmp != tmp_small) rill_free(tmp);
+  return st;
+}
+
+uint64_t rill_plan_infer_runs(const rill_plan *plan) {
+  return atomic_load_explicit(&plan->infer_runs, memory_order_relaxed);
+}
