@@ -195,3 +195,5 @@ const rill_op_schema rill_schema_relu_grad = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(activation);

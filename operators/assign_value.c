@@ -80,3 +80,5 @@ const rill_op_schema rill_schema_assign_value = {
     .kernel_dtype_slot = -1,
     .dtype_attr = A_DTYPE,
 };
+
+RILL_OP_TABLE_CHECKS(assign_value);

@@ -166,3 +166,5 @@ const rill_op_schema rill_schema_batch_norm_grad = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(batch_norm);

@@ -115,3 +115,5 @@ const rill_op_schema rill_schema_box_coder = {
     .kernel_dtype_slot = IN_PRIOR,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(box_coder);

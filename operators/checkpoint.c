@@ -61,3 +61,5 @@ const rill_op_schema rill_schema_checkpoint = {
     .kernel_dtype_slot = 1,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(checkpoint);

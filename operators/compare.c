@@ -63,3 +63,5 @@ COMPARE_SCHEMA(greater_than, "Out = X > Y (bool, broadcast).")
 COMPARE_SCHEMA(greater_equal, "Out = X >= Y (bool, broadcast).")
 COMPARE_SCHEMA(equal, "Out = X == Y (bool, broadcast).")
 COMPARE_SCHEMA(not_equal, "Out = X != Y (bool, broadcast).")
+
+RILL_OP_TABLE_CHECKS(compare);

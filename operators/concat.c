@@ -294,3 +294,5 @@ const rill_op_schema rill_schema_split = {
     .kernel_dtype_slot = S_X,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(concat);

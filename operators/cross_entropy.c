@@ -257,3 +257,5 @@ const rill_op_schema rill_schema_cross_entropy_grad2 = {
     .kernel_dtype_slot = 1,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(cross_entropy);

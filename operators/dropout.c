@@ -117,3 +117,5 @@ const rill_op_schema rill_schema_dropout_grad = {
     .kernel_dtype_slot = 1,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(dropout);

@@ -55,3 +55,5 @@ const rill_op_schema rill_schema_elementwise_add = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(elementwise_add);

@@ -141,3 +141,5 @@ EW_GRAD(elementwise_max, "dOut goes to X where X > Y, else to Y; summed over bro
 EW_GRAD(elementwise_min, "dOut goes to X where X < Y, else to Y; summed over broadcast dims.")
 EW_GRAD(elementwise_pow, "X@GRAD = dOut * Y * X^(Y-1), Y@GRAD = dOut * ln(X) * X^Y, summed over "
                          "broadcast dims.")
+
+RILL_OP_TABLE_CHECKS(elementwise_binary);

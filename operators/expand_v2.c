@@ -136,3 +136,5 @@ const rill_op_schema rill_schema_expand_v2 = {
     .kernel_dtype_slot = IN_X,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(expand_v2);

@@ -92,3 +92,5 @@ const rill_op_schema rill_schema_fc = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(fc);

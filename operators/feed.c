@@ -35,3 +35,5 @@ const rill_op_schema rill_schema_feed = {
     .kernel_dtype_slot = -1,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(feed);

@@ -108,3 +108,5 @@ const rill_op_schema rill_schema_fill_constant = {
     .kernel_dtype_slot = -1,
     .dtype_attr = A_DTYPE,
 };
+
+RILL_OP_TABLE_CHECKS(fill_constant);

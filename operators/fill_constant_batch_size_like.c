@@ -76,3 +76,5 @@ const rill_op_schema rill_schema_fill_constant_batch_size_like = {
     .kernel_dtype_slot = -1,
     .dtype_attr = A_DTYPE,
 };
+
+RILL_OP_TABLE_CHECKS(fill_constant_batch_size_like);

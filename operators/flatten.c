@@ -76,3 +76,5 @@ const rill_op_schema rill_schema_flatten_contiguous_range = {
 
 RILL_XSHAPE_GRAD_SCHEMA(flatten2, flatten2_attrs, RILL_COUNTOF(flatten2_attrs));
 RILL_XSHAPE_GRAD_SCHEMA(flatten_contiguous_range, range_attrs, RILL_COUNTOF(range_attrs));
+
+RILL_OP_TABLE_CHECKS(flatten);

@@ -65,3 +65,5 @@ const rill_op_schema rill_schema_grid_sampler = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(grid_sampler);

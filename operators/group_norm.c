@@ -93,3 +93,5 @@ const rill_op_schema rill_schema_group_norm = {
     .kernel_dtype_slot = IN_X,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(group_norm);

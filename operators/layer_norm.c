@@ -151,3 +151,5 @@ const rill_op_schema rill_schema_layer_norm_grad = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(layer_norm);

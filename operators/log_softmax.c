@@ -63,3 +63,5 @@ const rill_op_schema rill_schema_log_softmax_grad = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(log_softmax);

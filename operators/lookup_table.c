@@ -167,3 +167,5 @@ const rill_op_schema rill_schema_lookup_table_v2_grad = {
     .kernel_dtype_slot = G_DOUT,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(lookup_table);

@@ -150,3 +150,5 @@ MATMUL_SCHEMAS(matmul, v1_attrs,
 MATMUL_SCHEMAS(matmul_v2, v2_attrs,
                "Out = op(X) * op(Y) over the last two dims; batch dims broadcast numpy-style.",
                "Gradients of matmul_v2, summed over broadcast batch dims.")
+
+RILL_OP_TABLE_CHECKS(matmul);

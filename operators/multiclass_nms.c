@@ -143,3 +143,5 @@ NMS_SCHEMA(multiclass_nms, 2, 1, "Per-class NMS over a batch; rows of label, sco
 NMS_SCHEMA(multiclass_nms2, 2, 2, "multiclass_nms that also returns each kept box's index.")
 NMS_SCHEMA(multiclass_nms3, 3, 3,
            "multiclass_nms2 with per-image row counts in (RoisNum) and out (NmsRoisNum).")
+
+RILL_OP_TABLE_CHECKS(multiclass_nms);

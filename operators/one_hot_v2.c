@@ -80,3 +80,5 @@ const rill_op_schema rill_schema_one_hot_v2 = {
     .kernel_dtype_slot = IN_X,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(one_hot_v2);

@@ -108,3 +108,5 @@ const rill_op_schema rill_schema_prior_box = {
     .kernel_dtype_slot = IN_INPUT,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(prior_box);

@@ -131,3 +131,5 @@ static rill_status *reduce_grad_infer(rill_infer_ctx *ctx) {
 
 REDUCE_GRAD(reduce_sum, "X@GRAD = Out@GRAD broadcast over the reduced dims.")
 REDUCE_GRAD(reduce_mean, "X@GRAD = Out@GRAD / count, broadcast over the reduced dims.")
+
+RILL_OP_TABLE_CHECKS(reduce);

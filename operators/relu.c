@@ -34,3 +34,5 @@ const rill_op_schema rill_schema_relu = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(relu);

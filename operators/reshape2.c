@@ -94,3 +94,5 @@ const rill_op_schema rill_schema_reshape2 = {
 };
 
 RILL_XSHAPE_GRAD_SCHEMA(reshape2, attrs, RILL_COUNTOF(attrs));
+
+RILL_OP_TABLE_CHECKS(reshape2);

@@ -92,3 +92,5 @@ const rill_op_schema rill_schema_sequence_pool = {
     .kernel_dtype_slot = IN_X,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(sequence_pool);

@@ -154,3 +154,5 @@ const rill_op_schema rill_schema_slice_grad = {
     .kernel_dtype_slot = G_DOUT,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(slice);

@@ -172,3 +172,5 @@ const rill_op_schema rill_schema_softmax_with_cross_entropy_grad = {
     .kernel_dtype_slot = 1,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(softmax_with_cross_entropy);

@@ -163,3 +163,5 @@ const rill_op_schema rill_schema_unsqueeze2 = {
     .dtype_attr = -1,
 };
 RILL_XSHAPE_GRAD_SCHEMA(unsqueeze2, unsq_attrs, RILL_COUNTOF(unsq_attrs));
+
+RILL_OP_TABLE_CHECKS(squeeze2);

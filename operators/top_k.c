@@ -266,3 +266,5 @@ const rill_op_schema rill_schema_arg_max = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(top_k);

@@ -98,3 +98,5 @@ const rill_op_schema rill_schema_transpose2_grad = {
     .kernel_dtype_slot = 1,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(transpose2);

@@ -199,3 +199,5 @@ const rill_op_schema rill_schema_clip_grad = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(unary_math);
