@@ -52,7 +52,7 @@ static rill_status *concat_infer(rill_infer_ctx *ctx) {
   int r = x0->dims.n;
   int64_t axis64;
   bool known;
-  RILL_TRY(axis_of(ctx, C_AXIS_TENSOR, ctx->attrs[0].v.i, &axis64, &known));
+  RILL_TRY(axis_of(ctx, C_AXIS_TENSOR, ctx->attrs[RILL_CONCAT_ATTR_AXIS].v.i, &axis64, &known));
   rill_dims d = x0->dims;
   if (!known) {
     for (int k = 0; k < r; k++) d.d[k] = -1;

@@ -15,8 +15,8 @@ static const rill_attr_schema attrs[] = {
 /* The fed tensor is only known when the run binds it: at compile time the declared
  * description of Out stands. */
 static rill_status *feed_infer(rill_infer_ctx *ctx) {
-  if (ctx->attrs[0].v.i < 0)
-    return rill_infer_error(ctx, "attribute col is %d, must be >= 0", (int)ctx->attrs[0].v.i);
+  if (ctx->attrs[RILL_FEED_ATTR_COL].v.i < 0)
+    return rill_infer_error(ctx, "attribute col is %d, must be >= 0", (int)ctx->attrs[RILL_FEED_ATTR_COL].v.i);
   return NULL;
 }
 

@@ -16,6 +16,10 @@
 #ifndef RILL_OPERATORS_OP_INDEX_H
 #define RILL_OPERATORS_OP_INDEX_H
 
+/* Whether two generated names (of different ops' enums) are the same position: code
+ * shared by ops with different tables asserts that the positions it reads agree. */
+#define RILL_SAME_POS(a, b) ((int)(a) == (int)(b))
+
 #ifdef RILL_OP_INDEX_GENERATING
 /* The generator itself preprocesses operators/<op>.c: no names exist yet. */
 #define RILL_OP_TABLE_CHECKS(file)

@@ -134,9 +134,9 @@ static rill_status *clip_infer(rill_infer_ctx *ctx) {
   RILL_TRY(clip_bound_check(ctx, 1, x));
   RILL_TRY(clip_bound_check(ctx, 2, x));
   if (!rill_infer_in(ctx, 1, 0) && !rill_infer_in(ctx, 2, 0) &&
-      ctx->attrs[0].v.f > ctx->attrs[1].v.f)
-    return rill_infer_error(ctx, "attribute min (%g) exceeds max (%g)", (double)ctx->attrs[0].v.f,
-                            (double)ctx->attrs[1].v.f);
+      ctx->attrs[RILL_CLIP_ATTR_MIN].v.f > ctx->attrs[RILL_CLIP_ATTR_MAX].v.f)
+    return rill_infer_error(ctx, "attribute min (%g) exceeds max (%g)", (double)ctx->attrs[RILL_CLIP_ATTR_MIN].v.f,
+                            (double)ctx->attrs[RILL_CLIP_ATTR_MAX].v.f);
   if (!x->known) {
     rill_meta_unknown(out);
     return NULL;

@@ -62,22 +62,62 @@ def braced(text, start):
     raise GenError("unbalanced braces")
 
 
-def entries(body):
-    """Names (first string literal) of the top-level {...} entries of a table body."""
-    names = []
+def enum_values(text):
+    """Constants of the plain enums in text (`A, B = 5, C`) with their values."""
+    values = {}
+    for m in re.finditer(r"\benum\s*\w*\s*\{([^{}]*)\}", text):
+        nxt = 0
+        for item in m.group(1).split(","):
+            item = item.strip()
+            if not item:
+                continue
+            name, _, val = item.partition("=")
+            name = name.strip()
+            if val.strip():
+                try:
+                    nxt = int(val.strip(), 0)
+                except ValueError:
+                    nxt = None
+            if nxt is not None:
+                values[name] = nxt
+                nxt += 1
+    return values
+
+
+def entries(body, enums):
+    """Names (first string literal) of the top-level {...} entries of a table body, by
+    position; entries may be placed with designators naming enum constants."""
+    placed = {}
+    pos = 0
     i = 0
     while i < len(body):
         c = body[i]
         if c in "\"'":
             i = skip_string(body, i)
+        elif c == "[":
+            j = body.index("]", i)
+            d = body[i + 1:j].strip()
+            if re.fullmatch(r"\d+", d):
+                pos = int(d)
+            elif d in enums:
+                pos = enums[d]
+            else:
+                raise GenError("designator [%s] is no constant of a plain enum" % d)
+            i = j + 1
         elif c == "{":
             inner, i = braced(body, i)
             m = STRING_RE.search(inner)
             if not m:
                 raise GenError("table entry without a name: {%s}" % inner.strip()[:60])
-            names.append(m.group(1))
+            if pos in placed:
+                raise GenError("two entries at position %d" % pos)
+            placed[pos] = m.group(1)
+            pos += 1
         else:
             i += 1
+    names = [placed.get(k) for k in range(len(placed))]
+    if None in names:
+        raise GenError("the entries leave a gap")
     return names
 
 
@@ -108,10 +148,11 @@ def scan(cc_args, path):
         raise GenError("%s: preprocessor failed:\n%s" % (path, res.stderr))
     text = res.stdout
     tables = {}
+    enums = enum_values(text)
     for m in TABLE_RE.finditer(text):
         body, _ = braced(text, m.end() - 1)
         try:
-            tables[m.group(3)] = (bool(m.group(1)), entries(body))
+            tables[m.group(3)] = (bool(m.group(1)), entries(body, enums))
         except GenError as e:
             raise GenError("%s: table %s: %s" % (path, m.group(3), e))
     schemas = []
