@@ -13,7 +13,7 @@
 /* The attributes of conv2d and depthwise_conv2d, in the order their kernels read them
  * (RILL_CONV_* below); conv2d_fusion starts with the same list so it can call the conv2d
  * kernel with its own context. */
-#define RILL_CONV_ATTRS                                                                              \
+#define RILL_CONV_ATTRS                                                                            \
   {"strides", RILL_ATTR_INTS, 0, {.type = RILL_ATTR_INTS, .n = 2, .list.ints = (int32_t[]){1, 1}}, \
    "stride per spatial dim"},                                                                   \
   {"paddings", RILL_ATTR_INTS, 0, {.type = RILL_ATTR_INTS, .n = 2, .list.ints = (int32_t[]){0, 0}}, \
@@ -147,12 +147,12 @@ enum {
   RILL_CONV_OUTPUT_SIZE = RILL_CONV2D_TRANSPOSE_ATTR_OUTPUT_SIZE,
 };
 #define RILL_CONV_SAME_ATTRS(OP)                                                          \
-  _Static_assert(RILL_SAME_POS(RILL_##OP##_ATTR_STRIDES, RILL_CONV_STRIDES) &&                         \
-                     RILL_SAME_POS(RILL_##OP##_ATTR_PADDINGS, RILL_CONV_PADDINGS) &&                   \
+  _Static_assert(RILL_SAME_POS(RILL_##OP##_ATTR_STRIDES, RILL_CONV_STRIDES) &&            \
+                     RILL_SAME_POS(RILL_##OP##_ATTR_PADDINGS, RILL_CONV_PADDINGS) &&      \
                      RILL_SAME_POS(RILL_##OP##_ATTR_PADDING_ALGORITHM, RILL_CONV_PADALG) &&            \
-                     RILL_SAME_POS(RILL_##OP##_ATTR_GROUPS, RILL_CONV_GROUPS) &&                       \
-                     RILL_SAME_POS(RILL_##OP##_ATTR_DILATIONS, RILL_CONV_DILATIONS) &&                 \
-                     RILL_SAME_POS(RILL_##OP##_ATTR_DATA_FORMAT, RILL_CONV_FORMAT),                    \
+                     RILL_SAME_POS(RILL_##OP##_ATTR_GROUPS, RILL_CONV_GROUPS) &&          \
+                     RILL_SAME_POS(RILL_##OP##_ATTR_DILATIONS, RILL_CONV_DILATIONS) &&    \
+                     RILL_SAME_POS(RILL_##OP##_ATTR_DATA_FORMAT, RILL_CONV_FORMAT),       \
                  #OP "'s first attributes must be conv2d's")
 RILL_CONV_SAME_ATTRS(CONV2D_GRAD);
 RILL_CONV_SAME_ATTRS(DEPTHWISE_CONV2D);

@@ -10,16 +10,16 @@
     double lr;                                                                            \
     rill_opt_grad g;                                                                      \
     void *po, *mo;                                                                        \
-    RILL_TRY(rill_kin_need(ctx, RILL_ADAGRAD_IN_PARAM, 0, DT, &p));                                     \
-    RILL_TRY(rill_opt_scalar(ctx, RILL_ADAGRAD_IN_LEARNING_RATE, &lr));                                            \
-    RILL_TRY(rill_opt_grad_get(ctx, RILL_ADAGRAD_IN_GRAD, DT, p, &g));                                  \
+    RILL_TRY(rill_kin_need(ctx, RILL_ADAGRAD_IN_PARAM, 0, DT, &p));                       \
+    RILL_TRY(rill_opt_scalar(ctx, RILL_ADAGRAD_IN_LEARNING_RATE, &lr));                   \
+    RILL_TRY(rill_opt_grad_get(ctx, RILL_ADAGRAD_IN_GRAD, DT, p, &g));                    \
     rill_status *st = rill_opt_state(ctx, RILL_ADAGRAD_IN_MOMENT, RILL_ADAGRAD_OUT_MOMENT_OUT, DT, p, &mo);                \
     if (!st) st = rill_opt_state(ctx, RILL_ADAGRAD_IN_PARAM, RILL_ADAGRAD_OUT_PARAM_OUT, DT, NULL, &po);                   \
     if (st) {                                                                             \
       rill_opt_grad_free(&g);                                                             \
       return st;                                                                          \
     }                                                                                     \
-    T *pp = po, *m = mo, l = (T)lr, eps = (T)ctx->attrs[RILL_ADAGRAD_ATTR_EPSILON].v.f;                           \
+    T *pp = po, *m = mo, l = (T)lr, eps = (T)ctx->attrs[RILL_ADAGRAD_ATTR_EPSILON].v.f;   \
     if (!g.sparse) {                                                                      \
       const T *gd = g.dense;                                                              \
       int64_t n = rill_tensor_numel(p);                                                   \

@@ -41,23 +41,23 @@ static bool skip_update(rill_kernel_ctx *ctx) {
 #define ADAM(T, DT, SQRT, NAME)                                                           \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *p;                                                                       \
-    double lr, b1pow, b2pow, beta1 = ctx->attrs[RILL_ADAM_ATTR_BETA1].v.f,                             \
+    double lr, b1pow, b2pow, beta1 = ctx->attrs[RILL_ADAM_ATTR_BETA1].v.f,                \
                              beta2 = ctx->attrs[RILL_ADAM_ATTR_BETA2].v.f, epsd = ctx->attrs[RILL_ADAM_ATTR_EPSILON].v.f;\
     rill_opt_grad g;                                                                      \
     void *po, *m1o, *m2o;                                                                 \
-    RILL_TRY(rill_kin_need(ctx, RILL_ADAM_IN_PARAM, 0, DT, &p));                                     \
-    RILL_TRY(rill_opt_scalar(ctx, RILL_ADAM_IN_LEARNING_RATE, &lr));                                            \
-    RILL_TRY(rill_opt_scalar(ctx, RILL_ADAM_IN_BETA1_POW, &b1pow));                                      \
-    RILL_TRY(rill_opt_scalar(ctx, RILL_ADAM_IN_BETA2_POW, &b2pow));                                      \
-    RILL_TRY(opt_override(ctx, RILL_ADAM_IN_BETA1_TENSOR, &beta1));                                           \
-    RILL_TRY(opt_override(ctx, RILL_ADAM_IN_BETA2_TENSOR, &beta2));                                           \
-    RILL_TRY(opt_override(ctx, RILL_ADAM_IN_EPSILON_TENSOR, &epsd));                                           \
+    RILL_TRY(rill_kin_need(ctx, RILL_ADAM_IN_PARAM, 0, DT, &p));                          \
+    RILL_TRY(rill_opt_scalar(ctx, RILL_ADAM_IN_LEARNING_RATE, &lr));                      \
+    RILL_TRY(rill_opt_scalar(ctx, RILL_ADAM_IN_BETA1_POW, &b1pow));                       \
+    RILL_TRY(rill_opt_scalar(ctx, RILL_ADAM_IN_BETA2_POW, &b2pow));                       \
+    RILL_TRY(opt_override(ctx, RILL_ADAM_IN_BETA1_TENSOR, &beta1));                       \
+    RILL_TRY(opt_override(ctx, RILL_ADAM_IN_BETA2_TENSOR, &beta2));                       \
+    RILL_TRY(opt_override(ctx, RILL_ADAM_IN_EPSILON_TENSOR, &epsd));                      \
     bool skip = skip_update(ctx);                                                         \
-    RILL_TRY(rill_opt_grad_get(ctx, RILL_ADAM_IN_GRAD, DT, p, &g));                                  \
+    RILL_TRY(rill_opt_grad_get(ctx, RILL_ADAM_IN_GRAD, DT, p, &g));                       \
     rill_status *st = rill_opt_state(ctx, RILL_ADAM_IN_MOMENT1, RILL_ADAM_OUT_MOMENT1_OUT, DT, p, &m1o);                       \
     if (!st) st = rill_opt_state(ctx, RILL_ADAM_IN_MOMENT2, RILL_ADAM_OUT_MOMENT2_OUT, DT, p, &m2o);                           \
     if (!st) st = rill_opt_state(ctx, RILL_ADAM_IN_PARAM, RILL_ADAM_OUT_PARAM_OUT, DT, NULL, &po);                   \
-    bool adv = !skip && !ctx->attrs[RILL_ADAM_ATTR_USE_GLOBAL_BETA_POW].v.b;                                    \
+    bool adv = !skip && !ctx->attrs[RILL_ADAM_ATTR_USE_GLOBAL_BETA_POW].v.b;              \
     if (!st) st = advance_pow(ctx, RILL_ADAM_IN_BETA1_POW, RILL_ADAM_OUT_BETA1_POW_OUT, beta1, adv);                         \
     if (!st) st = advance_pow(ctx, RILL_ADAM_IN_BETA2_POW, RILL_ADAM_OUT_BETA2_POW_OUT, beta2, adv);                         \
     if (st || skip) {                                                                     \
@@ -71,7 +71,7 @@ static bool skip_update(rill_kernel_ctx *ctx) {
     if (!g.sparse) {                                                                      \
       const T *gd = g.dense;                                                              \
       for (int64_t i = 0; i < n; i++) ADAM_STEP(SQRT, i, gd[i]);                                \
-    } else if (ctx->attrs[RILL_ADAM_ATTR_LAZY_MODE].v.b) {                                                  \
+    } else if (ctx->attrs[RILL_ADAM_ATTR_LAZY_MODE].v.b) {                                      \
       for (size_t k = 0; k < g.nrows; k++) {                                              \
         const T *gv = (const T *)g.vals + (int64_t)k * g.width;                           \
         for (int64_t j = 0; j < g.width; j++) ADAM_STEP(SQRT, g.rows[k] * g.width + j, gv[j]);  \

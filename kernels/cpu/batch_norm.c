@@ -105,7 +105,7 @@ static void bn_affine_f64(const double *r, double *o, int64_t n, double a, doubl
                                               : *(const double *)rill_tensor_ptr(mt);           \
     }                                                                                           \
     bool test_mode = ctx->attrs[RILL_BATCH_NORM_ATTR_IS_TEST].v.b && !ctx->attrs[RILL_BATCH_NORM_ATTR_TRAINABLE_STATISTICS].v.b;                 \
-    bool global = test_mode || ctx->attrs[RILL_BATCH_NORM_ATTR_USE_GLOBAL_STATS].v.b;                                        \
+    bool global = test_mode || ctx->attrs[RILL_BATCH_NORM_ATTR_USE_GLOBAL_STATS].v.b;             \
     const T *xp = rill_tensor_ptr(x), *scp = rill_tensor_ptr(scale), *bp = rill_tensor_ptr(bias); \
     const T *mp = rill_tensor_ptr(mean), *vp = rill_tensor_ptr(var);                            \
     T *yp = rill_tensor_ptr(y), *mop = mo ? rill_tensor_ptr(mo) : NULL;                         \
@@ -178,7 +178,7 @@ static void bn_affine_f64(const double *r, double *o, int64_t n, double a, doubl
     }                                                                                           \
     if (rill_kout(ctx, 1, 0)) RILL_TRY(cvec_out(ctx, 1, DT, sh.c, &dscale));                    \
     if (rill_kout(ctx, 2, 0)) RILL_TRY(cvec_out(ctx, 2, DT, sh.c, &dbias));                     \
-    double eps = ctx->attrs[RILL_BATCH_NORM_ATTR_EPSILON].v.f;                                                     \
+    double eps = ctx->attrs[RILL_BATCH_NORM_ATTR_EPSILON].v.f;                                  \
     const T *xp = rill_tensor_ptr(x), *dyp = rill_tensor_ptr(dy), *scp = rill_tensor_ptr(scale); \
     T *dxp = dx ? rill_tensor_ptr(dx) : NULL;                                                   \
     int64_t cs = sh.c * sh.s;                                                                   \

@@ -16,9 +16,9 @@
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                              \
     bool encode = strcmp(ctx->attrs[RILL_BOX_CODER_ATTR_CODE_TYPE].v.s ? ctx->attrs[RILL_BOX_CODER_ATTR_CODE_TYPE].v.s : "",                 \
                          "encode_center_size") == 0;                                            \
-    int axis = ctx->attrs[RILL_BOX_CODER_ATTR_AXIS].v.i;                                                          \
-    T norm = ctx->attrs[RILL_BOX_CODER_ATTR_BOX_NORMALIZED].v.b ? (T)0 : (T)1;                                              \
-    const rill_attr_value *va = &ctx->attrs[RILL_BOX_CODER_ATTR_VARIANCE];                                             \
+    int axis = ctx->attrs[RILL_BOX_CODER_ATTR_AXIS].v.i;                                        \
+    T norm = ctx->attrs[RILL_BOX_CODER_ATTR_BOX_NORMALIZED].v.b ? (T)0 : (T)1;                  \
+    const rill_attr_value *va = &ctx->attrs[RILL_BOX_CODER_ATTR_VARIANCE];                      \
     if (target->lod.nlevels > 1)                                                                \
       return rill_kernel_error(ctx, "input TargetBox (%s) has %zu LoD levels, at most 1 is "    \
                                "supported", rill_kin_name(ctx, 2, 0), target->lod.nlevels);    \

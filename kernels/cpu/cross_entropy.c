@@ -143,8 +143,8 @@ CE_PROB(double, fp64, log)
 #define CE_SETUP(T, DT)                                                                   \
   rill_tensor *x;                                                                         \
   RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                             \
-  bool soft = ctx->attrs[RILL_CROSS_ENTROPY_ATTR_SOFT_LABEL].v.b;                                                          \
-  int ign = ctx->attrs[RILL_CROSS_ENTROPY_ATTR_IGNORE_INDEX].v.i;                                                            \
+  bool soft = ctx->attrs[RILL_CROSS_ENTROPY_ATTR_SOFT_LABEL].v.b;                         \
+  int ign = ctx->attrs[RILL_CROSS_ENTROPY_ATTR_IGNORE_INDEX].v.i;                         \
   int64_t outer, n, inner;                                                                \
   RILL_TRY(class_view(ctx, 0, &x->dims, -1, &outer, &n, &inner));                         \
   labels hl;                                                                              \
@@ -333,7 +333,7 @@ SWCE(double, RILL_DTYPE_FP64, fp64)
   rill_status *rill_cpu_cross_entropy2_##S(rill_kernel_ctx *ctx) {                        \
     rill_tensor *x, *y, *mx;                                                              \
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                           \
-    int ign = ctx->attrs[RILL_CROSS_ENTROPY2_ATTR_IGNORE_INDEX].v.i;                                                          \
+    int ign = ctx->attrs[RILL_CROSS_ENTROPY2_ATTR_IGNORE_INDEX].v.i;                      \
     int64_t rows, n, inner;                                                               \
     RILL_TRY(class_view(ctx, 0, &x->dims, -1, &rows, &n, &inner));                        \
     labels hl;                                                                            \
@@ -368,7 +368,7 @@ SWCE(double, RILL_DTYPE_FP64, fp64)
                                rill_kin_name(ctx, 2, 0));                                 \
     rill_dims xd = xs->dims;                                                              \
     xd.n--;                                                                               \
-    int ign = ctx->attrs[RILL_CROSS_ENTROPY_GRAD2_ATTR_IGNORE_INDEX].v.i;                                                          \
+    int ign = ctx->attrs[RILL_CROSS_ENTROPY_GRAD2_ATTR_IGNORE_INDEX].v.i;                 \
     int64_t rows, n, inner;                                                               \
     RILL_TRY(class_view(ctx, 2, &xd, -1, &rows, &n, &inner));                             \
     labels hl;                                                                            \

@@ -22,7 +22,7 @@
     const char *layout = ctx->attrs[RILL_GROUP_NORM_ATTR_DATA_LAYOUT].v.s ? ctx->attrs[RILL_GROUP_NORM_ATTR_DATA_LAYOUT].v.s : "NCHW";       \
     bool nhwc = strcmp(layout, "NHWC") == 0 || strcmp(layout, "NDHWC") == 0;                 \
     const rill_dims *d = &x->dims;                                                           \
-    int64_t G = ctx->attrs[RILL_GROUP_NORM_ATTR_GROUPS].v.i;                                                    \
+    int64_t G = ctx->attrs[RILL_GROUP_NORM_ATTR_GROUPS].v.i;                                 \
     if (d->n < 2 || G < 1)                                                                   \
       return rill_kernel_error(ctx, "input X (%s) must have rank >= 2 and groups >= 1",      \
                                rill_kin_name(ctx, 0, 0));                                    \
@@ -34,7 +34,7 @@
                                "and the shapes of Scale, Bias, Mean and Variance",           \
                                rill_kin_name(ctx, 0, 0), (long long)C, (long long)G);        \
     int64_t cg = C / G;                                                                      \
-    float eps = ctx->attrs[RILL_GROUP_NORM_ATTR_EPSILON].v.f;                                                       \
+    float eps = ctx->attrs[RILL_GROUP_NORM_ATTR_EPSILON].v.f;                                \
     const T *xp = rill_tensor_ptr(x);                                                        \
     T *yp = rill_tensor_ptr(y);                                                              \
     const T *sp = sc ? (const T *)rill_tensor_ptr(sc) : NULL;                                \

@@ -47,7 +47,7 @@ static rill_status *vec_out(rill_kernel_ctx *ctx, size_t slot, rill_dtype dt, in
     RILL_TRY(rill_kout_check_dims(ctx, 0, 0, y, &x->dims));                                     \
     RILL_TRY(vec_out(ctx, 1, DT, left, &mean));                                                 \
     RILL_TRY(vec_out(ctx, 2, DT, left, &var));                                                  \
-    double eps = ctx->attrs[RILL_LAYER_NORM_ATTR_EPSILON].v.f;                                                             \
+    double eps = ctx->attrs[RILL_LAYER_NORM_ATTR_EPSILON].v.f;                                  \
     const T *xp = rill_tensor_ptr(x);                                                           \
     const T *sp = scale ? rill_tensor_ptr(scale) : NULL, *bp = bias ? rill_tensor_ptr(bias) : NULL; \
     T *yp = rill_tensor_ptr(y);                                                                 \
@@ -94,7 +94,7 @@ static rill_status *vec_out(rill_kernel_ctx *ctx, size_t slot, rill_dtype dt, in
     }                                                                                           \
     RILL_TRY(vec_out(ctx, 1, DT, right, &dscale));                                              \
     RILL_TRY(vec_out(ctx, 2, DT, right, &dbias));                                               \
-    double eps = ctx->attrs[RILL_LAYER_NORM_GRAD_ATTR_EPSILON].v.f;                                                             \
+    double eps = ctx->attrs[RILL_LAYER_NORM_GRAD_ATTR_EPSILON].v.f;                             \
     const T *xp = rill_tensor_ptr(x), *dyp = rill_tensor_ptr(dy);                               \
     const T *mp = rill_tensor_ptr(mean), *vp = rill_tensor_ptr(var);                            \
     const T *sp = scale ? rill_tensor_ptr(scale) : NULL;                                        \

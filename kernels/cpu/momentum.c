@@ -11,20 +11,20 @@
     double lr;                                                                            \
     rill_opt_grad g;                                                                      \
     void *po, *vo;                                                                        \
-    RILL_TRY(rill_kin_need(ctx, RILL_MOMENTUM_IN_PARAM, 0, DT, &p));                                     \
-    RILL_TRY(rill_opt_scalar(ctx, RILL_MOMENTUM_IN_LEARNING_RATE, &lr));                                            \
-    RILL_TRY(rill_opt_grad_get(ctx, RILL_MOMENTUM_IN_GRAD, DT, p, &g));                                  \
+    RILL_TRY(rill_kin_need(ctx, RILL_MOMENTUM_IN_PARAM, 0, DT, &p));                      \
+    RILL_TRY(rill_opt_scalar(ctx, RILL_MOMENTUM_IN_LEARNING_RATE, &lr));                  \
+    RILL_TRY(rill_opt_grad_get(ctx, RILL_MOMENTUM_IN_GRAD, DT, p, &g));                   \
     rill_status *st = rill_opt_state(ctx, RILL_MOMENTUM_IN_VELOCITY, RILL_MOMENTUM_OUT_VELOCITY_OUT, DT, p, &vo);            \
     if (!st) st = rill_opt_state(ctx, RILL_MOMENTUM_IN_PARAM, RILL_MOMENTUM_OUT_PARAM_OUT, DT, NULL, &po);                   \
     if (st) {                                                                             \
       rill_opt_grad_free(&g);                                                             \
       return st;                                                                          \
     }                                                                                     \
-    T *pp = po, *v = vo, l = (T)lr, mu = (T)ctx->attrs[RILL_MOMENTUM_ATTR_MU].v.f;                         \
-    T rescale = (T)ctx->attrs[RILL_MOMENTUM_ATTR_RESCALE_GRAD].v.f;                                             \
-    const char *reg = ctx->attrs[RILL_MOMENTUM_ATTR_REGULARIZATION_METHOD].v.s;                                       \
+    T *pp = po, *v = vo, l = (T)lr, mu = (T)ctx->attrs[RILL_MOMENTUM_ATTR_MU].v.f;        \
+    T rescale = (T)ctx->attrs[RILL_MOMENTUM_ATTR_RESCALE_GRAD].v.f;                       \
+    const char *reg = ctx->attrs[RILL_MOMENTUM_ATTR_REGULARIZATION_METHOD].v.s;           \
     T coeff = reg && strcmp(reg, "l2_decay") == 0 ? (T)ctx->attrs[RILL_MOMENTUM_ATTR_REGULARIZATION_COEFF].v.f : 0;   \
-    bool nesterov = ctx->attrs[RILL_MOMENTUM_ATTR_USE_NESTEROV].v.b;                                           \
+    bool nesterov = ctx->attrs[RILL_MOMENTUM_ATTR_USE_NESTEROV].v.b;                      \
     int64_t n = rill_tensor_numel(p);                                                     \
     size_t k = 0;                                                                         \
     for (int64_t i = 0; i < n; i++) {                                                     \

@@ -76,7 +76,7 @@ static bool no_blocks(int64_t threads, int64_t m, int64_t n, int64_t k, const do
 
 /* Medium float GEMMs (batches of an fc layer) run in blocks on the executor's threads
  * (gemm.h), the others whole. */
-#define MUL(T, DT, GEMM, GEMV, BLOCKS, NAME)                                                            \
+#define MUL(T, DT, GEMM, GEMV, BLOCKS, NAME)                                              \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *x, *y, *out;                                                             \
     mul_shape s;                                                                          \

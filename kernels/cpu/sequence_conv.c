@@ -17,7 +17,7 @@
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                                \
     RILL_TRY(rill_kin_need(ctx, 2, 0, DT, &f));                                                \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                             \
-    bool train = ctx->attrs[RILL_SEQUENCE_CONV_ATTR_PADDING_TRAINABLE].v.b;                                                      \
+    bool train = ctx->attrs[RILL_SEQUENCE_CONV_ATTR_PADDING_TRAINABLE].v.b;                    \
     if (train) RILL_TRY(rill_kin_need(ctx, 1, 0, DT, &pad));                                   \
     int64_t len = ctx->attrs[RILL_SEQUENCE_CONV_ATTR_CONTEXT_LENGTH].v.i, start = ctx->attrs[RILL_SEQUENCE_CONV_ATTR_CONTEXT_START].v.i;                      \
     int64_t up = start < 0 ? -start : 0, down = start + len - 1 > 0 ? start + len - 1 : 0;     \

@@ -75,7 +75,7 @@ static void softmax_row_f32(const float *a, float *d, int64_t n) {
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                           \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                        \
     RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &x->dims));                             \
-    int r = x->dims.n, axis = ctx->attrs[RILL_SOFTMAX_ATTR_AXIS].v.i;                                          \
+    int r = x->dims.n, axis = ctx->attrs[RILL_SOFTMAX_ATTR_AXIS].v.i;                     \
     if (r == 0) {                                                                         \
       if (rill_tensor_numel(x) == 1) *(T *)rill_tensor_ptr(out) = 1;                      \
       return NULL;                                                                        \

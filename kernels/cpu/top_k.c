@@ -173,7 +173,7 @@ rill_status *rill_cpu_accuracy(rill_kernel_ctx *ctx) {
     rill_dims d;                                                                          \
     int axis;                                                                             \
     char err[128];                                                                        \
-    bool flatten = ctx->attrs[RILL_ARG_MAX_ATTR_FLATTEN].v.b;                                                     \
+    bool flatten = ctx->attrs[RILL_ARG_MAX_ATTR_FLATTEN].v.b;                             \
     if (!rill_arg_max_dims(&x->dims, ctx->attrs[RILL_ARG_MAX_ATTR_AXIS].v.l, ctx->attrs[RILL_ARG_MAX_ATTR_KEEPDIMS].v.b, flatten, &d,   \
                            &axis, err, sizeof err))                                       \
       return rill_kernel_error(ctx, "input X (%s): %s", rill_kin_name(ctx, 0, 0), err);   \

@@ -13,9 +13,9 @@
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                                \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &bo));                                              \
     RILL_TRY(rill_kout_need(ctx, 1, 0, DT, &so));                                              \
-    const int32_t *anchors = ctx->attrs[RILL_YOLO_BOX_ATTR_ANCHORS].list.ints;                                  \
+    const int32_t *anchors = ctx->attrs[RILL_YOLO_BOX_ATTR_ANCHORS].list.ints;                 \
     int64_t an = (int64_t)ctx->attrs[RILL_YOLO_BOX_ATTR_ANCHORS].n / 2, cls = ctx->attrs[RILL_YOLO_BOX_ATTR_CLASS_NUM].v.i;        \
-    bool iou_aware = ctx->attrs[RILL_YOLO_BOX_ATTR_IOU_AWARE].v.b;                                                    \
+    bool iou_aware = ctx->attrs[RILL_YOLO_BOX_ATTR_IOU_AWARE].v.b;                             \
     if (x->dims.n != 4 || !img || !rill_tensor_is_set(img) ||                                  \
         (img->dtype != RILL_DTYPE_INT32 && img->dtype != RILL_DTYPE_INT64) ||                  \
         rill_tensor_numel(img) != 2 * x->dims.d[0] || an < 1 || cls < 1 ||                     \
@@ -32,7 +32,7 @@
     int64_t down = ctx->attrs[RILL_YOLO_BOX_ATTR_DOWNSAMPLE_RATIO].v.i, in_h = down * h, in_w = down * w;                   \
     float conf_thresh = ctx->attrs[RILL_YOLO_BOX_ATTR_CONF_THRESH].v.f, scale = ctx->attrs[RILL_YOLO_BOX_ATTR_SCALE_X_Y].v.f;               \
     float bias = -0.5f * (scale - 1.f), f = ctx->attrs[RILL_YOLO_BOX_ATTR_IOU_AWARE_FACTOR].v.f;                           \
-    bool clip = ctx->attrs[RILL_YOLO_BOX_ATTR_CLIP_BBOX].v.b;                                                        \
+    bool clip = ctx->attrs[RILL_YOLO_BOX_ATTR_CLIP_BBOX].v.b;                                  \
     const T *xp = rill_tensor_ptr(x);                                                          \
     T *bp = rill_tensor_ptr(bo), *sp = rill_tensor_ptr(so);                                    \
     memset(bp, 0, (size_t)(n * nb * 4) * sizeof(T));                                           \
