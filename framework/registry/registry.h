@@ -48,6 +48,15 @@ typedef struct rill_attr_schema {
 #define RILL_OP_WRITES_FILES 128u /* writes, creates or removes files at the paths its
                                      RILL_ATTR_FILE_PATH attributes name */
 #define RILL_OP_READS_FILES 256u  /* reads the files its RILL_ATTR_FILE_PATH attributes name */
+/* Flags the inference passes (framework/transform/infer_passes.c) read, so that they
+ * never test an op's name for these properties: */
+#define RILL_OP_INPLACE 512u      /* one input X, one output Out, each output element from
+                                     the input element at its position: Out may be X */
+#define RILL_OP_CONV_FUSABLE 1024u /* a 2-D convolution conv2d_fusion can replace: slots
+                                      Input/Filter/Bias?/Output, conv2d's attributes */
+#define RILL_OP_FUSABLE_ACT 2048u /* an activation (X -> Out) conv2d_fusion can apply; its
+                                     type is the name the fused op's attribute takes */
+#define RILL_OP_FC_ACT 4096u      /* such an activation fc can apply too (fc knows relu) */
 
 /* Shapes and dtypes of one variable, as known at compile time (dims may hold -1) or at
  * run time (exact). */
