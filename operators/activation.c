@@ -95,8 +95,9 @@ static const rill_slot_schema grad_outputs[] = {
 #define MKLDNN_ATTR {"use_mkldnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"}
 
 /* Forward schema `rill_schema_<name>` and gradient schema `rill_schema_<name>_grad`;
- * DEP is x or out (the gradient's dependency); attrs in `<name>_attrs`. */
-#define ACT_SCHEMAS(NAME, DOC, DEP)                                                       \
+ * DEP is x or out (the gradient's dependency); attrs in `<name>_attrs`; FLAGS the
+ * forward op's flags. */
+#define ACT_SCHEMAS(NAME, DOC, DEP, FLAGS)                                                \
   const rill_op_schema rill_schema_##NAME = {                                             \
       .type = #NAME,                                                                      \
       .doc = DOC,                                                                         \
@@ -106,7 +107,7 @@ static const rill_slot_schema grad_outputs[] = {
       .noutputs = RILL_COUNTOF(fwd_outputs),                                              \
       .attrs = NAME##_attrs,                                                              \
       .nattrs = RILL_COUNTOF(NAME##_attrs),                                               \
-      .flags = 0,                                                                         \
+      .flags = FLAGS,                                                                     \
       .infer = rill_act_infer,                                                            \
       .grad = rill_act_grad_from_##DEP,                                                   \
       .kernel_dtype_slot = 0,                                                             \
@@ -132,26 +133,26 @@ static const rill_attr_schema relu6_attrs[] = {
     {"threshold", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(6.0f), "upper clip"},
     MKLDNN_ATTR,
 };
-ACT_SCHEMAS(relu6, "Out = min(max(X, 0), threshold).", out)
+ACT_SCHEMAS(relu6, "Out = min(max(X, 0), threshold).", out, RILL_OP_INPLACE | RILL_OP_FUSABLE_ACT)
 
 static const rill_attr_schema leaky_relu_attrs[] = {
     {"alpha", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.02f), "slope for X < 0"},
     MKLDNN_ATTR,
 };
-ACT_SCHEMAS(leaky_relu, "Out = X for X >= 0, alpha * X otherwise.", x)
+ACT_SCHEMAS(leaky_relu, "Out = X for X >= 0, alpha * X otherwise.", x, RILL_OP_INPLACE)
 
 static const rill_attr_schema sigmoid_attrs[] = {MKLDNN_ATTR};
-ACT_SCHEMAS(sigmoid, "Out = 1 / (1 + exp(-X)).", out)
+ACT_SCHEMAS(sigmoid, "Out = 1 / (1 + exp(-X)).", out, RILL_OP_INPLACE | RILL_OP_FUSABLE_ACT)
 
 static const rill_attr_schema tanh_attrs[] = {MKLDNN_ATTR};
-ACT_SCHEMAS(tanh, "Out = tanh(X).", out)
+ACT_SCHEMAS(tanh, "Out = tanh(X).", out, RILL_OP_INPLACE | RILL_OP_FUSABLE_ACT)
 
 static const rill_attr_schema hard_sigmoid_attrs[] = {
     {"slope", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.2f), "slope"},
     {"offset", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.5f), "offset"},
     MKLDNN_ATTR,
 };
-ACT_SCHEMAS(hard_sigmoid, "Out = min(max(slope * X + offset, 0), 1).", out)
+ACT_SCHEMAS(hard_sigmoid, "Out = min(max(slope * X + offset, 0), 1).", out, RILL_OP_INPLACE)
 
 static const rill_attr_schema hard_swish_attrs[] = {
     {"threshold", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(6.0f), "upper clip of X + offset"},
@@ -159,16 +160,16 @@ static const rill_attr_schema hard_swish_attrs[] = {
     {"offset", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(3.0f), "added to X before clipping"},
     MKLDNN_ATTR,
 };
-ACT_SCHEMAS(hard_swish, "Out = X * min(max(X + offset, 0), threshold) / scale.", x)
+ACT_SCHEMAS(hard_swish, "Out = X * min(max(X + offset, 0), threshold) / scale.", x, RILL_OP_INPLACE)
 
 static const rill_attr_schema swish_attrs[] = {
     {"beta", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(1.0f), "sigmoid's slope"},
     MKLDNN_ATTR,
 };
-ACT_SCHEMAS(swish, "Out = X / (1 + exp(-beta * X)).", x)
+ACT_SCHEMAS(swish, "Out = X / (1 + exp(-beta * X)).", x, RILL_OP_INPLACE)
 
 static const rill_attr_schema silu_attrs[] = {MKLDNN_ATTR};
-ACT_SCHEMAS(silu, "Out = X / (1 + exp(-X)).", x)
+ACT_SCHEMAS(silu, "Out = X / (1 + exp(-X)).", x, RILL_OP_INPLACE)
 
 static const rill_attr_schema gelu_attrs[] = {
     {"approximate", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
@@ -176,7 +177,7 @@ static const rill_attr_schema gelu_attrs[] = {
     MKLDNN_ATTR,
     {"use_cudnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
 };
-ACT_SCHEMAS(gelu, "Out = X * Phi(X) (Phi: the normal CDF; tanh approximation if approximate).", x)
+ACT_SCHEMAS(gelu, "Out = X * Phi(X) (Phi: the normal CDF; tanh approximation if approximate).", x, 0)
 
 /* relu's forward schema lives in relu.c; its gradient reads Out. */
 static const rill_attr_schema relu_grad_attrs[] = {MKLDNN_ATTR};
@@ -195,3 +196,5 @@ const rill_op_schema rill_schema_relu_grad = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(activation);

@@ -60,3 +60,5 @@ const rill_op_schema rill_schema_adam = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(adam);

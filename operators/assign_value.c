@@ -6,34 +6,33 @@
 
 #include "framework/data/tensor.h"
 
-enum { A_SHAPE, A_DTYPE, A_FP32, A_INT32, A_INT64, A_BOOL, A_FP64 };
 
 static const rill_slot_schema outputs[] = {{"Out", 0, "the constant tensor"}};
 static const rill_attr_schema attrs[] = {
-    [A_SHAPE] = {"shape", RILL_ATTR_INTS, RILL_ATTR_REQUIRED, RILL_DEF_EMPTY(RILL_ATTR_INTS),
+    {"shape", RILL_ATTR_INTS, RILL_ATTR_REQUIRED, RILL_DEF_EMPTY(RILL_ATTR_INTS),
                  "output shape"},
-    [A_DTYPE] = {"dtype", RILL_ATTR_INT, 0, RILL_DEF_INT(RILL_DTYPE_FP32),
+    {"dtype", RILL_ATTR_INT, 0, RILL_DEF_INT(RILL_DTYPE_FP32),
                  "output dtype: bool, int32, int64, float32 or float64"},
-    [A_FP32] = {"fp32_values", RILL_ATTR_FLOATS, 0, RILL_DEF_EMPTY(RILL_ATTR_FLOATS),
+    {"fp32_values", RILL_ATTR_FLOATS, 0, RILL_DEF_EMPTY(RILL_ATTR_FLOATS),
                 "values when dtype is float32"},
-    [A_INT32] = {"int32_values", RILL_ATTR_INTS, 0, RILL_DEF_EMPTY(RILL_ATTR_INTS),
+    {"int32_values", RILL_ATTR_INTS, 0, RILL_DEF_EMPTY(RILL_ATTR_INTS),
                  "values when dtype is int32"},
-    [A_INT64] = {"int64_values", RILL_ATTR_LONGS, 0, RILL_DEF_EMPTY(RILL_ATTR_LONGS),
+    {"int64_values", RILL_ATTR_LONGS, 0, RILL_DEF_EMPTY(RILL_ATTR_LONGS),
                  "values when dtype is int64"},
-    [A_BOOL] = {"bool_values", RILL_ATTR_INTS, 0, RILL_DEF_EMPTY(RILL_ATTR_INTS),
+    {"bool_values", RILL_ATTR_INTS, 0, RILL_DEF_EMPTY(RILL_ATTR_INTS),
                 "values when dtype is bool (0 or not)"},
-    [A_FP64] = {"fp64_values", RILL_ATTR_FLOAT64S, 0, RILL_DEF_EMPTY(RILL_ATTR_FLOAT64S),
+    {"fp64_values", RILL_ATTR_FLOAT64S, 0, RILL_DEF_EMPTY(RILL_ATTR_FLOAT64S),
                 "values when dtype is float64 (Paddle 2.5+)"},
 };
 
 /* The attribute holding the values of `dtype`, or -1 when assign_value has none. */
 static int values_attr(int32_t dtype) {
   switch (dtype) {
-  case RILL_DTYPE_FP32: return A_FP32;
-  case RILL_DTYPE_INT32: return A_INT32;
-  case RILL_DTYPE_INT64: return A_INT64;
-  case RILL_DTYPE_BOOL: return A_BOOL;
-  case RILL_DTYPE_FP64: return A_FP64;
+  case RILL_DTYPE_FP32: return RILL_ASSIGN_VALUE_ATTR_FP32_VALUES;
+  case RILL_DTYPE_INT32: return RILL_ASSIGN_VALUE_ATTR_INT32_VALUES;
+  case RILL_DTYPE_INT64: return RILL_ASSIGN_VALUE_ATTR_INT64_VALUES;
+  case RILL_DTYPE_BOOL: return RILL_ASSIGN_VALUE_ATTR_BOOL_VALUES;
+  case RILL_DTYPE_FP64: return RILL_ASSIGN_VALUE_ATTR_FP64_VALUES;
   default: return -1;
   }
 }
@@ -41,12 +40,12 @@ static int values_attr(int32_t dtype) {
 static rill_status *assign_value_infer(rill_infer_ctx *ctx) {
   rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
   if (!out) return rill_infer_error(ctx, "needs output Out");
-  int32_t dtype = ctx->attrs[A_DTYPE].v.i;
+  int32_t dtype = ctx->attrs[RILL_ASSIGN_VALUE_ATTR_DTYPE].v.i;
   int va = values_attr(dtype);
   if (va < 0)
     return rill_infer_error(ctx, "attribute dtype %d is not bool, int32, int64, float32 or "
                             "float64", (int)dtype);
-  const rill_attr_value *s = &ctx->attrs[A_SHAPE];
+  const rill_attr_value *s = &ctx->attrs[RILL_ASSIGN_VALUE_ATTR_SHAPE];
   if (s->n > RILL_MAX_DIMS)
     return rill_infer_error(ctx, "attribute shape has %zu dims, more than %d", s->n, RILL_MAX_DIMS);
   rill_dims d = {.n = (int32_t)s->n};
@@ -78,5 +77,7 @@ const rill_op_schema rill_schema_assign_value = {
     .infer = assign_value_infer,
     .grad = NULL,
     .kernel_dtype_slot = -1,
-    .dtype_attr = A_DTYPE,
+    .dtype_attr = RILL_ASSIGN_VALUE_ATTR_DTYPE,
 };
+
+RILL_OP_TABLE_CHECKS(assign_value);

@@ -56,7 +56,7 @@ static rill_status *check_channel_vec(rill_infer_ctx *ctx, size_t slot, const ri
 
 /* Shared checks of X and the [C] inputs; *c gets the channel count (-1 unknown). */
 static rill_status *bn_check(rill_infer_ctx *ctx, const rill_tensor_meta *x, int64_t *c) {
-  if (!rill_nn_is_nchw(&ctx->attrs[3]))
+  if (!rill_nn_is_nchw(&ctx->attrs[RILL_BATCH_NORM_ATTR_DATA_LAYOUT]))
     return rill_error(RILL_UNIMPLEMENTED, "op 'batch_norm': data_layout NHWC is not supported yet "
                       "(input X (%s)): use NCHW", rill_infer_in_name(ctx, 0, 0));
   if (x->dims.n < 2 || x->dims.n > 5)
@@ -166,3 +166,5 @@ const rill_op_schema rill_schema_batch_norm_grad = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(batch_norm);

@@ -7,7 +7,6 @@
 
 enum { IN_PRIOR, IN_PRIOR_VAR, IN_TARGET };
 enum { OUT_BOX };
-enum { A_CODE, A_NORM, A_AXIS, A_VAR };
 
 static const rill_slot_schema inputs[] = {
     [IN_PRIOR] = {"PriorBox", RILL_SLOT_NO_GRAD, "[M, 4] prior boxes xmin, ymin, xmax, ymax"},
@@ -21,13 +20,13 @@ static const rill_slot_schema outputs[] = {
     [OUT_BOX] = {"OutputBox", 0, "encode: [N, M, 4] offsets; decode: TargetBox's shape, boxes"},
 };
 static const rill_attr_schema attrs[] = {
-    [A_CODE] = {"code_type", RILL_ATTR_STRING, 0, RILL_DEF_STRING("encode_center_size"),
+    {"code_type", RILL_ATTR_STRING, 0, RILL_DEF_STRING("encode_center_size"),
                 "encode_center_size or decode_center_size"},
-    [A_NORM] = {"box_normalized", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(true),
+    {"box_normalized", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(true),
                 "false: boxes are in pixels and widths count both ends (+1)"},
-    [A_AXIS] = {"axis", RILL_ATTR_INT, 0, RILL_DEF_INT(0),
+    {"axis", RILL_ATTR_INT, 0, RILL_DEF_INT(0),
                 "decode: the TargetBox dim the priors run along (0: dim 1, 1: dim 0)"},
-    [A_VAR] = {"variance", RILL_ATTR_FLOATS, 0, RILL_DEF_EMPTY(RILL_ATTR_FLOATS),
+    {"variance", RILL_ATTR_FLOATS, 0, RILL_DEF_EMPTY(RILL_ATTR_FLOATS),
                "4 variances for every prior when PriorBoxVar is absent"},
 };
 
@@ -38,15 +37,15 @@ static rill_status *box_coder_infer(rill_infer_ctx *ctx) {
   rill_tensor_meta *out = rill_infer_out(ctx, OUT_BOX, 0);
   if (!prior || !target || !out)
     return rill_infer_error(ctx, "needs inputs PriorBox and TargetBox and output OutputBox");
-  const char *code = ctx->attrs[A_CODE].v.s ? ctx->attrs[A_CODE].v.s : "";
+  const char *code = ctx->attrs[RILL_BOX_CODER_ATTR_CODE_TYPE].v.s ? ctx->attrs[RILL_BOX_CODER_ATTR_CODE_TYPE].v.s : "";
   bool encode = strcmp(code, "encode_center_size") == 0;
   if (!encode && strcmp(code, "decode_center_size") != 0)
     return rill_infer_error(ctx, "attribute code_type \"%s\" is not encode_center_size or "
                             "decode_center_size", code);
-  int32_t axis = ctx->attrs[A_AXIS].v.i;
+  int32_t axis = ctx->attrs[RILL_BOX_CODER_ATTR_AXIS].v.i;
   if (axis != 0 && axis != 1)
     return rill_infer_error(ctx, "attribute axis is %d, must be 0 or 1", (int)axis);
-  size_t nv = ctx->attrs[A_VAR].n;
+  size_t nv = ctx->attrs[RILL_BOX_CODER_ATTR_VARIANCE].n;
   if (nv != 0 && nv != 4)
     return rill_infer_error(ctx, "attribute variance has %zu values, expected 4 (or none)", nv);
   if (pvar && nv)
@@ -115,3 +114,5 @@ const rill_op_schema rill_schema_box_coder = {
     .kernel_dtype_slot = IN_PRIOR,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(box_coder);

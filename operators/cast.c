@@ -4,14 +4,13 @@
  * The gradients of cast and assign are a cast back and an assign, as Paddle's makers. */
 #include "operators/tensor_ops.h"
 
-enum { A_IN_DTYPE, A_OUT_DTYPE };
 
 static const rill_slot_schema cast_inputs[] = {{"X", 0, "input"}};
 static const rill_slot_schema cast_outputs[] = {{"Out", 0, "X converted to out_dtype"}};
 static const rill_attr_schema cast_attrs[] = {
-    [A_IN_DTYPE] = {"in_dtype", RILL_ATTR_INT, RILL_ATTR_REQUIRED, RILL_DEF_INT(RILL_DTYPE_FP32),
+    {"in_dtype", RILL_ATTR_INT, RILL_ATTR_REQUIRED, RILL_DEF_INT(RILL_DTYPE_FP32),
                     "X's dtype as the program says (the kernel reads X's own dtype)"},
-    [A_OUT_DTYPE] = {"out_dtype", RILL_ATTR_INT, RILL_ATTR_REQUIRED, RILL_DEF_INT(RILL_DTYPE_FP32),
+    {"out_dtype", RILL_ATTR_INT, RILL_ATTR_REQUIRED, RILL_DEF_INT(RILL_DTYPE_FP32),
                      "dtype of Out"},
     {"use_mkldnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
 };
@@ -24,7 +23,7 @@ static rill_status *cast_infer(rill_infer_ctx *ctx) {
   const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
   rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
   if (!x || !out) return rill_infer_error(ctx, "needs input X and output Out");
-  int32_t odt = ctx->attrs[A_OUT_DTYPE].v.i;
+  int32_t odt = ctx->attrs[RILL_CAST_ATTR_OUT_DTYPE].v.i;
   if (!valid_dtype(odt))
     return rill_infer_error(ctx, "attribute out_dtype %d is not a tensor element type (output "
                             "Out (%s))", (int)odt, rill_infer_out_name(ctx, 0, 0));
@@ -147,3 +146,5 @@ const rill_op_schema rill_schema_shape = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(cast);

@@ -36,11 +36,11 @@ static rill_status *checkpoint_infer(rill_infer_ctx *ctx) {
       return rill_infer_error(ctx, "input Step (%s) must be int64 or int32, is %s",
                               rill_infer_in_name(ctx, 1, 0), rill_dtype_name(s->dtype));
   }
-  const char *dir = ctx->attrs[0].v.s;
+  const char *dir = ctx->attrs[RILL_CHECKPOINT_ATTR_DIRECTORY].v.s;
   if (!dir || !*dir) return rill_infer_error(ctx, "attribute directory is empty");
-  if (ctx->attrs[1].v.l < 0) return rill_infer_error(ctx, "every_n_steps must be >= 0");
-  if (!(ctx->attrs[2].v.f >= 0)) return rill_infer_error(ctx, "every_n_seconds must be >= 0");
-  if (ctx->attrs[3].v.i < 0) return rill_infer_error(ctx, "max_to_keep must be >= 0");
+  if (ctx->attrs[RILL_CHECKPOINT_ATTR_EVERY_N_STEPS].v.l < 0) return rill_infer_error(ctx, "every_n_steps must be >= 0");
+  if (!(ctx->attrs[RILL_CHECKPOINT_ATTR_EVERY_N_SECONDS].v.f >= 0)) return rill_infer_error(ctx, "every_n_seconds must be >= 0");
+  if (ctx->attrs[RILL_CHECKPOINT_ATTR_MAX_TO_KEEP].v.i < 0) return rill_infer_error(ctx, "max_to_keep must be >= 0");
   return NULL;
 }
 
@@ -61,3 +61,5 @@ const rill_op_schema rill_schema_checkpoint = {
     .kernel_dtype_slot = 1,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(checkpoint);

@@ -27,7 +27,7 @@ static rill_status *compare_infer(rill_infer_ctx *ctx) {
                             rill_dtype_name(x->dtype), yn, rill_dtype_name(y->dtype));
   rill_dims xa, ya, od;
   char why[160];
-  if (!rill_elementwise_broadcast(&x->dims, &y->dims, ctx->attrs[0].v.i, &xa, &ya, &od, why,
+  if (!rill_elementwise_broadcast(&x->dims, &y->dims, ctx->attrs[RILL_EQUAL_ATTR_AXIS].v.i, &xa, &ya, &od, why,
                                   sizeof why)) {
     char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
     return rill_infer_error(ctx, "input X (%s) of shape %s does not broadcast with input Y (%s) "
@@ -63,3 +63,5 @@ COMPARE_SCHEMA(greater_than, "Out = X > Y (bool, broadcast).")
 COMPARE_SCHEMA(greater_equal, "Out = X >= Y (bool, broadcast).")
 COMPARE_SCHEMA(equal, "Out = X == Y (bool, broadcast).")
 COMPARE_SCHEMA(not_equal, "Out = X != Y (bool, broadcast).")
+
+RILL_OP_TABLE_CHECKS(compare);

@@ -52,7 +52,7 @@ static rill_status *concat_infer(rill_infer_ctx *ctx) {
   int r = x0->dims.n;
   int64_t axis64;
   bool known;
-  RILL_TRY(axis_of(ctx, C_AXIS_TENSOR, ctx->attrs[0].v.i, &axis64, &known));
+  RILL_TRY(axis_of(ctx, C_AXIS_TENSOR, ctx->attrs[RILL_CONCAT_ATTR_AXIS].v.i, &axis64, &known));
   rill_dims d = x0->dims;
   if (!known) {
     for (int k = 0; k < r; k++) d.d[k] = -1;
@@ -294,3 +294,5 @@ const rill_op_schema rill_schema_split = {
     .kernel_dtype_slot = S_X,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(concat);

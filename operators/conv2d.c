@@ -69,6 +69,7 @@ const rill_op_schema rill_schema_conv2d = {
     .noutputs = RILL_COUNTOF(outputs),
     .attrs = attrs,
     .nattrs = RILL_COUNTOF(attrs),
+    .flags = RILL_OP_CONV_FUSABLE,
     .infer = conv_infer,
     .grad = conv_grad_maker,
     .kernel_dtype_slot = 0,
@@ -84,6 +85,7 @@ const rill_op_schema rill_schema_depthwise_conv2d = {
     .noutputs = RILL_COUNTOF(outputs),
     .attrs = attrs,
     .nattrs = RILL_COUNTOF(attrs),
+    .flags = RILL_OP_CONV_FUSABLE,
     .infer = conv_infer,
     .grad = conv_grad_maker,
     .kernel_dtype_slot = 0,
@@ -156,3 +158,5 @@ const rill_op_schema rill_schema_depthwise_conv2d_grad = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(conv2d);

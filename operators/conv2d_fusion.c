@@ -81,3 +81,5 @@ const rill_op_schema rill_schema_conv2d_fusion = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(conv2d_fusion);

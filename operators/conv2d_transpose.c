@@ -123,3 +123,5 @@ const rill_op_schema rill_schema_conv2d_transpose_grad = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(conv2d_transpose);

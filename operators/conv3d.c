@@ -72,3 +72,5 @@ const rill_op_schema rill_schema_conv3d = {
     .kernel_dtype_slot = CONV3D_IN_INPUT,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(conv3d);

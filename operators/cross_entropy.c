@@ -72,7 +72,7 @@ static rill_status *cross_entropy_infer(rill_infer_ctx *ctx) {
     return NULL;
   }
   rill_dims yd;
-  RILL_TRY(check_x_label(ctx, ctx->attrs[0].v.b, x, label, &yd));
+  RILL_TRY(check_x_label(ctx, ctx->attrs[RILL_CROSS_ENTROPY_ATTR_SOFT_LABEL].v.b, x, label, &yd));
   rill_meta_set(y, x->dtype, &yd, x->lod_level, 0, 0);
   return NULL;
 }
@@ -116,7 +116,7 @@ static rill_status *cross_entropy_grad_infer(rill_infer_ctx *ctx) {
     return NULL;
   }
   rill_dims yd;
-  RILL_TRY(check_x_label(ctx, ctx->attrs[0].v.b, x, label, &yd));
+  RILL_TRY(check_x_label(ctx, ctx->attrs[RILL_CROSS_ENTROPY_ATTR_SOFT_LABEL].v.b, x, label, &yd));
   if (dy->known) {
     int64_t a = 0, b = 0;
     if (dy->dtype != x->dtype)
@@ -257,3 +257,5 @@ const rill_op_schema rill_schema_cross_entropy_grad2 = {
     .kernel_dtype_slot = 1,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(cross_entropy);

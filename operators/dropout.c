@@ -22,10 +22,10 @@ static const rill_attr_schema attrs[] = {
 };
 
 static rill_status *dropout_check(rill_infer_ctx *ctx, const rill_tensor_meta *x) {
-  float p = ctx->attrs[0].v.f;
+  float p = ctx->attrs[RILL_DROPOUT_ATTR_DROPOUT_PROB].v.f;
   if (!(p >= 0 && p <= 1))
     return rill_infer_error(ctx, "dropout_prob %g must lie in [0, 1]", (double)p);
-  const char *impl = ctx->attrs[4].v.s ? ctx->attrs[4].v.s : "";
+  const char *impl = ctx->attrs[RILL_DROPOUT_ATTR_DROPOUT_IMPLEMENTATION].v.s ? ctx->attrs[RILL_DROPOUT_ATTR_DROPOUT_IMPLEMENTATION].v.s : "";
   if (strcmp(impl, "downgrade_in_infer") != 0 && strcmp(impl, "upscale_in_train") != 0)
     return rill_infer_error(ctx, "dropout_implementation '%s' is not downgrade_in_infer or "
                             "upscale_in_train", impl);
@@ -90,7 +90,7 @@ static rill_status *dropout_grad_infer(rill_infer_ctx *ctx) {
   rill_tensor_meta *dx = rill_infer_out(ctx, 0, 0);
   if (!dy) return rill_infer_error(ctx, "needs input Out@GRAD");
   RILL_TRY(dropout_check(ctx, NULL));
-  if (!mask && !ctx->attrs[1].v.b)
+  if (!mask && !ctx->attrs[RILL_DROPOUT_ATTR_IS_TEST].v.b)
     return rill_infer_error(ctx, "input Mask is required in training (is_test false)");
   if (mask && mask->known && dy->known && rill_dims_known(&mask->dims) &&
       rill_dims_known(&dy->dims) && !rill_dims_equal(&mask->dims, &dy->dims))
@@ -117,3 +117,5 @@ const rill_op_schema rill_schema_dropout_grad = {
     .kernel_dtype_slot = 1,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(dropout);

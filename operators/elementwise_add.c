@@ -27,7 +27,7 @@ static rill_status *elementwise_add_infer(rill_infer_ctx *ctx) {
                             rill_infer_in_name(ctx, 1, 0), rill_dtype_name(y->dtype));
   rill_dims xa, ya, od;
   char why[160];
-  if (!rill_elementwise_broadcast(&x->dims, &y->dims, ctx->attrs[0].v.i, &xa, &ya, &od, why,
+  if (!rill_elementwise_broadcast(&x->dims, &y->dims, ctx->attrs[RILL_ELEMENTWISE_ADD_ATTR_AXIS].v.i, &xa, &ya, &od, why,
                                   sizeof why)) {
     char xs[RILL_DIMS_STR_MAX], ys[RILL_DIMS_STR_MAX];
     return rill_infer_error(ctx, "input X (%s) of shape %s does not broadcast with input Y (%s) "
@@ -55,3 +55,5 @@ const rill_op_schema rill_schema_elementwise_add = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(elementwise_add);

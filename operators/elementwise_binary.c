@@ -38,7 +38,7 @@ static rill_status *ew_infer(rill_infer_ctx *ctx) {
                             rill_infer_in_name(ctx, 1, 0), rill_dtype_name(y->dtype));
   rill_dims xa, ya, od;
   char why[160];
-  if (!rill_elementwise_broadcast(&x->dims, &y->dims, ctx->attrs[0].v.i, &xa, &ya, &od, why,
+  if (!rill_elementwise_broadcast(&x->dims, &y->dims, ctx->attrs[RILL_ELEMENTWISE_SUB_ATTR_AXIS].v.i, &xa, &ya, &od, why,
                                   sizeof why))
     return broadcast_error(ctx, &x->dims, &y->dims, why);
   rill_meta_set(out, x->dtype, &od, x->lod_level, 0, 0);
@@ -97,7 +97,7 @@ static rill_status *ew_grad_infer(rill_infer_ctx *ctx) {
                               rill_dtype_name(g->dtype));
     rill_dims xa, ya, od;
     char why[160];
-    if (!rill_elementwise_broadcast(&xl->dims, &y->dims, ctx->attrs[0].v.i, &xa, &ya, &od, why,
+    if (!rill_elementwise_broadcast(&xl->dims, &y->dims, ctx->attrs[RILL_ELEMENTWISE_SUB_ATTR_AXIS].v.i, &xa, &ya, &od, why,
                                     sizeof why))
       return broadcast_error(ctx, &xl->dims, &y->dims, why);
     bool same = od.n == g->dims.n;
@@ -141,3 +141,5 @@ EW_GRAD(elementwise_max, "dOut goes to X where X > Y, else to Y; summed over bro
 EW_GRAD(elementwise_min, "dOut goes to X where X < Y, else to Y; summed over broadcast dims.")
 EW_GRAD(elementwise_pow, "X@GRAD = dOut * Y * X^(Y-1), Y@GRAD = dOut * ln(X) * X^Y, summed over "
                          "broadcast dims.")
+
+RILL_OP_TABLE_CHECKS(elementwise_binary);

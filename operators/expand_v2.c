@@ -39,7 +39,7 @@ static rill_status *expand_v2_infer(rill_infer_ctx *ctx) {
     return NULL;
   }
   bool runtime = ctx->in_tensors != NULL;
-  const rill_attr_value *sa = &ctx->attrs[0];
+  const rill_attr_value *sa = &ctx->attrs[RILL_EXPAND_V2_ATTR_SHAPE];
   const char *xn = rill_infer_in_name(ctx, IN_X, 0);
   rill_dims t = {0};
   bool known[RILL_MAX_DIMS]; /* false: given by a tensor not readable now */
@@ -136,3 +136,5 @@ const rill_op_schema rill_schema_expand_v2 = {
     .kernel_dtype_slot = IN_X,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(expand_v2);

@@ -25,16 +25,16 @@ static rill_status *fc_infer(rill_infer_ctx *ctx) {
                          *b = rill_infer_in(ctx, 2, 0);
   rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
   if (!x || !w || !out) return rill_infer_error(ctx, "needs inputs Input, W and output Out");
-  if (rill_fused_act_of(&ctx->attrs[1], true) == RILL_FUSED_UNKNOWN)
+  if (rill_fused_act_of(&ctx->attrs[RILL_FC_ATTR_ACTIVATION_TYPE], true) == RILL_FUSED_UNKNOWN)
     return rill_infer_error(ctx, "activation_type '%s' is not supported (\"\" or \"relu\")",
-                            ctx->attrs[1].v.s ? ctx->attrs[1].v.s : "");
-  if (ctx->attrs[2].v.b)
+                            ctx->attrs[RILL_FC_ATTR_ACTIVATION_TYPE].v.s ? ctx->attrs[RILL_FC_ATTR_ACTIVATION_TYPE].v.s : "");
+  if (ctx->attrs[RILL_FC_ATTR_PADDING_WEIGHTS].v.b)
     return rill_error(RILL_UNIMPLEMENTED, "fc: padding_weights (oneDNN's padded W) is not supported");
   if (!x->known || !w->known) {
     rill_meta_unknown(out);
     return NULL;
   }
-  int n = ctx->attrs[0].v.i;
+  int n = ctx->attrs[RILL_FC_ATTR_IN_NUM_COL_DIMS].v.i;
   char xs[RILL_DIMS_STR_MAX], ws[RILL_DIMS_STR_MAX];
   rill_dims_str(&x->dims, xs, sizeof xs);
   rill_dims_str(&w->dims, ws, sizeof ws);
@@ -92,3 +92,5 @@ const rill_op_schema rill_schema_fc = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(fc);

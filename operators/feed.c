@@ -15,8 +15,8 @@ static const rill_attr_schema attrs[] = {
 /* The fed tensor is only known when the run binds it: at compile time the declared
  * description of Out stands. */
 static rill_status *feed_infer(rill_infer_ctx *ctx) {
-  if (ctx->attrs[0].v.i < 0)
-    return rill_infer_error(ctx, "attribute col is %d, must be >= 0", (int)ctx->attrs[0].v.i);
+  if (ctx->attrs[RILL_FEED_ATTR_COL].v.i < 0)
+    return rill_infer_error(ctx, "attribute col is %d, must be >= 0", (int)ctx->attrs[RILL_FEED_ATTR_COL].v.i);
   return NULL;
 }
 
@@ -35,3 +35,5 @@ const rill_op_schema rill_schema_feed = {
     .kernel_dtype_slot = -1,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(feed);

@@ -12,8 +12,8 @@ static const rill_attr_schema attrs[] = {
 };
 
 static rill_status *fetch_infer(rill_infer_ctx *ctx) {
-  if (ctx->attrs[0].v.i < 0)
-    return rill_infer_error(ctx, "attribute col is %d, must be >= 0", (int)ctx->attrs[0].v.i);
+  if (ctx->attrs[RILL_FETCH_ATTR_COL].v.i < 0)
+    return rill_infer_error(ctx, "attribute col is %d, must be >= 0", (int)ctx->attrs[RILL_FETCH_ATTR_COL].v.i);
   return NULL; /* Out is a list, not a dense tensor: nothing to infer */
 }
 
@@ -32,3 +32,5 @@ const rill_op_schema rill_schema_fetch = {
     .kernel_dtype_slot = -1,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(fetch);

@@ -4,7 +4,6 @@
 #include "framework/data/tensor.h"
 
 enum { IN_VALUE, IN_SHAPE, IN_SHAPE_LIST };
-enum { A_SHAPE, A_VALUE, A_STR_VALUE, A_DTYPE, A_FORCE_CPU, A_PLACE_TYPE };
 
 static const rill_slot_schema inputs[] = {
     [IN_VALUE] = {"ValueTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
@@ -17,14 +16,14 @@ static const rill_slot_schema inputs[] = {
 };
 static const rill_slot_schema outputs[] = {{"Out", 0, "the filled tensor"}};
 static const rill_attr_schema attrs[] = {
-    [A_SHAPE] = {"shape", RILL_ATTR_LONGS, 0, RILL_DEF_EMPTY(RILL_ATTR_LONGS), "output shape"},
-    [A_VALUE] = {"value", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.0f), "fill value"},
-    [A_STR_VALUE] = {"str_value", RILL_ATTR_STRING, 0, RILL_DEF_STRING(""),
+    {"shape", RILL_ATTR_LONGS, 0, RILL_DEF_EMPTY(RILL_ATTR_LONGS), "output shape"},
+    {"value", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.0f), "fill value"},
+    {"str_value", RILL_ATTR_STRING, 0, RILL_DEF_STRING(""),
                      "fill value as text (exact for int64, inf, nan); wins over value"},
-    [A_DTYPE] = {"dtype", RILL_ATTR_INT, 0, RILL_DEF_INT(RILL_DTYPE_FP32), "output dtype"},
-    [A_FORCE_CPU] = {"force_cpu", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
+    {"dtype", RILL_ATTR_INT, 0, RILL_DEF_INT(RILL_DTYPE_FP32), "output dtype"},
+    {"force_cpu", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
                      "keep Out on the CPU"},
-    [A_PLACE_TYPE] = {"place_type", RILL_ATTR_INT, RILL_ATTR_EXTRA, RILL_DEF_INT(-1), "ignored"},
+    {"place_type", RILL_ATTR_INT, RILL_ATTR_EXTRA, RILL_DEF_INT(-1), "ignored"},
 };
 
 static bool read_int(const rill_tensor *t, int64_t i, int64_t *out) {
@@ -38,7 +37,7 @@ static bool read_int(const rill_tensor *t, int64_t i, int64_t *out) {
 static rill_status *fill_constant_infer(rill_infer_ctx *ctx) {
   rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
   if (!out) return rill_infer_error(ctx, "needs output Out");
-  int32_t dtype = ctx->attrs[A_DTYPE].v.i;
+  int32_t dtype = ctx->attrs[RILL_FILL_CONSTANT_ATTR_DTYPE].v.i;
   if (dtype < 0 || dtype >= RILL_DTYPE_COUNT || !rill_dtype_size((rill_dtype)dtype))
     return rill_infer_error(ctx, "attribute dtype %d is not a tensor element type", (int)dtype);
   rill_dims d = {0};
@@ -75,7 +74,7 @@ static rill_status *fill_constant_infer(rill_infer_ctx *ctx) {
                                 rill_infer_in_name(ctx, IN_SHAPE_LIST, i));
     }
   } else {
-    const rill_attr_value *s = &ctx->attrs[A_SHAPE];
+    const rill_attr_value *s = &ctx->attrs[RILL_FILL_CONSTANT_ATTR_SHAPE];
     if (s->n > RILL_MAX_DIMS)
       return rill_infer_error(ctx, "attribute shape has %zu dims, more than %d", s->n, RILL_MAX_DIMS);
     d.n = (int32_t)s->n;
@@ -106,5 +105,7 @@ const rill_op_schema rill_schema_fill_constant = {
     .infer = fill_constant_infer,
     .grad = NULL,
     .kernel_dtype_slot = -1,
-    .dtype_attr = A_DTYPE,
+    .dtype_attr = RILL_FILL_CONSTANT_ATTR_DTYPE,
 };
+
+RILL_OP_TABLE_CHECKS(fill_constant);

@@ -5,35 +5,34 @@
 
 #include "framework/data/tensor.h"
 
-enum { A_SHAPE, A_VALUE, A_STR_VALUE, A_DTYPE, A_IN_IDX, A_OUT_IDX, A_FORCE_CPU };
 
 static const rill_slot_schema inputs[] = {{"Input", RILL_SLOT_NO_GRAD, "tensor giving the batch size"}};
 static const rill_slot_schema outputs[] = {{"Out", 0, "the filled tensor"}};
 static const rill_attr_schema attrs[] = {
-    [A_SHAPE] = {"shape", RILL_ATTR_INTS, RILL_ATTR_REQUIRED, RILL_DEF_EMPTY(RILL_ATTR_INTS),
+    {"shape", RILL_ATTR_INTS, RILL_ATTR_REQUIRED, RILL_DEF_EMPTY(RILL_ATTR_INTS),
                  "output shape (dim output_dim_idx is replaced)"},
-    [A_VALUE] = {"value", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.0f), "fill value"},
-    [A_STR_VALUE] = {"str_value", RILL_ATTR_STRING, 0, RILL_DEF_STRING(""),
+    {"value", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.0f), "fill value"},
+    {"str_value", RILL_ATTR_STRING, 0, RILL_DEF_STRING(""),
                      "fill value as text; wins over value when set"},
-    [A_DTYPE] = {"dtype", RILL_ATTR_INT, 0, RILL_DEF_INT(RILL_DTYPE_FP32), "output dtype"},
-    [A_IN_IDX] = {"input_dim_idx", RILL_ATTR_INT, 0, RILL_DEF_INT(0), "dim of Input to copy"},
-    [A_OUT_IDX] = {"output_dim_idx", RILL_ATTR_INT, 0, RILL_DEF_INT(0), "dim of Out to set"},
-    [A_FORCE_CPU] = {"force_cpu", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
+    {"dtype", RILL_ATTR_INT, 0, RILL_DEF_INT(RILL_DTYPE_FP32), "output dtype"},
+    {"input_dim_idx", RILL_ATTR_INT, 0, RILL_DEF_INT(0), "dim of Input to copy"},
+    {"output_dim_idx", RILL_ATTR_INT, 0, RILL_DEF_INT(0), "dim of Out to set"},
+    {"force_cpu", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
 };
 
 static rill_status *fcbsl_infer(rill_infer_ctx *ctx) {
   const rill_tensor_meta *in = rill_infer_in(ctx, 0, 0);
   rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
   if (!in || !out) return rill_infer_error(ctx, "needs input Input and output Out");
-  int32_t dtype = ctx->attrs[A_DTYPE].v.i;
+  int32_t dtype = ctx->attrs[RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_ATTR_DTYPE].v.i;
   if (dtype != RILL_DTYPE_FP32 && dtype != RILL_DTYPE_FP64 && dtype != RILL_DTYPE_INT32 &&
       dtype != RILL_DTYPE_INT64 && dtype != RILL_DTYPE_BOOL)
     return rill_infer_error(ctx, "attribute dtype %d is not bool, int32, int64, float32 or "
                             "float64", (int)dtype);
-  const rill_attr_value *s = &ctx->attrs[A_SHAPE];
+  const rill_attr_value *s = &ctx->attrs[RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_ATTR_SHAPE];
   if (s->n < 1 || s->n > RILL_MAX_DIMS)
     return rill_infer_error(ctx, "attribute shape has %zu dims: must have 1 to %d", s->n, RILL_MAX_DIMS);
-  int32_t ii = ctx->attrs[A_IN_IDX].v.i, oi = ctx->attrs[A_OUT_IDX].v.i;
+  int32_t ii = ctx->attrs[RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_ATTR_INPUT_DIM_IDX].v.i, oi = ctx->attrs[RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_ATTR_OUTPUT_DIM_IDX].v.i;
   if (oi < 0 || (size_t)oi >= s->n)
     return rill_infer_error(ctx, "attribute output_dim_idx %d is outside shape's %zu dims", (int)oi, s->n);
   rill_dims d = {.n = (int32_t)s->n};
@@ -74,5 +73,7 @@ const rill_op_schema rill_schema_fill_constant_batch_size_like = {
     .infer = fcbsl_infer,
     .grad = NULL,
     .kernel_dtype_slot = -1,
-    .dtype_attr = A_DTYPE,
+    .dtype_attr = RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_ATTR_DTYPE,
 };
+
+RILL_OP_TABLE_CHECKS(fill_constant_batch_size_like);

@@ -33,3 +33,5 @@ const rill_op_schema rill_schema_fill_zeros_like = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(fill_zeros_like);

@@ -30,9 +30,9 @@ static rill_status *flatten_common(rill_infer_ctx *ctx, bool range) {
   RILL_TRY(rill_xshape_infer(ctx, 1, x));
   rill_dims d;
   char err[256];
-  bool ok = range ? rill_flatten_range_dims(ctx->attrs[0].v.i, ctx->attrs[1].v.i, &x->dims, &d,
+  bool ok = range ? rill_flatten_range_dims(ctx->attrs[RILL_FLATTEN_CONTIGUOUS_RANGE_ATTR_START_AXIS].v.i, ctx->attrs[RILL_FLATTEN_CONTIGUOUS_RANGE_ATTR_STOP_AXIS].v.i, &x->dims, &d,
                                             err, sizeof err)
-                  : rill_flatten2_dims(ctx->attrs[0].v.i, &x->dims, &d, err, sizeof err);
+                  : rill_flatten2_dims(ctx->attrs[RILL_FLATTEN2_ATTR_AXIS].v.i, &x->dims, &d, err, sizeof err);
   if (!ok) return rill_infer_error(ctx, "input X (%s): %s", rill_infer_in_name(ctx, 0, 0), err);
   bool same_first = x->dims.n > 0 && x->dims.d[0] >= 0 && x->dims.d[0] == d.d[0];
   rill_meta_set(out, x->dtype, &d, same_first ? x->lod_level : 0, same_first ? 0 : -1, 0);
@@ -76,3 +76,5 @@ const rill_op_schema rill_schema_flatten_contiguous_range = {
 
 RILL_XSHAPE_GRAD_SCHEMA(flatten2, flatten2_attrs, RILL_COUNTOF(flatten2_attrs));
 RILL_XSHAPE_GRAD_SCHEMA(flatten_contiguous_range, range_attrs, RILL_COUNTOF(range_attrs));
+
+RILL_OP_TABLE_CHECKS(flatten);

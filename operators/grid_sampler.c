@@ -27,7 +27,7 @@ static rill_status *grid_sampler_infer(rill_infer_ctx *ctx) {
     rill_meta_unknown(out);
     return NULL;
   }
-  const char *pm = ctx->attrs[1].v.s ? ctx->attrs[1].v.s : "", *m = ctx->attrs[2].v.s ? ctx->attrs[2].v.s : "";
+  const char *pm = ctx->attrs[RILL_GRID_SAMPLER_ATTR_PADDING_MODE].v.s ? ctx->attrs[RILL_GRID_SAMPLER_ATTR_PADDING_MODE].v.s : "", *m = ctx->attrs[RILL_GRID_SAMPLER_ATTR_MODE].v.s ? ctx->attrs[RILL_GRID_SAMPLER_ATTR_MODE].v.s : "";
   if (strcmp(pm, "zeros") && strcmp(pm, "border") && strcmp(pm, "reflection"))
     return rill_infer_error(ctx, "attribute padding_mode \"%s\" is not zeros, border or reflection", pm);
   if (strcmp(m, "bilinear") && strcmp(m, "nearest"))
@@ -65,3 +65,5 @@ const rill_op_schema rill_schema_grid_sampler = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(grid_sampler);

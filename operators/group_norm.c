@@ -8,7 +8,6 @@
 
 enum { IN_X, IN_SCALE, IN_BIAS };
 enum { OUT_Y, OUT_MEAN, OUT_VAR };
-enum { A_EPS, A_GROUPS, A_LAYOUT };
 
 static const rill_slot_schema inputs[] = {
     [IN_X] = {"X", 0, "input [N, C, ...] (or [N, ..., C] with NHWC)"},
@@ -21,9 +20,9 @@ static const rill_slot_schema outputs[] = {
     [OUT_VAR] = {"Variance", RILL_SLOT_DISPENSABLE | RILL_SLOT_INTERMEDIATE, "[N, groups]"},
 };
 static const rill_attr_schema attrs[] = {
-    [A_EPS] = {"epsilon", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(1e-5f), "added to the variance"},
-    [A_GROUPS] = {"groups", RILL_ATTR_INT, 0, RILL_DEF_INT(1), "number of channel groups"},
-    [A_LAYOUT] = {"data_layout", RILL_ATTR_STRING, 0, RILL_DEF_STRING("NCHW"),
+    {"epsilon", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(1e-5f), "added to the variance"},
+    {"groups", RILL_ATTR_INT, 0, RILL_DEF_INT(1), "number of channel groups"},
+    {"data_layout", RILL_ATTR_STRING, 0, RILL_DEF_STRING("NCHW"),
                   "NCHW (channels second) or NHWC (channels last)"},
 };
 
@@ -46,12 +45,12 @@ static rill_status *group_norm_infer(rill_infer_ctx *ctx) {
                             rill_dtype_name(x->dtype));
   if (x->dims.n < 2)
     return rill_infer_error(ctx, "input X (%s) has shape %s: rank must be at least 2", xn, xs);
-  const char *layout = ctx->attrs[A_LAYOUT].v.s ? ctx->attrs[A_LAYOUT].v.s : "NCHW";
+  const char *layout = ctx->attrs[RILL_GROUP_NORM_ATTR_DATA_LAYOUT].v.s ? ctx->attrs[RILL_GROUP_NORM_ATTR_DATA_LAYOUT].v.s : "NCHW";
   bool nhwc = strcmp(layout, "NHWC") == 0 || strcmp(layout, "NDHWC") == 0;
   if (!nhwc && strcmp(layout, "NCHW") && strcmp(layout, "NCDHW") && strcmp(layout, "AnyLayout"))
     return rill_infer_error(ctx, "attribute data_layout \"%s\" is not NCHW or NHWC", layout);
   int64_t c = nhwc ? x->dims.d[x->dims.n - 1] : x->dims.d[1];
-  int32_t g = ctx->attrs[A_GROUPS].v.i;
+  int32_t g = ctx->attrs[RILL_GROUP_NORM_ATTR_GROUPS].v.i;
   if (g < 1) return rill_infer_error(ctx, "attribute groups is %d, must be at least 1", (int)g);
   if (c >= 0 && (c < g || c % g))
     return rill_infer_error(ctx, "input X (%s) has shape %s: its %lld channels do not split into "
@@ -93,3 +92,5 @@ const rill_op_schema rill_schema_group_norm = {
     .kernel_dtype_slot = IN_X,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(group_norm);

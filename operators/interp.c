@@ -98,3 +98,5 @@ INTERP_SCHEMA(nearest_interp_v2, attrs_nearest_v2,
               "Nearest-neighbour resize of the spatial dims (scale is a list per dim).")
 INTERP_SCHEMA(bilinear_interp_v2, attrs_bilinear_v2,
               "Bilinear resize of H and W (scale is a list per dim).")
+
+RILL_OP_TABLE_CHECKS(interp);

@@ -32,7 +32,7 @@ static int64_t span(const rill_dims *d, int b, int e) {
 
 static rill_status *ln_check(rill_infer_ctx *ctx, const rill_tensor_meta *x, int64_t *left,
                              int64_t *right) {
-  int axis = ctx->attrs[1].v.i;
+  int axis = ctx->attrs[RILL_LAYER_NORM_ATTR_BEGIN_NORM_AXIS].v.i;
   if (axis < 1 || axis >= x->dims.n)
     return rill_infer_error(ctx, "begin_norm_axis %d must lie in [1, rank) for input X (%s) of rank %d",
                             axis, rill_infer_in_name(ctx, 0, 0), (int)x->dims.n);
@@ -151,3 +151,5 @@ const rill_op_schema rill_schema_layer_norm_grad = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(layer_norm);

@@ -14,7 +14,7 @@ static rill_status *log_softmax_infer(rill_infer_ctx *ctx) {
   RILL_TRY(rill_act_infer(ctx));
   const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
   int axis;
-  if (x->known) RILL_TRY(rill_act_check_axis(ctx, ctx->attrs[0].v.i, x->dims.n, 0, &axis));
+  if (x->known) RILL_TRY(rill_act_check_axis(ctx, ctx->attrs[RILL_LOG_SOFTMAX_ATTR_AXIS].v.i, x->dims.n, 0, &axis));
   return NULL;
 }
 
@@ -44,7 +44,7 @@ static rill_status *log_softmax_grad_infer(rill_infer_ctx *ctx) {
   RILL_TRY(rill_act_grad_infer(ctx));
   const rill_tensor_meta *out = rill_infer_in(ctx, 0, 0);
   int axis;
-  if (out->known) RILL_TRY(rill_act_check_axis(ctx, ctx->attrs[0].v.i, out->dims.n, 0, &axis));
+  if (out->known) RILL_TRY(rill_act_check_axis(ctx, ctx->attrs[RILL_LOG_SOFTMAX_ATTR_AXIS].v.i, out->dims.n, 0, &axis));
   return NULL;
 }
 
@@ -63,3 +63,5 @@ const rill_op_schema rill_schema_log_softmax_grad = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(log_softmax);

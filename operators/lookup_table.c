@@ -7,7 +7,6 @@
 #include <stdio.h>
 
 enum { IN_W, IN_IDS };
-enum { A_IS_SPARSE, A_IS_DISTRIBUTED, A_PADDING_IDX };
 
 static const rill_slot_schema inputs[] = {
     [IN_W] = {"W", 0, "the table [rows, width]"},
@@ -15,11 +14,11 @@ static const rill_slot_schema inputs[] = {
 };
 static const rill_slot_schema outputs[] = {{"Out", 0, "the picked rows"}};
 static const rill_attr_schema attrs[] = {
-    [A_IS_SPARSE] = {"is_sparse", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
+    {"is_sparse", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
                      "the gradient of W is SELECTED_ROWS"},
-    [A_IS_DISTRIBUTED] = {"is_distributed", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA,
+    {"is_distributed", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA,
                           RILL_DEF_BOOL(false), "ignored (no parameter servers)"},
-    [A_PADDING_IDX] = {"padding_idx", RILL_ATTR_LONG, 0, RILL_DEF_LONG(-1),
+    {"padding_idx", RILL_ATTR_LONG, 0, RILL_DEF_LONG(-1),
                        "id whose output row is zeros (-1: none)"},
     {"remote_prefetch", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
     {"is_test", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
@@ -128,7 +127,7 @@ static rill_status *grad_infer(rill_infer_ctx *ctx) {
     return rill_infer_error(ctx, "needs inputs W, Ids and Out@GRAD");
   if (!dw) return NULL;
   /* Sparse: the kernel writes selected rows (not a dense tensor the executor sizes). */
-  if (ctx->attrs[A_IS_SPARSE].v.b || !w->known || !dout->known) {
+  if (ctx->attrs[RILL_LOOKUP_TABLE_ATTR_IS_SPARSE].v.b || !w->known || !dout->known) {
     rill_meta_unknown(dw);
     return NULL;
   }
@@ -167,3 +166,5 @@ const rill_op_schema rill_schema_lookup_table_v2_grad = {
     .kernel_dtype_slot = G_DOUT,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(lookup_table);

@@ -39,17 +39,17 @@ static rill_status *matmul_check(rill_infer_ctx *ctx, rill_matmul_plan *p, bool 
     return rill_infer_error(ctx, "input X (%s) is %s; %s takes float32 or float64", xn,
                             rill_dtype_name(x->dtype), ctx->schema->type);
   bool v2 = is_v2(ctx);
-  if (!v2 && ctx->attrs[3].v.i != 1)
+  if (!v2 && ctx->attrs[RILL_MATMUL_ATTR_HEAD_NUMBER].v.i != 1)
     return rill_infer_error(ctx, "attribute head_number = %d is not supported (only 1)",
-                            ctx->attrs[3].v.i);
+                            ctx->attrs[RILL_MATMUL_ATTR_HEAD_NUMBER].v.i);
   char why[200], xs[RILL_DIMS_STR_MAX], ys[RILL_DIMS_STR_MAX];
-  if (!rill_matmul_plan_make(&x->dims, &y->dims, ctx->attrs[0].v.b, ctx->attrs[1].v.b, v2, p, why,
-                             sizeof why))
+  if (!rill_matmul_plan_make(&x->dims, &y->dims, ctx->attrs[RILL_MATMUL_TRANS_X].v.b,
+                             ctx->attrs[RILL_MATMUL_TRANS_Y].v.b, v2, p, why, sizeof why))
     return rill_infer_error(ctx, "input X (%s) of shape %s and input Y (%s) of shape %s (%s %d, "
                             "%s %d): %s", xn, rill_dims_str(&x->dims, xs, sizeof xs), yn,
-                            rill_dims_str(&y->dims, ys, sizeof ys), ctx->schema->attrs[0].name,
-                            (int)ctx->attrs[0].v.b, ctx->schema->attrs[1].name,
-                            (int)ctx->attrs[1].v.b, why);
+                            rill_dims_str(&y->dims, ys, sizeof ys), ctx->schema->attrs[RILL_MATMUL_TRANS_X].name,
+                            (int)ctx->attrs[RILL_MATMUL_TRANS_X].v.b, ctx->schema->attrs[RILL_MATMUL_TRANS_Y].name,
+                            (int)ctx->attrs[RILL_MATMUL_TRANS_Y].v.b, why);
   return NULL;
 }
 
@@ -150,3 +150,5 @@ MATMUL_SCHEMAS(matmul, v1_attrs,
 MATMUL_SCHEMAS(matmul_v2, v2_attrs,
                "Out = op(X) * op(Y) over the last two dims; batch dims broadcast numpy-style.",
                "Gradients of matmul_v2, summed over broadcast batch dims.")
+
+RILL_OP_TABLE_CHECKS(matmul);

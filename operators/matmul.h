@@ -14,6 +14,16 @@
 #include <stdio.h>
 
 #include "framework/base/dims.h"
+#include "operators/op_index.h"
+
+/* matmul and matmul_v2 (and their _grad ops) put their transpose flags first; the code
+ * both share reads them through these. Only matmul has alpha and head_number. */
+enum { RILL_MATMUL_TRANS_X = RILL_MATMUL_ATTR_TRANSPOSE_X, RILL_MATMUL_TRANS_Y = RILL_MATMUL_ATTR_TRANSPOSE_Y };
+_Static_assert(RILL_SAME_POS(RILL_MATMUL_V2_ATTR_TRANS_X, RILL_MATMUL_TRANS_X) &&
+                   RILL_SAME_POS(RILL_MATMUL_V2_ATTR_TRANS_Y, RILL_MATMUL_TRANS_Y) &&
+                   RILL_SAME_POS(RILL_MATMUL_GRAD_ATTR_TRANSPOSE_X, RILL_MATMUL_TRANS_X) &&
+                   RILL_SAME_POS(RILL_MATMUL_V2_GRAD_ATTR_TRANS_Y, RILL_MATMUL_TRANS_Y),
+               "matmul's and matmul_v2's transpose flags must be at the same positions");
 
 typedef struct rill_matmul_plan {
   int64_t m, k, n;

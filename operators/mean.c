@@ -81,3 +81,5 @@ const rill_op_schema rill_schema_mean_grad = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(mean);

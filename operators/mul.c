@@ -32,7 +32,7 @@ static rill_status *mul_infer(rill_infer_ctx *ctx) {
     rill_meta_unknown(out);
     return NULL;
   }
-  int xn = ctx->attrs[0].v.i, yn = ctx->attrs[1].v.i;
+  int xn = ctx->attrs[RILL_MUL_ATTR_X_NUM_COL_DIMS].v.i, yn = ctx->attrs[RILL_MUL_ATTR_Y_NUM_COL_DIMS].v.i;
   const char *xname = rill_infer_in_name(ctx, 0, 0), *yname = rill_infer_in_name(ctx, 1, 0);
   char xs[RILL_DIMS_STR_MAX], ys[RILL_DIMS_STR_MAX];
   rill_dims_str(&x->dims, xs, sizeof xs);
@@ -147,3 +147,5 @@ const rill_op_schema rill_schema_mul_grad = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(mul);

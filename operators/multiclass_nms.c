@@ -12,7 +12,6 @@
 
 enum { IN_BOXES, IN_SCORES, IN_ROIS_NUM };
 enum { OUT_OUT, OUT_INDEX, OUT_ROIS_NUM };
-enum { A_BG, A_SCORE_T, A_NMS_TOP_K, A_NMS_T, A_ETA, A_KEEP_TOP_K, A_NORM };
 
 static const rill_slot_schema inputs[] = {
     [IN_BOXES] = {"BBoxes", RILL_SLOT_NO_GRAD,
@@ -29,20 +28,20 @@ static const rill_slot_schema outputs[] = {
     [OUT_ROIS_NUM] = {"NmsRoisNum", RILL_SLOT_DISPENSABLE, "int32 [N]: kept boxes per image"},
 };
 static const rill_attr_schema attrs[] = {
-    [A_BG] = {"background_label", RILL_ATTR_INT, 0, RILL_DEF_INT(0),
+    {"background_label", RILL_ATTR_INT, 0, RILL_DEF_INT(0),
               "class skipped by NMS (-1: none)"},
-    [A_SCORE_T] = {"score_threshold", RILL_ATTR_FLOAT, RILL_ATTR_REQUIRED, RILL_DEF_FLOAT(0.0f),
+    {"score_threshold", RILL_ATTR_FLOAT, RILL_ATTR_REQUIRED, RILL_DEF_FLOAT(0.0f),
                    "only scores above it are considered"},
-    [A_NMS_TOP_K] = {"nms_top_k", RILL_ATTR_INT, RILL_ATTR_REQUIRED, RILL_DEF_INT(-1),
+    {"nms_top_k", RILL_ATTR_INT, RILL_ATTR_REQUIRED, RILL_DEF_INT(-1),
                      "highest-scoring candidates per class before NMS (-1: all)"},
-    [A_NMS_T] = {"nms_threshold", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.3f),
+    {"nms_threshold", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.3f),
                  "a box overlapping a kept one by more IoU is dropped"},
-    [A_ETA] = {"nms_eta", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(1.0f),
+    {"nms_eta", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(1.0f),
                "adaptive NMS: the threshold is multiplied by it after each kept box while above "
                "0.5"},
-    [A_KEEP_TOP_K] = {"keep_top_k", RILL_ATTR_INT, RILL_ATTR_REQUIRED, RILL_DEF_INT(-1),
+    {"keep_top_k", RILL_ATTR_INT, RILL_ATTR_REQUIRED, RILL_DEF_INT(-1),
                       "detections kept per image after NMS (-1: all)"},
-    [A_NORM] = {"normalized", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(true),
+    {"normalized", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(true),
                 "false: pixel boxes, widths count both ends (+1)"},
 };
 
@@ -143,3 +142,5 @@ NMS_SCHEMA(multiclass_nms, 2, 1, "Per-class NMS over a batch; rows of label, sco
 NMS_SCHEMA(multiclass_nms2, 2, 2, "multiclass_nms that also returns each kept box's index.")
 NMS_SCHEMA(multiclass_nms3, 3, 3,
            "multiclass_nms2 with per-image row counts in (RoisNum) and out (NmsRoisNum).")
+
+RILL_OP_TABLE_CHECKS(multiclass_nms);

@@ -11,9 +11,9 @@
 #include "operators/op_util.h"
 
 /* The attributes of conv2d and depthwise_conv2d, in the order their kernels read them
- * (ctx->attrs[0..]); conv2d_fusion starts with the same list so it can call the conv2d
+ * (RILL_CONV_* below); conv2d_fusion starts with the same list so it can call the conv2d
  * kernel with its own context. */
-#define RILL_CONV_ATTRS                                                                              \
+#define RILL_CONV_ATTRS                                                                            \
   {"strides", RILL_ATTR_INTS, 0, {.type = RILL_ATTR_INTS, .n = 2, .list.ints = (int32_t[]){1, 1}}, \
    "stride per spatial dim"},                                                                   \
   {"paddings", RILL_ATTR_INTS, 0, {.type = RILL_ATTR_INTS, .n = 2, .list.ints = (int32_t[]){0, 0}}, \
@@ -134,9 +134,36 @@ typedef struct rill_conv_geom {
   int64_t sh, sw, dh, dw, pt, pb, pl, pr;
 } rill_conv_geom;
 
-/* Attribute positions shared by every conv schema (and their _grad ops). */
-enum { RILL_CONV_STRIDES, RILL_CONV_PADDINGS, RILL_CONV_PADALG, RILL_CONV_GROUPS,
-       RILL_CONV_DILATIONS, RILL_CONV_FORMAT, RILL_CONV_OUTPUT_PADDING, RILL_CONV_OUTPUT_SIZE };
+/* Attribute positions shared by every conv schema (and their _grad ops), taken from
+ * conv2d's and conv2d_transpose's generated names; the others are asserted to agree. */
+enum {
+  RILL_CONV_STRIDES = RILL_CONV2D_ATTR_STRIDES,
+  RILL_CONV_PADDINGS = RILL_CONV2D_ATTR_PADDINGS,
+  RILL_CONV_PADALG = RILL_CONV2D_ATTR_PADDING_ALGORITHM,
+  RILL_CONV_GROUPS = RILL_CONV2D_ATTR_GROUPS,
+  RILL_CONV_DILATIONS = RILL_CONV2D_ATTR_DILATIONS,
+  RILL_CONV_FORMAT = RILL_CONV2D_ATTR_DATA_FORMAT,
+  RILL_CONV_OUTPUT_PADDING = RILL_CONV2D_TRANSPOSE_ATTR_OUTPUT_PADDING,
+  RILL_CONV_OUTPUT_SIZE = RILL_CONV2D_TRANSPOSE_ATTR_OUTPUT_SIZE,
+};
+#define RILL_CONV_SAME_ATTRS(OP)                                                          \
+  _Static_assert(RILL_SAME_POS(RILL_##OP##_ATTR_STRIDES, RILL_CONV_STRIDES) &&            \
+                     RILL_SAME_POS(RILL_##OP##_ATTR_PADDINGS, RILL_CONV_PADDINGS) &&      \
+                     RILL_SAME_POS(RILL_##OP##_ATTR_PADDING_ALGORITHM, RILL_CONV_PADALG) &&            \
+                     RILL_SAME_POS(RILL_##OP##_ATTR_GROUPS, RILL_CONV_GROUPS) &&          \
+                     RILL_SAME_POS(RILL_##OP##_ATTR_DILATIONS, RILL_CONV_DILATIONS) &&    \
+                     RILL_SAME_POS(RILL_##OP##_ATTR_DATA_FORMAT, RILL_CONV_FORMAT),       \
+                 #OP "'s first attributes must be conv2d's")
+RILL_CONV_SAME_ATTRS(CONV2D_GRAD);
+RILL_CONV_SAME_ATTRS(DEPTHWISE_CONV2D);
+RILL_CONV_SAME_ATTRS(DEPTHWISE_CONV2D_GRAD);
+RILL_CONV_SAME_ATTRS(CONV2D_FUSION);
+RILL_CONV_SAME_ATTRS(CONV2D_TRANSPOSE);
+RILL_CONV_SAME_ATTRS(CONV2D_TRANSPOSE_GRAD);
+RILL_CONV_SAME_ATTRS(CONV3D);
+_Static_assert(RILL_SAME_POS(RILL_CONV2D_TRANSPOSE_GRAD_ATTR_OUTPUT_PADDING, RILL_CONV_OUTPUT_PADDING) &&
+                   RILL_SAME_POS(RILL_CONV2D_TRANSPOSE_GRAD_ATTR_OUTPUT_SIZE, RILL_CONV_OUTPUT_SIZE),
+               "conv2d_transpose_grad's attributes must be conv2d_transpose's");
 
 /* Builds the geometry from Input dims x and Filter dims f (either may hold -1: compile
  * time; unknown extents come out -1). For a transposed conv `transpose` is true and
@@ -281,9 +308,19 @@ static inline bool rill_nn_conv_geom(const rill_attr_value *attrs, bool transpos
 
 /* ---- pool2d ---- */
 
-/* Attribute positions of pool2d (and pool2d_grad). */
-enum { RILL_POOL_TYPE, RILL_POOL_KSIZE, RILL_POOL_GLOBAL, RILL_POOL_STRIDES, RILL_POOL_PADDINGS,
-       RILL_POOL_EXCLUSIVE, RILL_POOL_ADAPTIVE, RILL_POOL_CEIL, RILL_POOL_FORMAT, RILL_POOL_PADALG };
+/* Attribute positions of pool2d (and pool2d_grad, which shares its table). */
+enum {
+  RILL_POOL_TYPE = RILL_POOL2D_ATTR_POOLING_TYPE,
+  RILL_POOL_KSIZE = RILL_POOL2D_ATTR_KSIZE,
+  RILL_POOL_GLOBAL = RILL_POOL2D_ATTR_GLOBAL_POOLING,
+  RILL_POOL_STRIDES = RILL_POOL2D_ATTR_STRIDES,
+  RILL_POOL_PADDINGS = RILL_POOL2D_ATTR_PADDINGS,
+  RILL_POOL_EXCLUSIVE = RILL_POOL2D_ATTR_EXCLUSIVE,
+  RILL_POOL_ADAPTIVE = RILL_POOL2D_ATTR_ADAPTIVE,
+  RILL_POOL_CEIL = RILL_POOL2D_ATTR_CEIL_MODE,
+  RILL_POOL_FORMAT = RILL_POOL2D_ATTR_DATA_FORMAT,
+  RILL_POOL_PADALG = RILL_POOL2D_ATTR_PADDING_ALGORITHM,
+};
 
 typedef struct rill_pool_geom {
   int64_t n, c, h, w, oh, ow, kh, kw, sh, sw, pt, pb, pl, pr;

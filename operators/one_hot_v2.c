@@ -7,7 +7,6 @@
 #include "framework/data/tensor.h"
 
 enum { IN_X, IN_DEPTH };
-enum { A_DEPTH, A_DTYPE, A_ALLOW };
 
 static const rill_slot_schema inputs[] = {
     [IN_X] = {"X", 0, "int32/int64 indices"},
@@ -16,9 +15,9 @@ static const rill_slot_schema inputs[] = {
 };
 static const rill_slot_schema outputs[] = {{"Out", 0, "X's shape + [depth]"}};
 static const rill_attr_schema attrs[] = {
-    [A_DEPTH] = {"depth", RILL_ATTR_INT, 0, RILL_DEF_INT(-1), "number of classes"},
-    [A_DTYPE] = {"dtype", RILL_ATTR_INT, 0, RILL_DEF_INT(RILL_DTYPE_FP32), "output dtype"},
-    [A_ALLOW] = {"allow_out_of_range", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
+    {"depth", RILL_ATTR_INT, 0, RILL_DEF_INT(-1), "number of classes"},
+    {"dtype", RILL_ATTR_INT, 0, RILL_DEF_INT(RILL_DTYPE_FP32), "output dtype"},
+    {"allow_out_of_range", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
                  "indices outside [0, depth) give zero rows instead of an error"},
 };
 
@@ -34,13 +33,13 @@ static rill_status *one_hot_v2_infer(rill_infer_ctx *ctx) {
   if (x->dtype != RILL_DTYPE_INT32 && x->dtype != RILL_DTYPE_INT64)
     return rill_infer_error(ctx, "input X (%s) is %s, expected int32 or int64", xn,
                             rill_dtype_name(x->dtype));
-  int32_t dt = ctx->attrs[A_DTYPE].v.i;
+  int32_t dt = ctx->attrs[RILL_ONE_HOT_V2_ATTR_DTYPE].v.i;
   if (dt != RILL_DTYPE_FP32 && dt != RILL_DTYPE_FP64 && dt != RILL_DTYPE_INT32 && dt != RILL_DTYPE_INT64)
     return rill_infer_error(ctx, "attribute dtype %d is not float32, float64, int32 or int64", (int)dt);
   if (x->dims.n >= RILL_MAX_DIMS)
     return rill_infer_error(ctx, "input X (%s) has rank %d: the output would exceed %d dims", xn,
                             (int)x->dims.n, RILL_MAX_DIMS);
-  int64_t depth = ctx->attrs[A_DEPTH].v.i;
+  int64_t depth = ctx->attrs[RILL_ONE_HOT_V2_ATTR_DEPTH].v.i;
   if (rill_infer_in(ctx, IN_DEPTH, 0)) {
     const rill_tensor *t = rill_infer_tensor(ctx, IN_DEPTH, 0);
     depth = -1;
@@ -80,3 +79,5 @@ const rill_op_schema rill_schema_one_hot_v2 = {
     .kernel_dtype_slot = IN_X,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(one_hot_v2);

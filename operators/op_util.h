@@ -3,6 +3,7 @@
 #define RILL_OPERATORS_OP_UTIL_H
 
 #include "framework/registry/registry.h"
+#include "operators/op_index.h"
 
 #define RILL_DEF_INT(x) {.type = RILL_ATTR_INT, .v.i = (x)}
 #define RILL_DEF_LONG(x) {.type = RILL_ATTR_LONG, .v.l = (x)}

@@ -109,3 +109,5 @@ const rill_op_schema rill_schema_pool2d_grad = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(pool2d);

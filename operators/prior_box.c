@@ -9,7 +9,6 @@
 
 enum { IN_INPUT, IN_IMAGE };
 enum { OUT_BOXES, OUT_VARS };
-enum { A_MIN, A_MAX, A_RATIOS, A_VARS, A_FLIP, A_CLIP, A_STEP_W, A_STEP_H, A_OFFSET, A_ORDER };
 
 static const rill_slot_schema inputs[] = {
     [IN_INPUT] = {"Input", RILL_SLOT_NO_GRAD, "feature map [N, C, H, W]"},
@@ -20,22 +19,22 @@ static const rill_slot_schema outputs[] = {
     [OUT_VARS] = {"Variances", 0, "[H, W, num_priors, 4]: `variances` repeated"},
 };
 static const rill_attr_schema attrs[] = {
-    [A_MIN] = {"min_sizes", RILL_ATTR_FLOATS, RILL_ATTR_REQUIRED, RILL_DEF_EMPTY(RILL_ATTR_FLOATS),
+    {"min_sizes", RILL_ATTR_FLOATS, RILL_ATTR_REQUIRED, RILL_DEF_EMPTY(RILL_ATTR_FLOATS),
                "box sizes in pixels, one group of priors each"},
-    [A_MAX] = {"max_sizes", RILL_ATTR_FLOATS, 0, RILL_DEF_EMPTY(RILL_ATTR_FLOATS),
+    {"max_sizes", RILL_ATTR_FLOATS, 0, RILL_DEF_EMPTY(RILL_ATTR_FLOATS),
                "empty, or one per min size: adds a sqrt(min * max) square prior"},
-    [A_RATIOS] = {"aspect_ratios", RILL_ATTR_FLOATS, 0, RILL_DEF_EMPTY(RILL_ATTR_FLOATS),
+    {"aspect_ratios", RILL_ATTR_FLOATS, 0, RILL_DEF_EMPTY(RILL_ATTR_FLOATS),
                   "width / height ratios besides 1"},
-    [A_VARS] = {"variances", RILL_ATTR_FLOATS, RILL_ATTR_REQUIRED, RILL_DEF_EMPTY(RILL_ATTR_FLOATS),
+    {"variances", RILL_ATTR_FLOATS, RILL_ATTR_REQUIRED, RILL_DEF_EMPTY(RILL_ATTR_FLOATS),
                 "the 4 variances written to every prior"},
-    [A_FLIP] = {"flip", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(true), "also use 1 / ratio"},
-    [A_CLIP] = {"clip", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(true), "clamp boxes to [0, 1]"},
-    [A_STEP_W] = {"step_w", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.0f),
+    {"flip", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(true), "also use 1 / ratio"},
+    {"clip", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(true), "clamp boxes to [0, 1]"},
+    {"step_w", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.0f),
                   "cell width in pixels; 0 (or step_h 0): image width / W"},
-    [A_STEP_H] = {"step_h", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.0f),
+    {"step_h", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.0f),
                   "cell height in pixels; 0 (or step_w 0): image height / H"},
-    [A_OFFSET] = {"offset", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.5f), "centre offset in cells"},
-    [A_ORDER] = {"min_max_aspect_ratios_order", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
+    {"offset", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.5f), "centre offset in cells"},
+    {"min_max_aspect_ratios_order", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
                  "order priors min, max, ratios (Caffe's) instead of ratios, max"},
 };
 
@@ -44,8 +43,8 @@ static rill_status *prior_box_infer(rill_infer_ctx *ctx) {
   rill_tensor_meta *boxes = rill_infer_out(ctx, OUT_BOXES, 0), *vars = rill_infer_out(ctx, OUT_VARS, 0);
   if (!in || !img || !boxes || !vars)
     return rill_infer_error(ctx, "needs inputs Input and Image and outputs Boxes and Variances");
-  const rill_attr_value *mins = &ctx->attrs[A_MIN], *maxs = &ctx->attrs[A_MAX];
-  const rill_attr_value *ratios = &ctx->attrs[A_RATIOS], *v = &ctx->attrs[A_VARS];
+  const rill_attr_value *mins = &ctx->attrs[RILL_PRIOR_BOX_ATTR_MIN_SIZES], *maxs = &ctx->attrs[RILL_PRIOR_BOX_ATTR_MAX_SIZES];
+  const rill_attr_value *ratios = &ctx->attrs[RILL_PRIOR_BOX_ATTR_ASPECT_RATIOS], *v = &ctx->attrs[RILL_PRIOR_BOX_ATTR_VARIANCES];
   if (mins->n == 0) return rill_infer_error(ctx, "attribute min_sizes is empty");
   for (size_t i = 0; i < mins->n; i++)
     if (!(mins->list.floats[i] > 0))
@@ -64,9 +63,9 @@ static rill_status *prior_box_infer(rill_infer_ctx *ctx) {
     if (!(ratios->list.floats[i] > 0))
       return rill_infer_error(ctx, "attribute aspect_ratios[%zu] is %g, must be positive", i,
                               (double)ratios->list.floats[i]);
-  if (ctx->attrs[A_STEP_W].v.f < 0 || ctx->attrs[A_STEP_H].v.f < 0)
+  if (ctx->attrs[RILL_PRIOR_BOX_ATTR_STEP_W].v.f < 0 || ctx->attrs[RILL_PRIOR_BOX_ATTR_STEP_H].v.f < 0)
     return rill_infer_error(ctx, "attributes step_w (%g) and step_h (%g) must not be negative",
-                            (double)ctx->attrs[A_STEP_W].v.f, (double)ctx->attrs[A_STEP_H].v.f);
+                            (double)ctx->attrs[RILL_PRIOR_BOX_ATTR_STEP_W].v.f, (double)ctx->attrs[RILL_PRIOR_BOX_ATTR_STEP_H].v.f);
   if (!in->known || !img->known) {
     rill_meta_unknown(boxes);
     rill_meta_unknown(vars);
@@ -84,7 +83,7 @@ static rill_status *prior_box_infer(rill_infer_ctx *ctx) {
                             rill_infer_in_name(ctx, IN_INPUT, 0), rill_dtype_name(in->dtype));
   float *r = rill_malloc((1 + 2 * ratios->n) * sizeof *r);
   if (!r) return rill_oom();
-  size_t nr = rill_prior_box_ratios(ratios->list.floats, ratios->n, ctx->attrs[A_FLIP].v.b, r);
+  size_t nr = rill_prior_box_ratios(ratios->list.floats, ratios->n, ctx->attrs[RILL_PRIOR_BOX_ATTR_FLIP].v.b, r);
   rill_free(r);
   int64_t np = (int64_t)(nr * mins->n + maxs->n);
   rill_dims d = {.n = 4, .d = {in->dims.d[2], in->dims.d[3], np, 4}};
@@ -108,3 +107,5 @@ const rill_op_schema rill_schema_prior_box = {
     .kernel_dtype_slot = IN_INPUT,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(prior_box);

@@ -97,3 +97,5 @@ const rill_op_schema rill_schema_gaussian_random = {
     .kernel_dtype_slot = -1,
     .dtype_attr = G_DTYPE,
 };
+
+RILL_OP_TABLE_CHECKS(random);

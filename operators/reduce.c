@@ -39,7 +39,7 @@ static rill_status *reduce_infer(rill_infer_ctx *ctx) {
   bool reduced[RILL_MAX_DIMS];
   rill_dims od;
   char why[128];
-  if (!rill_reduce_shape(&x->dims, &ctx->attrs[0], ctx->attrs[1].v.b, ctx->attrs[2].v.b, reduced,
+  if (!rill_reduce_shape(&x->dims, &ctx->attrs[RILL_REDUCE_SUM_ATTR_DIM], ctx->attrs[RILL_REDUCE_SUM_ATTR_KEEP_DIM].v.b, ctx->attrs[RILL_REDUCE_SUM_ATTR_REDUCE_ALL].v.b, reduced,
                          &od, why, sizeof why)) {
     char xs[RILL_DIMS_STR_MAX];
     return rill_infer_error(ctx, "input X (%s) of shape %s: %s", rill_infer_in_name(ctx, 0, 0),
@@ -97,7 +97,7 @@ static rill_status *reduce_grad_infer(rill_infer_ctx *ctx) {
     bool reduced[RILL_MAX_DIMS];
     rill_dims od;
     char why[128], a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
-    if (!rill_reduce_shape(&x->dims, &ctx->attrs[0], ctx->attrs[1].v.b, ctx->attrs[2].v.b,
+    if (!rill_reduce_shape(&x->dims, &ctx->attrs[RILL_REDUCE_SUM_ATTR_DIM], ctx->attrs[RILL_REDUCE_SUM_ATTR_KEEP_DIM].v.b, ctx->attrs[RILL_REDUCE_SUM_ATTR_REDUCE_ALL].v.b,
                            reduced, &od, why, sizeof why))
       return rill_infer_error(ctx, "input X (%s) of shape %s: %s", rill_infer_in_name(ctx, 0, 0),
                               rill_dims_str(&x->dims, a, sizeof a), why);
@@ -131,3 +131,5 @@ static rill_status *reduce_grad_infer(rill_infer_ctx *ctx) {
 
 REDUCE_GRAD(reduce_sum, "X@GRAD = Out@GRAD broadcast over the reduced dims.")
 REDUCE_GRAD(reduce_mean, "X@GRAD = Out@GRAD / count, broadcast over the reduced dims.")
+
+RILL_OP_TABLE_CHECKS(reduce);

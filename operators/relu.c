@@ -28,9 +28,11 @@ const rill_op_schema rill_schema_relu = {
     .noutputs = RILL_COUNTOF(outputs),
     .attrs = attrs,
     .nattrs = RILL_COUNTOF(attrs),
-    .flags = 0,
+    .flags = RILL_OP_INPLACE | RILL_OP_FUSABLE_ACT | RILL_OP_FC_ACT,
     .infer = relu_infer,
     .grad = rill_act_grad_from_out, /* relu_grad: operators/activation.c */
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(relu);

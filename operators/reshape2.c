@@ -5,7 +5,6 @@
 
 enum { IN_X, IN_SHAPE, IN_SHAPE_TENSOR };
 enum { OUT_OUT, OUT_XSHAPE };
-enum { A_SHAPE };
 
 static const rill_slot_schema inputs[] = {
     [IN_X] = {"X", 0, "input"},
@@ -21,7 +20,7 @@ static const rill_slot_schema outputs[] = {
                     "[0] + X's shape, no data: kept for the gradient"},
 };
 static const rill_attr_schema attrs[] = {
-    [A_SHAPE] = {"shape", RILL_ATTR_INTS, 0, RILL_DEF_EMPTY(RILL_ATTR_INTS),
+    {"shape", RILL_ATTR_INTS, 0, RILL_DEF_EMPTY(RILL_ATTR_INTS),
                  "target shape; 0 copies the input extent, one -1 is inferred"},
     {"use_mkldnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
     {"mkldnn_data_type", RILL_ATTR_STRING, RILL_ATTR_EXTRA, RILL_DEF_STRING("float32"), "ignored"},
@@ -40,7 +39,7 @@ static rill_status *reshape2_infer(rill_infer_ctx *ctx) {
   }
   RILL_TRY(rill_xshape_infer(ctx, OUT_XSHAPE, x));
   bool runtime = ctx->in_tensors != NULL;
-  const rill_attr_value *attr = &ctx->attrs[A_SHAPE];
+  const rill_attr_value *attr = &ctx->attrs[RILL_RESHAPE2_ATTR_SHAPE];
   size_t nlist = ctx->nin[IN_SHAPE_TENSOR];
   const rill_tensor_meta *shape_meta = rill_infer_in(ctx, IN_SHAPE, 0);
   rill_dims d;
@@ -94,3 +93,5 @@ const rill_op_schema rill_schema_reshape2 = {
 };
 
 RILL_XSHAPE_GRAD_SCHEMA(reshape2, attrs, RILL_COUNTOF(attrs));
+
+RILL_OP_TABLE_CHECKS(reshape2);

@@ -119,3 +119,5 @@ const rill_op_schema rill_schema_load_combine = {
     .kernel_dtype_slot = -1,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(save_load);

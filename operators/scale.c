@@ -71,9 +71,11 @@ const rill_op_schema rill_schema_scale = {
     .noutputs = RILL_COUNTOF(outputs),
     .attrs = attrs,
     .nattrs = RILL_COUNTOF(attrs),
-    .flags = 0,
+    .flags = RILL_OP_INPLACE,
     .infer = scale_infer,
     .grad = scale_grad_maker,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(scale);

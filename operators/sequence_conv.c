@@ -6,7 +6,6 @@
 
 enum { IN_X, IN_PAD, IN_FILTER };
 enum { OUT_OUT };
-enum { A_TRAIN, A_LEN, A_START, A_STRIDE };
 
 static const rill_slot_schema inputs[] = {
     [IN_X] = {"X", 0, "LoD tensor [T, D] of sequences"},
@@ -18,13 +17,13 @@ static const rill_slot_schema outputs[] = {
     [OUT_OUT] = {"Out", 0, "[T, N], X's LoD"},
 };
 static const rill_attr_schema attrs[] = {
-    [A_TRAIN] = {"paddingTrainable", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
+    {"paddingTrainable", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
                  "take rows outside a sequence from PaddingData instead of zeros"},
-    [A_LEN] = {"contextLength", RILL_ATTR_INT, RILL_ATTR_REQUIRED, RILL_DEF_INT(1),
+    {"contextLength", RILL_ATTR_INT, RILL_ATTR_REQUIRED, RILL_DEF_INT(1),
                "rows in each context window"},
-    [A_START] = {"contextStart", RILL_ATTR_INT, 0, RILL_DEF_INT(0),
+    {"contextStart", RILL_ATTR_INT, 0, RILL_DEF_INT(0),
                  "offset of the window's first row (negative: rows before)"},
-    [A_STRIDE] = {"contextStride", RILL_ATTR_INT, 0, RILL_DEF_INT(1), "must be 1"},
+    {"contextStride", RILL_ATTR_INT, 0, RILL_DEF_INT(1), "must be 1"},
 };
 
 static rill_status *sequence_conv_infer(rill_infer_ctx *ctx) {
@@ -32,12 +31,12 @@ static rill_status *sequence_conv_infer(rill_infer_ctx *ctx) {
   const rill_tensor_meta *pad = rill_infer_in(ctx, IN_PAD, 0);
   rill_tensor_meta *out = rill_infer_out(ctx, OUT_OUT, 0);
   if (!x || !f || !out) return rill_infer_error(ctx, "needs inputs X and Filter and output Out");
-  int32_t len = ctx->attrs[A_LEN].v.i, start = ctx->attrs[A_START].v.i;
+  int32_t len = ctx->attrs[RILL_SEQUENCE_CONV_ATTR_CONTEXT_LENGTH].v.i, start = ctx->attrs[RILL_SEQUENCE_CONV_ATTR_CONTEXT_START].v.i;
   if (len < 1) return rill_infer_error(ctx, "attribute contextLength is %d, must be positive", (int)len);
-  if (ctx->attrs[A_STRIDE].v.i != 1)
+  if (ctx->attrs[RILL_SEQUENCE_CONV_ATTR_CONTEXT_STRIDE].v.i != 1)
     return rill_infer_error(ctx, "attribute contextStride is %d: only 1 is supported",
-                            (int)ctx->attrs[A_STRIDE].v.i);
-  bool train = ctx->attrs[A_TRAIN].v.b;
+                            (int)ctx->attrs[RILL_SEQUENCE_CONV_ATTR_CONTEXT_STRIDE].v.i);
+  bool train = ctx->attrs[RILL_SEQUENCE_CONV_ATTR_PADDING_TRAINABLE].v.b;
   if (train && !pad)
     return rill_infer_error(ctx, "attribute paddingTrainable is set but input PaddingData is "
                             "missing");
@@ -92,3 +91,5 @@ const rill_op_schema rill_schema_sequence_conv = {
     .kernel_dtype_slot = IN_X,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(sequence_conv);

@@ -8,7 +8,6 @@
 
 enum { IN_X };
 enum { OUT_OUT, OUT_MAX_INDEX };
-enum { A_TEST, A_TYPE, A_PAD };
 
 static const rill_slot_schema inputs[] = {
     [IN_X] = {"X", 0, "LoD tensor [T, ...] of sequences (1 or 2 LoD levels)"},
@@ -19,11 +18,11 @@ static const rill_slot_schema outputs[] = {
                        "int32, MAX only: the row of X each maximum came from"},
 };
 static const rill_attr_schema attrs[] = {
-    [A_TEST] = {"is_test", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false),
+    {"is_test", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false),
                 "inference only (MaxIndex is written either way)"},
-    [A_TYPE] = {"pooltype", RILL_ATTR_STRING, 0, RILL_DEF_STRING("AVERAGE"),
+    {"pooltype", RILL_ATTR_STRING, 0, RILL_DEF_STRING("AVERAGE"),
                 "AVERAGE, SUM, SQRT (sum / sqrt(length)), MAX, LAST or FIRST"},
-    [A_PAD] = {"pad_value", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.0f),
+    {"pad_value", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.0f),
                "the output row of an empty sequence"},
 };
 
@@ -33,7 +32,7 @@ static rill_status *sequence_pool_infer(rill_infer_ctx *ctx) {
   const rill_tensor_meta *x = rill_infer_in(ctx, IN_X, 0);
   rill_tensor_meta *out = rill_infer_out(ctx, OUT_OUT, 0), *mi = rill_infer_out(ctx, OUT_MAX_INDEX, 0);
   if (!x || !out) return rill_infer_error(ctx, "needs input X and output Out");
-  const char *type = ctx->attrs[A_TYPE].v.s ? ctx->attrs[A_TYPE].v.s : "";
+  const char *type = ctx->attrs[RILL_SEQUENCE_POOL_ATTR_POOLTYPE].v.s ? ctx->attrs[RILL_SEQUENCE_POOL_ATTR_POOLTYPE].v.s : "";
   bool known_type = false;
   for (size_t i = 0; i < RILL_COUNTOF(pool_types); i++) known_type = known_type || !strcmp(type, pool_types[i]);
   if (!known_type)
@@ -92,3 +91,5 @@ const rill_op_schema rill_schema_sequence_pool = {
     .kernel_dtype_slot = IN_X,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(sequence_pool);

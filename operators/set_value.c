@@ -89,3 +89,5 @@ const rill_op_schema rill_schema_set_value = {
     .kernel_dtype_slot = SV_IN_INPUT,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(set_value);

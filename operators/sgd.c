@@ -38,3 +38,5 @@ const rill_op_schema rill_schema_sgd = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(sgd);

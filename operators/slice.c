@@ -5,7 +5,6 @@
 #include "operators/tensor_ops.h"
 
 enum { IN_INPUT, IN_STARTS_T, IN_ENDS_T, IN_STARTS_L, IN_ENDS_L };
-enum { A_AXES, A_STARTS, A_ENDS, A_INFER_FLAGS, A_DECREASE };
 
 static const rill_slot_schema inputs[] = {
     [IN_INPUT] = {"Input", 0, "the tensor to slice"},
@@ -21,15 +20,15 @@ static const rill_slot_schema inputs[] = {
 };
 static const rill_slot_schema outputs[] = {{"Out", 0, "the slice"}};
 static const rill_attr_schema attrs[] = {
-    [A_AXES] = {"axes", RILL_ATTR_INTS, RILL_ATTR_REQUIRED, RILL_DEF_EMPTY(RILL_ATTR_INTS),
+    {"axes", RILL_ATTR_INTS, RILL_ATTR_REQUIRED, RILL_DEF_EMPTY(RILL_ATTR_INTS),
                 "axes sliced (negative from the end)"},
-    [A_STARTS] = {"starts", RILL_ATTR_INTS, 0, RILL_DEF_EMPTY(RILL_ATTR_INTS),
+    {"starts", RILL_ATTR_INTS, 0, RILL_DEF_EMPTY(RILL_ATTR_INTS),
                   "first index per axis (negative from the end, clamped)"},
-    [A_ENDS] = {"ends", RILL_ATTR_INTS, 0, RILL_DEF_EMPTY(RILL_ATTR_INTS),
+    {"ends", RILL_ATTR_INTS, 0, RILL_DEF_EMPTY(RILL_ATTR_INTS),
                 "one past the last index per axis (negative from the end, clamped)"},
-    [A_INFER_FLAGS] = {"infer_flags", RILL_ATTR_INTS, 0, RILL_DEF_EMPTY(RILL_ATTR_INTS),
+    {"infer_flags", RILL_ATTR_INTS, 0, RILL_DEF_EMPTY(RILL_ATTR_INTS),
                        "-1 for an axis whose bounds are known only at run time"},
-    [A_DECREASE] = {"decrease_axis", RILL_ATTR_INTS, 0, RILL_DEF_EMPTY(RILL_ATTR_INTS),
+    {"decrease_axis", RILL_ATTR_INTS, 0, RILL_DEF_EMPTY(RILL_ATTR_INTS),
                     "axes (of extent 1 after slicing) removed from Out"},
     {"use_mkldnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
     {"mkldnn_data_type", RILL_ATTR_STRING, RILL_ATTR_EXTRA, RILL_DEF_STRING("float32"), "ignored"},
@@ -44,17 +43,17 @@ static bool infer_plan(rill_infer_ctx *ctx, const rill_dims *in, rill_slice_plan
       .tensor = rill_infer_tensor(ctx, IN_STARTS_T, 0),
       .list = runtime ? ctx->in_tensors[IN_STARTS_L] : NULL,
       .nlist = ctx->nin[IN_STARTS_L],
-      .attr = &ctx->attrs[A_STARTS],
+      .attr = &ctx->attrs[RILL_SLICE_ATTR_STARTS],
   };
   rill_slice_bounds e = {
       .tensor_present = rill_infer_in(ctx, IN_ENDS_T, 0) != NULL,
       .tensor = rill_infer_tensor(ctx, IN_ENDS_T, 0),
       .list = runtime ? ctx->in_tensors[IN_ENDS_L] : NULL,
       .nlist = ctx->nin[IN_ENDS_L],
-      .attr = &ctx->attrs[A_ENDS],
+      .attr = &ctx->attrs[RILL_SLICE_ATTR_ENDS],
   };
-  return rill_slice_plan_make(in, &ctx->attrs[A_AXES], &s, &e, &ctx->attrs[A_INFER_FLAGS],
-                              &ctx->attrs[A_DECREASE], runtime, plan, err, errlen);
+  return rill_slice_plan_make(in, &ctx->attrs[RILL_SLICE_ATTR_AXES], &s, &e, &ctx->attrs[RILL_SLICE_ATTR_INFER_FLAGS],
+                              &ctx->attrs[RILL_SLICE_ATTR_DECREASE_AXIS], runtime, plan, err, errlen);
 }
 
 static rill_status *slice_infer(rill_infer_ctx *ctx) {
@@ -154,3 +153,5 @@ const rill_op_schema rill_schema_slice_grad = {
     .kernel_dtype_slot = G_DOUT,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(slice);

@@ -19,7 +19,7 @@ static rill_status *softmax_infer(rill_infer_ctx *ctx) {
     rill_meta_unknown(out);
     return NULL;
   }
-  int axis = ctx->attrs[0].v.i, r = x->dims.n;
+  int axis = ctx->attrs[RILL_SOFTMAX_ATTR_AXIS].v.i, r = x->dims.n;
   if (r == 0 ? (axis != 0 && axis != -1) : (axis < -r || axis >= r))
     return rill_infer_error(ctx, "attribute axis %d is out of range for input X (%s) of rank %d",
                             axis, rill_infer_in_name(ctx, 0, 0), r);
@@ -55,7 +55,7 @@ static rill_status *softmax_grad_infer(rill_infer_ctx *ctx) {
   RILL_TRY(rill_act_grad_infer(ctx));
   const rill_tensor_meta *out = rill_infer_in(ctx, 0, 0);
   int axis;
-  if (out && out->known) RILL_TRY(rill_act_check_axis(ctx, ctx->attrs[0].v.i, out->dims.n, 0, &axis));
+  if (out && out->known) RILL_TRY(rill_act_check_axis(ctx, ctx->attrs[RILL_SOFTMAX_ATTR_AXIS].v.i, out->dims.n, 0, &axis));
   return NULL;
 }
 
@@ -74,3 +74,5 @@ const rill_op_schema rill_schema_softmax_grad = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(softmax);

@@ -13,7 +13,6 @@
  * (Softmax - Label) * Loss@GRAD for soft labels. Kernels: kernels/cpu/cross_entropy.c. */
 #include "operators/activation.h"
 
-enum { A_SOFT_LABEL, A_USE_SOFTMAX, A_NUMERIC_STABLE, A_IGNORE_INDEX, A_AXIS };
 
 static const rill_slot_schema inputs[] = {
     {"Logits", 0, "unscaled log probabilities"},
@@ -24,14 +23,14 @@ static const rill_slot_schema outputs[] = {
     {"Loss", 0, "cross entropy, Logits' shape with the axis dim 1"},
 };
 static const rill_attr_schema attrs[] = {
-    [A_SOFT_LABEL] = {"soft_label", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false), "Label holds distributions"},
-    [A_USE_SOFTMAX] = {"use_softmax", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(true),
+    {"soft_label", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false), "Label holds distributions"},
+    {"use_softmax", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(true),
                        "false: Logits already holds probabilities"},
-    [A_NUMERIC_STABLE] = {"numeric_stable_mode", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(true),
+    {"numeric_stable_mode", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(true),
                           "always stable here; false only allowed with the last axis, as in Paddle"},
-    [A_IGNORE_INDEX] = {"ignore_index", RILL_ATTR_INT, 0, RILL_DEF_INT(-100),
+    {"ignore_index", RILL_ATTR_INT, 0, RILL_DEF_INT(-100),
                         "hard label whose loss and gradient are 0"},
-    [A_AXIS] = {"axis", RILL_ATTR_INT, 0, RILL_DEF_INT(-1), "class dim; negative counts from the end"},
+    {"axis", RILL_ATTR_INT, 0, RILL_DEF_INT(-1), "class dim; negative counts from the end"},
 };
 
 /* Checks Logits (or Softmax) `x` of input slot `xs` against Label of slot `ls`; sets
@@ -39,7 +38,7 @@ static const rill_attr_schema attrs[] = {
 static rill_status *check_logits_label(const rill_infer_ctx *ctx, size_t xs, size_t ls,
                                        const rill_tensor_meta *x, const rill_tensor_meta *label,
                                        int *axis, rill_dims *loss) {
-  bool soft = ctx->attrs[A_SOFT_LABEL].v.b;
+  bool soft = ctx->attrs[RILL_SOFTMAX_WITH_CROSS_ENTROPY_ATTR_SOFT_LABEL].v.b;
   int r = x->dims.n;
   const char *xslot = ctx->schema->inputs[xs].name, *xn = rill_infer_in_name(ctx, xs, 0),
              *ln = rill_infer_in_name(ctx, ls, 0);
@@ -47,10 +46,10 @@ static rill_status *check_logits_label(const rill_infer_ctx *ctx, size_t xs, siz
     return rill_infer_error(ctx, "input %s (%s) is %s; it must be float32 or float64", xslot, xn,
                             rill_dtype_name(x->dtype));
   if (r < 1) return rill_infer_error(ctx, "input %s (%s) has rank 0; it needs a class dim", xslot, xn);
-  RILL_TRY(rill_act_check_axis(ctx, ctx->attrs[A_AXIS].v.i, r, xs, axis));
-  if (*axis != r - 1 && !ctx->attrs[A_NUMERIC_STABLE].v.b)
+  RILL_TRY(rill_act_check_axis(ctx, ctx->attrs[RILL_SOFTMAX_WITH_CROSS_ENTROPY_ATTR_AXIS].v.i, r, xs, axis));
+  if (*axis != r - 1 && !ctx->attrs[RILL_SOFTMAX_WITH_CROSS_ENTROPY_ATTR_NUMERIC_STABLE_MODE].v.b)
     return rill_infer_error(ctx, "attribute axis %d must be the last dim when numeric_stable_mode "
-                            "is false", ctx->attrs[A_AXIS].v.i);
+                            "is false", ctx->attrs[RILL_SOFTMAX_WITH_CROSS_ENTROPY_ATTR_AXIS].v.i);
   if (soft ? label->dtype != x->dtype
            : label->dtype != RILL_DTYPE_INT64 && label->dtype != RILL_DTYPE_INT32)
     return rill_infer_error(ctx, "input Label (%s) is %s; %s", ln, rill_dtype_name(label->dtype),
@@ -172,3 +171,5 @@ const rill_op_schema rill_schema_softmax_with_cross_entropy_grad = {
     .kernel_dtype_slot = 1,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(softmax_with_cross_entropy);

@@ -30,7 +30,7 @@ static rill_status *squeeze2_infer(rill_infer_ctx *ctx) {
   if (!x || !out) return rill_infer_error(ctx, "needs input X and output Out");
   if (!x->known) return unknown_outputs(ctx);
   RILL_TRY(rill_xshape_infer(ctx, 1, x));
-  const rill_attr_value *axes = &ctx->attrs[0];
+  const rill_attr_value *axes = &ctx->attrs[RILL_SQUEEZE2_ATTR_AXES];
   rill_dims d;
   char err[256];
   if (!rill_squeeze_dims(axes->list.ints, axes->n, &x->dims, ctx->in_tensors != NULL, &d, err,
@@ -140,7 +140,7 @@ static rill_status *unsqueeze2_infer(rill_infer_ctx *ctx) {
   const rill_tensor *axes_t = at ? rill_infer_tensor(ctx, 1, 0) : NULL;
   if (at && !axes_t)
     return rill_infer_error(ctx, "input AxesTensor (%s) holds no data", rill_infer_in_name(ctx, 1, 0));
-  if (!rill_unsqueeze_axes(axes_t, list, nlist, &ctx->attrs[0], axes, &n, err, sizeof err) ||
+  if (!rill_unsqueeze_axes(axes_t, list, nlist, &ctx->attrs[RILL_UNSQUEEZE2_ATTR_AXES], axes, &n, err, sizeof err) ||
       !rill_unsqueeze_dims(axes, n, &x->dims, &d, err, sizeof err))
     return rill_infer_error(ctx, "input X (%s): %s", rill_infer_in_name(ctx, 0, 0), err);
   rill_meta_set(out, x->dtype, &d, x->lod_level, 0, 0);
@@ -163,3 +163,5 @@ const rill_op_schema rill_schema_unsqueeze2 = {
     .dtype_attr = -1,
 };
 RILL_XSHAPE_GRAD_SCHEMA(unsqueeze2, unsq_attrs, RILL_COUNTOF(unsq_attrs));
+
+RILL_OP_TABLE_CHECKS(squeeze2);

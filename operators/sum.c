@@ -104,3 +104,5 @@ const rill_op_schema rill_schema_sum = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(sum);

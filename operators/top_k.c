@@ -32,7 +32,7 @@ static rill_status *top_k_infer(rill_infer_ctx *ctx) {
   }
   const char *xn = rill_infer_in_name(ctx, IN_X, 0);
   if (x->dims.n < 1) return rill_infer_error(ctx, "input X (%s) must have rank >= 1", xn);
-  int64_t k = ctx->attrs[0].v.i;
+  int64_t k = ctx->attrs[RILL_TOP_K_ATTR_K].v.i;
   if (rill_infer_in(ctx, IN_K, 0)) {
     if (!ctx->in_tensors) k = -1;
     else if (!rill_int_tensor_at(rill_infer_tensor(ctx, IN_K, 0), 0, &k))
@@ -266,3 +266,5 @@ const rill_op_schema rill_schema_arg_max = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(top_k);

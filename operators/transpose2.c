@@ -49,7 +49,7 @@ static rill_status *transpose2_infer(rill_infer_ctx *ctx) {
   RILL_TRY(rill_xshape_infer(ctx, 1, x));
   int perm[RILL_MAX_DIMS];
   char err[256];
-  if (!rill_transpose_perm(&ctx->attrs[0], x->dims.n, perm, err, sizeof err))
+  if (!rill_transpose_perm(&ctx->attrs[RILL_TRANSPOSE2_ATTR_AXIS], x->dims.n, perm, err, sizeof err))
     return rill_infer_error(ctx, "input X (%s): %s", rill_infer_in_name(ctx, 0, 0), err);
   rill_dims d = {.n = x->dims.n};
   for (int i = 0; i < d.n; i++) d.d[i] = x->dims.d[perm[i]];
@@ -98,3 +98,5 @@ const rill_op_schema rill_schema_transpose2_grad = {
     .kernel_dtype_slot = 1,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(transpose2);

@@ -38,7 +38,7 @@ static rill_status *grad_from_out(rill_grad_ctx *ctx) {
   return rill_grad_emit(ctx, type, RILL_NAMES("Out"), RILL_NAMES("Out"), RILL_NAMES("X"));
 }
 
-#define UNARY(NAME, DOC, MAKER)                                                           \
+#define UNARY(NAME, DOC, MAKER, FLAGS)                                                    \
   const rill_op_schema rill_schema_##NAME = {                                             \
       .type = #NAME,                                                                      \
       .doc = DOC,                                                                         \
@@ -48,17 +48,17 @@ static rill_status *grad_from_out(rill_grad_ctx *ctx) {
       .noutputs = RILL_COUNTOF(outputs),                                                  \
       .attrs = attrs,                                                                     \
       .nattrs = RILL_COUNTOF(attrs),                                                      \
-      .flags = 0,                                                                         \
+      .flags = FLAGS,                                                                     \
       .infer = unary_infer,                                                               \
       .grad = MAKER,                                                                      \
       .kernel_dtype_slot = 0,                                                             \
       .dtype_attr = -1,                                                                   \
   };
 
-UNARY(square, "Out = X * X.", grad_from_x)
-UNARY(sqrt, "Out = sqrt(X).", grad_from_out)
-UNARY(exp, "Out = e^X.", grad_from_out)
-UNARY(log, "Out = ln(X).", grad_from_x)
+UNARY(square, "Out = X * X.", grad_from_x, RILL_OP_INPLACE)
+UNARY(sqrt, "Out = sqrt(X).", grad_from_out, RILL_OP_INPLACE)
+UNARY(exp, "Out = e^X.", grad_from_out, RILL_OP_INPLACE)
+UNARY(log, "Out = ln(X).", grad_from_x, 0)
 
 static const rill_slot_schema grad_inputs[] = {
     {"X", RILL_SLOT_DISPENSABLE, "forward input (square, log)"},
@@ -134,9 +134,9 @@ static rill_status *clip_infer(rill_infer_ctx *ctx) {
   RILL_TRY(clip_bound_check(ctx, 1, x));
   RILL_TRY(clip_bound_check(ctx, 2, x));
   if (!rill_infer_in(ctx, 1, 0) && !rill_infer_in(ctx, 2, 0) &&
-      ctx->attrs[0].v.f > ctx->attrs[1].v.f)
-    return rill_infer_error(ctx, "attribute min (%g) exceeds max (%g)", (double)ctx->attrs[0].v.f,
-                            (double)ctx->attrs[1].v.f);
+      ctx->attrs[RILL_CLIP_ATTR_MIN].v.f > ctx->attrs[RILL_CLIP_ATTR_MAX].v.f)
+    return rill_infer_error(ctx, "attribute min (%g) exceeds max (%g)", (double)ctx->attrs[RILL_CLIP_ATTR_MIN].v.f,
+                            (double)ctx->attrs[RILL_CLIP_ATTR_MAX].v.f);
   if (!x->known) {
     rill_meta_unknown(out);
     return NULL;
@@ -199,3 +199,5 @@ const rill_op_schema rill_schema_clip_grad = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(unary_math);

@@ -6,7 +6,6 @@
 
 enum { IN_X, IN_IMG };
 enum { OUT_BOXES, OUT_SCORES };
-enum { A_ANCHORS, A_CLASSES, A_CONF, A_DOWN, A_CLIP, A_SCALE, A_IOU, A_IOU_F };
 
 static const rill_slot_schema inputs[] = {
     [IN_X] = {"X", 0, "head output [N, C, H, W], C = an_num * (5 + class_num) (+ an_num with "
@@ -18,21 +17,21 @@ static const rill_slot_schema outputs[] = {
     [OUT_SCORES] = {"Scores", 0, "[N, an_num * H * W, class_num]: confidence * class prob"},
 };
 static const rill_attr_schema attrs[] = {
-    [A_ANCHORS] = {"anchors", RILL_ATTR_INTS, RILL_ATTR_REQUIRED, RILL_DEF_EMPTY(RILL_ATTR_INTS),
+    {"anchors", RILL_ATTR_INTS, RILL_ATTR_REQUIRED, RILL_DEF_EMPTY(RILL_ATTR_INTS),
                    "anchor (width, height) pairs in input pixels"},
-    [A_CLASSES] = {"class_num", RILL_ATTR_INT, RILL_ATTR_REQUIRED, RILL_DEF_INT(1),
+    {"class_num", RILL_ATTR_INT, RILL_ATTR_REQUIRED, RILL_DEF_INT(1),
                    "number of classes"},
-    [A_CONF] = {"conf_thresh", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.01f),
+    {"conf_thresh", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.01f),
                 "boxes with a lower confidence are zero"},
-    [A_DOWN] = {"downsample_ratio", RILL_ATTR_INT, 0, RILL_DEF_INT(32),
+    {"downsample_ratio", RILL_ATTR_INT, 0, RILL_DEF_INT(32),
                 "input size / feature size"},
-    [A_CLIP] = {"clip_bbox", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(true),
+    {"clip_bbox", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(true),
                 "clamp boxes to [0, width - 1] x [0, height - 1]"},
-    [A_SCALE] = {"scale_x_y", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(1.0f),
+    {"scale_x_y", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(1.0f),
                  "scales the centre sigmoid around the cell centre"},
-    [A_IOU] = {"iou_aware", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
+    {"iou_aware", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
                "X starts with an_num IoU channels that temper the confidence"},
-    [A_IOU_F] = {"iou_aware_factor", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.5f),
+    {"iou_aware_factor", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.5f),
                  "confidence = conf^(1 - f) * iou^f with iou_aware"},
 };
 
@@ -41,15 +40,15 @@ static rill_status *yolo_box_infer(rill_infer_ctx *ctx) {
   rill_tensor_meta *boxes = rill_infer_out(ctx, OUT_BOXES, 0), *scores = rill_infer_out(ctx, OUT_SCORES, 0);
   if (!x || !img || !boxes || !scores)
     return rill_infer_error(ctx, "needs inputs X and ImgSize and outputs Boxes and Scores");
-  size_t na = ctx->attrs[A_ANCHORS].n;
-  int32_t cls = ctx->attrs[A_CLASSES].v.i;
+  size_t na = ctx->attrs[RILL_YOLO_BOX_ATTR_ANCHORS].n;
+  int32_t cls = ctx->attrs[RILL_YOLO_BOX_ATTR_CLASS_NUM].v.i;
   if (na == 0 || na % 2)
     return rill_infer_error(ctx, "attribute anchors has %zu values, expected (width, height) "
                             "pairs", na);
   if (cls <= 0) return rill_infer_error(ctx, "attribute class_num is %d, must be positive", (int)cls);
-  if (ctx->attrs[A_DOWN].v.i <= 0)
+  if (ctx->attrs[RILL_YOLO_BOX_ATTR_DOWNSAMPLE_RATIO].v.i <= 0)
     return rill_infer_error(ctx, "attribute downsample_ratio is %d, must be positive",
-                            (int)ctx->attrs[A_DOWN].v.i);
+                            (int)ctx->attrs[RILL_YOLO_BOX_ATTR_DOWNSAMPLE_RATIO].v.i);
   if (!x->known || !img->known) {
     rill_meta_unknown(boxes);
     rill_meta_unknown(scores);
@@ -60,7 +59,7 @@ static rill_status *yolo_box_infer(rill_infer_ctx *ctx) {
   if (x->dtype != RILL_DTYPE_FP32 && x->dtype != RILL_DTYPE_FP64)
     return rill_infer_error(ctx, "input X (%s) is %s, expected float32 or float64", xn,
                             rill_dtype_name(x->dtype));
-  int64_t an = (int64_t)na / 2, per = 5 + (int64_t)cls + (ctx->attrs[A_IOU].v.b ? 1 : 0);
+  int64_t an = (int64_t)na / 2, per = 5 + (int64_t)cls + (ctx->attrs[RILL_YOLO_BOX_ATTR_IOU_AWARE].v.b ? 1 : 0);
   if (x->dims.n != 4 || (x->dims.d[1] >= 0 && x->dims.d[1] != an * per))
     return rill_infer_error(ctx, "input X (%s) has shape %s, expected [N, %lld, H, W] (%lld "
                             "anchors times %lld values)", xn, rill_dims_str(&x->dims, s, sizeof s),
@@ -93,3 +92,5 @@ const rill_op_schema rill_schema_yolo_box = {
     .kernel_dtype_slot = IN_X,
     .dtype_attr = -1,
 };
+
+RILL_OP_TABLE_CHECKS(yolo_box);

@@ -51,6 +51,15 @@ typedef struct rill_attr_schema {
 #define RILL_OP_INFER_READS_DATA 512u /* run-time shape inference reads input values or LoD
                                          offsets (rill_infer_tensor), not only their metas:
                                          a run re-infers it even when no input meta changed */
+/* Flags the inference passes (framework/transform/infer_passes.c) read, so that they
+ * never test an op's name for these properties: */
+#define RILL_OP_INPLACE 1024u     /* one input X, one output Out, each output element from
+                                     the input element at its position: Out may be X */
+#define RILL_OP_CONV_FUSABLE 2048u /* a 2-D convolution conv2d_fusion can replace: slots
+                                      Input/Filter/Bias?/Output, conv2d's attributes */
+#define RILL_OP_FUSABLE_ACT 4096u /* an activation (X -> Out) conv2d_fusion can apply; its
+                                     type is the name the fused op's attribute takes */
+#define RILL_OP_FC_ACT 8192u      /* such an activation fc can apply too (fc knows relu) */
 
 /* Shapes and dtypes of one variable, as known at compile time (dims may hold -1) or at
  * run time (exact). */

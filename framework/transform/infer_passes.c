@@ -30,30 +30,14 @@ static const fold_producer fold_producers[] = {
     {"mul", "Y", "Out", -1, 2},
 };
 
-/* Convolutions conv2d_fusion replaces (its conv attributes mirror theirs). */
-static const char *const fusable_convs[] = {"conv2d", "depthwise_conv2d"};
 static const char *const conv_attr_names[] = {"strides", "paddings", "padding_algorithm",
                                               "groups", "dilations", "data_format"};
 
-/* Activations a fused op can apply: the op type, the name the fused op's attribute uses,
- * and whether fc (which, as in Paddle, knows only relu) takes it too. */
-typedef struct fused_act {
-  const char *type, *name;
-  bool fc;
-} fused_act;
-
-static const fused_act fused_acts[] = {
-    {"relu", "relu", true},
-    {"relu6", "relu6", false},
-    {"sigmoid", "sigmoid", false},
-    {"tanh", "tanh", false},
-};
-
-/* Ops whose kernels compute each output element from the input element at the same
- * position only, so Out may be X (doc/design/ops.md, "in-place runs"). */
-static const char *const inplace_ops[] = {"relu", "relu6", "sigmoid", "tanh", "leaky_relu",
-                                          "hard_swish", "hard_sigmoid", "swish", "silu",
-                                          "exp", "sqrt", "square", "scale"};
+/* Whether op's schema carries flag. Ops without a schema carry none. */
+static bool op_has_flag(const rill_op_desc *op, unsigned flag) {
+  const rill_op_schema *s = rill_schema_find(op->type);
+  return s && (s->flags & flag);
+}
 
 static bool in_list(const char *const *list, size_t n, const char *s) {
   for (size_t i = 0; i < n; i++)
@@ -499,7 +483,7 @@ static rill_status *fold_into_next(rill_program *p, fold_ctx *c, size_t j, bool 
   long ci = next_reader(b, j, y);
   if (ci < 0 || dead[ci]) return NULL;
   rill_op_desc *conv = &b->ops[ci];
-  if (!in_list(fusable_convs, RILL_COUNTOF(fusable_convs), conv->type)) return NULL;
+  if (!op_has_flag(conv, RILL_OP_CONV_FUSABLE)) return NULL;
   const char *in = in1(conv, "Input"), *wname = in1(conv, "Filter"), *cout = out1(conv, "Output");
   if (!in || strcmp(in, y) != 0 || !wname || !cout || rill_opd_writes(conv, x)) return NULL;
   if ((rill_op_input(conv, "Bias") && rill_op_input(conv, "Bias")->nargs) ||
@@ -615,31 +599,29 @@ rill_status *rill_pass_fold_batch_norm(rill_program *program, rill_scope *params
 
 /* ------------------------------------------------------------------ fusion ----- */
 
-/* The activation op reading `z` (a private temporary) right after it, if the table
- * knows it; *out receives its output. */
-static const fused_act *act_after(rill_program *p, size_t from, const char *z, bool for_fc,
-                                  long *at, const char **out) {
+/* The activation op reading `z` (a private temporary) right after it, if a fused op can
+ * apply it (RILL_OP_FUSABLE_ACT; RILL_OP_FC_ACT for fc): its type, which is the name the
+ * fused op's attribute takes; *out receives its output. */
+static const char *act_after(rill_program *p, size_t from, const char *z, bool for_fc, long *at,
+                             const char **out) {
   rill_block_desc *b = &p->blocks[0];
   long r = next_reader(b, from, z);
   if (r < 0 || !private_temp(p, z)) return NULL;
   const rill_op_desc *op = &b->ops[r];
-  for (size_t k = 0; k < RILL_COUNTOF(fused_acts); k++) {
-    const fused_act *a = &fused_acts[k];
-    if (strcmp(op->type, a->type) != 0 || (for_fc && !a->fc)) continue;
-    const char *x = in1(op, "X"), *o = out1(op, "Out");
-    if (!x || !o || strcmp(x, z) != 0 || strcmp(o, z) == 0) return NULL;
-    if (strcmp(a->type, "relu6") == 0) {
-      float t = 0;
-      rill_status *st = attr_float(op, "threshold", &t);
-      bool unreadable = st != NULL;
-      rill_status_destroy(st); /* an unreadable threshold: not fused */
-      if (unreadable || t != 6.0f) return NULL;
-    }
-    *at = r;
-    *out = o;
-    return a;
+  if (!op_has_flag(op, for_fc ? RILL_OP_FC_ACT : RILL_OP_FUSABLE_ACT)) return NULL;
+  const char *x = in1(op, "X"), *o = out1(op, "Out");
+  if (!x || !o || strcmp(x, z) != 0 || strcmp(o, z) == 0) return NULL;
+  /* A threshold (relu6's) fuses only at the fused kernels' fixed 6. */
+  if (rill_schema_attr_index(rill_schema_find(op->type), "threshold") >= 0) {
+    float t = 0;
+    rill_status *st = attr_float(op, "threshold", &t);
+    bool unreadable = st != NULL;
+    rill_status_destroy(st); /* an unreadable threshold: not fused */
+    if (unreadable || t != 6.0f) return NULL;
   }
-  return NULL;
+  *at = r;
+  *out = o;
+  return op->type;
 }
 
 /* No op strictly between `from` and `to` touches `name`, and only one op writes it. */
@@ -699,7 +681,7 @@ static rill_status *conv_body(rill_program *p, void *ctx, size_t *count) {
   rill_status *st = NULL;
   for (size_t i = 0; i < b->nops && !st; i++) {
     rill_op_desc *conv = &b->ops[i];
-    if (dead[i] || !in_list(fusable_convs, RILL_COUNTOF(fusable_convs), conv->type)) continue;
+    if (dead[i] || !op_has_flag(conv, RILL_OP_CONV_FUSABLE)) continue;
     const char *in = in1(conv, "Input"), *filt = in1(conv, "Filter"), *y = out1(conv, "Output");
     const rill_var_desc *fd = filt ? rill_block_find_var(p, 0, filt) : NULL;
     if (!in || !fd || !fd->has_tensor || fd->dtype != RILL_DTYPE_FP32 || fd->dims.n != 4 || !y ||
@@ -719,7 +701,7 @@ static rill_status *conv_body(rill_program *p, void *ctx, size_t *count) {
     if (bdv->dims.n != 1) continue;
     long acti = -1, resi = -1;
     const char *out = z, *res = NULL;
-    const fused_act *act = act_after(p, (size_t)ai, z, false, &acti, &out);
+    const char *act = act_after(p, (size_t)ai, z, false, &acti, &out);
     if (!act && (resi = residual_after(p, i, (size_t)ai, z, &res, &out)) >= 0)
       act = act_after(p, (size_t)resi, out, false, &acti, &out);
     size_t last = act ? (size_t)acti : resi >= 0 ? (size_t)resi : (size_t)ai;
@@ -733,7 +715,7 @@ static rill_status *conv_body(rill_program *p, void *ctx, size_t *count) {
       for (size_t k = 0; k < RILL_COUNTOF(conv_attr_names) && !st; k++)
         st = copy_attr(&f, conv, conv_attr_names[k]);
       if (!st) {
-        rill_attr_value a = {.type = RILL_ATTR_STRING, .v.s = (char *)(act ? act->name : "identity")};
+        rill_attr_value a = {.type = RILL_ATTR_STRING, .v.s = (char *)(act ? act : "identity")};
         st = rill_opd_attr(&f, "activation", &a);
       }
     }
@@ -781,7 +763,7 @@ static rill_status *fc_body(rill_program *p, void *ctx, size_t *count) {
       continue;
     long acti = -1;
     const char *out = z;
-    const fused_act *act = act_after(p, (size_t)ai, z, true, &acti, &out);
+    const char *act = act_after(p, (size_t)ai, z, true, &acti, &out);
     size_t last = act ? (size_t)acti : (size_t)ai;
     if (!quiet_between(p, i, last, out)) continue;
     rill_op_desc f;
@@ -790,7 +772,7 @@ static rill_status *fc_body(rill_program *p, void *ctx, size_t *count) {
     if (!(st = rill_opd_input(&f, "Input", ia, 1)) && !(st = rill_opd_input(&f, "W", wa, 1)) &&
         !(st = rill_opd_input(&f, "Bias", ba, 1)) && !(st = rill_opd_output(&f, "Out", oa, 1)) &&
         !(st = rill_opd_attr_int(&f, "in_num_col_dims", xn))) {
-      rill_attr_value a = {.type = RILL_ATTR_STRING, .v.s = (char *)(act ? act->name : "")};
+      rill_attr_value a = {.type = RILL_ATTR_STRING, .v.s = (char *)(act ? act : "")};
       st = rill_opd_attr(&f, "activation_type", &a);
     }
     if (st) {
@@ -818,7 +800,7 @@ static rill_status *inplace_body(rill_program *p, void *ctx, size_t *count) {
   rill_status *st = NULL;
   for (size_t i = 0; i < b->nops && !st; i++) {
     rill_op_desc *op = &b->ops[i];
-    if (!in_list(inplace_ops, RILL_COUNTOF(inplace_ops), op->type)) continue;
+    if (!op_has_flag(op, RILL_OP_INPLACE)) continue;
     const char *x = in1(op, "X"), *out = out1(op, "Out");
     if (!x || !out || strcmp(x, out) == 0 || op->ninputs != 1 || op->noutputs != 1) continue;
     const rill_var_desc *xd = rill_block_find_var(p, 0, x), *od = rill_block_find_var(p, 0, out);

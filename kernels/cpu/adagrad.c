@@ -3,8 +3,6 @@
 
 #include "kernels/cpu/optimizer.h"
 
-enum { I_PARAM, I_GRAD, I_MOMENT, I_LR };
-enum { O_PARAM, O_MOMENT };
 
 #define ADAGRAD(T, DT, SQRT, NAME)                                                        \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
@@ -12,16 +10,16 @@ enum { O_PARAM, O_MOMENT };
     double lr;                                                                            \
     rill_opt_grad g;                                                                      \
     void *po, *mo;                                                                        \
-    RILL_TRY(rill_kin_need(ctx, I_PARAM, 0, DT, &p));                                     \
-    RILL_TRY(rill_opt_scalar(ctx, I_LR, &lr));                                            \
-    RILL_TRY(rill_opt_grad_get(ctx, I_GRAD, DT, p, &g));                                  \
-    rill_status *st = rill_opt_state(ctx, I_MOMENT, O_MOMENT, DT, p, &mo);                \
-    if (!st) st = rill_opt_state(ctx, I_PARAM, O_PARAM, DT, NULL, &po);                   \
+    RILL_TRY(rill_kin_need(ctx, RILL_ADAGRAD_IN_PARAM, 0, DT, &p));                       \
+    RILL_TRY(rill_opt_scalar(ctx, RILL_ADAGRAD_IN_LEARNING_RATE, &lr));                   \
+    RILL_TRY(rill_opt_grad_get(ctx, RILL_ADAGRAD_IN_GRAD, DT, p, &g));                    \
+    rill_status *st = rill_opt_state(ctx, RILL_ADAGRAD_IN_MOMENT, RILL_ADAGRAD_OUT_MOMENT_OUT, DT, p, &mo);                \
+    if (!st) st = rill_opt_state(ctx, RILL_ADAGRAD_IN_PARAM, RILL_ADAGRAD_OUT_PARAM_OUT, DT, NULL, &po);                   \
     if (st) {                                                                             \
       rill_opt_grad_free(&g);                                                             \
       return st;                                                                          \
     }                                                                                     \
-    T *pp = po, *m = mo, l = (T)lr, eps = (T)ctx->attrs[0].v.f;                           \
+    T *pp = po, *m = mo, l = (T)lr, eps = (T)ctx->attrs[RILL_ADAGRAD_ATTR_EPSILON].v.f;   \
     if (!g.sparse) {                                                                      \
       const T *gd = g.dense;                                                              \
       int64_t n = rill_tensor_numel(p);                                                   \

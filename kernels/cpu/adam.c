@@ -5,9 +5,6 @@
 
 #include "kernels/cpu/optimizer.h"
 
-enum { I_PARAM, I_GRAD, I_LR, I_M1, I_M2, I_B1POW, I_B2POW, I_B1T, I_B2T, I_EPST, I_MASTER, I_SKIP };
-enum { O_PARAM, O_M1, O_M2, O_B1POW, O_B2POW };
-enum { A_BETA1, A_BETA2, A_EPS, A_LAZY, A_MINROW, A_MULTI, A_GLOBAL_POW };
 
 static rill_status *opt_override(rill_kernel_ctx *ctx, size_t slot, double *v) {
   if (!rill_kin(ctx, slot, 0)) return NULL;
@@ -29,7 +26,7 @@ static rill_status *advance_pow(rill_kernel_ctx *ctx, size_t in, size_t out, dou
 }
 
 static bool skip_update(rill_kernel_ctx *ctx) {
-  rill_tensor *t = rill_kin(ctx, I_SKIP, 0);
+  rill_tensor *t = rill_kin(ctx, RILL_ADAM_IN_SKIP_UPDATE, 0);
   return t && rill_tensor_is_set(t) && rill_tensor_numel(t) == 1 && t->dtype == RILL_DTYPE_BOOL &&
          *(const bool *)rill_tensor_ptr(t);
 }
@@ -44,25 +41,25 @@ static bool skip_update(rill_kernel_ctx *ctx) {
 #define ADAM(T, DT, SQRT, NAME)                                                           \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *p;                                                                       \
-    double lr, b1pow, b2pow, beta1 = ctx->attrs[A_BETA1].v.f,                             \
-                             beta2 = ctx->attrs[A_BETA2].v.f, epsd = ctx->attrs[A_EPS].v.f;\
+    double lr, b1pow, b2pow, beta1 = ctx->attrs[RILL_ADAM_ATTR_BETA1].v.f,                \
+                             beta2 = ctx->attrs[RILL_ADAM_ATTR_BETA2].v.f, epsd = ctx->attrs[RILL_ADAM_ATTR_EPSILON].v.f;\
     rill_opt_grad g;                                                                      \
     void *po, *m1o, *m2o;                                                                 \
-    RILL_TRY(rill_kin_need(ctx, I_PARAM, 0, DT, &p));                                     \
-    RILL_TRY(rill_opt_scalar(ctx, I_LR, &lr));                                            \
-    RILL_TRY(rill_opt_scalar(ctx, I_B1POW, &b1pow));                                      \
-    RILL_TRY(rill_opt_scalar(ctx, I_B2POW, &b2pow));                                      \
-    RILL_TRY(opt_override(ctx, I_B1T, &beta1));                                           \
-    RILL_TRY(opt_override(ctx, I_B2T, &beta2));                                           \
-    RILL_TRY(opt_override(ctx, I_EPST, &epsd));                                           \
+    RILL_TRY(rill_kin_need(ctx, RILL_ADAM_IN_PARAM, 0, DT, &p));                          \
+    RILL_TRY(rill_opt_scalar(ctx, RILL_ADAM_IN_LEARNING_RATE, &lr));                      \
+    RILL_TRY(rill_opt_scalar(ctx, RILL_ADAM_IN_BETA1_POW, &b1pow));                       \
+    RILL_TRY(rill_opt_scalar(ctx, RILL_ADAM_IN_BETA2_POW, &b2pow));                       \
+    RILL_TRY(opt_override(ctx, RILL_ADAM_IN_BETA1_TENSOR, &beta1));                       \
+    RILL_TRY(opt_override(ctx, RILL_ADAM_IN_BETA2_TENSOR, &beta2));                       \
+    RILL_TRY(opt_override(ctx, RILL_ADAM_IN_EPSILON_TENSOR, &epsd));                      \
     bool skip = skip_update(ctx);                                                         \
-    RILL_TRY(rill_opt_grad_get(ctx, I_GRAD, DT, p, &g));                                  \
-    rill_status *st = rill_opt_state(ctx, I_M1, O_M1, DT, p, &m1o);                       \
-    if (!st) st = rill_opt_state(ctx, I_M2, O_M2, DT, p, &m2o);                           \
-    if (!st) st = rill_opt_state(ctx, I_PARAM, O_PARAM, DT, NULL, &po);                   \
-    bool adv = !skip && !ctx->attrs[A_GLOBAL_POW].v.b;                                    \
-    if (!st) st = advance_pow(ctx, I_B1POW, O_B1POW, beta1, adv);                         \
-    if (!st) st = advance_pow(ctx, I_B2POW, O_B2POW, beta2, adv);                         \
+    RILL_TRY(rill_opt_grad_get(ctx, RILL_ADAM_IN_GRAD, DT, p, &g));                       \
+    rill_status *st = rill_opt_state(ctx, RILL_ADAM_IN_MOMENT1, RILL_ADAM_OUT_MOMENT1_OUT, DT, p, &m1o);                       \
+    if (!st) st = rill_opt_state(ctx, RILL_ADAM_IN_MOMENT2, RILL_ADAM_OUT_MOMENT2_OUT, DT, p, &m2o);                           \
+    if (!st) st = rill_opt_state(ctx, RILL_ADAM_IN_PARAM, RILL_ADAM_OUT_PARAM_OUT, DT, NULL, &po);                   \
+    bool adv = !skip && !ctx->attrs[RILL_ADAM_ATTR_USE_GLOBAL_BETA_POW].v.b;              \
+    if (!st) st = advance_pow(ctx, RILL_ADAM_IN_BETA1_POW, RILL_ADAM_OUT_BETA1_POW_OUT, beta1, adv);                         \
+    if (!st) st = advance_pow(ctx, RILL_ADAM_IN_BETA2_POW, RILL_ADAM_OUT_BETA2_POW_OUT, beta2, adv);                         \
     if (st || skip) {                                                                     \
       rill_opt_grad_free(&g);                                                             \
       return st;                                                                          \
@@ -74,7 +71,7 @@ static bool skip_update(rill_kernel_ctx *ctx) {
     if (!g.sparse) {                                                                      \
       const T *gd = g.dense;                                                              \
       for (int64_t i = 0; i < n; i++) ADAM_STEP(SQRT, i, gd[i]);                                \
-    } else if (ctx->attrs[A_LAZY].v.b) {                                                  \
+    } else if (ctx->attrs[RILL_ADAM_ATTR_LAZY_MODE].v.b) {                                      \
       for (size_t k = 0; k < g.nrows; k++) {                                              \
         const T *gv = (const T *)g.vals + (int64_t)k * g.width;                           \
         for (int64_t j = 0; j < g.width; j++) ADAM_STEP(SQRT, g.rows[k] * g.width + j, gv[j]);  \

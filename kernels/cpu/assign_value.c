@@ -4,20 +4,19 @@
 
 #include "kernels/cpu/kernels.h"
 
-enum { A_SHAPE, A_DTYPE, A_FP32, A_INT32, A_INT64, A_BOOL, A_FP64 };
 
 rill_status *rill_cpu_assign_value(rill_kernel_ctx *ctx) {
-  rill_dtype dt = (rill_dtype)ctx->attrs[A_DTYPE].v.i;
+  rill_dtype dt = (rill_dtype)ctx->attrs[RILL_ASSIGN_VALUE_ATTR_DTYPE].v.i;
   rill_tensor *out = NULL;
   RILL_TRY(rill_kout_need(ctx, 0, 0, dt, &out));
   int64_t n = rill_tensor_numel(out);
   const rill_attr_value *v;
   switch (dt) {
-  case RILL_DTYPE_FP32: v = &ctx->attrs[A_FP32]; break;
-  case RILL_DTYPE_INT32: v = &ctx->attrs[A_INT32]; break;
-  case RILL_DTYPE_INT64: v = &ctx->attrs[A_INT64]; break;
-  case RILL_DTYPE_BOOL: v = &ctx->attrs[A_BOOL]; break;
-  case RILL_DTYPE_FP64: v = &ctx->attrs[A_FP64]; break;
+  case RILL_DTYPE_FP32: v = &ctx->attrs[RILL_ASSIGN_VALUE_ATTR_FP32_VALUES]; break;
+  case RILL_DTYPE_INT32: v = &ctx->attrs[RILL_ASSIGN_VALUE_ATTR_INT32_VALUES]; break;
+  case RILL_DTYPE_INT64: v = &ctx->attrs[RILL_ASSIGN_VALUE_ATTR_INT64_VALUES]; break;
+  case RILL_DTYPE_BOOL: v = &ctx->attrs[RILL_ASSIGN_VALUE_ATTR_BOOL_VALUES]; break;
+  case RILL_DTYPE_FP64: v = &ctx->attrs[RILL_ASSIGN_VALUE_ATTR_FP64_VALUES]; break;
   default:
     return rill_kernel_error(ctx, "output Out (%s) is %s: assign_value writes bool, int32, "
                              "int64, float32 or float64", rill_kout_name(ctx, 0, 0),

@@ -10,14 +10,13 @@
 #include "kernels/cpu/kernels.h"
 #include "operators/nn.h"
 
-enum { A_MOMENTUM, A_EPSILON, A_IS_TEST, A_LAYOUT, A_GLOBAL, A_TRAINABLE };
 
 typedef struct bn_shape {
   int64_t n, c, s;
 } bn_shape;
 
 static rill_status *bn_shape_of(rill_kernel_ctx *ctx, const rill_tensor *x, bn_shape *sh) {
-  if (!rill_nn_is_nchw(&ctx->attrs[A_LAYOUT]))
+  if (!rill_nn_is_nchw(&ctx->attrs[RILL_BATCH_NORM_ATTR_DATA_LAYOUT]))
     return rill_error(RILL_UNIMPLEMENTED, "op '%s': data_layout NHWC is not supported yet (input "
                       "X (%s)): use NCHW", ctx->schema->type, rill_kin_name(ctx, 0, 0));
   if (x->dims.n < 2 || x->dims.n > 5)
@@ -95,7 +94,7 @@ static void bn_affine_f64(const double *r, double *o, int64_t n, double a, doubl
     RILL_TRY(cvec_out(ctx, 2, DT, sh.c, &vo));                                                  \
     RILL_TRY(cvec_out(ctx, 3, DT, sh.c, &sm));                                                  \
     RILL_TRY(cvec_out(ctx, 4, DT, sh.c, &sv));                                                  \
-    double momentum = ctx->attrs[A_MOMENTUM].v.f, eps = ctx->attrs[A_EPSILON].v.f;              \
+    double momentum = ctx->attrs[RILL_BATCH_NORM_ATTR_MOMENTUM].v.f, eps = ctx->attrs[RILL_BATCH_NORM_ATTR_EPSILON].v.f;              \
     rill_tensor *mt = rill_kin(ctx, 5, 0);                                                      \
     if (mt) {                                                                                   \
       if (!rill_tensor_is_set(mt) || rill_tensor_numel(mt) != 1 ||                              \
@@ -105,8 +104,8 @@ static void bn_affine_f64(const double *r, double *o, int64_t n, double a, doubl
       momentum = mt->dtype == RILL_DTYPE_FP32 ? *(const float *)rill_tensor_ptr(mt)             \
                                               : *(const double *)rill_tensor_ptr(mt);           \
     }                                                                                           \
-    bool test_mode = ctx->attrs[A_IS_TEST].v.b && !ctx->attrs[A_TRAINABLE].v.b;                 \
-    bool global = test_mode || ctx->attrs[A_GLOBAL].v.b;                                        \
+    bool test_mode = ctx->attrs[RILL_BATCH_NORM_ATTR_IS_TEST].v.b && !ctx->attrs[RILL_BATCH_NORM_ATTR_TRAINABLE_STATISTICS].v.b;                 \
+    bool global = test_mode || ctx->attrs[RILL_BATCH_NORM_ATTR_USE_GLOBAL_STATS].v.b;             \
     const T *xp = rill_tensor_ptr(x), *scp = rill_tensor_ptr(scale), *bp = rill_tensor_ptr(bias); \
     const T *mp = rill_tensor_ptr(mean), *vp = rill_tensor_ptr(var);                            \
     T *yp = rill_tensor_ptr(y), *mop = mo ? rill_tensor_ptr(mo) : NULL;                         \
@@ -164,7 +163,7 @@ static void bn_affine_f64(const double *r, double *o, int64_t n, double a, doubl
     if (!rill_dims_equal(&dy->dims, &x->dims))                                                  \
       return rill_kernel_error(ctx, "input Y@GRAD (%s) does not have the shape of X (%s)",      \
                                rill_kin_name(ctx, 9, 0), rill_kin_name(ctx, 0, 0));             \
-    bool global = ctx->attrs[A_GLOBAL].v.b || ctx->attrs[A_IS_TEST].v.b;                        \
+    bool global = ctx->attrs[RILL_BATCH_NORM_ATTR_USE_GLOBAL_STATS].v.b || ctx->attrs[RILL_BATCH_NORM_ATTR_IS_TEST].v.b;                        \
     const T *mp = rill_tensor_ptr(sm), *ip = rill_tensor_ptr(sv), *vp = NULL;                   \
     if (global) {                                                                               \
       rill_tensor *mean, *var;                                                                  \
@@ -179,7 +178,7 @@ static void bn_affine_f64(const double *r, double *o, int64_t n, double a, doubl
     }                                                                                           \
     if (rill_kout(ctx, 1, 0)) RILL_TRY(cvec_out(ctx, 1, DT, sh.c, &dscale));                    \
     if (rill_kout(ctx, 2, 0)) RILL_TRY(cvec_out(ctx, 2, DT, sh.c, &dbias));                     \
-    double eps = ctx->attrs[A_EPSILON].v.f;                                                     \
+    double eps = ctx->attrs[RILL_BATCH_NORM_ATTR_EPSILON].v.f;                                  \
     const T *xp = rill_tensor_ptr(x), *dyp = rill_tensor_ptr(dy), *scp = rill_tensor_ptr(scale); \
     T *dxp = dx ? rill_tensor_ptr(dx) : NULL;                                                   \
     int64_t cs = sh.c * sh.s;                                                                   \

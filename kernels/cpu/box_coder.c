@@ -6,7 +6,6 @@
 
 #include "kernels/cpu/kernels.h"
 
-enum { A_CODE, A_NORM, A_AXIS, A_VAR };
 
 #define BOX_CODER(T, DT, EXP, LOG, NAME)                                                        \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                                     \
@@ -15,11 +14,11 @@ enum { A_CODE, A_NORM, A_AXIS, A_VAR };
     if (rill_kin(ctx, 1, 0)) RILL_TRY(rill_kin_need(ctx, 1, 0, DT, &pvar));                     \
     RILL_TRY(rill_kin_need(ctx, 2, 0, DT, &target));                                            \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                              \
-    bool encode = strcmp(ctx->attrs[A_CODE].v.s ? ctx->attrs[A_CODE].v.s : "",                 \
+    bool encode = strcmp(ctx->attrs[RILL_BOX_CODER_ATTR_CODE_TYPE].v.s ? ctx->attrs[RILL_BOX_CODER_ATTR_CODE_TYPE].v.s : "",                 \
                          "encode_center_size") == 0;                                            \
-    int axis = ctx->attrs[A_AXIS].v.i;                                                          \
-    T norm = ctx->attrs[A_NORM].v.b ? (T)0 : (T)1;                                              \
-    const rill_attr_value *va = &ctx->attrs[A_VAR];                                             \
+    int axis = ctx->attrs[RILL_BOX_CODER_ATTR_AXIS].v.i;                                        \
+    T norm = ctx->attrs[RILL_BOX_CODER_ATTR_BOX_NORMALIZED].v.b ? (T)0 : (T)1;                  \
+    const rill_attr_value *va = &ctx->attrs[RILL_BOX_CODER_ATTR_VARIANCE];                      \
     if (target->lod.nlevels > 1)                                                                \
       return rill_kernel_error(ctx, "input TargetBox (%s) has %zu LoD levels, at most 1 is "    \
                                "supported", rill_kin_name(ctx, 2, 0), target->lod.nlevels);    \

@@ -181,7 +181,7 @@ rill_status *rill_cpu_cast(rill_kernel_ctx *ctx) {
   rill_tensor *x = rill_kin(ctx, 0, 0), *out = NULL;
   if (!x || !rill_tensor_is_set(x))
     return rill_kernel_error(ctx, "input X (%s) is missing or holds no data", rill_kin_name(ctx, 0, 0));
-  rill_dtype odt = (rill_dtype)ctx->attrs[1].v.i, idt = x->dtype;
+  rill_dtype odt = (rill_dtype)ctx->attrs[RILL_CAST_ATTR_OUT_DTYPE].v.i, idt = x->dtype;
   if (!rill_dtype_size(odt) || !rill_dtype_size(idt))
     return rill_kernel_error(ctx, "cannot cast %s to dtype %d", rill_dtype_name(idt), (int)odt);
   RILL_TRY(rill_kout_need(ctx, 0, 0, odt, &out));

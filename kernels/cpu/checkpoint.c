@@ -7,7 +7,6 @@
 #include "framework/exec/ckpt_async.h"
 #include "kernels/cpu/kernels.h"
 
-enum { A_DIR, A_EVERY_STEPS, A_EVERY_SECONDS, A_KEEP, A_SKIP };
 
 rill_status *rill_cpu_checkpoint(rill_kernel_ctx *ctx) {
   rill_tensor *step_t = rill_kin(ctx, 1, 0);
@@ -47,9 +46,9 @@ rill_status *rill_cpu_checkpoint(rill_kernel_ctx *ctx) {
     names[nx] = step_name;
     ts[nx] = step_t;
   }
-  rill_ckpt_policy policy = {ctx->attrs[A_EVERY_STEPS].v.l, ctx->attrs[A_EVERY_SECONDS].v.f,
-                             ctx->attrs[A_KEEP].v.i, ctx->attrs[A_SKIP].v.b};
-  st = rill_ckpt_async_step(ctx->device, ctx->attrs[A_DIR].v.s, &policy, step, names, ts, n, NULL);
+  rill_ckpt_policy policy = {ctx->attrs[RILL_CHECKPOINT_ATTR_EVERY_N_STEPS].v.l, ctx->attrs[RILL_CHECKPOINT_ATTR_EVERY_N_SECONDS].v.f,
+                             ctx->attrs[RILL_CHECKPOINT_ATTR_MAX_TO_KEEP].v.i, ctx->attrs[RILL_CHECKPOINT_ATTR_SKIP_WHEN_BUSY].v.b};
+  st = rill_ckpt_async_step(ctx->device, ctx->attrs[RILL_CHECKPOINT_ATTR_DIRECTORY].v.s, &policy, step, names, ts, n, NULL);
 done:
   if (names != small_names) rill_free(names);
   if (ts != small_ts) rill_free(ts);

@@ -12,7 +12,7 @@ static rill_status *compare_prepare(rill_kernel_ctx *ctx, rill_dtype dt, rill_te
   RILL_TRY(rill_kout_need(ctx, 0, 0, RILL_DTYPE_BOOL, out));
   rill_dims od;
   char why[160];
-  if (!rill_elementwise_broadcast(&(*x)->dims, &(*y)->dims, ctx->attrs[0].v.i, xa, ya, &od, why,
+  if (!rill_elementwise_broadcast(&(*x)->dims, &(*y)->dims, ctx->attrs[RILL_EQUAL_ATTR_AXIS].v.i, xa, ya, &od, why,
                                   sizeof why))
     return rill_kernel_error(ctx, "inputs X (%s) and Y (%s) do not broadcast: %s",
                              rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 1, 0), why);

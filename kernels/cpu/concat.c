@@ -11,7 +11,7 @@
 
 /* The axis: AxisTensor (input `slot`) when bound, else attribute 0. */
 static rill_status *kernel_axis(rill_kernel_ctx *ctx, size_t slot, int rank, int *axis) {
-  int64_t a = ctx->attrs[0].v.i;
+  int64_t a = ctx->attrs[RILL_CONCAT_ATTR_AXIS].v.i;
   const rill_tensor *t = rill_kin(ctx, slot, 0);
   if (t && !rill_int_tensor_at(t, 0, &a))
     return rill_kernel_error(ctx, "input AxisTensor (%s) must hold one int32/int64 value",

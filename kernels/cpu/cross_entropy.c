@@ -143,8 +143,8 @@ CE_PROB(double, fp64, log)
 #define CE_SETUP(T, DT)                                                                   \
   rill_tensor *x;                                                                         \
   RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                             \
-  bool soft = ctx->attrs[0].v.b;                                                          \
-  int ign = ctx->attrs[1].v.i;                                                            \
+  bool soft = ctx->attrs[RILL_CROSS_ENTROPY_ATTR_SOFT_LABEL].v.b;                         \
+  int ign = ctx->attrs[RILL_CROSS_ENTROPY_ATTR_IGNORE_INDEX].v.i;                         \
   int64_t outer, n, inner;                                                                \
   RILL_TRY(class_view(ctx, 0, &x->dims, -1, &outer, &n, &inner));                         \
   labels hl;                                                                              \
@@ -184,9 +184,6 @@ CROSS_ENTROPY(float, RILL_DTYPE_FP32, fp32)
 CROSS_ENTROPY(double, RILL_DTYPE_FP64, fp64)
 
 /* ---- softmax_with_cross_entropy ---- */
-
-/* Attribute indices (operators/softmax_with_cross_entropy.c). */
-enum { A_SOFT_LABEL, A_USE_SOFTMAX, A_NUMERIC_STABLE, A_IGNORE_INDEX, A_AXIS };
 
 /* Softmax and loss from logits in one sweep per outer index: max, label gather (hard),
  * exponentials and sums (soft: label-weighted sums of the logits), loss, normalization.
@@ -254,8 +251,8 @@ SWCE_SOFTMAX(double, fp64, exp, log)
 #define SWCE_SETUP(T, DT, XS, LS)                                                         \
   rill_tensor *x;                                                                         \
   RILL_TRY(rill_kin_need(ctx, XS, 0, DT, &x));                                            \
-  bool soft = ctx->attrs[A_SOFT_LABEL].v.b, use_softmax = ctx->attrs[A_USE_SOFTMAX].v.b;  \
-  int ign = ctx->attrs[A_IGNORE_INDEX].v.i, axis = ctx->attrs[A_AXIS].v.i;                \
+  bool soft = ctx->attrs[RILL_SOFTMAX_WITH_CROSS_ENTROPY_ATTR_SOFT_LABEL].v.b, use_softmax = ctx->attrs[RILL_SOFTMAX_WITH_CROSS_ENTROPY_ATTR_USE_SOFTMAX].v.b;  \
+  int ign = ctx->attrs[RILL_SOFTMAX_WITH_CROSS_ENTROPY_ATTR_IGNORE_INDEX].v.i, axis = ctx->attrs[RILL_SOFTMAX_WITH_CROSS_ENTROPY_ATTR_AXIS].v.i;                \
   int64_t outer, n, inner;                                                                \
   RILL_TRY(class_view(ctx, XS, &x->dims, axis, &outer, &n, &inner));                      \
   labels hl;                                                                              \
@@ -336,7 +333,7 @@ SWCE(double, RILL_DTYPE_FP64, fp64)
   rill_status *rill_cpu_cross_entropy2_##S(rill_kernel_ctx *ctx) {                        \
     rill_tensor *x, *y, *mx;                                                              \
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                           \
-    int ign = ctx->attrs[0].v.i;                                                          \
+    int ign = ctx->attrs[RILL_CROSS_ENTROPY2_ATTR_IGNORE_INDEX].v.i;                      \
     int64_t rows, n, inner;                                                               \
     RILL_TRY(class_view(ctx, 0, &x->dims, -1, &rows, &n, &inner));                        \
     labels hl;                                                                            \
@@ -371,7 +368,7 @@ SWCE(double, RILL_DTYPE_FP64, fp64)
                                rill_kin_name(ctx, 2, 0));                                 \
     rill_dims xd = xs->dims;                                                              \
     xd.n--;                                                                               \
-    int ign = ctx->attrs[0].v.i;                                                          \
+    int ign = ctx->attrs[RILL_CROSS_ENTROPY_GRAD2_ATTR_IGNORE_INDEX].v.i;                 \
     int64_t rows, n, inner;                                                               \
     RILL_TRY(class_view(ctx, 2, &xd, -1, &rows, &n, &inner));                             \
     labels hl;                                                                            \

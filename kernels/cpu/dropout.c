@@ -16,12 +16,11 @@
 #include "framework/exec/device.h"
 #include "kernels/cpu/kernels.h"
 
-enum { A_PROB, A_IS_TEST, A_FIX_SEED, A_SEED, A_IMPL };
 
 static atomic_uint_fast64_t unfixed_runs;
 
 static bool upscale(const rill_kernel_ctx *ctx) {
-  const char *s = ctx->attrs[A_IMPL].v.s;
+  const char *s = ctx->attrs[RILL_DROPOUT_ATTR_DROPOUT_IMPLEMENTATION].v.s;
   return s && strcmp(s, "upscale_in_train") == 0;
 }
 
@@ -33,8 +32,8 @@ static rill_status *run_seed(rill_kernel_ctx *ctx, uint64_t *seed) {
     *seed = (uint64_t)(uint32_t)*(const int32_t *)rill_tensor_ptr(st);
     return NULL;
   }
-  uint64_t attr = (uint64_t)(uint32_t)ctx->attrs[A_SEED].v.i;
-  if (ctx->attrs[A_FIX_SEED].v.b) {
+  uint64_t attr = (uint64_t)(uint32_t)ctx->attrs[RILL_DROPOUT_ATTR_SEED].v.i;
+  if (ctx->attrs[RILL_DROPOUT_ATTR_FIX_SEED].v.b) {
     *seed = attr;
     return NULL;
   }
@@ -58,7 +57,7 @@ static rill_status *run_seed(rill_kernel_ctx *ctx, uint64_t *seed) {
       RILL_TRY(rill_kout_need(ctx, 1, 0, RILL_DTYPE_UINT8, &mask));                            \
       RILL_TRY(rill_kout_check_dims(ctx, 1, 0, mask, &x->dims));                               \
     }                                                                                          \
-    double p = ctx->attrs[A_PROB].v.f;                                                         \
+    double p = ctx->attrs[RILL_DROPOUT_ATTR_DROPOUT_PROB].v.f;                                 \
     if (!(p >= 0 && p <= 1))                                                                   \
       return rill_kernel_error(ctx, "dropout_prob %g must lie in [0, 1]", p);                  \
     int64_t n = rill_tensor_numel(x);                                                          \
@@ -66,7 +65,7 @@ static rill_status *run_seed(rill_kernel_ctx *ctx, uint64_t *seed) {
     T *op = rill_tensor_ptr(out);                                                              \
     uint8_t *mp = mask ? rill_tensor_ptr(mask) : NULL;                                         \
     bool up = upscale(ctx);                                                                    \
-    if (ctx->attrs[A_IS_TEST].v.b) {                                                           \
+    if (ctx->attrs[RILL_DROPOUT_ATTR_IS_TEST].v.b) {                                           \
       T k = up ? (T)1 : (T)(1 - p);                                                            \
       for (int64_t i = 0; i < n; i++) op[i] = xp[i] * k;                                       \
       if (mp) memset(mp, 1, (size_t)n);                                                        \
@@ -93,8 +92,8 @@ static rill_status *run_seed(rill_kernel_ctx *ctx, uint64_t *seed) {
     if (!rill_kout(ctx, 0, 0)) return NULL;                                                    \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &dx));                                              \
     RILL_TRY(rill_kout_check_dims(ctx, 0, 0, dx, &dy->dims));                                  \
-    double p = ctx->attrs[A_PROB].v.f;                                                         \
-    bool up = upscale(ctx), test = ctx->attrs[A_IS_TEST].v.b;                                  \
+    double p = ctx->attrs[RILL_DROPOUT_ATTR_DROPOUT_PROB].v.f;                                 \
+    bool up = upscale(ctx), test = ctx->attrs[RILL_DROPOUT_ATTR_IS_TEST].v.b;                  \
     int64_t n = rill_tensor_numel(dy);                                                         \
     const T *dyp = rill_tensor_ptr(dy);                                                        \
     T *dxp = rill_tensor_ptr(dx);                                                              \

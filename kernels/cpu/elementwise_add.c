@@ -22,7 +22,7 @@ static rill_status *ew_prepare(rill_kernel_ctx *ctx, rill_dtype dt, rill_tensor 
   RILL_TRY(rill_kout_need(ctx, 0, 0, dt, out));
   rill_dims xa, ya, od;
   char why[160];
-  if (!rill_elementwise_broadcast(&(*x)->dims, &(*y)->dims, ctx->attrs[0].v.i, &xa, &ya, &od,
+  if (!rill_elementwise_broadcast(&(*x)->dims, &(*y)->dims, ctx->attrs[RILL_ELEMENTWISE_ADD_ATTR_AXIS].v.i, &xa, &ya, &od,
                                   why, sizeof why)) {
     char xs[RILL_DIMS_STR_MAX], ys[RILL_DIMS_STR_MAX];
     return rill_kernel_error(ctx, "input X (%s) of shape %s does not broadcast with input Y (%s) "

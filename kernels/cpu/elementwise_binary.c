@@ -26,7 +26,7 @@ static rill_status *bin_plan_make(rill_kernel_ctx *ctx, const rill_dims *x, cons
                                   const char *xname, const char *yname, bin_plan *p) {
   rill_dims xa, ya;
   char why[160];
-  if (!rill_elementwise_broadcast(x, y, ctx->attrs[0].v.i, &xa, &ya, &p->out, why, sizeof why)) {
+  if (!rill_elementwise_broadcast(x, y, ctx->attrs[RILL_ELEMENTWISE_SUB_ATTR_AXIS].v.i, &xa, &ya, &p->out, why, sizeof why)) {
     char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
     return rill_kernel_error(ctx, "input X (%s) of shape %s does not broadcast with input Y (%s) "
                              "of shape %s: %s", xname, rill_dims_str(x, a, sizeof a), yname,

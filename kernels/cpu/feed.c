@@ -3,7 +3,7 @@
 #include "kernels/cpu/kernels.h"
 
 rill_status *rill_cpu_feed(rill_kernel_ctx *ctx) {
-  int32_t col = ctx->attrs[0].v.i;
+  int32_t col = ctx->attrs[RILL_FEED_ATTR_COL].v.i;
   rill_variable *xv = ctx->nin[0] ? ctx->in[0][0] : NULL;
   rill_tensor_array *list = xv ? rill_variable_array(xv) : NULL;
   if (!list)

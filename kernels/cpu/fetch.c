@@ -2,7 +2,7 @@
 #include "kernels/cpu/kernels.h"
 
 rill_status *rill_cpu_fetch(rill_kernel_ctx *ctx) {
-  int32_t col = ctx->attrs[0].v.i;
+  int32_t col = ctx->attrs[RILL_FETCH_ATTR_COL].v.i;
   rill_tensor *x = rill_kin(ctx, 0, 0);
   if (!x || !rill_tensor_is_set(x))
     return rill_kernel_error(ctx, "input X (%s) holds no tensor to fetch", rill_kin_name(ctx, 0, 0));

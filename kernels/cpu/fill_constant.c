@@ -5,7 +5,6 @@
 
 #include "kernels/cpu/kernels.h"
 
-enum { A_SHAPE, A_VALUE, A_STR_VALUE, A_DTYPE };
 
 typedef struct fill_value {
   double d;
@@ -15,7 +14,7 @@ typedef struct fill_value {
 
 static rill_status *fill_value_get(rill_kernel_ctx *ctx, bool want_long, fill_value *v) {
   v->exact_long = false;
-  v->d = ctx->attrs[A_VALUE].v.f;
+  v->d = ctx->attrs[RILL_FILL_CONSTANT_ATTR_VALUE].v.f;
   rill_tensor *vt = rill_kin(ctx, 0, 0);
   if (vt) {
     const void *p = rill_tensor_ptr(vt);
@@ -37,7 +36,7 @@ static rill_status *fill_value_get(rill_kernel_ctx *ctx, bool want_long, fill_va
     }
     return NULL;
   }
-  const char *s = ctx->attrs[A_STR_VALUE].v.s;
+  const char *s = ctx->attrs[RILL_FILL_CONSTANT_ATTR_STR_VALUE].v.s;
   if (!s || !*s) return NULL;
   char *end;
   errno = 0;

@@ -5,14 +5,13 @@
 
 #include "kernels/cpu/kernels.h"
 
-enum { A_SHAPE, A_VALUE, A_STR_VALUE, A_DTYPE };
 
 #define FCBSL(T, DT, IS_LONG, NAME)                                                       \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *out = NULL;                                                              \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                        \
-    T val = (T)ctx->attrs[A_VALUE].v.f;                                                   \
-    const char *s = ctx->attrs[A_STR_VALUE].v.s;                                          \
+    T val = (T)ctx->attrs[RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_ATTR_VALUE].v.f;             \
+    const char *s = ctx->attrs[RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_ATTR_STR_VALUE].v.s;    \
     if (s && *s) {                                                                        \
       char *end;                                                                          \
       errno = 0;                                                                          \

@@ -21,7 +21,7 @@ rill_status *rill_cpu_flatten2(rill_kernel_ctx *ctx) {
   RILL_TRY(need_x(ctx, &x));
   rill_dims d;
   char err[256];
-  bool ok = rill_flatten2_dims(ctx->attrs[0].v.i, &x->dims, &d, err, sizeof err);
+  bool ok = rill_flatten2_dims(ctx->attrs[RILL_FLATTEN2_ATTR_AXIS].v.i, &x->dims, &d, err, sizeof err);
   return finish(ctx, x, ok, err, &d);
 }
 
@@ -30,7 +30,7 @@ rill_status *rill_cpu_flatten_contiguous_range(rill_kernel_ctx *ctx) {
   RILL_TRY(need_x(ctx, &x));
   rill_dims d;
   char err[256];
-  bool ok = rill_flatten_range_dims(ctx->attrs[0].v.i, ctx->attrs[1].v.i, &x->dims, &d, err,
+  bool ok = rill_flatten_range_dims(ctx->attrs[RILL_FLATTEN_CONTIGUOUS_RANGE_ATTR_START_AXIS].v.i, ctx->attrs[RILL_FLATTEN_CONTIGUOUS_RANGE_ATTR_STOP_AXIS].v.i, &x->dims, &d, err,
                                     sizeof err);
   return finish(ctx, x, ok, err, &d);
 }
@@ -40,7 +40,7 @@ rill_status *rill_cpu_squeeze2(rill_kernel_ctx *ctx) {
   RILL_TRY(need_x(ctx, &x));
   rill_dims d;
   char err[256];
-  const rill_attr_value *axes = &ctx->attrs[0];
+  const rill_attr_value *axes = &ctx->attrs[RILL_SQUEEZE2_ATTR_AXES];
   bool ok = rill_squeeze_dims(axes->list.ints, axes->n, &x->dims, true, &d, err, sizeof err);
   return finish(ctx, x, ok, err, &d);
 }
@@ -58,7 +58,7 @@ rill_status *rill_cpu_unsqueeze2(rill_kernel_ctx *ctx) {
   size_t n;
   rill_dims d;
   char err[256];
-  bool ok = rill_unsqueeze_axes(rill_kin(ctx, 1, 0), list, nlist, &ctx->attrs[0], axes, &n, err,
+  bool ok = rill_unsqueeze_axes(rill_kin(ctx, 1, 0), list, nlist, &ctx->attrs[RILL_UNSQUEEZE2_ATTR_AXES], axes, &n, err,
                                 sizeof err) &&
             rill_unsqueeze_dims(axes, n, &x->dims, &d, err, sizeof err);
   return finish(ctx, x, ok, err, &d);

@@ -56,8 +56,8 @@ rill_status *rill_cpu_fc_fp32(rill_kernel_ctx *ctx) {
   RILL_TRY(rill_kin_need(ctx, 1, 0, RILL_DTYPE_FP32, &w));
   if (rill_kin(ctx, 2, 0)) RILL_TRY(rill_kin_need(ctx, 2, 0, RILL_DTYPE_FP32, &b));
   RILL_TRY(rill_kout_need(ctx, 0, 0, RILL_DTYPE_FP32, &out));
-  rill_fused_act act = rill_fused_act_of(&ctx->attrs[1], true);
-  int xn = ctx->attrs[0].v.i;
+  rill_fused_act act = rill_fused_act_of(&ctx->attrs[RILL_FC_ATTR_ACTIVATION_TYPE], true);
+  int xn = ctx->attrs[RILL_FC_ATTR_IN_NUM_COL_DIMS].v.i;
   if (w->dims.n != 2 || xn < 1 || xn >= x->dims.n)
     return rill_kernel_error(ctx, "Input (%s, rank %d) and W (%s, rank %d) do not fit in_num_col_dims %d",
                              rill_kin_name(ctx, 0, 0), (int)x->dims.n, rill_kin_name(ctx, 1, 0),

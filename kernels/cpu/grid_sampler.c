@@ -41,10 +41,10 @@ static double source_coord(double g, int64_t size, bool ac, int pad) {
     int64_t OH = g->dims.d[1], OW = g->dims.d[2];                                            \
     rill_dims od = {4, {N, C, OH, OW}};                                                      \
     RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &od));                                     \
-    bool ac = ctx->attrs[0].v.b;                                                             \
-    const char *pm = ctx->attrs[1].v.s ? ctx->attrs[1].v.s : "zeros";                        \
+    bool ac = ctx->attrs[RILL_GRID_SAMPLER_ATTR_ALIGN_CORNERS].v.b;                          \
+    const char *pm = ctx->attrs[RILL_GRID_SAMPLER_ATTR_PADDING_MODE].v.s ? ctx->attrs[RILL_GRID_SAMPLER_ATTR_PADDING_MODE].v.s : "zeros";                        \
     int pad = !strcmp(pm, "border") ? PAD_BORDER : !strcmp(pm, "reflection") ? PAD_REFLECT : PAD_ZEROS; \
-    bool nearest = ctx->attrs[2].v.s && !strcmp(ctx->attrs[2].v.s, "nearest");               \
+    bool nearest = ctx->attrs[RILL_GRID_SAMPLER_ATTR_MODE].v.s && !strcmp(ctx->attrs[RILL_GRID_SAMPLER_ATTR_MODE].v.s, "nearest");               \
     const T *xp = rill_tensor_ptr(x), *gp = rill_tensor_ptr(g);                              \
     T *op = rill_tensor_ptr(out);                                                            \
     int64_t plane = OH * OW, ip = H * W;                                                     \

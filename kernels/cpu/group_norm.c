@@ -7,7 +7,6 @@
 #include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
 
-enum { A_EPS, A_GROUPS, A_LAYOUT };
 
 #define GROUP_NORM(T, DT, NAME)                                                              \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                                  \
@@ -20,10 +19,10 @@ enum { A_EPS, A_GROUPS, A_LAYOUT };
     if (rill_kout(ctx, 1, 0)) RILL_TRY(rill_kout_need(ctx, 1, 0, DT, &mo));                  \
     if (rill_kout(ctx, 2, 0)) RILL_TRY(rill_kout_need(ctx, 2, 0, DT, &vo));                  \
     RILL_TRY(rill_kout_check_dims(ctx, 0, 0, y, &x->dims));                                  \
-    const char *layout = ctx->attrs[A_LAYOUT].v.s ? ctx->attrs[A_LAYOUT].v.s : "NCHW";       \
+    const char *layout = ctx->attrs[RILL_GROUP_NORM_ATTR_DATA_LAYOUT].v.s ? ctx->attrs[RILL_GROUP_NORM_ATTR_DATA_LAYOUT].v.s : "NCHW";       \
     bool nhwc = strcmp(layout, "NHWC") == 0 || strcmp(layout, "NDHWC") == 0;                 \
     const rill_dims *d = &x->dims;                                                           \
-    int64_t G = ctx->attrs[A_GROUPS].v.i;                                                    \
+    int64_t G = ctx->attrs[RILL_GROUP_NORM_ATTR_GROUPS].v.i;                                 \
     if (d->n < 2 || G < 1)                                                                   \
       return rill_kernel_error(ctx, "input X (%s) must have rank >= 2 and groups >= 1",      \
                                rill_kin_name(ctx, 0, 0));                                    \
@@ -35,7 +34,7 @@ enum { A_EPS, A_GROUPS, A_LAYOUT };
                                "and the shapes of Scale, Bias, Mean and Variance",           \
                                rill_kin_name(ctx, 0, 0), (long long)C, (long long)G);        \
     int64_t cg = C / G;                                                                      \
-    float eps = ctx->attrs[A_EPS].v.f;                                                       \
+    float eps = ctx->attrs[RILL_GROUP_NORM_ATTR_EPSILON].v.f;                                \
     const T *xp = rill_tensor_ptr(x);                                                        \
     T *yp = rill_tensor_ptr(y);                                                              \
     const T *sp = sc ? (const T *)rill_tensor_ptr(sc) : NULL;                                \

@@ -9,7 +9,7 @@
     if (rill_tensor_numel(x) != 1 || rill_tensor_numel(out) != 1)                      \
       return rill_kernel_error(ctx, "input X (%s) must hold one element",              \
                                rill_kin_name(ctx, 0, 0));                              \
-    *(T *)rill_tensor_ptr(out) = (T)(*(const T *)rill_tensor_ptr(x) + (T)ctx->attrs[0].v.f); \
+    *(T *)rill_tensor_ptr(out) = (T)(*(const T *)rill_tensor_ptr(x) + (T)ctx->attrs[RILL_INCREMENT_ATTR_STEP].v.f); \
     return NULL;                                                                       \
   }
 

@@ -3,6 +3,7 @@
 #define RILL_KERNELS_CPU_KERNELS_H
 
 #include "framework/registry/registry.h"
+#include "operators/op_index.h"
 
 #define RILL_CPU_KERNEL(op, dtype, fn) rill_status *fn(rill_kernel_ctx *ctx);
 #include "kernels/cpu/kernels.def"

@@ -5,7 +5,7 @@
 #include "kernels/cpu/kernels.h"
 
 static rill_status *ln_shape(rill_kernel_ctx *ctx, const rill_tensor *x, int64_t *left, int64_t *right) {
-  int axis = ctx->attrs[1].v.i;
+  int axis = ctx->attrs[RILL_LAYER_NORM_ATTR_BEGIN_NORM_AXIS].v.i;
   if (axis < 1 || axis >= x->dims.n)
     return rill_kernel_error(ctx, "begin_norm_axis %d must lie in [1, rank) for input X (%s) of rank %d",
                              axis, rill_kin_name(ctx, 0, 0), (int)x->dims.n);
@@ -47,7 +47,7 @@ static rill_status *vec_out(rill_kernel_ctx *ctx, size_t slot, rill_dtype dt, in
     RILL_TRY(rill_kout_check_dims(ctx, 0, 0, y, &x->dims));                                     \
     RILL_TRY(vec_out(ctx, 1, DT, left, &mean));                                                 \
     RILL_TRY(vec_out(ctx, 2, DT, left, &var));                                                  \
-    double eps = ctx->attrs[0].v.f;                                                             \
+    double eps = ctx->attrs[RILL_LAYER_NORM_ATTR_EPSILON].v.f;                                  \
     const T *xp = rill_tensor_ptr(x);                                                           \
     const T *sp = scale ? rill_tensor_ptr(scale) : NULL, *bp = bias ? rill_tensor_ptr(bias) : NULL; \
     T *yp = rill_tensor_ptr(y);                                                                 \
@@ -94,7 +94,7 @@ static rill_status *vec_out(rill_kernel_ctx *ctx, size_t slot, rill_dtype dt, in
     }                                                                                           \
     RILL_TRY(vec_out(ctx, 1, DT, right, &dscale));                                              \
     RILL_TRY(vec_out(ctx, 2, DT, right, &dbias));                                               \
-    double eps = ctx->attrs[0].v.f;                                                             \
+    double eps = ctx->attrs[RILL_LAYER_NORM_GRAD_ATTR_EPSILON].v.f;                             \
     const T *xp = rill_tensor_ptr(x), *dyp = rill_tensor_ptr(dy);                               \
     const T *mp = rill_tensor_ptr(mean), *vp = rill_tensor_ptr(var);                            \
     const T *sp = scale ? rill_tensor_ptr(scale) : NULL;                                        \

@@ -10,7 +10,7 @@
 /* outer, n, inner of tensor t around the op's `axis` attribute (attribute 0). */
 static rill_status *axis_view(const rill_kernel_ctx *ctx, size_t slot, const rill_tensor *t,
                               int64_t *outer, int64_t *n, int64_t *inner) {
-  int r = t->dims.n, axis = ctx->attrs[0].v.i;
+  int r = t->dims.n, axis = ctx->attrs[RILL_LOG_SOFTMAX_ATTR_AXIS].v.i;
   if (r == 0 ? (axis != 0 && axis != -1) : (axis < -r || axis >= r))
     return rill_kernel_error(ctx, "attribute axis %d is out of range for input %s (%s) of rank %d",
                              axis, ctx->schema->inputs[slot].name, rill_kin_name(ctx, slot, 0), r);

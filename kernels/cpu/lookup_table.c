@@ -5,7 +5,6 @@
 #include "framework/base/alloc.h"
 #include "kernels/cpu/tensor_ops.h"
 
-enum { A_IS_SPARSE, A_IS_DISTRIBUTED, A_PADDING_IDX };
 
 /* Id i of an int32/int64 tensor (checked by the callers' dtype test). */
 static inline int64_t id_at(const rill_tensor *ids, int64_t i) {
@@ -47,7 +46,7 @@ static rill_status *check_ids(rill_kernel_ctx *ctx, size_t slot, const rill_tens
     if (w->dims.n != 2)                                                                   \
       return rill_kernel_error(ctx, "input W (%s) must be a matrix", rill_kin_name(ctx, 0, 0)); \
     int64_t rows = w->dims.d[0], width = w->dims.d[1], n = rill_tensor_numel(ids);        \
-    int64_t pad = ctx->attrs[A_PADDING_IDX].v.l;                                          \
+    int64_t pad = ctx->attrs[RILL_LOOKUP_TABLE_ATTR_PADDING_IDX].v.l;                     \
     if (rill_tensor_numel(out) != n * width)                                              \
       return rill_kernel_error(ctx, "output Out (%s) does not hold %lld rows of %lld",    \
                                rill_kout_name(ctx, 0, 0), (long long)n, (long long)width); \
@@ -78,14 +77,14 @@ LOOKUP(double, RILL_DTYPE_FP64, rill_cpu_lookup_table_fp64)
     RILL_TRY(need_ids(ctx, 1, &ids));                                                     \
     RILL_TRY(rill_kin_need(ctx, 2, 0, DT, &dout));                                        \
     int64_t rows = w->dims.d[0], width = w->dims.d[1], n = rill_tensor_numel(ids);        \
-    int64_t pad = ctx->attrs[A_PADDING_IDX].v.l;                                          \
+    int64_t pad = ctx->attrs[RILL_LOOKUP_TABLE_ATTR_PADDING_IDX].v.l;                     \
     if (rill_tensor_numel(dout) != n * width)                                             \
       return rill_kernel_error(ctx, "input Out@GRAD (%s) does not hold %lld rows of %lld", \
                                rill_kin_name(ctx, 2, 0), (long long)n, (long long)width); \
     RILL_TRY(check_ids(ctx, 1, ids, rows, pad));                                          \
     const T *gp = rill_tensor_ptr(dout);                                                  \
     size_t row_bytes = (size_t)width * sizeof(T);                                         \
-    if (ctx->attrs[A_IS_SPARSE].v.b) {                                                    \
+    if (ctx->attrs[RILL_LOOKUP_TABLE_ATTR_IS_SPARSE].v.b) {                               \
       if (dwv->kind == RILL_VARKIND_TENSOR) rill_variable_clear(dwv);                     \
       rill_selected_rows *sr = rill_variable_selected_rows(dwv);                          \
       if (!sr)                                                                            \

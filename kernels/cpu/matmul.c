@@ -12,20 +12,19 @@
 #include "kernels/cpu/sgemm.h"
 #include "operators/matmul.h"
 
-/* The schemas' attrs: 0 transpose X, 1 transpose Y; matmul's 2 is alpha. */
 static rill_status *mm_prepare(rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *y,
                                rill_matmul_plan *p, float *alpha) {
-  bool v2 = strcmp(ctx->schema->attrs[0].name, "trans_x") == 0; /* v2: no alpha */
-  *alpha = v2 ? 1.0f : ctx->attrs[2].v.f;
+  bool v2 = strcmp(ctx->schema->attrs[RILL_MATMUL_TRANS_X].name, "trans_x") == 0; /* v2: no alpha */
+  *alpha = v2 ? 1.0f : ctx->attrs[RILL_MATMUL_ATTR_ALPHA].v.f;
   char why[200], a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
-  if (!rill_matmul_plan_make(&x->dims, &y->dims, ctx->attrs[0].v.b, ctx->attrs[1].v.b, v2, p, why,
-                             sizeof why))
+  if (!rill_matmul_plan_make(&x->dims, &y->dims, ctx->attrs[RILL_MATMUL_TRANS_X].v.b,
+                             ctx->attrs[RILL_MATMUL_TRANS_Y].v.b, v2, p, why, sizeof why))
     return rill_kernel_error(ctx, "input X (%s) of shape %s and input Y (%s) of shape %s: %s",
                              rill_kin_name(ctx, 0, 0), rill_dims_str(&x->dims, a, sizeof a),
                              rill_kin_name(ctx, 1, 0), rill_dims_str(&y->dims, b, sizeof b), why);
-  if (!v2 && ctx->attrs[3].v.i != 1)
+  if (!v2 && ctx->attrs[RILL_MATMUL_ATTR_HEAD_NUMBER].v.i != 1)
     return rill_kernel_error(ctx, "attribute head_number = %d is not supported",
-                             ctx->attrs[3].v.i);
+                             ctx->attrs[RILL_MATMUL_ATTR_HEAD_NUMBER].v.i);
   if (p->m > INT_MAX || p->k > INT_MAX || p->n > INT_MAX || p->m * p->nbatch > INT_MAX)
     return rill_kernel_error(ctx, "matrices of %lld x %lld x %lld are too large for BLAS",
                              (long long)p->m, (long long)p->k, (long long)p->n);

@@ -4,9 +4,6 @@
 
 #include "kernels/cpu/optimizer.h"
 
-enum { I_PARAM, I_GRAD, I_VELOCITY, I_LR };
-enum { O_PARAM, O_VELOCITY };
-enum { A_MU, A_NESTEROV, A_REG_METHOD, A_REG_COEFF, A_MULTI, A_RESCALE };
 
 #define MOMENTUM(T, DT, NAME)                                                             \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
@@ -14,20 +11,20 @@ enum { A_MU, A_NESTEROV, A_REG_METHOD, A_REG_COEFF, A_MULTI, A_RESCALE };
     double lr;                                                                            \
     rill_opt_grad g;                                                                      \
     void *po, *vo;                                                                        \
-    RILL_TRY(rill_kin_need(ctx, I_PARAM, 0, DT, &p));                                     \
-    RILL_TRY(rill_opt_scalar(ctx, I_LR, &lr));                                            \
-    RILL_TRY(rill_opt_grad_get(ctx, I_GRAD, DT, p, &g));                                  \
-    rill_status *st = rill_opt_state(ctx, I_VELOCITY, O_VELOCITY, DT, p, &vo);            \
-    if (!st) st = rill_opt_state(ctx, I_PARAM, O_PARAM, DT, NULL, &po);                   \
+    RILL_TRY(rill_kin_need(ctx, RILL_MOMENTUM_IN_PARAM, 0, DT, &p));                      \
+    RILL_TRY(rill_opt_scalar(ctx, RILL_MOMENTUM_IN_LEARNING_RATE, &lr));                  \
+    RILL_TRY(rill_opt_grad_get(ctx, RILL_MOMENTUM_IN_GRAD, DT, p, &g));                   \
+    rill_status *st = rill_opt_state(ctx, RILL_MOMENTUM_IN_VELOCITY, RILL_MOMENTUM_OUT_VELOCITY_OUT, DT, p, &vo);            \
+    if (!st) st = rill_opt_state(ctx, RILL_MOMENTUM_IN_PARAM, RILL_MOMENTUM_OUT_PARAM_OUT, DT, NULL, &po);                   \
     if (st) {                                                                             \
       rill_opt_grad_free(&g);                                                             \
       return st;                                                                          \
     }                                                                                     \
-    T *pp = po, *v = vo, l = (T)lr, mu = (T)ctx->attrs[A_MU].v.f;                         \
-    T rescale = (T)ctx->attrs[A_RESCALE].v.f;                                             \
-    const char *reg = ctx->attrs[A_REG_METHOD].v.s;                                       \
-    T coeff = reg && strcmp(reg, "l2_decay") == 0 ? (T)ctx->attrs[A_REG_COEFF].v.f : 0;   \
-    bool nesterov = ctx->attrs[A_NESTEROV].v.b;                                           \
+    T *pp = po, *v = vo, l = (T)lr, mu = (T)ctx->attrs[RILL_MOMENTUM_ATTR_MU].v.f;        \
+    T rescale = (T)ctx->attrs[RILL_MOMENTUM_ATTR_RESCALE_GRAD].v.f;                       \
+    const char *reg = ctx->attrs[RILL_MOMENTUM_ATTR_REGULARIZATION_METHOD].v.s;           \
+    T coeff = reg && strcmp(reg, "l2_decay") == 0 ? (T)ctx->attrs[RILL_MOMENTUM_ATTR_REGULARIZATION_COEFF].v.f : 0;   \
+    bool nesterov = ctx->attrs[RILL_MOMENTUM_ATTR_USE_NESTEROV].v.b;                      \
     int64_t n = rill_tensor_numel(p);                                                     \
     size_t k = 0;                                                                         \
     for (int64_t i = 0; i < n; i++) {                                                     \

@@ -22,7 +22,7 @@ static rill_status *mul_prepare(rill_kernel_ctx *ctx, rill_dtype dt, rill_tensor
   RILL_TRY(rill_kin_need(ctx, 1, 0, dt, y));
   RILL_TRY(rill_kout_need(ctx, 0, 0, dt, out));
   const rill_dims *xd = &(*x)->dims, *yd = &(*y)->dims;
-  int xn = ctx->attrs[0].v.i, yn = ctx->attrs[1].v.i;
+  int xn = ctx->attrs[RILL_MUL_ATTR_X_NUM_COL_DIMS].v.i, yn = ctx->attrs[RILL_MUL_ATTR_Y_NUM_COL_DIMS].v.i;
   if (xn < 1 || xn >= xd->n || yn < 1 || yn >= yd->n || xn + yd->n - yn > RILL_MAX_DIMS)
     return rill_kernel_error(ctx, "inputs X (%s, rank %d) and Y (%s, rank %d) do not fit "
                              "x_num_col_dims %d / y_num_col_dims %d", rill_kin_name(ctx, 0, 0),
@@ -76,7 +76,7 @@ static bool no_blocks(int64_t threads, int64_t m, int64_t n, int64_t k, const do
 
 /* Medium float GEMMs (batches of an fc layer) run in blocks on the executor's threads
  * (gemm.h), the others whole. */
-#define MUL(T, DT, GEMM, GEMV, BLOCKS, NAME)                                                            \
+#define MUL(T, DT, GEMM, GEMV, BLOCKS, NAME)                                              \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *x, *y, *out;                                                             \
     mul_shape s;                                                                          \
@@ -124,7 +124,7 @@ MUL(double, RILL_DTYPE_FP64, cblas_dgemm, row_gemv_f64, no_blocks, rill_cpu_mul_
 static rill_status *mul_grad_shape(rill_kernel_ctx *ctx, const rill_tensor *x,
                                    const rill_tensor *y, const rill_tensor *dout, mul_shape *s) {
   const rill_dims *xd = &x->dims, *yd = &y->dims;
-  int xn = ctx->attrs[0].v.i, yn = ctx->attrs[1].v.i;
+  int xn = ctx->attrs[RILL_MUL_GRAD_ATTR_X_NUM_COL_DIMS].v.i, yn = ctx->attrs[RILL_MUL_GRAD_ATTR_Y_NUM_COL_DIMS].v.i;
   if (xn < 1 || xn >= xd->n || yn < 1 || yn >= yd->n)
     return rill_kernel_error(ctx, "inputs X (%s, rank %d) and Y (%s, rank %d) do not fit "
                              "x_num_col_dims %d / y_num_col_dims %d", rill_kin_name(ctx, 0, 0),

@@ -15,7 +15,6 @@
 #include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
 
-enum { A_BG, A_SCORE_T, A_NMS_TOP_K, A_NMS_T, A_ETA, A_KEEP_TOP_K, A_NORM };
 
 typedef struct nms_cand {
   double score;
@@ -80,11 +79,11 @@ typedef struct nms_view {
   static int64_t NAME##_image(const rill_attr_value *attrs, const T *s, const T *b,            \
                               const nms_view *v, nms_cand *cand, int32_t *sel,                 \
                               int64_t *nsel, nms_cand *out) {                                  \
-    int32_t bg = attrs[A_BG].v.i, top_k = attrs[A_NMS_TOP_K].v.i;                              \
-    int32_t keep_top_k = attrs[A_KEEP_TOP_K].v.i;                                              \
-    T score_t = (T)attrs[A_SCORE_T].v.f, nms_t = (T)attrs[A_NMS_T].v.f;                        \
-    T eta = (T)attrs[A_ETA].v.f;                                                               \
-    bool normalized = attrs[A_NORM].v.b;                                                       \
+    int32_t bg = attrs[RILL_MULTICLASS_NMS_ATTR_BACKGROUND_LABEL].v.i, top_k = attrs[RILL_MULTICLASS_NMS_ATTR_NMS_TOP_K].v.i;                              \
+    int32_t keep_top_k = attrs[RILL_MULTICLASS_NMS_ATTR_KEEP_TOP_K].v.i;                       \
+    T score_t = (T)attrs[RILL_MULTICLASS_NMS_ATTR_SCORE_THRESHOLD].v.f, nms_t = (T)attrs[RILL_MULTICLASS_NMS_ATTR_NMS_THRESHOLD].v.f;                        \
+    T eta = (T)attrs[RILL_MULTICLASS_NMS_ATTR_NMS_ETA].v.f;                                    \
+    bool normalized = attrs[RILL_MULTICLASS_NMS_ATTR_NORMALIZED].v.b;                          \
     int64_t total = 0;                                                                         \
     for (int64_t c = 0; c < v->classes; c++) {                                                 \
       int32_t *cs = sel + c * v->m;                                                            \
@@ -223,11 +222,11 @@ typedef struct nms_view {
       const T *s, *b;                                                                          \
       if (per_class) {                                                                         \
         v = (nms_view){(int64_t)(rows_at[i + 1] - rows_at[i]), classes, 1, classes, 4,         \
-                       classes * 4, true};                                                           \
+                       classes * 4, true};                                                     \
         s = sp + (int64_t)rows_at[i] * classes;                                                \
         b = bp + (int64_t)rows_at[i] * classes * 4;                                            \
       } else {                                                                                 \
-        v = (nms_view){bd->d[1], classes, bd->d[1], 1, 0, 4, false};                                  \
+        v = (nms_view){bd->d[1], classes, bd->d[1], 1, 0, 4, false};                           \
         s = sp + i * classes * bd->d[1];                                                       \
         b = bp + i * bd->d[1] * 4;                                                             \
       }                                                                                        \

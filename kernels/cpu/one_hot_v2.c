@@ -3,7 +3,6 @@
 
 #include "kernels/cpu/kernels.h"
 
-enum { A_DEPTH, A_DTYPE, A_ALLOW };
 
 #define SET_ONE(OT)                                                                          \
   for (int64_t i = 0; i < n; i++) {                                                        \
@@ -15,14 +14,14 @@ enum { A_DEPTH, A_DTYPE, A_ALLOW };
   rill_status *NAME(rill_kernel_ctx *ctx) {                                                \
     rill_tensor *x = NULL, *out = NULL;                                                    \
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                            \
-    rill_dtype odt = (rill_dtype)ctx->attrs[A_DTYPE].v.i;                                  \
+    rill_dtype odt = (rill_dtype)ctx->attrs[RILL_ONE_HOT_V2_ATTR_DTYPE].v.i;               \
     RILL_TRY(rill_kout_need(ctx, 0, 0, odt, &out));                                        \
     int64_t n = rill_tensor_numel(x), depth = out->dims.n ? out->dims.d[out->dims.n - 1] : 0; \
     if (rill_tensor_numel(out) != n * depth)                                               \
       return rill_kernel_error(ctx, "output Out (%s) does not have X's shape + [depth]",   \
                                rill_kout_name(ctx, 0, 0));                                 \
     const T *xp = rill_tensor_ptr(x);                                                      \
-    if (!ctx->attrs[A_ALLOW].v.b)                                                          \
+    if (!ctx->attrs[RILL_ONE_HOT_V2_ATTR_ALLOW_OUT_OF_RANGE].v.b)                          \
       for (int64_t i = 0; i < n; i++)                                                      \
         if (xp[i] < 0 || (int64_t)xp[i] >= depth)                                          \
           return rill_kernel_error(ctx, "input X (%s) holds index %lld at %lld, outside [0, %lld) " \

@@ -7,7 +7,6 @@
 #include "kernels/cpu/kernels.h"
 #include "operators/detection.h"
 
-enum { A_MIN, A_MAX, A_RATIOS, A_VARS, A_FLIP, A_CLIP, A_STEP_W, A_STEP_H, A_OFFSET, A_ORDER };
 
 #define PRIOR_BOX(T, DT, NAME)                                                                 \
   static inline T *NAME##_put(T *b, T cx, T cy, T bw, T bh, T iw, T ih) {                      \
@@ -25,12 +24,12 @@ enum { A_MIN, A_MAX, A_RATIOS, A_VARS, A_FLIP, A_CLIP, A_STEP_W, A_STEP_H, A_OFF
     if (!img || img->dims.n != 4 || in->dims.n != 4)                                           \
       return rill_kernel_error(ctx, "inputs Input (%s) and Image (%s) must be 4-D tensors",    \
                                rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 1, 0));            \
-    const rill_attr_value *mins = &ctx->attrs[A_MIN], *maxs = &ctx->attrs[A_MAX];              \
-    const rill_attr_value *vars = &ctx->attrs[A_VARS];                                         \
-    float *ratios = rill_malloc((1 + 2 * ctx->attrs[A_RATIOS].n) * sizeof *ratios);            \
+    const rill_attr_value *mins = &ctx->attrs[RILL_PRIOR_BOX_ATTR_MIN_SIZES], *maxs = &ctx->attrs[RILL_PRIOR_BOX_ATTR_MAX_SIZES];              \
+    const rill_attr_value *vars = &ctx->attrs[RILL_PRIOR_BOX_ATTR_VARIANCES];                  \
+    float *ratios = rill_malloc((1 + 2 * ctx->attrs[RILL_PRIOR_BOX_ATTR_ASPECT_RATIOS].n) * sizeof *ratios);            \
     if (!ratios) return rill_oom();                                                            \
-    size_t nr = rill_prior_box_ratios(ctx->attrs[A_RATIOS].list.floats, ctx->attrs[A_RATIOS].n, \
-                                      ctx->attrs[A_FLIP].v.b, ratios);                         \
+    size_t nr = rill_prior_box_ratios(ctx->attrs[RILL_PRIOR_BOX_ATTR_ASPECT_RATIOS].list.floats, ctx->attrs[RILL_PRIOR_BOX_ATTR_ASPECT_RATIOS].n, \
+                                      ctx->attrs[RILL_PRIOR_BOX_ATTR_FLIP].v.b, ratios);       \
     int64_t H = in->dims.d[2], W = in->dims.d[3];                                              \
     int64_t np = (int64_t)(nr * mins->n + maxs->n);                                            \
     rill_dims want = {.n = 4, .d = {H, W, np, 4}};                                             \
@@ -41,13 +40,13 @@ enum { A_MIN, A_MAX, A_RATIOS, A_VARS, A_FLIP, A_CLIP, A_STEP_W, A_STEP_H, A_OFF
       return st;                                                                               \
     }                                                                                          \
     T iw = (T)img->dims.d[3], ih = (T)img->dims.d[2];                                          \
-    T sw = (T)ctx->attrs[A_STEP_W].v.f, sh = (T)ctx->attrs[A_STEP_H].v.f;                      \
+    T sw = (T)ctx->attrs[RILL_PRIOR_BOX_ATTR_STEP_W].v.f, sh = (T)ctx->attrs[RILL_PRIOR_BOX_ATTR_STEP_H].v.f;                      \
     if (sw == 0 || sh == 0) {                                                                  \
       sw = iw / (T)W;                                                                          \
       sh = ih / (T)H;                                                                          \
     }                                                                                          \
-    T off = (T)ctx->attrs[A_OFFSET].v.f;                                                       \
-    bool order = ctx->attrs[A_ORDER].v.b;                                                      \
+    T off = (T)ctx->attrs[RILL_PRIOR_BOX_ATTR_OFFSET].v.f;                                     \
+    bool order = ctx->attrs[RILL_PRIOR_BOX_ATTR_MIN_MAX_ASPECT_RATIOS_ORDER].v.b;              \
     T *b = rill_tensor_ptr(bo);                                                                \
     for (int64_t h = 0; h < H; h++)                                                            \
       for (int64_t w = 0; w < W; w++) {                                                        \
@@ -80,7 +79,7 @@ enum { A_MIN, A_MAX, A_RATIOS, A_VARS, A_FLIP, A_CLIP, A_STEP_W, A_STEP_H, A_OFF
       }                                                                                        \
     rill_free(ratios);                                                                         \
     int64_t n = H * W * np * 4;                                                                \
-    if (ctx->attrs[A_CLIP].v.b) {                                                              \
+    if (ctx->attrs[RILL_PRIOR_BOX_ATTR_CLIP].v.b) {                                            \
       T *p = rill_tensor_ptr(bo);                                                              \
       for (int64_t i = 0; i < n; i++) p[i] = p[i] < 0 ? 0 : p[i] > 1 ? 1 : p[i];               \
     }                                                                                          \

@@ -18,11 +18,11 @@ uint64_t rill_random_seed(const rill_kernel_ctx *ctx, int32_t seed_attr) {
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *out;                                                                     \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                        \
-    double lo = ctx->attrs[1].v.f, hi = ctx->attrs[2].v.f;                                \
+    double lo = ctx->attrs[RILL_UNIFORM_RANDOM_ATTR_MIN].v.f, hi = ctx->attrs[RILL_UNIFORM_RANDOM_ATTR_MAX].v.f;                                \
     if (!(lo <= hi))                                                                      \
       return rill_kernel_error(ctx, "min %g is greater than max %g", lo, hi);             \
     rill_rng rng;                                                                         \
-    rill_rng_seed(&rng, rill_random_seed(ctx, ctx->attrs[3].v.i));                        \
+    rill_rng_seed(&rng, rill_random_seed(ctx, ctx->attrs[RILL_UNIFORM_RANDOM_ATTR_SEED].v.i));                        \
     T *p = rill_tensor_ptr(out);                                                          \
     int64_t n = rill_tensor_numel(out);                                                   \
     T tlo = (T)lo, thi = (T)hi;                                                           \
@@ -30,13 +30,13 @@ uint64_t rill_random_seed(const rill_kernel_ctx *ctx, int32_t seed_attr) {
       T v = (T)(lo + (hi - lo) * rill_rng_uniform(&rng));                                 \
       p[i] = v < thi || tlo == thi ? v : NEXT(thi, tlo);                                  \
     }                                                                                     \
-    int32_t dn = ctx->attrs[5].v.i, ds = ctx->attrs[6].v.i;                               \
+    int32_t dn = ctx->attrs[RILL_UNIFORM_RANDOM_ATTR_DIAG_NUM].v.i, ds = ctx->attrs[RILL_UNIFORM_RANDOM_ATTR_DIAG_STEP].v.i;                               \
     if (dn > 0) {                                                                         \
       if (ds < 0 || (int64_t)(dn - 1) * (ds + 1) >= n)                                    \
         return rill_kernel_error(ctx, "diag_num %d with diag_step %d runs past the %lld " \
                                  "elements of output Out (%s)", (int)dn, (int)ds,         \
                                  (long long)n, rill_kout_name(ctx, 0, 0));                \
-      for (int64_t i = 0; i < dn; i++) p[i * (ds + 1)] = (T)ctx->attrs[7].v.f;            \
+      for (int64_t i = 0; i < dn; i++) p[i * (ds + 1)] = (T)ctx->attrs[RILL_UNIFORM_RANDOM_ATTR_DIAG_VAL].v.f;            \
     }                                                                                     \
     return NULL;                                                                          \
   }
@@ -48,9 +48,9 @@ UNIFORM(double, RILL_DTYPE_FP64, nextafter, rill_cpu_uniform_random_fp64)
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *out;                                                                     \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                        \
-    double mean = ctx->attrs[1].v.f, sd = ctx->attrs[2].v.f;                              \
+    double mean = ctx->attrs[RILL_GAUSSIAN_RANDOM_ATTR_MEAN].v.f, sd = ctx->attrs[RILL_GAUSSIAN_RANDOM_ATTR_STD].v.f;                              \
     rill_rng rng;                                                                         \
-    rill_rng_seed(&rng, rill_random_seed(ctx, ctx->attrs[3].v.i));                        \
+    rill_rng_seed(&rng, rill_random_seed(ctx, ctx->attrs[RILL_GAUSSIAN_RANDOM_ATTR_SEED].v.i));                        \
     T *p = rill_tensor_ptr(out);                                                          \
     int64_t n = rill_tensor_numel(out);                                                   \
     for (int64_t i = 0; i < n; i++) p[i] = (T)(mean + sd * rill_rng_normal(&rng));        \

@@ -19,7 +19,7 @@ typedef struct red_plan {
 static rill_status *red_plan_make(rill_kernel_ctx *ctx, const rill_tensor *x, red_plan *p) {
   bool reduced[RILL_MAX_DIMS];
   char why[128];
-  if (!rill_reduce_shape(&x->dims, &ctx->attrs[0], ctx->attrs[1].v.b, ctx->attrs[2].v.b, reduced,
+  if (!rill_reduce_shape(&x->dims, &ctx->attrs[RILL_REDUCE_SUM_ATTR_DIM], ctx->attrs[RILL_REDUCE_SUM_ATTR_KEEP_DIM].v.b, ctx->attrs[RILL_REDUCE_SUM_ATTR_REDUCE_ALL].v.b, reduced,
                          &p->out, why, sizeof why))
     return rill_kernel_error(ctx, "input X (%s): %s", rill_kin_name(ctx, 0, 0), why);
   int64_t ext[RILL_MAX_DIMS];

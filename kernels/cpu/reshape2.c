@@ -16,7 +16,7 @@ rill_status *rill_cpu_reshape2(rill_kernel_ctx *ctx) {
   size_t n;
   rill_dims d;
   char err[256];
-  if (!rill_reshape_target(list, nlist, shape, &ctx->attrs[0], target, &n, err, sizeof err) ||
+  if (!rill_reshape_target(list, nlist, shape, &ctx->attrs[RILL_RESHAPE2_ATTR_SHAPE], target, &n, err, sizeof err) ||
       !rill_reshape_dims(target, n, &x->dims, &d, err, sizeof err))
     return rill_kernel_error(ctx, "input X (%s): %s", rill_kin_name(ctx, 0, 0), err);
   RILL_TRY(rill_cpu_xshape(ctx, 1, x));

@@ -9,8 +9,15 @@
 #include "framework/io/stream.h"
 #include "kernels/cpu/kernels.h"
 
-enum { SAVE_PATH, SAVE_OVERWRITE, SAVE_FP16, SAVE_TO_MEMORY };
-enum { LOAD_PATH, LOAD_FP16, LOAD_SEEK_OR_MEMORY };
+/* The helpers shared by save and save_combine (load and load_combine) read the
+ * attributes both have through save's (load's) names. */
+_Static_assert(RILL_SAME_POS(RILL_SAVE_ATTR_FILE_PATH, RILL_SAVE_COMBINE_ATTR_FILE_PATH) &&
+                   RILL_SAME_POS(RILL_SAVE_ATTR_OVERWRITE, RILL_SAVE_COMBINE_ATTR_OVERWRITE) &&
+                   RILL_SAME_POS(RILL_SAVE_ATTR_SAVE_AS_FP16, RILL_SAVE_COMBINE_ATTR_SAVE_AS_FP16),
+               "save and save_combine must share their first attributes");
+_Static_assert(RILL_SAME_POS(RILL_LOAD_ATTR_FILE_PATH, RILL_LOAD_COMBINE_ATTR_FILE_PATH) &&
+                   RILL_SAME_POS(RILL_LOAD_ATTR_LOAD_AS_FP16, RILL_LOAD_COMBINE_ATTR_LOAD_AS_FP16),
+               "load and load_combine must share their first attributes");
 
 /* Round to nearest even, overflow to infinity, NaN kept quiet. */
 static uint16_t float_to_half(float f) {
@@ -57,7 +64,7 @@ static rill_status *to_fp16(const rill_kernel_ctx *ctx, const char *var, const r
 
 static rill_status *check_target(const rill_kernel_ctx *ctx, const char *path) {
   if (!path || !*path) return rill_kernel_error(ctx, "attribute file_path is empty");
-  if (!ctx->attrs[SAVE_OVERWRITE].v.b && rill_path_exists(path))
+  if (!ctx->attrs[RILL_SAVE_ATTR_OVERWRITE].v.b && rill_path_exists(path))
     return rill_status_wrap(rill_error(RILL_ALREADY_EXISTS,
                                        "'%s' exists and overwrite is false", path),
                             "%s", ctx->schema->type);
@@ -77,7 +84,7 @@ static rill_status *append_var(const rill_kernel_ctx *ctx, size_t i, rill_bytes 
   rill_variable *v = i < ctx->nin[0] ? ctx->in[0][i] : NULL;
   if (!v || v->kind == RILL_VARKIND_EMPTY)
     return rill_kernel_error(ctx, "variable '%s' has no value to save", name);
-  bool half = ctx->attrs[SAVE_FP16].v.b;
+  bool half = ctx->attrs[RILL_SAVE_ATTR_SAVE_AS_FP16].v.b;
   if (v->kind == RILL_VARKIND_SELECTED_ROWS) {
     if (half) return rill_kernel_error(ctx, "variable '%s': save_as_fp16 takes dense tensors only", name);
     return rill_stream_write_selected_rows(out, &v->u.rows);
@@ -94,7 +101,7 @@ static rill_status *append_var(const rill_kernel_ctx *ctx, size_t i, rill_bytes 
 }
 
 static rill_status *save_vars(rill_kernel_ctx *ctx, size_t n) {
-  const char *path = ctx->attrs[SAVE_PATH].v.s;
+  const char *path = ctx->attrs[RILL_SAVE_ATTR_FILE_PATH].v.s;
   RILL_TRY(check_target(ctx, path));
   rill_bytes out;
   rill_bytes_init(&out);
@@ -114,7 +121,7 @@ rill_status *rill_cpu_save(rill_kernel_ctx *ctx) {
 }
 
 rill_status *rill_cpu_save_combine(rill_kernel_ctx *ctx) {
-  if (ctx->attrs[SAVE_TO_MEMORY].v.b)
+  if (ctx->attrs[RILL_SAVE_COMBINE_ATTR_SAVE_TO_MEMORY].v.b)
     return rill_error(RILL_UNIMPLEMENTED, "save_combine: save_to_memory is not supported");
   return save_vars(ctx, ctx->nin[0]);
 }
@@ -136,7 +143,7 @@ static rill_status *read_var(rill_kernel_ctx *ctx, rill_reader *r, size_t i, ril
   rill_tensor *t = rill_variable_tensor(tmp);
   if (!t) return rill_oom();
   RILL_TRY(rill_stream_read_lod_tensor(r, name, NULL, t));
-  if (ctx->attrs[LOAD_FP16].v.b && t->dtype != RILL_DTYPE_FP16) {
+  if (ctx->attrs[RILL_LOAD_ATTR_LOAD_AS_FP16].v.b && t->dtype != RILL_DTYPE_FP16) {
     rill_tensor h;
     rill_tensor_init(&h);
     rill_status *st = to_fp16(ctx, name, t, &h);
@@ -150,7 +157,7 @@ static rill_status *read_var(rill_kernel_ctx *ctx, rill_reader *r, size_t i, ril
 /* Reads every output into temporaries first: a bad file leaves the outputs as they
  * were. */
 static rill_status *load_vars(rill_kernel_ctx *ctx, size_t n) {
-  const char *path = ctx->attrs[LOAD_PATH].v.s;
+  const char *path = ctx->attrs[RILL_LOAD_ATTR_FILE_PATH].v.s;
   if (!path || !*path) return rill_kernel_error(ctx, "attribute file_path is empty");
   rill_variable *tmp = rill_calloc(n ? n : 1, sizeof *tmp);
   if (!tmp) return rill_oom();
@@ -184,14 +191,14 @@ static rill_status *load_vars(rill_kernel_ctx *ctx, size_t n) {
 
 rill_status *rill_cpu_load(rill_kernel_ctx *ctx) {
   if (ctx->nout[0] != 1) return rill_kernel_error(ctx, "takes exactly one output Out");
-  if (ctx->attrs[LOAD_SEEK_OR_MEMORY].v.l != -1)
+  if (ctx->attrs[RILL_LOAD_ATTR_SEEK].v.l != -1)
     return rill_error(RILL_UNIMPLEMENTED, "load: partial loads (seek %lld) are not supported",
-                      (long long)ctx->attrs[LOAD_SEEK_OR_MEMORY].v.l);
+                      (long long)ctx->attrs[RILL_LOAD_ATTR_SEEK].v.l);
   return load_vars(ctx, 1);
 }
 
 rill_status *rill_cpu_load_combine(rill_kernel_ctx *ctx) {
-  if (ctx->attrs[LOAD_SEEK_OR_MEMORY].v.b)
+  if (ctx->attrs[RILL_LOAD_COMBINE_ATTR_MODEL_FROM_MEMORY].v.b)
     return rill_error(RILL_UNIMPLEMENTED,
                       "load_combine: model_from_memory is not supported (string attributes end "
                       "at the first NUL byte); load the parameters from a file");

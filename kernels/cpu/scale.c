@@ -3,7 +3,7 @@
 
 /* Attribute scale, or the one element of ScaleTensor when given. */
 static rill_status *scale_factor(rill_kernel_ctx *ctx, double *s) {
-  *s = ctx->attrs[0].v.f;
+  *s = ctx->attrs[RILL_SCALE_ATTR_SCALE].v.f;
   rill_tensor *st = rill_kin(ctx, 1, 0);
   if (!st) return NULL;
   if (rill_tensor_numel(st) != 1 || !rill_tensor_ptr(st))
@@ -30,11 +30,11 @@ static rill_status *scale_factor(rill_kernel_ctx *ctx, double *s) {
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                        \
     RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &x->dims));                             \
     RILL_TRY(scale_factor(ctx, &sd));                                                     \
-    T s = (T)sd, b = (T)ctx->attrs[1].v.f;                                                \
+    T s = (T)sd, b = (T)ctx->attrs[RILL_SCALE_ATTR_BIAS].v.f;                             \
     const T *xp = rill_tensor_ptr(x);                                                     \
     T *op = rill_tensor_ptr(out);                                                         \
     int64_t n = rill_tensor_numel(x);                                                     \
-    if (ctx->attrs[2].v.b)                                                                \
+    if (ctx->attrs[RILL_SCALE_ATTR_BIAS_AFTER_SCALE].v.b)                                 \
       for (int64_t i = 0; i < n; i++) op[i] = xp[i] * s + b;                              \
     else                                                                                  \
       for (int64_t i = 0; i < n; i++) op[i] = (xp[i] + b) * s;                            \

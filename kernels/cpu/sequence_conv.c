@@ -10,7 +10,6 @@
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/sgemm.h"
 
-enum { A_TRAIN, A_LEN, A_START, A_STRIDE };
 
 #define SEQUENCE_CONV(T, DT, GEMM, NAME)                                                       \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                                    \
@@ -18,9 +17,9 @@ enum { A_TRAIN, A_LEN, A_START, A_STRIDE };
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                                \
     RILL_TRY(rill_kin_need(ctx, 2, 0, DT, &f));                                                \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                             \
-    bool train = ctx->attrs[A_TRAIN].v.b;                                                      \
+    bool train = ctx->attrs[RILL_SEQUENCE_CONV_ATTR_PADDING_TRAINABLE].v.b;                    \
     if (train) RILL_TRY(rill_kin_need(ctx, 1, 0, DT, &pad));                                   \
-    int64_t len = ctx->attrs[A_LEN].v.i, start = ctx->attrs[A_START].v.i;                      \
+    int64_t len = ctx->attrs[RILL_SEQUENCE_CONV_ATTR_CONTEXT_LENGTH].v.i, start = ctx->attrs[RILL_SEQUENCE_CONV_ATTR_CONTEXT_START].v.i;                      \
     int64_t up = start < 0 ? -start : 0, down = start + len - 1 > 0 ? start + len - 1 : 0;     \
     if (x->dims.n != 2 || f->dims.n != 2 || len < 1 || f->dims.d[0] != len * x->dims.d[1] ||   \
         (pad && (pad->dims.n != 2 || pad->dims.d[0] != up + down ||                            \

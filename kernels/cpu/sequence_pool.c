@@ -6,7 +6,6 @@
 #include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
 
-enum { A_TEST, A_TYPE, A_PAD };
 enum { P_AVERAGE, P_SUM, P_SQRT, P_MAX, P_LAST, P_FIRST };
 
 static int pool_kind(const char *s) {
@@ -21,12 +20,12 @@ static int pool_kind(const char *s) {
     rill_tensor *x = NULL, *out = NULL, *mi = NULL;                                            \
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                                \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                             \
-    int kind = pool_kind(ctx->attrs[A_TYPE].v.s);                                              \
+    int kind = pool_kind(ctx->attrs[RILL_SEQUENCE_POOL_ATTR_POOLTYPE].v.s);                    \
     if (kind == P_MAX && rill_kout(ctx, 1, 0))                                                 \
       RILL_TRY(rill_kout_need(ctx, 1, 0, RILL_DTYPE_INT32, &mi));                              \
     if (kind < 0)                                                                              \
       return rill_kernel_error(ctx, "attribute pooltype \"%s\" is unknown",                    \
-                               ctx->attrs[A_TYPE].v.s ? ctx->attrs[A_TYPE].v.s : "");          \
+                               ctx->attrs[RILL_SEQUENCE_POOL_ATTR_POOLTYPE].v.s ? ctx->attrs[RILL_SEQUENCE_POOL_ATTR_POOLTYPE].v.s : "");          \
     if (x->lod.nlevels == 0 || x->lod.nlevels > 2)                                             \
       return rill_kernel_error(ctx, "input X (%s) has %zu LoD levels, expected 1 or 2",        \
                                rill_kin_name(ctx, 0, 0), x->lod.nlevels);                      \
@@ -51,7 +50,7 @@ static int pool_kind(const char *s) {
       out->lod = lod;                                                                          \
     }                                                                                          \
     const T *xp = rill_tensor_ptr(x);                                                          \
-    T *op = rill_tensor_ptr(out), pad = (T)ctx->attrs[A_PAD].v.f;                              \
+    T *op = rill_tensor_ptr(out), pad = (T)ctx->attrs[RILL_SEQUENCE_POOL_ATTR_PAD_VALUE].v.f;  \
     int32_t *ip = mi ? (int32_t *)rill_tensor_ptr(mi) : NULL;                                  \
     for (int64_t i = 0; i < nseq; i++) {                                                       \
       int64_t a = (int64_t)lv->offsets[i], b = (int64_t)lv->offsets[i + 1];                    \

@@ -5,7 +5,6 @@
 #include "framework/base/alloc.h"
 #include "kernels/cpu/tensor_ops.h"
 
-enum { A_AXES, A_STARTS, A_ENDS, A_INFER_FLAGS, A_DECREASE };
 
 static rill_status *kernel_plan(rill_kernel_ctx *ctx, const rill_tensor *x, rill_slice_plan *plan) {
   const rill_tensor *sl[RILL_MAX_DIMS], *el[RILL_MAX_DIMS];
@@ -14,11 +13,11 @@ static rill_status *kernel_plan(rill_kernel_ctx *ctx, const rill_tensor *x, rill
     return rill_kernel_error(ctx, "more than %d StartsTensorList/EndsTensorList tensors", RILL_MAX_DIMS);
   for (size_t i = 0; i < ns; i++) sl[i] = rill_kin(ctx, 3, i);
   for (size_t i = 0; i < ne; i++) el[i] = rill_kin(ctx, 4, i);
-  rill_slice_bounds s = {rill_kin(ctx, 1, 0) != NULL, rill_kin(ctx, 1, 0), sl, ns, &ctx->attrs[A_STARTS]};
-  rill_slice_bounds e = {rill_kin(ctx, 2, 0) != NULL, rill_kin(ctx, 2, 0), el, ne, &ctx->attrs[A_ENDS]};
+  rill_slice_bounds s = {rill_kin(ctx, 1, 0) != NULL, rill_kin(ctx, 1, 0), sl, ns, &ctx->attrs[RILL_SLICE_ATTR_STARTS]};
+  rill_slice_bounds e = {rill_kin(ctx, 2, 0) != NULL, rill_kin(ctx, 2, 0), el, ne, &ctx->attrs[RILL_SLICE_ATTR_ENDS]};
   char err[256];
-  if (!rill_slice_plan_make(&x->dims, &ctx->attrs[A_AXES], &s, &e, &ctx->attrs[A_INFER_FLAGS],
-                            &ctx->attrs[A_DECREASE], true, plan, err, sizeof err))
+  if (!rill_slice_plan_make(&x->dims, &ctx->attrs[RILL_SLICE_ATTR_AXES], &s, &e, &ctx->attrs[RILL_SLICE_ATTR_INFER_FLAGS],
+                            &ctx->attrs[RILL_SLICE_ATTR_DECREASE_AXIS], true, plan, err, sizeof err))
     return rill_kernel_error(ctx, "input Input (%s): %s", rill_kin_name(ctx, 0, 0), err);
   return NULL;
 }

@@ -75,7 +75,7 @@ static void softmax_row_f32(const float *a, float *d, int64_t n) {
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                           \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                        \
     RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &x->dims));                             \
-    int r = x->dims.n, axis = ctx->attrs[0].v.i;                                          \
+    int r = x->dims.n, axis = ctx->attrs[RILL_SOFTMAX_ATTR_AXIS].v.i;                     \
     if (r == 0) {                                                                         \
       if (rill_tensor_numel(x) == 1) *(T *)rill_tensor_ptr(out) = 1;                      \
       return NULL;                                                                        \
@@ -83,7 +83,7 @@ static void softmax_row_f32(const float *a, float *d, int64_t n) {
     if (axis < 0) axis += r;                                                              \
     if (axis < 0 || axis >= r)                                                            \
       return rill_kernel_error(ctx, "attribute axis %d is out of range for input X (%s) " \
-                               "of rank %d", ctx->attrs[0].v.i, rill_kin_name(ctx, 0, 0), r); \
+                               "of rank %d", ctx->attrs[RILL_SOFTMAX_ATTR_AXIS].v.i, rill_kin_name(ctx, 0, 0), r); \
     int64_t outer = rill_dims_prod(&x->dims, 0, axis), n = x->dims.d[axis];               \
     int64_t inner = rill_dims_prod(&x->dims, axis + 1, r);                                \
     if (outer * n * inner == 0) return NULL;                                              \

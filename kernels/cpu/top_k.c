@@ -12,7 +12,7 @@
 #define GT_I(a, b) ((a) > (b))
 
 static rill_status *top_k_value(rill_kernel_ctx *ctx, int64_t last, int64_t *k) {
-  *k = ctx->attrs[0].v.i;
+  *k = ctx->attrs[RILL_TOP_K_ATTR_K].v.i;
   const rill_tensor *kt = rill_kin(ctx, 1, 0);
   if (kt && !rill_int_tensor_at(kt, 0, k))
     return rill_kernel_error(ctx, "input K (%s) must hold one int32/int64 value", rill_kin_name(ctx, 1, 0));
@@ -168,13 +168,13 @@ rill_status *rill_cpu_accuracy(rill_kernel_ctx *ctx) {
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *x, *out = rill_kout(ctx, 0, 0);                                          \
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                           \
-    rill_dtype odt = ctx->attrs[3].v.i == RILL_DTYPE_INT32 ? RILL_DTYPE_INT32 : RILL_DTYPE_INT64; \
+    rill_dtype odt = ctx->attrs[RILL_ARG_MAX_ATTR_DTYPE].v.i == RILL_DTYPE_INT32 ? RILL_DTYPE_INT32 : RILL_DTYPE_INT64; \
     RILL_TRY(rill_kout_need(ctx, 0, 0, odt, &out));                                       \
     rill_dims d;                                                                          \
     int axis;                                                                             \
     char err[128];                                                                        \
-    bool flatten = ctx->attrs[2].v.b;                                                     \
-    if (!rill_arg_max_dims(&x->dims, ctx->attrs[0].v.l, ctx->attrs[1].v.b, flatten, &d,   \
+    bool flatten = ctx->attrs[RILL_ARG_MAX_ATTR_FLATTEN].v.b;                             \
+    if (!rill_arg_max_dims(&x->dims, ctx->attrs[RILL_ARG_MAX_ATTR_AXIS].v.l, ctx->attrs[RILL_ARG_MAX_ATTR_KEEPDIMS].v.b, flatten, &d,   \
                            &axis, err, sizeof err))                                       \
       return rill_kernel_error(ctx, "input X (%s): %s", rill_kin_name(ctx, 0, 0), err);   \
     RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &d));                                   \

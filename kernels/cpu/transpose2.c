@@ -29,7 +29,7 @@ rill_status *rill_cpu_transpose2(rill_kernel_ctx *ctx) {
   RILL_TRY(rill_kout_need(ctx, 0, 0, x->dtype, &out));
   int perm[RILL_MAX_DIMS];
   char err[256];
-  if (!rill_transpose_perm(&ctx->attrs[0], x->dims.n, perm, err, sizeof err))
+  if (!rill_transpose_perm(&ctx->attrs[RILL_TRANSPOSE2_ATTR_AXIS], x->dims.n, perm, err, sizeof err))
     return rill_kernel_error(ctx, "input X (%s): %s", rill_kin_name(ctx, 0, 0), err);
   rill_dims d = {.n = x->dims.n};
   for (int i = 0; i < d.n; i++) d.d[i] = x->dims.d[perm[i]];
@@ -46,7 +46,7 @@ rill_status *rill_cpu_transpose2_grad(rill_kernel_ctx *ctx) {
   RILL_TRY(rill_kout_need(ctx, 0, 0, dout->dtype, &dx));
   int perm[RILL_MAX_DIMS], inv[RILL_MAX_DIMS];
   char err[256];
-  if (!rill_transpose_perm(&ctx->attrs[0], dout->dims.n, perm, err, sizeof err))
+  if (!rill_transpose_perm(&ctx->attrs[RILL_TRANSPOSE2_GRAD_ATTR_AXIS], dout->dims.n, perm, err, sizeof err))
     return rill_kernel_error(ctx, "input Out@GRAD (%s): %s", rill_kin_name(ctx, 1, 0), err);
   for (int i = 0; i < dout->dims.n; i++) inv[perm[i]] = i;
   rill_dims d = {.n = dout->dims.n};

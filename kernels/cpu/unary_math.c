@@ -65,8 +65,8 @@ UNARY_GRAD(double, RILL_DTYPE_FP64, 0, g / v, rill_cpu_log_grad_fp64)
 /* clip's bounds: the Min / Max tensors (slots 1, 2) when present, else the attrs. */
 #define CLIP_BOUNDS(T, DT, lo, hi)                                                        \
   do {                                                                                    \
-    lo = (T)ctx->attrs[0].v.f;                                                            \
-    hi = (T)ctx->attrs[1].v.f;                                                            \
+    lo = (T)ctx->attrs[RILL_CLIP_ATTR_MIN].v.f;                                           \
+    hi = (T)ctx->attrs[RILL_CLIP_ATTR_MAX].v.f;                                           \
     for (size_t s_ = 1; s_ <= 2; s_++) {                                                  \
       rill_tensor *b_ = rill_kin(ctx, s_, 0);                                             \
       if (!b_) continue;                                                                  \

@@ -5,7 +5,6 @@
 
 #include "kernels/cpu/kernels.h"
 
-enum { A_ANCHORS, A_CLASSES, A_CONF, A_DOWN, A_CLIP, A_SCALE, A_IOU, A_IOU_F };
 
 #define YOLO_BOX(T, DT, EXP, POW, NAME)                                                        \
   static inline T NAME##_sig(T v) { return (T)1 / ((T)1 + EXP(-v)); }                          \
@@ -14,9 +13,9 @@ enum { A_ANCHORS, A_CLASSES, A_CONF, A_DOWN, A_CLIP, A_SCALE, A_IOU, A_IOU_F };
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                                \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &bo));                                              \
     RILL_TRY(rill_kout_need(ctx, 1, 0, DT, &so));                                              \
-    const int32_t *anchors = ctx->attrs[A_ANCHORS].list.ints;                                  \
-    int64_t an = (int64_t)ctx->attrs[A_ANCHORS].n / 2, cls = ctx->attrs[A_CLASSES].v.i;        \
-    bool iou_aware = ctx->attrs[A_IOU].v.b;                                                    \
+    const int32_t *anchors = ctx->attrs[RILL_YOLO_BOX_ATTR_ANCHORS].list.ints;                 \
+    int64_t an = (int64_t)ctx->attrs[RILL_YOLO_BOX_ATTR_ANCHORS].n / 2, cls = ctx->attrs[RILL_YOLO_BOX_ATTR_CLASS_NUM].v.i;        \
+    bool iou_aware = ctx->attrs[RILL_YOLO_BOX_ATTR_IOU_AWARE].v.b;                             \
     if (x->dims.n != 4 || !img || !rill_tensor_is_set(img) ||                                  \
         (img->dtype != RILL_DTYPE_INT32 && img->dtype != RILL_DTYPE_INT64) ||                  \
         rill_tensor_numel(img) != 2 * x->dims.d[0] || an < 1 || cls < 1 ||                     \
@@ -30,10 +29,10 @@ enum { A_ANCHORS, A_CLASSES, A_CONF, A_DOWN, A_CLIP, A_SCALE, A_IOU, A_IOU_F };
     rill_dims bd = {.n = 3, .d = {n, nb, 4}}, sd = {.n = 3, .d = {n, nb, cls}};                \
     RILL_TRY(rill_kout_check_dims(ctx, 0, 0, bo, &bd));                                       \
     RILL_TRY(rill_kout_check_dims(ctx, 1, 0, so, &sd));                                       \
-    int64_t down = ctx->attrs[A_DOWN].v.i, in_h = down * h, in_w = down * w;                   \
-    float conf_thresh = ctx->attrs[A_CONF].v.f, scale = ctx->attrs[A_SCALE].v.f;               \
-    float bias = -0.5f * (scale - 1.f), f = ctx->attrs[A_IOU_F].v.f;                           \
-    bool clip = ctx->attrs[A_CLIP].v.b;                                                        \
+    int64_t down = ctx->attrs[RILL_YOLO_BOX_ATTR_DOWNSAMPLE_RATIO].v.i, in_h = down * h, in_w = down * w;                   \
+    float conf_thresh = ctx->attrs[RILL_YOLO_BOX_ATTR_CONF_THRESH].v.f, scale = ctx->attrs[RILL_YOLO_BOX_ATTR_SCALE_X_Y].v.f;               \
+    float bias = -0.5f * (scale - 1.f), f = ctx->attrs[RILL_YOLO_BOX_ATTR_IOU_AWARE_FACTOR].v.f;                           \
+    bool clip = ctx->attrs[RILL_YOLO_BOX_ATTR_CLIP_BBOX].v.b;                                  \
     const T *xp = rill_tensor_ptr(x);                                                          \
     T *bp = rill_tensor_ptr(bo), *sp = rill_tensor_ptr(so);                                    \
     memset(bp, 0, (size_t)(n * nb * 4) * sizeof(T));                                           \

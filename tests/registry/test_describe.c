@@ -29,8 +29,11 @@ Test(describe, flags_and_dispensable_slots) {
   has(s, "place_type: INT = -1 [extra]");
   has(s, "flags: infers from data"); /* its shape tensors' values */
   rill_free_buffer(s);
-  cr_assert_null(rill_op_describe("relu", &s));
+  cr_assert_null(rill_op_describe("mean", &s));
   has(s, "flags: none");
+  rill_free_buffer(s);
+  cr_assert_null(rill_op_describe("relu", &s));
+  has(s, "flags: in place, fusable activation, fc activation");
   rill_free_buffer(s);
   cr_assert_null(rill_op_describe("checkpoint", &s));
   has(s, "directory: STRING (required) [file path] [policy]");
