@@ -1,4 +1,5 @@
-/* reduce_sum and reduce_mean over the dims in `dim`, with their gradients. */
+/* reduce_sum, reduce_mean, reduce_max, reduce_min and reduce_prod over the dims in `dim`,
+ * with their gradients. */
 #include "operators/math_grad.h"
 #include "operators/reduce.h"
 
@@ -49,14 +50,21 @@ static rill_status *reduce_infer(rill_infer_ctx *ctx) {
   return NULL;
 }
 
-/* Paddle's reduce gradient makers: X and Out@GRAD in, X@GRAD out. */
+/* Paddle's reduce gradient makers: X and Out@GRAD in, X@GRAD out; max, min and prod also
+ * read the forward Out. */
 static rill_status *reduce_grad_maker(rill_grad_ctx *ctx) {
   char type[64];
   snprintf(type, sizeof type, "%s_grad", ctx->schema->type);
   return rill_grad_emit(ctx, type, RILL_NAMES("X"), RILL_NAMES("Out"), RILL_NAMES("X"));
 }
 
-#define REDUCE(NAME, DOC)                                                                 \
+static rill_status *reduce_out_grad_maker(rill_grad_ctx *ctx) {
+  char type[64];
+  snprintf(type, sizeof type, "%s_grad", ctx->schema->type);
+  return rill_grad_emit(ctx, type, RILL_NAMES("X", "Out"), RILL_NAMES("Out"), RILL_NAMES("X"));
+}
+
+#define REDUCE(NAME, MAKER, DOC)                                                          \
   const rill_op_schema rill_schema_##NAME = {                                             \
       .type = #NAME,                                                                      \
       .doc = DOC,                                                                         \
@@ -68,17 +76,23 @@ static rill_status *reduce_grad_maker(rill_grad_ctx *ctx) {
       .nattrs = RILL_COUNTOF(attrs),                                                      \
       .flags = 0,                                                                         \
       .infer = reduce_infer,                                                              \
-      .grad = reduce_grad_maker,                                                          \
+      .grad = MAKER,                                                                      \
       .kernel_dtype_slot = 0,                                                             \
       .dtype_attr = -1,                                                                   \
   };
 
-REDUCE(reduce_sum, "Out = sum of X over `dim` (every dim with reduce_all).")
-REDUCE(reduce_mean, "Out = mean of X over `dim` (every dim with reduce_all).")
+REDUCE(reduce_sum, reduce_grad_maker, "Out = sum of X over `dim` (every dim with reduce_all).")
+REDUCE(reduce_mean, reduce_grad_maker, "Out = mean of X over `dim` (every dim with reduce_all).")
+REDUCE(reduce_max, reduce_out_grad_maker,
+       "Out = maximum of X over `dim` (every dim with reduce_all).")
+REDUCE(reduce_min, reduce_out_grad_maker,
+       "Out = minimum of X over `dim` (every dim with reduce_all).")
+REDUCE(reduce_prod, reduce_out_grad_maker,
+       "Out = product of X over `dim` (every dim with reduce_all).")
 
 static const rill_slot_schema grad_inputs[] = {
     {"X", 0, "forward input"},
-    {"Out", RILL_SLOT_DISPENSABLE, "forward output (unused)"},
+    {"Out", RILL_SLOT_DISPENSABLE, "forward output (read by max, min and prod)"},
     {"Out@GRAD", 0, "gradient of Out"},
 };
 static const rill_slot_schema grad_outputs[] = {
@@ -131,5 +145,8 @@ static rill_status *reduce_grad_infer(rill_infer_ctx *ctx) {
 
 REDUCE_GRAD(reduce_sum, "X@GRAD = Out@GRAD broadcast over the reduced dims.")
 REDUCE_GRAD(reduce_mean, "X@GRAD = Out@GRAD / count, broadcast over the reduced dims.")
+REDUCE_GRAD(reduce_max, "X@GRAD = Out@GRAD where X equals Out (every tie), else 0.")
+REDUCE_GRAD(reduce_min, "X@GRAD = Out@GRAD where X equals Out (every tie), else 0.")
+REDUCE_GRAD(reduce_prod, "X@GRAD = Out@GRAD * Out / X, broadcast over the reduced dims.")
 
 RILL_OP_TABLE_CHECKS(reduce);

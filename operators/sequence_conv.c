@@ -1,7 +1,9 @@
 /* sequence_conv: a 1-D convolution along each sequence of X [T, D] (one LoD level).
  * Output row t of a sequence is the concatenation of the context rows t + contextStart
  * ... t + contextStart + contextLength - 1 (rows outside the sequence are zero, or rows
- * of PaddingData with paddingTrainable) times Filter [contextLength * D, N]. */
+ * of PaddingData with paddingTrainable) times Filter [contextLength * D, N].
+ * sequence_conv_grad gives X@GRAD, Filter@GRAD and (paddingTrainable) PaddingData@GRAD. */
+#include "operators/math_grad.h"
 #include "operators/op_util.h"
 
 enum { IN_X, IN_PAD, IN_FILTER };
@@ -76,6 +78,29 @@ static rill_status *sequence_conv_infer(rill_infer_ctx *ctx) {
   return NULL;
 }
 
+/* Paddle's maker: sequence_conv_grad(X, Filter, PaddingData with paddingTrainable,
+ * Out@GRAD) -> X@GRAD, Filter@GRAD (and PaddingData@GRAD). */
+static rill_status *sequence_conv_maker(rill_grad_ctx *ctx) {
+  const rill_attr *tr = rill_op_attr(ctx->fwd, "paddingTrainable");
+  bool train = tr && ((tr->value.type == RILL_ATTR_BOOLEAN && tr->value.v.b) ||
+                      (tr->value.type == RILL_ATTR_INT && tr->value.v.i));
+  const rill_op_slot *pad = rill_op_input(ctx->fwd, "PaddingData");
+  train = train && pad && pad->nargs > 0;
+  if (rill_grad_none_wanted(ctx, "X") && rill_grad_none_wanted(ctx, "Filter") &&
+      (!train || rill_grad_none_wanted(ctx, "PaddingData")))
+    return NULL;
+  rill_op_desc *op;
+  RILL_TRY(rill_grad_begin(ctx, "sequence_conv_grad", &op));
+  RILL_TRY(rill_grad_forward(ctx, op, "X"));
+  RILL_TRY(rill_grad_forward(ctx, op, "Filter"));
+  if (train) RILL_TRY(rill_grad_forward(ctx, op, "PaddingData"));
+  RILL_TRY(rill_grad_of_output(ctx, op, "Out"));
+  RILL_TRY(rill_grad_of_input(ctx, op, "X"));
+  RILL_TRY(rill_grad_of_input(ctx, op, "Filter"));
+  if (train) RILL_TRY(rill_grad_of_input(ctx, op, "PaddingData"));
+  return NULL;
+}
+
 const rill_op_schema rill_schema_sequence_conv = {
     .type = "sequence_conv",
     .doc = "1-D convolution over a context window along each sequence of a LoD tensor.",
@@ -87,9 +112,56 @@ const rill_op_schema rill_schema_sequence_conv = {
     .nattrs = RILL_COUNTOF(attrs),
     .flags = 0,
     .infer = sequence_conv_infer,
-    .grad = NULL,
+    .grad = sequence_conv_maker,
     .kernel_dtype_slot = IN_X,
     .dtype_attr = -1,
 };
 
+enum { G_X, G_PAD, G_FILTER, G_DOUT };
+
+static const rill_slot_schema grad_inputs[] = {
+    [G_X] = {"X", 0, "forward input"},
+    [G_PAD] = {"PaddingData", RILL_SLOT_DISPENSABLE, "forward PaddingData (paddingTrainable)"},
+    [G_FILTER] = {"Filter", 0, "forward Filter"},
+    [G_DOUT] = {"Out@GRAD", 0, "gradient of Out [T, N]"},
+};
+static const rill_slot_schema grad_outputs[] = {
+    {"X@GRAD", RILL_SLOT_DISPENSABLE, "gradient of X"},
+    {"PaddingData@GRAD", RILL_SLOT_DISPENSABLE, "gradient of PaddingData"},
+    {"Filter@GRAD", RILL_SLOT_DISPENSABLE, "gradient of Filter"},
+};
+
+static rill_status *sequence_conv_grad_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, G_X, 0), *f = rill_infer_in(ctx, G_FILTER, 0);
+  const rill_tensor_meta *g = rill_infer_in(ctx, G_DOUT, 0);
+  if (!x || !f || !g) return rill_infer_error(ctx, "needs inputs X, Filter and Out@GRAD");
+  if (rill_infer_out(ctx, 1, 0) && !rill_infer_in(ctx, G_PAD, 0))
+    return rill_infer_error(ctx, "output PaddingData@GRAD needs input PaddingData");
+  if (x->known && g->known && g->dtype != x->dtype)
+    return rill_infer_error(ctx, "input Out@GRAD (%s) is %s but input X (%s) is %s",
+                            rill_infer_in_name(ctx, G_DOUT, 0), rill_dtype_name(g->dtype),
+                            rill_infer_in_name(ctx, G_X, 0), rill_dtype_name(x->dtype));
+  rill_grad_infer_like(ctx, 0, G_X);
+  rill_grad_infer_like(ctx, 1, G_PAD);
+  rill_grad_infer_like(ctx, 2, G_FILTER);
+  return NULL;
+}
+
+const rill_op_schema rill_schema_sequence_conv_grad = {
+    .type = "sequence_conv_grad",
+    .doc = "Gradients of sequence_conv: Filter@GRAD = contexts^T Out@GRAD; the context rows' "
+           "gradients Out@GRAD Filter^T go back to the rows of X (or of PaddingData) they "
+           "were read from.",
+    .inputs = grad_inputs,
+    .ninputs = RILL_COUNTOF(grad_inputs),
+    .outputs = grad_outputs,
+    .noutputs = RILL_COUNTOF(grad_outputs),
+    .attrs = attrs,
+    .nattrs = RILL_COUNTOF(attrs),
+    .flags = 0,
+    .infer = sequence_conv_grad_infer,
+    .grad = NULL,
+    .kernel_dtype_slot = G_X,
+    .dtype_attr = -1,
+};
 RILL_OP_TABLE_CHECKS(sequence_conv);

@@ -1,9 +1,10 @@
 /* sequence_pool: pools every sequence of a LoD tensor X into one row. The sequences are
  * those of X's last LoD level (at most 2 levels); Out has one row per sequence and, when
  * X has 2 levels, X's first level as its LoD. Empty sequences give pad_value (and
- * MaxIndex -1). */
+ * MaxIndex -1). sequence_pool_grad spreads Out@GRAD back over each sequence's rows. */
 #include <string.h>
 
+#include "operators/math_grad.h"
 #include "operators/op_util.h"
 
 enum { IN_X };
@@ -75,6 +76,26 @@ static rill_status *sequence_pool_infer(rill_infer_ctx *ctx) {
   return NULL;
 }
 
+/* Paddle's maker: sequence_pool_grad(X, MaxIndex for MAX only, Out@GRAD) -> X@GRAD. */
+static rill_status *sequence_pool_maker(rill_grad_ctx *ctx) {
+  if (rill_grad_none_wanted(ctx, "X")) return NULL;
+  const rill_attr *type = rill_op_attr(ctx->fwd, "pooltype");
+  bool is_max = type && type->value.type == RILL_ATTR_STRING && type->value.v.s &&
+                strcmp(type->value.v.s, "MAX") == 0;
+  rill_op_desc *op;
+  RILL_TRY(rill_grad_begin(ctx, "sequence_pool_grad", &op));
+  RILL_TRY(rill_grad_forward(ctx, op, "X"));
+  if (is_max) {
+    if (!rill_op_output(ctx->fwd, "MaxIndex"))
+      return rill_error(RILL_INVALID_ARGUMENT, "sequence_pool: the gradient of pooltype MAX "
+                        "needs output MaxIndex");
+    RILL_TRY(rill_grad_forward(ctx, op, "MaxIndex"));
+  }
+  RILL_TRY(rill_grad_of_output(ctx, op, "Out"));
+  RILL_TRY(rill_grad_of_input(ctx, op, "X"));
+  return NULL;
+}
+
 const rill_op_schema rill_schema_sequence_pool = {
     .type = "sequence_pool",
     .doc = "Pools each sequence of a LoD tensor into one row (average, sum, sqrt, max, last, "
@@ -87,9 +108,51 @@ const rill_op_schema rill_schema_sequence_pool = {
     .nattrs = RILL_COUNTOF(attrs),
     .flags = RILL_OP_INFER_READS_DATA,
     .infer = sequence_pool_infer,
-    .grad = NULL,
+    .grad = sequence_pool_maker,
     .kernel_dtype_slot = IN_X,
     .dtype_attr = -1,
 };
 
+enum { G_X, G_MAX_INDEX, G_DOUT };
+
+static const rill_slot_schema grad_inputs[] = {
+    [G_X] = {"X", 0, "forward input (its LoD gives the sequences)"},
+    [G_MAX_INDEX] = {"MaxIndex", RILL_SLOT_DISPENSABLE, "forward MaxIndex; needed by MAX"},
+    [G_DOUT] = {"Out@GRAD", 0, "gradient of Out"},
+};
+static const rill_slot_schema grad_outputs[] = {
+    {"X@GRAD", RILL_SLOT_DISPENSABLE, "gradient of X, X's shape and LoD"},
+};
+
+static rill_status *sequence_pool_grad_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, G_X, 0), *g = rill_infer_in(ctx, G_DOUT, 0);
+  if (!x || !g) return rill_infer_error(ctx, "needs inputs X and Out@GRAD");
+  const char *type = ctx->attrs[RILL_SEQUENCE_POOL_GRAD_ATTR_POOLTYPE].v.s ? ctx->attrs[RILL_SEQUENCE_POOL_GRAD_ATTR_POOLTYPE].v.s : "";
+  if (strcmp(type, "MAX") == 0 && !rill_infer_in(ctx, G_MAX_INDEX, 0))
+    return rill_infer_error(ctx, "pooltype MAX needs input MaxIndex");
+  if (x->known && g->known && g->dtype != x->dtype)
+    return rill_infer_error(ctx, "input Out@GRAD (%s) is %s but input X (%s) is %s",
+                            rill_infer_in_name(ctx, G_DOUT, 0), rill_dtype_name(g->dtype),
+                            rill_infer_in_name(ctx, G_X, 0), rill_dtype_name(x->dtype));
+  rill_grad_infer_like(ctx, 0, G_X);
+  return NULL;
+}
+
+const rill_op_schema rill_schema_sequence_pool_grad = {
+    .type = "sequence_pool_grad",
+    .doc = "X@GRAD: each sequence's Out@GRAD row spread over its rows (divided by the length "
+           "for AVERAGE, by its square root for SQRT), or put on the row that gave the "
+           "output (MAX: MaxIndex, LAST, FIRST).",
+    .inputs = grad_inputs,
+    .ninputs = RILL_COUNTOF(grad_inputs),
+    .outputs = grad_outputs,
+    .noutputs = RILL_COUNTOF(grad_outputs),
+    .attrs = attrs,
+    .nattrs = RILL_COUNTOF(attrs),
+    .flags = 0,
+    .infer = sequence_pool_grad_infer,
+    .grad = NULL,
+    .kernel_dtype_slot = G_X,
+    .dtype_attr = -1,
+};
 RILL_OP_TABLE_CHECKS(sequence_pool);

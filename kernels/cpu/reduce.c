@@ -1,8 +1,12 @@
-/* reduce_sum / reduce_mean CPU kernels and their gradients.
+/* reduce_sum / reduce_mean / reduce_max / reduce_min / reduce_prod CPU kernels and their
+ * gradients.
  *
  * X's dims are merged into runs that are all reduced or all kept; the walk keeps an
  * output offset per run (stride 0 over reduced runs). Sums go through an accumulator
- * of double (float types) or int64 (integer types) the size of Out. */
+ * of double (float types) or int64 (integer types) the size of Out; max, min and prod
+ * accumulate in Out itself, in X's type, as Paddle does. */
+#include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "framework/base/alloc.h"
@@ -143,3 +147,91 @@ REDUCE_GRAD(float, RILL_DTYPE_FP32, 0, rill_cpu_reduce_sum_grad_fp32)
 REDUCE_GRAD(double, RILL_DTYPE_FP64, 0, rill_cpu_reduce_sum_grad_fp64)
 REDUCE_GRAD(float, RILL_DTYPE_FP32, 1, rill_cpu_reduce_mean_grad_fp32)
 REDUCE_GRAD(double, RILL_DTYPE_FP64, 1, rill_cpu_reduce_mean_grad_fp64)
+
+/* max / min / prod: Out starts at INIT and takes COMBINE(acc, x) element by element. */
+#define MAX2(a, b) ((b) > (a) ? (b) : (a))
+#define MIN2(a, b) ((b) < (a) ? (b) : (a))
+#define PROD2(a, b) ((a) * (b))
+
+#define REDUCE_FOLD(T, DT, INIT, COMBINE, NAME)                                           \
+  rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
+    rill_tensor *x, *out;                                                                 \
+    RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                           \
+    RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                        \
+    red_plan p;                                                                           \
+    RILL_TRY(red_plan_make(ctx, x, &p));                                                  \
+    RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &p.out));                               \
+    const T *xp = rill_tensor_ptr(x);                                                     \
+    T *op = rill_tensor_ptr(out);                                                         \
+    for (int64_t i = 0; i < p.onumel; i++) op[i] = (INIT);                                \
+    if (p.xnumel > 0)                                                                     \
+      RED_WALK(p, {                                                                       \
+        const T *src = xp + xo;                                                           \
+        if (osi) {                                                                        \
+          T *dst = op + oo;                                                               \
+          for (int64_t i = 0; i < inner; i++) dst[i] = COMBINE(dst[i], src[i]);           \
+        } else {                                                                          \
+          T a = op[oo];                                                                   \
+          for (int64_t i = 0; i < inner; i++) a = COMBINE(a, src[i]);                     \
+          op[oo] = a;                                                                     \
+        }                                                                                 \
+      });                                                                                 \
+    return NULL;                                                                          \
+  }
+
+REDUCE_FOLD(float, RILL_DTYPE_FP32, -INFINITY, MAX2, rill_cpu_reduce_max_fp32)
+REDUCE_FOLD(double, RILL_DTYPE_FP64, -INFINITY, MAX2, rill_cpu_reduce_max_fp64)
+REDUCE_FOLD(int32_t, RILL_DTYPE_INT32, INT32_MIN, MAX2, rill_cpu_reduce_max_int32)
+REDUCE_FOLD(int64_t, RILL_DTYPE_INT64, INT64_MIN, MAX2, rill_cpu_reduce_max_int64)
+REDUCE_FOLD(float, RILL_DTYPE_FP32, INFINITY, MIN2, rill_cpu_reduce_min_fp32)
+REDUCE_FOLD(double, RILL_DTYPE_FP64, INFINITY, MIN2, rill_cpu_reduce_min_fp64)
+REDUCE_FOLD(int32_t, RILL_DTYPE_INT32, INT32_MAX, MIN2, rill_cpu_reduce_min_int32)
+REDUCE_FOLD(int64_t, RILL_DTYPE_INT64, INT64_MAX, MIN2, rill_cpu_reduce_min_int64)
+REDUCE_FOLD(float, RILL_DTYPE_FP32, 1, PROD2, rill_cpu_reduce_prod_fp32)
+REDUCE_FOLD(double, RILL_DTYPE_FP64, 1, PROD2, rill_cpu_reduce_prod_fp64)
+REDUCE_FOLD(int32_t, RILL_DTYPE_INT32, 1, PROD2, rill_cpu_reduce_prod_int32)
+REDUCE_FOLD(int64_t, RILL_DTYPE_INT64, 1, PROD2, rill_cpu_reduce_prod_int64)
+
+/* Gradients that read the forward Out: GRAD(x, out, g) per element of X. */
+#define EQ_GRAD(x, o, g) ((x) == (o) ? (g) : 0)
+#define PROD_GRAD(x, o, g) ((g) * (o) / (x))
+
+#define REDUCE_OUT_GRAD(T, DT, GRAD, NAME)                                                \
+  rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
+    rill_tensor *x, *out, *dout, *dx;                                                     \
+    if (!rill_kout(ctx, 0, 0)) return NULL;                                               \
+    RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                           \
+    RILL_TRY(rill_kin_need(ctx, 1, 0, DT, &out));                                         \
+    RILL_TRY(rill_kin_need(ctx, 2, 0, DT, &dout));                                        \
+    RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &dx));                                         \
+    red_plan p;                                                                           \
+    RILL_TRY(red_plan_make(ctx, x, &p));                                                  \
+    for (size_t s_ = 1; s_ <= 2; s_++) {                                                  \
+      const rill_tensor *t_ = s_ == 1 ? out : dout;                                       \
+      if (rill_tensor_numel(t_) != p.onumel)                                              \
+        return rill_kernel_error(ctx, "input %s (%s) holds %lld elements, the forward Out " \
+                                 "%lld", s_ == 1 ? "Out" : "Out@GRAD",                    \
+                                 rill_kin_name(ctx, s_, 0), (long long)rill_tensor_numel(t_), \
+                                 (long long)p.onumel);                                    \
+    }                                                                                     \
+    RILL_TRY(rill_kout_check_dims(ctx, 0, 0, dx, &x->dims));                              \
+    const T *xp = rill_tensor_ptr(x), *yp = rill_tensor_ptr(out), *gp = rill_tensor_ptr(dout); \
+    T *dp = rill_tensor_ptr(dx);                                                          \
+    if (p.xnumel > 0)                                                                     \
+      RED_WALK(p, {                                                                       \
+        const T *src = xp + xo, *y = yp + oo, *g = gp + oo;                               \
+        T *dst = dp + xo;                                                                 \
+        if (osi)                                                                          \
+          for (int64_t i = 0; i < inner; i++) dst[i] = GRAD(src[i], y[i], g[i]);          \
+        else                                                                              \
+          for (int64_t i = 0; i < inner; i++) dst[i] = GRAD(src[i], y[0], g[0]);          \
+      });                                                                                 \
+    return NULL;                                                                          \
+  }
+
+REDUCE_OUT_GRAD(float, RILL_DTYPE_FP32, EQ_GRAD, rill_cpu_reduce_max_grad_fp32)
+REDUCE_OUT_GRAD(double, RILL_DTYPE_FP64, EQ_GRAD, rill_cpu_reduce_max_grad_fp64)
+REDUCE_OUT_GRAD(float, RILL_DTYPE_FP32, EQ_GRAD, rill_cpu_reduce_min_grad_fp32)
+REDUCE_OUT_GRAD(double, RILL_DTYPE_FP64, EQ_GRAD, rill_cpu_reduce_min_grad_fp64)
+REDUCE_OUT_GRAD(float, RILL_DTYPE_FP32, PROD_GRAD, rill_cpu_reduce_prod_grad_fp32)
+REDUCE_OUT_GRAD(double, RILL_DTYPE_FP64, PROD_GRAD, rill_cpu_reduce_prod_grad_fp64)

@@ -683,5 +683,75 @@ def not_equal(x, y, cond=None):
     return _compare('not_equal', x, y)
 
 
+
+# ------------------------------------- reductions, similarity, sequences ----
+
+def reduce_max(input, dim=None, keep_dim=False, name=None):
+    return _reduce('reduce_max', input, dim, keep_dim, name)
+
+
+def reduce_min(input, dim=None, keep_dim=False, name=None):
+    return _reduce('reduce_min', input, dim, keep_dim, name)
+
+
+def reduce_prod(input, dim=None, keep_dim=False, name=None):
+    return _reduce('reduce_prod', input, dim, keep_dim, name)
+
+
+def cos_sim(X, Y):
+    """Cosine similarity of each row of X with the same row of Y (or Y's only row):
+    [N, 1]."""
+    h = _Helper('cos_sim')
+    out = h.tmp(X.dtype.name)
+    xnorm = h.tmp(X.dtype.name)
+    ynorm = h.tmp(X.dtype.name)
+    h.append('cos_sim', {'X': [X], 'Y': [Y]},
+             {'Out': [out], 'XNorm': [xnorm], 'YNorm': [ynorm]})
+    return out
+
+
+def sigmoid_cross_entropy_with_logits(x, label, ignore_index=-100, name=None,
+                                      normalize=False):
+    """Elementwise logistic loss of logits x against probabilities label."""
+    h = _Helper('sigmoid_cross_entropy_with_logits', name)
+    out = h.tmp(x.dtype.name)
+    h.append('sigmoid_cross_entropy_with_logits', {'X': x, 'Label': label}, {'Out': out},
+             {'ignore_index': int(ignore_index), 'normalize': bool(normalize)})
+    return out
+
+
+def sequence_pool(input, pool_type, is_test=False, pad_value=0.0):
+    """One row per sequence of a LoD tensor: pool_type 'average', 'sum', 'sqrt', 'max',
+    'last' or 'first'."""
+    h = _Helper('sequence_pool')
+    out = h.tmp(input.dtype.name)
+    max_index = h.tmp(input.dtype.name)
+    h.append('sequence_pool', {'X': input}, {'Out': out, 'MaxIndex': max_index},
+             {'pooltype': pool_type.upper(), 'is_test': bool(is_test),
+              'pad_value': float(pad_value)})
+    if pool_type.lower() == 'max':
+        max_index.stop_gradient = True
+    return out
+
+
+def sequence_conv(input, num_filters, filter_size=3, filter_stride=1, padding=True,
+                  padding_start=None, bias_attr=None, param_attr=None, act=None, name=None):
+    """A context window of filter_size rows along each sequence times a
+    [filter_size * width, num_filters] filter, plus a bias, then act."""
+    h = _Helper('sequence_conv', name)
+    dtype = input.dtype.name
+    w = h.param(param_attr, [filter_size * int(input.shape[1]), num_filters], dtype)
+    if padding_start is None:
+        padding_start = -int(filter_size // 2)
+    pre_bias = h.tmp(dtype)
+    h.append('sequence_conv', {'X': [input], 'Filter': [w]}, {'Out': pre_bias},
+             {'contextStride': int(filter_stride), 'contextStart': int(padding_start),
+              'contextLength': int(filter_size)})
+    return h.act(h.bias(pre_bias, bias_attr, num_filters, 1, dtype), act)
+
+
+__all__ += ['reduce_max', 'reduce_min', 'reduce_prod', 'cos_sim',
+            'sigmoid_cross_entropy_with_logits', 'sequence_pool', 'sequence_conv']
+
 from .learning_rate_scheduler import (exponential_decay, natural_exp_decay,  # noqa: E402
                                       inverse_time_decay, piecewise_decay)

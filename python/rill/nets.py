@@ -2,7 +2,7 @@
 
 from . import layers
 
-__all__ = ['simple_img_conv_pool', 'img_conv_group']
+__all__ = ['simple_img_conv_pool', 'img_conv_group', 'sequence_conv_pool']
 
 
 def simple_img_conv_pool(input, num_filters, filter_size, pool_size, pool_stride,
@@ -40,3 +40,11 @@ def img_conv_group(input, conv_num_filter, pool_size, conv_padding=1, conv_filte
             if drops[i] > 0:
                 tmp = layers.dropout(tmp, drops[i])
     return layers.pool2d(tmp, pool_size, pool_type, pool_stride)
+
+
+def sequence_conv_pool(input, num_filters, filter_size, param_attr=None, act="sigmoid",
+                       pool_type="max", bias_attr=None):
+    """sequence_conv followed by sequence_pool."""
+    conv = layers.sequence_conv(input=input, num_filters=num_filters, filter_size=filter_size,
+                                param_attr=param_attr, bias_attr=bias_attr, act=act)
+    return layers.sequence_pool(input=conv, pool_type=pool_type)

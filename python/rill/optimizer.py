@@ -3,7 +3,7 @@
 one optimizer op per parameter; accumulators and the learning rate are persistable
 variables initialized by the startup program."""
 
-from . import core, clip as clip_mod
+from . import core, proto, clip as clip_mod
 from .framework import (Parameter, Variable, default_startup_program, unique_name,
                         OpRole)
 from .regularizer import L2DecayRegularizer
@@ -117,7 +117,10 @@ class Optimizer(object):
                     (type(reg).__name__, p))
             regs[(p, g)] = reg
         kinds = set((type(r), r.regularization_coeff) for r in regs.values())
-        if regs and len(regs) == len(pairs) and len(kinds) == 1 and \
+        sparse = any(getattr(blk._find_var_recursive(g), 'type', None) == proto.SELECTED_ROWS
+                     for _, g in pairs)
+        new_grad = {}
+        if regs and len(regs) == len(pairs) and len(kinds) == 1 and not sparse and \
                 isinstance(next(iter(regs.values())), L2DecayRegularizer):
             c = core.CProgram.parse(program.serialize_to_string())
             c.append_l2_decay(pairs, next(iter(regs.values())).regularization_coeff)
@@ -126,9 +129,10 @@ class Optimizer(object):
         else:
             for (p, g), reg in regs.items():
                 with program._optimized_guard([p, g]):
-                    reg._append(blk, p, g)
+                    new_grad[g] = reg._append(blk, p, g)
         out = []
         for p, g in pairs:
+            g = new_grad.get(g) or g
             if wanted is not None and p not in wanted:
                 continue
             param = blk.vars[p]

@@ -1,8 +1,28 @@
 """Weight decay (Fluid 1.x's regularizer.py), applied after the backward pass and
 gradient clipping: L2Decay by C (rill_program_append_l2_decay) when every parameter
-shares it, otherwise both kinds as ops appended per parameter."""
+shares it and every gradient is dense, otherwise both kinds as ops appended per
+parameter. As in Paddle 1.8, the decay of a selected-rows (sparse) gradient is summed
+with it into a new dense gradient `<grad>@NEWGRAD@`, which the optimizer then applies:
+every row of the parameter decays, not only the rows looked up."""
 
 __all__ = ['L2Decay', 'L1Decay', 'L2DecayRegularizer', 'L1DecayRegularizer']
+
+NEW_GRAD_SUFFIX = '@NEWGRAD@'
+
+
+def _sum_into_grad(block, param, grad, decay):
+    """grad + decay, in place for a dense grad; for selected rows into a new dense
+    variable, as Paddle's _create_regularization_of_grad. Returns the gradient's name."""
+    from . import proto
+    g = block._find_var_recursive(grad)
+    out = grad
+    if g is not None and g.type == proto.SELECTED_ROWS:
+        p = block._find_var_recursive(param)
+        out = grad + NEW_GRAD_SUFFIX
+        block.create_var(name=out, shape=list(p.shape), dtype=p.dtype.name,
+                         lod_level=p.lod_level, type=proto.LOD_TENSOR)
+    block.append_op('sum', inputs={'X': [grad, decay]}, outputs={'Out': out})
+    return out
 
 
 class L2DecayRegularizer(object):
@@ -16,7 +36,7 @@ class L2DecayRegularizer(object):
         decay = block.create_var(name=unique_name.generate(param + '_decay'), infer=True)
         block.append_op('scale', inputs={'X': param}, outputs={'Out': decay},
                         attrs={'scale': self.regularization_coeff})
-        block.append_op('sum', inputs={'X': [grad, decay.name]}, outputs={'Out': grad})
+        return _sum_into_grad(block, param, grad, decay.name)
 
 
 class L1DecayRegularizer(object):
@@ -38,7 +58,7 @@ class L1DecayRegularizer(object):
                         attrs={'min': -1.0, 'max': 1.0})
         block.append_op('scale', inputs={'X': sign}, outputs={'Out': decay},
                         attrs={'scale': self.regularization_coeff})
-        block.append_op('sum', inputs={'X': [grad, decay.name]}, outputs={'Out': grad})
+        return _sum_into_grad(block, param, grad, decay.name)
 
 
 L2Decay = L2DecayRegularizer

@@ -2,6 +2,7 @@
  * dot product per output column): zero and trainable padding, windows before, around
  * and after the row, sequences shorter than the window, empty sequences. */
 #include "op_test.h"
+#include "support/grad_check.h"
 
 static void ref_conv(const float *x, int64_t d, const uint64_t *lod, size_t n, const float *f,
                      int64_t nout, int len, int start, const float *pad, float *out) {
@@ -105,4 +106,43 @@ Test(sequence_conv, errors_name_op_and_variable) {
   OK(op_harness_attr_int(h, "contextStride", 1));
   OK(op_harness_run(h));
   op_harness_destroy(h);
+}
+
+/* Gradients of X, Filter and (trainable) PaddingData by finite differences, for windows
+ * before, around and after the row, short and empty sequences. */
+static void check_conv_grad(int64_t rows, int64_t d, int64_t nout, const uint64_t *lod, size_t n,
+                            int len, int start, bool trainable) {
+  int up = start < 0 ? -start : 0, down = start + len - 1 > 0 ? start + len - 1 : 0;
+  double x[64], f[128], pad[32];
+  cr_assert(rows * d <= 64 && len * d * nout <= 128 && (up + down) * d <= 32);
+  for (int64_t i = 0; i < rows * d; i++) x[i] = cos((double)i * 0.7);
+  for (int64_t i = 0; i < len * d * nout; i++) f[i] = sin((double)i * 0.3 + 0.1);
+  for (int64_t i = 0; i < (up + down) * d; i++) pad[i] = 0.5 - 0.1 * (double)i;
+  op_harness *h = harness("sequence_conv");
+  rill_tensor *t = op_harness_make(RILL_DTYPE_FP64, DIMS(rows, d), x);
+  OK(rill_tensor_set_lod(t, 1, (const uint64_t *const[]){lod}, &n));
+  OK(op_harness_input(h, "X", "emb", t));
+  op_harness_free_tensor(t);
+  bind_input(h, "Filter", "conv.w", RILL_DTYPE_FP64, DIMS(len * d, nout), f);
+  if (trainable) bind_input(h, "PaddingData", "conv.pad", RILL_DTYPE_FP64, DIMS(up + down, d), pad);
+  OK(op_harness_output(h, "Out", "conv.out"));
+  OK(op_harness_attr_int(h, "contextLength", len));
+  OK(op_harness_attr_int(h, "contextStart", start));
+  OK(op_harness_attr_bool(h, "paddingTrainable", trainable));
+  rill_status *st = trainable
+                        ? grad_check(h, GC_SLOTS("X", "Filter", "PaddingData"), GC_SLOTS("Out"), NULL)
+                        : grad_check(h, GC_SLOTS("X", "Filter"), GC_SLOTS("Out"), NULL);
+  cr_assert_null(st, "len %d start %d trainable %d: %s", len, start, trainable,
+                 rill_status_message(st));
+  op_harness_destroy(h);
+}
+
+Test(sequence_conv, gradients_match_finite_differences) {
+  const uint64_t l1[] = {0, 4, 9}, l2[] = {0, 1, 1, 6, 8};
+  for (int tr = 0; tr < 2; tr++) {
+    check_conv_grad(9, 3, 2, l1, 3, 3, -1, tr);
+    check_conv_grad(8, 2, 3, l2, 5, 3, 0, tr);
+    check_conv_grad(8, 2, 3, l2, 5, 4, 2, tr);
+    check_conv_grad(8, 2, 1, l2, 5, 2, -3, tr);
+  }
 }

@@ -1,6 +1,7 @@
 /* sequence_pool against a naive reference: every pooltype, one and two LoD levels,
  * empty sequences (pad_value, MaxIndex -1), wider rows; and the errors. */
 #include "op_test.h"
+#include "support/grad_check.h"
 
 static void set_lod(rill_tensor *t, const uint64_t *l0, size_t n0, const uint64_t *l1, size_t n1) {
   const uint64_t *levels[2] = {l0, l1};
@@ -183,5 +184,72 @@ Test(sequence_pool, trailing_dims_pool_elementwise) {
   expect_close_f32(rill_tensor_ptr(op_harness_tensor(h, "o")), want, 12, 0);
   const int32_t *mi = rill_tensor_ptr(op_harness_tensor(h, "mi"));
   for (int i = 0; i < 12; i++) cr_assert_eq(mi[i], wi[i]);
+  op_harness_destroy(h);
+}
+
+/* Gradients: X [8, 3] in sequences of 3, 1, 0 and 4 rows (one empty), every pooltype,
+ * by finite differences; values are distinct in every column, so MAX has no ties. */
+static op_harness *pool_f64(const char *type, const double *x, int64_t rows, int64_t d,
+                            const uint64_t *lod, size_t n) {
+  op_harness *h = harness("sequence_pool");
+  rill_tensor *t = op_harness_make(RILL_DTYPE_FP64, DIMS(rows, d), x);
+  cr_assert_not_null(t);
+  set_lod(t, lod, n, NULL, 0);
+  OK(op_harness_input(h, "X", "words", t));
+  op_harness_free_tensor(t);
+  OK(op_harness_output(h, "Out", "pooled"));
+  OK(op_harness_output(h, "MaxIndex", "max_index"));
+  OK(op_harness_attr_string(h, "pooltype", type));
+  return h;
+}
+
+Test(sequence_pool, gradients_match_finite_differences_for_every_pooltype) {
+  static const char *const types[] = {"AVERAGE", "SUM", "SQRT", "MAX", "LAST", "FIRST"};
+  const uint64_t lod[] = {0, 3, 4, 4, 8};
+  double x[24];
+  for (int i = 0; i < 24; i++) x[i] = ((i * 11) % 24) * 0.1 - 1.2;
+  for (size_t k = 0; k < RILL_COUNTOF(types); k++) {
+    op_harness *h = pool_f64(types[k], x, 8, 3, lod, 5);
+    rill_status *st = grad_check(h, GC_SLOTS("X"), GC_SLOTS("Out"), NULL);
+    cr_assert_null(st, "%s: %s", types[k], rill_status_message(st));
+    op_harness_destroy(h);
+  }
+}
+
+Test(sequence_pool, max_gradient_reads_max_index_and_average_divides) {
+  /* X@GRAD by hand: MAX puts dOut on the MaxIndex row, AVERAGE spreads dOut / length. */
+  const uint64_t lod[] = {0, 2, 5};
+  double x[5] = {1, 4, 2, 9, 3}, dout[2] = {10, 20};
+  for (int avg = 0; avg < 2; avg++) {
+    op_harness *h = harness("sequence_pool_grad");
+    rill_tensor *t = op_harness_make(RILL_DTYPE_FP64, DIMS(5, 1), x);
+    set_lod(t, lod, 3, NULL, 0);
+    OK(op_harness_input(h, "X", "words", t));
+    op_harness_free_tensor(t);
+    if (!avg) bind_input(h, "MaxIndex", "mi", RILL_DTYPE_INT32, DIMS(2, 1), (int32_t[]){1, 3});
+    bind_input(h, "Out@GRAD", "g", RILL_DTYPE_FP64, DIMS(2, 1), dout);
+    OK(op_harness_output(h, "X@GRAD", "dx"));
+    OK(op_harness_attr_string(h, "pooltype", avg ? "AVERAGE" : "MAX"));
+    OK(op_harness_run(h));
+    const double want_max[5] = {0, 10, 0, 20, 0}, want_avg[5] = {5, 5, 20.0 / 3, 20.0 / 3, 20.0 / 3};
+    rill_tensor *dx = op_harness_tensor(h, "dx");
+    expect_dims(dx, DIMS(5, 1));
+    expect_close_f64(rill_tensor_ptr(dx), avg ? want_avg : want_max, 5, 1e-12);
+    cr_assert_eq(dx->lod.nlevels, 1, "X@GRAD keeps X's LoD");
+    op_harness_destroy(h);
+  }
+}
+
+Test(sequence_pool, max_gradient_without_max_index_fails) {
+  const uint64_t lod[] = {0, 2};
+  op_harness *h = harness("sequence_pool_grad");
+  rill_tensor *t = op_harness_make(RILL_DTYPE_FP32, DIMS(2, 1), (float[]){1, 2});
+  set_lod(t, lod, 2, NULL, 0);
+  OK(op_harness_input(h, "X", "words", t));
+  op_harness_free_tensor(t);
+  bind_input(h, "Out@GRAD", "g", RILL_DTYPE_FP32, DIMS(1, 1), (float[]){1});
+  OK(op_harness_output(h, "X@GRAD", "dx"));
+  OK(op_harness_attr_string(h, "pooltype", "MAX"));
+  EXPECT_ERROR(op_harness_run(h), "sequence_pool_grad", "MaxIndex");
   op_harness_destroy(h);
 }
