@@ -40,3 +40,7 @@ def img_conv_group(input, conv_num_filter, pool_size, conv_padding=1, conv_filte
             if drops[i] > 0:
                 tmp = layers.dropout(tmp, drops[i])
     return layers.pool2d(tmp, pool_size, pool_type, pool_stride)
+
+
+from ._missing import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr('fluid.nets', 'rill.nets')
