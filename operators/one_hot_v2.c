@@ -1,7 +1,9 @@
-/* one_hot_v2: Out = X's shape + [depth], 1 at each index of X and 0 elsewhere (Paddle
- * 2.x appends the depth dim; the 1.x one_hot replaced a trailing 1). depth comes from
- * depth_tensor when given. An index outside [0, depth) is an error unless
- * allow_out_of_range, which leaves its row all zeros. */
+/* one_hot_v2 and one_hot: 1 at each index of X and 0 elsewhere. one_hot_v2 (Paddle 2.x)
+ * appends the depth dim: Out = X's shape + [depth]; Fluid 1.x's one_hot replaces X's
+ * trailing dim, which must be 1: [N, 1] -> [N, depth]. depth comes from depth_tensor
+ * when given. An index outside [0, depth) is an error unless allow_out_of_range, which
+ * leaves its row all zeros. Both run the same kernels (the output is numel(X) rows of
+ * depth either way). */
 #include "operators/op_util.h"
 
 #include "framework/data/tensor.h"
@@ -21,7 +23,7 @@ static const rill_attr_schema attrs[] = {
                  "indices outside [0, depth) give zero rows instead of an error"},
 };
 
-static rill_status *one_hot_v2_infer(rill_infer_ctx *ctx) {
+static rill_status *one_hot_infer_common(rill_infer_ctx *ctx, bool replace_last) {
   const rill_tensor_meta *x = rill_infer_in(ctx, IN_X, 0);
   rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
   if (!x || !out) return rill_infer_error(ctx, "needs input X and output Out");
@@ -36,9 +38,14 @@ static rill_status *one_hot_v2_infer(rill_infer_ctx *ctx) {
   int32_t dt = ctx->attrs[RILL_ONE_HOT_V2_ATTR_DTYPE].v.i;
   if (dt != RILL_DTYPE_FP32 && dt != RILL_DTYPE_FP64 && dt != RILL_DTYPE_INT32 && dt != RILL_DTYPE_INT64)
     return rill_infer_error(ctx, "attribute dtype %d is not float32, float64, int32 or int64", (int)dt);
-  if (x->dims.n >= RILL_MAX_DIMS)
+  if (replace_last) {
+    if (x->dims.n < 2 || (x->dims.d[x->dims.n - 1] >= 0 && x->dims.d[x->dims.n - 1] != 1))
+      return rill_infer_error(ctx, "input X (%s) must be [..., 1] with rank >= 2 (one_hot "
+                              "replaces the trailing 1 by depth; one_hot_v2 appends it)", xn);
+  } else if (x->dims.n >= RILL_MAX_DIMS) {
     return rill_infer_error(ctx, "input X (%s) has rank %d: the output would exceed %d dims", xn,
                             (int)x->dims.n, RILL_MAX_DIMS);
+  }
   int64_t depth = ctx->attrs[RILL_ONE_HOT_V2_ATTR_DEPTH].v.i;
   if (rill_infer_in(ctx, IN_DEPTH, 0)) {
     const rill_tensor *t = rill_infer_tensor(ctx, IN_DEPTH, 0);
@@ -59,10 +66,14 @@ static rill_status *one_hot_v2_infer(rill_infer_ctx *ctx) {
                             (long long)depth);
   }
   rill_dims od = x->dims;
-  od.d[od.n++] = depth;
+  if (replace_last) od.d[od.n - 1] = depth;
+  else od.d[od.n++] = depth;
   rill_meta_set(out, (rill_dtype)dt, &od, x->lod_level, IN_X, 0);
   return NULL;
 }
+
+static rill_status *one_hot_v2_infer(rill_infer_ctx *ctx) { return one_hot_infer_common(ctx, false); }
+static rill_status *one_hot_infer(rill_infer_ctx *ctx) { return one_hot_infer_common(ctx, true); }
 
 const rill_op_schema rill_schema_one_hot_v2 = {
     .type = "one_hot_v2",
@@ -75,6 +86,25 @@ const rill_op_schema rill_schema_one_hot_v2 = {
     .nattrs = RILL_COUNTOF(attrs),
     .flags = RILL_OP_INFER_READS_DATA,
     .infer = one_hot_v2_infer,
+    .grad = NULL,
+    .kernel_dtype_slot = IN_X,
+    .dtype_attr = -1,
+};
+
+static const rill_slot_schema outputs_v1[] = {{"Out", 0, "X's shape with the trailing 1 replaced by depth"}};
+
+const rill_op_schema rill_schema_one_hot = {
+    .type = "one_hot",
+    .doc = "Out = one-hot encoding of the indices X [..., 1], the trailing 1 replaced by depth "
+           "(Fluid 1.x).",
+    .inputs = inputs,
+    .ninputs = RILL_COUNTOF(inputs),
+    .outputs = outputs_v1,
+    .noutputs = RILL_COUNTOF(outputs_v1),
+    .attrs = attrs,
+    .nattrs = RILL_COUNTOF(attrs),
+    .flags = RILL_OP_INFER_READS_DATA,
+    .infer = one_hot_infer,
     .grad = NULL,
     .kernel_dtype_slot = IN_X,
     .dtype_attr = -1,

@@ -186,9 +186,11 @@ CROSS_ENTROPY(double, RILL_DTYPE_FP64, fp64)
 /* ---- softmax_with_cross_entropy ---- */
 
 /* Softmax and loss from logits in one sweep per outer index: max, label gather (hard),
- * exponentials and sums (soft: label-weighted sums of the logits), loss, normalization.
+ * exponentials and sums (soft: label-weighted sums of the shifted logits), loss,
+ * normalization. Shifted logits are clipped at -64 (rill_softmax_clip), so the loss is
+ * -log of the clipped softmax, as Paddle computes it: at most 64 + log(sum).
  * sm may alias x: each element is read before it is written. */
-#define SWCE_SOFTMAX(T, S, EXP, LOG)                                                      \
+#define SWCE_SOFTMAX(T, S, EXP, LOG, CLIP)                                                \
   static rill_status *swce_softmax_##S(const rill_kernel_ctx *ctx, const T *x,            \
                                        const labels *hard, const T *soft, int ign, T *sm, \
                                        T *loss, int64_t outer, int64_t n, int64_t inner) { \
@@ -214,24 +216,24 @@ CROSS_ENTROPY(double, RILL_DTYPE_FP64, fp64)
             st = bad_label(ctx, 1, lbl, o * inner + j, n, ign);                                \
             break;                                                                        \
           }                                                                               \
-          xl[j] = a[lbl * inner + j];                                                     \
+          xl[j] = CLIP(a[lbl * inner + j] - mx[j]);                                       \
         }                                                                                 \
       if (st) break;                                                                      \
       for (int64_t i = 0; i < n; i++)                                                     \
         for (int64_t j = 0; j < inner; j++) {                                             \
           int64_t at = i * inner + j;                                                     \
-          T v = a[at];                                                                    \
+          T v = CLIP(a[at] - mx[j]);                                                      \
           if (soft) {                                                                     \
             T l = soft[o * n * inner + at];                                               \
             xl[j] += l * v;                                                               \
             lsum[j] += l;                                                                 \
           }                                                                               \
-          T e = EXP(v - mx[j]);                                                           \
+          T e = EXP(v);                                                                   \
           d[at] = e;                                                                      \
           sum[j] += e;                                                                    \
         }                                                                                 \
       for (int64_t j = 0; j < inner; j++) {                                               \
-        T lse = mx[j] + LOG(sum[j]);                                                      \
+        T lse = LOG(sum[j]); /* of the shifted logits */                                  \
         if (soft) loss[o * inner + j] = lse * lsum[j] - xl[j];                            \
         else                                                                              \
           loss[o * inner + j] = label_at(hard, o * inner + j) == ign ? (T)0 : lse - xl[j]; \
@@ -244,8 +246,8 @@ CROSS_ENTROPY(double, RILL_DTYPE_FP64, fp64)
     return st;                                                                            \
   }
 
-SWCE_SOFTMAX(float, fp32, expf, logf)
-SWCE_SOFTMAX(double, fp64, exp, log)
+SWCE_SOFTMAX(float, fp32, expf, logf, rill_softmax_clip_f32)
+SWCE_SOFTMAX(double, fp64, exp, log, rill_softmax_clip_f64)
 
 /* Logits (slot xs) or Softmax [outer, n, inner] and the labels of slot ls. */
 #define SWCE_SETUP(T, DT, XS, LS)                                                         \

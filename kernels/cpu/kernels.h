@@ -69,4 +69,15 @@ static inline bool rill_overlaps(const void *a, size_t na, const void *b, size_t
   return na && nb && pa < pb + nb && pb < pa + na;
 }
 
+/* softmax and softmax_with_cross_entropy clip a shifted logit (x - max) from below at
+ * -64, as Paddle's CPU softmax does: no probability is under exp(-64) / sum, so the log
+ * of one is finite. The comparison leaves a NaN as it is. */
+#define RILL_SOFTMAX_CLIP (-64.0)
+static inline double rill_softmax_clip_f64(double v) {
+  return v < RILL_SOFTMAX_CLIP ? RILL_SOFTMAX_CLIP : v;
+}
+static inline float rill_softmax_clip_f32(float v) {
+  return v < (float)RILL_SOFTMAX_CLIP ? (float)RILL_SOFTMAX_CLIP : v;
+}
+
 #endif

@@ -1,4 +1,5 @@
-/* one_hot_v2 CPU kernels, one per index dtype; the output dtype is the dtype attribute. */
+/* one_hot_v2 (and one_hot: the same output layout) CPU kernels, one per index dtype; the
+ * output dtype is the dtype attribute. */
 #include <string.h>
 
 #include "kernels/cpu/kernels.h"
@@ -36,7 +37,7 @@
     case RILL_DTYPE_INT32: SET_ONE(int32_t) break;                                         \
     case RILL_DTYPE_INT64: SET_ONE(int64_t) break;                                         \
     default:                                                                               \
-      return rill_kernel_error(ctx, "output Out (%s) is %s: one_hot_v2 writes float32, "   \
+      return rill_kernel_error(ctx, "output Out (%s) is %s: one_hot writes float32, "   \
                                "float64, int32 or int64", rill_kout_name(ctx, 0, 0),       \
                                rill_dtype_name(odt));                                      \
     }                                                                                      \

@@ -1,4 +1,7 @@
-/* softmax CPU kernels, numerically stable (the maximum is subtracted before exp).
+/* softmax CPU kernels, numerically stable (the maximum is subtracted before exp), with
+ * Paddle's CPU clip: a shifted logit below RILL_SOFTMAX_CLIP (-64) counts as -64, so no
+ * probability falls under exp(-64) / sum (a masked -inf entry included) and the log of
+ * a softmax stays finite, as Paddle's numbers do.
  * X is viewed as [outer, n, inner] around `axis`; inner > 1 keeps per-position running
  * maxima and sums in scratch rows so memory is walked contiguously. A float row
  * (inner = 1: the last axis, a classifier's output) runs 8 elements at a time with
@@ -15,7 +18,7 @@
     T mx = a[0], sum = 0;                                                  \
     for (int64_t i = 1; i < n; i++) mx = a[i] > mx ? a[i] : mx;            \
     for (int64_t i = 0; i < n; i++) {                                      \
-      d[i] = EXP(a[i] - mx);                                               \
+      d[i] = EXP(rill_softmax_clip_##SUF(a[i] - mx));                      \
       sum += d[i];                                                         \
     }                                                                      \
     T inv = (T)1 / sum;                                                    \
@@ -37,14 +40,15 @@ static void softmax_row_avx2(const float *a, float *d, int64_t n) {
   float mx = t[0];
   for (int j = 1; j < 8; j++) mx = t[j] > mx ? t[j] : mx;
   for (; i < n; i++) mx = a[i] > mx ? a[i] : mx;
-  __m256 vm = _mm256_set1_ps(mx), s8 = _mm256_setzero_ps();
+  /* max(clip, shifted) keeps a NaN (the second operand is returned when either is NaN) */
+  __m256 vm = _mm256_set1_ps(mx), s8 = _mm256_setzero_ps(), vc = _mm256_set1_ps((float)RILL_SOFTMAX_CLIP);
   for (i = 0; i + 8 <= n; i += 8) {
-    __m256 e = rill_exp8(_mm256_sub_ps(_mm256_loadu_ps(a + i), vm));
+    __m256 e = rill_exp8(_mm256_max_ps(vc, _mm256_sub_ps(_mm256_loadu_ps(a + i), vm)));
     _mm256_storeu_ps(d + i, e);
     s8 = _mm256_add_ps(s8, e);
   }
   if (i < n) { /* the tail through the same code, its missing lanes exp(-inf) = 0 */
-    for (int j = 0; j < 8; j++) t[j] = i + j < n ? a[i + j] - mx : -INFINITY;
+    for (int j = 0; j < 8; j++) t[j] = i + j < n ? rill_softmax_clip_f32(a[i + j] - mx) : -INFINITY;
     __m256 e = rill_exp8(_mm256_loadu_ps(t));
     s8 = _mm256_add_ps(s8, e);
     _mm256_storeu_ps(t, e);
@@ -69,7 +73,7 @@ static void softmax_row_f32(const float *a, float *d, int64_t n) {
   softmax_scalar_f32(a, d, n);
 }
 
-#define SOFTMAX(T, DT, EXP, ROW, NAME)                                                    \
+#define SOFTMAX(T, DT, EXP, CLIP, ROW, NAME)                                                  \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *x, *out;                                                                 \
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                           \
@@ -108,7 +112,7 @@ static void softmax_row_f32(const float *a, float *d, int64_t n) {
           mx[j] = a[i * inner + j] > mx[j] ? a[i * inner + j] : mx[j];                    \
       for (int64_t i = 0; i < n; i++)                                                     \
         for (int64_t j = 0; j < inner; j++) {                                             \
-          d[i * inner + j] = EXP(a[i * inner + j] - mx[j]);                               \
+          d[i * inner + j] = EXP(CLIP(a[i * inner + j] - mx[j]));                         \
           sum[j] += d[i * inner + j];                                                     \
         }                                                                                 \
       for (int64_t i = 0; i < n; i++)                                                     \
@@ -118,5 +122,5 @@ static void softmax_row_f32(const float *a, float *d, int64_t n) {
     return NULL;                                                                          \
   }
 
-SOFTMAX(float, RILL_DTYPE_FP32, expf, softmax_row_f32, rill_cpu_softmax_fp32)
-SOFTMAX(double, RILL_DTYPE_FP64, exp, softmax_scalar_f64, rill_cpu_softmax_fp64)
+SOFTMAX(float, RILL_DTYPE_FP32, expf, rill_softmax_clip_f32, softmax_row_f32, rill_cpu_softmax_fp32)
+SOFTMAX(double, RILL_DTYPE_FP64, exp, rill_softmax_clip_f64, softmax_scalar_f64, rill_cpu_softmax_fp64)

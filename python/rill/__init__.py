@@ -24,12 +24,19 @@ from .data_feeder import DataFeeder
 from . import nets
 from . import inference
 from .core import load_op_library, cpu_isa, version, version_number
+from . import reader, compiler, data_loader
+from .compiler import CompiledProgram, BuildStrategy, ExecutionStrategy
+from .layers import fluid_data as data, fluid_embedding as embedding
+from .framework import cpu_places, cuda_places
+from .executor import create_random_int_lodtensor
+from ._missing import FluidAPIMissing
 
 # Fluid scripts reach a few classes through fluid.core.
 core.Scope = Scope
 core.LoDTensor = LoDTensor
 core.CPUPlace = CPUPlace
 core.is_compiled_with_cuda = lambda: False
+core.get_cuda_device_count = lambda: 0
 
 # The release of this package; rill.version() is the loaded C library's, and the
 # tests check that the two agree.
@@ -40,4 +47,9 @@ __all__ = ['Error', 'Program', 'Block', 'Variable', 'Parameter', 'Operator', 'pr
            'CPUPlace', 'CUDAPlace', 'ParamAttr', 'Executor', 'Scope', 'global_scope',
            'scope_guard', 'LoDTensor', 'create_lod_tensor', 'layers', 'optimizer',
            'initializer', 'regularizer', 'clip', 'io', 'core', 'DataFeeder', 'nets', 'inference',
-           'load_op_library', 'cpu_isa', 'version', 'version_number']
+           'load_op_library', 'cpu_isa', 'version', 'version_number', 'data', 'embedding', 'reader', 'CompiledProgram', 'BuildStrategy',
+           'ExecutionStrategy', 'cpu_places', 'cuda_places', 'create_random_int_lodtensor',
+           'FluidAPIMissing']
+
+from ._missing import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr('fluid', 'rill')

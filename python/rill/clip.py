@@ -79,3 +79,7 @@ def set_gradient_clip(clip, param_list=None, program=None):
     from .framework import default_main_program
     program = program or default_main_program()
     _program_clip[program._id] = clip
+
+
+from ._missing import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr('fluid.clip', 'rill.clip')

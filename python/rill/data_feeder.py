@@ -22,9 +22,13 @@ class DataFeeder(object):
         self.place = place
 
     def feed(self, iterable):
-        """[(x0, y0), (x1, y1), ...] -> {'x': array [n, ...], 'y': array [n, ...]}, each
-        sample reshaped to its variable's shape without the batch dimension. Variables
-        with a LoD level take one sequence per sample and get (array, lod)."""
+        """[(x0, y0), (x1, y1), ...] -> {'x': array, 'y': array}, built as Fluid 1.x's
+        DataFeeder builds them: the samples (for a LoD variable, the items of every
+        sequence) stacked into one array, reshaped to the variable's shape only when the
+        ranks differ and the shape has at most one unknown extent. So `layers.data(shape=
+        [1])` ([-1, 1]) gets [n, 1], `data(shape=[None], lod_level=1)` gets [T] and
+        `data(shape=[None, 1], lod_level=1)` [T, 1]: each what the feed check accepts.
+        Variables with a LoD level get (array, lod)."""
         columns = [[] for _ in self.feed_vars]
         for i, sample in enumerate(iterable):
             if len(sample) != len(self.feed_vars):
@@ -35,22 +39,41 @@ class DataFeeder(object):
                 col.append(item)
         out = {}
         for v, col in zip(self.feed_vars, columns):
-            dtype = v.dtype
+            lengths = [[] for _ in range(v.lod_level)]
+            items = []
+            for item in col:
+                _flatten(item, v.lod_level, lengths, items)
+            arr = np.array(items, dtype=v.dtype)
+            shape = list(v.shape)
+            if sum(1 for d in shape if d < 0) <= 1 and shape and arr.ndim != len(shape):
+                try:
+                    arr = arr.reshape(shape)
+                except ValueError:
+                    raise ValueError("DataFeeder: variable '%s' is declared with shape %s; the "
+                                     "samples give %s, which does not reshape to it" %
+                                     (v.name, tuple(shape), arr.shape)) from None
             if v.lod_level:
-                seqs = [np.asarray(s, dtype=dtype) for s in col]
-                offs = [0]
-                for s in seqs:
-                    offs.append(offs[-1] + len(s))
-                inner = [d for d in v.shape[1:]]
-                data = np.concatenate([s.reshape([len(s)] + [d if d > 0 else -1 for d in inner])
-                                       if inner else s.reshape(-1, 1) for s in seqs])
-                out[v.name] = (data, [offs])
-                continue
-            arr = np.asarray(col, dtype=dtype)
-            shape = [d for d in v.shape]
-            if shape and shape[0] < 0:
-                shape[0] = len(col)
-            if any(d < 0 for d in shape[1:]):
-                shape = [len(col)] + [-1 if d < 0 else d for d in shape[1:]]
-            out[v.name] = arr.reshape(shape)
+                offsets = []
+                for level in lengths:
+                    offs = [0]
+                    for n in level:
+                        offs.append(offs[-1] + n)
+                    offsets.append(offs)
+                out[v.name] = (arr, offsets)
+            else:
+                out[v.name] = arr
         return out
+
+
+def _flatten(item, lod_level, lengths, items):
+    """Fluid's converter: the lengths of each LoD level and the innermost items."""
+    if lod_level == 0:
+        items.append(item)
+        return
+    lengths[0].append(len(item))
+    for sub in item:
+        _flatten(sub, lod_level - 1, lengths[1:], items)
+
+
+from ._missing import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr('fluid.data_feeder', 'rill.data_feeder')

@@ -11,7 +11,8 @@ from . import core
 from .core import Tensor, error_class
 from .framework import Program, Variable, default_main_program, CPUPlace
 
-__all__ = ['Executor', 'Scope', 'global_scope', 'scope_guard', 'LoDTensor', 'create_lod_tensor']
+__all__ = ['Executor', 'Scope', 'global_scope', 'scope_guard', 'LoDTensor', 'create_lod_tensor',
+           'create_random_int_lodtensor']
 
 
 class LoDTensor(object):
@@ -53,6 +54,18 @@ def create_lod_tensor(data, recursive_seq_lens, place=None):
     t = LoDTensor(np.asarray(data))
     t.set_recursive_sequence_lengths(recursive_seq_lens)
     return t
+
+
+def create_random_int_lodtensor(recursive_seq_lens, base_shape, place, low, high):
+    """Fluid's create_random_int_lodtensor: int64 values uniform in [low, high] (numpy's
+    global generator), shape [total length of the last level] + base_shape, with the
+    given sequence lengths."""
+    if not isinstance(base_shape, (list, tuple)):
+        raise TypeError('create_random_int_lodtensor: base_shape must be a list, got %r' %
+                        (base_shape,))
+    shape = [sum(recursive_seq_lens[-1])] + list(base_shape)
+    data = np.random.randint(low, high + 1, shape).astype('int64')
+    return create_lod_tensor(data, recursive_seq_lens, place)
 
 
 class _ScopeTensor(object):
@@ -149,6 +162,24 @@ def scope_guard(scope):
         _global_scope = old
 
 
+def _merge_place_feeds(feeds):
+    """A feed given per place (a list of dicts, as DataLoader and data parallel scripts
+    give it): one dict is used as is; several are joined along the batch dim, since
+    rill runs every place's share in one run."""
+    feeds = [f for f in feeds if f]
+    if len(feeds) <= 1:
+        return feeds[0] if feeds else {}
+    out = {}
+    for name in feeds[0]:
+        parts = [f[name] for f in feeds]
+        if any(isinstance(p, (tuple, LoDTensor)) for p in parts):
+            raise error_class('UNIMPLEMENTED')(
+                "feed '%s': joining LoD feeds of several places is not implemented; feed "
+                "one dict" % name)
+        out[name] = np.concatenate([np.asarray(p) for p in parts])
+    return out
+
+
 def _fetch_name(f):
     if isinstance(f, Variable):
         return f.name
@@ -239,11 +270,14 @@ class Executor(object):
         for n in feed_names:
             v = blk.vars.get(n)
             if v is None:
-                data = [k for k, x in blk.vars.items() if x.desc.get('need_check_feed')]
+                data = [k for k, x in blk.vars.items() if x.is_data]
                 raise error_class('NOT_FOUND')(
                     "feed '%s' is not a variable of the program (its data variables: %s)" %
                     (n, ', '.join(data) or 'none'))
-            meta.append((n, v.dtype, v.shape if v.desc.get('has_tensor', True) else None))
+            # Only rill.data's variables (need_check_feed) have their feeds checked
+            # against the declared shape, as in Fluid 1.x; layers.data's take any shape.
+            shape = v.shape if v.desc.get('has_tensor', True) else None
+            meta.append((n, v.dtype, (shape, bool(v.desc.get('need_check_feed')))))
         for n in fetch_names:
             if blk._find_var_recursive(n) is None:
                 raise error_class('NOT_FOUND')(
@@ -280,7 +314,17 @@ class Executor(object):
                 raise error_class('INVALID_ARGUMENT')(
                     "feed '%s': got %s data for a %s variable" % (name, arr.dtype, dtype))
             arr = arr.astype(dtype)
-        if shape is not None:
+        shape, strict = shape
+        if shape is not None and not strict and arr.ndim != len(shape) and \
+                sum(1 for d in shape if d < 0) <= 1:
+            # layers.data: Fluid does not check the feed; the C executor takes the declared
+            # rank, so an array of another rank that fits (labels [N] for [-1, 1]) is
+            # viewed in it. Anything else reaches C's check, which names the feed.
+            try:
+                arr = arr.reshape([d if d >= 0 else -1 for d in shape])
+            except ValueError:
+                pass
+        if shape is not None and strict:
             got = arr.shape
             if len(shape) != len(got) or any(d >= 0 and d != s for d, s in zip(shape, got)):
                 raise error_class('INVALID_ARGUMENT')(
@@ -304,11 +348,26 @@ class Executor(object):
         self._check_open('run')
         if program is None:
             program = default_main_program()
+        program = getattr(program, '_rill_program', program)  # a CompiledProgram
         if not isinstance(program, Program):
             raise TypeError('Executor.run: program must be a rill.Program, got %r' % (program,))
+        if isinstance(feed, (list, tuple)):
+            feed = _merge_place_feeds(feed)
         feed = feed or {}
         if not isinstance(feed, dict):
             raise TypeError('Executor.run: feed must be a dict {name: ndarray}')
+        for loader in getattr(program, '_data_loaders', ()):
+            # a non-iterable DataLoader of the program feeds what the caller did not
+            if all(n in feed for n in loader._names):
+                continue
+            if not loader._started:
+                raise error_class('FAILED_PRECONDITION')(
+                    'Executor.run: the program reads %s from a DataLoader (iterable=False) '
+                    'that is not started; call its start() first, or feed them' %
+                    ', '.join(loader._names))
+            feed = dict(feed)
+            for k, v in loader._next_feed().items():
+                feed.setdefault(k, v)
         fetch_list = fetch_list or []
         if not isinstance(fetch_list, (list, tuple)):
             fetch_list = [fetch_list]
@@ -322,3 +381,7 @@ class Executor(object):
         if return_numpy:
             return [t.numpy(copy=False) for t in outs]
         return outs
+
+
+from ._missing import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr('fluid.executor', 'rill.executor')

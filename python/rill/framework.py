@@ -17,7 +17,7 @@ from .core import Error
 __all__ = ['Program', 'Block', 'Variable', 'Parameter', 'Operator', 'program_guard',
            'default_main_program', 'default_startup_program', 'switch_main_program',
            'switch_startup_program', 'name_scope', 'unique_name', 'OpRole', 'CPUPlace',
-           'CUDAPlace', 'in_dygraph_mode']
+           'CUDAPlace', 'in_dygraph_mode', 'cpu_places', 'cuda_places']
 
 
 class OpRole(object):
@@ -49,6 +49,25 @@ class CUDAPlace(object):
 
 def in_dygraph_mode():
     return False
+
+
+def cpu_places(device_count=None):
+    """Fluid's cpu_places: device_count CPUPlace()s (default: $CPU_NUM, else the number of
+    cores). rill runs a program once on all of them (see rill.compiler)."""
+    if device_count is None:
+        import os
+        device_count = int(os.environ.get('CPU_NUM', 0)) or (os.cpu_count() or 1)
+    return [CPUPlace() for _ in range(int(device_count))]
+
+
+def cuda_places(device_ids=None):
+    """Fluid's cuda_places: rill has no CUDA devices, so the list is empty; asking for
+    device ids raises UnimplementedError."""
+    if device_ids is None:
+        return []
+    raise core.error_class('UNIMPLEMENTED')(
+        'cuda_places(%r): rill runs on the CPU only (no CUDA devices); use rill.cpu_places()'
+        % (device_ids,))
 
 
 # --------------------------------------------------------------- unique names ----
@@ -193,8 +212,18 @@ class Variable(object):
 
     persistable = _prop('persistable')
     stop_gradient = _prop('stop_gradient')
-    is_data = _prop('need_check_feed')
+    need_check_feed = _prop('need_check_feed')
     del _prop
+
+    @property
+    def is_data(self):
+        """A fed variable (layers.data, rill.data). Kept in Python only: the VarDesc field
+        is need_check_feed, set by rill.data alone (its feeds are checked)."""
+        return bool(self.desc.get('is_data') or self.desc.get('need_check_feed'))
+
+    @is_data.setter
+    def is_data(self, v):
+        self.desc['is_data'] = bool(v)
 
     def _set_meta(self, dtype, shape, lod_level=None):
         self.desc['dtype'] = dtype
@@ -434,9 +463,10 @@ class Block(object):
 
     def create_var(self, name=None, shape=None, dtype='float32', type=proto.LOD_TENSOR,
                    lod_level=0, persistable=False, stop_gradient=False, is_data=False,
-                   infer=False, **kwargs):
+                   infer=False, need_check_feed=False, **kwargs):
         """Declares a variable (returns the existing one of that name). infer=True leaves
-        dtype and shape to the shape inference of the op that writes it."""
+        dtype and shape to the shape inference of the op that writes it. need_check_feed:
+        feeds must match the declared shape (rill.data)."""
         if name is None:
             name = unique_name.generate('_generated_var')
         if name in self.vars:
@@ -444,7 +474,9 @@ class Block(object):
         vd = proto.new_var(name, type=type, dtype=core.dtype_code(dtype),
                            shape=[int(d) for d in (shape or [])], lod_level=lod_level,
                            persistable=persistable, stop_gradient=stop_gradient,
-                           need_check_feed=is_data, has_tensor=not infer)
+                           need_check_feed=need_check_feed, has_tensor=not infer)
+        if is_data:
+            vd['is_data'] = True
         self.desc['vars'].append(vd)
         v = Variable(self, vd)
         self.vars[name] = v
@@ -631,6 +663,8 @@ class Program(object):
             for i, vd in enumerate(bd['vars']):
                 v = old.get((bd['idx'], vd['name']))
                 if v is not None:
+                    if v.desc.get('is_data'):
+                        vd['is_data'] = True
                     v.desc.clear()
                     v.desc.update(vd)
                     bd['vars'][i] = v.desc
@@ -738,6 +772,8 @@ class Program(object):
         p = Program.__new__(Program)
         p._init_from(copy.deepcopy(self.desc))
         p.random_seed = self.random_seed
+        if getattr(self, '_data_loaders', None):
+            p._data_loaders = list(self._data_loaders)  # the clone reads from them too
         # Parameters keep their Python-side attributes.
         for b_old, b_new in zip(self.blocks, p.blocks):
             for name, v in b_old.vars.items():
@@ -764,9 +800,25 @@ class Program(object):
         p._bump()
         return p
 
-    def _prune(self, feeds, targets):
-        """A pruned copy (rill_program_prune) computing `targets` from `feeds`."""
-        c = self._c().prune(_names(feeds), _names(targets))
+    def _prune(self, targets):
+        """Fluid's Program._prune(targets): a copy keeping only the ops `targets`
+        (Variables, names or Operators: their outputs) need (rill_program_prune)."""
+        return self._prune_with_input([], targets)
+
+    def _prune_with_input(self, feeded_var_names, targets):
+        """A pruned copy (rill_program_prune) computing `targets` from the variables
+        named in `feeded_var_names` (the ops producing those are dropped)."""
+        if not isinstance(targets, (list, tuple)):
+            targets = [targets]
+        names = []
+        for t in targets:
+            if isinstance(t, Operator):
+                names.extend(t.output_arg_names)
+            else:
+                names.extend(_names(t))
+        if not isinstance(feeded_var_names, (list, tuple)):
+            feeded_var_names = [feeded_var_names]
+        c = self._c().prune(_names(list(feeded_var_names)), names)
         p = Program.parse_from_string(c.serialize())
         p.random_seed = self.random_seed
         return p
@@ -825,3 +877,7 @@ def program_guard(main_program, startup_program=None):
         switch_main_program(old_main)
         if startup_program is not None:
             switch_startup_program(old_startup)
+
+
+from ._missing import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr('fluid.framework', 'rill.framework')

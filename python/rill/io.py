@@ -14,11 +14,16 @@ from .executor import global_scope, Scope, Executor
 from .framework import (Program, Variable, Parameter, default_main_program, program_guard,
                         OpRole)
 from . import layers
+from .reader import (batch, shuffle, buffered, compose, chain, map_readers, firstn,  # noqa: F401
+                     xmap_readers, cache, ComposeNotAligned)
+from .data_loader import DataLoader
 
 __all__ = ['save_vars', 'save_params', 'save_persistables', 'load_vars', 'load_params',
            'load_persistables', 'save_inference_model', 'load_inference_model',
            'is_parameter', 'is_persistable', 'CheckpointConfig', 'load_checkpoint',
-           'list_checkpoints', 'CheckpointWarning', 'CHECKPOINT_STEP_VAR']
+           'list_checkpoints', 'CheckpointWarning', 'CHECKPOINT_STEP_VAR', 'batch', 'shuffle',
+           'buffered', 'compose', 'chain', 'map_readers', 'firstn', 'xmap_readers', 'cache',
+           'ComposeNotAligned', 'DataLoader']
 
 _NOT_SAVED = (proto.FEED_MINIBATCH, proto.FETCH_LIST, proto.RAW, 15)
 
@@ -104,7 +109,7 @@ def _inference_program(feeded_var_names, target_vars, main_program):
             out = layers.scale(test.global_block().var(t.name), 1.0,
                                name='save_infer_model/scale_%d' % i)
             names.append(out.name)
-    pruned = test._prune(list(feeded_var_names), names)
+    pruned = test._prune_with_input(list(feeded_var_names), names)
     b = pruned.global_block()
     feed = b.create_var(name='feed', type=proto.FEED_MINIBATCH, persistable=True)
     fetch = b.create_var(name='fetch', type=proto.FETCH_LIST, persistable=True)
@@ -300,3 +305,7 @@ def list_checkpoints(checkpoint_dir):
     that a training process retires while it is being listed is left out, not damaged."""
     checkpoint_dir = _checkpoint_dir('list_checkpoints', checkpoint_dir)
     return [CheckpointInfo(*row) for row in core.list_checkpoints(checkpoint_dir)]
+
+
+from ._missing import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr('fluid.io', 'rill.io')

@@ -21,7 +21,8 @@ __all__ = ['data', 'fc', 'embedding', 'conv2d', 'pool2d', 'batch_norm', 'layer_n
            'log_softmax', 'topk', 'one_hot', 'clip', 'split', 'squeeze', 'unsqueeze', 'slice',
            'sums', 'less_than', 'less_equal', 'greater_than', 'greater_equal', 'equal',
            'not_equal', 'exponential_decay', 'natural_exp_decay', 'inverse_time_decay',
-           'piecewise_decay']
+           'piecewise_decay', 'noam_decay', 'fill_constant_batch_size_like', 'conv2d_transpose',
+           'shape', 'expand', 'sequence_mask']
 
 
 class _Helper(object):
@@ -95,10 +96,30 @@ def _check_var(x, what, layer):
 
 # ------------------------------------------------------------------ inputs ----
 
+def _declare_data(name, shape, dtype, lod_level, stop_gradient, strict, where):
+    """The data variable `name` of the main program's global block: a new one, or the
+    existing one when its declaration agrees (Fluid returns the same variable)."""
+    blk = default_main_program().global_block()
+    if blk.has_var(name):
+        v = blk.var(name)
+        if list(v.shape) != list(shape) or v.dtype != np.dtype(core.DTYPE_TO_NP.get(
+                core.dtype_code(dtype))) or v.lod_level != lod_level:
+            raise ValueError("%s: variable '%s' already exists as shape %s, %s, lod_level %d; "
+                             "now declared as shape %s, %s, lod_level %d" %
+                             (where, name, list(v.shape), v.dtype.name, v.lod_level,
+                              list(shape), np.dtype(core.DTYPE_TO_NP.get(
+                                  core.dtype_code(dtype))).name, lod_level))
+        return v
+    v = blk.create_var(name=name, shape=shape, dtype=dtype, lod_level=lod_level,
+                       stop_gradient=stop_gradient, is_data=True, need_check_feed=strict)
+    return v
+
+
 def data(name, shape, append_batch_size=True, dtype='float32', lod_level=0, type=None,
          stop_gradient=True):
-    """A fed variable. shape leaves out the batch dimension unless append_batch_size is
-    False (or shape already holds -1 / None)."""
+    """Fluid 1.x's layers.data: a fed variable. shape leaves out the batch dimension
+    unless append_batch_size is False (or shape already holds -1 / None). As in Fluid,
+    feeds of it are not checked against the shape (rill.data's are)."""
     shape = list(shape)
     for i, s in enumerate(shape):
         if s is None:
@@ -108,12 +129,15 @@ def data(name, shape, append_batch_size=True, dtype='float32', lod_level=0, type
             append_batch_size = False
     if append_batch_size:
         shape = [-1] + shape
-    blk = default_main_program().global_block()
-    if blk.has_var(name):
-        raise ValueError("data: a variable named '%s' already exists" % name)
-    v = blk.create_var(name=name, shape=shape, dtype=dtype, lod_level=lod_level,
-                       stop_gradient=stop_gradient, is_data=True)
-    return v
+    return _declare_data(name, shape, dtype, lod_level, stop_gradient, False, 'data')
+
+
+def fluid_data(name, shape, dtype='float32', lod_level=0):
+    """Fluid 1.x's fluid.data: shape holds every dim, the batch dim included, None or -1
+    for an extent known only when fed. Feeds are checked against it: the rank, and each
+    fixed extent (InvalidArgumentError naming both shapes)."""
+    shape = [-1 if s is None else int(s) for s in shape]
+    return _declare_data(name, shape, dtype, lod_level, True, True, 'fluid.data')
 
 
 def create_parameter(shape, dtype, name=None, attr=None, is_bias=False,
@@ -184,10 +208,7 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
     return h.act(pre, act)
 
 
-def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=None,
-              param_attr=None, dtype='float32'):
-    """Rows of a [vocab, dim] table by int64 ids (lookup_table). is_sparse gives the
-    table a selected-rows gradient: only the looked-up rows are updated."""
+def _embedding(op, input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype):
     h = _Helper('embedding')
     _check_var(input, 'input', 'embedding')
     w = h.param(param_attr, size, dtype, default_initializer=Xavier())
@@ -196,10 +217,35 @@ def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=No
     elif padding_idx < 0:
         padding_idx += size[0]
     out = h.tmp(dtype)
-    h.append('lookup_table', {'Ids': input, 'W': w}, {'Out': out},
+    h.append(op, {'Ids': input, 'W': w}, {'Out': out},
              {'is_sparse': bool(is_sparse), 'is_distributed': bool(is_distributed),
               'padding_idx': int(padding_idx)})
     return out
+
+
+def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=None,
+              param_attr=None, dtype='float32'):
+    """Fluid 1.x's layers.embedding: rows of a [vocab, dim] table by int64 ids of shape
+    [..., 1] (lookup_table), the trailing 1 replaced by dim: ids [-1, 1] give [-1, dim].
+    Ids without the trailing 1 ([N], as `data(shape=[None])` declares) are refused, as
+    Fluid refuses them; fluid.embedding takes them. is_sparse gives the table a
+    selected-rows gradient: only the looked-up rows are updated."""
+    _check_var(input, 'input', 'embedding')
+    if len(input.shape) < 2 or input.shape[-1] != 1:
+        raise core.error_class('INVALID_ARGUMENT')(
+            "embedding: ids '%s' have shape %s; layers.embedding (lookup_table) needs a "
+            "last dim of 1, as in Fluid 1.x (use fluid.embedding for ids without it)" %
+            (input.name, list(input.shape)))
+    return _embedding('lookup_table', input, size, is_sparse, is_distributed, padding_idx,
+                      param_attr, dtype)
+
+
+def fluid_embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=None,
+                    param_attr=None, dtype='float32'):
+    """Fluid 1.x's fluid.embedding (lookup_table_v2): ids of any shape, Out = ids' shape +
+    [dim]."""
+    return _embedding('lookup_table_v2', input, size, is_sparse, is_distributed, padding_idx,
+                      param_attr, dtype)
 
 
 def _pair(v, what):
@@ -481,10 +527,17 @@ def argmax(x, axis=0):
 
 
 def one_hot(input, depth, allow_out_of_range=False):
+    """Fluid 1.x's one_hot: int ids [..., 1] -> float32 [..., depth] (the trailing 1
+    replaced). `depth` may be an int or a one-element int Variable."""
     h = _Helper('one_hot')
     out = h.tmp('float32', stop_gradient=True)
-    h.append('one_hot_v2', {'X': input}, {'Out': out},
-             {'depth': int(depth), 'allow_out_of_range': bool(allow_out_of_range)})
+    ins = {'X': input}
+    attrs = {'allow_out_of_range': bool(allow_out_of_range)}
+    if isinstance(depth, Variable):
+        ins['depth_tensor'] = depth
+    else:
+        attrs['depth'] = int(depth)
+    h.append('one_hot', ins, {'Out': out}, attrs)
     return out
 
 
@@ -753,5 +806,139 @@ def sequence_conv(input, num_filters, filter_size=3, filter_stride=1, padding=Tr
 __all__ += ['reduce_max', 'reduce_min', 'reduce_prod', 'cos_sim',
             'sigmoid_cross_entropy_with_logits', 'sequence_pool', 'sequence_conv']
 
+
+def fill_constant_batch_size_like(input, shape, dtype, value, input_dim_idx=0,
+                                  output_dim_idx=0, force_cpu=False):
+    """A tensor of `shape` filled with `value`, its dim output_dim_idx taken from input's
+    dim input_dim_idx when the program runs (the batch size)."""
+    _check_var(input, 'input', 'fill_constant_batch_size_like')
+    h = _Helper('fill_constant_batch_size_like')
+    out = h.tmp(dtype, stop_gradient=True)
+    h.append('fill_constant_batch_size_like', {'Input': input}, {'Out': out},
+             {'shape': [int(d) for d in shape], 'value': float(value),
+              'dtype': core.dtype_code(dtype), 'input_dim_idx': int(input_dim_idx),
+              'output_dim_idx': int(output_dim_idx)})
+    out.stop_gradient = True
+    return out
+
+
+def conv2d_transpose(input, num_filters, output_size=None, filter_size=None, padding=0,
+                     stride=1, dilation=1, groups=None, param_attr=None, bias_attr=None,
+                     use_cudnn=True, act=None, name=None, data_format='NCHW'):
+    """Fluid 1.x's conv2d_transpose (NCHW): Filter [C_in, num_filters / groups, kh, kw]
+    (Xavier by default), the bias added along dim 1. filter_size may be left out when
+    output_size is given; it is then derived as Fluid derives it."""
+    h = _Helper('conv2d_transpose', name)
+    _check_var(input, 'input', 'conv2d_transpose')
+    if data_format != 'NCHW':
+        raise core.error_class('UNIMPLEMENTED')(
+            "conv2d_transpose: data_format %r; rill's kernel takes NCHW" % (data_format,))
+    if len(input.shape) != 4:
+        raise ValueError('conv2d_transpose: input %s must be 4-D NCHW, got shape %s' %
+                         (input.name, input.shape))
+    c = input.shape[1]
+    groups = groups or 1
+    if c <= 0 or c % groups:
+        raise ValueError('conv2d_transpose: %d input channels do not divide into %d groups' %
+                         (c, groups))
+    st, pd, dl = _pair(stride, 'stride'), _pair(padding, 'padding'), _pair(dilation, 'dilation')
+    if filter_size is None:
+        if output_size is None:
+            raise ValueError('conv2d_transpose: give filter_size or output_size')
+        osz = _pair(output_size, 'output_size')
+        hw = input.shape[2:]
+        if any(d <= 0 for d in hw):
+            raise ValueError('conv2d_transpose: filter_size is needed when the input extents '
+                             '%s are unknown' % (list(hw),))
+        fs = [(osz[i] - (hw[i] - 1) * st[i] + 2 * pd[i] - 1) // dl[i] + 1 for i in range(2)]
+    else:
+        fs = _pair(filter_size, 'filter_size')
+    w = h.param(param_attr, [c, num_filters // groups] + fs, input.dtype.name)
+    pre = h.tmp(input.dtype.name)
+    attrs = {'strides': st, 'paddings': pd, 'dilations': dl, 'groups': groups,
+             'data_format': data_format}
+    if output_size is not None:
+        attrs['output_size'] = _pair(output_size, 'output_size')
+    h.append('conv2d_transpose', {'Input': input, 'Filter': w}, {'Output': pre}, attrs)
+    pre = h.bias(pre, bias_attr, num_filters, 1, input.dtype.name)
+    return h.act(pre, act)
+
+
+def shape(input):
+    """The shape of input when the program runs, as an int32 tensor [rank]."""
+    _check_var(input, 'input', 'shape')
+    h = _Helper('shape')
+    out = h.tmp('int32', stop_gradient=True)
+    h.append('shape', {'Input': input}, {'Out': out})
+    out.stop_gradient = True
+    return out
+
+
+def expand(x, expand_times, name=None):
+    """Fluid 1.x's expand: tiles x expand_times[i] times along dim i (out extent =
+    extent * times). rill has no `expand` op: the tiling is unsqueeze2 (a new dim before
+    each one), expand_v2 (broadcasting the new dims to the times) and reshape2, which
+    allows at most one extent unknown when the program is built. No gradient flows
+    through it (expand_v2 has no gradient op in rill)."""
+    _check_var(x, 'x', 'expand')
+    if isinstance(expand_times, Variable):
+        raise core.error_class('UNIMPLEMENTED')(
+            'expand: expand_times as a Variable is not implemented in rill; give a list')
+    times = [int(t) for t in expand_times]
+    dims = list(x.shape)
+    if len(times) != len(dims):
+        raise ValueError('expand: expand_times %s must have one entry per dim of %s (shape %s)'
+                         % (times, x.name, dims))
+    if any(t < 1 for t in times):
+        raise ValueError('expand: expand_times %s must be positive' % (times,))
+    h = _Helper('expand', name)
+    if all(t == 1 for t in times):
+        out = h.tmp(x.dtype.name)
+        h.append('assign', {'X': x}, {'Out': out})
+        return out
+    if all(t == 1 or d == 1 for t, d in zip(times, dims)):
+        out = h.tmp(x.dtype.name)
+        h.append('expand_v2', {'X': x}, {'Out': out},
+                 {'shape': [d * t if d > 0 else -1 for d, t in zip(dims, times)]})
+        return out
+    final = [d * t if d > 0 else -1 for d, t in zip(dims, times)]
+    if final.count(-1) > 1:
+        raise core.error_class('UNIMPLEMENTED')(
+            'expand: tiling %s (shape %s) by %s leaves more than one extent unknown; rill '
+            'builds expand from reshape2, which infers one' % (x.name, dims, times))
+    u = unsqueeze(x, [2 * i for i in range(len(dims))])
+    big = h.tmp(x.dtype.name)
+    target = []
+    for d, t in zip(dims, times):
+        target += [t, -1]
+    h.append('expand_v2', {'X': u}, {'Out': big}, {'shape': target})
+    return reshape(big, final, name=None)
+
+
+def sequence_mask(x, maxlen=None, dtype='int64', name=None):
+    """mask[..., j] = j < x[...] for j in [0, maxlen): x's shape + [maxlen]. rill builds it
+    from a constant [0, maxlen) and greater_than, so maxlen must be given (Fluid's
+    default, max(x) at run time, needs a range op rill lacks)."""
+    _check_var(x, 'x', 'sequence_mask')
+    if maxlen is None or isinstance(maxlen, Variable):
+        raise core.error_class('UNIMPLEMENTED')(
+            'sequence_mask: rill needs maxlen as an int (max(x) at run time, or a Variable '
+            'maxlen, is not implemented yet)')
+    maxlen = int(maxlen)
+    h = _Helper('sequence_mask', name)
+    steps = assign(np.arange(maxlen, dtype=np.int64))
+    xi = x if x.dtype == np.int64 else cast(x, 'int64')
+    col = unsqueeze(xi, [len(x.shape)])
+    m = _compare('greater_than', col, steps)
+    out = cast(m, dtype)
+    out.stop_gradient = True
+    return out
+
+
+from . import learning_rate_scheduler  # noqa: E402
 from .learning_rate_scheduler import (exponential_decay, natural_exp_decay,  # noqa: E402
-                                      inverse_time_decay, piecewise_decay)
+                                      inverse_time_decay, piecewise_decay, noam_decay)
+
+
+from ._missing import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr('fluid.layers', 'rill.layers')

@@ -8,7 +8,8 @@ import math
 from . import layers
 from .framework import OpRole, default_main_program, default_startup_program
 
-__all__ = ['exponential_decay', 'natural_exp_decay', 'inverse_time_decay', 'piecewise_decay']
+__all__ = ['exponential_decay', 'natural_exp_decay', 'inverse_time_decay', 'piecewise_decay',
+           'noam_decay']
 
 _COUNTER = '@LR_DECAY_COUNTER@'
 
@@ -88,3 +89,19 @@ def piecewise_decay(boundaries, values):
             terms.append(layers.scale(layers.cast(below, 'float32'),
                                       float(values[i] - values[i + 1])))
         return layers.sums(terms)
+
+
+def noam_decay(d_model, warmup_steps, learning_rate=1.0):
+    """The Transformer's schedule: learning_rate * d_model^-0.5 *
+    min(step^-0.5, step * warmup_steps^-1.5), the step counted from 1 (Fluid's noam
+    counter begins at 1)."""
+    with _lr_role():
+        step = layers.scale(_step_counter(), 1.0, bias=1.0)
+        a = layers.elementwise_pow(step, layers.fill_constant([1], 'float32', -0.5))
+        b = layers.scale(step, float(warmup_steps) ** -1.5)
+        return layers.scale(layers.elementwise_min(a, b),
+                            float(learning_rate) * float(d_model) ** -0.5)
+
+
+from ._missing import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr('fluid.layers.learning_rate_scheduler', 'rill.learning_rate_scheduler')

@@ -48,3 +48,7 @@ def sequence_conv_pool(input, num_filters, filter_size, param_attr=None, act="si
     conv = layers.sequence_conv(input=input, num_filters=num_filters, filter_size=filter_size,
                                 param_attr=param_attr, bias_attr=bias_attr, act=act)
     return layers.sequence_pool(input=conv, pool_type=pool_type)
+
+
+from ._missing import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr('fluid.nets', 'rill.nets')

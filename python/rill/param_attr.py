@@ -16,10 +16,10 @@ class ParamAttr(object):
 
     @staticmethod
     def _to_attr(arg):
-        """None -> default ParamAttr; a str -> its name; an initializer -> its initializer;
-        False stays False (no parameter, e.g. bias_attr=False)."""
+        """None or True -> default ParamAttr; a str -> its name; an initializer -> its
+        initializer; False stays False (no parameter, e.g. bias_attr=False)."""
         from .initializer import Initializer
-        if arg is None:
+        if arg is None or arg is True:
             return ParamAttr()
         if isinstance(arg, ParamAttr):
             return arg
@@ -32,3 +32,7 @@ class ParamAttr(object):
         if isinstance(arg, (list, tuple)):
             return [ParamAttr._to_attr(a) for a in arg]
         raise TypeError('%r cannot be turned into a ParamAttr' % (arg,))
+
+
+from ._missing import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr('fluid.param_attr', 'rill.param_attr')

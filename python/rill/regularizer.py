@@ -63,3 +63,7 @@ class L1DecayRegularizer(object):
 
 L2Decay = L2DecayRegularizer
 L1Decay = L1DecayRegularizer
+
+
+from ._missing import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr('fluid.regularizer', 'rill.regularizer')

@@ -65,3 +65,26 @@ Test(one_hot_v2, out_of_range_and_bad_depth_fail) {
   EXPECT_ERROR(op_harness_run(h), "one_hot_v2", "label", "float32");
   op_harness_destroy(h);
 }
+
+/* Fluid 1.x's one_hot: [N, 1] -> [N, depth] (the trailing 1 replaced), same encoding. */
+Test(one_hot, replaces_the_trailing_one) {
+  op_harness *h = harness("one_hot");
+  bind_input(h, "X", "label", RILL_DTYPE_INT64, DIMS(3, 1), (int64_t[]){2, 0, 3});
+  OK(op_harness_attr_int(h, "depth", 4));
+  OK(op_harness_output(h, "Out", "oh"));
+  OK(op_harness_run(h));
+  rill_tensor *t = op_harness_tensor(h, "oh");
+  expect_dims(t, DIMS(3, 4));
+  const float *o = rill_tensor_ptr(t);
+  const int64_t idx[3] = {2, 0, 3};
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 4; j++) cr_assert_eq(o[i * 4 + j], idx[i] == j ? 1.0f : 0.0f, "[%d, %d]", i, j);
+  op_harness_destroy(h);
+
+  h = harness("one_hot");
+  bind_input(h, "X", "ids", RILL_DTYPE_INT64, DIMS(3, 2), (int64_t[]){0, 1, 0, 1, 0, 1});
+  OK(op_harness_attr_int(h, "depth", 4));
+  OK(op_harness_output(h, "Out", "oh"));
+  EXPECT_ERROR(op_harness_run(h), "one_hot", "ids", "1");
+  op_harness_destroy(h);
+}

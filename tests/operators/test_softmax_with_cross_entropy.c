@@ -88,11 +88,12 @@ static void run_forward(const swce_case *c) {
     for (int64_t j = 0; j < inner; j++) {
       long double mx = -INFINITY, s = 0;
       for (int64_t k = 0; k < n; k++) mx = fmaxl(mx, x[(o * n + k) * inner + j]);
-      for (int64_t k = 0; k < n; k++) s += expl(x[(o * n + k) * inner + j] - mx);
+      /* Paddle's CPU softmax: shifted logits clipped from below at -64 */
+      for (int64_t k = 0; k < n; k++) s += expl(fmaxl(x[(o * n + k) * inner + j] - mx, -64));
       long double loss = 0;
       for (int64_t k = 0; k < n; k++) {
         int64_t i = (o * n + k) * inner + j;
-        long double logp = c->use_softmax ? x[i] - mx - logl(s) : logl(x[i]);
+        long double logp = c->use_softmax ? fmaxl(x[i] - mx, -64) - logl(s) : logl(x[i]);
         want_sm[i] = c->use_softmax ? (double)expl(logp) : x[i];
         if (c->soft) loss -= soft[i] * logp;
         else if (hard[o * inner + j] == k) loss = -logp;
@@ -146,6 +147,28 @@ Test(softmax_with_cross_entropy, soft_labels) {
 Test(softmax_with_cross_entropy, large_logits_stay_finite) {
   run_forward(&(swce_case){F32, {4, 6}, 2, -1, false, true, false, -100, 200});
   run_forward(&(swce_case){F64, {4, 6}, 2, -1, true, true, false, -100, 2000});
+}
+
+/* A label logit 100 below the maximum: Paddle's loss is -log(exp(-64) / sum), 64 + log(sum),
+ * not 100 + log(sum); its softmax entry is exp(-64) / sum, not exp(-100) / sum. */
+Test(softmax_with_cross_entropy, shifted_logits_clip_at_minus_64) {
+  for (int dt = 0; dt < 2; dt++) {
+    double x[3] = {0, -100, -1}, sum = 1 + exp(-64.0) + exp(-1.0);
+    float xf[3] = {0, -100, -1};
+    int64_t label[1] = {1};
+    op_harness *h = harness("softmax_with_cross_entropy");
+    bind_input(h, "Logits", "logits", dt ? F64 : F32, DIMS(1, 3), dt ? (void *)x : (void *)xf);
+    bind_input(h, "Label", "label", RILL_DTYPE_INT64, DIMS(1, 1), label);
+    OK(op_harness_output(h, "Softmax", "softmax"));
+    OK(op_harness_output(h, "Loss", "loss"));
+    OK(op_harness_run(h));
+    double loss = at(op_harness_tensor(h, "loss"), 0), p1 = at(op_harness_tensor(h, "softmax"), 1);
+    double want = 64 + log(sum), rel = dt ? 1e-14 : 1e-6;
+    cr_expect(fabs(loss - want) <= rel * want, "loss %.10g, want %.10g", loss, want);
+    cr_expect(fabs(p1 - exp(-64.0) / sum) <= rel * exp(-64.0), "softmax[1] %.10g, want %.10g", p1,
+              exp(-64.0) / sum);
+    op_harness_destroy(h);
+  }
 }
 
 Test(softmax_with_cross_entropy, use_softmax_false_takes_probabilities) {

@@ -1,0 +1,238 @@
+"""Reader decorators (Paddle 1.x's paddle.reader and paddle.batch, also reached as
+fluid.io.batch, fluid.io.shuffle, ...).
+
+A reader is a function without arguments that returns an iterable of samples; a
+decorator takes readers and returns a new reader. Nothing is read until the returned
+reader is called and iterated."""
+
+import itertools
+import queue
+import random
+import threading
+
+__all__ = ['batch', 'shuffle', 'buffered', 'compose', 'chain', 'map_readers', 'firstn',
+           'xmap_readers', 'cache', 'ComposeNotAligned']
+
+
+def batch(reader, batch_size, drop_last=False):
+    """Groups the samples of `reader` into lists of `batch_size`; the last, shorter list
+    is kept unless drop_last."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+        raise ValueError('batch: batch_size must be a positive integer, got %r' % (batch_size,))
+
+    def batch_reader():
+        b = []
+        for sample in reader():
+            b.append(sample)
+            if len(b) == batch_size:
+                yield b
+                b = []
+        if b and not drop_last:
+            yield b
+
+    return batch_reader
+
+
+def shuffle(reader, buf_size):
+    """Reads `buf_size` samples at a time into a buffer, shuffles it (Python's random)
+    and yields it; the last, partial buffer too."""
+    if isinstance(buf_size, bool) or not isinstance(buf_size, int) or buf_size <= 0:
+        raise ValueError('shuffle: buf_size must be a positive integer, got %r' % (buf_size,))
+
+    def shuffled():
+        buf = []
+        for sample in reader():
+            buf.append(sample)
+            if len(buf) >= buf_size:
+                random.shuffle(buf)
+                for s in buf:
+                    yield s
+                buf = []
+        if buf:
+            random.shuffle(buf)
+            for s in buf:
+                yield s
+
+    return shuffled
+
+
+class _End(object):
+    """Marks the end of a producer thread's samples (or carries its exception)."""
+
+    def __init__(self, error=None):
+        self.error = error
+
+
+def buffered(reader, size):
+    """Reads ahead in a background thread, holding up to `size` samples; the order is
+    kept. An exception of the reader is raised where the samples are consumed."""
+
+    def producer(r, q):
+        try:
+            for sample in r:
+                q.put(sample)
+        except BaseException as e:  # handed to the consumer
+            q.put(_End(e))
+            return
+        q.put(_End())
+
+    def buffered_reader():
+        q = queue.Queue(maxsize=size)
+        t = threading.Thread(target=producer, args=(reader(), q), daemon=True)
+        t.start()
+        while True:
+            item = q.get()
+            if isinstance(item, _End):
+                if item.error is not None:
+                    raise item.error
+                return
+            yield item
+
+    return buffered_reader
+
+
+class ComposeNotAligned(ValueError):
+    """compose(check_alignment=True): the readers ended after different numbers of
+    samples."""
+
+
+def compose(*readers, **kwargs):
+    """Zips readers into one: each output is the concatenation of the readers' outputs,
+    a tuple output contributing its items and anything else itself:
+    compose(r1, r2) with r1 -> (1, 2) and r2 -> 3 yields (1, 2, 3). With
+    check_alignment (the default) readers of different lengths raise ComposeNotAligned,
+    otherwise the output stops at the shortest."""
+    check_alignment = kwargs.pop('check_alignment', True)
+    if kwargs:
+        raise TypeError('compose: unexpected keyword arguments %s' % sorted(kwargs))
+
+    def as_tuple(x):
+        return x if isinstance(x, tuple) else (x,)
+
+    def composed():
+        its = [r() for r in readers]
+        if not check_alignment:
+            for outputs in zip(*its):
+                yield sum((as_tuple(o) for o in outputs), ())
+            return
+        missing = object()
+        for outputs in itertools.zip_longest(*its, fillvalue=missing):
+            if any(o is missing for o in outputs):
+                raise ComposeNotAligned('compose: the readers returned different numbers of '
+                                        'samples')
+            yield sum((as_tuple(o) for o in outputs), ())
+
+    return composed
+
+
+def chain(*readers):
+    """The samples of each reader in turn."""
+
+    def chained():
+        return itertools.chain(*[r() for r in readers])
+
+    return chained
+
+
+def map_readers(func, *readers):
+    """func(*samples) over the readers zipped (stops at the shortest)."""
+
+    def mapped():
+        for samples in zip(*[r() for r in readers]):
+            yield func(*samples)
+
+    return mapped
+
+
+def firstn(reader, n):
+    """The first n samples of reader."""
+
+    def first():
+        for i, sample in enumerate(reader()):
+            if i >= n:
+                break
+            yield sample
+
+    return first
+
+
+def cache(reader):
+    """Reads everything once, then yields the kept samples on every call."""
+    everything = list(reader())
+
+    def cached():
+        for sample in everything:
+            yield sample
+
+    return cached
+
+
+def xmap_readers(mapper, reader, process_num, buffer_size, order=False):
+    """mapper(sample) on `process_num` threads, at most `buffer_size` samples queued on
+    each side. With order the outputs keep the input order; otherwise they come as the
+    threads finish. An exception of the reader or the mapper is raised where the samples
+    are consumed."""
+    if isinstance(process_num, bool) or not isinstance(process_num, int) or process_num <= 0:
+        raise ValueError('xmap_readers: process_num must be a positive integer, got %r' %
+                         (process_num,))
+
+    def xreader():
+        in_q = queue.Queue(buffer_size)
+        out_q = queue.Queue(buffer_size)
+        stop = threading.Event()
+
+        def feed():
+            try:
+                for i, sample in enumerate(reader()):
+                    if stop.is_set():
+                        break
+                    in_q.put((i, sample))
+            except BaseException as e:
+                out_q.put(_End(e))
+            for _ in range(process_num):
+                in_q.put(None)
+
+        def work():
+            while True:
+                item = in_q.get()
+                if item is None:
+                    break
+                i, sample = item
+                try:
+                    out_q.put((i, mapper(sample)))
+                except BaseException as e:
+                    out_q.put(_End(e))
+                    break
+            out_q.put(_End())
+
+        threads = [threading.Thread(target=feed, daemon=True)]
+        threads += [threading.Thread(target=work, daemon=True) for _ in range(process_num)]
+        for t in threads:
+            t.start()
+        finished, pending, want = 0, {}, 0
+        try:
+            while finished < process_num:
+                item = out_q.get()
+                if isinstance(item, _End):
+                    if item.error is not None:
+                        raise item.error
+                    finished += 1
+                    continue
+                i, out = item
+                if not order:
+                    yield out
+                    continue
+                pending[i] = out
+                while want in pending:
+                    yield pending.pop(want)
+                    want += 1
+            for i in sorted(pending):
+                yield pending[i]
+        finally:
+            stop.set()
+
+    return xreader
+
+
+from ._missing import module_getattr as _module_getattr  # noqa: E402
+__getattr__ = _module_getattr('paddle.reader', 'rill.reader')
