@@ -87,7 +87,7 @@ def test_mnist_scales_pixels_to_minus_one_one(home):
     assert [s[1] for s in samples] == [7, 0, 9]
     img = samples[1][0]
     assert img.shape == (784,) and img.dtype == np.float32
-    np.testing.assert_allclose(img, pixels[784:1568] / 255.0 * 2 - 1, rtol=1e-6)
+    np.testing.assert_allclose(img, pixels[784:1568] / 255.0 * 2 - 1, atol=1e-6)
     assert samples[0][0][0] == -1.0 and samples[0][0][255] == 1.0
 
 
@@ -103,7 +103,7 @@ def test_cifar10_and_100(home):
     train = list(dataset.cifar.train10()())
     assert [s[1] for s in train] == [1, 2, 3]
     assert train[0][0].dtype == np.float32 and train[0][0].shape == (3072,)
-    np.testing.assert_allclose(train[2][0], data[2] / 255.0, rtol=1e-6)
+    np.testing.assert_allclose(train[2][0], data[2] / 255.0, atol=1e-6)
     assert [s[1] for s in dataset.cifar.test10()()] == [9]
     assert [s[1] for s in dataset.cifar.train100()()] == [42, 99]
     assert [s[1] for s in dataset.cifar.test100()()] == [5, 6]

@@ -7,3 +7,7 @@ from . import reader
 from .reader import batch
 
 __all__ = ['batch', 'reader', 'dataset', 'fluid']
+
+# A package to the import system, so that `import paddle.fluid` looks for submodules;
+# rill.compat's finder answers every one of them.
+__path__ = []
