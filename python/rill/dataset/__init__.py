@@ -1,0 +1,9 @@
+"""Readers of Paddle's datasets (`paddle.dataset.*`) over the files Paddle caches in
+`~/.cache/paddle/dataset`: the same file names and formats, the same samples. rill never
+downloads; a missing file raises `common.DatasetFileMissing` naming where to put it and
+the URL to fetch it from."""
+from . import common
+from . import uci_housing, mnist, cifar, imdb, imikolov, movielens, conll05, wmt16
+
+__all__ = ['common', 'uci_housing', 'mnist', 'cifar', 'imdb', 'imikolov', 'movielens',
+           'conll05', 'wmt16']
