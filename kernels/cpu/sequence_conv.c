@@ -13,6 +13,31 @@
 #include "kernels/cpu/sgemm.h"
 
 
+/* The checks both kernels make of X, Filter, PaddingData and the context attributes;
+ * sets the padding rows before (up) and after (down) a sequence, X's rows and width D,
+ * and Filter's width N. */
+static rill_status *check_geometry(rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *f,
+                                   const rill_tensor *pad, int64_t len, int64_t start, int64_t *up,
+                                   int64_t *down, int64_t *rows, int64_t *D, int64_t *N) {
+  *up = start < 0 ? -start : 0;
+  *down = start + len - 1 > 0 ? start + len - 1 : 0;
+  if (x->dims.n != 2 || f->dims.n != 2 || len < 1 || f->dims.d[0] != len * x->dims.d[1] ||
+      (pad && (pad->dims.n != 2 || pad->dims.d[0] != *up + *down || pad->dims.d[1] != x->dims.d[1])))
+    return rill_kernel_error(ctx, "inputs X (%s), Filter (%s) and PaddingData do not fit "
+                             "contextLength %lld and contextStart %lld",
+                             rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 2, 0), (long long)len,
+                             (long long)start);
+  if (x->lod.nlevels != 1)
+    return rill_kernel_error(ctx, "input X (%s) has %zu LoD levels, expected 1 (the sequences to "
+                             "convolve)", rill_kin_name(ctx, 0, 0), x->lod.nlevels);
+  *rows = x->dims.d[0], *D = x->dims.d[1], *N = f->dims.d[1];
+  const rill_lod_level *lv = &x->lod.levels[0];
+  if (lv->n < 1 || lv->offsets[lv->n - 1] != (uint64_t)*rows)
+    return rill_kernel_error(ctx, "input X (%s): its LoD does not end at its %lld rows",
+                             rill_kin_name(ctx, 0, 0), (long long)*rows);
+  return NULL;
+}
+
 #define SEQUENCE_CONV(T, DT, GEMM, NAME)                                                       \
   rill_status *NAME(rill_kernel_ctx *ctx) { \
     rill_tensor *x = NULL, *pad = NULL, *f = NULL, *out = NULL;                                \
@@ -22,23 +47,10 @@
     bool train = ctx->attrs[RILL_SEQUENCE_CONV_ATTR_PADDING_TRAINABLE].v.b; \
     if (train) RILL_TRY(rill_kin_need(ctx, 1, 0, DT, &pad));                                   \
     int64_t len = ctx->attrs[RILL_SEQUENCE_CONV_ATTR_CONTEXT_LENGTH].v.i, start = ctx->attrs[RILL_SEQUENCE_CONV_ATTR_CONTEXT_START].v.i; \
-    int64_t up = start < 0 ? -start : 0, down = start + len - 1 > 0 ? start + len - 1 : 0;     \
-    if (x->dims.n != 2 || f->dims.n != 2 || len < 1 || f->dims.d[0] != len * x->dims.d[1] ||   \
-        (pad && (pad->dims.n != 2 || pad->dims.d[0] != up + down ||                            \
-                 pad->dims.d[1] != x->dims.d[1])))                                             \
-      return rill_kernel_error(ctx, "inputs X (%s), Filter (%s) and PaddingData do not fit "   \
-                               "contextLength %lld and contextStart %lld",                     \
-                               rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 2, 0),             \
-                               (long long)len, (long long)start);                              \
-    if (x->lod.nlevels != 1)                                                                   \
-      return rill_kernel_error(ctx, "input X (%s) has %zu LoD levels, expected 1 (the "        \
-                               "sequences to convolve)", rill_kin_name(ctx, 0, 0),             \
-                               x->lod.nlevels);                                                \
-    int64_t rows = x->dims.d[0], D = x->dims.d[1], N = f->dims.d[1], K = len * D;              \
+    int64_t up, down, rows, D, N, K;                                                           \
+    RILL_TRY(check_geometry(ctx, x, f, pad, len, start, &up, &down, &rows, &D, &N));           \
+    K = len * D;                                                                               \
     const rill_lod_level *lv = &x->lod.levels[0];                                              \
-    if (lv->n < 1 || lv->offsets[lv->n - 1] != (uint64_t)rows)                                 \
-      return rill_kernel_error(ctx, "input X (%s): its LoD does not end at its %lld rows",     \
-                               rill_kin_name(ctx, 0, 0), (long long)rows);                     \
     rill_dims want = {.n = 2, .d = {rows, N}};                                                 \
     RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &want));                                     \
     if (rows == 0 || N == 0) return NULL;                                                      \
@@ -109,23 +121,10 @@ static inline int64_t context_row(int64_t t, int64_t j, int64_t start, int64_t s
       return rill_kernel_error(ctx, "output PaddingData@GRAD needs paddingTrainable and "      \
                                "input PaddingData");                                           \
     int64_t len = ctx->attrs[RILL_SEQUENCE_CONV_GRAD_ATTR_CONTEXT_LENGTH].v.i, start = ctx->attrs[RILL_SEQUENCE_CONV_GRAD_ATTR_CONTEXT_START].v.i; \
-    int64_t up = start < 0 ? -start : 0, down = start + len - 1 > 0 ? start + len - 1 : 0;     \
-    if (x->dims.n != 2 || f->dims.n != 2 || len < 1 || f->dims.d[0] != len * x->dims.d[1] ||   \
-        (pad && (pad->dims.n != 2 || pad->dims.d[0] != up + down ||                            \
-                 pad->dims.d[1] != x->dims.d[1])))                                             \
-      return rill_kernel_error(ctx, "inputs X (%s), Filter (%s) and PaddingData do not fit "   \
-                               "contextLength %lld and contextStart %lld",                     \
-                               rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 2, 0),             \
-                               (long long)len, (long long)start);                              \
-    if (x->lod.nlevels != 1)                                                                   \
-      return rill_kernel_error(ctx, "input X (%s) has %zu LoD levels, expected 1 (the "        \
-                               "sequences to convolve)", rill_kin_name(ctx, 0, 0),             \
-                               x->lod.nlevels);                                                \
-    int64_t rows = x->dims.d[0], D = x->dims.d[1], N = f->dims.d[1], K = len * D;              \
+    int64_t up, down, rows, D, N, K;                                                           \
+    RILL_TRY(check_geometry(ctx, x, f, pad, len, start, &up, &down, &rows, &D, &N));           \
+    K = len * D;                                                                               \
     const rill_lod_level *lv = &x->lod.levels[0];                                              \
-    if (lv->n < 1 || lv->offsets[lv->n - 1] != (uint64_t)rows)                                 \
-      return rill_kernel_error(ctx, "input X (%s): its LoD does not end at its %lld rows",     \
-                               rill_kin_name(ctx, 0, 0), (long long)rows);                     \
     rill_dims gd = {.n = 2, .d = {rows, N}};                                                   \
     if (dout->dims.n != 2 || dout->dims.d[0] != rows || dout->dims.d[1] != N)                  \
       return rill_kernel_error(ctx, "input Out@GRAD (%s) must have shape [%lld, %lld]",        \
