@@ -150,9 +150,9 @@ typedef struct path_run {
 static rill_status *call_path(void *arg) {
   path_run *p = arg;
   rill_conv_force_path = p->path;
-  p->r->ctx.device = p->device;
+  p->r->ctx.dev = p->device ? &p->device->services : NULL;
   rill_status *st = call_conv(p->r);
-  p->r->ctx.device = NULL;
+  p->r->ctx.dev = NULL;
   rill_conv_force_path = RILL_CONV_PATH_AUTO;
   return st;
 }

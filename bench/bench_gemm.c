@@ -11,6 +11,15 @@
 #include <time.h>
 
 #include "kernels/cpu/gemm.h"
+#include "framework/exec/device.h"
+
+/* The CPU device's services, for calls that take a thread count. */
+static const rill_device_services *cpu_dev(void) {
+  static struct rill_device_ctx d;
+  if (!d.services.parallel_for)
+    rill_device_ctx_init(&d, (rill_place){RILL_DEVICE_CPU, 0}, RILL_DEVICE_MAX_THREADS, 1);
+  return &d.services;
+}
 
 #define ROUNDS 40
 #define CALLS 20
@@ -50,7 +59,7 @@ int main(void) {
     for (int r = 0; r < ROUNDS; r++) {
       double t = now();
       for (int i = 0; i < CALLS; i++)
-        if (!rill_cpu_sgemm_blocks(2, m, n, k, a, b, c)) {
+        if (!rill_cpu_sgemm_blocks(cpu_dev(), 2, m, n, k, a, b, c)) {
           fprintf(stderr, "bench_gemm: %d x %d x %d is not split\n", m, n, k);
           return 1;
         }

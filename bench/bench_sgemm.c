@@ -15,6 +15,15 @@
 
 #include "framework/base/isa.h"
 #include "kernels/cpu/sgemm.h"
+#include "framework/exec/device.h"
+
+/* The CPU device's services, for calls that take a thread count. */
+static const rill_device_services *cpu_dev(void) {
+  static struct rill_device_ctx d;
+  if (!d.services.parallel_for)
+    rill_device_ctx_init(&d, (rill_place){RILL_DEVICE_CPU, 0}, RILL_DEVICE_MAX_THREADS, 1);
+  return &d.services;
+}
 
 #define ROUNDS 15
 
@@ -76,7 +85,7 @@ int main(void) {
       for (int r = -1; r < ROUNDS; r++) { /* round -1 warms both up */
         double t = now();
         for (int i = 0; i < calls; i++)
-          rill_sgemm(threads, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
+          rill_sgemm(cpu_dev(), threads, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
                      lda, b, ldb, 0.0f, c, n);
         double tr = (now() - t) / calls;
         t = now();

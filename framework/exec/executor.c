@@ -39,7 +39,7 @@ rill_status *rill_exec_create(const rill_executor_options *options, rill_executo
     threads = n > 0 && n < 4096 ? (int32_t)n : 1;
   }
   rill_device_ctx_init(&e->device, opts.place, threads, RILL_DEVICE_DEFAULT_SEED);
-  rill_status *st = rill_sched_create(e->device.num_threads, &e->sched);
+  rill_status *st = rill_sched_create(e->device.services.num_threads, &e->sched);
   if (!st && (st = rill_bg_create(&e->device.bg))) rill_sched_destroy(e->sched);
   if (st) {
     rill_free(e->plans);
@@ -58,16 +58,6 @@ void rill_exec_destroy(rill_executor *exe) {
   for (size_t i = 0; i < exe->nplans; i++) rill_plan_destroy(exe->plans[i]);
   rill_free(exe->plans);
   rill_free(exe);
-}
-
-void rill_device_ctx_init(struct rill_device_ctx *d, rill_place place, int32_t num_threads,
-                          uint64_t seed) {
-  d->place = place;
-  d->num_threads = num_threads > 0 ? num_threads : 1;
-  d->seed = seed;
-  rill_rng_seed(&d->rng, seed);
-  d->bg = NULL;
-  d->program = NULL;
 }
 
 rill_status *rill_exec_enter(rill_executor *exe, const rill_program *program, const char *what) {

@@ -431,7 +431,7 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog,
                       rill_dtype_name(op->kernel_dtype));
       goto fail;
     }
-    op->kctx.device = &exe->device;
+    op->kctx.dev = &exe->device.services;
   }
 
   /* Compile-time shape inference over the VarDescs. */
@@ -493,7 +493,7 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog,
   for (size_t k = 0; k < nin; k++) p->in_var[k] = p->vars[p->in_id[k]].var;
   for (size_t k = 0; k < nout; k++) p->out_var[k] = p->vars[p->out_id[k]].var;
   for (size_t i = 0; i < p->nops; i++) p->ops[i].kctx.scope = p->local;
-  if ((st = rill_plan_build_graph(p, &names, prog, b, exe->device.num_threads))) goto fail;
+  if ((st = rill_plan_build_graph(p, &names, prog, b, exe->device.services.num_threads))) goto fail;
   rill_strmap_clear(&names);
   *out = p;
   return NULL;

@@ -89,7 +89,90 @@ typedef struct rill_infer_ctx {
 /* Error naming the op and variable: "mul: input X (x) has rank 1, ...". */
 rill_status *rill_infer_error(const rill_infer_ctx *ctx, const char *fmt, ...) RILL_PRINTF(2, 3);
 
-/* What a kernel sees: input and output variables by slot/argument position. */
+/* ---- device services ----
+ *
+ * What a kernel may ask of the device it runs on, as a table of functions the executor
+ * fills in for its device (framework/exec/device.h for the CPU). A kernel reaches the
+ * device only through this table (ctx->dev): it never includes framework/exec/, so a
+ * new device is a new table, and a plugin kernel gets the same services. `dev` may be
+ * NULL (a kernel called outside an executor): the rill_dev_* helpers below then run
+ * the work on the calling thread. */
+
+/* The most threads one parallel_for uses. */
+#define RILL_DEVICE_MAX_THREADS 16
+
+typedef bool (*rill_part_fn)(void *arg, int64_t part, int slot);
+
+/* Blocking work a kernel hands the device to do after the run (submit_blocking). */
+typedef enum rill_job_kind {
+  RILL_JOB_CALL,       /* call(arg) on the device's background thread after the run */
+  RILL_JOB_CHECKPOINT, /* the checkpoint op's asynchronous save (doc/design/checkpoint.md) */
+} rill_job_kind;
+
+typedef struct rill_checkpoint_job {
+  const char *dir;
+  int64_t every_n_steps;
+  double every_n_seconds;
+  int32_t max_to_keep;
+  bool skip_when_busy;
+  int64_t step;
+  const char *const *names;
+  const rill_tensor *const *tensors;
+  size_t n;
+  bool *saved; /* may be NULL: set when a snapshot was taken */
+} rill_checkpoint_job;
+
+typedef struct rill_job {
+  rill_job_kind kind;
+  union {
+    struct {
+      void (*call)(void *arg);
+      void *arg;
+    } call;
+    rill_checkpoint_job checkpoint;
+  } u;
+} rill_job;
+
+typedef struct rill_device_services rill_device_services;
+struct rill_device_services {
+  int32_t num_threads; /* >= 1: the threads the executor gives its kernels */
+  /* Runs fn(arg, part, slot) for every part of [0, n) on up to `threads` threads
+   * (clamped to RILL_DEVICE_MAX_THREADS and n); slot numbers the thread (0: the caller)
+   * so fn may keep scratch per slot. Which thread runs a part is not fixed, so fn must
+   * give a part the same result on any thread. False when any fn returned false. */
+  bool (*parallel_for)(const rill_device_services *dev, int64_t threads, int64_t n,
+                       rill_part_fn fn, void *arg);
+  /* Lets the threads of parallel_for sleep now, before a library call that runs
+   * threads of its own (OpenBLAS). */
+  void (*quiet)(const rill_device_services *dev);
+  /* Scratch memory aligned for vector loads (RILL_TENSOR_ALIGN); NULL when out of
+   * memory. Freed with scratch_free, on any thread. */
+  void *(*scratch_alloc)(const rill_device_services *dev, size_t bytes);
+  void (*scratch_free)(const rill_device_services *dev, void *p);
+  /* The next draw of the device's seeded generator (random ops flagged RILL_OP_RANDOM:
+   * the schedule keeps their draws in program order). */
+  uint64_t (*random_u64)(const rill_device_services *dev);
+  /* Takes blocking work to do after the run returns, in submission order (a device
+   * without a background thread does it before returning). */
+  rill_status *(*submit_blocking)(const rill_device_services *dev, const rill_job *job);
+};
+
+static inline int64_t rill_dev_threads(const rill_device_services *dev) {
+  return dev ? dev->num_threads : 1;
+}
+static inline bool rill_dev_parallel_for(const rill_device_services *dev, int64_t threads,
+                                         int64_t n, rill_part_fn fn, void *arg) {
+  if (dev && threads > 1 && n > 1) return dev->parallel_for(dev, threads, n, fn, arg);
+  bool ok = true;
+  for (int64_t i = 0; i < n; i++) ok &= fn(arg, i, 0);
+  return ok;
+}
+static inline void rill_dev_quiet(const rill_device_services *dev) {
+  if (dev) dev->quiet(dev);
+}
+
+/* What a kernel sees: its attributes, its input and output variables by slot/argument
+ * position, and the device's services. */
 typedef struct rill_kernel_ctx {
   const struct rill_op_schema *schema;
   const rill_attr_value *attrs;
@@ -99,7 +182,7 @@ typedef struct rill_kernel_ctx {
   rill_variable *const *const *out;
   const char *const *const *in_names;
   const char *const *const *out_names;
-  struct rill_device_ctx *device; /* thread pool, random state, scratch */
+  const rill_device_services *dev; /* threads, scratch, generator, background work */
   rill_scope *scope;              /* the run's local scope */
 } rill_kernel_ctx;
 

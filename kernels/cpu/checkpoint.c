@@ -1,10 +1,11 @@
-/* checkpoint CPU kernel: reads the step, then hands the variables to the executor's
- * checkpoint path (framework/exec/ckpt_async.h), which snapshots them when due and
- * writes them after the run. Step is saved with X when X does not list it. */
+/* checkpoint CPU kernel: reads the step, then hands the variables to the device as a
+ * blocking job (rill_device_services.submit_blocking, RILL_JOB_CHECKPOINT); the
+ * executor's checkpoint path snapshots them when due and writes them after the run (a
+ * device without a background thread writes before returning). Step is saved
+ * with X when X does not list it. */
 #include <string.h>
 
 #include "framework/base/alloc.h"
-#include "framework/exec/ckpt_async.h"
 #include "kernels/cpu/kernels.h"
 
 
@@ -46,9 +47,18 @@ rill_status *rill_cpu_checkpoint(rill_kernel_ctx *ctx) {
     names[nx] = step_name;
     ts[nx] = step_t;
   }
-  rill_ckpt_policy policy = {ctx->attrs[RILL_CHECKPOINT_ATTR_EVERY_N_STEPS].v.l, ctx->attrs[RILL_CHECKPOINT_ATTR_EVERY_N_SECONDS].v.f,
-                             ctx->attrs[RILL_CHECKPOINT_ATTR_MAX_TO_KEEP].v.i, ctx->attrs[RILL_CHECKPOINT_ATTR_SKIP_WHEN_BUSY].v.b};
-  st = rill_ckpt_async_step(ctx->device, ctx->attrs[RILL_CHECKPOINT_ATTR_DIRECTORY].v.s, &policy, step, names, ts, n, NULL);
+  rill_job job = {.kind = RILL_JOB_CHECKPOINT,
+                  .u.checkpoint = {.dir = ctx->attrs[RILL_CHECKPOINT_ATTR_DIRECTORY].v.s,
+                                   .every_n_steps = ctx->attrs[RILL_CHECKPOINT_ATTR_EVERY_N_STEPS].v.l,
+                                   .every_n_seconds = ctx->attrs[RILL_CHECKPOINT_ATTR_EVERY_N_SECONDS].v.f,
+                                   .max_to_keep = ctx->attrs[RILL_CHECKPOINT_ATTR_MAX_TO_KEEP].v.i,
+                                   .skip_when_busy = ctx->attrs[RILL_CHECKPOINT_ATTR_SKIP_WHEN_BUSY].v.b,
+                                   .step = step,
+                                   .names = names,
+                                   .tensors = ts,
+                                   .n = n}};
+  st = ctx->dev ? ctx->dev->submit_blocking(ctx->dev, &job)
+                : rill_kernel_error(ctx, "no device to write the checkpoint with");
 done:
   if (names != small_names) rill_free(names);
   if (ts != small_ts) rill_free(ts);

@@ -11,9 +11,7 @@
 #include "kernels/cpu/conv_epi.h"
 #include "kernels/cpu/gemm.h"
 #include "framework/base/isa.h"
-#include "framework/exec/device.h"
 #include "kernels/cpu/kernels.h"
-#include "kernels/cpu/parts.h"
 #include "kernels/cpu/sgemm.h"
 
 int rill_conv_force_path = RILL_CONV_PATH_AUTO;
@@ -708,6 +706,7 @@ static void dot_cols(int64_t m, int64_t j0, int64_t n, int64_t kk, const float *
 static _Thread_local bool smallk_on;
 /* The threads of the conv being run, for the GEMMs of a conv that runs whole. */
 static _Thread_local int64_t conv_threads = 1;
+static _Thread_local const rill_device_services *conv_dev;
 static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int m, int n,
                        int kk, float alpha, const float *a, int lda, const float *b, int ldb,
                        float beta, float *c, int ldc) {
@@ -716,7 +715,7 @@ static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBL
     smallk_sgemm(m, n, kk, a, lda, b, ldb, c, ldc, NULL);
     return;
   }
-  rill_sgemm_cblas(conv_threads, order, ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc);
+  rill_sgemm_cblas(conv_dev, conv_threads, order, ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 /* 8 elements from s to d (unfold's row chunks) in one 256-bit move. */
 #define COPY8(d, s) _mm256_storeu_ps(d, _mm256_loadu_ps(s))
@@ -820,7 +819,7 @@ static rill_status *check_dy(rill_kernel_ctx *ctx, const rill_tensor *dy, const 
 
 /* ---- The forward in fixed parts over the kernel pool (parts.c) ----
  * A conv of one image is cut into parts that depend on its geometry only, each run by
- * whichever of the executor's threads takes it (rill_cpu_parts, persistent workers);
+ * whichever of the executor's threads takes it (rill_dev_parallel_for);
  * with an epilogue (conv2d_fusion's bias, residual and activation) each part applies it
  * to its own outputs while they are still in cache (inside the GEMM's stores on the
  * small-K kernel). A part computes every one of its outputs with the same code whatever
@@ -922,7 +921,7 @@ static bool fwd_part_gemm_avx2(const fwd_split *s, int64_t img, int64_t j, int s
     }
     float *yb = y + r0 * p + c0;
     if (s->blas) {
-      rill_sgemm(1, CblasNoTrans, CblasNoTrans, r1 - r0, c1 - c0, g->c, 1.0f, w + r0 * g->c, g->c, x + c0, p,
+      rill_sgemm(NULL, 1, CblasNoTrans, CblasNoTrans, r1 - r0, c1 - c0, g->c, 1.0f, w + r0 * g->c, g->c, x + c0, p,
                  0.0f, yb, p);
       if (s->epi) rill_epi_apply(s->epi, y, res, p, r0, r1, c0, c1);
       return true;
@@ -943,7 +942,7 @@ static bool fwd_part_gemm_avx2(const fwd_split *s, int64_t img, int64_t j, int s
   im2col_f32_avx2(g, g->c, x, col, r0, r1);
   float *yb = y + r0 * g->ow;
   if (s->blas) {
-    rill_sgemm(1, CblasNoTrans, CblasNoTrans, g->m, nc, k, 1.0f, w, k, col, nc, 0.0f, yb, p);
+    rill_sgemm(NULL, 1, CblasNoTrans, CblasNoTrans, g->m, nc, k, 1.0f, w, k, col, nc, 0.0f, yb, p);
     if (s->epi) rill_epi_apply(s->epi, y, res, p, 0, g->m, r0 * g->ow, r1 * g->ow);
     return true;
   }
@@ -1078,7 +1077,7 @@ static bool fwd_plan(fwd_split *s) {
  * when out of memory. */
 static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_geom *g,
                          const void *x, const void *w, void *y, int path, const rill_conv_epi *epi) {
-  int64_t threads = ctx->device ? ctx->device->num_threads : 1;
+  int64_t threads = rill_dev_threads(ctx->dev);
   fwd_split s = {.g = g, .dt = dt, .path = path, .x = x, .w = w, .y = y, .epi = epi};
   if (fwd_plan(&s)) {
     int64_t parts = g->n * s.per_img;
@@ -1087,13 +1086,13 @@ static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_ge
      * inline, beside OpenBLAS's threads in the same model: an im2col conv takes a
      * second thread only from two parts a thread. */
     if (s.kind == FWD_IM2COL && !s.blas && threads > parts / 2) threads = parts / 2;
-    if (threads > RILL_PARTS_MAX_THREADS) threads = RILL_PARTS_MAX_THREADS;
+    if (threads > RILL_DEVICE_MAX_THREADS) threads = RILL_DEVICE_MAX_THREADS;
     if (threads < 1) threads = 1;
     if (s.kind == FWD_IM2COL) {
       s.col = rill_aligned_alloc((size_t)threads * s.col_n * sizeof(float), RILL_TENSOR_ALIGN);
       if (!s.col) return false;
     }
-    bool ok = rill_cpu_parts(threads, parts, fwd_part, &s);
+    bool ok = rill_dev_parallel_for(ctx->dev, threads, parts, fwd_part, &s);
     rill_free(s.col);
     return ok;
   }
@@ -1103,7 +1102,7 @@ static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_ge
       path != RILL_CONV_PATH_DIRECT_GENERIC &&
       (double)g->m / (double)g->groups * (double)(g->oh * g->ow) * (double)(g->c / g->groups * g->kh * g->kw) >=
           RILL_BLAS_THREADED_GEMM)
-    rill_cpu_parts_hush();
+    rill_dev_quiet(ctx->dev);
 #if RILL_X86_SIMD
   smallk_on = path == RILL_CONV_PATH_IM2COL && rill_cpu_avx2();
   bool ok = ENGINE(dt, conv_fwd, g, x, w, y, path);
@@ -1123,7 +1122,7 @@ static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_ge
 /* Batches of small images (MNIST-sized convs): each image's GEMM is below the size from
  * which OpenBLAS threads a GEMM (2^18 multiply-adds), so a batch runs image after image
  * on one core. Such a batch is cut into chunks of images (image_chunk, which depends on
- * the geometry only) that the executor's threads take one at a time (rill_cpu_parts).
+ * the geometry only) that the executor's threads take one at a time (rill_dev_parallel_for).
  * The forward and the data gradient compute every image with the same code whichever
  * thread takes it, so the output does not depend on the threads. The filter gradient
  * sums over images: each chunk is summed into a partial gradient of its own, and the
@@ -1202,14 +1201,14 @@ static bool image_split_run(void *arg, int64_t c, int slot) {
  * accepts, split over the executor's threads. False when out of memory. */
 static bool conv_images_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_geom *g, int kind,
                             const void *x, const void *w, const void *dy, void *out, int path) {
-  int64_t threads = ctx->device ? ctx->device->num_threads : 1;
+  int64_t threads = rill_dev_threads(ctx->dev);
   size_t es = dt == RILL_DTYPE_FP32 ? sizeof(float) : sizeof(double);
   int64_t chunk = image_chunk(g, dt), chunks = (g->n + chunk - 1) / chunk;
   if (threads > chunks) threads = chunks;
-  if (threads > RILL_PARTS_MAX_THREADS) threads = RILL_PARTS_MAX_THREADS;
+  if (threads > RILL_DEVICE_MAX_THREADS) threads = RILL_DEVICE_MAX_THREADS;
   if (threads < 1) threads = 1;
   image_split s = {.g = g, .dt = dt, .path = path, .kind = kind, .x = x, .w = w, .dy = dy, .out = out};
-  if (kind == SPLIT_DATA) return rill_cpu_parts(threads, chunks, image_split_run, &s);
+  if (kind == SPLIT_DATA) return rill_dev_parallel_for(ctx->dev, threads, chunks, image_split_run, &s);
   /* one unfolded chunk per thread; for the filter gradient, a partial per chunk */
   size_t len = (size_t)(g->m * (g->c / g->groups) * g->kh * g->kw);
   s.col_n = (size_t)((g->c / g->groups) * g->kh * g->kw * chunk * g->oh * g->ow) + UNFOLD_SPILL;
@@ -1219,7 +1218,7 @@ static bool conv_images_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv
   s.col = buf;
   void *parts = buf + (size_t)threads * s.col_n * es;
   if (kind == SPLIT_FILTER) s.out = parts;
-  bool ok = rill_cpu_parts(threads, chunks, image_split_run, &s);
+  bool ok = rill_dev_parallel_for(ctx->dev, threads, chunks, image_split_run, &s);
   if (ok && kind == SPLIT_FILTER && dt == RILL_DTYPE_FP32) {
     const float *p = parts;
     float *dw = out;
@@ -1242,7 +1241,8 @@ static bool conv_images_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv
 }
 
 static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_epi *epi) {
-  conv_threads = ctx->device ? ctx->device->num_threads : 1;
+  conv_dev = ctx->dev;
+  conv_threads = rill_dev_threads(ctx->dev);
   rill_tensor *x, *f, *y;
   RILL_TRY(rill_kin_need(ctx, 0, 0, dt, &x));
   RILL_TRY(rill_kin_need(ctx, 1, 0, dt, &f));
@@ -1279,7 +1279,8 @@ rill_status *rill_cpu_conv2d_epi_fp32(rill_kernel_ctx *ctx, const rill_conv_epi 
 }
 
 static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
-  conv_threads = ctx->device ? ctx->device->num_threads : 1;
+  conv_dev = ctx->dev;
+  conv_threads = rill_dev_threads(ctx->dev);
   rill_tensor *x, *f, *dy, *dx, *df;
   RILL_TRY(rill_kin_need(ctx, 0, 0, dt, &x));
   RILL_TRY(rill_kin_need(ctx, 1, 0, dt, &f));
@@ -1312,7 +1313,8 @@ static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
 /* conv2d_transpose: its Output is the image of the equivalent conv, its Input the conv
  * output, so the forward is the conv's data gradient. */
 static rill_status *convt_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
-  conv_threads = ctx->device ? ctx->device->num_threads : 1;
+  conv_dev = ctx->dev;
+  conv_threads = rill_dev_threads(ctx->dev);
   rill_tensor *x, *f, *y;
   RILL_TRY(rill_kin_need(ctx, 0, 0, dt, &x));
   RILL_TRY(rill_kin_need(ctx, 1, 0, dt, &f));
@@ -1332,7 +1334,8 @@ static rill_status *convt_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
 }
 
 static rill_status *convt_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
-  conv_threads = ctx->device ? ctx->device->num_threads : 1;
+  conv_dev = ctx->dev;
+  conv_threads = rill_dev_threads(ctx->dev);
   rill_tensor *x, *f, *dy, *dx, *df;
   RILL_TRY(rill_kin_need(ctx, 0, 0, dt, &x));
   RILL_TRY(rill_kin_need(ctx, 1, 0, dt, &f));

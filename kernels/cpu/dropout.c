@@ -3,17 +3,16 @@
  * Randomness: one rill_rng (framework/base/random.h) per kernel run, seeded with
  *   - the Seed input's value when given, else
  *   - the `seed` attribute when fix_seed is set (the same mask on every run), else
- *   - splitmix(seed attribute, n) where n is a process-wide count of non-fixed dropout
- *     runs, so that successive runs draw different masks. This stands in for the
- *     per-run generator the executor will provide through ctx->device; once it does,
- *     the non-fixed case takes its seed from there.
+ *   - the seed attribute mixed with the next draw of the device's generator
+ *     (ctx->dev->random_u64), so that successive runs draw different masks and the
+ *     same executor seed gives the same masks; outside an executor (no device) a
+ *     process-wide count of non-fixed runs stands in.
  * Element i is dropped when the i-th uniform draw is below dropout_prob, so a given
  * seed gives the same mask on every machine. */
 #include <stdatomic.h>
 #include <string.h>
 
 #include "framework/base/random.h"
-#include "framework/exec/device.h"
 #include "kernels/cpu/kernels.h"
 
 
@@ -41,7 +40,7 @@ static rill_status *run_seed(rill_kernel_ctx *ctx, uint64_t *seed) {
    * executor seed gives the same masks (the op is flagged RILL_OP_RANDOM, so the
    * parallel schedule keeps the draws in program order). Outside an executor (no
    * device), a process-wide counter stands in. */
-  uint64_t n = ctx->device ? rill_rng_next(&ctx->device->rng)
+  uint64_t n = ctx->dev ? ctx->dev->random_u64(ctx->dev)
                            : atomic_fetch_add_explicit(&unfixed_runs, 1, memory_order_relaxed);
   *seed = attr * 0x9E3779B97F4A7C15ull ^ (n + 1) * 0xD1B54A32D192ED03ull;
   return NULL;

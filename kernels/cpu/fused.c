@@ -8,13 +8,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "framework/exec/device.h"
 #include "kernels/cpu/conv_epi.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/sgemm.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/sgemm.h"
-#include "kernels/cpu/parts.h"
 #include "kernels/cpu/vexp.h"
 #include "operators/fused_act.h"
 
@@ -88,18 +86,18 @@ rill_status *rill_cpu_fc_fp32(rill_kernel_ctx *ctx) {
     return rill_kernel_error(ctx, "output Out (%s) must not share memory with its inputs",
                              rill_kout_name(ctx, 0, 0));
   bool gemv = m == 1 && n >= RILL_FC_GEMV_MIN_N;
-  int64_t threads = ctx->device ? ctx->device->num_threads : 1;
+  int64_t threads = rill_dev_threads(ctx->dev);
   if (k == 0) {
     memset(op, 0, obytes);
-  } else if (m == 1 && rill_sgemv_row(threads, xp, wp, op, k, n)) {
+  } else if (m == 1 && rill_sgemv_row(ctx->dev, threads, xp, wp, op, k, n)) {
     /* one row on rill's own vector blocks (no AVX2: OpenBLAS below) */
-  } else if (gemv || rill_sgemm_has_kernels() || !rill_cpu_sgemm_blocks(threads, m, n, k, xp, wp, op)) {
+  } else if (gemv || rill_sgemm_has_kernels() || !rill_cpu_sgemm_blocks(ctx->dev, threads, m, n, k, xp, wp, op)) {
     if (gemv && k * n >= RILL_BLAS_THREADED_GEMV)
-      rill_cpu_parts_hush(); /* OpenBLAS may run its threads (rill_sgemm hushes for itself) */
+      rill_dev_quiet(ctx->dev); /* OpenBLAS may run its threads (rill_sgemm quiets them itself) */
     if (gemv)
       cblas_sgemv(CblasRowMajor, CblasTrans, (int)k, (int)n, 1.0f, wp, (int)n, xp, 1, 0.0f, op, 1);
     else
-      rill_sgemm(threads, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, xp, k, wp, n, 0.0f, op, n);
+      rill_sgemm(ctx->dev, threads, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, xp, k, wp, n, 0.0f, op, n);
   }
   row_bias_act_f32(op, b ? rill_tensor_ptr(b) : NULL, m, n, act);
   return NULL;

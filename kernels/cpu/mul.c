@@ -5,11 +5,9 @@
 #include <string.h>
 
 #include "framework/base/alloc.h"
-#include "framework/exec/device.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/sgemm.h"
-#include "kernels/cpu/parts.h"
 
 typedef struct mul_shape {
   int64_t m, k, n;
@@ -68,9 +66,9 @@ ROW_GEMV(float, f32)
 ROW_GEMV(double, f64)
 
 /* Double GEMMs always run whole. */
-static bool no_blocks(int64_t threads, int64_t m, int64_t n, int64_t k, const double *a, const double *b,
+static bool no_blocks(const rill_device_services *dev, int64_t threads, int64_t m, int64_t n, int64_t k, const double *a, const double *b,
                       double *c) {
-  (void)threads, (void)m, (void)n, (void)k, (void)a, (void)b, (void)c;
+  (void)dev, (void)threads, (void)m, (void)n, (void)k, (void)a, (void)b, (void)c;
   return false;
 }
 
@@ -94,12 +92,12 @@ static bool no_blocks(int64_t threads, int64_t m, int64_t n, int64_t k, const do
       dst = rill_aligned_alloc(obytes, RILL_TENSOR_ALIGN);                                \
       if (!dst) return rill_oom();                                                        \
     }                                                                                     \
-    int64_t threads = ctx->device ? ctx->device->num_threads : 1;                          \
+    int64_t threads = rill_dev_threads(ctx->dev);                                          \
     if (s.m == 1) /* one row (fc at batch 1): no GEMM packing of Y per call */             \
       GEMV(xp, yp, dst, s.k, s.n);                                                        \
-    else if (!BLOCKS(threads, s.m, s.n, s.k, xp, yp, dst)) {                              \
+    else if (!BLOCKS(ctx->dev, threads, s.m, s.n, s.k, xp, yp, dst)) {                              \
       if ((DT) == RILL_DTYPE_FP64 && s.m * s.k * s.n >= RILL_BLAS_THREADED_GEMM)          \
-        rill_cpu_parts_hush(); /* OpenBLAS may run its threads */                         \
+        rill_dev_quiet(ctx->dev); /* OpenBLAS may run its threads */                      \
       GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)s.m, (int)s.n, (int)s.k, 1, xp, \
            (int)s.k, yp, (int)s.n, 0, dst, (int)s.n);                                     \
     }                                                                                     \
@@ -113,7 +111,7 @@ static bool no_blocks(int64_t threads, int64_t m, int64_t n, int64_t k, const do
 /* float rows: rill_sgemv_row's vector blocks (over the kernel's threads) where the CPU
  * has AVX2, else the loop above */
 #define ROW_GEMV_F32(x, y, o, k, n) \
-  ((void)(rill_sgemv_row(threads, x, y, o, k, n) || (row_gemv_f32(x, y, o, k, n), 1)))
+  ((void)(rill_sgemv_row(ctx->dev, threads, x, y, o, k, n) || (row_gemv_f32(x, y, o, k, n), 1)))
 /* the one-thread OpenBLAS blocks only where rill_sgemm has no kernels of its own */
 #define BLOCKS_F32(...) (!rill_sgemm_has_kernels() && rill_cpu_sgemm_blocks(__VA_ARGS__))
 MUL(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, ROW_GEMV_F32, BLOCKS_F32, rill_cpu_mul_fp32)

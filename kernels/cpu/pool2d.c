@@ -7,10 +7,8 @@
 #include <string.h>
 
 #include "framework/base/alloc.h"
-#include "framework/exec/device.h"
 #include "framework/base/isa.h"
 #include "kernels/cpu/kernels.h"
-#include "kernels/cpu/parts.h"
 #include "operators/nn.h"
 
 typedef struct window {
@@ -324,7 +322,7 @@ static bool pool_tiles2x2(const rill_pool_geom *g) {
 }
 
 /* Batches large enough are split by images over the executor's threads, which take one
- * image at a time (rill_cpu_parts); each image's planes are computed by the same code
+ * image at a time (rill_dev_parallel_for); each image's planes are computed by the same code
  * whichever thread runs them, so the result does not depend on the threads. Below POOL_SPLIT_ELEMS input elements a thread costs more than
  * it saves. */
 #define POOL_SPLIT_ELEMS (1 << 16)
@@ -372,10 +370,10 @@ static bool pool_split_run(void *arg, int64_t lo, int slot) {
 static void pool_images_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_pool_geom *g,
                             const pool_plan *pl, const void *x, const void *y, const void *dy,
                             void *out) {
-  int64_t threads = ctx->device ? ctx->device->num_threads : 1;
+  int64_t threads = rill_dev_threads(ctx->dev);
   if (g->n * g->c * g->h * g->w < POOL_SPLIT_ELEMS) threads = 1;
   pool_split s = {.g = g, .pl = pl, .dt = dt, .x = x, .y = y, .dy = dy, .out = out};
-  (void)rill_cpu_parts(threads, g->n, pool_split_run, &s);
+  (void)rill_dev_parallel_for(ctx->dev, threads, g->n, pool_split_run, &s);
 }
 
 /* Average pooling whose one window is the whole image (global pooling: MobileNet's

@@ -9,7 +9,7 @@
 #include <strings.h>
 
 #include "framework/base/isa.h"
-#include "kernels/cpu/parts.h"
+#include "kernels/cpu/gemm.h"
 
 rill_sgemm_policy rill_sgemm_use = RILL_SGEMM_AUTO;
 
@@ -490,14 +490,14 @@ static bool gemv_part(void *arg, int64_t i, int slot) {
 
 bool rill_sgemm_has_kernels(void) { return kit_for_cpu() != NULL; }
 
-bool rill_sgemv_row(int64_t threads, const float *x, const float *w, float *y, int64_t k, int64_t n) {
+bool rill_sgemv_row(const rill_device_services *dev, int64_t threads, const float *x, const float *w, float *y, int64_t k, int64_t n) {
   if (rill_sgemm_use == RILL_SGEMM_BLAS || !rill_cpu_avx2() || k <= 0 || n <= 0) return false;
   gemv_split s = {.x = x, .w = w, .y = y, .k = k, .n = n, .chunk = n, .wide = rill_cpu_avx512()};
   if (threads > 1 && (double)k * (double)n >= GEMV_SPLIT_MACS && n >= 128) {
-    int64_t parts = 2 * (threads < RILL_PARTS_MAX_THREADS ? threads : RILL_PARTS_MAX_THREADS);
+    int64_t parts = 2 * (threads < RILL_DEVICE_MAX_THREADS ? threads : RILL_DEVICE_MAX_THREADS);
     s.chunk = round_up((n + parts - 1) / parts, 64);
   }
-  return rill_cpu_parts(threads, (n + s.chunk - 1) / s.chunk, gemv_part, &s);
+  return rill_dev_parallel_for(dev, threads, (n + s.chunk - 1) / s.chunk, gemv_part, &s);
 }
 
 /* ---- the split over the kernel pool ---- */
@@ -539,14 +539,14 @@ static bool split_part(void *arg, int64_t i, int slot) {
   return true;
 }
 
-void rill_sgemm(int64_t threads, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
+void rill_sgemm(const rill_device_services *dev, int64_t threads, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
                 int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                 float *c, int64_t ldc) {
   bool tra = ta == CblasTrans, trb = tb == CblasTrans;
   if (m <= 0 || n <= 0) return;
   const sgemm_kit *kit = kit_for_cpu();
   if (!kit) {
-    if (threads > 1 && (double)m * (double)n * (double)k >= RILL_BLAS_THREADED_GEMM) rill_cpu_parts_hush();
+    if (threads > 1 && (double)m * (double)n * (double)k >= RILL_BLAS_THREADED_GEMM) rill_dev_quiet(dev);
     blas(tra, trb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }
@@ -559,7 +559,7 @@ void rill_sgemm(int64_t threads, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE t
     sgemm_split s = {.kit = kit, .ta = tra, .tb = trb, .by_cols = n >= m, .m = m, .n = n, .k = k,
                      .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c, .lda = lda, .ldb = ldb, .ldc = ldc};
     int64_t dim = s.by_cols ? n : m, unit = s.by_cols ? kit->arch.nr : kit->arch.mr;
-    int64_t t = threads < RILL_PARTS_MAX_THREADS ? threads : RILL_PARTS_MAX_THREADS;
+    int64_t t = threads < RILL_DEVICE_MAX_THREADS ? threads : RILL_DEVICE_MAX_THREADS;
     /* whole tiles, dealt out evenly: one part per thread when there are few tiles
      * (200 columns are 7 tiles: 4 + 3 on 2 threads, not 2 + 2 + 2 + 1), else two */
     int64_t units = (dim + unit - 1) / unit, parts = units < 4 * t ? t : 2 * t;
@@ -570,7 +570,7 @@ void rill_sgemm(int64_t threads, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE t
     s.chunk = (units + parts - 1) / parts * unit;
     int64_t count = (dim + s.chunk - 1) / s.chunk;
     if (count > 1) {
-      (void)rill_cpu_parts(threads, count, split_part, &s); /* its parts cannot fail */
+      (void)rill_dev_parallel_for(dev, threads, count, split_part, &s); /* its parts cannot fail */
       return;
     }
   }
@@ -578,13 +578,13 @@ void rill_sgemm(int64_t threads, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE t
     blas(tra, trb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
-void rill_sgemm_cblas(int64_t threads, enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta,
+void rill_sgemm_cblas(const rill_device_services *dev, int64_t threads, enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta,
                       enum CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha, const float *a, int lda,
                       const float *b, int ldb, float beta, float *c, int ldc) {
   if (order != CblasRowMajor) {
     /* column-major c = op(a) op(b) is row-major c' = op(b)' op(a)' */
-    rill_sgemm(threads, tb, ta, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc);
+    rill_sgemm(dev, threads, tb, ta, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc);
     return;
   }
-  rill_sgemm(threads, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  rill_sgemm(dev, threads, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }

@@ -16,7 +16,7 @@
  * in the same order (k blocks of KC in order, each in order) whatever the shape of the
  * split or the thread count, so the result does not depend on either.
  *
- * Large products are split over the kernel pool (parts.c) by blocks of columns of c (or
+ * Large products are split over the device's threads (rill_dev_parallel_for) by blocks of columns of c (or
  * of rows, when c is taller than it is wide), each block a GEMM of its own. */
 #ifndef RILL_KERNELS_CPU_SGEMM_H
 #define RILL_KERNELS_CPU_SGEMM_H
@@ -25,31 +25,31 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "framework/exec/device.h"
+#include "framework/registry/registry.h"
 
 /* c = alpha op(a) op(b) + beta c for row-major a, b, c (op: CblasNoTrans or CblasTrans),
- * on up to `threads` threads of the kernel pool (1: the calling thread only). With
+ * on up to `threads` threads of `dev` (1 or dev NULL: the calling thread only). With
  * beta == 0, c is written without being read (NaN in c does not propagate). */
-void rill_sgemm(int64_t threads, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
+void rill_sgemm(const rill_device_services *dev, int64_t threads, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
                 int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb, float beta,
                 float *c, int64_t ldc);
 
 /* cblas_sgemm's arguments after a thread count (order must be CblasRowMajor, or the
  * product is computed transposed), for kernels written against CBLAS. */
-void rill_sgemm_cblas(int64_t threads, enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta,
+void rill_sgemm_cblas(const rill_device_services *dev, int64_t threads, enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta,
                       enum CBLAS_TRANSPOSE tb, int m, int n, int k, float alpha, const float *a, int lda,
                       const float *b, int ldb, float beta, float *c, int ldc);
 
 /* For a kernel's GEMM macros: cblas_sgemm's arguments on the threads of the kernel's
  * device (`ctx` in scope). */
 #define RILL_KERNEL_SGEMM(...) \
-  rill_sgemm_cblas(ctx->device ? ctx->device->num_threads : 1, __VA_ARGS__)
+  rill_sgemm_cblas(ctx->dev, rill_dev_threads(ctx->dev), __VA_ARGS__)
 
 /* y[j] = sum over p of x[p] w[p][j] for one row x [k] and a row-major w [k, n] (fc and
  * mul at batch 1), on up to `threads` threads, each column summed in order with FMAs
  * (so the result does not depend on the threads). False, with nothing written, where
  * the CPU has no AVX2 or k or n is 0: the caller computes it. */
-bool rill_sgemv_row(int64_t threads, const float *x, const float *w, float *y, int64_t k, int64_t n);
+bool rill_sgemv_row(const rill_device_services *dev, int64_t threads, const float *x, const float *w, float *y, int64_t k, int64_t n);
 
 /* True where rill_sgemm runs its own kernels (AVX2 or AVX-512), which split a product
  * over the pool themselves: callers then skip the OpenBLAS blocks of gemm.h. */

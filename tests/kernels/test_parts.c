@@ -6,7 +6,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
-#include "kernels/cpu/parts.h"
+#include "framework/exec/parts.h"
 
 enum { MAX_N = 64 };
 

@@ -8,6 +8,15 @@
 
 #include "framework/base/isa.h"
 #include "kernels/cpu/sgemm.h"
+#include "framework/exec/device.h"
+
+/* The CPU device's services, for calls that take a thread count. */
+static const rill_device_services *cpu_dev(void) {
+  static struct rill_device_ctx d;
+  if (!d.services.parallel_for)
+    rill_device_ctx_init(&d, (rill_place){RILL_DEVICE_CPU, 0}, RILL_DEVICE_MAX_THREADS, 1);
+  return &d.services;
+}
 
 static void restore_level(void) {
   rill_cpu_isa_level_set(rill_cpu_isa_level_native());
@@ -36,7 +45,7 @@ static void check_shape(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float
   for (int64_t i = 0; i < m * ldc; i++) c0[i] = beta == 0.0f ? NAN : frand(&seed);
   for (int threads = 1; threads <= 3; threads++) {
     memcpy(c, c0, sizeof(float) * (size_t)(m * ldc));
-    rill_sgemm(threads, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda,
+    rill_sgemm(cpu_dev(), threads, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda,
                b, ldb, beta, c, ldc);
     int bad = 0;
     for (int64_t i = 0; i < m && bad < 3; i++)
@@ -105,12 +114,12 @@ Test(sgemm, empty_products, .init = own_kernels, .fini = restore_level) {
   for (int level = RILL_CPU_ISA_GENERIC; level <= (int)rill_cpu_isa_level_native(); level++) {
     rill_cpu_isa_level_set((rill_cpu_isa_level)level);
     float a[4] = {1, 2, 3, 4}, b[4] = {1, 2, 3, 4}, c[4] = {1, 2, NAN, 4};
-    rill_sgemm(1, CblasNoTrans, CblasNoTrans, 2, 2, 0, 1.0f, a, 1, b, 2, 0.0f, c, 2);
+    rill_sgemm(NULL, 1, CblasNoTrans, CblasNoTrans, 2, 2, 0, 1.0f, a, 1, b, 2, 0.0f, c, 2);
     cr_expect(c[0] == 0 && c[1] == 0 && c[2] == 0 && c[3] == 0, "k = 0, beta = 0: c = 0 (level %d)", level);
     float d[4] = {1, 2, 3, 4};
-    rill_sgemm(1, CblasNoTrans, CblasNoTrans, 2, 2, 0, 1.0f, a, 1, b, 2, 2.0f, d, 2);
+    rill_sgemm(NULL, 1, CblasNoTrans, CblasNoTrans, 2, 2, 0, 1.0f, a, 1, b, 2, 2.0f, d, 2);
     cr_expect(d[0] == 2 && d[3] == 8, "k = 0: c = beta c (level %d)", level);
-    rill_sgemm(1, CblasNoTrans, CblasNoTrans, 0, 2, 2, 1.0f, a, 2, b, 2, 0.0f, d, 2);
+    rill_sgemm(NULL, 1, CblasNoTrans, CblasNoTrans, 0, 2, 2, 1.0f, a, 2, b, 2, 0.0f, d, 2);
     cr_expect(d[0] == 2, "m = 0 writes nothing");
   }
 }
@@ -137,7 +146,7 @@ Test(sgemm, one_row_is_each_columns_fma_chain, .init = own_kernels, .fini = rest
         }
         for (int threads = 1; threads <= 3; threads++) {
           y[n] = 12345.0f;
-          bool took = rill_sgemv_row(threads, x, w, y, k, n);
+          bool took = rill_sgemv_row(cpu_dev(), threads, x, w, y, k, n);
           if (level == RILL_CPU_ISA_GENERIC) {
             cr_expect_not(took, "without AVX2 a row is left to the caller");
             break;

@@ -9,18 +9,17 @@ struct op_harness {
   rill_op_desc desc;
   rill_scope *scope;
   bool shared_scope; /* scope belongs to someone else: not destroyed with the harness */
-  bool has_device;   /* op_harness_set_threads was called: kernels see `device` */
   struct rill_device_ctx device;
 };
 
 void op_harness_set_threads(op_harness *h, int32_t threads) {
   rill_device_ctx_init(&h->device, (rill_place){RILL_DEVICE_CPU, 0}, threads, 1);
-  h->has_device = true;
 }
 
 rill_status *op_harness_create(const char *type, op_harness **out) {
   op_harness *h = rill_calloc(1, sizeof *h);
   if (!h) return rill_oom();
+  rill_device_ctx_init(&h->device, (rill_place){RILL_DEVICE_CPU, 0}, 1, 1);
   h->desc.type = rill_strdup(type);
   rill_status *st = h->desc.type ? rill_scope_create(NULL, &h->scope) : rill_oom();
   if (st) {
@@ -36,6 +35,7 @@ rill_status *op_harness_create_from_desc(const rill_op_desc *desc, rill_scope *s
                                         op_harness **out) {
   op_harness *h = rill_calloc(1, sizeof *h);
   if (!h) return rill_oom();
+  rill_device_ctx_init(&h->device, (rill_place){RILL_DEVICE_CPU, 0}, 1, 1);
   rill_status *st = rill_op_desc_copy(&h->desc, desc);
   if (st) {
     rill_free(h);
@@ -374,7 +374,7 @@ static rill_status *run(op_harness *h, run_state *r) {
       .out = (rill_variable *const *const *)r->out,
       .in_names = (const char *const *const *)r->in_names,
       .out_names = (const char *const *const *)r->out_names,
-      .device = h->has_device ? &h->device : NULL,
+      .dev = &h->device.services,
       .scope = h->scope,
   };
   return fn(&kc);

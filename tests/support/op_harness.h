@@ -27,8 +27,9 @@ rill_status *op_harness_create(const char *type, op_harness **out);
 rill_status *op_harness_create_from_desc(const rill_op_desc *desc, rill_scope *shared_scope,
                                         op_harness **out);
 void op_harness_destroy(op_harness *h);
-/* Runs later kernels with a device context of `threads` threads (default: none, as a
- * kernel called outside an executor sees). */
+/* Runs later kernels with a CPU device of `threads` threads (default: one). The
+ * harness's device has no background thread, as outside an executor: blocking jobs
+ * (the checkpoint op's writes) finish before the kernel returns. */
 void op_harness_set_threads(op_harness *h, int32_t threads);
 
 /* Binds variable `name` to input slot `slot` (appended after earlier arguments). With a

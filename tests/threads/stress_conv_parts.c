@@ -12,7 +12,7 @@
 
 #include "check.h"
 #include "conv_run.h"
-#include "kernels/cpu/parts.h"
+#include "framework/exec/parts.h"
 #include "rill.h"
 
 enum { H = 64, ROUNDS = 3, NOUT = 16 * 8 * 8 };

@@ -1,13 +1,16 @@
-/* Work split into fixed parts run on a process-wide pool of persistent worker threads,
- * for kernels whose parts (images of a batch, channels, tiles of an output) are
- * independent. */
-#ifndef RILL_KERNELS_CPU_PARTS_H
-#define RILL_KERNELS_CPU_PARTS_H
+/* Work split into fixed parts run on a process-wide pool of persistent worker threads:
+ * the CPU device's parallel_for and quiet services (rill_device_services,
+ * framework/registry/registry.h), for kernels whose parts (images of a batch, channels,
+ * tiles of an output) are independent. */
+#ifndef RILL_FRAMEWORK_EXEC_PARTS_H
+#define RILL_FRAMEWORK_EXEC_PARTS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#define RILL_PARTS_MAX_THREADS 16
+#include "framework/registry/registry.h"
+
+#define RILL_PARTS_MAX_THREADS RILL_DEVICE_MAX_THREADS
 
 /* Runs fn(arg, i, slot) for every part i of [0, n), on the calling thread (slot 0) and
  * up to threads - 1 pool workers (slots 1 ..; threads is clamped to
@@ -38,10 +41,6 @@ bool rill_cpu_parts(int64_t threads, int64_t n, bool (*fn)(void *arg, int64_t pa
  * for the next call. The next call wakes them (a few microseconds later than from a
  * spin). Thread-safe. */
 void rill_cpu_parts_hush(void);
-/* The sizes from which OpenBLAS runs its own threads (its GEMM_MULTITHREAD_THRESHOLD
- * defaults), for callers of rill_cpu_parts_hush. */
-#define RILL_BLAS_THREADED_GEMM (1 << 18)
-#define RILL_BLAS_THREADED_GEMV (1 << 13)
 
 /* Tests only: false turns off the inline runs after a stall (parts.c), so that slow
  * builds (sanitizers) keep using the pool. Set it before any call. */

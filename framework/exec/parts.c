@@ -1,4 +1,4 @@
-#include "kernels/cpu/parts.h"
+#include "framework/exec/parts.h"
 
 #include <pthread.h>
 #include <sched.h>
