@@ -16,29 +16,42 @@ static int pool_kind(const char *s) {
   return -1;
 }
 
+/* The pooltype attribute as a P_ kind, or an error naming it. */
+static rill_status *pool_kind_attr(rill_kernel_ctx *ctx, const rill_attr_value *a, int *kind) {
+  *kind = pool_kind(a->v.s);
+  if (*kind < 0) return rill_kernel_error(ctx, "attribute pooltype \"%s\" is unknown", a->v.s ? a->v.s : "");
+  return NULL;
+}
+
+/* X's sequences (its last LoD level), checked against its rows; D is a row's width. */
+static rill_status *sequences_of(rill_kernel_ctx *ctx, const rill_tensor *x, const rill_lod_level **lv,
+                                 int64_t *nseq, int64_t *rows, int64_t *D) {
+  if (x->lod.nlevels == 0 || x->lod.nlevels > 2)
+    return rill_kernel_error(ctx, "input X (%s) has %zu LoD levels, expected 1 or 2", rill_kin_name(ctx, 0, 0),
+                             x->lod.nlevels);
+  const rill_lod_level *l = *lv = &x->lod.levels[x->lod.nlevels - 1];
+  *nseq = (int64_t)l->n - 1, *rows = x->dims.d[0];
+  *D = *rows > 0 ? rill_tensor_numel(x) / *rows : rill_dims_prod(&x->dims, 1, x->dims.n);
+  for (int64_t i = 0; i < *nseq; i++)
+    if (l->offsets[i] > l->offsets[i + 1] || l->offsets[i + 1] > (uint64_t)*rows)
+      return rill_kernel_error(ctx, "input X (%s): LoD offsets %llu..%llu do not fit its %lld rows",
+                               rill_kin_name(ctx, 0, 0), (unsigned long long)l->offsets[i],
+                               (unsigned long long)l->offsets[i + 1], (long long)*rows);
+  return NULL;
+}
+
 #define SEQUENCE_POOL(T, DT, SQRT, NAME)                                                       \
   rill_status *NAME(rill_kernel_ctx *ctx) { \
     rill_tensor *x = NULL, *out = NULL, *mi = NULL;                                            \
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                                \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                             \
-    int kind = pool_kind(ctx->attrs[RILL_SEQUENCE_POOL_ATTR_POOLTYPE].v.s);                    \
+    int kind;                                                                                  \
+    RILL_TRY(pool_kind_attr(ctx, &ctx->attrs[RILL_SEQUENCE_POOL_ATTR_POOLTYPE], &kind));       \
     if (kind == P_MAX && rill_kout(ctx, 1, 0))                                                 \
       RILL_TRY(rill_kout_need(ctx, 1, 0, RILL_DTYPE_INT32, &mi));                              \
-    if (kind < 0)                                                                              \
-      return rill_kernel_error(ctx, "attribute pooltype \"%s\" is unknown",                    \
-                               ctx->attrs[RILL_SEQUENCE_POOL_ATTR_POOLTYPE].v.s ? ctx->attrs[RILL_SEQUENCE_POOL_ATTR_POOLTYPE].v.s : "");          \
-    if (x->lod.nlevels == 0 || x->lod.nlevels > 2)                                             \
-      return rill_kernel_error(ctx, "input X (%s) has %zu LoD levels, expected 1 or 2",        \
-                               rill_kin_name(ctx, 0, 0), x->lod.nlevels);                      \
-    const rill_lod_level *lv = &x->lod.levels[x->lod.nlevels - 1];                             \
-    int64_t nseq = (int64_t)lv->n - 1, rows = x->dims.d[0];                                    \
-    int64_t D = rows > 0 ? rill_tensor_numel(x) / rows : rill_dims_prod(&x->dims, 1, x->dims.n); \
-    for (int64_t i = 0; i < nseq; i++)                                                         \
-      if (lv->offsets[i] > lv->offsets[i + 1] || lv->offsets[i + 1] > (uint64_t)rows)          \
-        return rill_kernel_error(ctx, "input X (%s): LoD offsets %llu..%llu do not fit its "   \
-                                 "%lld rows", rill_kin_name(ctx, 0, 0),                        \
-                                 (unsigned long long)lv->offsets[i],                           \
-                                 (unsigned long long)lv->offsets[i + 1], (long long)rows);     \
+    const rill_lod_level *lv;                                                                  \
+    int64_t nseq, rows, D;                                                                     \
+    RILL_TRY(sequences_of(ctx, x, &lv, &nseq, &rows, &D));                                     \
     rill_dims want = x->dims;                                                                  \
     want.d[0] = nseq;                                                                          \
     RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &want));                                     \
@@ -103,23 +116,12 @@ SEQUENCE_POOL(double, RILL_DTYPE_FP64, sqrt, rill_cpu_sequence_pool_fp64)
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                                \
     RILL_TRY(rill_kin_need(ctx, 2, 0, DT, &dout));                                             \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &dx));                                              \
-    int kind = pool_kind(ctx->attrs[RILL_SEQUENCE_POOL_GRAD_ATTR_POOLTYPE].v.s);                                              \
-    if (kind < 0)                                                                              \
-      return rill_kernel_error(ctx, "attribute pooltype \"%s\" is unknown",                    \
-                               ctx->attrs[RILL_SEQUENCE_POOL_GRAD_ATTR_POOLTYPE].v.s ? ctx->attrs[RILL_SEQUENCE_POOL_GRAD_ATTR_POOLTYPE].v.s : "");          \
+    int kind;                                                                                  \
+    RILL_TRY(pool_kind_attr(ctx, &ctx->attrs[RILL_SEQUENCE_POOL_GRAD_ATTR_POOLTYPE], &kind));  \
     if (kind == P_MAX) RILL_TRY(rill_kin_need(ctx, 1, 0, RILL_DTYPE_INT32, &mi));              \
-    if (x->lod.nlevels == 0 || x->lod.nlevels > 2)                                             \
-      return rill_kernel_error(ctx, "input X (%s) has %zu LoD levels, expected 1 or 2",        \
-                               rill_kin_name(ctx, 0, 0), x->lod.nlevels);                      \
-    const rill_lod_level *lv = &x->lod.levels[x->lod.nlevels - 1];                             \
-    int64_t nseq = (int64_t)lv->n - 1, rows = x->dims.d[0];                                    \
-    int64_t D = rows > 0 ? rill_tensor_numel(x) / rows : rill_dims_prod(&x->dims, 1, x->dims.n); \
-    for (int64_t i = 0; i < nseq; i++)                                                         \
-      if (lv->offsets[i] > lv->offsets[i + 1] || lv->offsets[i + 1] > (uint64_t)rows)          \
-        return rill_kernel_error(ctx, "input X (%s): LoD offsets %llu..%llu do not fit its "   \
-                                 "%lld rows", rill_kin_name(ctx, 0, 0),                        \
-                                 (unsigned long long)lv->offsets[i],                           \
-                                 (unsigned long long)lv->offsets[i + 1], (long long)rows);     \
+    const rill_lod_level *lv;                                                                  \
+    int64_t nseq, rows, D;                                                                     \
+    RILL_TRY(sequences_of(ctx, x, &lv, &nseq, &rows, &D));                                     \
     if (rill_tensor_numel(dout) != nseq * D || (mi && rill_tensor_numel(mi) != nseq * D))      \
       return rill_kernel_error(ctx, "inputs Out@GRAD (%s) and MaxIndex must hold %lld x %lld " \
                                "elements (one row per sequence of X (%s))",                    \
