@@ -1,6 +1,10 @@
-/* adam CPU kernels (Paddle 2.x's update, beta pows advanced by the op). With a
- * selected-rows gradient, lazy_mode updates only the rows present; otherwise absent
- * rows count as zero gradient. */
+/* adam CPU kernels: Paddle Fluid 1.x's update, beta pows advanced by the op.
+ *   lr_t = lr * sqrt(1 - beta2_pow) / (1 - beta1_pow)
+ *   param -= lr_t * m1 / (sqrt(m2) + epsilon)
+ * The denominator is Fluid 1.x's `sqrt(m2) + epsilon`, not Paddle 2.x's
+ * `sqrt(m2) + epsilon * sqrt(1 - beta2_pow)`: rill runs Fluid 1.x programs and keeps
+ * their numbers. With a selected-rows gradient, lazy_mode updates only the rows
+ * present; otherwise absent rows count as zero gradient. */
 #include <math.h>
 
 #include "kernels/cpu/optimizer.h"
@@ -31,11 +35,11 @@ static bool skip_update(rill_kernel_ctx *ctx) {
          *(const bool *)rill_tensor_ptr(t);
 }
 
-#define ADAM_STEP(SQRT, i, gi)                                                                  \
+#define ADAM_STEP(SQRT, i, gi)                                                               \
   do {                                                                                    \
     m1[i] = b1 * m1[i] + (1 - b1) * (gi);                                                 \
     m2[i] = b2 * m2[i] + (1 - b2) * (gi) * (gi);                                          \
-    pp[i] -= lr_t * (m1[i] / (SQRT(m2[i]) + eps * SQRT(1 - b2p)));                        \
+    pp[i] -= lr_t * (m1[i] / (SQRT(m2[i]) + eps));                                        \
   } while (0)
 
 #define ADAM(T, DT, SQRT, NAME)                                                           \
@@ -65,12 +69,12 @@ static bool skip_update(rill_kernel_ctx *ctx) {
       return st;                                                                          \
     }                                                                                     \
     T *pp = po, *m1 = m1o, *m2 = m2o;                                                     \
-    T b1 = (T)beta1, b2 = (T)beta2, eps = (T)epsd, b2p = (T)b2pow;                        \
-    T lr_t = (T)lr * SQRT(1 - b2p) / (1 - (T)b1pow);                                      \
+    T b1 = (T)beta1, b2 = (T)beta2, eps = (T)epsd;                        \
+    T lr_t = (T)lr * SQRT(1 - (T)b2pow) / (1 - (T)b1pow);                                      \
     int64_t n = rill_tensor_numel(p);                                                     \
     if (!g.sparse) {                                                                      \
       const T *gd = g.dense;                                                              \
-      for (int64_t i = 0; i < n; i++) ADAM_STEP(SQRT, i, gd[i]);                                \
+      for (int64_t i = 0; i < n; i++) ADAM_STEP(SQRT, i, gd[i]);                             \
     } else if (ctx->attrs[RILL_ADAM_ATTR_LAZY_MODE].v.b) {                                      \
       for (size_t k = 0; k < g.nrows; k++) {                                              \
         const T *gv = (const T *)g.vals + (int64_t)k * g.width;                           \

@@ -171,7 +171,8 @@ Test(optimizers, momentum_requires_mu) {
   op_harness_destroy(h);
 }
 
-/* Paddle 2.x's adam, written out step by step. present == NULL: dense update. */
+/* Fluid 1.x's adam (denominator sqrt(m2) + eps), written out step by step.
+ * present == NULL: dense update. */
 static void adam_ref(double *p, double *m1, double *m2, double *b1p, double *b2p, const double *g,
                      const bool *present, double lr, double b1, double b2, double eps) {
   double lr_t = lr * sqrt(1 - *b2p) / (1 - *b1p);
@@ -179,7 +180,7 @@ static void adam_ref(double *p, double *m1, double *m2, double *b1p, double *b2p
     if (present && !present[i / C]) continue;
     m1[i] = b1 * m1[i] + (1 - b1) * g[i];
     m2[i] = b2 * m2[i] + (1 - b2) * g[i] * g[i];
-    p[i] -= lr_t * m1[i] / (sqrt(m2[i]) + eps * sqrt(1 - *b2p));
+    p[i] -= lr_t * m1[i] / (sqrt(m2[i]) + eps);
   }
   *b1p *= b1;
   *b2p *= b2;
@@ -233,6 +234,45 @@ Test(optimizers, adam_dense_and_beta_pows_advance) { run_adam(0); }
 Test(optimizers, adam_selected_rows_lazy_and_not) {
   run_adam(1);
   run_adam(2);
+}
+
+/* Paddle Fluid 1.8.5's parameters after three adam steps (lr 0.1, beta1 0.9, beta2 0.99,
+ * epsilon 0.05, large so that its place in the denominator shows) on a [2, 3] fp32
+ * parameter whose gradient at step s is (s + 1) * g. */
+Test(optimizers, adam_matches_paddle_fluid_1_8) {
+  static const float want[3][6] = {
+      {0.9625000357627869f, -1.9961538314819336f, 3.0f, 0.42500001192092896f,
+       -0.00019960070494562387f, -0.9555555582046509f},
+      {0.9072985649108887f, -1.9882477521896362f, 3.0f, 0.34112799167633057f,
+       -0.0006283116526901722f, -0.8937519788742065f},
+      {0.8412352800369263f, -1.9758316278457642f, 3.0f, 0.253406286239624f,
+       -0.0013365470804274082f, -0.8221653699874878f},
+  };
+  static const float g0[6] = {0.3f, -0.02f, 0.0f, 1.5f, 0.001f, -0.4f};
+  float p[6] = {1, -2, 3, 0.5f, 0, -1}, zero[6] = {0}, lr = 0.1f, b1p = 0.9f, b2p = 0.99f;
+  op_harness *h = harness("adam");
+  bind_input(h, "Param", "w", RILL_DTYPE_FP32, DIMS(2, 3), p);
+  bind_input(h, "Grad", "g", RILL_DTYPE_FP32, DIMS(2, 3), g0);
+  bind_input(h, "LearningRate", "lr", RILL_DTYPE_FP32, DIMS(1), &lr);
+  bind_input(h, "Moment1", "m1", RILL_DTYPE_FP32, DIMS(2, 3), zero);
+  bind_input(h, "Moment2", "m2", RILL_DTYPE_FP32, DIMS(2, 3), zero);
+  bind_input(h, "Beta1Pow", "b1p", RILL_DTYPE_FP32, DIMS(1), &b1p);
+  bind_input(h, "Beta2Pow", "b2p", RILL_DTYPE_FP32, DIMS(1), &b2p);
+  OK(op_harness_output(h, "ParamOut", "w"));
+  OK(op_harness_output(h, "Moment1Out", "m1"));
+  OK(op_harness_output(h, "Moment2Out", "m2"));
+  OK(op_harness_output(h, "Beta1PowOut", "b1p"));
+  OK(op_harness_output(h, "Beta2PowOut", "b2p"));
+  OK(op_harness_attr_float(h, "beta1", 0.9f));
+  OK(op_harness_attr_float(h, "beta2", 0.99f));
+  OK(op_harness_attr_float(h, "epsilon", 0.05f));
+  for (int s = 0; s < 3; s++) {
+    float *g = rill_tensor_ptr(op_harness_tensor(h, "g"));
+    for (int i = 0; i < 6; i++) g[i] = g0[i] * (float)(s + 1);
+    OK(op_harness_run(h));
+    expect_close_f32(rill_tensor_ptr(op_harness_tensor(h, "w")), want[s], 6, 1e-6f);
+  }
+  op_harness_destroy(h);
 }
 
 Test(optimizers, adam_f32_matches_reference) {

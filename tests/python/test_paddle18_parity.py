@@ -18,8 +18,10 @@ import models  # noqa: E402
 
 # Step 1 runs the starting weights on the first batch: only summation order differs.
 FIRST_RTOL = 1e-5
-# Over 20 steps rounding differences compound through the updates.
-DRIFT_RTOL = 1e-3
+# Over 20 steps float rounding compounds through the updates (measured at most 1.3e-7);
+# an update that is not Fluid 1.x's (Adam's epsilon placed as in Paddle 2.x gave 9.6e-5)
+# shows above this.
+DRIFT_RTOL = 1e-5
 
 
 def train(name):

@@ -66,13 +66,74 @@ def test_momentum_step():
     np.testing.assert_allclose(w1, w0 - 0.1 * g, rtol=1e-5, atol=1e-6)
 
 
+# Paddle Fluid 1.8.5's parameters after each step of the programs below (the same
+# programs run there; epsilon is large so that its place in the denominator shows).
+PADDLE18_ADAM_DENSE = [
+    [0.9625000357627869, -1.9961538314819336, 3.0, 0.42500001192092896,
+     -0.00019960070494562387, -0.9555555582046509],
+    [0.9072985649108887, -1.9882477521896362, 3.0, 0.34112799167633057,
+     -0.0006283116526901722, -0.8937519788742065],
+    [0.8412352800369263, -1.9758316278457642, 3.0, 0.253406286239624,
+     -0.0013365470804274082, -0.8221653699874878],
+]
+# Sparse: the same update on the rows of the gradient (rows 0 and 2, row 2 twice, then
+# rows 1 and 3). Paddle 1.8.5's selected-rows kernel advances Beta1Pow/Beta2Pow in place
+# before it reads them, so its step t is bias-corrected as step t + 1 (its numbers equal
+# these with the beta pows shifted by one step); rill corrects every step as the dense
+# kernel does.
+ADAM_SPARSE = {
+    False: [[0.925, -1.000199600798403, 0.5, 2.0, -0.23333333333333334, -0.026470588235294135,
+             3.0, 0.125],
+            [0.874694845971444, -1.0003329781427517, 0.4543101668674789, 2.02784224206513,
+             -0.22218712466194998, -0.044182101449179514, 2.9406032169277228,
+             0.07550268077310213]],
+    True: [[0.925, -1.000199600798403, 0.5, 2.0, -0.23333333333333334, -0.026470588235294135,
+            3.0, 0.125],
+           [0.925, -1.000199600798403, 0.4543101668674789, 2.02784224206513,
+            -0.23333333333333334, -0.026470588235294135, 2.9406032169277228,
+            0.07550268077310213]],
+}
+
+
 def test_adam_step():
-    w0, w1, g = one_step(rill.optimizer.Adam(0.01))
-    m = 0.1 * g
-    v = 0.001 * g * g
-    lr = 0.01 * np.sqrt(1 - 0.999) / (1 - 0.9)
-    want = w0 - lr * m / (np.sqrt(v) + 1e-8 * np.sqrt(1 - 0.999))
-    np.testing.assert_allclose(w1, want, rtol=1e-4, atol=1e-6)
+    """Fluid 1.x's adam: param -= lr_t * m1 / (sqrt(m2) + epsilon), as Paddle 1.8.5."""
+    w0 = np.array([[1, -2, 3], [0.5, 0, -1]], 'float32')
+    x = rill.data('x', [2, 3], 'float32')
+    w = L.create_parameter([2, 3], 'float32', name='w',
+                           default_initializer=rill.initializer.NumpyArrayInitializer(w0))
+    loss = L.reduce_sum(x * w)
+    rill.optimizer.Adam(learning_rate=0.1, beta1=0.9, beta2=0.99, epsilon=0.05).minimize(loss)
+    exe = rill.Executor()
+    exe.run(rill.default_startup_program())
+    for s, want in enumerate(PADDLE18_ADAM_DENSE):
+        g = np.array([[0.3, -0.02, 0.0], [1.5, 0.001, -0.4]], 'float32') * (s + 1)
+        exe.run(feed={'x': g}, fetch_list=[loss])
+        got = np.array(rill.global_scope().find_var('w').get_tensor()).ravel()
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize('lazy', [False, True])
+def test_sparse_adam_step(lazy):
+    """adam on a selected-rows gradient (an is_sparse embedding), lazy and not, with
+    Fluid 1.x's denominator: a repeated id adds its rows; absent rows move only without
+    lazy_mode."""
+    t0 = np.array([[1, -1], [0.5, 2], [-0.25, 0], [3, 0.125]], 'float32')
+    ids = rill.data('ids', [3, 1], 'int64')
+    c = rill.data('c', [3, 2], 'float32')
+    e = L.embedding(ids, [4, 2], is_sparse=True, param_attr=rill.ParamAttr(
+        't', initializer=rill.initializer.NumpyArrayInitializer(t0)))
+    loss = L.reduce_sum(e * c)
+    rill.optimizer.Adam(learning_rate=0.1, beta1=0.9, beta2=0.99, epsilon=0.05,
+                        lazy_mode=lazy).minimize(loss)
+    exe = rill.Executor()
+    exe.run(rill.default_startup_program())
+    feeds = [([[2], [0], [2]], [[0.3, -0.02], [1.5, 0.001], [-0.4, 0.2]]),
+             ([[1], [1], [3]], [[0.7, 0.0], [0.1, -0.3], [2.0, 1.0]])]
+    for (i, cv), want in zip(feeds, ADAM_SPARSE[lazy]):
+        exe.run(feed={'ids': np.array(i, 'int64'), 'c': np.array(cv, 'float32')},
+                fetch_list=[loss])
+        got = np.array(rill.global_scope().find_var('t').get_tensor()).ravel()
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
 
 
 def test_adagrad_step():
