@@ -18,7 +18,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "support/busy.h"
+#include "busy.h"
 
 static atomic_int subblk_second_runs; /* second-thread run_block calls that returned */
 
