@@ -62,6 +62,7 @@ struct rill_executor {
   rill_sched *sched;    /* compute threads, I/O loop, cancel state */
   rill_schedule schedule;
   int64_t timeout_us;       /* per-run deadline, 0: none */
+  int64_t run_deadline_ns;  /* the deadline of the run in progress (sub-blocks keep it) */
   bool release_temporaries; /* free temporaries after their last use */
   bool memory_plan;         /* temporaries share buffers by liveness (memplan.c) */
   uint64_t parallel_runs, sequential_runs; /* for tests */

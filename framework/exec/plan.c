@@ -363,6 +363,10 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog, int32
                       (int)block);
   const rill_block_desc *b = &prog->blocks[block];
   RILL_TRY(check_schemas(b, block));
+  /* The sub-blocks' plans are built when they first run; their unsupported ops are
+   * reported now, with block 0's. */
+  if (block == 0)
+    for (size_t k = 1; k < prog->nblocks; k++) RILL_TRY(check_schemas(&prog->blocks[k], (int32_t)k));
 
   rill_arena a = {0};
   rill_plan *p = rill_arena_alloc(&a, 1, sizeof *p);

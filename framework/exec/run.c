@@ -349,6 +349,7 @@ rill_status *rill_exec_run_plan(rill_executor *exe, rill_plan *p, rill_scope *sc
   rill_tensor **tmp = tmp_small;
   int64_t deadline = exe->timeout_us > 0 ? rill_sched_now_ns() + exe->timeout_us * 1000 : 0;
   if (p->nfetch > 8 && !(tmp = rill_calloc(p->nfetch, sizeof *tmp))) return rill_oom();
+  exe->run_deadline_ns = deadline;
   rill_sched_begin(exe->sched);
   p->local->parent = scope;
   if ((st = bind_caller_vars(p, scope))) goto done;
@@ -370,6 +371,7 @@ rill_status *rill_exec_run_plan(rill_executor *exe, rill_plan *p, rill_scope *sc
   if ((st = fetch_outputs(p, tmp))) goto done;
   if (p->nfetch) memcpy(outputs, tmp, p->nfetch * sizeof *outputs);
 done:
+  exe->run_deadline_ns = 0;
   run_cleanup(p);
   rill_sched_end(exe->sched);
   rill_bg_release(exe->device.bg); /* background work queued by this run may start */
@@ -397,7 +399,7 @@ static rill_status *bind_block_vars(rill_plan *p, rill_scope *scope) {
 rill_status *rill_exec_run_subplan(rill_executor *exe, rill_plan *p, rill_scope *scope) {
   RILL_TRY(bind_block_vars(p, scope));
   RILL_TRY(check_required(p));
-  return run_sequential(exe, p, 0);
+  return run_sequential(exe, p, exe->run_deadline_ns);
 }
 
 uint64_t rill_plan_infer_runs(const rill_plan *plan) {

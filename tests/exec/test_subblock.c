@@ -12,6 +12,7 @@
 #include "framework/program/program.h"
 #include "rill.h"
 #include "support/subblock_ops.h"
+#include "threads/test_ops.h"
 
 #define OK(expr)                                                                     \
   do {                                                                               \
@@ -528,4 +529,63 @@ Test(subblock, same_block_twice_at_once_is_refused) {
   rill_tensor_destroy(h2.out[1]);
   rill_program_destroy(h2.p);
   finish(&h);
+}
+
+/* The run's deadline and unsupported ops reach into sub-blocks. */
+Test(subblock, deadline_stops_a_sub_block) {
+  cr_assert(test_ops_register());
+  (void)test_op; /* blocks other than 0 are built here */
+  rill_program *p;
+  OK(rill_program_create(&p));
+  tvar(p, 0, "x", false);
+  tvar(p, 0, "y", false);
+  bvar(p, "c");
+  int32_t b1 = new_block(p, 0);
+  tvar(p, b1, "a", false);
+  const char *in[] = {"x"}, *out[] = {"y"};
+  cond_op(p, 0, "c", in, 1, out, 1, b1, true);
+  for (int k = 0; k < 2; k++) {
+    rill_op_builder *b;
+    const char *x = k ? "a" : "x", *o = k ? "y" : "a";
+    OK(rill_op_builder_create("test_sleep", &b));
+    OK(rill_op_builder_input(b, "X", &x, 1));
+    OK(rill_op_builder_output(b, "Out", &o, 1));
+    OK(rill_op_builder_attr_int(b, "us", 200000));
+    OK(rill_op_builder_append(b, p, b1));
+    rill_op_builder_destroy(b);
+  }
+  rill_executor *e = new_exec(RILL_SCHEDULE_SEQUENTIAL);
+  OK(rill_executor_set_timeout(e, 100000));
+  rill_scope *s;
+  OK(rill_scope_create(NULL, &s));
+  rill_tensor *x = ramp(1.0f), *c = flag(true), *ins[] = {x, c}, *o = NULL;
+  const char *feeds[] = {"x", "c"}, *fetches[] = {"y"};
+  rill_status *st = rill_executor_run(e, p, s, feeds, ins, 2, fetches, 1, &o);
+  cr_assert_not_null(st);
+  cr_assert(strstr(rill_status_message(st), "before block 1, op #1 'test_sleep'"), "%s",
+            rill_status_message(st));
+  expect_error(st, RILL_DEADLINE_EXCEEDED, "deadline");
+  rill_tensor_destroy(x);
+  rill_tensor_destroy(c);
+  rill_scope_destroy(s);
+  rill_executor_destroy(e);
+  rill_program_destroy(p);
+}
+
+Test(subblock, prepare_reports_unsupported_ops_of_sub_blocks) {
+  rill_program *p = one_run(1, false);
+  int32_t b2 = new_block(p, 1);
+  rill_op_builder *b;
+  const char *x = "x", *y = "y";
+  OK(rill_op_builder_create("no_such_op_in_a_block", &b));
+  OK(rill_op_builder_input(b, "X", &x, 1));
+  OK(rill_op_builder_output(b, "Out", &y, 1));
+  OK(rill_op_builder_append(b, p, b2));
+  rill_op_builder_destroy(b);
+  rill_executor *e = new_exec(RILL_SCHEDULE_SEQUENTIAL);
+  const char *feeds[] = {"x", "c"}, *fetches[] = {"y"};
+  expect_error(rill_executor_prepare(e, p, feeds, 2, fetches, 1), RILL_UNIMPLEMENTED,
+               "block 2: 1 op of unsupported type: 'no_such_op_in_a_block' (op #0)");
+  rill_executor_destroy(e);
+  rill_program_destroy(p);
 }
