@@ -57,7 +57,8 @@ static rill_status *cpu_run_block(const rill_device_services *dev, int32_t block
   struct rill_device_ctx *d = rill_device_of(dev);
   if (!d->exe)
     return rill_error(RILL_FAILED_PRECONDITION,
-                      "run_block: block %d cannot run: the device belongs to no executor", (int)block);
+                      "run_block: block %d cannot run: the device belongs to no executor",
+                      (int)block);
   return rill_exec_run_block(d->exe, block, scope);
 }
 

@@ -1,9 +1,9 @@
 /* The plan: prepare turns a block of a program (block 0, or a sub-block that an op
- * runs), its feed names and its fetch names into flat tables. Every op gets its schema, resolved attributes, kernel and the variable
- * pointers of its arguments, laid out slot by slot (layout_op); feeds and fetches are
- * matched to feed/fetch ops or to variables (bind_feeds_fetches); compile-time shape
- * inference runs over the VarDescs; variables are classified by where they live
- * (executor.h). rill_plan_build then hands over to the dependency graph (graph.c),
+ * runs), its feed names and its fetch names into flat tables. Every op gets its schema,
+ * resolved attributes, kernel and the variable pointers of its arguments, laid out slot
+ * by slot (layout_op); feeds and fetches are matched to feed/fetch ops or to variables
+ * (bind_feeds_fetches); compile-time shape inference runs over the VarDescs; variables
+ * are classified by where they live (executor.h; a sub-block's: executor.md). rill_plan_build then hands over to the dependency graph (graph.c),
  * which also runs the memory plan (memplan.c). */
 #include "framework/exec/plan.h"
 
@@ -112,12 +112,13 @@ static rill_status *check_schemas(const rill_block_desc *b, int32_t block) {
     if (seen) continue;
     at += (size_t)snprintf(list + at, len + 1 - at, "%s'%s' (op #%zu)", at ? ", " : "", type, i);
   }
-  rill_status *st = rill_error(RILL_UNIMPLEMENTED,
-                               "block %d: %zu op%s of unsupported type%s: %s (load an op library "
-                               "that registers them: 'rill run --plugin LIB' or "
-                               "rill_load_op_library(), see examples/plugin/README.md; or add "
-                               "them to operators/ and kernels/cpu/)",
-                               (int)block, missing, missing == 1 ? "" : "s", missing == 1 ? "" : "s", list);
+  rill_status *st =
+      rill_error(RILL_UNIMPLEMENTED,
+                 "block %d: %zu op%s of unsupported type%s: %s (load an op library "
+                 "that registers them: 'rill run --plugin LIB' or "
+                 "rill_load_op_library(), see examples/plugin/README.md; or add "
+                 "them to operators/ and kernels/cpu/)",
+                 (int)block, missing, missing == 1 ? "" : "s", missing == 1 ? "" : "s", list);
   rill_free(list);
   return st;
 }
@@ -277,8 +278,8 @@ static rill_status *bind_feeds_fetches(rill_plan *p, name_table *names, const ri
                           (int)p->block, i, op->type);
       int32_t col = col_attr(op);
       if (col < 0)
-        return rill_error(RILL_INVALID_ARGUMENT, "block %d, op #%zu '%s': bad col %d", (int)p->block, i, op->type,
-                          (int)col);
+        return rill_error(RILL_INVALID_ARGUMENT, "block %d, op #%zu '%s': bad col %d",
+                          (int)p->block, i, op->type, (int)col);
       uint32_t out = p->out_id[op->out_begin];
       const char *name = p->vars[out].name;
       size_t f = 0;
@@ -331,8 +332,8 @@ static rill_status *bind_feeds_fetches(rill_plan *p, name_table *names, const ri
         if (strcmp(p->vars[p->in_id[op->in_begin]].name, name) != 0) continue;
         int32_t col = col_attr(op);
         if (col < 0)
-          return rill_error(RILL_INVALID_ARGUMENT, "block %d, op #%zu '%s': bad col %d", (int)p->block, i, op->type,
-                            (int)col);
+          return rill_error(RILL_INVALID_ARGUMENT, "block %d, op #%zu '%s': bad col %d",
+                            (int)p->block, i, op->type, (int)col);
         p->fetches[f] = (plan_fetch){.var = p->out_id[op->out_begin], .col = col, .name = name};
         p->vars[p->out_id[op->out_begin]].kind = VAR_LIST;
         done = true;
@@ -359,14 +360,15 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog, int32
     return rill_error(RILL_INVALID_ARGUMENT, "block %d does not exist (the program has %zu blocks)",
                       (int)block, prog->nblocks);
   if (block != 0 && (nfeeds || nfetch))
-    return rill_error(RILL_INVALID_ARGUMENT, "block %d: a sub-block is run without feeds or fetches",
-                      (int)block);
+    return rill_error(RILL_INVALID_ARGUMENT,
+                      "block %d: a sub-block is run without feeds or fetches", (int)block);
   const rill_block_desc *b = &prog->blocks[block];
   RILL_TRY(check_schemas(b, block));
   /* The sub-blocks' plans are built when they first run; their unsupported ops are
    * reported now, with block 0's. */
   if (block == 0)
-    for (size_t k = 1; k < prog->nblocks; k++) RILL_TRY(check_schemas(&prog->blocks[k], (int32_t)k));
+    for (size_t k = 1; k < prog->nblocks; k++)
+      RILL_TRY(check_schemas(&prog->blocks[k], (int32_t)k));
 
   rill_arena a = {0};
   rill_plan *p = rill_arena_alloc(&a, 1, sizeof *p);

@@ -61,11 +61,13 @@ static rill_status *check_required(const rill_plan *p) {
     const plan_var *v = &p->vars[p->required[i]];
     if (var_has_value(v->var)) continue;
     const plan_op *op = &p->ops[v->required_by];
-    const char *why = v->kind == VAR_PERSIST ? "the persistable variable is not initialized in the scope"
-                      : v->kind == VAR_STEP  ? "declared in the sub-block and not written before"
-                      : p->block != 0        ? "not set in the sub-block's scope or its parents"
-                                             : "not fed and not set in the scope";
-    return rill_error(RILL_FAILED_PRECONDITION, "block %d, op #%d '%s': input %s variable '%s' has no value (%s)",
+    const char *why = v->kind == VAR_PERSIST
+                          ? "the persistable variable is not initialized in the scope"
+                      : v->kind == VAR_STEP ? "declared in the sub-block and not written before"
+                      : p->block != 0       ? "not set in the sub-block's scope or its parents"
+                                            : "not fed and not set in the scope";
+    return rill_error(RILL_FAILED_PRECONDITION,
+                      "block %d, op #%d '%s': input %s variable '%s' has no value (%s)",
                       (int)p->block, (int)op->index, op->type, v->required_slot, v->name, why);
   }
   return NULL;
@@ -309,7 +311,8 @@ static rill_status *par_run(void *ctx, uint32_t i) {
   run_ctx *c = ctx;
   plan_op *op = &c->p->ops[i];
   rill_status *st = run_op(c->p, op, &c->exe->device);
-  return st ? rill_status_wrap(st, OP_CONTEXT_FMT, (int)c->p->block, (int)op->index, op->type) : NULL;
+  return st ? rill_status_wrap(st, OP_CONTEXT_FMT, (int)c->p->block, (int)op->index, op->type)
+            : NULL;
 }
 
 static void par_done(void *ctx, uint32_t i) {
@@ -320,7 +323,8 @@ static void par_done(void *ctx, uint32_t i) {
 
 static rill_status *par_wrap(void *ctx, uint32_t i, rill_status *st) {
   run_ctx *c = ctx;
-  return rill_status_wrap(st, "before " OP_CONTEXT_FMT, (int)c->p->block, (int)i, c->p->ops[i].type);
+  return rill_status_wrap(st, "before " OP_CONTEXT_FMT, (int)c->p->block, (int)i,
+                          c->p->ops[i].type);
 }
 
 static const rill_sched_fns par_fns = {par_run, par_done, par_wrap};
@@ -334,7 +338,9 @@ static rill_status *run_sequential(rill_executor *exe, rill_plan *p, int64_t dea
       st = rill_error(RILL_CANCELLED, "the run was cancelled");
     else if (deadline && rill_sched_now_ns() >= deadline)
       st = rill_error(RILL_DEADLINE_EXCEEDED, "the run passed its deadline");
-    if (st) return rill_status_wrap(st, "before " OP_CONTEXT_FMT, (int)p->block, (int)op->index, op->type);
+    if (st)
+      return rill_status_wrap(st, "before " OP_CONTEXT_FMT, (int)p->block, (int)op->index,
+                              op->type);
     if ((st = run_op(p, op, &exe->device)))
       return rill_status_wrap(st, OP_CONTEXT_FMT, (int)p->block, (int)op->index, op->type);
     if (handover) release_after(p, (uint32_t)i, release);

@@ -60,7 +60,8 @@ uint64_t rill_exec_subblock_runs(rill_executor *exe) {
 static rill_status *claim_locked(rill_executor *exe, const rill_program *prog, int32_t block,
                                  rill_plan **out) {
   rill_subplans *s = &exe->sub;
-  if (s->n && (s->program_id != prog->id || s->revision != prog->revision || s->n != prog->nblocks)) {
+  if (s->n &&
+      (s->program_id != prog->id || s->revision != prog->revision || s->n != prog->nblocks)) {
     for (size_t b = 0; b < s->n; b++)
       if (s->running[b])
         return rill_error(RILL_FAILED_PRECONDITION,
@@ -111,7 +112,8 @@ rill_status *rill_exec_run_block(rill_executor *exe, int32_t block, rill_scope *
     return rill_error(RILL_INVALID_ARGUMENT,
                       "block %d does not exist: program #%" PRIu64 " has %zu blocks", (int)block,
                       prog->id, prog->nblocks);
-  if (!scope) return rill_error(RILL_INVALID_ARGUMENT, "block %d: no scope to run it in", (int)block);
+  if (!scope)
+    return rill_error(RILL_INVALID_ARGUMENT, "block %d: no scope to run it in", (int)block);
   for (const block_frame *f = thread_frames; f; f = f->up)
     if (f->exe == exe && f->block == block)
       return rill_error(RILL_FAILED_PRECONDITION,

@@ -361,6 +361,7 @@ rill_status *rill_dev_run_block(const rill_device_services *dev, int32_t block, 
                       "block %d cannot run: the device has no run_block service (a kernel called "
                       "outside an executor)",
                       (int)block);
-  if (!scope) return rill_error(RILL_INVALID_ARGUMENT, "block %d: run_block needs a scope", (int)block);
+  if (!scope)
+    return rill_error(RILL_INVALID_ARGUMENT, "block %d: run_block needs a scope", (int)block);
   return dev->run_block(dev, block, scope);
 }

@@ -3,12 +3,15 @@
 #include "kernels/cpu/kernels.h"
 
 static rill_status *scalar_condition(rill_kernel_ctx *ctx, bool *out) {
-  rill_tensor *c = ctx->nin[RILL_CONDITIONAL_BLOCK_IN_COND] ? rill_kin(ctx, RILL_CONDITIONAL_BLOCK_IN_COND, 0)
-                                                            : NULL;
+  rill_tensor *c = ctx->nin[RILL_CONDITIONAL_BLOCK_IN_COND]
+                       ? rill_kin(ctx, RILL_CONDITIONAL_BLOCK_IN_COND, 0)
+                       : NULL;
   if (!c || !rill_tensor_is_set(c))
-    return rill_kernel_error(ctx, "Cond holds no tensor (is_scalar_condition needs one bool element)");
+    return rill_kernel_error(ctx,
+                             "Cond holds no tensor (is_scalar_condition needs one bool element)");
   if (c->dtype != RILL_DTYPE_BOOL || rill_tensor_numel(c) != 1)
-    return rill_kernel_error(ctx, "Cond '%s' must be a bool tensor of one element, not %s with %lld",
+    return rill_kernel_error(ctx,
+                             "Cond '%s' must be a bool tensor of one element, not %s with %lld",
                              rill_kin_name(ctx, RILL_CONDITIONAL_BLOCK_IN_COND, 0),
                              rill_dtype_name(c->dtype), (long long)rill_tensor_numel(c));
   *out = *(const bool *)rill_tensor_ptr(c);
@@ -22,7 +25,8 @@ static rill_status *inputs_condition(rill_kernel_ctx *ctx, bool *out) {
   for (size_t i = 0; i < ctx->nin[slot]; i++) {
     rill_variable *v = ctx->in[slot][i];
     if (!v || v->kind != RILL_VARKIND_TENSOR)
-      return rill_kernel_error(ctx, "Input '%s' is not a dense tensor", rill_kin_name(ctx, slot, i));
+      return rill_kernel_error(ctx, "Input '%s' is not a dense tensor",
+                               rill_kin_name(ctx, slot, i));
     if (rill_tensor_numel(&v->u.tensor) == 0 || !v->u.tensor.buf) *out = false;
   }
   return NULL;

@@ -364,7 +364,8 @@ Test(subblock, recursion_is_an_error) {
   rill_status *st = run_flagged(p);
   cr_assert_not_null(st);
   const char *msg = rill_status_message(st);
-  cr_assert(strstr(msg, "block 0, op #1 'conditional_block'") && strstr(msg, "block 1, op #0 'test_run_block'"),
+  cr_assert(strstr(msg, "block 0, op #1 'conditional_block'") &&
+                strstr(msg, "block 1, op #0 'test_run_block'"),
             "the message names neither op: %s", msg);
   expect_error(st, RILL_FAILED_PRECONDITION, "would run inside itself");
   rill_program_destroy(p);

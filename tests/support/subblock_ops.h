@@ -45,7 +45,8 @@ static void *subblk_thread(void *arg) {
 
 static rill_status *subblk_kernel(rill_kernel_ctx *c) {
   int base = busy_gate_entered();
-  subblk_job jobs[2] = {{c, c->attrs[0].v.block, -1, NULL}, {c, c->attrs[1].v.block, base + 1, NULL}};
+  subblk_job jobs[2] = {{c, c->attrs[0].v.block, -1, NULL},
+                        {c, c->attrs[1].v.block, base + 1, NULL}};
   pthread_t t[2];
   int started = 0;
   for (; started < 2; started++)

@@ -14,7 +14,8 @@ enum { RUNS = 200 };
 static const int64_t DIMS[] = {4, 8};
 
 static rill_status *tvar(rill_program *p, int32_t block, const char *name) {
-  return rill_block_add_var(p, block, name, RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, DIMS, 2, 0, false);
+  return rill_block_add_var(p, block, name, RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, DIMS, 2, 0,
+                            false);
 }
 
 static rill_status *add(rill_program *p, int32_t block, const char *type, const char *x,
@@ -64,7 +65,8 @@ static rill_status *build(bool cond, rill_program **out) {
   rill_status *st = tvar(p, 0, "x");
   if (!st) st = tvar(p, 0, "a");
   if (!st) st = tvar(p, 0, "b");
-  if (!st) st = rill_block_add_var(p, 0, "c", RILL_VAR_LOD_TENSOR, RILL_DTYPE_BOOL, one, 1, 0, false);
+  if (!st)
+    st = rill_block_add_var(p, 0, "c", RILL_VAR_LOD_TENSOR, RILL_DTYPE_BOOL, one, 1, 0, false);
   if (!st) st = rill_program_append_block(p, 0, &b1);
   if (!st) st = rill_program_append_block(p, 0, &b2);
   if (!st) st = tvar(p, b1, "g");
@@ -121,7 +123,8 @@ static void stress(bool cond) {
         bad = 1;
         break;
       }
-      const float *a = rill_tensor_data(out[0]), *b = rill_tensor_data(out[1]), *xv2 = rill_tensor_data(x);
+      const float *a = rill_tensor_data(out[0]), *b = rill_tensor_data(out[1]),
+                  *xv2 = rill_tensor_data(x);
       for (int i = 0; i < 32; i++)
         if (a[i] != 2.0f * xv2[i] + 1.0f || b[i] != 3.0f * (xv2[i] + 1.0f) + 1.0f) bad = 1;
       CHECK(!bad, "run %d gave a wrong answer", r);

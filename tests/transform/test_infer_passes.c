@@ -597,7 +597,8 @@ static void sub_block_case(bool add_in_sub) {
   } else {
     add_bias(&f, "m", "b", "mb", 5, -1, 2, od);
   }
-  rill_op_builder *b = prog_op_begin("conditional_block", "Cond=x;Input=x", add_in_sub ? "Out=s,mb" : "Out=s");
+  rill_op_builder *b =
+      prog_op_begin("conditional_block", "Cond=x;Input=x", add_in_sub ? "Out=s,mb" : "Out=s");
   POK(rill_op_builder_attr_block(b, "sub_block", b1));
   prog_op_end(b, f.p);
   b = prog_op_begin("scale", "X=m", "Out=s");
