@@ -5,6 +5,7 @@
 #include "framework/data/tensor.h"
 #include "framework/exec/background.h"
 #include "framework/exec/ckpt_async.h"
+#include "framework/exec/executor.h"
 #include "framework/exec/parts.h"
 
 static bool cpu_parallel_for(const rill_device_services *dev, int64_t threads, int64_t n,
@@ -51,6 +52,16 @@ static rill_status *cpu_submit_blocking(const rill_device_services *dev, const r
   return rill_error(RILL_INVALID_ARGUMENT, "device: unknown job kind %d", (int)job->kind);
 }
 
+static rill_status *cpu_run_block(const rill_device_services *dev, int32_t block,
+                                  rill_scope *scope) {
+  struct rill_device_ctx *d = rill_device_of(dev);
+  if (!d->exe)
+    return rill_error(RILL_FAILED_PRECONDITION,
+                      "run_block: block %d cannot run: the device belongs to no executor",
+                      (int)block);
+  return rill_exec_run_block(d->exe, block, scope);
+}
+
 void rill_device_ctx_init(struct rill_device_ctx *d, rill_place place, int32_t num_threads,
                           uint64_t seed) {
   d->services = (rill_device_services){
@@ -61,10 +72,12 @@ void rill_device_ctx_init(struct rill_device_ctx *d, rill_place place, int32_t n
       .scratch_free = cpu_scratch_free,
       .random_u64 = cpu_random_u64,
       .submit_blocking = cpu_submit_blocking,
+      .run_block = cpu_run_block,
   };
   d->place = place;
   d->seed = seed;
   rill_rng_seed(&d->rng, seed);
   d->bg = NULL;
   d->program = NULL;
+  d->exe = NULL;
 }

@@ -20,6 +20,7 @@
 
 struct rill_bg;
 struct rill_program;
+struct rill_executor;
 
 struct rill_device_ctx {
   /* What kernels see (first member: the services recover the context from it).
@@ -34,6 +35,8 @@ struct rill_device_ctx {
   /* The program being run (NULL when a plan is run directly), for ops that record
    * which program wrote something (the checkpoint manifest). */
   const struct rill_program *program;
+  /* The executor that owns the context (NULL outside one): runs sub-blocks. */
+  struct rill_executor *exe;
 };
 
 /* Fills in the CPU services for `num_threads` threads (< 1: one). */

@@ -39,9 +39,12 @@ rill_status *rill_exec_create(const rill_executor_options *options, rill_executo
     threads = n > 0 && n < 4096 ? (int32_t)n : 1;
   }
   rill_device_ctx_init(&e->device, opts.place, threads, RILL_DEVICE_DEFAULT_SEED);
+  e->device.exe = e;
+  rill_exec_subplans_init(e);
   rill_status *st = rill_sched_create(e->device.services.num_threads, &e->sched);
   if (!st && (st = rill_bg_create(&e->device.bg))) rill_sched_destroy(e->sched);
   if (st) {
+    rill_exec_subplans_destroy(e);
     rill_free(e->plans);
     rill_free(e);
     return st;
@@ -56,6 +59,7 @@ void rill_exec_destroy(rill_executor *exe) {
   rill_bg_destroy(exe->device.bg);
   rill_sched_destroy(exe->sched);
   for (size_t i = 0; i < exe->nplans; i++) rill_plan_destroy(exe->plans[i]);
+  rill_exec_subplans_destroy(exe);
   rill_free(exe->plans);
   rill_free(exe);
 }

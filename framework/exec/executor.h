@@ -25,6 +25,7 @@
 #ifndef RILL_FRAMEWORK_EXEC_EXECUTOR_H
 #define RILL_FRAMEWORK_EXEC_EXECUTOR_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 
 #include "framework/exec/device.h"
@@ -36,6 +37,21 @@ typedef struct rill_plan rill_plan;
 
 #define RILL_EXEC_DEFAULT_PLAN_CACHE 16
 
+/* The plans of the sub-blocks that ops run during a run (subblock.c): one per block of
+ * the program being run, built when first run, dropped when another program (or
+ * revision) runs a sub-block. A table apart from the plan cache, so that running a
+ * sub-block never evicts or reorders the plan of the run that holds it. `lock` guards
+ * the table; a block's `running` flag, set under it, lets several threads run
+ * different blocks at once and refuses a block already running. */
+typedef struct rill_subplans {
+  pthread_mutex_t lock;
+  uint64_t program_id, revision;
+  rill_plan **plans; /* per block; [0] unused */
+  bool *running;
+  size_t n;
+  uint64_t builds, runs; /* for tests */
+} rill_subplans;
+
 struct rill_executor {
   rill_executor_options options;
   struct rill_device_ctx device;
@@ -46,9 +62,11 @@ struct rill_executor {
   rill_sched *sched;    /* compute threads, I/O loop, cancel state */
   rill_schedule schedule;
   int64_t timeout_us;       /* per-run deadline, 0: none */
+  int64_t run_deadline_ns;  /* the deadline of the run in progress (sub-blocks keep it) */
   bool release_temporaries; /* free temporaries after their last use */
   bool memory_plan;         /* temporaries share buffers by liveness (memplan.c) */
   uint64_t parallel_runs, sequential_runs; /* for tests */
+  rill_subplans sub;
   /* One run at a time. Everything a run touches beyond its plan belongs to the whole
    * executor (the plan cache, which a run reorders and may evict from; the scheduler's
    * pool and cancel state; the device context: random generator, current program), so
@@ -86,6 +104,22 @@ rill_status *rill_exec_run(rill_executor *exe, const rill_program *program, rill
                            const char *const *feed_names, rill_tensor *const *feeds,
                            size_t nfeeds, const char *const *fetch_names, size_t nfetch,
                            rill_tensor **outputs);
+/* Runs block `block` (> 0) of the program being run in `scope`, sequentially on the
+ * calling thread: the device service `run_block` (rill_device_services) behind the
+ * kernels of sub-block ops. Safe from several threads at once for different blocks;
+ * FAILED_PRECONDITION when no program is being run (a plan run directly), when the
+ * block is running already (on another thread, or as its own caller); INVALID_ARGUMENT
+ * for block 0 or a block the program does not have. */
+rill_status *rill_exec_run_block(rill_executor *exe, int32_t block, rill_scope *scope);
+/* Runs a sub-block's plan in `scope` (run.c): binds its variables there, checks the
+ * required ones, runs its ops in order. */
+rill_status *rill_exec_run_subplan(rill_executor *exe, rill_plan *plan, rill_scope *scope);
+/* Sub-block plans built and sub-block runs made, for tests. */
+uint64_t rill_exec_subplan_builds(rill_executor *exe);
+uint64_t rill_exec_subblock_runs(rill_executor *exe);
+void rill_exec_subplans_init(rill_executor *exe);
+void rill_exec_subplans_destroy(rill_executor *exe);
+
 /* Bounds the plan cache (>= 1); evicts the least recently used plans beyond it. */
 void rill_exec_set_plan_cache_size(rill_executor *exe, size_t n);
 

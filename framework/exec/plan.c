@@ -1,9 +1,9 @@
-/* The plan: prepare turns block 0 of a program, its feed names and its fetch names into
- * flat tables. Every op gets its schema, resolved attributes, kernel and the variable
- * pointers of its arguments, laid out slot by slot (layout_op); feeds and fetches are
- * matched to feed/fetch ops or to variables (bind_feeds_fetches); compile-time shape
- * inference runs over the VarDescs; variables are classified by where they live
- * (executor.h). rill_plan_build then hands over to the dependency graph (graph.c),
+/* The plan: prepare turns a block of a program (block 0, or a sub-block that an op
+ * runs), its feed names and its fetch names into flat tables. Every op gets its schema,
+ * resolved attributes, kernel and the variable pointers of its arguments, laid out slot
+ * by slot (layout_op); feeds and fetches are matched to feed/fetch ops or to variables
+ * (bind_feeds_fetches); compile-time shape inference runs over the VarDescs; variables
+ * are classified by where they live (executor.h; a sub-block's: executor.md). rill_plan_build then hands over to the dependency graph (graph.c),
  * which also runs the memory plan (memplan.c). */
 #include "framework/exec/plan.h"
 
@@ -50,8 +50,19 @@ static long intern_var(rill_plan *p, name_table *t, const rill_program *prog, co
   }
   v->first_read = v->first_write = INT32_MAX;
   v->required_by = -1;
-  const rill_var_desc *d = rill_block_find_var(prog, 0, name);
-  if (d) {
+  const rill_var_desc *d = rill_block_find_var(prog, p->block, name);
+  if (p->block != 0) {
+    /* A sub-block's own variables live in the run's scope; the others are its
+     * ancestors' (or undeclared) and are found through the scope chain. */
+    v->kind = d ? VAR_STEP : VAR_OUTER;
+    if (!d) d = rill_program_find_var(prog, p->block, name);
+    if (d) {
+      v->has_desc = true;
+      v->desc_tensor = d->has_tensor && d->type == RILL_VAR_LOD_TENSOR;
+      v->dtype = d->dtype;
+      v->dims = d->dims;
+    }
+  } else if (d) {
     v->has_desc = true;
     v->desc_tensor = d->has_tensor && d->type == RILL_VAR_LOD_TENSOR;
     v->dtype = d->dtype;
@@ -64,6 +75,12 @@ static long intern_var(rill_plan *p, name_table *t, const rill_program *prog, co
   return (long)p->nvars++;
 }
 
+/* Variables bound to the caller's (or, for a sub-block, the run's) scope at every run. */
+static bool binds_per_run(const plan_var *v) {
+  return v->kind == VAR_PERSIST || v->kind == VAR_EXTERNAL || v->kind == VAR_STEP ||
+         v->kind == VAR_OUTER;
+}
+
 static void meta_from_var(rill_tensor_meta *m, const plan_var *v) {
   memset(m, 0, sizeof *m);
   m->lod_from[0] = m->lod_from[1] = -1;
@@ -74,7 +91,7 @@ static void meta_from_var(rill_tensor_meta *m, const plan_var *v) {
 }
 
 /* Reports every op type without a schema in one message. */
-static rill_status *check_schemas(const rill_block_desc *b) {
+static rill_status *check_schemas(const rill_block_desc *b, int32_t block) {
   size_t missing = 0, len = 0;
   for (size_t i = 0; i < b->nops; i++)
     if (!rill_schema_find(b->ops[i].type)) {
@@ -95,12 +112,13 @@ static rill_status *check_schemas(const rill_block_desc *b) {
     if (seen) continue;
     at += (size_t)snprintf(list + at, len + 1 - at, "%s'%s' (op #%zu)", at ? ", " : "", type, i);
   }
-  rill_status *st = rill_error(RILL_UNIMPLEMENTED,
-                               "block 0: %zu op%s of unsupported type%s: %s (load an op library "
-                               "that registers them: 'rill run --plugin LIB' or "
-                               "rill_load_op_library(), see examples/plugin/README.md; or add "
-                               "them to operators/ and kernels/cpu/)",
-                               missing, missing == 1 ? "" : "s", missing == 1 ? "" : "s", list);
+  rill_status *st =
+      rill_error(RILL_UNIMPLEMENTED,
+                 "block %d: %zu op%s of unsupported type%s: %s (load an op library "
+                 "that registers them: 'rill run --plugin LIB' or "
+                 "rill_load_op_library(), see examples/plugin/README.md; or add "
+                 "them to operators/ and kernels/cpu/)",
+                 (int)block, missing, missing == 1 ? "" : "s", missing == 1 ? "" : "s", list);
   rill_free(list);
   return st;
 }
@@ -256,12 +274,12 @@ static rill_status *bind_feeds_fetches(rill_plan *p, name_table *names, const ri
       plan_op *op = &p->ops[i];
       if (!(op->schema->flags & RILL_OP_FEED)) continue;
       if (op->in_end - op->in_begin < 1 || op->out_end - op->out_begin < 1)
-        return rill_error(RILL_INVALID_ARGUMENT, "block 0, op #%zu '%s': feed op without X or Out",
-                          i, op->type);
+        return rill_error(RILL_INVALID_ARGUMENT, "block %d, op #%zu '%s': feed op without X or Out",
+                          (int)p->block, i, op->type);
       int32_t col = col_attr(op);
       if (col < 0)
-        return rill_error(RILL_INVALID_ARGUMENT, "block 0, op #%zu '%s': bad col %d", i, op->type,
-                          (int)col);
+        return rill_error(RILL_INVALID_ARGUMENT, "block %d, op #%zu '%s': bad col %d",
+                          (int)p->block, i, op->type, (int)col);
       uint32_t out = p->out_id[op->out_begin];
       const char *name = p->vars[out].name;
       size_t f = 0;
@@ -314,8 +332,8 @@ static rill_status *bind_feeds_fetches(rill_plan *p, name_table *names, const ri
         if (strcmp(p->vars[p->in_id[op->in_begin]].name, name) != 0) continue;
         int32_t col = col_attr(op);
         if (col < 0)
-          return rill_error(RILL_INVALID_ARGUMENT, "block 0, op #%zu '%s': bad col %d", i, op->type,
-                            (int)col);
+          return rill_error(RILL_INVALID_ARGUMENT, "block %d, op #%zu '%s': bad col %d",
+                            (int)p->block, i, op->type, (int)col);
         p->fetches[f] = (plan_fetch){.var = p->out_id[op->out_begin], .col = col, .name = name};
         p->vars[p->out_id[op->out_begin]].kind = VAR_LIST;
         done = true;
@@ -333,13 +351,24 @@ static rill_status *bind_feeds_fetches(rill_plan *p, name_table *names, const ri
   return NULL;
 }
 
-rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog,
+rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog, int32_t block,
                              const char *const *feed_names, size_t nfeeds,
                              const char *const *fetch_names, size_t nfetch, rill_plan **out) {
   RILL_TRY(rill_registry_init());
   if (prog->nblocks < 1) return rill_error(RILL_INVALID_ARGUMENT, "the program has no blocks");
-  const rill_block_desc *b = &prog->blocks[0];
-  RILL_TRY(check_schemas(b));
+  if (block < 0 || (size_t)block >= prog->nblocks)
+    return rill_error(RILL_INVALID_ARGUMENT, "block %d does not exist (the program has %zu blocks)",
+                      (int)block, prog->nblocks);
+  if (block != 0 && (nfeeds || nfetch))
+    return rill_error(RILL_INVALID_ARGUMENT,
+                      "block %d: a sub-block is run without feeds or fetches", (int)block);
+  const rill_block_desc *b = &prog->blocks[block];
+  RILL_TRY(check_schemas(b, block));
+  /* The sub-blocks' plans are built when they first run; their unsupported ops are
+   * reported now, with block 0's. */
+  if (block == 0)
+    for (size_t k = 1; k < prog->nblocks; k++)
+      RILL_TRY(check_schemas(&prog->blocks[k], (int32_t)k));
 
   rill_arena a = {0};
   rill_plan *p = rill_arena_alloc(&a, 1, sizeof *p);
@@ -349,7 +378,9 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog,
   name_table names = {.borrow_keys = true};
   p->program_id = prog->id;
   p->revision = prog->revision;
-  p->memplan = exe->memory_plan;
+  p->block = block;
+  /* A sub-block's variables live in the scope of each run, not in the plan. */
+  p->memplan = block == 0 && exe->memory_plan;
   if ((st = plan_key(p, feed_names, nfeeds, fetch_names, nfetch))) goto fail;
 
   /* Count arguments in schema slots. */
@@ -409,11 +440,11 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog,
     if ((st = rill_resolve_attrs(op->schema, d, op->attrs))) {
       rill_free(op->attrs);
       op->attrs = NULL;
-      st = rill_status_wrap(st, OP_CONTEXT_FMT, (int)i, d->type);
+      st = rill_status_wrap(st, OP_CONTEXT_FMT, (int)block, (int)i, d->type);
       goto fail;
     }
     if ((st = layout_op(p, &names, prog, d, op, &in_at, &out_at))) {
-      st = rill_status_wrap(st, OP_CONTEXT_FMT, (int)i, d->type);
+      st = rill_status_wrap(st, OP_CONTEXT_FMT, (int)block, (int)i, d->type);
       goto fail;
     }
   }
@@ -426,7 +457,8 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog,
     op->kernel_dtype = op_kernel_dtype(op, p);
     op->kernel = rill_kernel_find(op->type, exe->options.place.device, op->kernel_dtype);
     if (!op->kernel) {
-      st = rill_error(RILL_UNIMPLEMENTED, "block 0, op #%zu '%s': no %s kernel for dtype %s", i,
+      st = rill_error(RILL_UNIMPLEMENTED, "block %d, op #%zu '%s': no %s kernel for dtype %s",
+                      (int)block, i,
                       op->type, exe->options.place.device == RILL_DEVICE_CPU ? "CPU" : "CUDA",
                       rill_dtype_name(op->kernel_dtype));
       goto fail;
@@ -445,7 +477,7 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog,
     st = op->schema->infer(&op->ictx);
     op->ictx.in_tensors = tensors;
     if (st) {
-      st = rill_status_wrap(st, OP_CONTEXT_FMT, (int)i, op->type);
+      st = rill_status_wrap(st, OP_CONTEXT_FMT, (int)block, (int)i, op->type);
       goto fail;
     }
   }
@@ -463,8 +495,8 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog,
     }
     if (pv->kind == VAR_LOCAL && pv->first_read != INT32_MAX && pv->first_read <= pv->first_write)
       pv->kind = VAR_EXTERNAL;
-    if (pv->kind == VAR_PERSIST || pv->kind == VAR_EXTERNAL) ncaller++;
-    if ((pv->kind == VAR_PERSIST || pv->kind == VAR_EXTERNAL) && pv->required_by >= 0) nreq++;
+    if (binds_per_run(pv)) ncaller++;
+    if (binds_per_run(pv) && pv->required_by >= 0) nreq++;
     if (pv->kind == VAR_FED || pv->kind == VAR_LIST || pv->feed_out) nclean++;
   }
   p->caller_vars = rill_arena_alloc(&p->mem, ncaller + 1, sizeof *p->caller_vars);
@@ -477,14 +509,14 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog,
   if ((st = rill_scope_create(NULL, &p->local))) goto fail;
   for (size_t v = 0; v < p->nvars; v++) {
     plan_var *pv = &p->vars[v];
-    if (pv->kind == VAR_PERSIST || pv->kind == VAR_EXTERNAL) {
+    if (binds_per_run(pv)) {
       p->caller_vars[p->ncaller++] = (uint32_t)v;
       if (pv->required_by >= 0) p->required[p->nrequired++] = (uint32_t)v;
     }
     if (pv->kind == VAR_FED || pv->kind == VAR_LIST || pv->feed_out) p->cleanup[p->ncleanup++] = (uint32_t)v;
     /* Variables of the caller's scope bind at run time; an EXTERNAL one that the
      * caller does not have falls back to the plan's scope. */
-    if (pv->absent) continue;
+    if (pv->absent || pv->kind == VAR_STEP || pv->kind == VAR_OUTER) continue;
     if (pv->kind != VAR_PERSIST) {
       if ((st = rill_scope_var(p->local, pv->name, &pv->local))) goto fail;
       pv->var = pv->local;

@@ -16,7 +16,10 @@ typedef enum var_kind {
   VAR_FED,      /* fed directly by name: the plan's scope, shares the caller's buffer */
   VAR_PERSIST,  /* persistable: the caller's scope (created when absent) */
   VAR_EXTERNAL, /* read before written, not fed: the caller's scope chain */
-  VAR_LIST      /* feed / fetch list: the plan's scope */
+  VAR_LIST,     /* feed / fetch list: the plan's scope */
+  /* Sub-block plans only (every variable binds to the run's scope at each run): */
+  VAR_STEP,     /* declared in the sub-block: created in the run's scope */
+  VAR_OUTER     /* declared in an ancestor block (or nowhere): through the scope chain */
 } var_kind;
 
 typedef struct plan_var {
@@ -24,7 +27,7 @@ typedef struct plan_var {
   var_kind kind;
   rill_variable *var;   /* bound variable (re-bound each run for caller-scope kinds) */
   rill_variable *local; /* the plan scope's variable of that name, if any */
-  bool has_desc;        /* block 0 declares it */
+  bool has_desc;        /* the plan's block (or, for a sub-block, an ancestor) declares it */
   bool desc_tensor;     /* ... with a tensor description */
   rill_dtype dtype;
   rill_dims dims;
@@ -68,6 +71,7 @@ typedef struct plan_fetch {
 struct rill_plan {
   rill_arena mem; /* the plan itself and its tables */
   uint64_t program_id, revision;
+  int32_t block; /* the block it runs: 0, or a sub-block (no feeds or fetches) */
   char **feed_names; /* key, in the caller's order */
   size_t nfeeds;
   char **fetch_names;
@@ -117,7 +121,7 @@ struct rill_plan {
   atomic_uint_fast64_t infer_runs; /* run-time inferences made, for tests */
 };
 
-#define OP_CONTEXT_FMT "block 0, op #%d '%s'"
+#define OP_CONTEXT_FMT "block %d, op #%d '%s'"
 
 /* Name -> variable id while a plan is built (keys: the variables' names, in the arena). */
 typedef rill_strmap name_table;
@@ -138,8 +142,10 @@ static inline bool u32_push(u32vec *a, uint32_t x) {
   return true;
 }
 
-/* Builds the plan of block 0 of `prog` for these feeds and fetches (plan.c). */
-rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog,
+/* Builds the plan of block `block` of `prog` for these feeds and fetches (plan.c). A
+ * sub-block's plan (block > 0) has no feeds or fetches, no memory plan, and binds every
+ * variable to the scope of each run (rill_exec_run_subplan). */
+rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog, int32_t block,
                              const char *const *feed_names, size_t nfeeds,
                              const char *const *fetch_names, size_t nfetch, rill_plan **out);
 /* Frees a plan and everything it holds. Accepts NULL. */

@@ -28,7 +28,7 @@ rill_status *rill_exec_prepare(rill_executor *exe, const rill_program *program,
     }
   }
   rill_plan *p = NULL;
-  RILL_TRY(rill_plan_build(exe, program, feed_names, nfeeds, fetch_names, nfetch, &p));
+  RILL_TRY(rill_plan_build(exe, program, 0, feed_names, nfeeds, fetch_names, nfetch, &p));
   exe->plan_builds++;
   if (exe->nplans == exe->plan_cap) {
     rill_plan_destroy(exe->plans[exe->nplans - 1]);

@@ -55,6 +55,24 @@ static bool var_has_value(const rill_variable *v) {
   }
 }
 
+/* Every variable some op reads before any op writes it must hold a value. */
+static rill_status *check_required(const rill_plan *p) {
+  for (size_t i = 0; i < p->nrequired; i++) {
+    const plan_var *v = &p->vars[p->required[i]];
+    if (var_has_value(v->var)) continue;
+    const plan_op *op = &p->ops[v->required_by];
+    const char *why = v->kind == VAR_PERSIST
+                          ? "the persistable variable is not initialized in the scope"
+                      : v->kind == VAR_STEP ? "declared in the sub-block and not written before"
+                      : p->block != 0       ? "not set in the sub-block's scope or its parents"
+                                            : "not fed and not set in the scope";
+    return rill_error(RILL_FAILED_PRECONDITION,
+                      "block %d, op #%d '%s': input %s variable '%s' has no value (%s)",
+                      (int)p->block, (int)op->index, op->type, v->required_slot, v->name, why);
+  }
+  return NULL;
+}
+
 static rill_status *bind_feeds(rill_plan *p, rill_tensor *const *feeds) {
   for (size_t f = 0; f < p->nfeeds; f++) {
     plan_feed *pf = &p->feeds[f];
@@ -293,7 +311,8 @@ static rill_status *par_run(void *ctx, uint32_t i) {
   run_ctx *c = ctx;
   plan_op *op = &c->p->ops[i];
   rill_status *st = run_op(c->p, op, &c->exe->device);
-  return st ? rill_status_wrap(st, OP_CONTEXT_FMT, (int)op->index, op->type) : NULL;
+  return st ? rill_status_wrap(st, OP_CONTEXT_FMT, (int)c->p->block, (int)op->index, op->type)
+            : NULL;
 }
 
 static void par_done(void *ctx, uint32_t i) {
@@ -304,7 +323,8 @@ static void par_done(void *ctx, uint32_t i) {
 
 static rill_status *par_wrap(void *ctx, uint32_t i, rill_status *st) {
   run_ctx *c = ctx;
-  return rill_status_wrap(st, "before " OP_CONTEXT_FMT, (int)i, c->p->ops[i].type);
+  return rill_status_wrap(st, "before " OP_CONTEXT_FMT, (int)c->p->block, (int)i,
+                          c->p->ops[i].type);
 }
 
 static const rill_sched_fns par_fns = {par_run, par_done, par_wrap};
@@ -318,9 +338,11 @@ static rill_status *run_sequential(rill_executor *exe, rill_plan *p, int64_t dea
       st = rill_error(RILL_CANCELLED, "the run was cancelled");
     else if (deadline && rill_sched_now_ns() >= deadline)
       st = rill_error(RILL_DEADLINE_EXCEEDED, "the run passed its deadline");
-    if (st) return rill_status_wrap(st, "before " OP_CONTEXT_FMT, (int)op->index, op->type);
+    if (st)
+      return rill_status_wrap(st, "before " OP_CONTEXT_FMT, (int)p->block, (int)op->index,
+                              op->type);
     if ((st = run_op(p, op, &exe->device)))
-      return rill_status_wrap(st, OP_CONTEXT_FMT, (int)op->index, op->type);
+      return rill_status_wrap(st, OP_CONTEXT_FMT, (int)p->block, (int)op->index, op->type);
     if (handover) release_after(p, (uint32_t)i, release);
   }
   return NULL;
@@ -333,22 +355,12 @@ rill_status *rill_exec_run_plan(rill_executor *exe, rill_plan *p, rill_scope *sc
   rill_tensor **tmp = tmp_small;
   int64_t deadline = exe->timeout_us > 0 ? rill_sched_now_ns() + exe->timeout_us * 1000 : 0;
   if (p->nfetch > 8 && !(tmp = rill_calloc(p->nfetch, sizeof *tmp))) return rill_oom();
+  exe->run_deadline_ns = deadline;
   rill_sched_begin(exe->sched);
   p->local->parent = scope;
   if ((st = bind_caller_vars(p, scope))) goto done;
   if ((st = bind_feeds(p, feeds))) goto done;
-  for (size_t i = 0; i < p->nrequired; i++) {
-    plan_var *v = &p->vars[p->required[i]];
-    if (!var_has_value(v->var)) {
-      const plan_op *op = &p->ops[v->required_by];
-      st = rill_error(RILL_FAILED_PRECONDITION,
-                      "block 0, op #%d '%s': input %s variable '%s' has no value (%s)", (int)op->index,
-                      op->type, v->required_slot, v->name,
-                      v->kind == VAR_PERSIST ? "the persistable variable is not initialized in the scope"
-                                             : "not fed and not set in the scope");
-      goto done;
-    }
-  }
+  if ((st = check_required(p))) goto done;
   if (exe->release_temporaries || p->memplan)
     for (size_t v = 0; v < p->nvars; v++)
       atomic_store_explicit(&p->rel_count[v], p->rel_init[v], memory_order_relaxed);
@@ -365,11 +377,35 @@ rill_status *rill_exec_run_plan(rill_executor *exe, rill_plan *p, rill_scope *sc
   if ((st = fetch_outputs(p, tmp))) goto done;
   if (p->nfetch) memcpy(outputs, tmp, p->nfetch * sizeof *outputs);
 done:
+  exe->run_deadline_ns = 0;
   run_cleanup(p);
   rill_sched_end(exe->sched);
   rill_bg_release(exe->device.bg); /* background work queued by this run may start */
   if (tmp != tmp_small) rill_free(tmp);
   return st;
+}
+
+/* A sub-block's variables: its own in the run's scope (created there at every run), its
+ * ancestors' through the scope chain, written where they are found. */
+static rill_status *bind_block_vars(rill_plan *p, rill_scope *scope) {
+  for (size_t i = 0; i < p->ncaller; i++) {
+    plan_var *v = &p->vars[p->caller_vars[i]];
+    rill_variable *var = v->kind == VAR_OUTER ? rill_scope_find(scope, v->name) : NULL;
+    if (!var)
+      RILL_TRY(rill_status_wrap(rill_scope_var(scope, v->name, &var), "block %d: variable '%s'",
+                                (int)p->block, v->name));
+    v->var = var;
+  }
+  for (size_t k = 0; k < p->nin; k++) p->in_var[k] = p->vars[p->in_id[k]].var;
+  for (size_t k = 0; k < p->nout; k++) p->out_var[k] = p->vars[p->out_id[k]].var;
+  for (size_t i = 0; i < p->nops; i++) p->ops[i].kctx.scope = scope;
+  return NULL;
+}
+
+rill_status *rill_exec_run_subplan(rill_executor *exe, rill_plan *p, rill_scope *scope) {
+  RILL_TRY(bind_block_vars(p, scope));
+  RILL_TRY(check_required(p));
+  return run_sequential(exe, p, exe->run_deadline_ns);
 }
 
 uint64_t rill_plan_infer_runs(const rill_plan *plan) {

@@ -354,3 +354,14 @@ rill_status *rill_kernel_error(const rill_kernel_ctx *ctx, const char *fmt, ...)
   va_end(ap);
   return st;
 }
+
+rill_status *rill_dev_run_block(const rill_device_services *dev, int32_t block, rill_scope *scope) {
+  if (!dev || !dev->run_block)
+    return rill_error(RILL_FAILED_PRECONDITION,
+                      "block %d cannot run: the device has no run_block service (a kernel called "
+                      "outside an executor)",
+                      (int)block);
+  if (!scope)
+    return rill_error(RILL_INVALID_ARGUMENT, "block %d: run_block needs a scope", (int)block);
+  return dev->run_block(dev, block, scope);
+}

@@ -155,6 +155,14 @@ struct rill_device_services {
   /* Takes blocking work to do after the run returns, in submission order (a device
    * without a background thread does it before returning). */
   rill_status *(*submit_blocking)(const rill_device_services *dev, const rill_job *job);
+  /* Runs block `block` (> 0) of the program being run, in `scope` (one the kernel made,
+   * such as a child of ctx->scope): the block's own variables are created in `scope`,
+   * its ancestors' are found (and written) through the scope chain. The ops run in
+   * order on the calling thread (kernels inside may still use parallel_for). Several
+   * threads may run different blocks at once; a block already running (on another
+   * thread, or itself through its own ops) is FAILED_PRECONDITION, as is a plan run
+   * without its program; block 0 or a block the program lacks is INVALID_ARGUMENT. */
+  rill_status *(*run_block)(const rill_device_services *dev, int32_t block, rill_scope *scope);
 };
 
 static inline int64_t rill_dev_threads(const rill_device_services *dev) {
@@ -170,6 +178,8 @@ static inline bool rill_dev_parallel_for(const rill_device_services *dev, int64_
 static inline void rill_dev_quiet(const rill_device_services *dev) {
   if (dev) dev->quiet(dev);
 }
+/* dev->run_block, or FAILED_PRECONDITION where the device cannot run blocks. */
+rill_status *rill_dev_run_block(const rill_device_services *dev, int32_t block, rill_scope *scope);
 
 /* What a kernel sees: its attributes, its input and output variables by slot/argument
  * position, and the device's services. */

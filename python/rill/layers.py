@@ -4,7 +4,7 @@ program. Output shapes come from the ops' shape inference in C."""
 
 import numpy as np
 
-from . import core
+from . import core, proto
 from .framework import (Variable, default_main_program, default_startup_program,
                         unique_name)
 from .initializer import Constant, Normal, Xavier
@@ -22,7 +22,7 @@ __all__ = ['data', 'fc', 'embedding', 'conv2d', 'pool2d', 'batch_norm', 'layer_n
            'sums', 'less_than', 'less_equal', 'greater_than', 'greater_equal', 'equal',
            'not_equal', 'exponential_decay', 'natural_exp_decay', 'inverse_time_decay',
            'piecewise_decay', 'noam_decay', 'fill_constant_batch_size_like', 'conv2d_transpose',
-           'shape', 'expand', 'sequence_mask']
+           'shape', 'expand', 'sequence_mask', 'cond']
 
 
 class _Helper(object):
@@ -735,6 +735,104 @@ def equal(x, y, cond=None):
 def not_equal(x, y, cond=None):
     return _compare('not_equal', x, y)
 
+
+
+# ------------------------------------------------------------ control flow ----
+
+_STEP_SCOPES = 11  # VarType.STEP_SCOPES
+
+
+def _flatten_outputs(out):
+    if out is None:
+        return None
+    if isinstance(out, Variable):
+        return [out]
+    if isinstance(out, (list, tuple)) and all(isinstance(v, Variable) for v in out):
+        return list(out)
+    raise TypeError('cond: a branch must return None, a Variable, or a list or tuple of '
+                    'Variables, not %r' % (out,))
+
+
+def _block_io(sub, parent):
+    """What `sub` (and the blocks inside it) reads from its ancestors, and which of their
+    variables it writes, as Fluid's ConditionalBlock computes them: the Input and Out of
+    the op that runs it."""
+    reads, writes, made = [], [], set()
+
+    def walk(block):
+        for op in block.ops:
+            for n in op.input_arg_names:
+                if n not in made and n not in reads:
+                    reads.append(n)
+            for n in op.output_arg_names:
+                made.add(n)
+                if n not in writes:
+                    writes.append(n)
+            for a in op.desc['attrs']:
+                if a[1] == proto.BLOCK:
+                    walk(block.program.block(a[2]))
+
+    walk(sub)
+    inputs = [n for n in reads if parent._find_var_recursive(n) is not None]
+    outputs = [n for n in writes if parent._find_var_recursive(n) is not None]
+    return inputs, outputs
+
+
+def _conditional_block(h, parent, sub, flag):
+    inputs, outputs = _block_io(sub, parent)
+    scope = parent.create_var(name=unique_name.generate(h.name + '.scope'), type=_STEP_SCOPES)
+    parent.append_op('conditional_block', inputs={'Cond': [flag], 'Input': inputs},
+                     outputs={'Out': outputs, 'Scope': [scope]},
+                     attrs={'sub_block': sub, 'is_scalar_condition': True})
+
+
+def cond(pred, true_fn=None, false_fn=None, name=None):
+    """Fluid 1.8's layers.cond: true_fn() when the one-element bool `pred` holds, else
+    false_fn(), each branch's ops in a sub-block run by a conditional_block op. Returns
+    what the branch returns (None, a Variable, or a list or tuple of them, the same
+    structure from both). Each branch assigns its results to the same variables of the
+    enclosing block, so only the branch that ran writes them (Paddle merges the two
+    branches' copies with select_input; the values are the same)."""
+    if not isinstance(pred, Variable):
+        raise TypeError('cond: pred must be a Variable, not %r' % (pred,))
+    for fn, what in ((true_fn, 'true_fn'), (false_fn, 'false_fn')):
+        if fn is not None and not callable(fn):
+            raise TypeError('cond: %s must be callable, not %r' % (what, fn))
+    h = _Helper('cond', name)
+    main = h.main
+    parent = h.block
+    not_pred = equal(pred, fill_constant([1], 'bool', False))
+    merged, shapes = None, []
+    for flag, fn, what in ((pred, true_fn, 'true_fn'), (not_pred, false_fn, 'false_fn')):
+        if fn is None:
+            shapes.append(None)
+            continue
+        sub = main._create_block()
+        try:
+            out = fn()
+            flat = _flatten_outputs(out)
+            if flat is not None:
+                if merged is None:
+                    merged = [parent.create_var(name=unique_name.generate(h.name + '.out'),
+                                                shape=v.shape, dtype=v.dtype) for v in flat]
+                elif len(flat) != len(merged):
+                    raise ValueError('cond: true_fn returns %d values and false_fn %d'
+                                     % (len(merged), len(flat)))
+                for v, m in zip(flat, merged):
+                    sub.append_op('assign', inputs={'X': v}, outputs={'Out': m})
+            shapes.append(out)
+        finally:
+            main._rollback()
+        _conditional_block(h, parent, sub, flag)
+    true_out, false_out = shapes
+    if true_out is None and false_out is None:
+        return None
+    if true_out is None or false_out is None:
+        raise ValueError('cond: %s returns None while the other branch returns values'
+                         % ('true_fn' if true_out is None else 'false_fn'))
+    if isinstance(true_out, Variable):
+        return merged[0]
+    return type(true_out)(merged)
 
 
 # ------------------------------------- reductions, similarity, sequences ----

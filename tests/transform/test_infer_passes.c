@@ -571,3 +571,64 @@ Test(infer_passes, failed_fold_leaves_program_and_weights_alone) {
   rill_scope_destroy(empty);
   teardown(&f);
 }
+
+/* ---- sub-blocks ---- */
+
+/* x -> mul(w) -> m -> elementwise_add(b) -> mb -> relu -> out in block 0, with a
+ * conditional_block (runs when x has elements; its slots do not name m) whose block 1
+ * reads m (and, when `add_in_sub`, computes mb there instead of block 0) and writes
+ * block 0's s = 2m + 1. out + s is fetched. */
+static void sub_block_case(bool add_in_sub) {
+  fixture f;
+  int64_t xd[2] = {2, 8}, wd[2] = {8, 5}, od[2] = {2, 5};
+  setup(&f, 2, xd);
+  param(&f, "w", 2, wd, 0.4, 41, 0.0);
+  tmp(&f, "m", 2, od);
+  tmp(&f, "s", 2, od);
+  tmp(&f, "out", 2, od);
+  tmp(&f, "sum", 2, od);
+  int32_t b1 = -1;
+  POK(rill_program_append_block(f.p, 0, &b1));
+  prog_op(f.p, "mul", "X=x;Y=w", "Out=m");
+  const int64_t bd[1] = {5};
+  if (add_in_sub) {
+    param(&f, "b", 1, bd, 0.5, 31, 0.0);
+    tmp(&f, "mb", 2, od);
+  } else {
+    add_bias(&f, "m", "b", "mb", 5, -1, 2, od);
+  }
+  rill_op_builder *b =
+      prog_op_begin("conditional_block", "Cond=x;Input=x", add_in_sub ? "Out=s,mb" : "Out=s");
+  POK(rill_op_builder_attr_block(b, "sub_block", b1));
+  prog_op_end(b, f.p);
+  b = prog_op_begin("scale", "X=m", "Out=s");
+  POK(rill_op_builder_attr_float(b, "scale", 2.0f));
+  POK(rill_op_builder_attr_float(b, "bias", 1.0f));
+  POK(rill_op_builder_append(b, f.p, b1));
+  rill_op_builder_destroy(b);
+  if (add_in_sub) {
+    b = prog_op_begin("elementwise_add", "X=m;Y=b", "Out=mb");
+    POK(rill_op_builder_attr_int(b, "axis", -1));
+    POK(rill_op_builder_append(b, f.p, b1));
+    rill_op_builder_destroy(b);
+  }
+  prog_op(f.p, "relu", "X=mb", "Out=out");
+  prog_op(f.p, "elementwise_add", "X=out;Y=s", "Out=sum");
+  fetch(&f, "sum");
+  rill_tensor *before = run(&f, "sum");
+  rill_pass_stats stats;
+  POK(rill_infer_passes(f.p, f.params, RILL_PASS_ALL, &stats));
+  /* m has a reader in block 1 (or the add is there): no fc, and relu does not write over
+   * a variable a sub-block may name. */
+  cr_assert_eq(stats.fc_fused, 0);
+  cr_assert_eq(stats.inplace, 0);
+  cr_assert_eq(prog_find_op(f.p, "fc", 0), -1);
+  cr_assert_eq(f.p->blocks[b1].nops, add_in_sub ? 2u : 1u);
+  same(before, run(&f, "sum"));
+  teardown(&f);
+}
+
+Test(infer_passes, no_fusion_across_or_around_a_sub_block) {
+  sub_block_case(false); /* mul and add in block 0, m also read in block 1 */
+  sub_block_case(true);  /* mul in block 0, its add in block 1 */
+}
