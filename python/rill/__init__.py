@@ -31,7 +31,7 @@ from .framework import cpu_places, cuda_places
 from .executor import create_random_int_lodtensor
 from ._missing import FluidAPIMissing
 from . import transpiler
-from .transpiler import DistributeTranspiler, DistributeTranspilerConfig
+from .transpiler import DistributeTranspiler, DistributeTranspilerConfig, HashName, RoundRobin
 
 # Fluid scripts reach a few classes through fluid.core.
 core.Scope = Scope
