@@ -207,3 +207,25 @@ def test_inspect_and_dot_read_transpiled_programs(tmp_path):
         assert r.returncode == 0, r.stderr
         assert r.stdout.startswith('digraph')
         assert ('listen_and_serv' if name == 'pserver' else 'fetch_barrier') in r.stdout
+
+
+def test_lr_schedule_gets_its_own_block():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.layers.data(name='x', shape=[784], dtype='float32')
+        loss = fluid.layers.mean(fluid.layers.fc(x, size=64))
+        lr = fluid.layers.exponential_decay(0.1, 100, 0.9, staircase=True)
+        fluid.optimizer.SGD(lr).minimize(loss)
+    t = fluid.DistributeTranspiler()
+    t.transpile(0, program=main, pservers=EPS, trainers=2, startup_program=startup)
+    trainer_types = _types(t.get_trainer_program())
+    assert 'elementwise_pow' not in trainer_types and 'sgd' not in trainer_types
+    ps = t.get_pserver_program("127.0.0.1:6170")
+    las = ps.global_block().ops[0]
+    assert las.attr('lr_decay_block_id') == 1
+    assert 'elementwise_pow' in _types(ps, 1)
+    assert _types(ps, 2) == ['sum', 'scale', 'sgd']
+    st = t.get_startup_program("127.0.0.1:6170", ps)
+    outs = [n for op in st.global_block().ops for n in op.output_arg_names]
+    assert '@LR_DECAY_COUNTER@' in outs
+    fluid.Executor(fluid.CPUPlace()).run(st)
