@@ -11,8 +11,9 @@
  *
  * Out of send and of the barriers are control variables (no tensor): they only order
  * the ops. All but split_selected_rows block on the network and have effects outside
- * their outputs. Their kernels belong to the distributed runtime, which is not built
- * yet: validation lists them among the ops without a CPU kernel. */
+ * their outputs; their kernels belong to the distributed runtime, which is not built
+ * yet, so validation lists them among the ops without a CPU kernel.
+ * split_selected_rows is ordinary compute (kernels/cpu/split_selected_rows.c). */
 #include "operators/op_util.h"
 
 #define DEFAULT_EP ((char *[]){"127.0.0.1:6164"})
