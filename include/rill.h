@@ -616,6 +616,69 @@ RILL_API rill_status *rill_program_append_clip_by_global_norm(rill_program *prog
                                                              const rill_param_grads *pairs,
                                                              float clip_norm);
 
+/* ------------------------------------------------------ distribute transpiler --- */
+
+/* Parameter-server training (doc/design/distributed.md), as Fluid 1.x's
+ * DistributeTranspiler: each parameter (and its gradient) is cut into row blocks,
+ * the blocks are placed on the pservers, and the training program becomes one trainer
+ * program plus, per pserver, a pserver program and its startup program. */
+
+typedef enum rill_split_method {
+  RILL_SPLIT_ROUND_ROBIN = 0, /* blocks dealt to the pservers in order (Paddle's RoundRobin) */
+  RILL_SPLIT_HASH_NAME = 1,   /* pserver = FNV-1a-64(block name) % #pservers: the same in
+                                 every process and run (Paddle's HashName used Python's
+                                 per-process randomised hash) */
+  RILL_SPLIT_METHOD_COUNT
+} rill_split_method;
+
+typedef struct rill_transpile_config {
+  uint32_t struct_size;           /* sizeof(rill_transpile_config), set by the initializers */
+  const char *pservers;           /* "ip:port,ip:port,..." (required) */
+  int32_t trainers;               /* number of trainers (>= 1); default 1 */
+  int32_t trainer_id;             /* this trainer (0 .. trainers-1); default 0 */
+  bool sync_mode;                 /* default true */
+  bool slice_var_up;              /* cut variables into blocks; default true */
+  rill_split_method split_method; /* default RILL_SPLIT_ROUND_ROBIN */
+  int64_t min_block_size;         /* fewest elements in a block; default 8192, less is
+                                     refused */
+} rill_transpile_config;
+
+#define RILL_TRANSPILE_CONFIG_INIT                                                    \
+  {sizeof(rill_transpile_config), NULL, 1, 0, true, true, RILL_SPLIT_ROUND_ROBIN, 8192}
+RILL_API rill_transpile_config rill_transpile_default_config(void);
+
+typedef struct rill_transpiled rill_transpiled;
+
+/* Transpiles `main` (a training program with optimizer ops: op_role Optimize, inputs
+ * Param, Grad and LearningRate, op_role_var [param, grad]) and its `startup` program.
+ * Both are borrowed and left unchanged. INVALID_ARGUMENT for a bad config (no
+ * pservers, an empty or repeated endpoint, trainers < 1, trainer_id out of range,
+ * min_block_size < 8192, unknown struct_size) or a program without optimizer ops;
+ * UNIMPLEMENTED for what the transpiler does not handle (named in the message). */
+RILL_API rill_status *rill_program_transpile(const rill_program *main,
+                                             const rill_program *startup,
+                                             const rill_transpile_config *config,
+                                             rill_transpiled **out);
+RILL_API void rill_transpiled_destroy(rill_transpiled *transpiled);
+
+/* The trainer program: optimizer and LR-schedule ops removed; split_byref /
+ * split_selected_rows, send, send_barrier (sync), recv, fetch_barrier (sync) and
+ * concat added. Owned by `transpiled`. */
+RILL_API const rill_program *rill_transpiled_trainer_program(const rill_transpiled *transpiled);
+/* The endpoints, in the order of config->pservers. */
+RILL_API size_t rill_transpiled_num_pservers(const rill_transpiled *transpiled);
+RILL_API const char *rill_transpiled_pserver_endpoint(const rill_transpiled *transpiled,
+                                                      size_t i);
+/* The pserver program of `endpoint` (one listen_and_serv op in block 0, one optimize
+ * block per parameter block) and its startup program. NOT_FOUND for an endpoint not in
+ * config->pservers. Owned by `transpiled`. */
+RILL_API rill_status *rill_transpiled_pserver_program(const rill_transpiled *transpiled,
+                                                      const char *endpoint,
+                                                      const rill_program **out);
+RILL_API rill_status *rill_transpiled_pserver_startup(const rill_transpiled *transpiled,
+                                                      const char *endpoint,
+                                                      const rill_program **out);
+
 /* -------------------------------------------------------- program support ---- */
 
 /* What the Python package (python/rill) and `rill prune` need beyond the sections

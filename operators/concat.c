@@ -295,4 +295,24 @@ const rill_op_schema rill_schema_split = {
     .dtype_attr = -1,
 };
 
+/* split_byref: Paddle's split of a gradient into the row blocks the pservers hold
+ * (DistributeTranspiler's trainer program): split's tables, used with axis 0 and
+ * `sections`, so that split's inference and kernel serve it unchanged. Paddle's op has
+ * no `axis` attribute; its programs leave it at the default 0. */
+const rill_op_schema rill_schema_split_byref = {
+    .type = "split_byref",
+    .doc = "Out = X cut into row blocks of the given sections (split along axis 0).",
+    .inputs = split_inputs,
+    .ninputs = RILL_COUNTOF(split_inputs),
+    .outputs = split_outputs,
+    .noutputs = RILL_COUNTOF(split_outputs),
+    .attrs = split_attrs,
+    .nattrs = RILL_COUNTOF(split_attrs),
+    .flags = RILL_OP_INFER_READS_DATA,
+    .infer = split_infer,
+    .grad = NULL,
+    .kernel_dtype_slot = S_X,
+    .dtype_attr = -1,
+};
+
 RILL_OP_TABLE_CHECKS(concat);

@@ -30,6 +30,8 @@ from .layers import fluid_data as data, fluid_embedding as embedding
 from .framework import cpu_places, cuda_places
 from .executor import create_random_int_lodtensor
 from ._missing import FluidAPIMissing
+from . import transpiler
+from .transpiler import DistributeTranspiler, DistributeTranspilerConfig, HashName, RoundRobin
 
 # Fluid scripts reach a few classes through fluid.core.
 core.Scope = Scope

@@ -546,6 +546,47 @@ class ParamGrads(list):
         self._h = None
 
 
+class TranspileConfig(ctypes.Structure):
+    """rill_transpile_config (rill.h)."""
+    _fields_ = [('struct_size', ctypes.c_uint32), ('pservers', ctypes.c_char_p),
+                ('trainers', ctypes.c_int32), ('trainer_id', ctypes.c_int32),
+                ('sync_mode', ctypes.c_bool), ('slice_var_up', ctypes.c_bool),
+                ('split_method', ctypes.c_int), ('min_block_size', ctypes.c_int64)]
+
+
+_transpile = _fn('rill_program_transpile', c_status_p, ctypes.c_void_p, ctypes.c_void_p,
+                 ctypes.POINTER(TranspileConfig), ctypes.POINTER(ctypes.c_void_p))
+_transpiled_destroy = _fn('rill_transpiled_destroy', None, ctypes.c_void_p)
+_transpiled_trainer = _fn('rill_transpiled_trainer_program', ctypes.c_void_p, ctypes.c_void_p)
+_transpiled_pserver = _fn('rill_transpiled_pserver_program', c_status_p, ctypes.c_void_p,
+                          ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p))
+_transpiled_startup = _fn('rill_transpiled_pserver_startup', c_status_p, ctypes.c_void_p,
+                          ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p))
+
+
+def transpile(main, startup, pservers, trainers, trainer_id, sync_mode, slice_var_up,
+              split_method, min_block_size):
+    """rill_program_transpile over two CPrograms (startup may be None). Returns
+    (trainer bytes, {endpoint: (pserver bytes, pserver startup bytes)})."""
+    cfg = TranspileConfig(ctypes.sizeof(TranspileConfig), pservers.encode(), int(trainers),
+                          int(trainer_id), bool(sync_mode), bool(slice_var_up),
+                          int(split_method), int(min_block_size))
+    out = ctypes.c_void_p()
+    check(_transpile(main._h, startup._h if startup is not None else None, ctypes.byref(cfg),
+                     ctypes.byref(out)))
+    try:
+        trainer = serialize_handle(_transpiled_trainer(out))
+        per_ep = {}
+        for ep in pservers.split(','):
+            ps, ss = ctypes.c_void_p(), ctypes.c_void_p()
+            check(_transpiled_pserver(out, ep.encode(), ctypes.byref(ps)))
+            check(_transpiled_startup(out, ep.encode(), ctypes.byref(ss)))
+            per_ep[ep] = (serialize_handle(ps.value), serialize_handle(ss.value))
+        return trainer, per_ep
+    finally:
+        _transpiled_destroy(out)
+
+
 def serialize_handle(h):
     buf = ctypes.c_void_p()
     size = ctypes.c_size_t()

@@ -142,6 +142,9 @@ class Optimizer(object):
         return out
 
     def apply_gradients(self, params_grads, startup_program=None):
+        # By parameter name, as Fluid: the order of the optimizer ops decides how the
+        # distribute transpiler places parameter blocks on the pservers.
+        params_grads = sorted(params_grads, key=lambda pg: pg[0].name)
         ops = []
         for p, g in params_grads:
             program = p.block.program
