@@ -454,3 +454,83 @@ Test(rpc, secret_file_and_bad_endpoints) {
   cr_assert_eq(rill_status_code(st), RILL_INVALID_ARGUMENT);
   rill_status_destroy(st);
 }
+
+Test(rpc, deadline_comes_from_the_environment) {
+  setenv("RILL_RPC_DEADLINE_MS", "1234", 1);
+  rill_rpc_config cfg;
+  rill_rpc_config_init(&cfg);
+  cfg.secret = "";
+  rill_rpc_client *c;
+  cr_assert_null(rill_rpc_client_create(&cfg, &c));
+  cr_assert_eq(rill_rpc_client_deadline(c), 1234);
+  rill_rpc_client_set_deadline(c, 50);
+  cr_assert_eq(rill_rpc_client_deadline(c), 50);
+  rill_rpc_client_destroy(c);
+  setenv("RILL_RPC_DEADLINE_MS", "soon", 1);
+  cr_assert_eq(rill_rpc_config_deadline(&cfg), RILL_RPC_DEFAULT_DEADLINE_MS);
+  cfg.deadline_ms = 77;
+  cr_assert_eq(rill_rpc_config_deadline(&cfg), 77);
+  unsetenv("RILL_RPC_DEADLINE_MS");
+  cfg.deadline_ms = 0;
+  cr_assert_eq(rill_rpc_config_deadline(&cfg), RILL_RPC_DEFAULT_DEADLINE_MS);
+}
+
+Test(rpc, secret_from_the_environment_turns_on_curve) {
+  if (!rill_rpc_has_curve()) cr_skip_test("this libzmq has no CURVE: authentication not tested");
+  setenv("RILL_DIST_SECRET", "from-env", 1);
+  toy t;
+  toy_start(&t, "127.0.0.1:0", NULL); /* secret from the environment */
+  const char *ep = rill_rpc_server_endpoint(t.srv);
+  rill_rpc_client *env_client;
+  cr_assert_null(rill_rpc_client_create(NULL, &env_client));
+  rill_status *st = rill_rpc_wait_server(env_client, ep, 5000);
+  cr_assert_null(st, "%s", rill_status_message(st));
+  rill_rpc_client *plain = client(300, ""); /* "" overrides the environment: no secret */
+  st = rill_rpc_send_notice(plain, ep, RILL_RPC_COMPLETE, 0);
+  cr_assert_eq(rill_status_code(st), RILL_DEADLINE_EXCEEDED);
+  rill_status_destroy(st);
+  cr_assert_eq(atomic_load(&t.notices), 0);
+  unsetenv("RILL_DIST_SECRET");
+  rill_rpc_client_destroy(plain);
+  rill_rpc_client_destroy(env_client);
+  toy_stop(&t);
+}
+
+/* A peer that knows the server's public key but not the client key derived from the
+ * secret is refused by the server's authentication handler. */
+static bool curve_ping(const char *ep, const char *server_pub, const char *pub, const char *sec) {
+  void *ctx = zmq_ctx_new();
+  void *s = zmq_socket(ctx, ZMQ_DEALER);
+  int zero = 0;
+  zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof zero);
+  zmq_setsockopt(s, ZMQ_CURVE_SERVERKEY, server_pub, 41);
+  zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, pub, 41);
+  zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, sec, 41);
+  char addr[80];
+  snprintf(addr, sizeof addr, "tcp://%s", ep);
+  cr_assert_eq(zmq_connect(s, addr), 0);
+  uint8_t ping[16] = {'R', 'L', 1, 4, 0, 0, 0, 0, 7};
+  cr_assert_eq(zmq_send(s, ping, sizeof ping, 0), 16);
+  zmq_pollitem_t it = {s, 0, ZMQ_POLLIN, 0};
+  bool answered = zmq_poll(&it, 1, 700) == 1;
+  zmq_close(s);
+  zmq_ctx_term(ctx);
+  return answered;
+}
+
+Test(rpc, curve_server_admits_only_the_derived_client_key) {
+  if (!rill_rpc_has_curve()) cr_skip_test("this libzmq has no CURVE: authentication not tested");
+  rill_rpc_config cfg;
+  rill_rpc_config_init(&cfg);
+  cfg.secret = "k";
+  toy t;
+  toy_start(&t, "127.0.0.1:0", &cfg);
+  char k[4][41];
+  cr_assert_null(rill_rpc_derive_keys("k", k[0], k[1], k[2], k[3]));
+  char rnd_pub[41], rnd_sec[41];
+  cr_assert_eq(zmq_curve_keypair(rnd_pub, rnd_sec), 0);
+  const char *ep = rill_rpc_server_endpoint(t.srv);
+  cr_assert_not(curve_ping(ep, k[0], rnd_pub, rnd_sec), "a foreign client key got service");
+  cr_assert(curve_ping(ep, k[0], k[2], k[3]), "the derived client key is refused");
+  toy_stop(&t);
+}
