@@ -901,6 +901,9 @@ rill_status *rill_rpc_server_reply_ok(rill_rpc_server *s, rill_rpc_request *req)
 rill_status *rill_rpc_server_reply_var(rill_rpc_server *s, rill_rpc_request *req,
                                        const rill_variable *var) {
   if (req->replied) return send_reply(s, req, K_VAR, 0, NULL, NULL);
+  if (!var)
+    return rill_error(RILL_INVALID_ARGUMENT, "rpc: no variable to answer the get of '%s' from %s",
+                      req->meta.varname, req->peer);
   rill_rpc_payload p;
   RILL_TRY(rill_rpc_encode(req->meta.varname, var, req->meta.out_varname, req->meta.trainer_id,
                            &p));

@@ -534,3 +534,35 @@ Test(rpc, curve_server_admits_only_the_derived_client_key) {
   cr_assert(curve_ping(ep, k[0], k[2], k[3]), "the derived client key is refused");
   toy_stop(&t);
 }
+
+Test(rpc, each_request_is_answered_once) {
+  rill_rpc_server *s;
+  cr_assert_null(rill_rpc_server_create("127.0.0.1:0", NULL, &s));
+  rill_rpc_client *c = client(5000, NULL);
+  getter g = {.c = c, .ep = rill_rpc_server_endpoint(s)};
+  pthread_t th;
+  pthread_create(&th, NULL, get_main, &g);
+  rill_rpc_request *r = NULL;
+  for (int i = 0; i < 100 && !r; i++) cr_assert_null(rill_rpc_server_next(s, 50, &r));
+  cr_assert_not_null(r);
+  cr_assert_eq(r->kind, RILL_RPC_GET);
+  cr_assert_str_eq(r->meta.varname, "p");
+  rill_status *st = rill_rpc_server_reply_var(s, r, NULL);
+  cr_assert_eq(rill_status_code(st), RILL_INVALID_ARGUMENT);
+  rill_status_destroy(st);
+  rill_status *why = rill_error(RILL_OUT_OF_RANGE, "step 7 is over");
+  cr_assert_null(rill_rpc_server_reply_error(s, r, why));
+  rill_status_destroy(why);
+  st = rill_rpc_server_reply_ok(s, r);
+  cr_assert_eq(rill_status_code(st), RILL_FAILED_PRECONDITION);
+  rill_status_destroy(st);
+  rill_rpc_request_destroy(r);
+  pthread_join(th, NULL);
+  cr_assert_eq(rill_status_code(g.st), RILL_OUT_OF_RANGE);
+  cr_assert(strstr(rill_status_message(g.st), "step 7 is over"), "%s", rill_status_message(g.st));
+  cr_assert(strstr(rill_status_message(g.st), "'p'"));
+  rill_status_destroy(g.st);
+  rill_variable_clear(&g.out);
+  rill_rpc_client_destroy(c);
+  rill_rpc_server_destroy(s);
+}
