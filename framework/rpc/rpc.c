@@ -530,6 +530,7 @@ struct rill_rpc_server {
   void *pull;   /* I/O thread only: replies from any thread */
   void *push;   /* under push_lock */
   void *zap;    /* I/O thread only; NULL without a secret */
+  void *monitor; /* I/O thread only: the ROUTER's connection events */
   pthread_mutex_t push_lock;
   pthread_mutex_t lock; /* queue */
   pthread_cond_t cond;
@@ -538,6 +539,7 @@ struct rill_rpc_server {
   bool started;
   atomic_bool stop;
   _Atomic uint64_t rejected;
+  atomic_int peers;
   keys keys;
   uint8_t client_key[32];
   int port;
@@ -546,6 +548,10 @@ struct rill_rpc_server {
 
 int rill_rpc_server_port(const rill_rpc_server *s) { return s->port; }
 const char *rill_rpc_server_endpoint(const rill_rpc_server *s) { return s->endpoint; }
+int rill_rpc_server_peers(const rill_rpc_server *s) {
+  return atomic_load(&((rill_rpc_server *)s)->peers);
+}
+
 uint64_t rill_rpc_server_rejected(const rill_rpc_server *s) {
   return atomic_load(&((rill_rpc_server *)s)->rejected);
 }
@@ -720,11 +726,29 @@ static void handle_zap(rill_rpc_server *s) {
   for (int i = 0; i < n; i++) zmq_msg_close(&f[i]);
 }
 
+/* Connection events of the ROUTER: [uint16 event, uint32 value][address]. A peer whose
+ * heartbeats stop is disconnected by ZeroMQ and counted out here. */
+static void handle_monitor(rill_rpc_server *s) {
+  zmq_msg_t parts[MAX_PARTS];
+  int n;
+  while (recv_parts(s->monitor, parts, &n, ZMQ_DONTWAIT) == 0) {
+    if (n >= 1 && zmq_msg_size(&parts[0]) >= 2) {
+      const uint8_t *e = zmq_msg_data(&parts[0]);
+      uint16_t event = (uint16_t)(e[0] | e[1] << 8); /* host order: little-endian */
+      if (event == ZMQ_EVENT_ACCEPTED) atomic_fetch_add(&s->peers, 1);
+      if (event == ZMQ_EVENT_DISCONNECTED) atomic_fetch_sub(&s->peers, 1);
+    }
+    close_parts(parts, n);
+  }
+}
+
 static void *server_main(void *arg) {
   rill_rpc_server *s = arg;
-  zmq_pollitem_t items[3] = {
-      {s->router, 0, ZMQ_POLLIN, 0}, {s->pull, 0, ZMQ_POLLIN, 0}, {s->zap, 0, ZMQ_POLLIN, 0}};
-  int nitems = s->zap ? 3 : 2;
+  zmq_pollitem_t items[4] = {{s->router, 0, ZMQ_POLLIN, 0},
+                             {s->pull, 0, ZMQ_POLLIN, 0},
+                             {s->monitor, 0, ZMQ_POLLIN, 0},
+                             {s->zap, 0, ZMQ_POLLIN, 0}};
+  int nitems = s->zap ? 4 : 3;
   while (!atomic_load(&s->stop)) {
     int n = zmq_poll(items, nitems, 50);
     if (n < 0) {
@@ -732,7 +756,8 @@ static void *server_main(void *arg) {
       continue;
     }
     if (items[1].revents & ZMQ_POLLIN) forward_replies(s);
-    if (nitems > 2 && (items[2].revents & ZMQ_POLLIN)) handle_zap(s);
+    if (items[2].revents & ZMQ_POLLIN) handle_monitor(s);
+    if (nitems > 3 && (items[3].revents & ZMQ_POLLIN)) handle_zap(s);
     if (items[0].revents & ZMQ_POLLIN)
       for (int i = 0; i < 64; i++) {
         int ev = 0;
@@ -754,6 +779,7 @@ void rill_rpc_server_destroy(rill_rpc_server *s) {
   if (s->pull) zmq_close(s->pull);
   if (s->push) zmq_close(s->push);
   if (s->zap) zmq_close(s->zap);
+  if (s->monitor) zmq_close(s->monitor);
   if (s->ctx) zmq_ctx_term(s->ctx);
   for (queued *q = s->head, *next; q; q = next) {
     next = q->next;
@@ -811,8 +837,14 @@ rill_status *rill_rpc_server_create(const char *endpoint, const rill_rpc_config 
       zmq_setsockopt(s->router, ZMQ_CURVE_SERVER, &one, sizeof one);
       zmq_setsockopt(s->router, ZMQ_CURVE_SECRETKEY, s->keys.server_secret, 41);
     }
+    char mon[64];
+    snprintf(mon, sizeof mon, "inproc://rill-rpc-monitor-%p", (void *)s);
     if (zmq_bind(s->pull, inproc) || zmq_connect(s->push, inproc))
       st = rill_error(RILL_INTERNAL, "rpc: cannot connect the reply channel: %s",
+                      zmq_strerror(errno));
+    else if (zmq_socket_monitor(s->router, mon, ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED) ||
+             !(s->monitor = zmq_socket(s->ctx, ZMQ_PAIR)) || zmq_connect(s->monitor, mon))
+      st = rill_error(RILL_INTERNAL, "rpc: cannot watch the server's connections: %s",
                       zmq_strerror(errno));
     else if (zmq_bind(s->router, address))
       st = rill_error(RILL_UNAVAILABLE, "rpc: cannot bind %s: %s", endpoint, zmq_strerror(errno));

@@ -117,6 +117,9 @@ void rill_rpc_server_destroy(rill_rpc_server *s);
 int rill_rpc_server_port(const rill_rpc_server *s);
 /* "127.0.0.1:PORT": the address bound. */
 const char *rill_rpc_server_endpoint(const rill_rpc_server *s);
+/* Peers connected now. A peer that stops answering ZeroMQ's heartbeats (a frozen or
+ * unplugged process) is dropped after heartbeat_timeout_ms and no longer counted. */
+int rill_rpc_server_peers(const rill_rpc_server *s);
 /* Malformed requests answered with an error so far. */
 uint64_t rill_rpc_server_rejected(const rill_rpc_server *s);
 

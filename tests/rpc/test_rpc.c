@@ -1,10 +1,12 @@
 /* Client and server on 127.0.0.1, the server's loop on a thread of this process. */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -564,5 +566,52 @@ Test(rpc, each_request_is_answered_once) {
   rill_status_destroy(g.st);
   rill_variable_clear(&g.out);
   rill_rpc_client_destroy(c);
+  rill_rpc_server_destroy(s);
+}
+
+/* A peer that freezes (SIGSTOP: its socket stays open, nothing answers) is found dead by
+ * the heartbeats and counted out; without them the connection would stay up. */
+Test(rpc, heartbeats_drop_a_frozen_peer) {
+  int fds[2];
+  cr_assert_eq(pipe(fds), 0);
+  pid_t child = fork();
+  cr_assert_geq(child, 0);
+  if (child == 0) {
+    char ep[64] = {0};
+    close(fds[1]);
+    if (read(fds[0], ep, sizeof ep - 1) <= 0) _exit(1);
+    void *ctx = zmq_ctx_new();
+    void *s = zmq_socket(ctx, ZMQ_DEALER);
+    char addr[80];
+    snprintf(addr, sizeof addr, "tcp://%s", ep);
+    zmq_connect(s, addr);
+    uint8_t ping[16] = {'R', 'L', 1, 4};
+    zmq_send(s, ping, sizeof ping, 0);
+    for (;;) pause();
+  }
+  close(fds[0]);
+  rill_rpc_config cfg;
+  rill_rpc_config_init(&cfg);
+  cfg.secret = "";
+  cfg.heartbeat_ivl_ms = 100;
+  cfg.heartbeat_timeout_ms = 500;
+  rill_rpc_server *s;
+  cr_assert_null(rill_rpc_server_create("127.0.0.1:0", &cfg, &s));
+  const char *ep = rill_rpc_server_endpoint(s);
+  cr_assert_eq(write(fds[1], ep, strlen(ep)), (ssize_t)strlen(ep));
+  close(fds[1]);
+  int64_t t0 = ms_now();
+  while (rill_rpc_server_peers(s) < 1 && ms_now() - t0 < 5000) usleep(10 * 1000);
+  cr_assert_eq(rill_rpc_server_peers(s), 1, "the child never connected");
+  usleep(700 * 1000); /* alive: it answers the heartbeats */
+  cr_assert_eq(rill_rpc_server_peers(s), 1, "a live peer was dropped");
+  kill(child, SIGSTOP);
+  t0 = ms_now();
+  while (rill_rpc_server_peers(s) > 0 && ms_now() - t0 < 5000) usleep(10 * 1000);
+  int64_t took = ms_now() - t0;
+  kill(child, SIGKILL);
+  waitpid(child, NULL, 0);
+  cr_assert_eq(rill_rpc_server_peers(s), 0, "the frozen peer is still counted");
+  cr_assert_lt(took, 3000, "took %lld ms", (long long)took);
   rill_rpc_server_destroy(s);
 }
