@@ -384,3 +384,26 @@ Test(backends, op_on_an_unregistered_place_is_named) {
                "'scale': place cuda:0 has no registered backend (registered backends: cpu)");
   rill_program_destroy(p);
 }
+
+/* Kernels added one by one or in a plugin's batch pass the check a backend's kernels
+ * pass: their device kind must have a registered backend. */
+Test(backends, kernels_need_a_registered_backend) {
+  rill_kernel_def k = {"scale", FAKE_DEVICE, RILL_DTYPE_FP64, fake_scale};
+  expect_error(rill_registry_add_kernel(&k), RILL_UNIMPLEMENTED,
+               "kernel of op 'scale' for cuda:0, which has no registered backend (registered: cpu)");
+  cr_assert_null(rill_kernel_find("scale", FAKE_DEVICE, RILL_DTYPE_FP64));
+  static const rill_slot_schema io[] = {{"X", 0, ""}};
+  static const rill_op_schema op = {.type = "test_backend_batch_op", .inputs = io, .ninputs = 1,
+                                    .outputs = io, .noutputs = 1, .kernel_dtype_slot = 0,
+                                    .dtype_attr = -1};
+  const rill_op_schema *ops[] = {&op};
+  rill_kernel_def bk = {"test_backend_batch_op", FAKE_DEVICE, RILL_DTYPE_FP32, fake_scale};
+  expect_error(rill_registry_add_batch(ops, 1, &bk, 1), RILL_UNIMPLEMENTED,
+               "which has no registered backend");
+  cr_assert_null(rill_schema_find("test_backend_batch_op"));
+  OK(rill_registry_add_backend(&fake_backend));
+  OK(rill_registry_add_kernel(&k));
+  cr_assert_eq(rill_kernel_find("scale", FAKE_DEVICE, RILL_DTYPE_FP64), fake_scale);
+  OK(rill_registry_add_batch(ops, 1, &bk, 1));
+  cr_assert_eq(rill_kernel_find("test_backend_batch_op", FAKE_DEVICE, RILL_DTYPE_FP32), fake_scale);
+}
