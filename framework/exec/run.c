@@ -99,13 +99,29 @@ static rill_status *bind_feeds(rill_plan *p, rill_tensor *const *feeds) {
   return NULL;
 }
 
-/* Gives an in-place output its own copy of the data before it is resized. */
+/* dst := a copy of src on `place`, its memory from `mem`, copied by the backends of the
+ * two places. */
+static rill_status *copy_to_place(rill_tensor *dst, const rill_tensor *src, rill_place place,
+                                  const rill_device_memory *mem) {
+  RILL_TRY(rill_tensor_alloc_on(dst, src->dtype, &src->dims, place, mem));
+  RILL_TRY(rill_lod_copy(&dst->lod, &src->lod));
+  return rill_backend_copy(place, rill_tensor_ptr(dst), rill_tensor_place(src),
+                           rill_tensor_ptr(src), rill_tensor_nbytes(src));
+}
+
+/* Gives an in-place output its own copy of the data before it is resized, on the place
+ * the data is. */
 static rill_status *privatize(rill_tensor *t) {
   if (!t->buf || (atomic_load_explicit(&t->buf->refs, memory_order_acquire) == 1 && t->buf->owned))
     return NULL;
   rill_tensor tmp;
   rill_tensor_init(&tmp);
-  RILL_TRY(rill_tensor_copy(&tmp, t));
+  rill_status *st = t->buf->mem ? copy_to_place(&tmp, t, t->buf->place, t->buf->mem)
+                                : rill_tensor_copy(&tmp, t);
+  if (st) {
+    rill_tensor_clear(&tmp);
+    return st;
+  }
   rill_tensor_swap(&tmp, t);
   rill_tensor_clear(&tmp);
   return NULL;
@@ -215,11 +231,7 @@ static rill_status *stage_inputs(rill_plan *p, plan_op *op, staged_input **out, 
       st = rill_error(RILL_INTERNAL, "a new variable is not a tensor");
       break;
     }
-    if (!(st = rill_tensor_alloc_on(dst, src->dtype, &src->dims, op->place, mem)) &&
-        !(st = rill_lod_copy(&dst->lod, &src->lod)))
-      st = rill_backend_copy(op->place, rill_tensor_ptr(dst), rill_tensor_place(src),
-                             rill_tensor_ptr(src), rill_tensor_nbytes(src));
-    if (st) {
+    if ((st = copy_to_place(dst, src, op->place, mem))) {
       char from[RILL_PLACE_STR_MAX], to[RILL_PLACE_STR_MAX];
       st = rill_status_wrap(st, "copying input '%s' from %s to %s", p->vars[p->in_id[k]].name,
                             rill_place_str(rill_tensor_place(src), from, sizeof from),
@@ -329,10 +341,7 @@ static void run_cleanup(rill_plan *p) {
 static rill_status *fetch_to_host(rill_tensor *t, const rill_tensor *src) {
   rill_place at = rill_tensor_place(src);
   if (at.device == RILL_HOST_DEVICE) return rill_tensor_share(t, src);
-  RILL_TRY(rill_tensor_alloc(t, src->dtype, &src->dims));
-  RILL_TRY(rill_lod_copy(&t->lod, &src->lod));
-  return rill_backend_copy((rill_place){RILL_HOST_DEVICE, 0}, rill_tensor_ptr(t), at,
-                           rill_tensor_ptr(src), rill_tensor_nbytes(src));
+  return copy_to_place(t, src, (rill_place){RILL_HOST_DEVICE, 0}, NULL);
 }
 
 static rill_status *fetch_outputs(rill_plan *p, rill_tensor **outputs) {
