@@ -405,6 +405,13 @@ static rill_status *check_schema(const rill_op_desc *op) {
   for (size_t i = 0; i < op->nattrs; i++) {
     const rill_attr *a = &op->attrs[i];
     int k = rill_schema_attr_index(s, a->name);
+    if (k < 0 && strcmp(a->name, RILL_OP_DEVICE_ATTR) == 0) {
+      /* Paddle's per-op placement, which every op takes (registry.h). */
+      if (a->value.type != RILL_ATTR_STRING)
+        return rill_error(RILL_INVALID_ARGUMENT, "op '%s': attribute '%s' is %s, not STRING",
+                          op->type, a->name, rill_attr_type_name(a->value.type));
+      continue;
+    }
     if (k < 0) return rill_error(RILL_INVALID_ARGUMENT, "op '%s' has no attribute '%s'", op->type, a->name);
     if (!attr_fits(s->attrs[k].type, &a->value))
       return rill_error(RILL_INVALID_ARGUMENT, "op '%s': attribute '%s' is %s, the schema wants %s",

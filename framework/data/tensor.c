@@ -5,9 +5,13 @@
 #include "framework/base/alloc.h"
 
 rill_buffer *rill_buffer_alloc(size_t size, rill_place place) {
+  return rill_buffer_alloc_on(size, place, NULL);
+}
+
+rill_buffer *rill_buffer_alloc_on(size_t size, rill_place place, const rill_device_memory *mem) {
   rill_buffer *b = rill_malloc(sizeof *b);
   if (!b) return NULL;
-  b->data = rill_aligned_alloc(size, RILL_TENSOR_ALIGN);
+  b->data = mem ? mem->alloc(mem, place, size ? size : 1) : rill_aligned_alloc(size, RILL_TENSOR_ALIGN);
   if (!b->data) {
     rill_free(b);
     return NULL;
@@ -19,6 +23,7 @@ rill_buffer *rill_buffer_alloc(size_t size, rill_place place) {
   b->deleter = NULL;
   b->deleter_ctx = NULL;
   b->owned = true;
+  b->mem = mem;
   return b;
 }
 
@@ -34,6 +39,7 @@ rill_buffer *rill_buffer_wrap(void *data, size_t size, rill_place place,
   b->deleter = deleter;
   b->deleter_ctx = ctx;
   b->owned = false;
+  b->mem = NULL;
   return b;
 }
 
@@ -46,6 +52,8 @@ void rill_buffer_release(rill_buffer *buf) {
   if (atomic_fetch_sub_explicit(&buf->refs, 1, memory_order_acq_rel) != 1) return;
   if (buf->deleter)
     buf->deleter(buf->data, buf->deleter_ctx);
+  else if (buf->owned && buf->mem)
+    buf->mem->free(buf->mem, buf->place, buf->data);
   else if (buf->owned)
     rill_free(buf->data);
   rill_free(buf);
@@ -136,6 +144,11 @@ size_t rill_tensor_nbytes(const rill_tensor *t) {
 }
 
 rill_status *rill_tensor_alloc(rill_tensor *t, rill_dtype dtype, const rill_dims *dims) {
+  return rill_tensor_alloc_on(t, dtype, dims, (rill_place){RILL_DEVICE_CPU, 0}, NULL);
+}
+
+rill_status *rill_tensor_alloc_on(rill_tensor *t, rill_dtype dtype, const rill_dims *dims,
+                                  rill_place place, const rill_device_memory *mem) {
   size_t esize = rill_dtype_size(dtype);
   if (!esize) return rill_error(RILL_INVALID_ARGUMENT, "cannot allocate a tensor of dtype %d", dtype);
   int64_t numel;
@@ -147,10 +160,11 @@ rill_status *rill_tensor_alloc(rill_tensor *t, rill_dtype dtype, const rill_dims
   }
   rill_buffer *buf = t->buf;
   bool reuse = buf && atomic_load_explicit(&buf->refs, memory_order_acquire) == 1 &&
-               buf->owned && t->offset == 0 && buf->size >= bytes &&
+               buf->owned && buf->mem == mem && buf->place.device == place.device &&
+               buf->place.id == place.id && t->offset == 0 && buf->size >= bytes &&
                buf->size <= 2 * bytes + 4096;
   if (!reuse) {
-    rill_buffer *nb = rill_buffer_alloc(bytes, (rill_place){RILL_DEVICE_CPU, 0});
+    rill_buffer *nb = rill_buffer_alloc_on(bytes, place, mem);
     if (!nb) return rill_error(RILL_OUT_OF_MEMORY, "out of memory allocating %zu bytes", bytes);
     rill_buffer_release(t->buf);
     t->buf = nb;

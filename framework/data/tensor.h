@@ -11,6 +11,16 @@
 #include "framework/base/dims.h"
 #include "framework/base/status.h"
 
+/* How a device allocates tensor memory: a backend's `memory` member
+ * (framework/registry/registry.h). A buffer keeps the table it came from and frees its
+ * data through it; NULL stands for the library's allocator on the host. Tables live for
+ * the process. */
+typedef struct rill_device_memory rill_device_memory;
+struct rill_device_memory {
+  void *(*alloc)(const rill_device_memory *m, rill_place place, size_t bytes);
+  void (*free)(const rill_device_memory *m, rill_place place, void *p);
+};
+
 /* Memory shared by tensors. The deleter (NULL: the library's allocator owns `data`)
  * runs when the last reference is released. */
 typedef struct rill_buffer {
@@ -20,7 +30,8 @@ typedef struct rill_buffer {
   rill_place place;
   void (*deleter)(void *data, void *ctx);
   void *deleter_ctx;
-  bool owned; /* data came from the library's allocator */
+  bool owned; /* data came from the library's allocator, or from `mem` */
+  const rill_device_memory *mem; /* owned device memory's allocator; NULL: the host's */
   /* Readers outside any run that need the bytes unchanged while they hold a reference
    * (a checkpoint being written from the buffer). Writers inside a run already copy a
    * buffer with other references before writing it (rill_tensor_alloc, the executor's
@@ -30,6 +41,9 @@ typedef struct rill_buffer {
 
 /* A new buffer of `size` bytes, RILL_TENSOR_ALIGN-aligned; NULL when out of memory. */
 rill_buffer *rill_buffer_alloc(size_t size, rill_place place);
+/* A new buffer of `size` bytes on `place`, from `mem` (NULL: the host allocator, as
+ * rill_buffer_alloc). */
+rill_buffer *rill_buffer_alloc_on(size_t size, rill_place place, const rill_device_memory *mem);
 /* Wraps caller memory; NULL when out of memory (the deleter is then not called). */
 rill_buffer *rill_buffer_wrap(void *data, size_t size, rill_place place,
                               void (*deleter)(void *data, void *ctx), void *ctx);
@@ -73,6 +87,15 @@ bool rill_tensor_is_set(const rill_tensor *t);
  * holds the bytes: the buffer is kept when this tensor is its only user and it is large
  * enough, else a new one is allocated (old contents are not preserved). Keeps LoD. */
 rill_status *rill_tensor_alloc(rill_tensor *t, rill_dtype dtype, const rill_dims *dims);
+/* rill_tensor_alloc on a device: the buffer is kept only when it is on `place` and from
+ * `mem`, else a new one comes from `mem` (NULL: the host allocator, and `place` must be
+ * the host's). */
+rill_status *rill_tensor_alloc_on(rill_tensor *t, rill_dtype dtype, const rill_dims *dims,
+                                  rill_place place, const rill_device_memory *mem);
+/* Where the tensor's data lives: its buffer's place (the host's when it has none). */
+static inline rill_place rill_tensor_place(const rill_tensor *t) {
+  return t->buf ? t->buf->place : (rill_place){RILL_DEVICE_CPU, 0};
+}
 /* Makes dst a view sharing src's buffer, dims, dtype and LoD. */
 rill_status *rill_tensor_share(rill_tensor *dst, const rill_tensor *src);
 /* Deep copy into dst's own buffer. */

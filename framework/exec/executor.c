@@ -16,9 +16,7 @@
 rill_status *rill_exec_create(const rill_executor_options *options, rill_executor **out) {
   rill_executor_options opts = RILL_EXECUTOR_OPTIONS_INIT;
   if (options) opts = *options;
-  if (opts.place.device != RILL_DEVICE_CPU)
-    return rill_error(RILL_UNIMPLEMENTED, "executor: device %d is not available (CPU only)",
-                      (int)opts.place.device);
+  RILL_TRY(rill_status_wrap(rill_place_check(opts.place), "executor"));
   if (opts.num_threads < 0)
     return rill_error(RILL_INVALID_ARGUMENT, "executor: num_threads must be >= 0, not %d",
                       (int)opts.num_threads);

@@ -351,6 +351,20 @@ static rill_status *bind_feeds_fetches(rill_plan *p, name_table *names, const ri
   return NULL;
 }
 
+/* Where an op runs: the place its `op_device` attribute names (Paddle's per-op
+ * placement: "cpu", "gpu:0", or a backend's name), else the executor's. The place
+ * must have a registered backend. */
+static rill_status *op_place(const rill_executor *exe, const rill_op_desc *d, rill_place *place,
+                             const rill_backend **backend) {
+  *place = exe->options.place;
+  const rill_attr *a = rill_op_attr(d, RILL_OP_DEVICE_ATTR);
+  if (a && a->value.type == RILL_ATTR_STRING && a->value.v.s && *a->value.v.s)
+    RILL_TRY(rill_place_parse(a->value.v.s, place));
+  RILL_TRY(rill_place_check(*place));
+  *backend = rill_backend_find(place->device);
+  return NULL;
+}
+
 rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog, int32_t block,
                              const char *const *feed_names, size_t nfeeds,
                              const char *const *fetch_names, size_t nfetch, rill_plan **out) {
@@ -455,11 +469,14 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog, int32
   for (size_t i = 0; i < p->nops; i++) {
     plan_op *op = &p->ops[i];
     op->kernel_dtype = op_kernel_dtype(op, p);
-    op->kernel = rill_kernel_find(op->type, exe->options.place.device, op->kernel_dtype);
+    if ((st = op_place(exe, &b->ops[i], &op->place, &op->backend))) {
+      st = rill_status_wrap(st, OP_CONTEXT_FMT, (int)block, (int)op->index, op->type);
+      goto fail;
+    }
+    op->kernel = rill_kernel_find(op->type, op->place.device, op->kernel_dtype);
     if (!op->kernel) {
-      st = rill_error(RILL_UNIMPLEMENTED, "block %d, op #%zu '%s': no %s kernel for dtype %s",
-                      (int)block, i,
-                      op->type, exe->options.place.device == RILL_DEVICE_CPU ? "CPU" : "CUDA",
+      st = rill_error(RILL_UNIMPLEMENTED, "block %d, op #%zu '%s': backend '%s' has no kernel for dtype %s",
+                      (int)block, i, op->type, op->backend->name,
                       rill_dtype_name(op->kernel_dtype));
       goto fail;
     }

@@ -50,6 +50,11 @@ typedef struct plan_op {
    * unless the schema's inference reads data (RILL_OP_INFER_READS_DATA). */
   bool infer_valid;
   int32_t dtype_arg; /* flat input index whose dtype picks the kernel, or -1 */
+  /* Where the op runs: the executor's place, or the op's `op_device` attribute. Inputs
+   * on another place are copied here before the kernel runs; outputs are allocated here
+   * by the backend's memory. */
+  rill_place place;
+  const rill_backend *backend;
   uint32_t in_begin, in_end, out_begin, out_end;
   rill_attr_value *attrs;
   rill_infer_ctx ictx;

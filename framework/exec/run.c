@@ -99,13 +99,29 @@ static rill_status *bind_feeds(rill_plan *p, rill_tensor *const *feeds) {
   return NULL;
 }
 
-/* Gives an in-place output its own copy of the data before it is resized. */
+/* dst := a copy of src on `place`, its memory from `mem`, copied by the backends of the
+ * two places. */
+static rill_status *copy_to_place(rill_tensor *dst, const rill_tensor *src, rill_place place,
+                                  const rill_device_memory *mem) {
+  RILL_TRY(rill_tensor_alloc_on(dst, src->dtype, &src->dims, place, mem));
+  RILL_TRY(rill_lod_copy(&dst->lod, &src->lod));
+  return rill_backend_copy(place, rill_tensor_ptr(dst), rill_tensor_place(src),
+                           rill_tensor_ptr(src), rill_tensor_nbytes(src));
+}
+
+/* Gives an in-place output its own copy of the data before it is resized, on the place
+ * the data is. */
 static rill_status *privatize(rill_tensor *t) {
   if (!t->buf || (atomic_load_explicit(&t->buf->refs, memory_order_acquire) == 1 && t->buf->owned))
     return NULL;
   rill_tensor tmp;
   rill_tensor_init(&tmp);
-  RILL_TRY(rill_tensor_copy(&tmp, t));
+  rill_status *st = t->buf->mem ? copy_to_place(&tmp, t, t->buf->place, t->buf->mem)
+                                : rill_tensor_copy(&tmp, t);
+  if (st) {
+    rill_tensor_clear(&tmp);
+    return st;
+  }
   rill_tensor_swap(&tmp, t);
   rill_tensor_clear(&tmp);
   return NULL;
@@ -115,9 +131,14 @@ static rill_status *privatize(rill_tensor *t) {
  * tensor has none, and keeps any private buffer that is large enough (a shared buffer
  * is sized for the largest member, so the "not more than twice too large" rule of
  * rill_tensor_alloc does not apply). */
+static bool buf_on(const rill_buffer *b, rill_place place, const rill_device_memory *mem) {
+  return b->mem == mem && b->place.device == place.device && b->place.id == place.id;
+}
+
 static rill_status *alloc_shared(rill_tensor *t, rill_tensor *holder, rill_dtype dtype,
-                                 const rill_dims *dims) {
-  if (!t->buf && holder->buf) {
+                                 const rill_dims *dims, rill_place place,
+                                 const rill_device_memory *mem) {
+  if (!t->buf && holder->buf && buf_on(holder->buf, place, mem)) {
     t->buf = holder->buf;
     t->offset = 0;
     holder->buf = NULL;
@@ -125,7 +146,7 @@ static rill_status *alloc_shared(rill_tensor *t, rill_tensor *holder, rill_dtype
   rill_buffer *b = t->buf;
   int64_t numel;
   size_t bytes, esize = rill_dtype_size(dtype);
-  if (b && esize && b->owned && t->offset == 0 &&
+  if (b && esize && b->owned && buf_on(b, place, mem) && t->offset == 0 &&
       atomic_load_explicit(&b->refs, memory_order_acquire) == 1 &&
       rill_dims_numel(dims, INT64_MAX, &numel) && rill_mul_size((size_t)numel, esize, &bytes) &&
       b->size >= bytes) {
@@ -133,7 +154,7 @@ static rill_status *alloc_shared(rill_tensor *t, rill_tensor *holder, rill_dtype
     t->dims = *dims;
     return NULL;
   }
-  return rill_tensor_alloc(t, dtype, dims);
+  return rill_tensor_alloc_on(t, dtype, dims, place, mem);
 }
 
 /* Sets op's input metas from the tensors its inputs hold now; true when one differs from
@@ -165,7 +186,72 @@ static bool refresh_in_metas(rill_plan *p, const plan_op *op) {
   return changed;
 }
 
-static rill_status *run_op(rill_plan *p, plan_op *op, struct rill_device_ctx *dev) {
+/* An input of an op that lives on another place than the op's: for the kernel's call,
+ * the op's input k reads `copy`, a copy on the op's place, instead of `orig`. */
+typedef struct staged_input {
+  uint32_t k;
+  rill_variable *orig;
+  rill_variable copy;
+} staged_input;
+
+static bool on_other_place(const plan_op *op, const rill_variable *v) {
+  if (!v || v->kind != RILL_VARKIND_TENSOR || !v->u.tensor.buf) return false;
+  rill_place at = v->u.tensor.buf->place;
+  return at.device != op->place.device || at.id != op->place.id;
+}
+
+static void unstage_inputs(rill_plan *p, staged_input *staged, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    p->in_var[staged[i].k] = staged[i].orig;
+    rill_variable_clear(&staged[i].copy);
+  }
+  rill_free(staged);
+}
+
+/* Copies every dense input on another place to the op's place (through the two
+ * backends' copy functions) and points the op's input at the copy. */
+static rill_status *stage_inputs(rill_plan *p, plan_op *op, staged_input **out, uint32_t *nout) {
+  uint32_t n = 0;
+  for (uint32_t k = op->in_begin; k < op->in_end; k++) n += on_other_place(op, p->in_var[k]);
+  if (!n) return NULL;
+  staged_input *staged = rill_calloc(n, sizeof *staged);
+  if (!staged) return rill_oom();
+  const rill_device_memory *mem = rill_backend_tensor_memory(op->backend);
+  rill_status *st = NULL;
+  uint32_t done = 0;
+  for (uint32_t k = op->in_begin; k < op->in_end && !st; k++) {
+    if (!on_other_place(op, p->in_var[k])) continue;
+    staged_input *s = &staged[done++];
+    s->k = k;
+    s->orig = p->in_var[k];
+    rill_variable_init(&s->copy);
+    const rill_tensor *src = &s->orig->u.tensor;
+    rill_tensor *dst = rill_variable_tensor(&s->copy);
+    if (!dst) {
+      st = rill_error(RILL_INTERNAL, "a new variable is not a tensor");
+      break;
+    }
+    if ((st = copy_to_place(dst, src, op->place, mem))) {
+      char from[RILL_PLACE_STR_MAX], to[RILL_PLACE_STR_MAX];
+      st = rill_status_wrap(st, "copying input '%s' from %s to %s", p->vars[p->in_id[k]].name,
+                            rill_place_str(rill_tensor_place(src), from, sizeof from),
+                            rill_place_str(op->place, to, sizeof to));
+      break;
+    }
+    p->in_var[k] = &s->copy;
+  }
+  if (st) {
+    unstage_inputs(p, staged, done);
+    return st;
+  }
+  *out = staged;
+  *nout = n;
+  return NULL;
+}
+
+static rill_status *alloc_and_call(rill_plan *p, plan_op *op);
+
+static rill_status *run_op(rill_plan *p, plan_op *op) {
   rill_status *st;
   if (op->schema->infer &&
       (refresh_in_metas(p, op) || !op->infer_valid ||
@@ -184,14 +270,25 @@ static rill_status *run_op(rill_plan *p, plan_op *op, struct rill_device_ctx *de
   if (op->dtype_arg >= 0) {
     rill_variable *v = p->in_var[op->dtype_arg];
     if (v && v->kind == RILL_VARKIND_TENSOR && v->u.tensor.buf && v->u.tensor.dtype != op->kernel_dtype) {
-      rill_kernel_fn fn = rill_kernel_find(op->type, dev->place.device, v->u.tensor.dtype);
+      rill_kernel_fn fn = rill_kernel_find(op->type, op->place.device, v->u.tensor.dtype);
       if (!fn)
-        return rill_error(RILL_UNIMPLEMENTED, "no CPU kernel for dtype %s",
-                          rill_dtype_name(v->u.tensor.dtype));
+        return rill_error(RILL_UNIMPLEMENTED, "backend '%s' has no kernel for dtype %s",
+                          op->backend->name, rill_dtype_name(v->u.tensor.dtype));
       op->kernel = fn;
       op->kernel_dtype = v->u.tensor.dtype;
     }
   }
+  uint32_t nstaged = 0;
+  staged_input *staged = NULL;
+  if ((st = stage_inputs(p, op, &staged, &nstaged))) return st;
+  st = alloc_and_call(p, op);
+  unstage_inputs(p, staged, nstaged);
+  return st;
+}
+
+static rill_status *alloc_and_call(rill_plan *p, plan_op *op) {
+  rill_status *st;
+  const rill_device_memory *mem = rill_backend_tensor_memory(op->backend);
   if (!op->kernel_shapes && op->schema->infer) {
     for (uint32_t k = op->out_begin; k < op->out_end; k++) {
       const rill_tensor_meta *m = &p->out_meta[k];
@@ -200,8 +297,8 @@ static rill_status *run_op(rill_plan *p, plan_op *op, struct rill_device_ctx *de
       if (!t) continue;
       if (p->out_alias[k] && (st = privatize(t))) return st;
       int32_t g = p->memplan ? p->group[p->out_id[k]] : -1;
-      if ((st = g >= 0 ? alloc_shared(t, &p->holders[g], m->dtype, &m->dims)
-                       : rill_tensor_alloc(t, m->dtype, &m->dims)))
+      if ((st = g >= 0 ? alloc_shared(t, &p->holders[g], m->dtype, &m->dims, op->place, mem)
+                       : rill_tensor_alloc_on(t, m->dtype, &m->dims, op->place, mem)))
         return rill_status_wrap(st, "output '%s'", p->vars[p->out_id[k]].name);
       if (m->lod_from[0] >= 0) {
         size_t slot = (size_t)m->lod_from[0], idx = (size_t)m->lod_from[1];
@@ -240,6 +337,13 @@ static void run_cleanup(rill_plan *p) {
   p->local->parent = NULL;
 }
 
+/* A fetched output is on the host: shared when it is there, else copied. */
+static rill_status *fetch_to_host(rill_tensor *t, const rill_tensor *src) {
+  rill_place at = rill_tensor_place(src);
+  if (at.device == RILL_HOST_DEVICE) return rill_tensor_share(t, src);
+  return copy_to_place(t, src, (rill_place){RILL_HOST_DEVICE, 0}, NULL);
+}
+
 static rill_status *fetch_outputs(rill_plan *p, rill_tensor **outputs) {
   for (size_t f = 0; f < p->nfetch; f++) {
     plan_fetch *pf = &p->fetches[f];
@@ -258,7 +362,11 @@ static rill_status *fetch_outputs(rill_plan *p, rill_tensor **outputs) {
     if (!st && !(t = rill_malloc(sizeof *t))) st = rill_oom();
     if (!st) {
       rill_tensor_init(t);
-      if ((st = rill_tensor_share(t, src))) rill_free(t);
+      if ((st = fetch_to_host(t, src))) {
+        rill_tensor_clear(t);
+        rill_free(t);
+        st = rill_status_wrap(st, "fetch '%s'", pf->name);
+      }
     }
     if (st) {
       for (size_t g = 0; g < f; g++) {
@@ -310,7 +418,7 @@ typedef struct run_ctx {
 static rill_status *par_run(void *ctx, uint32_t i) {
   run_ctx *c = ctx;
   plan_op *op = &c->p->ops[i];
-  rill_status *st = run_op(c->p, op, &c->exe->device);
+  rill_status *st = run_op(c->p, op);
   return st ? rill_status_wrap(st, OP_CONTEXT_FMT, (int)c->p->block, (int)op->index, op->type)
             : NULL;
 }
@@ -341,7 +449,7 @@ static rill_status *run_sequential(rill_executor *exe, rill_plan *p, int64_t dea
     if (st)
       return rill_status_wrap(st, "before " OP_CONTEXT_FMT, (int)p->block, (int)op->index,
                               op->type);
-    if ((st = run_op(p, op, &exe->device)))
+    if ((st = run_op(p, op)))
       return rill_status_wrap(st, OP_CONTEXT_FMT, (int)p->block, (int)op->index, op->type);
     if (handover) release_after(p, (uint32_t)i, release);
   }

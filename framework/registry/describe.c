@@ -107,14 +107,6 @@ static void op_flags(sbuf *b, unsigned f) {
   sb_printf(b, "%s\n", any ? "" : " none");
 }
 
-static const char *device_name(rill_device d) {
-  switch (d) {
-  case RILL_DEVICE_CPU: return "cpu";
-  case RILL_DEVICE_CUDA: return "cuda";
-  default: return "?";
-  }
-}
-
 static rill_status *kernels(sbuf *b, const char *type) {
   size_t n = rill_registry_kernels(type, NULL, 0);
   sb_printf(b, "kernels:%s\n", n ? "" : " none");
@@ -123,11 +115,12 @@ static rill_status *kernels(sbuf *b, const char *type) {
   if (!ks) return rill_oom();
   size_t got = rill_registry_kernels(type, ks, n);
   if (got < n) n = got;
-  for (int d = 0; d < RILL_DEVICE_COUNT; d++) {
+  for (size_t bi = 0; bi < rill_backend_count(); bi++) {
+    const rill_backend *be = rill_backend_at(bi);
     bool any = false;
-    for (size_t i = 0; i < n; i++) {
-      if ((int)ks[i].device != d) continue;
-      if (!any) sb_printf(b, "  %s: ", device_name(ks[i].device));
+    for (size_t i = 0; be && i < n; i++) {
+      if (ks[i].device != be->device) continue;
+      if (!any) sb_printf(b, "  %s: ", be->name);
       sb_printf(b, "%s%s", any ? ", " : "",
                 ks[i].dtype == RILL_KERNEL_ANY_DTYPE ? "any dtype" : rill_dtype_name(ks[i].dtype));
       any = true;

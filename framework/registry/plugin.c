@@ -131,7 +131,7 @@ static rill_status *plugin_kernel_run(rill_kernel_ctx *ctx) {
       rill_op_context c = {.kernel = ctx};
       return p->kernels[i].fn(&c, p->kernels[i].user);
     }
-  return rill_error(RILL_UNIMPLEMENTED, "op '%s' (from %s) has no CPU kernel for %s",
+  return rill_error(RILL_UNIMPLEMENTED, "op '%s' (from %s) has no kernel for %s",
                     p->schema.type, p->library, rill_dtype_name(dt));
 }
 
@@ -405,9 +405,15 @@ rill_status *rill_plugin_add_kernel(rill_plugin *pl, const rill_plugin_kernel *k
                       "this rill has version %u (rebuild the plugin against this rill.h)",
                       pl->name, op, (unsigned)k->api_version, RILL_PLUGIN_API_VERSION);
   if (!k->fn) return bad(pl, op, "kernel without a function");
-  if (k->device != RILL_DEVICE_CPU)
-    return rill_error(RILL_UNIMPLEMENTED, "op library '%s': op '%s': plugins add CPU kernels only",
-                      pl->name, op);
+  if (k->device != RILL_HOST_DEVICE) {
+    const rill_backend *host = rill_backend_find(RILL_HOST_DEVICE);
+    char place[RILL_PLACE_STR_MAX];
+    return rill_error(RILL_UNIMPLEMENTED,
+                      "op library '%s': op '%s': a kernel for %s; plugins add kernels for the "
+                      "host backend ('%s') only",
+                      pl->name, op, rill_place_str((rill_place){k->device, 0}, place, sizeof place),
+                      host ? host->name : "none");
+  }
   if ((unsigned)k->dtype >= RILL_DTYPE_COUNT || rill_dtype_size(k->dtype) == 0)
     return bad(pl, op, "kernel for invalid dtype %d", (int)k->dtype);
   plugin_op *p = NULL;
@@ -430,7 +436,7 @@ rill_status *rill_plugin_add_kernel(rill_plugin *pl, const rill_plugin_kernel *k
   pl->kernels = defs;
   ks[p->nkernels++] = (plugin_kernel){k->dtype, k->fn, k->user};
   pl->kernels[pl->nkernels++] =
-      (rill_kernel_def){p->schema.type, RILL_DEVICE_CPU, k->dtype, plugin_kernel_run};
+      (rill_kernel_def){p->schema.type, RILL_HOST_DEVICE, k->dtype, plugin_kernel_run};
   return NULL;
 }
 

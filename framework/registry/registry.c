@@ -1,5 +1,6 @@
-/* The op registry: schemas from operators/ops.def, kernels from kernels/cpu/kernels.def,
- * plus out-of-tree additions, indexed once by op type. */
+/* The op registry: the schemas of operators/op_table.c, the backends of
+ * kernels/backends.c and their kernels, plus what plugins and applications add at run
+ * time, indexed once by op type. */
 #include "framework/registry/registry.h"
 
 #include <pthread.h>
@@ -11,25 +12,8 @@
 #include "framework/base/alloc.h"
 #include "framework/base/strmap.h"
 
-#define RILL_OP(name) extern const rill_op_schema rill_schema_##name;
-#include "operators/ops.def"
-#undef RILL_OP
-
-#define RILL_CPU_KERNEL(op, dtype, fn) rill_status *fn(rill_kernel_ctx *ctx);
-#include "kernels/cpu/kernels.def"
-#undef RILL_CPU_KERNEL
-
-static const rill_op_schema *const builtin_schemas[] = {
-#define RILL_OP(name) &rill_schema_##name,
-#include "operators/ops.def"
-#undef RILL_OP
-    NULL};
-
-static const rill_kernel_def builtin_kernels[] = {
-#define RILL_CPU_KERNEL(op, dtype, fn) {#op, RILL_DEVICE_CPU, dtype, fn},
-#include "kernels/cpu/kernels.def"
-#undef RILL_CPU_KERNEL
-    {NULL, RILL_DEVICE_CPU, RILL_DTYPE_FP32, NULL}};
+/* The most backends one process registers: one per device kind. */
+#define MAX_BACKENDS RILL_DEVICE_COUNT
 
 typedef struct op_entry {
   const rill_op_schema *schema;
@@ -44,6 +28,8 @@ static struct {
   op_entry *ops; /* sorted by type */
   size_t nops, capops;
   rill_strmap index; /* type -> position in ops */
+  const rill_backend *backends[MAX_BACKENDS]; /* in registration order */
+  size_t nbackends;
 } reg = {.once = PTHREAD_ONCE_INIT, .lock = PTHREAD_RWLOCK_INITIALIZER, .index = {.borrow_keys = true}};
 
 static size_t find_locked(const char *type) {
@@ -111,16 +97,57 @@ static rill_status *insert_op_locked(const rill_op_schema *s) {
   return st;
 }
 
-static rill_status *insert_kernel_locked(const rill_kernel_def *k) {
+static const rill_backend *backend_locked(rill_device device) {
+  for (size_t i = 0; i < reg.nbackends; i++)
+    if (reg.backends[i]->device == device) return reg.backends[i];
+  return NULL;
+}
+
+/* "cpu, fake" into buf. */
+static const char *backend_names_locked(char *buf, size_t cap) {
+  size_t len = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < reg.nbackends && len < cap; i++) {
+    int w = snprintf(buf + len, cap - len, "%s%s", i ? ", " : "", reg.backends[i]->name);
+    if (w < 0) break;
+    len += (size_t)w;
+  }
+  if (!reg.nbackends) snprintf(buf, cap, "none");
+  return buf;
+}
+
+/* The checks every kernel passes, built-in or added by a backend, a plugin or an
+ * application: an op with a schema, a function, a device kind with a backend (the one
+ * being added, for its own kernels), and no kernel yet for its (device, dtype). */
+static rill_status *check_kernel_target_locked(const rill_kernel_def *k,
+                                               const rill_backend *adding) {
   if (!k->op || !k->fn) return rill_error(RILL_INVALID_ARGUMENT, "kernel without an op or function");
+  if (!(adding && adding->device == k->device) && !backend_locked(k->device)) {
+    char place[RILL_PLACE_STR_MAX], names[256];
+    return rill_error(RILL_UNIMPLEMENTED,
+                      "kernel of op '%s' for %s, which has no registered backend (registered: %s)",
+                      k->op, rill_place_str((rill_place){k->device, 0}, place, sizeof place),
+                      backend_names_locked(names, sizeof names));
+  }
+  return NULL;
+}
+
+static rill_status *check_kernel_locked(const rill_kernel_def *k, const rill_backend *adding) {
+  RILL_TRY(check_kernel_target_locked(k, adding));
   size_t at = find_locked(k->op);
   if (at == SIZE_MAX)
     return rill_error(RILL_NOT_FOUND, "kernel for op '%s', which has no schema", k->op);
-  op_entry *e = &reg.ops[at];
+  const op_entry *e = &reg.ops[at];
   for (size_t i = 0; i < e->nkernels; i++)
     if (e->kernels[i].device == k->device && e->kernels[i].dtype == k->dtype)
       return rill_error(RILL_ALREADY_EXISTS, "op '%s' already has a kernel for %s", k->op,
                         k->dtype == RILL_KERNEL_ANY_DTYPE ? "any dtype" : rill_dtype_name(k->dtype));
+  return NULL;
+}
+
+static rill_status *insert_kernel_locked(const rill_kernel_def *k) {
+  RILL_TRY(check_kernel_locked(k, NULL));
+  op_entry *e = &reg.ops[find_locked(k->op)];
   void *ks = e->kernels;
   if (!rill_grow(&ks, &e->capkernels, e->nkernels + 1, sizeof(rill_kernel_def))) return rill_oom();
   e->kernels = ks;
@@ -128,14 +155,192 @@ static rill_status *insert_kernel_locked(const rill_kernel_def *k) {
   return NULL;
 }
 
+static rill_status *check_backend_locked(const rill_backend *b) {
+  if (!b) return rill_error(RILL_INVALID_ARGUMENT, "backend: NULL table");
+  const char *name = b->name ? b->name : "(unnamed)";
+  if (b->api_version != RILL_BACKEND_API_VERSION)
+    return rill_error(RILL_FAILED_PRECONDITION,
+                      "backend '%s' was built for backend API version %u; this rill has version "
+                      "%u (rebuild the backend against this rill)",
+                      name, (unsigned)b->api_version, RILL_BACKEND_API_VERSION);
+  if (!b->name || !*b->name) return rill_error(RILL_INVALID_ARGUMENT, "backend without a name");
+  if ((unsigned)b->device >= RILL_DEVICE_COUNT)
+    return rill_error(RILL_INVALID_ARGUMENT, "backend '%s': device kind %d does not exist", name,
+                      (int)b->device);
+  if (!b->memory.alloc || !b->memory.free || !b->copy_to_host || !b->copy_from_host || !b->copy)
+    return rill_error(RILL_INVALID_ARGUMENT,
+                      "backend '%s': the table lacks its allocator or a copy function", name);
+  if (b->nkernels && !b->kernels)
+    return rill_error(RILL_INVALID_ARGUMENT, "backend '%s': %zu kernels but no kernel list", name,
+                      b->nkernels);
+  for (size_t i = 0; i < reg.nbackends; i++) {
+    if (reg.backends[i]->device == b->device) {
+      char place[RILL_PLACE_STR_MAX];
+      return rill_error(RILL_ALREADY_EXISTS, "backend '%s': %s already has backend '%s'", name,
+                        rill_place_str((rill_place){b->device, 0}, place, sizeof place),
+                        reg.backends[i]->name);
+    }
+    if (strcmp(reg.backends[i]->name, b->name) == 0)
+      return rill_error(RILL_ALREADY_EXISTS, "backend '%s' is already registered", name);
+  }
+  for (size_t i = 0; i < b->nkernels; i++) {
+    const rill_kernel_def *k = &b->kernels[i];
+    if (k->device != b->device)
+      return rill_error(RILL_INVALID_ARGUMENT,
+                        "backend '%s': kernel #%zu (op '%s') is for device kind %d, not the "
+                        "backend's %d",
+                        name, i, k->op ? k->op : "(null)", (int)k->device, (int)b->device);
+    RILL_TRY(rill_status_wrap(check_kernel_locked(k, b), "backend '%s'", name));
+    for (size_t j = 0; j < i; j++)
+      if (b->kernels[j].dtype == k->dtype && strcmp(b->kernels[j].op, k->op) == 0)
+        return rill_error(RILL_ALREADY_EXISTS, "backend '%s': op '%s' gets two kernels for %s",
+                          name, k->op,
+                          k->dtype == RILL_KERNEL_ANY_DTYPE ? "any dtype"
+                                                            : rill_dtype_name(k->dtype));
+  }
+  return NULL;
+}
+
+/* All or nothing: checks the table and every kernel, makes room for the kernels in
+ * their ops' lists, and only then appends them and the backend. */
+static rill_status *add_backend_locked(const rill_backend *b) {
+  RILL_TRY(check_backend_locked(b));
+  for (size_t i = 0; i < b->nkernels; i++) {
+    op_entry *e = &reg.ops[find_locked(b->kernels[i].op)];
+    size_t need = e->nkernels + 1;
+    for (size_t j = 0; j < i; j++)
+      if (strcmp(b->kernels[j].op, b->kernels[i].op) == 0) need++;
+    void *ks = e->kernels;
+    if (!rill_grow(&ks, &e->capkernels, need, sizeof(rill_kernel_def))) return rill_oom();
+    e->kernels = ks;
+  }
+  for (size_t i = 0; i < b->nkernels; i++) {
+    op_entry *e = &reg.ops[find_locked(b->kernels[i].op)];
+    e->kernels[e->nkernels++] = b->kernels[i];
+  }
+  reg.backends[reg.nbackends++] = b;
+  return NULL;
+}
+
 static void init_once(void) {
   rill_status *st = NULL;
   pthread_rwlock_wrlock(&reg.lock);
-  for (size_t i = 0; builtin_schemas[i] && !st; i++) st = insert_op_locked(builtin_schemas[i]);
-  for (size_t i = 0; builtin_kernels[i].op && !st; i++) st = insert_kernel_locked(&builtin_kernels[i]);
+  for (size_t i = 0; i < rill_builtin_schema_count && !st; i++)
+    st = insert_op_locked(rill_builtin_schemas[i]);
+  for (size_t i = 0; i < rill_builtin_backend_count && !st; i++)
+    st = add_backend_locked(rill_builtin_backends[i]);
   if (!st && !reg.index.slots) st = reindex_locked();
   reg.init_status = st;
   pthread_rwlock_unlock(&reg.lock);
+}
+
+rill_status *rill_registry_add_backend(const rill_backend *backend) {
+  RILL_TRY(rill_registry_init());
+  pthread_rwlock_wrlock(&reg.lock);
+  rill_status *st = add_backend_locked(backend);
+  pthread_rwlock_unlock(&reg.lock);
+  return st;
+}
+
+const rill_backend *rill_backend_find(rill_device device) {
+  if (rill_registry_init_quiet()) return NULL;
+  pthread_rwlock_rdlock(&reg.lock);
+  const rill_backend *b = backend_locked(device);
+  pthread_rwlock_unlock(&reg.lock);
+  return b;
+}
+
+size_t rill_backend_count(void) {
+  if (rill_registry_init_quiet()) return 0;
+  pthread_rwlock_rdlock(&reg.lock);
+  size_t n = reg.nbackends;
+  pthread_rwlock_unlock(&reg.lock);
+  return n;
+}
+
+const rill_backend *rill_backend_at(size_t i) {
+  if (rill_registry_init_quiet()) return NULL;
+  pthread_rwlock_rdlock(&reg.lock);
+  const rill_backend *b = i < reg.nbackends ? reg.backends[i] : NULL;
+  pthread_rwlock_unlock(&reg.lock);
+  return b;
+}
+
+const char *rill_place_str(rill_place place, char *buf, size_t cap) {
+  static const char *const kinds[RILL_DEVICE_COUNT] = {
+      [RILL_DEVICE_CPU] = "cpu",
+      [RILL_DEVICE_CUDA] = "cuda",
+  };
+  if ((unsigned)place.device < RILL_DEVICE_COUNT && kinds[place.device])
+    snprintf(buf, cap, "%s:%d", kinds[place.device], (int)place.id);
+  else
+    snprintf(buf, cap, "device %d:%d", (int)place.device, (int)place.id);
+  return buf;
+}
+
+rill_status *rill_place_check(rill_place place) {
+  RILL_TRY(rill_registry_init());
+  pthread_rwlock_rdlock(&reg.lock);
+  bool ok = backend_locked(place.device) != NULL;
+  char names[256], where[RILL_PLACE_STR_MAX];
+  if (!ok) backend_names_locked(names, sizeof names);
+  pthread_rwlock_unlock(&reg.lock);
+  if (ok) return NULL;
+  return rill_error(RILL_UNIMPLEMENTED,
+                    "place %s has no registered backend (registered backends: %s)",
+                    rill_place_str(place, where, sizeof where), names);
+}
+
+rill_status *rill_place_parse(const char *text, rill_place *out) {
+  RILL_TRY(rill_registry_init());
+  const char *colon = strchr(text, ':');
+  size_t len = colon ? (size_t)(colon - text) : strlen(text);
+  long id = 0;
+  bool ok = len > 0;
+  if (ok && colon) {
+    char *end = NULL;
+    id = strtol(colon + 1, &end, 10);
+    ok = end != colon + 1 && *end == '\0' && id >= 0 && id <= INT32_MAX;
+  }
+  rill_device device = RILL_DEVICE_COUNT;
+  char names[256];
+  pthread_rwlock_rdlock(&reg.lock);
+  for (size_t i = 0; ok && i < reg.nbackends && device == RILL_DEVICE_COUNT; i++)
+    if (strlen(reg.backends[i]->name) == len && strncmp(reg.backends[i]->name, text, len) == 0)
+      device = reg.backends[i]->device;
+  backend_names_locked(names, sizeof names);
+  pthread_rwlock_unlock(&reg.lock);
+  if (ok && device == RILL_DEVICE_COUNT) {
+    if (len == 3 && strncmp(text, "cpu", 3) == 0)
+      device = RILL_DEVICE_CPU;
+    else if ((len == 4 && strncmp(text, "cuda", 4) == 0) || (len == 3 && strncmp(text, "gpu", 3) == 0))
+      device = RILL_DEVICE_CUDA;
+  }
+  if (!ok || device == RILL_DEVICE_COUNT)
+    return rill_error(RILL_INVALID_ARGUMENT,
+                      "place '%s' is not NAME or NAME:ID with NAME a backend (registered "
+                      "backends: %s) or a device kind (cpu, cuda, gpu)",
+                      text, names);
+  *out = (rill_place){device, (int32_t)id};
+  return NULL;
+}
+
+rill_status *rill_backend_copy(rill_place dst_place, void *dst, rill_place src_place,
+                               const void *src, size_t n) {
+  const rill_backend *db = rill_backend_find(dst_place.device);
+  const rill_backend *sb = rill_backend_find(src_place.device);
+  if (!db) return rill_place_check(dst_place);
+  if (!sb) return rill_place_check(src_place);
+  if (db == sb) return db->copy(db, dst_place, dst, src_place, src, n);
+  if (sb->device == RILL_HOST_DEVICE) return db->copy_from_host(db, dst_place, dst, src, n);
+  if (db->device == RILL_HOST_DEVICE) return sb->copy_to_host(sb, dst, src_place, src, n);
+  /* Between two devices, through host memory. */
+  void *tmp = rill_aligned_alloc(n ? n : 1, RILL_TENSOR_ALIGN);
+  if (!tmp) return rill_oom();
+  rill_status *st = sb->copy_to_host(sb, tmp, src_place, src, n);
+  if (!st) st = db->copy_from_host(db, dst_place, dst, tmp, n);
+  rill_free(tmp);
+  return st;
 }
 
 rill_status *rill_registry_init(void) {
@@ -219,6 +424,7 @@ rill_status *rill_registry_add_batch(const rill_op_schema *const *schemas, size_
         st = rill_error(RILL_ALREADY_EXISTS, "op '%s' is added twice", schemas[i]->type);
   }
   for (size_t k = 0; k < nk && !st; k++) {
+    if ((st = check_kernel_target_locked(&kernels[k], NULL))) break;
     size_t at = SIZE_MAX;
     for (size_t i = 0; i < n && at == SIZE_MAX; i++)
       if (strcmp(schemas[i]->type, kernels[k].op) == 0) at = i;

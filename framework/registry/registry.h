@@ -239,6 +239,80 @@ typedef struct rill_kernel_def {
   rill_kernel_fn fn;
 } rill_kernel_def;
 
+/* ---- backends ----
+ *
+ * A backend is one device kind's table: its kernels, its tensor memory and the copies
+ * between its memory and the host's. Each kernel folder exports one
+ * (kernels/cpu/backend.c: rill_cpu_backend); kernels/backends.c lists those linked into
+ * the library, and the registry adds them when it builds its tables, through the same
+ * rill_registry_add_backend an application or a test calls at run time. The core knows
+ * no backend by name: the executor runs any place whose device kind has a registered
+ * backend and looks kernels up by (op, device kind, dtype). */
+#define RILL_BACKEND_API_VERSION 1u
+
+typedef struct rill_backend rill_backend;
+struct rill_backend {
+  uint32_t api_version; /* RILL_BACKEND_API_VERSION */
+  const char *name;     /* "cpu": names the backend in messages and `rill ops` */
+  rill_device device;   /* the device kind it serves; one backend per kind */
+  const rill_kernel_def *kernels; /* every one with .device == device */
+  size_t nkernels;
+  /* Tensor memory on `place`: `bytes` (> 0) aligned to RILL_TENSOR_ALIGN, NULL when
+   * out of memory; free accepts NULL. */
+  rill_device_memory memory;
+  /* Byte copies; n may be 0. A backend whose memory is the host's may copy with memcpy. */
+  rill_status *(*copy_to_host)(const rill_backend *b, void *dst, rill_place src_place,
+                               const void *src, size_t n);
+  rill_status *(*copy_from_host)(const rill_backend *b, rill_place dst_place, void *dst,
+                                 const void *src, size_t n);
+  rill_status *(*copy)(const rill_backend *b, rill_place dst_place, void *dst,
+                       rill_place src_place, const void *src, size_t n);
+};
+
+/* Registers a backend and its kernels, all or nothing: FAILED_PRECONDITION for another
+ * api_version, ALREADY_EXISTS when its device kind or name is taken or a kernel exists,
+ * INVALID_ARGUMENT for a table with a member missing or a kernel for another device,
+ * NOT_FOUND for a kernel of an op without a schema. The table (and its kernels) must
+ * outlive the process. */
+rill_status *rill_registry_add_backend(const rill_backend *backend);
+/* The backend of a device kind; NULL when none is registered. */
+const rill_backend *rill_backend_find(rill_device device);
+/* Registered backends, in registration order (the built-in ones first). */
+size_t rill_backend_count(void);
+const rill_backend *rill_backend_at(size_t i);
+/* NULL when `place` has a registered backend; else UNIMPLEMENTED naming the place and
+ * listing the registered backends. */
+rill_status *rill_place_check(rill_place place);
+/* "cpu:0", "cuda:1", "device 7:0": a place for messages (buf of RILL_PLACE_STR_MAX). */
+#define RILL_PLACE_STR_MAX 48
+const char *rill_place_str(rill_place place, char *buf, size_t cap);
+/* The host: where feeds come from and fetches go, and whose tensors come from the
+ * library's allocator (rill_tensor_alloc). Its backend's memory is that allocator. */
+#define RILL_HOST_DEVICE RILL_DEVICE_CPU
+/* The memory a backend's tensors come from, for rill_tensor_alloc_on: NULL (the
+ * library's allocator) for the host's backend, else the backend's table. */
+static inline const rill_device_memory *rill_backend_tensor_memory(const rill_backend *b) {
+  return !b || b->device == RILL_HOST_DEVICE ? NULL : &b->memory;
+}
+/* The attribute by which any op names its place (Paddle's "op_device": "cpu", "gpu:0",
+ * or a backend's name, parsed by rill_place_parse); absent or empty: the executor's. */
+#define RILL_OP_DEVICE_ATTR "op_device"
+/* Parses a place: "NAME" or "NAME:ID", NAME a registered backend's name or a device
+ * kind ("cpu", "cuda", and Paddle's "gpu" for cuda). INVALID_ARGUMENT names the text
+ * and lists the registered backends. */
+rill_status *rill_place_parse(const char *text, rill_place *out);
+/* Copies n bytes between two places through their backends (the host is the CPU
+ * backend's place); UNIMPLEMENTED for a place without a backend. */
+rill_status *rill_backend_copy(rill_place dst_place, void *dst, rill_place src_place,
+                               const void *src, size_t n);
+
+/* The lists linked into the library, outside framework/: operators/op_table.c (every
+ * schema of operators/ops.def) and kernels/backends.c (every built-in backend). */
+extern const rill_op_schema *const rill_builtin_schemas[];
+extern const size_t rill_builtin_schema_count;
+extern const rill_backend *const rill_builtin_backends[];
+extern const size_t rill_builtin_backend_count;
+
 /* Builds the tables once (thread-safe, idempotent). */
 rill_status *rill_registry_init(void);
 /* Same, without building an error: true when the tables failed to build. */

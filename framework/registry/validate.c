@@ -55,16 +55,10 @@ static char *name_set_join(name_set *s) {
   return out;
 }
 
-static rill_status *has_cpu_kernel(const char *op, bool *found) {
-  *found = false;
-  size_t n = rill_registry_kernels(op, NULL, 0);
-  if (n == 0) return NULL;
-  rill_kernel_def *ks = rill_calloc(n, sizeof *ks);
-  if (!ks) return rill_oom();
-  size_t got = rill_registry_kernels(op, ks, n);
-  if (got < n) n = got; /* never more than we made room for */
-  for (size_t i = 0; i < n; i++) *found |= ks[i].device == RILL_DEVICE_CPU;
-  rill_free(ks);
+/* Whether some registered backend has a kernel for op (every registered kernel is a
+ * backend's); which place runs it is the executor's concern. */
+static rill_status *has_kernel(const char *op, bool *found) {
+  *found = rill_registry_kernels(op, NULL, 0) > 0;
   return NULL;
 }
 
@@ -78,7 +72,7 @@ static rill_status *check_op_types(const rill_program *p) {
       const rill_op_schema *s = rill_schema_find(type);
       bool kernel = false;
       if (!s) st = name_set_add(&unknown, type);
-      else if (!(st = has_cpu_kernel(type, &kernel)) && !kernel) st = name_set_add(&no_kernel, type);
+      else if (!(st = has_kernel(type, &kernel)) && !kernel) st = name_set_add(&no_kernel, type);
     }
   if (!st && (unknown.n || no_kernel.n)) {
     name_set *set = unknown.n ? &unknown : &no_kernel;
@@ -92,7 +86,8 @@ static rill_status *check_op_types(const rill_program *p) {
                       list);
     else
       st = rill_error(RILL_UNIMPLEMENTED,
-                      "program uses ops that have no CPU kernel: %s (add one in kernels/cpu/)",
+                      "program uses ops that no registered backend has a kernel for: %s (add "
+                      "one to a backend's kernel list, such as kernels/cpu/kernels.def)",
                       list);
     rill_free(list);
   }

@@ -1,0 +1,409 @@
+/* Backends as tables: a test-only backend, "fakedev", registered at run time in the
+ * device slot of RILL_DEVICE_CUDA (this build has no CUDA backend). Its "device" is host
+ * memory it counts, and its kernels (scale and elementwise_add, float32) refuse tensors
+ * that are not on its place. The registry takes it through the same path as the CPU
+ * backend (api_version, all-or-nothing kernels, one backend per device kind); the
+ * executor runs a place only when its backend is registered, runs a program whose ops
+ * are placed on both backends (`op_device`), and copies an input to the place of the op
+ * that reads it, and a fetched output to the host. */
+#include <criterion/criterion.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "framework/base/alloc.h"
+#include "framework/registry/registry.h"
+#include "operators/op_index.h"
+#include "rill.h"
+
+#define OK(expr)                                                                     \
+  do {                                                                               \
+    rill_status *st_ = (expr);                                                       \
+    cr_assert_null(st_, "%s: %s", #expr, rill_status_message(st_));                  \
+  } while (0)
+
+static void expect_error(rill_status *st, rill_code code, const char *part) {
+  cr_assert_not_null(st, "expected an error containing '%s'", part);
+  const char *msg = rill_status_message(st);
+  cr_assert_eq(rill_status_code(st), code, "code %d, message: %s", (int)rill_status_code(st), msg);
+  cr_assert(strstr(msg, part), "message '%s' lacks '%s'", msg, part);
+  rill_status_destroy(st);
+}
+
+#define FAKE_DEVICE RILL_DEVICE_CUDA
+
+static atomic_int allocs, frees, to_host, from_host, same_device, kernel_calls;
+
+/* A fake device allocation: host memory behind a tag, so that a pointer the fake
+ * device did not hand out (or a host pointer given to its kernels) is caught. */
+#define FAKE_TAG 0xfa4ede71ce5ULL
+#define FAKE_HEAD 64
+
+static void *fake_alloc(const rill_device_memory *m, rill_place place, size_t bytes) {
+  (void)m;
+  cr_assert_eq(place.device, FAKE_DEVICE);
+  char *p = rill_aligned_alloc(bytes + FAKE_HEAD, RILL_TENSOR_ALIGN);
+  if (!p) return NULL;
+  *(uint64_t *)p = FAKE_TAG;
+  atomic_fetch_add(&allocs, 1);
+  return p + FAKE_HEAD;
+}
+
+static bool is_fake(const void *p) { return *(const uint64_t *)((const char *)p - FAKE_HEAD) == FAKE_TAG; }
+
+static void fake_free(const rill_device_memory *m, rill_place place, void *p) {
+  (void)m;
+  (void)place;
+  if (!p) return;
+  cr_assert(is_fake(p), "fake_free of memory the fake device did not allocate");
+  *(uint64_t *)((char *)p - FAKE_HEAD) = 0;
+  atomic_fetch_add(&frees, 1);
+  rill_free((char *)p - FAKE_HEAD);
+}
+
+static rill_status *fake_to_host(const rill_backend *b, void *dst, rill_place src_place,
+                                 const void *src, size_t n) {
+  (void)b;
+  cr_assert_eq(src_place.device, FAKE_DEVICE);
+  cr_assert(is_fake(src));
+  memcpy(dst, src, n);
+  atomic_fetch_add(&to_host, 1);
+  return NULL;
+}
+
+static rill_status *fake_from_host(const rill_backend *b, rill_place dst_place, void *dst,
+                                   const void *src, size_t n) {
+  (void)b;
+  cr_assert_eq(dst_place.device, FAKE_DEVICE);
+  cr_assert(is_fake(dst));
+  memcpy(dst, src, n);
+  atomic_fetch_add(&from_host, 1);
+  return NULL;
+}
+
+static rill_status *fake_copy(const rill_backend *b, rill_place dst_place, void *dst,
+                              rill_place src_place, const void *src, size_t n) {
+  (void)b;
+  (void)dst_place;
+  (void)src_place;
+  memcpy(dst, src, n);
+  atomic_fetch_add(&same_device, 1);
+  return NULL;
+}
+
+/* A tensor of the kernel's, which must live on the fake device. */
+static rill_status *on_fake(const rill_kernel_ctx *ctx, const rill_tensor *t, const char *what) {
+  if (!t || !t->buf) return rill_kernel_error(ctx, "%s is missing", what);
+  if (rill_tensor_place(t).device != FAKE_DEVICE || !is_fake(rill_tensor_ptr(t)))
+    return rill_kernel_error(ctx, "%s is not on the fake device", what);
+  if (t->dtype != RILL_DTYPE_FP32) return rill_kernel_error(ctx, "%s is not float32", what);
+  return NULL;
+}
+
+static rill_status *fake_scale(rill_kernel_ctx *ctx) {
+  const rill_tensor *x = rill_kin(ctx, RILL_SCALE_IN_X, 0);
+  rill_tensor *out = rill_kout(ctx, RILL_SCALE_OUT_OUT, 0);
+  RILL_TRY(on_fake(ctx, x, "X"));
+  RILL_TRY(on_fake(ctx, out, "Out"));
+  float s = ctx->attrs[RILL_SCALE_ATTR_SCALE].v.f, bias = ctx->attrs[RILL_SCALE_ATTR_BIAS].v.f;
+  const float *a = rill_tensor_ptr(x);
+  float *o = rill_tensor_ptr(out);
+  for (int64_t i = 0; i < rill_tensor_numel(x); i++) o[i] = a[i] * s + bias;
+  atomic_fetch_add(&kernel_calls, 1);
+  return NULL;
+}
+
+static rill_status *fake_add(rill_kernel_ctx *ctx) {
+  const rill_tensor *x = rill_kin(ctx, RILL_ELEMENTWISE_ADD_IN_X, 0);
+  const rill_tensor *y = rill_kin(ctx, RILL_ELEMENTWISE_ADD_IN_Y, 0);
+  rill_tensor *out = rill_kout(ctx, RILL_ELEMENTWISE_ADD_OUT_OUT, 0);
+  RILL_TRY(on_fake(ctx, x, "X"));
+  RILL_TRY(on_fake(ctx, y, "Y"));
+  RILL_TRY(on_fake(ctx, out, "Out"));
+  if (rill_tensor_numel(x) != rill_tensor_numel(y))
+    return rill_kernel_error(ctx, "the fake add takes same-shaped inputs only");
+  const float *a = rill_tensor_ptr(x), *b = rill_tensor_ptr(y);
+  float *o = rill_tensor_ptr(out);
+  for (int64_t i = 0; i < rill_tensor_numel(x); i++) o[i] = a[i] + b[i];
+  atomic_fetch_add(&kernel_calls, 1);
+  return NULL;
+}
+
+static const rill_kernel_def fake_kernels[] = {
+    {"scale", FAKE_DEVICE, RILL_DTYPE_FP32, fake_scale},
+    {"elementwise_add", FAKE_DEVICE, RILL_DTYPE_FP32, fake_add},
+};
+
+static const rill_backend fake_backend = {
+    .api_version = RILL_BACKEND_API_VERSION,
+    .name = "fakedev",
+    .device = FAKE_DEVICE,
+    .kernels = fake_kernels,
+    .nkernels = RILL_COUNTOF(fake_kernels),
+    .memory = {.alloc = fake_alloc, .free = fake_free},
+    .copy_to_host = fake_to_host,
+    .copy_from_host = fake_from_host,
+    .copy = fake_copy,
+};
+
+Test(backends, cpu_backend_is_built_in) {
+  OK(rill_registry_init());
+  cr_assert_eq(rill_backend_count(), 1);
+  const rill_backend *cpu = rill_backend_find(RILL_DEVICE_CPU);
+  cr_assert_not_null(cpu);
+  cr_assert_str_eq(cpu->name, "cpu");
+  cr_assert_eq(cpu->api_version, RILL_BACKEND_API_VERSION);
+  cr_assert_gt(cpu->nkernels, 100);
+  cr_assert_null(rill_backend_find(FAKE_DEVICE));
+  cr_assert_not_null(rill_kernel_find("scale", RILL_DEVICE_CPU, RILL_DTYPE_FP32));
+  cr_assert_null(rill_kernel_find("scale", FAKE_DEVICE, RILL_DTYPE_FP32));
+}
+
+Test(backends, registered_backend_is_found) {
+  OK(rill_registry_add_backend(&fake_backend));
+  cr_assert_eq(rill_backend_count(), 2);
+  cr_assert_eq(rill_backend_find(FAKE_DEVICE), &fake_backend);
+  cr_assert_eq(rill_backend_at(1), &fake_backend);
+  cr_assert_eq(rill_kernel_find("scale", FAKE_DEVICE, RILL_DTYPE_FP32), fake_scale);
+  cr_assert_eq(rill_kernel_find("elementwise_add", FAKE_DEVICE, RILL_DTYPE_FP32), fake_add);
+  cr_assert_null(rill_kernel_find("scale", FAKE_DEVICE, RILL_DTYPE_FP64));
+  cr_assert_null(rill_kernel_find("relu", FAKE_DEVICE, RILL_DTYPE_FP32));
+  /* The CPU's kernels are untouched. */
+  cr_assert_neq(rill_kernel_find("scale", RILL_DEVICE_CPU, RILL_DTYPE_FP32), fake_scale);
+  char *text = NULL;
+  OK(rill_op_describe("scale", &text));
+  cr_assert(strstr(text, "  cpu: "), "%s", text);
+  cr_assert(strstr(text, "  fakedev: float32\n"), "%s", text);
+  rill_free_buffer(text);
+  rill_place place;
+  OK(rill_place_parse("fakedev:0", &place));
+  cr_assert_eq(place.device, FAKE_DEVICE);
+  OK(rill_place_parse("cpu", &place));
+  cr_assert_eq(place.device, RILL_DEVICE_CPU);
+  expect_error(rill_place_parse("tpu:0", &place), RILL_INVALID_ARGUMENT,
+               "registered backends: cpu, fakedev");
+}
+
+Test(backends, api_version_mismatch_registers_nothing) {
+  rill_backend old = fake_backend;
+  old.api_version = RILL_BACKEND_API_VERSION + 1;
+  expect_error(rill_registry_add_backend(&old), RILL_FAILED_PRECONDITION,
+               "backend 'fakedev' was built for backend API version 2; this rill has version 1");
+  cr_assert_null(rill_backend_find(FAKE_DEVICE));
+  cr_assert_null(rill_kernel_find("scale", FAKE_DEVICE, RILL_DTYPE_FP32));
+}
+
+Test(backends, bad_tables_register_nothing) {
+  static const rill_kernel_def unknown_op[] = {
+      {"scale", FAKE_DEVICE, RILL_DTYPE_FP32, fake_scale},
+      {"no_such_op", FAKE_DEVICE, RILL_DTYPE_FP32, fake_add},
+  };
+  rill_backend b = fake_backend;
+  b.kernels = unknown_op;
+  b.nkernels = 2;
+  expect_error(rill_registry_add_backend(&b), RILL_NOT_FOUND, "'no_such_op', which has no schema");
+  cr_assert_null(rill_kernel_find("scale", FAKE_DEVICE, RILL_DTYPE_FP32));
+
+  static const rill_kernel_def wrong_device[] = {{"scale", RILL_DEVICE_CPU, RILL_DTYPE_FP32, fake_scale}};
+  b.kernels = wrong_device;
+  b.nkernels = 1;
+  expect_error(rill_registry_add_backend(&b), RILL_INVALID_ARGUMENT, "not the backend's");
+
+  static const rill_kernel_def twice[] = {
+      {"scale", FAKE_DEVICE, RILL_DTYPE_FP32, fake_scale},
+      {"scale", FAKE_DEVICE, RILL_DTYPE_FP32, fake_scale},
+  };
+  b.kernels = twice;
+  b.nkernels = 2;
+  expect_error(rill_registry_add_backend(&b), RILL_ALREADY_EXISTS, "two kernels for float32");
+
+  b = fake_backend;
+  b.copy_to_host = NULL;
+  expect_error(rill_registry_add_backend(&b), RILL_INVALID_ARGUMENT, "lacks its allocator or a copy");
+  cr_assert_null(rill_backend_find(FAKE_DEVICE));
+
+  b = fake_backend;
+  b.device = RILL_DEVICE_CPU;
+  b.nkernels = 0;
+  expect_error(rill_registry_add_backend(&b), RILL_ALREADY_EXISTS, "cpu:0 already has backend 'cpu'");
+  OK(rill_registry_add_backend(&fake_backend));
+  expect_error(rill_registry_add_backend(&fake_backend), RILL_ALREADY_EXISTS, "already has backend 'fakedev'");
+}
+
+Test(backends, executor_needs_a_registered_backend) {
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.place = (rill_place){FAKE_DEVICE, 0};
+  rill_executor *e = NULL;
+  expect_error(rill_executor_create(&o, &e), RILL_UNIMPLEMENTED,
+               "place cuda:0 has no registered backend (registered backends: cpu)");
+  cr_assert_null(e);
+  OK(rill_registry_add_backend(&fake_backend));
+  OK(rill_executor_create(&o, &e));
+  rill_executor_destroy(e);
+}
+
+/* ---- programs across both backends ---- */
+
+static const int64_t D4[] = {4};
+
+static void var(rill_program *p, const char *name) {
+  OK(rill_block_add_var(p, 0, name, RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, D4, 1, 0, false));
+}
+
+static void scale_op(rill_program *p, const char *x, const char *out, float scale, float bias,
+                     const char *device) {
+  rill_op_builder *b;
+  OK(rill_op_builder_create("scale", &b));
+  OK(rill_op_builder_input(b, "X", &x, 1));
+  OK(rill_op_builder_output(b, "Out", &out, 1));
+  OK(rill_op_builder_attr_float(b, "scale", scale));
+  OK(rill_op_builder_attr_float(b, "bias", bias));
+  if (device) OK(rill_op_builder_attr_string(b, "op_device", device));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+}
+
+static void add_op(rill_program *p, const char *x, const char *y, const char *out,
+                   const char *device) {
+  rill_op_builder *b;
+  OK(rill_op_builder_create("elementwise_add", &b));
+  OK(rill_op_builder_input(b, "X", &x, 1));
+  OK(rill_op_builder_input(b, "Y", &y, 1));
+  OK(rill_op_builder_output(b, "Out", &out, 1));
+  if (device) OK(rill_op_builder_attr_string(b, "op_device", device));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+}
+
+/* Runs p on an executor at `place` with x = {1, 2, 3, 4} fed and `fetch` fetched. */
+static rill_status *run(const rill_program *p, rill_place place, rill_schedule schedule,
+                        const char *fetch, float *got) {
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.place = place;
+  o.num_threads = 2;
+  rill_executor *e = NULL;
+  rill_scope *scope = NULL;
+  rill_tensor *x = NULL, *out = NULL;
+  RILL_TRY(rill_executor_create(&o, &e));
+  OK(rill_executor_set_schedule(e, schedule));
+  OK(rill_scope_create(NULL, &scope));
+  OK(rill_tensor_create(RILL_DTYPE_FP32, D4, 1, &x));
+  float *xd = rill_tensor_data(x);
+  for (int i = 0; i < 4; i++) xd[i] = (float)(i + 1);
+  const char *feed = "x";
+  rill_status *st = rill_executor_run(e, p, scope, &feed, &x, 1, &fetch, 1, &out);
+  if (!st) {
+    memcpy(got, rill_tensor_data(out), 4 * sizeof *got);
+    rill_tensor_destroy(out);
+  }
+  rill_tensor_destroy(x);
+  rill_scope_destroy(scope);
+  rill_executor_destroy(e);
+  return st;
+}
+
+static void run_across(rill_schedule schedule) {
+  OK(rill_registry_add_backend(&fake_backend));
+  rill_program *p;
+  OK(rill_program_create(&p));
+  var(p, "x");
+  var(p, "y");
+  var(p, "z");
+  var(p, "w");
+  scale_op(p, "x", "y", 2.0f, 1.0f, "fakedev");  /* y = 2x + 1, on the fake device */
+  add_op(p, "y", "x", "z", "cpu");                 /* z = y + x, on the CPU */
+  scale_op(p, "z", "w", 10.0f, 0.0f, "fakedev:0"); /* w = 10 z, on the fake device */
+  float got[4];
+  OK(run(p, (rill_place){RILL_DEVICE_CPU, 0}, schedule, "w", got));
+  for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 10.0f * (3.0f * (float)(i + 1) + 1.0f), 1e-5);
+  cr_assert_eq(atomic_load(&kernel_calls), 2);
+  /* x to the fake device for the first scale, z for the second; y to the host for the
+   * add, w for the fetch. */
+  cr_assert_eq(atomic_load(&from_host), 2);
+  cr_assert_eq(atomic_load(&to_host), 2);
+  cr_assert_eq(atomic_load(&same_device), 0);
+  cr_assert_geq(atomic_load(&allocs), 4); /* y, w, and the copies of x and z */
+  cr_assert_eq(atomic_load(&frees), atomic_load(&allocs), "fake memory left: %d allocs, %d frees",
+               atomic_load(&allocs), atomic_load(&frees));
+  rill_program_destroy(p);
+}
+
+Test(backends, program_runs_across_two_backends) { run_across(RILL_SCHEDULE_SEQUENTIAL); }
+
+Test(backends, program_runs_across_two_backends_in_parallel) { run_across(RILL_SCHEDULE_PARALLEL); }
+
+Test(backends, program_runs_on_the_fake_place) {
+  OK(rill_registry_add_backend(&fake_backend));
+  rill_program *p;
+  OK(rill_program_create(&p));
+  var(p, "x");
+  var(p, "y");
+  var(p, "z");
+  scale_op(p, "x", "y", 3.0f, 0.0f, NULL);
+  add_op(p, "y", "x", "z", NULL);
+  float got[4];
+  OK(run(p, (rill_place){FAKE_DEVICE, 0}, RILL_SCHEDULE_SEQUENTIAL, "z", got));
+  for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 4.0f * (float)(i + 1), 1e-5);
+  cr_assert_eq(atomic_load(&kernel_calls), 2);
+  /* x is copied once per reading op; z comes back for the fetch. */
+  cr_assert_eq(atomic_load(&from_host), 2);
+  cr_assert_eq(atomic_load(&to_host), 1);
+  cr_assert_eq(atomic_load(&frees), atomic_load(&allocs));
+  rill_program_destroy(p);
+}
+
+Test(backends, op_without_a_kernel_on_its_place_is_named) {
+  OK(rill_registry_add_backend(&fake_backend));
+  rill_program *p;
+  OK(rill_program_create(&p));
+  var(p, "x");
+  var(p, "y");
+  rill_op_builder *b;
+  const char *x = "x", *y = "y";
+  OK(rill_op_builder_create("relu", &b));
+  OK(rill_op_builder_input(b, "X", &x, 1));
+  OK(rill_op_builder_output(b, "Out", &y, 1));
+  OK(rill_op_builder_attr_string(b, "op_device", "fakedev"));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  float got[4];
+  expect_error(run(p, (rill_place){RILL_DEVICE_CPU, 0}, RILL_SCHEDULE_SEQUENTIAL, "y", got),
+               RILL_UNIMPLEMENTED, "op #0 'relu': backend 'fakedev' has no kernel for dtype float32");
+  rill_program_destroy(p);
+}
+
+Test(backends, op_on_an_unregistered_place_is_named) {
+  rill_program *p;
+  OK(rill_program_create(&p));
+  var(p, "x");
+  var(p, "y");
+  scale_op(p, "x", "y", 2.0f, 0.0f, "gpu:0");
+  float got[4];
+  expect_error(run(p, (rill_place){RILL_DEVICE_CPU, 0}, RILL_SCHEDULE_SEQUENTIAL, "y", got),
+               RILL_UNIMPLEMENTED,
+               "'scale': place cuda:0 has no registered backend (registered backends: cpu)");
+  rill_program_destroy(p);
+}
+
+/* Kernels added one by one or in a plugin's batch pass the check a backend's kernels
+ * pass: their device kind must have a registered backend. */
+Test(backends, kernels_need_a_registered_backend) {
+  rill_kernel_def k = {"scale", FAKE_DEVICE, RILL_DTYPE_FP64, fake_scale};
+  expect_error(rill_registry_add_kernel(&k), RILL_UNIMPLEMENTED,
+               "kernel of op 'scale' for cuda:0, which has no registered backend (registered: cpu)");
+  cr_assert_null(rill_kernel_find("scale", FAKE_DEVICE, RILL_DTYPE_FP64));
+  static const rill_slot_schema io[] = {{"X", 0, ""}};
+  static const rill_op_schema op = {.type = "test_backend_batch_op", .inputs = io, .ninputs = 1,
+                                    .outputs = io, .noutputs = 1, .kernel_dtype_slot = 0,
+                                    .dtype_attr = -1};
+  const rill_op_schema *ops[] = {&op};
+  rill_kernel_def bk = {"test_backend_batch_op", FAKE_DEVICE, RILL_DTYPE_FP32, fake_scale};
+  expect_error(rill_registry_add_batch(ops, 1, &bk, 1), RILL_UNIMPLEMENTED,
+               "which has no registered backend");
+  cr_assert_null(rill_schema_find("test_backend_batch_op"));
+  OK(rill_registry_add_backend(&fake_backend));
+  OK(rill_registry_add_kernel(&k));
+  cr_assert_eq(rill_kernel_find("scale", FAKE_DEVICE, RILL_DTYPE_FP64), fake_scale);
+  OK(rill_registry_add_batch(ops, 1, &bk, 1));
+  cr_assert_eq(rill_kernel_find("test_backend_batch_op", FAKE_DEVICE, RILL_DTYPE_FP32), fake_scale);
+}
