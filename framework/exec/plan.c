@@ -352,14 +352,19 @@ static rill_status *bind_feeds_fetches(rill_plan *p, name_table *names, const ri
 }
 
 /* Where an op runs: the place its `op_device` attribute names (Paddle's per-op
- * placement: "cpu", "gpu:0", or a backend's name), else the executor's. The place
- * must have a registered backend. */
+ * placement: "cpu", "gpu:0", or a backend's name) when that place has a registered
+ * backend, else the executor's. Paddle runs an op marked "gpu" on the CPU when it was
+ * built without CUDA, so models saved with op_device set still run on a CPU-only build;
+ * a malformed op_device is an error. */
 static rill_status *op_place(const rill_executor *exe, const rill_op_desc *d, rill_place *place,
                              const rill_backend **backend) {
   *place = exe->options.place;
   const rill_attr *a = rill_op_attr(d, RILL_OP_DEVICE_ATTR);
-  if (a && a->value.type == RILL_ATTR_STRING && a->value.v.s && *a->value.v.s)
-    RILL_TRY(rill_place_parse(a->value.v.s, place));
+  if (a && a->value.type == RILL_ATTR_STRING && a->value.v.s && *a->value.v.s) {
+    rill_place want;
+    RILL_TRY(rill_place_parse(a->value.v.s, &want));
+    if (rill_backend_find(want.device)) *place = want;
+  }
   RILL_TRY(rill_place_check(*place));
   *backend = rill_backend_find(place->device);
   return NULL;
