@@ -183,13 +183,18 @@ static rill_status *run_op(rill_plan *p, plan_op *op, struct rill_device_ctx *de
   }
   if (op->dtype_arg >= 0) {
     rill_variable *v = p->in_var[op->dtype_arg];
-    if (v && v->kind == RILL_VARKIND_TENSOR && v->u.tensor.buf && v->u.tensor.dtype != op->kernel_dtype) {
-      rill_kernel_fn fn = rill_kernel_find(op->type, dev->place.device, v->u.tensor.dtype);
+    /* A dense tensor's dtype, or the values' of selected rows. */
+    const rill_tensor *vt = !v                                      ? NULL
+                            : v->kind == RILL_VARKIND_TENSOR        ? &v->u.tensor
+                            : v->kind == RILL_VARKIND_SELECTED_ROWS ? &v->u.rows.value
+                                                                    : NULL;
+    if (vt && vt->buf && vt->dtype != op->kernel_dtype) {
+      rill_kernel_fn fn = rill_kernel_find(op->type, dev->place.device, vt->dtype);
       if (!fn)
         return rill_error(RILL_UNIMPLEMENTED, "no CPU kernel for dtype %s",
-                          rill_dtype_name(v->u.tensor.dtype));
+                          rill_dtype_name(vt->dtype));
       op->kernel = fn;
-      op->kernel_dtype = v->u.tensor.dtype;
+      op->kernel_dtype = vt->dtype;
     }
   }
   if (!op->kernel_shapes && op->schema->infer) {
