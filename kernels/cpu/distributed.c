@@ -54,7 +54,8 @@ rill_status *rill_cpu_recv(rill_kernel_ctx *ctx) {
   if (names->n && names->n != n)
     return rill_kernel_error(ctx, "varnames has %zu names for %zu variables Out", names->n, n);
   for (size_t i = 0; i < n; i++) {
-    const char *name = names->n ? names->list.strings[i] : rill_kout_name(ctx, RILL_RECV_OUT_OUT, i);
+    const char *name =
+        names->n ? names->list.strings[i] : rill_kout_name(ctx, RILL_RECV_OUT_OUT, i);
     rill_variable *v = ctx->out[RILL_RECV_OUT_OUT][i];
     if (!v) return rill_kernel_error(ctx, "Out (%s) has no variable", name);
     rill_rpc_client *c;
