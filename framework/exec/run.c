@@ -269,13 +269,18 @@ static rill_status *run_op(rill_plan *p, plan_op *op) {
   }
   if (op->dtype_arg >= 0) {
     rill_variable *v = p->in_var[op->dtype_arg];
-    if (v && v->kind == RILL_VARKIND_TENSOR && v->u.tensor.buf && v->u.tensor.dtype != op->kernel_dtype) {
-      rill_kernel_fn fn = rill_kernel_find(op->type, op->place.device, v->u.tensor.dtype);
+    /* A dense tensor's dtype, or the values' of selected rows. */
+    const rill_tensor *vt = !v                                      ? NULL
+                            : v->kind == RILL_VARKIND_TENSOR        ? &v->u.tensor
+                            : v->kind == RILL_VARKIND_SELECTED_ROWS ? &v->u.rows.value
+                                                                    : NULL;
+    if (vt && vt->buf && vt->dtype != op->kernel_dtype) {
+      rill_kernel_fn fn = rill_kernel_find(op->type, op->place.device, vt->dtype);
       if (!fn)
         return rill_error(RILL_UNIMPLEMENTED, "backend '%s' has no kernel for dtype %s",
-                          op->backend->name, rill_dtype_name(v->u.tensor.dtype));
+                          op->backend->name, rill_dtype_name(vt->dtype));
       op->kernel = fn;
-      op->kernel_dtype = v->u.tensor.dtype;
+      op->kernel_dtype = vt->dtype;
     }
   }
   uint32_t nstaged = 0;

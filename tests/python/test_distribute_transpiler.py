@@ -1,8 +1,7 @@
 """fluid.DistributeTranspiler over rill_program_transpile: the Fluid 1.x usage pattern
 up to getting the programs, the pserver startup programs run against the local one,
 HashName placement across processes, and `rill inspect` / `rill dot` on the results.
-(The programs' send/recv ops have no kernels until the distributed runtime exists, so
-trainer and pserver programs are not run here.)"""
+(Running the programs is tests/python/test_dist_runtime.py's.)"""
 import os
 import subprocess
 import sys

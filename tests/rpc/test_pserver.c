@@ -1,0 +1,251 @@
+/* The pserver loop (framework/rpc/dist.h) in this process: rill_pserver_serve on a
+ * thread, trainers played by rpc clients, and an optimize "block" that is a function:
+ * w -= w@GRAD.trainer_0 + w@GRAD.trainer_1 (4 floats), so every round's effect is checkable. */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "framework/rpc/dist.h"
+
+#define POK(expr)                                                                 \
+  do {                                                                            \
+    rill_status *st_ = (expr);                                                    \
+    cr_assert_null(st_, "%s: %s", #expr, rill_status_message(st_));               \
+  } while (0)
+
+typedef struct fixture {
+  rill_scope *scope;
+  rill_variable *w, *g[2];
+  rill_pserver_opts o;
+  rill_pserver_stats stats;
+  rill_status *result;
+  pthread_t th;
+  char ep[64];
+  atomic_bool bound;
+  atomic_int runs;
+  rill_rpc_client *c;
+} fixture;
+
+static const char *xnames[2] = {"w@GRAD.trainer_0", "w@GRAD.trainer_1"};
+static const char *bgrads[1] = {"w@GRAD"};
+static const int32_t bids[1] = {1};
+
+static rill_status *fake_block(void *arg, int32_t block, rill_scope *scope) {
+  fixture *f = arg;
+  (void)scope;
+  cr_assert_eq(block, 1);
+  float *w = rill_tensor_ptr(&f->w->u.tensor);
+  for (int t = 0; t < 2; t++) {
+    const float *g = rill_tensor_ptr(&f->g[t]->u.tensor);
+    for (int i = 0; i < 4; i++) w[i] -= g[i];
+  }
+  atomic_fetch_add(&f->runs, 1);
+  return NULL;
+}
+
+static void on_bound(void *arg, const char *ep) {
+  fixture *f = arg;
+  snprintf(f->ep, sizeof f->ep, "%s", ep);
+  atomic_store(&f->bound, true);
+}
+
+static void *serve_main(void *arg) {
+  fixture *f = arg;
+  f->result = rill_pserver_serve(&f->o, &f->stats);
+  return NULL;
+}
+
+static void set4(rill_variable *v, float a) {
+  rill_dims d = {.n = 1, .d = {4}};
+  rill_tensor *t = rill_variable_tensor(v);
+  POK(rill_tensor_alloc(t, RILL_DTYPE_FP32, &d));
+  float *p = rill_tensor_ptr(t);
+  for (int i = 0; i < 4; i++) p[i] = a;
+}
+
+static void start(fixture *f, int32_t quorum, int64_t deadline_ms) {
+  memset(f, 0, sizeof *f);
+  POK(rill_scope_create(NULL, &f->scope));
+  POK(rill_scope_var(f->scope, "w", &f->w));
+  set4(f->w, 10);
+  for (int t = 0; t < 2; t++) POK(rill_scope_var(f->scope, xnames[t], &f->g[t]));
+  f->o = (rill_pserver_opts){.endpoint = "127.0.0.1:0",
+                             .fanin = 2,
+                             .mode = RILL_PSERVER_SYNC,
+                             .quorum = quorum,
+                             .nx = 2,
+                             .xnames = xnames,
+                             .xvars = f->g,
+                             .nblocks = 1,
+                             .block_grads = bgrads,
+                             .block_ids = bids,
+                             .lr_block = -1,
+                             .deadline_ms = deadline_ms,
+                             .threads = 2,
+                             .scope = f->scope,
+                             .run_block = fake_block,
+                             .run_arg = f,
+                             .on_bound = on_bound,
+                             .bound_arg = f};
+  cr_assert_eq(pthread_create(&f->th, NULL, serve_main, f), 0);
+  while (!atomic_load(&f->bound)) usleep(1000);
+  rill_rpc_config cfg;
+  rill_rpc_config_init(&cfg);
+  cfg.deadline_ms = 5000;
+  cfg.secret = "";
+  POK(rill_rpc_client_create(&cfg, &f->c));
+}
+
+/* Waits for the loop to end; returns its status (the caller destroys it). */
+static rill_status *finish(fixture *f) {
+  pthread_join(f->th, NULL);
+  rill_rpc_client_destroy(f->c);
+  rill_scope_destroy(f->scope);
+  return f->result;
+}
+
+static void send_grad(fixture *f, int t, const char *name, float a) {
+  rill_variable v;
+  rill_variable_init(&v);
+  set4(&v, a);
+  POK(rill_rpc_send_var(f->c, f->ep, name, &v, NULL, t));
+  rill_variable_clear(&v);
+}
+
+static float get_w(fixture *f, int t) {
+  rill_variable v;
+  rill_variable_init(&v);
+  POK(rill_rpc_get_var(f->c, f->ep, "w", NULL, t, &v));
+  float w = ((const float *)rill_tensor_ptr(&v.u.tensor))[0];
+  rill_variable_clear(&v);
+  return w;
+}
+
+typedef struct getter {
+  fixture *f;
+  int t;
+  float w;
+} getter;
+
+static void *get_main(void *arg) {
+  getter *g = arg;
+  g->w = get_w(g->f, g->t);
+  return NULL;
+}
+
+/* A GET after the barrier waits for the round, which waits for every trainer; the
+ * gradient of one trainer sent unsuffixed is stored under its .trainer_<id> name. */
+Test(pserver, sync_round_waits_for_every_trainer) {
+  fixture f;
+  start(&f, 0, 5000);
+  send_grad(&f, 0, "w@GRAD", 1); /* -> w@GRAD.trainer_0 */
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_BATCH_BARRIER, 0));
+  getter g0 = {&f, 0, 0};
+  pthread_t th;
+  pthread_create(&th, NULL, get_main, &g0);
+  usleep(200 * 1000);
+  cr_assert_eq(atomic_load(&f.runs), 0, "the round ran without trainer 1");
+  send_grad(&f, 1, "w@GRAD.trainer_1", 2);
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_BATCH_BARRIER, 1));
+  pthread_join(th, NULL);
+  cr_assert_eq(atomic_load(&f.runs), 1);
+  cr_assert_float_eq(g0.w, 7.0f, 0, "w = 10 - 1 - 2, got %g", g0.w);
+  cr_assert_float_eq(get_w(&f, 1), 7.0f, 0);
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_COMPLETE, 0));
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_COMPLETE, 1));
+  POK(finish(&f));
+  cr_assert_eq(f.stats.rounds, 1);
+}
+
+/* A completed trainer stops counting: its gradient is zero in later rounds, and the
+ * loop returns OK once both completed. */
+Test(pserver, completed_trainer_stops_counting) {
+  fixture f;
+  start(&f, 0, 5000);
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_COMPLETE, 1));
+  send_grad(&f, 0, "w@GRAD.trainer_0", 1);
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_BATCH_BARRIER, 0));
+  cr_assert_float_eq(get_w(&f, 0), 9.0f, 0);
+  send_grad(&f, 0, "w@GRAD.trainer_0", 3);
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_BATCH_BARRIER, 0));
+  cr_assert_float_eq(get_w(&f, 0), 6.0f, 0);
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_COMPLETE, 0));
+  POK(finish(&f));
+  cr_assert_eq(f.stats.rounds, 2);
+}
+
+/* A trainer that never sends makes the loop fail at the deadline, naming it and the
+ * variable missing, instead of waiting forever. */
+Test(pserver, deadline_names_the_missing_trainer_and_variable) {
+  fixture f;
+  start(&f, 0, 300);
+  send_grad(&f, 0, "w@GRAD.trainer_0", 1);
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_BATCH_BARRIER, 0));
+  rill_status *st = finish(&f);
+  cr_assert_eq(rill_status_code(st), RILL_DEADLINE_EXCEEDED, "%s", rill_status_message(st));
+  const char *m = rill_status_message(st);
+  cr_assert(strstr(m, "from trainer(s) 1 ") && strstr(m, "w@GRAD.trainer_1") &&
+                strstr(m, "127.0.0.1:") && !strstr(m, "w@GRAD.trainer_0"),
+            "%s", m);
+  rill_status_destroy(st);
+}
+
+/* Requests the pserver cannot take get an error and change nothing. */
+Test(pserver, bad_requests_are_refused_and_change_nothing) {
+  fixture f;
+  start(&f, 0, 5000);
+  rill_variable v;
+  rill_variable_init(&v);
+  set4(&v, 5);
+  rill_status *st = rill_rpc_send_var(f.c, f.ep, "nope", &v, NULL, 0);
+  cr_assert_eq(rill_status_code(st), RILL_NOT_FOUND, "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  st = rill_rpc_send_var(f.c, f.ep, "w@GRAD", &v, NULL, 7); /* no trainer 7 */
+  cr_assert_eq(rill_status_code(st), RILL_INVALID_ARGUMENT, "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  st = rill_rpc_send_var(f.c, f.ep, "w@GRAD.trainer_1", &v, NULL, 0); /* another's */
+  cr_assert_eq(rill_status_code(st), RILL_INVALID_ARGUMENT, "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  rill_dims d3 = {.n = 1, .d = {3}};
+  POK(rill_tensor_alloc(&v.u.tensor, RILL_DTYPE_FP32, &d3));
+  st = rill_rpc_send_var(f.c, f.ep, "w@GRAD", &v, NULL, 0); /* w has 4 elements */
+  cr_assert_eq(rill_status_code(st), RILL_INVALID_ARGUMENT, "%s", rill_status_message(st));
+  cr_assert(strstr(rill_status_message(st), "dims"), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  st = rill_rpc_get_var(f.c, f.ep, "missing", NULL, 0, &v);
+  cr_assert_eq(rill_status_code(st), RILL_NOT_FOUND, "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  rill_variable_clear(&v);
+  cr_assert_float_eq(get_w(&f, 0), 10.0f, 0);
+  cr_assert(!f.g[0]->u.tensor.buf && !f.g[1]->u.tensor.buf, "a refused gradient was stored");
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_COMPLETE, 0));
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_COMPLETE, 1));
+  POK(finish(&f));
+  cr_assert_eq(f.stats.rejected, 5);
+  cr_assert_eq(f.stats.rounds, 0);
+}
+
+/* Half-sync with a quorum of one: a round runs on the first barrier; the other
+ * trainer's gradient, computed from the parameters before that round, is dropped and
+ * counted; after it fetched, its gradients count again. */
+Test(pserver, quorum_drops_late_gradients) {
+  fixture f;
+  start(&f, 1, 5000);
+  send_grad(&f, 0, "w@GRAD.trainer_0", 1);
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_BATCH_BARRIER, 0));
+  cr_assert_float_eq(get_w(&f, 0), 9.0f, 0);
+  send_grad(&f, 1, "w@GRAD.trainer_1", 100); /* late: trainer 1 still has round 0's w */
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_BATCH_BARRIER, 1));
+  cr_assert_float_eq(get_w(&f, 1), 9.0f, 0);
+  send_grad(&f, 1, "w@GRAD.trainer_1", 2);
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_BATCH_BARRIER, 1));
+  cr_assert_float_eq(get_w(&f, 1), 7.0f, 0);
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_COMPLETE, 0));
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_COMPLETE, 1));
+  POK(finish(&f));
+  cr_assert_eq(f.stats.late_dropped, 1);
+  cr_assert_eq(f.stats.rounds, 2);
+}
