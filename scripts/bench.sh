@@ -58,6 +58,7 @@ RILL_LIB="$ABS_BUILD/librill.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPA
 
 printf '\n==== bench_dist (sync-mode efficiency: 2 pservers x 2 trainers vs one process) ====\n'
 # Paddle Fluid 1.8 runs beside when RILL_BENCH_PADDLE_PYTHON names a Python that has it.
+# shellcheck disable=SC2086
 RILL_LIB="$ABS_BUILD/librill.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
   "${PYTHON:-python3}" bench/bench_dist.py ${BENCH_DIST_ARGS:-}
 
