@@ -835,6 +835,14 @@ RILL_API rill_status *rill_executor_checkpoint_stats(rill_executor *executor, co
  * for the write in flight too. */
 RILL_API rill_status *rill_executor_flush(rill_executor *executor);
 
+/* Tells every parameter server this executor's send, recv and barrier ops talked to
+ * that its trainer is done (COMPLETE@RECV, with the ops' trainer id), so pservers stop
+ * counting it and exit once every trainer has completed (doc/design/distributed.md).
+ * Idempotent: a second call, or one on an executor that talked to no pserver, does
+ * nothing. The first failure is returned after every pserver was tried. Python's
+ * Executor.close() calls it. */
+RILL_API rill_status *rill_executor_dist_complete(rill_executor *executor);
+
 /* The executor's random generator state (xoshiro256**), which random ops and dropout
  * draw from: saved in checkpoints so that a resumed run draws what an uninterrupted
  * one would. */

@@ -1,6 +1,7 @@
 /* The public executor API: argument checks in front of framework/exec. */
 #include "framework/base/alloc.h"
 #include "framework/exec/executor.h"
+#include "framework/rpc/dist.h"
 #include "rill.h"
 
 static rill_status *check_names(const char *what, const char *const *names, size_t n) {
@@ -24,7 +25,16 @@ rill_executor_options rill_executor_default_options(void) {
   return o;
 }
 
-void rill_executor_destroy(rill_executor *executor) { rill_exec_destroy(executor); }
+void rill_executor_destroy(rill_executor *executor) {
+  /* A later executor at the same address must not inherit this one's pservers. */
+  if (executor) rill_dist_forget(&executor->device.services);
+  rill_exec_destroy(executor);
+}
+
+rill_status *rill_executor_dist_complete(rill_executor *executor) {
+  if (!executor) return rill_error(RILL_INVALID_ARGUMENT, "executor is NULL");
+  return rill_dist_complete(&executor->device.services);
+}
 
 rill_status *rill_executor_set_plan_cache_size(rill_executor *executor, size_t n) {
   if (!executor) return rill_error(RILL_INVALID_ARGUMENT, "executor is NULL");

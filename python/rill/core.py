@@ -753,6 +753,7 @@ _ckl_destroy = _fn('rill_checkpoint_list_destroy', None, ctypes.c_void_p)
 _exec_ckpt_stats = _fn('rill_executor_checkpoint_stats', c_status_p, ctypes.c_void_p,
                        ctypes.c_char_p, ctypes.POINTER(CheckpointStats))
 _exec_flush = _fn('rill_executor_flush', c_status_p, ctypes.c_void_p)
+_exec_dist_complete = _fn('rill_executor_dist_complete', c_status_p, ctypes.c_void_p)
 _exec_get_rng = _fn('rill_executor_get_rng_state', None, ctypes.c_void_p,
                     ctypes.POINTER(ctypes.c_uint64))
 _exec_set_rng = _fn('rill_executor_set_rng_state', c_status_p, ctypes.c_void_p,
@@ -825,6 +826,10 @@ def executor_checkpoint_stats(executor, dirname):
 
 def executor_flush(executor):
     check(_exec_flush(executor._h))
+
+
+def executor_dist_complete(executor):
+    check(_exec_dist_complete(executor._h))
 
 
 def executor_rng_state(executor):

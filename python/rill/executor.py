@@ -229,16 +229,20 @@ class Executor(object):
         _open_executors.add(self)
 
     def close(self):
-        """Waits for the checkpoints still being written, then releases the executor.
-        A failed write not reported yet is raised (after the executor is released);
-        closing twice does nothing."""
+        """Tells the parameter servers this executor's trainer ops talked to that the
+        trainer is done (COMPLETE, rill_executor_dist_complete), waits for the
+        checkpoints still being written, then releases the executor. A failure of either
+        is raised (after the executor is released); closing twice does nothing."""
         if self._closed:
             return
         self._closed = True
         self._plans.clear()
         c, self._c = self._c, None
         try:
-            core.executor_flush(c)
+            try:
+                core.executor_dist_complete(c)
+            finally:
+                core.executor_flush(c)
         finally:
             del c
 

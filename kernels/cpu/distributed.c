@@ -1,0 +1,166 @@
+/* CPU kernels of the parameter-server ops (operators/distributed.c) over the rpc
+ * transport (framework/rpc/dist.h; doc/design/distributed.md, "The runtime").
+ *
+ * The trainer ops share the process's client; each first call to an endpoint waits for
+ * its server, and is recorded under the executor's device so that closing the executor
+ * sends COMPLETE there. They are blocking ops: the executor runs them on its I/O pool,
+ * several at once, and nothing here serializes them beyond the client's per-endpoint
+ * socket pool. listen_and_serv runs the pserver loop until every trainer completed. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "framework/base/alloc.h"
+#include "framework/rpc/dist.h"
+#include "kernels/cpu/kernels.h"
+
+static rill_status *client_for(const rill_kernel_ctx *ctx, const char *endpoint, int64_t tid,
+                               rill_rpc_client **c) {
+  RILL_TRY(rill_dist_client(c));
+  rill_status *st = rill_dist_contact(ctx->dev, endpoint, tid);
+  return st ? rill_status_wrap(st, "%s: reaching pserver %s", ctx->schema->type, endpoint) : NULL;
+}
+
+static rill_status *check_epmap(const rill_kernel_ctx *ctx, const rill_attr_value *ep, size_t n,
+                                const char *slot) {
+  if (ep->n == n) return NULL;
+  return rill_kernel_error(ctx, "epmap has %zu endpoints for %zu variables %s", ep->n, n, slot);
+}
+
+rill_status *rill_cpu_send(rill_kernel_ctx *ctx) {
+  const rill_attr_value *ep = &ctx->attrs[RILL_SEND_ATTR_EPMAP];
+  int64_t tid = ctx->attrs[RILL_SEND_ATTR_TRAINER_ID].v.i;
+  size_t n = ctx->nin[RILL_SEND_IN_X];
+  RILL_TRY(check_epmap(ctx, ep, n, "X"));
+  for (size_t i = 0; i < n; i++) {
+    const char *name = rill_kin_name(ctx, RILL_SEND_IN_X, i);
+    rill_variable *v = ctx->in[RILL_SEND_IN_X][i];
+    if (!v || (v->kind != RILL_VARKIND_TENSOR && v->kind != RILL_VARKIND_SELECTED_ROWS))
+      return rill_kernel_error(ctx, "X (%s) holds no tensor or selected rows to send", name);
+    rill_rpc_client *c;
+    RILL_TRY(client_for(ctx, ep->list.strings[i], tid, &c));
+    rill_status *st = rill_rpc_send_var(c, ep->list.strings[i], name, v, NULL, tid);
+    if (st) return rill_status_wrap(st, "send of '%s' by trainer %lld", name, (long long)tid);
+  }
+  return NULL;
+}
+
+rill_status *rill_cpu_recv(rill_kernel_ctx *ctx) {
+  if (ctx->attrs[RILL_RECV_ATTR_DO_NOT_RUN].v.i) return NULL;
+  const rill_attr_value *ep = &ctx->attrs[RILL_RECV_ATTR_EPMAP];
+  const rill_attr_value *names = &ctx->attrs[RILL_RECV_ATTR_VARNAMES];
+  int64_t tid = ctx->attrs[RILL_RECV_ATTR_TRAINER_ID].v.i;
+  size_t n = ctx->nout[RILL_RECV_OUT_OUT];
+  RILL_TRY(check_epmap(ctx, ep, n, "Out"));
+  if (names->n && names->n != n)
+    return rill_kernel_error(ctx, "varnames has %zu names for %zu variables Out", names->n, n);
+  for (size_t i = 0; i < n; i++) {
+    const char *name = names->n ? names->list.strings[i] : rill_kout_name(ctx, RILL_RECV_OUT_OUT, i);
+    rill_variable *v = ctx->out[RILL_RECV_OUT_OUT][i];
+    if (!v) return rill_kernel_error(ctx, "Out (%s) has no variable", name);
+    rill_rpc_client *c;
+    RILL_TRY(client_for(ctx, ep->list.strings[i], tid, &c));
+    rill_status *st = rill_rpc_get_var(c, ep->list.strings[i], name, NULL, tid, v);
+    if (st) return rill_status_wrap(st, "recv of '%s' by trainer %lld", name, (long long)tid);
+  }
+  return NULL;
+}
+
+static rill_status *notify_all(rill_kernel_ctx *ctx, const rill_attr_value *eps, int64_t tid,
+                               const char *notice) {
+  for (size_t i = 0; i < eps->n; i++) {
+    rill_rpc_client *c;
+    RILL_TRY(client_for(ctx, eps->list.strings[i], tid, &c));
+    rill_status *st = rill_rpc_send_notice(c, eps->list.strings[i], notice, tid);
+    if (st) return rill_status_wrap(st, "%s of trainer %lld", ctx->schema->type, (long long)tid);
+  }
+  return NULL;
+}
+
+rill_status *rill_cpu_send_barrier(rill_kernel_ctx *ctx) {
+  return notify_all(ctx, &ctx->attrs[RILL_SEND_BARRIER_ATTR_ENDPOINTS],
+                    ctx->attrs[RILL_SEND_BARRIER_ATTR_TRAINER_ID].v.i, RILL_RPC_BATCH_BARRIER);
+}
+
+rill_status *rill_cpu_fetch_barrier(rill_kernel_ctx *ctx) {
+  return notify_all(ctx, &ctx->attrs[RILL_FETCH_BARRIER_ATTR_ENDPOINTS],
+                    ctx->attrs[RILL_FETCH_BARRIER_ATTR_TRAINER_ID].v.i, RILL_RPC_FETCH_BARRIER);
+}
+
+/* ---- listen_and_serv ---- */
+
+static rill_status *run_block(void *arg, int32_t block, rill_scope *scope) {
+  return rill_dev_run_block(arg, block, scope);
+}
+
+/* RILL_PSERVER_SYNC_QUORUM: the half-sync quorum, 0 (all) when unset. */
+static rill_status *env_quorum(const rill_kernel_ctx *ctx, int32_t fanin, int32_t *out) {
+  const char *s = getenv("RILL_PSERVER_SYNC_QUORUM");
+  *out = 0;
+  if (!s || !*s) return NULL;
+  char *end;
+  long q = strtol(s, &end, 10);
+  if (*end || q < 1 || q > fanin)
+    return rill_kernel_error(ctx, "RILL_PSERVER_SYNC_QUORUM=%s: expected 1..%d (the trainers)", s,
+                             (int)fanin);
+  *out = (int32_t)q;
+  return NULL;
+}
+
+rill_status *rill_cpu_listen_and_serv(rill_kernel_ctx *ctx) {
+  const rill_attr_value *a = ctx->attrs;
+  const rill_attr_value *g2b = &a[RILL_LISTEN_AND_SERV_ATTR_GRAD_TO_BLOCK_ID];
+  int32_t mode = a[RILL_LISTEN_AND_SERV_ATTR_DISTRIBUTED_MODE].v.i;
+  if (mode != RILL_PSERVER_SYNC && mode != RILL_PSERVER_ASYNC)
+    return rill_kernel_error(ctx, "distributed_mode %d is not 0 (sync) or 1 (async); half-sync "
+                                  "is sync mode with RILL_PSERVER_SYNC_QUORUM",
+                             (int)mode);
+  rill_pserver_opts o = {0};
+  o.endpoint = a[RILL_LISTEN_AND_SERV_ATTR_ENDPOINT].v.s;
+  o.fanin = a[RILL_LISTEN_AND_SERV_ATTR_FANIN].v.i;
+  o.mode = (rill_pserver_mode)mode;
+  o.lr_block = a[RILL_LISTEN_AND_SERV_ATTR_LR_DECAY_BLOCK_ID].v.i;
+  o.threads = ctx->dev ? ctx->dev->num_threads : 1;
+  o.scope = ctx->scope;
+  o.run_block = run_block;
+  o.run_arg = (void *)ctx->dev;
+  if (o.fanin < 1) return rill_kernel_error(ctx, "Fanin is %d", (int)o.fanin);
+  if (o.mode == RILL_PSERVER_SYNC) RILL_TRY(env_quorum(ctx, o.fanin, &o.quorum));
+  size_t nb = g2b->n;
+  char **grads = rill_calloc(nb ? nb : 1, sizeof *grads);
+  int32_t *ids = rill_calloc(nb ? nb : 1, sizeof *ids);
+  const char **xn = rill_calloc(ctx->nin[0] ? ctx->nin[0] : 1, sizeof *xn);
+  rill_status *st = grads && ids && xn ? NULL : rill_oom();
+  for (size_t i = 0; i < nb && !st; i++) {
+    const char *pair = g2b->list.strings[i];
+    const char *colon = strrchr(pair, ':');
+    char *end = NULL;
+    long b = colon ? strtol(colon + 1, &end, 10) : -1;
+    if (!colon || colon == pair || !end || *end || b < 1) {
+      st = rill_kernel_error(ctx, "grad_to_block_id entry '%s' is not \"grad:block\"", pair);
+      break;
+    }
+    if (!(grads[i] = rill_malloc((size_t)(colon - pair) + 1))) {
+      st = rill_oom();
+      break;
+    }
+    memcpy(grads[i], pair, (size_t)(colon - pair));
+    grads[i][colon - pair] = 0;
+    ids[i] = (int32_t)b;
+  }
+  for (size_t i = 0; i < ctx->nin[0] && !st; i++) xn[i] = rill_kin_name(ctx, 0, i);
+  if (!st) {
+    o.nx = ctx->nin[0];
+    o.xnames = xn;
+    o.xvars = ctx->in[0];
+    o.nblocks = nb;
+    o.block_grads = (const char *const *)grads;
+    o.block_ids = ids;
+    rill_pserver_stats stats;
+    st = rill_pserver_serve(&o, &stats);
+  }
+  for (size_t i = 0; grads && i < nb; i++) rill_free(grads[i]);
+  rill_free(grads);
+  rill_free(ids);
+  rill_free(xn);
+  return st;
+}
