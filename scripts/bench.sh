@@ -2,7 +2,9 @@
 # Runs every benchmark in bench/. Each prints its figures as ratios against a baseline
 # measured in the same run. When PyTorch is importable, bench_train is also compared
 # with its PyTorch peer (bench/peers/torch_train.py); torch is never required.
-# bench/bench_python.py measures the Python package against the C API and bench_train.
+# bench/bench_python.py measures the Python package against the C API and bench_train;
+# bench/bench_dist.py the sync-mode efficiency of a parameter-server job (Paddle 1.8
+# beside when RILL_BENCH_PADDLE_PYTHON is set; BENCH_DIST_ARGS adds options).
 # Then bench/peers/infer_peers.py runs the real models in ../shared/models with rill,
 # ONNX Runtime and Paddle Inference and prints the ratios; a peer that cannot be imported
 # is skipped with a message. INFER_PEERS_ARGS adds options to it (e.g. "--rounds 1").
@@ -53,6 +55,12 @@ printf '\n==== bench_python (the Python package: Executor.run overhead, MLP step
 case "$BUILD" in /*) ABS_BUILD=$BUILD ;; *) ABS_BUILD=$PWD/$BUILD ;; esac
 RILL_LIB="$ABS_BUILD/librill.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
   "${PYTHON:-python3}" bench/bench_python.py "$BUILD"
+
+printf '\n==== bench_dist (sync-mode efficiency: 2 pservers x 2 trainers vs one process) ====\n'
+# Paddle Fluid 1.8 runs beside when RILL_BENCH_PADDLE_PYTHON names a Python that has it.
+# shellcheck disable=SC2086
+RILL_LIB="$ABS_BUILD/librill.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
+  "${PYTHON:-python3}" bench/bench_dist.py ${BENCH_DIST_ARGS:-}
 
 printf '\n==== infer_peers (rill vs ONNX Runtime / Paddle Inference on ../shared/models) ====\n'
 models=../shared/models

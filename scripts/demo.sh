@@ -2,7 +2,9 @@
 # The demo (`make demo`): the C API end to end (examples/c/demo.c), the `rill` command
 # line on a real Paddle MNIST model and its reference image, then the Python package:
 # recognize_digits trains an MLP and a CNN, saves them as inference models, reloads them
-# and prints their test accuracy; `rill dot` then draws the saved CNN (Graphviz).
+# and prints their test accuracy; `rill dot` then draws the saved CNN (Graphviz); last,
+# examples/dist_train trains through the launcher (2 pservers x 2 trainers) and in one
+# process, and prints both accuracies.
 #   scripts/demo.sh BUILD_DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,3 +42,25 @@ if command -v dot >/dev/null 2>&1; then
 else
   echo "wrote $BUILD/demo_digits/cnn.dot (Graphviz's dot is not installed to render it)"
 fi
+
+printf '\n==== 5. distributed training: 2 pservers x 2 trainers, then one local process ====\n'
+# The parameter-server runtime is there when `rill ops` lists CPU kernels for its ops.
+missing=""
+for op in send recv send_barrier fetch_barrier listen_and_serv; do
+  if "$BUILD/rill" ops "$op" | grep -qx 'kernels: none'; then missing="$missing $op"; fi
+done
+if [ -n "$missing" ]; then
+  echo "skipped: this build has no CPU kernel for:$missing (the parameter-server runtime)"
+  exit 0
+fi
+rm -rf "$BUILD/demo_dist" && mkdir -p "$BUILD/demo_dist"
+dist_env=(env RILL_LIB="$ABS_BUILD/librill.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}")
+timeout 300 "${dist_env[@]}" "${PYTHON:-python3}" -m rill.distributed.launch \
+  --servers 2 --workers 2 examples/dist_train/train.py --steps 100 \
+  --save-dir "$BUILD/demo_dist/model" | tee "$BUILD/demo_dist/job.log"
+timeout 120 "${dist_env[@]}" "${PYTHON:-python3}" examples/dist_train/train.py \
+  --local --steps 100 2>/dev/null | tee "$BUILD/demo_dist/local.log"
+d=$(sed -n 's/.*distributed: test accuracy \([0-9.]*\).*/\1/p' "$BUILD/demo_dist/job.log")
+l=$(sed -n 's/^local: test accuracy \([0-9.]*\).*/\1/p' "$BUILD/demo_dist/local.log")
+printf '\ntest accuracy: distributed %s, local %s (the distributed model: %s)\n' \
+  "${d:-?}" "${l:-?}" "$BUILD/demo_dist/model"

@@ -608,6 +608,21 @@ def op_names():
     return [_op_name(i).decode() for i in range(_op_count())]
 
 
+_op_describe = _fn('rill_op_describe', c_status_p, ctypes.c_char_p,
+                   ctypes.POINTER(ctypes.c_void_p))
+
+
+def op_describe(op_type):
+    """The text `rill ops TYPE` prints: schema, flags, kernels (NotFoundError if the op
+    is unknown)."""
+    out = ctypes.c_void_p()
+    check(_op_describe(op_type.encode(), ctypes.byref(out)))
+    try:
+        return ctypes.string_at(out.value).decode('utf-8', 'replace')
+    finally:
+        _free_buffer(out)
+
+
 class CModel(object):
     def __init__(self, path, params_file=None):
         out = ctypes.c_void_p()

@@ -14,9 +14,12 @@ checks the same variables for scripts that want one call and clear errors:
 import collections
 import os
 
-__all__ = ['DistEnv', 'EnvError', 'env', 'parse_endpoints']
+__all__ = ['DistEnv', 'EnvError', 'env', 'parse_endpoints', 'missing_kernels', 'RUNTIME_OPS']
 
 ROLES = ('TRAINER', 'PSERVER')
+
+# The ops a parameter-server job runs beyond local training.
+RUNTIME_OPS = ('send', 'recv', 'send_barrier', 'fetch_barrier', 'listen_and_serv')
 
 
 class EnvError(ValueError):
@@ -92,3 +95,20 @@ def env(environ=None):
         raise EnvError('%s=%s is not in PADDLE_PSERVERS_IP_PORT_LIST=%s'
                        % (name, cur[0], ','.join(endpoints)))
     return DistEnv(role, None, trainers, endpoints, cur[0])
+
+
+def missing_kernels():
+    """The ops of RUNTIME_OPS that have no CPU kernel in the librill loaded (an empty
+    list when this build can run a parameter-server job), read from their descriptions
+    as `rill ops` prints them."""
+    from .. import core
+    missing = []
+    for op in RUNTIME_OPS:
+        try:
+            text = core.op_describe(op)
+        except core.error_class('NOT_FOUND'):  # not registered at all
+            missing.append(op)
+            continue
+        if any(line.strip() == 'kernels: none' for line in text.splitlines()):
+            missing.append(op)
+    return missing
