@@ -35,7 +35,10 @@ cmake --build build-tsan -j "$JOBS" >/dev/null
 # OpenBLAS is not instrumented: TSan cannot see how its own threads synchronise, and
 # reports races inside its kernels (sgemm_beta_*) on them. Its GEMMs run on the thread
 # that calls them here, so every thread the run has is one of rill's, fully checked.
-(cd build-tsan && OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+# libzmq is not instrumented either: tests/threads/tsan.supp says what that hides.
+tsan_supp="$PWD/tests/threads/tsan.supp"
+(cd build-tsan && OPENBLAS_NUM_THREADS=1 \
+  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$tsan_supp" \
   ctest --output-on-failure -j "$JOBS" -L threads) || exit 1
 
 section "install, then build a C project against the installed package"

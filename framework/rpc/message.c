@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "framework/base/alloc.h"
+#include "framework/base/tsan.h"
 #include "proto/send_recv.pb-c.h"
 
 /* Row indices travel as little-endian int64 (Paddle's layout); the targets rill builds
@@ -12,10 +13,15 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "rpc rows assume littl
 
 void rill_rpc_payload_init(rill_rpc_payload *p) { memset(p, 0, sizeof *p); }
 
+void rill_rpc_payload_hand_over(rill_rpc_payload *p) {
+  if (p->keep) RILL_TSAN_RELEASE(p->keep);
+}
+
 void rill_rpc_payload_release_data(void *data, void *hint) {
   (void)data;
   rill_buffer *buf = hint;
   if (!buf) return;
+  RILL_TSAN_ACQUIRE(buf);
   rill_buffer_unpin(buf);
   rill_buffer_release(buf);
 }

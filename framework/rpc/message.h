@@ -32,6 +32,10 @@ typedef struct rill_rpc_payload {
 void rill_rpc_payload_init(rill_rpc_payload *p);
 /* Frees the header and drops `keep` if the payload still owns it. */
 void rill_rpc_payload_clear(rill_rpc_payload *p);
+/* Called on the sending thread just before the data frame goes to ZeroMQ, whose I/O
+ * thread later runs rill_rpc_payload_release_data: orders the two for ThreadSanitizer
+ * (framework/base/tsan.h); nothing in other builds. */
+void rill_rpc_payload_hand_over(rill_rpc_payload *p);
 /* A ZeroMQ free function (zmq_free_fn) for the data frame: `hint` is the payload's
  * `keep`, handed over with the frame (set p->keep to NULL once ZeroMQ owns it). */
 void rill_rpc_payload_release_data(void *data, void *hint);

@@ -108,6 +108,7 @@ static int send_payload(void *sock, rill_rpc_payload *p, bool with_data) {
   }
   if (!with_data) return 0;
   if (p->data_len) {
+    rill_rpc_payload_hand_over(p);
     if (zmq_msg_init_data(&m, p->data, p->data_len, rill_rpc_payload_release_data, p->keep))
       return -1;
     p->keep = NULL; /* ZeroMQ releases it when the frame is sent or dropped */

@@ -1,0 +1,185 @@
+/* The pserver loop (framework/rpc/dist.h) under load from several threads: the loop
+ * serves on one thread and runs two optimize "blocks" at once on its own threads, while
+ * two trainer threads share one rpc client (its socket pool) for ROUNDS sync rounds of
+ * send, barrier, held GET and fetch barrier. Every GET must see exactly the parameters
+ * after that round, and both trainers' COMPLETE must end the loop with OK. Under
+ * ThreadSanitizer this checks the loop's hand-offs between its request thread, its
+ * block threads and the transport's reply path. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "framework/rpc/dist.h"
+
+enum { ROUNDS = 40, TRAINERS = 2, PARAMS = 2, N = 64 };
+
+static const char *xnames[PARAMS * TRAINERS] = {"w0@GRAD.trainer_0", "w0@GRAD.trainer_1",
+                                                "w1@GRAD.trainer_0", "w1@GRAD.trainer_1"};
+static const char *bgrads[PARAMS] = {"w0@GRAD", "w1@GRAD"};
+static const char *pnames[PARAMS] = {"w0", "w1"};
+static const int32_t bids[PARAMS] = {1, 2};
+
+typedef struct server {
+  rill_scope *scope;
+  rill_variable *w[PARAMS], *g[PARAMS * TRAINERS];
+  rill_pserver_opts o;
+  rill_pserver_stats stats;
+  rill_status *result;
+  char ep[64];
+  atomic_bool bound;
+  atomic_int runs[PARAMS];
+} server;
+
+typedef struct trainer {
+  server *s;
+  rill_rpc_client *c;
+  int id;
+  int bad; /* GETs that saw the wrong parameters */
+  rill_status *err;
+} trainer;
+
+/* Block b: w_b -= g_b.trainer_0 + g_b.trainer_1, elementwise. */
+static rill_status *optimize(void *arg, int32_t block, rill_scope *scope) {
+  server *s = arg;
+  (void)scope;
+  int b = block - 1;
+  float *w = rill_tensor_ptr(&s->w[b]->u.tensor);
+  for (int t = 0; t < TRAINERS; t++) {
+    const float *g = rill_tensor_ptr(&s->g[b * TRAINERS + t]->u.tensor);
+    for (int i = 0; i < N; i++) w[i] -= g[i];
+  }
+  atomic_fetch_add(&s->runs[b], 1);
+  return NULL;
+}
+
+static void on_bound(void *arg, const char *ep) {
+  server *s = arg;
+  snprintf(s->ep, sizeof s->ep, "%s", ep);
+  atomic_store(&s->bound, true);
+}
+
+static void *serve_main(void *arg) {
+  server *s = arg;
+  s->result = rill_pserver_serve(&s->o, &s->stats);
+  return NULL;
+}
+
+static rill_status *fill(rill_variable *v, float a) {
+  rill_dims d = {.n = 1, .d = {N}};
+  rill_tensor *t = rill_variable_tensor(v);
+  RILL_TRY(rill_tensor_alloc(t, RILL_DTYPE_FP32, &d));
+  float *p = rill_tensor_ptr(t);
+  for (int i = 0; i < N; i++) p[i] = a;
+  return NULL;
+}
+
+/* Trainer t sends gradient (t + 1) for every parameter each round, so each round takes
+ * 1 + 2 = 3 off every element. */
+static rill_status *one_round(trainer *tr, int round) {
+  for (int b = 0; b < PARAMS; b++) {
+    rill_variable v;
+    rill_variable_init(&v);
+    rill_status *st = fill(&v, (float)(tr->id + 1));
+    if (!st) st = rill_rpc_send_var(tr->c, tr->s->ep, bgrads[b], &v, NULL, tr->id);
+    rill_variable_clear(&v);
+    RILL_TRY(st);
+  }
+  RILL_TRY(rill_rpc_send_notice(tr->c, tr->s->ep, RILL_RPC_BATCH_BARRIER, tr->id));
+  for (int b = 0; b < PARAMS; b++) {
+    rill_variable v;
+    rill_variable_init(&v);
+    rill_status *st = rill_rpc_get_var(tr->c, tr->s->ep, pnames[b], NULL, tr->id, &v);
+    if (!st) {
+      const float *w = rill_tensor_ptr(&v.u.tensor);
+      float want = 1000.0f - 3.0f * (float)(round + 1);
+      for (int i = 0; i < N; i++)
+        if (w[i] != want) {
+          tr->bad++;
+          break;
+        }
+    }
+    rill_variable_clear(&v);
+    RILL_TRY(st);
+  }
+  return rill_rpc_send_notice(tr->c, tr->s->ep, RILL_RPC_FETCH_BARRIER, tr->id);
+}
+
+static void *trainer_main(void *arg) {
+  trainer *tr = arg;
+  for (int r = 0; r < ROUNDS && !tr->err; r++) tr->err = one_round(tr, r);
+  if (!tr->err) tr->err = rill_rpc_send_notice(tr->c, tr->s->ep, RILL_RPC_COMPLETE, tr->id);
+  return NULL;
+}
+
+int main(void) {
+  static server s;
+  rill_status *st = rill_scope_create(NULL, &s.scope);
+  CHECK(!st, "scope: %s", rill_status_message(st));
+  if (st) return check_report();
+  for (int b = 0; b < PARAMS && !st; b++) {
+    st = rill_scope_var(s.scope, pnames[b], &s.w[b]);
+    if (!st) st = fill(s.w[b], 1000.0f);
+  }
+  for (int k = 0; k < PARAMS * TRAINERS && !st; k++) st = rill_scope_var(s.scope, xnames[k], &s.g[k]);
+  CHECK(!st, "variables: %s", rill_status_message(st));
+  if (st) return check_report();
+  s.o = (rill_pserver_opts){.endpoint = "127.0.0.1:0",
+                            .fanin = TRAINERS,
+                            .mode = RILL_PSERVER_SYNC,
+                            .nx = PARAMS * TRAINERS,
+                            .xnames = xnames,
+                            .xvars = s.g,
+                            .nblocks = PARAMS,
+                            .block_grads = bgrads,
+                            .block_ids = bids,
+                            .lr_block = -1,
+                            .deadline_ms = 60000,
+                            .threads = 2,
+                            .scope = s.scope,
+                            .run_block = optimize,
+                            .run_arg = &s,
+                            .on_bound = on_bound,
+                            .bound_arg = &s};
+  pthread_t serve;
+  CHECK(pthread_create(&serve, NULL, serve_main, &s) == 0, "pthread_create");
+  for (int i = 0; i < 30000 && !atomic_load(&s.bound); i++) usleep(1000);
+  CHECK(atomic_load(&s.bound), "the pserver did not bind within 30 s");
+  if (!atomic_load(&s.bound)) return check_report();
+
+  rill_rpc_config cfg;
+  rill_rpc_config_init(&cfg);
+  cfg.deadline_ms = 60000;
+  cfg.secret = "";
+  rill_rpc_client *c = NULL;
+  st = rill_rpc_client_create(&cfg, &c);
+  CHECK(!st, "client: %s", rill_status_message(st));
+  if (st) return check_report();
+  trainer tr[TRAINERS];
+  pthread_t th[TRAINERS];
+  for (int t = 0; t < TRAINERS; t++) {
+    tr[t] = (trainer){.s = &s, .c = c, .id = t};
+    CHECK(pthread_create(&th[t], NULL, trainer_main, &tr[t]) == 0, "pthread_create");
+  }
+  for (int t = 0; t < TRAINERS; t++) {
+    pthread_join(th[t], NULL);
+    CHECK(!tr[t].err, "trainer %d: %s", t, rill_status_message(tr[t].err));
+    CHECK(tr[t].bad == 0, "trainer %d saw wrong parameters after %d GETs", t, tr[t].bad);
+    rill_status_destroy(tr[t].err);
+  }
+  pthread_join(serve, NULL);
+  CHECK(!s.result, "pserver: %s", rill_status_message(s.result));
+  rill_status_destroy(s.result);
+  CHECK(s.stats.rounds == ROUNDS, "rounds %lld, want %d", (long long)s.stats.rounds, ROUNDS);
+  for (int b = 0; b < PARAMS; b++) {
+    CHECK(atomic_load(&s.runs[b]) == ROUNDS, "block %d ran %d times", b + 1,
+          atomic_load(&s.runs[b]));
+    const float *w = rill_tensor_ptr(&s.w[b]->u.tensor);
+    CHECK(w[0] == 1000.0f - 3.0f * ROUNDS && w[N - 1] == w[0], "w%d = %g", b, (double)w[0]);
+  }
+  rill_rpc_client_destroy(c);
+  rill_scope_destroy(s.scope);
+  return check_report();
+}
