@@ -10,6 +10,7 @@
 
 #include "framework/io/npy.h"
 #include "framework/program/program.h"
+#include "support/slurp.h"
 #include "rill.h"
 #include "support/shell.h"
 
@@ -158,6 +159,38 @@ Test(cli, bench_prints_percentiles_and_memory) {
   cr_assert(strstr(out, "passes: 0 dropout removed, 1 batch_norm folded, 2 conv2d_fusion, 1 fc"), "%s", out);
   cr_assert(strstr(out, "argmax per row: 3\n"), "%s", out);
   free(out);
+}
+
+static int count_in(const char *path, const char *needle) {
+  size_t n;
+  char *text = (char *)slurp_file(path, &n);
+  if (!text) return -1;
+  int count = 0;
+  for (const char *q = text; (q = strstr(q, needle)); q++) count++;
+  free(text);
+  return count;
+}
+
+Test(cli, profile_writes_the_trace_of_the_timed_runs_and_prints_the_report) {
+  char *out, trace[] = "/tmp/rill_cli_profile_XXXXXX";
+  int fd = mkstemp(trace);
+  cr_assert(fd >= 0);
+  close(fd);
+  /* 9 ops a run: with --bench, only the 5 timed runs (not the first, not the warm-up) */
+  int rc = sh(&out, "'%s' run '%s/models/mnist_conv_bn_etienne' --input '%s/models/mnist_conv_bn_etienne/refs/input_img.npy' --bench 5 --profile '%s' 2>&1",
+              RILL, SHARED, SHARED, trace);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, "Profiling Report") && strstr(out, "Sorted by total time"), "%s", out);
+  cr_assert(strstr(out, "conv2d_fusion (block 0, op #1)") && strstr(out, "trace: wrote "), "%s", out);
+  free(out);
+  cr_expect_eq(count_in(trace, "\"cat\":\"op\""), 5 * 9);
+  /* without --bench: the first run and the --repeat runs */
+  rc = sh(&out, "'%s' run '%s/models/mnist_conv_bn_etienne' --input '%s/models/mnist_conv_bn_etienne/refs/input_img.npy' --repeat 2 --profile '%s' 2>&1",
+          RILL, SHARED, SHARED, trace);
+  cr_assert_eq(rc, 0, "%s", out);
+  free(out);
+  cr_expect_eq(count_in(trace, "\"cat\":\"op\""), 3 * 9);
+  remove(trace);
 }
 
 Test(cli, unsupported_ops_are_named) {
