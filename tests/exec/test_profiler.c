@@ -153,6 +153,7 @@ Test(profiler, runs_show_every_op_in_the_summary_and_the_trace) {
   size_t n;
   char *json = (char *)slurp_file(path, &n);
   cr_assert_not_null(json);
+  json[n] = '\0'; /* slurp_file leaves room for it */
   cr_expect_not_null(strstr(json, "\"traceEvents\""));
   cr_expect_not_null(strstr(json, "\"thread_name\""));
   cr_expect_not_null(strstr(json, "\"test main\""));

@@ -52,6 +52,12 @@ static const char usage_text[] =
     "                                  variables as ellipses, parameters grey, shapes on\n"
     "                                  the edges, sub-blocks as clusters); render it with\n"
     "                                  'dot -Tsvg FILE > graph.svg'\n"
+    "  trace summary TRACE.json [--svg OPS.svg]\n"
+    "                                  time per op type in a profiler trace (rill run\n"
+    "                                  --profile, fluid.profiler); --svg draws it as bars\n"
+    "  trace merge A.json B.json ... -o ALL.json\n"
+    "                                  one timeline from several processes' traces,\n"
+    "                                  aligned by the wall-clock time each one started\n"
     "  --help                          this text\n"
     "  --version                       the version\n"
     "\n"
@@ -67,6 +73,7 @@ static const struct {
 } commands[] = {
     {"inspect", cmd_inspect}, {"run", cmd_run},   {"ops", cmd_ops},
     {"prune", cmd_prune},     {"checkpoint", cmd_checkpoint}, {"dot", cmd_dot},
+    {"trace", cmd_trace},
 };
 
 int main(int argc, char **argv) {
