@@ -23,6 +23,7 @@
 
 #include "framework/base/alloc.h"
 #include "framework/base/status.h"
+#include "framework/data/tensor.h"
 
 #define NAME_MAX_LEN 48
 #define ARGS_MAX_LEN 96
@@ -32,8 +33,9 @@
 enum { EV_OP, EV_ASYNC_OP, EV_SPAN, EV_ASYNC_BEGIN, EV_ASYNC_END };
 
 typedef struct prof_event {
-  int64_t t0, t1, t2; /* op/span: t0..t1; async op: enqueue t0, start t1, end t2 */
-  uint64_t id;        /* async begin/end */
+  int64_t t0, t1, t2; /* op/span: t0..t1; async op: enqueue t0, start t1, end t2;
+                       * op: t2 = tensor bytes live at its end */
+  uint64_t id;        /* async begin/end; op: peak tensor bytes at its end */
   int32_t block, index;
   uint8_t kind;
   char cat[15];
@@ -187,6 +189,8 @@ void rill_prof_op(const char *type, int32_t block, int32_t index, int64_t t0, in
   e->kind = EV_OP;
   e->t0 = t0;
   e->t1 = t1;
+  e->t2 = rill_buffer_bytes_live();
+  e->id = (uint64_t)rill_buffer_bytes_peak();
   e->block = block;
   e->index = index;
   copy_str(e->cat, sizeof e->cat, "op");
@@ -299,6 +303,7 @@ static rill_status *arm_locked(uint32_t cap) {
   g_session = true;
   g_mono0 = rill_prof_now();
   g_wall0 = wall_now();
+  rill_buffer_bytes_reset_peak();
   atomic_store_explicit(&rill_prof_on_flag, 1, memory_order_seq_cst);
   return NULL;
 }
@@ -596,6 +601,10 @@ static rill_status *write_trace(const char *path, const merged *m, size_t n, uin
         if (e->kind == EV_OP)
           fprintf(f, ",\"args\":{\"block\":%d,\"op\":%d}", (int)e->block, (int)e->index);
         fputc('}', f);
+        if (e->kind == EV_OP) /* the memory track: a counter sample at the op's end */
+          fprintf(f, ",\n{\"ph\":\"C\",\"name\":\"tensor memory\",\"pid\":%d,\"tid\":%d,"
+                     "\"ts\":%.3f,\"args\":{\"live_bytes\":%lld,\"peak_bytes\":%lld}}",
+                  pid, tid, us_of(e->t1), (long long)e->t2, (long long)e->id);
         break;
       case EV_ASYNC_OP:
         /* enqueue -> finish as one async slice, with the wait before the start marked */

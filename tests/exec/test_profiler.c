@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "framework/data/tensor.h"
 #include "framework/exec/profiler.h"
 #include "rill.h"
 #include "support/slurp.h"
@@ -198,4 +199,19 @@ Test(profiler, trace_path_errors_name_the_file) {
   cr_expect_not_null(strstr(rill_status_message(st), "/nonexistent-dir/x/trace.json"));
   rill_status_destroy(st);
   cr_expect_not(rill_profiler_enabled());
+}
+
+Test(profiler, buffer_bytes_count_allocations_and_releases) {
+  int64_t before = rill_buffer_bytes_live();
+  rill_buffer_bytes_reset_peak();
+  const int64_t dims[] = {1 << 18};
+  rill_tensor *t;
+  OK(rill_tensor_create(RILL_DTYPE_FP32, dims, 1, &t));
+  cr_expect_eq(rill_buffer_bytes_live(), before + (1 << 20));
+  cr_expect_geq(rill_buffer_bytes_peak(), before + (1 << 20));
+  rill_tensor_destroy(t);
+  cr_expect_eq(rill_buffer_bytes_live(), before);
+  cr_expect_geq(rill_buffer_bytes_peak(), before + (1 << 20));
+  rill_buffer_bytes_reset_peak();
+  cr_expect_eq(rill_buffer_bytes_peak(), before);
 }

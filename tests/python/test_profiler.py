@@ -75,7 +75,7 @@ def check_format(trace):
     assert isinstance(trace['otherData']['wall_start_ns'], int)
     names = {}
     for e in trace['traceEvents']:
-        assert e['ph'] in ('X', 'M', 'b', 'e', 'n'), e
+        assert e['ph'] in ('X', 'M', 'b', 'e', 'n', 'C'), e
         assert e['pid'] == pid and isinstance(e['tid'], int) and isinstance(e['name'], str)
         if e['ph'] == 'M':
             assert e['name'] in ('process_name', 'thread_name') and e['args']['name']
@@ -85,6 +85,9 @@ def check_format(trace):
         assert isinstance(e['ts'], (int, float)) and e['ts'] >= 0
         if e['ph'] == 'X':
             assert e['dur'] >= 0  # start <= end
+        elif e['ph'] == 'C':
+            assert e['name'] == 'tensor memory'
+            assert 0 <= e['args']['live_bytes'] <= e['args']['peak_bytes']
         else:
             assert e['id'].startswith('0x')
     for e in trace['traceEvents']:
@@ -139,6 +142,16 @@ def test_every_op_of_a_run_appears_once_in_a_valid_trace(tmp_path):
     assert by_type['mul']['calls'] == 3 and by_type['sgd']['calls'] == 6
     assert sum(r['calls'] for r in summary.by_instance) == len(got)
     assert all(r['calls'] == 1 for r in summary.by_instance)
+
+
+def test_memory_track_follows_the_tensor_bytes(tmp_path):
+    trace, _, _ = trained(tmp_path, 2, parallel=False)
+    check_format(trace)
+    samples = [e for e in trace['traceEvents'] if e['ph'] == 'C']
+    assert len(samples) == len(ops(trace))  # one sample at each op's end
+    # the step's activations (64 x 64 floats and more) are held while it runs
+    assert max(e['args']['peak_bytes'] for e in samples) >= 64 * 64 * 4
+    assert all(e['args']['live_bytes'] > 0 for e in samples)
 
 
 def test_summary_adds_up_and_sorts(tmp_path):
