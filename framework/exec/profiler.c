@@ -23,6 +23,7 @@
 
 #include "framework/base/alloc.h"
 #include "framework/base/status.h"
+#include "framework/base/strmap.h"
 #include "framework/data/tensor.h"
 
 #define NAME_MAX_LEN 48
@@ -105,6 +106,7 @@ static void free_dead_locked(void) {
 
 static void thread_exit(void *arg) {
   tbuf *b = arg;
+  t_buf = NULL;
   pthread_mutex_lock(&g_mu);
   b->dead = true; /* its events, if any, still go into this session's trace */
   if (!b->ev) free_dead_locked();
@@ -386,14 +388,20 @@ static void summary_free(rill_profiler_summary *s) {
 
 void rill_profiler_summary_destroy(rill_profiler_summary *s) { summary_free(s); }
 
-/* Finds or adds the row for (name, block, index) (block -1: per type). Linear: a
- * program has at most a few thousand distinct ops, and this runs once per stop. */
-static rill_profiler_row *row_for(rill_profiler_summary *s, int table, const char *name,
-                                  int32_t block, int32_t index, size_t *cap, int64_t order) {
+/* Finds or adds the row for (name, block, index) (block -1: per type), through a map
+ * from "block/index/name" (or the name) to the row's index. */
+static rill_profiler_row *row_for(rill_profiler_summary *s, int table, rill_strmap *map,
+                                  const char *name, int32_t block, int32_t index, size_t *cap,
+                                  int64_t order) {
+  char key[NAME_MAX_LEN + 32];
+  if (table)
+    snprintf(key, sizeof key, "%d/%d/%s", (int)block, (int)index, name);
+  else
+    snprintf(key, sizeof key, "%s", name);
+  uint64_t h = rill_str_hash(key);
+  rill_strmap_value *v = map->n ? rill_strmap_find(map, key, h) : NULL;
+  if (v) return &s->rows[table][v->index];
   rill_profiler_row *rows = s->rows[table];
-  for (size_t i = 0; i < s->nrows[table]; i++)
-    if (rows[i].block == block && rows[i].index == index && !strcmp(rows[i].name, name))
-      return &rows[i];
   if (s->nrows[table] == *cap) {
     size_t nc = *cap ? *cap * 2 : 64;
     rill_profiler_row *r = rill_realloc(rows, nc * sizeof *r);
@@ -409,6 +417,11 @@ static rill_profiler_row *row_for(rill_profiler_summary *s, int table, const cha
   }
   s->names = nn;
   s->names[s->nnames++] = copy;
+  rill_status *st = rill_strmap_set(map, key, h, (rill_strmap_value){.index = s->nrows[table]});
+  if (st) {
+    rill_status_destroy(st);
+    return NULL;
+  }
   rill_profiler_row *r = &rows[s->nrows[table]++];
   memset(r, 0, sizeof *r);
   r->name = copy;
@@ -421,6 +434,8 @@ static rill_profiler_row *row_for(rill_profiler_summary *s, int table, const cha
 
 static rill_status *summarize(const merged *m, size_t n, rill_profiler_summary *s) {
   size_t cap[2] = {0, 0};
+  rill_strmap maps[2] = {{0}, {0}};
+  rill_status *st = NULL;
   double sum = 0;
   for (size_t i = 0; i < n; i++) {
     const prof_event *e = m[i].e;
@@ -428,9 +443,12 @@ static rill_status *summarize(const merged *m, size_t n, rill_profiler_summary *
     double ms = (double)(e->t1 - e->t0) * 1e-6;
     sum += ms;
     for (int t = 0; t < 2; t++) {
-      rill_profiler_row *r = row_for(s, t, e->name, t ? e->block : -1, t ? e->index : -1, &cap[t],
-                                     e->t1);
-      if (!r) return rill_oom();
+      rill_profiler_row *r = row_for(s, t, &maps[t], e->name, t ? e->block : -1,
+                                     t ? e->index : -1, &cap[t], e->t1);
+      if (!r) {
+        st = rill_oom();
+        goto out;
+      }
       r->calls++;
       r->total_ms += ms;
       if (ms < r->min_ms) r->min_ms = ms;
@@ -445,7 +463,10 @@ static rill_status *summarize(const merged *m, size_t n, rill_profiler_summary *
       r->ratio = sum > 0 ? r->total_ms / sum : 0;
     }
   rill_profiler_summary_sort(s, RILL_PROFILER_SORT_TOTAL);
-  return NULL;
+out:
+  rill_strmap_clear(&maps[0]);
+  rill_strmap_clear(&maps[1]);
+  return st;
 }
 
 static rill_profiler_sort_key g_sort_key;
