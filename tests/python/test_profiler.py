@@ -279,3 +279,36 @@ def test_concurrent_predictor_clones_each_show_their_ops(tmp_path):
     nops = len(set(counts[0]))
     assert len(counts[0]) == 4 * nops
     assert s.dropped == 0
+
+
+def test_checkpoint_phases_are_spans_on_their_threads(tmp_path):
+    main, startup = rill.Program(), rill.Program()
+    with rill.program_guard(main, startup), rill.unique_name.guard():
+        x = rill.layers.data('x', [32])
+        y = rill.layers.data('y', [1])
+        loss = rill.layers.mean(rill.layers.square_error_cost(rill.layers.fc(x, 1), y))
+        config = rill.io.CheckpointConfig(str(tmp_path / 'ckpt'), every_n_steps=1)
+        rill.optimizer.SGD(0.01).minimize(loss, checkpoint_config=config)
+    exe = rill.Executor()
+    path = str(tmp_path / 'ckpt.json')
+    rs = np.random.RandomState(0)
+    with rill.scope_guard(rill.Scope()):
+        exe.run(startup)
+        profiler.start_profiler('CPU')
+        for _ in range(3):
+            exe.run(main, feed=feed(rs), fetch_list=[loss])
+        exe.close()  # waits for the last write
+        profiler.stop_profiler('total', path, print_summary=False)
+    trace = json.load(open(path))
+    names = check_format(trace)
+    check_nesting(trace)
+    spans = [e for e in trace['traceEvents'] if e.get('cat') == 'checkpoint']
+    snaps = [e for e in spans if e['name'] == 'checkpoint snapshot']
+    writes = [e for e in spans if e['name'] == 'checkpoint persist']
+    assert len(snaps) == 3 and len(writes) == 3
+    assert all(names[e['tid']] == 'rill background' for e in writes)
+    ckpt_ops = [e for e in ops(trace) if e['name'] == 'checkpoint']
+    assert len(ckpt_ops) == 3
+    for s in snaps:  # the snapshot is taken inside the checkpoint op, on its thread
+        assert any(o['tid'] == s['tid'] and o['ts'] <= s['ts'] + 0.002 and
+                   s['ts'] + s['dur'] <= o['ts'] + o['dur'] + 0.002 for o in ckpt_ops)
