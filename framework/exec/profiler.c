@@ -252,8 +252,11 @@ static uint64_t async_mark(uint8_t kind, uint64_t id, const char *cat, const cha
   e->block = e->index = -1;
   copy_str(e->cat, sizeof e->cat, cat && *cat ? cat : "async");
   copy_str(e->name, sizeof e->name, name ? name : "");
-  /* args must be a JSON object; anything else is dropped rather than break the file */
-  copy_str(e->args, sizeof e->args, args && args[0] == '{' && strlen(args) < ARGS_MAX_LEN ? args : "");
+  /* args must be a JSON object ({...}, shorter than ARGS_MAX_LEN); anything else is
+   * left out rather than cut or break the file */
+  size_t alen = args ? strnlen(args, ARGS_MAX_LEN) : 0;
+  bool object = alen >= 2 && alen < ARGS_MAX_LEN && args[0] == '{' && args[alen - 1] == '}';
+  copy_str(e->args, sizeof e->args, object ? args : "");
   commit(b);
   return id;
 }

@@ -129,7 +129,7 @@ Test(profiler, runs_show_every_op_in_the_summary_and_the_trace) {
   }
   uint64_t id = rill_profiler_async_begin("rpc", "send", "{\"bytes\":64,\"peer\":\"127.0.0.1:1\"}");
   cr_expect_neq(id, 0);
-  rill_profiler_async_end(id, "rpc", "send", NULL);
+  rill_profiler_async_end(id, "rpc", "send", "{\"cut\":\"");  /* not an object: left out */
   char path[] = "/tmp/rill_prof_test_XXXXXX";
   int fd = mkstemp(path);
   cr_assert(fd >= 0);
@@ -159,6 +159,7 @@ Test(profiler, runs_show_every_op_in_the_summary_and_the_trace) {
   cr_expect_not_null(strstr(json, "\"thread_name\""));
   cr_expect_not_null(strstr(json, "\"test main\""));
   cr_expect_not_null(strstr(json, "\"peer\":\"127.0.0.1:1\""));
+  cr_expect_null(strstr(json, "\"cut\""));
   int ops = 0;
   for (const char *q = json; (q = strstr(q, "\"cat\":\"op\"")); q++) ops++;
   cr_expect_eq(ops, 15);
