@@ -1050,6 +1050,92 @@ RILL_API rill_status *rill_status_create(rill_code code, const char *fmt, ...)
 #endif
     ;
 
+/* --------------------------------------------------------------- profiler ----- */
+
+/* A process-wide profiler (doc/design/profiler.md): while it is on, every op run by any
+ * executor or predictor, every blocking op (queued, started, finished), checkpoint
+ * phases and events added through rill_profiler_async_begin/end are recorded, per
+ * thread, into fixed-size buffers (events beyond a thread's buffer are dropped and
+ * counted). rill_profiler_stop merges them into a Chrome/Perfetto trace-event file and
+ * a summary. Off (the default), an op pays one relaxed load and branch. */
+typedef enum rill_profiler_state {
+  RILL_PROFILER_CPU = 0,
+  RILL_PROFILER_GPU = 1, /* no GPU backend yet: records what CPU does */
+  RILL_PROFILER_ALL = 2,
+} rill_profiler_state;
+
+typedef struct rill_profiler_options {
+  uint32_t struct_size; /* sizeof(rill_profiler_options), set by the initializers below */
+  rill_profiler_state state;
+  uint32_t events_per_thread; /* 0: 32768 (about 5 MB a thread); at most 2^24 */
+} rill_profiler_options;
+
+#define RILL_PROFILER_OPTIONS_INIT {sizeof(rill_profiler_options), RILL_PROFILER_ALL, 0}
+RILL_API rill_profiler_options rill_profiler_default_options(void);
+
+typedef struct rill_profiler_summary rill_profiler_summary;
+
+/* options may be NULL. FAILED_PRECONDITION when already on, INVALID_ARGUMENT for an
+ * unknown struct_size or state, OUT_OF_MEMORY when the buffers cannot be had. */
+RILL_API rill_status *rill_profiler_start(const rill_profiler_options *options);
+/* Stops recording; writes the trace to trace_path (NULL: none) and, when summary is not
+ * NULL, returns the summary (destroyed with rill_profiler_summary_destroy).
+ * FAILED_PRECONDITION when the profiler is not on. */
+RILL_API rill_status *rill_profiler_stop(const char *trace_path, rill_profiler_summary **summary);
+/* Drops the events recorded so far; the profiler stays as it was (on or off). */
+RILL_API void rill_profiler_reset(void);
+RILL_API bool rill_profiler_enabled(void);
+/* The name of the calling thread's track in the trace. */
+RILL_API void rill_profiler_set_thread_name(const char *name);
+/* An asynchronous interval (an RPC's send or recv, a transfer) that may begin on one
+ * thread and end on another. args: NULL or a JSON object text under 96 bytes
+ * ("{\"bytes\":4096,\"peer\":\"127.0.0.1:6170\"}"), copied into the trace. begin returns
+ * the interval's id (0 when the profiler is off; end ignores 0). Callable from kernels. */
+RILL_API uint64_t rill_profiler_async_begin(const char *category, const char *name,
+                                            const char *args);
+RILL_API void rill_profiler_async_end(uint64_t id, const char *category, const char *name,
+                                      const char *args);
+
+typedef enum rill_profiler_table {
+  RILL_PROFILER_BY_TYPE = 0,     /* one row per op type */
+  RILL_PROFILER_BY_INSTANCE = 1, /* one row per (block, op index, type) */
+} rill_profiler_table;
+
+typedef enum rill_profiler_sort_key {
+  RILL_PROFILER_SORT_DEFAULT = 0, /* by the first end time */
+  RILL_PROFILER_SORT_CALLS,
+  RILL_PROFILER_SORT_TOTAL,
+  RILL_PROFILER_SORT_MAX,
+  RILL_PROFILER_SORT_MIN,
+  RILL_PROFILER_SORT_AVE,
+} rill_profiler_sort_key;
+
+typedef struct rill_profiler_row {
+  const char *name; /* op type; owned by the summary */
+  int32_t block, index; /* -1 in the per-type table */
+  uint64_t calls;
+  double total_ms, min_ms, max_ms, ave_ms;
+  double ratio;          /* share of all ops' time */
+  int64_t first_end_ns;  /* monotonic time the first call ended */
+} rill_profiler_row;
+
+RILL_API void rill_profiler_summary_sort(rill_profiler_summary *summary, rill_profiler_sort_key key);
+RILL_API size_t rill_profiler_summary_rows(const rill_profiler_summary *summary,
+                                           rill_profiler_table table);
+/* NULL past the end. Valid until the next sort or the destroy. */
+RILL_API const rill_profiler_row *rill_profiler_summary_row(const rill_profiler_summary *summary,
+                                                            rill_profiler_table table, size_t i);
+RILL_API uint64_t rill_profiler_summary_dropped(const rill_profiler_summary *summary);
+RILL_API uint64_t rill_profiler_summary_events(const rill_profiler_summary *summary);
+RILL_API double rill_profiler_summary_wall_ms(const rill_profiler_summary *summary);
+/* Threads that recorded at least one event. */
+RILL_API int32_t rill_profiler_summary_threads(const rill_profiler_summary *summary);
+/* The report as Fluid printed it (both tables, sorted by key); *out is freed with
+ * rill_free_buffer. */
+RILL_API rill_status *rill_profiler_summary_format(rill_profiler_summary *summary,
+                                                   rill_profiler_sort_key key, char **out);
+RILL_API void rill_profiler_summary_destroy(rill_profiler_summary *summary);
+
 #ifdef __cplusplus
 }
 #endif

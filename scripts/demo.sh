@@ -2,9 +2,11 @@
 # The demo (`make demo`): the C API end to end (examples/c/demo.c), the `rill` command
 # line on a real Paddle MNIST model and its reference image, then the Python package:
 # recognize_digits trains an MLP and a CNN, saves them as inference models, reloads them
-# and prints their test accuracy; `rill dot` then draws the saved CNN (Graphviz); last,
-# examples/dist_train trains through the launcher (2 pservers x 2 trainers) and in one
-# process, and prints both accuracies.
+# and prints their test accuracy and where its last training step's time went (a
+# timeline for ui.perfetto.dev); `rill dot` then draws the saved CNN (Graphviz) and
+# `rill trace summary` the CNN step's time per op type; last, examples/dist_train
+# trains through the launcher (2 pservers x 2 trainers) and in one process, and prints
+# both accuracies.
 #   scripts/demo.sh BUILD_DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +34,7 @@ case "$BUILD" in /*) ABS_BUILD=$BUILD ;; *) ABS_BUILD=$PWD/$BUILD ;; esac
 rm -rf "$BUILD/demo_digits"
 RILL_LIB="$ABS_BUILD/librill.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
   "${PYTHON:-python3}" examples/recognize_digits/train.py --save "$BUILD/demo_digits" \
-  --min-accuracy 0.95
+  --min-accuracy 0.95 --profile "$BUILD/demo_digits"
 
 printf '\n==== 4. a picture of the saved CNN: rill dot ====\n'
 "$BUILD/rill" dot "$BUILD/demo_digits/cnn" -o "$BUILD/demo_digits/cnn.dot"
@@ -43,7 +45,11 @@ else
   echo "wrote $BUILD/demo_digits/cnn.dot (Graphviz's dot is not installed to render it)"
 fi
 
-printf '\n==== 5. distributed training: 2 pservers x 2 trainers, then one local process ====\n'
+printf '\n==== 5. where one CNN training step spends its time: rill trace summary ====\n'
+"$BUILD/rill" trace summary "$BUILD/demo_digits/cnn_step.json" --svg "$BUILD/demo_digits/cnn_step_ops.svg"
+echo "the step's timeline: $BUILD/demo_digits/cnn_step.json (open it in ui.perfetto.dev or chrome://tracing)"
+
+printf '\n==== 6. distributed training: 2 pservers x 2 trainers, then one local process ====\n'
 # The parameter-server runtime is there when `rill ops` lists CPU kernels for its ops.
 missing=""
 for op in send recv send_barrier fetch_barrier listen_and_serv; do

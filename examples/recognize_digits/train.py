@@ -53,7 +53,7 @@ def save_model(model_dir, exe, main, prediction):
 
 
 def train(kind, epochs, batch, model_dir, quiet=False, steps=None, checkpoint_dir=None,
-          checkpoint_every=10):
+          checkpoint_every=10, profile_dir=None):
     """Trains for `steps` steps (default: `epochs` epochs). Step s trains on batch
     s % per_epoch of epoch s // per_epoch's shuffle, so a run resumed from the
     checkpoint of step s in `checkpoint_dir` continues exactly where it stopped."""
@@ -77,6 +77,7 @@ def train(kind, epochs, batch, model_dir, quiet=False, steps=None, checkpoint_di
     per_epoch = (len(xtr) + batch - 1) // batch
     total = steps if steps is not None else epochs * per_epoch
     step = 0
+    report = trace = None
     if config is not None:
         try:
             step = fluid.io.load_checkpoint(exe, config, main).step
@@ -100,11 +101,26 @@ def train(kind, epochs, batch, model_dir, quiet=False, steps=None, checkpoint_di
             if step >= total:
                 break
             idx = orders[epoch][i * batch:(i + 1) * batch]
+            profiled = profile_dir is not None and step == total - 1
+            if profiled:  # the last step's timeline
+                fluid.profiler.start_profiler('CPU')
             lv, = exe.run(main, feed={'img': xtr[idx], 'label': ytr[idx]}, fetch_list=[loss])
+            if profiled:
+                trace = os.path.join(profile_dir, '%s_step.json' % kind)
+                os.makedirs(profile_dir, exist_ok=True)
+                report = fluid.profiler.stop_profiler('total', trace, print_summary=False)
             bar.update(len(idx), lv[0])
             step += 1
         if not quiet or step >= total:
             bar.close()
+    if report is not None:
+        print('%s: where training step %d spent its time (all ops, all threads):'
+              % (kind, total))
+        for r in report.by_type[:6]:
+            print('  %-24s %3d calls %9.3f ms  %5.1f%%'
+                  % (r['name'], r['calls'], r['total'], 100 * r['ratio']))
+        print('%s: the step\'s timeline is %s: open it in ui.perfetto.dev or chrome://tracing'
+              % (kind, trace))
     test_acc, = exe.run(test_program, feed={'img': xte, 'label': yte}, fetch_list=[acc])
     save_model(model_dir, exe, main, prediction)
     exe.close()  # waits for the last checkpoint and reports a failed write
@@ -134,6 +150,9 @@ def main():
                          'from the newest checkpoint found there')
     ap.add_argument('--checkpoint-every', type=int, default=10, metavar='N',
                     help='steps between checkpoints (default 10; 0: every step)')
+    ap.add_argument('--profile', default=None, metavar='DIR',
+                    help="profile each model's last training step: DIR/<model>_step.json "
+                         '(a trace-event timeline) and a summary of where its time went')
     ap.add_argument('--min-accuracy', type=float, default=0.0,
                     help='exit with status 1 if the CNN (or the only model) scores below')
     args = ap.parse_args()
@@ -145,7 +164,8 @@ def main():
     for k in kinds:
         ckpt = os.path.join(args.checkpoint_dir, k) if args.checkpoint_dir else None
         result[k] = train(k, args.epochs, args.batch, os.path.join(base, k), steps=args.steps,
-                          checkpoint_dir=ckpt, checkpoint_every=args.checkpoint_every)
+                          checkpoint_dir=ckpt, checkpoint_every=args.checkpoint_every,
+                          profile_dir=args.profile)
     judged = result.get('cnn', result[kinds[-1]])
     if judged < args.min_accuracy:
         print('accuracy %.4f is below the required %.4f' % (judged, args.min_accuracy))

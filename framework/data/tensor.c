@@ -4,6 +4,24 @@
 
 #include "framework/base/alloc.h"
 
+static atomic_int_least64_t bytes_live, bytes_peak;
+
+static void count_alloc(size_t size) {
+  int64_t now = atomic_fetch_add_explicit(&bytes_live, (int64_t)size, memory_order_relaxed) +
+                (int64_t)size;
+  int64_t peak = atomic_load_explicit(&bytes_peak, memory_order_relaxed);
+  while (now > peak && !atomic_compare_exchange_weak_explicit(&bytes_peak, &peak, now,
+                                                              memory_order_relaxed,
+                                                              memory_order_relaxed)) {
+  }
+}
+
+int64_t rill_buffer_bytes_live(void) { return atomic_load_explicit(&bytes_live, memory_order_relaxed); }
+int64_t rill_buffer_bytes_peak(void) { return atomic_load_explicit(&bytes_peak, memory_order_relaxed); }
+void rill_buffer_bytes_reset_peak(void) {
+  atomic_store_explicit(&bytes_peak, rill_buffer_bytes_live(), memory_order_relaxed);
+}
+
 rill_buffer *rill_buffer_alloc(size_t size, rill_place place) {
   return rill_buffer_alloc_on(size, place, NULL);
 }
@@ -24,6 +42,7 @@ rill_buffer *rill_buffer_alloc_on(size_t size, rill_place place, const rill_devi
   b->deleter_ctx = NULL;
   b->owned = true;
   b->mem = mem;
+  count_alloc(size);
   return b;
 }
 
@@ -56,6 +75,8 @@ void rill_buffer_release(rill_buffer *buf) {
     buf->mem->free(buf->mem, buf->place, buf->data);
   else if (buf->owned)
     rill_free(buf->data);
+  if (buf->owned && !buf->deleter)
+    atomic_fetch_sub_explicit(&bytes_live, (int64_t)buf->size, memory_order_relaxed);
   rill_free(buf);
 }
 

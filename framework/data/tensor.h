@@ -49,6 +49,13 @@ rill_buffer *rill_buffer_wrap(void *data, size_t size, rill_place place,
                               void (*deleter)(void *data, void *ctx), void *ctx);
 void rill_buffer_retain(rill_buffer *buf);
 void rill_buffer_release(rill_buffer *buf);
+
+/* Bytes held by the buffers the library allocated (rill_buffer_alloc*, every place),
+ * now and at most since the last rill_buffer_bytes_reset_peak(): the profiler's memory
+ * track. One relaxed atomic add per allocation and per release. */
+int64_t rill_buffer_bytes_live(void);
+int64_t rill_buffer_bytes_peak(void);
+void rill_buffer_bytes_reset_peak(void);
 void rill_buffer_pin(rill_buffer *buf);
 void rill_buffer_unpin(rill_buffer *buf);
 bool rill_buffer_pinned(const rill_buffer *buf);

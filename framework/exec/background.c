@@ -1,4 +1,5 @@
 #include "framework/exec/background.h"
+#include "framework/exec/profiler.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -50,6 +51,7 @@ static void *bg_main(void *arg) {
   /* Background writes yield the cores to the runs: a lower priority for this thread
    * only (Linux applies nice per thread). Not being able to is not an error. */
   (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+  rill_prof_thread_name("rill background");
   pthread_mutex_lock(&bg->mu);
   for (;;) {
     while (!bg->ready && !bg->stop) pthread_cond_wait(&bg->wake, &bg->mu);

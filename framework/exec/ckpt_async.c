@@ -1,4 +1,5 @@
 #include "framework/exec/ckpt_async.h"
+#include "framework/exec/profiler.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -107,6 +108,7 @@ static void persist(ckpt_dir *d) {
   rill_status *st = rill_ckpt_write(d->dir, &d->snap, d->max_to_keep, &bytes);
   busy_release(&d->busy);
   int64_t t1 = mono_ns();
+  if (rill_prof_active()) rill_prof_span("checkpoint", "checkpoint persist", t0, t1);
   pthread_mutex_lock(&d->mu);
   d->in_flight = false;
   if (st) {
@@ -234,6 +236,7 @@ rill_status *rill_ckpt_async_step(struct rill_device_ctx *dev, const char *dir,
     }
   }
   {
+    int64_t ts0 = rill_prof_active() ? rill_prof_now() : 0;
     if ((st = rill_ckpt_snapshot_take(&d->snap, names, tensors, n, RILL_CKPT_SHARE_MIN_BYTES))) goto out;
     if ((st = program_hash(d, dev ? dev->program : NULL, &d->snap.program_hash))) goto out;
     d->snap.step = step;
@@ -243,6 +246,7 @@ rill_status *rill_ckpt_async_step(struct rill_device_ctx *dev, const char *dir,
     d->max_to_keep = policy->max_to_keep;
     d->last_step = step;
     d->last_due_ns = now;
+    if (ts0) rill_prof_span("checkpoint", "checkpoint snapshot", ts0, rill_prof_now());
   }
   if (saved) *saved = true;
   d->in_flight = true;

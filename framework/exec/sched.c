@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include "framework/base/alloc.h"
+#include "framework/exec/profiler.h"
 
 /* How long an idle thread spins before it parks: a futex wake costs ~6 us on the VMs
  * this runs on, a ready op found while spinning costs ~0.1 us. */
@@ -44,6 +45,7 @@ struct rill_sched_io {
   struct rill_sched *s;
   sched_run *run;
   uint32_t op;
+  int64_t queued_ns; /* when the op was handed to the loop, while the profiler is on */
   struct rill_sched_io *next;
 };
 
@@ -196,9 +198,24 @@ static void run_chain(rill_sched *s, sched_run *r, uint32_t op) {
 
 /* ---------------------------------------------------------------- I/O ---------- */
 
+static _Thread_local bool t_named;
+
 static void io_work(uv_work_t *req) {
   rill_sched_io *it = (rill_sched_io *)req;
-  run_one(it->s, it->run, it->op);
+  if (rill_prof_active() && it->queued_ns && it->run->fns->name) {
+    if (!t_named) {
+      rill_prof_thread_name("rill io pool");
+      t_named = true;
+    }
+    int64_t t_start = rill_prof_now();
+    run_one(it->s, it->run, it->op);
+    const char *type;
+    int32_t block, index;
+    it->run->fns->name(it->run->ctx, it->op, &type, &block, &index);
+    rill_prof_async_op(type, block, index, it->queued_ns, t_start, rill_prof_now());
+  } else {
+    run_one(it->s, it->run, it->op);
+  }
   /* Compute successors go to the compute threads, not onto this pool thread. */
   release_successors(it->s, it->run, it->op, NULL);
 }
@@ -230,6 +247,7 @@ static void on_stop(uv_async_t *a) {
 
 static void *io_main(void *arg) {
   rill_sched *s = arg;
+  rill_prof_thread_name("rill io loop");
   uv_run(&s->loop, UV_RUN_DEFAULT);
   return NULL;
 }
@@ -239,6 +257,7 @@ static void io_submit(rill_sched *s, sched_run *r, uint32_t op) {
   it->s = s;
   it->run = r;
   it->op = op;
+  it->queued_ns = rill_prof_active() ? rill_prof_now() : 0;
   it->next = NULL;
   pthread_mutex_lock(&s->io_mu);
   if (s->io_tail)
@@ -331,6 +350,7 @@ static bool take(rill_sched *s, sched_run *run, uint32_t *op) {
 
 static void *worker_main(void *arg) {
   rill_sched *s = arg;
+  rill_prof_thread_name("rill compute worker");
   uint32_t op;
   while (take(s, NULL, &op)) {
     /* A queued op belongs to the run in progress, which cannot end before it does. */

@@ -48,6 +48,9 @@ typedef struct rill_sched_fns {
   rill_status *(*run)(void *ctx, uint32_t op);
   void (*done)(void *ctx, uint32_t op);
   rill_status *(*wrap)(void *ctx, uint32_t op, rill_status *st);
+  /* op i's type, block and index, for the profiler's record of blocking ops (may be
+   * NULL: none is recorded) */
+  void (*name)(void *ctx, uint32_t op, const char **type, int32_t *block, int32_t *index);
 } rill_sched_fns;
 
 /* Size in bytes of one rill_sched_io, for the graph's array. */

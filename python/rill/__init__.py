@@ -24,7 +24,7 @@ from .data_feeder import DataFeeder
 from . import nets
 from . import inference
 from .core import load_op_library, cpu_isa, version, version_number
-from . import reader, compiler, data_loader
+from . import reader, compiler, data_loader, profiler
 from .compiler import CompiledProgram, BuildStrategy, ExecutionStrategy
 from .layers import fluid_data as data, fluid_embedding as embedding
 from .framework import cpu_places, cuda_places

@@ -10,6 +10,7 @@
 
 #include "framework/io/npy.h"
 #include "framework/program/program.h"
+#include "support/slurp.h"
 #include "rill.h"
 #include "support/shell.h"
 
@@ -158,6 +159,72 @@ Test(cli, bench_prints_percentiles_and_memory) {
   cr_assert(strstr(out, "passes: 0 dropout removed, 1 batch_norm folded, 2 conv2d_fusion, 1 fc"), "%s", out);
   cr_assert(strstr(out, "argmax per row: 3\n"), "%s", out);
   free(out);
+}
+
+static int count_in(const char *path, const char *needle) {
+  size_t n;
+  char *text = (char *)slurp_file(path, &n);
+  if (!text) return -1;
+  text[n] = '\0'; /* slurp_file leaves room for it */
+  int count = 0;
+  for (const char *q = text; (q = strstr(q, needle)); q++) count++;
+  free(text);
+  return count;
+}
+
+Test(cli, profile_writes_the_trace_of_the_timed_runs_and_prints_the_report) {
+  char *out, trace[] = "/tmp/rill_cli_profile_XXXXXX";
+  int fd = mkstemp(trace);
+  cr_assert(fd >= 0);
+  close(fd);
+  /* 9 ops a run: with --bench, only the 5 timed runs (not the first, not the warm-up) */
+  int rc = sh(&out, "'%s' run '%s/models/mnist_conv_bn_etienne' --input '%s/models/mnist_conv_bn_etienne/refs/input_img.npy' --bench 5 --profile '%s' 2>&1",
+              RILL, SHARED, SHARED, trace);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, "Profiling Report") && strstr(out, "Sorted by total time"), "%s", out);
+  cr_assert(strstr(out, "conv2d_fusion (block 0, op #1)") && strstr(out, "trace: wrote "), "%s", out);
+  free(out);
+  cr_expect_eq(count_in(trace, "\"cat\":\"op\""), 5 * 9);
+  /* without --bench: the first run and the --repeat runs */
+  rc = sh(&out, "'%s' run '%s/models/mnist_conv_bn_etienne' --input '%s/models/mnist_conv_bn_etienne/refs/input_img.npy' --repeat 2 --profile '%s' 2>&1",
+          RILL, SHARED, SHARED, trace);
+  cr_assert_eq(rc, 0, "%s", out);
+  free(out);
+  cr_expect_eq(count_in(trace, "\"cat\":\"op\""), 3 * 9);
+  remove(trace);
+}
+
+Test(cli, trace_summary_draws_bars_and_merge_aligns_two_processes) {
+  char *out, a[] = "/tmp/rill_cli_trace_a_XXXXXX", b[] = "/tmp/rill_cli_trace_b_XXXXXX",
+             all[] = "/tmp/rill_cli_trace_all_XXXXXX", svg[] = "/tmp/rill_cli_trace_svg_XXXXXX";
+  char *files[] = {a, b, all, svg};
+  for (int i = 0; i < 4; i++) {
+    int fd = mkstemp(files[i]);
+    cr_assert(fd >= 0);
+    close(fd);
+  }
+  int rc = sh(&out, "'%s' run '%s/models/mnist_conv_bn_etienne' --input '%s/models/mnist_conv_bn_etienne/refs/input_img.npy' --profile '%s' >/dev/null 2>&1 && "
+                    "'%s' run '%s/models/mnist_conv_bn_etienne' --input '%s/models/mnist_conv_bn_etienne/refs/input_img.npy' --repeat 1 --profile '%s' >/dev/null 2>&1 && "
+                    "'%s' trace summary '%s' --svg '%s' 2>&1",
+              RILL, SHARED, SHARED, a, RILL, SHARED, SHARED, b, RILL, b, svg);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, "conv2d_fusion                   4 "), "%s", out); /* 2 runs, 2 convs */
+  free(out);
+  cr_expect_eq(count_in(svg, "<rect "), 7); /* one bar per op type */
+  rc = sh(&out, "'%s' trace merge '%s' '%s' -o '%s' 2>&1", RILL, a, b, all);
+  cr_assert_eq(rc, 0, "%s", out);
+  free(out);
+  cr_expect_eq(count_in(all, "\"cat\":\"op\""), 9 + 2 * 9);
+  cr_expect_eq(count_in(all, "\"process_name\""), 2);
+  cr_expect_eq(count_in(all, "\"shift_us\":0.000"), 1); /* the first process starts at 0 */
+  rc = sh(&out, "'%s' trace summary /nonexistent.json 2>&1", RILL);
+  cr_expect_eq(rc, 1, "%s", out);
+  cr_expect(strstr(out, "/nonexistent.json"), "%s", out);
+  free(out);
+  rc = sh(&out, "'%s' trace merge '%s' 2>&1", RILL, a);
+  cr_expect_eq(rc, 2, "%s", out);
+  free(out);
+  for (int i = 0; i < 4; i++) remove(files[i]);
 }
 
 Test(cli, unsupported_ops_are_named) {

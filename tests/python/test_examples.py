@@ -1,6 +1,7 @@
 """The examples run end to end: recognize_digits' CNN reaches 95% test accuracy from its
 reloaded inference model."""
 import importlib.util
+import json
 import os
 import sys
 
@@ -30,6 +31,16 @@ def test_recognize_digits_cnn_reaches_95_percent(tmp_path, capsys):
     out = capsys.readouterr().out
     assert 'loss' in out and 'samples/s' in out
     assert os.path.isfile(tmp_path / 'cnn' / '__model__')
+
+
+def test_recognize_digits_profiles_its_last_step(tmp_path, capsys):
+    mod = load('recognize_digits/train.py', 'recognize_digits')
+    mod.train('mlp', 1, 32, str(tmp_path / 'mlp'), steps=3, profile_dir=str(tmp_path / 'p'))
+    out = capsys.readouterr().out
+    assert 'where training step 3 spent its time' in out and 'ui.perfetto.dev' in out
+    trace = json.load(open(str(tmp_path / 'p' / 'mlp_step.json')))
+    ops = [e for e in trace['traceEvents'] if e.get('cat') == 'op']
+    assert ops and len({e['args']['op'] for e in ops}) == len(ops)  # one step: each op once
 
 
 def test_fit_a_line_learns_and_reloads(tmp_path, capsys):

@@ -1,5 +1,5 @@
 /* The `rill` command line: one file per command (inspect.c, run.c, ops.c, prune.c,
- * checkpoint.c, dot.c), main.c dispatching to them, and the helpers they share here.
+ * checkpoint.c, dot.c, trace.c), main.c dispatching to them, and the helpers they share here.
  * Every file uses only the public API (rill.h); the build gives the command line no
  * other include path.
  *
@@ -22,6 +22,7 @@ int cmd_ops(int argc, char **argv);
 int cmd_prune(int argc, char **argv);
 int cmd_checkpoint(int argc, char **argv);
 int cmd_dot(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 
 /* Loads and removes every `--plugin LIB` (or `--plugin=LIB`) from argv[0..*argc), in
  * order. Returns 0, or the exit status after printing why: 2 for a usage error, 1 when

@@ -17,12 +17,15 @@ static const char usage_text[] =
     "  run MODEL --input NAME=FILE.npy [--input ...] [--params FILE] [--output DIR]\n"
     "            [--lod NAME=OFFSETS] [--repeat N] [--bench N] [--threads N]\n"
     "            [--sequential | --parallel] [-O LEVEL] [--no-memory-optim]\n"
-    "            [--allow-file-ops DIR]\n"
+    "            [--allow-file-ops DIR] [--profile TRACE.json]\n"
     "                                  run the model; print each output; with --output,\n"
     "                                  write DIR/output_<col>.npy; with --repeat, run N\n"
     "                                  more times and print the time per run; with\n"
     "                                  --bench, run N more times after warm-up runs and\n"
     "                                  print latency p50/p90/p99/mean and peak memory;\n"
+    "                                  --profile writes a trace-event timeline of the runs\n"
+    "                                  (the timed ones with --bench) and prints the per-op\n"
+    "                                  report;\n"
     "                                  --threads sets the worker count, --sequential/\n"
     "                                  --parallel the schedule (default: chosen per\n"
     "                                  program); -O 0|1|2 the inference passes (default\n"
@@ -49,6 +52,12 @@ static const char usage_text[] =
     "                                  variables as ellipses, parameters grey, shapes on\n"
     "                                  the edges, sub-blocks as clusters); render it with\n"
     "                                  'dot -Tsvg FILE > graph.svg'\n"
+    "  trace summary TRACE.json [--svg OPS.svg]\n"
+    "                                  time per op type in a profiler trace (rill run\n"
+    "                                  --profile, fluid.profiler); --svg draws it as bars\n"
+    "  trace merge A.json B.json ... -o ALL.json\n"
+    "                                  one timeline from several processes' traces,\n"
+    "                                  aligned by the wall-clock time each one started\n"
     "  --help                          this text\n"
     "  --version                       the version\n"
     "\n"
@@ -64,6 +73,7 @@ static const struct {
 } commands[] = {
     {"inspect", cmd_inspect}, {"run", cmd_run},   {"ops", cmd_ops},
     {"prune", cmd_prune},     {"checkpoint", cmd_checkpoint}, {"dot", cmd_dot},
+    {"trace", cmd_trace},
 };
 
 int main(int argc, char **argv) {

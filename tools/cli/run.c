@@ -13,7 +13,7 @@
 
 /* What the command line asked for. The strings point into argv. */
 typedef struct run_args {
-  const char *model, *out_dir, *params, *file_ops_dir;
+  const char *model, *out_dir, *params, *file_ops_dir, *profile;
   long repeat, threads, bench, opt_level;
   bool memory_optim;
   rill_schedule schedule;
@@ -51,7 +51,8 @@ static bool parse_count(const char *v, long max, long *out) {
 static bool takes_value(const char *a) {
   static const char *const with_value[] = {"--input", "-i",        "--output", "-o",
                                            "--params", "--repeat", "--threads", "--lod",
-                                           "--bench", "-O",        "--allow-file-ops"};
+                                           "--bench", "-O",        "--allow-file-ops",
+                                           "--profile"};
   for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++)
     if (strcmp(a, with_value[i]) == 0) return true;
   return false;
@@ -95,6 +96,8 @@ static int take_option(run_args *r, const char *a, char *v) {
   } else if (strcmp(a, "--repeat") == 0) {
     if (!parse_count(v, 1000000, &r->repeat))
       return usage_error("--repeat needs a count from 1 to 1000000, not '%s'", v);
+  } else if (strcmp(a, "--profile") == 0) {
+    r->profile = v;
   } else if (strcmp(a, "--bench") == 0) {
     if (!parse_count(v, 1000000, &r->bench))
       return usage_error("--bench needs a count from 1 to 1000000, not '%s'", v);
@@ -243,6 +246,28 @@ static double max_rss_mib(void) {
   return (double)ru.ru_maxrss / 1024.0;
 }
 
+/* ------------------------------------------------------------ profiling ---- */
+
+static rill_status *profile_start(const run_args *r) {
+  return r->profile ? rill_profiler_start(NULL) : NULL;
+}
+
+/* Writes the trace and prints the report (sorted by total time). */
+static rill_status *profile_stop(const run_args *r) {
+  if (!r->profile || !rill_profiler_enabled()) return NULL;
+  rill_profiler_summary *s = NULL;
+  CLI_TRY(rill_profiler_stop(r->profile, &s));
+  char *text = NULL;
+  rill_status *st = rill_profiler_summary_format(s, RILL_PROFILER_SORT_TOTAL, &text);
+  if (!st) {
+    fputs(text, stdout);
+    printf("trace: wrote %s (open it in ui.perfetto.dev or chrome://tracing)\n", r->profile);
+  }
+  rill_free_buffer(text);
+  rill_profiler_summary_destroy(s);
+  return st;
+}
+
 static rill_status *report_repeat(rill_predictor *pred, const run_args *r, rill_tensor *const *feeds) {
   double *ms = NULL;
   CLI_TRY(timed_runs(pred, r, feeds, r->repeat, &ms));
@@ -259,7 +284,13 @@ static rill_status *report_bench(rill_predictor *pred, const run_args *r, rill_t
   double *ms = NULL;
   CLI_TRY(timed_runs(pred, r, feeds, warm, &ms));
   free(ms);
-  CLI_TRY(timed_runs(pred, r, feeds, bench, &ms));
+  CLI_TRY(profile_start(r)); /* the timed runs only */
+  rill_status *pst = timed_runs(pred, r, feeds, bench, &ms);
+  if (!pst) pst = profile_stop(r);
+  if (pst) {
+    if (rill_profiler_enabled()) rill_status_destroy(rill_profiler_stop(NULL, NULL));
+    return pst;
+  }
   double total = 0;
   for (long i = 0; i < bench; i++) total += ms[i];
   qsort(ms, (size_t)bench, sizeof *ms, cmp_double);
@@ -365,8 +396,12 @@ static rill_status *run_model(run_args *r) {
   rill_tensor **feeds = calloc(r->nin + 1, sizeof *feeds), **outs = calloc(nout + 1, sizeof *outs);
   rill_status *st = feeds && outs ? NULL : cli_oom();
   if (!st) st = load_inputs(r, pred, feeds);
+  /* --profile: the first run and the --repeat runs, or with --bench the timed runs */
+  if (!st && !r->bench) st = profile_start(r);
   if (!st) st = rill_predictor_run(pred, (const char *const *)r->in_names, feeds, r->nin, outs);
   if (!st && r->repeat) st = report_repeat(pred, r, feeds);
+  if (!st && !r->bench) st = profile_stop(r);
+  if (st && rill_profiler_enabled()) rill_status_destroy(rill_profiler_stop(NULL, NULL));
   if (!st && r->bench) st = report_bench(pred, r, feeds);
   if (!st) st = emit_outputs(pred, r->out_dir, outs);
   for (size_t i = 0; outs && i < nout; i++) rill_tensor_destroy(outs[i]);
