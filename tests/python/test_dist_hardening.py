@@ -283,3 +283,57 @@ def test_malformed_requests_get_errors_and_change_nothing(tmp_path):
     # The trainer then ran the whole job: its parameters are the local run's.
     local = _local(tmp_path, args)
     assert _max_rel(local, _params(tmp_path, 0)) < 1e-6
+
+
+def _cli():
+    lib = os.environ.get('RILL_LIB')
+    cand = os.path.join(os.path.dirname(lib), 'rill') if lib else None
+    if not cand or not os.path.exists(cand):
+        pytest.skip('the rill CLI is not built beside RILL_LIB')
+    return cand
+
+
+def _picture_script():
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), 'scripts', 'dist_picture.py')
+    spec = importlib.util.spec_from_file_location('dist_picture', path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_rill_dot_and_inspect_show_listen_and_serv_sub_blocks(tmp_path):
+    import re
+    import subprocess
+    cli = _cli()
+    pic = _picture_script()
+    trainer, pserver = pic.programs()
+    las = pserver.global_block().ops[0]
+    blocks = [getattr(b, 'idx', b) for b in las.attr('optimize_blocks')]
+    assert len(blocks) >= 2
+    dot = pic.rill_dot(cli, pserver, str(tmp_path), 'pserver')
+    for b in blocks:
+        # Each optimize block is a cluster holding its merge and optimizer ops, and
+        # listen_and_serv points into it.
+        cluster = re.search(r'subgraph cluster_b%d \{(.*?)\n  \}' % b, dot, re.S)
+        assert cluster, dot
+        ops = re.findall(r'label="(\w+)\\n#', cluster.group(1))
+        assert ops == ['sum', 'scale', 'sgd'], ops
+        assert re.search(r'op0_0 -> op%d_0 \[style=dashed, lhead=cluster_b%d, '
+                         r'label="optimize_blocks"\]' % (b, b), dot), dot
+    path = tmp_path / 'pserver.pdmodel'
+    r = subprocess.run([cli, 'inspect', str(path)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert 'optimize_blocks=blocks [%s]' % ', '.join(map(str, blocks)) in r.stdout, r.stdout
+    for b in blocks:
+        assert re.search(r'^block %d \(parent 0\): \d+ variables, 3 ops$' % b, r.stdout, re.M)
+    # The doc's picture: both programs in one graph, joined by the transfers.
+    both = pic.combine(pic.rill_dot(cli, trainer, str(tmp_path), 'trainer'), dot)
+    assert 'subgraph cluster_trainer' in both and 'subgraph cluster_pserver' in both
+    assert 'subgraph cluster_p_b%d' % blocks[0] in both
+    assert both.count('(ZeroMQ)') == 2
+    if subprocess.run(['which', 'dot'], capture_output=True).returncode == 0:
+        svg = subprocess.run(['dot', '-Tsvg'], input=both, capture_output=True, text=True,
+                             timeout=120)
+        assert svg.returncode == 0 and '<svg' in svg.stdout, svg.stderr
