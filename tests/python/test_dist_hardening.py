@@ -5,15 +5,17 @@ PYTHONHASHSEED, CURVE authentication (a trainer without the secret is refused an
 changes nothing), and malformed requests sent to a running pserver with raw ZeroMQ."""
 import ctypes
 import ctypes.util
+import importlib.util
 import os
+import re
 import struct
-import sys
+import subprocess
 import time
 
 import numpy as np
 import pytest
 
-from test_dist_runtime import WORKER, _env, _local, _max_rel, _ok, _ports, _start
+from test_dist_runtime import _env, _local, _max_rel, _ok, _ports, _start
 
 
 def _job(tmp, args, trainers=2, servers=2, extra=None, extra_for=None, before_trainers=None,
@@ -53,16 +55,6 @@ def _job(tmp, args, trainers=2, servers=2, extra=None, extra_for=None, before_tr
 def _params(tmp, t):
     return np.load(os.path.join(str(tmp), 'params_%d.npz' % t))
 
-
-def _rel_norm(local, dist):
-    """Per tensor ||dist - local|| / ||local||; returns the largest and its tensor."""
-    worst, name = 0.0, None
-    for k in local.files:
-        a, b = local[k].astype('float64'), dist[k].astype('float64')
-        r = float(np.linalg.norm(b - a) / max(np.linalg.norm(a), 1e-300))
-        if r >= worst:
-            worst, name = r, k
-    return worst, name
 
 
 # Measured (deterministic on this model): SGD's largest per-tensor figure is 1.7e-7
@@ -294,7 +286,6 @@ def _cli():
 
 
 def _picture_script():
-    import importlib.util
     path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
         os.path.abspath(__file__)))), 'scripts', 'dist_picture.py')
     spec = importlib.util.spec_from_file_location('dist_picture', path)
@@ -304,8 +295,6 @@ def _picture_script():
 
 
 def test_rill_dot_and_inspect_show_listen_and_serv_sub_blocks(tmp_path):
-    import re
-    import subprocess
     cli = _cli()
     pic = _picture_script()
     trainer, pserver = pic.programs()
