@@ -91,13 +91,19 @@ def test_sync_sparse_embedding_with_adagrad_equals_the_local_run(tmp_path):
 
 
 def test_async_sparse_embedding_converges_and_finishes(tmp_path):
-    opt = 'adagrad'
-    _ok(_job(tmp_path, [opt, 'sparse', '80', '--async']))
-    for t in (0, 1):
-        loss = np.load(os.path.join(str(tmp_path), 'loss_%d.npy' % t))
-        print('async sparse %s trainer %d: loss %.4g -> %.4g' % (opt, t, loss[:5].mean(),
-                                                                loss[-5:].mean()))
-        assert loss[-5:].mean() < 0.5 * loss[:5].mean(), loss
+    # Each trainer's loss is noisy (16 rows of a 2048-id table per step), so the test
+    # averages the two trainers and ten steps. Measured over 150 steps: the average falls
+    # to 0.23-0.39 of its start, and ends at 0.020-0.028 where the local run ends at
+    # 0.018.
+    args = ['adagrad', 'sparse', '150']
+    _ok(_job(tmp_path, args + ['--async']))
+    loss = sum(np.load(os.path.join(str(tmp_path), 'loss_%d.npy' % t)) for t in (0, 1)) / 2
+    _local(tmp_path, args)
+    local = np.load(os.path.join(str(tmp_path), 'loss_local.npy'))
+    print('async sparse adagrad: loss %.4g -> %.4g (local: -> %.4g)'
+          % (loss[:10].mean(), loss[-10:].mean(), local[-10:].mean()))
+    assert loss[-10:].mean() < 0.6 * loss[:10].mean(), loss
+    assert loss[-10:].mean() < 2.5 * local[-10:].mean(), (loss, local)
 
 
 def test_hash_name_placement_agrees_across_hash_seeds_and_equals_local(tmp_path):
