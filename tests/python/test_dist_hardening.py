@@ -251,19 +251,21 @@ def test_malformed_requests_get_errors_and_change_nothing(tmp_path):
                 s = z.socket(eps[0], 500)
             g = 'fc_1.w_0@GRAD'  # held by pserver0: [1024, 1] float64
             bad = [
-                ('wrong length', [_envelope(SEND, 2), _header(g, FP64, [1024, 1]), b'\0' * 5]),
-                ('unknown variable', [_envelope(SEND, 3), _header('no_such_var@GRAD', FP64, [4]),
-                                      b'\0' * 32]),
-                ('wrong dims', [_envelope(SEND, 4), _header(g, FP64, [3, 3]), b'\0' * 72]),
-                ('wrong dtype', [_envelope(SEND, 5), _header(g, FP32, [1024, 1]),
-                                 b'\0' * 4096]),
-                ('garbage header', [_envelope(SEND, 6), os.urandom(64), b'\0' * 8]),
-                ('garbage envelope', [b'\xff' * 7]),
-                ('missing frame', [_envelope(SEND, 8), _header(g, FP64, [1024, 1])]),
+                ('wrong length', 'data frame',
+                 [_envelope(SEND, 2), _header(g, FP64, [1024, 1]), b'\0' * 5]),
+                ('unknown variable', 'does not take',
+                 [_envelope(SEND, 3), _header('no_such_var@GRAD', FP64, [4]), b'\0' * 32]),
+                ('wrong dims', 'dims [3, 3]',
+                 [_envelope(SEND, 4), _header(g, FP64, [3, 3]), b'\0' * 72]),
+                ('wrong dtype', 'is float32',
+                 [_envelope(SEND, 5), _header(g, FP32, [1024, 1]), b'\0' * 4096]),
+                ('garbage header', 'not a VariableMessage',
+                 [_envelope(SEND, 6), b'\xff' * 64, b'\0' * 8]),
+                ('garbage envelope', 'envelope', [b'\xff' * 7]),
+                ('missing frame', 'frames', [_envelope(SEND, 8), _header(g, FP64, [1024, 1])]),
             ]
-            for what, frames in bad:
-                r = z.request(s, frames)
-                replies.append((what, r))
+            for what, expect, frames in bad:
+                replies.append((what, expect, z.request(s, frames)))
         finally:
             z.close(s)
             z.term()
@@ -271,10 +273,11 @@ def test_malformed_requests_get_errors_and_change_nothing(tmp_path):
     res = _job(tmp_path, args, trainers=1, before_trainers=attack)
     _ok(res)
     assert len(replies) == 7
-    for what, r in replies:
+    for what, expect, r in replies:
         assert r is not None, '%s: no reply' % what
         assert r[0][:2] == b'RL' and r[0][3] == ERROR, (what, r)
         print('%s: %s' % (what, r[1].decode()))
+        assert expect in r[1].decode(), (what, r)
     out = res['pserver0'][1]
     lines = [l for l in out.splitlines() if 'rejected:' in l or 'refused' in l]
     assert len(lines) == len(replies), out
