@@ -8,7 +8,7 @@ ifeq ($(CI),true)
 CMAKE_FLAGS += -DRILL_WERROR=ON
 endif
 
-.PHONY: all deps peers build test test-c test-asan test-tsan test-python test-fuzz demo bench install clean
+.PHONY: all deps peers build test test-c test-asan test-tsan test-python test-fuzz demo bench install clean dist-picture
 
 all: build
 
@@ -33,6 +33,11 @@ peers:
 
 bench: build peers
 	@scripts/bench.sh $(BUILD)
+
+# doc/design/distributed.md's picture: a transpiled trainer and pserver drawn by `rill dot`.
+dist-picture: build
+	RILL_LIB=$(BUILD)/librill.so PYTHONPATH=python $(PYTHON) scripts/dist_picture.py \
+	  --rill $(BUILD)/rill doc/design/distributed.svg
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

@@ -185,11 +185,16 @@ typedef struct keys {
 static rill_status *resolve_secret(const rill_rpc_config *cfg, keys *k) {
   memset(k, 0, sizeof *k);
   const char *secret = cfg ? cfg->secret : NULL;
+  const char *path = !secret && cfg ? cfg->secret_file : NULL;
+  if (!secret && !path) {
+    secret = getenv("RILL_DIST_SECRET");
+    if (!secret) path = getenv("RILL_DIST_SECRET_FILE");
+  }
   char *owned = NULL;
-  if (!secret && cfg && cfg->secret_file) {
-    FILE *f = fopen(cfg->secret_file, "rb");
+  if (path && path[0]) {
+    FILE *f = fopen(path, "rb");
     if (!f)
-      return rill_error(RILL_IO, "rpc: cannot read the secret file '%s': %s", cfg->secret_file,
+      return rill_error(RILL_IO, "rpc: cannot read the secret file '%s': %s", path,
                         strerror(errno));
     owned = rill_calloc(1, 4097);
     size_t n = owned ? fread(owned, 1, 4096, f) : 0;
@@ -198,12 +203,10 @@ static rill_status *resolve_secret(const rill_rpc_config *cfg, keys *k) {
     while (n && (owned[n - 1] == '\n' || owned[n - 1] == '\r')) owned[--n] = '\0';
     if (!n) {
       rill_free(owned);
-      return rill_error(RILL_INVALID_ARGUMENT, "rpc: the secret file '%s' is empty",
-                        cfg->secret_file);
+      return rill_error(RILL_INVALID_ARGUMENT, "rpc: the secret file '%s' is empty", path);
     }
     secret = owned;
   }
-  if (!secret) secret = getenv("RILL_DIST_SECRET");
   rill_status *st = NULL;
   if (secret && secret[0]) {
     st = rill_rpc_derive_keys(secret, k->server_public, k->server_secret, k->client_public,
@@ -514,8 +517,12 @@ rill_status *rill_rpc_wait_server(rill_rpc_client *c, const char *endpoint, int6
     rill_status_destroy(st);
     if (code != RILL_DEADLINE_EXCEEDED && code != RILL_UNAVAILABLE) break;
   }
-  return rill_error(RILL_DEADLINE_EXCEEDED, "rpc: the server at %s did not answer within %lld ms",
-                    endpoint, (long long)timeout_ms);
+  return rill_error(RILL_DEADLINE_EXCEEDED,
+                    "rpc: the server at %s did not answer within %lld ms: it is not up, not "
+                    "reachable, or it refused this client's authentication (this client %s; "
+                    "both sides need the same RILL_DIST_SECRET or RILL_DIST_SECRET_FILE)",
+                    endpoint, (long long)timeout_ms,
+                    c->keys.on ? "has a secret" : "has no secret");
 }
 
 /* ---- server ---- */

@@ -11,7 +11,7 @@
  * DEADLINE_EXCEEDED naming the endpoint and the variable.
  *
  * Optional authentication: with a shared secret (config.secret, else the file named by
- * config.secret_file, else RILL_DIST_SECRET) both sides use ZeroMQ's CURVE mechanism
+ * config.secret_file, else RILL_DIST_SECRET, else RILL_DIST_SECRET_FILE) both sides use ZeroMQ's CURVE mechanism
  * with keys derived from the secret (rill_rpc_derive_keys); a peer without the secret
  * gets no service. A pserver must not face an untrusted network even so. */
 #ifndef RILL_FRAMEWORK_RPC_RPC_H
@@ -31,7 +31,8 @@
 
 typedef struct rill_rpc_config {
   int64_t deadline_ms;      /* <= 0: RILL_RPC_DEADLINE_MS, else the default */
-  const char *secret;       /* NULL: secret_file, else RILL_DIST_SECRET; "": none */
+  const char *secret;       /* NULL: secret_file, else RILL_DIST_SECRET, else the file
+                               RILL_DIST_SECRET_FILE names; "": none */
   const char *secret_file;  /* a file whose contents (less a final newline) are the secret */
   int heartbeat_ivl_ms;     /* <= 0: 1000 */
   int heartbeat_timeout_ms; /* <= 0: 10000; a silent peer is dropped after this */

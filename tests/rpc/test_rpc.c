@@ -498,6 +498,39 @@ Test(rpc, secret_from_the_environment_turns_on_curve) {
   toy_stop(&t);
 }
 
+/* RILL_DIST_SECRET_FILE names a file holding the secret: a client reading it reaches a
+ * server given the same secret, and one without a secret is told why it may have failed. */
+Test(rpc, secret_file_from_the_environment) {
+  if (!rill_rpc_has_curve()) cr_skip_test("this libzmq has no CURVE: authentication not tested");
+  char path[] = "/tmp/rill-rpc-secret-XXXXXX";
+  int fd = mkstemp(path);
+  cr_assert_geq(fd, 0);
+  cr_assert_eq(write(fd, "from-file\n", 10), 10);
+  close(fd);
+  rill_rpc_config cfg;
+  rill_rpc_config_init(&cfg);
+  cfg.secret = "from-file";
+  toy t;
+  toy_start(&t, "127.0.0.1:0", &cfg);
+  const char *ep = rill_rpc_server_endpoint(t.srv);
+  setenv("RILL_DIST_SECRET_FILE", path, 1);
+  rill_rpc_client *file_client;
+  cr_assert_null(rill_rpc_client_create(NULL, &file_client));
+  unsetenv("RILL_DIST_SECRET_FILE");
+  unlink(path);
+  rill_status *st = rill_rpc_wait_server(file_client, ep, 5000);
+  cr_assert_null(st, "%s", rill_status_message(st));
+  rill_rpc_client *plain = client(300, "");
+  st = rill_rpc_wait_server(plain, ep, 300);
+  cr_assert_eq(rill_status_code(st), RILL_DEADLINE_EXCEEDED);
+  cr_assert(strstr(rill_status_message(st), "authentication"), "%s", rill_status_message(st));
+  cr_assert(strstr(rill_status_message(st), "has no secret"), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  rill_rpc_client_destroy(plain);
+  rill_rpc_client_destroy(file_client);
+  toy_stop(&t);
+}
+
 /* A peer that knows the server's public key but not the client key derived from the
  * secret is refused by the server's authentication handler. */
 static bool curve_ping(const char *ep, const char *server_pub, const char *pub, const char *sec) {

@@ -2,13 +2,15 @@
 the Fluid 1.x pattern under `import rill as fluid`, its role from Paddle's environment
 variables.
 
-    runtime_worker.py OUT OPT MODEL STEPS [--local] [--async] [--f64] [--die-after N]
+    runtime_worker.py OUT OPT MODEL STEPS [--local] [--async] [--f64] [--hash-name]
+                      [--die-after N]
 
-OPT: sgd | momentum | adam; MODEL: mlp | sparse; STEPS: steps, or one count per trainer
+OPT: sgd | momentum | adam | adagrad; MODEL: mlp | sparse; STEPS: steps, or one count per trainer
 ("20,12"). A trainer takes its half of every batch (the local run takes all of it) and
 writes its parameters after the last step to OUT/params_<trainer>.npz (OUT/params_local.npz)
 and its losses to OUT/loss_<trainer>.npy. --die-after N: trainer 1 kills itself (SIGKILL)
-after N steps, without closing."""
+after N steps, without closing. --hash-name: the transpiler places blocks with HashName
+(the default is RoundRobin)."""
 import os
 import signal
 import sys
@@ -35,7 +37,8 @@ def build(opt, model, dtype):
         loss = fluid.layers.mean(fluid.layers.square_error_cost(pred, y))
         {'sgd': lambda: fluid.optimizer.SGD(0.01),
          'momentum': lambda: fluid.optimizer.Momentum(0.01, 0.9),
-         'adam': lambda: fluid.optimizer.Adam(0.001)}[opt]().minimize(loss)
+         'adam': lambda: fluid.optimizer.Adam(0.001),
+         'adagrad': lambda: fluid.optimizer.Adagrad(0.05)}[opt]().minimize(loss)
     return main, startup, loss
 
 
@@ -73,7 +76,10 @@ def main():
     role = os.environ['PADDLE_TRAINING_ROLE']
     trainers = int(os.environ['PADDLE_TRAINERS_NUM'])
     tid = int(os.environ.get('PADDLE_TRAINER_ID', '0'))
-    t = fluid.DistributeTranspiler()
+    config = fluid.DistributeTranspilerConfig()
+    if '--hash-name' in flags:
+        config.split_method = fluid.transpiler.HashName
+    t = fluid.DistributeTranspiler(config=config)
     t.transpile(tid, program=prog, pservers=os.environ['PADDLE_PSERVERS_IP_PORT_LIST'],
                 trainers=trainers, sync_mode='--async' not in flags, startup_program=startup)
     if role == 'PSERVER':
