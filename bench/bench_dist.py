@@ -224,6 +224,9 @@ def run_job(python, framework, a, servers=2, trainers=2):
     eps = ','.join('127.0.0.1:%d' % p for p in _free_ports(servers))
     base = _env(python, framework)
     base.update(PADDLE_PSERVERS_IP_PORT_LIST=eps, PADDLE_TRAINERS_NUM=str(trainers))
+    if framework == 'rill':  # as rill.distributed.launch: the processes share the cores
+        from rill.distributed.launch import threads_per_process
+        base.setdefault('RILL_NUM_THREADS', str(threads_per_process(servers + trainers)))
     cmd = [python, HERE, '--worker', 'job', '--framework', framework,
            '--steps', str(a.steps), '--warmup', str(a.warmup)]
     procs = []
