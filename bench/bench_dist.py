@@ -77,12 +77,25 @@ def _keep_only(program, keep):
     return prog
 
 
-def _times(exe, program, feed, fetch, steps):
+def _proc_cpu_ms(pid):
+    """CPU time (user + system, all threads) process pid has used, in ms."""
+    with open('/proc/%d/stat' % pid) as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1e3 / os.sysconf('SC_CLK_TCK')
+
+
+def _times(exe, program, feed, fetch, steps, cpu=None, pids=()):
+    """Wall ms of each step; with cpu (a dict), cpu['self'] and cpu['servers'] get the CPU
+    ms per step this process and the processes pids used over the steps."""
     out = []
+    c0, s0 = time.process_time(), sum(_proc_cpu_ms(p) for p in pids)
     for _ in range(steps):
         t = time.perf_counter()
         exe.run(program, feed=feed, fetch_list=fetch)
         out.append((time.perf_counter() - t) * 1e3)
+    if cpu is not None:
+        cpu['self'] = (time.process_time() - c0) * 1e3 / steps
+        cpu['servers'] = (sum(_proc_cpu_ms(p) for p in pids) - s0) / steps
     return out
 
 
@@ -115,7 +128,9 @@ def worker(a):
         exe.run(startup)
         feed = {'x': x, 'y': y}
         _times(exe, main, feed, [loss], a.warmup)
-        result['local'] = _times(exe, main, feed, [loss], a.steps)
+        cpu = {}
+        result['local'] = _times(exe, main, feed, [loss], a.steps, cpu)
+        result['local_cpu'] = cpu['self']
         print('RESULT ' + json.dumps(result), flush=True)
         return 0
     role = os.environ['PADDLE_TRAINING_ROLE']
@@ -138,7 +153,12 @@ def worker(a):
     comm = _keep_only(prog, lambda op: op.type in COMM_OPS)
     _times(exe, prog, feed, [loss], a.warmup)
     result['compute'] = _times(exe, compute, feed, [loss], a.steps)
-    result['full'] = _times(exe, prog, feed, [loss], a.steps)
+    pids = [int(p) for p in os.environ.get('RILL_BENCH_SERVER_PIDS', '').split(',') if p]
+    cpu = {}
+    result['full'] = _times(exe, prog, feed, [loss], a.steps, cpu, pids if tid == 0 else ())
+    result['full_cpu'] = cpu['self']
+    if tid == 0:
+        result['servers_cpu'] = cpu['servers']
     result['comm'] = _times(exe, comm, _comm_feed(comm, np), [], a.steps)
     print('RESULT ' + json.dumps(result), flush=True)
     if hasattr(exe, 'close'):
@@ -194,7 +214,7 @@ def run_local(python, framework, a):
     if r.returncode != 0 or res is None:
         raise RuntimeError('%s local run failed (%d): %s' % (
             framework, r.returncode, r.stderr.decode('utf-8', 'replace')[-2000:]))
-    return _median(res['local'])
+    return _median(res['local']), res['local_cpu']
 
 
 def run_job(python, framework, a, servers=2, trainers=2):
@@ -204,6 +224,9 @@ def run_job(python, framework, a, servers=2, trainers=2):
     eps = ','.join('127.0.0.1:%d' % p for p in _free_ports(servers))
     base = _env(python, framework)
     base.update(PADDLE_PSERVERS_IP_PORT_LIST=eps, PADDLE_TRAINERS_NUM=str(trainers))
+    if framework == 'rill':  # as rill.distributed.launch: the processes share the cores
+        from rill.distributed.launch import threads_per_process
+        base.setdefault('RILL_NUM_THREADS', str(threads_per_process(servers + trainers)))
     cmd = [python, HERE, '--worker', 'job', '--framework', framework,
            '--steps', str(a.steps), '--warmup', str(a.warmup)]
     procs = []
@@ -213,9 +236,10 @@ def run_job(python, framework, a, servers=2, trainers=2):
                        PADDLE_CURRENT_ENDPOINT=ep, PADDLE_PORT=ep.rsplit(':', 1)[1])
             procs.append(('pserver', subprocess.Popen(
                 cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)))
+        servers_pids = ','.join(str(p.pid) for _, p in procs)
         for i in range(trainers):
             env = dict(base, PADDLE_TRAINING_ROLE='TRAINER', TRAINING_ROLE='TRAINER',
-                       PADDLE_TRAINER_ID=str(i))
+                       PADDLE_TRAINER_ID=str(i), RILL_BENCH_SERVER_PIDS=servers_pids)
             procs.append(('trainer', subprocess.Popen(
                 cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)))
         deadline = time.monotonic() + a.timeout
@@ -252,7 +276,13 @@ def run_job(python, framework, a, servers=2, trainers=2):
 def summarize(rounds):
     """rounds: [(local_ms, [trainer results])] -> dict of medians and spreads."""
     ratios, dist, local, comp, exposed, comm, overlap = [], [], [], [], [], [], []
-    for local_ms, trs in rounds:
+    lcpu, jcpu, scpu, work = [], [], [], []
+    for local_ms, local_cpu, trs in rounds:
+        job_cpu = sum(r['full_cpu'] for r in trs) + sum(r.get('servers_cpu', 0.0) for r in trs)
+        lcpu.append(local_cpu)
+        jcpu.append(job_cpu)
+        scpu.append(sum(r.get('servers_cpu', 0.0) for r in trs))
+        work.append(local_cpu / job_cpu if job_cpu > 0 else float('nan'))
         full = max(_median(r['full']) for r in trs)  # sync: the slower trainer sets the pace
         c = max(_median(r['compute']) for r in trs)
         m = max(_median(r['comm']) for r in trs)
@@ -265,7 +295,9 @@ def summarize(rounds):
         overlap.append(min(1.0, max(0.0, (c + m - full) / m)) if m > 0 else float('nan'))
     return dict(ratio=_median(ratios), ratio_min=min(ratios), ratio_max=max(ratios),
                 local=_median(local), dist=_median(dist), compute=_median(comp),
-                exposed=_median(exposed), comm=_median(comm), overlap=_median(overlap))
+                exposed=_median(exposed), comm=_median(comm), overlap=_median(overlap),
+                local_cpu=_median(lcpu), job_cpu=_median(jcpu), servers_cpu=_median(scpu),
+                work=_median(work), work_min=min(work), work_max=max(work))
 
 
 def report(name, s):
@@ -276,6 +308,10 @@ def report(name, s):
           'communication alone %.2f ms, overlap %.2f' % (
               '', s['compute'], s['exposed'], 100.0 * s['exposed'] / s['dist'], s['comm'],
               s['overlap']))
+    print('%-6s   CPU per step: local %.2f ms, job %.2f ms (trainers %.2f, pservers %.2f); '
+          'work ratio local/job %.3f (spread %.3f..%.3f)' % (
+              '', s['local_cpu'], s['job_cpu'], s['job_cpu'] - s['servers_cpu'],
+              s['servers_cpu'], s['work'], s['work_min'], s['work_max']))
 
 
 def main():
@@ -323,9 +359,9 @@ def main():
     rounds = {name: [] for name, _ in sides}
     for r in range(a.rounds):
         for name, py in sides:  # local, then the job, then the other framework
-            local_ms = run_local(py, name, a)
+            local_ms, local_cpu = run_local(py, name, a)
             trs = run_job(py, name, a)
-            rounds[name].append((local_ms, trs))
+            rounds[name].append((local_ms, local_cpu, trs))
             print('  round %d %-6s local %.2f ms, distributed %.2f ms' % (
                 r + 1, name, local_ms, max(_median(t['full']) for t in trs)), flush=True)
     results = {}

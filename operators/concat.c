@@ -297,8 +297,9 @@ const rill_op_schema rill_schema_split = {
 
 /* split_byref: Paddle's split of a gradient into the row blocks the pservers hold
  * (DistributeTranspiler's trainer program): split's tables, used with axis 0 and
- * `sections`, so that split's inference and kernel serve it unchanged. Paddle's op has
- * no `axis` attribute; its programs leave it at the default 0. */
+ * `sections`, so that split's inference serves it unchanged. Paddle's op has no `axis`
+ * attribute; its programs leave it at the default 0. KERNEL_SHAPES: its kernel makes
+ * the blocks views of X's buffer (no copy) and sizes them itself. */
 const rill_op_schema rill_schema_split_byref = {
     .type = "split_byref",
     .doc = "Out = X cut into row blocks of the given sections (split along axis 0).",
@@ -308,7 +309,7 @@ const rill_op_schema rill_schema_split_byref = {
     .noutputs = RILL_COUNTOF(split_outputs),
     .attrs = split_attrs,
     .nattrs = RILL_COUNTOF(split_attrs),
-    .flags = RILL_OP_INFER_READS_DATA,
+    .flags = RILL_OP_INFER_READS_DATA | RILL_OP_KERNEL_SHAPES,
     .infer = split_infer,
     .grad = NULL,
     .kernel_dtype_slot = S_X,

@@ -131,3 +131,81 @@ rill_status *rill_cpu_split(rill_kernel_ctx *ctx) {
   }
   return move(ctx, x, dims, outs, n, axis, false, "output Out");
 }
+
+/* split_byref: the row blocks of a gradient for the pservers. Along axis 0 each block of
+ * a tensor without LoD is a view sharing X's buffer at its first row (when that keeps
+ * the buffer's alignment), so cutting a gradient copies nothing: send frames the
+ * view's bytes directly. Views are safe because a buffer is written in place only by
+ * its sole user: the op that writes X next finds it shared and takes a new buffer
+ * (rill_tensor_alloc), and the views keep the old bytes. Other axes, a LoD, or an
+ * unaligned row offset: copied blocks, as split. The op is KERNEL_SHAPES: the executor
+ * leaves its outputs to this kernel. */
+rill_status *rill_cpu_split_byref(rill_kernel_ctx *ctx) {
+  rill_tensor *x = rill_kin(ctx, RILL_SPLIT_IN_X, 0);
+  if (!x || !rill_tensor_is_set(x))
+    return rill_kernel_error(ctx, "input X (%s) is missing or holds no data", rill_kin_name(ctx, 0, 0));
+  size_t n = ctx->nout[0];
+  if (n == 0 || n > MAX_PIECES)
+    return rill_kernel_error(ctx, "has %zu outputs Out (1 to %d)", n, MAX_PIECES);
+  if (ctx->nin[RILL_SPLIT_IN_SECTIONS_TENSOR_LIST])
+    return rill_kernel_error(ctx, "SectionsTensorList is not read by split_byref; set sections");
+  int axis;
+  RILL_TRY(kernel_axis(ctx, RILL_SPLIT_IN_AXIS_TENSOR, x->dims.n, &axis));
+  int64_t dim = x->dims.d[axis], parts[MAX_PIECES], sum = 0;
+  int32_t num = ctx->attrs[RILL_SPLIT_ATTR_NUM].v.i;
+  const rill_attr_value *sec = &ctx->attrs[RILL_SPLIT_ATTR_SECTIONS];
+  int rest = -1;
+  if (num > 0) {
+    if ((size_t)num != n || dim % num)
+      return rill_kernel_error(ctx, "num %d does not cut extent %lld into %zu outputs Out",
+                               (int)num, (long long)dim, n);
+    for (size_t i = 0; i < n; i++) parts[i] = dim / num;
+    sum = dim;
+  } else {
+    if (sec->n != n)
+      return rill_kernel_error(ctx, "%zu sections for %zu outputs Out", sec->n, n);
+    for (size_t i = 0; i < n; i++) {
+      parts[i] = sec->list.ints[i];
+      if (parts[i] == -1 && rest < 0) rest = (int)i;
+      else if (parts[i] < 0)
+        return rill_kernel_error(ctx, "section %zu is %lld", i, (long long)parts[i]);
+      else sum += parts[i];
+    }
+    if (rest >= 0 && sum <= dim) parts[rest] = dim - sum, sum = dim;
+  }
+  if (sum != dim)
+    return rill_kernel_error(ctx, "sections add up to %lld but input X (%s) has %lld at axis %d",
+                             (long long)sum, rill_kin_name(ctx, 0, 0), (long long)dim, axis);
+  size_t es = rill_dtype_size(x->dtype);
+  size_t row = es;
+  for (int k = 1; k < x->dims.n; k++) row *= (size_t)x->dims.d[k];
+  bool views = axis == 0 && x->lod.nlevels == 0;
+  for (size_t i = 0, at = 0; i < n && views; at += (size_t)parts[i] * row, i++)
+    if ((x->offset + at) % RILL_TENSOR_ALIGN) views = false;
+  rill_tensor *outs[MAX_PIECES];
+  const rill_dims *dims[MAX_PIECES];
+  size_t at = x->offset;
+  for (size_t i = 0; i < n; i++) {
+    rill_tensor *o = rill_kout(ctx, 0, i);
+    if (!o) return rill_kernel_error(ctx, "output Out (%s) is missing or not a dense tensor",
+                                     rill_kout_name(ctx, 0, i));
+    if (o == x) return rill_kernel_error(ctx, "output Out (%s) is the input X", rill_kout_name(ctx, 0, i));
+    rill_dims d = x->dims;
+    d.d[axis] = parts[i];
+    if (views) {
+      rill_tensor_clear(o);
+      rill_buffer_retain(x->buf);
+      o->buf = x->buf;
+      o->offset = at;
+      o->dtype = x->dtype;
+      o->dims = d;
+      at += (size_t)parts[i] * row;
+    } else {
+      rill_lod_clear(&o->lod);
+      RILL_TRY(rill_tensor_alloc(o, x->dtype, &d));
+    }
+    outs[i] = o;
+    dims[i] = &o->dims;
+  }
+  return views ? NULL : move(ctx, x, dims, outs, n, axis, false, "output Out");
+}

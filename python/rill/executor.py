@@ -2,6 +2,7 @@
 
 import atexit
 import contextlib
+import os
 import sys
 import weakref
 
@@ -207,13 +208,31 @@ def _close_open_executors():
             sys.stderr.write('rill: closing an executor at exit: %s\n' % e)
 
 
+def _env_threads():
+    """RILL_NUM_THREADS as a thread count; 0 (one per core) when unset or empty."""
+    s = os.environ.get('RILL_NUM_THREADS', '').strip()
+    if not s:
+        return 0
+    try:
+        n = int(s)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError('Executor: RILL_NUM_THREADS=%r is not a positive number of threads'
+                         % s)
+    return n
+
+
 class Executor(object):
     """Runs programs on a place: Executor(CPUPlace(), parallel=None, num_threads=None).
 
     parallel=None (the default) lets the C executor pick the schedule per program
     (AUTO: the parallel schedule for programs with blocking ops or enough independent
     ops, the sequential one for chains); True or False force the parallel or sequential
-    schedule. num_threads sizes the compute pool (None: one thread per core)."""
+    schedule. num_threads sizes the compute pool (None: $RILL_NUM_THREADS when set, else
+    one thread per core; rill.distributed.launch sets RILL_NUM_THREADS so that the
+    processes of a local job share the cores instead of each spinning a pool of its
+    own on every core). self.num_threads is the number asked for (0: one per core)."""
 
     def __init__(self, place=None, parallel=None, num_threads=None):
         self.place = place if place is not None else CPUPlace()
@@ -223,7 +242,8 @@ class Executor(object):
             raise ValueError('Executor: num_threads must be positive, got %r' % num_threads)
         sched = {None: core.SCHEDULE_AUTO, False: core.SCHEDULE_SEQUENTIAL,
                  True: core.SCHEDULE_PARALLEL}[parallel]
-        self._c = core.CExecutor(num_threads or 0, sched)
+        self.num_threads = int(num_threads) if num_threads is not None else _env_threads()
+        self._c = core.CExecutor(self.num_threads, sched)
         self._plans = {}
         self._closed = False
         _open_executors.add(self)

@@ -79,3 +79,48 @@ Test(split_byref, cuts_rows_by_sections) {
   expect_close_f32(rill_tensor_ptr(op_harness_tensor(h, "b")), x + 9, 3, 0);
   op_harness_destroy(h);
 }
+
+Test(split_byref, aligned_row_blocks_are_views_of_x) {
+  /* rows of 16 floats (64 bytes): every block starts aligned, so no block is copied */
+  enum { R = 32, W = 16 };
+  float x[R * W];
+  for (int i = 0; i < R * W; i++) x[i] = (float)i;
+  op_harness *h = harness("split_byref");
+  bind_input(h, "X", "x", RILL_DTYPE_FP32, DIMS(R, W), x);
+  OK(op_harness_output(h, "Out", "a"));
+  OK(op_harness_output(h, "Out", "b"));
+  OK(op_harness_attr_ints(h, "sections", (int32_t[]){20, -1}, 2));
+  OK(op_harness_run(h));
+  rill_tensor *tx = op_harness_tensor(h, "x"), *a = op_harness_tensor(h, "a"),
+              *b = op_harness_tensor(h, "b");
+  expect_dims(a, DIMS(20, W));
+  expect_dims(b, DIMS(12, W));
+  cr_assert_eq(a->buf, tx->buf, "block 0 is a copy, not a view of X");
+  cr_assert_eq(b->buf, tx->buf, "block 1 is a copy, not a view of X");
+  cr_assert_eq(b->offset, tx->offset + 20 * W * sizeof(float));
+  expect_close_f32(rill_tensor_ptr(a), x, 20 * W, 0);
+  expect_close_f32(rill_tensor_ptr(b), x + 20 * W, 12 * W, 0);
+  /* the next writer of X takes a buffer of its own: the blocks keep their bytes */
+  OK(rill_tensor_alloc(tx, RILL_DTYPE_FP32, &tx->dims));
+  cr_assert_neq(tx->buf, a->buf);
+  memset(rill_tensor_ptr(tx), 0, sizeof x);
+  expect_close_f32(rill_tensor_ptr(b), x + 20 * W, 12 * W, 0);
+  /* a second run replaces the views (no stale reference to the old buffer is kept) */
+  OK(op_harness_run(h));
+  cr_assert_eq(op_harness_tensor(h, "a")->buf, tx->buf);
+  op_harness_destroy(h);
+}
+
+Test(split_byref, unaligned_blocks_are_copied) {
+  float x[12];
+  for (int i = 0; i < 12; i++) x[i] = (float)i;
+  op_harness *h = harness("split_byref");
+  bind_input(h, "X", "x", RILL_DTYPE_FP32, DIMS(4, 3), x);
+  OK(op_harness_output(h, "Out", "a"));
+  OK(op_harness_output(h, "Out", "b"));
+  OK(op_harness_attr_ints(h, "sections", (int32_t[]){1, 3}, 2));
+  OK(op_harness_run(h));
+  cr_assert_neq(op_harness_tensor(h, "b")->buf, op_harness_tensor(h, "x")->buf);
+  expect_close_f32(rill_tensor_ptr(op_harness_tensor(h, "b")), x + 3, 9, 0);
+  op_harness_destroy(h);
+}

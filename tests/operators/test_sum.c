@@ -148,3 +148,25 @@ Test(fill_zeros_like, zeros_with_the_shape_and_dtype_of_x) {
   cr_assert_eq(((int64_t *)rill_tensor_ptr(op_harness_tensor(h, "zi")))[2], 0);
   op_harness_destroy(h);
 }
+
+Test(sum, first_two_dense_inputs_added_in_one_pass_keep_the_order) {
+  /* an unset input first (skipped), the same dense input twice, then selected rows:
+   * Out = a + a + rows, in that order */
+  double a[6] = {1, 2, 3, 4, 5, 6}, rv[3] = {10, 20, 30};
+  int64_t rows[1] = {1};
+  double want[6] = {2, 4, 6, 18, 30, 42};
+  op_harness *h = harness("sum");
+  rill_variable *u;
+  OK(rill_scope_var(op_harness_scope(h), "u", &u));
+  OK(op_harness_input(h, "X", "u", NULL));
+  bind_input(h, "X", "a", RILL_DTYPE_FP64, DIMS(2, 3), a);
+  OK(op_harness_input(h, "X", "a", NULL));
+  bind_rows(h, "r", rows, 1, rv, 3, 2);
+  OK(op_harness_output(h, "Out", "s"));
+  OK(op_harness_run(h));
+  expect_close_f64(rill_tensor_ptr(op_harness_tensor(h, "s")), want, 6, 0);
+  /* a second run over the kept buffer gives the same (Out is written, not accumulated) */
+  OK(op_harness_run(h));
+  expect_close_f64(rill_tensor_ptr(op_harness_tensor(h, "s")), want, 6, 0);
+  op_harness_destroy(h);
+}

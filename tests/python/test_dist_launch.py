@@ -328,3 +328,36 @@ def test_env_names_the_malformed_variable(base, change, message):
     with pytest.raises(dist.EnvError) as info:
         dist.env(e)
     assert message in str(info.value)
+
+
+THREADS_SCRIPT = r'''
+import os, rill
+print('THREADS %s %d' % (os.environ.get('RILL_NUM_THREADS'), rill.Executor().num_threads))
+'''
+
+
+def test_processes_share_the_cores(tmp_path):
+    env_before = os.environ.pop('RILL_NUM_THREADS', None)
+    try:
+        r, _ = run_launch(tmp_path, THREADS_SCRIPT, ['--servers', '1', '--workers', '3'])
+    finally:
+        if env_before is not None:
+            os.environ['RILL_NUM_THREADS'] = env_before
+    assert r.returncode == 0, r.stderr.decode()
+    want = launch.threads_per_process(4)
+    assert want == max(1, len(os.sched_getaffinity(0)) // 4)
+    got = [l.split('THREADS ', 1)[1] for l in r.stdout.decode().splitlines() if 'THREADS ' in l]
+    assert sorted(got) == ['%d %d' % (want, want)] * 4, got
+
+
+def test_executor_threads_from_the_environment(monkeypatch):
+    import rill
+    monkeypatch.setenv('RILL_NUM_THREADS', '3')
+    assert rill.Executor().num_threads == 3
+    assert rill.Executor(num_threads=2).num_threads == 2  # an explicit count wins
+    monkeypatch.setenv('RILL_NUM_THREADS', '')
+    assert rill.Executor().num_threads == 0  # one per core
+    for bad in ('0', 'two', '-1'):
+        monkeypatch.setenv('RILL_NUM_THREADS', bad)
+        with pytest.raises(ValueError, match='RILL_NUM_THREADS'):
+            rill.Executor()

@@ -40,6 +40,16 @@ SERVER_GRACE_S = 30.0
 KILL_GRACE_S = 5.0
 
 
+def threads_per_process(nprocs):
+    """Compute threads for each of nprocs processes sharing this machine's cores: the
+    cores this process may run on, divided evenly, at least 1."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, cores // max(1, nprocs))
+
+
 def free_ports(n, host='127.0.0.1'):
     """n distinct ports that are free on `host` now: all are bound to port 0 at the same
     time (so the kernel hands out different ones), read back, then released."""
@@ -145,6 +155,10 @@ class Job:
         base = dict(os.environ)
         for k in ('PADDLE_CURRENT_ENDPOINT', 'PADDLE_TRAINER_ID', 'PADDLE_PORT'):
             base.pop(k, None)
+        # Every process of the job shares this machine's cores: one compute pool per
+        # process, each on every core, spins threads the machine does not run.
+        base.setdefault('RILL_NUM_THREADS', str(threads_per_process(
+            args.servers + args.workers)))
         base.update({'PADDLE_PSERVERS_IP_PORT_LIST': ','.join(eps),
                      'PADDLE_TRAINERS_NUM': str(args.workers),
                      'PYTHONUNBUFFERED': '1'})
