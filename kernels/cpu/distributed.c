@@ -6,6 +6,7 @@
  * sends COMPLETE there. They are blocking ops: the executor runs them on its I/O pool,
  * several at once, and nothing here serializes them beyond the client's per-endpoint
  * socket pool. listen_and_serv runs the pserver loop until every trainer completed. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,36 @@ static rill_status *client_for(const rill_kernel_ctx *ctx, const char *endpoint,
   RILL_TRY(rill_dist_client(c));
   rill_status *st = rill_dist_contact(ctx->dev, endpoint, tid);
   return st ? rill_status_wrap(st, "%s: reaching pserver %s", ctx->schema->type, endpoint) : NULL;
+}
+
+/* The bytes a send or recv moves for `v`: a dense tensor's, or the values and row
+ * indices of selected rows. */
+static size_t var_bytes(const rill_variable *v) {
+  if (v->kind == RILL_VARKIND_TENSOR) return rill_tensor_nbytes(&v->u.tensor);
+  if (v->kind == RILL_VARKIND_SELECTED_ROWS)
+    return rill_tensor_nbytes(&v->u.rows.value) + v->u.rows.nrows * sizeof(int64_t);
+  return 0;
+}
+
+/* A transfer on the profiler's timeline (doc/design/profiler.md): an async interval
+ * "send NAME" / "recv NAME" in category "rpc", whose end carries the bytes and the
+ * peer. Costs one relaxed load when the profiler is off. */
+static uint64_t rpc_event_begin(const char *what, const char *name, char *label, size_t cap) {
+  if (!rill_profiler_enabled()) return 0;
+  snprintf(label, cap, "%s %s", what, name);
+  return rill_profiler_async_begin("rpc", label, NULL);
+}
+
+static void rpc_event_end(uint64_t id, const char *label, const rill_variable *v,
+                          const char *endpoint) {
+  if (!id) return;
+  char args[96];
+  /* An endpoint that would need escaping is left out of the JSON rather than quoted. */
+  if (strpbrk(endpoint, "\"\\") || strlen(endpoint) > 48)
+    snprintf(args, sizeof args, "{\"bytes\":%zu}", var_bytes(v));
+  else
+    snprintf(args, sizeof args, "{\"bytes\":%zu,\"peer\":\"%s\"}", var_bytes(v), endpoint);
+  rill_profiler_async_end(id, "rpc", label, args);
 }
 
 static rill_status *check_epmap(const rill_kernel_ctx *ctx, const rill_attr_value *ep, size_t n,
@@ -38,7 +69,10 @@ rill_status *rill_cpu_send(rill_kernel_ctx *ctx) {
       return rill_kernel_error(ctx, "X (%s) holds no tensor or selected rows to send", name);
     rill_rpc_client *c;
     RILL_TRY(client_for(ctx, ep->list.strings[i], tid, &c));
+    char label[160];
+    uint64_t ev = rpc_event_begin("send", name, label, sizeof label);
     rill_status *st = rill_rpc_send_var(c, ep->list.strings[i], name, v, NULL, tid);
+    rpc_event_end(ev, label, v, ep->list.strings[i]);
     if (st) return rill_status_wrap(st, "send of '%s' by trainer %lld", name, (long long)tid);
   }
   return NULL;
@@ -60,7 +94,10 @@ rill_status *rill_cpu_recv(rill_kernel_ctx *ctx) {
     if (!v) return rill_kernel_error(ctx, "Out (%s) has no variable", name);
     rill_rpc_client *c;
     RILL_TRY(client_for(ctx, ep->list.strings[i], tid, &c));
+    char label[160];
+    uint64_t ev = rpc_event_begin("recv", name, label, sizeof label);
     rill_status *st = rill_rpc_get_var(c, ep->list.strings[i], name, NULL, tid, v);
+    rpc_event_end(ev, label, v, ep->list.strings[i]);
     if (st) return rill_status_wrap(st, "recv of '%s' by trainer %lld", name, (long long)tid);
   }
   return NULL;

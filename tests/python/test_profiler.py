@@ -312,3 +312,65 @@ def test_checkpoint_phases_are_spans_on_their_threads(tmp_path):
     for s in snaps:  # the snapshot is taken inside the checkpoint op, on its thread
         assert any(o['tid'] == s['tid'] and o['ts'] <= s['ts'] + 0.002 and
                    s['ts'] + s['dur'] <= o['ts'] + o['dur'] + 0.002 for o in ckpt_ops)
+
+
+def test_rpc_transfers_are_on_the_timeline_with_bytes_and_peer(tmp_path):
+    """A one-trainer, one-pserver job in this process (the pserver on a thread): the
+    trainer's send and recv ops appear as async "rpc" intervals naming the variable,
+    with the bytes moved and the pserver's endpoint."""
+    import socket
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        ep = '127.0.0.1:%d' % s.getsockname()[1]
+    main, startup = rill.Program(), rill.Program()
+    with rill.program_guard(main, startup), rill.unique_name.guard():
+        x = rill.layers.data('x', [8])
+        y = rill.layers.data('y', [1])
+        loss = rill.layers.mean(rill.layers.square_error_cost(rill.layers.fc(x, 1), y))
+        rill.optimizer.SGD(0.1).minimize(loss)
+    t = rill.DistributeTranspiler()
+    t.transpile(0, program=main, pservers=ep, trainers=1, startup_program=startup)
+    pprog = t.get_pserver_program(ep)
+    pstart = t.get_startup_program(ep, pprog)
+    served = {}
+
+    def serve():
+        try:
+            exe = rill.Executor()
+            with rill.scope_guard(rill.Scope()):
+                exe.run(pstart)
+                exe.run(pprog)
+            served['ok'] = True
+        except Exception as e:  # reported by the assertion below
+            served['error'] = e
+
+    th = threading.Thread(target=serve, daemon=True)
+    th.start()
+    exe = rill.Executor()
+    rs = np.random.RandomState(3)
+    path = str(tmp_path / 'trace.json')
+    with rill.scope_guard(rill.Scope()):
+        exe.run(startup)
+        profiler.start_profiler('CPU')
+        try:
+            for _ in range(3):
+                exe.run(t.get_trainer_program(),
+                        feed={'x': rs.rand(4, 8).astype('float32'),
+                              'y': rs.rand(4, 1).astype('float32')},
+                        fetch_list=[loss])
+        finally:
+            profiler.stop_profiler('total', path)
+        exe.close()
+    th.join(60)
+    assert served.get('ok'), served
+    events = json.load(open(path))['traceEvents']
+    ends = [e for e in events if e.get('cat') == 'rpc' and e['ph'] == 'e']
+    begins = [e for e in events if e.get('cat') == 'rpc' and e['ph'] == 'b']
+    assert len(begins) == len(ends) > 0
+    sends = [e for e in ends if e['name'].startswith('send ')]
+    recvs = [e for e in ends if e['name'].startswith('recv ')]
+    # per step: the weight's and the bias's gradients go out, the two parameters come back
+    assert len(sends) == 6 and len(recvs) == 6, [e['name'] for e in ends]
+    w = [e for e in recvs if e['name'] == 'recv fc_0.w_0']
+    assert len(w) == 3 and all(e['args'] == {'bytes': 8 * 4, 'peer': ep} for e in w), w
+    assert all(e['args']['peer'] == ep and e['args']['bytes'] > 0 for e in sends)
