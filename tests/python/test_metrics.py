@@ -1,0 +1,112 @@
+"""rill.metrics against the numbers PaddlePaddle 1.8.5's fluid.metrics gave on the same
+inputs (recorded here; the inputs are drawn from numpy's legacy RandomState(7), which
+numpy keeps stable across versions)."""
+import numpy as np
+import pytest
+
+import rill
+from rill import metrics as M
+
+
+def inputs():
+    rng = np.random.RandomState(7)
+    p1 = rng.rand(10, 1).astype('float32')
+    l1 = rng.randint(0, 2, (10, 1)).astype('int64')
+    p2 = rng.rand(6, 1).astype('float32')
+    l2 = rng.randint(0, 2, (6, 1)).astype('int64')
+    pp = rng.rand(40, 1).astype('float32')
+    preds = np.concatenate([1 - pp, pp], 1)
+    lab = (rng.rand(40, 1) < pp).astype('int64')
+    return p1, l1, p2, l2, preds, lab
+
+
+def test_the_package_exposes_the_module():
+    assert rill.metrics is M
+    with pytest.raises(rill.FluidAPIMissing, match='fluid.metrics.DetectionMAP'):
+        M.DetectionMAP
+
+
+def test_precision_accumulates_and_resets():
+    p1, l1, p2, l2, _, _ = inputs()
+    pr = M.Precision()
+    pr.update(p1, l1)
+    assert pr.eval() == 0.4
+    pr.update(p2, l2)
+    assert pr.eval() == 0.375
+    assert str(pr) == 'Precision'
+    assert pr.get_config() == {'name': 'Precision', 'states': {'tp': 3, 'fp': 5}}
+    pr.reset()
+    assert (pr.tp, pr.fp, pr.eval()) == (0, 0, 0.0)
+
+
+def test_recall_and_composite():
+    p1, l1, p2, l2, _, _ = inputs()
+    rc = M.Recall('r')
+    rc.update(p1, l1)
+    assert rc.eval() == 0.5
+    rc.update(p2, l2)
+    assert rc.eval() == 0.6
+    assert str(rc) == 'r'
+    cm = M.CompositeMetric()
+    cm.add_metric(M.Precision())
+    cm.add_metric(M.Recall())
+    cm.update(p1, l1)
+    assert cm.eval() == [0.4, 0.5]
+    with pytest.raises(ValueError):
+        cm.add_metric(object())
+
+
+def test_accuracy_weights_batches():
+    ac = M.Accuracy()
+    with pytest.raises(ValueError):
+        ac.eval()
+    ac.update(np.array([0.5], 'float32'), 10)
+    ac.update(0.75, 6)
+    got = ac.eval()
+    assert isinstance(got, np.ndarray) and got.dtype == np.float32
+    np.testing.assert_array_equal(got, np.array([0.59375], 'float32'))
+    ac.reset()
+    assert isinstance(ac.value, np.ndarray) and ac.value.tolist() == [0.0] and ac.weight == 0.0
+    ac.update(0.25, 4)
+    np.testing.assert_array_equal(ac.eval(), [0.25])
+    with pytest.raises(ValueError):
+        ac.update(0.5, -1)
+    with pytest.raises(ValueError):
+        ac.update('0.5', 1)
+
+
+def test_chunk_evaluator():
+    ce = M.ChunkEvaluator()
+    assert ce.eval() == (0, 0, 0)
+    ce.update(np.array([5]), np.array([4]), np.array([3]))
+    ce.update(2, 3, 1)
+    for v in ce.eval():
+        np.testing.assert_allclose(v, [0.5714285714285714], rtol=1e-15)
+
+
+def test_edit_distance():
+    ed = M.EditDistance('ed')
+    with pytest.raises(ValueError):
+        ed.eval()
+    ed.update(np.array([[0.], [2.], [1.], [0.]], 'float32'), 4)
+    ed.update(np.array([[3.], [0.]], 'float32'), 2)
+    assert ed.eval() == (1.0, 0.5)
+    ed.reset()
+    assert float(ed.total_distance) == 0.0 and ed.seq_num == 0 and int(ed.instance_error) == 0
+
+
+def test_auc_and_its_buckets_surviving_reset():
+    _, _, _, _, preds, lab = inputs()
+    au = M.Auc('auc')
+    assert au.eval() == 0.0
+    au.update(preds[:25], lab[:25])
+    assert au.eval() == pytest.approx(0.8571428571428571, rel=1e-15)
+    au.update(preds[25:], lab[25:])
+    assert au.eval() == pytest.approx(0.8636363636363636, rel=1e-15)
+    au.reset()  # Fluid 1.8 keeps the buckets (underscore state)
+    assert au.eval() == pytest.approx(0.8636363636363636, rel=1e-15)
+    au7 = M.Auc('a7', num_thresholds=7)
+    au7.update(preds, lab)
+    assert au7.eval() == pytest.approx(0.8636363636363636, rel=1e-15)
+    with pytest.raises(ValueError, match='probability'):
+        au7.update(np.array([[0.0, 1.5]]), np.array([1]))
