@@ -22,7 +22,7 @@ __all__ = ['data', 'fc', 'embedding', 'conv2d', 'pool2d', 'batch_norm', 'layer_n
            'sums', 'less_than', 'less_equal', 'greater_than', 'greater_equal', 'equal',
            'not_equal', 'exponential_decay', 'natural_exp_decay', 'inverse_time_decay',
            'piecewise_decay', 'noam_decay', 'fill_constant_batch_size_like', 'conv2d_transpose',
-           'shape', 'expand', 'sequence_mask', 'cond']
+           'shape', 'expand', 'sequence_mask', 'cond', 'auc']
 
 
 class _Helper(object):
@@ -517,6 +517,47 @@ def accuracy(input, label, k=1, correct=None, total=None):
     h.append('accuracy', {'Out': vals, 'Indices': idx, 'Label': label},
              {'Accuracy': acc, 'Correct': correct, 'Total': total})
     return acc
+
+
+def _zeroed_state(h, suffix, shape, dtype):
+    """A persistable variable of the main program, zeroed by the startup program."""
+    name = unique_name.generate('%s.%s' % (h.name, suffix))
+    v = default_main_program().global_block().create_var(
+        name=name, shape=shape, dtype=dtype, persistable=True)
+    v.stop_gradient = True
+    sv = default_startup_program().global_block().create_var(
+        name=name, shape=shape, dtype=dtype, persistable=True)
+    Constant(0.0)(sv, default_startup_program().global_block())
+    return v
+
+
+def auc(input, label, curve='ROC', num_thresholds=2 ** 12 - 1, topk=1, slide_steps=1):
+    """Fluid 1.x's layers.auc: the area under the ROC curve of input[:, -1] (the
+    probability of class 1) against label, counted into num_thresholds + 1 buckets.
+    Returns (auc over every run, auc over the last slide_steps runs, [the batch window's
+    positive and negative counts, the global positive and negative counts])."""
+    _check_var(input, 'input', 'auc')
+    _check_var(label, 'label', 'auc')
+    if input.dtype.name not in ('float32', 'float64'):
+        raise TypeError('auc: input must be float32 or float64, got %s' % input.dtype.name)
+    if label.dtype.name not in ('int32', 'int64'):
+        raise TypeError('auc: label must be int32 or int64, got %s' % label.dtype.name)
+    h = _Helper('auc')
+    nt, k = int(num_thresholds), int(slide_steps)
+    auc_out = h.tmp('float64', stop_gradient=True)
+    batch_auc_out = h.tmp('float64', stop_gradient=True)
+    batch_pos = _zeroed_state(h, 'batch_stat_pos', [(1 + k) * (nt + 1) + 1], 'int64')
+    batch_neg = _zeroed_state(h, 'batch_stat_neg', [(1 + k) * (nt + 1) + 1], 'int64')
+    pos = _zeroed_state(h, 'stat_pos', [1, nt + 1], 'int64')
+    neg = _zeroed_state(h, 'stat_neg', [1, nt + 1], 'int64')
+    h.append('auc', {'Predict': input, 'Label': label, 'StatPos': batch_pos,
+                     'StatNeg': batch_neg},
+             {'AUC': batch_auc_out, 'StatPosOut': batch_pos, 'StatNegOut': batch_neg},
+             {'curve': curve, 'num_thresholds': nt, 'slide_steps': k})
+    h.append('auc', {'Predict': input, 'Label': label, 'StatPos': pos, 'StatNeg': neg},
+             {'AUC': auc_out, 'StatPosOut': pos, 'StatNegOut': neg},
+             {'curve': curve, 'num_thresholds': nt, 'slide_steps': 0})
+    return auc_out, batch_auc_out, [batch_pos, batch_neg, pos, neg]
 
 
 def argmax(x, axis=0):

@@ -110,3 +110,64 @@ def test_auc_and_its_buckets_surviving_reset():
     assert au7.eval() == pytest.approx(0.8636363636363636, rel=1e-15)
     with pytest.raises(ValueError, match='probability'):
         au7.update(np.array([[0.0, 1.5]]), np.array([1]))
+
+
+# layers.auc: Paddle 1.8.5's (auc, batch auc) after each of four batches of 8 drawn
+# from RandomState(3), num_thresholds 7, and its counts after the last batch.
+PADDLE18_AUC = {
+    1: ([(1.0, 1.0), (0.8333333333333334, 0.5714285714285714),
+         (0.8636363636363635, 0.90625), (0.8744939271255061, 0.9166666666666666)],
+        [0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 4],
+        [1, 3, 1, 1, 0, 0, 0, 0, 1, 3, 1, 1, 0, 0, 0, 0, 4]),
+    2: ([(1.0, 1.0), (0.8333333333333334, 0.8333333333333334),
+         (0.8636363636363635, 0.8272727272727273), (0.8744939271255061, 0.9166666666666666)],
+        [0, 0, 1, 0, 1, 1, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 1, 2, 1, 1, 1, 0, 4],
+        [1, 1, 1, 1, 0, 0, 0, 0, 1, 3, 1, 1, 0, 0, 0, 0, 2, 4, 2, 2, 0, 0, 0, 0, 4]),
+}
+PADDLE18_AUC_GLOBAL_COUNTS = ([[0, 0, 3, 4, 2, 1, 3, 0]], [[4, 8, 2, 4, 1, 0, 0, 0]])
+
+
+@pytest.mark.parametrize('slide', [1, 2])
+def test_layers_auc_as_paddle18(slide):
+    rng = np.random.RandomState(3)
+    batches = []
+    for _ in range(4):
+        p = rng.rand(8, 1).astype('float32')
+        batches.append((np.concatenate([1 - p, p], 1), (rng.rand(8, 1) < p).astype('int64')))
+    x = rill.data('x', [None, 2], 'float32')
+    y = rill.data('y', [None, 1], 'int64')
+    auc, batch_auc, stats = rill.layers.auc(x, y, num_thresholds=7, slide_steps=slide)
+    assert [s.shape for s in stats] == [((1 + slide) * 8 + 1,)] * 2 + [(1, 8)] * 2
+    exe = rill.Executor()
+    exe.run(rill.default_startup_program())
+    want, want_pos, want_neg = PADDLE18_AUC[slide]
+    for (p, l), (w_auc, w_batch) in zip(batches, want):
+        got = exe.run(feed={'x': p, 'y': l}, fetch_list=[auc, batch_auc] + stats)
+        assert got[0].dtype == np.float64 and got[0].shape == (1,)
+        assert float(got[0][0]) == pytest.approx(w_auc, rel=1e-15)
+        assert float(got[1][0]) == pytest.approx(w_batch, rel=1e-15)
+    assert got[2].tolist() == want_pos and got[3].tolist() == want_neg
+    assert (got[4].tolist(), got[5].tolist()) == PADDLE18_AUC_GLOBAL_COUNTS
+
+
+def test_layers_auc_default_thresholds_and_pr_curve():
+    """4095 thresholds, probabilities 0 and 1 included; Paddle 1.8.5 gives the ROC area
+    for curve='PR' too."""
+    rng = np.random.RandomState(11)
+    p = rng.rand(300, 1).astype('float32')
+    p[:3] = [[1.0], [0.0], [0.99999994]]
+    preds = np.concatenate([1 - p, p], 1)
+    labels = (rng.rand(300, 1) < p).astype('int64')
+    x = rill.data('x', [None, 2], 'float32')
+    y = rill.data('y', [None, 1], 'int64')
+    roc = rill.layers.auc(x, y)
+    pr = rill.layers.auc(x, y, curve='PR')
+    exe = rill.Executor()
+    exe.run(rill.default_startup_program())
+    want = [(0.9070048309178744, 0.9070048309178744), (0.8607442977190877, 0.8213141025641025),
+            (0.8699519658423768, 0.8978365384615384)]
+    for i, (w_auc, w_batch) in enumerate(want):
+        got = exe.run(feed={'x': preds[i * 100:(i + 1) * 100], 'y': labels[i * 100:(i + 1) * 100]},
+                      fetch_list=[roc[0], roc[1], pr[0], pr[1]])
+        for a, b in ((got[0], w_auc), (got[1], w_batch), (got[2], w_auc), (got[3], w_batch)):
+            assert float(a[0]) == pytest.approx(b, rel=1e-15)
