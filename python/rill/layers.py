@@ -1055,22 +1055,18 @@ def expand(x, expand_times, name=None):
 
 
 def sequence_mask(x, maxlen=None, dtype='int64', name=None):
-    """mask[..., j] = j < x[...] for j in [0, maxlen): x's shape + [maxlen]. rill builds it
-    from a constant [0, maxlen) and greater_than, so maxlen must be given (Fluid's
-    default, max(x) at run time, needs a range op rill lacks)."""
+    """mask[..., j] = j < x[...] for j in [0, maxlen): x's shape + [maxlen]. maxlen is an
+    int, a one-element int32/int64 Variable, or None: max(x), read when the program runs
+    (the last dim is then -1 when the program is built)."""
     _check_var(x, 'x', 'sequence_mask')
-    if maxlen is None or isinstance(maxlen, Variable):
-        raise core.error_class('UNIMPLEMENTED')(
-            'sequence_mask: rill needs maxlen as an int (max(x) at run time, or a Variable '
-            'maxlen, is not implemented yet)')
-    maxlen = int(maxlen)
     h = _Helper('sequence_mask', name)
-    steps = assign(np.arange(maxlen, dtype=np.int64))
-    xi = x if x.dtype == np.int64 else cast(x, 'int64')
-    col = unsqueeze(xi, [len(x.shape)])
-    m = _compare('greater_than', col, steps)
-    out = cast(m, dtype)
-    out.stop_gradient = True
+    out = h.tmp(dtype, stop_gradient=True)
+    inputs, attrs = {'X': x}, {'out_dtype': core.dtype_code(dtype)}
+    if isinstance(maxlen, Variable):
+        inputs['MaxLenTensor'] = maxlen
+    elif maxlen is not None:
+        attrs['maxlen'] = int(maxlen)
+    h.append('sequence_mask', inputs, {'Y': out}, attrs)
     return out
 
 

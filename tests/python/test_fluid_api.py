@@ -237,8 +237,35 @@ def test_sequence_mask():
     got, = run([m], {'lens': np.array([0, 2, 5], 'int64')})
     want = (np.arange(5)[None, :] < np.array([0, 2, 5])[:, None]).astype('float32')
     np.testing.assert_array_equal(got, want)
-    with pytest.raises(fluid.UnimplementedError, match='maxlen'):
-        L.sequence_mask(lens)
+
+
+def test_sequence_mask_without_maxlen_or_with_a_variable_as_paddle18():
+    """maxlen None is max(x) at each run; a Variable maxlen is read at run time. The
+    masks are Paddle 1.8.5's on the same inputs."""
+    x = fluid.data('x', [None], 'int64')
+    x2 = fluid.data('x2', [None, 3], 'int32')
+    y = L.sequence_mask(x)
+    y2 = L.sequence_mask(x2, dtype='float32')
+    y3 = L.sequence_mask(x, maxlen=L.fill_constant([1], 'int32', 6))
+    y4 = L.sequence_mask(x, maxlen=4, dtype='bool')
+    assert (y.shape, y2.shape, y3.shape, y4.shape) == ((-1, -1), (-1, 3, -1), (-1, -1), (-1, 4))
+    assert y.stop_gradient and y4.dtype == np.bool_
+    got = run([y, y2, y3, y4], {'x': np.array([3, 0, 5, 1], 'int64'),
+                                'x2': np.array([[1, 2, 0], [4, 1, 2]], 'int32')})
+    assert [g.dtype for g in got] == [np.int64, np.float32, np.int64, np.bool_]
+    assert got[0].tolist() == [[1, 1, 1, 0, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1],
+                               [1, 0, 0, 0, 0]]
+    assert got[1].tolist() == [[[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0]],
+                               [[1, 1, 1, 1], [1, 0, 0, 0], [1, 1, 0, 0]]]
+    assert got[2].tolist() == [[1, 1, 1, 0, 0, 0], [0, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 0],
+                               [1, 0, 0, 0, 0, 0]]
+    assert got[3].tolist() == [[True, True, True, False], [False] * 4, [True] * 4,
+                               [True, False, False, False]]
+    got = run([y, y2], {'x': np.array([2, 7], 'int64'), 'x2': np.array([[0, 0, 1]], 'int32')})
+    assert got[0].tolist() == [[1, 1, 0, 0, 0, 0, 0], [1] * 7]
+    assert got[1].tolist() == [[[0.0], [0.0], [1.0]]]
+    got = run([y], {'x': np.array([0, 0], 'int64'), 'x2': np.zeros((1, 3), 'int32')})
+    assert got[0].shape == (2, 0)
 
 
 def test_noam_decay_counts_steps_from_one():
