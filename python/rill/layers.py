@@ -1015,43 +1015,29 @@ def shape(input):
 
 def expand(x, expand_times, name=None):
     """Fluid 1.x's expand: tiles x expand_times[i] times along dim i (out extent =
-    extent * times). rill has no `expand` op: the tiling is unsqueeze2 (a new dim before
-    each one), expand_v2 (broadcasting the new dims to the times) and reshape2, which
-    allows at most one extent unknown when the program is built. No gradient flows
-    through it (expand_v2 has no gradient op in rill)."""
+    extent * times), as Fluid's `expand` op, which has a gradient. expand_times is a
+    list of ints or a 1-D int32 Variable (read when the program runs)."""
     _check_var(x, 'x', 'expand')
-    if isinstance(expand_times, Variable):
-        raise core.error_class('UNIMPLEMENTED')(
-            'expand: expand_times as a Variable is not implemented in rill; give a list')
-    times = [int(t) for t in expand_times]
-    dims = list(x.shape)
-    if len(times) != len(dims):
-        raise ValueError('expand: expand_times %s must have one entry per dim of %s (shape %s)'
-                         % (times, x.name, dims))
-    if any(t < 1 for t in times):
-        raise ValueError('expand: expand_times %s must be positive' % (times,))
     h = _Helper('expand', name)
-    if all(t == 1 for t in times):
-        out = h.tmp(x.dtype.name)
-        h.append('assign', {'X': x}, {'Out': out})
-        return out
-    if all(t == 1 or d == 1 for t, d in zip(times, dims)):
-        out = h.tmp(x.dtype.name)
-        h.append('expand_v2', {'X': x}, {'Out': out},
-                 {'shape': [d * t if d > 0 else -1 for d, t in zip(dims, times)]})
-        return out
-    final = [d * t if d > 0 else -1 for d, t in zip(dims, times)]
-    if final.count(-1) > 1:
-        raise core.error_class('UNIMPLEMENTED')(
-            'expand: tiling %s (shape %s) by %s leaves more than one extent unknown; rill '
-            'builds expand from reshape2, which infers one' % (x.name, dims, times))
-    u = unsqueeze(x, [2 * i for i in range(len(dims))])
-    big = h.tmp(x.dtype.name)
-    target = []
-    for d, t in zip(dims, times):
-        target += [t, -1]
-    h.append('expand_v2', {'X': u}, {'Out': big}, {'shape': target})
-    return reshape(big, final, name=None)
+    inputs, attrs = {'X': x}, {}
+    if isinstance(expand_times, Variable):
+        expand_times.stop_gradient = True
+        inputs['ExpandTimes'] = expand_times
+    else:
+        if any(isinstance(t, Variable) for t in expand_times):
+            raise core.error_class('UNIMPLEMENTED')(
+                'expand: a list of expand_times holding Variables is not implemented in '
+                'rill; give a list of ints or one 1-D Variable')
+        times = [int(t) for t in expand_times]
+        if len(times) != len(x.shape):
+            raise ValueError('expand: expand_times %s must have one entry per dim of %s '
+                             '(shape %s)' % (times, x.name, list(x.shape)))
+        if any(t < 1 for t in times):
+            raise ValueError('expand: expand_times %s must be positive' % (times,))
+        attrs['expand_times'] = times
+    out = h.tmp(x.dtype.name)
+    h.append('expand', inputs, {'Out': out}, attrs)
+    return out
 
 
 def sequence_mask(x, maxlen=None, dtype='int64', name=None):
