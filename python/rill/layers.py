@@ -22,7 +22,7 @@ __all__ = ['data', 'fc', 'embedding', 'conv2d', 'pool2d', 'batch_norm', 'layer_n
            'sums', 'less_than', 'less_equal', 'greater_than', 'greater_equal', 'equal',
            'not_equal', 'exponential_decay', 'natural_exp_decay', 'inverse_time_decay',
            'piecewise_decay', 'noam_decay', 'fill_constant_batch_size_like', 'conv2d_transpose',
-           'shape', 'expand', 'sequence_mask', 'cond', 'auc']
+           'shape', 'expand', 'sequence_mask', 'cond', 'auc', 'edit_distance']
 
 
 class _Helper(object):
@@ -558,6 +558,29 @@ def auc(input, label, curve='ROC', num_thresholds=2 ** 12 - 1, topk=1, slide_ste
              {'AUC': auc_out, 'StatPosOut': pos, 'StatNegOut': neg},
              {'curve': curve, 'num_thresholds': nt, 'slide_steps': 0})
     return auc_out, batch_auc_out, [batch_pos, batch_neg, pos, neg]
+
+
+def edit_distance(input, label, normalized=True, ignored_tokens=None, input_length=None,
+                  label_length=None):
+    """Fluid 1.x's edit_distance: the Levenshtein distance of each int64 hypothesis
+    sequence (input) to its reference (label), both LoD [T, 1], or padded [B, T] with
+    input_length/label_length; divided by the reference's length when normalized.
+    Returns (float32 distances [B, 1], int64 [1] number of pairs)."""
+    _check_var(input, 'input', 'edit_distance')
+    _check_var(label, 'label', 'edit_distance')
+    if ignored_tokens:
+        raise core.error_class('UNIMPLEMENTED')(
+            'edit_distance: ignored_tokens needs the sequence_erase op, which rill lacks')
+    h = _Helper('edit_distance')
+    ins = {'Hyps': input, 'Refs': label}
+    if input_length is not None and label_length is not None:
+        ins['HypsLength'] = input_length
+        ins['RefsLength'] = label_length
+    out = h.tmp('float32', stop_gradient=True)
+    num = h.tmp('int64', stop_gradient=True)
+    h.append('edit_distance', ins, {'Out': out, 'SequenceNum': num},
+             {'normalized': bool(normalized)})
+    return out, num
 
 
 def argmax(x, axis=0):

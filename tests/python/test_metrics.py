@@ -171,3 +171,63 @@ def test_layers_auc_default_thresholds_and_pr_curve():
                       fetch_list=[roc[0], roc[1], pr[0], pr[1]])
         for a, b in ((got[0], w_auc), (got[1], w_batch), (got[2], w_auc), (got[3], w_batch)):
             assert float(a[0]) == pytest.approx(b, rel=1e-15)
+
+
+def _lod(seqs):
+    flat = np.array([t for s in seqs for t in s], 'int64').reshape(-1, 1)
+    return rill.create_lod_tensor(flat, [[len(s) for s in seqs]], rill.CPUPlace())
+
+
+def test_layers_edit_distance_as_paddle18():
+    h = rill.data('h', [None, 1], 'int64', lod_level=1)
+    r = rill.data('r', [None, 1], 'int64', lod_level=1)
+    hp = rill.data('hp', [None, 5], 'int64')
+    rp = rill.data('rp', [None, 4], 'int64')
+    hl = rill.data('hl', [None], 'int64')
+    rl = rill.data('rl', [None], 'int64')
+    d1, n1 = rill.layers.edit_distance(h, r)
+    d2, _ = rill.layers.edit_distance(h, r, normalized=False)
+    d3, n3 = rill.layers.edit_distance(hp, rp, normalized=False, input_length=hl,
+                                       label_length=rl)
+    assert d1.shape == (-1, 1) and n1.shape == (1,)
+    exe = rill.Executor()
+    exe.run(rill.default_startup_program())
+    got = exe.run(feed={
+        'h': _lod([[1, 2, 3], [4, 5], [7], [], [1, 1, 2, 2]]),
+        'r': _lod([[1, 3, 3, 4], [4, 5], [8, 9], [2, 3], [2, 1, 2]]),
+        'hp': np.array([[1, 2, 3, 9, 9], [5, 6, 0, 0, 0], [1, 1, 1, 1, 1]], 'int64'),
+        'rp': np.array([[1, 3, 0, 0], [5, 6, 7, 8], [1, 1, 0, 0]], 'int64'),
+        'hl': np.array([3, 2, 5], 'int64'), 'rl': np.array([2, 4, 2], 'int64')},
+        fetch_list=[d1, n1, d2, d3, n3])
+    assert got[0].dtype == np.float32 and got[0].shape == (5, 1)
+    assert got[0].ravel().tolist() == [0.5, 0.0, 1.0, 1.0, np.float32(2) / np.float32(3)]
+    assert got[1].tolist() == [5]
+    assert got[2].ravel().tolist() == [2.0, 0.0, 2.0, 2.0, 2.0]
+    assert got[3].ravel().tolist() == [1.0, 2.0, 3.0] and got[4].tolist() == [3]
+    with pytest.raises(rill.UnimplementedError, match='sequence_erase'):
+        rill.layers.edit_distance(h, r, ignored_tokens=[0])
+
+
+def test_evaluator_edit_distance_as_paddle18():
+    h = rill.data('h', [None, 1], 'int64', lod_level=1)
+    r = rill.data('r', [None, 1], 'int64', lod_level=1)
+    with pytest.warns(Warning, match='deprecated'):
+        ev = rill.evaluator.EditDistance(h, r)
+    exe = rill.Executor()
+    exe.run(rill.default_startup_program())
+    ev.reset(exe)
+    got = exe.run(feed={'h': _lod([[1, 2, 3], [4, 5], [7], [2], [1, 1, 2, 2]]),
+                        'r': _lod([[1, 3, 3, 4], [4, 5], [8, 9], [2, 3], [2, 1, 2]])},
+                  fetch_list=ev.metrics)
+    assert float(got[0][0]) == pytest.approx(2.6666667461395264, rel=1e-7)
+    assert got[1].tolist() == [4]
+    feed = {'h': _lod([[3, 4], [1]]), 'r': _lod([[3, 4], [2]])}
+    exe.run(feed=feed)
+    dist, err = ev.eval(exe)
+    assert dist.ravel()[0] == pytest.approx(0.523809552192688, rel=1e-7)
+    assert err.ravel()[0] == pytest.approx(0.7142857313156128, rel=1e-7)
+    ev.reset(exe)
+    exe.run(feed=feed)
+    assert [v.ravel().tolist() for v in ev.eval(exe)] == [[0.5], [0.5]]
+    with pytest.raises(rill.FluidAPIMissing, match='fluid.evaluator.ChunkEvaluator'):
+        rill.evaluator.ChunkEvaluator
