@@ -4,8 +4,12 @@
  * The denominator is Fluid 1.x's `sqrt(m2) + epsilon`, not Paddle 2.x's
  * `sqrt(m2) + epsilon * sqrt(1 - beta2_pow)`: rill runs Fluid 1.x programs and keeps
  * their numbers. With a selected-rows gradient, lazy_mode updates only the rows
- * present; otherwise absent rows count as zero gradient. */
+ * present; otherwise absent rows count as zero gradient. A selected-rows step reads
+ * Beta1Pow/Beta2Pow after writing Beta1PowOut/Beta2PowOut, as Paddle 1.8.5's does: when
+ * they are the same variables (as the optimizer builds them), sparse step t is
+ * bias-corrected as step t + 1 while a dense step t is corrected as step t. */
 #include <math.h>
+#include <string.h>
 
 #include "kernels/cpu/optimizer.h"
 
@@ -27,6 +31,17 @@ static rill_status *advance_pow(rill_kernel_ctx *ctx, size_t in, size_t out, dou
   if (t->dtype == RILL_DTYPE_FP32) *(float *)o = (float)(cur * beta);
   else *(double *)o = cur * beta;
   return NULL;
+}
+
+/* The beta pow a selected-rows step corrects with: Paddle 1.8.5's reads Beta1Pow after
+ * writing Beta1PowOut, so where the two are one variable it sees the advanced value. */
+static void sparse_pow(rill_kernel_ctx *ctx, size_t in, size_t out, double *v) {
+  const char *a = rill_kin_name(ctx, in, 0), *b = rill_kout_name(ctx, out, 0);
+  rill_tensor *t = rill_kin(ctx, in, 0), *o = rill_kout(ctx, out, 0);
+  bool same = o == t || (strcmp(a, "?") != 0 && strcmp(a, b) == 0);
+  if (!same || !o) return;
+  *v = o->dtype == RILL_DTYPE_FP32 ? *(const float *)rill_tensor_ptr(o)
+                                   : *(const double *)rill_tensor_ptr(o);
 }
 
 static bool skip_update(rill_kernel_ctx *ctx) {
@@ -67,6 +82,10 @@ static bool skip_update(rill_kernel_ctx *ctx) {
     if (st || skip) {                                                                     \
       rill_opt_grad_free(&g);                                                             \
       return st;                                                                          \
+    }                                                                                     \
+    if (g.sparse) {                                                                       \
+      sparse_pow(ctx, RILL_ADAM_IN_BETA1_POW, RILL_ADAM_OUT_BETA1_POW_OUT, &b1pow);        \
+      sparse_pow(ctx, RILL_ADAM_IN_BETA2_POW, RILL_ADAM_OUT_BETA2_POW_OUT, &b2pow);        \
     }                                                                                     \
     T *pp = po, *m1 = m1o, *m2 = m2o;                                                     \
     T b1 = (T)beta1, b2 = (T)beta2, eps = (T)epsd;                        \

@@ -13,7 +13,7 @@
 /* The output tensor of state (in_slot -> out_slot), holding the input's values. */
 static inline rill_status *rill_opt_state(rill_kernel_ctx *ctx, size_t in_slot, size_t out_slot,
                                           rill_dtype dt, const rill_tensor *param, void **out) {
-  rill_tensor *in, *o;
+  rill_tensor *in = NULL, *o;
   RILL_TRY(rill_kin_need(ctx, in_slot, 0, dt, &in));
   if (param && !rill_dims_equal(&in->dims, &param->dims)) {
     char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];

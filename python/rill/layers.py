@@ -22,7 +22,7 @@ __all__ = ['data', 'fc', 'embedding', 'conv2d', 'pool2d', 'batch_norm', 'layer_n
            'sums', 'less_than', 'less_equal', 'greater_than', 'greater_equal', 'equal',
            'not_equal', 'exponential_decay', 'natural_exp_decay', 'inverse_time_decay',
            'piecewise_decay', 'noam_decay', 'fill_constant_batch_size_like', 'conv2d_transpose',
-           'shape', 'expand', 'sequence_mask', 'cond']
+           'shape', 'expand', 'sequence_mask', 'cond', 'auc', 'edit_distance']
 
 
 class _Helper(object):
@@ -519,6 +519,70 @@ def accuracy(input, label, k=1, correct=None, total=None):
     return acc
 
 
+def _zeroed_state(h, suffix, shape, dtype):
+    """A persistable variable of the main program, zeroed by the startup program."""
+    name = unique_name.generate('%s.%s' % (h.name, suffix))
+    v = default_main_program().global_block().create_var(
+        name=name, shape=shape, dtype=dtype, persistable=True)
+    v.stop_gradient = True
+    sv = default_startup_program().global_block().create_var(
+        name=name, shape=shape, dtype=dtype, persistable=True)
+    Constant(0.0)(sv, default_startup_program().global_block())
+    return v
+
+
+def auc(input, label, curve='ROC', num_thresholds=2 ** 12 - 1, topk=1, slide_steps=1):
+    """Fluid 1.x's layers.auc: the area under the ROC curve of input[:, -1] (the
+    probability of class 1) against label, counted into num_thresholds + 1 buckets.
+    Returns (auc over every run, auc over the last slide_steps runs, [the batch window's
+    positive and negative counts, the global positive and negative counts])."""
+    _check_var(input, 'input', 'auc')
+    _check_var(label, 'label', 'auc')
+    if input.dtype.name not in ('float32', 'float64'):
+        raise TypeError('auc: input must be float32 or float64, got %s' % input.dtype.name)
+    if label.dtype.name not in ('int32', 'int64'):
+        raise TypeError('auc: label must be int32 or int64, got %s' % label.dtype.name)
+    h = _Helper('auc')
+    nt, k = int(num_thresholds), int(slide_steps)
+    auc_out = h.tmp('float64', stop_gradient=True)
+    batch_auc_out = h.tmp('float64', stop_gradient=True)
+    batch_pos = _zeroed_state(h, 'batch_stat_pos', [(1 + k) * (nt + 1) + 1], 'int64')
+    batch_neg = _zeroed_state(h, 'batch_stat_neg', [(1 + k) * (nt + 1) + 1], 'int64')
+    pos = _zeroed_state(h, 'stat_pos', [1, nt + 1], 'int64')
+    neg = _zeroed_state(h, 'stat_neg', [1, nt + 1], 'int64')
+    h.append('auc', {'Predict': input, 'Label': label, 'StatPos': batch_pos,
+                     'StatNeg': batch_neg},
+             {'AUC': batch_auc_out, 'StatPosOut': batch_pos, 'StatNegOut': batch_neg},
+             {'curve': curve, 'num_thresholds': nt, 'slide_steps': k})
+    h.append('auc', {'Predict': input, 'Label': label, 'StatPos': pos, 'StatNeg': neg},
+             {'AUC': auc_out, 'StatPosOut': pos, 'StatNegOut': neg},
+             {'curve': curve, 'num_thresholds': nt, 'slide_steps': 0})
+    return auc_out, batch_auc_out, [batch_pos, batch_neg, pos, neg]
+
+
+def edit_distance(input, label, normalized=True, ignored_tokens=None, input_length=None,
+                  label_length=None):
+    """Fluid 1.x's edit_distance: the Levenshtein distance of each int64 hypothesis
+    sequence (input) to its reference (label), both LoD [T, 1], or padded [B, T] with
+    input_length/label_length; divided by the reference's length when normalized.
+    Returns (float32 distances [B, 1], int64 [1] number of pairs)."""
+    _check_var(input, 'input', 'edit_distance')
+    _check_var(label, 'label', 'edit_distance')
+    if ignored_tokens:
+        raise core.error_class('UNIMPLEMENTED')(
+            'edit_distance: ignored_tokens needs the sequence_erase op, which rill lacks')
+    h = _Helper('edit_distance')
+    ins = {'Hyps': input, 'Refs': label}
+    if input_length is not None and label_length is not None:
+        ins['HypsLength'] = input_length
+        ins['RefsLength'] = label_length
+    out = h.tmp('float32', stop_gradient=True)
+    num = h.tmp('int64', stop_gradient=True)
+    h.append('edit_distance', ins, {'Out': out, 'SequenceNum': num},
+             {'normalized': bool(normalized)})
+    return out, num
+
+
 def argmax(x, axis=0):
     h = _Helper('arg_max')
     out = h.tmp('int64', stop_gradient=True)
@@ -974,62 +1038,44 @@ def shape(input):
 
 def expand(x, expand_times, name=None):
     """Fluid 1.x's expand: tiles x expand_times[i] times along dim i (out extent =
-    extent * times). rill has no `expand` op: the tiling is unsqueeze2 (a new dim before
-    each one), expand_v2 (broadcasting the new dims to the times) and reshape2, which
-    allows at most one extent unknown when the program is built. No gradient flows
-    through it (expand_v2 has no gradient op in rill)."""
+    extent * times), as Fluid's `expand` op, which has a gradient. expand_times is a
+    list of ints or a 1-D int32 Variable (read when the program runs)."""
     _check_var(x, 'x', 'expand')
-    if isinstance(expand_times, Variable):
-        raise core.error_class('UNIMPLEMENTED')(
-            'expand: expand_times as a Variable is not implemented in rill; give a list')
-    times = [int(t) for t in expand_times]
-    dims = list(x.shape)
-    if len(times) != len(dims):
-        raise ValueError('expand: expand_times %s must have one entry per dim of %s (shape %s)'
-                         % (times, x.name, dims))
-    if any(t < 1 for t in times):
-        raise ValueError('expand: expand_times %s must be positive' % (times,))
     h = _Helper('expand', name)
-    if all(t == 1 for t in times):
-        out = h.tmp(x.dtype.name)
-        h.append('assign', {'X': x}, {'Out': out})
-        return out
-    if all(t == 1 or d == 1 for t, d in zip(times, dims)):
-        out = h.tmp(x.dtype.name)
-        h.append('expand_v2', {'X': x}, {'Out': out},
-                 {'shape': [d * t if d > 0 else -1 for d, t in zip(dims, times)]})
-        return out
-    final = [d * t if d > 0 else -1 for d, t in zip(dims, times)]
-    if final.count(-1) > 1:
-        raise core.error_class('UNIMPLEMENTED')(
-            'expand: tiling %s (shape %s) by %s leaves more than one extent unknown; rill '
-            'builds expand from reshape2, which infers one' % (x.name, dims, times))
-    u = unsqueeze(x, [2 * i for i in range(len(dims))])
-    big = h.tmp(x.dtype.name)
-    target = []
-    for d, t in zip(dims, times):
-        target += [t, -1]
-    h.append('expand_v2', {'X': u}, {'Out': big}, {'shape': target})
-    return reshape(big, final, name=None)
+    inputs, attrs = {'X': x}, {}
+    if isinstance(expand_times, Variable):
+        expand_times.stop_gradient = True
+        inputs['ExpandTimes'] = expand_times
+    else:
+        if any(isinstance(t, Variable) for t in expand_times):
+            raise core.error_class('UNIMPLEMENTED')(
+                'expand: a list of expand_times holding Variables is not implemented in '
+                'rill; give a list of ints or one 1-D Variable')
+        times = [int(t) for t in expand_times]
+        if len(times) != len(x.shape):
+            raise ValueError('expand: expand_times %s must have one entry per dim of %s '
+                             '(shape %s)' % (times, x.name, list(x.shape)))
+        if any(t < 1 for t in times):
+            raise ValueError('expand: expand_times %s must be positive' % (times,))
+        attrs['expand_times'] = times
+    out = h.tmp(x.dtype.name)
+    h.append('expand', inputs, {'Out': out}, attrs)
+    return out
 
 
 def sequence_mask(x, maxlen=None, dtype='int64', name=None):
-    """mask[..., j] = j < x[...] for j in [0, maxlen): x's shape + [maxlen]. rill builds it
-    from a constant [0, maxlen) and greater_than, so maxlen must be given (Fluid's
-    default, max(x) at run time, needs a range op rill lacks)."""
+    """mask[..., j] = j < x[...] for j in [0, maxlen): x's shape + [maxlen]. maxlen is an
+    int, a one-element int32/int64 Variable, or None: max(x), read when the program runs
+    (the last dim is then -1 when the program is built)."""
     _check_var(x, 'x', 'sequence_mask')
-    if maxlen is None or isinstance(maxlen, Variable):
-        raise core.error_class('UNIMPLEMENTED')(
-            'sequence_mask: rill needs maxlen as an int (max(x) at run time, or a Variable '
-            'maxlen, is not implemented yet)')
-    maxlen = int(maxlen)
     h = _Helper('sequence_mask', name)
-    steps = assign(np.arange(maxlen, dtype=np.int64))
-    xi = x if x.dtype == np.int64 else cast(x, 'int64')
-    col = unsqueeze(xi, [len(x.shape)])
-    m = _compare('greater_than', col, steps)
-    out = cast(m, dtype)
-    out.stop_gradient = True
+    out = h.tmp(dtype, stop_gradient=True)
+    inputs, attrs = {'X': x}, {'out_dtype': core.dtype_code(dtype)}
+    if isinstance(maxlen, Variable):
+        inputs['MaxLenTensor'] = maxlen
+    elif maxlen is not None:
+        attrs['maxlen'] = int(maxlen)
+    h.append('sequence_mask', inputs, {'Y': out}, attrs)
     return out
 
 

@@ -172,9 +172,15 @@ Test(optimizers, momentum_requires_mu) {
 }
 
 /* Fluid 1.x's adam (denominator sqrt(m2) + eps), written out step by step.
- * present == NULL: dense update. */
+ * present == NULL: every row moves. sparse: the beta pows advance before the bias
+ * correction reads them (Paddle 1.8.5's selected-rows step). */
 static void adam_ref(double *p, double *m1, double *m2, double *b1p, double *b2p, const double *g,
-                     const bool *present, double lr, double b1, double b2, double eps) {
+                     const bool *present, bool sparse, double lr, double b1, double b2,
+                     double eps) {
+  if (sparse) {
+    *b1p *= b1;
+    *b2p *= b2;
+  }
   double lr_t = lr * sqrt(1 - *b2p) / (1 - *b1p);
   for (int i = 0; i < N; i++) {
     if (present && !present[i / C]) continue;
@@ -182,8 +188,10 @@ static void adam_ref(double *p, double *m1, double *m2, double *b1p, double *b2p
     m2[i] = b2 * m2[i] + (1 - b2) * g[i] * g[i];
     p[i] -= lr_t * m1[i] / (sqrt(m2[i]) + eps);
   }
-  *b1p *= b1;
-  *b2p *= b2;
+  if (!sparse) {
+    *b1p *= b1;
+    *b2p *= b2;
+  }
 }
 
 static void run_adam(int mode /* 0 dense, 1 sparse lazy, 2 sparse non-lazy */) {
@@ -215,7 +223,7 @@ static void run_adam(int mode /* 0 dense, 1 sparse lazy, 2 sparse non-lazy */) {
   if (mode == 1) OK(op_harness_attr_bool(h, "lazy_mode", true));
   for (int step = 0; step < 4; step++) {
     OK(op_harness_run(h));
-    adam_ref(p, m1, m2, &b1p, &b2p, g, mode == 1 ? present : NULL, lr, b1, b2, eps);
+    adam_ref(p, m1, m2, &b1p, &b2p, g, mode == 1 ? present : NULL, mode != 0, lr, b1, b2, eps);
   }
   expect_close_f64(t64(h, "w"), p, N, 1e-12);
   expect_close_f64(t64(h, "m1"), m1, N, 1e-12);
@@ -300,7 +308,7 @@ Test(optimizers, adam_f32_matches_reference) {
   OK(op_harness_output(h, "Beta1PowOut", "b1p"));
   OK(op_harness_output(h, "Beta2PowOut", "b2p"));
   OK(op_harness_run(h));
-  adam_ref(pd, m1, m2, &b1pd, &b2pd, gd, NULL, (double)lr, (float)0.9, (float)0.999, (float)1e-8);
+  adam_ref(pd, m1, m2, &b1pd, &b2pd, gd, NULL, false, (double)lr, (float)0.9, (float)0.999, (float)1e-8);
   float want[N];
   for (int i = 0; i < N; i++) want[i] = (float)pd[i];
   expect_close_f32(rill_tensor_ptr(op_harness_tensor(h, "w")), want, N, 1e-5f);

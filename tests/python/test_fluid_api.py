@@ -230,6 +230,44 @@ def test_expand_broadcasts_a_unit_dim_and_tiles_the_batch():
     np.testing.assert_array_equal(g2, np.tile(xs, (3, 2)))
 
 
+def test_expand_trains_as_paddle18():
+    """Gradients flow through expand (times as a list and as an int32 Variable): one SGD
+    step gives Paddle 1.8.5's parameters (its numbers, recorded on the same inputs)."""
+    x = fluid.data('x', [None, 2, 3], 'float32')
+    w = L.create_parameter([2, 3], 'float32', name='w',
+                           default_initializer=fluid.initializer.NumpyArrayInitializer(
+                               np.arange(6, dtype='float32').reshape(2, 3) / 7))
+    b = L.create_parameter([3, 1, 1], 'float32', name='b',
+                           default_initializer=fluid.initializer.NumpyArrayInitializer(
+                               np.array([0.5, -1, 2], 'float32').reshape(3, 1, 1)))
+    e = L.expand(L.elementwise_mul(x, w), [2, 1, 3])
+    e2 = L.expand(w, L.fill_constant([2], 'int32', 2))
+    e3 = L.expand(b, [2, 2, 9])
+    assert (e.shape, e2.shape, e3.shape) == ((-1, 2, 9), (-1, -1), (6, 2, 9))
+    c = fluid.data('c', [None, 2, 9], 'float32')
+    loss = L.reduce_sum(L.elementwise_mul(e, c)) + L.reduce_sum(L.elementwise_mul(e2, e2)) + \
+        L.reduce_sum(L.elementwise_mul(e3, c))
+    fluid.optimizer.SGD(1.0).minimize(loss)
+    rng = np.random.RandomState(5)
+    xv = rng.rand(3, 2, 3).astype('float32')
+    cv = rng.rand(6, 2, 9).astype('float32')
+    got = run([e, e2, e3, loss], {'x': xv, 'c': cv})
+    assert [g.shape for g in got] == [(6, 2, 9), (4, 6), (6, 2, 9), (1,)]
+    w0 = np.arange(6, dtype='float32').reshape(2, 3) / 7
+    np.testing.assert_array_equal(got[0], np.tile(xv * w0, (2, 1, 3)))
+    np.testing.assert_array_equal(got[1], np.tile(w0, (2, 2)))
+    assert float(got[1].astype('float64').sum()) == pytest.approx(8.571428835391998, rel=1e-7)
+    assert float(got[3][0]) == pytest.approx(45.4996337890625, rel=1e-6)
+    scope = fluid.global_scope()
+    np.testing.assert_allclose(
+        np.array(scope.find_var('w').get_tensor()).ravel(),
+        [-5.549586772918701, -5.285584449768066, -6.925204277038574, -7.546727657318115,
+         -6.750161170959473, -9.269694328308105], rtol=1e-6)
+    np.testing.assert_allclose(
+        np.array(scope.find_var('b').get_tensor()).ravel(),
+        [-16.167814254760742, -19.524812698364258, -19.30571174621582], rtol=1e-6)
+
+
 def test_sequence_mask():
     lens = fluid.data('lens', shape=[None], dtype='int64')
     m = L.sequence_mask(lens, maxlen=5, dtype='float32')
@@ -237,8 +275,35 @@ def test_sequence_mask():
     got, = run([m], {'lens': np.array([0, 2, 5], 'int64')})
     want = (np.arange(5)[None, :] < np.array([0, 2, 5])[:, None]).astype('float32')
     np.testing.assert_array_equal(got, want)
-    with pytest.raises(fluid.UnimplementedError, match='maxlen'):
-        L.sequence_mask(lens)
+
+
+def test_sequence_mask_without_maxlen_or_with_a_variable_as_paddle18():
+    """maxlen None is max(x) at each run; a Variable maxlen is read at run time. The
+    masks are Paddle 1.8.5's on the same inputs."""
+    x = fluid.data('x', [None], 'int64')
+    x2 = fluid.data('x2', [None, 3], 'int32')
+    y = L.sequence_mask(x)
+    y2 = L.sequence_mask(x2, dtype='float32')
+    y3 = L.sequence_mask(x, maxlen=L.fill_constant([1], 'int32', 6))
+    y4 = L.sequence_mask(x, maxlen=4, dtype='bool')
+    assert (y.shape, y2.shape, y3.shape, y4.shape) == ((-1, -1), (-1, 3, -1), (-1, -1), (-1, 4))
+    assert y.stop_gradient and y4.dtype == np.bool_
+    got = run([y, y2, y3, y4], {'x': np.array([3, 0, 5, 1], 'int64'),
+                                'x2': np.array([[1, 2, 0], [4, 1, 2]], 'int32')})
+    assert [g.dtype for g in got] == [np.int64, np.float32, np.int64, np.bool_]
+    assert got[0].tolist() == [[1, 1, 1, 0, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1],
+                               [1, 0, 0, 0, 0]]
+    assert got[1].tolist() == [[[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0]],
+                               [[1, 1, 1, 1], [1, 0, 0, 0], [1, 1, 0, 0]]]
+    assert got[2].tolist() == [[1, 1, 1, 0, 0, 0], [0, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 0],
+                               [1, 0, 0, 0, 0, 0]]
+    assert got[3].tolist() == [[True, True, True, False], [False] * 4, [True] * 4,
+                               [True, False, False, False]]
+    got = run([y, y2], {'x': np.array([2, 7], 'int64'), 'x2': np.array([[0, 0, 1]], 'int32')})
+    assert got[0].tolist() == [[1, 1, 0, 0, 0, 0, 0], [1] * 7]
+    assert got[1].tolist() == [[[0.0], [0.0], [1.0]]]
+    got = run([y], {'x': np.array([0, 0], 'int64'), 'x2': np.zeros((1, 3), 'int32')})
+    assert got[0].shape == (2, 0)
 
 
 def test_noam_decay_counts_steps_from_one():

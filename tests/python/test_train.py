@@ -76,23 +76,31 @@ PADDLE18_ADAM_DENSE = [
     [0.8412352800369263, -1.9758316278457642, 3.0, 0.253406286239624,
      -0.0013365470804274082, -0.8221653699874878],
 ]
-# Sparse: the same update on the rows of the gradient (rows 0 and 2, row 2 twice, then
-# rows 1 and 3). Paddle 1.8.5's selected-rows kernel advances Beta1Pow/Beta2Pow in place
-# before it reads them, so its step t is bias-corrected as step t + 1 (its numbers equal
-# these with the beta pows shifted by one step); rill corrects every step as the dense
-# kernel does.
+# Paddle 1.8.5's parameters after each sparse step (an is_sparse embedding: rows 0 and 2
+# with row 2 twice, then rows 1 and 3, then rows 0 and 3 with row 0 twice), lazy_mode off
+# and on. Its selected-rows adam writes Beta1PowOut/Beta2PowOut (the same variables as
+# Beta1Pow/Beta2Pow) before it reads them, so its step t is bias-corrected as step t + 1;
+# rill does the same.
 ADAM_SPARSE = {
-    False: [[0.925, -1.000199600798403, 0.5, 2.0, -0.23333333333333334, -0.026470588235294135,
-             3.0, 0.125],
-            [0.874694845971444, -1.0003329781427517, 0.4543101668674789, 2.02784224206513,
-             -0.22218712466194998, -0.044182101449179514, 2.9406032169277228,
-             0.07550268077310213]],
-    True: [[0.925, -1.000199600798403, 0.5, 2.0, -0.23333333333333334, -0.026470588235294135,
-            3.0, 0.125],
-           [0.925, -1.000199600798403, 0.4543101668674789, 2.02784224206513,
-            -0.23333333333333334, -0.026470588235294135, 2.9406032169277228,
-            0.07550268077310213]],
+    False: [[0.9443155527114868, -1.0001481771469116, 0.5, 2.0, -0.23762568831443787,
+             -0.019653331488370895, 3.0, 0.125],
+            [0.9012276530265808, -1.0002623796463013, 0.4608652591705322, 2.023847818374634,
+             -0.22807861864566803, -0.03482378274202347, 2.949124813079834,
+             0.08260402828454971],
+            [0.8750166296958923, -1.0136545896530151, 0.42879751324653625, 2.043365478515625,
+             -0.2202732115983963, -0.047232795506715775, 2.8898603916168213,
+             0.025204971432685852]],
+    True: [[0.9443155527114868, -1.0001481771469116, 0.5, 2.0, -0.23762568831443787,
+            -0.019653331488370895, 3.0, 0.125],
+           [0.9443155527114868, -1.0001481771469116, 0.4608652591705322, 2.023847818374634,
+            -0.23762568831443787, -0.019653331488370895, 2.949124813079834,
+            0.08260402828454971],
+           [0.9143463969230652, -1.0135483741760254, 0.4608652591705322, 2.023847818374634,
+            -0.23762568831443787, -0.019653331488370895, 2.8898603916168213,
+            0.025204971432685852]],
 }
+# The beta pows Paddle 1.8.5 holds after each of those steps (0.9 advanced once a step).
+ADAM_SPARSE_BETA1_POW = [0.809999942779541, 0.7289999127388, 0.6560999155044556]
 
 
 def test_adam_step():
@@ -114,9 +122,9 @@ def test_adam_step():
 
 @pytest.mark.parametrize('lazy', [False, True])
 def test_sparse_adam_step(lazy):
-    """adam on a selected-rows gradient (an is_sparse embedding), lazy and not, with
-    Fluid 1.x's denominator: a repeated id adds its rows; absent rows move only without
-    lazy_mode."""
+    """adam on a selected-rows gradient (an is_sparse embedding), lazy and not, as Paddle
+    1.8.5: Fluid 1.x's denominator, a repeated id adds its rows, absent rows move only
+    without lazy_mode, and the step is bias-corrected with the beta pows advanced first."""
     t0 = np.array([[1, -1], [0.5, 2], [-0.25, 0], [3, 0.125]], 'float32')
     ids = rill.data('ids', [3, 1], 'int64')
     c = rill.data('c', [3, 2], 'float32')
@@ -128,12 +136,18 @@ def test_sparse_adam_step(lazy):
     exe = rill.Executor()
     exe.run(rill.default_startup_program())
     feeds = [([[2], [0], [2]], [[0.3, -0.02], [1.5, 0.001], [-0.4, 0.2]]),
-             ([[1], [1], [3]], [[0.7, 0.0], [0.1, -0.3], [2.0, 1.0]])]
-    for (i, cv), want in zip(feeds, ADAM_SPARSE[lazy]):
+             ([[1], [1], [3]], [[0.7, 0.0], [0.1, -0.3], [2.0, 1.0]]),
+             ([[0], [3], [0]], [[-0.5, 0.25], [1.0, 1.0], [0.2, -0.1]])]
+    pow_name = [v.name for v in rill.default_main_program().list_vars()
+                if 'beta1_pow' in v.name]
+    assert len(pow_name) == 1
+    for (i, cv), want, want_pow in zip(feeds, ADAM_SPARSE[lazy], ADAM_SPARSE_BETA1_POW):
         exe.run(feed={'ids': np.array(i, 'int64'), 'c': np.array(cv, 'float32')},
                 fetch_list=[loss])
         got = np.array(rill.global_scope().find_var('t').get_tensor()).ravel()
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+        got_pow = np.array(rill.global_scope().find_var(pow_name[0]).get_tensor()).ravel()
+        np.testing.assert_allclose(got_pow, [want_pow], rtol=1e-7)
 
 
 def test_adagrad_step():

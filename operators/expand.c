@@ -1,0 +1,126 @@
+/* expand (Fluid 1.x): tiles X expand_times[i] times along dim i, Out extent = X extent *
+ * times. The times come from ExpandTimes (1-D int32/int64) when given, else the
+ * expand_times attribute. expand_grad sums Out@GRAD's tiles back into X's shape. */
+#include "operators/math_grad.h"
+
+#include "framework/data/tensor.h"
+
+enum { IN_X, IN_TIMES };
+static const rill_slot_schema inputs[] = {
+    [IN_X] = {"X", 0, "tensor to tile"},
+    [IN_TIMES] = {"ExpandTimes", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+                  "1-D int32/int64 times, one per dim of X, overriding expand_times"},
+};
+static const rill_slot_schema outputs[] = {{"Out", 0, "X tiled: extent * times per dim"}};
+static const rill_attr_schema attrs[] = {
+    {"expand_times", RILL_ATTR_INTS, 0, RILL_DEF_EMPTY(RILL_ATTR_INTS), "times per dim of X"},
+};
+
+/* times[] for X of rank n: from ExpandTimes (false when it cannot be read now) or the
+ * attribute. */
+static rill_status *expand_times(rill_infer_ctx *ctx, int n, int64_t *times, bool *known) {
+  *known = true;
+  if (rill_infer_in(ctx, IN_TIMES, 0)) {
+    const rill_tensor *t = rill_infer_tensor(ctx, IN_TIMES, 0);
+    if (!t) {
+      *known = false;
+      return NULL;
+    }
+    if (!rill_tensor_ptr(t) || (t->dtype != RILL_DTYPE_INT32 && t->dtype != RILL_DTYPE_INT64) ||
+        rill_tensor_numel(t) != n)
+      return rill_infer_error(ctx, "input ExpandTimes (%s) must hold %d int32/int64 values, "
+                              "one per dim of X", rill_infer_in_name(ctx, IN_TIMES, 0), n);
+    for (int i = 0; i < n; i++)
+      times[i] = t->dtype == RILL_DTYPE_INT32 ? ((const int32_t *)rill_tensor_ptr(t))[i]
+                                              : ((const int64_t *)rill_tensor_ptr(t))[i];
+  } else {
+    const rill_attr_value *a = &ctx->attrs[RILL_EXPAND_ATTR_EXPAND_TIMES];
+    if ((int)a->n != n)
+      return rill_infer_error(ctx, "attribute expand_times has %d values for input X (%s) of "
+                              "rank %d", (int)a->n, rill_infer_in_name(ctx, IN_X, 0), n);
+    for (int i = 0; i < n; i++) times[i] = a->list.ints[i];
+  }
+  for (int i = 0; i < n; i++)
+    if (times[i] < 1)
+      return rill_infer_error(ctx, "expand times %lld at dim %d must be positive",
+                              (long long)times[i], i);
+  return NULL;
+}
+
+static rill_status *expand_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, IN_X, 0);
+  rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
+  if (!x || !out) return rill_infer_error(ctx, "needs input X and output Out");
+  if (!x->known) {
+    rill_meta_unknown(out);
+    return NULL;
+  }
+  int64_t times[RILL_MAX_DIMS];
+  bool known;
+  RILL_TRY(expand_times(ctx, x->dims.n, times, &known));
+  rill_dims od = x->dims;
+  for (int i = 0; i < od.n; i++) od.d[i] = known && od.d[i] >= 0 ? od.d[i] * times[i] : -1;
+  rill_meta_set(out, x->dtype, &od, 0, -1, -1);
+  return NULL;
+}
+
+/* Paddle's ExpandGradOpMaker: X, ExpandTimes and Out@GRAD in, X@GRAD out. */
+static rill_status *expand_grad_maker(rill_grad_ctx *ctx) {
+  return rill_grad_emit(ctx, "expand_grad", RILL_NAMES("X", "ExpandTimes"), RILL_NAMES("Out"),
+                        RILL_NAMES("X"));
+}
+
+const rill_op_schema rill_schema_expand = {
+    .type = "expand",
+    .doc = "Out = X tiled expand_times[i] times along each dim i (Fluid 1.x).",
+    .inputs = inputs,
+    .ninputs = RILL_COUNTOF(inputs),
+    .outputs = outputs,
+    .noutputs = RILL_COUNTOF(outputs),
+    .attrs = attrs,
+    .nattrs = RILL_COUNTOF(attrs),
+    .flags = RILL_OP_INFER_READS_DATA,
+    .infer = expand_infer,
+    .grad = expand_grad_maker,
+    .kernel_dtype_slot = IN_X,
+    .dtype_attr = -1,
+};
+
+enum { G_X, G_TIMES, G_DOUT };
+static const rill_slot_schema grad_inputs[] = {
+    [G_X] = {"X", 0, "forward input (its shape)"},
+    [G_TIMES] = {"ExpandTimes", RILL_SLOT_DISPENSABLE, "forward ExpandTimes"},
+    [G_DOUT] = {"Out@GRAD", 0, "gradient of Out"},
+};
+static const rill_slot_schema grad_outputs[] = {
+    {"X@GRAD", RILL_SLOT_DISPENSABLE, "the sum of Out@GRAD's tiles, X's shape"},
+};
+
+static rill_status *expand_grad_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, G_X, 0), *g = rill_infer_in(ctx, G_DOUT, 0);
+  if (!x || !g) return rill_infer_error(ctx, "needs inputs X and Out@GRAD");
+  if (x->known && g->known && g->dtype != x->dtype)
+    return rill_infer_error(ctx, "input Out@GRAD (%s) is %s but input X (%s) is %s",
+                            rill_infer_in_name(ctx, G_DOUT, 0), rill_dtype_name(g->dtype),
+                            rill_infer_in_name(ctx, G_X, 0), rill_dtype_name(x->dtype));
+  rill_grad_infer_like(ctx, 0, G_X);
+  return NULL;
+}
+
+const rill_op_schema rill_schema_expand_grad = {
+    .type = "expand_grad",
+    .doc = "X@GRAD = the sum over the tiles of Out@GRAD (Out = expand(X)).",
+    .inputs = grad_inputs,
+    .ninputs = RILL_COUNTOF(grad_inputs),
+    .outputs = grad_outputs,
+    .noutputs = RILL_COUNTOF(grad_outputs),
+    .attrs = attrs,
+    .nattrs = RILL_COUNTOF(attrs),
+    .flags = 0,
+    .infer = expand_grad_infer,
+    .grad = NULL,
+    .kernel_dtype_slot = G_DOUT,
+    .dtype_attr = -1,
+};
+
+RILL_OP_TABLE_CHECKS(expand);
