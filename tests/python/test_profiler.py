@@ -337,9 +337,9 @@ def test_rpc_transfers_are_on_the_timeline_with_bytes_and_peer(tmp_path):
     def serve():
         try:
             exe = rill.Executor()
-            with rill.scope_guard(rill.Scope()):
-                exe.run(pstart)
-                exe.run(pprog)
+            scope = rill.Scope()  # scope_guard is process-wide: name the scope instead
+            exe.run(pstart, scope=scope)
+            exe.run(pprog, scope=scope)
             served['ok'] = True
         except Exception as e:  # reported by the assertion below
             served['error'] = e
@@ -349,18 +349,18 @@ def test_rpc_transfers_are_on_the_timeline_with_bytes_and_peer(tmp_path):
     exe = rill.Executor()
     rs = np.random.RandomState(3)
     path = str(tmp_path / 'trace.json')
-    with rill.scope_guard(rill.Scope()):
-        exe.run(startup)
-        profiler.start_profiler('CPU')
-        try:
-            for _ in range(3):
-                exe.run(t.get_trainer_program(),
-                        feed={'x': rs.rand(4, 8).astype('float32'),
-                              'y': rs.rand(4, 1).astype('float32')},
-                        fetch_list=[loss])
-        finally:
-            profiler.stop_profiler('total', path)
-        exe.close()
+    scope = rill.Scope()
+    exe.run(startup, scope=scope)
+    profiler.start_profiler('CPU')
+    try:
+        for _ in range(3):
+            exe.run(t.get_trainer_program(), scope=scope,
+                    feed={'x': rs.rand(4, 8).astype('float32'),
+                          'y': rs.rand(4, 1).astype('float32')},
+                    fetch_list=[loss])
+    finally:
+        profiler.stop_profiler('total', path)
+    exe.close()
     th.join(60)
     assert served.get('ok'), served
     events = json.load(open(path))['traceEvents']
