@@ -1,5 +1,7 @@
 /* checkpoint: saves its inputs, the step counter and the executor's generator state
- * into directory/checkpoint_<step> when due (doc/design/checkpoint.md). Inside the run
+ * into directory/checkpoint_<step> when due (doc/design/checkpoint.md). In a trainer
+ * of a parameter-server job (cluster_endpoints set) it writes the trainer's part of
+ * the cluster snapshots instead (doc/design/cluster-checkpoint.md). Inside the run
  * it only copies the variables into staging buffers; the executor writes them on its
  * background thread after the run. Flagged RANDOM so that, in every schedule, it sees
  * the generator after the random ops before it and before those after it. */
@@ -10,6 +12,8 @@ static const rill_slot_schema inputs[] = {
      "variables to save: parameters, optimizer state, anything needed to resume"},
     {"Step", RILL_SLOT_NO_GRAD,
      "one-element integer step counter (saved too); names the checkpoint"},
+    {"Deps", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+     "not saved: variables whose writers must run first (a trainer's received parameters)"},
 };
 static const rill_attr_schema attrs[] = {
     {"directory", RILL_ATTR_STRING, RILL_ATTR_REQUIRED | RILL_ATTR_FILE_PATH | RILL_ATTR_POLICY,
@@ -22,6 +26,14 @@ static const rill_attr_schema attrs[] = {
      "newest checkpoints kept; older ones are removed after a commit (0: all)"},
     {"skip_when_busy", RILL_ATTR_BOOLEAN, RILL_ATTR_POLICY, RILL_DEF_BOOL(false),
      "a due checkpoint while the previous one is being written: skip it (true) or wait"},
+    {"cluster_endpoints", RILL_ATTR_STRINGS, RILL_ATTR_POLICY, RILL_DEF_EMPTY(RILL_ATTR_STRINGS),
+     "a trainer of a parameter-server job: the pservers (empty: a local checkpoint); X is "
+     "then this trainer's part of the cluster snapshot"},
+    {"cluster_trainer_id", RILL_ATTR_INT, RILL_ATTR_POLICY, RILL_DEF_INT(0),
+     "this trainer's id; trainer 0 decides when a cluster snapshot is due"},
+    {"cluster_trainers", RILL_ATTR_INT, RILL_ATTR_POLICY, RILL_DEF_INT(1), "trainers in the job"},
+    {"cluster_sync", RILL_ATTR_BOOLEAN, RILL_ATTR_POLICY, RILL_DEF_BOOL(true),
+     "sync mode: a trainer's part holds its state at the snapshot's step exactly"},
 };
 
 static rill_status *checkpoint_infer(rill_infer_ctx *ctx) {
@@ -41,6 +53,13 @@ static rill_status *checkpoint_infer(rill_infer_ctx *ctx) {
   if (ctx->attrs[RILL_CHECKPOINT_ATTR_EVERY_N_STEPS].v.l < 0) return rill_infer_error(ctx, "every_n_steps must be >= 0");
   if (!(ctx->attrs[RILL_CHECKPOINT_ATTR_EVERY_N_SECONDS].v.f >= 0)) return rill_infer_error(ctx, "every_n_seconds must be >= 0");
   if (ctx->attrs[RILL_CHECKPOINT_ATTR_MAX_TO_KEEP].v.i < 0) return rill_infer_error(ctx, "max_to_keep must be >= 0");
+  if (ctx->attrs[RILL_CHECKPOINT_ATTR_CLUSTER_ENDPOINTS].n) {
+    int32_t t = ctx->attrs[RILL_CHECKPOINT_ATTR_CLUSTER_TRAINERS].v.i;
+    int32_t id = ctx->attrs[RILL_CHECKPOINT_ATTR_CLUSTER_TRAINER_ID].v.i;
+    if (t < 1 || id < 0 || id >= t)
+      return rill_infer_error(ctx, "cluster_trainer_id %d is outside 0..cluster_trainers-1 (%d trainers)",
+                              (int)id, (int)t);
+  }
   return NULL;
 }
 

@@ -8,6 +8,7 @@
 #include "framework/exec/ckpt_async.h"
 #include "framework/exec/executor.h"
 #include "framework/io/checkpoint.h"
+#include "framework/io/cluster_ckpt.h"
 #include "rill.h"
 
 struct rill_checkpoint_manager {
@@ -202,10 +203,81 @@ static char *format_report(const rill_ckpt_listing *skipped) {
   return r;
 }
 
+/* A trainer program's checkpoint op that writes cluster snapshot parts, or NULL. */
+static const rill_op_desc *cluster_checkpoint_op(const rill_program *program) {
+  if (!program || !program->nblocks) return NULL;
+  const rill_block_desc *b = &program->blocks[0];
+  for (size_t j = 0; j < b->nops; j++) {
+    if (strcmp(b->ops[j].type, "checkpoint") != 0) continue;
+    const rill_attr *a = rill_op_attr(&b->ops[j], "cluster_endpoints");
+    if (a && a->value.type == RILL_ATTR_STRINGS && a->value.n) return &b->ops[j];
+  }
+  return NULL;
+}
+
+static int32_t int_attr(const rill_op_desc *op, const char *name, int32_t dflt) {
+  const rill_attr *a = rill_op_attr(op, name);
+  return a && a->value.type == RILL_ATTR_INT ? a->value.v.i : dflt;
+}
+
+static char *format_cluster_report(const rill_cluster_listing *skipped) {
+  if (!skipped->n) return NULL;
+  size_t len = 1;
+  for (size_t i = 0; i < skipped->n; i++)
+    len += strlen(rill_status_message(skipped->items[i].problem)) + 64;
+  char *r = rill_malloc(len);
+  if (!r) return NULL;
+  size_t k = 0;
+  for (size_t i = 0; i < skipped->n; i++)
+    k += (size_t)snprintf(r + k, len - k, "skipped cluster snapshot %" PRId64 ": %s\n",
+                          skipped->items[i].step, rill_status_message(skipped->items[i].problem));
+  return r;
+}
+
+/* A trainer resumes from the newest complete cluster snapshot: its own part (step
+ * counter, generator, trainer-local variables); the parameters come from the pservers,
+ * which resume from the same snapshot. */
+static rill_status *load_cluster(rill_checkpoint_manager *m, const rill_op_desc *op,
+                                 rill_scope *scope, rill_executor *executor, int64_t *step,
+                                 char **report) {
+  const rill_attr *eps = rill_op_attr(op, "cluster_endpoints");
+  const rill_attr *dir = rill_op_attr(op, "directory");
+  rill_cluster_shape shape = {(int32_t)eps->value.n, int_attr(op, "cluster_trainers", 1)};
+  int32_t rank = int_attr(op, "cluster_trainer_id", 0);
+  rill_ckpt_snapshot s;
+  rill_ckpt_snapshot_init(&s);
+  rill_cluster_listing skipped = {0};
+  int64_t k = -1;
+  rill_status *st =
+      rill_cluster_recover(m->dir, &shape, RILL_CLUSTER_TRAINER, rank, &k, &s, &skipped);
+  char *rep = skipped.n ? format_cluster_report(&skipped) : NULL;
+  if (!st && skipped.n && !rep) st = rill_oom();
+  if (!st && k < 0)
+    st = rill_error(RILL_NOT_FOUND, "no complete cluster snapshot in '%s'%s%.*s", m->dir,
+                    rep ? ":\n" : "", rep ? (int)strlen(rep) - 1 : 0, rep ? rep : "");
+  if (!st) st = rill_ckpt_install(&s, scope);
+  if (!st && executor && executor->device.bg && dir && dir->value.type == RILL_ATTR_STRING)
+    st = rill_ckpt_cluster_resumed(executor->device.bg, dir->value.v.s, k);
+  if (!st) {
+    if (executor && s.has_rng) memcpy(executor->device.rng.s, s.rng, sizeof s.rng);
+    if (step) *step = k;
+    if (report) *report = rep;
+    else rill_free(rep);
+    rep = NULL;
+  }
+  rill_free(rep);
+  rill_cluster_listing_clear(&skipped);
+  rill_ckpt_snapshot_clear(&s);
+  return st;
+}
+
 rill_status *rill_checkpoint_manager_load(rill_checkpoint_manager *m, const rill_program *program,
                                           rill_scope *scope, rill_executor *executor, int64_t *step,
                                           char **report) {
   if (!m || !scope) return rill_error(RILL_INVALID_ARGUMENT, "rill_checkpoint_manager_load: NULL argument");
+  if (report) *report = NULL;
+  const rill_op_desc *cop = cluster_checkpoint_op(program);
+  if (cop) return load_cluster(m, cop, scope, executor, step, report);
   rill_ckpt_snapshot s;
   rill_ckpt_snapshot_init(&s);
   rill_ckpt_listing skipped = {0};

@@ -7,6 +7,7 @@
 
 #include "framework/base/alloc.h"
 #include "framework/io/checkpoint.h"
+#include "framework/io/cluster_ckpt.h"
 #include "framework/program/program.h"
 #include "framework/program/program_impl.h"
 #include "framework/registry/registry.h"
@@ -60,6 +61,14 @@ typedef struct ckpt_dir {
   bool hash_valid;
   int64_t persist_start_ns;
   rill_checkpoint_stats stats;
+  /* A part of cluster snapshots (cluster_ckpt.h) instead of a local checkpoint. */
+  bool cluster;
+  rill_cluster_shape shape;
+  rill_cluster_role role;
+  int32_t rank;
+  int64_t written;         /* the newest snapshot id handled, -1: none */
+  rill_ckpt_snapshot prev; /* sync-mode trainer: its state after the previous step */
+  int64_t prev_step;
 } ckpt_dir;
 
 static int64_t mono_ns(void) {
@@ -77,6 +86,7 @@ static int64_t wall_ns(void) {
 static void dir_destroy(void *state) {
   ckpt_dir *d = state;
   rill_ckpt_snapshot_clear(&d->snap);
+  rill_ckpt_snapshot_clear(&d->prev);
   rill_status_destroy(d->error);
   pthread_cond_destroy(&d->cv);
   pthread_mutex_destroy(&d->mu);
@@ -93,7 +103,10 @@ static rill_status *dir_create(const char *key, void **out) {
   pthread_mutex_init(&d->mu, NULL);
   pthread_cond_init(&d->cv, NULL);
   rill_ckpt_snapshot_init(&d->snap);
+  rill_ckpt_snapshot_init(&d->prev);
   d->last_step = -1;
+  d->written = -1;
+  d->prev_step = -1;
   d->stats.last_step = -1;
   *out = d;
   return NULL;
@@ -105,7 +118,9 @@ static void persist(ckpt_dir *d) {
   int64_t t0 = mono_ns();
   d->busy.dir = d->dir;
   busy_acquire(&d->busy);
-  rill_status *st = rill_ckpt_write(d->dir, &d->snap, d->max_to_keep, &bytes);
+  rill_status *st = d->cluster ? rill_cluster_commit_part(d->dir, &d->shape, d->role, d->rank,
+                                                         &d->snap, d->max_to_keep, NULL, &bytes)
+                               : rill_ckpt_write(d->dir, &d->snap, d->max_to_keep, &bytes);
   busy_release(&d->busy);
   int64_t t1 = mono_ns();
   if (rill_prof_active()) rill_prof_span("checkpoint", "checkpoint persist", t0, t1);
@@ -270,6 +285,215 @@ out:
   pthread_mutex_unlock(&d->mu);
   if (!bg) dir_destroy(d);
   return st ? rill_status_wrap(st, "checkpoint '%s' at step %lld", dir, (long long)step) : NULL;
+}
+
+/* ---- cluster snapshot parts ---- */
+
+/* Waits for the write in flight of `d` (d->mu held); false when skip_when_busy skipped. */
+static bool wait_idle(ckpt_dir *d, rill_bg *bg, bool skip) {
+  if (!d->in_flight) return true;
+  if (skip) {
+    d->stats.skipped++;
+    return false;
+  }
+  pthread_mutex_unlock(&d->mu);
+  rill_bg_release(bg);
+  pthread_mutex_lock(&d->mu);
+  while (d->in_flight) pthread_cond_wait(&d->cv, &d->mu);
+  return true;
+}
+
+rill_status *rill_ckpt_cluster_step(struct rill_device_ctx *dev, const char *dir,
+                                    const rill_ckpt_policy *policy,
+                                    const rill_ckpt_cluster_part *part, int64_t step,
+                                    const char *const *names, const rill_tensor *const *tensors,
+                                    size_t n, bool *saved) {
+  int64_t now = mono_ns();
+  if (saved) *saved = false;
+  if (!dir || !*dir) return rill_error(RILL_INVALID_ARGUMENT, "checkpoint: empty directory");
+  if (!dev || !dev->bg)
+    return rill_error(RILL_FAILED_PRECONDITION,
+                      "checkpoint '%s': a cluster snapshot part needs an executor", dir);
+  void *state;
+  RILL_TRY(rill_bg_state(dev->bg, dir, dir_create, dir_destroy, &state));
+  ckpt_dir *d = state;
+  rill_status *st = NULL;
+  pthread_mutex_lock(&d->mu);
+  d->cluster = true;
+  d->shape = part->shape;
+  d->role = part->role;
+  d->rank = part->rank;
+  if (d->error) {
+    st = rill_status_wrap(d->error, "checkpoint: the previous write failed");
+    d->error = NULL;
+    goto out;
+  }
+  if (!d->started) {
+    d->started = true;
+    d->last_due_ns = now;
+  }
+  if (part->coordinator && is_due(d, policy, step, now)) {
+    d->last_step = step;
+    d->last_due_ns = now;
+    pthread_mutex_unlock(&d->mu);
+    st = part->announce(part->arg, step);
+    pthread_mutex_lock(&d->mu);
+    if (st) goto out;
+  }
+  int64_t k = part->newest(part->arg);
+  if (k > d->written) {
+    d->written = k;
+    /* Sync mode: the part must hold this trainer's state after step k, which is now
+     * (k == step) or the previous step's, kept below. Async: the state now. */
+    bool cur = k == step || !part->sync, prev = !cur && d->prev_step == k;
+    if ((cur || prev) && wait_idle(d, dev->bg, policy->skip_when_busy)) {
+      if (d->error) {
+        st = rill_status_wrap(d->error, "checkpoint: the previous write failed");
+        d->error = NULL;
+        goto out;
+      }
+      if (prev) {
+        rill_ckpt_snapshot t = d->snap;
+        d->snap = d->prev;
+        d->prev = t;
+        d->prev_step = -1;
+      } else {
+        if ((st = rill_ckpt_snapshot_take(&d->snap, names, tensors, n, RILL_CKPT_SHARE_MIN_BYTES)))
+          goto out;
+        d->snap.time_ns = wall_ns();
+        d->snap.has_rng = true;
+        memcpy(d->snap.rng, dev->rng.s, sizeof d->snap.rng);
+      }
+      d->snap.step = k;
+      d->snap.program_hash = 0;
+      d->max_to_keep = policy->max_to_keep;
+      d->in_flight = true;
+      d->stats.in_flight = true;
+      if ((st = rill_bg_submit(dev->bg, persist_job, d))) {
+        d->in_flight = false;
+        d->stats.in_flight = false;
+        goto out;
+      }
+      if (saved) *saved = true;
+    } else if (!cur && !prev) {
+      d->stats.skipped++; /* learned too late to hold the state of step k */
+    }
+  }
+  if (part->sync && !part->coordinator) {
+    if ((st = rill_ckpt_snapshot_take(&d->prev, names, tensors, n, SIZE_MAX))) goto out;
+    d->prev.time_ns = wall_ns();
+    d->prev.has_rng = true;
+    memcpy(d->prev.rng, dev->rng.s, sizeof d->prev.rng);
+    d->prev.step = step;
+    d->prev_step = step;
+  }
+out:
+  pthread_mutex_unlock(&d->mu);
+  return st ? rill_status_wrap(st, "checkpoint '%s' at step %lld", dir, (long long)step) : NULL;
+}
+
+rill_status *rill_ckpt_cluster_resumed(rill_bg *bg, const char *dir, int64_t step) {
+  void *state;
+  RILL_TRY(rill_bg_state(bg, dir, dir_create, dir_destroy, &state));
+  ckpt_dir *d = state;
+  pthread_mutex_lock(&d->mu);
+  d->written = step;
+  d->last_step = step;
+  pthread_mutex_unlock(&d->mu);
+  return NULL;
+}
+
+struct rill_ckpt_writer {
+  ckpt_dir *d;
+  pthread_t thread;
+  bool started, stop, pending;
+};
+
+static void *writer_main(void *arg) {
+  rill_ckpt_writer *w = arg;
+  ckpt_dir *d = w->d;
+  pthread_mutex_lock(&d->mu);
+  for (;;) {
+    while (!w->stop && !w->pending) pthread_cond_wait(&d->cv, &d->mu);
+    if (!w->pending) break;
+    w->pending = false;
+    pthread_mutex_unlock(&d->mu);
+    persist(d);
+    pthread_mutex_lock(&d->mu);
+  }
+  pthread_mutex_unlock(&d->mu);
+  return NULL;
+}
+
+rill_status *rill_ckpt_writer_create(const char *dir, const rill_cluster_shape *shape,
+                                     rill_cluster_role role, int32_t rank, int32_t max_to_keep,
+                                     rill_ckpt_writer **out) {
+  rill_ckpt_writer *w = rill_calloc(1, sizeof *w);
+  if (!w) return rill_oom();
+  void *state;
+  rill_status *st = dir_create(dir, &state);
+  if (st) {
+    rill_free(w);
+    return st;
+  }
+  w->d = state;
+  w->d->cluster = true;
+  w->d->shape = *shape;
+  w->d->role = role;
+  w->d->rank = rank;
+  w->d->max_to_keep = max_to_keep;
+  if (pthread_create(&w->thread, NULL, writer_main, w)) {
+    dir_destroy(w->d);
+    rill_free(w);
+    return rill_error(RILL_INTERNAL, "checkpoint '%s': cannot start the writing thread", dir);
+  }
+  w->started = true;
+  *out = w;
+  return NULL;
+}
+
+rill_status *rill_ckpt_writer_submit(rill_ckpt_writer *w, int64_t step, const char *const *names,
+                                     const rill_tensor *const *tensors, size_t n) {
+  ckpt_dir *d = w->d;
+  rill_status *st = NULL;
+  pthread_mutex_lock(&d->mu);
+  while (d->in_flight) pthread_cond_wait(&d->cv, &d->mu);
+  if (d->error) {
+    st = rill_status_wrap(d->error, "checkpoint: the previous write failed");
+    d->error = NULL;
+  }
+  if (!st) st = rill_ckpt_snapshot_take(&d->snap, names, tensors, n, RILL_CKPT_SHARE_MIN_BYTES);
+  if (!st) {
+    d->snap.step = step;
+    d->snap.time_ns = wall_ns();
+    d->snap.has_rng = false;
+    d->snap.program_hash = 0;
+    d->in_flight = true;
+    d->stats.in_flight = true;
+    w->pending = true;
+    pthread_cond_broadcast(&d->cv);
+  }
+  pthread_mutex_unlock(&d->mu);
+  return st ? rill_status_wrap(st, "snapshot %lld into '%s'", (long long)step, d->dir) : NULL;
+}
+
+rill_status *rill_ckpt_writer_close(rill_ckpt_writer *w) {
+  if (!w) return NULL;
+  ckpt_dir *d = w->d;
+  pthread_mutex_lock(&d->mu);
+  while (d->in_flight) pthread_cond_wait(&d->cv, &d->mu);
+  w->stop = true;
+  pthread_cond_broadcast(&d->cv);
+  pthread_mutex_unlock(&d->mu);
+  if (w->started) pthread_join(w->thread, NULL);
+  rill_status *st = d->error;
+  d->error = NULL;
+  char *dir = rill_strdup(d->dir);
+  dir_destroy(d);
+  rill_free(w);
+  if (st) st = rill_status_wrap(st, "checkpoint '%s'", dir ? dir : "?");
+  rill_free(dir);
+  return st;
 }
 
 static rill_status *take_error(void *state, void *arg) {

@@ -10,6 +10,7 @@
 #include "framework/data/tensor.h"
 #include "framework/exec/background.h"
 #include "framework/exec/device.h"
+#include "framework/io/cluster_ckpt.h"
 #include "framework/program/program.h"
 
 typedef struct rill_ckpt_policy {
@@ -28,6 +29,46 @@ rill_status *rill_ckpt_async_step(struct rill_device_ctx *dev, const char *dir,
                                   const rill_ckpt_policy *policy, int64_t step,
                                   const char *const *names, const rill_tensor *const *tensors,
                                   size_t n, bool *saved);
+
+/* A trainer's part of cluster snapshots (doc/design/cluster-checkpoint.md). The
+ * coordinator (trainer 0) decides when a snapshot is due by the policy and announces it
+ * to the pservers; every trainer learns the newest announced snapshot from the
+ * pservers' replies (`newest`) and writes its part of it: in sync mode its state after
+ * that step exactly (the current one, or the previous step's, kept for this), in async
+ * mode its state now. */
+typedef struct rill_ckpt_cluster_part {
+  rill_cluster_shape shape;
+  rill_cluster_role role;
+  int32_t rank;
+  bool sync;
+  bool coordinator;
+  rill_status *(*announce)(void *arg, int64_t step);
+  int64_t (*newest)(void *arg);
+  void *arg;
+} rill_ckpt_cluster_part;
+
+rill_status *rill_ckpt_cluster_step(struct rill_device_ctx *dev, const char *dir,
+                                    const rill_ckpt_policy *policy,
+                                    const rill_ckpt_cluster_part *part, int64_t step,
+                                    const char *const *names, const rill_tensor *const *tensors,
+                                    size_t n, bool *saved);
+
+/* A trainer resumed from snapshot `step` of `dir` (the checkpoint op's directory): its
+ * part of that snapshot is committed, so it is never written again. */
+rill_status *rill_ckpt_cluster_resumed(rill_bg *bg, const char *dir, int64_t step);
+
+/* A writing thread for a pserver's parts, whose loop is one long run (so the executor's
+ * background thread, which starts after a run, cannot write them). submit waits for
+ * the write in flight, snapshots the tensors (large ones shared, not copied) and hands
+ * the write to the thread; it reports a failed earlier write. close waits, stops the
+ * thread and returns a failure not yet reported. */
+typedef struct rill_ckpt_writer rill_ckpt_writer;
+rill_status *rill_ckpt_writer_create(const char *dir, const rill_cluster_shape *shape,
+                                     rill_cluster_role role, int32_t rank, int32_t max_to_keep,
+                                     rill_ckpt_writer **out);
+rill_status *rill_ckpt_writer_submit(rill_ckpt_writer *w, int64_t step, const char *const *names,
+                                     const rill_tensor *const *tensors, size_t n);
+rill_status *rill_ckpt_writer_close(rill_ckpt_writer *w);
 
 /* The program's identity a checkpoint records (the manifest's `program`): the FNV-1a
  * hash of the serialized program without the attributes that its ops' schemas flag

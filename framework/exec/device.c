@@ -46,6 +46,18 @@ static rill_status *cpu_submit_blocking(const rill_device_services *dev, const r
     case RILL_JOB_CHECKPOINT: {
       const rill_checkpoint_job *c = &job->u.checkpoint;
       rill_ckpt_policy policy = {c->every_n_steps, c->every_n_seconds, c->max_to_keep, c->skip_when_busy};
+      if (c->cluster_newest) {
+        rill_ckpt_cluster_part part = {.shape = {c->cluster_pservers, c->cluster_trainers},
+                                       .role = RILL_CLUSTER_TRAINER,
+                                       .rank = c->cluster_rank,
+                                       .sync = c->cluster_sync,
+                                       .coordinator = c->cluster_coordinator,
+                                       .announce = c->cluster_announce,
+                                       .newest = c->cluster_newest,
+                                       .arg = c->cluster_arg};
+        return rill_ckpt_cluster_step(d, c->dir, &policy, &part, c->step, c->names, c->tensors,
+                                      c->n, c->saved);
+      }
       return rill_ckpt_async_step(d, c->dir, &policy, c->step, c->names, c->tensors, c->n, c->saved);
     }
   }

@@ -387,15 +387,11 @@ static rill_status *prune_spare(const char *tmp, const rill_ckpt_snapshot *s, bo
   return st;
 }
 
-/* Keeps the newest `keep` checkpoints: the first older one becomes the spare (when
- * there is none yet), the others are renamed away and removed. */
-static rill_status *retain(const char *dir, int32_t keep, int64_t step) {
-  if (keep <= 0) return NULL;
-  int64_t *steps;
-  size_t n;
-  RILL_TRY(scan_steps(dir, &steps, &n));
+/* Retires steps[from..n): the first becomes the spare (when there is none yet), the
+ * others are renamed away and removed. */
+static rill_status *retire_steps(const char *dir, const int64_t *steps, size_t first, size_t n,
+                                 int64_t step) {
   rill_status *st = NULL;
-  size_t first = (size_t)keep;
   char **trash = n > first ? rill_calloc(n - first, sizeof *trash) : NULL;
   size_t nt = 0;
   if (n > first && !trash) st = rill_oom();
@@ -424,8 +420,39 @@ static rill_status *retain(const char *dir, int32_t keep, int64_t step) {
     rill_free(trash[i]);
   }
   rill_free(trash);
-  rill_free(steps);
   return st ? rill_status_wrap(st, "checkpoint retention in '%s'", dir) : NULL;
+}
+
+/* Keeps the newest `keep` checkpoints. */
+static rill_status *retain(const char *dir, int32_t keep, int64_t step) {
+  if (keep <= 0) return NULL;
+  int64_t *steps;
+  size_t n;
+  RILL_TRY(scan_steps(dir, &steps, &n));
+  rill_status *st = retire_steps(dir, steps, (size_t)keep, n, step);
+  rill_free(steps);
+  return st;
+}
+
+rill_status *rill_ckpt_retire_outside(const char *dir, int64_t low, int64_t high) {
+  int64_t *steps;
+  size_t n;
+  RILL_TRY(scan_steps(dir, &steps, &n));
+  int64_t *order = n ? rill_malloc(n * sizeof *order) : NULL;
+  rill_status *st = n && !order ? rill_oom() : NULL;
+  if (!st && n) {
+    /* Those kept first (newest first), then those retired. */
+    size_t kept = 0, m = 0;
+    for (size_t i = 0; i < n; i++)
+      if (steps[i] >= low && steps[i] <= high) order[m++] = steps[i];
+    kept = m;
+    for (size_t i = 0; i < n; i++)
+      if (steps[i] < low || steps[i] > high) order[m++] = steps[i];
+    if (kept < n) st = retire_steps(dir, order, kept, n, kept ? order[0] : -1);
+  }
+  rill_free(order);
+  rill_free(steps);
+  return st;
 }
 
 /* Files whose writeback is under way, finished (synced, closed) in order. */

@@ -72,6 +72,11 @@ void rill_ckpt_snapshot_unshare(rill_ckpt_snapshot *s);
 rill_status *rill_ckpt_write(const char *dir, rill_ckpt_snapshot *s, int32_t max_to_keep,
                              uint64_t *bytes);
 
+/* Retires (as retention does) every checkpoint of DIR whose step is below `low` or
+ * above `high`: a cluster part keeps what its snapshots need, and a process resuming
+ * from step k drops its parts of steps after k. */
+rill_status *rill_ckpt_retire_outside(const char *dir, int64_t low, int64_t high);
+
 /* One checkpoint_<step> directory found in DIR. */
 typedef struct rill_ckpt_entry {
   char *path;

@@ -120,6 +120,14 @@ typedef struct rill_checkpoint_job {
   const rill_tensor *const *tensors;
   size_t n;
   bool *saved; /* may be NULL: set when a snapshot was taken */
+  /* A trainer's part of cluster snapshots (doc/design/cluster-checkpoint.md) when
+   * cluster_newest is set: the coordinator announces a due snapshot to the pservers
+   * (cluster_announce), every trainer writes its part of the newest one announced. */
+  int32_t cluster_pservers, cluster_trainers, cluster_rank;
+  bool cluster_sync, cluster_coordinator;
+  rill_status *(*cluster_announce)(void *arg, int64_t step);
+  int64_t (*cluster_newest)(void *arg);
+  void *cluster_arg;
 } rill_checkpoint_job;
 
 typedef struct rill_job {

@@ -66,6 +66,13 @@ typedef struct rill_pserver_opts {
   rill_pserver_run_fn run_block;
   void *run_arg;
   const rill_rpc_config *rpc; /* NULL: defaults */
+  /* Cluster snapshots: a RILL_RPC_CHECKPOINT notice (its argument the snapshot id)
+   * calls on_snapshot between rounds, before it is acknowledged; from then on every
+   * reply carries the id as its tag, so each trainer learns of the snapshot. NULL: such
+   * notices are refused. `resumed` is the first tag (the snapshot resumed from, 0). */
+  rill_status *(*on_snapshot)(void *arg, int64_t id);
+  void *snapshot_arg;
+  int64_t resumed;
   /* Called once the endpoint is bound, with the address (tests bind port 0). */
   void (*on_bound)(void *arg, const char *endpoint);
   void *bound_arg;

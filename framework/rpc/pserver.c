@@ -367,6 +367,38 @@ static rill_status *on_send(ps *p, rill_rpc_request *req) {
   return NULL;
 }
 
+/* A cluster snapshot, announced by the coordinating trainer after its step: in sync
+ * mode no round can run before that trainer's next barrier, so the state taken here is
+ * the state after the round of that step. A failure to take it fails the pserver (the
+ * snapshot could never complete); a write failing later is reported by the writer. */
+static rill_status *on_checkpoint(ps *p, rill_rpc_request *req) {
+  const char *arg = req->meta.out_varname;
+  char *end = NULL;
+  long long id = arg && *arg ? strtoll(arg, &end, 10) : -1;
+  if (!p->o->on_snapshot) {
+    refuse(p, req, rill_error(RILL_FAILED_PRECONDITION,
+                              "pserver %s takes no cluster snapshots (listen_and_serv has no "
+                              "checkpoint_dir)",
+                              p->ep));
+    return NULL;
+  }
+  if (!end || *end || id < 1 || id > (long long)UINT32_MAX) {
+    refuse(p, req, rill_error(RILL_INVALID_ARGUMENT, "%s: snapshot id '%s' is not 1..%u",
+                              RILL_RPC_CHECKPOINT, arg ? arg : "", (unsigned)UINT32_MAX));
+    return NULL;
+  }
+  rill_status *st = p->o->on_snapshot(p->o->snapshot_arg, (int64_t)id);
+  if (st) {
+    st = rill_status_wrap(st, "pserver %s, cluster snapshot %lld", p->ep, id);
+    rill_status_destroy(rill_rpc_server_reply_error(p->server, req, st));
+    rill_rpc_request_destroy(req);
+    return st;
+  }
+  rill_rpc_server_set_tag(p->server, (uint32_t)id);
+  answer_ok(p, req);
+  return NULL;
+}
+
 static rill_status *on_notice(ps *p, rill_rpc_request *req) {
   int32_t t = (int32_t)req->meta.trainer_id;
   const char *name = req->meta.varname;
@@ -379,6 +411,8 @@ static rill_status *on_notice(ps *p, rill_rpc_request *req) {
     answer_ok(p, req);
   } else if (!strcmp(name, RILL_RPC_FETCH_BARRIER)) {
     answer_ok(p, req);
+  } else if (!strcmp(name, RILL_RPC_CHECKPOINT)) {
+    return on_checkpoint(p, req);
   } else {
     refuse(p, req, rill_error(RILL_INVALID_ARGUMENT, "unknown notice '%s'", name));
     return NULL;
@@ -479,6 +513,8 @@ rill_status *rill_pserver_serve(const rill_pserver_opts *o, rill_pserver_stats *
   if (!st) st = rill_rpc_server_create(o->endpoint, o->rpc, &p.server);
   if (!st) {
     p.ep = rill_rpc_server_endpoint(p.server);
+    if (o->resumed > 0 && o->resumed <= (int64_t)UINT32_MAX)
+      rill_rpc_server_set_tag(p.server, (uint32_t)o->resumed);
     p.deadline_ms = o->deadline_ms > 0 ? o->deadline_ms : rill_rpc_config_deadline(o->rpc);
     if (o->on_bound) o->on_bound(o->bound_arg, p.ep);
     st = serve(&p);

@@ -16,7 +16,10 @@
  * Every message starts with a 16-byte envelope: 'R' 'L', version, kind, a status code
  * (little-endian uint32; error replies) and the request id (little-endian uint64) that
  * the reply repeats. Requests: SEND [env][header][data], GET and NOTICE [env][header],
- * PING [env]. Replies: OK [env], VAR [env][header][data], ERROR [env][message]. */
+ * PING [env]. Replies: OK [env], VAR [env][header][data], ERROR [env][message]. In an
+ * OK or VAR reply the status field carries the server's tag instead (0 unless the
+ * server set one): the pserver's newest cluster snapshot, which trainers learn from
+ * any reply. */
 enum { ENV_SIZE = 16, ENV_VERSION = 1 };
 enum { K_SEND = 1, K_GET = 2, K_NOTICE = 3, K_PING = 4, K_OK = 16, K_VAR = 17, K_ERROR = 18 };
 enum { MAX_PARTS = 4 };
@@ -266,6 +269,7 @@ struct rill_rpc_client {
   keys keys;
   _Atomic int64_t deadline_ms;
   _Atomic uint64_t next_id;
+  _Atomic uint32_t tag; /* the highest tag a reply carried */
 };
 
 rill_status *rill_rpc_client_create(const rill_rpc_config *cfg, rill_rpc_client **out) {
@@ -453,6 +457,9 @@ static rill_status *call(rill_rpc_client *c, const char *endpoint, int kind, ril
     return rill_error(RILL_CORRUPT, "rpc: %s sent a malformed reply to the %s of '%s'", endpoint,
                       kind_word(kind), what);
   }
+  uint32_t seen = atomic_load(&c->tag);
+  while (r->code > seen && !atomic_compare_exchange_weak(&c->tag, &seen, r->code)) {
+  }
   return NULL;
 }
 
@@ -492,8 +499,13 @@ rill_status *rill_rpc_get_var(rill_rpc_client *c, const char *endpoint, const ch
 
 rill_status *rill_rpc_send_notice(rill_rpc_client *c, const char *endpoint, const char *name,
                                   int64_t trainer_id) {
+  return rill_rpc_send_notice_arg(c, endpoint, name, NULL, trainer_id);
+}
+
+rill_status *rill_rpc_send_notice_arg(rill_rpc_client *c, const char *endpoint, const char *name,
+                                      const char *arg, int64_t trainer_id) {
   rill_rpc_payload p;
-  RILL_TRY(rill_rpc_encode(name, NULL, NULL, trainer_id, &p));
+  RILL_TRY(rill_rpc_encode(name, NULL, arg, trainer_id, &p));
   reply r;
   rill_status *st = call(c, endpoint, K_NOTICE, &p, name, rill_rpc_client_deadline(c), &r);
   if (!st) close_parts(r.parts, r.n);
@@ -547,6 +559,7 @@ struct rill_rpc_server {
   bool started;
   atomic_bool stop;
   _Atomic uint64_t rejected;
+  _Atomic uint32_t tag; /* carried by every OK and VAR reply */
   atomic_int peers;
   keys keys;
   uint8_t client_key[32];
@@ -934,20 +947,25 @@ static rill_status *send_reply(rill_rpc_server *s, rill_rpc_request *req, int ki
   return NULL;
 }
 
+void rill_rpc_server_set_tag(rill_rpc_server *s, uint32_t tag) { atomic_store(&s->tag, tag); }
+
+uint32_t rill_rpc_client_tag(rill_rpc_client *c) { return atomic_load(&c->tag); }
+
 rill_status *rill_rpc_server_reply_ok(rill_rpc_server *s, rill_rpc_request *req) {
-  return send_reply(s, req, K_OK, 0, NULL, NULL);
+  return send_reply(s, req, K_OK, atomic_load(&s->tag), NULL, NULL);
 }
 
 rill_status *rill_rpc_server_reply_var(rill_rpc_server *s, rill_rpc_request *req,
                                        const rill_variable *var) {
   if (req->replied) return send_reply(s, req, K_VAR, 0, NULL, NULL);
+  uint32_t tag = atomic_load(&s->tag);
   if (!var)
     return rill_error(RILL_INVALID_ARGUMENT, "rpc: no variable to answer the get of '%s' from %s",
                       req->meta.varname, req->peer);
   rill_rpc_payload p;
   RILL_TRY(rill_rpc_encode(req->meta.varname, var, req->meta.out_varname, req->meta.trainer_id,
                            &p));
-  rill_status *st = send_reply(s, req, K_VAR, 0, &p, NULL);
+  rill_status *st = send_reply(s, req, K_VAR, tag, &p, NULL);
   rill_rpc_payload_clear(&p);
   return st;
 }

@@ -28,6 +28,8 @@
 #define RILL_RPC_BATCH_BARRIER "BATCH_BARRIER@RECV"
 #define RILL_RPC_FETCH_BARRIER "FETCH_BARRIER@RECV"
 #define RILL_RPC_COMPLETE "COMPLETE@RECV"
+/* rill's: take a cluster snapshot now (out_varname: its id, in decimal). */
+#define RILL_RPC_CHECKPOINT "CHECKPOINT@RECV"
 
 typedef struct rill_rpc_config {
   int64_t deadline_ms;      /* <= 0: RILL_RPC_DEADLINE_MS, else the default */
@@ -82,6 +84,12 @@ rill_status *rill_rpc_get_var(rill_rpc_client *c, const char *endpoint, const ch
  * RILL_RPC_COMPLETE, ...) and waits for its acknowledgement. */
 rill_status *rill_rpc_send_notice(rill_rpc_client *c, const char *endpoint, const char *name,
                                   int64_t trainer_id);
+/* The highest tag any OK or VAR reply to this client carried (0: none;
+ * rill_rpc_server_set_tag). */
+uint32_t rill_rpc_client_tag(rill_rpc_client *c);
+/* A notice with an argument (carried as out_varname): RILL_RPC_CHECKPOINT. */
+rill_status *rill_rpc_send_notice_arg(rill_rpc_client *c, const char *endpoint, const char *name,
+                                      const char *arg, int64_t trainer_id);
 /* Waits until the server at `endpoint` answers (a ping retried while its port comes
  * up), at most timeout_ms (<= 0: the client's deadline). */
 rill_status *rill_rpc_wait_server(rill_rpc_client *c, const char *endpoint, int64_t timeout_ms);
@@ -128,6 +136,9 @@ uint64_t rill_rpc_server_rejected(const rill_rpc_server *s);
  * *out is NULL when none came in time (and the status is NULL). The caller owns the
  * request: it answers it once (any thread, any time) and destroys it. */
 rill_status *rill_rpc_server_next(rill_rpc_server *s, int64_t timeout_ms, rill_rpc_request **out);
+/* The tag every later OK and VAR reply carries (the pserver's newest cluster snapshot,
+ * announced to trainers this way). */
+void rill_rpc_server_set_tag(rill_rpc_server *s, uint32_t tag);
 /* Answers a request; each fails with FAILED_PRECONDITION on a second answer. The
  * variable is shared, not copied, until sent. */
 rill_status *rill_rpc_server_reply_ok(rill_rpc_server *s, rill_rpc_request *req);

@@ -354,6 +354,98 @@ static rill_status *rename_var(rill_program *p, const char *from, const char *to
 
 /* ------------------------------------------------------- trainer program ------- */
 
+/* ------------------------------------------------------- cluster snapshots --- */
+
+static bool is_checkpoint_op(const rill_op_desc *op) { return !strcmp(op->type, "checkpoint"); }
+
+static const rill_op_desc *main_checkpoint_op(const xp *x) {
+  const rill_block_desc *b = &x->main->blocks[0];
+  for (size_t j = 0; j < b->nops; j++)
+    if (is_checkpoint_op(&b->ops[j])) return &b->ops[j];
+  return NULL;
+}
+
+/* Whether the pservers hold `name`: a parameter, an optimizer input other than the
+ * gradient (its state, the learning rate), or what the LR schedule writes. */
+static bool held_by_pservers(const xp *x, const char *name) {
+  const rill_block_desc *m0 = &x->main->blocks[0];
+  for (size_t i = 0; i < x->npairs; i++) {
+    const dpair *d = &x->pairs[i];
+    if (!strcmp(name, d->param)) return true;
+    const rill_op_desc *op = &m0->ops[d->op];
+    for (size_t sl = 0; sl < op->ninputs; sl++) {
+      if (!strcmp(op->inputs[sl].param, "Grad")) continue;
+      for (size_t a = 0; a < op->inputs[sl].nargs; a++)
+        if (!strcmp(op->inputs[sl].args[a], name)) return true;
+    }
+  }
+  for (size_t j = 0; j < m0->nops; j++)
+    if (is_lr_op(&m0->ops[j]) && rill_opd_writes(&m0->ops[j], name)) return true;
+  return false;
+}
+
+/* The trainer's checkpoint op: its part of the cluster snapshots. X keeps what the
+ * trainer alone holds (the step counter, trainer-local persistables); Deps makes it
+ * run after every parameter was received, so the step is over when it runs. */
+static rill_status *trainer_checkpoint_op(xp *x, const rill_op_desc *src, rill_op_desc *op) {
+  RILL_TRY(rill_op_desc_copy(op, src));
+  rill_status *st = NULL;
+  const char **keep = NULL, **deps = NULL;
+  size_t nk = 0;
+  const rill_op_slot *xs = NULL;
+  for (size_t i = 0; i < src->ninputs; i++)
+    if (!strcmp(src->inputs[i].param, "X")) xs = &src->inputs[i];
+  keep = rill_calloc(xs && xs->nargs ? xs->nargs : 1, sizeof *keep);
+  deps = rill_calloc(x->npairs ? x->npairs : 1, sizeof *deps);
+  if (!keep || !deps) st = rill_oom();
+  for (size_t a = 0; xs && !st && a < xs->nargs; a++)
+    if (!held_by_pservers(x, xs->args[a])) keep[nk++] = xs->args[a];
+  for (size_t i = 0; i < x->npairs && !st; i++) deps[i] = x->pairs[i].param;
+  if (!st) st = rill_opd_input(op, "X", keep, nk);
+  if (!st) st = rill_opd_input(op, "Deps", deps, x->npairs);
+  if (!st) st = attr_strs(op, "cluster_endpoints", x->eps, x->neps);
+  if (!st) st = rill_opd_attr_int(op, "cluster_trainer_id", x->cfg.trainer_id);
+  if (!st) st = rill_opd_attr_int(op, "cluster_trainers", x->cfg.trainers);
+  if (!st) st = rill_opd_attr_bool(op, "cluster_sync", x->cfg.sync_mode);
+  rill_free(keep);
+  rill_free(deps);
+  if (st) rill_op_desc_clear(op);
+  return st;
+}
+
+/* listen_and_serv's snapshot attributes, from main's checkpoint op: the directory, the
+ * retention, and the variables of this pserver's part (every persistable it holds but
+ * the gradients it receives). */
+static rill_status *pserver_checkpoint_attrs(xp *x, const rill_program *p, rill_op_desc *op,
+                                             char *const *recv_in, size_t nrecv) {
+  const rill_op_desc *ck = main_checkpoint_op(x);
+  if (!ck) return NULL;
+  const rill_attr *dir = rill_op_attr(ck, "directory");
+  const rill_attr *keep = rill_op_attr(ck, "max_to_keep");
+  if (!dir || dir->value.type != RILL_ATTR_STRING || !dir->value.v.s || !*dir->value.v.s)
+    return rill_error(RILL_INVALID_ARGUMENT, "transpile: the checkpoint op has no directory");
+  const rill_block_desc *b0 = &p->blocks[0];
+  const char **vars = rill_calloc(b0->nvars ? b0->nvars : 1, sizeof *vars);
+  if (!vars) return rill_oom();
+  size_t n = 0;
+  for (size_t v = 0; v < b0->nvars; v++) {
+    const rill_var_desc *d = &b0->vars[v];
+    if (!d->persistable || d->type != RILL_VAR_LOD_TENSOR) continue;
+    bool received = false;
+    for (size_t i = 0; i < nrecv && !received; i++) received = !strcmp(recv_in[i], d->name);
+    for (size_t i = 0; i < x->nblocks && !received; i++) received = !strcmp(x->blocks[i].merged, d->name);
+    if (!received) vars[n++] = d->name;
+  }
+  rill_status *st = attr_string(op, "checkpoint_dir", dir->value.v.s);
+  if (!st) st = rill_opd_attr_strings(op, "checkpoint_vars", vars, n);
+  if (!st)
+    st = rill_opd_attr_int(op, "checkpoint_max_to_keep",
+                           keep && keep->value.type == RILL_ATTR_INT ? keep->value.v.i : 3);
+  if (!st) st = rill_opd_attr_int(op, "pservers", (int32_t)x->neps);
+  rill_free(vars);
+  return st;
+}
+
 static rill_status *build_trainer(xp *x, rill_program **out) {
   rill_program *p;
   RILL_TRY(rill_program_clone(x->main, &p));
@@ -365,9 +457,9 @@ static rill_status *build_trainer(xp *x, rill_program **out) {
   int32_t tid = x->cfg.trainer_id;
   if (!send_out || !eps || !names) st = rill_oom();
   rill_block_desc *b0 = &p->blocks[0];
-  /* Optimizer and LR-schedule ops go to the pservers. */
+  /* Optimizer and LR-schedule ops go to the pservers; a checkpoint op moves to the end. */
   for (size_t i = b0->nops; i-- > 0 && !st;)
-    if (is_optimizer_op(&b0->ops[i]) || is_lr_op(&b0->ops[i]))
+    if (is_optimizer_op(&b0->ops[i]) || is_lr_op(&b0->ops[i]) || is_checkpoint_op(&b0->ops[i]))
       st = rill_block_remove_op(p, 0, i);
   /* Per gradient: declare its blocks, split it after its last write, send. */
   for (size_t i = 0; i < x->npairs && !st; i++) {
@@ -511,6 +603,11 @@ static rill_status *build_trainer(xp *x, rill_program **out) {
     if (!st) st = rill_opd_attr_int(&op, RILL_OP_ROLE_ATTR, ROLE_DIST);
     if (st) rill_op_desc_clear(&op);
     else st = insert(p, 0, p->blocks[0].nops, &op);
+  }
+  const rill_op_desc *ck = main_checkpoint_op(x);
+  if (!st && ck) {
+    st = trainer_checkpoint_op(x, ck, &op);
+    if (!st) st = insert(p, 0, p->blocks[0].nops, &op);
   }
   if (send_out)
     for (size_t i = 0; i < x->npairs; i++) rill_free(send_out[i]);
@@ -734,6 +831,7 @@ static rill_status *build_pserver(xp *x, size_t ep, rill_program **out) {
       if (!st) st = rill_opd_attr_int(&op, "rpc_get_thread_num", 12);
       if (!st) st = rill_opd_attr_int(&op, "rpc_send_thread_num", 12);
       if (!st) st = rill_opd_attr_int(&op, "rpc_prefetch_thread_num", 12);
+      if (!st) st = pserver_checkpoint_attrs(x, p, &op, recv_in, nrecv);
       if (st) rill_op_desc_clear(&op);
       else st = insert(p, 0, 0, &op);
     }

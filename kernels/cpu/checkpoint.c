@@ -5,8 +5,49 @@
  * with X when X does not list it. */
 #include <string.h>
 
+#include <stdio.h>
+
 #include "framework/base/alloc.h"
+#include "framework/rpc/dist.h"
 #include "kernels/cpu/kernels.h"
+
+/* A trainer of a parameter-server job: the pservers it announces snapshots to. */
+typedef struct cluster_ctx {
+  const rill_kernel_ctx *ctx;
+  const rill_attr_value *eps;
+  int64_t trainer_id;
+} cluster_ctx;
+
+static rill_status *cluster_announce(void *arg, int64_t step) {
+  cluster_ctx *c = arg;
+  if (step < 1 || step > (int64_t)UINT32_MAX)
+    return rill_kernel_error(c->ctx, "step %lld cannot name a cluster snapshot (1..%u)",
+                             (long long)step, (unsigned)UINT32_MAX);
+  char id[32];
+  snprintf(id, sizeof id, "%lld", (long long)step);
+  rill_rpc_client *client;
+  RILL_TRY(rill_dist_client(&client));
+  for (size_t i = 0; i < c->eps->n; i++) {
+    const char *ep = c->eps->list.strings[i];
+    rill_status *st = rill_dist_contact(c->ctx->dev, ep, c->trainer_id);
+    if (!st) st = rill_rpc_send_notice_arg(client, ep, RILL_RPC_CHECKPOINT, id, c->trainer_id);
+    if (st)
+      return rill_status_wrap(st, "checkpoint: announcing cluster snapshot %s to pserver %s", id,
+                              ep);
+  }
+  return NULL;
+}
+
+static int64_t cluster_newest(void *arg) {
+  (void)arg;
+  rill_rpc_client *client;
+  rill_status *st = rill_dist_client(&client);
+  if (st) {
+    rill_status_destroy(st);
+    return 0;
+  }
+  return (int64_t)rill_rpc_client_tag(client);
+}
 
 
 rill_status *rill_cpu_checkpoint(rill_kernel_ctx *ctx) {
@@ -57,6 +98,19 @@ rill_status *rill_cpu_checkpoint(rill_kernel_ctx *ctx) {
                                    .names = names,
                                    .tensors = ts,
                                    .n = n}};
+  const rill_attr_value *eps = &ctx->attrs[RILL_CHECKPOINT_ATTR_CLUSTER_ENDPOINTS];
+  cluster_ctx cc = {ctx, eps, ctx->attrs[RILL_CHECKPOINT_ATTR_CLUSTER_TRAINER_ID].v.i};
+  if (eps->n) {
+    rill_checkpoint_job *c = &job.u.checkpoint;
+    c->cluster_pservers = (int32_t)eps->n;
+    c->cluster_trainers = ctx->attrs[RILL_CHECKPOINT_ATTR_CLUSTER_TRAINERS].v.i;
+    c->cluster_rank = (int32_t)cc.trainer_id;
+    c->cluster_sync = ctx->attrs[RILL_CHECKPOINT_ATTR_CLUSTER_SYNC].v.b;
+    c->cluster_coordinator = cc.trainer_id == 0;
+    c->cluster_announce = cluster_announce;
+    c->cluster_newest = cluster_newest;
+    c->cluster_arg = &cc;
+  }
   st = ctx->dev ? ctx->dev->submit_blocking(ctx->dev, &job)
                 : rill_kernel_error(ctx, "no device to write the checkpoint with");
 done:

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "framework/base/alloc.h"
+#include "framework/exec/ckpt_async.h"
+#include "framework/io/cluster_ckpt.h"
 #include "framework/rpc/dist.h"
 #include "kernels/cpu/kernels.h"
 
@@ -144,6 +146,102 @@ static rill_status *env_quorum(const rill_kernel_ctx *ctx, int32_t fanin, int32_
   return NULL;
 }
 
+/* ---- cluster snapshots of a pserver (doc/design/cluster-checkpoint.md) ---- */
+
+typedef struct ps_ckpt {
+  const rill_kernel_ctx *ctx;
+  const rill_attr_value *vars;
+  rill_ckpt_writer *writer;
+  const char **names;
+  const rill_tensor **tensors;
+} ps_ckpt;
+
+static rill_status *ps_snapshot(void *arg, int64_t id) {
+  ps_ckpt *c = arg;
+  size_t n = 0;
+  for (size_t i = 0; i < c->vars->n; i++) {
+    const char *name = c->vars->list.strings[i];
+    rill_variable *v = rill_scope_find(c->ctx->scope, name);
+    if (!v || v->kind != RILL_VARKIND_TENSOR || !rill_tensor_is_set(&v->u.tensor))
+      return rill_kernel_error(c->ctx, "checkpoint_vars names '%s', which holds no tensor", name);
+    c->names[n] = name;
+    c->tensors[n++] = &v->u.tensor;
+  }
+  return rill_ckpt_writer_submit(c->writer, id, c->names, c->tensors, n);
+}
+
+/* A resumed part's tensors must fit the variables the startup program made. */
+static rill_status *check_part_fits(const rill_kernel_ctx *ctx, const rill_ckpt_snapshot *s,
+                                    const char *dir) {
+  for (size_t i = 0; i < s->n; i++) {
+    rill_variable *v = rill_scope_find(ctx->scope, s->names[i]);
+    if (!v || v->kind != RILL_VARKIND_TENSOR || !rill_tensor_is_set(&v->u.tensor)) continue;
+    const rill_tensor *a = &v->u.tensor, *b = &s->tensors[i];
+    if (a->dtype != b->dtype || !rill_dims_equal(&a->dims, &b->dims)) {
+      char x[RILL_DIMS_STR_MAX], y[RILL_DIMS_STR_MAX];
+      return rill_kernel_error(ctx,
+                               "snapshot %lld in '%s' holds '%s' as %s %s, but this program "
+                               "makes it %s %s: another model",
+                               (long long)s->step, dir, s->names[i], rill_dtype_name(b->dtype),
+                               rill_dims_str(&b->dims, y, sizeof y), rill_dtype_name(a->dtype),
+                               rill_dims_str(&a->dims, x, sizeof x));
+    }
+  }
+  return NULL;
+}
+
+/* Resumes this pserver from the newest complete snapshot of `dir` (if any) and starts
+ * its writer. *resumed: the snapshot's id, 0 when none. */
+static rill_status *ps_ckpt_start(const rill_kernel_ctx *ctx, const char *dir, ps_ckpt *c,
+                                  int64_t *resumed) {
+  const rill_attr_value *a = ctx->attrs;
+  rill_cluster_shape shape = {a[RILL_LISTEN_AND_SERV_ATTR_PSERVERS].v.i,
+                              a[RILL_LISTEN_AND_SERV_ATTR_FANIN].v.i};
+  int32_t rank = a[RILL_LISTEN_AND_SERV_ATTR_PSERVER_ID].v.i;
+  if (rank < 0 || rank >= shape.pservers)
+    return rill_kernel_error(ctx, "checkpoint_dir is set but pserver_id %d is outside 0..%d "
+                                  "(pservers %d)",
+                             (int)rank, (int)shape.pservers - 1, (int)shape.pservers);
+  *resumed = 0;
+  rill_ckpt_snapshot mine;
+  rill_ckpt_snapshot_init(&mine);
+  rill_cluster_listing skipped = {0};
+  int64_t k;
+  rill_status *st =
+      rill_cluster_recover(dir, &shape, RILL_CLUSTER_PSERVER, rank, &k, &mine, &skipped);
+  for (size_t i = 0; i < skipped.n; i++)
+    fprintf(stderr, "rill pserver %d: skipped snapshot %lld: %s\n", (int)rank,
+            (long long)skipped.items[i].step, rill_status_message(skipped.items[i].problem));
+  rill_cluster_listing_clear(&skipped);
+  if (!st && k >= 0) {
+    st = check_part_fits(ctx, &mine, dir);
+    if (!st) st = rill_ckpt_install(&mine, ctx->scope);
+    if (!st) {
+      *resumed = k;
+      fprintf(stderr, "rill pserver %d: resumed from snapshot %lld in '%s'\n", (int)rank,
+              (long long)k, dir);
+    }
+  }
+  rill_ckpt_snapshot_clear(&mine);
+  if (st) return rill_status_wrap(st, "listen_and_serv");
+  size_t n = c->vars->n ? c->vars->n : 1;
+  c->names = rill_calloc(n, sizeof *c->names);
+  c->tensors = rill_calloc(n, sizeof *c->tensors);
+  if (!c->names || !c->tensors) return rill_oom();
+  return rill_ckpt_writer_create(dir, &shape, RILL_CLUSTER_PSERVER, rank,
+                                 a[RILL_LISTEN_AND_SERV_ATTR_CHECKPOINT_MAX_TO_KEEP].v.i,
+                                 &c->writer);
+}
+
+static rill_status *ps_ckpt_stop(ps_ckpt *c, rill_status *st) {
+  rill_status *w = rill_ckpt_writer_close(c->writer);
+  rill_free(c->names);
+  rill_free(c->tensors);
+  if (!st) return w;
+  rill_status_destroy(w);
+  return st;
+}
+
 rill_status *rill_cpu_listen_and_serv(rill_kernel_ctx *ctx) {
   const rill_attr_value *a = ctx->attrs;
   const rill_attr_value *g2b = &a[RILL_LISTEN_AND_SERV_ATTR_GRAD_TO_BLOCK_ID];
@@ -163,6 +261,14 @@ rill_status *rill_cpu_listen_and_serv(rill_kernel_ctx *ctx) {
   o.run_arg = (void *)ctx->dev;
   if (o.fanin < 1) return rill_kernel_error(ctx, "Fanin is %d", (int)o.fanin);
   if (o.mode == RILL_PSERVER_SYNC) RILL_TRY(env_quorum(ctx, o.fanin, &o.quorum));
+  const char *ckdir = a[RILL_LISTEN_AND_SERV_ATTR_CHECKPOINT_DIR].v.s;
+  ps_ckpt ck = {.ctx = ctx, .vars = &a[RILL_LISTEN_AND_SERV_ATTR_CHECKPOINT_VARS]};
+  if (ckdir && *ckdir) {
+    rill_status *cs = ps_ckpt_start(ctx, ckdir, &ck, &o.resumed);
+    if (cs) return ps_ckpt_stop(&ck, cs);
+    o.on_snapshot = ps_snapshot;
+    o.snapshot_arg = &ck;
+  }
   size_t nb = g2b->n;
   char **grads = rill_calloc(nb ? nb : 1, sizeof *grads);
   int32_t *ids = rill_calloc(nb ? nb : 1, sizeof *ids);
@@ -196,6 +302,7 @@ rill_status *rill_cpu_listen_and_serv(rill_kernel_ctx *ctx) {
     rill_pserver_stats stats;
     st = rill_pserver_serve(&o, &stats);
   }
+  if (ckdir && *ckdir) st = ps_ckpt_stop(&ck, st);
   for (size_t i = 0; grads && i < nb; i++) rill_free(grads[i]);
   rill_free(grads);
   rill_free(ids);

@@ -1,0 +1,231 @@
+#define _GNU_SOURCE
+/* Cluster snapshots (framework/io/cluster_ckpt.h): a snapshot is complete only when
+ * every part is committed; the previous complete snapshot survives until a newer one
+ * is complete; recovery skips damaged, incomplete and foreign snapshots naming the
+ * file, and drops a process's parts newer than the snapshot it resumes from. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "framework/base/alloc.h"
+#include "framework/io/cluster_ckpt.h"
+#include "framework/io/file.h"
+
+static char root[256];
+
+static void make_root(void) {
+  snprintf(root, sizeof root, "%s/io_cluster_XXXXXX", RILL_BINARY_DIR);
+  cr_assert_not_null(mkdtemp(root));
+}
+
+static void drop_root(void) { rill_status_destroy(rill_dir_remove_tree(root)); }
+
+TestSuite(cluster_ckpt, .init = make_root, .fini = drop_root);
+
+#define OK(expr)                                                          \
+  do {                                                                    \
+    rill_status *ok_st_ = (expr);                                         \
+    cr_assert_null(ok_st_, "%s: %s", #expr, rill_status_message(ok_st_)); \
+  } while (0)
+
+static const rill_cluster_shape SHAPE = {2, 2};
+
+/* Commits part (role, rank) of snapshot k: one tensor whose values encode k and the
+ * part, so a part read back tells where it came from. */
+static bool commit(rill_cluster_role role, int32_t rank, int64_t k, int32_t keep) {
+  rill_ckpt_snapshot s;
+  rill_ckpt_snapshot_init(&s);
+  rill_tensor t;
+  rill_tensor_init(&t);
+  rill_dims d = {.n = 1, .d = {4}};
+  OK(rill_tensor_alloc(&t, RILL_DTYPE_FP32, &d));
+  float *p = rill_tensor_ptr(&t);
+  for (int i = 0; i < 4; i++) p[i] = (float)(k * 100 + role * 10 + rank) + 0.25f * (float)i;
+  const char *names[] = {"w"};
+  const rill_tensor *ts[] = {&t};
+  OK(rill_ckpt_snapshot_take(&s, names, ts, 1, SIZE_MAX));
+  s.step = k;
+  bool done = false;
+  OK(rill_cluster_commit_part(root, &SHAPE, role, rank, &s, keep, &done, NULL));
+  rill_ckpt_snapshot_clear(&s);
+  rill_tensor_clear(&t);
+  return done;
+}
+
+static void commit_all(int64_t k, int32_t keep) {
+  for (int32_t r = 0; r < 2; r++) commit(RILL_CLUSTER_PSERVER, r, k, keep);
+  commit(RILL_CLUSTER_TRAINER, 0, k, keep);
+  cr_assert(commit(RILL_CLUSTER_TRAINER, 1, k, keep), "the last part completes snapshot %lld",
+            (long long)k);
+}
+
+static bool exists(const char *fmt, long long k) {
+  char rel[128], path[512];
+  snprintf(rel, sizeof rel, fmt, k);
+  snprintf(path, sizeof path, "%s/%s", root, rel);
+  return rill_path_exists(path);
+}
+
+static int64_t recover(rill_cluster_role role, int32_t rank, float *first, char *why,
+                       size_t cap) {
+  rill_ckpt_snapshot s;
+  rill_ckpt_snapshot_init(&s);
+  rill_cluster_listing skipped = {0};
+  int64_t k;
+  OK(rill_cluster_recover(root, &SHAPE, role, rank, &k, &s, &skipped));
+  if (why) {
+    why[0] = 0;
+    for (size_t i = 0; i < skipped.n; i++) {
+      size_t used = strlen(why);
+      snprintf(why + used, cap - used, "%s\n", rill_status_message(skipped.items[i].problem));
+    }
+  }
+  if (k >= 0) {
+    cr_assert_eq(s.n, 1);
+    cr_assert_eq(s.step, k);
+    if (first) *first = ((const float *)rill_tensor_ptr(&s.tensors[0]))[0];
+  }
+  rill_cluster_listing_clear(&skipped);
+  rill_ckpt_snapshot_clear(&s);
+  return k;
+}
+
+Test(cluster_ckpt, complete_only_when_every_part_is_committed) {
+  cr_assert_not(commit(RILL_CLUSTER_PSERVER, 0, 5, 2));
+  cr_assert_not(commit(RILL_CLUSTER_PSERVER, 1, 5, 2));
+  cr_assert_not(commit(RILL_CLUSTER_TRAINER, 1, 5, 2));
+  cr_assert_not(exists("snapshot_%lld", 5));
+  char why[1024];
+  cr_assert_eq(recover(RILL_CLUSTER_PSERVER, 0, NULL, why, sizeof why), -1);
+  cr_assert(strstr(why, "snapshot_5' is missing"), "%s", why);
+  /* Recovery found nothing: pserver 0 dropped its part of the incomplete snapshot. */
+  cr_assert_not(exists("pserver_0/checkpoint_%lld", 5));
+  cr_assert(exists("pserver_1/checkpoint_%lld", 5));
+
+  commit_all(6, 2);
+  cr_assert(exists("snapshot_%lld", 6));
+  float v;
+  cr_assert_eq(recover(RILL_CLUSTER_TRAINER, 1, &v, NULL, 0), 6);
+  cr_assert_float_eq(v, 611.0f, 0, "trainer 1 gets its own part of snapshot 6");
+  cr_assert_eq(recover(RILL_CLUSTER_PSERVER, 1, &v, NULL, 0), 6);
+  cr_assert_float_eq(v, 601.0f, 0);
+}
+
+Test(cluster_ckpt, previous_complete_snapshot_kept_until_a_newer_is_complete) {
+  for (int64_t k = 1; k <= 4; k++) commit_all(k, 1);
+  cr_assert(exists("snapshot_%lld", 4));
+  for (int64_t k = 1; k <= 3; k++) {
+    cr_assert_not(exists("snapshot_%lld", k), "keep 1: snapshot %lld retired", (long long)k);
+    cr_assert_not(exists("trainer_1/checkpoint_%lld", k), "the completing part retires at once");
+  }
+  /* A part committed before its snapshot completed retires the older ones at its next
+   * commit. */
+  cr_assert_not(exists("pserver_0/checkpoint_%lld", 2));
+  cr_assert(exists("pserver_0/checkpoint_%lld", 3));
+  /* Three of the four parts of snapshot 5: snapshot 4 must still be whole. */
+  commit(RILL_CLUSTER_PSERVER, 0, 5, 1);
+  commit(RILL_CLUSTER_PSERVER, 1, 5, 1);
+  commit(RILL_CLUSTER_TRAINER, 0, 5, 1);
+  cr_assert(exists("pserver_0/checkpoint_%lld", 4));
+  cr_assert(exists("trainer_0/checkpoint_%lld", 4));
+  cr_assert_not(exists("pserver_0/checkpoint_%lld", 3));
+  float v;
+  cr_assert_eq(recover(RILL_CLUSTER_TRAINER, 0, &v, NULL, 0), 4);
+  cr_assert_float_eq(v, 410.0f, 0);
+  /* Trainer 0 resumed from 4: its part of 5 is gone, so 5 can never complete from
+   * the parts of the run that died. */
+  cr_assert_not(exists("trainer_0/checkpoint_%lld", 5));
+  cr_assert_not(commit(RILL_CLUSTER_TRAINER, 1, 5, 1));
+  cr_assert_not(exists("snapshot_%lld", 5));
+}
+
+static void damage(const char *rel, bool truncate_it) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", root, rel);
+  int fd = open(path, O_RDWR);
+  cr_assert_geq(fd, 0, "%s", path);
+  struct stat sb;
+  fstat(fd, &sb);
+  if (truncate_it) {
+    cr_assert_eq(ftruncate(fd, sb.st_size / 2), 0);
+  } else {
+    unsigned char c;
+    cr_assert_eq(pread(fd, &c, 1, sb.st_size - 3), 1);
+    c ^= 0x10;
+    cr_assert_eq(pwrite(fd, &c, 1, sb.st_size - 3), 1);
+  }
+  close(fd);
+}
+
+Test(cluster_ckpt, damaged_parts_and_manifests_fall_back_to_the_previous_snapshot) {
+  for (int64_t k = 1; k <= 4; k++) commit_all(k, 0);
+  char why[2048];
+  damage("pserver_1/checkpoint_4/w", false);
+  cr_assert_eq(recover(RILL_CLUSTER_PSERVER, 0, NULL, why, sizeof why), 3);
+  cr_assert(strstr(why, "pserver_1/checkpoint_4/w"), "names the flipped file: %s", why);
+  damage("trainer_0/checkpoint_3/w", true);
+  cr_assert_eq(recover(RILL_CLUSTER_TRAINER, 1, NULL, why, sizeof why), 2);
+  cr_assert(strstr(why, "trainer_0/checkpoint_3/w"), "names the truncated file: %s", why);
+  damage("snapshot_2", false);
+  cr_assert_eq(recover(RILL_CLUSTER_PSERVER, 1, NULL, why, sizeof why), 1);
+  cr_assert(strstr(why, "snapshot_2"), "names the manifest: %s", why);
+  char m[512];
+  snprintf(m, sizeof m, "%s/snapshot_1", root);
+  cr_assert_eq(unlink(m), 0);
+  cr_assert_eq(recover(RILL_CLUSTER_PSERVER, 1, NULL, why, sizeof why), -1);
+  cr_assert(strstr(why, "snapshot_1' is missing"), "%s", why);
+}
+
+Test(cluster_ckpt, a_snapshot_of_another_job_shape_is_skipped) {
+  commit_all(3, 0);
+  rill_cluster_shape other = {3, 2};
+  rill_cluster_listing skipped = {0};
+  int64_t k;
+  OK(rill_cluster_recover(root, &other, RILL_CLUSTER_PSERVER, 2, &k, NULL, &skipped));
+  cr_assert_eq(k, -1);
+  cr_assert_eq(skipped.n, 1);
+  cr_assert(strstr(rill_status_message(skipped.items[0].problem), "2 pservers and 2 trainers"),
+            "%s", rill_status_message(skipped.items[0].problem));
+  rill_cluster_listing_clear(&skipped);
+}
+
+Test(cluster_ckpt, listing_shows_parts_present_and_verified) {
+  commit_all(1, 0);
+  commit(RILL_CLUSTER_PSERVER, 0, 2, 0);
+  damage("pserver_1/checkpoint_1/w", false);
+  cr_assert(rill_cluster_dir_is_cluster(root));
+  rill_cluster_listing l;
+  OK(rill_cluster_list(root, &l));
+  cr_assert_eq(l.n, 2);
+  cr_assert_eq(l.items[0].step, 2);
+  cr_assert_not(l.items[0].has_manifest);
+  cr_assert_eq(l.items[0].nparts, 4);
+  cr_assert(l.items[0].parts[0].present);
+  cr_assert_not(l.items[0].parts[1].present);
+  cr_assert_eq(l.items[1].step, 1);
+  cr_assert(l.items[1].has_manifest);
+  cr_assert_not(l.items[1].complete);
+  cr_assert_null(l.items[1].parts[0].problem);
+  cr_assert_not_null(l.items[1].parts[1].problem);
+  cr_assert_eq(l.shape.pservers, 2);
+  rill_cluster_listing_clear(&l);
+}
+
+Test(cluster_ckpt, bad_shapes_and_ranks_are_errors) {
+  rill_ckpt_snapshot s;
+  rill_ckpt_snapshot_init(&s);
+  rill_cluster_shape none = {0, 2};
+  rill_status *st = rill_cluster_commit_part(root, &none, RILL_CLUSTER_PSERVER, 0, &s, 0, NULL, NULL);
+  cr_assert_not_null(st);
+  rill_status_destroy(st);
+  st = rill_cluster_commit_part(root, &SHAPE, RILL_CLUSTER_TRAINER, 2, &s, 0, NULL, NULL);
+  cr_assert_not_null(st);
+  cr_assert(strstr(rill_status_message(st), "trainer rank 2"), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  cr_assert_not(rill_cluster_dir_is_cluster(root));
+}
