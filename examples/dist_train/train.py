@@ -41,9 +41,11 @@ def load_digits():
     return (images[:1437], labels[:1437]), (images[1437:], labels[1437:])
 
 
-def build(lr):
+def build(lr, checkpoint=None):
     """The MLP 64-256-128-10 and its Adam training program. The two larger weights
-    (64x256, 256x128) are cut into a block per pserver by the transpiler."""
+    (64x256, 256x128) are cut into a block per pserver by the transpiler. With a
+    CheckpointConfig the program checkpoints itself; transpiled, every process writes its
+    part of the job's snapshots."""
     main, startup = fluid.Program(), fluid.Program()
     main.random_seed = startup.random_seed = 90
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
@@ -55,7 +57,7 @@ def build(lr):
         loss = fluid.layers.mean(fluid.layers.cross_entropy(prediction, label))
         acc = fluid.layers.accuracy(prediction, label)
         test_program = main.clone(for_test=True)
-        fluid.optimizer.Adam(learning_rate=lr).minimize(loss)
+        fluid.optimizer.Adam(learning_rate=lr).minimize(loss, checkpoint_config=checkpoint)
     return main, startup, test_program, loss, acc, prediction
 
 
@@ -84,32 +86,53 @@ class Bar(object):
         sys.stderr.flush()
 
 
-def batches(xtr, ytr, batch, steps, seed=7):
+def batches(xtr, ytr, batch, steps, seed=7, start=0):
     """The global batches of the run, the same in every process: a fresh shuffle of
-    the training set per epoch from one seeded generator."""
+    the training set per epoch from one seeded generator. A run resumed after `start`
+    steps gets the batches from step start + 1 on (the data position is the step)."""
     rng = np.random.RandomState(seed)
     per_epoch = len(xtr) // batch
     order = None
     for step in range(steps):
         if step % per_epoch == 0:
             order = rng.permutation(len(xtr))
+        if step < start:
+            continue
         idx = order[(step % per_epoch) * batch:(step % per_epoch + 1) * batch]
         yield xtr[idx], ytr[idx]
 
 
-def train(exe, program, loss, data, steps, batch, share, parts, show):
-    """Runs `steps` steps; this process feeds part `share` of `parts` of every global
-    batch (parts = 1: the whole batch). Returns the last loss."""
+def train(exe, program, loss, data, steps, batch, share, parts, show, start=0,
+          print_losses=False):
+    """Runs steps start + 1 .. `steps`; this process feeds part `share` of `parts` of
+    every global batch (parts = 1: the whole batch). Returns the last loss."""
     bar = Bar(steps, 'trainer 0' if parts > 1 else 'local') if show else None
     size = batch // parts
     lv = float('nan')
-    for step, (x, y) in enumerate(batches(data[0], data[1], batch, steps)):
+    for step, (x, y) in enumerate(batches(data[0], data[1], batch, steps, start=start),
+                                  start + 1):
         part = slice(share * size, (share + 1) * size)
         lv = float(exe.run(program, feed={'img': x[part], 'label': y[part]},
                            fetch_list=[loss])[0][0])
+        if print_losses:
+            print('step %d loss %r' % (step, lv), flush=True)
         if bar:
-            bar.update(step + 1, lv)
+            bar.update(step, lv)
     return lv
+
+
+def resume(exe, config, program, tag):
+    """The step of the newest complete checkpoint (0 when there is none), restored into
+    this process: a trainer gets its own part and the pservers' parameters."""
+    if config is None or not os.path.isdir(config.checkpoint_dir):
+        return 0
+    try:
+        step = fluid.io.load_checkpoint(exe, config, program).step
+    except fluid.core.NotFoundError:
+        return 0
+    print('%s: resumed from the snapshot of step %d in %s'
+          % (tag, step, config.checkpoint_dir), flush=True)
+    return step
 
 
 def evaluate_and_save(exe, test_program, acc, prediction, test, save_dir, tag):
@@ -138,17 +161,35 @@ def main():
                     help='train in this one process on whole batches (no pservers)')
     ap.add_argument('--sync', type=int, choices=[0, 1], default=1,
                     help='1: sync mode (default), 0: async')
+    ap.add_argument('--checkpoint-dir', default=None, metavar='DIR',
+                    help='snapshot the job here (every process its part) and resume from '
+                         'the newest complete snapshot found there')
+    ap.add_argument('--checkpoint-every', type=int, default=10, metavar='N',
+                    help='steps between snapshots (default 10)')
+    ap.add_argument('--checkpoint-keep', type=int, default=2, metavar='K',
+                    help='complete snapshots kept (default 2)')
+    ap.add_argument('--print-losses', action='store_true',
+                    help='print every step\'s loss (full precision) on every trainer')
     args = ap.parse_args()
     if args.steps < 1:
         ap.error('--steps must be at least 1')
+    if args.checkpoint_every < 1:
+        ap.error('--checkpoint-every must be at least 1')
 
     train_data, test_data = load_digits()
-    main_prog, startup, test_program, loss, acc, prediction = build(args.lr)
+    config = None
+    if args.checkpoint_dir:
+        config = fluid.io.CheckpointConfig(args.checkpoint_dir,
+                                           every_n_steps=args.checkpoint_every,
+                                           max_to_keep=args.checkpoint_keep)
+    main_prog, startup, test_program, loss, acc, prediction = build(args.lr, config)
     exe = fluid.Executor(fluid.CPUPlace())
 
     if args.local:
         exe.run(startup)
-        train(exe, main_prog, loss, train_data, args.steps, args.batch, 0, 1, True)
+        start = resume(exe, config, main_prog, 'local')
+        train(exe, main_prog, loss, train_data, args.steps, args.batch, 0, 1, True,
+              start, args.print_losses)
         evaluate_and_save(exe, test_program, acc, prediction, test_data, args.save_dir,
                           'local')
         exe.close()
@@ -182,8 +223,9 @@ def main():
     exe.run(startup)  # the same initial parameters as the pservers' blocks
     prog = t.get_trainer_program()
     try:
+        start = resume(exe, config, prog, 'trainer %d' % trainer_id)
         last = train(exe, prog, loss, train_data, args.steps, args.batch, trainer_id,
-                     trainers, trainer_id == 0)
+                     trainers, trainer_id == 0, start, args.print_losses)
         print('trainer %d: last loss %.4f' % (trainer_id, last), flush=True)
         if trainer_id == 0:
             # The last step's recv left the trained parameters in this scope.

@@ -341,6 +341,12 @@ rill_status *rill_ckpt_cluster_step(struct rill_device_ctx *dev, const char *dir
     if (st) goto out;
   }
   int64_t k = part->newest(part->arg);
+  /* Sync mode: a snapshot due by the step count is due for every trainer at the same
+   * step, so each writes its part at once instead of waiting to be told (the last
+   * step's snapshot completes too); the announcement covers snapshots due by time. */
+  if (part->sync && !part->coordinator && policy->every_n_steps > 0 &&
+      step % policy->every_n_steps == 0 && step > k)
+    k = step;
   if (k > d->written) {
     d->written = k;
     /* Sync mode: the part must hold this trainer's state after step k, which is now

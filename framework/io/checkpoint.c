@@ -30,9 +30,22 @@ void rill_ckpt_set_test_hook(void (*hook)(const char *phase, int64_t step)) {
   atomic_store(&test_hook, hook);
 }
 
-static void hook(const char *phase, int64_t step) {
+static void hook_in(const char *dir, const char *phase, int64_t step) {
   void (*h)(const char *, int64_t) = atomic_load(&test_hook);
   if (h) h(phase, step);
+  rill_ckpt_crash_point(dir, phase, step);
+}
+
+void rill_ckpt_crash_point(const char *dir, const char *phase, int64_t step) {
+  /* RILL_CKPT_CRASH_AT=PART:PHASE:STEP: the crash tests of multi-process jobs kill the
+   * process writing into a directory named PART at that point of the protocol. */
+  const char *spec = getenv("RILL_CKPT_CRASH_AT");
+  if (!spec || !*spec || !dir) return;
+  const char *base = strrchr(dir, '/');
+  base = base ? base + 1 : dir;
+  char want[256];
+  snprintf(want, sizeof want, "%s:%s:%lld", base, phase, (long long)step);
+  if (!strcmp(spec, want)) raise(SIGKILL);
 }
 
 uint64_t rill_ckpt_hash_bytes(const void *data, size_t n) {
@@ -412,7 +425,7 @@ static rill_status *retire_steps(const char *dir, const int64_t *steps, size_t f
   /* The removal is not made durable (no fsync of DIR): after a power loss an old
    * checkpoint may come back, whole or in part; the newer ones are durable already,
    * and loading skips a damaged one. */
-  if (retired) hook("retention", step);
+  if (retired) hook_in(dir, "retention", step);
   for (size_t i = 0; i < nt; i++) {
     rill_status *s2 = rill_dir_remove_tree(trash[i]);
     if (!st) st = s2;
@@ -555,7 +568,7 @@ static rill_status *write_files(const char *tmp, rill_ckpt_snapshot *s, rill_byt
       uint32_t crc = rill_crc32c(0, head.data, head.size);
       crc = rill_crc32c(crc, rill_tensor_ptr(t), nb);
       rill_file_part parts[2] = {{head.data, head.size}, {rill_tensor_ptr(t), nb}};
-      hook("write", s->step);
+      hook_in(NULL, "write", s->step);
       st = write_pending(pend, path, parts, 2, reuse);
       path = NULL;
       if (!st) st = manifest_var(man, file, head.size + nb, crc, t, s->names[i]);
@@ -607,12 +620,13 @@ static rill_status *write_checkpoint(const char *dir, rill_ckpt_snapshot *s, int
   }
   made = true;
   if ((st = manifest_header(&man, s))) goto fail;
+  rill_ckpt_crash_point(dir, "write", s->step);
   if ((st = write_files(tmp, s, &man, &pend, reused, &total))) goto fail;
   {
     uint32_t crc = rill_crc32c(0, man.data, man.size);
     if ((st = fmt_append(&man, "end %08" PRIx32 "\n", crc))) goto fail;
   }
-  hook("manifest", s->step);
+  hook_in(dir, "manifest", s->step);
   {
     rill_file_part part = {man.data, man.size};
     char *mp = rill_strdup(mpath);
@@ -624,7 +638,7 @@ static rill_status *write_checkpoint(const char *dir, rill_ckpt_snapshot *s, int
   }
   if ((st = finish_all(&pend, NULL))) goto fail;
   total += man.size;
-  hook("sync", s->step);
+  hook_in(dir, "sync", s->step);
   /* New entries in the temp directory must be durable before it is renamed; a reused
    * spare that got no new entry has nothing to sync. */
   if (!same_entries && (st = rill_dir_sync(tmp))) goto fail;
@@ -637,11 +651,11 @@ static rill_status *write_checkpoint(const char *dir, rill_ckpt_snapshot *s, int
     }
     if ((st = rill_file_rename(final, old))) goto fail;
   }
-  hook("rename", s->step);
+  hook_in(dir, "rename", s->step);
   if ((st = rill_file_rename(tmp, final))) goto fail;
   made = false;
   if ((st = rill_dir_sync(dir))) goto fail;
-  hook("committed", s->step);
+  hook_in(dir, "committed", s->step);
   if (old) rill_status_destroy(rill_dir_remove_tree(old));
   st = retain(dir, max_to_keep, s->step);
   if (bytes) *bytes = total;

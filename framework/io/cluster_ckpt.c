@@ -212,7 +212,9 @@ rill_status *rill_cluster_commit_part(const char *dir, const rill_cluster_shape 
   int64_t k = s->step;
   rill_status *st = rill_ckpt_write(partdir, s, 0, bytes);
   bool wrote = false;
+  if (!st) rill_ckpt_crash_point(partdir, "part", k);
   if (!st) st = complete_snapshot(dir, shape, k, &wrote);
+  if (!st && wrote) rill_ckpt_crash_point(partdir, "snapshot", k);
   if (!st) st = retain(dir, partdir, keep);
   if (!st && completed) *completed = wrote;
   rill_free(partdir);

@@ -401,6 +401,10 @@ static rill_status *trainer_checkpoint_op(xp *x, const rill_op_desc *src, rill_o
   for (size_t a = 0; xs && !st && a < xs->nargs; a++)
     if (!held_by_pservers(x, xs->args[a])) keep[nk++] = xs->args[a];
   for (size_t i = 0; i < x->npairs && !st; i++) deps[i] = x->pairs[i].param;
+  const char *step = NULL;
+  for (size_t i = 0; i < src->ninputs; i++)
+    if (!strcmp(src->inputs[i].param, "Step") && src->inputs[i].nargs) step = src->inputs[i].args[0];
+  if (!st && !nk && step) keep[nk++] = step; /* X is required: at least the counter */
   if (!st) st = rill_opd_input(op, "X", keep, nk);
   if (!st) st = rill_opd_input(op, "Deps", deps, x->npairs);
   if (!st) st = attr_strs(op, "cluster_endpoints", x->eps, x->neps);

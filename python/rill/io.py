@@ -292,10 +292,22 @@ def load_checkpoint(executor, checkpoint_dir, main_program=None, scope=None):
     scope = scope if scope is not None else global_scope()
     manager = core.CCheckpointManager(checkpoint_dir)
     step, report = manager.load(program._c(), scope._c, executor._c)
+    if _is_cluster_trainer(program):
+        # The trainer's part holds its own state; the parameters are the pservers',
+        # which resume from the same snapshot.
+        from .distributed import fetch_parameters
+        fetch_parameters(executor, program, scope)
     skipped = [line for line in report.splitlines() if line]
     for line in skipped:
         warnings.warn(line, CheckpointWarning, stacklevel=2)
     return LoadedCheckpoint(step, skipped)
+
+
+def _is_cluster_trainer(program):
+    """Whether `program` is a transpiled trainer program that writes its part of
+    cluster snapshots (its checkpoint op names the pservers)."""
+    return any(op.type == 'checkpoint' and op.attr('cluster_endpoints')
+               for op in program.global_block().ops)
 
 
 def list_checkpoints(checkpoint_dir):

@@ -112,3 +112,21 @@ def missing_kernels():
         if any(line.strip() == 'kernels: none' for line in text.splitlines()):
             missing.append(op)
     return missing
+
+
+def fetch_parameters(executor, trainer_program, scope=None):
+    """Receives the current parameters of a transpiled trainer program from its pservers
+    into `scope` (default: the global scope): the program's `recv` ops and the `concat`
+    ops that join each parameter's blocks, run alone. A pserver answers a trainer that
+    is between steps at once."""
+    p = trainer_program.clone()
+    blk = p.global_block()
+    for i in reversed(range(len(blk.ops))):
+        op = blk.ops[i]
+        keep = op.type == 'recv' or (op.type == 'concat' and (op.attr('op_role') or 0) & 8)
+        if not keep:
+            blk._remove_op(i)
+    if not blk.ops:
+        raise ValueError('fetch_parameters: the program has no recv op: it is not a '
+                         'transpiled trainer program')
+    executor.run(p, scope=scope)
