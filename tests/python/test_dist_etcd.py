@@ -237,3 +237,35 @@ def test_exactly_one_saver_and_a_survivor_takes_over(etcd_url):
             if p.poll() is None:
                 p.kill()
             p.wait(10)
+
+
+def test_example_trains_with_pservers_found_in_etcd(etcd_url, tmp_path):
+    """examples/dist_train/train.py under the launcher: the trainers get no endpoint
+    list and find the pservers in etcd; the job trains and every process exits 0."""
+    missing = distributed.missing_kernels()
+    if missing:
+        pytest.skip('the parameter-server runtime is not in this build: no CPU kernel '
+                    'for %s' % ', '.join(missing))
+    script = os.path.join(ROOT, 'examples', 'dist_train', 'train.py')
+    job = 'example-' + uuid.uuid4().hex[:8]
+    env = _env(etcd_url, job, RILL_ETCD_WAIT_MS=60000)
+    env.pop('PADDLE_PSERVERS_IP_PORT_LIST', None)
+    probe = tmp_path / 'probe.py'
+    probe.write_text('import os\nprint(os.environ["PADDLE_TRAINING_ROLE"], '
+                     'os.environ.get("PADDLE_PSERVERS_IP_PORT_LIST"), '
+                     'os.environ["PADDLE_PSERVERS_NUM"])\n')
+    r = subprocess.run([sys.executable, '-m', 'rill.distributed.launch', '--servers', '2',
+                        '--workers', '2', str(probe)], env=env, cwd=ROOT,
+                       capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr.decode()
+    lines = sorted(line.split('] ', 1)[1] for line in r.stdout.decode().splitlines())
+    assert lines[2:] == ['TRAINER None 2'] * 2, lines
+    assert all(line.startswith('PSERVER 127.0.0.1:') and line.endswith(' 2')
+               for line in lines[:2]), lines
+    r = subprocess.run([sys.executable, '-m', 'rill.distributed.launch', '--servers', '2',
+                        '--workers', '2', script, '--steps', '20'], env=env, cwd=ROOT,
+                       capture_output=True, timeout=180)
+    out, err = r.stdout.decode(), r.stderr.decode()
+    assert r.returncode == 0, err[-4000:]
+    assert 'distributed: test accuracy' in out, out
+    assert out.count('every trainer has finished') == 2, out
