@@ -1136,6 +1136,43 @@ RILL_API rill_status *rill_profiler_summary_format(rill_profiler_summary *summar
                                                    rill_profiler_sort_key key, char **out);
 RILL_API void rill_profiler_summary_destroy(rill_profiler_summary *summary);
 
+/* ----------------------------------------------------------- coordination ----- */
+
+/* Optional coordination of a parameter-server job through etcd
+ * (doc/design/distributed.md, "Coordination through etcd"). With RILL_ETCD_ENDPOINTS
+ * ("http://host:port[,...]") set, the process keeps one etcd client and one lease
+ * (RILL_ETCD_TTL seconds, default 10, renewed by a thread), created on first use, and its
+ * keys live under /rill/<RILL_JOB, default "default">/; every call is bounded by
+ * RILL_ETCD_TIMEOUT_MS (default 5000), and errors name the etcd endpoint and the key.
+ * Without it each function below keeps to the static PADDLE_* environment as stated. */
+
+/* Whether RILL_ETCD_ENDPOINTS is set (and RILL_JOB is valid). */
+RILL_API bool rill_coord_enabled(void);
+/* Publishes this process under /rill/<job>/<role>s/<rank> (6 digits; with rank < 0 the
+ * key ends in the endpoint) with value `endpoint` (NULL: "pid N"), attached to the
+ * process's lease. role is a lowercase word ("pserver", "trainer"). No-op without etcd. */
+RILL_API rill_status *rill_coord_register(const char *role, int32_t rank, const char *endpoint);
+/* Waits (polling, at most timeout_ms) until `count` pservers have registered; *endpoints
+ * gets the first `count` of them in key order, "host:port,host:port" (free it with
+ * rill_free_buffer). DEADLINE_EXCEEDED naming how many were published; without etcd
+ * FAILED_PRECONDITION. */
+RILL_API rill_status *rill_coord_wait_pservers(int32_t count, int64_t timeout_ms, char **endpoints);
+/* The saver election: exactly one process of the job holds /rill/<job>/saver, under its
+ * lease. Tries to take the key when it is free (its holder died and its lease expired, or
+ * nobody took it yet) and sets *is_saver when this process holds it. Call it whenever the
+ * answer is needed: a survivor takes over at its next call. Without etcd *is_saver is
+ * trainer_id == 0. */
+RILL_API rill_status *rill_coord_elect_saver(int32_t trainer_id, bool *is_saver);
+/* Records that the snapshot of `step` is complete: puts /rill/<job>/snapshots/<step>
+ * (no lease: it outlives the process). Returns NULL and does nothing without etcd. */
+RILL_API rill_status *rill_coord_note_snapshot(int64_t step);
+/* The largest step recorded by rill_coord_note_snapshot, -1 when none (always -1 without
+ * etcd). */
+RILL_API rill_status *rill_coord_newest_snapshot(int64_t *step);
+/* Stops the keepalive thread, revokes the lease (this process's keys and saver role go
+ * at once) and forgets the client; the next call reads the environment again. */
+RILL_API void rill_coord_shutdown(void);
+
 #ifdef __cplusplus
 }
 #endif

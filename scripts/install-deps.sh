@@ -3,7 +3,8 @@
 set -euo pipefail
 
 debs=(cmake make gcc clang pkg-config protobuf-c-compiler libprotobuf-c-dev libuv1-dev
-      libopenblas-dev libzmq3-dev libcriterion-dev graphviz libclang-rt-14-dev)
+      libopenblas-dev libzmq3-dev libcriterion-dev graphviz libclang-rt-14-dev
+      libcurl4-openssl-dev libjson-c-dev etcd-server)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

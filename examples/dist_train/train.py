@@ -203,6 +203,11 @@ def main():
               file=sys.stderr)
         return 2
     pservers = os.getenv('PADDLE_PSERVERS_IP_PORT_LIST', '')
+    if os.getenv('RILL_ETCD_ENDPOINTS'):
+        # rill's etcd coordination: a pserver publishes its endpoint, and a trainer not
+        # given the list waits until PADDLE_PSERVERS_NUM pservers have published theirs.
+        from rill import distributed
+        pservers = ','.join(distributed.env().pserver_endpoints)
     trainers = int(os.getenv('PADDLE_TRAINERS_NUM', '1'))
     if args.batch % trainers:
         ap.error('--batch %d is not divisible by the %d trainers' % (args.batch, trainers))

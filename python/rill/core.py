@@ -860,3 +860,57 @@ def load_op_library(path):
         raise error_class('INVALID_ARGUMENT')(
             'load_op_library: path must be a non-empty path, got %r' % (path,))
     check(_load_op_library(os.fsencode(path)))
+
+
+# ------------------------------------------------------------- coordination ----
+# rill_coord_* (rill.h): the process's etcd coordination; rill.distributed.etcd wraps it.
+
+_coord_enabled = _fn('rill_coord_enabled', ctypes.c_bool)
+_coord_register = _fn('rill_coord_register', c_status_p, ctypes.c_char_p, ctypes.c_int32,
+                      ctypes.c_char_p)
+_coord_wait_pservers = _fn('rill_coord_wait_pservers', c_status_p, ctypes.c_int32,
+                           ctypes.c_int64, ctypes.POINTER(ctypes.c_void_p))
+_coord_elect_saver = _fn('rill_coord_elect_saver', c_status_p, ctypes.c_int32,
+                         ctypes.POINTER(ctypes.c_bool))
+_coord_note_snapshot = _fn('rill_coord_note_snapshot', c_status_p, ctypes.c_int64)
+_coord_newest_snapshot = _fn('rill_coord_newest_snapshot', c_status_p, c_i64_p)
+_coord_shutdown = _fn('rill_coord_shutdown', None)
+
+
+def coord_enabled():
+    return bool(_coord_enabled())
+
+
+def coord_register(role, rank, endpoint):
+    check(_coord_register(role.encode(), int(rank),
+                          endpoint.encode() if endpoint else None))
+
+
+def coord_wait_pservers(count, timeout_ms):
+    out = ctypes.c_void_p()
+    check(_coord_wait_pservers(int(count), int(timeout_ms), ctypes.byref(out)))
+    try:
+        text = ctypes.string_at(out.value).decode()
+    finally:
+        _free_buffer(out)
+    return text.split(',') if text else []
+
+
+def coord_elect_saver(trainer_id):
+    out = ctypes.c_bool()
+    check(_coord_elect_saver(int(trainer_id), ctypes.byref(out)))
+    return bool(out.value)
+
+
+def coord_note_snapshot(step):
+    check(_coord_note_snapshot(int(step)))
+
+
+def coord_newest_snapshot():
+    step = ctypes.c_int64()
+    check(_coord_newest_snapshot(ctypes.byref(step)))
+    return step.value
+
+
+def coord_shutdown():
+    _coord_shutdown()

@@ -9,12 +9,20 @@ checks the same variables for scripts that want one call and clear errors:
     PADDLE_TRAINER_ID             0 .. trainers - 1 (trainers only)
     PADDLE_CURRENT_ENDPOINT       this pserver's endpoint (or POD_IP + PADDLE_PORT)
 
+With RILL_ETCD_ENDPOINTS set the job also coordinates through etcd (rill.distributed.etcd,
+doc/design/distributed.md): a pserver publishes its endpoint when it calls env()
+(PADDLE_PSERVER_ID, or its place in the list, is its rank), every trainer registers, and
+when PADDLE_PSERVERS_IP_PORT_LIST is absent env() waits (RILL_ETCD_WAIT_MS, default
+180000) until PADDLE_PSERVERS_NUM pservers have published and returns their endpoints.
+`is_saver(trainer_id)` tells which trainer saves.
+
 `python -m rill.distributed.launch` starts a local job with these set (see launch.py).
 """
 import collections
 import os
 
-__all__ = ['DistEnv', 'EnvError', 'env', 'parse_endpoints', 'missing_kernels', 'RUNTIME_OPS']
+__all__ = ['DistEnv', 'EnvError', 'env', 'is_saver', 'parse_endpoints', 'missing_kernels',
+           'RUNTIME_OPS']
 
 ROLES = ('TRAINER', 'PSERVER')
 
@@ -65,9 +73,29 @@ def _int(environ, name, low, high=None):
     return v
 
 
+def _discover(e, what):
+    """The pserver endpoints published in etcd: PADDLE_PSERVERS_NUM of them, waited for
+    at most RILL_ETCD_WAIT_MS."""
+    from . import etcd
+    if 'PADDLE_PSERVERS_NUM' not in e:
+        raise EnvError('PADDLE_PSERVERS_IP_PORT_LIST is not set and PADDLE_PSERVERS_NUM is '
+                       'not either: with RILL_ETCD_ENDPOINTS, %s needs the number of '
+                       'pservers to wait for' % what)
+    count = _int(e, 'PADDLE_PSERVERS_NUM', 1)
+    wait_ms = _int(e, 'RILL_ETCD_WAIT_MS', 1) if 'RILL_ETCD_WAIT_MS' in e else 180000
+    return parse_endpoints(','.join(etcd.wait_pservers(count, wait_ms)),
+                           'the endpoints published in etcd')
+
+
 def env(environ=None):
     """Reads the job's PADDLE_* variables (from os.environ unless `environ` is given) and
-    returns a DistEnv; raises EnvError naming the variable that is missing or wrong."""
+    returns a DistEnv; raises EnvError naming the variable that is missing or wrong.
+
+    With RILL_ETCD_ENDPOINTS set (etcd settings are read from the process's environment),
+    a pserver publishes its endpoint and a trainer registers; without
+    PADDLE_PSERVERS_IP_PORT_LIST the endpoints are the ones published in etcd, waited
+    for until PADDLE_PSERVERS_NUM have come (rill.DeadlineExceededError past
+    RILL_ETCD_WAIT_MS)."""
     e = os.environ if environ is None else environ
     role_name = 'PADDLE_TRAINING_ROLE' if 'PADDLE_TRAINING_ROLE' in e else 'TRAINING_ROLE'
     role = e.get(role_name)
@@ -76,10 +104,19 @@ def env(environ=None):
     if role.strip().upper() not in ROLES:
         raise EnvError('%s=%r: expected TRAINER or PSERVER' % (role_name, role))
     role = role.strip().upper()
-    endpoints = parse_endpoints(e.get('PADDLE_PSERVERS_IP_PORT_LIST', ''))
+    use_etcd = bool(e.get('RILL_ETCD_ENDPOINTS', '').strip())
+    listed = e.get('PADDLE_PSERVERS_IP_PORT_LIST', '')
+    endpoints = None
+    if listed.strip() or not use_etcd:
+        endpoints = parse_endpoints(listed)
     trainers = _int(e, 'PADDLE_TRAINERS_NUM', 1)
     if role == 'TRAINER':
         tid = _int(e, 'PADDLE_TRAINER_ID', 0, trainers - 1)
+        if use_etcd:
+            from . import etcd
+            etcd.register('trainer', tid)
+            if endpoints is None:
+                endpoints = _discover(e, 'trainer %d' % tid)
         return DistEnv(role, tid, trainers, endpoints, None)
     cur = e.get('PADDLE_CURRENT_ENDPOINT')
     name = 'PADDLE_CURRENT_ENDPOINT'
@@ -91,10 +128,29 @@ def env(environ=None):
     cur = parse_endpoints(cur, name)
     if len(cur) != 1:
         raise EnvError('%s=%r: expected one host:port' % (name, ','.join(cur)))
+    if use_etcd:
+        from . import etcd
+        if 'PADDLE_PSERVER_ID' in e:
+            rank = _int(e, 'PADDLE_PSERVER_ID', 0)
+        else:
+            rank = endpoints.index(cur[0]) if endpoints and cur[0] in endpoints else -1
+        etcd.register('pserver', rank, cur[0])
+        if endpoints is None:
+            endpoints = _discover(e, 'pserver %s' % cur[0])
     if cur[0] not in endpoints:
-        raise EnvError('%s=%s is not in PADDLE_PSERVERS_IP_PORT_LIST=%s'
-                       % (name, cur[0], ','.join(endpoints)))
+        raise EnvError('%s=%s is not in %s=%s'
+                       % (name, cur[0], 'PADDLE_PSERVERS_IP_PORT_LIST' if listed.strip()
+                          else 'the endpoints published in etcd', ','.join(endpoints)))
     return DistEnv(role, None, trainers, endpoints, cur[0])
+
+
+def is_saver(trainer_id):
+    """Whether trainer `trainer_id` (this process) is the one that saves: trainer 0
+    without etcd; with RILL_ETCD_ENDPOINTS, the winner of the election under
+    /rill/<job>/saver, tried again at each call so that another trainer takes over once
+    the saver died and its lease expired (rill.distributed.etcd.is_saver)."""
+    from . import etcd
+    return etcd.is_saver(trainer_id)
 
 
 def missing_kernels():

@@ -8,10 +8,13 @@ Paddle 1.x's spellings are accepted too: --server_num, --worker_num, --start_por
 port 0 and read back, all at once so they differ, released just before the processes
 start). Every process runs `python -u SCRIPT ARGS` with Paddle's variables set:
 
-    all       PADDLE_PSERVERS_IP_PORT_LIST, PADDLE_TRAINERS_NUM
+    all       PADDLE_PSERVERS_IP_PORT_LIST, PADDLE_PSERVERS_NUM, PADDLE_TRAINERS_NUM
     pserver   PADDLE_TRAINING_ROLE=TRAINING_ROLE=PSERVER, PADDLE_CURRENT_ENDPOINT,
               PADDLE_PORT, POD_IP
     trainer   PADDLE_TRAINING_ROLE=TRAINING_ROLE=TRAINER, PADDLE_TRAINER_ID, POD_IP
+
+With RILL_ETCD_ENDPOINTS in the launcher's environment, trainers are not given
+PADDLE_PSERVERS_IP_PORT_LIST: they find the pservers in etcd (rill.distributed.env).
 
 Each line a process writes to stdout (stderr) is written whole to the launcher's stdout
 (stderr) after `[pserver.I] ` or `[trainer.I] `; --log_dir also writes each process's
@@ -160,6 +163,7 @@ class Job:
         base.setdefault('RILL_NUM_THREADS', str(threads_per_process(
             args.servers + args.workers)))
         base.update({'PADDLE_PSERVERS_IP_PORT_LIST': ','.join(eps),
+                     'PADDLE_PSERVERS_NUM': str(len(eps)),
                      'PADDLE_TRAINERS_NUM': str(args.workers),
                      'PYTHONUNBUFFERED': '1'})
         self.procs = []
@@ -171,6 +175,9 @@ class Job:
         for i in range(args.workers):
             env = dict(base, PADDLE_TRAINING_ROLE='TRAINER', TRAINING_ROLE='TRAINER',
                        PADDLE_TRAINER_ID=str(i), POD_IP='127.0.0.1')
+            if env.get('RILL_ETCD_ENDPOINTS'):
+                # trainers find the pservers in etcd (rill.distributed.env)
+                del env['PADDLE_PSERVERS_IP_PORT_LIST']
             self.procs.append(_Proc('trainer', i, env, self._log('workerlog', i)))
 
     def _log(self, stem, i):
