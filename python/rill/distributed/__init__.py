@@ -22,7 +22,7 @@ import os
 import re
 
 __all__ = ['DistEnv', 'EnvError', 'env', 'parse_endpoints', 'missing_kernels', 'RUNTIME_OPS',
-           'is_saver', 'fetch_parameters', 'TrainerInfo']
+           'is_saver', 'fetch_parameters', 'trainer_info', 'TrainerInfo']
 
 ROLES = ('TRAINER', 'PSERVER')
 
