@@ -24,6 +24,7 @@ import time
 import numpy as np
 
 import rill as fluid  # a Fluid 1.x script runs with this one change
+from rill.distributed import is_saver
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DIGITS = os.path.join(HERE, '..', 'recognize_digits', 'digits.csv.gz')
@@ -135,17 +136,22 @@ def resume(exe, config, program, tag):
     return step
 
 
-def evaluate_and_save(exe, test_program, acc, prediction, test, save_dir, tag):
-    """Test accuracy of the parameters in this process's scope; writes the inference
-    model to save_dir when given."""
+def evaluate(exe, test_program, acc, test, tag):
+    """Prints the test accuracy of the parameters in this process's scope."""
     a, = exe.run(test_program, feed={'img': test[0], 'label': test[1]}, fetch_list=[acc])
     a = float(a[0])
     print('%s: test accuracy %.4f' % (tag, a), flush=True)
-    if save_dir:
-        fluid.io.save_inference_model(save_dir, ['img'], [prediction], exe,
-                                      main_program=test_program)
-        print('%s: saved the inference model to %s' % (tag, save_dir), flush=True)
     return a
+
+
+def save(exe, test_program, prediction, save_dir, tag, writes=True):
+    """Writes the inference model to save_dir. In a distributed job every trainer calls
+    it: the elected one (rill.distributed.is_saver) writes the pservers' parameters, the
+    others return without writing."""
+    fluid.io.save_inference_model(save_dir, ['img'], [prediction], exe,
+                                  main_program=test_program)
+    if writes:
+        print('%s: saved the inference model to %s' % (tag, save_dir), flush=True)
 
 
 def main():
@@ -156,7 +162,8 @@ def main():
                     help='global batch, divided evenly among the trainers (default 64)')
     ap.add_argument('--lr', type=float, default=0.003, help='Adam learning rate')
     ap.add_argument('--save-dir', default=None, metavar='OUT',
-                    help='trainer 0 (or the local run) writes the inference model here')
+                    help='every trainer saves the inference model here (the elected one '
+                    'writes it), or the local run does')
     ap.add_argument('--local', action='store_true',
                     help='train in this one process on whole batches (no pservers)')
     ap.add_argument('--sync', type=int, choices=[0, 1], default=1,
@@ -190,8 +197,9 @@ def main():
         start = resume(exe, config, main_prog, 'local')
         train(exe, main_prog, loss, train_data, args.steps, args.batch, 0, 1, True,
               start, args.print_losses)
-        evaluate_and_save(exe, test_program, acc, prediction, test_data, args.save_dir,
-                          'local')
+        evaluate(exe, test_program, acc, test_data, 'local')
+        if args.save_dir:
+            save(exe, test_program, prediction, args.save_dir, 'local')
         exe.close()
         return 0
 
@@ -234,8 +242,10 @@ def main():
         print('trainer %d: last loss %.4f' % (trainer_id, last), flush=True)
         if trainer_id == 0:
             # The last step's recv left the trained parameters in this scope.
-            evaluate_and_save(exe, test_program, acc, prediction, test_data,
-                              args.save_dir, 'distributed')
+            evaluate(exe, test_program, acc, test_data, 'distributed')
+        if args.save_dir:  # before exe.close(): the pservers serve until then
+            save(exe, test_program, prediction, args.save_dir, 'distributed',
+                 writes=is_saver(trainer_id))
     finally:
         exe.close()  # tells the pservers this trainer is done
     return 0

@@ -8,6 +8,7 @@ running. The C copy is cached per program version; every edit bumps the version.
 import collections
 import contextlib
 import copy
+import weakref
 
 import numpy as np
 
@@ -772,6 +773,9 @@ class Program(object):
         p = Program.__new__(Program)
         p._init_from(copy.deepcopy(self.desc))
         p.random_seed = self.random_seed
+        # a clone of a transpiled trainer's program saves as that trainer does
+        # (rill.distributed.trainer_info follows this back)
+        p._rill_clone_of = weakref.ref(self)
         if getattr(self, '_data_loaders', None):
             p._data_loaders = list(self._data_loaders)  # the clone reads from them too
         # Parameters keep their Python-side attributes.

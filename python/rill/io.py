@@ -1,11 +1,22 @@
 """Saving and loading (Fluid 1.x's fluid.io) in Paddle's layouts (FORMATS.md section 3):
 one tensor-stream file per variable, or one combined file in sorted name order; an
 inference model is a pruned program with feed/fetch ops in `__model__` plus its
-persistable variables. Files are written crash-safely by C."""
+persistable variables. Files are written crash-safely by C.
+
+In a trainer of a distributed job (a program from DistributeTranspiler.get_trainer_program,
+the program it was transpiled from, or a clone of either), save_inference_model,
+save_persistables and save_params may be called by every trainer: only the one
+rill.distributed.is_saver elects writes, the others return without writing. It first
+receives the pservers' parameters (and for save_persistables the optimizer state, whole)
+into its scope, then writes into a hidden sibling directory, fsyncs it and renames it
+into place, so a reader sees the old directory or the new one, never part of one."""
 
 import collections
+import contextlib
 import numbers
 import os
+import shutil
+import tempfile
 import warnings
 
 from . import core, proto
@@ -56,11 +67,89 @@ def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
     program._c().save_vars(_scope(executor)._c, dirname, names, filename)
 
 
+def _fsync(path, directory=False):
+    fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def _atomic_dir(where, dirname):
+    """Yields a hidden temporary sibling of `dirname` holding a copy of what `dirname`
+    holds now; when the body returns, fsyncs every file and directory in it and renames
+    it to `dirname` (an existing `dirname` is renamed aside first and removed after). On
+    an error the temporary directory is removed and `dirname` is left as it was."""
+    target = os.path.abspath(os.fspath(dirname))
+    parent, base = os.path.split(target)
+    if not base:
+        raise error_class('INVALID_ARGUMENT')("%s: '%s' is not a directory name"
+                                              % (where, dirname))
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix='.%s.saving-' % base, dir=parent)
+    try:
+        if os.path.isdir(target):
+            shutil.copytree(target, tmp, dirs_exist_ok=True)
+        yield tmp
+        for root, dirs, files in os.walk(tmp):
+            for f in files:
+                _fsync(os.path.join(root, f))
+            _fsync(root, directory=True)
+        aside = None
+        if os.path.lexists(target):
+            aside = tempfile.mkdtemp(prefix='.%s.replaced-' % base, dir=parent)
+            os.rename(target, aside)  # onto the empty directory just made
+        os.rename(tmp, target)
+        tmp = None
+        _fsync(parent, directory=True)
+        if aside is not None:
+            shutil.rmtree(aside, ignore_errors=True)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _trainer(main_program):
+    """The distributed trainer that main_program (default: the default main program)
+    belongs to, or None in a local run."""
+    from .distributed import trainer_info
+    return trainer_info(main_program or default_main_program())
+
+
+def _save_distributed(where, info, executor, dirname, state, write):
+    """The elected trainer's save: the pservers' values into the scope, then `write(dir)`
+    into a directory renamed into place. The others return False without writing."""
+    from . import distributed
+    if not distributed.is_saver(info.trainer_id):
+        return False
+    scope = _scope(executor)
+    distributed.fetch_parameters(executor, info.program, scope)
+    if state:
+        distributed._fetch_state(executor, info, scope)
+    with _atomic_dir(where, dirname) as tmp:
+        write(tmp)
+    return True
+
+
 def save_params(executor, dirname, main_program=None, filename=None):
+    info = _trainer(main_program)
+    if info is not None:
+        _save_distributed('save_params', info, executor, dirname, False,
+                          lambda d: save_vars(executor, d, main_program, None, is_parameter,
+                                              filename))
+        return
     save_vars(executor, dirname, main_program, None, is_parameter, filename)
 
 
 def save_persistables(executor, dirname, main_program=None, filename=None):
+    info = _trainer(main_program)
+    if info is not None:
+        # the optimizer state lives on the pservers too: it is fetched whole
+        _save_distributed('save_persistables', info, executor, dirname, True,
+                          lambda d: save_vars(executor, d, main_program, None,
+                                              is_persistable, filename))
+        return
     save_vars(executor, dirname, main_program, None, is_persistable, filename)
 
 
@@ -132,13 +221,21 @@ def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_
         raise error_class('INVALID_ARGUMENT')(
             "save_inference_model: model_filename '%s' must be a relative name inside '%s'"
             % (model_filename, dirname))
+    info = _trainer(main_program)
     program, names = _inference_program(feeded_var_names, target_vars, main_program)
-    os.makedirs(dirname, exist_ok=True)
-    model_path = os.path.join(dirname, model_filename)
-    os.makedirs(os.path.dirname(model_path), exist_ok=True)
-    program._c().save(model_path)
-    if not program_only:
-        save_persistables(executor, dirname, program, params_filename)
+
+    def write(d):
+        os.makedirs(d, exist_ok=True)
+        model_path = os.path.join(d, model_filename)
+        os.makedirs(os.path.dirname(model_path), exist_ok=True)
+        program._c().save(model_path)
+        if not program_only:
+            save_vars(executor, d, program, None, is_persistable, params_filename)
+
+    if info is not None:
+        _save_distributed('save_inference_model', info, executor, dirname, False, write)
+    else:
+        write(dirname)
     return names
 
 

@@ -17,12 +17,19 @@ when PADDLE_PSERVERS_IP_PORT_LIST is absent env() waits (RILL_ETCD_WAIT_MS, defa
 `is_saver(trainer_id)` tells which trainer saves.
 
 `python -m rill.distributed.launch` starts a local job with these set (see launch.py).
+
+Saving in a distributed job (doc/design/distributed.md): a trainer's fluid.io saves go
+through `is_saver(trainer_id)`, the one trainer elected to write, which first brings the
+pservers' parameters (and, for save_persistables, the optimizer state) into its scope;
+`fetch_parameters(executor, trainer_program)` is that parameter fetch.
 """
 import collections
+import copy
 import os
+import re
 
-__all__ = ['DistEnv', 'EnvError', 'env', 'is_saver', 'parse_endpoints', 'missing_kernels',
-           'RUNTIME_OPS']
+__all__ = ['DistEnv', 'EnvError', 'env', 'parse_endpoints', 'missing_kernels', 'RUNTIME_OPS',
+           'is_saver', 'fetch_parameters', 'trainer_info', 'TrainerInfo']
 
 ROLES = ('TRAINER', 'PSERVER')
 
@@ -170,19 +177,189 @@ def missing_kernels():
     return missing
 
 
+# ------------------------------------------------------------- saving in a job ----
+
+class TrainerInfo(object):
+    """What a transpiled trainer's programs carry for saving (`program._rill_dist`, set by
+    DistributeTranspiler.get_trainer_program on the trainer program and on the program it
+    was transpiled from): trainer_id, trainers, endpoints, the trainer `program` (its
+    recv / concat ops say where each parameter lives), and the pserver programs, read
+    when the optimizer state is fetched."""
+
+    def __init__(self, trainer_id, trainers, endpoints, program, origin, pserver_programs):
+        self.trainer_id = trainer_id
+        self.trainers = trainers
+        self.endpoints = list(endpoints)
+        self.program = program
+        self._origin = origin
+        self._pserver_programs = dict(pserver_programs)  # endpoint -> ProgramDesc bytes
+        self._state = None
+
+    def state_layout(self):
+        """{state variable: [(name on the pserver, endpoint, dims there), ...]} for the
+        optimizer state and learning rates of the origin program's optimizer ops, blocks
+        in row order; a list whose dims all equal the variable's are copies of it."""
+        if self._state is None:
+            self._state = _state_layout(self._origin, self._pserver_programs)
+        return self._state
+
+
+def _mark_trainer(trainer_program, transpiler):
+    info = TrainerInfo(transpiler.trainer_id, transpiler.trainer_num,
+                       transpiler.pserver_endpoints, trainer_program,
+                       transpiler.origin_program,
+                       {ep: v[0] for ep, v in transpiler._pservers.items()})
+    trainer_program._rill_dist = info
+    transpiler.origin_program._rill_dist = info
+    return info
+
+
+def trainer_info(program):
+    """The TrainerInfo of a transpiled trainer's program, of the program it was
+    transpiled from, or of a clone of either (followed through clone()); None for a
+    program of a local run."""
+    seen = 0
+    while program is not None and seen < 64:
+        info = getattr(program, '_rill_dist', None)
+        if info is not None:
+            return info
+        ref = getattr(program, '_rill_clone_of', None)
+        program = ref() if ref is not None else None
+        seen += 1
+    return None
+
+
+def _copy_var(src_block, dst_block, name, persistable=None):
+    from ..framework import Variable
+    if name in dst_block.vars:
+        return
+    vd = copy.deepcopy(src_block.var(name).desc)
+    if persistable is not None:
+        vd['persistable'] = persistable
+    dst_block.desc['vars'].append(vd)
+    dst_block.vars[name] = Variable(dst_block, vd)
+
+
+def _fetch_program(trainer_program):
+    """A program of the trainer program's `recv` ops (read at once, without barriers) and
+    the `concat` ops that rebuild each cut parameter from the blocks received."""
+    from .. import core
+    from ..framework import Program
+    src = trainer_program.global_block()
+    recvs = [op for op in src.ops if op.type == 'recv']
+    if not recvs:
+        raise core.error_class('INVALID_ARGUMENT')(
+            'fetch_parameters: the program has no recv op: it is not a trainer program '
+            'of DistributeTranspiler.get_trainer_program')
+    received = set()
+    prog = Program()
+    dst = prog.global_block()
+    for op in recvs:
+        outs = op.output('Out')
+        for n in outs:
+            _copy_var(src, dst, n)
+        received.update(outs)
+        dst.append_op('recv', outputs={'Out': outs},
+                      attrs={'epmap': list(op.attr('epmap')),
+                             'trainer_id': int(op.attr('trainer_id') or 0),
+                             'varnames': list(op.attr('varnames') or []),
+                             'with_barrier': False}, infer_shape=False)
+    for op in src.ops:
+        if op.type == 'concat' and op.input('X') and set(op.input('X')) <= received:
+            for n in op.output('Out'):
+                _copy_var(src, dst, n)
+            dst.append_op('concat', inputs={'X': op.input('X')},
+                          outputs={'Out': op.output('Out')},
+                          attrs={'axis': int(op.attr('axis') or 0)}, infer_shape=False)
+    return prog
+
+
 def fetch_parameters(executor, trainer_program, scope=None):
-    """Receives the current parameters of a transpiled trainer program from its pservers
-    into `scope` (default: the global scope): the program's `recv` ops and the `concat`
-    ops that join each parameter's blocks, run alone. A pserver answers a trainer that
-    is between steps at once."""
-    p = trainer_program.clone()
-    blk = p.global_block()
-    for i in reversed(range(len(blk.ops))):
-        op = blk.ops[i]
-        keep = op.type == 'recv' or (op.type == 'concat' and (op.attr('op_role') or 0) & 8)
-        if not keep:
-            blk._remove_op(i)
-    if not blk.ops:
-        raise ValueError('fetch_parameters: the program has no recv op: it is not a '
-                         'transpiled trainer program')
-    executor.run(p, scope=scope)
+    """Receives the current parameters from the pservers into `scope` (default: the
+    global scope): runs the trainer program's `recv` ops, without barriers (a pserver
+    answers a trainer between rounds at once), and the `concat` ops that join each cut
+    parameter's blocks. Returns the names of the parameters written."""
+    from ..executor import global_scope
+    prog = _fetch_program(trainer_program)
+    executor.run(prog, scope=scope if scope is not None else global_scope())
+    blk = prog.global_block()
+    return sorted(n for n, v in blk.vars.items() if v.persistable)
+
+
+_BLOCK = re.compile(r'^(.*)\.block(\d+)$')
+
+
+def _state_layout(origin, pserver_programs):
+    from ..framework import Program, OpRole
+    whole = {}  # (param, slot) -> state variable in the origin program
+    for op in origin.global_block().ops:
+        if not (int(op.attr('op_role') or 0) & OpRole.Optimize):
+            continue
+        if not {'Param', 'Grad', 'LearningRate'} <= set(op.input_names) or not op.input('Param'):
+            continue
+        p = op.input('Param')[0]
+        for slot in op.input_names:
+            if slot not in ('Param', 'Grad') and op.input(slot):
+                whole[(p, slot)] = op.input(slot)[0]
+    params = {p for p, _ in whole}
+    parts = {}  # state -> {(param, block): (name there, endpoint, dims)}
+    for ep, data in pserver_programs.items():
+        ps = Program.parse_from_string(data)
+        b0 = ps.global_block()
+        for blk in ps.blocks[1:]:
+            for op in blk.ops:
+                if 'Param' not in op.input_names or not op.input('Param'):
+                    continue
+                pb = op.input('Param')[0]
+                m = _BLOCK.match(pb)
+                p, k = (pb, 0) if pb in params or not m else (m.group(1), int(m.group(2)))
+                for slot in op.input_names:
+                    v = whole.get((p, slot))
+                    if v is None or not op.input(slot):
+                        continue
+                    there = op.input(slot)[0]
+                    dims = tuple(b0.var(there).shape) if b0.has_var(there) else None
+                    parts.setdefault(v, {})[(p, k)] = (there, ep, dims)
+    return {v: [d[key] for key in sorted(d, key=lambda pk: (pk[1], pk[0]))]
+            for v, d in parts.items()}
+
+
+def _state_program(info):
+    """recv (+ concat) ops bringing each optimizer state variable the trainer program
+    declares, whole, from the pservers: a variable cut like its parameter is joined from
+    its blocks in row order; one copied per block (Adam's beta powers, the learning rate)
+    is read once."""
+    from ..framework import Program
+    src = info.program.global_block()
+    prog = Program()
+    dst = prog.global_block()
+    tid = int(info.trainer_id)
+    for v, blocks in sorted(info.state_layout().items()):
+        if not src.has_var(v):
+            continue
+        dims = tuple(src.var(v).shape)
+        _copy_var(src, dst, v, persistable=True)
+        if len(blocks) == 1 or all(b[2] == dims for b in blocks):
+            there, ep, _ = blocks[0]
+            dst.append_op('recv', outputs={'Out': [v]},
+                          attrs={'epmap': [ep], 'trainer_id': tid, 'varnames': [there],
+                                 'with_barrier': False}, infer_shape=False)
+            continue
+        names = []
+        for there, ep, bdims in blocks:
+            dst.create_var(name=there, shape=list(bdims), dtype=src.var(v).dtype)
+            names.append(there)
+        dst.append_op('recv', outputs={'Out': names},
+                      attrs={'epmap': [b[1] for b in blocks], 'trainer_id': tid,
+                             'with_barrier': False}, infer_shape=False)
+        dst.append_op('concat', inputs={'X': names}, outputs={'Out': [v]},
+                      attrs={'axis': 0}, infer_shape=False)
+    return prog
+
+
+def _fetch_state(executor, info, scope=None):
+    """Brings the optimizer state from the pservers into `scope` (default: global)."""
+    from ..executor import global_scope
+    prog = _state_program(info)
+    if prog.global_block().ops:
+        executor.run(prog, scope=scope if scope is not None else global_scope())

@@ -1,7 +1,7 @@
 """Starts a local parameter-server job: N pservers and M trainers running one script.
 
     python -m rill.distributed.launch --servers 2 --workers 2 [--started_port P]
-        [--log_dir D] [--server_grace S] SCRIPT [ARGS...]
+        [--log_dir D] [--server_grace S] [--max-restarts N] SCRIPT [ARGS...]
 
 Paddle 1.x's spellings are accepted too: --server_num, --worker_num, --start_port,
 --endpoints. Without a port, each pserver gets a free port on 127.0.0.1 (bound to
@@ -21,8 +21,18 @@ Each line a process writes to stdout (stderr) is written whole to the launcher's
 lines to D/serverlog.I and D/workerlog.I, as Paddle's launcher names them.
 
 Exit status: 0 when every trainer exits 0 and then every pserver exits 0. The first
-process to fail (non-zero, or killed: 128 + signal) gives the status, and the others are
-stopped: SIGTERM to each process group, SIGKILL after --kill_grace seconds. Pservers
+process to fail (non-zero, or killed: 128 + signal) gives the status; the launcher
+names it, with its exit status or the signal's name ("trainer.1 (pid 1234) was killed
+by SIGKILL", "pserver.0 (pid 99) exited with status 3"), and stops the others: SIGTERM
+to each process group, SIGKILL after --kill_grace seconds.
+
+Restarts: with --max-restarts N (default 0), a job in which a process failed is started
+again, whole (every pserver and trainer, the same endpoints: ZeroMQ binds with
+SO_REUSEADDR), up to N times; "restarting the job (restart k of N)" is printed, and every
+process of attempt k gets RILL_RESTART_COUNT=k (0 on the first). The processes resume
+from their own checkpoints; the launcher only restarts them. --log_dir files are
+appended to on a restart. The status is the last attempt's. A hung pserver (below) and a
+signal to the launcher are not restarted. Pservers
 still running --server_grace seconds after the last trainer finished are stopped and
 named, and the status is 1. SIGINT or SIGTERM to the launcher stops every process and
 gives 128 + the signal. Bad arguments give 2.
@@ -91,6 +101,9 @@ def _parser():
     p.add_argument('--kill_grace', type=float, default=KILL_GRACE_S,
                    help='seconds between SIGTERM and SIGKILL when stopping (default %g)'
                    % KILL_GRACE_S)
+    p.add_argument('--max-restarts', '--max_restarts', dest='max_restarts', type=int,
+                   default=0, help='restart the whole job up to N times when a process '
+                   'fails (default 0)')
     p.add_argument('training_script', help='the script every process runs')
     p.add_argument('training_script_args', nargs=argparse.REMAINDER,
                    help='arguments passed to the script')
@@ -105,6 +118,8 @@ def _check(p, a):
     if a.servers > 1024 or a.workers > 1024:
         p.error('--servers and --workers must be at most 1024, got %d and %d'
                 % (a.servers, a.workers))
+    if a.max_restarts < 0:
+        p.error('--max-restarts must not be negative, got %d' % a.max_restarts)
     if a.server_grace < 0 or a.kill_grace < 0:
         p.error('--server_grace and --kill_grace must not be negative')
     if not os.path.isfile(a.training_script):
@@ -131,6 +146,16 @@ def _check(p, a):
 
 def _exit_code(rc):
     return 128 - rc if rc < 0 else rc
+
+
+def _how(rc):
+    """How a process ended, from Popen's returncode (negative: the signal)."""
+    if rc >= 0:
+        return 'exited with status %d' % rc
+    try:
+        return 'was killed by %s' % signal.Signals(-rc).name
+    except ValueError:
+        return 'was killed by signal %d' % -rc
 
 
 class _Proc:
@@ -166,19 +191,27 @@ class Job:
                      'PADDLE_PSERVERS_NUM': str(len(eps)),
                      'PADDLE_TRAINERS_NUM': str(args.workers),
                      'PYTHONUNBUFFERED': '1'})
-        self.procs = []
-        for i, ep in enumerate(eps):
+        self.base, self.eps = base, eps
+        self.restart = 0
+        self.procs = self._make_procs(0)
+
+    def _make_procs(self, restart):
+        """The processes of attempt `restart` (0 first), not started yet."""
+        base = dict(self.base, RILL_RESTART_COUNT=str(restart))
+        procs = []
+        for i, ep in enumerate(self.eps):
             host, _, port = ep.rpartition(':')
             env = dict(base, PADDLE_TRAINING_ROLE='PSERVER', TRAINING_ROLE='PSERVER',
                        PADDLE_CURRENT_ENDPOINT=ep, PADDLE_PORT=port, POD_IP=host)
-            self.procs.append(_Proc('pserver', i, env, self._log('serverlog', i)))
-        for i in range(args.workers):
+            procs.append(_Proc('pserver', i, env, self._log('serverlog', i)))
+        for i in range(self.args.workers):
             env = dict(base, PADDLE_TRAINING_ROLE='TRAINER', TRAINING_ROLE='TRAINER',
                        PADDLE_TRAINER_ID=str(i), POD_IP='127.0.0.1')
             if env.get('RILL_ETCD_ENDPOINTS'):
                 # trainers find the pservers in etcd (rill.distributed.env)
                 del env['PADDLE_PSERVERS_IP_PORT_LIST']
-            self.procs.append(_Proc('trainer', i, env, self._log('workerlog', i)))
+            procs.append(_Proc('trainer', i, env, self._log('workerlog', i)))
+        return procs
 
     def _log(self, stem, i):
         d = self.args.log_dir
@@ -215,7 +248,7 @@ class Job:
         cmd = [sys.executable, '-u', self.args.training_script] + \
             list(self.args.training_script_args)
         if proc.log_path:
-            proc.log = open(proc.log_path, 'wb')
+            proc.log = open(proc.log_path, 'ab' if self.restart else 'wb')
         proc.popen = subprocess.Popen(cmd, env=proc.env, stdin=subprocess.DEVNULL,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                       start_new_session=True)
@@ -266,24 +299,41 @@ class Job:
             for s in (signal.SIGINT, signal.SIGTERM):
                 old[s] = signal.signal(s, self._on_signal)
         try:
-            return self._run()
+            while True:
+                try:
+                    code, failed = self._run()
+                finally:
+                    self._drain()
+                if not failed or self.restart >= self.args.max_restarts or \
+                        self.stop_signal is not None:
+                    return code
+                self.restart += 1
+                self.say('restarting the job (restart %d of %d)'
+                         % (self.restart, self.args.max_restarts))
+                self.exits = queue.Queue()
+                self.procs = self._make_procs(self.restart)
         finally:
             for s, h in old.items():
                 signal.signal(s, h)
-            for p in self.procs:
-                for t in p.readers:
-                    t.join(2.0)
-                if p.log:
-                    p.log.close()
+
+    def _drain(self):
+        """Waits for the output of the attempt's processes and closes their logs."""
+        for p in self.procs:
+            for t in p.readers:
+                t.join(2.0)
+            if p.log:
+                p.log.close()
+                p.log = None
 
     def _run(self):
+        """One attempt: (status, whether a process failed and a restart may help)."""
         try:
             for p in self.procs:
                 self._start(p)
         except OSError as e:
             self.say('cannot start %s: %s' % (p.name, e))
             self.stop(self.procs)
-            return 1
+            return 1, False
         for i in range(len(self.procs)):
             threading.Thread(target=self._wait, args=(i,), daemon=True).start()
         self.say('started %d pservers (%s) and %d trainers'
@@ -297,7 +347,7 @@ class Job:
             if self.stop_signal is not None:
                 self.say('received signal %d; stopping every process' % self.stop_signal)
                 self.stop([self.procs[i] for i in running])
-                return 128 + self.stop_signal
+                return 128 + self.stop_signal, False
             try:
                 # a bounded wait keeps signals serviced promptly
                 item = self.exits.get(timeout=0.1 if timeout is None else min(timeout, 0.1))
@@ -308,22 +358,21 @@ class Job:
                              'stopping' % (', '.join('%s (pid %d)' % (p.name, p.popen.pid)
                                                       for p in hung), self.args.server_grace))
                     self.stop(hung)
-                    return 1
+                    return 1, False
                 continue
             i, rc = item
             running.discard(i)
             p = self.procs[i]
             if rc != 0:
-                code = _exit_code(rc)
-                how = 'was killed by signal %d' % -rc if rc < 0 else 'exited with %d' % rc
-                self.say('%s (pid %d) %s; stopping the others' % (p.name, p.popen.pid, how))
+                self.say('%s (pid %d) %s; stopping the others'
+                         % (p.name, p.popen.pid, _how(rc)))
                 self.stop([self.procs[j] for j in running])
-                return code
+                return _exit_code(rc), True
             if p.role == 'trainer':
                 trainers_left -= 1
                 if trainers_left == 0:
                     grace_end = time.monotonic() + self.args.server_grace
-        return 0
+        return 0, False
 
 
 def main(argv=None):

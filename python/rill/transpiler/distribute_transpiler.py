@@ -135,8 +135,14 @@ class DistributeTranspiler(object):
         return self._pservers[endpoint]
 
     def get_trainer_program(self, wait_port=True):
+        """The trainer program. It and the program transpiled (with its clones) are
+        marked as this trainer's, so fluid.io saves from them are the elected trainer's
+        alone (rill.distributed.is_saver) and hold the pservers' values."""
         self._need()
-        return _program(self._trainer, self._seed)
+        p = _program(self._trainer, self._seed)
+        from ..distributed import _mark_trainer
+        _mark_trainer(p, self)
+        return p
 
     def get_pserver_program(self, endpoint):
         return _program(self._ep(endpoint)[0], self._seed)
