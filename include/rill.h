@@ -812,6 +812,36 @@ RILL_API rill_status *rill_checkpoint_list_get(const rill_checkpoint_list *list,
                                                rill_checkpoint_info *out);
 RILL_API void rill_checkpoint_list_destroy(rill_checkpoint_list *list);
 
+/* The cluster snapshots of a parameter-server job's checkpoint directory
+ * (doc/design/cluster-checkpoint.md), newest first, every part verified. */
+typedef struct rill_cluster_list rill_cluster_list;
+typedef struct rill_cluster_snapshot_info {
+  int64_t step;
+  int64_t time_unix_ns; /* the newest part's snapshot time (0: unknown) */
+  uint64_t bytes;       /* the tensors of the parts that verified */
+  bool has_manifest;    /* DIR/snapshot_<step> exists (every part was committed) */
+  bool complete;        /* the manifest and every part verify: recovery may use it */
+  const char *problem;  /* why it does not count; NULL when complete */
+  size_t num_parts;
+  int32_t pservers, trainers; /* the job's shape, from the newest manifest */
+} rill_cluster_snapshot_info;
+typedef struct rill_cluster_part_info {
+  const char *name; /* "pserver_<i>" / "trainer_<t>" */
+  bool present;
+  const char *problem; /* NULL: verified (or, without a manifest, not checked) */
+} rill_cluster_part_info;
+
+/* Whether DIR holds cluster snapshots (a snapshot manifest or a part directory). */
+RILL_API bool rill_cluster_dir_is_cluster(const char *dir);
+RILL_API rill_status *rill_cluster_list_dir(const char *dir, rill_cluster_list **out);
+RILL_API size_t rill_cluster_list_count(const rill_cluster_list *list);
+/* Strings stay valid until the list is destroyed. */
+RILL_API rill_status *rill_cluster_list_get(const rill_cluster_list *list, size_t i,
+                                            rill_cluster_snapshot_info *out);
+RILL_API rill_status *rill_cluster_list_part(const rill_cluster_list *list, size_t i, size_t j,
+                                             rill_cluster_part_info *out);
+RILL_API void rill_cluster_list_destroy(rill_cluster_list *list);
+
 /* What an executor's checkpoint ops did for one directory. */
 typedef struct rill_checkpoint_stats {
   uint64_t saved;   /* committed */

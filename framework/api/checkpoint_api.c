@@ -384,3 +384,61 @@ rill_status *rill_executor_set_rng_state(rill_executor *executor, const uint64_t
   memcpy(executor->device.rng.s, state, 4 * sizeof *state);
   return NULL;
 }
+
+/* ---- cluster snapshot listings ---- */
+
+struct rill_cluster_list {
+  rill_cluster_listing l;
+};
+
+bool rill_cluster_dir_is_cluster(const char *dir) { return dir && rill_cluster_dir_is_cluster_impl(dir); }
+
+rill_status *rill_cluster_list_dir(const char *dir, rill_cluster_list **out) {
+  if (!dir || !out) return rill_error(RILL_INVALID_ARGUMENT, "rill_cluster_list_dir: NULL argument");
+  rill_cluster_list *l = rill_calloc(1, sizeof *l);
+  if (!l) return rill_oom();
+  rill_status *st = rill_cluster_scan(dir, &l->l);
+  if (st) {
+    rill_free(l);
+    return st;
+  }
+  *out = l;
+  return NULL;
+}
+
+size_t rill_cluster_list_count(const rill_cluster_list *list) { return list ? list->l.n : 0; }
+
+rill_status *rill_cluster_list_get(const rill_cluster_list *list, size_t i,
+                                   rill_cluster_snapshot_info *out) {
+  if (!list || !out || i >= list->l.n)
+    return rill_error(RILL_OUT_OF_RANGE, "rill_cluster_list_get: index %zu of %zu", i,
+                      list ? list->l.n : 0);
+  const rill_cluster_entry *e = &list->l.items[i];
+  out->step = e->step;
+  out->time_unix_ns = e->time_ns;
+  out->bytes = e->bytes;
+  out->has_manifest = e->has_manifest;
+  out->complete = e->complete;
+  out->problem = e->problem ? rill_status_message(e->problem) : NULL;
+  out->num_parts = e->nparts;
+  out->pservers = list->l.shape.pservers;
+  out->trainers = list->l.shape.trainers;
+  return NULL;
+}
+
+rill_status *rill_cluster_list_part(const rill_cluster_list *list, size_t i, size_t j,
+                                    rill_cluster_part_info *out) {
+  if (!list || !out || i >= list->l.n || j >= list->l.items[i].nparts)
+    return rill_error(RILL_OUT_OF_RANGE, "rill_cluster_list_part: no part %zu of snapshot %zu", j, i);
+  const rill_cluster_part_state *p = &list->l.items[i].parts[j];
+  out->name = p->name;
+  out->present = p->present;
+  out->problem = p->problem ? rill_status_message(p->problem) : NULL;
+  return NULL;
+}
+
+void rill_cluster_list_destroy(rill_cluster_list *list) {
+  if (!list) return;
+  rill_cluster_listing_clear(&list->l);
+  rill_free(list);
+}

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "framework/base/alloc.h"
+#include "rill.h"
 #include "framework/io/crc32c.h"
 #include "framework/io/file.h"
 #include "framework/io/stream.h"
@@ -214,7 +215,17 @@ rill_status *rill_cluster_commit_part(const char *dir, const rill_cluster_shape 
   bool wrote = false;
   if (!st) rill_ckpt_crash_point(partdir, "part", k);
   if (!st) st = complete_snapshot(dir, shape, k, &wrote);
-  if (!st && wrote) rill_ckpt_crash_point(partdir, "snapshot", k);
+  if (!st && wrote) {
+    rill_ckpt_crash_point(partdir, "snapshot", k);
+    /* With etcd, the job's record of complete snapshots (a failure to record is logged:
+     * the manifest on disk is what recovery reads). */
+    if (rill_coord_enabled()) {
+      rill_status *note = rill_coord_note_snapshot(k);
+      if (note) fprintf(stderr, "rill: snapshot %" PRId64 " not recorded in etcd: %s\n", k,
+                        rill_status_message(note));
+      rill_status_destroy(note);
+    }
+  }
   if (!st) st = retain(dir, partdir, keep);
   if (!st && completed) *completed = wrote;
   rill_free(partdir);
@@ -507,7 +518,7 @@ static rill_status *all_steps(const char *dir, int64_t **out, size_t *nout,
   return NULL;
 }
 
-bool rill_cluster_dir_is_cluster(const char *dir) {
+bool rill_cluster_dir_is_cluster_impl(const char *dir) {
   int64_t *steps = NULL;
   size_t n = 0;
   char(*parts)[32] = NULL;
@@ -521,7 +532,7 @@ bool rill_cluster_dir_is_cluster(const char *dir) {
   return n > 0 || np > 0;
 }
 
-rill_status *rill_cluster_list(const char *dir, rill_cluster_listing *out) {
+rill_status *rill_cluster_scan(const char *dir, rill_cluster_listing *out) {
   memset(out, 0, sizeof *out);
   int64_t *steps;
   size_t n;

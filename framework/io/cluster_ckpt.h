@@ -72,9 +72,9 @@ typedef struct rill_cluster_listing {
 } rill_cluster_listing;
 
 /* Whether DIR holds cluster snapshots (a snapshot manifest or a part directory). */
-bool rill_cluster_dir_is_cluster(const char *dir);
+bool rill_cluster_dir_is_cluster_impl(const char *dir);
 /* Lists every snapshot of DIR, verifying every part of each. */
-rill_status *rill_cluster_list(const char *dir, rill_cluster_listing *out);
+rill_status *rill_cluster_scan(const char *dir, rill_cluster_listing *out);
 void rill_cluster_listing_clear(rill_cluster_listing *l);
 
 /* Recovery: the newest complete snapshot whose shape is `shape`, *step = -1 when none.

@@ -198,9 +198,9 @@ Test(cluster_ckpt, listing_shows_parts_present_and_verified) {
   commit_all(1, 0);
   commit(RILL_CLUSTER_PSERVER, 0, 2, 0);
   damage("pserver_1/checkpoint_1/w", false);
-  cr_assert(rill_cluster_dir_is_cluster(root));
+  cr_assert(rill_cluster_dir_is_cluster_impl(root));
   rill_cluster_listing l;
-  OK(rill_cluster_list(root, &l));
+  OK(rill_cluster_scan(root, &l));
   cr_assert_eq(l.n, 2);
   cr_assert_eq(l.items[0].step, 2);
   cr_assert_not(l.items[0].has_manifest);
@@ -227,5 +227,5 @@ Test(cluster_ckpt, bad_shapes_and_ranks_are_errors) {
   cr_assert_not_null(st);
   cr_assert(strstr(rill_status_message(st), "trainer rank 2"), "%s", rill_status_message(st));
   rill_status_destroy(st);
-  cr_assert_not(rill_cluster_dir_is_cluster(root));
+  cr_assert_not(rill_cluster_dir_is_cluster_impl(root));
 }

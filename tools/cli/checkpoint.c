@@ -1,4 +1,5 @@
-/* `rill checkpoint ls DIR`: a directory's checkpoints, newest first, each verified. */
+/* `rill checkpoint ls DIR`: a directory's checkpoints, newest first, each verified; for a
+ * parameter-server job's directory, its cluster snapshots and their parts. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -35,9 +36,53 @@ static void print_info(const rill_checkpoint_info *info) {
            info->problem);
 }
 
+/* A parameter-server job's directory: its snapshots, with each part's state. */
+static int cluster_ls(const char *dir) {
+  rill_cluster_list *list;
+  rill_status *st = rill_cluster_list_dir(dir, &list);
+  if (st) return fail(st);
+  size_t n = rill_cluster_list_count(list), complete = 0;
+  rill_cluster_snapshot_info info = {0};
+  if (n) rill_status_destroy(rill_cluster_list_get(list, 0, &info));
+  printf("%zu cluster snapshot%s in %s (%d pservers, %d trainers)\n", n, n == 1 ? "" : "s", dir,
+         (int)info.pservers, (int)info.trainers);
+  if (n) printf("%-12s %-20s %10s  %s\n", "STEP", "TIME (UTC)", "SIZE", "STATUS");
+  for (size_t i = 0; i < n; i++) {
+    if ((st = rill_cluster_list_get(list, i, &info))) {
+      rill_cluster_list_destroy(list);
+      return fail(st);
+    }
+    char when[32] = "-", size[32];
+    if (info.time_unix_ns > 0) {
+      time_t t = (time_t)(info.time_unix_ns / 1000000000);
+      struct tm tm;
+      if (gmtime_r(&t, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    }
+    human_size(info.bytes, size, sizeof size);
+    complete += info.complete;
+    printf("%-12lld %-20s %10s  %s\n", (long long)info.step, when, size,
+           info.complete ? "complete" : info.has_manifest ? "damaged" : "incomplete");
+    for (size_t j = 0; j < info.num_parts; j++) {
+      rill_cluster_part_info part;
+      if (rill_cluster_list_part(list, i, j, &part)) continue;
+      const char *state = !part.present ? "missing"
+                          : part.problem ? "damaged"
+                          : info.has_manifest ? "verified"
+                                              : "present";
+      printf("    %-14s %s%s%s\n", part.name, state, part.problem ? ": " : "",
+             part.problem && part.present ? part.problem : "");
+    }
+    if (!info.complete && info.problem) printf("    why: %s\n", info.problem);
+  }
+  if (n && !complete) printf("no complete snapshot: a restarted job starts from step 0\n");
+  rill_cluster_list_destroy(list);
+  return EXIT_OK;
+}
+
 static int checkpoint_ls(const char *dir) {
   if (!path_is_dir(dir))
     return fail(rill_status_create(RILL_NOT_FOUND, "'%s' is not a directory", dir));
+  if (rill_cluster_dir_is_cluster(dir)) return cluster_ls(dir);
   rill_checkpoint_list *list;
   rill_status *st = rill_checkpoint_list_dir(dir, &list);
   if (st) return fail(st);
