@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -228,4 +230,50 @@ Test(cluster_ckpt, bad_shapes_and_ranks_are_errors) {
   cr_assert(strstr(rill_status_message(st), "trainer rank 2"), "%s", rill_status_message(st));
   rill_status_destroy(st);
   cr_assert_not(rill_cluster_dir_is_cluster_impl(root));
+}
+
+/* One part of `floats` values; the status of the commit (not asserted). */
+static rill_status *commit_big(rill_cluster_role role, int32_t rank, int64_t k, size_t floats) {
+  rill_ckpt_snapshot s;
+  rill_ckpt_snapshot_init(&s);
+  rill_tensor t;
+  rill_tensor_init(&t);
+  rill_dims d = {.n = 1, .d = {(int64_t)floats}};
+  OK(rill_tensor_alloc(&t, RILL_DTYPE_FP32, &d));
+  float *p = rill_tensor_ptr(&t);
+  for (size_t i = 0; i < floats; i++) p[i] = (float)(k + (int64_t)i);
+  const char *names[] = {"w"};
+  const rill_tensor *ts[] = {&t};
+  OK(rill_ckpt_snapshot_take(&s, names, ts, 1, SIZE_MAX));
+  s.step = k;
+  rill_status *st = rill_cluster_commit_part(root, &SHAPE, role, rank, &s, 2, NULL, NULL);
+  rill_ckpt_snapshot_clear(&s);
+  rill_tensor_clear(&t);
+  return st;
+}
+
+/* A real full disk (a 256 KiB tmpfs; a snapshot takes about 100 KiB): the part that
+ * does not fit fails naming its file, and the newest complete snapshot stays whole and
+ * is the one recovery uses. Needs a private mount namespace; skipped where mounting is
+ * not allowed. */
+Test(cluster_ckpt, full_disk_fails_the_part_and_keeps_the_last_complete_snapshot) {
+  if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+    cr_skip_test("cannot make a private mount namespace");
+  if (mount("tmpfs", root, "tmpfs", 0, "size=256k") != 0) cr_skip_test("cannot mount a tmpfs");
+  rill_status *failed = NULL;
+  int64_t k = 1, last_complete = -1;
+  for (; k <= 20 && !failed; k++) {
+    for (int32_t i = 0; i < 4 && !failed; i++)
+      failed = commit_big(i < 2 ? RILL_CLUSTER_PSERVER : RILL_CLUSTER_TRAINER, i % 2, k, 6000);
+    if (!failed) last_complete = k;
+  }
+  cr_assert_not_null(failed, "the tmpfs never filled up");
+  const char *msg = rill_status_message(failed);
+  cr_assert(strstr(msg, "space") && strstr(msg, root), "names the file and the cause: %s", msg);
+  rill_status_destroy(failed);
+  cr_assert_geq(last_complete, 1);
+  float v;
+  cr_assert_eq(recover(RILL_CLUSTER_PSERVER, 1, &v, NULL, 0), last_complete);
+  cr_assert_float_eq(v, (float)last_complete, 0);
+  umount(root);
 }

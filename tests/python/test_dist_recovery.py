@@ -64,7 +64,8 @@ def _children(pid):
 
 def run_job(ckdir, outdir, sync=1, extra_env=None, kill=None, restarts=0):
     """Runs the job once; `kill` = (target, delay_s) SIGKILLs that process ('all': the
-    launcher and every process) after the delay. Returns (exit status, output)."""
+    launcher and every process) after the delay, or a list of them, one after the other
+    (each delay counted from the previous kill). Returns (exit status, output)."""
     cmd = [sys.executable, '-m', 'rill.distributed.launch', '--servers', '2', '--workers',
            '2']
     if restarts:
@@ -94,9 +95,14 @@ def run_job(ckdir, outdir, sync=1, extra_env=None, kill=None, restarts=0):
             except ProcessLookupError:
                 pass
 
+    def killers(plan):
+        for target, delay in plan:
+            killer(target, delay)
+
     t = None
     if kill:
-        t = threading.Thread(target=killer, args=kill, daemon=True)
+        plan = kill if isinstance(kill, list) else [kill]
+        t = threading.Thread(target=killers, args=(plan,), daemon=True)
         t.start()
     try:
         out, _ = p.communicate(timeout=JOB_TIMEOUT)
@@ -213,15 +219,30 @@ def test_damaged_newest_snapshot_falls_back_naming_the_file(reference, tmp_path)
     assert model_bytes(outdir) == reference['model']
 
 
-def test_async_job_survives_a_kill(tmp_path):
+ASYNC_TOLERANCE = 0.05  # test accuracy, absolute: async runs differ by arrival order
+
+
+def test_async_job_survives_kills_within_tolerance(tmp_path):
+    """Async mode has no exact result (updates apply in arrival order), so the claim is
+    a tolerance: after kills and restarts the job finishes, and its test accuracy is
+    within ASYNC_TOLERANCE of an uninterrupted async run's."""
+    rc, out = run_job(str(tmp_path / 'ref-ck'), str(tmp_path / 'ref-out'), sync=0)
+    assert rc == 0, out[-4000:]
+    ref_acc = float(re.findall(r'test accuracy ([0-9.]+)', out)[-1])
     ck, outdir = str(tmp_path / 'ck'), str(tmp_path / 'out')
-    rc, out = run_job(ck, outdir, sync=0, kill=('trainer.1', 2.0))
-    texts = [out]
-    for _ in range(4):
-        if rc == 0:
-            break
-        rc, out = run_job(ck, outdir, sync=0)
-        texts.append(out)
-    assert rc == 0, '\n'.join(texts)[-4000:]
-    acc = [float(m) for m in re.findall(r'test accuracy ([0-9.]+)', '\n'.join(texts))]
-    assert acc and acc[-1] >= 0.80, acc
+    rc, out = run_job(ck, outdir, sync=0, kill=[('trainer.1', 1.0), ('pserver.1', 1.0)],
+                      restarts=4)
+    assert rc == 0, out[-4000:]
+    assert 'resumed from the snapshot of step' in out, out[-4000:]
+    acc = float(re.findall(r'test accuracy ([0-9.]+)', out)[-1])
+    assert abs(acc - ref_acc) <= ASYNC_TOLERANCE, (acc, ref_acc)
+
+
+def test_launcher_restarts_after_repeated_kills(reference, tmp_path):
+    """Under --max-restarts the launcher itself restarts the job after each kill of one
+    of its processes; the job still ends with the uninterrupted run's model."""
+    d = reference['seconds']
+    plan = [('trainer.1', 0.5 * d), ('pserver.0', 0.6 * d), ('trainer.0', 0.6 * d)]
+    text = recover_and_check(reference, tmp_path, kill=plan, restarts=5)
+    assert text.count('restarting the job') >= 2, text[-4000:]
+    assert 'killed by SIGKILL' in text

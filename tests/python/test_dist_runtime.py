@@ -143,6 +143,32 @@ def test_a_killed_trainer_fails_the_sync_pservers_naming_it(tmp_path):
     assert took < 30
 
 
+def test_a_vanished_pserver_fails_every_trainer_naming_it(tmp_path):
+    """A pserver killed for good: every trainer exits non-zero within the deadline plus
+    a few seconds, its error naming the pserver's endpoint."""
+    eps = ['127.0.0.1:%d' % p for p in _ports(2)]
+    out = str(tmp_path)
+    args = [out, 'sgd', 'mlp', '100000']
+    ps = [_start(args, _env('PSERVER', eps, 2, ep=ep, deadline_ms=2000)) for ep in eps]
+    tr = [_start(args, _env('TRAINER', eps, 2, tid=t, deadline_ms=2000)) for t in range(2)]
+    try:
+        time.sleep(2.0)
+        assert all(p.poll() is None for p in ps + tr), 'the job ended before the kill'
+        ps[0].kill()
+        t0 = time.time()
+        for p in tr:
+            outp, _ = p.communicate(timeout=30)
+            assert p.returncode != 0, outp
+            assert eps[0] in outp, outp
+        took = time.time() - t0
+        assert took < 2.0 + 8.0, took
+    finally:
+        for p in ps + tr:
+            if p.poll() is None:
+                p.kill()
+            p.communicate()
+
+
 def test_async_two_trainers_converge_and_finish(tmp_path):
     _ok(_job(tmp_path, ['momentum', 'mlp', '60', '--async']))
     for t in (0, 1):
