@@ -269,3 +269,105 @@ def test_example_trains_with_pservers_found_in_etcd(etcd_url, tmp_path):
     assert r.returncode == 0, err[-4000:]
     assert 'distributed: test accuracy' in out, out
     assert out.count('every trainer has finished') == 2, out
+
+
+# A trainer of a 2x2 job (the pservers run the same script): trains, reports whether it
+# is the saver, then waits for its stdin to close, then calls save_inference_model until
+# it has written (the elected trainer writes; the others return without writing).
+SAVE_SCRIPT = textwrap.dedent('''
+    import os, sys, time
+    import numpy as np
+    import rill as fluid
+    from rill import distributed
+    d = distributed.env()
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.layers.data(name='x', shape=[8], dtype='float32')
+        pred = fluid.layers.fc(fluid.layers.fc(x, size=64, act='relu'), size=1)
+        test = main.clone(for_test=True)
+        loss = fluid.layers.mean(pred)
+        fluid.optimizer.SGD(0.01).minimize(loss)
+    t = fluid.DistributeTranspiler()
+    tid = d.trainer_id or 0
+    t.transpile(tid, program=main, pservers=','.join(d.pserver_endpoints), trainers=2,
+                startup_program=startup)
+    exe = fluid.Executor(fluid.CPUPlace())
+    if d.role == 'PSERVER':
+        ps = t.get_pserver_program(d.current_endpoint)
+        exe.run(t.get_startup_program(d.current_endpoint, ps))
+        exe.run(ps)
+        sys.exit(0)
+    exe.run(startup)
+    tp = t.get_trainer_program()
+    for s in range(3):
+        exe.run(tp, feed={'x': np.full((4, 8), s, 'float32')}, fetch_list=[loss])
+    print('SAVER %d %d' % (tid, distributed.is_saver(tid)), flush=True)
+    sys.stdin.read()
+    end = time.monotonic() + 30
+    while not distributed.is_saver(tid) and time.monotonic() < end:
+        time.sleep(0.2)
+    fluid.io.save_inference_model(sys.argv[1], ['x'], [pred], exe, main_program=test)
+    print('SAVED %d %s' % (tid, os.path.isdir(sys.argv[1])), flush=True)
+    exe.close()
+''')
+
+
+def test_the_saver_killed_the_survivor_is_elected_and_saves(etcd_url, tmp_path):
+    """Killing the elected trainer moves the election to the other trainer, whose save
+    then writes the model (the pservers' parameters) into the directory."""
+    missing = distributed.missing_kernels()
+    if missing:
+        pytest.skip('no CPU kernel for %s' % ', '.join(missing))
+    job = 'save-' + uuid.uuid4().hex[:8]
+    eps = ['127.0.0.1:%d' % p for p in launch.free_ports(2)]
+    model = str(tmp_path / 'model')
+    common = dict(PADDLE_TRAINERS_NUM=2, PADDLE_PSERVERS_NUM=2,
+                  PADDLE_PSERVERS_IP_PORT_LIST=','.join(eps), RILL_RPC_DEADLINE_MS=8000)
+    procs = []
+    try:
+        for rank, ep in enumerate(eps):
+            procs.append(subprocess.Popen(
+                [sys.executable, '-c', SAVE_SCRIPT, model], stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                env=_env(etcd_url, job, PADDLE_TRAINING_ROLE='PSERVER',
+                         PADDLE_CURRENT_ENDPOINT=ep, **common)))
+        trainers = [subprocess.Popen(
+            [sys.executable, '-c', SAVE_SCRIPT, model], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=_env(etcd_url, job, PADDLE_TRAINING_ROLE='TRAINER', PADDLE_TRAINER_ID=tid,
+                     **common)) for tid in range(2)]
+        procs += trainers
+        said = []
+        for p in trainers:
+            line = p.stdout.readline().decode().split()
+            assert line[:1] == ['SAVER'], (line, p.stderr.read1(4000).decode())
+            said.append(line[2] == '1')
+        assert sorted(said) == [False, True], said
+        saver = said.index(True)
+        other = 1 - saver
+        trainers[saver].kill()
+        trainers[saver].wait(10)
+        trainers[other].stdin.close()
+        line = trainers[other].stdout.readline().decode().split()
+        assert line == ['SAVED', str(other), 'True'], (line, trainers[other].stderr.read().decode())
+        assert trainers[other].wait(30) == 0
+        assert os.path.isfile(os.path.join(model, '__model__'))
+        prog, feeds, fetches = fluid_load(model)
+        assert feeds == ['x']
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait(10)
+
+
+def fluid_load(model):
+    code = ('import rill as fluid, sys\n'
+            'exe = fluid.Executor(fluid.CPUPlace())\n'
+            'p, f, t = fluid.io.load_inference_model(sys.argv[1], exe)\n'
+            'print(",".join(f))\n')
+    r = subprocess.run([sys.executable, '-c', code, model], capture_output=True, timeout=60,
+                       env=dict(os.environ, PYTHONPATH=PYDIR + os.pathsep +
+                                os.environ.get('PYTHONPATH', '')))
+    assert r.returncode == 0, r.stderr.decode()
+    return None, r.stdout.decode().split()[0].split(','), None
