@@ -161,7 +161,7 @@ static rill_status *scan(const char *dir, const char *prefix, int64_t **steps, s
     *n = 0;
     return st;
   }
-  qsort(*steps, *n, sizeof **steps, cmp_desc);
+  if (*n) qsort(*steps, *n, sizeof **steps, cmp_desc);
   size_t u = 0;
   for (size_t i = 0; i < *n; i++)
     if (!u || (*steps)[u - 1] != (*steps)[i]) (*steps)[u++] = (*steps)[i];
@@ -292,7 +292,7 @@ static rill_status *read_manifest(const char *path, int64_t k, manifest *m) {
     st = rill_error(RILL_CORRUPT, "'%s': not a cluster snapshot manifest", path);
     goto out;
   }
-  size_t cap = 0;
+  size_t pcap = 0, ccap = 0;
   bool have_step = false;
   while (!st && (line = next_line(&cur))) {
     char name[32];
@@ -306,16 +306,12 @@ static rill_status *read_manifest(const char *path, int64_t k, manifest *m) {
         st = rill_error(RILL_CORRUPT, "'%s': more than %d parts", path, RILL_CLUSTER_MAX_PARTS);
         break;
       }
-      if (m->n == cap) {
-        size_t c2 = cap, c3 = cap;
-        void *a = m->parts, *b = m->crcs;
-        if (!rill_grow(&a, &c2, m->n + 1, sizeof *m->parts)) st = rill_oom();
-        else m->parts = a;
-        if (!st && !rill_grow(&b, &c3, m->n + 1, sizeof *m->crcs)) st = rill_oom();
-        else if (!st) m->crcs = b;
-        if (st) break;
-        cap = c2 < c3 ? c2 : c3;
-      }
+      void *a = m->parts, *b = m->crcs;
+      if (!rill_grow(&a, &pcap, m->n + 1, sizeof *m->parts)) st = rill_oom();
+      else m->parts = a;
+      if (!st && !rill_grow(&b, &ccap, m->n + 1, sizeof *m->crcs)) st = rill_oom();
+      else if (!st) m->crcs = b;
+      if (st) break;
       memcpy(m->parts[m->n], name, sizeof name);
       m->crcs[m->n++] = (uint32_t)crc;
     } /* other keys: a newer writer's, skipped */
@@ -392,6 +388,7 @@ static rill_status *check_snapshot(const char *dir, int64_t k, const rill_cluste
                        "and %d",
                        mpath, (int)m.shape.pservers, (int)m.shape.trainers, (int)want->pservers,
                        (int)want->trainers);
+    if (why) manifest_clear(&m);
     if (!why) {
       e->parts = rill_calloc(m.n ? m.n : 1, sizeof *e->parts);
       if (!e->parts) {
@@ -509,7 +506,7 @@ static rill_status *all_steps(const char *dir, int64_t **out, size_t *nout,
     rill_free(steps);
     return st;
   }
-  qsort(steps, n, sizeof *steps, cmp_desc);
+  if (n) qsort(steps, n, sizeof *steps, cmp_desc);
   size_t u = 0;
   for (size_t i = 0; i < n; i++)
     if (!u || steps[u - 1] != steps[i]) steps[u++] = steps[i];
