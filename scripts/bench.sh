@@ -4,7 +4,9 @@
 # with its PyTorch peer (bench/peers/torch_train.py); torch is never required.
 # bench/bench_python.py measures the Python package against the C API and bench_train;
 # bench/bench_dist.py the sync-mode efficiency of a parameter-server job (Paddle 1.8
-# beside when RILL_BENCH_PADDLE_PYTHON is set; BENCH_DIST_ARGS adds options).
+# beside when RILL_BENCH_PADDLE_PYTHON is set; BENCH_DIST_ARGS adds options), and
+# bench/bench_dist_snapshot.py what cluster snapshots add to that job's step and start
+# (BENCH_DIST_SNAPSHOT_ARGS adds options).
 # Then bench/peers/infer_peers.py runs the real models in ../shared/models with rill,
 # ONNX Runtime and Paddle Inference and prints the ratios; a peer that cannot be imported
 # is skipped with a message. INFER_PEERS_ARGS adds options to it (e.g. "--rounds 1").
@@ -61,6 +63,11 @@ printf '\n==== bench_dist (sync-mode efficiency: 2 pservers x 2 trainers vs one 
 # shellcheck disable=SC2086
 RILL_LIB="$ABS_BUILD/librill.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
   "${PYTHON:-python3}" bench/bench_dist.py ${BENCH_DIST_ARGS:-}
+
+printf '\n==== bench_dist_snapshot (cluster snapshots: step with / without, recovery) ====\n'
+# shellcheck disable=SC2086
+RILL_LIB="$ABS_BUILD/librill.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
+  "${PYTHON:-python3}" bench/bench_dist_snapshot.py ${BENCH_DIST_SNAPSHOT_ARGS:-}
 
 printf '\n==== infer_peers (rill vs ONNX Runtime / Paddle Inference on ../shared/models) ====\n'
 models=../shared/models
