@@ -57,19 +57,6 @@ rill_status *rill_ckpt_cluster_step(struct rill_device_ctx *dev, const char *dir
  * part of that snapshot is committed, so it is never written again. */
 rill_status *rill_ckpt_cluster_resumed(rill_bg *bg, const char *dir, int64_t step);
 
-/* A writing thread for a pserver's parts, whose loop is one long run (so the executor's
- * background thread, which starts after a run, cannot write them). submit waits for
- * the write in flight, snapshots the tensors (large ones shared, not copied) and hands
- * the write to the thread; it reports a failed earlier write. close waits, stops the
- * thread and returns a failure not yet reported. */
-typedef struct rill_ckpt_writer rill_ckpt_writer;
-rill_status *rill_ckpt_writer_create(const char *dir, const rill_cluster_shape *shape,
-                                     rill_cluster_role role, int32_t rank, int32_t max_to_keep,
-                                     rill_ckpt_writer **out);
-rill_status *rill_ckpt_writer_submit(rill_ckpt_writer *w, int64_t step, const char *const *names,
-                                     const rill_tensor *const *tensors, size_t n);
-rill_status *rill_ckpt_writer_close(rill_ckpt_writer *w);
-
 /* The program's identity a checkpoint records (the manifest's `program`): the FNV-1a
  * hash of the serialized program without the attributes that its ops' schemas flag
  * RILL_ATTR_POLICY (where and how often the checkpoint op writes, how many it keeps).

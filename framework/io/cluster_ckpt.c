@@ -1,12 +1,14 @@
 #include "framework/io/cluster_ckpt.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "framework/base/alloc.h"
@@ -611,4 +613,111 @@ rill_status *rill_cluster_recover(const char *dir, const rill_cluster_shape *sha
     rill_free(pd);
   }
   return st ? rill_status_wrap(st, "recovering from cluster snapshots in '%s'", dir) : NULL;
+}
+
+/* ------------------------------------------------------------------ writer --- */
+
+struct rill_cluster_writer {
+  char *dir;
+  rill_cluster_shape shape;
+  rill_cluster_role role;
+  int32_t rank, keep;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  pthread_t thread;
+  bool started, stop, pending, in_flight;
+  rill_ckpt_snapshot snap;
+  rill_status *error; /* a failed write not yet reported */
+};
+
+static void *writer_main(void *arg) {
+  rill_cluster_writer *w = arg;
+  pthread_mutex_lock(&w->mu);
+  for (;;) {
+    while (!w->stop && !w->pending) pthread_cond_wait(&w->cv, &w->mu);
+    if (!w->pending) break;
+    w->pending = false;
+    pthread_mutex_unlock(&w->mu);
+    rill_status *st =
+        rill_cluster_commit_part(w->dir, &w->shape, w->role, w->rank, &w->snap, w->keep, NULL, NULL);
+    pthread_mutex_lock(&w->mu);
+    if (st) {
+      rill_status_destroy(w->error);
+      w->error = st;
+    }
+    w->in_flight = false;
+    pthread_cond_broadcast(&w->cv);
+  }
+  pthread_mutex_unlock(&w->mu);
+  return NULL;
+}
+
+rill_status *rill_cluster_writer_create(const char *dir, const rill_cluster_shape *shape,
+                                        rill_cluster_role role, int32_t rank, int32_t keep,
+                                        rill_cluster_writer **out) {
+  RILL_TRY(check_shape(shape));
+  rill_cluster_writer *w = rill_calloc(1, sizeof *w);
+  if (!w || !(w->dir = rill_strdup(dir))) {
+    rill_free(w);
+    return rill_oom();
+  }
+  w->shape = *shape;
+  w->role = role;
+  w->rank = rank;
+  w->keep = keep;
+  rill_ckpt_snapshot_init(&w->snap);
+  pthread_mutex_init(&w->mu, NULL);
+  pthread_cond_init(&w->cv, NULL);
+  if (pthread_create(&w->thread, NULL, writer_main, w)) {
+    rill_cluster_writer_close(w);
+    return rill_error(RILL_INTERNAL, "cluster snapshots in '%s': cannot start the writing thread",
+                      dir);
+  }
+  w->started = true;
+  *out = w;
+  return NULL;
+}
+
+rill_status *rill_cluster_writer_submit(rill_cluster_writer *w, int64_t step,
+                                        const char *const *names,
+                                        const rill_tensor *const *tensors, size_t n) {
+  rill_status *st = NULL;
+  pthread_mutex_lock(&w->mu);
+  while (w->in_flight) pthread_cond_wait(&w->cv, &w->mu);
+  if (w->error) {
+    st = rill_status_wrap(w->error, "the previous snapshot's write failed");
+    w->error = NULL;
+  }
+  if (!st) st = rill_ckpt_snapshot_take(&w->snap, names, tensors, n, RILL_CKPT_SHARE_MIN_BYTES);
+  if (!st) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    w->snap.step = step;
+    w->snap.time_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    w->snap.has_rng = false;
+    w->snap.program_hash = 0;
+    w->in_flight = true;
+    w->pending = true;
+    pthread_cond_broadcast(&w->cv);
+  }
+  pthread_mutex_unlock(&w->mu);
+  return st ? rill_status_wrap(st, "snapshot %" PRId64 " into '%s'", step, w->dir) : NULL;
+}
+
+rill_status *rill_cluster_writer_close(rill_cluster_writer *w) {
+  if (!w) return NULL;
+  pthread_mutex_lock(&w->mu);
+  while (w->in_flight) pthread_cond_wait(&w->cv, &w->mu);
+  w->stop = true;
+  pthread_cond_broadcast(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+  if (w->started) pthread_join(w->thread, NULL);
+  rill_status *st = w->error;
+  if (st) st = rill_status_wrap(st, "cluster snapshots in '%s'", w->dir);
+  rill_ckpt_snapshot_clear(&w->snap);
+  pthread_cond_destroy(&w->cv);
+  pthread_mutex_destroy(&w->mu);
+  rill_free(w->dir);
+  rill_free(w);
+  return st;
 }

@@ -87,4 +87,18 @@ rill_status *rill_cluster_recover(const char *dir, const rill_cluster_shape *sha
                                   rill_cluster_role role, int32_t rank, int64_t *step,
                                   rill_ckpt_snapshot *mine, rill_cluster_listing *skipped);
 
+/* A writing thread for a pserver's parts, whose loop is one long run (the executor's
+ * background thread starts its jobs after a run). submit waits for the write in flight,
+ * reports its failure if it failed, snapshots the tensors (large ones shared and pinned,
+ * not copied; checkpoint.h) and hands the write to the thread; close waits, stops the
+ * thread and returns a failure not yet reported. */
+typedef struct rill_cluster_writer rill_cluster_writer;
+rill_status *rill_cluster_writer_create(const char *dir, const rill_cluster_shape *shape,
+                                        rill_cluster_role role, int32_t rank, int32_t keep,
+                                        rill_cluster_writer **out);
+rill_status *rill_cluster_writer_submit(rill_cluster_writer *w, int64_t step,
+                                        const char *const *names,
+                                        const rill_tensor *const *tensors, size_t n);
+rill_status *rill_cluster_writer_close(rill_cluster_writer *w);
+
 #endif

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "framework/base/alloc.h"
-#include "framework/exec/ckpt_async.h"
 #include "framework/io/cluster_ckpt.h"
 #include "framework/rpc/dist.h"
 #include "kernels/cpu/kernels.h"
@@ -151,7 +150,7 @@ static rill_status *env_quorum(const rill_kernel_ctx *ctx, int32_t fanin, int32_
 typedef struct ps_ckpt {
   const rill_kernel_ctx *ctx;
   const rill_attr_value *vars;
-  rill_ckpt_writer *writer;
+  rill_cluster_writer *writer;
   const char **names;
   const rill_tensor **tensors;
 } ps_ckpt;
@@ -167,7 +166,7 @@ static rill_status *ps_snapshot(void *arg, int64_t id) {
     c->names[n] = name;
     c->tensors[n++] = &v->u.tensor;
   }
-  return rill_ckpt_writer_submit(c->writer, id, c->names, c->tensors, n);
+  return rill_cluster_writer_submit(c->writer, id, c->names, c->tensors, n);
 }
 
 /* A resumed part's tensors must fit the variables the startup program made. */
@@ -228,13 +227,13 @@ static rill_status *ps_ckpt_start(const rill_kernel_ctx *ctx, const char *dir, p
   c->names = rill_calloc(n, sizeof *c->names);
   c->tensors = rill_calloc(n, sizeof *c->tensors);
   if (!c->names || !c->tensors) return rill_oom();
-  return rill_ckpt_writer_create(dir, &shape, RILL_CLUSTER_PSERVER, rank,
+  return rill_cluster_writer_create(dir, &shape, RILL_CLUSTER_PSERVER, rank,
                                  a[RILL_LISTEN_AND_SERV_ATTR_CHECKPOINT_MAX_TO_KEEP].v.i,
                                  &c->writer);
 }
 
 static rill_status *ps_ckpt_stop(ps_ckpt *c, rill_status *st) {
-  rill_status *w = rill_ckpt_writer_close(c->writer);
+  rill_status *w = rill_cluster_writer_close(c->writer);
   rill_free(c->names);
   rill_free(c->tensors);
   if (!st) return w;

@@ -277,3 +277,38 @@ Test(cluster_ckpt, full_disk_fails_the_part_and_keeps_the_last_complete_snapshot
   cr_assert_float_eq(v, (float)last_complete, 0);
   umount(root);
 }
+
+/* The pserver's writing thread: each submit commits a part in the background; a failed
+ * write is reported by the next submit (or by close), naming the directory. */
+Test(cluster_ckpt, writer_commits_in_the_background_and_reports_failures) {
+  rill_cluster_writer *w;
+  OK(rill_cluster_writer_create(root, &SHAPE, RILL_CLUSTER_PSERVER, 1, 0, &w));
+  rill_tensor t;
+  rill_tensor_init(&t);
+  rill_dims d = {.n = 1, .d = {100000}};
+  OK(rill_tensor_alloc(&t, RILL_DTYPE_FP32, &d));
+  float *p = rill_tensor_ptr(&t);
+  for (int i = 0; i < 100000; i++) p[i] = (float)i;
+  const char *names[] = {"w"};
+  const rill_tensor *ts[] = {&t};
+  OK(rill_cluster_writer_submit(w, 1, names, ts, 1));
+  OK(rill_cluster_writer_submit(w, 2, names, ts, 1));
+  OK(rill_cluster_writer_close(w));
+  cr_assert(exists("pserver_1/checkpoint_%lld", 1));
+  cr_assert(exists("pserver_1/checkpoint_%lld", 2));
+  /* A part directory that cannot be made: a file stands where it would go. */
+  char blocker[512];
+  snprintf(blocker, sizeof blocker, "%s/pserver_0", root);
+  FILE *f = fopen(blocker, "w");
+  cr_assert_not_null(f);
+  fclose(f);
+  OK(rill_cluster_writer_create(root, &SHAPE, RILL_CLUSTER_PSERVER, 0, 0, &w));
+  OK(rill_cluster_writer_submit(w, 3, names, ts, 1));
+  rill_status *st = rill_cluster_writer_submit(w, 4, names, ts, 1);
+  cr_assert_not_null(st, "the failed write of 3 is reported by the next submit");
+  cr_assert(strstr(rill_status_message(st), "pserver_0"), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  /* The failing submit took nothing: close has nothing more to report. */
+  OK(rill_cluster_writer_close(w));
+  rill_tensor_clear(&t);
+}
