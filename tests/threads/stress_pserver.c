@@ -1,17 +1,25 @@
+#define _GNU_SOURCE
 /* The pserver loop (framework/rpc/dist.h) under load from several threads: the loop
  * serves on one thread and runs two optimize "blocks" at once on its own threads, while
  * two trainer threads share one rpc client (its socket pool) for ROUNDS sync rounds of
  * send, barrier, held GET and fetch barrier. Every GET must see exactly the parameters
- * after that round, and both trainers' COMPLETE must end the loop with OK. Under
- * ThreadSanitizer this checks the loop's hand-offs between its request thread, its
- * block threads and the transport's reply path. */
+ * after that round, and both trainers' COMPLETE must end the loop with OK. After each
+ * round trainer 0 announces a cluster snapshot, which the pserver hands to its writing
+ * thread (framework/io/cluster_ckpt.h) while the next rounds update the parameters;
+ * every part written must hold that round's parameters, and both trainers must have
+ * seen the last snapshot's tag. Under ThreadSanitizer this checks the loop's hand-offs
+ * between its request thread, its block threads, the snapshot writer and the
+ * transport's reply path. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "check.h"
+#include "framework/io/cluster_ckpt.h"
+#include "framework/io/file.h"
 #include "framework/rpc/dist.h"
 
 enum { ROUNDS = 40, TRAINERS = 2, PARAMS = 2, N = 64 };
@@ -31,7 +39,16 @@ typedef struct server {
   char ep[64];
   atomic_bool bound;
   atomic_int runs[PARAMS];
+  rill_cluster_writer *writer;
+  char dir[256];
 } server;
+
+/* A snapshot: both parameters, handed to the writing thread. */
+static rill_status *snapshot(void *arg, int64_t id) {
+  server *s = arg;
+  const rill_tensor *ts[PARAMS] = {&s->w[0]->u.tensor, &s->w[1]->u.tensor};
+  return rill_cluster_writer_submit(s->writer, id, pnames, ts, PARAMS);
+}
 
 typedef struct trainer {
   server *s;
@@ -104,7 +121,11 @@ static rill_status *one_round(trainer *tr, int round) {
     rill_variable_clear(&v);
     RILL_TRY(st);
   }
-  return rill_rpc_send_notice(tr->c, tr->s->ep, RILL_RPC_FETCH_BARRIER, tr->id);
+  RILL_TRY(rill_rpc_send_notice(tr->c, tr->s->ep, RILL_RPC_FETCH_BARRIER, tr->id));
+  if (tr->id != 0) return NULL;
+  char id[16];
+  snprintf(id, sizeof id, "%d", round + 1);
+  return rill_rpc_send_notice_arg(tr->c, tr->s->ep, RILL_RPC_CHECKPOINT, id, tr->id);
 }
 
 static void *trainer_main(void *arg) {
@@ -142,7 +163,15 @@ int main(void) {
                             .run_block = optimize,
                             .run_arg = &s,
                             .on_bound = on_bound,
-                            .bound_arg = &s};
+                            .bound_arg = &s,
+                            .on_snapshot = snapshot,
+                            .snapshot_arg = &s};
+  snprintf(s.dir, sizeof s.dir, "/tmp/rill_stress_pserver_XXXXXX");
+  CHECK(mkdtemp(s.dir) != NULL, "mkdtemp");
+  rill_cluster_shape shape = {1, TRAINERS};
+  st = rill_cluster_writer_create(s.dir, &shape, RILL_CLUSTER_PSERVER, 0, 0, &s.writer);
+  CHECK(!st, "writer: %s", rill_status_message(st));
+  if (st) return check_report();
   pthread_t serve;
   CHECK(pthread_create(&serve, NULL, serve_main, &s) == 0, "pthread_create");
   for (int i = 0; i < 30000 && !atomic_load(&s.bound); i++) usleep(1000);
@@ -179,6 +208,27 @@ int main(void) {
     const float *w = rill_tensor_ptr(&s.w[b]->u.tensor);
     CHECK(w[0] == 1000.0f - 3.0f * ROUNDS && w[N - 1] == w[0], "w%d = %g", b, (double)w[0]);
   }
+  CHECK(rill_rpc_client_tag(c) == ROUNDS, "the client saw tag %u, want %d",
+        (unsigned)rill_rpc_client_tag(c), ROUNDS);
+  st = rill_cluster_writer_close(s.writer);
+  CHECK(!st, "writer: %s", rill_status_message(st));
+  rill_status_destroy(st);
+  for (int k = 1; k <= ROUNDS; k++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/pserver_0/checkpoint_%d", s.dir, k);
+    rill_ckpt_snapshot snap;
+    rill_ckpt_snapshot_init(&snap);
+    st = rill_ckpt_read(path, &snap);
+    CHECK(!st, "part %d: %s", k, rill_status_message(st));
+    for (size_t i = 0; !st && i < snap.n; i++) {
+      const float *w = rill_tensor_ptr(&snap.tensors[i]);
+      CHECK(w[0] == 1000.0f - 3.0f * (float)k && w[N - 1] == w[0],
+            "part %d holds %s = %g, not round %d's", k, snap.names[i], (double)w[0], k);
+    }
+    rill_status_destroy(st);
+    rill_ckpt_snapshot_clear(&snap);
+  }
+  rill_status_destroy(rill_dir_remove_tree(s.dir));
   rill_rpc_client_destroy(c);
   rill_scope_destroy(s.scope);
   return check_report();
