@@ -173,6 +173,9 @@ def main():
                          'the newest complete snapshot found there')
     ap.add_argument('--checkpoint-every', type=int, default=10, metavar='N',
                     help='steps between snapshots (default 10)')
+    ap.add_argument('--checkpoint-seconds', type=float, default=0.0, metavar='T',
+                    help='also snapshot when T seconds have passed since the last one '
+                         '(trainer 0 decides and tells the others; default 0: off)')
     ap.add_argument('--checkpoint-keep', type=int, default=2, metavar='K',
                     help='complete snapshots kept (default 2)')
     ap.add_argument('--print-losses', action='store_true',
@@ -188,6 +191,7 @@ def main():
     if args.checkpoint_dir:
         config = fluid.io.CheckpointConfig(args.checkpoint_dir,
                                            every_n_steps=args.checkpoint_every,
+                                           every_n_seconds=args.checkpoint_seconds,
                                            max_to_keep=args.checkpoint_keep)
     main_prog, startup, test_program, loss, acc, prediction = build(args.lr, config)
     exe = fluid.Executor(fluid.CPUPlace())

@@ -16,6 +16,38 @@ __all__ = ['Executor', 'Scope', 'global_scope', 'scope_guard', 'LoDTensor', 'cre
            'create_random_int_lodtensor']
 
 
+# Data-reader state saved with checkpoints (rill.io.CheckpointConfig(reader_state=...)):
+# checkpoint directory, as the checkpoint op names it -> the callable giving the state.
+CHECKPOINT_READER_VAR = '@CHECKPOINT_READER_STATE@'
+_reader_state_fns = {}
+
+
+def _store_reader_state(program, scope):
+    """Before a run of a program whose checkpoint op saves the reader's state: the
+    state now (after the batch this run is fed was drawn) into that variable."""
+    if not _reader_state_fns:
+        return
+    key = program.__dict__.get('_reader_state_key')
+    nops = len(program.global_block().ops)
+    if key is None or key[0] != nops:
+        directory = None
+        if program.global_block().has_var(CHECKPOINT_READER_VAR):
+            for op in program.global_block().ops:
+                if op.type == 'checkpoint' and CHECKPOINT_READER_VAR in op.input('X'):
+                    directory = op.attr('directory')
+        key = (nops, directory)
+        program.__dict__['_reader_state_key'] = key
+    fn = _reader_state_fns.get(key[1]) if key[1] is not None else None
+    if fn is None:
+        return
+    state = fn()
+    if not isinstance(state, (bytes, bytearray, memoryview)):
+        raise TypeError('CheckpointConfig reader_state must return bytes, got %r'
+                        % (type(state),))
+    arr = np.frombuffer(bytes(state), dtype=np.uint8).copy()
+    scope._c.set_tensor(CHECKPOINT_READER_VAR, Tensor.from_numpy(arr))
+
+
 class LoDTensor(object):
     """A tensor with LoD offsets, for feeding sequences:
     LoDTensor(); t.set(ndarray, place); t.set_lod([[0, 2, 5]])."""
@@ -400,6 +432,7 @@ class Executor(object):
         plan = self._plan(program, feed_names, fetch_names)
         tensors = [self._feed_tensor(n, dt, shp, feed[n]) for n, dt, shp in plan.feed_meta]
         scope = scope if scope is not None else _global_scope
+        _store_reader_state(program, scope)
         outs = self._c.run(plan.cprog, scope._c, plan.feed_b, tensors, plan.fetch_b,
                            len(fetch_names))
         if return_numpy:

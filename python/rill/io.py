@@ -19,6 +19,8 @@ import shutil
 import tempfile
 import warnings
 
+import numpy as np
+
 from . import core, proto
 from .core import error_class
 from .executor import global_scope, Scope, Executor
@@ -294,11 +296,27 @@ class CheckpointConfig(object):
     background while training goes on; `checkpoint_dir/checkpoint_<step>` appears whole
     or not at all; the newest `max_to_keep` are kept (0: all). With `skip_when_busy` a
     checkpoint due while the previous one is still being written is skipped instead of
-    waited for. Bad settings raise InvalidArgumentError here."""
+    waited for. Bad settings raise InvalidArgumentError here.
+
+    A data reader whose position is not a function of the step (its own shuffling
+    state, a file offset) is saved too when `reader_state` (a callable returning bytes:
+    the reader's state after the batches drawn so far) and `restore_reader` (a callable
+    taking those bytes) are given: before every run of the program the executor stores
+    reader_state() in the variable @CHECKPOINT_READER_STATE@, which the checkpoint
+    saves (in a parameter-server job, in the trainer's part), and load_checkpoint hands
+    the saved bytes to restore_reader."""
 
     def __init__(self, checkpoint_dir, every_n_steps=0, every_n_seconds=0.0, max_to_keep=3,
-                 skip_when_busy=False, vars=None, step_var=CHECKPOINT_STEP_VAR):
+                 skip_when_busy=False, vars=None, step_var=CHECKPOINT_STEP_VAR,
+                 reader_state=None, restore_reader=None):
         checkpoint_dir = _path_arg('CheckpointConfig', checkpoint_dir)
+        if (reader_state is None) != (restore_reader is None) or not all(
+                f is None or callable(f) for f in (reader_state, restore_reader)):
+            raise error_class('INVALID_ARGUMENT')(
+                'CheckpointConfig: reader_state and restore_reader go together, both '
+                'callables')
+        self.reader_state = reader_state
+        self.restore_reader = restore_reader
         for name, value in (('every_n_steps', every_n_steps), ('max_to_keep', max_to_keep)):
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise error_class('INVALID_ARGUMENT')(
@@ -330,6 +348,14 @@ class CheckpointConfig(object):
         Optimize, so clone(for_test=True) and inference models leave them out) and the
         counter's initialization to `startup`."""
         names = list(self.vars or [])
+        if self.reader_state is not None:
+            from .executor import CHECKPOINT_READER_VAR, _reader_state_fns
+            program.global_block().create_var(name=CHECKPOINT_READER_VAR, dtype='uint8',
+                                              shape=[-1], persistable=True)
+            if names:
+                names.append(CHECKPOINT_READER_VAR)
+            _reader_state_fns[self.checkpoint_dir] = self.reader_state
+            _reader_restorers[self.checkpoint_dir] = self.restore_reader
         for n in names:
             if not program.global_block().has_var(n):
                 raise error_class('NOT_FOUND')(
@@ -344,6 +370,9 @@ class CheckpointConfig(object):
             op._set_attr('op_role', OpRole.Optimize)
         return program.global_block().ops[n_ops:]
 
+
+# checkpoint directory -> restore_reader of its CheckpointConfig
+_reader_restorers = {}
 
 LoadedCheckpoint = collections.namedtuple('LoadedCheckpoint', ['step', 'skipped'])
 LoadedCheckpoint.__doc__ = """What load_checkpoint restored: the checkpoint's step (the
@@ -379,7 +408,10 @@ def load_checkpoint(executor, checkpoint_dir, main_program=None, scope=None):
     NotFoundError when the directory does not exist or holds no checkpoint that
     verifies (the message names each damaged one); nothing changes on any error.
     Returns LoadedCheckpoint(step, skipped)."""
+    restore = checkpoint_dir.restore_reader if isinstance(checkpoint_dir, CheckpointConfig) \
+        else None
     checkpoint_dir = _checkpoint_dir('load_checkpoint', checkpoint_dir)
+    restore = restore or _reader_restorers.get(checkpoint_dir)
     program = main_program or default_main_program()
     if not isinstance(program, Program):
         raise TypeError('load_checkpoint: main_program must be a rill.Program, got %r' % (program,))
@@ -394,6 +426,14 @@ def load_checkpoint(executor, checkpoint_dir, main_program=None, scope=None):
         # which resume from the same snapshot.
         from .distributed import fetch_parameters
         fetch_parameters(executor, program, scope)
+    if restore is not None:
+        from .executor import CHECKPOINT_READER_VAR
+        try:
+            saved = scope._c.get_tensor(CHECKPOINT_READER_VAR)
+        except error_class('NOT_FOUND'):
+            saved = None
+        if saved is not None:
+            restore(np.asarray(saved.numpy(), dtype=np.uint8).tobytes())
     skipped = [line for line in report.splitlines() if line]
     for line in skipped:
         warnings.warn(line, CheckpointWarning, stacklevel=2)
