@@ -81,6 +81,13 @@ def run_job(ckdir, outdir, sync=1, extra_env=None, kill=None, restarts=0, every=
     killed = []
 
     def killer(target, delay):
+        if isinstance(delay, tuple):  # ('snapshot', d): d seconds after the first snapshot
+            end = time.time() + 60
+            while time.time() < end and p.poll() is None and not (
+                    os.path.isdir(ckdir) and any(n.startswith('snapshot_')
+                                                 for n in os.listdir(ckdir))):
+                time.sleep(0.005)
+            delay = delay[1]
         time.sleep(delay)
         kids = _children(p.pid)
         if target == 'all':
@@ -196,9 +203,16 @@ TARGETS = ['pserver.0', 'pserver.1', 'trainer.0', 'trainer.1', 'all', 'trainer.1
 
 @pytest.mark.parametrize('i', range(len(TARGETS)))
 def test_kill_at_a_random_time(reference, tmp_path, i):
+    """Even i: a random time of the whole run (start-up included); odd i: a random time
+    after the first snapshot is complete, while training goes on."""
     rnd = random.Random(1000 + i)
-    delay = rnd.uniform(0.35, 0.9) * reference['seconds']
-    recover_and_check(reference, tmp_path, kill=(TARGETS[i], delay))
+    if i % 2 == 0:
+        delay = rnd.uniform(0.35, 0.9) * reference['seconds']
+    else:
+        delay = ('snapshot', rnd.uniform(0.0, 0.15))
+    text = recover_and_check(reference, tmp_path, kill=(TARGETS[i], delay))
+    if i % 2 and 'killed by' in text:
+        assert 'resumed from the snapshot of step' in text, text[-3000:]
 
 
 def test_damaged_newest_snapshot_falls_back_naming_the_file(reference, tmp_path):
@@ -246,7 +260,7 @@ def test_launcher_restarts_after_repeated_kills(reference, tmp_path):
     """Under --max-restarts the launcher itself restarts the job after each kill of one
     of its processes; the job still ends with the uninterrupted run's model."""
     d = reference['seconds']
-    plan = [('trainer.1', 0.5 * d), ('pserver.0', 0.6 * d), ('trainer.0', 0.6 * d)]
+    plan = [('trainer.1', ('snapshot', 0.05)), ('pserver.0', 0.6 * d), ('trainer.0', 0.6 * d)]
     text = recover_and_check(reference, tmp_path, kill=plan, restarts=5)
     assert text.count('restarting the job') >= 2, text[-4000:]
     assert 'killed by SIGKILL' in text
@@ -256,6 +270,6 @@ def test_snapshots_due_by_time_are_exact_too(reference, tmp_path):
     """Snapshots due by time only (every 0.05 s; never by the step count): trainer 0
     decides and the other trainer learns it from the pservers' replies, writing its
     state of that step. A kill and a restart still end bitwise equal."""
-    text = recover_and_check(reference, tmp_path, kill=('pserver.1', 0.6 * reference['seconds']),
-                             every=100000, seconds=0.05)
+    text = recover_and_check(reference, tmp_path, kill=('pserver.1', ('snapshot', 0.02)),
+                             every=100000, seconds=0.02)
     assert 'resumed from the snapshot of step' in text, text[-4000:]
