@@ -262,13 +262,22 @@ def test_example_trains_with_pservers_found_in_etcd(etcd_url, tmp_path):
     assert lines[2:] == ['TRAINER None 2'] * 2, lines
     assert all(line.startswith('PSERVER 127.0.0.1:') and line.endswith(' 2')
                for line in lines[:2]), lines
+    ck = str(tmp_path / 'ck')
     r = subprocess.run([sys.executable, '-m', 'rill.distributed.launch', '--servers', '2',
-                        '--workers', '2', script, '--steps', '20'], env=env, cwd=ROOT,
+                        '--workers', '2', script, '--steps', '20', '--checkpoint-dir', ck,
+                        '--checkpoint-every', '5'], env=env, cwd=ROOT,
                        capture_output=True, timeout=180)
     out, err = r.stdout.decode(), r.stderr.decode()
     assert r.returncode == 0, err[-4000:]
     assert 'distributed: test accuracy' in out, out
     assert out.count('every trainer has finished') == 2, out
+    # every complete snapshot was recorded in etcd: the newest is step 20's
+    probe = subprocess.run([sys.executable, '-c', 'import rill.distributed.etcd as e; '
+                            'print(e.newest_snapshot())'], env=env, capture_output=True,
+                           timeout=30)
+    assert probe.returncode == 0, probe.stderr.decode()
+    assert probe.stdout.decode().split() == ['20'], probe.stdout.decode()
+    assert os.path.isfile(os.path.join(ck, 'snapshot_20'))
 
 
 # A trainer of a 2x2 job (the pservers run the same script): trains, reports whether it
