@@ -59,12 +59,14 @@ static long intern_var(rill_plan *p, name_table *t, const rill_program *prog, co
     if (d) {
       v->has_desc = true;
       v->desc_tensor = d->has_tensor && d->type == RILL_VAR_LOD_TENSOR;
+      v->desc_array = d->type == RILL_VAR_LOD_TENSOR_ARRAY;
       v->dtype = d->dtype;
       v->dims = d->dims;
     }
   } else if (d) {
     v->has_desc = true;
     v->desc_tensor = d->has_tensor && d->type == RILL_VAR_LOD_TENSOR;
+    v->desc_array = d->type == RILL_VAR_LOD_TENSOR_ARRAY;
     v->dtype = d->dtype;
     v->dims = d->dims;
     if (d->type == RILL_VAR_FEED_MINIBATCH || d->type == RILL_VAR_FETCH_LIST)
@@ -505,7 +507,7 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog, int32
   }
 
   /* Classify variables not yet placed. */
-  size_t ncaller = 0, nreq = 0, nclean = 0;
+  size_t ncaller = 0, nreq = 0, nclean = 0, narr = 0;
   for (size_t v = 0; v < p->nvars; v++) {
     plan_var *pv = &p->vars[v];
     /* RILL_EMPTY_VAR names an argument nobody wants (an unneeded gradient): it is bound
@@ -520,11 +522,13 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog, int32
     if (binds_per_run(pv)) ncaller++;
     if (binds_per_run(pv) && pv->required_by >= 0) nreq++;
     if (pv->kind == VAR_FED || pv->kind == VAR_LIST || pv->feed_out) nclean++;
+    if (pv->desc_array) narr++;
   }
   p->caller_vars = rill_arena_alloc(&p->mem, ncaller + 1, sizeof *p->caller_vars);
   p->required = rill_arena_alloc(&p->mem, nreq + 1, sizeof *p->required);
   p->cleanup = rill_arena_alloc(&p->mem, nclean + 1, sizeof *p->cleanup);
-  if (!p->caller_vars || !p->required || !p->cleanup) {
+  p->arrays = rill_arena_alloc(&p->mem, narr + 1, sizeof *p->arrays);
+  if (!p->caller_vars || !p->required || !p->cleanup || !p->arrays) {
     st = rill_oom();
     goto fail;
   }
@@ -536,6 +540,7 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog, int32
       if (pv->required_by >= 0) p->required[p->nrequired++] = (uint32_t)v;
     }
     if (pv->kind == VAR_FED || pv->kind == VAR_LIST || pv->feed_out) p->cleanup[p->ncleanup++] = (uint32_t)v;
+    if (pv->desc_array) p->arrays[p->narrays++] = (uint32_t)v;
     /* Variables of the caller's scope bind at run time; an EXTERNAL one that the
      * caller does not have falls back to the plan's scope. */
     if (pv->absent || pv->kind == VAR_STEP || pv->kind == VAR_OUTER) continue;

@@ -29,6 +29,7 @@ typedef struct plan_var {
   rill_variable *local; /* the plan scope's variable of that name, if any */
   bool has_desc;        /* the plan's block (or, for a sub-block, an ancestor) declares it */
   bool desc_tensor;     /* ... with a tensor description */
+  bool desc_array;      /* ... as a LOD_TENSOR_ARRAY: an empty array from the run's start */
   rill_dtype dtype;
   rill_dims dims;
   int32_t first_read, first_write; /* op indices; INT32_MAX: never */
@@ -103,6 +104,8 @@ struct rill_plan {
   size_t nrequired;
   uint32_t *cleanup; /* ids of variables cleared after every run */
   size_t ncleanup;
+  uint32_t *arrays; /* ids of the tensor arrays declared (desc_array) */
+  size_t narrays;
 
   rill_scope *local;
 

@@ -48,6 +48,20 @@ static rill_status *bind_caller_vars(rill_plan *p, rill_scope *scope) {
   return NULL;
 }
 
+/* Declared tensor arrays start as empty arrays, as Paddle creates every declared
+ * variable of its type before a block runs (array_length of a never-written array is 0,
+ * write_to_array finds an array). */
+static rill_status *start_arrays(rill_plan *p) {
+  for (size_t i = 0; i < p->narrays; i++) {
+    plan_var *v = &p->vars[p->arrays[i]];
+    if (v->var && !rill_variable_array(v->var))
+      return rill_error(RILL_INVALID_ARGUMENT,
+                        "block %d: variable '%s' is declared a LOD_TENSOR_ARRAY but holds a %s",
+                        (int)p->block, v->name, rill_var_kind_name(v->var->kind));
+  }
+  return NULL;
+}
+
 static bool var_has_value(const rill_variable *v) {
   switch (v->kind) {
     case RILL_VARKIND_EMPTY: return false;
@@ -349,6 +363,12 @@ static void run_cleanup(rill_plan *p) {
       rill_variable_clear(var);
     }
   }
+  /* The plan's own arrays end with the run (Paddle's are in the run's local scope): the
+   * next run starts from an empty array, not from this run's items. */
+  for (size_t i = 0; i < p->narrays; i++) {
+    plan_var *v = &p->vars[p->arrays[i]];
+    if (v->local && v->local->kind == RILL_VARKIND_TENSOR_ARRAY) rill_variable_clear(v->local);
+  }
   p->local->parent = NULL;
 }
 
@@ -490,6 +510,7 @@ rill_status *rill_exec_run_plan(rill_executor *exe, rill_plan *p, rill_scope *sc
   p->local->parent = scope;
   if ((st = bind_caller_vars(p, scope))) goto done;
   if ((st = bind_feeds(p, feeds))) goto done;
+  if ((st = start_arrays(p))) goto done;
   if ((st = check_required(p))) goto done;
   if (exe->release_temporaries || p->memplan)
     for (size_t v = 0; v < p->nvars; v++)
@@ -534,6 +555,7 @@ static rill_status *bind_block_vars(rill_plan *p, rill_scope *scope) {
 
 rill_status *rill_exec_run_subplan(rill_executor *exe, rill_plan *p, rill_scope *scope) {
   RILL_TRY(bind_block_vars(p, scope));
+  RILL_TRY(start_arrays(p));
   RILL_TRY(check_required(p));
   return run_sequential(exe, p, exe->run_deadline_ns);
 }

@@ -120,6 +120,13 @@ rill_status *rill_exec_run_block(rill_executor *exe, int32_t block, rill_scope *
                         "block %d of program #%" PRIu64 " would run inside itself: an op of the "
                         "block (or of a block it runs) runs it again",
                         (int)block, prog->id);
+  /* Checked here as well as before each op, so that an op running a block again and
+   * again (while) stops on cancel or deadline even when the block has no ops. */
+  if (rill_sched_cancelled(exe->sched))
+    return rill_error(RILL_CANCELLED, "before block %d: the run was cancelled", (int)block);
+  if (exe->run_deadline_ns && rill_sched_now_ns() >= exe->run_deadline_ns)
+    return rill_error(RILL_DEADLINE_EXCEEDED, "before block %d: the run passed its deadline",
+                      (int)block);
   rill_plan *p = NULL;
   pthread_mutex_lock(&exe->sub.lock);
   rill_status *st = claim_locked(exe, prog, block, &p);

@@ -769,35 +769,88 @@ def sums(input, out=None):
     return out
 
 
-def _compare(op, x, y):
+def _compare(op, x, y, cond=None):
+    """x <op> y elementwise into a new bool variable, or into `cond` when given (how a
+    While loop updates its condition)."""
     h = _Helper(op)
-    out = h.tmp('bool', stop_gradient=True)
+    out = cond if cond is not None else h.tmp('bool', stop_gradient=True)
     h.append(op, {'X': x, 'Y': y}, {'Out': out}, {'axis': -1})
     return out
 
 
 def less_than(x, y, force_cpu=None, cond=None):
-    return _compare('less_than', x, y)
+    return _compare('less_than', x, y, cond)
 
 
 def less_equal(x, y, cond=None):
-    return _compare('less_equal', x, y)
+    return _compare('less_equal', x, y, cond)
 
 
 def greater_than(x, y, cond=None):
-    return _compare('greater_than', x, y)
+    return _compare('greater_than', x, y, cond)
 
 
 def greater_equal(x, y, cond=None):
-    return _compare('greater_equal', x, y)
+    return _compare('greater_equal', x, y, cond)
 
 
 def equal(x, y, cond=None):
-    return _compare('equal', x, y)
+    return _compare('equal', x, y, cond)
 
 
 def not_equal(x, y, cond=None):
-    return _compare('not_equal', x, y)
+    return _compare('not_equal', x, y, cond)
+
+
+def increment(x, value=1.0, in_place=True):
+    """x + value for a one-element x; written into x itself unless in_place is False."""
+    h = _Helper('increment')
+    out = x if in_place else h.tmp(x.dtype.name)
+    h.append('increment', {'X': [x]}, {'Out': [out]}, {'step': float(value)})
+    return out
+
+
+# ------------------------------------------------------------ tensor arrays ----
+
+_LOD_TENSOR_ARRAY = 13  # VarType.LOD_TENSOR_ARRAY
+
+
+def create_array(dtype):
+    """An empty tensor array (LOD_TENSOR_ARRAY) of `dtype` items; no op is appended."""
+    h = _Helper('array')
+    return h.block.create_var(name='%s.out' % h.name, dtype=dtype, type=_LOD_TENSOR_ARRAY)
+
+
+def array_write(x, i, array=None):
+    """array[i] = x (a copy), growing the array to i + 1 items; a new array when `array`
+    is None. i is an int64 tensor of one element. Returns the array."""
+    _check_var(x, 'x', 'array_write')
+    _check_var(i, 'i', 'array_write')
+    h = _Helper('array_write')
+    if array is None:
+        array = h.block.create_var(name='%s.out' % h.name, dtype=x.dtype.name,
+                                   type=_LOD_TENSOR_ARRAY)
+    h.append('write_to_array', {'X': [x], 'I': [i]}, {'Out': [array]})
+    return array
+
+
+def array_read(array, i):
+    """A copy of array[i]; an index past the end fails when the program runs."""
+    _check_var(array, 'array', 'array_read')
+    _check_var(i, 'i', 'array_read')
+    h = _Helper('array_read')
+    out = h.tmp(array.dtype.name)
+    h.append('read_from_array', {'X': [array], 'I': [i]}, {'Out': [out]})
+    return out
+
+
+def array_length(array):
+    """The number of items of a tensor array: int64, shape [1]."""
+    _check_var(array, 'array', 'array_length')
+    h = _Helper('array_length')
+    out = h.tmp('int64', stop_gradient=True)
+    h.append('lod_array_length', {'X': [array]}, {'Out': [out]})
+    return out
 
 
 
@@ -897,6 +950,77 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     if isinstance(true_out, Variable):
         return merged[0]
     return type(true_out)(merged)
+
+
+class While(object):
+    """Fluid 1.x's layers.While: the ops appended inside `with loop.block():` form a
+    sub-block that a `while` op runs again and again while `cond` (a bool variable of one
+    element) holds. The block must update `cond` (less_than(..., cond=cond)); one that
+    never does loops until the run is cancelled or passes its deadline. Variables the
+    block creates are new at every step; the enclosing blocks' variables it writes (with
+    assign(..., output=v), increment(in_place=True), array_write(array=a)) keep their
+    values across steps and after the loop."""
+
+    BEFORE_WHILE_BLOCK, IN_WHILE_BLOCK, AFTER_WHILE_BLOCK = 0, 1, 2
+
+    def __init__(self, cond, is_test=False, name=None):
+        if not isinstance(cond, Variable):
+            raise TypeError('While: cond must be a Variable, not %r' % (cond,))
+        if cond.dtype != np.dtype('bool'):
+            raise TypeError("While: cond must be a bool variable, not %s" % cond.dtype.name)
+        n = 1
+        for d in cond.shape:
+            n *= d
+        if n != 1:
+            raise TypeError('While: cond must hold one element, its shape is %s'
+                            % (list(cond.shape),))
+        self.helper = _Helper('while', name)
+        self.cond_var = cond
+        self.is_test = bool(is_test)
+        self.status = While.BEFORE_WHILE_BLOCK
+
+    def block(self):
+        return _WhileGuard(self)
+
+    def _complete(self, sub, parent):
+        inputs, outputs = _block_io(sub, parent)
+        cname = self.cond_var.name
+        inputs = [n for n in inputs if n != cname]
+        if cname not in outputs:
+            outputs.insert(0, cname)
+        scopes = parent.create_var(name=unique_name.generate(self.helper.name + '.scopes'),
+                                   type=_STEP_SCOPES)
+        parent.append_op('while',
+                         inputs={'X': [parent._var_recursive(n) for n in inputs],
+                                 'Condition': [self.cond_var]},
+                         outputs={'Out': [parent._var_recursive(n) for n in outputs],
+                                  'StepScopes': [scopes]},
+                         attrs={'sub_block': sub, 'is_test': self.is_test})
+
+
+class _WhileGuard(object):
+    def __init__(self, loop):
+        self.loop = loop
+        self.main = loop.helper.main
+
+    def __enter__(self):
+        if self.loop.status != While.BEFORE_WHILE_BLOCK:
+            raise ValueError('While: block() can be entered once')
+        self.loop.status = While.IN_WHILE_BLOCK
+        self.parent = self.main.current_block()
+        self.sub = self.main._create_block()
+        return self.sub
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        self.main._rollback()
+        if exc_type is not None:
+            return False
+        self.loop.status = While.AFTER_WHILE_BLOCK
+        self.loop._complete(self.sub, self.parent)
+        return False
+
+
+__all__ += ['increment', 'create_array', 'array_write', 'array_read', 'array_length', 'While']
 
 
 # ------------------------------------- reductions, similarity, sequences ----
