@@ -63,7 +63,7 @@ def _children(pid):
 
 
 def run_job(ckdir, outdir, sync=1, extra_env=None, kill=None, restarts=0, every=EVERY,
-            seconds=0.0):
+            seconds=0.0, steps=STEPS):
     """Runs the job once; `kill` = (target, delay_s) SIGKILLs that process ('all': the
     launcher and every process) after the delay, or a list of them, one after the other
     (each delay counted from the previous kill). Returns (exit status, output)."""
@@ -71,7 +71,7 @@ def run_job(ckdir, outdir, sync=1, extra_env=None, kill=None, restarts=0, every=
            '2']
     if restarts:
         cmd += ['--max-restarts', str(restarts)]
-    cmd += [EXAMPLE, '--steps', str(STEPS), '--batch', '32', '--checkpoint-dir', ckdir,
+    cmd += [EXAMPLE, '--steps', str(steps), '--batch', '32', '--checkpoint-dir', ckdir,
             '--checkpoint-every', str(every), '--checkpoint-seconds', str(seconds),
             '--checkpoint-keep', '2', '--print-losses',
             '--save-dir', outdir, '--sync', str(sync)]
@@ -244,13 +244,15 @@ def test_async_job_survives_kills_within_tolerance(tmp_path):
     """Async mode has no exact result (updates apply in arrival order), so the claim is
     a tolerance: after kills and restarts the job finishes, and its test accuracy is
     within ASYNC_TOLERANCE of an uninterrupted async run's."""
-    rc, out = run_job(str(tmp_path / 'ref-ck'), str(tmp_path / 'ref-out'), sync=0)
+    rc, out = run_job(str(tmp_path / 'ref-ck'), str(tmp_path / 'ref-out'), sync=0, steps=120,
+                      every=10)
     assert rc == 0, out[-4000:]
     ref_acc = float(re.findall(r'test accuracy ([0-9.]+)', out)[-1])
     ck, outdir = str(tmp_path / 'ck'), str(tmp_path / 'out')
-    rc, out = run_job(ck, outdir, sync=0, kill=[('trainer.1', 1.0), ('pserver.1', 1.0)],
-                      restarts=4)
+    rc, out = run_job(ck, outdir, sync=0, steps=120, every=10, restarts=4,
+                      kill=[('trainer.1', ('snapshot', 0.0)), ('pserver.1', ('snapshot', 0.3))])
     assert rc == 0, out[-4000:]
+    assert out.count('killed by') >= 1, out[-4000:]
     assert 'resumed from the snapshot of step' in out, out[-4000:]
     acc = float(re.findall(r'test accuracy ([0-9.]+)', out)[-1])
     assert abs(acc - ref_acc) <= ASYNC_TOLERANCE, (acc, ref_acc)
