@@ -160,11 +160,9 @@ static rill_status *range_infer(rill_infer_ctx *ctx) {
   int w = ctx->attrs[RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_ATTR_WINDOW_SIZE].v.i;
   if (w < 1) return rill_infer_error(ctx, "attribute window_size is %d, must be >= 1", w);
   rill_tensor_meta *scales = rill_infer_out(ctx, RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_OUT_OUT_SCALES, 0);
-  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
-  if (scales && x && x->known) {
-    rill_dims d = {.n = 1, .d = {w}};
-    rill_meta_set(scales, x->dtype, &d, 0, -1, -1);
-  }
+  /* the window is state read before it is written: left unknown, the executor keeps the
+   * variable's tensor (the startup program's zeros, then the last run's scales) */
+  if (scales) rill_meta_unknown(scales);
   const size_t s[] = {RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_OUT_OUT_SCALE};
   return like_x(ctx, RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_OUT_OUT, s, 1);
 }
@@ -172,7 +170,7 @@ static rill_status *range_infer(rill_infer_ctx *ctx) {
 const rill_op_schema rill_schema_fake_quantize_range_abs_max = {
     .type = "fake_quantize_range_abs_max",
     .doc = "Out = round(X * range / scale); scale = InScale (is_test) or the max of the last "
-           "window_size abs maxima (training).",
+           "window_size abs maxima, kept in OutScales (training).",
     .inputs = range_in,
     .ninputs = RILL_COUNTOF(range_in),
     .outputs = range_out,
@@ -313,6 +311,11 @@ static rill_status *chq_infer(rill_infer_ctx *ctx) {
   rill_tensor_meta *s = rill_infer_out(ctx, RILL_FAKE_CHANNEL_WISE_QUANTIZE_ABS_MAX_OUT_OUT_SCALE, 0);
   if (!s) return rill_infer_error(ctx, "needs output OutScale");
   if (!x->known) {
+    rill_meta_unknown(s);
+    return NULL;
+  }
+  /* is_test reads OutScale's stored values: left unknown, the executor keeps its tensor */
+  if (ctx->attrs[RILL_FAKE_CHANNEL_WISE_QUANTIZE_ABS_MAX_ATTR_IS_TEST].v.b) {
     rill_meta_unknown(s);
     return NULL;
   }

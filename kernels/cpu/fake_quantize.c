@@ -159,13 +159,49 @@ rill_status *rill_cpu_fake_quantize_dequantize_grad_fp32(rill_kernel_ctx *ctx) {
 
 /* ---- range abs max ---- */
 
+/* Training: the window OutScales[window_size] holds the abs maxima of the last steps,
+ * step `it` at it % window_size. The scale is the last one (InScale) unless the new abs
+ * max exceeds it, or the maximum just left the window (then the window's max over its
+ * filled part; Paddle leaves the empty window at step 0 undefined, here it is the new
+ * abs max). Iter is only read: an increment op of the program advances it. */
+static rill_status *range_train(rill_kernel_ctx *ctx, const rill_tensor *x, float *s) {
+  rill_tensor *iter, *win;
+  RILL_TRY(rill_kin_need(ctx, RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_IN_ITER, 0, RILL_DTYPE_INT64, &iter));
+  if (!rill_kout(ctx, RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_OUT_OUT_SCALES, 0))
+    return rill_kernel_error(ctx, "training (is_test false) needs output OutScales");
+  RILL_TRY(rill_kout_need(ctx, RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_OUT_OUT_SCALES, 0, RILL_DTYPE_FP32, &win));
+  int64_t w = ctx->attrs[RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_ATTR_WINDOW_SIZE].v.i;
+  if (rill_tensor_numel(win) != w)
+    return rill_kernel_error(ctx, "output OutScales (%s) holds %lld values, window_size is %lld",
+                             rill_kout_name(ctx, RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_OUT_OUT_SCALES, 0),
+                             (long long)rill_tensor_numel(win), (long long)w);
+  if (rill_tensor_numel(iter) < 1)
+    return rill_kernel_error(ctx, "input Iter (%s) is empty",
+                             rill_kin_name(ctx, RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_IN_ITER, 0));
+  int64_t it = *(const int64_t *)rill_tensor_ptr(iter);
+  if (it < 0)
+    return rill_kernel_error(ctx, "input Iter (%s) is %lld, must be >= 0",
+                             rill_kin_name(ctx, RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_IN_ITER, 0), (long long)it);
+  float *arr = rill_tensor_ptr(win);
+  float cur = abs_max(rill_tensor_ptr((rill_tensor *)x), rill_tensor_numel(x));
+  int64_t idx = it % w;
+  float removed = arr[idx];
+  arr[idx] = cur;
+  if (*s < cur) {
+    *s = cur;
+  } else if (fabs((double)(removed - *s)) < 1e-6) {
+    int64_t size = it > w ? w : it;
+    *s = abs_max(arr, size > 0 ? size : 1);
+  }
+  return NULL;
+}
+
 rill_status *rill_cpu_fake_quantize_range_abs_max_fp32(rill_kernel_ctx *ctx) {
-  if (!ctx->attrs[RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_ATTR_IS_TEST].v.b)
-    return rill_kernel_error(ctx, "the training form (is_test false) is not implemented");
   rill_tensor *x;
   float *out, s;
   RILL_TRY(scalar_in(ctx, RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_IN_IN_SCALE, &s));
   RILL_TRY(x_and_out(ctx, RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_OUT_OUT, &x, &out));
+  if (!ctx->attrs[RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_ATTR_IS_TEST].v.b) RILL_TRY(range_train(ctx, x, &s));
   float bin = bin_count(ctx->attrs[RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_ATTR_BIT_LENGTH].v.i);
   int rt = ctx->attrs[RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_ATTR_ROUND_TYPE].v.i;
   quant_span(rill_tensor_ptr(x), out, rill_tensor_numel(x), s, bin, rt, false);

@@ -160,12 +160,50 @@ Test(fake_quantize, range_abs_max_is_test_uses_in_scale) {
     cr_assert(out_of(h, "s")[0] == s);
     op_harness_destroy(h);
   }
+}
+
+/* Training over steps 0..7 with a window of 3: the scale follows the window's maximum,
+ * dropping a maximum once it leaves the window. Reference: the same rule, written out. */
+Test(fake_quantize, range_abs_max_training_window) {
+  const float peaks[8] = {1, 3, 2, 0.5f, 0.25f, 0.1f, 4, 0.2f};
+  float x[4], s0 = 0, zeros[3] = {0, 0, 0};
+  int64_t it0 = 0;
   op_harness *h = harness("fake_quantize_range_abs_max");
-  bind_input(h, "X", "x", RILL_DTYPE_FP32, DIMS(4, 6), x);
-  bind_input(h, "InScale", "s", RILL_DTYPE_FP32, DIMS(1), &s);
+  for (int i = 0; i < 4; i++) x[i] = 0;
+  bind_input(h, "X", "x", RILL_DTYPE_FP32, DIMS(4), x);
+  bind_input(h, "InScale", "s", RILL_DTYPE_FP32, DIMS(1), &s0);
+  bind_input(h, "Iter", "iter", RILL_DTYPE_INT64, DIMS(1), &it0);
   OK(op_harness_output(h, "Out", "out"));
   OK(op_harness_output(h, "OutScale", "s"));
-  EXPECT_ERROR(op_harness_run(h), "fake_quantize_range_abs_max", "is_test");
+  OK(op_harness_output(h, "OutScales", "window"));
+  OK(op_harness_attr_int(h, "window_size", 3));
+  /* without the window variable: an error naming it */
+  EXPECT_ERROR(op_harness_run(h), "fake_quantize_range_abs_max", "OutScales (window)");
+  rill_tensor *w = op_harness_make(RILL_DTYPE_FP32, DIMS(3), zeros);
+  OK(rill_scope_set_tensor(op_harness_scope(h), "window", w));
+  op_harness_free_tensor(w);
+  float ref_win[3] = {0, 0, 0}, ref_s = 0;
+  for (int64_t step = 0; step < 8; step++) {
+    float *xp = rill_tensor_ptr(op_harness_tensor(h, "x"));
+    xp[0] = 0.1f, xp[1] = -peaks[step], xp[2] = peaks[step] / 3, xp[3] = 0;
+    *(int64_t *)rill_tensor_ptr(op_harness_tensor(h, "iter")) = step;
+    OK(op_harness_run(h));
+    float removed = ref_win[step % 3];
+    ref_win[step % 3] = peaks[step];
+    if (ref_s < peaks[step]) {
+      ref_s = peaks[step];
+    } else if (fabs((double)(removed - ref_s)) < 1e-6) {
+      int n = step > 3 ? 3 : (int)step;
+      ref_s = 0;
+      for (int k = 0; k < (n ? n : 1); k++) ref_s = fmaxf(ref_s, ref_win[k]);
+    }
+    cr_assert(out_of(h, "s")[0] == ref_s, "step %lld: scale %g, expected %g", (long long)step,
+              (double)out_of(h, "s")[0], (double)ref_s);
+    expect_exact(out_of(h, "window"), ref_win, 3, "window");
+    float want[4];
+    for (int i = 0; i < 4; i++) want[i] = ref_level(xp[i], ref_s, 8, 1);
+    expect_exact(out_of(h, "out"), want, 4, "range training");
+  }
   op_harness_destroy(h);
 }
 
@@ -302,6 +340,17 @@ Test(fake_quantize, channel_wise_quantize_axis_0_and_1) {
       expect_exact(out_of(h, "out"), want, N, "channel quantize is_test");
       op_harness_destroy(h);
     }
+}
+
+Test(fake_quantize, channel_wise_is_test_needs_stored_scales) {
+  float x[6] = {1, 2, 3, 4, 5, 6};
+  op_harness *h = harness("fake_channel_wise_quantize_abs_max");
+  bind_input(h, "X", "x", RILL_DTYPE_FP32, DIMS(2, 3), x);
+  OK(op_harness_output(h, "Out", "out"));
+  OK(op_harness_output(h, "OutScale", "scales"));
+  OK(op_harness_attr_bool(h, "is_test", true));
+  EXPECT_ERROR(op_harness_run(h), "fake_channel_wise_quantize_abs_max", "OutScale (scales)");
+  op_harness_destroy(h);
 }
 
 Test(fake_quantize, channel_wise_zero_channel_and_bad_axis) {
