@@ -13,6 +13,7 @@
  * renamed to stubs with no inference, so the rest of faccy is checked too. */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,10 +193,6 @@ static const struct excluded {
 } excluded[] = {
     {"bondh_lac_gru_crf__model__", "crf_decoding, gru", "recurrent (gru) and crf_decoding"},
     {"faccy.pdmodel", "rnn", "recurrent (rnn)"},
-    {"paddlelite_resnet50_int8__model__",
-     "fake_dequantize_max_abs, fake_quantize_dequantize_moving_average_abs_max, "
-     "fake_quantize_moving_average_abs_max",
-     "the fake_quantize / fake_dequantize family"},
     {"rna_predictions__model__", "lstm", "recurrent (lstm)"},
 };
 
@@ -385,4 +382,89 @@ Test(program_ops, yolov3_program_runs_with_synthetic_parameters) {
                                    RILL_SCHEDULE_AUTO);
   check_detections(out, 100, -1, 0.01f, 607); /* clip_bbox: within the 608 x 608 image */
   rill_tensor_destroy(out);
+}
+
+/* The int8 ResNet-50 of Paddle-Lite (fake quantize / dequantize ops around every conv2d
+ * and mul, is_test scales stored as persistables) runs with synthetic parameters: weights
+ * small deterministic values, every scale positive, every variance 1. Checked: the
+ * probabilities are finite and sum to 1, two runs agree bit for bit, and the first
+ * quantize op's output (image.quantized) equals a reference computed here from the image
+ * and image.scale (clip to the scale, round half away from zero, 8 bits). */
+static void run_int8(rill_tensor **outs, float *image_scale) {
+  rill_program *p = NULL;
+  expect_ok(rill_program_load(PROGRAMS "paddlelite_resnet50_int8__model__", &p), "load");
+  rill_scope *scope = NULL;
+  expect_ok(rill_scope_create(NULL, &scope), "scope");
+  const rill_block_desc *b0 = &p->blocks[0];
+  uint32_t seed = 11;
+  for (size_t i = 0; i < b0->nvars; i++) {
+    const rill_var_desc *v = &b0->vars[i];
+    if (!v->persistable || v->type != RILL_VAR_LOD_TENSOR || v->dtype != RILL_DTYPE_FP32) continue;
+    rill_tensor *t = NULL;
+    expect_ok(rill_tensor_create(v->dtype, v->dims.d, (size_t)v->dims.n, &t), v->name);
+    float *f = rill_tensor_data(t);
+    size_t len = strlen(v->name);
+    bool scale = len > 6 && strcmp(v->name + len - 6, ".scale") == 0;
+    bool var = strstr(v->name, "variance") != NULL;
+    for (int64_t k = 0; k < rill_tensor_numel(t); k++) {
+      seed = seed * 1103515245u + 12345u;
+      float r = (float)((seed >> 16) % 1000) / 1000.0f;
+      f[k] = var ? 1.0f : scale ? 0.5f + r : (r - 0.5f) * 0.1f;
+    }
+    if (strcmp(v->name, "image.scale") == 0) *image_scale = f[0];
+    expect_ok(rill_scope_set_tensor(scope, v->name, t), v->name);
+    rill_tensor_destroy(t);
+  }
+  const int64_t xd[] = {1, 3, 224, 224};
+  rill_tensor *image = NULL;
+  expect_ok(rill_tensor_create(RILL_DTYPE_FP32, xd, 4, &image), "image");
+  float *x = rill_tensor_data(image);
+  for (int64_t k = 0; k < 3 * 224 * 224; k++) x[k] = (float)(k % 251) / 125.0f - 1.0f;
+  const char *feed = "image";
+  const char *fetch[] = {"save_infer_model/scale_0.tmp_0", "image.quantized"};
+  rill_executor *exe = NULL;
+  rill_executor_options opts = RILL_EXECUTOR_OPTIONS_INIT;
+  opts.num_threads = 2;
+  expect_ok(rill_executor_create(&opts, &exe), "executor");
+  expect_ok(rill_executor_run(exe, p, scope, &feed, &image, 1, fetch, 2, outs), "int8 run");
+  rill_executor_destroy(exe);
+  rill_tensor_destroy(image);
+  rill_scope_destroy(scope);
+  rill_program_destroy(p);
+}
+
+Test(program_ops, int8_resnet50_runs_with_synthetic_parameters) {
+  expect_ok(rill_registry_init(), "registry");
+  rill_tensor *a[2] = {NULL, NULL}, *b[2] = {NULL, NULL};
+  float s = 0;
+  run_int8(a, &s);
+  run_int8(b, &s);
+  cr_assert_eq(rill_tensor_ndim(a[0]), 2);
+  cr_assert_eq(rill_tensor_dims(a[0])[1], 1000);
+  const float *prob = rill_tensor_data(a[0]);
+  double sum = 0;
+  for (int k = 0; k < 1000; k++) {
+    cr_assert(isfinite(prob[k]) && prob[k] >= 0, "prob[%d] = %g", k, (double)prob[k]);
+    sum += prob[k];
+  }
+  cr_assert(fabs(sum - 1) < 1e-4, "probabilities sum to %g", sum);
+  for (int i = 0; i < 2; i++) {
+    cr_assert_eq(rill_tensor_byte_size(a[i]), rill_tensor_byte_size(b[i]));
+    cr_assert(memcmp(rill_tensor_data(a[i]), rill_tensor_data(b[i]), rill_tensor_byte_size(a[i])) == 0,
+              "fetch %d differs between runs", i);
+  }
+  cr_assert_eq(rill_tensor_numel(a[1]), 3 * 224 * 224);
+  const float *q = rill_tensor_data(a[1]);
+  for (int64_t k = 0; k < 3 * 224 * 224; k++) {
+    float x = (float)(k % 251) / 125.0f - 1.0f;
+    float c = x > s ? s : x < -s ? -s : x;
+    float inv = s <= 1e-30f ? 1.0f / (s + 1e-6f) : 1.0f / s;
+    float want = roundf(127.0f * inv * c);
+    cr_assert(q[k] == want, "image.quantized[%lld] = %g, expected %g", (long long)k, (double)q[k],
+              (double)want);
+  }
+  for (int i = 0; i < 2; i++) {
+    rill_tensor_destroy(a[i]);
+    rill_tensor_destroy(b[i]);
+  }
 }
