@@ -345,7 +345,10 @@ static rill_status *borrow(rill_rpc_client *c, const char *endpoint, pool **pp, 
   if (!s) return rill_error(RILL_INTERNAL, "rpc: cannot open a socket to %s: %s", endpoint,
                             zmq_strerror(errno));
   set_common(s, &c->cfg);
-  int ivl = 100, ivl_max = 1000;
+  /* A trainer started before its pserver connects within tens of milliseconds of the
+   * pserver binding (a job's start, a restarted job's resume wait on it); the backoff
+   * keeps a peer that stays away to five attempts a second. */
+  int ivl = 10, ivl_max = 200;
   zmq_setsockopt(s, ZMQ_RECONNECT_IVL, &ivl, sizeof ivl);
   zmq_setsockopt(s, ZMQ_RECONNECT_IVL_MAX, &ivl_max, sizeof ivl_max);
   if (c->keys.on) {
