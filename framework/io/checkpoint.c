@@ -475,7 +475,13 @@ typedef struct pending_files {
   int fd[MAX_PENDING];
   char *path[MAX_PENDING];
   size_t n;
+  uint64_t bytes; /* written into the files pending */
 } pending_files;
+
+/* Below this many bytes pending, the syncs run on the writing thread one after the
+ * other: starting threads costs more than a small checkpoint's flushes gain from
+ * overlapping (a trainer's part of a cluster snapshot is a few hundred bytes). */
+#define SYNC_THREADS_MIN_BYTES ((uint64_t)1 << 20)
 
 static rill_status *finish_oldest(pending_files *p) {
   rill_status *st = rill_file_write_finish(p->fd[0], p->path[0]);
@@ -505,7 +511,9 @@ static void *sync_worker(void *arg) {
 }
 
 static rill_status *finish_all(pending_files *p, rill_status *st) {
-  if (p->n > 1) {
+  uint64_t bytes = p->bytes;
+  p->bytes = 0;
+  if (p->n > 1 && bytes >= SYNC_THREADS_MIN_BYTES) {
     sync_work w = {.p = p};
     atomic_init(&w.next, 0);
     pthread_t th[SYNC_THREADS - 1];
@@ -546,6 +554,7 @@ static rill_status *write_pending(pending_files *p, char *path, const rill_file_
     rill_free(path);
     return st;
   }
+  for (size_t i = 0; i < n; i++) p->bytes += parts[i].size;
   p->fd[p->n] = fd;
   p->path[p->n++] = path;
   return NULL;
