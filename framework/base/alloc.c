@@ -2,6 +2,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 static void *sys_alloc(void *ctx, size_t size) {
@@ -61,6 +62,26 @@ char *rill_strndup(const char *s, size_t n) {
 }
 
 char *rill_strdup(const char *s) { return rill_strndup(s, strlen(s)); }
+
+char *rill_vstrprintf(const char *fmt, va_list ap) {
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap2);
+  va_end(ap2);
+  if (n < 0) return NULL;
+  char *s = rill_malloc((size_t)n + 1);
+  if (!s) return NULL;
+  vsnprintf(s, (size_t)n + 1, fmt, ap);
+  return s;
+}
+
+char *rill_strprintf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *s = rill_vstrprintf(fmt, ap);
+  va_end(ap);
+  return s;
+}
 
 int rill_grow(void **items, size_t *cap, size_t need, size_t elem_size) {
   if (need <= *cap) return 1;

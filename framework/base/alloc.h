@@ -3,6 +3,7 @@
 #ifndef RILL_FRAMEWORK_BASE_ALLOC_H
 #define RILL_FRAMEWORK_BASE_ALLOC_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "rill.h"
@@ -17,6 +18,9 @@ void *rill_realloc(void *ptr, size_t size);
 void *rill_aligned_alloc(size_t size, size_t align);
 void rill_free(void *ptr);
 char *rill_strdup(const char *s);
+/* A new string formatted as by printf (NULL when out of memory). */
+char *rill_strprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *rill_vstrprintf(const char *fmt, va_list ap);
 char *rill_strndup(const char *s, size_t n);
 
 /* Grows *items (capacity *cap elements of elem_size bytes) to hold at least `need`. */

@@ -32,25 +32,13 @@ void rill_status_destroy(rill_status *status) {
   rill_free(status);
 }
 
-static char *vformat(const char *fmt, va_list ap) {
-  va_list ap2;
-  va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap2);
-  va_end(ap2);
-  if (n < 0) return NULL;
-  char *s = rill_malloc((size_t)n + 1);
-  if (!s) return NULL;
-  vsnprintf(s, (size_t)n + 1, fmt, ap);
-  return s;
-}
-
 rill_status *rill_error(rill_code code, const char *fmt, ...) {
   if (code == RILL_OUT_OF_MEMORY && strcmp(fmt, "out of memory") == 0) return &oom_status;
   rill_status *st = rill_malloc(sizeof *st);
   if (!st) return &oom_status;
   va_list ap;
   va_start(ap, fmt);
-  st->message = vformat(fmt, ap);
+  st->message = rill_vstrprintf(fmt, ap);
   va_end(ap);
   if (!st->message) {
     rill_free(st);
@@ -64,7 +52,7 @@ rill_status *rill_status_wrap(rill_status *status, const char *fmt, ...) {
   if (!status || status == &oom_status) return status;
   va_list ap;
   va_start(ap, fmt);
-  char *prefix = vformat(fmt, ap);
+  char *prefix = rill_vstrprintf(fmt, ap);
   va_end(ap);
   if (!prefix) return status;
   size_t a = strlen(prefix), b = strlen(status->message);

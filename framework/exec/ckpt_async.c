@@ -200,6 +200,19 @@ static rill_status *program_hash(ckpt_dir *d, const rill_program *prog, uint64_t
   return NULL;
 }
 
+/* The start of a checkpoint op's run (d->mu held): a failed earlier write is reported
+ * (once); the seconds clock starts at the first run. */
+static rill_status *step_begin(ckpt_dir *d, int64_t now) {
+  if (!d->started) {
+    d->started = true;
+    d->last_due_ns = now;
+  }
+  if (!d->error) return NULL;
+  rill_status *st = rill_status_wrap(d->error, "checkpoint: the previous write failed");
+  d->error = NULL;
+  return st;
+}
+
 rill_status *rill_ckpt_async_step(struct rill_device_ctx *dev, const char *dir,
                                   const rill_ckpt_policy *policy, int64_t step,
                                   const char *const *names, const rill_tensor *const *tensors,
@@ -221,15 +234,7 @@ rill_status *rill_ckpt_async_step(struct rill_device_ctx *dev, const char *dir,
   }
   rill_status *st = NULL;
   pthread_mutex_lock(&d->mu);
-  if (d->error) {
-    st = rill_status_wrap(d->error, "checkpoint: the previous write failed");
-    d->error = NULL;
-    goto out;
-  }
-  if (!d->started) {
-    d->started = true;
-    d->last_due_ns = now;
-  }
+  if ((st = step_begin(d, now))) goto out;
   if (!is_due(d, policy, step, now)) goto out;
   if (d->in_flight) {
     if (policy->skip_when_busy) {
@@ -323,15 +328,7 @@ rill_status *rill_ckpt_cluster_step(struct rill_device_ctx *dev, const char *dir
   d->shape = part->shape;
   d->role = part->role;
   d->rank = part->rank;
-  if (d->error) {
-    st = rill_status_wrap(d->error, "checkpoint: the previous write failed");
-    d->error = NULL;
-    goto out;
-  }
-  if (!d->started) {
-    d->started = true;
-    d->last_due_ns = now;
-  }
+  if ((st = step_begin(d, now))) goto out;
   if (part->coordinator && is_due(d, policy, step, now)) {
     d->last_step = step;
     d->last_due_ns = now;

@@ -195,41 +195,23 @@ static char *join2(const char *a, const char *b) {
 
 /* ------------------------------------------------------------- writing -------- */
 
-static rill_status *fmt_append(rill_bytes *b, const char *fmt, ...) RILL_PRINTF(2, 3);
-static rill_status *fmt_append(rill_bytes *b, const char *fmt, ...) {
-  char small[512];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(small, sizeof small, fmt, ap);
-  va_end(ap);
-  if (n < 0) return rill_error(RILL_INTERNAL, "checkpoint: cannot format the manifest");
-  if ((size_t)n < sizeof small) return rill_bytes_append(b, small, (size_t)n);
-  char *big = rill_malloc((size_t)n + 1);
-  if (!big) return rill_oom();
-  va_start(ap, fmt);
-  vsnprintf(big, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  rill_status *st = rill_bytes_append(b, big, (size_t)n);
-  rill_free(big);
-  return st;
-}
 
 static rill_status *manifest_header(rill_bytes *m, const rill_ckpt_snapshot *s) {
-  RILL_TRY(fmt_append(m, "%s\nstep %" PRId64 "\ntime_ns %" PRId64 "\nprogram %016" PRIx64 "\n",
+  RILL_TRY(rill_bytes_appendf(m, "%s\nstep %" PRId64 "\ntime_ns %" PRId64 "\nprogram %016" PRIx64 "\n",
                       MANIFEST_MAGIC, s->step, s->time_ns, s->program_hash));
   if (s->has_rng)
-    return fmt_append(m, "rng %016" PRIx64 " %016" PRIx64 " %016" PRIx64 " %016" PRIx64 "\n",
+    return rill_bytes_appendf(m, "rng %016" PRIx64 " %016" PRIx64 " %016" PRIx64 " %016" PRIx64 "\n",
                       s->rng[0], s->rng[1], s->rng[2], s->rng[3]);
-  return fmt_append(m, "rng none\n");
+  return rill_bytes_appendf(m, "rng none\n");
 }
 
 static rill_status *manifest_var(rill_bytes *m, const char *file, uint64_t bytes, uint32_t crc,
                                  const rill_tensor *t, const char *name) {
-  RILL_TRY(fmt_append(m, "var %s %" PRIu64 " %08" PRIx32 " %d ", file, bytes, crc, (int)t->dtype));
-  if (!t->dims.n) RILL_TRY(fmt_append(m, "-"));
+  RILL_TRY(rill_bytes_appendf(m, "var %s %" PRIu64 " %08" PRIx32 " %d ", file, bytes, crc, (int)t->dtype));
+  if (!t->dims.n) RILL_TRY(rill_bytes_appendf(m, "-"));
   for (int k = 0; k < t->dims.n; k++)
-    RILL_TRY(fmt_append(m, "%s%" PRId64, k ? "," : "", t->dims.d[k]));
-  return fmt_append(m, " %s\n", name);
+    RILL_TRY(rill_bytes_appendf(m, "%s%" PRId64, k ? "," : "", t->dims.d[k]));
+  return rill_bytes_appendf(m, " %s\n", name);
 }
 
 /* Removes leftovers of writers that died: .tmp-, .old- and .trash- directories whose
@@ -633,7 +615,7 @@ static rill_status *write_checkpoint(const char *dir, rill_ckpt_snapshot *s, int
   if ((st = write_files(tmp, s, &man, &pend, reused, &total))) goto fail;
   {
     uint32_t crc = rill_crc32c(0, man.data, man.size);
-    if ((st = fmt_append(&man, "end %08" PRIx32 "\n", crc))) goto fail;
+    if ((st = rill_bytes_appendf(&man, "end %08" PRIx32 "\n", crc))) goto fail;
   }
   hook_in(dir, "manifest", s->step);
   {

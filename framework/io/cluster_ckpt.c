@@ -23,21 +23,6 @@ void rill_cluster_part_name(rill_cluster_role role, int32_t rank, char *buf, siz
   snprintf(buf, cap, "%s_%d", role == RILL_CLUSTER_PSERVER ? "pserver" : "trainer", (int)rank);
 }
 
-static char *fmt_path(const char *fmt, ...) RILL_PRINTF(1, 2);
-static char *fmt_path(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0) return NULL;
-  char *s = rill_malloc((size_t)n + 1);
-  if (!s) return NULL;
-  va_start(ap, fmt);
-  vsnprintf(s, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  return s;
-}
-
 static rill_status *check_shape(const rill_cluster_shape *sh) {
   if (!sh || sh->pservers < 1 || sh->trainers < 1 ||
       (int64_t)sh->pservers + sh->trainers > RILL_CLUSTER_MAX_PARTS)
@@ -57,7 +42,7 @@ static void part_of(const rill_cluster_shape *sh, int32_t i, char *buf, size_t c
 /* The CRC32C of part `part`'s manifest for step k; NOT_FOUND when it is not there. */
 static rill_status *part_manifest_crc(const char *dir, const char *part, int64_t k,
                                       uint32_t *crc) {
-  char *p = fmt_path("%s/%s/" RILL_CKPT_PREFIX "%" PRId64 "/" RILL_CKPT_MANIFEST, dir, part, k);
+  char *p = rill_strprintf("%s/%s/" RILL_CKPT_PREFIX "%" PRId64 "/" RILL_CKPT_MANIFEST, dir, part, k);
   if (!p) return rill_oom();
   uint8_t *data;
   size_t n;
@@ -72,17 +57,6 @@ static rill_status *part_manifest_crc(const char *dir, const char *part, int64_t
   return st;
 }
 
-static rill_status *append(rill_bytes *b, const char *fmt, ...) RILL_PRINTF(2, 3);
-static rill_status *append(rill_bytes *b, const char *fmt, ...) {
-  char line[256];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(line, sizeof line, fmt, ap);
-  va_end(ap);
-  if (n < 0 || (size_t)n >= sizeof line) return rill_error(RILL_INTERNAL, "manifest line too long");
-  return rill_bytes_append(b, line, (size_t)n);
-}
-
 /* Writes DIR/snapshot_<k> when every part of k is committed; *written says whether. */
 static rill_status *complete_snapshot(const char *dir, const rill_cluster_shape *sh, int64_t k,
                                       bool *written) {
@@ -90,7 +64,7 @@ static rill_status *complete_snapshot(const char *dir, const rill_cluster_shape 
   int32_t np = sh->pservers + sh->trainers;
   rill_bytes m;
   rill_bytes_init(&m);
-  rill_status *st = append(&m, MANIFEST_MAGIC "\nstep %" PRId64 "\npservers %d\ntrainers %d\n", k,
+  rill_status *st = rill_bytes_appendf(&m, MANIFEST_MAGIC "\nstep %" PRId64 "\npservers %d\ntrainers %d\n", k,
                            (int)sh->pservers, (int)sh->trainers);
   for (int32_t i = 0; i < np && !st; i++) {
     char part[32];
@@ -102,10 +76,10 @@ static rill_status *complete_snapshot(const char *dir, const rill_cluster_shape 
       rill_bytes_clear(&m);
       return NULL; /* another part is still to come; its writer completes the snapshot */
     }
-    if (!st) st = append(&m, "part %s %08" PRIx32 "\n", part, crc);
+    if (!st) st = rill_bytes_appendf(&m, "part %s %08" PRIx32 "\n", part, crc);
   }
-  if (!st) st = append(&m, "end %08" PRIx32 "\n", rill_crc32c(0, m.data, m.size));
-  char *path = st ? NULL : fmt_path("%s/" RILL_CLUSTER_SNAPSHOT_PREFIX "%" PRId64, dir, k);
+  if (!st) st = rill_bytes_appendf(&m, "end %08" PRIx32 "\n", rill_crc32c(0, m.data, m.size));
+  char *path = st ? NULL : rill_strprintf("%s/" RILL_CLUSTER_SNAPSHOT_PREFIX "%" PRId64, dir, k);
   if (!st && !path) st = rill_oom();
   if (!st) st = rill_file_write(path, m.data, m.size);
   if (!st) *written = true;
@@ -183,7 +157,7 @@ static rill_status *retain(const char *dir, const char *partdir, int32_t keep) {
     int64_t floor = steps[keep - 1];
     st = rill_ckpt_retire_outside(partdir, floor, INT64_MAX);
     for (size_t i = (size_t)keep; i < n && !st; i++) {
-      char *p = fmt_path("%s/" RILL_CLUSTER_SNAPSHOT_PREFIX "%" PRId64, dir, steps[i]);
+      char *p = rill_strprintf("%s/" RILL_CLUSTER_SNAPSHOT_PREFIX "%" PRId64, dir, steps[i]);
       if (!p) {
         st = rill_oom();
         break;
@@ -210,7 +184,7 @@ rill_status *rill_cluster_commit_part(const char *dir, const rill_cluster_shape 
                       (int)limit - 1);
   char part[32];
   rill_cluster_part_name(role, rank, part, sizeof part);
-  char *partdir = fmt_path("%s/%s", dir, part);
+  char *partdir = rill_strprintf("%s/%s", dir, part);
   if (!partdir) return rill_oom();
   int64_t k = s->step;
   rill_status *st = rill_ckpt_write(partdir, s, 0, bytes);
@@ -341,7 +315,7 @@ static rill_status *verify_part(const char *dir, const char *part, int64_t k, ui
                                 rill_ckpt_snapshot *into, int64_t *time_ns, uint64_t *bytes) {
   uint32_t got;
   RILL_TRY(part_manifest_crc(dir, part, k, &got));
-  char *p = fmt_path("%s/%s/" RILL_CKPT_PREFIX "%" PRId64, dir, part, k);
+  char *p = rill_strprintf("%s/%s/" RILL_CKPT_PREFIX "%" PRId64, dir, part, k);
   if (!p) return rill_oom();
   rill_status *st = NULL;
   if (got != crc)
@@ -372,7 +346,7 @@ static rill_status *check_snapshot(const char *dir, int64_t k, const rill_cluste
                                    rill_cluster_entry *e) {
   memset(e, 0, sizeof *e);
   e->step = k;
-  char *mpath = fmt_path("%s/" RILL_CLUSTER_SNAPSHOT_PREFIX "%" PRId64, dir, k);
+  char *mpath = rill_strprintf("%s/" RILL_CLUSTER_SNAPSHOT_PREFIX "%" PRId64, dir, k);
   if (!mpath) return rill_oom();
   manifest m;
   rill_status *why = NULL;
@@ -487,7 +461,7 @@ static rill_status *all_steps(const char *dir, int64_t **out, size_t *nout,
   cap = n;
   if (!st) st = scan_parts(dir, &parts, &np, part_shape);
   for (size_t i = 0; i < np && !st; i++) {
-    char *pd = fmt_path("%s/%s", dir, parts[i]);
+    char *pd = rill_strprintf("%s/%s", dir, parts[i]);
     int64_t *more = NULL;
     size_t nm = 0;
     st = pd ? scan(pd, RILL_CKPT_PREFIX, &more, &nm) : rill_oom();
@@ -556,7 +530,7 @@ rill_status *rill_cluster_scan(const char *dir, rill_cluster_listing *out) {
       e.nparts = np;
       for (size_t j = 0; j < np; j++) {
         part_of(&sh, (int32_t)j, e.parts[j].name, sizeof e.parts[j].name);
-        char *p = fmt_path("%s/%s/" RILL_CKPT_PREFIX "%" PRId64, dir, e.parts[j].name, steps[i]);
+        char *p = rill_strprintf("%s/%s/" RILL_CKPT_PREFIX "%" PRId64, dir, e.parts[j].name, steps[i]);
         e.parts[j].present = p && rill_path_exists(p);
         rill_free(p);
       }
@@ -607,7 +581,7 @@ rill_status *rill_cluster_recover(const char *dir, const rill_cluster_shape *sha
   rill_free(steps);
   if (mine && *step < 0) rill_ckpt_snapshot_clear(mine);
   if (!st) {
-    char *pd = fmt_path("%s/%s", dir, part);
+    char *pd = rill_strprintf("%s/%s", dir, part);
     st = pd ? rill_ckpt_retire_outside(pd, INT64_MIN, *step) : rill_oom();
     if (st) st = rill_status_wrap(st, "dropping the parts of %s newer than the snapshot resumed", part);
     rill_free(pd);

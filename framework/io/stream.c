@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -52,6 +54,24 @@ static rill_status *bytes_reserve(rill_bytes *b, size_t extra) {
   if (!rill_grow(&p, &b->cap, need, 1)) return rill_oom();
   b->data = p;
   return NULL;
+}
+
+rill_status *rill_bytes_appendf(rill_bytes *b, const char *fmt, ...) {
+  char small[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  va_end(ap);
+  if (n < 0) return rill_error(RILL_INTERNAL, "cannot format text");
+  if ((size_t)n < sizeof small) return rill_bytes_append(b, small, (size_t)n);
+  char *big = rill_malloc((size_t)n + 1);
+  if (!big) return rill_oom();
+  va_start(ap, fmt);
+  vsnprintf(big, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  rill_status *st = rill_bytes_append(b, big, (size_t)n);
+  rill_free(big);
+  return st;
 }
 
 rill_status *rill_bytes_append(rill_bytes *b, const void *data, size_t n) {

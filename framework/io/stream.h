@@ -74,6 +74,8 @@ typedef struct rill_bytes {
 void rill_bytes_init(rill_bytes *b);
 void rill_bytes_clear(rill_bytes *b);
 rill_status *rill_bytes_append(rill_bytes *b, const void *data, size_t n);
+/* Appends printf-formatted text (no terminating NUL). */
+rill_status *rill_bytes_appendf(rill_bytes *b, const char *fmt, ...) RILL_PRINTF(2, 3);
 
 /* Appends the stream of a LoD tensor / selected rows to `out`. On error `out` keeps its
  * old size (its capacity may have grown). */
