@@ -123,8 +123,9 @@ void rill_ckpt_set_test_hook(void (*hook)(const char *phase, int64_t step));
 /* Fault injection for crash tests of multi-process jobs: when RILL_CKPT_CRASH_AT is
  * "PART:PHASE:STEP" and `dir`'s last component is PART, the process kills itself with
  * SIGKILL at that phase of that step. Phases: those of the test hook, and "part" (a
- * cluster part committed, the snapshot manifest not yet checked) and "snapshot" (the
- * snapshot manifest written, retention not yet run) of cluster_ckpt.c. */
+ * cluster part committed, the snapshot manifest not yet checked), "snapshot" (the
+ * snapshot manifest written by this process) and "retire" (the part's retention about
+ * to run, at every commit) of cluster_ckpt.c. */
 void rill_ckpt_crash_point(const char *dir, const char *phase, int64_t step);
 
 #endif

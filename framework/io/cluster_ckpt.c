@@ -147,7 +147,8 @@ static rill_status *scan(const char *dir, const char *prefix, int64_t **steps, s
 
 /* Keeps the newest `keep` snapshot manifests, removes older ones, and retires this
  * process's parts older than the oldest kept. */
-static rill_status *retain(const char *dir, const char *partdir, int32_t keep) {
+static rill_status *retain(const char *dir, const char *partdir, int32_t keep, int64_t k) {
+  rill_ckpt_crash_point(partdir, "retire", k);
   if (keep <= 0) return NULL;
   int64_t *steps;
   size_t n;
@@ -202,7 +203,7 @@ rill_status *rill_cluster_commit_part(const char *dir, const rill_cluster_shape 
       rill_status_destroy(note);
     }
   }
-  if (!st) st = retain(dir, partdir, keep);
+  if (!st) st = retain(dir, partdir, keep, k);
   if (!st && completed) *completed = wrote;
   rill_free(partdir);
   return st ? rill_status_wrap(st, "cluster snapshot %" PRId64 ", part %s", k, part) : NULL;

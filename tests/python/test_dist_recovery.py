@@ -183,7 +183,7 @@ def recover_and_check(reference, tmp, first_env=None, kill=None, restarts=0, **j
 PHASES = [('pserver_0', 'write', 6), ('pserver_1', 'manifest', 6), ('trainer_1', 'sync', 9),
           ('pserver_1', 'rename', 9), ('trainer_0', 'committed', 12),
           ('pserver_0', 'part', 12), ('trainer_1', 'snapshot', 15),
-          ('pserver_0', 'retention', 15)]
+          ('pserver_0', 'retire', 15)]
 
 
 @pytest.mark.parametrize('part,phase,step', PHASES)
