@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "framework/base/alloc.h"
+#include "framework/base/thread.h"
 #include "rill.h"
 #include "framework/io/crc32c.h"
 #include "framework/io/file.h"
@@ -607,6 +608,9 @@ struct rill_cluster_writer {
 
 static void *writer_main(void *arg) {
   rill_cluster_writer *w = arg;
+  /* The pserver's rounds come first; the snapshot's copy, checksum and flushes take the
+   * time they leave idle. */
+  rill_thread_background_priority();
   pthread_mutex_lock(&w->mu);
   for (;;) {
     while (!w->stop && !w->pending) pthread_cond_wait(&w->cv, &w->mu);
