@@ -1182,6 +1182,23 @@ def chunk_eval(input, label, chunk_scheme, num_chunk_types, excluded_chunk_types
 __all__ += ['chunk_eval']
 
 
+def sequence_softmax(input, use_cudnn=False, name=None):
+    """Fluid 1.x's sequence_softmax: the softmax of each sequence (the last LoD level) of
+    a float LoD tensor of one score per row ([T, 1] or [T]); Out has its shape and LoD."""
+    _check_var(input, 'input', 'sequence_softmax')
+    if input.dtype.name not in ('float32', 'float64'):
+        raise TypeError('sequence_softmax: input must be float32 or float64, got %s' %
+                        input.dtype.name)
+    h = _Helper('sequence_softmax', name)
+    out = h.tmp(input.dtype.name)
+    h.append('sequence_softmax', {'X': [input]}, {'Out': [out]},
+             {'use_cudnn': bool(use_cudnn)})
+    return out
+
+
+__all__ += ['sequence_softmax']
+
+
 def fill_constant_batch_size_like(input, shape, dtype, value, input_dim_idx=0,
                                   output_dim_idx=0, force_cpu=False):
     """A tensor of `shape` filled with `value`, its dim output_dim_idx taken from input's
