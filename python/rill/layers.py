@@ -1150,6 +1150,55 @@ def crf_decoding(input, param_attr, label=None, length=None):
 __all__ += ['linear_chain_crf', 'crf_decoding']
 
 
+def chunk_eval(input, label, chunk_scheme, num_chunk_types, excluded_chunk_types=None,
+               seq_length=None):
+    """Fluid 1.x's chunk_eval: precision, recall and F1 of the chunks the int64 tags
+    `input` find against those of `label` (LoD [T, 1], or padded [N, S] / [N, S, 1] with
+    `seq_length` [N]). A tag id is tag + chunk type * the scheme's tags (IOB and IOE 2,
+    IOBES 4, plain 1); num_chunk_types * tags is outside every chunk. Returns (precision,
+    recall, f1_score) as float32 [1] and (num_infer_chunks, num_label_chunks,
+    num_correct_chunks) as int64 [1]; chunks of excluded_chunk_types count nowhere."""
+    _check_var(input, 'input', 'chunk_eval')
+    _check_var(label, 'label', 'chunk_eval')
+    for v, what in ((input, 'input'), (label, 'label')):
+        if v.dtype.name != 'int64':
+            raise TypeError('chunk_eval: %s must be int64, got %s' % (what, v.dtype.name))
+    if chunk_scheme not in ('IOB', 'IOE', 'IOBES', 'plain'):
+        raise ValueError('chunk_eval: chunk_scheme must be IOB, IOE, IOBES or plain, got %r'
+                         % (chunk_scheme,))
+    h = _Helper('chunk_eval')
+    outs = [h.tmp(dt, stop_gradient=True) for dt in ('float32',) * 3 + ('int64',) * 3]
+    ins = {'Inference': [input], 'Label': [label]}
+    if seq_length is not None:
+        ins['SeqLength'] = [seq_length]
+    h.append('chunk_eval', ins,
+             {k: [v] for k, v in zip(('Precision', 'Recall', 'F1-Score', 'NumInferChunks',
+                                      'NumLabelChunks', 'NumCorrectChunks'), outs)},
+             {'num_chunk_types': int(num_chunk_types), 'chunk_scheme': chunk_scheme,
+              'excluded_chunk_types': [int(t) for t in (excluded_chunk_types or [])]})
+    return tuple(outs)
+
+
+__all__ += ['chunk_eval']
+
+
+def sequence_softmax(input, use_cudnn=False, name=None):
+    """Fluid 1.x's sequence_softmax: the softmax of each sequence (the last LoD level) of
+    a float LoD tensor of one score per row ([T, 1] or [T]); Out has its shape and LoD."""
+    _check_var(input, 'input', 'sequence_softmax')
+    if input.dtype.name not in ('float32', 'float64'):
+        raise TypeError('sequence_softmax: input must be float32 or float64, got %s' %
+                        input.dtype.name)
+    h = _Helper('sequence_softmax', name)
+    out = h.tmp(input.dtype.name)
+    h.append('sequence_softmax', {'X': [input]}, {'Out': [out]},
+             {'use_cudnn': bool(use_cudnn)})
+    return out
+
+
+__all__ += ['sequence_softmax']
+
+
 def fill_constant_batch_size_like(input, shape, dtype, value, input_dim_idx=0,
                                   output_dim_idx=0, force_cpu=False):
     """A tensor of `shape` filled with `value`, its dim output_dim_idx taken from input's
