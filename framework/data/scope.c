@@ -22,6 +22,10 @@ void rill_variable_clear(rill_variable *v) {
       for (size_t i = 0; i < v->u.array.n; i++) rill_tensor_clear(&v->u.array.items[i]);
       rill_free(v->u.array.items);
       break;
+    case RILL_VARKIND_STEP_SCOPES:
+      for (size_t i = v->u.scopes.n; i-- > 0;) rill_scope_destroy(v->u.scopes.items[i]);
+      rill_free(v->u.scopes.items);
+      break;
     default: break;
   }
   rill_variable_init(v);
@@ -33,6 +37,7 @@ const char *rill_var_kind_name(rill_var_kind kind) {
       [RILL_VARKIND_TENSOR] = "LoD tensor",
       [RILL_VARKIND_SELECTED_ROWS] = "selected rows",
       [RILL_VARKIND_TENSOR_ARRAY] = "tensor array",
+      [RILL_VARKIND_STEP_SCOPES] = "step scopes",
   };
   return (unsigned)kind < RILL_VARKIND_COUNT ? names[kind] : "invalid";
 }
@@ -59,6 +64,22 @@ rill_tensor_array *rill_variable_array(rill_variable *v) {
     memset(&v->u.array, 0, sizeof v->u.array);
   }
   return v->kind == RILL_VARKIND_TENSOR_ARRAY ? &v->u.array : NULL;
+}
+
+rill_step_scopes *rill_variable_step_scopes(rill_variable *v) {
+  if (v->kind == RILL_VARKIND_EMPTY) {
+    v->kind = RILL_VARKIND_STEP_SCOPES;
+    memset(&v->u.scopes, 0, sizeof v->u.scopes);
+  }
+  return v->kind == RILL_VARKIND_STEP_SCOPES ? &v->u.scopes : NULL;
+}
+
+rill_status *rill_step_scopes_push(rill_step_scopes *s, rill_scope *scope) {
+  void *items = s->items;
+  if (!rill_grow(&items, &s->cap, s->n + 1, sizeof(rill_scope *))) return rill_oom();
+  s->items = items;
+  s->items[s->n++] = scope;
+  return NULL;
 }
 
 rill_status *rill_tensor_array_resize(rill_tensor_array *a, size_t n) {
@@ -94,6 +115,10 @@ rill_status *rill_scope_create(rill_scope *parent, rill_scope **out) {
 
 void rill_scope_destroy(rill_scope *s) {
   if (!s) return;
+  /* Variables first: a STEP_SCOPES variable destroys the child scopes it owns, which
+   * then leave the child list. */
+  for (size_t i = 0; i < s->vars.cap; i++)
+    if (s->vars.slots[i].key) rill_variable_clear(&((rill_scope_entry *)s->vars.slots[i].val.ptr)->var);
   while (s->first_child) rill_scope_destroy(s->first_child);
   if (s->parent) {
     rill_scope *p = s->parent;
