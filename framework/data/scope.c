@@ -1,5 +1,6 @@
 #include "framework/data/scope.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #include "framework/base/alloc.h"
@@ -94,6 +95,10 @@ rill_status *rill_tensor_array_resize(rill_tensor_array *a, size_t n) {
 
 /* ---- scope ---- */
 
+static atomic_size_t live_scopes;
+
+size_t rill_scope_live_count(void) { return atomic_load_explicit(&live_scopes, memory_order_relaxed); }
+
 rill_status *rill_scope_create(rill_scope *parent, rill_scope **out) {
   rill_scope *s = rill_calloc(1, sizeof *s);
   if (!s) return rill_oom();
@@ -103,6 +108,7 @@ rill_status *rill_scope_create(rill_scope *parent, rill_scope **out) {
   }
   s->vars.borrow_keys = true;
   s->parent = parent;
+  atomic_fetch_add_explicit(&live_scopes, 1, memory_order_relaxed);
   if (parent) {
     pthread_mutex_lock(&parent->lock);
     s->next_sibling = parent->first_child;
@@ -139,6 +145,7 @@ void rill_scope_destroy(rill_scope *s) {
   rill_strmap_clear(&s->vars);
   pthread_mutex_destroy(&s->lock);
   rill_free(s);
+  atomic_fetch_sub_explicit(&live_scopes, 1, memory_order_relaxed);
 }
 
 static rill_variable *find_locked(rill_scope *s, const char *name, uint64_t h) {

@@ -79,5 +79,8 @@ bool rill_scope_erase(rill_scope *s, const char *name);
 void rill_scope_each(rill_scope *s, void (*fn)(const char *name, rill_variable *v, void *ctx),
                      void *ctx);
 size_t rill_scope_size(rill_scope *s);
+/* Scopes created and not yet destroyed, process-wide (tests check that kept step scopes
+ * do not pile up across runs). */
+size_t rill_scope_live_count(void);
 
 #endif
