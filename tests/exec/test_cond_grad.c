@@ -117,7 +117,11 @@ static void check_grad(rill_schedule sched) {
   bool sum = false;
   for (size_t i = 0;; i++) {
     rill_op_info info;
-    if (rill_block_op_info(p, 2, i, &info)) break;
+    rill_status *end = rill_block_op_info(p, 2, i, &info);
+    if (end) { /* past the last op */
+      rill_status_destroy(end);
+      break;
+    }
     sum |= strcmp(info.type, "sum") == 0;
   }
   cr_assert(sum, "the gradient block adds the two uses of w");
