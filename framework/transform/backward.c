@@ -15,6 +15,11 @@
  *    by fill_zeros_like (_remove_no_grad_branch_).
  * 4. The ops are appended after a fill_constant seeding loss@GRAD with 1; every new
  *    gradient variable is declared like its forward variable.
+ * 5. An op on the path that runs a sub-block (schema flag SUBBLOCK) gets a gradient
+ *    block, built from its forward block by the same steps (Paddle's
+ *    _append_backward_ops_ with sub-blocks): its seeds are the op's outputs whose
+ *    gradients are wanted, which the gradient block reads from the enclosing block; the
+ *    gradients it writes are its own variables, handed out by the gradient op.
  * Everything is done on a clone that replaces the program only on success. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -72,8 +77,11 @@ void rill_param_grads_destroy(rill_param_grads *pairs) {
 
 typedef struct bw {
   rill_program *p;
-  rill_block_desc *b;
-  const char *loss;
+  rill_block_desc *b; /* the forward block (refreshed after blocks are added) */
+  int32_t bidx;       /* its index */
+  int32_t gidx;       /* the block that receives the gradient ops */
+  const struct bw *outer; /* the enclosing pass, for a sub-block */
+  const char *loss;   /* block 0 only */
   size_t loss_op;
   rill_strmap nograd; /* N */
   rill_strmap dep;    /* G */
@@ -84,6 +92,12 @@ typedef struct bw {
 
 static bool has(const rill_strmap *m, const char *k) { return rill_strmap_get(m, k) != NULL; }
 
+static rill_status *copy_keys(rill_strmap *dst, const rill_strmap *src) {
+  for (size_t i = 0; i < src->cap; i++)
+    if (src->slots[i].key) RILL_TRY(rill_strmap_put(dst, src->slots[i].key, 1));
+  return NULL;
+}
+
 static bool is_float(rill_dtype t) {
   return t == RILL_DTYPE_FP32 || t == RILL_DTYPE_FP64 || t == RILL_DTYPE_FP16 ||
          t == RILL_DTYPE_BF16;
@@ -91,7 +105,7 @@ static bool is_float(rill_dtype t) {
 
 /* A float dense or sparse tensor: something a gradient can flow through. */
 static bool differentiable(const bw *w, const char *name) {
-  const rill_var_desc *d = rill_program_find_var(w->p, 0, name);
+  const rill_var_desc *d = rill_program_find_var(w->p, w->bidx, name);
   return d && d->has_tensor && (d->type == RILL_VAR_LOD_TENSOR || d->type == RILL_VAR_SELECTED_ROWS) &&
          is_float(d->dtype);
 }
@@ -116,7 +130,8 @@ static rill_status *analyse(bw *w) {
         const char *a = op->inputs[k].args[j];
         if (has(&w->dep, a)) {
           any = true;
-        } else if (!has(&w->written, a) && !has(&w->nograd, a) && differentiable(w, a)) {
+        } else if (!has(&w->written, a) && !has(&w->nograd, a) && differentiable(w, a) &&
+                   (!w->outer || rill_block_find_var(w->p, w->bidx, a))) {
           RILL_TRY(rill_strmap_put(&w->dep, a, 1)); /* a leaf: parameter or input */
           any = true;
         }
@@ -130,7 +145,7 @@ static rill_status *analyse(bw *w) {
           RILL_TRY(rill_strmap_put(&w->dep, a, 1));
       }
   }
-  RILL_TRY(rill_strmap_put(&w->want, w->loss, 1));
+  if (w->loss) RILL_TRY(rill_strmap_put(&w->want, w->loss, 1));
   for (size_t i = w->loss_op + 1; i-- > 0;) {
     const rill_op_desc *op = &w->b->ops[i];
     bool reaches = false;
@@ -149,11 +164,12 @@ static rill_status *analyse(bw *w) {
     if (!s)
       return rill_error(RILL_UNIMPLEMENTED,
                         "backward: op #%zu '%s' lies on the path to loss '%s' but rill has no "
-                        "such op", i, op->type, w->loss);
+                        "such op", i, op->type, w->loss ? w->loss : "(the enclosing block's)");
     if (!s->grad)
       return rill_error(RILL_UNIMPLEMENTED,
                         "backward: op #%zu '%s' lies on the path to loss '%s' (it reads '%s') "
-                        "but has no gradient", i, op->type, w->loss, from);
+                        "but has no gradient", i, op->type,
+                        w->loss ? w->loss : "(the enclosing block's)", from);
     w->on_path[i] = true;
     for (size_t k = 0; k < op->ninputs; k++) {
       if (in_flags(s, op->inputs[k].param) & RILL_SLOT_NO_GRAD) continue;
@@ -169,15 +185,38 @@ static rill_status *analyse(bw *w) {
 
 static bool is_grad_name(const char *s) { return strstr(s, RILL_GRAD_SUFFIX) != NULL; }
 
+static rill_status *grad_block(bw *w, const rill_op_desc *fop, int32_t fwd, int32_t *out);
+
+/* Points the `sub_block` of the gradient ops of a sub-block op at a gradient block built
+ * from the forward op's block (built once, when some gradient op has the attribute). */
+static rill_status *link_grad_block(bw *w, const rill_op_desc *fop, rill_grad_ctx *ctx) {
+  const rill_attr *fa = rill_op_attr(fop, "sub_block");
+  if (!fa || fa->value.type != RILL_ATTR_BLOCK) return NULL;
+  int32_t gidx = -1;
+  for (size_t k = 0; k < ctx->nops; k++) {
+    const rill_attr *a = rill_op_attr(&ctx->ops[k], "sub_block");
+    if (!a || a->value.type != RILL_ATTR_BLOCK) continue;
+    if (gidx < 0) {
+      RILL_TRY(grad_block(w, fop, fa->value.v.block, &gidx));
+    }
+    rill_attr_value v = {.type = RILL_ATTR_BLOCK, .v.block = gidx};
+    RILL_TRY(rill_opd_attr(&ctx->ops[k], "sub_block", &v));
+  }
+  return NULL;
+}
+
 static rill_status *make_grad_ops(bw *w, rill_oplist *g) {
   for (size_t i = w->loss_op + 1; i-- > 0;) {
     if (!w->on_path[i]) continue;
+    /* blocks may be added below: the forward op is found afresh each time */
+    w->b = rill_program_block(w->p, w->bidx);
     const rill_op_desc *op = &w->b->ops[i];
     rill_grad_ctx ctx = {.fwd = op,
                          .schema = rill_schema_find(op->type),
                          .wants_grad = want_grad,
                          .impl = w};
     rill_status *st = ctx.schema->grad(&ctx);
+    if (!st && (ctx.schema->flags & RILL_OP_SUBBLOCK)) st = link_grad_block(w, op, &ctx);
     for (size_t k = 0; k < ctx.nops && !st; k++) {
       /* a gradient op that writes nothing is dropped */
       bool writes = false;
@@ -188,8 +227,11 @@ static rill_status *make_grad_ops(bw *w, rill_oplist *g) {
     }
     rill_grad_ctx_clear(&ctx);
     if (st)
-      return rill_status_wrap(st, "backward: gradient of op #%zu '%s'", i, op->type);
+      return w->bidx ? rill_status_wrap(st, "backward: gradient of block %d, op #%zu '%s'",
+                                        (int)w->bidx, i, op->type)
+                     : rill_status_wrap(st, "backward: gradient of op #%zu '%s'", i, op->type);
   }
+  w->b = rill_program_block(w->p, w->bidx);
   return NULL;
 }
 
@@ -207,6 +249,7 @@ typedef struct pending_sum {
 } pending_sum;
 
 typedef struct addup {
+  int32_t block;     /* the forward block, in the renamed names */
   rill_strmap index; /* grad name -> rec */
   grad_rec *recs;
   char **rec_names;
@@ -298,8 +341,8 @@ static rill_status *queue_sum(addup *a, grad_rec *r, const char *name, size_t at
   return NULL;
 }
 
-static rill_status *rename_name(char *buf, size_t size, const char *var, int k) {
-  if ((size_t)snprintf(buf, size, "%s" RILL_GRAD_RENAME "0@%d", var, k) >= size)
+static rill_status *rename_name(char *buf, size_t size, const char *var, int32_t block, int k) {
+  if ((size_t)snprintf(buf, size, "%s" RILL_GRAD_RENAME "%d@%d", var, (int)block, k) >= size)
     return rill_error(RILL_INVALID_ARGUMENT, "backward: gradient name '%s' is too long", var);
   return NULL;
 }
@@ -332,7 +375,7 @@ static rill_status *addup_run(addup *a, rill_oplist *g) {
         rill_status *st = NULL;
         if (r->n == 1) {
           /* the first write becomes @RENAME@...@0 */
-          st = rename_name(fresh, sizeof fresh, orig, r->count++);
+          st = rename_name(fresh, sizeof fresh, orig, a->block, r->count++);
           if (!st) st = rec_set_names(r, (const char *const *)&(const char *){fresh}, 1);
           for (size_t o = r->start; o < idx && !st; o++)
             st = rill_opd_rename(&g->v[o], orig, fresh, true, true);
@@ -350,7 +393,7 @@ static rill_status *addup_run(addup *a, rill_oplist *g) {
                 }
               }
         }
-        if (!st) st = rename_name(fresh, sizeof fresh, orig, r->count++);
+        if (!st) st = rename_name(fresh, sizeof fresh, orig, a->block, r->count++);
         if (!st) st = rec_append(r, fresh);
         if (!st) {
           char *s = rill_strdup(fresh);
@@ -389,7 +432,7 @@ static rill_status *zero_fill(bw *w, rill_oplist *g, rill_strmap *made) {
         if (!is_grad_name(var) || has(made, var)) continue;
         char *fwd;
         RILL_TRY(forward_name(var, &fwd));
-        if (!rill_program_find_var(w->p, 0, fwd)) {
+        if (!rill_program_find_var(w->p, w->gidx, fwd)) {
           rill_status *st = rill_error(RILL_INVALID_ARGUMENT,
                                        "backward: gradient op '%s' reads '%s', which nothing "
                                        "writes and whose forward variable '%s' does not exist",
@@ -430,10 +473,10 @@ static rill_status *declare_vars(bw *w, const rill_oplist *g) {
     for (size_t k = 0; k < op->noutputs; k++)
       for (size_t j = 0; j < op->outputs[k].nargs; j++) {
         const char *var = op->outputs[k].args[j];
-        if (strcmp(var, RILL_EMPTY_VAR) == 0 || rill_program_find_var(w->p, 0, var)) continue;
+        if (strcmp(var, RILL_EMPTY_VAR) == 0 || rill_block_find_var(w->p, w->gidx, var)) continue;
         char *fwd;
         RILL_TRY(forward_name(var, &fwd));
-        const rill_var_desc *d = rill_program_find_var(w->p, 0, fwd);
+        const rill_var_desc *d = rill_program_find_var(w->p, w->gidx, fwd);
         rill_status *st;
         if (d && d->has_tensor) {
           /* copy first: adding a variable may move the descriptions */
@@ -441,16 +484,76 @@ static rill_status *declare_vars(bw *w, const rill_oplist *g) {
           rill_dims dims = d->dims;
           rill_dtype dt = d->dtype;
           int32_t lod = d->lod_level;
-          st = rill_block_add_var(w->p, 0, var, sr ? RILL_VAR_SELECTED_ROWS : RILL_VAR_LOD_TENSOR,
-                                  dt, dims.d, (size_t)dims.n, lod, false);
+          st = rill_block_add_var(w->p, w->gidx, var,
+                                  sr ? RILL_VAR_SELECTED_ROWS : RILL_VAR_LOD_TENSOR, dt, dims.d,
+                                  (size_t)dims.n, lod, false);
         } else {
-          st = rill_block_add_var(w->p, 0, var, RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, NULL, 0, 0,
-                                  false);
+          st = rill_block_add_var(w->p, w->gidx, var, RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, NULL,
+                                  0, 0, false);
         }
         rill_free(fwd);
         if (st) return rill_status_wrap(st, "backward: declaring '%s'", var);
       }
   }
+  return NULL;
+}
+
+/* The gradient block of sub-block op `fop` (running forward block `fwd`): a new block
+ * whose parent is the forward block, so that its ops find the forward block's variables
+ * (which live in the step scope the gradient op runs it in). Seeds: the outputs of fop
+ * whose gradients the enclosing pass wants; their gradients are read from the enclosing
+ * block. Every gradient the block writes is declared in it, so it stays in the step
+ * scope until the gradient op hands the inputs' gradients out. */
+static rill_status *grad_block(bw *w, const rill_op_desc *fop, int32_t fwd, int32_t *out) {
+  int32_t gidx;
+  RILL_TRY(rill_program_add_block(w->p, fwd, &gidx));
+  rill_block_desc *gb = rill_program_block(w->p, gidx);
+  gb->forward_block_idx = fwd;
+  gb->has_forward_block_idx = true;
+  w->b = rill_program_block(w->p, w->bidx);
+  bw in = {.p = w->p, .b = rill_program_block(w->p, fwd), .bidx = fwd, .gidx = gidx, .outer = w};
+  rill_oplist g = {0};
+  addup a = {.block = fwd};
+  rill_strmap made = {0};
+  rill_status *st = copy_keys(&in.nograd, &w->nograd);
+  if (!st) st = copy_keys(&in.dep, &w->dep);
+  char gname[1024];
+  for (size_t k = 0; k < fop->noutputs && !st; k++)
+    for (size_t j = 0; j < fop->outputs[k].nargs && !st; j++) {
+      const char *o = fop->outputs[k].args[j];
+      if (has(&w->want, o)) st = rill_strmap_put(&in.want, o, 1);
+      /* the enclosing block provides the outputs' gradients (zeros where unused) */
+      if (!st && (size_t)snprintf(gname, sizeof gname, "%s%s", o, RILL_GRAD_SUFFIX) < sizeof gname)
+        st = rill_strmap_put(&made, gname, 1);
+    }
+  size_t nops = in.b->nops;
+  if (!st && nops) {
+    in.loss_op = nops - 1;
+    in.on_path = rill_calloc(nops, sizeof *in.on_path);
+    if (!in.on_path) st = rill_oom();
+    if (!st) st = analyse(&in);
+    if (!st) st = make_grad_ops(&in, &g);
+    if (!st) st = addup_run(&a, &g);
+    if (!st) st = zero_fill(&in, &g, &made);
+    for (size_t i = 0; i < g.n && !st; i++)
+      st = rill_opd_attr_int(&g.v[i], RILL_OP_ROLE_ATTR, RILL_OP_ROLE_BACKWARD);
+    if (!st) st = declare_vars(&in, &g);
+    for (size_t i = 0; i < g.n && !st; i++) {
+      gb = rill_program_block(w->p, gidx);
+      st = rill_block_insert_op(w->p, gidx, gb->nops, &g.v[i]);
+    }
+  }
+  rill_strmap_clear(&made);
+  addup_clear(&a);
+  rill_oplist_clear(&g);
+  rill_strmap_clear(&in.nograd);
+  rill_strmap_clear(&in.dep);
+  rill_strmap_clear(&in.want);
+  rill_strmap_clear(&in.written);
+  rill_free(in.on_path);
+  w->b = rill_program_block(w->p, w->bidx);
+  if (st) return rill_status_wrap(st, "backward: gradient block of block %d", (int)fwd);
+  *out = gidx;
   return NULL;
 }
 
