@@ -233,7 +233,7 @@ ACT_SCHEMAS(ceil, "Out = ceil(X); its gradient is zero.", none, RILL_OP_INPLACE)
 static const rill_attr_schema floor_attrs[] = {MKLDNN_ATTR, CUDNN_ATTR};
 ACT_SCHEMAS(floor, "Out = floor(X); its gradient is zero.", none, RILL_OP_INPLACE)
 static const rill_attr_schema round_attrs[] = {MKLDNN_ATTR, CUDNN_ATTR};
-ACT_SCHEMAS(round, "Out = X rounded to the nearest integer, halves away from zero; its "
+ACT_SCHEMAS(round, "Out = X rounded to the nearest integer, halves to even; its "
                    "gradient is zero.", none, RILL_OP_INPLACE)
 
 /* sign's gradient is Paddle's: a scale op with scale 0 (X@GRAD = 0 * Out@GRAD). */

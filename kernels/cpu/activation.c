@@ -197,11 +197,11 @@ GELU_PICK(double, f64)
 /* abs: reads X; its gradient is Out@GRAD * sign(X) (0 at 0 and NaN). */
 FWD(abs, fabs(x))
 BWD(abs, d * (T)((v > (T)0) - (v < (T)0)))
-/* ceil, floor, round (halves away from zero): the gradient, 0 * Out@GRAD, is
+/* ceil, floor, round (halves to even, as Paddle's Eigen rounding): the gradient, 0 * Out@GRAD, is
  * act_zero_grad below. */
 FWD(ceil, ceil(x))
 FWD(floor, floor(x))
-FWD(round, round(x))
+FWD(round, nearbyint(x))
 /* sign: 0 for NaN, as (x > 0) - (x < 0) gives. */
 FWD(sign, (T)((x > (T)0) - (x < (T)0)))
 FWD(cos, cos(x))
@@ -219,10 +219,12 @@ FWD(reciprocal, (T)1 / x)
 BWD(reciprocal, d * (T)-1 * v * v)
 FWD(rsqrt, (T)1 / sqrt(x))
 BWD(rsqrt, (T)-0.5 * d * v * v * v)
-/* softplus, logsigmoid: shifted by m so that exp never overflows. */
+/* softplus, logsigmoid: shifted by m so that exp never overflows; the forwards take
+ * x - m as min(x, 0) (the same value, but 0 rather than NaN at x = m = inf, so that
+ * softplus(inf) = inf and logsigmoid(-inf) = -inf, as Paddle's). */
 FWD(softplus, ({
       T m = x < (T)0 ? (T)0 : x;
-      m + log(exp(-m) + exp(x - m));
+      m + log(exp(-m) + exp(x < (T)0 ? x : (T)0));
     }))
 BWD(softplus, ({
       T m = v < (T)0 ? (T)0 : v, e = exp(v - m);
@@ -235,7 +237,7 @@ BWD(softsign, ({
     }))
 FWD(logsigmoid, ({
       T m = -x < (T)0 ? (T)0 : -x;
-      -m - log(exp(-m) + exp(-x - m));
+      -m - log(exp(-m) + exp(-x < (T)0 ? -x : (T)0));
     }))
 BWD(logsigmoid, ({
       T m = -v < (T)0 ? (T)0 : -v, e = exp(-v - m);
