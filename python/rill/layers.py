@@ -424,6 +424,144 @@ def hard_swish(x, threshold=6.0, scale=6.0, offset=3.0, name=None):
                   offset=float(offset))
 
 
+# The math family of Fluid's layers/ops.py and nn.py: Paddle 1.8.5's signatures; an
+# attribute passed as None keeps the op's default, as Fluid's generated layers do.
+
+def _act_attrs(**attrs):
+    return {k: float(v) for k, v in attrs.items() if v is not None}
+
+
+def abs(x, name=None):
+    return _unary('abs', x, name)
+
+
+def ceil(x, name=None):
+    return _unary('ceil', x, name)
+
+
+def floor(x, name=None):
+    return _unary('floor', x, name)
+
+
+def round(x, name=None):
+    return _unary('round', x, name)
+
+
+def sign(x):
+    return _unary('sign', x)
+
+
+def cos(x, name=None):
+    return _unary('cos', x, name)
+
+
+def sin(x, name=None):
+    return _unary('sin', x, name)
+
+
+def acos(x, name=None):
+    return _unary('acos', x, name)
+
+
+def asin(x, name=None):
+    return _unary('asin', x, name)
+
+
+def atan(x, name=None):
+    return _unary('atan', x, name)
+
+
+def reciprocal(x, name=None):
+    return _unary('reciprocal', x, name)
+
+
+def rsqrt(x, name=None):
+    return _unary('rsqrt', x, name)
+
+
+def softplus(x, name=None):
+    return _unary('softplus', x, name)
+
+
+def softsign(x, name=None):
+    return _unary('softsign', x, name)
+
+
+def logsigmoid(x, name=None):
+    return _unary('logsigmoid', x, name)
+
+
+def tanh_shrink(x, name=None):
+    return _unary('tanh_shrink', x, name)
+
+
+def softshrink(x, alpha=None):
+    return _unary('softshrink', x, None, **_act_attrs(**{'lambda': alpha}))
+
+
+def hard_shrink(x, threshold=None):
+    return _unary('hard_shrink', x, None, **_act_attrs(threshold=threshold))
+
+
+def thresholded_relu(x, threshold=None):
+    return _unary('thresholded_relu', x, None, **_act_attrs(threshold=threshold))
+
+
+def elu(x, alpha=1.0, name=None):
+    return _unary('elu', x, name, alpha=float(alpha))
+
+
+def selu(x, scale=None, alpha=None, name=None):
+    return _unary('selu', x, name, **_act_attrs(scale=scale, alpha=alpha))
+
+
+def brelu(x, t_min=0.0, t_max=24.0, name=None):
+    return _unary('brelu', x, name, t_min=float(t_min), t_max=float(t_max))
+
+
+def soft_relu(x, threshold=40.0, name=None):
+    return _unary('soft_relu', x, name, threshold=float(threshold))
+
+
+def stanh(x, scale_a=0.67, scale_b=1.7159, name=None):
+    return _unary('stanh', x, name, scale_a=float(scale_a), scale_b=float(scale_b))
+
+
+def erf(x):
+    return _unary('erf', x)
+
+
+def mish(x, threshold=20, name=None):
+    return _unary('mish', x, name, threshold=float(threshold))
+
+
+def log1p(x, out=None, name=None):
+    if out is None:
+        return _unary('log1p', x, name)
+    _check_var(x, 'x', 'log1p')
+    _Helper('log1p', name).append('log1p', {'X': x}, {'Out': out}, {})
+    return out
+
+
+def pow(x, factor=1.0, name=None):
+    """x ** factor; factor may be a Variable (one float32 element), read at run time."""
+    _check_var(x, 'x', 'pow')
+    h = _Helper('pow', name)
+    out = h.tmp(x.dtype.name)
+    if isinstance(factor, Variable):
+        factor.stop_gradient = True
+        h.append('pow', {'X': x, 'FactorTensor': factor}, {'Out': out}, {})
+    else:
+        h.append('pow', {'X': x}, {'Out': out}, {'factor': float(factor)})
+    return out
+
+
+__all__ += ['abs', 'ceil', 'floor', 'round', 'sign', 'cos', 'sin', 'acos', 'asin', 'atan',
+            'reciprocal', 'rsqrt', 'softplus', 'softsign', 'logsigmoid', 'tanh_shrink',
+            'softshrink', 'hard_shrink', 'thresholded_relu', 'elu', 'selu', 'brelu',
+            'soft_relu', 'stanh', 'erf', 'mish', 'log1p', 'pow']
+
+
 def softmax(input, use_cudnn=False, name=None, axis=-1):
     return _unary('softmax', input, name, axis=int(axis))
 
