@@ -21,7 +21,8 @@ __all__ = ['data', 'fc', 'embedding', 'conv2d', 'pool2d', 'batch_norm', 'layer_n
            'log_softmax', 'topk', 'one_hot', 'clip', 'split', 'squeeze', 'unsqueeze', 'slice',
            'sums', 'less_than', 'less_equal', 'greater_than', 'greater_equal', 'equal',
            'not_equal', 'exponential_decay', 'natural_exp_decay', 'inverse_time_decay',
-           'piecewise_decay', 'noam_decay', 'fill_constant_batch_size_like', 'conv2d_transpose',
+           'piecewise_decay', 'noam_decay', 'polynomial_decay', 'cosine_decay',
+           'linear_lr_warmup', 'fill_constant_batch_size_like', 'conv2d_transpose',
            'shape', 'expand', 'sequence_mask', 'cond', 'auc', 'edit_distance']
 
 
@@ -1449,7 +1450,8 @@ def sequence_mask(x, maxlen=None, dtype='int64', name=None):
 
 from . import learning_rate_scheduler  # noqa: E402
 from .learning_rate_scheduler import (exponential_decay, natural_exp_decay,  # noqa: E402
-                                      inverse_time_decay, piecewise_decay, noam_decay)
+                                      inverse_time_decay, piecewise_decay, noam_decay,
+                                      polynomial_decay, cosine_decay, linear_lr_warmup)
 
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
