@@ -27,6 +27,7 @@ struct rill_predictor_config {
   bool memory_optim;
   rill_schedule schedule;
   char *file_ops_dir; /* resolved; NULL: ops that touch files are refused */
+  bool mutable_weights; /* weights not marked immutable (tests: the unpacked products) */
 };
 
 typedef struct io_info {
@@ -159,6 +160,12 @@ rill_status *rill_predictor_config_set_schedule(rill_predictor_config *config,
       schedule != RILL_SCHEDULE_PARALLEL)
     return rill_error(RILL_INVALID_ARGUMENT, "predictor config: unknown schedule %d", (int)schedule);
   config->schedule = schedule;
+  return NULL;
+}
+
+rill_status *rill_predictor_config_set_constant_weights(rill_predictor_config *config, bool constant) {
+  if (!config) return rill_error(RILL_INVALID_ARGUMENT, "predictor config is NULL");
+  config->mutable_weights = !constant;
   return NULL;
 }
 
@@ -323,7 +330,7 @@ static rill_status *shared_load(const rill_predictor_config *c, shared_model *m)
   for (size_t i = 0; i < m->ninputs; i++) RILL_TRY(fill_info(m, true, i));
   for (size_t i = 0; i < m->noutputs; i++) RILL_TRY(fill_info(m, false, i));
   RILL_TRY(find_written(m));
-  freeze_weights(m);
+  if (!c->mutable_weights) freeze_weights(m);
   bytes_ctx bc = {0};
   rill_scope_each(rill_model_scope(m->model), add_bytes, &bc);
   m->param_bytes = bc.total;
