@@ -106,6 +106,8 @@ Test(sgemm_packed, past_nc_alpha_beta_and_transposed_a, .init = own_kernels, .fi
 
 Test(sgemm_packed, a_form_packed_for_one_kernel_is_refused_by_another, .fini = restore_level) {
   if (rill_cpu_isa_level_native() < RILL_CPU_ISA_AVX512) cr_skip_test("needs two kernels of rill's own");
+  rill_cpu_isa_level_set(RILL_CPU_ISA_AVX512);
+  rill_sgemm_use = RILL_SGEMM_AUTO;
   float b[64 * 40], a[3 * 64], c[3 * 40];
   unsigned seed = 5;
   for (size_t i = 0; i < sizeof b / sizeof *b; i++) b[i] = frand(&seed);
