@@ -75,7 +75,7 @@ static bool mm_y_shared(const rill_matmul_plan *p) {
     }                                                                                     \
     int m = (int)p.m, k = (int)p.k, n = (int)p.n;                                         \
     int lx = p.tx ? m : k, ly = p.ty ? k : n;                                             \
-    if (mm_y_shared(&p) && !p.ty && p.m * p.nbatch > 1 &&                                 \
+    if (mm_y_shared(&p) && !p.ty &&                                                      \
         PACKED(ctx->dev, rill_dev_threads(ctx->dev), p.m * p.nbatch, n, k, alpha, xp, y, dst)) { \
     } else if (mm_y_shared(&p)) {                                                         \
       GEMM(CblasRowMajor, CblasNoTrans, TR(p.ty), (int)(p.m * p.nbatch), n, k, alpha, xp,  \
