@@ -49,3 +49,33 @@ def test_while_trains_like_paddle(parallel):
         for k in gen.PARAMS:
             np.testing.assert_allclose(np.array(scope.find_var(k).get_tensor()),
                                        ref['final_' + k], rtol=1e-5, atol=1e-6, err_msg=k)
+
+
+def test_gradient_matches_finite_differences():
+    """ww@GRAD against central differences of the loss (no optimizer step: lr 0)."""
+    ref = expected()
+    main, startup, loss = gen.build(fluid)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        lr = [v for v in main.global_block().vars if v.startswith('learning_rate')][0]
+        w0 = ref['param_ww'].astype('float64')
+        feed = feed_of(ref, 0)
+
+        def run(w):
+            scope.find_var('ww').get_tensor().set(w.astype('float32'), fluid.CPUPlace())
+            scope.find_var('wb').get_tensor().set(ref['param_wb'], fluid.CPUPlace())
+            scope.find_var(lr).get_tensor().set(np.zeros([1], 'float32'), fluid.CPUPlace())
+            l, g = exe.run(main, feed=feed, fetch_list=[loss, 'ww@GRAD'])
+            return float(np.asarray(l).ravel()[0]), np.asarray(g)
+
+        _, g = run(w0)
+        eps = 1e-2
+        num = np.zeros_like(w0)
+        for k in range(w0.size):
+            d = np.zeros_like(w0)
+            d.flat[k] = eps
+            num.flat[k] = (run(w0 + d)[0] - run(w0 - d)[0]) / (2 * eps)
+        assert np.abs(g).max() > 1e-3
+        np.testing.assert_allclose(g, num, rtol=2e-2, atol=2e-4)
