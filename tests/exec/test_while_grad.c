@@ -157,7 +157,7 @@ Test(while_grad, step_scopes_do_not_outlive_the_run) {
   rill_program_destroy(p);
 }
 
-Test(while_grad, an_is_test_loop_keeps_no_scopes_and_its_gradient_names_the_op) {
+Test(while_grad, an_is_test_loop_has_no_gradient_and_the_error_names_the_op) {
   rill_program *p = program(true);
   OK(rill_program_append_backward(p, "loss", NULL, 0, NULL));
   rill_executor *e = new_exec(RILL_SCHEDULE_SEQUENTIAL);
