@@ -87,6 +87,8 @@ typedef struct bw {
   rill_strmap dep;    /* G */
   rill_strmap want;   /* R */
   rill_strmap written;
+  rill_strmap outer_grads; /* gradients a loop's gradient block reads and writes in the
+                              enclosing block: not declared in the gradient block */
   bool *on_path;
 } bw;
 
@@ -103,11 +105,30 @@ static bool is_float(rill_dtype t) {
          t == RILL_DTYPE_BF16;
 }
 
-/* A float dense or sparse tensor: something a gradient can flow through. */
+/* A float dense or sparse tensor, or an array of float tensors: something a gradient can
+ * flow through. */
 static bool differentiable(const bw *w, const char *name) {
   const rill_var_desc *d = rill_program_find_var(w->p, w->bidx, name);
-  return d && d->has_tensor && (d->type == RILL_VAR_LOD_TENSOR || d->type == RILL_VAR_SELECTED_ROWS) &&
+  return d && d->has_tensor &&
+         (d->type == RILL_VAR_LOD_TENSOR || d->type == RILL_VAR_SELECTED_ROWS ||
+          d->type == RILL_VAR_LOD_TENSOR_ARRAY) &&
          is_float(d->dtype);
+}
+
+/* In a sub-block: an op off the gradient path that steps a variable of an enclosing
+ * block in place (a loop counter: increment(i) -> i) and has a gradient maker. Paddle
+ * puts it on the path, and its maker undoes the step, so that the gradient block, run
+ * in the step scopes last step first, sees the values each step saw. */
+static bool restores(const bw *w, const rill_op_desc *op, const rill_op_schema *s) {
+  if (!w->outer || !s || !s->grad) return false;
+  for (size_t k = 0; k < op->noutputs; k++)
+    for (size_t j = 0; j < op->outputs[k].nargs; j++) {
+      const char *a = op->outputs[k].args[j];
+      if (rill_opd_reads(op, a) && !rill_block_find_var(w->p, w->bidx, a) &&
+          rill_program_find_var(w->p, w->bidx, a))
+        return true;
+    }
+  return false;
 }
 
 /* Flags of the input slot `param` of op (NO_GRAD for slots the schema lacks). */
@@ -152,8 +173,11 @@ static rill_status *analyse(bw *w) {
     for (size_t k = 0; k < op->noutputs && !reaches; k++)
       for (size_t j = 0; j < op->outputs[k].nargs && !reaches; j++)
         reaches = has(&w->want, op->outputs[k].args[j]);
-    if (!reaches) continue;
     const rill_op_schema *s = rill_schema_find(op->type);
+    if (!reaches) {
+      w->on_path[i] = restores(w, op, s);
+      continue;
+    }
     const char *from = NULL;
     for (size_t k = 0; k < op->ninputs; k++) {
       if (in_flags(s, op->inputs[k].param) & RILL_SLOT_NO_GRAD) continue;
@@ -187,6 +211,68 @@ static bool is_grad_name(const char *s) { return strstr(s, RILL_GRAD_SUFFIX) != 
 
 static rill_status *grad_block(bw *w, const rill_op_desc *fop, int32_t fwd, int32_t *out);
 
+/* A growing list of distinct names (borrowed). */
+typedef struct name_list {
+  const char **v;
+  size_t n;
+  rill_strmap seen;
+} name_list;
+
+static rill_status *names_add(name_list *l, const char *name) {
+  if (has(&l->seen, name)) return NULL;
+  const char **v = rill_realloc(l->v, (l->n + 1) * sizeof *v);
+  if (!v) return rill_oom();
+  l->v = v;
+  v[l->n++] = name;
+  return rill_strmap_put(&l->seen, name, 1);
+}
+
+static void names_clear(name_list *l) {
+  rill_free(l->v);
+  rill_strmap_clear(&l->seen);
+}
+
+/* The gradient op of a loop (schema flag LOOP; Paddle's WhileGradOpMaker) once its
+ * gradient block gidx exists: Out@GRAD and original_output_grad := the gradients the
+ * block's ops read before any of them writes them and that the block does not declare
+ * (those come from the enclosing block); X@GRAD not written by the block := @EMPTY@. */
+static rill_status *complete_loop_grad(bw *w, rill_op_desc *op, int32_t gidx) {
+  const rill_block_desc *gb = rill_program_block(w->p, gidx);
+  name_list og = {0};
+  rill_strmap wrote = {0};
+  rill_status *st = NULL;
+  for (size_t i = 0; i < gb->nops && !st; i++) {
+    const rill_op_desc *g = &gb->ops[i];
+    for (size_t k = 0; k < g->ninputs && !st; k++)
+      for (size_t j = 0; j < g->inputs[k].nargs && !st; j++) {
+        const char *a = g->inputs[k].args[j];
+        if (is_grad_name(a) && !has(&wrote, a) && !rill_block_find_var(w->p, gidx, a))
+          st = names_add(&og, a);
+      }
+    for (size_t k = 0; k < g->noutputs && !st; k++)
+      for (size_t j = 0; j < g->outputs[k].nargs && !st; j++)
+        st = rill_strmap_put(&wrote, g->outputs[k].args[j], 1);
+  }
+  if (!st) st = rill_opd_input(op, "Out@GRAD", og.v, og.n);
+  if (!st) st = rill_opd_attr_strings(op, "original_output_grad", og.v, og.n);
+  for (size_t k = 0; k < op->noutputs && !st; k++) {
+    if (strcmp(op->outputs[k].param, "X@GRAD") != 0) continue;
+    for (size_t j = 0; j < op->outputs[k].nargs && !st; j++) {
+      char **a = &op->outputs[k].args[j];
+      if (strcmp(*a, RILL_EMPTY_VAR) == 0 || has(&wrote, *a)) continue;
+      char *e = rill_strdup(RILL_EMPTY_VAR);
+      if (!e) st = rill_oom();
+      else {
+        rill_free(*a);
+        *a = e;
+      }
+    }
+  }
+  names_clear(&og);
+  rill_strmap_clear(&wrote);
+  return st;
+}
+
 /* Points the `sub_block` of the gradient ops of a sub-block op at a gradient block built
  * from the forward op's block (built once, when some gradient op has the attribute). */
 static rill_status *link_grad_block(bw *w, const rill_op_desc *fop, rill_grad_ctx *ctx) {
@@ -201,6 +287,7 @@ static rill_status *link_grad_block(bw *w, const rill_op_desc *fop, rill_grad_ct
     }
     rill_attr_value v = {.type = RILL_ATTR_BLOCK, .v.block = gidx};
     RILL_TRY(rill_opd_attr(&ctx->ops[k], "sub_block", &v));
+    if (ctx->schema->flags & RILL_OP_LOOP) RILL_TRY(complete_loop_grad(w, &ctx->ops[k], gidx));
   }
   return NULL;
 }
@@ -473,7 +560,10 @@ static rill_status *declare_vars(bw *w, const rill_oplist *g) {
     for (size_t k = 0; k < op->noutputs; k++)
       for (size_t j = 0; j < op->outputs[k].nargs; j++) {
         const char *var = op->outputs[k].args[j];
-        if (strcmp(var, RILL_EMPTY_VAR) == 0 || rill_block_find_var(w->p, w->gidx, var)) continue;
+        if (strcmp(var, RILL_EMPTY_VAR) == 0 || rill_block_find_var(w->p, w->gidx, var) ||
+            has(&w->outer_grads, var) ||
+            (!is_grad_name(var) && rill_program_find_var(w->p, w->gidx, var)))
+          continue; /* declared, a loop-carried gradient, or a restored forward variable */
         char *fwd;
         RILL_TRY(forward_name(var, &fwd));
         const rill_var_desc *d = rill_program_find_var(w->p, w->gidx, fwd);
@@ -484,9 +574,11 @@ static rill_status *declare_vars(bw *w, const rill_oplist *g) {
           rill_dims dims = d->dims;
           rill_dtype dt = d->dtype;
           int32_t lod = d->lod_level;
-          st = rill_block_add_var(w->p, w->gidx, var,
-                                  sr ? RILL_VAR_SELECTED_ROWS : RILL_VAR_LOD_TENSOR, dt, dims.d,
-                                  (size_t)dims.n, lod, false);
+          rill_var_type type = d->type == RILL_VAR_LOD_TENSOR_ARRAY ? RILL_VAR_LOD_TENSOR_ARRAY
+                               : sr                                 ? RILL_VAR_SELECTED_ROWS
+                                                                    : RILL_VAR_LOD_TENSOR;
+          st = rill_block_add_var(w->p, w->gidx, var, type, dt, dims.d, (size_t)dims.n, lod,
+                                  false);
         } else {
           st = rill_block_add_var(w->p, w->gidx, var, RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, NULL,
                                   0, 0, false);
@@ -496,6 +588,35 @@ static rill_status *declare_vars(bw *w, const rill_oplist *g) {
       }
   }
   return NULL;
+}
+
+/* In a loop's gradient block: the gradients of the loop's outputs that the block reads
+ * before it writes them (an array's gradient, read at item I and written at item I - 1;
+ * a carried state's) stay in the enclosing block, so the block's writes reach the step
+ * that runs next, not a local of this step's scope. */
+static rill_status *loop_carried(bw *in, const rill_op_desc *fop, const rill_oplist *g) {
+  rill_strmap outs = {0}, wrote = {0};
+  char gname[1024];
+  rill_status *st = NULL;
+  for (size_t k = 0; k < fop->noutputs && !st; k++)
+    for (size_t j = 0; j < fop->outputs[k].nargs && !st; j++)
+      if ((size_t)snprintf(gname, sizeof gname, "%s" RILL_GRAD_SUFFIX, fop->outputs[k].args[j]) <
+          sizeof gname)
+        st = rill_strmap_put(&outs, gname, 1);
+  for (size_t i = 0; i < g->n && !st; i++) {
+    const rill_op_desc *op = &g->v[i];
+    for (size_t k = 0; k < op->ninputs && !st; k++)
+      for (size_t j = 0; j < op->inputs[k].nargs && !st; j++) {
+        const char *a = op->inputs[k].args[j];
+        if (has(&outs, a) && !has(&wrote, a)) st = rill_strmap_put(&in->outer_grads, a, 1);
+      }
+    for (size_t k = 0; k < op->noutputs && !st; k++)
+      for (size_t j = 0; j < op->outputs[k].nargs && !st; j++)
+        st = rill_strmap_put(&wrote, op->outputs[k].args[j], 1);
+  }
+  rill_strmap_clear(&outs);
+  rill_strmap_clear(&wrote);
+  return st;
 }
 
 /* The gradient block of sub-block op `fop` (running forward block `fwd`): a new block
@@ -537,6 +658,7 @@ static rill_status *grad_block(bw *w, const rill_op_desc *fop, int32_t fwd, int3
     if (!st) st = zero_fill(&in, &g, &made);
     for (size_t i = 0; i < g.n && !st; i++)
       st = rill_opd_attr_int(&g.v[i], RILL_OP_ROLE_ATTR, RILL_OP_ROLE_BACKWARD);
+    if (!st && (rill_schema_find(fop->type)->flags & RILL_OP_LOOP)) st = loop_carried(&in, fop, &g);
     if (!st) st = declare_vars(&in, &g);
     for (size_t i = 0; i < g.n && !st; i++) {
       gb = rill_program_block(w->p, gidx);
@@ -550,6 +672,7 @@ static rill_status *grad_block(bw *w, const rill_op_desc *fop, int32_t fwd, int3
   rill_strmap_clear(&in.dep);
   rill_strmap_clear(&in.want);
   rill_strmap_clear(&in.written);
+  rill_strmap_clear(&in.outer_grads);
   rill_free(in.on_path);
   w->b = rill_program_block(w->p, w->bidx);
   if (st) return rill_status_wrap(st, "backward: gradient block of block %d", (int)fwd);
@@ -706,6 +829,7 @@ rill_status *rill_program_append_backward(rill_program *program, const char *los
   rill_strmap_clear(&w.dep);
   rill_strmap_clear(&w.want);
   rill_strmap_clear(&w.written);
+  rill_strmap_clear(&w.outer_grads);
   rill_free(w.on_path);
   if (st) {
     rill_program_free(w.p);

@@ -970,16 +970,24 @@ def array_write(x, i, array=None):
         array = h.block.create_var(name='%s.out' % h.name, dtype=x.dtype.name,
                                    type=_LOD_TENSOR_ARRAY)
     h.append('write_to_array', {'X': [x], 'I': [i]}, {'Out': [array]})
+    if not array.shape and x.shape:
+        array.desc['shape'] = list(x.shape)  # as Paddle: the items' shape, for array_read
+        array._touch()
     return array
 
 
 def array_read(array, i):
-    """A copy of array[i]; an index past the end fails when the program runs."""
+    """A copy of array[i], declared with the shape array_write gave the array (its
+    first item's); an index past the end fails when the program runs."""
     _check_var(array, 'array', 'array_read')
     _check_var(i, 'i', 'array_read')
     h = _Helper('array_read')
     out = h.tmp(array.dtype.name)
     h.append('read_from_array', {'X': [array], 'I': [i]}, {'Out': [out]})
+    if not out.shape and array.shape:
+        out.desc['shape'] = list(array.shape)
+        out.desc['has_tensor'] = True
+        out._touch()
     return out
 
 
