@@ -231,7 +231,7 @@ Test(cli, unsupported_ops_are_named) {
   char *out;
   int rc = sh(&out, "'%s' run '%s/programs/bondh_lac_gru_crf__model__' 2>&1", RILL, SHARED);
   cr_assert_eq(rc, 1, "%s", out);
-  cr_assert(strstr(out, "gru") && strstr(out, "crf_decoding"), "%s", out);
+  cr_assert(strstr(out, "crf_decoding"), "%s", out);
   cr_assert(strstr(out, "--plugin"), "the message says how to add them: %s", out);
   free(out);
 }

@@ -191,9 +191,8 @@ Test(program_ops, interp_output_checked_against_declaration) {
 static const struct excluded {
   const char *file, *missing, *why;
 } excluded[] = {
-    {"bondh_lac_gru_crf__model__", "crf_decoding, gru", "recurrent (gru) and crf_decoding"},
+    {"bondh_lac_gru_crf__model__", "crf_decoding", "crf_decoding"},
     {"faccy.pdmodel", "rnn", "recurrent (rnn)"},
-    {"rna_predictions__model__", "lstm", "recurrent (lstm)"},
 };
 
 static const struct excluded *find_excluded(const char *file) {
