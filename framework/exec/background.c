@@ -3,11 +3,9 @@
 
 #include <pthread.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "framework/base/alloc.h"
+#include "framework/base/thread.h"
 
 typedef struct bg_job {
   struct bg_job *next;
@@ -48,9 +46,7 @@ rill_status *rill_bg_create(rill_bg **out) {
 
 static void *bg_main(void *arg) {
   rill_bg *bg = arg;
-  /* Background writes yield the cores to the runs: a lower priority for this thread
-   * only (Linux applies nice per thread). Not being able to is not an error. */
-  (void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+  rill_thread_background_priority(); /* background writes yield the cores to the runs */
   rill_prof_thread_name("rill background");
   pthread_mutex_lock(&bg->mu);
   for (;;) {

@@ -58,6 +58,7 @@ static long intern_var(rill_plan *p, name_table *t, const rill_program *prog, co
     if (!d) d = rill_program_find_var(prog, p->block, name);
     if (d) {
       v->has_desc = true;
+      v->outer_persist = v->kind == VAR_OUTER && d->persistable;
       v->desc_tensor = d->has_tensor && d->type == RILL_VAR_LOD_TENSOR;
       v->desc_array = d->type == RILL_VAR_LOD_TENSOR_ARRAY;
       v->dtype = d->dtype;

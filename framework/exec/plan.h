@@ -28,6 +28,7 @@ typedef struct plan_var {
   rill_variable *var;   /* bound variable (re-bound each run for caller-scope kinds) */
   rill_variable *local; /* the plan scope's variable of that name, if any */
   bool has_desc;        /* the plan's block (or, for a sub-block, an ancestor) declares it */
+  bool outer_persist;   /* a sub-block's VAR_OUTER that its ancestor declares persistable */
   bool desc_tensor;     /* ... with a tensor description */
   bool desc_array;      /* ... as a LOD_TENSOR_ARRAY: an empty array from the run's start */
   rill_dtype dtype;

@@ -537,13 +537,20 @@ done:
 }
 
 /* A sub-block's variables: its own in the run's scope (created there at every run), its
- * ancestors' through the scope chain, written where they are found. */
+ * ancestors' through the scope chain, written where they are found. An ancestor's
+ * persistable variable that no scope holds yet is made in the outermost scope, where
+ * persistables live, so that what the block writes outlives its run (an LR schedule's
+ * block on a pserver writes rates that the optimize blocks, run later in scopes of
+ * their own, read). */
 static rill_status *bind_block_vars(rill_plan *p, rill_scope *scope) {
   for (size_t i = 0; i < p->ncaller; i++) {
     plan_var *v = &p->vars[p->caller_vars[i]];
     rill_variable *var = v->kind == VAR_OUTER ? rill_scope_find(scope, v->name) : NULL;
+    rill_scope *home = scope;
+    if (!var && v->outer_persist)
+      while (home->parent) home = home->parent;
     if (!var)
-      RILL_TRY(rill_status_wrap(rill_scope_var(scope, v->name, &var), "block %d: variable '%s'",
+      RILL_TRY(rill_status_wrap(rill_scope_var(home, v->name, &var), "block %d: variable '%s'",
                                 (int)p->block, v->name));
     v->var = var;
   }

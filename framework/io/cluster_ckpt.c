@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "framework/base/alloc.h"
+#include "framework/base/thread.h"
 #include "rill.h"
 #include "framework/io/crc32c.h"
 #include "framework/io/file.h"
@@ -592,6 +593,12 @@ rill_status *rill_cluster_recover(const char *dir, const rill_cluster_shape *sha
 
 /* ------------------------------------------------------------------ writer --- */
 
+/* Two snapshot slots: one being written, one waiting. A snapshot submitted while the
+ * previous one is still on its way to the disk waits in the second slot, so a round
+ * waits only when the disk falls two snapshots behind (its large tensors are shared,
+ * not copied: a round that updates one copies it then, as any pinned buffer). */
+#define WRITER_SLOTS 2
+
 struct rill_cluster_writer {
   char *dir;
   rill_cluster_shape shape;
@@ -600,27 +607,32 @@ struct rill_cluster_writer {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   pthread_t thread;
-  bool started, stop, pending, in_flight;
-  rill_ckpt_snapshot snap;
+  bool started, stop;
+  size_t head, queued; /* snap[head] is the oldest of `queued` submitted, not yet written */
+  rill_ckpt_snapshot snap[WRITER_SLOTS];
   rill_status *error; /* a failed write not yet reported */
 };
 
 static void *writer_main(void *arg) {
   rill_cluster_writer *w = arg;
+  /* The pserver's rounds come first; the snapshot's copy, checksum and flushes take the
+   * time they leave idle. */
+  rill_thread_background_priority();
   pthread_mutex_lock(&w->mu);
   for (;;) {
-    while (!w->stop && !w->pending) pthread_cond_wait(&w->cv, &w->mu);
-    if (!w->pending) break;
-    w->pending = false;
+    while (!w->stop && !w->queued) pthread_cond_wait(&w->cv, &w->mu);
+    if (!w->queued) break;
+    rill_ckpt_snapshot *s = &w->snap[w->head];
     pthread_mutex_unlock(&w->mu);
-    rill_status *st =
-        rill_cluster_commit_part(w->dir, &w->shape, w->role, w->rank, &w->snap, w->keep, NULL, NULL);
+    rill_status *st = rill_cluster_commit_part(w->dir, &w->shape, w->role, w->rank, s, w->keep, NULL, NULL);
+    rill_ckpt_snapshot_unshare(s); /* releases what a failed write left pinned */
     pthread_mutex_lock(&w->mu);
     if (st) {
       rill_status_destroy(w->error);
       w->error = st;
     }
-    w->in_flight = false;
+    w->head = (w->head + 1) % WRITER_SLOTS;
+    w->queued--;
     pthread_cond_broadcast(&w->cv);
   }
   pthread_mutex_unlock(&w->mu);
@@ -640,7 +652,7 @@ rill_status *rill_cluster_writer_create(const char *dir, const rill_cluster_shap
   w->role = role;
   w->rank = rank;
   w->keep = keep;
-  rill_ckpt_snapshot_init(&w->snap);
+  for (size_t i = 0; i < WRITER_SLOTS; i++) rill_ckpt_snapshot_init(&w->snap[i]);
   pthread_mutex_init(&w->mu, NULL);
   pthread_cond_init(&w->cv, NULL);
   if (pthread_create(&w->thread, NULL, writer_main, w)) {
@@ -658,21 +670,21 @@ rill_status *rill_cluster_writer_submit(rill_cluster_writer *w, int64_t step,
                                         const rill_tensor *const *tensors, size_t n) {
   rill_status *st = NULL;
   pthread_mutex_lock(&w->mu);
-  while (w->in_flight) pthread_cond_wait(&w->cv, &w->mu);
+  while (w->queued == WRITER_SLOTS) pthread_cond_wait(&w->cv, &w->mu);
   if (w->error) {
-    st = rill_status_wrap(w->error, "the previous snapshot's write failed");
+    st = rill_status_wrap(w->error, "an earlier snapshot's write failed");
     w->error = NULL;
   }
-  if (!st) st = rill_ckpt_snapshot_take(&w->snap, names, tensors, n, RILL_CKPT_SHARE_MIN_BYTES);
+  rill_ckpt_snapshot *s = &w->snap[(w->head + w->queued) % WRITER_SLOTS];
+  if (!st) st = rill_ckpt_snapshot_take(s, names, tensors, n, RILL_CKPT_SHARE_MIN_BYTES);
   if (!st) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    w->snap.step = step;
-    w->snap.time_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-    w->snap.has_rng = false;
-    w->snap.program_hash = 0;
-    w->in_flight = true;
-    w->pending = true;
+    s->step = step;
+    s->time_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    s->has_rng = false;
+    s->program_hash = 0;
+    w->queued++;
     pthread_cond_broadcast(&w->cv);
   }
   pthread_mutex_unlock(&w->mu);
@@ -682,14 +694,14 @@ rill_status *rill_cluster_writer_submit(rill_cluster_writer *w, int64_t step,
 rill_status *rill_cluster_writer_close(rill_cluster_writer *w) {
   if (!w) return NULL;
   pthread_mutex_lock(&w->mu);
-  while (w->in_flight) pthread_cond_wait(&w->cv, &w->mu);
+  while (w->queued) pthread_cond_wait(&w->cv, &w->mu);
   w->stop = true;
   pthread_cond_broadcast(&w->cv);
   pthread_mutex_unlock(&w->mu);
   if (w->started) pthread_join(w->thread, NULL);
   rill_status *st = w->error;
   if (st) st = rill_status_wrap(st, "cluster snapshots in '%s'", w->dir);
-  rill_ckpt_snapshot_clear(&w->snap);
+  for (size_t i = 0; i < WRITER_SLOTS; i++) rill_ckpt_snapshot_clear(&w->snap[i]);
   pthread_cond_destroy(&w->cv);
   pthread_mutex_destroy(&w->mu);
   rill_free(w->dir);

@@ -88,10 +88,12 @@ rill_status *rill_cluster_recover(const char *dir, const rill_cluster_shape *sha
                                   rill_ckpt_snapshot *mine, rill_cluster_listing *skipped);
 
 /* A writing thread for a pserver's parts, whose loop is one long run (the executor's
- * background thread starts its jobs after a run). submit waits for the write in flight,
- * reports its failure if it failed, snapshots the tensors (large ones shared and pinned,
- * not copied; checkpoint.h) and hands the write to the thread; close waits, stops the
- * thread and returns a failure not yet reported. */
+ * background thread starts its jobs after a run). It holds two snapshots: the one being
+ * written and one waiting. submit waits only while both are taken, reports the failure
+ * of an earlier write if one failed (then takes nothing), snapshots the tensors (large
+ * ones shared and pinned, not copied; checkpoint.h) and queues the write; close waits
+ * for the writes, stops the thread and returns a failure not yet reported. The thread
+ * runs at RILL_THREAD_BACKGROUND_NICE. */
 typedef struct rill_cluster_writer rill_cluster_writer;
 rill_status *rill_cluster_writer_create(const char *dir, const rill_cluster_shape *shape,
                                         rill_cluster_role role, int32_t rank, int32_t keep,

@@ -758,7 +758,13 @@ static rill_status *build_pserver(xp *x, size_t ep, rill_program **out) {
         const rill_op_slot *sl = io ? o->outputs : o->inputs;
         size_t n = io ? o->noutputs : o->ninputs;
         for (size_t s = 0; s < n && !st; s++)
-          for (size_t a = 0; a < sl[s].nargs && !st; a++) st = copy_var(x->main, p, 0, sl[s].args[a]);
+          for (size_t a = 0; a < sl[s].nargs && !st; a++) {
+            st = copy_var(x->main, p, 0, sl[s].args[a]);
+            /* What the schedule writes is read by the optimize blocks, each run in a
+             * scope of its own: it lives in the pserver's scope, from round to round. */
+            rill_var_desc *v = io && !st ? rill_block_find_var(p, 0, sl[s].args[a]) : NULL;
+            if (v) v->persistable = true;
+          }
       }
       if (!st) st = rill_block_insert_op(p, lr_block, p->blocks[lr_block].nops, o);
     }

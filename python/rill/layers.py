@@ -1093,6 +1093,63 @@ __all__ += ['reduce_max', 'reduce_min', 'reduce_prod', 'cos_sim',
             'sigmoid_cross_entropy_with_logits', 'sequence_pool', 'sequence_conv']
 
 
+def linear_chain_crf(input, label, param_attr=None, length=None):
+    """Fluid 1.x's linear_chain_crf: the cost (negative log-likelihood, [sequences, 1]) of
+    each int64 label sequence under a linear-chain CRF over the emission scores `input`,
+    LoD [T, D], or padded [N, S, D] with `length` (int64 [N]). Creates the transition
+    parameter [D + 2, D] from param_attr (row 0 start scores, row 1 end scores, then tag
+    to tag); crf_decoding finds it again by its name."""
+    _check_var(input, 'input', 'linear_chain_crf')
+    _check_var(label, 'label', 'linear_chain_crf')
+    if input.dtype.name not in ('float32', 'float64'):
+        raise TypeError('linear_chain_crf: input must be float32 or float64, got %s' %
+                        input.dtype.name)
+    if label.dtype.name != 'int64':
+        raise TypeError('linear_chain_crf: label must be int64, got %s' % label.dtype.name)
+    h = _Helper('linear_chain_crf')
+    dtype = input.dtype.name
+    size = int(input.shape[2] if length is not None else input.shape[1])
+    transition = h.param(param_attr, [size + 2, size], dtype)
+    alpha, emission_exps, transition_exps, log_likelihood = (h.tmp(dtype) for _ in range(4))
+    ins = {'Emission': [input], 'Transition': [transition], 'Label': [label]}
+    if length is not None:
+        ins['Length'] = [length]
+    h.append('linear_chain_crf', ins,
+             {'Alpha': [alpha], 'EmissionExps': [emission_exps],
+              'TransitionExps': [transition_exps], 'LogLikelihood': [log_likelihood]})
+    return log_likelihood
+
+
+def crf_decoding(input, param_attr, label=None, length=None):
+    """Fluid 1.x's crf_decoding: the Viterbi tag path (int64) of each sequence of the
+    emission scores `input` (LoD [T, D] -> [T, 1] with its LoD, or padded [N, S, D] with
+    `length` -> [N, S], 0 past each length) under the transition parameter named by
+    param_attr (linear_chain_crf's). With `label`, 1 where the decoded tag equals the
+    label and 0 elsewhere."""
+    _check_var(input, 'input', 'crf_decoding')
+    if input.dtype.name not in ('float32', 'float64'):
+        raise TypeError('crf_decoding: input must be float32 or float64, got %s' %
+                        input.dtype.name)
+    attr = ParamAttr._to_attr(param_attr)
+    gblock = default_main_program().global_block()
+    if not attr or not attr.name or not gblock.has_var(attr.name):
+        raise ValueError('crf_decoding: param_attr must name an existing transition '
+                         'parameter (the param_attr given to linear_chain_crf), got %r' %
+                         (getattr(attr, 'name', attr),))
+    h = _Helper('crf_decoding')
+    path = h.tmp('int64', stop_gradient=True)
+    ins = {'Emission': [input], 'Transition': [gblock.var(attr.name)]}
+    if label is not None:
+        ins['Label'] = [label]
+    if length is not None:
+        ins['Length'] = [length]
+    h.append('crf_decoding', ins, {'ViterbiPath': [path]})
+    return path
+
+
+__all__ += ['linear_chain_crf', 'crf_decoding']
+
+
 def fill_constant_batch_size_like(input, shape, dtype, value, input_dim_idx=0,
                                   output_dim_idx=0, force_cpu=False):
     """A tensor of `shape` filled with `value`, its dim output_dim_idx taken from input's

@@ -53,7 +53,11 @@ class Optimizer(object):
             return lr
         blk = program.global_block()
         out = blk.create_var(name=unique_name.generate(param.name + '_lr'), infer=True)
-        blk.append_op('scale', inputs={'X': lr}, outputs={'Out': out}, attrs={'scale': scale})
+        # Paddle's role for it, LRSched | Optimize with no op_role_var: a learning-rate
+        # op, dropped from test programs, and run by the pservers in a distributed job.
+        blk.append_op('scale', inputs={'X': lr}, outputs={'Out': out},
+                      attrs={'scale': scale, 'op_role': OpRole.LRSched | OpRole.Optimize,
+                             'op_role_var': []})
         return out
 
     def _add_accumulator(self, name, param, program, startup, fill_value=0.0, shape=None):

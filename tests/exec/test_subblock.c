@@ -184,6 +184,50 @@ Test(subblock, conditional_block_branches_sequential) { check_branches(RILL_SCHE
 Test(subblock, conditional_block_branches_parallel) { check_branches(RILL_SCHEDULE_PARALLEL); }
 
 /* A new revision of the program gets new sub-block plans. */
+/* An ancestor's persistable variable that no scope holds yet and that no op of block 0
+ * names (a pserver's learning rate, written by its LR block and read by its optimize
+ * blocks) is made in the outermost scope by the sub-block that writes it: it outlives
+ * the run of that sub-block, where a temporary of block 0 would not. */
+static void check_outer_persistable(rill_schedule sched) {
+  rill_program *p;
+  OK(rill_program_create(&p));
+  tvar(p, 0, "x", false);
+  tvar(p, 0, "z", false);
+  tvar(p, 0, "rate", true);
+  bvar(p, "c");
+  int32_t b1 = new_block(p, 0), b2 = new_block(p, 0);
+  scale_op(p, b1, "x", "rate", 3.0f, 0.0f);
+  scale_op(p, b2, "rate", "z", 1.0f, 1.0f);
+  const char *in[] = {"x"};
+  cond_op(p, 0, "c", in, 1, NULL, 0, b1, true);
+  const char *out2[] = {"z"};
+  cond_op(p, 0, "c", NULL, 0, out2, 1, b2, true);
+  rill_executor *e = new_exec(sched);
+  rill_scope *s;
+  OK(rill_scope_create(NULL, &s));
+  rill_tensor *x = ramp(1.0f), *on = flag(true), *zt = NULL;
+  const char *feeds[] = {"x", "c"}, *fetches[] = {"z"};
+  rill_tensor *ins[] = {x, on};
+  OK(rill_executor_run(e, p, s, feeds, ins, 2, fetches, 1, &zt));
+  const float *z = rill_tensor_data(zt);
+  for (int i = 0; i < 6; i++) cr_assert_eq(z[i], 3.0f * (1.0f + (float)i) + 1.0f, "z[%d] = %g", i, z[i]);
+  cr_assert_not_null(rill_scope_find_local(s, "rate"), "the rate is not in the caller's scope");
+  cr_assert_eq(scope_value(s, "rate", 5), 18.0f);
+  rill_tensor_destroy(zt);
+  rill_tensor_destroy(x);
+  rill_tensor_destroy(on);
+  rill_scope_destroy(s);
+  rill_executor_destroy(e);
+  rill_program_destroy(p);
+}
+
+Test(subblock, outer_persistable_made_by_a_sub_block_outlives_it_sequential) {
+  check_outer_persistable(RILL_SCHEDULE_SEQUENTIAL);
+}
+Test(subblock, outer_persistable_made_by_a_sub_block_outlives_it_parallel) {
+  check_outer_persistable(RILL_SCHEDULE_PARALLEL);
+}
+
 Test(subblock, sub_plans_follow_the_program_revision) {
   rill_program *p = branches();
   rill_executor *e = new_exec(RILL_SCHEDULE_SEQUENTIAL);

@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -279,7 +282,8 @@ Test(cluster_ckpt, full_disk_fails_the_part_and_keeps_the_last_complete_snapshot
 }
 
 /* The pserver's writing thread: each submit commits a part in the background; a failed
- * write is reported by the next submit (or by close), naming the directory. */
+ * write is reported by a later submit (at the latest the one that has to wait for it)
+ * or by close, naming the directory. */
 Test(cluster_ckpt, writer_commits_in_the_background_and_reports_failures) {
   rill_cluster_writer *w;
   OK(rill_cluster_writer_create(root, &SHAPE, RILL_CLUSTER_PSERVER, 1, 0, &w));
@@ -304,11 +308,103 @@ Test(cluster_ckpt, writer_commits_in_the_background_and_reports_failures) {
   fclose(f);
   OK(rill_cluster_writer_create(root, &SHAPE, RILL_CLUSTER_PSERVER, 0, 0, &w));
   OK(rill_cluster_writer_submit(w, 3, names, ts, 1));
-  rill_status *st = rill_cluster_writer_submit(w, 4, names, ts, 1);
-  cr_assert_not_null(st, "the failed write of 3 is reported by the next submit");
+  /* 4 may queue behind 3; 5 cannot before 3's write has ended, so by then one of them
+   * reports it. */
+  rill_status *st = NULL;
+  int64_t step = 4;
+  for (; step <= 5 && !st; step++) st = rill_cluster_writer_submit(w, step, names, ts, 1);
+  cr_assert_not_null(st, "the failed write of 3 is reported by submit 4 or 5");
   cr_assert(strstr(rill_status_message(st), "pserver_0"), "%s", rill_status_message(st));
   rill_status_destroy(st);
-  /* The failing submit took nothing: close has nothing more to report. */
+  /* A submit that reports a failure takes nothing; one queued before it fails too, and
+   * close reports that, naming the directory again. */
+  st = rill_cluster_writer_close(w);
+  if (st) cr_assert(strstr(rill_status_message(st), "pserver_0"), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  rill_tensor_clear(&t);
+}
+
+/* A snapshot submitted while the previous one is still being written waits in the
+ * second slot: the round that submits it does not wait for the disk. Only a third, with
+ * both slots taken, waits, until the write in flight ends. */
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static bool gate_open, gate_entered;
+
+static void gate_hook(const char *phase, int64_t step) {
+  if (strcmp(phase, "write") != 0 || step != 1) return;
+  pthread_mutex_lock(&gate_mu);
+  gate_entered = true;
+  pthread_cond_broadcast(&gate_cv);
+  while (!gate_open) pthread_cond_wait(&gate_cv, &gate_mu);
+  pthread_mutex_unlock(&gate_mu);
+}
+
+typedef struct submit_job {
+  rill_cluster_writer *w;
+  const char *const *names;
+  const rill_tensor *const *ts;
+  int64_t step;
+  atomic_bool done;
+  rill_status *st;
+} submit_job;
+
+static void *submit_one(void *arg) {
+  submit_job *j = arg;
+  j->st = rill_cluster_writer_submit(j->w, j->step, j->names, j->ts, 1);
+  atomic_store(&j->done, true);
+  return NULL;
+}
+
+/* Whether the job ends within `ms` milliseconds. */
+static bool ends_within(submit_job *j, int ms) {
+  for (int i = 0; i < ms && !atomic_load(&j->done); i++) {
+    struct timespec ts = {0, 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  return atomic_load(&j->done);
+}
+
+Test(cluster_ckpt, writer_queues_one_snapshot_behind_the_write_in_flight) {
+  rill_ckpt_set_test_hook(gate_hook);
+  rill_cluster_writer *w;
+  OK(rill_cluster_writer_create(root, &SHAPE, RILL_CLUSTER_PSERVER, 0, 0, &w));
+  rill_tensor t;
+  rill_tensor_init(&t);
+  rill_dims d = {.n = 1, .d = {1 << 20}};
+  OK(rill_tensor_alloc(&t, RILL_DTYPE_FP32, &d));
+  memset(rill_tensor_ptr(&t), 0, rill_tensor_nbytes(&t));
+  const char *names[] = {"w"};
+  const rill_tensor *ts[] = {&t};
+  OK(rill_cluster_writer_submit(w, 1, names, ts, 1));
+  pthread_mutex_lock(&gate_mu);
+  while (!gate_entered) pthread_cond_wait(&gate_cv, &gate_mu);
+  pthread_mutex_unlock(&gate_mu);
+  /* 1 is held inside its write: 2 is taken at once, 3 waits. */
+  submit_job j2 = {.w = w, .names = names, .ts = ts, .step = 2};
+  submit_job j3 = {.w = w, .names = names, .ts = ts, .step = 3};
+  atomic_init(&j2.done, false);
+  atomic_init(&j3.done, false);
+  pthread_t th2, th3;
+  cr_assert_eq(pthread_create(&th2, NULL, submit_one, &j2), 0);
+  bool second_at_once = ends_within(&j2, 2000);
+  bool third_waited = false;
+  if (second_at_once) {
+    cr_assert_eq(pthread_create(&th3, NULL, submit_one, &j3), 0);
+    third_waited = !ends_within(&j3, 100);
+  }
+  pthread_mutex_lock(&gate_mu);
+  gate_open = true;
+  pthread_cond_broadcast(&gate_cv);
+  pthread_mutex_unlock(&gate_mu);
+  pthread_join(th2, NULL);
+  if (second_at_once) pthread_join(th3, NULL);
+  cr_assert(second_at_once, "a snapshot submitted during a write waited for it");
+  cr_assert(third_waited, "a third snapshot did not wait while both slots were taken");
+  OK(j2.st);
+  OK(j3.st);
   OK(rill_cluster_writer_close(w));
+  rill_ckpt_set_test_hook(NULL);
+  for (long long k = 1; k <= 3; k++) cr_assert(exists("pserver_0/checkpoint_%lld", k), "part %lld", k);
   rill_tensor_clear(&t);
 }

@@ -115,6 +115,23 @@ def test_sync_two_trainers_two_pservers_equal_the_local_run(tmp_path, opt, model
         assert any(np.max(np.abs(local[k])) > 0 for k in local.files)
 
 
+def test_per_parameter_learning_rates_run_on_the_pservers(tmp_path):
+    """ParamAttr(learning_rate=...) scales a parameter's rate by an LR op (Paddle's role
+    LRSched | Optimize), which the transpiler moves into the pservers' LR block with the
+    decay schedule; the job then equals the local run, whose rates differ per parameter
+    and halve every 5 steps."""
+    args = ['momentum', 'mlp_lr', '20', '--f64']
+    _ok(_job(tmp_path, args))
+    local = _local(tmp_path, args[:3] + ['--f64'])
+    (tmp_path / 'plain').mkdir()
+    plain = _local(tmp_path / 'plain', ['momentum', 'mlp', '20', '--f64'])
+    for t in (0, 1):
+        dist = np.load(os.path.join(str(tmp_path), 'params_%d.npz' % t))
+        assert _max_rel(local, dist) < 1e-6
+    # The rates changed the training: the same model without them ends elsewhere.
+    assert _max_rel(local, plain) > 1e-3
+
+
 def test_pservers_started_after_the_trainers(tmp_path):
     res = _job(tmp_path, ['sgd', 'mlp', '3'], pservers_first=False, delay=1.5)
     _ok(res)

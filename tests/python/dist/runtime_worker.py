@@ -30,13 +30,21 @@ def build(opt, model, dtype):
             ids = fluid.layers.data(name='ids', shape=[1], dtype='int64')
             h = fluid.layers.embedding(ids, size=[2048, 8], is_sparse=True, dtype=dtype)
             h = fluid.layers.fc(h, size=16, act='relu')
+        elif model == 'mlp_lr':  # per-parameter learning rates (ParamAttr)
+            x = fluid.layers.data(name='x', shape=[16], dtype=dtype)
+            h = fluid.layers.fc(x, size=1024, act='relu',
+                                param_attr=fluid.ParamAttr(learning_rate=0.5))
         else:
             x = fluid.layers.data(name='x', shape=[16], dtype=dtype)
             h = fluid.layers.fc(x, size=1024, act='relu')
-        pred = fluid.layers.fc(h, size=1)
+        pred = fluid.layers.fc(h, size=1, param_attr=fluid.ParamAttr(learning_rate=2.0)
+                               if model == 'mlp_lr' else None)
         loss = fluid.layers.mean(fluid.layers.square_error_cost(pred, y))
-        {'sgd': lambda: fluid.optimizer.SGD(0.01),
-         'momentum': lambda: fluid.optimizer.Momentum(0.01, 0.9),
+        # mlp_lr's rate also decays: the schedule runs in the pservers' LR block
+        lr = (fluid.layers.exponential_decay(0.01, 5, 0.5, staircase=True)
+              if model == 'mlp_lr' else 0.01)
+        {'sgd': lambda: fluid.optimizer.SGD(lr),
+         'momentum': lambda: fluid.optimizer.Momentum(lr, 0.9),
          'adam': lambda: fluid.optimizer.Adam(0.001),
          'adagrad': lambda: fluid.optimizer.Adagrad(0.05)}[opt]().minimize(loss)
     return main, startup, loss
