@@ -30,11 +30,13 @@ static const rill_slot_schema inputs[] = {
     [IN_BIAS] = {"Bias", RILL_SLOT_DISPENSABLE, "[1, 3D] biases of update, reset, candidate"},
 };
 static const rill_slot_schema outputs[] = {
-    [OUT_BATCH_GATE] = {"BatchGate", RILL_SLOT_DISPENSABLE,
+    [OUT_BATCH_GATE] = {"BatchGate", RILL_SLOT_DISPENSABLE | RILL_SLOT_INTERMEDIATE,
                         "[T, 3D] activated gates in batch order (for gru_grad)"},
-    [OUT_BATCH_RESET_HIDDEN_PREV] = {"BatchResetHiddenPrev", RILL_SLOT_DISPENSABLE,
+    [OUT_BATCH_RESET_HIDDEN_PREV] = {"BatchResetHiddenPrev",
+                                     RILL_SLOT_DISPENSABLE | RILL_SLOT_INTERMEDIATE,
                                      "[T, D] reset gate times previous hidden, batch order"},
-    [OUT_BATCH_HIDDEN] = {"BatchHidden", RILL_SLOT_DISPENSABLE, "[T, D] hidden states, batch order"},
+    [OUT_BATCH_HIDDEN] = {"BatchHidden", RILL_SLOT_DISPENSABLE | RILL_SLOT_INTERMEDIATE,
+                          "[T, D] hidden states, batch order"},
     [OUT_HIDDEN] = {"Hidden", 0, "[T, D] hidden states, Input's LoD"},
 };
 static const rill_attr_schema attrs[] = {

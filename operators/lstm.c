@@ -34,8 +34,9 @@ static const rill_slot_schema inputs[] = {
 static const rill_slot_schema outputs[] = {
     [OUT_HIDDEN] = {"Hidden", 0, "[T, D] hidden states, Input's LoD"},
     [OUT_CELL] = {"Cell", 0, "[T, D] cell states, Input's LoD"},
-    [OUT_BATCH_GATE] = {"BatchGate", 0, "[T, 4D] activated gates in batch order (for lstm_grad)"},
-    [OUT_BATCH_CELL_PRE_ACT] = {"BatchCellPreAct", 0,
+    [OUT_BATCH_GATE] = {"BatchGate", RILL_SLOT_INTERMEDIATE,
+                        "[T, 4D] activated gates in batch order (for lstm_grad)"},
+    [OUT_BATCH_CELL_PRE_ACT] = {"BatchCellPreAct", RILL_SLOT_INTERMEDIATE,
                                 "[T, D] cell_activation(cell) in batch order (for lstm_grad)"},
 };
 static const rill_attr_schema attrs[] = {

@@ -50,7 +50,7 @@ Test(cli, inspect_lists_feed_targets_in_col_order) {
 }
 
 /* Every shared program's ops exist now: these tests take bondh_lac_gru_crf with its gru
- * op renamed warpctc, an op rill lacks, written to `path` (a mkstemp template). */
+ * ops renamed warpctc, an op rill lacks, written to `path` (a mkstemp template). */
 static void write_unsupported_program(char *path) {
   int fd = mkstemp(path);
   cr_assert_geq(fd, 0);
@@ -67,7 +67,7 @@ static void write_unsupported_program(char *path) {
     cr_assert_not_null(op->type);
     renamed++;
   }
-  cr_assert_eq(renamed, 1);
+  cr_assert_geq(renamed, 1);
   st = rill_program_save(p, path);
   cr_assert_null(st, "%s", rill_status_message(st));
   rill_program_destroy(p);
