@@ -389,11 +389,14 @@ Test(program_ops, yolov3_program_runs_with_synthetic_parameters) {
   rill_tensor_destroy(out);
 }
 
-/* The RNA secondary-structure model (12 `lstm` ops: stacked bidirectional layers with
- * peepholes, after lookup_table_v2 and fc) runs with the synthetic parameters of
- * run_synthetic (one LCG over every float32 persistable, in the file's order) on five
- * sequences of lengths 7, 12, 3, 12 and 1, and gives Paddle 1.8.5's output for the same
- * parameters and inputs (tests/models/gen_rna_reference.py printed the array). */
+/* Two recurrent programs run with synthetic parameters (one LCG over every float32
+ * persistable in the file's order, as run_synthetic, in [-scale / 2, scale / 2)) on five
+ * sequences of lengths 7, 12, 3, 12 and 1, and give Paddle 1.8.5's output for the same
+ * parameters and inputs (tests/models/gen_program_references.py printed the arrays):
+ * the RNA secondary-structure model (12 `lstm` ops: stacked bidirectional layers with
+ * peepholes, D = 256, after lookup_table_v2 and fc) and the lexical analysis model (a
+ * bidirectional pair of `gru` ops, then crf_decoding, whose int64 tags it declares
+ * float32). */
 /* Paddle 1.8.5: ['seq', 'dot'], LoD [[0, 7, 19, 22, 34, 35]] */
 static const float rna_paddle[35] = {
     5.060091019e-01f, 5.045314431e-01f, 5.029745102e-01f, 5.014986396e-01f, 5.004851818e-01f, 4.995685220e-01f,
@@ -403,10 +406,33 @@ static const float rna_paddle[35] = {
     5.035573840e-01f, 5.024817586e-01f, 5.017811656e-01f, 5.012142658e-01f, 5.006728172e-01f, 5.000750422e-01f,
     5.000000000e-01f, 5.000000000e-01f, 4.998664558e-01f, 4.955591559e-01f, 5.009223223e-01f,
 };
+/* Paddle 1.8.5: ['words'], LoD [[0, 7, 19, 22, 34, 35]] */
+static const int64_t bondh_paddle[35] = {
+    54, 9, 9, 53, 4, 6, 0, 22, 22, 22, 51, 51,
+    51, 4, 54, 1, 11, 22, 15, 45, 45, 51, 24, 23,
+    23, 47, 21, 56, 23, 23, 20, 10, 10, 16, 55,
+};
 
-static rill_tensor *run_rna(rill_schedule schedule) {
+typedef struct lcg_run {
+  const char *file, *fetch;
+  float scale;
+  size_t nfeeds;
+  const char *feeds[2];
+  int feed_rank;                  /* 1: ids [T]; 2: ids [T, 1] */
+  int64_t (*id)(int feed, int64_t k);
+} lcg_run;
+
+static int64_t rna_id(int feed, int64_t k) { return feed ? (3 * k + 1) % 5 : k % 6; }
+static int64_t bondh_id(int feed, int64_t k) {
+  (void)feed;
+  return (37 * k + 11) % 20942;
+}
+
+static rill_tensor *run_lcg(const lcg_run *r, rill_schedule schedule) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s%s", PROGRAMS, r->file);
   rill_program *p = NULL;
-  expect_ok(rill_program_load(PROGRAMS "rna_predictions__model__", &p), "load");
+  expect_ok(rill_program_load(path, &p), path);
   rill_scope *scope = NULL;
   expect_ok(rill_scope_create(NULL, &scope), "scope");
   const rill_block_desc *b0 = &p->blocks[0];
@@ -419,32 +445,31 @@ static rill_tensor *run_rna(rill_schedule schedule) {
     float *f = rill_tensor_data(t);
     for (int64_t k = 0; k < rill_tensor_numel(t); k++) {
       seed = seed * 1103515245u + 12345u;
-      f[k] = ((float)((seed >> 16) % 1000) / 1000.0f - 0.5f) * 0.2f;
+      f[k] = ((float)((seed >> 16) % 1000) / 1000.0f - 0.5f) * r->scale;
     }
     expect_ok(rill_scope_set_tensor(scope, v->name, t), v->name);
     rill_tensor_destroy(t);
   }
   const uint64_t lod[] = {0, 7, 19, 22, 34, 35};
   const size_t nlod = 6;
-  const int64_t n = 35;
+  const int64_t dims[] = {35, 1};
   rill_tensor *feeds[2] = {NULL, NULL};
-  for (int f = 0; f < 2; f++) {
-    expect_ok(rill_tensor_create(RILL_DTYPE_INT64, &n, 1, &feeds[f]), "feed");
+  for (size_t f = 0; f < r->nfeeds; f++) {
+    expect_ok(rill_tensor_create(RILL_DTYPE_INT64, dims, (size_t)r->feed_rank, &feeds[f]), "feed");
     int64_t *ids = rill_tensor_data(feeds[f]);
-    for (int64_t k = 0; k < n; k++) ids[k] = f ? (3 * k + 1) % 5 : k % 6;
+    for (int64_t k = 0; k < 35; k++) ids[k] = r->id((int)f, k);
     expect_ok(rill_tensor_set_lod(feeds[f], 1, (const uint64_t *const[]){lod}, &nlod), "lod");
   }
-  const char *names[] = {"seq", "dot"}, *fetch = "save_infer_model/scale_0.tmp_0";
   rill_executor *exe = NULL;
   rill_executor_options opts = RILL_EXECUTOR_OPTIONS_INIT;
   opts.num_threads = 2;
   expect_ok(rill_executor_create(&opts, &exe), "executor");
   expect_ok(rill_executor_set_schedule(exe, schedule), "schedule");
   rill_tensor *out = NULL;
-  expect_ok(rill_executor_run(exe, p, scope, names, feeds, 2, &fetch, 1, &out), "rna");
+  expect_ok(rill_executor_run(exe, p, scope, r->feeds, feeds, r->nfeeds, &r->fetch, 1, &out),
+            r->file);
   rill_executor_destroy(exe);
-  rill_tensor_destroy(feeds[0]);
-  rill_tensor_destroy(feeds[1]);
+  for (size_t f = 0; f < r->nfeeds; f++) rill_tensor_destroy(feeds[f]);
   rill_scope_destroy(scope);
   rill_program_destroy(p);
   return out;
@@ -452,8 +477,10 @@ static rill_tensor *run_rna(rill_schedule schedule) {
 
 Test(program_ops, rna_lstm_program_matches_paddle_with_synthetic_parameters) {
   expect_ok(rill_registry_init(), "registry");
+  const lcg_run r = {"rna_predictions__model__", "save_infer_model/scale_0.tmp_0", 0.2f, 2,
+                     {"seq", "dot"}, 1, rna_id};
   for (int sched = 0; sched < 2; sched++) {
-    rill_tensor *out = run_rna(sched ? RILL_SCHEDULE_PARALLEL : RILL_SCHEDULE_SEQUENTIAL);
+    rill_tensor *out = run_lcg(&r, sched ? RILL_SCHEDULE_PARALLEL : RILL_SCHEDULE_SEQUENTIAL);
     cr_assert_eq(rill_tensor_ndim(out), 1);
     cr_assert_eq(rill_tensor_dims(out)[0], 35);
     const float *o = rill_tensor_data(out);
@@ -461,6 +488,23 @@ Test(program_ops, rna_lstm_program_matches_paddle_with_synthetic_parameters) {
     for (int i = 0; i < 35; i++)
       cr_assert(fabsf(o[i] - rna_paddle[i]) <= 1e-6f, "output %d: %.9g, Paddle %.9g", i,
                 (double)o[i], (double)rna_paddle[i]);
+    rill_tensor_destroy(out);
+  }
+}
+
+Test(program_ops, lac_gru_crf_program_matches_paddle_with_synthetic_parameters) {
+  expect_ok(rill_registry_init(), "registry");
+  const lcg_run r = {"bondh_lac_gru_crf__model__", "save_infer_model/scale_0", 2.0f, 1,
+                     {"words"}, 2, bondh_id};
+  for (int sched = 0; sched < 2; sched++) {
+    rill_tensor *out = run_lcg(&r, sched ? RILL_SCHEDULE_PARALLEL : RILL_SCHEDULE_SEQUENTIAL);
+    cr_assert_eq(rill_tensor_dtype(out), RILL_DTYPE_INT64);
+    cr_assert_eq(rill_tensor_ndim(out), 2);
+    cr_assert_eq(rill_tensor_dims(out)[0], 35);
+    const int64_t *o = rill_tensor_data(out);
+    for (int i = 0; i < 35; i++)
+      cr_assert_eq(o[i], bondh_paddle[i], "tag %d: %lld, Paddle %lld", i, (long long)o[i],
+                   (long long)bondh_paddle[i]);
     rill_tensor_destroy(out);
   }
 }
