@@ -566,7 +566,7 @@ RILL_API const rill_program *rill_predictor_program(const rill_predictor *predic
 /* What the inference passes changed when the predictor was created (its clones share
  * the counts). */
 typedef struct rill_pass_counts {
-  size_t dropouts;   /* dropout ops removed or turned into scale */
+  size_t dropouts;   /* dropout ops removed or turned into scale, identity scale ops removed */
   size_t bn_folded;  /* batch_norm ops folded into a producer's weights */
   size_t fc_fused;   /* mul + elementwise_add (+ relu) -> fc */
   size_t conv_fused; /* conv + elementwise_add (+ activation) -> conv2d_fusion */

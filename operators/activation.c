@@ -1,15 +1,20 @@
 /* Elementwise activations and their gradient ops, in Paddle's layout: relu6, leaky_relu,
- * sigmoid, tanh, hard_sigmoid, hard_swish, swish, silu, gelu, and relu_grad (relu's
- * forward schema is in relu.c). Kernels: kernels/cpu/activation.c.
+ * sigmoid, tanh, hard_sigmoid, hard_swish, swish, silu, gelu, relu_grad (relu's forward
+ * schema is in relu.c), and the math family: abs, ceil, floor, round, sign, cos, sin,
+ * acos, asin, atan, reciprocal, rsqrt, softplus, softsign, logsigmoid, tanh_shrink,
+ * softshrink, hard_shrink, thresholded_relu, elu, selu, brelu, soft_relu, stanh, erf,
+ * mish, log1p, pow. Kernels: kernels/cpu/activation.c.
  *
  * Each gradient op reads the tensor Paddle's functor declares as its dependency: Out for
- * relu, relu6, sigmoid, tanh, hard_sigmoid; X for leaky_relu, hard_swish, swish, silu,
- * gelu. The float parameters of an op come first in its attribute list (the kernels read
- * attributes 0..2 in order). */
+ * relu, relu6, sigmoid, tanh, hard_sigmoid, reciprocal, rsqrt, selu, soft_relu; nothing
+ * but Out@GRAD for ceil, floor, round (their gradient is zero); X for the others. sign's
+ * gradient is a scale op by 0, as Paddle's. Kernels read the attributes by name
+ * (RILL_<OP>_ATTR_<NAME>). */
 #include <stdio.h>
 #include <string.h>
 
 #include "operators/activation.h"
+#include "operators/tensor_ops.h"
 
 /* ---- shared inference and makers ---- */
 
@@ -94,40 +99,78 @@ static const rill_slot_schema grad_outputs[] = {
 
 #define MKLDNN_ATTR {"use_mkldnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"}
 
-/* Forward schema `rill_schema_<name>` and gradient schema `rill_schema_<name>_grad`;
- * DEP is x or out (the gradient's dependency); attrs in `<name>_attrs`; FLAGS the
- * forward op's flags. */
-#define ACT_SCHEMAS(NAME, DOC, DEP, FLAGS)                                                \
+/* Gradient inference of the ops whose gradient reads Out@GRAD alone (Paddle's kNoDeps:
+ * ceil, floor, round): X@GRAD := Out@GRAD. */
+static rill_status *act_grad_infer_none(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *dout = rill_infer_in(ctx, 0, 0);
+  rill_tensor_meta *dx = rill_infer_out(ctx, 0, 0);
+  if (!dout) return rill_infer_error(ctx, "needs input %s", ctx->schema->inputs[0].name);
+  if (!dx) return NULL;
+  if (!dout->known) {
+    rill_meta_unknown(dx);
+    return NULL;
+  }
+  rill_meta_set(dx, dout->dtype, &dout->dims, dout->lod_level, 0, 0);
+  return NULL;
+}
+
+static rill_status *act_grad_from_none(rill_grad_ctx *ctx) {
+  return rill_grad_emit(ctx, NULL, NULL, 0, slot_out, 1, slot_x, 1);
+}
+
+static const rill_slot_schema grad_inputs_none[] = {{"Out@GRAD", 0, "gradient of Out"}};
+#define GRAD_INFER_x rill_act_grad_infer
+#define GRAD_INFER_out rill_act_grad_infer
+#define GRAD_INFER_none act_grad_infer_none
+#define GRAD_MAKER_x rill_act_grad_from_x
+#define GRAD_MAKER_out rill_act_grad_from_out
+#define GRAD_MAKER_none act_grad_from_none
+
+/* Forward schema `rill_schema_<name>` with inputs INS (fwd_inputs unless the op has more),
+ * attribute table ATTRS of NATTRS entries, gradient maker MAKER and FLAGS the forward
+ * op's flags. */
+#define ACT_FORWARD(NAME, DOC, INS, MAKER, FLAGS, ATTRS, NATTRS)                         \
   const rill_op_schema rill_schema_##NAME = {                                             \
       .type = #NAME,                                                                      \
       .doc = DOC,                                                                         \
-      .inputs = fwd_inputs,                                                               \
-      .ninputs = RILL_COUNTOF(fwd_inputs),                                                \
+      .inputs = INS,                                                                      \
+      .ninputs = RILL_COUNTOF(INS),                                                       \
       .outputs = fwd_outputs,                                                             \
       .noutputs = RILL_COUNTOF(fwd_outputs),                                              \
-      .attrs = NAME##_attrs,                                                              \
-      .nattrs = RILL_COUNTOF(NAME##_attrs),                                               \
+      .attrs = ATTRS,                                                                     \
+      .nattrs = NATTRS,                                                                   \
       .flags = FLAGS,                                                                     \
       .infer = rill_act_infer,                                                            \
-      .grad = rill_act_grad_from_##DEP,                                                   \
+      .grad = MAKER,                                                                      \
       .kernel_dtype_slot = 0,                                                             \
       .dtype_attr = -1,                                                                   \
-  };                                                                                      \
+  };
+/* Gradient schema `rill_schema_<name>_grad` with inputs GINS, reading DEP. */
+#define ACT_GRAD(NAME, DEP, GINS, ATTRS, NATTRS)                                         \
   const rill_op_schema rill_schema_##NAME##_grad = {                                      \
       .type = #NAME "_grad",                                                              \
       .doc = "Gradient of " #NAME " (reads " #DEP ").",                                   \
-      .inputs = grad_inputs_##DEP,                                                        \
-      .ninputs = RILL_COUNTOF(grad_inputs_##DEP),                                         \
+      .inputs = GINS,                                                                     \
+      .ninputs = RILL_COUNTOF(GINS),                                                      \
       .outputs = grad_outputs,                                                            \
       .noutputs = RILL_COUNTOF(grad_outputs),                                             \
-      .attrs = NAME##_attrs,                                                              \
-      .nattrs = RILL_COUNTOF(NAME##_attrs),                                               \
+      .attrs = ATTRS,                                                                     \
+      .nattrs = NATTRS,                                                                   \
       .flags = 0,                                                                         \
-      .infer = rill_act_grad_infer,                                                       \
+      .infer = GRAD_INFER_##DEP,                                                          \
       .grad = NULL,                                                                       \
       .kernel_dtype_slot = 0,                                                             \
       .dtype_attr = -1,                                                                   \
   };
+/* Both schemas of an activation whose gradient reads DEP (x, out or none), attributes in
+ * `<name>_attrs`; ACT_SCHEMAS_NOATTR for the ops without attributes. */
+#define ACT_SCHEMAS(NAME, DOC, DEP, FLAGS)                                                \
+  ACT_FORWARD(NAME, DOC, fwd_inputs, GRAD_MAKER_##DEP, FLAGS, NAME##_attrs,               \
+              RILL_COUNTOF(NAME##_attrs))                                                 \
+  ACT_GRAD(NAME, DEP, grad_inputs_##DEP, NAME##_attrs, RILL_COUNTOF(NAME##_attrs))
+#define ACT_SCHEMAS_NOATTR(NAME, DOC, DEP, FLAGS)                                         \
+  ACT_FORWARD(NAME, DOC, fwd_inputs, GRAD_MAKER_##DEP, FLAGS, NULL, 0)                    \
+  ACT_GRAD(NAME, DEP, grad_inputs_##DEP, NULL, 0)
 
 static const rill_attr_schema relu6_attrs[] = {
     {"threshold", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(6.0f), "upper clip"},
@@ -178,6 +221,126 @@ static const rill_attr_schema gelu_attrs[] = {
     {"use_cudnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
 };
 ACT_SCHEMAS(gelu, "Out = X * Phi(X) (Phi: the normal CDF; tanh approximation if approximate).", x, 0)
+
+/* ---- the math family of Paddle's activation_op.cc ---- */
+
+#define CUDNN_ATTR {"use_cudnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"}
+
+static const rill_attr_schema abs_attrs[] = {MKLDNN_ATTR, CUDNN_ATTR};
+ACT_SCHEMAS(abs, "Out = |X|.", x, RILL_OP_INPLACE)
+static const rill_attr_schema ceil_attrs[] = {MKLDNN_ATTR, CUDNN_ATTR};
+ACT_SCHEMAS(ceil, "Out = ceil(X); its gradient is zero.", none, RILL_OP_INPLACE)
+static const rill_attr_schema floor_attrs[] = {MKLDNN_ATTR, CUDNN_ATTR};
+ACT_SCHEMAS(floor, "Out = floor(X); its gradient is zero.", none, RILL_OP_INPLACE)
+static const rill_attr_schema round_attrs[] = {MKLDNN_ATTR, CUDNN_ATTR};
+ACT_SCHEMAS(round, "Out = X rounded to the nearest integer, halves to even; its "
+                   "gradient is zero.", none, RILL_OP_INPLACE)
+
+/* sign's gradient is Paddle's: a scale op with scale 0 (X@GRAD = 0 * Out@GRAD). */
+static rill_status *sign_grad_maker(rill_grad_ctx *ctx) {
+  if (rill_grad_none_wanted(ctx, "X")) return NULL;
+  rill_op_desc *op;
+  RILL_TRY(rill_grad_begin(ctx, "scale", &op));
+  RILL_TRY(rill_grad_of_output_as(ctx, op, "Out", "X"));
+  RILL_TRY(rill_grad_of_input_as(ctx, op, "X", "Out"));
+  rill_attr_value zero = {.type = RILL_ATTR_FLOAT, .v.f = 0.0f};
+  return rill_grad_attr(op, "scale", &zero);
+}
+ACT_FORWARD(sign, "Out = 1 for X > 0, -1 for X < 0, else 0 (NaN too).", fwd_inputs,
+            sign_grad_maker, RILL_OP_INPLACE, NULL, 0)
+
+static const rill_attr_schema cos_attrs[] = {MKLDNN_ATTR, CUDNN_ATTR};
+ACT_SCHEMAS(cos, "Out = cos(X).", x, RILL_OP_INPLACE)
+static const rill_attr_schema sin_attrs[] = {MKLDNN_ATTR, CUDNN_ATTR};
+ACT_SCHEMAS(sin, "Out = sin(X).", x, RILL_OP_INPLACE)
+
+ACT_SCHEMAS_NOATTR(acos, "Out = arccos(X).", x, RILL_OP_INPLACE)
+ACT_SCHEMAS_NOATTR(asin, "Out = arcsin(X).", x, RILL_OP_INPLACE)
+ACT_SCHEMAS_NOATTR(atan, "Out = arctan(X).", x, RILL_OP_INPLACE)
+static const rill_attr_schema reciprocal_attrs[] = {MKLDNN_ATTR, CUDNN_ATTR};
+ACT_SCHEMAS(reciprocal, "Out = 1 / X.", out, RILL_OP_INPLACE)
+static const rill_attr_schema rsqrt_attrs[] = {MKLDNN_ATTR, CUDNN_ATTR};
+ACT_SCHEMAS(rsqrt, "Out = 1 / sqrt(X).", out, RILL_OP_INPLACE)
+static const rill_attr_schema softplus_attrs[] = {MKLDNN_ATTR, CUDNN_ATTR};
+ACT_SCHEMAS(softplus, "Out = log(1 + exp(X)), as m + log(exp(-m) + exp(X - m)), m = max(X, 0).",
+            x, RILL_OP_INPLACE)
+static const rill_attr_schema softsign_attrs[] = {MKLDNN_ATTR, CUDNN_ATTR};
+ACT_SCHEMAS(softsign, "Out = X / (1 + |X|).", x, RILL_OP_INPLACE)
+static const rill_attr_schema logsigmoid_attrs[] = {MKLDNN_ATTR, CUDNN_ATTR};
+ACT_SCHEMAS(logsigmoid, "Out = log(1 / (1 + exp(-X))), as -m - log(exp(-m) + exp(-X - m)), "
+                        "m = max(-X, 0).", x, RILL_OP_INPLACE)
+static const rill_attr_schema tanh_shrink_attrs[] = {MKLDNN_ATTR, CUDNN_ATTR};
+ACT_SCHEMAS(tanh_shrink, "Out = X - tanh(X).", x, RILL_OP_INPLACE)
+static const rill_attr_schema softshrink_attrs[] = {
+    {"lambda", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.5f), "half width of the zero band"},
+};
+ACT_SCHEMAS(softshrink, "Out = X - lambda for X > lambda, X + lambda for X < -lambda, else 0.",
+            x, RILL_OP_INPLACE)
+static const rill_attr_schema hard_shrink_attrs[] = {
+    {"threshold", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.5f), "half width of the zero band"},
+};
+ACT_SCHEMAS(hard_shrink, "Out = X * ((X < -threshold) + (X > threshold)).", x, RILL_OP_INPLACE)
+static const rill_attr_schema thresholded_relu_attrs[] = {
+    {"threshold", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(1.0f), "X passes above it"},
+};
+ACT_SCHEMAS(thresholded_relu, "Out = (X > threshold) * X.", x, RILL_OP_INPLACE)
+static const rill_attr_schema elu_attrs[] = {
+    {"alpha", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(1.0f), "scale of the negative part"},
+};
+ACT_SCHEMAS(elu, "Out = max(X, 0) + min(alpha * (exp(X) - 1), 0).", x, RILL_OP_INPLACE)
+static const rill_attr_schema selu_attrs[] = {
+    {"scale", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(1.0507009873554804934193349852946f), "scale"},
+    {"alpha", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(1.6732632423543772848170429916717f), "alpha"},
+};
+ACT_SCHEMAS(selu, "Out = scale * X for X > 0, scale * (alpha * exp(X) - alpha) otherwise.", out,
+            RILL_OP_INPLACE)
+static const rill_attr_schema brelu_attrs[] = {
+    {"t_min", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.0f), "lower clip"},
+    {"t_max", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(24.0f), "upper clip"},
+};
+ACT_SCHEMAS(brelu, "Out = min(max(X, t_min), t_max).", x, RILL_OP_INPLACE)
+static const rill_attr_schema soft_relu_attrs[] = {
+    {"threshold", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(40.0f), "X is clipped to +-threshold"},
+};
+ACT_SCHEMAS(soft_relu, "Out = log(1 + exp(min(max(X, -threshold), threshold))).", out,
+            RILL_OP_INPLACE)
+static const rill_attr_schema stanh_attrs[] = {
+    {"scale_a", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.67f), "scale of X"},
+    {"scale_b", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(1.7159f), "scale of the tanh"},
+};
+ACT_SCHEMAS(stanh, "Out = scale_b * tanh(scale_a * X).", x, RILL_OP_INPLACE)
+ACT_SCHEMAS_NOATTR(erf, "Out = erf(X).", x, RILL_OP_INPLACE)
+static const rill_attr_schema mish_attrs[] = {
+    {"threshold", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(20.0f),
+     "softplus(X) is taken as X above it and exp(X) below its negative"},
+};
+ACT_SCHEMAS(mish, "Out = X * tanh(softplus(X)).", x, RILL_OP_INPLACE)
+static const rill_attr_schema log1p_attrs[] = {MKLDNN_ATTR, CUDNN_ATTR};
+ACT_SCHEMAS(log1p, "Out = log(1 + X), with 1 + X rounded first as Paddle's is.", x,
+            RILL_OP_INPLACE)
+
+/* pow: the exponent is FactorTensor's one element when given, else attribute factor. The
+ * gradient op reads X and FactorTensor. */
+static const rill_slot_schema pow_inputs[] = {
+    {"X", 0, "input"},
+    {"FactorTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+     "one-element float32 tensor overriding attribute factor"},
+};
+static const rill_slot_schema pow_grad_inputs[] = {
+    {"X", 0, "the forward input"},
+    {"Out@GRAD", 0, "gradient of Out"},
+    {"FactorTensor", RILL_SLOT_DISPENSABLE, "the forward FactorTensor"},
+};
+static const rill_attr_schema pow_attrs[] = {
+    {"factor", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(1.0f), "exponent"},
+};
+static const char *const slot_pow_fwd[] = {"X", "FactorTensor"};
+static rill_status *pow_grad_maker(rill_grad_ctx *ctx) {
+  return rill_grad_emit(ctx, NULL, slot_pow_fwd, 2, slot_out, 1, slot_x, 1);
+}
+ACT_FORWARD(pow, "Out = X ^ factor (factor: FactorTensor when given).", pow_inputs,
+            pow_grad_maker, 0, pow_attrs, RILL_COUNTOF(pow_attrs))
+ACT_GRAD(pow, x, pow_grad_inputs, pow_attrs, RILL_COUNTOF(pow_attrs))
 
 /* relu's forward schema lives in relu.c; its gradient reads Out. */
 static const rill_attr_schema relu_grad_attrs[] = {MKLDNN_ATTR};

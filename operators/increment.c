@@ -1,4 +1,5 @@
 /* increment: Out = X + step, X holding one element (step counters). */
+#include "framework/transform/opedit.h"
 #include "operators/op_util.h"
 
 static const rill_slot_schema inputs[] = {{"X", RILL_SLOT_NO_GRAD, "one-element counter"}};
@@ -23,6 +24,25 @@ static rill_status *increment_infer(rill_infer_ctx *ctx) {
   return NULL;
 }
 
+/* Paddle's IncrementGradOpMaker: no gradient, but the step undone (X := Out - step), so
+ * that a loop's gradient block, run last step first, sees the counter each step saw. The
+ * backward pass emits it for a counter of the enclosing block a sub-block steps in place
+ * (backward.md, "Sub-blocks"); X is NO_GRAD, so it is never on a gradient path. */
+static rill_status *increment_maker(rill_grad_ctx *ctx) {
+  const rill_op_slot *x = rill_op_input(ctx->fwd, "X");
+  const rill_op_slot *out = rill_op_output(ctx->fwd, "Out");
+  if (!x || !out) return NULL;
+  const rill_attr *step = rill_op_attr(ctx->fwd, "step");
+  rill_attr_value v = {.type = RILL_ATTR_FLOAT,
+                       .v.f = -(step && step->value.type == RILL_ATTR_FLOAT ? step->value.v.f
+                                                                            : 1.0f)};
+  rill_op_desc *op;
+  RILL_TRY(rill_grad_begin(ctx, "increment", &op));
+  RILL_TRY(rill_opd_input(op, "X", (const char *const *)out->args, out->nargs));
+  RILL_TRY(rill_opd_output(op, "Out", (const char *const *)x->args, x->nargs));
+  return rill_grad_attr(op, "step", &v);
+}
+
 const rill_op_schema rill_schema_increment = {
     .type = "increment",
     .doc = "Out = X + step for a one-element X (int32, int64, float32, float64).",
@@ -34,7 +54,7 @@ const rill_op_schema rill_schema_increment = {
     .nattrs = RILL_COUNTOF(attrs),
     .flags = 0,
     .infer = increment_infer,
-    .grad = NULL,
+    .grad = increment_maker,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };

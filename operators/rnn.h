@@ -80,4 +80,33 @@ static inline int64_t rill_rnn_weight_index(const rill_rnn_geom *g, int64_t laye
   return 2 * (layer * g->dirs + dir);
 }
 
+/* Reserve, what the forward keeps in training mode (is_test false) for rnn_grad: one
+ * flat tensor of Input's dtype, two sections.
+ *
+ *   gates  [layers, dirs, T, N, S]: per step and sequence the activated gates and what
+ *          the backward needs beside them; S = 5H for LSTM (i, f, c~, o, then the new
+ *          cell c), 4H for GRU (r, z, n, then h W_hc^T + b_hc, the hidden candidate
+ *          projection the reset gate scaled), 0 for the simple RNNs (their derivative
+ *          comes from h itself). Rows of steps past a sequence's length are zero.
+ *   hidden [layers - 1, T, N, dirs * H]: each layer but the top one's output, before
+ *          the dropout between layers (the top layer's output is Out).
+ *
+ * The states a step starts from are not stored: h is the neighbouring step's output (or
+ * PreState's h0 at a sequence's first step), c the neighbouring step's stored cell. */
+static inline int64_t rill_rnn_reserve_row(rill_rnn_mode m, int64_t hidden) {
+  return m == RILL_RNN_LSTM ? 5 * hidden : m == RILL_RNN_GRU ? 4 * hidden : 0;
+}
+
+/* Offset of the hidden section; also the gates section's size. */
+static inline int64_t rill_rnn_reserve_hidden_at(const rill_rnn_geom *g, rill_rnn_mode m,
+                                                 int64_t steps, int64_t batch) {
+  return g->layers * g->dirs * steps * batch * rill_rnn_reserve_row(m, g->hidden);
+}
+
+static inline int64_t rill_rnn_reserve_numel(const rill_rnn_geom *g, rill_rnn_mode m,
+                                             int64_t steps, int64_t batch) {
+  return rill_rnn_reserve_hidden_at(g, m, steps, batch) +
+         (g->layers - 1) * steps * batch * g->dirs * g->hidden;
+}
+
 #endif

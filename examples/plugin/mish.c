@@ -1,4 +1,6 @@
-/* An op plugin: Paddle's `mish` activation and its gradient, for float32 and float64.
+/* An op plugin: the mish activation and its gradient, for float32 and float64, as the
+ * custom op `custom_mish` (rill has Paddle's `mish` built in, and a plugin cannot take
+ * the name of a built-in op).
  *
  *   Out = X * tanh(softplus(X)),  softplus(x) = x > threshold ? x : log1p(exp(x))
  *
@@ -99,17 +101,17 @@ __attribute__((visibility("default"))) rill_status *rill_plugin_init(rill_plugin
 rill_status *rill_plugin_init(rill_plugin *plugin) {
   rill_plugin_op mish = {
       .api_version = RILL_PLUGIN_API_VERSION,
-      .type = "mish",
+      .type = "custom_mish",
       .doc = "Mish activation (Misra 2019): X * tanh(softplus(X)), elementwise",
       .inputs = mish_in, .ninputs = 1,
       .outputs = mish_out, .noutputs = 1,
       .attrs = mish_attrs, .nattrs = 1,
       .kernel_dtype_input = MISH_X,
       .infer = infer_like_x,
-      .grad_op = "mish_grad",
+      .grad_op = "custom_mish_grad",
   };
   rill_plugin_op grad = mish;
-  grad.type = "mish_grad";
+  grad.type = "custom_mish_grad";
   grad.doc = "gradient of mish";
   grad.inputs = grad_in;
   grad.ninputs = 2;
@@ -120,10 +122,10 @@ rill_status *rill_plugin_init(rill_plugin *plugin) {
   if ((st = rill_plugin_add_op(plugin, &mish)) || (st = rill_plugin_add_op(plugin, &grad)))
     return st;
   const rill_plugin_kernel kernels[] = {
-      {RILL_PLUGIN_API_VERSION, "mish", RILL_DEVICE_CPU, RILL_DTYPE_FP32, mish_f32, NULL},
-      {RILL_PLUGIN_API_VERSION, "mish", RILL_DEVICE_CPU, RILL_DTYPE_FP64, mish_f64, NULL},
-      {RILL_PLUGIN_API_VERSION, "mish_grad", RILL_DEVICE_CPU, RILL_DTYPE_FP32, mish_grad_f32, NULL},
-      {RILL_PLUGIN_API_VERSION, "mish_grad", RILL_DEVICE_CPU, RILL_DTYPE_FP64, mish_grad_f64, NULL},
+      {RILL_PLUGIN_API_VERSION, "custom_mish", RILL_DEVICE_CPU, RILL_DTYPE_FP32, mish_f32, NULL},
+      {RILL_PLUGIN_API_VERSION, "custom_mish", RILL_DEVICE_CPU, RILL_DTYPE_FP64, mish_f64, NULL},
+      {RILL_PLUGIN_API_VERSION, "custom_mish_grad", RILL_DEVICE_CPU, RILL_DTYPE_FP32, mish_grad_f32, NULL},
+      {RILL_PLUGIN_API_VERSION, "custom_mish_grad", RILL_DEVICE_CPU, RILL_DTYPE_FP64, mish_grad_f64, NULL},
   };
   for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
     if ((st = rill_plugin_add_kernel(plugin, &kernels[i]))) return st;

@@ -1,5 +1,6 @@
 #include "framework/data/scope.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #include "framework/base/alloc.h"
@@ -22,6 +23,10 @@ void rill_variable_clear(rill_variable *v) {
       for (size_t i = 0; i < v->u.array.n; i++) rill_tensor_clear(&v->u.array.items[i]);
       rill_free(v->u.array.items);
       break;
+    case RILL_VARKIND_STEP_SCOPES:
+      for (size_t i = v->u.scopes.n; i-- > 0;) rill_scope_destroy(v->u.scopes.items[i]);
+      rill_free(v->u.scopes.items);
+      break;
     default: break;
   }
   rill_variable_init(v);
@@ -33,6 +38,7 @@ const char *rill_var_kind_name(rill_var_kind kind) {
       [RILL_VARKIND_TENSOR] = "LoD tensor",
       [RILL_VARKIND_SELECTED_ROWS] = "selected rows",
       [RILL_VARKIND_TENSOR_ARRAY] = "tensor array",
+      [RILL_VARKIND_STEP_SCOPES] = "step scopes",
   };
   return (unsigned)kind < RILL_VARKIND_COUNT ? names[kind] : "invalid";
 }
@@ -61,6 +67,22 @@ rill_tensor_array *rill_variable_array(rill_variable *v) {
   return v->kind == RILL_VARKIND_TENSOR_ARRAY ? &v->u.array : NULL;
 }
 
+rill_step_scopes *rill_variable_step_scopes(rill_variable *v) {
+  if (v->kind == RILL_VARKIND_EMPTY) {
+    v->kind = RILL_VARKIND_STEP_SCOPES;
+    memset(&v->u.scopes, 0, sizeof v->u.scopes);
+  }
+  return v->kind == RILL_VARKIND_STEP_SCOPES ? &v->u.scopes : NULL;
+}
+
+rill_status *rill_step_scopes_push(rill_step_scopes *s, rill_scope *scope) {
+  void *items = s->items;
+  if (!rill_grow(&items, &s->cap, s->n + 1, sizeof(rill_scope *))) return rill_oom();
+  s->items = items;
+  s->items[s->n++] = scope;
+  return NULL;
+}
+
 rill_status *rill_tensor_array_resize(rill_tensor_array *a, size_t n) {
   if (n <= a->n) return NULL;
   void *items = a->items;
@@ -73,6 +95,10 @@ rill_status *rill_tensor_array_resize(rill_tensor_array *a, size_t n) {
 
 /* ---- scope ---- */
 
+static atomic_size_t live_scopes;
+
+size_t rill_scope_live_count(void) { return atomic_load_explicit(&live_scopes, memory_order_relaxed); }
+
 rill_status *rill_scope_create(rill_scope *parent, rill_scope **out) {
   rill_scope *s = rill_calloc(1, sizeof *s);
   if (!s) return rill_oom();
@@ -82,6 +108,7 @@ rill_status *rill_scope_create(rill_scope *parent, rill_scope **out) {
   }
   s->vars.borrow_keys = true;
   s->parent = parent;
+  atomic_fetch_add_explicit(&live_scopes, 1, memory_order_relaxed);
   if (parent) {
     pthread_mutex_lock(&parent->lock);
     s->next_sibling = parent->first_child;
@@ -94,6 +121,10 @@ rill_status *rill_scope_create(rill_scope *parent, rill_scope **out) {
 
 void rill_scope_destroy(rill_scope *s) {
   if (!s) return;
+  /* Variables first: a STEP_SCOPES variable destroys the child scopes it owns, which
+   * then leave the child list. */
+  for (size_t i = 0; i < s->vars.cap; i++)
+    if (s->vars.slots[i].key) rill_variable_clear(&((rill_scope_entry *)s->vars.slots[i].val.ptr)->var);
   while (s->first_child) rill_scope_destroy(s->first_child);
   if (s->parent) {
     rill_scope *p = s->parent;
@@ -114,6 +145,7 @@ void rill_scope_destroy(rill_scope *s) {
   rill_strmap_clear(&s->vars);
   pthread_mutex_destroy(&s->lock);
   rill_free(s);
+  atomic_fetch_sub_explicit(&live_scopes, 1, memory_order_relaxed);
 }
 
 static rill_variable *find_locked(rill_scope *s, const char *name, uint64_t h) {

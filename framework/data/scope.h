@@ -12,6 +12,7 @@ typedef enum rill_var_kind {
   RILL_VARKIND_TENSOR,        /* LoD tensor */
   RILL_VARKIND_SELECTED_ROWS, /* sparse rows */
   RILL_VARKIND_TENSOR_ARRAY,  /* feed/fetch lists, LoD tensor arrays */
+  RILL_VARKIND_STEP_SCOPES,   /* scopes kept by sub-block ops for their gradients */
   RILL_VARKIND_COUNT
 } rill_var_kind;
 
@@ -20,12 +21,23 @@ typedef struct rill_tensor_array {
   size_t n, cap;
 } rill_tensor_array;
 
+struct rill_scope;
+
+/* Paddle's STEP_SCOPES: the scopes a sub-block op (conditional_block, while) ran its
+ * block in, kept for its gradient op. The variable owns them: clearing it destroys
+ * them. */
+typedef struct rill_step_scopes {
+  struct rill_scope **items;
+  size_t n, cap;
+} rill_step_scopes;
+
 typedef struct rill_variable {
   rill_var_kind kind;
   union {
     rill_tensor tensor;
     rill_selected_rows rows;
     rill_tensor_array array;
+    rill_step_scopes scopes;
   } u;
 } rill_variable;
 
@@ -38,6 +50,11 @@ const char *rill_var_kind_name(rill_var_kind kind);
 rill_tensor *rill_variable_tensor(rill_variable *v);
 rill_selected_rows *rill_variable_selected_rows(rill_variable *v);
 rill_tensor_array *rill_variable_array(rill_variable *v);
+/* The step scopes, turning an EMPTY variable into a STEP_SCOPES one; NULL when the
+ * variable holds another kind. */
+rill_step_scopes *rill_variable_step_scopes(rill_variable *v);
+/* Appends a scope the variable then owns; on error the caller still owns it. */
+rill_status *rill_step_scopes_push(rill_step_scopes *s, struct rill_scope *scope);
 /* Grows (never shrinks) an array variable to at least n items. */
 rill_status *rill_tensor_array_resize(rill_tensor_array *a, size_t n);
 
@@ -62,5 +79,8 @@ bool rill_scope_erase(rill_scope *s, const char *name);
 void rill_scope_each(rill_scope *s, void (*fn)(const char *name, rill_variable *v, void *ctx),
                      void *ctx);
 size_t rill_scope_size(rill_scope *s);
+/* Scopes created and not yet destroyed, process-wide (tests check that kept step scopes
+ * do not pile up across runs). */
+size_t rill_scope_live_count(void);
 
 #endif

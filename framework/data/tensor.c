@@ -6,6 +6,9 @@
 
 static atomic_int_least64_t bytes_live, bytes_peak;
 
+/* The value of rill_buffer.derived while a thread builds the derived data. */
+static rill_buffer_derived derived_busy;
+
 static void count_alloc(size_t size) {
   int64_t now = atomic_fetch_add_explicit(&bytes_live, (int64_t)size, memory_order_relaxed) +
                 (int64_t)size;
@@ -36,6 +39,8 @@ rill_buffer *rill_buffer_alloc_on(size_t size, rill_place place, const rill_devi
   }
   atomic_init(&b->refs, 1);
   atomic_init(&b->pins, 0);
+  b->immutable = false;
+  atomic_init(&b->derived, NULL);
   b->size = size;
   b->place = place;
   b->deleter = NULL;
@@ -52,6 +57,8 @@ rill_buffer *rill_buffer_wrap(void *data, size_t size, rill_place place,
   if (!b) return NULL;
   atomic_init(&b->refs, 1);
   atomic_init(&b->pins, 0);
+  b->immutable = false;
+  atomic_init(&b->derived, NULL);
   b->data = data;
   b->size = size;
   b->place = place;
@@ -69,6 +76,8 @@ void rill_buffer_retain(rill_buffer *buf) {
 void rill_buffer_release(rill_buffer *buf) {
   if (!buf) return;
   if (atomic_fetch_sub_explicit(&buf->refs, 1, memory_order_acq_rel) != 1) return;
+  rill_buffer_derived *d = atomic_load_explicit(&buf->derived, memory_order_acquire);
+  if (d && d != &derived_busy) d->destroy(d);
   if (buf->deleter)
     buf->deleter(buf->data, buf->deleter_ctx);
   else if (buf->owned && buf->mem)
@@ -85,7 +94,28 @@ void rill_buffer_pin(rill_buffer *buf) { atomic_fetch_add_explicit(&buf->pins, 1
 void rill_buffer_unpin(rill_buffer *buf) { atomic_fetch_sub_explicit(&buf->pins, 1, memory_order_release); }
 
 bool rill_buffer_pinned(const rill_buffer *buf) {
-  return buf && atomic_load_explicit(&buf->pins, memory_order_acquire) > 0;
+  return buf && (buf->immutable || atomic_load_explicit(&buf->pins, memory_order_acquire) > 0);
+}
+
+void rill_buffer_set_immutable(rill_buffer *buf) {
+  if (buf) buf->immutable = true;
+}
+
+rill_buffer_derived *rill_buffer_derived_get(rill_buffer *buf) {
+  if (!buf) return NULL;
+  rill_buffer_derived *d = atomic_load_explicit(&buf->derived, memory_order_acquire);
+  return d == &derived_busy ? NULL : d;
+}
+
+bool rill_buffer_derived_claim(rill_buffer *buf) {
+  if (!buf || !buf->immutable) return false;
+  rill_buffer_derived *none = NULL;
+  return atomic_compare_exchange_strong_explicit(&buf->derived, &none, &derived_busy,
+                                                 memory_order_acquire, memory_order_relaxed);
+}
+
+void rill_buffer_derived_publish(rill_buffer *buf, rill_buffer_derived *d) {
+  atomic_store_explicit(&buf->derived, d, memory_order_release);
 }
 
 void rill_lod_clear(rill_lod *lod) {
@@ -181,7 +211,7 @@ rill_status *rill_tensor_alloc_on(rill_tensor *t, rill_dtype dtype, const rill_d
   }
   rill_buffer *buf = t->buf;
   bool reuse = buf && atomic_load_explicit(&buf->refs, memory_order_acquire) == 1 &&
-               buf->owned && buf->mem == mem && buf->place.device == place.device &&
+               buf->owned && !buf->immutable && buf->mem == mem && buf->place.device == place.device &&
                buf->place.id == place.id && t->offset == 0 && buf->size >= bytes &&
                buf->size <= 2 * bytes + 4096;
   if (!reuse) {

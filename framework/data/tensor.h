@@ -21,6 +21,14 @@ struct rill_device_memory {
   void (*free)(const rill_device_memory *m, rill_place place, void *p);
 };
 
+/* Data a kernel computes once from an immutable buffer's bytes and keeps with it (fc's
+ * weight packed for the GEMM's microkernel): a struct whose first member is this header,
+ * destroyed through `destroy` when the buffer is freed. */
+typedef struct rill_buffer_derived rill_buffer_derived;
+struct rill_buffer_derived {
+  void (*destroy)(rill_buffer_derived *self);
+};
+
 /* Memory shared by tensors. The deleter (NULL: the library's allocator owns `data`)
  * runs when the last reference is released. */
 typedef struct rill_buffer {
@@ -37,6 +45,14 @@ typedef struct rill_buffer {
    * buffer with other references before writing it (rill_tensor_alloc, the executor's
    * in-place outputs); the pin tells the public API to do the same. */
   atomic_int pins;
+  /* Set once, before any run reads the buffer, by the owner that knows its bytes will
+   * never change (the predictor, for the weights no op of its program writes): every
+   * writer then copies it first, as for a pin, and kernels may keep data derived from
+   * its bytes in `derived`. */
+  bool immutable;
+  /* NULL, RILL_BUFFER_DERIVED_BUSY while one thread builds it, or the derived data,
+   * destroyed with the buffer (rill_buffer_derived_get / _claim / _publish). */
+  _Atomic(rill_buffer_derived *) derived;
 } rill_buffer;
 
 /* A new buffer of `size` bytes, RILL_TENSOR_ALIGN-aligned; NULL when out of memory. */
@@ -58,7 +74,23 @@ int64_t rill_buffer_bytes_peak(void);
 void rill_buffer_bytes_reset_peak(void);
 void rill_buffer_pin(rill_buffer *buf);
 void rill_buffer_unpin(rill_buffer *buf);
+/* True while the buffer is pinned, or for good once it is immutable: a writer must copy
+ * its bytes first. */
 bool rill_buffer_pinned(const rill_buffer *buf);
+
+/* Marks `buf` immutable (see rill_buffer). Call before the buffer is shared between
+ * threads; it cannot be undone. */
+void rill_buffer_set_immutable(rill_buffer *buf);
+static inline bool rill_buffer_immutable(const rill_buffer *buf) { return buf && buf->immutable; }
+
+/* Derived data of an immutable buffer, made at most once however many threads ask:
+ * _get answers what is there (NULL: nothing yet, or another thread is building it);
+ * _claim is true for the one caller that is to build it (the buffer immutable, nothing
+ * there, nobody building), which then calls _publish with the data, or with NULL when it
+ * could not make it (a later caller may try again). The buffer owns published data. */
+rill_buffer_derived *rill_buffer_derived_get(rill_buffer *buf);
+bool rill_buffer_derived_claim(rill_buffer *buf);
+void rill_buffer_derived_publish(rill_buffer *buf, rill_buffer_derived *d);
 
 typedef struct rill_lod_level {
   size_t n;

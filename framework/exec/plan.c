@@ -61,6 +61,7 @@ static long intern_var(rill_plan *p, name_table *t, const rill_program *prog, co
       v->outer_persist = v->kind == VAR_OUTER && d->persistable;
       v->desc_tensor = d->has_tensor && d->type == RILL_VAR_LOD_TENSOR;
       v->desc_array = d->type == RILL_VAR_LOD_TENSOR_ARRAY;
+      v->desc_scopes = d->type == RILL_VAR_STEP_SCOPES;
       v->dtype = d->dtype;
       v->dims = d->dims;
     }
@@ -68,6 +69,7 @@ static long intern_var(rill_plan *p, name_table *t, const rill_program *prog, co
     v->has_desc = true;
     v->desc_tensor = d->has_tensor && d->type == RILL_VAR_LOD_TENSOR;
     v->desc_array = d->type == RILL_VAR_LOD_TENSOR_ARRAY;
+    v->desc_scopes = d->type == RILL_VAR_STEP_SCOPES;
     v->dtype = d->dtype;
     v->dims = d->dims;
     if (d->type == RILL_VAR_FEED_MINIBATCH || d->type == RILL_VAR_FETCH_LIST)
@@ -522,7 +524,7 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog, int32
       pv->kind = VAR_EXTERNAL;
     if (binds_per_run(pv)) ncaller++;
     if (binds_per_run(pv) && pv->required_by >= 0) nreq++;
-    if (pv->kind == VAR_FED || pv->kind == VAR_LIST || pv->feed_out) nclean++;
+    if (pv->kind == VAR_FED || pv->kind == VAR_LIST || pv->feed_out || pv->desc_scopes) nclean++;
     if (pv->desc_array) narr++;
   }
   p->caller_vars = rill_arena_alloc(&p->mem, ncaller + 1, sizeof *p->caller_vars);
@@ -540,7 +542,8 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog, int32
       p->caller_vars[p->ncaller++] = (uint32_t)v;
       if (pv->required_by >= 0) p->required[p->nrequired++] = (uint32_t)v;
     }
-    if (pv->kind == VAR_FED || pv->kind == VAR_LIST || pv->feed_out) p->cleanup[p->ncleanup++] = (uint32_t)v;
+    if (pv->kind == VAR_FED || pv->kind == VAR_LIST || pv->feed_out || pv->desc_scopes)
+      p->cleanup[p->ncleanup++] = (uint32_t)v;
     if (pv->desc_array) p->arrays[p->narrays++] = (uint32_t)v;
     /* Variables of the caller's scope bind at run time; an EXTERNAL one that the
      * caller does not have falls back to the plan's scope. */

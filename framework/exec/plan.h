@@ -31,6 +31,7 @@ typedef struct plan_var {
   bool outer_persist;   /* a sub-block's VAR_OUTER that its ancestor declares persistable */
   bool desc_tensor;     /* ... with a tensor description */
   bool desc_array;      /* ... as a LOD_TENSOR_ARRAY: an empty array from the run's start */
+  bool desc_scopes;     /* ... as STEP_SCOPES: the kept scopes are freed when the run ends */
   rill_dtype dtype;
   rill_dims dims;
   int32_t first_read, first_write; /* op indices; INT32_MAX: never */
@@ -103,7 +104,7 @@ struct rill_plan {
   size_t ncaller;
   uint32_t *required; /* ids of variables that must hold a value on entry */
   size_t nrequired;
-  uint32_t *cleanup; /* ids of variables cleared after every run */
+  uint32_t *cleanup; /* ids of variables cleared after every run (lists, step scopes) */
   size_t ncleanup;
   uint32_t *arrays; /* ids of the tensor arrays declared (desc_array) */
   size_t narrays;

@@ -127,7 +127,8 @@ static rill_status *copy_to_place(rill_tensor *dst, const rill_tensor *src, rill
 /* Gives an in-place output its own copy of the data before it is resized, on the place
  * the data is. */
 static rill_status *privatize(rill_tensor *t) {
-  if (!t->buf || (atomic_load_explicit(&t->buf->refs, memory_order_acquire) == 1 && t->buf->owned))
+  if (!t->buf || (atomic_load_explicit(&t->buf->refs, memory_order_acquire) == 1 && t->buf->owned &&
+                  !t->buf->immutable))
     return NULL;
   rill_tensor tmp;
   rill_tensor_init(&tmp);
@@ -161,7 +162,7 @@ static rill_status *alloc_shared(rill_tensor *t, rill_tensor *holder, rill_dtype
   rill_buffer *b = t->buf;
   int64_t numel;
   size_t bytes, esize = rill_dtype_size(dtype);
-  if (b && esize && b->owned && buf_on(b, place, mem) && t->offset == 0 &&
+  if (b && esize && b->owned && !b->immutable && buf_on(b, place, mem) && t->offset == 0 &&
       atomic_load_explicit(&b->refs, memory_order_acquire) == 1 &&
       rill_dims_numel(dims, INT64_MAX, &numel) && rill_mul_size((size_t)numel, esize, &bytes) &&
       b->size >= bytes) {
@@ -372,10 +373,13 @@ static void run_cleanup(rill_plan *p) {
   p->local->parent = NULL;
 }
 
-/* A fetched output is on the host: shared when it is there, else copied. */
+/* A fetched output is on the host: shared when it is there, else copied (also an
+ * immutable weight's bytes, which the caller could otherwise write through
+ * rill_tensor_data). */
 static rill_status *fetch_to_host(rill_tensor *t, const rill_tensor *src) {
   rill_place at = rill_tensor_place(src);
-  if (at.device == RILL_HOST_DEVICE) return rill_tensor_share(t, src);
+  if (at.device == RILL_HOST_DEVICE && !rill_buffer_immutable(src->buf)) return rill_tensor_share(t, src);
+  if (at.device == RILL_HOST_DEVICE) return rill_tensor_copy(t, src);
   return copy_to_place(t, src, (rill_place){RILL_HOST_DEVICE, 0}, NULL);
 }
 
@@ -427,7 +431,7 @@ static void release_after(rill_plan *p, uint32_t i, bool release) {
        * still holds it. */
       rill_tensor *t = &var->u.tensor, *h = &p->holders[p->group[v]];
       rill_buffer *b = t->buf;
-      if (b && b->owned && t->offset == 0 &&
+      if (b && b->owned && !b->immutable && t->offset == 0 &&
           atomic_load_explicit(&b->refs, memory_order_acquire) == 1 &&
           (!h->buf || h->buf->size < b->size)) {
         rill_buffer_release(h->buf);

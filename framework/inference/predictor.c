@@ -2,7 +2,9 @@
  * inference passes), run many times through one executor's cached plan. Clones share
  * the loaded model (program and weights) read-only; each owns an executor, its plan and
  * temporaries, and a child scope holding private copies of the persistable variables
- * some op writes (batch_norm's MeanOut, say), so no two threads write one variable. */
+ * some op writes (batch_norm's MeanOut, say), so no two threads write one variable. The
+ * others are constant: their buffers are marked immutable (freeze_weights), and kernels
+ * keep what they derive from them (packed GEMM panels) with the buffers. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,6 +27,7 @@ struct rill_predictor_config {
   bool memory_optim;
   rill_schedule schedule;
   char *file_ops_dir; /* resolved; NULL: ops that touch files are refused */
+  bool mutable_weights; /* weights not marked immutable (tests: the unpacked products) */
 };
 
 typedef struct io_info {
@@ -160,6 +163,12 @@ rill_status *rill_predictor_config_set_schedule(rill_predictor_config *config,
   return NULL;
 }
 
+rill_status *rill_predictor_config_set_constant_weights(rill_predictor_config *config, bool constant) {
+  if (!config) return rill_error(RILL_INVALID_ARGUMENT, "predictor config is NULL");
+  config->mutable_weights = !constant;
+  return NULL;
+}
+
 static uint32_t config_passes(const rill_predictor_config *c) {
   if (c->has_passes) return c->passes;
   switch (c->opt_level) {
@@ -231,6 +240,35 @@ static rill_status *find_written(shared_model *m) {
   return NULL;
 }
 
+/* Whether some op of any block writes `name`: a sub-block (a loop's body) may write a
+ * variable of block 0. */
+static bool written_anywhere(const rill_program *p, const char *name) {
+  for (size_t b = 0; b < p->nblocks; b++)
+    for (size_t i = 0; i < p->blocks[b].nops; i++) {
+      const rill_op_desc *op = &p->blocks[b].ops[i];
+      for (size_t k = 0; k < op->noutputs; k++)
+        for (size_t j = 0; j < op->outputs[k].nargs; j++)
+          if (strcmp(op->outputs[k].args[j], name) == 0) return true;
+    }
+  return false;
+}
+
+static void freeze_var(const char *name, rill_variable *v, void *arg) {
+  const rill_program *program = arg;
+  if (v->kind != RILL_VARKIND_TENSOR || !v->u.tensor.buf) return;
+  const rill_var_desc *d = rill_block_find_var(program, 0, name);
+  if (!d || !d->persistable || written_anywhere(program, name)) return;
+  rill_buffer_set_immutable(v->u.tensor.buf);
+}
+
+/* Marks the buffers of the persistable variables that no op of the optimized program
+ * writes immutable, before any run or clone: kernels may then keep data derived from
+ * them (fc's weight packed for the GEMM, rill_sgemm_weight), and every path that would
+ * write one copies it first (rill_buffer_pinned). */
+static void freeze_weights(shared_model *m) {
+  rill_scope_each(rill_model_scope(m->model), freeze_var, m->program);
+}
+
 /* Ops whose schema says they read or write files: refused unless the config allows
  * them, and then only on paths (the attributes flagged as file paths) that resolve inside
  * the allowed directory. Every block is checked: a sub-block's ops run too. */
@@ -292,6 +330,7 @@ static rill_status *shared_load(const rill_predictor_config *c, shared_model *m)
   for (size_t i = 0; i < m->ninputs; i++) RILL_TRY(fill_info(m, true, i));
   for (size_t i = 0; i < m->noutputs; i++) RILL_TRY(fill_info(m, false, i));
   RILL_TRY(find_written(m));
+  if (!c->mutable_weights) freeze_weights(m);
   bytes_ctx bc = {0};
   rill_scope_each(rill_model_scope(m->model), add_bytes, &bc);
   m->param_bytes = bc.total;

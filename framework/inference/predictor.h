@@ -12,4 +12,9 @@ const struct rill_plan *rill_predictor_plan(const rill_predictor *predictor);
 /* Its executor, private to it (for tests: plan-cache counters). */
 const rill_executor *rill_predictor_executor(const rill_predictor *predictor);
 
+/* Whether the weights no op writes are marked immutable, so that kernels keep derived
+ * forms of them (fc's packed GEMM panels); on by default. Off, every product reads the
+ * weights as a training run does (tests compare the two bit for bit). */
+rill_status *rill_predictor_config_set_constant_weights(rill_predictor_config *config, bool constant);
+
 #endif

@@ -65,6 +65,10 @@ typedef struct rill_attr_schema {
 #define RILL_OP_FUSABLE_ACT 4096u /* an activation (X -> Out) conv2d_fusion can apply; its
                                      type is the name the fused op's attribute takes */
 #define RILL_OP_FC_ACT 8192u      /* such an activation fc can apply too (fc knows relu) */
+#define RILL_OP_LOOP 16384u       /* runs its sub-block once per step (while): the backward
+                                     pass keeps the gradients its gradient block reads
+                                     before writing in the enclosing block, where they
+                                     carry from one reversed step to the next */
 
 /* Shapes and dtypes of one variable, as known at compile time (dims may hold -1) or at
  * run time (exact). */

@@ -15,6 +15,11 @@
  *    by fill_zeros_like (_remove_no_grad_branch_).
  * 4. The ops are appended after a fill_constant seeding loss@GRAD with 1; every new
  *    gradient variable is declared like its forward variable.
+ * 5. An op on the path that runs a sub-block (schema flag SUBBLOCK) gets a gradient
+ *    block, built from its forward block by the same steps (Paddle's
+ *    _append_backward_ops_ with sub-blocks): its seeds are the op's outputs whose
+ *    gradients are wanted, which the gradient block reads from the enclosing block; the
+ *    gradients it writes are its own variables, handed out by the gradient op.
  * Everything is done on a clone that replaces the program only on success. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -72,28 +77,58 @@ void rill_param_grads_destroy(rill_param_grads *pairs) {
 
 typedef struct bw {
   rill_program *p;
-  rill_block_desc *b;
-  const char *loss;
+  rill_block_desc *b; /* the forward block (refreshed after blocks are added) */
+  int32_t bidx;       /* its index */
+  int32_t gidx;       /* the block that receives the gradient ops */
+  const struct bw *outer; /* the enclosing pass, for a sub-block */
+  const char *loss;   /* block 0 only */
   size_t loss_op;
   rill_strmap nograd; /* N */
   rill_strmap dep;    /* G */
   rill_strmap want;   /* R */
   rill_strmap written;
+  rill_strmap outer_grads; /* gradients a loop's gradient block reads and writes in the
+                              enclosing block: not declared in the gradient block */
   bool *on_path;
 } bw;
 
 static bool has(const rill_strmap *m, const char *k) { return rill_strmap_get(m, k) != NULL; }
+
+static rill_status *copy_keys(rill_strmap *dst, const rill_strmap *src) {
+  for (size_t i = 0; i < src->cap; i++)
+    if (src->slots[i].key) RILL_TRY(rill_strmap_put(dst, src->slots[i].key, 1));
+  return NULL;
+}
 
 static bool is_float(rill_dtype t) {
   return t == RILL_DTYPE_FP32 || t == RILL_DTYPE_FP64 || t == RILL_DTYPE_FP16 ||
          t == RILL_DTYPE_BF16;
 }
 
-/* A float dense or sparse tensor: something a gradient can flow through. */
+/* A float dense or sparse tensor, or an array of float tensors: something a gradient can
+ * flow through. */
 static bool differentiable(const bw *w, const char *name) {
-  const rill_var_desc *d = rill_program_find_var(w->p, 0, name);
-  return d && d->has_tensor && (d->type == RILL_VAR_LOD_TENSOR || d->type == RILL_VAR_SELECTED_ROWS) &&
+  const rill_var_desc *d = rill_program_find_var(w->p, w->bidx, name);
+  return d && d->has_tensor &&
+         (d->type == RILL_VAR_LOD_TENSOR || d->type == RILL_VAR_SELECTED_ROWS ||
+          d->type == RILL_VAR_LOD_TENSOR_ARRAY) &&
          is_float(d->dtype);
+}
+
+/* In a sub-block: an op off the gradient path that steps a variable of an enclosing
+ * block in place (a loop counter: increment(i) -> i) and has a gradient maker. Paddle
+ * puts it on the path, and its maker undoes the step, so that the gradient block, run
+ * in the step scopes last step first, sees the values each step saw. */
+static bool restores(const bw *w, const rill_op_desc *op, const rill_op_schema *s) {
+  if (!w->outer || !s || !s->grad) return false;
+  for (size_t k = 0; k < op->noutputs; k++)
+    for (size_t j = 0; j < op->outputs[k].nargs; j++) {
+      const char *a = op->outputs[k].args[j];
+      if (rill_opd_reads(op, a) && !rill_block_find_var(w->p, w->bidx, a) &&
+          rill_program_find_var(w->p, w->bidx, a))
+        return true;
+    }
+  return false;
 }
 
 /* Flags of the input slot `param` of op (NO_GRAD for slots the schema lacks). */
@@ -116,7 +151,8 @@ static rill_status *analyse(bw *w) {
         const char *a = op->inputs[k].args[j];
         if (has(&w->dep, a)) {
           any = true;
-        } else if (!has(&w->written, a) && !has(&w->nograd, a) && differentiable(w, a)) {
+        } else if (!has(&w->written, a) && !has(&w->nograd, a) && differentiable(w, a) &&
+                   (!w->outer || rill_block_find_var(w->p, w->bidx, a))) {
           RILL_TRY(rill_strmap_put(&w->dep, a, 1)); /* a leaf: parameter or input */
           any = true;
         }
@@ -130,15 +166,18 @@ static rill_status *analyse(bw *w) {
           RILL_TRY(rill_strmap_put(&w->dep, a, 1));
       }
   }
-  RILL_TRY(rill_strmap_put(&w->want, w->loss, 1));
+  if (w->loss) RILL_TRY(rill_strmap_put(&w->want, w->loss, 1));
   for (size_t i = w->loss_op + 1; i-- > 0;) {
     const rill_op_desc *op = &w->b->ops[i];
     bool reaches = false;
     for (size_t k = 0; k < op->noutputs && !reaches; k++)
       for (size_t j = 0; j < op->outputs[k].nargs && !reaches; j++)
         reaches = has(&w->want, op->outputs[k].args[j]);
-    if (!reaches) continue;
     const rill_op_schema *s = rill_schema_find(op->type);
+    if (!reaches) {
+      w->on_path[i] = restores(w, op, s);
+      continue;
+    }
     const char *from = NULL;
     for (size_t k = 0; k < op->ninputs; k++) {
       if (in_flags(s, op->inputs[k].param) & RILL_SLOT_NO_GRAD) continue;
@@ -149,11 +188,12 @@ static rill_status *analyse(bw *w) {
     if (!s)
       return rill_error(RILL_UNIMPLEMENTED,
                         "backward: op #%zu '%s' lies on the path to loss '%s' but rill has no "
-                        "such op", i, op->type, w->loss);
+                        "such op", i, op->type, w->loss ? w->loss : "(the enclosing block's)");
     if (!s->grad)
       return rill_error(RILL_UNIMPLEMENTED,
                         "backward: op #%zu '%s' lies on the path to loss '%s' (it reads '%s') "
-                        "but has no gradient", i, op->type, w->loss, from);
+                        "but has no gradient", i, op->type,
+                        w->loss ? w->loss : "(the enclosing block's)", from);
     w->on_path[i] = true;
     for (size_t k = 0; k < op->ninputs; k++) {
       if (in_flags(s, op->inputs[k].param) & RILL_SLOT_NO_GRAD) continue;
@@ -169,15 +209,101 @@ static rill_status *analyse(bw *w) {
 
 static bool is_grad_name(const char *s) { return strstr(s, RILL_GRAD_SUFFIX) != NULL; }
 
+static rill_status *grad_block(bw *w, const rill_op_desc *fop, int32_t fwd, int32_t *out);
+
+/* A growing list of distinct names (borrowed). */
+typedef struct name_list {
+  const char **v;
+  size_t n;
+  rill_strmap seen;
+} name_list;
+
+static rill_status *names_add(name_list *l, const char *name) {
+  if (has(&l->seen, name)) return NULL;
+  const char **v = rill_realloc(l->v, (l->n + 1) * sizeof *v);
+  if (!v) return rill_oom();
+  l->v = v;
+  v[l->n++] = name;
+  return rill_strmap_put(&l->seen, name, 1);
+}
+
+static void names_clear(name_list *l) {
+  rill_free(l->v);
+  rill_strmap_clear(&l->seen);
+}
+
+/* The gradient op of a loop (schema flag LOOP; Paddle's WhileGradOpMaker) once its
+ * gradient block gidx exists: Out@GRAD and original_output_grad := the gradients the
+ * block's ops read before any of them writes them and that the block does not declare
+ * (those come from the enclosing block); X@GRAD not written by the block := @EMPTY@. */
+static rill_status *complete_loop_grad(bw *w, rill_op_desc *op, int32_t gidx) {
+  const rill_block_desc *gb = rill_program_block(w->p, gidx);
+  name_list og = {0};
+  rill_strmap wrote = {0};
+  rill_status *st = NULL;
+  for (size_t i = 0; i < gb->nops && !st; i++) {
+    const rill_op_desc *g = &gb->ops[i];
+    for (size_t k = 0; k < g->ninputs && !st; k++)
+      for (size_t j = 0; j < g->inputs[k].nargs && !st; j++) {
+        const char *a = g->inputs[k].args[j];
+        if (is_grad_name(a) && !has(&wrote, a) && !rill_block_find_var(w->p, gidx, a))
+          st = names_add(&og, a);
+      }
+    for (size_t k = 0; k < g->noutputs && !st; k++)
+      for (size_t j = 0; j < g->outputs[k].nargs && !st; j++)
+        st = rill_strmap_put(&wrote, g->outputs[k].args[j], 1);
+  }
+  if (!st) st = rill_opd_input(op, "Out@GRAD", og.v, og.n);
+  if (!st) st = rill_opd_attr_strings(op, "original_output_grad", og.v, og.n);
+  for (size_t k = 0; k < op->noutputs && !st; k++) {
+    if (strcmp(op->outputs[k].param, "X@GRAD") != 0) continue;
+    for (size_t j = 0; j < op->outputs[k].nargs && !st; j++) {
+      char **a = &op->outputs[k].args[j];
+      if (strcmp(*a, RILL_EMPTY_VAR) == 0 || has(&wrote, *a)) continue;
+      char *e = rill_strdup(RILL_EMPTY_VAR);
+      if (!e) st = rill_oom();
+      else {
+        rill_free(*a);
+        *a = e;
+      }
+    }
+  }
+  names_clear(&og);
+  rill_strmap_clear(&wrote);
+  return st;
+}
+
+/* Points the `sub_block` of the gradient ops of a sub-block op at a gradient block built
+ * from the forward op's block (built once, when some gradient op has the attribute). */
+static rill_status *link_grad_block(bw *w, const rill_op_desc *fop, rill_grad_ctx *ctx) {
+  const rill_attr *fa = rill_op_attr(fop, "sub_block");
+  if (!fa || fa->value.type != RILL_ATTR_BLOCK) return NULL;
+  int32_t gidx = -1;
+  for (size_t k = 0; k < ctx->nops; k++) {
+    const rill_attr *a = rill_op_attr(&ctx->ops[k], "sub_block");
+    if (!a || a->value.type != RILL_ATTR_BLOCK) continue;
+    if (gidx < 0) {
+      RILL_TRY(grad_block(w, fop, fa->value.v.block, &gidx));
+    }
+    rill_attr_value v = {.type = RILL_ATTR_BLOCK, .v.block = gidx};
+    RILL_TRY(rill_opd_attr(&ctx->ops[k], "sub_block", &v));
+    if (ctx->schema->flags & RILL_OP_LOOP) RILL_TRY(complete_loop_grad(w, &ctx->ops[k], gidx));
+  }
+  return NULL;
+}
+
 static rill_status *make_grad_ops(bw *w, rill_oplist *g) {
   for (size_t i = w->loss_op + 1; i-- > 0;) {
     if (!w->on_path[i]) continue;
+    /* blocks may be added below: the forward op is found afresh each time */
+    w->b = rill_program_block(w->p, w->bidx);
     const rill_op_desc *op = &w->b->ops[i];
     rill_grad_ctx ctx = {.fwd = op,
                          .schema = rill_schema_find(op->type),
                          .wants_grad = want_grad,
                          .impl = w};
     rill_status *st = ctx.schema->grad(&ctx);
+    if (!st && (ctx.schema->flags & RILL_OP_SUBBLOCK)) st = link_grad_block(w, op, &ctx);
     for (size_t k = 0; k < ctx.nops && !st; k++) {
       /* a gradient op that writes nothing is dropped */
       bool writes = false;
@@ -188,8 +314,11 @@ static rill_status *make_grad_ops(bw *w, rill_oplist *g) {
     }
     rill_grad_ctx_clear(&ctx);
     if (st)
-      return rill_status_wrap(st, "backward: gradient of op #%zu '%s'", i, op->type);
+      return w->bidx ? rill_status_wrap(st, "backward: gradient of block %d, op #%zu '%s'",
+                                        (int)w->bidx, i, op->type)
+                     : rill_status_wrap(st, "backward: gradient of op #%zu '%s'", i, op->type);
   }
+  w->b = rill_program_block(w->p, w->bidx);
   return NULL;
 }
 
@@ -207,6 +336,7 @@ typedef struct pending_sum {
 } pending_sum;
 
 typedef struct addup {
+  int32_t block;     /* the forward block, in the renamed names */
   rill_strmap index; /* grad name -> rec */
   grad_rec *recs;
   char **rec_names;
@@ -298,8 +428,8 @@ static rill_status *queue_sum(addup *a, grad_rec *r, const char *name, size_t at
   return NULL;
 }
 
-static rill_status *rename_name(char *buf, size_t size, const char *var, int k) {
-  if ((size_t)snprintf(buf, size, "%s" RILL_GRAD_RENAME "0@%d", var, k) >= size)
+static rill_status *rename_name(char *buf, size_t size, const char *var, int32_t block, int k) {
+  if ((size_t)snprintf(buf, size, "%s" RILL_GRAD_RENAME "%d@%d", var, (int)block, k) >= size)
     return rill_error(RILL_INVALID_ARGUMENT, "backward: gradient name '%s' is too long", var);
   return NULL;
 }
@@ -332,7 +462,7 @@ static rill_status *addup_run(addup *a, rill_oplist *g) {
         rill_status *st = NULL;
         if (r->n == 1) {
           /* the first write becomes @RENAME@...@0 */
-          st = rename_name(fresh, sizeof fresh, orig, r->count++);
+          st = rename_name(fresh, sizeof fresh, orig, a->block, r->count++);
           if (!st) st = rec_set_names(r, (const char *const *)&(const char *){fresh}, 1);
           for (size_t o = r->start; o < idx && !st; o++)
             st = rill_opd_rename(&g->v[o], orig, fresh, true, true);
@@ -350,7 +480,7 @@ static rill_status *addup_run(addup *a, rill_oplist *g) {
                 }
               }
         }
-        if (!st) st = rename_name(fresh, sizeof fresh, orig, r->count++);
+        if (!st) st = rename_name(fresh, sizeof fresh, orig, a->block, r->count++);
         if (!st) st = rec_append(r, fresh);
         if (!st) {
           char *s = rill_strdup(fresh);
@@ -389,7 +519,7 @@ static rill_status *zero_fill(bw *w, rill_oplist *g, rill_strmap *made) {
         if (!is_grad_name(var) || has(made, var)) continue;
         char *fwd;
         RILL_TRY(forward_name(var, &fwd));
-        if (!rill_program_find_var(w->p, 0, fwd)) {
+        if (!rill_program_find_var(w->p, w->gidx, fwd)) {
           rill_status *st = rill_error(RILL_INVALID_ARGUMENT,
                                        "backward: gradient op '%s' reads '%s', which nothing "
                                        "writes and whose forward variable '%s' does not exist",
@@ -430,10 +560,13 @@ static rill_status *declare_vars(bw *w, const rill_oplist *g) {
     for (size_t k = 0; k < op->noutputs; k++)
       for (size_t j = 0; j < op->outputs[k].nargs; j++) {
         const char *var = op->outputs[k].args[j];
-        if (strcmp(var, RILL_EMPTY_VAR) == 0 || rill_program_find_var(w->p, 0, var)) continue;
+        if (strcmp(var, RILL_EMPTY_VAR) == 0 || rill_block_find_var(w->p, w->gidx, var) ||
+            has(&w->outer_grads, var) ||
+            (!is_grad_name(var) && rill_program_find_var(w->p, w->gidx, var)))
+          continue; /* declared, a loop-carried gradient, or a restored forward variable */
         char *fwd;
         RILL_TRY(forward_name(var, &fwd));
-        const rill_var_desc *d = rill_program_find_var(w->p, 0, fwd);
+        const rill_var_desc *d = rill_program_find_var(w->p, w->gidx, fwd);
         rill_status *st;
         if (d && d->has_tensor) {
           /* copy first: adding a variable may move the descriptions */
@@ -441,16 +574,109 @@ static rill_status *declare_vars(bw *w, const rill_oplist *g) {
           rill_dims dims = d->dims;
           rill_dtype dt = d->dtype;
           int32_t lod = d->lod_level;
-          st = rill_block_add_var(w->p, 0, var, sr ? RILL_VAR_SELECTED_ROWS : RILL_VAR_LOD_TENSOR,
-                                  dt, dims.d, (size_t)dims.n, lod, false);
-        } else {
-          st = rill_block_add_var(w->p, 0, var, RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, NULL, 0, 0,
+          rill_var_type type = d->type == RILL_VAR_LOD_TENSOR_ARRAY ? RILL_VAR_LOD_TENSOR_ARRAY
+                               : sr                                 ? RILL_VAR_SELECTED_ROWS
+                                                                    : RILL_VAR_LOD_TENSOR;
+          st = rill_block_add_var(w->p, w->gidx, var, type, dt, dims.d, (size_t)dims.n, lod,
                                   false);
+        } else {
+          st = rill_block_add_var(w->p, w->gidx, var, RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, NULL,
+                                  0, 0, false);
         }
         rill_free(fwd);
         if (st) return rill_status_wrap(st, "backward: declaring '%s'", var);
       }
   }
+  return NULL;
+}
+
+/* In a loop's gradient block: the gradients of the loop's outputs that the block reads
+ * before it writes them (an array's gradient, read at item I and written at item I - 1;
+ * a carried state's) stay in the enclosing block, so the block's writes reach the step
+ * that runs next, not a local of this step's scope. */
+static rill_status *loop_carried(bw *in, const rill_op_desc *fop, const rill_oplist *g) {
+  rill_strmap outs = {0}, wrote = {0};
+  char gname[1024];
+  rill_status *st = NULL;
+  for (size_t k = 0; k < fop->noutputs && !st; k++)
+    for (size_t j = 0; j < fop->outputs[k].nargs && !st; j++)
+      if ((size_t)snprintf(gname, sizeof gname, "%s" RILL_GRAD_SUFFIX, fop->outputs[k].args[j]) <
+          sizeof gname)
+        st = rill_strmap_put(&outs, gname, 1);
+  for (size_t i = 0; i < g->n && !st; i++) {
+    const rill_op_desc *op = &g->v[i];
+    for (size_t k = 0; k < op->ninputs && !st; k++)
+      for (size_t j = 0; j < op->inputs[k].nargs && !st; j++) {
+        const char *a = op->inputs[k].args[j];
+        if (has(&outs, a) && !has(&wrote, a)) st = rill_strmap_put(&in->outer_grads, a, 1);
+      }
+    for (size_t k = 0; k < op->noutputs && !st; k++)
+      for (size_t j = 0; j < op->outputs[k].nargs && !st; j++)
+        st = rill_strmap_put(&wrote, op->outputs[k].args[j], 1);
+  }
+  rill_strmap_clear(&outs);
+  rill_strmap_clear(&wrote);
+  return st;
+}
+
+/* The gradient block of sub-block op `fop` (running forward block `fwd`): a new block
+ * whose parent is the forward block, so that its ops find the forward block's variables
+ * (which live in the step scope the gradient op runs it in). Seeds: the outputs of fop
+ * whose gradients the enclosing pass wants; their gradients are read from the enclosing
+ * block. Every gradient the block writes is declared in it, so it stays in the step
+ * scope until the gradient op hands the inputs' gradients out. */
+static rill_status *grad_block(bw *w, const rill_op_desc *fop, int32_t fwd, int32_t *out) {
+  int32_t gidx;
+  RILL_TRY(rill_program_add_block(w->p, fwd, &gidx));
+  rill_block_desc *gb = rill_program_block(w->p, gidx);
+  gb->forward_block_idx = fwd;
+  gb->has_forward_block_idx = true;
+  w->b = rill_program_block(w->p, w->bidx);
+  bw in = {.p = w->p, .b = rill_program_block(w->p, fwd), .bidx = fwd, .gidx = gidx, .outer = w};
+  rill_oplist g = {0};
+  addup a = {.block = fwd};
+  rill_strmap made = {0};
+  rill_status *st = copy_keys(&in.nograd, &w->nograd);
+  if (!st) st = copy_keys(&in.dep, &w->dep);
+  char gname[1024];
+  for (size_t k = 0; k < fop->noutputs && !st; k++)
+    for (size_t j = 0; j < fop->outputs[k].nargs && !st; j++) {
+      const char *o = fop->outputs[k].args[j];
+      if (has(&w->want, o)) st = rill_strmap_put(&in.want, o, 1);
+      /* the enclosing block provides the outputs' gradients (zeros where unused) */
+      if (!st && (size_t)snprintf(gname, sizeof gname, "%s%s", o, RILL_GRAD_SUFFIX) < sizeof gname)
+        st = rill_strmap_put(&made, gname, 1);
+    }
+  size_t nops = in.b->nops;
+  if (!st && nops) {
+    in.loss_op = nops - 1;
+    in.on_path = rill_calloc(nops, sizeof *in.on_path);
+    if (!in.on_path) st = rill_oom();
+    if (!st) st = analyse(&in);
+    if (!st) st = make_grad_ops(&in, &g);
+    if (!st) st = addup_run(&a, &g);
+    if (!st) st = zero_fill(&in, &g, &made);
+    for (size_t i = 0; i < g.n && !st; i++)
+      st = rill_opd_attr_int(&g.v[i], RILL_OP_ROLE_ATTR, RILL_OP_ROLE_BACKWARD);
+    if (!st && (rill_schema_find(fop->type)->flags & RILL_OP_LOOP)) st = loop_carried(&in, fop, &g);
+    if (!st) st = declare_vars(&in, &g);
+    for (size_t i = 0; i < g.n && !st; i++) {
+      gb = rill_program_block(w->p, gidx);
+      st = rill_block_insert_op(w->p, gidx, gb->nops, &g.v[i]);
+    }
+  }
+  rill_strmap_clear(&made);
+  addup_clear(&a);
+  rill_oplist_clear(&g);
+  rill_strmap_clear(&in.nograd);
+  rill_strmap_clear(&in.dep);
+  rill_strmap_clear(&in.want);
+  rill_strmap_clear(&in.written);
+  rill_strmap_clear(&in.outer_grads);
+  rill_free(in.on_path);
+  w->b = rill_program_block(w->p, w->bidx);
+  if (st) return rill_status_wrap(st, "backward: gradient block of block %d", (int)fwd);
+  *out = gidx;
   return NULL;
 }
 
@@ -603,6 +829,7 @@ rill_status *rill_program_append_backward(rill_program *program, const char *los
   rill_strmap_clear(&w.dep);
   rill_strmap_clear(&w.want);
   rill_strmap_clear(&w.written);
+  rill_strmap_clear(&w.outer_grads);
   rill_free(w.on_path);
   if (st) {
     rill_program_free(w.p);

@@ -215,6 +215,46 @@ static rill_status *run_pass(rill_program *program, pass_body body, void *ctx, s
 
 static const char *const downgrade[] = {"downgrade_in_infer"};
 
+/* Removes the identity op `i` (X to Out unchanged): readers of Out read X instead, or,
+ * when Out is what the program fetches, the one op that writes X (a temporary nothing
+ * else reads) writes Out itself. *done: removed (left in place when neither fits). */
+static rill_status *drop_identity(rill_program *p, size_t i, const char *x, const char *out,
+                                  bool *dead, bool *done) {
+  rill_block_desc *b = &p->blocks[0];
+  *done = false;
+  if (p->nblocks != 1 || !strcmp(x, out) || persistable(p, out) || count_uses(p, out, false) != 1)
+    return NULL;
+  char *xs = rill_strdup(x), *outs = rill_strdup(out);
+  rill_status *st = xs && outs ? NULL : rill_oom();
+  if (!st && !read_by_fetch(p, out)) {
+    st = rename_from(b, i + 1, outs, xs);
+    *done = !st;
+  } else if (!st) {
+    long w = prev_writer(b, i, x);
+    if (w >= 0 && private_temp(p, x) && !written_by_feed(p, x) && !rill_opd_reads(&b->ops[w], x) &&
+        quiet_between(p, (size_t)w, i, out)) {
+      st = rill_opd_rename(&b->ops[w], xs, outs, false, true);
+      *done = !st;
+    }
+  }
+  if (*done) dead[i] = true;
+  rill_free(xs);
+  rill_free(outs);
+  return st;
+}
+
+/* `scale` by 1 with bias 0 and no ScaleTensor: the identity. */
+static rill_status *scale_is_identity(const rill_op_desc *op, bool *id) {
+  *id = false;
+  const rill_op_slot *st = rill_op_input(op, "ScaleTensor");
+  if (st && st->nargs) return NULL;
+  float scale, bias;
+  RILL_TRY(attr_float(op, "scale", &scale));
+  RILL_TRY(attr_float(op, "bias", &bias));
+  *id = scale == 1.0f && bias == 0.0f;
+  return NULL;
+}
+
 static rill_status *dropout_body(rill_program *p, void *ctx, size_t *count) {
   (void)ctx;
   rill_block_desc *b = &p->blocks[0];
@@ -223,25 +263,29 @@ static rill_status *dropout_body(rill_program *p, void *ctx, size_t *count) {
   rill_status *st = NULL;
   for (size_t i = 0; i < b->nops && !st; i++) {
     rill_op_desc *op = &b->ops[i];
-    if (strcmp(op->type, "dropout") != 0) continue;
+    bool is_scale = strcmp(op->type, "scale") == 0;
+    if (strcmp(op->type, "dropout") != 0 && !is_scale) continue;
     const char *x = in1(op, "X"), *out = out1(op, "Out"), *mask = out1(op, "Mask");
-    if (!x || !out || (mask && count_uses(p, mask, true) > 0)) continue;
+    if (!x || !out) continue;
+    bool done;
+    if (is_scale) {
+      bool id;
+      if ((st = scale_is_identity(op, &id)) || !id) continue;
+      if (!(st = drop_identity(p, i, x, out, dead, &done)) && done) (*count)++;
+      continue;
+    }
+    if (mask && count_uses(p, mask, true) > 0) continue;
     float prob;
     bool down;
     if ((st = attr_float(op, "dropout_prob", &prob))) break;
     if ((st = attr_str_is(op, "dropout_implementation", downgrade, 1, &down))) break;
     float scale = down ? 1.0f - prob : 1.0f;
-    if (scale == 1.0f && p->nblocks == 1 && count_uses(p, out, false) == 1 && !read_by_fetch(p, out) &&
-        !persistable(p, out) && strcmp(x, out) != 0) {
-      /* The identity: readers of Out read X. */
-      char *xs = rill_strdup(x), *outs = rill_strdup(out);
-      if (!xs || !outs) st = rill_oom();
-      if (!st) st = rename_from(b, i + 1, outs, xs);
-      rill_free(xs);
-      rill_free(outs);
-      dead[i] = true;
-      (*count)++;
-      continue;
+    if (scale == 1.0f) {
+      if ((st = drop_identity(p, i, x, out, dead, &done))) break;
+      if (done) {
+        (*count)++;
+        continue;
+      }
     }
     rill_op_desc s;
     const char *xa[] = {x}, *oa[] = {out};

@@ -13,7 +13,7 @@
 
 /* What the passes did, for tests and `rill run`. */
 typedef struct rill_pass_stats {
-  size_t dropouts;   /* dropout ops removed or turned into scale */
+  size_t dropouts;   /* dropout ops removed or turned into scale, identity scale ops removed */
   size_t bn_folded;  /* batch_norm ops folded into a producer's weights */
   size_t fc_fused;   /* mul + elementwise_add (+ relu) -> fc */
   size_t conv_fused; /* conv + elementwise_add (+ activation) -> conv2d_fusion */

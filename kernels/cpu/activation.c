@@ -5,7 +5,10 @@
  * for Out from x and one for X@GRAD from v (X or Out, the gradient's dependency) and d
  * (Out@GRAD). The macros below turn each expression into a flat loop per dtype, which
  * the compiler vectorizes, and the shared drivers do the checks. The float parameters
- * a, b, c are the op's attributes 0..2 (a BOOLEAN attribute reads as 0 or 1).
+ * a, b, c are the attributes FWD_KERNELS/BWD_KERNELS name (RILL_<OP>_ATTR_<NAME>; a
+ * BOOLEAN attribute reads as 0 or 1). The math family (abs ... pow) writes each
+ * expression in the arithmetic of Paddle's functor, so that edges come out as Paddle's
+ * do: thresholded_relu(-inf) = 0 * -inf is NaN, softshrink passes NaN.
  *
  * The loops are flat and branch-free in intent; whether GCC vectorizes them depends on
  * flags: at -O2 (GCC 12's very-cheap cost model) loops of unknown length are not
@@ -28,11 +31,15 @@ typedef struct act_params {
   double p[3];
 } act_params;
 
-static void act_params_read(const rill_kernel_ctx *ctx, act_params *pr) {
+/* pos: the attribute positions read as a, b, c (NO_ATTR: none). A gradient op shares
+ * its forward op's attribute table, so the forward op's names serve both. */
+#define NO_ATTR (-1)
+static void act_params_read(const rill_kernel_ctx *ctx, const int *pos, size_t npos,
+                            act_params *pr) {
   for (size_t i = 0; i < 3; i++) {
     pr->p[i] = 0;
-    if (i >= ctx->schema->nattrs) continue;
-    const rill_attr_value *v = &ctx->attrs[i];
+    if (i >= npos || pos[i] < 0 || (size_t)pos[i] >= ctx->schema->nattrs) continue;
+    const rill_attr_value *v = &ctx->attrs[pos[i]];
     if (v->type == RILL_ATTR_FLOAT) pr->p[i] = v->v.f;
     else if (v->type == RILL_ATTR_BOOLEAN) pr->p[i] = v->v.b;
   }
@@ -185,24 +192,155 @@ BWD(gelu_tanh, ({
 GELU_PICK(float, f32)
 GELU_PICK(double, f64)
 
+/* ---- the math family, in the arithmetic of Paddle's functors ---- */
+
+/* abs: reads X; its gradient is Out@GRAD * sign(X) (0 at 0 and NaN). */
+FWD(abs, fabs(x))
+BWD(abs, d * (T)((v > (T)0) - (v < (T)0)))
+/* ceil, floor, round (halves to even, as Paddle's Eigen rounding): the gradient, 0 * Out@GRAD, is
+ * act_zero_grad below. */
+FWD(ceil, ceil(x))
+FWD(floor, floor(x))
+FWD(round, nearbyint(x))
+/* sign: 0 for NaN, as (x > 0) - (x < 0) gives. */
+FWD(sign, (T)((x > (T)0) - (x < (T)0)))
+FWD(cos, cos(x))
+BWD(cos, -d * sin(v))
+FWD(sin, sin(x))
+BWD(sin, d * cos(v))
+FWD(acos, acos(x))
+BWD(acos, -d / sqrt((T)1 - v * v))
+FWD(asin, asin(x))
+BWD(asin, d / sqrt((T)1 - v * v))
+FWD(atan, atan(x))
+BWD(atan, d / ((T)1 + v * v))
+/* reciprocal, rsqrt: read Out. */
+FWD(reciprocal, (T)1 / x)
+BWD(reciprocal, d * (T)-1 * v * v)
+FWD(rsqrt, (T)1 / sqrt(x))
+BWD(rsqrt, (T)-0.5 * d * v * v * v)
+/* softplus, logsigmoid: shifted by m so that exp never overflows; the forwards take
+ * x - m as min(x, 0) (the same value, but 0 rather than NaN at x = m = inf, so that
+ * softplus(inf) = inf and logsigmoid(-inf) = -inf, as Paddle's). */
+FWD(softplus, ({
+      T m = x < (T)0 ? (T)0 : x;
+      m + log(exp(-m) + exp(x < (T)0 ? x : (T)0));
+    }))
+BWD(softplus, ({
+      T m = v < (T)0 ? (T)0 : v, e = exp(v - m);
+      d * e / (exp(-m) + e);
+    }))
+FWD(softsign, x / ((T)1 + fabs(x)))
+BWD(softsign, ({
+      T q = (T)1 + fabs(v);
+      d / (q * q);
+    }))
+FWD(logsigmoid, ({
+      T m = -x < (T)0 ? (T)0 : -x;
+      -m - log(exp(-m) + exp(-x < (T)0 ? -x : (T)0));
+    }))
+BWD(logsigmoid, ({
+      T m = -v < (T)0 ? (T)0 : -v, e = exp(-v - m);
+      d * e / (exp(-m) + e);
+    }))
+FWD(tanh_shrink, x - tanh(x))
+BWD(tanh_shrink, ({
+      T t = tanh(v);
+      d * t * t;
+    }))
+/* softshrink: a = lambda; hard_shrink, thresholded_relu: a = threshold. Masks multiply,
+ * as in Paddle, so NaN (and 0 * inf) give NaN. */
+FWD(softshrink, (T)(x > a) * (x - a) + (T)(x < -a) * (x + a))
+BWD(softshrink, d * (T)((v > a) + (v < -a)))
+FWD(hard_shrink, x * (T)((x < -a) + (x > a)))
+BWD(hard_shrink, d * (T)((v < -a) + (v > a)))
+FWD(thresholded_relu, (T)(x > a) * x)
+BWD(thresholded_relu, d * (T)(v > a))
+/* elu: a = alpha. */
+FWD(elu, ({
+      T p = x < (T)0 ? (T)0 : x, q = a * (exp(x) - (T)1);
+      p + (q > (T)0 ? (T)0 : q);
+    }))
+BWD(elu, d * (T)(v > (T)0) + d * a * exp(v) * (T)(v <= (T)0))
+/* selu: a = scale, b = alpha; reads Out. */
+FWD(selu, (x <= (T)0 ? b * exp(x) - b : x) * a)
+BWD(selu, d * (v <= (T)0 ? v + a * b : a))
+/* brelu: a = t_min, b = t_max. */
+FWD(brelu, ({
+      T t = x < a ? a : x;
+      t > b ? b : t;
+    }))
+BWD(brelu, d * (T)((v > a) * (v < b)))
+/* soft_relu: a = threshold; reads Out. */
+FWD(soft_relu, ({
+      T t = x < -a ? -a : x;
+      t = t > a ? a : t;
+      log((T)1 + exp(t));
+    }))
+BWD(soft_relu, d * ((T)1 - exp(-v)) * (T)((v > -a) * (v < a)))
+/* stanh: a = scale_a, b = scale_b. The float32 forward is vexp.h's tanh. */
+FWD_T(stanh, double, f64, b * tanh(a * x))
+static void stanh_fwd_f32(const float *xp, float *yp, int64_t n, const act_params *pr) {
+  const float a = (float)pr->p[0], b = (float)pr->p[1];
+  for (int64_t i = 0; i < n; i++) yp[i] = a * xp[i];
+  rill_tanh_span_f32(yp, yp, n);
+  for (int64_t i = 0; i < n; i++) yp[i] *= b;
+}
+BWD(stanh, ({
+      T t = tanh(a * v);
+      d * a * b * ((T)1 - t * t);
+    }))
+FWD(erf, erf(x))
+BWD(erf, d * (T)M_2_SQRTPI * exp(-v * v))
+/* mish: a = threshold; softplus(x) is x above it and exp(x) below its negative. */
+#define MISH_SP(T, x) (a > (T)0 && x > a ? x : (a > (T)0 && x < -a ? exp(x) : log1p(exp(x))))
+FWD(mish, x * tanh(MISH_SP(T, x)))
+BWD(mish, ({
+      T sp = MISH_SP(T, v), t = tanh(sp), gsp = -expm1(-sp);
+      d * (v * ((T)1 - t * t) * gsp + t);
+    }))
+/* log1p: 1 + x is rounded before the log, as Paddle's is. */
+FWD(log1p, log((T)1 + x))
+BWD(log1p, d * ((T)1 / (v + (T)1)))
+/* pow: a = factor (FactorTensor's element when given). */
+FWD(pow, pow(x, a))
+BWD(pow, d * a * pow(v, a - (T)1))
+
 /* ---- drivers ---- */
 
-static rill_status *act_forward(rill_kernel_ctx *ctx, rill_dtype dt, fwd_f32_fn f32,
-                                fwd_f64_fn f64) {
+/* pow's exponent: FactorTensor's one element (float32, as Paddle's) when given. */
+static rill_status *pow_factor(rill_kernel_ctx *ctx, size_t slot, act_params *pr) {
+  rill_tensor *f = rill_kin(ctx, slot, 0);
+  if (!f) return NULL;
+  RILL_TRY(rill_kin_need(ctx, slot, 0, RILL_DTYPE_FP32, &f));
+  if (rill_tensor_numel(f) != 1)
+    return rill_kernel_error(ctx, "input %s (%s) must hold one element, has %lld",
+                             ctx->schema->inputs[slot].name, rill_kin_name(ctx, slot, 0),
+                             (long long)rill_tensor_numel(f));
+  pr->p[0] = *(const float *)rill_tensor_ptr(f);
+  return NULL;
+}
+
+/* factor_slot: pow's FactorTensor slot, or -1. */
+static rill_status *act_forward_f(rill_kernel_ctx *ctx, const int *pos, size_t npos,
+                                  int factor_slot, rill_dtype dt, fwd_f32_fn f32,
+                                  fwd_f64_fn f64) {
   rill_tensor *x, *out;
   RILL_TRY(rill_kin_need(ctx, 0, 0, dt, &x));
   RILL_TRY(rill_kout_need(ctx, 0, 0, dt, &out));
   RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &x->dims));
   act_params pr;
-  act_params_read(ctx, &pr);
+  act_params_read(ctx, pos, npos, &pr);
+  if (factor_slot >= 0) RILL_TRY(pow_factor(ctx, (size_t)factor_slot, &pr));
   int64_t n = rill_tensor_numel(x);
   if (f32) f32(rill_tensor_ptr(x), rill_tensor_ptr(out), n, &pr);
   else f64(rill_tensor_ptr(x), rill_tensor_ptr(out), n, &pr);
   return NULL;
 }
 
-static rill_status *act_backward(rill_kernel_ctx *ctx, rill_dtype dt, bwd_f32_fn f32,
-                                 bwd_f64_fn f64) {
+static rill_status *act_backward_f(rill_kernel_ctx *ctx, const int *pos, size_t npos,
+                                   int factor_slot, rill_dtype dt, bwd_f32_fn f32,
+                                   bwd_f64_fn f64) {
   if (!rill_kout(ctx, 0, 0)) return NULL; /* X@GRAD not wanted */
   rill_tensor *v, *d, *g;
   RILL_TRY(rill_kin_need(ctx, 0, 0, dt, &v));
@@ -217,44 +355,129 @@ static rill_status *act_backward(rill_kernel_ctx *ctx, rill_dtype dt, bwd_f32_fn
   RILL_TRY(rill_kout_need(ctx, 0, 0, dt, &g));
   RILL_TRY(rill_kout_check_dims(ctx, 0, 0, g, &v->dims));
   act_params pr;
-  act_params_read(ctx, &pr);
+  act_params_read(ctx, pos, npos, &pr);
+  if (factor_slot >= 0) RILL_TRY(pow_factor(ctx, (size_t)factor_slot, &pr));
   int64_t n = rill_tensor_numel(v);
   if (f32) f32(rill_tensor_ptr(v), rill_tensor_ptr(d), rill_tensor_ptr(g), n, &pr);
   else f64(rill_tensor_ptr(v), rill_tensor_ptr(d), rill_tensor_ptr(g), n, &pr);
   return NULL;
 }
 
-#define FWD_KERNELS(NAME)                                                                 \
+static rill_status *act_forward(rill_kernel_ctx *ctx, const int *pos, size_t npos,
+                                rill_dtype dt, fwd_f32_fn f32, fwd_f64_fn f64) {
+  return act_forward_f(ctx, pos, npos, -1, dt, f32, f64);
+}
+
+static rill_status *act_backward(rill_kernel_ctx *ctx, const int *pos, size_t npos,
+                                 rill_dtype dt, bwd_f32_fn f32, bwd_f64_fn f64) {
+  return act_backward_f(ctx, pos, npos, -1, dt, f32, f64);
+}
+
+/* X@GRAD = 0 * Out@GRAD (ceil, floor, round: Out@GRAD is their gradient op's only input). */
+static rill_status *act_zero_grad(rill_kernel_ctx *ctx, rill_dtype dt) {
+  if (!rill_kout(ctx, 0, 0)) return NULL;
+  rill_tensor *d, *g;
+  RILL_TRY(rill_kin_need(ctx, 0, 0, dt, &d));
+  RILL_TRY(rill_kout_need(ctx, 0, 0, dt, &g));
+  RILL_TRY(rill_kout_check_dims(ctx, 0, 0, g, &d->dims));
+  int64_t n = rill_tensor_numel(d);
+  if (dt == RILL_DTYPE_FP32) {
+    const float *dp = rill_tensor_ptr(d);
+    float *gp = rill_tensor_ptr(g);
+    for (int64_t i = 0; i < n; i++) gp[i] = 0.0f * dp[i];
+  } else {
+    const double *dp = rill_tensor_ptr(d);
+    double *gp = rill_tensor_ptr(g);
+    for (int64_t i = 0; i < n; i++) gp[i] = 0.0 * dp[i];
+  }
+  return NULL;
+}
+
+rill_status *rill_cpu_act_zero_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_zero_grad(ctx, RILL_DTYPE_FP32);
+}
+rill_status *rill_cpu_act_zero_grad_fp64(rill_kernel_ctx *ctx) {
+  return act_zero_grad(ctx, RILL_DTYPE_FP64);
+}
+
+#define POW_FACTOR ((const int[]){RILL_POW_ATTR_FACTOR})
+_Static_assert(RILL_SAME_POS(RILL_POW_ATTR_FACTOR, RILL_POW_GRAD_ATTR_FACTOR), "pow tables");
+rill_status *rill_cpu_pow_fp32(rill_kernel_ctx *ctx) {
+  return act_forward_f(ctx, POW_FACTOR, 1, RILL_POW_IN_FACTOR_TENSOR, RILL_DTYPE_FP32,
+                       pow_fwd_f32, NULL);
+}
+rill_status *rill_cpu_pow_fp64(rill_kernel_ctx *ctx) {
+  return act_forward_f(ctx, POW_FACTOR, 1, RILL_POW_IN_FACTOR_TENSOR, RILL_DTYPE_FP64, NULL,
+                       pow_fwd_f64);
+}
+rill_status *rill_cpu_pow_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_backward_f(ctx, POW_FACTOR, 1, RILL_POW_GRAD_IN_FACTOR_TENSOR, RILL_DTYPE_FP32,
+                        pow_bwd_f32, NULL);
+}
+rill_status *rill_cpu_pow_grad_fp64(rill_kernel_ctx *ctx) {
+  return act_backward_f(ctx, POW_FACTOR, 1, RILL_POW_GRAD_IN_FACTOR_TENSOR, RILL_DTYPE_FP64,
+                        NULL, pow_bwd_f64);
+}
+
+/* FWD_KERNELS(NAME, positions of a, b, c...): the float32 and float64 kernels of NAME;
+ * BWD_KERNELS the same for NAME_grad. */
+#define ATTR_POS(...) ((const int[]){__VA_ARGS__})
+#define ATTR_NPOS(...) (sizeof ATTR_POS(__VA_ARGS__) / sizeof(int))
+#define FWD_KERNELS(NAME, ...)                                                            \
   rill_status *rill_cpu_##NAME##_fp32(rill_kernel_ctx *ctx) {                             \
-    return act_forward(ctx, RILL_DTYPE_FP32, NAME##_fwd_f32, NULL);                       \
+    return act_forward(ctx, ATTR_POS(__VA_ARGS__), ATTR_NPOS(__VA_ARGS__), RILL_DTYPE_FP32, \
+                       NAME##_fwd_f32, NULL);                                             \
   }                                                                                       \
   rill_status *rill_cpu_##NAME##_fp64(rill_kernel_ctx *ctx) {                             \
-    return act_forward(ctx, RILL_DTYPE_FP64, NULL, NAME##_fwd_f64);                       \
+    return act_forward(ctx, ATTR_POS(__VA_ARGS__), ATTR_NPOS(__VA_ARGS__), RILL_DTYPE_FP64, \
+                       NULL, NAME##_fwd_f64);                                             \
   }
-#define BWD_KERNELS(NAME)                                                                 \
+#define BWD_KERNELS(NAME, ...)                                                            \
   rill_status *rill_cpu_##NAME##_grad_fp32(rill_kernel_ctx *ctx) {                        \
-    return act_backward(ctx, RILL_DTYPE_FP32, NAME##_bwd_f32, NULL);                      \
+    return act_backward(ctx, ATTR_POS(__VA_ARGS__), ATTR_NPOS(__VA_ARGS__),               \
+                        RILL_DTYPE_FP32, NAME##_bwd_f32, NULL);                           \
   }                                                                                       \
   rill_status *rill_cpu_##NAME##_grad_fp64(rill_kernel_ctx *ctx) {                        \
-    return act_backward(ctx, RILL_DTYPE_FP64, NULL, NAME##_bwd_f64);                      \
+    return act_backward(ctx, ATTR_POS(__VA_ARGS__), ATTR_NPOS(__VA_ARGS__),               \
+                        RILL_DTYPE_FP64, NULL, NAME##_bwd_f64);                           \
   }
+#define ACT_KERNELS(NAME, ...) FWD_KERNELS(NAME, __VA_ARGS__) BWD_KERNELS(NAME, __VA_ARGS__)
 
-BWD_KERNELS(relu)
-FWD_KERNELS(relu6)
-BWD_KERNELS(relu6)
-FWD_KERNELS(leaky_relu)
-BWD_KERNELS(leaky_relu)
-FWD_KERNELS(sigmoid)
-BWD_KERNELS(sigmoid)
-FWD_KERNELS(tanh)
-BWD_KERNELS(tanh)
-FWD_KERNELS(hard_sigmoid)
-BWD_KERNELS(hard_sigmoid)
-FWD_KERNELS(hard_swish)
-BWD_KERNELS(hard_swish)
-FWD_KERNELS(swish)
-BWD_KERNELS(swish)
-FWD_KERNELS(silu)
-BWD_KERNELS(silu)
-FWD_KERNELS(gelu)
-BWD_KERNELS(gelu)
+BWD_KERNELS(relu, NO_ATTR)
+ACT_KERNELS(relu6, RILL_RELU6_ATTR_THRESHOLD)
+ACT_KERNELS(leaky_relu, RILL_LEAKY_RELU_ATTR_ALPHA)
+ACT_KERNELS(sigmoid, NO_ATTR)
+ACT_KERNELS(tanh, NO_ATTR)
+ACT_KERNELS(hard_sigmoid, RILL_HARD_SIGMOID_ATTR_SLOPE, RILL_HARD_SIGMOID_ATTR_OFFSET)
+ACT_KERNELS(hard_swish, RILL_HARD_SWISH_ATTR_THRESHOLD, RILL_HARD_SWISH_ATTR_SCALE,
+            RILL_HARD_SWISH_ATTR_OFFSET)
+ACT_KERNELS(swish, RILL_SWISH_ATTR_BETA)
+ACT_KERNELS(silu, NO_ATTR)
+ACT_KERNELS(gelu, RILL_GELU_ATTR_APPROXIMATE)
+ACT_KERNELS(abs, NO_ATTR)
+FWD_KERNELS(ceil, NO_ATTR)
+FWD_KERNELS(floor, NO_ATTR)
+FWD_KERNELS(round, NO_ATTR)
+FWD_KERNELS(sign, NO_ATTR)
+ACT_KERNELS(cos, NO_ATTR)
+ACT_KERNELS(sin, NO_ATTR)
+ACT_KERNELS(acos, NO_ATTR)
+ACT_KERNELS(asin, NO_ATTR)
+ACT_KERNELS(atan, NO_ATTR)
+ACT_KERNELS(reciprocal, NO_ATTR)
+ACT_KERNELS(rsqrt, NO_ATTR)
+ACT_KERNELS(softplus, NO_ATTR)
+ACT_KERNELS(softsign, NO_ATTR)
+ACT_KERNELS(logsigmoid, NO_ATTR)
+ACT_KERNELS(tanh_shrink, NO_ATTR)
+ACT_KERNELS(softshrink, RILL_SOFTSHRINK_ATTR_LAMBDA)
+ACT_KERNELS(hard_shrink, RILL_HARD_SHRINK_ATTR_THRESHOLD)
+ACT_KERNELS(thresholded_relu, RILL_THRESHOLDED_RELU_ATTR_THRESHOLD)
+ACT_KERNELS(elu, RILL_ELU_ATTR_ALPHA)
+ACT_KERNELS(selu, RILL_SELU_ATTR_SCALE, RILL_SELU_ATTR_ALPHA)
+ACT_KERNELS(brelu, RILL_BRELU_ATTR_T_MIN, RILL_BRELU_ATTR_T_MAX)
+ACT_KERNELS(soft_relu, RILL_SOFT_RELU_ATTR_THRESHOLD)
+ACT_KERNELS(stanh, RILL_STANH_ATTR_SCALE_A, RILL_STANH_ATTR_SCALE_B)
+ACT_KERNELS(erf, NO_ATTR)
+ACT_KERNELS(mish, RILL_MISH_ATTR_THRESHOLD)
+ACT_KERNELS(log1p, NO_ATTR)

@@ -2,7 +2,9 @@
  * epilogue (bias, ResidualData, activation: conv_epi.h) that each part of the conv
  * applies to its own outputs. fc runs OpenBLAS GEMM as mul does, then one pass over the
  * output adding the bias and applying the activation; with one row (batch 1) and a wide
- * W it uses a matrix-vector product, which skips GEMM's packing of W. */
+ * W it uses a matrix-vector product, which skips GEMM's packing of W. A W that cannot
+ * change (a predictor's weight) is packed for the GEMM once and kept with its buffer
+ * (rill_sgemm_weight). */
 #include <cblas.h>
 #include <limits.h>
 #include <math.h>
@@ -10,7 +12,6 @@
 
 #include "kernels/cpu/conv_epi.h"
 #include "kernels/cpu/gemm.h"
-#include "kernels/cpu/sgemm.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/sgemm.h"
 #include "kernels/cpu/vexp.h"
@@ -96,7 +97,7 @@ rill_status *rill_cpu_fc_fp32(rill_kernel_ctx *ctx) {
       rill_dev_quiet(ctx->dev); /* OpenBLAS may run its threads (rill_sgemm quiets them itself) */
     if (gemv)
       cblas_sgemv(CblasRowMajor, CblasTrans, (int)k, (int)n, 1.0f, wp, (int)n, xp, 1, 0.0f, op, 1);
-    else
+    else if (!rill_sgemm_weight(ctx->dev, threads, m, n, k, 1.0f, xp, k, w, 0.0f, op, n))
       rill_sgemm(ctx->dev, threads, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, xp, k, wp, n, 0.0f, op, n);
   }
   row_bias_act_f32(op, b ? rill_tensor_ptr(b) : NULL, m, n, act);

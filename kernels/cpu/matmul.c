@@ -50,7 +50,7 @@ static bool mm_y_shared(const rill_matmul_plan *p) {
 
 #define TR(t) ((t) ? CblasTrans : CblasNoTrans)
 
-#define MATMUL(T, DT, GEMM, NAME)                                                         \
+#define MATMUL(T, DT, GEMM, PACKED, NAME)                                                 \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *x, *y, *out;                                                             \
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                           \
@@ -75,7 +75,9 @@ static bool mm_y_shared(const rill_matmul_plan *p) {
     }                                                                                     \
     int m = (int)p.m, k = (int)p.k, n = (int)p.n;                                         \
     int lx = p.tx ? m : k, ly = p.ty ? k : n;                                             \
-    if (mm_y_shared(&p)) {                                                                \
+    if (mm_y_shared(&p) && !p.ty &&                                                      \
+        PACKED(ctx->dev, rill_dev_threads(ctx->dev), p.m * p.nbatch, n, k, alpha, xp, y, dst)) { \
+    } else if (mm_y_shared(&p)) {                                                         \
       GEMM(CblasRowMajor, CblasNoTrans, TR(p.ty), (int)(p.m * p.nbatch), n, k, alpha, xp,  \
            lx, yp, ly, 0, dst, n);                                                        \
     } else {                                                                              \
@@ -93,10 +95,16 @@ static bool mm_y_shared(const rill_matmul_plan *p) {
     return NULL;                                                                          \
   }
 
-MATMUL(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, rill_cpu_matmul_fp32)
-MATMUL(double, RILL_DTYPE_FP64, cblas_dgemm, rill_cpu_matmul_fp64)
-MATMUL(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, rill_cpu_matmul_v2_fp32)
-MATMUL(double, RILL_DTYPE_FP64, cblas_dgemm, rill_cpu_matmul_v2_fp64)
+/* a Y shared by every batch that cannot change (a predictor's weight), not transposed:
+ * its packed form (rill_sgemm_weight) */
+#define PACKED_F32(dev, threads, m, n, k, alpha, x, w, o) \
+  rill_sgemm_weight(dev, threads, m, n, k, alpha, x, k, w, 0.0f, o, n)
+#define NOT_PACKED(dev, threads, m, n, k, alpha, x, w, o) \
+  ((void)(dev), (void)(threads), (void)(alpha), (void)(x), (void)(w), (void)(o), false)
+MATMUL(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, PACKED_F32, rill_cpu_matmul_fp32)
+MATMUL(double, RILL_DTYPE_FP64, cblas_dgemm, NOT_PACKED, rill_cpu_matmul_fp64)
+MATMUL(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, PACKED_F32, rill_cpu_matmul_v2_fp32)
+MATMUL(double, RILL_DTYPE_FP64, cblas_dgemm, NOT_PACKED, rill_cpu_matmul_v2_fp64)
 
 /* With A = op(X) [m, k], B = op(Y) [k, n], G = dOut [m, n]:
  *   dA = alpha G B^T, stored as X is (transposed when tx): dX = alpha B G^T;

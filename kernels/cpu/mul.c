@@ -74,7 +74,7 @@ static bool no_blocks(const rill_device_services *dev, int64_t threads, int64_t 
 
 /* Medium float GEMMs (batches of an fc layer) run in blocks on the executor's threads
  * (gemm.h), the others whole. */
-#define MUL(T, DT, GEMM, GEMV, BLOCKS, NAME)                                              \
+#define MUL(T, DT, GEMM, GEMV, BLOCKS, PACKED, NAME)                                      \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *x, *y, *out;                                                             \
     mul_shape s;                                                                          \
@@ -95,7 +95,8 @@ static bool no_blocks(const rill_device_services *dev, int64_t threads, int64_t 
     int64_t threads = rill_dev_threads(ctx->dev);                                          \
     if (s.m == 1) /* one row (fc at batch 1): no GEMM packing of Y per call */             \
       GEMV(xp, yp, dst, s.k, s.n);                                                        \
-    else if (!BLOCKS(ctx->dev, threads, s.m, s.n, s.k, xp, yp, dst)) {                              \
+    else if (PACKED(ctx->dev, threads, s.m, s.n, s.k, xp, y, dst)) {                      \
+    } else if (!BLOCKS(ctx->dev, threads, s.m, s.n, s.k, xp, yp, dst)) {                              \
       if ((DT) == RILL_DTYPE_FP64 && s.m * s.k * s.n >= RILL_BLAS_THREADED_GEMM)          \
         rill_dev_quiet(ctx->dev); /* OpenBLAS may run its threads */                      \
       GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)s.m, (int)s.n, (int)s.k, 1, xp, \
@@ -114,8 +115,13 @@ static bool no_blocks(const rill_device_services *dev, int64_t threads, int64_t 
   ((void)(rill_sgemv_row(ctx->dev, threads, x, y, o, k, n) || (row_gemv_f32(x, y, o, k, n), 1)))
 /* the one-thread OpenBLAS blocks only where rill_sgemm has no kernels of its own */
 #define BLOCKS_F32(...) (!rill_sgemm_has_kernels() && rill_cpu_sgemm_blocks(__VA_ARGS__))
-MUL(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, ROW_GEMV_F32, BLOCKS_F32, rill_cpu_mul_fp32)
-MUL(double, RILL_DTYPE_FP64, cblas_dgemm, row_gemv_f64, no_blocks, rill_cpu_mul_fp64)
+/* a Y that cannot change (a predictor's weight): its packed form (rill_sgemm_weight) */
+#define PACKED_F32(dev, threads, m, n, k, x, w, o) \
+  rill_sgemm_weight(dev, threads, m, n, k, 1.0f, x, k, w, 0.0f, o, n)
+#define NOT_PACKED(dev, threads, m, n, k, x, w, o) \
+  ((void)(dev), (void)(threads), (void)(x), (void)(w), (void)(o), false)
+MUL(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, ROW_GEMV_F32, BLOCKS_F32, PACKED_F32, rill_cpu_mul_fp32)
+MUL(double, RILL_DTYPE_FP64, cblas_dgemm, row_gemv_f64, no_blocks, NOT_PACKED, rill_cpu_mul_fp64)
 
 /* mul_grad: with X as [m, k], Y as [k, n] and dOut as [m, n],
  * X@GRAD = dOut * Y^T and Y@GRAD = X^T * dOut; absent outputs are skipped. */

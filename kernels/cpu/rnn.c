@@ -1,8 +1,10 @@
-/* rnn CPU kernels (Paddle 2.x semantics). Per layer and direction, one GEMM projects
- * every step's input at once, G = xs W_ih^T + b_ih (+ b_hh, except GRU's candidate
- * part), for both directions before either runs, so Out may share Input's buffer. Then
- * per step one GEMM gives the hidden projection P = h W_hh^T [N, gates * H] and the
- * cell is applied row by row:
+/* rnn and rnn_grad CPU kernels (Paddle 2.x semantics), float32 and float64 from one
+ * engine (rnn_impl.inc).
+ *
+ * Forward. Per layer and direction, one GEMM projects every step's input at once,
+ * G = xs W_ih^T + b_ih (+ b_hh, except GRU's candidate part), for both directions before
+ * either runs, so Out may share Input's buffer. Then per step one GEMM gives the hidden
+ * projection P = h W_hh^T [N, gates * H] and the cell is applied row by row:
  *   LSTM (i, f, c, o): c' = sig(f) c + sig(i) tanh(c~), h' = sig(o) tanh(c')
  *   GRU (r, z, c):     r = sig(Gr + Pr), z = sig(Gz + Pz),
  *                      n = tanh(Gc + r (Pc + b_hh,c)), h' = (1 - z) n + z h
@@ -10,18 +12,112 @@
  * The backward direction walks the steps from T - 1 down to 0. A row whose step is at
  * or past its SequenceLength gets zeros in Out and keeps h (and c) as they were, so the
  * backward direction starts at each sequence's last step. Layers above the first read
- * the layer below's output, two buffers used in turn; the top layer writes Out. */
+ * the layer below's output, through the dropout between layers when training with
+ * dropout_prob > 0 (one uint8 mask, Out's shape, drawn once per run and applied to every
+ * layer's input as Paddle does: x * mask / (1 - p)). In training the gates and the lower
+ * layers' outputs go to Reserve (layout in operators/rnn.h).
+ *
+ * Backward (rnn_grad). Top layer first; per direction from the last step processed to
+ * the first, with dh (and dc) carried. At each step the gate gradients of the batch
+ * are formed row by row from Reserve, and one GEMM dgates W_hh gives the dh the
+ * previous step receives (GRU adds z dh). A row past its sequence's length has zero
+ * gate gradients and passes dh and dc on unchanged, as the forward carried h and c.
+ * After the steps, one GEMM over all T * N rows gives each of dW_ih (dgates^T x) and
+ * dW_hh (dgates^T h_prev, h_prev gathered during the steps), the biases are column sums,
+ * and one GEMM dgates W_ih adds the direction's share of the layer input's gradient,
+ * which (through the dropout mask) is the layer below's output gradient. */
 #include <cblas.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "framework/base/alloc.h"
+#include "framework/base/random.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/sgemm.h"
 #include "operators/rnn.h"
 
-static inline float sigmoid_f32(float v) { return 1.0f / (1.0f + expf(-v)); }
-static inline double sigmoid_f64(double v) { return 1.0 / (1.0 + exp(-v)); }
+_Static_assert(RILL_SAME_POS(RILL_RNN_IN_INPUT, RILL_RNN_GRAD_IN_INPUT) &&
+                   RILL_SAME_POS(RILL_RNN_IN_PRE_STATE, RILL_RNN_GRAD_IN_PRE_STATE) &&
+                   RILL_SAME_POS(RILL_RNN_IN_WEIGHT_LIST, RILL_RNN_GRAD_IN_WEIGHT_LIST) &&
+                   RILL_SAME_POS(RILL_RNN_IN_SEQUENCE_LENGTH, RILL_RNN_GRAD_IN_SEQUENCE_LENGTH) &&
+                   RILL_SAME_POS(RILL_RNN_ATTR_COUNT, RILL_RNN_GRAD_ATTR_COUNT),
+               "rnn_grad shares rnn's first input slots and its attributes");
+
+/* What both kernels know once the inputs are checked. */
+typedef struct rnn_run {
+  rill_rnn_mode mode;
+  rill_rnn_geom g;
+  int64_t T, N;
+  const int64_t *lens; /* per sequence; NULL: every sequence has all T steps */
+  float dropout_prob;  /* of the dropout between layers */
+} rnn_run;
+
+/* Whether sequence b has step t. */
+static inline bool rnn_live(const rnn_run *r, int64_t t, int64_t b) {
+  return !r->lens || t < r->lens[b];
+}
+
+/* The step whose state step t of direction d starts from (the one before it in the
+ * direction's order), or -1 where it starts from PreState: its sequence's first step.
+ * Steps past a length are a suffix, so a live step's neighbour is live or absent. */
+static inline int64_t rnn_prev_step(const rnn_run *r, int64_t d, int64_t t, int64_t b) {
+  int64_t p = d == 0 ? t - 1 : t + 1;
+  return p < 0 || p >= r->T || !rnn_live(r, p, b) ? -1 : p;
+}
+
+/* c = op(a) op(b) + beta c (beta 0 or 1) on the kernel's threads; nothing to multiply
+ * when k is 0. */
+static void gemm_f32(const rill_kernel_ctx *ctx, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb,
+                     int64_t m, int64_t n, int64_t k, const float *a, int64_t lda, const float *b,
+                     int64_t ldb, float beta, float *c, int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    if (beta == 0)
+      for (int64_t i = 0; i < m; i++) memset(c + i * ldc, 0, (size_t)n * sizeof *c);
+    return;
+  }
+  rill_sgemm(ctx->dev, rill_dev_threads(ctx->dev), ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta,
+             c, ldc);
+}
+
+static void gemm_f64(const rill_kernel_ctx *ctx, enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb,
+                     int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
+                     const double *b, int64_t ldb, double beta, double *c, int64_t ldc) {
+  (void)ctx;
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    if (beta == 0)
+      for (int64_t i = 0; i < m; i++) memset(c + i * ldc, 0, (size_t)n * sizeof *c);
+    return;
+  }
+  cblas_dgemm(CblasRowMajor, ta, tb, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b, (int)ldb, beta,
+              c, (int)ldc);
+}
+
+#define REAL float
+#define SUF f32
+#define GEMM gemm_f32
+#define EXP expf
+#define TANH tanhf
+#include "kernels/cpu/rnn_impl.inc"
+#undef REAL
+#undef SUF
+#undef GEMM
+#undef EXP
+#undef TANH
+
+#define REAL double
+#define SUF f64
+#define GEMM gemm_f64
+#define EXP exp
+#define TANH tanh
+#include "kernels/cpu/rnn_impl.inc"
+#undef REAL
+#undef SUF
+#undef GEMM
+#undef EXP
+#undef TANH
 
 /* Reads SequenceLength into lens (N entries), each within [0, T]. */
 static rill_status *read_lengths(rill_kernel_ctx *ctx, int64_t T, int64_t N, int64_t *lens) {
@@ -43,22 +139,33 @@ static rill_status *read_lengths(rill_kernel_ctx *ctx, int64_t T, int64_t N, int
   return NULL;
 }
 
-/* The checks of the inference, repeated where memory safety depends on them. */
-static rill_status *check_shapes(rill_kernel_ctx *ctx, rill_dtype dt, rill_rnn_mode mode,
-                                 rill_rnn_geom *g, int64_t *T, int64_t *N) {
+/* The checks of the inference on the inputs both kernels share, repeated where memory
+ * safety depends on them; fills r but for its lengths. */
+static rill_status *check_inputs(rill_kernel_ctx *ctx, rill_dtype dt, rnn_run *r) {
+  const char *mode_s = ctx->attrs[RILL_RNN_ATTR_MODE].v.s;
+  r->mode = rill_rnn_mode_of(mode_s);
+  if (r->mode == RILL_RNN_MODE_COUNT)
+    return rill_kernel_error(ctx, "attribute mode is \"%s\", expected LSTM, GRU, RNN_RELU or "
+                             "RNN_TANH", mode_s ? mode_s : "");
   rill_tensor *x = NULL;
   RILL_TRY(rill_kin_need(ctx, RILL_RNN_IN_INPUT, 0, dt, &x));
   if (x->dims.n != 3)
     return rill_kernel_error(ctx, "input Input (%s) must be [T, N, I]",
                              rill_kin_name(ctx, RILL_RNN_IN_INPUT, 0));
-  *T = x->dims.d[0], *N = x->dims.d[1];
-  g->gates = rill_rnn_gates(mode);
+  rill_rnn_geom *g = &r->g;
+  r->T = x->dims.d[0], r->N = x->dims.d[1];
+  r->lens = NULL;
+  g->gates = rill_rnn_gates(r->mode);
   g->layers = ctx->attrs[RILL_RNN_ATTR_NUM_LAYERS].v.i;
   g->dirs = ctx->attrs[RILL_RNN_ATTR_IS_BIDIREC].v.b ? 2 : 1;
   g->hidden = ctx->attrs[RILL_RNN_ATTR_HIDDEN_SIZE].v.i;
   g->input = x->dims.d[2];
   if (g->layers < 1 || g->hidden < 1)
     return rill_kernel_error(ctx, "attributes num_layers and hidden_size must be positive");
+  r->dropout_prob = ctx->attrs[RILL_RNN_ATTR_DROPOUT_PROB].v.f;
+  if (!(r->dropout_prob >= 0 && r->dropout_prob <= 1))
+    return rill_kernel_error(ctx, "attribute dropout_prob %g must lie in [0, 1]",
+                             (double)r->dropout_prob);
   int64_t nw = rill_rnn_weight_count(g);
   if ((int64_t)ctx->nin[RILL_RNN_IN_WEIGHT_LIST] != nw)
     return rill_kernel_error(ctx, "input WeightList has %zu tensors, expected %lld",
@@ -74,11 +181,10 @@ static rill_status *check_shapes(rill_kernel_ctx *ctx, rill_dtype dt, rill_rnn_m
                                (long long)k, rill_kin_name(ctx, RILL_RNN_IN_WEIGHT_LIST, (size_t)k),
                                rill_dims_str(&w->dims, a, sizeof a), rill_dims_str(&want, b, sizeof b));
   }
-  size_t nstate = mode == RILL_RNN_LSTM ? 2 : 1;
-  rill_dims sd = {.n = 3, .d = {g->layers * g->dirs, *N, g->hidden}};
-  if (ctx->nin[RILL_RNN_IN_PRE_STATE] != nstate || ctx->nout[RILL_RNN_OUT_STATE] != nstate)
-    return rill_kernel_error(ctx, "inputs PreState and outputs State must have %zu tensors",
-                             nstate);
+  size_t nstate = r->mode == RILL_RNN_LSTM ? 2 : 1;
+  rill_dims sd = {.n = 3, .d = {g->layers * g->dirs, r->N, g->hidden}};
+  if (ctx->nin[RILL_RNN_IN_PRE_STATE] != nstate)
+    return rill_kernel_error(ctx, "input PreState must have %zu tensors", nstate);
   for (size_t i = 0; i < nstate; i++) {
     rill_tensor *s = NULL;
     RILL_TRY(rill_kin_need(ctx, RILL_RNN_IN_PRE_STATE, i, dt, &s));
@@ -86,138 +192,184 @@ static rill_status *check_shapes(rill_kernel_ctx *ctx, rill_dtype dt, rill_rnn_m
       return rill_kernel_error(ctx, "input PreState[%zu] (%s) has shape %s, expected %s", i,
                                rill_kin_name(ctx, RILL_RNN_IN_PRE_STATE, i),
                                rill_dims_str(&s->dims, a, sizeof a), rill_dims_str(&sd, b, sizeof b));
-    RILL_TRY(rill_kout_need(ctx, RILL_RNN_OUT_STATE, i, dt, &s));
-    RILL_TRY(rill_kout_check_dims(ctx, RILL_RNN_OUT_STATE, i, s, &sd));
   }
-  rill_tensor *out = NULL;
-  RILL_TRY(rill_kout_need(ctx, RILL_RNN_OUT_OUT, 0, dt, &out));
-  rill_dims od = {.n = 3, .d = {*T, *N, g->dirs * g->hidden}};
-  return rill_kout_check_dims(ctx, RILL_RNN_OUT_OUT, 0, out, &od);
+  return NULL;
 }
 
-#define RNN_KERNEL(T_, DT, GEMM, SIGMOID, TANH, NAME)                                           \
-  rill_status *NAME(rill_kernel_ctx *ctx) {                                                     \
-    const char *mode_s = ctx->attrs[RILL_RNN_ATTR_MODE].v.s;                                    \
-    rill_rnn_mode mode = rill_rnn_mode_of(mode_s);                                              \
-    if (mode == RILL_RNN_MODE_COUNT)                                                            \
-      return rill_kernel_error(ctx, "attribute mode is \"%s\", expected LSTM, GRU, RNN_RELU "  \
-                               "or RNN_TANH", mode_s ? mode_s : "");                            \
-    rill_rnn_geom g;                                                                            \
-    int64_t T, N;                                                                               \
-    RILL_TRY(check_shapes(ctx, DT, mode, &g, &T, &N));                                          \
-    if (!ctx->attrs[RILL_RNN_ATTR_IS_TEST].v.b && g.layers > 1 &&                               \
-        ctx->attrs[RILL_RNN_ATTR_DROPOUT_PROB].v.f != 0.0f)                                     \
-      return rill_kernel_error(ctx, "dropout between layers (is_test false) is not supported"); \
-    const int64_t H = g.hidden, D = g.dirs, GH = g.gates * H, L = g.layers, W = D * H;          \
-    const bool lstm = mode == RILL_RNN_LSTM, gru = mode == RILL_RNN_GRU;                        \
-    T_ *out = rill_tensor_ptr(rill_kout(ctx, RILL_RNN_OUT_OUT, 0));                             \
-    if (T == 0 || N == 0) { /* the states pass through */                                      \
-      for (size_t i = 0; i < ctx->nout[RILL_RNN_OUT_STATE]; i++)                                \
-        memmove(rill_tensor_ptr(rill_kout(ctx, RILL_RNN_OUT_STATE, i)),                         \
-                rill_tensor_ptr(rill_kin(ctx, RILL_RNN_IN_PRE_STATE, i)),                       \
-                (size_t)(L * D * N * H) * sizeof(T_));                                          \
-      return NULL;                                                                              \
-    }                                                                                           \
-    int64_t *lens = NULL;                                                                       \
-    bool has_len = rill_kin(ctx, RILL_RNN_IN_SEQUENCE_LENGTH, 0) != NULL;                       \
-    size_t gates_n = (size_t)(D * T * N * GH), buf_n = (size_t)(T * N * W);                     \
-    size_t step_n = (size_t)(N * GH + 2 * N * H);                                               \
-    T_ *gates = rill_malloc(gates_n * sizeof(T_));                                              \
-    T_ *bufs = L > 1 ? rill_malloc((L > 2 ? 2 : 1) * buf_n * sizeof(T_)) : NULL;                \
-    T_ *step = rill_malloc(step_n * sizeof(T_));                                                \
-    if (has_len) lens = rill_malloc((size_t)N * sizeof *lens);                                  \
-    rill_status *st = NULL;                                                                     \
-    if (!gates || !step || (L > 1 && !bufs) || (has_len && !lens)) {                            \
-      st = rill_oom();                                                                          \
-      goto done;                                                                                \
-    }                                                                                           \
-    if (has_len && (st = read_lengths(ctx, T, N, lens))) goto done;                             \
-    T_ *proj = step, *h = step + N * GH, *c = h + N * H;                                        \
-    const T_ *h0 = rill_tensor_ptr(rill_kin(ctx, RILL_RNN_IN_PRE_STATE, 0));                    \
-    const T_ *c0 = lstm ? rill_tensor_ptr(rill_kin(ctx, RILL_RNN_IN_PRE_STATE, 1)) : NULL;      \
-    T_ *hN = rill_tensor_ptr(rill_kout(ctx, RILL_RNN_OUT_STATE, 0));                            \
-    T_ *cN = lstm ? rill_tensor_ptr(rill_kout(ctx, RILL_RNN_OUT_STATE, 1)) : NULL;              \
-    const T_ *in = rill_tensor_ptr(rill_kin(ctx, RILL_RNN_IN_INPUT, 0));                        \
-    int64_t in_w = g.input, half = rill_rnn_weight_count(&g) / 2;                               \
-    for (int64_t l = 0; l < L; l++) {                                                           \
-      T_ *dst = l == L - 1 ? out : bufs + (size_t)(l % 2) * buf_n;                              \
-      for (int64_t d = 0; d < D; d++) { /* input projections, both directions first */         \
-        int64_t wi = rill_rnn_weight_index(&g, l, d);                                           \
-        const T_ *wih = rill_tensor_ptr(rill_kin(ctx, RILL_RNN_IN_WEIGHT_LIST, (size_t)wi));    \
-        const T_ *bih =                                                                         \
-            rill_tensor_ptr(rill_kin(ctx, RILL_RNN_IN_WEIGHT_LIST, (size_t)(half + wi)));       \
-        const T_ *bhh =                                                                         \
-            rill_tensor_ptr(rill_kin(ctx, RILL_RNN_IN_WEIGHT_LIST, (size_t)(half + wi + 1)));   \
-        T_ *gd = gates + (size_t)(d * T * N * GH);                                              \
-        if (in_w > 0)                                                                           \
-          GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)(T * N), (int)GH, (int)in_w,       \
-               (T_)1, in, (int)in_w, wih, (int)in_w, (T_)0, gd, (int)GH);                       \
-        else                                                                                    \
-          memset(gd, 0, (size_t)(T * N * GH) * sizeof(T_));                                    \
-        int64_t nbh = gru ? 2 * H : GH; /* GRU's b_hh,c goes inside the reset product */       \
-        for (int64_t r = 0; r < T * N; r++) {                                                   \
-          T_ *row = gd + r * GH;                                                                \
-          for (int64_t j = 0; j < GH; j++) row[j] += bih[j];                                    \
-          for (int64_t j = 0; j < nbh; j++) row[j] += bhh[j];                                   \
-        }                                                                                       \
-      }                                                                                         \
-      for (int64_t d = 0; d < D; d++) {                                                         \
-        int64_t wi = rill_rnn_weight_index(&g, l, d), sidx = l * D + d;                         \
-        const T_ *whh =                                                                         \
-            rill_tensor_ptr(rill_kin(ctx, RILL_RNN_IN_WEIGHT_LIST, (size_t)(wi + 1)));          \
-        const T_ *bhh =                                                                         \
-            rill_tensor_ptr(rill_kin(ctx, RILL_RNN_IN_WEIGHT_LIST, (size_t)(half + wi + 1)));   \
-        const T_ *gd = gates + (size_t)(d * T * N * GH);                                        \
-        memcpy(h, h0 + sidx * N * H, (size_t)(N * H) * sizeof(T_));                             \
-        if (lstm) memcpy(c, c0 + sidx * N * H, (size_t)(N * H) * sizeof(T_));                   \
-        for (int64_t s = 0; s < T; s++) {                                                       \
-          int64_t t = d == 0 ? s : T - 1 - s;                                                   \
-          GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)N, (int)GH, (int)H, (T_)1, h,      \
-               (int)H, whh, (int)H, (T_)0, proj, (int)GH);                                      \
-          for (int64_t b = 0; b < N; b++) {                                                     \
-            T_ *o = dst + (t * N + b) * W + d * H;                                              \
-            if (has_len && t >= lens[b]) {                                                      \
-              memset(o, 0, (size_t)H * sizeof(T_));                                             \
-              continue;                                                                         \
-            }                                                                                   \
-            const T_ *gx = gd + (t * N + b) * GH;                                               \
-            const T_ *ph = proj + b * GH;                                                       \
-            T_ *hb = h + b * H, *cb = lstm ? c + b * H : NULL;                                  \
-            for (int64_t j = 0; j < H; j++) {                                                   \
-              T_ hv;                                                                            \
-              if (lstm) {                                                                       \
-                T_ ig = SIGMOID(gx[j] + ph[j]), fg = SIGMOID(gx[H + j] + ph[H + j]);            \
-                T_ cand = TANH(gx[2 * H + j] + ph[2 * H + j]);                                  \
-                T_ og = SIGMOID(gx[3 * H + j] + ph[3 * H + j]);                                 \
-                T_ cv = fg * cb[j] + ig * cand;                                                 \
-                cb[j] = cv;                                                                     \
-                hv = og * TANH(cv);                                                             \
-              } else if (gru) {                                                                 \
-                T_ rg = SIGMOID(gx[j] + ph[j]), zg = SIGMOID(gx[H + j] + ph[H + j]);            \
-                T_ n = TANH(gx[2 * H + j] + rg * (ph[2 * H + j] + bhh[2 * H + j]));             \
-                hv = (1 - zg) * n + zg * hb[j];                                                 \
-              } else {                                                                          \
-                T_ v = gx[j] + ph[j];                                                           \
-                hv = mode == RILL_RNN_RELU ? (v > 0 ? v : 0) : TANH(v);                         \
-              }                                                                                 \
-              o[j] = hv;                                                                        \
-            }                                                                                   \
-            memcpy(hb, o, (size_t)H * sizeof(T_));                                              \
-          }                                                                                     \
-        }                                                                                       \
-        memcpy(hN + sidx * N * H, h, (size_t)(N * H) * sizeof(T_));                             \
-        if (lstm) memcpy(cN + sidx * N * H, c, (size_t)(N * H) * sizeof(T_));                   \
-      }                                                                                         \
-      in = dst;                                                                                 \
-      in_w = W;                                                                                 \
-    }                                                                                           \
-  done:                                                                                         \
-    rill_free(gates);                                                                           \
-    rill_free(bufs);                                                                            \
-    rill_free(step);                                                                            \
-    rill_free(lens);                                                                            \
-    return st;                                                                                  \
+/* Reads SequenceLength, when given, into a fresh array (*lens, NULL without). */
+static rill_status *lengths_of(rill_kernel_ctx *ctx, rnn_run *r, int64_t **lens) {
+  *lens = NULL;
+  if (!rill_kin(ctx, RILL_RNN_IN_SEQUENCE_LENGTH, 0)) return NULL;
+  *lens = rill_malloc((size_t)(r->N ? r->N : 1) * sizeof **lens);
+  if (!*lens) return rill_oom();
+  rill_status *st = read_lengths(ctx, r->T, r->N, *lens);
+  if (st) {
+    rill_free(*lens);
+    *lens = NULL;
+    return st;
   }
+  r->lens = *lens;
+  return NULL;
+}
 
-RNN_KERNEL(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, sigmoid_f32, tanhf, rill_cpu_rnn_fp32)
-RNN_KERNEL(double, RILL_DTYPE_FP64, cblas_dgemm, sigmoid_f64, tanh, rill_cpu_rnn_fp64)
+/* The dropout mask's seed: the `seed` attribute when set (the same mask on every run),
+ * else the next draw of the executor's generator (the op is flagged RILL_OP_RANDOM, so
+ * the parallel schedule keeps the draws in program order); outside an executor a
+ * process-wide count stands in. */
+static atomic_uint_fast64_t unseeded_runs;
+
+static uint64_t dropout_seed(const rill_kernel_ctx *ctx) {
+  int32_t seed = ctx->attrs[RILL_RNN_ATTR_SEED].v.i;
+  if (seed != 0) return (uint64_t)(uint32_t)seed;
+  uint64_t n = ctx->dev ? ctx->dev->random_u64(ctx->dev)
+                        : atomic_fetch_add_explicit(&unseeded_runs, 1, memory_order_relaxed);
+  return (n + 1) * 0xD1B54A32D192ED03ull ^ 0x9E3779B97F4A7C15ull;
+}
+
+/* Whether the layers' inputs go through dropout. */
+static bool has_dropout(const rill_kernel_ctx *ctx, const rnn_run *r) {
+  return !ctx->attrs[RILL_RNN_ATTR_IS_TEST].v.b && r->g.layers > 1 && r->dropout_prob > 0;
+}
+
+static rill_status *rnn_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
+  rnn_run r;
+  RILL_TRY(check_inputs(ctx, dt, &r));
+  const rill_rnn_geom *g = &r.g;
+  bool train = !ctx->attrs[RILL_RNN_ATTR_IS_TEST].v.b;
+  size_t nstate = r.mode == RILL_RNN_LSTM ? 2 : 1;
+  if (ctx->nout[RILL_RNN_OUT_STATE] != nstate)
+    return rill_kernel_error(ctx, "output State must have %zu tensors", nstate);
+  rill_dims sd = {.n = 3, .d = {g->layers * g->dirs, r.N, g->hidden}};
+  rill_dims od = {.n = 3, .d = {r.T, r.N, g->dirs * g->hidden}};
+  rill_tensor *t = NULL;
+  for (size_t i = 0; i < nstate; i++) {
+    RILL_TRY(rill_kout_need(ctx, RILL_RNN_OUT_STATE, i, dt, &t));
+    RILL_TRY(rill_kout_check_dims(ctx, RILL_RNN_OUT_STATE, i, t, &sd));
+  }
+  RILL_TRY(rill_kout_need(ctx, RILL_RNN_OUT_OUT, 0, dt, &t));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_RNN_OUT_OUT, 0, t, &od));
+  void *res = NULL;
+  uint8_t *mask = NULL, *own_mask = NULL;
+  if (train && rill_kout(ctx, RILL_RNN_OUT_RESERVE, 0)) {
+    rill_dims rd = {.n = 1, .d = {rill_rnn_reserve_numel(g, r.mode, r.T, r.N)}};
+    RILL_TRY(rill_kout_need(ctx, RILL_RNN_OUT_RESERVE, 0, dt, &t));
+    RILL_TRY(rill_kout_check_dims(ctx, RILL_RNN_OUT_RESERVE, 0, t, &rd));
+    res = rill_tensor_ptr(t);
+  }
+  if (train && rill_kout(ctx, RILL_RNN_OUT_DROPOUT_STATE, 0)) {
+    RILL_TRY(rill_kout_need(ctx, RILL_RNN_OUT_DROPOUT_STATE, 0, RILL_DTYPE_UINT8, &t));
+    RILL_TRY(rill_kout_check_dims(ctx, RILL_RNN_OUT_DROPOUT_STATE, 0, t, &od));
+    mask = rill_tensor_ptr(t);
+  }
+  int64_t *lens = NULL;
+  RILL_TRY(lengths_of(ctx, &r, &lens));
+  size_t mask_n = (size_t)(r.T * r.N * g->dirs * g->hidden);
+  bool dropout = has_dropout(ctx, &r);
+  if (dropout && !mask && !(mask = own_mask = rill_malloc(mask_n ? mask_n : 1))) {
+    rill_free(lens);
+    return rill_oom();
+  }
+  if (mask && dropout) { /* one mask for every layer, as Paddle draws it */
+    rill_rng rng;
+    rill_rng_seed(&rng, dropout_seed(ctx));
+    for (size_t i = 0; i < mask_n; i++) mask[i] = rill_rng_uniform(&rng) < r.dropout_prob ? 0 : 1;
+  } else if (mask) {
+    memset(mask, 1, mask_n); /* training without dropout: everything kept, as in Paddle */
+  }
+  const uint8_t *use_mask = dropout ? mask : NULL;
+  rill_status *st = dt == RILL_DTYPE_FP64 ? rnn_forward_f64(ctx, &r, res, use_mask)
+                                          : rnn_forward_f32(ctx, &r, res, use_mask);
+  rill_free(own_mask);
+  rill_free(lens);
+  return st;
+}
+
+/* An upstream gradient (slot, i): NULL when absent or empty (zeros), else checked. */
+static rill_status *upstream(rill_kernel_ctx *ctx, size_t slot, size_t i, rill_dtype dt,
+                             const rill_dims *want) {
+  rill_tensor *t = rill_kin(ctx, slot, i);
+  if (!t || !rill_tensor_is_set(t)) return NULL;
+  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+  if (t->dtype != dt || !rill_dims_equal(&t->dims, want))
+    return rill_kernel_error(ctx, "input %s (%s) is %s %s, expected %s %s",
+                             ctx->schema->inputs[slot].name, rill_kin_name(ctx, slot, i),
+                             rill_dtype_name(t->dtype), rill_dims_str(&t->dims, a, sizeof a),
+                             rill_dtype_name(dt), rill_dims_str(want, b, sizeof b));
+  return NULL;
+}
+
+/* A wanted gradient output (slot, i), checked against `want`; absent ones are skipped. */
+static rill_status *grad_out(rill_kernel_ctx *ctx, size_t slot, size_t i, rill_dtype dt,
+                             const rill_dims *want) {
+  if (!rill_kout(ctx, slot, i)) return NULL;
+  rill_tensor *t = NULL;
+  RILL_TRY(rill_kout_need(ctx, slot, i, dt, &t));
+  return rill_kout_check_dims(ctx, slot, i, t, want);
+}
+
+static rill_status *rnn_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
+  rnn_run r;
+  RILL_TRY(check_inputs(ctx, dt, &r));
+  const rill_rnn_geom *g = &r.g;
+  if (ctx->attrs[RILL_RNN_ATTR_IS_TEST].v.b)
+    return rill_kernel_error(ctx, "attribute is_test is true: the gradient needs the forward rnn "
+                             "run in training mode (is_test false)");
+  size_t nstate = r.mode == RILL_RNN_LSTM ? 2 : 1;
+  rill_dims sd = {.n = 3, .d = {g->layers * g->dirs, r.N, g->hidden}};
+  rill_dims od = {.n = 3, .d = {r.T, r.N, g->dirs * g->hidden}};
+  rill_tensor *t = NULL;
+  int64_t want_res = rill_rnn_reserve_numel(g, r.mode, r.T, r.N);
+  t = rill_kin(ctx, RILL_RNN_GRAD_IN_RESERVE, 0);
+  if (!t || !rill_tensor_is_set(t) || t->dtype != dt || rill_tensor_numel(t) != want_res)
+    return rill_kernel_error(ctx, "input Reserve (%s) %s, expected %s [%lld]: the forward rnn "
+                             "keeps its gates there when it runs in training mode (is_test "
+                             "false) with output Reserve", rill_kin_name(ctx, RILL_RNN_GRAD_IN_RESERVE, 0),
+                             !t || !rill_tensor_is_set(t) ? "holds no data" : "has another size or dtype",
+                             rill_dtype_name(dt), (long long)want_res);
+  const void *res = rill_tensor_ptr(t);
+  RILL_TRY(rill_kin_need(ctx, RILL_RNN_GRAD_IN_OUT, 0, dt, &t));
+  if (!rill_dims_equal(&t->dims, &od)) {
+    char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+    return rill_kernel_error(ctx, "input Out (%s) has shape %s, expected %s",
+                             rill_kin_name(ctx, RILL_RNN_GRAD_IN_OUT, 0),
+                             rill_dims_str(&t->dims, a, sizeof a), rill_dims_str(&od, b, sizeof b));
+  }
+  RILL_TRY(upstream(ctx, RILL_RNN_GRAD_IN_OUT_GRAD, 0, dt, &od));
+  if (ctx->nin[RILL_RNN_GRAD_IN_STATE_GRAD] && ctx->nin[RILL_RNN_GRAD_IN_STATE_GRAD] != nstate)
+    return rill_kernel_error(ctx, "input State@GRAD must have %zu tensors", nstate);
+  for (size_t i = 0; i < ctx->nin[RILL_RNN_GRAD_IN_STATE_GRAD]; i++)
+    RILL_TRY(upstream(ctx, RILL_RNN_GRAD_IN_STATE_GRAD, i, dt, &sd));
+  const uint8_t *mask = NULL;
+  if (has_dropout(ctx, &r)) {
+    RILL_TRY(rill_kin_need(ctx, RILL_RNN_GRAD_IN_DROPOUT_STATE, 0, RILL_DTYPE_UINT8, &t));
+    if (!rill_dims_equal(&t->dims, &od))
+      return rill_kernel_error(ctx, "input DropoutState (%s) must be uint8 of Out's shape",
+                               rill_kin_name(ctx, RILL_RNN_GRAD_IN_DROPOUT_STATE, 0));
+    mask = rill_tensor_ptr(t);
+  }
+  RILL_TRY(grad_out(ctx, RILL_RNN_GRAD_OUT_INPUT_GRAD, 0, dt,
+                    &rill_kin(ctx, RILL_RNN_GRAD_IN_INPUT, 0)->dims));
+  if (ctx->nout[RILL_RNN_GRAD_OUT_PRE_STATE_GRAD] > nstate)
+    return rill_kernel_error(ctx, "output PreState@GRAD has more than %zu tensors", nstate);
+  for (size_t i = 0; i < ctx->nout[RILL_RNN_GRAD_OUT_PRE_STATE_GRAD]; i++)
+    RILL_TRY(grad_out(ctx, RILL_RNN_GRAD_OUT_PRE_STATE_GRAD, i, dt, &sd));
+  int64_t nw = rill_rnn_weight_count(g);
+  if ((int64_t)ctx->nout[RILL_RNN_GRAD_OUT_WEIGHT_LIST_GRAD] > nw)
+    return rill_kernel_error(ctx, "output WeightList@GRAD has more than %lld tensors", (long long)nw);
+  for (size_t k = 0; k < ctx->nout[RILL_RNN_GRAD_OUT_WEIGHT_LIST_GRAD]; k++) {
+    rill_dims want;
+    rill_rnn_weight_at(g, (int64_t)k, &want);
+    RILL_TRY(grad_out(ctx, RILL_RNN_GRAD_OUT_WEIGHT_LIST_GRAD, k, dt, &want));
+  }
+  int64_t *lens = NULL;
+  RILL_TRY(lengths_of(ctx, &r, &lens));
+  rill_status *st = dt == RILL_DTYPE_FP64 ? rnn_backward_f64(ctx, &r, res, mask)
+                                          : rnn_backward_f32(ctx, &r, res, mask);
+  rill_free(lens);
+  return st;
+}
+
+rill_status *rill_cpu_rnn_fp32(rill_kernel_ctx *ctx) { return rnn_forward(ctx, RILL_DTYPE_FP32); }
+rill_status *rill_cpu_rnn_fp64(rill_kernel_ctx *ctx) { return rnn_forward(ctx, RILL_DTYPE_FP64); }
+rill_status *rill_cpu_rnn_grad_fp32(rill_kernel_ctx *ctx) { return rnn_backward(ctx, RILL_DTYPE_FP32); }
+rill_status *rill_cpu_rnn_grad_fp64(rill_kernel_ctx *ctx) { return rnn_backward(ctx, RILL_DTYPE_FP64); }

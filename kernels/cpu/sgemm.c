@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "framework/base/alloc.h"
 #include "framework/base/isa.h"
 #include "kernels/cpu/gemm.h"
 
@@ -368,6 +369,71 @@ static bool gemm_serial(const sgemm_kit *kit, bool ta, bool tb, int64_t m, int64
   return true;
 }
 
+/* ---- b packed once (rill_sgemm_pack_b) ----
+ * For each block of NC columns starting at jb and each block of KC rows starting at pc,
+ * the panel pack_b makes for it, at data + jb k + pc round_up(nc_b, nr) (nc_b: the
+ * block's columns): blocks in order, so a sliver of nr columns starting at column j lies
+ * at panel + (j - jb) kc. The microkernel reads the same values in the same order as
+ * from b in place, so the products are the unpacked ones bit for bit. */
+struct rill_sgemm_packed {
+  const sgemm_kit *kit;
+  int64_t k, n;
+  const float *b; /* the source, for cblas_sgemm when the packing space for a fails */
+  int64_t ldb;
+  float *data;
+  size_t bytes;
+};
+
+static atomic_int_least64_t packs_made, packed_calls, packed_bytes_live;
+
+/* The sliver of nr columns starting at column j (a multiple of nr) of rows [pc, pc + kc). */
+static const float *packed_sliver(const rill_sgemm_packed *pk, int64_t pc, int64_t kc, int64_t j) {
+  const sgemm_arch *ar = &pk->kit->arch;
+  int64_t jb = j / ar->nc * ar->nc;
+  int64_t ncb = pk->n - jb < ar->nc ? pk->n - jb : ar->nc;
+  return pk->data + jb * pk->k + pc * round_up(ncb, ar->nr) + (j - jb) * kc;
+}
+
+/* gemm_serial over columns [j0, j0 + n) of a packed b (j0 a multiple of nr): the same
+ * loops and microkernel calls, each sliver taken from the packed form. */
+static bool gemm_serial_packed(const rill_sgemm_packed *pk, bool ta, int64_t m, int64_t n, int64_t j0,
+                               float alpha, const float *a, int64_t lda, float beta, float *c, int64_t ldc) {
+  const sgemm_kit *kit = pk->kit;
+  const sgemm_arch *ar = &kit->arch;
+  int64_t k = pk->k;
+  int64_t kc_max = k < ar->kc ? k : ar->kc;
+  int64_t mc_max = round_up(m < ar->mc ? m : ar->mc, ar->mr);
+  float *pa = pack_space((size_t)(kc_max * mc_max));
+  if (!pa) return false;
+  for (int64_t jc = 0; jc < n; jc += ar->nc) {
+    int64_t nc = n - jc < ar->nc ? n - jc : ar->nc;
+    for (int64_t pc = 0; pc < k; pc += ar->kc) {
+      int64_t kc = k - pc < ar->kc ? k - pc : ar->kc;
+      float bt = pc == 0 ? beta : 1.0f;
+      for (int64_t ic = 0; ic < m; ic += ar->mc) {
+        int64_t mc = m - ic < ar->mc ? m - ic : ar->mc;
+#if RILL_X86_SIMD
+        if (!ta && ar->mr == 8) pack_a8_avx2(pa, a, lda, ic, mc, pc, kc);
+        else
+#endif
+          pack_a(pa, ta, a, lda, ic, mc, pc, kc, ar->mr);
+        for (int64_t jr = 0; jr < nc; jr += ar->nr) {
+          int64_t cols = nc - jr < ar->nr ? nc - jr : ar->nr;
+          const float *sb = packed_sliver(pk, pc, kc, j0 + jc + jr);
+          for (int64_t ir = 0; ir < mc; ir += ar->mr) {
+            int64_t rows = mc - ir < ar->mr ? mc - ir : ar->mr;
+            float *ct = c + (ic + ir) * ldc + jc + jr;
+            const float *sa = pa + ir * kc;
+            if (rows == ar->mr && cols == ar->nr) ar->ukr(kc, sa, sb, ar->nr, ct, ldc, alpha, bt);
+            else kit->edge(kc, sa, sb, ar->nr, ct, ldc, alpha, bt, rows, cols);
+          }
+        }
+      }
+    }
+  }
+  return true;
+}
+
 /* c = beta c (k == 0: alpha op(a) op(b) is empty). */
 static void scale_c(int64_t m, int64_t n, float beta, float *c, int64_t ldc) {
   for (int64_t i = 0; i < m; i++)
@@ -508,6 +574,7 @@ bool rill_sgemv_row(const rill_device_services *dev, int64_t threads, const floa
 
 typedef struct sgemm_split {
   const sgemm_kit *kit;
+  const rill_sgemm_packed *pk; /* b packed once, or NULL */
   bool ta, tb, by_cols;
   int64_t m, n, k, chunk;
   float alpha, beta;
@@ -525,17 +592,45 @@ static bool split_part(void *arg, int64_t i, int slot) {
   int64_t m = s->m, n = s->n;
   const float *a = s->a, *b = s->b;
   float *c = s->c;
+  int64_t j0 = 0;
   if (s->by_cols) {
     n = s->n - lo < s->chunk ? s->n - lo : s->chunk;
     b = s->tb ? s->b + lo * s->ldb : s->b + lo;
     c = s->c + lo;
+    j0 = lo;
   } else {
     m = s->m - lo < s->chunk ? s->m - lo : s->chunk;
     a = s->ta ? s->a + lo : s->a + lo * s->lda;
     c = s->c + lo * s->ldc;
   }
+  if (s->pk) {
+    if (!gemm_serial_packed(s->pk, s->ta, m, n, j0, s->alpha, a, s->lda, s->beta, c, s->ldc))
+      blas(s->ta, false, m, n, s->k, s->alpha, a, s->lda, b, s->ldb, s->beta, c, s->ldc);
+    return true;
+  }
   if (!gemm_serial(s->kit, s->ta, s->tb, m, n, s->k, s->alpha, a, s->lda, b, s->ldb, s->beta, c, s->ldc))
     blas(s->ta, s->tb, m, n, s->k, s->alpha, a, s->lda, b, s->ldb, s->beta, c, s->ldc);
+  return true;
+}
+
+/* Runs s over the pool when the product is large enough to split and splits into more
+ * than one part (true), else leaves it to the caller (false). */
+static bool split_run(const rill_device_services *dev, int64_t threads, sgemm_split *s) {
+  double macs = (double)s->m * (double)s->n * (double)s->k;
+  if (threads <= 1 || macs < SPLIT_MACS) return false;
+  int64_t dim = s->by_cols ? s->n : s->m, unit = s->by_cols ? s->kit->arch.nr : s->kit->arch.mr;
+  int64_t t = threads < RILL_DEVICE_MAX_THREADS ? threads : RILL_DEVICE_MAX_THREADS;
+  /* whole tiles, dealt out evenly: one part per thread when there are few tiles
+   * (200 columns are 7 tiles: 4 + 3 on 2 threads, not 2 + 2 + 2 + 1), else two */
+  int64_t units = (dim + unit - 1) / unit, parts = units < 4 * t ? t : 2 * t;
+  int64_t most = (int64_t)(macs / (SPLIT_MACS / 4));
+  if (parts > most) parts = most;
+  if (parts > units) parts = units;
+  if (parts < 1) parts = 1;
+  s->chunk = (units + parts - 1) / parts * unit;
+  int64_t count = (dim + s->chunk - 1) / s->chunk;
+  if (count <= 1) return false;
+  (void)rill_dev_parallel_for(dev, threads, count, split_part, s); /* its parts cannot fail */
   return true;
 }
 
@@ -554,26 +649,9 @@ void rill_sgemm(const rill_device_services *dev, int64_t threads, enum CBLAS_TRA
     scale_c(m, n, beta, c, ldc);
     return;
   }
-  double macs = (double)m * (double)n * (double)k;
-  if (threads > 1 && macs >= SPLIT_MACS) {
-    sgemm_split s = {.kit = kit, .ta = tra, .tb = trb, .by_cols = n >= m, .m = m, .n = n, .k = k,
-                     .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c, .lda = lda, .ldb = ldb, .ldc = ldc};
-    int64_t dim = s.by_cols ? n : m, unit = s.by_cols ? kit->arch.nr : kit->arch.mr;
-    int64_t t = threads < RILL_DEVICE_MAX_THREADS ? threads : RILL_DEVICE_MAX_THREADS;
-    /* whole tiles, dealt out evenly: one part per thread when there are few tiles
-     * (200 columns are 7 tiles: 4 + 3 on 2 threads, not 2 + 2 + 2 + 1), else two */
-    int64_t units = (dim + unit - 1) / unit, parts = units < 4 * t ? t : 2 * t;
-    int64_t most = (int64_t)(macs / (SPLIT_MACS / 4));
-    if (parts > most) parts = most;
-    if (parts > units) parts = units;
-    if (parts < 1) parts = 1;
-    s.chunk = (units + parts - 1) / parts * unit;
-    int64_t count = (dim + s.chunk - 1) / s.chunk;
-    if (count > 1) {
-      (void)rill_dev_parallel_for(dev, threads, count, split_part, &s); /* its parts cannot fail */
-      return;
-    }
-  }
+  sgemm_split s = {.kit = kit, .ta = tra, .tb = trb, .by_cols = n >= m, .m = m, .n = n, .k = k,
+                   .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c, .lda = lda, .ldb = ldb, .ldc = ldc};
+  if (split_run(dev, threads, &s)) return;
   if (!gemm_serial(kit, tra, trb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc))
     blas(tra, trb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
@@ -587,4 +665,114 @@ void rill_sgemm_cblas(const rill_device_services *dev, int64_t threads, enum CBL
     return;
   }
   rill_sgemm(dev, threads, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+/* ---- b packed once ---- */
+
+rill_sgemm_packed *rill_sgemm_pack_b(const float *b, int64_t ldb, int64_t k, int64_t n) {
+  const sgemm_kit *kit = kit_for_cpu();
+  if (!kit || !b || k <= 0 || n <= 0 || ldb < n) return NULL;
+  const sgemm_arch *ar = &kit->arch;
+  size_t bytes;
+  if (!rill_mul_size((size_t)k, (size_t)round_up(n, ar->nr), &bytes) ||
+      !rill_mul_size(bytes, sizeof(float), &bytes))
+    return NULL;
+  rill_sgemm_packed *pk = rill_malloc(sizeof *pk);
+  float *data = rill_aligned_alloc(bytes, 64);
+  if (!pk || !data) {
+    rill_free(pk);
+    rill_free(data);
+    return NULL;
+  }
+  *pk = (rill_sgemm_packed){.kit = kit, .k = k, .n = n, .b = b, .ldb = ldb, .data = data, .bytes = bytes};
+  for (int64_t jb = 0; jb < n; jb += ar->nc) {
+    int64_t ncb = n - jb < ar->nc ? n - jb : ar->nc;
+    for (int64_t pc = 0; pc < k; pc += ar->kc) {
+      int64_t kc = k - pc < ar->kc ? k - pc : ar->kc;
+      pack_b(data + jb * k + pc * round_up(ncb, ar->nr), false, b, ldb, pc, kc, jb, ncb, ar->nr);
+    }
+  }
+  atomic_fetch_add_explicit(&packs_made, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&packed_bytes_live, (int64_t)bytes, memory_order_relaxed);
+  return pk;
+}
+
+void rill_sgemm_packed_destroy(rill_sgemm_packed *pk) {
+  if (!pk) return;
+  atomic_fetch_sub_explicit(&packed_bytes_live, (int64_t)pk->bytes, memory_order_relaxed);
+  rill_free(pk->data);
+  rill_free(pk);
+}
+
+size_t rill_sgemm_packed_bytes(const rill_sgemm_packed *pk) { return pk ? pk->bytes : 0; }
+
+bool rill_sgemm_packed_fits(const rill_sgemm_packed *pk, const float *b, int64_t ldb, int64_t k, int64_t n) {
+  return pk && pk->kit == kit_for_cpu() && pk->b == b && pk->ldb == ldb && pk->k == k && pk->n == n;
+}
+
+bool rill_sgemm_prepacked(const rill_device_services *dev, int64_t threads, enum CBLAS_TRANSPOSE ta, int64_t m,
+                          float alpha, const float *a, int64_t lda, const rill_sgemm_packed *b, float beta,
+                          float *c, int64_t ldc) {
+  if (!b || b->kit != kit_for_cpu() || alpha == 0.0f) return false;
+  if (m <= 0) return true;
+  atomic_fetch_add_explicit(&packed_calls, 1, memory_order_relaxed);
+  bool tra = ta == CblasTrans;
+  sgemm_split s = {.kit = b->kit, .pk = b, .ta = tra, .by_cols = b->n >= m, .m = m, .n = b->n, .k = b->k,
+                   .alpha = alpha, .beta = beta, .a = a, .b = b->b, .c = c, .lda = lda, .ldb = b->ldb,
+                   .ldc = ldc};
+  if (split_run(dev, threads, &s)) return true;
+  if (!gemm_serial_packed(b, tra, m, b->n, 0, alpha, a, lda, beta, c, ldc))
+    blas(tra, false, m, b->n, b->k, alpha, a, lda, b->b, b->ldb, beta, c, ldc);
+  return true;
+}
+
+rill_sgemm_packed_stats rill_sgemm_packed_counters(void) {
+  return (rill_sgemm_packed_stats){
+      .packs_made = atomic_load_explicit(&packs_made, memory_order_relaxed),
+      .packed_calls = atomic_load_explicit(&packed_calls, memory_order_relaxed),
+      .bytes_live = atomic_load_explicit(&packed_bytes_live, memory_order_relaxed)};
+}
+
+/* ---- constant weights: the packed form kept with the weight's buffer ---- */
+
+/* The buffer's derived data when it is a packed weight: its destroy function is this
+ * type's, which tells it from another kernel's data in the same slot. */
+typedef struct packed_weight {
+  rill_buffer_derived base;
+  rill_sgemm_packed *pk;
+} packed_weight;
+
+static void packed_weight_destroy(rill_buffer_derived *d) {
+  packed_weight *pw = (packed_weight *)d;
+  rill_sgemm_packed_destroy(pw->pk);
+  rill_free(pw);
+}
+
+static const rill_sgemm_packed *weight_packed(const rill_tensor *w, int64_t k, int64_t n) {
+  rill_buffer *buf = w->buf;
+  if (!rill_buffer_immutable(buf) || !kit_for_cpu()) return NULL;
+  const float *b = rill_tensor_ptr(w);
+  rill_buffer_derived *d = rill_buffer_derived_get(buf);
+  if (!d && rill_buffer_derived_claim(buf)) {
+    packed_weight *pw = rill_malloc(sizeof *pw);
+    rill_sgemm_packed *pk = pw ? rill_sgemm_pack_b(b, n, k, n) : NULL;
+    if (pk) {
+      *pw = (packed_weight){.base = {.destroy = packed_weight_destroy}, .pk = pk};
+      d = &pw->base;
+    } else {
+      rill_free(pw);
+    }
+    rill_buffer_derived_publish(buf, d); /* NULL: a later call tries again */
+  }
+  if (!d || d->destroy != packed_weight_destroy) return NULL;
+  const rill_sgemm_packed *pk = ((const packed_weight *)d)->pk;
+  return rill_sgemm_packed_fits(pk, b, n, k, n) ? pk : NULL;
+}
+
+bool rill_sgemm_weight(const rill_device_services *dev, int64_t threads, int64_t m, int64_t n, int64_t k,
+                       float alpha, const float *a, int64_t lda, const rill_tensor *w, float beta, float *c,
+                       int64_t ldc) {
+  if (m <= 0 || n <= 0 || k <= 0 || rill_tensor_numel(w) != k * n) return false;
+  const rill_sgemm_packed *pk = weight_packed(w, k, n);
+  return pk && rill_sgemm_prepacked(dev, threads, CblasNoTrans, m, alpha, a, lda, pk, beta, c, ldc);
 }

@@ -51,6 +51,49 @@ void rill_sgemm_cblas(const rill_device_services *dev, int64_t threads, enum CBL
  * the CPU has no AVX2 or k or n is 0: the caller computes it. */
 bool rill_sgemv_row(const rill_device_services *dev, int64_t threads, const float *x, const float *w, float *y, int64_t k, int64_t n);
 
+/* b packed once: a constant weight (K x N, row-major, not transposed) laid out as
+ * rill_sgemm packs it on every call, in the panels of the kernel the process runs (the
+ * kit chosen from cpuid). rill_sgemm_prepacked then multiplies by it with the same
+ * microkernel in the same order, so the result is rill_sgemm's bit for bit, and skips
+ * both the packing and the strided reads of b that products of few rows make in place. */
+typedef struct rill_sgemm_packed rill_sgemm_packed;
+
+/* The packed form of b [k, n] (row stride ldb); NULL where rill_sgemm has no kernels of
+ * its own (it calls cblas_sgemm), k or n is 0, or memory runs out: callers then call
+ * rill_sgemm. b must stay alive and unchanged while the packed form is used (it is the
+ * fallback when the packing space for a cannot be had). */
+rill_sgemm_packed *rill_sgemm_pack_b(const float *b, int64_t ldb, int64_t k, int64_t n);
+void rill_sgemm_packed_destroy(rill_sgemm_packed *pk);
+/* Bytes of the panels. */
+size_t rill_sgemm_packed_bytes(const rill_sgemm_packed *pk);
+/* True when pk was packed from b [k, n] (stride ldb) for the kernel that runs now. */
+bool rill_sgemm_packed_fits(const rill_sgemm_packed *pk, const float *b, int64_t ldb, int64_t k, int64_t n);
+/* c [m, n] = alpha op(a) b + beta c, b packed (its k and n), split over the pool as
+ * rill_sgemm splits it (by whole slivers of columns, or of rows when c is taller than
+ * wide). False, with nothing written, when pk is NULL, was packed for another kernel
+ * than the one that runs now (rill_sgemm_use changed) or alpha is 0: call rill_sgemm. */
+bool rill_sgemm_prepacked(const rill_device_services *dev, int64_t threads, enum CBLAS_TRANSPOSE ta, int64_t m,
+                          float alpha, const float *a, int64_t lda, const rill_sgemm_packed *b, float beta,
+                          float *c, int64_t ldc);
+
+/* c [m, n] = alpha a [m, k] w + beta c for a weight w [k, n] (row-major, contiguous)
+ * whose buffer is immutable (rill_buffer_set_immutable: a predictor's constant weights),
+ * through w's packed form: made by the first caller, kept with the buffer and freed
+ * with it; callers on other threads meanwhile take rill_sgemm. False, with nothing
+ * written, where it does not apply (the buffer may change, no kernels of rill's own,
+ * memory ran short, another view of the buffer holds the slot): call rill_sgemm, which
+ * gives the same bits. */
+bool rill_sgemm_weight(const rill_device_services *dev, int64_t threads, int64_t m, int64_t n, int64_t k,
+                       float alpha, const float *a, int64_t lda, const rill_tensor *w, float beta, float *c,
+                       int64_t ldc);
+
+/* Process-wide counts (tests, the memory report): packed forms made, products run on
+ * one, and the bytes the live ones hold. */
+typedef struct rill_sgemm_packed_stats {
+  int64_t packs_made, packed_calls, bytes_live;
+} rill_sgemm_packed_stats;
+rill_sgemm_packed_stats rill_sgemm_packed_counters(void);
+
 /* True where rill_sgemm runs its own kernels (AVX2 or AVX-512), which split a product
  * over the pool themselves: callers then skip the OpenBLAS blocks of gemm.h. */
 bool rill_sgemm_has_kernels(void);

@@ -1,6 +1,7 @@
 /* Tensor array CPU kernels: write_to_array, read_from_array, lod_array_length. Items
  * are deep copies, so a later in-place write of the source never reaches the array. */
 #include <inttypes.h>
+#include <string.h>
 
 #include "kernels/cpu/kernels.h"
 
@@ -65,6 +66,25 @@ rill_status *rill_cpu_read_from_array(rill_kernel_ctx *ctx) {
   const char *name = rill_kin_name(ctx, RILL_READ_FROM_ARRAY_IN_X, 0);
   rill_variable *v = ctx->nin[RILL_READ_FROM_ARRAY_IN_X] ? ctx->in[RILL_READ_FROM_ARRAY_IN_X][0]
                                                           : NULL;
+  rill_tensor *out = rill_kout(ctx, RILL_READ_FROM_ARRAY_OUT_OUT, 0);
+  if (!out)
+    return rill_kernel_error(ctx, "output Out '%s' is not a dense tensor",
+                             rill_kout_name(ctx, RILL_READ_FROM_ARRAY_OUT_OUT, 0));
+  /* As write_to_array's gradient (X_W given), an item no gradient reached reads as
+   * zeros shaped like the forward's written tensor. */
+  rill_tensor *xw = ctx->nin[RILL_READ_FROM_ARRAY_IN_X_W] ? rill_kin(ctx, RILL_READ_FROM_ARRAY_IN_X_W, 0)
+                                                         : NULL;
+  bool empty_var = v && v->kind == RILL_VARKIND_EMPTY;
+  if (xw && (empty_var || (v && v->kind == RILL_VARKIND_TENSOR_ARRAY &&
+                           (at >= v->u.array.n || !v->u.array.items[at].buf)))) {
+    if (!rill_tensor_is_set(xw))
+      return rill_kernel_error(ctx, "X_W '%s' holds no tensor to shape the zeros for item %zu "
+                               "of '%s'", rill_kin_name(ctx, RILL_READ_FROM_ARRAY_IN_X_W, 0),
+                               at, name);
+    RILL_TRY(rill_tensor_alloc(out, xw->dtype, &xw->dims));
+    memset(rill_tensor_ptr(out), 0, rill_tensor_nbytes(out));
+    return rill_lod_copy(&out->lod, &xw->lod);
+  }
   if (!v || v->kind != RILL_VARKIND_TENSOR_ARRAY)
     return rill_kernel_error(ctx, "input X '%s' holds a %s, not a tensor array", name,
                              v ? rill_var_kind_name(v->kind) : "nothing");
@@ -72,10 +92,6 @@ rill_status *rill_cpu_read_from_array(rill_kernel_ctx *ctx) {
   if (at >= a->n)
     return rill_kernel_error(ctx, "index %zu is out of range of tensor array '%s' (%zu items)",
                              at, name, a->n);
-  rill_tensor *out = rill_kout(ctx, RILL_READ_FROM_ARRAY_OUT_OUT, 0);
-  if (!out)
-    return rill_kernel_error(ctx, "output Out '%s' is not a dense tensor",
-                             rill_kout_name(ctx, RILL_READ_FROM_ARRAY_OUT_OUT, 0));
   const rill_tensor *item = &a->items[at];
   if (!item->buf)
     return rill_kernel_error(ctx, "item %zu of tensor array '%s' was never written", at, name);

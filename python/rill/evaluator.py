@@ -14,7 +14,7 @@ from . import layers
 from ._missing import module_getattr as _module_getattr
 from .framework import Program, Variable, default_startup_program, program_guard, unique_name
 
-__all__ = ['EditDistance']
+__all__ = ['ChunkEvaluator', 'EditDistance']
 
 
 def _clone_var(block, var):
@@ -62,6 +62,44 @@ class Evaluator(object):
                          attrs={'shape': list(shape), 'value': 0.0, 'dtype': sv.desc['dtype']})
         self.states.append(state)
         return state
+
+
+class ChunkEvaluator(Evaluator):
+    """Accumulates layers.chunk_eval's three chunk counts over batches in int64 states;
+    `metrics` holds each batch's (precision, recall, f1_score) and eval() returns them over
+    every batch since reset(), as float32 arrays of one element (0 where a count is 0)."""
+
+    def __init__(self, input, label, chunk_scheme, num_chunk_types,
+                 excluded_chunk_types=None):
+        super(ChunkEvaluator, self).__init__('chunk_eval')
+        from .framework import default_main_program
+        if default_main_program().current_block().idx != 0:
+            raise ValueError('ChunkEvaluator: an evaluator is made in the root block only')
+        self.num_infer_chunks = self._create_state('num_infer_chunks', 'int64', [1])
+        self.num_label_chunks = self._create_state('num_label_chunks', 'int64', [1])
+        self.num_correct_chunks = self._create_state('num_correct_chunks', 'int64', [1])
+        precision, recall, f1_score, n_infer, n_label, n_correct = layers.chunk_eval(
+            input=input, label=label, chunk_scheme=chunk_scheme,
+            num_chunk_types=num_chunk_types, excluded_chunk_types=excluded_chunk_types)
+        for state, count in ((self.num_infer_chunks, n_infer),
+                             (self.num_label_chunks, n_label),
+                             (self.num_correct_chunks, n_correct)):
+            layers.sums([state, count], out=state)
+        self.metrics.extend([precision, recall, f1_score])
+
+    def eval(self, executor, eval_program=None):
+        if eval_program is None:
+            eval_program = Program()
+        block = eval_program.current_block()
+        with program_guard(main_program=eval_program):
+            fetch = [_clone_var(block, s) for s in self.states]
+            n_infer, n_label, n_correct = [int(np.asarray(v).ravel()[0]) for v in
+                                           executor.run(eval_program, fetch_list=fetch)]
+        precision = float(n_correct) / n_infer if n_infer else 0
+        recall = float(n_correct) / n_label if n_label else 0
+        f1_score = 2 * precision * recall / (precision + recall) if n_correct else 0
+        return (np.array([precision], 'float32'), np.array([recall], 'float32'),
+                np.array([f1_score], 'float32'))
 
 
 class EditDistance(Evaluator):

@@ -21,7 +21,8 @@ __all__ = ['data', 'fc', 'embedding', 'conv2d', 'pool2d', 'batch_norm', 'layer_n
            'log_softmax', 'topk', 'one_hot', 'clip', 'split', 'squeeze', 'unsqueeze', 'slice',
            'sums', 'less_than', 'less_equal', 'greater_than', 'greater_equal', 'equal',
            'not_equal', 'exponential_decay', 'natural_exp_decay', 'inverse_time_decay',
-           'piecewise_decay', 'noam_decay', 'fill_constant_batch_size_like', 'conv2d_transpose',
+           'piecewise_decay', 'noam_decay', 'polynomial_decay', 'cosine_decay',
+           'linear_lr_warmup', 'fill_constant_batch_size_like', 'conv2d_transpose',
            'shape', 'expand', 'sequence_mask', 'cond', 'auc', 'edit_distance']
 
 
@@ -422,6 +423,144 @@ def hard_sigmoid(x, slope=0.2, offset=0.5, name=None):
 def hard_swish(x, threshold=6.0, scale=6.0, offset=3.0, name=None):
     return _unary('hard_swish', x, name, threshold=float(threshold), scale=float(scale),
                   offset=float(offset))
+
+
+# The math family of Fluid's layers/ops.py and nn.py: Paddle 1.8.5's signatures; an
+# attribute passed as None keeps the op's default, as Fluid's generated layers do.
+
+def _act_attrs(**attrs):
+    return {k: float(v) for k, v in attrs.items() if v is not None}
+
+
+def abs(x, name=None):
+    return _unary('abs', x, name)
+
+
+def ceil(x, name=None):
+    return _unary('ceil', x, name)
+
+
+def floor(x, name=None):
+    return _unary('floor', x, name)
+
+
+def round(x, name=None):
+    return _unary('round', x, name)
+
+
+def sign(x):
+    return _unary('sign', x)
+
+
+def cos(x, name=None):
+    return _unary('cos', x, name)
+
+
+def sin(x, name=None):
+    return _unary('sin', x, name)
+
+
+def acos(x, name=None):
+    return _unary('acos', x, name)
+
+
+def asin(x, name=None):
+    return _unary('asin', x, name)
+
+
+def atan(x, name=None):
+    return _unary('atan', x, name)
+
+
+def reciprocal(x, name=None):
+    return _unary('reciprocal', x, name)
+
+
+def rsqrt(x, name=None):
+    return _unary('rsqrt', x, name)
+
+
+def softplus(x, name=None):
+    return _unary('softplus', x, name)
+
+
+def softsign(x, name=None):
+    return _unary('softsign', x, name)
+
+
+def logsigmoid(x, name=None):
+    return _unary('logsigmoid', x, name)
+
+
+def tanh_shrink(x, name=None):
+    return _unary('tanh_shrink', x, name)
+
+
+def softshrink(x, alpha=None):
+    return _unary('softshrink', x, None, **_act_attrs(**{'lambda': alpha}))
+
+
+def hard_shrink(x, threshold=None):
+    return _unary('hard_shrink', x, None, **_act_attrs(threshold=threshold))
+
+
+def thresholded_relu(x, threshold=None):
+    return _unary('thresholded_relu', x, None, **_act_attrs(threshold=threshold))
+
+
+def elu(x, alpha=1.0, name=None):
+    return _unary('elu', x, name, alpha=float(alpha))
+
+
+def selu(x, scale=None, alpha=None, name=None):
+    return _unary('selu', x, name, **_act_attrs(scale=scale, alpha=alpha))
+
+
+def brelu(x, t_min=0.0, t_max=24.0, name=None):
+    return _unary('brelu', x, name, t_min=float(t_min), t_max=float(t_max))
+
+
+def soft_relu(x, threshold=40.0, name=None):
+    return _unary('soft_relu', x, name, threshold=float(threshold))
+
+
+def stanh(x, scale_a=0.67, scale_b=1.7159, name=None):
+    return _unary('stanh', x, name, scale_a=float(scale_a), scale_b=float(scale_b))
+
+
+def erf(x):
+    return _unary('erf', x)
+
+
+def mish(x, threshold=20, name=None):
+    return _unary('mish', x, name, threshold=float(threshold))
+
+
+def log1p(x, out=None, name=None):
+    if out is None:
+        return _unary('log1p', x, name)
+    _check_var(x, 'x', 'log1p')
+    _Helper('log1p', name).append('log1p', {'X': x}, {'Out': out}, {})
+    return out
+
+
+def pow(x, factor=1.0, name=None):
+    """x ** factor; factor may be a Variable (one float32 element), read at run time."""
+    _check_var(x, 'x', 'pow')
+    h = _Helper('pow', name)
+    out = h.tmp(x.dtype.name)
+    if isinstance(factor, Variable):
+        factor.stop_gradient = True
+        h.append('pow', {'X': x, 'FactorTensor': factor}, {'Out': out}, {})
+    else:
+        h.append('pow', {'X': x}, {'Out': out}, {'factor': float(factor)})
+    return out
+
+
+__all__ += ['abs', 'ceil', 'floor', 'round', 'sign', 'cos', 'sin', 'acos', 'asin', 'atan',
+            'reciprocal', 'rsqrt', 'softplus', 'softsign', 'logsigmoid', 'tanh_shrink',
+            'softshrink', 'hard_shrink', 'thresholded_relu', 'elu', 'selu', 'brelu',
+            'soft_relu', 'stanh', 'erf', 'mish', 'log1p', 'pow']
 
 
 def softmax(input, use_cudnn=False, name=None, axis=-1):
@@ -831,16 +970,24 @@ def array_write(x, i, array=None):
         array = h.block.create_var(name='%s.out' % h.name, dtype=x.dtype.name,
                                    type=_LOD_TENSOR_ARRAY)
     h.append('write_to_array', {'X': [x], 'I': [i]}, {'Out': [array]})
+    if not array.shape and x.shape:
+        array.desc['shape'] = list(x.shape)  # as Paddle: the items' shape, for array_read
+        array._touch()
     return array
 
 
 def array_read(array, i):
-    """A copy of array[i]; an index past the end fails when the program runs."""
+    """A copy of array[i], declared with the shape array_write gave the array (its
+    first item's); an index past the end fails when the program runs."""
     _check_var(array, 'array', 'array_read')
     _check_var(i, 'i', 'array_read')
     h = _Helper('array_read')
     out = h.tmp(array.dtype.name)
     h.append('read_from_array', {'X': [array], 'I': [i]}, {'Out': [out]})
+    if not out.shape and array.shape:
+        out.desc['shape'] = list(array.shape)
+        out.desc['has_tensor'] = True
+        out._touch()
     return out
 
 
@@ -1150,6 +1297,55 @@ def crf_decoding(input, param_attr, label=None, length=None):
 __all__ += ['linear_chain_crf', 'crf_decoding']
 
 
+def chunk_eval(input, label, chunk_scheme, num_chunk_types, excluded_chunk_types=None,
+               seq_length=None):
+    """Fluid 1.x's chunk_eval: precision, recall and F1 of the chunks the int64 tags
+    `input` find against those of `label` (LoD [T, 1], or padded [N, S] / [N, S, 1] with
+    `seq_length` [N]). A tag id is tag + chunk type * the scheme's tags (IOB and IOE 2,
+    IOBES 4, plain 1); num_chunk_types * tags is outside every chunk. Returns (precision,
+    recall, f1_score) as float32 [1] and (num_infer_chunks, num_label_chunks,
+    num_correct_chunks) as int64 [1]; chunks of excluded_chunk_types count nowhere."""
+    _check_var(input, 'input', 'chunk_eval')
+    _check_var(label, 'label', 'chunk_eval')
+    for v, what in ((input, 'input'), (label, 'label')):
+        if v.dtype.name != 'int64':
+            raise TypeError('chunk_eval: %s must be int64, got %s' % (what, v.dtype.name))
+    if chunk_scheme not in ('IOB', 'IOE', 'IOBES', 'plain'):
+        raise ValueError('chunk_eval: chunk_scheme must be IOB, IOE, IOBES or plain, got %r'
+                         % (chunk_scheme,))
+    h = _Helper('chunk_eval')
+    outs = [h.tmp(dt, stop_gradient=True) for dt in ('float32',) * 3 + ('int64',) * 3]
+    ins = {'Inference': [input], 'Label': [label]}
+    if seq_length is not None:
+        ins['SeqLength'] = [seq_length]
+    h.append('chunk_eval', ins,
+             {k: [v] for k, v in zip(('Precision', 'Recall', 'F1-Score', 'NumInferChunks',
+                                      'NumLabelChunks', 'NumCorrectChunks'), outs)},
+             {'num_chunk_types': int(num_chunk_types), 'chunk_scheme': chunk_scheme,
+              'excluded_chunk_types': [int(t) for t in (excluded_chunk_types or [])]})
+    return tuple(outs)
+
+
+__all__ += ['chunk_eval']
+
+
+def sequence_softmax(input, use_cudnn=False, name=None):
+    """Fluid 1.x's sequence_softmax: the softmax of each sequence (the last LoD level) of
+    a float LoD tensor of one score per row ([T, 1] or [T]); Out has its shape and LoD."""
+    _check_var(input, 'input', 'sequence_softmax')
+    if input.dtype.name not in ('float32', 'float64'):
+        raise TypeError('sequence_softmax: input must be float32 or float64, got %s' %
+                        input.dtype.name)
+    h = _Helper('sequence_softmax', name)
+    out = h.tmp(input.dtype.name)
+    h.append('sequence_softmax', {'X': [input]}, {'Out': [out]},
+             {'use_cudnn': bool(use_cudnn)})
+    return out
+
+
+__all__ += ['sequence_softmax']
+
+
 def fill_constant_batch_size_like(input, shape, dtype, value, input_dim_idx=0,
                                   output_dim_idx=0, force_cpu=False):
     """A tensor of `shape` filled with `value`, its dim output_dim_idx taken from input's
@@ -1416,7 +1612,8 @@ __all__ += ['dynamic_lstm', 'dynamic_gru', 'gru_unit', 'lstm_unit']
 
 from . import learning_rate_scheduler  # noqa: E402
 from .learning_rate_scheduler import (exponential_decay, natural_exp_decay,  # noqa: E402
-                                      inverse_time_decay, piecewise_decay, noam_decay)
+                                      inverse_time_decay, piecewise_decay, noam_decay,
+                                      polynomial_decay, cosine_decay, linear_lr_warmup)
 
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402

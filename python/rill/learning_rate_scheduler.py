@@ -9,7 +9,7 @@ from . import layers
 from .framework import OpRole, default_main_program, default_startup_program
 
 __all__ = ['exponential_decay', 'natural_exp_decay', 'inverse_time_decay', 'piecewise_decay',
-           'noam_decay']
+           'noam_decay', 'polynomial_decay', 'cosine_decay', 'linear_lr_warmup']
 
 _COUNTER = '@LR_DECAY_COUNTER@'
 
@@ -101,6 +101,62 @@ def noam_decay(d_model, warmup_steps, learning_rate=1.0):
         b = layers.scale(step, float(warmup_steps) ** -1.5)
         return layers.scale(layers.elementwise_min(a, b),
                             float(learning_rate) * float(d_model) ** -0.5)
+
+
+def polynomial_decay(learning_rate, decay_steps, end_learning_rate=0.0001, power=1.0,
+                     cycle=False):
+    """(learning_rate - end_learning_rate) * (1 - step / decay_steps) ^ power +
+    end_learning_rate, the step capped at decay_steps; with cycle, decay_steps is
+    multiplied by ceil(step / decay_steps) instead (by 1 at step 0)."""
+    with _lr_role():
+        step = _step_counter()
+        if cycle:
+            div = layers.ceil(layers.scale(step, 1.0 / float(decay_steps)))
+            zero = layers.fill_constant([1], 'float32', 0.0)
+            div = layers.elementwise_add(
+                div, layers.cast(layers._compare('equal', step, zero), 'float32'))
+            frac = layers.elementwise_div(step, layers.scale(div, float(decay_steps)))
+        else:
+            capped = layers.elementwise_min(
+                step, layers.fill_constant([1], 'float32', float(decay_steps)))
+            frac = layers.scale(capped, 1.0 / float(decay_steps))
+        base = layers.scale(frac, -1.0, bias=1.0)
+        decayed = layers.elementwise_pow(base, layers.fill_constant([1], 'float32', power))
+        lr = layers.scale(decayed, float(learning_rate) - float(end_learning_rate))
+        return layers.scale(lr, 1.0, bias=float(end_learning_rate))
+
+
+def cosine_decay(learning_rate, step_each_epoch, epochs):
+    """learning_rate * 0.5 * (cos(floor(step / step_each_epoch) * pi / epochs) + 1);
+    learning_rate a float or a Variable."""
+    if not isinstance(learning_rate, (float, int, layers.Variable)):
+        raise TypeError('cosine_decay: learning_rate must be a float or a Variable, got %r' %
+                        (learning_rate,))
+    with _lr_role():
+        epoch = layers.floor(layers.scale(_step_counter(), 1.0 / float(step_each_epoch)))
+        angle = layers.scale(layers.scale(epoch, math.pi), 1.0 / float(epochs))
+        factor = layers.scale(layers.cos(angle), 1.0, bias=1.0)
+        if isinstance(learning_rate, layers.Variable):
+            return layers.elementwise_mul(layers.scale(learning_rate, 0.5), factor)
+        return layers.scale(factor, float(learning_rate) * 0.5)
+
+
+def linear_lr_warmup(learning_rate, warmup_steps, start_lr, end_lr):
+    """start_lr + (end_lr - start_lr) * step / warmup_steps while step < warmup_steps,
+    learning_rate (a float or a Variable, e.g. another schedule) after."""
+    linear_step = float(end_lr) - float(start_lr)
+    with _lr_role():
+        step = _step_counter()
+        warm = layers.scale(layers.scale(layers.scale(step, 1.0 / float(warmup_steps)),
+                                         linear_step), 1.0, bias=float(start_lr))
+        if not isinstance(learning_rate, layers.Variable):
+            learning_rate = layers.fill_constant([1], 'float32', float(learning_rate))
+        below = layers.cast(layers._compare(
+            'less_than', step, layers.fill_constant([1], 'float32', float(warmup_steps))),
+            'float32')
+        return layers.elementwise_add(
+            layers.elementwise_mul(warm, below),
+            layers.elementwise_mul(learning_rate, layers.scale(below, -1.0, bias=1.0)))
 
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402

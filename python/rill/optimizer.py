@@ -9,7 +9,11 @@ from .framework import (Parameter, Variable, default_startup_program, unique_nam
 from .regularizer import L2DecayRegularizer
 
 __all__ = ['SGD', 'Momentum', 'Adam', 'Adagrad', 'SGDOptimizer', 'MomentumOptimizer',
-           'AdamOptimizer', 'AdagradOptimizer', 'Optimizer']
+           'AdamOptimizer', 'AdagradOptimizer', 'Optimizer',
+           'RMSProp', 'Adadelta', 'Adamax', 'DecayedAdagrad', 'Ftrl', 'LarsMomentum', 'Lamb',
+           'RMSPropOptimizer', 'AdadeltaOptimizer', 'AdamaxOptimizer',
+           'DecayedAdagradOptimizer', 'FtrlOptimizer', 'LarsMomentumOptimizer',
+           'LambOptimizer']
 
 
 class Optimizer(object):
@@ -155,6 +159,7 @@ class Optimizer(object):
             startup = startup_program or default_startup_program()
             with program._optimized_guard([p, g]):
                 ops.append(self._append_optimize_op(p, g, program, startup))
+        self._finish_update(params_grads)
         return ops
 
     def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None,
@@ -175,6 +180,9 @@ class Optimizer(object):
 
     def _append_optimize_op(self, param, grad, program, startup):
         raise NotImplementedError
+
+    def _finish_update(self, params_grads):
+        """Ops appended after every optimizer op (Adamax's beta1 power)."""
 
 
 class SGDOptimizer(Optimizer):
@@ -239,10 +247,21 @@ class AdagradOptimizer(Optimizer):
             outputs={'ParamOut': p, 'MomentOut': m}, attrs={'epsilon': self._epsilon})
 
 
+from .optimizer_more import (RMSPropOptimizer, AdadeltaOptimizer,  # noqa: E402
+                             AdamaxOptimizer, DecayedAdagradOptimizer, FtrlOptimizer,
+                             LarsMomentumOptimizer, LambOptimizer)
+
 SGD = SGDOptimizer
 Momentum = MomentumOptimizer
 Adam = AdamOptimizer
 Adagrad = AdagradOptimizer
+RMSProp = RMSPropOptimizer
+Adadelta = AdadeltaOptimizer
+Adamax = AdamaxOptimizer
+DecayedAdagrad = DecayedAdagradOptimizer
+Ftrl = FtrlOptimizer
+LarsMomentum = LarsMomentumOptimizer
+Lamb = LambOptimizer
 
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402

@@ -183,7 +183,7 @@ Test(cli, bench_prints_percentiles_and_memory) {
   cr_assert(strstr(out, "latency: 20 runs after 3 warm-up runs: p50 "), "%s", out);
   cr_assert(strstr(out, " p90 ") && strstr(out, " p99 ") && strstr(out, " mean "), "%s", out);
   cr_assert(strstr(out, "memory: temporaries ") && strstr(out, "memory plan on"), "%s", out);
-  cr_assert(strstr(out, "passes: 0 dropout removed, 1 batch_norm folded, 2 conv2d_fusion, 1 fc"), "%s", out);
+  cr_assert(strstr(out, "passes: 1 dropout/identity removed, 1 batch_norm folded, 2 conv2d_fusion, 1 fc"), "%s", out);
   cr_assert(strstr(out, "argmax per row: 3\n"), "%s", out);
   free(out);
 }
@@ -204,20 +204,21 @@ Test(cli, profile_writes_the_trace_of_the_timed_runs_and_prints_the_report) {
   int fd = mkstemp(trace);
   cr_assert(fd >= 0);
   close(fd);
-  /* 9 ops a run: with --bench, only the 5 timed runs (not the first, not the warm-up) */
+  /* 8 ops a run (the final identity scale is removed): with --bench, only the 5 timed
+   * runs (not the first, not the warm-up) */
   int rc = sh(&out, "'%s' run '%s/models/mnist_conv_bn_etienne' --input '%s/models/mnist_conv_bn_etienne/refs/input_img.npy' --bench 5 --profile '%s' 2>&1",
               RILL, SHARED, SHARED, trace);
   cr_assert_eq(rc, 0, "%s", out);
   cr_assert(strstr(out, "Profiling Report") && strstr(out, "Sorted by total time"), "%s", out);
   cr_assert(strstr(out, "conv2d_fusion (block 0, op #1)") && strstr(out, "trace: wrote "), "%s", out);
   free(out);
-  cr_expect_eq(count_in(trace, "\"cat\":\"op\""), 5 * 9);
+  cr_expect_eq(count_in(trace, "\"cat\":\"op\""), 5 * 8);
   /* without --bench: the first run and the --repeat runs */
   rc = sh(&out, "'%s' run '%s/models/mnist_conv_bn_etienne' --input '%s/models/mnist_conv_bn_etienne/refs/input_img.npy' --repeat 2 --profile '%s' 2>&1",
           RILL, SHARED, SHARED, trace);
   cr_assert_eq(rc, 0, "%s", out);
   free(out);
-  cr_expect_eq(count_in(trace, "\"cat\":\"op\""), 3 * 9);
+  cr_expect_eq(count_in(trace, "\"cat\":\"op\""), 3 * 8);
   remove(trace);
 }
 
@@ -237,11 +238,11 @@ Test(cli, trace_summary_draws_bars_and_merge_aligns_two_processes) {
   cr_assert_eq(rc, 0, "%s", out);
   cr_assert(strstr(out, "conv2d_fusion                   4 "), "%s", out); /* 2 runs, 2 convs */
   free(out);
-  cr_expect_eq(count_in(svg, "<rect "), 7); /* one bar per op type */
+  cr_expect_eq(count_in(svg, "<rect "), 6); /* one bar per op type */
   rc = sh(&out, "'%s' trace merge '%s' '%s' -o '%s' 2>&1", RILL, a, b, all);
   cr_assert_eq(rc, 0, "%s", out);
   free(out);
-  cr_expect_eq(count_in(all, "\"cat\":\"op\""), 9 + 2 * 9);
+  cr_expect_eq(count_in(all, "\"cat\":\"op\""), 8 + 2 * 8);
   cr_expect_eq(count_in(all, "\"process_name\""), 2);
   cr_expect_eq(count_in(all, "\"shift_us\":0.000"), 1); /* the first process starts at 0 */
   rc = sh(&out, "'%s' trace summary /nonexistent.json 2>&1", RILL);

@@ -1,8 +1,8 @@
 /* faccy, a Paddle 2.x OCR recognizer whose head is a 2-layer bidirectional LSTM lowered
  * to one `rnn` op, runs end to end with synthetic parameters (its weights are not in
  * ../shared): per-step class probabilities of the expected shape, each row a
- * distribution, the two images of a batch that are equal giving equal rows, and the
- * parallel schedule the same answer bit for bit. */
+ * distribution, the two images of a batch that are equal giving equal rows (up to
+ * rounding), and the parallel schedule the same answer bit for bit. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -83,8 +83,12 @@ Test(rnn_program, faccy_runs_with_synthetic_parameters) {
       steps_differ = true;
   }
   cr_assert(steps_differ, "every step has the same distribution");
-  /* equal images, equal rows: the LSTM keeps the batch rows apart */
-  cr_assert(memcmp(o, o + steps * classes, (size_t)(steps * classes) * sizeof *o) == 0);
+  /* equal images, equal rows: the LSTM keeps the batch rows apart. Equal up to rounding:
+   * a BLAS may compute two rows of one product with different kernels (OpenBLAS, under
+   * RILL_CPU_ISA=generic, does), so the sums may round differently. */
+  for (int64_t i = 0; i < steps * classes; i++)
+    cr_assert(fabsf(o[i] - o[steps * classes + i]) <= 1e-5f + 1e-4f * fabsf(o[i]),
+              "batch rows differ at %lld: %g and %g", (long long)i, o[i], o[steps * classes + i]);
   rill_tensor *par = run_faccy(100, RILL_SCHEDULE_PARALLEL);
   cr_assert_eq(rill_tensor_byte_size(par), rill_tensor_byte_size(out));
   cr_assert(memcmp(rill_tensor_data(par), o, rill_tensor_byte_size(out)) == 0);

@@ -1,102 +1,18 @@
-/* rnn (Paddle 2.x) against a naive reference written here: every gate a dot product,
+/* rnn (Paddle 2.x) against a naive reference (rnn_test.h): every gate a dot product,
  * step by step, in double. Each mode, one and two layers, one and two directions,
  * SequenceLength with unequal lengths (a full one, short ones, an empty one), float32
  * and float64; then the errors for a wrong WeightList (count, one tensor's shape),
- * PreState count, mode and SequenceLength values. */
+ * PreState count, mode and SequenceLength values. Training: Reserve's layout, the
+ * dropout between layers, and rnn_grad by finite differences (grad_check) for every
+ * mode, with lengths, through dropout, float32 against float64, with no steps, and its
+ * errors. */
 #include "op_test.h"
+#include "rnn_test.h"
+#include "support/fail_alloc.h"
+#include "support/grad_check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-
-enum { LSTM, GRU, RNN_RELU, RNN_TANH };
-static const char *const mode_names[] = {"LSTM", "GRU", "RNN_RELU", "RNN_TANH"};
-
-typedef struct cfg {
-  int mode, L, D;
-  int64_t T, N, I, H;
-  const int64_t *lens; /* NULL: no SequenceLength */
-} cfg;
-
-static int64_t gates_of(int mode) { return mode == LSTM ? 4 : mode == GRU ? 3 : 1; }
-static int64_t nweights(const cfg *c) { return 4 * c->L * c->D; }
-
-/* Shape of WeightList entry k, laid out as Paddle's rnn.py packs it: all weights (per
- * layer, per direction: W_ih then W_hh), then all biases in the same order. */
-static size_t weight_shape(const cfg *c, int64_t k, int64_t *dims) {
-  int64_t half = 2 * c->L * c->D, G = gates_of(c->mode);
-  bool bias = k >= half;
-  int64_t i = bias ? k - half : k, layer = i / (2 * c->D);
-  bool hidden = i % 2;
-  dims[0] = G * c->H;
-  if (bias) return 1;
-  dims[1] = hidden ? c->H : layer == 0 ? c->I : c->D * c->H;
-  return 2;
-}
-
-static double sig(double v) { return 1 / (1 + exp(-v)); }
-
-/* wl[k]: WeightList entry k. Writes out [T, N, D*H], hn and cn [L*D, N, H]. */
-static void ref_rnn(const cfg *c, const double *x, const double *h0, const double *c0,
-                    double *const *wl, double *out, double *hn, double *cn) {
-  int64_t T = c->T, N = c->N, H = c->H, D = c->D, G = gates_of(c->mode);
-  int64_t in_w = c->I;
-  double *in = malloc((size_t)(T * N * in_w) * sizeof *in);
-  memcpy(in, x, (size_t)(T * N * in_w) * sizeof *in);
-  double *xg = malloc((size_t)(G * H) * sizeof *xg), *hg = malloc((size_t)(G * H) * sizeof *hg);
-  for (int l = 0; l < c->L; l++) {
-    double *lo = calloc((size_t)(T * N * D * H), sizeof *lo);
-    for (int d = 0; d < D; d++) {
-      int64_t base = 2 * (l * D + d), half = 2 * c->L * D, s_i = l * D + d;
-      const double *wih = wl[base], *whh = wl[base + 1], *bih = wl[half + base],
-                   *bhh = wl[half + base + 1];
-      double *h = malloc((size_t)(N * H) * sizeof *h), *cc = malloc((size_t)(N * H) * sizeof *cc);
-      double *nh = malloc((size_t)H * sizeof *nh), *nc = malloc((size_t)H * sizeof *nc);
-      memcpy(h, h0 + s_i * N * H, (size_t)(N * H) * sizeof *h);
-      if (c->mode == LSTM) memcpy(cc, c0 + s_i * N * H, (size_t)(N * H) * sizeof *cc);
-      for (int64_t s = 0; s < T; s++) {
-        int64_t t = d == 0 ? s : T - 1 - s;
-        for (int64_t b = 0; b < N; b++) {
-          double *o = lo + (t * N + b) * D * H + d * H;
-          if (c->lens && t >= c->lens[b]) continue; /* zero output, state kept */
-          const double *xr = in + (t * N + b) * in_w, *hr = h + b * H;
-          for (int64_t r = 0; r < G * H; r++) {
-            double a = bih[r], e = bhh[r];
-            for (int64_t k = 0; k < in_w; k++) a += wih[r * in_w + k] * xr[k];
-            for (int64_t k = 0; k < H; k++) e += whh[r * H + k] * hr[k];
-            xg[r] = a;
-            hg[r] = e;
-          }
-          for (int64_t j = 0; j < H; j++) {
-            if (c->mode == LSTM) {
-              double ig = sig(xg[j] + hg[j]), fg = sig(xg[H + j] + hg[H + j]);
-              double gg = tanh(xg[2 * H + j] + hg[2 * H + j]), og = sig(xg[3 * H + j] + hg[3 * H + j]);
-              nc[j] = fg * cc[b * H + j] + ig * gg;
-              nh[j] = og * tanh(nc[j]);
-            } else if (c->mode == GRU) {
-              double r = sig(xg[j] + hg[j]), z = sig(xg[H + j] + hg[H + j]);
-              double n = tanh(xg[2 * H + j] + r * hg[2 * H + j]);
-              nh[j] = (1 - z) * n + z * hr[j];
-            } else {
-              double v = xg[j] + hg[j];
-              nh[j] = c->mode == RNN_RELU ? (v > 0 ? v : 0) : tanh(v);
-            }
-          }
-          memcpy(h + b * H, nh, (size_t)H * sizeof *nh);
-          if (c->mode == LSTM) memcpy(cc + b * H, nc, (size_t)H * sizeof *nc);
-          memcpy(o, nh, (size_t)H * sizeof *nh);
-        }
-      }
-      memcpy(hn + s_i * N * H, h, (size_t)(N * H) * sizeof *h);
-      if (c->mode == LSTM) memcpy(cn + s_i * N * H, cc, (size_t)(N * H) * sizeof *cc);
-      free(h), free(cc), free(nh), free(nc);
-    }
-    free(in);
-    in = lo;
-    in_w = D * H;
-  }
-  memcpy(out, in, (size_t)(T * N * D * H) * sizeof *out);
-  free(in), free(xg), free(hg);
-}
 
 static void *as_dtype(const double *v, int64_t n, rill_dtype dt) {
   if (dt == RILL_DTYPE_FP64) {
@@ -137,8 +53,10 @@ typedef struct built {
   double *x, *h0, *c0, *w[64], *out, *hn, *cn;
 } built;
 
-/* Builds the op for cfg with deterministic inputs and computes the reference. */
-static built build(const cfg *c, rill_dtype dt, bool with_len) {
+/* Builds the op for cfg with deterministic inputs and computes the reference (without
+ * dropout). train: is_test false, with outputs Reserve ("reserve") and DropoutState
+ * ("mask"). */
+static built build_for(const cfg *c, rill_dtype dt, bool with_len, bool train) {
   built r = {0};
   int64_t T = c->T, N = c->N, I = c->I, H = c->H, SD = c->L * c->D;
   r.h = harness("rnn");
@@ -172,12 +90,20 @@ static built build(const cfg *c, rill_dtype dt, bool with_len) {
   OK(op_harness_attr_int(r.h, "hidden_size", (int32_t)H));
   OK(op_harness_attr_int(r.h, "input_size", (int32_t)I));
   OK(op_harness_attr_bool(r.h, "is_bidirec", c->D == 2));
-  OK(op_harness_attr_bool(r.h, "is_test", true));
+  OK(op_harness_attr_bool(r.h, "is_test", !train));
+  if (train) {
+    OK(op_harness_output(r.h, "Reserve", "reserve"));
+    OK(op_harness_output(r.h, "DropoutState", "mask"));
+  }
   r.out = malloc((size_t)(T * N * c->D * H + 1) * sizeof(double));
   r.hn = malloc((size_t)(SD * N * H) * sizeof(double));
   r.cn = malloc((size_t)(SD * N * H) * sizeof(double));
   ref_rnn(c, r.x, r.h0, r.c0, r.w, r.out, r.hn, r.cn);
   return r;
+}
+
+static built build(const cfg *c, rill_dtype dt, bool with_len) {
+  return build_for(c, dt, with_len, false);
 }
 
 static void release(const cfg *c, built *r) {
@@ -340,4 +266,342 @@ Test(rnn, lengths_outside_the_steps) {
   bind_input(h, "SequenceLength", "len", RILL_DTYPE_INT64, DIMS(2), two);
   EXPECT_ERROR(op_harness_run(h), "SequenceLength (len)", "[1]");
   op_harness_destroy(h);
+}
+
+/* ---- training: Reserve, DropoutState, the dropout between layers, rnn_grad ---- */
+
+Test(rnn, training_forward_keeps_reserve) {
+  /* Training gives the answers of inference, an all-ones DropoutState without dropout, and
+   * Reserve in operators/rnn.h's layout: the lower layer's output as a one-layer
+   * reference computes it, LSTM's cell at each sequence's last step equal to State's c,
+   * GRU's h' = (1 - z) n + z h from the kept gates, zero rows past the lengths. */
+  for (int m = LSTM; m <= RNN_TANH; m++) {
+    cfg c = {.mode = m, .L = 2, .D = 2, .T = 5, .N = 4, .I = 3, .H = 4, .lens = lens4};
+    built r = build_for(&c, RILL_DTYPE_FP64, true, true);
+    OK(op_harness_run(r.h));
+    int64_t T = c.T, N = c.N, H = c.H, D = c.D, W = D * H, SD = c.L * D;
+    expect_close(op_harness_tensor(r.h, "out"), r.out, T * N * W, RILL_DTYPE_FP64);
+    expect_close(op_harness_tensor(r.h, "hn"), r.hn, SD * N * H, RILL_DTYPE_FP64);
+    if (m == LSTM) expect_close(op_harness_tensor(r.h, "cn"), r.cn, SD * N * H, RILL_DTYPE_FP64);
+    const rill_tensor *mask = op_harness_tensor(r.h, "mask");
+    cr_assert_eq(mask->dtype, RILL_DTYPE_UINT8);
+    expect_dims(mask, DIMS(T, N, W));
+    for (int64_t i = 0; i < T * N * W; i++) cr_assert_eq(((const uint8_t *)rill_tensor_ptr(mask))[i], 1);
+    int64_t S = m == LSTM ? 5 * H : m == GRU ? 4 * H : 0, gates_n = c.L * D * T * N * S;
+    const rill_tensor *rt = op_harness_tensor(r.h, "reserve");
+    expect_dims(rt, DIMS(gates_n + T * N * W));
+    const double *res = rill_tensor_ptr(rt);
+    /* the hidden section: layer 0's output */
+    cfg one = c;
+    one.L = 1;
+    double *wl1[8];
+    for (int k = 0; k < 2 * D; k++) wl1[k] = r.w[k], wl1[2 * D + k] = r.w[4 * D + k];
+    double *lo = malloc((size_t)(T * N * W) * sizeof *lo), *hn1 = malloc((size_t)(D * N * H) * sizeof *hn1);
+    double *cn1 = malloc((size_t)(D * N * H) * sizeof *cn1);
+    ref_rnn(&one, r.x, r.h0, r.c0, wl1, lo, hn1, cn1);
+    for (int64_t i = 0; i < T * N * W; i++)
+      cr_assert(fabs(res[gates_n + i] - lo[i]) < 1e-12, "%s: hidden[%lld]", mode_names[m], (long long)i);
+    free(lo), free(hn1), free(cn1);
+    for (int64_t l = 0; l < c.L; l++)
+      for (int64_t d = 0; d < D; d++)
+        for (int64_t t = 0; t < T; t++)
+          for (int64_t b = 0; b < N; b++) {
+            const double *row = res + (((l * D + d) * T + t) * N + b) * S;
+            if (t >= lens4[b]) {
+              for (int64_t j = 0; j < S; j++) cr_assert_eq(row[j], 0.0);
+              continue;
+            }
+            int64_t last = d == 0 ? lens4[b] - 1 : 0;
+            if (m == LSTM && t == last)
+              for (int64_t j = 0; j < H; j++)
+                cr_assert(fabs(row[4 * H + j] - r.cn[((l * D + d) * N + b) * H + j]) < 1e-12);
+            if (m == GRU && l == c.L - 1 && d == 0)
+              for (int64_t j = 0; j < H; j++) {
+                double hp = t == 0 ? r.h0[((l * D) * N + b) * H + j] : r.out[((t - 1) * N + b) * W + j];
+                double z = row[H + j], n = row[2 * H + j];
+                cr_assert(fabs((1 - z) * n + z * hp - r.out[(t * N + b) * W + j]) < 1e-12);
+              }
+          }
+    release(&c, &r);
+  }
+}
+
+Test(rnn, dropout_between_layers) {
+  /* One mask of Out's shape for every layer's input, x * mask / (1 - p); unseeded runs
+   * draw new masks, a seed gives the same one every run. */
+  cfg c = {.mode = GRU, .L = 3, .D = 2, .T = 5, .N = 4, .I = 3, .H = 4, .lens = lens4};
+  built r = build_for(&c, RILL_DTYPE_FP64, true, true);
+  const float p = 0.4f;
+  OK(op_harness_attr_float(r.h, "dropout_prob", p));
+  int64_t n = c.T * c.N * c.D * c.H, SD = c.L * c.D;
+  uint8_t *first = malloc((size_t)n);
+  double *out = malloc((size_t)n * sizeof *out), *hn = malloc((size_t)(SD * c.N * c.H) * sizeof *hn);
+  for (int run = 0; run < 4; run++) {
+    if (run == 2) OK(op_harness_attr_int(r.h, "seed", 11));
+    OK(op_harness_run(r.h));
+    const uint8_t *mask = rill_tensor_ptr(op_harness_tensor(r.h, "mask"));
+    int64_t dropped = 0;
+    for (int64_t i = 0; i < n; i++) dropped += mask[i] == 0;
+    cr_assert(dropped > n / 4 && dropped < 3 * n / 5, "%lld of %lld dropped", (long long)dropped,
+              (long long)n);
+    ref_rnn_dropout(&c, r.x, r.h0, r.c0, r.w, mask, (double)(1.0f - p), out, hn, NULL);
+    expect_close(op_harness_tensor(r.h, "out"), out, n, RILL_DTYPE_FP64);
+    expect_close(op_harness_tensor(r.h, "hn"), hn, SD * c.N * c.H, RILL_DTYPE_FP64);
+    if (run == 1) cr_assert(memcmp(first, mask, (size_t)n) != 0, "unseeded runs drew one mask");
+    if (run == 3) cr_assert(memcmp(first, mask, (size_t)n) == 0, "seeded runs drew two masks");
+    if (run % 2 == 0) memcpy(first, mask, (size_t)n);
+  }
+  free(first), free(out), free(hn);
+  release(&c, &r);
+}
+
+/* Finite differences of L = sum(Out dOut) + sum(State dState) in float64 against rnn_grad,
+ * for Input, PreState and WeightList together, each alone and none (grad_check). */
+static void grad_case(const cfg *c, float dropout) {
+  built r = build_for(c, RILL_DTYPE_FP64, true, true);
+  if (dropout > 0) {
+    OK(op_harness_attr_float(r.h, "dropout_prob", dropout));
+    OK(op_harness_attr_int(r.h, "seed", 5)); /* the same mask in every forward run */
+  }
+  rill_status *st = grad_check(r.h, GC_SLOTS("Input", "PreState", "WeightList"),
+                               GC_SLOTS("Out", "State"), NULL);
+  cr_assert_null(st, "%s, %d layers, %d directions: %s", mode_names[c->mode], c->L, c->D,
+                 rill_status_message(st));
+  release(c, &r);
+}
+
+static const int64_t lens_grad[] = {4, 2, 0, 3}; /* T = 4: full, short, empty, short */
+
+Test(rnn, gradient_each_mode_two_layers_bidirectional_with_lengths) {
+  for (int m = LSTM; m <= RNN_TANH; m++) {
+    cfg c = {.mode = m, .L = 2, .D = 2, .T = 4, .N = 4, .I = 3, .H = 3, .lens = lens_grad};
+    grad_case(&c, 0);
+  }
+}
+
+Test(rnn, gradient_each_mode_without_lengths) {
+  for (int m = LSTM; m <= RNN_TANH; m++) {
+    cfg one = {.mode = m, .L = 1, .D = 1, .T = 3, .N = 2, .I = 4, .H = 3};
+    grad_case(&one, 0);
+    cfg deep = {.mode = m, .L = 3, .D = 1, .T = 3, .N = 2, .I = 2, .H = 2};
+    grad_case(&deep, 0);
+  }
+}
+
+Test(rnn, gradient_through_dropout_between_layers) {
+  for (int m = LSTM; m <= GRU; m++) {
+    cfg c = {.mode = m, .L = 3, .D = 2, .T = 4, .N = 4, .I = 2, .H = 2, .lens = lens_grad};
+    grad_case(&c, 0.4f);
+  }
+}
+
+Test(rnn, gradient_of_state_alone) {
+  /* Only State in the loss: Out@GRAD is zeros, the gradient enters through dh_T, dc_T. */
+  cfg c = {.mode = LSTM, .L = 2, .D = 2, .T = 4, .N = 4, .I = 2, .H = 3, .lens = lens_grad};
+  built r = build_for(&c, RILL_DTYPE_FP64, true, true);
+  OK(grad_check(r.h, GC_SLOTS("Input", "PreState", "WeightList"), GC_SLOTS("State"), NULL));
+  release(&c, &r);
+}
+
+/* rnn_grad run on its own after r's training forward (run already), with upstream
+ * gradients dout [T, N, D*H] and dst (each State's), every gradient wanted: "x@GRAD",
+ * "h0@GRAD", "c0@GRAD", "w<k>@GRAD". */
+static op_harness *run_grad(const cfg *c, built *r, rill_dtype dt, const double *dout,
+                            const double *dst, int threads) {
+  op_harness *g = harness("rnn_grad");
+  static const char *const fwd_in[] = {"Input", "PreState", "WeightList", "SequenceLength"};
+  static const char *const grad_out[] = {"Input@GRAD", "PreState@GRAD", "WeightList@GRAD"};
+  const rill_op_desc *fd = op_harness_desc(r->h);
+  for (size_t s = 0; s < 4; s++) {
+    const rill_op_slot *slot = rill_op_input(fd, fwd_in[s]);
+    for (size_t j = 0; slot && j < slot->nargs; j++) {
+      OK(op_harness_input(g, fwd_in[s], slot->args[j], op_harness_tensor(r->h, slot->args[j])));
+      char gname[64];
+      snprintf(gname, sizeof gname, "%s@GRAD", slot->args[j]);
+      if (s < 3) OK(op_harness_output(g, grad_out[s], gname));
+    }
+  }
+  OK(op_harness_input(g, "Reserve", "reserve", op_harness_tensor(r->h, "reserve")));
+  OK(op_harness_input(g, "DropoutState", "mask", op_harness_tensor(r->h, "mask")));
+  OK(op_harness_input(g, "Out", "out", op_harness_tensor(r->h, "out")));
+  bind_d(g, "Out@GRAD", "out@GRAD", dt, DIMS(c->T, c->N, c->D * c->H), dout);
+  bind_d(g, "State@GRAD", "hn@GRAD", dt, DIMS(c->L * c->D, c->N, c->H), dst);
+  if (c->mode == LSTM) bind_d(g, "State@GRAD", "cn@GRAD", dt, DIMS(c->L * c->D, c->N, c->H), dst);
+  OK(op_harness_attr_string(g, "mode", mode_names[c->mode]));
+  OK(op_harness_attr_int(g, "num_layers", c->L));
+  OK(op_harness_attr_int(g, "hidden_size", (int32_t)c->H));
+  OK(op_harness_attr_bool(g, "is_bidirec", c->D == 2));
+  OK(op_harness_attr_bool(g, "is_test", false));
+  op_harness_set_threads(g, threads);
+  OK(op_harness_run(g));
+  return g;
+}
+
+/* Gradient v of run_grad's outputs (0 x, 1 h0, 2 c0, 3 + k weight k) as doubles. */
+static double *grad_values(op_harness *g, int64_t v, int64_t *n) {
+  char name[32];
+  if (v < 3) snprintf(name, sizeof name, "%s@GRAD", v == 0 ? "x" : v == 1 ? "h0" : "c0");
+  else snprintf(name, sizeof name, "w%lld@GRAD", (long long)(v - 3));
+  const rill_tensor *t = op_harness_tensor(g, name);
+  cr_assert(t && rill_tensor_is_set(t), "%s", name);
+  *n = rill_tensor_numel(t);
+  double *out = malloc((size_t)(*n + 1) * sizeof *out);
+  for (int64_t i = 0; i < *n; i++)
+    out[i] = t->dtype == RILL_DTYPE_FP64 ? ((const double *)rill_tensor_ptr(t))[i]
+                                         : ((const float *)rill_tensor_ptr(t))[i];
+  return out;
+}
+
+Test(rnn, gradient_float32_agrees_with_float64) {
+  /* rnn_grad's float32 kernel against its float64 one, on 4 threads. */
+  static const int64_t lens[] = {6, 3, 0, 5, 6};
+  cfg c = {.mode = LSTM, .L = 2, .D = 2, .T = 6, .N = 5, .I = 7, .H = 8, .lens = lens};
+  int64_t nv = 3 + nweights(&c), n = c.T * c.N * c.D * c.H, sn = c.L * c.D * c.N * c.H;
+  double *grads[2][40] = {{0}};
+  int64_t sizes[40] = {0};
+  double *dout = malloc((size_t)n * sizeof *dout), *dst = malloc((size_t)sn * sizeof *dst);
+  fill(dout, n, 4.1, 1.0);
+  fill(dst, sn, 5.3, 1.0);
+  for (int k = 0; k < 2; k++) {
+    rill_dtype dt = k ? RILL_DTYPE_FP32 : RILL_DTYPE_FP64;
+    built r = build_for(&c, dt, true, true);
+    op_harness_set_threads(r.h, 4);
+    OK(op_harness_run(r.h));
+    op_harness *g = run_grad(&c, &r, dt, dout, dst, 4);
+    for (int64_t v = 0; v < nv; v++) grads[k][v] = grad_values(g, v, &sizes[v]);
+    op_harness_destroy(g);
+    release(&c, &r);
+  }
+  for (int64_t v = 0; v < nv; v++) {
+    double scale = 0;
+    for (int64_t i = 0; i < sizes[v]; i++) scale = fmax(scale, fabs(grads[0][v][i]));
+    for (int64_t i = 0; i < sizes[v]; i++)
+      cr_assert(fabs(grads[0][v][i] - grads[1][v][i]) <= 1e-4 * (1 + scale), "gradient %lld "
+                "[%lld]: %.8g (float64) vs %.8g (float32)", (long long)v, (long long)i,
+                grads[0][v][i], grads[1][v][i]);
+    free(grads[0][v]), free(grads[1][v]);
+  }
+  free(dout), free(dst);
+}
+
+Test(rnn, gradient_of_no_steps) {
+  /* T = 0: the states pass through the forward, so their gradients pass back and the
+   * weights get zeros. */
+  for (int m = LSTM; m <= GRU; m++) {
+    cfg c = {.mode = m, .L = 2, .D = 2, .T = 0, .N = 3, .I = 2, .H = 3};
+    built r = build_for(&c, RILL_DTYPE_FP64, true, true);
+    OK(op_harness_run(r.h));
+    expect_dims(op_harness_tensor(r.h, "reserve"), DIMS(0));
+    int64_t sn = c.L * c.D * c.N * c.H;
+    double *dst = malloc((size_t)sn * sizeof *dst);
+    fill(dst, sn, 0.9, 1.0);
+    op_harness *g = run_grad(&c, &r, RILL_DTYPE_FP64, dst, dst, 1);
+    expect_dims(op_harness_tensor(g, "x@GRAD"), DIMS(0, c.N, c.I));
+    for (int64_t v = 1; v < 3 + nweights(&c); v++) {
+      if (v == 2 && m != LSTM) continue;
+      int64_t n;
+      double *gv = grad_values(g, v, &n);
+      for (int64_t i = 0; i < n; i++) cr_assert_eq(gv[i], v < 3 ? dst[i] : 0.0);
+      free(gv);
+    }
+    free(dst);
+    op_harness_destroy(g);
+    release(&c, &r);
+  }
+}
+
+Test(rnn, gradient_needs_the_training_forward) {
+  cfg c = {.mode = GRU, .L = 1, .D = 1, .T = 3, .N = 2, .I = 2, .H = 2};
+  built r = build_for(&c, RILL_DTYPE_FP64, false, false); /* is_test true */
+  EXPECT_ERROR(grad_check(r.h, GC_SLOTS("Input"), GC_SLOTS("Out"), NULL), "rnn_grad",
+               "is_test is true", "training mode");
+  release(&c, &r);
+  r = build_for(&c, RILL_DTYPE_FP64, false, false);
+  OK(op_harness_attr_bool(r.h, "is_test", false)); /* training, but no Reserve output */
+  EXPECT_ERROR(grad_check(r.h, GC_SLOTS("Input"), GC_SLOTS("Out"), NULL), "rnn_grad",
+               "needs input Reserve");
+  release(&c, &r);
+}
+
+/* ---- out of memory: the training forward and rnn_grad fail cleanly at every allocation ---- */
+
+static rill_status *bind_sweep(op_harness *h, const char *slot, const char *name, rill_dtype dt,
+                               const int64_t *d, size_t nd, const void *data) {
+  rill_tensor *t = op_harness_make(dt, d, nd, data);
+  if (!t) return rill_error(RILL_OUT_OF_MEMORY, "out of memory making %s", name);
+  rill_status *st = op_harness_input(h, slot, name, t);
+  op_harness_free_tensor(t);
+  return st;
+}
+
+static rill_status *attrs_sweep(op_harness *h, const cfg *c) {
+  rill_status *st = op_harness_attr_string(h, "mode", mode_names[c->mode]);
+  if (!st) st = op_harness_attr_int(h, "num_layers", c->L);
+  if (!st) st = op_harness_attr_int(h, "hidden_size", (int32_t)c->H);
+  if (!st) st = op_harness_attr_bool(h, "is_bidirec", c->D == 2);
+  if (!st) st = op_harness_attr_bool(h, "is_test", false);
+  if (!st) st = op_harness_attr_float(h, "dropout_prob", 0.5f);
+  if (!st) st = op_harness_attr_int(h, "seed", 3);
+  return st;
+}
+
+static rill_status *run_train_step(void *ctx) {
+  const cfg *c = ctx;
+  static const char *const pre[] = {"h0", "c0"}, *const st_names[] = {"hn", "cn"};
+  double v[256];
+  fill(v, 256, 0.4, 0.5);
+  op_harness *h = NULL, *g = NULL;
+  RILL_TRY(op_harness_create("rnn", &h));
+  rill_status *st = bind_sweep(h, "Input", "x", RILL_DTYPE_FP64, DIMS(c->T, c->N, c->I), v);
+  for (int i = 0; i < 2 && !st; i++)
+    st = bind_sweep(h, "PreState", pre[i], RILL_DTYPE_FP64, DIMS(c->L * c->D, c->N, c->H), v);
+  char names[32][24];
+  for (int64_t k = 0; k < nweights(c) && !st; k++) {
+    int64_t dims[2];
+    size_t nd = weight_shape(c, k, dims);
+    snprintf(names[k], sizeof names[k], "w%lld", (long long)k);
+    st = bind_sweep(h, "WeightList", names[k], RILL_DTYPE_FP64, dims, nd, v);
+  }
+  if (!st) st = bind_sweep(h, "SequenceLength", "len", RILL_DTYPE_INT64, DIMS(c->N), c->lens);
+  if (!st) st = op_harness_output(h, "Out", "out");
+  for (int i = 0; i < 2 && !st; i++) st = op_harness_output(h, "State", st_names[i]);
+  if (!st) st = op_harness_output(h, "Reserve", "reserve");
+  if (!st) st = op_harness_output(h, "DropoutState", "mask");
+  if (!st) st = attrs_sweep(h, c);
+  if (!st) st = op_harness_run(h);
+  if (!st) st = op_harness_create("rnn_grad", &g);
+  static const char *const fwd[] = {"x", "h0", "c0", "len", "reserve", "mask", "out"};
+  static const char *const fwd_slots[] = {"Input", "PreState", "PreState", "SequenceLength",
+                                          "Reserve", "DropoutState", "Out"};
+  for (size_t i = 0; i < RILL_COUNTOF(fwd) && !st; i++)
+    st = op_harness_input(g, fwd_slots[i], fwd[i], op_harness_tensor(h, fwd[i]));
+  for (int64_t k = 0; k < nweights(c) && !st; k++) {
+    char gname[32];
+    snprintf(gname, sizeof gname, "%s@GRAD", names[k]);
+    st = op_harness_input(g, "WeightList", names[k], op_harness_tensor(h, names[k]));
+    if (!st) st = op_harness_output(g, "WeightList@GRAD", gname);
+  }
+  if (!st)
+    st = bind_sweep(g, "Out@GRAD", "out@GRAD", RILL_DTYPE_FP64, DIMS(c->T, c->N, c->D * c->H), v);
+  for (int i = 0; i < 2 && !st; i++)
+    st = bind_sweep(g, "State@GRAD", i ? "cn@GRAD" : "hn@GRAD", RILL_DTYPE_FP64,
+                    DIMS(c->L * c->D, c->N, c->H), v);
+  if (!st) st = op_harness_output(g, "Input@GRAD", "x@GRAD");
+  if (!st) st = op_harness_output(g, "PreState@GRAD", "h0@GRAD");
+  if (!st) st = op_harness_output(g, "PreState@GRAD", "c0@GRAD");
+  if (!st) st = attrs_sweep(g, c);
+  if (!st) st = op_harness_run(g);
+  op_harness_destroy(g);
+  op_harness_destroy(h);
+  return st;
+}
+
+Test(rnn, training_fails_cleanly_at_every_allocation) {
+  cr_assert_null(rill_registry_init());
+  static const int64_t lens[] = {3, 1};
+  cfg c = {.mode = LSTM, .L = 2, .D = 2, .T = 3, .N = 2, .I = 2, .H = 2, .lens = lens};
+  char why[512] = "";
+  long n = fail_alloc_sweep(run_train_step, NULL, &c, 5000, false, why, sizeof why);
+  fail_alloc_uninstall();
+  cr_assert_geq(n, 10, "%ld failing runs: %s", n, why);
 }

@@ -229,5 +229,5 @@ def test_evaluator_edit_distance_as_paddle18():
     ev.reset(exe)
     exe.run(feed=feed)
     assert [v.ravel().tolist() for v in ev.eval(exe)] == [[0.5], [0.5]]
-    with pytest.raises(rill.FluidAPIMissing, match='fluid.evaluator.ChunkEvaluator'):
-        rill.evaluator.ChunkEvaluator
+    with pytest.raises(rill.FluidAPIMissing, match='fluid.evaluator.DetectionMAP'):
+        rill.evaluator.DetectionMAP

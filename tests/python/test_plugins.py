@@ -1,6 +1,6 @@
 """rill.load_op_library: the example plugin (examples/plugin/mish.c, built by CMake as
-mish_plugin.so next to librill.so) registers `mish` and `mish_grad`; a program built in
-Python uses mish forward and backward; bad libraries raise errors naming the file."""
+mish_plugin.so next to librill.so) registers `custom_mish` and `custom_mish_grad`; a
+program built in Python uses it forward and backward; bad libraries raise errors naming the file."""
 import os
 import subprocess
 
@@ -24,7 +24,7 @@ def plugin():
                         'build there to make it (cmake --build build --target rill_plugin_mish)')
         subprocess.run(['cmake', '--build', lib_dir(), '--target', 'rill_plugin_mish'],
                        check=True, stdout=subprocess.DEVNULL)
-    if 'mish' not in rill.core.op_names():
+    if 'custom_mish' not in rill.core.op_names():
         rill.load_op_library(path)
     return path
 
@@ -38,23 +38,23 @@ def mish_layer(x, threshold=None):
     blk = rill.default_main_program().global_block()
     out = blk.create_var(name=rill.unique_name.generate('mish'), infer=True)
     attrs = {} if threshold is None else {'threshold': float(threshold)}
-    blk.append_op('mish', inputs={'X': x}, outputs={'Out': out}, attrs=attrs)
+    blk.append_op('custom_mish', inputs={'X': x}, outputs={'Out': out}, attrs=attrs)
     return out
 
 
 # First: before the plugin fixture loads the library into this process.
 def test_unregistered_op_is_named():
-    if 'mish' in rill.core.op_names():
+    if 'custom_mish' in rill.core.op_names():
         pytest.skip('the plugin is already loaded in this process')
     x = rill.layers.data('x', [3])
     with pytest.raises(rill.Error, match='mish'):
         mish_layer(x)
-    assert 'mish' not in [op.type for op in rill.default_main_program().global_block().ops]
+    assert 'custom_mish' not in [op.type for op in rill.default_main_program().global_block().ops]
 
 
 def test_plugin_ops_are_registered(plugin):
     names = rill.core.op_names()
-    assert 'mish' in names and 'mish_grad' in names
+    assert 'custom_mish' in names and 'custom_mish_grad' in names
     assert names == sorted(names)
 
 
@@ -79,7 +79,7 @@ def test_plugin_gradient_trains(plugin):
     h = mish_layer(rill.layers.fc(x, 16))
     loss = rill.layers.mean(rill.layers.square_error_cost(rill.layers.fc(h, 1), label))
     rill.optimizer.SGD(0.1).minimize(loss)
-    assert 'mish_grad' in [op.type for op in main.global_block().ops]
+    assert 'custom_mish_grad' in [op.type for op in main.global_block().ops]
     rs = np.random.RandomState(0)
     xs = rs.rand(32, 4).astype('float32')
     ys = xs.sum(1, keepdims=True).astype('float32')
@@ -107,7 +107,7 @@ def test_loading_twice_is_already_exists(plugin):
     with pytest.raises(rill.AlreadyExistsError) as e:
         rill.load_op_library(plugin)
     assert plugin in str(e.value) and 'mish' in str(e.value)
-    assert 'mish' in rill.core.op_names()  # the first registration stands
+    assert 'custom_mish' in rill.core.op_names()  # the first registration stands
 
 
 def test_bad_libraries_raise_naming_the_file(tmp_path):

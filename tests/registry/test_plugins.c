@@ -52,7 +52,7 @@ static rill_program *mish_program(rill_dtype dtype, float threshold) {
   OK(rill_block_add_var(p, 0, "x", RILL_VAR_LOD_TENSOR, dtype, dims, 2, 0, false));
   OK(rill_block_add_var(p, 0, "y", RILL_VAR_LOD_TENSOR, dtype, dims, 2, 0, false));
   rill_op_builder *b;
-  OK(rill_op_builder_create("mish", &b));
+  OK(rill_op_builder_create("custom_mish", &b));
   OK(rill_op_builder_input(b, "X", &x_name, 1));
   OK(rill_op_builder_output(b, "Out", &y_name, 1));
   if (!isnan(threshold)) OK(rill_op_builder_attr_float(b, "threshold", threshold));
@@ -164,7 +164,7 @@ Test(plugins, backward_pass_uses_the_plugin_gradient) {
 Test(plugins, describe_names_the_plugin_op) {
   OK(rill_load_op_library(PLUGIN));
   char *text = NULL;
-  OK(rill_op_describe("mish", &text));
+  OK(rill_op_describe("custom_mish", &text));
   cr_assert(strstr(text, "threshold"), "%s", text);
   cr_assert(strstr(text, "float64"), "%s", text);
   rill_free_buffer(text);
@@ -203,11 +203,11 @@ Test(plugins, library_without_init_symbol) {
 Test(plugins, loading_twice_is_a_duplicate) {
   OK(rill_load_op_library(PLUGIN));
   size_t before = rill_op_count();
-  expect_error(rill_load_op_library(PLUGIN), RILL_ALREADY_EXISTS, PLUGIN, "'mish'");
+  expect_error(rill_load_op_library(PLUGIN), RILL_ALREADY_EXISTS, PLUGIN, "'custom_mish'");
   cr_assert_eq(rill_op_count(), before);
   /* the first registration still works */
   char *text = NULL;
-  OK(rill_op_describe("mish_grad", &text));
+  OK(rill_op_describe("custom_mish_grad", &text));
   rill_free_buffer(text);
 }
 
@@ -577,13 +577,13 @@ Test(plugins, attribute_accessors_and_output_checks) {
 Test(plugins, unknown_op_fails_at_load_naming_it_and_how_to_add_it) {
   rill_program *p = mish_program(RILL_DTYPE_FP32, NAN); /* the builder accepts any type */
   rill_status *st = rill_program_validate(p);
-  expect_error(st, RILL_UNIMPLEMENTED, "mish", "--plugin");
+  expect_error(st, RILL_UNIMPLEMENTED, "custom_mish", "--plugin");
   rill_executor *e;
   OK(rill_executor_create(NULL, &e));
   const char *feed = "x", *fetch = "y";
   st = rill_executor_prepare(e, p, &feed, 1, &fetch, 1);
   cr_assert_not_null(st);
-  cr_assert(strstr(rill_status_message(st), "mish"), "%s", rill_status_message(st));
+  cr_assert(strstr(rill_status_message(st), "custom_mish"), "%s", rill_status_message(st));
   cr_assert(strstr(rill_status_message(st), "rill_load_op_library"), "%s", rill_status_message(st));
   rill_status_destroy(st);
   rill_executor_destroy(e);
@@ -609,7 +609,7 @@ static void write_mish_model(const char *dir) {
   OK(rill_op_builder_attr_int(b, "col", 0));
   OK(rill_op_builder_append(b, p, 0));
   rill_op_builder_destroy(b);
-  OK(rill_op_builder_create("mish", &b));
+  OK(rill_op_builder_create("custom_mish", &b));
   OK(rill_op_builder_input(b, "X", &x_name, 1));
   OK(rill_op_builder_output(b, "Out", &y_name, 1));
   OK(rill_op_builder_append(b, p, 0));
@@ -652,7 +652,7 @@ Test(plugins, cli_run_with_and_without_the_plugin) {
   snprintf(cmd, sizeof cmd, "'%s' run '%s' --input x='%s/x.npy' 2>&1", RILL, model, model);
   int rc = sh(&out, "%s", cmd);
   cr_assert_eq(rc, 1, "exit %d: %s", rc, out);
-  cr_assert(strstr(out, "mish"), "%s", out);
+  cr_assert(strstr(out, "custom_mish"), "%s", out);
   cr_assert(strstr(out, "--plugin"), "%s", out);
   free(out);
   snprintf(cmd, sizeof cmd, "'%s' run '%s' --plugin '%s' --input x='%s/x.npy' 2>&1", RILL, model,
@@ -663,7 +663,7 @@ Test(plugins, cli_run_with_and_without_the_plugin) {
   snprintf(want, sizeof want, "first: %.6g", mish_ref(XS[0], 20));
   cr_assert(strstr(out, want), "'%s' not in: %s", want, out);
   free(out);
-  snprintf(cmd, sizeof cmd, "'%s' ops --plugin '%s' mish 2>&1", RILL, PLUGIN);
+  snprintf(cmd, sizeof cmd, "'%s' ops --plugin '%s' custom_mish 2>&1", RILL, PLUGIN);
   rc = sh(&out, "%s", cmd);
   cr_assert_eq(rc, 0, "exit %d: %s", rc, out);
   cr_assert(strstr(out, "threshold"), "%s", out);

@@ -3,11 +3,15 @@
  * parallel schedule for the first model, the sequential one for the second). The clones share the program and the weights; each
  * answer must equal the single-threaded one bit for bit. ThreadSanitizer checks the
  * sharing: weights are only read, and the persistable variables an op writes (the
- * batch_norm statistics the folding could not remove) are private to each clone. */
+ * batch_norm statistics the folding could not remove) are private to each clone. The
+ * third case leaves the first run to the clones, so they race to pack the constant
+ * weights (one claims each, the others multiply unpacked meanwhile); its reference comes
+ * from a predictor whose weights stay mutable (nothing packed). */
 #include <pthread.h>
 #include <string.h>
 
 #include "check.h"
+#include "framework/inference/predictor.h"
 #include "framework/io/npy.h"
 #include "rill.h"
 
@@ -55,15 +59,21 @@ static void *work(void *arg) {
   return NULL;
 }
 
-static void stress(const char *model, const char *input_file, rill_schedule schedule) {
-  char path[512];
-  snprintf(path, sizeof path, MODELS "%s", model);
+static rill_status *open_model(const char *path, rill_schedule schedule, bool constant, rill_predictor **out) {
   rill_predictor_config *c = NULL;
   rill_status *st = rill_predictor_config_create(path, &c);
   if (!st) st = rill_predictor_config_set_threads(c, 2);
   if (!st) st = rill_predictor_config_set_schedule(c, schedule);
-  if (!st) st = rill_predictor_create(c, &base);
+  if (!st) st = rill_predictor_config_set_constant_weights(c, constant);
+  if (!st) st = rill_predictor_create(c, out);
   rill_predictor_config_destroy(c);
+  return st;
+}
+
+static void stress(const char *model, const char *input_file, rill_schedule schedule, bool race_first_pack) {
+  char path[512];
+  snprintf(path, sizeof path, MODELS "%s", model);
+  rill_status *st = open_model(path, schedule, true, &base);
   CHECK(st == NULL, "%s: %s", model, rill_status_message(st));
   if (st) {
     rill_status_destroy(st);
@@ -73,7 +83,17 @@ static void stress(const char *model, const char *input_file, rill_schedule sche
   st = rill_npy_load(path, &input);
   CHECK(st == NULL, "%s", rill_status_message(st));
   input_name = rill_predictor_input_name(base, 0);
-  CHECK(run_once(base, want, &nwant) == 0, "%s: single-threaded run", model);
+  if (race_first_pack) {
+    rill_predictor *plain = NULL;
+    snprintf(path, sizeof path, MODELS "%s", model);
+    st = open_model(path, schedule, false, &plain);
+    CHECK(st == NULL, "%s: %s", model, rill_status_message(st));
+    rill_status_destroy(st);
+    CHECK(plain && run_once(plain, want, &nwant) == 0, "%s: single-threaded run", model);
+    rill_predictor_destroy(plain);
+  } else {
+    CHECK(run_once(base, want, &nwant) == 0, "%s: single-threaded run", model);
+  }
 
   worker w[THREADS];
   pthread_t t[THREADS];
@@ -99,7 +119,8 @@ static void stress(const char *model, const char *input_file, rill_schedule sche
 }
 
 int main(void) {
-  stress("mnist_conv_bn_etienne", "input_img.npy", RILL_SCHEDULE_PARALLEL);
-  stress("abalone_bn_mlp", "input_x.npy", RILL_SCHEDULE_SEQUENTIAL);
+  stress("mnist_conv_bn_etienne", "input_img.npy", RILL_SCHEDULE_PARALLEL, false);
+  stress("abalone_bn_mlp", "input_x.npy", RILL_SCHEDULE_SEQUENTIAL, false);
+  stress("luotao1_example_mlp_2018", "input_img.npy", RILL_SCHEDULE_SEQUENTIAL, true);
   return check_report();
 }

@@ -2,7 +2,9 @@
  * parameters initialised by a seeded startup program, run by the executor on fixed
  * synthetic data. The loss must fall below a fixed threshold, and two runs with the
  * same seeds must give bitwise-identical parameters. */
+#include "framework/data/scope.h"
 #include "framework/program/program.h"
+#include "kernels/cpu/sgemm.h"
 #include "train/train_util.h"
 #include "transform/prog_util.h"
 
@@ -156,6 +158,29 @@ static void regression_case(tu_opt opt, float lr, int steps, float threshold) {
 Test(train, softmax_regression_sgd) { regression_case(TU_SGD, 1.0f, 150, 0.35f); }
 Test(train, softmax_regression_momentum) { regression_case(TU_MOMENTUM, 0.2f, 100, 0.3f); }
 Test(train, softmax_regression_adam) { regression_case(TU_ADAM, 0.1f, 100, 0.3f); }
+
+/* Training writes its parameters (the optimizer ops): no weight of a training program
+ * is marked immutable, so no product runs on a packed copy that would go stale. */
+Test(train, parameters_are_never_packed_as_constants) {
+  make_regression_data();
+  net n;
+  build_regression(&n, TU_SGD, 1.0f);
+  rill_scope *s = NULL;
+  POK(rill_scope_create(NULL, &s));
+  rill_sgemm_packed_stats before = rill_sgemm_packed_counters();
+  float first, last;
+  train(&n, s, 20, &first, &last);
+  rill_sgemm_packed_stats after = rill_sgemm_packed_counters();
+  cr_assert_lt(last, first, "the loss falls: the products see the updated weights");
+  cr_assert_eq(after.packs_made, before.packs_made, "a training run packed a parameter");
+  cr_assert_eq(after.packed_calls, before.packed_calls);
+  rill_variable *w = rill_scope_find(s, "fc_0.w_0");
+  cr_assert(w && w->kind == RILL_VARKIND_TENSOR);
+  cr_assert_not(rill_buffer_immutable(w->u.tensor.buf));
+  cr_assert_null(rill_buffer_derived_get(w->u.tensor.buf));
+  rill_scope_destroy(s);
+  net_free(&n);
+}
 
 /* ---- a small CNN on synthetic 8x8 images: class = orientation of a bar ---- */
 

@@ -156,6 +156,70 @@ Test(infer_passes, dropout_with_a_read_mask_is_kept) {
   teardown(&f);
 }
 
+/* ---- identity scale (scale 1, bias 0), as saved models end: relu -> scale -> fetch ---- */
+
+static void identity_prog(fixture *f, float scale, float bias, bool fetch_x, bool reader) {
+  int64_t d[2] = {4, 9};
+  setup(f, 2, d);
+  tmp(f, "r", 2, d);
+  tmp(f, "out", 2, d);
+  tmp(f, "z", 2, d);
+  prog_op(f->p, "relu", "X=x", "Out=r");
+  rill_op_builder *b = prog_op_begin("scale", "X=r", "Out=out");
+  POK(rill_op_builder_attr_float(b, "scale", scale));
+  POK(rill_op_builder_attr_float(b, "bias", bias));
+  prog_op_end(b, f->p);
+  if (reader) {
+    prog_op(f->p, "sigmoid", "X=out", "Out=z");
+    fetch(f, "z");
+  } else {
+    fetch(f, "out");
+  }
+  if (fetch_x) fetch(f, "r");
+}
+
+Test(infer_passes, fetched_identity_scale_is_removed_its_producer_writing_the_output) {
+  fixture f;
+  identity_prog(&f, 1.0f, 0.0f, false, false);
+  rill_tensor *before = run(&f, "out");
+  size_t n = 0, ops = nops(&f);
+  POK(rill_pass_drop_dropout(f.p, &n));
+  cr_assert_eq(n, 1);
+  cr_assert_eq(nops(&f), ops - 1);
+  cr_assert_str_eq(type_at(&f, 1), "relu");
+  cr_assert_str_eq(prog_arg(f.p, 1, false, "Out", 0), "out", "the producer writes the fetched name");
+  same(before, run(&f, "out"));
+  teardown(&f);
+}
+
+Test(infer_passes, identity_scale_read_by_an_op_is_removed_its_reader_renamed) {
+  fixture f;
+  identity_prog(&f, 1.0f, 0.0f, false, true);
+  rill_tensor *before = run(&f, "z");
+  size_t n = 0;
+  POK(rill_pass_drop_dropout(f.p, &n));
+  cr_assert_eq(n, 1);
+  cr_assert_str_eq(type_at(&f, 2), "sigmoid");
+  cr_assert_str_eq(prog_arg(f.p, 2, true, "X", 0), "r");
+  same(before, run(&f, "z"));
+  teardown(&f);
+}
+
+Test(infer_passes, scale_that_changes_values_or_whose_input_is_fetched_is_kept) {
+  const float cases[][2] = {{2.0f, 0.0f}, {1.0f, 0.5f}};
+  for (size_t c = 0; c < 3; c++) {
+    fixture f;
+    if (c < 2) identity_prog(&f, cases[c][0], cases[c][1], false, false);
+    else identity_prog(&f, 1.0f, 0.0f, true, false); /* r is fetched too: it must stay r */
+    size_t n = 9, ops = nops(&f);
+    POK(rill_pass_drop_dropout(f.p, &n));
+    cr_assert_eq(n, 0, "case %zu", c);
+    cr_assert_eq(nops(&f), ops, "case %zu", c);
+    cr_assert_str_eq(type_at(&f, 2), "scale", "case %zu", c);
+    teardown(&f);
+  }
+}
+
 /* ---- batch_norm folding ---- */
 
 static void bn(fixture *f, const char *x, const char *y, int64_t c) {

@@ -302,7 +302,7 @@ static rill_status *report_bench(rill_predictor *pred, const run_args *r, rill_t
   printf("cpu: %s kernels (RILL_CPU_ISA caps them)\n", rill_cpu_isa());
   rill_pass_counts pc;
   CLI_TRY(rill_predictor_pass_counts(pred, &pc));
-  printf("passes: %zu dropout removed, %zu batch_norm folded, %zu conv2d_fusion, %zu fc, "
+  printf("passes: %zu dropout/identity removed, %zu batch_norm folded, %zu conv2d_fusion, %zu fc, "
          "%zu in place\n",
          pc.dropouts, pc.bn_folded, pc.conv_fused, pc.fc_fused, pc.inplace);
   printf("memory: temporaries %.3f MiB (peak, -O%ld, memory plan %s), parameters %.3f MiB, "
