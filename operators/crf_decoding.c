@@ -18,7 +18,7 @@ static const rill_slot_schema inputs[] = {
                    "int64 [N]: the length of each padded row"},
 };
 static const rill_slot_schema outputs[] = {
-    {"ViterbiPath", 0, "int64 [T, 1] (Emission's LoD) or [N, S]: the tags, or 1/0 with Label"},
+    {"ViterbiPath", RILL_SLOT_DTYPE_FIXED, "int64 [T, 1] (Emission's LoD) or [N, S]: the tags, or 1/0 with Label"},
 };
 
 static rill_status *crf_decoding_infer(rill_infer_ctx *ctx) {

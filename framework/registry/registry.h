@@ -12,6 +12,11 @@
 #define RILL_SLOT_DISPENSABLE 2u  /* may be absent or empty */
 #define RILL_SLOT_NO_GRAD 4u      /* no gradient flows through this input */
 #define RILL_SLOT_INTERMEDIATE 8u /* an output kept only for the gradient */
+/* An output whose dtype the op fixes whatever the program declares: validation accepts a
+ * declared dtype that differs and checks the ops after it against the declaration (older
+ * Paddle versions declared crf_decoding's int64 ViterbiPath, and what follows it, with
+ * the input's float dtype); at run time the kernel's dtype flows on. */
+#define RILL_SLOT_DTYPE_FIXED 16u
 
 typedef struct rill_slot_schema {
   const char *name;

@@ -292,7 +292,8 @@ static rill_status *infer_op(vstate *v, int32_t block, const rill_op_schema *s,
        * stands. Real contradictions of recorded shapes are still errors. */
       if (decl->known && !(decl->dims.n == 0 && got->dims.n > 0 && got->dtype == decl->dtype)) {
         char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
-        if (got->dtype != decl->dtype || !dims_compatible(&got->dims, &decl->dims)) {
+        bool dtype_ok = got->dtype == decl->dtype || (s->outputs[i].flags & RILL_SLOT_DTYPE_FIXED);
+        if (!dtype_ok || !dims_compatible(&got->dims, &decl->dims)) {
           st = rill_error(RILL_INVALID_ARGUMENT,
                           "output %s (%s) is inferred as %s %s but declared as %s %s",
                           s->outputs[i].name, io.out_names[i][k], rill_dtype_name(got->dtype),
@@ -306,6 +307,10 @@ static rill_status *infer_op(vstate *v, int32_t block, const rill_op_schema *s,
       }
       rill_tensor_meta merged = *got;
       merged.lod_from[0] = merged.lod_from[1] = -1;
+      /* A fixed-dtype output declared otherwise keeps its declaration for the ops after it
+       * (their outputs were declared from it too); run-time inference follows the tensor
+       * the kernel writes. */
+      if (decl->known && got->dtype != decl->dtype) merged.dtype = decl->dtype;
       /* The LoD level an op propagates cannot be below the declared one. */
       if (decl->known && decl->lod_level > merged.lod_level) merged.lod_level = decl->lod_level;
       *decl = merged;

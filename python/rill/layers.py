@@ -1456,6 +1456,160 @@ def sequence_mask(x, maxlen=None, dtype='int64', name=None):
     return out
 
 
+# ------------------------------------------------------- recurrent layers ----
+
+def _check_float(x, what, layer):
+    _check_var(x, what, layer)
+    if x.dtype.name not in ('float32', 'float64'):
+        raise TypeError("%s: %s '%s' is %s, expected float32 or float64" %
+                        (layer, what, x.name, x.dtype.name))
+
+
+def _check_state(v, what, size, layer):
+    if v is None:
+        return
+    _check_float(v, what, layer)
+    if len(v.shape) != 2 or (v.shape[1] >= 0 and v.shape[1] != size):
+        raise ValueError('%s: %s %s has shape %s; the shape of %s should be (batch_size, %d)'
+                         % (layer, what, v.name, list(v.shape), what, size))
+
+
+def dynamic_lstm(input, size, h_0=None, c_0=None, param_attr=None, bias_attr=None,
+                 use_peepholes=True, is_reverse=False, gate_activation='sigmoid',
+                 cell_activation='tanh', candidate_activation='tanh', dtype='float32',
+                 name=None):
+    """Fluid 1.x's dynamic_lstm: an LSTM over each sequence of a LoD tensor `input`
+    [T, size] (already projected: size is 4 * D, for D = size // 4 hidden units), the
+    `lstm` op. Parameters: Weight [D, 4D] (the candidate, input, forget and output gates'
+    recurrent weights) and Bias [1, 7D] with use_peepholes (the four gate biases, then the
+    peephole weights W_ic, W_fc, W_oc), else [1, 4D]. h_0 and c_0 are optional [N, D]
+    initial states (h_0 needs c_0). Returns (hidden, cell), both [T, D] with input's LoD."""
+    if bias_attr is False:
+        raise ValueError('dynamic_lstm: bias_attr should not be False in dynamic_lstm.')
+    _check_float(input, 'input', 'dynamic_lstm')
+    size = int(size) // 4
+    _check_state(h_0, 'h_0', size, 'dynamic_lstm')
+    _check_state(c_0, 'c_0', size, 'dynamic_lstm')
+    if h_0 is not None and c_0 is None:
+        raise ValueError('dynamic_lstm: h_0 needs c_0 (Paddle\'s lstm takes both initial '
+                         'states, or c_0 alone)')
+    h = _Helper('lstm', name)
+    weight = h.param(param_attr, [size, 4 * size], dtype)
+    bias = h.param(bias_attr, [1, (7 if use_peepholes else 4) * size], dtype, is_bias=True)
+    hidden, cell = h.tmp(dtype), h.tmp(dtype)
+    batch_gate, batch_cell_pre_act = h.tmp(dtype), h.tmp(dtype)
+    inputs = {'Input': input, 'Weight': weight, 'Bias': bias}
+    if h_0 is not None:
+        inputs['H0'] = h_0
+    if c_0 is not None:
+        inputs['C0'] = c_0
+    h.append('lstm', inputs,
+             {'Hidden': hidden, 'Cell': cell, 'BatchGate': batch_gate,
+              'BatchCellPreAct': batch_cell_pre_act},
+             {'use_peepholes': bool(use_peepholes), 'is_reverse': bool(is_reverse),
+              'gate_activation': gate_activation, 'cell_activation': cell_activation,
+              'candidate_activation': candidate_activation})
+    return hidden, cell
+
+
+def dynamic_gru(input, size, param_attr=None, bias_attr=None, is_reverse=False,
+                gate_activation='sigmoid', candidate_activation='tanh', h_0=None,
+                origin_mode=False):
+    """Fluid 1.x's dynamic_gru: a GRU over each sequence of a LoD tensor `input`
+    [T, 3 * size] (already projected), the `gru` op, with `size` hidden units.
+    Parameters: Weight [size, 3 * size], whose buffer is a [size, 2 * size] matrix for the
+    update and reset gates followed by a [size, size] one for the candidate, and Bias
+    [1, 3 * size]. h_0 is an optional [N, size] initial state. origin_mode gives
+    h = u * h_prev + (1 - u) * c instead of u * c + (1 - u) * h_prev. Returns hidden
+    [T, size] with input's LoD."""
+    _check_float(input, 'input', 'dynamic_gru')
+    size = int(size)
+    _check_state(h_0, 'h_0', size, 'dynamic_gru')
+    dtype = input.dtype.name
+    h = _Helper('gru')
+    weight = h.param(param_attr, [size, 3 * size], dtype)
+    bias = h.param(bias_attr, [1, 3 * size], dtype, is_bias=True)
+    inputs = {'Input': input, 'Weight': weight}
+    if bias is not None:
+        inputs['Bias'] = bias
+    if h_0 is not None:
+        inputs['H0'] = h_0
+    hidden, batch_gate = h.tmp(dtype), h.tmp(dtype)
+    batch_reset_hidden_prev, batch_hidden = h.tmp(dtype), h.tmp(dtype)
+    h.append('gru', inputs,
+             {'Hidden': hidden, 'BatchGate': batch_gate,
+              'BatchResetHiddenPrev': batch_reset_hidden_prev, 'BatchHidden': batch_hidden},
+             {'is_reverse': bool(is_reverse), 'gate_activation': gate_activation,
+              'activation': candidate_activation, 'origin_mode': bool(origin_mode)})
+    return hidden
+
+
+_GRU_UNIT_ACTS = {'identity': 0, 'sigmoid': 1, 'tanh': 2, 'relu': 3}
+
+
+def gru_unit(input, hidden, size, param_attr=None, bias_attr=None, activation='tanh',
+             gate_activation='sigmoid', origin_mode=False):
+    """Fluid 1.x's gru_unit: one GRU step, the `gru_unit` op, on `input` [N, size]
+    (already projected: size is 3 * D) and the previous state `hidden` [N, D], with
+    Weight [D, 3D] (laid out as dynamic_gru's) and Bias [1, 3D] unless bias_attr is False.
+    Returns (updated_hidden, reset_hidden_pre, gate). As in Paddle 1.8.5, `activation` and
+    `gate_activation` must name identity, sigmoid, tanh or relu but the op always gets
+    tanh and sigmoid."""
+    _check_float(input, 'input', 'gru_unit')
+    _check_float(hidden, 'hidden', 'gru_unit')
+    if not isinstance(size, int):
+        raise TypeError('gru_unit: size must be an int, got %r' % (size,))
+    for what, a in (('activation', activation), ('gate_activation', gate_activation)):
+        if a not in _GRU_UNIT_ACTS:
+            raise KeyError(a)
+    dtype = input.dtype.name
+    size = size // 3
+    h = _Helper('gru_unit')
+    weight = h.param(param_attr, [size, 3 * size], dtype)
+    inputs = {'Input': input, 'HiddenPrev': hidden, 'Weight': weight}
+    gate, reset_hidden_pre, updated_hidden = h.tmp(dtype), h.tmp(dtype), h.tmp(dtype)
+    bias = h.param(bias_attr, [1, 3 * size], dtype, is_bias=True)
+    if bias is not None:
+        inputs['Bias'] = bias
+    h.append('gru_unit', inputs,
+             {'Gate': gate, 'ResetHiddenPrev': reset_hidden_pre, 'Hidden': updated_hidden},
+             {'activation': 2, 'gate_activation': 1, 'origin_mode': bool(origin_mode)})
+    return updated_hidden, reset_hidden_pre, gate
+
+
+def lstm_unit(x_t, hidden_t_prev, cell_t_prev, forget_bias=0.0, param_attr=None,
+              bias_attr=None, name=None):
+    """Fluid 1.x's lstm_unit: one LSTM step. fc(concat([x_t, hidden_t_prev], 1), 4 * D)
+    (D the width of cell_t_prev) gives the gates input, forget, output, candidate; the
+    `lstm_unit` op then computes c = sigmoid(f + forget_bias) * c_prev +
+    sigmoid(i) * tanh(g) and h = sigmoid(o) * tanh(c). Returns (h, c)."""
+    for what, v in (('x_t', x_t), ('hidden_t_prev', hidden_t_prev),
+                    ('cell_t_prev', cell_t_prev)):
+        _check_float(v, what, 'lstm_unit')
+        if len(v.shape) != 2:
+            raise ValueError('Rank of %s must be 2.' % what)
+    if x_t.shape[0] != hidden_t_prev.shape[0] or x_t.shape[0] != cell_t_prev.shape[0]:
+        raise ValueError('The 1st dimensions of x_t, hidden_t_prev and cell_t_prev must be '
+                         'the same.')
+    if hidden_t_prev.shape[1] != cell_t_prev.shape[1]:
+        raise ValueError('The 2nd dimensions of hidden_t_prev and cell_t_prev must be the '
+                         'same.')
+    h = _Helper('lstm_unit', name)
+    if bias_attr is None:
+        bias_attr = ParamAttr()
+    size = int(cell_t_prev.shape[1])
+    concat_out = concat(input=[x_t, hidden_t_prev], axis=1)
+    fc_out = fc(input=concat_out, size=4 * size, param_attr=param_attr, bias_attr=bias_attr)
+    dtype = x_t.dtype.name
+    c, hid = h.tmp(dtype), h.tmp(dtype)
+    h.append('lstm_unit', {'X': fc_out, 'C_prev': cell_t_prev}, {'C': c, 'H': hid},
+             {'forget_bias': float(forget_bias)})
+    return hid, c
+
+
+__all__ += ['dynamic_lstm', 'dynamic_gru', 'gru_unit', 'lstm_unit']
+
+
 from . import learning_rate_scheduler  # noqa: E402
 from .learning_rate_scheduler import (exponential_decay, natural_exp_decay,  # noqa: E402
                                       inverse_time_decay, piecewise_decay, noam_decay,

@@ -1,4 +1,4 @@
-"""The PaddlePaddle book chapters 01-06 (the text-convolution variant of 06), as scripts
+"""The PaddlePaddle book chapters 01-06 (06's text-convolution and stacked-LSTM variants), as scripts
 written in the book's Fluid 1.x style under tests/python/book/, run unchanged through
 `python -m rill.compat` over tiny synthetic data sets in Paddle's cache formats: the loss
 falls, and the saved inference model reloads and answers as the trained program does."""
@@ -16,7 +16,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 CHAPTERS = ['ch01_fit_a_line', 'ch02_recognize_digits', 'ch03_image_classification',
-            'ch04_word2vec', 'ch05_recommender_system', 'ch06_understand_sentiment']
+            'ch04_word2vec', 'ch05_recommender_system', 'ch06_understand_sentiment',
+            'ch06_understand_sentiment_lstm']
 
 
 @pytest.fixture(scope='module')

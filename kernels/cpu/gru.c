@@ -1,0 +1,132 @@
+/* gru, gru_grad, gru_unit and gru_unit_grad CPU kernels (operators/gru.c).
+ *
+ * gru reorders Input into batch order once (kernels/cpu/seq_batch.h), adds the bias,
+ * then per time step runs one GEMM of the previous hidden rows [batch, D] by the gate
+ * weight W_ur [D, 2D] into the update and reset gates, the reset product, one GEMM of
+ * (r * h_prev) [batch, D] by W_c [D, D] into the candidate, and the output; Hidden is
+ * scattered back to sequence order. gru_grad runs the steps backwards. The arithmetic
+ * and its order are Paddle 1.8's (math/gru_compute.cc, detail/gru_kernel.h), with one
+ * difference: Paddle skips the recurrent products of the first step when H0 is given
+ * but its gradient is not wanted, losing the reset gate's gradient and Weight@GRAD's
+ * part from H0 there; rill computes them. */
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+#include "framework/base/alloc.h"
+#include "kernels/cpu/kernels.h"
+#include "kernels/cpu/seq_batch.h"
+#include "kernels/cpu/sgemm.h"
+
+typedef struct gru_geom {
+  int64_t rows, D;
+  bool reverse, origin;
+  rill_ract act, gate;
+} gru_geom;
+
+_Static_assert(RILL_SAME_POS(RILL_GRU_ATTR_ACTIVATION, RILL_GRU_GRAD_ATTR_ACTIVATION) &&
+                   RILL_SAME_POS(RILL_GRU_ATTR_GATE_ACTIVATION, RILL_GRU_GRAD_ATTR_GATE_ACTIVATION) &&
+                   RILL_SAME_POS(RILL_GRU_ATTR_IS_REVERSE, RILL_GRU_GRAD_ATTR_IS_REVERSE) &&
+                   RILL_SAME_POS(RILL_GRU_ATTR_ORIGIN_MODE, RILL_GRU_GRAD_ATTR_ORIGIN_MODE),
+               "gru and gru_grad share their attribute table");
+_Static_assert(RILL_SAME_POS(RILL_GRU_IN_INPUT, RILL_GRU_GRAD_IN_INPUT) && RILL_SAME_POS(RILL_GRU_IN_H0, RILL_GRU_GRAD_IN_H0) &&
+                   RILL_SAME_POS(RILL_GRU_IN_WEIGHT, RILL_GRU_GRAD_IN_WEIGHT) &&
+                   RILL_SAME_POS(RILL_GRU_IN_BIAS, RILL_GRU_GRAD_IN_BIAS),
+               "gru_grad's first inputs are gru's");
+_Static_assert(RILL_SAME_POS(RILL_GRU_UNIT_IN_INPUT, RILL_GRU_UNIT_GRAD_IN_INPUT) &&
+                   RILL_SAME_POS(RILL_GRU_UNIT_IN_HIDDEN_PREV, RILL_GRU_UNIT_GRAD_IN_HIDDEN_PREV) &&
+                   RILL_SAME_POS(RILL_GRU_UNIT_IN_WEIGHT, RILL_GRU_UNIT_GRAD_IN_WEIGHT) &&
+                   RILL_SAME_POS(RILL_GRU_UNIT_IN_BIAS, RILL_GRU_UNIT_GRAD_IN_BIAS),
+               "gru_unit_grad's first inputs are gru_unit's");
+
+static rill_status *gru_check_in(const rill_kernel_ctx *ctx, size_t slot, const rill_tensor *t,
+                                 const rill_dims *want) {
+  if (rill_dims_equal(&t->dims, want)) return NULL;
+  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+  return rill_kernel_error(ctx, "input %s (%s) has shape %s, expected %s",
+                           ctx->schema->inputs[slot].name, rill_kin_name(ctx, slot, 0),
+                           rill_dims_str(&t->dims, a, sizeof a), rill_dims_str(want, b, sizeof b));
+}
+
+/* Input [T, 3D] with one LoD level ending at T, Weight [D, 3D], Bias 3D elements,
+ * H0 [sequences, D]; the attributes. */
+static rill_status *gru_check(const rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *w,
+                              const rill_tensor *b, const rill_tensor *h0, gru_geom *g) {
+  g->reverse = ctx->attrs[RILL_GRU_ATTR_IS_REVERSE].v.b;
+  g->origin = ctx->attrs[RILL_GRU_ATTR_ORIGIN_MODE].v.b;
+  RILL_TRY(rill_ract_parse(ctx, "activation", ctx->attrs[RILL_GRU_ATTR_ACTIVATION].v.s, &g->act));
+  RILL_TRY(rill_ract_parse(ctx, "gate_activation", ctx->attrs[RILL_GRU_ATTR_GATE_ACTIVATION].v.s,
+                           &g->gate));
+  char s[RILL_DIMS_STR_MAX], s2[RILL_DIMS_STR_MAX];
+  if (w->dims.n != 2 || x->dims.n != 2 || x->dims.d[1] != 3 * w->dims.d[0] ||
+      w->dims.d[1] != 3 * w->dims.d[0])
+    return rill_kernel_error(ctx, "inputs Input (%s) %s and Weight (%s) %s do not fit: expected "
+                             "[T, 3 * D] and [D, 3 * D]", rill_kin_name(ctx, RILL_GRU_IN_INPUT, 0),
+                             rill_dims_str(&x->dims, s, sizeof s), rill_kin_name(ctx, RILL_GRU_IN_WEIGHT, 0),
+                             rill_dims_str(&w->dims, s2, sizeof s2));
+  g->rows = x->dims.d[0];
+  g->D = w->dims.d[0];
+  if (b && rill_tensor_numel(b) != 3 * g->D)
+    return rill_kernel_error(ctx, "input Bias (%s) has shape %s, expected [1, %lld]",
+                             rill_kin_name(ctx, RILL_GRU_IN_BIAS, 0), rill_dims_str(&b->dims, s, sizeof s),
+                             (long long)(3 * g->D));
+  if (x->lod.nlevels != 1)
+    return rill_kernel_error(ctx, "input Input (%s) has %zu LoD levels, expected 1 (the sequences)",
+                             rill_kin_name(ctx, RILL_GRU_IN_INPUT, 0), x->lod.nlevels);
+  const rill_lod_level *lv = &x->lod.levels[0];
+  if (lv->n < 1 || lv->offsets[lv->n - 1] != (uint64_t)g->rows)
+    return rill_kernel_error(ctx, "input Input (%s): its LoD does not end at its %lld rows",
+                             rill_kin_name(ctx, RILL_GRU_IN_INPUT, 0), (long long)g->rows);
+  rill_dims sd = {.n = 2, .d = {(int64_t)lv->n - 1, g->D}};
+  if (h0) RILL_TRY(gru_check_in(ctx, RILL_GRU_IN_H0, h0, &sd));
+  return NULL;
+}
+
+static rill_status *gru_unit_check(const rill_kernel_ctx *ctx, const rill_tensor *x,
+                                   const rill_tensor *hp, const rill_tensor *w, const rill_tensor *b,
+                                   int64_t *N, int64_t *D) {
+  char a[RILL_DIMS_STR_MAX], c[RILL_DIMS_STR_MAX], e[RILL_DIMS_STR_MAX];
+  if (x->dims.n != 2 || hp->dims.n != 2 || w->dims.n != 2 || x->dims.d[0] != hp->dims.d[0] ||
+      w->dims.d[0] != hp->dims.d[1] || x->dims.d[1] != 3 * hp->dims.d[1] ||
+      w->dims.d[1] != 3 * hp->dims.d[1])
+    return rill_kernel_error(ctx, "inputs Input (%s) %s, HiddenPrev (%s) %s and Weight (%s) %s do "
+                             "not fit: expected [N, 3 * D], [N, D] and [D, 3 * D]",
+                             rill_kin_name(ctx, 0, 0), rill_dims_str(&x->dims, a, sizeof a),
+                             rill_kin_name(ctx, 1, 0), rill_dims_str(&hp->dims, c, sizeof c),
+                             rill_kin_name(ctx, 2, 0), rill_dims_str(&w->dims, e, sizeof e));
+  *N = hp->dims.d[0];
+  *D = hp->dims.d[1];
+  if (b && rill_tensor_numel(b) != 3 * *D)
+    return rill_kernel_error(ctx, "input Bias (%s) has shape %s, expected [1, %lld]",
+                             rill_kin_name(ctx, 3, 0), rill_dims_str(&b->dims, a, sizeof a),
+                             (long long)(3 * *D));
+  return NULL;
+}
+
+#define T float
+#define DT RILL_DTYPE_FP32
+#define SUF fp32
+#define GEMM(...) RILL_KERNEL_SGEMM(__VA_ARGS__)
+#define EXP expf
+#define TANH tanhf
+#include "kernels/cpu/gru_impl.inc"
+#undef T
+#undef DT
+#undef SUF
+#undef GEMM
+#undef EXP
+#undef TANH
+
+#define T double
+#define DT RILL_DTYPE_FP64
+#define SUF fp64
+#define GEMM cblas_dgemm
+#define EXP exp
+#define TANH tanh
+#include "kernels/cpu/gru_impl.inc"
+#undef T
+#undef DT
+#undef SUF
+#undef GEMM
+#undef EXP
+#undef TANH

@@ -1,0 +1,130 @@
+/* lstm, lstm_grad, lstm_unit and lstm_unit_grad CPU kernels (operators/lstm.c).
+ *
+ * lstm reorders Input into batch order once (kernels/cpu/seq_batch.h: the sequences
+ * sorted by length, batch n the n-th rows of those still running), adds the gate biases,
+ * then per time step runs one GEMM of the previous step's hidden rows [batch, D] by
+ * Weight [D, 4D] into the step's gates and the elementwise cell update; Hidden and Cell
+ * are scattered back to sequence order at the end. lstm_grad runs the steps backwards
+ * with two GEMMs each (the previous hidden rows' gradient and Weight@GRAD). The
+ * arithmetic, its order and the activations are Paddle 1.8's (math/detail/lstm_kernel.h,
+ * lstm_cpu_kernel.h, activation_functions.h). */
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+#include "framework/base/alloc.h"
+#include "kernels/cpu/kernels.h"
+#include "kernels/cpu/seq_batch.h"
+#include "kernels/cpu/sgemm.h"
+
+enum { LSTM_GATE, LSTM_CELL, LSTM_CAND };
+
+/* The sizes lstm and lstm_grad share (the attributes sit at the same positions in both). */
+typedef struct lstm_geom {
+  int64_t rows, D;
+  bool peep, reverse;
+  rill_ract act[3];
+} lstm_geom;
+
+_Static_assert(RILL_SAME_POS(RILL_LSTM_ATTR_GATE_ACTIVATION, RILL_LSTM_GRAD_ATTR_GATE_ACTIVATION) &&
+                   RILL_SAME_POS(RILL_LSTM_ATTR_USE_PEEPHOLES, RILL_LSTM_GRAD_ATTR_USE_PEEPHOLES) &&
+                   RILL_SAME_POS(RILL_LSTM_ATTR_IS_REVERSE, RILL_LSTM_GRAD_ATTR_IS_REVERSE) &&
+                   RILL_SAME_POS(RILL_LSTM_ATTR_CELL_ACTIVATION, RILL_LSTM_GRAD_ATTR_CELL_ACTIVATION) &&
+                   RILL_SAME_POS(RILL_LSTM_ATTR_CANDIDATE_ACTIVATION, RILL_LSTM_GRAD_ATTR_CANDIDATE_ACTIVATION),
+               "lstm and lstm_grad share their attribute table");
+_Static_assert(RILL_SAME_POS(RILL_LSTM_IN_INPUT, RILL_LSTM_GRAD_IN_INPUT) && RILL_SAME_POS(RILL_LSTM_IN_H0, RILL_LSTM_GRAD_IN_H0) &&
+                   RILL_SAME_POS(RILL_LSTM_IN_C0, RILL_LSTM_GRAD_IN_C0) &&
+                   RILL_SAME_POS(RILL_LSTM_IN_WEIGHT, RILL_LSTM_GRAD_IN_WEIGHT) &&
+                   RILL_SAME_POS(RILL_LSTM_IN_BIAS, RILL_LSTM_GRAD_IN_BIAS),
+               "lstm_grad's first inputs are lstm's");
+
+static rill_status *lstm_check_in(const rill_kernel_ctx *ctx, size_t slot, const rill_tensor *t,
+                                  const rill_dims *want) {
+  if (rill_dims_equal(&t->dims, want)) return NULL;
+  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+  return rill_kernel_error(ctx, "input %s (%s) has shape %s, expected %s",
+                           ctx->schema->inputs[slot].name, rill_kin_name(ctx, slot, 0),
+                           rill_dims_str(&t->dims, a, sizeof a), rill_dims_str(want, b, sizeof b));
+}
+
+/* Input [T, 4D] with one LoD level ending at T, Weight [D, 4D], Bias with 4D (7D with
+ * use_peepholes) elements, H0 / C0 [sequences, D]; the attributes. */
+static rill_status *lstm_check(const rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *w,
+                               const rill_tensor *b, const rill_tensor *h0, const rill_tensor *c0,
+                               lstm_geom *g) {
+  g->peep = ctx->attrs[RILL_LSTM_ATTR_USE_PEEPHOLES].v.b;
+  g->reverse = ctx->attrs[RILL_LSTM_ATTR_IS_REVERSE].v.b;
+  RILL_TRY(rill_ract_parse(ctx, "gate_activation", ctx->attrs[RILL_LSTM_ATTR_GATE_ACTIVATION].v.s,
+                           &g->act[LSTM_GATE]));
+  RILL_TRY(rill_ract_parse(ctx, "cell_activation", ctx->attrs[RILL_LSTM_ATTR_CELL_ACTIVATION].v.s,
+                           &g->act[LSTM_CELL]));
+  RILL_TRY(rill_ract_parse(ctx, "candidate_activation",
+                           ctx->attrs[RILL_LSTM_ATTR_CANDIDATE_ACTIVATION].v.s, &g->act[LSTM_CAND]));
+  char s[RILL_DIMS_STR_MAX], s2[RILL_DIMS_STR_MAX];
+  if (w->dims.n != 2 || x->dims.n != 2 || x->dims.d[1] != 4 * w->dims.d[0] ||
+      w->dims.d[1] != 4 * w->dims.d[0])
+    return rill_kernel_error(ctx, "inputs Input (%s) %s and Weight (%s) %s do not fit: expected "
+                             "[T, 4 * D] and [D, 4 * D]", rill_kin_name(ctx, RILL_LSTM_IN_INPUT, 0),
+                             rill_dims_str(&x->dims, s, sizeof s), rill_kin_name(ctx, RILL_LSTM_IN_WEIGHT, 0),
+                             rill_dims_str(&w->dims, s2, sizeof s2));
+  g->rows = x->dims.d[0];
+  g->D = w->dims.d[0];
+  int64_t nb = (g->peep ? 7 : 4) * g->D;
+  if (rill_tensor_numel(b) != nb)
+    return rill_kernel_error(ctx, "input Bias (%s) has shape %s, expected [1, %lld]%s",
+                             rill_kin_name(ctx, RILL_LSTM_IN_BIAS, 0), rill_dims_str(&b->dims, s, sizeof s),
+                             (long long)nb, g->peep ? " (use_peepholes: 4 * D biases, 3 * D peephole "
+                                                      "weights)" : "");
+  if (x->lod.nlevels != 1)
+    return rill_kernel_error(ctx, "input Input (%s) has %zu LoD levels, expected 1 (the sequences)",
+                             rill_kin_name(ctx, RILL_LSTM_IN_INPUT, 0), x->lod.nlevels);
+  const rill_lod_level *lv = &x->lod.levels[0];
+  if (lv->n < 1 || lv->offsets[lv->n - 1] != (uint64_t)g->rows)
+    return rill_kernel_error(ctx, "input Input (%s): its LoD does not end at its %lld rows",
+                             rill_kin_name(ctx, RILL_LSTM_IN_INPUT, 0), (long long)g->rows);
+  if (h0 && !c0)
+    return rill_kernel_error(ctx, "input H0 (%s) is given without C0",
+                             rill_kin_name(ctx, RILL_LSTM_IN_H0, 0));
+  rill_dims sd = {.n = 2, .d = {(int64_t)lv->n - 1, g->D}};
+  if (h0) RILL_TRY(lstm_check_in(ctx, RILL_LSTM_IN_H0, h0, &sd));
+  if (c0) RILL_TRY(lstm_check_in(ctx, RILL_LSTM_IN_C0, c0, &sd));
+  return NULL;
+}
+
+static rill_status *lstm_unit_check(const rill_kernel_ctx *ctx, const rill_tensor *x,
+                                    const rill_tensor *cp, int64_t *N, int64_t *D) {
+  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+  if (x->dims.n != 2 || cp->dims.n != 2 || x->dims.d[0] != cp->dims.d[0] ||
+      x->dims.d[1] != 4 * cp->dims.d[1])
+    return rill_kernel_error(ctx, "inputs X (%s) %s and C_prev (%s) %s do not fit: expected "
+                             "[N, 4 * D] and [N, D]", rill_kin_name(ctx, 0, 0),
+                             rill_dims_str(&x->dims, a, sizeof a), rill_kin_name(ctx, 1, 0),
+                             rill_dims_str(&cp->dims, b, sizeof b));
+  *N = cp->dims.d[0];
+  *D = cp->dims.d[1];
+  return NULL;
+}
+
+#define T float
+#define DT RILL_DTYPE_FP32
+#define SUF fp32
+#define GEMM(...) RILL_KERNEL_SGEMM(__VA_ARGS__)
+#define EXP expf
+#include "kernels/cpu/lstm_impl.inc"
+#undef T
+#undef DT
+#undef SUF
+#undef GEMM
+#undef EXP
+
+#define T double
+#define DT RILL_DTYPE_FP64
+#define SUF fp64
+#define GEMM cblas_dgemm
+#define EXP exp
+#include "kernels/cpu/lstm_impl.inc"
+#undef T
+#undef DT
+#undef SUF
+#undef GEMM
+#undef EXP
