@@ -273,6 +273,18 @@ Test(optimizers_more, lars_momentum_dense) {
   op_harness_destroy(h);
 }
 
+/* lamb (as optimizer's) with Beta1Pow b1p, Beta2Pow b2p and moments m1, m2 updated in
+ * place. */
+static op_harness *lamb(double *p, bool sparse, double *g, double *lr, double *b1p, double *b2p,
+                        double *m1, double *m2) {
+  op_harness *h = optimizer("lamb", p, sparse, g, lr);
+  bind_input(h, "Beta1Pow", "b1p", RILL_DTYPE_FP64, DIMS(1), b1p);
+  bind_input(h, "Beta2Pow", "b2p", RILL_DTYPE_FP64, DIMS(1), b2p);
+  state(h, "Moment1", "Moment1Out", "w_m1", m1);
+  state(h, "Moment2", "Moment2Out", "w_m2", m2);
+  return h;
+}
+
 static void run_lamb(bool sparse, bool zero_param) {
   double p[N], m1[N], m2[N], g[N], lr = 0.1, b1p = 0.9, b2p = 0.999;
   float wd = 0.01f, b1 = 0.9f, b2 = 0.999f, eps = 1e-6f;
@@ -281,11 +293,7 @@ static void run_lamb(bool sparse, bool zero_param) {
   fill(m1, N, 0, 0.2);
   fill(m2, N, 0.3, 0.2);
   fill(g, N, 0, 3);
-  op_harness *h = optimizer("lamb", p, sparse, g, &lr);
-  bind_input(h, "Beta1Pow", "b1p", RILL_DTYPE_FP64, DIMS(1), &b1p);
-  bind_input(h, "Beta2Pow", "b2p", RILL_DTYPE_FP64, DIMS(1), &b2p);
-  state(h, "Moment1", "Moment1Out", "w_m1", m1);
-  state(h, "Moment2", "Moment2Out", "w_m2", m2);
+  op_harness *h = lamb(p, sparse, g, &lr, &b1p, &b2p, m1, m2);
   OK(op_harness_attr_float(h, "weight_decay", wd));
   OK(op_harness_attr_float(h, "beta1", b1));
   OK(op_harness_attr_float(h, "beta2", b2));
@@ -322,11 +330,7 @@ Test(optimizers_more, lamb_empty_selected_rows_changes_nothing) {
   fill(p, N, 1, 2);
   fill(m1, N, 0, 0.2);
   fill(m2, N, 0.3, 0.2);
-  op_harness *h = optimizer("lamb", p, false, NULL, &lr);
-  bind_input(h, "Beta1Pow", "b1p", RILL_DTYPE_FP64, DIMS(1), &b1p);
-  bind_input(h, "Beta2Pow", "b2p", RILL_DTYPE_FP64, DIMS(1), &b2p);
-  state(h, "Moment1", "Moment1Out", "w_m1", m1);
-  state(h, "Moment2", "Moment2Out", "w_m2", m2);
+  op_harness *h = lamb(p, false, NULL, &lr, &b1p, &b2p, m1, m2);
   OK(op_harness_run(h));
   expect_close_f64(t64(h, "w"), p, N, 0);
   expect_close_f64(t64(h, "w_m1"), m1, N, 0);
