@@ -4,6 +4,7 @@
  * the end scores, rows 2.. the score of tag i followed by tag j. Alpha holds the forward
  * vectors (each row scaled to sum 1), EmissionExps exp(Emission - its row maximum),
  * TransitionExps exp(Transition); the gradient op reads all three. */
+#include "operators/crf.h"
 #include "operators/math_grad.h"
 #include "operators/op_util.h"
 
@@ -28,10 +29,8 @@ static const rill_slot_schema outputs[] = {
                             "[sequences, 1]: log Z - score of the labels (0 for an empty one)"},
 };
 
-/* The checks the forward and the gradient share: Emission float of rank 2 (rank 3 with
- * Length), Transition [D + 2, D] of the same dtype. *d gets D (-1 unknown). */
-static rill_status *check_crf_inputs(rill_infer_ctx *ctx, size_t e_slot, size_t t_slot,
-                                     bool padded, int64_t *d) {
+rill_status *rill_crf_check_inputs(rill_infer_ctx *ctx, size_t e_slot, size_t t_slot, bool padded,
+                                   int64_t *d) {
   const rill_tensor_meta *e = rill_infer_in(ctx, e_slot, 0), *t = rill_infer_in(ctx, t_slot, 0);
   char s[RILL_DIMS_STR_MAX];
   *d = -1;
@@ -69,7 +68,7 @@ static rill_status *linear_chain_crf_infer(rill_infer_ctx *ctx) {
     return rill_infer_error(ctx, "needs inputs Emission, Transition and Label");
   bool padded = rill_infer_in(ctx, IN_LENGTH, 0) != NULL;
   int64_t d;
-  RILL_TRY(check_crf_inputs(ctx, IN_EMISSION, IN_TRANSITION, padded, &d));
+  RILL_TRY(rill_crf_check_inputs(ctx, IN_EMISSION, IN_TRANSITION, padded, &d));
   rill_tensor_meta *alpha = rill_infer_out(ctx, OUT_ALPHA, 0);
   rill_tensor_meta *eexp = rill_infer_out(ctx, OUT_EMISSION_EXPS, 0);
   rill_tensor_meta *texp = rill_infer_out(ctx, OUT_TRANSITION_EXPS, 0);
@@ -164,7 +163,7 @@ static rill_status *linear_chain_crf_grad_infer(rill_infer_ctx *ctx) {
     if (!rill_infer_in(ctx, need[i], 0))
       return rill_infer_error(ctx, "needs input %s", grad_inputs[need[i]].name);
   int64_t d;
-  RILL_TRY(check_crf_inputs(ctx, G_EMISSION, G_TRANSITION, rill_infer_in(ctx, G_LENGTH, 0) != NULL, &d));
+  RILL_TRY(rill_crf_check_inputs(ctx, G_EMISSION, G_TRANSITION, rill_infer_in(ctx, G_LENGTH, 0) != NULL, &d));
   rill_grad_infer_like(ctx, GO_EMISSION, G_EMISSION);
   rill_grad_infer_like(ctx, GO_TRANSITION, G_TRANSITION);
   return NULL;

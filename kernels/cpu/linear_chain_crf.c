@@ -164,14 +164,24 @@ static rill_status *forward_one(rill_kernel_ctx *ctx, int64_t seq, int64_t L, in
   return NULL;
 }
 
-rill_status *rill_cpu_linear_chain_crf(rill_kernel_ctx *ctx) {
-  rill_crf_layout l;
-  RILL_TRY(rill_crf_layout_of(ctx, RILL_CRF_LABEL, &l));
-  rill_tensor *e = rill_kin(ctx, RILL_CRF_EMISSION, 0), *wt = rill_kin(ctx, RILL_CRF_TRANSITION, 0);
+/* The layout, Emission, Transition and the checked labels, shared by the forward and
+ * the gradient kernels. */
+static rill_status *labelled_inputs(rill_kernel_ctx *ctx, rill_crf_layout *l, rill_tensor **e,
+                                    rill_tensor **wt, const int64_t **y) {
+  RILL_TRY(rill_crf_layout_of(ctx, RILL_CRF_LABEL, l));
+  *e = rill_kin(ctx, RILL_CRF_EMISSION, 0);
+  *wt = rill_kin(ctx, RILL_CRF_TRANSITION, 0);
   rill_tensor *lab = rill_kin(ctx, RILL_CRF_LABEL, 0);
   if (!lab) return rill_kernel_error(ctx, "needs input Label");
-  const int64_t *y = rill_tensor_ptr(lab);
-  RILL_TRY(check_labels(ctx, &l, y));
+  *y = rill_tensor_ptr(lab);
+  return check_labels(ctx, l, *y);
+}
+
+rill_status *rill_cpu_linear_chain_crf(rill_kernel_ctx *ctx) {
+  rill_crf_layout l;
+  rill_tensor *e, *wt;
+  const int64_t *y;
+  RILL_TRY(labelled_inputs(ctx, &l, &e, &wt, &y));
   rill_tensor *alpha_t = rill_kout(ctx, RILL_LINEAR_CHAIN_CRF_OUT_ALPHA, 0);
   rill_tensor *xe_t = rill_kout(ctx, RILL_LINEAR_CHAIN_CRF_OUT_EMISSION_EXPS, 0);
   rill_tensor *we_t = rill_kout(ctx, RILL_LINEAR_CHAIN_CRF_OUT_TRANSITION_EXPS, 0), *ll_t = NULL;
@@ -267,12 +277,9 @@ static rill_status *backward_one(rill_kernel_ctx *ctx, int64_t seq, int64_t L, i
 
 rill_status *rill_cpu_linear_chain_crf_grad(rill_kernel_ctx *ctx) {
   rill_crf_layout l;
-  RILL_TRY(rill_crf_layout_of(ctx, RILL_CRF_LABEL, &l));
-  rill_tensor *e = rill_kin(ctx, RILL_CRF_EMISSION, 0), *wt = rill_kin(ctx, RILL_CRF_TRANSITION, 0);
-  rill_tensor *lab = rill_kin(ctx, RILL_CRF_LABEL, 0);
-  if (!lab) return rill_kernel_error(ctx, "needs input Label");
-  const int64_t *y = rill_tensor_ptr(lab);
-  RILL_TRY(check_labels(ctx, &l, y));
+  rill_tensor *e, *wt;
+  const int64_t *y;
+  RILL_TRY(labelled_inputs(ctx, &l, &e, &wt, &y));
   rill_dtype dt = e->dtype;
   rill_tensor *alpha_t, *xe_t, *we_t, *g_t, *dx_t = NULL, *dw_t = NULL;
   RILL_TRY(rill_kin_need(ctx, RILL_LINEAR_CHAIN_CRF_GRAD_IN_ALPHA, 0, dt, &alpha_t));

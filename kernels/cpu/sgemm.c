@@ -315,6 +315,31 @@ static float *pack_space(size_t n) {
 
 static int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
+/* Packs rows [ic, ic + mc) x columns [pc, pc + kc) of op(a) into pa. */
+static inline void pack_a_block(const sgemm_arch *ar, float *pa, bool ta, const float *a, int64_t lda,
+                                int64_t ic, int64_t mc, int64_t pc, int64_t kc) {
+#if RILL_X86_SIMD
+  if (!ta && ar->mr == 8) pack_a8_avx2(pa, a, lda, ic, mc, pc, kc);
+  else
+#endif
+    pack_a(pa, ta, a, lda, ic, mc, pc, kc, ar->mr);
+}
+
+/* The block of c from ct (mc rows, `cols` <= nr columns) = alpha pa sb + bt c: one
+ * microkernel call per mr rows of the packed block pa, the edge kernel for a short one. */
+static inline void sliver_times_block(const sgemm_kit *kit, int64_t kc, const float *pa, int64_t mc,
+                                      const float *sb, int64_t bs, float *ct, int64_t ldc, float alpha,
+                                      float bt, int64_t cols) {
+  const sgemm_arch *ar = &kit->arch;
+  for (int64_t ir = 0; ir < mc; ir += ar->mr) {
+    int64_t rows = mc - ir < ar->mr ? mc - ir : ar->mr;
+    float *cr = ct + ir * ldc;
+    const float *sa = pa + ir * kc;
+    if (rows == ar->mr && cols == ar->nr) ar->ukr(kc, sa, sb, bs, cr, ldc, alpha, bt);
+    else kit->edge(kc, sa, sb, bs, cr, ldc, alpha, bt, rows, cols);
+  }
+}
+
 /* One thread's GEMM over the whole of its c. False when out of memory (nothing written). */
 static bool gemm_serial(const sgemm_kit *kit, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                         const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
@@ -342,11 +367,7 @@ static bool gemm_serial(const sgemm_kit *kit, bool ta, bool tb, int64_t m, int64
       }
       for (int64_t ic = 0; ic < m; ic += ar->mc) {
         int64_t mc = m - ic < ar->mc ? m - ic : ar->mc;
-#if RILL_X86_SIMD
-        if (!ta && ar->mr == 8) pack_a8_avx2(pa, a, lda, ic, mc, pc, kc);
-        else
-#endif
-          pack_a(pa, ta, a, lda, ic, mc, pc, kc, ar->mr);
+        pack_a_block(ar, pa, ta, a, lda, ic, mc, pc, kc);
         for (int64_t jr = 0; jr < nc; jr += ar->nr) {
           int64_t cols = nc - jr < ar->nr ? nc - jr : ar->nr;
           const float *sb = pb + jr * kc;
@@ -355,13 +376,7 @@ static bool gemm_serial(const sgemm_kit *kit, bool ta, bool tb, int64_t m, int64
             if (jr < full) sb = b + pc * ldb + jc + jr, bs = ldb;
             else sb = pb;
           }
-          for (int64_t ir = 0; ir < mc; ir += ar->mr) {
-            int64_t rows = mc - ir < ar->mr ? mc - ir : ar->mr;
-            float *ct = c + (ic + ir) * ldc + jc + jr;
-            const float *sa = pa + ir * kc;
-            if (rows == ar->mr && cols == ar->nr) ar->ukr(kc, sa, sb, bs, ct, ldc, alpha, bt);
-            else kit->edge(kc, sa, sb, bs, ct, ldc, alpha, bt, rows, cols);
-          }
+          sliver_times_block(kit, kc, pa, mc, sb, bs, c + ic * ldc + jc + jr, ldc, alpha, bt, cols);
         }
       }
     }
@@ -412,21 +427,12 @@ static bool gemm_serial_packed(const rill_sgemm_packed *pk, bool ta, int64_t m, 
       float bt = pc == 0 ? beta : 1.0f;
       for (int64_t ic = 0; ic < m; ic += ar->mc) {
         int64_t mc = m - ic < ar->mc ? m - ic : ar->mc;
-#if RILL_X86_SIMD
-        if (!ta && ar->mr == 8) pack_a8_avx2(pa, a, lda, ic, mc, pc, kc);
-        else
-#endif
-          pack_a(pa, ta, a, lda, ic, mc, pc, kc, ar->mr);
+        pack_a_block(ar, pa, ta, a, lda, ic, mc, pc, kc);
         for (int64_t jr = 0; jr < nc; jr += ar->nr) {
           int64_t cols = nc - jr < ar->nr ? nc - jr : ar->nr;
           const float *sb = packed_sliver(pk, pc, kc, j0 + jc + jr);
-          for (int64_t ir = 0; ir < mc; ir += ar->mr) {
-            int64_t rows = mc - ir < ar->mr ? mc - ir : ar->mr;
-            float *ct = c + (ic + ir) * ldc + jc + jr;
-            const float *sa = pa + ir * kc;
-            if (rows == ar->mr && cols == ar->nr) ar->ukr(kc, sa, sb, ar->nr, ct, ldc, alpha, bt);
-            else kit->edge(kc, sa, sb, ar->nr, ct, ldc, alpha, bt, rows, cols);
-          }
+          sliver_times_block(kit, kc, pa, mc, sb, ar->nr, c + ic * ldc + jc + jr, ldc, alpha, bt,
+                             cols);
         }
       }
     }

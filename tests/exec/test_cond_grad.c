@@ -9,6 +9,7 @@
 
 #include "framework/data/scope.h"
 #include "rill.h"
+#include "support/subblock_prog.h"
 
 #define OK(expr)                                                                     \
   do {                                                                               \
@@ -18,47 +19,22 @@
 
 static const int64_t D23[] = {2, 3}, D1[] = {1};
 
-static void tvar(rill_program *p, int32_t block, const char *name, bool persist) {
-  OK(rill_block_add_var(p, block, name, RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, D23, 2, 0, persist));
-}
-
-static void op1(rill_program *p, int32_t block, const char *type, const char *x, const char *y,
-                const char *out) {
-  rill_op_builder *b;
-  OK(rill_op_builder_create(type, &b));
-  OK(rill_op_builder_input(b, "X", &x, 1));
-  if (y) OK(rill_op_builder_input(b, "Y", &y, 1));
-  OK(rill_op_builder_output(b, "Out", &out, 1));
-  OK(rill_op_builder_append(b, p, block));
-  rill_op_builder_destroy(b);
-}
-
-static void scale_op(rill_program *p, int32_t block, const char *x, const char *out, float s) {
-  rill_op_builder *b;
-  OK(rill_op_builder_create("scale", &b));
-  OK(rill_op_builder_input(b, "X", &x, 1));
-  OK(rill_op_builder_output(b, "Out", &out, 1));
-  OK(rill_op_builder_attr_float(b, "scale", s));
-  OK(rill_op_builder_append(b, p, block));
-  rill_op_builder_destroy(b);
-}
-
 /* y = 0 * w; if (c) { t = 3 w; y = t + w } (a block reading w twice); loss = mean(y).
  * d loss / d w = 4/6 when c holds, 0 when it does not. */
 static rill_program *program(void) {
   rill_program *p;
   OK(rill_program_create(&p));
-  tvar(p, 0, "w", true);
-  tvar(p, 0, "y", false);
+  sbp_tvar(p, 0, "w", true);
+  sbp_tvar(p, 0, "y", false);
   OK(rill_block_add_var(p, 0, "loss", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, D1, 1, 0, false));
   OK(rill_block_add_var(p, 0, "c", RILL_VAR_LOD_TENSOR, RILL_DTYPE_BOOL, D1, 1, 0, false));
   OK(rill_block_add_var(p, 0, "sc", RILL_VAR_STEP_SCOPES, RILL_DTYPE_FP32, NULL, 0, 0, false));
   int32_t b1 = -1;
   OK(rill_program_append_block(p, 0, &b1));
-  tvar(p, b1, "t", false);
-  scale_op(p, b1, "w", "t", 3.0f);
-  op1(p, b1, "elementwise_add", "t", "w", "y");
-  scale_op(p, 0, "w", "y", 0.0f);
+  sbp_tvar(p, b1, "t", false);
+  sbp_scale(p, b1, "w", "t", 3.0f, 0.0f);
+  sbp_op(p, b1, "elementwise_add", "t", "w", "y");
+  sbp_scale(p, 0, "w", "y", 0.0f, 0.0f);
   rill_op_builder *b;
   const char *c = "c", *w = "w", *y = "y", *sc = "sc";
   OK(rill_op_builder_create("conditional_block", &b));
@@ -70,29 +46,8 @@ static rill_program *program(void) {
   OK(rill_op_builder_attr_bool(b, "is_scalar_condition", true));
   OK(rill_op_builder_append(b, p, 0));
   rill_op_builder_destroy(b);
-  op1(p, 0, "mean", "y", NULL, "loss");
+  sbp_op(p, 0, "mean", "y", NULL, "loss");
   return p;
-}
-
-static rill_executor *new_exec(rill_schedule sched) {
-  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
-  o.num_threads = 2;
-  rill_executor *e;
-  OK(rill_executor_create(&o, &e));
-  OK(rill_executor_set_schedule(e, sched));
-  return e;
-}
-
-static rill_scope *scope_with_w(void) {
-  rill_scope *s;
-  OK(rill_scope_create(NULL, &s));
-  rill_tensor *t;
-  OK(rill_tensor_create(RILL_DTYPE_FP32, D23, 2, &t));
-  float *v = rill_tensor_data(t);
-  for (int i = 0; i < 6; i++) v[i] = (float)i - 2.0f;
-  OK(rill_scope_set_tensor(s, "w", t));
-  rill_tensor_destroy(t);
-  return s;
 }
 
 /* Runs once with c; returns w@GRAD[0..5] in g. */
@@ -125,8 +80,8 @@ static void check_grad(rill_schedule sched) {
     sum |= strcmp(info.type, "sum") == 0;
   }
   cr_assert(sum, "the gradient block adds the two uses of w");
-  rill_executor *e = new_exec(sched);
-  rill_scope *s = scope_with_w();
+  rill_executor *e = sbp_executor(sched);
+  rill_scope *s = sbp_scope_with_ramp("w", -2.0f);
   float g[6];
   for (int round = 0; round < 2; round++) {
     run_once(e, p, s, true, g);
@@ -145,8 +100,8 @@ Test(cond_grad, gradient_through_the_branch_parallel) { check_grad(RILL_SCHEDULE
 Test(cond_grad, step_scopes_do_not_outlive_the_run) {
   rill_program *p = program();
   OK(rill_program_append_backward(p, "loss", NULL, 0, NULL));
-  rill_executor *e = new_exec(RILL_SCHEDULE_SEQUENTIAL);
-  rill_scope *s = scope_with_w();
+  rill_executor *e = sbp_executor(RILL_SCHEDULE_SEQUENTIAL);
+  rill_scope *s = sbp_scope_with_ramp("w", -2.0f);
   float g[6];
   run_once(e, p, s, true, g);
   size_t after_first = rill_scope_live_count();
@@ -163,8 +118,8 @@ Test(cond_grad, step_scopes_do_not_outlive_the_run) {
 Test(cond_grad, gradient_without_the_forward_scope_names_op_and_variable) {
   rill_program *p;
   OK(rill_program_create(&p));
-  tvar(p, 0, "x", false);
-  tvar(p, 0, "x@GRAD", false);
+  sbp_tvar(p, 0, "x", false);
+  sbp_tvar(p, 0, "x@GRAD", false);
   OK(rill_block_add_var(p, 0, "c", RILL_VAR_LOD_TENSOR, RILL_DTYPE_BOOL, D1, 1, 0, false));
   OK(rill_block_add_var(p, 0, "kept", RILL_VAR_STEP_SCOPES, RILL_DTYPE_FP32, NULL, 0, 0, false));
   int32_t b1 = -1;
@@ -190,7 +145,7 @@ Test(cond_grad, gradient_without_the_forward_scope_names_op_and_variable) {
   OK(rill_op_builder_attr_bool(b, "is_scalar_condition", true));
   OK(rill_op_builder_append(b, p, 0));
   rill_op_builder_destroy(b);
-  rill_executor *e = new_exec(RILL_SCHEDULE_SEQUENTIAL);
+  rill_executor *e = sbp_executor(RILL_SCHEDULE_SEQUENTIAL);
   rill_scope *s;
   OK(rill_scope_create(NULL, &s));
   rill_tensor *t, *cv, *ov;

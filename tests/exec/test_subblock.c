@@ -12,6 +12,7 @@
 #include "framework/program/program.h"
 #include "rill.h"
 #include "support/subblock_ops.h"
+#include "support/subblock_prog.h"
 #include "threads/test_ops.h"
 
 #define OK(expr)                                                                     \
@@ -22,10 +23,6 @@
 
 static const int64_t D23[] = {2, 3}, D1[] = {1};
 
-static void tvar(rill_program *p, int32_t block, const char *name, bool persist) {
-  OK(rill_block_add_var(p, block, name, RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, D23, 2, 0, persist));
-}
-
 static void bvar(rill_program *p, const char *name) {
   OK(rill_block_add_var(p, 0, name, RILL_VAR_LOD_TENSOR, RILL_DTYPE_BOOL, D1, 1, 0, false));
 }
@@ -34,28 +31,6 @@ static int32_t new_block(rill_program *p, int32_t parent) {
   int32_t idx = -1;
   OK(rill_program_append_block(p, parent, &idx));
   return idx;
-}
-
-static void scale_op(rill_program *p, int32_t block, const char *x, const char *out, float scale,
-                     float bias) {
-  rill_op_builder *b;
-  OK(rill_op_builder_create("scale", &b));
-  OK(rill_op_builder_input(b, "X", &x, 1));
-  OK(rill_op_builder_output(b, "Out", &out, 1));
-  OK(rill_op_builder_attr_float(b, "scale", scale));
-  OK(rill_op_builder_attr_float(b, "bias", bias));
-  OK(rill_op_builder_append(b, p, block));
-  rill_op_builder_destroy(b);
-}
-
-static void add_op(rill_program *p, int32_t block, const char *x, const char *y, const char *out) {
-  rill_op_builder *b;
-  OK(rill_op_builder_create("elementwise_add", &b));
-  OK(rill_op_builder_input(b, "X", &x, 1));
-  OK(rill_op_builder_input(b, "Y", &y, 1));
-  OK(rill_op_builder_output(b, "Out", &out, 1));
-  OK(rill_op_builder_append(b, p, block));
-  rill_op_builder_destroy(b);
 }
 
 static void cond_op(rill_program *p, int32_t block, const char *cond, const char *const *in,
@@ -69,23 +44,6 @@ static void cond_op(rill_program *p, int32_t block, const char *cond, const char
   OK(rill_op_builder_attr_bool(b, "is_scalar_condition", scalar));
   OK(rill_op_builder_append(b, p, block));
   rill_op_builder_destroy(b);
-}
-
-static rill_executor *new_exec(rill_schedule sched) {
-  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
-  o.num_threads = 2;
-  rill_executor *e;
-  OK(rill_executor_create(&o, &e));
-  OK(rill_executor_set_schedule(e, sched));
-  return e;
-}
-
-static rill_tensor *ramp(float start) {
-  rill_tensor *t;
-  OK(rill_tensor_create(RILL_DTYPE_FP32, D23, 2, &t));
-  float *v = rill_tensor_data(t);
-  for (int i = 0; i < 6; i++) v[i] = start + (float)i;
-  return t;
 }
 
 static rill_tensor *flag(bool on) {
@@ -114,38 +72,38 @@ static float scope_value(rill_scope *s, const char *name, int i) {
 static rill_program *branches(void) {
   rill_program *p;
   OK(rill_program_create(&p));
-  tvar(p, 0, "x", false);
-  tvar(p, 0, "w", true);
-  tvar(p, 0, "y", false);
-  tvar(p, 0, "z", false);
+  sbp_tvar(p, 0, "x", false);
+  sbp_tvar(p, 0, "w", true);
+  sbp_tvar(p, 0, "y", false);
+  sbp_tvar(p, 0, "z", false);
   OK(rill_block_add_var(p, 0, "counter", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, D1, 1, 0, true));
   bvar(p, "c");
   bvar(p, "nc");
   int32_t b1 = new_block(p, 0), b2 = new_block(p, 0);
-  tvar(p, b1, "t", false);
-  add_op(p, b1, "x", "w", "t");
-  scale_op(p, b1, "t", "y", 2.0f, 0.0f);
-  scale_op(p, b1, "counter", "counter", 1.0f, 1.0f);
-  scale_op(p, b2, "x", "y", -1.0f, 0.0f);
+  sbp_tvar(p, b1, "t", false);
+  sbp_op(p, b1, "elementwise_add", "x", "w", "t");
+  sbp_scale(p, b1, "t", "y", 2.0f, 0.0f);
+  sbp_scale(p, b1, "counter", "counter", 1.0f, 1.0f);
+  sbp_scale(p, b2, "x", "y", -1.0f, 0.0f);
   const char *in1[] = {"x", "w", "counter"}, *out1[] = {"y", "counter"};
   cond_op(p, 0, "c", in1, 3, out1, 2, b1, true);
   const char *in2[] = {"x"}, *out2[] = {"y"};
   cond_op(p, 0, "nc", in2, 1, out2, 1, b2, true);
-  scale_op(p, 0, "y", "z", 1.0f, 0.0f);
+  sbp_scale(p, 0, "y", "z", 1.0f, 0.0f);
   return p;
 }
 
 static void check_branches(rill_schedule sched) {
   rill_program *p = branches();
-  rill_executor *e = new_exec(sched);
+  rill_executor *e = sbp_executor(sched);
   rill_scope *s;
   OK(rill_scope_create(NULL, &s));
-  set_tensor(s, "w", ramp(10.0f));
+  set_tensor(s, "w", sbp_ramp(10.0f));
   rill_tensor *counter;
   OK(rill_tensor_create(RILL_DTYPE_FP32, D1, 1, &counter));
   *(float *)rill_tensor_data(counter) = 0.0f;
   set_tensor(s, "counter", counter);
-  rill_tensor *x = ramp(1.0f);
+  rill_tensor *x = sbp_ramp(1.0f);
   const char *feeds[] = {"x", "c", "nc"}, *fetches[] = {"z", "y"};
   for (int run = 0; run < 4; run++) {
     bool on = run % 2 == 0;
@@ -191,21 +149,21 @@ Test(subblock, conditional_block_branches_parallel) { check_branches(RILL_SCHEDU
 static void check_outer_persistable(rill_schedule sched) {
   rill_program *p;
   OK(rill_program_create(&p));
-  tvar(p, 0, "x", false);
-  tvar(p, 0, "z", false);
-  tvar(p, 0, "rate", true);
+  sbp_tvar(p, 0, "x", false);
+  sbp_tvar(p, 0, "z", false);
+  sbp_tvar(p, 0, "rate", true);
   bvar(p, "c");
   int32_t b1 = new_block(p, 0), b2 = new_block(p, 0);
-  scale_op(p, b1, "x", "rate", 3.0f, 0.0f);
-  scale_op(p, b2, "rate", "z", 1.0f, 1.0f);
+  sbp_scale(p, b1, "x", "rate", 3.0f, 0.0f);
+  sbp_scale(p, b2, "rate", "z", 1.0f, 1.0f);
   const char *in[] = {"x"};
   cond_op(p, 0, "c", in, 1, NULL, 0, b1, true);
   const char *out2[] = {"z"};
   cond_op(p, 0, "c", NULL, 0, out2, 1, b2, true);
-  rill_executor *e = new_exec(sched);
+  rill_executor *e = sbp_executor(sched);
   rill_scope *s;
   OK(rill_scope_create(NULL, &s));
-  rill_tensor *x = ramp(1.0f), *on = flag(true), *zt = NULL;
+  rill_tensor *x = sbp_ramp(1.0f), *on = flag(true), *zt = NULL;
   const char *feeds[] = {"x", "c"}, *fetches[] = {"z"};
   rill_tensor *ins[] = {x, on};
   OK(rill_executor_run(e, p, s, feeds, ins, 2, fetches, 1, &zt));
@@ -230,20 +188,20 @@ Test(subblock, outer_persistable_made_by_a_sub_block_outlives_it_parallel) {
 
 Test(subblock, sub_plans_follow_the_program_revision) {
   rill_program *p = branches();
-  rill_executor *e = new_exec(RILL_SCHEDULE_SEQUENTIAL);
+  rill_executor *e = sbp_executor(RILL_SCHEDULE_SEQUENTIAL);
   rill_scope *s;
   OK(rill_scope_create(NULL, &s));
-  set_tensor(s, "w", ramp(0.0f));
+  set_tensor(s, "w", sbp_ramp(0.0f));
   rill_tensor *counter;
   OK(rill_tensor_create(RILL_DTYPE_FP32, D1, 1, &counter));
   set_tensor(s, "counter", counter);
-  rill_tensor *x = ramp(1.0f), *in[] = {x, flag(true), flag(false)}, *out = NULL;
+  rill_tensor *x = sbp_ramp(1.0f), *in[] = {x, flag(true), flag(false)}, *out = NULL;
   const char *feeds[] = {"x", "c", "nc"}, *fetches[] = {"z"};
   OK(rill_executor_run(e, p, s, feeds, in, 3, fetches, 1, &out));
   rill_tensor_destroy(out);
   cr_assert_eq(rill_exec_subplan_builds(e), 1);
   /* Block 1 now computes y = 2 * (x + w) + 5. */
-  scale_op(p, 1, "y", "y", 1.0f, 5.0f);
+  sbp_scale(p, 1, "y", "y", 1.0f, 5.0f);
   OK(rill_executor_run(e, p, s, feeds, in, 3, fetches, 1, &out));
   cr_assert_eq(rill_exec_subplan_builds(e), 2);
   cr_assert_eq(((float *)rill_tensor_data(out))[1], 2.0f * (2.0f + 1.0f) + 5.0f);
@@ -259,29 +217,29 @@ Test(subblock, sub_plans_follow_the_program_revision) {
 static rill_program *nested(void) {
   rill_program *p;
   OK(rill_program_create(&p));
-  tvar(p, 0, "x", false);
-  tvar(p, 0, "y", false);
+  sbp_tvar(p, 0, "x", false);
+  sbp_tvar(p, 0, "y", false);
   bvar(p, "c1");
   bvar(p, "c2");
   int32_t b1 = new_block(p, 0), b2 = new_block(p, b1);
-  tvar(p, b1, "t", false);
-  scale_op(p, 0, "x", "y", 0.0f, 0.0f);
+  sbp_tvar(p, b1, "t", false);
+  sbp_scale(p, 0, "x", "y", 0.0f, 0.0f);
   const char *in1[] = {"x"}, *out1[] = {"y"};
   cond_op(p, 0, "c1", in1, 1, out1, 1, b1, true);
-  scale_op(p, b1, "x", "t", 2.0f, 0.0f);
-  scale_op(p, b1, "t", "y", 1.0f, 0.0f);
+  sbp_scale(p, b1, "x", "t", 2.0f, 0.0f);
+  sbp_scale(p, b1, "t", "y", 1.0f, 0.0f);
   const char *in2[] = {"t", "x"}, *out2[] = {"y"};
   cond_op(p, b1, "c2", in2, 2, out2, 1, b2, true);
-  add_op(p, b2, "t", "x", "y");
+  sbp_op(p, b2, "elementwise_add", "t", "x", "y");
   return p;
 }
 
 static void check_nested(rill_schedule sched) {
   rill_program *p = nested();
-  rill_executor *e = new_exec(sched);
+  rill_executor *e = sbp_executor(sched);
   rill_scope *s;
   OK(rill_scope_create(NULL, &s));
-  rill_tensor *x = ramp(1.0f);
+  rill_tensor *x = sbp_ramp(1.0f);
   const char *feeds[] = {"x", "c1", "c2"}, *fetches[] = {"y"};
   const bool cases[][2] = {{false, false}, {false, true}, {true, false}, {true, true}};
   const float factor[] = {0.0f, 0.0f, 2.0f, 3.0f};
@@ -311,15 +269,15 @@ Test(subblock, non_scalar_condition_runs_when_inputs_are_not_empty) {
   OK(rill_program_create(&p));
   const int64_t dyn[] = {-1, 3};
   OK(rill_block_add_var(p, 0, "e", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, dyn, 2, 0, false));
-  tvar(p, 0, "x", false);
-  tvar(p, 0, "y", false);
+  sbp_tvar(p, 0, "x", false);
+  sbp_tvar(p, 0, "y", false);
   bvar(p, "c");
   int32_t b1 = new_block(p, 0);
-  scale_op(p, 0, "x", "y", 1.0f, 0.0f);
+  sbp_scale(p, 0, "x", "y", 1.0f, 0.0f);
   const char *in[] = {"e"}, *out[] = {"y"};
   cond_op(p, 0, "c", in, 1, out, 1, b1, false);
-  scale_op(p, b1, "x", "y", 3.0f, 0.0f);
-  rill_executor *e = new_exec(RILL_SCHEDULE_SEQUENTIAL);
+  sbp_scale(p, b1, "x", "y", 3.0f, 0.0f);
+  rill_executor *e = sbp_executor(RILL_SCHEDULE_SEQUENTIAL);
   rill_scope *s;
   OK(rill_scope_create(NULL, &s));
   const char *feeds[] = {"x", "c", "e"}, *fetches[] = {"y"};
@@ -327,7 +285,7 @@ Test(subblock, non_scalar_condition_runs_when_inputs_are_not_empty) {
     const int64_t de[] = {k, 3};
     rill_tensor *et;
     OK(rill_tensor_create(RILL_DTYPE_FP32, de, 2, &et));
-    rill_tensor *x = ramp(1.0f), *c = flag(false), *ins[] = {x, c, et}, *o = NULL;
+    rill_tensor *x = sbp_ramp(1.0f), *c = flag(false), *ins[] = {x, c, et}, *o = NULL;
     OK(rill_executor_run(e, p, s, feeds, ins, 3, fetches, 1, &o));
     cr_assert_eq(((float *)rill_tensor_data(o))[2], k ? 9.0f : 3.0f, "Input with %d rows", k);
     rill_tensor_destroy(o);
@@ -342,10 +300,10 @@ Test(subblock, non_scalar_condition_runs_when_inputs_are_not_empty) {
 
 /* Runs `p` (feeding c = true) and returns the status. */
 static rill_status *run_flagged(rill_program *p) {
-  rill_executor *e = new_exec(RILL_SCHEDULE_SEQUENTIAL);
+  rill_executor *e = sbp_executor(RILL_SCHEDULE_SEQUENTIAL);
   rill_scope *s;
   OK(rill_scope_create(NULL, &s));
-  rill_tensor *x = ramp(1.0f), *c = flag(true), *in[] = {x, c}, *out = NULL;
+  rill_tensor *x = sbp_ramp(1.0f), *c = flag(true), *in[] = {x, c}, *out = NULL;
   const char *feeds[] = {"x", "c"}, *fetches[] = {"y"};
   rill_status *st = rill_executor_run(e, p, s, feeds, in, 2, fetches, 1, &out);
   if (!st) rill_tensor_destroy(out);
@@ -362,14 +320,14 @@ static rill_program *one_run(int32_t target, bool from_block1) {
   cr_assert(subblk_register());
   rill_program *p;
   OK(rill_program_create(&p));
-  tvar(p, 0, "x", false);
-  tvar(p, 0, "y", false);
+  sbp_tvar(p, 0, "x", false);
+  sbp_tvar(p, 0, "y", false);
   bvar(p, "c");
   int32_t b1 = new_block(p, 0);
-  scale_op(p, 0, "x", "y", 1.0f, 0.0f);
+  sbp_scale(p, 0, "x", "y", 1.0f, 0.0f);
   const char *in[] = {"x"}, *out[] = {"y"};
   if (from_block1) cond_op(p, 0, "c", in, 1, out, 1, b1, true);
-  else scale_op(p, b1, "x", "y", 2.0f, 0.0f);
+  else sbp_scale(p, b1, "x", "y", 2.0f, 0.0f);
   rill_op_builder *b;
   OK(rill_op_builder_create("test_run_block", &b));
   OK(rill_op_builder_input(b, "X", in, 1));
@@ -418,17 +376,17 @@ Test(subblock, recursion_is_an_error) {
 Test(subblock, condition_must_be_one_bool) {
   rill_program *p;
   OK(rill_program_create(&p));
-  tvar(p, 0, "x", false);
-  tvar(p, 0, "y", false);
+  sbp_tvar(p, 0, "x", false);
+  sbp_tvar(p, 0, "y", false);
   OK(rill_block_add_var(p, 0, "c", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, D23, 2, 0, false));
   int32_t b1 = new_block(p, 0);
-  scale_op(p, b1, "x", "y", 2.0f, 0.0f);
+  sbp_scale(p, b1, "x", "y", 2.0f, 0.0f);
   const char *in[] = {"x"}, *out[] = {"y"};
   cond_op(p, 0, "c", in, 1, out, 1, b1, true);
-  rill_executor *e = new_exec(RILL_SCHEDULE_SEQUENTIAL);
+  rill_executor *e = sbp_executor(RILL_SCHEDULE_SEQUENTIAL);
   rill_scope *s;
   OK(rill_scope_create(NULL, &s));
-  rill_tensor *x = ramp(1.0f), *c = ramp(0.0f), *ins[] = {x, c}, *o = NULL;
+  rill_tensor *x = sbp_ramp(1.0f), *c = sbp_ramp(0.0f), *ins[] = {x, c}, *o = NULL;
   const char *feeds[] = {"x", "c"}, *fetches[] = {"y"};
   expect_error(rill_executor_run(e, p, s, feeds, ins, 2, fetches, 1, &o), RILL_INVALID_ARGUMENT,
                "must be a bool tensor of one element");
@@ -443,18 +401,18 @@ Test(subblock, condition_must_be_one_bool) {
 Test(subblock, plan_run_without_program_is_an_error) {
   rill_program *p;
   OK(rill_program_create(&p));
-  tvar(p, 0, "x", false);
-  tvar(p, 0, "y", false);
+  sbp_tvar(p, 0, "x", false);
+  sbp_tvar(p, 0, "y", false);
   bvar(p, "c");
   int32_t b1 = new_block(p, 0);
-  scale_op(p, 0, "x", "y", 1.0f, 0.0f);
-  scale_op(p, b1, "x", "y", 2.0f, 0.0f);
+  sbp_scale(p, 0, "x", "y", 1.0f, 0.0f);
+  sbp_scale(p, b1, "x", "y", 2.0f, 0.0f);
   const char *cin[] = {"x"}, *cout[] = {"y"};
   cond_op(p, 0, "c", cin, 1, cout, 1, b1, true);
-  rill_executor *e = new_exec(RILL_SCHEDULE_SEQUENTIAL);
+  rill_executor *e = sbp_executor(RILL_SCHEDULE_SEQUENTIAL);
   rill_scope *s;
   OK(rill_scope_create(NULL, &s));
-  rill_tensor *x = ramp(1.0f), *c = flag(true), *in[] = {x, c}, *out = NULL;
+  rill_tensor *x = sbp_ramp(1.0f), *c = flag(true), *in[] = {x, c}, *out = NULL;
   const char *feeds[] = {"x", "c"}, *fetches[] = {"y"};
   rill_plan *plan;
   OK(rill_exec_prepare(e, p, feeds, 2, fetches, 1, &plan));
@@ -476,9 +434,9 @@ static rill_program *two_blocks(int32_t block_b) {
   cr_assert(subblk_register());
   rill_program *p;
   OK(rill_program_create(&p));
-  tvar(p, 0, "x", false);
-  tvar(p, 0, "a", false);
-  tvar(p, 0, "b", false);
+  sbp_tvar(p, 0, "x", false);
+  sbp_tvar(p, 0, "a", false);
+  sbp_tvar(p, 0, "b", false);
   int32_t b1 = new_block(p, 0), b2 = new_block(p, 0);
   const char *x = "x", *a = "a", *bb = "b";
   rill_op_builder *b;
@@ -520,9 +478,9 @@ static void *run_held(void *arg) {
 }
 
 static held start(rill_program *p) {
-  held h = {.p = p, .e = new_exec(RILL_SCHEDULE_SEQUENTIAL)};
+  held h = {.p = p, .e = sbp_executor(RILL_SCHEDULE_SEQUENTIAL)};
   OK(rill_scope_create(NULL, &h.s));
-  h.x = ramp(4.0f);
+  h.x = sbp_ramp(4.0f);
   return h;
 }
 
@@ -582,11 +540,11 @@ Test(subblock, deadline_stops_a_sub_block) {
   (void)test_op; /* blocks other than 0 are built here */
   rill_program *p;
   OK(rill_program_create(&p));
-  tvar(p, 0, "x", false);
-  tvar(p, 0, "y", false);
+  sbp_tvar(p, 0, "x", false);
+  sbp_tvar(p, 0, "y", false);
   bvar(p, "c");
   int32_t b1 = new_block(p, 0);
-  tvar(p, b1, "a", false);
+  sbp_tvar(p, b1, "a", false);
   const char *in[] = {"x"}, *out[] = {"y"};
   cond_op(p, 0, "c", in, 1, out, 1, b1, true);
   for (int k = 0; k < 2; k++) {
@@ -599,11 +557,11 @@ Test(subblock, deadline_stops_a_sub_block) {
     OK(rill_op_builder_append(b, p, b1));
     rill_op_builder_destroy(b);
   }
-  rill_executor *e = new_exec(RILL_SCHEDULE_SEQUENTIAL);
+  rill_executor *e = sbp_executor(RILL_SCHEDULE_SEQUENTIAL);
   OK(rill_executor_set_timeout(e, 100000));
   rill_scope *s;
   OK(rill_scope_create(NULL, &s));
-  rill_tensor *x = ramp(1.0f), *c = flag(true), *ins[] = {x, c}, *o = NULL;
+  rill_tensor *x = sbp_ramp(1.0f), *c = flag(true), *ins[] = {x, c}, *o = NULL;
   const char *feeds[] = {"x", "c"}, *fetches[] = {"y"};
   rill_status *st = rill_executor_run(e, p, s, feeds, ins, 2, fetches, 1, &o);
   cr_assert_not_null(st);
@@ -627,7 +585,7 @@ Test(subblock, prepare_reports_unsupported_ops_of_sub_blocks) {
   OK(rill_op_builder_output(b, "Out", &y, 1));
   OK(rill_op_builder_append(b, p, b2));
   rill_op_builder_destroy(b);
-  rill_executor *e = new_exec(RILL_SCHEDULE_SEQUENTIAL);
+  rill_executor *e = sbp_executor(RILL_SCHEDULE_SEQUENTIAL);
   const char *feeds[] = {"x", "c"}, *fetches[] = {"y"};
   expect_error(rill_executor_prepare(e, p, feeds, 2, fetches, 1), RILL_UNIMPLEMENTED,
                "block 2: 1 op of unsupported type: 'no_such_op_in_a_block' (op #0)");

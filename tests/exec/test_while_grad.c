@@ -8,6 +8,7 @@
 
 #include "framework/data/scope.h"
 #include "rill.h"
+#include "support/subblock_prog.h"
 
 #define OK(expr)                                                                     \
   do {                                                                               \
@@ -17,24 +18,11 @@
 
 static const int64_t D23[] = {2, 3}, D1[] = {1};
 
-static void add_op(rill_program *p, int32_t block, const char *type, const char *x,
-                   const char *y, const char *out) {
-  rill_op_builder *b;
-  OK(rill_op_builder_create(type, &b));
-  OK(rill_op_builder_input(b, "X", &x, 1));
-  if (y) OK(rill_op_builder_input(b, "Y", &y, 1));
-  OK(rill_op_builder_output(b, "Out", &out, 1));
-  if (strcmp(type, "scale") == 0) OK(rill_op_builder_attr_float(b, "scale", 0.0f));
-  if (strcmp(type, "increment") == 0) OK(rill_op_builder_attr_float(b, "step", 1.0f));
-  OK(rill_op_builder_append(b, p, block));
-  rill_op_builder_destroy(b);
-}
-
 static rill_program *program(bool is_test) {
   rill_program *p;
   OK(rill_program_create(&p));
-  OK(rill_block_add_var(p, 0, "w", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, D23, 2, 0, true));
-  OK(rill_block_add_var(p, 0, "y", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, D23, 2, 0, false));
+  sbp_tvar(p, 0, "w", true);
+  sbp_tvar(p, 0, "y", false);
   OK(rill_block_add_var(p, 0, "loss", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, D1, 1, 0, false));
   OK(rill_block_add_var(p, 0, "i", RILL_VAR_LOD_TENSOR, RILL_DTYPE_INT64, D1, 1, 0, false));
   OK(rill_block_add_var(p, 0, "n", RILL_VAR_LOD_TENSOR, RILL_DTYPE_INT64, D1, 1, 0, false));
@@ -42,10 +30,11 @@ static rill_program *program(bool is_test) {
   OK(rill_block_add_var(p, 0, "sc", RILL_VAR_STEP_SCOPES, RILL_DTYPE_FP32, NULL, 0, 0, false));
   int32_t b1 = -1;
   OK(rill_program_append_block(p, 0, &b1));
-  add_op(p, b1, "elementwise_add", "y", "w", "y");
-  add_op(p, b1, "increment", "i", NULL, "i");
-  add_op(p, b1, "less_than", "i", "n", "c");
-  rill_op_builder *b;
+  sbp_op(p, b1, "elementwise_add", "y", "w", "y");
+  rill_op_builder *b = sbp_op_begin("increment", "i", NULL, "i");
+  OK(rill_op_builder_attr_float(b, "step", 1.0f));
+  sbp_op_end(b, p, b1);
+  sbp_op(p, b1, "less_than", "i", "n", "c");
   const char *i = "i";
   OK(rill_op_builder_create("fill_constant", &b));
   OK(rill_op_builder_output(b, "Out", &i, 1));
@@ -54,8 +43,8 @@ static rill_program *program(bool is_test) {
   OK(rill_op_builder_attr_float(b, "value", 0.0f));
   OK(rill_op_builder_append(b, p, 0));
   rill_op_builder_destroy(b);
-  add_op(p, 0, "scale", "w", NULL, "y");
-  add_op(p, 0, "less_than", "i", "n", "c");
+  sbp_scale(p, 0, "w", "y", 0.0f, 0.0f);
+  sbp_op(p, 0, "less_than", "i", "n", "c");
   const char *xs[] = {"w", "i", "n", "y"}, *outs[] = {"y", "i", "c"}, *c = "c", *sc = "sc";
   OK(rill_op_builder_create("while", &b));
   OK(rill_op_builder_input(b, "X", xs, 4));
@@ -66,29 +55,8 @@ static rill_program *program(bool is_test) {
   OK(rill_op_builder_attr_bool(b, "is_test", is_test));
   OK(rill_op_builder_append(b, p, 0));
   rill_op_builder_destroy(b);
-  add_op(p, 0, "mean", "y", NULL, "loss");
+  sbp_op(p, 0, "mean", "y", NULL, "loss");
   return p;
-}
-
-static rill_executor *new_exec(rill_schedule sched) {
-  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
-  o.num_threads = 2;
-  rill_executor *e;
-  OK(rill_executor_create(&o, &e));
-  OK(rill_executor_set_schedule(e, sched));
-  return e;
-}
-
-static rill_scope *scope_with_w(void) {
-  rill_scope *s;
-  OK(rill_scope_create(NULL, &s));
-  rill_tensor *t;
-  OK(rill_tensor_create(RILL_DTYPE_FP32, D23, 2, &t));
-  float *v = rill_tensor_data(t);
-  for (int k = 0; k < 6; k++) v[k] = (float)k - 2.0f;
-  OK(rill_scope_set_tensor(s, "w", t));
-  rill_tensor_destroy(t);
-  return s;
 }
 
 /* One run with n steps; w@GRAD into g, the loss returned. */
@@ -114,8 +82,8 @@ static void check_grad(rill_schedule sched) {
   rill_program *p = program(false);
   OK(rill_program_append_backward(p, "loss", NULL, 0, NULL));
   cr_assert_eq(rill_program_num_blocks(p), 3, "one gradient block");
-  rill_executor *e = new_exec(sched);
-  rill_scope *s = scope_with_w();
+  rill_executor *e = sbp_executor(sched);
+  rill_scope *s = sbp_scope_with_ramp("w", -2.0f);
   static const int64_t counts[] = {3, 0, 1, 3};
   for (size_t r = 0; r < sizeof counts / sizeof *counts; r++) {
     float g[6], loss;
@@ -142,8 +110,8 @@ Test(while_grad, gradient_over_zero_one_and_three_steps_parallel) {
 Test(while_grad, step_scopes_do_not_outlive_the_run) {
   rill_program *p = program(false);
   OK(rill_program_append_backward(p, "loss", NULL, 0, NULL));
-  rill_executor *e = new_exec(RILL_SCHEDULE_SEQUENTIAL);
-  rill_scope *s = scope_with_w();
+  rill_executor *e = sbp_executor(RILL_SCHEDULE_SEQUENTIAL);
+  rill_scope *s = sbp_scope_with_ramp("w", -2.0f);
   float g[6], loss;
   OK(run_once(e, p, s, 4, g, &loss));
   size_t after_first = rill_scope_live_count();
@@ -160,8 +128,8 @@ Test(while_grad, step_scopes_do_not_outlive_the_run) {
 Test(while_grad, an_is_test_loop_has_no_gradient_and_the_error_names_the_op) {
   rill_program *p = program(true);
   OK(rill_program_append_backward(p, "loss", NULL, 0, NULL));
-  rill_executor *e = new_exec(RILL_SCHEDULE_SEQUENTIAL);
-  rill_scope *s = scope_with_w();
+  rill_executor *e = sbp_executor(RILL_SCHEDULE_SEQUENTIAL);
+  rill_scope *s = sbp_scope_with_ramp("w", -2.0f);
   float g[6], loss;
   rill_status *st = run_once(e, p, s, 2, g, &loss);
   cr_assert_not_null(st, "is_test keeps no step scopes to differentiate");
@@ -189,7 +157,7 @@ Test(while_grad, step_scopes_of_another_kind_name_the_op_and_variable) {
   OK(rill_op_builder_attr_block(b, "sub_block", b1));
   OK(rill_op_builder_append(b, p, 0));
   rill_op_builder_destroy(b);
-  rill_executor *e = new_exec(RILL_SCHEDULE_SEQUENTIAL);
+  rill_executor *e = sbp_executor(RILL_SCHEDULE_SEQUENTIAL);
   rill_scope *s;
   OK(rill_scope_create(NULL, &s));
   rill_tensor *t;

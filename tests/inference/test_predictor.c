@@ -12,13 +12,14 @@
 #include "support/fail_alloc.h"
 #include "rill.h"
 
+#include "predictor_test.h"
+
 #define OK(expr)                                                                     \
   do {                                                                               \
     rill_status *st_ = (expr);                                                       \
     cr_assert_null(st_, "%s: %s", #expr, rill_status_message(st_));                  \
   } while (0)
 
-#define MODELS RILL_SHARED_DIR "/models/"
 
 static const char *const all_models[] = {
     "abalone_bn_mlp",          "fit_a_line_raftliu",    "luotao1_example_mlp_2018",
@@ -26,23 +27,11 @@ static const char *const all_models[] = {
     "paddlelite_simple_model", "pureboys_word2vec",
 };
 
-typedef struct inputs {
-  const char *names[8];
-  rill_tensor *t[8];
-  size_t n;
-} inputs;
-
 static rill_predictor *open_model(const char *name, int level, bool memopt) {
-  char path[1024];
-  snprintf(path, sizeof path, MODELS "%s", name);
-  rill_predictor_config *c;
-  OK(rill_predictor_config_create(path, &c));
+  rill_predictor_config *c = model_config(name);
   OK(rill_predictor_config_set_opt_level(c, level));
   OK(rill_predictor_config_set_memory_optim(c, memopt));
-  rill_predictor *p = NULL;
-  OK(rill_predictor_create(c, &p));
-  rill_predictor_config_destroy(c);
-  return p;
+  return open_config(c);
 }
 
 static void load_inputs(const char *name, const rill_predictor *p, inputs *in) {
@@ -55,10 +44,6 @@ static void load_inputs(const char *name, const rill_predictor *p, inputs *in) {
     snprintf(path, sizeof path, MODELS "%s/refs/input_%s.npy", name, in->names[i]);
     OK(rill_npy_load(path, &in->t[i]));
   }
-}
-
-static void free_inputs(inputs *in) {
-  for (size_t i = 0; i < in->n; i++) rill_tensor_destroy(in->t[i]);
 }
 
 static void compare(const char *name, size_t col, rill_tensor *got, const char *what) {

@@ -13,33 +13,22 @@
 #include "kernels/cpu/sgemm.h"
 #include "rill.h"
 
+#include "predictor_test.h"
+
 #define OK(expr)                                                                     \
   do {                                                                               \
     rill_status *st_ = (expr);                                                       \
     cr_assert_null(st_, "%s: %s", #expr, rill_status_message(st_));                  \
   } while (0)
 
-#define MODELS RILL_SHARED_DIR "/models/"
 #define BATCH 16
 
 static rill_predictor *open_model(const char *name, bool constant, int threads) {
-  char path[1024];
-  snprintf(path, sizeof path, MODELS "%s", name);
-  rill_predictor_config *c;
-  OK(rill_predictor_config_create(path, &c));
+  rill_predictor_config *c = model_config(name);
   OK(rill_predictor_config_set_threads(c, threads));
   OK(rill_predictor_config_set_constant_weights(c, constant));
-  rill_predictor *p = NULL;
-  OK(rill_predictor_create(c, &p));
-  rill_predictor_config_destroy(c);
-  return p;
+  return open_config(c);
 }
-
-typedef struct inputs {
-  const char *names[8];
-  rill_tensor *t[8];
-  size_t n;
-} inputs;
 
 /* The model's reference inputs, their rows repeated to BATCH rows. */
 static void batch_inputs(const char *name, const rill_predictor *p, inputs *in) {
@@ -64,10 +53,6 @@ static void batch_inputs(const char *name, const rill_predictor *p, inputs *in) 
              (const char *)rill_tensor_data(ref) + (size_t)(r % rows) * row, row);
     rill_tensor_destroy(ref);
   }
-}
-
-static void free_inputs(inputs *in) {
-  for (size_t i = 0; i < in->n; i++) rill_tensor_destroy(in->t[i]);
 }
 
 static rill_tensor *run_once(rill_predictor *p, const inputs *in) {

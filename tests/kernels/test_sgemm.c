@@ -6,30 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "framework/base/isa.h"
-#include "kernels/cpu/sgemm.h"
-#include "framework/exec/device.h"
-
-/* The CPU device's services, for calls that take a thread count. */
-static const rill_device_services *cpu_dev(void) {
-  static struct rill_device_ctx d;
-  if (!d.services.parallel_for)
-    rill_device_ctx_init(&d, (rill_place){RILL_DEVICE_CPU, 0}, RILL_DEVICE_MAX_THREADS, 1);
-  return &d.services;
-}
-
-static void restore_level(void) {
-  rill_cpu_isa_level_set(rill_cpu_isa_level_native());
-  rill_sgemm_use = RILL_SGEMM_AUTO;
-}
-
-/* rill's kernels at every level the CPU has, whatever OpenBLAS would have been chosen */
-static void own_kernels(void) { rill_sgemm_use = RILL_SGEMM_OWN; }
-
-static float frand(unsigned *s) {
-  *s = *s * 1103515245u + 12345u;
-  return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
-}
+#include "sgemm_test.h"
 
 /* op(x)(i, p) of a row-major x with leading dimension ld */
 static float at(const float *x, bool t, int64_t ld, int64_t i, int64_t p) { return t ? x[p * ld + i] : x[i * ld + p]; }

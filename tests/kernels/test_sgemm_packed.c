@@ -8,29 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "framework/base/isa.h"
 #include "framework/data/tensor.h"
-#include "framework/exec/device.h"
-#include "kernels/cpu/sgemm.h"
-
-static const rill_device_services *cpu_dev(void) {
-  static struct rill_device_ctx d;
-  if (!d.services.parallel_for)
-    rill_device_ctx_init(&d, (rill_place){RILL_DEVICE_CPU, 0}, RILL_DEVICE_MAX_THREADS, 1);
-  return &d.services;
-}
-
-static void restore_level(void) {
-  rill_cpu_isa_level_set(rill_cpu_isa_level_native());
-  rill_sgemm_use = RILL_SGEMM_AUTO;
-}
-
-static void own_kernels(void) { rill_sgemm_use = RILL_SGEMM_OWN; }
-
-static float frand(unsigned *s) {
-  *s = *s * 1103515245u + 12345u;
-  return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
-}
+#include "sgemm_test.h"
 
 /* The levels with kernels of rill's own on this CPU (AVX2, AVX-512); 0 when none. */
 static int own_levels(int *levels) {

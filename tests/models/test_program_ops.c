@@ -21,6 +21,7 @@
 #include "framework/base/alloc.h"
 #include "framework/registry/registry.h"
 #include "rill.h"
+#include "support/synth_params.h"
 
 #define PROGRAMS RILL_SHARED_DIR "/programs/"
 
@@ -288,6 +289,11 @@ Test(program_ops, prior_count_checked_against_declaration) {
   rill_program_destroy(p);
 }
 
+/* 1 for variance-like parameters, else small values around 0. */
+static float detection_value(const char *name, float r) {
+  return strstr(name, "var") != NULL ? 1.0f : (r - 0.5f) * 0.2f;
+}
+
 /* Runs a detection program end to end with synthetic parameters (small deterministic
  * values; every variance-like parameter 1 so batch_norm stays finite) and checks the
  * multiclass_nms output the way Paddle defines it: [K, 6] rows with a one-level LoD ending
@@ -301,22 +307,7 @@ static rill_tensor *run_synthetic(const char *file, const char *fetch, int64_t s
   expect_ok(rill_program_load(path, &p), path);
   rill_scope *scope = NULL;
   expect_ok(rill_scope_create(NULL, &scope), "scope");
-  const rill_block_desc *b0 = &p->blocks[0];
-  uint32_t seed = 7;
-  for (size_t i = 0; i < b0->nvars; i++) {
-    const rill_var_desc *v = &b0->vars[i];
-    if (!v->persistable || v->type != RILL_VAR_LOD_TENSOR || v->dtype != RILL_DTYPE_FP32) continue;
-    rill_tensor *t = NULL;
-    expect_ok(rill_tensor_create(v->dtype, v->dims.d, (size_t)v->dims.n, &t), v->name);
-    float *f = rill_tensor_data(t);
-    bool var = strstr(v->name, "var") != NULL;
-    for (int64_t k = 0; k < rill_tensor_numel(t); k++) {
-      seed = seed * 1103515245u + 12345u;
-      f[k] = var ? 1.0f : ((float)((seed >> 16) % 1000) / 1000.0f - 0.5f) * 0.2f;
-    }
-    expect_ok(rill_scope_set_tensor(scope, v->name, t), v->name);
-    rill_tensor_destroy(t);
-  }
+  synth_params(p, scope, 7, detection_value);
   const int64_t xd[] = {1, 3, size, size}, sd[] = {1, 2};
   rill_tensor *feeds[2] = {NULL, NULL};
   expect_ok(rill_tensor_create(RILL_DTYPE_FP32, xd, 4, &feeds[0]), "image");
@@ -509,6 +500,14 @@ Test(program_ops, lac_gru_crf_program_matches_paddle_with_synthetic_parameters) 
   }
 }
 
+/* 1 for variances, scales in [0.5, 1.5), else small values around 0. */
+static float quant_value(const char *name, float r) {
+  size_t len = strlen(name);
+  bool scale = len > 6 && strcmp(name + len - 6, ".scale") == 0;
+  bool var = strstr(name, "variance") != NULL;
+  return var ? 1.0f : scale ? 0.5f + r : (r - 0.5f) * 0.1f;
+}
+
 /* The int8 ResNet-50 of Paddle-Lite (fake quantize / dequantize ops around every conv2d
  * and mul, is_test scales stored as persistables) runs with synthetic parameters: weights
  * small deterministic values, every scale positive, every variance 1. Checked: the
@@ -520,26 +519,11 @@ static void run_int8(rill_tensor **outs, float *image_scale) {
   expect_ok(rill_program_load(PROGRAMS "paddlelite_resnet50_int8__model__", &p), "load");
   rill_scope *scope = NULL;
   expect_ok(rill_scope_create(NULL, &scope), "scope");
-  const rill_block_desc *b0 = &p->blocks[0];
-  uint32_t seed = 11;
-  for (size_t i = 0; i < b0->nvars; i++) {
-    const rill_var_desc *v = &b0->vars[i];
-    if (!v->persistable || v->type != RILL_VAR_LOD_TENSOR || v->dtype != RILL_DTYPE_FP32) continue;
-    rill_tensor *t = NULL;
-    expect_ok(rill_tensor_create(v->dtype, v->dims.d, (size_t)v->dims.n, &t), v->name);
-    float *f = rill_tensor_data(t);
-    size_t len = strlen(v->name);
-    bool scale = len > 6 && strcmp(v->name + len - 6, ".scale") == 0;
-    bool var = strstr(v->name, "variance") != NULL;
-    for (int64_t k = 0; k < rill_tensor_numel(t); k++) {
-      seed = seed * 1103515245u + 12345u;
-      float r = (float)((seed >> 16) % 1000) / 1000.0f;
-      f[k] = var ? 1.0f : scale ? 0.5f + r : (r - 0.5f) * 0.1f;
-    }
-    if (strcmp(v->name, "image.scale") == 0) *image_scale = f[0];
-    expect_ok(rill_scope_set_tensor(scope, v->name, t), v->name);
-    rill_tensor_destroy(t);
-  }
+  synth_params(p, scope, 11, quant_value);
+  rill_tensor *st = NULL;
+  expect_ok(rill_scope_get_tensor(scope, "image.scale", &st), "image.scale");
+  *image_scale = *(const float *)rill_tensor_data(st);
+  rill_tensor_destroy(st);
   const int64_t xd[] = {1, 3, 224, 224};
   rill_tensor *image = NULL;
   expect_ok(rill_tensor_create(RILL_DTYPE_FP32, xd, 4, &image), "image");

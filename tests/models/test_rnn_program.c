@@ -10,11 +10,19 @@
 
 #include "framework/registry/registry.h"
 #include "rill.h"
+#include "support/synth_params.h"
 
 #define FACCY RILL_SHARED_DIR "/programs/faccy.pdmodel"
 
 static void expect_ok(rill_status *st, const char *what) {
   cr_assert_null(st, "%s: %s", what, rill_status_message(st));
+}
+
+/* 1 for batch_norm's variances (.w_2), else small values around 0. */
+static float faccy_value(const char *name, float r) {
+  size_t len = strlen(name);
+  bool variance = len > 4 && strcmp(name + len - 4, ".w_2") == 0;
+  return variance ? 1.0f : (r - 0.5f) * 0.4f;
 }
 
 /* Runs faccy on a batch of two [3, 32, W] images, the second a copy of the first. */
@@ -23,23 +31,7 @@ static rill_tensor *run_faccy(int64_t W, rill_schedule schedule) {
   expect_ok(rill_program_load(FACCY, &p), FACCY);
   rill_scope *scope = NULL;
   expect_ok(rill_scope_create(NULL, &scope), "scope");
-  const rill_block_desc *b0 = &p->blocks[0];
-  uint32_t seed = 11;
-  for (size_t i = 0; i < b0->nvars; i++) {
-    const rill_var_desc *v = &b0->vars[i];
-    if (!v->persistable || v->type != RILL_VAR_LOD_TENSOR || v->dtype != RILL_DTYPE_FP32) continue;
-    rill_tensor *t = NULL;
-    expect_ok(rill_tensor_create(v->dtype, v->dims.d, (size_t)v->dims.n, &t), v->name);
-    float *f = rill_tensor_data(t);
-    size_t len = strlen(v->name);
-    bool variance = len > 4 && strcmp(v->name + len - 4, ".w_2") == 0; /* batch_norm */
-    for (int64_t k = 0; k < rill_tensor_numel(t); k++) {
-      seed = seed * 1103515245u + 12345u;
-      f[k] = variance ? 1.0f : ((float)((seed >> 16) % 1000) / 1000.0f - 0.5f) * 0.4f;
-    }
-    expect_ok(rill_scope_set_tensor(scope, v->name, t), v->name);
-    rill_tensor_destroy(t);
-  }
+  synth_params(p, scope, 11, faccy_value);
   const int64_t xd[] = {2, 3, 32, W};
   rill_tensor *x = NULL;
   expect_ok(rill_tensor_create(RILL_DTYPE_FP32, xd, 4, &x), "x");

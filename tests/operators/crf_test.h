@@ -7,7 +7,23 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "op_test.h"
+
 #define CRF_MAX_STEPS 8
+
+/* Binds a copy of v to `slot` as variable `name`, with sequences lod[0..nlod) as its one
+ * LoD level. */
+static inline void crf_bind_seqs(op_harness *h, const uint64_t *lod, size_t nlod, const char *slot,
+                                 const char *name, rill_dtype dt, const int64_t *dims, size_t nd,
+                                 const void *v) {
+  rill_tensor *t = op_harness_make(dt, dims, nd, v);
+  cr_assert_not_null(t);
+  const uint64_t *levels[1] = {lod};
+  size_t counts[1] = {nlod};
+  OK(rill_tensor_set_lod(t, 1, levels, counts));
+  OK(op_harness_input(h, slot, name, t));
+  op_harness_free_tensor(t);
+}
 
 /* Score of tags p[0..L) for emissions x [L, D] and transition w [D + 2, D]. */
 static inline double crf_path_score(const double *x, const double *w, int64_t D, int64_t L,

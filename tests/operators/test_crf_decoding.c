@@ -12,17 +12,6 @@ static void fill(double *x, double *w) {
   for (int i = 0; i < (D + 2) * D; i++) w[i] = cos(1.7 * i + 0.5) * 1.5;
 }
 
-static void bind_lod(op_harness *h, const char *slot, const char *name, rill_dtype dt,
-                     const int64_t *dims, size_t nd, const void *v) {
-  rill_tensor *t = op_harness_make(dt, dims, nd, v);
-  cr_assert_not_null(t);
-  const uint64_t *levels[1] = {lod};
-  size_t counts[1] = {RILL_COUNTOF(lod)};
-  OK(rill_tensor_set_lod(t, 1, levels, counts));
-  OK(op_harness_input(h, slot, name, t));
-  op_harness_free_tensor(t);
-}
-
 static void best_paths(const double *x, const double *w, int64_t *want) {
   for (int i = 0; i + 1 < (int)RILL_COUNTOF(lod); i++) {
     int64_t s = (int64_t)lod[i], L = (int64_t)(lod[i + 1] - lod[i]);
@@ -41,7 +30,8 @@ Test(crf_decoding, lod_paths_are_the_best_paths_in_both_dtypes) {
   for (int f32 = 0; f32 < 2; f32++) {
     op_harness *h = harness("crf_decoding");
     rill_dtype dt = f32 ? RILL_DTYPE_FP32 : RILL_DTYPE_FP64;
-    bind_lod(h, "Emission", "emission", dt, DIMS(ROWS, D), f32 ? (const void *)xf : (const void *)x);
+    crf_bind_seqs(h, lod, RILL_COUNTOF(lod), "Emission", "emission",
+                  dt, DIMS(ROWS, D), f32 ? (const void *)xf : (const void *)x);
     bind_input(h, "Transition", "crfw", dt, DIMS(D + 2, D), f32 ? (const void *)wf : (const void *)w);
     OK(op_harness_output(h, "ViterbiPath", "path"));
     OK(op_harness_run(h));
@@ -62,9 +52,10 @@ Test(crf_decoding, label_marks_the_rows_decoded_right) {
   best_paths(x, w, want);
   for (int r = 0; r < ROWS; r++) y[r] = r % 3 ? want[r] : (want[r] + 1) % D;
   op_harness *h = harness("crf_decoding");
-  bind_lod(h, "Emission", "emission", RILL_DTYPE_FP64, DIMS(ROWS, D), x);
+  crf_bind_seqs(h, lod, RILL_COUNTOF(lod), "Emission", "emission",
+                RILL_DTYPE_FP64, DIMS(ROWS, D), x);
   bind_input(h, "Transition", "crfw", RILL_DTYPE_FP64, DIMS(D + 2, D), w);
-  bind_lod(h, "Label", "label", RILL_DTYPE_INT64, DIMS(ROWS, 1), y);
+  crf_bind_seqs(h, lod, RILL_COUNTOF(lod), "Label", "label", RILL_DTYPE_INT64, DIMS(ROWS, 1), y);
   OK(op_harness_output(h, "ViterbiPath", "path"));
   OK(op_harness_run(h));
   const int64_t *got = rill_tensor_ptr(op_harness_tensor(h, "path"));
@@ -113,7 +104,8 @@ Test(crf_decoding, bad_inputs_are_errors_naming_them) {
   bind_input(h, "Transition", "crfw", RILL_DTYPE_FP64, DIMS(D + 2, D), w);
   OK(op_harness_output(h, "ViterbiPath", "path"));
   EXPECT_ERROR(op_harness_run(h), "crf_decoding", "Emission", "emission", "LoD");
-  bind_lod(h, "Emission", "emission", RILL_DTYPE_FP64, DIMS(ROWS, D), x);
+  crf_bind_seqs(h, lod, RILL_COUNTOF(lod), "Emission", "emission",
+                RILL_DTYPE_FP64, DIMS(ROWS, D), x);
   bind_input(h, "Transition", "crfw", RILL_DTYPE_FP64, DIMS(D + 2, D - 1), w);
   EXPECT_ERROR(op_harness_run(h), "crf_decoding", "Transition", "crfw", "[D + 2, D]");
   bind_input(h, "Transition", "crfw", RILL_DTYPE_FP64, DIMS(D + 2, D), w);

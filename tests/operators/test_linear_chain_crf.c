@@ -16,17 +16,6 @@ static void fill(double *x, double *w) {
   for (int i = 0; i < (D + 2) * D; i++) w[i] = cos(0.9 * i + 0.2) * 0.8;
 }
 
-static void bind_lod(op_harness *h, const char *slot, const char *name, rill_dtype dt,
-                     const int64_t *dims, size_t nd, const void *v) {
-  rill_tensor *t = op_harness_make(dt, dims, nd, v);
-  cr_assert_not_null(t);
-  const uint64_t *levels[1] = {lod};
-  size_t counts[1] = {RILL_COUNTOF(lod)};
-  OK(rill_tensor_set_lod(t, 1, levels, counts));
-  OK(op_harness_input(h, slot, name, t));
-  op_harness_free_tensor(t);
-}
-
 static void outputs(op_harness *h) {
   OK(op_harness_output(h, "Alpha", "alpha"));
   OK(op_harness_output(h, "EmissionExps", "eexp"));
@@ -38,7 +27,7 @@ static op_harness *lod_f64(const double *x, const double *w, const int64_t *y) {
   op_harness *h = harness("linear_chain_crf");
   bind_input(h, "Emission", "emission", RILL_DTYPE_FP64, DIMS(ROWS, D), x);
   bind_input(h, "Transition", "crfw", RILL_DTYPE_FP64, DIMS(D + 2, D), w);
-  bind_lod(h, "Label", "label", RILL_DTYPE_INT64, DIMS(ROWS, 1), y);
+  crf_bind_seqs(h, lod, RILL_COUNTOF(lod), "Label", "label", RILL_DTYPE_INT64, DIMS(ROWS, 1), y);
   outputs(h);
   return h;
 }
@@ -85,9 +74,11 @@ Test(linear_chain_crf, float32_matches_float64) {
   for (int i = 0; i < ROWS * D; i++) xf[i] = (float)x[i], x[i] = xf[i];
   for (int i = 0; i < (D + 2) * D; i++) wf[i] = (float)w[i], w[i] = wf[i];
   op_harness *h = harness("linear_chain_crf");
-  bind_lod(h, "Emission", "emission", RILL_DTYPE_FP32, DIMS(ROWS, D), xf);
+  crf_bind_seqs(h, lod, RILL_COUNTOF(lod), "Emission", "emission",
+                RILL_DTYPE_FP32, DIMS(ROWS, D), xf);
   bind_input(h, "Transition", "crfw", RILL_DTYPE_FP32, DIMS(D + 2, D), wf);
-  bind_lod(h, "Label", "label", RILL_DTYPE_INT64, DIMS(ROWS, 1), labels);
+  crf_bind_seqs(h, lod, RILL_COUNTOF(lod), "Label", "label",
+                RILL_DTYPE_INT64, DIMS(ROWS, 1), labels);
   outputs(h);
   OK(op_harness_run(h));
   rill_tensor *nll = op_harness_tensor(h, "nll");
@@ -206,9 +197,10 @@ Test(linear_chain_crf, bad_inputs_are_errors_naming_them) {
   op_harness *h = lod_f64(x, w, y);
   EXPECT_ERROR(op_harness_run(h), "linear_chain_crf", "Label", "label", "tag 3", "row 5");
   y[5] = -1;
-  bind_lod(h, "Label", "label", RILL_DTYPE_INT64, DIMS(ROWS, 1), y);
+  crf_bind_seqs(h, lod, RILL_COUNTOF(lod), "Label", "label", RILL_DTYPE_INT64, DIMS(ROWS, 1), y);
   EXPECT_ERROR(op_harness_run(h), "linear_chain_crf", "Label", "tag -1");
-  bind_lod(h, "Label", "label", RILL_DTYPE_INT64, DIMS(ROWS, 1), labels);
+  crf_bind_seqs(h, lod, RILL_COUNTOF(lod), "Label", "label",
+                RILL_DTYPE_INT64, DIMS(ROWS, 1), labels);
   bind_input(h, "Transition", "crfw", RILL_DTYPE_FP64, DIMS(D, D), w);
   EXPECT_ERROR(op_harness_run(h), "linear_chain_crf", "Transition", "crfw", "[D + 2, D]");
   bind_input(h, "Transition", "crfw", RILL_DTYPE_FP64, DIMS(D + 2, D), w);

@@ -47,6 +47,18 @@ static void bind_grad(op_harness *h, bool sparse, double *g) {
   sparse_grad(h, rows, 3, vals);
 }
 
+/* A harness for `type` updating Param w (p) in place from Grad (bind_grad's, or an empty
+ * selected rows where g is NULL) and LearningRate lr (none where lr is NULL). */
+static op_harness *optimizer(const char *type, double *p, bool sparse, double *g, double *lr) {
+  op_harness *h = harness(type);
+  bind_input(h, "Param", "w", RILL_DTYPE_FP64, DIMS(R, C), p);
+  if (g) bind_grad(h, sparse, g);
+  else sparse_grad(h, NULL, 0, NULL);
+  if (lr) bind_input(h, "LearningRate", "lr", RILL_DTYPE_FP64, DIMS(1), lr);
+  OK(op_harness_output(h, "ParamOut", "w"));
+  return h;
+}
+
 static void state(op_harness *h, const char *in, const char *out, const char *name, double *v) {
   bind_input(h, in, name, RILL_DTYPE_FP64, DIMS(R, C), v);
   OK(op_harness_output(h, out, name));
@@ -66,14 +78,10 @@ static void run_rmsprop(bool sparse, bool centered) {
   fill(mg, N, 0.1, 0.2);
   fill(mom, N, 0, 0.2);
   fill(g, N, 0, 3);
-  op_harness *h = harness("rmsprop");
-  bind_input(h, "Param", "w", RILL_DTYPE_FP64, DIMS(R, C), p);
-  bind_grad(h, sparse, g);
-  bind_input(h, "LearningRate", "lr", RILL_DTYPE_FP64, DIMS(1), &lr);
+  op_harness *h = optimizer("rmsprop", p, sparse, g, &lr);
   state(h, "Moment", "MomentOut", "w_mom", mom);
   state(h, "MeanSquare", "MeanSquareOut", "w_ms", ms);
   state(h, "MeanGrad", "MeanGradOut", "w_mg", mg);
-  OK(op_harness_output(h, "ParamOut", "w"));
   OK(op_harness_attr_float(h, "epsilon", eps));
   OK(op_harness_attr_float(h, "decay", rho));
   OK(op_harness_attr_float(h, "momentum", mu));
@@ -114,13 +122,10 @@ static void run_adadelta(bool in_place) {
   fill(g2, N, 0.3, 0.2);
   fill(u2, N, 0.2, 0.1);
   fill(g, N, 0, 3);
-  op_harness *h = harness("adadelta");
-  bind_input(h, "Param", "w", RILL_DTYPE_FP64, DIMS(R, C), p);
-  bind_grad(h, false, g);
+  op_harness *h = optimizer("adadelta", p, false, g, NULL);
   state(h, "AvgSquaredGrad", "AvgSquaredGradOut", "w_g2", g2);
   bind_input(h, "AvgSquaredUpdate", "w_u2", RILL_DTYPE_FP64, DIMS(R, C), u2);
   OK(op_harness_output(h, "AvgSquaredUpdateOut", in_place ? "w_u2" : "w_u2_out"));
-  OK(op_harness_output(h, "ParamOut", "w"));
   OK(op_harness_attr_float(h, "rho", rho));
   OK(op_harness_attr_float(h, "epsilon", eps));
   OK(op_harness_run(h));
@@ -152,14 +157,10 @@ Test(optimizers_more, adamax_dense_reads_beta1_pow) {
   fill(u, N, 0.2, 0.3);
   fill(g, N, 0, 3);
   g[4] = 0; /* |g| below the decayed norm */
-  op_harness *h = harness("adamax");
-  bind_input(h, "Param", "w", RILL_DTYPE_FP64, DIMS(R, C), p);
-  bind_grad(h, false, g);
-  bind_input(h, "LearningRate", "lr", RILL_DTYPE_FP64, DIMS(1), &lr);
+  op_harness *h = optimizer("adamax", p, false, g, &lr);
   bind_input(h, "Beta1Pow", "b1p", RILL_DTYPE_FP64, DIMS(1), &b1p);
   state(h, "Moment", "MomentOut", "w_m", m);
   state(h, "InfNorm", "InfNormOut", "w_u", u);
-  OK(op_harness_output(h, "ParamOut", "w"));
   OK(op_harness_attr_float(h, "beta1", b1));
   OK(op_harness_attr_float(h, "beta2", b2));
   OK(op_harness_attr_float(h, "epsilon", eps));
@@ -182,12 +183,8 @@ Test(optimizers_more, decayed_adagrad_dense) {
   fill(p, N, 1, 2);
   fill(m, N, 0.4, 0.3);
   fill(g, N, 0, 3);
-  op_harness *h = harness("decayed_adagrad");
-  bind_input(h, "Param", "w", RILL_DTYPE_FP64, DIMS(R, C), p);
-  bind_grad(h, false, g);
-  bind_input(h, "LearningRate", "lr", RILL_DTYPE_FP64, DIMS(1), &lr);
+  op_harness *h = optimizer("decayed_adagrad", p, false, g, &lr);
   state(h, "Moment", "MomentOut", "w_m", m);
-  OK(op_harness_output(h, "ParamOut", "w"));
   OK(op_harness_attr_float(h, "decay", decay));
   OK(op_harness_attr_float(h, "epsilon", eps));
   for (int step = 0; step < 2; step++) {
@@ -209,13 +206,9 @@ static void run_ftrl(float lr_power) {
   fill(n2, N, 0.3, 0.2);
   fill(z, N, 0, 0.4);
   fill(g, N, 0, 3);
-  op_harness *h = harness("ftrl");
-  bind_input(h, "Param", "w", RILL_DTYPE_FP64, DIMS(R, C), p);
-  bind_grad(h, false, g);
-  bind_input(h, "LearningRate", "lr", RILL_DTYPE_FP64, DIMS(1), &lr);
+  op_harness *h = optimizer("ftrl", p, false, g, &lr);
   state(h, "SquaredAccumulator", "SquaredAccumOut", "w_sq", n2);
   state(h, "LinearAccumulator", "LinearAccumOut", "w_lin", z);
-  OK(op_harness_output(h, "ParamOut", "w"));
   OK(op_harness_attr_float(h, "l1", l1));
   OK(op_harness_attr_float(h, "l2", l2));
   OK(op_harness_attr_float(h, "lr_power", lr_power));
@@ -255,12 +248,8 @@ Test(optimizers_more, lars_momentum_dense) {
   fill(p, N, 1, 2);
   fill(v, N, 0, 0.2);
   fill(g, N, 0, 3);
-  op_harness *h = harness("lars_momentum");
-  bind_input(h, "Param", "w", RILL_DTYPE_FP64, DIMS(R, C), p);
-  bind_grad(h, false, g);
-  bind_input(h, "LearningRate", "lr", RILL_DTYPE_FP64, DIMS(1), &lr);
+  op_harness *h = optimizer("lars_momentum", p, false, g, &lr);
   state(h, "Velocity", "VelocityOut", "w_v", v);
-  OK(op_harness_output(h, "ParamOut", "w"));
   OK(op_harness_attr_float(h, "mu", mu));
   OK(op_harness_attr_float(h, "lars_coeff", coeff));
   OK(op_harness_attr_float(h, "lars_weight_decay", wd));
@@ -284,6 +273,18 @@ Test(optimizers_more, lars_momentum_dense) {
   op_harness_destroy(h);
 }
 
+/* lamb (as optimizer's) with Beta1Pow b1p, Beta2Pow b2p and moments m1, m2 updated in
+ * place. */
+static op_harness *lamb(double *p, bool sparse, double *g, double *lr, double *b1p, double *b2p,
+                        double *m1, double *m2) {
+  op_harness *h = optimizer("lamb", p, sparse, g, lr);
+  bind_input(h, "Beta1Pow", "b1p", RILL_DTYPE_FP64, DIMS(1), b1p);
+  bind_input(h, "Beta2Pow", "b2p", RILL_DTYPE_FP64, DIMS(1), b2p);
+  state(h, "Moment1", "Moment1Out", "w_m1", m1);
+  state(h, "Moment2", "Moment2Out", "w_m2", m2);
+  return h;
+}
+
 static void run_lamb(bool sparse, bool zero_param) {
   double p[N], m1[N], m2[N], g[N], lr = 0.1, b1p = 0.9, b2p = 0.999;
   float wd = 0.01f, b1 = 0.9f, b2 = 0.999f, eps = 1e-6f;
@@ -292,15 +293,7 @@ static void run_lamb(bool sparse, bool zero_param) {
   fill(m1, N, 0, 0.2);
   fill(m2, N, 0.3, 0.2);
   fill(g, N, 0, 3);
-  op_harness *h = harness("lamb");
-  bind_input(h, "Param", "w", RILL_DTYPE_FP64, DIMS(R, C), p);
-  bind_grad(h, sparse, g);
-  bind_input(h, "LearningRate", "lr", RILL_DTYPE_FP64, DIMS(1), &lr);
-  bind_input(h, "Beta1Pow", "b1p", RILL_DTYPE_FP64, DIMS(1), &b1p);
-  bind_input(h, "Beta2Pow", "b2p", RILL_DTYPE_FP64, DIMS(1), &b2p);
-  state(h, "Moment1", "Moment1Out", "w_m1", m1);
-  state(h, "Moment2", "Moment2Out", "w_m2", m2);
-  OK(op_harness_output(h, "ParamOut", "w"));
+  op_harness *h = lamb(p, sparse, g, &lr, &b1p, &b2p, m1, m2);
   OK(op_harness_attr_float(h, "weight_decay", wd));
   OK(op_harness_attr_float(h, "beta1", b1));
   OK(op_harness_attr_float(h, "beta2", b2));
@@ -337,15 +330,7 @@ Test(optimizers_more, lamb_empty_selected_rows_changes_nothing) {
   fill(p, N, 1, 2);
   fill(m1, N, 0, 0.2);
   fill(m2, N, 0.3, 0.2);
-  op_harness *h = harness("lamb");
-  bind_input(h, "Param", "w", RILL_DTYPE_FP64, DIMS(R, C), p);
-  sparse_grad(h, NULL, 0, NULL);
-  bind_input(h, "LearningRate", "lr", RILL_DTYPE_FP64, DIMS(1), &lr);
-  bind_input(h, "Beta1Pow", "b1p", RILL_DTYPE_FP64, DIMS(1), &b1p);
-  bind_input(h, "Beta2Pow", "b2p", RILL_DTYPE_FP64, DIMS(1), &b2p);
-  state(h, "Moment1", "Moment1Out", "w_m1", m1);
-  state(h, "Moment2", "Moment2Out", "w_m2", m2);
-  OK(op_harness_output(h, "ParamOut", "w"));
+  op_harness *h = lamb(p, false, NULL, &lr, &b1p, &b2p, m1, m2);
   OK(op_harness_run(h));
   expect_close_f64(t64(h, "w"), p, N, 0);
   expect_close_f64(t64(h, "w_m1"), m1, N, 0);
@@ -382,9 +367,7 @@ static void expect_sparse_refused(const char *type, const char *const *slots, si
   double p[N], acc[N], lr = 0.1, b1p = 0.9, g[N];
   fill(p, N, 1, 1);
   fill(acc, N, 0.5, 0.1);
-  op_harness *h = harness(type);
-  bind_input(h, "Param", "w", RILL_DTYPE_FP64, DIMS(R, C), p);
-  bind_grad(h, true, g);
+  op_harness *h = optimizer(type, p, true, g, NULL);
   for (size_t i = 0; i < nslots; i++) {
     if (strcmp(slots[i], "LearningRate") == 0)
       bind_input(h, "LearningRate", "lr", RILL_DTYPE_FP64, DIMS(1), &lr);
@@ -393,7 +376,6 @@ static void expect_sparse_refused(const char *type, const char *const *slots, si
     else
       bind_input(h, slots[i], slots[i], RILL_DTYPE_FP64, DIMS(R, C), acc);
   }
-  OK(op_harness_output(h, "ParamOut", "w"));
   if (strcmp(type, "lars_momentum") == 0) OK(op_harness_attr_float(h, "mu", 0.9f));
   EXPECT_ERROR(op_harness_run(h), type, "w@GRAD", "selected rows");
   op_harness_destroy(h);
