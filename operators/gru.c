@@ -149,16 +149,7 @@ static const rill_slot_schema grad_outputs[] = {
 };
 
 static rill_status *gru_grad_infer(rill_infer_ctx *ctx) {
-  for (size_t s = G_INPUT; s <= G_DHIDDEN; s++)
-    if (!(grad_inputs[s].flags & RILL_SLOT_DISPENSABLE) && !rill_infer_in(ctx, s, 0))
-      return rill_infer_error(ctx, "needs input %s", grad_inputs[s].name);
-  RILL_TRY(rill_grad_infer_same(ctx, G_DHIDDEN, G_HIDDEN));
-  for (size_t o = 0; o < 4; o++)
-    if (rill_infer_out(ctx, o, 0) && !rill_infer_in(ctx, o, 0))
-      return rill_infer_error(ctx, "output %s needs input %s", grad_outputs[o].name,
-                              grad_inputs[o].name);
-  for (size_t o = 0; o < 4; o++) rill_grad_infer_like(ctx, o, o);
-  return NULL;
+  return rill_seq_rnn_grad_infer(ctx, G_DHIDDEN, G_DHIDDEN, G_HIDDEN, RILL_COUNTOF(grad_outputs));
 }
 
 const rill_op_schema rill_schema_gru_grad = {

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "operators/math_grad.h"
 #include "operators/op_util.h"
 
 /* An activation attribute must name one of Paddle's recurrent activations. */
@@ -15,6 +16,24 @@ static inline rill_status *rill_seq_rnn_check_act(rill_infer_ctx *ctx, size_t at
     if (strcmp(v, ok[i]) == 0) return NULL;
   return rill_infer_error(ctx, "attribute %s is '%s': expected sigmoid, tanh, relu or identity",
                           ctx->schema->attrs[attr].name, v);
+}
+
+/* The gradient op of a dynamic recurrent op: its inputs [0, last] that are not
+ * dispensable are present, Hidden@GRAD (`dhidden`) is shaped like Hidden (`hidden`),
+ * and each of the `nout` gradient outputs, wanted only for a forward input given, is
+ * shaped like that input (output o is the gradient of input o). */
+static inline rill_status *rill_seq_rnn_grad_infer(rill_infer_ctx *ctx, size_t last, size_t dhidden,
+                                                   size_t hidden, size_t nout) {
+  const rill_op_schema *s = ctx->schema;
+  for (size_t i = 0; i <= last; i++)
+    if (!(s->inputs[i].flags & RILL_SLOT_DISPENSABLE) && !rill_infer_in(ctx, i, 0))
+      return rill_infer_error(ctx, "needs input %s", s->inputs[i].name);
+  RILL_TRY(rill_grad_infer_same(ctx, dhidden, hidden));
+  for (size_t o = 0; o < nout; o++)
+    if (rill_infer_out(ctx, o, 0) && !rill_infer_in(ctx, o, 0))
+      return rill_infer_error(ctx, "output %s needs input %s", s->outputs[o].name, s->inputs[o].name);
+  for (size_t o = 0; o < nout; o++) rill_grad_infer_like(ctx, o, o);
+  return NULL;
 }
 
 /* Input `slot` (H0, C0), when present and known, must be [N, d] of dtype `dt`. */

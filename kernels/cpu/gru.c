@@ -39,15 +39,6 @@ _Static_assert(RILL_SAME_POS(RILL_GRU_UNIT_IN_INPUT, RILL_GRU_UNIT_GRAD_IN_INPUT
                    RILL_SAME_POS(RILL_GRU_UNIT_IN_BIAS, RILL_GRU_UNIT_GRAD_IN_BIAS),
                "gru_unit_grad's first inputs are gru_unit's");
 
-static rill_status *gru_check_in(const rill_kernel_ctx *ctx, size_t slot, const rill_tensor *t,
-                                 const rill_dims *want) {
-  if (rill_dims_equal(&t->dims, want)) return NULL;
-  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
-  return rill_kernel_error(ctx, "input %s (%s) has shape %s, expected %s",
-                           ctx->schema->inputs[slot].name, rill_kin_name(ctx, slot, 0),
-                           rill_dims_str(&t->dims, a, sizeof a), rill_dims_str(want, b, sizeof b));
-}
-
 /* Input [T, 3D] with one LoD level ending at T, Weight [D, 3D], Bias 3D elements,
  * H0 [sequences, D]; the attributes. */
 static rill_status *gru_check(const rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *w,
@@ -78,7 +69,7 @@ static rill_status *gru_check(const rill_kernel_ctx *ctx, const rill_tensor *x, 
     return rill_kernel_error(ctx, "input Input (%s): its LoD does not end at its %lld rows",
                              rill_kin_name(ctx, RILL_GRU_IN_INPUT, 0), (long long)g->rows);
   rill_dims sd = {.n = 2, .d = {(int64_t)lv->n - 1, g->D}};
-  if (h0) RILL_TRY(gru_check_in(ctx, RILL_GRU_IN_H0, h0, &sd));
+  if (h0) RILL_TRY(rill_kin_check_dims(ctx, RILL_GRU_IN_H0, h0, &sd));
   return NULL;
 }
 

@@ -53,6 +53,16 @@ static inline rill_status *rill_kout_need(const rill_kernel_ctx *c, size_t slot,
   return NULL;
 }
 
+/* Checks that an input has the shape the kernel needs. */
+static inline rill_status *rill_kin_check_dims(const rill_kernel_ctx *c, size_t slot, const rill_tensor *t,
+                                               const rill_dims *want) {
+  if (rill_dims_equal(&t->dims, want)) return NULL;
+  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+  return rill_kernel_error(c, "input %s (%s) has shape %s, expected %s", c->schema->inputs[slot].name,
+                           rill_kin_name(c, slot, 0), rill_dims_str(&t->dims, a, sizeof a),
+                           rill_dims_str(want, b, sizeof b));
+}
+
 /* Checks that an output has the shape the kernel computes. */
 static inline rill_status *rill_kout_check_dims(const rill_kernel_ctx *c, size_t slot, size_t i,
                                                 const rill_tensor *t, const rill_dims *want) {

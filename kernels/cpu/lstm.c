@@ -38,15 +38,6 @@ _Static_assert(RILL_SAME_POS(RILL_LSTM_IN_INPUT, RILL_LSTM_GRAD_IN_INPUT) && RIL
                    RILL_SAME_POS(RILL_LSTM_IN_BIAS, RILL_LSTM_GRAD_IN_BIAS),
                "lstm_grad's first inputs are lstm's");
 
-static rill_status *lstm_check_in(const rill_kernel_ctx *ctx, size_t slot, const rill_tensor *t,
-                                  const rill_dims *want) {
-  if (rill_dims_equal(&t->dims, want)) return NULL;
-  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
-  return rill_kernel_error(ctx, "input %s (%s) has shape %s, expected %s",
-                           ctx->schema->inputs[slot].name, rill_kin_name(ctx, slot, 0),
-                           rill_dims_str(&t->dims, a, sizeof a), rill_dims_str(want, b, sizeof b));
-}
-
 /* Input [T, 4D] with one LoD level ending at T, Weight [D, 4D], Bias with 4D (7D with
  * use_peepholes) elements, H0 / C0 [sequences, D]; the attributes. */
 static rill_status *lstm_check(const rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *w,
@@ -86,8 +77,8 @@ static rill_status *lstm_check(const rill_kernel_ctx *ctx, const rill_tensor *x,
     return rill_kernel_error(ctx, "input H0 (%s) is given without C0",
                              rill_kin_name(ctx, RILL_LSTM_IN_H0, 0));
   rill_dims sd = {.n = 2, .d = {(int64_t)lv->n - 1, g->D}};
-  if (h0) RILL_TRY(lstm_check_in(ctx, RILL_LSTM_IN_H0, h0, &sd));
-  if (c0) RILL_TRY(lstm_check_in(ctx, RILL_LSTM_IN_C0, c0, &sd));
+  if (h0) RILL_TRY(rill_kin_check_dims(ctx, RILL_LSTM_IN_H0, h0, &sd));
+  if (c0) RILL_TRY(rill_kin_check_dims(ctx, RILL_LSTM_IN_C0, c0, &sd));
   return NULL;
 }
 
