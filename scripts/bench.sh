@@ -3,6 +3,7 @@
 # measured in the same run. When PyTorch is importable, bench_train is also compared
 # with its PyTorch peer (bench/peers/torch_train.py); torch is never required.
 # bench/bench_python.py measures the Python package against the C API and bench_train;
+# bench/bench_rnn.py the LSTM and GRU layers against PyTorch's (BENCH_RNN_ARGS adds options);
 # bench/bench_dist.py the sync-mode efficiency of a parameter-server job (Paddle 1.8
 # beside when RILL_BENCH_PADDLE_PYTHON is set; BENCH_DIST_ARGS adds options), and
 # bench/bench_dist_snapshot.py what cluster snapshots add to that job's step and start
@@ -57,6 +58,11 @@ printf '\n==== bench_python (the Python package: Executor.run overhead, MLP step
 case "$BUILD" in /*) ABS_BUILD=$BUILD ;; *) ABS_BUILD=$PWD/$BUILD ;; esac
 RILL_LIB="$ABS_BUILD/librill.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
   "${PYTHON:-python3}" bench/bench_python.py "$BUILD"
+
+printf '\n==== bench_rnn (LSTM and GRU layers vs PyTorch nn.LSTM / nn.GRU) ====\n'
+# shellcheck disable=SC2086
+RILL_LIB="$ABS_BUILD/librill.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
+  "${PYTHON:-python3}" bench/bench_rnn.py ${BENCH_RNN_ARGS:-}
 
 printf '\n==== bench_dist (sync-mode efficiency: 2 pservers x 2 trainers vs one process) ====\n'
 # Paddle Fluid 1.8 runs beside when RILL_BENCH_PADDLE_PYTHON names a Python that has it.

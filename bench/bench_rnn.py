@@ -1,0 +1,130 @@
+"""LSTM and GRU layers against PyTorch's CPU nn.LSTM / nn.GRU on the same sizes.
+
+rill runs Fluid 1.x's layers: fc (the input projection, 4 or 3 gates wide) then
+dynamic_lstm (without peepholes) or dynamic_gru, on a LoD batch of 32 sequences; PyTorch
+runs nn.LSTM / nn.GRU, whose input projection is inside the layer, with as many input
+features as hidden units on both sides. Cases: hidden 256 and 512, every sequence 10, 50
+or 100 steps long, and a batch of mixed lengths 10..100 (PyTorch packs it with
+pack_padded_sequence). Each case is timed forward only and as a training step (forward,
+mean, backward, SGD). The PyTorch peer (bench/peers/torch_rnn.py) runs in its own
+process under a Python that has torch; rill's and torch's rounds alternate, each side
+keeps its best, and the ratio rill / torch is printed (below 1: rill faster).
+
+Usage: bench_rnn.py [--rounds N] [--quick]  (RILL_LIB and PYTHONPATH=python set)."""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, 'python'))
+import rill as fluid  # noqa: E402
+
+BATCH = 32
+GATES = {'lstm': 4, 'gru': 3}
+
+
+def mixed_lengths():
+    return [10 + (i * 37) % 91 for i in range(BATCH)]
+
+
+def cases(quick):
+    shapes = [(256, [10] * BATCH), (256, [50] * BATCH), (256, [100] * BATCH),
+              (512, [50] * BATCH), (256, mixed_lengths())]
+    if quick:
+        shapes = shapes[1:2]
+    for cell in ('lstm', 'gru'):
+        for hidden, lengths in shapes:
+            for mode in ('fwd', 'train'):
+                yield cell, mode, hidden, lengths
+
+
+def rill_case(cell, mode, hidden, lengths):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.layers.data('x', shape=[hidden], dtype='float32', lod_level=1)
+        proj = fluid.layers.fc(x, GATES[cell] * hidden, bias_attr=False)
+        if cell == 'lstm':
+            h, _ = fluid.layers.dynamic_lstm(proj, 4 * hidden, use_peepholes=False)
+        else:
+            h = fluid.layers.dynamic_gru(proj, hidden)
+        loss = fluid.layers.mean(h)
+        if mode == 'train':
+            fluid.optimizer.SGD(learning_rate=0.001).minimize(loss)
+    scope = fluid.Scope()
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+    rng = np.random.RandomState(0)
+    data = rng.rand(sum(lengths), hidden).astype('float32')
+    feed = {'x': fluid.create_lod_tensor(data, [lengths], fluid.CPUPlace())}
+
+    def run():
+        with fluid.scope_guard(scope):
+            exe.run(main, feed=feed, fetch_list=[loss])
+    return run
+
+
+def best_of(run, rounds):
+    best = float('inf')
+    for _ in range(rounds):
+        t = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - t)
+    return best * 1e3
+
+
+def torch_python():
+    for py in ('python3', '/usr/bin/python3'):
+        try:
+            if subprocess.run([py, '-c', 'import torch'], capture_output=True).returncode == 0:
+                return py
+        except OSError:
+            pass
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    ap.add_argument('--rounds', type=int, default=3, help='alternations per case')
+    ap.add_argument('--quick', action='store_true', help='one shape only')
+    args = ap.parse_args()
+    py = torch_python()
+    peer = None
+    if py:
+        peer = subprocess.Popen([py, os.path.join(ROOT, 'bench', 'peers', 'torch_rnn.py')],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        print(peer.stdout.readline().strip())
+    else:
+        print('torch peer skipped: no python3 here can import torch (make peers installs it)')
+    print('%-5s %-5s %6s %-12s %10s %10s %8s' % ('cell', 'mode', 'hidden', 'lengths',
+                                                 'rill ms', 'torch ms', 'ratio'))
+    ratios = []
+    for cell, mode, hidden, lengths in cases(args.quick):
+        run = rill_case(cell, mode, hidden, lengths)
+        run()
+        best_r = best_t = float('inf')
+        for _ in range(args.rounds):
+            best_r = min(best_r, best_of(run, 2))
+            if peer:
+                peer.stdin.write('%s %s %d %s 2\n' % (cell, mode, hidden,
+                                                      ','.join(map(str, lengths))))
+                peer.stdin.flush()
+                best_t = min(best_t, float(peer.stdout.readline().split()[1]))
+        shown = ('%d' % lengths[0]) if len(set(lengths)) == 1 else 'mixed 10..100'
+        ratio = best_r / best_t if peer else float('nan')
+        ratios.append(ratio)
+        print('%-5s %-5s %6d %-12s %10.2f %10.2f %8.2f' % (cell, mode, hidden, shown, best_r,
+                                                           best_t, ratio), flush=True)
+    if peer:
+        peer.stdin.close()
+        peer.wait(timeout=30)
+        print('rill / torch, worst case %.2f, geometric mean %.2f (target <= 1.0)' %
+              (max(ratios), float(np.exp(np.mean(np.log(ratios))))))
+
+
+if __name__ == '__main__':
+    main()

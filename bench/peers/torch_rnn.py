@@ -1,0 +1,63 @@
+"""PyTorch peer of bench/bench_rnn.py: nn.LSTM / nn.GRU on the CPU, float32, every core.
+It reads one case per line on stdin ("lstm|gru fwd|train HIDDEN LENGTHS ROUNDS", LENGTHS
+comma-separated, one sequence per batch row) and answers "ms BEST" with the best time of
+ROUNDS runs, so that bench_rnn.py can interleave its rounds with rill's. The input has as
+many features as the hidden state; a training step is forward, mean, backward and SGD.
+Sequences of unequal length go through pack_padded_sequence, as a Fluid LoD batch needs
+no padding. Optional: never a build or test dependency."""
+import os
+import sys
+import time
+
+import torch
+from torch.nn.utils.rnn import pack_padded_sequence
+
+CELLS = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU}
+_models = {}
+
+
+def case(cell, mode, hidden, lengths):
+    key = (cell, hidden)
+    if key not in _models:
+        torch.manual_seed(0)
+        m = CELLS[cell](hidden, hidden)
+        _models[key] = (m, torch.optim.SGD(m.parameters(), lr=0.001))
+    model, opt = _models[key]
+    x = torch.rand(max(lengths), len(lengths), hidden)
+    same = len(set(lengths)) == 1
+    lens = torch.tensor(lengths)
+
+    def forward():
+        inp = x if same else pack_padded_sequence(x, lens, enforce_sorted=False)
+        out = model(inp)[0]
+        return out if same else out.data
+
+    if mode == "fwd":
+        def run():
+            with torch.no_grad():
+                forward()
+    else:
+        def run():
+            opt.zero_grad(set_to_none=True)
+            forward().mean().backward()
+            opt.step()
+    return run
+
+
+def main():
+    torch.set_num_threads(os.cpu_count() or 1)
+    print("torch %s, %d threads" % (torch.__version__, torch.get_num_threads()), flush=True)
+    for line in sys.stdin:
+        cell, mode, hidden, lengths, rounds = line.split()
+        run = case(cell, mode, int(hidden), [int(v) for v in lengths.split(",")])
+        run()
+        best = float("inf")
+        for _ in range(int(rounds)):
+            t = time.perf_counter()
+            run()
+            best = min(best, time.perf_counter() - t)
+        print("ms %.4f" % (best * 1e3), flush=True)
+
+
+if __name__ == "__main__":
+    main()
