@@ -96,6 +96,11 @@ rill_status *rill_tensor_array_resize(rill_tensor_array *a, size_t n) {
 /* ---- scope ---- */
 
 static atomic_size_t live_scopes;
+static _Atomic uint64_t next_serial, erasures;
+
+uint64_t rill_scope_serial(const rill_scope *s) { return s->serial; }
+
+uint64_t rill_scope_erasures(void) { return atomic_load_explicit(&erasures, memory_order_acquire); }
 
 size_t rill_scope_live_count(void) { return atomic_load_explicit(&live_scopes, memory_order_relaxed); }
 
@@ -108,6 +113,7 @@ rill_status *rill_scope_create(rill_scope *parent, rill_scope **out) {
   }
   s->vars.borrow_keys = true;
   s->parent = parent;
+  s->serial = atomic_fetch_add_explicit(&next_serial, 1, memory_order_relaxed) + 1;
   atomic_fetch_add_explicit(&live_scopes, 1, memory_order_relaxed);
   if (parent) {
     pthread_mutex_lock(&parent->lock);
@@ -205,6 +211,7 @@ bool rill_scope_erase(rill_scope *s, const char *name) {
   bool found = rill_strmap_erase(&s->vars, name, h, &gone);
   pthread_mutex_unlock(&s->lock);
   if (!found) return false;
+  atomic_fetch_add_explicit(&erasures, 1, memory_order_release);
   rill_scope_entry *e = gone.ptr;
   rill_variable_clear(&e->var);
   rill_free(e);

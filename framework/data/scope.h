@@ -65,7 +65,14 @@ struct rill_scope {
   rill_scope *first_child, *next_sibling;
   pthread_mutex_t lock;
   rill_strmap vars; /* name (borrowed from the entry) -> rill_scope_entry */
+  uint64_t serial;  /* unique in the process, never 0: tells a new scope at an old address */
 };
+
+/* The scope's serial and a count of the erasures in every scope: a plan that bound its
+ * variables in a scope with the same serial, with no erasure since, still holds valid
+ * pointers (variables never move, and a scope's ancestors outlive it). */
+uint64_t rill_scope_serial(const rill_scope *s);
+uint64_t rill_scope_erasures(void);
 
 /* Finds `name` in this scope only / through the parent chain; NULL when absent. */
 rill_variable *rill_scope_find_local(rill_scope *s, const char *name);

@@ -102,6 +102,10 @@ struct rill_plan {
 
   uint32_t *caller_vars; /* ids of VAR_PERSIST / VAR_EXTERNAL variables */
   size_t ncaller;
+  /* A sub-block plan's last binding: the scope's serial and rill_scope_erasures() then
+   * (0: none). A block run again in the same scope (a while loop's steps) skips the
+   * lookups. */
+  uint64_t bound_serial, bound_erasures;
   uint32_t *required; /* ids of variables that must hold a value on entry */
   size_t nrequired;
   uint32_t *cleanup; /* ids of variables cleared after every run (lists, step scopes) */

@@ -547,6 +547,9 @@ done:
  * block on a pserver writes rates that the optimize blocks, run later in scopes of
  * their own, read). */
 static rill_status *bind_block_vars(rill_plan *p, rill_scope *scope) {
+  uint64_t serial = rill_scope_serial(scope), erasures = rill_scope_erasures();
+  if (p->bound_serial == serial && p->bound_erasures == erasures) return NULL;
+  p->bound_serial = 0;
   for (size_t i = 0; i < p->ncaller; i++) {
     plan_var *v = &p->vars[p->caller_vars[i]];
     rill_variable *var = v->kind == VAR_OUTER ? rill_scope_find(scope, v->name) : NULL;
@@ -561,6 +564,8 @@ static rill_status *bind_block_vars(rill_plan *p, rill_scope *scope) {
   for (size_t k = 0; k < p->nin; k++) p->in_var[k] = p->vars[p->in_id[k]].var;
   for (size_t k = 0; k < p->nout; k++) p->out_var[k] = p->vars[p->out_id[k]].var;
   for (size_t i = 0; i < p->nops; i++) p->ops[i].kctx.scope = scope;
+  p->bound_serial = serial;
+  p->bound_erasures = erasures;
   return NULL;
 }
 

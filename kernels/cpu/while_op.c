@@ -46,19 +46,38 @@ rill_status *rill_cpu_while(rill_kernel_ctx *ctx) {
   bool go = false;
   RILL_TRY(condition(ctx, &go));
   /* One scope per step, as Paddle's training mode makes them: what the block declares
-   * starts afresh at each step. Kept in StepScopes for while_grad (freed when the run
-   * ends), else dropped at once. No bound on the steps: a block that never clears the
+   * starts afresh at each step, and StepScopes keeps the scopes for while_grad (freed
+   * when the run ends). No bound on the steps: a block that never clears the
    * condition runs until the run is cancelled or passes its deadline, which run_block
    * checks before every step. */
+  if (!kept) {
+    /* Nothing keeps the steps' scopes (is_test, or no StepScopes): as Paddle does then,
+     * every step runs in one child scope, so the block's variables and their buffers are
+     * made once, not once per step. */
+    rill_scope *s = NULL;
+    rill_status *st = NULL;
+    if (go) RILL_TRY(rill_scope_create(ctx->scope, &s));
+    for (uint64_t step = 0; go && !st; step++) {
+      st = rill_dev_run_block(ctx->dev, block, s);
+      if (st)
+        st = rill_status_wrap(st, "while: sub_block %d, step %llu", (int)block,
+                              (unsigned long long)step);
+      else
+        st = condition(ctx, &go);
+    }
+    rill_scope_destroy(s);
+    return st;
+  }
   for (uint64_t step = 0; go; step++) {
     rill_scope *s = NULL;
     RILL_TRY(rill_scope_create(ctx->scope, &s));
     rill_status *st = rill_dev_run_block(ctx->dev, block, s);
-    if (!st && kept) st = rill_step_scopes_push(kept, s);
-    if (st || !kept) rill_scope_destroy(s);
-    if (st)
+    if (!st) st = rill_step_scopes_push(kept, s);
+    if (st) {
+      rill_scope_destroy(s);
       return rill_status_wrap(st, "while: sub_block %d, step %llu", (int)block,
                               (unsigned long long)step);
+    }
     RILL_TRY(condition(ctx, &go));
   }
   return NULL;
