@@ -14,15 +14,16 @@ static const rill_slot_schema outputs[] = {
     {"Out", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE,
      "the parent variables the sub-block writes (written in place, through the scope chain)"},
     {"StepScopes", RILL_SLOT_DISPENSABLE,
-     "the per-step scopes (STEP_SCOPES), kept in step order for while_grad until the run "
-     "ends (unless is_test)"},
+     "the per-step scopes (STEP_SCOPES), a fresh one per step, kept in step order for "
+     "while_grad until the run ends (unless is_test)"},
 };
 static const rill_attr_schema attrs[] = {
     {"sub_block", RILL_ATTR_BLOCK, RILL_ATTR_REQUIRED, {.type = RILL_ATTR_BLOCK, .v.block = 0},
      "the block to run at each step"},
     {"is_test", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
-     "inference only: no step scope is kept in StepScopes (every step still gets a fresh "
-     "one, dropped when the step ends)"},
+     "inference only: no step scope is kept, and every step runs in one child scope made "
+     "for the loop, as when StepScopes is absent (the block's own variables carry over "
+     "from step to step; Paddle's is_test loop does the same)"},
     {"skip_eager_deletion_vars", RILL_ATTR_STRINGS, 0, RILL_DEF_EMPTY(RILL_ATTR_STRINGS),
      "Paddle's garbage-collection hint; unused"},
 };

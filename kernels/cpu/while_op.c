@@ -39,6 +39,20 @@ static rill_status *kept_scopes(rill_kernel_ctx *ctx, rill_step_scopes **out) {
   return NULL;
 }
 
+/* Before a step in the loop's one scope, as Paddle's is_test loop does: the block's own
+ * tensors lose the LoD of the last step and its own arrays their items; the values stay
+ * (every op writes its outputs whole). */
+static void restart_step(const char *name, rill_variable *v, void *unused) {
+  (void)name;
+  (void)unused;
+  if (v->kind == RILL_VARKIND_TENSOR)
+    rill_lod_clear(&v->u.tensor.lod);
+  else if (v->kind == RILL_VARKIND_TENSOR_ARRAY) {
+    rill_variable_clear(v);
+    (void)rill_variable_array(v); /* an empty array again: allocates nothing */
+  }
+}
+
 rill_status *rill_cpu_while(rill_kernel_ctx *ctx) {
   int32_t block = ctx->attrs[RILL_WHILE_ATTR_SUB_BLOCK].v.block;
   rill_step_scopes *kept = NULL;
@@ -53,11 +67,12 @@ rill_status *rill_cpu_while(rill_kernel_ctx *ctx) {
   if (!kept) {
     /* Nothing keeps the steps' scopes (is_test, or no StepScopes): as Paddle does then,
      * every step runs in one child scope, so the block's variables and their buffers are
-     * made once, not once per step. */
+     * made once, not once per step (restart_step resets what Paddle resets). */
     rill_scope *s = NULL;
     rill_status *st = NULL;
     if (go) RILL_TRY(rill_scope_create(ctx->scope, &s));
     for (uint64_t step = 0; go && !st; step++) {
+      if (step) rill_scope_each(s, restart_step, NULL);
       st = rill_dev_run_block(ctx->dev, block, s);
       if (st)
         st = rill_status_wrap(st, "while: sub_block %d, step %llu", (int)block,

@@ -17,6 +17,27 @@ Test(scope, find_walks_parent) {
   rill_scope_destroy(root); /* destroys the child too */
 }
 
+/* Plans keep variable pointers while the scope's serial and the erasure count stand
+ * still: a scope made at a freed scope's address has a new serial, and an erasure in any
+ * scope moves the count. */
+Test(scope, serials_are_unique_and_erasures_counted) {
+  rill_scope *a, *b;
+  cr_assert_null(rill_scope_create(NULL, &a));
+  uint64_t first = rill_scope_serial(a);
+  cr_assert_neq(first, 0);
+  rill_scope_destroy(a);
+  cr_assert_null(rill_scope_create(NULL, &b));
+  cr_assert_neq(rill_scope_serial(b), first, "a new scope, maybe at the old address");
+  rill_variable *v;
+  cr_assert_null(rill_scope_var(b, "x", &v));
+  uint64_t erased = rill_scope_erasures();
+  cr_assert_not(rill_scope_erase(b, "absent"));
+  cr_assert_eq(rill_scope_erasures(), erased, "nothing erased, nothing counted");
+  cr_assert(rill_scope_erase(b, "x"));
+  cr_assert_gt(rill_scope_erasures(), erased);
+  rill_scope_destroy(b);
+}
+
 Test(scope, child_destroy_detaches_from_parent) {
   rill_scope *root, *a, *b;
   cr_assert_null(rill_scope_create(NULL, &root));

@@ -81,12 +81,14 @@ static void read_arr(rill_program *p, int32_t block, const char *arr, const char
 }
 
 static void while_op(rill_program *p, int32_t block, const char *const *x, size_t nx,
-                     const char *cond, const char *const *out, size_t nout, int32_t sub) {
+                     const char *cond, const char *const *out, size_t nout, int32_t sub,
+                     const char *step_scopes) {
   rill_op_builder *b;
   OK(rill_op_builder_create("while", &b));
   if (nx) OK(rill_op_builder_input(b, "X", x, nx));
   OK(rill_op_builder_input(b, "Condition", &cond, 1));
   if (nout) OK(rill_op_builder_output(b, "Out", out, nout));
+  if (step_scopes) OK(rill_op_builder_output(b, "StepScopes", &step_scopes, 1));
   OK(rill_op_builder_attr_block(b, "sub_block", sub));
   OK(rill_op_builder_append(b, p, block));
   rill_op_builder_destroy(b);
@@ -234,9 +236,10 @@ Test(tensor_array, negative_index_and_wrong_kind_are_errors) {
 /* Block 0: i = 0, acc = 0, n fed, c = i < n; while c (block 1): local = acc + i,
  * acc = local, arr[i] = i, i += 1, c = i < n; then len = length(arr), total = acc.
  * Block 1 declares `local` (its own, new at every step); the rest are block 0's. */
-static rill_program *loop(void) {
+static rill_program *loop(const char *step_scopes) {
   rill_program *p;
   OK(rill_program_create(&p));
+  if (step_scopes) var(p, 0, step_scopes, RILL_VAR_STEP_SCOPES, RILL_DTYPE_FP32, NULL, 0);
   var(p, 0, "n", RILL_VAR_LOD_TENSOR, RILL_DTYPE_INT64, D1, 1);
   var(p, 0, "i", RILL_VAR_LOD_TENSOR, RILL_DTYPE_INT64, D1, 1);
   var(p, 0, "acc", RILL_VAR_LOD_TENSOR, RILL_DTYPE_INT64, D1, 1);
@@ -254,14 +257,14 @@ static rill_program *loop(void) {
   unary(p, b1, "increment", "i", "i");
   binary(p, b1, "less_than", "i", "n", "c");
   const char *x[] = {"acc", "i", "n"}, *out[] = {"acc", "i", "c", "arr"};
-  while_op(p, 0, x, 3, "c", out, 4, b1);
+  while_op(p, 0, x, 3, "c", out, 4, b1, step_scopes);
   unary(p, 0, "lod_array_length", "arr", "len");
   unary(p, 0, "assign", "acc", "total");
   return p;
 }
 
 static void check_loop(rill_schedule sched) {
-  rill_program *p = loop();
+  rill_program *p = loop(NULL);
   rill_executor *e = new_exec(sched);
   rill_scope *s;
   OK(rill_scope_create(NULL, &s));
@@ -289,6 +292,33 @@ static void check_loop(rill_schedule sched) {
   rill_program_destroy(p);
 }
 
+/* The loop again with StepScopes: the training form, a new scope per step kept until
+ * the run ends; without it (as with is_test), one scope serves every step. Both give the
+ * same values, and neither leaves a scope behind. */
+Test(while_op, step_scopes_kept_or_one_scope_for_every_step) {
+  for (int kept = 0; kept < 2; kept++) {
+    rill_program *p = loop(kept ? "steps" : NULL);
+    rill_executor *e = new_exec(RILL_SCHEDULE_SEQUENTIAL);
+    rill_scope *s;
+    OK(rill_scope_create(NULL, &s));
+    size_t before = 0; /* after the first run, which makes the plans' own scopes */
+    const char *feeds[] = {"n"}, *fetches[] = {"total"};
+    for (int r = 0; r < 3; r++) {
+      rill_tensor *in = scalar_i64(6), *out = NULL;
+      OK(rill_executor_run(e, p, s, feeds, &in, 1, fetches, 1, &out));
+      cr_assert_eq(*(const int64_t *)rill_tensor_data(out), 15, "kept %d, run %d", kept, r);
+      rill_tensor_destroy(out);
+      rill_tensor_destroy(in);
+      if (r == 0) before = rill_scope_live_count();
+      cr_assert_eq(rill_scope_live_count(), before, "kept %d: %zu scopes live, %zu before", kept,
+                   rill_scope_live_count(), before);
+    }
+    rill_scope_destroy(s);
+    rill_executor_destroy(e);
+    rill_program_destroy(p);
+  }
+}
+
 Test(while_op, loop_sequential) { check_loop(RILL_SCHEDULE_SEQUENTIAL); }
 Test(while_op, loop_parallel) { check_loop(RILL_SCHEDULE_PARALLEL); }
 
@@ -304,7 +334,7 @@ static rill_program *endless(bool empty_block) {
   OK(rill_program_append_block(p, 0, &b1));
   if (!empty_block) unary(p, b1, "increment", "i", "i");
   const char *x[] = {"i"};
-  while_op(p, 0, x, 1, "c", x, 1, b1);
+  while_op(p, 0, x, 1, "c", x, 1, b1, NULL);
   unary(p, 0, "assign", "i", "out");
   return p;
 }
@@ -360,7 +390,7 @@ Test(while_op, condition_must_be_one_bool) {
   int32_t b1 = -1;
   OK(rill_program_append_block(p, 0, &b1));
   unary(p, b1, "assign", "flag", "flag");
-  while_op(p, 0, NULL, 0, "flag", NULL, 0, b1);
+  while_op(p, 0, NULL, 0, "flag", NULL, 0, b1, NULL);
   unary(p, 0, "assign", "flag", "out");
   const char *parts[] = {"while", "'flag'", "bool"};
   expect_error(p, NULL, NULL, "out", RILL_INVALID_ARGUMENT, parts, 3);
