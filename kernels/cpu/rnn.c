@@ -35,6 +35,7 @@
 #include "framework/base/random.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/sgemm.h"
+#include "kernels/cpu/vexp.h"
 #include "operators/rnn.h"
 
 _Static_assert(RILL_SAME_POS(RILL_RNN_IN_INPUT, RILL_RNN_GRAD_IN_INPUT) &&
@@ -93,6 +94,93 @@ static void gemm_f64(const rill_kernel_ctx *ctx, enum CBLAS_TRANSPOSE ta, enum C
   }
   cblas_dgemm(CblasRowMajor, ta, tb, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b, (int)ldb, beta,
               c, (int)ldc);
+}
+
+/* The recurrent weight W_hh [GH, H] of one layer and direction, which every step of the
+ * forward multiplies the state by (h [N, H] W_hh^T): in float32, transposed once and
+ * packed once for rill_sgemm's kernel instead of on every step. */
+typedef struct recur_weight {
+  rill_sgemm_packed *packed;
+  float *transposed; /* [H, GH]: the packed form's source, kept while it is used */
+} recur_weight;
+
+static void recur_begin_f32(recur_weight *w, const float *whh, int64_t GH, int64_t H) {
+  memset(w, 0, sizeof *w);
+  if (!rill_sgemm_has_kernels() || GH <= 0 || H <= 0) return;
+  w->transposed = rill_malloc((size_t)(GH * H) * sizeof(float));
+  if (!w->transposed) return; /* rill_sgemm per step then */
+  for (int64_t g = 0; g < GH; g++)
+    for (int64_t k = 0; k < H; k++) w->transposed[k * GH + g] = whh[g * H + k];
+  w->packed = rill_sgemm_pack_b(w->transposed, GH, H, GH);
+}
+
+/* The backward's per-step product dh [N, H] += dgates [N, GH] W_hh: W_hh as it is. */
+static void recur_back_begin_f32(recur_weight *w, const float *whh, int64_t GH, int64_t H) {
+  memset(w, 0, sizeof *w);
+  if (rill_sgemm_has_kernels() && GH > 0 && H > 0) w->packed = rill_sgemm_pack_b(whh, H, GH, H);
+}
+
+static void recur_back_gemm_f32(const rill_kernel_ctx *ctx, const recur_weight *w, int64_t N,
+                                int64_t GH, int64_t H, const float *dg, const float *whh,
+                                float *dh) {
+  if (N > 0 && w->packed &&
+      rill_sgemm_prepacked(ctx->dev, rill_dev_threads(ctx->dev), CblasNoTrans, N, 1.0f, dg, GH,
+                           w->packed, 1.0f, dh, H))
+    return;
+  gemm_f32(ctx, CblasNoTrans, CblasNoTrans, N, H, GH, dg, GH, whh, H, 1, dh, H);
+}
+
+static void recur_end_f32(recur_weight *w) {
+  rill_sgemm_packed_destroy(w->packed);
+  rill_free(w->transposed);
+}
+
+/* proj [N, GH] = h [N, H] W_hh^T. */
+static void recur_gemm_f32(const rill_kernel_ctx *ctx, const recur_weight *w, int64_t N, int64_t GH,
+                           int64_t H, const float *h, const float *whh, float *proj) {
+  if (N > 0 && w->packed &&
+      rill_sgemm_prepacked(ctx->dev, rill_dev_threads(ctx->dev), CblasNoTrans, N, 1.0f, h, H,
+                           w->packed, 0.0f, proj, GH))
+    return;
+  gemm_f32(ctx, CblasNoTrans, CblasTrans, N, GH, H, h, H, whh, H, 0, proj, GH);
+}
+
+static void recur_begin_f64(recur_weight *w, const double *whh, int64_t GH, int64_t H) {
+  (void)whh, (void)GH, (void)H;
+  memset(w, 0, sizeof *w);
+}
+
+static void recur_end_f64(recur_weight *w) { (void)w; }
+
+static void recur_back_begin_f64(recur_weight *w, const double *whh, int64_t GH, int64_t H) {
+  recur_begin_f64(w, whh, GH, H);
+}
+
+static void recur_back_gemm_f64(const rill_kernel_ctx *ctx, const recur_weight *w, int64_t N,
+                                int64_t GH, int64_t H, const double *dg, const double *whh,
+                                double *dh) {
+  (void)w;
+  gemm_f64(ctx, CblasNoTrans, CblasNoTrans, N, H, GH, dg, GH, whh, H, 1, dh, H);
+}
+
+static void recur_gemm_f64(const rill_kernel_ctx *ctx, const recur_weight *w, int64_t N, int64_t GH,
+                           int64_t H, const double *h, const double *whh, double *proj) {
+  (void)w;
+  gemm_f64(ctx, CblasNoTrans, CblasTrans, N, GH, H, h, H, whh, H, 0, proj, GH);
+}
+
+/* y[i] = sigmoid(x[i]) / tanh(x[i]) over a span (y may be x): float32's are vexp.h's,
+ * 8 lanes at a time where the CPU has AVX2 (libm's expf and tanhf were a fifth of an
+ * LSTM's forward), float64's libm's. */
+static void sigmoid_span_f32(float *y, const float *x, int64_t n) { rill_sigmoid_span_f32(y, x, n); }
+static void tanh_span_f32(float *y, const float *x, int64_t n) { rill_tanh_span_f32(y, x, n); }
+
+static void sigmoid_span_f64(double *y, const double *x, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] = 1.0 / (1.0 + exp(-x[i]));
+}
+
+static void tanh_span_f64(double *y, const double *x, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] = tanh(x[i]);
 }
 
 #define REAL float
