@@ -6,7 +6,9 @@ runs nn.LSTM / nn.GRU, whose input projection is inside the layer, with as many 
 features as hidden units on both sides. Cases: hidden 256 and 512, every sequence 10, 50
 or 100 steps long, and a batch of mixed lengths 10..100 (PyTorch packs it with
 pack_padded_sequence). Each case is timed forward only and as a training step (forward,
-mean, backward, SGD). The PyTorch peer (bench/peers/torch_rnn.py) runs in its own
+mean, backward, SGD). Then the 2.x `rnn` op (what paddle.nn.LSTM / GRU save), 2 layers,
+bidirectional, hidden 256, 50 steps, forward, against nn.LSTM / nn.GRU with
+num_layers=2, bidirectional=True. The PyTorch peer (bench/peers/torch_rnn.py) runs in its own
 process under a Python that has torch; rill's and torch's rounds alternate, each side
 keeps its best, and the ratio rill / torch is printed (below 1: rill faster).
 
@@ -40,6 +42,45 @@ def cases(quick):
         for hidden, lengths in shapes:
             for mode in ('fwd', 'train'):
                 yield cell, mode, hidden, lengths
+
+
+def rill_rnn_op(cell, hidden, steps, layers=2):
+    """The 2.x rnn op on [steps, 32, hidden], bidirectional, weights as Paddle lists them
+    (every W_ih, W_hh, then every b_ih, b_hh), forward only (is_test)."""
+    gates = GATES[cell] * hidden
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        block = main.global_block()
+        x = fluid.layers.data('x', [steps, BATCH, hidden], append_batch_size=False)
+        states = [fluid.layers.fill_constant([2 * layers, BATCH, hidden], 'float32', 0.0)
+                  for _ in range(2 if cell == 'lstm' else 1)]
+        weights, biases = [], []
+        for layer in range(layers):
+            for _ in range(2):
+                width = hidden if layer == 0 else 2 * hidden
+                weights += [fluid.layers.create_parameter([gates, width], 'float32'),
+                            fluid.layers.create_parameter([gates, hidden], 'float32')]
+                biases += [fluid.layers.create_parameter([gates], 'float32'),
+                           fluid.layers.create_parameter([gates], 'float32')]
+        out = block.create_var(name='rnn_out', dtype='float32')
+        last = [block.create_var(name='rnn_state%d' % i, dtype='float32')
+                for i in range(len(states))]
+        block.append_op(type='rnn', inputs={'Input': [x], 'PreState': states,
+                                            'WeightList': weights + biases},
+                        outputs={'Out': [out], 'State': last},
+                        attrs={'mode': cell.upper(), 'num_layers': layers,
+                               'hidden_size': hidden, 'input_size': hidden,
+                               'is_bidirec': True, 'is_test': True})
+    scope = fluid.Scope()
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+    feed = {'x': np.random.RandomState(0).rand(steps, BATCH, hidden).astype('float32')}
+
+    def run():
+        with fluid.scope_guard(scope):
+            exe.run(main, feed=feed, fetch_list=[out])
+    return run
 
 
 def rill_case(cell, mode, hidden, lengths):
@@ -119,6 +160,22 @@ def main():
         ratios.append(ratio)
         print('%-5s %-5s %6d %-12s %10.2f %10.2f %8.2f' % (cell, mode, hidden, shown, best_r,
                                                            best_t, ratio), flush=True)
+    print('the 2.x rnn op, 2 layers, bidirectional, forward:')
+    for cell in ('lstm', 'gru'):
+        steps = 50
+        run = rill_rnn_op(cell, 256, steps)
+        run()
+        best_r = best_t = float('inf')
+        for _ in range(args.rounds):
+            best_r = min(best_r, best_of(run, 2))
+            if peer:
+                peer.stdin.write('%s fwd 256 %s 2 2 1\n' % (cell, ','.join([str(steps)] * BATCH)))
+                peer.stdin.flush()
+                best_t = min(best_t, float(peer.stdout.readline().split()[1]))
+        ratio = best_r / best_t if peer else float('nan')
+        ratios.append(ratio)
+        print('%-5s %-5s %6d %-12s %10.2f %10.2f %8.2f' % ('rnn ' + cell[0], 'fwd', 256, '50 x2 bi',
+                                                           best_r, best_t, ratio), flush=True)
     if peer:
         peer.stdin.close()
         peer.wait(timeout=30)

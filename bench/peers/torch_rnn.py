@@ -1,6 +1,6 @@
 """PyTorch peer of bench/bench_rnn.py: nn.LSTM / nn.GRU on the CPU, float32, every core.
-It reads one case per line on stdin ("lstm|gru fwd|train HIDDEN LENGTHS ROUNDS", LENGTHS
-comma-separated, one sequence per batch row) and answers "ms BEST" with the best time of
+It reads one case per line on stdin ("lstm|gru fwd|train HIDDEN LENGTHS ROUNDS [LAYERS
+BIDIRECTIONAL]", LENGTHS comma-separated, one sequence per batch row) and answers "ms BEST" with the best time of
 ROUNDS runs, so that bench_rnn.py can interleave its rounds with rill's. The input has as
 many features as the hidden state; a training step is forward, mean, backward and SGD.
 Sequences of unequal length go through pack_padded_sequence, as a Fluid LoD batch needs
@@ -16,11 +16,11 @@ CELLS = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU}
 _models = {}
 
 
-def case(cell, mode, hidden, lengths):
-    key = (cell, hidden)
+def case(cell, mode, hidden, lengths, layers=1, bidir=False):
+    key = (cell, hidden, layers, bidir)
     if key not in _models:
         torch.manual_seed(0)
-        m = CELLS[cell](hidden, hidden)
+        m = CELLS[cell](hidden, hidden, num_layers=layers, bidirectional=bidir)
         _models[key] = (m, torch.optim.SGD(m.parameters(), lr=0.001))
     model, opt = _models[key]
     x = torch.rand(max(lengths), len(lengths), hidden)
@@ -48,8 +48,10 @@ def main():
     torch.set_num_threads(os.cpu_count() or 1)
     print("torch %s, %d threads" % (torch.__version__, torch.get_num_threads()), flush=True)
     for line in sys.stdin:
-        cell, mode, hidden, lengths, rounds = line.split()
-        run = case(cell, mode, int(hidden), [int(v) for v in lengths.split(",")])
+        f = line.split()
+        cell, mode, hidden, lengths, rounds = f[:5]
+        layers, bidir = (int(f[5]), f[6] == "1") if len(f) > 5 else (1, False)
+        run = case(cell, mode, int(hidden), [int(v) for v in lengths.split(",")], layers, bidir)
         run()
         best = float("inf")
         for _ in range(int(rounds)):
