@@ -151,6 +151,25 @@ int64_t rill_rpc_config_deadline(const rill_rpc_config *cfg) {
   return RILL_RPC_DEFAULT_DEADLINE_MS;
 }
 
+int64_t rill_rpc_config_max_header(const rill_rpc_config *cfg) {
+  if (cfg && cfg->max_header_bytes > 0) return cfg->max_header_bytes;
+  const char *v = getenv("RILL_RPC_MAX_HEADER");
+  if (v && *v) {
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    if (*end == '\0' && n > 0) return n;
+  }
+  return RILL_RPC_DEFAULT_MAX_HEADER;
+}
+
+static rill_status *header_too_big(const char *who, const char *what, size_t len,
+                                   int64_t cap) {
+  return rill_error(RILL_OUT_OF_RANGE,
+                    "rpc %s '%s': its header has %zu bytes, over the cap of %lld "
+                    "(RILL_RPC_MAX_HEADER)",
+                    who, what, len, (long long)cap);
+}
+
 bool rill_rpc_has_curve(void) { return zmq_has("curve"); }
 
 static void derive_one(const char *label, const char *secret, char pub[41], char sec[41]) {
@@ -268,6 +287,7 @@ struct rill_rpc_client {
   rill_rpc_config cfg;
   keys keys;
   _Atomic int64_t deadline_ms;
+  int64_t max_header;
   _Atomic uint64_t next_id;
   _Atomic uint32_t tag; /* the highest tag a reply carried */
 };
@@ -291,6 +311,7 @@ rill_status *rill_rpc_client_create(const rill_rpc_config *cfg, rill_rpc_client 
   }
   pthread_mutex_init(&c->lock, NULL);
   atomic_init(&c->deadline_ms, rill_rpc_config_deadline(cfg));
+  c->max_header = rill_rpc_config_max_header(cfg);
   atomic_init(&c->next_id, 1);
   *out = c;
   return NULL;
@@ -402,6 +423,8 @@ typedef struct reply {
 static rill_status *call(rill_rpc_client *c, const char *endpoint, int kind, rill_rpc_payload *p,
                          const char *what, int64_t deadline_ms, reply *r) {
   r->n = 0;
+  if (p && (int64_t)p->header_len > c->max_header)
+    return header_too_big("message for", what, p->header_len, c->max_header);
   int64_t end = now_ms() + deadline_ms;
   pool *pl;
   void *s;
@@ -459,6 +482,13 @@ static rill_status *call(rill_rpc_client *c, const char *endpoint, int kind, ril
     r->n = 0;
     return rill_error(RILL_CORRUPT, "rpc: %s sent a malformed reply to the %s of '%s'", endpoint,
                       kind_word(kind), what);
+  }
+  if (want == K_VAR && (int64_t)zmq_msg_size(&r->parts[1]) > c->max_header) {
+    size_t len = zmq_msg_size(&r->parts[1]);
+    close_parts(r->parts, r->n);
+    r->n = 0;
+    return rill_status_wrap(header_too_big("reply for", what, len, c->max_header), "from %s",
+                            endpoint);
   }
   uint32_t seen = atomic_load(&c->tag);
   while (r->code > seen && !atomic_compare_exchange_weak(&c->tag, &seen, r->code)) {
@@ -564,6 +594,7 @@ struct rill_rpc_server {
   _Atomic uint64_t rejected;
   _Atomic uint32_t tag; /* carried by every OK and VAR reply */
   atomic_int peers;
+  int64_t max_header;
   keys keys;
   uint8_t client_key[32];
   int port;
@@ -630,6 +661,11 @@ static void handle_incoming(rill_rpc_server *s) {
       send_bytes(s->router, env, sizeof env, ZMQ_DONTWAIT);
   } else if (kind != K_SEND && kind != K_GET && kind != K_NOTICE) {
     st = rill_error(RILL_CORRUPT, "rpc message from %s: unknown request kind %d", peer, kind);
+  } else if ((int64_t)zmq_msg_size(&parts[2]) > s->max_header) {
+    st = rill_error(RILL_OUT_OF_RANGE,
+                    "rpc message from %s: the %s request's header has %zu bytes, over the cap "
+                    "of %lld (RILL_RPC_MAX_HEADER)",
+                    peer, kind_word(kind), zmq_msg_size(&parts[2]), (long long)s->max_header);
   } else {
     req = rill_calloc(1, sizeof *req);
     zmq_msg_t *route = malloc(sizeof *route);
@@ -826,6 +862,7 @@ rill_status *rill_rpc_server_create(const char *endpoint, const rill_rpc_config 
   pthread_mutex_init(&s->lock, NULL);
   pthread_cond_init(&s->cond, NULL);
   char address[256], inproc[64];
+  s->max_header = rill_rpc_config_max_header(cfg);
   rill_status *st = zmq_address(endpoint, true, address, sizeof address);
   if (!st) st = resolve_secret(cfg, &s->keys);
   if (!st && !(s->ctx = zmq_ctx_new()))
@@ -968,6 +1005,11 @@ rill_status *rill_rpc_server_reply_var(rill_rpc_server *s, rill_rpc_request *req
   rill_rpc_payload p;
   RILL_TRY(rill_rpc_encode(req->meta.varname, var, req->meta.out_varname, req->meta.trainer_id,
                            &p));
+  if ((int64_t)p.header_len > s->max_header) {
+    size_t len = p.header_len;
+    rill_rpc_payload_clear(&p);
+    return header_too_big("reply with", req->meta.varname, len, s->max_header);
+  }
   rill_status *st = send_reply(s, req, K_VAR, tag, &p, NULL);
   rill_rpc_payload_clear(&p);
   return st;

@@ -24,6 +24,12 @@
 #include "framework/rpc/message.h"
 
 #define RILL_RPC_DEFAULT_DEADLINE_MS 180000
+/* The largest message header (a packed VariableMessage) either side accepts, unless
+ * config.max_header_bytes or RILL_RPC_MAX_HEADER says otherwise. A header holds names,
+ * dims, LoD offsets and the row indices of selected rows (8 bytes a row): 16 MiB is two
+ * million rows. The cap bounds what decoding a header may allocate (up to eight times
+ * its size for packed integers) before anything in it is checked. */
+#define RILL_RPC_DEFAULT_MAX_HEADER (16 << 20)
 /* Paddle's message names for barriers and a trainer's completion. */
 #define RILL_RPC_BATCH_BARRIER "BATCH_BARRIER@RECV"
 #define RILL_RPC_FETCH_BARRIER "FETCH_BARRIER@RECV"
@@ -38,6 +44,7 @@ typedef struct rill_rpc_config {
   const char *secret_file;  /* a file whose contents (less a final newline) are the secret */
   int heartbeat_ivl_ms;     /* <= 0: 1000 */
   int heartbeat_timeout_ms; /* <= 0: 10000; a silent peer is dropped after this */
+  int64_t max_header_bytes; /* <= 0: RILL_RPC_MAX_HEADER, else RILL_RPC_DEFAULT_MAX_HEADER */
 } rill_rpc_config;
 
 /* Zeroes: every member takes its default. */
@@ -45,6 +52,11 @@ void rill_rpc_config_init(rill_rpc_config *cfg);
 
 /* The deadline a config resolves to (the environment read once per call). */
 int64_t rill_rpc_config_deadline(const rill_rpc_config *cfg);
+/* The header cap a config resolves to. A header over it is refused unread: a server
+ * answers the request with an error naming the peer, the size and the cap, and keeps
+ * serving; a client refuses to send one (naming the variable) and fails a reply that
+ * carries one. */
+int64_t rill_rpc_config_max_header(const rill_rpc_config *cfg);
 
 /* The CURVE keys for `secret`, as 40-character Z85 strings (41 bytes with the NUL):
  * each secret key is SHA-256 of a fixed label ("rill-dist server key" or

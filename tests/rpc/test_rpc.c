@@ -648,3 +648,77 @@ Test(rpc, heartbeats_drop_a_frozen_peer) {
   cr_assert_lt(took, 3000, "took %lld ms", (long long)took);
   rill_rpc_server_destroy(s);
 }
+
+Test(rpc, oversized_headers_are_refused_unread_and_the_server_keeps_serving) {
+  rill_rpc_config cfg;
+  rill_rpc_config_init(&cfg);
+  cfg.max_header_bytes = 4096;
+  toy t;
+  toy_start(&t, "127.0.0.1:0", &cfg);
+  const char *ep = rill_rpc_server_endpoint(t.srv);
+  rill_rpc_client *c = client(10000, NULL);
+  rill_variable w;
+  fill(&w, 16, 5.0f);
+  cr_assert_null(rill_rpc_send_var(c, ep, "w", &w, NULL, 0));
+
+  /* A hostile peer: a send of "w" whose header is one byte over the cap (a valid
+   * VariableMessage prefix padded with a long out_varname would decode; this one is
+   * refused by its size alone). */
+  void *ctx = zmq_ctx_new();
+  void *raw = zmq_socket(ctx, ZMQ_DEALER);
+  int zero = 0;
+  zmq_setsockopt(raw, ZMQ_LINGER, &zero, sizeof zero);
+  char addr[80];
+  snprintf(addr, sizeof addr, "tcp://%s", ep);
+  cr_assert_eq(zmq_connect(raw, addr), 0);
+  uint8_t env[16], send_env[16] = {'R', 'L', 1, 1, 0, 0, 0, 0, 7};
+  static uint8_t big[4097];
+  memset(big, 0x08, sizeof big);
+  const void *f[] = {send_env, big, "abcd"};
+  size_t l[] = {16, sizeof big, 4};
+  char text[512];
+  cr_assert_eq(raw_exchange(raw, f, l, 3, env, text, sizeof text), 2);
+  cr_assert_eq(env[3], 18, "an error reply");
+  cr_assert_eq(env[8], 7, "the reply carries the request id");
+  cr_assert(strstr(text, "4097 bytes") && strstr(text, "cap of 4096") &&
+                strstr(text, "RILL_RPC_MAX_HEADER"),
+            "%s", text);
+  zmq_close(raw);
+  zmq_ctx_term(ctx);
+  cr_assert_eq(rill_rpc_server_rejected(t.srv), 1);
+
+  /* The server still serves, and "w" is unchanged. */
+  rill_variable back;
+  rill_variable_init(&back);
+  rill_status *st = rill_rpc_get_var(c, ep, "w", NULL, 0, &back);
+  cr_assert_null(st, "%s", rill_status_message(st));
+  cr_assert_eq(memcmp(rill_tensor_ptr(&back.u.tensor), rill_tensor_ptr(&w.u.tensor), 256), 0);
+  rill_variable_clear(&back);
+
+  /* A client with the same cap refuses to send selected rows whose row indices alone
+   * exceed it, naming the variable, before anything reaches the wire. */
+  rill_rpc_client *small = NULL;
+  cr_assert_null(rill_rpc_client_create(&cfg, &small));
+  rill_variable sr;
+  rill_variable_init(&sr);
+  sr.kind = RILL_VARKIND_SELECTED_ROWS;
+  rill_selected_rows_init(&sr.u.rows);
+  int64_t rows[600];
+  for (int i = 0; i < 600; i++) rows[i] = i;
+  cr_assert_null(rill_selected_rows_set_rows(&sr.u.rows, rows, 600));
+  sr.u.rows.height = 1000;
+  rill_dims d = {2, {600, 1}};
+  cr_assert_null(rill_tensor_alloc(&sr.u.rows.value, RILL_DTYPE_FP32, &d));
+  st = rill_rpc_send_var(small, ep, "emb@GRAD", &sr, NULL, 0);
+  cr_assert_eq(rill_status_code(st), RILL_OUT_OF_RANGE);
+  cr_assert(strstr(rill_status_message(st), "'emb@GRAD'") &&
+                strstr(rill_status_message(st), "cap of 4096"),
+            "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  cr_assert_eq(rill_rpc_server_rejected(t.srv), 1, "nothing reached the server");
+  rill_variable_clear(&sr);
+  rill_rpc_client_destroy(small);
+  rill_variable_clear(&w);
+  rill_rpc_client_destroy(c);
+  toy_stop(&t);
+}
