@@ -15,13 +15,22 @@
 /* ---- framing ----
  * Every message starts with a 16-byte envelope: 'R' 'L', version, kind, a status code
  * (little-endian uint32; error replies) and the request id (little-endian uint64) that
- * the reply repeats. Requests: SEND [env][header][data], GET and NOTICE [env][header],
- * PING [env]. Replies: OK [env], VAR [env][header][data], ERROR [env][message]. In an
+ * the reply repeats. Requests: SEND and PREFETCH [env][header][data], GET and NOTICE
+ * [env][header], PING [env]. Replies: OK [env], VAR [env][header][data], ERROR [env][message]. In an
  * OK or VAR reply the status field carries the server's tag instead (0 unless the
  * server set one): the pserver's newest cluster snapshot, which trainers learn from
  * any reply. */
 enum { ENV_SIZE = 16, ENV_VERSION = 1 };
-enum { K_SEND = 1, K_GET = 2, K_NOTICE = 3, K_PING = 4, K_OK = 16, K_VAR = 17, K_ERROR = 18 };
+enum {
+  K_SEND = 1,
+  K_GET = 2,
+  K_NOTICE = 3,
+  K_PING = 4,
+  K_PREFETCH = 5,
+  K_OK = 16,
+  K_VAR = 17,
+  K_ERROR = 18
+};
 enum { MAX_PARTS = 4 };
 
 static void env_write(uint8_t e[ENV_SIZE], int kind, uint32_t code, uint64_t id) {
@@ -408,6 +417,7 @@ static const char *kind_word(int kind) {
     case K_SEND: return "send";
     case K_GET: return "get";
     case K_NOTICE: return "notice";
+    case K_PREFETCH: return "prefetch";
     default: return "ping";
   }
 }
@@ -435,7 +445,7 @@ static rill_status *call(rill_rpc_client *c, const char *endpoint, int kind, ril
   int tmo = (int)(deadline_ms > INT32_MAX ? INT32_MAX : deadline_ms);
   zmq_setsockopt(s, ZMQ_SNDTIMEO, &tmo, sizeof tmo);
   int rc = send_bytes(s, env, sizeof env, p ? ZMQ_SNDMORE : 0);
-  if (!rc && p) rc = send_payload(s, p, kind == K_SEND);
+  if (!rc && p) rc = send_payload(s, p, kind == K_SEND || kind == K_PREFETCH);
   if (rc) {
     int e = errno;
     give_back(c, pl, s, false);
@@ -476,7 +486,7 @@ static rill_status *call(rill_rpc_client *c, const char *endpoint, int kind, ril
     r->n = 0;
     return st;
   }
-  int want = kind == K_GET ? K_VAR : K_OK;
+  int want = kind == K_GET || kind == K_PREFETCH ? K_VAR : K_OK;
   if (r->kind != want || r->n != (want == K_VAR ? 3 : 1)) {
     close_parts(r->parts, r->n);
     r->n = 0;
@@ -511,14 +521,13 @@ rill_status *rill_rpc_send_var(rill_rpc_client *c, const char *endpoint, const c
   return st;
 }
 
-rill_status *rill_rpc_get_var(rill_rpc_client *c, const char *endpoint, const char *varname,
-                              const char *out_varname, int64_t trainer_id, rill_variable *out) {
-  rill_variable_clear(out);
-  rill_rpc_payload p;
-  RILL_TRY(rill_rpc_encode(varname, NULL, out_varname, trainer_id, &p));
+/* A request answered with a variable (GET, PREFETCH): sends `p` (cleared after) and
+ * decodes the reply into `out`. */
+static rill_status *get_reply(rill_rpc_client *c, const char *endpoint, int kind,
+                              rill_rpc_payload *p, const char *what, rill_variable *out) {
   reply r;
-  rill_status *st = call(c, endpoint, K_GET, &p, varname, rill_rpc_client_deadline(c), &r);
-  rill_rpc_payload_clear(&p);
+  rill_status *st = call(c, endpoint, kind, p, what, rill_rpc_client_deadline(c), &r);
+  rill_rpc_payload_clear(p);
   if (st) return st;
   rill_buffer *owner = wrap_msg(&r.parts[2]);
   st = rill_rpc_decode(zmq_msg_data(&r.parts[1]), zmq_msg_size(&r.parts[1]),
@@ -528,6 +537,26 @@ rill_status *rill_rpc_get_var(rill_rpc_client *c, const char *endpoint, const ch
   rill_buffer_release(owner);
   close_parts(r.parts, r.n);
   return st;
+}
+
+rill_status *rill_rpc_get_var(rill_rpc_client *c, const char *endpoint, const char *varname,
+                              const char *out_varname, int64_t trainer_id, rill_variable *out) {
+  rill_variable_clear(out);
+  rill_rpc_payload p;
+  RILL_TRY(rill_rpc_encode(varname, NULL, out_varname, trainer_id, &p));
+  return get_reply(c, endpoint, K_GET, &p, varname, out);
+}
+
+rill_status *rill_rpc_prefetch(rill_rpc_client *c, const char *endpoint, const char *varname,
+                               const rill_variable *ids, const char *out_varname,
+                               int64_t trainer_id, rill_variable *out) {
+  rill_variable_clear(out);
+  if (!ids)
+    return rill_error(RILL_INVALID_ARGUMENT, "rpc: no ids to prefetch as '%s' from %s",
+                      varname ? varname : "", endpoint);
+  rill_rpc_payload p;
+  RILL_TRY(rill_rpc_encode(varname, ids, out_varname, trainer_id, &p));
+  return get_reply(c, endpoint, K_PREFETCH, &p, varname, out);
 }
 
 rill_status *rill_rpc_send_notice(rill_rpc_client *c, const char *endpoint, const char *name,
@@ -650,7 +679,7 @@ static void handle_incoming(rill_rpc_server *s) {
   rill_rpc_request *req = NULL;
   if (n < 2 || !env_read(&parts[1], &kind, &code, &id)) {
     st = rill_error(RILL_CORRUPT, "rpc message from %s: not a rill rpc envelope", peer);
-  } else if (n > MAX_PARTS || (kind == K_SEND && n != 4) ||
+  } else if (n > MAX_PARTS || ((kind == K_SEND || kind == K_PREFETCH) && n != 4) ||
              ((kind == K_GET || kind == K_NOTICE) && n != 3) || (kind == K_PING && n != 2)) {
     st = rill_error(RILL_CORRUPT, "rpc message from %s: %d frames for a %s request", peer, n,
                     kind_word(kind));
@@ -659,7 +688,7 @@ static void handle_incoming(rill_rpc_server *s) {
     env_write(env, K_OK, 0, id);
     if (zmq_msg_send(&parts[0], s->router, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0)
       send_bytes(s->router, env, sizeof env, ZMQ_DONTWAIT);
-  } else if (kind != K_SEND && kind != K_GET && kind != K_NOTICE) {
+  } else if (kind != K_SEND && kind != K_GET && kind != K_NOTICE && kind != K_PREFETCH) {
     st = rill_error(RILL_CORRUPT, "rpc message from %s: unknown request kind %d", peer, kind);
   } else if ((int64_t)zmq_msg_size(&parts[2]) > s->max_header) {
     st = rill_error(RILL_OUT_OF_RANGE,
@@ -680,7 +709,7 @@ static void handle_incoming(rill_rpc_server *s) {
       zmq_msg_init(route);
       zmq_msg_copy(route, &parts[0]);
       req->route = route;
-      if (kind == K_SEND) {
+      if (kind == K_SEND || kind == K_PREFETCH) {
         rill_buffer *owner = wrap_msg(&parts[3]);
         if (!owner) {
           st = rill_oom();

@@ -92,6 +92,12 @@ rill_status *rill_rpc_send_var(rill_rpc_client *c, const char *endpoint, const c
  * the received frame when its address suits the dtype, else it is copied. */
 rill_status *rill_rpc_get_var(rill_rpc_client *c, const char *endpoint, const char *varname,
                               const char *out_varname, int64_t trainer_id, rill_variable *out);
+/* A remote lookup: sends `ids` (an int64 tensor) as `varname` and decodes the server's
+ * answer, the variable it names `out_varname` after running its prefetch block, into
+ * `out` (cleared first). */
+rill_status *rill_rpc_prefetch(rill_rpc_client *c, const char *endpoint, const char *varname,
+                               const rill_variable *ids, const char *out_varname,
+                               int64_t trainer_id, rill_variable *out);
 /* Sends a notice with no data (RILL_RPC_BATCH_BARRIER, RILL_RPC_FETCH_BARRIER,
  * RILL_RPC_COMPLETE, ...) and waits for its acknowledgement. */
 rill_status *rill_rpc_send_notice(rill_rpc_client *c, const char *endpoint, const char *name,
@@ -112,6 +118,7 @@ typedef enum rill_rpc_kind {
   RILL_RPC_SEND = 1,   /* a variable for the server: var is set */
   RILL_RPC_GET = 2,    /* a request for the variable meta.varname */
   RILL_RPC_NOTICE = 3, /* a barrier or completion named meta.varname */
+  RILL_RPC_PREFETCH = 5, /* ids for a lookup: var is set; answered with a variable */
 } rill_rpc_kind;
 
 typedef struct rill_rpc_request {
@@ -151,7 +158,7 @@ rill_status *rill_rpc_server_next(rill_rpc_server *s, int64_t timeout_ms, rill_r
 /* The tag every later OK and VAR reply carries (the pserver's newest cluster snapshot,
  * announced to trainers this way). */
 void rill_rpc_server_set_tag(rill_rpc_server *s, uint32_t tag);
-/* Answers a request; each fails with FAILED_PRECONDITION on a second answer. The
+/* Answers a request (reply_var answers GET and PREFETCH); each fails with FAILED_PRECONDITION on a second answer. The
  * variable is shared, not copied, until sent. */
 rill_status *rill_rpc_server_reply_ok(rill_rpc_server *s, rill_rpc_request *req);
 rill_status *rill_rpc_server_reply_var(rill_rpc_server *s, rill_rpc_request *req,
