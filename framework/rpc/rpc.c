@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "framework/base/alloc.h"
@@ -149,26 +152,27 @@ static int send_bytes(void *sock, const void *data, size_t len, int flags) {
 
 void rill_rpc_config_init(rill_rpc_config *cfg) { memset(cfg, 0, sizeof *cfg); }
 
-int64_t rill_rpc_config_deadline(const rill_rpc_config *cfg) {
-  if (cfg && cfg->deadline_ms > 0) return cfg->deadline_ms;
-  const char *v = getenv("RILL_RPC_DEADLINE_MS");
-  if (v && *v) {
-    char *end;
-    long long ms = strtoll(v, &end, 10);
-    if (*end == '\0' && ms > 0) return ms;
-  }
-  return RILL_RPC_DEFAULT_DEADLINE_MS;
-}
-
-int64_t rill_rpc_config_max_header(const rill_rpc_config *cfg) {
-  if (cfg && cfg->max_header_bytes > 0) return cfg->max_header_bytes;
-  const char *v = getenv("RILL_RPC_MAX_HEADER");
+/* A positive setting: `set` when positive, else the environment variable `name` when
+ * it is a positive number, else `fallback`. */
+static int64_t positive_setting(int64_t set, const char *name, int64_t fallback) {
+  if (set > 0) return set;
+  const char *v = getenv(name);
   if (v && *v) {
     char *end;
     long long n = strtoll(v, &end, 10);
     if (*end == '\0' && n > 0) return n;
   }
-  return RILL_RPC_DEFAULT_MAX_HEADER;
+  return fallback;
+}
+
+int64_t rill_rpc_config_deadline(const rill_rpc_config *cfg) {
+  return positive_setting(cfg ? cfg->deadline_ms : 0, "RILL_RPC_DEADLINE_MS",
+                          RILL_RPC_DEFAULT_DEADLINE_MS);
+}
+
+int64_t rill_rpc_config_max_header(const rill_rpc_config *cfg) {
+  return positive_setting(cfg ? cfg->max_header_bytes : 0, "RILL_RPC_MAX_HEADER",
+                          RILL_RPC_DEFAULT_MAX_HEADER);
 }
 
 static rill_status *header_too_big(const char *who, const char *what, size_t len,
@@ -279,12 +283,61 @@ static rill_status *zmq_address(const char *endpoint, bool bind, char *out, size
   return NULL;
 }
 
+/* ---- the same-host transport ---- */
+
+static bool ipc_wanted(const rill_rpc_config *cfg) {
+  if (cfg && cfg->ipc) return cfg->ipc > 0;
+  const char *v = getenv("RILL_RPC_IPC");
+  return !(v && !strcmp(v, "0"));
+}
+
+/* The directory of the same-host sockets, made 0700 when absent; false unless it is a
+ * directory of this user that nobody else may enter (another user could otherwise put
+ * a socket there that trainers would talk to). */
+static bool ipc_dir(char *out, size_t size) {
+  const char *env = getenv("RILL_RPC_IPC_DIR");
+  int n = env && *env ? snprintf(out, size, "%s", env)
+                      : snprintf(out, size, "/tmp/rill-ipc-%u", (unsigned)getuid());
+  if (n < 0 || (size_t)n >= size) return false;
+  if (mkdir(out, 0700) && errno != EEXIST) return false;
+  struct stat st;
+  return lstat(out, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+         (st.st_mode & 077) == 0;
+}
+
+bool rill_rpc_ipc_path(const char *endpoint, char *out, size_t size) {
+  if (!endpoint || strstr(endpoint, "://")) return false;
+  const char *colon = strrchr(endpoint, ':');
+  if (!colon || colon == endpoint || !colon[1]) return false;
+  char dir[160];
+  if (!ipc_dir(dir, sizeof dir)) return false;
+  char name[128];
+  int n = snprintf(name, sizeof name, "%.*s-%s", (int)(colon - endpoint), endpoint, colon + 1);
+  if (n < 0 || (size_t)n >= sizeof name) return false;
+  for (char *c = name; *c; c++)
+    if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+          *c == '.' || *c == '-' || *c == '_'))
+      *c = '_';
+  /* A Unix-domain socket path has room for sizeof sun_path - 1 bytes. */
+  struct sockaddr_un un;
+  n = snprintf(out, size, "ipc://%s/%s", dir, name);
+  return n > 0 && (size_t)n < size && strlen(out) - 6 < sizeof un.sun_path;
+}
+
+/* Whether the same-host socket `address` ("ipc://PATH") is there to talk to. */
+static bool ipc_present(const char *address) {
+  struct stat st;
+  return address[0] && stat(address + 6, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
 /* ---- client ---- */
 
 typedef struct pool {
   struct pool *next;
   char *endpoint;
   char address[256];
+  char ipc[256]; /* the endpoint's same-host socket, "" when not used */
+  bool on_ipc;   /* a socket over it was opened: TCP ones are not kept */
   void **idle;
   size_t n, cap;
 } pool;
@@ -297,6 +350,7 @@ struct rill_rpc_client {
   keys keys;
   _Atomic int64_t deadline_ms;
   int64_t max_header;
+  bool ipc;
   _Atomic uint64_t next_id;
   _Atomic uint32_t tag; /* the highest tag a reply carried */
 };
@@ -321,6 +375,7 @@ rill_status *rill_rpc_client_create(const rill_rpc_config *cfg, rill_rpc_client 
   pthread_mutex_init(&c->lock, NULL);
   atomic_init(&c->deadline_ms, rill_rpc_config_deadline(cfg));
   c->max_header = rill_rpc_config_max_header(cfg);
+  c->ipc = ipc_wanted(cfg);
   atomic_init(&c->next_id, 1);
   *out = c;
   return NULL;
@@ -358,6 +413,7 @@ static rill_status *borrow(rill_rpc_client *c, const char *endpoint, pool **pp, 
     rill_status *st = p ? NULL : rill_oom();
     if (!st) st = zmq_address(endpoint, false, p->address, sizeof p->address);
     if (!st && !(p->endpoint = rill_strdup(endpoint))) st = rill_oom();
+    if (!st && (!c->ipc || !rill_rpc_ipc_path(endpoint, p->ipc, sizeof p->ipc))) p->ipc[0] = 0;
     if (st) {
       if (p) rill_free(p->endpoint);
       rill_free(p);
@@ -369,6 +425,10 @@ static rill_status *borrow(rill_rpc_client *c, const char *endpoint, pool **pp, 
   }
   *pp = p;
   *out = p->n ? p->idle[--p->n] : NULL;
+  /* A server on this machine is reached through its Unix-domain socket once that is
+   * there (it may come up after the first attempt over TCP). */
+  const char *address = ipc_present(p->ipc) ? p->ipc : p->address;
+  if (address == p->ipc) p->on_ipc = true;
   pthread_mutex_unlock(&c->lock);
   if (*out) return NULL;
   void *s = zmq_socket(c->ctx, ZMQ_DEALER);
@@ -386,7 +446,7 @@ static rill_status *borrow(rill_rpc_client *c, const char *endpoint, pool **pp, 
     zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, c->keys.client_public, 41);
     zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, c->keys.client_secret, 41);
   }
-  if (zmq_connect(s, p->address)) {
+  if (zmq_connect(s, address)) {
     int e = errno;
     zmq_close(s);
     return rill_error(RILL_INVALID_ARGUMENT, "rpc: cannot connect to %s: %s", endpoint,
@@ -402,6 +462,16 @@ static void give_back(rill_rpc_client *c, pool *p, void *s, bool ok) {
   if (!ok) {
     zmq_close(s);
     return;
+  }
+  if (p->ipc[0]) {
+    /* A TCP socket is not kept once the same-host socket is there. */
+    char last[256];
+    size_t len = sizeof last;
+    bool tcp = !zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, last, &len) && !strncmp(last, "tcp://", 6);
+    if (tcp && (p->on_ipc || ipc_present(p->ipc))) {
+      zmq_close(s);
+      return;
+    }
   }
   pthread_mutex_lock(&c->lock);
   if (rill_grow((void **)&p->idle, &p->cap, p->n + 1, sizeof *p->idle)) {
@@ -628,10 +698,12 @@ struct rill_rpc_server {
   uint8_t client_key[32];
   int port;
   char endpoint[256];
+  char ipc[256]; /* the same-host socket bound, "" when none */
 };
 
 int rill_rpc_server_port(const rill_rpc_server *s) { return s->port; }
 const char *rill_rpc_server_endpoint(const rill_rpc_server *s) { return s->endpoint; }
+const char *rill_rpc_server_ipc(const rill_rpc_server *s) { return s->ipc; }
 int rill_rpc_server_peers(const rill_rpc_server *s) {
   return atomic_load(&((rill_rpc_server *)s)->peers);
 }
@@ -865,6 +937,7 @@ void rill_rpc_server_destroy(rill_rpc_server *s) {
     pthread_join(s->thread, NULL);
   }
   if (s->router) zmq_close(s->router);
+  if (s->ipc[0]) unlink(s->ipc + 6);
   if (s->pull) zmq_close(s->pull);
   if (s->push) zmq_close(s->push);
   if (s->zap) zmq_close(s->zap);
@@ -948,6 +1021,11 @@ rill_status *rill_rpc_server_create(const char *endpoint, const rill_rpc_config 
     const char *host = strstr(last, "://");
     host = host ? host + 3 : last;
     snprintf(s->endpoint, sizeof s->endpoint, "%s", host);
+    /* The same-host socket, named after the address bound (a port picked by the
+     * system included). Without it, clients on this machine use TCP as others do. */
+    if (!strstr(endpoint, "://") && ipc_wanted(cfg) &&
+        rill_rpc_ipc_path(s->endpoint, s->ipc, sizeof s->ipc) && zmq_bind(s->router, s->ipc))
+      s->ipc[0] = 0;
     if (pthread_create(&s->thread, NULL, server_main, s))
       st = rill_error(RILL_INTERNAL, "rpc: cannot start the server thread");
     else

@@ -45,6 +45,11 @@ typedef struct rill_rpc_config {
   int heartbeat_ivl_ms;     /* <= 0: 1000 */
   int heartbeat_timeout_ms; /* <= 0: 10000; a silent peer is dropped after this */
   int64_t max_header_bytes; /* <= 0: RILL_RPC_MAX_HEADER, else RILL_RPC_DEFAULT_MAX_HEADER */
+  /* The same-host transport: 0 follows RILL_RPC_IPC ("0" turns it off; on by default),
+   * > 0 on, < 0 off. On, a server bound to "HOST:PORT" also binds a Unix-domain socket
+   * (ZeroMQ ipc://) at rill_rpc_ipc_path's path, and a client talks to an endpoint
+   * through that socket whenever it exists on this machine, else over TCP. */
+  int ipc;
 } rill_rpc_config;
 
 /* Zeroes: every member takes its default. */
@@ -65,6 +70,13 @@ int64_t rill_rpc_config_max_header(const rill_rpc_config *cfg);
 rill_status *rill_rpc_derive_keys(const char *secret, char server_public[41],
                                   char server_secret[41], char client_public[41],
                                   char client_secret[41]);
+
+/* The same-host socket of endpoint "HOST:PORT": ipc://DIR/HOST-PORT, DIR being
+ * RILL_RPC_IPC_DIR or /tmp/rill-ipc-<uid>, a directory of this user's that nobody else
+ * may enter (made so when absent; any other directory is not used). False for a
+ * ZeroMQ address ("tcp://..."), a name too long for a socket path, or a directory that
+ * is not safe. */
+bool rill_rpc_ipc_path(const char *endpoint, char *out, size_t size);
 
 /* Whether this libzmq has CURVE. */
 bool rill_rpc_has_curve(void);
@@ -145,6 +157,8 @@ void rill_rpc_server_destroy(rill_rpc_server *s);
 int rill_rpc_server_port(const rill_rpc_server *s);
 /* "127.0.0.1:PORT": the address bound. */
 const char *rill_rpc_server_endpoint(const rill_rpc_server *s);
+/* "ipc://...": the same-host socket also bound, or "" when none. */
+const char *rill_rpc_server_ipc(const rill_rpc_server *s);
 /* Peers connected now. A peer that stops answering ZeroMQ's heartbeats (a frozen or
  * unplugged process) is dropped after heartbeat_timeout_ms and no longer counted. */
 int rill_rpc_server_peers(const rill_rpc_server *s);
