@@ -228,6 +228,23 @@ def test_async_two_trainers_converge_and_finish(tmp_path):
         assert loss[-5:].mean() < 0.5 * loss[:5].mean(), loss
 
 
+@pytest.mark.parametrize('extra', [[], ['RILL_PSERVER_SYNC_QUORUM']], ids=['async', 'half_sync'])
+def test_distributed_lookup_table_trains_in_async_and_half_sync_mode(tmp_path, extra):
+    """Without rounds (async) or with a quorum of one, lookups are answered at once
+    from the table as it is; the job still trains like the local run (its last losses
+    within a quarter of the local run's, below its first ones) and every process exits
+    0."""
+    args = ['sgd', 'table', '150'] + (['--async'] if not extra else [])
+    env = {'RILL_PSERVER_SYNC_QUORUM': '1'} if extra else None
+    _ok(_job(tmp_path, args, extra=env))
+    _local(tmp_path, args[:3])
+    local = np.load(os.path.join(str(tmp_path), 'loss_local.npy'))
+    for t in (0, 1):
+        loss = np.load(os.path.join(str(tmp_path), 'loss_%d.npy' % t))
+        assert loss[-20:].mean() < loss[:10].mean(), loss
+        assert loss[-20:].mean() < 1.25 * local[-20:].mean(), (loss, local)
+
+
 def test_half_sync_quorum_of_one_converges_and_finishes(tmp_path):
     res = _job(tmp_path, ['momentum', 'mlp', '60,40'], extra={'RILL_PSERVER_SYNC_QUORUM': '1'})
     _ok(res)
