@@ -106,6 +106,11 @@ rill_status *rill_cpu_recv(rill_kernel_ctx *ctx) {
 
 /* ---- distributed_lookup_table ---- */
 
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
 /* One table block's share of a lookup: the local ids asked for and, once answered, the
  * rows. */
 typedef struct dlt_part {
@@ -114,8 +119,8 @@ typedef struct dlt_part {
 } dlt_part;
 
 /* The rows of one Ids: its ids are split by block (id - the block's first row), each
- * block's pserver runs its prefetch block on them, and the rows are put back in the
- * ids' order; padding_idx gives zeros. */
+ * block's pserver runs its prefetch block on the distinct ones, and the rows are put
+ * back in the ids' order; padding_idx gives zeros. */
 static rill_status *dlt_one(rill_kernel_ctx *ctx, const rill_tensor *ids, const char *ids_name,
                             rill_variable *outv, const rill_tensor *w, dlt_part *parts,
                             const int64_t *start, size_t nb, int64_t *where) {
@@ -165,6 +170,18 @@ static rill_status *dlt_one(rill_kernel_ctx *ctx, const rill_tensor *ids, const 
       int64_t *local = rill_tensor_ptr(&parts[where[i] / n].ids.u.tensor);
       local[where[i] % n] = id[i] - start[where[i] / n];
     }
+  /* Each row is asked for once: a block's ids sorted, repeats dropped. */
+  for (size_t b = 0; b < nb && !st; b++) {
+    if (!parts[b].n) continue;
+    rill_tensor *t = &parts[b].ids.u.tensor;
+    int64_t *local = rill_tensor_ptr(t);
+    qsort(local, (size_t)parts[b].n, sizeof *local, cmp_i64);
+    int64_t u = 1;
+    for (int64_t k = 1; k < parts[b].n; k++)
+      if (local[k] != local[u - 1]) local[u++] = local[k];
+    parts[b].n = u;
+    t->dims.d[0] = u;
+  }
   for (size_t b = 0; b < nb && !st; b++) {
     if (!parts[b].n) continue;
     const char *table = tables->list.strings[b], *ep = eps->list.strings[b];
@@ -210,8 +227,16 @@ static rill_status *dlt_one(rill_kernel_ctx *ctx, const rill_tensor *ids, const 
       memset(dst, 0, row);
       continue;
     }
-    const uint8_t *src = rill_tensor_ptr(&parts[where[i] / n].rows.u.tensor);
-    memcpy(dst, src + (size_t)(where[i] % n) * row, row);
+    const dlt_part *pt = &parts[where[i] / n];
+    const int64_t *asked = rill_tensor_ptr(&pt->ids.u.tensor);
+    int64_t want = id[i] - start[where[i] / n], lo = 0, hi = pt->n - 1;
+    while (lo < hi) { /* its place among the ids asked, which holds it */
+      int64_t mid = lo + (hi - lo) / 2;
+      if (asked[mid] < want) lo = mid + 1;
+      else hi = mid;
+    }
+    const uint8_t *src = rill_tensor_ptr(&pt->rows.u.tensor);
+    memcpy(dst, src + (size_t)lo * row, row);
   }
   return NULL;
 }
