@@ -217,13 +217,15 @@ def run_local(python, framework, a):
     return _median(res['local']), res['local_cpu']
 
 
-def run_job(python, framework, a, servers=2, trainers=2):
+def run_job(python, framework, a, servers=2, trainers=2, ipc=True):
     """One job; returns trainer 0's and 1's results. Pservers still running once the
     trainers are done get --server-grace seconds, then are killed (Paddle 1.8.5's never
     exit); a rill pserver that had to be killed is an error."""
     eps = ','.join('127.0.0.1:%d' % p for p in _free_ports(servers))
     base = _env(python, framework)
     base.update(PADDLE_PSERVERS_IP_PORT_LIST=eps, PADDLE_TRAINERS_NUM=str(trainers))
+    if not ipc:  # rill over TCP even on one machine (the same-host socket turned off)
+        base['RILL_RPC_IPC'] = '0'
     if framework == 'rill':  # as rill.distributed.launch: the processes share the cores
         from rill.distributed.launch import threads_per_process
         base.setdefault('RILL_NUM_THREADS', str(threads_per_process(servers + trainers)))
@@ -301,7 +303,7 @@ def summarize(rounds):
 
 
 def report(name, s):
-    print('%-6s efficiency %.3f (median of rounds; spread %.3f..%.3f): local step %.2f ms, '
+    print('%-8s efficiency %.3f (median of rounds; spread %.3f..%.3f): local step %.2f ms, '
           'distributed step %.2f ms' % (name, s['ratio'], s['ratio_min'], s['ratio_max'],
                                        s['local'], s['dist']))
     print('%-6s   trainer step: compute %.2f ms, beyond compute %.2f ms (%.0f%% of the step); '
@@ -325,6 +327,9 @@ def main():
     ap.add_argument('--warmup', type=int, default=5)
     ap.add_argument('--timeout', type=float, default=180.0, help='seconds per run')
     ap.add_argument('--server-grace', type=float, default=20.0)
+    ap.add_argument('--tcp-too', action='store_true',
+                    help='also run rill with the same-host socket off (RILL_RPC_IPC=0), '
+                         'as "rill-tcp", in the same rounds')
     ap.add_argument('--paddle-python', default=os.environ.get('RILL_BENCH_PADDLE_PYTHON'),
                     help='a Python with paddlepaddle 1.8 (default: $RILL_BENCH_PADDLE_PYTHON)')
     a = ap.parse_args()
@@ -340,6 +345,8 @@ def main():
               '(the parameter-server runtime)' % ', '.join(missing))
     else:
         sides.append(('rill', sys.executable))
+        if a.tcp_too:
+            sides.append(('rill-tcp', sys.executable))
     if a.paddle_python:
         ok = subprocess.run([a.paddle_python, '-c', 'import paddle.fluid'],
                             env=_env(a.paddle_python, 'paddle'), stdout=subprocess.DEVNULL,
@@ -359,8 +366,9 @@ def main():
     rounds = {name: [] for name, _ in sides}
     for r in range(a.rounds):
         for name, py in sides:  # local, then the job, then the other framework
-            local_ms, local_cpu = run_local(py, name, a)
-            trs = run_job(py, name, a)
+            framework = 'paddle' if name == 'paddle' else 'rill'
+            local_ms, local_cpu = run_local(py, framework, a)
+            trs = run_job(py, framework, a, ipc=name != 'rill-tcp')
             rounds[name].append((local_ms, local_cpu, trs))
             print('  round %d %-6s local %.2f ms, distributed %.2f ms' % (
                 r + 1, name, local_ms, max(_median(t['full']) for t in trs)), flush=True)
@@ -368,6 +376,10 @@ def main():
     for name, _ in sides:
         results[name] = summarize(rounds[name])
         report(name, results[name])
+    if 'rill' in results and 'rill-tcp' in results:
+        print('rill over the same-host socket against rill over TCP: distributed step %.2f ms '
+              'against %.2f ms (ratio %.3f)' % (results['rill']['dist'], results['rill-tcp']['dist'],
+                                                results['rill-tcp']['dist'] / results['rill']['dist']))
     print('RESULT ' + ' '.join('%s_efficiency=%.3f' % (k, v['ratio'])
                                for k, v in results.items()))
     return 0

@@ -8,6 +8,8 @@
  *   fetch_barrier(X) -> Out...    "this trainer has received everything of this step"
  *   listen_and_serv(X...)         the pserver loop: receive X, run optimize_blocks
  *   split_selected_rows(X) -> Out...  a SelectedRows gradient cut by height_sections
+ *   distributed_lookup_table(Ids..., W) -> Outputs...  embedding rows looked up on the
+ *                                 pservers holding the table's row blocks (prefetch)
  *
  * Out of send and of the barriers are control variables (no tensor): they only order
  * the ops. All but split_selected_rows block on the network and have effects outside
@@ -92,6 +94,43 @@ const rill_op_schema rill_schema_recv = {
     .attrs = recv_attrs,
     .nattrs = RILL_COUNTOF(recv_attrs),
     .flags = RILL_OP_BLOCKING | RILL_OP_SIDE_EFFECT,
+    .infer = declared_infer,
+    .grad = NULL,
+    .kernel_dtype_slot = -1,
+    .dtype_attr = -1,
+};
+
+/* ---- distributed_lookup_table ---- */
+
+static const rill_slot_schema dlt_inputs[] = {
+    {"Ids", RILL_SLOT_DUPLICABLE | RILL_SLOT_NO_GRAD, "row ids of the whole table (int64)"},
+    {"W", RILL_SLOT_NO_GRAD, "the table as the trainer declares it (only its width is read)"}};
+static const rill_slot_schema dlt_outputs[] = {
+    {"Outputs", RILL_SLOT_DUPLICABLE, "the rows of each Ids, as lookup_table gives them"}};
+static const rill_attr_schema dlt_attrs[] = {
+    {"table_names", RILL_ATTR_STRINGS, 0, RILL_DEF_EMPTY(RILL_ATTR_STRINGS),
+     "the table's row blocks, in row order"},
+    {"endpoints", RILL_ATTR_STRINGS, 0, RILL_DEF_EMPTY(RILL_ATTR_STRINGS),
+     "the pserver holding each block"},
+    {"height_sections", RILL_ATTR_LONGS, 0, RILL_DEF_EMPTY(RILL_ATTR_LONGS),
+     "rows of each block"},
+    {"padding_idx", RILL_ATTR_LONG, 0, RILL_DEF_LONG(-1), "id whose rows are zeros (-1: none)"},
+    {"trainer_id", RILL_ATTR_INT, 0, RILL_DEF_INT(0), "the asking trainer"},
+    {"lookup_table_version", RILL_ATTR_STRING, 0, RILL_DEF_STRING("lookup_table"),
+     "the lookup replaced: lookup_table (Ids [..., 1]) or lookup_table_v2"},
+};
+
+const rill_op_schema rill_schema_distributed_lookup_table = {
+    .type = "distributed_lookup_table",
+    .doc = "Looks the rows of Ids up in a table cut into row blocks on the pservers: the ids "
+           "of each block go to its pserver, whose prefetch block answers with the rows.",
+    .inputs = dlt_inputs,
+    .ninputs = RILL_COUNTOF(dlt_inputs),
+    .outputs = dlt_outputs,
+    .noutputs = RILL_COUNTOF(dlt_outputs),
+    .attrs = dlt_attrs,
+    .nattrs = RILL_COUNTOF(dlt_attrs),
+    .flags = RILL_OP_BLOCKING,
     .infer = declared_infer,
     .grad = NULL,
     .kernel_dtype_slot = -1,

@@ -17,7 +17,9 @@ static const rill_attr_schema attrs[] = {
     {"is_sparse", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
                      "the gradient of W is SELECTED_ROWS"},
     {"is_distributed", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA,
-                          RILL_DEF_BOOL(false), "ignored (no parameter servers)"},
+                          RILL_DEF_BOOL(false),
+     "the table lives on the pservers: the transpiler turns the lookup into "
+     "distributed_lookup_table"},
     {"padding_idx", RILL_ATTR_LONG, 0, RILL_DEF_LONG(-1),
                        "id whose output row is zeros (-1: none)"},
     {"remote_prefetch", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},

@@ -34,6 +34,12 @@ void rill_dist_shutdown(void);
 
 /* ---- pserver side ---- */
 
+/* The names a distributed lookup uses for table block T: the trainer sends the ids it
+ * wants from T as "T@PREFETCH_IDS" and the pserver's prefetch block writes the rows to
+ * "T@PREFETCH_ROWS" (the transpiler writes both sides). */
+#define RILL_DIST_PREFETCH_IDS "@PREFETCH_IDS"
+#define RILL_DIST_PREFETCH_ROWS "@PREFETCH_ROWS"
+
 typedef enum rill_pserver_mode {
   RILL_PSERVER_SYNC = 0,  /* rounds: all live trainers (or a quorum) per step */
   RILL_PSERVER_ASYNC = 1, /* each gradient applied when it arrives */
@@ -60,6 +66,15 @@ typedef struct rill_pserver_opts {
   const char *const *block_grads;
   const int32_t *block_ids;
   int32_t lr_block;    /* run first in every round (sync) or before each block (async); -1 */
+  /* Prefetch blocks (listen_and_serv's prefetch_var_name_to_block_id, parsed): a
+   * PREFETCH request for prefetch_names[i] puts its ids under that name in a scope of
+   * its own, runs block prefetch_blocks[i] there and is answered with the variable the
+   * request's out_varname names. In sync mode a trainer that has sent its barrier
+   * waits for the round, as its GETs do, so a lookup always sees the parameters the
+   * trainer's step must start from. */
+  size_t nprefetch;
+  const char *const *prefetch_names;
+  const int32_t *prefetch_blocks;
   int64_t deadline_ms; /* <= 0: the rpc default (RILL_RPC_DEADLINE_MS) */
   int32_t threads;     /* optimize blocks run at once, >= 1 */
   rill_scope *scope;   /* where parameters are found; blocks run in child scopes of it */
@@ -82,6 +97,7 @@ typedef struct rill_pserver_stats {
   int64_t rounds;       /* sync rounds run, or gradients applied in async mode */
   int64_t late_dropped; /* gradients of a past round dropped (half-sync) */
   int64_t rejected;     /* requests answered with an error */
+  int64_t prefetches;   /* lookups answered */
 } rill_pserver_stats;
 
 /* Serves until every trainer sent COMPLETE (OK), or fails: a wait past the deadline is

@@ -194,6 +194,70 @@ static void answer_get(ps *p, rill_rpc_request *req) {
   rill_rpc_request_destroy(req);
 }
 
+/* Answers a PREFETCH: its ids go into a scope of their own under the requested name,
+ * the prefetch block runs there, and the reply is the variable out_varname names. */
+static void answer_prefetch(ps *p, rill_rpc_request *req) {
+  const rill_pserver_opts *o = p->o;
+  size_t i = 0;
+  while (i < o->nprefetch && strcmp(o->prefetch_names[i], req->meta.varname)) i++;
+  if (i == o->nprefetch) {
+    refuse(p, req, rill_error(RILL_NOT_FOUND, "pserver %s has no prefetch block for '%s'",
+                              p->ep, req->meta.varname));
+    return;
+  }
+  const rill_tensor *ids = req->var.kind == RILL_VARKIND_TENSOR ? &req->var.u.tensor : NULL;
+  if (!ids || ids->dtype != RILL_DTYPE_INT64) {
+    refuse(p, req, rill_error(RILL_INVALID_ARGUMENT, "prefetch '%s' carries no int64 ids",
+                              req->meta.varname));
+    return;
+  }
+  if (!req->meta.out_varname[0]) {
+    refuse(p, req, rill_error(RILL_INVALID_ARGUMENT, "prefetch '%s' names no variable to answer "
+                              "with (out_varname)", req->meta.varname));
+    return;
+  }
+  rill_scope *s = NULL;
+  rill_variable *v = NULL;
+  rill_status *st = rill_scope_create(o->scope, &s);
+  if (!st) st = rill_scope_var(s, req->meta.varname, &v);
+  if (!st) {
+    rill_variable_clear(v);
+    *v = req->var;
+    rill_variable_init(&req->var);
+    st = o->run_block(o->run_arg, o->prefetch_blocks[i], s);
+  }
+  rill_variable *rows = st ? NULL : rill_scope_find_local(s, req->meta.out_varname);
+  if (!st && (!rows || rows->kind != RILL_VARKIND_TENSOR || !rill_tensor_is_set(&rows->u.tensor)))
+    st = rill_error(RILL_NOT_FOUND, "prefetch block %d wrote no tensor '%s'",
+                    (int)o->prefetch_blocks[i], req->meta.out_varname);
+  if (st) {
+    /* A lookup that fails (an id outside the table) changes nothing: refused. */
+    rill_scope_destroy(s);
+    refuse(p, req, rill_status_wrap(st, "pserver %s, prefetch of '%s'", p->ep, req->meta.varname));
+    return;
+  }
+  int32_t t = (int32_t)req->meta.trainer_id;
+  if (p->base[t] < p->round) p->base[t] = p->round;
+  st = rill_rpc_server_reply_var(p->server, req, rows);
+  rill_scope_destroy(s);
+  if (st) {
+    fprintf(stderr, "rill pserver %s: %s\n", p->ep, rill_status_message(st));
+    rill_status_destroy(st);
+  }
+  rill_rpc_request_destroy(req);
+  p->stats.prefetches++;
+  return;
+}
+
+/* A held request, answered once the round has run. */
+static void answer_held(ps *p, rill_rpc_request *req) {
+  if (req->kind == RILL_RPC_PREFETCH) {
+    answer_prefetch(p, req);
+    return;
+  }
+  answer_get(p, req);
+}
+
 /* Sets `e` to a zero gradient shaped like `like` (another trainer's for the block). */
 static rill_status *zero_like(xentry *e, const rill_variable *like) {
   rill_variable_clear(e->var);
@@ -299,7 +363,7 @@ static rill_status *run_round(ps *p) {
   p->gets = NULL;
   while (h) {
     held *next = h->next;
-    answer_get(p, h->req);
+    answer_held(p, h->req);
     rill_free(h);
     h = next;
   }
@@ -421,6 +485,7 @@ static rill_status *on_notice(ps *p, rill_rpc_request *req) {
   return NULL;
 }
 
+/* GET and PREFETCH: held until the round when the trainer has arrived (sync). */
 static rill_status *on_get(ps *p, rill_rpc_request *req) {
   int32_t t = (int32_t)req->meta.trainer_id;
   if (p->o->mode == RILL_PSERVER_SYNC && p->arrived[t]) {
@@ -434,7 +499,7 @@ static rill_status *on_get(ps *p, rill_rpc_request *req) {
     p->gets = h;
     return NULL;
   }
-  answer_get(p, req);
+  answer_held(p, req);
   return NULL;
 }
 
@@ -484,7 +549,7 @@ static rill_status *serve(ps *p) {
                         (long long)t, (int)p->o->fanin));
       continue;
     }
-    if (p->done[t] && req->kind != RILL_RPC_GET) {
+    if (p->done[t] && req->kind != RILL_RPC_GET && req->kind != RILL_RPC_PREFETCH) {
       refuse(p, req,
              rill_error(RILL_FAILED_PRECONDITION, "trainer %lld has already completed",
                         (long long)t));
@@ -493,7 +558,8 @@ static rill_status *serve(ps *p) {
     rill_status *st = NULL;
     switch (req->kind) {
     case RILL_RPC_SEND: st = on_send(p, req); break;
-    case RILL_RPC_GET: st = on_get(p, req); break;
+    case RILL_RPC_GET:
+    case RILL_RPC_PREFETCH: st = on_get(p, req); break;
     case RILL_RPC_NOTICE: st = on_notice(p, req); break;
     default: refuse(p, req, rill_error(RILL_INVALID_ARGUMENT, "unknown request")); break;
     }

@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "framework/base/alloc.h"
@@ -15,13 +18,22 @@
 /* ---- framing ----
  * Every message starts with a 16-byte envelope: 'R' 'L', version, kind, a status code
  * (little-endian uint32; error replies) and the request id (little-endian uint64) that
- * the reply repeats. Requests: SEND [env][header][data], GET and NOTICE [env][header],
- * PING [env]. Replies: OK [env], VAR [env][header][data], ERROR [env][message]. In an
+ * the reply repeats. Requests: SEND and PREFETCH [env][header][data], GET and NOTICE
+ * [env][header], PING [env]. Replies: OK [env], VAR [env][header][data], ERROR [env][message]. In an
  * OK or VAR reply the status field carries the server's tag instead (0 unless the
  * server set one): the pserver's newest cluster snapshot, which trainers learn from
  * any reply. */
 enum { ENV_SIZE = 16, ENV_VERSION = 1 };
-enum { K_SEND = 1, K_GET = 2, K_NOTICE = 3, K_PING = 4, K_OK = 16, K_VAR = 17, K_ERROR = 18 };
+enum {
+  K_SEND = 1,
+  K_GET = 2,
+  K_NOTICE = 3,
+  K_PING = 4,
+  K_PREFETCH = 5,
+  K_OK = 16,
+  K_VAR = 17,
+  K_ERROR = 18
+};
 enum { MAX_PARTS = 4 };
 
 static void env_write(uint8_t e[ENV_SIZE], int kind, uint32_t code, uint64_t id) {
@@ -140,15 +152,35 @@ static int send_bytes(void *sock, const void *data, size_t len, int flags) {
 
 void rill_rpc_config_init(rill_rpc_config *cfg) { memset(cfg, 0, sizeof *cfg); }
 
-int64_t rill_rpc_config_deadline(const rill_rpc_config *cfg) {
-  if (cfg && cfg->deadline_ms > 0) return cfg->deadline_ms;
-  const char *v = getenv("RILL_RPC_DEADLINE_MS");
+/* A positive setting: `set` when positive, else the environment variable `name` when
+ * it is a positive number, else `fallback`. */
+static int64_t positive_setting(int64_t set, const char *name, int64_t fallback) {
+  if (set > 0) return set;
+  const char *v = getenv(name);
   if (v && *v) {
     char *end;
-    long long ms = strtoll(v, &end, 10);
-    if (*end == '\0' && ms > 0) return ms;
+    long long n = strtoll(v, &end, 10);
+    if (*end == '\0' && n > 0) return n;
   }
-  return RILL_RPC_DEFAULT_DEADLINE_MS;
+  return fallback;
+}
+
+int64_t rill_rpc_config_deadline(const rill_rpc_config *cfg) {
+  return positive_setting(cfg ? cfg->deadline_ms : 0, "RILL_RPC_DEADLINE_MS",
+                          RILL_RPC_DEFAULT_DEADLINE_MS);
+}
+
+int64_t rill_rpc_config_max_header(const rill_rpc_config *cfg) {
+  return positive_setting(cfg ? cfg->max_header_bytes : 0, "RILL_RPC_MAX_HEADER",
+                          RILL_RPC_DEFAULT_MAX_HEADER);
+}
+
+static rill_status *header_too_big(const char *who, const char *what, size_t len,
+                                   int64_t cap) {
+  return rill_error(RILL_OUT_OF_RANGE,
+                    "rpc %s '%s': its header has %zu bytes, over the cap of %lld "
+                    "(RILL_RPC_MAX_HEADER)",
+                    who, what, len, (long long)cap);
 }
 
 bool rill_rpc_has_curve(void) { return zmq_has("curve"); }
@@ -251,12 +283,61 @@ static rill_status *zmq_address(const char *endpoint, bool bind, char *out, size
   return NULL;
 }
 
+/* ---- the same-host transport ---- */
+
+static bool ipc_wanted(const rill_rpc_config *cfg) {
+  if (cfg && cfg->ipc) return cfg->ipc > 0;
+  const char *v = getenv("RILL_RPC_IPC");
+  return !(v && !strcmp(v, "0"));
+}
+
+/* The directory of the same-host sockets, made 0700 when absent; false unless it is a
+ * directory of this user that nobody else may enter (another user could otherwise put
+ * a socket there that trainers would talk to). */
+static bool ipc_dir(char *out, size_t size) {
+  const char *env = getenv("RILL_RPC_IPC_DIR");
+  int n = env && *env ? snprintf(out, size, "%s", env)
+                      : snprintf(out, size, "/tmp/rill-ipc-%u", (unsigned)getuid());
+  if (n < 0 || (size_t)n >= size) return false;
+  if (mkdir(out, 0700) && errno != EEXIST) return false;
+  struct stat st;
+  return lstat(out, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+         (st.st_mode & 077) == 0;
+}
+
+bool rill_rpc_ipc_path(const char *endpoint, char *out, size_t size) {
+  if (!endpoint || strstr(endpoint, "://")) return false;
+  const char *colon = strrchr(endpoint, ':');
+  if (!colon || colon == endpoint || !colon[1]) return false;
+  char dir[160];
+  if (!ipc_dir(dir, sizeof dir)) return false;
+  char name[128];
+  int n = snprintf(name, sizeof name, "%.*s-%s", (int)(colon - endpoint), endpoint, colon + 1);
+  if (n < 0 || (size_t)n >= sizeof name) return false;
+  for (char *c = name; *c; c++)
+    if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+          *c == '.' || *c == '-' || *c == '_'))
+      *c = '_';
+  /* A Unix-domain socket path has room for sizeof sun_path - 1 bytes. */
+  struct sockaddr_un un;
+  n = snprintf(out, size, "ipc://%s/%s", dir, name);
+  return n > 0 && (size_t)n < size && strlen(out) - 6 < sizeof un.sun_path;
+}
+
+/* Whether the same-host socket `address` ("ipc://PATH") is there to talk to. */
+static bool ipc_present(const char *address) {
+  struct stat st;
+  return address[0] && stat(address + 6, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
 /* ---- client ---- */
 
 typedef struct pool {
   struct pool *next;
   char *endpoint;
   char address[256];
+  char ipc[256]; /* the endpoint's same-host socket, "" when not used */
+  bool on_ipc;   /* a socket over it was opened: TCP ones are not kept */
   void **idle;
   size_t n, cap;
 } pool;
@@ -268,6 +349,8 @@ struct rill_rpc_client {
   rill_rpc_config cfg;
   keys keys;
   _Atomic int64_t deadline_ms;
+  int64_t max_header;
+  bool ipc;
   _Atomic uint64_t next_id;
   _Atomic uint32_t tag; /* the highest tag a reply carried */
 };
@@ -291,6 +374,8 @@ rill_status *rill_rpc_client_create(const rill_rpc_config *cfg, rill_rpc_client 
   }
   pthread_mutex_init(&c->lock, NULL);
   atomic_init(&c->deadline_ms, rill_rpc_config_deadline(cfg));
+  c->max_header = rill_rpc_config_max_header(cfg);
+  c->ipc = ipc_wanted(cfg);
   atomic_init(&c->next_id, 1);
   *out = c;
   return NULL;
@@ -328,6 +413,7 @@ static rill_status *borrow(rill_rpc_client *c, const char *endpoint, pool **pp, 
     rill_status *st = p ? NULL : rill_oom();
     if (!st) st = zmq_address(endpoint, false, p->address, sizeof p->address);
     if (!st && !(p->endpoint = rill_strdup(endpoint))) st = rill_oom();
+    if (!st && (!c->ipc || !rill_rpc_ipc_path(endpoint, p->ipc, sizeof p->ipc))) p->ipc[0] = 0;
     if (st) {
       if (p) rill_free(p->endpoint);
       rill_free(p);
@@ -339,6 +425,10 @@ static rill_status *borrow(rill_rpc_client *c, const char *endpoint, pool **pp, 
   }
   *pp = p;
   *out = p->n ? p->idle[--p->n] : NULL;
+  /* A server on this machine is reached through its Unix-domain socket once that is
+   * there (it may come up after the first attempt over TCP). */
+  const char *address = ipc_present(p->ipc) ? p->ipc : p->address;
+  if (address == p->ipc) p->on_ipc = true;
   pthread_mutex_unlock(&c->lock);
   if (*out) return NULL;
   void *s = zmq_socket(c->ctx, ZMQ_DEALER);
@@ -356,7 +446,7 @@ static rill_status *borrow(rill_rpc_client *c, const char *endpoint, pool **pp, 
     zmq_setsockopt(s, ZMQ_CURVE_PUBLICKEY, c->keys.client_public, 41);
     zmq_setsockopt(s, ZMQ_CURVE_SECRETKEY, c->keys.client_secret, 41);
   }
-  if (zmq_connect(s, p->address)) {
+  if (zmq_connect(s, address)) {
     int e = errno;
     zmq_close(s);
     return rill_error(RILL_INVALID_ARGUMENT, "rpc: cannot connect to %s: %s", endpoint,
@@ -373,6 +463,16 @@ static void give_back(rill_rpc_client *c, pool *p, void *s, bool ok) {
     zmq_close(s);
     return;
   }
+  if (p->ipc[0]) {
+    /* A TCP socket is not kept once the same-host socket is there. */
+    char last[256];
+    size_t len = sizeof last;
+    bool tcp = !zmq_getsockopt(s, ZMQ_LAST_ENDPOINT, last, &len) && !strncmp(last, "tcp://", 6);
+    if (tcp && (p->on_ipc || ipc_present(p->ipc))) {
+      zmq_close(s);
+      return;
+    }
+  }
   pthread_mutex_lock(&c->lock);
   if (rill_grow((void **)&p->idle, &p->cap, p->n + 1, sizeof *p->idle)) {
     p->idle[p->n++] = s;
@@ -387,6 +487,7 @@ static const char *kind_word(int kind) {
     case K_SEND: return "send";
     case K_GET: return "get";
     case K_NOTICE: return "notice";
+    case K_PREFETCH: return "prefetch";
     default: return "ping";
   }
 }
@@ -402,6 +503,8 @@ typedef struct reply {
 static rill_status *call(rill_rpc_client *c, const char *endpoint, int kind, rill_rpc_payload *p,
                          const char *what, int64_t deadline_ms, reply *r) {
   r->n = 0;
+  if (p && (int64_t)p->header_len > c->max_header)
+    return header_too_big("message for", what, p->header_len, c->max_header);
   int64_t end = now_ms() + deadline_ms;
   pool *pl;
   void *s;
@@ -412,7 +515,7 @@ static rill_status *call(rill_rpc_client *c, const char *endpoint, int kind, ril
   int tmo = (int)(deadline_ms > INT32_MAX ? INT32_MAX : deadline_ms);
   zmq_setsockopt(s, ZMQ_SNDTIMEO, &tmo, sizeof tmo);
   int rc = send_bytes(s, env, sizeof env, p ? ZMQ_SNDMORE : 0);
-  if (!rc && p) rc = send_payload(s, p, kind == K_SEND);
+  if (!rc && p) rc = send_payload(s, p, kind == K_SEND || kind == K_PREFETCH);
   if (rc) {
     int e = errno;
     give_back(c, pl, s, false);
@@ -453,12 +556,19 @@ static rill_status *call(rill_rpc_client *c, const char *endpoint, int kind, ril
     r->n = 0;
     return st;
   }
-  int want = kind == K_GET ? K_VAR : K_OK;
+  int want = kind == K_GET || kind == K_PREFETCH ? K_VAR : K_OK;
   if (r->kind != want || r->n != (want == K_VAR ? 3 : 1)) {
     close_parts(r->parts, r->n);
     r->n = 0;
     return rill_error(RILL_CORRUPT, "rpc: %s sent a malformed reply to the %s of '%s'", endpoint,
                       kind_word(kind), what);
+  }
+  if (want == K_VAR && (int64_t)zmq_msg_size(&r->parts[1]) > c->max_header) {
+    size_t len = zmq_msg_size(&r->parts[1]);
+    close_parts(r->parts, r->n);
+    r->n = 0;
+    return rill_status_wrap(header_too_big("reply for", what, len, c->max_header), "from %s",
+                            endpoint);
   }
   uint32_t seen = atomic_load(&c->tag);
   while (r->code > seen && !atomic_compare_exchange_weak(&c->tag, &seen, r->code)) {
@@ -481,14 +591,13 @@ rill_status *rill_rpc_send_var(rill_rpc_client *c, const char *endpoint, const c
   return st;
 }
 
-rill_status *rill_rpc_get_var(rill_rpc_client *c, const char *endpoint, const char *varname,
-                              const char *out_varname, int64_t trainer_id, rill_variable *out) {
-  rill_variable_clear(out);
-  rill_rpc_payload p;
-  RILL_TRY(rill_rpc_encode(varname, NULL, out_varname, trainer_id, &p));
+/* A request answered with a variable (GET, PREFETCH): sends `p` (cleared after) and
+ * decodes the reply into `out`. */
+static rill_status *get_reply(rill_rpc_client *c, const char *endpoint, int kind,
+                              rill_rpc_payload *p, const char *what, rill_variable *out) {
   reply r;
-  rill_status *st = call(c, endpoint, K_GET, &p, varname, rill_rpc_client_deadline(c), &r);
-  rill_rpc_payload_clear(&p);
+  rill_status *st = call(c, endpoint, kind, p, what, rill_rpc_client_deadline(c), &r);
+  rill_rpc_payload_clear(p);
   if (st) return st;
   rill_buffer *owner = wrap_msg(&r.parts[2]);
   st = rill_rpc_decode(zmq_msg_data(&r.parts[1]), zmq_msg_size(&r.parts[1]),
@@ -498,6 +607,26 @@ rill_status *rill_rpc_get_var(rill_rpc_client *c, const char *endpoint, const ch
   rill_buffer_release(owner);
   close_parts(r.parts, r.n);
   return st;
+}
+
+rill_status *rill_rpc_get_var(rill_rpc_client *c, const char *endpoint, const char *varname,
+                              const char *out_varname, int64_t trainer_id, rill_variable *out) {
+  rill_variable_clear(out);
+  rill_rpc_payload p;
+  RILL_TRY(rill_rpc_encode(varname, NULL, out_varname, trainer_id, &p));
+  return get_reply(c, endpoint, K_GET, &p, varname, out);
+}
+
+rill_status *rill_rpc_prefetch(rill_rpc_client *c, const char *endpoint, const char *varname,
+                               const rill_variable *ids, const char *out_varname,
+                               int64_t trainer_id, rill_variable *out) {
+  rill_variable_clear(out);
+  if (!ids)
+    return rill_error(RILL_INVALID_ARGUMENT, "rpc: no ids to prefetch as '%s' from %s",
+                      varname ? varname : "", endpoint);
+  rill_rpc_payload p;
+  RILL_TRY(rill_rpc_encode(varname, ids, out_varname, trainer_id, &p));
+  return get_reply(c, endpoint, K_PREFETCH, &p, varname, out);
 }
 
 rill_status *rill_rpc_send_notice(rill_rpc_client *c, const char *endpoint, const char *name,
@@ -564,14 +693,17 @@ struct rill_rpc_server {
   _Atomic uint64_t rejected;
   _Atomic uint32_t tag; /* carried by every OK and VAR reply */
   atomic_int peers;
+  int64_t max_header;
   keys keys;
   uint8_t client_key[32];
   int port;
   char endpoint[256];
+  char ipc[256]; /* the same-host socket bound, "" when none */
 };
 
 int rill_rpc_server_port(const rill_rpc_server *s) { return s->port; }
 const char *rill_rpc_server_endpoint(const rill_rpc_server *s) { return s->endpoint; }
+const char *rill_rpc_server_ipc(const rill_rpc_server *s) { return s->ipc; }
 int rill_rpc_server_peers(const rill_rpc_server *s) {
   return atomic_load(&((rill_rpc_server *)s)->peers);
 }
@@ -619,7 +751,7 @@ static void handle_incoming(rill_rpc_server *s) {
   rill_rpc_request *req = NULL;
   if (n < 2 || !env_read(&parts[1], &kind, &code, &id)) {
     st = rill_error(RILL_CORRUPT, "rpc message from %s: not a rill rpc envelope", peer);
-  } else if (n > MAX_PARTS || (kind == K_SEND && n != 4) ||
+  } else if (n > MAX_PARTS || ((kind == K_SEND || kind == K_PREFETCH) && n != 4) ||
              ((kind == K_GET || kind == K_NOTICE) && n != 3) || (kind == K_PING && n != 2)) {
     st = rill_error(RILL_CORRUPT, "rpc message from %s: %d frames for a %s request", peer, n,
                     kind_word(kind));
@@ -628,8 +760,13 @@ static void handle_incoming(rill_rpc_server *s) {
     env_write(env, K_OK, 0, id);
     if (zmq_msg_send(&parts[0], s->router, ZMQ_SNDMORE | ZMQ_DONTWAIT) >= 0)
       send_bytes(s->router, env, sizeof env, ZMQ_DONTWAIT);
-  } else if (kind != K_SEND && kind != K_GET && kind != K_NOTICE) {
+  } else if (kind != K_SEND && kind != K_GET && kind != K_NOTICE && kind != K_PREFETCH) {
     st = rill_error(RILL_CORRUPT, "rpc message from %s: unknown request kind %d", peer, kind);
+  } else if ((int64_t)zmq_msg_size(&parts[2]) > s->max_header) {
+    st = rill_error(RILL_OUT_OF_RANGE,
+                    "rpc message from %s: the %s request's header has %zu bytes, over the cap "
+                    "of %lld (RILL_RPC_MAX_HEADER)",
+                    peer, kind_word(kind), zmq_msg_size(&parts[2]), (long long)s->max_header);
   } else {
     req = rill_calloc(1, sizeof *req);
     zmq_msg_t *route = malloc(sizeof *route);
@@ -644,7 +781,7 @@ static void handle_incoming(rill_rpc_server *s) {
       zmq_msg_init(route);
       zmq_msg_copy(route, &parts[0]);
       req->route = route;
-      if (kind == K_SEND) {
+      if (kind == K_SEND || kind == K_PREFETCH) {
         rill_buffer *owner = wrap_msg(&parts[3]);
         if (!owner) {
           st = rill_oom();
@@ -800,6 +937,7 @@ void rill_rpc_server_destroy(rill_rpc_server *s) {
     pthread_join(s->thread, NULL);
   }
   if (s->router) zmq_close(s->router);
+  if (s->ipc[0]) unlink(s->ipc + 6);
   if (s->pull) zmq_close(s->pull);
   if (s->push) zmq_close(s->push);
   if (s->zap) zmq_close(s->zap);
@@ -826,6 +964,7 @@ rill_status *rill_rpc_server_create(const char *endpoint, const rill_rpc_config 
   pthread_mutex_init(&s->lock, NULL);
   pthread_cond_init(&s->cond, NULL);
   char address[256], inproc[64];
+  s->max_header = rill_rpc_config_max_header(cfg);
   rill_status *st = zmq_address(endpoint, true, address, sizeof address);
   if (!st) st = resolve_secret(cfg, &s->keys);
   if (!st && !(s->ctx = zmq_ctx_new()))
@@ -882,6 +1021,11 @@ rill_status *rill_rpc_server_create(const char *endpoint, const rill_rpc_config 
     const char *host = strstr(last, "://");
     host = host ? host + 3 : last;
     snprintf(s->endpoint, sizeof s->endpoint, "%s", host);
+    /* The same-host socket, named after the address bound (a port picked by the
+     * system included). Without it, clients on this machine use TCP as others do. */
+    if (!strstr(endpoint, "://") && ipc_wanted(cfg) &&
+        rill_rpc_ipc_path(s->endpoint, s->ipc, sizeof s->ipc) && zmq_bind(s->router, s->ipc))
+      s->ipc[0] = 0;
     if (pthread_create(&s->thread, NULL, server_main, s))
       st = rill_error(RILL_INTERNAL, "rpc: cannot start the server thread");
     else
@@ -968,6 +1112,11 @@ rill_status *rill_rpc_server_reply_var(rill_rpc_server *s, rill_rpc_request *req
   rill_rpc_payload p;
   RILL_TRY(rill_rpc_encode(req->meta.varname, var, req->meta.out_varname, req->meta.trainer_id,
                            &p));
+  if ((int64_t)p.header_len > s->max_header) {
+    size_t len = p.header_len;
+    rill_rpc_payload_clear(&p);
+    return header_too_big("reply with", req->meta.varname, len, s->max_header);
+  }
   rill_status *st = send_reply(s, req, K_VAR, tag, &p, NULL);
   rill_rpc_payload_clear(&p);
   return st;

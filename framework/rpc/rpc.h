@@ -24,6 +24,12 @@
 #include "framework/rpc/message.h"
 
 #define RILL_RPC_DEFAULT_DEADLINE_MS 180000
+/* The largest message header (a packed VariableMessage) either side accepts, unless
+ * config.max_header_bytes or RILL_RPC_MAX_HEADER says otherwise. A header holds names,
+ * dims, LoD offsets and the row indices of selected rows (8 bytes a row): 16 MiB is two
+ * million rows. The cap bounds what decoding a header may allocate (up to eight times
+ * its size for packed integers) before anything in it is checked. */
+#define RILL_RPC_DEFAULT_MAX_HEADER (16 << 20)
 /* Paddle's message names for barriers and a trainer's completion. */
 #define RILL_RPC_BATCH_BARRIER "BATCH_BARRIER@RECV"
 #define RILL_RPC_FETCH_BARRIER "FETCH_BARRIER@RECV"
@@ -38,6 +44,12 @@ typedef struct rill_rpc_config {
   const char *secret_file;  /* a file whose contents (less a final newline) are the secret */
   int heartbeat_ivl_ms;     /* <= 0: 1000 */
   int heartbeat_timeout_ms; /* <= 0: 10000; a silent peer is dropped after this */
+  int64_t max_header_bytes; /* <= 0: RILL_RPC_MAX_HEADER, else RILL_RPC_DEFAULT_MAX_HEADER */
+  /* The same-host transport: 0 follows RILL_RPC_IPC ("0" turns it off; on by default),
+   * > 0 on, < 0 off. On, a server bound to "HOST:PORT" also binds a Unix-domain socket
+   * (ZeroMQ ipc://) at rill_rpc_ipc_path's path, and a client talks to an endpoint
+   * through that socket whenever it exists on this machine, else over TCP. */
+  int ipc;
 } rill_rpc_config;
 
 /* Zeroes: every member takes its default. */
@@ -45,6 +57,11 @@ void rill_rpc_config_init(rill_rpc_config *cfg);
 
 /* The deadline a config resolves to (the environment read once per call). */
 int64_t rill_rpc_config_deadline(const rill_rpc_config *cfg);
+/* The header cap a config resolves to. A header over it is refused unread: a server
+ * answers the request with an error naming the peer, the size and the cap, and keeps
+ * serving; a client refuses to send one (naming the variable) and fails a reply that
+ * carries one. */
+int64_t rill_rpc_config_max_header(const rill_rpc_config *cfg);
 
 /* The CURVE keys for `secret`, as 40-character Z85 strings (41 bytes with the NUL):
  * each secret key is SHA-256 of a fixed label ("rill-dist server key" or
@@ -53,6 +70,13 @@ int64_t rill_rpc_config_deadline(const rill_rpc_config *cfg);
 rill_status *rill_rpc_derive_keys(const char *secret, char server_public[41],
                                   char server_secret[41], char client_public[41],
                                   char client_secret[41]);
+
+/* The same-host socket of endpoint "HOST:PORT": ipc://DIR/HOST-PORT, DIR being
+ * RILL_RPC_IPC_DIR or /tmp/rill-ipc-<uid>, a directory of this user's that nobody else
+ * may enter (made so when absent; any other directory is not used). False for a
+ * ZeroMQ address ("tcp://..."), a name too long for a socket path, or a directory that
+ * is not safe. */
+bool rill_rpc_ipc_path(const char *endpoint, char *out, size_t size);
 
 /* Whether this libzmq has CURVE. */
 bool rill_rpc_has_curve(void);
@@ -80,6 +104,12 @@ rill_status *rill_rpc_send_var(rill_rpc_client *c, const char *endpoint, const c
  * the received frame when its address suits the dtype, else it is copied. */
 rill_status *rill_rpc_get_var(rill_rpc_client *c, const char *endpoint, const char *varname,
                               const char *out_varname, int64_t trainer_id, rill_variable *out);
+/* A remote lookup: sends `ids` (an int64 tensor) as `varname` and decodes the server's
+ * answer, the variable it names `out_varname` after running its prefetch block, into
+ * `out` (cleared first). */
+rill_status *rill_rpc_prefetch(rill_rpc_client *c, const char *endpoint, const char *varname,
+                               const rill_variable *ids, const char *out_varname,
+                               int64_t trainer_id, rill_variable *out);
 /* Sends a notice with no data (RILL_RPC_BATCH_BARRIER, RILL_RPC_FETCH_BARRIER,
  * RILL_RPC_COMPLETE, ...) and waits for its acknowledgement. */
 rill_status *rill_rpc_send_notice(rill_rpc_client *c, const char *endpoint, const char *name,
@@ -100,6 +130,7 @@ typedef enum rill_rpc_kind {
   RILL_RPC_SEND = 1,   /* a variable for the server: var is set */
   RILL_RPC_GET = 2,    /* a request for the variable meta.varname */
   RILL_RPC_NOTICE = 3, /* a barrier or completion named meta.varname */
+  RILL_RPC_PREFETCH = 5, /* ids for a lookup: var is set; answered with a variable */
 } rill_rpc_kind;
 
 typedef struct rill_rpc_request {
@@ -126,6 +157,8 @@ void rill_rpc_server_destroy(rill_rpc_server *s);
 int rill_rpc_server_port(const rill_rpc_server *s);
 /* "127.0.0.1:PORT": the address bound. */
 const char *rill_rpc_server_endpoint(const rill_rpc_server *s);
+/* "ipc://...": the same-host socket also bound, or "" when none. */
+const char *rill_rpc_server_ipc(const rill_rpc_server *s);
 /* Peers connected now. A peer that stops answering ZeroMQ's heartbeats (a frozen or
  * unplugged process) is dropped after heartbeat_timeout_ms and no longer counted. */
 int rill_rpc_server_peers(const rill_rpc_server *s);
@@ -139,7 +172,7 @@ rill_status *rill_rpc_server_next(rill_rpc_server *s, int64_t timeout_ms, rill_r
 /* The tag every later OK and VAR reply carries (the pserver's newest cluster snapshot,
  * announced to trainers this way). */
 void rill_rpc_server_set_tag(rill_rpc_server *s, uint32_t tag);
-/* Answers a request; each fails with FAILED_PRECONDITION on a second answer. The
+/* Answers a request (reply_var answers GET and PREFETCH); each fails with FAILED_PRECONDITION on a second answer. The
  * variable is shared, not copied, until sent. */
 rill_status *rill_rpc_server_reply_ok(rill_rpc_server *s, rill_rpc_request *req);
 rill_status *rill_rpc_server_reply_var(rill_rpc_server *s, rill_rpc_request *req,

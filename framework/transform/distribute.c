@@ -25,6 +25,7 @@
 
 #include "framework/base/alloc.h"
 #include "framework/program/program_impl.h"
+#include "framework/rpc/dist.h"
 #include "framework/transform/opedit.h"
 #include "rill.h"
 
@@ -90,6 +91,8 @@ typedef struct dpair {
   const rill_var_desc *pd, *gd;
   size_t op;                /* the optimizer op in main's block 0 */
   size_t b0, nb;            /* its blocks */
+  bool table;               /* a distributed lookup table: looked up on the pservers
+                               (prefetch), never received whole */
 } dpair;
 
 struct rill_transpiled {
@@ -141,6 +144,41 @@ static bool is_optimizer_op(const rill_op_desc *op) {
 }
 
 static bool is_lr_op(const rill_op_desc *op) { return (op_role(op) & ROLE_LRSCHED) != 0; }
+
+static bool is_lookup(const char *type) {
+  return !strcmp(type, "lookup_table") || !strcmp(type, "lookup_table_v2");
+}
+
+/* A lookup of `param` marked is_distributed: the table stays on the pservers. */
+static bool is_dist_lookup(const rill_op_desc *op, const char *param) {
+  if (!is_lookup(op->type)) return false;
+  const char *w = first_in(op, "W");
+  const rill_attr *a = rill_op_attr(op, "is_distributed");
+  return w && !strcmp(w, param) && a && a->value.type == RILL_ATTR_BOOLEAN && a->value.v.b;
+}
+
+/* Marks d as a distributed lookup table when a lookup of it says is_distributed; then
+ * only its lookups, their gradients and its optimizer may read it: the trainer never
+ * holds its values. */
+static rill_status *check_table(const rill_program *main, dpair *d) {
+  const rill_block_desc *b0 = &main->blocks[0];
+  for (size_t j = 0; j < b0->nops; j++) d->table |= is_dist_lookup(&b0->ops[j], d->param);
+  if (!d->table) return NULL;
+  for (size_t j = 0; j < b0->nops; j++) {
+    const rill_op_desc *op = &b0->ops[j];
+    if (j == d->op || is_dist_lookup(op, d->param)) continue;
+    bool grad = !strcmp(op->type, "lookup_table_grad") || !strcmp(op->type, "lookup_table_v2_grad");
+    for (size_t sl = 0; sl < op->ninputs; sl++)
+      for (size_t a = 0; a < op->inputs[sl].nargs; a++)
+        if (!strcmp(op->inputs[sl].args[a], d->param) && !(grad && !strcmp(op->inputs[sl].param, "W")))
+          return rill_error(RILL_UNIMPLEMENTED,
+                            "transpile: '%s' is a distributed lookup table (a lookup of it has "
+                            "is_distributed) but op #%zu (%s) reads it as %s; only lookups with "
+                            "is_distributed may read such a table",
+                            d->param, j, op->type, op->inputs[sl].param);
+  }
+  return NULL;
+}
 
 /* ------------------------------------------------------------ the plan --------- */
 
@@ -229,6 +267,7 @@ static rill_status *find_pairs(xp *x) {
         return rill_error(RILL_UNIMPLEMENTED, "transpile: learning rate '%s' of parameter '%s' "
                           "is computed by op #%zu (%s), which is not an LR-schedule op", lr, pn,
                           j, b0->ops[j].type);
+    RILL_TRY(check_table(x->main, d));
     x->npairs++;
   }
   if (!x->npairs)
@@ -302,6 +341,11 @@ static rill_status *attr_strs(rill_op_desc *op, const char *name, char **v, size
 
 static rill_status *attr_longs_empty(rill_op_desc *op, const char *name) {
   rill_attr_value v = {.type = RILL_ATTR_LONGS};
+  return rill_opd_attr(op, name, &v);
+}
+
+static rill_status *attr_long(rill_op_desc *op, const char *name, int64_t l) {
+  rill_attr_value v = {.type = RILL_ATTR_LONG, .v.l = l};
   return rill_opd_attr(op, name, &v);
 }
 
@@ -450,6 +494,52 @@ static rill_status *pserver_checkpoint_attrs(xp *x, const rill_program *p, rill_
   return st;
 }
 
+/* Replaces each is_distributed lookup of table d, in place, by a distributed_lookup_table
+ * over d's blocks: the same Ids and output, the rows asked of the pservers holding them. */
+static rill_status *remote_lookups(xp *x, rill_program *p, const dpair *d) {
+  char *tables[MAX_PSERVERS], *eps[MAX_PSERVERS];
+  int64_t sec[MAX_PSERVERS];
+  for (size_t k = 0; k < d->nb; k++) {
+    const dblock *b = &x->blocks[d->b0 + k];
+    tables[k] = b->param;
+    eps[k] = x->eps[b->ep];
+    sec[k] = b->rows;
+  }
+  rill_block_desc *b0 = &p->blocks[0];
+  for (size_t j = 0; j < b0->nops; j++) {
+    const rill_op_desc *src = &b0->ops[j];
+    if (!is_dist_lookup(src, d->param)) continue;
+    const rill_op_slot *ids = rill_op_input(src, "Ids"), *out = rill_op_output(src, "Out");
+    const rill_attr *pad = rill_op_attr(src, "padding_idx");
+    if (!ids || ids->nargs != 1 || !out || out->nargs != 1)
+      return rill_error(RILL_INVALID_ARGUMENT, "transpile: op #%zu (%s) of '%s' needs one Ids "
+                        "and one Out", j, src->type, d->param);
+    rill_op_desc op;
+    RILL_TRY(rill_opd_init(&op, "distributed_lookup_table"));
+    rill_status *st = rill_opd_input(&op, "Ids", (const char *const *)ids->args, 1);
+    if (!st) st = rill_opd_input(&op, "W", &d->param, 1);
+    if (!st) st = rill_opd_output(&op, "Outputs", (const char *const *)out->args, 1);
+    if (!st) st = attr_strs(&op, "table_names", tables, d->nb);
+    if (!st) st = attr_strs(&op, "endpoints", eps, d->nb);
+    if (!st) st = rill_opd_attr_longs(&op, "height_sections", sec, d->nb);
+    int64_t padding = -1;
+    if (pad && pad->value.type == RILL_ATTR_LONG) padding = pad->value.v.l;
+    if (pad && pad->value.type == RILL_ATTR_INT) padding = pad->value.v.i;
+    if (!st) st = attr_long(&op, "padding_idx", padding);
+    if (!st) st = rill_opd_attr_int(&op, "trainer_id", x->cfg.trainer_id);
+    if (!st) st = attr_string(&op, "lookup_table_version", src->type);
+    if (!st) st = rill_opd_attr_int(&op, RILL_OP_ROLE_ATTR, op_role(src));
+    if (!st) st = rill_block_remove_op(p, 0, j);
+    if (st) {
+      rill_op_desc_clear(&op);
+      return st;
+    }
+    RILL_TRY(insert(p, 0, j, &op));
+    b0 = &p->blocks[0];
+  }
+  return NULL;
+}
+
 static rill_status *build_trainer(xp *x, rill_program **out) {
   rill_program *p;
   RILL_TRY(rill_program_clone(x->main, &p));
@@ -465,6 +555,10 @@ static rill_status *build_trainer(xp *x, rill_program **out) {
   for (size_t i = b0->nops; i-- > 0 && !st;)
     if (is_optimizer_op(&b0->ops[i]) || is_lr_op(&b0->ops[i]) || is_checkpoint_op(&b0->ops[i]))
       st = rill_block_remove_op(p, 0, i);
+  /* Lookups of a distributed table become remote lookups of its blocks. */
+  for (size_t i = 0; i < x->npairs && !st; i++)
+    if (x->pairs[i].table) st = remote_lookups(x, p, &x->pairs[i]);
+  b0 = &p->blocks[0];
   /* Per gradient: declare its blocks, split it after its last write, send. */
   for (size_t i = 0; i < x->npairs && !st; i++) {
     dpair *d = &x->pairs[i];
@@ -560,6 +654,7 @@ static rill_status *build_trainer(xp *x, rill_program **out) {
   /* recv per parameter, then fetch_barrier over everything received, then concat. */
   for (size_t i = 0; i < x->npairs && !st; i++) {
     dpair *d = &x->pairs[i];
+    if (d->table) continue;
     const dblock *bl = &x->blocks[d->b0];
     for (size_t k = 0; k < d->nb; k++) {
       names[k] = bl[k].param;
@@ -583,11 +678,14 @@ static rill_status *build_trainer(xp *x, rill_program **out) {
     else st = insert(p, 0, p->blocks[0].nops, &op);
   }
   if (!st && x->cfg.sync_mode) {
-    for (size_t k = 0; k < x->nblocks; k++) names[k] = x->blocks[k].param;
+    size_t nrecv = 0;
+    for (size_t i = 0; i < x->npairs; i++)
+      for (size_t k = 0; k < x->pairs[i].nb && !x->pairs[i].table; k++)
+        names[nrecv++] = x->blocks[x->pairs[i].b0 + k].param;
     st = rill_opd_init(&op, "fetch_barrier");
     if (!st) {
       st = rill_opd_input(&op, "X", (const char *const *)&barrier, 1);
-      if (!st) st = rill_opd_output(&op, "Out", (const char *const *)names, x->nblocks);
+      if (!st) st = rill_opd_output(&op, "Out", (const char *const *)names, nrecv);
       if (!st) st = attr_strs(&op, "endpoints", x->eps, x->neps);
       if (!st) st = rill_opd_attr_int(&op, "trainer_id", tid);
       if (!st) st = rill_opd_attr_int(&op, RILL_OP_ROLE_ATTR, ROLE_RPC);
@@ -597,7 +695,7 @@ static rill_status *build_trainer(xp *x, rill_program **out) {
   }
   for (size_t i = 0; i < x->npairs && !st; i++) {
     dpair *d = &x->pairs[i];
-    if (d->nb < 2) continue;
+    if (d->nb < 2 || d->table) continue;
     for (size_t k = 0; k < d->nb; k++) names[k] = x->blocks[d->b0 + k].param;
     st = rill_opd_init(&op, "concat");
     if (st) break;
@@ -704,6 +802,38 @@ static rill_status *optimizer_on_block(xp *x, rill_program *p, int32_t blk, cons
   return insert(p, blk, p->blocks[blk].nops, &op);
 }
 
+/* The prefetch block of table block b: lookup_table(W = the block, Ids = the local ids a
+ * trainer sends) -> the rows it is answered with. *entry: "IDS:BLOCK" for
+ * listen_and_serv's prefetch_var_name_to_block_id. */
+static rill_status *prefetch_block(rill_program *p, const dpair *d, const dblock *b,
+                                   char **entry) {
+  int32_t blk;
+  RILL_TRY(rill_program_add_block(p, 0, &blk));
+  char *ids = fmt_name("%s%s", b->param, RILL_DIST_PREFETCH_IDS);
+  char *rows = fmt_name("%s%s", b->param, RILL_DIST_PREFETCH_ROWS);
+  rill_status *st = ids && rows ? NULL : rill_oom();
+  int64_t idims[2] = {-1, 1};
+  if (!st)
+    st = rill_block_add_var(p, blk, ids, RILL_VAR_LOD_TENSOR, RILL_DTYPE_INT64, idims, 2, 0, false);
+  if (!st) st = declare_like(p, blk, rows, d->pd, -1, false);
+  rill_op_desc op;
+  if (!st) st = rill_opd_init(&op, "lookup_table");
+  if (!st) {
+    st = rill_opd_input(&op, "W", (const char *const *)&b->param, 1);
+    if (!st) st = rill_opd_input(&op, "Ids", (const char *const *)&ids, 1);
+    if (!st) st = rill_opd_output(&op, "Out", (const char *const *)&rows, 1);
+    if (!st) st = rill_opd_attr_bool(&op, "is_sparse", false);
+    if (!st) st = rill_opd_attr_bool(&op, "is_distributed", false);
+    if (!st) st = attr_long(&op, "padding_idx", -1);
+    if (st) rill_op_desc_clear(&op);
+    else st = insert(p, blk, 0, &op);
+  }
+  if (!st && !(*entry = fmt_name("%s:%d", ids, (int)blk))) st = rill_oom();
+  rill_free(ids);
+  rill_free(rows);
+  return st;
+}
+
 static rill_status *build_pserver(xp *x, size_t ep, rill_program **out) {
   rill_program *p;
   RILL_TRY(rill_program_create(&p));
@@ -715,9 +845,10 @@ static rill_status *build_pserver(xp *x, size_t ep, rill_program **out) {
   char **g2b = rill_calloc(x->nblocks + 1, sizeof(char *));
   char **sparse = rill_calloc(x->nblocks + 1, sizeof(char *));
   int32_t *blocks = rill_calloc(x->nblocks + 2, sizeof(int32_t));
-  size_t nrecv = 0, ng2b = 0, nsparse = 0, nblk = 0;
+  char **prefetch = rill_calloc(x->nblocks + 1, sizeof(char *));
+  size_t nrecv = 0, ng2b = 0, nsparse = 0, nblk = 0, nprefetch = 0;
   int32_t lr_block = -1;
-  if (!recv_in || !g2b || !sparse || !blocks) st = rill_oom();
+  if (!recv_in || !g2b || !sparse || !blocks || !prefetch) st = rill_oom();
   /* Variables received and held. */
   for (size_t i = 0; i < x->npairs && !st; i++) {
     const dpair *d = &x->pairs[i];
@@ -820,12 +951,21 @@ static rill_status *build_pserver(xp *x, size_t ep, rill_program **out) {
     st = rill_program_add_block(p, 0, &blk);
     if (!st) blocks[nblk++] = blk;
   }
+  /* One prefetch block per block of a distributed table held here. */
+  for (size_t i = 0; i < x->npairs && !st; i++) {
+    const dpair *d = &x->pairs[i];
+    for (size_t k = 0; k < d->nb && !st && d->table; k++) {
+      const dblock *b = &x->blocks[d->b0 + k];
+      if (b->ep != ep) continue;
+      st = prefetch_block(p, d, b, &prefetch[nprefetch]);
+      if (!st) nprefetch++;
+    }
+  }
   if (!st) {
     rill_op_desc op;
     st = rill_opd_init(&op, "listen_and_serv");
     if (!st) {
       rill_attr_value bv = {.type = RILL_ATTR_BLOCKS, .n = nblk, .list.blocks = blocks};
-      char *aux[1] = {NULL};
       st = rill_opd_input(&op, "X", (const char *const *)recv_in, nrecv);
       if (!st) st = rill_opd_attr(&op, "optimize_blocks", &bv);
       if (!st) st = attr_string(&op, "endpoint", x->eps[ep]);
@@ -834,7 +974,7 @@ static rill_status *build_pserver(xp *x, size_t ep, rill_program **out) {
       if (!st) st = rill_opd_attr_int(&op, "distributed_mode", sync ? 0 : 1);
       if (!st) st = attr_strs(&op, "grad_to_block_id", g2b, ng2b);
       if (!st) st = attr_strs(&op, "sparse_grad_to_param", sparse, nsparse);
-      if (!st) st = attr_strs(&op, "prefetch_var_name_to_block_id", aux, 0);
+      if (!st) st = attr_strs(&op, "prefetch_var_name_to_block_id", prefetch, nprefetch);
       if (!st) st = rill_opd_attr_int(&op, "lr_decay_block_id", lr_block);
       if (!st) st = rill_opd_attr_int(&op, "checkpint_block_id", -1);
       if (!st) st = rill_opd_attr_bool(&op, "dc_asgd", false);
@@ -852,6 +992,9 @@ static rill_status *build_pserver(xp *x, size_t ep, rill_program **out) {
     for (size_t i = 0; i < ng2b; i++) rill_free(g2b[i]);
   if (sparse)
     for (size_t i = 0; i < nsparse; i++) rill_free(sparse[i]);
+  if (prefetch)
+    for (size_t i = 0; i < nprefetch; i++) rill_free(prefetch[i]);
+  rill_free(prefetch);
   rill_free(recv_in);
   rill_free(g2b);
   rill_free(sparse);

@@ -104,6 +104,199 @@ rill_status *rill_cpu_recv(rill_kernel_ctx *ctx) {
   return NULL;
 }
 
+/* ---- distributed_lookup_table ---- */
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* One table block's share of a lookup: the local ids asked for and, once answered, the
+ * rows. */
+typedef struct dlt_part {
+  rill_variable ids, rows;
+  int64_t n;
+} dlt_part;
+
+/* The rows of one Ids: its ids are split by block (id - the block's first row), each
+ * block's pserver runs its prefetch block on the distinct ones, and the rows are put
+ * back in the ids' order; padding_idx gives zeros. */
+static rill_status *dlt_one(rill_kernel_ctx *ctx, const rill_tensor *ids, const char *ids_name,
+                            rill_variable *outv, const rill_tensor *w, dlt_part *parts,
+                            const int64_t *start, size_t nb, int64_t *where) {
+  const rill_attr_value *a = ctx->attrs;
+  const rill_attr_value *tables = &a[RILL_DISTRIBUTED_LOOKUP_TABLE_ATTR_TABLE_NAMES];
+  const rill_attr_value *eps = &a[RILL_DISTRIBUTED_LOOKUP_TABLE_ATTR_ENDPOINTS];
+  int64_t pad = a[RILL_DISTRIBUTED_LOOKUP_TABLE_ATTR_PADDING_IDX].v.l;
+  int64_t tid = a[RILL_DISTRIBUTED_LOOKUP_TABLE_ATTR_TRAINER_ID].v.i;
+  bool v2 = strcmp(a[RILL_DISTRIBUTED_LOOKUP_TABLE_ATTR_LOOKUP_TABLE_VERSION].v.s,
+                   "lookup_table") != 0;
+  int64_t height = start[nb], width = w->dims.d[1];
+  int64_t n = rill_tensor_numel(ids);
+  if (ids->dtype != RILL_DTYPE_INT64)
+    return rill_kernel_error(ctx, "Ids (%s) is %s, not int64", ids_name,
+                             rill_dtype_name(ids->dtype));
+  if (!v2 && (ids->dims.n < 1 || ids->dims.d[ids->dims.n - 1] != 1))
+    return rill_kernel_error(ctx, "Ids (%s) must end in a dim of 1 for lookup_table", ids_name);
+  const int64_t *id = rill_tensor_ptr(ids);
+  for (size_t b = 0; b < nb; b++) parts[b].n = 0;
+  /* where[i]: block * n + its place among the block's ids, or -1 for padding. */
+  for (int64_t i = 0; i < n; i++) {
+    if (id[i] == pad) {
+      where[i] = -1;
+      continue;
+    }
+    if (id[i] < 0 || id[i] >= height)
+      return rill_kernel_error(ctx, "Ids (%s) holds %lld at %lld, outside the table's %lld rows",
+                               ids_name, (long long)id[i], (long long)i, (long long)height);
+    size_t lo = 0, hi = nb; /* the block with start[b] <= id < start[b + 1] */
+    while (hi - lo > 1) {
+      size_t mid = (lo + hi) / 2;
+      if (start[mid] <= id[i]) lo = mid;
+      else hi = mid;
+    }
+    where[i] = (int64_t)lo * n + parts[lo].n++;
+  }
+  rill_status *st = NULL;
+  for (size_t b = 0; b < nb && !st; b++) {
+    rill_variable_clear(&parts[b].ids);
+    rill_variable_clear(&parts[b].rows);
+    if (!parts[b].n) continue;
+    rill_dims d = {2, {parts[b].n, 1}};
+    st = rill_tensor_alloc(rill_variable_tensor(&parts[b].ids), RILL_DTYPE_INT64, &d);
+  }
+  for (int64_t i = 0; i < n && !st; i++)
+    if (where[i] >= 0) {
+      int64_t *local = rill_tensor_ptr(&parts[where[i] / n].ids.u.tensor);
+      local[where[i] % n] = id[i] - start[where[i] / n];
+    }
+  /* Each row is asked for once: a block's ids sorted, repeats dropped. */
+  for (size_t b = 0; b < nb && !st; b++) {
+    if (!parts[b].n) continue;
+    rill_tensor *t = &parts[b].ids.u.tensor;
+    int64_t *local = rill_tensor_ptr(t);
+    qsort(local, (size_t)parts[b].n, sizeof *local, cmp_i64);
+    int64_t u = 1;
+    for (int64_t k = 1; k < parts[b].n; k++)
+      if (local[k] != local[u - 1]) local[u++] = local[k];
+    parts[b].n = u;
+    t->dims.d[0] = u;
+  }
+  for (size_t b = 0; b < nb && !st; b++) {
+    if (!parts[b].n) continue;
+    const char *table = tables->list.strings[b], *ep = eps->list.strings[b];
+    char in[RILL_RPC_MAX_NAME + 32], out[RILL_RPC_MAX_NAME + 32];
+    snprintf(in, sizeof in, "%s%s", table, RILL_DIST_PREFETCH_IDS);
+    snprintf(out, sizeof out, "%s%s", table, RILL_DIST_PREFETCH_ROWS);
+    rill_rpc_client *c;
+    st = client_for(ctx, ep, tid, &c);
+    if (st) break;
+    char label[160];
+    uint64_t ev = rpc_event_begin("prefetch", table, label, sizeof label);
+    st = rill_rpc_prefetch(c, ep, in, &parts[b].ids, out, tid, &parts[b].rows);
+    rpc_event_end(ev, label, &parts[b].rows, ep);
+    if (st) {
+      st = rill_status_wrap(st, "%s: lookup of %s in '%s' by trainer %lld", ctx->schema->type,
+                            ids_name, table, (long long)tid);
+      break;
+    }
+    const rill_variable *r = &parts[b].rows;
+    if (r->kind != RILL_VARKIND_TENSOR || r->u.tensor.dtype != w->dtype ||
+        r->u.tensor.dims.n != 2 || r->u.tensor.dims.d[0] != parts[b].n ||
+        r->u.tensor.dims.d[1] != width)
+      st = rill_kernel_error(ctx, "pserver %s answered the lookup of %lld rows of '%s' with "
+                                  "something else than %lld x %lld %s",
+                             ep, (long long)parts[b].n, table, (long long)parts[b].n,
+                             (long long)width, rill_dtype_name(w->dtype));
+  }
+  if (st) return st;
+  rill_dims od = ids->dims;
+  if (v2) {
+    if (od.n >= RILL_MAX_DIMS) return rill_kernel_error(ctx, "Ids (%s) has too many dims", ids_name);
+    od.d[od.n++] = width;
+  } else {
+    od.d[od.n - 1] = width;
+  }
+  rill_tensor *o = rill_variable_tensor(outv);
+  RILL_TRY(rill_tensor_alloc(o, w->dtype, &od));
+  RILL_TRY(rill_lod_copy(&o->lod, &ids->lod));
+  size_t row = (size_t)width * rill_dtype_size(w->dtype);
+  uint8_t *dst = rill_tensor_ptr(o);
+  for (int64_t i = 0; i < n; i++, dst += row) {
+    if (where[i] < 0) {
+      memset(dst, 0, row);
+      continue;
+    }
+    const dlt_part *pt = &parts[where[i] / n];
+    const int64_t *asked = rill_tensor_ptr(&pt->ids.u.tensor);
+    int64_t want = id[i] - start[where[i] / n], lo = 0, hi = pt->n - 1;
+    while (lo < hi) { /* its place among the ids asked, which holds it */
+      int64_t mid = lo + (hi - lo) / 2;
+      if (asked[mid] < want) lo = mid + 1;
+      else hi = mid;
+    }
+    const uint8_t *src = rill_tensor_ptr(&pt->rows.u.tensor);
+    memcpy(dst, src + (size_t)lo * row, row);
+  }
+  return NULL;
+}
+
+rill_status *rill_cpu_distributed_lookup_table(rill_kernel_ctx *ctx) {
+  const rill_attr_value *a = ctx->attrs;
+  const rill_attr_value *tables = &a[RILL_DISTRIBUTED_LOOKUP_TABLE_ATTR_TABLE_NAMES];
+  const rill_attr_value *eps = &a[RILL_DISTRIBUTED_LOOKUP_TABLE_ATTR_ENDPOINTS];
+  const rill_attr_value *secs = &a[RILL_DISTRIBUTED_LOOKUP_TABLE_ATTR_HEIGHT_SECTIONS];
+  size_t nb = tables->n, nids = ctx->nin[RILL_DISTRIBUTED_LOOKUP_TABLE_IN_IDS];
+  if (!nb || eps->n != nb || secs->n != nb)
+    return rill_kernel_error(ctx, "%zu table_names, %zu endpoints and %zu height_sections: "
+                                  "one of each per table block",
+                             nb, eps->n, secs->n);
+  if (ctx->nout[RILL_DISTRIBUTED_LOOKUP_TABLE_OUT_OUTPUTS] != nids)
+    return rill_kernel_error(ctx, "%zu Ids but %zu Outputs", nids,
+                             ctx->nout[RILL_DISTRIBUTED_LOOKUP_TABLE_OUT_OUTPUTS]);
+  const rill_tensor *w = rill_kin(ctx, RILL_DISTRIBUTED_LOOKUP_TABLE_IN_W, 0);
+  if (!w || w->dims.n != 2)
+    return rill_kernel_error(ctx, "W must be the table's [rows, width] declaration");
+  int64_t *start = rill_calloc(nb + 1, sizeof *start);
+  dlt_part *parts = rill_calloc(nb, sizeof *parts);
+  rill_status *st = start && parts ? NULL : rill_oom();
+  for (size_t b = 0; b < nb && !st; b++) {
+    rill_variable_init(&parts[b].ids);
+    rill_variable_init(&parts[b].rows);
+  }
+  for (size_t b = 0; b < nb && !st; b++) {
+    int64_t h = secs->list.longs[b];
+    if (h < 1 || start[b] > INT64_MAX / 2 - h) {
+      st = rill_kernel_error(ctx, "height_sections[%zu] is %lld", b, (long long)h);
+      break;
+    }
+    start[b + 1] = start[b] + h;
+  }
+  if (!st && start[nb] != w->dims.d[0])
+    st = rill_kernel_error(ctx, "height_sections add up to %lld rows but W has %lld",
+                           (long long)start[nb], (long long)w->dims.d[0]);
+  for (size_t j = 0; j < nids && !st; j++) {
+    const rill_tensor *ids = rill_kin(ctx, RILL_DISTRIBUTED_LOOKUP_TABLE_IN_IDS, j);
+    rill_variable *outv = ctx->out[RILL_DISTRIBUTED_LOOKUP_TABLE_OUT_OUTPUTS][j];
+    const char *name = rill_kin_name(ctx, RILL_DISTRIBUTED_LOOKUP_TABLE_IN_IDS, j);
+    if (!ids || !rill_tensor_is_set(ids) || !outv) {
+      st = rill_kernel_error(ctx, "Ids (%s) holds no tensor, or its output has no variable", name);
+      break;
+    }
+    int64_t n = rill_tensor_numel(ids);
+    int64_t *where = rill_malloc((size_t)(n ? n : 1) * sizeof *where);
+    st = where ? dlt_one(ctx, ids, name, outv, w, parts, start, nb, where) : rill_oom();
+    rill_free(where);
+  }
+  for (size_t b = 0; parts && b < nb; b++) {
+    rill_variable_clear(&parts[b].ids);
+    rill_variable_clear(&parts[b].rows);
+  }
+  rill_free(parts);
+  rill_free(start);
+  return st;
+}
+
 static rill_status *notify_all(rill_kernel_ctx *ctx, const rill_attr_value *eps, int64_t tid,
                                const char *notice) {
   for (size_t i = 0; i < eps->n; i++) {
@@ -241,9 +434,37 @@ static rill_status *ps_ckpt_stop(ps_ckpt *c, rill_status *st) {
   return st;
 }
 
+static void free_name_blocks(char **names, int32_t *blocks, size_t n) {
+  for (size_t i = 0; names && i < n; i++) rill_free(names[i]);
+  rill_free(names);
+  rill_free(blocks);
+}
+
+/* Parses a list of "NAME:BLOCK" entries (grad_to_block_id and its kin). */
+static rill_status *name_blocks(const rill_kernel_ctx *ctx, const rill_attr_value *list,
+                                const char *attr, const char *form, char ***names,
+                                int32_t **blocks) {
+  size_t n = list->n;
+  *names = rill_calloc(n ? n : 1, sizeof **names);
+  *blocks = rill_calloc(n ? n : 1, sizeof **blocks);
+  if (!*names || !*blocks) return rill_oom();
+  for (size_t i = 0; i < n; i++) {
+    const char *pair = list->list.strings[i];
+    const char *colon = strrchr(pair, ':');
+    char *end = NULL;
+    long b = colon ? strtol(colon + 1, &end, 10) : -1;
+    if (!colon || colon == pair || !end || *end || b < 1 || b > INT32_MAX)
+      return rill_kernel_error(ctx, "%s entry '%s' is not \"%s\"", attr, pair, form);
+    if (!((*names)[i] = rill_strndup(pair, (size_t)(colon - pair)))) return rill_oom();
+    (*blocks)[i] = (int32_t)b;
+  }
+  return NULL;
+}
+
 rill_status *rill_cpu_listen_and_serv(rill_kernel_ctx *ctx) {
   const rill_attr_value *a = ctx->attrs;
   const rill_attr_value *g2b = &a[RILL_LISTEN_AND_SERV_ATTR_GRAD_TO_BLOCK_ID];
+  const rill_attr_value *pf = &a[RILL_LISTEN_AND_SERV_ATTR_PREFETCH_VAR_NAME_TO_BLOCK_ID];
   int32_t mode = a[RILL_LISTEN_AND_SERV_ATTR_DISTRIBUTED_MODE].v.i;
   if (mode != RILL_PSERVER_SYNC && mode != RILL_PSERVER_ASYNC)
     return rill_kernel_error(ctx, "distributed_mode %d is not 0 (sync) or 1 (async); half-sync "
@@ -268,28 +489,14 @@ rill_status *rill_cpu_listen_and_serv(rill_kernel_ctx *ctx) {
     o.on_snapshot = ps_snapshot;
     o.snapshot_arg = &ck;
   }
-  size_t nb = g2b->n;
-  char **grads = rill_calloc(nb ? nb : 1, sizeof *grads);
-  int32_t *ids = rill_calloc(nb ? nb : 1, sizeof *ids);
+  size_t nb = g2b->n, npf = pf->n;
+  char **grads = NULL, **pfnames = NULL;
+  int32_t *ids = NULL, *pfblocks = NULL;
   const char **xn = rill_calloc(ctx->nin[0] ? ctx->nin[0] : 1, sizeof *xn);
-  rill_status *st = grads && ids && xn ? NULL : rill_oom();
-  for (size_t i = 0; i < nb && !st; i++) {
-    const char *pair = g2b->list.strings[i];
-    const char *colon = strrchr(pair, ':');
-    char *end = NULL;
-    long b = colon ? strtol(colon + 1, &end, 10) : -1;
-    if (!colon || colon == pair || !end || *end || b < 1) {
-      st = rill_kernel_error(ctx, "grad_to_block_id entry '%s' is not \"grad:block\"", pair);
-      break;
-    }
-    if (!(grads[i] = rill_malloc((size_t)(colon - pair) + 1))) {
-      st = rill_oom();
-      break;
-    }
-    memcpy(grads[i], pair, (size_t)(colon - pair));
-    grads[i][colon - pair] = 0;
-    ids[i] = (int32_t)b;
-  }
+  rill_status *st = xn ? NULL : rill_oom();
+  if (!st) st = name_blocks(ctx, g2b, "grad_to_block_id", "grad:block", &grads, &ids);
+  if (!st) st = name_blocks(ctx, pf, "prefetch_var_name_to_block_id", "ids:block", &pfnames,
+                            &pfblocks);
   for (size_t i = 0; i < ctx->nin[0] && !st; i++) xn[i] = rill_kin_name(ctx, 0, i);
   if (!st) {
     o.nx = ctx->nin[0];
@@ -298,13 +505,15 @@ rill_status *rill_cpu_listen_and_serv(rill_kernel_ctx *ctx) {
     o.nblocks = nb;
     o.block_grads = (const char *const *)grads;
     o.block_ids = ids;
+    o.nprefetch = npf;
+    o.prefetch_names = (const char *const *)pfnames;
+    o.prefetch_blocks = pfblocks;
     rill_pserver_stats stats;
     st = rill_pserver_serve(&o, &stats);
   }
   if (ckdir && *ckdir) st = ps_ckpt_stop(&ck, st);
-  for (size_t i = 0; grads && i < nb; i++) rill_free(grads[i]);
-  rill_free(grads);
-  rill_free(ids);
+  free_name_blocks(grads, ids, nb);
+  free_name_blocks(pfnames, pfblocks, npf);
   rill_free(xn);
   return st;
 }

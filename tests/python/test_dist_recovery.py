@@ -234,7 +234,13 @@ def test_kill_at_a_random_time(reference, tmp_path, i):
         delay = ('snapshot', rnd.uniform(0.0, 0.15))
     text = recover_and_check(reference, tmp_path, kill=(TARGETS[i], delay))
     if i % 2 and 'killed by' in text:
-        assert 'resumed from the snapshot of step' in text, text[-3000:]
+        # The snapshot before the crash's is complete only once every process's
+        # background writer has committed its part; a job faster than its writers (the
+        # same-host transport, a loaded machine) can reach the crash first. Then the
+        # restart must say so and start over, and the losses above still equal.
+        assert ('resumed from the snapshot of step' in text or
+                re.search(r'skipped snapshot \d+: .* not every part of snapshot \d+ was '
+                          r'committed', text)), text[-3000:]
 
 
 def test_damaged_newest_snapshot_falls_back_naming_the_file(reference, tmp_path):

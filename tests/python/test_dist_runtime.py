@@ -115,6 +115,41 @@ def test_sync_two_trainers_two_pservers_equal_the_local_run(tmp_path, opt, model
         assert any(np.max(np.abs(local[k])) > 0 for k in local.files)
 
 
+@pytest.mark.parametrize('opt', ['sgd', 'adagrad', 'adam'])
+def test_distributed_lookup_table_equals_the_local_run(tmp_path, opt):
+    """An embedding with is_distributed stays on the pservers, cut in two row blocks:
+    the trainers look their rows up there (distributed_lookup_table and the pservers'
+    prefetch blocks) and never receive the table. Each step's loss, computed from the
+    looked-up rows, and the table the pservers end with equal the local run's; ids
+    include padding_idx and rows asked twice in a batch."""
+    args = [opt, 'table', '20', '--f64']
+    _ok(_job(tmp_path, args))
+    local = _local(tmp_path, args[:3] + ['--f64'])
+    local_loss = np.load(os.path.join(str(tmp_path), 'loss_local.npy'))
+    halves = [np.load(os.path.join(str(tmp_path), 'loss_%d.npy' % t)) for t in (0, 1)]
+    np.testing.assert_allclose((halves[0] + halves[1]) / 2, local_loss, rtol=1e-9)
+    ps = [np.load(os.path.join(str(tmp_path), 'pserver_%d.npz' % i)) for i in (0, 1)]
+    blocks = {}
+    for held in ps:
+        for k in held.files:
+            if k.startswith('emb.block'):
+                blocks[int(k[len('emb.block'):])] = held[k]
+    assert sorted(blocks) == [0, 1], 'the table is cut in two blocks, one per pserver'
+    table = np.concatenate([blocks[0], blocks[1]])
+    want = local['emb']
+    assert table.shape == want.shape
+    rel = float(np.max(np.abs(table - want) / np.maximum(np.abs(want), 1e-300)))
+    print('%s: table max relative difference %.3g' % (opt, rel))
+    assert rel < 1e-6
+    assert np.all(table[0] == want[0]), 'the padding row is never updated'
+    # The trainers never held the table: theirs is still the startup value.
+    dist = np.load(os.path.join(str(tmp_path), 'params_0.npz'))
+    assert np.max(np.abs(dist['emb'] - want)) > 1e-4
+    for k in local.files:
+        if k != 'emb':
+            assert np.max(np.abs(dist[k] - local[k]) / np.maximum(np.abs(local[k]), 1e-300)) < 1e-6
+
+
 def test_per_parameter_learning_rates_run_on_the_pservers(tmp_path):
     """ParamAttr(learning_rate=...) scales a parameter's rate by an LR op (Paddle's role
     LRSched | Optimize), which the transpiler moves into the pservers' LR block with the
@@ -191,6 +226,23 @@ def test_async_two_trainers_converge_and_finish(tmp_path):
     for t in (0, 1):
         loss = np.load(os.path.join(str(tmp_path), 'loss_%d.npy' % t))
         assert loss[-5:].mean() < 0.5 * loss[:5].mean(), loss
+
+
+@pytest.mark.parametrize('extra', [[], ['RILL_PSERVER_SYNC_QUORUM']], ids=['async', 'half_sync'])
+def test_distributed_lookup_table_trains_in_async_and_half_sync_mode(tmp_path, extra):
+    """Without rounds (async) or with a quorum of one, lookups are answered at once
+    from the table as it is; the job still trains like the local run (its last losses
+    within a quarter of the local run's, below its first ones) and every process exits
+    0."""
+    args = ['sgd', 'table', '150'] + (['--async'] if not extra else [])
+    env = {'RILL_PSERVER_SYNC_QUORUM': '1'} if extra else None
+    _ok(_job(tmp_path, args, extra=env))
+    _local(tmp_path, args[:3])
+    local = np.load(os.path.join(str(tmp_path), 'loss_local.npy'))
+    for t in (0, 1):
+        loss = np.load(os.path.join(str(tmp_path), 'loss_%d.npy' % t))
+        assert loss[-20:].mean() < loss[:10].mean(), loss
+        assert loss[-20:].mean() < 1.25 * local[-20:].mean(), (loss, local)
 
 
 def test_half_sync_quorum_of_one_converges_and_finishes(tmp_path):

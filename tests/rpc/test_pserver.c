@@ -32,10 +32,30 @@ typedef struct fixture {
 static const char *xnames[2] = {"w@GRAD.trainer_0", "w@GRAD.trainer_1"};
 static const char *bgrads[1] = {"w@GRAD"};
 static const int32_t bids[1] = {1};
+static const char *pfnames[1] = {"t@PREFETCH_IDS"};
+static const int32_t pfblocks[1] = {5};
+
+/* The prefetch "block" (5): t@PREFETCH_ROWS[i] = w[0] + ids[i], for ids in 0..3 (others
+ * fail, as a lookup outside the table does). */
+static rill_status *fake_prefetch(fixture *f, rill_scope *scope) {
+  rill_variable *ids = rill_scope_find(scope, "t@PREFETCH_IDS"), *rows = NULL;
+  cr_assert_not_null(ids);
+  const rill_tensor *it = &ids->u.tensor;
+  const int64_t *id = rill_tensor_ptr(it);
+  int64_t n = rill_tensor_numel(it);
+  for (int64_t i = 0; i < n; i++)
+    if (id[i] < 0 || id[i] > 3) return rill_error(RILL_OUT_OF_RANGE, "id %lld is not in 0..3", (long long)id[i]);
+  POK(rill_scope_var(scope, "t@PREFETCH_ROWS", &rows));
+  rill_dims d = {.n = 2, .d = {n, 1}};
+  POK(rill_tensor_alloc(rill_variable_tensor(rows), RILL_DTYPE_FP32, &d));
+  float *r = rill_tensor_ptr(&rows->u.tensor);
+  for (int64_t i = 0; i < n; i++) r[i] = ((const float *)rill_tensor_ptr(&f->w->u.tensor))[0] + (float)id[i];
+  return NULL;
+}
 
 static rill_status *fake_block(void *arg, int32_t block, rill_scope *scope) {
   fixture *f = arg;
-  (void)scope;
+  if (block == 5) return fake_prefetch(f, scope);
   cr_assert_eq(block, 1);
   float *w = rill_tensor_ptr(&f->w->u.tensor);
   for (int t = 0; t < 2; t++) {
@@ -86,6 +106,9 @@ static void start(fixture *f, int32_t quorum, int64_t deadline_ms) {
                              .deadline_ms = deadline_ms,
                              .threads = 2,
                              .scope = f->scope,
+                             .nprefetch = 1,
+                             .prefetch_names = pfnames,
+                             .prefetch_blocks = pfblocks,
                              .run_block = fake_block,
                              .run_arg = f,
                              .on_bound = on_bound,
@@ -248,4 +271,82 @@ Test(pserver, quorum_drops_late_gradients) {
   POK(finish(&f));
   cr_assert_eq(f.stats.late_dropped, 1);
   cr_assert_eq(f.stats.rounds, 2);
+}
+
+/* Looks ids up through the pserver's prefetch block; the rows come back in *rows. */
+static rill_status *prefetch(fixture *f, int t, const char *name, const int64_t *ids, int n,
+                             rill_dtype dtype, float *rows) {
+  rill_variable in, out;
+  rill_variable_init(&in);
+  rill_variable_init(&out);
+  rill_dims d = {.n = 2, .d = {n, 1}};
+  POK(rill_tensor_alloc(rill_variable_tensor(&in), dtype, &d));
+  if (dtype == RILL_DTYPE_INT64) memcpy(rill_tensor_ptr(&in.u.tensor), ids, (size_t)n * 8);
+  rill_status *st = rill_rpc_prefetch(f->c, f->ep, name, &in, "t@PREFETCH_ROWS", t, &out);
+  if (!st) {
+    cr_assert_eq(rill_tensor_numel(&out.u.tensor), n);
+    memcpy(rows, rill_tensor_ptr(&out.u.tensor), (size_t)n * sizeof(float));
+  }
+  rill_variable_clear(&in);
+  rill_variable_clear(&out);
+  return st;
+}
+
+typedef struct fetcher {
+  fixture *f;
+  float rows[2];
+} fetcher;
+
+static void *prefetch_main(void *arg) {
+  fetcher *g = arg;
+  int64_t ids[2] = {0, 3};
+  POK(prefetch(g->f, 0, "t@PREFETCH_IDS", ids, 2, RILL_DTYPE_INT64, g->rows));
+  return NULL;
+}
+
+/* A lookup runs the prefetch block on the ids sent and answers with its rows. In sync
+ * mode a trainer past its barrier waits for the round, so its next step's lookup sees
+ * the updated table. Bad lookups get errors and the pserver keeps serving. */
+Test(pserver, prefetch_answers_rows_and_waits_for_the_round) {
+  fixture f;
+  start(&f, 0, 5000);
+  float rows[2];
+  int64_t ids[2] = {2, 1};
+  POK(prefetch(&f, 1, "t@PREFETCH_IDS", ids, 2, RILL_DTYPE_INT64, rows));
+  cr_assert(rows[0] == 12.0f && rows[1] == 11.0f, "rows %g %g", rows[0], rows[1]);
+
+  send_grad(&f, 0, "w@GRAD.trainer_0", 1);
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_BATCH_BARRIER, 0));
+  fetcher g = {&f, {0, 0}};
+  pthread_t th;
+  pthread_create(&th, NULL, prefetch_main, &g);
+  usleep(200 * 1000);
+  cr_assert_eq(atomic_load(&f.runs), 0, "the round ran without trainer 1");
+  send_grad(&f, 1, "w@GRAD.trainer_1", 2);
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_BATCH_BARRIER, 1));
+  pthread_join(th, NULL);
+  cr_assert(g.rows[0] == 7.0f && g.rows[1] == 10.0f, "after the round: %g %g", g.rows[0],
+            g.rows[1]);
+
+  int64_t bad[1] = {9};
+  rill_status *st = prefetch(&f, 1, "t@PREFETCH_IDS", bad, 1, RILL_DTYPE_INT64, rows);
+  cr_assert(st && strstr(rill_status_message(st), "id 9 is not in 0..3") &&
+                strstr(rill_status_message(st), "prefetch of 't@PREFETCH_IDS'"),
+            "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  st = prefetch(&f, 1, "u@PREFETCH_IDS", ids, 2, RILL_DTYPE_INT64, rows);
+  cr_assert_eq(rill_status_code(st), RILL_NOT_FOUND, "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  st = prefetch(&f, 1, "t@PREFETCH_IDS", ids, 2, RILL_DTYPE_FP32, rows);
+  cr_assert(st && strstr(rill_status_message(st), "no int64 ids"), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  POK(prefetch(&f, 1, "t@PREFETCH_IDS", ids, 2, RILL_DTYPE_INT64, rows));
+  cr_assert(rows[0] == 9.0f && rows[1] == 8.0f, "still serving, w unchanged: %g %g", rows[0],
+            rows[1]);
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_COMPLETE, 0));
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_COMPLETE, 1));
+  POK(finish(&f));
+  cr_assert_eq(f.stats.rounds, 1);
+  cr_assert_eq(f.stats.prefetches, 3);
+  cr_assert_eq(f.stats.rejected, 3);
 }

@@ -1,11 +1,13 @@
 /* Client and server on 127.0.0.1, the server's loop on a thread of this process. */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -307,6 +309,17 @@ Test(rpc, wait_for_a_server_that_starts_late) {
 }
 
 /* Raw frames from a DEALER: one message, one reply (or none within 2 s). */
+/* A peer that speaks ZeroMQ to the server directly, bypassing rill's client. */
+static void *raw_peer(void *ctx, const char *ep) {
+  void *raw = zmq_socket(ctx, ZMQ_DEALER);
+  int zero = 0;
+  zmq_setsockopt(raw, ZMQ_LINGER, &zero, sizeof zero);
+  char addr[80];
+  snprintf(addr, sizeof addr, "tcp://%s", ep);
+  cr_assert_eq(zmq_connect(raw, addr), 0);
+  return raw;
+}
+
 static int raw_exchange(void *sock, const void *const *frames, const size_t *lens, int n,
                         uint8_t *env_out, char *text, size_t text_size) {
   for (int i = 0; i < n; i++)
@@ -340,12 +353,7 @@ Test(rpc, malformed_requests_get_errors_and_the_server_keeps_serving) {
   cr_assert_null(rill_rpc_send_var(c, ep, "w", &w, NULL, 0));
 
   void *ctx = zmq_ctx_new();
-  void *raw = zmq_socket(ctx, ZMQ_DEALER);
-  int zero = 0;
-  zmq_setsockopt(raw, ZMQ_LINGER, &zero, sizeof zero);
-  char addr[80];
-  snprintf(addr, sizeof addr, "tcp://%s", ep);
-  cr_assert_eq(zmq_connect(raw, addr), 0);
+  void *raw = raw_peer(ctx, ep);
   uint8_t env[16], send_env[16] = {'R', 'L', 1, 1, 0, 0, 0, 0, 42};
   char text[512];
   /* 1. garbage */
@@ -647,4 +655,140 @@ Test(rpc, heartbeats_drop_a_frozen_peer) {
   cr_assert_eq(rill_rpc_server_peers(s), 0, "the frozen peer is still counted");
   cr_assert_lt(took, 3000, "took %lld ms", (long long)took);
   rill_rpc_server_destroy(s);
+}
+
+Test(rpc, oversized_headers_are_refused_unread_and_the_server_keeps_serving) {
+  rill_rpc_config cfg;
+  rill_rpc_config_init(&cfg);
+  cfg.max_header_bytes = 4096;
+  toy t;
+  toy_start(&t, "127.0.0.1:0", &cfg);
+  const char *ep = rill_rpc_server_endpoint(t.srv);
+  rill_rpc_client *c = client(10000, NULL);
+  rill_variable w;
+  fill(&w, 16, 5.0f);
+  cr_assert_null(rill_rpc_send_var(c, ep, "w", &w, NULL, 0));
+
+  /* A hostile peer: a send of "w" whose header is one byte over the cap (a valid
+   * VariableMessage prefix padded with a long out_varname would decode; this one is
+   * refused by its size alone). */
+  void *ctx = zmq_ctx_new();
+  void *raw = raw_peer(ctx, ep);
+  uint8_t env[16], send_env[16] = {'R', 'L', 1, 1, 0, 0, 0, 0, 7};
+  static uint8_t big[4097];
+  memset(big, 0x08, sizeof big);
+  const void *f[] = {send_env, big, "abcd"};
+  size_t l[] = {16, sizeof big, 4};
+  char text[512];
+  cr_assert_eq(raw_exchange(raw, f, l, 3, env, text, sizeof text), 2);
+  cr_assert_eq(env[3], 18, "an error reply");
+  cr_assert_eq(env[8], 7, "the reply carries the request id");
+  cr_assert(strstr(text, "4097 bytes") && strstr(text, "cap of 4096") &&
+                strstr(text, "RILL_RPC_MAX_HEADER"),
+            "%s", text);
+  zmq_close(raw);
+  zmq_ctx_term(ctx);
+  cr_assert_eq(rill_rpc_server_rejected(t.srv), 1);
+
+  /* The server still serves, and "w" is unchanged. */
+  rill_variable back;
+  rill_variable_init(&back);
+  rill_status *st = rill_rpc_get_var(c, ep, "w", NULL, 0, &back);
+  cr_assert_null(st, "%s", rill_status_message(st));
+  cr_assert_eq(memcmp(rill_tensor_ptr(&back.u.tensor), rill_tensor_ptr(&w.u.tensor), 256), 0);
+  rill_variable_clear(&back);
+
+  /* A client with the same cap refuses to send selected rows whose row indices alone
+   * exceed it, naming the variable, before anything reaches the wire. */
+  rill_rpc_client *small = NULL;
+  cr_assert_null(rill_rpc_client_create(&cfg, &small));
+  rill_variable sr;
+  rill_variable_init(&sr);
+  sr.kind = RILL_VARKIND_SELECTED_ROWS;
+  rill_selected_rows_init(&sr.u.rows);
+  int64_t rows[600];
+  for (int i = 0; i < 600; i++) rows[i] = i;
+  cr_assert_null(rill_selected_rows_set_rows(&sr.u.rows, rows, 600));
+  sr.u.rows.height = 1000;
+  rill_dims d = {2, {600, 1}};
+  cr_assert_null(rill_tensor_alloc(&sr.u.rows.value, RILL_DTYPE_FP32, &d));
+  st = rill_rpc_send_var(small, ep, "emb@GRAD", &sr, NULL, 0);
+  cr_assert_eq(rill_status_code(st), RILL_OUT_OF_RANGE);
+  cr_assert(strstr(rill_status_message(st), "'emb@GRAD'") &&
+                strstr(rill_status_message(st), "cap of 4096"),
+            "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  cr_assert_eq(rill_rpc_server_rejected(t.srv), 1, "nothing reached the server");
+  rill_variable_clear(&sr);
+  rill_rpc_client_destroy(small);
+  rill_variable_clear(&w);
+  rill_rpc_client_destroy(c);
+  toy_stop(&t);
+}
+
+/* A server this machine can reach through its Unix-domain socket gets same-host
+ * clients that way (RILL_RPC_IPC, on by default); a client told to keep to TCP, and one
+ * whose server came up late, work as well. Where each request came from is the
+ * request's peer: an address over TCP, none over the socket. */
+static void *one_peer(void *arg) {
+  rill_rpc_server *srv = ((void **)arg)[0];
+  char *peer = ((void **)arg)[1];
+  rill_rpc_request *r = NULL;
+  while (!r) cr_assert_null(rill_rpc_server_next(srv, 100, &r));
+  snprintf(peer, 64, "%s", r->peer);
+  cr_assert_null(rill_rpc_server_reply_ok(srv, r));
+  rill_rpc_request_destroy(r);
+  return NULL;
+}
+
+static void peer_of_a_notice(rill_rpc_server *srv, rill_rpc_client *c, char *peer) {
+  void *arg[2] = {srv, peer};
+  pthread_t th;
+  pthread_create(&th, NULL, one_peer, arg);
+  rill_status *st = rill_rpc_send_notice(c, rill_rpc_server_endpoint(srv), "n", 0);
+  cr_assert_null(st, "%s", rill_status_message(st));
+  pthread_join(th, NULL);
+}
+
+Test(rpc, same_host_clients_use_the_unix_socket) {
+  char dir[] = "/tmp/rill-ipc-test-XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  setenv("RILL_RPC_IPC_DIR", dir, 1);
+  rill_rpc_server *srv = NULL;
+  cr_assert_null(rill_rpc_server_create("127.0.0.1:0", NULL, &srv));
+  const char *ipc = rill_rpc_server_ipc(srv);
+  char want[256];
+  snprintf(want, sizeof want, "ipc://%s/127.0.0.1-%d", dir, rill_rpc_server_port(srv));
+  cr_assert_str_eq(ipc, want);
+  cr_assert_eq(access(ipc + 6, F_OK), 0, "the socket file is there");
+
+  char peer[64];
+  rill_rpc_client *c = client(5000, NULL);
+  peer_of_a_notice(srv, c, peer);
+  cr_assert(!strstr(peer, "127.0.0.1"), "over the socket, not TCP: peer '%s'", peer);
+  rill_rpc_client_destroy(c);
+
+  rill_rpc_config cfg;
+  rill_rpc_config_init(&cfg);
+  cfg.deadline_ms = 5000;
+  cfg.secret = "";
+  cfg.ipc = -1;
+  cr_assert_null(rill_rpc_client_create(&cfg, &c));
+  peer_of_a_notice(srv, c, peer);
+  cr_assert(strstr(peer, "127.0.0.1"), "told to keep to TCP: peer '%s'", peer);
+  rill_rpc_client_destroy(c);
+
+  /* The socket file goes with the server. */
+  rill_rpc_server_destroy(srv);
+  cr_assert_neq(access(want + 6, F_OK), 0);
+
+  /* A directory others may enter is not used. */
+  cr_assert_eq(chmod(dir, 0777), 0);
+  char path[256];
+  cr_assert(!rill_rpc_ipc_path("127.0.0.1:6170", path, sizeof path));
+  cr_assert_eq(chmod(dir, 0700), 0);
+  cr_assert(rill_rpc_ipc_path("127.0.0.1:6170", path, sizeof path));
+  cr_assert(!rill_rpc_ipc_path("tcp://127.0.0.1:6170", path, sizeof path));
+  unsetenv("RILL_RPC_IPC_DIR");
+  rmdir(dir);
 }

@@ -599,3 +599,91 @@ Test(distribute, sparse_embedding) {
   rill_program_destroy(m);
   rill_program_destroy(s);
 }
+
+/* A lookup with is_distributed keeps the table on the pservers: the trainer's lookup
+ * becomes distributed_lookup_table over the table's blocks and the table is never
+ * received; each pserver holding a block gets a prefetch block (lookup_table on the
+ * block) named in prefetch_var_name_to_block_id. Any other reader of the table is an
+ * error. */
+static void dist_table(rill_program **mp, rill_program **sp, bool extra_reader) {
+  rill_program *m = prog_new(), *s = prog_new();
+  int64_t ed[2] = {1000, 64}, idd[2] = {-1, 1}, od[2] = {-1, 64}, one = 1;
+  POK(rill_block_add_var(m, 0, "emb", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, ed, 2, 0, true));
+  POK(rill_block_add_var(m, 0, "emb@GRAD", RILL_VAR_SELECTED_ROWS, RILL_DTYPE_FP32, ed, 2, 0, false));
+  POK(rill_block_add_var(m, 0, "ids", RILL_VAR_LOD_TENSOR, RILL_DTYPE_INT64, idd, 2, 0, false));
+  POK(rill_block_add_var(m, 0, "out", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, od, 2, 0, false));
+  POK(rill_block_add_var(m, 0, "out@GRAD", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, od, 2, 0, false));
+  POK(rill_block_add_var(m, 0, "lr", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, &one, 1, 0, true));
+  rill_op_builder *b = prog_op_begin("lookup_table", "W=emb;Ids=ids", "Out=out");
+  POK(rill_op_builder_attr_bool(b, "is_sparse", true));
+  POK(rill_op_builder_attr_bool(b, "is_distributed", true));
+  POK(rill_op_builder_attr_long(b, "padding_idx", 3));
+  prog_op_end(b, m);
+  if (extra_reader) prog_op(m, "scale", "X=emb", "Out=out");
+  b = prog_op_begin("lookup_table_grad", "W=emb;Ids=ids;Out@GRAD=out@GRAD", "W@GRAD=emb@GRAD");
+  POK(rill_op_builder_attr_bool(b, "is_sparse", true));
+  prog_op_end(b, m);
+  op_role(m, 1, NULL, NULL);
+  prog_op(m, "sgd", "Param=emb;Grad=emb@GRAD;LearningRate=lr", "ParamOut=emb");
+  op_role(m, 2, "emb", "emb@GRAD");
+  *mp = m;
+  *sp = s;
+}
+
+Test(distribute, distributed_lookup_table) {
+  rill_program *m, *s;
+  dist_table(&m, &s, false);
+  rill_transpiled *t = xpile(m, s, 2, 1, true);
+  const rill_program *tp = rill_transpiled_trainer_program(t);
+  const rill_op_desc *lk = op_at(tp, 0, 0);
+  cr_assert_str_eq(lk->type, "distributed_lookup_table");
+  expect_args(lk, "Ids", true, "ids");
+  expect_args(lk, "W", true, "emb");
+  expect_args(lk, "Outputs", false, "out");
+  expect_strs(lk, "table_names", "emb.block0,emb.block1");
+  expect_strs(lk, "endpoints", EP0 "," EP1);
+  expect_strs(lk, "lookup_table_version", "lookup_table");
+  const rill_attr *hs = rill_op_attr(lk, "height_sections");
+  cr_assert(hs && hs->value.type == RILL_ATTR_LONGS && hs->value.n == 2 &&
+            hs->value.list.longs[0] == 500 && hs->value.list.longs[1] == 500);
+  const rill_attr *pad = rill_op_attr(lk, "padding_idx");
+  cr_assert(pad && pad->value.type == RILL_ATTR_LONG && pad->value.v.l == 3);
+  cr_assert_eq(attr_i(lk, "trainer_id"), 1);
+  for (size_t i = 0; i < tp->blocks[0].nops; i++) {
+    const char *ty = tp->blocks[0].ops[i].type;
+    cr_assert(strcmp(ty, "recv") && strcmp(ty, "concat"), "the table is never received (%s)", ty);
+  }
+  const rill_program *ps;
+  POK(rill_transpiled_pserver_program(t, EP1, &ps));
+  const rill_op_desc *ls = op_at(ps, 0, 0);
+  const rill_attr *pf = rill_op_attr(ls, "prefetch_var_name_to_block_id");
+  cr_assert(pf && pf->value.n == 1);
+  char want[64];
+  int32_t blk = -1;
+  cr_assert_eq(sscanf(pf->value.list.strings[0], "emb.block1@PREFETCH_IDS:%d", &blk), 1, "%s",
+               pf->value.list.strings[0]);
+  snprintf(want, sizeof want, "emb.block1@PREFETCH_IDS:%d", (int)blk);
+  cr_assert_str_eq(pf->value.list.strings[0], want);
+  const rill_op_desc *look = op_at(ps, blk, 0);
+  cr_assert_str_eq(look->type, "lookup_table");
+  expect_args(look, "W", true, "emb.block1");
+  expect_args(look, "Ids", true, "emb.block1@PREFETCH_IDS");
+  expect_args(look, "Out", false, "emb.block1@PREFETCH_ROWS");
+  const rill_attr *ob = rill_op_attr(ls, "optimize_blocks");
+  for (size_t i = 0; ob && i < ob->value.n; i++)
+    cr_assert_neq(ob->value.list.blocks[i], blk, "the prefetch block is no optimize block");
+  const rill_var_desc *rows = rill_block_find_var(ps, blk, "emb.block1@PREFETCH_ROWS");
+  cr_assert(rows && rows->dims.d[1] == 64);
+  rill_transpiled_destroy(t);
+
+  /* A table something else reads cannot stay on the pservers. */
+  rill_program_destroy(m);
+  rill_program_destroy(s);
+  dist_table(&m, &s, true);
+  rill_transpile_config c = RILL_TRANSPILE_CONFIG_INIT;
+  c.pservers = EP0 "," EP1;
+  c.trainers = 2;
+  expect_error(m, s, &c, RILL_UNIMPLEMENTED, "'emb' is a distributed lookup table");
+  rill_program_destroy(m);
+  rill_program_destroy(s);
+}

@@ -5,10 +5,12 @@ variables.
     runtime_worker.py OUT OPT MODEL STEPS [--local] [--async] [--f64] [--hash-name]
                       [--die-after N]
 
-OPT: sgd | momentum | adam | adagrad; MODEL: mlp | sparse; STEPS: steps, or one count per trainer
+OPT: sgd | momentum | adam | adagrad; MODEL: mlp | sparse | table (a distributed lookup
+table: is_distributed, looked up on the pservers); STEPS: steps, or one count per trainer
 ("20,12"). A trainer takes its half of every batch (the local run takes all of it) and
 writes its parameters after the last step to OUT/params_<trainer>.npz (OUT/params_local.npz)
-and its losses to OUT/loss_<trainer>.npy. --die-after N: trainer 1 kills itself (SIGKILL)
+and its losses to OUT/loss_<trainer>.npy; a pserver writes what it holds to
+OUT/pserver_<i>.npz when it has served. --die-after N: trainer 1 kills itself (SIGKILL)
 after N steps, without closing. --hash-name: the transpiler places blocks with HashName
 (the default is RoundRobin)."""
 import os
@@ -26,9 +28,12 @@ def build(opt, model, dtype):
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
         y = fluid.layers.data(name='y', shape=[1], dtype=dtype)
-        if model == 'sparse':
+        if model in ('sparse', 'table'):
             ids = fluid.layers.data(name='ids', shape=[1], dtype='int64')
-            h = fluid.layers.embedding(ids, size=[2048, 8], is_sparse=True, dtype=dtype)
+            h = fluid.layers.embedding(ids, size=[2048, 8], is_sparse=True, dtype=dtype,
+                                       is_distributed=model == 'table',
+                                       padding_idx=0 if model == 'table' else None,
+                                       param_attr=fluid.ParamAttr(name='emb'))
             h = fluid.layers.fc(h, size=16, act='relu')
         elif model == 'mlp_lr':  # per-parameter learning rates (ParamAttr)
             x = fluid.layers.data(name='x', shape=[16], dtype=dtype)
@@ -53,8 +58,11 @@ def build(opt, model, dtype):
 def batch(step, model, dtype):
     rng = np.random.RandomState(1000 + step)
     w = np.random.RandomState(7).uniform(-1, 1, (16, 1)).astype('float32')
-    if model == 'sparse':
+    if model in ('sparse', 'table'):
         ids = rng.randint(0, 2048, (BATCH, 1)).astype('int64')
+        if model == 'table':
+            ids[::8] = 0  # padding_idx: zero rows, no update
+            ids[1::8] = 1500 + step % 3  # rows asked for twice in a batch
         return {'ids': ids, 'y': ((ids % 7).astype(dtype) / 7.0 - 0.5)}
     x = rng.uniform(-1, 1, (BATCH, 16)).astype(dtype)
     return {'x': x, 'y': x.dot(w.astype(dtype))}
@@ -95,6 +103,12 @@ def main():
         ps = t.get_pserver_program(ep)
         exe.run(t.get_startup_program(ep, ps))
         exe.run(ps)
+        scope = fluid.global_scope()
+        held = {v.name: np.array(scope.find_var(v.name).get_tensor())
+                for v in ps.global_block().vars.values()
+                if v.persistable and '@GRAD' not in v.name and scope.find_var(v.name) is not None}
+        np.savez(os.path.join(out, 'pserver_%d.npz' % os.environ['PADDLE_PSERVERS_IP_PORT_LIST']
+                              .split(',').index(ep)), **held)
         print('pserver %s done' % ep)
         return
     counts = [int(c) for c in steps.split(',')]
