@@ -79,17 +79,34 @@ def run_job(ckdir, outdir, sync=1, extra_env=None, kill=None, restarts=0, every=
                          stderr=subprocess.STDOUT, universal_newlines=True,
                          start_new_session=True)
     killed = []
+    seen_pids = set()
+
+    def snapshots():
+        return set(n for n in os.listdir(ckdir) if n.startswith('snapshot_')) \
+            if os.path.isdir(ckdir) else set()
 
     def killer(target, delay):
-        if isinstance(delay, tuple):  # ('snapshot', d): d seconds after the first snapshot
+        # ('snapshot', d): d seconds after the first snapshot is complete; ('new-snapshot',
+        # d): d seconds after a snapshot completes that was not there when the wait began
+        # (the job, restarted, is training again).
+        if isinstance(delay, tuple):
+            fresh = delay[0] == 'new-snapshot'
+            before = snapshots() if fresh else set()
+
+            def ready():
+                if not snapshots() - before:
+                    return False
+                # A new snapshot the killed job's survivors completed does not count:
+                # the target must be a process started since the last kill.
+                pid = _children(p.pid).get(target) if fresh else None
+                return not fresh or (pid is not None and pid not in seen_pids)
             end = time.time() + 60
-            while time.time() < end and p.poll() is None and not (
-                    os.path.isdir(ckdir) and any(n.startswith('snapshot_')
-                                                 for n in os.listdir(ckdir))):
+            while time.time() < end and p.poll() is None and not ready():
                 time.sleep(0.005)
             delay = delay[1]
         time.sleep(delay)
         kids = _children(p.pid)
+        seen_pids.update(kids.values())
         if target == 'all':
             for pid in list(kids.values()) + [p.pid]:
                 try:
@@ -289,8 +306,10 @@ def test_async_job_survives_kills_within_tolerance(tmp_path):
 def test_launcher_restarts_after_repeated_kills(reference, tmp_path):
     """Under --max-restarts the launcher itself restarts the job after each kill of one
     of its processes; the job still ends with the uninterrupted run's model."""
-    d = reference['seconds']
-    plan = [('trainer.1', ('snapshot', 0.05)), ('pserver.0', 0.6 * d), ('trainer.0', 0.6 * d)]
+    # Each kill after the job, restarted, has completed a new snapshot: fixed delays
+    # would miss a job that a loaded or a fast machine finishes sooner.
+    plan = [('trainer.1', ('snapshot', 0.05)), ('pserver.0', ('new-snapshot', 0.0)),
+            ('trainer.0', ('new-snapshot', 0.0))]
     text = recover_and_check(reference, tmp_path, kill=plan, restarts=5)
     assert text.count('restarting the job') >= 2, text[-4000:]
     assert 'killed by SIGKILL' in text
