@@ -133,6 +133,14 @@ typedef struct rill_place {
   int32_t id; /* device ordinal; 0 for the CPU */
 } rill_place;
 
+/* True when this build has the CUDA backend (librill_cuda.so, loaded on first use of a
+ * CUDA place: doc/design/cuda.md). It says nothing of the machine's driver or devices. */
+RILL_API bool rill_is_compiled_with_cuda(void);
+/* The CUDA devices this process can use. When it can use none, *count is 0 and the
+ * error says why: NOT_FOUND for a build without the backend; UNAVAILABLE for a backend
+ * library that does not load, no driver or no device. Loads the backend on first use. */
+RILL_API rill_status *rill_cuda_device_count(int32_t *count);
+
 /* ------------------------------------------------------------- allocator ------ */
 
 /* Every allocation the library makes goes through this table. alloc/realloc return

@@ -1,0 +1,29 @@
+/* What the CUDA tests share: whether this process can use a CUDA device (and why not),
+ * and the skip message every GPU test gives on a machine without one. */
+#ifndef RILL_TESTS_CUDA_CUDA_TEST_H
+#define RILL_TESTS_CUDA_CUDA_TEST_H
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rill.h"
+
+/* The reason no CUDA device can be used, in `why`; false when one can. */
+static inline bool cuda_missing(char *why, size_t cap) {
+  int32_t n = 0;
+  rill_status *st = rill_cuda_device_count(&n);
+  if (!st && n > 0) return false;
+  snprintf(why, cap, "%s", st ? rill_status_message(st) : "no device reported");
+  rill_status_destroy(st);
+  return true;
+}
+
+/* Skips the calling test, saying so, when there is no CUDA device. */
+#define NEED_CUDA_DEVICE()                                                         \
+  do {                                                                             \
+    char why_[512];                                                                \
+    if (cuda_missing(why_, sizeof why_)) cr_skip_test("no CUDA device: %s", why_); \
+  } while (0)
+
+#endif
