@@ -133,6 +133,11 @@ typedef struct rill_place {
   int32_t id; /* device ordinal; 0 for the CPU */
 } rill_place;
 
+/* Parses a place: "cpu", "cuda:0", Paddle's "gpu:1", or a registered backend's name
+ * with an optional ":ID". INVALID_ARGUMENT names the text. Does not check that the
+ * place can be used (an executor made for it does). */
+RILL_API rill_status *rill_parse_place(const char *text, rill_place *out);
+
 /* True when this build has the CUDA backend (librill_cuda.so, loaded on first use of a
  * CUDA place: doc/design/cuda.md). It says nothing of the machine's driver or devices. */
 RILL_API bool rill_is_compiled_with_cuda(void);
@@ -514,6 +519,13 @@ RILL_API rill_status *rill_predictor_config_set_passes(rill_predictor_config *co
 /* true: temporaries share buffers by liveness (the executor's memory plan). */
 RILL_API rill_status *rill_predictor_config_set_memory_optim(rill_predictor_config *config,
                                                              bool enabled);
+
+/* Where the predictor runs (default the CPU): a place another backend serves, such as
+ * {RILL_DEVICE_CUDA, 0}. Checked here: UNIMPLEMENTED with the reason when the place
+ * cannot be used (no backend, driver or device), INVALID_ARGUMENT for a device id the
+ * machine lacks. */
+RILL_API rill_status *rill_predictor_config_set_place(rill_predictor_config *config,
+                                                      rill_place place);
 
 /* The executor's schedule (rill_executor_set_schedule; default AUTO). */
 RILL_API rill_status *rill_predictor_config_set_schedule(rill_predictor_config *config,

@@ -152,3 +152,8 @@ rill_status *rill_cuda_device_count(int32_t *count) {
   *count = !b ? 0 : b->device_count ? b->device_count(b) : 1;
   return NULL;
 }
+
+rill_status *rill_parse_place(const char *text, rill_place *out) {
+  if (!text || !out) return rill_error(RILL_INVALID_ARGUMENT, "rill_parse_place: text or out is NULL");
+  return rill_place_parse(text, out);
+}

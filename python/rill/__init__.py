@@ -38,8 +38,9 @@ from .transpiler import DistributeTranspiler, DistributeTranspilerConfig, HashNa
 core.Scope = Scope
 core.LoDTensor = LoDTensor
 core.CPUPlace = CPUPlace
-core.is_compiled_with_cuda = lambda: False
-core.get_cuda_device_count = lambda: 0
+core.CUDAPlace = CUDAPlace
+core.get_cuda_device_count = lambda: core.cuda_device_count()[0]
+from . import cuda
 
 # The release of this package; rill.version() is the loaded C library's, and the
 # tests check that the two agree.
