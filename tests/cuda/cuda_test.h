@@ -5,6 +5,7 @@
 
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rill.h"
@@ -17,6 +18,17 @@ static inline bool cuda_missing(char *why, size_t cap) {
   snprintf(why, cap, "%s", st ? rill_status_message(st) : "no device reported");
   rill_status_destroy(st);
   return true;
+}
+
+/* The shared models' and the build's folders: as compiled, unless the environment names
+ * them (scripts/gpu-check.sh runs a build made on another machine). */
+static inline const char *shared_dir(void) {
+  const char *d = getenv("RILL_SHARED_DIR");
+  return d && *d ? d : RILL_SHARED_DIR;
+}
+static inline const char *binary_dir(void) {
+  const char *d = getenv("RILL_BINARY_DIR");
+  return d && *d ? d : RILL_BINARY_DIR;
 }
 
 /* Skips the calling test, saying so, when there is no CUDA device. */

@@ -12,7 +12,6 @@
     cr_assert_null(st_, "%s: %s", #expr, rill_status_message(st_));              \
   } while (0)
 
-#define MODELS RILL_SHARED_DIR "/models/"
 
 ReportHook(POST_ALL)(struct criterion_global_stats *stats) {
   printf("cuda_models: %zu GPU test(s) skipped\n", stats->tests_skipped);
@@ -22,7 +21,7 @@ static void check_model(const char *name) {
   NEED_CUDA_DEVICE();
   char path[1024];
   rill_model *model;
-  snprintf(path, sizeof path, MODELS "%s", name);
+  snprintf(path, sizeof path, "%s/models/%s", shared_dir(), name);
   OK(rill_model_load(path, NULL, &model));
   size_t nfeeds = rill_model_num_inputs(model), nfetch = rill_model_num_outputs(model);
   cr_assert(nfeeds <= 8 && nfetch <= 8);
@@ -30,7 +29,7 @@ static void check_model(const char *name) {
   const char *feed_names[8], *fetch_names[8];
   for (size_t i = 0; i < nfeeds; i++) {
     feed_names[i] = rill_model_input_name(model, i);
-    snprintf(path, sizeof path, MODELS "%s/refs/input_%s.npy", name, feed_names[i]);
+    snprintf(path, sizeof path, "%s/models/%s/refs/input_%s.npy", shared_dir(), name, feed_names[i]);
     OK(rill_tensor_load_npy(path, &feeds[i]));
   }
   for (size_t i = 0; i < nfetch; i++) fetch_names[i] = rill_model_output_name(model, i);
@@ -45,7 +44,7 @@ static void check_model(const char *name) {
                          outs));
     for (size_t c = 0; c < nfetch; c++) {
       rill_tensor *want;
-      snprintf(path, sizeof path, MODELS "%s/refs/output_%zu.npy", name, c);
+      snprintf(path, sizeof path, "%s/models/%s/refs/output_%zu.npy", shared_dir(), name, c);
       OK(rill_tensor_load_npy(path, &want));
       cr_assert_eq(rill_tensor_numel(outs[c]), rill_tensor_numel(want), "%s output %zu", name, c);
       const float *g = rill_tensor_data(outs[c]), *w = rill_tensor_data(want);
@@ -76,7 +75,7 @@ Test(cuda_models, cli_device_option) {
   bool missing = cuda_missing(why, sizeof why);
   snprintf(cmd, sizeof cmd,
            "'%s/rill' run '%s/models/mnist_mlp_handwriting' --input '%s/models/mnist_mlp_handwriting/refs/input_image.npy'"
-           " --device cuda:0 2>&1", RILL_BINARY_DIR, RILL_SHARED_DIR, RILL_SHARED_DIR);
+           " --device cuda:0 2>&1", binary_dir(), shared_dir(), shared_dir());
   FILE *f = popen(cmd, "r");
   cr_assert_not_null(f);
   char out[8192];
