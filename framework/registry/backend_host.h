@@ -37,6 +37,7 @@ typedef struct rill_backend_host {
   size_t (*tensor_nbytes)(const rill_tensor *t);
   bool (*tensor_is_set)(const rill_tensor *t);
   bool (*dims_equal)(const rill_dims *a, const rill_dims *b);
+  int64_t (*dims_prod)(const rill_dims *dims, int begin, int end);
   char *(*dims_str)(const rill_dims *dims, char *buf, size_t size);
   const char *(*dtype_name)(rill_dtype dtype);
   size_t (*dtype_size)(rill_dtype dtype);

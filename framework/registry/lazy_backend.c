@@ -34,6 +34,7 @@ static const rill_backend_host host_table = {
     .tensor_nbytes = rill_tensor_nbytes,
     .tensor_is_set = rill_tensor_is_set,
     .dims_equal = rill_dims_equal,
+    .dims_prod = rill_dims_prod,
     .dims_str = rill_dims_str,
     .dtype_name = rill_dtype_name,
     .dtype_size = rill_dtype_size,

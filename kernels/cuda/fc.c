@@ -21,8 +21,7 @@ rill_status *rill_cuda_fc_fp32(rill_kernel_ctx *ctx) {
     return rill_kernel_error(ctx, "in_num_col_dims %lld does not fit Input (%s, rank %d), or W (%s) is not a "
                              "matrix", (long long)nc, rill_kin_name(ctx, 0, 0), x->dims.n,
                              rill_kin_name(ctx, 1, 0));
-  int64_t m = 1, k = 1;
-  for (int i = 0; i < x->dims.n; i++) *(i < nc ? &m : &k) *= x->dims.d[i];
+  int64_t m = rill_dims_prod(&x->dims, 0, (int)nc), k = rill_dims_prod(&x->dims, (int)nc, x->dims.n);
   int64_t n = w->dims.d[1];
   if (w->dims.d[0] != k || rill_tensor_numel(out) != m * n ||
       (bias && (bias->dtype != RILL_DTYPE_FP32 || rill_tensor_numel(bias) != n))) {

@@ -58,6 +58,9 @@ int64_t rill_tensor_numel(const rill_tensor *t) { return rill_cuda_host->tensor_
 size_t rill_tensor_nbytes(const rill_tensor *t) { return rill_cuda_host->tensor_nbytes(t); }
 bool rill_tensor_is_set(const rill_tensor *t) { return rill_cuda_host->tensor_is_set(t); }
 bool rill_dims_equal(const rill_dims *a, const rill_dims *b) { return rill_cuda_host->dims_equal(a, b); }
+int64_t rill_dims_prod(const rill_dims *dims, int begin, int end) {
+  return rill_cuda_host->dims_prod(dims, begin, end);
+}
 char *rill_dims_str(const rill_dims *dims, char *buf, size_t size) {
   return rill_cuda_host->dims_str(dims, buf, size);
 }

@@ -3,12 +3,6 @@
  * used for every batch. Rank-1 operands and head_number > 1 are errors naming them. */
 #include "kernels/cuda/cuda.h"
 
-static int64_t batch_of(const rill_dims *d) {
-  int64_t b = 1;
-  for (int i = 0; i + 2 < d->n; i++) b *= d->d[i];
-  return b;
-}
-
 rill_status *rill_cuda_matmul_fp32(rill_kernel_ctx *ctx) {
   rill_tensor *x = NULL, *y = NULL, *out = NULL;
   RILL_TRY(rill_kin_need(ctx, RILL_MATMUL_IN_X, 0, RILL_DTYPE_FP32, &x));
@@ -25,7 +19,7 @@ rill_status *rill_cuda_matmul_fp32(rill_kernel_ctx *ctx) {
   int64_t xr = x->dims.d[x->dims.n - 2], xc = x->dims.d[x->dims.n - 1];
   int64_t yr = y->dims.d[y->dims.n - 2], yc = y->dims.d[y->dims.n - 1];
   int64_t m = ta ? xc : xr, k = ta ? xr : xc, k2 = tb ? yc : yr, n = tb ? yr : yc;
-  int64_t bx = batch_of(&x->dims), by = batch_of(&y->dims), batch = bx > by ? bx : by;
+  int64_t bx = rill_dims_prod(&x->dims, 0, x->dims.n - 2), by = rill_dims_prod(&y->dims, 0, y->dims.n - 2), batch = bx > by ? bx : by;
   if (k != k2 || (bx != by && bx != 1 && by != 1) || rill_tensor_numel(out) != batch * m * n) {
     char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
     return rill_kernel_error(ctx, "X (%s) of shape %s does not multiply Y (%s) of shape %s "

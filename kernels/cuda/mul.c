@@ -2,13 +2,6 @@
  * Y flattened at y_num_col_dims. */
 #include "kernels/cuda/cuda.h"
 
-/* The product of dims [from, to). */
-static int64_t span(const rill_dims *d, int from, int to) {
-  int64_t p = 1;
-  for (int i = from; i < to; i++) p *= d->d[i];
-  return p;
-}
-
 rill_status *rill_cuda_mul_fp32(rill_kernel_ctx *ctx) {
   rill_tensor *x = NULL, *y = NULL, *out = NULL;
   RILL_TRY(rill_kin_need(ctx, RILL_MUL_IN_X, 0, RILL_DTYPE_FP32, &x));
@@ -19,8 +12,8 @@ rill_status *rill_cuda_mul_fp32(rill_kernel_ctx *ctx) {
     return rill_kernel_error(ctx, "x_num_col_dims %lld or y_num_col_dims %lld is out of range for X (%s, "
                              "rank %d) and Y (%s, rank %d)", (long long)xc, (long long)yc,
                              rill_kin_name(ctx, 0, 0), x->dims.n, rill_kin_name(ctx, 1, 0), y->dims.n);
-  int64_t m = span(&x->dims, 0, (int)xc), k = span(&x->dims, (int)xc, x->dims.n);
-  int64_t k2 = span(&y->dims, 0, (int)yc), n = span(&y->dims, (int)yc, y->dims.n);
+  int64_t m = rill_dims_prod(&x->dims, 0, (int)xc), k = rill_dims_prod(&x->dims, (int)xc, x->dims.n);
+  int64_t k2 = rill_dims_prod(&y->dims, 0, (int)yc), n = rill_dims_prod(&y->dims, (int)yc, y->dims.n);
   if (k != k2 || rill_tensor_numel(out) != m * n) {
     char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
     return rill_kernel_error(ctx, "X (%s) of shape %s as a %lld x %lld matrix does not multiply Y (%s) of "

@@ -18,7 +18,7 @@ from .core import Error
 __all__ = ['Program', 'Block', 'Variable', 'Parameter', 'Operator', 'program_guard',
            'default_main_program', 'default_startup_program', 'switch_main_program',
            'switch_startup_program', 'name_scope', 'unique_name', 'OpRole', 'CPUPlace',
-           'CUDAPlace', 'in_dygraph_mode', 'cpu_places', 'cuda_places']
+           'CUDAPlace', 'in_dygraph_mode', 'cpu_places', 'cuda_places', 'is_compiled_with_cuda']
 
 
 class OpRole(object):
@@ -65,6 +65,12 @@ class CUDAPlace(object):
 
     def __hash__(self):
         return hash(('cuda', self.device_id))
+
+
+def is_compiled_with_cuda():
+    """True when this build of rill has the CUDA backend (it may still find no device:
+    rill.cuda.device_count())."""
+    return core.is_compiled_with_cuda()
 
 
 def in_dygraph_mode():

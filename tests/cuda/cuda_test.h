@@ -10,6 +10,18 @@
 
 #include "rill.h"
 
+#define OK(expr)                                                                 \
+  do {                                                                           \
+    rill_status *st_ = (expr);                                                   \
+    cr_assert_null(st_, "%s: %s", #expr, rill_status_message(st_));              \
+  } while (0)
+
+/* After its tests, a test program says how many it skipped for want of a device. */
+#define REPORT_GPU_SKIPS(name)                                                   \
+  ReportHook(POST_ALL)(struct criterion_global_stats *stats) {                   \
+    printf("%s: %zu GPU test(s) skipped\n", name, stats->tests_skipped);         \
+  }
+
 /* The reason no CUDA device can be used, in `why`; false when one can. */
 static inline bool cuda_missing(char *why, size_t cap) {
   int32_t n = 0;

@@ -6,16 +6,8 @@
 
 #include "cuda_test.h"
 
-#define OK(expr)                                                                 \
-  do {                                                                           \
-    rill_status *st_ = (expr);                                                   \
-    cr_assert_null(st_, "%s: %s", #expr, rill_status_message(st_));              \
-  } while (0)
 
-
-ReportHook(POST_ALL)(struct criterion_global_stats *stats) {
-  printf("cuda_models: %zu GPU test(s) skipped\n", stats->tests_skipped);
-}
+REPORT_GPU_SKIPS("cuda_models")
 
 static void check_model(const char *name) {
   NEED_CUDA_DEVICE();
