@@ -70,6 +70,15 @@ cudaError_t rill_cuda_momentum_f32(float *param_out, float *velocity_out, const 
                                    const float *grad, const float *velocity, const float *lr,
                                    int64_t n, float mu, float rescale, float l2, bool nesterov,
                                    cudaStream_t s);
+/* Fluid 1.x's adam on dense gradients, the scalars read on the device:
+ * lr_t = lr * sqrt(1 - beta2_pow) / (1 - beta1_pow); m1' = b1 m1 + (1 - b1) g;
+ * m2' = b2 m2 + (1 - b2) g^2; param' = param - lr_t m1' / (sqrt(m2') + eps). */
+cudaError_t rill_cuda_adam_f32(float *param_out, float *m1_out, float *m2_out, const float *param,
+                               const float *grad, const float *m1, const float *m2, const float *lr,
+                               const float *beta1_pow, const float *beta2_pow, int64_t n, float b1,
+                               float b2, float eps, cudaStream_t s);
+/* out[0] = in[0] * factor, after the work queued before it (in and out may be one). */
+cudaError_t rill_cuda_scale_scalar_f32(float *out, const float *in, float factor, cudaStream_t s);
 /* Element conversion between float32, float64, int32, int64 and bool (rill_dtype
  * numbers); false when a dtype is not one of them. */
 bool rill_cuda_cast_supported(int dtype);

@@ -9,7 +9,7 @@
 
 REPORT_GPU_SKIPS("cuda_kernels")
 
-#define MAX_ARGS 5
+#define MAX_ARGS 8
 
 typedef struct arg {
   const char *slot, *var;
@@ -22,7 +22,7 @@ typedef struct arg {
 typedef struct op_case {
   const char *op;
   arg in[MAX_ARGS];
-  arg out[2];
+  arg out[MAX_ARGS];
   void (*attrs)(rill_op_builder *b);
   double tol;
 } op_case;
@@ -53,7 +53,7 @@ static void run_case(const op_case *c, rill_place place, unsigned seed, rill_ten
   OK(rill_program_create(&p));
   int nin = 0, nout = 0;
   while (nin < MAX_ARGS && c->in[nin].slot) nin++;
-  while (nout < 2 && c->out[nout].slot) nout++;
+  while (nout < MAX_ARGS && c->out[nout].slot) nout++;
   for (int i = 0; i < nin; i++)
     OK(rill_block_add_var(p, 0, c->in[i].var, RILL_VAR_LOD_TENSOR, dtype_of(&c->in[i]), c->in[i].dims,
                           (size_t)c->in[i].ndim, 0, false));
@@ -79,7 +79,7 @@ static void run_case(const op_case *c, rill_place place, unsigned seed, rill_ten
   rill_op_builder_destroy(b);
 
   rill_tensor *feeds[MAX_ARGS];
-  const char *feed_names[MAX_ARGS], *fetch_names[2];
+  const char *feed_names[MAX_ARGS], *fetch_names[MAX_ARGS];
   srand(seed);
   for (int i = 0; i < nin; i++) {
     OK(rill_tensor_create(dtype_of(&c->in[i]), c->in[i].dims, (size_t)c->in[i].ndim, &feeds[i]));
@@ -104,10 +104,10 @@ static void run_case(const op_case *c, rill_place place, unsigned seed, rill_ten
 
 static void compare(const op_case *c) {
   NEED_CUDA_DEVICE();
-  rill_tensor *cpu[2] = {NULL, NULL}, *gpu[2] = {NULL, NULL};
+  rill_tensor *cpu[MAX_ARGS] = {NULL}, *gpu[MAX_ARGS] = {NULL};
   run_case(c, (rill_place){RILL_DEVICE_CPU, 0}, 7, cpu);
   run_case(c, (rill_place){RILL_DEVICE_CUDA, 0}, 7, gpu);
-  for (int i = 0; i < 2 && c->out[i].slot; i++) {
+  for (int i = 0; i < MAX_ARGS && c->out[i].slot; i++) {
     cr_assert_eq(rill_tensor_numel(gpu[i]), rill_tensor_numel(cpu[i]), "%s: output %s", c->op, c->out[i].var);
     cr_assert_eq(rill_tensor_dtype(gpu[i]), rill_tensor_dtype(cpu[i]));
     for (int64_t j = 0; j < rill_tensor_numel(cpu[i]); j++) {
@@ -257,6 +257,18 @@ Test(cuda_kernels, momentum_nesterov_l2) {
                {OUT("ParamOut", "p_out", 129), OUT("VelocityOut", "v_out", 129)},
                nesterov_l2,
                1e-6};
+  compare(&c);
+}
+
+Test(cuda_kernels, adam) {
+  op_case c = {"adam",
+               {IN("Param", "p", -1, 1, 7, 19), IN("Grad", "g", -1, 1, 7, 19), IN("Moment1", "m1", -0.1f, 0.1f, 7, 19),
+                IN("Moment2", "m2", 0, 0.01f, 7, 19), IN("LearningRate", "lr", 0.01f, 0.01f, 1),
+                IN("Beta1Pow", "b1p", 0.81f, 0.81f, 1), IN("Beta2Pow", "b2p", 0.998f, 0.998f, 1)},
+               {OUT("ParamOut", "p_out", 7, 19), OUT("Moment1Out", "m1_out", 7, 19), OUT("Moment2Out", "m2_out", 7, 19),
+                OUT("Beta1PowOut", "b1p_out", 1), OUT("Beta2PowOut", "b2p_out", 1)},
+               NULL,
+               1e-5};
   compare(&c);
 }
 
