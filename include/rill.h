@@ -138,6 +138,19 @@ typedef struct rill_place {
  * place can be used (an executor made for it does). */
 RILL_API rill_status *rill_parse_place(const char *text, rill_place *out);
 
+/* A device's memory as its backend's allocator sees it. */
+typedef struct rill_device_memory_stats {
+  int64_t current_bytes;  /* handed out to tensors now */
+  int64_t peak_bytes;     /* the most current_bytes has been */
+  int64_t cached_bytes;   /* freed and kept for reuse */
+  int64_t reserved_bytes; /* obtained from the device and not released */
+  int64_t device_allocs;  /* calls to the device's own allocator (cudaMalloc) so far */
+} rill_device_memory_stats;
+
+/* The memory statistics of `place`'s backend: UNIMPLEMENTED for a backend that keeps
+ * none (the CPU's), and the place's errors. */
+RILL_API rill_status *rill_device_memory_stats_get(rill_place place, rill_device_memory_stats *out);
+
 /* True when this build has the CUDA backend (librill_cuda.so, loaded on first use of a
  * CUDA place: doc/design/cuda.md). It says nothing of the machine's driver or devices. */
 RILL_API bool rill_is_compiled_with_cuda(void);

@@ -158,3 +158,15 @@ rill_status *rill_parse_place(const char *text, rill_place *out) {
   if (!text || !out) return rill_error(RILL_INVALID_ARGUMENT, "rill_parse_place: text or out is NULL");
   return rill_place_parse(text, out);
 }
+
+rill_status *rill_device_memory_stats_get(rill_place place, rill_device_memory_stats *out) {
+  if (!out) return rill_error(RILL_INVALID_ARGUMENT, "rill_device_memory_stats_get: out is NULL");
+  memset(out, 0, sizeof *out);
+  RILL_TRY(rill_place_check(place));
+  const rill_backend *b = rill_backend_find(place.device);
+  char where[RILL_PLACE_STR_MAX];
+  if (!b || !b->memory_stats)
+    return rill_error(RILL_UNIMPLEMENTED, "the backend of %s keeps no memory statistics",
+                      rill_place_str(place, where, sizeof where));
+  return b->memory_stats(b, place, out);
+}

@@ -289,6 +289,8 @@ struct rill_backend {
   rill_status *(*check_place)(const rill_backend *b, rill_place place);
   /* Optional. How many devices of its kind the backend sees; NULL: one. */
   int32_t (*device_count)(const rill_backend *b);
+  /* Optional. Its allocator's statistics for `place` (rill_device_memory_stats_get). */
+  rill_status *(*memory_stats)(const rill_backend *b, rill_place place, rill_device_memory_stats *out);
 };
 
 /* Registers a backend and its kernels, all or nothing: FAILED_PRECONDITION for another

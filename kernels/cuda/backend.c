@@ -123,6 +123,16 @@ static rill_status *cuda_check_place(const rill_backend *b, rill_place place) {
   return rill_cuda_dev_get(place.id, &d);
 }
 
+static rill_status *cuda_memory_stats(const rill_backend *b, rill_place place, rill_device_memory_stats *out) {
+  (void)b;
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_dev_get(place.id, &d));
+  rill_cuda_mem_stats s;
+  rill_cuda_mem_get_stats(d, &s);
+  *out = (rill_device_memory_stats){s.current, s.peak, s.cached, s.reserved, s.device_mallocs};
+  return NULL;
+}
+
 static int32_t cuda_device_count(const rill_backend *b) {
   (void)b;
   return rill_cuda_runtime_devices();
@@ -140,4 +150,5 @@ const rill_backend rill_cuda_backend = {
     .copy = cuda_copy,
     .check_place = cuda_check_place,
     .device_count = cuda_device_count,
+    .memory_stats = cuda_memory_stats,
 };

@@ -688,6 +688,27 @@ _is_compiled_with_cuda = _fn('rill_is_compiled_with_cuda', ctypes.c_bool)
 _cuda_device_count = _fn('rill_cuda_device_count', c_status_p, ctypes.POINTER(ctypes.c_int32))
 
 
+class _Place(ctypes.Structure):
+    _fields_ = [('device', ctypes.c_int), ('id', ctypes.c_int32)]
+
+
+class _DeviceMemoryStats(ctypes.Structure):
+    _fields_ = [('current_bytes', ctypes.c_int64), ('peak_bytes', ctypes.c_int64),
+                ('cached_bytes', ctypes.c_int64), ('reserved_bytes', ctypes.c_int64),
+                ('device_allocs', ctypes.c_int64)]
+
+
+_device_memory_stats = _fn('rill_device_memory_stats_get', c_status_p, _Place,
+                           ctypes.POINTER(_DeviceMemoryStats))
+
+
+def device_memory_stats(device, device_id):
+    """The allocator's statistics of a place, as a dict (rill_device_memory_stats_get)."""
+    s = _DeviceMemoryStats()
+    check(_device_memory_stats(_Place(device, device_id), ctypes.byref(s)))
+    return {k: getattr(s, k) for k, _ in _DeviceMemoryStats._fields_}
+
+
 def is_compiled_with_cuda():
     """True when this build of rill has the CUDA backend (librill_cuda.so)."""
     return bool(_is_compiled_with_cuda())

@@ -36,10 +36,7 @@ _cfg_level = _fn('rill_predictor_config_set_opt_level', c_status_p, _vp, ctypes.
 _cfg_passes = _fn('rill_predictor_config_set_passes', c_status_p, _vp, ctypes.c_uint32)
 _cfg_memopt = _fn('rill_predictor_config_set_memory_optim', c_status_p, _vp, ctypes.c_bool)
 _cfg_sched = _fn('rill_predictor_config_set_schedule', c_status_p, _vp, ctypes.c_int)
-class _Place(ctypes.Structure):
-    _fields_ = [('device', ctypes.c_int), ('id', ctypes.c_int32)]
-
-
+_Place = core._Place
 _parse_place = _fn('rill_parse_place', c_status_p, ctypes.c_char_p, ctypes.POINTER(_Place))
 _cfg_place = _fn('rill_predictor_config_set_place', c_status_p, _vp, _Place)
 _cfg_file_ops = _fn('rill_predictor_config_allow_file_ops', c_status_p, _vp, ctypes.c_char_p)

@@ -131,3 +131,32 @@ Test(cuda_runtime, a_program_runs_on_the_device) {
   OK(scale_on((rill_place){RILL_DEVICE_CUDA, 0}, got));
   for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 2.0f * (float)i + 1.0f, 0.0f);
 }
+
+Test(cuda_runtime, the_cpu_keeps_no_device_memory_statistics) {
+  rill_device_memory_stats s;
+  rill_status *st = rill_device_memory_stats_get((rill_place){RILL_DEVICE_CPU, 0}, &s);
+  cr_assert_eq(rill_status_code(st), RILL_UNIMPLEMENTED, "%s", rill_status_message(st));
+  cr_assert(strstr(rill_status_message(st), "cpu:0 keeps no memory statistics"), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+}
+
+/* The caching allocator: after the first run, 1,000 more runs of the same program take
+ * every block from its cache (no cudaMalloc, nothing more reserved), and the peak is at
+ * least what a run holds. */
+Test(cuda_runtime, runs_reuse_device_memory_without_growth) {
+  NEED_CUDA_DEVICE();
+  rill_place gpu = {RILL_DEVICE_CUDA, 0};
+  float got[4];
+  OK(scale_on(gpu, got));
+  rill_device_memory_stats first, later;
+  OK(rill_device_memory_stats_get(gpu, &first));
+  cr_assert_gt(first.device_allocs, 0);
+  cr_assert_geq(first.peak_bytes, first.current_bytes);
+  for (int i = 0; i < 1000; i++) OK(scale_on(gpu, got));
+  OK(rill_device_memory_stats_get(gpu, &later));
+  cr_assert_eq(later.device_allocs, first.device_allocs, "%lld cudaMalloc calls after the first run, %lld after 1000 more",
+               (long long)first.device_allocs, (long long)later.device_allocs);
+  cr_assert_eq(later.reserved_bytes, first.reserved_bytes);
+  cr_assert_eq(later.current_bytes, first.current_bytes);
+  for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 2.0f * (float)i + 1.0f, 0.0f);
+}

@@ -93,3 +93,14 @@ def test_inference_config_takes_the_device():
     else:
         cfg.enable_use_gpu(100, 0)
         assert cfg.use_gpu() and cfg.gpu_device_id() == 0
+
+
+def test_memory_stats_name_the_reason_or_count_the_bytes():
+    if fluid.cuda.device_count() == 0:
+        with pytest.raises(fluid.UnimplementedError, match='place cuda:0 has no registered backend'):
+            fluid.cuda.memory_stats(0)
+        return
+    xv = np.random.RandomState(3).rand(8, 13).astype('float32')
+    run_on(fluid.CUDAPlace(0), xv)
+    s = fluid.cuda.memory_stats(0)
+    assert s['device_allocs'] > 0 and s['peak_bytes'] >= s['current_bytes'] >= 0
