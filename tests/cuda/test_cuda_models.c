@@ -61,19 +61,25 @@ Test(cuda_models, abalone_bn_mlp) { check_model("abalone_bn_mlp"); }
 Test(cuda_models, gesture_rec) { check_model("paddlejs_gesture_rec"); }
 Test(cuda_models, paddlelite_simple) { check_model("paddlelite_simple_model"); }
 
-/* rill run --device: a clear error without a device, the CPU's answer with one. */
-Test(cuda_models, cli_device_option) {
-  char why[512], cmd[2048];
-  bool missing = cuda_missing(why, sizeof why);
-  snprintf(cmd, sizeof cmd,
-           "'%s/rill' run '%s/models/mnist_mlp_handwriting' --input '%s/models/mnist_mlp_handwriting/refs/input_image.npy'"
-           " --device cuda:0 2>&1", binary_dir(), shared_dir(), shared_dir());
+/* Runs the `rill` command line; its exit status, its output (both streams) in out. */
+static int rill_cli(const char *args, char *out, size_t cap) {
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "'%s/rill' %s 2>&1", binary_dir(), args);
   FILE *f = popen(cmd, "r");
   cr_assert_not_null(f);
-  char out[8192];
-  size_t n = fread(out, 1, sizeof out - 1, f);
+  size_t n = fread(out, 1, cap - 1, f);
   out[n] = '\0';
-  int rc = pclose(f);
+  return pclose(f);
+}
+
+/* rill run --device: a clear error without a device, the CPU's answer with one. */
+Test(cuda_models, cli_device_option) {
+  char why[512], args[1536], out[8192];
+  bool missing = cuda_missing(why, sizeof why);
+  snprintf(args, sizeof args,
+           "run '%s/models/mnist_mlp_handwriting' --input '%s/models/mnist_mlp_handwriting/refs/input_image.npy'"
+           " --device cuda:0", shared_dir(), shared_dir());
+  int rc = rill_cli(args, out, sizeof out);
   if (missing) {
     cr_assert_neq(rc, 0, "%s", out);
     cr_assert(strstr(out, "--device cuda:0") && strstr(out, "place cuda:0 has no registered backend"), "%s", out);
@@ -81,4 +87,16 @@ Test(cuda_models, cli_device_option) {
     cr_assert_eq(rc, 0, "%s", out);
     cr_assert(strstr(out, "argmax per row: 3\n"), "%s", out);
   }
+}
+
+/* rill ops lists an op's CUDA kernels where the machine can use them. */
+Test(cuda_models, cli_ops_lists_the_cuda_kernels) {
+  char why[512], out[8192];
+  bool missing = cuda_missing(why, sizeof why);
+  cr_assert_eq(rill_cli("ops relu", out, sizeof out), 0, "%s", out);
+  cr_assert(strstr(out, "  cpu: float32"), "%s", out);
+  if (missing)
+    cr_assert_null(strstr(out, "  cuda:"), "%s", out);
+  else
+    cr_assert(strstr(out, "  cuda: float32"), "%s", out);
 }
