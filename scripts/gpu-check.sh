@@ -130,5 +130,13 @@ else
 fi
 run bench_cuda 150 "$BUILD/bench_cuda"
 
+# A machine with a GPU on which rill finds no device (a driver older than the build's
+# CUDA runtime, a cuBLAS or cuDNN of another major version) would skip every GPU test:
+# that is a failure here, with the reason.
+if grep -q "^GPU [0-9]" "$OUT/gpu.txt" 2>/dev/null && grep -q "no CUDA device" "$OUT/bench_cuda.txt"; then
+  echo "gpu-check: this machine has a GPU, but rill cannot use it: $(cat "$OUT/bench_cuda.txt")"
+  FAILED=$((FAILED + 1))
+fi
+
 note "done: $FAILED failed step(s); logs in $OUT"
 exit "$FAILED"
