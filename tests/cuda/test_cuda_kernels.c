@@ -272,6 +272,33 @@ Test(cuda_kernels, adam) {
   compare(&c);
 }
 
+static void conv_s2_p1_d2_g2(rill_op_builder *b) {
+  static const int32_t s2[] = {2, 1}, p1[] = {1, 2}, d2[] = {2, 1};
+  OK(rill_op_builder_attr_ints(b, "strides", s2, 2));
+  OK(rill_op_builder_attr_ints(b, "paddings", p1, 2));
+  OK(rill_op_builder_attr_ints(b, "dilations", d2, 2));
+  OK(rill_op_builder_attr_int(b, "groups", 2));
+}
+
+/* Input [2, 4, 11, 9], Filter [6, 2, 3, 3]: out h = (11 + 2 - 5) / 2 + 1 = 5, w = (9 + 4 - 3) + 1 = 11. */
+Test(cuda_kernels, conv2d_strides_paddings_dilations_groups) {
+  op_case c = {"conv2d", {IN("Input", "x", -1, 1, 2, 4, 11, 9), IN("Filter", "w", -1, 1, 6, 2, 3, 3)},
+               {OUT("Output", "y", 2, 6, 5, 11)}, conv_s2_p1_d2_g2, 1e-4};
+  compare(&c);
+}
+
+static void depthwise(rill_op_builder *b) {
+  static const int32_t p1[] = {1, 1};
+  OK(rill_op_builder_attr_ints(b, "paddings", p1, 2));
+  OK(rill_op_builder_attr_int(b, "groups", 5));
+}
+
+Test(cuda_kernels, depthwise_conv2d) {
+  op_case c = {"depthwise_conv2d", {IN("Input", "x", -1, 1, 3, 5, 7, 7), IN("Filter", "w", -1, 1, 5, 1, 3, 3)},
+               {OUT("Output", "y", 3, 5, 7, 7)}, depthwise, 1e-4};
+  compare(&c);
+}
+
 static void to_int64(rill_op_builder *b) {
   OK(rill_op_builder_attr_int(b, "in_dtype", RILL_DTYPE_FP32));
   OK(rill_op_builder_attr_int(b, "out_dtype", RILL_DTYPE_INT64));
