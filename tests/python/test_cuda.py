@@ -80,8 +80,9 @@ def test_a_network_gives_the_cpus_numbers_on_the_device():
 
 def test_inference_config_takes_the_device():
     import os
-    model = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'shared', 'models',
-                         'fit_a_line_raftliu')
+    shared = os.environ.get('RILL_SHARED_DIR') or os.path.join(
+        os.path.dirname(__file__), '..', '..', '..', 'shared')
+    model = os.path.join(shared, 'models', 'fit_a_line_raftliu')
     cfg = fluid.inference.Config(model)
     assert not cfg.use_gpu()
     with pytest.raises(fluid.InvalidArgumentError, match="place 'tpu:0'"):
