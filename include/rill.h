@@ -133,6 +133,32 @@ typedef struct rill_place {
   int32_t id; /* device ordinal; 0 for the CPU */
 } rill_place;
 
+/* Parses a place: "cpu", "cuda:0", Paddle's "gpu:1", or a registered backend's name
+ * with an optional ":ID". INVALID_ARGUMENT names the text. Does not check that the
+ * place can be used (an executor made for it does). */
+RILL_API rill_status *rill_parse_place(const char *text, rill_place *out);
+
+/* A device's memory as its backend's allocator sees it. */
+typedef struct rill_device_memory_stats {
+  int64_t current_bytes;  /* handed out to tensors now */
+  int64_t peak_bytes;     /* the most current_bytes has been */
+  int64_t cached_bytes;   /* freed and kept for reuse */
+  int64_t reserved_bytes; /* obtained from the device and not released */
+  int64_t device_allocs;  /* calls to the device's own allocator (cudaMalloc) so far */
+} rill_device_memory_stats;
+
+/* The memory statistics of `place`'s backend: UNIMPLEMENTED for a backend that keeps
+ * none (the CPU's), and the place's errors. */
+RILL_API rill_status *rill_device_memory_stats_get(rill_place place, rill_device_memory_stats *out);
+
+/* True when this build has the CUDA backend (librill_cuda.so, loaded on first use of a
+ * CUDA place: doc/design/cuda.md). It says nothing of the machine's driver or devices. */
+RILL_API bool rill_is_compiled_with_cuda(void);
+/* The CUDA devices this process can use. When it can use none, *count is 0 and the
+ * error says why: NOT_FOUND for a build without the backend; UNAVAILABLE for a backend
+ * library that does not load, no driver or no device. Loads the backend on first use. */
+RILL_API rill_status *rill_cuda_device_count(int32_t *count);
+
 /* ------------------------------------------------------------- allocator ------ */
 
 /* Every allocation the library makes goes through this table. alloc/realloc return
@@ -506,6 +532,13 @@ RILL_API rill_status *rill_predictor_config_set_passes(rill_predictor_config *co
 /* true: temporaries share buffers by liveness (the executor's memory plan). */
 RILL_API rill_status *rill_predictor_config_set_memory_optim(rill_predictor_config *config,
                                                              bool enabled);
+
+/* Where the predictor runs (default the CPU): a place another backend serves, such as
+ * {RILL_DEVICE_CUDA, 0}. Checked here: UNIMPLEMENTED with the reason when the place
+ * cannot be used (no backend, driver or device), INVALID_ARGUMENT for a device id the
+ * machine lacks. */
+RILL_API rill_status *rill_predictor_config_set_place(rill_predictor_config *config,
+                                                      rill_place place);
 
 /* The executor's schedule (rill_executor_set_schedule; default AUTO). */
 RILL_API rill_status *rill_predictor_config_set_schedule(rill_predictor_config *config,

@@ -23,14 +23,14 @@ section "C tests (release) on the baseline paths: RILL_CPU_ISA=generic"
 
 section "C tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DRILL_SANITIZE=address,undefined \
-  -DRILL_BUILD_BENCH=OFF "${FLAGS[@]}" >/dev/null
+  -DRILL_BUILD_BENCH=OFF -DRILL_CUDA=OFF "${FLAGS[@]}" >/dev/null
 cmake --build build-asan -j "$JOBS" >/dev/null
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j "$JOBS")
 
 section "threaded C tests under ThreadSanitizer"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DRILL_SANITIZE=thread \
-  -DRILL_BUILD_BENCH=OFF "${FLAGS[@]}" >/dev/null
+  -DRILL_BUILD_BENCH=OFF -DRILL_CUDA=OFF "${FLAGS[@]}" >/dev/null
 cmake --build build-tsan -j "$JOBS" >/dev/null
 # OpenBLAS is not instrumented: TSan cannot see how its own threads synchronise, and
 # reports races inside its kernels (sgemm_beta_*) on them. Its GEMMs run on the thread
@@ -58,7 +58,7 @@ fi
 if ls tests/fuzz/fuzz_*.c >/dev/null 2>&1; then
   section "fuzz targets, ${FUZZ_SECONDS}s each"
   CC=clang cmake -S . -B build-fuzz -DRILL_FUZZ=ON -DRILL_BUILD_TESTS=OFF \
-    -DRILL_BUILD_BENCH=OFF "${FLAGS[@]}" >/dev/null
+    -DRILL_BUILD_BENCH=OFF -DRILL_CUDA=OFF "${FLAGS[@]}" >/dev/null
   cmake --build build-fuzz -j "$JOBS" >/dev/null
   for f in tests/fuzz/fuzz_*.c; do
     name=$(basename "$f" .c)

@@ -484,6 +484,16 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog, int32
       goto fail;
     }
     op->kernel = rill_kernel_find(op->type, op->place.device, op->kernel_dtype);
+    if (!op->kernel && op->place.device != RILL_HOST_DEVICE) {
+      /* An op its place's backend has no kernel for runs on the host: the run stages
+       * its inputs to the host and its outputs back where they are read. */
+      rill_kernel_fn host = rill_kernel_find(op->type, RILL_HOST_DEVICE, op->kernel_dtype);
+      if (host) {
+        op->kernel = host;
+        op->place = (rill_place){RILL_HOST_DEVICE, 0};
+        op->backend = rill_backend_find(RILL_HOST_DEVICE);
+      }
+    }
     if (!op->kernel) {
       st = rill_error(RILL_UNIMPLEMENTED, "block %d, op #%zu '%s': backend '%s' has no kernel for dtype %s",
                       (int)block, i, op->type, op->backend->name,

@@ -53,7 +53,8 @@ typedef struct plan_op {
    * unless the schema's inference reads data (RILL_OP_INFER_READS_DATA). */
   bool infer_valid;
   int32_t dtype_arg; /* flat input index whose dtype picks the kernel, or -1 */
-  /* Where the op runs: the executor's place, or the op's `op_device` attribute. Inputs
+  /* Where the op runs: the executor's place, or the op's `op_device` attribute, or the
+   * host when that place's backend has no kernel for the op and the host's has. Inputs
    * on another place are copied here before the kernel runs; outputs are allocated here
    * by the backend's memory. */
   rill_place place;

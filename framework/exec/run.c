@@ -267,7 +267,8 @@ static rill_status *stage_inputs(rill_plan *p, plan_op *op, staged_input **out, 
 
 static rill_status *alloc_and_call(rill_plan *p, plan_op *op);
 
-static rill_status *run_op(rill_plan *p, plan_op *op) {
+/* Inference, kernel choice and the kernel call; staged: the inputs were staged already. */
+static rill_status *infer_and_call(rill_plan *p, plan_op *op, bool staged_already) {
   rill_status *st;
   if (op->schema->infer &&
       (refresh_in_metas(p, op) || !op->infer_valid ||
@@ -299,10 +300,26 @@ static rill_status *run_op(rill_plan *p, plan_op *op) {
       op->kernel_dtype = vt->dtype;
     }
   }
+  if (staged_already) return alloc_and_call(p, op);
   uint32_t nstaged = 0;
   staged_input *staged = NULL;
   if ((st = stage_inputs(p, op, &staged, &nstaged))) return st;
   st = alloc_and_call(p, op);
+  unstage_inputs(p, staged, nstaged);
+  return st;
+}
+
+/* An op whose inference reads its inputs' data (a shape held in a tensor) reads it on
+ * its own place: its inputs on other places (a device's) are staged before inference.
+ * Other ops infer from metadata alone, and their inputs are staged just before the
+ * kernel. */
+static rill_status *run_op(rill_plan *p, plan_op *op) {
+  if (!(op->schema->flags & RILL_OP_INFER_READS_DATA)) return infer_and_call(p, op, false);
+  uint32_t nstaged = 0;
+  staged_input *staged = NULL;
+  rill_status *st = stage_inputs(p, op, &staged, &nstaged);
+  if (st) return st;
+  st = infer_and_call(p, op, true);
   unstage_inputs(p, staged, nstaged);
   return st;
 }

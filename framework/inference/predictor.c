@@ -26,6 +26,7 @@ struct rill_predictor_config {
   uint32_t passes;
   bool memory_optim;
   rill_schedule schedule;
+  rill_place place;
   char *file_ops_dir; /* resolved; NULL: ops that touch files are refused */
   bool mutable_weights; /* weights not marked immutable (tests: the unpacked products) */
 };
@@ -52,6 +53,7 @@ typedef struct shared_model {
   int32_t threads;
   bool memory_optim;
   rill_schedule schedule;
+  rill_place place;
 } shared_model;
 
 struct rill_predictor {
@@ -150,6 +152,13 @@ rill_status *rill_predictor_config_set_passes(rill_predictor_config *config, uin
 rill_status *rill_predictor_config_set_memory_optim(rill_predictor_config *config, bool enabled) {
   if (!config) return rill_error(RILL_INVALID_ARGUMENT, "predictor config is NULL");
   config->memory_optim = enabled;
+  return NULL;
+}
+
+rill_status *rill_predictor_config_set_place(rill_predictor_config *config, rill_place place) {
+  if (!config) return rill_error(RILL_INVALID_ARGUMENT, "predictor config is NULL");
+  RILL_TRY(rill_status_wrap(rill_place_check(place), "predictor config"));
+  config->place = place;
   return NULL;
 }
 
@@ -337,6 +346,7 @@ static rill_status *shared_load(const rill_predictor_config *c, shared_model *m)
   m->threads = c->threads;
   m->memory_optim = c->memory_optim;
   m->schedule = c->schedule;
+  m->place = c->place;
   return NULL;
 }
 
@@ -371,6 +381,7 @@ static rill_status *predictor_open(shared_model *m, rill_predictor **out) {
   for (size_t i = 0; !st && i < m->noutputs; i++) p->out_names[i] = m->outputs[i].name;
   rill_executor_options opts = RILL_EXECUTOR_OPTIONS_INIT;
   opts.num_threads = m->threads;
+  opts.place = m->place;
   if (!st) st = rill_exec_create(&opts, &p->exe);
   if (!st) {
     p->exe->memory_plan = m->memory_optim;

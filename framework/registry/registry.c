@@ -2,6 +2,7 @@
  * kernels/backends.c and their kernels, plus what plugins and applications add at run
  * time, indexed once by op type. */
 #include "framework/registry/registry.h"
+#include "framework/registry/backend_host.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -280,15 +281,23 @@ const char *rill_place_str(rill_place place, char *buf, size_t cap) {
 
 rill_status *rill_place_check(rill_place place) {
   RILL_TRY(rill_registry_init());
-  pthread_rwlock_rdlock(&reg.lock);
-  bool ok = backend_locked(place.device) != NULL;
+  const rill_backend *b = rill_backend_find(place.device);
+  rill_status *why = NULL;
+  if (!b && !(why = rill_lazy_backend_load(place.device))) b = rill_backend_find(place.device);
+  if (b) return b->check_place ? b->check_place(b, place) : NULL;
   char names[256], where[RILL_PLACE_STR_MAX];
-  if (!ok) backend_names_locked(names, sizeof names);
+  pthread_rwlock_rdlock(&reg.lock);
+  backend_names_locked(names, sizeof names);
   pthread_rwlock_unlock(&reg.lock);
-  if (ok) return NULL;
-  return rill_error(RILL_UNIMPLEMENTED,
-                    "place %s has no registered backend (registered backends: %s)",
+  rill_status *st;
+  if (why && rill_status_code(why) != RILL_NOT_FOUND)
+    st = rill_error(RILL_UNIMPLEMENTED, "place %s has no registered backend (registered backends: %s): %s",
+                    rill_place_str(place, where, sizeof where), names, rill_status_message(why));
+  else
+    st = rill_error(RILL_UNIMPLEMENTED, "place %s has no registered backend (registered backends: %s)",
                     rill_place_str(place, where, sizeof where), names);
+  rill_status_destroy(why);
+  return st;
 }
 
 rill_status *rill_place_parse(const char *text, rill_place *out) {

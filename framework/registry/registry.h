@@ -284,6 +284,13 @@ struct rill_backend {
                                  const void *src, size_t n);
   rill_status *(*copy)(const rill_backend *b, rill_place dst_place, void *dst,
                        rill_place src_place, const void *src, size_t n);
+  /* Optional. NULL when the backend can serve `place` (its id names a device it has);
+   * else an error naming the place and saying why. NULL: every id is served. */
+  rill_status *(*check_place)(const rill_backend *b, rill_place place);
+  /* Optional. How many devices of its kind the backend sees; NULL: one. */
+  int32_t (*device_count)(const rill_backend *b);
+  /* Optional. Its allocator's statistics for `place` (rill_device_memory_stats_get). */
+  rill_status *(*memory_stats)(const rill_backend *b, rill_place place, rill_device_memory_stats *out);
 };
 
 /* Registers a backend and its kernels, all or nothing: FAILED_PRECONDITION for another
@@ -297,8 +304,10 @@ const rill_backend *rill_backend_find(rill_device device);
 /* Registered backends, in registration order (the built-in ones first). */
 size_t rill_backend_count(void);
 const rill_backend *rill_backend_at(size_t i);
-/* NULL when `place` has a registered backend; else UNIMPLEMENTED naming the place and
- * listing the registered backends. */
+/* NULL when `place` has a registered backend that serves it (its check_place); else
+ * UNIMPLEMENTED naming the place and listing the registered backends, with the reason
+ * when the device kind's lazy backend (backend_host.h) could not be loaded, or the
+ * backend's own error for an id it does not serve. Loads a lazy backend on first use. */
 rill_status *rill_place_check(rill_place place);
 /* "cpu:0", "cuda:1", "device 7:0": a place for messages (buf of RILL_PLACE_STR_MAX). */
 #define RILL_PLACE_STR_MAX 48

@@ -27,7 +27,7 @@ from .core import load_op_library, cpu_isa, version, version_number
 from . import reader, compiler, data_loader, profiler
 from .compiler import CompiledProgram, BuildStrategy, ExecutionStrategy
 from .layers import fluid_data as data, fluid_embedding as embedding
-from .framework import cpu_places, cuda_places
+from .framework import cpu_places, cuda_places, is_compiled_with_cuda
 from .executor import create_random_int_lodtensor
 from ._missing import FluidAPIMissing
 from . import transpiler
@@ -38,8 +38,9 @@ from .transpiler import DistributeTranspiler, DistributeTranspilerConfig, HashNa
 core.Scope = Scope
 core.LoDTensor = LoDTensor
 core.CPUPlace = CPUPlace
-core.is_compiled_with_cuda = lambda: False
-core.get_cuda_device_count = lambda: 0
+core.CUDAPlace = CUDAPlace
+core.get_cuda_device_count = lambda: core.cuda_device_count()[0]
+from . import cuda
 
 # The release of this package; rill.version() is the loaded C library's, and the
 # tests check that the two agree.
@@ -51,7 +52,7 @@ __all__ = ['Error', 'Program', 'Block', 'Variable', 'Parameter', 'Operator', 'pr
            'scope_guard', 'LoDTensor', 'create_lod_tensor', 'layers', 'optimizer',
            'initializer', 'regularizer', 'clip', 'io', 'core', 'DataFeeder', 'nets', 'inference',
            'load_op_library', 'cpu_isa', 'version', 'version_number', 'data', 'embedding', 'reader', 'CompiledProgram', 'BuildStrategy',
-           'ExecutionStrategy', 'cpu_places', 'cuda_places', 'create_random_int_lodtensor',
+           'ExecutionStrategy', 'cpu_places', 'cuda_places', 'is_compiled_with_cuda', 'create_random_int_lodtensor',
            'FluidAPIMissing', 'metrics', 'evaluator']
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402

@@ -682,9 +682,53 @@ _exec_schedule = _fn('rill_executor_set_schedule', c_status_p, ctypes.c_void_p, 
 SCHEDULE_AUTO, SCHEDULE_SEQUENTIAL, SCHEDULE_PARALLEL = 0, 1, 2
 
 
+DEVICE_CPU, DEVICE_CUDA = 0, 1
+
+_is_compiled_with_cuda = _fn('rill_is_compiled_with_cuda', ctypes.c_bool)
+_cuda_device_count = _fn('rill_cuda_device_count', c_status_p, ctypes.POINTER(ctypes.c_int32))
+
+
+class _Place(ctypes.Structure):
+    _fields_ = [('device', ctypes.c_int), ('id', ctypes.c_int32)]
+
+
+class _DeviceMemoryStats(ctypes.Structure):
+    _fields_ = [('current_bytes', ctypes.c_int64), ('peak_bytes', ctypes.c_int64),
+                ('cached_bytes', ctypes.c_int64), ('reserved_bytes', ctypes.c_int64),
+                ('device_allocs', ctypes.c_int64)]
+
+
+_device_memory_stats = _fn('rill_device_memory_stats_get', c_status_p, _Place,
+                           ctypes.POINTER(_DeviceMemoryStats))
+
+
+def device_memory_stats(device, device_id):
+    """The allocator's statistics of a place, as a dict (rill_device_memory_stats_get)."""
+    s = _DeviceMemoryStats()
+    check(_device_memory_stats(_Place(device, device_id), ctypes.byref(s)))
+    return {k: getattr(s, k) for k, _ in _DeviceMemoryStats._fields_}
+
+
+def is_compiled_with_cuda():
+    """True when this build of rill has the CUDA backend (librill_cuda.so)."""
+    return bool(_is_compiled_with_cuda())
+
+
+def cuda_device_count():
+    """(count, reason): the CUDA devices this process can use, and why none when 0."""
+    n = ctypes.c_int32(0)
+    st = _cuda_device_count(ctypes.byref(n))
+    if st:
+        try:
+            return 0, _status_message(st).decode('utf-8', 'replace')
+        finally:
+            _status_destroy(st)
+    return int(n.value), None
+
+
 class CExecutor(object):
-    def __init__(self, num_threads=0, schedule=SCHEDULE_AUTO):
-        opts = _ExecOptions(num_threads=int(num_threads or 0))
+    def __init__(self, num_threads=0, schedule=SCHEDULE_AUTO, device=DEVICE_CPU, device_id=0):
+        opts = _ExecOptions(num_threads=int(num_threads or 0), device=int(device), id=int(device_id))
         out = ctypes.c_void_p()
         check(_exec_create(ctypes.byref(opts), ctypes.byref(out)))
         self._h = out.value

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import core
 from .core import Tensor, error_class
-from .framework import Program, Variable, default_main_program, CPUPlace
+from .framework import Program, Variable, default_main_program, CPUPlace, CUDAPlace
 
 __all__ = ['Executor', 'Scope', 'global_scope', 'scope_guard', 'LoDTensor', 'create_lod_tensor',
            'create_random_int_lodtensor']
@@ -268,14 +268,19 @@ class Executor(object):
 
     def __init__(self, place=None, parallel=None, num_threads=None):
         self.place = place if place is not None else CPUPlace()
-        if not isinstance(self.place, CPUPlace):
-            raise TypeError('Executor: rill runs on CPUPlace() only, got %r' % (place,))
+        if isinstance(self.place, CUDAPlace):
+            device, device_id = core.DEVICE_CUDA, self.place.device_id
+        elif isinstance(self.place, CPUPlace):
+            device, device_id = core.DEVICE_CPU, 0
+        else:
+            raise TypeError('Executor: the place must be CPUPlace() or CUDAPlace(id), got %r'
+                            % (place,))
         if num_threads is not None and int(num_threads) < 0:
             raise ValueError('Executor: num_threads must be positive, got %r' % num_threads)
         sched = {None: core.SCHEDULE_AUTO, False: core.SCHEDULE_SEQUENTIAL,
                  True: core.SCHEDULE_PARALLEL}[parallel]
         self.num_threads = int(num_threads) if num_threads is not None else _env_threads()
-        self._c = core.CExecutor(self.num_threads, sched)
+        self._c = core.CExecutor(self.num_threads, sched, device, device_id)
         self._plans = {}
         self._closed = False
         _open_executors.add(self)

@@ -18,7 +18,7 @@ from .core import Error
 __all__ = ['Program', 'Block', 'Variable', 'Parameter', 'Operator', 'program_guard',
            'default_main_program', 'default_startup_program', 'switch_main_program',
            'switch_startup_program', 'name_scope', 'unique_name', 'OpRole', 'CPUPlace',
-           'CUDAPlace', 'in_dygraph_mode', 'cpu_places', 'cuda_places']
+           'CUDAPlace', 'in_dygraph_mode', 'cpu_places', 'cuda_places', 'is_compiled_with_cuda']
 
 
 class OpRole(object):
@@ -43,9 +43,34 @@ class CPUPlace(object):
 
 
 class CUDAPlace(object):
+    """Fluid's CUDAPlace(id): the CUDA device `id`. Making one needs no device; an
+    Executor made for it raises UnimplementedError saying why when the device cannot be
+    used (a build without CUDA, no driver, no device) and InvalidArgumentError for an id
+    the machine does not have."""
+
     def __init__(self, device_id=0):
-        raise core.error_class('UNIMPLEMENTED')(
-            'CUDAPlace(%d): rill runs on the CPU only; use rill.CPUPlace()' % device_id)
+        if isinstance(device_id, bool) or not isinstance(device_id, int) or device_id < 0:
+            raise core.error_class('INVALID_ARGUMENT')(
+                'CUDAPlace(%r): the device id must be an integer >= 0' % (device_id,))
+        self.device_id = device_id
+
+    def get_device_id(self):
+        return self.device_id
+
+    def __repr__(self):
+        return 'CUDAPlace(%d)' % self.device_id
+
+    def __eq__(self, other):
+        return isinstance(other, CUDAPlace) and other.device_id == self.device_id
+
+    def __hash__(self):
+        return hash(('cuda', self.device_id))
+
+
+def is_compiled_with_cuda():
+    """True when this build of rill has the CUDA backend (it may still find no device:
+    rill.cuda.device_count())."""
+    return core.is_compiled_with_cuda()
 
 
 def in_dygraph_mode():
@@ -62,13 +87,11 @@ def cpu_places(device_count=None):
 
 
 def cuda_places(device_ids=None):
-    """Fluid's cuda_places: rill has no CUDA devices, so the list is empty; asking for
-    device ids raises UnimplementedError."""
+    """Fluid's cuda_places: CUDAPlace(i) for each id (default: every device this
+    process can use, none on a machine without CUDA)."""
     if device_ids is None:
-        return []
-    raise core.error_class('UNIMPLEMENTED')(
-        'cuda_places(%r): rill runs on the CPU only (no CUDA devices); use rill.cpu_places()'
-        % (device_ids,))
+        return [CUDAPlace(i) for i in range(core.cuda_device_count()[0])]
+    return [CUDAPlace(i) for i in device_ids]
 
 
 # --------------------------------------------------------------- unique names ----

@@ -36,6 +36,9 @@ _cfg_level = _fn('rill_predictor_config_set_opt_level', c_status_p, _vp, ctypes.
 _cfg_passes = _fn('rill_predictor_config_set_passes', c_status_p, _vp, ctypes.c_uint32)
 _cfg_memopt = _fn('rill_predictor_config_set_memory_optim', c_status_p, _vp, ctypes.c_bool)
 _cfg_sched = _fn('rill_predictor_config_set_schedule', c_status_p, _vp, ctypes.c_int)
+_Place = core._Place
+_parse_place = _fn('rill_parse_place', c_status_p, ctypes.c_char_p, ctypes.POINTER(_Place))
+_cfg_place = _fn('rill_predictor_config_set_place', c_status_p, _vp, _Place)
 _cfg_file_ops = _fn('rill_predictor_config_allow_file_ops', c_status_p, _vp, ctypes.c_char_p)
 _pred_create = _fn('rill_predictor_create', c_status_p, _vp, ctypes.POINTER(_vp))
 _pred_clone = _fn('rill_predictor_clone', c_status_p, _vp, ctypes.POINTER(_vp))
@@ -74,12 +77,14 @@ class Config(object):
     - parallel: None (AUTO), True (PARALLEL) or False (SEQUENTIAL) schedule;
     - allow_file_ops: None (default) refuses a model whose ops read or write files (save,
       load, checkpoint...) with FailedPreconditionError naming the op and the path; a
-      directory allows them where every such path resolves inside it.
+      directory allows them where every such path resolves inside it;
+    - device: where it runs, 'cpu' (default) or 'cuda:N' (Paddle's enable_use_gpu);
+      a place that cannot be used raises UnimplementedError saying why.
 
     Each setting is checked by C when set: a bad one raises InvalidArgumentError."""
 
     def __init__(self, model_path, params_file=None, threads=0, opt_level=2, passes=None,
-                 memory_optim=True, parallel=None, allow_file_ops=None):
+                 memory_optim=True, parallel=None, allow_file_ops=None, device='cpu'):
         if not isinstance(model_path, (str, bytes, os.PathLike)) or not os.fspath(model_path):
             raise error_class('INVALID_ARGUMENT')(
                 'Config: model_path must be a non-empty path, got %r' % (model_path,))
@@ -95,6 +100,7 @@ class Config(object):
         self.memory_optim = True
         self.parallel = None
         self.allow_file_ops = None
+        self.device = 'cpu'
         if params_file is not None:
             self.set_params_file(params_file)
         self.set_threads(threads)
@@ -105,6 +111,8 @@ class Config(object):
         self.set_parallel(parallel)
         if allow_file_ops is not None:
             self.set_allow_file_ops(allow_file_ops)
+        if device != 'cpu':
+            self.set_device(device)
 
     def __del__(self):
         if getattr(self, '_h', None):
@@ -169,7 +177,31 @@ class Config(object):
                             else None))
         self.allow_file_ops = os.fsdecode(directory) if directory is not None else None
 
+    def set_device(self, device):
+        """'cpu', 'cuda:N' or 'gpu:N': checked now (rill_predictor_config_set_place)."""
+        if not isinstance(device, str):
+            raise error_class('INVALID_ARGUMENT')('Config: device must be a string such as '
+                                                  "'cuda:0', got %r" % (device,))
+        place = _Place()
+        check(_parse_place(device.encode(), ctypes.byref(place)))
+        check(_cfg_place(self._h, place))
+        self.device = device
+
     # Paddle Inference's names.
+    def enable_use_gpu(self, memory_pool_init_size_mb=100, device_id=0):
+        """Paddle's switch to the GPU: runs on cuda:device_id. The memory pool grows as
+        needed (the caching allocator), so the initial size is not used."""
+        self.set_device('cuda:%d' % self._int('device_id', device_id))
+
+    def disable_gpu(self):
+        self.set_device('cpu')
+
+    def use_gpu(self):
+        return self.device != 'cpu'
+
+    def gpu_device_id(self):
+        return int(self.device.split(':')[1]) if ':' in self.device and self.use_gpu() else 0
+
     def set_cpu_math_library_num_threads(self, n):
         self.set_threads(n)
 

@@ -323,9 +323,8 @@ def test_create_random_int_lodtensor_and_places():
     assert arr.min() >= 1 and arr.max() <= 4
     assert t.recursive_sequence_lengths() == [[2, 3]]
     assert fluid.cpu_places(3) == [fluid.CPUPlace()] * 3
-    assert fluid.cuda_places() == []
-    with pytest.raises(fluid.UnimplementedError, match='CPU only'):
-        fluid.cuda_places([0])
+    assert fluid.cuda_places() == [fluid.CUDAPlace(i) for i in range(fluid.cuda.device_count())]
+    assert fluid.cuda_places([1, 0]) == [fluid.CUDAPlace(1), fluid.CUDAPlace(0)]
 
 
 def mlp():

@@ -223,9 +223,11 @@ def test_executor_schedules_agree(parallel):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
-def test_executor_rejects_cuda_and_closed_use():
-    with pytest.raises(rill.UnimplementedError):
-        rill.CUDAPlace(0)
+def test_executor_rejects_bad_places_and_closed_use():
+    with pytest.raises(rill.InvalidArgumentError, match='device id'):
+        rill.CUDAPlace(-1)
+    with pytest.raises(TypeError, match='CPUPlace'):
+        rill.Executor('gpu')
     exe = rill.Executor()
     exe.close()
     with pytest.raises(rill.FailedPreconditionError):

@@ -17,6 +17,11 @@ static int describe(const char *name) {
 
 int cmd_ops(int argc, char **argv) {
   if (argc > 1) return usage_error("ops takes at most one NAME%s", "");
+  /* Each op lists its kernels by backend: load the CUDA backend when this machine can
+   * use it, so that its kernels are listed too. Without a device there is nothing to
+   * list, and nothing to report. */
+  int32_t devices = 0;
+  rill_status_destroy(rill_cuda_device_count(&devices));
   if (argc == 1) return describe(argv[0]);
   size_t n = rill_op_count();
   if (n == 0) return fail(rill_status_create(RILL_INTERNAL, "the operator tables could not be built"));

@@ -14,6 +14,7 @@
 /* What the command line asked for. The strings point into argv. */
 typedef struct run_args {
   const char *model, *out_dir, *params, *file_ops_dir, *profile;
+  const char *device; /* --device PLACE; NULL: the CPU */
   long repeat, threads, bench, opt_level;
   bool memory_optim;
   rill_schedule schedule;
@@ -52,7 +53,7 @@ static bool takes_value(const char *a) {
   static const char *const with_value[] = {"--input", "-i",        "--output", "-o",
                                            "--params", "--repeat", "--threads", "--lod",
                                            "--bench", "-O",        "--allow-file-ops",
-                                           "--profile"};
+                                           "--profile", "--device"};
   for (size_t i = 0; i < sizeof with_value / sizeof *with_value; i++)
     if (strcmp(a, with_value[i]) == 0) return true;
   return false;
@@ -103,6 +104,15 @@ static int take_option(run_args *r, const char *a, char *v) {
       return usage_error("--bench needs a count from 1 to 1000000, not '%s'", v);
   } else if (strcmp(a, "-O") == 0) {
     if (!parse_level(v, &r->opt_level)) return usage_error("-O needs a level 0, 1 or 2, not '%s'", v);
+  } else if (strcmp(a, "--device") == 0) {
+    rill_place place;
+    rill_status *st = rill_parse_place(v, &place);
+    if (st) {
+      int rc = usage_error("--device: %s", rill_status_message(st));
+      rill_status_destroy(st);
+      return rc;
+    }
+    r->device = v;
   } else if (strcmp(a, "--threads") == 0) {
     if (!parse_count(v, 1024, &r->threads))
       return usage_error("--threads needs a count from 1 to 1024, not '%s'", v);
@@ -169,6 +179,11 @@ static rill_status *create_predictor(const run_args *r, rill_predictor **out) {
   if (!st) st = rill_predictor_config_set_opt_level(config, (int32_t)r->opt_level);
   if (!st) st = rill_predictor_config_set_memory_optim(config, r->memory_optim);
   if (!st) st = rill_predictor_config_set_schedule(config, r->schedule);
+  if (!st && r->device) {
+    rill_place place;
+    st = rill_parse_place(r->device, &place);
+    if (!st) st = rill_status_wrap(rill_predictor_config_set_place(config, place), "--device %s", r->device);
+  }
   if (!st && r->file_ops_dir) st = rill_predictor_config_allow_file_ops(config, r->file_ops_dir);
   if (!st) st = rill_predictor_create(config, out);
   rill_predictor_config_destroy(config);

@@ -1,0 +1,154 @@
+// Elementwise device code: binary ops with broadcasting, unary maps (activations,
+// scale, fill), accumulation, bias plus activation, and casts.
+#include <cmath>
+
+#include "kernels/cuda/device/grid.cuh"
+#include "kernels/cuda/launch.h"
+
+using namespace rill_cuda;
+
+namespace {
+
+__device__ inline float binary(int op, float a, float b) {
+  switch (op) {
+  case RILL_CUDA_ADD: return a + b;
+  case RILL_CUDA_SUB: return a - b;
+  case RILL_CUDA_MUL: return a * b;
+  case RILL_CUDA_DIV: return a / b;
+  case RILL_CUDA_MAX: return a > b ? a : b;
+  default: return a < b ? a : b;
+  }
+}
+
+__global__ void binary_same(int op, const float *x, const float *y, float *out, int64_t n) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] = binary(op, x[i], y[i]);
+}
+
+__global__ void binary_bcast(int op, const float *x, const float *y, float *out, rill_cuda_bcast b) {
+  for (int64_t i = first_index(); i < b.numel; i += grid_stride()) {
+    int64_t rem = i, xo = 0, yo = 0;
+    for (int d = b.n - 1; d >= 0; d--) {
+      int64_t c = rem % b.dims[d];
+      rem /= b.dims[d];
+      xo += c * b.xs[d];
+      yo += c * b.ys[d];
+    }
+    out[i] = binary(op, x[xo], y[yo]);
+  }
+}
+
+__device__ inline float unary(int op, float x, float a, float b) {
+  switch (op) {
+  case RILL_CUDA_RELU: return x > 0.0f ? x : 0.0f;
+  case RILL_CUDA_SIGMOID: return 1.0f / (1.0f + expf(-x));
+  case RILL_CUDA_TANH: return tanhf(x);
+  case RILL_CUDA_EXP: return expf(x);
+  case RILL_CUDA_SQUARE: return x * x;
+  case RILL_CUDA_SQRT: return sqrtf(x);
+  case RILL_CUDA_ABS: return fabsf(x);
+  case RILL_CUDA_LEAKY_RELU: return x > 0.0f ? x : a * x;
+  case RILL_CUDA_SCALE: return a * x + b;
+  case RILL_CUDA_SCALE_BIAS_FIRST: return a * (x + b);
+  default: return a;
+  }
+}
+
+__global__ void unary_map(int op, const float *x, float *out, int64_t n, float a, float b) {
+  for (int64_t i = first_index(); i < n; i += grid_stride())
+    out[i] = unary(op, op == RILL_CUDA_FILL ? 0.0f : x[i], a, b);
+}
+
+__global__ void accumulate(float *out, const float *x, int64_t n) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] += x[i];
+}
+
+__global__ void bias_act(float *out, const float *bias, int64_t rows, int64_t cols, bool relu) {
+  int64_t n = rows * cols;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    float v = out[i] + (bias ? bias[i % cols] : 0.0f);
+    out[i] = relu && v < 0.0f ? 0.0f : v;
+  }
+}
+
+// rill_dtype numbers (Paddle's VarType).
+enum { kBool = 0, kInt32 = 2, kInt64 = 3, kFp32 = 5, kFp64 = 6 };
+
+template <typename From, typename To>
+__global__ void convert(const From *x, To *out, int64_t n) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] = (To)x[i];
+}
+
+template <typename From>
+__global__ void convert_to_bool(const From *x, unsigned char *out, int64_t n) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] = x[i] != (From)0;
+}
+
+template <typename From>
+cudaError_t cast_from(const From *x, void *out, int to, int64_t n, cudaStream_t s) {
+  unsigned g = blocks_for(n);
+  switch (to) {
+  case kBool: convert_to_bool<From><<<g, kThreads, 0, s>>>(x, (unsigned char *)out, n); break;
+  case kInt32: convert<From, int32_t><<<g, kThreads, 0, s>>>(x, (int32_t *)out, n); break;
+  case kInt64: convert<From, int64_t><<<g, kThreads, 0, s>>>(x, (int64_t *)out, n); break;
+  case kFp32: convert<From, float><<<g, kThreads, 0, s>>>(x, (float *)out, n); break;
+  case kFp64: convert<From, double><<<g, kThreads, 0, s>>>(x, (double *)out, n); break;
+  default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+extern "C" cudaError_t rill_cuda_binary_f32(int op, const float *x, const float *y, float *out,
+                                            const rill_cuda_bcast *b, cudaStream_t s) {
+  if (b->numel == 0) return cudaSuccess;
+  bool same = true;
+  int64_t stride = 1;
+  for (int d = b->n - 1; d >= 0 && same; d--) {
+    same = b->xs[d] == stride && b->ys[d] == stride;
+    stride *= b->dims[d];
+  }
+  if (same)
+    binary_same<<<blocks_for(b->numel), kThreads, 0, s>>>(op, x, y, out, b->numel);
+  else
+    binary_bcast<<<blocks_for(b->numel), kThreads, 0, s>>>(op, x, y, out, *b);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t rill_cuda_unary_f32(int op, const float *x, float *out, int64_t n, float a,
+                                           float b, cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  unary_map<<<blocks_for(n), kThreads, 0, s>>>(op, x, out, n, a, b);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t rill_cuda_accumulate_f32(float *out, const float *x, int64_t n,
+                                                cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  accumulate<<<blocks_for(n), kThreads, 0, s>>>(out, x, n);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t rill_cuda_bias_act_f32(float *out, const float *bias, int64_t rows,
+                                              int64_t cols, bool relu, cudaStream_t s) {
+  if (rows * cols == 0) return cudaSuccess;
+  bias_act<<<blocks_for(rows * cols), kThreads, 0, s>>>(out, bias, rows, cols, relu);
+  return cudaGetLastError();
+}
+
+extern "C" bool rill_cuda_cast_supported(int dtype) {
+  return dtype == kBool || dtype == kInt32 || dtype == kInt64 || dtype == kFp32 || dtype == kFp64;
+}
+
+extern "C" cudaError_t rill_cuda_cast(const void *x, int from, void *out, int to, int64_t n,
+                                      cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  switch (from) {
+  case kBool: return cast_from((const unsigned char *)x, out, to, n, s);
+  case kInt32: return cast_from((const int32_t *)x, out, to, n, s);
+  case kInt64: return cast_from((const int64_t *)x, out, to, n, s);
+  case kFp32: return cast_from((const float *)x, out, to, n, s);
+  case kFp64: return cast_from((const double *)x, out, to, n, s);
+  default: return cudaErrorInvalidValue;
+  }
+}

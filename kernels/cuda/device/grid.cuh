@@ -1,0 +1,25 @@
+// Launch shapes shared by the device code: 256 threads a block, grid-stride loops, and
+// at most 65536 blocks (enough to fill any current card several times over).
+#ifndef RILL_KERNELS_CUDA_DEVICE_GRID_CUH
+#define RILL_KERNELS_CUDA_DEVICE_GRID_CUH
+
+#include <cstdint>
+
+namespace rill_cuda {
+
+constexpr int kThreads = 256;
+
+inline unsigned blocks_for(int64_t n) {
+  int64_t b = (n + kThreads - 1) / kThreads;
+  return (unsigned)(b < 1 ? 1 : b > 65536 ? 65536 : b);
+}
+
+__device__ inline int64_t first_index() {
+  return (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+}
+
+__device__ inline int64_t grid_stride() { return (int64_t)gridDim.x * blockDim.x; }
+
+}  // namespace rill_cuda
+
+#endif

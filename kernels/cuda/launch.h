@@ -1,0 +1,91 @@
+/* The device code's entry points (kernels/cuda/device), callable from C: each
+ * enqueues its work on `s` and returns the launch's error (cudaSuccess when enqueued).
+ * Sizes are element counts; every pointer is device memory unless it says otherwise. */
+#ifndef RILL_KERNELS_CUDA_LAUNCH_H
+#define RILL_KERNELS_CUDA_LAUNCH_H
+
+#include <cuda_runtime_api.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A broadcast of two operands to an output, collapsed to n dims (the CPU's plan,
+ * kernels/cpu/elementwise_binary.c): element strides of X and Y per dim, 0 where an
+ * operand broadcasts. */
+#define RILL_CUDA_BCAST_DIMS 9
+typedef struct rill_cuda_bcast {
+  int n;
+  int64_t dims[RILL_CUDA_BCAST_DIMS];
+  int64_t xs[RILL_CUDA_BCAST_DIMS], ys[RILL_CUDA_BCAST_DIMS];
+  int64_t numel;
+} rill_cuda_bcast;
+
+enum rill_cuda_binary_op {
+  RILL_CUDA_ADD,
+  RILL_CUDA_SUB,
+  RILL_CUDA_MUL,
+  RILL_CUDA_DIV,
+  RILL_CUDA_MAX,
+  RILL_CUDA_MIN,
+};
+cudaError_t rill_cuda_binary_f32(int op, const float *x, const float *y, float *out,
+                                 const rill_cuda_bcast *b, cudaStream_t s);
+
+/* out[i] = f(x[i]) with parameters a and b. */
+enum rill_cuda_unary_op {
+  RILL_CUDA_RELU,
+  RILL_CUDA_SIGMOID,
+  RILL_CUDA_TANH,
+  RILL_CUDA_EXP,
+  RILL_CUDA_SQUARE,
+  RILL_CUDA_SQRT,
+  RILL_CUDA_ABS,
+  RILL_CUDA_LEAKY_RELU, /* x > 0 ? x : a * x */
+  RILL_CUDA_SCALE,      /* a * x + b */
+  RILL_CUDA_SCALE_BIAS_FIRST, /* a * (x + b) */
+  RILL_CUDA_FILL,       /* a; x unused */
+};
+cudaError_t rill_cuda_unary_f32(int op, const float *x, float *out, int64_t n, float a, float b,
+                                cudaStream_t s);
+
+/* out[i] += x[i]. */
+cudaError_t rill_cuda_accumulate_f32(float *out, const float *x, int64_t n, cudaStream_t s);
+/* out[0] = mean of x[0..n), summed in double. */
+cudaError_t rill_cuda_mean_f32(const float *x, int64_t n, float *out, cudaStream_t s);
+/* Softmax of each row of a rows x cols matrix. */
+cudaError_t rill_cuda_softmax_f32(const float *x, float *out, int64_t rows, int64_t cols,
+                                  cudaStream_t s);
+/* out[r][c] += bias[c] (bias may be NULL), then relu when `relu`. */
+cudaError_t rill_cuda_bias_act_f32(float *out, const float *bias, int64_t rows, int64_t cols,
+                                   bool relu, cudaStream_t s);
+/* param_out = param - lr[0] * grad. */
+cudaError_t rill_cuda_sgd_f32(float *param_out, const float *param, const float *grad,
+                              const float *lr, int64_t n, cudaStream_t s);
+/* Paddle's momentum: g = rescale * grad + l2 * param; v' = mu * v + g;
+ * param' = param - lr * (nesterov ? g + mu * v' : v'). */
+cudaError_t rill_cuda_momentum_f32(float *param_out, float *velocity_out, const float *param,
+                                   const float *grad, const float *velocity, const float *lr,
+                                   int64_t n, float mu, float rescale, float l2, bool nesterov,
+                                   cudaStream_t s);
+/* Fluid 1.x's adam on dense gradients, the scalars read on the device:
+ * lr_t = lr * sqrt(1 - beta2_pow) / (1 - beta1_pow); m1' = b1 m1 + (1 - b1) g;
+ * m2' = b2 m2 + (1 - b2) g^2; param' = param - lr_t m1' / (sqrt(m2') + eps). */
+cudaError_t rill_cuda_adam_f32(float *param_out, float *m1_out, float *m2_out, const float *param,
+                               const float *grad, const float *m1, const float *m2, const float *lr,
+                               const float *beta1_pow, const float *beta2_pow, int64_t n, float b1,
+                               float b2, float eps, cudaStream_t s);
+/* out[0] = in[0] * factor, after the work queued before it (in and out may be one). */
+cudaError_t rill_cuda_scale_scalar_f32(float *out, const float *in, float factor, cudaStream_t s);
+/* Element conversion between float32, float64, int32, int64 and bool (rill_dtype
+ * numbers); false when a dtype is not one of them. */
+bool rill_cuda_cast_supported(int dtype);
+cudaError_t rill_cuda_cast(const void *x, int from, void *out, int to, int64_t n, cudaStream_t s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

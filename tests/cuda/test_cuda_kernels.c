@@ -1,0 +1,311 @@
+/* Every CUDA kernel against its CPU kernel: the same one-op program runs on an executor
+ * at cpu:0 and at cuda:0 with the same random inputs, and every output must agree
+ * within the op's tolerance (|gpu - cpu| <= tol * (1 + |cpu|)). Shapes cover odd sizes
+ * and broadcasting. Without a CUDA device each test skips, saying so. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "cuda_test.h"
+
+REPORT_GPU_SKIPS("cuda_kernels")
+
+#define MAX_ARGS 8
+
+typedef struct arg {
+  const char *slot, *var;
+  int ndim;
+  int64_t dims[4];
+  float lo, hi; /* inputs: uniform in [lo, hi] */
+  rill_dtype dtype; /* 0 (bool) is not used here: 0 means float32 */
+} arg;
+
+typedef struct op_case {
+  const char *op;
+  arg in[MAX_ARGS];
+  arg out[MAX_ARGS];
+  void (*attrs)(rill_op_builder *b);
+  double tol;
+} op_case;
+
+static rill_dtype dtype_of(const arg *a) { return a->dtype ? a->dtype : RILL_DTYPE_FP32; }
+
+static int64_t numel_of(const arg *a) {
+  int64_t n = 1;
+  for (int i = 0; i < a->ndim; i++) n *= a->dims[i];
+  return n;
+}
+
+/* Element i of a fetched tensor as a double. */
+static double element(rill_tensor *t, int64_t i) {
+  const void *p = rill_tensor_data(t);
+  switch (rill_tensor_dtype(t)) {
+  case RILL_DTYPE_FP32: return ((const float *)p)[i];
+  case RILL_DTYPE_FP64: return ((const double *)p)[i];
+  case RILL_DTYPE_INT32: return ((const int32_t *)p)[i];
+  case RILL_DTYPE_INT64: return (double)((const int64_t *)p)[i];
+  default: cr_assert_fail("unexpected dtype %d", (int)rill_tensor_dtype(t)); return 0;
+  }
+}
+
+/* Runs the case at `place` with inputs drawn from `seed`; fetches its outputs. */
+static void run_case(const op_case *c, rill_place place, unsigned seed, rill_tensor **outs) {
+  rill_program *p;
+  OK(rill_program_create(&p));
+  int nin = 0, nout = 0;
+  while (nin < MAX_ARGS && c->in[nin].slot) nin++;
+  while (nout < MAX_ARGS && c->out[nout].slot) nout++;
+  for (int i = 0; i < nin; i++)
+    OK(rill_block_add_var(p, 0, c->in[i].var, RILL_VAR_LOD_TENSOR, dtype_of(&c->in[i]), c->in[i].dims,
+                          (size_t)c->in[i].ndim, 0, false));
+  for (int i = 0; i < nout; i++)
+    OK(rill_block_add_var(p, 0, c->out[i].var, RILL_VAR_LOD_TENSOR, dtype_of(&c->out[i]), c->out[i].dims,
+                          (size_t)c->out[i].ndim, 0, false));
+  rill_op_builder *b;
+  OK(rill_op_builder_create(c->op, &b));
+  /* Arguments of one slot are consecutive entries. */
+  for (int i = 0; i < nin;) {
+    const char *names[MAX_ARGS];
+    int k = 0;
+    while (i + k < nin && strcmp(c->in[i + k].slot, c->in[i].slot) == 0) {
+      names[k] = c->in[i + k].var;
+      k++;
+    }
+    OK(rill_op_builder_input(b, c->in[i].slot, names, (size_t)k));
+    i += k;
+  }
+  for (int i = 0; i < nout; i++) OK(rill_op_builder_output(b, c->out[i].slot, &c->out[i].var, 1));
+  if (c->attrs) c->attrs(b);
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+
+  rill_tensor *feeds[MAX_ARGS];
+  const char *feed_names[MAX_ARGS], *fetch_names[MAX_ARGS];
+  srand(seed);
+  for (int i = 0; i < nin; i++) {
+    OK(rill_tensor_create(dtype_of(&c->in[i]), c->in[i].dims, (size_t)c->in[i].ndim, &feeds[i]));
+    float *d = rill_tensor_data(feeds[i]);
+    for (int64_t j = 0; j < numel_of(&c->in[i]); j++)
+      d[j] = c->in[i].lo + (c->in[i].hi - c->in[i].lo) * (float)rand() / (float)RAND_MAX;
+    feed_names[i] = c->in[i].var;
+  }
+  for (int i = 0; i < nout; i++) fetch_names[i] = c->out[i].var;
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.place = place;
+  rill_executor *e;
+  rill_scope *scope;
+  OK(rill_executor_create(&o, &e));
+  OK(rill_scope_create(NULL, &scope));
+  OK(rill_executor_run(e, p, scope, feed_names, feeds, (size_t)nin, fetch_names, (size_t)nout, outs));
+  for (int i = 0; i < nin; i++) rill_tensor_destroy(feeds[i]);
+  rill_scope_destroy(scope);
+  rill_executor_destroy(e);
+  rill_program_destroy(p);
+}
+
+static void compare(const op_case *c) {
+  NEED_CUDA_DEVICE();
+  rill_tensor *cpu[MAX_ARGS] = {NULL}, *gpu[MAX_ARGS] = {NULL};
+  run_case(c, (rill_place){RILL_DEVICE_CPU, 0}, 7, cpu);
+  run_case(c, (rill_place){RILL_DEVICE_CUDA, 0}, 7, gpu);
+  for (int i = 0; i < MAX_ARGS && c->out[i].slot; i++) {
+    cr_assert_eq(rill_tensor_numel(gpu[i]), rill_tensor_numel(cpu[i]), "%s: output %s", c->op, c->out[i].var);
+    cr_assert_eq(rill_tensor_dtype(gpu[i]), rill_tensor_dtype(cpu[i]));
+    for (int64_t j = 0; j < rill_tensor_numel(cpu[i]); j++) {
+      double a = element(cpu[i], j), g = element(gpu[i], j);
+      cr_assert(fabs(g - a) <= c->tol * (1.0 + fabs(a)), "%s: output %s[%lld]: cpu %.9g, cuda %.9g (tolerance %g)",
+                c->op, c->out[i].var, (long long)j, a, g, c->tol);
+    }
+    rill_tensor_destroy(cpu[i]);
+    rill_tensor_destroy(gpu[i]);
+  }
+}
+
+#define IN(slot, var, lo, hi, ...) {slot, var, sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t), {__VA_ARGS__}, lo, hi, 0}
+#define OUT(slot, var, ...) {slot, var, sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t), {__VA_ARGS__}, 0, 0, 0}
+
+static void axis1(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "axis", 1)); }
+static void axis_last(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "axis", -1)); }
+
+#define BINARY(name, op, attrs, x, y, out)                                                    \
+  Test(cuda_kernels, name) {                                                                  \
+    op_case c = {op, {IN("X", "x", -2, 2, x), IN("Y", "y", 0.5f, 2, y)}, {OUT("Out", "out", out)}, \
+                 attrs, 1e-6};                                                                \
+    compare(&c);                                                                              \
+  }
+
+#define P(...) __VA_ARGS__
+BINARY(add_same_shape, "elementwise_add", NULL, P(3, 5), P(3, 5), P(3, 5))
+BINARY(add_broadcast_middle, "elementwise_add", axis1, P(2, 3, 4, 5), P(3, 4), P(2, 3, 4, 5))
+BINARY(sub_broadcast_ones, "elementwise_sub", NULL, P(7, 9), P(7, 1), P(7, 9))
+BINARY(mul_broadcast_last, "elementwise_mul", axis_last, P(2, 3, 37), P(37), P(2, 3, 37))
+BINARY(div_odd_shape, "elementwise_div", NULL, P(13, 1, 7), P(13, 11, 7), P(13, 11, 7))
+BINARY(max_row, "elementwise_max", NULL, P(4, 33), P(33), P(4, 33))
+BINARY(min_row, "elementwise_min", NULL, P(4, 33), P(33), P(4, 33))
+
+#define UNARY(name, op, attrs, lo, hi, tol)                                                        \
+  Test(cuda_kernels, name) {                                                                       \
+    op_case c = {op, {IN("X", "x", lo, hi, 5, 3, 67)}, {OUT("Out", "out", 5, 3, 67)}, attrs, tol}; \
+    compare(&c);                                                                                   \
+  }
+
+static void leaky(rill_op_builder *b) { OK(rill_op_builder_attr_float(b, "alpha", 0.1f)); }
+static void scale_after(rill_op_builder *b) {
+  OK(rill_op_builder_attr_float(b, "scale", -1.5f));
+  OK(rill_op_builder_attr_float(b, "bias", 0.25f));
+}
+static void scale_before(rill_op_builder *b) {
+  scale_after(b);
+  OK(rill_op_builder_attr_bool(b, "bias_after_scale", false));
+}
+
+UNARY(relu, "relu", NULL, -3, 3, 0)
+UNARY(sigmoid, "sigmoid", NULL, -6, 6, 1e-6)
+UNARY(tanh, "tanh", NULL, -4, 4, 1e-6)
+UNARY(exp, "exp", NULL, -4, 4, 1e-6)
+UNARY(sqrt, "sqrt", NULL, 0.01f, 9, 1e-6)
+UNARY(square, "square", NULL, -3, 3, 1e-6)
+UNARY(leaky_relu, "leaky_relu", leaky, -3, 3, 1e-7)
+UNARY(scale_bias_after, "scale", scale_after, -3, 3, 1e-6)
+UNARY(scale_bias_before, "scale", scale_before, -3, 3, 1e-6)
+
+Test(cuda_kernels, mean) {
+  op_case c = {"mean", {IN("X", "x", -1, 3, 37, 53)}, {OUT("Out", "out", 1)}, NULL, 1e-5};
+  compare(&c);
+}
+
+Test(cuda_kernels, softmax_last_axis) {
+  op_case c = {"softmax", {IN("X", "x", -8, 8, 7, 1001)}, {OUT("Out", "out", 7, 1001)}, NULL, 1e-5};
+  compare(&c);
+}
+
+Test(cuda_kernels, sum_of_three) {
+  op_case c = {"sum",
+               {IN("X", "a", -1, 1, 5, 7), IN("X", "b", -1, 1, 5, 7), IN("X", "c", -1, 1, 5, 7)},
+               {OUT("Out", "out", 5, 7)},
+               NULL,
+               1e-6};
+  compare(&c);
+}
+
+static void mul_cols(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "x_num_col_dims", 1)); }
+
+Test(cuda_kernels, mul_flattens_x) {
+  op_case c = {"mul", {IN("X", "x", -1, 1, 33, 4, 5), IN("Y", "y", -1, 1, 20, 65)}, {OUT("Out", "out", 33, 65)},
+               mul_cols, 1e-5};
+  compare(&c);
+}
+
+static void mm_plain(rill_op_builder *b) { (void)b; }
+static void mm_ty_alpha(rill_op_builder *b) {
+  OK(rill_op_builder_attr_bool(b, "transpose_Y", true));
+  OK(rill_op_builder_attr_float(b, "alpha", 0.5f));
+}
+static void mm_tx(rill_op_builder *b) { OK(rill_op_builder_attr_bool(b, "transpose_X", true)); }
+
+Test(cuda_kernels, matmul_batch_times_matrix) {
+  op_case c = {"matmul", {IN("X", "x", -1, 1, 3, 9, 5), IN("Y", "y", -1, 1, 5, 7)}, {OUT("Out", "out", 3, 9, 7)},
+               mm_plain, 1e-5};
+  compare(&c);
+}
+
+Test(cuda_kernels, matmul_transpose_y_alpha) {
+  op_case c = {"matmul", {IN("X", "x", -1, 1, 2, 4, 6), IN("Y", "y", -1, 1, 2, 3, 6)},
+               {OUT("Out", "out", 2, 4, 3)}, mm_ty_alpha, 1e-5};
+  compare(&c);
+}
+
+Test(cuda_kernels, matmul_transpose_x) {
+  op_case c = {"matmul", {IN("X", "x", -1, 1, 31, 17), IN("Y", "y", -1, 1, 31, 129)}, {OUT("Out", "out", 17, 129)},
+               mm_tx, 1e-5};
+  compare(&c);
+}
+
+static void fc_relu(rill_op_builder *b) {
+  OK(rill_op_builder_attr_int(b, "in_num_col_dims", 1));
+  OK(rill_op_builder_attr_string(b, "activation_type", "relu"));
+}
+
+Test(cuda_kernels, fc_bias_relu) {
+  op_case c = {"fc",
+               {IN("Input", "x", -1, 1, 5, 12), IN("W", "w", -1, 1, 12, 9), IN("Bias", "bias", -1, 1, 9)},
+               {OUT("Out", "out", 5, 9)},
+               fc_relu,
+               1e-5};
+  compare(&c);
+}
+
+Test(cuda_kernels, sgd) {
+  op_case c = {"sgd",
+               {IN("Param", "p", -1, 1, 10, 3), IN("LearningRate", "lr", 0.1f, 0.1f, 1), IN("Grad", "g", -1, 1, 10, 3)},
+               {OUT("ParamOut", "p_out", 10, 3)},
+               NULL,
+               1e-6};
+  compare(&c);
+}
+
+static void nesterov_l2(rill_op_builder *b) {
+  OK(rill_op_builder_attr_float(b, "mu", 0.9f));
+  OK(rill_op_builder_attr_bool(b, "use_nesterov", true));
+  OK(rill_op_builder_attr_string(b, "regularization_method", "l2_decay"));
+  OK(rill_op_builder_attr_float(b, "regularization_coeff", 0.01f));
+}
+
+Test(cuda_kernels, momentum_nesterov_l2) {
+  op_case c = {"momentum",
+               {IN("Param", "p", -1, 1, 129), IN("Grad", "g", -1, 1, 129), IN("Velocity", "v", -1, 1, 129),
+                IN("LearningRate", "lr", 0.05f, 0.05f, 1)},
+               {OUT("ParamOut", "p_out", 129), OUT("VelocityOut", "v_out", 129)},
+               nesterov_l2,
+               1e-6};
+  compare(&c);
+}
+
+Test(cuda_kernels, adam) {
+  op_case c = {"adam",
+               {IN("Param", "p", -1, 1, 7, 19), IN("Grad", "g", -1, 1, 7, 19), IN("Moment1", "m1", -0.1f, 0.1f, 7, 19),
+                IN("Moment2", "m2", 0, 0.01f, 7, 19), IN("LearningRate", "lr", 0.01f, 0.01f, 1),
+                IN("Beta1Pow", "b1p", 0.81f, 0.81f, 1), IN("Beta2Pow", "b2p", 0.998f, 0.998f, 1)},
+               {OUT("ParamOut", "p_out", 7, 19), OUT("Moment1Out", "m1_out", 7, 19), OUT("Moment2Out", "m2_out", 7, 19),
+                OUT("Beta1PowOut", "b1p_out", 1), OUT("Beta2PowOut", "b2p_out", 1)},
+               NULL,
+               1e-5};
+  compare(&c);
+}
+
+static void conv_s2_p1_d2_g2(rill_op_builder *b) {
+  static const int32_t s2[] = {2, 1}, p1[] = {1, 2}, d2[] = {2, 1};
+  OK(rill_op_builder_attr_ints(b, "strides", s2, 2));
+  OK(rill_op_builder_attr_ints(b, "paddings", p1, 2));
+  OK(rill_op_builder_attr_ints(b, "dilations", d2, 2));
+  OK(rill_op_builder_attr_int(b, "groups", 2));
+}
+
+/* Input [2, 4, 11, 9], Filter [6, 2, 3, 3]: out h = (11 + 2 - 5) / 2 + 1 = 5, w = (9 + 4 - 3) + 1 = 11. */
+Test(cuda_kernels, conv2d_strides_paddings_dilations_groups) {
+  op_case c = {"conv2d", {IN("Input", "x", -1, 1, 2, 4, 11, 9), IN("Filter", "w", -1, 1, 6, 2, 3, 3)},
+               {OUT("Output", "y", 2, 6, 5, 11)}, conv_s2_p1_d2_g2, 1e-4};
+  compare(&c);
+}
+
+static void depthwise(rill_op_builder *b) {
+  static const int32_t p1[] = {1, 1};
+  OK(rill_op_builder_attr_ints(b, "paddings", p1, 2));
+  OK(rill_op_builder_attr_int(b, "groups", 5));
+}
+
+Test(cuda_kernels, depthwise_conv2d) {
+  op_case c = {"depthwise_conv2d", {IN("Input", "x", -1, 1, 3, 5, 7, 7), IN("Filter", "w", -1, 1, 5, 1, 3, 3)},
+               {OUT("Output", "y", 3, 5, 7, 7)}, depthwise, 1e-4};
+  compare(&c);
+}
+
+static void to_int64(rill_op_builder *b) {
+  OK(rill_op_builder_attr_int(b, "in_dtype", RILL_DTYPE_FP32));
+  OK(rill_op_builder_attr_int(b, "out_dtype", RILL_DTYPE_INT64));
+}
+
+Test(cuda_kernels, cast_truncates_to_int64) {
+  op_case c = {"cast", {IN("X", "x", -50, 50, 9, 11)}, {OUT("Out", "out", 9, 11)}, to_int64, 0};
+  c.out[0].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}

@@ -1,0 +1,162 @@
+/* The CUDA backend's loading and its errors. On a machine without a CUDA device (or a
+ * build without the backend) the place is refused with the reason, and the CPU path
+ * still runs; a device id that does not exist is refused naming it. The tests that need
+ * a device skip without one, saying so. */
+#include <stdlib.h>
+
+#include "cuda_test.h"
+
+REPORT_GPU_SKIPS("cuda_runtime")
+
+static const int64_t D4[] = {4};
+
+/* y = 2x + 1 on an executor at `place`; the error of making or running it. */
+static rill_status *scale_on(rill_place place, float *got) {
+  rill_program *p = NULL;
+  rill_executor *e = NULL;
+  rill_scope *scope = NULL;
+  rill_tensor *x = NULL, *y = NULL;
+  rill_op_builder *b = NULL;
+  const char *xn = "x", *yn = "y";
+  OK(rill_program_create(&p));
+  OK(rill_block_add_var(p, 0, "x", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, D4, 1, 0, false));
+  OK(rill_block_add_var(p, 0, "y", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, D4, 1, 0, false));
+  OK(rill_op_builder_create("scale", &b));
+  OK(rill_op_builder_input(b, "X", &xn, 1));
+  OK(rill_op_builder_output(b, "Out", &yn, 1));
+  OK(rill_op_builder_attr_float(b, "scale", 2.0f));
+  OK(rill_op_builder_attr_float(b, "bias", 1.0f));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.place = place;
+  rill_status *st = rill_executor_create(&o, &e);
+  if (!st) {
+    OK(rill_scope_create(NULL, &scope));
+    OK(rill_tensor_create(RILL_DTYPE_FP32, D4, 1, &x));
+    float *xd = rill_tensor_data(x);
+    for (int i = 0; i < 4; i++) xd[i] = (float)i;
+    st = rill_executor_run(e, p, scope, &xn, &x, 1, &yn, 1, &y);
+    if (!st) memcpy(got, rill_tensor_data(y), 4 * sizeof *got);
+    rill_tensor_destroy(y);
+    rill_tensor_destroy(x);
+    rill_scope_destroy(scope);
+    rill_executor_destroy(e);
+  }
+  rill_program_destroy(p);
+  return st;
+}
+
+static void expect_cpu_still_works(void) {
+  float got[4];
+  OK(scale_on((rill_place){RILL_DEVICE_CPU, 0}, got));
+  for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 2.0f * (float)i + 1.0f, 0.0f);
+}
+
+Test(cuda_runtime, build_says_whether_it_has_the_backend) {
+  cr_assert_eq(rill_is_compiled_with_cuda(), RILL_TEST_WITH_CUDA != 0);
+  int32_t n = -1;
+  rill_status *st = rill_cuda_device_count(&n);
+  cr_assert_geq(n, 0);
+  if (!RILL_TEST_WITH_CUDA) {
+    cr_assert_eq(rill_status_code(st), RILL_NOT_FOUND, "%s", rill_status_message(st));
+    cr_assert(strstr(rill_status_message(st), "no backend for cuda:0"), "%s", rill_status_message(st));
+    cr_assert_eq(n, 0);
+  }
+  rill_status_destroy(st);
+}
+
+Test(cuda_runtime, no_device_is_a_clear_error_and_the_cpu_still_works) {
+  char why[512];
+  if (!cuda_missing(why, sizeof why)) cr_skip_test("a CUDA device is present: this test covers machines without one");
+  int32_t n = -1;
+  rill_status *st = rill_cuda_device_count(&n);
+  cr_assert_eq(n, 0);
+  cr_assert(rill_status_code(st) == RILL_UNAVAILABLE || rill_status_code(st) == RILL_NOT_FOUND, "%s",
+            rill_status_message(st));
+  /* The same reason every time: the backend is tried once. */
+  rill_status *again = rill_cuda_device_count(&n);
+  cr_assert_str_eq(rill_status_message(again), rill_status_message(st));
+  rill_status_destroy(again);
+  float got[4];
+  rill_status *ex = scale_on((rill_place){RILL_DEVICE_CUDA, 0}, got);
+  cr_assert_eq(rill_status_code(ex), RILL_UNIMPLEMENTED, "%s", rill_status_message(ex));
+  const char *msg = rill_status_message(ex);
+  cr_assert(strstr(msg, "place cuda:0 has no registered backend"), "%s", msg);
+  if (RILL_TEST_WITH_CUDA) cr_assert(strstr(msg, rill_status_message(st)), "'%s' lacks the reason", msg);
+  rill_status_destroy(ex);
+  rill_status_destroy(st);
+  expect_cpu_still_works();
+}
+
+Test(cuda_runtime, a_backend_library_that_does_not_load_is_named) {
+  if (!RILL_TEST_WITH_CUDA) cr_skip_test("this build has no CUDA backend");
+  setenv("RILL_CUDA_LIB", "/nonexistent/librill_cuda.so", 1);
+  int32_t n = -1;
+  rill_status *st = rill_cuda_device_count(&n);
+  cr_assert_eq(n, 0);
+  cr_assert_eq(rill_status_code(st), RILL_UNAVAILABLE);
+  cr_assert(strstr(rill_status_message(st), "/nonexistent/librill_cuda.so did not load"), "%s",
+            rill_status_message(st));
+  rill_status_destroy(st);
+  expect_cpu_still_works();
+}
+
+Test(cuda_runtime, an_empty_library_variable_disables_the_backend) {
+  if (!RILL_TEST_WITH_CUDA) cr_skip_test("this build has no CUDA backend");
+  setenv("RILL_CUDA_LIB", "", 1);
+  float got[4];
+  rill_status *st = scale_on((rill_place){RILL_DEVICE_CUDA, 0}, got);
+  cr_assert(strstr(rill_status_message(st), "RILL_CUDA_LIB is set and empty"), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  expect_cpu_still_works();
+}
+
+Test(cuda_runtime, a_device_id_that_does_not_exist_is_named) {
+  NEED_CUDA_DEVICE();
+  int32_t n = 0;
+  OK(rill_cuda_device_count(&n));
+  float got[4];
+  rill_status *st = scale_on((rill_place){RILL_DEVICE_CUDA, n}, got);
+  char want[64];
+  snprintf(want, sizeof want, "place cuda:%d does not exist", (int)n);
+  cr_assert(strstr(rill_status_message(st), want), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  expect_cpu_still_works();
+}
+
+Test(cuda_runtime, a_program_runs_on_the_device) {
+  NEED_CUDA_DEVICE();
+  float got[4];
+  OK(scale_on((rill_place){RILL_DEVICE_CUDA, 0}, got));
+  for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 2.0f * (float)i + 1.0f, 0.0f);
+}
+
+Test(cuda_runtime, the_cpu_keeps_no_device_memory_statistics) {
+  rill_device_memory_stats s;
+  rill_status *st = rill_device_memory_stats_get((rill_place){RILL_DEVICE_CPU, 0}, &s);
+  cr_assert_eq(rill_status_code(st), RILL_UNIMPLEMENTED, "%s", rill_status_message(st));
+  cr_assert(strstr(rill_status_message(st), "cpu:0 keeps no memory statistics"), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+}
+
+/* The caching allocator: after the first run, 1,000 more runs of the same program take
+ * every block from its cache (no cudaMalloc, nothing more reserved), and the peak is at
+ * least what a run holds. */
+Test(cuda_runtime, runs_reuse_device_memory_without_growth) {
+  NEED_CUDA_DEVICE();
+  rill_place gpu = {RILL_DEVICE_CUDA, 0};
+  float got[4];
+  OK(scale_on(gpu, got));
+  rill_device_memory_stats first, later;
+  OK(rill_device_memory_stats_get(gpu, &first));
+  cr_assert_gt(first.device_allocs, 0);
+  cr_assert_geq(first.peak_bytes, first.current_bytes);
+  for (int i = 0; i < 1000; i++) OK(scale_on(gpu, got));
+  OK(rill_device_memory_stats_get(gpu, &later));
+  cr_assert_eq(later.device_allocs, first.device_allocs, "%lld cudaMalloc calls after the first run, %lld after 1000 more",
+               (long long)first.device_allocs, (long long)later.device_allocs);
+  cr_assert_eq(later.reserved_bytes, first.reserved_bytes);
+  cr_assert_eq(later.current_bytes, first.current_bytes);
+  for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 2.0f * (float)i + 1.0f, 0.0f);
+}

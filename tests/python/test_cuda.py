@@ -1,0 +1,107 @@
+"""fluid.CUDAPlace, fluid.core.is_compiled_with_cuda() and rill.cuda: on a machine
+without a CUDA device an executor for CUDAPlace(0) is refused with the reason and the
+CPU path still works; with one, a small network gives the CPU's numbers. Tests that
+need a device skip without one, saying so."""
+import numpy as np
+import pytest
+
+import rill as fluid
+
+L = fluid.layers
+
+needs_device = pytest.mark.skipif(
+    fluid.cuda.device_count() == 0,
+    reason='no CUDA device: %s' % fluid.cuda.unavailable_reason())
+
+
+def net():
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 5  # the same weights on both places
+    with fluid.program_guard(main, startup):
+        x = L.data('x', shape=[13])
+        h = L.fc(x, 33, act='relu')
+        y = L.softmax(L.fc(h, 7) * 0.5 + 0.25)
+    return main, startup, y
+
+
+def run_on(place, xv):
+    main, startup, y = net()
+    scope = fluid.Scope()
+    exe = fluid.Executor(place)
+    with fluid.scope_guard(scope):
+        fluid.Executor(fluid.CPUPlace()).run(startup)
+        out, = exe.run(main, feed={'x': xv}, fetch_list=[y])
+    exe.close()
+    return out
+
+
+def test_build_and_device_count_are_reported():
+    assert isinstance(fluid.core.is_compiled_with_cuda(), bool)
+    assert fluid.core.is_compiled_with_cuda() == fluid.cuda.is_compiled()
+    n = fluid.cuda.device_count()
+    assert n >= 0 and fluid.core.get_cuda_device_count() == n
+    assert (fluid.cuda.unavailable_reason() is None) == (n > 0)
+
+
+def test_places_compare_by_id():
+    assert fluid.CUDAPlace(0) == fluid.CUDAPlace(0) != fluid.CUDAPlace(1)
+    assert fluid.CUDAPlace(2).get_device_id() == 2
+    assert repr(fluid.CUDAPlace(1)) == 'CUDAPlace(1)'
+
+
+def test_without_a_device_the_executor_says_why_and_the_cpu_works():
+    if fluid.cuda.device_count() > 0:
+        pytest.skip('a CUDA device is present: this test covers machines without one')
+    reason = fluid.cuda.unavailable_reason()
+    with pytest.raises(fluid.UnimplementedError) as e:
+        fluid.Executor(fluid.CUDAPlace(0))
+    assert 'place cuda:0 has no registered backend' in str(e.value)
+    if fluid.core.is_compiled_with_cuda():
+        assert reason in str(e.value)
+    xv = np.random.RandomState(1).rand(4, 13).astype('float32')
+    out = run_on(fluid.CPUPlace(), xv)
+    np.testing.assert_allclose(out.sum(1), np.ones(4), rtol=1e-5)
+
+
+@needs_device
+def test_a_device_id_that_does_not_exist_is_named():
+    n = fluid.cuda.device_count()
+    with pytest.raises(fluid.InvalidArgumentError, match='place cuda:%d does not exist' % n):
+        fluid.Executor(fluid.CUDAPlace(n))
+
+
+@needs_device
+def test_a_network_gives_the_cpus_numbers_on_the_device():
+    xv = np.random.RandomState(2).rand(16, 13).astype('float32')
+    cpu = run_on(fluid.CPUPlace(), xv)
+    gpu = run_on(fluid.CUDAPlace(0), xv)
+    np.testing.assert_allclose(gpu, cpu, rtol=1e-4, atol=1e-6)
+
+
+def test_inference_config_takes_the_device():
+    import os
+    shared = os.environ.get('RILL_SHARED_DIR') or os.path.join(
+        os.path.dirname(__file__), '..', '..', '..', 'shared')
+    model = os.path.join(shared, 'models', 'fit_a_line_raftliu')
+    cfg = fluid.inference.Config(model)
+    assert not cfg.use_gpu()
+    with pytest.raises(fluid.InvalidArgumentError, match="place 'tpu:0'"):
+        cfg.set_device('tpu:0')
+    if fluid.cuda.device_count() == 0:
+        with pytest.raises(fluid.UnimplementedError, match='place cuda:0 has no registered backend'):
+            cfg.enable_use_gpu(100, 0)
+        assert not cfg.use_gpu()
+    else:
+        cfg.enable_use_gpu(100, 0)
+        assert cfg.use_gpu() and cfg.gpu_device_id() == 0
+
+
+def test_memory_stats_name_the_reason_or_count_the_bytes():
+    if fluid.cuda.device_count() == 0:
+        with pytest.raises(fluid.UnimplementedError, match='place cuda:0 has no registered backend'):
+            fluid.cuda.memory_stats(0)
+        return
+    xv = np.random.RandomState(3).rand(8, 13).astype('float32')
+    run_on(fluid.CUDAPlace(0), xv)
+    s = fluid.cuda.memory_stats(0)
+    assert s['device_allocs'] > 0 and s['peak_bytes'] >= s['current_bytes'] >= 0
