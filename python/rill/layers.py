@@ -1170,6 +1170,173 @@ class _WhileGuard(object):
 __all__ += ['increment', 'create_array', 'array_write', 'array_read', 'array_length', 'While']
 
 
+class _MemoryLink(object):
+    def __init__(self, init, pre_mem):
+        self.init = init
+        self.pre_mem = pre_mem
+        self.mem = None
+
+
+class StaticRNN(object):
+    """Fluid 1.x's StaticRNN: the ops appended inside `with rnn.step():` form a sub-block
+    that a `recurrent` op runs once per row of the step inputs (all with the same, fixed
+    number of rows). In the block, step_input(x) is the current row of x, memory() the
+    previous step's value of a state (update_memory sets the new one), and
+    step_output / output collect a value of every step into a [T, ...] output, which
+    calling the rnn returns after the block."""
+
+    BEFORE_RNN_BLOCK, IN_RNN_BLOCK, AFTER_RNN_BLOCK = 0, 1, 2
+
+    def __init__(self, name=None):
+        self.helper = _Helper('static_rnn', name)
+        self.memories = {}
+        self.inputs = []
+        self.outputs = []
+        self.status = StaticRNN.BEFORE_RNN_BLOCK
+        self.seq_len = None
+
+    def step(self):
+        return _StaticRNNGuard(self)
+
+    def _in_block(self, what):
+        if self.status != StaticRNN.IN_RNN_BLOCK:
+            raise ValueError('StaticRNN: %s can only be called inside rnn.step()' % what)
+
+    def memory(self, init=None, shape=None, batch_ref=None, init_value=0.0,
+               init_batch_dim_idx=0, ref_batch_dim_idx=1):
+        """A state: `init` before the first step, or else a tensor of `shape` filled with
+        init_value whose dim init_batch_dim_idx is batch_ref's dim ref_batch_dim_idx."""
+        self._in_block('memory')
+        if init is None:
+            if shape is None or batch_ref is None:
+                raise ValueError('StaticRNN.memory: give init, or shape and batch_ref')
+            parent = self._parent
+            boot = parent.create_var(
+                name=unique_name.generate(self.helper.name + '@memory_boot'),
+                shape=shape, dtype=batch_ref.dtype)
+            parent.append_op('fill_constant_batch_size_like', inputs={'Input': [batch_ref]},
+                             outputs={'Out': [boot]},
+                             attrs={'value': float(init_value), 'shape': list(boot.shape),
+                                    'dtype': core.dtype_code(batch_ref.dtype),
+                                    'input_dim_idx': int(ref_batch_dim_idx),
+                                    'output_dim_idx': int(init_batch_dim_idx)})
+            return self.memory(init=boot)
+        _check_var(init, 'init', 'StaticRNN.memory')
+        pre = self.helper.main.current_block().create_var(
+            name=unique_name.generate(self.helper.name + '@mem'), dtype=init.dtype,
+            shape=init.shape)
+        self.memories[pre.name] = _MemoryLink(init, pre)
+        return pre
+
+    def step_input(self, x):
+        """The current row of x ([T, ...]): a variable of shape [...] in the block."""
+        self._in_block('step_input')
+        _check_var(x, 'x', 'StaticRNN.step_input')
+        if self.seq_len is None:
+            self.seq_len = x.shape[0]
+        elif x.shape[0] != -1 and self.seq_len != x.shape[0]:
+            raise ValueError('StaticRNN: step inputs must have the same number of rows '
+                             '(%d, then %d)' % (self.seq_len, x.shape[0]))
+        ipt = self.helper.main.current_block().create_var(
+            name=x.name, dtype=x.dtype, shape=list(x.shape[1:]), type=x.type)
+        self.inputs.append(ipt)
+        return ipt
+
+    def step_output(self, o):
+        """Collects o at every step into an output [T] + o.shape."""
+        self._in_block('step_output')
+        _check_var(o, 'o', 'StaticRNN.step_output')
+        tmp = self.helper.tmp(o.dtype.name)
+        self.helper.append('rnn_memory_helper', {'X': [o]}, {'Out': [tmp]},
+                           {'dtype': core.dtype_code(o.dtype)})
+        out = self._parent.create_var(name=tmp.name, shape=[self.seq_len] + list(o.shape),
+                                      dtype=o.dtype)
+        self.outputs.append(out)
+
+    def output(self, *outputs):
+        for o in outputs:
+            self.step_output(o)
+
+    def update_memory(self, mem, var):
+        """The state `mem` (from memory()) takes var's value for the next step."""
+        _check_var(mem, 'mem', 'StaticRNN.update_memory')
+        _check_var(var, 'var', 'StaticRNN.update_memory')
+        if mem.name not in self.memories:
+            raise ValueError("StaticRNN.update_memory: '%s' is not a memory of this rnn"
+                             % mem.name)
+        self.memories[mem.name].mem = var
+
+    def __call__(self, *args, **kwargs):
+        if self.status != StaticRNN.AFTER_RNN_BLOCK:
+            raise ValueError('StaticRNN: the outputs exist only after the rnn block')
+        if not self.outputs:
+            raise ValueError('StaticRNN: the rnn has no output')
+        return self.outputs[0] if len(self.outputs) == 1 else self.outputs
+
+    def _complete(self, sub, parent):
+        if not self.inputs:
+            raise ValueError('StaticRNN: the block needs at least one step_input')
+        local = set()
+        for op in sub.ops:
+            local.update(op.output_arg_names)
+        local.update(v.name for v in self.inputs)
+        local.update(self.memories)
+        params = []
+        for op in sub.ops:
+            for n in op.input_arg_names:
+                if n not in local and n not in params:
+                    params.append(n)
+        boot, pre, new = [], [], []
+        for name, m in self.memories.items():
+            if m.mem is None:
+                raise ValueError("StaticRNN: memory '%s' (from '%s') is never updated "
+                                 "(call update_memory in the block)" % (name, m.init.name))
+            nxt = sub.create_var(name=unique_name.generate(self.helper.name + '.tmp'),
+                                 dtype=m.mem.dtype, shape=m.mem.shape)
+            sub.append_op('rnn_memory_helper', inputs={'X': [m.mem]}, outputs={'Out': [nxt]},
+                          attrs={'dtype': core.dtype_code(m.mem.dtype)})
+            boot.append(m.init)
+            pre.append(name)
+            new.append(nxt.name)
+        scopes = parent.create_var(name=unique_name.generate(self.helper.name + '.scopes'),
+                                   type=_STEP_SCOPES)
+        parent.append_op('recurrent',
+                         inputs={'inputs': [parent._var_recursive(v.name) for v in self.inputs],
+                                 'initial_states': boot,
+                                 'parameters': [parent._var_recursive(n) for n in params]},
+                         outputs={'outputs': self.outputs, 'step_scopes': [scopes]},
+                         attrs={'has_states': len(pre) > 0, 'ex_states': pre, 'states': new,
+                                'sub_block': sub})
+
+
+class _StaticRNNGuard(object):
+    def __init__(self, rnn):
+        self.rnn = rnn
+        self.main = rnn.helper.main
+
+    def __enter__(self):
+        if self.rnn.status != StaticRNN.BEFORE_RNN_BLOCK:
+            raise ValueError('StaticRNN: step() can be entered once')
+        self.rnn.status = StaticRNN.IN_RNN_BLOCK
+        self.rnn._parent = self.main.current_block()
+        self.sub = self.main._create_block()
+        return self.sub
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        if exc_type is not None:
+            self.main._rollback()
+            return False
+        self.rnn.status = StaticRNN.AFTER_RNN_BLOCK
+        try:
+            self.rnn._complete(self.sub, self.rnn._parent)
+        finally:
+            self.main._rollback()
+        return False
+
+
+__all__ += ['StaticRNN']
+
+
 # ------------------------------------- reductions, similarity, sequences ----
 
 def reduce_max(input, dim=None, keep_dim=False, name=None):

@@ -1,0 +1,82 @@
+"""Writes static_rnn/: SGD training through a StaticRNN in Paddle 1.8.5. Each of T steps
+reads row t of x, h_t = tanh(fc(x_t) + fc(h_{t-1}, no bias)) with h_{-1} = h0 (fed), and
+a second state c_t = 0.5 c_{t-1} + h_t whose boot value is a constant batch-sized
+tensor; the rnn outputs h, c and the unused fc(x_t). The loss is mean(h) + mean(c * c).
+Holds the starting parameters, seeded batches, Paddle's loss, the gradients of wh, x and
+h0 at every step and the parameters after the last. `build(fluid)` is shared with
+tests/python/test_static_rnn.py, which builds the same program with rill. Run with
+PaddlePaddle 1.8.5 (README.md)."""
+import os
+
+import numpy as np
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'static_rnn')
+STEPS = 4   # SGD steps
+T, B, D, H = 4, 3, 2, 3
+PARAMS = ('wx', 'bx', 'wh')
+FETCH = ('wh@GRAD', 'x@GRAD', 'h0@GRAD')
+
+
+def build(fluid):
+    main, startup = fluid.Program(), fluid.Program()
+    L = fluid.layers
+    with fluid.program_guard(main, startup):
+        x = fluid.data('x', [T, B, D], 'float32')
+        h0 = fluid.data('h0', [B, H], 'float32')
+        x.stop_gradient = False
+        h0.stop_gradient = False
+        rnn = L.StaticRNN()
+        with rnn.step():
+            xt = rnn.step_input(x)
+            hp = rnn.memory(init=h0)
+            cp = rnn.memory(shape=[-1, H], batch_ref=xt, init_value=0.25)
+            a = L.fc(xt, H, param_attr=fluid.ParamAttr(name='wx'),
+                     bias_attr=fluid.ParamAttr(name='bx'))
+            b = L.fc(hp, H, param_attr=fluid.ParamAttr(name='wh'), bias_attr=False)
+            h = L.tanh(L.elementwise_add(a, b))
+            c = L.elementwise_add(L.scale(cp, scale=0.5), h)
+            rnn.update_memory(hp, h)
+            rnn.update_memory(cp, c)
+            rnn.step_output(h)
+            rnn.output(c, a)
+        hs, cs, _ = rnn()
+        loss = L.elementwise_add(L.reduce_mean(hs), L.reduce_mean(L.elementwise_mul(cs, cs)))
+        fluid.optimizer.SGD(learning_rate=0.3).minimize(loss)
+    return main, startup, loss
+
+
+def data(seed=5):
+    rng = np.random.RandomState(seed)
+    params = {'wx': (rng.randn(D, H) * 0.6).astype('float32'),
+              'bx': (rng.randn(H) * 0.2).astype('float32'),
+              'wh': (rng.randn(H, H) * 0.6).astype('float32')}
+    batches = [{'x': rng.randn(T, B, D).astype('float32'),
+                'h0': rng.randn(B, H).astype('float32')} for _ in range(STEPS)]
+    return params, batches
+
+
+def main():
+    import paddle.fluid as fluid
+    prog, startup, loss = build(fluid)
+    params, batches = data()
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.global_scope()
+    exe.run(startup)
+    for k, v in params.items():
+        scope.find_var(k).get_tensor().set(v, fluid.CPUPlace())
+    out = {'param_' + k: v for k, v in params.items()}
+    for step, feed in enumerate(batches):
+        for k, v in feed.items():
+            out['%s_%d' % (k, step)] = v
+        res = exe.run(prog, feed=feed, fetch_list=[loss] + list(FETCH))
+        out['loss_%d' % step] = np.asarray(res[0])
+        for name, v in zip(FETCH, res[1:]):
+            out['%s_%d' % (name, step)] = np.asarray(v)
+    for k in PARAMS:
+        out['final_' + k] = np.array(scope.find_var(k).get_tensor())
+    os.makedirs(OUT, exist_ok=True)
+    np.savez(os.path.join(OUT, 'expected.npz'), **out)
+
+
+if __name__ == '__main__':
+    main()
