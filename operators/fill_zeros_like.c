@@ -2,7 +2,7 @@
 #include "operators/op_util.h"
 
 static const rill_slot_schema inputs[] = {
-    {"X", RILL_SLOT_NO_GRAD, "tensor whose shape and dtype Out takes"},
+    {"X", RILL_SLOT_NO_GRAD, "tensor whose shape and dtype Out takes (or a tensor array: Out is an array of zeros like its items)"},
 };
 static const rill_slot_schema outputs[] = {{"Out", 0, "zeros shaped like X"}};
 
@@ -20,7 +20,8 @@ static rill_status *fill_zeros_like_infer(rill_infer_ctx *ctx) {
 
 const rill_op_schema rill_schema_fill_zeros_like = {
     .type = "fill_zeros_like",
-    .doc = "Out = a tensor of zeros with X's shape, dtype and LoD.",
+    .doc = "Out = a tensor of zeros with X's shape, dtype and LoD (for an array X, an array of "
+           "such zeros item by item).",
     .inputs = inputs,
     .ninputs = RILL_COUNTOF(inputs),
     .outputs = outputs,

@@ -1337,6 +1337,259 @@ class _StaticRNNGuard(object):
 __all__ += ['StaticRNN']
 
 
+# ------------------------------------------------------------- DynamicRNN ----
+
+_LOD_RANK_TABLE = 12  # VarType.LOD_RANK_TABLE
+
+
+def _shaped_tmp(h, like, shape=None):
+    out = h.tmp(like.dtype.name)
+    shape = like.shape if shape is None else shape
+    if shape:
+        out.desc['shape'] = list(shape)
+        out.desc['has_tensor'] = True
+        out._touch()
+    return out
+
+
+def lod_rank_table(x, level=0):
+    """The sequences of x's LoD level `level` ranked by length, longest first."""
+    _check_var(x, 'x', 'lod_rank_table')
+    h = _Helper('lod_rank_table')
+    table = h.block.create_var(name=unique_name.generate('lod_rank_table'),
+                               type=_LOD_RANK_TABLE)
+    table.stop_gradient = True
+    h.append('lod_rank_table', {'X': [x]}, {'Out': [table]}, {'level': int(level)})
+    return table
+
+
+def max_sequence_len(rank_table):
+    """int64 [1]: the longest length in the rank table."""
+    h = _Helper('max_sequence_len')
+    out = h.block.create_var(name=unique_name.generate('max_sequence_len'), dtype='int64',
+                             shape=[1])
+    h.append('max_sequence_len', {'RankTable': [rank_table]}, {'Out': [out]})
+    return out
+
+
+def lod_tensor_to_array(x, table):
+    """A tensor array: item t holds row t of every sequence of x longer than t, in the
+    table's rank order."""
+    _check_var(x, 'x', 'lod_tensor_to_array')
+    h = _Helper('lod_tensor_to_array')
+    array = h.block.create_var(name=unique_name.generate('lod_tensor_to_array'),
+                               dtype=x.dtype, type=_LOD_TENSOR_ARRAY, shape=list(x.shape))
+    h.append('lod_tensor_to_array', {'X': [x], 'RankTable': [table]}, {'Out': [array]})
+    return array
+
+
+def array_to_lod_tensor(x, table):
+    """The inverse of lod_tensor_to_array: the sequences back in index order, with LoD."""
+    _check_var(x, 'x', 'array_to_lod_tensor')
+    h = _Helper('array_to_lod_tensor')
+    out = _shaped_tmp(h, x)
+    h.append('array_to_lod_tensor', {'X': [x], 'RankTable': [table]}, {'Out': [out]})
+    return out
+
+
+def shrink_memory(x, i, table):
+    """x's rows of the sequences of the table longer than i."""
+    _check_var(x, 'x', 'shrink_memory')
+    h = _Helper('shrink_memory')
+    out = _shaped_tmp(h, x)
+    h.append('shrink_rnn_memory', {'X': [x], 'I': [i], 'RankTable': [table]},
+             {'Out': [out]})
+    return out
+
+
+def reorder_lod_tensor_by_rank(x, rank_table):
+    """x's rows (or sequences) in the rank table's order."""
+    _check_var(x, 'x', 'reorder_lod_tensor_by_rank')
+    h = _Helper('reorder_lod_tensor_by_rank')
+    out = _shaped_tmp(h, x)
+    h.append('reorder_lod_tensor_by_rank', {'X': [x], 'RankTable': [rank_table]},
+             {'Out': [out]})
+    return out
+
+
+class DynamicRNN(object):
+    """Fluid 1.x's DynamicRNN over a LoD batch: `with rnn.block():` holds one step, run
+    by a While loop for as many steps as the longest sequence. step_input(x) gives the
+    current row of every sequence still running (longest first), static_input(x) a
+    per-sequence tensor cut to the running sequences, memory() a state (update_memory
+    sets the next step's), output() collects a value per step; calling the rnn after the
+    block returns the outputs as LoD tensors in the input's sequence order."""
+
+    BEFORE_RNN, IN_RNN, AFTER_RNN = 0, 1, 2
+
+    def __init__(self, name=None):
+        self.helper = _Helper('dynamic_rnn', name)
+        self.status = DynamicRNN.BEFORE_RNN
+        self.lod_rank_table = None
+        self.max_seq_len = None
+        self.step_idx = None
+        self.zero_idx = None
+        self.mem_dict = {}
+        self.output_array = []
+        self.outputs = []
+        self.cond = self.helper.tmp('bool')
+        self.cond.desc['shape'] = [1]
+        self.cond.desc['has_tensor'] = True
+        self.cond._touch()
+        self.while_op = While(self.cond)
+        self.input_array = []
+        self.mem_link = []
+
+    def _in_block(self, what):
+        if self.status != DynamicRNN.IN_RNN:
+            raise ValueError('DynamicRNN: %s can only be called inside rnn.block()' % what)
+
+    def _parent_block(self):
+        main = self.helper.main
+        return main.block(main.current_block().parent_idx)
+
+    def step_input(self, x, level=0):
+        """The current step's rows of x's sequences (LoD level `level`) still running."""
+        self._in_block('step_input')
+        _check_var(x, 'x', 'DynamicRNN.step_input')
+        parent = self._parent_block()
+        main = self.helper.main
+        if self.lod_rank_table is None:
+            with _in_block(main, parent):
+                self.lod_rank_table = lod_rank_table(x, level)
+                self.max_seq_len = max_sequence_len(self.lod_rank_table)
+                less_than(self.step_idx, self.max_seq_len, force_cpu=True, cond=self.cond)
+        with _in_block(main, parent):
+            arr = lod_tensor_to_array(x, self.lod_rank_table)
+        self.input_array.append((arr, x.dtype))
+        return array_read(arr, self.step_idx)
+
+    def static_input(self, x):
+        """x (one row or one sequence per sequence) in rank order, cut to the running
+        sequences."""
+        self._in_block('static_input')
+        _check_var(x, 'x', 'DynamicRNN.static_input')
+        if self.lod_rank_table is None:
+            raise RuntimeError('DynamicRNN: static_input() must be called after step_input()')
+        with _in_block(self.helper.main, self._parent_block()):
+            reordered = reorder_lod_tensor_by_rank(x, self.lod_rank_table)
+        return shrink_memory(reordered, self.step_idx, self.lod_rank_table)
+
+    def block(self):
+        return _DynamicRNNGuard(self)
+
+    def __call__(self, *args, **kwargs):
+        if self.status != DynamicRNN.AFTER_RNN:
+            raise ValueError('DynamicRNN: the outputs exist only after the rnn block')
+        return self.outputs[0] if len(self.outputs) == 1 else self.outputs
+
+    def _init_zero_idx(self):
+        if self.zero_idx is None:
+            with _in_block(self.helper.main, self._parent_block()):
+                self.zero_idx = fill_constant([1], 'int64', 0, force_cpu=True)
+
+    def memory(self, init=None, shape=None, value=0.0, need_reorder=False, dtype='float32'):
+        """A state: `init` (put into rank order first with need_reorder) or a batch of
+        `shape` rows filled with `value`; cut to the running sequences at every step."""
+        self._in_block('memory')
+        self._init_zero_idx()
+        parent = self._parent_block()
+        main = self.helper.main
+        if init is not None:
+            _check_var(init, 'init', 'DynamicRNN.memory')
+            with _in_block(main, parent):
+                if need_reorder:
+                    if self.lod_rank_table is None:
+                        raise ValueError('DynamicRNN.memory: need_reorder needs step_input '
+                                         'first')
+                    init = reorder_lod_tensor_by_rank(init, self.lod_rank_table)
+                mem_array = array_write(init, self.zero_idx)
+            ret = shrink_memory(array_read(mem_array, self.step_idx), self.step_idx,
+                                self.lod_rank_table)
+            self.mem_dict[ret.name] = mem_array
+            return ret
+        if not shape:
+            raise ValueError('DynamicRNN.memory: give init or shape')
+        if self.lod_rank_table is None:
+            raise ValueError('DynamicRNN.memory: step_input must come before a memory '
+                             'without init')
+        arr, _ = self.input_array[0]
+        with _in_block(main, parent):
+            in0 = array_read(arr, self.zero_idx)
+            boot = fill_constant_batch_size_like(in0, [-1] + list(shape), dtype, value)
+            boot.stop_gradient = False
+        return self.memory(init=boot)
+
+    def update_memory(self, ex_mem, new_mem):
+        self._in_block('update_memory')
+        _check_var(ex_mem, 'ex_mem', 'DynamicRNN.update_memory')
+        _check_var(new_mem, 'new_mem', 'DynamicRNN.update_memory')
+        mem_array = self.mem_dict.get(ex_mem.name)
+        if mem_array is None:
+            raise ValueError('DynamicRNN.update_memory: call memory() first')
+        self.mem_link.append((new_mem, mem_array))
+
+    def output(self, *outputs):
+        self._in_block('output')
+        parent = self._parent_block()
+        for each in outputs:
+            _check_var(each, 'output', 'DynamicRNN.output')
+            arr = parent.create_var(
+                name=unique_name.generate(self.helper.name + '_output_array_' + each.name),
+                type=_LOD_TENSOR_ARRAY, dtype=each.dtype)
+            array_write(each, self.step_idx, array=arr)
+            self.output_array.append(arr)
+
+
+class _in_block(object):
+    """Appends ops to `block` for the duration (a block other than the current one)."""
+
+    def __init__(self, main, block):
+        self.main = main
+        self.block = block
+
+    def __enter__(self):
+        self.saved = self.main.current_block_idx
+        self.main.current_block_idx = self.block.idx
+
+    def __exit__(self, *exc):
+        self.main.current_block_idx = self.saved
+        return False
+
+
+class _DynamicRNNGuard(object):
+    def __init__(self, rnn):
+        self.rnn = rnn
+
+    def __enter__(self):
+        rnn = self.rnn
+        if rnn.status != DynamicRNN.BEFORE_RNN:
+            raise ValueError('DynamicRNN: block() can be entered once')
+        rnn.step_idx = fill_constant([1], 'int64', 0, force_cpu=True)
+        rnn.status = DynamicRNN.IN_RNN
+        self.guard = rnn.while_op.block()
+        self.guard.__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        rnn = self.rnn
+        if exc_type is None:
+            increment(rnn.step_idx, 1.0, in_place=True)
+            for new_mem, mem_array in rnn.mem_link:
+                array_write(new_mem, rnn.step_idx, array=mem_array)
+            less_than(rnn.step_idx, rnn.max_seq_len, force_cpu=True, cond=rnn.cond)
+        self.guard.__exit__(exc_type, exc_val, exc_tb)
+        if exc_type is not None:
+            return False
+        rnn.status = DynamicRNN.AFTER_RNN
+        for arr in rnn.output_array:
+            rnn.outputs.append(array_to_lod_tensor(arr, rnn.lod_rank_table))
+        return False
+
+
+__all__ += ['DynamicRNN', 'reorder_lod_tensor_by_rank']
+
+
 # ------------------------------------- reductions, similarity, sequences ----
 
 def reduce_max(input, dim=None, keep_dim=False, name=None):
