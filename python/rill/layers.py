@@ -1590,6 +1590,29 @@ class _DynamicRNNGuard(object):
 __all__ += ['DynamicRNN', 'reorder_lod_tensor_by_rank']
 
 
+def tensor_array_to_tensor(input, axis=1, name=None, use_stack=False):
+    """The items of a tensor array concatenated along `axis` (stacked along a new axis
+    with use_stack), and an int32 tensor of each item's extent along it."""
+    _check_var(input, 'input', 'tensor_array_to_tensor')
+    h = _Helper('tensor_array_to_tensor', name)
+    shape = list(input.shape or [])
+    if shape:  # as Paddle declares it: the items' shape, the axis unknown
+        rank = len(shape) + (1 if use_stack else 0)
+        ax = axis + rank if axis < 0 else axis
+        if use_stack:
+            shape.insert(ax, -1)
+        else:
+            shape[ax] = -1
+    out = _shaped_tmp(h, input, shape)
+    index = h.tmp('int32', stop_gradient=True)
+    h.append('tensor_array_to_tensor', {'X': [input]}, {'Out': [out], 'OutIndex': [index]},
+             {'axis': int(axis), 'use_stack': bool(use_stack)})
+    return out, index
+
+
+__all__ += ['tensor_array_to_tensor']
+
+
 # ------------------------------------- reductions, similarity, sequences ----
 
 def reduce_max(input, dim=None, keep_dim=False, name=None):
