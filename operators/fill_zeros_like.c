@@ -6,18 +6,6 @@ static const rill_slot_schema inputs[] = {
 };
 static const rill_slot_schema outputs[] = {{"Out", 0, "zeros shaped like X"}};
 
-static rill_status *fill_zeros_like_infer(rill_infer_ctx *ctx) {
-  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
-  rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
-  if (!x || !out) return rill_infer_error(ctx, "needs input X and output Out");
-  if (!x->known) {
-    rill_meta_unknown(out);
-    return NULL;
-  }
-  rill_meta_set(out, x->dtype, &x->dims, x->lod_level, 0, 0);
-  return NULL;
-}
-
 const rill_op_schema rill_schema_fill_zeros_like = {
     .type = "fill_zeros_like",
     .doc = "Out = a tensor of zeros with X's shape, dtype and LoD (for an array X, an array of "
@@ -29,7 +17,7 @@ const rill_op_schema rill_schema_fill_zeros_like = {
     .attrs = NULL,
     .nattrs = 0,
     .flags = 0,
-    .infer = fill_zeros_like_infer,
+    .infer = rill_infer_like_input,
     .grad = NULL,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,

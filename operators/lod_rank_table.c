@@ -12,6 +12,17 @@
 
 #define RANK_TABLE_DOC "the rank table (lod_rank_table's Out)"
 
+/* The gradient of to_array, to_tensor and reorder: op `type` reading X := Out@GRAD and
+ * RankTable, writing Out := X@GRAD. */
+static rill_status *ranked_maker(rill_grad_ctx *ctx, const char *type) {
+  if (rill_grad_none_wanted(ctx, "X")) return NULL;
+  rill_op_desc *op;
+  RILL_TRY(rill_grad_begin(ctx, type, &op));
+  RILL_TRY(rill_grad_of_output_as(ctx, op, "Out", "X"));
+  RILL_TRY(rill_grad_forward(ctx, op, "RankTable"));
+  return rill_grad_of_input_as(ctx, op, "X", "Out");
+}
+
 /* ---- lod_rank_table ---- */
 
 static const rill_slot_schema rank_inputs[] = {
@@ -71,12 +82,7 @@ static const rill_slot_schema to_array_outputs[] = {
                "order"}};
 
 static rill_status *to_array_maker(rill_grad_ctx *ctx) {
-  if (rill_grad_none_wanted(ctx, "X")) return NULL;
-  rill_op_desc *op;
-  RILL_TRY(rill_grad_begin(ctx, "array_to_lod_tensor", &op));
-  RILL_TRY(rill_grad_of_output_as(ctx, op, "Out", "X"));
-  RILL_TRY(rill_grad_forward(ctx, op, "RankTable"));
-  return rill_grad_of_input_as(ctx, op, "X", "Out");
+  return ranked_maker(ctx, "array_to_lod_tensor");
 }
 
 const rill_op_schema rill_schema_lod_tensor_to_array = {
@@ -103,12 +109,7 @@ static const rill_slot_schema to_tensor_outputs[] = {
                "lengths as LoD"}};
 
 static rill_status *to_tensor_maker(rill_grad_ctx *ctx) {
-  if (rill_grad_none_wanted(ctx, "X")) return NULL;
-  rill_op_desc *op;
-  RILL_TRY(rill_grad_begin(ctx, "lod_tensor_to_array", &op));
-  RILL_TRY(rill_grad_of_output_as(ctx, op, "Out", "X"));
-  RILL_TRY(rill_grad_forward(ctx, op, "RankTable"));
-  return rill_grad_of_input_as(ctx, op, "X", "Out");
+  return ranked_maker(ctx, "lod_tensor_to_array");
 }
 
 const rill_op_schema rill_schema_array_to_lod_tensor = {
@@ -189,12 +190,7 @@ static const rill_slot_schema reorder_outputs[] = {
     {"Out", 0, "X's rows (or sequences) in the table's rank order"}};
 
 static rill_status *reorder_maker(rill_grad_ctx *ctx) {
-  if (rill_grad_none_wanted(ctx, "X")) return NULL;
-  rill_op_desc *op;
-  RILL_TRY(rill_grad_begin(ctx, "reorder_lod_tensor_by_rank_grad", &op));
-  RILL_TRY(rill_grad_of_output_as(ctx, op, "Out", "X"));
-  RILL_TRY(rill_grad_forward(ctx, op, "RankTable"));
-  return rill_grad_of_input_as(ctx, op, "X", "Out");
+  return ranked_maker(ctx, "reorder_lod_tensor_by_rank_grad");
 }
 
 const rill_op_schema rill_schema_reorder_lod_tensor_by_rank = {

@@ -122,18 +122,6 @@ static const rill_attr_schema mh_attrs[] = {
     {"dtype", RILL_ATTR_INT, 0, RILL_DEF_INT(RILL_DTYPE_FP32), "X's dtype (informational)"},
 };
 
-static rill_status *mh_infer(rill_infer_ctx *ctx) {
-  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
-  rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
-  if (!out) return rill_infer_error(ctx, "needs an output");
-  if (!x || !x->known) {
-    rill_meta_unknown(out);
-    return NULL;
-  }
-  rill_meta_set(out, x->dtype, &x->dims, x->lod_level, 0, 0);
-  return NULL;
-}
-
 const rill_op_schema rill_schema_rnn_memory_helper = {
     .type = "rnn_memory_helper",
     .doc = "Out = X (StaticRNN's link from a step's value to the op's outputs and states).",
@@ -144,7 +132,7 @@ const rill_op_schema rill_schema_rnn_memory_helper = {
     .attrs = mh_attrs,
     .nattrs = RILL_COUNTOF(mh_attrs),
     .flags = 0,
-    .infer = mh_infer,
+    .infer = rill_infer_like_input,
     .grad = rill_grad_default,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
@@ -169,7 +157,7 @@ const rill_op_schema rill_schema_rnn_memory_helper_grad = {
     .attrs = mh_attrs,
     .nattrs = RILL_COUNTOF(mh_attrs),
     .flags = 0,
-    .infer = mh_infer,
+    .infer = rill_infer_like_input,
     .grad = NULL,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,

@@ -45,6 +45,15 @@ static size_t row_bytes(const rill_tensor *x) {
   return r ? rill_tensor_nbytes(x) / (size_t)r : 0;
 }
 
+/* The dense tensor of input (slot, 0), of rank 1 or more. */
+static rill_status *rows_input(rill_kernel_ctx *ctx, size_t slot, rill_tensor **x) {
+  *x = rill_kin(ctx, slot, 0);
+  if (!*x || !rill_tensor_is_set(*x) || (*x)->dims.n < 1)
+    return rill_kernel_error(ctx, "%s '%s' holds no tensor of rank 1 or more",
+                             ctx->schema->inputs[slot].name, rill_kin_name(ctx, slot, 0));
+  return NULL;
+}
+
 /* `dst` := dims of `like` with `rows` rows, `like`'s dtype. */
 static rill_status *alloc_rows(rill_tensor *dst, const rill_tensor *like, int64_t rows) {
   rill_dims d = like->dims;
@@ -165,10 +174,9 @@ static rill_status *seq_starts(rill_kernel_ctx *ctx, const rill_tensor *x, const
 rill_status *rill_cpu_lod_tensor_to_array(rill_kernel_ctx *ctx) {
   rank_table t;
   RILL_TRY(read_table(ctx, RILL_LOD_TENSOR_TO_ARRAY_IN_RANK_TABLE, &t));
-  rill_tensor *x = rill_kin(ctx, RILL_LOD_TENSOR_TO_ARRAY_IN_X, 0);
+  rill_tensor *x;
+  RILL_TRY(rows_input(ctx, RILL_LOD_TENSOR_TO_ARRAY_IN_X, &x));
   const char *name = rill_kin_name(ctx, RILL_LOD_TENSOR_TO_ARRAY_IN_X, 0);
-  if (!x || !rill_tensor_is_set(x) || x->dims.n < 1)
-    return rill_kernel_error(ctx, "X '%s' holds no tensor of rank 1 or more", name);
   uint64_t *start = rill_malloc((t.n + 1) * sizeof *start);
   if (!start) return rill_oom();
   rill_status *st = seq_starts(ctx, x, name, &t, start);
@@ -253,10 +261,9 @@ rill_status *rill_cpu_shrink_rnn_memory(rill_kernel_ctx *ctx) {
   RILL_TRY(read_table(ctx, RILL_SHRINK_RNN_MEMORY_IN_RANK_TABLE, &t));
   size_t step;
   RILL_TRY(rill_cpu_array_index(ctx, RILL_SHRINK_RNN_MEMORY_IN_I, &step));
-  rill_tensor *x = rill_kin(ctx, RILL_SHRINK_RNN_MEMORY_IN_X, 0);
+  rill_tensor *x;
+  RILL_TRY(rows_input(ctx, RILL_SHRINK_RNN_MEMORY_IN_X, &x));
   const char *name = rill_kin_name(ctx, RILL_SHRINK_RNN_MEMORY_IN_X, 0);
-  if (!x || !rill_tensor_is_set(x) || x->dims.n < 1)
-    return rill_kernel_error(ctx, "X '%s' holds no tensor of rank 1 or more", name);
   size_t keep = 0;
   while (keep < t.n && (size_t)rt_length(&t, keep) > step) keep++;
   int64_t height = (int64_t)keep;
@@ -279,10 +286,8 @@ rill_status *rill_cpu_shrink_rnn_memory(rill_kernel_ctx *ctx) {
 
 rill_status *rill_cpu_shrink_rnn_memory_grad(rill_kernel_ctx *ctx) {
   size_t xi = RILL_SHRINK_RNN_MEMORY_GRAD_IN_X, gi = RILL_SHRINK_RNN_MEMORY_GRAD_IN_OUT_GRAD;
-  rill_tensor *x = rill_kin(ctx, xi, 0);
-  if (!x || !rill_tensor_is_set(x) || x->dims.n < 1)
-    return rill_kernel_error(ctx, "X '%s' holds no tensor of rank 1 or more",
-                             rill_kin_name(ctx, xi, 0));
+  rill_tensor *x;
+  RILL_TRY(rows_input(ctx, xi, &x));
   rill_tensor *g = ctx->nin[gi] ? rill_kin(ctx, gi, 0) : NULL;
   if (g && !rill_tensor_is_set(g)) g = NULL;
   rill_tensor *dx = rill_kout(ctx, 0, 0);
@@ -308,10 +313,9 @@ rill_status *rill_cpu_shrink_rnn_memory_grad(rill_kernel_ctx *ctx) {
 static rill_status *reorder(rill_kernel_ctx *ctx, bool to_rank) {
   rank_table t;
   RILL_TRY(read_table(ctx, 1, &t));
-  rill_tensor *x = rill_kin(ctx, 0, 0);
+  rill_tensor *x;
+  RILL_TRY(rows_input(ctx, 0, &x));
   const char *name = rill_kin_name(ctx, 0, 0);
-  if (!x || !rill_tensor_is_set(x) || x->dims.n < 1)
-    return rill_kernel_error(ctx, "X '%s' holds no tensor of rank 1 or more", name);
   if (x->lod.nlevels > 1 || (x->lod.nlevels && t.level))
     return rill_kernel_error(ctx, "X '%s' has %zu LoD levels (table level %zu); rows, or one "
                              "level of sequences ranked at level 0, are supported", name,

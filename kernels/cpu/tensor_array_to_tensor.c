@@ -52,18 +52,32 @@ static int64_t extent(const rill_tensor *it, const layout *l, bool stack) {
   return stack ? 1 : it->dims.d[l->axis];
 }
 
-static const rill_tensor_array *array_in(rill_kernel_ctx *ctx, size_t slot) {
-  rill_variable *v = ctx->nin[slot] ? ctx->in[slot][0] : NULL;
-  return v && v->kind == RILL_VARKIND_TENSOR_ARRAY ? &v->u.array : NULL;
+/* The array X (input slot 0 of both ops) and its layout under the attributes axis and
+ * use_stack (attributes 0 and 1 of both). */
+static rill_status *prepare(rill_kernel_ctx *ctx, const rill_tensor_array **a, bool *stack,
+                            layout *l) {
+  const char *name = rill_kin_name(ctx, 0, 0);
+  rill_variable *v = ctx->nin[0] ? ctx->in[0][0] : NULL;
+  if (!v || v->kind != RILL_VARKIND_TENSOR_ARRAY)
+    return rill_kernel_error(ctx, "X '%s' holds no tensor array", name);
+  *a = &v->u.array;
+  *stack = ctx->attrs[RILL_TENSOR_ARRAY_TO_TENSOR_ATTR_USE_STACK].v.b;
+  return plan(ctx, *a, name, ctx->attrs[RILL_TENSOR_ARRAY_TO_TENSOR_ATTR_AXIS].v.i, *stack, l);
 }
 
+_Static_assert((int)RILL_TENSOR_ARRAY_TO_TENSOR_IN_X == 0 &&
+                   (int)RILL_TENSOR_ARRAY_TO_TENSOR_GRAD_IN_X == 0 &&
+                   (int)RILL_TENSOR_ARRAY_TO_TENSOR_ATTR_AXIS ==
+                       (int)RILL_TENSOR_ARRAY_TO_TENSOR_GRAD_ATTR_AXIS &&
+                   (int)RILL_TENSOR_ARRAY_TO_TENSOR_ATTR_USE_STACK ==
+                       (int)RILL_TENSOR_ARRAY_TO_TENSOR_GRAD_ATTR_USE_STACK,
+               "tensor_array_to_tensor and its gradient read X and the attributes alike");
+
 rill_status *rill_cpu_tensor_array_to_tensor(rill_kernel_ctx *ctx) {
-  const char *name = rill_kin_name(ctx, RILL_TENSOR_ARRAY_TO_TENSOR_IN_X, 0);
-  const rill_tensor_array *a = array_in(ctx, RILL_TENSOR_ARRAY_TO_TENSOR_IN_X);
-  if (!a) return rill_kernel_error(ctx, "X '%s' holds no tensor array", name);
-  bool stack = ctx->attrs[RILL_TENSOR_ARRAY_TO_TENSOR_ATTR_USE_STACK].v.b;
+  const rill_tensor_array *a;
+  bool stack;
   layout l;
-  RILL_TRY(plan(ctx, a, name, ctx->attrs[RILL_TENSOR_ARRAY_TO_TENSOR_ATTR_AXIS].v.i, stack, &l));
+  RILL_TRY(prepare(ctx, &a, &stack, &l));
   rill_tensor *out = rill_kout(ctx, RILL_TENSOR_ARRAY_TO_TENSOR_OUT_OUT, 0);
   if (!out) return rill_kernel_error(ctx, "Out '%s' cannot hold a tensor", rill_kout_name(ctx, 0, 0));
   rill_lod_clear(&out->lod);
@@ -90,13 +104,10 @@ rill_status *rill_cpu_tensor_array_to_tensor(rill_kernel_ctx *ctx) {
 }
 
 rill_status *rill_cpu_tensor_array_to_tensor_grad(rill_kernel_ctx *ctx) {
-  const char *name = rill_kin_name(ctx, RILL_TENSOR_ARRAY_TO_TENSOR_GRAD_IN_X, 0);
-  const rill_tensor_array *a = array_in(ctx, RILL_TENSOR_ARRAY_TO_TENSOR_GRAD_IN_X);
-  if (!a) return rill_kernel_error(ctx, "X '%s' holds no tensor array", name);
-  bool stack = ctx->attrs[RILL_TENSOR_ARRAY_TO_TENSOR_GRAD_ATTR_USE_STACK].v.b;
+  const rill_tensor_array *a;
+  bool stack;
   layout l;
-  RILL_TRY(plan(ctx, a, name, ctx->attrs[RILL_TENSOR_ARRAY_TO_TENSOR_GRAD_ATTR_AXIS].v.i, stack,
-                &l));
+  RILL_TRY(prepare(ctx, &a, &stack, &l));
   size_t gi = RILL_TENSOR_ARRAY_TO_TENSOR_GRAD_IN_OUT_GRAD;
   rill_tensor *g = rill_kin(ctx, gi, 0);
   if (!g || !rill_tensor_is_set(g) || g->dtype != a->items[0].dtype ||

@@ -221,27 +221,48 @@ Test(recurrent, gradients_match_finite_differences) {
   check_grad(true, RILL_SCHEDULE_PARALLEL);
 }
 
-Test(recurrent, step_scopes_do_not_outlive_the_run) {
-  rill_program *p = program(RILL_DTYPE_FP32, false, true);
-  OK(rill_program_append_backward(p, "loss", NULL, 0, NULL));
-  rill_executor *e = sbp_executor(RILL_SCHEDULE_SEQUENTIAL);
+/* A float32 training program (with or without is_train), a sequential executor, a
+ * scope and the start values: what the last tests share. */
+typedef struct trainer {
+  rill_program *p;
+  rill_executor *e;
   rill_scope *s;
-  OK(rill_scope_create(NULL, &s));
-  values v = start_values();
+  values v;
+} trainer;
+
+static trainer trainer_make(bool is_train) {
+  trainer t = {.p = program(RILL_DTYPE_FP32, false, is_train), .v = start_values()};
+  OK(rill_program_append_backward(t.p, "loss", NULL, 0, NULL));
+  t.e = sbp_executor(RILL_SCHEDULE_SEQUENTIAL);
+  OK(rill_scope_create(NULL, &t.s));
+  return t;
+}
+
+static void trainer_free(trainer *t) {
+  rill_scope_destroy(t->s);
+  rill_executor_destroy(t->e);
+  rill_program_destroy(t->p);
+}
+
+/* One run fetching w@GRAD (destroyed at once). */
+static rill_status *train_once(trainer *t) {
   const char *fetch[] = {"w@GRAD"};
   rill_tensor *out = NULL;
-  OK(run(e, p, s, RILL_DTYPE_FP32, &v, fetch, 1, &out));
+  rill_status *st = run(t->e, t->p, t->s, RILL_DTYPE_FP32, &t->v, fetch, 1, &out);
   rill_tensor_destroy(out);
+  return st;
+}
+
+Test(recurrent, step_scopes_do_not_outlive_the_run) {
+  trainer t = trainer_make(true);
+  OK(train_once(&t));
   size_t after_first = rill_scope_live_count();
   for (int k = 0; k < 10; k++) {
-    OK(run(e, p, s, RILL_DTYPE_FP32, &v, fetch, 1, &out));
-    rill_tensor_destroy(out);
+    OK(train_once(&t));
     cr_assert_eq(rill_scope_live_count(), after_first, "run %d: %zu scopes live, %zu after the "
                  "first", k, rill_scope_live_count(), after_first);
   }
-  rill_scope_destroy(s);
-  rill_executor_destroy(e);
-  rill_program_destroy(p);
+  trainer_free(&t);
 }
 
 static void expect_error(rill_status *st, const char *const *parts, size_t n) {
@@ -253,19 +274,10 @@ static void expect_error(rill_status *st, const char *const *parts, size_t n) {
 }
 
 Test(recurrent, gradient_without_kept_scopes_is_an_error) {
-  rill_program *p = program(RILL_DTYPE_FP32, false, false);
-  OK(rill_program_append_backward(p, "loss", NULL, 0, NULL));
-  rill_executor *e = sbp_executor(RILL_SCHEDULE_SEQUENTIAL);
-  rill_scope *s;
-  OK(rill_scope_create(NULL, &s));
-  values v = start_values();
-  const char *fetch[] = {"w@GRAD"};
-  rill_tensor *out = NULL;
+  trainer t = trainer_make(false);
   static const char *const parts[] = {"recurrent_grad", "step_scopes 'sc'", "is_train"};
-  expect_error(run(e, p, s, RILL_DTYPE_FP32, &v, fetch, 1, &out), parts, 3);
-  rill_scope_destroy(s);
-  rill_executor_destroy(e);
-  rill_program_destroy(p);
+  expect_error(train_once(&t), parts, 3);
+  trainer_free(&t);
 }
 
 Test(recurrent, mismatched_state_lists_are_an_error) {

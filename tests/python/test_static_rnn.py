@@ -15,21 +15,22 @@ import rill as fluid
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'paddle18')
 sys.path.insert(0, DATA)
+import _steps  # noqa: E402
 import gen_static_rnn as gen  # noqa: E402
+
+NAMES = ('x', 'h0')
 
 
 def expected():
-    return np.load(os.path.join(DATA, 'static_rnn', 'expected.npz'))
+    return _steps.load(gen)
 
 
 def feed_of(ref, step):
-    return {'x': ref['x_%d' % step], 'h0': ref['h0_%d' % step]}
+    return _steps.batch_of(ref, step, NAMES)
 
 
 def start(ref, scope, exe, startup):
-    exe.run(startup)
-    for k in gen.PARAMS:
-        scope.find_var(k).get_tensor().set(ref['param_' + k], fluid.CPUPlace())
+    _steps.start(fluid, gen, ref, scope, exe, startup)
 
 
 def numpy_loss(p, x, h0):
@@ -45,25 +46,9 @@ def numpy_loss(p, x, h0):
 
 @pytest.mark.parametrize('parallel', [False, True])
 def test_static_rnn_trains_like_paddle(parallel):
-    ref = expected()
-    main, startup, loss = gen.build(fluid)
+    main = _steps.replay(fluid, gen, expected(), NAMES, parallel)
     types = [op.type for op in main.global_block().ops]
     assert types.count('recurrent') == 1 and types.count('recurrent_grad') == 1
-    exe = fluid.Executor(fluid.CPUPlace(), parallel=parallel, num_threads=2)
-    scope = fluid.Scope()
-    with fluid.scope_guard(scope):
-        start(ref, scope, exe, startup)
-        for step in range(gen.STEPS):
-            res = exe.run(main, feed=feed_of(ref, step), fetch_list=[loss] + list(gen.FETCH))
-            np.testing.assert_allclose(np.asarray(res[0]), ref['loss_%d' % step], rtol=1e-5,
-                                       err_msg='step %d' % step)
-            for name, v in zip(gen.FETCH, res[1:]):
-                np.testing.assert_allclose(np.asarray(v), ref['%s_%d' % (name, step)],
-                                           rtol=1e-4, atol=1e-6,
-                                           err_msg='%s, step %d' % (name, step))
-        for k in gen.PARAMS:
-            np.testing.assert_allclose(np.array(scope.find_var(k).get_tensor()),
-                                       ref['final_' + k], rtol=1e-5, atol=1e-6, err_msg=k)
 
 
 def test_forward_matches_numpy():

@@ -9,6 +9,7 @@ at every step and the parameters after the last. `build(fluid)` is shared with
 tests/python/test_dynamic_rnn.py, which builds the same program with rill. Run with
 PaddlePaddle 1.8.5 (README.md)."""
 import os
+import sys
 
 import numpy as np
 
@@ -68,27 +69,8 @@ def feed_of(fluid, batch):
 
 
 def main():
-    import paddle.fluid as fluid
-    prog, startup, loss = build(fluid)
-    params, batches = data()
-    exe = fluid.Executor(fluid.CPUPlace())
-    scope = fluid.global_scope()
-    exe.run(startup)
-    for k, v in params.items():
-        scope.find_var(k).get_tensor().set(v, fluid.CPUPlace())
-    out = {'param_' + k: v for k, v in params.items()}
-    for step, batch in enumerate(batches):
-        for k, v in batch.items():
-            out['%s_%d' % (k, step)] = v
-        res = exe.run(prog, feed=feed_of(fluid, batch), fetch_list=[loss] + list(FETCH),
-                      return_numpy=False)
-        out['loss_%d' % step] = np.array(res[0])
-        for name, v in zip(FETCH, res[1:]):
-            out['%s_%d' % (name, step)] = np.array(v)
-    for k in PARAMS:
-        out['final_' + k] = np.array(scope.find_var(k).get_tensor())
-    os.makedirs(OUT, exist_ok=True)
-    np.savez(os.path.join(OUT, 'expected.npz'), **out)
+    import _steps
+    _steps.record(sys.modules[__name__])
 
 
 if __name__ == '__main__':
