@@ -4,7 +4,7 @@ block over the kept step scopes in reverse, summing the shared weights' gradient
 handing out the inputs' and initial state's. Losses, gradients (wh, x, h0) and trained
 parameters are Paddle 1.8.5's (paddle18/static_rnn/, written by
 paddle18/gen_static_rnn.py from the same program) in both schedules; a numpy forward;
-finite differences of the gradient; errors."""
+finite differences of the gradient; a StaticRNN inference model Paddle saved; errors."""
 import os
 import sys
 
@@ -112,3 +112,17 @@ def test_outputs_only_after_the_block():
             rnn()
         with pytest.raises(ValueError, match='inside rnn.step'):
             rnn.step_input(fluid.data('x', [2, 3], 'float32'))
+
+
+@pytest.mark.parametrize('parallel', [False, True])
+def test_paddle_saved_static_rnn_model_runs(parallel):
+    """A StaticRNN inference model Paddle 1.8.5 saved (its recurrent op and sub-block as
+    Paddle writes them) gives Paddle's output."""
+    ref = np.load(os.path.join(DATA, 'static_rnn', 'infer.npz'))
+    exe = fluid.Executor(fluid.CPUPlace(), parallel=parallel, num_threads=2)
+    with fluid.scope_guard(fluid.Scope()):
+        prog, feeds, fetch = fluid.io.load_inference_model(
+            os.path.join(DATA, 'static_rnn', 'model'), exe)
+        assert 'recurrent' in [op.type for op in prog.global_block().ops]
+        o, = exe.run(prog, feed={'x': ref['x'], 'h0': ref['h0']}, fetch_list=fetch)
+    np.testing.assert_allclose(np.asarray(o), ref['out'], rtol=1e-5, atol=1e-6)

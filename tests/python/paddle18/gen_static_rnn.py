@@ -3,7 +3,8 @@ reads row t of x, h_t = tanh(fc(x_t) + fc(h_{t-1}, no bias)) with h_{-1} = h0 (f
 a second state c_t = 0.5 c_{t-1} + h_t whose boot value is a constant batch-sized
 tensor; the rnn outputs h, c and the unused fc(x_t). The loss is mean(h) + mean(c * c).
 Holds the starting parameters, seeded batches, Paddle's loss, the gradients of wh, x and
-h0 at every step and the parameters after the last. `build(fluid)` is shared with
+h0 at every step and the parameters after the last; and a forward StaticRNN saved with
+save_inference_model, with an input and Paddle's output. `build(fluid)` is shared with
 tests/python/test_static_rnn.py, which builds the same program with rill. Run with
 PaddlePaddle 1.8.5 (README.md)."""
 import os
@@ -60,9 +61,52 @@ def feed_of(fluid, batch):
     return batch
 
 
+def build_inference(fluid):
+    """A forward StaticRNN (fc over [x_t, h_{t-1}] with tanh, one memory fed as h0) for
+    save_inference_model: its parameters are `iw0`, `iw1` and `ib`."""
+    main, startup = fluid.Program(), fluid.Program()
+    L = fluid.layers
+    with fluid.program_guard(main, startup):
+        x = fluid.data('x', [T, B, D], 'float32')
+        h0 = fluid.data('h0', [B, H], 'float32')
+        rnn = L.StaticRNN()
+        with rnn.step():
+            xt = rnn.step_input(x)
+            hp = rnn.memory(init=h0)
+            h = L.fc([xt, hp], H, act='tanh',
+                     param_attr=[fluid.ParamAttr(name='iw0'), fluid.ParamAttr(name='iw1')],
+                     bias_attr=fluid.ParamAttr(name='ib'))
+            rnn.update_memory(hp, h)
+            rnn.step_output(h)
+        out = rnn()
+    return main, startup, out
+
+
+def save_inference():
+    """Writes static_rnn/model/ (Paddle's save_inference_model of build_inference) and
+    static_rnn/infer.npz (a seeded input and Paddle's output)."""
+    import paddle.fluid as fluid
+    main, startup, out = build_inference(fluid)
+    rng = np.random.RandomState(17)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        for name, shape in (('iw0', (D, H)), ('iw1', (H, H)), ('ib', (H,))):
+            scope.find_var(name).get_tensor().set(
+                (rng.randn(*shape) * 0.5).astype('float32'), fluid.CPUPlace())
+        feed = {'x': rng.randn(T, B, D).astype('float32'),
+                'h0': rng.randn(B, H).astype('float32')}
+        o, = exe.run(main, feed=feed, fetch_list=[out])
+        fluid.io.save_inference_model(os.path.join(OUT, 'model'), ['x', 'h0'], [out], exe,
+                                      main_program=main)
+    np.savez(os.path.join(OUT, 'infer.npz'), out=o, **feed)
+
+
 def main():
     import _steps
     _steps.record(sys.modules[__name__])
+    save_inference()
 
 
 if __name__ == '__main__':
