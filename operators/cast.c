@@ -74,18 +74,6 @@ static const rill_slot_schema assign_inputs[] = {
     {"X", RILL_SLOT_DISPENSABLE, "a dense tensor, selected rows or tensor array"}};
 static const rill_slot_schema assign_outputs[] = {{"Out", 0, "a copy of X"}};
 
-static rill_status *assign_infer(rill_infer_ctx *ctx) {
-  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
-  rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
-  if (!out) return rill_infer_error(ctx, "needs output Out");
-  if (!x || !x->known) {
-    rill_meta_unknown(out);
-    return NULL;
-  }
-  rill_meta_set(out, x->dtype, &x->dims, x->lod_level, 0, 0);
-  return NULL;
-}
-
 /* assign's gradient: assign(Out@GRAD) -> X@GRAD (Paddle). */
 static rill_status *assign_maker(rill_grad_ctx *ctx) {
   if (rill_grad_none_wanted(ctx, "X")) return NULL;
@@ -106,7 +94,7 @@ const rill_op_schema rill_schema_assign = {
     .attrs = NULL,
     .nattrs = 0,
     .flags = 0,
-    .infer = assign_infer,
+    .infer = rill_infer_like_input,
     .grad = assign_maker,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,

@@ -2,25 +2,14 @@
 #include "operators/op_util.h"
 
 static const rill_slot_schema inputs[] = {
-    {"X", RILL_SLOT_NO_GRAD, "tensor whose shape and dtype Out takes"},
+    {"X", RILL_SLOT_NO_GRAD, "tensor whose shape and dtype Out takes (or a tensor array: Out is an array of zeros like its items)"},
 };
 static const rill_slot_schema outputs[] = {{"Out", 0, "zeros shaped like X"}};
 
-static rill_status *fill_zeros_like_infer(rill_infer_ctx *ctx) {
-  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
-  rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
-  if (!x || !out) return rill_infer_error(ctx, "needs input X and output Out");
-  if (!x->known) {
-    rill_meta_unknown(out);
-    return NULL;
-  }
-  rill_meta_set(out, x->dtype, &x->dims, x->lod_level, 0, 0);
-  return NULL;
-}
-
 const rill_op_schema rill_schema_fill_zeros_like = {
     .type = "fill_zeros_like",
-    .doc = "Out = a tensor of zeros with X's shape, dtype and LoD.",
+    .doc = "Out = a tensor of zeros with X's shape, dtype and LoD (for an array X, an array of "
+           "such zeros item by item).",
     .inputs = inputs,
     .ninputs = RILL_COUNTOF(inputs),
     .outputs = outputs,
@@ -28,7 +17,7 @@ const rill_op_schema rill_schema_fill_zeros_like = {
     .attrs = NULL,
     .nattrs = 0,
     .flags = 0,
-    .infer = fill_zeros_like_infer,
+    .infer = rill_infer_like_input,
     .grad = NULL,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,

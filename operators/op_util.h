@@ -48,4 +48,18 @@ static inline void rill_meta_unknown(rill_tensor_meta *m) {
   m->lod_from[1] = -1;
 }
 
+/* Shape inference of ops whose one output takes the meta of input 0 (dtype, dims, LoD):
+ * unknown when that input has no description. */
+static inline rill_status *rill_infer_like_input(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
+  rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
+  if (!out) return rill_infer_error(ctx, "needs an output");
+  if (!x || !x->known) {
+    rill_meta_unknown(out);
+    return NULL;
+  }
+  rill_meta_set(out, x->dtype, &x->dims, x->lod_level, 0, 0);
+  return NULL;
+}
+
 #endif

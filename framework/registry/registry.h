@@ -242,6 +242,11 @@ typedef struct rill_op_schema {
   /* Input slot whose first tensor picks the kernel dtype; -1: attr `dtype_attr`. */
   int kernel_dtype_slot;
   int dtype_attr; /* index of an INT attr holding a dtype, or -1 */
+  /* SUBBLOCK ops that carry sub-block variables from one step to the next (recurrent):
+   * the name of a STRINGS attribute listing them. The backward pass wants their
+   * gradients in the gradient block and never zero-fills them there, since the gradient
+   * op hands each step the gradient the step after it computed. NULL: none. */
+  const char *step_states_attr;
 } rill_op_schema;
 
 #define RILL_COUNTOF(a) (sizeof(a) / sizeof((a)[0]))

@@ -647,6 +647,17 @@ static rill_status *grad_block(bw *w, const rill_op_desc *fop, int32_t fwd, int3
       if (!st && (size_t)snprintf(gname, sizeof gname, "%s%s", o, RILL_GRAD_SUFFIX) < sizeof gname)
         st = rill_strmap_put(&made, gname, 1);
     }
+  /* states carried to the next step: their gradients come from the gradient op (the
+   * step after's), so they are wanted and never zero-filled */
+  const char *sattr = rill_schema_find(fop->type)->step_states_attr;
+  const rill_attr *sa = sattr ? rill_op_attr(fop, sattr) : NULL;
+  if (sa && sa->value.type == RILL_ATTR_STRINGS)
+    for (size_t k = 0; k < sa->value.n && !st; k++) {
+      const char *o = sa->value.list.strings[k];
+      st = rill_strmap_put(&in.want, o, 1);
+      if (!st && (size_t)snprintf(gname, sizeof gname, "%s%s", o, RILL_GRAD_SUFFIX) < sizeof gname)
+        st = rill_strmap_put(&made, gname, 1);
+    }
   size_t nops = in.b->nops;
   if (!st && nops) {
     in.loss_op = nops - 1;

@@ -3,10 +3,9 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "kernels/cpu/kernels.h"
+#include "kernels/cpu/tensor_array.h"
 
-/* The index held by I (int64 or int32, one element); negative is an error. */
-static rill_status *array_index(rill_kernel_ctx *ctx, size_t slot, size_t *out) {
+rill_status *rill_cpu_array_index(rill_kernel_ctx *ctx, size_t slot, size_t *out) {
   *out = 0;
   rill_tensor *i = rill_kin(ctx, slot, 0);
   const char *name = rill_kin_name(ctx, slot, 0);
@@ -36,7 +35,7 @@ static rill_status *array_of(rill_kernel_ctx *ctx, rill_variable *v, const char 
 
 rill_status *rill_cpu_write_to_array(rill_kernel_ctx *ctx) {
   size_t at;
-  RILL_TRY(array_index(ctx, RILL_WRITE_TO_ARRAY_IN_I, &at));
+  RILL_TRY(rill_cpu_array_index(ctx, RILL_WRITE_TO_ARRAY_IN_I, &at));
   rill_tensor *x = rill_kin(ctx, RILL_WRITE_TO_ARRAY_IN_X, 0);
   if (!x)
     return rill_kernel_error(ctx, "input X '%s' is not a dense tensor",
@@ -62,7 +61,7 @@ rill_status *rill_cpu_write_to_array(rill_kernel_ctx *ctx) {
 
 rill_status *rill_cpu_read_from_array(rill_kernel_ctx *ctx) {
   size_t at;
-  RILL_TRY(array_index(ctx, RILL_READ_FROM_ARRAY_IN_I, &at));
+  RILL_TRY(rill_cpu_array_index(ctx, RILL_READ_FROM_ARRAY_IN_I, &at));
   const char *name = rill_kin_name(ctx, RILL_READ_FROM_ARRAY_IN_X, 0);
   rill_variable *v = ctx->nin[RILL_READ_FROM_ARRAY_IN_X] ? ctx->in[RILL_READ_FROM_ARRAY_IN_X][0]
                                                           : NULL;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "framework/base/alloc.h"
-#include "kernels/cpu/kernels.h"
+#include "kernels/cpu/step_grad.h"
 
 /* The one bool element of Condition, read anew at every step: the sub-block writes the
  * variable in place (the same rill_variable, perhaps a new buffer). */
@@ -100,29 +100,6 @@ rill_status *rill_cpu_while(rill_kernel_ctx *ctx) {
 
 /* ------------------------------------------------------------------ while_grad --- */
 
-/* dst += src, elementwise (float32 or float64, same shape). */
-static rill_status *add_into(rill_kernel_ctx *ctx, rill_tensor *dst, const rill_tensor *src,
-                             const char *name) {
-  if (dst->dtype != src->dtype || rill_tensor_numel(dst) != rill_tensor_numel(src) ||
-      !rill_dims_equal(&dst->dims, &src->dims))
-    return rill_kernel_error(ctx, "the gradient '%s' of one step differs in dtype or shape from "
-                             "the other steps'", name);
-  int64_t n = rill_tensor_numel(dst);
-  if (dst->dtype == RILL_DTYPE_FP32) {
-    float *d = rill_tensor_ptr(dst);
-    const float *s = rill_tensor_ptr(src);
-    for (int64_t i = 0; i < n; i++) d[i] += s[i];
-  } else if (dst->dtype == RILL_DTYPE_FP64) {
-    double *d = rill_tensor_ptr(dst);
-    const double *s = rill_tensor_ptr(src);
-    for (int64_t i = 0; i < n; i++) d[i] += s[i];
-  } else {
-    return rill_kernel_error(ctx, "gradient '%s' is %s; while_grad sums float32 and float64",
-                             name, rill_dtype_name(dst->dtype));
-  }
-  return NULL;
-}
-
 /* A step's gradient (a local of the step scope, tensor or array) summed into X@GRAD[i]:
  * the first step to give one copies it, the others add. Array items add item by item. */
 static rill_status *accumulate(rill_kernel_ctx *ctx, size_t i, rill_variable *step_grad,
@@ -141,7 +118,7 @@ static rill_status *accumulate(rill_kernel_ctx *ctx, size_t i, rill_variable *st
       *started = true;
       return rill_status_wrap(rill_tensor_copy(t, g), "while_grad: gradient '%s'", inner);
     }
-    return add_into(ctx, t, g, inner);
+    return rill_cpu_step_grad_add(ctx, t, g, inner);
   }
   if (step_grad->kind == RILL_VARKIND_TENSOR_ARRAY) {
     rill_tensor_array *a = rill_variable_array(dst);
@@ -161,7 +138,7 @@ static rill_status *accumulate(rill_kernel_ctx *ctx, size_t i, rill_variable *st
         RILL_TRY(rill_status_wrap(rill_tensor_copy(&a->items[k], &src->items[k]),
                                   "while_grad: gradient '%s'[%zu]", inner, k));
       else
-        RILL_TRY(add_into(ctx, &a->items[k], &src->items[k], inner));
+        RILL_TRY(rill_cpu_step_grad_add(ctx, &a->items[k], &src->items[k], inner));
     }
     return NULL;
   }

@@ -1170,6 +1170,449 @@ class _WhileGuard(object):
 __all__ += ['increment', 'create_array', 'array_write', 'array_read', 'array_length', 'While']
 
 
+class _MemoryLink(object):
+    def __init__(self, init, pre_mem):
+        self.init = init
+        self.pre_mem = pre_mem
+        self.mem = None
+
+
+class StaticRNN(object):
+    """Fluid 1.x's StaticRNN: the ops appended inside `with rnn.step():` form a sub-block
+    that a `recurrent` op runs once per row of the step inputs (all with the same, fixed
+    number of rows). In the block, step_input(x) is the current row of x, memory() the
+    previous step's value of a state (update_memory sets the new one), and
+    step_output / output collect a value of every step into a [T, ...] output, which
+    calling the rnn returns after the block."""
+
+    BEFORE_RNN_BLOCK, IN_RNN_BLOCK, AFTER_RNN_BLOCK = 0, 1, 2
+
+    def __init__(self, name=None):
+        self.helper = _Helper('static_rnn', name)
+        self.memories = {}
+        self.inputs = []
+        self.outputs = []
+        self.status = StaticRNN.BEFORE_RNN_BLOCK
+        self.seq_len = None
+
+    def step(self):
+        return _StaticRNNGuard(self)
+
+    def _in_block(self, what):
+        if self.status != StaticRNN.IN_RNN_BLOCK:
+            raise ValueError('StaticRNN: %s can only be called inside rnn.step()' % what)
+
+    def memory(self, init=None, shape=None, batch_ref=None, init_value=0.0,
+               init_batch_dim_idx=0, ref_batch_dim_idx=1):
+        """A state: `init` before the first step, or else a tensor of `shape` filled with
+        init_value whose dim init_batch_dim_idx is batch_ref's dim ref_batch_dim_idx."""
+        self._in_block('memory')
+        if init is None:
+            if shape is None or batch_ref is None:
+                raise ValueError('StaticRNN.memory: give init, or shape and batch_ref')
+            parent = self._parent
+            boot = parent.create_var(
+                name=unique_name.generate(self.helper.name + '@memory_boot'),
+                shape=shape, dtype=batch_ref.dtype)
+            parent.append_op('fill_constant_batch_size_like', inputs={'Input': [batch_ref]},
+                             outputs={'Out': [boot]},
+                             attrs={'value': float(init_value), 'shape': list(boot.shape),
+                                    'dtype': core.dtype_code(batch_ref.dtype),
+                                    'input_dim_idx': int(ref_batch_dim_idx),
+                                    'output_dim_idx': int(init_batch_dim_idx)})
+            return self.memory(init=boot)
+        _check_var(init, 'init', 'StaticRNN.memory')
+        pre = self.helper.main.current_block().create_var(
+            name=unique_name.generate(self.helper.name + '@mem'), dtype=init.dtype,
+            shape=init.shape)
+        self.memories[pre.name] = _MemoryLink(init, pre)
+        return pre
+
+    def step_input(self, x):
+        """The current row of x ([T, ...]): a variable of shape [...] in the block."""
+        self._in_block('step_input')
+        _check_var(x, 'x', 'StaticRNN.step_input')
+        if self.seq_len is None:
+            self.seq_len = x.shape[0]
+        elif x.shape[0] != -1 and self.seq_len != x.shape[0]:
+            raise ValueError('StaticRNN: step inputs must have the same number of rows '
+                             '(%d, then %d)' % (self.seq_len, x.shape[0]))
+        ipt = self.helper.main.current_block().create_var(
+            name=x.name, dtype=x.dtype, shape=list(x.shape[1:]), type=x.type)
+        self.inputs.append(ipt)
+        return ipt
+
+    def step_output(self, o):
+        """Collects o at every step into an output [T] + o.shape."""
+        self._in_block('step_output')
+        _check_var(o, 'o', 'StaticRNN.step_output')
+        tmp = self.helper.tmp(o.dtype.name)
+        self.helper.append('rnn_memory_helper', {'X': [o]}, {'Out': [tmp]},
+                           {'dtype': core.dtype_code(o.dtype)})
+        out = self._parent.create_var(name=tmp.name, shape=[self.seq_len] + list(o.shape),
+                                      dtype=o.dtype)
+        self.outputs.append(out)
+
+    def output(self, *outputs):
+        for o in outputs:
+            self.step_output(o)
+
+    def update_memory(self, mem, var):
+        """The state `mem` (from memory()) takes var's value for the next step."""
+        _check_var(mem, 'mem', 'StaticRNN.update_memory')
+        _check_var(var, 'var', 'StaticRNN.update_memory')
+        if mem.name not in self.memories:
+            raise ValueError("StaticRNN.update_memory: '%s' is not a memory of this rnn"
+                             % mem.name)
+        self.memories[mem.name].mem = var
+
+    def __call__(self, *args, **kwargs):
+        if self.status != StaticRNN.AFTER_RNN_BLOCK:
+            raise ValueError('StaticRNN: the outputs exist only after the rnn block')
+        if not self.outputs:
+            raise ValueError('StaticRNN: the rnn has no output')
+        return self.outputs[0] if len(self.outputs) == 1 else self.outputs
+
+    def _complete(self, sub, parent):
+        if not self.inputs:
+            raise ValueError('StaticRNN: the block needs at least one step_input')
+        local = set()
+        for op in sub.ops:
+            local.update(op.output_arg_names)
+        local.update(v.name for v in self.inputs)
+        local.update(self.memories)
+        params = []
+        for op in sub.ops:
+            for n in op.input_arg_names:
+                if n not in local and n not in params:
+                    params.append(n)
+        boot, pre, new = [], [], []
+        for name, m in self.memories.items():
+            if m.mem is None:
+                raise ValueError("StaticRNN: memory '%s' (from '%s') is never updated "
+                                 "(call update_memory in the block)" % (name, m.init.name))
+            nxt = sub.create_var(name=unique_name.generate(self.helper.name + '.tmp'),
+                                 dtype=m.mem.dtype, shape=m.mem.shape)
+            sub.append_op('rnn_memory_helper', inputs={'X': [m.mem]}, outputs={'Out': [nxt]},
+                          attrs={'dtype': core.dtype_code(m.mem.dtype)})
+            boot.append(m.init)
+            pre.append(name)
+            new.append(nxt.name)
+        scopes = parent.create_var(name=unique_name.generate(self.helper.name + '.scopes'),
+                                   type=_STEP_SCOPES)
+        parent.append_op('recurrent',
+                         inputs={'inputs': [parent._var_recursive(v.name) for v in self.inputs],
+                                 'initial_states': boot,
+                                 'parameters': [parent._var_recursive(n) for n in params]},
+                         outputs={'outputs': self.outputs, 'step_scopes': [scopes]},
+                         attrs={'has_states': len(pre) > 0, 'ex_states': pre, 'states': new,
+                                'sub_block': sub})
+
+
+class _StaticRNNGuard(object):
+    def __init__(self, rnn):
+        self.rnn = rnn
+        self.main = rnn.helper.main
+
+    def __enter__(self):
+        if self.rnn.status != StaticRNN.BEFORE_RNN_BLOCK:
+            raise ValueError('StaticRNN: step() can be entered once')
+        self.rnn.status = StaticRNN.IN_RNN_BLOCK
+        self.rnn._parent = self.main.current_block()
+        self.sub = self.main._create_block()
+        return self.sub
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        if exc_type is not None:
+            self.main._rollback()
+            return False
+        self.rnn.status = StaticRNN.AFTER_RNN_BLOCK
+        try:
+            self.rnn._complete(self.sub, self.rnn._parent)
+        finally:
+            self.main._rollback()
+        return False
+
+
+__all__ += ['StaticRNN']
+
+
+# ------------------------------------------------------------- DynamicRNN ----
+
+_LOD_RANK_TABLE = 12  # VarType.LOD_RANK_TABLE
+
+
+def _shaped_tmp(h, like, shape=None):
+    out = h.tmp(like.dtype.name)
+    shape = like.shape if shape is None else shape
+    if shape:
+        out.desc['shape'] = list(shape)
+        out.desc['has_tensor'] = True
+        out._touch()
+    return out
+
+
+def lod_rank_table(x, level=0):
+    """The sequences of x's LoD level `level` ranked by length, longest first."""
+    _check_var(x, 'x', 'lod_rank_table')
+    h = _Helper('lod_rank_table')
+    table = h.block.create_var(name=unique_name.generate('lod_rank_table'),
+                               type=_LOD_RANK_TABLE)
+    table.stop_gradient = True
+    h.append('lod_rank_table', {'X': [x]}, {'Out': [table]}, {'level': int(level)})
+    return table
+
+
+def max_sequence_len(rank_table):
+    """int64 [1]: the longest length in the rank table."""
+    h = _Helper('max_sequence_len')
+    out = h.block.create_var(name=unique_name.generate('max_sequence_len'), dtype='int64',
+                             shape=[1])
+    h.append('max_sequence_len', {'RankTable': [rank_table]}, {'Out': [out]})
+    return out
+
+
+def lod_tensor_to_array(x, table):
+    """A tensor array: item t holds row t of every sequence of x longer than t, in the
+    table's rank order."""
+    _check_var(x, 'x', 'lod_tensor_to_array')
+    h = _Helper('lod_tensor_to_array')
+    array = h.block.create_var(name=unique_name.generate('lod_tensor_to_array'),
+                               dtype=x.dtype, type=_LOD_TENSOR_ARRAY, shape=list(x.shape))
+    h.append('lod_tensor_to_array', {'X': [x], 'RankTable': [table]}, {'Out': [array]})
+    return array
+
+
+def array_to_lod_tensor(x, table):
+    """The inverse of lod_tensor_to_array: the sequences back in index order, with LoD."""
+    _check_var(x, 'x', 'array_to_lod_tensor')
+    h = _Helper('array_to_lod_tensor')
+    out = _shaped_tmp(h, x)
+    h.append('array_to_lod_tensor', {'X': [x], 'RankTable': [table]}, {'Out': [out]})
+    return out
+
+
+def shrink_memory(x, i, table):
+    """x's rows of the sequences of the table longer than i."""
+    _check_var(x, 'x', 'shrink_memory')
+    h = _Helper('shrink_memory')
+    out = _shaped_tmp(h, x)
+    h.append('shrink_rnn_memory', {'X': [x], 'I': [i], 'RankTable': [table]},
+             {'Out': [out]})
+    return out
+
+
+def reorder_lod_tensor_by_rank(x, rank_table):
+    """x's rows (or sequences) in the rank table's order."""
+    _check_var(x, 'x', 'reorder_lod_tensor_by_rank')
+    h = _Helper('reorder_lod_tensor_by_rank')
+    out = _shaped_tmp(h, x)
+    h.append('reorder_lod_tensor_by_rank', {'X': [x], 'RankTable': [rank_table]},
+             {'Out': [out]})
+    return out
+
+
+class DynamicRNN(object):
+    """Fluid 1.x's DynamicRNN over a LoD batch: `with rnn.block():` holds one step, run
+    by a While loop for as many steps as the longest sequence. step_input(x) gives the
+    current row of every sequence still running (longest first), static_input(x) a
+    per-sequence tensor cut to the running sequences, memory() a state (update_memory
+    sets the next step's), output() collects a value per step; calling the rnn after the
+    block returns the outputs as LoD tensors in the input's sequence order."""
+
+    BEFORE_RNN, IN_RNN, AFTER_RNN = 0, 1, 2
+
+    def __init__(self, name=None):
+        self.helper = _Helper('dynamic_rnn', name)
+        self.status = DynamicRNN.BEFORE_RNN
+        self.lod_rank_table = None
+        self.max_seq_len = None
+        self.step_idx = None
+        self.zero_idx = None
+        self.mem_dict = {}
+        self.output_array = []
+        self.outputs = []
+        self.cond = self.helper.tmp('bool')
+        self.cond.desc['shape'] = [1]
+        self.cond.desc['has_tensor'] = True
+        self.cond._touch()
+        self.while_op = While(self.cond)
+        self.input_array = []
+        self.mem_link = []
+
+    def _in_block(self, what):
+        if self.status != DynamicRNN.IN_RNN:
+            raise ValueError('DynamicRNN: %s can only be called inside rnn.block()' % what)
+
+    def _parent_block(self):
+        main = self.helper.main
+        return main.block(main.current_block().parent_idx)
+
+    def step_input(self, x, level=0):
+        """The current step's rows of x's sequences (LoD level `level`) still running."""
+        self._in_block('step_input')
+        _check_var(x, 'x', 'DynamicRNN.step_input')
+        parent = self._parent_block()
+        main = self.helper.main
+        if self.lod_rank_table is None:
+            with _in_block(main, parent):
+                self.lod_rank_table = lod_rank_table(x, level)
+                self.max_seq_len = max_sequence_len(self.lod_rank_table)
+                less_than(self.step_idx, self.max_seq_len, force_cpu=True, cond=self.cond)
+        with _in_block(main, parent):
+            arr = lod_tensor_to_array(x, self.lod_rank_table)
+        self.input_array.append((arr, x.dtype))
+        return array_read(arr, self.step_idx)
+
+    def static_input(self, x):
+        """x (one row or one sequence per sequence) in rank order, cut to the running
+        sequences."""
+        self._in_block('static_input')
+        _check_var(x, 'x', 'DynamicRNN.static_input')
+        if self.lod_rank_table is None:
+            raise RuntimeError('DynamicRNN: static_input() must be called after step_input()')
+        with _in_block(self.helper.main, self._parent_block()):
+            reordered = reorder_lod_tensor_by_rank(x, self.lod_rank_table)
+        return shrink_memory(reordered, self.step_idx, self.lod_rank_table)
+
+    def block(self):
+        return _DynamicRNNGuard(self)
+
+    def __call__(self, *args, **kwargs):
+        if self.status != DynamicRNN.AFTER_RNN:
+            raise ValueError('DynamicRNN: the outputs exist only after the rnn block')
+        return self.outputs[0] if len(self.outputs) == 1 else self.outputs
+
+    def _init_zero_idx(self):
+        if self.zero_idx is None:
+            with _in_block(self.helper.main, self._parent_block()):
+                self.zero_idx = fill_constant([1], 'int64', 0, force_cpu=True)
+
+    def memory(self, init=None, shape=None, value=0.0, need_reorder=False, dtype='float32'):
+        """A state: `init` (put into rank order first with need_reorder) or a batch of
+        `shape` rows filled with `value`; cut to the running sequences at every step."""
+        self._in_block('memory')
+        self._init_zero_idx()
+        parent = self._parent_block()
+        main = self.helper.main
+        if init is not None:
+            _check_var(init, 'init', 'DynamicRNN.memory')
+            with _in_block(main, parent):
+                if need_reorder:
+                    if self.lod_rank_table is None:
+                        raise ValueError('DynamicRNN.memory: need_reorder needs step_input '
+                                         'first')
+                    init = reorder_lod_tensor_by_rank(init, self.lod_rank_table)
+                mem_array = array_write(init, self.zero_idx)
+            ret = shrink_memory(array_read(mem_array, self.step_idx), self.step_idx,
+                                self.lod_rank_table)
+            self.mem_dict[ret.name] = mem_array
+            return ret
+        if not shape:
+            raise ValueError('DynamicRNN.memory: give init or shape')
+        if self.lod_rank_table is None:
+            raise ValueError('DynamicRNN.memory: step_input must come before a memory '
+                             'without init')
+        arr, _ = self.input_array[0]
+        with _in_block(main, parent):
+            in0 = array_read(arr, self.zero_idx)
+            boot = fill_constant_batch_size_like(in0, [-1] + list(shape), dtype, value)
+            boot.stop_gradient = False
+        return self.memory(init=boot)
+
+    def update_memory(self, ex_mem, new_mem):
+        self._in_block('update_memory')
+        _check_var(ex_mem, 'ex_mem', 'DynamicRNN.update_memory')
+        _check_var(new_mem, 'new_mem', 'DynamicRNN.update_memory')
+        mem_array = self.mem_dict.get(ex_mem.name)
+        if mem_array is None:
+            raise ValueError('DynamicRNN.update_memory: call memory() first')
+        self.mem_link.append((new_mem, mem_array))
+
+    def output(self, *outputs):
+        self._in_block('output')
+        parent = self._parent_block()
+        for each in outputs:
+            _check_var(each, 'output', 'DynamicRNN.output')
+            arr = parent.create_var(
+                name=unique_name.generate(self.helper.name + '_output_array_' + each.name),
+                type=_LOD_TENSOR_ARRAY, dtype=each.dtype)
+            array_write(each, self.step_idx, array=arr)
+            self.output_array.append(arr)
+
+
+class _in_block(object):
+    """Appends ops to `block` for the duration (a block other than the current one)."""
+
+    def __init__(self, main, block):
+        self.main = main
+        self.block = block
+
+    def __enter__(self):
+        self.saved = self.main.current_block_idx
+        self.main.current_block_idx = self.block.idx
+
+    def __exit__(self, *exc):
+        self.main.current_block_idx = self.saved
+        return False
+
+
+class _DynamicRNNGuard(object):
+    def __init__(self, rnn):
+        self.rnn = rnn
+
+    def __enter__(self):
+        rnn = self.rnn
+        if rnn.status != DynamicRNN.BEFORE_RNN:
+            raise ValueError('DynamicRNN: block() can be entered once')
+        rnn.step_idx = fill_constant([1], 'int64', 0, force_cpu=True)
+        rnn.status = DynamicRNN.IN_RNN
+        self.guard = rnn.while_op.block()
+        self.guard.__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        rnn = self.rnn
+        if exc_type is None:
+            increment(rnn.step_idx, 1.0, in_place=True)
+            for new_mem, mem_array in rnn.mem_link:
+                array_write(new_mem, rnn.step_idx, array=mem_array)
+            less_than(rnn.step_idx, rnn.max_seq_len, force_cpu=True, cond=rnn.cond)
+        self.guard.__exit__(exc_type, exc_val, exc_tb)
+        if exc_type is not None:
+            return False
+        rnn.status = DynamicRNN.AFTER_RNN
+        for arr in rnn.output_array:
+            rnn.outputs.append(array_to_lod_tensor(arr, rnn.lod_rank_table))
+        return False
+
+
+__all__ += ['DynamicRNN', 'reorder_lod_tensor_by_rank']
+
+
+def tensor_array_to_tensor(input, axis=1, name=None, use_stack=False):
+    """The items of a tensor array concatenated along `axis` (stacked along a new axis
+    with use_stack), and an int32 tensor of each item's extent along it."""
+    _check_var(input, 'input', 'tensor_array_to_tensor')
+    h = _Helper('tensor_array_to_tensor', name)
+    shape = list(input.shape or [])
+    if shape:  # as Paddle declares it: the items' shape, the axis unknown
+        rank = len(shape) + (1 if use_stack else 0)
+        ax = axis + rank if axis < 0 else axis
+        if use_stack:
+            shape.insert(ax, -1)
+        else:
+            shape[ax] = -1
+    out = _shaped_tmp(h, input, shape)
+    index = h.tmp('int32', stop_gradient=True)
+    h.append('tensor_array_to_tensor', {'X': [input]}, {'Out': [out], 'OutIndex': [index]},
+             {'axis': int(axis), 'use_stack': bool(use_stack)})
+    return out, index
+
+
+__all__ += ['tensor_array_to_tensor']
+
+
 # ------------------------------------- reductions, similarity, sequences ----
 
 def reduce_max(input, dim=None, keep_dim=False, name=None):

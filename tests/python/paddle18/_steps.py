@@ -1,0 +1,71 @@
+"""Shared by the step-by-step training records (gen_static_rnn.py, gen_dynamic_rnn.py)
+and the tests that replay them: the generator's module `gen` gives build(fluid), data(),
+feed_of(fluid, batch), OUT, PARAMS and FETCH; expected.npz holds `param_<p>`, each
+batch's feeds as `<name>_<step>`, `loss_<step>`, `<fetch>_<step>` and `final_<p>`."""
+import os
+
+import numpy as np
+
+
+def record(gen):
+    """Run under PaddlePaddle 1.8.5: trains on gen.data() and writes gen.OUT/expected.npz."""
+    import paddle.fluid as fluid
+    prog, startup, loss = gen.build(fluid)
+    params, batches = gen.data()
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.global_scope()
+    exe.run(startup)
+    for k, v in params.items():
+        scope.find_var(k).get_tensor().set(v, fluid.CPUPlace())
+    out = {'param_' + k: v for k, v in params.items()}
+    for step, batch in enumerate(batches):
+        for k, v in batch.items():
+            out['%s_%d' % (k, step)] = v
+        res = exe.run(prog, feed=gen.feed_of(fluid, batch),
+                      fetch_list=[loss] + list(gen.FETCH), return_numpy=False)
+        out['loss_%d' % step] = np.array(res[0])
+        for name, v in zip(gen.FETCH, res[1:]):
+            out['%s_%d' % (name, step)] = np.array(v)
+    for k in gen.PARAMS:
+        out['final_' + k] = np.array(scope.find_var(k).get_tensor())
+    os.makedirs(gen.OUT, exist_ok=True)
+    np.savez(os.path.join(gen.OUT, 'expected.npz'), **out)
+
+
+def load(gen):
+    return np.load(os.path.join(gen.OUT, 'expected.npz'))
+
+
+def start(fluid, gen, ref, scope, exe, startup):
+    """Runs startup, then sets the recorded starting parameters."""
+    exe.run(startup)
+    for k in gen.PARAMS:
+        scope.find_var(k).get_tensor().set(ref['param_' + k], fluid.CPUPlace())
+
+
+def batch_of(ref, step, names):
+    return {k: ref['%s_%d' % (k, step)] for k in names}
+
+
+def replay(fluid, gen, ref, names, parallel):
+    """Trains gen.build's program with `fluid` from the recorded parameters on the
+    recorded batches, checking the loss, the fetched gradients and the trained
+    parameters against the record."""
+    main, startup, loss = gen.build(fluid)
+    exe = fluid.Executor(fluid.CPUPlace(), parallel=parallel, num_threads=2)
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        start(fluid, gen, ref, scope, exe, startup)
+        for step in range(gen.STEPS):
+            res = exe.run(main, feed=gen.feed_of(fluid, batch_of(ref, step, names)),
+                          fetch_list=[loss] + list(gen.FETCH))
+            np.testing.assert_allclose(np.asarray(res[0]), ref['loss_%d' % step], rtol=1e-5,
+                                       err_msg='step %d' % step)
+            for name, v in zip(gen.FETCH, res[1:]):
+                np.testing.assert_allclose(np.asarray(v), ref['%s_%d' % (name, step)],
+                                           rtol=1e-4, atol=1e-6,
+                                           err_msg='%s, step %d' % (name, step))
+        for k in gen.PARAMS:
+            np.testing.assert_allclose(np.array(scope.find_var(k).get_tensor()),
+                                       ref['final_' + k], rtol=1e-5, atol=1e-6, err_msg=k)
+    return main
