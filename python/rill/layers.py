@@ -941,6 +941,38 @@ def not_equal(x, y, cond=None):
     return _compare('not_equal', x, y, cond)
 
 
+def _logical(op, x, y, out, name):
+    ins = {'X': x} if y is None else {'X': x, 'Y': y}
+    for what, v in (('x', x), ('y', y)):
+        if v is not None:
+            _check_var(v, what, op)
+            if v.dtype != np.dtype('bool'):
+                raise TypeError('%s: %s must be a bool Variable, not %s' % (op, what, v.dtype.name))
+    h = _Helper(op, name)
+    out = out if out is not None else h.tmp('bool', stop_gradient=True)
+    h.append(op, ins, {'Out': out})
+    return out
+
+
+def logical_and(x, y, out=None, name=None):
+    return _logical('logical_and', x, y, out, name)
+
+
+def logical_or(x, y, out=None, name=None):
+    return _logical('logical_or', x, y, out, name)
+
+
+def logical_xor(x, y, out=None, name=None):
+    return _logical('logical_xor', x, y, out, name)
+
+
+def logical_not(x, out=None, name=None):
+    return _logical('logical_not', x, None, out, name)
+
+
+__all__ += ['logical_and', 'logical_or', 'logical_xor', 'logical_not']
+
+
 def increment(x, value=1.0, in_place=True):
     """x + value for a one-element x; written into x itself unless in_place is False."""
     h = _Helper('increment')
@@ -1042,12 +1074,12 @@ def _block_io(sub, parent):
     return inputs, outputs
 
 
-def _conditional_block(h, parent, sub, flag):
+def _conditional_block(h, parent, sub, flag, is_scalar_condition=True):
     inputs, outputs = _block_io(sub, parent)
     scope = parent.create_var(name=unique_name.generate(h.name + '.scope'), type=_STEP_SCOPES)
     parent.append_op('conditional_block', inputs={'Cond': [flag], 'Input': inputs},
                      outputs={'Out': outputs, 'Scope': [scope]},
-                     attrs={'sub_block': sub, 'is_scalar_condition': True})
+                     attrs={'sub_block': sub, 'is_scalar_condition': is_scalar_condition})
 
 
 def cond(pred, true_fn=None, false_fn=None, name=None):
@@ -1615,6 +1647,9 @@ from .learning_rate_scheduler import (exponential_decay, natural_exp_decay,  # n
                                       inverse_time_decay, piecewise_decay, noam_decay,
                                       polynomial_decay, cosine_decay, linear_lr_warmup)
 
+
+from .branch import IfElse, Switch  # noqa: E402
+__all__ += ['IfElse', 'Switch']
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr('fluid.layers', 'rill.layers')
