@@ -563,6 +563,33 @@ __all__ += ['abs', 'ceil', 'floor', 'round', 'sign', 'cos', 'sin', 'acos', 'asin
             'soft_relu', 'stanh', 'erf', 'mish', 'log1p', 'pow']
 
 
+def prelu(x, mode, param_attr=None, name=None):
+    """max(0, x) + alpha * min(0, x) with a learned alpha (initialised to 0.25): one for
+    all of x ('all'), one per channel of an [N, C, ...] x ('channel', alpha [1, C, 1, 1])
+    or one per element of a sample ('element', alpha [1] + x.shape[1:])."""
+    _check_var(x, 'x', 'prelu')
+    if mode not in ('all', 'channel', 'element'):
+        raise ValueError('prelu: mode should be one of all, channel, element, not %r' % (mode,))
+    alpha_shape = [1]
+    if mode == 'channel':
+        if len(x.shape) < 2:
+            raise ValueError('prelu: mode channel needs x of 2 dims or more, x has shape %s'
+                             % (list(x.shape),))
+        alpha_shape = [1, x.shape[1], 1, 1]
+    elif mode == 'element':
+        if len(x.shape) < 1:
+            raise ValueError('prelu: mode element needs x of 1 dim or more')
+        alpha_shape = [1] + list(x.shape)[1:]
+    h = _Helper('prelu', name)
+    alpha = h.param(param_attr, alpha_shape, 'float32', default_initializer=Constant(0.25))
+    out = h.tmp(x.dtype.name)
+    h.append('prelu', {'X': x, 'Alpha': alpha}, {'Out': out}, {'mode': mode})
+    return out
+
+
+__all__ += ['prelu']
+
+
 def softmax(input, use_cudnn=False, name=None, axis=-1):
     return _unary('softmax', input, name, axis=int(axis))
 
