@@ -1676,6 +1676,9 @@ from .learning_rate_scheduler import (exponential_decay, natural_exp_decay,  # n
 
 
 from .branch import IfElse, Switch  # noqa: E402
+from . import sequence_lod as _sequence_lod  # noqa: E402
+from .sequence_lod import *  # noqa: E402,F401,F403
+__all__ += _sequence_lod.__all__
 __all__ += ['IfElse', 'Switch']
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
