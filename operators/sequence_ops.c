@@ -10,7 +10,10 @@
  *                                       of Y's level 0; Out takes that level as LoD
  *   sequence_pad(X, PadValue) -> Out, Length   [sequences, padded_length, ...]
  *   sequence_unpad(X, Length) -> Out    the first Length[i] steps of each X[i]
- *   sequence_enumerate(X) -> Out        windows of win_size ids, pad_value past the end */
+ *   sequence_enumerate(X) -> Out        windows of win_size ids, pad_value past the end
+ *   sequence_concat(X...) -> Out        sequence i of every X, one after another
+ *   sequence_slice(X, Offset, Length) -> Out   rows Offset[i].. of sequence i
+ *   sequence_reshape(X) -> Out          each sequence's elements as rows of new_dim */
 #include <stdio.h>
 #include <string.h>
 
@@ -383,6 +386,213 @@ const rill_op_schema rill_schema_sequence_enumerate = {
     .nattrs = RILL_COUNTOF(enum_attrs),
     .flags = 0,
     .infer = enum_infer,
+    .grad = NULL,
+    .kernel_dtype_slot = 0,
+    .dtype_attr = -1,
+};
+
+/* ---- sequence_concat, sequence_slice, sequence_reshape ---- */
+
+static const rill_slot_schema concat_inputs[] = {
+    {"X", RILL_SLOT_DUPLICABLE, "LoD tensors of one LoD level, as many sequences each"},
+};
+static const rill_slot_schema out_only[] = {{"Out", 0, "LoD tensor, one level"}};
+
+static rill_status *concat_infer(rill_infer_ctx *ctx) {
+  rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
+  const rill_tensor_meta *x0 = rill_infer_in(ctx, 0, 0);
+  if (!x0 || !out) return rill_infer_error(ctx, "needs inputs X and output Out");
+  for (size_t i = 0; i < ctx->nin[0]; i++) {
+    const rill_tensor_meta *x = rill_infer_in(ctx, 0, i);
+    if (!x || !x->known) {
+      rill_meta_unknown(out);
+      return NULL;
+    }
+    if (x->dtype != x0->dtype || x->dims.n != x0->dims.n || x->dims.n < 1)
+      return rill_infer_error(ctx, "input X (%s) is %s of %d dims but input X (%s) is %s of %d",
+                              rill_infer_in_name(ctx, 0, i), rill_dtype_name(x->dtype),
+                              (int)x->dims.n, rill_infer_in_name(ctx, 0, 0),
+                              rill_dtype_name(x0->dtype), (int)x0->dims.n);
+  }
+  rows_unknown(out, x0, 1);
+  return NULL;
+}
+
+static rill_status *x_grad_maker(rill_grad_ctx *ctx) {
+  char type[64];
+  snprintf(type, sizeof type, "%s_grad", ctx->schema->type);
+  if (ctx->schema->ninputs == 3)
+    return rill_grad_emit(ctx, type, RILL_NAMES("X", "Offset", "Length"), RILL_NAMES("Out"),
+                          RILL_NAMES("X"));
+  return rill_grad_emit(ctx, type, RILL_NAMES("X"), RILL_NAMES("Out"), RILL_NAMES("X"));
+}
+
+const rill_op_schema rill_schema_sequence_concat = {
+    .type = "sequence_concat",
+    .doc = "Out's sequence i = sequence i of X[0], then of X[1], ...",
+    .inputs = concat_inputs,
+    .ninputs = RILL_COUNTOF(concat_inputs),
+    .outputs = out_only,
+    .noutputs = RILL_COUNTOF(out_only),
+    .attrs = NULL,
+    .nattrs = 0,
+    .flags = RILL_OP_KERNEL_SHAPES,
+    .infer = concat_infer,
+    .grad = x_grad_maker,
+    .kernel_dtype_slot = 0,
+    .dtype_attr = -1,
+};
+
+static const rill_slot_schema concat_grad_inputs[] = {
+    {"X", RILL_SLOT_DUPLICABLE, "forward X"},
+    {"Out@GRAD", 0, "gradient of Out"},
+};
+static const rill_slot_schema concat_grad_outputs[] = {
+    {"X@GRAD", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE, "gradients of X"},
+};
+
+static rill_status *like_x_grad_infer(rill_infer_ctx *ctx) {
+  if (!rill_infer_in(ctx, 0, 0)) return rill_infer_error(ctx, "needs input X");
+  rill_grad_infer_like(ctx, 0, 0);
+  return NULL;
+}
+
+const rill_op_schema rill_schema_sequence_concat_grad = {
+    .type = "sequence_concat_grad",
+    .doc = "X[k]@GRAD: the rows of Out@GRAD that came from X[k].",
+    .inputs = concat_grad_inputs,
+    .ninputs = RILL_COUNTOF(concat_grad_inputs),
+    .outputs = concat_grad_outputs,
+    .noutputs = RILL_COUNTOF(concat_grad_outputs),
+    .attrs = NULL,
+    .nattrs = 0,
+    .flags = 0,
+    .infer = like_x_grad_infer,
+    .grad = NULL,
+    .kernel_dtype_slot = 0,
+    .dtype_attr = -1,
+};
+
+static const rill_slot_schema slice_inputs[] = {
+    {"X", 0, "LoD tensor, one level"},
+    {"Offset", RILL_SLOT_NO_GRAD, "int64 [N] or [N, 1]: first row of each slice, within its sequence"},
+    {"Length", RILL_SLOT_NO_GRAD, "int64 [N] or [N, 1]: rows of each slice"},
+};
+
+static rill_status *slice_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
+  rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
+  if (!x || !rill_infer_in(ctx, 1, 0) || !rill_infer_in(ctx, 2, 0) || !out)
+    return rill_infer_error(ctx, "needs inputs X, Offset, Length and output Out");
+  for (size_t s = 1; s < 3; s++) {
+    const rill_tensor_meta *m = rill_infer_in(ctx, s, 0);
+    if (m->known && m->dtype != RILL_DTYPE_INT64)
+      return rill_infer_error(ctx, "input %s (%s) is %s, expected int64", ctx->schema->inputs[s].name,
+                              rill_infer_in_name(ctx, s, 0), rill_dtype_name(m->dtype));
+  }
+  if (!x->known) {
+    rill_meta_unknown(out);
+    return NULL;
+  }
+  if (x->dims.n < 1)
+    return rill_infer_error(ctx, "input X (%s) needs a row dimension", rill_infer_in_name(ctx, 0, 0));
+  rows_unknown(out, x, 1);
+  return NULL;
+}
+
+const rill_op_schema rill_schema_sequence_slice = {
+    .type = "sequence_slice",
+    .doc = "Out's sequence i = rows Offset[i] .. Offset[i] + Length[i] of X's sequence i.",
+    .inputs = slice_inputs,
+    .ninputs = RILL_COUNTOF(slice_inputs),
+    .outputs = out_only,
+    .noutputs = RILL_COUNTOF(out_only),
+    .attrs = NULL,
+    .nattrs = 0,
+    .flags = RILL_OP_KERNEL_SHAPES,
+    .infer = slice_infer,
+    .grad = x_grad_maker,
+    .kernel_dtype_slot = 0,
+    .dtype_attr = -1,
+};
+
+static const rill_slot_schema slice_grad_inputs[] = {
+    {"X", 0, "forward X"},
+    {"Offset", 0, "forward Offset"},
+    {"Length", 0, "forward Length"},
+    {"Out@GRAD", 0, "gradient of Out"},
+};
+
+const rill_op_schema rill_schema_sequence_slice_grad = {
+    .type = "sequence_slice_grad",
+    .doc = "X@GRAD: Out@GRAD's rows back in their slices, zeros elsewhere.",
+    .inputs = slice_grad_inputs,
+    .ninputs = RILL_COUNTOF(slice_grad_inputs),
+    .outputs = x_grad_out,
+    .noutputs = RILL_COUNTOF(x_grad_out),
+    .attrs = NULL,
+    .nattrs = 0,
+    .flags = 0,
+    .infer = like_x_grad_infer,
+    .grad = NULL,
+    .kernel_dtype_slot = 0,
+    .dtype_attr = -1,
+};
+
+static const rill_attr_schema reshape_attrs[] = {
+    {"new_dim", RILL_ATTR_INT, RILL_ATTR_REQUIRED, RILL_DEF_INT(0), "the width of Out's rows"},
+};
+
+static rill_status *reshape_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
+  rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
+  if (!x || !out) return rill_infer_error(ctx, "needs input X and output Out");
+  int32_t nd = ctx->attrs[RILL_SEQUENCE_RESHAPE_ATTR_NEW_DIM].v.i;
+  if (nd < 1) return rill_infer_error(ctx, "attribute new_dim is %d, expected 1 or more", (int)nd);
+  if (!x->known) {
+    rill_meta_unknown(out);
+    return NULL;
+  }
+  if (x->dims.n != 2)
+    return rill_infer_error(ctx, "input X (%s) has %d dims, expected [T, D]",
+                            rill_infer_in_name(ctx, 0, 0), (int)x->dims.n);
+  rill_dims d = {.n = 2, .d = {-1, nd}};
+  rill_meta_set(out, x->dtype, &d, 1, -1, -1);
+  return NULL;
+}
+
+const rill_op_schema rill_schema_sequence_reshape = {
+    .type = "sequence_reshape",
+    .doc = "Out = each sequence of X [T, D] as rows of new_dim (its length times D / new_dim).",
+    .inputs = x_only,
+    .ninputs = RILL_COUNTOF(x_only),
+    .outputs = out_only,
+    .noutputs = RILL_COUNTOF(out_only),
+    .attrs = reshape_attrs,
+    .nattrs = RILL_COUNTOF(reshape_attrs),
+    .flags = RILL_OP_KERNEL_SHAPES,
+    .infer = reshape_infer,
+    .grad = x_grad_maker,
+    .kernel_dtype_slot = 0,
+    .dtype_attr = -1,
+};
+
+static const rill_slot_schema reshape_grad_inputs[] = {
+    {"X", 0, "forward X"},
+    {"Out@GRAD", 0, "gradient of Out"},
+};
+
+const rill_op_schema rill_schema_sequence_reshape_grad = {
+    .type = "sequence_reshape_grad",
+    .doc = "X@GRAD: Out@GRAD's elements in X's shape.",
+    .inputs = reshape_grad_inputs,
+    .ninputs = RILL_COUNTOF(reshape_grad_inputs),
+    .outputs = x_grad_out,
+    .noutputs = RILL_COUNTOF(x_grad_out),
+    .attrs = reshape_attrs,
+    .nattrs = RILL_COUNTOF(reshape_attrs),
+    .flags = 0,
+    .infer = like_x_grad_infer,
     .grad = NULL,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,

@@ -381,3 +381,235 @@ rill_status *rill_cpu_sequence_unpad_grad(rill_kernel_ctx *ctx) {
 
 ENUMERATE(int32_t, RILL_DTYPE_INT32, rill_cpu_sequence_enumerate_int32)
 ENUMERATE(int64_t, RILL_DTYPE_INT64, rill_cpu_sequence_enumerate_int64)
+
+/* ---- sequence_concat ---- */
+
+/* X[k]: data, one LoD level (its last is used), trailing dims and dtype of X[0], as many
+ * sequences as X[0]. */
+static rill_status *concat_input(rill_kernel_ctx *ctx, size_t k, rill_tensor **t,
+                                 const rill_lod_level **lv) {
+  rill_tensor *x = rill_kin(ctx, 0, k);
+  const char *name = rill_kin_name(ctx, 0, k);
+  if (!x || !rill_tensor_is_set(x) || x->dims.n < 1 || x->lod.nlevels == 0)
+    return rill_kernel_error(ctx, "input X (%s) must be a LoD tensor with data and a row "
+                             "dimension", name);
+  rill_status *st = rill_lod_check(&x->lod, x->dims.d[0]);
+  if (st) return rill_status_wrap(st, "%s: input X (%s)", ctx->schema->type, name);
+  *lv = &x->lod.levels[x->lod.nlevels - 1];
+  *t = x;
+  if (k == 0) return NULL;
+  rill_tensor *x0 = rill_kin(ctx, 0, 0);
+  bool same = x->dtype == x0->dtype && x->dims.n == x0->dims.n &&
+              x->lod.levels[x->lod.nlevels - 1].n == x0->lod.levels[x0->lod.nlevels - 1].n;
+  for (int i = 1; same && i < x->dims.n; i++) same = x->dims.d[i] == x0->dims.d[i];
+  if (!same)
+    return rill_kernel_error(ctx, "input X (%s) differs from input X (%s) in dtype, row shape or "
+                             "number of sequences", name, rill_kin_name(ctx, 0, 0));
+  return NULL;
+}
+
+rill_status *rill_cpu_sequence_concat(rill_kernel_ctx *ctx) {
+  size_t nx = ctx->nin[0];
+  if (nx == 0) return rill_kernel_error(ctx, "needs input X");
+  rill_tensor *x0, *out = rill_kout(ctx, 0, 0);
+  const rill_lod_level *lv0;
+  RILL_TRY(concat_input(ctx, 0, &x0, &lv0));
+  if (!out)
+    return rill_kernel_error(ctx, "output Out (%s) is missing or not a dense tensor",
+                             rill_kout_name(ctx, 0, 0));
+  rill_dims d = x0->dims;
+  d.d[0] = 0;
+  for (size_t k = 0; k < nx; k++) {
+    rill_tensor *x;
+    const rill_lod_level *lv;
+    RILL_TRY(concat_input(ctx, k, &x, &lv));
+    d.d[0] += x->dims.d[0];
+  }
+  size_t nseq = lv0->n - 1, rb = row_bytes(x0);
+  uint64_t *offs = rill_malloc((nseq + 1) * sizeof *offs);
+  if (!offs) return rill_oom();
+  rill_status *st = rill_tensor_alloc(out, x0->dtype, &d);
+  offs[0] = 0;
+  int64_t at = 0;
+  for (size_t s = 0; !st && s < nseq; s++) {
+    for (size_t k = 0; k < nx; k++) {
+      rill_tensor *x = rill_kin(ctx, 0, k);
+      const rill_lod_level *lv = &x->lod.levels[x->lod.nlevels - 1];
+      int64_t a = (int64_t)lv->offsets[s], n = (int64_t)(lv->offsets[s + 1] - lv->offsets[s]);
+      if (n) memcpy(row_at(out, at, rb), row_at(x, a, rb), (size_t)n * rb);
+      at += n;
+    }
+    offs[s + 1] = (uint64_t)at;
+  }
+  if (!st) st = set_one_level(out, offs, nseq + 1);
+  rill_free(offs);
+  return st;
+}
+
+rill_status *rill_cpu_sequence_concat_grad(rill_kernel_ctx *ctx) {
+  size_t nx = ctx->nin[0];
+  if (nx == 0) return rill_kernel_error(ctx, "needs input X");
+  rill_tensor *x0, *g = NULL;
+  const rill_lod_level *lv0;
+  RILL_TRY(concat_input(ctx, 0, &x0, &lv0));
+  RILL_TRY(rill_kin_need(ctx, RILL_SEQUENCE_CONCAT_GRAD_IN_OUT_GRAD, 0, x0->dtype, &g));
+  int64_t total = 0;
+  for (size_t k = 0; k < nx; k++) {
+    rill_tensor *x;
+    const rill_lod_level *lv;
+    RILL_TRY(concat_input(ctx, k, &x, &lv));
+    total += x->dims.d[0];
+    if (k < ctx->nout[0] && rill_kout(ctx, 0, k)) {
+      rill_tensor *dx = NULL;
+      RILL_TRY(rill_kout_need(ctx, 0, k, x->dtype, &dx));
+      RILL_TRY(rill_kout_check_dims(ctx, 0, k, dx, &x->dims));
+    }
+  }
+  size_t rb = row_bytes(x0);
+  if (g->dims.n < 1 || g->dims.d[0] != total || row_bytes(g) != rb)
+    return rill_kernel_error(ctx, "input Out@GRAD (%s) does not have the %lld rows of the "
+                             "concatenation", rill_kin_name(ctx, 1, 0), (long long)total);
+  int64_t at = 0;
+  for (size_t s = 0; s + 1 < lv0->n; s++)
+    for (size_t k = 0; k < nx; k++) {
+      rill_tensor *x = rill_kin(ctx, 0, k);
+      const rill_lod_level *lv = &x->lod.levels[x->lod.nlevels - 1];
+      int64_t a = (int64_t)lv->offsets[s], n = (int64_t)(lv->offsets[s + 1] - lv->offsets[s]);
+      rill_tensor *dx = k < ctx->nout[0] ? rill_kout(ctx, 0, k) : NULL;
+      if (dx && n) memcpy(row_at(dx, a, rb), row_at(g, at, rb), (size_t)n * rb);
+      at += n;
+    }
+  return NULL;
+}
+
+/* ---- sequence_slice ---- */
+
+/* Offset and Length of each sequence of X's last level, checked to fit it. */
+static rill_status *slices_of(rill_kernel_ctx *ctx, const rill_lod_level *lv,
+                              const int64_t **off, const int64_t **len, int64_t *total) {
+  rill_tensor *o = NULL, *l = NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_SEQUENCE_SLICE_IN_OFFSET, 0, RILL_DTYPE_INT64, &o));
+  RILL_TRY(rill_kin_need(ctx, RILL_SEQUENCE_SLICE_IN_LENGTH, 0, RILL_DTYPE_INT64, &l));
+  int64_t nseq = (int64_t)lv->n - 1;
+  if (rill_tensor_numel(o) != nseq || rill_tensor_numel(l) != nseq)
+    return rill_kernel_error(ctx, "inputs Offset (%s) and Length (%s) hold %lld and %lld values "
+                             "for the %lld sequences of input X (%s)",
+                             rill_kin_name(ctx, 1, 0), rill_kin_name(ctx, 2, 0),
+                             (long long)rill_tensor_numel(o), (long long)rill_tensor_numel(l),
+                             (long long)nseq, rill_kin_name(ctx, 0, 0));
+  *off = rill_tensor_ptr(o);
+  *len = rill_tensor_ptr(l);
+  *total = 0;
+  for (int64_t i = 0; i < nseq; i++) {
+    int64_t n = (int64_t)(lv->offsets[i + 1] - lv->offsets[i]);
+    if ((*off)[i] < 0 || (*len)[i] < 0 || (*off)[i] + (*len)[i] > n)
+      return rill_kernel_error(ctx, "slice %lld (Offset %lld, Length %lld) does not fit sequence "
+                               "%lld of input X (%s), %lld rows", (long long)i, (long long)(*off)[i],
+                               (long long)(*len)[i], (long long)i, rill_kin_name(ctx, 0, 0), (long long)n);
+    *total += (*len)[i];
+  }
+  return NULL;
+}
+
+rill_status *rill_cpu_sequence_slice(rill_kernel_ctx *ctx) {
+  rill_tensor *x, *out = rill_kout(ctx, 0, 0);
+  const rill_lod_level *lv;
+  const int64_t *off, *len;
+  int64_t total;
+  RILL_TRY(lod_input(ctx, RILL_SEQUENCE_SLICE_IN_X, -1, &x, &lv));
+  RILL_TRY(slices_of(ctx, lv, &off, &len, &total));
+  if (!out)
+    return rill_kernel_error(ctx, "output Out (%s) is missing or not a dense tensor",
+                             rill_kout_name(ctx, 0, 0));
+  size_t nseq = lv->n - 1, rb = row_bytes(x);
+  rill_dims d = x->dims;
+  d.d[0] = total;
+  uint64_t *offs = rill_malloc((nseq + 1) * sizeof *offs);
+  if (!offs) return rill_oom();
+  rill_status *st = rill_tensor_alloc(out, x->dtype, &d);
+  offs[0] = 0;
+  for (size_t s = 0; !st && s < nseq; s++) {
+    if (len[s])
+      memcpy(row_at(out, (int64_t)offs[s], rb), row_at(x, (int64_t)lv->offsets[s] + off[s], rb),
+             (size_t)len[s] * rb);
+    offs[s + 1] = offs[s] + (uint64_t)len[s];
+  }
+  if (!st) st = set_one_level(out, offs, nseq + 1);
+  rill_free(offs);
+  return st;
+}
+
+rill_status *rill_cpu_sequence_slice_grad(rill_kernel_ctx *ctx) {
+  if (!rill_kout(ctx, 0, 0)) return NULL;
+  rill_tensor *x, *g = NULL, *dx = NULL;
+  const rill_lod_level *lv;
+  const int64_t *off, *len;
+  int64_t total;
+  RILL_TRY(lod_input(ctx, RILL_SEQUENCE_SLICE_GRAD_IN_X, -1, &x, &lv));
+  RILL_TRY(slices_of(ctx, lv, &off, &len, &total));
+  RILL_TRY(rill_kin_need(ctx, RILL_SEQUENCE_SLICE_GRAD_IN_OUT_GRAD, 0, x->dtype, &g));
+  RILL_TRY(rill_kout_need(ctx, 0, 0, x->dtype, &dx));
+  RILL_TRY(rill_kout_check_dims(ctx, 0, 0, dx, &x->dims));
+  size_t rb = row_bytes(x);
+  if (g->dims.n < 1 || g->dims.d[0] != total || row_bytes(g) != rb)
+    return rill_kernel_error(ctx, "input Out@GRAD (%s) does not have the %lld sliced rows",
+                             rill_kin_name(ctx, RILL_SEQUENCE_SLICE_GRAD_IN_OUT_GRAD, 0), (long long)total);
+  memset(rill_tensor_ptr(dx), 0, rill_tensor_nbytes(dx));
+  int64_t at = 0;
+  for (size_t s = 0; s + 1 < lv->n; s++) {
+    if (len[s])
+      memcpy(row_at(dx, (int64_t)lv->offsets[s] + off[s], rb), row_at(g, at, rb), (size_t)len[s] * rb);
+    at += len[s];
+  }
+  return NULL;
+}
+
+/* ---- sequence_reshape ---- */
+
+rill_status *rill_cpu_sequence_reshape(rill_kernel_ctx *ctx) {
+  rill_tensor *x, *out = rill_kout(ctx, 0, 0);
+  const rill_lod_level *lv;
+  RILL_TRY(lod_input(ctx, RILL_SEQUENCE_RESHAPE_IN_X, -1, &x, &lv));
+  int64_t nd = ctx->attrs[RILL_SEQUENCE_RESHAPE_ATTR_NEW_DIM].v.i;
+  if (x->dims.n != 2 || nd < 1)
+    return rill_kernel_error(ctx, "input X (%s) must be [T, D] and new_dim 1 or more",
+                             rill_kin_name(ctx, 0, 0));
+  if (!out)
+    return rill_kernel_error(ctx, "output Out (%s) is missing or not a dense tensor",
+                             rill_kout_name(ctx, 0, 0));
+  int64_t D = x->dims.d[1];
+  uint64_t *offs = rill_malloc(lv->n * sizeof *offs);
+  if (!offs) return rill_oom();
+  for (size_t s = 0; s < lv->n; s++) {
+    uint64_t e = lv->offsets[s] * (uint64_t)D;
+    if (e % (uint64_t)nd) {
+      rill_free(offs);
+      return rill_kernel_error(ctx, "sequence %zu of input X (%s) holds %llu elements in all before "
+                               "it: not a multiple of new_dim %lld", s, rill_kin_name(ctx, 0, 0),
+                               (unsigned long long)e, (long long)nd);
+    }
+    offs[s] = e / (uint64_t)nd;
+  }
+  rill_dims d = {.n = 2, .d = {(int64_t)offs[lv->n - 1], nd}};
+  rill_status *st = rill_tensor_alloc(out, x->dtype, &d);
+  if (!st && rill_tensor_nbytes(x)) memcpy(rill_tensor_ptr(out), rill_tensor_ptr(x), rill_tensor_nbytes(x));
+  if (!st) st = set_one_level(out, offs, lv->n);
+  rill_free(offs);
+  return st;
+}
+
+rill_status *rill_cpu_sequence_reshape_grad(rill_kernel_ctx *ctx) {
+  if (!rill_kout(ctx, 0, 0)) return NULL;
+  rill_tensor *x = rill_kin(ctx, RILL_SEQUENCE_RESHAPE_GRAD_IN_X, 0), *g = NULL, *dx = NULL;
+  if (!x || !rill_tensor_is_set(x))
+    return rill_kernel_error(ctx, "input X (%s) holds no tensor", rill_kin_name(ctx, 0, 0));
+  RILL_TRY(rill_kin_need(ctx, RILL_SEQUENCE_RESHAPE_GRAD_IN_OUT_GRAD, 0, x->dtype, &g));
+  RILL_TRY(rill_kout_need(ctx, 0, 0, x->dtype, &dx));
+  RILL_TRY(rill_kout_check_dims(ctx, 0, 0, dx, &x->dims));
+  if (rill_tensor_numel(g) != rill_tensor_numel(x))
+    return rill_kernel_error(ctx, "input Out@GRAD (%s) holds %lld values, input X (%s) %lld",
+                             rill_kin_name(ctx, 1, 0), (long long)rill_tensor_numel(g),
+                             rill_kin_name(ctx, 0, 0), (long long)rill_tensor_numel(x));
+  if (rill_tensor_nbytes(x)) memcpy(rill_tensor_ptr(dx), rill_tensor_ptr(g), rill_tensor_nbytes(x));
+  return NULL;
+}

@@ -1,12 +1,13 @@
 """Fluid 1.x's sequence layers of paddle/fluid/layers/sequence_lod.py that append one
 sequence op each (operators/sequence_ops.c): first / last step, reverse, expand,
-expand_as, pad, unpad and enumerate. Re-exported by rill.layers."""
+expand_as, pad, unpad, enumerate, concat, slice and reshape. Re-exported by rill.layers."""
 
 from . import layers
 from .framework import Variable
 
 __all__ = ['sequence_first_step', 'sequence_last_step', 'sequence_reverse', 'sequence_expand',
-           'sequence_expand_as', 'sequence_pad', 'sequence_unpad', 'sequence_enumerate']
+           'sequence_expand_as', 'sequence_pad', 'sequence_unpad', 'sequence_enumerate',
+           'sequence_concat', 'sequence_slice', 'sequence_reshape']
 
 
 def _check(v, what, layer, dtypes=None):
@@ -97,3 +98,39 @@ def sequence_enumerate(input, win_size, pad_value=0, name=None):
              {'win_size': int(win_size), 'pad_value': int(pad_value)})
     return out
 
+
+
+def sequence_concat(input, name=None):
+    """Sequence i of the result: sequence i of input[0], then of input[1], ..."""
+    if not isinstance(input, (list, tuple)) or not input:
+        raise TypeError('sequence_concat: input must be a non-empty list of Variables, not %r'
+                        % (input,))
+    for i, v in enumerate(input):
+        _check(v, 'input[%d]' % i, 'sequence_concat', ('float32', 'float64', 'int64'))
+    h = layers._Helper('sequence_concat', name)
+    out = h.tmp(input[0].dtype.name)
+    h.append('sequence_concat', {'X': list(input)}, {'Out': out})
+    return out
+
+
+def sequence_slice(input, offset, length, name=None):
+    """Sequence i of the result: rows offset[i] .. offset[i] + length[i] of sequence i of
+    input (offset and length int64 Variables, one value per sequence)."""
+    _check(input, 'input', 'sequence_slice')
+    _check(offset, 'offset', 'sequence_slice', ('int64',))
+    _check(length, 'length', 'sequence_slice', ('int64',))
+    h = layers._Helper('sequence_slice', name)
+    out = h.tmp(input.dtype.name)
+    offset.stop_gradient = True
+    length.stop_gradient = True
+    h.append('sequence_slice', {'X': input, 'Offset': offset, 'Length': length}, {'Out': out})
+    return out
+
+
+def sequence_reshape(input, new_dim):
+    """Each sequence of input [T, D] as rows of new_dim (its length times D / new_dim)."""
+    _check(input, 'input', 'sequence_reshape', ('float32', 'float64', 'int32', 'int64'))
+    h = layers._Helper('sequence_reshape')
+    out = h.tmp(input.dtype.name)
+    h.append('sequence_reshape', {'X': input}, {'Out': out}, {'new_dim': int(new_dim)})
+    return out

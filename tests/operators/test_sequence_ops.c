@@ -211,3 +211,63 @@ Test(sequence_ops, errors_name_op_and_variable) {
   EXPECT_ERROR(op_harness_run(h), "sequence_unpad", "n", "Length[0] = 5");
   op_harness_destroy(h);
 }
+
+Test(sequence_ops, concat_slice_reshape_match_reference_and_gradients) {
+  double a[16], b[10];
+  fill(a, 16);
+  for (int i = 0; i < 10; i++) b[i] = 0.3 * i - 1.4;
+  const uint64_t lb[] = {0, 1, 1, 3, 5}; /* b: 5 rows of 2, lengths 1, 0, 2, 2 */
+  op_harness *h = harness("sequence_concat");
+  bind_seq(h, "X", "a", RILL_DTYPE_FP64, a, 8, 2, lod5, 5);
+  rill_tensor *t = op_harness_make(RILL_DTYPE_FP64, DIMS(5, 2), b);
+  const uint64_t *levels[1] = {lb};
+  size_t counts[1] = {5};
+  OK(rill_tensor_set_lod(t, 1, levels, counts));
+  OK(op_harness_input(h, "X", "b", t)); /* the second argument of X */
+  op_harness_free_tensor(t);
+  OK(op_harness_output(h, "Out", "out"));
+  OK(op_harness_run(h));
+  double want[26];
+  int64_t at = 0;
+  for (int s = 0; s < 4; s++) {
+    for (uint64_t r = lod5[s]; r < lod5[s + 1]; r++, at++) want[at * 2] = a[r * 2], want[at * 2 + 1] = a[r * 2 + 1];
+    for (uint64_t r = lb[s]; r < lb[s + 1]; r++, at++) want[at * 2] = b[r * 2], want[at * 2 + 1] = b[r * 2 + 1];
+  }
+  rill_tensor *o = op_harness_tensor(h, "out");
+  expect_dims(o, DIMS(13, 2));
+  expect_close_f64(rill_tensor_ptr(o), want, 26, 0);
+  expect_offsets(o, (const uint64_t[]){0, 4, 5, 7, 13}, 5);
+  check_grad(h, "X", "Out");
+  op_harness_destroy(h);
+
+  h = harness("sequence_slice");
+  bind_seq(h, "X", "a", RILL_DTYPE_FP64, a, 8, 2, lod5, 5);
+  bind_input(h, "Offset", "off", RILL_DTYPE_INT64, DIMS(4, 1), (const int64_t[]){1, 0, 0, 2});
+  bind_input(h, "Length", "len", RILL_DTYPE_INT64, DIMS(4, 1), (const int64_t[]){2, 1, 0, 2});
+  OK(op_harness_output(h, "Out", "out"));
+  OK(op_harness_run(h));
+  const int rows[] = {1, 2, 3, 6, 7};
+  for (int i = 0; i < 5; i++) want[i * 2] = a[rows[i] * 2], want[i * 2 + 1] = a[rows[i] * 2 + 1];
+  o = op_harness_tensor(h, "out");
+  expect_dims(o, DIMS(5, 2));
+  expect_close_f64(rill_tensor_ptr(o), want, 10, 0);
+  expect_offsets(o, (const uint64_t[]){0, 2, 3, 3, 5}, 5);
+  check_grad(h, "X", "Out");
+  bind_input(h, "Length", "len", RILL_DTYPE_INT64, DIMS(4, 1), (const int64_t[]){3, 1, 0, 2});
+  EXPECT_ERROR(op_harness_run(h), "sequence_slice", "slice 0", "Offset 1, Length 3", "a");
+  op_harness_destroy(h);
+
+  h = harness("sequence_reshape");
+  bind_seq(h, "X", "a", RILL_DTYPE_FP64, a, 8, 2, lod5, 5);
+  OK(op_harness_attr_int(h, "new_dim", 1));
+  OK(op_harness_output(h, "Out", "out"));
+  OK(op_harness_run(h));
+  o = op_harness_tensor(h, "out");
+  expect_dims(o, DIMS(16, 1));
+  expect_close_f64(rill_tensor_ptr(o), a, 16, 0);
+  expect_offsets(o, (const uint64_t[]){0, 6, 8, 8, 16}, 5);
+  check_grad(h, "X", "Out");
+  OK(op_harness_attr_int(h, "new_dim", 4));
+  EXPECT_ERROR(op_harness_run(h), "sequence_reshape", "a", "new_dim 4");
+  op_harness_destroy(h);
+}

@@ -2,7 +2,8 @@
 gradients for the sequence layers sequence_first_step, sequence_last_step,
 sequence_reverse, sequence_expand (with and without LoD on x), sequence_expand_as,
 sequence_pad (longest and fixed length, one pad value and one pad step),
-sequence_unpad and sequence_enumerate. `build(fluid, case)` (shared with
+sequence_unpad, sequence_enumerate, sequence_concat, sequence_slice and
+sequence_reshape. `build(fluid, case)` (shared with
 tests/python/test_sequence_ops.py) makes one program per case: the layer on seeded LoD
 inputs, then the sum of the squared output (weighted by position) minimized by SGD with
 a zero rate, so that the input gradient can be fetched. Run with PaddlePaddle 1.8.5
@@ -15,7 +16,7 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'sequence_ops')
 X_LENS = [3, 1, 4, 2]
 Y_LENS = [2, 1, 3, 2]
 CASES = ('first', 'last', 'reverse', 'expand', 'expand_rows', 'expand_as', 'pad',
-         'pad_step', 'unpad', 'enumerate')
+         'pad_step', 'unpad', 'enumerate', 'concat', 'slice', 'reshape')
 
 
 def inputs():
@@ -65,6 +66,13 @@ def build(fluid, case):
         elif case == 'unpad':
             padded, length = L.sequence_pad(x, L.fill_constant([1], 'float32', 0.0))
             out = L.sequence_unpad(L.scale(padded, 2.0), length)
+        elif case == 'concat':
+            out = L.sequence_concat([x, L.sequence_expand_as(z, y), L.sequence_reverse(x)])
+        elif case == 'slice':
+            out = L.sequence_slice(x, L.assign(np.array([[1], [0], [2], [0]], 'int64')),
+                                   L.assign(np.array([[2], [1], [1], [2]], 'int64')))
+        elif case == 'reshape':
+            out = L.sequence_reshape(L.concat([x, x], axis=1), 2)
         elif case == 'enumerate':
             return main, startup, [L.sequence_enumerate(ids, 3, pad_value=0)]
         weighted = L.elementwise_mul(out, L.sqrt(L.abs(out) + 1.0))
