@@ -10,14 +10,20 @@ gradients back to x and to the blocks' parameters.
 
 Switch runs the first case whose scalar bool condition holds, or default() when none
 does; each case is a conditional_block on "this condition and none before", as in
-Paddle (used by learning-rate schedules written by hand)."""
+Paddle (used by learning-rate schedules written by hand).
+
+case and switch_case chain layers.cond calls as Paddle 1.8 does: the first pair whose
+predicate holds (case) or whose index equals branch_index (switch_case) runs, else the
+default (when absent: case's last pair, switch_case's largest index)."""
+
+import functools
 
 import numpy as np
 
 from . import layers
 from .framework import Variable, unique_name
 
-__all__ = ['IfElse', 'Switch']
+__all__ = ['IfElse', 'Switch', 'case', 'switch_case']
 
 
 def _check_bool(cond, what, layer):
@@ -195,3 +201,74 @@ class _IfElseGuard(object):
             raise ValueError('IfElse: call output() inside the %s block'
                              % ('true' if self.is_true else 'false'))
         return False
+
+
+def case(pred_fn_pairs, default=None, name=None):
+    """The fn of the first (pred, fn) pair whose one-element bool pred holds, else
+    default() (the last pair's fn when default is None), through nested layers.cond."""
+    if not isinstance(pred_fn_pairs, (list, tuple)):
+        raise TypeError('case: pred_fn_pairs must be a list or tuple, not %r' % (pred_fn_pairs,))
+    for pair in pred_fn_pairs:
+        if not isinstance(pair, tuple) or len(pair) != 2:
+            raise TypeError('case: each item of pred_fn_pairs must be a (pred, fn) tuple, '
+                            'not %r' % (pair,))
+        pred, fn = pair
+        _check_bool(pred, 'pred', 'case')
+        if not callable(fn):
+            raise TypeError('case: the fn of the pair for %s must be callable' % pred.name)
+    if default is None:
+        if not pred_fn_pairs:
+            raise ValueError('case: pred_fn_pairs is empty and there is no default')
+        default = pred_fn_pairs[-1][1]
+        pred_fn_pairs = pred_fn_pairs[:-1]
+    elif not callable(default):
+        raise TypeError('case: default must be callable, not %r' % (default,))
+    false_fn = default
+    for pred, true_fn in reversed(list(pred_fn_pairs)):
+        false_fn = functools.partial(layers.cond, pred=pred, true_fn=true_fn, false_fn=false_fn)
+    return false_fn()
+
+
+def switch_case(branch_index, branch_fns, default=None, name=None):
+    """The fn whose index equals the one-element integer branch_index; branch_fns a dict
+    {index: fn}, a list of (index, fn) or a list of fns (indexed by position); default()
+    when none does (the largest index's fn when default is None)."""
+    if not isinstance(branch_index, Variable):
+        raise TypeError('switch_case: branch_index must be a Variable, not %r' % (branch_index,))
+    if branch_index.dtype.name not in ('uint8', 'int32', 'int64'):
+        raise TypeError('switch_case: branch_index must be uint8, int32 or int64, not %s'
+                        % branch_index.dtype.name)
+    if branch_index.dtype.name != 'int64':
+        branch_index = layers.cast(branch_index, 'int64')
+    if isinstance(branch_fns, dict):
+        pairs = list(branch_fns.items())
+    elif isinstance(branch_fns, (list, tuple)):
+        if all(callable(f) for f in branch_fns):
+            pairs = list(enumerate(branch_fns))
+        else:
+            pairs = list(branch_fns)
+    else:
+        raise TypeError('switch_case: branch_fns must be a dict, list or tuple, not %r'
+                        % (branch_fns,))
+    seen = set()
+    for pair in pairs:
+        if not isinstance(pair, tuple) or len(pair) != 2 or not isinstance(pair[0], int) \
+                or not callable(pair[1]):
+            raise TypeError('switch_case: each branch must be an (int, callable) pair, not %r'
+                            % (pair,))
+        if pair[0] in seen:
+            raise ValueError('switch_case: index %d is given twice' % pair[0])
+        seen.add(pair[0])
+    pairs.sort(key=lambda p: p[0])
+    if default is None:
+        if not pairs:
+            raise ValueError('switch_case: branch_fns is empty and there is no default')
+        default = pairs[-1][1]
+        pairs = pairs[:-1]
+    elif not callable(default):
+        raise TypeError('switch_case: default must be callable, not %r' % (default,))
+    false_fn = default
+    for index, fn in pairs:
+        pred = layers.equal(branch_index, layers.fill_constant([1], 'int64', index))
+        false_fn = functools.partial(layers.cond, pred=pred, true_fn=fn, false_fn=false_fn)
+    return false_fn()

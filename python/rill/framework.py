@@ -883,5 +883,8 @@ def program_guard(main_program, startup_program=None):
             switch_startup_program(old_startup)
 
 
+from .flags import (is_compiled_with_cuda, require_version, set_flags,  # noqa: E402,F401
+                    get_flags, device_guard)
+
 from ._missing import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr('fluid.framework', 'rill.framework')

@@ -1675,11 +1675,14 @@ from .learning_rate_scheduler import (exponential_decay, natural_exp_decay,  # n
                                       polynomial_decay, cosine_decay, linear_lr_warmup)
 
 
-from .branch import IfElse, Switch  # noqa: E402
+from .branch import IfElse, Switch, case, switch_case  # noqa: E402
+__all__ += ['IfElse', 'Switch', 'case', 'switch_case']
 from . import sequence_lod as _sequence_lod  # noqa: E402
 from .sequence_lod import *  # noqa: E402,F401,F403
 __all__ += _sequence_lod.__all__
-__all__ += ['IfElse', 'Switch']
+from . import tensor as _tensor  # noqa: E402
+from .tensor import *  # noqa: E402,F401,F403
+__all__ += _tensor.__all__
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr('fluid.layers', 'rill.layers')

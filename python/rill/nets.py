@@ -2,7 +2,7 @@
 
 from . import layers
 
-__all__ = ['simple_img_conv_pool', 'img_conv_group', 'sequence_conv_pool']
+__all__ = ['simple_img_conv_pool', 'img_conv_group', 'sequence_conv_pool', 'glu']
 
 
 def simple_img_conv_pool(input, num_filters, filter_size, pool_size, pool_stride,
@@ -48,6 +48,14 @@ def sequence_conv_pool(input, num_filters, filter_size, param_attr=None, act="si
     conv = layers.sequence_conv(input=input, num_filters=num_filters, filter_size=filter_size,
                                 param_attr=param_attr, bias_attr=bias_attr, act=act)
     return layers.sequence_pool(input=conv, pool_type=pool_type)
+
+
+def glu(input, dim=-1):
+    """The gated linear unit: input split in two halves a, b along dim, a * sigmoid(b)."""
+    if not isinstance(input, layers.Variable) or input.dtype.name not in ('float32', 'float64'):
+        raise TypeError('glu: input must be a float32 or float64 Variable, not %r' % (input,))
+    a, b = layers.split(input, num_or_sections=2, dim=dim)
+    return layers.elementwise_mul(a, layers.sigmoid(b))
 
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402

@@ -1,0 +1,69 @@
+"""Layers built on existing ops against Paddle 1.8.5 (paddle18/small_layers/, written by
+paddle18/gen_small_layers.py from the same program): case, switch_case, nets.glu, mul,
+sum, zeros_like, ones, zeros and create_global_var; and the fluid-level helpers
+is_compiled_with_cuda, require_version, set_flags / get_flags and device_guard."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import rill as fluid
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'paddle18')
+sys.path.insert(0, DATA)
+import gen_small_layers as gen  # noqa: E402
+
+
+def test_small_layers_as_paddle18():
+    ref = np.load(os.path.join(DATA, 'small_layers', 'expected.npz'))
+    x, y = gen.data()
+    np.testing.assert_array_equal(ref['x'], x)
+    main, startup, fetch = gen.build(fluid)
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(startup)
+        for k, (s, i) in enumerate(gen.FEEDS):
+            vals = exe.run(main, feed={'s': np.array([s], 'float32'),
+                                       'i': np.array([i], 'int32'), 'x': x, 'y': y},
+                           fetch_list=fetch)
+            for j, v in enumerate(vals):
+                np.testing.assert_allclose(np.asarray(v), ref['%d_%d' % (k, j)], rtol=1e-6,
+                                           err_msg='feed %d, fetch %d' % (k, j))
+
+
+def test_case_and_switch_case_check_their_arguments():
+    L = fluid.layers
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        s = fluid.data('s', [1], 'float32')
+        b = L.less_than(s, L.zeros([1], 'float32'))
+        with pytest.raises(TypeError, match='case: pred must be a bool'):
+            L.case([(s, lambda: s)])
+        with pytest.raises(TypeError, match='default must be callable'):
+            L.case([(b, lambda: s)], default=1)
+        with pytest.raises(TypeError, match='uint8, int32 or int64'):
+            L.switch_case(s, [lambda: s])
+        i = fluid.data('i', [1], 'int64')
+        with pytest.raises(ValueError, match='index 1 is given twice'):
+            L.switch_case(i, [(1, lambda: s), (1, lambda: s)])
+
+
+def test_fluid_helpers():
+    assert fluid.is_compiled_with_cuda() is False
+    fluid.require_version('1.6')
+    fluid.require_version('1.8.0', '1.8.9')
+    with pytest.raises(Exception, match='requires >= 2.0'):
+        fluid.require_version('2.0')
+    with pytest.raises(TypeError, match='min_version must be a str'):
+        fluid.require_version(1.6)
+    fluid.set_flags({'FLAGS_eager_delete_tensor_gb': 0.0})
+    assert fluid.get_flags('FLAGS_eager_delete_tensor_gb') == {'FLAGS_eager_delete_tensor_gb': 0.0}
+    with pytest.raises(ValueError, match='was not set'):
+        fluid.get_flags(['FLAGS_never_set'])
+    with pytest.raises(ValueError, match='not a flag name'):
+        fluid.set_flags({'eager': 1})
+    with fluid.device_guard('gpu:0'):
+        pass
+    with pytest.raises(ValueError, match="device must be 'cpu'"):
+        with fluid.device_guard('tpu'):
+            pass
