@@ -32,6 +32,8 @@ from .executor import create_random_int_lodtensor
 from ._missing import FluidAPIMissing
 from . import transpiler
 from . import metrics, evaluator
+from . import input
+from .input import one_hot
 from .flags import (is_compiled_with_cuda, require_version, set_flags, get_flags,
                     device_guard)
 from .transpiler import DistributeTranspiler, DistributeTranspilerConfig, HashName, RoundRobin
@@ -55,7 +57,7 @@ __all__ = ['Error', 'Program', 'Block', 'Variable', 'Parameter', 'Operator', 'pr
            'load_op_library', 'cpu_isa', 'version', 'version_number', 'data', 'embedding', 'reader', 'CompiledProgram', 'BuildStrategy',
            'ExecutionStrategy', 'cpu_places', 'cuda_places', 'create_random_int_lodtensor',
            'FluidAPIMissing', 'metrics', 'evaluator', 'is_compiled_with_cuda',
-           'require_version', 'set_flags', 'get_flags', 'device_guard']
+           'require_version', 'set_flags', 'get_flags', 'device_guard', 'one_hot']
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr('fluid', 'rill')

@@ -1,11 +1,15 @@
 """Fluid 1.x's small tensor layers built on existing ops (re-exported by rill.layers):
-create_tensor, create_global_var, zeros, ones, zeros_like, sum and mul."""
+create_tensor, create_global_var, zeros, ones, zeros_like, sum, mul, rank and
+autoincreased_step_counter."""
+
+import numpy as np
 
 from . import layers
 from .framework import Variable, default_startup_program, unique_name
 from .initializer import Constant
 
-__all__ = ['create_tensor', 'create_global_var', 'zeros', 'ones', 'zeros_like', 'sum', 'mul']
+__all__ = ['create_tensor', 'create_global_var', 'zeros', 'ones', 'zeros_like', 'sum', 'mul',
+           'rank', 'autoincreased_step_counter']
 
 
 def create_tensor(dtype, name=None, persistable=False):
@@ -66,3 +70,27 @@ def mul(x, y, x_num_col_dims=1, y_num_col_dims=1, name=None):
     h.append('mul', {'X': x, 'Y': y}, {'Out': out},
              {'x_num_col_dims': int(x_num_col_dims), 'y_num_col_dims': int(y_num_col_dims)})
     return out
+
+
+def rank(input):
+    """The number of dims of input, an int32 constant."""
+    if not isinstance(input, Variable):
+        raise TypeError('rank: input must be a Variable, not %r' % (input,))
+    return layers.assign(np.array(len(input.shape), 'int32'))
+
+
+def autoincreased_step_counter(counter_name=None, begin=1, step=1):
+    """A persistable int64 counter of the global block, begin during the first run of
+    the main program and step more at each later one (an increment op first in it)."""
+    name = counter_name or '@STEP_COUNTER@'
+    blk = layers._Helper('global_step_counter').main.global_block()
+    if blk.has_var(name):
+        return blk.var(name)
+    counter = blk.create_var(name=name, shape=[1], dtype='int64', persistable=True)
+    counter.stop_gradient = True
+    sb = default_startup_program().global_block()
+    sv = sb.create_var(name=name, shape=[1], dtype='int64', persistable=True)
+    Constant(float(begin - 1))(sv, sb)
+    blk._prepend_op('increment', inputs={'X': [counter]}, outputs={'Out': [counter]},
+                    attrs={'step': float(step)})
+    return counter

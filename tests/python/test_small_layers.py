@@ -32,6 +32,21 @@ def test_small_layers_as_paddle18():
                                            err_msg='feed %d, fetch %d' % (k, j))
 
 
+def test_one_hot_rank_and_step_counters_as_paddle18():
+    ref = np.load(os.path.join(DATA, 'small_layers', 'expected.npz'))
+    main, startup, fetch = gen.build_counter(fluid)
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(startup)
+        for r in range(3):
+            vals = exe.run(main, feed=gen.COUNTER_FEED, fetch_list=fetch)
+            for j, v in enumerate(vals):
+                want = ref['counter_%d_%d' % (r, j)]
+                got = np.asarray(v)
+                assert got.shape == want.shape and got.dtype == want.dtype, (r, j, got, want)
+                np.testing.assert_array_equal(got, want, err_msg='run %d, fetch %d' % (r, j))
+
+
 def test_case_and_switch_case_check_their_arguments():
     L = fluid.layers
     with fluid.program_guard(fluid.Program(), fluid.Program()):

@@ -1,8 +1,9 @@
 """Writes small_layers/: Paddle 1.8.5's numbers for layers built on existing ops:
 layers.case and layers.switch_case (every branch taken, defaults given and implied),
 nets.glu, layers.mul, layers.sum, layers.zeros_like, ones / zeros and
-create_global_var. `build(fluid)` is shared with tests/python/test_small_layers.py,
-which builds the same program with rill. Run with PaddlePaddle 1.8.5 (README.md)."""
+create_global_var; and (`build_counter`) fluid.one_hot, layers.rank and two
+autoincreased_step_counter over three runs. `build*(fluid)` are shared with
+tests/python/test_small_layers.py, which builds the same programs with rill. Run with PaddlePaddle 1.8.5 (README.md)."""
 import os
 
 import numpy as np
@@ -38,6 +39,23 @@ def build(fluid):
     return main, startup, [c1, c2, w1, w2, g, m, sm, gv2]
 
 
+def build_counter(fluid):
+    L = fluid.layers
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        ids = fluid.data('ids', [None], 'int64')
+        ids2 = fluid.data('ids2', [None, 2], 'int32')
+        a = L.autoincreased_step_counter()
+        b = L.autoincreased_step_counter('my_counter', begin=5, step=2)
+        fetch = [fluid.one_hot(ids, 5), fluid.one_hot(ids2, 4), L.rank(ids2), a, b,
+                 L.cast(a, 'float32') * 0.5]
+    return main, startup, fetch
+
+
+COUNTER_FEED = {'ids': np.array([3, 0, 4], 'int64'),
+                'ids2': np.array([[1, 2], [3, 0]], 'int32')}
+
+
 def data():
     rng = np.random.RandomState(4)
     return rng.randn(3, 4).astype('float32'), rng.randn(4, 2, 1).astype('float32')
@@ -55,9 +73,15 @@ def main():
                                    'x': x, 'y': y}, fetch_list=fetch)
         for j, v in enumerate(vals):
             out['%d_%d' % (k, j)] = np.asarray(v)
+    prog, startup, fetch = build_counter(fluid)
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(startup)
+        for r in range(3):
+            for j, v in enumerate(exe.run(prog, feed=COUNTER_FEED, fetch_list=fetch)):
+                out['counter_%d_%d' % (r, j)] = np.asarray(v)
     os.makedirs(OUT, exist_ok=True)
     np.savez(os.path.join(OUT, 'expected.npz'), **out)
-    print({k: v.ravel()[:2] for k, v in out.items() if '_' in k and int(k.split('_')[1]) < 4})
+    print({k: v.ravel()[:2] for k, v in out.items() if k[0].isdigit() and int(k.split('_')[1]) < 4})
 
 
 if __name__ == '__main__':
