@@ -32,6 +32,16 @@ static void rows_unknown(rill_tensor_meta *out, const rill_tensor_meta *from, in
   rill_meta_set(out, from->dtype, &d, lod, -1, -1);
 }
 
+/* The gradient ops' inference: every input present, X@GRAD (output 0, each argument)
+ * takes X's meta (input 0). */
+static rill_status *x_grad_infer(rill_infer_ctx *ctx) {
+  for (size_t s = 0; s < ctx->schema->ninputs; s++)
+    if (!rill_infer_in(ctx, s, 0))
+      return rill_infer_error(ctx, "needs input %s", ctx->schema->inputs[s].name);
+  rill_grad_infer_like(ctx, 0, 0);
+  return NULL;
+}
+
 /* ---- sequence_reverse ---- */
 
 static const rill_slot_schema reverse_outputs[] = {{"Y", 0, "X with each sequence reversed"}};
@@ -114,13 +124,6 @@ static rill_status *expand_infer(rill_infer_ctx *ctx) {
   return NULL;
 }
 
-static rill_status *expand_grad_infer(rill_infer_ctx *ctx) {
-  if (!rill_infer_in(ctx, 0, 0) || !rill_infer_in(ctx, 1, 0) || !rill_infer_in(ctx, 2, 0))
-    return rill_infer_error(ctx, "needs inputs X, Y and Out@GRAD");
-  rill_grad_infer_like(ctx, 0, 0);
-  return NULL;
-}
-
 static rill_status *expand_maker(rill_grad_ctx *ctx) {
   char type[64];
   snprintf(type, sizeof type, "%s_grad", ctx->schema->type);
@@ -159,7 +162,7 @@ static const rill_slot_schema expand_grad_inputs[] = {
       .attrs = ATTRS,                                                                     \
       .nattrs = NATTRS,                                                                   \
       .flags = 0,                                                                         \
-      .infer = expand_grad_infer,                                                         \
+      .infer = x_grad_infer,                                                              \
       .grad = NULL,                                                                       \
       .kernel_dtype_slot = 0,                                                             \
       .dtype_attr = -1,                                                                   \
@@ -239,13 +242,6 @@ static const rill_slot_schema pad_grad_inputs[] = {
     {"Out@GRAD", 0, "gradient of Out"},
 };
 
-static rill_status *pad_grad_infer(rill_infer_ctx *ctx) {
-  if (!rill_infer_in(ctx, 0, 0) || !rill_infer_in(ctx, 1, 0))
-    return rill_infer_error(ctx, "needs inputs X and Out@GRAD");
-  rill_grad_infer_like(ctx, 0, 0);
-  return NULL;
-}
-
 const rill_op_schema rill_schema_sequence_pad_grad = {
     .type = "sequence_pad_grad",
     .doc = "X@GRAD: the unpadded steps of Out@GRAD.",
@@ -256,7 +252,7 @@ const rill_op_schema rill_schema_sequence_pad_grad = {
     .attrs = pad_attrs,
     .nattrs = RILL_COUNTOF(pad_attrs),
     .flags = 0,
-    .infer = pad_grad_infer,
+    .infer = x_grad_infer,
     .grad = NULL,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
@@ -320,13 +316,6 @@ static const rill_slot_schema unpad_grad_inputs[] = {
     {"Out@GRAD", 0, "gradient of Out"},
 };
 
-static rill_status *unpad_grad_infer(rill_infer_ctx *ctx) {
-  if (!rill_infer_in(ctx, 0, 0) || !rill_infer_in(ctx, 1, 0) || !rill_infer_in(ctx, 2, 0))
-    return rill_infer_error(ctx, "needs inputs X, Length and Out@GRAD");
-  rill_grad_infer_like(ctx, 0, 0);
-  return NULL;
-}
-
 const rill_op_schema rill_schema_sequence_unpad_grad = {
     .type = "sequence_unpad_grad",
     .doc = "X@GRAD: Out@GRAD's steps back in place, zeros in the padding.",
@@ -337,7 +326,7 @@ const rill_op_schema rill_schema_sequence_unpad_grad = {
     .attrs = NULL,
     .nattrs = 0,
     .flags = 0,
-    .infer = unpad_grad_infer,
+    .infer = x_grad_infer,
     .grad = NULL,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
@@ -451,12 +440,6 @@ static const rill_slot_schema concat_grad_outputs[] = {
     {"X@GRAD", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE, "gradients of X"},
 };
 
-static rill_status *like_x_grad_infer(rill_infer_ctx *ctx) {
-  if (!rill_infer_in(ctx, 0, 0)) return rill_infer_error(ctx, "needs input X");
-  rill_grad_infer_like(ctx, 0, 0);
-  return NULL;
-}
-
 const rill_op_schema rill_schema_sequence_concat_grad = {
     .type = "sequence_concat_grad",
     .doc = "X[k]@GRAD: the rows of Out@GRAD that came from X[k].",
@@ -467,7 +450,7 @@ const rill_op_schema rill_schema_sequence_concat_grad = {
     .attrs = NULL,
     .nattrs = 0,
     .flags = 0,
-    .infer = like_x_grad_infer,
+    .infer = x_grad_infer,
     .grad = NULL,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
@@ -533,7 +516,7 @@ const rill_op_schema rill_schema_sequence_slice_grad = {
     .attrs = NULL,
     .nattrs = 0,
     .flags = 0,
-    .infer = like_x_grad_infer,
+    .infer = x_grad_infer,
     .grad = NULL,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
@@ -592,7 +575,7 @@ const rill_op_schema rill_schema_sequence_reshape_grad = {
     .attrs = reshape_attrs,
     .nattrs = RILL_COUNTOF(reshape_attrs),
     .flags = 0,
-    .infer = like_x_grad_infer,
+    .infer = x_grad_infer,
     .grad = NULL,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,

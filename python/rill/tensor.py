@@ -5,7 +5,8 @@ autoincreased_step_counter."""
 import numpy as np
 
 from . import layers
-from .framework import Variable, default_startup_program, unique_name
+from .framework import (Variable, default_main_program, default_startup_program,
+                        unique_name)
 from .initializer import Constant
 
 __all__ = ['create_tensor', 'create_global_var', 'zeros', 'ones', 'zeros_like', 'sum', 'mul',
@@ -79,18 +80,26 @@ def rank(input):
     return layers.assign(np.array(len(input.shape), 'int32'))
 
 
+def _global_counter(name, dtype, start):
+    """The persistable [1] variable `name` of the main program's global block, filled
+    with start by the startup program: (counter, True) when this call declared it, so
+    that the caller adds the op that advances it."""
+    blk = default_main_program().global_block()
+    if blk.has_var(name):
+        return blk.var(name), False
+    counter = blk.create_var(name=name, shape=[1], dtype=dtype, persistable=True)
+    counter.stop_gradient = True
+    sb = default_startup_program().global_block()
+    sv = sb.create_var(name=name, shape=[1], dtype=dtype, persistable=True)
+    Constant(float(start))(sv, sb)
+    return counter, True
+
+
 def autoincreased_step_counter(counter_name=None, begin=1, step=1):
     """A persistable int64 counter of the global block, begin during the first run of
     the main program and step more at each later one (an increment op first in it)."""
-    name = counter_name or '@STEP_COUNTER@'
-    blk = layers._Helper('global_step_counter').main.global_block()
-    if blk.has_var(name):
-        return blk.var(name)
-    counter = blk.create_var(name=name, shape=[1], dtype='int64', persistable=True)
-    counter.stop_gradient = True
-    sb = default_startup_program().global_block()
-    sv = sb.create_var(name=name, shape=[1], dtype='int64', persistable=True)
-    Constant(float(begin - 1))(sv, sb)
-    blk._prepend_op('increment', inputs={'X': [counter]}, outputs={'Out': [counter]},
-                    attrs={'step': float(step)})
+    counter, new = _global_counter(counter_name or '@STEP_COUNTER@', 'int64', begin - 1)
+    if new:
+        counter.block._prepend_op('increment', inputs={'X': [counter]},
+                                  outputs={'Out': [counter]}, attrs={'step': float(step)})
     return counter
