@@ -64,16 +64,25 @@ static int64_t ref_expand(const double *x, int64_t d, const uint64_t *xa, const 
   return at;
 }
 
+static const double zeros7[7];
+
+/* `type` run on X [rows, d] (LoD xlod of nx offsets, or none) and Y [7, 1] of LoD ya. */
+static op_harness *run_expand(const char *type, const double *x, int64_t rows, int64_t d,
+                              const uint64_t *xlod, size_t nx, const uint64_t *ya) {
+  op_harness *h = harness(type);
+  bind_seq(h, "X", "x", RILL_DTYPE_FP64, x, rows, d, xlod, nx);
+  bind_seq(h, "Y", "y", RILL_DTYPE_FP64, zeros7, 7, 1, ya, 5);
+  OK(op_harness_output(h, "Out", "out"));
+  OK(op_harness_run(h));
+  return h;
+}
+
 Test(sequence_ops, expand_with_and_without_lod_and_expand_as) {
-  double x[16], y[7] = {0}, want[64];
+  double x[16], want[64];
   fill(x, 16);
   const uint64_t ya[] = {0, 2, 3, 3, 7}; /* repeats 2, 1, 0, 4 */
   /* X with LoD: sequence i repeated */
-  op_harness *h = harness("sequence_expand");
-  bind_seq(h, "X", "x", RILL_DTYPE_FP64, x, 8, 2, lod5, 5);
-  bind_seq(h, "Y", "y", RILL_DTYPE_FP64, y, 7, 1, ya, 5);
-  OK(op_harness_output(h, "Out", "out"));
-  OK(op_harness_run(h));
+  op_harness *h = run_expand("sequence_expand", x, 8, 2, lod5, 5, ya);
   int64_t rows = ref_expand(x, 2, lod5, ya, 4, want);
   rill_tensor *o = op_harness_tensor(h, "out");
   expect_dims(o, (const int64_t[]){rows, 2}, 2);
@@ -82,11 +91,7 @@ Test(sequence_ops, expand_with_and_without_lod_and_expand_as) {
   check_grad(h, "X", "Out");
   op_harness_destroy(h);
   /* X without LoD: row i repeated; Out without LoD */
-  h = harness("sequence_expand");
-  bind_seq(h, "X", "x", RILL_DTYPE_FP64, x, 4, 3, NULL, 0);
-  bind_seq(h, "Y", "y", RILL_DTYPE_FP64, y, 7, 1, ya, 5);
-  OK(op_harness_output(h, "Out", "out"));
-  OK(op_harness_run(h));
+  h = run_expand("sequence_expand", x, 4, 3, NULL, 0, ya);
   rows = ref_expand(x, 3, NULL, ya, 4, want);
   o = op_harness_tensor(h, "out");
   expect_dims(o, (const int64_t[]){rows, 3}, 2);
@@ -95,11 +100,7 @@ Test(sequence_ops, expand_with_and_without_lod_and_expand_as) {
   check_grad(h, "X", "Out");
   op_harness_destroy(h);
   /* expand_as: the same rows, Out takes Y's level */
-  h = harness("sequence_expand_as");
-  bind_seq(h, "X", "x", RILL_DTYPE_FP64, x, 4, 3, NULL, 0);
-  bind_seq(h, "Y", "y", RILL_DTYPE_FP64, y, 7, 1, ya, 5);
-  OK(op_harness_output(h, "Out", "out"));
-  OK(op_harness_run(h));
+  h = run_expand("sequence_expand_as", x, 4, 3, NULL, 0, ya);
   o = op_harness_tensor(h, "out");
   expect_close_f64(rill_tensor_ptr(o), want, rows * 3, 0);
   expect_offsets(o, ya, 5);
