@@ -882,6 +882,19 @@ def elementwise_pow(x, y, axis=-1, act=None, name=None):
     return _elementwise('elementwise_pow', x, y, axis, act, name)
 
 
+def elementwise_mod(x, y, axis=-1, act=None, name=None):
+    """x % y for int32/int64 (C's remainder: its sign is x's, as in Paddle 1.8.5)."""
+    return _elementwise('elementwise_mod', x, y, axis, act, name)
+
+
+def elementwise_floordiv(x, y, axis=-1, act=None, name=None):
+    """x / y for int32/int64, truncated toward zero as in Paddle 1.8.5."""
+    return _elementwise('elementwise_floordiv', x, y, axis, act, name)
+
+
+__all__ += ['elementwise_mod', 'elementwise_floordiv']
+
+
 # ---------------------------------------------------------------- more shapes ----
 
 def split(input, num_or_sections, dim=-1, name=None):

@@ -47,6 +47,23 @@ def test_one_hot_rank_and_step_counters_as_paddle18():
                 np.testing.assert_array_equal(got, want, err_msg='run %d, fetch %d' % (r, j))
 
 
+@pytest.mark.parametrize('dtype', ['int32', 'int64'])
+def test_elementwise_mod_and_floordiv_truncate_as_paddle18(dtype):
+    # Paddle 1.8.5 gives mod [1, -1, 1, -1, 0, 0] and floordiv [2, -2, -2, 2, 0, 1] here
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data('x', [6], dtype)
+        y = fluid.data('y', [6], dtype)
+        outs = [fluid.layers.elementwise_mod(x, y), fluid.layers.elementwise_floordiv(x, y)]
+    xv = np.array([7, -7, 7, -7, 0, 5], dtype)
+    yv = np.array([3, 3, -3, -3, 2, 5], dtype)
+    m, d = fluid.Executor(fluid.CPUPlace()).run(main, feed={'x': xv, 'y': yv}, fetch_list=outs)
+    np.testing.assert_array_equal(np.asarray(m), [1, -1, 1, -1, 0, 0])
+    np.testing.assert_array_equal(np.asarray(d), [2, -2, -2, 2, 0, 1])
+    np.testing.assert_array_equal(np.asarray(m), np.fmod(xv, yv))
+    assert np.asarray(m).dtype == np.dtype(dtype)
+
+
 def test_case_and_switch_case_check_their_arguments():
     L = fluid.layers
     with fluid.program_guard(fluid.Program(), fluid.Program()):
