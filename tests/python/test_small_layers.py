@@ -99,3 +99,15 @@ def test_fluid_helpers():
     with pytest.raises(ValueError, match="device must be 'cpu'"):
         with fluid.device_guard('tpu'):
             pass
+
+
+def test_program_parameter_and_persistable_lists_as_paddle18():
+    import gen_ifelse_switch
+    with fluid.unique_name.guard():  # fresh names, whatever ran before
+        main, _, _, _ = gen_ifelse_switch.build_ifelse(fluid)
+    # Paddle 1.8.5 lists these for the same program (parameters inside both IfElse
+    # blocks included, the learning rate SGD creates among the persistables)
+    assert [v.name for v in fluid.io.get_program_parameter(main)] == \
+        ['wt', 'bt', 'wf', 'bf', 'wo', 'bo']
+    assert [v.name for v in fluid.io.get_program_persistable_vars(main)] == \
+        ['wt', 'bt', 'wf', 'bf', 'wo', 'bo', 'learning_rate_0']
