@@ -111,3 +111,23 @@ def test_program_parameter_and_persistable_lists_as_paddle18():
         ['wt', 'bt', 'wf', 'bf', 'wo', 'bo']
     assert [v.name for v in fluid.io.get_program_persistable_vars(main)] == \
         ['wt', 'bt', 'wf', 'bf', 'wo', 'bo', 'learning_rate_0']
+
+
+@pytest.mark.parametrize('heads', [1, 2])
+def test_scaled_dot_product_attention_as_paddle18(heads):
+    import gen_attention
+    ref = np.load(os.path.join(DATA, 'attention', 'expected.npz'))
+    with fluid.unique_name.guard():
+        main, startup, fetch = gen_attention.build(fluid, heads)
+    params = main.global_block().all_parameters()
+    assert len(params) == int(ref['nparams_%d' % heads])
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        for p, val in zip(params, gen_attention.params(main)):
+            assert list(p.shape) == list(val.shape)
+            scope.find_var(p.name).get_tensor().set(val, fluid.CPUPlace())
+        out, g = exe.run(main, feed=gen_attention.inputs(), fetch_list=fetch)
+    np.testing.assert_allclose(np.asarray(out), ref['out_%d' % heads], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(g), ref['grad_%d' % heads], rtol=1e-5, atol=1e-6)
