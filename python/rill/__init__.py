@@ -32,7 +32,7 @@ from .executor import create_random_int_lodtensor
 from ._missing import FluidAPIMissing
 from . import transpiler
 from . import metrics, evaluator
-from . import input
+from . import input, average
 from .input import one_hot
 from .flags import (is_compiled_with_cuda, require_version, set_flags, get_flags,
                     device_guard)

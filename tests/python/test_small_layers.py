@@ -131,3 +131,17 @@ def test_scaled_dot_product_attention_as_paddle18(heads):
         out, g = exe.run(main, feed=gen_attention.inputs(), fetch_list=fetch)
     np.testing.assert_allclose(np.asarray(out), ref['out_%d' % heads], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(np.asarray(g), ref['grad_%d' % heads], rtol=1e-5, atol=1e-6)
+
+
+def test_weighted_average():
+    avg = fluid.average.WeightedAverage()
+    with pytest.raises(ValueError, match='nothing was added'):
+        avg.eval()
+    avg.add(np.array([2.0]), 3)
+    avg.add(4.0, 1)
+    np.testing.assert_allclose(avg.eval(), [2.5])
+    with pytest.raises(ValueError, match="'weight' must be a number"):
+        avg.add(1.0, 'two')
+    avg.reset()
+    avg.add(1.5, 2)
+    assert avg.eval() == 1.5
