@@ -45,7 +45,7 @@ static rill_status *ew_infer(rill_infer_ctx *ctx) {
   return NULL;
 }
 
-#define EW_FORWARD(NAME, DOC)                                                             \
+#define EW_SCHEMA(NAME, GRAD, DOC)                                                        \
   const rill_op_schema rill_schema_##NAME = {                                             \
       .type = #NAME,                                                                      \
       .doc = DOC,                                                                         \
@@ -57,10 +57,11 @@ static rill_status *ew_infer(rill_infer_ctx *ctx) {
       .nattrs = RILL_COUNTOF(attrs),                                                      \
       .flags = 0,                                                                         \
       .infer = ew_infer,                                                                  \
-      .grad = rill_grad_default,                                                          \
+      .grad = GRAD,                                                                       \
       .kernel_dtype_slot = 0,                                                             \
       .dtype_attr = -1,                                                                   \
   };
+#define EW_FORWARD(NAME, DOC) EW_SCHEMA(NAME, rill_grad_default, DOC)
 
 EW_FORWARD(elementwise_sub, "Out = X - Y with Paddle's broadcasting (Y starts at dim `axis`).")
 EW_FORWARD(elementwise_mul, "Out = X * Y with Paddle's broadcasting (Y starts at dim `axis`).")
@@ -68,6 +69,12 @@ EW_FORWARD(elementwise_div, "Out = X / Y with Paddle's broadcasting (Y starts at
 EW_FORWARD(elementwise_max, "Out = max(X, Y) with Paddle's broadcasting.")
 EW_FORWARD(elementwise_min, "Out = min(X, Y) with Paddle's broadcasting.")
 EW_FORWARD(elementwise_pow, "Out = X ^ Y with Paddle's broadcasting.")
+
+/* Integer-only ops without a gradient, as Paddle 1.8.5 registers them: C's truncating
+ * remainder and division (-7 mod 3 = -1, -7 floordiv 3 = -2). */
+EW_SCHEMA(elementwise_mod, NULL, "Out = X % Y (int32/int64, C's remainder), broadcast.")
+EW_SCHEMA(elementwise_floordiv, NULL, "Out = X / Y (int32/int64, truncated as Paddle 1.8.5 "
+          "does), broadcast.")
 
 /* Gradient ops: X and Out are optional. Paddle 1.x's elementwise_add_grad / _sub_grad
  * come without X and elementwise_div_grad with Out instead of X: X@GRAD then takes

@@ -96,6 +96,7 @@ static rill_status *bin_plan_make(rill_kernel_ctx *ctx, const rill_dims *x, cons
 #define OP_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define OP_POWF(a, b) powf((a), (b))
 #define OP_POW(a, b) pow((a), (b))
+#define OP_MOD(a, b) ((b) == -1 ? 0 : (a) % (b)) /* no INT_MIN % -1 overflow */
 
 /* Integer division by zero is an error, not a trap. */
 #define CHECK_NONE(T, yp, n) (void)0
@@ -154,6 +155,10 @@ EW_FWD(float, RILL_DTYPE_FP32, OP_MIN, CHECK_NONE, rill_cpu_elementwise_min_fp32
 EW_FWD(double, RILL_DTYPE_FP64, OP_MIN, CHECK_NONE, rill_cpu_elementwise_min_fp64)
 EW_FWD(int32_t, RILL_DTYPE_INT32, OP_MIN, CHECK_NONE, rill_cpu_elementwise_min_int32)
 EW_FWD(int64_t, RILL_DTYPE_INT64, OP_MIN, CHECK_NONE, rill_cpu_elementwise_min_int64)
+EW_FWD(int32_t, RILL_DTYPE_INT32, OP_MOD, CHECK_INT_DIV, rill_cpu_elementwise_mod_int32)
+EW_FWD(int64_t, RILL_DTYPE_INT64, OP_MOD, CHECK_INT_DIV, rill_cpu_elementwise_mod_int64)
+EW_FWD(int32_t, RILL_DTYPE_INT32, OP_DIV, CHECK_INT_DIV, rill_cpu_elementwise_floordiv_int32)
+EW_FWD(int64_t, RILL_DTYPE_INT64, OP_DIV, CHECK_INT_DIV, rill_cpu_elementwise_floordiv_int64)
 EW_FWD(float, RILL_DTYPE_FP32, OP_POWF, CHECK_NONE, rill_cpu_elementwise_pow_fp32)
 EW_FWD(double, RILL_DTYPE_FP64, OP_POW, CHECK_NONE, rill_cpu_elementwise_pow_fp64)
 

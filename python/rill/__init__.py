@@ -32,6 +32,9 @@ from .executor import create_random_int_lodtensor
 from ._missing import FluidAPIMissing
 from . import transpiler
 from . import metrics, evaluator
+from . import input, average
+from .input import one_hot
+from .flags import require_version, set_flags, get_flags, device_guard
 from .transpiler import DistributeTranspiler, DistributeTranspilerConfig, HashName, RoundRobin
 
 # Fluid scripts reach a few classes through fluid.core.
@@ -52,8 +55,9 @@ __all__ = ['Error', 'Program', 'Block', 'Variable', 'Parameter', 'Operator', 'pr
            'scope_guard', 'LoDTensor', 'create_lod_tensor', 'layers', 'optimizer',
            'initializer', 'regularizer', 'clip', 'io', 'core', 'DataFeeder', 'nets', 'inference',
            'load_op_library', 'cpu_isa', 'version', 'version_number', 'data', 'embedding', 'reader', 'CompiledProgram', 'BuildStrategy',
-           'ExecutionStrategy', 'cpu_places', 'cuda_places', 'is_compiled_with_cuda', 'create_random_int_lodtensor',
-           'FluidAPIMissing', 'metrics', 'evaluator']
+           'ExecutionStrategy', 'cpu_places', 'cuda_places', 'create_random_int_lodtensor',
+           'FluidAPIMissing', 'metrics', 'evaluator', 'is_compiled_with_cuda',
+           'require_version', 'set_flags', 'get_flags', 'device_guard', 'one_hot']
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr('fluid', 'rill')

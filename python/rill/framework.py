@@ -906,5 +906,7 @@ def program_guard(main_program, startup_program=None):
             switch_startup_program(old_startup)
 
 
+from .flags import require_version, set_flags, get_flags, device_guard  # noqa: E402,F401
+
 from ._missing import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr('fluid.framework', 'rill.framework')

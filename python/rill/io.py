@@ -36,7 +36,8 @@ __all__ = ['save_vars', 'save_params', 'save_persistables', 'load_vars', 'load_p
            'is_parameter', 'is_persistable', 'CheckpointConfig', 'load_checkpoint',
            'list_checkpoints', 'CheckpointWarning', 'CHECKPOINT_STEP_VAR', 'batch', 'shuffle',
            'buffered', 'compose', 'chain', 'map_readers', 'firstn', 'xmap_readers', 'cache',
-           'ComposeNotAligned', 'DataLoader']
+           'ComposeNotAligned', 'DataLoader', 'get_program_parameter',
+           'get_program_persistable_vars']
 
 _NOT_SAVED = (proto.FEED_MINIBATCH, proto.FETCH_LIST, proto.RAW, 15)
 
@@ -47,6 +48,17 @@ def is_parameter(var):
 
 def is_persistable(var):
     return bool(var.persistable) and var.type not in _NOT_SAVED
+
+
+def get_program_parameter(program):
+    """The parameters of every block of program, in Program.list_vars order."""
+    return [v for v in program.list_vars() if is_parameter(v)]
+
+
+def get_program_persistable_vars(program):
+    """The persistable variables of every block of program that are saved (feed and
+    fetch holders and readers aside), in Program.list_vars order."""
+    return [v for v in program.list_vars() if is_persistable(v)]
 
 
 def _select(program, vars, predicate):

@@ -563,6 +563,33 @@ __all__ += ['abs', 'ceil', 'floor', 'round', 'sign', 'cos', 'sin', 'acos', 'asin
             'soft_relu', 'stanh', 'erf', 'mish', 'log1p', 'pow']
 
 
+def prelu(x, mode, param_attr=None, name=None):
+    """max(0, x) + alpha * min(0, x) with a learned alpha (initialised to 0.25): one for
+    all of x ('all'), one per channel of an [N, C, ...] x ('channel', alpha [1, C, 1, 1])
+    or one per element of a sample ('element', alpha [1] + x.shape[1:])."""
+    _check_var(x, 'x', 'prelu')
+    if mode not in ('all', 'channel', 'element'):
+        raise ValueError('prelu: mode should be one of all, channel, element, not %r' % (mode,))
+    alpha_shape = [1]
+    if mode == 'channel':
+        if len(x.shape) < 2:
+            raise ValueError('prelu: mode channel needs x of 2 dims or more, x has shape %s'
+                             % (list(x.shape),))
+        alpha_shape = [1, x.shape[1], 1, 1]
+    elif mode == 'element':
+        if len(x.shape) < 1:
+            raise ValueError('prelu: mode element needs x of 1 dim or more')
+        alpha_shape = [1] + list(x.shape)[1:]
+    h = _Helper('prelu', name)
+    alpha = h.param(param_attr, alpha_shape, 'float32', default_initializer=Constant(0.25))
+    out = h.tmp(x.dtype.name)
+    h.append('prelu', {'X': x, 'Alpha': alpha}, {'Out': out}, {'mode': mode})
+    return out
+
+
+__all__ += ['prelu']
+
+
 def softmax(input, use_cudnn=False, name=None, axis=-1):
     return _unary('softmax', input, name, axis=int(axis))
 
@@ -855,6 +882,19 @@ def elementwise_pow(x, y, axis=-1, act=None, name=None):
     return _elementwise('elementwise_pow', x, y, axis, act, name)
 
 
+def elementwise_mod(x, y, axis=-1, act=None, name=None):
+    """x % y for int32/int64 (C's remainder: its sign is x's, as in Paddle 1.8.5)."""
+    return _elementwise('elementwise_mod', x, y, axis, act, name)
+
+
+def elementwise_floordiv(x, y, axis=-1, act=None, name=None):
+    """x / y for int32/int64, truncated toward zero as in Paddle 1.8.5."""
+    return _elementwise('elementwise_floordiv', x, y, axis, act, name)
+
+
+__all__ += ['elementwise_mod', 'elementwise_floordiv']
+
+
 # ---------------------------------------------------------------- more shapes ----
 
 def split(input, num_or_sections, dim=-1, name=None):
@@ -939,6 +979,38 @@ def equal(x, y, cond=None):
 
 def not_equal(x, y, cond=None):
     return _compare('not_equal', x, y, cond)
+
+
+def _logical(op, x, y, out, name):
+    ins = {'X': x} if y is None else {'X': x, 'Y': y}
+    for what, v in (('x', x), ('y', y)):
+        if v is not None:
+            _check_var(v, what, op)
+            if v.dtype != np.dtype('bool'):
+                raise TypeError('%s: %s must be a bool Variable, not %s' % (op, what, v.dtype.name))
+    h = _Helper(op, name)
+    out = out if out is not None else h.tmp('bool', stop_gradient=True)
+    h.append(op, ins, {'Out': out})
+    return out
+
+
+def logical_and(x, y, out=None, name=None):
+    return _logical('logical_and', x, y, out, name)
+
+
+def logical_or(x, y, out=None, name=None):
+    return _logical('logical_or', x, y, out, name)
+
+
+def logical_xor(x, y, out=None, name=None):
+    return _logical('logical_xor', x, y, out, name)
+
+
+def logical_not(x, out=None, name=None):
+    return _logical('logical_not', x, None, out, name)
+
+
+__all__ += ['logical_and', 'logical_or', 'logical_xor', 'logical_not']
 
 
 def increment(x, value=1.0, in_place=True):
@@ -1042,12 +1114,12 @@ def _block_io(sub, parent):
     return inputs, outputs
 
 
-def _conditional_block(h, parent, sub, flag):
+def _conditional_block(h, parent, sub, flag, is_scalar_condition=True):
     inputs, outputs = _block_io(sub, parent)
     scope = parent.create_var(name=unique_name.generate(h.name + '.scope'), type=_STEP_SCOPES)
     parent.append_op('conditional_block', inputs={'Cond': [flag], 'Input': inputs},
                      outputs={'Out': outputs, 'Scope': [scope]},
-                     attrs={'sub_block': sub, 'is_scalar_condition': True})
+                     attrs={'sub_block': sub, 'is_scalar_condition': is_scalar_condition})
 
 
 def cond(pred, true_fn=None, false_fn=None, name=None):
@@ -2058,6 +2130,15 @@ from .learning_rate_scheduler import (exponential_decay, natural_exp_decay,  # n
                                       inverse_time_decay, piecewise_decay, noam_decay,
                                       polynomial_decay, cosine_decay, linear_lr_warmup)
 
+
+from .branch import IfElse, Switch, case, switch_case  # noqa: E402
+__all__ += ['IfElse', 'Switch', 'case', 'switch_case']
+from . import sequence_lod as _sequence_lod  # noqa: E402
+from .sequence_lod import *  # noqa: E402,F401,F403
+__all__ += _sequence_lod.__all__
+from . import tensor as _tensor  # noqa: E402
+from .tensor import *  # noqa: E402,F401,F403
+__all__ += _tensor.__all__
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr('fluid.layers', 'rill.layers')

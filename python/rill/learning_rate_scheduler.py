@@ -6,7 +6,8 @@ learning_rate."""
 import math
 
 from . import layers
-from .framework import OpRole, default_main_program, default_startup_program
+from .framework import OpRole, default_main_program
+from .tensor import _global_counter
 
 __all__ = ['exponential_decay', 'natural_exp_decay', 'inverse_time_decay', 'piecewise_decay',
            'noam_decay', 'polynomial_decay', 'cosine_decay', 'linear_lr_warmup']
@@ -16,18 +17,10 @@ _COUNTER = '@LR_DECAY_COUNTER@'
 
 def _step_counter():
     """The float32 step counter: 0 during the first run, 1 during the second, ..."""
-    main = default_main_program()
-    blk = main.global_block()
-    if blk.has_var(_COUNTER):
-        return blk.var(_COUNTER)
-    counter = blk.create_var(name=_COUNTER, shape=[1], dtype='float32', persistable=True)
-    counter.stop_gradient = True
-    sb = default_startup_program().global_block()
-    sv = sb.create_var(name=_COUNTER, shape=[1], dtype='float32', persistable=True)
-    sb.append_op('fill_constant', outputs={'Out': sv},
-                 attrs={'shape': [1], 'value': -1.0, 'dtype': 5})
-    blk._insert_op(0, 'scale', inputs={'X': counter}, outputs={'Out': counter},
-                   attrs={'scale': 1.0, 'bias': 1.0, 'op_role': OpRole.LRSched})
+    counter, new = _global_counter(_COUNTER, 'float32', -1.0)
+    if new:
+        counter.block._insert_op(0, 'scale', inputs={'X': counter}, outputs={'Out': counter},
+                                 attrs={'scale': 1.0, 'bias': 1.0, 'op_role': OpRole.LRSched})
     return counter
 
 
