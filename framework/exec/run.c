@@ -6,6 +6,7 @@
 
 #include "framework/exec/background.h"
 #include "framework/exec/plan.h"
+#include "framework/exec/pool.h"
 #include "framework/exec/profiler.h"
 
 static rill_status *check_fed(const plan_var *v, const rill_tensor *t) {
@@ -511,6 +512,7 @@ rill_status *rill_exec_run_plan(rill_executor *exe, rill_plan *p, rill_scope *sc
   if (p->nfetch > 8 && !(tmp = rill_calloc(p->nfetch, sizeof *tmp))) return rill_oom();
   exe->run_deadline_ns = deadline;
   rill_sched_begin(exe->sched);
+  rill_pool_running_enter();
   p->local->parent = scope;
   if ((st = bind_caller_vars(p, scope))) goto done;
   if ((st = bind_feeds(p, feeds))) goto done;
@@ -534,6 +536,7 @@ rill_status *rill_exec_run_plan(rill_executor *exe, rill_plan *p, rill_scope *sc
 done:
   exe->run_deadline_ns = 0;
   run_cleanup(p);
+  rill_pool_running_leave();
   rill_sched_end(exe->sched);
   rill_bg_release(exe->device.bg); /* background work queued by this run may start */
   if (tmp != tmp_small) rill_free(tmp);

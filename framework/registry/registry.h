@@ -284,6 +284,10 @@ struct rill_backend {
                                  const void *src, size_t n);
   rill_status *(*copy)(const rill_backend *b, rill_place dst_place, void *dst,
                        rill_place src_place, const void *src, size_t n);
+  /* Optional (NULL: none): called once when the backend is registered, before any of
+   * its kernels runs. The CPU backend hands its BLAS library's threading over to the
+   * compute pool there (OpenBLAS on one thread: the pool splits the work). */
+  void (*start)(const rill_backend *b);
 };
 
 /* Registers a backend and its kernels, all or nothing: FAILED_PRECONDITION for another
