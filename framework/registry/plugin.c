@@ -673,6 +673,48 @@ rill_tensor *rill_op_context_output(rill_op_context *c, size_t slot, size_t i) {
   return rill_kout(c->kernel, slot, i);
 }
 
+static const rill_device_services *ctx_dev(const rill_op_context *c) {
+  return c && c->kernel ? c->kernel->dev : NULL;
+}
+
+int32_t rill_op_context_num_threads(const rill_op_context *c) {
+  return (int32_t)rill_dev_threads(ctx_dev(c));
+}
+
+bool rill_op_context_parallel_for(rill_op_context *c, int64_t threads, int64_t n, rill_op_part_fn fn,
+                                  void *arg) {
+  if (!fn) return false;
+  return rill_dev_parallel_for(ctx_dev(c), threads, n, fn, arg);
+}
+
+void *rill_op_context_scratch_alloc(rill_op_context *c, size_t bytes) {
+  const rill_device_services *dev = ctx_dev(c);
+  if (dev) return dev->scratch_alloc(dev, bytes);
+  return rill_aligned_alloc(bytes ? bytes : 1, RILL_TENSOR_ALIGN);
+}
+
+void rill_op_context_scratch_free(rill_op_context *c, void *p) {
+  const rill_device_services *dev = ctx_dev(c);
+  if (dev) dev->scratch_free(dev, p);
+  else rill_free(p);
+}
+
+rill_status *rill_op_context_submit_blocking(rill_op_context *c, void (*fn)(void *arg), void *arg) {
+  if (!c) return rill_error(RILL_INVALID_ARGUMENT, "rill_op_context_submit_blocking: NULL context");
+  const char *type = ctx_schema(c)->type;
+  if (!fn) return rill_error(RILL_INVALID_ARGUMENT, "op '%s': submit_blocking: NULL function", type);
+  if (!c->kernel)
+    return rill_error(RILL_FAILED_PRECONDITION,
+                      "op '%s': submit_blocking is for kernels, not shape inference", type);
+  const rill_job job = {.kind = RILL_JOB_CALL, .u.call = {fn, arg}};
+  const rill_device_services *dev = c->kernel->dev;
+  if (!dev) {
+    fn(arg);
+    return NULL;
+  }
+  return rill_status_wrap(dev->submit_blocking(dev, &job), "op '%s'", type);
+}
+
 rill_status *rill_op_context_error(const rill_op_context *c, const char *fmt, ...) {
   char buf[1024];
   va_list ap;
