@@ -34,27 +34,13 @@
 #include "framework/io/npy.h"
 #include "rill.h"
 
+#define BENCH_NAME "bench_clones"
+#include "bench/bench_util.h"
+
 enum { CLONES = 4, CORES = 2 };
 
 static const char *const default_models[] = {"mnist_conv_bn_etienne", "paddlejs_gesture_rec",
                                              "pureboys_word2vec", "luotao1_example_mlp_2018"};
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void check(rill_status *st, const char *what) {
-  if (!st) return;
-  fprintf(stderr, "bench_clones: %s: %s\n", what, rill_status_message(st));
-  exit(1);
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 typedef struct clone_run {
   rill_predictor *p;
@@ -234,12 +220,12 @@ int main(int argc, char **argv) {
       ratio[r] = t_old[r] / t_new[r];
       cpu_ratio[r] = cpu_new[r] / cpu_old[r];
     }
-    qsort(t_old, (size_t)rounds, sizeof(double), cmp);
-    qsort(t_new, (size_t)rounds, sizeof(double), cmp);
-    qsort(ratio, (size_t)rounds, sizeof(double), cmp);
-    qsort(cpu_old, (size_t)rounds, sizeof(double), cmp);
-    qsort(cpu_new, (size_t)rounds, sizeof(double), cmp);
-    qsort(cpu_ratio, (size_t)rounds, sizeof(double), cmp);
+    qsort(t_old, (size_t)rounds, sizeof(double), cmp_double);
+    qsort(t_new, (size_t)rounds, sizeof(double), cmp_double);
+    qsort(ratio, (size_t)rounds, sizeof(double), cmp_double);
+    qsort(cpu_old, (size_t)rounds, sizeof(double), cmp_double);
+    qsort(cpu_new, (size_t)rounds, sizeof(double), cmp_double);
+    qsort(cpu_ratio, (size_t)rounds, sizeof(double), cmp_double);
     double total = (double)runs * CLONES;
     printf("%-26s %14.1f %14.1f %8.3f %8.3f %8.3f %10.3f %10.3f %8.3f\n", models[m], total / t_old[rounds / 2],
            total / t_new[rounds / 2], ratio[rounds / 2], ratio[rounds / 4], ratio[rounds - 1 - rounds / 4],
