@@ -1000,7 +1000,7 @@ typedef struct rill_plugin_op {
 typedef struct rill_plugin_kernel {
   uint32_t api_version; /* RILL_PLUGIN_API_VERSION */
   const char *op;       /* an op added by the same plugin */
-  rill_device device;   /* RILL_DEVICE_CPU */
+  rill_device device;   /* a device kind whose backend is registered by the time the library is */
   rill_dtype dtype;
   rill_plugin_kernel_fn fn;
   void *user; /* passed to fn */
