@@ -17,6 +17,7 @@
 #include "framework/registry/registry.h"
 #include "operators/op_index.h"
 #include "rill.h"
+#include "support/plugin_infer.h"
 
 #define OK(expr)                                                                     \
   do {                                                                               \
@@ -479,17 +480,25 @@ Test(backends, selected_rows_are_copied_to_the_place_of_their_reader) {
   rill_program_destroy(p);
 }
 
-/* A plugin's kernel for the fake device: it gets its input copied there and writes its
- * output there, through the public op context. */
-static rill_status *plug_infer(rill_op_context *ctx, void *user) {
-  (void)user;
-  rill_dtype dt;
-  int64_t dims[RILL_MAX_DIMS];
-  size_t n;
-  if (!rill_op_context_input_meta(ctx, 0, 0, &dt, dims, &n)) return NULL;
-  return rill_op_context_set_output_meta(ctx, 0, 0, dt, dims, n, 0);
+/* A program x -> y through one op of `type` placed on the fake device. */
+static rill_program *unary_on_fake(const char *type) {
+  rill_program *p;
+  OK(rill_program_create(&p));
+  var(p, "x");
+  var(p, "y");
+  rill_op_builder *b;
+  const char *x = "x", *y = "y";
+  OK(rill_op_builder_create(type, &b));
+  OK(rill_op_builder_input(b, "X", &x, 1));
+  OK(rill_op_builder_output(b, "Out", &y, 1));
+  OK(rill_op_builder_attr_string(b, "op_device", "fakedev"));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  return p;
 }
 
+/* A plugin's kernel for the fake device: it gets its input copied there and writes its
+ * output there, through the public op context. */
 static rill_status *plug_double(rill_op_context *ctx, void *user) {
   (void)user;
   rill_tensor *x = rill_op_context_input(ctx, 0, 0), *y = rill_op_context_output(ctx, 0, 0);
@@ -506,7 +515,7 @@ static rill_status *fake_plugin_init(rill_plugin *pl) {
   static const rill_plugin_slot in[] = {{"X", 0, NULL}}, out[] = {{"Out", 0, NULL}};
   rill_plugin_op op = {.api_version = RILL_PLUGIN_API_VERSION, .type = "plug_fake_double", .inputs = in,
                        .ninputs = 1, .outputs = out, .noutputs = 1, .kernel_dtype_input = 0,
-                       .infer = plug_infer};
+                       .infer = plugin_infer_same};
   rill_status *st = rill_plugin_add_op(pl, &op);
   if (st) return st;
   rill_plugin_kernel k = {RILL_PLUGIN_API_VERSION, "plug_fake_double", FAKE_DEVICE, RILL_DTYPE_FP32,
@@ -522,18 +531,7 @@ Test(backends, a_plugin_kernel_runs_on_the_fake_device) {
   OK(rill_register_op_library("fake-plugin", fake_plugin_init));
   cr_assert_not_null(rill_kernel_find("plug_fake_double", FAKE_DEVICE, RILL_DTYPE_FP32));
   cr_assert_null(rill_kernel_find("plug_fake_double", RILL_DEVICE_CPU, RILL_DTYPE_FP32));
-  rill_program *p;
-  OK(rill_program_create(&p));
-  var(p, "x");
-  var(p, "y");
-  rill_op_builder *b;
-  const char *x = "x", *y = "y";
-  OK(rill_op_builder_create("plug_fake_double", &b));
-  OK(rill_op_builder_input(b, "X", &x, 1));
-  OK(rill_op_builder_output(b, "Out", &y, 1));
-  OK(rill_op_builder_attr_string(b, "op_device", "fakedev"));
-  OK(rill_op_builder_append(b, p, 0));
-  rill_op_builder_destroy(b);
+  rill_program *p = unary_on_fake("plug_fake_double");
   float got[4];
   OK(run(p, (rill_place){RILL_DEVICE_CPU, 0}, RILL_SCHEDULE_SEQUENTIAL, "y", got));
   for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 2.0f * (float)(i + 1), 0.0f);
@@ -565,18 +563,7 @@ Test(backends, program_runs_on_the_fake_place) {
 
 Test(backends, op_without_a_kernel_on_its_place_is_named) {
   OK(rill_registry_add_backend(&fake_backend));
-  rill_program *p;
-  OK(rill_program_create(&p));
-  var(p, "x");
-  var(p, "y");
-  rill_op_builder *b;
-  const char *x = "x", *y = "y";
-  OK(rill_op_builder_create("relu", &b));
-  OK(rill_op_builder_input(b, "X", &x, 1));
-  OK(rill_op_builder_output(b, "Out", &y, 1));
-  OK(rill_op_builder_attr_string(b, "op_device", "fakedev"));
-  OK(rill_op_builder_append(b, p, 0));
-  rill_op_builder_destroy(b);
+  rill_program *p = unary_on_fake("relu");
   float got[4];
   expect_error(run(p, (rill_place){RILL_DEVICE_CPU, 0}, RILL_SCHEDULE_SEQUENTIAL, "y", got),
                RILL_UNIMPLEMENTED, "op #0 'relu': backend 'fakedev' has no kernel for dtype float32");

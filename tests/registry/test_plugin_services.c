@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "rill.h"
+#include "support/plugin_infer.h"
 
 #define OK(expr)                                                                     \
   do {                                                                               \
@@ -43,17 +44,12 @@ static bool square_part(void *p, int64_t part, int slot) {
 static void mark_done(void *arg) { atomic_store((atomic_int *)arg, 1); }
 
 static rill_status *infer_same(rill_op_context *ctx, void *user) {
-  (void)user;
   rill_status *st = rill_op_context_submit_blocking(ctx, mark_done, &from_infer);
   if (st && rill_status_code(st) == RILL_FAILED_PRECONDITION &&
       strstr(rill_status_message(st), "svc_square"))
     atomic_store(&infer_refused, 1);
   rill_status_destroy(st);
-  rill_dtype dt;
-  int64_t dims[RILL_MAX_DIMS];
-  size_t n;
-  if (!rill_op_context_input_meta(ctx, 0, 0, &dt, dims, &n)) return NULL;
-  return rill_op_context_set_output_meta(ctx, 0, 0, dt, dims, n, 0);
+  return plugin_infer_same(ctx, user);
 }
 
 static rill_status *kernel_square(rill_op_context *ctx, void *user) {
