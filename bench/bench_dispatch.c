@@ -7,21 +7,12 @@
 
 #include "rill.h"
 
+#define BENCH_NAME "bench_dispatch"
+#include "bench/bench_util.h"
+
 /* Many short rounds, executor and baseline interleaved, best of each: on a loaded
  * machine the minimum is the figure least disturbed by other processes. */
 enum { NOPS = 10000, RUNS = 4, ROUNDS = 40 };
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void check(rill_status *st, const char *what) {
-  if (!st) return;
-  fprintf(stderr, "bench_dispatch: %s: %s\n", what, rill_status_message(st));
-  exit(1);
-}
 
 int main(void) {
   rill_program *p;

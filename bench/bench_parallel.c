@@ -19,19 +19,10 @@
 #include "../tests/threads/test_ops.h"
 #include "rill.h"
 
+#define BENCH_NAME "bench_parallel"
+#include "bench/bench_util.h"
+
 enum { NOPS = 10000, ROUNDS = 25, BRANCH_OPS = 20 };
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void check(rill_status *st, const char *what) {
-  if (!st) return;
-  fprintf(stderr, "bench_parallel: %s: %s\n", what, rill_status_message(st));
-  exit(2);
-}
 
 static rill_executor *executor(rill_schedule s, int32_t threads) {
   rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;

@@ -15,28 +15,14 @@
 #include "framework/io/npy.h"
 #include "rill.h"
 
+#define BENCH_NAME "bench_predictor"
+#include "bench/bench_util.h"
+
 static const char *const models[] = {
     "abalone_bn_mlp",          "fit_a_line_raftliu",    "luotao1_example_mlp_2018",
     "mnist_conv_bn_etienne",   "mnist_mlp_handwriting", "paddlejs_gesture_rec",
     "paddlelite_simple_model", "pureboys_word2vec",
 };
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void check(rill_status *st, const char *what) {
-  if (!st) return;
-  fprintf(stderr, "bench_predictor: %s: %s\n", what, rill_status_message(st));
-  exit(1);
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 static rill_predictor *open_model(const char *path, int level, bool memopt) {
   rill_predictor_config *c;
@@ -102,8 +88,8 @@ int main(int argc, char **argv) {
     double *t[2] = {calloc((size_t)rounds, sizeof(double)), calloc((size_t)rounds, sizeof(double))};
     for (int r = 0; r < rounds; r++)
       for (int k = 0; k < 2; k++) t[k][r] = time_runs(p[k], names, in, nin, runs);
-    qsort(t[0], (size_t)rounds, sizeof(double), cmp);
-    qsort(t[1], (size_t)rounds, sizeof(double), cmp);
+    qsort(t[0], (size_t)rounds, sizeof(double), cmp_double);
+    qsort(t[1], (size_t)rounds, sizeof(double), cmp_double);
     double ratio = t[1][0] / t[0][0], mratio = t[1][rounds / 2] / t[0][rounds / 2];
     printf("%-26s %8.4fms %8.4fms %8.4fms %8.4fms %8.3f %8.3f %8.1fKB %8.1fKB\n", models[m], t[0][0] * 1e3,
            t[1][0] * 1e3, t[0][rounds / 2] * 1e3, t[1][rounds / 2] * 1e3, ratio, mratio,

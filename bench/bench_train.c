@@ -15,21 +15,13 @@
 #include <time.h>
 
 #include "rill.h"
+
+#define BENCH_NAME "bench_train"
+#include "bench/bench_util.h"
 #include "tests/train/train_util.h"
 
 #define F RILL_DTYPE_FP32
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void check(rill_status *st, const char *what) {
-  if (!st) return;
-  fprintf(stderr, "bench_train: %s: %s\n", what, rill_status_message(st));
-  exit(1);
-}
 #define CK(expr) check((expr), #expr)
 
 static void var(rill_program *p, const char *name, rill_dtype dt, size_t nd, const int64_t *d,
@@ -279,11 +271,6 @@ static void side_init(rill_executor *e, side *s, void (*build)(rill_program **, 
 #define STEPS 5
 #define PROF_PAIRS 40
 #define PROF_STEPS 3
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 int main(void) {
   rill_executor *e = NULL;

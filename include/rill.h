@@ -1033,7 +1033,7 @@ typedef struct rill_plugin_op {
 typedef struct rill_plugin_kernel {
   uint32_t api_version; /* RILL_PLUGIN_API_VERSION */
   const char *op;       /* an op added by the same plugin */
-  rill_device device;   /* RILL_DEVICE_CPU */
+  rill_device device;   /* a device kind whose backend is registered by the time the library is */
   rill_dtype dtype;
   rill_plugin_kernel_fn fn;
   void *user; /* passed to fn */
@@ -1092,6 +1092,28 @@ RILL_API rill_status *rill_op_context_set_output_meta(rill_op_context *ctx, size
  * when absent. Outputs are allocated already. */
 RILL_API rill_tensor *rill_op_context_input(rill_op_context *ctx, size_t slot, size_t i);
 RILL_API rill_tensor *rill_op_context_output(rill_op_context *ctx, size_t slot, size_t i);
+/* Kernels only: the device's services, as built-in kernels have them.
+ *
+ * The threads the executor gives the kernel (>= 1; 1 in infer). */
+RILL_API int32_t rill_op_context_num_threads(const rill_op_context *ctx);
+/* Runs fn(arg, part, slot) for every part of [0, n) on up to `threads` threads of the
+ * process-wide compute pool (the calling thread is slot 0; slot < threads, so fn may
+ * keep scratch per slot). Which thread runs a part is not fixed: fn must give a part
+ * the same result on any thread. Returns false when any call of fn returned false
+ * (after every part ran). Outside a kernel the parts run on the calling thread. */
+typedef bool (*rill_op_part_fn)(void *arg, int64_t part, int slot);
+RILL_API bool rill_op_context_parallel_for(rill_op_context *ctx, int64_t threads, int64_t n,
+                                           rill_op_part_fn fn, void *arg);
+/* Scratch memory aligned for vector loads; NULL when out of memory. Free it with
+ * rill_op_context_scratch_free, on any thread. */
+RILL_API void *rill_op_context_scratch_alloc(rill_op_context *ctx, size_t bytes);
+RILL_API void rill_op_context_scratch_free(rill_op_context *ctx, void *p);
+/* Blocking work to do after the run returns (a write to disk, a wait on a peer): fn(arg)
+ * runs on the executor's background thread once the run has returned, in submission
+ * order; rill_executor_destroy waits for it. arg must stay valid until fn has run.
+ * FAILED_PRECONDITION in infer, INVALID_ARGUMENT for a NULL fn. */
+RILL_API rill_status *rill_op_context_submit_blocking(rill_op_context *ctx, void (*fn)(void *arg),
+                                                      void *arg);
 /* A new INVALID_ARGUMENT status "op '<type>': <message>". */
 RILL_API rill_status *rill_op_context_error(const rill_op_context *ctx, const char *fmt, ...)
 #if defined(__GNUC__)

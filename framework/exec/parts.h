@@ -1,5 +1,5 @@
-/* Work split into fixed parts run on a process-wide pool of persistent worker threads:
- * the CPU device's parallel_for and quiet services (rill_device_services,
+/* Work split into fixed parts run on the process-wide compute pool (pool.h): the CPU
+ * device's parallel_for and quiet services (rill_device_services,
  * framework/registry/registry.h), for kernels whose parts (images of a batch, channels,
  * tiles of an output) are independent. */
 #ifndef RILL_FRAMEWORK_EXEC_PARTS_H
@@ -23,31 +23,30 @@
  * calling thread runs every part no other thread has taken. fn must therefore give a
  * part the same result on any thread.
  *
- * The workers persist across calls (created on first use, up to the largest thread
- * count asked for; they spin for a short while after a call, then sleep). The pool
- * serves one call at a time: a call made while another holds it (another executor's
- * kernel, a kernel of the same run on another of the executor's threads) runs its parts
- * on the calling thread, in order, as does a call with one thread, and a call for
- * which no worker could be created. After a call found a worker descheduled (the
- * machine has fewer free cores than threads), calls run inline for a while.
+ * A call is a job of the compute pool: the pool's workers join it while cores are free
+ * (pool.h: running executors' threads plus busy workers fewer than the cores), and
+ * several calls (other executors' kernels, kernels of one run on several threads) may
+ * be in flight at once, each with the workers that joined it. A call runs its parts on
+ * the calling thread alone, in order, when it has one thread, when no core is free,
+ * when the pool has no workers, and for a while after a call found a worker
+ * descheduled (the machine has fewer free cores than threads: parts.c).
  *
  * Returns once every part has run: false when any call of fn returned false. */
 bool rill_cpu_parts(int64_t threads, int64_t n, bool (*fn)(void *arg, int64_t part, int slot),
                     void *arg);
 
 /* Sends the pool's spinning workers to sleep now: for a kernel about to call a library
- * that runs threads of its own (OpenBLAS threads a GEMM from 2^18 multiply-adds, a GEMV
- * from 2^13), whose threads would otherwise share the cores with workers spinning
- * for the next call. The next call wakes them (a few microseconds later than from a
- * spin). Thread-safe. */
+ * that may run threads of its own, whose threads would otherwise share the cores with
+ * workers spinning for the next call. The next call wakes them (a few microseconds
+ * later than from a spin). Thread-safe. */
 void rill_cpu_parts_hush(void);
 
 /* Tests only: false turns off the inline runs after a stall (parts.c), so that slow
  * builds (sanitizers) keep using the pool. Set it before any call. */
 extern bool rill_cpu_parts_backoff;
 
-/* Tests: how many calls of rill_cpu_parts ran on the pool (with at least one worker
- * taking part or able to) since the process started. */
+/* Tests: how many calls of rill_cpu_parts were posted to the pool (workers able to
+ * join) since the process started. */
 uint64_t rill_cpu_parts_pooled_calls(void);
 
 #endif

@@ -6,6 +6,7 @@
 
 #include "framework/exec/background.h"
 #include "framework/exec/plan.h"
+#include "framework/exec/pool.h"
 #include "framework/exec/profiler.h"
 
 static rill_status *check_fed(const plan_var *v, const rill_tensor *t) {
@@ -210,10 +211,56 @@ typedef struct staged_input {
   rill_variable copy;
 } staged_input;
 
+static bool elsewhere(const rill_tensor *t, rill_place place) {
+  return t->buf && (t->buf->place.device != place.device || t->buf->place.id != place.id);
+}
+
+/* A dense tensor, the values of selected rows, or any item of an array, on another
+ * place than the op's. */
 static bool on_other_place(const plan_op *op, const rill_variable *v) {
-  if (!v || v->kind != RILL_VARKIND_TENSOR || !v->u.tensor.buf) return false;
-  rill_place at = v->u.tensor.buf->place;
-  return at.device != op->place.device || at.id != op->place.id;
+  if (!v) return false;
+  switch (v->kind) {
+    case RILL_VARKIND_TENSOR:
+      return elsewhere(&v->u.tensor, op->place);
+    case RILL_VARKIND_SELECTED_ROWS:
+      return elsewhere(&v->u.rows.value, op->place);
+    case RILL_VARKIND_TENSOR_ARRAY:
+      for (size_t i = 0; i < v->u.array.n; i++)
+        if (elsewhere(&v->u.array.items[i], op->place)) return true;
+      return false;
+    default:
+      return false;
+  }
+}
+
+/* dst (an empty variable) := src on `place`: tensors on another place copied, those
+ * already there shared, the rows of selected rows and an array's length kept. */
+static rill_status *copy_var_to_place(rill_variable *dst, const rill_variable *src, rill_place place,
+                                      const rill_device_memory *mem) {
+  switch (src->kind) {
+    case RILL_VARKIND_TENSOR:
+      return copy_to_place(rill_variable_tensor(dst), &src->u.tensor, place, mem);
+    case RILL_VARKIND_SELECTED_ROWS: {
+      rill_selected_rows *sr = rill_variable_selected_rows(dst);
+      RILL_TRY(rill_selected_rows_set_rows(sr, src->u.rows.rows, src->u.rows.nrows));
+      sr->height = src->u.rows.height;
+      return copy_to_place(&sr->value, &src->u.rows.value, place, mem);
+    }
+    case RILL_VARKIND_TENSOR_ARRAY: {
+      rill_tensor_array *a = rill_variable_array(dst);
+      RILL_TRY(rill_tensor_array_resize(a, src->u.array.n));
+      for (size_t i = 0; i < src->u.array.n; i++) {
+        const rill_tensor *t = &src->u.array.items[i];
+        if (elsewhere(t, place))
+          RILL_TRY(rill_status_wrap(copy_to_place(&a->items[i], t, place, mem), "item %zu", i));
+        else if (t->buf)
+          RILL_TRY(rill_tensor_share(&a->items[i], t));
+      }
+      return NULL;
+    }
+    default:
+      return rill_error(RILL_INTERNAL, "a %s cannot be copied between places", rill_var_kind_name(src->kind));
+  }
 }
 
 static void unstage_inputs(rill_plan *p, staged_input *staged, uint32_t n) {
@@ -224,8 +271,9 @@ static void unstage_inputs(rill_plan *p, staged_input *staged, uint32_t n) {
   rill_free(staged);
 }
 
-/* Copies every dense input on another place to the op's place (through the two
- * backends' copy functions) and points the op's input at the copy. */
+/* Copies every input with data on another place (a dense tensor, selected rows, a
+ * tensor array) to the op's place, through the two backends' copy functions, and
+ * points the op's input at the copy. */
 static rill_status *stage_inputs(rill_plan *p, plan_op *op, staged_input **out, uint32_t *nout) {
   uint32_t n = 0;
   for (uint32_t k = op->in_begin; k < op->in_end; k++) n += on_other_place(op, p->in_var[k]);
@@ -241,17 +289,10 @@ static rill_status *stage_inputs(rill_plan *p, plan_op *op, staged_input **out, 
     s->k = k;
     s->orig = p->in_var[k];
     rill_variable_init(&s->copy);
-    const rill_tensor *src = &s->orig->u.tensor;
-    rill_tensor *dst = rill_variable_tensor(&s->copy);
-    if (!dst) {
-      st = rill_error(RILL_INTERNAL, "a new variable is not a tensor");
-      break;
-    }
-    if ((st = copy_to_place(dst, src, op->place, mem))) {
-      char from[RILL_PLACE_STR_MAX], to[RILL_PLACE_STR_MAX];
-      st = rill_status_wrap(st, "copying input '%s' from %s to %s", p->vars[p->in_id[k]].name,
-                            rill_place_str(rill_tensor_place(src), from, sizeof from),
-                            rill_place_str(op->place, to, sizeof to));
+    if ((st = copy_var_to_place(&s->copy, s->orig, op->place, mem))) {
+      char to[RILL_PLACE_STR_MAX];
+      st = rill_status_wrap(st, "copying input %s '%s' to %s", rill_var_kind_name(s->orig->kind),
+                            p->vars[p->in_id[k]].name, rill_place_str(op->place, to, sizeof to));
       break;
     }
     p->in_var[k] = &s->copy;
@@ -528,6 +569,7 @@ rill_status *rill_exec_run_plan(rill_executor *exe, rill_plan *p, rill_scope *sc
   if (p->nfetch > 8 && !(tmp = rill_calloc(p->nfetch, sizeof *tmp))) return rill_oom();
   exe->run_deadline_ns = deadline;
   rill_sched_begin(exe->sched);
+  rill_pool_running_enter();
   p->local->parent = scope;
   if ((st = bind_caller_vars(p, scope))) goto done;
   if ((st = bind_feeds(p, feeds))) goto done;
@@ -551,6 +593,7 @@ rill_status *rill_exec_run_plan(rill_executor *exe, rill_plan *p, rill_scope *sc
 done:
   exe->run_deadline_ns = 0;
   run_cleanup(p);
+  rill_pool_running_leave();
   rill_sched_end(exe->sched);
   rill_bg_release(exe->device.bg); /* background work queued by this run may start */
   if (tmp != tmp_small) rill_free(tmp);

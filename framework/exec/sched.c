@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include "framework/base/alloc.h"
+#include "framework/exec/pool.h"
 #include "framework/exec/profiler.h"
 
 /* How long an idle thread spins before it parks: a futex wake costs ~6 us on the VMs
@@ -52,7 +53,12 @@ struct rill_sched_io {
 size_t rill_sched_io_size(void) { return sizeof(rill_sched_io); }
 
 struct rill_sched {
+  rill_pool_job job; /* first member: the pool's workers help through it */
   int32_t nthreads;
+  /* The workers: the process-wide pool, or (RILL_POOL_PER_EXECUTOR) the scheduler's
+   * own; NULL: the calling thread runs every op. */
+  rill_pool *pool;
+  bool own_pool;
   pthread_mutex_t mu;
   pthread_cond_t cv;
   /* Ready queue of compute ops: each op is queued at most once per run, so a flat array
@@ -60,11 +66,7 @@ struct rill_sched {
   uint32_t *q;
   size_t qcap, qhead, qtail;
   atomic_size_t qavail; /* qtail - qhead, read without the lock while spinning */
-  int32_t parked;       /* threads waiting on cv; under mu */
-  bool shutdown;        /* under mu */
-  pthread_t *workers;
-  int32_t nworkers;
-  bool workers_tried;
+  int32_t parked;       /* the caller waits on cv; under mu */
   _Atomic(sched_run *) run;
   /* Cancel state: generation * 4 + 1 while a run is in progress, + 2 when cancelled. */
   atomic_uint_least64_t cstate;
@@ -114,6 +116,7 @@ static void push(rill_sched *s, uint32_t op) {
   atomic_fetch_add_explicit(&s->qavail, 1, memory_order_release);
   if (s->parked) pthread_cond_signal(&s->cv);
   pthread_mutex_unlock(&s->mu);
+  if (s->pool) rill_pool_notify(s->pool);
 }
 
 static bool try_pop(rill_sched *s, uint32_t *op) {
@@ -296,14 +299,14 @@ static void io_start(rill_sched *s) {
 
 /* ---------------------------------------------------------------- threads ------ */
 
-/* Waits for a queued op. The caller (run != NULL) also returns (false) when the run is
- * complete, and turns a cancel or the deadline into a stop while it waits. Workers
- * return false at shutdown. */
+/* The calling thread waits for a queued op; false when the run is complete. It turns
+ * a cancel or the deadline into a stop while it waits, and while it sleeps it does not
+ * count as running (pool.h), so a worker may take its place on the core. */
 static bool take(rill_sched *s, sched_run *run, uint32_t *op) {
   int64_t spin_until = 0;
   for (unsigned i = 0;; i++) {
     if (try_pop(s, op)) return true;
-    if (run && !atomic_load_explicit(&run->remaining, memory_order_acquire)) return false;
+    if (!atomic_load_explicit(&run->remaining, memory_order_acquire)) return false;
     if ((i & 63) == 0) {
       int64_t now = rill_sched_now_ns();
       if (!spin_until) spin_until = now + SPIN_NS;
@@ -319,61 +322,46 @@ static bool take(rill_sched *s, sched_run *run, uint32_t *op) {
       pthread_mutex_unlock(&s->mu);
       return true;
     }
-    if (run) {
-      if (!atomic_load_explicit(&run->remaining, memory_order_acquire)) break;
-      bool cancel = rill_sched_cancelled(s);
-      bool late = run->deadline_ns && rill_sched_now_ns() >= run->deadline_ns;
-      if ((cancel || late) && !atomic_load_explicit(&run->stopped, memory_order_acquire)) {
-        /* Ops still running finish; nothing new starts. */
-        pthread_mutex_unlock(&s->mu);
-        fail(run, cancel ? rill_error(RILL_CANCELLED, "the run was cancelled while ops were running")
-                         : rill_error(RILL_DEADLINE_EXCEEDED,
-                                      "the run passed its deadline while ops were running"));
-        pthread_mutex_lock(&s->mu);
-        continue;
-      }
-    } else if (s->shutdown) {
-      break;
+    if (!atomic_load_explicit(&run->remaining, memory_order_acquire)) break;
+    bool cancel = rill_sched_cancelled(s);
+    bool late = run->deadline_ns && rill_sched_now_ns() >= run->deadline_ns;
+    if ((cancel || late) && !atomic_load_explicit(&run->stopped, memory_order_acquire)) {
+      /* Ops still running finish; nothing new starts. */
+      pthread_mutex_unlock(&s->mu);
+      fail(run, cancel ? rill_error(RILL_CANCELLED, "the run was cancelled while ops were running")
+                       : rill_error(RILL_DEADLINE_EXCEEDED,
+                                    "the run passed its deadline while ops were running"));
+      pthread_mutex_lock(&s->mu);
+      continue;
     }
     s->parked++;
-    if (run && run->deadline_ns && !atomic_load_explicit(&run->stopped, memory_order_relaxed)) {
+    rill_pool_running_leave();
+    if (run->deadline_ns && !atomic_load_explicit(&run->stopped, memory_order_relaxed)) {
       struct timespec ts = {(time_t)(run->deadline_ns / 1000000000), (long)(run->deadline_ns % 1000000000)};
       pthread_cond_timedwait(&s->cv, &s->mu, &ts);
     } else {
       pthread_cond_wait(&s->cv, &s->mu);
     }
+    rill_pool_running_enter();
     s->parked--;
   }
   pthread_mutex_unlock(&s->mu);
   return false;
 }
 
-static void *worker_main(void *arg) {
-  rill_sched *s = arg;
-  rill_prof_thread_name("rill compute worker");
+/* A pool worker's help: the queued ops of the run in progress (a queued op belongs to
+ * it, and the run cannot end before the op does), each with the chain it makes ready. */
+static bool sched_help(rill_pool_job *job) {
+  rill_sched *s = (rill_sched *)job;
+  sched_run *r = atomic_load_explicit(&s->run, memory_order_acquire);
+  if (!r) return false;
+  bool did = false;
   uint32_t op;
-  while (take(s, NULL, &op)) {
-    /* A queued op belongs to the run in progress, which cannot end before it does. */
-    sched_run *r = atomic_load_explicit(&s->run, memory_order_acquire);
+  while (try_pop(s, &op)) {
     run_chain(s, r, op);
+    did = true;
   }
-  return NULL;
-}
-
-static rill_status *workers_start(rill_sched *s) {
-  if (s->workers_tried) return NULL;
-  int32_t n = s->nthreads - 1;
-  if (n > 0) {
-    s->workers = rill_calloc((size_t)n, sizeof *s->workers);
-    if (!s->workers) return rill_oom();
-  }
-  s->workers_tried = true;
-  /* Threads that cannot start are done without: the caller runs everything itself. */
-  for (int32_t i = 0; i < n; i++) {
-    if (pthread_create(&s->workers[i], NULL, worker_main, s)) break;
-    s->nworkers++;
-  }
-  return NULL;
+  return did;
 }
 
 /* ---------------------------------------------------------------- API --------- */
@@ -407,18 +395,17 @@ rill_status *rill_sched_create(int32_t nthreads, rill_sched **out) {
   atomic_init(&s->qavail, 0);
   atomic_init(&s->run, NULL);
   atomic_init(&s->cstate, 0);
+  if (s->nthreads > 1) {
+    s->own_pool = rill_pool_layout == RILL_POOL_PER_EXECUTOR;
+    s->pool = s->own_pool ? rill_pool_create(s->nthreads - 1) : rill_pool_shared();
+  }
   *out = s;
   return NULL;
 }
 
 void rill_sched_destroy(rill_sched *s) {
   if (!s) return;
-  pthread_mutex_lock(&s->mu);
-  s->shutdown = true;
-  pthread_cond_broadcast(&s->cv);
-  pthread_mutex_unlock(&s->mu);
-  for (int32_t i = 0; i < s->nworkers; i++) pthread_join(s->workers[i], NULL);
-  rill_free(s->workers);
+  if (s->own_pool) rill_pool_destroy(s->pool);
   if (s->io_ok) {
     uv_async_send(&s->stop);
     pthread_join(s->io_thread, NULL);
@@ -441,7 +428,6 @@ rill_status *rill_sched_run(rill_sched *s, const rill_sched_graph *g, const rill
     s->q = q;
     s->qcap = g->nops;
   }
-  RILL_TRY(workers_start(s));
   if (g->nio) io_start(s);
 
   sched_run r = {.g = g, .fns = fns, .ctx = ctx, .deadline_ns = deadline_ns};
@@ -456,6 +442,11 @@ rill_status *rill_sched_run(rill_sched *s, const rill_sched_graph *g, const rill
   s->qhead = s->qtail = 0;
   atomic_store_explicit(&s->run, &r, memory_order_release);
   pthread_mutex_unlock(&s->mu);
+  if (s->pool) {
+    s->job.help = sched_help;
+    s->job.max_helpers = s->nthreads - 1;
+    rill_pool_post(s->pool, &s->job);
+  }
 
   uint32_t first = NO_OP;
   for (uint32_t k = 0; k < g->nroots; k++) {
@@ -471,6 +462,7 @@ rill_status *rill_sched_run(rill_sched *s, const rill_sched_graph *g, const rill
   run_chain(s, &r, first);
   uint32_t op;
   while (take(s, &r, &op)) run_chain(s, &r, op);
+  if (s->pool) rill_pool_remove(s->pool, &s->job);
 
   pthread_mutex_lock(&s->mu);
   atomic_store_explicit(&s->run, NULL, memory_order_release);

@@ -4,10 +4,11 @@
  * read-after-write, write-after-read, write-after-write, and program order among
  * side-effect and random ops). A run resets one pending counter per op and runs every op
  * whose counter reaches zero:
- *   - compute ops on the executor's compute threads: num_threads - 1 workers plus the
- *     calling thread, which takes part; a thread that finishes an op continues with one
- *     of the ops that became ready (no queue, no wake-up on a chain) and queues the
- *     others; idle threads spin briefly, then park on a condition variable;
+ *   - compute ops on the calling thread and up to num_threads - 1 workers of the
+ *     process-wide compute pool (pool.h), shared by every executor; a thread that
+ *     finishes an op continues with one of the ops that became ready (no queue, no
+ *     wake-up on a chain) and queues the others; an idle caller spins briefly, then
+ *     parks on a condition variable;
  *   - blocking ops on libuv's thread pool (uv_queue_work), submitted by the executor's
  *     I/O loop thread; the completion is counted on that loop (after_work), while the
  *     ops that became ready are released by the pool thread as soon as the op returns.
@@ -57,7 +58,8 @@ typedef struct rill_sched_fns {
 size_t rill_sched_io_size(void);
 
 rill_status *rill_sched_create(int32_t nthreads, rill_sched **out);
-/* Stops and joins the threads. The scheduler must be idle. NULL is fine. */
+/* Stops the I/O loop (and the pool of its own, under RILL_POOL_PER_EXECUTOR). The
+ * scheduler must be idle. NULL is fine. */
 void rill_sched_destroy(rill_sched *s);
 
 /* Runs the graph; returns the first error. deadline_ns: CLOCK_MONOTONIC time after

@@ -23,6 +23,7 @@ _Static_assert(RILL_PLUGIN_SLOT_INTERMEDIATE == RILL_SLOT_INTERMEDIATE, "slot fl
 #define OP_FLAGS_ALL (RILL_PLUGIN_OP_BLOCKING | RILL_PLUGIN_OP_SIDE_EFFECT | RILL_PLUGIN_OP_RANDOM)
 
 typedef struct plugin_kernel {
+  rill_device device;
   rill_dtype dtype;
   rill_plugin_kernel_fn fn;
   void *user;
@@ -123,17 +124,31 @@ static rill_dtype context_dtype(const rill_kernel_ctx *ctx) {
   return RILL_DTYPE_FP32;
 }
 
-static rill_status *plugin_kernel_run(rill_kernel_ctx *ctx) {
+static rill_status *plugin_kernel_call(rill_kernel_ctx *ctx, rill_device device) {
   const plugin_op *p = (const plugin_op *)ctx->schema;
   rill_dtype dt = context_dtype(ctx);
   for (size_t i = 0; i < p->nkernels; i++)
-    if (p->kernels[i].dtype == dt) {
+    if (p->kernels[i].dtype == dt && p->kernels[i].device == device) {
       rill_op_context c = {.kernel = ctx};
       return p->kernels[i].fn(&c, p->kernels[i].user);
     }
   return rill_error(RILL_UNIMPLEMENTED, "op '%s' (from %s) has no kernel for %s",
                     p->schema.type, p->library, rill_dtype_name(dt));
 }
+
+/* The registry's entry for a plugin kernel: one per device kind, since the registry
+ * looks kernels up by (op, device kind, dtype) and the trampoline must find the same. */
+static rill_status *plugin_kernel_run_cpu(rill_kernel_ctx *ctx) {
+  return plugin_kernel_call(ctx, RILL_DEVICE_CPU);
+}
+static rill_status *plugin_kernel_run_cuda(rill_kernel_ctx *ctx) {
+  return plugin_kernel_call(ctx, RILL_DEVICE_CUDA);
+}
+_Static_assert(RILL_DEVICE_COUNT == 2, "a plugin kernel trampoline per device kind");
+static const rill_kernel_fn plugin_kernel_runs[RILL_DEVICE_COUNT] = {
+    [RILL_DEVICE_CPU] = plugin_kernel_run_cpu,
+    [RILL_DEVICE_CUDA] = plugin_kernel_run_cuda,
+};
 
 /* Paddle's default layout, kept to the slots the gradient op declares. */
 static bool declares(const rill_slot_schema *slots, size_t n, const char *name, const char *suffix) {
@@ -405,15 +420,8 @@ rill_status *rill_plugin_add_kernel(rill_plugin *pl, const rill_plugin_kernel *k
                       "this rill has version %u (rebuild the plugin against this rill.h)",
                       pl->name, op, (unsigned)k->api_version, RILL_PLUGIN_API_VERSION);
   if (!k->fn) return bad(pl, op, "kernel without a function");
-  if (k->device != RILL_HOST_DEVICE) {
-    const rill_backend *host = rill_backend_find(RILL_HOST_DEVICE);
-    char place[RILL_PLACE_STR_MAX];
-    return rill_error(RILL_UNIMPLEMENTED,
-                      "op library '%s': op '%s': a kernel for %s; plugins add kernels for the "
-                      "host backend ('%s') only",
-                      pl->name, op, rill_place_str((rill_place){k->device, 0}, place, sizeof place),
-                      host ? host->name : "none");
-  }
+  /* Whether the device kind has a backend is checked when the library is committed. */
+  if ((unsigned)k->device >= RILL_DEVICE_COUNT) return bad(pl, op, "kernel for unknown device kind %d", (int)k->device);
   if ((unsigned)k->dtype >= RILL_DTYPE_COUNT || rill_dtype_size(k->dtype) == 0)
     return bad(pl, op, "kernel for invalid dtype %d", (int)k->dtype);
   plugin_op *p = NULL;
@@ -425,18 +433,21 @@ rill_status *rill_plugin_add_kernel(rill_plugin *pl, const rill_plugin_kernel *k
                       "(add the op first; a plugin adds kernels to its own ops only)",
                       pl->name, op);
   for (size_t i = 0; i < p->nkernels; i++)
-    if (p->kernels[i].dtype == k->dtype)
-      return rill_error(RILL_ALREADY_EXISTS, "op library '%s': op '%s' gets two %s kernels",
-                        pl->name, op, rill_dtype_name(k->dtype));
+    if (p->kernels[i].dtype == k->dtype && p->kernels[i].device == k->device) {
+      char place[RILL_PLACE_STR_MAX];
+      return rill_error(RILL_ALREADY_EXISTS, "op library '%s': op '%s' gets two %s kernels for %s",
+                        pl->name, op, rill_dtype_name(k->dtype),
+                        rill_place_str((rill_place){k->device, 0}, place, sizeof place));
+    }
   plugin_kernel *ks = rill_realloc(p->kernels, (p->nkernels + 1) * sizeof *ks);
   if (!ks) return rill_oom();
   p->kernels = ks;
   void *defs = pl->kernels;
   if (!rill_grow(&defs, &pl->capkernels, pl->nkernels + 1, sizeof *pl->kernels)) return rill_oom();
   pl->kernels = defs;
-  ks[p->nkernels++] = (plugin_kernel){k->dtype, k->fn, k->user};
+  ks[p->nkernels++] = (plugin_kernel){k->device, k->dtype, k->fn, k->user};
   pl->kernels[pl->nkernels++] =
-      (rill_kernel_def){p->schema.type, RILL_HOST_DEVICE, k->dtype, plugin_kernel_run};
+      (rill_kernel_def){p->schema.type, k->device, k->dtype, plugin_kernel_runs[k->device]};
   return NULL;
 }
 
@@ -671,6 +682,48 @@ rill_tensor *rill_op_context_input(rill_op_context *c, size_t slot, size_t i) {
 rill_tensor *rill_op_context_output(rill_op_context *c, size_t slot, size_t i) {
   if (!c || !c->kernel || slot >= c->kernel->schema->noutputs) return NULL;
   return rill_kout(c->kernel, slot, i);
+}
+
+static const rill_device_services *ctx_dev(const rill_op_context *c) {
+  return c && c->kernel ? c->kernel->dev : NULL;
+}
+
+int32_t rill_op_context_num_threads(const rill_op_context *c) {
+  return (int32_t)rill_dev_threads(ctx_dev(c));
+}
+
+bool rill_op_context_parallel_for(rill_op_context *c, int64_t threads, int64_t n, rill_op_part_fn fn,
+                                  void *arg) {
+  if (!fn) return false;
+  return rill_dev_parallel_for(ctx_dev(c), threads, n, fn, arg);
+}
+
+void *rill_op_context_scratch_alloc(rill_op_context *c, size_t bytes) {
+  const rill_device_services *dev = ctx_dev(c);
+  if (dev) return dev->scratch_alloc(dev, bytes);
+  return rill_aligned_alloc(bytes ? bytes : 1, RILL_TENSOR_ALIGN);
+}
+
+void rill_op_context_scratch_free(rill_op_context *c, void *p) {
+  const rill_device_services *dev = ctx_dev(c);
+  if (dev) dev->scratch_free(dev, p);
+  else rill_free(p);
+}
+
+rill_status *rill_op_context_submit_blocking(rill_op_context *c, void (*fn)(void *arg), void *arg) {
+  if (!c) return rill_error(RILL_INVALID_ARGUMENT, "rill_op_context_submit_blocking: NULL context");
+  const char *type = ctx_schema(c)->type;
+  if (!fn) return rill_error(RILL_INVALID_ARGUMENT, "op '%s': submit_blocking: NULL function", type);
+  if (!c->kernel)
+    return rill_error(RILL_FAILED_PRECONDITION,
+                      "op '%s': submit_blocking is for kernels, not shape inference", type);
+  const rill_job job = {.kind = RILL_JOB_CALL, .u.call = {fn, arg}};
+  const rill_device_services *dev = c->kernel->dev;
+  if (!dev) {
+    fn(arg);
+    return NULL;
+  }
+  return rill_status_wrap(dev->submit_blocking(dev, &job), "op '%s'", type);
 }
 
 rill_status *rill_op_context_error(const rill_op_context *c, const char *fmt, ...) {

@@ -220,6 +220,7 @@ static rill_status *add_backend_locked(const rill_backend *b) {
     e->kernels[e->nkernels++] = b->kernels[i];
   }
   reg.backends[reg.nbackends++] = b;
+  if (b->start) b->start(b);
   return NULL;
 }
 

@@ -296,6 +296,10 @@ struct rill_backend {
   int32_t (*device_count)(const rill_backend *b);
   /* Optional. Its allocator's statistics for `place` (rill_device_memory_stats_get). */
   rill_status *(*memory_stats)(const rill_backend *b, rill_place place, rill_device_memory_stats *out);
+  /* Optional (NULL: none): called once when the backend is registered, before any of
+   * its kernels runs. The CPU backend hands its BLAS library's threading over to the
+   * compute pool there (OpenBLAS on one thread: the pool splits the work). */
+  void (*start)(const rill_backend *b);
 };
 
 /* Registers a backend and its kernels, all or nothing: FAILED_PRECONDITION for another

@@ -1,5 +1,6 @@
 /* The CPU backend: every kernel of kernels.def, tensor memory from the library's
- * allocator, and copies that are memcpy. */
+ * allocator, copies that are memcpy, and OpenBLAS kept to one thread. */
+#include <cblas.h>
 #include <string.h>
 
 #include "framework/base/alloc.h"
@@ -48,6 +49,15 @@ static rill_status *cpu_copy(const rill_backend *b, rill_place dst_place, void *
   return NULL;
 }
 
+/* Kernels split their work over the process-wide compute pool (parallel_for), whose
+ * workers are sized to the cores; OpenBLAS threads of its own, one per core, would
+ * share those cores with the pool's and, under several executors at once, with every
+ * other caller's. So each BLAS call runs on the thread that makes it. */
+static void cpu_start(const rill_backend *b) {
+  (void)b;
+  openblas_set_num_threads(1);
+}
+
 const rill_backend rill_cpu_backend = {
     .api_version = RILL_BACKEND_API_VERSION,
     .name = "cpu",
@@ -58,4 +68,5 @@ const rill_backend rill_cpu_backend = {
     .copy_to_host = cpu_copy_to_host,
     .copy_from_host = cpu_copy_from_host,
     .copy = cpu_copy,
+    .start = cpu_start,
 };

@@ -4,17 +4,20 @@
  * that are not on its place. The registry takes it through the same path as the CPU
  * backend (api_version, all-or-nothing kernels, one backend per device kind); the
  * executor runs a place only when its backend is registered, runs a program whose ops
- * are placed on both backends (`op_device`), and copies an input to the place of the op
- * that reads it, and a fetched output to the host. */
+ * are placed on both backends (`op_device`), and copies an input (a dense tensor, a
+ * tensor array's items, selected rows' values) to the place of the op that reads it, and
+ * a fetched output to the host. */
 #include <criterion/criterion.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "framework/base/alloc.h"
+#include "framework/data/scope.h"
 #include "framework/registry/registry.h"
 #include "operators/op_index.h"
 #include "rill.h"
+#include "support/plugin_infer.h"
 
 #define OK(expr)                                                                     \
   do {                                                                               \
@@ -133,9 +136,32 @@ static rill_status *fake_add(rill_kernel_ctx *ctx) {
   return NULL;
 }
 
+static const rill_device_memory fake_memory = {.alloc = fake_alloc, .free = fake_free};
+
+/* read_from_array on the fake device: every item of the array that holds a tensor must
+ * have been copied there (the index too); Out is allocated on the fake device and gets
+ * item I. */
+static rill_status *fake_read(rill_kernel_ctx *ctx) {
+  rill_variable *arr = ctx->nin[RILL_READ_FROM_ARRAY_IN_X] ? ctx->in[RILL_READ_FROM_ARRAY_IN_X][0] : NULL;
+  const rill_tensor *i = rill_kin(ctx, RILL_READ_FROM_ARRAY_IN_I, 0);
+  rill_tensor *out = rill_kout(ctx, RILL_READ_FROM_ARRAY_OUT_OUT, 0);
+  if (!arr || arr->kind != RILL_VARKIND_TENSOR_ARRAY) return rill_kernel_error(ctx, "X is not an array");
+  if (!i || !i->buf || !is_fake(rill_tensor_ptr(i))) return rill_kernel_error(ctx, "I is not on the fake device");
+  for (size_t k = 0; k < arr->u.array.n; k++)
+    if (arr->u.array.items[k].buf) RILL_TRY(on_fake(ctx, &arr->u.array.items[k], "an item of X"));
+  int64_t at = *(const int64_t *)rill_tensor_ptr(i);
+  if (at < 0 || (size_t)at >= arr->u.array.n) return rill_kernel_error(ctx, "I out of range");
+  const rill_tensor *item = &arr->u.array.items[at];
+  RILL_TRY(rill_tensor_alloc_on(out, item->dtype, &item->dims, (rill_place){FAKE_DEVICE, 0}, &fake_memory));
+  memcpy(rill_tensor_ptr(out), rill_tensor_ptr(item), rill_tensor_nbytes(item));
+  atomic_fetch_add(&kernel_calls, 1);
+  return NULL;
+}
+
 static const rill_kernel_def fake_kernels[] = {
     {"scale", FAKE_DEVICE, RILL_DTYPE_FP32, fake_scale},
     {"elementwise_add", FAKE_DEVICE, RILL_DTYPE_FP32, fake_add},
+    {"read_from_array", FAKE_DEVICE, RILL_KERNEL_ANY_DTYPE, fake_read},
 };
 
 static const rill_backend fake_backend = {
@@ -144,7 +170,7 @@ static const rill_backend fake_backend = {
     .device = FAKE_DEVICE,
     .kernels = fake_kernels,
     .nkernels = RILL_COUNTOF(fake_kernels),
-    .memory = {.alloc = fake_alloc, .free = fake_free},
+    .memory = fake_memory,
     .copy_to_host = fake_to_host,
     .copy_from_host = fake_from_host,
     .copy = fake_copy,
@@ -335,6 +361,189 @@ static void run_across(rill_schedule schedule) {
 Test(backends, program_runs_across_two_backends) { run_across(RILL_SCHEDULE_SEQUENTIAL); }
 
 Test(backends, program_runs_across_two_backends_in_parallel) { run_across(RILL_SCHEDULE_PARALLEL); }
+
+/* A tensor array written on the CPU and read by an op on the fake device: the array
+ * reaches the op with every item (and the index) copied to the fake place, and the
+ * copies are freed after the op. */
+static void array_across(rill_schedule schedule) {
+  OK(rill_registry_add_backend(&fake_backend));
+  rill_program *p;
+  OK(rill_program_create(&p));
+  var(p, "x");
+  var(p, "y");
+  var(p, "z");
+  const int64_t one[] = {1};
+  OK(rill_block_add_var(p, 0, "i", RILL_VAR_LOD_TENSOR, RILL_DTYPE_INT64, one, 1, 0, false));
+  OK(rill_block_add_var(p, 0, "arr", RILL_VAR_LOD_TENSOR_ARRAY, RILL_DTYPE_FP32, D4, 1, 0, false));
+  scale_op(p, "x", "y", 2.0f, 0.0f, "cpu"); /* y = 2x on the CPU */
+  rill_op_builder *b;
+  const char *i = "i", *x = "x", *y = "y", *arr = "arr", *z = "z";
+  OK(rill_op_builder_create("fill_constant", &b));
+  OK(rill_op_builder_output(b, "Out", &i, 1));
+  OK(rill_op_builder_attr_longs(b, "shape", (const int64_t[]){1}, 1));
+  OK(rill_op_builder_attr_int(b, "dtype", RILL_DTYPE_INT64));
+  OK(rill_op_builder_attr_float(b, "value", 1.0f));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  for (int k = 0; k < 2; k++) { /* arr[1] = y (and arr[0] stays empty), then arr[1] = x */
+    OK(rill_op_builder_create("write_to_array", &b));
+    OK(rill_op_builder_input(b, "X", k ? &x : &y, 1));
+    OK(rill_op_builder_input(b, "I", &i, 1));
+    OK(rill_op_builder_output(b, "Out", &arr, 1));
+    OK(rill_op_builder_append(b, p, 0));
+    rill_op_builder_destroy(b);
+  }
+  OK(rill_op_builder_create("read_from_array", &b));
+  OK(rill_op_builder_input(b, "X", &arr, 1));
+  OK(rill_op_builder_input(b, "I", &i, 1));
+  OK(rill_op_builder_output(b, "Out", &z, 1));
+  OK(rill_op_builder_attr_string(b, "op_device", "fakedev"));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  float got[4];
+  OK(run(p, (rill_place){RILL_DEVICE_CPU, 0}, schedule, "z", got));
+  for (int k = 0; k < 4; k++) cr_assert_float_eq(got[k], (float)(k + 1), 0.0f, "item %d", k);
+  cr_assert_eq(atomic_load(&kernel_calls), 1);
+  cr_assert_eq(atomic_load(&from_host), 2, "want the array's item and the index copied");
+  cr_assert_eq(atomic_load(&to_host), 1);
+  cr_assert_eq(atomic_load(&frees), atomic_load(&allocs), "fake memory left: %d allocs, %d frees",
+               atomic_load(&allocs), atomic_load(&frees));
+  rill_program_destroy(p);
+}
+
+Test(backends, tensor_array_is_copied_to_the_place_of_its_reader) { array_across(RILL_SCHEDULE_SEQUENTIAL); }
+
+Test(backends, tensor_array_is_copied_to_the_place_of_its_reader_in_parallel) {
+  array_across(RILL_SCHEDULE_PARALLEL);
+}
+
+/* An op of the test's own that reads selected rows on the fake device: their values
+ * must have been copied there, the rows and height kept; Out gets the values. */
+static rill_status *fake_rows(rill_kernel_ctx *ctx) {
+  rill_variable *v = ctx->nin[0] ? ctx->in[0][0] : NULL;
+  rill_tensor *out = rill_kout(ctx, 0, 0);
+  if (!v || v->kind != RILL_VARKIND_SELECTED_ROWS) return rill_kernel_error(ctx, "X is not selected rows");
+  const rill_selected_rows *sr = &v->u.rows;
+  RILL_TRY(on_fake(ctx, &sr->value, "X's values"));
+  if (sr->nrows != 2 || sr->rows[0] != 3 || sr->rows[1] != 1 || sr->height != 5)
+    return rill_kernel_error(ctx, "X's rows or height changed on the way");
+  RILL_TRY(rill_tensor_alloc_on(out, sr->value.dtype, &sr->value.dims, (rill_place){FAKE_DEVICE, 0}, &fake_memory));
+  memcpy(rill_tensor_ptr(out), rill_tensor_ptr(&sr->value), rill_tensor_nbytes(&sr->value));
+  atomic_fetch_add(&kernel_calls, 1);
+  return NULL;
+}
+
+Test(backends, selected_rows_are_copied_to_the_place_of_their_reader) {
+  OK(rill_registry_add_backend(&fake_backend));
+  static const rill_slot_schema in[] = {{"X", 0, ""}}, out[] = {{"Out", 0, ""}};
+  static const rill_op_schema op = {.type = "test_fake_rows", .inputs = in, .ninputs = 1, .outputs = out,
+                                    .noutputs = 1, .flags = RILL_OP_KERNEL_SHAPES, .kernel_dtype_slot = 0,
+                                    .dtype_attr = -1};
+  static const rill_kernel_def k = {"test_fake_rows", FAKE_DEVICE, RILL_KERNEL_ANY_DTYPE, fake_rows};
+  const rill_op_schema *ops[] = {&op};
+  OK(rill_registry_add_batch(ops, 1, &k, 1));
+  rill_program *p;
+  OK(rill_program_create(&p));
+  const int64_t d2[] = {2, 2};
+  OK(rill_block_add_var(p, 0, "sr", RILL_VAR_SELECTED_ROWS, RILL_DTYPE_FP32, d2, 2, 0, true));
+  var(p, "z");
+  rill_op_builder *b;
+  const char *x = "sr", *z = "z";
+  OK(rill_op_builder_create("test_fake_rows", &b));
+  OK(rill_op_builder_input(b, "X", &x, 1));
+  OK(rill_op_builder_output(b, "Out", &z, 1));
+  OK(rill_op_builder_attr_string(b, "op_device", "fakedev"));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  rill_scope *scope;
+  OK(rill_scope_create(NULL, &scope));
+  rill_variable *v;
+  OK(rill_scope_var(scope, "sr", &v));
+  rill_selected_rows *sr = rill_variable_selected_rows(v);
+  cr_assert(sr);
+  OK(rill_selected_rows_set_rows(sr, (const int64_t[]){3, 1}, 2));
+  sr->height = 5;
+  rill_dims dims;
+  cr_assert(rill_dims_set(&dims, d2, 2));
+  OK(rill_tensor_alloc(&sr->value, RILL_DTYPE_FP32, &dims));
+  float *vals = rill_tensor_ptr(&sr->value);
+  for (int i = 0; i < 4; i++) vals[i] = 0.5f * (float)(i + 1);
+  rill_executor *e;
+  OK(rill_executor_create(NULL, &e));
+  rill_tensor *got;
+  OK(rill_executor_run(e, p, scope, NULL, NULL, 0, &z, 1, &got));
+  const float *g = rill_tensor_data(got);
+  for (int i = 0; i < 4; i++) cr_assert_float_eq(g[i], 0.5f * (float)(i + 1), 0.0f, "value %d", i);
+  cr_assert_eq(atomic_load(&kernel_calls), 1);
+  cr_assert_eq(atomic_load(&from_host), 1, "want the values copied once");
+  rill_tensor_destroy(got);
+  rill_executor_destroy(e);
+  rill_scope_destroy(scope);
+  cr_assert_eq(atomic_load(&frees), atomic_load(&allocs), "fake memory left: %d allocs, %d frees",
+               atomic_load(&allocs), atomic_load(&frees));
+  rill_program_destroy(p);
+}
+
+/* A program x -> y through one op of `type` placed on the fake device. */
+static rill_program *unary_on_fake(const char *type) {
+  rill_program *p;
+  OK(rill_program_create(&p));
+  var(p, "x");
+  var(p, "y");
+  rill_op_builder *b;
+  const char *x = "x", *y = "y";
+  OK(rill_op_builder_create(type, &b));
+  OK(rill_op_builder_input(b, "X", &x, 1));
+  OK(rill_op_builder_output(b, "Out", &y, 1));
+  OK(rill_op_builder_attr_string(b, "op_device", "fakedev"));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  return p;
+}
+
+/* A plugin's kernel for the fake device: it gets its input copied there and writes its
+ * output there, through the public op context. */
+static rill_status *plug_double(rill_op_context *ctx, void *user) {
+  (void)user;
+  rill_tensor *x = rill_op_context_input(ctx, 0, 0), *y = rill_op_context_output(ctx, 0, 0);
+  if (!is_fake(rill_tensor_data(x)) || !is_fake(rill_tensor_data(y)))
+    return rill_op_context_error(ctx, "a tensor is not on the fake device");
+  const float *a = rill_tensor_data(x);
+  float *o = rill_tensor_data(y);
+  for (int64_t i = 0; i < rill_tensor_numel(x); i++) o[i] = 2.0f * a[i];
+  atomic_fetch_add(&kernel_calls, 1);
+  return NULL;
+}
+
+static rill_status *fake_plugin_init(rill_plugin *pl) {
+  static const rill_plugin_slot in[] = {{"X", 0, NULL}}, out[] = {{"Out", 0, NULL}};
+  rill_plugin_op op = {.api_version = RILL_PLUGIN_API_VERSION, .type = "plug_fake_double", .inputs = in,
+                       .ninputs = 1, .outputs = out, .noutputs = 1, .kernel_dtype_input = 0,
+                       .infer = plugin_infer_same};
+  rill_status *st = rill_plugin_add_op(pl, &op);
+  if (st) return st;
+  rill_plugin_kernel k = {RILL_PLUGIN_API_VERSION, "plug_fake_double", FAKE_DEVICE, RILL_DTYPE_FP32,
+                          plug_double, NULL};
+  return rill_plugin_add_kernel(pl, &k);
+}
+
+Test(backends, a_plugin_kernel_runs_on_the_fake_device) {
+  expect_error(rill_register_op_library("fake-plugin", fake_plugin_init), RILL_UNIMPLEMENTED,
+               "no registered backend");
+  cr_assert_null(rill_kernel_find("plug_fake_double", FAKE_DEVICE, RILL_DTYPE_FP32));
+  OK(rill_registry_add_backend(&fake_backend));
+  OK(rill_register_op_library("fake-plugin", fake_plugin_init));
+  cr_assert_not_null(rill_kernel_find("plug_fake_double", FAKE_DEVICE, RILL_DTYPE_FP32));
+  cr_assert_null(rill_kernel_find("plug_fake_double", RILL_DEVICE_CPU, RILL_DTYPE_FP32));
+  rill_program *p = unary_on_fake("plug_fake_double");
+  float got[4];
+  OK(run(p, (rill_place){RILL_DEVICE_CPU, 0}, RILL_SCHEDULE_SEQUENTIAL, "y", got));
+  for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 2.0f * (float)(i + 1), 0.0f);
+  cr_assert_eq(atomic_load(&kernel_calls), 1);
+  cr_assert_eq(atomic_load(&from_host), 1);
+  cr_assert_eq(atomic_load(&to_host), 1);
+  rill_program_destroy(p);
+}
 
 Test(backends, program_runs_on_the_fake_place) {
   OK(rill_registry_add_backend(&fake_backend));

@@ -14,6 +14,7 @@
 
 #include "framework/io/npy.h"
 #include "support/fail_alloc.h"
+#include "support/plugin_infer.h"
 #include "rill.h"
 #include "support/shell.h"
 
@@ -372,15 +373,6 @@ Test(plugins, allocation_failures_register_nothing_and_leak_nothing) {
 
 /* A blocking op (say, one that waits on a device or a peer): flagged so, it runs on the
  * I/O pool under the parallel schedule, beside a compute op, with the right result. */
-static rill_status *infer_copy(rill_op_context *ctx, void *user) {
-  (void)user;
-  rill_dtype dt;
-  int64_t dims[RILL_MAX_DIMS];
-  size_t n;
-  if (!rill_op_context_input_meta(ctx, 0, 0, &dt, dims, &n)) return NULL;
-  return rill_op_context_set_output_meta(ctx, 0, 0, dt, dims, n, 0);
-}
-
 static pthread_t blocking_ran_on;
 
 static rill_status *kernel_add_one(rill_op_context *ctx, void *user) {
@@ -400,7 +392,7 @@ static rill_status *blocking_init(rill_plugin *pl) {
   static const rill_plugin_attr attrs[] = {{.name = "add", .type = RILL_PLUGIN_ATTR_LONG, .def_int = 1}};
   rill_plugin_op op = good_op("plug_wait_add");
   op.flags = RILL_PLUGIN_OP_BLOCKING;
-  op.infer = infer_copy;
+  op.infer = plugin_infer_same;
   op.attrs = attrs;
   op.nattrs = 1;
   RILL_TRY(rill_plugin_add_op(pl, &op));

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "framework/exec/pool.h"
 #include "framework/inference/predictor.h"
 #include "framework/io/npy.h"
 #include "rill.h"
@@ -119,6 +120,9 @@ static void stress(const char *model, const char *input_file, rill_schedule sche
 }
 
 int main(void) {
+  /* the clones outnumber the cores: let the pool's workers join them all the same, so
+   * that the hand-off between clones and workers is exercised */
+  rill_pool_fit_cores = false;
   stress("mnist_conv_bn_etienne", "input_img.npy", RILL_SCHEDULE_PARALLEL, false);
   stress("abalone_bn_mlp", "input_x.npy", RILL_SCHEDULE_SEQUENTIAL, false);
   stress("luotao1_example_mlp_2018", "input_img.npy", RILL_SCHEDULE_SEQUENTIAL, true);
