@@ -1,9 +1,11 @@
 """Programs, blocks, variables, parameters and operators (Fluid 1.x's framework.py).
 
-A Program is held in Python (the descriptions as dicts, wrapped by Block, Variable and
-Operator objects) and turned into a C program (librill's rill_program) when something
-in C needs it: shape inference after each appended op, the backward pass, pruning,
-running. The C copy is cached per program version; every edit bumps the version."""
+A Program holds a live C program (librill's rill_program) and edits it through the C
+editing API as it is built: variables are declared with rill_block_add_var, ops are
+added through the C op builder and each op's shapes are inferred by one
+rill_block_infer_op call. Block, Variable and Operator objects wrap description dicts
+that mirror the C program for reading from Python. An edit the C API cannot express
+marks the C program stale; it is rebuilt from the dicts when C next needs it."""
 
 import collections
 import contextlib
@@ -182,6 +184,14 @@ class Variable(object):
     def _touch(self):
         self.block.program._bump()
 
+    def _mirror_flags(self):
+        d = self.desc
+        h = self.block.program._live()
+        if h is not None:
+            self.block.program._mirror(h.set_flags, self.block.idx, d['name'],
+                                       d.get('persistable', False), d.get('is_parameter', False),
+                                       d.get('stop_gradient', False))
+
     @property
     def name(self):
         return self.desc['name']
@@ -208,7 +218,14 @@ class Variable(object):
 
         def put(self, v):
             self.desc[name] = bool(v)
-            self._touch()
+            self.block.program._edited()
+            if name == 'need_check_feed':
+                h = self.block.program._live()
+                if h is not None:
+                    self.block.program._mirror(h.set_need_check_feed, self.block.idx,
+                                               self.desc['name'], bool(v))
+            else:
+                self._mirror_flags()
         return property(get, put)
 
     persistable = _prop('persistable')
@@ -227,12 +244,18 @@ class Variable(object):
         self.desc['is_data'] = bool(v)
 
     def _set_meta(self, dtype, shape, lod_level=None):
-        self.desc['dtype'] = dtype
-        self.desc['shape'] = list(shape)
-        self.desc['has_tensor'] = True
+        d = self.desc
+        d['dtype'] = dtype
+        d['shape'] = [int(x) for x in shape]
+        d['has_tensor'] = True
         if lod_level is not None:
-            self.desc['lod_level'] = lod_level
-        self._touch()
+            d['lod_level'] = lod_level
+        prog = self.block.program
+        prog._edited()
+        h = prog._live()
+        if h is not None:
+            prog._mirror(h.set_tensor, self.block.idx, d['name'], True, dtype, d['shape'],
+                         d.get('lod_level', 0))
 
     def to_string(self, throw_on_error=False, with_details=False):
         d = self.desc
@@ -365,7 +388,7 @@ class Operator(object):
 
     def _set_attr(self, name, value):
         value = _plain(value)
-        t = proto.BLOCK if isinstance(value, Block) else proto.attr_type_of(value)
+        t = proto.BLOCK if isinstance(value, Block) else core.attr_type_of(value)
         if isinstance(value, Block):
             value = value.idx
         for i, a in enumerate(self.desc['attrs']):
@@ -478,11 +501,29 @@ class Block(object):
                            need_check_feed=need_check_feed, has_tensor=not infer)
         if is_data:
             vd['is_data'] = True
-        self.desc['vars'].append(vd)
         v = Variable(self, vd)
-        self.vars[name] = v
-        self.program._bump()
+        self._add_var(v)
         return v
+
+    def _add_var(self, v):
+        """Declares Variable v (whose desc is new) in the dicts and in the C program."""
+        vd = v.desc
+        self.desc['vars'].append(vd)
+        self.vars[vd['name']] = v
+        prog = self.program
+        prog._edited()
+        h = prog._live()
+        if h is None:
+            return
+        if not prog._mirror(h.add_var, self.idx, vd['name'], vd['type'], vd['dtype'],
+                            vd['shape'], vd.get('lod_level', 0), vd.get('persistable', False)):
+            return
+        if vd.get('is_parameter') or vd.get('stop_gradient'):
+            v._mirror_flags()
+        if vd.get('need_check_feed'):
+            prog._mirror(h.set_need_check_feed, self.idx, vd['name'], True)
+        if not vd.get('has_tensor', True) and vd['type'] in core._TENSOR_TYPES:
+            prog._mirror(h.set_tensor, self.idx, vd['name'], False, 5, [], 0)
 
     def create_parameter(self, name, shape, dtype='float32', trainable=True, optimize_attr=None,
                          regularizer=None, gradient_clip_attr=None, initializer=None,
@@ -495,11 +536,9 @@ class Block(object):
         vd = proto.new_var(name, dtype=core.dtype_code(dtype), shape=[int(d) for d in shape],
                            persistable=True, is_parameter=True,
                            stop_gradient=stop_gradient or not trainable)
-        self.desc['vars'].append(vd)
         p = Parameter(self, vd, trainable=trainable, optimize_attr=optimize_attr,
                       regularizer=regularizer, gradient_clip_attr=gradient_clip_attr)
-        self.vars[name] = p
-        self.program._bump()
+        self._add_var(p)
         if initializer is not None:
             initializer(p, self)
         return p
@@ -508,7 +547,10 @@ class Block(object):
         v = self.vars.pop(name, None)
         if v is not None:
             self.desc['vars'].remove(v.desc)
-            self.program._bump()
+            self.program._edited()
+            h = self.program._live()
+            if h is not None:
+                self.program._mirror(h.remove_var, self.idx, name)
 
     def _make_op(self, type, inputs, outputs, attrs):
         od = {'type': type, 'inputs': [], 'outputs': [], 'attrs': [], 'is_target': None,
@@ -531,20 +573,41 @@ class Block(object):
             if isinstance(v, Block):
                 od['attrs'].append((k, proto.BLOCK, v.idx, b''))
             else:
-                od['attrs'].append((k, proto.attr_type_of(v), v, b''))
+                od['attrs'].append((k, core.attr_type_of(v), v, b''))
         return op
+
+    def _add_op(self, index, op):
+        """Puts op at `index` (None: the end) in the dicts and, through the C op builder,
+        in the C program. Returns the op's index in the C program, or None when the C
+        program is stale (an attribute the builder cannot express)."""
+        prog = self.program
+        h = prog._live()
+        at = len(self.ops) if index is None else index
+        self.desc['ops'].insert(at, op.desc)
+        self.ops.insert(at, op)
+        prog._edited()
+        if h is None:
+            return None
+        d = op.desc
+        if any(a[1] not in core._ATTR_SETTERS for a in d['attrs']):
+            prog._bump()
+            return None
+        if not prog._mirror(h.insert_op, self.idx, at, d['type'], d['inputs'], d['outputs'],
+                            [a[:3] for a in d['attrs']]):
+            return None
+        return at
 
     def append_op(self, type, inputs=None, outputs=None, attrs=None, infer_shape=True, **kw):
         op = self._make_op(type, inputs, outputs, attrs)
-        self.desc['ops'].append(op.desc)
-        self.ops.append(op)
-        self.program._bump()
-        if infer_shape:
+        prog = self.program
+        prog._c()  # the C program must hold what came before the op
+        at = self._add_op(None, op)
+        if infer_shape and not any(a[1] in (proto.BLOCK, proto.BLOCKS)
+                                   for a in op.desc['attrs']):
             try:
-                self.program._infer_op(self, op)
+                prog._infer_op(self, op, at)
             except Exception:
-                self.desc['ops'].pop()
-                self.ops.pop()
+                self._remove_op(len(self.ops) - 1)
                 # Outputs declared for this op alone (no shape yet, no other user) go too.
                 used = set()
                 for o in self.ops:
@@ -554,28 +617,27 @@ class Block(object):
                     v = self.vars.get(n)
                     if v is not None and not v.desc.get('has_tensor', True) and n not in used:
                         self._remove_var(n)
-                self.program._bump()
                 raise
         return op
 
     def _prepend_op(self, type, inputs=None, outputs=None, attrs=None, **kw):
         op = self._make_op(type, inputs, outputs, attrs)
-        self.desc['ops'].insert(0, op.desc)
-        self.ops.insert(0, op)
-        self.program._bump()
+        self._add_op(0, op)
         return op
 
     def _insert_op(self, index, type, inputs=None, outputs=None, attrs=None, **kw):
         op = self._make_op(type, inputs, outputs, attrs)
-        self.desc['ops'].insert(index, op.desc)
-        self.ops.insert(index, op)
-        self.program._bump()
+        self._add_op(index, op)
         return op
 
     def _remove_op(self, index):
         self.desc['ops'].pop(index)
         self.ops.pop(index)
-        self.program._bump()
+        prog = self.program
+        prog._edited()
+        h = prog._live()
+        if h is not None:
+            prog._mirror(h.remove_op, self.idx, index)
 
     def to_string(self, throw_on_error=False, with_details=False):
         lines = ['{ // block %d' % self.idx]
@@ -601,23 +663,44 @@ class Program(object):
     def __init__(self):
         self._init_from({'blocks': [{'idx': 0, 'parent_idx': -1, 'vars': [], 'ops': [],
                                      'forward_block_idx': None, 'unknown': b''}],
-                         'unknown': b''})
+                         'unknown': b''}, core.CProgram.create())
         self.random_seed = 0
 
-    def _init_from(self, desc):
+    def _init_from(self, desc, handle=None):
         Program._next_id[0] += 1
         self._id = Program._next_id[0]
         self.desc = desc
         self.blocks = [Block(self, b) for b in desc['blocks']]
         self.current_block_idx = 0
         self._version = 0
-        self._c_cache = None
+        self._h = handle
         self._op_role = OpRole.Forward
         self._op_role_var = []
         self._is_test = False
 
     def _bump(self):
+        """An edit the C program does not hold yet: it is rebuilt when next needed."""
         self._version += 1
+        self._h = None
+
+    def _edited(self):
+        """An edit made in the dicts and (when live) in the C program alike."""
+        self._version += 1
+
+    def _live(self):
+        """The C program when it holds every edit so far, else None."""
+        return self._h
+
+    def _mirror(self, fn, *args):
+        """Applies an edit to the C program; if C refuses it, the C program is marked
+        stale, so the next use rebuilds it from the dicts and reports what C finds
+        wrong there, as for a parsed program. Returns whether the edit was applied."""
+        try:
+            fn(*args)
+            return True
+        except Error:
+            self._bump()
+            return False
 
     # -- C side --
 
@@ -625,24 +708,22 @@ class Program(object):
         return proto.encode_program(self.desc)
 
     def _c(self):
-        """The C program of the current version (cached)."""
-        c = self._c_cache
-        if c is None or c[0] != self._version:
-            c = (self._version, core.CProgram.parse(self.serialize_to_string()))
-            self._c_cache = c
-        return c[1]
+        """The C program holding the current version."""
+        if self._h is None:
+            self._h = core.CProgram.parse(self.serialize_to_string())
+        return self._h
 
     @classmethod
     def parse_from_string(cls, binary_str):
         """A Program from ProgramDesc bytes (a `__model__` file, a .pdmodel)."""
         data = bytes(binary_str)
-        core.CProgram.parse(data)  # the C codec's checks first, with its messages
+        c = core.CProgram.parse(data)  # the C codec's checks first, with its messages
         try:
             desc = proto.decode_program(data)
         except (proto.DecodeError, ValueError, TypeError, IndexError, KeyError) as e:
             raise core.error_class('CORRUPT')('ProgramDesc: %s' % e) from None
         p = cls.__new__(cls)
-        p._init_from(desc)
+        p._init_from(desc, c)
         p.random_seed = 0
         return p
 
@@ -678,44 +759,38 @@ class Program(object):
         self.blocks = blocks
         self._bump()
 
-    def _infer_op(self, block, op):
-        """Compile-time shapes of `op`'s outputs, from C (rill_program_infer_shapes run on
-        a program holding just the op and the variables it touches)."""
-        if any(a[1] in (proto.BLOCK, proto.BLOCKS) for a in op.desc['attrs']):
-            return
-        names = []
+    def _infer_op(self, block, op, at):
+        """Compile-time shapes of `op`'s outputs: one rill_block_infer_op call on the C
+        program (op #at of the block; None: the C program was stale and is rebuilt), then
+        the inferred descriptions of its outputs are read back."""
         for n in op.input_arg_names + op.output_arg_names:
-            if n not in names:
-                names.append(n)
-        vars_ = []
-        for n in names:
-            v = block._find_var_recursive(n)
-            if v is None:
+            if block._find_var_recursive(n) is None:
                 raise ValueError('op %s: variable %s is not declared in block %d' %
                                  (op.type, n, block.idx))
-            vars_.append(v)
-        scratch = {'blocks': [{'idx': 0, 'parent_idx': -1, 'vars': [v.desc for v in vars_],
-                               'ops': [op.desc], 'forward_block_idx': None, 'unknown': b''}],
-                   'unknown': b''}
-        c = core.CProgram.parse(proto.encode_program(scratch))
+        h = self._c()
+        if at is None:
+            at = len(block.ops) - 1
         try:
-            c.infer_shapes()
+            h.infer_op(block.idx, at)
         except Error as e:
             raise type(e)('%s (op %s appended to block %d)' % (e.message, op.type,
                                                               block.idx)) from None
-        got = proto.decode_program(c.serialize())
-        outs = set(op.output_arg_names)
-        for vd in got['blocks'][0]['vars']:
-            if vd['name'] in outs and vd.get('has_tensor'):
-                v = block._find_var_recursive(vd['name'])
-                if v.desc.get('has_tensor') and v.desc['shape'] == vd['shape'] and \
-                        v.desc['dtype'] == vd['dtype']:
-                    continue
-                v.desc['dtype'] = vd['dtype']
-                v.desc['shape'] = vd['shape']
-                v.desc['has_tensor'] = True
-                v.desc['lod_level'] = vd.get('lod_level', 0)
-        self._bump()
+        info = core.VarInfo()
+        for n in set(op.output_arg_names):
+            v = block._find_var_recursive(n)
+            got = h.var_info(v.block.idx, n, info)
+            if got is None or not got.has_tensor or got.type != core.LOD_TENSOR:
+                continue
+            d = v.desc
+            shape = got.dims[:got.ndim]
+            if d.get('has_tensor') and d['shape'] == shape and d['dtype'] == got.dtype and \
+                    d.get('lod_level', 0) == got.lod_level:
+                continue
+            d['dtype'] = got.dtype
+            d['shape'] = shape
+            d['has_tensor'] = True
+            d['lod_level'] = got.lod_level
+        self._edited()
 
     # -- blocks --
 
@@ -739,7 +814,10 @@ class Program(object):
         self.desc['blocks'].append(bd)
         self.blocks.append(Block(self, bd))
         self.current_block_idx = bd['idx']
-        self._bump()
+        self._edited()
+        h = self._live()
+        if h is not None:
+            self._mirror(h.append_block, parent)
         return self.blocks[-1]
 
     def _rollback(self):

@@ -971,8 +971,8 @@ def array_write(x, i, array=None):
                                    type=_LOD_TENSOR_ARRAY)
     h.append('write_to_array', {'X': [x], 'I': [i]}, {'Out': [array]})
     if not array.shape and x.shape:
-        array.desc['shape'] = list(x.shape)  # as Paddle: the items' shape, for array_read
-        array._touch()
+        # as Paddle: the items' shape, for array_read
+        array._set_meta(array.desc['dtype'], x.shape)
     return array
 
 
@@ -985,9 +985,7 @@ def array_read(array, i):
     out = h.tmp(array.dtype.name)
     h.append('read_from_array', {'X': [array], 'I': [i]}, {'Out': [out]})
     if not out.shape and array.shape:
-        out.desc['shape'] = list(array.shape)
-        out.desc['has_tensor'] = True
-        out._touch()
+        out._set_meta(out.desc['dtype'], array.shape)
     return out
 
 
