@@ -560,6 +560,75 @@ def _list_setter(name, ctype, conv=None):
     return put
 
 
+class AttrValueInfo(ctypes.Structure):
+    """rill_attr_value_info (rill.h)."""
+    _fields_ = [('name', ctypes.c_char_p), ('type', ctypes.c_int32), ('count', ctypes.c_size_t),
+                ('i', ctypes.c_int64), ('f', ctypes.c_double), ('s', ctypes.c_char_p),
+                ('items', ctypes.c_void_p)]
+
+
+class OpInfo(ctypes.Structure):
+    """rill_op_info (rill.h)."""
+    _fields_ = [('type', ctypes.c_char_p), ('ninputs', ctypes.c_size_t),
+                ('noutputs', ctypes.c_size_t), ('nattrs', ctypes.c_size_t),
+                ('registered', ctypes.c_bool), ('is_feed', ctypes.c_bool),
+                ('is_fetch', ctypes.c_bool)]
+
+
+class SlotInfo(ctypes.Structure):
+    """rill_slot_info (rill.h)."""
+    _fields_ = [('name', ctypes.c_char_p), ('nargs', ctypes.c_size_t), ('args', c_char_pp)]
+
+
+class VarFlags(ctypes.Structure):
+    """rill_var_flags (rill.h)."""
+    _fields_ = [('stop_gradient', ctypes.c_bool), ('need_check_feed', ctypes.c_bool)]
+
+
+_attr_value = _fn('rill_block_op_attr_value', c_status_p, ctypes.c_void_p, ctypes.c_int32,
+                  ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(AttrValueInfo))
+_op_info = _fn('rill_block_op_info', c_status_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_size_t,
+               ctypes.POINTER(OpInfo))
+_op_in_info = _fn('rill_block_op_input_info', c_status_p, ctypes.c_void_p, ctypes.c_int32,
+                  ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(SlotInfo))
+_op_out_info = _fn('rill_block_op_output_info', c_status_p, ctypes.c_void_p, ctypes.c_int32,
+                   ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(SlotInfo))
+_var_flags = _fn('rill_block_var_flags', c_status_p, ctypes.c_void_p, ctypes.c_int32,
+                 ctypes.c_size_t, ctypes.POINTER(VarFlags))
+_num_vars = _fn('rill_block_num_vars', ctypes.c_size_t, ctypes.c_void_p, ctypes.c_int32)
+_num_blocks = _fn('rill_program_num_blocks', ctypes.c_size_t, ctypes.c_void_p)
+_block_parent = _fn('rill_block_parent', ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32)
+_b_set_attrs_of = _fn('rill_op_builder_set_attrs_of', c_status_p, ctypes.c_void_p,
+                      ctypes.c_void_p, ctypes.c_int32, ctypes.c_size_t)
+
+_LIST_ITEMS = {ATTR_INTS: ctypes.c_int32, ATTR_BLOCKS: ctypes.c_int32, ATTR_LONGS: ctypes.c_int64,
+               ATTR_FLOATS: ctypes.c_float, ATTR_FLOAT64S: ctypes.c_double,
+               ATTR_BOOLEANS: ctypes.c_bool, ATTR_STRINGS: ctypes.c_char_p,
+               ATTR_VARS: ctypes.c_char_p}
+
+
+def _attr_python(a):
+    """The Python value of a rill_attr_value_info."""
+    t = a.type
+    if t in (ATTR_INT, ATTR_LONG, ATTR_BLOCK):
+        return a.i
+    if t == ATTR_BOOLEAN:
+        return bool(a.i)
+    if t in (ATTR_FLOAT, ATTR_FLOAT64):
+        return a.f
+    if t in (ATTR_STRING, ATTR_VAR):
+        return a.s.decode('utf-8', 'replace')
+    item = _LIST_ITEMS.get(t)
+    if item is None:
+        return None
+    if not a.count:
+        return []
+    vals = ctypes.cast(a.items, ctypes.POINTER(item))[:a.count]
+    if item is ctypes.c_char_p:
+        return [v.decode('utf-8', 'replace') for v in vals]
+    return list(vals)
+
+
 _ATTR_SETTERS = {
     ATTR_INT: _scalar_setter('rill_op_builder_attr_int', ctypes.c_int32),
     ATTR_LONG: _scalar_setter('rill_op_builder_attr_long', ctypes.c_int64),
@@ -663,6 +732,54 @@ class CProgram(object):
 
     def infer_op(self, block, index):
         check(_infer_op(self._h, block, index))
+
+    def set_attr(self, block, index, name, t, value):
+        """Sets attribute `name` of op #index (replacing one of that name)."""
+        b = ctypes.c_void_p()
+        check(_b_create(b'attr', ctypes.byref(b)))
+        try:
+            check(_b_strict(b.value, False))
+            check(_ATTR_SETTERS[t](b.value, name.encode('utf-8'), value))
+            check(_b_set_attrs_of(b.value, self._h, block, index))
+        finally:
+            _b_destroy(b.value)
+
+    # -- reading (the dicts rill.framework caches) --
+
+    def num_blocks(self):
+        return _num_blocks(self._h)
+
+    def block_parent(self, block):
+        return _block_parent(self._h, block)
+
+    def num_vars(self, block):
+        return _num_vars(self._h, block)
+
+    def read_var(self, block, i):
+        info, flags = VarInfo(), VarFlags()
+        check(_var_info(self._h, block, i, ctypes.byref(info)))
+        check(_var_flags(self._h, block, i, ctypes.byref(flags)))
+        return {'name': info.name.decode('utf-8', 'replace'), 'type': info.type, 'dtype': info.dtype,
+                'shape': info.dims[:info.ndim] if info.ndim else [],
+                'lod_level': info.lod_level, 'persistable': info.persistable,
+                'is_parameter': info.is_parameter, 'stop_gradient': flags.stop_gradient,
+                'need_check_feed': flags.need_check_feed, 'has_tensor': info.has_tensor}
+
+    def read_op(self, block, i):
+        info, slot, a = OpInfo(), SlotInfo(), AttrValueInfo()
+        h = self._h
+        check(_op_info(h, block, i, ctypes.byref(info)))
+        d = {'type': info.type.decode('utf-8', 'replace'), 'inputs': [], 'outputs': [], 'attrs': []}
+        for fn, n, key in ((_op_in_info, info.ninputs, 'inputs'),
+                           (_op_out_info, info.noutputs, 'outputs')):
+            for k in range(n):
+                check(fn(h, block, i, k, ctypes.byref(slot)))
+                d[key].append((slot.name.decode('utf-8', 'replace'),
+                               [x.decode('utf-8', 'replace') for x in slot.args[:slot.nargs]]))
+        for k in range(info.nattrs):
+            check(_attr_value(h, block, i, k, ctypes.byref(a)))
+            d['attrs'].append((a.name.decode('utf-8', 'replace'), a.type, _attr_python(a)))
+        return d
 
     @classmethod
     def parse(cls, data):

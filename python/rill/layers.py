@@ -4,7 +4,7 @@ program. Output shapes come from the ops' shape inference in C."""
 
 import numpy as np
 
-from . import core, proto
+from . import core
 from .framework import (Variable, default_main_program, default_startup_program,
                         unique_name)
 from .initializer import Constant, Normal, Xavier
@@ -1031,7 +1031,7 @@ def _block_io(sub, parent):
                 if n not in writes:
                     writes.append(n)
             for a in op.desc['attrs']:
-                if a[1] == proto.BLOCK:
+                if a[1] == core.ATTR_BLOCK:
                     walk(block.program.block(a[2]))
 
     walk(sub)
