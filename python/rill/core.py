@@ -510,6 +510,7 @@ class VarInfo(ctypes.Structure):
                 ('is_parameter', ctypes.c_bool)]
 
 
+_prog_version = _fn('rill_program_version', ctypes.c_uint64, ctypes.c_void_p)
 _prog_create = _fn('rill_program_create', c_status_p, ctypes.POINTER(ctypes.c_void_p))
 _prog_copy = _fn('rill_program_copy', c_status_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p))
 _append_block = _fn('rill_program_append_block', c_status_p, ctypes.c_void_p, ctypes.c_int32,
