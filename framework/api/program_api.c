@@ -128,6 +128,23 @@ static bool var_type_has_tensor(int32_t type) {
          type == RILL_VAR_LOD_TENSOR_ARRAY;
 }
 
+/* The dims and LoD level of a tensor description being declared for variable `name`. */
+static rill_status *check_dims(const char *name, const int64_t *dims, size_t ndim,
+                               int32_t lod_level) {
+  if (ndim > RILL_MAX_DIMS)
+    return rill_error(RILL_INVALID_ARGUMENT, "variable '%s': %zu dims, more than the maximum %d",
+                      name, ndim, RILL_MAX_DIMS);
+  for (size_t i = 0; i < ndim; i++)
+    if (dims[i] < -1)
+      return rill_error(RILL_INVALID_ARGUMENT,
+                        "variable '%s': dim %zu is %" PRId64 " (use -1 for unknown)", name, i,
+                        dims[i]);
+  if (lod_level < 0)
+    return rill_error(RILL_INVALID_ARGUMENT, "variable '%s': negative lod_level %" PRId32, name,
+                      lod_level);
+  return NULL;
+}
+
 rill_status *rill_block_add_var(rill_program *program, int32_t block, const char *name,
                                 rill_var_type type, rill_dtype dtype, const int64_t *dims,
                                 size_t ndim, int32_t lod_level, bool persistable) {
@@ -145,17 +162,7 @@ rill_status *rill_block_add_var(rill_program *program, int32_t block, const char
     return rill_error(RILL_INVALID_ARGUMENT,
                       "variable '%s': var type %d has no tensor description, so no dims", name,
                       (int)type);
-  if (ndim > RILL_MAX_DIMS)
-    return rill_error(RILL_INVALID_ARGUMENT, "variable '%s': %zu dims, more than the maximum %d",
-                      name, ndim, RILL_MAX_DIMS);
-  for (size_t i = 0; i < ndim; i++)
-    if (dims[i] < -1)
-      return rill_error(RILL_INVALID_ARGUMENT,
-                        "variable '%s': dim %zu is %" PRId64 " (use -1 for unknown)", name, i,
-                        dims[i]);
-  if (lod_level < 0)
-    return rill_error(RILL_INVALID_ARGUMENT, "variable '%s': negative lod_level %" PRId32, name,
-                      lod_level);
+  RILL_TRY(check_dims(name, dims, ndim, lod_level));
   if (rill_block_var_pos(b, name) >= 0)
     return rill_error(RILL_ALREADY_EXISTS, "block %" PRId32 ": variable '%s' already exists",
                       block, name);
@@ -224,17 +231,7 @@ rill_status *rill_var_set_tensor(rill_program *program, int32_t block, const cha
                       "variable '%s': var type %d has no tensor description", name, (int)v->type);
   if (has_tensor && rill_dtype_size(dtype) == 0)
     return rill_error(RILL_INVALID_ARGUMENT, "variable '%s': invalid dtype %d", name, (int)dtype);
-  if (ndim > RILL_MAX_DIMS)
-    return rill_error(RILL_INVALID_ARGUMENT, "variable '%s': %zu dims, more than the maximum %d",
-                      name, ndim, RILL_MAX_DIMS);
-  for (size_t i = 0; i < ndim; i++)
-    if (dims[i] < -1)
-      return rill_error(RILL_INVALID_ARGUMENT,
-                        "variable '%s': dim %zu is %" PRId64 " (use -1 for unknown)", name, i,
-                        dims[i]);
-  if (lod_level < 0)
-    return rill_error(RILL_INVALID_ARGUMENT, "variable '%s': negative lod_level %" PRId32, name,
-                      lod_level);
+  RILL_TRY(check_dims(name, dims, ndim, lod_level));
   v->has_tensor = has_tensor;
   if (has_tensor) v->dtype = dtype;
   rill_dims_set(&v->dims, dims, has_tensor ? ndim : 0);

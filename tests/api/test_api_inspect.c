@@ -8,20 +8,7 @@
 #include <unistd.h>
 
 #include "rill.h"
-
-#define OK(expr)                                                                   \
-  do {                                                                             \
-    rill_status *st_ = (expr);                                                     \
-    cr_assert_null(st_, "%s: %s", #expr, rill_status_message(st_));                \
-  } while (0)
-
-static void expect_code(rill_status *st, rill_code code, const char *needle) {
-  cr_assert_not_null(st, "expected %s", rill_code_name(code));
-  cr_expect_eq(rill_status_code(st), code, "%s", rill_status_message(st));
-  cr_expect(strstr(rill_status_message(st), needle), "'%s' lacks '%s'", rill_status_message(st),
-            needle);
-  rill_status_destroy(st);
-}
+#include "tests/api/api_test.h"
 
 /* feed x -> scale(x) = y -> fetch y, with a second block under block 0. */
 static rill_program *small_program(void) {
