@@ -23,4 +23,15 @@ static inline void expect_code(rill_status *st, rill_code code, const char *need
   rill_status_destroy(st);
 }
 
+/* A copy of p through its ProgramDesc bytes (rill_program_serialize, then _parse). */
+static inline rill_program *reparsed(const rill_program *p) {
+  void *bytes;
+  size_t size;
+  OK(rill_program_serialize(p, &bytes, &size));
+  rill_program *q;
+  OK(rill_program_parse(bytes, size, &q));
+  rill_free_buffer(bytes);
+  return q;
+}
+
 #endif

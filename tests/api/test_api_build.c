@@ -157,12 +157,7 @@ Test(api_build, set_tensor_and_need_check_feed) {
   expect_code(rill_var_set_tensor(p, 0, "feed", true, RILL_DTYPE_FP32, NULL, 0, 0),
               RILL_INVALID_ARGUMENT, "no tensor description");
   OK(rill_var_set_need_check_feed(p, 0, "x", true));
-  void *bytes;
-  size_t size;
-  OK(rill_program_serialize(p, &bytes, &size));
-  rill_program *q;
-  OK(rill_program_parse(bytes, size, &q));
-  rill_free_buffer(bytes);
+  rill_program *q = reparsed(p);
   cr_assert_eq(info_of(q, 0, "x").lod_level, 1, "the edits are serialized");
   rill_program_destroy(q);
   rill_program_destroy(p);

@@ -135,12 +135,7 @@ Test(api_inspect, ops_slots_and_attributes) {
 
 Test(api_inspect, a_parsed_program_keeps_its_file_version) {
   rill_program *p = small_program();
-  void *bytes;
-  size_t n;
-  OK(rill_program_serialize(p, &bytes, &n));
-  rill_program *q;
-  OK(rill_program_parse(bytes, n, &q));
-  rill_free_buffer(bytes);
+  rill_program *q = reparsed(p);
   int64_t v = -7;
   if (rill_program_file_version(q, &v)) cr_assert_geq(v, 0);
   else cr_assert_eq(v, -7, "untouched when absent");
