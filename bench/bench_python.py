@@ -9,6 +9,10 @@
 3. one rill.inference.Predictor.run of ../shared/models/mnist_conv_bn_etienne (batch 1
    and 64) against the bare rill_predictor_run call through ctypes on the same
    predictor.
+4. building a 1,000-op program (333 fc layers with relu, then mean) with rill.layers and
+   calling SGD(...).minimize on it, against the same program built through the C API by
+   bench_build (every variable and op added and each op inferred, then the backward
+   pass and the sgd ops), in interleaved rounds of the same invocation.
 
 Each side is measured in interleaved rounds and the best round kept (the machine is
 shared). Usage: bench_python.py [BUILD_DIR]  (RILL_LIB and PYTHONPATH=python set)."""
@@ -164,6 +168,64 @@ def c_step(build):
     return None
 
 
+FC_LAYERS = 333  # 3 ops each (mul, elementwise_add, relu), plus mean: 1,000 forward ops
+
+
+def build_and_minimize():
+    """(main, startup, loss name) of the 1,000-op program, built and minimized."""
+    main, startup = rill.Program(), rill.Program()
+    with rill.program_guard(main, startup), rill.unique_name.guard():
+        h = rill.layers.data('x', [64])
+        for _ in range(FC_LAYERS):
+            h = rill.layers.fc(h, 64, act='relu')
+        loss = rill.layers.mean(h)
+        forward = main.serialize_to_string(), startup.serialize_to_string()
+        rill.optimizer.SGD(0.01).minimize(loss)
+    return main, forward, loss.name
+
+
+def c_build(build, forward, loss, rounds, tmp):
+    exe = os.path.join(build, 'bench_build')
+    if not os.access(exe, os.X_OK):
+        return None, None
+    paths = [os.path.join(tmp, n) for n in ('main.pdmodel', 'startup.pdmodel')]
+    for path, data in zip(paths, forward):
+        with open(path, 'wb') as f:
+            f.write(data)
+    out = subprocess.run([exe, paths[0], paths[1], loss, str(rounds)], capture_output=True,
+                         text=True, check=True).stdout
+    for line in out.splitlines():
+        if line.startswith('RESULT '):
+            fields = dict(kv.split('=') for kv in line.split()[1:])
+            return float(fields['build_ms']) / 1e3, int(fields['ops'])
+    return None, None
+
+
+def build_bench(build):
+    import tempfile
+    main, forward, loss = build_and_minimize()
+    n_forward = len(rill.Program.parse_from_string(forward[0]).global_block().ops)
+    py = c = float('inf')
+    c_ops = None
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(5):
+            t = time.perf_counter()
+            main, _, _ = build_and_minimize()
+            py = min(py, time.perf_counter() - t)
+            got, c_ops = c_build(build, forward, loss, 3, tmp)
+            if got is None:
+                break
+            c = min(c, got)
+    n_ops = len(main.global_block().ops)
+    if c_ops is None:
+        print('Build %d ops and minimize: %.1f ms from Python; C side skipped: %s/bench_build '
+              'is not built' % (n_forward, py * 1e3, build))
+        return
+    print('Build %d ops and minimize (%d ops in all): %.1f ms from Python, %.1f ms through the '
+          'C API (bench_build, %d ops): ratio %.2f (target: at most 1.5)'
+          % (n_forward, n_ops, py * 1e3, c * 1e3, c_ops, py / c))
+
+
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, 'build')
     tiny()
@@ -179,6 +241,7 @@ def main():
     for batch, py, bare in predictor():
         print('Predictor.run, mnist_conv_bn batch %d: %.1f us from Python, %.1f us bare '
               'ctypes call: ratio %.3f' % (batch, py * 1e6, bare * 1e6, py / bare))
+    build_bench(build)
 
 
 if __name__ == '__main__':

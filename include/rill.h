@@ -316,6 +316,33 @@ RILL_API rill_status *rill_block_op_attr_info(const rill_program *program, int32
 RILL_API rill_status *rill_block_op_attr_text(const rill_program *program, int32_t block,
                                               size_t op, size_t attr, char **out);
 
+/* An attribute's value, typed: i holds an INT, LONG, BOOLEAN or BLOCK; f a FLOAT or
+ * FLOAT64; s a STRING or VAR; a list type has `count` items at `items`: int32_t for
+ * INTS and BLOCKS, int64_t for LONGS, float for FLOATS, double for FLOAT64S, bool for
+ * BOOLEANS, const char * for STRINGS and VARS. */
+typedef struct rill_attr_value_info {
+  const char *name;
+  int32_t type;
+  size_t count;
+  int64_t i;
+  double f;
+  const char *s;
+  const void *items;
+} rill_attr_value_info;
+
+RILL_API rill_status *rill_block_op_attr_value(const rill_program *program, int32_t block,
+                                               size_t op, size_t attr,
+                                               rill_attr_value_info *out);
+
+/* The variable flags rill_var_info leaves out. */
+typedef struct rill_var_flags {
+  bool stop_gradient;
+  bool need_check_feed;
+} rill_var_flags;
+
+RILL_API rill_status *rill_block_var_flags(const rill_program *program, int32_t block, size_t i,
+                                           rill_var_flags *out);
+
 /* Editing: blocks, variables and ops are addressed by index. */
 RILL_API rill_status *rill_program_append_block(rill_program *program, int32_t parent_idx,
                                                 int32_t *out_idx);
@@ -341,6 +368,20 @@ RILL_API rill_status *rill_block_add_var(rill_program *program, int32_t block, c
                                          bool persistable);
 RILL_API rill_status *rill_var_set_flags(rill_program *program, int32_t block, const char *name,
                                          bool persistable, bool is_parameter, bool stop_gradient);
+/* Replaces the tensor description of variable `name` of `block`: with has_tensor false
+ * the variable is declared without one, and the next op writing it infers it
+ * (rill_block_infer_op). NOT_FOUND names a missing variable. */
+RILL_API rill_status *rill_var_set_tensor(rill_program *program, int32_t block, const char *name,
+                                          bool has_tensor, rill_dtype dtype, const int64_t *dims,
+                                          size_t ndim, int32_t lod_level);
+/* Paddle's need_check_feed: a feed of the variable must match its declared shape. */
+RILL_API rill_status *rill_var_set_need_check_feed(rill_program *program, int32_t block,
+                                                   const char *name, bool need_check_feed);
+/* Removes variable `name` from `block` (ops naming it are not changed). */
+RILL_API rill_status *rill_block_remove_var(rill_program *program, int32_t block,
+                                            const char *name);
+/* A deep copy of `program` (every modelled and unknown field). */
+RILL_API rill_status *rill_program_copy(const rill_program *program, rill_program **out);
 
 typedef struct rill_op_builder rill_op_builder;
 /* Starts an op of `type`; nothing is added to the program until rill_op_builder_append. */
@@ -375,6 +416,24 @@ RILL_API rill_status *rill_op_builder_append(rill_op_builder *b, rill_program *p
 RILL_API rill_status *rill_op_builder_insert(rill_op_builder *b, rill_program *program,
                                              int32_t block, size_t index);
 RILL_API rill_status *rill_block_remove_op(rill_program *program, int32_t block, size_t index);
+/* strict (the default): _append and _insert refuse attributes the op's schema lacks or
+ * types it cannot take. Not strict: attributes are stored as given (a binding forwarding
+ * Fluid's op_role, op_namescope and attributes of other frameworks), and
+ * rill_block_infer_op or validation check those the schema declares, converting
+ * numbers as when a file is loaded. */
+RILL_API rill_status *rill_op_builder_set_strict(rill_op_builder *b, bool strict);
+/* Sets the builder's attributes on op #index of `block` (replacing those of the same
+ * name; its slots and type are not used), checked as _insert checks them. */
+RILL_API rill_status *rill_op_builder_set_attrs_of(const rill_op_builder *b,
+                                                   rill_program *program, int32_t block,
+                                                   size_t index);
+/* Checks op #index of `block` against its schema (type, slots, attributes) and writes
+ * its inferred outputs' dtype, dims and LoD level into their variable descriptions: the
+ * step of rill_program_infer_shapes for one op, costing what that op touches. Errors
+ * name the block, the op index and type, the slot and the variable; nothing is changed
+ * on error. An output declared with a tensor description is checked against what is
+ * inferred. */
+RILL_API rill_status *rill_block_infer_op(rill_program *program, int32_t block, size_t index);
 
 /* ---------------------------------------------------------------- models ------ */
 

@@ -149,6 +149,47 @@ rill_status *rill_block_op_attr_info(const rill_program *p, int32_t block, size_
   return NULL;
 }
 
+rill_status *rill_block_op_attr_value(const rill_program *p, int32_t block, size_t op,
+                                      size_t attr, rill_attr_value_info *out) {
+  const rill_attr *a = NULL;
+  RILL_TRY(find_attr(p, block, op, attr, "rill_block_op_attr_value", &a));
+  if (!out) return rill_error(RILL_INVALID_ARGUMENT, "rill_block_op_attr_value: NULL argument");
+  const rill_attr_value *v = &a->value;
+  rill_attr_value_info info = {.name = a->name, .type = (int32_t)v->type, .count = 1};
+  switch (v->type) {
+    case RILL_ATTR_INT: info.i = v->v.i; break;
+    case RILL_ATTR_LONG: info.i = v->v.l; break;
+    case RILL_ATTR_BOOLEAN: info.i = v->v.b; break;
+    case RILL_ATTR_BLOCK: info.i = v->v.block; break;
+    case RILL_ATTR_FLOAT: info.f = v->v.f; break;
+    case RILL_ATTR_FLOAT64: info.f = v->v.f64; break;
+    case RILL_ATTR_STRING: info.s = v->v.s ? v->v.s : ""; break;
+    case RILL_ATTR_VAR: info.s = v->v.var ? v->v.var : ""; break;
+    default:
+      if (is_list(v->type)) {
+        info.count = v->n;
+        info.items = v->list.ptr;
+      }
+      break;
+  }
+  *out = info;
+  return NULL;
+}
+
+rill_status *rill_block_var_flags(const rill_program *p, int32_t block, size_t i,
+                                  rill_var_flags *out) {
+  const rill_block_desc *b = NULL;
+  RILL_TRY(find_block(p, block, "rill_block_var_flags", &b));
+  if (!out) return rill_error(RILL_INVALID_ARGUMENT, "rill_block_var_flags: NULL argument");
+  if (i >= b->nvars)
+    return rill_error(RILL_OUT_OF_RANGE,
+                      "rill_block_var_flags: block %" PRId32 " has %zu variables, no variable #%zu",
+                      block, b->nvars, i);
+  const rill_var_desc *v = &b->vars[i];
+  *out = (rill_var_flags){.stop_gradient = v->stop_gradient, .need_check_feed = v->need_check_feed};
+  return NULL;
+}
+
 rill_status *rill_block_op_attr_text(const rill_program *p, int32_t block, size_t op, size_t attr,
                                      char **out) {
   const rill_attr *a = NULL;

@@ -128,6 +128,23 @@ static bool var_type_has_tensor(int32_t type) {
          type == RILL_VAR_LOD_TENSOR_ARRAY;
 }
 
+/* The dims and LoD level of a tensor description being declared for variable `name`. */
+static rill_status *check_dims(const char *name, const int64_t *dims, size_t ndim,
+                               int32_t lod_level) {
+  if (ndim > RILL_MAX_DIMS)
+    return rill_error(RILL_INVALID_ARGUMENT, "variable '%s': %zu dims, more than the maximum %d",
+                      name, ndim, RILL_MAX_DIMS);
+  for (size_t i = 0; i < ndim; i++)
+    if (dims[i] < -1)
+      return rill_error(RILL_INVALID_ARGUMENT,
+                        "variable '%s': dim %zu is %" PRId64 " (use -1 for unknown)", name, i,
+                        dims[i]);
+  if (lod_level < 0)
+    return rill_error(RILL_INVALID_ARGUMENT, "variable '%s': negative lod_level %" PRId32, name,
+                      lod_level);
+  return NULL;
+}
+
 rill_status *rill_block_add_var(rill_program *program, int32_t block, const char *name,
                                 rill_var_type type, rill_dtype dtype, const int64_t *dims,
                                 size_t ndim, int32_t lod_level, bool persistable) {
@@ -145,17 +162,7 @@ rill_status *rill_block_add_var(rill_program *program, int32_t block, const char
     return rill_error(RILL_INVALID_ARGUMENT,
                       "variable '%s': var type %d has no tensor description, so no dims", name,
                       (int)type);
-  if (ndim > RILL_MAX_DIMS)
-    return rill_error(RILL_INVALID_ARGUMENT, "variable '%s': %zu dims, more than the maximum %d",
-                      name, ndim, RILL_MAX_DIMS);
-  for (size_t i = 0; i < ndim; i++)
-    if (dims[i] < -1)
-      return rill_error(RILL_INVALID_ARGUMENT,
-                        "variable '%s': dim %zu is %" PRId64 " (use -1 for unknown)", name, i,
-                        dims[i]);
-  if (lod_level < 0)
-    return rill_error(RILL_INVALID_ARGUMENT, "variable '%s': negative lod_level %" PRId32, name,
-                      lod_level);
+  RILL_TRY(check_dims(name, dims, ndim, lod_level));
   if (rill_block_var_pos(b, name) >= 0)
     return rill_error(RILL_ALREADY_EXISTS, "block %" PRId32 ": variable '%s' already exists",
                       block, name);
@@ -202,10 +209,71 @@ rill_status *rill_var_set_flags(rill_program *program, int32_t block, const char
   return NULL;
 }
 
+static rill_status *find_var(rill_program *program, int32_t block, const char *name,
+                             const char *fn, rill_var_desc **out) {
+  if (!program || !name) return NULL_ARG(fn);
+  rill_block_desc *b = rill_program_block(program, block);
+  if (!b) return no_block(program, block);
+  ptrdiff_t pos = rill_block_var_pos(b, name);
+  if (pos < 0) return rill_error(RILL_NOT_FOUND, "block %" PRId32 ": no variable '%s'", block, name);
+  *out = &b->vars[pos];
+  return NULL;
+}
+
+rill_status *rill_var_set_tensor(rill_program *program, int32_t block, const char *name,
+                                 bool has_tensor, rill_dtype dtype, const int64_t *dims,
+                                 size_t ndim, int32_t lod_level) {
+  rill_var_desc *v = NULL;
+  if (!dims && ndim) return NULL_ARG("rill_var_set_tensor");
+  RILL_TRY(find_var(program, block, name, "rill_var_set_tensor", &v));
+  if (!var_type_has_tensor(v->type) && has_tensor)
+    return rill_error(RILL_INVALID_ARGUMENT,
+                      "variable '%s': var type %d has no tensor description", name, (int)v->type);
+  if (has_tensor && rill_dtype_size(dtype) == 0)
+    return rill_error(RILL_INVALID_ARGUMENT, "variable '%s': invalid dtype %d", name, (int)dtype);
+  RILL_TRY(check_dims(name, dims, ndim, lod_level));
+  v->has_tensor = has_tensor;
+  if (has_tensor) v->dtype = dtype;
+  rill_dims_set(&v->dims, dims, has_tensor ? ndim : 0);
+  v->lod_level = v->type == RILL_VAR_SELECTED_ROWS ? 0 : lod_level;
+  if (v->lod_level) v->has_flags |= RILL_VARDESC_HAS_LOD_LEVEL;
+  rill_program_bump(program);
+  return NULL;
+}
+
+rill_status *rill_var_set_need_check_feed(rill_program *program, int32_t block, const char *name,
+                                          bool need_check_feed) {
+  rill_var_desc *v = NULL;
+  RILL_TRY(find_var(program, block, name, "rill_var_set_need_check_feed", &v));
+  v->need_check_feed = need_check_feed;
+  v->has_flags |= RILL_VARDESC_HAS_NEED_CHECK_FEED;
+  rill_program_bump(program);
+  return NULL;
+}
+
+rill_status *rill_block_remove_var(rill_program *program, int32_t block, const char *name) {
+  rill_var_desc *v = NULL;
+  RILL_TRY(find_var(program, block, name, "rill_block_remove_var", &v));
+  rill_block_desc *b = &program->blocks[block];
+  size_t pos = (size_t)(v - b->vars);
+  rill_var_desc_clear(v);
+  memmove(&b->vars[pos], &b->vars[pos + 1], (b->nvars - pos - 1) * sizeof *b->vars);
+  b->nvars--;
+  rill_block_index_drop(b);
+  rill_program_bump(program);
+  return NULL;
+}
+
+rill_status *rill_program_copy(const rill_program *program, rill_program **out) {
+  if (!program || !out) return NULL_ARG("rill_program_copy");
+  return rill_program_clone(program, out);
+}
+
 /* ------------------------------------------------------------ op builder ------ */
 
 struct rill_op_builder {
   rill_op_desc op;
+  bool lenient; /* attributes stored as given; inference checks the schema's */
 };
 
 rill_status *rill_op_builder_create(const char *type, rill_op_builder **out) {
@@ -425,7 +493,7 @@ rill_status *rill_op_builder_insert(rill_op_builder *b, rill_program *program, i
                                     size_t index) {
   if (!b || !program) return NULL_ARG("rill_op_builder_insert");
   if (!rill_program_block(program, block)) return no_block(program, block);
-  RILL_TRY(check_schema(&b->op));
+  if (!b->lenient) RILL_TRY(check_schema(&b->op));
   return rill_block_insert_op(program, block, index, &b->op);
 }
 
@@ -433,6 +501,61 @@ rill_status *rill_op_builder_append(rill_op_builder *b, rill_program *program, i
   if (!b || !program) return NULL_ARG("rill_op_builder_append");
   if (!rill_program_block(program, block)) return no_block(program, block);
   return rill_op_builder_insert(b, program, block, program->blocks[block].nops);
+}
+
+rill_status *rill_op_builder_set_strict(rill_op_builder *b, bool strict) {
+  if (!b) return NULL_ARG("rill_op_builder_set_strict");
+  b->lenient = !strict;
+  return NULL;
+}
+
+rill_status *rill_op_builder_set_attrs_of(const rill_op_builder *b, rill_program *program,
+                                          int32_t block, size_t index) {
+  if (!b || !program) return NULL_ARG("rill_op_builder_set_attrs_of");
+  rill_block_desc *blk = rill_program_block(program, block);
+  if (!blk) return no_block(program, block);
+  if (index >= blk->nops)
+    return rill_error(RILL_OUT_OF_RANGE, "block %" PRId32 ": no op #%zu (%zu ops)", block, index,
+                      blk->nops);
+  /* The edited op is built aside and checked whole, so a refused edit changes nothing. */
+  rill_op_desc op;
+  RILL_TRY(rill_op_desc_copy(&op, &blk->ops[index]));
+  rill_status *st = NULL;
+  for (size_t i = 0; i < b->op.nattrs && !st; i++) {
+    const rill_attr *a = &b->op.attrs[i];
+    size_t at = op.nattrs;
+    for (size_t k = 0; k < op.nattrs; k++)
+      if (strcmp(op.attrs[k].name, a->name) == 0) at = k;
+    if (at == op.nattrs) {
+      void *grown = rill_realloc(op.attrs, (op.nattrs + 1) * sizeof(rill_attr));
+      if (!grown) {
+        st = rill_oom();
+        break;
+      }
+      op.attrs = grown;
+      memset(&op.attrs[op.nattrs++], 0, sizeof(rill_attr));
+    } else {
+      rill_attr_clear(&op.attrs[at]);
+    }
+    st = rill_attr_copy(&op.attrs[at], a);
+  }
+  if (!st && !b->lenient) st = check_schema(&op);
+  if (!st) st = rill_op_check_attrs(program, block, &op);
+  if (st) {
+    rill_op_desc_clear(&op);
+    return st;
+  }
+  rill_op_desc_clear(&blk->ops[index]);
+  blk->ops[index] = op;
+  rill_program_bump(program);
+  return NULL;
+}
+
+rill_status *rill_block_infer_op(rill_program *program, int32_t block, size_t index) {
+  if (!program) return NULL_ARG("rill_block_infer_op");
+  RILL_TRY(rill_validate_infer_op(program, block, index));
+  rill_program_bump(program);
+  return NULL;
 }
 
 rill_status *rill_block_remove_op(rill_program *program, int32_t block, size_t index) {

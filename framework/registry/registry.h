@@ -438,5 +438,9 @@ rill_status *rill_grad_default(rill_grad_ctx *ctx);
 /* Checks every op of every block against its schema and runs compile-time shape
  * inference. Messages name block, op index, op type and slot. */
 rill_status *rill_validate_program(const rill_program *p);
+/* Validates op #index of `block` alone (type, slots, attributes) and writes its
+ * inferred outputs into their variable descriptions, as rill_program_infer_shapes does
+ * for a whole program; nothing is written on error. The caller bumps the revision. */
+rill_status *rill_validate_infer_op(rill_program *program, int32_t block, size_t index);
 
 #endif

@@ -62,18 +62,35 @@ static rill_status *has_kernel(const char *op, bool *found) {
   return NULL;
 }
 
+static rill_status *note_op_type(name_set *unknown, name_set *no_kernel, const char *type) {
+  if (!type) type = "";
+  bool kernel = false;
+  rill_status *st = NULL;
+  if (!rill_schema_find(type)) st = name_set_add(unknown, type);
+  else if (!(st = has_kernel(type, &kernel)) && !kernel) st = name_set_add(no_kernel, type);
+  return st;
+}
+
+/* The ops of `ops` (n of them) rill lacks, named in one error. */
+static rill_status *check_types_of(const rill_op_desc *const *ops, size_t n);
+
 static rill_status *check_op_types(const rill_program *p) {
+  size_t n = 0;
+  for (size_t b = 0; b < p->nblocks; b++) n += p->blocks[b].nops;
+  const rill_op_desc **ops = rill_calloc(n ? n : 1, sizeof *ops);
+  if (!ops) return rill_oom();
+  n = 0;
+  for (size_t b = 0; b < p->nblocks; b++)
+    for (size_t i = 0; i < p->blocks[b].nops; i++) ops[n++] = &p->blocks[b].ops[i];
+  rill_status *st = check_types_of(ops, n);
+  rill_free(ops);
+  return st;
+}
+
+static rill_status *check_types_of(const rill_op_desc *const *ops, size_t n) {
   name_set unknown = {0}, no_kernel = {0};
   rill_status *st = NULL;
-  for (size_t b = 0; b < p->nblocks && !st; b++)
-    for (size_t i = 0; i < p->blocks[b].nops && !st; i++) {
-      const char *type = p->blocks[b].ops[i].type;
-      if (!type) type = "";
-      const rill_op_schema *s = rill_schema_find(type);
-      bool kernel = false;
-      if (!s) st = name_set_add(&unknown, type);
-      else if (!(st = has_kernel(type, &kernel)) && !kernel) st = name_set_add(&no_kernel, type);
-    }
+  for (size_t i = 0; i < n && !st; i++) st = note_op_type(&unknown, &no_kernel, ops[i]->type);
   if (!st && (unknown.n || no_kernel.n)) {
     name_set *set = unknown.n ? &unknown : &no_kernel;
     char *list = name_set_join(set);
@@ -101,9 +118,18 @@ static rill_status *check_op_types(const rill_program *p) {
 typedef struct vstate {
   const rill_program *p;
   rill_tensor_meta **metas; /* [block][var] */
+  /* One-op inference (rill_block_infer_op) keeps metas of just the op's variables. */
+  const rill_var_desc **few;
+  rill_tensor_meta *few_metas;
+  size_t nfew;
 } vstate;
 
 static rill_tensor_meta *meta_of(vstate *v, const rill_var_desc *d) {
+  if (v->few) {
+    for (size_t i = 0; i < v->nfew; i++)
+      if (v->few[i] == d) return &v->few_metas[i];
+    return NULL;
+  }
   for (size_t b = 0; b < v->p->nblocks; b++) {
     const rill_block_desc *blk = &v->p->blocks[b];
     if (d >= blk->vars && d < blk->vars + blk->nvars) return &v->metas[b][d - blk->vars];
@@ -338,6 +364,15 @@ static rill_status *check_op(vstate *v, int32_t block, const rill_op_desc *op) {
   return st;
 }
 
+static void meta_from_desc(rill_tensor_meta *m, const rill_var_desc *d) {
+  meta_unknown(m);
+  if (d->type != RILL_VAR_LOD_TENSOR || !d->has_tensor) return;
+  m->dtype = d->dtype;
+  m->dims = d->dims;
+  m->lod_level = d->lod_level;
+  m->known = true;
+}
+
 static rill_status *init_metas(vstate *v) {
   const rill_program *p = v->p;
   v->metas = rill_calloc(p->nblocks ? p->nblocks : 1, sizeof *v->metas);
@@ -346,33 +381,26 @@ static rill_status *init_metas(vstate *v) {
     const rill_block_desc *blk = &p->blocks[b];
     v->metas[b] = rill_calloc(blk->nvars ? blk->nvars : 1, sizeof **v->metas);
     if (!v->metas[b]) return rill_oom();
-    for (size_t k = 0; k < blk->nvars; k++) {
-      const rill_var_desc *d = &blk->vars[k];
-      rill_tensor_meta *m = &v->metas[b][k];
-      meta_unknown(m);
-      if (d->type != RILL_VAR_LOD_TENSOR || !d->has_tensor) continue;
-      m->dtype = d->dtype;
-      m->dims = d->dims;
-      m->lod_level = d->lod_level;
-      m->known = true;
-    }
+    for (size_t k = 0; k < blk->nvars; k++) meta_from_desc(&v->metas[b][k], &blk->vars[k]);
   }
   return NULL;
+}
+
+/* Writes an inferred meta back into its variable description. */
+static void desc_from_meta(rill_var_desc *d, const rill_tensor_meta *m) {
+  if (d->type != RILL_VAR_LOD_TENSOR || !m->known) return;
+  d->has_tensor = true;
+  d->dtype = m->dtype;
+  d->dims = m->dims;
+  d->lod_level = m->lod_level;
+  if (m->lod_level) d->has_flags |= RILL_VARDESC_HAS_LOD_LEVEL;
 }
 
 /* Writes the inferred metas back into the variable descriptions of `p`. */
 static void write_back(rill_program *p, vstate *v) {
   for (size_t b = 0; b < p->nblocks; b++)
-    for (size_t k = 0; k < p->blocks[b].nvars; k++) {
-      rill_var_desc *d = &p->blocks[b].vars[k];
-      const rill_tensor_meta *m = &v->metas[b][k];
-      if (d->type != RILL_VAR_LOD_TENSOR || !m->known) continue;
-      d->has_tensor = true;
-      d->dtype = m->dtype;
-      d->dims = m->dims;
-      d->lod_level = m->lod_level;
-      if (m->lod_level) d->has_flags |= RILL_VARDESC_HAS_LOD_LEVEL;
-    }
+    for (size_t k = 0; k < p->blocks[b].nvars; k++)
+      desc_from_meta(&p->blocks[b].vars[k], &v->metas[b][k]);
   rill_program_touch(p);
 }
 
@@ -403,4 +431,65 @@ rill_status *rill_program_infer_shapes(rill_program *program) {
 
 rill_status *rill_program_validate(const rill_program *program) {
   return rill_validate_program(program);
+}
+
+/* Adds the description of variable `name` (seen from `block`) to the one-op table. */
+static rill_status *few_add(vstate *v, int32_t block, const char *name, size_t *cap) {
+  const rill_var_desc *d = rill_program_find_var(v->p, block, name);
+  if (!d) return NULL; /* check_slots names it */
+  for (size_t i = 0; i < v->nfew; i++)
+    if (v->few[i] == d) return NULL;
+  if (v->nfew == *cap) {
+    size_t c = *cap ? *cap * 2 : 8;
+    void *a = rill_realloc(v->few, c * sizeof *v->few);
+    if (!a) return rill_oom();
+    v->few = a;
+    void *m = rill_realloc(v->few_metas, c * sizeof *v->few_metas);
+    if (!m) return rill_oom();
+    v->few_metas = m;
+    *cap = c;
+  }
+  v->few[v->nfew] = d;
+  meta_from_desc(&v->few_metas[v->nfew], d);
+  v->nfew++;
+  return NULL;
+}
+
+rill_status *rill_validate_infer_op(rill_program *program, int32_t block, size_t index) {
+  if (block < 0 || (size_t)block >= program->nblocks)
+    return rill_error(RILL_INVALID_ARGUMENT, "block %d does not exist (the program has %zu blocks)",
+                      (int)block, program->nblocks);
+  const rill_block_desc *blk = &program->blocks[block];
+  if (index >= blk->nops)
+    return rill_error(RILL_OUT_OF_RANGE, "block %d has %zu ops, no op #%zu", (int)block, blk->nops,
+                      index);
+  RILL_TRY(rill_registry_init());
+  const rill_op_desc *op = &blk->ops[index];
+  RILL_TRY(check_types_of(&op, 1));
+  vstate v = {.p = program};
+  size_t cap = 0;
+  rill_status *st = NULL;
+  for (int side = 0; side < 2 && !st; side++) {
+    const rill_op_slot *slots = side ? op->outputs : op->inputs;
+    size_t ns = side ? op->noutputs : op->ninputs;
+    for (size_t i = 0; i < ns && !st; i++)
+      for (size_t k = 0; k < slots[i].nargs && !st; k++)
+        if (slots[i].args[k]) st = few_add(&v, block, slots[i].args[k], &cap);
+  }
+  if (!v.few && !st) {
+    /* an op with no variables: the table must still mark one-op mode */
+    v.few = rill_calloc(1, sizeof *v.few);
+    v.few_metas = rill_calloc(1, sizeof *v.few_metas);
+    if (!v.few || !v.few_metas) st = rill_oom();
+  }
+  if (!st)
+    st = rill_status_wrap(check_op(&v, block, op), "block %d, op #%zu (%s)", (int)block, index,
+                          op->type);
+  if (!st) {
+    for (size_t i = 0; i < v.nfew; i++)
+      desc_from_meta((rill_var_desc *)v.few[i], &v.few_metas[i]);
+  }
+  rill_free(v.few);
+  rill_free(v.few_metas);
+  return st;
 }

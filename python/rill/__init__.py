@@ -10,7 +10,7 @@ from .core import (InvalidArgumentError, NotFoundError, AlreadyExistsError, OutO
                    IoError, CorruptError, UnimplementedError, FailedPreconditionError,
                    OutOfRangeError, CancelledError, DeadlineExceededError, UnavailableError,
                    InternalError)
-from . import framework, proto
+from . import framework
 from .framework import (Program, Block, Variable, Parameter, Operator, program_guard,
                         default_main_program, default_startup_program, name_scope,
                         unique_name, CPUPlace, CUDAPlace, in_dygraph_mode)

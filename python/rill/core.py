@@ -469,11 +469,318 @@ _op_count = _fn('rill_op_count', ctypes.c_size_t)
 _op_name = _fn('rill_op_name', ctypes.c_char_p, ctypes.c_size_t)
 
 
+# Paddle's AttrType numbers, and its VarType.Type numbers of variables.
+(ATTR_INT, ATTR_FLOAT, ATTR_STRING, ATTR_INTS, ATTR_FLOATS, ATTR_STRINGS, ATTR_BOOLEAN,
+ ATTR_BOOLEANS, ATTR_BLOCK, ATTR_LONG, ATTR_BLOCKS, ATTR_LONGS, ATTR_FLOAT64S, ATTR_VAR,
+ ATTR_VARS, ATTR_FLOAT64) = range(16)
+LOD_TENSOR, SELECTED_ROWS, FEED_MINIBATCH, FETCH_LIST, STEP_SCOPES, LOD_RANK_TABLE, \
+    LOD_TENSOR_ARRAY, READER, RAW = 7, 8, 9, 10, 11, 12, 13, 15, 17
+_TENSOR_TYPES = (LOD_TENSOR, SELECTED_ROWS, LOD_TENSOR_ARRAY)
+
+
+def attr_type_of(value):
+    """The AttrType a plain Python value is stored as."""
+    if isinstance(value, bool):
+        return ATTR_BOOLEAN
+    if isinstance(value, int):
+        return ATTR_INT if -2**31 <= value < 2**31 else ATTR_LONG
+    if isinstance(value, float):
+        return ATTR_FLOAT
+    if isinstance(value, str):
+        return ATTR_STRING
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return ATTR_INTS
+        if all(isinstance(x, bool) for x in value):
+            return ATTR_BOOLEANS
+        if all(isinstance(x, int) and not isinstance(x, bool) for x in value):
+            return ATTR_INTS if all(-2**31 <= x < 2**31 for x in value) else ATTR_LONGS
+        if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
+            return ATTR_FLOATS
+        if all(isinstance(x, str) for x in value):
+            return ATTR_STRINGS
+    raise TypeError('cannot store %r as an op attribute' % (value,))
+
+
+class VarInfo(ctypes.Structure):
+    """rill_var_info (rill.h)."""
+    _fields_ = [('name', ctypes.c_char_p), ('type', ctypes.c_int32), ('has_tensor', ctypes.c_bool),
+                ('dtype', ctypes.c_int), ('ndim', ctypes.c_size_t), ('dims', c_i64_p),
+                ('lod_level', ctypes.c_int32), ('persistable', ctypes.c_bool),
+                ('is_parameter', ctypes.c_bool)]
+
+
+_prog_version = _fn('rill_program_version', ctypes.c_uint64, ctypes.c_void_p)
+_prog_create = _fn('rill_program_create', c_status_p, ctypes.POINTER(ctypes.c_void_p))
+_prog_copy = _fn('rill_program_copy', c_status_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p))
+_append_block = _fn('rill_program_append_block', c_status_p, ctypes.c_void_p, ctypes.c_int32,
+                    ctypes.POINTER(ctypes.c_int32))
+_add_var = _fn('rill_block_add_var', c_status_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p,
+               ctypes.c_int, ctypes.c_int, c_i64_p, ctypes.c_size_t, ctypes.c_int32, ctypes.c_bool)
+_set_flags = _fn('rill_var_set_flags', c_status_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p,
+                 ctypes.c_bool, ctypes.c_bool, ctypes.c_bool)
+_set_tensor = _fn('rill_var_set_tensor', c_status_p, ctypes.c_void_p, ctypes.c_int32,
+                  ctypes.c_char_p, ctypes.c_bool, ctypes.c_int, c_i64_p, ctypes.c_size_t,
+                  ctypes.c_int32)
+_set_ncf = _fn('rill_var_set_need_check_feed', c_status_p, ctypes.c_void_p, ctypes.c_int32,
+               ctypes.c_char_p, ctypes.c_bool)
+_remove_var = _fn('rill_block_remove_var', c_status_p, ctypes.c_void_p, ctypes.c_int32,
+                  ctypes.c_char_p)
+_remove_op = _fn('rill_block_remove_op', c_status_p, ctypes.c_void_p, ctypes.c_int32,
+                 ctypes.c_size_t)
+_var_index = _fn('rill_block_var_index', ctypes.c_bool, ctypes.c_void_p, ctypes.c_int32,
+                 ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t))
+_var_info = _fn('rill_block_var_info', c_status_p, ctypes.c_void_p, ctypes.c_int32,
+                ctypes.c_size_t, ctypes.POINTER(VarInfo))
+_num_ops = _fn('rill_block_num_ops', ctypes.c_size_t, ctypes.c_void_p, ctypes.c_int32)
+_infer_op = _fn('rill_block_infer_op', c_status_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_size_t)
+_b_create = _fn('rill_op_builder_create', c_status_p, ctypes.c_char_p,
+                ctypes.POINTER(ctypes.c_void_p))
+_b_destroy = _fn('rill_op_builder_destroy', None, ctypes.c_void_p)
+_b_strict = _fn('rill_op_builder_set_strict', c_status_p, ctypes.c_void_p, ctypes.c_bool)
+_b_input = _fn('rill_op_builder_input', c_status_p, ctypes.c_void_p, ctypes.c_char_p, c_char_pp,
+               ctypes.c_size_t)
+_b_output = _fn('rill_op_builder_output', c_status_p, ctypes.c_void_p, ctypes.c_char_p, c_char_pp,
+                ctypes.c_size_t)
+_b_insert = _fn('rill_op_builder_insert', c_status_p, ctypes.c_void_p, ctypes.c_void_p,
+                ctypes.c_int32, ctypes.c_size_t)
+
+
+def _scalar_setter(name, ctype):
+    f = _fn(name, c_status_p, ctypes.c_void_p, ctypes.c_char_p, ctype)
+    return lambda b, k, v: f(b, k, v)
+
+
+def _list_setter(name, ctype, conv=None):
+    f = _fn(name, c_status_p, ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctype),
+            ctypes.c_size_t)
+
+    def put(b, k, v):
+        vals = [conv(x) for x in v] if conv else v
+        return f(b, k, (ctype * max(1, len(vals)))(*vals), len(vals))
+    return put
+
+
+class AttrValueInfo(ctypes.Structure):
+    """rill_attr_value_info (rill.h)."""
+    _fields_ = [('name', ctypes.c_char_p), ('type', ctypes.c_int32), ('count', ctypes.c_size_t),
+                ('i', ctypes.c_int64), ('f', ctypes.c_double), ('s', ctypes.c_char_p),
+                ('items', ctypes.c_void_p)]
+
+
+class OpInfo(ctypes.Structure):
+    """rill_op_info (rill.h)."""
+    _fields_ = [('type', ctypes.c_char_p), ('ninputs', ctypes.c_size_t),
+                ('noutputs', ctypes.c_size_t), ('nattrs', ctypes.c_size_t),
+                ('registered', ctypes.c_bool), ('is_feed', ctypes.c_bool),
+                ('is_fetch', ctypes.c_bool)]
+
+
+class SlotInfo(ctypes.Structure):
+    """rill_slot_info (rill.h)."""
+    _fields_ = [('name', ctypes.c_char_p), ('nargs', ctypes.c_size_t), ('args', c_char_pp)]
+
+
+class VarFlags(ctypes.Structure):
+    """rill_var_flags (rill.h)."""
+    _fields_ = [('stop_gradient', ctypes.c_bool), ('need_check_feed', ctypes.c_bool)]
+
+
+_attr_value = _fn('rill_block_op_attr_value', c_status_p, ctypes.c_void_p, ctypes.c_int32,
+                  ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(AttrValueInfo))
+_op_info = _fn('rill_block_op_info', c_status_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_size_t,
+               ctypes.POINTER(OpInfo))
+_op_in_info = _fn('rill_block_op_input_info', c_status_p, ctypes.c_void_p, ctypes.c_int32,
+                  ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(SlotInfo))
+_op_out_info = _fn('rill_block_op_output_info', c_status_p, ctypes.c_void_p, ctypes.c_int32,
+                   ctypes.c_size_t, ctypes.c_size_t, ctypes.POINTER(SlotInfo))
+_var_flags = _fn('rill_block_var_flags', c_status_p, ctypes.c_void_p, ctypes.c_int32,
+                 ctypes.c_size_t, ctypes.POINTER(VarFlags))
+_num_vars = _fn('rill_block_num_vars', ctypes.c_size_t, ctypes.c_void_p, ctypes.c_int32)
+_num_blocks = _fn('rill_program_num_blocks', ctypes.c_size_t, ctypes.c_void_p)
+_block_parent = _fn('rill_block_parent', ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32)
+_b_set_attrs_of = _fn('rill_op_builder_set_attrs_of', c_status_p, ctypes.c_void_p,
+                      ctypes.c_void_p, ctypes.c_int32, ctypes.c_size_t)
+
+_LIST_ITEMS = {ATTR_INTS: ctypes.c_int32, ATTR_BLOCKS: ctypes.c_int32, ATTR_LONGS: ctypes.c_int64,
+               ATTR_FLOATS: ctypes.c_float, ATTR_FLOAT64S: ctypes.c_double,
+               ATTR_BOOLEANS: ctypes.c_bool, ATTR_STRINGS: ctypes.c_char_p,
+               ATTR_VARS: ctypes.c_char_p}
+
+
+def _attr_python(a):
+    """The Python value of a rill_attr_value_info."""
+    t = a.type
+    if t in (ATTR_INT, ATTR_LONG, ATTR_BLOCK):
+        return a.i
+    if t == ATTR_BOOLEAN:
+        return bool(a.i)
+    if t in (ATTR_FLOAT, ATTR_FLOAT64):
+        return a.f
+    if t in (ATTR_STRING, ATTR_VAR):
+        return a.s.decode('utf-8', 'replace')
+    item = _LIST_ITEMS.get(t)
+    if item is None:
+        return None
+    if not a.count:
+        return []
+    vals = ctypes.cast(a.items, ctypes.POINTER(item))[:a.count]
+    if item is ctypes.c_char_p:
+        return [v.decode('utf-8', 'replace') for v in vals]
+    return list(vals)
+
+
+_ATTR_SETTERS = {
+    ATTR_INT: _scalar_setter('rill_op_builder_attr_int', ctypes.c_int32),
+    ATTR_LONG: _scalar_setter('rill_op_builder_attr_long', ctypes.c_int64),
+    ATTR_FLOAT: _scalar_setter('rill_op_builder_attr_float', ctypes.c_float),
+    ATTR_FLOAT64: _scalar_setter('rill_op_builder_attr_double', ctypes.c_double),
+    ATTR_BOOLEAN: _scalar_setter('rill_op_builder_attr_bool', ctypes.c_bool),
+    ATTR_BLOCK: _scalar_setter('rill_op_builder_attr_block', ctypes.c_int32),
+    ATTR_STRING: (lambda f: lambda b, k, v: f(b, k, v.encode('utf-8')))(
+        _fn('rill_op_builder_attr_string', c_status_p, ctypes.c_void_p, ctypes.c_char_p,
+            ctypes.c_char_p)),
+    ATTR_INTS: _list_setter('rill_op_builder_attr_ints', ctypes.c_int32),
+    ATTR_LONGS: _list_setter('rill_op_builder_attr_longs', ctypes.c_int64),
+    ATTR_FLOATS: _list_setter('rill_op_builder_attr_floats', ctypes.c_float),
+    ATTR_BOOLEANS: _list_setter('rill_op_builder_attr_bools', ctypes.c_bool),
+    ATTR_STRINGS: _list_setter('rill_op_builder_attr_strings', ctypes.c_char_p,
+                               lambda x: x.encode('utf-8')),
+}
+
+
 class CProgram(object):
-    """A C program (rill_program *) parsed from ProgramDesc bytes."""
+    """A C program (rill_program *): parsed from ProgramDesc bytes, or empty and built
+    through the editing API (a rill.Program's live handle)."""
 
     def __init__(self, handle):
         self._h = handle
+
+    @classmethod
+    def create(cls):
+        out = ctypes.c_void_p()
+        check(_prog_create(ctypes.byref(out)))
+        return cls(out.value)
+
+    def copy(self):
+        out = ctypes.c_void_p()
+        check(_prog_copy(self._h, ctypes.byref(out)))
+        return CProgram(out.value)
+
+    def append_block(self, parent):
+        out = ctypes.c_int32()
+        check(_append_block(self._h, int(parent), ctypes.byref(out)))
+        return out.value
+
+    def add_var(self, block, name, type, dtype, shape, lod_level, persistable):
+        tensor = type in _TENSOR_TYPES
+        shape = shape if tensor else ()
+        dims = _DIMS[len(shape)](*shape) if len(shape) <= RILL_MAX_DIMS else None
+        check(_add_var(self._h, block, name.encode('utf-8'), type, dtype if tensor else 5,
+                       dims, len(shape), lod_level, bool(persistable)))
+
+    def set_flags(self, block, name, persistable, is_parameter, stop_gradient):
+        check(_set_flags(self._h, block, name.encode('utf-8'), bool(persistable),
+                         bool(is_parameter), bool(stop_gradient)))
+
+    def set_tensor(self, block, name, has_tensor, dtype, shape, lod_level):
+        dims = _DIMS[len(shape)](*shape) if len(shape) <= RILL_MAX_DIMS else None
+        check(_set_tensor(self._h, block, name.encode('utf-8'), bool(has_tensor), dtype, dims,
+                          len(shape), lod_level))
+
+    def set_need_check_feed(self, block, name, value):
+        check(_set_ncf(self._h, block, name.encode('utf-8'), bool(value)))
+
+    def remove_var(self, block, name):
+        check(_remove_var(self._h, block, name.encode('utf-8')))
+
+    def remove_op(self, block, index):
+        check(_remove_op(self._h, block, index))
+
+    def num_ops(self, block):
+        return _num_ops(self._h, block)
+
+    def var_info(self, block, name, info=None):
+        """The rill_var_info of `name` declared in `block`, or None."""
+        pos = ctypes.c_size_t()
+        if not _var_index(self._h, block, name.encode('utf-8'), ctypes.byref(pos)):
+            return None
+        info = info or VarInfo()
+        check(_var_info(self._h, block, pos.value, ctypes.byref(info)))
+        return info
+
+    def insert_op(self, block, index, type, inputs, outputs, attrs):
+        """Adds an op through the C op builder at `index` (None: at the end). inputs and
+        outputs: [(slot, [names])]; attrs: [(name, AttrType, value)]. The builder is not
+        strict: attributes the schema lacks are kept (op_role, op_namescope) and the op's
+        inference checks the ones it declares."""
+        b = ctypes.c_void_p()
+        check(_b_create(type.encode('utf-8'), ctypes.byref(b)))
+        try:
+            h = b.value
+            check(_b_strict(h, False))
+            for slot, args in inputs:
+                check(_b_input(h, slot.encode('utf-8'), _cstrs(args), len(args)))
+            for slot, args in outputs:
+                check(_b_output(h, slot.encode('utf-8'), _cstrs(args), len(args)))
+            for name, t, value in attrs:
+                check(_ATTR_SETTERS[t](h, name.encode('utf-8'), value))
+            if index is None:
+                index = _num_ops(self._h, block)
+            check(_b_insert(h, self._h, block, index))
+        finally:
+            _b_destroy(b.value)
+
+    def infer_op(self, block, index):
+        check(_infer_op(self._h, block, index))
+
+    def set_attr(self, block, index, name, t, value):
+        """Sets attribute `name` of op #index (replacing one of that name)."""
+        b = ctypes.c_void_p()
+        check(_b_create(b'attr', ctypes.byref(b)))
+        try:
+            check(_b_strict(b.value, False))
+            check(_ATTR_SETTERS[t](b.value, name.encode('utf-8'), value))
+            check(_b_set_attrs_of(b.value, self._h, block, index))
+        finally:
+            _b_destroy(b.value)
+
+    # -- reading (the dicts rill.framework caches) --
+
+    def num_blocks(self):
+        return _num_blocks(self._h)
+
+    def block_parent(self, block):
+        return _block_parent(self._h, block)
+
+    def num_vars(self, block):
+        return _num_vars(self._h, block)
+
+    def read_var(self, block, i):
+        info, flags = VarInfo(), VarFlags()
+        check(_var_info(self._h, block, i, ctypes.byref(info)))
+        check(_var_flags(self._h, block, i, ctypes.byref(flags)))
+        return {'name': info.name.decode('utf-8', 'replace'), 'type': info.type, 'dtype': info.dtype,
+                'shape': info.dims[:info.ndim] if info.ndim else [],
+                'lod_level': info.lod_level, 'persistable': info.persistable,
+                'is_parameter': info.is_parameter, 'stop_gradient': flags.stop_gradient,
+                'need_check_feed': flags.need_check_feed, 'has_tensor': info.has_tensor}
+
+    def read_op(self, block, i):
+        info, slot, a = OpInfo(), SlotInfo(), AttrValueInfo()
+        h = self._h
+        check(_op_info(h, block, i, ctypes.byref(info)))
+        d = {'type': info.type.decode('utf-8', 'replace'), 'inputs': [], 'outputs': [], 'attrs': []}
+        for fn, n, key in ((_op_in_info, info.ninputs, 'inputs'),
+                           (_op_out_info, info.noutputs, 'outputs')):
+            for k in range(n):
+                check(fn(h, block, i, k, ctypes.byref(slot)))
+                d[key].append((slot.name.decode('utf-8', 'replace'),
+                               [x.decode('utf-8', 'replace') for x in slot.args[:slot.nargs]]))
+        for k in range(info.nattrs):
+            check(_attr_value(h, block, i, k, ctypes.byref(a)))
+            d['attrs'].append((a.name.decode('utf-8', 'replace'), a.type, _attr_python(a)))
+        return d
 
     @classmethod
     def parse(cls, data):

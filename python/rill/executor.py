@@ -221,9 +221,28 @@ def _fetch_name(f):
     raise TypeError('fetch_list items must be Variables or names, got %r' % (f,))
 
 
-class _Plan(object):
-    """What run() needs per (program version, feed names, fetch names)."""
-    __slots__ = ('version', 'cprog', 'feed_b', 'feed_meta', 'fetch_b', 'fetch_names')
+def _explain_feed_error(err, block, feed_names, tensors):
+    """The error to raise for `err`, a failed rill_executor_run: the C executor checks
+    every feed (a variable of block 0, its dtype, its declared shape) before any op runs,
+    and when a feed is why, the message here says it in Fluid's terms (a name that is no
+    variable lists the program's data variables; rill.data's shapes are shown as
+    tuples). Otherwise `err` itself."""
+    for n in feed_names:
+        if n not in block.vars:
+            data = [k for k, x in block.vars.items() if x.is_data]
+            return error_class('NOT_FOUND')(
+                "feed '%s' is not a variable of the program (its data variables: %s)" %
+                (n, ', '.join(data) or 'none'))
+    for n, t in zip(feed_names, tensors):
+        v = block.vars[n]
+        if not (v.need_check_feed and v.desc.get('has_tensor', True)):
+            continue
+        shape, got = v.shape, tuple(t.shape())
+        if len(shape) != len(got) or any(d >= 0 and d != s for d, s in zip(shape, got)):
+            return error_class('INVALID_ARGUMENT')(
+                "feed '%s': shape %s does not match the declared shape %s (-1: any)" %
+                (n, got, tuple(shape)))
+    return err
 
 
 _open_executors = weakref.WeakSet()
@@ -281,7 +300,6 @@ class Executor(object):
                  True: core.SCHEDULE_PARALLEL}[parallel]
         self.num_threads = int(num_threads) if num_threads is not None else _env_threads()
         self._c = core.CExecutor(self.num_threads, sched, device, device_id)
-        self._plans = {}
         self._closed = False
         _open_executors.add(self)
 
@@ -293,7 +311,6 @@ class Executor(object):
         if self._closed:
             return
         self._closed = True
-        self._plans.clear()
         c, self._c = self._c, None
         try:
             try:
@@ -321,42 +338,12 @@ class Executor(object):
         if self._closed:
             raise error_class('FAILED_PRECONDITION')('Executor.%s: the executor is closed' % what)
 
-    def _plan(self, program, feed_names, fetch_names):
-        key = (program._id, feed_names, fetch_names)
-        plan = self._plans.get(key)
-        if plan is not None and plan.version == program._version:
-            return plan
-        blk = program.global_block()
-        meta = []
-        for n in feed_names:
-            v = blk.vars.get(n)
-            if v is None:
-                data = [k for k, x in blk.vars.items() if x.is_data]
-                raise error_class('NOT_FOUND')(
-                    "feed '%s' is not a variable of the program (its data variables: %s)" %
-                    (n, ', '.join(data) or 'none'))
-            # Only rill.data's variables (need_check_feed) have their feeds checked
-            # against the declared shape, as in Fluid 1.x; layers.data's take any shape.
-            shape = v.shape if v.desc.get('has_tensor', True) else None
-            meta.append((n, v.dtype, (shape, bool(v.desc.get('need_check_feed')))))
-        for n in fetch_names:
-            if blk._find_var_recursive(n) is None:
-                raise error_class('NOT_FOUND')(
-                    "fetch '%s' is not a variable of the program's global block" % n)
-        plan = _Plan()
-        plan.version = program._version
-        plan.cprog = program._c()
-        plan.feed_b = core.names_array(feed_names)
-        plan.feed_meta = meta
-        plan.fetch_b = core.names_array(fetch_names)
-        plan.fetch_names = fetch_names
-        if len(self._plans) > 64:
-            self._plans.clear()
-        self._plans[key] = plan
-        return plan
-
     @staticmethod
-    def _feed_tensor(name, dtype, shape, value):
+    def _feed_tensor(name, var, value):
+        """The C tensor fed for `value`: an array of another dtype of the same kind is
+        converted to the variable's dtype, and one of another rank that fits a
+        layers.data variable is viewed in its rank. What does not fit is left for the C
+        executor's check, which names the feed."""
         lod = None
         if type(value) is np.ndarray:
             arr = value
@@ -368,14 +355,15 @@ class Executor(object):
             arr = value._array
         else:
             arr = np.asarray(value)
-        if arr.dtype != dtype:
-            same_kind = (arr.dtype.kind in 'fc' and dtype.kind in 'fc') or \
-                (arr.dtype.kind in 'iub' and dtype.kind in 'iub')
-            if not same_kind:
-                raise error_class('INVALID_ARGUMENT')(
-                    "feed '%s': got %s data for a %s variable" % (name, arr.dtype, dtype))
-            arr = arr.astype(dtype)
-        shape, strict = shape
+        if var is not None:
+            dtype = var.dtype
+            if arr.dtype != dtype and ((arr.dtype.kind in 'fc' and dtype.kind in 'fc') or
+                                       (arr.dtype.kind in 'iub' and dtype.kind in 'iub')):
+                arr = arr.astype(dtype)
+            shape = var.shape if var.desc.get('has_tensor', True) else None
+            strict = var.need_check_feed
+        else:
+            shape = None
         if shape is not None and not strict and arr.ndim != len(shape) and \
                 sum(1 for d in shape if d < 0) <= 1:
             # layers.data: Fluid does not check the feed; the C executor takes the declared
@@ -385,12 +373,6 @@ class Executor(object):
                 arr = arr.reshape([d if d >= 0 else -1 for d in shape])
             except ValueError:
                 pass
-        if shape is not None and strict:
-            got = arr.shape
-            if len(shape) != len(got) or any(d >= 0 and d != s for d, s in zip(shape, got)):
-                raise error_class('INVALID_ARGUMENT')(
-                    "feed '%s': shape %s does not match the declared shape %s (-1: any)" %
-                    (name, tuple(got), tuple(shape)))
         t = Tensor.from_numpy(arr)
         if lod:
             try:
@@ -432,14 +414,19 @@ class Executor(object):
         fetch_list = fetch_list or []
         if not isinstance(fetch_list, (list, tuple)):
             fetch_list = [fetch_list]
-        feed_names = tuple(feed.keys())
-        fetch_names = tuple(_fetch_name(f) for f in fetch_list)
-        plan = self._plan(program, feed_names, fetch_names)
-        tensors = [self._feed_tensor(n, dt, shp, feed[n]) for n, dt, shp in plan.feed_meta]
+        fetch_names = [_fetch_name(f) for f in fetch_list]
+        blk = program.global_block()
+        feed_names = list(feed)
+        tensors = [self._feed_tensor(n, blk.vars.get(n), feed[n]) for n in feed_names]
         scope = scope if scope is not None else _global_scope
         _store_reader_state(program, scope)
-        outs = self._c.run(plan.cprog, scope._c, plan.feed_b, tensors, plan.fetch_b,
-                           len(fetch_names))
+        # The C executor checks feeds and fetches and keeps the plan of each program
+        # revision and name lists (rill_executor_run).
+        try:
+            outs = self._c.run(program._c(), scope._c, core.names_array(feed_names), tensors,
+                               core.names_array(fetch_names), len(fetch_names))
+        except core.Error as e:
+            raise _explain_feed_error(e, blk, feed_names, tensors) from None
         if return_numpy:
             return [t.numpy(copy=False) for t in outs]
         return outs

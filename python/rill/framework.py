@@ -1,9 +1,12 @@
 """Programs, blocks, variables, parameters and operators (Fluid 1.x's framework.py).
 
-A Program is held in Python (the descriptions as dicts, wrapped by Block, Variable and
-Operator objects) and turned into a C program (librill's rill_program) when something
-in C needs it: shape inference after each appended op, the backward pass, pruning,
-running. The C copy is cached per program version; every edit bumps the version."""
+A Program is a live C program (librill's rill_program), edited through the C editing
+API as it is built: variables are declared with rill_block_add_var, ops are added
+through the C op builder and each op's shapes are inferred by one rill_block_infer_op
+call. Transforms (backward, clipping, weight decay) run on it in place; parsing,
+serializing, copying and pruning are C's. Variable and Operator objects hold what
+Python reads often as plain dicts: a variable's description is written with each edit,
+an op's is read from C (rill_block_op_*_info) the first time it is asked for."""
 
 import collections
 import contextlib
@@ -12,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from . import core, proto
+from . import core
 from .core import Error
 
 __all__ = ['Program', 'Block', 'Variable', 'Parameter', 'Operator', 'program_guard',
@@ -203,7 +206,13 @@ class Variable(object):
         self.desc = desc
 
     def _touch(self):
-        self.block.program._bump()
+        self.block.program._edited()
+
+    def _c_flags(self):
+        d = self.desc
+        self.block.program._h.set_flags(self.block.idx, d['name'], d.get('persistable', False),
+                                        d.get('is_parameter', False),
+                                        d.get('stop_gradient', False))
 
     @property
     def name(self):
@@ -230,8 +239,18 @@ class Variable(object):
             return self.desc.get(name, False)
 
         def put(self, v):
+            old = self.desc.get(name, False)
             self.desc[name] = bool(v)
-            self._touch()
+            try:
+                if name == 'need_check_feed':
+                    self.block.program._h.set_need_check_feed(self.block.idx, self.desc['name'],
+                                                              bool(v))
+                else:
+                    self._c_flags()
+            except Error:
+                self.desc[name] = old
+                raise
+            self.block.program._edited()
         return property(get, put)
 
     persistable = _prop('persistable')
@@ -250,12 +269,15 @@ class Variable(object):
         self.desc['is_data'] = bool(v)
 
     def _set_meta(self, dtype, shape, lod_level=None):
-        self.desc['dtype'] = dtype
-        self.desc['shape'] = list(shape)
-        self.desc['has_tensor'] = True
-        if lod_level is not None:
-            self.desc['lod_level'] = lod_level
-        self._touch()
+        d = self.desc
+        shape = [int(x) for x in shape]
+        lod = d.get('lod_level', 0) if lod_level is None else lod_level
+        self.block.program._h.set_tensor(self.block.idx, d['name'], True, dtype, shape, lod)
+        d['dtype'] = dtype
+        d['shape'] = shape
+        d['has_tensor'] = True
+        d['lod_level'] = lod
+        self.block.program._edited()
 
     def to_string(self, throw_on_error=False, with_details=False):
         d = self.desc
@@ -332,11 +354,32 @@ class Parameter(Variable):
 # ------------------------------------------------------------------ Operator ----
 
 class Operator(object):
-    """An op of a block: a view of one OpDesc dict."""
+    """An op of a block. Its description (type, slots, attributes) is a dict read from
+    the C program when first asked for; edits go to C and to the dict."""
 
-    def __init__(self, block, desc):
+    def __init__(self, block, desc=None, index=0):
         self.block = block
-        self.desc = desc
+        self._desc = desc
+        self._i = index  # where the op was last seen in block.ops
+
+    def _index(self):
+        ops = self.block.ops
+        i = self._i
+        if not (i < len(ops) and ops[i] is self):
+            for i, o in enumerate(ops):
+                if o is self:
+                    break
+            else:
+                raise ValueError('op %s is no longer in block %d' % (self.type, self.block.idx))
+            self._i = i
+        return i
+
+    @property
+    def desc(self):
+        d = self._desc
+        if d is None:
+            d = self._desc = self.block.program._h.read_op(self.block.idx, self._index())
+        return d
 
     @property
     def type(self):
@@ -388,16 +431,18 @@ class Operator(object):
 
     def _set_attr(self, name, value):
         value = _plain(value)
-        t = proto.BLOCK if isinstance(value, Block) else proto.attr_type_of(value)
+        t = core.ATTR_BLOCK if isinstance(value, Block) else core.attr_type_of(value)
         if isinstance(value, Block):
             value = value.idx
-        for i, a in enumerate(self.desc['attrs']):
+        attrs = self.desc['attrs']
+        self.block.program._h.set_attr(self.block.idx, self._index(), name, t, value)
+        for i, a in enumerate(attrs):
             if a[0] == name:
-                self.desc['attrs'][i] = (name, t, value, b'')
+                attrs[i] = (name, t, value)
                 break
         else:
-            self.desc['attrs'].append((name, t, value, b''))
-        self.block.program._bump()
+            attrs.append((name, t, value))
+        self.block.program._edited()
 
     def to_string(self, throw_on_error=False):
         outs = ', '.join('%s=%s' % (p, list(a)) for p, a in self.desc['outputs'])
@@ -431,29 +476,57 @@ def _names(v):
     raise TypeError('an op argument must be a Variable or a name, got %r' % (v,))
 
 
+def _new_var_desc(name, type=core.LOD_TENSOR, dtype=5, shape=None, lod_level=0,
+                  persistable=False, is_parameter=False, stop_gradient=False,
+                  need_check_feed=False, has_tensor=True):
+    return {'name': name, 'type': type, 'dtype': dtype, 'shape': list(shape or []),
+            'lod_level': lod_level, 'persistable': persistable, 'is_parameter': is_parameter,
+            'stop_gradient': stop_gradient, 'need_check_feed': need_check_feed,
+            'has_tensor': has_tensor}
+
+
 class Block(object):
-    def __init__(self, program, desc):
+    def __init__(self, program, idx, parent_idx):
         self.program = program
-        self.desc = desc
+        self.idx = idx
+        self.parent_idx = parent_idx
         self.vars = collections.OrderedDict()
         self.ops = []
-        for vd in desc['vars']:
-            self.vars[vd['name']] = self._wrap_var(vd)
-        for od in desc['ops']:
-            self.ops.append(Operator(self, od))
+
+    def _read_from_c(self, old_vars=None):
+        """Fills vars and ops from the C program. Variables of `old_vars` (name ->
+        Variable) are kept as objects, their descriptions refreshed; ops are read when
+        first asked for."""
+        h = self.program._h
+        self.vars = collections.OrderedDict()
+        for i in range(h.num_vars(self.idx)):
+            vd = h.read_var(self.idx, i)
+            v = old_vars.get(vd['name']) if old_vars else None
+            if v is not None:
+                if v.desc.get('is_data'):
+                    vd['is_data'] = True
+                v.desc.clear()
+                v.desc.update(vd)
+                v.block = self
+            else:
+                v = self._wrap_var(vd)
+            self.vars[vd['name']] = v
+        self._read_ops_from_c()
+
+    def _read_ops_from_c(self):
+        """Op objects for the C program's ops: those held keep their place (an in-place
+        transform appends), and every description is read again when asked for."""
+        n = self.program._h.num_ops(self.idx)
+        ops = self.ops[:n]
+        for op in ops:
+            op._desc = None
+        ops.extend(Operator(self, None, i) for i in range(len(ops), n))
+        self.ops = ops
 
     def _wrap_var(self, vd):
         if vd.get('is_parameter'):
             return Parameter(self, vd)
         return Variable(self, vd)
-
-    @property
-    def idx(self):
-        return self.desc['idx']
-
-    @property
-    def parent_idx(self):
-        return self.desc['parent_idx']
 
     def var(self, name):
         v = self.vars.get(name)
@@ -485,7 +558,7 @@ class Block(object):
     def iter_parameters(self):
         return iter(self.all_parameters())
 
-    def create_var(self, name=None, shape=None, dtype='float32', type=proto.LOD_TENSOR,
+    def create_var(self, name=None, shape=None, dtype='float32', type=core.LOD_TENSOR,
                    lod_level=0, persistable=False, stop_gradient=False, is_data=False,
                    infer=False, need_check_feed=False, **kwargs):
         """Declares a variable (returns the existing one of that name). infer=True leaves
@@ -495,17 +568,35 @@ class Block(object):
             name = unique_name.generate('_generated_var')
         if name in self.vars:
             return self.vars[name]
-        vd = proto.new_var(name, type=type, dtype=core.dtype_code(dtype),
+        vd = _new_var_desc(name, type=type, dtype=core.dtype_code(dtype),
                            shape=[int(d) for d in (shape or [])], lod_level=lod_level,
                            persistable=persistable, stop_gradient=stop_gradient,
                            need_check_feed=need_check_feed, has_tensor=not infer)
         if is_data:
             vd['is_data'] = True
-        self.desc['vars'].append(vd)
         v = Variable(self, vd)
-        self.vars[name] = v
-        self.program._bump()
+        self._add_var(v)
         return v
+
+    def _add_var(self, v):
+        """Declares Variable v (whose desc is new) in the C program and in block.vars."""
+        vd = v.desc
+        h = self.program._h
+        name = vd['name']
+        h.add_var(self.idx, name, vd['type'], vd['dtype'], vd['shape'], vd.get('lod_level', 0),
+                  vd.get('persistable', False))
+        try:
+            if vd.get('is_parameter') or vd.get('stop_gradient'):
+                v._c_flags()
+            if vd.get('need_check_feed'):
+                h.set_need_check_feed(self.idx, name, True)
+            if not vd.get('has_tensor', True) and vd['type'] in core._TENSOR_TYPES:
+                h.set_tensor(self.idx, name, False, 5, [], 0)
+        except Error:
+            h.remove_var(self.idx, name)
+            raise
+        self.vars[name] = v
+        self.program._edited()
 
     def create_parameter(self, name, shape, dtype='float32', trainable=True, optimize_attr=None,
                          regularizer=None, gradient_clip_attr=None, initializer=None,
@@ -515,27 +606,24 @@ class Block(object):
             if not isinstance(v, Parameter):
                 raise ValueError('variable %s exists and is not a parameter' % name)
             return v
-        vd = proto.new_var(name, dtype=core.dtype_code(dtype), shape=[int(d) for d in shape],
+        vd = _new_var_desc(name, dtype=core.dtype_code(dtype), shape=[int(d) for d in shape],
                            persistable=True, is_parameter=True,
                            stop_gradient=stop_gradient or not trainable)
-        self.desc['vars'].append(vd)
         p = Parameter(self, vd, trainable=trainable, optimize_attr=optimize_attr,
                       regularizer=regularizer, gradient_clip_attr=gradient_clip_attr)
-        self.vars[name] = p
-        self.program._bump()
+        self._add_var(p)
         if initializer is not None:
             initializer(p, self)
         return p
 
     def _remove_var(self, name):
-        v = self.vars.pop(name, None)
-        if v is not None:
-            self.desc['vars'].remove(v.desc)
-            self.program._bump()
+        if name in self.vars:
+            self.program._h.remove_var(self.idx, name)
+            del self.vars[name]
+            self.program._edited()
 
     def _make_op(self, type, inputs, outputs, attrs):
-        od = {'type': type, 'inputs': [], 'outputs': [], 'attrs': [], 'is_target': None,
-              'unknown': b''}
+        od = {'type': type, 'inputs': [], 'outputs': [], 'attrs': []}
         for k, v in (inputs or {}).items():
             od['inputs'].append((k, _names(v)))
         for k, v in (outputs or {}).items():
@@ -552,22 +640,32 @@ class Block(object):
                 continue
             v = _plain(v)
             if isinstance(v, Block):
-                od['attrs'].append((k, proto.BLOCK, v.idx, b''))
+                od['attrs'].append((k, core.ATTR_BLOCK, v.idx))
             else:
-                od['attrs'].append((k, proto.attr_type_of(v), v, b''))
+                od['attrs'].append((k, core.attr_type_of(v), v))
         return op
+
+    def _add_op(self, index, op):
+        """Adds op at `index` (None: the end) to the C program, through the C op builder,
+        and to block.ops. Returns its index."""
+        at = len(self.ops) if index is None else index
+        d = op.desc
+        self.program._h.insert_op(self.idx, at, d['type'], d['inputs'], d['outputs'], d['attrs'])
+        op._i = at
+        self.ops.insert(at, op)
+        self.program._edited()
+        return at
 
     def append_op(self, type, inputs=None, outputs=None, attrs=None, infer_shape=True, **kw):
         op = self._make_op(type, inputs, outputs, attrs)
-        self.desc['ops'].append(op.desc)
-        self.ops.append(op)
-        self.program._bump()
-        if infer_shape:
+        prog = self.program
+        at = self._add_op(None, op)
+        if infer_shape and not any(a[1] in (core.ATTR_BLOCK, core.ATTR_BLOCKS)
+                                   for a in op.desc['attrs']):
             try:
-                self.program._infer_op(self, op)
+                prog._infer_op(self, op, at)
             except Exception:
-                self.desc['ops'].pop()
-                self.ops.pop()
+                self._remove_op(len(self.ops) - 1)
                 # Outputs declared for this op alone (no shape yet, no other user) go too.
                 used = set()
                 for o in self.ops:
@@ -577,28 +675,23 @@ class Block(object):
                     v = self.vars.get(n)
                     if v is not None and not v.desc.get('has_tensor', True) and n not in used:
                         self._remove_var(n)
-                self.program._bump()
                 raise
         return op
 
     def _prepend_op(self, type, inputs=None, outputs=None, attrs=None, **kw):
         op = self._make_op(type, inputs, outputs, attrs)
-        self.desc['ops'].insert(0, op.desc)
-        self.ops.insert(0, op)
-        self.program._bump()
+        self._add_op(0, op)
         return op
 
     def _insert_op(self, index, type, inputs=None, outputs=None, attrs=None, **kw):
         op = self._make_op(type, inputs, outputs, attrs)
-        self.desc['ops'].insert(index, op.desc)
-        self.ops.insert(index, op)
-        self.program._bump()
+        self._add_op(index, op)
         return op
 
     def _remove_op(self, index):
-        self.desc['ops'].pop(index)
+        self.program._h.remove_op(self.idx, index)
         self.ops.pop(index)
-        self.program._bump()
+        self.program._edited()
 
     def to_string(self, throw_on_error=False, with_details=False):
         lines = ['{ // block %d' % self.idx]
@@ -622,123 +715,109 @@ class Program(object):
     _next_id = [0]
 
     def __init__(self):
-        self._init_from({'blocks': [{'idx': 0, 'parent_idx': -1, 'vars': [], 'ops': [],
-                                     'forward_block_idx': None, 'unknown': b''}],
-                         'unknown': b''})
+        self._init_from_c(core.CProgram.create())
         self.random_seed = 0
 
-    def _init_from(self, desc):
+    def _init_from_c(self, handle):
         Program._next_id[0] += 1
         self._id = Program._next_id[0]
-        self.desc = desc
-        self.blocks = [Block(self, b) for b in desc['blocks']]
+        self._h = handle
+        self.blocks = []
+        self._read_blocks_from_c()
         self.current_block_idx = 0
         self._version = 0
-        self._c_cache = None
         self._op_role = OpRole.Forward
         self._op_role_var = []
         self._is_test = False
 
-    def _bump(self):
+    def _read_blocks_from_c(self):
+        """Block objects for the C program's blocks not yet wrapped (filled from C)."""
+        h = self._h
+        for b in range(len(self.blocks), h.num_blocks()):
+            blk = Block(self, b, h.block_parent(b))
+            blk._read_from_c()
+            self.blocks.append(blk)
+
+    def _edited(self):
         self._version += 1
+
+    _bump = _edited
+
+    def _transformed(self):
+        """After a transform ran on the C program in place (ops and variables added,
+        descriptions inferred): variables are read again, kept as the same objects; op
+        objects for the new ops are added; new blocks are wrapped."""
+        for b in self.blocks:
+            b._read_from_c(b.vars)
+        self._read_blocks_from_c()
+        self._edited()
 
     # -- C side --
 
     def serialize_to_string(self):
-        return proto.encode_program(self.desc)
+        return self._h.serialize()
 
     def _c(self):
-        """The C program of the current version (cached)."""
-        c = self._c_cache
-        if c is None or c[0] != self._version:
-            c = (self._version, core.CProgram.parse(self.serialize_to_string()))
-            self._c_cache = c
-        return c[1]
+        """The C program (rill_program), edited in place by every change."""
+        return self._h
 
     @classmethod
     def parse_from_string(cls, binary_str):
         """A Program from ProgramDesc bytes (a `__model__` file, a .pdmodel)."""
-        data = bytes(binary_str)
-        core.CProgram.parse(data)  # the C codec's checks first, with its messages
-        try:
-            desc = proto.decode_program(data)
-        except (proto.DecodeError, ValueError, TypeError, IndexError, KeyError) as e:
-            raise core.error_class('CORRUPT')('ProgramDesc: %s' % e) from None
+        return cls._from_c(core.CProgram.parse(bytes(binary_str)))
+
+    @classmethod
+    def _from_c(cls, handle):
         p = cls.__new__(cls)
-        p._init_from(desc)
+        p._init_from_c(handle)
         p.random_seed = 0
         return p
 
     def _reload(self, data):
-        """Replaces the descriptions with `data` (bytes from C after a transform), keeping
-        the Variable objects users hold: their dicts are updated in place."""
-        desc = proto.decode_program(data)
-        old = {}
-        for b in self.blocks:
-            for name, v in b.vars.items():
-                old[(b.idx, name)] = v
-        self.desc = desc
-        blocks = []
-        for bd in desc['blocks']:
-            blk = Block.__new__(Block)
-            blk.program = self
-            blk.desc = bd
-            blk.vars = collections.OrderedDict()
-            for i, vd in enumerate(bd['vars']):
-                v = old.get((bd['idx'], vd['name']))
-                if v is not None:
-                    if v.desc.get('is_data'):
-                        vd['is_data'] = True
-                    v.desc.clear()
-                    v.desc.update(vd)
-                    bd['vars'][i] = v.desc
-                    v.block = blk
-                else:
-                    v = blk._wrap_var(vd)
-                blk.vars[vd['name']] = v
-            blk.ops = [Operator(blk, od) for od in bd['ops']]
-            blocks.append(blk)
-        self.blocks = blocks
-        self._bump()
+        """Replaces the program by ProgramDesc bytes `data` (a transformed copy), keeping
+        the Variable objects users hold."""
+        self._adopt(core.CProgram.parse(bytes(data)))
 
-    def _infer_op(self, block, op):
-        """Compile-time shapes of `op`'s outputs, from C (rill_program_infer_shapes run on
-        a program holding just the op and the variables it touches)."""
-        if any(a[1] in (proto.BLOCK, proto.BLOCKS) for a in op.desc['attrs']):
-            return
-        names = []
+    def _adopt(self, handle):
+        """Replaces the C program by `handle` (a transformed copy of it), keeping the
+        Variable objects users hold."""
+        self._h = handle
+        for b in self.blocks:
+            for op in b.ops:
+                op._desc = None
+        self.blocks = self.blocks[:self._h.num_blocks()]
+        self._transformed()
+
+    def _infer_op(self, block, op, at):
+        """Compile-time shapes of `op`'s outputs: one rill_block_infer_op call on op #at
+        of the block in the C program, then the inferred descriptions of its outputs
+        are read back."""
         for n in op.input_arg_names + op.output_arg_names:
-            if n not in names:
-                names.append(n)
-        vars_ = []
-        for n in names:
-            v = block._find_var_recursive(n)
-            if v is None:
+            if block._find_var_recursive(n) is None:
                 raise ValueError('op %s: variable %s is not declared in block %d' %
                                  (op.type, n, block.idx))
-            vars_.append(v)
-        scratch = {'blocks': [{'idx': 0, 'parent_idx': -1, 'vars': [v.desc for v in vars_],
-                               'ops': [op.desc], 'forward_block_idx': None, 'unknown': b''}],
-                   'unknown': b''}
-        c = core.CProgram.parse(proto.encode_program(scratch))
+        h = self._h
         try:
-            c.infer_shapes()
+            h.infer_op(block.idx, at)
         except Error as e:
             raise type(e)('%s (op %s appended to block %d)' % (e.message, op.type,
                                                               block.idx)) from None
-        got = proto.decode_program(c.serialize())
-        outs = set(op.output_arg_names)
-        for vd in got['blocks'][0]['vars']:
-            if vd['name'] in outs and vd.get('has_tensor'):
-                v = block._find_var_recursive(vd['name'])
-                if v.desc.get('has_tensor') and v.desc['shape'] == vd['shape'] and \
-                        v.desc['dtype'] == vd['dtype']:
-                    continue
-                v.desc['dtype'] = vd['dtype']
-                v.desc['shape'] = vd['shape']
-                v.desc['has_tensor'] = True
-                v.desc['lod_level'] = vd.get('lod_level', 0)
-        self._bump()
+        info = core.VarInfo()
+        for n in set(op.output_arg_names):
+            v = block._find_var_recursive(n)
+            got = h.var_info(v.block.idx, n, info)
+            if got is None or not got.has_tensor or got.type != core.LOD_TENSOR:
+                continue
+            d = v.desc
+            shape = got.dims[:got.ndim] if got.ndim else []
+            if d.get('has_tensor') and d['shape'] == shape and d['dtype'] == got.dtype and \
+                    d.get('lod_level', 0) == got.lod_level:
+                continue
+            d['dtype'] = got.dtype
+            d['shape'] = shape
+            d['has_tensor'] = True
+            d['lod_level'] = got.lod_level
+        self._edited()
 
     # -- blocks --
 
@@ -757,12 +836,10 @@ class Program(object):
 
     def _create_block(self, parent_idx=None):
         parent = self.current_block_idx if parent_idx is None else parent_idx
-        bd = {'idx': len(self.blocks), 'parent_idx': parent, 'vars': [], 'ops': [],
-              'forward_block_idx': None, 'unknown': b''}
-        self.desc['blocks'].append(bd)
-        self.blocks.append(Block(self, bd))
-        self.current_block_idx = bd['idx']
-        self._bump()
+        idx = self._h.append_block(parent)
+        self.blocks.append(Block(self, idx, parent))
+        self.current_block_idx = idx
+        self._edited()
         return self.blocks[-1]
 
     def _rollback(self):
@@ -793,38 +870,40 @@ class Program(object):
         and drops backward, optimizer and learning-rate ops (op_role Backward, Optimize
         or LRSched: evaluating does not advance the step counter), so a training program
         gives its evaluation program."""
-        p = Program.__new__(Program)
-        p._init_from(copy.deepcopy(self.desc))
+        p = Program._from_c(self._h.copy())
         p.random_seed = self.random_seed
         # a clone of a transpiled trainer's program saves as that trainer does
         # (rill.distributed.trainer_info follows this back)
         p._rill_clone_of = weakref.ref(self)
         if getattr(self, '_data_loaders', None):
             p._data_loaders = list(self._data_loaders)  # the clone reads from them too
-        # Parameters keep their Python-side attributes.
+        # Variables keep their Python-side state: data flags, parameters' attributes.
         for b_old, b_new in zip(self.blocks, p.blocks):
             for name, v in b_old.vars.items():
+                nv = b_new.vars.get(name)
+                if nv is None:
+                    continue
+                if v.desc.get('is_data'):
+                    nv.desc['is_data'] = True
                 if isinstance(v, Parameter):
-                    nv = b_new.vars[name]
                     b_new.vars[name] = Parameter(b_new, nv.desc, trainable=v.trainable,
                                                  optimize_attr=v.optimize_attr,
                                                  regularizer=v.regularizer,
                                                  gradient_clip_attr=v.gradient_clip_attr)
+            for op_old, op_new in zip(b_old.ops, b_new.ops):
+                if op_old._desc is not None:
+                    op_new._desc = copy.deepcopy(op_old._desc)
         if for_test:
             p._is_test = True
             for b in p.blocks:
-                keep = []
-                for op in b.ops:
-                    role = op.attr('op_role') or 0
+                for i in range(len(b.ops) - 1, -1, -1):
+                    role = b.ops[i].attr('op_role') or 0
                     if role & (OpRole.Backward | OpRole.Optimize | OpRole.LRSched):
-                        continue
-                    keep.append(op)
-                b.ops = keep
-                b.desc['ops'] = [op.desc for op in keep]
-                for op in keep:
+                        b._remove_op(i)
+                for op in b.ops:
                     if _op_has_attr(op.type, 'is_test'):
                         op._set_attr('is_test', True)
-        p._bump()
+        p._edited()
         return p
 
     def _prune(self, targets):
@@ -845,8 +924,7 @@ class Program(object):
                 names.extend(_names(t))
         if not isinstance(feeded_var_names, (list, tuple)):
             feeded_var_names = [feeded_var_names]
-        c = self._c().prune(_names(list(feeded_var_names)), names)
-        p = Program.parse_from_string(c.serialize())
+        p = Program._from_c(self._h.prune(_names(list(feeded_var_names)), names))
         p.random_seed = self.random_seed
         return p
 

@@ -21,7 +21,7 @@ import warnings
 
 import numpy as np
 
-from . import core, proto
+from . import core
 from .core import error_class
 from .executor import global_scope, Scope, Executor
 from .framework import (Program, Variable, Parameter, default_main_program, program_guard,
@@ -39,7 +39,7 @@ __all__ = ['save_vars', 'save_params', 'save_persistables', 'load_vars', 'load_p
            'ComposeNotAligned', 'DataLoader', 'get_program_parameter',
            'get_program_persistable_vars']
 
-_NOT_SAVED = (proto.FEED_MINIBATCH, proto.FETCH_LIST, proto.RAW, 15)
+_NOT_SAVED = (core.FEED_MINIBATCH, core.FETCH_LIST, core.RAW, 15)
 
 
 def is_parameter(var):
@@ -214,8 +214,8 @@ def _inference_program(feeded_var_names, target_vars, main_program):
             names.append(out.name)
     pruned = test._prune_with_input(list(feeded_var_names), names)
     b = pruned.global_block()
-    feed = b.create_var(name='feed', type=proto.FEED_MINIBATCH, persistable=True)
-    fetch = b.create_var(name='fetch', type=proto.FETCH_LIST, persistable=True)
+    feed = b.create_var(name='feed', type=core.FEED_MINIBATCH, persistable=True)
+    fetch = b.create_var(name='fetch', type=core.FETCH_LIST, persistable=True)
     for i, n in enumerate(feeded_var_names):
         b._prepend_op('feed', inputs={'X': feed}, outputs={'Out': n}, attrs={'col': i})
     for i, n in enumerate(names):
@@ -372,12 +372,12 @@ class CheckpointConfig(object):
             if not program.global_block().has_var(n):
                 raise error_class('NOT_FOUND')(
                     "CheckpointConfig: variable '%s' is not in the program's global block" % n)
-        c = core.CProgram.parse(program.serialize_to_string())
-        cs = core.CProgram.parse(startup.serialize_to_string())
+        # on copies, so that a refusal leaves both programs as they were
+        c, cs = program._c().copy(), startup._c().copy()
         n_ops = len(program.global_block().ops)
         self._manager.append_op(c, cs, self.step_var, names)
-        program._reload(c.serialize())
-        startup._reload(cs.serialize())
+        program._adopt(c)
+        startup._adopt(cs)
         for op in program.global_block().ops[n_ops:]:
             op._set_attr('op_role', OpRole.Optimize)
         return program.global_block().ops[n_ops:]

@@ -4,7 +4,7 @@ program. Output shapes come from the ops' shape inference in C."""
 
 import numpy as np
 
-from . import core, proto
+from . import core
 from .framework import (Variable, default_main_program, default_startup_program,
                         unique_name)
 from .initializer import Constant, Normal, Xavier
@@ -1043,8 +1043,8 @@ def array_write(x, i, array=None):
                                    type=_LOD_TENSOR_ARRAY)
     h.append('write_to_array', {'X': [x], 'I': [i]}, {'Out': [array]})
     if not array.shape and x.shape:
-        array.desc['shape'] = list(x.shape)  # as Paddle: the items' shape, for array_read
-        array._touch()
+        # as Paddle: the items' shape, for array_read
+        array._set_meta(array.desc['dtype'], x.shape)
     return array
 
 
@@ -1057,9 +1057,7 @@ def array_read(array, i):
     out = h.tmp(array.dtype.name)
     h.append('read_from_array', {'X': [array], 'I': [i]}, {'Out': [out]})
     if not out.shape and array.shape:
-        out.desc['shape'] = list(array.shape)
-        out.desc['has_tensor'] = True
-        out._touch()
+        out._set_meta(out.desc['dtype'], array.shape)
     return out
 
 
@@ -1105,7 +1103,7 @@ def _block_io(sub, parent):
                 if n not in writes:
                     writes.append(n)
             for a in op.desc['attrs']:
-                if a[1] == proto.BLOCK:
+                if a[1] == core.ATTR_BLOCK:
                     walk(block.program.block(a[2]))
 
     walk(sub)

@@ -3,7 +3,7 @@
 one optimizer op per parameter; accumulators and the learning rate are persistable
 variables initialized by the startup program."""
 
-from . import core, proto, clip as clip_mod
+from . import core, clip as clip_mod
 from .framework import (Parameter, Variable, default_startup_program, unique_name,
                         OpRole)
 from .regularizer import L2DecayRegularizer
@@ -92,7 +92,7 @@ class Optimizer(object):
         no_grad = []
         for n in no_grad_set or []:
             no_grad.append(n.name if isinstance(n, Variable) else n)
-        c = core.CProgram.parse(program.serialize_to_string())
+        c = program._c()  # the passes edit the program in place
         pairs = c.append_backward(loss.name, no_grad)
         if parameter_list is not None:
             wanted = set(p.name if isinstance(p, Variable) else p for p in parameter_list)
@@ -106,7 +106,7 @@ class Optimizer(object):
             raise core.error_class('UNIMPLEMENTED')(
                 'gradient clip %s is not supported (GradientClipByGlobalNorm, '
                 'GradientClipByNorm, GradientClipByValue are)' % type(clip).__name__)
-        program._reload(c.serialize())
+        program._transformed()
         blk = program.global_block()
         if clip is not None and hasattr(clip, '_append'):
             for p, g in pairs:
@@ -125,14 +125,13 @@ class Optimizer(object):
                     (type(reg).__name__, p))
             regs[(p, g)] = reg
         kinds = set((type(r), r.regularization_coeff) for r in regs.values())
-        sparse = any(getattr(blk._find_var_recursive(g), 'type', None) == proto.SELECTED_ROWS
+        sparse = any(getattr(blk._find_var_recursive(g), 'type', None) == core.SELECTED_ROWS
                      for _, g in pairs)
         new_grad = {}
         if regs and len(regs) == len(pairs) and len(kinds) == 1 and not sparse and \
                 isinstance(next(iter(regs.values())), L2DecayRegularizer):
-            c = core.CProgram.parse(program.serialize_to_string())
             c.append_l2_decay(pairs, next(iter(regs.values())).regularization_coeff)
-            program._reload(c.serialize())
+            program._transformed()
             blk = program.global_block()
         else:
             for (p, g), reg in regs.items():

@@ -13,14 +13,14 @@ NEW_GRAD_SUFFIX = '@NEWGRAD@'
 def _sum_into_grad(block, param, grad, decay):
     """grad + decay, in place for a dense grad; for selected rows into a new dense
     variable, as Paddle's _create_regularization_of_grad. Returns the gradient's name."""
-    from . import proto
+    from . import core
     g = block._find_var_recursive(grad)
     out = grad
-    if g is not None and g.type == proto.SELECTED_ROWS:
+    if g is not None and g.type == core.SELECTED_ROWS:
         p = block._find_var_recursive(param)
         out = grad + NEW_GRAD_SUFFIX
         block.create_var(name=out, shape=list(p.shape), dtype=p.dtype.name,
-                         lod_level=p.lod_level, type=proto.LOD_TENSOR)
+                         lod_level=p.lod_level, type=core.LOD_TENSOR)
     block.append_op('sum', inputs={'X': [grad, decay]}, outputs={'Out': out})
     return out
 

@@ -8,20 +8,7 @@
 #include <unistd.h>
 
 #include "rill.h"
-
-#define OK(expr)                                                                   \
-  do {                                                                             \
-    rill_status *st_ = (expr);                                                     \
-    cr_assert_null(st_, "%s: %s", #expr, rill_status_message(st_));                \
-  } while (0)
-
-static void expect_code(rill_status *st, rill_code code, const char *needle) {
-  cr_assert_not_null(st, "expected %s", rill_code_name(code));
-  cr_expect_eq(rill_status_code(st), code, "%s", rill_status_message(st));
-  cr_expect(strstr(rill_status_message(st), needle), "'%s' lacks '%s'", rill_status_message(st),
-            needle);
-  rill_status_destroy(st);
-}
+#include "tests/api/api_test.h"
 
 /* feed x -> scale(x) = y -> fetch y, with a second block under block 0. */
 static rill_program *small_program(void) {
@@ -148,12 +135,7 @@ Test(api_inspect, ops_slots_and_attributes) {
 
 Test(api_inspect, a_parsed_program_keeps_its_file_version) {
   rill_program *p = small_program();
-  void *bytes;
-  size_t n;
-  OK(rill_program_serialize(p, &bytes, &n));
-  rill_program *q;
-  OK(rill_program_parse(bytes, n, &q));
-  rill_free_buffer(bytes);
+  rill_program *q = reparsed(p);
   int64_t v = -7;
   if (rill_program_file_version(q, &v)) cr_assert_geq(v, 0);
   else cr_assert_eq(v, -7, "untouched when absent");

@@ -234,19 +234,24 @@ def test_executor_rejects_bad_places_and_closed_use():
         exe.run(rill.Program())
 
 
-def test_plans_are_cached_and_an_edit_invalidates_them():
+def test_an_edit_of_the_live_program_reaches_the_next_run():
+    # Python keeps no plans: the C executor's plan cache is keyed by the program's
+    # revision, which every edit through Python bumps.
     x = L.data('x', [2])
     y = L.scale(x, 3.0)
     exe = rill.Executor()
     xv = np.ones((1, 2), 'float32')
     a, = exe.run(feed={'x': xv}, fetch_list=[y])
-    plan = exe._plans[(rill.default_main_program()._id, ('x',), (y.name,))]
-    exe.run(feed={'x': xv}, fetch_list=[y])
-    assert exe._plans[(rill.default_main_program()._id, ('x',), (y.name,))] is plan
+    prog = rill.default_main_program()
+    before = rill.core._prog_version(prog._c()._h)
+    prog.global_block().ops[-1]._set_attr('scale', 5.0)
+    assert rill.core._prog_version(prog._c()._h) > before
+    b, = exe.run(feed={'x': xv}, fetch_list=[y])
     z = L.scale(y, 2.0)
-    b, = exe.run(feed={'x': xv}, fetch_list=[z])
+    c, = exe.run(feed={'x': xv}, fetch_list=[z])
     np.testing.assert_array_equal(a, 3 * xv)
-    np.testing.assert_array_equal(b, 6 * xv)
+    np.testing.assert_array_equal(b, 5 * xv)
+    np.testing.assert_array_equal(c, 10 * xv)
 
 
 def test_fetched_array_releases_its_tensor_when_it_dies():

@@ -189,7 +189,7 @@ def test_sparse_embedding_updates_only_looked_up_rows():
     rill.optimizer.SGD(1.0).minimize(loss)
     grads = [v for v in rill.default_main_program().global_block().vars.values()
              if v.name == 'E@GRAD']
-    assert grads and grads[0].type == rill.proto.SELECTED_ROWS
+    assert grads and grads[0].type == rill.core.SELECTED_ROWS
     exe = rill.Executor()
     exe.run(rill.default_startup_program())
     before = np.array(rill.global_scope().find_var('E').get_tensor())

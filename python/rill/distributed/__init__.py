@@ -236,8 +236,7 @@ def _copy_var(src_block, dst_block, name, persistable=None):
     vd = copy.deepcopy(src_block.var(name).desc)
     if persistable is not None:
         vd['persistable'] = persistable
-    dst_block.desc['vars'].append(vd)
-    dst_block.vars[name] = Variable(dst_block, vd)
+    dst_block._add_var(Variable(dst_block, vd))
 
 
 def _fetch_program(trainer_program):

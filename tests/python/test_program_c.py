@@ -1,0 +1,115 @@
+"""A rill.Program is a live C program: real programs parse, read back from C and
+serialize unchanged; edits made from Python reach the C program at once; transforms
+run in place; attribute values of every type read back from C as they were set."""
+import os
+
+import pytest
+
+import rill
+from rill import core
+from conftest import ROOT
+
+PROGRAMS = os.path.join(ROOT, '..', 'shared', 'programs')
+FILES = sorted(os.listdir(PROGRAMS)) if os.path.isdir(PROGRAMS) else []
+
+
+@pytest.mark.parametrize('name', FILES)
+def test_real_programs_read_from_c_and_serialize_unchanged(name):
+    data = open(os.path.join(PROGRAMS, name), 'rb').read()
+    canonical = core.CProgram.parse(data).serialize()
+    p = rill.Program.parse_from_string(data)
+    assert p.serialize_to_string() == canonical
+    text = str(p)
+    c = core.CProgram.parse(data)
+    assert text.count('{ // block') == c.num_blocks()
+    assert sum(len(b.ops) for b in p.blocks) == sum(c.num_ops(b) for b in range(c.num_blocks()))
+    # every op's description reads back, and a clone serializes the same
+    for b in p.blocks:
+        for op in b.ops:
+            assert op.type
+            op.all_attrs()
+    assert p.clone().serialize_to_string() == canonical
+
+
+def test_attribute_types_from_python_values():
+    assert core.attr_type_of(True) == core.ATTR_BOOLEAN
+    assert core.attr_type_of(3) == core.ATTR_INT
+    assert core.attr_type_of(2 ** 40) == core.ATTR_LONG
+    assert core.attr_type_of(0.5) == core.ATTR_FLOAT
+    assert core.attr_type_of('NCHW') == core.ATTR_STRING
+    assert core.attr_type_of([1, 2]) == core.ATTR_INTS
+    assert core.attr_type_of([1, 2 ** 40]) == core.ATTR_LONGS
+    assert core.attr_type_of([1, 0.5]) == core.ATTR_FLOATS
+    assert core.attr_type_of(['a']) == core.ATTR_STRINGS
+    assert core.attr_type_of([True, False]) == core.ATTR_BOOLEANS
+    with pytest.raises(TypeError):
+        core.attr_type_of({'a': 1})
+
+
+def test_attributes_read_back_from_c_with_their_types():
+    main = rill.Program()
+    with rill.program_guard(main, rill.Program()):
+        x = rill.data('x', [-1, 3], 'float32')
+        y = rill.layers.scale(x, 0.5)
+    op = main.global_block().ops[-1]
+    values = {'ints': [-5, 7], 'longs': [1, 2 ** 40], 'floats': [0.25, -1.5], 'flag': True,
+              'name': 'NCHW', 'names': ['a', 'b'], 'big': 2 ** 40, 'bools': [True, False]}
+    for k, v in values.items():
+        op._set_attr(k, v)
+    fresh = rill.Program.parse_from_string(main.serialize_to_string())
+    got = fresh.global_block().ops[-1].all_attrs()
+    for k, v in values.items():
+        assert got[k] == v, k
+    assert got['scale'] == 0.5
+    assert fresh.global_block().var(y.name).shape == (-1, 3)
+
+
+def test_edits_reach_the_c_program_at_once():
+    main = rill.Program()
+    blk = main.global_block()
+    v = blk.create_var(name='v', shape=[2, 3], dtype='int64', lod_level=1)
+    v.stop_gradient = True
+    v.need_check_feed = True
+    got = main._c().read_var(0, 0)
+    assert (got['name'], got['shape'], got['lod_level']) == ('v', [2, 3], 1)
+    assert got['dtype'] == core.dtype_code('int64')
+    assert got['stop_gradient'] and got['need_check_feed']
+    v._set_meta(core.dtype_code('float32'), [4])
+    assert main._c().read_var(0, 0)['shape'] == [4]
+    blk._remove_var('v')
+    assert main._c().num_vars(0) == 0
+    sub = main._create_block()
+    assert main._c().num_blocks() == 2 and main._c().block_parent(sub.idx) == 0
+
+
+def test_backward_runs_in_place_and_keeps_the_objects_users_hold():
+    main, startup = rill.Program(), rill.Program()
+    with rill.program_guard(main, startup):
+        x = rill.data('x', [-1, 4], 'float32')
+        loss = rill.layers.mean(rill.layers.fc(x, 2))
+        ops_before = list(main.global_block().ops)
+        handle = main._c()
+        params_grads = rill.optimizer.SGD(0.1).minimize(loss)[1]
+    assert main._c() is handle, 'the same C program, edited in place'
+    blk = main.global_block()
+    assert blk.ops[:len(ops_before)] == ops_before
+    assert blk.var('x') is x and blk.var(loss.name) is loss
+    types = [op.type for op in blk.ops]
+    assert 'mul_grad' in types and types[-1] == 'sgd'
+    assert len(types) == handle.num_ops(0)
+    for p, g in params_grads:
+        assert g.name == p.name + '@GRAD' and g.shape == p.shape
+
+
+def test_a_refused_append_leaves_program_and_c_program_as_they_were():
+    main = rill.Program()
+    with rill.program_guard(main, rill.Program()):
+        x = rill.data('x', [-1, 4], 'float32')
+        w = main.global_block().create_parameter('w', [5, 2])
+        blk = main.global_block()
+        n_vars = main._c().num_vars(0)
+        out = blk.create_var(name='out', infer=True)
+        with pytest.raises(rill.InvalidArgumentError, match=r'mul.*appended to block 0'):
+            blk.append_op('mul', inputs={'X': x, 'Y': w}, outputs={'Out': out})
+    assert len(blk.ops) == 0 == main._c().num_ops(0)
+    assert main._c().num_vars(0) == n_vars == len(main.global_block().vars)
