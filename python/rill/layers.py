@@ -1416,9 +1416,7 @@ def _shaped_tmp(h, like, shape=None):
     out = h.tmp(like.dtype.name)
     shape = like.shape if shape is None else shape
     if shape:
-        out.desc['shape'] = list(shape)
-        out.desc['has_tensor'] = True
-        out._touch()
+        out._set_meta(out.desc['dtype'], list(shape))
     return out
 
 
@@ -1503,9 +1501,7 @@ class DynamicRNN(object):
         self.output_array = []
         self.outputs = []
         self.cond = self.helper.tmp('bool')
-        self.cond.desc['shape'] = [1]
-        self.cond.desc['has_tensor'] = True
-        self.cond._touch()
+        self.cond._set_meta(self.cond.desc['dtype'], [1])
         self.while_op = While(self.cond)
         self.input_array = []
         self.mem_link = []
