@@ -452,6 +452,47 @@ static void blas(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
               (int)k, alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
 }
 
+/* OpenBLAS runs on one thread (the compute pool owns the cores: scheduler.md), so a
+ * product large enough for OpenBLAS to have threaded it itself is cut here into
+ * BLAS_BLOCKS blocks of rows (or of columns, when c is wider than tall), each an OpenBLAS
+ * call, over the device's threads. The blocks depend on the shape alone, so c does not
+ * depend on the thread count. False: run it whole. */
+enum { BLAS_BLOCKS = 4 };
+
+typedef struct blas_blocks {
+  bool ta, tb, by_cols;
+  int64_t m, n, k, chunk, lda, ldb, ldc;
+  float alpha, beta;
+  const float *a, *b;
+  float *c;
+} blas_blocks;
+
+static bool blas_block(void *arg, int64_t i, int slot) {
+  const blas_blocks *s = arg;
+  (void)slot;
+  int64_t lo = i * s->chunk, dim = s->by_cols ? s->n : s->m;
+  int64_t hi = lo + s->chunk > dim ? dim : lo + s->chunk;
+  if (s->by_cols)
+    blas(s->ta, s->tb, s->m, hi - lo, s->k, s->alpha, s->a, s->lda, s->tb ? s->b + lo * s->ldb : s->b + lo,
+         s->ldb, s->beta, s->c + lo, s->ldc);
+  else
+    blas(s->ta, s->tb, hi - lo, s->n, s->k, s->alpha, s->ta ? s->a + lo : s->a + lo * s->lda, s->lda, s->b,
+         s->ldb, s->beta, s->c + lo * s->ldc, s->ldc);
+  return true;
+}
+
+static bool blas_on_threads(const rill_device_services *dev, int64_t threads, bool ta, bool tb, int64_t m,
+                            int64_t n, int64_t k, float alpha, const float *a, int64_t lda, const float *b,
+                            int64_t ldb, float beta, float *c, int64_t ldc) {
+  if (k <= 0 || (double)m * (double)n * (double)k < RILL_BLAS_THREADED_GEMM) return false;
+  blas_blocks s = {.ta = ta, .tb = tb, .by_cols = n > m, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb,
+                   .ldc = ldc, .alpha = alpha, .beta = beta, .a = a, .b = b, .c = c};
+  int64_t dim = s.by_cols ? n : m;
+  if (dim < 4 * BLAS_BLOCKS) return false;
+  s.chunk = (dim + BLAS_BLOCKS - 1) / BLAS_BLOCKS;
+  return rill_dev_parallel_for(dev, threads, (dim + s.chunk - 1) / s.chunk, blas_block, &s);
+}
+
 /* ---- one row: y = x w (sgemv_row) ----
  * y[j] = sum over p in order of x[p] w[p][j], one FMA chain per column. The columns of a
  * part stay in L1 (y) while w's rows stream past four at a time, each row read
@@ -647,7 +688,7 @@ void rill_sgemm(const rill_device_services *dev, int64_t threads, enum CBLAS_TRA
   if (m <= 0 || n <= 0) return;
   const sgemm_kit *kit = kit_for_cpu();
   if (!kit) {
-    if (threads > 1 && (double)m * (double)n * (double)k >= RILL_BLAS_THREADED_GEMM) rill_dev_quiet(dev);
+    if (blas_on_threads(dev, threads, tra, trb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) return;
     blas(tra, trb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }
