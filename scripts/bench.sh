@@ -64,6 +64,10 @@ printf '\n==== bench_rnn (LSTM and GRU layers vs PyTorch nn.LSTM / nn.GRU) ====\
 RILL_LIB="$ABS_BUILD/librill.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
   "${PYTHON:-python3}" bench/bench_rnn.py ${BENCH_RNN_ARGS:-}
 
+printf '\n==== bench_while (a while loop against the same ops unrolled) ====\n'
+RILL_LIB="$ABS_BUILD/librill.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
+  "${PYTHON:-python3}" bench/bench_while.py
+
 printf '\n==== bench_dist (sync-mode efficiency: 2 pservers x 2 trainers vs one process) ====\n'
 # Paddle Fluid 1.8 runs beside when RILL_BENCH_PADDLE_PYTHON names a Python that has it.
 # shellcheck disable=SC2086
