@@ -434,6 +434,21 @@ RILL_API rill_status *rill_op_builder_set_attrs_of(const rill_op_builder *b,
  * on error. An output declared with a tensor description is checked against what is
  * inferred. */
 RILL_API rill_status *rill_block_infer_op(rill_program *program, int32_t block, size_t index);
+/* Builds an op from `spec`, a packed description of `len` bytes, inserts it at `index`
+ * of `block` (SIZE_MAX: at the end) and, with `infer`, infers its outputs as
+ * rill_block_infer_op does; if inference fails the op is removed again, so nothing is
+ * changed. One call in place of the builder's one per slot and attribute, for bindings
+ * whose calls cost more than the work (Python over ctypes). Attributes are stored as a
+ * non-strict builder stores them. `spec` is a run of NUL-terminated fields:
+ *   TYPE  NIN {SLOT NARGS ARG...}  NOUT {SLOT NARGS ARG...}  NATTRS {NAME ATYPE VALUE}
+ * Counts and integers are decimal; ATYPE is Paddle's AttrType number; FLOAT and FLOAT64
+ * values are decimal text (read as a double, FLOAT then rounded to float); BOOLEAN is 0
+ * or 1; a STRING is the field itself; a list (INTS, LONGS, FLOATS, FLOAT64S, BOOLEANS,
+ * STRINGS, BLOCKS) is its item count followed by its items. A malformed description is
+ * refused with the field that is wrong. */
+RILL_API rill_status *rill_block_insert_op_packed(rill_program *program, int32_t block,
+                                                  size_t index, const char *spec, size_t len,
+                                                  bool infer);
 
 /* ---------------------------------------------------------------- models ------ */
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -568,6 +569,187 @@ rill_status *rill_block_remove_op(rill_program *program, int32_t block, size_t i
   rill_op_desc_clear(&b->ops[index]);
   memmove(&b->ops[index], &b->ops[index + 1], (b->nops - index - 1) * sizeof(rill_op_desc));
   b->nops--;
+  rill_program_bump(program);
+  return NULL;
+}
+
+/* ------------------------------------------------------- packed op ------------ */
+
+/* The fields of a packed op description, read in order; every field ends with a NUL
+ * inside the buffer. */
+typedef struct {
+  const char *p, *end;
+  const char *type; /* for messages */
+} packed_reader;
+
+static rill_status *packed_field(packed_reader *r, const char *what, const char **out) {
+  const char *nul = r->p < r->end ? memchr(r->p, '\0', (size_t)(r->end - r->p)) : NULL;
+  if (!nul)
+    return rill_error(RILL_INVALID_ARGUMENT, "packed op '%s': the description ends before its %s",
+                      r->type ? r->type : "?", what);
+  *out = r->p;
+  r->p = nul + 1;
+  return NULL;
+}
+
+static rill_status *packed_int(packed_reader *r, const char *what, int64_t lo, int64_t hi,
+                               int64_t *out) {
+  const char *s = NULL;
+  RILL_TRY(packed_field(r, what, &s));
+  char *end = NULL;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (!*s || *end || errno || v < lo || v > hi)
+    return rill_error(RILL_INVALID_ARGUMENT, "packed op '%s': %s '%s' is not an integer in [%" PRId64
+                      ", %" PRId64 "]", r->type ? r->type : "?", what, s, lo, hi);
+  *out = v;
+  return NULL;
+}
+
+static rill_status *packed_double(packed_reader *r, const char *what, double *out) {
+  const char *s = NULL;
+  RILL_TRY(packed_field(r, what, &s));
+  char *end = NULL;
+  *out = strtod(s, &end);
+  if (!*s || *end)
+    return rill_error(RILL_INVALID_ARGUMENT, "packed op '%s': %s '%s' is not a number",
+                      r->type ? r->type : "?", what, s);
+  return NULL;
+}
+
+/* The counts in a description can be no larger than its byte count: each item takes at
+ * least one byte (its NUL). */
+static rill_status *packed_count(packed_reader *r, const char *what, size_t *out) {
+  int64_t n;
+  RILL_TRY(packed_int(r, what, 0, (int64_t)(r->end - r->p), &n));
+  *out = (size_t)n;
+  return NULL;
+}
+
+static rill_status *packed_slots(packed_reader *r, rill_op_builder *b, bool input) {
+  size_t nslots;
+  RILL_TRY(packed_count(r, input ? "input slot count" : "output slot count", &nslots));
+  for (size_t i = 0; i < nslots; i++) {
+    const char *slot;
+    size_t nargs;
+    RILL_TRY(packed_field(r, "slot name", &slot));
+    RILL_TRY(packed_count(r, "argument count", &nargs));
+    const char **args = rill_calloc(nargs ? nargs : 1, sizeof *args);
+    if (!args) return rill_oom();
+    rill_status *st = NULL;
+    for (size_t k = 0; k < nargs && !st; k++) st = packed_field(r, "argument", &args[k]);
+    if (!st) st = set_slot(b, input, slot, args, nargs);
+    rill_free(args);
+    RILL_TRY(st);
+  }
+  return NULL;
+}
+
+/* One attribute: NAME TYPE VALUE, a list's VALUE being COUNT then its items. */
+static rill_status *packed_attr(packed_reader *r, rill_op_builder *b) {
+  const char *name;
+  int64_t type;
+  RILL_TRY(packed_field(r, "attribute name", &name));
+  RILL_TRY(packed_int(r, "attribute type", 0, RILL_ATTR_TYPE_COUNT - 1, &type));
+  rill_attr_value v = {.type = (rill_attr_type)type};
+  int64_t i;
+  double d;
+  switch (v.type) {
+    case RILL_ATTR_INT:
+      RILL_TRY(packed_int(r, name, INT32_MIN, INT32_MAX, &i));
+      v.v.i = (int32_t)i;
+      break;
+    case RILL_ATTR_LONG:
+      RILL_TRY(packed_int(r, name, INT64_MIN, INT64_MAX, &v.v.l));
+      break;
+    case RILL_ATTR_BOOLEAN:
+      RILL_TRY(packed_int(r, name, 0, 1, &i));
+      v.v.b = i != 0;
+      break;
+    case RILL_ATTR_BLOCK:
+      RILL_TRY(packed_int(r, name, 0, INT32_MAX, &i));
+      v.v.block = (int32_t)i;
+      break;
+    case RILL_ATTR_FLOAT:
+      RILL_TRY(packed_double(r, name, &d));
+      v.v.f = (float)d;
+      break;
+    case RILL_ATTR_FLOAT64:
+      RILL_TRY(packed_double(r, name, &v.v.f64));
+      break;
+    case RILL_ATTR_STRING:
+      RILL_TRY(packed_field(r, name, (const char **)&v.v.s));
+      break;
+    case RILL_ATTR_INTS: case RILL_ATTR_LONGS: case RILL_ATTR_FLOATS: case RILL_ATTR_FLOAT64S:
+    case RILL_ATTR_BOOLEANS: case RILL_ATTR_STRINGS: case RILL_ATTR_BLOCKS: {
+      RILL_TRY(packed_count(r, name, &v.n));
+      size_t item = v.type == RILL_ATTR_LONGS || v.type == RILL_ATTR_FLOAT64S ? 8
+                    : v.type == RILL_ATTR_STRINGS ? sizeof(char *)
+                    : v.type == RILL_ATTR_BOOLEANS ? sizeof(bool) : 4;
+      v.list.ptr = rill_calloc(v.n ? v.n : 1, item);
+      if (!v.list.ptr) return rill_oom();
+      rill_status *st = NULL;
+      for (size_t k = 0; k < v.n && !st; k++) {
+        switch (v.type) {
+          case RILL_ATTR_INTS:
+            if (!(st = packed_int(r, name, INT32_MIN, INT32_MAX, &i))) v.list.ints[k] = (int32_t)i;
+            break;
+          case RILL_ATTR_BLOCKS:
+            if (!(st = packed_int(r, name, 0, INT32_MAX, &i))) v.list.blocks[k] = (int32_t)i;
+            break;
+          case RILL_ATTR_LONGS: st = packed_int(r, name, INT64_MIN, INT64_MAX, &v.list.longs[k]); break;
+          case RILL_ATTR_BOOLEANS:
+            if (!(st = packed_int(r, name, 0, 1, &i))) v.list.bools[k] = i != 0;
+            break;
+          case RILL_ATTR_FLOATS:
+            if (!(st = packed_double(r, name, &d))) v.list.floats[k] = (float)d;
+            break;
+          case RILL_ATTR_FLOAT64S: st = packed_double(r, name, &v.list.float64s[k]); break;
+          default: st = packed_field(r, name, (const char **)&v.list.strings[k]); break;
+        }
+      }
+      if (!st) st = set_attr(b, name, &v, true);
+      rill_free(v.list.ptr); /* set_attr copied the items; strings point into the buffer */
+      return st;
+    }
+    default:
+      return rill_error(RILL_INVALID_ARGUMENT, "packed op '%s': attribute '%s' has type %s, "
+                        "which a packed description cannot carry", r->type, name,
+                        rill_attr_type_name(v.type));
+  }
+  return set_attr(b, name, &v, true);
+}
+
+rill_status *rill_block_insert_op_packed(rill_program *program, int32_t block, size_t index,
+                                         const char *spec, size_t len, bool infer) {
+  if (!program || (!spec && len)) return NULL_ARG("rill_block_insert_op_packed");
+  rill_block_desc *blk = rill_program_block(program, block);
+  if (!blk) return no_block(program, block);
+  if (index == SIZE_MAX) index = blk->nops;
+  packed_reader r = {spec, spec + len, NULL};
+  const char *type = NULL;
+  RILL_TRY(packed_field(&r, "op type", &type));
+  r.type = type;
+  rill_op_builder *b;
+  RILL_TRY(rill_op_builder_create(type, &b));
+  b->lenient = true;
+  size_t nattrs = 0;
+  rill_status *st = packed_slots(&r, b, true);
+  if (!st) st = packed_slots(&r, b, false);
+  if (!st) st = packed_count(&r, "attribute count", &nattrs);
+  for (size_t i = 0; i < nattrs && !st; i++) st = packed_attr(&r, b);
+  if (!st && r.p != r.end)
+    st = rill_error(RILL_INVALID_ARGUMENT, "packed op '%s': %zu bytes left after the description",
+                    type, (size_t)(r.end - r.p));
+  if (!st) st = rill_op_builder_insert(b, program, block, index);
+  rill_op_builder_destroy(b);
+  if (st || !infer) return st;
+  st = rill_validate_infer_op(program, block, index);
+  if (st) {
+    rill_status *rm = rill_block_remove_op(program, block, index);
+    rill_status_destroy(rm);
+    return st;
+  }
   rill_program_bump(program);
   return NULL;
 }

@@ -534,6 +534,8 @@ _var_info = _fn('rill_block_var_info', c_status_p, ctypes.c_void_p, ctypes.c_int
                 ctypes.c_size_t, ctypes.POINTER(VarInfo))
 _num_ops = _fn('rill_block_num_ops', ctypes.c_size_t, ctypes.c_void_p, ctypes.c_int32)
 _infer_op = _fn('rill_block_infer_op', c_status_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_size_t)
+_insert_packed = _fn('rill_block_insert_op_packed', c_status_p, ctypes.c_void_p, ctypes.c_int32,
+                      ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_bool)
 _b_create = _fn('rill_op_builder_create', c_status_p, ctypes.c_char_p,
                 ctypes.POINTER(ctypes.c_void_p))
 _b_destroy = _fn('rill_op_builder_destroy', None, ctypes.c_void_p)
@@ -649,6 +651,68 @@ _ATTR_SETTERS = {
 }
 
 
+_LIST_ATTRS = frozenset((ATTR_INTS, ATTR_LONGS, ATTR_FLOATS, ATTR_FLOAT64S, ATTR_BOOLEANS,
+                         ATTR_STRINGS, ATTR_BLOCKS))
+_FLOAT_ATTRS = frozenset((ATTR_FLOAT, ATTR_FLOAT64, ATTR_FLOATS, ATTR_FLOAT64S))
+_ATTR_CODES = [str(t) for t in range(16)]
+_SIZE_MAX = ctypes.c_size_t(-1).value
+
+
+def _packed_bool(x):
+    return '1' if x else '0'
+
+
+def _packed_float(x):
+    return repr(float(x))
+
+
+def _packed_int(x):
+    return str(int(x))
+
+
+def _packed_str(x):
+    return x
+
+
+# How each AttrType's values (or list items) are written in a packed op.
+_PACKED_ITEM = [_packed_int, _packed_float, _packed_str, _packed_int, _packed_float, _packed_str,
+                _packed_bool, _packed_bool, _packed_int, _packed_int, _packed_int, _packed_int,
+                _packed_float, None, None, _packed_float]
+
+
+def pack_op(type, inputs, outputs, attrs):
+    """The packed description rill_block_insert_op_packed reads (rill.h): inputs and
+    outputs [(slot, [names])], attrs [(name, AttrType, value)]."""
+    f = [type, str(len(inputs))]
+    for slot, args in inputs:
+        f.append(slot)
+        f.append(str(len(args)))
+        f.extend(args)
+    f.append(str(len(outputs)))
+    for slot, args in outputs:
+        f.append(slot)
+        f.append(str(len(args)))
+        f.extend(args)
+    f.append(str(len(attrs)))
+    for name, t, v in attrs:
+        f.append(name)
+        f.append(_ATTR_CODES[t])
+        if t in _LIST_ATTRS:
+            f.append(str(len(v)))
+            f.extend(map(_PACKED_ITEM[t], v))
+        elif t == ATTR_STRING:
+            f.append(v)
+        else:
+            f.append(_PACKED_ITEM[t](v))
+    f.append('')
+    text = '\0'.join(f)
+    if text.count('\0') != len(f) - 1:
+        bad = [x for x in f if '\0' in x]
+        raise ValueError('op %s: a name or string attribute holds a NUL character: %r'
+                         % (type, bad[0]))
+    return text.encode('utf-8')
+
+
 class CProgram(object):
     """A C program (rill_program *): parsed from ProgramDesc bytes, or empty and built
     through the editing API (a rill.Program's live handle)."""
@@ -730,6 +794,12 @@ class CProgram(object):
             check(_b_insert(h, self._h, block, index))
         finally:
             _b_destroy(b.value)
+
+    def insert_op_packed(self, block, index, spec, infer):
+        """Adds the op packed in `spec` (pack_op) at `index` (None: at the end) and, with
+        `infer`, infers its outputs, in one C call; a failed inference adds nothing."""
+        check(_insert_packed(self._h, block, _SIZE_MAX if index is None else index, spec,
+                             len(spec), infer))
 
     def infer_op(self, block, index):
         check(_infer_op(self._h, block, index))

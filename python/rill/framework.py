@@ -184,6 +184,9 @@ def _plain(value):
     return value
 
 
+# Attribute types of plain Python scalars (others go through core.attr_type_of).
+_SCALAR_ATTR = {bool: core.ATTR_BOOLEAN, int: core.ATTR_INT, float: core.ATTR_FLOAT,
+                str: core.ATTR_STRING}
 _schema_attrs = {}
 
 
@@ -203,7 +206,32 @@ class Variable(object):
 
     def __init__(self, block, desc):
         self.block = block
-        self.desc = desc
+        self._desc = desc
+        self._stale = False
+
+    @property
+    def desc(self):
+        """The VarDesc dict, read again from C after an op that writes the variable was
+        inferred (the read waits until the description is asked for)."""
+        if self._stale:
+            self._refresh()
+        return self._desc
+
+    @desc.setter
+    def desc(self, d):
+        self._desc = d
+        self._stale = False
+
+    def _refresh(self):
+        self._stale = False
+        d = self._desc
+        got = self.block.program._h.var_info(self.block.idx, d['name'])
+        if got is None or not got.has_tensor or got.type != core.LOD_TENSOR:
+            return
+        d['dtype'] = got.dtype
+        d['shape'] = got.dims[:got.ndim] if got.ndim else []
+        d['has_tensor'] = True
+        d['lod_level'] = got.lod_level
 
     def _touch(self):
         self.block.program._edited()
@@ -216,7 +244,7 @@ class Variable(object):
 
     @property
     def name(self):
-        return self.desc['name']
+        return self._desc['name']
 
     @property
     def type(self):
@@ -623,34 +651,41 @@ class Block(object):
             self.program._edited()
 
     def _make_op(self, type, inputs, outputs, attrs):
-        od = {'type': type, 'inputs': [], 'outputs': [], 'attrs': []}
-        for k, v in (inputs or {}).items():
-            od['inputs'].append((k, _names(v)))
-        for k, v in (outputs or {}).items():
-            od['outputs'].append((k, _names(v)))
+        od = {'type': type, 'inputs': [(k, _names(v)) for k, v in (inputs or {}).items()],
+              'outputs': [(k, _names(v)) for k, v in (outputs or {}).items()], 'attrs': []}
         attrs = dict(attrs or {})
-        attrs.setdefault('op_role', self.program._op_role)
-        if self.program._op_role_var:
-            attrs.setdefault('op_role_var', list(self.program._op_role_var))
+        prog = self.program
+        attrs.setdefault('op_role', prog._op_role)
+        if prog._op_role_var:
+            attrs.setdefault('op_role_var', list(prog._op_role_var))
         if _name_scopes:
             attrs.setdefault('op_namescope', _current_namescope())
         op = Operator(self, od)
+        op._has_block = False
+        out = od['attrs']
         for k, v in attrs.items():
             if v is None:
                 continue
-            v = _plain(v)
-            if isinstance(v, Block):
-                od['attrs'].append((k, core.ATTR_BLOCK, v.idx))
-            else:
-                od['attrs'].append((k, core.attr_type_of(v), v))
+            t = _SCALAR_ATTR.get(v.__class__)
+            if t is None:
+                v = _plain(v)
+                if isinstance(v, Block):
+                    out.append((k, core.ATTR_BLOCK, v.idx))
+                    op._has_block = True
+                    continue
+                t = core.attr_type_of(v)
+            elif t == core.ATTR_INT and not -2**31 <= v < 2**31:
+                t = core.ATTR_LONG
+            out.append((k, t, v))
         return op
 
-    def _add_op(self, index, op):
-        """Adds op at `index` (None: the end) to the C program, through the C op builder,
-        and to block.ops. Returns its index."""
+    def _add_op(self, index, op, infer=False):
+        """Adds op at `index` (None: the end) to the C program, packed into one call that
+        also infers its outputs with `infer`, and to block.ops. Returns its index."""
         at = len(self.ops) if index is None else index
         d = op.desc
-        self.program._h.insert_op(self.idx, at, d['type'], d['inputs'], d['outputs'], d['attrs'])
+        self.program._h.insert_op_packed(
+            self.idx, at, core.pack_op(d['type'], d['inputs'], d['outputs'], d['attrs']), infer)
         op._i = at
         self.ops.insert(at, op)
         self.program._edited()
@@ -658,24 +693,40 @@ class Block(object):
 
     def append_op(self, type, inputs=None, outputs=None, attrs=None, infer_shape=True, **kw):
         op = self._make_op(type, inputs, outputs, attrs)
-        prog = self.program
-        at = self._add_op(None, op)
-        if infer_shape and not any(a[1] in (core.ATTR_BLOCK, core.ATTR_BLOCKS)
-                                   for a in op.desc['attrs']):
-            try:
-                prog._infer_op(self, op, at)
-            except Exception:
-                self._remove_op(len(self.ops) - 1)
-                # Outputs declared for this op alone (no shape yet, no other user) go too.
-                used = set()
-                for o in self.ops:
-                    used.update(o.input_arg_names)
-                    used.update(o.output_arg_names)
-                for n in op.output_arg_names:
-                    v = self.vars.get(n)
-                    if v is not None and not v.desc.get('has_tensor', True) and n not in used:
-                        self._remove_var(n)
-                raise
+        d = op.desc
+        if not infer_shape or op._has_block:
+            self._add_op(None, op)
+            return op
+        find = self._find_var_recursive
+        outs = []
+        for args in (a for _, a in d['inputs']):
+            for n in args:
+                if find(n) is None:
+                    raise ValueError('op %s: variable %s is not declared in block %d' %
+                                     (type, n, self.idx))
+        for _, args in d['outputs']:
+            for n in args:
+                v = find(n)
+                if v is None:
+                    raise ValueError('op %s: variable %s is not declared in block %d' %
+                                     (type, n, self.idx))
+                outs.append(v)
+        try:
+            self._add_op(None, op, True)
+        except Error as e:
+            # Outputs declared for this op alone (no shape yet, no other user) go too.
+            used = set()
+            for o in self.ops:
+                used.update(o.input_arg_names)
+                used.update(o.output_arg_names)
+            for v in outs:
+                n = v.name
+                if v.block is self and not v.desc.get('has_tensor', True) and n not in used:
+                    self._remove_var(n)
+            raise e.__class__('%s (op %s appended to block %d)' % (e.message, d['type'],
+                                                              self.idx)) from None
+        for v in outs:
+            v._stale = True
         return op
 
     def _prepend_op(self, type, inputs=None, outputs=None, attrs=None, **kw):
@@ -790,33 +841,19 @@ class Program(object):
 
     def _infer_op(self, block, op, at):
         """Compile-time shapes of `op`'s outputs: one rill_block_infer_op call on op #at
-        of the block in the C program, then the inferred descriptions of its outputs
-        are read back."""
+        of the block in the C program; the outputs' descriptions are read again when
+        next asked for."""
         for n in op.input_arg_names + op.output_arg_names:
             if block._find_var_recursive(n) is None:
                 raise ValueError('op %s: variable %s is not declared in block %d' %
                                  (op.type, n, block.idx))
-        h = self._h
         try:
-            h.infer_op(block.idx, at)
+            self._h.infer_op(block.idx, at)
         except Error as e:
             raise type(e)('%s (op %s appended to block %d)' % (e.message, op.type,
                                                               block.idx)) from None
-        info = core.VarInfo()
-        for n in set(op.output_arg_names):
-            v = block._find_var_recursive(n)
-            got = h.var_info(v.block.idx, n, info)
-            if got is None or not got.has_tensor or got.type != core.LOD_TENSOR:
-                continue
-            d = v.desc
-            shape = got.dims[:got.ndim] if got.ndim else []
-            if d.get('has_tensor') and d['shape'] == shape and d['dtype'] == got.dtype and \
-                    d.get('lod_level', 0) == got.lod_level:
-                continue
-            d['dtype'] = got.dtype
-            d['shape'] = shape
-            d['has_tensor'] = True
-            d['lod_level'] = got.lod_level
+        for n in op.output_arg_names:
+            block._find_var_recursive(n)._stale = True
         self._edited()
 
     # -- blocks --

@@ -77,7 +77,7 @@ class _Helper(object):
             kind = act.pop('type')
         else:
             kind, act = act, {}
-        out = self.tmp(x.dtype.name)
+        out = self.tmp()
         self.append(kind, {'X': x}, {'Out': out}, act)
         return out
 
