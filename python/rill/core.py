@@ -836,6 +836,18 @@ class CProgram(object):
                 'is_parameter': info.is_parameter, 'stop_gradient': flags.stop_gradient,
                 'need_check_feed': flags.need_check_feed, 'has_tensor': info.has_tensor}
 
+    def var_name(self, block, i):
+        info = VarInfo()
+        check(_var_info(self._h, block, i, ctypes.byref(info)))
+        return info.name.decode('utf-8', 'replace')
+
+    def read_var_named(self, block, name):
+        """read_var of the variable `name` of `block`, or None."""
+        pos = ctypes.c_size_t()
+        if not _var_index(self._h, block, name.encode('utf-8'), ctypes.byref(pos)):
+            return None
+        return self.read_var(block, pos.value)
+
     def read_op(self, block, i):
         info, slot, a = OpInfo(), SlotInfo(), AttrValueInfo()
         h = self._h

@@ -185,6 +185,7 @@ def _plain(value):
 
 
 # Attribute types of plain Python scalars (others go through core.attr_type_of).
+_STALE_ALL = 2  # Variable._stale: every field to read again (1: the tensor fields)
 _SCALAR_ATTR = {bool: core.ATTR_BOOLEAN, int: core.ATTR_INT, float: core.ATTR_FLOAT,
                 str: core.ATTR_STRING}
 _schema_attrs = {}
@@ -223,8 +224,17 @@ class Variable(object):
         self._stale = False
 
     def _refresh(self):
-        self._stale = False
         d = self._desc
+        if self._stale == _STALE_ALL:
+            self._stale = False
+            vd = self.block.program._h.read_var_named(self.block.idx, d['name'])
+            if vd is not None:
+                if d.get('is_data'):
+                    vd['is_data'] = True
+                d.clear()
+                d.update(vd)
+            return
+        self._stale = False
         got = self.block.program._h.var_info(self.block.idx, d['name'])
         if got is None or not got.has_tensor or got.type != core.LOD_TENSOR:
             return
@@ -528,17 +538,15 @@ class Block(object):
         h = self.program._h
         self.vars = collections.OrderedDict()
         for i in range(h.num_vars(self.idx)):
-            vd = h.read_var(self.idx, i)
-            v = old_vars.get(vd['name']) if old_vars else None
+            name = h.var_name(self.idx, i)
+            v = old_vars.get(name) if old_vars else None
             if v is not None:
-                if v.desc.get('is_data'):
-                    vd['is_data'] = True
-                v.desc.clear()
-                v.desc.update(vd)
+                # Read again when next asked for.
+                v._stale = _STALE_ALL
                 v.block = self
             else:
-                v = self._wrap_var(vd)
-            self.vars[vd['name']] = v
+                v = self._wrap_var(h.read_var(self.idx, i))
+            self.vars[name] = v
         self._read_ops_from_c()
 
     def _read_ops_from_c(self):
