@@ -1046,6 +1046,7 @@ typedef enum rill_plugin_attr_type {
   RILL_PLUGIN_ATTR_STRINGS = 5,  /* const char *[] */
   RILL_PLUGIN_ATTR_BOOLEAN = 6,
   RILL_PLUGIN_ATTR_BOOLEANS = 7, /* bool[] */
+  RILL_PLUGIN_ATTR_BLOCK = 8,    /* a block of the program (int32 index; default def_int) */
   RILL_PLUGIN_ATTR_LONG = 9,     /* int64 */
   RILL_PLUGIN_ATTR_LONGS = 11,   /* int64_t[] */
   RILL_PLUGIN_ATTR_FLOAT64 = 15  /* double */
@@ -1139,7 +1140,7 @@ RILL_API size_t rill_op_context_num_outputs(const rill_op_context *ctx, size_t s
 /* Variable names, for messages; NULL when out of range. */
 RILL_API const char *rill_op_context_input_name(const rill_op_context *ctx, size_t slot, size_t i);
 RILL_API const char *rill_op_context_output_name(const rill_op_context *ctx, size_t slot, size_t i);
-/* Attributes by name, defaults applied. _int reads INT, LONG and BOOLEAN; _float reads
+/* Attributes by name, defaults applied. _int reads INT, LONG, BOOLEAN and BLOCK; _float reads
  * FLOAT and FLOAT64; _list reads a list type and gives its elements in the element type
  * of rill_plugin_attr_type. NOT_FOUND for an attribute the op does not declare,
  * INVALID_ARGUMENT for one of another type. */
@@ -1188,6 +1189,25 @@ RILL_API void rill_op_context_scratch_free(rill_op_context *ctx, void *p);
  * FAILED_PRECONDITION in infer, INVALID_ARGUMENT for a NULL fn. */
 RILL_API rill_status *rill_op_context_submit_blocking(rill_op_context *ctx, void (*fn)(void *arg),
                                                       void *arg);
+/* Kernels of ops flagged RILL_PLUGIN_OP_RANDOM: the next draw of the executor's seeded
+ * generator, the one built-in random ops seed themselves from. Each run draws on from
+ * the last, the schedule keeps such ops in program order, and checkpoints save the
+ * generator's state, so a fresh executor running the same program draws the same
+ * numbers and a resumed job draws what the uninterrupted one would have.
+ * FAILED_PRECONDITION in infer, outside a run, or for an op without the flag. */
+RILL_API rill_status *rill_op_context_random_u64(rill_op_context *ctx, uint64_t *out);
+/* Kernels only: the run's scope, where the op's variables live (NULL in infer). A kernel
+ * running a block usually gives it a child: rill_scope_create(rill_op_context_scope(ctx)). */
+RILL_API rill_scope *rill_op_context_scope(rill_op_context *ctx);
+/* Kernels only: runs block `block` (> 0; an op's BLOCK attribute names it, read with
+ * rill_op_context_attr_int) of the program being run, in `scope`: the block's own
+ * variables are created there, its ancestors' found and written through the scope
+ * chain, and its ops run in order on the calling thread. The executor counts the
+ * variables the block reads and writes as the op's own when it orders ops.
+ * FAILED_PRECONDITION in infer, outside a run, or for a block already running;
+ * INVALID_ARGUMENT for block 0 or a block the program lacks. */
+RILL_API rill_status *rill_op_context_run_block(rill_op_context *ctx, int32_t block,
+                                                rill_scope *scope);
 /* A new INVALID_ARGUMENT status "op '<type>': <message>". */
 RILL_API rill_status *rill_op_context_error(const rill_op_context *ctx, const char *fmt, ...)
 #if defined(__GNUC__)

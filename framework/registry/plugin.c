@@ -271,6 +271,11 @@ static rill_status *attr_default(const rill_plugin *pl, const char *op, const ri
       return bad(pl, op, "default of INT attribute '%s' does not fit in 32 bits", a->name);
     v->v.i = (int32_t)a->def_int;
     return NULL;
+  case RILL_PLUGIN_ATTR_BLOCK:
+    if (a->def_int < 0 || a->def_int > INT32_MAX)
+      return bad(pl, op, "default of BLOCK attribute '%s' is not a block index", a->name);
+    v->v.block = (int32_t)a->def_int;
+    return NULL;
   case RILL_PLUGIN_ATTR_LONG: v->v.l = a->def_int; return NULL;
   case RILL_PLUGIN_ATTR_BOOLEAN: v->v.b = a->def_int != 0; return NULL;
   case RILL_PLUGIN_ATTR_FLOAT: v->v.f = (float)a->def_float; return NULL;
@@ -582,6 +587,7 @@ rill_status *rill_op_context_attr_int(const rill_op_context *c, const char *name
   case RILL_ATTR_INT: *out = v->v.i; return NULL;
   case RILL_ATTR_LONG: *out = v->v.l; return NULL;
   case RILL_ATTR_BOOLEAN: *out = v->v.b; return NULL;
+  case RILL_ATTR_BLOCK: *out = v->v.block; return NULL;
   default: return wrong_type(c, name, v, "an integer");
   }
 }
@@ -724,6 +730,45 @@ rill_status *rill_op_context_submit_blocking(rill_op_context *c, void (*fn)(void
     return NULL;
   }
   return rill_status_wrap(dev->submit_blocking(dev, &job), "op '%s'", type);
+}
+
+/* The device of a kernel call, or a FAILED_PRECONDITION naming what was asked. */
+static rill_status *kernel_dev(const rill_op_context *c, const char *what,
+                               const rill_device_services **out) {
+  if (!c) return rill_error(RILL_INVALID_ARGUMENT, "rill_op_context_%s: NULL context", what);
+  const char *type = ctx_schema(c)->type;
+  if (!c->kernel)
+    return rill_error(RILL_FAILED_PRECONDITION, "op '%s': %s is for kernels, not shape inference",
+                      type, what);
+  if (!c->kernel->dev)
+    return rill_error(RILL_FAILED_PRECONDITION, "op '%s': %s needs a kernel run by an executor",
+                      type, what);
+  *out = c->kernel->dev;
+  return NULL;
+}
+
+rill_status *rill_op_context_random_u64(rill_op_context *c, uint64_t *out) {
+  const rill_device_services *dev = NULL;
+  RILL_TRY(kernel_dev(c, "random_u64", &dev));
+  if (!out) return rill_error(RILL_INVALID_ARGUMENT, "op '%s': random_u64: NULL out", ctx_schema(c)->type);
+  if (!(ctx_schema(c)->flags & RILL_OP_RANDOM))
+    return rill_error(RILL_FAILED_PRECONDITION,
+                      "op '%s': random_u64 is for ops flagged RILL_PLUGIN_OP_RANDOM, whose draws "
+                      "the executor keeps in program order", ctx_schema(c)->type);
+  *out = dev->random_u64(dev);
+  return NULL;
+}
+
+rill_scope *rill_op_context_scope(rill_op_context *c) {
+  return c && c->kernel ? c->kernel->scope : NULL;
+}
+
+rill_status *rill_op_context_run_block(rill_op_context *c, int32_t block, rill_scope *scope) {
+  const rill_device_services *dev = NULL;
+  RILL_TRY(kernel_dev(c, "run_block", &dev));
+  if (!scope)
+    return rill_error(RILL_INVALID_ARGUMENT, "op '%s': run_block: NULL scope", ctx_schema(c)->type);
+  return rill_status_wrap(rill_dev_run_block(dev, block, scope), "op '%s'", ctx_schema(c)->type);
 }
 
 rill_status *rill_op_context_error(const rill_op_context *c, const char *fmt, ...) {
