@@ -2130,6 +2130,9 @@ __all__ += ['IfElse', 'Switch', 'case', 'switch_case']
 from . import sequence_lod as _sequence_lod  # noqa: E402
 from .sequence_lod import *  # noqa: E402,F401,F403
 __all__ += _sequence_lod.__all__
+from . import decoding as _decoding  # noqa: E402
+from .decoding import *  # noqa: E402,F401,F403
+__all__ += _decoding.__all__
 from . import tensor as _tensor  # noqa: E402
 from .tensor import *  # noqa: E402,F401,F403
 __all__ += _tensor.__all__
