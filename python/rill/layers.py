@@ -1013,6 +1013,21 @@ def logical_not(x, out=None, name=None):
 __all__ += ['logical_and', 'logical_or', 'logical_xor', 'logical_not']
 
 
+def is_empty(x, cond=None):
+    """A bool [1]: whether x has no elements (written into cond when given)."""
+    _check_var(x, 'x', 'is_empty')
+    h = _Helper('is_empty')
+    if cond is None:
+        cond = h.tmp('bool', stop_gradient=True)
+    elif cond.dtype.name != 'bool':
+        raise TypeError('is_empty: cond must be bool, not %s' % cond.dtype.name)
+    h.append('is_empty', {'X': [x]}, {'Out': [cond]})
+    return cond
+
+
+__all__ += ['is_empty']
+
+
 def increment(x, value=1.0, in_place=True):
     """x + value for a one-element x; written into x itself unless in_place is False."""
     h = _Helper('increment')
