@@ -3,8 +3,11 @@
 The decoding loop of paddle18/gen_beam_search.py (While over tensor arrays, beam_search
 each step, beam_search_decode after) gives Paddle 1.8.5's sentences, scores, LoD and step
 count (paddle18/beam_search/expected.json) for three batches of sources: two end every
-sentence before the step limit, one runs to it. gather_tree against a numpy walk; bad
-inputs fail with the op and the variable named."""
+sentence before the step limit, one runs to it. The machine translation chapter's model
+(paddle18/gen_machine_translation.py: GRU encoder, DynamicRNN decoder trained with
+Adagrad, then the chapter's beam search decoder with sequence_expand, lod_reset and
+is_empty) gives Paddle's training losses and decoded sentences. gather_tree against a
+numpy walk; bad inputs fail with the op and the variable named."""
 import json
 import os
 import sys
@@ -17,6 +20,7 @@ import rill as fluid
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'paddle18')
 sys.path.insert(0, DATA)
 import gen_beam_search as gen  # noqa: E402
+import gen_machine_translation as mt  # noqa: E402
 
 
 def expected():
@@ -33,6 +37,21 @@ def test_decoding_loop_matches_paddle(case):
     assert got['scores_lod'] == want['scores_lod']
     assert got['ids'] == want['ids']
     np.testing.assert_allclose(got['scores'], want['scores'], rtol=1e-5, atol=1e-6)
+
+
+def test_machine_translation_trains_and_decodes_like_paddle():
+    with open(os.path.join(DATA, 'machine_translation', 'expected.json')) as f:
+        want = json.load(f)
+    got = mt.run(fluid)
+    np.testing.assert_allclose(got['losses'], want['losses'], rtol=1e-5)
+    assert got['lod'] == want['lod']
+    assert got['ids'] == want['ids']
+    np.testing.assert_allclose(got['scores'], want['scores'], rtol=1e-5, atol=1e-6)
+    # every source gets BEAM sentences, each starting at START and ending in END
+    lod0, lod1 = want['lod']
+    assert lod0 == [i * mt.BEAM for i in range(len(mt.DECODE_SRC) + 1)]
+    for a, b in zip(lod1, lod1[1:]):
+        assert want['ids'][a] == mt.START and want['ids'][b - 1] == mt.END
 
 
 def test_decoding_loop_ends_sentences_and_drops_sources():
