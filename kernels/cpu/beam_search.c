@@ -6,6 +6,7 @@
  * candidate equal to the last kept one in both replaces it. The kept candidates are then
  * grouped by prefix row (each group still best first). */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "framework/base/alloc.h"
@@ -284,6 +285,9 @@ rill_status *rill_cpu_beam_search_decode(rill_kernel_ctx *ctx) {
     RILL_TRY(bsd_check_step(ctx, &ids->items[t], &scs->items[t], t, dt, srcs));
 
   /* every sentence slot can take one word per step */
+  if (nb > SIZE_MAX / sizeof(double) / srcs / steps)
+    return rill_kernel_error(ctx, "beam_size %d for %zu sources over %zu steps is too large",
+                             (int)beam, srcs, steps);
   size_t nsent = srcs * nb, cap = nsent * steps;
   bsd_sentence *sent = rill_calloc(nsent, sizeof *sent);
   size_t *prefix = rill_malloc(nsent * sizeof *prefix), *sorted = rill_malloc(nsent * sizeof *sorted);
