@@ -3,7 +3,9 @@
 The decoding loop of paddle18/gen_beam_search.py (While over tensor arrays, beam_search
 each step, beam_search_decode after) gives Paddle 1.8.5's sentences, scores, LoD and step
 count (paddle18/beam_search/expected.json) for three batches of sources: two end every
-sentence before the step limit, one runs to it. The machine translation chapter's model
+sentence before the step limit, one runs to it; and 40 seeded single steps (ties, ended
+prefixes, empty sources, both levels, with and without ids, accumulated or not) give
+Paddle's selections exactly. The machine translation chapter's model
 (paddle18/gen_machine_translation.py: GRU encoder, DynamicRNN decoder trained with
 Adagrad, then the chapter's beam search decoder with sequence_expand, lod_reset and
 is_empty) gives Paddle's training losses and decoded sentences. gather_tree against a
@@ -37,6 +39,31 @@ def test_decoding_loop_matches_paddle(case):
     assert got['scores_lod'] == want['scores_lod']
     assert got['ids'] == want['ids']
     np.testing.assert_allclose(got['scores'], want['scores'], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize('case', range(gen.CASES))
+def test_beam_search_step_matches_paddle(case):
+    c = expected()['steps'][case]
+    got = gen.run_step(fluid, c)
+    want = c['want']
+    assert got['lod'] == want['lod']
+    assert got['ids'] == want['ids']
+    assert got['parent'] == want['parent']
+    np.testing.assert_allclose(got['scores'], want['scores'], rtol=1e-6)
+
+
+def test_step_cases_cover_the_rules():
+    cases = expected()['steps']
+    assert {c['level'] for c in cases} == {0, 1}
+    assert {c['accumulated'] for c in cases} == {True, False}
+    assert any(c['ids'] is None for c in cases) and any(c['ids'] for c in cases)
+    assert any(gen.END in c['pre_ids'] for c in cases)
+
+    def dropped(c):
+        """a source with prefixes but no selection (level 0: its rows are lod[0]'s)"""
+        l0, sel = c['lod'][0], c['want']['lod'][1]
+        return c['level'] == 0 and any(a < b and sel[a] == sel[b] for a, b in zip(l0, l0[1:]))
+    assert any(dropped(c) for c in cases)
 
 
 def test_machine_translation_trains_and_decodes_like_paddle():

@@ -19,6 +19,7 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'beam_search')
 V, E, H, BEAM, END, T = 8, 4, 6, 3, 1, 5
 BIAS = np.array([0, 1.5, 0, 0, 0, 0, 0, 0])
 STARTS = ([0, 3], [2, 5, 6], [4])
+CASES = 40
 
 
 def weights():
@@ -63,6 +64,63 @@ def build(fluid):
     return out_ids, out_sc, counter
 
 
+def step_cases():
+    """Seeded single beam_search steps: 2-level LoDs (some sources without prefixes),
+    ended prefixes, scores on a coarse grid (ties), with and without ids, accumulated or
+    probabilities, at level 0 or 1, beam sizes 1 to 4."""
+    rng = np.random.RandomState(3)
+    cases = []
+    for _ in range(CASES):
+        nsrc = rng.randint(1, 4)
+        per_src = [int(rng.randint(0, 4)) for _ in range(nsrc)]
+        per_src[-1] += 1
+        rows = sum(per_src)
+        l0 = [0] + list(np.cumsum(per_src))
+        l1 = [0] + list(np.cumsum([1] * rows))
+        k = int(rng.randint(1, 4))
+        accumulated = bool(rng.randint(2))
+        if accumulated:
+            scores = -rng.randint(0, 8, (rows, k)) * 0.25
+        else:
+            scores = rng.randint(1, 5, (rows, k)) * 0.2
+        cases.append({'lod': [[int(v) for v in l0], [int(v) for v in l1]],
+                      'pre_ids': [int(v) for v in rng.choice([END, 2, 3], rows)],
+                      'pre_scores': [float(v) for v in -rng.randint(0, 4, rows) * 0.5],
+                      'ids': rng.randint(0, 6, (rows, k)).tolist() if rng.randint(2) else None,
+                      'scores': scores.tolist(), 'k': k, 'beam': int(rng.randint(1, 5)),
+                      'accumulated': accumulated, 'level': int(rng.randint(2))})
+    return cases
+
+
+def run_step(fluid, c):
+    """selected ids, scores, parent_idx and the selections' LoD of one case."""
+    main, startup = fluid.Program(), fluid.Program()
+    L = fluid.layers
+    with fluid.program_guard(main, startup):
+        pi = L.data('pi', [1], dtype='int64', lod_level=2)
+        ps = L.data('ps', [1], dtype='float32', lod_level=2)
+        ids = L.data('i', [c['k']], dtype='int64', lod_level=2) if c['ids'] else None
+        sc = L.data('s', [c['k']], dtype='float32', lod_level=2)
+        fetch = L.beam_search(pi, ps, ids, sc, c['beam'], END, level=c['level'],
+                              is_accumulated=c['accumulated'], return_parent_idx=True)
+
+    def t(a, dtype):
+        x = fluid.LoDTensor()
+        x.set(np.array(a, dtype).reshape(len(c['pre_ids']), -1), fluid.CPUPlace())
+        x.set_lod(c['lod'])
+        return x
+    feed = {'pi': t(c['pre_ids'], 'int64'), 'ps': t(c['pre_scores'], 'float32'),
+            's': t(c['scores'], 'float32')}
+    if c['ids']:
+        feed['i'] = t(c['ids'], 'int64')
+    with fluid.scope_guard(fluid.Scope()):
+        a, b, p = fluid.Executor(fluid.CPUPlace()).run(main, feed=feed, fetch_list=list(fetch),
+                                                      return_numpy=False)
+    return {'ids': np.array(a).ravel().tolist(), 'scores': np.array(b).ravel().tolist(),
+            'parent': np.array(p).ravel().tolist(),
+            'lod': [[int(o) for o in level] for level in a.lod()]}
+
+
 def feed(fluid, starts):
     """One source per start word, each with one prefix of score 0."""
     n = len(starts)
@@ -101,8 +159,11 @@ if __name__ == '__main__':
     import paddle.fluid as fluid
     os.makedirs(OUT, exist_ok=True)
     results = [run(fluid, s) for s in STARTS]
+    cases = step_cases()
+    for c in cases:
+        c['want'] = run_step(fluid, c)
     with open(os.path.join(OUT, 'expected.json'), 'w') as f:
-        json.dump({'paddle': paddle.__version__, 'starts': list(STARTS), 'results': results}, f,
-                  indent=1)
+        json.dump({'paddle': paddle.__version__, 'starts': list(STARTS), 'results': results,
+                   'steps': cases}, f, indent=1)
     for s, r in zip(STARTS, results):
         print(s, r['steps'], r['ids'])
