@@ -222,6 +222,19 @@ Test(beam_search_decode, traces_sentences_back_and_sorts_by_score) {
   op_harness_destroy(h);
 }
 
+Test(beam_search_decode, an_empty_last_step_changes_nothing) {
+  /* after step 3 every source had ended: step 4 selects nothing */
+  dstep s[5] = {STEPS[0], STEPS[1], STEPS[2], STEPS[3],
+                {(const int64_t[]){0}, (const float[]){0}, 0, (const uint64_t[]){0, 1, 2}, 3,
+                 (const uint64_t[]){0, 0, 0}, 3}};
+  op_harness *h = decode(s, 5, 2);
+  OK(op_harness_run(h));
+  rill_tensor *ids = op_harness_tensor(h, "sent_ids");
+  expect_i64(ids, (const int64_t[]){1, 3, 9, 1, 3, 7, 2, 1, 9, 1, 5, 9}, 12);
+  expect_lod(ids, 1, (const uint64_t[]){0, 3, 7, 9, 12}, 5);
+  op_harness_destroy(h);
+}
+
 Test(beam_search_decode, errors_name_the_op_and_variable) {
   /* too many selections for the beam */
   op_harness *h = decode(STEPS, 4, 1);
