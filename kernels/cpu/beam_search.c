@@ -1,10 +1,10 @@
 /* beam_search, beam_search_decode and gather_tree CPU kernels.
  *
- * beam_search keeps, per source, its best beam_size candidates in descending order by
- * insertion: a candidate ties with a kept one above it when their scores are equal and
- * its prefix row is greater, so among equal scores the later prefix ranks first, and a
- * candidate equal to the last kept one in both replaces it. The kept candidates are then
- * grouped by prefix row (each group still best first). */
+ * beam_search keeps each source's best beam_size candidates, best first, by insertion:
+ * they rank by score and, among equal scores, the one from the later prefix row first;
+ * a candidate equal to a kept one in both goes below it, and when the beam is full one
+ * equal to the last kept candidate replaces it (Paddle's order, ties included). The kept
+ * candidates are then grouped by prefix row, each group still best first. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -111,7 +111,7 @@ rill_status *rill_cpu_beam_search_fp32(rill_kernel_ctx *ctx) {
   const rill_lod_level *lv = &scores->lod.levels[level];
   if (lv->n < 1)
     return rill_kernel_error(ctx, "input scores (%s) has an empty LoD level %d", sn, (int)level);
-  size_t nseq = lv->n ? lv->n - 1 : 0;
+  size_t nseq = lv->n - 1;
   const int64_t *pid = rill_tensor_ptr(pre_ids), *cid = ids ? rill_tensor_ptr(ids) : NULL;
   const float *psc = rill_tensor_ptr(pre_scores), *csc = rill_tensor_ptr(scores);
 
