@@ -222,6 +222,29 @@ Test(beam_search_decode, traces_sentences_back_and_sorts_by_score) {
   op_harness_destroy(h);
 }
 
+Test(beam_search_decode, float64_scores) {
+  op_harness *h = decode(STEPS, 4, 2);
+  rill_variable *v = rill_scope_find(op_harness_scope(h), "scores");
+  rill_tensor_array *a = rill_variable_array(v);
+  for (size_t t = 0; t < 4; t++) {
+    rill_tensor *x = &a->items[t];
+    int64_t n = rill_tensor_numel(x);
+    double d[4];
+    for (int64_t i = 0; i < n; i++) d[i] = ((const float *)rill_tensor_ptr(x))[i];
+    rill_tensor *y = lod2(RILL_DTYPE_FP64, DIMS(n, 1), d, STEPS[t].l0, STEPS[t].n0, STEPS[t].l1,
+                          STEPS[t].n1);
+    OK(rill_tensor_copy(x, y));
+    OK(rill_lod_copy(&x->lod, &y->lod));
+    op_harness_free_tensor(y);
+  }
+  OK(op_harness_run(h));
+  rill_tensor *sc = op_harness_tensor(h, "sent_scores");
+  cr_assert_eq(sc->dtype, RILL_DTYPE_FP64);
+  const double *p = rill_tensor_ptr(sc);
+  cr_assert(p[2] == (double)-0.9f && p[6] == (double)-1.3f && p[11] == (double)-0.6f);
+  op_harness_destroy(h);
+}
+
 Test(beam_search_decode, an_empty_last_step_changes_nothing) {
   /* after step 3 every source had ended: step 4 selects nothing */
   dstep s[5] = {STEPS[0], STEPS[1], STEPS[2], STEPS[3],
