@@ -7,29 +7,16 @@
  * candidates are then grouped by prefix row, each group still best first. */
 #include <math.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
 
-/* Replaces t's LoD with the levels given (counts[i] offsets each). */
-static rill_status *set_lod(rill_tensor *t, size_t nlevels, const uint64_t *const *levels,
-                            const size_t *counts) {
-  rill_lod lod = {0, rill_calloc(nlevels, sizeof(rill_lod_level))};
-  if (!lod.levels) return rill_oom();
-  lod.nlevels = nlevels;
-  for (size_t i = 0; i < nlevels; i++) {
-    lod.levels[i].offsets = rill_malloc((counts[i] ? counts[i] : 1) * sizeof(uint64_t));
-    if (!lod.levels[i].offsets) {
-      rill_lod_clear(&lod);
-      return rill_oom();
-    }
-    if (counts[i]) memcpy(lod.levels[i].offsets, levels[i], counts[i] * sizeof(uint64_t));
-    lod.levels[i].n = counts[i];
-  }
-  rill_lod_clear(&t->lod);
-  t->lod = lod;
-  return NULL;
+/* Replaces t's LoD with copies of two levels (a borrowed view, copied by rill_lod_copy). */
+static rill_status *set_lod2(rill_tensor *t, const uint64_t *l0, size_t n0, const uint64_t *l1,
+                             size_t n1) {
+  rill_lod_level lv[2] = {{n0, (uint64_t *)l0}, {n1, (uint64_t *)l1}};
+  rill_lod view = {2, lv};
+  return rill_lod_copy(&t->lod, &view);
 }
 
 /* ---- beam_search ---- */
@@ -188,9 +175,8 @@ rill_status *rill_cpu_beam_search_fp32(rill_kernel_ctx *ctx) {
       osc[p] = it->score;
       if (opar) opar[p] = (int32_t)it->offset;
     }
-  const uint64_t *levels[2] = {hl, ll};
-  size_t counts[2] = {nseq + 1, (size_t)rows + 1};
-  if ((st = set_lod(sel_ids, 2, levels, counts)) || (st = set_lod(sel_scores, 2, levels, counts)))
+  if ((st = set_lod2(sel_ids, hl, nseq + 1, ll, (size_t)rows + 1)) ||
+      (st = set_lod2(sel_scores, hl, nseq + 1, ll, (size_t)rows + 1)))
     goto done;
   if (parent) rill_lod_clear(&parent->lod);
 done:
@@ -392,10 +378,8 @@ rill_status *rill_cpu_beam_search_decode(rill_kernel_ctx *ctx) {
         else ((double *)os)[w] = wscore[x->start + k];
       }
     }
-  const uint64_t *levels[2] = {l0, l1};
-  size_t counts[2] = {srcs + 1, nsent + 1};
-  if ((st = set_lod(out_ids, 2, levels, counts))) goto done;
-  st = set_lod(out_sc, 2, levels, counts);
+  if ((st = set_lod2(out_ids, l0, srcs + 1, l1, nsent + 1))) goto done;
+  st = set_lod2(out_sc, l0, srcs + 1, l1, nsent + 1);
 done:
   rill_free(sent);
   rill_free(prefix);

@@ -1,30 +1,23 @@
 /* lod_reset, lod_reset_grad and is_empty CPU kernels (any element type). lod_reset's Out
  * is a view of X (rill_tensor_share) whose LoD is then replaced. */
 #include <stdio.h>
-#include <string.h>
 
 #include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
 
-/* A new LoD of one level more than `keep` levels of `base`, the last one `level`. */
+/* A new LoD: the first `keep` levels of `base` and then `level` (copied by rill_lod_copy
+ * from a borrowed view). */
 static rill_status *with_level(const rill_lod *base, size_t keep, const uint64_t *level, size_t n,
                                rill_lod *out) {
-  rill_lod l = {0, rill_calloc(keep + 1, sizeof(rill_lod_level))};
-  if (!l.levels) return rill_oom();
-  for (size_t i = 0; i <= keep; i++) {
-    const uint64_t *src = i < keep ? base->levels[i].offsets : level;
-    size_t cnt = i < keep ? base->levels[i].n : n;
-    l.levels[i].offsets = rill_malloc((cnt ? cnt : 1) * sizeof(uint64_t));
-    if (!l.levels[i].offsets) {
-      rill_lod_clear(&l);
-      return rill_oom();
-    }
-    if (cnt) memcpy(l.levels[i].offsets, src, cnt * sizeof(uint64_t));
-    l.levels[i].n = cnt;
-    l.nlevels = i + 1;
-  }
-  *out = l;
-  return NULL;
+  rill_lod_level *lv = rill_calloc(keep + 1, sizeof *lv);
+  if (!lv) return rill_oom();
+  for (size_t i = 0; i < keep; i++) lv[i] = base->levels[i];
+  lv[keep].n = n;
+  lv[keep].offsets = (uint64_t *)level;
+  rill_lod view = {keep + 1, lv};
+  rill_status *st = rill_lod_copy(out, &view);
+  rill_free(lv);
+  return st;
 }
 
 /* The level the op sets from Y's int32 values or target_lod, checked against X's rows. */
