@@ -1013,6 +1013,21 @@ def logical_not(x, out=None, name=None):
 __all__ += ['logical_and', 'logical_or', 'logical_xor', 'logical_not']
 
 
+def is_empty(x, cond=None):
+    """A bool [1]: whether x has no elements (written into cond when given)."""
+    _check_var(x, 'x', 'is_empty')
+    h = _Helper('is_empty')
+    if cond is None:
+        cond = h.tmp('bool', stop_gradient=True)
+    elif cond.dtype.name != 'bool':
+        raise TypeError('is_empty: cond must be bool, not %s' % cond.dtype.name)
+    h.append('is_empty', {'X': [x]}, {'Out': [cond]})
+    return cond
+
+
+__all__ += ['is_empty']
+
+
 def increment(x, value=1.0, in_place=True):
     """x + value for a one-element x; written into x itself unless in_place is False."""
     h = _Helper('increment')
@@ -2130,6 +2145,9 @@ __all__ += ['IfElse', 'Switch', 'case', 'switch_case']
 from . import sequence_lod as _sequence_lod  # noqa: E402
 from .sequence_lod import *  # noqa: E402,F401,F403
 __all__ += _sequence_lod.__all__
+from . import decoding as _decoding  # noqa: E402
+from .decoding import *  # noqa: E402,F401,F403
+__all__ += _decoding.__all__
 from . import tensor as _tensor  # noqa: E402
 from .tensor import *  # noqa: E402,F401,F403
 __all__ += _tensor.__all__

@@ -7,7 +7,7 @@ from .framework import Variable
 
 __all__ = ['sequence_first_step', 'sequence_last_step', 'sequence_reverse', 'sequence_expand',
            'sequence_expand_as', 'sequence_pad', 'sequence_unpad', 'sequence_enumerate',
-           'sequence_concat', 'sequence_slice', 'sequence_reshape']
+           'sequence_concat', 'sequence_slice', 'sequence_reshape', 'lod_reset', 'lod_append']
 
 
 def _check(v, what, layer, dtypes=None):
@@ -133,4 +133,43 @@ def sequence_reshape(input, new_dim):
     h = layers._Helper('sequence_reshape')
     out = h.tmp(input.dtype.name)
     h.append('sequence_reshape', {'X': input}, {'Out': out}, {'new_dim': int(new_dim)})
+    return out
+
+
+_LOD_DTYPES = ('float32', 'float64', 'int32', 'int64')
+
+
+def lod_reset(x, y=None, target_lod=None):
+    """x's data with a new LoD: y's LoD when y has one at run time, else one level of
+    offsets from y's int32 values, or from target_lod (offsets, 0 first) without y."""
+    _check(x, 'x', 'lod_reset', _LOD_DTYPES)
+    h = layers._Helper('lod_reset')
+    out = h.tmp(x.dtype.name)
+    if y is not None:
+        _check(y, 'y', 'lod_reset')
+        h.append('lod_reset', {'X': x, 'Y': y}, {'Out': out})
+    elif target_lod is not None:
+        h.append('lod_reset', {'X': x}, {'Out': out},
+                 {'target_lod': [int(v) for v in target_lod]})
+    else:
+        raise ValueError('lod_reset: give y or target_lod')
+    return out
+
+
+def lod_append(x, level):
+    """x with one more LoD level below its own: `level` (offsets, a list or an int32
+    Variable)."""
+    if x is None:
+        raise ValueError('lod_append: x must not be None')
+    _check(x, 'x', 'lod_append', _LOD_DTYPES)
+    h = layers._Helper('lod_append')
+    out = h.tmp(x.dtype.name)
+    ins, attrs = {'X': x}, {'append': True}
+    if isinstance(level, Variable):
+        ins['Y'] = level
+    elif isinstance(level, (list, tuple)):
+        attrs['target_lod'] = [int(v) for v in level]
+    else:
+        raise ValueError('lod_append: level must be a list, tuple or Variable')
+    h.append('lod_reset', ins, {'Out': out}, attrs)
     return out
