@@ -137,4 +137,12 @@ bool rill_transpose_perm(const rill_attr_value *axis, int r, int *perm, char *er
 bool rill_arg_max_dims(const rill_dims *x, int64_t axis, bool keepdims, bool flatten,
                        rill_dims *out, int *axis_out, char *err, size_t errlen);
 
+/* flip / reverse: flip[i] for each dim listed in axes (INTS or LONGS, negative from the
+ * end); false on an axis out of range or listed twice. */
+bool rill_flip_axes(const rill_attr_value *axes, int rank, bool *flip, char *err, size_t errlen);
+/* roll: the shift of each dim of x (summed when a dim is listed twice); with dims empty
+ * only shifts[0] is meaningful (X flattened). */
+bool rill_roll_shifts(const rill_attr_value *shifts, const rill_attr_value *dims,
+                      const rill_dims *x, int64_t *shift, char *err, size_t errlen);
+
 #endif

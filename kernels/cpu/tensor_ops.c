@@ -163,3 +163,21 @@ rill_status *rill_cpu_xshape_grad(rill_kernel_ctx *ctx) {
     return rill_kernel_error(ctx, "input XShape (%s) has rank 0", rill_kin_name(ctx, 0, 0));
   return rill_cpu_view(ctx, 0, dout, &d);
 }
+
+/* Integers add with wraparound (through the unsigned type U), as Paddle's int kernels. */
+#define ADD_ELEMS(T, U)                                                                   \
+  do {                                                                                    \
+    T *d_ = dst;                                                                          \
+    const T *s_ = src;                                                                    \
+    for (int64_t i = 0; i < n; i++) d_[i] = (T)((U)d_[i] + (U)s_[i]);                     \
+  } while (0)
+
+bool rill_cpu_add_elems(void *dst, const void *src, int64_t n, rill_dtype dt) {
+  switch (dt) {
+  case RILL_DTYPE_FP32: ADD_ELEMS(float, float); return true;
+  case RILL_DTYPE_FP64: ADD_ELEMS(double, double); return true;
+  case RILL_DTYPE_INT32: ADD_ELEMS(int32_t, uint32_t); return true;
+  case RILL_DTYPE_INT64: ADD_ELEMS(int64_t, uint64_t); return true;
+  default: return false;
+  }
+}

@@ -1,0 +1,114 @@
+"""Writes tensor_manip/: Paddle 1.8.5's outputs and input gradients of the tensor-
+manipulation layers (gather, scatter, stack, flip, roll, cumsum, tril, ...).
+
+`build(fluid, name)` (also used by tests/python/test_tensor_manip.py with rill) makes one
+program per case of CASES: float64 inputs x [3, 4] and y [3, 4] plus zero parameters
+(so the layer sees x and y and their gradients are fetched), the layer, and for float
+outputs the loss sum(out_i * w_i) over fixed weights fed as w0, w1, ..., minimized by SGD
+with a zero rate. It returns the program, its startup, the fetch list (outputs, then
+the gradients of x and y that exist) and the shapes of the weights.
+The file holds x, y, the weights and every fetch. Run with PaddlePaddle 1.8.5 (README.md)."""
+import os
+
+import numpy as np
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'tensor_manip')
+
+
+def _i64(L, v):
+    return L.assign(np.array(v, 'int64'))
+
+
+def _i32(L, v):
+    return L.assign(np.array(v, 'int32'))
+
+
+# name -> the layer call on (L, x, y)
+CASES = {
+    'gather_overwrite': lambda L, x, y: L.gather(x, _i64(L, [2, 0, 2])),
+    'gather_accumulate': lambda L, x, y: L.gather(x, _i32(L, [[2], [0], [2]]), overwrite=False),
+    'gather_nd': lambda L, x, y: L.gather_nd(x, _i64(L, [[2, 1], [0, 3], [2, 1]])),
+    'gather_nd_rows': lambda L, x, y: L.gather_nd(x, _i32(L, [[[1]], [[0]]])),
+    'scatter': lambda L, x, y: L.scatter(x, _i64(L, [2, 0]), L.slice(y, [0], [0], [2])),
+    'scatter_repeated': lambda L, x, y: L.scatter(x, _i64(L, [1, 1]), L.slice(y, [0], [1], [3]),
+                                                  overwrite=False),
+    'scatter_nd_add': lambda L, x, y: L.scatter_nd_add(
+        x, _i64(L, [[1, 2], [0, 0], [1, 2]]), L.reshape(L.slice(y, [0, 1], [0, 0], [1, 3]), [3])),
+    'scatter_nd': lambda L, x, y: L.scatter_nd(
+        _i64(L, [[2], [0], [2]]), L.slice(y, [0], [0], [3]), [3, 4]),
+    'stack_axis1': lambda L, x, y: L.stack([x, y], axis=1),
+    'stack_last': lambda L, x, y: L.stack([x, y, x], axis=-1),
+    'unstack': lambda L, x, y: L.unstack(x, axis=1),
+    'unstack_rows': lambda L, x, y: L.unstack(y),
+    'flip': lambda L, x, y: L.flip(x, [0, 1]),
+    'reverse': lambda L, x, y: L.reverse(x, 1),
+    'roll_dims': lambda L, x, y: L.roll(x, [1, -2], [0, 1]),
+    'roll_flat': lambda L, x, y: L.roll(x, 5),
+    'argmin': lambda L, x, y: L.argmin(x, axis=1),
+    'cumsum': lambda L, x, y: L.cumsum(x, axis=0),
+    'cumsum_exclusive_reverse': lambda L, x, y: L.cumsum(x, exclusive=True, reverse=True),
+    'tril': lambda L, x, y: L.tril(x, 1),
+    'triu': lambda L, x, y: L.triu(x, -1),
+}
+
+
+def build(fluid, name):
+    L = fluid.layers
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        xd = fluid.data('x', [3, 4], 'float64')
+        yd = fluid.data('y', [3, 4], 'float64')
+        zero = fluid.initializer.Constant(0.0)
+        x = L.elementwise_add(xd, L.create_parameter([1], 'float64', name='bx',
+                                                     default_initializer=zero))
+        y = L.elementwise_add(yd, L.create_parameter([1], 'float64', name='by',
+                                                     default_initializer=zero))
+        out = CASES[name](L, x, y)
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        shapes, terms = [], []
+        for i, o in enumerate(outs):
+            if o.dtype != xd.dtype:
+                continue
+            w = fluid.data('w%d' % i, list(o.shape), 'float64')
+            shapes.append(list(o.shape))
+            terms.append(L.reduce_sum(L.elementwise_mul(o, w)))
+        fetch = [o.name for o in outs]
+        if terms:
+            loss = L.sums(terms) if len(terms) > 1 else terms[0]
+            fluid.optimizer.SGD(learning_rate=0.0).minimize(loss)
+            blk = main.global_block()
+            fetch += [v.name + '@GRAD' for v in (x, y) if blk.has_var(v.name + '@GRAD')]
+    return main, startup, fetch, shapes
+
+
+def inputs():
+    rng = np.random.RandomState(11)
+    return {'x': np.round(rng.randn(3, 4) * 4, 2), 'y': np.round(rng.randn(3, 4) * 4, 2)}
+
+
+def weights(shapes):
+    rng = np.random.RandomState(13)
+    return {'w%d' % i: rng.randn(*s) for i, s in enumerate(shapes)}
+
+
+def main():
+    import paddle.fluid as fluid
+    data = inputs()
+    saved = dict(data)
+    for name in CASES:
+        prog, startup, fetch, shapes = build(fluid, name)
+        exe = fluid.Executor(fluid.CPUPlace())
+        scope = fluid.Scope()
+        with fluid.scope_guard(scope):
+            exe.run(startup)
+            feed = dict(data, **weights(shapes))
+            got = exe.run(prog, feed=feed, fetch_list=fetch)
+        saved['%s.count' % name] = np.array(len(got))
+        for i, v in enumerate(got):
+            saved['%s.%d' % (name, i)] = np.asarray(v)
+    os.makedirs(OUT, exist_ok=True)
+    np.savez_compressed(os.path.join(OUT, 'expected.npz'), **saved)
+
+
+if __name__ == '__main__':
+    main()
