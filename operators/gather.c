@@ -1,8 +1,10 @@
-/* The index ops: gather, gather_nd, scatter, scatter_nd_add and their gradients.
+/* The index ops: gather, gather_nd, scatter, scatter_nd_add, index_select, index_sample
+ * and their gradients.
  *
  * Each reads or writes slices of X picked by index tuples: gather and scatter take one
  * coordinate per index (rows of X's first dim), gather_nd and scatter_nd_add take
- * Index's last dim as the tuple length k and address slices X[i0, ..., ik-1, ...]. */
+ * Index's last dim as the tuple length k and address slices X[i0, ..., ik-1, ...];
+ * index_select picks along any dim, index_sample picks per row of a 2-D X. */
 #include "operators/tensor_ops.h"
 
 #include <stdio.h>
@@ -355,6 +357,128 @@ const rill_op_schema rill_schema_scatter_nd_add_grad = {
     .nattrs = 0,
     .flags = 0,
     .infer = scatter_grad_infer,
+    .grad = NULL,
+    .kernel_dtype_slot = 2,
+    .dtype_attr = -1,
+};
+
+/* ---- index_select, index_sample ---- */
+
+static const rill_attr_schema index_select_attrs[] = {
+    {"dim", RILL_ATTR_INT, 0, RILL_DEF_INT(0), "dim picked along (negative from the end)"},
+};
+
+static rill_status *int_index(rill_infer_ctx *ctx, const rill_tensor_meta *ix) {
+  if (ix->dtype != RILL_DTYPE_INT32 && ix->dtype != RILL_DTYPE_INT64)
+    return rill_infer_error(ctx, "input Index (%s) is %s; it must be int32 or int64",
+                            rill_infer_in_name(ctx, 1, 0), rill_dtype_name(ix->dtype));
+  return NULL;
+}
+
+static rill_status *index_select_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0), *ix = rill_infer_in(ctx, 1, 0);
+  rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
+  if (!x || !ix || !out) return rill_infer_error(ctx, "needs inputs X, Index and output Out");
+  if (!x->known || !ix->known) {
+    rill_meta_unknown(out);
+    return NULL;
+  }
+  RILL_TRY(int_index(ctx, ix));
+  char s[RILL_DIMS_STR_MAX];
+  if (ix->dims.n != 1 && !(ix->dims.n == 2 && (ix->dims.d[1] == 1 || ix->dims.d[1] < 0)))
+    return rill_infer_error(ctx, "input Index (%s) has shape %s; it must be 1-D",
+                            rill_infer_in_name(ctx, 1, 0), rill_dims_str(&ix->dims, s, sizeof s));
+  int a;
+  int32_t dim = ctx->attrs[RILL_INDEX_SELECT_ATTR_DIM].v.i;
+  if (!rill_norm_axis(dim, x->dims.n, &a))
+    return rill_infer_error(ctx, "dim %d is out of range for input X (%s) of rank %d", (int)dim,
+                            rill_infer_in_name(ctx, 0, 0), (int)x->dims.n);
+  rill_dims d = x->dims;
+  d.d[a] = ix->dims.d[0];
+  rill_meta_set(out, x->dtype, &d, 0, -1, -1);
+  return NULL;
+}
+
+const rill_op_schema rill_schema_index_select = {
+    .type = "index_select",
+    .doc = "Out = X with its slices along dim picked by the 1-D Index (Out's extent there is "
+           "Index's length).",
+    .inputs = g_inputs,
+    .ninputs = RILL_COUNTOF(g_inputs),
+    .outputs = g_outputs,
+    .noutputs = RILL_COUNTOF(g_outputs),
+    .attrs = index_select_attrs,
+    .nattrs = RILL_COUNTOF(index_select_attrs),
+    .flags = 0,
+    .infer = index_select_infer,
+    .grad = gather_maker,
+    .kernel_dtype_slot = 0,
+    .dtype_attr = -1,
+};
+
+const rill_op_schema rill_schema_index_select_grad = {
+    .type = "index_select_grad",
+    .doc = "X@GRAD = zeros of X's shape with the Out@GRAD slices added at Index along dim.",
+    .inputs = gg_inputs,
+    .ninputs = RILL_COUNTOF(gg_inputs),
+    .outputs = gg_outputs,
+    .noutputs = RILL_COUNTOF(gg_outputs),
+    .attrs = index_select_attrs,
+    .nattrs = RILL_COUNTOF(index_select_attrs),
+    .flags = 0,
+    .infer = gather_grad_infer,
+    .grad = NULL,
+    .kernel_dtype_slot = 2,
+    .dtype_attr = -1,
+};
+
+static rill_status *index_sample_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0), *ix = rill_infer_in(ctx, 1, 0);
+  rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
+  if (!x || !ix || !out) return rill_infer_error(ctx, "needs inputs X, Index and output Out");
+  if (!x->known || !ix->known) {
+    rill_meta_unknown(out);
+    return NULL;
+  }
+  RILL_TRY(int_index(ctx, ix));
+  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+  if (x->dims.n != 2 || ix->dims.n != 2 ||
+      (x->dims.d[0] >= 0 && ix->dims.d[0] >= 0 && x->dims.d[0] != ix->dims.d[0]))
+    return rill_infer_error(ctx, "input X (%s) of shape %s and input Index (%s) of shape %s must "
+                            "be 2-D with the same first extent", rill_infer_in_name(ctx, 0, 0),
+                            rill_dims_str(&x->dims, a, sizeof a), rill_infer_in_name(ctx, 1, 0),
+                            rill_dims_str(&ix->dims, b, sizeof b));
+  rill_meta_set(out, x->dtype, &ix->dims, 0, -1, -1);
+  return NULL;
+}
+
+const rill_op_schema rill_schema_index_sample = {
+    .type = "index_sample",
+    .doc = "Out[i, j] = X[i, Index[i, j]] for a 2-D X and Index.",
+    .inputs = g_inputs,
+    .ninputs = RILL_COUNTOF(g_inputs),
+    .outputs = g_outputs,
+    .noutputs = RILL_COUNTOF(g_outputs),
+    .attrs = NULL,
+    .nattrs = 0,
+    .flags = 0,
+    .infer = index_sample_infer,
+    .grad = gather_maker,
+    .kernel_dtype_slot = 0,
+    .dtype_attr = -1,
+};
+
+const rill_op_schema rill_schema_index_sample_grad = {
+    .type = "index_sample_grad",
+    .doc = "X@GRAD = zeros of X's shape with Out@GRAD[i, j] added at [i, Index[i, j]].",
+    .inputs = gg_inputs,
+    .ninputs = RILL_COUNTOF(gg_inputs),
+    .outputs = gg_outputs,
+    .noutputs = RILL_COUNTOF(gg_outputs),
+    .attrs = NULL,
+    .nattrs = 0,
+    .flags = 0,
+    .infer = gather_grad_infer,
     .grad = NULL,
     .kernel_dtype_slot = 2,
     .dtype_attr = -1,

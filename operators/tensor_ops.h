@@ -137,6 +137,42 @@ bool rill_transpose_perm(const rill_attr_value *axis, int r, int *perm, char *er
 bool rill_arg_max_dims(const rill_dims *x, int64_t axis, bool keepdims, bool flatten,
                        rill_dims *out, int *axis_out, char *err, size_t errlen);
 
+/* A one-element float32/64 or int32/64 tensor's value (l exact for the integers). */
+bool rill_scalar_at(const rill_tensor *t, double *d, int64_t *l);
+/* range's element count from its Start, End and Step tensors, as Paddle computes it
+ * (integers: ceil of the span over |step| in integers); false on a zero step or one
+ * pointing away from End. */
+bool rill_range_count(const rill_tensor *start, const rill_tensor *end, const rill_tensor *step,
+                      int64_t *count, char *err, size_t errlen);
+
+/* pad: out = x grown (sign 1) or shrunk (sign -1) by paddings [b0, a0, b1, a1, ...]
+ * (INTS, >= 0, two per dim). Unknown extents stay -1. */
+bool rill_pad_dims(const rill_attr_value *pads, const rill_dims *x, int sign, rill_dims *out,
+                   char *err, size_t errlen);
+
+/* pad2d's plan for a 4-D x: mode 0 constant, 1 reflect, 2 edge; pad = [top, bottom, left,
+ * right]; h, w the input's spatial extents; out the padded dims. */
+typedef struct rill_pad2d {
+  int mode;
+  bool nhwc;
+  int64_t pad[4], h, w;
+  rill_dims out;
+} rill_pad2d;
+bool rill_pad2d_plan(const rill_dims *x, const int64_t *pads, const char *mode, const char *fmt,
+                     rill_pad2d *p, char *err, size_t errlen);
+/* pad2d's paddings at inference: Paddings (tensor_bound; t NULL at compile time, then
+ * *known is false) or attribute paddings. */
+rill_status *rill_pad2d_pads(rill_infer_ctx *ctx, const rill_tensor *t, bool tensor_bound,
+                             const rill_attr_value *attr, int64_t *pads, bool *known);
+
+/* trace: Out's dims (Input's without dim1 and dim2, [1] when none is left) and the two
+ * normalized dims, the lower first (Paddle takes the matrices' rows along the lower dim
+ * whichever is named first); false when they are out of range or equal. */
+bool rill_trace_dims(const rill_dims *x, int64_t dim1, int64_t dim2, rill_dims *out, int *d1,
+                     int *d2, char *err, size_t errlen);
+/* kron: Out's dims (X's and Y's, the lower rank padded with leading 1s, multiplied). */
+bool rill_kron_dims(const rill_dims *x, const rill_dims *y, rill_dims *out);
+
 /* flip / reverse: flip[i] for each dim listed in axes (INTS or LONGS, negative from the
  * end); false on an axis out of range or listed twice. */
 bool rill_flip_axes(const rill_attr_value *axes, int rank, bool *flip, char *err, size_t errlen);

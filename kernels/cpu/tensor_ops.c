@@ -181,3 +181,28 @@ bool rill_cpu_add_elems(void *dst, const void *src, int64_t n, rill_dtype dt) {
   default: return false;
   }
 }
+
+bool rill_cpu_fill_elems(void *p, int64_t n, rill_dtype dt, double v) {
+  switch (dt) {
+#define FILL_CASE(DT, T)                                                                  \
+  case DT: {                                                                              \
+    T x = (T)v, *q = p;                                                                   \
+    for (int64_t i = 0; i < n; i++) q[i] = x;                                             \
+    return true;                                                                          \
+  }
+    FILL_CASE(RILL_DTYPE_FP32, float)
+    FILL_CASE(RILL_DTYPE_FP64, double)
+    FILL_CASE(RILL_DTYPE_INT32, int32_t)
+    FILL_CASE(RILL_DTYPE_INT64, int64_t)
+    FILL_CASE(RILL_DTYPE_INT16, int16_t)
+    FILL_CASE(RILL_DTYPE_INT8, int8_t)
+    FILL_CASE(RILL_DTYPE_UINT8, uint8_t)
+#undef FILL_CASE
+  case RILL_DTYPE_BOOL: {
+    bool x = v != 0, *q = p;
+    for (int64_t i = 0; i < n; i++) q[i] = x;
+    return true;
+  }
+  default: return false;
+  }
+}

@@ -31,6 +31,10 @@ void rill_cpu_concat_bytes(void *whole, void *const *pieces, const int64_t *part
  * dtypes. */
 bool rill_cpu_add_elems(void *dst, const void *src, int64_t n, rill_dtype dt);
 
+/* Fills n elements of dtype dt with v (bool: v != 0); false for a dtype that holds no
+ * numbers. */
+bool rill_cpu_fill_elems(void *p, int64_t n, rill_dtype dt, double v);
+
 /* Seed of the random ops when their `seed` attribute is 0 (mixed with the output's name). */
 #define RILL_RANDOM_DEFAULT_SEED 0x5eed5eedULL
 /* The seed a random kernel uses: seed_attr when nonzero, else RILL_RANDOM_DEFAULT_SEED

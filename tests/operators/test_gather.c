@@ -197,3 +197,63 @@ Test(gather, compile_time_shapes) {
   expect_meta_dims(&outs[0], (const int64_t[]){-1, 4, 6}, 3);
   op_harness_destroy(h);
 }
+
+Test(index_select, every_dim_and_gradient) {
+  /* X [2, 3, 2]; Index picks along dim with a repeat. */
+  const int64_t e[3] = {2, 3, 2};
+  for (int dim = -3; dim < 3; dim++) {
+    int a = dim < 0 ? dim + 3 : dim;
+    const int64_t ids[3] = {e[a] - 1, 0, e[a] - 1};
+    op_harness *h = harness("index_select");
+    bind_input(h, "X", "x", RILL_DTYPE_FP64, DIMS(2, 3, 2), X12);
+    bind_input(h, "Index", "ix", RILL_DTYPE_INT64, DIMS(3), ids);
+    OK(op_harness_output(h, "Out", "out"));
+    OK(op_harness_attr_int(h, "dim", dim));
+    OK(op_harness_run(h));
+    int64_t od[3] = {2, 3, 2};
+    od[a] = 3;
+    rill_tensor *out = op_harness_tensor(h, "out");
+    expect_dims(out, od, 3);
+    const double *o = rill_tensor_ptr(out);
+    for (int64_t i = 0; i < od[0]; i++)
+      for (int64_t j = 0; j < od[1]; j++)
+        for (int64_t k = 0; k < od[2]; k++) {
+          int64_t c[3] = {i, j, k};
+          c[a] = ids[c[a]];
+          cr_assert_eq(o[(i * od[1] + j) * od[2] + k], X12[(c[0] * 3 + c[1]) * 2 + c[2]], "dim %d", dim);
+        }
+    OK(grad_check(h, GC_SLOTS("X"), GC_SLOTS("Out"), &(grad_check_opts){.no_subsets = true}));
+    op_harness_destroy(h);
+  }
+}
+
+Test(index_select, bad_dim_and_index) {
+  op_harness *h = harness("index_select");
+  bind_input(h, "X", "feat", RILL_DTYPE_FP32, DIMS(2, 3), NULL);
+  bind_input(h, "Index", "ix", RILL_DTYPE_INT32, DIMS(2), (const int32_t[]){0, 3});
+  OK(op_harness_output(h, "Out", "out"));
+  OK(op_harness_attr_int(h, "dim", 1));
+  EXPECT_ERROR(op_harness_run(h), "index_select", "Index (ix)", "holds 3", "dim 1", "X (feat)");
+  OK(op_harness_attr_int(h, "dim", 2));
+  EXPECT_ERROR(op_harness_run(h), "index_select", "dim 2 is out of range", "X (feat)");
+  op_harness_destroy(h);
+}
+
+Test(index_sample, per_row_and_gradient) {
+  op_harness *h = harness("index_sample");
+  bind_input(h, "X", "x", RILL_DTYPE_FP64, DIMS(3, 4), X12);
+  bind_input(h, "Index", "ix", RILL_DTYPE_INT64, DIMS(3, 2), (const int64_t[]){3, 0, 1, 1, 2, 3});
+  OK(op_harness_output(h, "Out", "out"));
+  OK(op_harness_run(h));
+  expect_dims(op_harness_tensor(h, "out"), DIMS(3, 2));
+  expect_close_f64(rill_tensor_ptr(op_harness_tensor(h, "out")), (const double[]){3, 0, 5, 5, 10, 11}, 6, 0);
+  OK(grad_check(h, GC_SLOTS("X"), GC_SLOTS("Out"), NULL));
+  op_harness_destroy(h);
+
+  h = harness("index_sample");
+  bind_input(h, "X", "x", RILL_DTYPE_FP64, DIMS(3, 4), X12);
+  bind_input(h, "Index", "ix", RILL_DTYPE_INT64, DIMS(2, 1), (const int64_t[]){0, 1});
+  OK(op_harness_output(h, "Out", "out"));
+  EXPECT_ERROR(op_harness_run(h), "index_sample", "X (x)", "Index (ix)", "same first extent");
+  op_harness_destroy(h);
+}

@@ -22,6 +22,16 @@ WANT = dict(np.load(os.path.join(DATA, 'tensor_manip', 'expected.npz')))
 SCATTERED_ROWS = {'scatter': [2, 0], 'scatter_repeated': [1]}
 
 
+def pad_constant_like_grad():
+    """The gradient of y in the pad_constant_like case: Y = y[:, 1:3] sits at the origin
+    of Out, so y[:, 1:3] gets w0[:3, :2]. Paddle 1.8.5's pad_constant_like_grad reads
+    some rows of Out@GRAD at the wrong offsets (its row 1 is w0[0, 2:4])."""
+    w = gen.weights([[6, 4]])['w0']
+    want = np.zeros((3, 4))
+    want[:, 1:3] = w[:3, :2]
+    return want
+
+
 def run_case(name):
     prog, startup, fetch, shapes = gen.build(fluid, name)
     exe = fluid.Executor(fluid.CPUPlace())
@@ -39,6 +49,8 @@ def test_layer_and_gradient_as_paddle18(name):
         want = WANT['%s.%d' % (name, i)].copy()
         if name in SCATTERED_ROWS and i == 1:
             want[SCATTERED_ROWS[name]] = 0
+        if name == 'pad_constant_like' and i == 1:
+            want = pad_constant_like_grad()
         g = np.asarray(g)
         assert g.shape == want.shape, (name, i)
         assert g.dtype == want.dtype, (name, i)
@@ -106,3 +118,47 @@ def test_scatter_overwrite_and_accumulate_as_numpy():
     want_b[1], want_b[3] = uv[1], uv[0] + uv[2]
     np.testing.assert_array_equal(ga, want_a)
     np.testing.assert_array_equal(gb, want_b)
+
+
+def test_range_bad_step_and_unique_rank_name_op_and_variable():
+    step = fluid.data('step', [1], 'int64')
+    r = L.range(0, 5, step, 'int64')
+    with pytest.raises(Exception, match=r"range.*Step \(step\).*step is 0"):
+        _run(r, {'step': np.array([0], 'int64')})
+    got, = _run(r, {'step': np.array([2], 'int64')})
+    np.testing.assert_array_equal(got, [0, 2, 4])
+    with pytest.raises(Exception, match=r"unique.*X \(grid\).*1-D"):
+        L.unique(fluid.data('grid', [2, 2], 'int64'))
+    with pytest.raises(TypeError, match='float32 or float64'):
+        L.has_inf(fluid.data('ints', [2], 'int32'))
+    with pytest.raises(TypeError, match='bool'):
+        L.reduce_all(fluid.data('f', [2], 'float32'))
+
+
+def test_range_is_an_attribute_not_a_global_of_layers():
+    import builtins
+    assert L.range is not builtins.range
+    assert 'range' in L.__all__
+    assert 'range' not in vars(L)  # the module's own code keeps the builtin
+    assert L.transpose(fluid.data('t', [2, 3], 'float32'), [1, 0]).shape == (3, 2)
+
+
+def test_padding_and_products_check_their_input():
+    x = fluid.data('img', [1, 1, 3, 4], 'float32')
+    with pytest.raises(Exception, match=r"pad2d.*X \(img\).*reflect padding"):
+        L.pad2d(x, [3, 0, 0, 0], mode='reflect')
+    with pytest.raises(ValueError, match='mode'):
+        L.pad2d(x, mode='wrap')
+    with pytest.raises(ValueError, match='two entries per dim'):
+        L.pad(x, [1, 1])
+    with pytest.raises(Exception, match=r"expand_as.*target_tensor.*whole number"):
+        L.expand_as(x, fluid.data('t', [1, 1, 3, 5], 'float32'))
+    with pytest.raises(Exception, match=r"trace.*Input \(img\).*dim1 0 and dim2 0"):
+        L.trace(x, dim1=0, dim2=0)
+    with pytest.raises(TypeError, match='float32 or float64'):
+        L.kron(fluid.data('i', [2], 'int32'), fluid.data('j', [2], 'int32'))
+    p = fluid.data('p', [4], 'int32')
+    out = L.pad2d(x, p)
+    assert out.shape == (1, 1, -1, -1)
+    got, = _run(out, {'img': np.ones((1, 1, 3, 4), 'float32'), 'p': np.array([1, 0, 0, 2], 'int32')})
+    assert got.shape == (1, 1, 4, 6)

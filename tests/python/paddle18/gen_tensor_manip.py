@@ -49,7 +49,58 @@ CASES = {
     'cumsum_exclusive_reverse': lambda L, x, y: L.cumsum(x, exclusive=True, reverse=True),
     'tril': lambda L, x, y: L.tril(x, 1),
     'triu': lambda L, x, y: L.triu(x, -1),
+    'index_select': lambda L, x, y: L.index_select(x, _i64(L, [3, 1, 3]), dim=1),
+    'index_select_rows': lambda L, x, y: L.index_select(y, _i32(L, [2, 2, 0, 1])),
+    'index_sample': lambda L, x, y: L.index_sample(x, _i64(L, [[3, 0], [1, 1], [2, 0]])),
+    'expand_as': lambda L, x, y: L.expand_as(L.slice(x, [0], [1], [2]), L.concat([y, y], 1)),
+    'pad': lambda L, x, y: L.pad(x, [1, 0, 0, 2], 1.5),
+    'pad_constant_like': lambda L, x, y: L.pad_constant_like(
+        L.concat([x, y], 0), L.slice(y, [1], [1], [3]), -1.0),
+    'pad2d_constant': lambda L, x, y: L.pad2d(L.reshape(x, [1, 1, 3, 4]), [1, 0, 2, 1],
+                                              pad_value=0.5),
+    'pad2d_reflect': lambda L, x, y: L.pad2d(L.reshape(x, [1, 3, 4, 1]), [2, 1, 1, 2],
+                                             mode='reflect', data_format='NHWC'),
+    'pad2d_edge': lambda L, x, y: L.pad2d(L.reshape(x, [1, 1, 3, 4]), [1, 2, 3, 0], mode='edge'),
+    'kron': lambda L, x, y: L.kron(x, L.slice(y, [0, 1], [0, 0], [2, 3])),
+    'kron_ranks': lambda L, x, y: L.kron(L.reshape(x, [12]), L.slice(y, [0], [0], [2])),
+    'trace': lambda L, x, y: L.trace(x),
+    'trace_offset': lambda L, x, y: L.trace(L.reshape(x, [3, 2, 2]), offset=-1, dim1=-1, dim2=0),
 }
+
+# Cases whose outputs are only compared (no loss, no gradients): constants, integer or
+# bool results, and layers whose outputs Paddle marks stop_gradient.
+FORWARD = {
+    'range_float': lambda L, x, y: L.range(0.5, 2.0, 0.3, 'float64'),
+    'range_int': lambda L, x, y: L.range(10, -3, -4, 'int64'),
+    'range_var': lambda L, x, y: L.range(L.fill_constant([1], 'int32', 2), 9, 3, 'int32'),
+    'arange': lambda L, x, y: L.arange(0, 5),
+    'linspace': lambda L, x, y: L.linspace(1.0, 2.0, 5, 'float64'),
+    'linspace_f32': lambda L, x, y: L.linspace(0, 1, 7, 'float32'),
+    'full_like': lambda L, x, y: L.full_like(x, 2.5),
+    'full_like_int': lambda L, x, y: L.full_like(x, 3, dtype='int32'),
+    'ones_like': lambda L, x, y: L.ones_like(y),
+    'diag': lambda L, x, y: L.diag(np.array([1.5, -2, 3], 'float32')),
+    'diag_int': lambda L, x, y: L.diag(np.array([4, 5], 'int64')),
+    'eye': lambda L, x, y: L.eye(2, 3, dtype='int64'),
+    'eye_batch': lambda L, x, y: L.eye(2, batch_shape=[3]),
+    'size': lambda L, x, y: L.size(x),
+    'reduce_all': lambda L, x, y: L.reduce_all(L.greater_than(x, y), dim=1),
+    'reduce_any': lambda L, x, y: L.reduce_any(L.greater_than(x, y), dim=[0], keep_dim=True),
+    'reduce_all_every_dim': lambda L, x, y: L.reduce_all(L.greater_than(x, y)),
+    'has_inf': lambda L, x, y: L.has_inf(x),
+    'has_nan': lambda L, x, y: L.has_nan(L.sqrt(x)),
+    'isfinite': lambda L, x, y: L.isfinite(x),
+    'where': lambda L, x, y: L.where(L.greater_than(x, y)),
+    'argsort': lambda L, x, y: L.argsort(x, axis=0, descending=True),
+    'argsort_last': lambda L, x, y: L.argsort(y),
+    'unique': lambda L, x, y: L.unique(L.assign(np.array([2., 3, 3, 1, 5, 3], 'float32'))),
+    'unique_with_counts': lambda L, x, y: L.unique_with_counts(
+        L.assign(np.array([7, 7, 1, 9, 1, 7], 'int64')), dtype='int64'),
+}
+CASES.update(FORWARD)
+
+# Outputs whose shape Paddle leaves unknown when the program is built: the weights'.
+OUT_SHAPES = {'expand_as': [3, 8]}
 
 
 def build(fluid, name):
@@ -67,10 +118,11 @@ def build(fluid, name):
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
         shapes, terms = [], []
         for i, o in enumerate(outs):
-            if o.dtype != xd.dtype:
+            if o.dtype != xd.dtype or name in FORWARD:
                 continue
-            w = fluid.data('w%d' % i, list(o.shape), 'float64')
-            shapes.append(list(o.shape))
+            shape = OUT_SHAPES.get(name, list(o.shape))
+            w = fluid.data('w%d' % i, shape, 'float64')
+            shapes.append(shape)
             terms.append(L.reduce_sum(L.elementwise_mul(o, w)))
         fetch = [o.name for o in outs]
         if terms:
