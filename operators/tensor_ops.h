@@ -165,6 +165,17 @@ bool rill_pad2d_plan(const rill_dims *x, const int64_t *pads, const char *mode, 
 rill_status *rill_pad2d_pads(rill_infer_ctx *ctx, const rill_tensor *t, bool tensor_bound,
                              const rill_attr_value *attr, int64_t *pads, bool *known);
 
+/* crop / crop_tensor: n values from a 1-D int tensor t (t_bound: the input is given; t
+ * NULL at compile time), else a list of one-element int tensors (entries NULL at compile
+ * time), else an INTS attribute (empty: zeros). known is false when tensors not read yet
+ * decide (the values are then -1). False with a message on a count that is not n. */
+bool rill_crop_values(const rill_tensor *t, bool t_bound, const rill_tensor *const *list,
+                      size_t nlist, const rill_attr_value *attr, int n, int64_t *v, bool *known,
+                      char *err, size_t errlen);
+/* The box's dims: shape with -1 as x's extent minus the offset, checked to fit in x. */
+bool rill_crop_box(const rill_dims *x, const int64_t *shape, const int64_t *offsets,
+                   bool offsets_known, rill_dims *out, char *err, size_t errlen);
+
 /* trace: Out's dims (Input's without dim1 and dim2, [1] when none is left) and the two
  * normalized dims, the lower first (Paddle takes the matrices' rows along the lower dim
  * whichever is named first); false when they are out of range or equal. */

@@ -3,7 +3,8 @@
 stacking, flipping, rolling, running sums, triangles, argmin and argsort, sequences and
 constants (range, arange, linspace, full_like, ones_like, diag, eye, size), bool
 reductions and flags (reduce_all, reduce_any, has_inf, has_nan, isfinite), where and
-unique, expand_as, padding (pad, pad_constant_like, pad2d), kron and trace. Each appends the op Paddle 1.8.5's layer appends,
+unique, expand_as, padding (pad, pad_constant_like, pad2d), cropping (crop,
+crop_tensor), kron and trace. Each appends the op Paddle 1.8.5's layer appends,
 with the same slots and attributes, so saved programs interoperate; shapes come from the
 ops' inference in C."""
 
@@ -19,7 +20,8 @@ __all__ = ['gather', 'gather_nd', 'scatter', 'scatter_nd_add', 'scatter_nd', 'st
            'index_select', 'index_sample', 'arange', 'linspace', 'full_like',
            'ones_like', 'diag', 'eye', 'size', 'reduce_all', 'reduce_any', 'has_inf',
            'has_nan', 'isfinite', 'where', 'argsort', 'unique', 'unique_with_counts',
-           'expand_as', 'pad', 'pad_constant_like', 'pad2d', 'kron', 'trace']
+           'expand_as', 'pad', 'pad_constant_like', 'pad2d', 'kron', 'trace', 'crop',
+           'crop_tensor']
 
 
 def _check(v, what, layer, dtypes=None):
@@ -465,6 +467,54 @@ def trace(input, offset=0, dim1=0, dim2=1, out=None, name=None):
     h.append('trace', {'Input': [input]}, {'Out': [out]},
              {'offset': int(offset), 'dim1': int(dim1), 'dim2': int(dim2)})
     return out
+
+
+def crop(x, shape=None, offsets=None, name=None):
+    """The box of x at offsets (a list, or an int32 Variable; default zeros) with shape (a
+    list, or a Variable whose shape is taken)."""
+    _check(x, 'x', 'crop')
+    if not isinstance(shape, (list, tuple, Variable)):
+        raise ValueError('crop: the shape should be a list, tuple or Variable.')
+    if offsets is None:
+        offsets = [0] * len(x.shape)
+    ins, attrs = {'X': x}, {}
+    if isinstance(shape, Variable):
+        ins['Y'] = shape
+    else:
+        attrs['shape'] = [int(s) for s in shape]
+    if isinstance(offsets, Variable):
+        ins['Offsets'] = offsets
+    else:
+        attrs['offsets'] = [int(o) for o in offsets]
+    return _one('crop', ins, attrs, like=x, name=name)
+
+
+def _crop_arg(v, slot, list_slot, attr, ins, attrs, layer):
+    """crop_tensor's shape or offsets: a Variable (slot), a list holding Variables
+    (list_slot, one int32 [1] tensor per entry) or a list of ints (attr)."""
+    if isinstance(v, Variable):
+        v.stop_gradient = True
+        ins[slot] = v
+    elif any(isinstance(e, Variable) for e in v):
+        ins[list_slot] = [e if isinstance(e, Variable) else _scalar(int(e), 'int32', attr, layer)
+                          for e in v]
+        attrs[attr] = [-1 if isinstance(e, Variable) else int(e) for e in v]
+    else:
+        attrs[attr] = [int(e) for e in v]
+
+
+def crop_tensor(x, shape=None, offsets=None, name=None):
+    """The box of x at offsets with shape (-1: x's extent minus the offset); each a list
+    of ints and Variables, or a 1-D int32 Variable read when the program runs."""
+    _check(x, 'x', 'crop_tensor', ('float32', 'float64', 'int32', 'int64'))
+    if shape is None:
+        raise ValueError('crop_tensor: shape is required')
+    if offsets is None:
+        offsets = [0] * len(x.shape)
+    ins, attrs = {'X': x}, {}
+    _crop_arg(shape, 'Shape', 'ShapeTensor', 'shape', ins, attrs, 'crop_tensor')
+    _crop_arg(offsets, 'Offsets', 'OffsetsTensor', 'offsets', ins, attrs, 'crop_tensor')
+    return _one('crop_tensor', ins, attrs, like=x, name=name)
 
 
 # Layers named like Python builtins: rill.layers provides them as attributes (through its

@@ -162,3 +162,13 @@ def test_padding_and_products_check_their_input():
     assert out.shape == (1, 1, -1, -1)
     got, = _run(out, {'img': np.ones((1, 1, 3, 4), 'float32'), 'p': np.array([1, 0, 0, 2], 'int32')})
     assert got.shape == (1, 1, 4, 6)
+
+
+def test_crop_box_must_fit():
+    x = fluid.data('feat', [3, 4], 'float32')
+    with pytest.raises(Exception, match=r"crop_tensor.*X \(feat\).*exceeds"):
+        L.crop_tensor(x, shape=[2, 2], offsets=[2, 0])
+    off = fluid.data('off', [2], 'int32')
+    out = L.crop(x, shape=[2, 2], offsets=off)
+    with pytest.raises(Exception, match=r"crop.*exceeds.*feat|crop.*feat.*exceeds"):
+        _run(out, {'feat': np.zeros((3, 4), 'float32'), 'off': np.array([2, 3], 'int32')})

@@ -23,6 +23,11 @@ def _i32(L, v):
     return L.assign(np.array(v, 'int32'))
 
 
+def _f32(L, layer, x, **kw):
+    """layer on x as float32 (Paddle 1.8.5's crop takes no other dtype), back in float64."""
+    return L.cast(layer(L.cast(x, 'float32'), **kw), 'float64')
+
+
 # name -> the layer call on (L, x, y)
 CASES = {
     'gather_overwrite': lambda L, x, y: L.gather(x, _i64(L, [2, 0, 2])),
@@ -65,6 +70,12 @@ CASES = {
     'kron_ranks': lambda L, x, y: L.kron(L.reshape(x, [12]), L.slice(y, [0], [0], [2])),
     'trace': lambda L, x, y: L.trace(x),
     'trace_offset': lambda L, x, y: L.trace(L.reshape(x, [3, 2, 2]), offset=-1, dim1=-1, dim2=0),
+    'crop': lambda L, x, y: _f32(L, L.crop, x, shape=[2, 2], offsets=[1, 1]),
+    'crop_like': lambda L, x, y: _f32(L, L.crop, x, shape=L.slice(y, [1], [0], [3]),
+                                      offsets=[0, 1]),
+    'crop_tensor': lambda L, x, y: L.crop_tensor(x, shape=[2, -1], offsets=[1, 1]),
+    'crop_tensor_vars': lambda L, x, y: L.crop_tensor(
+        x, shape=[L.fill_constant([1], 'int32', 2), 3], offsets=[0, L.fill_constant([1], 'int32', 1)]),
 }
 
 # Cases whose outputs are only compared (no loss, no gradients): constants, integer or
@@ -100,7 +111,7 @@ FORWARD = {
 CASES.update(FORWARD)
 
 # Outputs whose shape Paddle leaves unknown when the program is built: the weights'.
-OUT_SHAPES = {'expand_as': [3, 8]}
+OUT_SHAPES = {'expand_as': [3, 8], 'crop_tensor': [2, 3], 'crop_tensor_vars': [2, 3]}
 
 
 def build(fluid, name):
