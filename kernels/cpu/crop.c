@@ -32,7 +32,7 @@ static rill_status *box_offsets(rill_kernel_ctx *ctx, size_t oslot, int lslot,
 
 static rill_status *crop_common(rill_kernel_ctx *ctx, size_t oslot, int lslot,
                                 const rill_attr_value *attr) {
-  rill_tensor *x = rill_kin(ctx, 0, 0), *out;
+  rill_tensor *x = rill_kin(ctx, 0, 0), *out = NULL;
   if (!x || !rill_tensor_is_set(x))
     return rill_kernel_error(ctx, "input X (%s) is missing or holds no data", rill_kin_name(ctx, 0, 0));
   RILL_TRY(rill_kout_need(ctx, 0, 0, x->dtype, &out));
@@ -46,13 +46,9 @@ static rill_status *crop_common(rill_kernel_ctx *ctx, size_t oslot, int lslot,
 
 static rill_status *crop_grad_common(rill_kernel_ctx *ctx, size_t oslot, int lslot,
                                      const rill_attr_value *attr) {
-  rill_tensor *x = rill_kin(ctx, 0, 0), *g = rill_kin(ctx, 1, 0), *dx = rill_kout(ctx, 0, 0);
+  rill_tensor *x, *g, *dx;
+  RILL_TRY(rill_cpu_grad_like_input(ctx, 0, 1, &x, &g, &dx));
   if (!dx) return NULL;
-  if (!x || !g || !rill_tensor_is_set(g))
-    return rill_kernel_error(ctx, "inputs X (%s) and Out@GRAD (%s) must be dense tensors",
-                             rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 1, 0));
-  RILL_TRY(rill_kout_need(ctx, 0, 0, g->dtype, &dx));
-  RILL_TRY(rill_kout_check_dims(ctx, 0, 0, dx, &x->dims));
   int64_t offs[RILL_MAX_DIMS];
   RILL_TRY(box_offsets(ctx, oslot, lslot, attr, &x->dims, &g->dims, offs));
   memset(rill_tensor_ptr(dx), 0, rill_tensor_nbytes(dx));

@@ -154,13 +154,9 @@ rill_status *rill_cpu_index_sample(rill_kernel_ctx *ctx) {
 
 static rill_status *gather_grad_common(rill_kernel_ctx *ctx, index_mode mode, int32_t dim_attr,
                                        bool overwrite) {
-  rill_tensor *x = rill_kin(ctx, 0, 0), *dout = rill_kin(ctx, 2, 0), *dx = rill_kout(ctx, 0, 0);
+  rill_tensor *x, *dout, *dx;
+  RILL_TRY(rill_cpu_grad_like_input(ctx, 0, 2, &x, &dout, &dx));
   if (!dx) return NULL;
-  if (!x || !dout || !rill_tensor_is_set(dout))
-    return rill_kernel_error(ctx, "inputs X (%s) and Out@GRAD (%s) must be dense tensors",
-                             rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 2, 0));
-  RILL_TRY(rill_kout_need(ctx, 0, 0, dout->dtype, &dx));
-  RILL_TRY(rill_kout_check_dims(ctx, 0, 0, dx, &x->dims));
   slices s;
   RILL_TRY(index_slices(ctx, mode, dim_attr, &x->dims, dout, "input Out@GRAD",
                         rill_kin_name(ctx, 2, 0), &s));

@@ -36,7 +36,7 @@ static rill_status *pad_starts(rill_kernel_ctx *ctx, const rill_dims *in, int si
 }
 
 rill_status *rill_cpu_pad(rill_kernel_ctx *ctx) {
-  rill_tensor *x = rill_kin(ctx, 0, 0), *out;
+  rill_tensor *x = rill_kin(ctx, 0, 0), *out = NULL;
   if (!x || !rill_tensor_is_set(x))
     return rill_kernel_error(ctx, "input X (%s) is missing or holds no data", rill_kin_name(ctx, 0, 0));
   RILL_TRY(rill_kout_need(ctx, 0, 0, x->dtype, &out));
@@ -63,7 +63,7 @@ rill_status *rill_cpu_pad_grad(rill_kernel_ctx *ctx) {
 }
 
 rill_status *rill_cpu_pad_constant_like(rill_kernel_ctx *ctx) {
-  rill_tensor *x = rill_kin(ctx, 0, 0), *y = rill_kin(ctx, 1, 0), *out;
+  rill_tensor *x = rill_kin(ctx, 0, 0), *y = rill_kin(ctx, 1, 0), *out = NULL;
   if (!x || !y || !rill_tensor_is_set(y))
     return rill_kernel_error(ctx, "inputs X (%s) and Y (%s) must be dense tensors with data",
                              rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 1, 0));
@@ -79,13 +79,9 @@ rill_status *rill_cpu_pad_constant_like(rill_kernel_ctx *ctx) {
 }
 
 rill_status *rill_cpu_pad_constant_like_grad(rill_kernel_ctx *ctx) {
-  rill_tensor *y = rill_kin(ctx, 0, 0), *g = rill_kin(ctx, 1, 0), *dy = rill_kout(ctx, 0, 0);
+  rill_tensor *y, *g, *dy;
+  RILL_TRY(rill_cpu_grad_like_input(ctx, 0, 1, &y, &g, &dy));
   if (!dy) return NULL;
-  if (!y || !g || !rill_tensor_is_set(g))
-    return rill_kernel_error(ctx, "inputs Y (%s) and Out@GRAD (%s) must be dense tensors",
-                             rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 1, 0));
-  RILL_TRY(rill_kout_need(ctx, 0, 0, g->dtype, &dy));
-  RILL_TRY(rill_kout_check_dims(ctx, 0, 0, dy, &y->dims));
   bool fits = y->dims.n == g->dims.n;
   for (int i = 0; fits && i < y->dims.n; i++) fits = y->dims.d[i] <= g->dims.d[i];
   if (!fits)
@@ -150,7 +146,7 @@ static rill_status *pad2d_setup(rill_kernel_ctx *ctx, const rill_tensor *x, size
   } while (0)
 
 rill_status *rill_cpu_pad2d(rill_kernel_ctx *ctx) {
-  rill_tensor *x = rill_kin(ctx, 0, 0), *out;
+  rill_tensor *x = rill_kin(ctx, 0, 0), *out = NULL;
   if (!x || !rill_tensor_is_set(x))
     return rill_kernel_error(ctx, "input X (%s) is missing or holds no data", rill_kin_name(ctx, 0, 0));
   RILL_TRY(rill_kout_need(ctx, 0, 0, x->dtype, &out));
@@ -174,13 +170,9 @@ rill_status *rill_cpu_pad2d(rill_kernel_ctx *ctx) {
 }
 
 rill_status *rill_cpu_pad2d_grad(rill_kernel_ctx *ctx) {
-  rill_tensor *x = rill_kin(ctx, 0, 0), *g = rill_kin(ctx, 1, 0), *dx = rill_kout(ctx, 0, 0);
+  rill_tensor *x, *g, *dx;
+  RILL_TRY(rill_cpu_grad_like_input(ctx, 0, 1, &x, &g, &dx));
   if (!dx) return NULL;
-  if (!x || !g || !rill_tensor_is_set(g))
-    return rill_kernel_error(ctx, "inputs X (%s) and Out@GRAD (%s) must be dense tensors",
-                             rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 1, 0));
-  RILL_TRY(rill_kout_need(ctx, 0, 0, g->dtype, &dx));
-  RILL_TRY(rill_kout_check_dims(ctx, 0, 0, dx, &x->dims));
   rill_pad2d p;
   RILL_TRY(pad2d_setup(ctx, x, 2, &p));
   if (!rill_dims_equal(&g->dims, &p.out))

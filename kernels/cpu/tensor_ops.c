@@ -182,6 +182,19 @@ bool rill_cpu_add_elems(void *dst, const void *src, int64_t n, rill_dtype dt) {
   }
 }
 
+rill_status *rill_cpu_grad_like_input(rill_kernel_ctx *ctx, size_t xslot, size_t gslot,
+                                      rill_tensor **x, rill_tensor **g, rill_tensor **dx) {
+  *x = rill_kin(ctx, xslot, 0);
+  *g = rill_kin(ctx, gslot, 0);
+  if (!(*dx = rill_kout(ctx, 0, 0))) return NULL;
+  if (!*x || !*g || !rill_tensor_is_set(*g))
+    return rill_kernel_error(ctx, "inputs %s (%s) and %s (%s) must be dense tensors with data",
+                             ctx->schema->inputs[xslot].name, rill_kin_name(ctx, xslot, 0),
+                             ctx->schema->inputs[gslot].name, rill_kin_name(ctx, gslot, 0));
+  RILL_TRY(rill_kout_need(ctx, 0, 0, (*g)->dtype, dx));
+  return rill_kout_check_dims(ctx, 0, 0, *dx, &(*x)->dims);
+}
+
 bool rill_cpu_fill_elems(void *p, int64_t n, rill_dtype dt, double v) {
   switch (dt) {
 #define FILL_CASE(DT, T)                                                                  \

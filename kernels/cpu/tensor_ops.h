@@ -31,6 +31,12 @@ void rill_cpu_concat_bytes(void *whole, void *const *pieces, const int64_t *part
  * dtypes. */
 bool rill_cpu_add_elems(void *dst, const void *src, int64_t n, rill_dtype dt);
 
+/* The start of a gradient kernel whose output 0 takes the shape of forward input xslot
+ * and the dtype of the incoming gradient gslot: *dx is NULL (nothing to do) when that
+ * gradient is not wanted, else allocated and checked. */
+rill_status *rill_cpu_grad_like_input(rill_kernel_ctx *ctx, size_t xslot, size_t gslot,
+                                      rill_tensor **x, rill_tensor **g, rill_tensor **dx);
+
 /* Fills n elements of dtype dt with v (bool: v != 0); false for a dtype that holds no
  * numbers. */
 bool rill_cpu_fill_elems(void *p, int64_t n, rill_dtype dt, double v);
