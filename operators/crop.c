@@ -233,19 +233,6 @@ static const rill_slot_schema crop_tensor_grad_inputs[] = {
 static const rill_slot_schema crop_grad_outputs[] = {
     {"X@GRAD", RILL_SLOT_DISPENSABLE, "zeros with Out@GRAD in the box"}};
 
-static rill_status *crop_grad_infer(rill_infer_ctx *ctx) {
-  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0), *g = rill_infer_in(ctx, 1, 0);
-  rill_tensor_meta *dx = rill_infer_out(ctx, 0, 0);
-  if (!x || !g) return rill_infer_error(ctx, "needs inputs X and Out@GRAD");
-  if (!dx) return NULL;
-  if (!x->known || !g->known) {
-    rill_meta_unknown(dx);
-    return NULL;
-  }
-  rill_meta_set(dx, g->dtype, &x->dims, 0, -1, -1);
-  return NULL;
-}
-
 const rill_op_schema rill_schema_crop_grad = {
     .type = "crop_grad",
     .doc = "X@GRAD = zeros of X's shape with Out@GRAD in the cropped box.",
@@ -255,8 +242,8 @@ const rill_op_schema rill_schema_crop_grad = {
     .noutputs = RILL_COUNTOF(crop_grad_outputs),
     .attrs = crop_attrs,
     .nattrs = RILL_COUNTOF(crop_attrs),
-    .flags = RILL_OP_INFER_READS_DATA,
-    .infer = crop_grad_infer,
+    .flags = 0,
+    .infer = rill_grad_like_input_infer,
     .grad = NULL,
     .kernel_dtype_slot = 1,
     .dtype_attr = -1,
@@ -271,8 +258,8 @@ const rill_op_schema rill_schema_crop_tensor_grad = {
     .noutputs = RILL_COUNTOF(crop_grad_outputs),
     .attrs = crop_attrs,
     .nattrs = RILL_COUNTOF(crop_attrs),
-    .flags = RILL_OP_INFER_READS_DATA,
-    .infer = crop_grad_infer,
+    .flags = 0,
+    .infer = rill_grad_like_input_infer,
     .grad = NULL,
     .kernel_dtype_slot = 1,
     .dtype_attr = -1,

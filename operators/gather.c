@@ -148,20 +148,6 @@ static const rill_slot_schema gg_inputs[] = {
 static const rill_slot_schema gg_outputs[] = {
     {"X@GRAD", RILL_SLOT_DISPENSABLE, "zeros with the Out@GRAD slices added at Index"}};
 
-/* X@GRAD: X's shape, Out@GRAD's dtype. */
-static rill_status *gather_grad_infer(rill_infer_ctx *ctx) {
-  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0), *dout = rill_infer_in(ctx, 2, 0);
-  rill_tensor_meta *dx = rill_infer_out(ctx, 0, 0);
-  if (!x || !dout || !rill_infer_in(ctx, 1, 0))
-    return rill_infer_error(ctx, "needs inputs X, Index and Out@GRAD");
-  if (!dx) return NULL;
-  if (!x->known || !dout->known) {
-    rill_meta_unknown(dx);
-    return NULL;
-  }
-  rill_meta_set(dx, dout->dtype, &x->dims, x->lod_level, 0, 0);
-  return NULL;
-}
 
 const rill_op_schema rill_schema_gather_grad = {
     .type = "gather_grad",
@@ -174,7 +160,7 @@ const rill_op_schema rill_schema_gather_grad = {
     .attrs = gather_attrs,
     .nattrs = RILL_COUNTOF(gather_attrs),
     .flags = 0,
-    .infer = gather_grad_infer,
+    .infer = rill_grad_like_input_infer,
     .grad = NULL,
     .kernel_dtype_slot = 2,
     .dtype_attr = -1,
@@ -190,7 +176,7 @@ const rill_op_schema rill_schema_gather_nd_grad = {
     .attrs = NULL,
     .nattrs = 0,
     .flags = 0,
-    .infer = gather_grad_infer,
+    .infer = rill_grad_like_input_infer,
     .grad = NULL,
     .kernel_dtype_slot = 2,
     .dtype_attr = -1,
@@ -426,7 +412,7 @@ const rill_op_schema rill_schema_index_select_grad = {
     .attrs = index_select_attrs,
     .nattrs = RILL_COUNTOF(index_select_attrs),
     .flags = 0,
-    .infer = gather_grad_infer,
+    .infer = rill_grad_like_input_infer,
     .grad = NULL,
     .kernel_dtype_slot = 2,
     .dtype_attr = -1,
@@ -478,7 +464,7 @@ const rill_op_schema rill_schema_index_sample_grad = {
     .attrs = NULL,
     .nattrs = 0,
     .flags = 0,
-    .infer = gather_grad_infer,
+    .infer = rill_grad_like_input_infer,
     .grad = NULL,
     .kernel_dtype_slot = 2,
     .dtype_attr = -1,

@@ -174,19 +174,6 @@ static const rill_slot_schema trace_grad_inputs[] = {
 static const rill_slot_schema trace_grad_outputs[] = {
     {"Input@GRAD", RILL_SLOT_DISPENSABLE, "Out@GRAD on the diagonal, zeros elsewhere"}};
 
-static rill_status *trace_grad_infer(rill_infer_ctx *ctx) {
-  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
-  rill_tensor_meta *dx = rill_infer_out(ctx, 0, 0);
-  if (!x || !rill_infer_in(ctx, 1, 0)) return rill_infer_error(ctx, "needs inputs Input and Out@GRAD");
-  if (!dx) return NULL;
-  if (!x->known) {
-    rill_meta_unknown(dx);
-    return NULL;
-  }
-  rill_meta_set(dx, x->dtype, &x->dims, 0, -1, -1);
-  return NULL;
-}
-
 const rill_op_schema rill_schema_trace_grad = {
     .type = "trace_grad",
     .doc = "Input@GRAD = Out@GRAD on the summed diagonal, zeros elsewhere.",
@@ -197,7 +184,7 @@ const rill_op_schema rill_schema_trace_grad = {
     .attrs = trace_attrs,
     .nattrs = RILL_COUNTOF(trace_attrs),
     .flags = 0,
-    .infer = trace_grad_infer,
+    .infer = rill_grad_like_input_infer,
     .grad = NULL,
     .kernel_dtype_slot = 1,
     .dtype_attr = -1,

@@ -167,19 +167,6 @@ static const rill_slot_schema pcl_grad_inputs[] = {
 static const rill_slot_schema pcl_grad_outputs[] = {
     {"Y@GRAD", RILL_SLOT_DISPENSABLE, "Out@GRAD's region at the origin of Y's shape"}};
 
-static rill_status *pcl_grad_infer(rill_infer_ctx *ctx) {
-  const rill_tensor_meta *y = rill_infer_in(ctx, 0, 0), *g = rill_infer_in(ctx, 1, 0);
-  rill_tensor_meta *dy = rill_infer_out(ctx, 0, 0);
-  if (!y || !g) return rill_infer_error(ctx, "needs inputs Y and Out@GRAD");
-  if (!dy) return NULL;
-  if (!y->known || !g->known) {
-    rill_meta_unknown(dy);
-    return NULL;
-  }
-  rill_meta_set(dy, g->dtype, &y->dims, 0, -1, -1);
-  return NULL;
-}
-
 const rill_op_schema rill_schema_pad_constant_like_grad = {
     .type = "pad_constant_like_grad",
     .doc = "Y@GRAD = the region of Out@GRAD that Y was copied to.",
@@ -190,7 +177,7 @@ const rill_op_schema rill_schema_pad_constant_like_grad = {
     .attrs = pcl_attrs,
     .nattrs = RILL_COUNTOF(pcl_attrs),
     .flags = 0,
-    .infer = pcl_grad_infer,
+    .infer = rill_grad_like_input_infer,
     .grad = NULL,
     .kernel_dtype_slot = 1,
     .dtype_attr = -1,

@@ -54,6 +54,10 @@ static inline bool rill_norm_axis(int64_t axis, int rank, int *out) {
   return true;
 }
 
+/* Inference of a gradient op whose output 0 takes the meta of its input 0 (the forward
+ * input whose gradient it is); the other inputs are not read. */
+rill_status *rill_grad_like_input_infer(rill_infer_ctx *ctx);
+
 /* Inference for the `<op>_grad` of a view op (reshape2, flatten2, squeeze2, ...):
  * inputs XShape and Out@GRAD, output X@GRAD of XShape's dims without the leading 0. */
 rill_status *rill_xshape_grad_infer(rill_infer_ctx *ctx);
