@@ -1,6 +1,8 @@
 /* expand (Fluid 1.x): tiles X expand_times[i] times along dim i, Out extent = X extent *
  * times. The times come from ExpandTimes (1-D int32/int64) when given, else the
- * expand_times attribute. expand_grad sums Out@GRAD's tiles back into X's shape. */
+ * expand_times attribute. expand_grad sums Out@GRAD's tiles back into X's shape.
+ * expand_as tiles X to target_tensor's shape; it and expand_as_grad run expand's
+ * kernels, which take the times from the shapes (their slots sit where expand's do). */
 #include "operators/math_grad.h"
 
 #include "framework/data/tensor.h"
@@ -123,4 +125,88 @@ const rill_op_schema rill_schema_expand_grad = {
     .dtype_attr = -1,
 };
 
+/* ---- expand_as ---- */
+
+enum { EA_X, EA_TARGET };
+static const rill_slot_schema ea_inputs[] = {
+    [EA_X] = {"X", 0, "tensor to tile"},
+    [EA_TARGET] = {"target_tensor", RILL_SLOT_NO_GRAD,
+                   "gives Out's shape: each extent a multiple of X's"},
+};
+static const rill_slot_schema ea_outputs[] = {{"Out", 0, "X tiled to target_tensor's shape"}};
+
+static rill_status *expand_as_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, EA_X, 0), *t = rill_infer_in(ctx, EA_TARGET, 0);
+  rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
+  if (!x || !t || !out) return rill_infer_error(ctx, "needs inputs X, target_tensor and output Out");
+  if (!x->known || !t->known) {
+    rill_meta_unknown(out);
+    return NULL;
+  }
+  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+  bool ok = x->dims.n == t->dims.n;
+  for (int i = 0; ok && i < x->dims.n; i++) {
+    int64_t xe = x->dims.d[i], te = t->dims.d[i];
+    if (xe > 0 && te >= 0) ok = te % xe == 0;
+    else if (xe == 0 && te >= 0) ok = te == 0;
+  }
+  if (!ok)
+    return rill_infer_error(ctx, "input target_tensor (%s) of shape %s is not input X (%s) of "
+                            "shape %s tiled a whole number of times per dim",
+                            rill_infer_in_name(ctx, EA_TARGET, 0), rill_dims_str(&t->dims, a, sizeof a),
+                            rill_infer_in_name(ctx, EA_X, 0), rill_dims_str(&x->dims, b, sizeof b));
+  rill_meta_set(out, x->dtype, &t->dims, 0, -1, -1);
+  return NULL;
+}
+
+static rill_status *expand_as_grad_maker(rill_grad_ctx *ctx) {
+  return rill_grad_emit(ctx, NULL, RILL_NAMES("X", "target_tensor"), RILL_NAMES("Out"),
+                        RILL_NAMES("X"));
+}
+
+const rill_op_schema rill_schema_expand_as = {
+    .type = "expand_as",
+    .doc = "Out = X tiled to target_tensor's shape (each extent a whole multiple of X's).",
+    .inputs = ea_inputs,
+    .ninputs = RILL_COUNTOF(ea_inputs),
+    .outputs = ea_outputs,
+    .noutputs = RILL_COUNTOF(ea_outputs),
+    .attrs = NULL,
+    .nattrs = 0,
+    .flags = 0,
+    .infer = expand_as_infer,
+    .grad = expand_as_grad_maker,
+    .kernel_dtype_slot = EA_X,
+    .dtype_attr = -1,
+};
+
+static const rill_slot_schema ea_grad_inputs[] = {
+    [G_X] = {"X", 0, "forward input (its shape)"},
+    [G_TIMES] = {"target_tensor", RILL_SLOT_NO_GRAD, "forward target_tensor"},
+    [G_DOUT] = {"Out@GRAD", 0, "gradient of Out"},
+};
+
+const rill_op_schema rill_schema_expand_as_grad = {
+    .type = "expand_as_grad",
+    .doc = "X@GRAD = the sum over the tiles of Out@GRAD (Out = expand_as(X, target_tensor)).",
+    .inputs = ea_grad_inputs,
+    .ninputs = RILL_COUNTOF(ea_grad_inputs),
+    .outputs = grad_outputs,
+    .noutputs = RILL_COUNTOF(grad_outputs),
+    .attrs = NULL,
+    .nattrs = 0,
+    .flags = 0,
+    .infer = expand_grad_infer,
+    .grad = NULL,
+    .kernel_dtype_slot = G_DOUT,
+    .dtype_attr = -1,
+};
+
 RILL_OP_TABLE_CHECKS(expand);
+
+/* expand's kernels serve expand_as and expand_as_grad. */
+_Static_assert(RILL_SAME_POS(RILL_EXPAND_AS_IN_X, RILL_EXPAND_IN_X) &&
+                   RILL_SAME_POS(RILL_EXPAND_AS_OUT_OUT, RILL_EXPAND_OUT_OUT) &&
+                   RILL_SAME_POS(RILL_EXPAND_AS_GRAD_IN_OUT_GRAD, RILL_EXPAND_GRAD_IN_OUT_GRAD) &&
+                   RILL_SAME_POS(RILL_EXPAND_AS_GRAD_OUT_X_GRAD, RILL_EXPAND_GRAD_OUT_X_GRAD),
+               "expand_as shares expand's kernels");

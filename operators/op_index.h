@@ -9,7 +9,8 @@
  * schemas in operators/<op>.c point to (the tables stay the one place an op's slots and
  * attributes are written): RILL_<OP>_IN_<SLOT>, RILL_<OP>_OUT_<SLOT>,
  * RILL_<OP>_ATTR_<NAME> and RILL_<OP>_{IN,OUT,ATTR}_COUNT, upper case, CamelCase split
- * into words, "@" and other punctuation as "_" (X@GRAD -> X_GRAD). Ops sharing a table
+ * into words, "@" and other punctuation as "_" (X@GRAD -> X_GRAD; a slot or attribute
+ * named "count" is <..>_COUNT_SLOT, since _COUNT is the table's length). Ops sharing a table
  * each get their own names. Every operators/<op>.c that defines a schema ends with
  * RILL_OP_TABLE_CHECKS(<file name without .c>); static assertions that its tables have
  * the generated counts. */

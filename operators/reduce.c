@@ -1,5 +1,6 @@
 /* reduce_sum, reduce_mean, reduce_max, reduce_min and reduce_prod over the dims in `dim`,
- * with their gradients. */
+ * with their gradients; reduce_all and reduce_any of bool tensors; isinf, isnan and
+ * isfinite, which reduce a whole tensor to one flag. */
 #include "operators/math_grad.h"
 #include "operators/reduce.h"
 
@@ -89,6 +90,42 @@ REDUCE(reduce_min, reduce_out_grad_maker,
        "Out = minimum of X over `dim` (every dim with reduce_all).")
 REDUCE(reduce_prod, reduce_out_grad_maker,
        "Out = product of X over `dim` (every dim with reduce_all).")
+REDUCE(reduce_all, NULL, "Out = logical and of the bool X over `dim` (every dim with reduce_all).")
+REDUCE(reduce_any, NULL, "Out = logical or of the bool X over `dim` (every dim with reduce_all).")
+
+/* isinf / isnan / isfinite: one bool flag for the whole of X. */
+static const rill_slot_schema flag_inputs[] = {{"X", RILL_SLOT_NO_GRAD, "float tensor"}};
+static const rill_slot_schema flag_outputs[] = {{"Out", 0, "bool [1]"}};
+
+static rill_status *flag_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
+  rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
+  if (!x || !out) return rill_infer_error(ctx, "needs input X and output Out");
+  rill_dims d = {.n = 1, .d = {1}};
+  rill_meta_set(out, RILL_DTYPE_BOOL, &d, 0, -1, -1);
+  return NULL;
+}
+
+#define FLAG(NAME, DOC)                                                                   \
+  const rill_op_schema rill_schema_##NAME = {                                             \
+      .type = #NAME,                                                                      \
+      .doc = DOC,                                                                         \
+      .inputs = flag_inputs,                                                              \
+      .ninputs = RILL_COUNTOF(flag_inputs),                                               \
+      .outputs = flag_outputs,                                                            \
+      .noutputs = RILL_COUNTOF(flag_outputs),                                             \
+      .attrs = NULL,                                                                      \
+      .nattrs = 0,                                                                        \
+      .flags = 0,                                                                         \
+      .infer = flag_infer,                                                                \
+      .grad = NULL,                                                                       \
+      .kernel_dtype_slot = 0,                                                             \
+      .dtype_attr = -1,                                                                   \
+  };
+
+FLAG(isinf, "Out = whether any element of X is infinite (bool [1]).")
+FLAG(isnan, "Out = whether any element of X is NaN (bool [1]).")
+FLAG(isfinite, "Out = whether every element of X is finite (bool [1]).")
 
 static const rill_slot_schema grad_inputs[] = {
     {"X", 0, "forward input"},

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "framework/base/alloc.h"
+#include "operators/math_grad.h"
 
 bool rill_int_tensor_at(const rill_tensor *t, int64_t i, int64_t *out) {
   if (!t || !rill_tensor_ptr(t) || i < 0 || i >= rill_tensor_numel(t)) return false;
@@ -499,3 +500,10 @@ const rill_slot_schema rill_xshape_grad_inputs[2] = {
 const rill_slot_schema rill_xshape_grad_outputs[1] = {
     {"X@GRAD", RILL_SLOT_DISPENSABLE, "gradient of X: Out@GRAD with X's shape"},
 };
+
+rill_status *rill_grad_like_input_infer(rill_infer_ctx *ctx) {
+  if (!rill_infer_in(ctx, 0, 0))
+    return rill_infer_error(ctx, "needs input %s", ctx->schema->inputs[0].name);
+  if (rill_infer_out(ctx, 0, 0)) rill_grad_infer_like(ctx, 0, 0);
+  return NULL;
+}

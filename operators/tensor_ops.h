@@ -54,6 +54,10 @@ static inline bool rill_norm_axis(int64_t axis, int rank, int *out) {
   return true;
 }
 
+/* Inference of a gradient op whose output 0 takes the meta of its input 0 (the forward
+ * input whose gradient it is); the other inputs are not read. */
+rill_status *rill_grad_like_input_infer(rill_infer_ctx *ctx);
+
 /* Inference for the `<op>_grad` of a view op (reshape2, flatten2, squeeze2, ...):
  * inputs XShape and Out@GRAD, output X@GRAD of XShape's dims without the leading 0. */
 rill_status *rill_xshape_grad_infer(rill_infer_ctx *ctx);
@@ -136,5 +140,60 @@ bool rill_transpose_perm(const rill_attr_value *axis, int r, int *perm, char *er
 /* arg_max's output dims (and the normalized axis). */
 bool rill_arg_max_dims(const rill_dims *x, int64_t axis, bool keepdims, bool flatten,
                        rill_dims *out, int *axis_out, char *err, size_t errlen);
+
+/* A one-element float32/64 or int32/64 tensor's value (l exact for the integers). */
+bool rill_scalar_at(const rill_tensor *t, double *d, int64_t *l);
+/* range's element count from its Start, End and Step tensors, as Paddle computes it
+ * (integers: ceil of the span over |step| in integers); false on a zero step or one
+ * pointing away from End. */
+bool rill_range_count(const rill_tensor *start, const rill_tensor *end, const rill_tensor *step,
+                      int64_t *count, char *err, size_t errlen);
+
+/* pad: out = x grown (sign 1) or shrunk (sign -1) by paddings [b0, a0, b1, a1, ...]
+ * (INTS, >= 0, two per dim). Unknown extents stay -1. */
+bool rill_pad_dims(const rill_attr_value *pads, const rill_dims *x, int sign, rill_dims *out,
+                   char *err, size_t errlen);
+
+/* pad2d's plan for a 4-D x: mode 0 constant, 1 reflect, 2 edge; pad = [top, bottom, left,
+ * right]; h, w the input's spatial extents; out the padded dims. */
+typedef struct rill_pad2d {
+  int mode;
+  bool nhwc;
+  int64_t pad[4], h, w;
+  rill_dims out;
+} rill_pad2d;
+bool rill_pad2d_plan(const rill_dims *x, const int64_t *pads, const char *mode, const char *fmt,
+                     rill_pad2d *p, char *err, size_t errlen);
+/* pad2d's paddings at inference: Paddings (tensor_bound; t NULL at compile time, then
+ * *known is false) or attribute paddings. */
+rill_status *rill_pad2d_pads(rill_infer_ctx *ctx, const rill_tensor *t, bool tensor_bound,
+                             const rill_attr_value *attr, int64_t *pads, bool *known);
+
+/* crop / crop_tensor: n values from a 1-D int tensor t (t_bound: the input is given; t
+ * NULL at compile time), else a list of one-element int tensors (entries NULL at compile
+ * time), else an INTS attribute (empty: zeros). known is false when tensors not read yet
+ * decide (the values are then -1). False with a message on a count that is not n. */
+bool rill_crop_values(const rill_tensor *t, bool t_bound, const rill_tensor *const *list,
+                      size_t nlist, const rill_attr_value *attr, int n, int64_t *v, bool *known,
+                      char *err, size_t errlen);
+/* The box's dims: shape with -1 as x's extent minus the offset, checked to fit in x. */
+bool rill_crop_box(const rill_dims *x, const int64_t *shape, const int64_t *offsets,
+                   bool offsets_known, rill_dims *out, char *err, size_t errlen);
+
+/* trace: Out's dims (Input's without dim1 and dim2, [1] when none is left) and the two
+ * normalized dims, the lower first (Paddle takes the matrices' rows along the lower dim
+ * whichever is named first); false when they are out of range or equal. */
+bool rill_trace_dims(const rill_dims *x, int64_t dim1, int64_t dim2, rill_dims *out, int *d1,
+                     int *d2, char *err, size_t errlen);
+/* kron: Out's dims (X's and Y's, the lower rank padded with leading 1s, multiplied). */
+bool rill_kron_dims(const rill_dims *x, const rill_dims *y, rill_dims *out);
+
+/* flip / reverse: flip[i] for each dim listed in axes (INTS or LONGS, negative from the
+ * end); false on an axis out of range or listed twice. */
+bool rill_flip_axes(const rill_attr_value *axes, int rank, bool *flip, char *err, size_t errlen);
+/* roll: the shift of each dim of x (summed when a dim is listed twice); with dims empty
+ * only shifts[0] is meaningful (X flattened). */
+bool rill_roll_shifts(const rill_attr_value *shifts, const rill_attr_value *dims,
+                      const rill_dims *x, int64_t *shift, char *err, size_t errlen);
 
 #endif

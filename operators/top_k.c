@@ -187,7 +187,7 @@ const rill_op_schema rill_schema_accuracy = {
     .dtype_attr = -1,
 };
 
-/* ---- arg_max ---- */
+/* ---- arg_max, arg_min ---- */
 
 enum { AM_AXIS, AM_KEEPDIMS, AM_FLATTEN, AM_DTYPE };
 static const rill_slot_schema am_inputs[] = {{"X", RILL_SLOT_NO_GRAD, "input"}};
@@ -254,6 +254,22 @@ static rill_status *arg_max_infer(rill_infer_ctx *ctx) {
 const rill_op_schema rill_schema_arg_max = {
     .type = "arg_max",
     .doc = "Out = the position of the first maximum of X along axis (or of all of X).",
+    .inputs = am_inputs,
+    .ninputs = RILL_COUNTOF(am_inputs),
+    .outputs = am_outputs,
+    .noutputs = RILL_COUNTOF(am_outputs),
+    .attrs = am_attrs,
+    .nattrs = RILL_COUNTOF(am_attrs),
+    .flags = RILL_OP_INFER_READS_DATA,
+    .infer = arg_max_infer,
+    .grad = NULL,
+    .kernel_dtype_slot = 0,
+    .dtype_attr = -1,
+};
+
+const rill_op_schema rill_schema_arg_min = {
+    .type = "arg_min",
+    .doc = "Out = the position of the first minimum of X along axis (or of all of X).",
     .inputs = am_inputs,
     .ninputs = RILL_COUNTOF(am_inputs),
     .outputs = am_outputs,

@@ -224,8 +224,11 @@ def main(argv):
                                    "operators/<op>.c" % (path, op, t))
                 used = {}
                 for i, n in enumerate(names):
-                    e = "%s_%s_%s" % (prefix, kind, ident(n))
-                    if e in used or ident(n) == "COUNT":
+                    # A slot or attribute called "count" would take the name of the
+                    # table's length: it is named <..>_COUNT_SLOT instead.
+                    word = ident(n) if ident(n) != "COUNT" else "COUNT_SLOT"
+                    e = "%s_%s_%s" % (prefix, kind, word)
+                    if e in used:
                         raise GenError("%s: op %s: %s names %r and %r both give %s"
                                        % (path, op, kind, used.get(e, n), n, e))
                     used[e] = n

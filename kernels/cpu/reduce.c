@@ -192,6 +192,40 @@ REDUCE_FOLD(double, RILL_DTYPE_FP64, 1, PROD2, rill_cpu_reduce_prod_fp64)
 REDUCE_FOLD(int32_t, RILL_DTYPE_INT32, 1, PROD2, rill_cpu_reduce_prod_int32)
 REDUCE_FOLD(int64_t, RILL_DTYPE_INT64, 1, PROD2, rill_cpu_reduce_prod_int64)
 
+#define AND2(a, b) ((a) && (b))
+#define OR2(a, b) ((a) || (b))
+REDUCE_FOLD(bool, RILL_DTYPE_BOOL, true, AND2, rill_cpu_reduce_all_bool)
+REDUCE_FOLD(bool, RILL_DTYPE_BOOL, false, OR2, rill_cpu_reduce_any_bool)
+
+/* isinf / isnan / isfinite: ANY true sets Out when some element passes TEST; else Out is
+ * whether every element passes. */
+#define FLAG(T, DT, TEST, ANY, NAME)                                                      \
+  rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
+    rill_tensor *x, *out;                                                                 \
+    RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                           \
+    RILL_TRY(rill_kout_need(ctx, 0, 0, RILL_DTYPE_BOOL, &out));                           \
+    if (rill_tensor_numel(out) != 1)                                                      \
+      return rill_kernel_error(ctx, "output Out (%s) must hold one element",              \
+                               rill_kout_name(ctx, 0, 0));                                \
+    const T *xp = rill_tensor_ptr(x);                                                     \
+    int64_t n = rill_tensor_numel(x);                                                     \
+    bool r = !(ANY);                                                                      \
+    for (int64_t i = 0; i < n; i++)                                                       \
+      if ((bool)(TEST(xp[i])) == (ANY)) {                                                 \
+        r = (ANY);                                                                        \
+        break;                                                                            \
+      }                                                                                   \
+    *(bool *)rill_tensor_ptr(out) = r;                                                    \
+    return NULL;                                                                          \
+  }
+
+FLAG(float, RILL_DTYPE_FP32, isinf, true, rill_cpu_isinf_fp32)
+FLAG(double, RILL_DTYPE_FP64, isinf, true, rill_cpu_isinf_fp64)
+FLAG(float, RILL_DTYPE_FP32, isnan, true, rill_cpu_isnan_fp32)
+FLAG(double, RILL_DTYPE_FP64, isnan, true, rill_cpu_isnan_fp64)
+FLAG(float, RILL_DTYPE_FP32, isfinite, false, rill_cpu_isfinite_fp32)
+FLAG(double, RILL_DTYPE_FP64, isfinite, false, rill_cpu_isfinite_fp64)
+
 /* Gradients that read the forward Out: GRAD(x, out, g) per element of X. */
 #define EQ_GRAD(x, o, g) ((x) == (o) ? (g) : 0)
 #define PROD_GRAD(x, o, g) ((g) * (o) / (x))

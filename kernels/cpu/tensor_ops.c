@@ -163,3 +163,59 @@ rill_status *rill_cpu_xshape_grad(rill_kernel_ctx *ctx) {
     return rill_kernel_error(ctx, "input XShape (%s) has rank 0", rill_kin_name(ctx, 0, 0));
   return rill_cpu_view(ctx, 0, dout, &d);
 }
+
+/* Integers add with wraparound (through the unsigned type U), as Paddle's int kernels. */
+#define ADD_ELEMS(T, U)                                                                   \
+  do {                                                                                    \
+    T *d_ = dst;                                                                          \
+    const T *s_ = src;                                                                    \
+    for (int64_t i = 0; i < n; i++) d_[i] = (T)((U)d_[i] + (U)s_[i]);                     \
+  } while (0)
+
+bool rill_cpu_add_elems(void *dst, const void *src, int64_t n, rill_dtype dt) {
+  switch (dt) {
+  case RILL_DTYPE_FP32: ADD_ELEMS(float, float); return true;
+  case RILL_DTYPE_FP64: ADD_ELEMS(double, double); return true;
+  case RILL_DTYPE_INT32: ADD_ELEMS(int32_t, uint32_t); return true;
+  case RILL_DTYPE_INT64: ADD_ELEMS(int64_t, uint64_t); return true;
+  default: return false;
+  }
+}
+
+rill_status *rill_cpu_grad_like_input(rill_kernel_ctx *ctx, size_t xslot, size_t gslot,
+                                      rill_tensor **x, rill_tensor **g, rill_tensor **dx) {
+  *x = rill_kin(ctx, xslot, 0);
+  *g = rill_kin(ctx, gslot, 0);
+  if (!(*dx = rill_kout(ctx, 0, 0))) return NULL;
+  if (!*x || !*g || !rill_tensor_is_set(*g))
+    return rill_kernel_error(ctx, "inputs %s (%s) and %s (%s) must be dense tensors with data",
+                             ctx->schema->inputs[xslot].name, rill_kin_name(ctx, xslot, 0),
+                             ctx->schema->inputs[gslot].name, rill_kin_name(ctx, gslot, 0));
+  RILL_TRY(rill_kout_need(ctx, 0, 0, (*g)->dtype, dx));
+  return rill_kout_check_dims(ctx, 0, 0, *dx, &(*x)->dims);
+}
+
+bool rill_cpu_fill_elems(void *p, int64_t n, rill_dtype dt, double v) {
+  switch (dt) {
+#define FILL_CASE(DT, T)                                                                  \
+  case DT: {                                                                              \
+    T x = (T)v, *q = p;                                                                   \
+    for (int64_t i = 0; i < n; i++) q[i] = x;                                             \
+    return true;                                                                          \
+  }
+    FILL_CASE(RILL_DTYPE_FP32, float)
+    FILL_CASE(RILL_DTYPE_FP64, double)
+    FILL_CASE(RILL_DTYPE_INT32, int32_t)
+    FILL_CASE(RILL_DTYPE_INT64, int64_t)
+    FILL_CASE(RILL_DTYPE_INT16, int16_t)
+    FILL_CASE(RILL_DTYPE_INT8, int8_t)
+    FILL_CASE(RILL_DTYPE_UINT8, uint8_t)
+#undef FILL_CASE
+  case RILL_DTYPE_BOOL: {
+    bool x = v != 0, *q = p;
+    for (int64_t i = 0; i < n; i++) q[i] = x;
+    return true;
+  }
+  default: return false;
+  }
+}

@@ -27,6 +27,20 @@ void rill_cpu_box_copy(void *full, const rill_dims *full_dims, const int64_t *st
 void rill_cpu_concat_bytes(void *whole, void *const *pieces, const int64_t *parts, size_t n,
                            int64_t outer, int64_t inner, size_t esize, bool gather);
 
+/* dst[i] += src[i] for n elements of dtype dt (float32/64, int32/64); false for other
+ * dtypes. */
+bool rill_cpu_add_elems(void *dst, const void *src, int64_t n, rill_dtype dt);
+
+/* The start of a gradient kernel whose output 0 takes the shape of forward input xslot
+ * and the dtype of the incoming gradient gslot: *dx is NULL (nothing to do) when that
+ * gradient is not wanted, else allocated and checked. */
+rill_status *rill_cpu_grad_like_input(rill_kernel_ctx *ctx, size_t xslot, size_t gslot,
+                                      rill_tensor **x, rill_tensor **g, rill_tensor **dx);
+
+/* Fills n elements of dtype dt with v (bool: v != 0); false for a dtype that holds no
+ * numbers. */
+bool rill_cpu_fill_elems(void *p, int64_t n, rill_dtype dt, double v);
+
 /* Seed of the random ops when their `seed` attribute is 0 (mixed with the output's name). */
 #define RILL_RANDOM_DEFAULT_SEED 0x5eed5eedULL
 /* The seed a random kernel uses: seed_attr when nonzero, else RILL_RANDOM_DEFAULT_SEED

@@ -10,6 +10,9 @@
 
 #define GT_F(a, b) ((a) > (b) || ((a) != (a) && (b) == (b)))
 #define GT_I(a, b) ((a) > (b))
+/* arg_min: a NaN ranks below every number, so that it is found as arg_max finds it. */
+#define LT_F(a, b) ((a) < (b) || ((a) != (a) && (b) == (b)))
+#define LT_I(a, b) ((a) < (b))
 
 static rill_status *top_k_value(rill_kernel_ctx *ctx, int64_t last, int64_t *k) {
   *k = ctx->attrs[RILL_TOP_K_ATTR_K].v.i;
@@ -208,3 +211,10 @@ ARG_MAX(int64_t, RILL_DTYPE_INT64, GT_I, rill_cpu_arg_max_int64)
 ARG_MAX(uint8_t, RILL_DTYPE_UINT8, GT_I, rill_cpu_arg_max_uint8)
 ARG_MAX(int16_t, RILL_DTYPE_INT16, GT_I, rill_cpu_arg_max_int16)
 ARG_MAX(int8_t, RILL_DTYPE_INT8, GT_I, rill_cpu_arg_max_int8)
+ARG_MAX(float, RILL_DTYPE_FP32, LT_F, rill_cpu_arg_min_fp32)
+ARG_MAX(double, RILL_DTYPE_FP64, LT_F, rill_cpu_arg_min_fp64)
+ARG_MAX(int32_t, RILL_DTYPE_INT32, LT_I, rill_cpu_arg_min_int32)
+ARG_MAX(int64_t, RILL_DTYPE_INT64, LT_I, rill_cpu_arg_min_int64)
+ARG_MAX(uint8_t, RILL_DTYPE_UINT8, LT_I, rill_cpu_arg_min_uint8)
+ARG_MAX(int16_t, RILL_DTYPE_INT16, LT_I, rill_cpu_arg_min_int16)
+ARG_MAX(int8_t, RILL_DTYPE_INT8, LT_I, rill_cpu_arg_min_int8)

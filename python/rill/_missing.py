@@ -9,11 +9,14 @@ class FluidAPIMissing(AttributeError, NotImplementedError):
     and getattr(..., default) work as on any module, and a NotImplementedError."""
 
 
-def module_getattr(fluid_path, module_name):
+def module_getattr(fluid_path, module_name, extra=None):
     """A module-level __getattr__ for the rill module that stands for `fluid_path`
-    ('fluid.layers')."""
+    ('fluid.layers'). `extra` maps names the module provides without binding them as
+    globals (a layer named like a Python builtin the module's own code calls)."""
 
     def __getattr__(name):
+        if extra and name in extra:
+            return extra[name]
         if name.startswith('__') and name.endswith('__'):
             raise AttributeError("module '%s' has no attribute '%s'" % (module_name, name))
         raise FluidAPIMissing(

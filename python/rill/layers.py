@@ -2151,6 +2151,9 @@ __all__ += _decoding.__all__
 from . import tensor as _tensor  # noqa: E402
 from .tensor import *  # noqa: E402,F401,F403
 __all__ += _tensor.__all__
+from . import manip as _manip  # noqa: E402
+from .manip import *  # noqa: E402,F401,F403
+__all__ += _manip.__all__ + sorted(_manip.BUILTIN_NAMED)
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
-__getattr__ = _module_getattr('fluid.layers', 'rill.layers')
+__getattr__ = _module_getattr('fluid.layers', 'rill.layers', _manip.BUILTIN_NAMED)

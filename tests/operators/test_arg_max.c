@@ -64,3 +64,28 @@ Test(arg_max, bad_axis_and_dtype_name_op_and_variable) {
   EXPECT_ERROR(op_harness_run(h), "arg_max", "Out (out)", "dtype 5");
   op_harness_destroy(h);
 }
+
+Test(arg_min, first_minimum_along_axis) {
+  /* columns with ties: the first minimum wins. */
+  const float x[12] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 1};
+  op_harness *h = harness("arg_min");
+  bind_input(h, "X", "x", RILL_DTYPE_FP32, DIMS(3, 4), x);
+  OK(op_harness_output(h, "Out", "out"));
+  OK(op_harness_attr_long(h, "axis", -1));
+  OK(op_harness_run(h));
+  rill_tensor *out = op_harness_tensor(h, "out");
+  expect_dims(out, DIMS(3));
+  const int64_t *o = rill_tensor_ptr(out);
+  cr_assert(o[0] == 1 && o[1] == 2 && o[2] == 3, "%lld %lld %lld", (long long)o[0],
+            (long long)o[1], (long long)o[2]);
+  OK(op_harness_attr_long(h, "axis", 0));
+  OK(op_harness_attr_bool(h, "keepdims", true));
+  OK(op_harness_run(h));
+  out = op_harness_tensor(h, "out");
+  expect_dims(out, DIMS(1, 4));
+  o = rill_tensor_ptr(out);
+  cr_assert(o[0] == 0 && o[1] == 0 && o[2] == 1 && o[3] == 0);
+  OK(op_harness_attr_long(h, "axis", 2));
+  EXPECT_ERROR(op_harness_run(h), "arg_min", "X (x)", "axis 2 is out of range");
+  op_harness_destroy(h);
+}
