@@ -19,6 +19,7 @@ import rill as fluid
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'paddle18')
 sys.path.insert(0, DATA)
 import gen_label_semantic_roles as srl  # noqa: E402
+import gen_recommender_system as recsys  # noqa: E402
 import gen_static_rnn_lm as lm  # noqa: E402
 
 
@@ -50,7 +51,7 @@ def test_label_semantic_roles_trains_like_paddle(opt, parallel, tmp_path):
             return ref['%s_%d' % (k, step)]
         np.testing.assert_allclose(got['loss_%d' % step], want('loss'), rtol=1e-5,
                                    err_msg='loss, step %d' % step)
-        np.testing.assert_array_equal(got['lod_%d' % step], want('lod'))
+        np.testing.assert_array_equal(got['decoded_lod_%d' % step], want('decoded_lod'))
         np.testing.assert_array_equal(got['decoded_%d' % step], want('decoded'),
                                       err_msg='decoded, step %d' % step)
         for k in ('num_infer', 'num_label', 'num_correct'):
@@ -95,3 +96,16 @@ def test_static_rnn_language_model_trains_like_paddle(variant, parallel):
 
     rec = lm.run(fluid, variant, check, exe=executor(parallel))
     check_params(ref, rec)
+
+
+@pytest.mark.parametrize('parallel', [False, True])
+@pytest.mark.parametrize('opt', recsys.OPTIMIZERS)
+def test_recommender_system_trains_like_paddle(opt, parallel):
+    ref = load(recsys, opt)
+
+    def check(step, got):
+        for k in recsys.RESULTS:
+            np.testing.assert_allclose(got['%s_%d' % (k, step)], ref['%s_%d' % (k, step)],
+                                       rtol=1e-5, atol=1e-6, err_msg='%s, step %d' % (k, step))
+
+    check_params(ref, recsys.run(fluid, opt, check, exe=executor(parallel)))

@@ -16,12 +16,19 @@ import os
 
 import numpy as np
 
+import _steps
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'label_semantic_roles')
 WORDS, PREDS, LABELS, MARKS = 40, 12, 9, 2     # 9 labels: B/I of 4 chunk types and O
 WORD_DIM, MARK_DIM, HIDDEN, DEPTH = 6, 3, 8, 4
 STEPS = 4
 OPTIMIZERS = ('sgd', 'adam')
-FEEDS = ('word', 'verb', 'ctx_n2', 'ctx_n1', 'ctx_0', 'ctx_p1', 'ctx_p2', 'mark', 'target')
+# the inference model's feeds, in the chapter's order
+FEEDS = ('word_data', 'verb_data', 'ctx_n2_data', 'ctx_n1_data', 'ctx_0_data', 'ctx_p1_data',
+         'ctx_p2_data', 'mark_data')
+# the fields of a conll05 sample, in the reader's order
+FIELDS = ('word_data', 'ctx_n2_data', 'ctx_n1_data', 'ctx_0_data', 'ctx_p1_data',
+          'ctx_p2_data', 'verb_data', 'mark_data', 'target')
 RESULTS = ('loss', 'decoded', 'precision', 'recall', 'f1', 'num_infer', 'num_label',
            'num_correct')
 
@@ -56,9 +63,10 @@ def build(fluid, opt):
     main, startup = fluid.Program(), fluid.Program()
     L = fluid.layers
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
-        ins = [L.data(name=n, shape=[1], dtype='int64', lod_level=1) for n in FEEDS]
-        feature = db_lstm(fluid, *ins[:-1])
-        target = ins[-1]
+        ins = {n: fluid.data(name=n, shape=[None, 1], dtype='int64', lod_level=1)
+               for n in FEEDS + ('target',)}
+        feature = db_lstm(fluid, *[ins[n] for n in FEEDS])
+        target = ins['target']
         cost = L.linear_chain_crf(input=feature, label=target,
                                   param_attr=fluid.ParamAttr(name='crfw', learning_rate=5.0))
         loss = L.mean(cost)
@@ -73,88 +81,58 @@ def build(fluid, opt):
                              num_chunk_types=(LABELS - 1) // 2)
     results = dict(zip(RESULTS, [loss, decoded] + list(chunk)))
     results['feature'] = feature
+    results['feed_list'] = [ins[n] for n in FIELDS]
     return main, startup, results
 
 
 def batches(seed=7):
-    """STEPS batches of a few sentences: per-word ids, one predicate and its context
-    repeated over the sentence, a mark, and IOB targets."""
+    """STEPS batches of a few conll05-style samples (FIELDS: lists of ids per word; the
+    predicate and its context repeated over the sentence; a mark; IOB targets)."""
     rng = np.random.RandomState(seed)
     out = []
     for _ in range(STEPS):
-        lens = list(rng.randint(1, 8, size=4))
-        b = {'lens': np.array(lens, 'int64')}
-        t = sum(lens)
-        b['word'] = rng.randint(0, WORDS, (t, 1))
-        b['verb'] = np.repeat(rng.randint(0, PREDS, len(lens)), lens).reshape(t, 1)
-        for n in ('ctx_n2', 'ctx_n1', 'ctx_0', 'ctx_p1', 'ctx_p2'):
-            b[n] = np.repeat(rng.randint(0, WORDS, len(lens)), lens).reshape(t, 1)
-        b['mark'] = rng.randint(0, MARKS, (t, 1))
-        b['target'] = rng.randint(0, LABELS, (t, 1))
-        out.append({k: v.astype('int64') for k, v in b.items()})
-    return out
-
-
-def feed_of(fluid, batch):
-    place = fluid.CPUPlace()
-    lens = [int(n) for n in batch['lens']]
-    return {n: fluid.create_lod_tensor(batch[n], [lens], place) for n in FEEDS}
-
-
-def set_params(fluid, program, scope, seed=3):
-    """Seeded values for every parameter, in name order: {name: value}."""
-    rng = np.random.RandomState(seed)
-    out = {}
-    for p in sorted(program.global_block().all_parameters(), key=lambda p: p.name):
-        v = (rng.randn(*p.shape) * 0.4).astype('float32')
-        scope.find_var(p.name).get_tensor().set(v, fluid.CPUPlace())
-        out[p.name] = v
+        batch = []
+        for n in rng.randint(1, 8, size=4):
+            ctx = [[int(rng.randint(WORDS))] * n for _ in range(5)]
+            batch.append(tuple([[int(v) for v in rng.randint(0, WORDS, n)]] + ctx +
+                               [[int(rng.randint(PREDS))] * n,
+                                [int(v) for v in rng.randint(0, MARKS, n)],
+                                [int(v) for v in rng.randint(0, LABELS, n)]]))
+        out.append(batch)
     return out
 
 
 def run(fluid, opt, check=None, exe=None, save_to=None):
-    """Trains build(fluid, opt) from set_params on batches() with `exe` (a default
-    Executor if None); returns the record {`<result>_<step>`, `lod_<step>`,
-    `param_<name>`, `final_<name>`}. `check(step, got)`, when given, is called after every
-    step with that step's results. With `save_to`, the trained model (the features and
-    their decoding, fed all inputs but the target) is saved there by
-    save_inference_model."""
+    """Trains build(fluid, opt) on batches() from seeded parameters (_steps.train_record,
+    whose record it returns). With `save_to`, the trained model (the features and their
+    decoding, fed FEEDS) is saved there by save_inference_model."""
     main, startup, results = build(fluid, opt)
-    exe = exe or fluid.Executor(fluid.CPUPlace())
-    scope = fluid.Scope()
-    rec = {}
-    with fluid.scope_guard(scope):
-        exe.run(startup)
-        params = set_params(fluid, main, scope)
-        rec.update(('param_' + k, v) for k, v in params.items())
-        for step, batch in enumerate(batches()):
-            got = exe.run(main, feed=feed_of(fluid, batch),
-                          fetch_list=[results[k] for k in RESULTS], return_numpy=False)
-            now = {'%s_%d' % (k, step): np.array(v) for k, v in zip(RESULTS, got)}
-            now['lod_%d' % step] = np.array(got[1].lod()[0], 'int64')
-            if check:
-                check(step, now)
-            rec.update(now)
-        for k in params:
-            rec['final_' + k] = np.array(scope.find_var(k).get_tensor())
-        if save_to:
-            fluid.io.save_inference_model(save_to, list(FEEDS[:-1]),
-                                          [results['feature'], results['decoded']], exe,
-                                          main_program=main)
-    return rec
+    feeder = fluid.DataFeeder(feed_list=results['feed_list'], place=fluid.CPUPlace())
+
+    def save(exe):
+        fluid.io.save_inference_model(save_to, list(FEEDS),
+                                      [results['feature'], results['decoded']], exe,
+                                      main_program=main)
+    return _steps.train_record(fluid, main, startup, {k: results[k] for k in RESULTS},
+                               (feeder.feed(b) for b in batches()), seed=3, scale=0.4,
+                               check=check, exe=exe, finish=save if save_to else None)
 
 
 def infer(fluid, dirname, exe=None):
-    """Loads the inference model in `dirname` into a fresh scope and runs it on a seeded
-    batch: {'feature', 'decoded', 'lod'}."""
-    exe = exe or fluid.Executor(fluid.CPUPlace())
-    batch = batches(seed=23)[0]
+    """Loads the inference model in `dirname` into a fresh scope and runs it, as the
+    chapter does, on create_random_int_lodtensor inputs after numpy.random.seed:
+    {'feature', 'decoded', 'lod'}."""
+    place = fluid.CPUPlace()
+    exe = exe or fluid.Executor(place)
+    np.random.seed(23)
     with fluid.scope_guard(fluid.Scope()):
         prog, feed_names, targets = fluid.io.load_inference_model(dirname, exe)
-        assert list(feed_names) == list(FEEDS[:-1]), feed_names
-        feed = feed_of(fluid, batch)
-        feature, decoded = exe.run(prog, feed={k: feed[k] for k in feed_names},
-                                   fetch_list=targets, return_numpy=False)
+        assert list(feed_names) == list(FEEDS), feed_names
+        high = {'verb_data': PREDS - 1, 'mark_data': MARKS - 1}
+        feed = {n: fluid.create_random_int_lodtensor([[3, 4, 2]], [1], place, low=0,
+                                                     high=high.get(n, WORDS - 1))
+                for n in feed_names}
+        feature, decoded = exe.run(prog, feed=feed, fetch_list=targets, return_numpy=False)
     return {'feature': np.array(feature), 'decoded': np.array(decoded),
             'lod': np.array(decoded.lod()[0], 'int64')}
 

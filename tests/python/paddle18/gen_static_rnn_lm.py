@@ -16,6 +16,8 @@ import os
 
 import numpy as np
 
+import _steps
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'static_rnn_lm')
 VOCAB, HIDDEN, LAYERS, B, T = 30, 8, 2, 3, 5
 STEPS = 4
@@ -107,39 +109,12 @@ def batches(seed=11):
     return out
 
 
-def set_params(fluid, program, scope, seed=4):
-    """Seeded values for every parameter, in name order: {name: value}."""
-    rng = np.random.RandomState(seed)
-    out = {}
-    for p in sorted(program.global_block().all_parameters(), key=lambda p: p.name):
-        v = (rng.randn(*p.shape) * 0.3).astype('float32')
-        scope.find_var(p.name).get_tensor().set(v, fluid.CPUPlace())
-        out[p.name] = v
-    return out
-
-
 def run(fluid, variant, check=None, exe=None):
-    """Trains build(fluid, variant) from set_params on batches() with `exe` (a default
-    Executor if None); returns the record {`<result>_<step>`, `param_<name>`,
-    `final_<name>`}; `check(step, got)`, when given, is called after every step with that
-    step's results."""
+    """Trains build(fluid, variant) on batches() from seeded parameters
+    (_steps.train_record, whose record it returns)."""
     main, startup, results = build(fluid, variant)
-    exe = exe or fluid.Executor(fluid.CPUPlace())
-    scope = fluid.Scope()
-    rec = {}
-    with fluid.scope_guard(scope):
-        exe.run(startup)
-        params = set_params(fluid, main, scope)
-        rec.update(('param_' + k, v) for k, v in params.items())
-        for step, batch in enumerate(batches()):
-            got = exe.run(main, feed=batch, fetch_list=[results[k] for k in RESULTS])
-            now = {'%s_%d' % (k, step): np.array(v) for k, v in zip(RESULTS, got)}
-            if check:
-                check(step, now)
-            rec.update(now)
-        for k in params:
-            rec['final_' + k] = np.array(scope.find_var(k).get_tensor())
-    return rec
+    return _steps.train_record(fluid, main, startup, results, batches(), seed=4, scale=0.3,
+                               check=check, exe=exe)
 
 
 def main():
