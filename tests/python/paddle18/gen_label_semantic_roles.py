@@ -7,9 +7,11 @@ output; two tanh fcs to the label space feed linear_chain_crf (transition `crfw`
 own learning rate), whose mean is the loss. crf_decoding (built after the optimizer, so
 it reads the updated transitions) and chunk_eval in the IOB scheme follow. Parameters get
 seeded values in name order; for each optimizer of OPTIMIZERS (SGD under the chapter's
-exponential_decay, Adam) the file holds, per step, the batch, Paddle's loss, decoding and
-chunk_eval outputs, and the trained parameters; Paddle's save_inference_model of the
-features and decoding trained by SGD (model/) and its outputs on a further batch. `build(fluid, opt)` is shared with
+exponential_decay, Adam, and three with gradient clipping, whose sparse gradients Paddle
+merges before clipping, and a padding_idx on the sparse mark table) the file holds, per
+step, Paddle's loss, decoding and chunk_eval outputs, and the trained parameters;
+Paddle's save_inference_model of the features and decoding trained by SGD (model/) and
+its outputs on a further batch. `build(fluid, opt)` is shared with
 tests/python/test_book_paddle18.py, which trains the same program with rill. Run with
 PaddlePaddle 1.8.5 (README.md)."""
 import os
@@ -22,7 +24,7 @@ OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'label_semantic_r
 WORDS, PREDS, LABELS, MARKS = 40, 12, 9, 2     # 9 labels: B/I of 4 chunk types and O
 WORD_DIM, MARK_DIM, HIDDEN, DEPTH = 6, 3, 8, 4
 STEPS = 4
-OPTIMIZERS = ('sgd', 'adam')
+OPTIMIZERS = ('sgd', 'adam', 'sgd_clip_value', 'momentum_clip_norm', 'adam_clip_global')
 # the inference model's feeds, in the chapter's order
 FEEDS = ('word_data', 'verb_data', 'ctx_n2_data', 'ctx_n1_data', 'ctx_0_data', 'ctx_p1_data',
          'ctx_p2_data', 'mark_data')
@@ -33,11 +35,12 @@ RESULTS = ('loss', 'decoded', 'precision', 'recall', 'f1', 'num_infer', 'num_lab
            'num_correct')
 
 
-def db_lstm(fluid, word, verb, ctx_n2, ctx_n1, ctx_0, ctx_p1, ctx_p2, mark):
+def db_lstm(fluid, word, verb, ctx_n2, ctx_n1, ctx_0, ctx_p1, ctx_p2, mark, mark_pad=None):
     L = fluid.layers
     verb_emb = L.embedding(verb, size=[PREDS, WORD_DIM], dtype='float32', is_sparse=True,
                            param_attr='vemb')
-    mark_emb = L.embedding(mark, size=[MARKS, MARK_DIM], dtype='float32', is_sparse=True)
+    mark_emb = L.embedding(mark, size=[MARKS, MARK_DIM], dtype='float32', is_sparse=True,
+                           padding_idx=mark_pad)
     embs = [L.embedding(x, size=[WORDS, WORD_DIM],
                         param_attr=fluid.ParamAttr(name='emb', trainable=False))
             for x in (word, ctx_n2, ctx_n1, ctx_0, ctx_p1, ctx_p2)]
@@ -65,7 +68,8 @@ def build(fluid, opt):
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
         ins = {n: fluid.data(name=n, shape=[None, 1], dtype='int64', lod_level=1)
                for n in FEEDS + ('target',)}
-        feature = db_lstm(fluid, *[ins[n] for n in FEEDS])
+        feature = db_lstm(fluid, *[ins[n] for n in FEEDS],
+                          mark_pad=0 if 'clip' in opt else None)
         target = ins['target']
         cost = L.linear_chain_crf(input=feature, label=target,
                                   param_attr=fluid.ParamAttr(name='crfw', learning_rate=5.0))
@@ -74,8 +78,18 @@ def build(fluid, opt):
             lr = L.exponential_decay(learning_rate=0.1, decay_steps=2, decay_rate=0.5,
                                      staircase=True)
             fluid.optimizer.SGD(learning_rate=lr).minimize(loss)
-        else:
+        elif opt == 'adam':
             fluid.optimizer.Adam(learning_rate=0.02).minimize(loss)
+        elif opt == 'sgd_clip_value':
+            fluid.optimizer.SGD(learning_rate=0.2, grad_clip=fluid.clip.GradientClipByValue(
+                0.05)).minimize(loss)
+        elif opt == 'momentum_clip_norm':
+            fluid.optimizer.Momentum(
+                learning_rate=0.05, momentum=0.9, grad_clip=fluid.clip.GradientClipByNorm(0.1),
+                regularization=fluid.regularizer.L2Decay(0.01)).minimize(loss)
+        else:
+            fluid.optimizer.Adam(learning_rate=0.02, grad_clip=fluid.clip.GradientClipByGlobalNorm(
+                0.5)).minimize(loss)
         decoded = L.crf_decoding(input=feature, param_attr=fluid.ParamAttr(name='crfw'))
         chunk = L.chunk_eval(input=decoded, label=target, chunk_scheme='IOB',
                              num_chunk_types=(LABELS - 1) // 2)
