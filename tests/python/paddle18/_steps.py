@@ -115,3 +115,15 @@ def train_record(fluid, main, startup, fetch, feeds, seed, scale, check=None, ex
         if finish:
             finish(exe)
     return rec
+
+
+def write_records(gen, names, run=None):
+    """Run under PaddlePaddle 1.8.5: for each name, the record `run(fluid, name)` returns
+    (gen.run by default) goes to gen.OUT/<name>.npz, and its losses are printed."""
+    import paddle.fluid as fluid
+    os.makedirs(gen.OUT, exist_ok=True)
+    for name in names:
+        rec = (run or gen.run)(fluid, name)
+        np.savez(os.path.join(gen.OUT, name + '.npz'), **rec)
+        steps = sorted(int(k[len('loss_'):]) for k in rec if k.startswith('loss_'))
+        print(name, [float(rec['loss_%d' % s].reshape(-1)[0]) for s in steps])

@@ -15,6 +15,7 @@ its outputs on a further batch. `build(fluid, opt)` is shared with
 tests/python/test_book_paddle18.py, which trains the same program with rill. Run with
 PaddlePaddle 1.8.5 (README.md)."""
 import os
+import sys
 
 import numpy as np
 
@@ -151,17 +152,18 @@ def infer(fluid, dirname, exe=None):
             'lod': np.array(decoded.lod()[0], 'int64')}
 
 
+def record(fluid, opt):
+    """run's record; after SGD, with the model saved to OUT/model and its outputs
+    (infer) as `infer_<key>`."""
+    model = os.path.join(OUT, 'model') if opt == 'sgd' else None
+    rec = run(fluid, opt, save_to=model)
+    if model:
+        rec.update(('infer_' + k, v) for k, v in infer(fluid, model).items())
+    return rec
+
+
 def main():
-    import paddle.fluid as fluid
-    os.makedirs(OUT, exist_ok=True)
-    for opt in OPTIMIZERS:
-        model = os.path.join(OUT, 'model') if opt == 'sgd' else None
-        rec = run(fluid, opt, save_to=model)
-        if model:
-            rec.update(('infer_' + k, v) for k, v in infer(fluid, model).items())
-        np.savez(os.path.join(OUT, opt + '.npz'), **rec)
-        print(opt, [float(rec['loss_%d' % s].reshape(-1)[0]) for s in range(STEPS)],
-              [float(rec['f1_%d' % s].reshape(-1)[0]) for s in range(STEPS)])
+    _steps.write_records(sys.modules[__name__], OPTIMIZERS, record)
 
 
 if __name__ == '__main__':

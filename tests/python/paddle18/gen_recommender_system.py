@@ -10,6 +10,7 @@ DataFeeder, rebuilt from a seed in either framework. `build(fluid, opt)` is shar
 tests/python/test_book_paddle18.py, which trains the same program with rill. Run with
 PaddlePaddle 1.8.5 (README.md)."""
 import os
+import sys
 
 import numpy as np
 
@@ -91,12 +92,7 @@ def run(fluid, opt, check=None, exe=None):
 
 
 def main():
-    import paddle.fluid as fluid
-    os.makedirs(OUT, exist_ok=True)
-    for opt in OPTIMIZERS:
-        rec = run(fluid, opt)
-        np.savez(os.path.join(OUT, opt + '.npz'), **rec)
-        print(opt, [float(rec['loss_%d' % s].reshape(-1)[0]) for s in range(STEPS)])
+    _steps.write_records(sys.modules[__name__], OPTIMIZERS)
 
 
 if __name__ == '__main__':

@@ -13,6 +13,7 @@ trained parameters. `build(fluid, variant)` is shared with
 tests/python/test_book_paddle18.py, which trains the same program with rill. Run with
 PaddlePaddle 1.8.5 (README.md)."""
 import os
+import sys
 
 import numpy as np
 
@@ -118,12 +119,7 @@ def run(fluid, variant, check=None, exe=None):
 
 
 def main():
-    import paddle.fluid as fluid
-    os.makedirs(OUT, exist_ok=True)
-    for variant in VARIANTS:
-        rec = run(fluid, variant)
-        np.savez(os.path.join(OUT, variant + '.npz'), **rec)
-        print(variant, [float(rec['loss_%d' % s].reshape(-1)[0]) for s in range(STEPS)])
+    _steps.write_records(sys.modules[__name__], VARIANTS)
 
 
 if __name__ == '__main__':
