@@ -12,7 +12,7 @@ from .param_attr import ParamAttr
 
 __all__ = ['data', 'fc', 'embedding', 'conv2d', 'pool2d', 'batch_norm', 'layer_norm',
            'dropout', 'softmax', 'cross_entropy', 'softmax_with_cross_entropy',
-           'square_error_cost', 'mean', 'accuracy', 'concat', 'reshape', 'transpose',
+           'square_error_cost', 'mean', 'accuracy', 'concat', 'stack', 'reshape', 'transpose',
            'elementwise_add', 'elementwise_sub', 'elementwise_mul', 'elementwise_div',
            'elementwise_max', 'elementwise_min', 'elementwise_pow', 'fill_constant', 'scale',
            'relu', 'sigmoid', 'tanh', 'exp', 'log', 'sqrt', 'square', 'leaky_relu', 'relu6',
@@ -777,6 +777,16 @@ def concat(input, axis=0, name=None):
     h = _Helper('concat', name)
     out = h.tmp(input[0].dtype.name)
     h.append('concat', {'X': list(input)}, {'Out': out}, {'axis': int(axis)})
+    return out
+
+
+def stack(x, axis=0, name=None):
+    """Fluid's stack: the tensors of list x (one shape) along a new dim at axis."""
+    if not isinstance(x, (list, tuple)):
+        x = [x]
+    h = _Helper('stack', name)
+    out = h.tmp(x[0].dtype.name)
+    h.append('stack', {'X': list(x)}, {'Y': out}, {'axis': int(axis)})
     return out
 
 
