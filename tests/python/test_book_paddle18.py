@@ -6,7 +6,8 @@ records), trained here with rill from the recorded parameters on the recorded ba
   rate, crf_decoding after the optimizer and chunk_eval, under SGD with exponential_decay
   and under Adam: losses, decodings, chunk_eval outputs and trained parameters;
 - a PTB-style StaticRNN language model, its LSTM cells made of fc-style ops or of
-  lstm_unit, softmax_with_cross_entropy over the vocabulary and SGD with global-norm
+  lstm_unit (or the fc cells unrolled by a Python loop, their outputs put together by
+  layers.stack), softmax_with_cross_entropy over the vocabulary and SGD with global-norm
   clipping: losses, last hidden states and trained parameters."""
 import os
 import sys

@@ -3,11 +3,12 @@
 layers.StaticRNN of LAYERS stacked LSTM cells. In the `fc` variant each cell is made of
 concat, matmul, elementwise_add, split, sigmoid, tanh and elementwise_mul over named
 weights, its states booted from slices of the fed init_hidden / init_cell; in the
-`lstm_unit` variant each cell is layers.lstm_unit and the states boot from constants.
-The outputs project onto the vocabulary; softmax_with_cross_entropy against the next
+`lstm_unit` variant each cell is layers.lstm_unit and the states boot from constants;
+the `unrolled` variant runs the fc cells by a Python loop over the steps (split over
+time) and stacks the outputs and the last states with layers.stack. The outputs project onto the vocabulary; softmax_with_cross_entropy against the next
 ids, averaged over the batch and summed over time, is the loss, trained by SGD with
-global-norm clipping. The last hidden states (concat of the rnn's extra outputs) are
-fetched too. Parameters get seeded values in name order; for each variant of VARIANTS
+global-norm clipping. The last hidden states (concat of the rnn's extra outputs, or a
+stack) are fetched too. Parameters get seeded values in name order; for each variant of VARIANTS
 the file holds the batches, Paddle's loss and last hidden state at every step and the
 trained parameters. `build(fluid, variant)` is shared with
 tests/python/test_book_paddle18.py, which trains the same program with rill. Run with
@@ -22,14 +23,19 @@ import _steps
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'static_rnn_lm')
 VOCAB, HIDDEN, LAYERS, B, T = 30, 8, 2, 3, 5
 STEPS = 4
-VARIANTS = ('fc', 'lstm_unit')
+VARIANTS = ('fc', 'lstm_unit', 'unrolled')
 RESULTS = ('loss', 'last_hidden')
 
 
-def fc_cell(fluid, x, h, c, layer):
+def cell_params(fluid, layer):
     L = fluid.layers
-    w = L.create_parameter([2 * HIDDEN, 4 * HIDDEN], 'float32', name='w_%d' % layer)
-    b = L.create_parameter([4 * HIDDEN], 'float32', name='b_%d' % layer, is_bias=True)
+    return (L.create_parameter([2 * HIDDEN, 4 * HIDDEN], 'float32', name='w_%d' % layer),
+            L.create_parameter([4 * HIDDEN], 'float32', name='b_%d' % layer, is_bias=True))
+
+
+def fc_cell(fluid, x, h, c, params):
+    L = fluid.layers
+    w, b = params
     gates = L.elementwise_add(L.matmul(L.concat([x, h], 1), w), b)
     i, j, f, o = L.split(gates, num_or_sections=4, dim=-1)
     c_new = L.elementwise_add(L.elementwise_mul(c, L.sigmoid(f)),
@@ -62,30 +68,10 @@ def build(fluid, variant):
         time_major = L.transpose(emb, perm=[1, 0, 2])
         boot = [[L.reshape(L.slice(v, axes=[0], starts=[k], ends=[k + 1]), shape=[-1, HIDDEN])
                  for v in (init_hidden, init_cell)] for k in range(LAYERS)]
-        rnn = L.StaticRNN()
-        with rnn.step():
-            inp = xt = rnn.step_input(time_major)
-            hs, cs = [], []
-            for k in range(LAYERS):
-                if variant == 'fc':
-                    h_prev, c_prev = rnn.memory(init=boot[k][0]), rnn.memory(init=boot[k][1])
-                    h, c = fc_cell(fluid, inp, h_prev, c_prev, k)
-                else:
-                    h_prev = rnn.memory(shape=[-1, HIDDEN], batch_ref=xt, init_value=0.1)
-                    c_prev = rnn.memory(shape=[-1, HIDDEN], batch_ref=xt, init_value=-0.2)
-                    h, c = unit_cell(fluid, inp, h_prev, c_prev, k)
-                rnn.update_memory(h_prev, h)
-                rnn.update_memory(c_prev, c)
-                hs.append(h)
-                cs.append(c)
-                inp = h
-            rnn.step_output(inp)
-            for h in hs:
-                rnn.step_output(h)
-        outs = rnn()
-        out = L.transpose(outs[0], perm=[1, 0, 2])
-        last_hidden = L.concat([L.slice(o, axes=[0], starts=[T - 1], ends=[T])
-                                for o in outs[1:]], 0)
+        if variant == 'unrolled':
+            out, last_hidden = unrolled(fluid, emb, boot)
+        else:
+            out, last_hidden = static_rnn(fluid, variant, time_major, boot)
         softmax_w = L.create_parameter([HIDDEN, VOCAB], 'float32', name='softmax_weight')
         softmax_b = L.create_parameter([VOCAB], 'float32', name='softmax_bias', is_bias=True)
         logits = L.elementwise_add(L.matmul(L.reshape(out, shape=[-1, HIDDEN]), softmax_w),
@@ -97,6 +83,54 @@ def build(fluid, variant):
                             grad_clip=fluid.clip.GradientClipByGlobalNorm(clip_norm=1.0)
                             ).minimize(loss)
     return main, startup, {'loss': loss, 'last_hidden': last_hidden}
+
+
+def static_rnn(fluid, variant, time_major, boot):
+    """The cells in a StaticRNN over time-major input: (outputs [B, T, HIDDEN], last
+    hidden states [LAYERS, B, HIDDEN])."""
+    L = fluid.layers
+    rnn = L.StaticRNN()
+    with rnn.step():
+        inp = xt = rnn.step_input(time_major)
+        hs, cs = [], []
+        for k in range(LAYERS):
+            if variant == 'fc':
+                h_prev, c_prev = rnn.memory(init=boot[k][0]), rnn.memory(init=boot[k][1])
+                h, c = fc_cell(fluid, inp, h_prev, c_prev, cell_params(fluid, k))
+            else:
+                h_prev = rnn.memory(shape=[-1, HIDDEN], batch_ref=xt, init_value=0.1)
+                c_prev = rnn.memory(shape=[-1, HIDDEN], batch_ref=xt, init_value=-0.2)
+                h, c = unit_cell(fluid, inp, h_prev, c_prev, k)
+            rnn.update_memory(h_prev, h)
+            rnn.update_memory(c_prev, c)
+            hs.append(h)
+            cs.append(c)
+            inp = h
+        rnn.step_output(inp)
+        for h in hs:
+            rnn.step_output(h)
+    outs = rnn()
+    out = L.transpose(outs[0], perm=[1, 0, 2])
+    last_hidden = L.concat([L.slice(o, axes=[0], starts=[T - 1], ends=[T])
+                            for o in outs[1:]], 0)
+    return out, last_hidden
+
+
+def unrolled(fluid, emb, boot):
+    """The fc cells run over the T steps by a Python loop (split over time), their outputs
+    stacked to [B, T, HIDDEN] and the last hidden states to [LAYERS, B, HIDDEN]."""
+    L = fluid.layers
+    hs = [b[0] for b in boot]
+    cs = [b[1] for b in boot]
+    params = [cell_params(fluid, k) for k in range(LAYERS)]
+    outs = []
+    for xt in L.split(emb, num_or_sections=T, dim=1):
+        inp = L.reshape(xt, shape=[-1, HIDDEN])
+        for k in range(LAYERS):
+            hs[k], cs[k] = fc_cell(fluid, inp, hs[k], cs[k], params[k])
+            inp = hs[k]
+        outs.append(inp)
+    return L.stack(outs, axis=1), L.stack(hs, axis=0)
 
 
 def batches(seed=11):
