@@ -1,10 +1,15 @@
 """Book chapters trained step by step against Paddle 1.8.5's numbers: the programs are
 built by the generators in paddle18/ (the same code ran under `paddle.fluid` to write the
-records), trained here with rill from the recorded parameters on the recorded batches.
+records), trained here with rill from the recorded parameters on the recorded batches,
+in both schedules.
 - label_semantic_roles (chapter 07): shared and sparse embeddings, stacked dynamic_lstm
   layers in alternating directions mixed by fcs, linear_chain_crf with its own learning
-  rate, crf_decoding after the optimizer and chunk_eval, under SGD with exponential_decay
-  and under Adam: losses, decodings, chunk_eval outputs and trained parameters;
+  rate, crf_decoding after the optimizer and chunk_eval, under SGD with exponential_decay,
+  Adam, and value, norm and global-norm clipping of the sparse gradients (a padding_idx
+  on one sparse table): losses, decodings, chunk_eval outputs and trained parameters;
+  the chapter's inference model saved by Paddle runs, rill's answers as Paddle's did;
+- recommender_system (chapter 05): sparse embeddings, sequence_pool, sequence_conv_pool,
+  cos_sim and square_error_cost under SGD and Adam: losses, predictions, parameters;
 - a PTB-style StaticRNN language model, its LSTM cells made of fc-style ops or of
   lstm_unit (or the fc cells unrolled by a Python loop, their outputs put together by
   layers.stack), softmax_with_cross_entropy over the vocabulary and SGD with global-norm
