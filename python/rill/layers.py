@@ -12,7 +12,8 @@ from .param_attr import ParamAttr
 
 __all__ = ['data', 'fc', 'embedding', 'conv2d', 'pool2d', 'batch_norm', 'layer_norm',
            'dropout', 'softmax', 'cross_entropy', 'softmax_with_cross_entropy',
-           'square_error_cost', 'mean', 'accuracy', 'concat', 'stack', 'reshape', 'transpose',
+           'square_error_cost', 'mean', 'accuracy', 'concat', 'stack', 'unstack',
+           'reshape', 'transpose',
            'elementwise_add', 'elementwise_sub', 'elementwise_mul', 'elementwise_div',
            'elementwise_max', 'elementwise_min', 'elementwise_pow', 'fill_constant', 'scale',
            'relu', 'sigmoid', 'tanh', 'exp', 'log', 'sqrt', 'square', 'leaky_relu', 'relu6',
@@ -788,6 +789,19 @@ def stack(x, axis=0, name=None):
     out = h.tmp(x[0].dtype.name)
     h.append('stack', {'X': list(x)}, {'Y': out}, {'axis': int(axis)})
     return out
+
+
+def unstack(x, axis=0, num=None):
+    """Fluid's unstack: the num slices of x at axis (num defaults to x's extent there)."""
+    if num is None:
+        num = x.shape[axis]
+    if num is None or int(num) < 0:
+        raise ValueError('unstack: num is needed when %s has an unknown extent at axis %d' %
+                         (x.name, axis))
+    h = _Helper('unstack', None)
+    outs = [h.tmp(x.dtype.name) for _ in range(int(num))]
+    h.append('unstack', {'X': x}, {'Y': outs}, {'axis': int(axis), 'num': int(num)})
+    return outs
 
 
 def reshape(x, shape, actual_shape=None, act=None, inplace=False, name=None):

@@ -1,5 +1,7 @@
 /* stack and stack_grad: values against the index arithmetic, the gradient against
  * finite differences, mismatched inputs named in the error. */
+#include <stdio.h>
+
 #include "support/grad_check.h"
 #include "tensor_test.h"
 
@@ -58,5 +60,44 @@ Test(stack, mismatched_inputs_and_bad_axis_are_errors) {
   OK(op_harness_output(h, "Y", "y"));
   OK(op_harness_attr_int(h, "axis", 3));
   EXPECT_ERROR(op_harness_run(h), "stack", "axis 3");
+  op_harness_destroy(h);
+}
+
+static op_harness *unstack_op(int axis, int num, const double *x, const int64_t *dims) {
+  op_harness *h = harness("unstack");
+  bind_input(h, "X", "x", RILL_DTYPE_FP64, dims, 3, x);
+  for (int i = 0; i < num; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "y%d", i);
+    OK(op_harness_output(h, "Y", name));
+  }
+  OK(op_harness_attr_int(h, "axis", axis));
+  OK(op_harness_attr_int(h, "num", num));
+  return h;
+}
+
+Test(unstack, slices_and_gradient) {
+  double x[24];
+  for (int k = 0; k < 24; k++) x[k] = 0.25 * k - 2;
+  /* x [2, 3, 4] cut at axis 1: y_i[a][c] = x[a][i][c] */
+  op_harness *h = unstack_op(1, 3, x, (const int64_t[]){2, 3, 4});
+  OK(op_harness_run(h));
+  for (int i = 0; i < 3; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "y%d", i);
+    rill_tensor *y = op_harness_tensor(h, name);
+    expect_dims(y, DIMS(2, 4));
+    for (int a = 0; a < 2; a++)
+      for (int c = 0; c < 4; c++)
+        cr_assert_eq(((double *)rill_tensor_ptr(y))[a * 4 + c], x[a * 12 + i * 4 + c]);
+  }
+  OK(grad_check(h, GC_SLOTS("X"), GC_SLOTS("Y"), NULL));
+  op_harness_destroy(h);
+  h = unstack_op(-1, 4, x, (const int64_t[]){2, 3, 4});
+  OK(grad_check(h, GC_SLOTS("X"), GC_SLOTS("Y"), NULL));
+  op_harness_destroy(h);
+  /* num must be X's extent at axis */
+  h = unstack_op(0, 3, x, (const int64_t[]){2, 3, 4});
+  EXPECT_ERROR(op_harness_run(h), "unstack", "X (x)", "num is 3");
   op_harness_destroy(h);
 }

@@ -255,6 +255,24 @@ def test_stack_forward_and_gradient():
     close(gy, np.broadcast_to(w[1], yv.shape))
 
 
+def test_unstack_forward_and_gradient():
+    x = L.data('x', [2, 3])
+    x.stop_gradient = False
+    parts = L.unstack(x, axis=2)
+    assert len(parts) == 3
+    w = f32(3)
+    loss = L.reduce_sum(L.sums([L.scale(p, scale=float(w[i])) for i, p in enumerate(parts)]))
+    rill.optimizer.SGD(learning_rate=0.0).minimize(loss)
+    xv = f32(4, 2, 3)
+    got = run(parts + ['x@GRAD'], {'x': xv})
+    for i in range(3):
+        close(got[i], xv[:, :, i])
+    # d loss / dx[..., i] = w[i]
+    close(got[3], np.broadcast_to(w, xv.shape))
+    with pytest.raises(ValueError, match='num is needed'):
+        L.unstack(x, axis=0)
+
+
 def test_transpose_rejects_bad_perm():
     x = L.data('x', [2, 3])
     with pytest.raises(ValueError, match='permutation'):
