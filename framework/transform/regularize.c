@@ -5,6 +5,8 @@
  *   - clipping by global norm (Paddle's ClipGradByGlobalNorm._static_clip):
  *       sq_i = reduce_sum(square(g_i)); norm = sqrt(sum(sq_i...));
  *       c = fill_constant(clip_norm); s = c / max(c, norm); g_i = g_i * s
+ *     a selected-rows g_i is squared through merge_selected_rows and
+ *     get_tensor_from_selected_rows, and scaled in place (its rows kept)
  * New temporaries get Paddle-style unique names ("square_0.tmp_0"). Ops carry op_role
  * Optimize and op_role_var [param, grad], as under Paddle's _optimized_guard. Both edit
  * a clone that replaces the program only on success. */
@@ -69,14 +71,19 @@ static rill_status *binary(rill_op_desc *op, const char *type, const char *a, co
   return st;
 }
 
-/* Checks a pair: both declared in block 0, the gradient a dense float tensor. */
+/* Checks a pair: both declared in block 0, the gradient a dense tensor (or selected
+ * rows, where `rows` allows them). */
 static rill_status *check_pair(const rill_program *p, const rill_param_grads *pg, size_t i,
-                               const char *what, const rill_var_desc **gd) {
+                               const char *what, bool rows, const rill_var_desc **gd) {
   const char *pn = pg->param[i], *gn = pg->grad[i];
   if (!rill_block_find_var(p, 0, pn))
     return rill_error(RILL_NOT_FOUND, "%s: parameter '%s' is not in block 0", what, pn);
   const rill_var_desc *g = rill_block_find_var(p, 0, gn);
   if (!g) return rill_error(RILL_NOT_FOUND, "%s: gradient '%s' is not in block 0", what, gn);
+  if (g->type == RILL_VAR_SELECTED_ROWS && rows && g->has_tensor) {
+    *gd = g;
+    return NULL;
+  }
   if (g->type == RILL_VAR_SELECTED_ROWS)
     return rill_error(RILL_UNIMPLEMENTED, "%s: gradient '%s' is selected rows; only dense "
                       "gradients are supported", what, gn);
@@ -89,7 +96,7 @@ static rill_status *check_pair(const rill_program *p, const rill_param_grads *pg
 static rill_status *l2_decay(xform *x, const rill_param_grads *pg, float coeff) {
   for (size_t i = 0; i < pg->n; i++) {
     const rill_var_desc *g;
-    RILL_TRY(check_pair(x->p, pg, i, "l2 decay", &g));
+    RILL_TRY(check_pair(x->p, pg, i, "l2 decay", false, &g));
     rill_dtype dt = g->dtype;
     rill_dims dims = g->dims;
     char decay[1100];
@@ -122,7 +129,7 @@ static rill_status *l2_decay(xform *x, const rill_param_grads *pg, float coeff) 
 static rill_status *clip_global_norm(xform *x, const rill_param_grads *pg, float clip_norm) {
   if (!pg->n) return NULL;
   const rill_var_desc *g0;
-  RILL_TRY(check_pair(x->p, pg, 0, "clip by global norm", &g0));
+  RILL_TRY(check_pair(x->p, pg, 0, "clip by global norm", true, &g0));
   rill_dtype dt = g0->dtype;
   rill_dims one = {.n = 1, .d = {1}};
   char **sums = rill_calloc(pg->n, sizeof *sums);
@@ -132,7 +139,7 @@ static rill_status *clip_global_norm(xform *x, const rill_param_grads *pg, float
   const char *lp = pg->param[pg->n - 1], *lg = pg->grad[pg->n - 1];
   for (size_t i = 0; i < pg->n && !st; i++) {
     const rill_var_desc *g;
-    if ((st = check_pair(x->p, pg, i, "clip by global norm", &g))) break;
+    if ((st = check_pair(x->p, pg, i, "clip by global norm", true, &g))) break;
     if (g->dtype != dt) {
       st = rill_error(RILL_INVALID_ARGUMENT, "clip by global norm: gradient '%s' is %s but '%s' is %s",
                       pg->grad[i], rill_dtype_name(g->dtype), pg->grad[0], rill_dtype_name(dt));
@@ -140,8 +147,24 @@ static rill_status *clip_global_norm(xform *x, const rill_param_grads *pg, float
     }
     rill_dims dims = g->dims;
     rill_op_desc op;
+    const char *vals = pg->grad[i];
+    char merged[1100], rows_vals[1100];
+    if (g->type == RILL_VAR_SELECTED_ROWS) {
+      /* As Paddle: the norm of a selected-rows gradient is that of its merged rows. */
+      if ((st = fresh_name(x, "merge_selected_rows", merged, sizeof merged)) ||
+          (st = rill_block_add_var(x->p, 0, merged, RILL_VAR_SELECTED_ROWS, dt, dims.d,
+                                   (size_t)dims.n, 0, false)) ||
+          (st = unary(&op, "merge_selected_rows", pg->grad[i], merged)) ||
+          (st = emit(x, &op, pg->param[i], pg->grad[i])) ||
+          (st = fresh_name(x, "get_tensor_from_selected_rows", rows_vals, sizeof rows_vals)) ||
+          (st = declare(x, rows_vals, dt, &dims)) ||
+          (st = unary(&op, "get_tensor_from_selected_rows", merged, rows_vals)) ||
+          (st = emit(x, &op, pg->param[i], pg->grad[i])))
+        break;
+      vals = rows_vals;
+    }
     if ((st = fresh_name(x, "square", sq, sizeof sq)) || (st = declare(x, sq, dt, &dims)) ||
-        (st = unary(&op, "square", pg->grad[i], sq)) || (st = emit(x, &op, pg->param[i], pg->grad[i])))
+        (st = unary(&op, "square", vals, sq)) || (st = emit(x, &op, pg->param[i], pg->grad[i])))
       break;
     if ((st = fresh_name(x, "reduce_sum", nm, sizeof nm)) || (st = declare(x, nm, dt, &one)) ||
         (st = unary(&op, "reduce_sum", sq, nm)))

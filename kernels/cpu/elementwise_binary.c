@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/selected_rows.h"
 #include "operators/elementwise.h"
 
 typedef struct bin_plan {
@@ -106,9 +107,36 @@ static rill_status *bin_plan_make(rill_kernel_ctx *ctx, const rill_dims *x, cons
       return rill_kernel_error(ctx, "input Y (%s) holds a zero divisor at element %lld",  \
                                rill_kin_name(ctx, 1, 0), (long long)z_);
 
-#define EW_FWD(T, DT, OP, CHECK, NAME)                                                    \
+/* A selected-rows X (a sparse gradient scaled by clipping) takes a one-element Y, as in
+ * Paddle: Out is selected rows with X's rows and height and the values combined with Y
+ * (in place when Out is X). */
+#define EW_ROWS(T, DT, OP)                                                                \
+  do {                                                                                    \
+    rill_status *rerr_;                                                                   \
+    rill_selected_rows *xr_ = rill_cpu_rows_in(ctx, DT, &rerr_);                          \
+    RILL_TRY(rerr_);                                                                      \
+    if (xr_) {                                                                            \
+      RILL_TRY(rill_kin_need(ctx, 1, 0, DT, &y));                                         \
+      if (rill_tensor_numel(y) != 1)                                                      \
+        return rill_kernel_error(ctx, "input X (%s) is selected rows, so input Y (%s) "   \
+                                 "must hold one element, not %lld",                       \
+                                 rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 1, 0),      \
+                                 (long long)rill_tensor_numel(y));                        \
+      const T b_ = *(const T *)rill_tensor_ptr(y);                                        \
+      const T *xp_ = rill_tensor_ptr(&xr_->value);                                        \
+      int64_t n_ = rill_tensor_numel(&xr_->value);                                        \
+      RILL_TRY(rill_cpu_rows_out_like(ctx, xr_, &out));                                   \
+      T *op_ = rill_tensor_ptr(out);                                                      \
+      for (int64_t i = 0; i < n_; i++) op_[i] = OP(xp_[i], b_);                           \
+      return NULL;                                                                        \
+    }                                                                                     \
+  } while (0)
+#define EW_ROWS_NONE(T, DT, OP) (void)0
+
+#define EW_FWD_ROWS(T, DT, OP, CHECK, ROWS, NAME)                                         \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *x, *y, *out;                                                             \
+    ROWS(T, DT, OP);                                                                      \
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                           \
     RILL_TRY(rill_kin_need(ctx, 1, 0, DT, &y));                                           \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                        \
@@ -135,12 +163,14 @@ static rill_status *bin_plan_make(rill_kernel_ctx *ctx, const rill_dims *x, cons
     return NULL;                                                                          \
   }
 
+#define EW_FWD(T, DT, OP, CHECK, NAME) EW_FWD_ROWS(T, DT, OP, CHECK, EW_ROWS_NONE, NAME)
+
 EW_FWD(float, RILL_DTYPE_FP32, OP_SUB, CHECK_NONE, rill_cpu_elementwise_sub_fp32)
 EW_FWD(double, RILL_DTYPE_FP64, OP_SUB, CHECK_NONE, rill_cpu_elementwise_sub_fp64)
 EW_FWD(int32_t, RILL_DTYPE_INT32, OP_SUB, CHECK_NONE, rill_cpu_elementwise_sub_int32)
 EW_FWD(int64_t, RILL_DTYPE_INT64, OP_SUB, CHECK_NONE, rill_cpu_elementwise_sub_int64)
-EW_FWD(float, RILL_DTYPE_FP32, OP_MUL, CHECK_NONE, rill_cpu_elementwise_mul_fp32)
-EW_FWD(double, RILL_DTYPE_FP64, OP_MUL, CHECK_NONE, rill_cpu_elementwise_mul_fp64)
+EW_FWD_ROWS(float, RILL_DTYPE_FP32, OP_MUL, CHECK_NONE, EW_ROWS, rill_cpu_elementwise_mul_fp32)
+EW_FWD_ROWS(double, RILL_DTYPE_FP64, OP_MUL, CHECK_NONE, EW_ROWS, rill_cpu_elementwise_mul_fp64)
 EW_FWD(int32_t, RILL_DTYPE_INT32, OP_MUL, CHECK_NONE, rill_cpu_elementwise_mul_int32)
 EW_FWD(int64_t, RILL_DTYPE_INT64, OP_MUL, CHECK_NONE, rill_cpu_elementwise_mul_int64)
 EW_FWD(float, RILL_DTYPE_FP32, OP_DIV, CHECK_NONE, rill_cpu_elementwise_div_fp32)

@@ -100,11 +100,9 @@ LOOKUP(double, RILL_DTYPE_FP64, rill_cpu_lookup_table_fp64)
       rill_dims vd = {.n = 2, .d = {n, width}};                                           \
       RILL_TRY(rill_tensor_alloc(&sr->value, DT, &vd));                                   \
       rill_lod_clear(&sr->value.lod);                                                     \
-      T *vp = rill_tensor_ptr(&sr->value);                                                \
-      for (int64_t i = 0; i < n; i++) {                                                   \
-        if (sr->rows[i] == pad) memset(vp + i * width, 0, row_bytes);                     \
-        else memcpy(vp + i * width, gp + i * width, row_bytes);                           \
-      }                                                                                   \
+      /* Paddle 1.8 copies Out@GRAD whole here: a padding_idx position passes its      \
+       * gradient to the padding row (which the dense gradient leaves at zero). */        \
+      if (n) memcpy(rill_tensor_ptr(&sr->value), gp, (size_t)n * row_bytes);              \
       return NULL;                                                                        \
     }                                                                                     \
     rill_tensor *dw;                                                                      \

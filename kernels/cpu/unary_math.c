@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/selected_rows.h"
 
 #define UNARY(T, DT, EXPR, NAME)                                                          \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
@@ -82,14 +83,24 @@ UNARY_GRAD(double, RILL_DTYPE_FP64, 0, g / v, rill_cpu_log_grad_fp64)
                                (double)hi);                                               \
   } while (0)
 
+/* A selected-rows X (a sparse gradient) is merged first, as Paddle's kernel does: Out
+ * holds each row once with the sum of its values, clipped. */
 #define CLIP(T, DT, NAME)                                                                 \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *x, *out;                                                                 \
     T lo, hi;                                                                             \
-    RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                           \
-    RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                        \
-    RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &x->dims));                             \
+    rill_status *rerr_;                                                                   \
+    rill_selected_rows *xr_ = rill_cpu_rows_in(ctx, DT, &rerr_);                          \
+    RILL_TRY(rerr_);                                                                      \
     CLIP_BOUNDS(T, DT, lo, hi);                                                           \
+    if (xr_) {                                                                            \
+      RILL_TRY(rill_cpu_rows_out_merged(ctx, xr_, &out));                                 \
+      x = out;                                                                            \
+    } else {                                                                              \
+      RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                         \
+      RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                      \
+      RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &x->dims));                           \
+    }                                                                                     \
     const T *xp = rill_tensor_ptr(x);                                                     \
     T *op = rill_tensor_ptr(out);                                                         \
     int64_t n = rill_tensor_numel(x);                                                     \

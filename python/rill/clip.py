@@ -31,8 +31,12 @@ class GradientClipByValue(object):
         self.max, self.min = max, min
 
     def _append(self, block, param, grad):
-        block.append_op('clip', inputs={'X': grad}, outputs={'Out': grad},
+        """Clips grad in place; a selected-rows grad, which the clip merges, into a new
+        selected-rows variable, whose name it returns."""
+        out = _sparse_out(block, param, grad, 'clip')
+        block.append_op('clip', inputs={'X': grad}, outputs={'Out': out or grad},
                         attrs={'min': self.min, 'max': self.max})
+        return out and out.name
 
 
 class GradientClipByNorm(object):
@@ -47,6 +51,9 @@ class GradientClipByNorm(object):
         self.clip_norm = float(clip_norm)
 
     def _append(self, block, param, grad):
+        """Scales grad in place. A selected-rows grad is merged first (its norm is the
+        merged rows' norm, as Paddle's clip_by_norm kernel takes it) and the merged rows
+        scaled into a new selected-rows variable, whose name it returns."""
         from .framework import unique_name
 
         def tmp(key):
@@ -54,7 +61,15 @@ class GradientClipByNorm(object):
                                     infer=True)
         sq, total, norm, limit, big, scale = (tmp(k) for k in
                                               ('sq', 'sum', 'norm', 'c', 'max', 'scale'))
-        block.append_op('square', inputs={'X': grad}, outputs={'Out': sq})
+        merged = _sparse_out(block, param, grad, 'merged')
+        out = _sparse_out(block, param, grad, 'clip')
+        values = grad
+        if merged is not None:
+            block.append_op('merge_selected_rows', inputs={'X': grad}, outputs={'Out': merged})
+            values = tmp('values')
+            block.append_op('get_tensor_from_selected_rows', inputs={'X': merged},
+                            outputs={'Out': values})
+        block.append_op('square', inputs={'X': values}, outputs={'Out': sq})
         block.append_op('reduce_sum', inputs={'X': sq}, outputs={'Out': total},
                         attrs={'dim': [0], 'reduce_all': True, 'keep_dim': False})
         block.append_op('sqrt', inputs={'X': total}, outputs={'Out': norm})
@@ -64,8 +79,21 @@ class GradientClipByNorm(object):
         block.append_op('elementwise_max', inputs={'X': norm, 'Y': limit}, outputs={'Out': big})
         block.append_op('elementwise_div', inputs={'X': limit, 'Y': big},
                         outputs={'Out': scale})
-        block.append_op('elementwise_mul', inputs={'X': grad, 'Y': scale},
-                        outputs={'Out': grad})
+        block.append_op('elementwise_mul', inputs={'X': merged or grad, 'Y': scale},
+                        outputs={'Out': out or grad})
+        return out and out.name
+
+
+def _sparse_out(block, param, grad, key):
+    """A new selected-rows variable shaped like param when grad holds selected rows,
+    else None."""
+    from . import core
+    from .framework import unique_name
+    if getattr(grad, 'type', None) != core.SELECTED_ROWS:
+        return None
+    return block.create_var(name=unique_name.generate('%s_%s' % (grad.name, key)),
+                            shape=list(param.shape), dtype=param.dtype.name,
+                            type=core.SELECTED_ROWS)
 
 
 ClipGradByValue = GradientClipByValue

@@ -12,7 +12,8 @@ from .param_attr import ParamAttr
 
 __all__ = ['data', 'fc', 'embedding', 'conv2d', 'pool2d', 'batch_norm', 'layer_norm',
            'dropout', 'softmax', 'cross_entropy', 'softmax_with_cross_entropy',
-           'square_error_cost', 'mean', 'accuracy', 'concat', 'reshape', 'transpose',
+           'square_error_cost', 'mean', 'accuracy', 'concat',
+           'reshape', 'transpose',
            'elementwise_add', 'elementwise_sub', 'elementwise_mul', 'elementwise_div',
            'elementwise_max', 'elementwise_min', 'elementwise_pow', 'fill_constant', 'scale',
            'relu', 'sigmoid', 'tanh', 'exp', 'log', 'sqrt', 'square', 'leaky_relu', 'relu6',

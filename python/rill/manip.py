@@ -88,13 +88,13 @@ def scatter_nd(index, updates, shape, name=None):
     return scatter_nd_add(zeros, index, updates, name)
 
 
-def stack(x, axis=0):
+def stack(x, axis=0, name=None):
     """The tensors of x (one shape) stacked along a new dim axis."""
     axis = 0 if axis is None else int(axis)
     xs = list(x) if isinstance(x, (list, tuple)) else [x]
     for i, v in enumerate(xs):
         _check(v, 'x[%d]' % i, 'stack')
-    h = layers._Helper('stack')
+    h = layers._Helper('stack', name)
     out = h.tmp(xs[0].dtype.name)
     h.append('stack', {'X': xs}, {'Y': out}, {'axis': axis})
     return out

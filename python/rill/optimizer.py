@@ -108,10 +108,15 @@ class Optimizer(object):
                 'GradientClipByNorm, GradientClipByValue are)' % type(clip).__name__)
         program._transformed()
         blk = program.global_block()
+        # A clip of a selected-rows gradient writes a new variable: new_grad maps the
+        # gradient to the variable the optimizer applies.
+        new_grad = {}
         if clip is not None and hasattr(clip, '_append'):
             for p, g in pairs:
                 with program._optimized_guard([p, g]):
-                    clip._append(blk, blk.vars[p], blk._find_var_recursive(g))
+                    out = clip._append(blk, blk.vars[p], blk._find_var_recursive(g))
+                if out is not None:
+                    new_grad[g] = out
         # Weight decay: one C pass when every parameter has the same L2Decay, ops
         # appended per parameter otherwise.
         regs = {}
@@ -127,7 +132,6 @@ class Optimizer(object):
         kinds = set((type(r), r.regularization_coeff) for r in regs.values())
         sparse = any(getattr(blk._find_var_recursive(g), 'type', None) == core.SELECTED_ROWS
                      for _, g in pairs)
-        new_grad = {}
         if regs and len(regs) == len(pairs) and len(kinds) == 1 and not sparse and \
                 isinstance(next(iter(regs.values())), L2DecayRegularizer):
             c.append_l2_decay(pairs, next(iter(regs.values())).regularization_coeff)
@@ -136,7 +140,7 @@ class Optimizer(object):
         else:
             for (p, g), reg in regs.items():
                 with program._optimized_guard([p, g]):
-                    new_grad[g] = reg._append(blk, p, g)
+                    new_grad[g] = reg._append(blk, p, new_grad.get(g, g))
         out = []
         for p, g in pairs:
             g = new_grad.get(g) or g

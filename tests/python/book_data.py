@@ -122,6 +122,45 @@ def imdb(root, rng, docs=120):
     put(root, 'imdb', 'imdb%2FaclImdb_v1.tar.gz', tar_bytes(members))
 
 
+def conll05(root, rng, sentences=80, words=20, dim=32):
+    """Sentences of 3 to 8 words with one predicate each: the words before it are an A0
+    chunk, the words after it an A1 chunk (so the labels follow from the predicate's
+    place); the dictionaries, and `dim`-wide word vectors after a 16-byte header."""
+    vocab = ['w%d' % i for i in range(words)]
+    verbs = ['v%d' % i for i in range(4)]
+    text, props = [], []
+    for _ in range(sentences):
+        n = rng.randint(3, 9)
+        at = rng.randint(0, n)
+        sent = [vocab[rng.randint(words)] for _ in range(n)]
+        sent[at] = verbs[rng.randint(len(verbs))]
+        for i, w in enumerate(sent):
+            if i == at:
+                label = '(V*)'
+            elif i < at:
+                label = '(A0*' if i == 0 else '*'
+                label = label + ')' if i == at - 1 else label
+            else:
+                label = '(A1*' if i == at + 1 else '*'
+                label = label + ')' if i == n - 1 else label
+            text.append(w)
+            props.append('%s %s' % (w if i == at else '-', label))
+        text.append('')
+        props.append('')
+    put(root, 'conll05st', 'conll05st-tests.tar.gz', tar_bytes(
+        [('conll05st-release/test.wsj/words/test.wsj.words.gz',
+          gzip.compress(('\n'.join(text) + '\n').encode())),
+         ('conll05st-release/test.wsj/props/test.wsj.props.gz',
+          gzip.compress(('\n'.join(props) + '\n').encode()))]))
+    word_dict = ['<unk>', 'bos', 'eos'] + vocab + verbs
+    put(root, 'conll05st', 'conll05st%2FwordDict.txt', ('\n'.join(word_dict) + '\n').encode())
+    put(root, 'conll05st', 'conll05st%2FverbDict.txt', ('\n'.join(verbs) + '\n').encode())
+    put(root, 'conll05st', 'conll05st%2FtargetDict.txt',
+        b'B-A0\nI-A0\nB-A1\nI-A1\nB-V\nI-V\nO\n')
+    emb = rng.randn(len(word_dict), dim).astype('<f4')
+    put(root, 'conll05st', 'conll05st%2Femb', bytes(16) + emb.tobytes())
+
+
 def write_all(home, large=False):
     """Every data set the book chapters read, under HOME/.cache/paddle/dataset. `large`
     makes the vocabularies as big as the ids the book's own inference examples use."""
@@ -134,6 +173,7 @@ def write_all(home, large=False):
     movielens(root, rng, ratings=6000 if large else 400, movies=4200 if large else 8,
               genres=18 if large else 3)
     imdb(root, rng)
+    conll05(root, rng)
     return root
 
 

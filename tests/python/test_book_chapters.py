@@ -1,4 +1,4 @@
-"""The PaddlePaddle book chapters 01-06 (06's text-convolution and stacked-LSTM variants), as scripts
+"""The PaddlePaddle book chapters 01-07 (06's text-convolution and stacked-LSTM variants), as scripts
 written in the book's Fluid 1.x style under tests/python/book/, run unchanged through
 `python -m rill.compat` over tiny synthetic data sets in Paddle's cache formats: the loss
 falls, and the saved inference model reloads and answers as the trained program does."""
@@ -17,7 +17,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 CHAPTERS = ['ch01_fit_a_line', 'ch02_recognize_digits', 'ch03_image_classification',
             'ch04_word2vec', 'ch05_recommender_system', 'ch06_understand_sentiment',
-            'ch06_understand_sentiment_lstm']
+            'ch06_understand_sentiment_lstm', 'ch07_label_semantic_roles']
 
 
 @pytest.fixture(scope='module')
@@ -56,3 +56,6 @@ def test_chapter_trains_and_its_inference_model_reloads(name, data_home, tmp_pat
         assert result['test_acc'] > 0.5
     if name == 'ch04_word2vec':
         assert result['next'] == result['want']
+    if name == 'ch07_label_semantic_roles':
+        # the chunk F1 of crf_decoding over each pass rises
+        assert result['f1'][-1] > 0.6 and result['f1'][-1] > result['f1'][0] + 0.3

@@ -141,10 +141,12 @@ def test_distributed_lookup_table_equals_the_local_run(tmp_path, opt):
     rel = float(np.max(np.abs(table - want) / np.maximum(np.abs(want), 1e-300)))
     print('%s: table max relative difference %.3g' % (opt, rel))
     assert rel < 1e-6
-    assert np.all(table[0] == want[0]), 'the padding row is never updated'
     # The trainers never held the table: theirs is still the startup value.
     dist = np.load(os.path.join(str(tmp_path), 'params_0.npz'))
     assert np.max(np.abs(dist['emb'] - want)) > 1e-4
+    # Paddle's sparse gradient passes the padding positions' gradient to row 0: it moves
+    # on the pservers as in the local run
+    assert np.max(np.abs(table[0] - dist['emb'][0])) > 1e-6
     for k in local.files:
         if k != 'emb':
             assert np.max(np.abs(dist[k] - local[k]) / np.maximum(np.abs(local[k]), 1e-300)) < 1e-6

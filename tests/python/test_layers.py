@@ -235,6 +235,44 @@ def test_concat_reshape_transpose():
     close(d, cat.transpose(0, 2, 1))
 
 
+def test_stack_forward_and_gradient():
+    x = L.data('x', [2, 3])
+    y = L.data('y', [2, 3])
+    for v in (x, y):
+        v.stop_gradient = False
+    s0 = L.stack([x, y])
+    s1 = L.stack([x, y], axis=1)
+    s2 = L.stack([x, y, x], axis=-1)
+    w = f32(2, 2, 3)
+    loss = L.reduce_sum(L.elementwise_mul(s1, L.assign(w)))
+    rill.optimizer.SGD(learning_rate=0.0).minimize(loss)
+    xv, yv = f32(4, 2, 3), f32(4, 2, 3)
+    a, b, gx, gy = run([s0, s2, 'x@GRAD', 'y@GRAD'], {'x': xv, 'y': yv})
+    close(a, np.stack([xv, yv]))
+    close(b, np.stack([xv, yv, xv], -1))
+    # d sum(stack(x, y) * w) / dx = w[0] (broadcast over the batch), / dy = w[1]
+    close(gx, np.broadcast_to(w[0], xv.shape))
+    close(gy, np.broadcast_to(w[1], yv.shape))
+
+
+def test_unstack_forward_and_gradient():
+    x = L.data('x', [2, 3])
+    x.stop_gradient = False
+    parts = L.unstack(x, axis=2)
+    assert len(parts) == 3
+    w = f32(3)
+    loss = L.reduce_sum(L.sums([L.scale(p, scale=float(w[i])) for i, p in enumerate(parts)]))
+    rill.optimizer.SGD(learning_rate=0.0).minimize(loss)
+    xv = f32(4, 2, 3)
+    got = run(parts + ['x@GRAD'], {'x': xv})
+    for i in range(3):
+        close(got[i], xv[:, :, i])
+    # d loss / dx[..., i] = w[i]
+    close(got[3], np.broadcast_to(w, xv.shape))
+    with pytest.raises(ValueError, match='num is needed'):
+        L.unstack(x, axis=0)
+
+
 def test_transpose_rejects_bad_perm():
     x = L.data('x', [2, 3])
     with pytest.raises(ValueError, match='permutation'):

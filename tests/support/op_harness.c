@@ -356,8 +356,11 @@ static rill_status *run(op_harness *h, run_state *r) {
       }
   rill_dtype dt = RILL_KERNEL_ANY_DTYPE;
   if (s->kernel_dtype_slot >= 0) {
+    rill_variable *dv = r->nin[s->kernel_dtype_slot] ? r->in[s->kernel_dtype_slot][0] : NULL;
     if (r->nin[s->kernel_dtype_slot] && r->in_tensors[s->kernel_dtype_slot][0])
       dt = r->in_tensors[s->kernel_dtype_slot][0]->dtype;
+    else if (dv && dv->kind == RILL_VARKIND_SELECTED_ROWS && rill_tensor_is_set(&dv->u.rows.value))
+      dt = dv->u.rows.value.dtype; /* as the executor: the values' dtype */
   } else if (s->dtype_attr >= 0) {
     dt = (rill_dtype)r->attrs[s->dtype_attr].v.i;
   }

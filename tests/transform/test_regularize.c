@@ -159,3 +159,71 @@ Test(regularize, bad_pairs_are_named_and_leave_the_program_alone) {
   rill_param_grads_destroy(pg);
   rill_program_destroy(p);
 }
+
+/* loss[1,1] = ones[1,4] * lookup_table(table[5,2], ids {1, 3, 1, 0}, is_sparse) * v[2,1]:
+ * table@GRAD is selected rows with row 1 twice. */
+static rill_program *sparse_net(void) {
+  rill_program *p = prog_new();
+  rill_dtype f = RILL_DTYPE_FP64;
+  prog_var(p, "ids", RILL_DTYPE_INT64, "s", 2, (int64_t)4, (int64_t)1);
+  prog_var(p, "ones", f, "s", 2, (int64_t)1, (int64_t)4);
+  prog_var(p, "table", f, "p", 2, (int64_t)5, (int64_t)2);
+  prog_var(p, "v", f, "p", 2, (int64_t)2, (int64_t)1);
+  prog_var(p, "e", f, "", 2, (int64_t)4, (int64_t)2);
+  prog_var(p, "s", f, "", 2, (int64_t)1, (int64_t)2);
+  prog_var(p, "loss", f, "", 2, (int64_t)1, (int64_t)1);
+  rill_op_builder *b = prog_op_begin("lookup_table", "W=table;Ids=ids", "Out=e");
+  POK(rill_op_builder_attr_bool(b, "is_sparse", true));
+  prog_op_end(b, p);
+  prog_op(p, "mul", "X=ones;Y=e", "Out=s");
+  prog_op(p, "mul", "X=s;Y=v", "Out=loss");
+  return p;
+}
+
+Test(regularize, clip_by_global_norm_merges_selected_rows_for_the_norm) {
+  rill_program *p = sparse_net();
+  rill_param_grads *pg = NULL;
+  POK(rill_program_append_backward(p, "loss", NULL, 0, &pg));
+  cr_assert_eq(rill_block_find_var(p, 0, "table@GRAD")->type, RILL_VAR_SELECTED_ROWS);
+  /* weight decay of selected rows stays an error naming the gradient */
+  rill_status *st = rill_program_append_l2_decay(p, pg, 0.1f);
+  cr_assert_not_null(st);
+  cr_assert(strstr(rill_status_message(st), "table@GRAD"), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  size_t before = rill_block_num_ops(p, 0);
+  double v[2] = {0.5, -2}, table[10], ones[4] = {1, 1, 1, 1};
+  int64_t ids[4] = {1, 3, 1, 0};
+  fill_det(table, 10, 5, 1);
+  rill_scope *s = NULL;
+  POK(rill_scope_create(NULL, &s));
+  scope_bind(s, "ids", wrap(RILL_DTYPE_INT64, ids, 2, (int64_t)4, (int64_t)1));
+  scope_bind(s, "ones", wrap(RILL_DTYPE_FP64, ones, 2, (int64_t)1, (int64_t)4));
+  scope_bind(s, "table", wrap(RILL_DTYPE_FP64, table, 2, (int64_t)5, (int64_t)2));
+  scope_bind(s, "v", wrap(RILL_DTYPE_FP64, v, 2, (int64_t)2, (int64_t)1));
+  /* the gradients: every looked-up row gets v, v@GRAD the column sums of e */
+  double gv[2] = {0, 0};
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 2; j++) gv[j] += table[ids[i] * 2 + j];
+  /* the norm of the merged rows: row 1 holds 2v, rows 3 and 0 v */
+  double vv = v[0] * v[0] + v[1] * v[1];
+  double norm = sqrt(6 * vv + gv[0] * gv[0] + gv[1] * gv[1]);
+  POK(rill_program_append_clip_by_global_norm(p, pg, (float)(norm / 4)));
+  POK(rill_program_validate(p));
+  long m = prog_find_op(p, "merge_selected_rows", before);
+  cr_assert(m >= 0, "no merge_selected_rows");
+  cr_assert_str_eq(prog_arg(p, (size_t)m, true, "X", 0), "table@GRAD");
+  cr_assert_str_eq(prog_opd(p, (size_t)m + 1)->type, "get_tensor_from_selected_rows");
+  cr_assert_str_eq(prog_opd(p, (size_t)m + 2)->type, "square");
+  rill_executor *e = exe_new();
+  const char *names[1] = {"v@GRAD"};
+  rill_tensor *out[1] = {0};
+  POK(rill_executor_run(e, p, s, NULL, NULL, 0, names, 1, out));
+  const double *got = rill_tensor_data(out[0]);
+  double f = (float)(norm / 4) / norm;
+  for (int j = 0; j < 2; j++) cr_assert_float_eq(got[j], gv[j] * f, 1e-6, "[%d]", j);
+  rill_tensor_destroy(out[0]);
+  rill_executor_destroy(e);
+  rill_scope_destroy(s);
+  rill_param_grads_destroy(pg);
+  rill_program_destroy(p);
+}

@@ -61,7 +61,7 @@ def batch(step, model, dtype):
     if model in ('sparse', 'table'):
         ids = rng.randint(0, 2048, (BATCH, 1)).astype('int64')
         if model == 'table':
-            ids[::8] = 0  # padding_idx: zero rows, no update
+            ids[::8] = 0  # padding_idx: zero rows (their gradient reaches row 0, as in Paddle)
             ids[1::8] = 1500 + step % 3  # rows asked for twice in a batch
         return {'ids': ids, 'y': ((ids % 7).astype(dtype) / 7.0 - 0.5)}
     x = rng.uniform(-1, 1, (BATCH, 16)).astype(dtype)

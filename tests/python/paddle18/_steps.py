@@ -69,3 +69,61 @@ def replay(fluid, gen, ref, names, parallel):
             np.testing.assert_allclose(np.array(scope.find_var(k).get_tensor()),
                                        ref['final_' + k], rtol=1e-5, atol=1e-6, err_msg=k)
     return main
+
+
+def seed_parameters(fluid, program, scope, seed, scale):
+    """Sets every parameter of `program` in `scope` to seeded normal values times
+    `scale`, drawn in name order, so that both frameworks start alike: {name: value}."""
+    rng = np.random.RandomState(seed)
+    out = {}
+    for p in sorted(program.global_block().all_parameters(), key=lambda p: p.name):
+        v = (rng.randn(*p.shape) * scale).astype('float32')
+        scope.find_var(p.name).get_tensor().set(v, fluid.CPUPlace())
+        out[p.name] = v
+    return out
+
+
+def train_record(fluid, main, startup, fetch, feeds, seed, scale, check=None, exe=None,
+                 finish=None):
+    """Runs `startup`, seeds the parameters (seed_parameters), then trains `main` on the
+    feed dicts `feeds` with `exe` (a default Executor if None), fetching `fetch` ({name:
+    variable}) at every step. Returns the record: `param_<p>`, `<name>_<step>` (with
+    `<name>_lod_<step>`, the offsets, where the value has a LoD) and `final_<p>`.
+    `check(step, values)` is called after each step with that step's part of the record;
+    `finish(exe)` runs in the training scope after the last step."""
+    exe = exe or fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    names = list(fetch)
+    rec = {}
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        params = seed_parameters(fluid, main, scope, seed, scale)
+        rec.update(('param_' + k, v) for k, v in params.items())
+        for step, feed in enumerate(feeds):
+            got = exe.run(main, feed=feed, fetch_list=[fetch[k] for k in names],
+                          return_numpy=False)
+            now = {}
+            for k, v in zip(names, got):
+                now['%s_%d' % (k, step)] = np.array(v)
+                if v.lod():
+                    now['%s_lod_%d' % (k, step)] = np.array(v.lod()[-1], 'int64')
+            if check:
+                check(step, now)
+            rec.update(now)
+        for k in params:
+            rec['final_' + k] = np.array(scope.find_var(k).get_tensor())
+        if finish:
+            finish(exe)
+    return rec
+
+
+def write_records(gen, names, run=None):
+    """Run under PaddlePaddle 1.8.5: for each name, the record `run(fluid, name)` returns
+    (gen.run by default) goes to gen.OUT/<name>.npz, and its losses are printed."""
+    import paddle.fluid as fluid
+    os.makedirs(gen.OUT, exist_ok=True)
+    for name in names:
+        rec = (run or gen.run)(fluid, name)
+        np.savez(os.path.join(gen.OUT, name + '.npz'), **rec)
+        steps = sorted(int(k[len('loss_'):]) for k in rec if k.startswith('loss_'))
+        print(name, [float(rec['loss_%d' % s].reshape(-1)[0]) for s in steps])
