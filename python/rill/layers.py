@@ -2021,6 +2021,54 @@ def dynamic_lstm(input, size, h_0=None, c_0=None, param_attr=None, bias_attr=Non
     return hidden, cell
 
 
+def dynamic_lstmp(input, size, proj_size, param_attr=None, bias_attr=None, use_peepholes=True,
+                  is_reverse=False, gate_activation='sigmoid', cell_activation='tanh',
+                  candidate_activation='tanh', proj_activation='tanh', dtype='float32',
+                  name=None, h_0=None, c_0=None, cell_clip=None, proj_clip=None):
+    """Fluid 1.x's dynamic_lstmp: dynamic_lstm with a recurrent projection, the `lstmp`
+    op. `input` [T, size] is already projected (size is 4 * D); each step's hidden state
+    h_t is projected to r_t = act(h_t ProjWeight) [proj_size], which feeds the next step
+    in place of h_t. Parameters: Weight [proj_size, 4D], ProjWeight [D, proj_size] and
+    Bias as dynamic_lstm's. As in Paddle 1.8, act is identity when proj_activation is
+    'identity' and otherwise cell_activation's function. h_0 [N, proj_size] and c_0
+    [N, D] are optional initial states (h_0 needs c_0); cell_clip and proj_clip, when
+    set, clip the cell state and the projection to [-clip, clip]. Returns (projection
+    [T, proj_size], cell [T, D]), both with input's LoD."""
+    if bias_attr is False:
+        raise ValueError('dynamic_lstmp: bias_attr should not be False in dynamic_lstmp.')
+    _check_float(input, 'input', 'dynamic_lstmp')
+    size = int(size) // 4
+    proj_size = int(proj_size)
+    _check_state(h_0, 'h_0', proj_size, 'dynamic_lstmp')
+    _check_state(c_0, 'c_0', size, 'dynamic_lstmp')
+    if h_0 is not None and c_0 is None:
+        raise ValueError('dynamic_lstmp: h_0 needs c_0 (Paddle\'s lstmp takes both initial '
+                         'states, or c_0 alone)')
+    for what, v in (('cell_clip', cell_clip), ('proj_clip', proj_clip)):
+        if v is not None and v < 0:
+            raise ValueError('dynamic_lstmp: %s is %r; it should not be negative' % (what, v))
+    h = _Helper('lstmp', name)
+    weight = h.param(param_attr, [proj_size, 4 * size], dtype)
+    proj_weight = h.param(param_attr, [size, proj_size], dtype)
+    bias = h.param(bias_attr, [1, (7 if use_peepholes else 4) * size], dtype, is_bias=True)
+    projection, cell = h.tmp(dtype), h.tmp(dtype)
+    batch_hidden, batch_gate, batch_cell_pre_act = h.tmp(dtype), h.tmp(dtype), h.tmp(dtype)
+    inputs = {'Input': input, 'Weight': weight, 'ProjWeight': proj_weight, 'Bias': bias}
+    if h_0 is not None:
+        inputs['H0'] = h_0
+    if c_0 is not None:
+        inputs['C0'] = c_0
+    h.append('lstmp', inputs,
+             {'Projection': projection, 'Cell': cell, 'BatchHidden': batch_hidden,
+              'BatchGate': batch_gate, 'BatchCellPreAct': batch_cell_pre_act},
+             {'use_peepholes': bool(use_peepholes), 'is_reverse': bool(is_reverse),
+              'cell_clip': float(cell_clip or 0.0), 'proj_clip': float(proj_clip or 0.0),
+              'gate_activation': gate_activation, 'cell_activation': cell_activation,
+              'candidate_activation': candidate_activation,
+              'proj_activation': proj_activation})
+    return projection, cell
+
+
 def dynamic_gru(input, size, param_attr=None, bias_attr=None, is_reverse=False,
                 gate_activation='sigmoid', candidate_activation='tanh', h_0=None,
                 origin_mode=False):
@@ -2116,7 +2164,7 @@ def lstm_unit(x_t, hidden_t_prev, cell_t_prev, forget_bias=0.0, param_attr=None,
     return hid, c
 
 
-__all__ += ['dynamic_lstm', 'dynamic_gru', 'gru_unit', 'lstm_unit']
+__all__ += ['dynamic_lstm', 'dynamic_lstmp', 'dynamic_gru', 'gru_unit', 'lstm_unit']
 
 
 from . import learning_rate_scheduler  # noqa: E402
