@@ -18,7 +18,7 @@ __all__ = ['data', 'fc', 'embedding', 'conv2d', 'pool2d', 'batch_norm', 'layer_n
            'relu', 'sigmoid', 'tanh', 'exp', 'log', 'sqrt', 'square', 'leaky_relu', 'relu6',
            'swish', 'gelu', 'hard_sigmoid', 'hard_swish', 'matmul', 'reduce_sum',
            'reduce_mean', 'cast', 'argmax', 'create_parameter', 'assign', 'flatten',
-           'log_softmax', 'topk', 'one_hot', 'clip', 'split', 'squeeze', 'unsqueeze', 'slice',
+           'log_softmax', 'topk', 'ctc_greedy_decoder', 'one_hot', 'clip', 'split', 'squeeze', 'unsqueeze', 'slice',
            'sums', 'less_than', 'less_equal', 'greater_than', 'greater_equal', 'equal',
            'not_equal', 'exponential_decay', 'natural_exp_decay', 'inverse_time_decay',
            'piecewise_decay', 'noam_decay', 'polynomial_decay', 'cosine_decay',
@@ -724,6 +724,32 @@ def auc(input, label, curve='ROC', num_thresholds=2 ** 12 - 1, topk=1, slide_ste
              {'AUC': auc_out, 'StatPosOut': pos, 'StatNegOut': neg},
              {'curve': curve, 'num_thresholds': nt, 'slide_steps': 0})
     return auc_out, batch_auc_out, [batch_pos, batch_neg, pos, neg]
+
+
+def ctc_greedy_decoder(input, blank, input_length=None, padding_value=0, name=None):
+    """Fluid 1.x's ctc_greedy_decoder: the best path of CTC outputs. topk(input, 1) picks
+    each step's most probable class, then the `ctc_align` op merges repeats and removes
+    `blank`. `input` is a LoD tensor [T, C] (returns the int64 LoD tensor of decoded
+    tokens; [-1] with an all-zero LoD when nothing is decoded), or with `input_length`
+    ([N, 1] int64) a padded [N, T, C] tensor (returns ([N, T] tokens padded with
+    padding_value, [N, 1] lengths))."""
+    _check_var(input, 'input', 'ctc_greedy_decoder')
+    if input.dtype.name not in ('float32', 'float64'):
+        raise TypeError("ctc_greedy_decoder: input '%s' is %s, expected float32 or float64"
+                        % (input.name, input.dtype.name))
+    h = _Helper('ctc_greedy_decoder', name)
+    _, indices = topk(input, k=1)
+    out = h.tmp('int64', stop_gradient=True)
+    attrs = {'merge_repeated': True, 'blank': int(blank)}
+    if input_length is None:
+        h.append('ctc_align', {'Input': indices}, {'Output': out}, attrs)
+        return out
+    _check_var(input_length, 'input_length', 'ctc_greedy_decoder')
+    out_len = h.tmp('int64', stop_gradient=True)
+    attrs['padding_value'] = int(padding_value)
+    h.append('ctc_align', {'Input': squeeze(indices, [2]), 'InputLength': input_length},
+             {'Output': out, 'OutputLength': out_len}, attrs)
+    return out, out_len
 
 
 def edit_distance(input, label, normalized=True, ignored_tokens=None, input_length=None,

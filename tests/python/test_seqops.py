@@ -44,6 +44,16 @@ REF = {
         [[0.19020529, 0.05546914], [0.11497824, 0.05200532], [-0.07661268, 0.07843077]],
         [[-0.40023923, -0.25308731, 0.14161935, 0.01788674, -0.01808968, 0.03615818, -0.00757211, 0.00125774, 0.00578596, 0.04751501, -0.02152658, 0.00902675]],
     ],
+    'ctc_greedy_empty': [
+        ([[-1]], 'int64', [[0, 0, 0, 0, 0]]),
+    ],
+    'ctc_greedy_lod': [
+        ([[2], [2], [2], [3], [2], [1]], 'int64', [[0, 1, 1, 2, 6]]),
+    ],
+    'ctc_greedy_padded': [
+        ([[0, 2, -1, -1, -1, -1, -1], [-1, -1, -1, -1, -1, -1, -1], [2, -1, -1, -1, -1, -1, -1], [0, 2, 3, 2, -1, -1, -1]], 'int64', []),
+        ([[2], [0], [1], [4]], 'int64', []),
+    ],
 }
 
 
@@ -108,3 +118,39 @@ def test_lstmp_without_lod_is_an_error_naming_op_and_variable():
         with pytest.raises(Exception) as e:
             exe.run(main, feed={'x_nolod': np.zeros((4, 12), 'float32')}, fetch_list=[proj])
     assert 'lstmp' in str(e.value) and 'x_nolod' in str(e.value)
+
+
+@pytest.mark.parametrize('case', sorted(gen.CTC_CASES))
+def test_ctc_greedy_decoder_as_paddle18(case):
+    outs, lods = gen.run(fluid, gen.build_ctc, case, lod=True)
+    want = REF[case]
+    assert len(outs) == len(want)
+    for got, lod, (values, dtype, want_lod) in zip(outs, lods, want):
+        assert str(got.dtype) == dtype
+        np.testing.assert_array_equal(got, np.array(values))
+        assert [list(level) for level in lod] == want_lod
+
+
+def test_ctc_greedy_decoder_program_layout():
+    main, startup, feed, fetch, _ = gen.build_ctc(fluid, 'ctc_greedy_lod')
+    types = [op.type for op in main.global_block().ops]
+    assert types[-2:] == ['top_k', 'ctc_align']
+    out = main.global_block().var(fetch[0])
+    assert out.dtype.name == 'int64' and out.lod_level == 1
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        ids = fluid.data('ids', [None, 4], 'int64', lod_level=1)
+        with pytest.raises(TypeError, match='ids'):
+            fluid.layers.ctc_greedy_decoder(ids, blank=0)
+
+
+def test_ctc_align_error_names_op_and_variable():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data('probs_nolod', [None, 4], 'float32')
+        out = fluid.layers.ctc_greedy_decoder(x, blank=0)
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(startup)
+        with pytest.raises(Exception) as e:
+            exe.run(main, feed={'probs_nolod': np.ones((3, 4), 'float32')}, fetch_list=[out])
+    assert 'ctc_align' in str(e.value) and 'LoD' in str(e.value)

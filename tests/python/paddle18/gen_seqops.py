@@ -1,5 +1,5 @@
 """The programs of tests/python/test_seqops.py, built the same way with paddle.fluid or
-rill: dynamic_lstmp (and its gradients). Run under Paddle 1.8.5
+rill: dynamic_lstmp (and its gradients), ctc_greedy_decoder. Run under Paddle 1.8.5
 (`PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python /tmp/pd18/bin/python gen_seqops.py`) it
 prints Paddle's outputs as the REF literal that the test embeds."""
 import sys
@@ -78,7 +78,56 @@ def build_lstmp(fluid, case):
     return main, startup, feed, fetch, dict(zip(params, [d['w'], d['pw'], d['b'][:, :nb]]))
 
 
-def run(fluid, builder, case):
+CTC_CASES = {
+    # LoD probabilities [T, C]: top_k keeps the LoD, ctc_align merges and drops blank 0
+    'ctc_greedy_lod': dict(padded=False, blank=0, nothing=False),
+    # blank 2, every step's best class is the blank: Output is [-1] under an all-0 LoD
+    'ctc_greedy_empty': dict(padded=False, blank=2, nothing=True),
+    # padded [N, T, C] with lengths, padding_value -1
+    'ctc_greedy_padded': dict(padded=True, blank=1, nothing=False),
+}
+CTC_LOD = [5, 0, 4, 7]
+CTC_C = 4
+
+
+def ctc_probs(nothing):
+    r = np.random.RandomState(SEED + 1)
+    # few classes and repeats, so that merges happen
+    p = r.uniform(0, 1, (sum(CTC_LOD), CTC_C)).astype('float32')
+    runs = r.randint(0, CTC_C, sum(CTC_LOD))
+    for t in range(1, len(runs)):
+        if r.uniform() < 0.4:
+            runs[t] = runs[t - 1]
+    p[np.arange(len(runs)), runs] += 1.0
+    if nothing:
+        p[:, 2] += 5.0
+    return p
+
+
+def build_ctc(fluid, case):
+    c = CTC_CASES[case]
+    p = ctc_probs(c['nothing'])
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        if not c['padded']:
+            x = fluid.data('probs', [None, CTC_C], 'float32', lod_level=1)
+            out = fluid.layers.ctc_greedy_decoder(x, blank=c['blank'])
+            return main, startup, {'probs': (p, [CTC_LOD])}, [out.name], {}
+        T = max(CTC_LOD)
+        padded = np.zeros((len(CTC_LOD), T, CTC_C), 'float32')
+        at = 0
+        for n, l in enumerate(CTC_LOD):
+            padded[n, :l] = p[at:at + l]
+            at += l
+        x = fluid.data('probs', [None, T, CTC_C], 'float32')
+        ln = fluid.data('len', [None, 1], 'int64')
+        out, out_len = fluid.layers.ctc_greedy_decoder(x, blank=c['blank'], input_length=ln,
+                                                       padding_value=-1)
+        feed = {'probs': padded, 'len': np.array(CTC_LOD, 'int64').reshape(-1, 1)}
+        return main, startup, feed, [out.name, out_len.name], {}
+
+
+def run(fluid, builder, case, lod=False):
     main, startup, feed, fetch, values = builder(fluid, case)
     place = fluid.CPUPlace()
     exe = fluid.Executor(place)
@@ -96,7 +145,11 @@ def run(fluid, builder, case):
                 fd[k] = t
             else:
                 fd[k] = v
-        return [np.array(v) for v in exe.run(main, feed=fd, fetch_list=fetch, return_numpy=False)]
+        vals = exe.run(main, feed=fd, fetch_list=fetch, return_numpy=False)
+        arrays = [np.array(v) for v in vals]
+        if lod:
+            return arrays, [v.lod() for v in vals]
+        return arrays
 
 
 def main():
@@ -110,6 +163,12 @@ def main():
         print('    %r: [' % case)
         for o in outs:
             print('        %r,' % (o.astype('float64').round(8).tolist(),))
+        print('    ],')
+    for case in sorted(CTC_CASES):
+        outs, lods = run(fluid, build_ctc, case, lod=True)
+        print('    %r: [' % case)
+        for o, l in zip(outs, lods):
+            print('        (%r, %r, %r),' % (o.tolist(), str(o.dtype), [list(x) for x in l]))
         print('    ],')
     print('}')
 
