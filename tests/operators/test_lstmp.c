@@ -200,6 +200,31 @@ static void lstmp_bind_seq(op_harness *h, const char *name, const double *x) {
   op_harness_free_tensor(t);
 }
 
+static void lstmp_outputs(op_harness *h) {
+  OK(op_harness_output(h, "Projection", "proj"));
+  OK(op_harness_output(h, "Cell", "cell"));
+  OK(op_harness_output(h, "BatchGate", "bg"));
+  OK(op_harness_output(h, "BatchCellPreAct", "bc"));
+  OK(op_harness_output(h, "BatchHidden", "bh"));
+}
+
+/* An lstmp with Weight [3, 8] (P = 3), ProjWeight pw [2, 3] (D = 2), Bias b, its
+ * outputs, and Input `x_name` with or without lod_a. */
+static op_harness *lstmp_err_harness(const char *x_name, bool lod, const double *x,
+                                     const double *w, const double *pw, const double *b,
+                                     int64_t nb) {
+  op_harness *h = harness("lstmp");
+  if (lod)
+    lstmp_bind_seq(h, x_name, x);
+  else
+    bind_input(h, "Input", x_name, RILL_DTYPE_FP64, DIMS(6, 8), x);
+  bind_input(h, "Weight", "w", RILL_DTYPE_FP64, DIMS(3, 8), w);
+  bind_input(h, "ProjWeight", "pw", RILL_DTYPE_FP64, DIMS(2, 3), pw);
+  bind_input(h, "Bias", "lstmp.b", RILL_DTYPE_FP64, DIMS(1, nb), b);
+  lstmp_outputs(h);
+  return h;
+}
+
 Test(lstmp, errors_name_op_and_variable) {
   double x[48] = {0}, w[24] = {0}, pw[6] = {0}, b[14] = {0}, h0[9] = {0};
   op_harness *h = harness("lstmp");
@@ -207,26 +232,13 @@ Test(lstmp, errors_name_op_and_variable) {
   bind_input(h, "Weight", "w", RILL_DTYPE_FP64, DIMS(3, 8), w);
   bind_input(h, "ProjWeight", "lstmp.pw", RILL_DTYPE_FP64, DIMS(3, 2), pw);
   bind_input(h, "Bias", "b", RILL_DTYPE_FP64, DIMS(1, 14), b);
-  OK(op_harness_output(h, "Projection", "proj"));
-  OK(op_harness_output(h, "Cell", "cell"));
-  OK(op_harness_output(h, "BatchGate", "bg"));
-  OK(op_harness_output(h, "BatchCellPreAct", "bc"));
-  OK(op_harness_output(h, "BatchHidden", "bh"));
+  lstmp_outputs(h);
   /* ProjWeight [3, 2] against Input [6, 8] (D = 2) and Weight [3, 8] (P = 3) */
   EXPECT_ERROR(op_harness_run(h), "lstmp", "ProjWeight", "lstmp.pw");
   op_harness_destroy(h);
-  h = harness("lstmp");
-  lstmp_bind_seq(h, "x", x);
-  bind_input(h, "Weight", "w", RILL_DTYPE_FP64, DIMS(3, 8), w);
-  bind_input(h, "ProjWeight", "pw", RILL_DTYPE_FP64, DIMS(2, 3), pw);
-  bind_input(h, "Bias", "lstmp.b", RILL_DTYPE_FP64, DIMS(1, 8), b);
-  bind_input(h, "H0", "lstmp.h0", RILL_DTYPE_FP64, DIMS(3, 3), h0);
+  h = lstmp_err_harness("x", true, x, w, pw, b, 8);
+  bind_input(h, "H0", "h0", RILL_DTYPE_FP64, DIMS(3, 3), h0);
   bind_input(h, "C0", "c0", RILL_DTYPE_FP64, DIMS(3, 2), h0);
-  OK(op_harness_output(h, "Projection", "proj"));
-  OK(op_harness_output(h, "Cell", "cell"));
-  OK(op_harness_output(h, "BatchGate", "bg"));
-  OK(op_harness_output(h, "BatchCellPreAct", "bc"));
-  OK(op_harness_output(h, "BatchHidden", "bh"));
   EXPECT_ERROR(op_harness_run(h), "lstmp", "Bias", "lstmp.b", "[1, 14]");
   OK(op_harness_attr_bool(h, "use_peepholes", false));
   OK(op_harness_run(h));
@@ -234,32 +246,14 @@ Test(lstmp, errors_name_op_and_variable) {
   EXPECT_ERROR(op_harness_run(h), "lstmp", "proj_activation", "softplus");
   op_harness_destroy(h);
   /* H0 must be [N, P] */
-  h = harness("lstmp");
-  lstmp_bind_seq(h, "x", x);
-  bind_input(h, "Weight", "w", RILL_DTYPE_FP64, DIMS(3, 8), w);
-  bind_input(h, "ProjWeight", "pw", RILL_DTYPE_FP64, DIMS(2, 3), pw);
-  bind_input(h, "Bias", "b", RILL_DTYPE_FP64, DIMS(1, 8), b);
+  h = lstmp_err_harness("x", true, x, w, pw, b, 8);
   bind_input(h, "H0", "lstmp.h0", RILL_DTYPE_FP64, DIMS(3, 2), h0);
   bind_input(h, "C0", "c0", RILL_DTYPE_FP64, DIMS(3, 2), h0);
-  OK(op_harness_output(h, "Projection", "proj"));
-  OK(op_harness_output(h, "Cell", "cell"));
-  OK(op_harness_output(h, "BatchGate", "bg"));
-  OK(op_harness_output(h, "BatchCellPreAct", "bc"));
-  OK(op_harness_output(h, "BatchHidden", "bh"));
   OK(op_harness_attr_bool(h, "use_peepholes", false));
   EXPECT_ERROR(op_harness_run(h), "lstmp", "H0", "lstmp.h0");
   op_harness_destroy(h);
   /* Input without LoD */
-  h = harness("lstmp");
-  bind_input(h, "Input", "x.nolod", RILL_DTYPE_FP64, DIMS(6, 8), x);
-  bind_input(h, "Weight", "w", RILL_DTYPE_FP64, DIMS(3, 8), w);
-  bind_input(h, "ProjWeight", "pw", RILL_DTYPE_FP64, DIMS(2, 3), pw);
-  bind_input(h, "Bias", "b", RILL_DTYPE_FP64, DIMS(1, 14), b);
-  OK(op_harness_output(h, "Projection", "proj"));
-  OK(op_harness_output(h, "Cell", "cell"));
-  OK(op_harness_output(h, "BatchGate", "bg"));
-  OK(op_harness_output(h, "BatchCellPreAct", "bc"));
-  OK(op_harness_output(h, "BatchHidden", "bh"));
+  h = lstmp_err_harness("x.nolod", false, x, w, pw, b, 14);
   EXPECT_ERROR(op_harness_run(h), "lstmp", "x.nolod", "LoD");
   op_harness_destroy(h);
 }
