@@ -18,7 +18,7 @@ __all__ = ['data', 'fc', 'embedding', 'conv2d', 'pool2d', 'batch_norm', 'layer_n
            'relu', 'sigmoid', 'tanh', 'exp', 'log', 'sqrt', 'square', 'leaky_relu', 'relu6',
            'swish', 'gelu', 'hard_sigmoid', 'hard_swish', 'matmul', 'reduce_sum',
            'reduce_mean', 'cast', 'argmax', 'create_parameter', 'assign', 'flatten',
-           'log_softmax', 'topk', 'ctc_greedy_decoder', 'one_hot', 'clip', 'split', 'squeeze', 'unsqueeze', 'slice',
+           'log_softmax', 'topk', 'ctc_greedy_decoder', 'warpctc', 'one_hot', 'clip', 'split', 'squeeze', 'unsqueeze', 'slice',
            'sums', 'less_than', 'less_equal', 'greater_than', 'greater_equal', 'equal',
            'not_equal', 'exponential_decay', 'natural_exp_decay', 'inverse_time_decay',
            'piecewise_decay', 'noam_decay', 'polynomial_decay', 'cosine_decay',
@@ -752,18 +752,53 @@ def ctc_greedy_decoder(input, blank, input_length=None, padding_value=0, name=No
     return out, out_len
 
 
+def warpctc(input, label, blank=0, norm_by_times=False, input_length=None, label_length=None):
+    """Fluid 1.x's warpctc: the CTC loss of each sequence, the `warpctc` op. `input` holds
+    unnormalized class scores (softmax is applied inside): a float32 LoD tensor [Lp, C]
+    with int32 `label` LoD [Lg, 1]; or, with int64 `input_length` and `label_length`
+    ([N]), a padded time-major [Tmax, N, C] with `label` [N, Lmax]. `blank` is the blank
+    class in [0, C); norm_by_times scales each sequence's gradient by 1 / its frames.
+    Returns Loss [N, 1]."""
+    _check_var(input, 'input', 'warpctc')
+    _check_var(label, 'label', 'warpctc')
+    if input.dtype.name != 'float32':
+        raise TypeError("warpctc: input '%s' is %s, expected float32" % (input.name, input.dtype.name))
+    if label.dtype.name != 'int32':
+        raise TypeError("warpctc: label '%s' is %s, expected int32" % (label.name, label.dtype.name))
+    inputs = {'Logits': input, 'Label': label}
+    if input_length is not None and label_length is not None:
+        for what, v in (('input_length', input_length), ('label_length', label_length)):
+            _check_var(v, what, 'warpctc')
+            if v.dtype.name != 'int64':
+                raise TypeError("warpctc: %s '%s' is %s, expected int64" % (what, v.name, v.dtype.name))
+        inputs['LogitsLength'] = input_length
+        inputs['LabelLength'] = label_length
+    h = _Helper('warpctc')
+    loss, grad = h.tmp(input.dtype.name), h.tmp(input.dtype.name)
+    h.append('warpctc', inputs, {'WarpCTCGrad': grad, 'Loss': loss},
+             {'blank': int(blank), 'norm_by_times': bool(norm_by_times)})
+    return loss
+
+
 def edit_distance(input, label, normalized=True, ignored_tokens=None, input_length=None,
                   label_length=None):
     """Fluid 1.x's edit_distance: the Levenshtein distance of each int64 hypothesis
     sequence (input) to its reference (label), both LoD [T, 1], or padded [B, T] with
     input_length/label_length; divided by the reference's length when normalized.
-    Returns (float32 distances [B, 1], int64 [1] number of pairs)."""
+    ignored_tokens are removed from both sides first (the sequence_erase op, which needs
+    the LoD form). Returns (float32 distances [B, 1], int64 [1] number of pairs)."""
     _check_var(input, 'input', 'edit_distance')
     _check_var(label, 'label', 'edit_distance')
-    if ignored_tokens:
-        raise core.error_class('UNIMPLEMENTED')(
-            'edit_distance: ignored_tokens needs the sequence_erase op, which rill lacks')
     h = _Helper('edit_distance')
+    if ignored_tokens is not None and len(ignored_tokens) > 0:
+        # as Paddle: both sides go through the sequence_erase op first (LoD form only)
+        tokens = [int(t) for t in ignored_tokens]
+        erased = []
+        for v in (input, label):
+            e = h.tmp('int64', stop_gradient=True)
+            h.append('sequence_erase', {'X': v}, {'Out': e}, {'tokens': tokens})
+            erased.append(e)
+        input, label = erased
     ins = {'Hyps': input, 'Refs': label}
     if input_length is not None and label_length is not None:
         ins['HypsLength'] = input_length

@@ -44,6 +44,40 @@ REF = {
         [[0.19020529, 0.05546914], [0.11497824, 0.05200532], [-0.07661268, 0.07843077]],
         [[-0.40023923, -0.25308731, 0.14161935, 0.01788674, -0.01808968, 0.03615818, -0.00757211, 0.00125774, 0.00578596, 0.04751501, -0.02152658, 0.00902675]],
     ],
+    'warpctc_lod': [
+        [[5.74478388], [7.38720083], [5.25308371], [0.0]],
+        [[-0.25879782, -0.95173472, 0.05670543, 0.13206932, 1.02175677], [-0.18601523, -0.10163072, 0.06205045, 0.07059424, 0.15500118], [-1.13821125, 0.14571846, 0.09697566, 0.04803377, 0.84748262], [0.07971488, -1.1247282, 0.26533708, 0.43379486, 0.34588149], [-0.13605452, 0.03464279, -0.32969481, 0.11598239, 0.31512427], [-0.05628837, 0.07313649, -0.19635408, -0.03418869, 0.21369492], [-0.13253532, 0.01954749, -0.02419717, -0.10508008, 0.24226514], [0.02018073, 0.11848371, 0.02494509, -0.173262, 0.00965252], [-0.03030036, -0.27584264, 0.02144874, -0.02254285, 0.30723679], [-0.1962377, -0.27615643, 0.31739604, 0.1115663, 0.04343187], [-0.32406273, 0.12885101, 0.34650412, -0.29730493, 0.14601263], [-0.46908203, 0.07373008, 0.18116386, -0.12096021, 0.33514872], [-0.41633213, 0.6192193, 0.02205542, -0.44659939, 0.22165693], [0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0]],
+        [0.79183137, 1.88204885, 0.50309432, 0.26817515, 4.39819336],
+    ],
+    'warpctc_norm': [
+        [[2.61847854], [5.6581955], [3.94937873], [0.0]],
+        [[0.01842259, -0.02328776, 0.01417636, 0.03301733, -0.04232849], [0.0173969, -0.07423211, 0.01551261, 0.01764856, 0.02367412], [0.03598398, 0.07938404, 0.02424392, 0.01200844, -0.15162034], [0.03676134, -0.29414481, 0.06633427, 0.10844871, 0.08260053], [0.00816768, 0.0057738, -0.02814701, 0.0193304, -0.00512485], [0.0055454, 0.01218942, -0.04191848, 0.01100487, 0.01317881], [-0.02884032, 0.0039009, 0.00061158, 0.00689606, 0.01743177], [-0.02649711, -0.01110664, 0.00371484, 0.03446547, -0.00057655], [0.00389122, -0.0186882, 0.00357479, 0.01072364, 0.00049859], [0.00827318, -0.03677065, 0.05289934, 0.01859438, -0.04299624], [0.052778, 0.04295034, 0.11550137, -0.20110632, -0.01012338], [0.10500464, 0.02457669, 0.06038795, -0.03684783, -0.15312147], [0.01175546, 0.20640644, 0.00735181, -0.03040004, -0.19511367], [0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0]],
+        [0.09757685, 0.34250346, 0.14951912, -0.0719391, -0.56964338],
+    ],
+    'warpctc_padded': [
+        [[5.74478388], [7.38720083], [5.25308371], [0.0]],
+        [[[-0.25879782, -0.95173472, 0.05670543, 0.13206932, 1.02175677], [-0.13605452, 0.03464279, -0.32969481, 0.11598239, 0.31512427], [-0.32406273, 0.12885101, 0.34650412, -0.29730493, 0.14601263], [0.0, 0.0, 0.0, 0.0, 0.0]], [[-0.18601523, -0.10163072, 0.06205045, 0.07059424, 0.15500118], [-0.05628837, 0.07313649, -0.19635408, -0.03418869, 0.21369492], [-0.46908203, 0.07373008, 0.18116386, -0.12096021, 0.33514872], [0.0, 0.0, 0.0, 0.0, 0.0]], [[-1.13821125, 0.14571846, 0.09697566, 0.04803377, 0.84748262], [-0.13253532, 0.01954749, -0.02419717, -0.10508008, 0.24226514], [-0.41633213, 0.6192193, 0.02205542, -0.44659939, 0.22165693], [0.0, 0.0, 0.0, 0.0, 0.0]], [[0.07971488, -1.1247282, 0.26533708, 0.43379486, 0.34588149], [0.02018073, 0.11848371, 0.02494509, -0.173262, 0.00965252], [0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0, 0.0, 0.0], [-0.03030036, -0.27584264, 0.02144874, -0.02254285, 0.30723679], [0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0, 0.0, 0.0], [-0.1962377, -0.27615643, 0.31739604, 0.1115663, 0.04343187], [0.0, 0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0]]],
+        [0.79183149, 1.88204885, 0.50309432, 0.26817518, 4.39819336],
+    ],
+    'sequence_scatter': [
+        [[-0.45938405, 0.24194205, 0.06398812, -0.63460159, -0.09267028, -0.49179068], [0.40558302, -0.50368237, -0.22673927, 0.76686972, -0.41748214, 0.00563398], [0.19193804, 1.60857713, 0.84533614, -0.5181126, 0.19455862, -1.34047103]],
+        [[0.60838407, 0.50333476, -0.22298506, 0.82955748, -0.06314624, 0.74187857], [-0.31154186, 0.0250972, 0.51272601, 0.57255864, -0.8827433, 0.19334628], [0.2104429, -0.00307857, -0.91240996, 0.22112525, -0.32379016, 0.40435615]],
+        [[0.60838407], [-0.22298506], [-0.22298506], [-0.00307857], [0.40435615], [-0.32379016], [-0.00307857]],
+    ],
+    'edit_distance_ignored': [
+        [[0.0], [1.0], [1.0]],
+        [3.0],
+    ],
+    'select_branch_0': [
+        [[0.12875223, -0.0384608, 0.52845097], [-0.71120048, 0.39772332, 1.1380291]],
+        [[-0.39430484, -1.38878787, 0.65709525], [-0.93807739, -0.62397563, 0.25978324]],
+        [0.27395263, -0.08655811, 0.28572601],
+    ],
+    'select_branch_1': [
+        [[0.12875223, -0.0384608, 0.52845097], [-0.71120048, 0.39772332, 1.1380291]],
+        [[-0.39430484, -1.38878787, 0.65709525], [-0.93807739, -0.62397563, 0.25978324]],
+        [0.27395263, -0.08655811, 0.28572601],
+    ],
     'ctc_greedy_empty': [
         ([[-1]], 'int64', [[0, 0, 0, 0, 0]]),
     ],
@@ -154,3 +188,109 @@ def test_ctc_align_error_names_op_and_variable():
         with pytest.raises(Exception) as e:
             exe.run(main, feed={'probs_nolod': np.ones((3, 4), 'float32')}, fetch_list=[out])
     assert 'ctc_align' in str(e.value) and 'LoD' in str(e.value)
+
+
+# warp-ctc works in float32; rill's forward-backward in double
+CTC_RTOL, CTC_ATOL = 2e-5, 3e-6
+
+
+@pytest.mark.parametrize('case', sorted(gen.WARPCTC_CASES))
+def test_warpctc_as_paddle18(case):
+    outs = gen.run(fluid, gen.build_warpctc, case)
+    want = REF[case]
+    assert len(outs) == len(want)
+    for i, (got, w) in enumerate(zip(outs, want)):
+        w = np.array(w)
+        assert got.shape == w.shape, (case, i, got.shape, w.shape)
+        np.testing.assert_allclose(got, w, rtol=CTC_RTOL, atol=CTC_ATOL,
+                                   err_msg='%s: output %d' % (case, i))
+    # the last label cannot fit its frames: loss 0, as warp-ctc gives
+    assert outs[0][-1, 0] == 0.0
+
+
+def test_warpctc_checks_its_arguments():
+    L = fluid.layers
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data('x', [None, 5], 'float32', lod_level=1)
+        lab64 = fluid.data('lab64', [None, 1], 'int64', lod_level=1)
+        with pytest.raises(TypeError, match='lab64'):
+            L.warpctc(x, lab64)
+        x64 = fluid.data('x64', [None, 5], 'float64', lod_level=1)
+        lab = fluid.data('lab', [None, 1], 'int32', lod_level=1)
+        with pytest.raises(TypeError, match='x64'):
+            L.warpctc(x64, lab)
+        xl = fluid.data('xl', [None], 'int32')
+        with pytest.raises(TypeError, match='xl'):
+            L.warpctc(x, lab, input_length=xl, label_length=xl)
+
+
+def test_warpctc_label_out_of_range_names_op_and_variable():
+    main, startup, feed, fetch, _ = gen.build_warpctc(fluid, 'warpctc_lod')
+    feed = dict(feed)
+    lab, lens = feed['label']
+    lab = lab.copy()
+    lab[0, 0] = gen.WC_C + 2
+    feed['label'] = (lab, lens)
+    with pytest.raises(Exception) as e:
+        gen.run(fluid, lambda f, c: (main, startup, feed, fetch, {}), 'warpctc_lod')
+    assert 'warpctc' in str(e.value) and 'label' in str(e.value) and str(gen.WC_C + 2) in str(e.value)
+
+
+@pytest.mark.parametrize('case', gen.SEQ_CASES)
+def test_sequence_scatter_and_erase_as_paddle18(case):
+    outs = gen.run(fluid, gen.build_seq, case)
+    want = REF[case]
+    assert len(outs) == len(want)
+    for i, (got, w) in enumerate(zip(outs, want)):
+        w = np.array(w)
+        assert got.shape == w.shape, (case, i, got.shape, w.shape)
+        np.testing.assert_allclose(got, w, rtol=1e-6, atol=1e-7, err_msg='%s: output %d' % (case, i))
+
+
+def test_edit_distance_ignored_tokens_use_sequence_erase():
+    main, startup, feed, fetch, _ = gen.build_seq(fluid, 'edit_distance_ignored')
+    types = [op.type for op in main.global_block().ops]
+    assert types == ['sequence_erase', 'sequence_erase', 'edit_distance']
+    assert main.global_block().ops[0].attr('tokens') == [0, 7]
+
+
+def test_sequence_scatter_checks_its_arguments():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data('x', [3, 6], 'float32')
+        ids = fluid.data('ids', [None, 1], 'int64', lod_level=1)
+        upd64 = fluid.data('upd64', [None, 1], 'float64', lod_level=1)
+        with pytest.raises(TypeError, match='updates'):
+            fluid.layers.sequence_scatter(x, ids, upd64)
+        with pytest.raises(TypeError, match='index'):
+            fluid.layers.sequence_scatter(x, upd64, upd64)
+
+
+@pytest.mark.parametrize('case', gen.SELECT_CASES)
+def test_select_output_then_select_input_as_paddle18(case):
+    outs = gen.run(fluid, gen.build_select, case)
+    want = REF[case]
+    for i, (got, w) in enumerate(zip(outs, want)):
+        np.testing.assert_allclose(got, np.array(w), rtol=1e-6, atol=1e-7,
+                                   err_msg='%s: output %d' % (case, i))
+
+
+def test_select_input_gradient_leaves_the_branch_not_taken_unset():
+    """As in Paddle 1.8 (select_input's gradient is select_output), the branch not taken
+    gets no gradient tensor at all."""
+    main, startup, feed, fetch, _ = gen.build_select(fluid, 'select_branch_1')
+    types = [op.type for op in main.global_block().ops]
+    assert types.count('select_output') == 2 and types.count('select_input') == 2
+    grad_switch = [op for op in main.global_block().ops if op.type == 'select_output'][1]
+    assert grad_switch.input('X') == ['merged@GRAD']
+    assert grad_switch.output('Out') == ['branch_0@GRAD', 'branch_1@GRAD']
+    # the run writes branch_1@GRAD alone, and the gradients are Paddle's
+    outs = gen.run(fluid, lambda f, c: (main, startup, feed, fetch, {}), 'select_branch_1')
+    np.testing.assert_allclose(outs[1], np.array(REF['select_branch_1'][1]), rtol=1e-6, atol=1e-7)
+
+
+def test_select_mask_out_of_range_names_op_and_variable():
+    main, startup, feed, fetch, _ = gen.build_select(fluid, 'select_branch_0')
+    feed = dict(feed, mask=np.array([2], 'int32'))
+    with pytest.raises(Exception) as e:
+        gen.run(fluid, lambda f, c: (main, startup, feed, fetch, {}), 'select_branch_0')
+    assert 'select_output' in str(e.value) and 'mask' in str(e.value)
