@@ -1,7 +1,10 @@
-"""dynamic_lstmp (the lstmp op and its gradient) against PaddlePaddle 1.8.5: the programs
-of paddle18/gen_seqops.py run on its seeded inputs; REF holds what Paddle 1.8.5 printed
+"""The sequence-model layers and ops against PaddlePaddle 1.8.5: dynamic_lstmp (lstmp and
+its gradient), ctc_greedy_decoder (top_k's LoD, ctc_align), warpctc and its gradient,
+sequence_scatter and its gradients, edit_distance's ignored_tokens (sequence_erase), and
+select_output / select_input with their gradients. The programs are
+paddle18/gen_seqops.py's, run on its seeded inputs; REF holds what Paddle 1.8.5 printed
 for them (gen_seqops.py run under Paddle), so Paddle is not needed here. And the layers'
-argument checks and the ops' run-time errors."""
+argument checks and the ops' run-time errors naming op and variable."""
 import os
 import sys
 
