@@ -19,7 +19,7 @@ __all__ = ['data', 'fc', 'embedding', 'conv2d', 'pool2d', 'batch_norm', 'layer_n
            'relu', 'sigmoid', 'tanh', 'exp', 'log', 'sqrt', 'square', 'leaky_relu', 'relu6',
            'swish', 'gelu', 'hard_sigmoid', 'hard_swish', 'matmul', 'reduce_sum',
            'reduce_mean', 'cast', 'argmax', 'create_parameter', 'assign', 'flatten',
-           'log_softmax', 'topk', 'one_hot', 'clip', 'split', 'squeeze', 'unsqueeze', 'slice',
+           'log_softmax', 'topk', 'ctc_greedy_decoder', 'warpctc', 'one_hot', 'clip', 'split', 'squeeze', 'unsqueeze', 'slice',
            'sums', 'less_than', 'less_equal', 'greater_than', 'greater_equal', 'equal',
            'not_equal', 'exponential_decay', 'natural_exp_decay', 'inverse_time_decay',
            'piecewise_decay', 'noam_decay', 'polynomial_decay', 'cosine_decay',
@@ -727,18 +727,79 @@ def auc(input, label, curve='ROC', num_thresholds=2 ** 12 - 1, topk=1, slide_ste
     return auc_out, batch_auc_out, [batch_pos, batch_neg, pos, neg]
 
 
+def ctc_greedy_decoder(input, blank, input_length=None, padding_value=0, name=None):
+    """Fluid 1.x's ctc_greedy_decoder: the best path of CTC outputs. topk(input, 1) picks
+    each step's most probable class, then the `ctc_align` op merges repeats and removes
+    `blank`. `input` is a LoD tensor [T, C] (returns the int64 LoD tensor of decoded
+    tokens; [-1] with an all-zero LoD when nothing is decoded), or with `input_length`
+    ([N, 1] int64) a padded [N, T, C] tensor (returns ([N, T] tokens padded with
+    padding_value, [N, 1] lengths))."""
+    _check_var(input, 'input', 'ctc_greedy_decoder')
+    if input.dtype.name not in ('float32', 'float64'):
+        raise TypeError("ctc_greedy_decoder: input '%s' is %s, expected float32 or float64"
+                        % (input.name, input.dtype.name))
+    h = _Helper('ctc_greedy_decoder', name)
+    _, indices = topk(input, k=1)
+    out = h.tmp('int64', stop_gradient=True)
+    attrs = {'merge_repeated': True, 'blank': int(blank)}
+    if input_length is None:
+        h.append('ctc_align', {'Input': indices}, {'Output': out}, attrs)
+        return out
+    _check_var(input_length, 'input_length', 'ctc_greedy_decoder')
+    out_len = h.tmp('int64', stop_gradient=True)
+    attrs['padding_value'] = int(padding_value)
+    h.append('ctc_align', {'Input': squeeze(indices, [2]), 'InputLength': input_length},
+             {'Output': out, 'OutputLength': out_len}, attrs)
+    return out, out_len
+
+
+def warpctc(input, label, blank=0, norm_by_times=False, input_length=None, label_length=None):
+    """Fluid 1.x's warpctc: the CTC loss of each sequence, the `warpctc` op. `input` holds
+    unnormalized class scores (softmax is applied inside): a float32 LoD tensor [Lp, C]
+    with int32 `label` LoD [Lg, 1]; or, with int64 `input_length` and `label_length`
+    ([N]), a padded time-major [Tmax, N, C] with `label` [N, Lmax]. `blank` is the blank
+    class in [0, C); norm_by_times scales each sequence's gradient by 1 / its frames.
+    Returns Loss [N, 1]."""
+    _check_var(input, 'input', 'warpctc')
+    _check_var(label, 'label', 'warpctc')
+    if input.dtype.name != 'float32':
+        raise TypeError("warpctc: input '%s' is %s, expected float32" % (input.name, input.dtype.name))
+    if label.dtype.name != 'int32':
+        raise TypeError("warpctc: label '%s' is %s, expected int32" % (label.name, label.dtype.name))
+    inputs = {'Logits': input, 'Label': label}
+    if input_length is not None and label_length is not None:
+        for what, v in (('input_length', input_length), ('label_length', label_length)):
+            _check_var(v, what, 'warpctc')
+            if v.dtype.name != 'int64':
+                raise TypeError("warpctc: %s '%s' is %s, expected int64" % (what, v.name, v.dtype.name))
+        inputs['LogitsLength'] = input_length
+        inputs['LabelLength'] = label_length
+    h = _Helper('warpctc')
+    loss, grad = h.tmp(input.dtype.name), h.tmp(input.dtype.name)
+    h.append('warpctc', inputs, {'WarpCTCGrad': grad, 'Loss': loss},
+             {'blank': int(blank), 'norm_by_times': bool(norm_by_times)})
+    return loss
+
+
 def edit_distance(input, label, normalized=True, ignored_tokens=None, input_length=None,
                   label_length=None):
     """Fluid 1.x's edit_distance: the Levenshtein distance of each int64 hypothesis
     sequence (input) to its reference (label), both LoD [T, 1], or padded [B, T] with
     input_length/label_length; divided by the reference's length when normalized.
-    Returns (float32 distances [B, 1], int64 [1] number of pairs)."""
+    ignored_tokens are removed from both sides first (the sequence_erase op, which needs
+    the LoD form). Returns (float32 distances [B, 1], int64 [1] number of pairs)."""
     _check_var(input, 'input', 'edit_distance')
     _check_var(label, 'label', 'edit_distance')
-    if ignored_tokens:
-        raise core.error_class('UNIMPLEMENTED')(
-            'edit_distance: ignored_tokens needs the sequence_erase op, which rill lacks')
     h = _Helper('edit_distance')
+    if ignored_tokens is not None and len(ignored_tokens) > 0:
+        # as Paddle: both sides go through the sequence_erase op first (LoD form only)
+        tokens = [int(t) for t in ignored_tokens]
+        erased = []
+        for v in (input, label):
+            e = h.tmp('int64', stop_gradient=True)
+            h.append('sequence_erase', {'X': v}, {'Out': e}, {'tokens': tokens})
+            erased.append(e)
+        input, label = erased
     ins = {'Hyps': input, 'Refs': label}
     if input_length is not None and label_length is not None:
         ins['HypsLength'] = input_length
@@ -2037,6 +2098,54 @@ def dynamic_lstm(input, size, h_0=None, c_0=None, param_attr=None, bias_attr=Non
     return hidden, cell
 
 
+def dynamic_lstmp(input, size, proj_size, param_attr=None, bias_attr=None, use_peepholes=True,
+                  is_reverse=False, gate_activation='sigmoid', cell_activation='tanh',
+                  candidate_activation='tanh', proj_activation='tanh', dtype='float32',
+                  name=None, h_0=None, c_0=None, cell_clip=None, proj_clip=None):
+    """Fluid 1.x's dynamic_lstmp: dynamic_lstm with a recurrent projection, the `lstmp`
+    op. `input` [T, size] is already projected (size is 4 * D); each step's hidden state
+    h_t is projected to r_t = act(h_t ProjWeight) [proj_size], which feeds the next step
+    in place of h_t. Parameters: Weight [proj_size, 4D], ProjWeight [D, proj_size] and
+    Bias as dynamic_lstm's. As in Paddle 1.8, act is identity when proj_activation is
+    'identity' and otherwise cell_activation's function. h_0 [N, proj_size] and c_0
+    [N, D] are optional initial states (h_0 needs c_0); cell_clip and proj_clip, when
+    set, clip the cell state and the projection to [-clip, clip]. Returns (projection
+    [T, proj_size], cell [T, D]), both with input's LoD."""
+    if bias_attr is False:
+        raise ValueError('dynamic_lstmp: bias_attr should not be False in dynamic_lstmp.')
+    _check_float(input, 'input', 'dynamic_lstmp')
+    size = int(size) // 4
+    proj_size = int(proj_size)
+    _check_state(h_0, 'h_0', proj_size, 'dynamic_lstmp')
+    _check_state(c_0, 'c_0', size, 'dynamic_lstmp')
+    if h_0 is not None and c_0 is None:
+        raise ValueError('dynamic_lstmp: h_0 needs c_0 (Paddle\'s lstmp takes both initial '
+                         'states, or c_0 alone)')
+    for what, v in (('cell_clip', cell_clip), ('proj_clip', proj_clip)):
+        if v is not None and v < 0:
+            raise ValueError('dynamic_lstmp: %s is %r; it should not be negative' % (what, v))
+    h = _Helper('lstmp', name)
+    weight = h.param(param_attr, [proj_size, 4 * size], dtype)
+    proj_weight = h.param(param_attr, [size, proj_size], dtype)
+    bias = h.param(bias_attr, [1, (7 if use_peepholes else 4) * size], dtype, is_bias=True)
+    projection, cell = h.tmp(dtype), h.tmp(dtype)
+    batch_hidden, batch_gate, batch_cell_pre_act = h.tmp(dtype), h.tmp(dtype), h.tmp(dtype)
+    inputs = {'Input': input, 'Weight': weight, 'ProjWeight': proj_weight, 'Bias': bias}
+    if h_0 is not None:
+        inputs['H0'] = h_0
+    if c_0 is not None:
+        inputs['C0'] = c_0
+    h.append('lstmp', inputs,
+             {'Projection': projection, 'Cell': cell, 'BatchHidden': batch_hidden,
+              'BatchGate': batch_gate, 'BatchCellPreAct': batch_cell_pre_act},
+             {'use_peepholes': bool(use_peepholes), 'is_reverse': bool(is_reverse),
+              'cell_clip': float(cell_clip or 0.0), 'proj_clip': float(proj_clip or 0.0),
+              'gate_activation': gate_activation, 'cell_activation': cell_activation,
+              'candidate_activation': candidate_activation,
+              'proj_activation': proj_activation})
+    return projection, cell
+
+
 def dynamic_gru(input, size, param_attr=None, bias_attr=None, is_reverse=False,
                 gate_activation='sigmoid', candidate_activation='tanh', h_0=None,
                 origin_mode=False):
@@ -2132,7 +2241,7 @@ def lstm_unit(x_t, hidden_t_prev, cell_t_prev, forget_bias=0.0, param_attr=None,
     return hid, c
 
 
-__all__ += ['dynamic_lstm', 'dynamic_gru', 'gru_unit', 'lstm_unit']
+__all__ += ['dynamic_lstm', 'dynamic_lstmp', 'dynamic_gru', 'gru_unit', 'lstm_unit']
 
 
 from . import learning_rate_scheduler  # noqa: E402

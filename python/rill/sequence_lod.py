@@ -7,7 +7,8 @@ from .framework import Variable
 
 __all__ = ['sequence_first_step', 'sequence_last_step', 'sequence_reverse', 'sequence_expand',
            'sequence_expand_as', 'sequence_pad', 'sequence_unpad', 'sequence_enumerate',
-           'sequence_concat', 'sequence_slice', 'sequence_reshape', 'lod_reset', 'lod_append']
+           'sequence_concat', 'sequence_slice', 'sequence_reshape', 'sequence_scatter',
+           'lod_reset', 'lod_append']
 
 
 def _check(v, what, layer, dtypes=None):
@@ -34,6 +35,19 @@ def sequence_reverse(x, name=None):
     h = layers._Helper('sequence_reverse', name)
     out = h.tmp(x.dtype.name)
     h.append('sequence_reverse', {'X': x}, {'Y': out})
+    return out
+
+
+def sequence_scatter(input, index, updates, name=None):
+    """Out = input [N, ...] with updates added at Out[i, index[j]] for the rows j of
+    sequence i of index (int32 / int64 LoD [M, 1]); updates is LoD [M, 1] of input's
+    dtype. The `sequence_scatter` op, with gradients for input and updates."""
+    _check(input, 'input', 'sequence_scatter', ('float32', 'float64', 'int32', 'int64'))
+    _check(index, 'index', 'sequence_scatter', ('int32', 'int64'))
+    _check(updates, 'updates', 'sequence_scatter', (input.dtype.name,))
+    h = layers._Helper('sequence_scatter', name)
+    out = h.tmp(input.dtype.name)
+    h.append('sequence_scatter', {'X': input, 'Ids': index, 'Updates': updates}, {'Out': out})
     return out
 
 

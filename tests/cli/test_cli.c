@@ -50,7 +50,7 @@ Test(cli, inspect_lists_feed_targets_in_col_order) {
 }
 
 /* Every shared program's ops exist now: these tests take bondh_lac_gru_crf with its gru
- * ops renamed warpctc, an op rill lacks, written to `path` (a mkstemp template). */
+ * ops renamed var_conv_2d, an op rill lacks, written to `path` (a mkstemp template). */
 static void write_unsupported_program(char *path) {
   int fd = mkstemp(path);
   cr_assert_geq(fd, 0);
@@ -63,7 +63,7 @@ static void write_unsupported_program(char *path) {
     rill_op_desc *op = &p->blocks[0].ops[i];
     if (strcmp(op->type, "gru") != 0) continue;
     rill_free(op->type);
-    op->type = rill_strdup("warpctc");
+    op->type = rill_strdup("var_conv_2d");
     cr_assert_not_null(op->type);
     renamed++;
   }
@@ -78,7 +78,7 @@ Test(cli, inspect_works_with_unsupported_ops) {
   write_unsupported_program(path);
   int rc = sh(&out, "'%s' inspect '%s' 2>&1", RILL, path);
   cr_assert_eq(rc, 0, "%s", out);
-  cr_assert(strstr(out, "warpctc"), "%s", out);
+  cr_assert(strstr(out, "var_conv_2d"), "%s", out);
   cr_assert(strstr(out, "(unsupported)"));
   free(out);
   remove(path);
@@ -260,7 +260,7 @@ Test(cli, unsupported_ops_are_named) {
   write_unsupported_program(path);
   int rc = sh(&out, "'%s' run '%s' 2>&1", RILL, path);
   cr_assert_eq(rc, 1, "%s", out);
-  cr_assert(strstr(out, "warpctc"), "%s", out);
+  cr_assert(strstr(out, "var_conv_2d"), "%s", out);
   cr_assert(strstr(out, "--plugin"), "the message says how to add them: %s", out);
   free(out);
   remove(path);
