@@ -412,20 +412,8 @@ Test(cluster_ckpt, writer_queues_one_snapshot_behind_the_write_in_flight) {
 }
 
 /* A trainer's part due while its previous part is still being written waits behind it:
- * the step goes on instead of waiting for the disk; both parts are then committed. */
-static pthread_mutex_t hold_mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
-static bool hold_on, held;
-
-static void hold_hook(const char *phase, int64_t step) {
-  if (strcmp(phase, "write") != 0 || step != 1) return;
-  pthread_mutex_lock(&hold_mu);
-  held = true;
-  pthread_cond_broadcast(&hold_cv);
-  while (hold_on) pthread_cond_wait(&hold_cv, &hold_mu);
-  pthread_mutex_unlock(&hold_mu);
-}
-
+ * the step goes on instead of waiting for the disk; both parts are then committed. The
+ * write of step 1 is held at the gate above. */
 typedef struct run_arg {
   rill_executor *exe;
   rill_program *prog;
@@ -437,11 +425,11 @@ typedef struct run_arg {
 static void *run_once(void *arg) {
   run_arg *r = arg;
   rill_status *st = rill_executor_run(r->exe, r->prog, r->scope, NULL, NULL, 0, NULL, 0, NULL);
-  pthread_mutex_lock(&hold_mu);
+  pthread_mutex_lock(&gate_mu);
   r->st = st;
   r->done = true;
-  pthread_cond_broadcast(&hold_cv);
-  pthread_mutex_unlock(&hold_mu);
+  pthread_cond_broadcast(&gate_cv);
+  pthread_mutex_unlock(&gate_mu);
   return NULL;
 }
 
@@ -487,13 +475,13 @@ Test(cluster_ckpt, a_trainer_part_due_during_the_previous_write_waits_behind_it)
   rill_executor *exe = NULL;
   OK(rill_executor_create(NULL, &exe));
 
-  hold_on = true;
-  held = false;
-  rill_ckpt_set_test_hook(hold_hook);
+  gate_open = false;
+  gate_entered = false;
+  rill_ckpt_set_test_hook(gate_hook);
   OK(rill_executor_run(exe, p, sc, NULL, NULL, 0, NULL, 0, NULL)); /* step 1: its write holds */
-  pthread_mutex_lock(&hold_mu);
-  while (!held) pthread_cond_wait(&hold_cv, &hold_mu);
-  pthread_mutex_unlock(&hold_mu);
+  pthread_mutex_lock(&gate_mu);
+  while (!gate_entered) pthread_cond_wait(&gate_cv, &gate_mu);
+  pthread_mutex_unlock(&gate_mu);
 
   /* Step 2 is due while step 1's part is held in its write: the run must end without
    * waiting for it. Bounded wait (released either way, so nothing hangs). */
@@ -503,13 +491,13 @@ Test(cluster_ckpt, a_trainer_part_due_during_the_previous_write_waits_behind_it)
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
   until.tv_sec += 120;
-  pthread_mutex_lock(&hold_mu);
-  while (!r.done && pthread_cond_timedwait(&hold_cv, &hold_mu, &until) == 0) {
+  pthread_mutex_lock(&gate_mu);
+  while (!r.done && pthread_cond_timedwait(&gate_cv, &gate_mu, &until) == 0) {
   }
   bool went_on = r.done;
-  hold_on = false;
-  pthread_cond_broadcast(&hold_cv);
-  pthread_mutex_unlock(&hold_mu);
+  gate_open = true;
+  pthread_cond_broadcast(&gate_cv);
+  pthread_mutex_unlock(&gate_mu);
   pthread_join(th, NULL);
   OK(r.st);
   cr_assert(went_on, "step 2 waited for the write of step 1's part");
