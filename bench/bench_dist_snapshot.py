@@ -27,6 +27,12 @@ bench_dist.py (MLP 784-1024-1024-10, relu, softmax cross entropy, SGD, batch 128
 Snapshots go to a temporary directory beside the build (the same disk; --dir picks
 another), removed at the end.
 
+With --against LIB (another build of librill.so, e.g. of an older commit, usable by
+this tree's Python package) only part 1 runs, without the every-10 job: each round
+times the job without snapshots and the job with one every step under $RILL_LIB and
+under LIB, the two libraries' order alternating, and prints each library's ratio (and
+job CPU per step) as the median over rounds with min..max, and their quotient.
+
     RILL_LIB=build/librill.so PYTHONPATH=python python3 bench/bench_dist_snapshot.py [--rounds 3]
 """
 import argparse
@@ -230,6 +236,44 @@ def _spread(v):
     return '%.3f (min..max %.3f..%.3f)' % (_median(v), min(v), max(v))
 
 
+def against(a, lib, work):
+    """Part 1 for two libraries, rounds alternating: none and every step under each."""
+    if not lib:
+        print('--against needs RILL_LIB set to this build\'s library')
+        return 2
+    libs = [('this', os.path.abspath(lib)), ('against', os.path.abspath(a.against))]
+    ratio = {k: [] for k, _ in libs}
+    cpu = {k: [] for k, _ in libs}
+    base = {k: [] for k, _ in libs}
+    for r in range(a.rounds):
+        for name, path in (libs if r % 2 == 0 else libs[::-1]):
+            os.environ['RILL_LIB'] = path
+            got = {}
+            for every in ((None, 1) if r % 4 < 2 else (1, None)):
+                d = tempfile.mkdtemp(prefix='job.', dir=work) if every else None
+                _, trs = run_job(a, d, every or 1, a.steps, a.warmup)
+                got[every] = (max(sum(t['steps']) / len(t['steps']) for t in trs),
+                              sum(t['cpu'] + t['servers_cpu'] for t in trs))
+                if d:
+                    shutil.rmtree(d, ignore_errors=True)
+            ratio[name].append(got[1][0] / got[None][0])
+            cpu[name].append(got[1][1] / got[None][1])
+            base[name].append(got[None][0])
+        os.environ['RILL_LIB'] = lib
+        print('  round %d: every step / none: this %.3f, against %.3f; load %.2f' % (
+            r + 1, ratio['this'][-1], ratio['against'][-1], os.getloadavg()[0]), flush=True)
+    for name, path in libs:
+        print('%-8s %s: step without snapshots %.2f ms; every step / none %s; job CPU '
+              'every step / none %s' % (name, path, _median(base[name]), _spread(ratio[name]),
+                                        _spread(cpu[name])))
+    q = [x / y for x, y in zip(ratio['this'], ratio['against'])]
+    print('this / against, every-step ratios of the same round: %s' % _spread(q))
+    print('load average at the end: %.2f %.2f %.2f' % os.getloadavg())
+    print('RESULT every1_ratio=%.3f against_every1_ratio=%.3f' % (
+        _median(ratio['this']), _median(ratio['against'])))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -247,6 +291,8 @@ def main():
                     help='plain / recovery launches per round (their median counts)')
     ap.add_argument('--timeout', type=float, default=180.0, help='seconds per run')
     ap.add_argument('--server-grace', type=float, default=20.0)
+    ap.add_argument('--against', default=None, metavar='LIB',
+                    help='compare the every-step ratio with that of another librill.so')
     a = ap.parse_args()
     if a.worker == 'job':
         return worker_job(a)
@@ -271,6 +317,11 @@ def main():
               '-'.join(map(str, SIZES)), BATCH, BATCH // 2, a.rounds, a.steps, a.warmup,
               work), flush=True)
     n = [0]
+    if a.against:
+        try:
+            return against(a, lib, work)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
 
     def fresh():
         n[0] += 1

@@ -772,6 +772,12 @@ RILL_API void rill_transpiled_destroy(rill_transpiled *transpiled);
  * split_selected_rows, send, send_barrier (sync), recv, fetch_barrier (sync) and
  * concat added. Owned by `transpiled`. */
 RILL_API const rill_program *rill_transpiled_trainer_program(const rill_transpiled *transpiled);
+/* The trainer's startup program: `startup` with each op that writes nothing but a
+ * distributed lookup table (a table some lookup reads with is_distributed) replaced by
+ * a fake_init of it, which gives the table its declared shape and dtype and no data:
+ * the table lives on the pservers. NULL when the startup program needs no change (no
+ * such table, or no startup program given). Owned by `transpiled`. */
+RILL_API const rill_program *rill_transpiled_trainer_startup(const rill_transpiled *transpiled);
 /* The endpoints, in the order of config->pservers. */
 RILL_API size_t rill_transpiled_num_pservers(const rill_transpiled *transpiled);
 RILL_API const char *rill_transpiled_pserver_endpoint(const rill_transpiled *transpiled,

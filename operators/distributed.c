@@ -104,7 +104,9 @@ const rill_op_schema rill_schema_recv = {
 
 static const rill_slot_schema dlt_inputs[] = {
     {"Ids", RILL_SLOT_DUPLICABLE | RILL_SLOT_NO_GRAD, "row ids of the whole table (int64)"},
-    {"W", RILL_SLOT_NO_GRAD, "the table as the trainer declares it (only its width is read)"}};
+    {"W", RILL_SLOT_NO_GRAD | RILL_SLOT_DECL_ONLY,
+     "the table as the trainer declares it (its shape alone is read: a trainer holds no data "
+     "for it)"}};
 static const rill_slot_schema dlt_outputs[] = {
     {"Outputs", RILL_SLOT_DUPLICABLE, "the rows of each Ids, as lookup_table gives them"}};
 static const rill_attr_schema dlt_attrs[] = {

@@ -114,7 +114,7 @@ const rill_op_schema rill_schema_lookup_table_v2 = {
 
 enum { G_W, G_IDS, G_DOUT };
 static const rill_slot_schema grad_inputs[] = {
-    [G_W] = {"W", 0, "the table (only its shape is read)"},
+    [G_W] = {"W", RILL_SLOT_DECL_ONLY, "the table (only its shape is read)"},
     [G_IDS] = {"Ids", RILL_SLOT_NO_GRAD, "the forward ids"},
     [G_DOUT] = {"Out@GRAD", 0, "gradient of Out"},
 };

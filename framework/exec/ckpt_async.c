@@ -69,6 +69,10 @@ typedef struct ckpt_dir {
   int64_t written;         /* the newest snapshot id handled, -1: none */
   rill_ckpt_snapshot prev; /* sync-mode trainer: its state after the previous step */
   int64_t prev_step;
+  /* A part due while snap is still being written waits here, so the step goes on; the
+   * write in flight takes it next. A step waits only when both are taken. */
+  rill_ckpt_snapshot next;
+  bool queued;
 } ckpt_dir;
 
 static int64_t mono_ns(void) {
@@ -87,6 +91,7 @@ static void dir_destroy(void *state) {
   ckpt_dir *d = state;
   rill_ckpt_snapshot_clear(&d->snap);
   rill_ckpt_snapshot_clear(&d->prev);
+  rill_ckpt_snapshot_clear(&d->next);
   rill_status_destroy(d->error);
   pthread_cond_destroy(&d->cv);
   pthread_mutex_destroy(&d->mu);
@@ -104,6 +109,7 @@ static rill_status *dir_create(const char *key, void **out) {
   pthread_cond_init(&d->cv, NULL);
   rill_ckpt_snapshot_init(&d->snap);
   rill_ckpt_snapshot_init(&d->prev);
+  rill_ckpt_snapshot_init(&d->next);
   d->last_step = -1;
   d->written = -1;
   d->prev_step = -1;
@@ -112,33 +118,48 @@ static rill_status *dir_create(const char *key, void **out) {
   return NULL;
 }
 
-/* Writes d->snap; called with d->in_flight set, without d->mu. */
+/* Writes d->snap, then d->next while one is queued; called with d->in_flight set,
+ * without d->mu. A failed write drops the part queued behind it (the failure is
+ * reported at the next step). */
 static void persist(ckpt_dir *d) {
-  uint64_t bytes = 0;
-  int64_t t0 = mono_ns();
-  d->busy.dir = d->dir;
-  busy_acquire(&d->busy);
-  rill_status *st = d->cluster ? rill_cluster_commit_part(d->dir, &d->shape, d->role, d->rank,
-                                                         &d->snap, d->max_to_keep, NULL, &bytes)
-                               : rill_ckpt_write(d->dir, &d->snap, d->max_to_keep, &bytes);
-  busy_release(&d->busy);
-  int64_t t1 = mono_ns();
-  if (rill_prof_active()) rill_prof_span("checkpoint", "checkpoint persist", t0, t1);
-  pthread_mutex_lock(&d->mu);
-  d->in_flight = false;
-  if (st) {
-    d->stats.failed++;
-    rill_status_destroy(d->error);
-    d->error = st;
-  } else {
-    d->stats.saved++;
-    d->stats.last_step = d->snap.step;
-    d->stats.last_bytes = bytes;
+  for (;;) {
+    uint64_t bytes = 0;
+    int64_t t0 = mono_ns();
+    d->busy.dir = d->dir;
+    busy_acquire(&d->busy);
+    rill_status *st = d->cluster ? rill_cluster_commit_part(d->dir, &d->shape, d->role, d->rank,
+                                                           &d->snap, d->max_to_keep, NULL, &bytes)
+                                 : rill_ckpt_write(d->dir, &d->snap, d->max_to_keep, &bytes);
+    busy_release(&d->busy);
+    int64_t t1 = mono_ns();
+    if (rill_prof_active()) rill_prof_span("checkpoint", "checkpoint persist", t0, t1);
+    pthread_mutex_lock(&d->mu);
+    if (st) {
+      d->stats.failed++;
+      rill_status_destroy(d->error);
+      d->error = st;
+      if (d->queued) rill_ckpt_snapshot_unshare(&d->next);
+      d->queued = false;
+    } else {
+      d->stats.saved++;
+      d->stats.last_step = d->snap.step;
+      d->stats.last_bytes = bytes;
+    }
+    d->stats.last_persist_s = (double)(t1 - t0) * 1e-9;
+    bool more = d->queued;
+    if (more) { /* the written snapshot's buffers serve the next part due */
+      rill_ckpt_snapshot t = d->snap;
+      d->snap = d->next;
+      d->next = t;
+      d->queued = false;
+    } else {
+      d->in_flight = false;
+      d->stats.in_flight = false;
+    }
+    pthread_cond_broadcast(&d->cv);
+    pthread_mutex_unlock(&d->mu);
+    if (!more) return;
   }
-  d->stats.last_persist_s = (double)(t1 - t0) * 1e-9;
-  d->stats.in_flight = false;
-  pthread_cond_broadcast(&d->cv);
-  pthread_mutex_unlock(&d->mu);
 }
 
 static void persist_job(void *arg) { persist(arg); }
@@ -294,9 +315,11 @@ out:
 
 /* ---- cluster snapshot parts ---- */
 
-/* Waits for the write in flight of `d` (d->mu held); false when skip_when_busy skipped. */
-static bool wait_idle(ckpt_dir *d, rill_bg *bg, bool skip) {
-  if (!d->in_flight) return true;
+/* Makes room for a part (d->mu held): none to wait for while a write is in flight and
+ * nothing is queued behind it; else waits until the queued part is taken. False when
+ * skip_when_busy skipped. */
+static bool make_room(ckpt_dir *d, rill_bg *bg, bool skip) {
+  if (!d->in_flight || !d->queued) return true;
   if (skip) {
     d->stats.skipped++;
     return false;
@@ -304,7 +327,7 @@ static bool wait_idle(ckpt_dir *d, rill_bg *bg, bool skip) {
   pthread_mutex_unlock(&d->mu);
   rill_bg_release(bg);
   pthread_mutex_lock(&d->mu);
-  while (d->in_flight) pthread_cond_wait(&d->cv, &d->mu);
+  while (d->in_flight && d->queued) pthread_cond_wait(&d->cv, &d->mu);
   return true;
 }
 
@@ -349,33 +372,40 @@ rill_status *rill_ckpt_cluster_step(struct rill_device_ctx *dev, const char *dir
     /* Sync mode: the part must hold this trainer's state after step k, which is now
      * (k == step) or the previous step's, kept below. Async: the state now. */
     bool cur = k == step || !part->sync, prev = !cur && d->prev_step == k;
-    if ((cur || prev) && wait_idle(d, dev->bg, policy->skip_when_busy)) {
+    if ((cur || prev) && make_room(d, dev->bg, policy->skip_when_busy)) {
       if (d->error) {
         st = rill_status_wrap(d->error, "checkpoint: the previous write failed");
         d->error = NULL;
         goto out;
       }
+      /* The part goes behind the write in flight, or is written now. */
+      bool behind = d->in_flight;
+      rill_ckpt_snapshot *slot = behind ? &d->next : &d->snap;
       if (prev) {
-        rill_ckpt_snapshot t = d->snap;
-        d->snap = d->prev;
+        rill_ckpt_snapshot t = *slot;
+        *slot = d->prev;
         d->prev = t;
         d->prev_step = -1;
       } else {
-        if ((st = rill_ckpt_snapshot_take(&d->snap, names, tensors, n, RILL_CKPT_SHARE_MIN_BYTES)))
+        if ((st = rill_ckpt_snapshot_take(slot, names, tensors, n, RILL_CKPT_SHARE_MIN_BYTES)))
           goto out;
-        d->snap.time_ns = wall_ns();
-        d->snap.has_rng = true;
-        memcpy(d->snap.rng, dev->rng.s, sizeof d->snap.rng);
+        slot->time_ns = wall_ns();
+        slot->has_rng = true;
+        memcpy(slot->rng, dev->rng.s, sizeof slot->rng);
       }
-      d->snap.step = k;
-      d->snap.program_hash = 0;
+      slot->step = k;
+      slot->program_hash = 0;
       d->max_to_keep = policy->max_to_keep;
-      d->in_flight = true;
-      d->stats.in_flight = true;
-      if ((st = rill_bg_submit(dev->bg, persist_job, d))) {
-        d->in_flight = false;
-        d->stats.in_flight = false;
-        goto out;
+      if (behind) {
+        d->queued = true;
+      } else {
+        d->in_flight = true;
+        d->stats.in_flight = true;
+        if ((st = rill_bg_submit(dev->bg, persist_job, d))) {
+          d->in_flight = false;
+          d->stats.in_flight = false;
+          goto out;
+        }
       }
       if (saved) *saved = true;
     } else if (!cur && !prev) {

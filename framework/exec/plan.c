@@ -178,7 +178,7 @@ static rill_status *layout_op(rill_plan *p, name_table *names, const rill_progra
       p->in_id[*in_at] = (uint32_t)id;
       if (v->first_read == INT32_MAX) v->first_read = op->index;
       if (v->first_write > op->index && v->required_by < 0 &&
-          !(s->inputs[si].flags & RILL_SLOT_DISPENSABLE)) {
+          !(s->inputs[si].flags & (RILL_SLOT_DISPENSABLE | RILL_SLOT_DECL_ONLY))) {
         v->required_by = op->index;
         v->required_slot = s->inputs[si].name;
       }

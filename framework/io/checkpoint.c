@@ -522,7 +522,7 @@ static rill_status *finish_all(pending_files *p, rill_status *st) {
 
 /* Writes one file and adds it to `p` (finishing the oldest when full); takes `path`. */
 static rill_status *write_pending(pending_files *p, char *path, const rill_file_part *parts, size_t n,
-                                  bool overwrite) {
+                                  bool overwrite, uint32_t *crc) {
   if (p->n == MAX_PENDING) {
     rill_status *st = finish_oldest(p);
     if (st) {
@@ -531,7 +531,7 @@ static rill_status *write_pending(pending_files *p, char *path, const rill_file_
     }
   }
   int fd;
-  rill_status *st = rill_file_write_start(path, parts, n, overwrite, &fd);
+  rill_status *st = rill_file_write_start(path, parts, n, overwrite, crc, &fd);
   if (st) {
     rill_free(path);
     return st;
@@ -556,11 +556,10 @@ static rill_status *write_files(const char *tmp, rill_ckpt_snapshot *s, rill_byt
     if (!st) st = rill_stream_write_lod_tensor_header(&head, t);
     if (!st) {
       size_t nb = rill_tensor_nbytes(t);
-      uint32_t crc = rill_crc32c(0, head.data, head.size);
-      crc = rill_crc32c(crc, rill_tensor_ptr(t), nb);
+      uint32_t crc = 0; /* of the file's bytes, taken as they are written */
       rill_file_part parts[2] = {{head.data, head.size}, {rill_tensor_ptr(t), nb}};
       hook_in(NULL, "write", s->step);
-      st = write_pending(pend, path, parts, 2, reuse);
+      st = write_pending(pend, path, parts, 2, reuse, &crc);
       path = NULL;
       if (!st) st = manifest_var(man, file, head.size + nb, crc, t, s->names[i]);
       *total += head.size + nb;
@@ -625,7 +624,7 @@ static rill_status *write_checkpoint(const char *dir, rill_ckpt_snapshot *s, int
       st = rill_oom();
       goto fail;
     }
-    if ((st = write_pending(&pend, mp, &part, 1, reused))) goto fail;
+    if ((st = write_pending(&pend, mp, &part, 1, reused, NULL))) goto fail;
   }
   if ((st = finish_all(&pend, NULL))) goto fail;
   total += man.size;

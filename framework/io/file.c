@@ -1,6 +1,8 @@
 #define _GNU_SOURCE /* sync_file_range */
 #include "framework/io/file.h"
 
+#include "framework/io/crc32c.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -310,8 +312,29 @@ rill_status *rill_file_write_new(const char *path, const rill_file_part *parts, 
   return st;
 }
 
+/* write_all of each part, its CRC32C folded into *crc a chunk at a time before the chunk
+ * is written (crc NULL: plain writes). */
+static rill_status *write_parts(int fd, const rill_file_part *parts, size_t n, uint32_t *crc,
+                                const char *path, uint64_t *total) {
+  rill_status *st = NULL;
+  *total = 0;
+  for (size_t i = 0; i < n && !st; i++) {
+    const uint8_t *p = parts[i].data;
+    size_t left = parts[i].size;
+    *total += left;
+    while (left && !st) {
+      size_t len = crc && left > RILL_FILE_CRC_CHUNK ? RILL_FILE_CRC_CHUNK : left;
+      if (crc) *crc = rill_crc32c(*crc, p, len);
+      st = write_all(fd, p, len, path);
+      p += len;
+      left -= len;
+    }
+  }
+  return st;
+}
+
 rill_status *rill_file_write_start(const char *path, const rill_file_part *parts, size_t n,
-                                   bool overwrite, int *fd_out) {
+                                   bool overwrite, uint32_t *crc, int *fd_out) {
   /* Written over in place, the file exists: non-blocking, so that a named pipe in its
    * place fails (no reader: ENXIO) or is refused below instead of blocking the open. */
   int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_NONBLOCK | O_NOCTTY : O_EXCL);
@@ -332,10 +355,7 @@ rill_status *rill_file_write_start(const char *path, const rill_file_part *parts
     }
   }
   uint64_t total = 0;
-  for (size_t i = 0; i < n && !st; i++) {
-    if (parts[i].size) st = write_all(fd, parts[i].data, parts[i].size, path);
-    total += parts[i].size;
-  }
+  st = write_parts(fd, parts, n, crc, path, &total);
   /* Overwritten in place: the old blocks are reused; cut what lies past the new end. */
   if (!st && overwrite && ftruncate(fd, (off_t)total) != 0)
     st = rill_error(RILL_IO, "cannot truncate '%s': %s", path, strerror(errno));

@@ -47,9 +47,13 @@ rill_status *rill_file_write_new(const char *path, const rill_file_part *parts, 
  * the file and starts its writeback without waiting, returning the open descriptor;
  * _finish waits for the data (fdatasync: a new file's size is part of it) and closes.
  * With `overwrite` an existing file is written over in place (its blocks reused, then
- * cut to the new length) instead of refused. On failure either removes the file. */
+ * cut to the new length) instead of refused. With `crc` (may be NULL), the CRC32C of the
+ * bytes written is folded into *crc, each stretch of RILL_FILE_CRC_CHUNK bytes just
+ * before it is written, so that the kernel's copy reads it from the cache the checksum
+ * left it in instead of from memory again. On failure either removes the file. */
+#define RILL_FILE_CRC_CHUNK (256u << 10)
 rill_status *rill_file_write_start(const char *path, const rill_file_part *parts, size_t n,
-                                   bool overwrite, int *fd);
+                                   bool overwrite, uint32_t *crc, int *fd);
 rill_status *rill_file_write_finish(int fd, const char *path);
 /* rename(2) with the error naming both paths (and the fault hook's RENAME step). */
 rill_status *rill_file_rename(const char *from, const char *to);

@@ -44,7 +44,8 @@ static void slot_flags(sbuf *b, unsigned f) {
   } names[] = {{RILL_SLOT_DUPLICABLE, "duplicable"},
                {RILL_SLOT_DISPENSABLE, "dispensable"},
                {RILL_SLOT_NO_GRAD, "no gradient"},
-               {RILL_SLOT_INTERMEDIATE, "intermediate"}};
+               {RILL_SLOT_INTERMEDIATE, "intermediate"},
+               {RILL_SLOT_DECL_ONLY, "declaration only"}};
   bool any = false;
   for (size_t i = 0; i < RILL_COUNTOF(names); i++)
     if (f & names[i].bit) {

@@ -17,6 +17,9 @@
  * Paddle versions declared crf_decoding's int64 ViterbiPath, and what follows it, with
  * the input's float dtype); at run time the kernel's dtype flows on. */
 #define RILL_SLOT_DTYPE_FIXED 16u
+/* An input read for its declaration alone (dims and dtype): it may hold no data, as a
+ * variable fake_init declared does, and a run does not require it to. */
+#define RILL_SLOT_DECL_ONLY 32u
 
 typedef struct rill_slot_schema {
   const char *name;

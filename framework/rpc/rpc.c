@@ -499,10 +499,17 @@ typedef struct reply {
   uint32_t code;
 } reply;
 
-/* One request and its reply, within deadline_ms. */
-static rill_status *call(rill_rpc_client *c, const char *endpoint, int kind, rill_rpc_payload *p,
-                         const char *what, int64_t deadline_ms, reply *r) {
-  r->n = 0;
+/* A request sent and not yet answered: call_send starts it, call_wait takes its reply. */
+typedef struct pending {
+  pool *pl;
+  void *s;
+  uint64_t id;
+  int64_t end;
+} pending;
+
+static rill_status *call_send(rill_rpc_client *c, const char *endpoint, int kind,
+                              rill_rpc_payload *p, const char *what, int64_t deadline_ms,
+                              pending *q) {
   if (p && (int64_t)p->header_len > c->max_header)
     return header_too_big("message for", what, p->header_len, c->max_header);
   int64_t end = now_ms() + deadline_ms;
@@ -510,6 +517,7 @@ static rill_status *call(rill_rpc_client *c, const char *endpoint, int kind, ril
   void *s;
   RILL_TRY(borrow(c, endpoint, &pl, &s));
   uint64_t id = atomic_fetch_add(&c->next_id, 1);
+  *q = (pending){pl, s, id, end};
   uint8_t env[ENV_SIZE];
   env_write(env, kind, 0, id);
   int tmo = (int)(deadline_ms > INT32_MAX ? INT32_MAX : deadline_ms);
@@ -525,6 +533,16 @@ static rill_status *call(rill_rpc_client *c, const char *endpoint, int kind, ril
     return rill_error(RILL_UNAVAILABLE, "rpc: %s '%s' to %s failed: %s", kind_word(kind), what,
                       endpoint, zmq_strerror(e));
   }
+  return NULL;
+}
+
+static rill_status *call_wait(rill_rpc_client *c, const char *endpoint, int kind,
+                              const char *what, int64_t deadline_ms, pending *q, reply *r) {
+  r->n = 0;
+  pool *pl = q->pl;
+  void *s = q->s;
+  uint64_t id = q->id;
+  int64_t end = q->end;
   for (;;) {
     int64_t left = end - now_ms();
     zmq_pollitem_t item = {s, 0, ZMQ_POLLIN, 0};
@@ -574,6 +592,15 @@ static rill_status *call(rill_rpc_client *c, const char *endpoint, int kind, ril
   while (r->code > seen && !atomic_compare_exchange_weak(&c->tag, &seen, r->code)) {
   }
   return NULL;
+}
+
+/* One request and its reply, within deadline_ms. */
+static rill_status *call(rill_rpc_client *c, const char *endpoint, int kind, rill_rpc_payload *p,
+                         const char *what, int64_t deadline_ms, reply *r) {
+  r->n = 0;
+  pending q;
+  RILL_TRY(call_send(c, endpoint, kind, p, what, deadline_ms, &q));
+  return call_wait(c, endpoint, kind, what, deadline_ms, &q, r);
 }
 
 rill_status *rill_rpc_send_var(rill_rpc_client *c, const char *endpoint, const char *varname,
@@ -641,6 +668,44 @@ rill_status *rill_rpc_send_notice_arg(rill_rpc_client *c, const char *endpoint, 
   reply r;
   rill_status *st = call(c, endpoint, K_NOTICE, &p, name, rill_rpc_client_deadline(c), &r);
   if (!st) close_parts(r.parts, r.n);
+  rill_rpc_payload_clear(&p);
+  return st;
+}
+
+rill_status *rill_rpc_send_notice_each(rill_rpc_client *c, const char *const *endpoints,
+                                       size_t n, const char *name, const char *arg,
+                                       int64_t trainer_id, size_t *failed) {
+  if (failed) *failed = 0;
+  if (!n) return NULL;
+  rill_rpc_payload p;
+  RILL_TRY(rill_rpc_encode(name, NULL, arg, trainer_id, &p));
+  pending one, *q = n == 1 ? &one : rill_calloc(n, sizeof *q);
+  if (!q) {
+    rill_rpc_payload_clear(&p);
+    return rill_oom();
+  }
+  int64_t deadline = rill_rpc_client_deadline(c);
+  rill_status *st = NULL;
+  size_t sent = 0, bad = 0;
+  for (; sent < n && !st; sent++) {
+    st = call_send(c, endpoints[sent], K_NOTICE, &p, name, deadline, &q[sent]);
+    if (st) bad = sent;
+  }
+  if (st) sent--; /* the one that failed holds no socket */
+  /* Every reply sent for is taken (or its socket closed), the first failure reported. */
+  for (size_t i = 0; i < sent; i++) {
+    reply r;
+    rill_status *w = call_wait(c, endpoints[i], K_NOTICE, name, deadline, &q[i], &r);
+    if (!w) close_parts(r.parts, r.n);
+    if (w && !st) {
+      st = w;
+      bad = i;
+    } else {
+      rill_status_destroy(w);
+    }
+  }
+  if (st && failed) *failed = bad;
+  if (q != &one) rill_free(q);
   rill_rpc_payload_clear(&p);
   return st;
 }

@@ -15,6 +15,8 @@
  *   5. Each pserver startup program runs the original init op of every variable it
  *      holds on the whole shape, under the variable's own name, and slices the block's
  *      rows out of it: a block holds exactly the rows the whole parameter gets locally.
+ *   6. The trainer's startup program declares each distributed lookup table through
+ *      fake_init (shape and dtype, no data) instead of initializing it.
  *
  * Everything is built on copies; the inputs are never modified. */
 #include "framework/transform/distribute.h"
@@ -96,7 +98,7 @@ typedef struct dpair {
 } dpair;
 
 struct rill_transpiled {
-  rill_program *trainer;
+  rill_program *trainer, *tstartup; /* tstartup: NULL when the startup program stays */
   size_t neps;
   char **eps;
   rill_program **pserver, **pstartup;
@@ -1137,6 +1139,64 @@ static rill_status *build_startup(xp *x, size_t ep, const rill_program *ps, rill
   return NULL;
 }
 
+/* ------------------------------------------------- trainer startup program ----- */
+
+/* A fake_init of `name` (declared as v): its shape and dtype, no data. */
+static rill_status *fake_init_op(const char *name, const rill_var_desc *v, rill_op_desc *op) {
+  RILL_TRY(rill_opd_init(op, "fake_init"));
+  int64_t dims[RILL_MAX_DIMS];
+  int32_t n = v->dims.n < 0 ? 0 : v->dims.n > RILL_MAX_DIMS ? RILL_MAX_DIMS : v->dims.n;
+  for (int32_t i = 0; i < n; i++) dims[i] = v->dims.d[i];
+  rill_status *st = rill_opd_output(op, "Out", &name, 1);
+  if (!st) st = rill_opd_attr_longs(op, "shape", dims, (size_t)n);
+  if (!st) st = rill_opd_attr_int(op, "dtype", (int32_t)v->dtype);
+  if (st) rill_op_desc_clear(op);
+  return st;
+}
+
+/* The trainer's startup program: the startup program with each op that writes only a
+ * distributed lookup table replaced by a fake_init of it, so a trainer declares the table
+ * (its lookups read the shape) but never allocates or initializes it; the pservers hold
+ * it. NULL (*out) when nothing changes. */
+static rill_status *build_trainer_startup(const xp *x, rill_program **out) {
+  *out = NULL;
+  if (!x->startup) return NULL;
+  rill_program *s = NULL;
+  rill_status *st = NULL;
+  for (size_t i = 0; i < x->npairs && !st; i++) {
+    const dpair *d = &x->pairs[i];
+    if (!d->table) continue;
+    const rill_var_desc *v = rill_block_find_var(x->startup, 0, d->param);
+    if (!v || !v->has_tensor || v->dims.n < 1) v = rill_block_find_var(x->main, 0, d->param);
+    if (!v || !v->has_tensor || v->dims.n < 1) continue;
+    bool placed = false;
+    for (size_t j = 0; !st && j < (s ? s : x->startup)->blocks[0].nops;) {
+      const rill_op_desc *op = &(s ? s : x->startup)->blocks[0].ops[j];
+      size_t nout = 0;
+      for (size_t o = 0; o < op->noutputs; o++) nout += op->outputs[o].nargs;
+      if (nout != 1 || !rill_opd_writes(op, d->param)) {
+        j++;
+        continue;
+      }
+      if (!s && (st = rill_program_clone(x->startup, &s))) break;
+      if ((st = rill_block_remove_op(s, 0, j))) break;
+      if (!placed) {
+        rill_op_desc fi;
+        if ((st = fake_init_op(d->param, v, &fi))) break;
+        if ((st = insert(s, 0, j, &fi))) break;
+        placed = true;
+        j++;
+      }
+    }
+  }
+  if (st) {
+    rill_program_free(s);
+    return rill_status_wrap(st, "transpile: the trainer's startup program");
+  }
+  *out = s;
+  return NULL;
+}
+
 /* ------------------------------------------------------------- public ---------- */
 
 rill_transpile_config rill_transpile_default_config(void) {
@@ -1147,6 +1207,7 @@ rill_transpile_config rill_transpile_default_config(void) {
 void rill_transpiled_destroy(rill_transpiled *t) {
   if (!t) return;
   rill_program_free(t->trainer);
+  rill_program_free(t->tstartup);
   for (size_t i = 0; i < t->neps; i++) {
     rill_free(t->eps[i]);
     if (t->pserver) rill_program_free(t->pserver[i]);
@@ -1192,6 +1253,7 @@ rill_status *rill_program_transpile(const rill_program *main, const rill_program
     if (!t || !t->pserver || !t->pstartup) st = rill_oom();
   }
   if (!st) st = build_trainer(&x, &t->trainer);
+  if (!st) st = build_trainer_startup(&x, &t->tstartup);
   for (size_t i = 0; i < x.neps && !st; i++) {
     st = build_pserver(&x, i, &t->pserver[i]);
     if (!st) st = build_startup(&x, i, t->pserver[i], &t->pstartup[i]);
@@ -1199,6 +1261,7 @@ rill_status *rill_program_transpile(const rill_program *main, const rill_program
   if (st) {
     if (t) {
       rill_program_free(t->trainer);
+      rill_program_free(t->tstartup);
       for (size_t i = 0; i < x.neps && t->pserver && t->pstartup; i++) {
         rill_program_free(t->pserver[i]);
         rill_program_free(t->pstartup[i]);
@@ -1221,6 +1284,10 @@ rill_status *rill_program_transpile(const rill_program *main, const rill_program
 
 const rill_program *rill_transpiled_trainer_program(const rill_transpiled *t) {
   return t ? t->trainer : NULL;
+}
+
+const rill_program *rill_transpiled_trainer_startup(const rill_transpiled *t) {
+  return t ? t->tstartup : NULL;
 }
 
 size_t rill_transpiled_num_pservers(const rill_transpiled *t) { return t ? t->neps : 0; }

@@ -30,11 +30,18 @@ static rill_status *cluster_announce(void *arg, int64_t step) {
   for (size_t i = 0; i < c->eps->n; i++) {
     const char *ep = c->eps->list.strings[i];
     rill_status *st = rill_dist_contact(c->ctx->dev, ep, c->trainer_id);
-    if (!st) st = rill_rpc_send_notice_arg(client, ep, RILL_RPC_CHECKPOINT, id, c->trainer_id);
     if (st)
       return rill_status_wrap(st, "checkpoint: announcing cluster snapshot %s to pserver %s", id,
                               ep);
   }
+  /* The step waits for every pserver to have taken its part; the round trips overlap. */
+  size_t bad = 0;
+  rill_status *st = rill_rpc_send_notice_each(client, (const char *const *)c->eps->list.strings,
+                                              c->eps->n, RILL_RPC_CHECKPOINT, id, c->trainer_id,
+                                              &bad);
+  if (st)
+    return rill_status_wrap(st, "checkpoint: announcing cluster snapshot %s to pserver %s", id,
+                            c->eps->list.strings[bad]);
   return NULL;
 }
 

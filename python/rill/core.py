@@ -947,6 +947,7 @@ _transpile = _fn('rill_program_transpile', c_status_p, ctypes.c_void_p, ctypes.c
                  ctypes.POINTER(TranspileConfig), ctypes.POINTER(ctypes.c_void_p))
 _transpiled_destroy = _fn('rill_transpiled_destroy', None, ctypes.c_void_p)
 _transpiled_trainer = _fn('rill_transpiled_trainer_program', ctypes.c_void_p, ctypes.c_void_p)
+_transpiled_tstartup = _fn('rill_transpiled_trainer_startup', ctypes.c_void_p, ctypes.c_void_p)
 _transpiled_pserver = _fn('rill_transpiled_pserver_program', c_status_p, ctypes.c_void_p,
                           ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p))
 _transpiled_startup = _fn('rill_transpiled_pserver_startup', c_status_p, ctypes.c_void_p,
@@ -956,7 +957,8 @@ _transpiled_startup = _fn('rill_transpiled_pserver_startup', c_status_p, ctypes.
 def transpile(main, startup, pservers, trainers, trainer_id, sync_mode, slice_var_up,
               split_method, min_block_size):
     """rill_program_transpile over two CPrograms (startup may be None). Returns
-    (trainer bytes, {endpoint: (pserver bytes, pserver startup bytes)})."""
+    (trainer bytes, {endpoint: (pserver bytes, pserver startup bytes)}, trainer startup
+    bytes or None when the startup program needs no change)."""
     cfg = TranspileConfig(ctypes.sizeof(TranspileConfig), pservers.encode(), int(trainers),
                           int(trainer_id), bool(sync_mode), bool(slice_var_up),
                           int(split_method), int(min_block_size))
@@ -965,13 +967,15 @@ def transpile(main, startup, pservers, trainers, trainer_id, sync_mode, slice_va
                      ctypes.byref(out)))
     try:
         trainer = serialize_handle(_transpiled_trainer(out))
+        ts = _transpiled_tstartup(out)
+        tstartup = serialize_handle(ts) if ts else None
         per_ep = {}
         for ep in pservers.split(','):
             ps, ss = ctypes.c_void_p(), ctypes.c_void_p()
             check(_transpiled_pserver(out, ep.encode(), ctypes.byref(ps)))
             check(_transpiled_startup(out, ep.encode(), ctypes.byref(ss)))
             per_ep[ep] = (serialize_handle(ps.value), serialize_handle(ss.value))
-        return trainer, per_ep
+        return trainer, per_ep, tstartup
     finally:
         _transpiled_destroy(out)
 

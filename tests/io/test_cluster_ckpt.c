@@ -15,11 +15,13 @@
 #include <stdbool.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "framework/base/alloc.h"
 #include "framework/io/cluster_ckpt.h"
 #include "framework/io/file.h"
+#include "rill.h"
 
 static char root[256];
 
@@ -407,4 +409,108 @@ Test(cluster_ckpt, writer_queues_one_snapshot_behind_the_write_in_flight) {
   rill_ckpt_set_test_hook(NULL);
   for (long long k = 1; k <= 3; k++) cr_assert(exists("pserver_0/checkpoint_%lld", k), "part %lld", k);
   rill_tensor_clear(&t);
+}
+
+/* A trainer's part due while its previous part is still being written waits behind it:
+ * the step goes on instead of waiting for the disk; both parts are then committed. The
+ * write of step 1 is held at the gate above. */
+typedef struct run_arg {
+  rill_executor *exe;
+  rill_program *prog;
+  rill_scope *scope;
+  rill_status *st;
+  bool done;
+} run_arg;
+
+static void *run_once(void *arg) {
+  run_arg *r = arg;
+  rill_status *st = rill_executor_run(r->exe, r->prog, r->scope, NULL, NULL, 0, NULL, 0, NULL);
+  pthread_mutex_lock(&gate_mu);
+  r->st = st;
+  r->done = true;
+  pthread_cond_broadcast(&gate_cv);
+  pthread_mutex_unlock(&gate_mu);
+  return NULL;
+}
+
+Test(cluster_ckpt, a_trainer_part_due_during_the_previous_write_waits_behind_it) {
+  rill_program *p = NULL;
+  OK(rill_program_create(&p));
+  int64_t one = 1, four = 4;
+  OK(rill_block_add_var(p, 0, "step", RILL_VAR_LOD_TENSOR, RILL_DTYPE_INT64, &one, 1, 0, true));
+  OK(rill_block_add_var(p, 0, "w", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, &four, 1, 0, true));
+  rill_op_builder *b = NULL;
+  const char *step[] = {"step"}, *w[] = {"w"}, *eps[] = {"127.0.0.1:9"};
+  OK(rill_op_builder_create("increment", &b));
+  OK(rill_op_builder_input(b, "X", step, 1));
+  OK(rill_op_builder_output(b, "Out", step, 1));
+  OK(rill_op_builder_attr_float(b, "step", 1.0f));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  /* Trainer 1 of 2 in sync mode: a part due by the step count is written at once. */
+  OK(rill_op_builder_create("checkpoint", &b));
+  OK(rill_op_builder_input(b, "X", w, 1));
+  OK(rill_op_builder_input(b, "Step", step, 1));
+  OK(rill_op_builder_attr_string(b, "directory", root));
+  OK(rill_op_builder_attr_long(b, "every_n_steps", 1));
+  OK(rill_op_builder_attr_int(b, "max_to_keep", 0));
+  OK(rill_op_builder_attr_strings(b, "cluster_endpoints", eps, 1));
+  OK(rill_op_builder_attr_int(b, "cluster_trainer_id", 1));
+  OK(rill_op_builder_attr_int(b, "cluster_trainers", 2));
+  OK(rill_op_builder_attr_bool(b, "cluster_sync", true));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+
+  rill_scope *sc = NULL;
+  OK(rill_scope_create(NULL, &sc));
+  rill_tensor *t = NULL;
+  OK(rill_tensor_create(RILL_DTYPE_INT64, &one, 1, &t));
+  *(int64_t *)rill_tensor_data(t) = 0;
+  OK(rill_scope_set_tensor(sc, "step", t));
+  rill_tensor_destroy(t);
+  OK(rill_tensor_create(RILL_DTYPE_FP32, &four, 1, &t));
+  memset(rill_tensor_data(t), 0, 4 * sizeof(float));
+  OK(rill_scope_set_tensor(sc, "w", t));
+  rill_tensor_destroy(t);
+  rill_executor *exe = NULL;
+  OK(rill_executor_create(NULL, &exe));
+
+  gate_open = false;
+  gate_entered = false;
+  rill_ckpt_set_test_hook(gate_hook);
+  OK(rill_executor_run(exe, p, sc, NULL, NULL, 0, NULL, 0, NULL)); /* step 1: its write holds */
+  pthread_mutex_lock(&gate_mu);
+  while (!gate_entered) pthread_cond_wait(&gate_cv, &gate_mu);
+  pthread_mutex_unlock(&gate_mu);
+
+  /* Step 2 is due while step 1's part is held in its write: the run must end without
+   * waiting for it. Bounded wait (released either way, so nothing hangs). */
+  run_arg r = {exe, p, sc, NULL, false};
+  pthread_t th;
+  cr_assert_eq(pthread_create(&th, NULL, run_once, &r), 0);
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 120;
+  pthread_mutex_lock(&gate_mu);
+  while (!r.done && pthread_cond_timedwait(&gate_cv, &gate_mu, &until) == 0) {
+  }
+  bool went_on = r.done;
+  gate_open = true;
+  pthread_cond_broadcast(&gate_cv);
+  pthread_mutex_unlock(&gate_mu);
+  pthread_join(th, NULL);
+  OK(r.st);
+  cr_assert(went_on, "step 2 waited for the write of step 1's part");
+  OK(rill_executor_flush(exe));
+  rill_ckpt_set_test_hook(NULL);
+  cr_assert(exists("trainer_1/checkpoint_%lld", 1));
+  cr_assert(exists("trainer_1/checkpoint_%lld", 2));
+  rill_checkpoint_stats stats;
+  OK(rill_executor_checkpoint_stats(exe, root, &stats));
+  cr_assert_eq(stats.saved, 2);
+  cr_assert_eq(stats.last_step, 2);
+  cr_assert_eq(stats.skipped, 0);
+  rill_executor_destroy(exe);
+  rill_scope_destroy(sc);
+  rill_program_destroy(p);
 }

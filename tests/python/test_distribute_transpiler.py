@@ -124,6 +124,51 @@ def test_pserver_startup_gives_the_local_rows():
     np.testing.assert_array_equal(np.concatenate([rows[0], rows[1]]), whole)
 
 
+def _table_model():
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 3
+    with fluid.program_guard(main, startup):
+        ids = fluid.layers.data(name='ids', shape=[1], dtype='int64')
+        y = fluid.layers.data(name='y', shape=[1], dtype='int64')
+        h = fluid.layers.embedding(ids, size=[1000, 64], is_sparse=True, is_distributed=True,
+                                   param_attr=fluid.ParamAttr(name='emb'))
+        loss = fluid.layers.mean(fluid.layers.softmax_with_cross_entropy(
+            fluid.layers.fc(h, size=10), y))
+        fluid.optimizer.SGD(0.1).minimize(loss)
+    return main, startup
+
+
+def test_trainer_startup_declares_a_distributed_table_without_data():
+    """As Paddle's transpiler does, transpiling changes the startup program: the
+    distributed table's initializer becomes fake_init, so a trainer running it holds no
+    storage for the table; the pservers' startup programs still draw the whole table (a
+    second transpile of the same startup program, as for another role or trainer, too)."""
+    main, startup = _table_model()
+    exe = fluid.Executor(fluid.CPUPlace())
+    local = fluid.Scope()
+    with fluid.scope_guard(local):
+        exe.run(startup)
+    whole = np.array(local.find_var('emb').get_tensor())
+    assert whole.shape == (1000, 64)
+    for tid in (0, 1):  # the same startup program transpiled twice
+        t = fluid.DistributeTranspiler()
+        t.transpile(tid, program=main, pservers=EPS, trainers=2, startup_program=startup)
+        assert [op.type for op in startup.global_block().ops
+                if 'emb' in op.output_arg_names] == ['fake_init']
+        trainer = fluid.Scope()
+        with fluid.scope_guard(trainer):
+            exe.run(startup)
+        assert trainer.find_var('emb') is None, 'the trainer holds the table'
+        assert trainer.find_var('fc_0.w_0') is not None
+        ep = EPS.split(',')[1]
+        ps = t.get_pserver_program(ep)
+        sc = fluid.Scope()
+        with fluid.scope_guard(sc):
+            exe.run(t.get_startup_program(ep, ps))
+        np.testing.assert_array_equal(np.array(sc.find_var('emb.block1').get_tensor()),
+                                      whole[500:])
+
+
 def test_errors():
     main, startup, _ = _mlp('sgd')
     cfg = fluid.DistributeTranspilerConfig()

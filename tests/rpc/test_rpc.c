@@ -164,6 +164,34 @@ Test(rpc, send_then_get_round_trip) {
   toy_stop(&t);
 }
 
+/* One notice to several servers: every server gets it; a server that never answers
+ * fails the call by the deadline, naming it, after the others were answered. */
+Test(rpc, a_notice_to_each_server_overlaps_the_round_trips) {
+  toy t[2];
+  toy_start(&t[0], "127.0.0.1:0", NULL);
+  toy_start(&t[1], "127.0.0.1:0", NULL);
+  const char *eps[2] = {rill_rpc_server_endpoint(t[0].srv), rill_rpc_server_endpoint(t[1].srv)};
+  rill_rpc_client *c = client(300, NULL);
+  size_t failed = 9;
+  rill_status *st = rill_rpc_send_notice_each(c, eps, 2, RILL_RPC_CHECKPOINT, "7", 0, &failed);
+  cr_assert_null(st, "%s", rill_status_message(st));
+  cr_assert_eq(atomic_load(&t[0].notices), 1);
+  cr_assert_eq(atomic_load(&t[1].notices), 1);
+  t[1].mute = true;
+  st = rill_rpc_send_notice_each(c, eps, 2, RILL_RPC_CHECKPOINT, "8", 0, &failed);
+  cr_assert_eq(rill_status_code(st), RILL_DEADLINE_EXCEEDED);
+  cr_assert(strstr(rill_status_message(st), eps[1]), "%s", rill_status_message(st));
+  cr_assert_eq(failed, 1);
+  rill_status_destroy(st);
+  cr_assert_eq(atomic_load(&t[0].notices), 2);
+  cr_assert_null(rill_rpc_send_notice_each(c, eps, 1, RILL_RPC_CHECKPOINT, "9", 0, NULL));
+  cr_assert_eq(atomic_load(&t[0].notices), 3);
+  cr_assert_null(rill_rpc_send_notice_each(c, eps, 0, RILL_RPC_CHECKPOINT, "9", 0, NULL));
+  rill_rpc_client_destroy(c);
+  toy_stop(&t[1]);
+  toy_stop(&t[0]);
+}
+
 typedef struct getter {
   rill_rpc_client *c;
   const char *ep;

@@ -687,3 +687,81 @@ Test(distribute, distributed_lookup_table) {
   rill_program_destroy(m);
   rill_program_destroy(s);
 }
+
+/* A trainer never allocates a distributed table: its startup program declares the table
+ * through fake_init (shape, dtype, no data); the pservers' startup programs still draw
+ * the whole table and keep their rows; the startup program given stays unchanged. */
+Test(distribute, trainer_startup_declares_the_table_without_data) {
+  rill_program *m, *s;
+  dist_table(&m, &s, false);
+  int64_t ed[2] = {1000, 64}, one = 1;
+  POK(rill_block_add_var(s, 0, "emb", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, ed, 2, 0, true));
+  POK(rill_block_add_var(s, 0, "lr", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, &one, 1, 0, true));
+  rill_op_builder *b = prog_op_begin("uniform_random", "", "Out=emb");
+  POK(rill_op_builder_attr_longs(b, "shape", ed, 2));
+  POK(rill_op_builder_attr_int(b, "seed", 5));
+  prog_op_end(b, s);
+  b = prog_op_begin("fill_constant", "", "Out=lr");
+  POK(rill_op_builder_attr_longs(b, "shape", &one, 1));
+  POK(rill_op_builder_attr_float(b, "value", 0.5f));
+  prog_op_end(b, s);
+  rill_transpiled *t = xpile(m, s, 2, 0, true);
+  const rill_program *ts = rill_transpiled_trainer_startup(t);
+  cr_assert_not_null(ts);
+  cr_assert_eq(ts->blocks[0].nops, 2);
+  const rill_op_desc *fi = op_at(ts, 0, 0);
+  cr_assert_str_eq(fi->type, "fake_init");
+  expect_args(fi, "Out", false, "emb");
+  const rill_attr *sh = rill_op_attr(fi, "shape");
+  cr_assert(sh && sh->value.type == RILL_ATTR_LONGS && sh->value.n == 2 &&
+            sh->value.list.longs[0] == 1000 && sh->value.list.longs[1] == 64);
+  cr_assert_eq(attr_i(fi, "dtype"), RILL_DTYPE_FP32);
+  cr_assert_str_eq(op_at(ts, 0, 1)->type, "fill_constant");
+  cr_assert_str_eq(op_at(s, 0, 0)->type, "uniform_random", "the startup given is unchanged");
+
+  rill_executor *ex = NULL;
+  POK(rill_executor_create(NULL, &ex));
+  rill_scope *sc = NULL;
+  POK(rill_scope_create(NULL, &sc));
+  POK(rill_executor_run(ex, ts, sc, NULL, NULL, 0, NULL, 0, NULL));
+  rill_tensor *tt = NULL;
+  rill_status *st = rill_scope_get_tensor(sc, "emb", &tt);
+  cr_assert_not_null(st, "the trainer's scope holds no storage for the table");
+  cr_assert_eq(rill_status_code(st), RILL_NOT_FOUND);
+  rill_status_destroy(st);
+  rill_tensor *lr = get(sc, "lr");
+  cr_assert_eq(*(const float *)rill_tensor_data(lr), 0.5f);
+  rill_tensor_destroy(lr);
+  rill_scope_destroy(sc);
+
+  /* The pservers draw the whole table as the local startup does and keep their rows. */
+  rill_scope *local = NULL;
+  POK(rill_scope_create(NULL, &local));
+  POK(rill_executor_run(ex, s, local, NULL, NULL, 0, NULL, 0, NULL));
+  rill_tensor *whole = get(local, "emb");
+  const rill_program *ps;
+  POK(rill_transpiled_pserver_startup(t, EP1, &ps));
+  POK(rill_scope_create(NULL, &sc));
+  POK(rill_executor_run(ex, ps, sc, NULL, NULL, 0, NULL, 0, NULL));
+  rill_tensor *blk = get(sc, "emb.block1");
+  cr_assert_eq(rill_tensor_dims(blk)[0], 500);
+  cr_assert_eq(memcmp(rill_tensor_data(blk), (const float *)rill_tensor_data(whole) + 500 * 64,
+                      500 * 64 * sizeof(float)),
+               0);
+  rill_tensor_destroy(blk);
+  rill_tensor_destroy(whole);
+  rill_scope_destroy(sc);
+  rill_scope_destroy(local);
+  rill_executor_destroy(ex);
+  rill_transpiled_destroy(t);
+
+  /* Without a distributed table the startup program needs no change. */
+  rill_program_destroy(m);
+  rill_program_destroy(s);
+  mlp(OPT_SGD, &m, &s);
+  t = xpile(m, s, 2, 0, true);
+  cr_assert_null(rill_transpiled_trainer_startup(t));
+  rill_transpiled_destroy(t);
+  rill_program_destroy(m);
+  rill_program_destroy(s);
+}

@@ -107,9 +107,18 @@ class DistributeTranspiler(object):
             raise core.error_class('UNIMPLEMENTED')(
                 'DistributeTranspiler: trainers as endpoints (nccl2 mode) is not supported')
         cfg = self.config
-        trainer, per_ep = core.transpile(
-            program._c(), startup_program._c(), pservers, trainers, trainer_id, sync_mode,
+        # A startup program already given a trainer's form (its distributed tables
+        # declared, not initialized) is transpiled from the form it had before, which
+        # the pservers' startup programs need.
+        origin = getattr(startup_program, '_dist_origin', None) or startup_program._c()
+        trainer, per_ep, tstartup = core.transpile(
+            program._c(), origin, pservers, trainers, trainer_id, sync_mode,
             cfg.slice_var_up, _method_code(cfg.split_method), cfg.min_block_size)
+        if tstartup is not None:
+            # As Paddle's transpiler does, the startup program itself changes: a trainer
+            # running it never allocates a distributed lookup table.
+            startup_program._dist_origin = origin
+            startup_program._adopt(core.CProgram.parse(tstartup))
         self.origin_program = program
         self.startup_program = startup_program
         self.trainer_id = trainer_id

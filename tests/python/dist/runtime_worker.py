@@ -13,6 +13,7 @@ and its losses to OUT/loss_<trainer>.npy; a pserver writes what it holds to
 OUT/pserver_<i>.npz when it has served. --die-after N: trainer 1 kills itself (SIGKILL)
 after N steps, without closing. --hash-name: the transpiler places blocks with HashName
 (the default is RoundRobin)."""
+import json
 import os
 import signal
 import sys
@@ -69,9 +70,14 @@ def batch(step, model, dtype):
 
 
 def params(main):
+    """The parameters this process holds; one it declares without data (a trainer's
+    distributed table) is an empty array."""
     scope = fluid.global_scope()
-    return {p.name: np.array(scope.find_var(p.name).get_tensor())
-            for p in main.global_block().all_parameters()}
+    out = {}
+    for p in main.global_block().all_parameters():
+        v = scope.find_var(p.name)  # None: no data
+        out[p.name] = np.array(v.get_tensor()) if v is not None else np.zeros((0,))
+    return out
 
 
 def main():
@@ -114,6 +120,11 @@ def main():
     counts = [int(c) for c in steps.split(',')]
     n = counts[tid] if len(counts) > 1 else counts[0]
     exe.run(startup)
+    if model == 'table':  # what the startup program left of the table
+        held = fluid.global_scope().find_var('emb') is not None  # None: no data
+        ops = [op.type for op in startup.global_block().ops if 'emb' in op.output_arg_names]
+        with open(os.path.join(out, 'table_held_%d.json' % tid), 'w') as f:
+            json.dump({'held': held, 'startup_ops': ops}, f)
     tp = t.get_trainer_program()
     half = BATCH // trainers
     losses = []
