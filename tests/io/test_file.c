@@ -156,7 +156,7 @@ Test(file, named_pipes_are_refused_without_blocking, .timeout = 20) {
   /* writing over it in place (a reused checkpoint spare) does not wait for a reader */
   int fd = -1;
   rill_file_part part = {"x", 1};
-  rill_status *st = rill_file_write_start(path, &part, 1, true, &fd);
+  rill_status *st = rill_file_write_start(path, &part, 1, true, NULL, &fd);
   cr_assert_not_null(st);
   cr_assert(strstr(rill_status_message(st), path), "%s", rill_status_message(st));
   rill_status_destroy(st);
