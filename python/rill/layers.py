@@ -2136,9 +2136,9 @@ __all__ += _tensor.__all__
 from . import loss as _loss  # noqa: E402
 from .loss import *  # noqa: E402,F401,F403
 __all__ += _loss.__all__
-from . import resize as _resize  # noqa: E402
-from .resize import *  # noqa: E402,F401,F403
-__all__ += _resize.__all__
+from . import image as _image  # noqa: E402
+from .image import *  # noqa: E402,F401,F403
+__all__ += _image.__all__
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr('fluid.layers', 'rill.layers')

@@ -1,4 +1,5 @@
-"""image_resize, interpolate, resize_bilinear and resize_nearest against Paddle 1.8.5
+"""image_resize, interpolate, resize_bilinear, resize_nearest, pixel_shuffle,
+shuffle_channel and space_to_depth against Paddle 1.8.5
 (paddle18/resize/expected.npz, written by paddle18/gen_resize.py from the same program):
 outputs and, through append_backward, the gradients of the inputs (the
 bilinear_interp_grad and nearest_interp_grad ops); and the errors bad arguments get."""
@@ -19,7 +20,9 @@ def test_resize_layers_and_gradients_as_paddle18():
     ref = np.load(os.path.join(DATA, 'resize', 'expected.npz'))
     main, startup, outs, grads = gen.build(fluid)
     types = [op.type for op in main.global_block().ops]
-    assert 'bilinear_interp_grad' in types and 'nearest_interp_grad' in types
+    for t in ('bilinear_interp_grad', 'nearest_interp_grad', 'pixel_shuffle_grad',
+              'shuffle_channel_grad', 'space_to_depth_grad'):
+        assert t in types, t
     exe = fluid.Executor(fluid.CPUPlace())
     with fluid.scope_guard(fluid.Scope()):
         exe.run(startup)
@@ -46,3 +49,7 @@ def test_bad_arguments_are_named():
             L.resize_nearest(fluid.data('v', [2, 3], 'float32'), [2, 2])
         with pytest.raises(ValueError, match='positive'):
             L.resize_nearest(x, [0, 2])
+        with pytest.raises(ValueError, match='blocksize must be an int >= 1'):
+            L.space_to_depth(x, 0)
+        with pytest.raises(fluid.Error, match=r"shuffle_channel.*X \(img\).*group 3"):
+            L.shuffle_channel(x, 3)

@@ -1,6 +1,6 @@
 """Writes resize/expected.npz: Paddle 1.8.5's outputs of image_resize, interpolate,
 resize_bilinear and resize_nearest (each alignment, scale, NHWC, SizeTensor and
-actual_shape) and the gradients of their inputs under sum(out^2), from append_backward.
+actual_shape), pixel_shuffle, shuffle_channel and space_to_depth, and the gradients of their inputs under sum(out^2), from append_backward.
 `build(fluid)` is shared with tests/python/test_resize.py. Run with PaddlePaddle 1.8.5
 (README.md)."""
 import os
@@ -9,7 +9,7 @@ import numpy as np
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'resize')
 SHAPES = [[2, 3, 4, 5], [2, 3, 4, 5], [1, 2, 4, 6], [2, 3, 4, 5], [1, 2, 3, 4],
-          [2, 4, 5, 3], [1, 2, 4, 5], [1, 2, 4, 5]]
+          [2, 4, 5, 3], [1, 2, 4, 5], [1, 2, 4, 5], [2, 8, 2, 3], [2, 6, 2, 2], [1, 8, 4, 6]]
 
 
 def data():
@@ -41,6 +41,9 @@ def build(fluid):
                            align_mode=0),
             L.interpolate(x[6], out_shape=[h, 4], resample='NEAREST'),
             L.resize_bilinear(x[7], out_shape=[3, 3], actual_shape=actual),
+            L.pixel_shuffle(x[8], 2),
+            L.shuffle_channel(x[9], 3),
+            L.space_to_depth(x[10], 2),
         ]
         total = L.sums([L.reduce_sum(L.square(o)) for o in outs])
         fluid.backward.append_backward(total)

@@ -1,11 +1,13 @@
-"""Fluid 1.x's image resize layers (re-exported by rill.layers): image_resize,
-interpolate, resize_bilinear and resize_nearest, appending bilinear_interp /
-nearest_interp with Paddle's attributes and size inputs (operators/interp.c)."""
+"""Fluid 1.x's image layers (re-exported by rill.layers): image_resize, interpolate,
+resize_bilinear and resize_nearest, appending bilinear_interp / nearest_interp with
+Paddle's attributes and size inputs (operators/interp.c); pixel_shuffle,
+shuffle_channel and space_to_depth (operators/rearrange.c)."""
 
 from . import layers
 from .framework import Variable
 
-__all__ = ['image_resize', 'interpolate', 'resize_bilinear', 'resize_nearest']
+__all__ = ['image_resize', 'interpolate', 'resize_bilinear', 'resize_nearest', 'pixel_shuffle',
+           'shuffle_channel', 'space_to_depth']
 
 _METHODS = {'BILINEAR': 'bilinear', 'NEAREST': 'nearest'}
 
@@ -107,3 +109,33 @@ def resize_nearest(input, out_shape=None, scale=None, name=None, actual_shape=No
     """image_resize with resample='NEAREST'."""
     return image_resize(input, out_shape, scale, name, 'NEAREST', actual_shape,
                         align_corners, 1, data_format)
+
+
+def _rearrange(op, layer, x, attr, value, name=None):
+    if not isinstance(x, Variable):
+        raise TypeError('%s: x must be a Variable, got %r' % (layer, x))
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError('%s: %s must be an int >= 1, got %r' % (layer, attr, value))
+    if len(x.shape) != 4:
+        raise ValueError("%s: x ('%s') must be 4-D NCHW, got shape %s"
+                         % (layer, x.name, list(x.shape)))
+    h = layers._Helper(op, name)
+    out = h.tmp(x.dtype.name)
+    h.append(op, {'X': x}, {'Out': out}, {attr: value})
+    return out
+
+
+def pixel_shuffle(x, upscale_factor):
+    """[N, C, H, W] -> [N, C/r^2, H r, W r] (r = upscale_factor)."""
+    return _rearrange('pixel_shuffle', 'pixel_shuffle', x, 'upscale_factor', upscale_factor)
+
+
+def shuffle_channel(x, group, name=None):
+    """Channel a C/group + b becomes channel b group + a."""
+    return _rearrange('shuffle_channel', 'shuffle_channel', x, 'group', group, name)
+
+
+def space_to_depth(x, blocksize, name=None):
+    """[N, C, H, W] -> [N, C bs^2, H/bs, W/bs] in Paddle's element order (C a multiple of
+    bs^2, H and W of bs)."""
+    return _rearrange('space_to_depth', 'space_to_depth', x, 'blocksize', blocksize, name)
