@@ -1,6 +1,6 @@
 """Writes losses/expected.npz: Paddle 1.8.5's numbers for the loss layers (log_loss,
 huber_loss, smooth_l1, kldiv_loss, rank_loss, margin_rank_loss, label_smooth, mse_loss,
-dice_loss) and the gradients of their inputs under a weighted sum, taken with
+dice_loss), l2_normalize and clip_by_norm, and the gradients of their inputs under a weighted sum, taken with
 fluid.backward.append_backward; and for append_backward's (parameter, gradient) pairs and
 fluid.gradients on a small network. `build*(fluid)` are shared with
 tests/python/test_losses.py, which builds the same programs with rill. Run with
@@ -34,6 +34,8 @@ def data():
         'mx': f(4, 3), 'my': f(4, 3),
         'dx': rng.dirichlet(np.ones(4), 3).astype('float32'),
         'dl': rng.randint(0, 4, (3, 1)).astype('int64'),
+        'nx': f(2, 3, 4),
+        'cx': f(3, 4),
     }
     d['kt'][0, 1] = 0.0  # a zero target contributes nothing
     d['sx'][1, 2] = d['sy'][1, 2] + 0.01  # inside smooth_l1's quadratic zone
@@ -53,7 +55,8 @@ INPUTS = [('p', [6, 1], 'float32', True), ('pl', [6, 1], 'float32', False),
           ('mright', [5, 1], 'float32', True),
           ('lsx', [4, 5], 'float32', False), ('lsp', [1, 5], 'float32', False),
           ('mx', [4, 3], 'float32', True), ('my', [4, 3], 'float32', True),
-          ('dx', [3, 4], 'float32', True), ('dl', [3, 1], 'int64', False)]
+          ('dx', [3, 4], 'float32', True), ('dl', [3, 1], 'int64', False),
+          ('nx', [2, 3, 4], 'float32', True), ('cx', [3, 4], 'float32', False)]
 
 
 def build(fluid):
@@ -81,6 +84,10 @@ def build(fluid):
             L.label_smooth(v['lsx'], prior_dist=v['lsp'], epsilon=0.2),
             L.mse_loss(v['mx'], v['my']),
             L.dice_loss(v['dx'], v['dl']),
+            L.l2_normalize(v['nx'], axis=1),
+            L.l2_normalize(v['nx'], axis=-1, epsilon=1e-4),
+            L.clip_by_norm(v['cx'], 1.0),
+            L.clip_by_norm(v['cx'], 100.0),
         ]
         terms = [L.reduce_sum(L.scale(o, scale=0.5 + 0.25 * k)) for k, o in enumerate(outs)]
         total = L.sums(terms)
