@@ -161,13 +161,10 @@ static rill_status *mo_out_dims(rill_infer_ctx *ctx, const rill_tensor_meta *x, 
 }
 
 static rill_status *mo_infer(rill_infer_ctx *ctx) {
-  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
-  rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
-  if (!x || !out) return rill_infer_error(ctx, "needs input X and output Out");
-  if (!x->known) {
-    rill_meta_unknown(out);
-    return NULL;
-  }
+  const rill_tensor_meta *x;
+  rill_tensor_meta *out;
+  RILL_TRY(rill_infer_unary_begin(ctx, &x, &out));
+  if (!x) return NULL;
   rill_dims od;
   RILL_TRY(mo_out_dims(ctx, x, &od));
   rill_meta_set(out, x->dtype, &od, x->lod_level, 0, 0);

@@ -76,13 +76,10 @@ static rill_status *map_dims(rill_infer_ctx *ctx, const rill_dims *in, bool to_o
 }
 
 static rill_status *fwd_infer(rill_infer_ctx *ctx) {
-  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
-  rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
-  if (!x || !out) return rill_infer_error(ctx, "needs input X and output Out");
-  if (!x->known) {
-    rill_meta_unknown(out);
-    return NULL;
-  }
+  const rill_tensor_meta *x;
+  rill_tensor_meta *out;
+  RILL_TRY(rill_infer_unary_begin(ctx, &x, &out));
+  if (!x) return NULL;
   rill_dims od;
   RILL_TRY(map_dims(ctx, &x->dims, true, "X", &od));
   rill_meta_set(out, x->dtype, &od, 0, -1, -1);
