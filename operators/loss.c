@@ -8,6 +8,8 @@
  *   rank_loss(Label, Left, Right) -> Out    log(1 + e^(Left-Right)) - Label (Left-Right)
  *   margin_rank_loss(Label, X1, X2) -> Out, Activated   max(0, margin - Label (X1 - X2))
  *   label_smooth(X, PriorDist) -> Out       (1 - eps) X + eps (PriorDist or 1 / K)
+ *   bpr_loss(X [N, C], Label [N, 1] int64) -> Y [N, 1]
+ *                                   mean over j != Label of log(1 + e^(X_j - X_Label))
  *
  * Labels, targets and weights get no gradient (Paddle's makers emit none). The kernels
  * are kernels/cpu/loss.c. */
@@ -612,6 +614,92 @@ const rill_op_schema rill_schema_label_smooth_grad = {
     .attrs = ls_attrs,
     .nattrs = RILL_COUNTOF(ls_attrs),
     .infer = ls_grad_infer,
+    .kernel_dtype_slot = 0,
+    .dtype_attr = -1,
+};
+
+/* ---------------------------------------------------------------- bpr_loss ---- */
+
+static const rill_slot_schema bpr_in[] = {
+    {"X", 0, "[N, C] scores"},
+    {"Label", RILL_SLOT_NO_GRAD, "[N, 1] int64: the positive class of each row"},
+};
+static const rill_slot_schema bpr_out[] = {{"Y", 0, "[N, 1]"}};
+
+/* X [N, C] float and Label [N, 1] int64 with X's rows. */
+static rill_status *bpr_check(rill_infer_ctx *ctx, const rill_tensor_meta *x,
+                              const rill_tensor_meta *l) {
+  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+  RILL_TRY(need_float(ctx, 0));
+  if (x->dims.n != 2)
+    return rill_infer_error(ctx, "input X (%s) has shape %s, expected [N, C]",
+                            rill_infer_in_name(ctx, 0, 0), rill_dims_str(&x->dims, a, sizeof a));
+  if (l->dtype != RILL_DTYPE_INT64 || l->dims.n != 2 ||
+      (l->dims.d[1] >= 0 && l->dims.d[1] != 1) ||
+      (l->dims.d[0] >= 0 && x->dims.d[0] >= 0 && l->dims.d[0] != x->dims.d[0]))
+    return rill_infer_error(ctx, "input Label (%s) is %s %s; it needs int64 [N, 1] with X (%s)'s "
+                            "%s rows", rill_infer_in_name(ctx, 1, 0), rill_dtype_name(l->dtype),
+                            rill_dims_str(&l->dims, a, sizeof a), rill_infer_in_name(ctx, 0, 0),
+                            rill_dims_str(&x->dims, b, sizeof b));
+  return NULL;
+}
+
+static rill_status *bpr_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0), *l = rill_infer_in(ctx, 1, 0);
+  rill_tensor_meta *y = rill_infer_out(ctx, 0, 0);
+  if (!x || !l || !y) return rill_infer_error(ctx, "needs inputs X and Label and output Y");
+  if (!x->known || !l->known) {
+    rill_meta_unknown(y);
+    return NULL;
+  }
+  RILL_TRY(bpr_check(ctx, x, l));
+  rill_dims yd = {.n = 2, .d = {x->dims.d[0], 1}};
+  set_out(ctx, 0, x, &yd, 0);
+  return NULL;
+}
+
+static rill_status *bpr_maker(rill_grad_ctx *ctx) {
+  return rill_grad_emit(ctx, NULL, RILL_NAMES("X", "Label"), RILL_NAMES("Y"), RILL_NAMES("X"));
+}
+
+const rill_op_schema rill_schema_bpr_loss = {
+    .type = "bpr_loss",
+    .doc = "Y[i] = mean over j != Label[i] of log(1 + exp(X[i, j] - X[i, Label[i]])).",
+    .inputs = bpr_in,
+    .ninputs = RILL_COUNTOF(bpr_in),
+    .outputs = bpr_out,
+    .noutputs = RILL_COUNTOF(bpr_out),
+    .infer = bpr_infer,
+    .grad = bpr_maker,
+    .kernel_dtype_slot = 0,
+    .dtype_attr = -1,
+};
+
+static const rill_slot_schema bpr_grad_in[] = {
+    {"X", 0, "forward X"},
+    {"Label", 0, "forward Label"},
+    {"Y@GRAD", 0, "gradient of Y [N, 1]"},
+};
+static const rill_slot_schema bpr_grad_out[] = {
+    {"X@GRAD", RILL_SLOT_DISPENSABLE, "X's shape"},
+};
+
+static rill_status *bpr_grad_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0), *l = rill_infer_in(ctx, 1, 0);
+  if (!x || !l) return rill_infer_error(ctx, "needs inputs X and Label");
+  if (x->known && l->known) RILL_TRY(bpr_check(ctx, x, l));
+  rill_grad_infer_like(ctx, 0, 0);
+  return NULL;
+}
+
+const rill_op_schema rill_schema_bpr_loss_grad = {
+    .type = "bpr_loss_grad",
+    .doc = "X@GRAD of bpr_loss.",
+    .inputs = bpr_grad_in,
+    .ninputs = RILL_COUNTOF(bpr_grad_in),
+    .outputs = bpr_grad_out,
+    .noutputs = RILL_COUNTOF(bpr_grad_out),
+    .infer = bpr_grad_infer,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };

@@ -25,6 +25,26 @@ static rill_status *out_dims(rill_kernel_ctx *ctx, size_t slot, rill_dtype dt,
   return rill_kout_check_dims(ctx, slot, 0, *t, dims);
 }
 
+/* X [N, C] and Label [N, 1] int64 with every class in [0, C). */
+static rill_status *bpr_inputs(rill_kernel_ctx *ctx, rill_dtype dt, rill_tensor **x,
+                               rill_tensor **l, int64_t *n, int64_t *c) {
+  RILL_TRY(rill_kin_need(ctx, 0, 0, dt, x));
+  RILL_TRY(rill_kin_need(ctx, 1, 0, RILL_DTYPE_INT64, l));
+  if ((*x)->dims.n != 2)
+    return rill_kernel_error(ctx, "input X (%s) must be [N, C]", rill_kin_name(ctx, 0, 0));
+  *n = (*x)->dims.d[0];
+  *c = (*x)->dims.d[1];
+  rill_dims ld = {.n = 2, .d = {*n, 1}};
+  RILL_TRY(rill_kin_check_dims(ctx, 1, *l, &ld));
+  const int64_t *lp = rill_tensor_ptr(*l);
+  for (int64_t i = 0; i < *n; i++)
+    if (lp[i] < 0 || lp[i] >= *c)
+      return rill_kernel_error(ctx, "input Label (%s) holds class %lld in row %lld, outside "
+                               "[0, %lld)", rill_kin_name(ctx, 1, 0), (long long)lp[i],
+                               (long long)i, (long long)*c);
+  return NULL;
+}
+
 #define P(t) ((T *)rill_tensor_ptr(t))
 
 #define LOSS_KERNELS(T, DT, SUF, EXP, LOG, FABS)                                          \
@@ -286,6 +306,48 @@ static rill_status *out_dims(rill_kernel_ctx *ctx, size_t slot, rill_dtype dt,
     const T *gp = P(g);                                                                   \
     T *o = P(dx);                                                                         \
     for (int64_t i = 0, n = rill_tensor_numel(g); i < n; i++) o[i] = ((T)1 - eps) * gp[i]; \
+    return NULL;                                                                          \
+  }                                                                                       \
+                                                                                          \
+  rill_status *rill_cpu_bpr_loss_##SUF(rill_kernel_ctx *ctx) {                            \
+    rill_tensor *x, *l, *y;                                                               \
+    int64_t n, c;                                                                         \
+    RILL_TRY(bpr_inputs(ctx, DT, &x, &l, &n, &c));                                        \
+    rill_dims yd = {.n = 2, .d = {n, 1}};                                                 \
+    RILL_TRY(out_dims(ctx, 0, DT, &yd, false, &y));                                       \
+    const T *xp = P(x);                                                                   \
+    const int64_t *lp = rill_tensor_ptr(l);                                               \
+    for (int64_t i = 0; i < n; i++) {                                                     \
+      T s = 0, pos = xp[i * c + lp[i]];                                                   \
+      for (int64_t j = 0; j < c; j++)                                                     \
+        if (j != lp[i]) s += LOG((T)1 + EXP(xp[i * c + j] - pos));                        \
+      P(y)[i] = s / (T)(c - 1);                                                           \
+    }                                                                                     \
+    return NULL;                                                                          \
+  }                                                                                       \
+                                                                                          \
+  rill_status *rill_cpu_bpr_loss_grad_##SUF(rill_kernel_ctx *ctx) {                       \
+    rill_tensor *x, *l, *g, *dx;                                                          \
+    int64_t n, c;                                                                         \
+    RILL_TRY(bpr_inputs(ctx, DT, &x, &l, &n, &c));                                        \
+    rill_dims yd = {.n = 2, .d = {n, 1}};                                                 \
+    RILL_TRY(in_like(ctx, 2, DT, NULL, false, &g));                                       \
+    RILL_TRY(rill_kin_check_dims(ctx, 2, g, &yd));                                        \
+    RILL_TRY(out_dims(ctx, 0, DT, &x->dims, true, &dx));                                  \
+    if (!dx) return NULL;                                                                 \
+    const T *xp = P(x), *gp = P(g);                                                       \
+    const int64_t *lp = rill_tensor_ptr(l);                                               \
+    T *o = P(dx);                                                                         \
+    memset(o, 0, (size_t)(n * c) * sizeof(T));                                            \
+    for (int64_t i = 0; i < n; i++) {                                                     \
+      int64_t p = i * c + lp[i];                                                          \
+      for (int64_t j = 0; j < c; j++) {                                                   \
+        if (j == lp[i]) continue;                                                         \
+        T d = -gp[i] / ((T)(c - 1) * ((T)1 + EXP(xp[p] - xp[i * c + j])));                \
+        o[p] += d;                                                                        \
+        o[i * c + j] -= d;                                                                \
+      }                                                                                   \
+    }                                                                                     \
     return NULL;                                                                          \
   }
 

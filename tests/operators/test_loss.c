@@ -357,3 +357,39 @@ Test(loss, float32_kernels_match_float64) {
     op_harness_destroy(hf);
   }
 }
+
+/* ---- bpr_loss ---- */
+
+static op_harness *bpr_h(const double *x, const int64_t *l) {
+  op_harness *h = harness("bpr_loss");
+  bind_input(h, "X", "scores", RILL_DTYPE_FP64, DIMS(3, 4), x);
+  bind_input(h, "Label", "pos", RILL_DTYPE_INT64, DIMS(3, 1), l);
+  OK(op_harness_output(h, "Y", "y"));
+  return h;
+}
+
+Test(loss, bpr_loss_forward_and_gradient) {
+  double x[12], want[3];
+  int64_t l[3] = {0, 3, 2};
+  fill(x, 12, 1.5, 0.8, 0.2);
+  for (int i = 0; i < 3; i++) {
+    double s = 0;
+    for (int j = 0; j < 4; j++)
+      if (j != l[i]) s += log(1 + exp(x[i * 4 + j] - x[i * 4 + l[i]]));
+    want[i] = s / 3;
+  }
+  op_harness *h = bpr_h(x, l);
+  OK(op_harness_run(h));
+  expect_dims(op_harness_tensor(h, "y"), DIMS(3, 1));
+  expect_close_f64(out_f64(h, "y"), want, 3, 1e-12);
+  check_grads(h, (const char *const[]){"X"}, 1, "Y");
+  op_harness_destroy(h);
+}
+
+Test(loss, bpr_loss_names_a_class_out_of_range) {
+  double x[12] = {0};
+  int64_t l[3] = {0, 4, 1};
+  op_harness *h = bpr_h(x, l);
+  EXPECT_ERROR(op_harness_run(h), "bpr_loss", "Label (pos)", "class 4", "row 1");
+  op_harness_destroy(h);
+}
