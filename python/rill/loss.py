@@ -1,12 +1,12 @@
 """Fluid 1.x's loss layers (re-exported by rill.layers): log_loss, huber_loss, smooth_l1,
-kldiv_loss, rank_loss, margin_rank_loss and label_smooth append their ops (schemas in
+kldiv_loss, rank_loss, margin_rank_loss, label_smooth and bpr_loss append their ops (schemas in
 operators/loss.c); mse_loss and dice_loss are compositions emitting the ops Paddle's do."""
 
 from . import layers
 from .framework import Variable
 
 __all__ = ['log_loss', 'huber_loss', 'smooth_l1', 'kldiv_loss', 'rank_loss',
-           'margin_rank_loss', 'label_smooth', 'mse_loss', 'dice_loss']
+           'margin_rank_loss', 'label_smooth', 'mse_loss', 'dice_loss', 'bpr_loss']
 
 _FLOATS = ('float32', 'float64')
 
@@ -126,3 +126,12 @@ def dice_loss(input, label, epsilon=0.00001, name=None):
     score = layers.elementwise_div(layers.scale(inse, scale=2.0),
                                    layers.scale(denom, bias=float(epsilon)))
     return layers.reduce_mean(layers.scale(score, scale=-1.0, bias=1.0))
+
+
+def bpr_loss(input, label, name=None):
+    """Bayesian Personalised Ranking: per row, the mean over the other classes of
+    log(1 + e^(input_j - input_label)); input [N, C], label [N, 1] int64."""
+    _check(input, 'input', 'bpr_loss')
+    _check(label, 'label', 'bpr_loss', ('int64',))
+    return _op('bpr_loss', 'bpr_loss', {'X': input, 'Label': label}, ['Y'], None,
+               input.dtype.name, name)[0]
