@@ -10,6 +10,8 @@
  *   label_smooth(X, PriorDist) -> Out       (1 - eps) X + eps (PriorDist or 1 / K)
  *   bpr_loss(X [N, C], Label [N, 1] int64) -> Y [N, 1]
  *                                   mean over j != Label of log(1 + e^(X_j - X_Label))
+ *   sigmoid_focal_loss(X [N, D], Label [N, 1] int32, FgNum [1] int32) -> Out [N, D]
+ *                                   RetinaNet's focal loss, class d + 1 positive
  *
  * Labels, targets and weights get no gradient (Paddle's makers emit none). The kernels
  * are kernels/cpu/loss.c. */
@@ -701,6 +703,106 @@ const rill_op_schema rill_schema_bpr_loss_grad = {
     .noutputs = RILL_COUNTOF(bpr_grad_out),
     .infer = bpr_grad_infer,
     .kernel_dtype_slot = 0,
+    .dtype_attr = -1,
+};
+
+/* ------------------------------------------------------- sigmoid_focal_loss ---- */
+
+enum { SF_X, SF_LABEL, SF_FGNUM, SF_DOUT };
+static const rill_slot_schema sf_in[] = {
+    [SF_X] = {"X", 0, "[N, D] logits, one per foreground class"},
+    [SF_LABEL] = {"Label", RILL_SLOT_NO_GRAD,
+                  "[N, 1] int32: 1..D the positive class, 0 background, -1 ignored"},
+    [SF_FGNUM] = {"FgNum", RILL_SLOT_NO_GRAD, "[1] int32: foreground count (at least 1 used)"},
+};
+static const rill_slot_schema sf_out[] = {{"Out", 0, "[N, D]"}};
+static const rill_attr_schema sf_attrs[] = {
+    {"gamma", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(2.0f), "the focusing exponent"},
+    {"alpha", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.25f), "the weight of positives"},
+};
+
+static rill_status *sf_check(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, SF_X, 0), *l = rill_infer_in(ctx, SF_LABEL, 0);
+  const rill_tensor_meta *f = rill_infer_in(ctx, SF_FGNUM, 0);
+  if (!x || !l || !f) return rill_infer_error(ctx, "needs inputs X, Label and FgNum");
+  if (!x->known || !l->known || !f->known) return NULL;
+  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+  RILL_TRY(need_float(ctx, SF_X));
+  if (x->dims.n != 2)
+    return rill_infer_error(ctx, "input X (%s) has shape %s, expected [N, D]",
+                            rill_infer_in_name(ctx, SF_X, 0), rill_dims_str(&x->dims, a, sizeof a));
+  if (l->dtype != RILL_DTYPE_INT32 || l->dims.n != 2 || (l->dims.d[1] >= 0 && l->dims.d[1] != 1) ||
+      (l->dims.d[0] >= 0 && x->dims.d[0] >= 0 && l->dims.d[0] != x->dims.d[0]))
+    return rill_infer_error(ctx, "input Label (%s) is %s %s; it needs int32 [N, 1] with X (%s)'s "
+                            "%s rows", rill_infer_in_name(ctx, SF_LABEL, 0),
+                            rill_dtype_name(l->dtype), rill_dims_str(&l->dims, a, sizeof a),
+                            rill_infer_in_name(ctx, SF_X, 0), rill_dims_str(&x->dims, b, sizeof b));
+  if (f->dtype != RILL_DTYPE_INT32)
+    return rill_infer_error(ctx, "input FgNum (%s) is %s, expected int32",
+                            rill_infer_in_name(ctx, SF_FGNUM, 0), rill_dtype_name(f->dtype));
+  return NULL;
+}
+
+static rill_status *sf_infer(rill_infer_ctx *ctx) {
+  RILL_TRY(sf_check(ctx));
+  const rill_tensor_meta *x = rill_infer_in(ctx, SF_X, 0);
+  rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
+  if (!out) return NULL;
+  if (!x->known) {
+    rill_meta_unknown(out);
+    return NULL;
+  }
+  set_out(ctx, 0, x, &x->dims, SF_X);
+  return NULL;
+}
+
+static rill_status *sf_maker(rill_grad_ctx *ctx) {
+  return rill_grad_emit(ctx, NULL, RILL_NAMES("X", "Label", "FgNum"), RILL_NAMES("Out"),
+                        RILL_NAMES("X"));
+}
+
+const rill_op_schema rill_schema_sigmoid_focal_loss = {
+    .type = "sigmoid_focal_loss",
+    .doc = "Out = -alpha (1-p)^gamma log p / fg for the positive class, -(1-alpha) p^gamma "
+           "log(1-p) / fg for the others, 0 where Label is -1 (p = sigmoid(X)).",
+    .inputs = sf_in,
+    .ninputs = RILL_COUNTOF(sf_in),
+    .outputs = sf_out,
+    .noutputs = RILL_COUNTOF(sf_out),
+    .attrs = sf_attrs,
+    .nattrs = RILL_COUNTOF(sf_attrs),
+    .infer = sf_infer,
+    .grad = sf_maker,
+    .kernel_dtype_slot = SF_X,
+    .dtype_attr = -1,
+};
+
+static const rill_slot_schema sf_grad_in[] = {
+    [SF_X] = {"X", 0, "forward X"},
+    [SF_LABEL] = {"Label", 0, "forward Label"},
+    [SF_FGNUM] = {"FgNum", 0, "forward FgNum"},
+    [SF_DOUT] = {"Out@GRAD", 0, "gradient of Out"},
+};
+static const rill_slot_schema sf_grad_out[] = {{"X@GRAD", RILL_SLOT_DISPENSABLE, "X's shape"}};
+
+static rill_status *sf_grad_infer(rill_infer_ctx *ctx) {
+  RILL_TRY(sf_check(ctx));
+  RILL_TRY(rill_grad_infer_same(ctx, SF_DOUT, SF_X));
+  rill_grad_infer_like(ctx, 0, SF_X);
+  return NULL;
+}
+
+const rill_op_schema rill_schema_sigmoid_focal_loss_grad = {
+    .type = "sigmoid_focal_loss_grad",
+    .doc = "X@GRAD of sigmoid_focal_loss.",
+    .inputs = sf_grad_in,
+    .ninputs = RILL_COUNTOF(sf_grad_in),
+    .outputs = sf_grad_out,
+    .noutputs = RILL_COUNTOF(sf_grad_out),
+    .attrs = sf_attrs,
+    .nattrs = RILL_COUNTOF(sf_attrs),
+    .infer = sf_grad_infer,
+    .kernel_dtype_slot = SF_X,
     .dtype_attr = -1,
 };
 

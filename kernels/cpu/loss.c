@@ -1,5 +1,6 @@
 /* CPU kernels of the losses in operators/loss.c, element by element in T with Paddle
  * 1.8's formulas. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -45,7 +46,73 @@ static rill_status *bpr_inputs(rill_kernel_ctx *ctx, rill_dtype dt, rill_tensor 
   return NULL;
 }
 
+/* sigmoid_focal_loss's X [N, D], Label [N, 1] int32 and FgNum (at least 1 used). */
+static rill_status *sf_inputs(rill_kernel_ctx *ctx, rill_dtype dt, rill_tensor **x,
+                              rill_tensor **l, int64_t *fg) {
+  rill_tensor *f;
+  RILL_TRY(rill_kin_need(ctx, 0, 0, dt, x));
+  RILL_TRY(rill_kin_need(ctx, 1, 0, RILL_DTYPE_INT32, l));
+  RILL_TRY(rill_kin_need(ctx, 2, 0, RILL_DTYPE_INT32, &f));
+  if ((*x)->dims.n != 2 || rill_tensor_numel(f) < 1)
+    return rill_kernel_error(ctx, "input X (%s) must be [N, D] and FgNum (%s) hold a value",
+                             rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 2, 0));
+  rill_dims ld = {.n = 2, .d = {(*x)->dims.d[0], 1}};
+  RILL_TRY(rill_kin_check_dims(ctx, 1, *l, &ld));
+  int32_t v = ((const int32_t *)rill_tensor_ptr(f))[0];
+  *fg = v > 1 ? v : 1;
+  return NULL;
+}
+
 #define P(t) ((T *)rill_tensor_ptr(t))
+
+/* sigmoid_focal_loss (grad false) or its gradient, in T. */
+#define FOCAL(T, DT, SUF, EXP, LOG, POW)                                                  \
+  static rill_status *focal_##SUF(rill_kernel_ctx *ctx, bool grad) {                      \
+    rill_tensor *x, *l, *out, *g = NULL;                                                  \
+    int64_t fg;                                                                           \
+    RILL_TRY(sf_inputs(ctx, DT, &x, &l, &fg));                                            \
+    if (grad) {                                                                           \
+      RILL_TRY(in_like(ctx, 3, DT, x, false, &g));                                        \
+      RILL_TRY(out_dims(ctx, 0, DT, &x->dims, true, &out));                               \
+      if (!out) return NULL;                                                              \
+    } else {                                                                              \
+      RILL_TRY(out_dims(ctx, 0, DT, &x->dims, false, &out));                              \
+    }                                                                                     \
+    T gamma = (T)ctx->attrs[RILL_SIGMOID_FOCAL_LOSS_ATTR_GAMMA].v.f;                      \
+    T alpha = (T)ctx->attrs[RILL_SIGMOID_FOCAL_LOSS_ATTR_ALPHA].v.f;                      \
+    T s_pos = alpha / (T)fg, s_neg = ((T)1 - alpha) / (T)fg;                              \
+    const T *xp = rill_tensor_ptr(x);                                                     \
+    const int32_t *lp = rill_tensor_ptr(l);                                               \
+    T *op = rill_tensor_ptr(out);                                                         \
+    int64_t d = x->dims.d[1], n = rill_tensor_numel(x);                                   \
+    for (int64_t i = 0; i < n; i++) {                                                     \
+      int32_t lab = lp[i / d];                                                            \
+      int64_t cls = i % d + 1;                                                            \
+      T c_pos = lab == cls, c_neg = lab != -1 && lab != cls;                              \
+      T v = xp[i], p = (T)1 / ((T)1 + EXP(-v));                                           \
+      T logp = LOG(p > (T)FLT_MIN ? p : (T)FLT_MIN);                                      \
+      T pos = v >= 0 ? v : (T)0;                                                          \
+      T log1mp = -pos - LOG((T)1 + EXP(v - (T)2 * pos));                                  \
+      T tp, tn;                                                                           \
+      if (!grad) {                                                                        \
+        tp = POW((T)1 - p, gamma) * logp;                                                 \
+        tn = POW(p, gamma) * log1mp;                                                      \
+      } else {                                                                            \
+        tp = POW((T)1 - p, gamma) * ((T)1 - p - p * gamma * logp);                        \
+        tn = POW(p, gamma) * (log1mp * ((T)1 - p) * gamma - p);                           \
+      }                                                                                   \
+      T r = -c_pos * tp * s_pos - c_neg * tn * s_neg;                                     \
+      op[i] = grad ? r * P(g)[i] : r;                                                     \
+    }                                                                                     \
+    return NULL;                                                                          \
+  }
+
+#define T float
+FOCAL(float, RILL_DTYPE_FP32, fp32, expf, logf, powf)
+#undef T
+#define T double
+FOCAL(double, RILL_DTYPE_FP64, fp64, exp, log, pow)
+#undef T
 
 #define LOSS_KERNELS(T, DT, SUF, EXP, LOG, FABS)                                          \
   rill_status *rill_cpu_log_loss_##SUF(rill_kernel_ctx *ctx) {                            \
@@ -349,6 +416,15 @@ static rill_status *bpr_inputs(rill_kernel_ctx *ctx, rill_dtype dt, rill_tensor 
       }                                                                                   \
     }                                                                                     \
     return NULL;                                                                          \
+  }                                                                                       \
+                                                                                          \
+  /* Paddle's sigmoid_focal_loss forward (grad: its derivative), log p clamped at        \
+   * FLT_MIN and log(1 - p) computed stably. */                                           \
+  rill_status *rill_cpu_sigmoid_focal_loss_##SUF(rill_kernel_ctx *ctx) {                  \
+    return focal_##SUF(ctx, false);                                                       \
+  }                                                                                       \
+  rill_status *rill_cpu_sigmoid_focal_loss_grad_##SUF(rill_kernel_ctx *ctx) {             \
+    return focal_##SUF(ctx, true);                                                        \
   }
 
 #define T float

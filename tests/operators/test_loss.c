@@ -393,3 +393,40 @@ Test(loss, bpr_loss_names_a_class_out_of_range) {
   EXPECT_ERROR(op_harness_run(h), "bpr_loss", "Label (pos)", "class 4", "row 1");
   op_harness_destroy(h);
 }
+
+/* ---- sigmoid_focal_loss ---- */
+
+Test(loss, sigmoid_focal_loss_forward_and_gradient) {
+  double x[12];
+  int32_t l[3] = {0, 3, -1}, fg = 2;
+  fill(x, 12, 2.5, 0.9, 0.4);
+  op_harness *h = harness("sigmoid_focal_loss");
+  bind_input(h, "X", "logits", RILL_DTYPE_FP64, DIMS(3, 4), x);
+  bind_input(h, "Label", "cls", RILL_DTYPE_INT32, DIMS(3, 1), l);
+  bind_input(h, "FgNum", "fg", RILL_DTYPE_INT32, DIMS(1), &fg);
+  OK(op_harness_output(h, "Out", "out"));
+  OK(op_harness_attr_float(h, "gamma", 2.0f));
+  OK(op_harness_attr_float(h, "alpha", 0.25f));
+  OK(op_harness_run(h));
+  const double *o = out_f64(h, "out");
+  for (int i = 0; i < 12; i++) {
+    int lab = l[i / 4], cls = i % 4 + 1;
+    double p = 1 / (1 + exp(-x[i])), want;
+    if (lab == -1) want = 0;
+    else if (lab == cls) want = -0.25 / fg * pow(1 - p, 2) * log(p);
+    else want = -0.75 / fg * pow(p, 2) * log(1 - p);
+    cr_assert(fabs(o[i] - want) < 1e-12 * (1 + fabs(want)), "[%d] %g vs %g", i, o[i], want);
+  }
+  check_grads(h, (const char *const[]){"X"}, 1, "Out");
+  op_harness_destroy(h);
+}
+
+Test(loss, sigmoid_focal_loss_names_a_label_of_the_wrong_type) {
+  op_harness *h = harness("sigmoid_focal_loss");
+  bind_input(h, "X", "logits", RILL_DTYPE_FP32, DIMS(3, 4), NULL);
+  bind_input(h, "Label", "cls", RILL_DTYPE_INT64, DIMS(3, 1), NULL);
+  bind_input(h, "FgNum", "fg", RILL_DTYPE_INT32, DIMS(1), NULL);
+  OK(op_harness_output(h, "Out", "out"));
+  EXPECT_ERROR(op_harness_infer(h), "sigmoid_focal_loss", "Label (cls)", "int64", "int32");
+  op_harness_destroy(h);
+}
