@@ -1,12 +1,14 @@
 """Fluid 1.x's loss layers (re-exported by rill.layers): log_loss, huber_loss, smooth_l1,
-kldiv_loss, rank_loss, margin_rank_loss, label_smooth and bpr_loss append their ops (schemas in
+kldiv_loss, rank_loss, margin_rank_loss, label_smooth, bpr_loss and sigmoid_focal_loss
+append their ops (schemas in
 operators/loss.c); mse_loss and dice_loss are compositions emitting the ops Paddle's do."""
 
 from . import layers
 from .framework import Variable
 
 __all__ = ['log_loss', 'huber_loss', 'smooth_l1', 'kldiv_loss', 'rank_loss',
-           'margin_rank_loss', 'label_smooth', 'mse_loss', 'dice_loss', 'bpr_loss']
+           'margin_rank_loss', 'label_smooth', 'mse_loss', 'dice_loss', 'bpr_loss',
+           'sigmoid_focal_loss']
 
 _FLOATS = ('float32', 'float64')
 
@@ -135,3 +137,14 @@ def bpr_loss(input, label, name=None):
     _check(label, 'label', 'bpr_loss', ('int64',))
     return _op('bpr_loss', 'bpr_loss', {'X': input, 'Label': label}, ['Y'], None,
                input.dtype.name, name)[0]
+
+
+def sigmoid_focal_loss(x, label, fg_num, gamma=2.0, alpha=0.25):
+    """RetinaNet's focal loss of logits x [N, D] against int32 label [N, 1] (1..D the
+    positive class, 0 background, -1 ignored), normalised by fg_num ([1] int32)."""
+    _check(x, 'x', 'sigmoid_focal_loss')
+    _check(label, 'label', 'sigmoid_focal_loss', ('int32',))
+    _check(fg_num, 'fg_num', 'sigmoid_focal_loss', ('int32',))
+    return _op('sigmoid_focal_loss', 'sigmoid_focal_loss',
+               {'X': x, 'Label': label, 'FgNum': fg_num}, ['Out'],
+               {'gamma': float(gamma), 'alpha': float(alpha)}, x.dtype.name)[0]

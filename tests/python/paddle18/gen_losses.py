@@ -1,6 +1,6 @@
 """Writes losses/expected.npz: Paddle 1.8.5's numbers for the loss layers (log_loss,
 huber_loss, smooth_l1, kldiv_loss, rank_loss, margin_rank_loss, label_smooth, mse_loss,
-dice_loss, bpr_loss), l2_normalize, clip_by_norm, affine_channel and maxout, and the gradients of their inputs under a weighted sum, taken with
+dice_loss, bpr_loss, sigmoid_focal_loss), l2_normalize, clip_by_norm, affine_channel and maxout, and the gradients of their inputs under a weighted sum, taken with
 fluid.backward.append_backward; and for append_backward's (parameter, gradient) pairs and
 fluid.gradients on a small network. `build*(fluid)` are shared with
 tests/python/test_losses.py, which builds the same programs with rill. Run with
@@ -39,6 +39,8 @@ def data():
         'ax': f(2, 3, 2, 2), 'as': f(3), 'ab': f(3),
         'mo': f(2, 6, 2, 2), 'mo2': f(1, 2, 2, 4),
         'bx': f(4, 5), 'bl': rng.randint(0, 5, (4, 1)).astype('int64'),
+        'fx': rng.uniform(-3, 3, (4, 3)).astype('float32'),
+        'fl': np.array([[0], [2], [3], [-1]], 'int32'), 'fn': np.array([3], 'int32'),
     }
     d['kt'][0, 1] = 0.0  # a zero target contributes nothing
     d['sx'][1, 2] = d['sy'][1, 2] + 0.01  # inside smooth_l1's quadratic zone
@@ -63,7 +65,8 @@ INPUTS = [('p', [6, 1], 'float32', True), ('pl', [6, 1], 'float32', False),
           ('ax', [2, 3, 2, 2], 'float32', True), ('as', [3], 'float32', True),
           ('ab', [3], 'float32', True), ('mo', [2, 6, 2, 2], 'float32', True),
           ('mo2', [1, 2, 2, 4], 'float32', True), ('bx', [4, 5], 'float32', True),
-          ('bl', [4, 1], 'int64', False)]
+          ('bl', [4, 1], 'int64', False), ('fx', [4, 3], 'float32', True),
+          ('fl', [4, 1], 'int32', False), ('fn', [1], 'int32', False)]
 
 
 def build(fluid):
@@ -99,6 +102,7 @@ def build(fluid):
             L.maxout(v['mo'], 3),
             L.maxout(v['mo2'], 2, axis=-1),
             L.bpr_loss(v['bx'], v['bl']),
+            L.sigmoid_focal_loss(v['fx'], v['fl'], v['fn'], gamma=1.5, alpha=0.3),
         ]
         terms = [L.reduce_sum(L.scale(o, scale=0.5 + 0.25 * k)) for k, o in enumerate(outs)]
         total = L.sums(terms)
