@@ -1,11 +1,13 @@
 """Fluid 1.x's normalising and per-channel layers (re-exported by rill.layers):
 l2_normalize (the norm op) and clip_by_norm (operators/normalize.c), affine_channel and
-maxout (operators/channel.c)."""
+maxout (operators/channel.c), group_norm (operators/group_norm.c, forward only: the op
+has no gradient yet)."""
 
 from . import layers
 from .framework import Variable
+from .initializer import Constant
 
-__all__ = ['l2_normalize', 'clip_by_norm', 'affine_channel', 'maxout']
+__all__ = ['l2_normalize', 'clip_by_norm', 'affine_channel', 'maxout', 'group_norm']
 
 
 def _float_var(x, what, layer):
@@ -60,3 +62,29 @@ def maxout(x, groups, name=None, axis=1):
     h.append('maxout', {'X': x}, {'Out': out},
              {'groups': int(groups), 'axis': 3 if axis == -1 else int(axis)})
     return out
+
+
+def group_norm(input, groups, epsilon=1e-05, param_attr=None, bias_attr=None, act=None,
+               data_layout='NCHW', name=None):
+    """Normalises each sample's channel groups. As in Fluid 1.8, the Scale and Bias
+    parameters exist only when param_attr / bias_attr are given (truthy). The op has no
+    gradient in rill yet: training through it fails in the backward pass, naming it."""
+    _float_var(input, 'input', 'group_norm')
+    if data_layout not in ('NCHW', 'NHWC'):
+        raise ValueError("group_norm: data_layout must be 'NCHW' or 'NHWC', got %r"
+                         % (data_layout,))
+    h = layers._Helper('group_norm', name)
+    dtype = input.dtype.name
+    channels = input.shape[1] if data_layout == 'NCHW' else input.shape[-1]
+    inputs = {'X': input}
+    if param_attr:
+        inputs['Scale'] = h.param(param_attr, [channels], dtype,
+                                  default_initializer=Constant(1.0))
+    if bias_attr:
+        inputs['Bias'] = h.param(bias_attr, [channels], dtype, is_bias=True)
+    out = h.tmp(dtype)
+    mean = h.tmp(dtype, stop_gradient=True)
+    var = h.tmp(dtype, stop_gradient=True)
+    h.append('group_norm', inputs, {'Y': out, 'Mean': mean, 'Variance': var},
+             {'epsilon': float(epsilon), 'groups': int(groups), 'data_layout': data_layout})
+    return h.act(out, act)

@@ -70,6 +70,17 @@ def test_gradients_as_paddle18(ref):
     assert fluid.gradients is fluid.backward.gradients
 
 
+def test_group_norm_as_paddle18(ref):
+    main, startup, outs = gen.build_group_norm(fluid)
+    ops = main.global_block().ops
+    assert [len(op.input('Scale')) for op in ops if op.type == 'group_norm'] == [0, 1, 0]
+    d = gen.backward_data()
+    vals = _run(main, startup, {k: d[k] for k in ('gnx', 'gnh')}, outs)
+    for i, v in enumerate(vals):
+        np.testing.assert_allclose(np.asarray(v), ref['group_norm_%d' % i], rtol=1e-5,
+                                   atol=1e-6, err_msg='fetch %d' % i)
+
+
 def test_append_backward_callbacks_run_once_per_gradient_op():
     main, startup = fluid.Program(), fluid.Program()
     seen = []

@@ -2,7 +2,7 @@
 huber_loss, smooth_l1, kldiv_loss, rank_loss, margin_rank_loss, label_smooth, mse_loss,
 dice_loss, bpr_loss, sigmoid_focal_loss), l2_normalize, clip_by_norm, affine_channel and maxout, and the gradients of their inputs under a weighted sum, taken with
 fluid.backward.append_backward; and for append_backward's (parameter, gradient) pairs and
-fluid.gradients on a small network. `build*(fluid)` are shared with
+fluid.gradients on a small network; and group_norm's outputs (forward only). `build*(fluid)` are shared with
 tests/python/test_losses.py, which builds the same programs with rill. Run with
 PaddlePaddle 1.8.5 (README.md)."""
 import os
@@ -148,13 +148,35 @@ def build_gradients(fluid):
     return main, startup, y, gs
 
 
+GN_SCALE = np.linspace(0.5, 1.5, 6, dtype='float32')
+GN_BIAS = np.linspace(-0.2, 0.3, 6, dtype='float32')
+
+
+def build_group_norm(fluid):
+    """group_norm without parameters, with both (NCHW, relu) and NHWC; forward only."""
+    L = fluid.layers
+    init = fluid.initializer.NumpyArrayInitializer
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data('gnx', [2, 6, 2, 3], 'float32')
+        xh = fluid.data('gnh', [2, 2, 3, 6], 'float32')
+        outs = [L.group_norm(x, 3),
+                L.group_norm(x, 2, epsilon=1e-3, act='relu',
+                             param_attr=fluid.ParamAttr('gn_s', initializer=init(GN_SCALE)),
+                             bias_attr=fluid.ParamAttr('gn_b', initializer=init(GN_BIAS))),
+                L.group_norm(xh, 3, data_layout='NHWC')]
+    return main, startup, outs
+
+
 def backward_data():
     rng = np.random.RandomState(7)
     return {'x': rng.uniform(-1, 1, (4, 3)).astype('float32'),
             'y': rng.uniform(-1, 1, (4, 1)).astype('float32'),
             'gx': rng.uniform(-1, 1, (3, 4)).astype('float32'),
             'gw': rng.uniform(-1, 1, (4, 2)).astype('float32'),
-            'gz': rng.uniform(-1, 1, (3, 4)).astype('float32')}
+            'gz': rng.uniform(-1, 1, (3, 4)).astype('float32'),
+            'gnx': rng.uniform(-1, 1, (2, 6, 2, 3)).astype('float32'),
+            'gnh': rng.uniform(-1, 1, (2, 2, 3, 6)).astype('float32')}
 
 
 def main_():
@@ -187,6 +209,12 @@ def main_():
                        fetch_list=[y] + [g for g in gs if g is not None])
     for i, val in enumerate(vals):
         ref['gradients_%d' % i] = np.asarray(val)
+    main, startup, outs = build_group_norm(fluid)
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(startup)
+        vals = exe.run(main, feed={k: bd[k] for k in ('gnx', 'gnh')}, fetch_list=outs)
+    for i, val in enumerate(vals):
+        ref['group_norm_%d' % i] = np.asarray(val)
     os.makedirs(OUT, exist_ok=True)
     np.savez(os.path.join(OUT, 'expected.npz'), **ref)
     for k in sorted(ref):
