@@ -1,8 +1,9 @@
 /* nearest_interp, bilinear_interp (Fluid 1.x: `scale` is one float) and
  * nearest_interp_v2, bilinear_interp_v2 (Paddle 2.x: `scale` is a list): resize the
  * spatial dims of a 4-D (or, for nearest, 5-D) tensor. The size rules are in
- * operators/interp.h; inference and kernels share them. */
+ * operators/interp.h; inference and kernels share them. Each has an <op>_grad. */
 #include "operators/interp.h"
+#include "operators/math_grad.h"
 #include "operators/op_util.h"
 
 static const rill_slot_schema inputs[] = {
@@ -73,6 +74,53 @@ static rill_status *interp_infer(rill_infer_ctx *ctx) {
   return NULL;
 }
 
+/* Paddle's maker: <op>_grad(X, OutSize, SizeTensor, Scale, Out@GRAD) -> X@GRAD. */
+static rill_status *interp_maker(rill_grad_ctx *ctx) {
+  return rill_grad_emit(ctx, NULL, RILL_NAMES("X", "OutSize", "SizeTensor", "Scale"),
+                        RILL_NAMES("Out"), RILL_NAMES("X"));
+}
+
+static const rill_slot_schema grad_inputs[] = {
+    [INTERP_IN_X] = {"X", 0, "forward X (its shape)"},
+    [INTERP_IN_OUT_SIZE] = {"OutSize", RILL_SLOT_DISPENSABLE, "forward OutSize"},
+    [INTERP_IN_SIZE_TENSOR] = {"SizeTensor", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE,
+                               "forward SizeTensor"},
+    [INTERP_IN_SCALE] = {"Scale", RILL_SLOT_DISPENSABLE, "forward Scale"},
+    [INTERP_IN_DOUT] = {"Out@GRAD", 0, "gradient of Out"},
+};
+static const rill_slot_schema grad_outputs[] = {
+    {"X@GRAD", RILL_SLOT_DISPENSABLE, "each Out@GRAD element added to the X elements it was "
+                                      "read from, with the forward's weights"},
+};
+
+static rill_status *interp_grad_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, INTERP_IN_X, 0);
+  rill_tensor_meta *dx = rill_infer_out(ctx, 0, 0);
+  if (!x) return rill_infer_error(ctx, "needs input X");
+  if (!dx) return NULL;
+  if (!x->known) {
+    rill_meta_unknown(dx);
+    return NULL;
+  }
+  rill_meta_set(dx, x->dtype, &x->dims, x->lod_level, INTERP_IN_X, 0);
+  return NULL;
+}
+
+#define INTERP_GRAD_SCHEMA(NAME, ATTRS)                                                   \
+  const rill_op_schema rill_schema_##NAME##_grad = {                                     \
+      .type = #NAME "_grad",                                                             \
+      .doc = "X@GRAD of " #NAME ": the transpose of its gather.",                        \
+      .inputs = grad_inputs,                                                             \
+      .ninputs = RILL_COUNTOF(grad_inputs),                                              \
+      .outputs = grad_outputs,                                                           \
+      .noutputs = RILL_COUNTOF(grad_outputs),                                            \
+      .attrs = ATTRS,                                                                    \
+      .nattrs = RILL_COUNTOF(ATTRS),                                                     \
+      .infer = interp_grad_infer,                                                        \
+      .kernel_dtype_slot = INTERP_IN_DOUT,                                               \
+      .dtype_attr = -1,                                                                  \
+  };
+
 #define INTERP_SCHEMA(NAME, ATTRS, DOC)                                                   \
   const rill_op_schema rill_schema_##NAME = {                                            \
       .type = #NAME,                                                                     \
@@ -85,7 +133,7 @@ static rill_status *interp_infer(rill_infer_ctx *ctx) {
       .nattrs = RILL_COUNTOF(ATTRS),                                                     \
       .flags = RILL_OP_INFER_READS_DATA,                                                 \
       .infer = interp_infer,                                                             \
-      .grad = NULL,                                                                      \
+      .grad = interp_maker,                                                              \
       .kernel_dtype_slot = INTERP_IN_X,                                                  \
       .dtype_attr = -1,                                                                  \
   };
@@ -98,5 +146,10 @@ INTERP_SCHEMA(nearest_interp_v2, attrs_nearest_v2,
               "Nearest-neighbour resize of the spatial dims (scale is a list per dim).")
 INTERP_SCHEMA(bilinear_interp_v2, attrs_bilinear_v2,
               "Bilinear resize of H and W (scale is a list per dim).")
+
+INTERP_GRAD_SCHEMA(nearest_interp, attrs_nearest)
+INTERP_GRAD_SCHEMA(bilinear_interp, attrs_bilinear)
+INTERP_GRAD_SCHEMA(nearest_interp_v2, attrs_nearest_v2)
+INTERP_GRAD_SCHEMA(bilinear_interp_v2, attrs_bilinear_v2)
 
 RILL_OP_TABLE_CHECKS(interp);

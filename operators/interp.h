@@ -16,7 +16,8 @@
 #include "framework/data/tensor.h"
 #include "framework/registry/registry.h"
 
-enum { INTERP_IN_X, INTERP_IN_OUT_SIZE, INTERP_IN_SIZE_TENSOR, INTERP_IN_SCALE };
+/* Input slots; the gradient ops add Out@GRAD after the forward's four. */
+enum { INTERP_IN_X, INTERP_IN_OUT_SIZE, INTERP_IN_SIZE_TENSOR, INTERP_IN_SCALE, INTERP_IN_DOUT };
 enum {
   INTERP_A_LAYOUT,
   INTERP_A_OUT_D,

@@ -48,6 +48,23 @@ static inline void rill_meta_unknown(rill_tensor_meta *m) {
   m->lod_from[1] = -1;
 }
 
+/* The start of a one-input, one-output op's inference: input 0 and output 0 through *x
+ * and *out, an error when either is absent; *x is NULL (and the output marked unknown)
+ * when the input has no description yet. */
+static inline rill_status *rill_infer_unary_begin(rill_infer_ctx *ctx, const rill_tensor_meta **x,
+                                                  rill_tensor_meta **out) {
+  *x = rill_infer_in(ctx, 0, 0);
+  *out = rill_infer_out(ctx, 0, 0);
+  if (!*x || !*out)
+    return rill_infer_error(ctx, "needs input %s and output %s", ctx->schema->inputs[0].name,
+                            ctx->schema->outputs[0].name);
+  if (!(*x)->known) {
+    rill_meta_unknown(*out);
+    *x = NULL;
+  }
+  return NULL;
+}
+
 /* Shape inference of ops whose one output takes the meta of input 0 (dtype, dims, LoD):
  * unknown when that input has no description. */
 static inline rill_status *rill_infer_like_input(rill_infer_ctx *ctx) {

@@ -3,23 +3,31 @@
  * computes them (float ratios, truncation toward zero); the loops then only gather.
  * Indices are clamped to the input, which Paddle leaves unchecked when OutSize and a
  * scale disagree. */
+#include <string.h>
+
 #include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
 #include "operators/interp.h"
+
+/* The plan of the op for input X (its dims, the attributes and the size inputs). */
+static rill_status *interp_plan_of(rill_kernel_ctx *ctx, const rill_tensor *x, interp_plan *p) {
+  bool v2 = ctx->schema->attrs[INTERP_A_SCALE].type == RILL_ATTR_FLOATS;
+  size_t nsize = ctx->nin[INTERP_IN_SIZE_TENSOR];
+  const rill_tensor *sizes[3] = {0};
+  for (size_t i = 0; i < nsize && i < 3; i++) sizes[i] = rill_kin(ctx, INTERP_IN_SIZE_TENSOR, i);
+  const char *err = interp_resolve(ctx->attrs, v2, &x->dims, rill_kin(ctx, INTERP_IN_OUT_SIZE, 0) != NULL,
+                                   rill_kin(ctx, INTERP_IN_OUT_SIZE, 0), nsize, sizes,
+                                   rill_kin(ctx, INTERP_IN_SCALE, 0) != NULL,
+                                   rill_kin(ctx, INTERP_IN_SCALE, 0), true, p);
+  if (err) return rill_kernel_error(ctx, "%s (input X (%s))", err, rill_kin_name(ctx, 0, 0));
+  return NULL;
+}
 
 static rill_status *interp_plan_get(rill_kernel_ctx *ctx, rill_dtype dt, rill_tensor **x,
                                     rill_tensor **out, interp_plan *p) {
   RILL_TRY(rill_kin_need(ctx, INTERP_IN_X, 0, dt, x));
   RILL_TRY(rill_kout_need(ctx, 0, 0, dt, out));
-  bool v2 = ctx->schema->attrs[INTERP_A_SCALE].type == RILL_ATTR_FLOATS;
-  size_t nsize = ctx->nin[INTERP_IN_SIZE_TENSOR];
-  const rill_tensor *sizes[3] = {0};
-  for (size_t i = 0; i < nsize && i < 3; i++) sizes[i] = rill_kin(ctx, INTERP_IN_SIZE_TENSOR, i);
-  const char *err = interp_resolve(ctx->attrs, v2, &(*x)->dims, rill_kin(ctx, INTERP_IN_OUT_SIZE, 0) != NULL,
-                                   rill_kin(ctx, INTERP_IN_OUT_SIZE, 0), nsize, sizes,
-                                   rill_kin(ctx, INTERP_IN_SCALE, 0) != NULL,
-                                   rill_kin(ctx, INTERP_IN_SCALE, 0), true, p);
-  if (err) return rill_kernel_error(ctx, "%s (input X (%s))", err, rill_kin_name(ctx, 0, 0));
+  RILL_TRY(interp_plan_of(ctx, *x, p));
   rill_dims od = interp_out_dims(p);
   return rill_kout_check_dims(ctx, 0, 0, *out, &od);
 }
@@ -46,6 +54,52 @@ static void bilinear_src(const interp_plan *p, int i, int64_t k, int64_t *lo, in
   *w_hi = half ? src - (float)n : r * (float)k - (float)n;
 }
 
+/* Source tables of a plan, per output index along d, h, w (leading dims of a 4-D input
+ * have extent 1): lo/hi source indices and the weight of hi; ind/outd the extents.
+ * *buf and *wbuf are to be freed with rill_free. */
+typedef struct interp_tables {
+  int64_t ind[3], outd[3];
+  int64_t *lo[3], *hi[3];
+  float *w[3];
+  int64_t *buf;
+  float *wbuf;
+} interp_tables;
+
+static rill_status *interp_tables_make(const interp_plan *p, interp_tables *t) {
+  int off = 3 - p->nsp;
+  for (int i = 0; i < 3; i++) t->ind[i] = t->outd[i] = 1;
+  for (int i = 0; i < p->nsp; i++) {
+    t->ind[off + i] = p->in[i];
+    t->outd[off + i] = p->out[i];
+  }
+  int64_t total = t->outd[0] + t->outd[1] + t->outd[2];
+  t->buf = rill_malloc((size_t)total * 2 * sizeof *t->buf);
+  t->wbuf = rill_malloc((size_t)total * sizeof *t->wbuf);
+  if (!t->buf || !t->wbuf) {
+    rill_free(t->buf);
+    rill_free(t->wbuf);
+    return rill_oom();
+  }
+  for (int a = 0, at = 0; a < 3; at += (int)t->outd[a], a++) {
+    t->lo[a] = t->buf + at;
+    t->hi[a] = t->buf + total + at;
+    t->w[a] = t->wbuf + at;
+  }
+  for (int a = 0; a < 3; a++)
+    for (int64_t k = 0; k < t->outd[a]; k++) {
+      if (a < off) {
+        t->lo[a][k] = t->hi[a][k] = 0;
+        t->w[a][k] = 0;
+      } else if (p->method == INTERP_NEAREST) {
+        t->lo[a][k] = t->hi[a][k] = nearest_src(p, a - off, k);
+        t->w[a][k] = 0;
+      } else {
+        bilinear_src(p, a - off, k, &t->lo[a][k], &t->hi[a][k], &t->w[a][k]);
+      }
+    }
+  return NULL;
+}
+
 #define INTERP(T, DT, NAME)                                                                \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                                \
     rill_tensor *x = NULL, *out = NULL;                                                    \
@@ -54,35 +108,11 @@ static void bilinear_src(const interp_plan *p, int i, int64_t k, int64_t *lo, in
     if (rill_tensor_numel(out) == 0) return NULL;                                          \
     const T *xp = rill_tensor_ptr(x);                                                      \
     T *op = rill_tensor_ptr(out);                                                          \
-    int64_t ind[3] = {1, 1, 1}, outd[3] = {1, 1, 1};                                       \
-    int off = 3 - p.nsp;                                                                   \
-    for (int i = 0; i < p.nsp; i++) {                                                      \
-      ind[off + i] = p.in[i];                                                              \
-      outd[off + i] = p.out[i];                                                            \
-    }                                                                                      \
-    int64_t C = p.c, total = outd[0] + outd[1] + outd[2];                                  \
-    int64_t *idx = rill_malloc((size_t)total * 2 * sizeof *idx);                           \
-    float *wt = rill_malloc((size_t)total * sizeof *wt);                                   \
-    if (!idx || !wt) {                                                                     \
-      rill_free(idx);                                                                      \
-      rill_free(wt);                                                                       \
-      return rill_oom();                                                                   \
-    }                                                                                      \
-    int64_t *lo[3] = {idx, idx + outd[0], idx + outd[0] + outd[1]};                        \
-    int64_t *hi[3] = {lo[0] + total, lo[1] + total, lo[2] + total};                        \
-    float *w[3] = {wt, wt + outd[0], wt + outd[0] + outd[1]};                              \
-    for (int a = 0; a < 3; a++)                                                            \
-      for (int64_t k = 0; k < outd[a]; k++) {                                              \
-        if (a < off) {                                                                     \
-          lo[a][k] = hi[a][k] = 0;                                                         \
-          w[a][k] = 0;                                                                     \
-        } else if (p.method == INTERP_NEAREST) {                                           \
-          lo[a][k] = hi[a][k] = nearest_src(&p, a - off, k);                               \
-          w[a][k] = 0;                                                                     \
-        } else {                                                                           \
-          bilinear_src(&p, a - off, k, &lo[a][k], &hi[a][k], &w[a][k]);                    \
-        }                                                                                  \
-      }                                                                                    \
+    interp_tables tb;                                                                      \
+    RILL_TRY(interp_tables_make(&p, &tb));                                                 \
+    int64_t C = p.c, *ind = tb.ind, *outd = tb.outd;                                       \
+    int64_t **lo = tb.lo, **hi = tb.hi;                                                    \
+    float **w = tb.w;                                                                      \
     int64_t D = ind[0], H = ind[1], W = ind[2], OD = outd[0], OH = outd[1], OW = outd[2];  \
     bool bil = p.method == INTERP_BILINEAR;                                                \
     if (!p.channel_last) {                                                                 \
@@ -127,10 +157,65 @@ static void bilinear_src(const interp_plan *p, int i, int64_t k, int64_t *lo, in
               }                                                                            \
             }                                                                              \
     }                                                                                      \
-    rill_free(idx);                                                                        \
-    rill_free(wt);                                                                         \
+    rill_free(tb.buf);                                                                     \
+    rill_free(tb.wbuf);                                                                    \
     return NULL;                                                                           \
   }
 
 INTERP(float, RILL_DTYPE_FP32, rill_cpu_interp_fp32)
 INTERP(double, RILL_DTYPE_FP64, rill_cpu_interp_fp64)
+
+/* <op>_grad: zeroes X@GRAD and adds each Out@GRAD element to the X elements the forward
+ * read it from, with the same weights. X is read for its shape only. */
+#define INTERP_GRAD(T, DT, NAME)                                                           \
+  rill_status *NAME(rill_kernel_ctx *ctx) {                                                \
+    rill_tensor *x, *dout, *dx;                                                            \
+    interp_plan p;                                                                         \
+    if (!rill_kout(ctx, 0, 0)) return NULL;                                                \
+    x = rill_kin(ctx, INTERP_IN_X, 0);                                                     \
+    if (!x) return rill_kernel_error(ctx, "input X is missing");                          \
+    RILL_TRY(rill_kin_need(ctx, INTERP_IN_DOUT, 0, DT, &dout));                       \
+    RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &dx));                                          \
+    RILL_TRY(rill_kout_check_dims(ctx, 0, 0, dx, &x->dims));                               \
+    RILL_TRY(interp_plan_of(ctx, x, &p));                                                  \
+    rill_dims gd = interp_out_dims(&p);                                                    \
+    RILL_TRY(rill_kin_check_dims(ctx, INTERP_IN_DOUT, dout, &gd));                         \
+    T *gx = rill_tensor_ptr(dx);                                                           \
+    const T *g = rill_tensor_ptr(dout);                                                    \
+    memset(gx, 0, (size_t)rill_tensor_numel(dx) * sizeof(T));                              \
+    if (rill_tensor_numel(dout) == 0) return NULL;                                         \
+    interp_tables tb;                                                                      \
+    RILL_TRY(interp_tables_make(&p, &tb));                                                 \
+    int64_t C = p.c, D = tb.ind[0], H = tb.ind[1], W = tb.ind[2];                          \
+    int64_t OD = tb.outd[0], OH = tb.outd[1], OW = tb.outd[2];                             \
+    bool bil = p.method == INTERP_BILINEAR, cl = p.channel_last;                           \
+    /* element strides of X and Out@GRAD: channel, spatial position */                     \
+    int64_t xc = cl ? 1 : D * H * W, xs = cl ? C : 1, oc = cl ? 1 : OD * OH * OW, os = cl ? C : 1; \
+    for (int64_t n = 0; n < p.n; n++)                                                      \
+      for (int64_t c = 0; c < C; c++) {                                                    \
+        T *xb = gx + n * C * D * H * W + c * xc;                                           \
+        const T *gb = g + n * C * OD * OH * OW + c * oc;                                   \
+        for (int64_t od = 0; od < OD; od++)                                                \
+          for (int64_t oh = 0; oh < OH; oh++)                                              \
+            for (int64_t ow = 0; ow < OW; ow++) {                                          \
+              T v = gb[((od * OH + oh) * OW + ow) * os];                                   \
+              int64_t d0 = tb.lo[0][od], h0 = tb.lo[1][oh], w0 = tb.lo[2][ow];             \
+              if (!bil) {                                                                  \
+                xb[((d0 * H + h0) * W + w0) * xs] += v;                                    \
+                continue;                                                                  \
+              }                                                                            \
+              int64_t h1 = tb.hi[1][oh], w1 = tb.hi[2][ow];                                \
+              float dn = tb.w[1][oh], ds = 1.f - dn, dw = tb.w[2][ow], de = 1.f - dw;      \
+              xb[(h0 * W + w0) * xs] += (T)(v * ds * de);                                  \
+              xb[(h1 * W + w0) * xs] += (T)(v * dn * de);                                  \
+              xb[(h0 * W + w1) * xs] += (T)(v * ds * dw);                                  \
+              xb[(h1 * W + w1) * xs] += (T)(v * dn * dw);                                  \
+            }                                                                              \
+      }                                                                                    \
+    rill_free(tb.buf);                                                                     \
+    rill_free(tb.wbuf);                                                                    \
+    return NULL;                                                                           \
+  }
+
+INTERP_GRAD(float, RILL_DTYPE_FP32, rill_cpu_interp_grad_fp32)
+INTERP_GRAD(double, RILL_DTYPE_FP64, rill_cpu_interp_grad_fp64)

@@ -17,7 +17,7 @@ from .framework import (Program, Block, Variable, Parameter, Operator, program_g
 from . import initializer, param_attr, regularizer, clip, layers, optimizer, executor, io
 from .param_attr import ParamAttr
 from .executor import (Executor, Scope, global_scope, scope_guard, LoDTensor,
-                       create_lod_tensor)
+                       LoDTensorArray, create_lod_tensor)
 from .clip import GradientClipByGlobalNorm, set_gradient_clip
 from .io import save_inference_model, load_inference_model
 from .data_feeder import DataFeeder
@@ -34,12 +34,15 @@ from . import transpiler
 from . import metrics, evaluator
 from . import input, average
 from .input import one_hot
+from . import backward, lod_tensor
+from .backward import append_backward, gradients
 from .flags import require_version, set_flags, get_flags, device_guard
 from .transpiler import DistributeTranspiler, DistributeTranspilerConfig, HashName, RoundRobin
 
 # Fluid scripts reach a few classes through fluid.core.
 core.Scope = Scope
 core.LoDTensor = LoDTensor
+core.LoDTensorArray = LoDTensorArray
 core.CPUPlace = CPUPlace
 core.CUDAPlace = CUDAPlace
 core.get_cuda_device_count = lambda: core.cuda_device_count()[0]
@@ -57,7 +60,8 @@ __all__ = ['Error', 'Program', 'Block', 'Variable', 'Parameter', 'Operator', 'pr
            'load_op_library', 'cpu_isa', 'version', 'version_number', 'data', 'embedding', 'reader', 'CompiledProgram', 'BuildStrategy',
            'ExecutionStrategy', 'cpu_places', 'cuda_places', 'create_random_int_lodtensor',
            'FluidAPIMissing', 'metrics', 'evaluator', 'is_compiled_with_cuda',
-           'require_version', 'set_flags', 'get_flags', 'device_guard', 'one_hot']
+           'require_version', 'set_flags', 'get_flags', 'device_guard', 'one_hot',
+           'LoDTensorArray', 'backward', 'append_backward', 'gradients']
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr('fluid', 'rill')

@@ -78,6 +78,15 @@ class LoDTensor(object):
         return self._array if dtype is None else self._array.astype(dtype)
 
 
+class LoDTensorArray(list):
+    """Fluid's core.LoDTensorArray: a list of LoDTensors (append, len, indexing)."""
+
+    def append(self, tensor):
+        if not isinstance(tensor, LoDTensor):
+            raise TypeError('LoDTensorArray.append: expected a LoDTensor, got %r' % (tensor,))
+        list.append(self, tensor)
+
+
 def create_lod_tensor(data, recursive_seq_lens, place=None):
     """Fluid's create_lod_tensor: `data` (ndarray or list of sequences) with sequence
     lengths per level."""

@@ -2264,6 +2264,15 @@ __all__ += _tensor.__all__
 from . import manip as _manip  # noqa: E402
 from .manip import *  # noqa: E402,F401,F403
 __all__ += _manip.__all__ + sorted(_manip.BUILTIN_NAMED)
+from . import loss as _loss  # noqa: E402
+from .loss import *  # noqa: E402,F401,F403
+__all__ += _loss.__all__
+from . import image as _image  # noqa: E402
+from .image import *  # noqa: E402,F401,F403
+__all__ += _image.__all__
+from . import normalize as _normalize  # noqa: E402
+from .normalize import *  # noqa: E402,F401,F403
+__all__ += _normalize.__all__
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr('fluid.layers', 'rill.layers', _manip.BUILTIN_NAMED)

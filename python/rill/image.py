@@ -1,0 +1,141 @@
+"""Fluid 1.x's image layers (re-exported by rill.layers): image_resize, interpolate,
+resize_bilinear and resize_nearest, appending bilinear_interp / nearest_interp with
+Paddle's attributes and size inputs (operators/interp.c); pixel_shuffle,
+shuffle_channel and space_to_depth (operators/rearrange.c)."""
+
+from . import layers
+from .framework import Variable
+
+__all__ = ['image_resize', 'interpolate', 'resize_bilinear', 'resize_nearest', 'pixel_shuffle',
+           'shuffle_channel', 'space_to_depth']
+
+_METHODS = {'BILINEAR': 'bilinear', 'NEAREST': 'nearest'}
+
+
+def image_resize(input, out_shape=None, scale=None, name=None, resample='BILINEAR',
+                 actual_shape=None, align_corners=True, align_mode=1, data_format='NCHW'):
+    """Resizes the spatial dims of a 4-D input (NCHW or NHWC) to out_shape ([h, w] of ints
+    or one-element int Variables, or a 1-D int Variable) or by scale (a float or a
+    Variable); actual_shape (a Variable) overrides both at run time."""
+    where = 'image_resize'
+    if resample not in _METHODS:
+        raise ValueError("%s: resample is %r; rill has 'BILINEAR' and 'NEAREST' (no "
+                         "TRILINEAR or BICUBIC interpolation)" % (where, resample))
+    if not isinstance(input, Variable):
+        raise TypeError('%s: input must be a Variable, got %r' % (where, input))
+    if input.dtype.name not in ('float32', 'float64'):
+        raise TypeError("%s: input ('%s') is %s, expected float32 or float64"
+                        % (where, input.name, input.dtype.name))
+    if len(input.shape) != 4:
+        raise ValueError("%s: input ('%s') must be 4-D for %s, got shape %s"
+                         % (where, input.name, resample, list(input.shape)))
+    if not isinstance(align_corners, bool):
+        raise TypeError('%s: align_corners must be a bool' % where)
+    if align_mode not in (0, 1):
+        raise ValueError('%s: align_mode must be 0 or 1, got %r' % (where, align_mode))
+    if out_shape is None and scale is None:
+        raise ValueError('%s: one of out_shape and scale must be given' % where)
+    if data_format not in ('NCHW', 'NHWC'):
+        raise ValueError("%s: data_format must be 'NCHW' or 'NHWC' for a 4-D input, got %r"
+                         % (where, data_format))
+    method = _METHODS[resample]
+    h = layers._Helper(method + '_interp', name)
+    inputs = {'X': input}
+    attrs = {'out_d': -1, 'out_h': -1, 'out_w': -1, 'interp_method': method,
+             'align_corners': align_corners, 'align_mode': int(align_mode),
+             'data_layout': data_format}
+    if out_shape is not None:
+        if isinstance(out_shape, Variable):
+            out_shape.stop_gradient = True
+            inputs['OutSize'] = out_shape
+        else:
+            if not isinstance(out_shape, (list, tuple)) or len(out_shape) != 2:
+                raise ValueError('%s: out_shape must be a Variable or a list of 2 sizes for a '
+                                 '4-D input, got %r' % (where, out_shape))
+            if any(isinstance(d, Variable) for d in out_shape):
+                sizes = []
+                for d in out_shape:
+                    if isinstance(d, Variable):
+                        d.stop_gradient = True
+                        sizes.append(d)
+                    else:
+                        sizes.append(layers.fill_constant([1], 'int32', int(d), force_cpu=True))
+                inputs['SizeTensor'] = sizes
+                vals = [-1 if isinstance(d, Variable) else int(d) for d in out_shape]
+            else:
+                vals = [int(d) for d in out_shape]
+                if any(v <= 0 for v in vals):
+                    raise ValueError('%s: every size in out_shape must be positive, got %r'
+                                     % (where, out_shape))
+            attrs['out_h'], attrs['out_w'] = vals
+    elif isinstance(scale, Variable):
+        scale.stop_gradient = True
+        inputs['Scale'] = scale
+    elif isinstance(scale, (int, float)) and not isinstance(scale, bool):
+        if scale <= 0:
+            raise ValueError('%s: scale must be positive, got %r' % (where, scale))
+        attrs['scale'] = float(scale)
+    else:
+        raise TypeError('%s: scale must be a float, an int or a Variable, got %r'
+                        % (where, scale))
+    if isinstance(actual_shape, Variable):
+        actual_shape.stop_gradient = True
+        inputs['OutSize'] = actual_shape
+    elif actual_shape is not None:
+        raise TypeError('%s: actual_shape must be a Variable or None' % where)
+    out = h.tmp(input.dtype.name)
+    h.append(method + '_interp', inputs, {'Out': out}, attrs)
+    return out
+
+
+def interpolate(input, out_shape=None, scale=None, name=None, resample='BILINEAR',
+                actual_shape=None, align_corners=True, align_mode=1, data_format='NCHW'):
+    return image_resize(input, out_shape, scale, name, resample, actual_shape,
+                        align_corners, align_mode, data_format)
+
+
+interpolate.__doc__ = image_resize.__doc__
+
+
+def resize_bilinear(input, out_shape=None, scale=None, name=None, actual_shape=None,
+                    align_corners=True, align_mode=1, data_format='NCHW'):
+    """image_resize with resample='BILINEAR'."""
+    return image_resize(input, out_shape, scale, name, 'BILINEAR', actual_shape,
+                        align_corners, align_mode, data_format)
+
+
+def resize_nearest(input, out_shape=None, scale=None, name=None, actual_shape=None,
+                   align_corners=True, data_format='NCHW'):
+    """image_resize with resample='NEAREST'."""
+    return image_resize(input, out_shape, scale, name, 'NEAREST', actual_shape,
+                        align_corners, 1, data_format)
+
+
+def _rearrange(op, layer, x, attr, value, name=None):
+    if not isinstance(x, Variable):
+        raise TypeError('%s: x must be a Variable, got %r' % (layer, x))
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError('%s: %s must be an int >= 1, got %r' % (layer, attr, value))
+    if len(x.shape) != 4:
+        raise ValueError("%s: x ('%s') must be 4-D NCHW, got shape %s"
+                         % (layer, x.name, list(x.shape)))
+    h = layers._Helper(op, name)
+    out = h.tmp(x.dtype.name)
+    h.append(op, {'X': x}, {'Out': out}, {attr: value})
+    return out
+
+
+def pixel_shuffle(x, upscale_factor):
+    """[N, C, H, W] -> [N, C/r^2, H r, W r] (r = upscale_factor)."""
+    return _rearrange('pixel_shuffle', 'pixel_shuffle', x, 'upscale_factor', upscale_factor)
+
+
+def shuffle_channel(x, group, name=None):
+    """Channel a C/group + b becomes channel b group + a."""
+    return _rearrange('shuffle_channel', 'shuffle_channel', x, 'group', group, name)
+
+
+def space_to_depth(x, blocksize, name=None):
+    """[N, C, H, W] -> [N, C bs^2, H/bs, W/bs] in Paddle's element order (C a multiple of
+    bs^2, H and W of bs)."""
+    return _rearrange('space_to_depth', 'space_to_depth', x, 'blocksize', blocksize, name)

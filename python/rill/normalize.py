@@ -1,0 +1,90 @@
+"""Fluid 1.x's normalising and per-channel layers (re-exported by rill.layers):
+l2_normalize (the norm op) and clip_by_norm (operators/normalize.c), affine_channel and
+maxout (operators/channel.c), group_norm (operators/group_norm.c, forward only: the op
+has no gradient yet)."""
+
+from . import layers
+from .framework import Variable
+from .initializer import Constant
+
+__all__ = ['l2_normalize', 'clip_by_norm', 'affine_channel', 'maxout', 'group_norm']
+
+
+def _float_var(x, what, layer):
+    if not isinstance(x, Variable):
+        raise TypeError('%s: %s must be a Variable, got %r' % (layer, what, x))
+    if x.dtype.name not in ('float32', 'float64'):
+        raise TypeError("%s: %s ('%s') is %s, expected float32 or float64"
+                        % (layer, what, x.name, x.dtype.name))
+
+
+def l2_normalize(x, axis, epsilon=1e-12, name=None):
+    """x / sqrt(sum of x^2 along axis + epsilon); a 1-D x is normalised along axis 0."""
+    _float_var(x, 'x', 'l2_normalize')
+    if len(x.shape) == 1:
+        axis = 0
+    h = layers._Helper('l2_normalize', name)
+    out = h.tmp(x.dtype.name)
+    norm = h.tmp(x.dtype.name)
+    h.append('norm', {'X': x}, {'Out': out, 'Norm': norm},
+             {'axis': 1 if axis is None else int(axis), 'epsilon': float(epsilon)})
+    return out
+
+
+def clip_by_norm(x, max_norm, name=None):
+    """x scaled to L2 norm max_norm when its norm is larger, else x."""
+    _float_var(x, 'x', 'clip_by_norm')
+    h = layers._Helper('clip_by_norm', name)
+    out = h.tmp(x.dtype.name)
+    h.append('clip_by_norm', {'X': x}, {'Out': out}, {'max_norm': float(max_norm)})
+    return out
+
+
+def affine_channel(x, scale=None, bias=None, data_layout='NCHW', name=None, act=None):
+    """x * scale[c] + bias[c] per channel c (dim 1, or the last with 'NHWC'), then act."""
+    _float_var(x, 'x', 'affine_channel')
+    _float_var(scale, 'scale', 'affine_channel')
+    _float_var(bias, 'bias', 'affine_channel')
+    h = layers._Helper('affine_channel', name)
+    out = h.tmp(x.dtype.name)
+    h.append('affine_channel', {'X': x, 'Scale': scale, 'Bias': bias}, {'Out': out},
+             {'data_layout': data_layout})
+    return h.act(out, act)
+
+
+def maxout(x, groups, name=None, axis=1):
+    """The maximum of each `groups` consecutive channels (axis 1, or 3 / -1 for NHWC)."""
+    _float_var(x, 'x', 'maxout')
+    if axis not in (1, -1, 3):
+        raise ValueError('maxout: axis must be 1, -1 or 3, got %r' % (axis,))
+    h = layers._Helper('maxout', name)
+    out = h.tmp(x.dtype.name)
+    h.append('maxout', {'X': x}, {'Out': out},
+             {'groups': int(groups), 'axis': 3 if axis == -1 else int(axis)})
+    return out
+
+
+def group_norm(input, groups, epsilon=1e-05, param_attr=None, bias_attr=None, act=None,
+               data_layout='NCHW', name=None):
+    """Normalises each sample's channel groups. As in Fluid 1.8, the Scale and Bias
+    parameters exist only when param_attr / bias_attr are given (truthy). The op has no
+    gradient in rill yet: training through it fails in the backward pass, naming it."""
+    _float_var(input, 'input', 'group_norm')
+    if data_layout not in ('NCHW', 'NHWC'):
+        raise ValueError("group_norm: data_layout must be 'NCHW' or 'NHWC', got %r"
+                         % (data_layout,))
+    h = layers._Helper('group_norm', name)
+    dtype = input.dtype.name
+    channels = input.shape[1] if data_layout == 'NCHW' else input.shape[-1]
+    inputs = {'X': input}
+    if param_attr:
+        inputs['Scale'] = h.param(param_attr, [channels], dtype,
+                                  default_initializer=Constant(1.0))
+    if bias_attr:
+        inputs['Bias'] = h.param(bias_attr, [channels], dtype, is_bias=True)
+    out = h.tmp(dtype)
+    mean = h.tmp(dtype, stop_gradient=True)
+    var = h.tmp(dtype, stop_gradient=True)
+    h.append('group_norm', inputs, {'Y': out, 'Mean': mean, 'Variance': var},
+             {'epsilon': float(epsilon), 'groups': int(groups), 'data_layout': data_layout})
+    return h.act(out, act)
