@@ -34,4 +34,30 @@ static inline rill_program *reparsed(const rill_program *p) {
   return q;
 }
 
+/* The position of attribute `name` among op #op's of block 0 (fails the test if none). */
+static inline size_t attr_pos(const rill_program *p, size_t op, const char *name) {
+  rill_op_info info;
+  OK(rill_block_op_info(p, 0, op, &info));
+  for (size_t k = 0; k < info.nattrs; k++) {
+    rill_attr_value_info a;
+    OK(rill_block_op_attr_value(p, 0, op, k, &a));
+    if (strcmp(a.name, name) == 0) return k;
+  }
+  cr_assert_fail("op #%zu has no attribute %s", op, name);
+  return 0;
+}
+
+/* A program declaring x [-1, 4] and w [4, 3], and out without a tensor description (for
+ * the next op writing it to infer). */
+static inline rill_program *declared_x_w_out(void) {
+  rill_program *p;
+  OK(rill_program_create(&p));
+  const int64_t xd[] = {-1, 4}, wd[] = {4, 3};
+  OK(rill_block_add_var(p, 0, "x", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, xd, 2, 0, false));
+  OK(rill_block_add_var(p, 0, "w", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, wd, 2, 0, true));
+  OK(rill_block_add_var(p, 0, "out", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, NULL, 0, 0, false));
+  OK(rill_var_set_tensor(p, 0, "out", false, RILL_DTYPE_FP32, NULL, 0, 0));
+  return p;
+}
+
 #endif

@@ -16,18 +16,6 @@ static rill_var_info info_of(const rill_program *p, int32_t block, const char *n
   return v;
 }
 
-/* x [-1, 4] and w [4, 3] declared; out declared without a tensor description. */
-static rill_program *declared(void) {
-  rill_program *p;
-  OK(rill_program_create(&p));
-  const int64_t xd[] = {-1, 4}, wd[] = {4, 3};
-  OK(rill_block_add_var(p, 0, "x", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, xd, 2, 0, false));
-  OK(rill_block_add_var(p, 0, "w", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, wd, 2, 0, true));
-  OK(rill_block_add_var(p, 0, "out", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, NULL, 0, 0, false));
-  OK(rill_var_set_tensor(p, 0, "out", false, RILL_DTYPE_FP32, NULL, 0, 0));
-  return p;
-}
-
 static rill_op_builder *mul_op(const char *out) {
   const char *x[] = {"x"}, *w[] = {"w"}, *o[] = {out};
   rill_op_builder *b;
@@ -39,7 +27,7 @@ static rill_op_builder *mul_op(const char *out) {
 }
 
 Test(api_build, infer_op_writes_the_outputs_of_one_op) {
-  rill_program *p = declared();
+  rill_program *p = declared_x_w_out();
   cr_assert_not(info_of(p, 0, "out").has_tensor, "declared without a tensor description");
   rill_op_builder *b = mul_op("out");
   OK(rill_op_builder_set_strict(b, false));
@@ -61,7 +49,7 @@ Test(api_build, infer_op_writes_the_outputs_of_one_op) {
 }
 
 Test(api_build, a_strict_builder_refuses_attributes_the_schema_lacks) {
-  rill_program *p = declared();
+  rill_program *p = declared_x_w_out();
   rill_op_builder *b = mul_op("out");
   OK(rill_op_builder_attr_int(b, "op_role", 0));
   expect_code(rill_op_builder_append(b, p, 0), RILL_INVALID_ARGUMENT, "no attribute 'op_role'");
@@ -71,7 +59,7 @@ Test(api_build, a_strict_builder_refuses_attributes_the_schema_lacks) {
 }
 
 Test(api_build, infer_op_checks_declared_attributes_and_changes_nothing_on_error) {
-  rill_program *p = declared();
+  rill_program *p = declared_x_w_out();
   rill_op_builder *b = mul_op("out");
   OK(rill_op_builder_set_strict(b, false));
   OK(rill_op_builder_attr_string(b, "x_num_col_dims", "one"));
@@ -86,7 +74,7 @@ Test(api_build, infer_op_checks_declared_attributes_and_changes_nothing_on_error
 }
 
 Test(api_build, infer_op_names_the_op_the_slot_and_the_variable) {
-  rill_program *p = declared();
+  rill_program *p = declared_x_w_out();
   const int64_t bad[] = {5, 3};
   OK(rill_block_add_var(p, 0, "w5", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, bad, 2, 0, true));
   rill_op_builder *b = mul_op("out");
@@ -110,7 +98,7 @@ Test(api_build, infer_op_names_the_op_the_slot_and_the_variable) {
 }
 
 Test(api_build, infer_op_refuses_an_unknown_op_by_name) {
-  rill_program *p = declared();
+  rill_program *p = declared_x_w_out();
   const char *x[] = {"x"};
   rill_op_builder *b;
   OK(rill_op_builder_create("no_such_op", &b));
@@ -123,7 +111,7 @@ Test(api_build, infer_op_refuses_an_unknown_op_by_name) {
 }
 
 Test(api_build, infer_op_sees_variables_of_parent_blocks) {
-  rill_program *p = declared();
+  rill_program *p = declared_x_w_out();
   int32_t sub;
   OK(rill_program_append_block(p, 0, &sub));
   OK(rill_block_add_var(p, sub, "inner", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, NULL, 0, 0, false));
@@ -139,7 +127,7 @@ Test(api_build, infer_op_sees_variables_of_parent_blocks) {
 }
 
 Test(api_build, set_tensor_and_need_check_feed) {
-  rill_program *p = declared();
+  rill_program *p = declared_x_w_out();
   const int64_t d[] = {2, -1, 7};
   OK(rill_var_set_tensor(p, 0, "x", true, RILL_DTYPE_INT64, d, 3, 1));
   rill_var_info v = info_of(p, 0, "x");
@@ -164,7 +152,7 @@ Test(api_build, set_tensor_and_need_check_feed) {
 }
 
 Test(api_build, remove_var_and_copy) {
-  rill_program *p = declared();
+  rill_program *p = declared_x_w_out();
   rill_program *c;
   OK(rill_program_copy(p, &c));
   OK(rill_block_remove_var(p, 0, "w"));
@@ -180,20 +168,8 @@ Test(api_build, remove_var_and_copy) {
   rill_program_destroy(p);
 }
 
-static size_t attr_pos(const rill_program *p, size_t op, const char *name) {
-  rill_op_info info;
-  OK(rill_block_op_info(p, 0, op, &info));
-  for (size_t k = 0; k < info.nattrs; k++) {
-    rill_attr_value_info a;
-    OK(rill_block_op_attr_value(p, 0, op, k, &a));
-    if (strcmp(a.name, name) == 0) return k;
-  }
-  cr_assert_fail("op #%zu has no attribute %s", op, name);
-  return 0;
-}
-
 Test(api_build, attribute_values_read_back_typed) {
-  rill_program *p = declared();
+  rill_program *p = declared_x_w_out();
   rill_op_builder *b = mul_op("out");
   OK(rill_op_builder_set_strict(b, false));
   const int32_t ints[] = {3, -4};
@@ -227,7 +203,7 @@ Test(api_build, attribute_values_read_back_typed) {
 }
 
 Test(api_build, set_attrs_of_replaces_and_adds_and_refuses_whole) {
-  rill_program *p = declared();
+  rill_program *p = declared_x_w_out();
   rill_op_builder *b = mul_op("out");
   OK(rill_op_builder_attr_int(b, "x_num_col_dims", 1));
   OK(rill_op_builder_append(b, p, 0));
@@ -255,7 +231,7 @@ Test(api_build, set_attrs_of_replaces_and_adds_and_refuses_whole) {
 }
 
 Test(api_build, var_flags_read_back) {
-  rill_program *p = declared();
+  rill_program *p = declared_x_w_out();
   OK(rill_var_set_flags(p, 0, "w", true, true, true));
   OK(rill_var_set_need_check_feed(p, 0, "x", true));
   size_t i;

@@ -8,18 +8,6 @@
 #include "rill.h"
 #include "tests/api/api_test.h"
 
-/* x [-1, 4] and w [4, 3] declared; out declared without a tensor description. */
-static rill_program *declared(void) {
-  rill_program *p;
-  OK(rill_program_create(&p));
-  const int64_t xd[] = {-1, 4}, wd[] = {4, 3};
-  OK(rill_block_add_var(p, 0, "x", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, xd, 2, 0, false));
-  OK(rill_block_add_var(p, 0, "w", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, wd, 2, 0, true));
-  OK(rill_block_add_var(p, 0, "out", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, NULL, 0, 0, false));
-  OK(rill_var_set_tensor(p, 0, "out", false, RILL_DTYPE_FP32, NULL, 0, 0));
-  return p;
-}
-
 /* The description's bytes: a string literal whose fields are separated by "\0", with
  * the final NUL of the literal ending the last field. */
 #define PACKED(lit) lit, sizeof(lit)
@@ -29,20 +17,8 @@ static const char MUL[] =
     "1\0" "Out\0" "1\0" "out\0"
     "3\0" "x_num_col_dims\0" "0\0" "1\0" "op_role\0" "0\0" "0\0" "op_namescope\0" "2\0" "/fc/";
 
-static size_t attr_pos(const rill_program *p, size_t op, const char *name) {
-  rill_op_info info;
-  OK(rill_block_op_info(p, 0, op, &info));
-  for (size_t i = 0; i < info.nattrs; i++) {
-    rill_attr_value_info a;
-    OK(rill_block_op_attr_value(p, 0, op, i, &a));
-    if (strcmp(a.name, name) == 0) return i;
-  }
-  cr_assert_fail("op %zu has no attribute %s", op, name);
-  return 0;
-}
-
 Test(api_packed, inserts_and_infers_in_one_call) {
-  rill_program *p = declared();
+  rill_program *p = declared_x_w_out();
   uint64_t before = rill_program_version(p);
   OK(rill_block_insert_op_packed(p, 0, SIZE_MAX, PACKED(MUL), true));
   cr_assert_gt(rill_program_version(p), before);
@@ -63,7 +39,7 @@ Test(api_packed, inserts_and_infers_in_one_call) {
 }
 
 Test(api_packed, every_attribute_type_reads_back) {
-  rill_program *p = declared();
+  rill_program *p = declared_x_w_out();
   static const char spec[] =
       "mul\0" "2\0" "X\0" "1\0" "x\0" "Y\0" "1\0" "w\0" "1\0" "Out\0" "1\0" "out\0"
       "10\0"
@@ -105,7 +81,7 @@ Test(api_packed, every_attribute_type_reads_back) {
 }
 
 static void refused(const char *spec, size_t len, const char *want) {
-  rill_program *p = declared();
+  rill_program *p = declared_x_w_out();
   uint64_t before = rill_program_version(p);
   expect_code(rill_block_insert_op_packed(p, 0, SIZE_MAX, spec, len, true),
               RILL_INVALID_ARGUMENT, want);
@@ -130,7 +106,7 @@ Test(api_packed, malformed_descriptions_are_refused_by_field) {
 }
 
 Test(api_packed, a_failed_inference_removes_the_op) {
-  rill_program *p = declared();
+  rill_program *p = declared_x_w_out();
   static const char bad[] = /* Y names a variable nobody declared */
       "mul\0" "2\0" "X\0" "1\0" "x\0" "Y\0" "1\0" "nope\0" "1\0" "Out\0" "1\0" "out\0" "0";
   uint64_t before = rill_program_version(p);
