@@ -105,7 +105,7 @@ def unstack(x, axis=0, num=None):
     _check(x, 'x', 'unstack')
     if num is None:
         if axis is None or x.shape[axis] <= 0:
-            raise ValueError('unstack: unknown unstack number (x %s has extent %s at axis %s)'
+            raise ValueError('unstack: num is needed (x %s has extent %s at axis %s)'
                              % (x.name, x.shape[axis] if axis is not None else None, axis))
         num = x.shape[axis]
     h = layers._Helper('unstack')
