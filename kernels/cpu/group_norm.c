@@ -83,3 +83,83 @@
 
 GROUP_NORM(float, RILL_DTYPE_FP32, rill_cpu_group_norm_fp32)
 GROUP_NORM(double, RILL_DTYPE_FP64, rill_cpu_group_norm_fp64)
+
+/* group_norm_grad, from Y and Variance as Paddle computes it: per sample and group, with
+ * xh = (Y - Bias) / Scale (0 where Scale is 0) and M elements,
+ * dX = (dY * Scale - (sum dY * Scale * xh) * xh / M - (sum dY * Scale) / M) / sqrt(var + eps). */
+#define GROUP_NORM_GRAD(T, DT, NAME)                                                          \
+  rill_status *NAME(rill_kernel_ctx *ctx) {                                                   \
+    rill_tensor *y = NULL, *sc = NULL, *bi = NULL, *va = NULL, *dy = NULL;                    \
+    rill_tensor *dx = NULL, *ds = NULL, *db = NULL;                                           \
+    RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &y));                                               \
+    if (rill_kin(ctx, 1, 0)) RILL_TRY(rill_kin_need(ctx, 1, 0, DT, &sc));                     \
+    if (rill_kin(ctx, 2, 0)) RILL_TRY(rill_kin_need(ctx, 2, 0, DT, &bi));                     \
+    RILL_TRY(rill_kin_need(ctx, 3, 0, DT, &va));                                              \
+    RILL_TRY(rill_kin_need(ctx, 4, 0, DT, &dy));                                              \
+    if (rill_kout(ctx, 0, 0)) RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &dx));                   \
+    if (rill_kout(ctx, 1, 0)) RILL_TRY(rill_kout_need(ctx, 1, 0, DT, &ds));                   \
+    if (rill_kout(ctx, 2, 0)) RILL_TRY(rill_kout_need(ctx, 2, 0, DT, &db));                   \
+    const char *layout = ctx->attrs[RILL_GROUP_NORM_ATTR_DATA_LAYOUT].v.s                     \
+                             ? ctx->attrs[RILL_GROUP_NORM_ATTR_DATA_LAYOUT].v.s : "NCHW";     \
+    bool nhwc = strcmp(layout, "NHWC") == 0 || strcmp(layout, "NDHWC") == 0;                  \
+    const rill_dims *d = &y->dims;                                                            \
+    int64_t G = ctx->attrs[RILL_GROUP_NORM_ATTR_GROUPS].v.i;                                  \
+    if (d->n < 2 || G < 1)                                                                    \
+      return rill_kernel_error(ctx, "input Y (%s) must have rank >= 2 and groups >= 1",       \
+                               rill_kin_name(ctx, 0, 0));                                     \
+    int64_t N = d->d[0], C = nhwc ? d->d[d->n - 1] : d->d[1];                                 \
+    int64_t S = nhwc ? rill_dims_prod(d, 1, d->n - 1) : rill_dims_prod(d, 2, d->n);           \
+    if (C % G || (sc && rill_tensor_numel(sc) != C) || (bi && rill_tensor_numel(bi) != C) ||  \
+        rill_tensor_numel(va) != N * G || rill_tensor_numel(dy) != rill_tensor_numel(y))      \
+      return rill_kernel_error(ctx, "input Y (%s) with %lld channels does not fit groups %lld " \
+                               "and the shapes of Scale, Bias, Variance and Y@GRAD",          \
+                               rill_kin_name(ctx, 0, 0), (long long)C, (long long)G);         \
+    if (dx) RILL_TRY(rill_kout_check_dims(ctx, 0, 0, dx, &y->dims));                          \
+    rill_dims cd = {.n = 1, .d = {C}};                                                        \
+    if (ds) RILL_TRY(rill_kout_check_dims(ctx, 1, 0, ds, &cd));                               \
+    if (db) RILL_TRY(rill_kout_check_dims(ctx, 2, 0, db, &cd));                               \
+    int64_t cg = C / G;                                                                       \
+    double eps = ctx->attrs[RILL_GROUP_NORM_ATTR_EPSILON].v.f;                                \
+    const T *yp = rill_tensor_ptr(y), *gp = rill_tensor_ptr(dy), *vp = rill_tensor_ptr(va);   \
+    const T *sp = sc ? (const T *)rill_tensor_ptr(sc) : NULL;                                 \
+    const T *bp = bi ? (const T *)rill_tensor_ptr(bi) : NULL;                                 \
+    double *acc = rill_calloc((size_t)(C > 0 ? C : 1) * 2, sizeof *acc);                      \
+    if (!acc) return rill_oom();                                                              \
+    double *dsa = acc, *dba = acc + (C > 0 ? C : 1);                                          \
+    double M = (double)(cg * S);                                                              \
+    for (int64_t n = 0; n < N; n++)                                                           \
+      for (int64_t g = 0; g < G; g++) {                                                       \
+        double inv = 1.0 / sqrt((double)vp[n * G + g] + eps), dps = 0, dpb = 0;               \
+        for (int64_t c = g * cg; c < (g + 1) * cg; c++) {                                     \
+          double s = sp ? (double)sp[c] : 1.0, b = bp ? (double)bp[c] : 0.0;                  \
+          for (int64_t p = 0; p < S; p++) {                                                   \
+            int64_t k = nhwc ? (n * S + p) * C + c : (n * C + c) * S + p;                     \
+            double v = (double)yp[k] - b, gv = (double)gp[k];                                 \
+            double xh = s != 0 ? v / s : 0.0;                                                 \
+            dps += v * gv;                                                                    \
+            dpb += gv * s;                                                                    \
+            dba[c] += gv;                                                                     \
+            dsa[c] += xh * gv;                                                                \
+          }                                                                                   \
+        }                                                                                     \
+        if (!dx) continue;                                                                    \
+        T *xq = rill_tensor_ptr(dx);                                                          \
+        for (int64_t c = g * cg; c < (g + 1) * cg; c++) {                                     \
+          double s = sp ? (double)sp[c] : 1.0, b = bp ? (double)bp[c] : 0.0;                  \
+          for (int64_t p = 0; p < S; p++) {                                                   \
+            int64_t k = nhwc ? (n * S + p) * C + c : (n * C + c) * S + p;                     \
+            double xh = s != 0 ? ((double)yp[k] - b) / s : 0.0;                               \
+            xq[k] = (T)(((double)gp[k] * s - dps * xh / M - dpb / M) * inv);                  \
+          }                                                                                   \
+        }                                                                                     \
+      }                                                                                       \
+    for (int64_t c = 0; c < C; c++) {                                                         \
+      if (ds) ((T *)rill_tensor_ptr(ds))[c] = (T)dsa[c];                                      \
+      if (db) ((T *)rill_tensor_ptr(db))[c] = (T)dba[c];                                      \
+    }                                                                                         \
+    rill_free(acc);                                                                           \
+    return NULL;                                                                              \
+  }
+
+GROUP_NORM_GRAD(float, RILL_DTYPE_FP32, rill_cpu_group_norm_grad_fp32)
+GROUP_NORM_GRAD(double, RILL_DTYPE_FP64, rill_cpu_group_norm_grad_fp64)

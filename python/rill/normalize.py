@@ -1,7 +1,7 @@
 """Fluid 1.x's normalising and per-channel layers (re-exported by rill.layers):
 l2_normalize (the norm op) and clip_by_norm (operators/normalize.c), affine_channel and
-maxout (operators/channel.c), group_norm (operators/group_norm.c, forward only: the op
-has no gradient yet)."""
+maxout (operators/channel.c) and group_norm (operators/group_norm.c, with its
+gradient)."""
 
 from . import layers
 from .framework import Variable
@@ -67,8 +67,8 @@ def maxout(x, groups, name=None, axis=1):
 def group_norm(input, groups, epsilon=1e-05, param_attr=None, bias_attr=None, act=None,
                data_layout='NCHW', name=None):
     """Normalises each sample's channel groups. As in Fluid 1.8, the Scale and Bias
-    parameters exist only when param_attr / bias_attr are given (truthy). The op has no
-    gradient in rill yet: training through it fails in the backward pass, naming it."""
+    parameters exist only when param_attr / bias_attr are given (truthy). Its gradient
+    (group_norm_grad) reads Y and Variance, as Paddle's does."""
     _float_var(input, 'input', 'group_norm')
     if data_layout not in ('NCHW', 'NHWC'):
         raise ValueError("group_norm: data_layout must be 'NCHW' or 'NHWC', got %r"
@@ -88,3 +88,4 @@ def group_norm(input, groups, epsilon=1e-05, param_attr=None, bias_attr=None, ac
     h.append('group_norm', inputs, {'Y': out, 'Mean': mean, 'Variance': var},
              {'epsilon': float(epsilon), 'groups': int(groups), 'data_layout': data_layout})
     return h.act(out, act)
+

@@ -1,5 +1,7 @@
-/* group_norm against a naive reference (per sample and group, two-pass statistics). */
-#include "op_test.h"
+/* group_norm against a naive reference (per sample and group, two-pass statistics);
+ * group_norm_grad against finite differences and against the recovered-input formula
+ * where Scale is 0. */
+#include "nn_test.h"
 
 static void ref_group_norm(const float *x, const float *sc, const float *bi, int64_t n, int64_t c,
                            int64_t s, int64_t g, float eps, bool nhwc, float *y, float *mean,
@@ -84,5 +86,124 @@ Test(group_norm, channels_not_divisible_fail_at_inference) {
   OK(op_harness_output(h, "Y", "y"));
   OK(op_harness_attr_int(h, "groups", 2));
   EXPECT_ERROR(op_harness_run(h), "group_norm", "Scale (w)");
+  op_harness_destroy(h);
+}
+
+typedef struct gn_cfg {
+  int groups;
+  float eps;
+  bool nhwc;
+} gn_cfg;
+
+static void set_gn_attrs(op_harness *h, const void *arg) {
+  const gn_cfg *c = arg;
+  OK(op_harness_attr_int(h, "groups", c->groups));
+  OK(op_harness_attr_float(h, "epsilon", c->eps));
+  if (c->nhwc) OK(op_harness_attr_string(h, "data_layout", "NHWC"));
+}
+
+static void gn_grad(const int64_t *xd, size_t nd, gn_cfg c, bool scale, bool bias) {
+  int64_t nx = numel_of(xd, nd), ch = c.nhwc ? xd[nd - 1] : xd[1];
+  double *x = malloc((size_t)nx * sizeof *x), s[16], b[16];
+  fill_rand(x, nx, 61);
+  fill_rand(s, ch, 62);
+  fill_rand(b, ch, 63);
+  fd_case fc = {.op = "group_norm", .out_slots = {"Y", "Mean", "Variance"},
+                .out_names = {"y", "mean", "var"}, .nout = 3, .attrs = set_gn_attrs, .arg = &c,
+                .tol = 1e-6};
+  fc.in[fc.nin] = (fd_input){"X", "x", {0}, nd, x, true};
+  memcpy(fc.in[fc.nin++].dims, xd, nd * sizeof(int64_t));
+  if (scale) fc.in[fc.nin++] = (fd_input){"Scale", "scale", {ch}, 1, s, true};
+  if (bias) fc.in[fc.nin++] = (fd_input){"Bias", "bias", {ch}, 1, b, true};
+  fd_check(&fc);
+  free(x);
+}
+
+Test(group_norm, gradients_match_finite_differences) {
+  gn_grad(DIMS(2, 4, 3), (gn_cfg){2, 1e-5f, false}, true, true);
+  gn_grad(DIMS(2, 6, 2, 2), (gn_cfg){3, 1e-5f, false}, true, true);
+  gn_grad(DIMS(1, 4, 2, 3), (gn_cfg){1, 1e-3f, false}, true, false);
+  gn_grad(DIMS(2, 4, 5), (gn_cfg){4, 1e-5f, false}, false, true);
+  gn_grad(DIMS(2, 6, 3), (gn_cfg){2, 1e-5f, false}, false, false);
+  gn_grad(DIMS(2, 3, 2, 4), (gn_cfg){2, 1e-5f, true}, true, true); /* NHWC, 4 channels */
+}
+
+/* Paddle recovers the normalised input from Y, so a channel whose Scale is 0 gets no
+ * Scale gradient (its recovered input is 0) and its X gradient is only the group terms. */
+Test(group_norm, zero_scale_channel_as_paddle) {
+  int64_t xd[] = {1, 2, 1, 3};
+  double x[] = {1, 2, 4, -1, 0, 3}, sc[] = {0, 2}, bi[] = {0.5, -1}, dy[] = {1, -2, 3, 0.5, 1, 2};
+  op_harness *h = harness("group_norm");
+  bind_input(h, "X", "x", RILL_DTYPE_FP64, xd, 4, x);
+  bind_input(h, "Scale", "s", RILL_DTYPE_FP64, DIMS(2), sc);
+  bind_input(h, "Bias", "b", RILL_DTYPE_FP64, DIMS(2), bi);
+  OK(op_harness_output(h, "Y", "y"));
+  OK(op_harness_output(h, "Mean", "mean"));
+  OK(op_harness_output(h, "Variance", "var"));
+  OK(op_harness_attr_int(h, "groups", 1));
+  OK(op_harness_attr_float(h, "epsilon", 1e-5f));
+  OK(op_harness_run(h));
+  const double *y = rill_tensor_ptr(op_harness_tensor(h, "y"));
+  double var = *(const double *)rill_tensor_ptr(op_harness_tensor(h, "var"));
+  double yv[6];
+  memcpy(yv, y, sizeof yv);
+  op_harness_destroy(h);
+
+  h = harness("group_norm_grad");
+  bind_input(h, "Y", "y", RILL_DTYPE_FP64, xd, 4, yv);
+  bind_input(h, "Scale", "s", RILL_DTYPE_FP64, DIMS(2), sc);
+  bind_input(h, "Bias", "b", RILL_DTYPE_FP64, DIMS(2), bi);
+  bind_input(h, "Variance", "var", RILL_DTYPE_FP64, DIMS(1, 1), &var);
+  bind_input(h, "Y@GRAD", "y@GRAD", RILL_DTYPE_FP64, xd, 4, dy);
+  OK(op_harness_output(h, "X@GRAD", "x@GRAD"));
+  OK(op_harness_output(h, "Scale@GRAD", "s@GRAD"));
+  OK(op_harness_output(h, "Bias@GRAD", "b@GRAD"));
+  OK(op_harness_attr_int(h, "groups", 1));
+  OK(op_harness_attr_float(h, "epsilon", 1e-5f));
+  OK(op_harness_run(h));
+  double xh[6], dps = 0, dpb = 0, want_dx[6], want_ds[2] = {0, 0}, want_db[2] = {0, 0};
+  for (int k = 0; k < 6; k++) {
+    int c = k / 3;
+    xh[k] = sc[c] != 0 ? (yv[k] - bi[c]) / sc[c] : 0;
+    dps += dy[k] * sc[c] * xh[k];
+    dpb += dy[k] * sc[c];
+    want_ds[c] += dy[k] * xh[k];
+    want_db[c] += dy[k];
+  }
+  for (int k = 0; k < 6; k++)
+    want_dx[k] = (dy[k] * sc[k / 3] - dps * xh[k] / 6 - dpb / 6) / sqrt(var + 1e-5f);
+  cr_expect(want_ds[0] == 0);
+  expect_close_f64(rill_tensor_ptr(op_harness_tensor(h, "x@GRAD")), want_dx, 6, 1e-12);
+  expect_close_f64(rill_tensor_ptr(op_harness_tensor(h, "s@GRAD")), want_ds, 2, 1e-12);
+  expect_close_f64(rill_tensor_ptr(op_harness_tensor(h, "b@GRAD")), want_db, 2, 1e-12);
+  op_harness_destroy(h);
+}
+
+Test(group_norm, grad_bad_inputs_fail_naming_op_and_variable) {
+  op_harness *h = harness("group_norm_grad");
+  bind_input(h, "Y", "gn.y", RILL_DTYPE_FP32, DIMS(2, 6, 2), NULL);
+  bind_input(h, "Variance", "gn.var", RILL_DTYPE_FP32, DIMS(2, 4), NULL);
+  bind_input(h, "Y@GRAD", "gn.y@GRAD", RILL_DTYPE_FP32, DIMS(2, 6, 2), NULL);
+  OK(op_harness_output(h, "X@GRAD", "x@GRAD"));
+  OK(op_harness_attr_int(h, "groups", 4));
+  EXPECT_ERROR(op_harness_infer(h), "group_norm_grad", "Y (gn.y)", "groups = 4");
+  op_harness_destroy(h);
+
+  h = harness("group_norm_grad");
+  bind_input(h, "Y", "gn.y", RILL_DTYPE_FP32, DIMS(2, 4, 2), NULL);
+  bind_input(h, "Scale", "gn.w", RILL_DTYPE_FP32, DIMS(3), NULL);
+  bind_input(h, "Variance", "gn.var", RILL_DTYPE_FP32, DIMS(2, 2), NULL);
+  bind_input(h, "Y@GRAD", "gn.y@GRAD", RILL_DTYPE_FP32, DIMS(2, 4, 2), NULL);
+  OK(op_harness_output(h, "X@GRAD", "x@GRAD"));
+  OK(op_harness_attr_int(h, "groups", 2));
+  EXPECT_ERROR(op_harness_infer(h), "group_norm_grad", "Scale (gn.w)");
+  op_harness_destroy(h);
+
+  h = harness("group_norm_grad");
+  bind_input(h, "Y", "gn.y", RILL_DTYPE_FP32, DIMS(2, 4, 2), NULL);
+  bind_input(h, "Y@GRAD", "gn.y@GRAD", RILL_DTYPE_FP32, DIMS(2, 4, 2), NULL);
+  OK(op_harness_output(h, "X@GRAD", "x@GRAD"));
+  OK(op_harness_attr_int(h, "groups", 2));
+  EXPECT_ERROR(op_harness_infer(h), "group_norm_grad", "Variance");
   op_harness_destroy(h);
 }

@@ -1,0 +1,80 @@
+"""Writes norms/: Paddle 1.8.5's numbers for the normalisation layers trained through
+append_backward (SGD). `CASES` names each configuration and `build(fluid, case)` (shared
+with tests/python/test_norms.py) makes its program: the layer on a fed x (x.stop_gradient
+False), then a mean of squares against a fixed target weighted per element so every
+gradient term matters. Recorded per case and step: the layer output, the loss, x@GRAD and
+each parameter's gradient; and the trained parameters. Run with PaddlePaddle 1.8.5
+(README.md)."""
+import os
+
+import numpy as np
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'norms')
+STEPS = 3
+
+# name -> (layer, x shape, keyword arguments)
+CASES = {
+    'gn_affine': ('group_norm', [2, 6, 3, 4], dict(groups=3)),
+    'gn_one_group_eps': ('group_norm', [3, 4, 2, 5], dict(groups=1, epsilon=1e-3)),
+    'gn_per_channel': ('group_norm', [2, 4, 2, 3], dict(groups=4)),
+}
+
+
+def params_of(case):
+    """The trainable parameter names of a case."""
+    layer = CASES[case][0]
+    if layer == 'group_norm':
+        return ['%s_w' % case, '%s_b' % case]
+    return []
+
+
+def build(fluid, case):
+    layer, shape, kw = CASES[case]
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data('x', shape, 'float32')
+        x.stop_gradient = False
+        if layer == 'group_norm':
+            y = fluid.layers.group_norm(
+                x, param_attr=fluid.ParamAttr(name='%s_w' % case),
+                bias_attr=fluid.ParamAttr(name='%s_b' % case), **kw)
+        w = fluid.data('w', shape, 'float32')
+        loss = fluid.layers.mean(fluid.layers.square(y - 0.3) * w)
+        fluid.optimizer.SGD(learning_rate=0.1).minimize(loss)
+    return main, startup, y, loss
+
+
+def batches(case):
+    shape = CASES[case][1]
+    rng = np.random.RandomState(11)
+    return [(rng.randn(*shape).astype('float32') * 2 + 0.5,
+             rng.uniform(0.2, 2.0, shape).astype('float32')) for _ in range(STEPS)]
+
+
+def fetch_names(case):
+    return ['x@GRAD'] + ['%s@GRAD' % p for p in params_of(case)]
+
+
+def main():
+    import paddle.fluid as fluid
+    out = {}
+    exe = fluid.Executor(fluid.CPUPlace())
+    for case in CASES:
+        prog, startup, y, loss = build(fluid, case)
+        scope = fluid.Scope()
+        with fluid.scope_guard(scope):
+            exe.run(startup)
+            for step, (x, w) in enumerate(batches(case)):
+                names = fetch_names(case)
+                vals = exe.run(prog, feed={'x': x, 'w': w}, fetch_list=[loss, y] + names)
+                for name, v in zip(['loss', 'out'] + names, vals):
+                    out['%s/%s/%d' % (case, name, step)] = np.asarray(v)
+            for p in params_of(case):
+                out['%s/%s' % (case, p)] = np.array(scope.find_var(p).get_tensor())
+    os.makedirs(OUT, exist_ok=True)
+    np.savez(os.path.join(OUT, 'expected.npz'), **out)
+    print({k: v for k, v in out.items() if 'loss' in k})
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,51 @@
+"""Normalisation layers trained through append_backward against Paddle 1.8.5
+(paddle18/norms/, written by paddle18/gen_norms.py from the same programs): the output,
+loss, x@GRAD and parameter gradients at each SGD step, and the trained parameters."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import rill as fluid
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'paddle18')
+sys.path.insert(0, DATA)
+import gen_norms as gen  # noqa: E402
+
+
+@pytest.fixture(scope='module')
+def ref():
+    return np.load(os.path.join(DATA, 'norms', 'expected.npz'))
+
+
+@pytest.mark.parametrize('case', sorted(gen.CASES))
+def test_trains_like_paddle(ref, case):
+    main, startup, y, loss = gen.build(fluid, case)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        for step, (x, w) in enumerate(gen.batches(case)):
+            names = gen.fetch_names(case)
+            vals = exe.run(main, feed={'x': x, 'w': w}, fetch_list=[loss, y] + names)
+            for name, v in zip(['loss', 'out'] + names, vals):
+                want = ref['%s/%s/%d' % (case, name, step)]
+                np.testing.assert_allclose(np.asarray(v), want, rtol=2e-4, atol=2e-5,
+                                           err_msg='%s %s step %d' % (case, name, step))
+        for p in gen.params_of(case):
+            np.testing.assert_allclose(np.array(scope.find_var(p).get_tensor()),
+                                       ref['%s/%s' % (case, p)], rtol=2e-4, atol=2e-5)
+
+
+def test_group_norm_grad_needs_variance():
+    """The backward pass reads the forward Variance, as Paddle's does."""
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data('x', [2, 4, 3], 'float32')
+        x.stop_gradient = False
+        y = fluid.layers.group_norm(x, 2, param_attr=True, bias_attr=True)
+        fluid.backward.append_backward(fluid.layers.mean(y))
+    grads = [op for op in main.global_block().ops if op.type == 'group_norm_grad']
+    assert len(grads) == 1
+    assert sorted(grads[0].input_names) == ['Bias', 'Scale', 'Variance', 'Y', 'Y@GRAD']
