@@ -1,13 +1,14 @@
 """Fluid 1.x's normalising and per-channel layers (re-exported by rill.layers):
 l2_normalize (the norm op) and clip_by_norm (operators/normalize.c), affine_channel and
-maxout (operators/channel.c) and group_norm (operators/group_norm.c, with its
-gradient)."""
+maxout (operators/channel.c), group_norm (operators/group_norm.c) and instance_norm
+(operators/instance_norm.c), each with its gradient."""
 
 from . import layers
 from .framework import Variable
 from .initializer import Constant
 
-__all__ = ['l2_normalize', 'clip_by_norm', 'affine_channel', 'maxout', 'group_norm']
+__all__ = ['l2_normalize', 'clip_by_norm', 'affine_channel', 'maxout', 'group_norm',
+           'instance_norm']
 
 
 def _float_var(x, what, layer):
@@ -89,3 +90,26 @@ def group_norm(input, groups, epsilon=1e-05, param_attr=None, bias_attr=None, ac
              {'epsilon': float(epsilon), 'groups': int(groups), 'data_layout': data_layout})
     return h.act(out, act)
 
+
+def instance_norm(input, epsilon=1e-05, param_attr=None, bias_attr=None, name=None):
+    """Normalises each (sample, channel) plane of an [N, C, ...] input (rank 2 to 5). As
+    in Fluid 1.8, Scale (initialised to 1) and Bias (0) of [C] are always created."""
+    _float_var(input, 'input', 'instance_norm')
+    if bias_attr is False:
+        raise ValueError('instance_norm: bias_attr should not be False')
+    if not 2 <= len(input.shape) <= 5:
+        raise ValueError("instance_norm: input ('%s') has shape %s: rank must be 2 to 5"
+                         % (input.name, list(input.shape)))
+    h = layers._Helper('instance_norm', name)
+    dtype = input.dtype.name
+    channels = input.shape[1]
+    scale = h.param(param_attr, [channels], dtype, default_initializer=Constant(1.0))
+    bias = h.param(bias_attr, [channels], dtype, is_bias=True)
+    out = h.tmp(dtype)
+    mean = h.tmp(dtype, stop_gradient=True)
+    invstd = h.tmp(dtype, stop_gradient=True)
+    inputs = {'X': input, 'Scale': scale, 'Bias': bias}
+    h.append('instance_norm', {k: v for k, v in inputs.items() if v is not None},
+             {'Y': out, 'SavedMean': mean, 'SavedVariance': invstd},
+             {'epsilon': float(epsilon)})
+    return out

@@ -1,6 +1,7 @@
-"""Normalisation layers trained through append_backward against Paddle 1.8.5
-(paddle18/norms/, written by paddle18/gen_norms.py from the same programs): the output,
-loss, x@GRAD and parameter gradients at each SGD step, and the trained parameters."""
+"""Normalisation layers (group_norm, instance_norm) trained through append_backward
+against Paddle 1.8.5 (paddle18/norms/, written by paddle18/gen_norms.py from the same
+programs): the output, loss, x@GRAD and parameter gradients at each SGD step, and the
+trained parameters; and the layers' op layout and errors."""
 import os
 import sys
 
@@ -49,3 +50,24 @@ def test_group_norm_grad_needs_variance():
     grads = [op for op in main.global_block().ops if op.type == 'group_norm_grad']
     assert len(grads) == 1
     assert sorted(grads[0].input_names) == ['Bias', 'Scale', 'Variance', 'Y', 'Y@GRAD']
+
+
+def test_instance_norm_layer_as_fluid():
+    """Scale and Bias always exist; the gradient op reads X and the saved statistics."""
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data('x', [2, 3, 4], 'float32')
+        x.stop_gradient = False
+        y = fluid.layers.instance_norm(x)
+        fluid.backward.append_backward(fluid.layers.mean(y))
+        with pytest.raises(ValueError, match='rank must be 2 to 5'):
+            fluid.layers.instance_norm(fluid.data('v', [6], 'float32'))
+        with pytest.raises(ValueError, match='bias_attr should not be False'):
+            fluid.layers.instance_norm(x, bias_attr=False)
+    ops = main.global_block().ops
+    fwd = [op for op in ops if op.type == 'instance_norm']
+    assert len(fwd) == 1 and fwd[0].input('Scale') and fwd[0].input('Bias')
+    grads = [op for op in ops if op.type == 'instance_norm_grad']
+    assert len(grads) == 1
+    assert sorted(grads[0].input_names) == ['SavedMean', 'SavedVariance', 'Scale', 'X',
+                                            'Y@GRAD']

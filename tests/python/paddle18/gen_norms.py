@@ -17,13 +17,16 @@ CASES = {
     'gn_affine': ('group_norm', [2, 6, 3, 4], dict(groups=3)),
     'gn_one_group_eps': ('group_norm', [3, 4, 2, 5], dict(groups=1, epsilon=1e-3)),
     'gn_per_channel': ('group_norm', [2, 4, 2, 3], dict(groups=4)),
+    'in_4d': ('instance_norm', [2, 3, 4, 5], {}),
+    'in_3d_eps': ('instance_norm', [3, 4, 6], dict(epsilon=1e-3)),
+    'in_5d': ('instance_norm', [2, 2, 2, 3, 2], {}),
 }
 
 
 def params_of(case):
     """The trainable parameter names of a case."""
     layer = CASES[case][0]
-    if layer == 'group_norm':
+    if layer in ('group_norm', 'instance_norm'):
         return ['%s_w' % case, '%s_b' % case]
     return []
 
@@ -36,6 +39,10 @@ def build(fluid, case):
         x.stop_gradient = False
         if layer == 'group_norm':
             y = fluid.layers.group_norm(
+                x, param_attr=fluid.ParamAttr(name='%s_w' % case),
+                bias_attr=fluid.ParamAttr(name='%s_b' % case), **kw)
+        elif layer == 'instance_norm':
+            y = fluid.layers.instance_norm(
                 x, param_attr=fluid.ParamAttr(name='%s_w' % case),
                 bias_attr=fluid.ParamAttr(name='%s_b' % case), **kw)
         w = fluid.data('w', shape, 'float32')
