@@ -139,16 +139,7 @@ static rill_status *group_norm_grad_infer(rill_infer_ctx *ctx) {
   rill_nn_same_meta(ctx, 0, GIN_Y);
   int64_t c = -1;
   if (y->known) RILL_TRY(gn_check(ctx, y, GIN_Y, GIN_SCALE, &c));
-  for (size_t o = 1; o <= 2; o++) {
-    rill_tensor_meta *m = rill_infer_out(ctx, o, 0);
-    if (!m) continue;
-    if (!y->known) {
-      rill_meta_unknown(m);
-      continue;
-    }
-    rill_dims cd = {.n = 1, .d = {c}};
-    rill_meta_set(m, y->dtype, &cd, 0, -1, -1);
-  }
+  rill_nn_channel_grads(ctx, 1, y, c);
   return NULL;
 }
 

@@ -126,16 +126,7 @@ static rill_status *instance_norm_grad_infer(rill_infer_ctx *ctx) {
   rill_nn_same_meta(ctx, 0, GIN_X);
   int64_t c = -1;
   if (x->known) RILL_TRY(in_check(ctx, x, GIN_SCALE, -1, &c));
-  for (size_t o = 1; o <= 2; o++) {
-    rill_tensor_meta *m = rill_infer_out(ctx, o, 0);
-    if (!m) continue;
-    if (!x->known) {
-      rill_meta_unknown(m);
-      continue;
-    }
-    rill_dims cd = {.n = 1, .d = {c}};
-    rill_meta_set(m, x->dtype, &cd, 0, -1, -1);
-  }
+  rill_nn_channel_grads(ctx, 1, x, c);
   return NULL;
 }
 

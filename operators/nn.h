@@ -123,6 +123,22 @@ static inline void rill_nn_same_meta(rill_infer_ctx *ctx, size_t oslot, size_t i
   rill_meta_set(o, i->dtype, &i->dims, i->lod_level, (int)islot, 0);
 }
 
+/* Sets outputs (slot, 0) and (slot + 1, 0), where present, to [c] of x's dtype (the
+ * per-channel Scale and Bias gradients of the normalisation ops); unknown while x is. */
+static inline void rill_nn_channel_grads(rill_infer_ctx *ctx, size_t slot,
+                                         const rill_tensor_meta *x, int64_t c) {
+  for (size_t o = slot; o <= slot + 1; o++) {
+    rill_tensor_meta *m = rill_infer_out(ctx, o, 0);
+    if (!m) continue;
+    if (!x->known) {
+      rill_meta_unknown(m);
+      continue;
+    }
+    rill_dims cd = {.n = 1, .d = {c}};
+    rill_meta_set(m, x->dtype, &cd, 0, -1, -1);
+  }
+}
+
 /* Convolution geometry. For conv2d / depthwise_conv2d the "image" is the Input and the
  * "columns" side is the Output; for conv2d_transpose it is the other way round (the
  * transposed conv's Output is the image of the equivalent conv2d, its Input the conv

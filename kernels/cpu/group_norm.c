@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "framework/base/alloc.h"
-#include "kernels/cpu/kernels.h"
+#include "kernels/cpu/norm.h"
 
 
 #define GROUP_NORM(T, DT, NAME)                                                              \
@@ -153,10 +153,8 @@ GROUP_NORM(double, RILL_DTYPE_FP64, rill_cpu_group_norm_fp64)
           }                                                                                   \
         }                                                                                     \
       }                                                                                       \
-    for (int64_t c = 0; c < C; c++) {                                                         \
-      if (ds) ((T *)rill_tensor_ptr(ds))[c] = (T)dsa[c];                                      \
-      if (db) ((T *)rill_tensor_ptr(db))[c] = (T)dba[c];                                      \
-    }                                                                                         \
+    rill_cpu_norm_store_sums(ds, dsa, C);                                                     \
+    rill_cpu_norm_store_sums(db, dba, C);                                                     \
     rill_free(acc);                                                                           \
     return NULL;                                                                              \
   }

@@ -6,7 +6,7 @@
 #include <math.h>
 
 #include "framework/base/alloc.h"
-#include "kernels/cpu/kernels.h"
+#include "kernels/cpu/norm.h"
 
 /* X's [N, C, S] split; an error naming X when it is not rank 2..5 or Scale / Bias / the
  * statistics (each may be NULL) do not fit. */
@@ -109,10 +109,8 @@ static rill_status *in_shape(rill_kernel_ctx *ctx, const rill_tensor *x, const r
         xq[k] = (T)(f * ((double)gr[k] - sg / (double)S - xh * sgx / (double)S));             \
       }                                                                                       \
     }                                                                                         \
-    for (int64_t c = 0; c < C; c++) {                                                         \
-      if (ds) ((T *)rill_tensor_ptr(ds))[c] = (T)dsa[c];                                      \
-      if (db) ((T *)rill_tensor_ptr(db))[c] = (T)dba[c];                                      \
-    }                                                                                         \
+    rill_cpu_norm_store_sums(ds, dsa, C);                                                     \
+    rill_cpu_norm_store_sums(db, dba, C);                                                     \
     rill_free(acc);                                                                           \
     return NULL;                                                                              \
   }
