@@ -1,14 +1,14 @@
 """Fluid 1.x's normalising and per-channel layers (re-exported by rill.layers):
 l2_normalize (the norm op) and clip_by_norm (operators/normalize.c), affine_channel and
-maxout (operators/channel.c), group_norm (operators/group_norm.c) and instance_norm
-(operators/instance_norm.c), each with its gradient."""
+maxout (operators/channel.c), group_norm (operators/group_norm.c), instance_norm
+(operators/instance_norm.c) and lrn (operators/lrn.c), each with its gradient."""
 
 from . import layers
 from .framework import Variable
 from .initializer import Constant
 
 __all__ = ['l2_normalize', 'clip_by_norm', 'affine_channel', 'maxout', 'group_norm',
-           'instance_norm']
+           'instance_norm', 'lrn']
 
 
 def _float_var(x, what, layer):
@@ -112,4 +112,28 @@ def instance_norm(input, epsilon=1e-05, param_attr=None, bias_attr=None, name=No
     h.append('instance_norm', {k: v for k, v in inputs.items() if v is not None},
              {'Y': out, 'SavedMean': mean, 'SavedVariance': invstd},
              {'epsilon': float(epsilon)})
+    return out
+
+
+def lrn(input, n=5, k=1.0, alpha=1e-4, beta=0.75, name=None, data_format='NCHW'):
+    """Local response normalisation across the channels of a 4-D float32 input:
+    input * (k + alpha * sum of squares over n channels)^-beta; the op's MidOut output
+    keeps the parenthesis for the gradient."""
+    if not isinstance(input, Variable):
+        raise TypeError('lrn: input must be a Variable, got %r' % (input,))
+    if input.dtype.name != 'float32':
+        raise TypeError("lrn: input ('%s') is %s, expected float32"
+                        % (input.name, input.dtype.name))
+    if len(input.shape) != 4:
+        raise ValueError("Input's dimension size of Op(lrn) must be 4, but received %d."
+                         % len(input.shape))
+    if data_format not in ('NCHW', 'NHWC'):
+        raise ValueError('Attr(data_format) of Op(lrn) got wrong value: received %s but '
+                         'only NCHW or NHWC supported.' % (data_format,))
+    h = layers._Helper('lrn', name)
+    mid = h.tmp('float32', stop_gradient=True)
+    out = h.tmp('float32')
+    h.append('lrn', {'X': input}, {'Out': out, 'MidOut': mid},
+             {'n': int(n), 'k': float(k), 'alpha': float(alpha), 'beta': float(beta),
+              'data_format': data_format})
     return out

@@ -1,7 +1,7 @@
-"""Normalisation layers (group_norm, instance_norm) trained through append_backward
-against Paddle 1.8.5 (paddle18/norms/, written by paddle18/gen_norms.py from the same
-programs): the output, loss, x@GRAD and parameter gradients at each SGD step, and the
-trained parameters; and the layers' op layout and errors."""
+"""Normalisation layers (group_norm, instance_norm, lrn) trained through
+append_backward against Paddle 1.8.5 (paddle18/norms/, written by paddle18/gen_norms.py
+from the same programs): the output, loss, x@GRAD and parameter gradients at each SGD
+step, and the trained parameters; and the layers' op layout and errors."""
 import os
 import sys
 
@@ -71,3 +71,25 @@ def test_instance_norm_layer_as_fluid():
     assert len(grads) == 1
     assert sorted(grads[0].input_names) == ['SavedMean', 'SavedVariance', 'Scale', 'X',
                                             'Y@GRAD']
+
+
+def test_lrn_layer_as_fluid():
+    """MidOut is an output of its own, read by lrn_grad; bad input fails in the layer."""
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data('x', [2, 6, 3, 3], 'float32')
+        x.stop_gradient = False
+        y = fluid.layers.lrn(x, n=3)
+        fluid.backward.append_backward(fluid.layers.mean(y))
+        with pytest.raises(ValueError, match='must be 4, but received 3'):
+            fluid.layers.lrn(fluid.data('v', [2, 6, 3], 'float32'))
+        with pytest.raises(ValueError, match='only NCHW or NHWC'):
+            fluid.layers.lrn(x, data_format='CHWN')
+        with pytest.raises(TypeError, match='expected float32'):
+            fluid.layers.lrn(fluid.data('d', [2, 6, 3, 3], 'float64'))
+    ops = main.global_block().ops
+    fwd = [op for op in ops if op.type == 'lrn']
+    assert len(fwd) == 1 and fwd[0].attr('n') == 3 and fwd[0].output('MidOut')
+    grads = [op for op in ops if op.type == 'lrn_grad']
+    assert len(grads) == 1
+    assert sorted(grads[0].input_names) == ['MidOut', 'Out', 'Out@GRAD', 'X']

@@ -20,6 +20,9 @@ CASES = {
     'in_4d': ('instance_norm', [2, 3, 4, 5], {}),
     'in_3d_eps': ('instance_norm', [3, 4, 6], dict(epsilon=1e-3)),
     'in_5d': ('instance_norm', [2, 2, 2, 3, 2], {}),
+    'lrn_default': ('lrn', [2, 7, 3, 3], {}),
+    'lrn_wide': ('lrn', [2, 4, 2, 3], dict(n=3, k=2.0, alpha=0.3, beta=0.6)),
+    'lrn_nhwc': ('lrn', [2, 3, 2, 6], dict(n=5, alpha=0.2, data_format='NHWC')),
 }
 
 
@@ -45,6 +48,8 @@ def build(fluid, case):
             y = fluid.layers.instance_norm(
                 x, param_attr=fluid.ParamAttr(name='%s_w' % case),
                 bias_attr=fluid.ParamAttr(name='%s_b' % case), **kw)
+        elif layer == 'lrn':
+            y = fluid.layers.lrn(x, **kw)
         w = fluid.data('w', shape, 'float32')
         loss = fluid.layers.mean(fluid.layers.square(y - 0.3) * w)
         fluid.optimizer.SGD(learning_rate=0.1).minimize(loss)
