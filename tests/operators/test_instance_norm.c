@@ -18,8 +18,8 @@ static void check_in(const int64_t *xd, size_t nd, bool affine, float eps, rill_
     var /= (double)s;
     m[p] = mu;
     v[p] = 1.0 / sqrt(var + eps);
-    for (int64_t k = 0; k < s; k++)
-      y[p * s + k] = (x[p * s + k] - mu) * v[p] * (affine ? sc[p % c] : 1) + (affine ? bi[p % c] : 0);
+    double a = affine ? sc[p % c] : 1, b = affine ? bi[p % c] : 0;
+    for (int64_t k = 0; k < s; k++) y[p * s + k] = (x[p * s + k] - mu) * v[p] * a + b;
   }
   bool f64 = dt == RILL_DTYPE_FP64;
   float *xf = to_f32(x, nx), *sf = to_f32(sc, c), *bf = to_f32(bi, c);
