@@ -75,12 +75,7 @@ static rill_status *group_norm_infer(rill_infer_ctx *ctx) {
   rill_tensor_meta *y = rill_infer_out(ctx, OUT_Y, 0);
   rill_tensor_meta *mean = rill_infer_out(ctx, OUT_MEAN, 0), *var = rill_infer_out(ctx, OUT_VAR, 0);
   if (!x || !y) return rill_infer_error(ctx, "needs input X and output Y");
-  if (!x->known) {
-    rill_meta_unknown(y);
-    if (mean) rill_meta_unknown(mean);
-    if (var) rill_meta_unknown(var);
-    return NULL;
-  }
+  if (rill_nn_outputs_unknown(ctx, x)) return NULL;
   int64_t c;
   RILL_TRY(gn_check(ctx, x, IN_X, IN_SCALE, &c));
   (void)c;

@@ -64,12 +64,7 @@ static rill_status *instance_norm_infer(rill_infer_ctx *ctx) {
   rill_tensor_meta *y = rill_infer_out(ctx, OUT_Y, 0);
   rill_tensor_meta *m = rill_infer_out(ctx, OUT_MEAN, 0), *v = rill_infer_out(ctx, OUT_INVSTD, 0);
   if (!x || !y) return rill_infer_error(ctx, "needs input X and output Y");
-  if (!x->known) {
-    rill_meta_unknown(y);
-    if (m) rill_meta_unknown(m);
-    if (v) rill_meta_unknown(v);
-    return NULL;
-  }
+  if (rill_nn_outputs_unknown(ctx, x)) return NULL;
   int64_t c;
   RILL_TRY(in_check(ctx, x, IN_SCALE, IN_BIAS, &c));
   rill_meta_set(y, x->dtype, &x->dims, x->lod_level, IN_X, 0);

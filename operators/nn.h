@@ -123,6 +123,16 @@ static inline void rill_nn_same_meta(rill_infer_ctx *ctx, size_t oslot, size_t i
   rill_meta_set(o, i->dtype, &i->dims, i->lod_level, (int)islot, 0);
 }
 
+/* When x is not known yet, marks every present output unknown and returns true. */
+static inline bool rill_nn_outputs_unknown(rill_infer_ctx *ctx, const rill_tensor_meta *x) {
+  if (x->known) return false;
+  for (size_t s = 0; s < ctx->schema->noutputs; s++) {
+    rill_tensor_meta *m = rill_infer_out(ctx, s, 0);
+    if (m) rill_meta_unknown(m);
+  }
+  return true;
+}
+
 /* Sets outputs (slot, 0) and (slot + 1, 0), where present, to [c] of x's dtype (the
  * per-channel Scale and Bias gradients of the normalisation ops); unknown while x is. */
 static inline void rill_nn_channel_grads(rill_infer_ctx *ctx, size_t slot,
