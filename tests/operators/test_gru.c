@@ -3,19 +3,8 @@
  * [D, D] candidate matrix), reversed, with H0, origin_mode, other activations, an empty
  * sequence; the batch outputs' order; errors; and gradients by finite differences. */
 #include "op_test.h"
+#include "act_ref.h"
 #include "support/grad_check.h"
-
-enum { SIG, TANH_, RELU, IDENT };
-static const char *const act_names[] = {"sigmoid", "tanh", "relu", "identity"};
-
-static double act(double v, int k) {
-  switch (k) {
-    case SIG: return 1.0 / (1.0 + exp(-v));
-    case TANH_: return tanh(v);
-    case RELU: return v > 0 ? v : 0;
-    default: return v;
-  }
-}
 
 typedef struct gru_case {
   int64_t D;

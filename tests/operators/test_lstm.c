@@ -3,19 +3,8 @@
  * reversed, with initial states, other activations, an empty sequence; the batch order
  * of BatchCellPreAct; errors; and gradients by finite differences. */
 #include "op_test.h"
+#include "act_ref.h"
 #include "support/grad_check.h"
-
-enum { SIG, TANH_, RELU, IDENT };
-static const char *const act_names[] = {"sigmoid", "tanh", "relu", "identity"};
-
-static double act(double v, int k) {
-  switch (k) {
-    case SIG: return 1.0 / (1.0 + exp(-v));
-    case TANH_: return tanh(v);
-    case RELU: return v > 0 ? v : 0;
-    default: return v;
-  }
-}
 
 typedef struct lstm_case {
   int64_t D;

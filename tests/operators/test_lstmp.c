@@ -3,19 +3,8 @@
  * clipping, the projection activation (cell_activation's function unless identity, as in
  * Paddle 1.8), an empty sequence; errors; and gradients by finite differences. */
 #include "op_test.h"
+#include "act_ref.h"
 #include "support/grad_check.h"
-
-enum { SIG, TANH_, RELU, IDENT };
-static const char *const act_names[] = {"sigmoid", "tanh", "relu", "identity"};
-
-static double act(double v, int k) {
-  switch (k) {
-    case SIG: return 1.0 / (1.0 + exp(-v));
-    case TANH_: return tanh(v);
-    case RELU: return v > 0 ? v : 0;
-    default: return v;
-  }
-}
 
 /* The clip attributes are float32: the kernels clip at their float32 value. */
 static double clip(double v, double c) {
