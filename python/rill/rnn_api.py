@@ -16,7 +16,7 @@ from .param_attr import ParamAttr
 
 __all__ = ['RNNCell', 'GRUCell', 'LSTMCell', 'Decoder', 'BeamSearchDecoder', 'rnn',
            'dynamic_decode', 'DecodeHelper', 'TrainingHelper', 'GreedyEmbeddingHelper',
-           'BasicDecoder']
+           'SampleEmbeddingHelper', 'BasicDecoder']
 
 
 # ------------------------------------------------------- nested structures ----
@@ -687,6 +687,27 @@ class GreedyEmbeddingHelper(DecodeHelper):
     def next_inputs(self, time, outputs, states, sample_ids):
         finished = layers.equal(sample_ids, self.end_token)
         return finished, self.embedding_fn(sample_ids), states
+
+
+class SampleEmbeddingHelper(GreedyEmbeddingHelper):
+    """GreedyEmbeddingHelper drawing each sample from softmax(outputs /
+    softmax_temperature) (the sampling_id op) instead of taking the argmax."""
+
+    def __init__(self, embedding_fn, start_tokens, end_token, softmax_temperature=None,
+                 seed=None):
+        super(SampleEmbeddingHelper, self).__init__(embedding_fn, start_tokens, end_token)
+        self.softmax_temperature = None if softmax_temperature is None else \
+            layers.fill_constant([1], 'float32', softmax_temperature)
+        self.seed = seed
+
+    def sample(self, time, outputs, states):
+        logits = outputs
+        if self.softmax_temperature is not None:
+            logits = outputs / self.softmax_temperature
+        probs = layers.softmax(logits)
+        probs.stop_gradient = True
+        return layers.sampling_id(probs, seed=self.seed or 0,
+                                 dtype=self.start_tokens.dtype.name)
 
 
 class BasicDecoder(Decoder):

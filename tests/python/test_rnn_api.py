@@ -143,3 +143,22 @@ def test_named_param_attrs_give_paddle_names():
         got = {p.name: tuple(p.shape) for p in params}
     assert got == {'g_gate': (9, 10), 'g_candidate': (9, 5), 'gb_gate': (10,),
                    'gb_candidate': (5,), 'lw': (9, 20), 'LSTMCell/BasicLSTMUnit_0.b_0': (20,)}
+
+
+def test_sampling_id_layer_draws_paddles_ids():
+    """Paddle 1.8.5's ids for these rows and seed 7 (tests/operators/test_sampling_id.c
+    holds more); the same on every run."""
+    rows = np.array([[0.1, 0.2, 0.3, 0.4], [0.7, 0.1, 0.1, 0.1], [0.25] * 4] * 3, 'float32')
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = L.data('x', [-1, 4], dtype='float32', append_batch_size=False)
+        ids = L.sampling_id(x, seed=7)
+        with pytest.raises(TypeError, match='sampling_id: x'):
+            L.sampling_id(L.cast(x, 'int64'))
+        with pytest.raises(ValueError, match='sampling_id: min'):
+            L.sampling_id(x, min=1.0, max=1.0)
+    exe = fluid.Executor(fluid.CPUPlace())
+    for _ in range(2):
+        got, = exe.run(main, feed={'x': rows}, fetch_list=[ids])
+        assert got.dtype == np.int64
+        assert got.tolist() == [0, 0, 0, 1, 1, 1, 3, 1, 3]

@@ -25,12 +25,14 @@ RNN_CASES = {
     'lstm_time_major_reverse': ('lstm', True, True, True, False),
     'lstm': ('lstm', False, False, True, False),
 }
-DECODE_CASES = ('beam_gru', 'beam_lstm', 'greedy_gru', 'training_lstm')
+DECODE_CASES = ('beam_gru', 'beam_lstm', 'greedy_gru', 'sample_lstm', 'training_lstm')
 CASES = tuple(RNN_CASES) + DECODE_CASES
 TRAIN_STEPS = 6
+SAMPLE_SEED = 11
 # the pull towards END of the decoders' output bias: beam_gru ends every hypothesis
 # before MAX_STEPS, beam_lstm and greedy_gru run to it with some entries ended early
-END_BIAS = {'beam_gru': 1.6, 'beam_lstm': 1.0, 'greedy_gru': 1.2, 'training_lstm': 1.0}
+END_BIAS = {'beam_gru': 1.6, 'beam_lstm': 1.0, 'greedy_gru': 1.2,
+            'sample_lstm': 0.5, 'training_lstm': 1.0}
 
 
 def _rng(name):
@@ -127,14 +129,19 @@ def build(fluid, case):
                                                return_length=True, is_test=True)
             fetch.update(ids=outs, log_probs=fin.log_probs, lengths=fin.lengths,
                          seq_lengths=lens, finished=fin.finished)
-        elif case.startswith('greedy'):
+        elif case.startswith('greedy') or case.startswith('sample'):
             start = L.data('start', [-1], dtype='int64', append_batch_size=False)
-            helper = L.GreedyEmbeddingHelper(embed, start, END)
+            if case.startswith('greedy'):
+                helper = L.GreedyEmbeddingHelper(embed, start, END)
+            else:
+                helper = L.SampleEmbeddingHelper(embed, start, END, softmax_temperature=0.7,
+                                                 seed=SAMPLE_SEED)
             dec = L.BasicDecoder(cell, helper, output_fn=project)
             outs, fin, lens = L.dynamic_decode(dec, inits=states, max_step_num=MAX_STEPS,
                                                return_length=True)
-            fetch.update(logits=outs.cell_outputs, ids=outs.sample_ids, seq_lengths=lens,
-                         final0=fin)
+            fetch.update(logits=outs.cell_outputs, ids=outs.sample_ids, seq_lengths=lens)
+            for k, f in enumerate(fin if isinstance(fin, list) else [fin]):
+                fetch['final%d' % k] = f
         else:
             x = L.data('x', [-1, T, E], dtype='float32', append_batch_size=False)
             length = L.data('len', [-1], dtype='int64', append_batch_size=False)
