@@ -1,12 +1,13 @@
 """fluid.layers' cell and decoder API (GRUCell, LSTMCell, rnn, dynamic_decode with
-BeamSearchDecoder and BasicDecoder over GreedyEmbeddingHelper and TrainingHelper).
+BeamSearchDecoder and BasicDecoder over the Greedy, Sample and Training helpers).
 
 The programs of paddle18/gen_rnn_api.py, built with rill from the same seeded parameters
 and inputs, give Paddle 1.8.5's values (paddle18/rnn_api/expected.npz, written by Paddle
 from the same script): rnn's outputs, final states and the gradients of its inputs,
 initial states and parameters (sequence_length masking, time_major, is_reverse); six
-SGD losses through an LSTMCell rnn; the decoders' token ids and lengths exactly and
-their scores and logits within 1e-4 relative. Bad inputs fail naming the layer."""
+SGD losses through an LSTMCell rnn and six through a teacher-forced decoder; the
+decoders' token ids and lengths exactly and their scores and logits within 1e-4
+relative. Bad inputs fail naming the layer."""
 import os
 import sys
 
@@ -60,6 +61,13 @@ def test_rnn_forward_and_gradients_match_paddle(case):
 
 def test_rnn_training_losses_match_paddle():
     np.testing.assert_allclose(gen.train(fluid), expected()['train/losses'], rtol=1e-5)
+
+
+def test_teacher_forced_decoder_trains_like_paddle():
+    """SGD through dynamic_decode's While (BasicDecoder, TrainingHelper,
+    impute_finished): the gradient runs back through the tensor arrays."""
+    np.testing.assert_allclose(gen.train_decode(fluid), expected()['train_decode/losses'],
+                               rtol=1e-5)
 
 
 @pytest.mark.parametrize('case', gen.DECODE_CASES)

@@ -126,7 +126,8 @@ def build(fluid, case):
             dec = L.BeamSearchDecoder(cell, START, END, BEAM, embedding_fn=embed,
                                       output_fn=project)
             outs, fin, lens = L.dynamic_decode(dec, inits=states, max_step_num=MAX_STEPS,
-                                               return_length=True, is_test=True)
+                                               return_length=True, is_test=True,
+                                               impute_finished=kind == 'lstm')
             fetch.update(ids=outs, log_probs=fin.log_probs, lengths=fin.lengths,
                          seq_lengths=lens, finished=fin.finished)
         elif case.startswith('greedy') or case.startswith('sample'):
@@ -212,6 +213,49 @@ def train(fluid):
     return np.array(losses)
 
 
+def train_decode(fluid):
+    """Losses of TRAIN_STEPS SGD steps of a teacher-forced decoder: dynamic_decode over
+    BasicDecoder(GRUCell, TrainingHelper) with impute_finished, the logits' softmax
+    cross entropy against target tokens, masked by the lengths (the first entry has
+    the full length, so the loop runs T steps)."""
+    L = fluid.layers
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        src = L.data('src', [-1, T], dtype='int64', append_batch_size=False)
+        tgt = L.data('tgt', [-1, T, 1], dtype='int64', append_batch_size=False)
+        length = L.data('len', [-1], dtype='int64', append_batch_size=False)
+        h0 = L.data('h0', [-1, H], dtype='float32', append_batch_size=False)
+        emb = fluid.embedding(src, size=[V, E], param_attr=fluid.ParamAttr(name='emb'))
+        helper = L.TrainingHelper(emb, length)
+        dec = L.BasicDecoder(L.GRUCell(H), helper, output_fn=lambda h: L.fc(
+            h, V, param_attr=fluid.ParamAttr(name='out_w'),
+            bias_attr=fluid.ParamAttr(name='out_b')))
+        outs, _ = L.dynamic_decode(dec, inits=h0, impute_finished=True)
+        label = L.slice(tgt, axes=[1], starts=[0], ends=[T])
+        mask = L.sequence_mask(length, maxlen=T, dtype='float32')
+        cost = L.softmax_with_cross_entropy(outs.cell_outputs, label)
+        cost = L.elementwise_mul(L.squeeze(cost, [2]), mask)
+        loss = L.reduce_sum(cost) / L.cast(L.reduce_sum(length), 'float32')
+        fluid.optimizer.SGD(learning_rate=0.5).minimize(loss)
+    rng = _rng('train_decode')
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    losses = []
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        set_params(fluid, main, scope)
+        for _ in range(TRAIN_STEPS):
+            lens = rng.randint(1, T + 1, B)
+            lens[0] = T
+            feed = {'src': rng.randint(0, V, (B, T)).astype('int64'),
+                    'tgt': rng.randint(0, V, (B, T, 1)).astype('int64'),
+                    'len': lens.astype('int64'),
+                    'h0': rng.uniform(-1, 1, (B, H)).astype('float32')}
+            l, = exe.run(main, feed=feed, fetch_list=[loss])
+            losses.append(float(np.asarray(l).ravel()[0]))
+    return np.array(losses)
+
+
 if __name__ == '__main__':
     import paddle.fluid as fluid
     os.makedirs(OUT, exist_ok=True)
@@ -220,6 +264,7 @@ if __name__ == '__main__':
         for k, v in run(fluid, case).items():
             out['%s/%s' % (case, k)] = v
     out['train/losses'] = train(fluid)
+    out['train_decode/losses'] = train_decode(fluid)
     np.savez(os.path.join(OUT, 'expected.npz'), **out)
     for k in sorted(out):
         if k.endswith('ids') or k.endswith('losses'):
