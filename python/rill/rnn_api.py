@@ -128,6 +128,18 @@ class _Unit(object):
         return h.param(attr, shape, self.dtype, is_bias=is_bias)
 
 
+def _init_cell(cell, layer, kind, hidden_size, param_attr, bias_attr, dtype, name):
+    """The arguments every cell of Paddle's BasicXXXUnit kind takes, checked and kept."""
+    if not isinstance(hidden_size, int):
+        raise TypeError('%s: hidden_size must be an int, not %r' % (layer, hidden_size))
+    if dtype not in _FLOATS:
+        raise TypeError('%s: dtype must be float32 or float64, not %r' % (layer, dtype))
+    cell.hidden_size = hidden_size
+    cell._unit = _Unit(name, kind, dtype)
+    cell._param_attr = param_attr
+    cell._bias_attr = bias_attr
+
+
 # ------------------------------------------------------------------- cells ----
 
 class RNNCell(object):
@@ -199,14 +211,7 @@ class GRUCell(RNNCell):
 
     def __init__(self, hidden_size, param_attr=None, bias_attr=None, gate_activation=None,
                  activation=None, dtype='float32', name='GRUCell'):
-        if not isinstance(hidden_size, int):
-            raise TypeError('GRUCell: hidden_size must be an int, not %r' % (hidden_size,))
-        if dtype not in _FLOATS:
-            raise TypeError('GRUCell: dtype must be float32 or float64, not %r' % (dtype,))
-        self.hidden_size = hidden_size
-        self._unit = _Unit(name, 'BasicGRUUnit', dtype)
-        self._param_attr = param_attr
-        self._bias_attr = bias_attr
+        _init_cell(self, 'GRUCell', 'BasicGRUUnit', hidden_size, param_attr, bias_attr, dtype, name)
         self._gate_act = gate_activation or layers.sigmoid
         self._act = activation or layers.tanh
 
@@ -249,14 +254,7 @@ class LSTMCell(RNNCell):
 
     def __init__(self, hidden_size, param_attr=None, bias_attr=None, gate_activation=None,
                  activation=None, forget_bias=1.0, dtype='float32', name='LSTMCell'):
-        if not isinstance(hidden_size, int):
-            raise TypeError('LSTMCell: hidden_size must be an int, not %r' % (hidden_size,))
-        if dtype not in _FLOATS:
-            raise TypeError('LSTMCell: dtype must be float32 or float64, not %r' % (dtype,))
-        self.hidden_size = hidden_size
-        self._unit = _Unit(name, 'BasicLSTMUnit', dtype)
-        self._param_attr = param_attr
-        self._bias_attr = bias_attr
+        _init_cell(self, 'LSTMCell', 'BasicLSTMUnit', hidden_size, param_attr, bias_attr, dtype, name)
         self._forget_bias = layers.fill_constant([1], dtype, forget_bias)
         self._forget_bias.stop_gradient = False
 

@@ -75,6 +75,18 @@ def test_dynamic_decode_matches_paddle(case):
     compare(case, gen.run(fluid, case))
 
 
+def test_parallel_schedule_gives_the_same_values(monkeypatch):
+    serial = fluid.Executor
+
+    def parallel(place=None):
+        return serial(place, parallel=True, num_threads=2)
+    monkeypatch.setattr(fluid, 'Executor', parallel)
+    for case in ('gru', 'lstm_time_major_reverse', 'beam_lstm', 'sample_lstm'):
+        compare(case, gen.run(fluid, case))
+    np.testing.assert_allclose(gen.train_decode(fluid), expected()['train_decode/losses'],
+                               rtol=1e-5)
+
+
 def test_beam_search_cases_cover_early_end_and_step_limit():
     want = expected()
     # beam_gru ends every hypothesis before MAX_STEPS; beam_lstm runs to the limit

@@ -182,6 +182,22 @@ def run(fluid, case):
     return {k: np.asarray(v) for k, v in zip(names, got)}
 
 
+def _sgd_losses(fluid, name, main, startup, loss, make_feed):
+    """The loss at each of TRAIN_STEPS runs of main (which holds the SGD step), from the
+    seeded parameters, on the feeds make_feed draws from a generator seeded by name."""
+    rng = _rng(name)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    losses = []
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        set_params(fluid, main, scope)
+        for _ in range(TRAIN_STEPS):
+            l, = exe.run(main, feed=make_feed(rng), fetch_list=[loss])
+            losses.append(float(np.asarray(l).ravel()[0]))
+    return np.array(losses)
+
+
 def train(fluid):
     """Losses of TRAIN_STEPS SGD steps: LSTMCell rnn over lengths -> fc on the final
     hidden state -> squared error."""
@@ -197,20 +213,12 @@ def train(fluid):
                     bias_attr=fluid.ParamAttr(name='pred_b'))
         loss = L.reduce_mean(L.square(L.elementwise_sub(pred, y)))
         fluid.optimizer.SGD(learning_rate=0.3).minimize(loss)
-    rng = _rng('train')
-    exe = fluid.Executor(fluid.CPUPlace())
-    scope = fluid.Scope()
-    losses = []
-    with fluid.scope_guard(scope):
-        exe.run(startup)
-        set_params(fluid, main, scope)
-        for _ in range(TRAIN_STEPS):
-            feed = {'x': rng.uniform(-1, 1, (B, T, I)).astype('float32'),
-                    'len': rng.randint(1, T + 1, B).astype('int64'),
-                    'y': rng.uniform(-1, 1, (B, 1)).astype('float32')}
-            l, = exe.run(main, feed=feed, fetch_list=[loss])
-            losses.append(float(np.asarray(l).ravel()[0]))
-    return np.array(losses)
+
+    def feed(rng):
+        return {'x': rng.uniform(-1, 1, (B, T, I)).astype('float32'),
+                'len': rng.randint(1, T + 1, B).astype('int64'),
+                'y': rng.uniform(-1, 1, (B, 1)).astype('float32')}
+    return _sgd_losses(fluid, 'train', main, startup, loss, feed)
 
 
 def train_decode(fluid):
@@ -231,29 +239,20 @@ def train_decode(fluid):
             h, V, param_attr=fluid.ParamAttr(name='out_w'),
             bias_attr=fluid.ParamAttr(name='out_b')))
         outs, _ = L.dynamic_decode(dec, inits=h0, impute_finished=True)
-        label = L.slice(tgt, axes=[1], starts=[0], ends=[T])
         mask = L.sequence_mask(length, maxlen=T, dtype='float32')
-        cost = L.softmax_with_cross_entropy(outs.cell_outputs, label)
+        cost = L.softmax_with_cross_entropy(outs.cell_outputs, tgt)
         cost = L.elementwise_mul(L.squeeze(cost, [2]), mask)
         loss = L.reduce_sum(cost) / L.cast(L.reduce_sum(length), 'float32')
         fluid.optimizer.SGD(learning_rate=0.5).minimize(loss)
-    rng = _rng('train_decode')
-    exe = fluid.Executor(fluid.CPUPlace())
-    scope = fluid.Scope()
-    losses = []
-    with fluid.scope_guard(scope):
-        exe.run(startup)
-        set_params(fluid, main, scope)
-        for _ in range(TRAIN_STEPS):
-            lens = rng.randint(1, T + 1, B)
-            lens[0] = T
-            feed = {'src': rng.randint(0, V, (B, T)).astype('int64'),
-                    'tgt': rng.randint(0, V, (B, T, 1)).astype('int64'),
-                    'len': lens.astype('int64'),
-                    'h0': rng.uniform(-1, 1, (B, H)).astype('float32')}
-            l, = exe.run(main, feed=feed, fetch_list=[loss])
-            losses.append(float(np.asarray(l).ravel()[0]))
-    return np.array(losses)
+
+    def feed(rng):
+        lens = rng.randint(1, T + 1, B)
+        lens[0] = T
+        return {'src': rng.randint(0, V, (B, T)).astype('int64'),
+                'tgt': rng.randint(0, V, (B, T, 1)).astype('int64'),
+                'len': lens.astype('int64'),
+                'h0': rng.uniform(-1, 1, (B, H)).astype('float32')}
+    return _sgd_losses(fluid, 'train_decode', main, startup, loss, feed)
 
 
 if __name__ == '__main__':
