@@ -182,3 +182,65 @@ def test_sampling_id_layer_draws_paddles_ids():
         got, = exe.run(main, feed={'x': rows}, fetch_list=[ids])
         assert got.dtype == np.int64
         assert got.tolist() == [0, 0, 0, 1, 1, 1, 3, 1, 3]
+
+
+class _SumCell(L.RNNCell):
+    """h' = tanh(a + b + h) for a pair of inputs: a cell written against RNNCell."""
+
+    def call(self, inputs, states):
+        a, b = inputs
+        h = L.tanh(L.elementwise_add(L.elementwise_add(a, b), states))
+        return h, h
+
+    @property
+    def state_shape(self):
+        return [3]
+
+
+@pytest.mark.parametrize('reverse', [False, True])
+def test_a_user_cell_over_a_pair_of_inputs(reverse):
+    rng = np.random.RandomState(4)
+    a, b = rng.uniform(-1, 1, (2, 2, 4, 3)).astype('float32')
+    lengths = np.array([4, 2], 'int64')
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        xa = L.data('a', [2, 4, 3], dtype='float32', append_batch_size=False)
+        xb = L.data('b', [2, 4, 3], dtype='float32', append_batch_size=False)
+        ln = L.data('len', [2], dtype='int64', append_batch_size=False)
+        out, final = L.rnn(_SumCell(), (xa, xb), sequence_length=ln, is_reverse=reverse)
+    got_out, got_final = fluid.Executor(fluid.CPUPlace()).run(
+        main, feed={'a': a, 'b': b, 'len': lengths}, fetch_list=[out, final])
+    want_out = np.zeros_like(a)
+    want_final = np.zeros((2, 3), 'float32')
+    for r in range(2):
+        h = np.zeros(3, 'float32')
+        steps = range(3, -1, -1) if reverse else range(4)
+        for t in steps:
+            new = np.tanh(a[r, t] + b[r, t] + h)
+            want_out[r, t] = new
+            if t < lengths[r]:
+                h = new
+        want_final[r] = h
+    np.testing.assert_allclose(got_out, want_out, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got_final, want_final, rtol=1e-5, atol=1e-6)
+
+
+def test_unseeded_sampling_decoder_draws_ids_in_range():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        start = L.data('start', [-1], dtype='int64', append_batch_size=False)
+        h0 = L.data('h0', [-1, gen.H], dtype='float32', append_batch_size=False)
+        helper = L.SampleEmbeddingHelper(
+            lambda ids: fluid.embedding(ids, size=[gen.V, gen.E]), start, gen.END)
+        dec = L.BasicDecoder(L.GRUCell(gen.H), helper,
+                             output_fn=lambda h: L.fc(h, gen.V))
+        outs, _ = L.dynamic_decode(dec, inits=h0, max_step_num=4)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        ids, = exe.run(main, feed={'start': np.array([0, 2], 'int64'),
+                                   'h0': np.zeros((2, gen.H), 'float32')},
+                       fetch_list=[outs.sample_ids])
+    assert ids.dtype == np.int64 and ids.shape[0] == 2 and 1 <= ids.shape[1] <= 5
+    assert ((ids >= 0) & (ids < gen.V)).all()
