@@ -15,7 +15,7 @@ import numpy as np
 from . import core, layers
 from .framework import Variable
 
-__all__ = ['gather', 'gather_nd', 'scatter', 'scatter_nd_add', 'scatter_nd', 'stack',
+__all__ = ['sampling_id', 'gather', 'gather_nd', 'scatter', 'scatter_nd_add', 'scatter_nd', 'stack',
            'unstack', 'flip', 'roll', 'reverse', 'argmin', 'cumsum', 'tril', 'triu',
            'index_select', 'index_sample', 'arange', 'linspace', 'full_like',
            'ones_like', 'diag', 'eye', 'size', 'reduce_all', 'reduce_any', 'has_inf',
@@ -40,6 +40,19 @@ def _one(op, inputs, attrs=None, like=None, dtype=None, name=None, out_slot='Out
     h = layers._Helper(op, name)
     out = h.tmp(dtype or like.dtype.name)
     h.append(op, inputs, {out_slot: out}, attrs or {})
+    return out
+
+
+def sampling_id(x, min=0.0, max=1.0, seed=0, dtype='float32'):
+    """One id per row of x [N, W] (each row a distribution over W ids): int64 [N]. A
+    nonzero seed gives the same ids on every run, and Paddle 1.8.5's for the same seed;
+    as in Paddle, the ids are int64 whatever dtype says."""
+    _check(x, 'x', 'sampling_id', ('float32', 'float64'))
+    if not float(min) < float(max):
+        raise ValueError('sampling_id: min (%r) must be less than max (%r)' % (min, max))
+    out = _one('sampling_id', {'X': x},
+               {'min': float(min), 'max': float(max), 'seed': int(seed)}, dtype='int64')
+    out.stop_gradient = True
     return out
 
 
