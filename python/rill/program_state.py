@@ -93,9 +93,10 @@ class _Unpickler(pickle.Unpickler):
 
     def find_class(self, module, name):
         import codecs
+        rebuild = lambda: _numpy_core().multiarray._reconstruct  # noqa: E731
         allowed = {
-            ('numpy.core.multiarray', '_reconstruct'): lambda: _numpy_core().multiarray._reconstruct,
-            ('numpy._core.multiarray', '_reconstruct'): lambda: _numpy_core().multiarray._reconstruct,
+            ('numpy.core.multiarray', '_reconstruct'): rebuild,
+            ('numpy._core.multiarray', '_reconstruct'): rebuild,
             ('numpy.core.multiarray', 'scalar'): lambda: _numpy_core().multiarray.scalar,
             ('numpy._core.multiarray', 'scalar'): lambda: _numpy_core().multiarray.scalar,
             ('numpy', 'ndarray'): lambda: np.ndarray,
