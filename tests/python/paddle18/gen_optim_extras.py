@@ -167,6 +167,47 @@ def initializers(fluid):
     return out
 
 
+DPSGD = dict(lr=0.5, clip=1.0, batch_size=2.0, sigma=3.0)
+
+
+def dpsgd_program(fluid):
+    """A zero gradient: each dpsgd run moves the parameter by -lr * n / batch_size, n the
+    run's noise draw."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        p = fluid.layers.create_parameter([4], 'float32', name='p',
+                                          default_initializer=fluid.initializer.Constant(0.0))
+        loss = fluid.layers.reduce_sum(p) * 0.0
+        fluid.optimizer.Dpsgd(DPSGD['lr'], clip=DPSGD['clip'], batch_size=DPSGD['batch_size'],
+                              sigma=DPSGD['sigma']).minimize(loss)
+    return main, startup
+
+
+def dpsgd_noise(fluid, runs, seeds=False):
+    """The noise draws of `runs` dpsgd runs; with seeds, each run sets the op's seed to a
+    new seeded-random value (Paddle seeds an unseeded run from the clock, so runs within a
+    second repeat; rand_r's first draws from consecutive seeds are alike)."""
+    seed_of = np.random.RandomState(1887).randint(1, 2**31 - 1, size=runs)
+    main, startup = dpsgd_program(fluid)
+    op, = [o for o in main.global_block().ops if o.type == 'dpsgd']
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    draws = []
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        prev = np.zeros(4, 'float32')
+        for k in range(runs):
+            if seeds:
+                op._set_attr('seed', int(seed_of[k]))
+            exe.run(main)
+            cur = np.array(scope.find_var('p').get_tensor())
+            step = cur - prev
+            assert np.all(step == step[0])  # one draw per run
+            draws.append(-float(step[0]) * DPSGD['batch_size'] / DPSGD['lr'])
+            prev = cur
+    return np.array(draws)
+
+
 def main():
     import paddle.fluid as fluid
     params, g, batches = data()
@@ -177,6 +218,7 @@ def main():
             out['%s_%s' % (case, k)] = v
         print(case, got['loss'][0], got['loss'][-1])
     out.update(initializers(fluid))
+    out['dpsgd_noise'] = dpsgd_noise(fluid, 1000, seeds=True).astype('float32')
     os.makedirs(OUT, exist_ok=True)
     np.savez(os.path.join(OUT, 'expected.npz'), **out)
 
