@@ -38,7 +38,25 @@ def _tmp_var(block, name, like):
                             persistable=False, stop_gradient=True)
 
 
-class ExponentialMovingAverage(object):
+class _Averaged(object):
+    """apply / restore over the side programs `apply_program` and `restore_program`."""
+
+    @contextlib.contextmanager
+    def apply(self, executor, need_restore=True):
+        """Sets the parameters to their averages for the body of the with statement,
+        and back afterwards unless need_restore is False (then call restore)."""
+        executor.run(self.apply_program)
+        try:
+            yield
+        finally:
+            if need_restore:
+                self.restore(executor)
+
+    def restore(self, executor):
+        executor.run(self.restore_program)
+
+
+class ExponentialMovingAverage(_Averaged):
     """ema_t = decay * ema_{t-1} + (1 - decay) * param_t, one `_ema` variable per
     parameter (zeros at the start). update() appends the averaging ops to the main
     program; apply(executor) runs apply_program, which saves the parameters into
@@ -128,22 +146,8 @@ class ExponentialMovingAverage(object):
                 ema_t = ema * self._decay_var + p * (1 - self._decay_var)
                 layers.assign(input=ema_t, output=ema)
 
-    @contextlib.contextmanager
-    def apply(self, executor, need_restore=True):
-        """Sets the parameters to their averages for the body of the with statement,
-        and back afterwards unless need_restore is False (then call restore)."""
-        executor.run(self.apply_program)
-        try:
-            yield
-        finally:
-            if need_restore:
-                self.restore(executor)
 
-    def restore(self, executor):
-        executor.run(self.restore_program)
-
-
-class ModelAverage(Optimizer):
+class ModelAverage(_Averaged, Optimizer):
     """Averages each parameter over a sliding window of recent steps with
     average_accumulates ops appended to the main program at construction (after
     minimize). The window grows with the steps: it is restarted once it holds at least
@@ -233,18 +237,6 @@ class ModelAverage(Optimizer):
         raise NotImplementedError('ModelAverage averages the parameters another optimizer '
                                   'trains: call that optimizer\'s minimize, then build '
                                   'ModelAverage')
-
-    @contextlib.contextmanager
-    def apply(self, executor, need_restore=True):
-        executor.run(self.apply_program)
-        try:
-            yield
-        finally:
-            if need_restore:
-                self.restore(executor)
-
-    def restore(self, executor):
-        executor.run(self.restore_program)
 
 
 class LookaheadOptimizer(object):
