@@ -242,3 +242,25 @@ def test_rill_loads_what_paddle18_saves(tmp_path):
                 fluid.set_program_state(main, fluid.load_program_state(str(tmp_path / 'dir')))
             got, = exe.run(main, feed={'x': X}, fetch_list=[loss])
         np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=how)
+
+
+def test_load_reads_a_combined_file_given_var_list(tmp_path):
+    main, startup, _, exe = _trained()
+    params = [v for v in main.list_vars() if fluid.io.is_parameter(v)]
+    fluid.io.save_vars(exe, str(tmp_path), main, vars=params, filename='params')
+    want = _values(main)
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(startup)
+        with pytest.raises(ValueError, match='var_list'):
+            fluid.load(main, str(tmp_path / 'params'), exe)
+        other = fluid.Program()
+        stranger = other.global_block().create_var(name='stranger', shape=[1],
+                                                   persistable=True)
+        with pytest.raises(LookupError, match='stranger'):
+            fluid.load(main, str(tmp_path / 'params'), exe, var_list=params + [stranger])
+        fluid.load(main, str(tmp_path / 'params'), exe, var_list=params)
+        for p in params:
+            np.testing.assert_array_equal(
+                np.array(fluid.global_scope().find_var(p.name).get_tensor()), want[p.name])
+        with pytest.raises(fluid.NotFoundError, match='nothing'):
+            fluid.load(main, str(tmp_path / 'nothing'), exe)
