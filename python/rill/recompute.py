@@ -8,7 +8,8 @@ clipping and weight decay), each segment's ops are copied into the backward pass
 before the first backward op that reads what the segment computed; the copies write
 `NAME@RECOMPUTE` variables and every backward op after them reads those instead. So no
 backward op reads a segment's original activations: they are dead after the forward
-pass. The checkpoints themselves, persistable variables, and what the ops before the
+pass, and an executor that frees temporaries after their last use frees them there
+(the Python Executor keeps temporaries between runs). The checkpoints themselves, persistable variables, and what the ops before the
 first checkpoint and after the last compute are read as they are. An op that draws
 random numbers (dropout without a fixed seed, ...) or holds a sub-block is not re-run:
 its outputs are kept, so the numbers are the same as without recompute."""
