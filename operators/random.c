@@ -11,6 +11,7 @@
 enum { IN_SHAPE, IN_SHAPE_LIST };
 enum { U_SHAPE, U_MIN, U_MAX, U_SEED, U_DTYPE, U_DIAG_NUM, U_DIAG_STEP, U_DIAG_VAL };
 enum { G_SHAPE, G_MEAN, G_STD, G_SEED, G_DTYPE };
+enum { T_SHAPE, T_MEAN, T_STD, T_SEED, T_DTYPE };
 
 static const rill_slot_schema inputs[] = {
     [IN_SHAPE] = {"ShapeTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
@@ -45,6 +46,16 @@ static const rill_attr_schema gaussian_attrs[] = {
     {"use_mkldnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
 };
 
+static const rill_attr_schema truncated_attrs[] = {
+    [T_SHAPE] = {"shape", RILL_ATTR_INTS, 0, RILL_DEF_EMPTY(RILL_ATTR_INTS), "output shape"},
+    [T_MEAN] = {"mean", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.0f), "mean"},
+    [T_STD] = {"std", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(1.0f),
+               "standard deviation of the normal before truncation"},
+    [T_SEED] = {"seed", RILL_ATTR_INT, 0, RILL_DEF_INT(0),
+                "nonzero: fixed seed; 0: derived from the output's name (see random.c)"},
+    [T_DTYPE] = {"dtype", RILL_ATTR_INT, 0, RILL_DEF_INT(RILL_DTYPE_FP32), "float32 or float64"},
+};
+
 static rill_status *random_infer(rill_infer_ctx *ctx, int dtype_attr, int shape_attr) {
   rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
   if (!out) return rill_infer_error(ctx, "needs output Out");
@@ -58,6 +69,33 @@ static rill_status *random_infer(rill_infer_ctx *ctx, int dtype_attr, int shape_
   if (!known) {
     rill_meta_unknown(out);
     return NULL;
+  }
+  rill_meta_set(out, (rill_dtype)dt, &d, 0, -1, -1);
+  return NULL;
+}
+
+/* truncated_gaussian_random has no shape inputs and an int32 shape attribute. */
+static rill_status *truncated_infer(rill_infer_ctx *ctx) {
+  rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
+  if (!out) return rill_infer_error(ctx, "needs output Out");
+  const char *name = rill_infer_out_name(ctx, 0, 0);
+  int32_t dt = ctx->attrs[T_DTYPE].v.i;
+  if (dt != RILL_DTYPE_FP32 && dt != RILL_DTYPE_FP64)
+    return rill_infer_error(ctx, "attribute dtype %d of output Out (%s) is not float32 (5) or "
+                            "float64 (6)", (int)dt, name);
+  if (!(ctx->attrs[T_STD].v.f >= 0.0f))
+    return rill_infer_error(ctx, "attribute std %g of output Out (%s) is negative",
+                            (double)ctx->attrs[T_STD].v.f, name);
+  const rill_attr_value *shape = &ctx->attrs[T_SHAPE];
+  if (shape->n == 0 || shape->n > RILL_MAX_DIMS)
+    return rill_infer_error(ctx, "attribute shape of output Out (%s) has %zu dims, not 1 to %d",
+                            name, shape->n, RILL_MAX_DIMS);
+  rill_dims d = {.n = (int32_t)shape->n};
+  for (size_t i = 0; i < shape->n; i++) {
+    d.d[i] = shape->list.ints[i];
+    if (d.d[i] < 0)
+      return rill_infer_error(ctx, "attribute shape of output Out (%s) has the negative extent "
+                              "%lld", name, (long long)d.d[i]);
   }
   rill_meta_set(out, (rill_dtype)dt, &d, 0, -1, -1);
   return NULL;
@@ -96,6 +134,23 @@ const rill_op_schema rill_schema_gaussian_random = {
     .grad = NULL,
     .kernel_dtype_slot = -1,
     .dtype_attr = G_DTYPE,
+};
+
+const rill_op_schema rill_schema_truncated_gaussian_random = {
+    .type = "truncated_gaussian_random",
+    .doc = "Out = normal values of mean and std kept within mean +- 2 std (Paddle's inverse-CDF "
+           "sampling), of shape and dtype (seeded: see seed).",
+    .inputs = NULL,
+    .ninputs = 0,
+    .outputs = outputs,
+    .noutputs = RILL_COUNTOF(outputs),
+    .attrs = truncated_attrs,
+    .nattrs = RILL_COUNTOF(truncated_attrs),
+    .flags = RILL_OP_RANDOM,
+    .infer = truncated_infer,
+    .grad = NULL,
+    .kernel_dtype_slot = -1,
+    .dtype_attr = T_DTYPE,
 };
 
 RILL_OP_TABLE_CHECKS(random);

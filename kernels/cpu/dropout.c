@@ -9,14 +9,11 @@
  *     process-wide count of non-fixed runs stands in.
  * Element i is dropped when the i-th uniform draw is below dropout_prob, so a given
  * seed gives the same mask on every machine. */
-#include <stdatomic.h>
 #include <string.h>
 
 #include "framework/base/random.h"
 #include "kernels/cpu/kernels.h"
-
-
-static atomic_uint_fast64_t unfixed_runs;
+#include "kernels/cpu/tensor_ops.h"
 
 static bool upscale(const rill_kernel_ctx *ctx) {
   const char *s = ctx->attrs[RILL_DROPOUT_ATTR_DROPOUT_IMPLEMENTATION].v.s;
@@ -40,9 +37,7 @@ static rill_status *run_seed(rill_kernel_ctx *ctx, uint64_t *seed) {
    * executor seed gives the same masks (the op is flagged RILL_OP_RANDOM, so the
    * parallel schedule keeps the draws in program order). Outside an executor (no
    * device), a process-wide counter stands in. */
-  uint64_t n = ctx->dev ? ctx->dev->random_u64(ctx->dev)
-                           : atomic_fetch_add_explicit(&unfixed_runs, 1, memory_order_relaxed);
-  *seed = attr * 0x9E3779B97F4A7C15ull ^ (n + 1) * 0xD1B54A32D192ED03ull;
+  *seed = attr * 0x9E3779B97F4A7C15ull ^ rill_random_run_seed(ctx);
   return NULL;
 }
 

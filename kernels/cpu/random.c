@@ -1,6 +1,7 @@
 /* uniform_random and gaussian_random CPU kernels (float32, float64). Seeding is
  * described in operators/random.c. */
 #include <math.h>
+#include <stdatomic.h>
 
 #include "framework/base/random.h"
 #include "kernels/cpu/tensor_ops.h"
@@ -12,6 +13,14 @@ uint64_t rill_random_seed(const rill_kernel_ctx *ctx, int32_t seed_attr) {
   const char *name = rill_kout_name(ctx, 0, 0);
   for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 0x100000001b3ULL;
   return h ^ RILL_RANDOM_DEFAULT_SEED;
+}
+
+static atomic_uint_fast64_t unseeded_runs;
+
+uint64_t rill_random_run_seed(const rill_kernel_ctx *ctx) {
+  uint64_t n = ctx->dev ? ctx->dev->random_u64(ctx->dev)
+                        : atomic_fetch_add_explicit(&unseeded_runs, 1, memory_order_relaxed);
+  return (n + 1) * 0xD1B54A32D192ED03ull;
 }
 
 #define UNIFORM(T, DT, NEXT, NAME)                                                        \
@@ -59,3 +68,37 @@ UNIFORM(double, RILL_DTYPE_FP64, nextafter, rill_cpu_uniform_random_fp64)
 
 GAUSSIAN(float, RILL_DTYPE_FP32, rill_cpu_gaussian_random_fp32)
 GAUSSIAN(double, RILL_DTYPE_FP64, rill_cpu_gaussian_random_fp64)
+
+/* The inverse of erf on (-1, 1): Winitzki's closed form, then two Newton steps on erf. */
+static double inverse_erf(double x) {
+  const double a = 0.147, pi = 3.14159265358979323846;
+  double l = log(1.0 - x * x), t = 2.0 / (pi * a) + l / 2.0;
+  double y = copysign(sqrt(sqrt(t * t - l / a) - t), x);
+  for (int k = 0; k < 2; k++) y -= (erf(y) - x) / (2.0 / sqrt(pi) * exp(-y * y));
+  return y;
+}
+
+/* Paddle's sampling: u uniform in (0, 1) maps into [Phi(-2), Phi(2)] and back through the
+ * inverse normal CDF, so every value lies within mean +- 2 std. */
+#define TRUNCATED(T, DT, NAME)                                                            \
+  rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
+    rill_tensor *out;                                                                     \
+    RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                        \
+    double mean = ctx->attrs[RILL_TRUNCATED_GAUSSIAN_RANDOM_ATTR_MEAN].v.f;               \
+    double sd = ctx->attrs[RILL_TRUNCATED_GAUSSIAN_RANDOM_ATTR_STD].v.f;                  \
+    double lo = 0.5 * erfc(2.0 / sqrt(2.0)), hi = 1.0 - lo;                             \
+    rill_rng rng;                                                                         \
+    rill_rng_seed(&rng, rill_random_seed(ctx, ctx->attrs[RILL_TRUNCATED_GAUSSIAN_RANDOM_ATTR_SEED].v.i)); \
+    T *p = rill_tensor_ptr(out);                                                          \
+    int64_t n = rill_tensor_numel(out);                                                   \
+    for (int64_t i = 0; i < n; i++) {                                                     \
+      double q = lo + (hi - lo) * rill_rng_uniform(&rng);                                 \
+      double z = sqrt(2.0) * inverse_erf(2.0 * q - 1.0);                                  \
+      z = z < -2.0 ? -2.0 : z > 2.0 ? 2.0 : z;                                            \
+      p[i] = (T)(mean + sd * z);                                                          \
+    }                                                                                     \
+    return NULL;                                                                          \
+  }
+
+TRUNCATED(float, RILL_DTYPE_FP32, rill_cpu_truncated_gaussian_random_fp32)
+TRUNCATED(double, RILL_DTYPE_FP64, rill_cpu_truncated_gaussian_random_fp64)

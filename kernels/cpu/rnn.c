@@ -28,13 +28,13 @@
  * which (through the dropout mask) is the layer below's output gradient. */
 #include <cblas.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <string.h>
 
 #include "framework/base/alloc.h"
 #include "framework/base/random.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/sgemm.h"
+#include "kernels/cpu/tensor_ops.h"
 #include "kernels/cpu/vexp.h"
 #include "operators/rnn.h"
 
@@ -301,17 +301,11 @@ static rill_status *lengths_of(rill_kernel_ctx *ctx, rnn_run *r, int64_t **lens)
 }
 
 /* The dropout mask's seed: the `seed` attribute when set (the same mask on every run),
- * else the next draw of the executor's generator (the op is flagged RILL_OP_RANDOM, so
- * the parallel schedule keeps the draws in program order); outside an executor a
- * process-wide count stands in. */
-static atomic_uint_fast64_t unseeded_runs;
-
+ * else a new one each run (rill_random_run_seed). */
 static uint64_t dropout_seed(const rill_kernel_ctx *ctx) {
   int32_t seed = ctx->attrs[RILL_RNN_ATTR_SEED].v.i;
   if (seed != 0) return (uint64_t)(uint32_t)seed;
-  uint64_t n = ctx->dev ? ctx->dev->random_u64(ctx->dev)
-                        : atomic_fetch_add_explicit(&unseeded_runs, 1, memory_order_relaxed);
-  return (n + 1) * 0xD1B54A32D192ED03ull ^ 0x9E3779B97F4A7C15ull;
+  return rill_random_run_seed(ctx) ^ 0x9E3779B97F4A7C15ull;
 }
 
 /* Whether the layers' inputs go through dropout. */

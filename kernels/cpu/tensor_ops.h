@@ -46,5 +46,11 @@ bool rill_cpu_fill_elems(void *p, int64_t n, rill_dtype dt, double v);
 /* The seed a random kernel uses: seed_attr when nonzero, else RILL_RANDOM_DEFAULT_SEED
  * mixed with the FNV-1a hash of output (0, 0)'s name. */
 uint64_t rill_random_seed(const rill_kernel_ctx *ctx, int32_t seed_attr);
+/* A seed for a kernel run that must differ from the run before (an unseeded dropout
+ * mask, dpsgd's noise): from the next draw of the executor's generator (such ops are
+ * flagged RILL_OP_RANDOM, so the parallel schedule keeps the draws in program order), so
+ * the same executor seed gives the same runs; outside an executor a process-wide count
+ * stands in. */
+uint64_t rill_random_run_seed(const rill_kernel_ctx *ctx);
 
 #endif

@@ -15,11 +15,12 @@ from .framework import (Program, Block, Variable, Parameter, Operator, program_g
                         default_main_program, default_startup_program, name_scope,
                         unique_name, CPUPlace, CUDAPlace, in_dygraph_mode)
 from . import initializer, param_attr, regularizer, clip, layers, optimizer, executor, io
-from .param_attr import ParamAttr
+from .param_attr import ParamAttr, WeightNormParamAttr
 from .executor import (Executor, Scope, global_scope, scope_guard, LoDTensor,
                        LoDTensorArray, create_lod_tensor)
 from .clip import GradientClipByGlobalNorm, set_gradient_clip
-from .io import save_inference_model, load_inference_model
+from .io import (save_inference_model, load_inference_model, save, load, load_program_state,
+                 set_program_state)
 from .data_feeder import DataFeeder
 from . import nets
 from . import inference
@@ -61,7 +62,8 @@ __all__ = ['Error', 'Program', 'Block', 'Variable', 'Parameter', 'Operator', 'pr
            'ExecutionStrategy', 'cpu_places', 'cuda_places', 'create_random_int_lodtensor',
            'FluidAPIMissing', 'metrics', 'evaluator', 'is_compiled_with_cuda',
            'require_version', 'set_flags', 'get_flags', 'device_guard', 'one_hot',
-           'LoDTensorArray', 'backward', 'append_backward', 'gradients']
+           'LoDTensorArray', 'backward', 'append_backward', 'gradients', 'save', 'load',
+           'load_program_state', 'set_program_state', 'WeightNormParamAttr']
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr('fluid', 'rill')

@@ -45,18 +45,26 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
     its program; returns [(Parameter, gradient Variable)] for the trainable parameters (or
     those named in parameter_list) that have a gradient. Each callback is called as
     callback(block=, context=) once per appended gradient op, after the pass, with
-    context mapping each gradient name to its variable's name."""
+    context mapping each gradient name to its variable's name. checkpoints: Variables
+    cutting the forward pass into segments that the backward pass re-runs
+    (rill/recompute.py)."""
     where = 'append_backward'
     if callbacks is not None:
         if not isinstance(callbacks, (list, tuple)) or not all(callable(c) for c in callbacks):
             raise TypeError('%s: callbacks must be a list of callables, got %r'
                             % (where, callbacks))
     if checkpoints is not None:
-        raise core.error_class('UNIMPLEMENTED')(
-            '%s: checkpoints (recompute) are not supported' % where)
+        if not isinstance(checkpoints, (list, tuple)) or not all(
+                isinstance(c, (Variable, str)) for c in checkpoints):
+            raise TypeError('%s: checkpoints must be a list of Variables, got %r'
+                            % (where, checkpoints))
     wanted = None if parameter_list is None else set(_names(parameter_list, 'parameter_list',
                                                             where))
     program, blk, first, pairs = _run_pass(loss, no_grad_set, where)
+    if checkpoints:
+        from .recompute import _rewrite
+        _rewrite(program, [c.name if isinstance(c, Variable) else c for c in checkpoints])
+        blk = program.global_block()
     out = []
     for p, g in pairs:
         param = blk.vars.get(p)

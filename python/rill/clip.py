@@ -2,7 +2,57 @@
 (rill_program_append_clip_by_global_norm) before weight decay, as Paddle orders them."""
 
 __all__ = ['GradientClipByGlobalNorm', 'ClipGradByGlobalNorm', 'GradientClipByValue',
-           'GradientClipByNorm', 'ClipGradByValue', 'ClipGradByNorm', 'set_gradient_clip']
+           'GradientClipByNorm', 'ClipGradByValue', 'ClipGradByNorm', 'set_gradient_clip',
+           'ErrorClipByValue']
+
+
+class BaseErrorClipAttr(object):
+    def _append_clip_op(self, block, grad_name, at):
+        raise NotImplementedError
+
+
+class ErrorClipByValue(BaseErrorClipAttr):
+    """Set as `var.error_clip`: during the backward pass of Optimizer.minimize, the
+    gradient of var is clipped into [min, max] (min defaults to -max) right after each
+    backward op that writes it, by a `clip` op in place, so the ops before it in the
+    backward pass see the clipped error."""
+
+    def __init__(self, max, min=None):
+        max = float(max)
+        min = -max if min is None else float(min)
+        self.max, self.min = max, min
+
+    def _append_clip_op(self, block, grad_name, at):
+        from .framework import OpRole
+        block._insert_op(at, 'clip', inputs={'X': [grad_name]}, outputs={'Out': [grad_name]},
+                         attrs={'min': self.min, 'max': self.max,
+                                'op_role': OpRole.Backward})
+
+
+def _append_error_clips(program):
+    """The clip ops of every variable with an error_clip, after each backward op of the
+    global block writing its gradient (var@GRAD)."""
+    from .framework import OpRole
+    blk = program.global_block()
+    i = 0
+    while i < len(blk.ops):
+        op = blk.ops[i]
+        i += 1
+        role = op.attr('op_role') or 0
+        if not role & OpRole.Backward:
+            continue
+        for name in op.output_arg_names:
+            if not name.endswith('@GRAD'):
+                continue
+            fwd = blk._find_var_recursive(name[:-len('@GRAD')])
+            clip = getattr(fwd, 'error_clip', None) if fwd is not None else None
+            if clip is None:
+                continue
+            if not isinstance(clip, BaseErrorClipAttr):
+                raise TypeError('variable %s: error_clip should be an ErrorClipByValue, got %r'
+                                % (fwd.name, clip))
+            clip._append_clip_op(blk, name, i)
+            i += 1  # past the clip just inserted
 
 
 class GradientClipByGlobalNorm(object):

@@ -636,7 +636,7 @@ class Block(object):
 
     def create_parameter(self, name, shape, dtype='float32', trainable=True, optimize_attr=None,
                          regularizer=None, gradient_clip_attr=None, initializer=None,
-                         stop_gradient=False, **kwargs):
+                         stop_gradient=False, do_model_average=None, **kwargs):
         if name in self.vars:
             v = self.vars[name]
             if not isinstance(v, Parameter):
@@ -646,7 +646,8 @@ class Block(object):
                            persistable=True, is_parameter=True,
                            stop_gradient=stop_gradient or not trainable)
         p = Parameter(self, vd, trainable=trainable, optimize_attr=optimize_attr,
-                      regularizer=regularizer, gradient_clip_attr=gradient_clip_attr)
+                      regularizer=regularizer, gradient_clip_attr=gradient_clip_attr,
+                      do_model_average=do_model_average)
         self._add_var(p)
         if initializer is not None:
             initializer(p, self)

@@ -9,7 +9,8 @@ from . import core
 
 __all__ = ['Constant', 'Uniform', 'Normal', 'Xavier', 'MSRA', 'NumpyArrayInitializer',
            'ConstantInitializer', 'UniformInitializer', 'NormalInitializer',
-           'XavierInitializer', 'MSRAInitializer', 'Initializer']
+           'XavierInitializer', 'MSRAInitializer', 'Initializer', 'TruncatedNormal',
+           'TruncatedNormalInitializer', 'Bilinear', 'BilinearInitializer']
 
 
 class Initializer(object):
@@ -65,6 +66,59 @@ class NormalInitializer(Initializer):
                                attrs={'shape': list(var.shape), 'mean': self.loc,
                                       'std': self.scale, 'seed': self._seed(self.seed, block),
                                       'dtype': var.desc['dtype']})
+
+
+class TruncatedNormalInitializer(Initializer):
+    """A truncated_gaussian_random op: normal values of mean loc and std scale, kept
+    within loc +- 2 scale (the normal's std before truncation is scale)."""
+
+    def __init__(self, loc=0.0, scale=1.0, seed=0):
+        for k, v in (('loc', loc), ('scale', scale), ('seed', seed)):
+            if v is None:
+                raise ValueError('TruncatedNormal: %s must not be None' % k)
+        self.loc, self.scale, self.seed = float(loc), float(scale), int(seed)
+
+    def __call__(self, var, block):
+        return block.append_op('truncated_gaussian_random', outputs={'Out': var},
+                               attrs={'shape': [int(d) for d in var.shape], 'mean': self.loc,
+                                      'std': self.scale, 'seed': self._seed(self.seed, block),
+                                      'dtype': var.desc['dtype']})
+
+
+class BilinearInitializer(Initializer):
+    """The bilinear upsampling kernel for a conv2d_transpose filter of shape
+    [C, 1, K, K] (any 4-D shape with equal last two extents), set by assign_value.
+    The values are Paddle 1.8's under Python 3: element i takes x = i mod K and
+    y = (i / K) mod K with a true division, so y is fractional."""
+
+    def __call__(self, var, block):
+        from .framework import Variable, Block
+        if not isinstance(var, Variable):
+            raise ValueError('Bilinear: var must be a Variable, got %r' % (var,))
+        if not isinstance(block, Block):
+            raise ValueError('Bilinear: block must be a Block, got %r' % (block,))
+        shape = list(var.shape)
+        if len(shape) != 4:
+            raise ValueError('Bilinear: %s has shape %s; it must be 4-D' % (var.name, shape))
+        if shape[2] != shape[3]:
+            raise ValueError('Bilinear: %s has shape %s; shape[2] must equal shape[3]' %
+                             (var.name, shape))
+        if var.desc['dtype'] != 5:
+            raise ValueError('Bilinear: %s is %s; only float32 is supported' %
+                             (var.name, var.dtype))
+        n = int(np.prod(shape))
+        if n > 1024 * 1024:
+            raise ValueError('Bilinear: %s has %d elements, more than 1048576' % (var.name, n))
+        size = shape[3]
+        f = np.ceil(size / 2.)
+        c = (2 * f - 1 - f % 2) / (2. * f)
+        i = np.arange(n, dtype=np.float64)
+        x = i % size
+        y = (i / size) % size
+        w = ((1 - np.abs(x / f - c)) * (1 - np.abs(y / f - c))).astype(np.float32)
+        return block.append_op('assign_value', outputs={'Out': var},
+                               attrs={'shape': shape, 'dtype': 5,
+                                      'fp32_values': [float(v) for v in w]})
 
 
 class XavierInitializer(Initializer):
@@ -129,6 +183,8 @@ Uniform = UniformInitializer
 Normal = NormalInitializer
 Xavier = XavierInitializer
 MSRA = MSRAInitializer
+TruncatedNormal = TruncatedNormalInitializer
+Bilinear = BilinearInitializer
 
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402

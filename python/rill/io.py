@@ -30,6 +30,7 @@ from . import layers
 from .reader import (batch, shuffle, buffered, compose, chain, map_readers, firstn,  # noqa: F401
                      xmap_readers, cache, ComposeNotAligned)
 from .data_loader import DataLoader
+from .program_state import save, load, load_program_state, set_program_state
 
 __all__ = ['save_vars', 'save_params', 'save_persistables', 'load_vars', 'load_params',
            'load_persistables', 'save_inference_model', 'load_inference_model',
@@ -37,7 +38,8 @@ __all__ = ['save_vars', 'save_params', 'save_persistables', 'load_vars', 'load_p
            'list_checkpoints', 'CheckpointWarning', 'CHECKPOINT_STEP_VAR', 'batch', 'shuffle',
            'buffered', 'compose', 'chain', 'map_readers', 'firstn', 'xmap_readers', 'cache',
            'ComposeNotAligned', 'DataLoader', 'get_program_parameter',
-           'get_program_persistable_vars']
+           'get_program_persistable_vars', 'save', 'load', 'load_program_state',
+           'set_program_state']
 
 _NOT_SAVED = (core.FEED_MINIBATCH, core.FETCH_LIST, core.RAW, 15)
 

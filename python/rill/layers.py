@@ -2,13 +2,15 @@
 their initializer ops in the startup program); nothing runs until an Executor runs the
 program. Output shapes come from the ops' shape inference in C."""
 
+import copy
+
 import numpy as np
 
 from . import core
 from .framework import (Variable, default_main_program, default_startup_program,
                         unique_name)
 from .initializer import Constant, Normal, Xavier
-from .param_attr import ParamAttr
+from .param_attr import ParamAttr, WeightNormParamAttr
 
 __all__ = ['data', 'fc', 'embedding', 'conv2d', 'pool2d', 'batch_norm', 'layer_norm',
            'dropout', 'softmax', 'cross_entropy', 'softmax_with_cross_entropy',
@@ -58,6 +60,13 @@ class _Helper(object):
         name = attr.name or unique_name.generate(self.name + ('.b' if is_bias else '.w'))
         init = attr.initializer or default_initializer or \
             (Constant(0.0) if is_bias else Xavier())
+        if isinstance(attr, WeightNormParamAttr):
+            from . import weight_norm
+            attr = copy.copy(attr)
+            attr.name = name
+            w = weight_norm.create(self, attr, shape, dtype, init)
+            WeightNormParamAttr.params_with_weight_norm.append(w)
+            return w
         sblock = self.startup.global_block()
         if not sblock.has_var(name):
             sv = sblock.create_var(name=name, shape=shape, dtype=dtype, persistable=True)
@@ -65,7 +74,7 @@ class _Helper(object):
         return self.main.global_block().create_parameter(
             name=name, shape=shape, dtype=dtype, trainable=attr.trainable,
             optimize_attr={'learning_rate': attr.learning_rate}, regularizer=attr.regularizer,
-            gradient_clip_attr=attr.gradient_clip)
+            gradient_clip_attr=attr.gradient_clip, do_model_average=attr.do_model_average)
 
     def append(self, type, inputs, outputs, attrs=None):
         return self.block.append_op(type, inputs=inputs, outputs=outputs, attrs=attrs)
@@ -311,10 +320,11 @@ def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, para
     c = input.shape[1] if data_layout == 'NCHW' else input.shape[-1]
     scale = h.param(param_attr, [c], dt, default_initializer=Constant(1.0))
     bias = h.param(bias_attr, [c], dt, is_bias=True)
+    avg = do_model_average_for_mean_and_var
     mean = h.param(ParamAttr(name=moving_mean_name, initializer=Constant(0.0),
-                             trainable=False), [c], dt)
+                             trainable=False, do_model_average=avg), [c], dt)
     var = h.param(ParamAttr(name=moving_variance_name, initializer=Constant(1.0),
-                            trainable=False), [c], dt)
+                            trainable=False, do_model_average=avg), [c], dt)
     saved_mean = h.tmp(dt, stop_gradient=True)
     saved_var = h.tmp(dt, stop_gradient=True)
     out = input if in_place else h.tmp(dt)

@@ -24,6 +24,17 @@ def _step_counter():
     return counter
 
 
+def _decay_step_counter(begin=0):
+    """Fluid's float32 global step (begin during the first run, one more each run after),
+    as ExponentialMovingAverage's thres_steps and schedules written by hand use it; the
+    same counter the schedules here advance."""
+    counter = _step_counter()
+    if begin:
+        with _lr_role():
+            counter = layers.scale(counter, 1.0, bias=float(begin))
+    return counter
+
+
 class _lr_role(object):
     def __enter__(self):
         self.main = default_main_program()

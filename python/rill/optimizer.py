@@ -13,7 +13,8 @@ __all__ = ['SGD', 'Momentum', 'Adam', 'Adagrad', 'SGDOptimizer', 'MomentumOptimi
            'RMSProp', 'Adadelta', 'Adamax', 'DecayedAdagrad', 'Ftrl', 'LarsMomentum', 'Lamb',
            'RMSPropOptimizer', 'AdadeltaOptimizer', 'AdamaxOptimizer',
            'DecayedAdagradOptimizer', 'FtrlOptimizer', 'LarsMomentumOptimizer',
-           'LambOptimizer']
+           'LambOptimizer', 'Dpsgd', 'DpsgdOptimizer', 'ExponentialMovingAverage',
+           'ModelAverage', 'LookaheadOptimizer', 'RecomputeOptimizer']
 
 
 class Optimizer(object):
@@ -94,6 +95,8 @@ class Optimizer(object):
             no_grad.append(n.name if isinstance(n, Variable) else n)
         c = program._c()  # the passes edit the program in place
         pairs = c.append_backward(loss.name, no_grad)
+        program._transformed()
+        clip_mod._append_error_clips(program)
         if parameter_list is not None:
             wanted = set(p.name if isinstance(p, Variable) else p for p in parameter_list)
         else:
@@ -252,7 +255,10 @@ class AdagradOptimizer(Optimizer):
 
 from .optimizer_more import (RMSPropOptimizer, AdadeltaOptimizer,  # noqa: E402
                              AdamaxOptimizer, DecayedAdagradOptimizer, FtrlOptimizer,
-                             LarsMomentumOptimizer, LambOptimizer)
+                             LarsMomentumOptimizer, LambOptimizer, DpsgdOptimizer)
+from .optimizer_average import (ExponentialMovingAverage, ModelAverage,  # noqa: E402
+                                LookaheadOptimizer)
+from .recompute import RecomputeOptimizer  # noqa: E402
 
 SGD = SGDOptimizer
 Momentum = MomentumOptimizer
@@ -265,6 +271,7 @@ DecayedAdagrad = DecayedAdagradOptimizer
 Ftrl = FtrlOptimizer
 LarsMomentum = LarsMomentumOptimizer
 Lamb = LambOptimizer
+Dpsgd = DpsgdOptimizer
 
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402

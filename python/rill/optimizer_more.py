@@ -177,3 +177,28 @@ class LambOptimizer(AdamOptimizer):
             outputs={'ParamOut': p, 'Moment1Out': m1, 'Moment2Out': m2},
             attrs={'beta1': self._beta1, 'beta2': self._beta2, 'epsilon': self._epsilon,
                    'weight_decay': wd})
+
+
+class DpsgdOptimizer(Optimizer):
+    """dpsgd: SGD with the gradient clipped to L2 norm `clip` and Gaussian noise of std
+    `sigma` (one draw per op run, divided by batch_size) added to it. The noise seed is
+    0 (a new draw each run) unless _seed is set, as in Paddle. Dense gradients only."""
+
+    def __init__(self, learning_rate=0.001, clip=0.9, batch_size=0.999, sigma=1e-8,
+                 parameter_list=None):
+        for k, v in (('learning_rate', learning_rate), ('clip', clip),
+                     ('batch_size', batch_size), ('sigma', sigma)):
+            if v is None:
+                raise ValueError('%s is not set.' % k)
+        Optimizer.__init__(self, learning_rate)
+        self.type = 'dpsgd'
+        self._clip, self._batch_size, self._sigma = float(clip), float(batch_size), float(sigma)
+        self._seed = None
+
+    def _append_optimize_op(self, p, g, program, startup):
+        lr = self._param_lr(p, program, startup)
+        return program.global_block().append_op(
+            'dpsgd', inputs={'Param': p, 'Grad': g, 'LearningRate': lr},
+            outputs={'ParamOut': p},
+            attrs={'clip': self._clip, 'batch_size': self._batch_size, 'sigma': self._sigma,
+                   'seed': int(self._seed or 0)})

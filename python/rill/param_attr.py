@@ -1,11 +1,11 @@
 """ParamAttr (Fluid 1.x's param_attr.py): how a layer creates a parameter."""
 
-__all__ = ['ParamAttr']
+__all__ = ['ParamAttr', 'WeightNormParamAttr']
 
 
 class ParamAttr(object):
     def __init__(self, name=None, initializer=None, learning_rate=1.0, regularizer=None,
-                 trainable=True, gradient_clip=None, do_model_average=False):
+                 trainable=True, gradient_clip=None, do_model_average=True):
         self.name = name
         self.initializer = initializer
         self.learning_rate = learning_rate
@@ -32,6 +32,24 @@ class ParamAttr(object):
         if isinstance(arg, (list, tuple)):
             return [ParamAttr._to_attr(a) for a in arg]
         raise TypeError('%r cannot be turned into a ParamAttr' % (arg,))
+
+
+class WeightNormParamAttr(ParamAttr):
+    """A parameter reparameterized as g * v / ||v|| (rill/weight_norm.py): the layer
+    creates NAME_g and NAME_v and computes the weight with ops. dim: the dimension the
+    norm leaves out (None: the norm of the whole tensor)."""
+
+    # The weights built so far (Variables computed by ops, not Parameters).
+    params_with_weight_norm = []
+
+    def __init__(self, dim=None, name=None, initializer=None, learning_rate=1.0,
+                 regularizer=None, trainable=True, do_model_average=False):
+        if dim is not None and (not isinstance(dim, int) or isinstance(dim, bool)):
+            raise TypeError('WeightNormParamAttr: dim must be an int or None, got %r' % (dim,))
+        ParamAttr.__init__(self, name=name, initializer=initializer,
+                           learning_rate=learning_rate, regularizer=regularizer,
+                           trainable=trainable, do_model_average=do_model_average)
+        self.dim = dim
 
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
