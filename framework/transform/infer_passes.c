@@ -904,7 +904,8 @@ static bool weight_levels(rill_scope *params, const char *name) {
   if (!v || v->kind != RILL_VARKIND_TENSOR || !v->u.tensor.buf || v->u.tensor.dtype != RILL_DTYPE_FP32)
     return false;
   const float *w = rill_tensor_ptr(&v->u.tensor);
-  for (int64_t i = 0; i < rill_tensor_numel(&v->u.tensor); i++)
+  int64_t n = rill_tensor_numel(&v->u.tensor);
+  for (int64_t i = 0; i < n; i++)
     if (!(w[i] >= -127.0f && w[i] <= 127.0f) || w[i] != (float)(int)w[i]) return false;
   return true;
 }
