@@ -34,13 +34,7 @@ static rill_status *int8_infer(rill_infer_ctx *ctx) {
     return NULL;
   }
   rill_conv_geom g;
-  char err[256];
-  if (!rill_nn_conv_geom(ctx->attrs, false, &x->dims, &f->dims, &g, err, sizeof err)) {
-    char xs[RILL_DIMS_STR_MAX], fs[RILL_DIMS_STR_MAX];
-    return rill_infer_error(ctx, "Input (%s) %s, Filter (%s) %s: %s", rill_infer_in_name(ctx, 0, 0),
-                            rill_dims_str(&x->dims, xs, sizeof xs), rill_infer_in_name(ctx, 1, 0),
-                            rill_dims_str(&f->dims, fs, sizeof fs), err);
-  }
+  RILL_TRY(rill_nn_infer_conv_geom(ctx, x, f, &g));
   rill_dims od = {4, {g.n, g.m, g.oh, g.ow}};
   rill_meta_set(out, RILL_DTYPE_FP32, &od, x->lod_level, -1, -1);
   return NULL;
