@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "framework/base/alloc.h"
+#include "framework/base/isa.h"
 #include "framework/registry/registry.h"
 #include "framework/transform/opedit.h"
 #include "rill.h"
@@ -994,7 +995,10 @@ rill_status *rill_infer_passes(rill_program *program, rill_scope *params, uint32
   if (mask & RILL_PASS_DROPOUT) RILL_TRY(rill_status_wrap(rill_pass_drop_dropout(program, &s.dropouts), "dropout pass"));
   if (mask & RILL_PASS_FOLD_BN)
     RILL_TRY(rill_status_wrap(rill_pass_fold_batch_norm(program, params, &s.bn_folded), "batch_norm folding"));
-  if (mask & RILL_PASS_INT8) RILL_TRY(rill_status_wrap(rill_pass_int8(program, params, &s.int8), "int8 pass"));
+  /* The int8 conv beats the float one only with vector int8 products (AVX2 or VNNI);
+   * the scalar kernel is several times slower than the float GEMM (doc/design/int8.md). */
+  if ((mask & RILL_PASS_INT8) && rill_cpu_avx2())
+    RILL_TRY(rill_status_wrap(rill_pass_int8(program, params, &s.int8), "int8 pass"));
   if (mask & RILL_PASS_FUSE_CONV) RILL_TRY(rill_status_wrap(rill_pass_fuse_conv(program, &s.conv_fused), "conv fusion"));
   if (mask & RILL_PASS_FUSE_FC) RILL_TRY(rill_status_wrap(rill_pass_fuse_fc(program, &s.fc_fused), "fc fusion"));
   if (mask & RILL_PASS_INPLACE) RILL_TRY(rill_status_wrap(rill_pass_inplace(program, &s.inplace), "in-place pass"));

@@ -180,7 +180,8 @@ Test(int8_pass, values_that_are_not_levels_are_errors_naming_op_and_variable) {
 }
 
 /* The predictor with RILL_PASS_ALL | RILL_PASS_INT8 (memory plan on, weights
- * immutable) gives the bits of the predictor without passes, and counts one rewrite. */
+ * immutable) gives the bits of the predictor without passes, and counts one rewrite
+ * where the CPU runs AVX2 (none at RILL_CPU_ISA=generic). */
 Test(int8_pass, predictor_takes_the_pass_by_mask) {
   POK(rill_registry_init());
   small s = build(1, false, false, false);
@@ -211,7 +212,8 @@ Test(int8_pass, predictor_takes_the_pass_by_mask) {
     POK(rill_predictor_config_set_passes(c, k ? RILL_PASS_ALL | RILL_PASS_INT8 : 0));
     rill_predictor *pr = NULL;
     POK(rill_predictor_create(c, &pr));
-    cr_assert_eq(rill_predictor_pass_stats(pr)->int8, (size_t)k);
+    /* below AVX2 the predictor leaves the float simulation as it is */
+    cr_assert_eq(rill_predictor_pass_stats(pr)->int8, (size_t)(k && rill_cpu_avx2()));
     rill_tensor *x = wrap(RILL_DTYPE_FP32, image(), 4, 1, 3, 6, 6);
     const char *in = "x";
     for (int run = 0; run < 2; run++) {
