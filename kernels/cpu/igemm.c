@@ -86,14 +86,36 @@ rill_i8_pack_result rill_i8_weights_pack(const float *w, int64_t m, int64_t k, i
 }
 
 bool rill_i8_from_levels(const float *x, int64_t n, int8_t *out, int64_t *bad) {
-  for (int64_t i = 0; i < n; i++) {
-    if (!is_level(x[i], -128.0f, 127.0f)) {
-      *bad = i;
-      return false;
+  int64_t i = 0;
+  bool ok = true;
+#if RILL_X86_SIMD
+  /* SSE2 (the x86-64 baseline), 16 values at a time: in range (NaN is not), integral,
+   * converted and narrowed; the first bad value is found again below. */
+  const __m128 lo = _mm_set1_ps(-128.0f), hi = _mm_set1_ps(127.0f);
+  __m128 good = _mm_castsi128_ps(_mm_set1_epi32(-1));
+  for (; i + 16 <= n; i += 16) {
+    __m128i q[4];
+    for (int r = 0; r < 4; r++) {
+      __m128 v = _mm_loadu_ps(x + i + 4 * r);
+      __m128 in = _mm_and_ps(_mm_cmpge_ps(v, lo), _mm_cmple_ps(v, hi));
+      __m128 c = _mm_and_ps(v, in);
+      q[r] = _mm_cvttps_epi32(c);
+      good = _mm_and_ps(good, _mm_and_ps(in, _mm_cmpeq_ps(_mm_cvtepi32_ps(q[r]), c)));
     }
-    out[i] = (int8_t)(int)x[i];
+    __m128i w = _mm_packs_epi16(_mm_packs_epi32(q[0], q[1]), _mm_packs_epi32(q[2], q[3]));
+    _mm_storeu_si128((__m128i *)(out + i), w);
   }
-  return true;
+  ok = _mm_movemask_ps(good) == 0xf;
+#endif
+  for (; i < n && ok; i++) {
+    ok = is_level(x[i], -128.0f, 127.0f);
+    out[i] = ok ? (int8_t)(int)x[i] : 0;
+  }
+  if (ok) return true;
+  for (i = 0; i < n; i++)
+    if (!is_level(x[i], -128.0f, 127.0f)) break;
+  *bad = i;
+  return false;
 }
 
 /* Rows k of src (row stride ld, `width` valid columns) into a panel of nr columns:

@@ -159,3 +159,27 @@ Test(igemm, values_that_are_not_levels_are_refused) {
   cr_assert(rill_i8_from_levels(x, 3, q, &bad));
   cr_assert(q[0] == -128 && q[1] == 127 && q[2] == 0);
 }
+
+/* 16 values at a time and the tail: every level converts, and a bad value anywhere
+ * (inside a vector or in the tail) is found at its index. */
+Test(igemm, levels_convert_in_vectors_and_tail) {
+  float x[41];
+  int8_t q[41];
+  for (int i = 0; i < 41; i++) x[i] = (float)((i * 53) % 256 - 128);
+  x[7] = -0.0f;
+  int64_t bad = -1;
+  cr_assert(rill_i8_from_levels(x, 41, q, &bad));
+  for (int i = 0; i < 41; i++) cr_assert_eq(q[i], (int8_t)(int)x[i], "q[%d] = %d for %g", i, q[i], (double)x[i]);
+  const int at[] = {0, 5, 17, 31, 32, 40};
+  const float bad_x[] = {NAN, 0.5f, 128.0f, -128.5f, INFINITY, 1e10f};
+  for (size_t a = 0; a < RILL_COUNTOF(at); a++)
+    for (size_t b = 0; b < RILL_COUNTOF(bad_x); b++) {
+      float y[41];
+      memcpy(y, x, sizeof y);
+      y[at[a]] = bad_x[b];
+      if (at[a] != 40) y[40] = 0.25f; /* a later bad value: the first is reported */
+      bad = -1;
+      cr_assert(!rill_i8_from_levels(y, 41, q, &bad), "%g at %d", (double)bad_x[b], at[a]);
+      cr_assert_eq(bad, at[a], "%g at %d: reported %lld", (double)bad_x[b], at[a], (long long)bad);
+    }
+}
