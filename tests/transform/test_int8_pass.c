@@ -179,6 +179,45 @@ Test(int8_pass, values_that_are_not_levels_are_errors_naming_op_and_variable) {
   small_free(&s);
 }
 
+/* More products per output than int32 sums exactly (K = 132,105 > 132,104): refused,
+ * naming the filter, before anything is computed. */
+Test(int8_pass, a_k_too_large_for_int32_is_refused) {
+  POK(rill_registry_init());
+  enum { C = 132105 };
+  rill_program *p = prog_new();
+  rill_scope *params = NULL;
+  POK(rill_scope_create(NULL, &params));
+  prog_var(p, "x", RILL_DTYPE_FP32, "", 4, 1, C, 1, 1);
+  prog_var(p, "out", RILL_DTYPE_FP32, "", 4, 1, 1, 1, 1);
+  prog_var(p, "wbig", RILL_DTYPE_FP32, "p", 4, 1, C, 1, 1);
+  prog_var(p, "s", RILL_DTYPE_FP32, "p", 1, 1);
+  rill_tensor *w = NULL, *sc = NULL;
+  POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){1, C, 1, 1}, 4, &w));
+  POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){1}, 1, &sc));
+  memset(rill_tensor_data(w), 0, sizeof(float) * C);
+  *(float *)rill_tensor_data(sc) = 1.0f;
+  scope_bind(params, "wbig", w);
+  scope_bind(params, "s", sc);
+  rill_op_builder *b = prog_op_begin("conv2d_int8", "Input=x;Filter=wbig;Scale=s", "Output=out");
+  POK(rill_op_builder_attr_float(b, "max_range", 500.0f));
+  prog_op_end(b, p);
+  float *xv = calloc(C, sizeof *xv);
+  rill_tensor *x = wrap(RILL_DTYPE_FP32, xv, 4, 1, C, 1, 1), *out = NULL;
+  rill_executor *e = exe_new();
+  const char *feed = "x", *fetch = "out";
+  rill_status *st = rill_executor_run(e, p, params, &feed, &x, 1, &fetch, 1, &out);
+  cr_assert_null(out);
+  cr_assert_not_null(st);
+  cr_assert(strstr(rill_status_message(st), "Filter (wbig)") && strstr(rill_status_message(st), "132105"), "%s",
+            rill_status_message(st));
+  rill_status_destroy(st);
+  rill_executor_destroy(e);
+  rill_tensor_destroy(x);
+  free(xv);
+  rill_scope_destroy(params);
+  rill_program_destroy(p);
+}
+
 /* The predictor with RILL_PASS_ALL | RILL_PASS_INT8 (memory plan on, weights
  * immutable) gives the bits of the predictor without passes, and counts one rewrite
  * where the CPU runs AVX2 (none at RILL_CPU_ISA=generic). */
