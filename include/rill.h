@@ -583,7 +583,10 @@ typedef enum rill_pass {
   RILL_PASS_FUSE_FC = 1u << 2,  /* mul + elementwise_add (+ relu) -> fc */
   RILL_PASS_FUSE_CONV = 1u << 3, /* conv + elementwise_add (+ activation) -> conv2d_fusion */
   RILL_PASS_INPLACE = 1u << 4,  /* activations write over their input when nothing else reads it */
-  RILL_PASS_ALL = (1u << 5) - 1
+  RILL_PASS_ALL = (1u << 5) - 1, /* the passes of level 2 */
+  /* Opt-in, in no level: conv2d over fake-quantized levels + fake_dequantize_max_abs ->
+   * conv2d_int8 (int8 products, exact int32 sums; doc/design/int8.md). */
+  RILL_PASS_INT8 = 1u << 5
 } rill_pass;
 
 /* model_path: a model directory, a `__model__` file, a `.pdmodel` file or a 2.x prefix

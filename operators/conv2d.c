@@ -30,21 +30,7 @@ static rill_status *conv_infer(rill_infer_ctx *ctx) {
                             rill_infer_in_name(ctx, 0, 0), rill_dtype_name(x->dtype),
                             rill_infer_in_name(ctx, 1, 0), rill_dtype_name(f->dtype));
   rill_conv_geom g;
-  char err[256];
-  if (!rill_nn_conv_geom(ctx->attrs, false, &x->dims, &f->dims, &g, err, sizeof err)) {
-    char xs[RILL_DIMS_STR_MAX], fs[RILL_DIMS_STR_MAX];
-    rill_status *st = rill_infer_error(ctx, "Input (%s) %s, Filter (%s) %s: %s",
-                                       rill_infer_in_name(ctx, 0, 0),
-                                       rill_dims_str(&x->dims, xs, sizeof xs),
-                                       rill_infer_in_name(ctx, 1, 0),
-                                       rill_dims_str(&f->dims, fs, sizeof fs), err);
-    if (strstr(err, "UNIMPLEMENTED")) {
-      rill_status *u = rill_error(RILL_UNIMPLEMENTED, "%s", rill_status_message(st));
-      rill_status_destroy(st);
-      return u;
-    }
-    return st;
-  }
+  RILL_TRY(rill_nn_infer_conv_geom(ctx, x, f, &g));
   rill_dims od = {4, {g.n, g.m, g.oh, g.ow}};
   rill_meta_set(out, x->dtype, &od, x->lod_level, -1, -1);
   return NULL;

@@ -44,13 +44,7 @@ static rill_status *fusion_infer(rill_infer_ctx *ctx) {
                             rill_infer_in_name(ctx, 0, 0), rill_dtype_name(x->dtype),
                             rill_infer_in_name(ctx, 1, 0), rill_dtype_name(f->dtype));
   rill_conv_geom g;
-  char err[256];
-  if (!rill_nn_conv_geom(ctx->attrs, false, &x->dims, &f->dims, &g, err, sizeof err)) {
-    char xs[RILL_DIMS_STR_MAX], fs[RILL_DIMS_STR_MAX];
-    return rill_infer_error(ctx, "Input (%s) %s, Filter (%s) %s: %s", rill_infer_in_name(ctx, 0, 0),
-                            rill_dims_str(&x->dims, xs, sizeof xs), rill_infer_in_name(ctx, 1, 0),
-                            rill_dims_str(&f->dims, fs, sizeof fs), err);
-  }
+  RILL_TRY(rill_nn_infer_conv_geom(ctx, x, f, &g));
   if (b->known && rill_dims_known(&b->dims) && g.m >= 0 &&
       rill_dims_prod(&b->dims, 0, b->dims.n) != g.m)
     return rill_infer_error(ctx, "Bias (%s) must hold one value per output channel (%lld)",

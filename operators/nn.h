@@ -184,6 +184,7 @@ RILL_CONV_SAME_ATTRS(CONV2D_GRAD);
 RILL_CONV_SAME_ATTRS(DEPTHWISE_CONV2D);
 RILL_CONV_SAME_ATTRS(DEPTHWISE_CONV2D_GRAD);
 RILL_CONV_SAME_ATTRS(CONV2D_FUSION);
+RILL_CONV_SAME_ATTRS(CONV2D_INT8);
 RILL_CONV_SAME_ATTRS(CONV2D_TRANSPOSE);
 RILL_CONV_SAME_ATTRS(CONV2D_TRANSPOSE_GRAD);
 RILL_CONV_SAME_ATTRS(CONV3D);
@@ -330,6 +331,23 @@ static inline bool rill_nn_conv_geom(const rill_attr_value *attrs, bool transpos
   g->h = o[0];
   g->w = o[1];
   return true;
+}
+
+/* The forward geometry of a conv's Input x and Filter f (inputs 0 and 1) at shape
+ * inference; an error names both with their shapes (UNIMPLEMENTED where the attributes
+ * ask for what rill does not run). */
+static inline rill_status *rill_nn_infer_conv_geom(rill_infer_ctx *ctx, const rill_tensor_meta *x,
+                                                   const rill_tensor_meta *f, rill_conv_geom *g) {
+  char err[256];
+  if (rill_nn_conv_geom(ctx->attrs, false, &x->dims, &f->dims, g, err, sizeof err)) return NULL;
+  char xs[RILL_DIMS_STR_MAX], fs[RILL_DIMS_STR_MAX];
+  rill_status *st = rill_infer_error(ctx, "Input (%s) %s, Filter (%s) %s: %s", rill_infer_in_name(ctx, 0, 0),
+                                     rill_dims_str(&x->dims, xs, sizeof xs), rill_infer_in_name(ctx, 1, 0),
+                                     rill_dims_str(&f->dims, fs, sizeof fs), err);
+  if (!strstr(err, "UNIMPLEMENTED")) return st;
+  rill_status *u = rill_error(RILL_UNIMPLEMENTED, "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  return u;
 }
 
 /* ---- pool2d ---- */

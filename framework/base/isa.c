@@ -57,3 +57,19 @@ void rill_cpu_isa_level_set(rill_cpu_isa_level level) {
 const char *rill_cpu_isa_level_name(rill_cpu_isa_level level) {
   return (unsigned)level <= RILL_CPU_ISA_AVX512 ? level_names[level] : "?";
 }
+
+static _Atomic int vnni = -1;
+
+bool rill_cpu_avx512_vnni(void) {
+  if (rill_cpu_isa_level_get() < RILL_CPU_ISA_AVX512) return false;
+  int v = atomic_load_explicit(&vnni, memory_order_relaxed);
+  if (v < 0) {
+    v = 0;
+#if RILL_X86_SIMD
+    __builtin_cpu_init();
+    v = __builtin_cpu_supports("avx512vnni") ? 1 : 0;
+#endif
+    atomic_store_explicit(&vnni, v, memory_order_relaxed);
+  }
+  return v == 1;
+}

@@ -10,7 +10,9 @@
  *
  * Inside a region, GCC defines __AVX2__ and __FMA__ (clang does not): code there tests
  * RILL_X86_SIMD, never those macros. RILL_AVX512_BEGIN / END is the same for AVX-512
- * (F, BW, DQ, VL), behind rill_cpu_avx512(). A function inside a region may call baseline
+ * (F, BW, DQ, VL), behind rill_cpu_avx512(); RILL_AVX512VNNI_BEGIN / END adds VNNI
+ * (vpdpbusd), behind rill_cpu_avx512_vnni(), which is not a level of its own: it is the
+ * avx512 level on a CPU that has VNNI. A function inside a region may call baseline
  * functions; a baseline function calls a region's functions only behind
  * rill_cpu_avx2(), and never one marked always_inline. */
 #ifndef RILL_FRAMEWORK_BASE_ISA_H
@@ -29,12 +31,19 @@
   _Pragma("clang attribute push(__attribute__((target(\"avx512f,avx512bw,avx512dq,avx512vl,avx2,fma\"))), \
           apply_to = function)")
 #define RILL_AVX512_END _Pragma("clang attribute pop")
+#define RILL_AVX512VNNI_BEGIN                                                              \
+  _Pragma("clang attribute push(__attribute__((target(\"avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx2,fma\"))), \
+          apply_to = function)")
+#define RILL_AVX512VNNI_END _Pragma("clang attribute pop")
 #else
 #define RILL_AVX2_BEGIN _Pragma("GCC push_options") _Pragma("GCC target(\"avx2,fma\")")
 #define RILL_AVX2_END _Pragma("GCC pop_options")
 #define RILL_AVX512_BEGIN \
   _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f,avx512bw,avx512dq,avx512vl,avx2,fma\")")
 #define RILL_AVX512_END _Pragma("GCC pop_options")
+#define RILL_AVX512VNNI_BEGIN \
+  _Pragma("GCC push_options") _Pragma("GCC target(\"avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,avx2,fma\")")
+#define RILL_AVX512VNNI_END _Pragma("GCC pop_options")
 #endif
 #else
 #define RILL_X86_SIMD 0
@@ -63,6 +72,9 @@ static inline bool rill_cpu_avx512(void) {
   return false;
 #endif
 }
+
+/* AVX-512 VNNI, where the CPU has it and the level is avx512. */
+bool rill_cpu_avx512_vnni(void);
 
 static inline bool rill_cpu_avx2(void) {
 #if RILL_X86_SIMD

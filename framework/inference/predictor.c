@@ -141,9 +141,10 @@ rill_status *rill_predictor_config_set_opt_level(rill_predictor_config *config, 
 
 rill_status *rill_predictor_config_set_passes(rill_predictor_config *config, uint32_t passes) {
   if (!config) return rill_error(RILL_INVALID_ARGUMENT, "predictor config is NULL");
-  if (passes & ~(uint32_t)RILL_PASS_ALL)
+  const uint32_t known = (uint32_t)RILL_PASS_ALL | (uint32_t)RILL_PASS_INT8;
+  if (passes & ~known)
     return rill_error(RILL_INVALID_ARGUMENT, "predictor config: unknown pass bits 0x%x",
-                      (unsigned)(passes & ~(uint32_t)RILL_PASS_ALL));
+                      (unsigned)(passes & ~known));
   config->passes = passes;
   config->has_passes = true;
   return NULL;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "framework/base/alloc.h"
+#include "framework/base/isa.h"
 #include "framework/registry/registry.h"
 #include "framework/transform/opedit.h"
 #include "rill.h"
@@ -871,6 +872,121 @@ rill_status *rill_pass_inplace(rill_program *program, size_t *count) {
   return run_pass(program, inplace_body, NULL, count);
 }
 
+/* -------------------------------------------------------------------- int8 ----- */
+
+/* Ops whose output holds integer levels of `bit_length` bits (Paddle's fake quantize
+ * ops: the levels as floats, whatever the scale). */
+static const char *const int8_quantizers[] = {
+    "fake_quantize_abs_max",
+    "fake_quantize_moving_average_abs_max",
+    "fake_quantize_range_abs_max",
+};
+
+/* A float op over levels followed by its dequantizer, and the int8 op that computes
+ * both: the fused op reads Input (the levels), Filter (levels of the weight) and Scale
+ * (the dequantizer's), writes Output, and takes the float op's `attrs` plus the
+ * dequantizer's divisor under the same name. */
+typedef struct int8_pattern {
+  const char *op, *in_slot, *weight_slot, *out_slot;
+  const char *dequant, *dq_in, *dq_scale, *dq_out, *dq_range;
+  const char *fused;
+  const char *const *attrs;
+  size_t nattrs;
+} int8_pattern;
+
+static const int8_pattern int8_patterns[] = {
+    {"conv2d", "Input", "Filter", "Output", "fake_dequantize_max_abs", "X", "Scale", "Out", "max_range",
+     "conv2d_int8", conv_attr_names, RILL_COUNTOF(conv_attr_names)},
+};
+
+/* Every value of the FP32 parameter `name` is an integer in [-127, 127]. */
+static bool weight_levels(rill_scope *params, const char *name) {
+  rill_variable *v = params ? rill_scope_find(params, name) : NULL;
+  if (!v || v->kind != RILL_VARKIND_TENSOR || !v->u.tensor.buf || v->u.tensor.dtype != RILL_DTYPE_FP32)
+    return false;
+  const float *w = rill_tensor_ptr(&v->u.tensor);
+  int64_t n = rill_tensor_numel(&v->u.tensor);
+  for (int64_t i = 0; i < n; i++)
+    if (!(w[i] >= -127.0f && w[i] <= 127.0f) || w[i] != (float)(int)w[i]) return false;
+  return true;
+}
+
+/* The input `in` of op `i` holds levels of at most 8 bits: its one writer, before i, is
+ * a quantizer of the table with bit_length <= 8. */
+static rill_status *int8_levels_in(rill_program *p, size_t i, const char *in, bool *ok) {
+  rill_block_desc *b = &p->blocks[0];
+  *ok = false;
+  long q = prev_writer(b, i, in);
+  if (q < 0 || count_uses(p, in, false) != 1 || persistable(p, in) ||
+      !in_list(int8_quantizers, RILL_COUNTOF(int8_quantizers), b->ops[q].type))
+    return NULL;
+  const char *qo = out1(&b->ops[q], "Out");
+  if (!qo || strcmp(qo, in) != 0) return NULL;
+  int32_t bits;
+  RILL_TRY(attr_int(&b->ops[q], "bit_length", &bits));
+  *ok = bits >= 2 && bits <= 8;
+  return NULL;
+}
+
+static rill_status *int8_body(rill_program *p, void *ctx, size_t *count) {
+  rill_scope *params = ctx;
+  rill_block_desc *b = &p->blocks[0];
+  bool *dead = rill_calloc(b->nops + 1, sizeof *dead);
+  if (!dead) return rill_oom();
+  rill_status *st = NULL;
+  for (size_t i = 0; i < b->nops && !st; i++) {
+    rill_op_desc *op = &b->ops[i];
+    const int8_pattern *pt = NULL;
+    for (size_t k = 0; k < RILL_COUNTOF(int8_patterns); k++)
+      if (strcmp(op->type, int8_patterns[k].op) == 0) pt = &int8_patterns[k];
+    if (dead[i] || !pt) continue;
+    const char *in = in1(op, pt->in_slot), *w = in1(op, pt->weight_slot), *y = out1(op, pt->out_slot);
+    if (!in || !w || !y || !private_temp(p, y) || !persistable(p, w) || !weight_levels(params, w)) continue;
+    bool extra = false; /* a bias or residual input the int8 op does not take */
+    for (size_t k = 0; k < op->ninputs; k++) {
+      const char *slot = op->inputs[k].param;
+      if (op->inputs[k].nargs && strcmp(slot, pt->in_slot) != 0 && strcmp(slot, pt->weight_slot) != 0)
+        extra = true;
+    }
+    if (extra) continue;
+    bool levels, layout_ok;
+    if ((st = int8_levels_in(p, i, in, &levels))) break;
+    if (!levels) continue;
+    if ((st = attr_str_is(op, "data_format", nchw, 2, &layout_ok))) break;
+    if (!layout_ok) continue;
+    long r = next_reader(b, i, y);
+    if (r < 0 || strcmp(b->ops[r].type, pt->dequant) != 0) continue;
+    const rill_op_desc *dq = &b->ops[r];
+    const char *dx = in1(dq, pt->dq_in), *scale = in1(dq, pt->dq_scale), *out = out1(dq, pt->dq_out);
+    if (!dx || strcmp(dx, y) != 0 || !scale || !out || !quiet_between(p, i, (size_t)r, out)) continue;
+    bool scale_moves = false; /* the fused op reads Scale at the float op's place */
+    for (size_t k = i; k < (size_t)r; k++)
+      if (rill_opd_writes(&b->ops[k], scale)) scale_moves = true;
+    if (scale_moves) continue;
+    rill_op_desc f;
+    if ((st = rill_opd_init(&f, pt->fused))) break;
+    const char *ia[] = {in}, *fa[] = {w}, *sa[] = {scale}, *oa[] = {out};
+    if (!(st = rill_opd_input(&f, "Input", ia, 1)) && !(st = rill_opd_input(&f, "Filter", fa, 1)) &&
+        !(st = rill_opd_input(&f, "Scale", sa, 1)) && !(st = rill_opd_output(&f, "Output", oa, 1))) {
+      for (size_t k = 0; k < pt->nattrs && !st; k++) st = copy_attr(&f, op, pt->attrs[k]);
+      if (!st) st = copy_attr(&f, dq, pt->dq_range);
+    }
+    if (st) {
+      rill_op_desc_clear(&f);
+      break;
+    }
+    commit_fusion(b, i, &f, dead, (const long[]){r}, 1, count);
+  }
+  if (!st) compact(b, dead);
+  rill_free(dead);
+  return st;
+}
+
+rill_status *rill_pass_int8(rill_program *program, rill_scope *params, size_t *count) {
+  if (!program || !params) return rill_error(RILL_INVALID_ARGUMENT, "rill_pass_int8: NULL argument");
+  return run_pass(program, int8_body, params, count);
+}
+
 /* ---------------------------------------------------------------- driver ------- */
 
 rill_status *rill_infer_passes(rill_program *program, rill_scope *params, uint32_t mask,
@@ -879,6 +995,10 @@ rill_status *rill_infer_passes(rill_program *program, rill_scope *params, uint32
   if (mask & RILL_PASS_DROPOUT) RILL_TRY(rill_status_wrap(rill_pass_drop_dropout(program, &s.dropouts), "dropout pass"));
   if (mask & RILL_PASS_FOLD_BN)
     RILL_TRY(rill_status_wrap(rill_pass_fold_batch_norm(program, params, &s.bn_folded), "batch_norm folding"));
+  /* The int8 conv beats the float one only with vector int8 products (AVX2 or VNNI);
+   * the scalar kernel is several times slower than the float GEMM (doc/design/int8.md). */
+  if ((mask & RILL_PASS_INT8) && rill_cpu_avx2())
+    RILL_TRY(rill_status_wrap(rill_pass_int8(program, params, &s.int8), "int8 pass"));
   if (mask & RILL_PASS_FUSE_CONV) RILL_TRY(rill_status_wrap(rill_pass_fuse_conv(program, &s.conv_fused), "conv fusion"));
   if (mask & RILL_PASS_FUSE_FC) RILL_TRY(rill_status_wrap(rill_pass_fuse_fc(program, &s.fc_fused), "fc fusion"));
   if (mask & RILL_PASS_INPLACE) RILL_TRY(rill_status_wrap(rill_pass_inplace(program, &s.inplace), "in-place pass"));

@@ -18,10 +18,11 @@ typedef struct rill_pass_stats {
   size_t fc_fused;   /* mul + elementwise_add (+ relu) -> fc */
   size_t conv_fused; /* conv + elementwise_add (+ activation) -> conv2d_fusion */
   size_t inplace;    /* activations made to write over their input */
+  size_t int8;       /* conv over fake-quantized levels + dequantize -> conv2d_int8 */
 } rill_pass_stats;
 
-/* Runs the passes of `mask` (rill_pass bits) in a fixed order: DROPOUT, FOLD_BN,
- * FUSE_CONV, FUSE_FC, INPLACE. `params` holds the persistable variables (the folds read
+/* Runs the passes of `mask` (rill_pass bits) in a fixed order: DROPOUT, FOLD_BN, INT8
+ * (only where the CPU runs AVX2: rill_cpu_avx2()), FUSE_CONV, FUSE_FC, INPLACE. `params` holds the persistable variables (the folds read
  * and replace weights there). stats may be NULL. */
 rill_status *rill_infer_passes(rill_program *program, rill_scope *params, uint32_t mask,
                                rill_pass_stats *stats);
@@ -31,5 +32,9 @@ rill_status *rill_pass_fold_batch_norm(rill_program *program, rill_scope *params
 rill_status *rill_pass_fuse_conv(rill_program *program, size_t *count);
 rill_status *rill_pass_fuse_fc(rill_program *program, size_t *count);
 rill_status *rill_pass_inplace(rill_program *program, size_t *count);
+/* INT8: the patterns of int8_patterns (a float op over fake-quantized levels and its
+ * dequantizer) -> one int8 op, where the weight in `params` holds integer levels. Called
+ * directly it rewrites whatever the CPU (the int8 op runs everywhere). */
+rill_status *rill_pass_int8(rill_program *program, rill_scope *params, size_t *count);
 
 #endif

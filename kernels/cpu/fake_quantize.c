@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "framework/base/isa.h"
 #include "kernels/cpu/kernels.h"
 
 static float inv_scale(float s) { return s <= 1e-30f ? 1.0f / (s + 1e-6f) : 1.0f / s; }
@@ -18,6 +19,19 @@ static float round_even(float x) {
   float dl = x - lo, dh = hi - x;
   if (dl == dh) return fmodf(lo, 2.0f) == 0.0f ? lo : hi;
   return dl < dh ? lo : hi;
+}
+
+/* roundf (half away from zero) without the library call, so quant_span's loop is
+ * plain arithmetic: below 2^23 the truncation t and y - t are exact, and a half or
+ * more moves t one away from zero; the sign is y's (roundf(-0.3) is -0). From 2^23 up
+ * y is already an integer, and NaN and the infinities come back as they are. */
+static inline float round_half_away(float y) {
+  float a = fabsf(y);
+  bool small = a < 8388608.0f; /* false for NaN */
+  float ys = small ? y : 0.0f;
+  float t = (float)(int32_t)ys;
+  float r = fabsf(ys - t) >= 0.5f ? t + copysignf(1.0f, ys) : t;
+  return small ? copysignf(r, y) : y;
 }
 
 /* The level of x under scale s. */
@@ -30,14 +44,44 @@ static float quant_one(float x, float s, float inv, float bin, int round_type) {
   }
   float c = x > s ? s : x;
   c = c < -s ? -s : c;
-  return roundf(bin * inv * c);
+  return round_half_away(bin * inv * c);
 }
+
+#if RILL_X86_SIMD
+/* round_type 1 for 4 lanes with SSE2 (the x86-64 baseline), each lane the IEEE
+ * operations of quant_one and round_half_away in the same order: min / max pick what
+ * the comparisons pick (a NaN x comes through), and the products and the quotient are
+ * the scalar ones. */
+static inline __m128 quant4_away(__m128 x, __m128 s, __m128 ns, __m128 binv, __m128 sbin, bool dq) {
+  const __m128 sign = _mm_set1_ps(-0.0f), half = _mm_set1_ps(0.5f), one = _mm_set1_ps(1.0f);
+  __m128 c = _mm_max_ps(ns, _mm_min_ps(s, x)); /* c < -s ? -s : (x > s ? s : x) */
+  __m128 y = _mm_mul_ps(binv, c);
+  __m128 small = _mm_cmplt_ps(_mm_andnot_ps(sign, y), _mm_set1_ps(8388608.0f));
+  __m128 ys = _mm_and_ps(y, small);
+  __m128 t = _mm_cvtepi32_ps(_mm_cvttps_epi32(ys));
+  __m128 up = _mm_cmpge_ps(_mm_andnot_ps(sign, _mm_sub_ps(ys, t)), half);
+  __m128 r = _mm_add_ps(t, _mm_and_ps(up, _mm_or_ps(_mm_and_ps(ys, sign), one)));
+  r = _mm_or_ps(_mm_andnot_ps(sign, r), _mm_and_ps(y, sign));
+  __m128 q = _mm_or_ps(_mm_and_ps(small, r), _mm_andnot_ps(small, y));
+  return dq ? _mm_div_ps(_mm_mul_ps(q, s), sbin) : q;
+}
+#endif
 
 /* n elements of x with one scale; dequantized when dq. */
 static void quant_span(const float *x, float *out, int64_t n, float s, float bin, int round_type,
                        bool dq) {
   float inv = inv_scale(s);
-  for (int64_t i = 0; i < n; i++) {
+  int64_t i = 0;
+#if RILL_X86_SIMD
+  if (round_type == 1) {
+    __m128 sv = _mm_set1_ps(s), ns = _mm_set1_ps(-s), binv = _mm_set1_ps(bin * inv), sbin = _mm_set1_ps(bin);
+    if (dq)
+      for (; i + 4 <= n; i += 4) _mm_storeu_ps(out + i, quant4_away(_mm_loadu_ps(x + i), sv, ns, binv, sbin, true));
+    else
+      for (; i + 4 <= n; i += 4) _mm_storeu_ps(out + i, quant4_away(_mm_loadu_ps(x + i), sv, ns, binv, sbin, false));
+  }
+#endif
+  for (; i < n; i++) {
     float q = quant_one(x[i], s, inv, bin, round_type);
     out[i] = dq ? q * s / bin : q;
   }

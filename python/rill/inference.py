@@ -21,10 +21,12 @@ from . import core
 from .core import Tensor, check, error_class, _fn, c_status_p
 
 __all__ = ['Config', 'Predictor', 'create_predictor', 'PASS_DROPOUT', 'PASS_FOLD_BN',
-           'PASS_FUSE_FC', 'PASS_FUSE_CONV', 'PASS_INPLACE', 'PASS_ALL']
+           'PASS_FUSE_FC', 'PASS_FUSE_CONV', 'PASS_INPLACE', 'PASS_ALL', 'PASS_INT8']
 
 PASS_DROPOUT, PASS_FOLD_BN, PASS_FUSE_FC, PASS_FUSE_CONV, PASS_INPLACE = 1, 2, 4, 8, 16
-PASS_ALL = 31
+PASS_ALL = 31  # the passes of level 2
+# Opt-in, in no level: convs over fake-quantized levels in int8 (doc/design/int8.md).
+PASS_INT8 = 32
 
 _vp = ctypes.c_void_p
 _cfg_create = _fn('rill_predictor_config_create', c_status_p, ctypes.c_char_p,

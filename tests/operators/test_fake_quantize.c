@@ -265,6 +265,33 @@ Test(fake_quantize, moving_average_is_test_uses_in_scale_and_clamps) {
   op_harness_destroy(h);
 }
 
+/* A long input (four lanes at a time in the kernel, then a tail): halves, signed
+ * zeros, infinities, values past the scale and denormals, levels and dequantized. */
+Test(fake_quantize, long_spans_match_reference_lane_by_lane) {
+  enum { L = 1003 };
+  static float x[L], want[L];
+  const float s = 0.75f;
+  fill(x, L, 11, 2.0f);
+  for (int i = 0; i < L; i += 7) x[i] = (float)((i % 255) - 127) * 0.5f * s / 127.0f; /* near halves */
+  const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, 1e-45f, -1e-45f, 0.75f, -0.75f, 3e38f};
+  for (int k = 0; k < 9; k++) x[100 + 3 * k] = x[L - 1 - k] = special[k];
+  for (int dq = 0; dq < 2; dq++) {
+    op_harness *h = harness(dq ? "fake_quantize_dequantize_moving_average_abs_max" : "fake_quantize_moving_average_abs_max");
+    bind_input(h, "X", "x", RILL_DTYPE_FP32, DIMS(L), x);
+    bind_input(h, "InScale", "s", RILL_DTYPE_FP32, DIMS(1), &s);
+    OK(op_harness_output(h, "Out", "out"));
+    OK(op_harness_output(h, "OutScale", "s"));
+    OK(op_harness_attr_bool(h, "is_test", true));
+    OK(op_harness_run(h));
+    for (int i = 0; i < L; i++) want[i] = dq ? ref_qdq(x[i], s, 8, 1) : ref_level(x[i], s, 8, 1);
+    const float *got = out_of(h, "out");
+    for (int i = 0; i < L; i++)
+      cr_assert(memcmp(&got[i], &want[i], sizeof(float)) == 0, "dq %d [%d] x %a: %a, expected %a", dq, i,
+                (double)x[i], (double)got[i], (double)want[i]);
+    op_harness_destroy(h);
+  }
+}
+
 Test(fake_quantize, moving_average_zero_scale_gives_zeros) {
   float x[3] = {0, 0, 0}, s = 0, accum = 0, state = 0;
   op_harness *h = harness("fake_quantize_dequantize_moving_average_abs_max");

@@ -172,6 +172,14 @@ def test_one_predictor_on_two_threads_answers_right_or_raises():
     assert p.run({name: batches[0]})[0].tobytes() == single[0]
 
 
+def test_int8_pass_is_taken_by_mask_and_leaves_a_float_model_alone():
+    path, _ = model('fit_a_line_raftliu')
+    _, feed, want = refs('fit_a_line_raftliu')
+    from rill import inference
+    p = Predictor(Config(path, passes=inference.PASS_ALL | inference.PASS_INT8))
+    check_outputs(p.run({'x': feed['x']}), want)
+
+
 # ----------------------------------------------------------------- errors ----
 
 def fit_a_line():

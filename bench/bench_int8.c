@@ -1,0 +1,242 @@
+/* The int8 path (the INT8 pass and conv2d_int8, doc/design/int8.md) against the float
+ * simulation on Paddle-Lite's int8 ResNet-50 (/work/shared/programs), in the same run:
+ *
+ * 1. the whole program on a 224 x 224 image, 2 threads: the program as saved (conv2d
+ *    over float levels, then fake_dequantize_max_abs) and after rill_pass_int8, with
+ *    synthetic level weights made immutable as a predictor's are (both sides may keep
+ *    packed weights). The two alternate in rounds; printed: the median time of each and
+ *    the median of the per-round ratios int8 / float (below 1: int8 faster), and that
+ *    the outputs are identical;
+ * 2. per conv layer (each distinct shape), 1 thread: rill_i8_conv (im2col of the int8
+ *    image, packing, the int8 GEMM and the dequantizing store) against OpenBLAS's
+ *    cblas_sgemm and rill_sgemm (the float path's GEMM, kernels.md) of the same
+ *    m x n x k on float operands already unfolded (the GEMM alone), the three
+ *    alternating; the median ratios int8 / OpenBLAS and int8 / rill_sgemm.
+ * Each line names the vector path. Run: build/bench_int8 [rounds] [--profile] (--profile:
+ * also the profiler's table by op type for one run of each program). */
+#define BENCH_NAME "bench_int8"
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "framework/base/isa.h"
+#include "framework/program/program.h"
+#include "framework/registry/registry.h"
+#include "framework/transform/infer_passes.h"
+#include "kernels/cpu/igemm.h"
+#include "kernels/cpu/sgemm.h"
+
+#define PROGRAM RILL_SHARED_DIR "/programs/paddlelite_resnet50_int8__model__"
+
+void openblas_set_num_threads(int);
+
+/* Level weights (conv filters and the fc), scales in [0.5, 1.5), variances 1, small biases. */
+static float value_of(const char *name, float r) {
+  size_t len = strlen(name);
+  if ((len > 8 && strcmp(name + len - 8, "_weights") == 0) || strcmp(name, "fc_0.w_0") == 0)
+    return (float)((int)(r * 255.0f) - 127);
+  if (len > 6 && strcmp(name + len - 6, ".scale") == 0) return 0.5f + r;
+  if (strstr(name, "variance")) return 1.0f;
+  return (r - 0.5f) * 0.1f;
+}
+
+static void fill_params(const rill_program *p, rill_scope *scope) {
+  const rill_block_desc *b0 = &p->blocks[0];
+  uint32_t seed = 23;
+  for (size_t i = 0; i < b0->nvars; i++) {
+    const rill_var_desc *v = &b0->vars[i];
+    if (!v->persistable || v->type != RILL_VAR_LOD_TENSOR || v->dtype != RILL_DTYPE_FP32) continue;
+    rill_tensor *t = NULL;
+    check(rill_tensor_create(v->dtype, v->dims.d, (size_t)v->dims.n, &t), v->name);
+    float *f = rill_tensor_data(t);
+    for (int64_t k = 0; k < rill_tensor_numel(t); k++) {
+      seed = seed * 1103515245u + 12345u;
+      f[k] = value_of(v->name, (float)((seed >> 16) % 1000) / 1000.0f);
+    }
+    check(rill_scope_set_tensor(scope, v->name, t), v->name);
+    rill_tensor_destroy(t);
+    rill_variable *var = rill_scope_find(scope, v->name);
+    if (var && var->kind == RILL_VARKIND_TENSOR && var->u.tensor.buf) rill_buffer_set_immutable(var->u.tensor.buf);
+  }
+}
+
+static double run_once(rill_executor *e, rill_program *p, rill_scope *scope, rill_tensor *img, rill_tensor **out) {
+  const char *feed = "image", *fetch = "save_infer_model/scale_0.tmp_0";
+  double t0 = now();
+  check(rill_executor_run(e, p, scope, &feed, &img, 1, &fetch, 1, out), "run");
+  return now() - t0;
+}
+
+static void profile_once(rill_executor *e, rill_program *p, rill_scope *scope, rill_tensor *img,
+                         const char *what) {
+  check(rill_profiler_start(NULL), "profiler");
+  rill_tensor *o = NULL;
+  run_once(e, p, scope, img, &o);
+  rill_tensor_destroy(o);
+  rill_profiler_summary *sum = NULL;
+  check(rill_profiler_stop(NULL, &sum), "profiler");
+  char *text = NULL;
+  check(rill_profiler_summary_format(sum, RILL_PROFILER_SORT_TOTAL, &text), "profile");
+  printf("---- %s ----\n%.3000s\n", what, text);
+  rill_free_buffer(text);
+  rill_profiler_summary_destroy(sum);
+}
+
+static void whole_model(int rounds, bool profile) {
+  rill_program *pf = NULL, *pi = NULL;
+  check(rill_program_load(PROGRAM, &pf), "load");
+  check(rill_program_load(PROGRAM, &pi), "load");
+  rill_scope *scope = NULL;
+  check(rill_scope_create(NULL, &scope), "scope");
+  fill_params(pf, scope);
+  size_t n = 0;
+  check(rill_pass_int8(pi, scope, &n), "int8 pass");
+  const int64_t xd[] = {1, 3, 224, 224};
+  rill_tensor *img = NULL;
+  check(rill_tensor_create(RILL_DTYPE_FP32, xd, 4, &img), "image");
+  float *x = rill_tensor_data(img);
+  for (int64_t k = 0; k < 3 * 224 * 224; k++) x[k] = (float)(k % 251) / 125.0f - 1.0f;
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.num_threads = 2;
+  rill_executor *e = NULL;
+  check(rill_executor_create(&o, &e), "executor");
+  rill_tensor *a = NULL, *b = NULL;
+  run_once(e, pf, scope, img, &a); /* warm: plans, packed weights */
+  run_once(e, pi, scope, img, &b);
+  bool same = rill_tensor_byte_size(a) == rill_tensor_byte_size(b) &&
+              memcmp(rill_tensor_data(a), rill_tensor_data(b), rill_tensor_byte_size(a)) == 0;
+  rill_tensor_destroy(a);
+  rill_tensor_destroy(b);
+  if (profile) {
+    profile_once(e, pf, scope, img, "float simulation");
+    profile_once(e, pi, scope, img, "int8");
+  }
+  double *tf = malloc(sizeof(double) * (size_t)rounds), *ti = malloc(sizeof(double) * (size_t)rounds);
+  double *ratio = malloc(sizeof(double) * (size_t)rounds);
+  for (int r = 0; r < rounds; r++) {
+    rill_tensor *o1 = NULL, *o2 = NULL;
+    tf[r] = run_once(e, pf, scope, img, &o1);
+    ti[r] = run_once(e, pi, scope, img, &o2);
+    ratio[r] = ti[r] / tf[r];
+    rill_tensor_destroy(o1);
+    rill_tensor_destroy(o2);
+  }
+  qsort(tf, (size_t)rounds, sizeof *tf, cmp_double);
+  qsort(ti, (size_t)rounds, sizeof *ti, cmp_double);
+  qsort(ratio, (size_t)rounds, sizeof *ratio, cmp_double);
+  printf("int8 ResNet-50, 224x224, 2 threads, %zu convs int8 (%s), %d rounds: float simulation %.1f ms, "
+         "int8 %.1f ms, ratio int8/float %.2f [%.2f .. %.2f]; outputs %s\n",
+         n, rill_i8_path_name(rill_i8_path_for_cpu()), rounds, tf[rounds / 2] * 1e3, ti[rounds / 2] * 1e3,
+         ratio[rounds / 2], ratio[rounds / 4], ratio[rounds - 1 - rounds / 4], same ? "identical" : "DIFFER");
+  free(tf);
+  free(ti);
+  free(ratio);
+  rill_executor_destroy(e);
+  rill_tensor_destroy(img);
+  rill_scope_destroy(scope);
+  rill_program_destroy(pf);
+  rill_program_destroy(pi);
+}
+
+/* The conv geometries of the program's conv2d ops at batch 1 (declared shapes: 224). */
+static size_t conv_shapes(rill_conv_geom *out, size_t cap) {
+  rill_program *p = NULL;
+  check(rill_program_load(PROGRAM, &p), "load");
+  const rill_op_schema *s = rill_schema_find("conv2d");
+  size_t n = 0;
+  for (size_t i = 0; i < p->blocks[0].nops && n < cap; i++) {
+    const rill_op_desc *op = &p->blocks[0].ops[i];
+    if (strcmp(op->type, "conv2d") != 0) continue;
+    const rill_var_desc *x = rill_block_find_var(p, 0, rill_op_input(op, "Input")->args[0]);
+    const rill_var_desc *f = rill_block_find_var(p, 0, rill_op_input(op, "Filter")->args[0]);
+    rill_attr_value *attrs = calloc(s->nattrs, sizeof *attrs);
+    check(rill_resolve_attrs(s, op, attrs), op->type);
+    rill_dims xd = x->dims;
+    xd.d[0] = 1;
+    char err[256];
+    rill_conv_geom g;
+    if (rill_nn_conv_geom(attrs, false, &xd, &f->dims, &g, err, sizeof err)) {
+      bool seen = false;
+      for (size_t k = 0; k < n; k++) seen |= memcmp(&out[k], &g, sizeof g) == 0;
+      if (!seen) out[n++] = g;
+    }
+    rill_attrs_clear(attrs, s->nattrs);
+    free(attrs);
+  }
+  rill_program_destroy(p);
+  return n;
+}
+
+static void per_layer(int rounds) {
+  rill_conv_geom gs[64];
+  size_t ng = conv_shapes(gs, 64);
+  openblas_set_num_threads(1);
+  rill_i8_path path = rill_i8_path_for_cpu();
+  double lsum = 0, lsum2 = 0;
+  for (size_t l = 0; l < ng; l++) {
+    const rill_conv_geom *g = &gs[l];
+    int64_t k = g->c / g->groups * g->kh * g->kw, npos = g->oh * g->ow, nx = g->c * g->h * g->w;
+    int8_t *xq = malloc((size_t)nx);
+    float *w = malloc(sizeof(float) * (size_t)(g->m * k)), *y = malloc(sizeof(float) * (size_t)(g->m * npos));
+    float *bf = malloc(sizeof(float) * (size_t)(k * npos));
+    for (int64_t i = 0; i < nx; i++) xq[i] = (int8_t)((i * 7) % 255 - 127);
+    for (int64_t i = 0; i < g->m * k; i++) w[i] = (float)((i * 13) % 255 - 127);
+    for (int64_t i = 0; i < k * npos; i++) bf[i] = (float)((i * 7) % 255 - 127);
+    rill_i8_weights pw;
+    int64_t bad;
+    if (rill_i8_weights_pack(w, g->m, k, g->groups, &pw, &bad) != RILL_I8_PACKED) exit(1);
+    rill_i8_out out = {.f32 = y, .scale = 1.0f, .range = 16129.0f};
+    double *ratio = malloc(sizeof(double) * (size_t)rounds), *ratio2 = malloc(sizeof(double) * (size_t)rounds);
+    double ti = 1e9, tf = 1e9, tr = 1e9;
+    for (int r = 0; r < rounds; r++) {
+      double t0 = now();
+      rill_i8_conv(NULL, 1, path, g, xq, &pw, &out);
+      double t1 = now();
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->m, (int)npos, (int)k, 1.0f, w, (int)k,
+                  bf, (int)npos, 0.0f, y, (int)npos);
+      double t2 = now();
+      rill_sgemm(NULL, 1, CblasNoTrans, CblasNoTrans, g->m, npos, k, 1.0f, w, k, bf, npos, 0.0f, y, npos);
+      double t3 = now();
+      ratio[r] = (t1 - t0) / (t2 - t1);
+      ratio2[r] = (t1 - t0) / (t3 - t2);
+      if (t1 - t0 < ti) ti = t1 - t0;
+      if (t2 - t1 < tf) tf = t2 - t1;
+      if (t3 - t2 < tr) tr = t3 - t2;
+    }
+    qsort(ratio, (size_t)rounds, sizeof *ratio, cmp_double);
+    qsort(ratio2, (size_t)rounds, sizeof *ratio2, cmp_double);
+    lsum += log(ratio[rounds / 2]);
+    lsum2 += log(ratio2[rounds / 2]);
+    printf("conv %4lld x %5lld x %4lld (%lldx%lld s%lld): int8 conv %7.3f ms, OpenBLAS sgemm %7.3f ms, "
+           "rill_sgemm %7.3f ms (fastest rounds); ratios %.2f, %.2f\n",
+           (long long)g->m, (long long)npos, (long long)k, (long long)g->kh, (long long)g->kw, (long long)g->sh,
+           ti * 1e3, tf * 1e3, tr * 1e3, ratio[rounds / 2], ratio2[rounds / 2]);
+    free(ratio);
+    free(ratio2);
+    rill_i8_weights_free(&pw);
+    free(xq);
+    free(w);
+    free(y);
+    free(bf);
+  }
+  double d = (double)(ng ? ng : 1);
+  printf("per layer (m x n x k, 1 thread, %s): geometric mean of the median ratios over %zu shapes: "
+         "int8 / OpenBLAS sgemm (%s kernels) %.2f, int8 / rill_sgemm %.2f\n",
+         rill_i8_path_name(path), ng, openblas_get_corename(), exp(lsum / d), exp(lsum2 / d));
+}
+
+int main(int argc, char **argv) {
+  int rounds = 7;
+  bool profile = false;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--profile") == 0) profile = true;
+    else rounds = atoi(argv[i]);
+  }
+  if (rounds < 1) rounds = 1;
+  check(rill_registry_init(), "registry");
+  printf("cpu: %s\n", rill_cpu_isa_level_name(rill_cpu_isa_level_get()));
+  whole_model(rounds, profile);
+  per_layer(rounds);
+  return 0;
+}

@@ -1,0 +1,364 @@
+/* int8 convolution with int32 sums: packing, the three microkernels and the split over
+ * the kernel pool (igemm.h, doc/design/int8.md). */
+#include "kernels/cpu/igemm.h"
+
+#include <string.h>
+
+#include "framework/base/alloc.h"
+#include "framework/base/isa.h"
+
+#define MR RILL_I8_MR
+#define NR_MAX 32
+/* Bytes of packed activations a part keeps (its panels stay in L2). */
+#define PART_PANEL_BYTES (256 * 1024)
+
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+rill_i8_path rill_i8_path_for_cpu(void) {
+  if (rill_cpu_avx512_vnni()) return RILL_I8_VNNI;
+  if (rill_cpu_avx2()) return RILL_I8_AVX2;
+  return RILL_I8_SCALAR;
+}
+
+const char *rill_i8_path_name(rill_i8_path path) {
+  switch (path) {
+    case RILL_I8_VNNI: return "avx512-vnni";
+    case RILL_I8_AVX2: return "avx2";
+    default: return "scalar";
+  }
+}
+
+static int nr_of(rill_i8_path path) { return path == RILL_I8_VNNI ? 32 : 8; }
+
+/* ------------------------------------------------------------------ packing ----- */
+
+void rill_i8_weights_free(rill_i8_weights *w) {
+  if (!w) return;
+  rill_free(w->a);
+  rill_free(w->rowsum);
+  w->a = NULL;
+  w->rowsum = NULL;
+}
+
+static bool is_level(float v, float lo, float hi) { return v >= lo && v <= hi && v == (float)(int)v; }
+
+rill_i8_pack_result rill_i8_weights_pack(const float *w, int64_t m, int64_t k, int64_t groups,
+                                         rill_i8_weights *o, int64_t *bad) {
+  memset(o, 0, sizeof *o);
+  int64_t mg = m / groups, mgp = round_up(mg, MR), kp = round_up(k, 4);
+  o->src = w;
+  o->m = m;
+  o->k = k;
+  o->groups = groups;
+  o->mg = mg;
+  o->mgp = mgp;
+  o->kp = kp;
+  size_t abytes = (size_t)(groups * mgp * kp);
+  o->a = rill_aligned_alloc(abytes ? abytes : 1, 64);
+  o->rowsum = rill_calloc((size_t)(groups * mgp) + 1, sizeof *o->rowsum);
+  if (!o->a || !o->rowsum) {
+    rill_i8_weights_free(o);
+    return RILL_I8_OOM;
+  }
+  memset(o->a, 0, abytes);
+  for (int64_t g = 0; g < groups; g++)
+    for (int64_t r = 0; r < mg; r++) {
+      int64_t row = g * mg + r;
+      const float *src = w + row * k;
+      int8_t *blk = o->a + (g * mgp + r / MR * MR) * kp;
+      int64_t i = r % MR;
+      int32_t sum = 0;
+      for (int64_t kk = 0; kk < k; kk++) {
+        if (!is_level(src[kk], -127.0f, 127.0f)) {
+          *bad = row * k + kk;
+          rill_i8_weights_free(o);
+          return RILL_I8_NOT_LEVEL;
+        }
+        int v = (int)src[kk];
+        blk[(kk >> 2) * MR * 4 + i * 4 + (kk & 3)] = (int8_t)v;
+        sum += v;
+      }
+      o->rowsum[g * mgp + r] = sum;
+    }
+  return RILL_I8_PACKED;
+}
+
+bool rill_i8_from_levels(const float *x, int64_t n, int8_t *out, int64_t *bad) {
+  int64_t i = 0;
+  bool ok = true;
+#if RILL_X86_SIMD
+  /* SSE2 (the x86-64 baseline), 16 values at a time: in range (NaN is not), integral,
+   * converted and narrowed; the first bad value is found again below. */
+  const __m128 lo = _mm_set1_ps(-128.0f), hi = _mm_set1_ps(127.0f);
+  __m128 good = _mm_castsi128_ps(_mm_set1_epi32(-1));
+  for (; i + 16 <= n; i += 16) {
+    __m128i q[4];
+    for (int r = 0; r < 4; r++) {
+      __m128 v = _mm_loadu_ps(x + i + 4 * r);
+      __m128 in = _mm_and_ps(_mm_cmpge_ps(v, lo), _mm_cmple_ps(v, hi));
+      __m128 c = _mm_and_ps(v, in);
+      q[r] = _mm_cvttps_epi32(c);
+      good = _mm_and_ps(good, _mm_and_ps(in, _mm_cmpeq_ps(_mm_cvtepi32_ps(q[r]), c)));
+    }
+    __m128i w = _mm_packs_epi16(_mm_packs_epi32(q[0], q[1]), _mm_packs_epi32(q[2], q[3]));
+    _mm_storeu_si128((__m128i *)(out + i), w);
+  }
+  ok = _mm_movemask_ps(good) == 0xf;
+#endif
+  for (; i < n && ok; i++) {
+    ok = is_level(x[i], -128.0f, 127.0f);
+    out[i] = ok ? (int8_t)(int)x[i] : 0;
+  }
+  if (ok) return true;
+  for (i = 0; i < n; i++)
+    if (!is_level(x[i], -128.0f, 127.0f)) break;
+  *bad = i;
+  return false;
+}
+
+/* Rows k of src (row stride ld, `width` valid columns) into a panel of nr columns:
+ * dst[q][j][t] = src[(4q + t) ld + j], zero for k >= kk or j >= width. */
+static void pack_panel(const int8_t *src, int64_t ld, int64_t kk, int64_t width, int nr, int8_t *dst) {
+  static const int8_t zero[NR_MAX] = {0};
+  int64_t kq = round_up(kk, 4) / 4;
+  for (int64_t q = 0; q < kq; q++) {
+    const int8_t *r[4];
+    for (int t = 0; t < 4; t++) r[t] = 4 * q + t < kk ? src + (4 * q + t) * ld : zero;
+    int8_t *d = dst + q * nr * 4;
+    int64_t j = 0;
+#if RILL_X86_SIMD
+    /* SSE2, the x86-64 baseline: bytes of rows 0/1 and 2/3 paired, then the pairs. */
+    for (; j + 16 <= width && j + 16 <= nr; j += 16) {
+      __m128i r0 = _mm_loadu_si128((const __m128i *)(r[0] + j)), r1 = _mm_loadu_si128((const __m128i *)(r[1] + j));
+      __m128i r2 = _mm_loadu_si128((const __m128i *)(r[2] + j)), r3 = _mm_loadu_si128((const __m128i *)(r[3] + j));
+      __m128i lo01 = _mm_unpacklo_epi8(r0, r1), hi01 = _mm_unpackhi_epi8(r0, r1);
+      __m128i lo23 = _mm_unpacklo_epi8(r2, r3), hi23 = _mm_unpackhi_epi8(r2, r3);
+      _mm_storeu_si128((__m128i *)(d + j * 4), _mm_unpacklo_epi16(lo01, lo23));
+      _mm_storeu_si128((__m128i *)(d + j * 4 + 16), _mm_unpackhi_epi16(lo01, lo23));
+      _mm_storeu_si128((__m128i *)(d + j * 4 + 32), _mm_unpacklo_epi16(hi01, hi23));
+      _mm_storeu_si128((__m128i *)(d + j * 4 + 48), _mm_unpackhi_epi16(hi01, hi23));
+    }
+    for (; j + 8 <= width && j + 8 <= nr; j += 8) {
+      __m128i r0 = _mm_loadl_epi64((const __m128i *)(r[0] + j)), r1 = _mm_loadl_epi64((const __m128i *)(r[1] + j));
+      __m128i r2 = _mm_loadl_epi64((const __m128i *)(r[2] + j)), r3 = _mm_loadl_epi64((const __m128i *)(r[3] + j));
+      __m128i p01 = _mm_unpacklo_epi8(r0, r1), p23 = _mm_unpacklo_epi8(r2, r3);
+      _mm_storeu_si128((__m128i *)(d + j * 4), _mm_unpacklo_epi16(p01, p23));
+      _mm_storeu_si128((__m128i *)(d + j * 4 + 16), _mm_unpackhi_epi16(p01, p23));
+    }
+#endif
+    for (; j < nr; j++)
+      for (int t = 0; t < 4; t++) d[j * 4 + t] = j < width ? r[t][j] : 0;
+  }
+}
+
+/* Columns [n0, n0 + wd) of the unfolded image of cg channels at x into col [K, wd]. */
+static void im2col_i8(const int8_t *x, const rill_conv_geom *g, int64_t cg, int64_t n0, int64_t wd,
+                      int8_t *col) {
+  for (int64_t c = 0; c < cg; c++)
+    for (int64_t ki = 0; ki < g->kh; ki++)
+      for (int64_t kj = 0; kj < g->kw; kj++) {
+        int8_t *row = col + ((c * g->kh + ki) * g->kw + kj) * wd;
+        const int8_t *src = x + c * g->h * g->w;
+        int64_t n = n0, j = 0;
+        while (j < wd) {
+          int64_t oh = n / g->ow, ow = n % g->ow, run = min64(g->ow - ow, wd - j);
+          int64_t ih = oh * g->sh - g->pt + ki * g->dh, iw0 = ow * g->sw - g->pl + kj * g->dw;
+          if (ih < 0 || ih >= g->h) {
+            memset(row + j, 0, (size_t)run);
+          } else if (g->sw == 1) {
+            const int8_t *s = src + ih * g->w;
+            int64_t lo = min64(run, max64(0, -iw0)), hi = max64(lo, min64(run, g->w - iw0));
+            memset(row + j, 0, (size_t)lo);
+            memcpy(row + j + lo, s + iw0 + lo, (size_t)(hi - lo));
+            memset(row + j + hi, 0, (size_t)(run - hi));
+          } else {
+            const int8_t *s = src + ih * g->w;
+            for (int64_t e = 0; e < run; e++) {
+              int64_t iw = iw0 + e * g->sw;
+              row[j + e] = iw >= 0 && iw < g->w ? s[iw] : 0;
+            }
+          }
+          j += run;
+          n += run;
+        }
+      }
+}
+
+/* -------------------------------------------------------------- microkernels ----- */
+/* tile [MR, nr] = a (a block of MR weight rows) x b (a panel), kq steps of 4 bytes. */
+
+static void ukr_scalar(const int8_t *a, const int8_t *b, int64_t kq, const int32_t *rowsum,
+                       int32_t *tile) {
+  (void)rowsum;
+  int32_t acc[MR][8] = {{0}};
+  for (int64_t q = 0; q < kq; q++) {
+    const int8_t *aq = a + q * MR * 4, *bq = b + q * 8 * 4;
+    for (int i = 0; i < MR; i++)
+      for (int j = 0; j < 8; j++) {
+        int32_t s = 0;
+        for (int t = 0; t < 4; t++) s += (int32_t)aq[i * 4 + t] * (int32_t)bq[j * 4 + t];
+        acc[i][j] += s;
+      }
+  }
+  for (int i = 0; i < MR; i++) memcpy(tile + i * 8, acc[i], sizeof acc[i]);
+}
+
+#if RILL_X86_SIMD
+static int32_t load4(const int8_t *p) {
+  int32_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+RILL_AVX2_BEGIN
+static void ukr_avx2(const int8_t *a, const int8_t *b, int64_t kq, const int32_t *rowsum, int32_t *tile) {
+  (void)rowsum;
+  __m256i acc[MR];
+  for (int i = 0; i < MR; i++) acc[i] = _mm256_setzero_si256();
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int64_t q = 0; q < kq; q++) {
+    __m256i bv = _mm256_loadu_si256((const __m256i *)(b + q * 32));
+    __m256i ab = _mm256_abs_epi8(bv);
+    const int8_t *aq = a + q * MR * 4;
+    _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) {
+      __m256i w = _mm256_sign_epi8(_mm256_set1_epi32(load4(aq + i * 4)), bv);
+      acc[i] = _mm256_add_epi32(acc[i], _mm256_madd_epi16(_mm256_maddubs_epi16(ab, w), ones));
+    }
+  }
+  for (int i = 0; i < MR; i++) _mm256_storeu_si256((__m256i *)(tile + i * 8), acc[i]);
+}
+RILL_AVX2_END
+
+RILL_AVX512VNNI_BEGIN
+static void ukr_vnni(const int8_t *a, const int8_t *b, int64_t kq, const int32_t *rowsum, int32_t *tile) {
+  __m512i acc[MR][2];
+  for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
+  const __m512i flip = _mm512_set1_epi8((char)0x80);
+  for (int64_t q = 0; q < kq; q++) {
+    __m512i b0 = _mm512_xor_si512(_mm512_loadu_si512(b + q * 128), flip);
+    __m512i b1 = _mm512_xor_si512(_mm512_loadu_si512(b + q * 128 + 64), flip);
+    const int8_t *aq = a + q * MR * 4;
+    _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) {
+      __m512i w = _mm512_set1_epi32(load4(aq + i * 4));
+      acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], b0, w);
+      acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], b1, w);
+    }
+  }
+  for (int i = 0; i < MR; i++) {
+    __m512i comp = _mm512_set1_epi32(128 * rowsum[i]);
+    _mm512_storeu_si512(tile + i * 32, _mm512_sub_epi32(acc[i][0], comp));
+    _mm512_storeu_si512(tile + i * 32 + 16, _mm512_sub_epi32(acc[i][1], comp));
+  }
+}
+RILL_AVX512VNNI_END
+#endif
+
+typedef void (*ukr_fn)(const int8_t *, const int8_t *, int64_t, const int32_t *, int32_t *);
+
+static ukr_fn ukr_for(rill_i8_path path) {
+#if RILL_X86_SIMD
+  if (path == RILL_I8_VNNI) return ukr_vnni;
+  if (path == RILL_I8_AVX2) return ukr_avx2;
+#endif
+  (void)path;
+  return ukr_scalar;
+}
+
+/* ---------------------------------------------------------------- the conv ----- */
+
+typedef struct conv_job {
+  const rill_conv_geom *g;
+  const int8_t *x;
+  const rill_i8_weights *w;
+  const rill_i8_out *y;
+  ukr_fn ukr;
+  int nr;
+  bool direct; /* 1x1, stride 1, no padding: the image is its own im2col */
+  int64_t cg, kk, npos, nc, chunks;
+  size_t panel_bytes, col_bytes;
+  int8_t *scratch[RILL_DEVICE_MAX_THREADS];
+} conv_job;
+
+static void store_tile(const int32_t *tile, int nr, int64_t rows, int64_t cols, const rill_i8_out *y,
+                       int64_t off, int64_t ldy) {
+  for (int64_t i = 0; i < rows; i++) {
+    const int32_t *t = tile + i * nr;
+    if (y->f32) {
+      float *o = y->f32 + off + i * ldy;
+      for (int64_t j = 0; j < cols; j++) o[j] = (float)t[j] * y->scale / y->range;
+    } else {
+      memcpy(y->i32 + off + i * ldy, t, (size_t)cols * sizeof *t);
+    }
+  }
+}
+
+/* Part = (image, group, chunk of output positions). */
+static bool conv_part(void *arg, int64_t part, int slot) {
+  conv_job *j = arg;
+  const rill_conv_geom *g = j->g;
+  const rill_i8_weights *w = j->w;
+  int64_t chunk = part % j->chunks, rest = part / j->chunks;
+  int64_t grp = rest % g->groups, img = rest / g->groups;
+  int64_t n0 = chunk * j->nc, wd = min64(j->nc, j->npos - n0);
+  if (!j->scratch[slot]) {
+    j->scratch[slot] = rill_aligned_alloc(j->panel_bytes + j->col_bytes, 64);
+    if (!j->scratch[slot]) return false;
+  }
+  int8_t *panels = j->scratch[slot], *col = panels + j->panel_bytes;
+  const int8_t *xg = j->x + (img * g->c + grp * j->cg) * g->h * g->w;
+  const int8_t *src;
+  int64_t ld;
+  if (j->direct) {
+    src = xg + n0;
+    ld = g->h * g->w;
+  } else {
+    im2col_i8(xg, g, j->cg, n0, wd, col);
+    src = col;
+    ld = wd;
+  }
+  int nr = j->nr;
+  int64_t npanels = (wd + nr - 1) / nr, kp = w->kp;
+  for (int64_t p = 0; p < npanels; p++) pack_panel(src + p * nr, ld, j->kk, min64(nr, wd - p * nr), nr, panels + p * kp * nr);
+  int32_t tile[MR * NR_MAX];
+  for (int64_t rb = 0; rb < w->mgp / MR; rb++) {
+    const int8_t *ab = w->a + (grp * w->mgp + rb * MR) * kp;
+    const int32_t *rs = w->rowsum + grp * w->mgp + rb * MR;
+    int64_t rows = min64(MR, w->mg - rb * MR);
+    for (int64_t p = 0; p < npanels; p++) {
+      j->ukr(ab, panels + p * kp * nr, kp / 4, rs, tile);
+      int64_t off = (img * g->m + grp * w->mg + rb * MR) * j->npos + n0 + p * nr;
+      store_tile(tile, nr, rows, min64(nr, wd - p * nr), j->y, off, j->npos);
+    }
+  }
+  return true;
+}
+
+bool rill_i8_conv(const rill_device_services *dev, int64_t threads, rill_i8_path path,
+                  const rill_conv_geom *g, const int8_t *x, const rill_i8_weights *w,
+                  const rill_i8_out *y) {
+  rill_i8_path best = rill_i8_path_for_cpu();
+  if (path > best) path = best;
+  conv_job j = {.g = g, .x = x, .w = w, .y = y, .ukr = ukr_for(path), .nr = nr_of(path)};
+  j.cg = g->c / g->groups;
+  j.kk = j.cg * g->kh * g->kw;
+  j.npos = g->oh * g->ow;
+  if (j.npos <= 0 || g->n <= 0 || g->m <= 0) return true;
+  j.direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pb == 0 &&
+             g->pl == 0 && g->pr == 0;
+  int64_t t = threads < 1 ? 1 : threads;
+  /* Chunks of whole panels: about two per thread over all images and groups, and at
+   * most PART_PANEL_BYTES of packed activations each. */
+  int64_t per = g->n * g->groups;
+  int64_t want = max64(1, (2 * t + per - 1) / per);
+  int64_t nc = round_up((j.npos + want - 1) / want, j.nr);
+  int64_t cap = max64(j.nr, PART_PANEL_BYTES / w->kp / j.nr * j.nr);
+  j.nc = min64(nc, cap);
+  j.chunks = (j.npos + j.nc - 1) / j.nc;
+  j.panel_bytes = (size_t)(w->kp * round_up(j.nc, j.nr));
+  j.col_bytes = j.direct ? 0 : (size_t)(j.kk * j.nc);
+  bool ok = rill_dev_parallel_for(dev, t, per * j.chunks, conv_part, &j);
+  for (int i = 0; i < RILL_DEVICE_MAX_THREADS; i++) rill_free(j.scratch[i]);
+  return ok;
+}

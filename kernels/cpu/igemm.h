@@ -1,0 +1,76 @@
+/* int8 convolution with int32 sums (doc/design/int8.md).
+ *
+ * y = conv(x, w) over signed 8-bit levels: activations x in [-128, 127], weights w in
+ * [-127, 127] (Paddle's symmetric weight quantization never makes -128), summed in
+ * int32, which is exact for any K up to RILL_I8_MAX_K. The product runs as a GEMM per
+ * image and group, c [M, N] = w [M, K] x im2col(x) [K, N], on one of three paths chosen
+ * from cpuid at run time; each gives the same int32 sums bit for bit:
+ *   VNNI   (AVX-512 VNNI: vpdpbusd) 8 x 32 tiles; x is offset to unsigned (x + 128) and
+ *          the weights' row sums times 128 are subtracted at the end;
+ *   AVX2   (vpmaddubsw + vpmaddwd) 8 x 8 tiles; |x| times sign(x) w, so each pair sum
+ *          is at most 2 * 128 * 127 = 32512 and the 16-bit step never saturates;
+ *   scalar the same tiles in plain C.
+ * Both operands are packed with K in groups of 4 bytes (zero-padded): the weights once
+ * per filter, in blocks of 8 rows; the activations per call in panels of NR columns. */
+#ifndef RILL_KERNELS_CPU_IGEMM_H
+#define RILL_KERNELS_CPU_IGEMM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "framework/data/tensor.h"
+#include "framework/registry/registry.h"
+#include "operators/nn.h"
+
+/* Rows of a weight block. */
+#define RILL_I8_MR 8
+/* The largest K whose int32 sums cannot overflow: K * 128 * 127 < 2^31. */
+#define RILL_I8_MAX_K 132104
+
+typedef enum rill_i8_path { RILL_I8_SCALAR = 0, RILL_I8_AVX2 = 1, RILL_I8_VNNI = 2 } rill_i8_path;
+
+/* The widest path this CPU runs at the process's level (framework/base/isa.h): VNNI at
+ * avx512 where the CPU has it, AVX2 at avx2 or avx512 without VNNI, else scalar. */
+rill_i8_path rill_i8_path_for_cpu(void);
+const char *rill_i8_path_name(rill_i8_path path);
+
+/* A filter packed for the kernels. Its header lets it live in an immutable buffer's
+ * derived slot (framework/data/tensor.h). */
+typedef struct rill_i8_weights {
+  rill_buffer_derived hdr;
+  const void *src;     /* the float levels it was packed from */
+  int64_t m, k, groups; /* rows (all groups), K per row, groups */
+  int64_t mg, mgp, kp;  /* rows per group, that rounded up to RILL_I8_MR, K rounded up to 4 */
+  int8_t *a;            /* groups * mgp * kp bytes */
+  int32_t *rowsum;      /* groups * mgp: each row's sum of levels */
+} rill_i8_weights;
+
+typedef enum rill_i8_pack_result { RILL_I8_PACKED, RILL_I8_NOT_LEVEL, RILL_I8_OOM } rill_i8_pack_result;
+
+/* Packs w, float levels [m, k] (groups * (m / groups) rows), into *out. RILL_I8_NOT_LEVEL
+ * with *bad the index of the first value that is not an integer in [-127, 127]. */
+rill_i8_pack_result rill_i8_weights_pack(const float *w, int64_t m, int64_t k, int64_t groups,
+                                         rill_i8_weights *out, int64_t *bad);
+void rill_i8_weights_free(rill_i8_weights *w);
+
+/* Float levels to int8: false with *bad the index of the first value that is not an
+ * integer in [-128, 127]. */
+bool rill_i8_from_levels(const float *x, int64_t n, int8_t *out, int64_t *bad);
+
+/* Where the sums go: i32 as they are, or f32 = (float)sum * scale / range (the order of
+ * fake_dequantize_max_abs, so the float results equal its output on the float sums). */
+typedef struct rill_i8_out {
+  int32_t *i32;
+  float *f32;
+  float scale, range;
+} rill_i8_out;
+
+/* The NCHW conv of g (g->n images) of x [n, c, h, w] with w packed from the filter
+ * [m, c / groups, kh, kw], into y [n, m, oh, ow], on `path` (capped at what the CPU
+ * runs), over up to `threads` threads of dev. The result does not depend on the path or
+ * the threads. False when scratch could not be allocated. */
+bool rill_i8_conv(const rill_device_services *dev, int64_t threads, rill_i8_path path,
+                  const rill_conv_geom *g, const int8_t *x, const rill_i8_weights *w,
+                  const rill_i8_out *y);
+
+#endif

@@ -1,0 +1,426 @@
+/* The INT8 pass (framework/transform/infer_passes.c) and conv2d_int8: a conv over
+ * fake-quantized levels and its dequantizer become one int8 op whose output equals the
+ * float simulation's bit for bit while every float sum is exact (below 2^24), on every
+ * vector path (scalar, AVX2, AVX-512 VNNI); what the pattern's conditions exclude stays;
+ * values that are not levels are an error naming the op and the variable. The int8
+ * ResNet-50 of Paddle-Lite (53 convs) runs both ways with synthetic level weights. */
+#include <criterion/criterion.h>
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "framework/base/isa.h"
+#include "framework/inference/predictor.h"
+#include "framework/registry/registry.h"
+#include "framework/transform/infer_passes.h"
+#include "prog_util.h"
+#include "support/synth_params.h"
+
+#define PROGRAMS RILL_SHARED_DIR "/programs/"
+
+/* ------------------------------------------------------------- hand-built ----- */
+
+typedef struct small {
+  rill_program *p;
+  rill_scope *params;
+} small;
+
+/* x [1, 3, 6, 6] -> fake_quantize_moving_average_abs_max (scale s) -> conv2d (w [4, 3,
+ * 3, 3], pad 1, stride `stride`) -> fake_dequantize_max_abs (s, 500) -> relu -> out.
+ * w_frac: a weight that is not a level; extra_reader: y is also read by a second relu;
+ * no_quant: the conv reads x itself. */
+static small build(int stride, bool w_frac, bool extra_reader, bool no_quant) {
+  small s = {prog_new(), NULL};
+  POK(rill_scope_create(NULL, &s.params));
+  prog_var(s.p, "x", RILL_DTYPE_FP32, "", 4, 1, 3, 6, 6);
+  prog_var(s.p, "xq", RILL_DTYPE_FP32, "", 4, 1, 3, 6, 6);
+  prog_var(s.p, "y", RILL_DTYPE_FP32, "", 4, 1, 4, -1, -1);
+  prog_var(s.p, "z", RILL_DTYPE_FP32, "", 4, 1, 4, -1, -1);
+  prog_var(s.p, "out", RILL_DTYPE_FP32, "", 4, 1, 4, -1, -1);
+  prog_var(s.p, "out2", RILL_DTYPE_FP32, "", 4, 1, 4, -1, -1);
+  prog_var(s.p, "w", RILL_DTYPE_FP32, "p", 4, 4, 3, 3, 3);
+  prog_var(s.p, "s", RILL_DTYPE_FP32, "p", 1, 1);
+  rill_tensor *w = NULL, *sc = NULL;
+  POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){4, 3, 3, 3}, 4, &w));
+  POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){1}, 1, &sc));
+  float *wd = rill_tensor_data(w);
+  for (int i = 0; i < 108; i++) wd[i] = (float)((i * 37) % 255 - 127);
+  if (w_frac) wd[50] = 2.5f;
+  *(float *)rill_tensor_data(sc) = 1.5f;
+  scope_bind(s.params, "w", w);
+  scope_bind(s.params, "s", sc);
+  rill_op_builder *b = prog_op_begin("fake_quantize_moving_average_abs_max", "X=x;InScale=s", "Out=xq;OutScale=s");
+  POK(rill_op_builder_attr_bool(b, "is_test", true));
+  POK(rill_op_builder_attr_int(b, "bit_length", 8));
+  prog_op_end(b, s.p);
+  b = prog_op_begin("conv2d", no_quant ? "Input=x;Filter=w" : "Input=xq;Filter=w", "Output=y");
+  POK(rill_op_builder_attr_ints(b, "strides", (const int32_t[]){stride, stride}, 2));
+  POK(rill_op_builder_attr_ints(b, "paddings", (const int32_t[]){1, 1}, 2));
+  prog_op_end(b, s.p);
+  b = prog_op_begin("fake_dequantize_max_abs", "X=y;Scale=s", "Out=z");
+  POK(rill_op_builder_attr_float(b, "max_range", 500.0f));
+  prog_op_end(b, s.p);
+  prog_op(s.p, "relu", "X=z", "Out=out");
+  if (extra_reader) prog_op(s.p, "relu", "X=y", "Out=out2");
+  return s;
+}
+
+static void small_free(small *s) {
+  rill_program_destroy(s->p);
+  rill_scope_destroy(s->params);
+}
+
+static float *image(void) {
+  static float x[108];
+  for (int i = 0; i < 108; i++) x[i] = (float)((i * 29) % 61) / 20.0f - 1.5f;
+  return x;
+}
+
+/* Runs s on the image; the caller frees the result. */
+static rill_tensor *run_small(small *s, rill_status **err) {
+  rill_executor *e = exe_new();
+  rill_tensor *x = wrap(RILL_DTYPE_FP32, image(), 4, 1, 3, 6, 6), *out = NULL;
+  const char *feed = "x", *fetch = "out";
+  *err = rill_executor_run(e, s->p, s->params, &feed, &x, 1, &fetch, 1, &out);
+  rill_tensor_destroy(x);
+  rill_executor_destroy(e);
+  return out;
+}
+
+static void expect_same(rill_tensor *a, rill_tensor *b, const char *what) {
+  cr_assert_eq(rill_tensor_byte_size(a), rill_tensor_byte_size(b), "%s: sizes", what);
+  const float *x = rill_tensor_data(a), *y = rill_tensor_data(b);
+  for (int64_t i = 0; i < rill_tensor_numel(a); i++)
+    cr_assert(x[i] == y[i], "%s: [%lld] %.9g vs %.9g", what, (long long)i, (double)x[i], (double)y[i]);
+}
+
+Test(int8_pass, conv_between_quantize_and_dequantize_becomes_int8) {
+  POK(rill_registry_init());
+  for (int stride = 1; stride <= 2; stride++) {
+    small s = build(stride, false, false, false);
+    rill_status *st = NULL;
+    rill_tensor *want = run_small(&s, &st);
+    POK(st);
+    size_t n = 0;
+    POK(rill_pass_int8(s.p, s.params, &n));
+    cr_assert_eq(n, 1);
+    cr_assert_eq(prog_find_op(s.p, "conv2d", 0), -1);
+    cr_assert_eq(prog_find_op(s.p, "fake_dequantize_max_abs", 0), -1);
+    long f = prog_find_op(s.p, "conv2d_int8", 0);
+    cr_assert_geq(f, 0);
+    cr_assert_str_eq(prog_arg(s.p, (size_t)f, true, "Input", 0), "xq");
+    cr_assert_str_eq(prog_arg(s.p, (size_t)f, true, "Scale", 0), "s");
+    cr_assert_str_eq(prog_arg(s.p, (size_t)f, false, "Output", 0), "z");
+    rill_tensor *got = run_small(&s, &st);
+    POK(st);
+    expect_same(want, got, "int8 vs float simulation");
+    /* an immutable filter (a predictor's) is packed once and kept with its buffer */
+    rill_variable *wv = rill_scope_find(s.params, "w");
+    cr_assert(wv && wv->kind == RILL_VARKIND_TENSOR && wv->u.tensor.buf);
+    rill_buffer_set_immutable(wv->u.tensor.buf);
+    for (int again = 0; again < 2; again++) {
+      rill_tensor *kept = run_small(&s, &st);
+      POK(st);
+      cr_assert_not_null(rill_buffer_derived_get(wv->u.tensor.buf), "the packed filter is kept");
+      expect_same(want, kept, "int8 with the kept filter");
+      rill_tensor_destroy(kept);
+    }
+    double nz = 0;
+    for (int64_t i = 0; i < rill_tensor_numel(got); i++) nz += ((const float *)rill_tensor_data(got))[i] != 0;
+    cr_assert_gt(nz, 0, "the test must compute something");
+    rill_tensor_destroy(want);
+    rill_tensor_destroy(got);
+    small_free(&s);
+  }
+}
+
+Test(int8_pass, what_the_conditions_exclude_stays) {
+  POK(rill_registry_init());
+  for (int c = 0; c < 3; c++) {
+    small s = build(1, c == 0, c == 1, c == 2);
+    size_t n = 7;
+    POK(rill_pass_int8(s.p, s.params, &n));
+    cr_assert_eq(n, 0, "case %d", c);
+    cr_assert_geq(prog_find_op(s.p, "conv2d", 0), 0);
+    small_free(&s);
+  }
+  small s = build(1, false, false, false);
+  size_t n = 0;
+  rill_status *st = rill_pass_int8(s.p, NULL, &n);
+  cr_assert_not_null(st, "no parameter scope: an error, not a guess");
+  rill_status_destroy(st);
+  small_free(&s);
+}
+
+Test(int8_pass, values_that_are_not_levels_are_errors_naming_op_and_variable) {
+  POK(rill_registry_init());
+  /* conv2d_int8 reading x directly: x holds fractions */
+  small s = build(1, false, false, true);
+  size_t n = 0;
+  POK(rill_pass_int8(s.p, s.params, &n));
+  cr_assert_eq(n, 0);
+  rill_program_destroy(s.p);
+  s.p = prog_new();
+  prog_var(s.p, "x", RILL_DTYPE_FP32, "", 4, 1, 3, 6, 6);
+  prog_var(s.p, "out", RILL_DTYPE_FP32, "", 4, 1, 4, -1, -1);
+  prog_var(s.p, "w", RILL_DTYPE_FP32, "p", 4, 4, 3, 3, 3);
+  prog_var(s.p, "s", RILL_DTYPE_FP32, "p", 1, 1);
+  rill_op_builder *b = prog_op_begin("conv2d_int8", "Input=x;Filter=w;Scale=s", "Output=out");
+  POK(rill_op_builder_attr_float(b, "max_range", 500.0f));
+  prog_op_end(b, s.p);
+  rill_status *st = NULL;
+  rill_tensor *out = run_small(&s, &st);
+  cr_assert_null(out);
+  cr_assert_not_null(st);
+  const char *msg = rill_status_message(st);
+  cr_assert(strstr(msg, "conv2d_int8") && strstr(msg, "Input (x)") && strstr(msg, "not an integer level"),
+            "%s", msg);
+  rill_status_destroy(st);
+  small_free(&s);
+}
+
+/* More products per output than int32 sums exactly (K = 132,105 > 132,104): refused,
+ * naming the filter, before anything is computed. */
+Test(int8_pass, a_k_too_large_for_int32_is_refused) {
+  POK(rill_registry_init());
+  enum { C = 132105 };
+  rill_program *p = prog_new();
+  rill_scope *params = NULL;
+  POK(rill_scope_create(NULL, &params));
+  prog_var(p, "x", RILL_DTYPE_FP32, "", 4, 1, C, 1, 1);
+  prog_var(p, "out", RILL_DTYPE_FP32, "", 4, 1, 1, 1, 1);
+  prog_var(p, "wbig", RILL_DTYPE_FP32, "p", 4, 1, C, 1, 1);
+  prog_var(p, "s", RILL_DTYPE_FP32, "p", 1, 1);
+  rill_tensor *w = NULL, *sc = NULL;
+  POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){1, C, 1, 1}, 4, &w));
+  POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){1}, 1, &sc));
+  memset(rill_tensor_data(w), 0, sizeof(float) * C);
+  *(float *)rill_tensor_data(sc) = 1.0f;
+  scope_bind(params, "wbig", w);
+  scope_bind(params, "s", sc);
+  rill_op_builder *b = prog_op_begin("conv2d_int8", "Input=x;Filter=wbig;Scale=s", "Output=out");
+  POK(rill_op_builder_attr_float(b, "max_range", 500.0f));
+  prog_op_end(b, p);
+  float *xv = calloc(C, sizeof *xv);
+  rill_tensor *x = wrap(RILL_DTYPE_FP32, xv, 4, 1, C, 1, 1), *out = NULL;
+  rill_executor *e = exe_new();
+  const char *feed = "x", *fetch = "out";
+  rill_status *st = rill_executor_run(e, p, params, &feed, &x, 1, &fetch, 1, &out);
+  cr_assert_null(out);
+  cr_assert_not_null(st);
+  cr_assert(strstr(rill_status_message(st), "Filter (wbig)") && strstr(rill_status_message(st), "132105"), "%s",
+            rill_status_message(st));
+  rill_status_destroy(st);
+  rill_executor_destroy(e);
+  rill_tensor_destroy(x);
+  free(xv);
+  rill_scope_destroy(params);
+  rill_program_destroy(p);
+}
+
+/* The predictor with RILL_PASS_ALL | RILL_PASS_INT8 (memory plan on, weights
+ * immutable) gives the bits of the predictor without passes, and counts one rewrite
+ * where the CPU runs AVX2 (none at RILL_CPU_ISA=generic). */
+Test(int8_pass, predictor_takes_the_pass_by_mask) {
+  POK(rill_registry_init());
+  small s = build(1, false, false, false);
+  POK(rill_block_add_var(s.p, 0, "feed", RILL_VAR_FEED_MINIBATCH, RILL_DTYPE_FP32, NULL, 0, 0, true));
+  POK(rill_block_add_var(s.p, 0, "fetch", RILL_VAR_FETCH_LIST, RILL_DTYPE_FP32, NULL, 0, 0, true));
+  rill_op_builder *b = prog_op_begin("feed", "X=feed", "Out=x");
+  POK(rill_op_builder_attr_int(b, "col", 0));
+  prog_op_end(b, s.p);
+  /* the feed op first: move it to the front */
+  rill_block_desc *blk = &s.p->blocks[0];
+  rill_op_desc feed = blk->ops[blk->nops - 1];
+  memmove(&blk->ops[1], &blk->ops[0], (blk->nops - 1) * sizeof feed);
+  blk->ops[0] = feed;
+  b = prog_op_begin("fetch", "X=out", "Out=fetch");
+  POK(rill_op_builder_attr_int(b, "col", 0));
+  prog_op_end(b, s.p);
+  char dir[] = "/tmp/rill_int8_XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char path[256];
+  snprintf(path, sizeof path, "%s/__model__", dir);
+  POK(rill_program_save(s.p, path));
+  const char *names[] = {"s", "w"};
+  POK(rill_program_save_vars(s.p, s.params, dir, names, 2, NULL));
+  rill_tensor *outs[2] = {NULL, NULL};
+  for (int k = 0; k < 2; k++) {
+    rill_predictor_config *c = NULL;
+    POK(rill_predictor_config_create(dir, &c));
+    POK(rill_predictor_config_set_passes(c, k ? RILL_PASS_ALL | RILL_PASS_INT8 : 0));
+    rill_predictor *pr = NULL;
+    POK(rill_predictor_create(c, &pr));
+    /* below AVX2 the predictor leaves the float simulation as it is */
+    cr_assert_eq(rill_predictor_pass_stats(pr)->int8, (size_t)(k && rill_cpu_avx2()));
+    rill_tensor *x = wrap(RILL_DTYPE_FP32, image(), 4, 1, 3, 6, 6);
+    const char *in = "x";
+    for (int run = 0; run < 2; run++) {
+      rill_tensor_destroy(outs[k]);
+      outs[k] = NULL;
+      POK(rill_predictor_run(pr, &in, &x, 1, &outs[k]));
+    }
+    rill_tensor_destroy(x);
+    rill_predictor_destroy(pr);
+    rill_predictor_config_destroy(c);
+  }
+  expect_same(outs[0], outs[1], "predictor with the INT8 pass");
+  rill_tensor_destroy(outs[0]);
+  rill_tensor_destroy(outs[1]);
+  unlink(path);
+  for (int i = 0; i < 2; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    unlink(path);
+  }
+  rmdir(dir);
+  small_free(&s);
+}
+
+/* ------------------------------------------------------------- ResNet-50 ----- */
+
+/* Conv filters and the fc weight: integer levels in [-127, 127]; scales in [0.5, 1.5);
+ * variances 1; the folded batch-norm biases small values around 0. */
+static float level_value(const char *name, float r) {
+  size_t len = strlen(name);
+  if (len > 8 && strcmp(name + len - 8, "_weights") == 0) return (float)((int)(r * 255.0f) - 127);
+  if (strcmp(name, "fc_0.w_0") == 0) return (float)((int)(r * 255.0f) - 127);
+  if (len > 6 && strcmp(name + len - 6, ".scale") == 0) return 0.5f + r;
+  if (strstr(name, "variance")) return 1.0f;
+  return (r - 0.5f) * 0.1f;
+}
+
+#define NFETCH 3
+static const char *const fetches[NFETCH] = {"save_infer_model/scale_0.tmp_0",
+                                            "conv1.conv2d.output.1.tmp_0.dequantized",
+                                            "res5c_branch2c.conv2d.output.1.tmp_0.dequantized"};
+
+static void run_resnet(rill_program *p, rill_scope *scope, rill_tensor **outs) {
+  const int64_t xd[] = {1, 3, 64, 64};
+  rill_tensor *img = NULL;
+  POK(rill_tensor_create(RILL_DTYPE_FP32, xd, 4, &img));
+  float *x = rill_tensor_data(img);
+  for (int64_t k = 0; k < 3 * 64 * 64; k++) x[k] = (float)(k % 251) / 125.0f - 1.0f;
+  const char *feed = "image";
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.num_threads = 2;
+  rill_executor *e = NULL;
+  POK(rill_executor_create(&o, &e));
+  POK(rill_executor_run(e, p, scope, &feed, &img, 1, (const char **)fetches, NFETCH, outs));
+  rill_executor_destroy(e);
+  rill_tensor_destroy(img);
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The model saved (program + one combined parameter file) and run by two predictors,
+ * -O2 with and without INT8 (memory plan on, weights immutable): the probabilities
+ * equal `want` (the int8 executor run) both ways, and INT8 rewrote all 53 convs where
+ * the CPU runs AVX2. */
+static void predictor_matches(rill_program *p, rill_scope *scope, rill_tensor *want) {
+  char dir[] = "/tmp/rill_int8_resnet_XXXXXX", model[256], params[256];
+  cr_assert_not_null(mkdtemp(dir));
+  snprintf(model, sizeof model, "%s/__model__", dir);
+  snprintf(params, sizeof params, "%s/params", dir);
+  const rill_block_desc *b0 = &p->blocks[0];
+  /* the temporaries' declared 224 x 224 shapes go (inferred from the 64 x 64 image);
+   * the fetched probabilities keep theirs, [-1, 1000] */
+  for (size_t i = 0; i < b0->nvars; i++) {
+    const rill_var_desc *v = &b0->vars[i];
+    if (!v->persistable && v->type == RILL_VAR_LOD_TENSOR && strcmp(v->name, "image") != 0 &&
+        strcmp(v->name, fetches[0]) != 0)
+      POK(rill_var_set_tensor(p, 0, v->name, false, v->dtype, NULL, 0, v->lod_level));
+  }
+  POK(rill_program_save(p, model));
+  const char **names = calloc(b0->nvars, sizeof *names);
+  size_t n = 0;
+  for (size_t i = 0; i < b0->nvars; i++)
+    if (b0->vars[i].persistable && b0->vars[i].type == RILL_VAR_LOD_TENSOR) names[n++] = b0->vars[i].name;
+  qsort(names, n, sizeof *names, by_name);
+  POK(rill_program_save_vars(p, scope, dir, names, n, "params"));
+  free(names);
+  for (int k = 0; k < 2; k++) {
+    rill_predictor_config *c = NULL;
+    POK(rill_predictor_config_create(model, &c));
+    POK(rill_predictor_config_set_params_file(c, params));
+    POK(rill_predictor_config_set_threads(c, 2));
+    POK(rill_predictor_config_set_passes(c, k ? RILL_PASS_ALL | RILL_PASS_INT8 : RILL_PASS_ALL));
+    rill_predictor *pr = NULL;
+    POK(rill_predictor_create(c, &pr));
+    cr_assert_eq(rill_predictor_pass_stats(pr)->int8, k && rill_cpu_avx2() ? 53u : 0u);
+    const int64_t xd[] = {1, 3, 64, 64};
+    rill_tensor *img = NULL, *out = NULL;
+    POK(rill_tensor_create(RILL_DTYPE_FP32, xd, 4, &img));
+    float *x = rill_tensor_data(img);
+    for (int64_t i = 0; i < 3 * 64 * 64; i++) x[i] = (float)(i % 251) / 125.0f - 1.0f;
+    const char *in = "image";
+    POK(rill_predictor_run(pr, &in, &img, 1, &out));
+    expect_same(want, out, k ? "predictor -O2 + INT8" : "predictor -O2");
+    rill_tensor_destroy(out);
+    rill_tensor_destroy(img);
+    rill_predictor_destroy(pr);
+    rill_predictor_config_destroy(c);
+  }
+  unlink(model);
+  unlink(params);
+  rmdir(dir);
+}
+
+Test(int8_pass, int8_resnet50_equals_the_float_simulation_on_every_path) {
+  POK(rill_registry_init());
+  rill_program *pf = NULL, *pi = NULL;
+  POK(rill_program_load(PROGRAMS "paddlelite_resnet50_int8__model__", &pf));
+  POK(rill_program_load(PROGRAMS "paddlelite_resnet50_int8__model__", &pi));
+  /* 64 x 64 images: a twelfth of the work of 224 x 224, every layer still there */
+  const int64_t small_image[] = {-1, 3, 64, 64};
+  POK(rill_var_set_tensor(pf, 0, "image", true, RILL_DTYPE_FP32, small_image, 4, 0));
+  POK(rill_var_set_tensor(pi, 0, "image", true, RILL_DTYPE_FP32, small_image, 4, 0));
+  rill_scope *scope = NULL;
+  POK(rill_scope_create(NULL, &scope));
+  synth_params(pf, scope, 23, level_value);
+  size_t n = 0;
+  POK(rill_pass_int8(pi, scope, &n));
+  cr_assert_eq(n, 53, "every conv of the program reads levels: %zu rewritten", n);
+  cr_assert_eq(prog_find_op(pi, "conv2d", 0), -1);
+  long dq = prog_find_op(pi, "fake_dequantize_max_abs", 0);
+  cr_assert(dq >= 1 && strcmp(prog_opd(pi, (size_t)dq - 1)->type, "mul") == 0,
+            "the fc's dequantizer stays with its mul");
+  cr_assert_eq(prog_find_op(pi, "fake_dequantize_max_abs", (size_t)dq + 1), -1);
+
+  rill_tensor *want[NFETCH] = {NULL}, *got[NFETCH] = {NULL};
+  run_resnet(pf, scope, want);
+  run_resnet(pi, scope, got);
+  const float *prob = rill_tensor_data(want[0]);
+  double sum = 0;
+  for (int k = 0; k < 1000; k++) sum += prob[k];
+  cr_assert(fabs(sum - 1) < 1e-4, "probabilities sum to %g", sum);
+  for (int i = 0; i < NFETCH; i++) expect_same(want[i], got[i], fetches[i]);
+
+  /* Every lower vector level: the int8 program equals the float one run at that level
+   * (softmax sums in another order on each level, so the probabilities are compared
+   * within a level), and the convs' outputs equal the top level's. */
+  rill_cpu_isa_level top = rill_cpu_isa_level_get();
+  for (int level = (int)top - 1; level >= RILL_CPU_ISA_GENERIC; level--) {
+    rill_cpu_isa_level_set((rill_cpu_isa_level)level);
+    const char *name = rill_cpu_isa_level_name((rill_cpu_isa_level)level);
+    rill_tensor *f[NFETCH] = {NULL}, *q[NFETCH] = {NULL};
+    run_resnet(pf, scope, f);
+    run_resnet(pi, scope, q);
+    for (int i = 0; i < NFETCH; i++) {
+      expect_same(f[i], q[i], name);
+      if (i > 0) expect_same(got[i], q[i], name);
+      rill_tensor_destroy(f[i]);
+      rill_tensor_destroy(q[i]);
+    }
+  }
+  rill_cpu_isa_level_set(top);
+  predictor_matches(pf, scope, got[0]);
+  for (int i = 0; i < NFETCH; i++) {
+    rill_tensor_destroy(want[i]);
+    rill_tensor_destroy(got[i]);
+  }
+  rill_scope_destroy(scope);
+  rill_program_destroy(pf);
+  rill_program_destroy(pi);
+}
