@@ -1,8 +1,10 @@
 """Fluid 1.x's detection layers (re-exported by rill.layers), with Paddle 1.8.5's
 signatures and defaults: prior_box, density_prior_box, anchor_generator, iou_similarity,
-box_coder, box_clip, polygon_box_transform, yolo_box, bipartite_match, target_assign and
-multiclass_nms append their ops (schemas in operators/); detection_output,
-multi_box_head and ssd_loss are compositions emitting the ops Paddle's do."""
+box_coder, box_clip, polygon_box_transform, yolo_box, bipartite_match, target_assign,
+multiclass_nms, box_decoder_and_assign and yolov3_loss append their ops (schemas in
+operators/);
+detection_output, multi_box_head and ssd_loss are compositions emitting the ops Paddle's
+do. roi_pool and roi_align (nn.py's in Fluid) pool regions of interest, with gradients."""
 import math
 
 from . import layers
@@ -11,7 +13,7 @@ from .framework import Variable
 __all__ = ['prior_box', 'density_prior_box', 'multi_box_head', 'bipartite_match',
            'target_assign', 'detection_output', 'anchor_generator', 'iou_similarity',
            'box_coder', 'polygon_box_transform', 'yolo_box', 'box_clip', 'multiclass_nms',
-           'ssd_loss']
+           'ssd_loss', 'roi_pool', 'roi_align', 'box_decoder_and_assign', 'yolov3_loss']
 
 _FLOATS = ('float32', 'float64')
 
@@ -385,4 +387,82 @@ def ssd_loss(location, confidence, gt_box, gt_label, prior_box, prior_box_var=No
     if normalize:
         normalizer = layers.reduce_sum(target_loc_weight)
         loss = loss / normalizer
+    return loss
+
+
+def _roi_inputs(layer, input, rois, rois_lod):
+    _check(input, 'input', layer)
+    _check(rois, 'rois', layer)
+    if rois_lod is not None:
+        _check(rois_lod, 'rois_lod', layer, ('int64',))
+    return {'X': input, 'ROIs': rois, 'RoisLod': rois_lod}
+
+
+def roi_pool(input, rois, pooled_height=1, pooled_width=1, spatial_scale=1.0, rois_lod=None):
+    """Max pooling of each ROI (LoD, or rois_lod, gives its image) to [R, C, ph, pw]. The
+    op's Argmax output is int64 (Paddle's layer declares it int32 but writes int64)."""
+    ins = _roi_inputs('roi_pool', input, rois, rois_lod)
+    out, _ = _op('roi_pool', 'roi_pool', ins, [('Out', input.dtype.name), ('Argmax', 'int64')],
+                 {'pooled_height': int(pooled_height), 'pooled_width': int(pooled_width),
+                  'spatial_scale': float(spatial_scale)})
+    return out
+
+
+def roi_align(input, rois, pooled_height=1, pooled_width=1, spatial_scale=1.0,
+              sampling_ratio=-1, name=None, rois_lod=None):
+    """Bilinear average pooling of each ROI to [R, C, ph, pw]."""
+    ins = _roi_inputs('roi_align', input, rois, rois_lod)
+    return _op('roi_align', 'roi_align', ins, [('Out', input.dtype.name)],
+               {'pooled_height': int(pooled_height), 'pooled_width': int(pooled_width),
+                'spatial_scale': float(spatial_scale),
+                'sampling_ratio': int(sampling_ratio)}, name)[0]
+
+
+def box_decoder_and_assign(prior_box, prior_box_var, target_box, box_score, box_clip,
+                           name=None):
+    """Decodes per-class deltas [R, C * 4] against the ROIs and keeps the best non-background
+    class's box: (decoded [R, C * 4], assigned [R, 4])."""
+    for what, v in (('prior_box', prior_box), ('prior_box_var', prior_box_var),
+                    ('target_box', target_box), ('box_score', box_score)):
+        _check(v, what, 'box_decoder_and_assign')
+    dt = prior_box.dtype.name
+    return tuple(_op('box_decoder_and_assign', 'box_decoder_and_assign',
+                     {'PriorBox': prior_box, 'PriorBoxVar': prior_box_var,
+                      'TargetBox': target_box, 'BoxScore': box_score},
+                     [('DecodeBox', dt), ('OutputAssignBox', dt)],
+                     {'box_clip': float(box_clip)}, name))
+
+
+def yolov3_loss(x, gt_box, gt_label, anchors, anchor_mask, class_num, ignore_thresh,
+                downsample_ratio, gt_score=None, use_label_smooth=True, name=None,
+                scale_x_y=1.):
+    """YOLOv3's loss [N] of one head; trains x (the op's gradient)."""
+    for what, v in (('x', x), ('gt_box', gt_box), ('gt_label', gt_label)):
+        if not isinstance(v, Variable):
+            raise TypeError('yolov3_loss: %s must be a Variable, got %r' % (what, v))
+    if gt_score is not None and not isinstance(gt_score, Variable):
+        raise TypeError('yolov3_loss: gt_score must be a Variable, got %r' % (gt_score,))
+    for what, v in (('anchors', anchors), ('anchor_mask', anchor_mask)):
+        if not isinstance(v, (list, tuple)):
+            raise TypeError('yolov3_loss: %s must be a list or tuple, got %r' % (what, v))
+    if not isinstance(class_num, int):
+        raise TypeError('yolov3_loss: class_num must be an integer, got %r' % (class_num,))
+    if not isinstance(ignore_thresh, float):
+        raise TypeError('yolov3_loss: ignore_thresh must be a float, got %r' % (ignore_thresh,))
+    if not isinstance(use_label_smooth, bool):
+        raise TypeError('yolov3_loss: use_label_smooth must be a bool, got %r'
+                        % (use_label_smooth,))
+    attrs = {'anchors': [int(a) for a in anchors], 'anchor_mask': [int(a) for a in anchor_mask],
+             'class_num': class_num, 'ignore_thresh': ignore_thresh,
+             'downsample_ratio': int(downsample_ratio), 'use_label_smooth': use_label_smooth,
+             'scale_x_y': float(scale_x_y)}
+    h = layers._Helper('yolov3_loss', name)
+    loss = h.tmp(x.dtype.name)
+    obj = h.tmp(x.dtype.name, stop_gradient=True)
+    match = h.tmp('int32', stop_gradient=True)
+    ins = {'X': x, 'GTBox': gt_box, 'GTLabel': gt_label}
+    if gt_score is not None:
+        ins['GTScore'] = gt_score
+    h.append('yolov3_loss', ins,
+             {'Loss': loss, 'ObjectnessMask': obj, 'GTMatchMask': match}, attrs)
     return loss

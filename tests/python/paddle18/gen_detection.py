@@ -1,7 +1,9 @@
 """The programs of tests/python/test_detection.py, built the same way with paddle.fluid or
 rill: the detection layers (iou_similarity, box_coder, prior_box, density_prior_box,
 anchor_generator, box_clip, polygon_box_transform, yolo_box, bipartite_match,
-target_assign, multiclass_nms, detection_output, multi_box_head) on seeded inputs. Run
+target_assign, multiclass_nms, detection_output, multi_box_head, ssd_loss, roi_align,
+roi_pool, box_decoder_and_assign, yolov3_loss; gradients where the layers have them)
+on seeded inputs. Run
 under Paddle 1.8.5 (`PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python /tmp/pd18/bin/python
 gen_detection.py`) it prints Paddle's outputs and their LoD as the REF literal that the
 test embeds."""
@@ -56,6 +58,25 @@ def data():
     d['ssd_label'] = r.randint(1, 3, (5, 1)).astype('int32')
     d['ssd_priors'] = np.concatenate([d['ssd_gt'] + r.uniform(-0.05, 0.05, (5, 4)),
                                       boxes(r, 7)]).astype('float32')
+    d['roi_x'] = r.uniform(-1, 1, (2, 3, 8, 8)).astype('float32')
+    d['rois'] = np.array([[1.0, 2.0, 9.0, 12.0], [0.0, 0.0, 15.0, 15.0], [5.5, 3.2, 7.9, 14.1]],
+                         'float32')
+    d['rois_lod'] = np.array([0, 2, 3], 'int64')
+    d['roi_wa'] = r.uniform(-1, 1, (3, 3, 2, 3)).astype('float32')
+    d['roi_wb'] = r.uniform(-1, 1, (3, 3, 3, 2)).astype('float32')
+    d['roi_wp'] = r.uniform(-1, 1, (3, 3, 2, 2)).astype('float32')
+    d['bda_prior'] = boxes(r, 4, 40.0)
+    d['bda_var'] = np.array([0.1, 0.1, 0.2, 0.2], 'float32')
+    d['bda_target'] = r.uniform(-3, 3, (4, 3 * 4)).astype('float32')
+    d['bda_score'] = r.uniform(0, 1, (4, 3)).astype('float32')
+    d['bda_score'][2] = [0.9, -2.0, -3.0]        # no class but the background above -1
+    d['yl_x'] = r.uniform(-1.5, 1.5, (2, 2 * (5 + 3), 4, 4)).astype('float32')
+    d['yl_box'] = np.concatenate([r.uniform(0.05, 0.95, (2, 4, 2)),
+                                  r.uniform(0.1, 0.9, (2, 4, 2))], axis=2).astype('float32')
+    d['yl_box'][1, 3] = 0.0                       # padding: not a box
+    d['yl_label'] = r.randint(0, 3, (2, 4)).astype('int32')
+    d['yl_score'] = r.uniform(0.3, 1.0, (2, 4)).astype('float32')
+    d['yl_w'] = np.array([0.7, -1.3], 'float32')
     d['ssd_var'] = np.tile(np.array([[0.1, 0.1, 0.2, 0.2]], 'float32'), (12, 1))
     return d
 
@@ -63,7 +84,8 @@ def data():
 CASES = ['iou', 'box_coder', 'prior_box', 'density_prior_box', 'anchor_generator',
          'box_clip', 'polygon_box_transform', 'yolo_box', 'bipartite_match', 'target_assign',
          'multiclass_nms', 'multiclass_nms_empty', 'detection_output', 'multi_box_head',
-         'ssd_loss', 'ssd_loss_plain']
+         'ssd_loss', 'ssd_loss_plain', 'roi_align', 'roi_pool', 'box_decoder_and_assign',
+         'yolov3_loss', 'yolov3_loss_plain']
 
 
 def build(fluid, case):
@@ -204,6 +226,47 @@ def build(fluid, case):
             fluid.backward.append_backward(total)
             fetch = [loss, main.global_block().var('ssd_loc@GRAD'),
                      main.global_block().var('ssd_conf@GRAD')]
+        elif case in ('roi_align', 'roi_pool'):
+            x = inp('roi_x', [None, 3, 8, 8])
+            x.stop_gradient = False
+            rois = inp('rois', [None, 4], lod=[[2, 1]])
+            if case == 'roi_align':
+                rl = inp('rois_lod', [None], 'int64')
+                a = L.roi_align(x, rois, 2, 3, 0.5)
+                b = L.roi_align(x, rois, 3, 2, 0.5, sampling_ratio=2, rois_lod=rl)
+                wa = inp('roi_wa', [None, 3, 2, 3])
+                wb = inp('roi_wb', [None, 3, 3, 2])
+                total = L.reduce_sum(a * wa) + L.reduce_sum(b * wb)
+                outs = [a, b]
+            else:
+                p = L.roi_pool(x, rois, 2, 2, 0.5)
+                wp = inp('roi_wp', [None, 3, 2, 2])
+                total = L.reduce_sum(p * wp)
+                outs = [p]
+            fluid.backward.append_backward(total)
+            fetch = outs + [main.global_block().var('roi_x@GRAD')]
+        elif case == 'box_decoder_and_assign':
+            pr = inp('bda_prior', [None, 4], lod=[[3, 1]])
+            pv = inp('bda_var', [4])
+            tb = inp('bda_target', [None, 12], lod=[[3, 1]])
+            sc = inp('bda_score', [None, 3], lod=[[3, 1]])
+            fetch = list(L.box_decoder_and_assign(pr, pv, tb, sc, 2.5))
+        elif case in ('yolov3_loss', 'yolov3_loss_plain'):
+            x = inp('yl_x', [None, 16, 4, 4])
+            x.stop_gradient = False
+            gb = inp('yl_box', [None, 4, 4])
+            gl = inp('yl_label', [None, 4], 'int32')
+            w = inp('yl_w', [None])
+            anchors = [4, 6, 10, 13, 16, 30, 33, 23]
+            if case == 'yolov3_loss':
+                gs = inp('yl_score', [None, 4])
+                loss = L.yolov3_loss(x, gb, gl, anchors, [2, 3], 3, 0.5, 8, gt_score=gs)
+            else:
+                loss = L.yolov3_loss(x, gb, gl, anchors, [1, 2], 3, 0.3, 8,
+                                     use_label_smooth=False, scale_x_y=1.2)
+            total = L.reduce_sum(loss * w)
+            fluid.backward.append_backward(total)
+            fetch = [loss, main.global_block().var('yl_x@GRAD')]
     fetch = [v.name for v in fetch]
     return main, startup, feed, fetch, values
 
