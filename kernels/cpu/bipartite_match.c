@@ -1,21 +1,55 @@
 /* bipartite_match CPU kernels: Paddle's greedy matching. Each round takes the largest
  * distance between a free column and a free row (columns scanned in order, rows in
  * order, the first of equal distances kept) and matches them, until none is left;
- * distances under 1e-6 never match (with 130 rows or more Paddle sorts all pairs instead
- * and only skips distances <= 0, kept here). per_prediction then gives each unmatched
- * column its largest distance >= dist_threshold (and >= 1e-6). */
+ * distances under 1e-6 never match. With 130 rows or more, as Paddle, all pairs are
+ * sorted by distance once and taken in that order (equal distances by row, then
+ * column), skipping only distances <= 0. per_prediction then gives each unmatched column
+ * its largest distance >= dist_threshold (and >= 1e-6). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
 
+typedef struct bm_pair {
+  double d;
+  int64_t at; /* row * cols + column: the tie order */
+} bm_pair;
+
+static int bm_pair_cmp(const void *pa, const void *pb) {
+  const bm_pair *a = pa, *b = pb;
+  if (a->d > b->d) return -1;
+  if (a->d < b->d) return 1;
+  return (a->at > b->at) - (a->at < b->at);
+}
+
 #define BIPARTITE_MATCH(T, DT, NAME)                                                           \
-  static void NAME##_one(const T *d, int64_t rows, int64_t cols, bool per_pred, T thresh,      \
-                         unsigned char *row_used, int32_t *idx, T *dist) {                     \
+  /* Paddle's variant for 130 rows or more: every positive pair in descending order. */      \
+  static rill_status *NAME##_sorted(const T *d, int64_t rows, int64_t cols,                    \
+                                    unsigned char *row_used, int32_t *idx, T *dist) {          \
+    bm_pair *pairs = rill_malloc((size_t)(rows * cols) * sizeof *pairs);                       \
+    if (!pairs) return rill_oom();                                                             \
+    int64_t np = 0;                                                                            \
+    for (int64_t k = 0; k < rows * cols; k++)                                                  \
+      if (d[k] > 0) pairs[np++] = (bm_pair){(double)d[k], k};                                  \
+    qsort(pairs, (size_t)np, sizeof *pairs, bm_pair_cmp);                                      \
+    for (int64_t k = 0, matched = 0; k < np && matched < rows; k++) {                          \
+      int64_t i = pairs[k].at / cols, j = pairs[k].at % cols;                                  \
+      if (idx[j] != -1 || row_used[i]) continue;                                               \
+      idx[j] = (int32_t)i;                                                                     \
+      dist[j] = d[pairs[k].at];                                                                \
+      row_used[i] = 1;                                                                         \
+      matched++;                                                                               \
+    }                                                                                          \
+    rill_free(pairs);                                                                          \
+    return NULL;                                                                               \
+  }                                                                                            \
+  static rill_status *NAME##_one(const T *d, int64_t rows, int64_t cols, bool per_pred,        \
+                                 T thresh, unsigned char *row_used, int32_t *idx, T *dist) {   \
     const T eps = (T)1e-6;                                                                     \
-    bool sorted_rule = rows >= 130;                                                            \
     memset(row_used, 0, (size_t)rows);                                                         \
-    for (int64_t left = rows; left > 0; left--) {                                              \
+    if (rows >= 130) RILL_TRY(NAME##_sorted(d, rows, cols, row_used, idx, dist));              \
+    for (int64_t left = rows >= 130 ? 0 : rows; left > 0; left--) {                            \
       int64_t bj = -1, bi = -1;                                                                \
       T best = -1;                                                                             \
       for (int64_t j = 0; j < cols; j++) {                                                     \
@@ -23,7 +57,7 @@
         for (int64_t i = 0; i < rows; i++) {                                                   \
           if (row_used[i]) continue;                                                           \
           T v = d[i * cols + j];                                                               \
-          if (sorted_rule ? !(v > 0) : v < eps) continue;                                      \
+          if (v < eps) continue;                                                               \
           if (v > best) {                                                                      \
             best = v;                                                                          \
             bi = i;                                                                            \
@@ -36,7 +70,7 @@
       dist[bj] = best;                                                                         \
       row_used[bi] = 1;                                                                        \
     }                                                                                          \
-    if (!per_pred) return;                                                                     \
+    if (!per_pred) return NULL;                                                                \
     for (int64_t j = 0; j < cols; j++) {                                                       \
       if (idx[j] != -1) continue;                                                              \
       int64_t bi = -1;                                                                         \
@@ -54,6 +88,7 @@
         dist[j] = best;                                                                        \
       }                                                                                        \
     }                                                                                          \
+    return NULL;                                                                               \
   }                                                                                            \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                                    \
     rill_tensor *d = NULL, *io = rill_kout(ctx, 0, 0), *dout = rill_kout(ctx, 1, 0);           \
@@ -99,9 +134,13 @@
     const T *dd = rill_tensor_ptr(d);                                                          \
     for (int64_t i = 0; i < n; i++) {                                                          \
       int64_t lo = (int64_t)offs[i], hi = (int64_t)offs[i + 1];                                \
-      if (hi > lo)                                                                             \
-        NAME##_one(dd + lo * cols, hi - lo, cols, per_pred, thresh, used, ip + i * cols,       \
-                   dp + i * cols);                                                             \
+      rill_status *st = hi > lo ? NAME##_one(dd + lo * cols, hi - lo, cols, per_pred, thresh,  \
+                                             used, ip + i * cols, dp + i * cols)               \
+                                : NULL;                                                        \
+      if (st) {                                                                                \
+        rill_free(used);                                                                       \
+        return st;                                                                             \
+      }                                                                                        \
     }                                                                                          \
     rill_free(used);                                                                           \
     return NULL;                                                                               \

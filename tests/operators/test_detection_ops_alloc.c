@@ -1,8 +1,8 @@
 /* Out-of-memory sweeps over the detection and sequence ops whose kernels allocate
  * (multiclass_nms's candidate lists and output LoD, prior_box's ratio list,
- * bipartite_match's outputs and row marks, mine_hard_examples' candidates and LoD,
- * sequence_conv's column buffer, sequence_pool's output LoD): every failing allocation
- * gives an error and leaks nothing. */
+ * bipartite_match's outputs, row marks and sorted pairs, mine_hard_examples' candidates
+ * and LoD, sequence_conv's column buffer, sequence_pool's output LoD): every failing
+ * allocation gives an error and leaks nothing. */
 #include "op_test.h"
 #include "support/fail_alloc.h"
 
@@ -110,6 +110,19 @@ static rill_status *run_bipartite_match(void *ctx) {
   return st;
 }
 
+/* 130 rows or more take the sorted path, which allocates its pair list */
+static rill_status *run_bipartite_match_sorted(void *ctx) {
+  (void)ctx;
+  op_harness *h;
+  RILL_TRY(op_harness_create("bipartite_match", &h));
+  rill_status *st = bind(h, "DistMat", "iou", RILL_DTYPE_FP32, DIMS(130, 1), NULL, 0);
+  if (!st) st = op_harness_output(h, "ColToRowMatchIndices", "i");
+  if (!st) st = op_harness_output(h, "ColToRowMatchDist", "d");
+  if (!st) st = op_harness_run(h);
+  op_harness_destroy(h);
+  return st;
+}
+
 static rill_status *run_mine_hard_examples(void *ctx) {
   (void)ctx;
   op_harness *h;
@@ -140,6 +153,7 @@ Test(detection_ops_alloc, kernels_fail_cleanly_at_every_allocation) {
               {"sequence_conv", run_sequence_conv},
               {"sequence_pool", run_sequence_pool},
               {"bipartite_match", run_bipartite_match},
+              {"bipartite_match (sorted)", run_bipartite_match_sorted},
               {"mine_hard_examples", run_mine_hard_examples}};
   for (size_t i = 0; i < RILL_COUNTOF(runs); i++) {
     char why[512] = "";
