@@ -11,6 +11,8 @@ import sys
 
 import numpy as np
 
+import gen_seqops
+
 SEED = 20201128
 
 
@@ -89,11 +91,12 @@ CASES = ['iou', 'box_coder', 'prior_box', 'density_prior_box', 'anchor_generator
 
 
 def build(fluid, case):
-    """Returns (main, startup, feed, fetch, values to set by parameter name order)."""
+    """Returns (main, startup, feed, fetch, {parameter name: value to set}), as
+    gen_seqops.run takes them."""
     d = data()
     L = fluid.layers
     main, startup = fluid.Program(), fluid.Program()
-    feed, fetch, values = {}, [], []
+    feed, fetch, values = {}, [], {}
     with fluid.program_guard(main, startup):
         def inp(name, shape, dtype='float32', lod=None, key=None):
             v = fluid.data(name, shape, dtype, lod_level=1 if lod else 0)
@@ -204,9 +207,9 @@ def build(fluid, case):
                 clip=True)
             fetch = [loc, conf, box, var]
             r = np.random.RandomState(SEED + 1)
-            values = [r.uniform(-0.5, 0.5, p.shape).astype('float32')
+            values = {p.name: r.uniform(-0.5, 0.5, p.shape).astype('float32')
                       for p in sorted(main.global_block().all_parameters(),
-                                      key=lambda p: p.name)]
+                                      key=lambda p: p.name)}
         elif case in ('ssd_loss', 'ssd_loss_plain'):
             loc = inp('ssd_loc', [None, 12, 4])
             conf = inp('ssd_conf', [None, 12, 3])
@@ -272,27 +275,9 @@ def build(fluid, case):
 
 
 def run(fluid, case):
-    """Paddle's (or rill's) outputs as numpy arrays and their LoDs."""
-    main, startup, feed, fetch, values = build(fluid, case)
-    place = fluid.CPUPlace()
-    exe = fluid.Executor(place)
-    scope = fluid.Scope()
-    with fluid.scope_guard(scope):
-        exe.run(startup)
-        params = sorted(p.name for p in main.global_block().all_parameters())
-        for name, v in zip(params, values):
-            scope.find_var(name).get_tensor().set(v, place)
-        fd = {}
-        for k, v in feed.items():
-            if isinstance(v, tuple):
-                t = fluid.LoDTensor()
-                t.set(v[0], place)
-                t.set_recursive_sequence_lengths(v[1])
-                fd[k] = t
-            else:
-                fd[k] = v
-        vals = exe.run(main, feed=fd, fetch_list=fetch, return_numpy=False)
-        return [np.array(v) for v in vals], [[list(x) for x in v.lod()] for v in vals]
+    """Paddle's (or rill's) outputs as numpy arrays and their LoDs, run by gen_seqops.run."""
+    outs, lods = gen_seqops.run(fluid, build, case, lod=True)
+    return outs, [[list(x) for x in lod] for lod in lods]
 
 
 def main():
