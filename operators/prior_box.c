@@ -66,21 +66,9 @@ static rill_status *prior_box_infer(rill_infer_ctx *ctx) {
   if (ctx->attrs[RILL_PRIOR_BOX_ATTR_STEP_W].v.f < 0 || ctx->attrs[RILL_PRIOR_BOX_ATTR_STEP_H].v.f < 0)
     return rill_infer_error(ctx, "attributes step_w (%g) and step_h (%g) must not be negative",
                             (double)ctx->attrs[RILL_PRIOR_BOX_ATTR_STEP_W].v.f, (double)ctx->attrs[RILL_PRIOR_BOX_ATTR_STEP_H].v.f);
-  if (!in->known || !img->known) {
-    rill_meta_unknown(boxes);
-    rill_meta_unknown(vars);
-    return NULL;
-  }
-  char s[RILL_DIMS_STR_MAX];
-  if (in->dims.n != 4)
-    return rill_infer_error(ctx, "input Input (%s) has shape %s, expected [N, C, H, W]",
-                            rill_infer_in_name(ctx, IN_INPUT, 0), rill_dims_str(&in->dims, s, sizeof s));
-  if (img->dims.n != 4)
-    return rill_infer_error(ctx, "input Image (%s) has shape %s, expected [N, C, H, W]",
-                            rill_infer_in_name(ctx, IN_IMAGE, 0), rill_dims_str(&img->dims, s, sizeof s));
-  if (in->dtype != RILL_DTYPE_FP32 && in->dtype != RILL_DTYPE_FP64)
-    return rill_infer_error(ctx, "input Input (%s) is %s, expected float32 or float64",
-                            rill_infer_in_name(ctx, IN_INPUT, 0), rill_dtype_name(in->dtype));
+  bool ready;
+  RILL_TRY(rill_anchor_infer_inputs(ctx, true, &ready));
+  if (!ready) return NULL;
   float *r = rill_malloc((1 + 2 * ratios->n) * sizeof *r);
   if (!r) return rill_oom();
   size_t nr = rill_prior_box_ratios(ratios->list.floats, ratios->n, ctx->attrs[RILL_PRIOR_BOX_ATTR_FLIP].v.b, r);

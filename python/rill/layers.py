@@ -2286,6 +2286,9 @@ __all__ += _normalize.__all__
 from . import rnn_api as _rnn_api  # noqa: E402
 from .rnn_api import *  # noqa: E402,F401,F403
 __all__ += _rnn_api.__all__
+from . import detection as _detection  # noqa: E402
+from .detection import *  # noqa: E402,F401,F403
+__all__ += _detection.__all__
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr('fluid.layers', 'rill.layers', _manip.BUILTIN_NAMED)

@@ -1,7 +1,8 @@
 /* Out-of-memory sweeps over the detection and sequence ops whose kernels allocate
  * (multiclass_nms's candidate lists and output LoD, prior_box's ratio list,
- * sequence_conv's column buffer, sequence_pool's output LoD): every failing allocation
- * gives an error and leaks nothing. */
+ * bipartite_match's outputs, row marks and sorted pairs, mine_hard_examples' candidates
+ * and LoD, sequence_conv's column buffer, sequence_pool's output LoD): every failing
+ * allocation gives an error and leaks nothing. */
 #include "op_test.h"
 #include "support/fail_alloc.h"
 
@@ -95,6 +96,53 @@ static rill_status *run_sequence_pool(void *ctx) {
   return st;
 }
 
+static rill_status *run_bipartite_match(void *ctx) {
+  (void)ctx;
+  op_harness *h;
+  RILL_TRY(op_harness_create("bipartite_match", &h));
+  const uint64_t lod[] = {0, 2, 5};
+  rill_status *st = bind(h, "DistMat", "iou", RILL_DTYPE_FP32, DIMS(5, 6), lod, 3);
+  if (!st) st = op_harness_output(h, "ColToRowMatchIndices", "i");
+  if (!st) st = op_harness_output(h, "ColToRowMatchDist", "d");
+  if (!st) st = op_harness_attr_string(h, "match_type", "per_prediction");
+  if (!st) st = op_harness_run(h);
+  op_harness_destroy(h);
+  return st;
+}
+
+/* 130 rows or more take the sorted path, which allocates its pair list */
+static rill_status *run_bipartite_match_sorted(void *ctx) {
+  (void)ctx;
+  op_harness *h;
+  RILL_TRY(op_harness_create("bipartite_match", &h));
+  rill_status *st = bind(h, "DistMat", "iou", RILL_DTYPE_FP32, DIMS(130, 1), NULL, 0);
+  if (!st) st = op_harness_output(h, "ColToRowMatchIndices", "i");
+  if (!st) st = op_harness_output(h, "ColToRowMatchDist", "d");
+  if (!st) st = op_harness_run(h);
+  op_harness_destroy(h);
+  return st;
+}
+
+static rill_status *run_mine_hard_examples(void *ctx) {
+  (void)ctx;
+  op_harness *h;
+  RILL_TRY(op_harness_create("mine_hard_examples", &h));
+  const int32_t match[2 * 4] = {0, -1, -1, 1, -1, 2, -1, -1};
+  rill_status *st = bind(h, "ClsLoss", "conf_loss", RILL_DTYPE_FP32, DIMS(2, 4), NULL, 0);
+  if (!st) st = bind(h, "MatchDist", "dist", RILL_DTYPE_FP32, DIMS(2, 4), NULL, 0);
+  if (!st) {
+    rill_tensor *t = op_harness_make(RILL_DTYPE_INT32, DIMS(2, 4), match);
+    st = t ? op_harness_input(h, "MatchIndices", "match", t)
+           : rill_error(RILL_OUT_OF_MEMORY, "out of memory making match");
+    op_harness_free_tensor(t);
+  }
+  if (!st) st = op_harness_output(h, "NegIndices", "neg");
+  if (!st) st = op_harness_output(h, "UpdatedMatchIndices", "upd");
+  if (!st) st = op_harness_run(h);
+  op_harness_destroy(h);
+  return st;
+}
+
 Test(detection_ops_alloc, kernels_fail_cleanly_at_every_allocation) {
   cr_assert_null(rill_registry_init());
   struct {
@@ -103,7 +151,10 @@ Test(detection_ops_alloc, kernels_fail_cleanly_at_every_allocation) {
   } runs[] = {{"multiclass_nms3", run_nms},
               {"prior_box", run_prior_box},
               {"sequence_conv", run_sequence_conv},
-              {"sequence_pool", run_sequence_pool}};
+              {"sequence_pool", run_sequence_pool},
+              {"bipartite_match", run_bipartite_match},
+              {"bipartite_match (sorted)", run_bipartite_match_sorted},
+              {"mine_hard_examples", run_mine_hard_examples}};
   for (size_t i = 0; i < RILL_COUNTOF(runs); i++) {
     char why[512] = "";
     long n = fail_alloc_sweep(runs[i].op, NULL, NULL, 5000, false, why, sizeof why);

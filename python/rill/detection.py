@@ -1,0 +1,468 @@
+"""Fluid 1.x's detection layers (re-exported by rill.layers), with Paddle 1.8.5's
+signatures and defaults: prior_box, density_prior_box, anchor_generator, iou_similarity,
+box_coder, box_clip, polygon_box_transform, yolo_box, bipartite_match, target_assign,
+multiclass_nms, box_decoder_and_assign and yolov3_loss append their ops (schemas in
+operators/);
+detection_output, multi_box_head and ssd_loss are compositions emitting the ops Paddle's
+do. roi_pool and roi_align (nn.py's in Fluid) pool regions of interest, with gradients."""
+import math
+
+from . import layers
+from .framework import Variable
+
+__all__ = ['prior_box', 'density_prior_box', 'multi_box_head', 'bipartite_match',
+           'target_assign', 'detection_output', 'anchor_generator', 'iou_similarity',
+           'box_coder', 'polygon_box_transform', 'yolo_box', 'box_clip', 'multiclass_nms',
+           'ssd_loss', 'roi_pool', 'roi_align', 'box_decoder_and_assign', 'yolov3_loss']
+
+_FLOATS = ('float32', 'float64')
+
+
+def _check(x, what, layer, dtypes=_FLOATS):
+    if not isinstance(x, Variable):
+        raise TypeError("%s: %s must be a Variable, got %r" % (layer, what, x))
+    if dtypes and x.dtype.name not in dtypes:
+        raise TypeError("%s: %s ('%s') is %s, expected %s" %
+                        (layer, what, x.name, x.dtype.name, ' or '.join(dtypes)))
+
+
+def _listed(v):
+    return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+def _steps(steps, layer):
+    if not (isinstance(steps, (list, tuple)) and len(steps) == 2):
+        raise ValueError('%s: steps should be a list or tuple with length 2, (step_width, '
+                         'step_height), got %r' % (layer, steps))
+    return [float(s) for s in steps]
+
+
+def _op(layer, op, inputs, outputs, attrs=None, name=None, stop_gradient=False):
+    """Appends `op`; `outputs` lists (slot, dtype); returns the new variables."""
+    h = layers._Helper(layer, name)
+    outs = [h.tmp(dt, stop_gradient=stop_gradient) for _, dt in outputs]
+    h.append(op, {k: v for k, v in inputs.items() if v is not None},
+             {slot: v for (slot, _), v in zip(outputs, outs)},
+             {k: v for k, v in (attrs or {}).items() if v is not None})
+    return outs
+
+
+def prior_box(input, image, min_sizes, max_sizes=None, aspect_ratios=[1.],
+              variance=[0.1, 0.1, 0.2, 0.2], flip=False, clip=False, steps=[0.0, 0.0],
+              offset=0.5, name=None, min_max_aspect_ratios_order=False):
+    """SSD prior boxes of one feature map: (boxes, variances), each [H, W, priors, 4]."""
+    _check(input, 'input', 'prior_box', ('uint8', 'int8', 'float32', 'float64'))
+    _check(image, 'image', 'prior_box', None)
+    steps = _steps(steps, 'prior_box')
+    attrs = {'min_sizes': [float(s) for s in _listed(min_sizes)],
+             'aspect_ratios': [float(r) for r in _listed(aspect_ratios)],
+             'variances': [float(v) for v in variance], 'flip': bool(flip), 'clip': bool(clip),
+             'step_w': steps[0], 'step_h': steps[1], 'offset': float(offset),
+             'min_max_aspect_ratios_order': bool(min_max_aspect_ratios_order)}
+    if max_sizes is not None:
+        max_sizes = _listed(max_sizes)
+        if len(max_sizes) > 0 and max_sizes[0] > 0:
+            attrs['max_sizes'] = [float(s) for s in max_sizes]
+    dt = input.dtype.name
+    return tuple(_op('prior_box', 'prior_box', {'Input': input, 'Image': image},
+                     [('Boxes', dt), ('Variances', dt)], attrs, name, stop_gradient=True))
+
+
+def density_prior_box(input, image, densities=None, fixed_sizes=None, fixed_ratios=None,
+                      variance=[0.1, 0.1, 0.2, 0.2], clip=False, steps=[0.0, 0.0], offset=0.5,
+                      flatten_to_2d=False, name=None):
+    """Dense grids of fixed-size priors per cell: (boxes, variances)."""
+    _check(input, 'input', 'density_prior_box')
+    _check(image, 'image', 'density_prior_box', None)
+    for what, v in (('densities', densities), ('fixed_sizes', fixed_sizes),
+                    ('fixed_ratios', fixed_ratios)):
+        if not isinstance(v, (list, tuple)):
+            raise TypeError('density_prior_box: %s must be a list or tuple, got %r' % (what, v))
+    if len(densities) != len(fixed_sizes):
+        raise ValueError('density_prior_box: densities (%d) and fixed_sizes (%d) must have the '
+                         'same length' % (len(densities), len(fixed_sizes)))
+    steps = _steps(steps, 'density_prior_box')
+    attrs = {'variances': [float(v) for v in variance], 'clip': bool(clip),
+             'step_w': steps[0], 'step_h': steps[1], 'offset': float(offset),
+             'densities': [int(d) for d in densities],
+             'fixed_sizes': [float(s) for s in fixed_sizes],
+             'fixed_ratios': [float(r) for r in fixed_ratios],
+             'flatten_to_2d': bool(flatten_to_2d)}
+    dt = input.dtype.name
+    return tuple(_op('density_prior_box', 'density_prior_box', {'Input': input, 'Image': image},
+                     [('Boxes', dt), ('Variances', dt)], attrs, name, stop_gradient=True))
+
+
+def anchor_generator(input, anchor_sizes=None, aspect_ratios=None,
+                     variance=[0.1, 0.1, 0.2, 0.2], stride=None, offset=0.5, name=None):
+    """Faster R-CNN anchors of one feature map: (anchors, variances) [H, W, A, 4]."""
+    _check(input, 'input', 'anchor_generator')
+    if not (isinstance(stride, (list, tuple)) and len(stride) == 2):
+        raise ValueError('anchor_generator: stride should be a list or tuple with length 2, '
+                         '(stride_width, stride_height), got %r' % (stride,))
+    attrs = {'anchor_sizes': [float(s) for s in _listed(anchor_sizes)],
+             'aspect_ratios': [float(r) for r in _listed(aspect_ratios)],
+             'variances': [float(v) for v in variance],
+             'stride': [float(s) for s in stride], 'offset': float(offset)}
+    dt = input.dtype.name
+    return tuple(_op('anchor_generator', 'anchor_generator', {'Input': input},
+                     [('Anchors', dt), ('Variances', dt)], attrs, name, stop_gradient=True))
+
+
+def iou_similarity(x, y, box_normalized=True, name=None):
+    """[N, M] IoU of the boxes of x [N, 4] with those of y [M, 4]; x's LoD."""
+    _check(x, 'x', 'iou_similarity')
+    _check(y, 'y', 'iou_similarity')
+    return _op('iou_similarity', 'iou_similarity', {'X': x, 'Y': y}, [('Out', x.dtype.name)],
+               {'box_normalized': bool(box_normalized)}, name)[0]
+
+
+def box_coder(prior_box, prior_box_var, target_box, code_type='encode_center_size',
+              box_normalized=True, name=None, axis=0):
+    """Encodes target boxes against priors, or decodes offsets; prior_box_var is a
+    Variable (input PriorBoxVar) or a list of 4 (attribute variance)."""
+    _check(prior_box, 'prior_box', 'box_coder')
+    _check(target_box, 'target_box', 'box_coder')
+    inputs = {'PriorBox': prior_box, 'TargetBox': target_box}
+    attrs = {'code_type': code_type, 'box_normalized': bool(box_normalized), 'axis': int(axis)}
+    if isinstance(prior_box_var, Variable):
+        inputs['PriorBoxVar'] = prior_box_var
+    elif isinstance(prior_box_var, (list, tuple)):
+        attrs['variance'] = [float(v) for v in prior_box_var]
+    else:
+        raise TypeError('box_coder: prior_box_var must be a Variable or a list, got %r'
+                        % (prior_box_var,))
+    return _op('box_coder', 'box_coder', inputs, [('OutputBox', prior_box.dtype.name)], attrs,
+               name)[0]
+
+
+def polygon_box_transform(input, name=None):
+    """Geometry offsets [N, G, H, W] to absolute polygon coordinates."""
+    _check(input, 'input', 'polygon_box_transform')
+    return _op('polygon_box_transform', 'polygon_box_transform', {'Input': input},
+               [('Output', input.dtype.name)], None, name)[0]
+
+
+def yolo_box(x, img_size, anchors, class_num, conf_thresh, downsample_ratio, clip_bbox=True,
+             name=None, scale_x_y=1.):
+    """Decodes a YOLOv3 head: (boxes [N, A*H*W, 4], scores [N, A*H*W, class_num])."""
+    if not isinstance(x, Variable):
+        raise TypeError('yolo_box: x must be a Variable, got %r' % (x,))
+    if not isinstance(img_size, Variable):
+        raise TypeError('yolo_box: img_size must be a Variable, got %r' % (img_size,))
+    if not isinstance(anchors, (list, tuple)):
+        raise TypeError('yolo_box: anchors must be a list or tuple, got %r' % (anchors,))
+    if not isinstance(class_num, int):
+        raise TypeError('yolo_box: class_num must be an integer, got %r' % (class_num,))
+    if not isinstance(conf_thresh, float):
+        raise TypeError('yolo_box: conf_thresh must be a float, got %r' % (conf_thresh,))
+    attrs = {'anchors': [int(a) for a in anchors], 'class_num': class_num,
+             'conf_thresh': conf_thresh, 'downsample_ratio': int(downsample_ratio),
+             'clip_bbox': bool(clip_bbox), 'scale_x_y': float(scale_x_y)}
+    dt = x.dtype.name
+    return tuple(_op('yolo_box', 'yolo_box', {'X': x, 'ImgSize': img_size},
+                     [('Boxes', dt), ('Scores', dt)], attrs, name))
+
+
+def box_clip(input, im_info, name=None):
+    """Clamps each image's boxes (input's LoD) to its original size from im_info."""
+    _check(input, 'input', 'box_clip')
+    _check(im_info, 'im_info', 'box_clip')
+    return _op('box_clip', 'box_clip', {'Input': input, 'ImInfo': im_info},
+               [('Output', input.dtype.name)], None, name)[0]
+
+
+def bipartite_match(dist_matrix, match_type=None, dist_threshold=None, name=None):
+    """Greedy matching of columns to rows: (indices int32 [N, M], distances [N, M])."""
+    _check(dist_matrix, 'dist_matrix', 'bipartite_match')
+    attrs = {'match_type': match_type,
+             'dist_threshold': None if dist_threshold is None else float(dist_threshold)}
+    return tuple(_op('bipartite_match', 'bipartite_match', {'DistMat': dist_matrix},
+                     [('ColToRowMatchIndices', 'int32'),
+                      ('ColToRowMatchDist', dist_matrix.dtype.name)], attrs, name))
+
+
+def target_assign(input, matched_indices, negative_indices=None, mismatch_value=None,
+                  name=None):
+    """Per-prior targets from matched rows: (out [N, M, K], weights float32 [N, M, 1])."""
+    _check(input, 'input', 'target_assign', ('float32', 'float64', 'int32'))
+    _check(matched_indices, 'matched_indices', 'target_assign', ('int32',))
+    if negative_indices is not None:
+        _check(negative_indices, 'negative_indices', 'target_assign', ('int32',))
+    attrs = {'mismatch_value': None if mismatch_value is None else int(mismatch_value)}
+    return tuple(_op('target_assign', 'target_assign',
+                     {'X': input, 'MatchIndices': matched_indices,
+                      'NegIndices': negative_indices},
+                     [('Out', input.dtype.name), ('OutWeight', 'float32')], attrs, name))
+
+
+def multiclass_nms(bboxes, scores, score_threshold, nms_top_k, keep_top_k, nms_threshold=0.3,
+                   normalized=True, nms_eta=1., background_label=0, name=None):
+    """Per-class NMS: [K, 6] rows (label, score, box) with one LoD level per image; a
+    [1, 1] tensor holding -1 when nothing is kept, as Paddle's."""
+    _check(bboxes, 'bboxes', 'multiclass_nms')
+    _check(scores, 'scores', 'multiclass_nms')
+    for what, v, kind in (('score_threshold', score_threshold, float),
+                          ('nms_top_k', nms_top_k, int), ('keep_top_k', keep_top_k, int),
+                          ('nms_threshold', nms_threshold, float),
+                          ('normalized', normalized, bool), ('nms_eta', nms_eta, float),
+                          ('background_label', background_label, int)):
+        if not isinstance(v, kind):
+            raise TypeError('multiclass_nms: %s must be %s, got %r' % (what, kind.__name__, v))
+    attrs = {'background_label': background_label, 'score_threshold': score_threshold,
+             'nms_top_k': nms_top_k, 'nms_threshold': nms_threshold, 'nms_eta': nms_eta,
+             'keep_top_k': keep_top_k, 'normalized': normalized}
+    return _op('multiclass_nms', 'multiclass_nms', {'BBoxes': bboxes, 'Scores': scores},
+               [('Out', bboxes.dtype.name)], attrs, name, stop_gradient=True)[0]
+
+
+def detection_output(loc, scores, prior_box, prior_box_var, background_label=0,
+                     nms_threshold=0.3, nms_top_k=400, keep_top_k=200, score_threshold=0.01,
+                     nms_eta=1.0, return_index=False):
+    """SSD's output: box_coder decode of loc, softmax of scores transposed to [N, C, M],
+    then multiclass_nms (multiclass_nms2 with return_index). As in Paddle 1.8.5 the NMS
+    op always gets background_label 0 and nms_eta 1.0, whatever is passed."""
+    decoded = box_coder(prior_box, prior_box_var, loc, code_type='decode_center_size')
+    probs = layers.softmax(scores)
+    probs = layers.transpose(probs, perm=[0, 2, 1])
+    probs.stop_gradient = True
+    attrs = {'background_label': 0, 'nms_threshold': float(nms_threshold),
+             'nms_top_k': int(nms_top_k), 'keep_top_k': int(keep_top_k),
+             'score_threshold': float(score_threshold), 'nms_eta': 1.0}
+    ins = {'Scores': probs, 'BBoxes': decoded}
+    dt = decoded.dtype.name
+    if return_index:
+        out, index = _op('detection_output', 'multiclass_nms2', ins,
+                         [('Out', dt), ('Index', 'int32')], attrs, stop_gradient=True)
+        return out, index
+    return _op('detection_output', 'multiclass_nms', ins, [('Out', dt)], attrs,
+               stop_gradient=True)[0]
+
+
+def multi_box_head(inputs, image, base_size, num_classes, aspect_ratios, min_ratio=None,
+                   max_ratio=None, min_sizes=None, max_sizes=None, steps=None, step_w=None,
+                   step_h=None, offset=0.5, variance=[0.1, 0.1, 0.2, 0.2], flip=True,
+                   clip=False, kernel_size=1, pad=0, stride=1, name=None,
+                   min_max_aspect_ratios_order=False):
+    """SSD's heads over several feature maps: a prior_box and two conv2d (locations and
+    class scores, transposed to NHWC and flattened) per input, concatenated as Paddle's:
+    (locs [N, P, 4], confs [N, P, num_classes], boxes, variances)."""
+    if not isinstance(inputs, (list, tuple)):
+        raise ValueError('multi_box_head: inputs should be a list or tuple, got %r' % (inputs,))
+    num_layer = len(inputs)
+    if num_layer <= 2:
+        if min_sizes is None or max_sizes is None or len(min_sizes) != num_layer or \
+                len(max_sizes) != num_layer:
+            raise ValueError('multi_box_head: with %d inputs min_sizes and max_sizes must '
+                             'have one value per input' % num_layer)
+    elif min_sizes is None and max_sizes is None:
+        min_sizes, max_sizes = [], []
+        step = int(math.floor((max_ratio - min_ratio) / (num_layer - 2)))
+        for ratio in range(min_ratio, max_ratio + 1, step):
+            min_sizes.append(base_size * ratio / 100.)
+            max_sizes.append(base_size * (ratio + step) / 100.)
+        min_sizes = [base_size * .10] + min_sizes
+        max_sizes = [base_size * .20] + max_sizes
+
+    def same_length(v, what):
+        if not (isinstance(v, (list, tuple)) and len(v) == num_layer):
+            raise ValueError('multi_box_head: %s should be a list or tuple with one value per '
+                             'input (%d), got %r' % (what, num_layer, v))
+
+    if aspect_ratios:
+        same_length(aspect_ratios, 'aspect_ratios')
+    if step_h is not None:
+        same_length(step_h, 'step_h')
+    if step_w is not None:
+        same_length(step_w, 'step_w')
+    if steps is not None:
+        same_length(steps, 'steps')
+        step_w = steps
+        step_h = steps
+    locs, confs, boxes, vars_ = [], [], [], []
+    for i, x in enumerate(inputs):
+        ratio = [] if aspect_ratios is None else _listed(aspect_ratios[i])
+        # Paddle 1.8.5 reads step_h only when step_w is given
+        step = [step_w[i] if step_w else 0.0, step_h[i] if step_w else 0.0]
+        box, var = prior_box(x, image, _listed(min_sizes[i]), _listed(max_sizes[i]), ratio,
+                             variance, flip, clip, step, offset, None,
+                             min_max_aspect_ratios_order)
+        boxes.append(box)
+        vars_.append(var)
+        num_boxes = box.shape[2]
+        loc = layers.conv2d(x, num_filters=num_boxes * 4, filter_size=kernel_size,
+                            padding=pad, stride=stride)
+        loc = layers.transpose(loc, perm=[0, 2, 3, 1])
+        locs.append(layers.flatten(loc, axis=1))
+        conf = layers.conv2d(x, num_filters=num_boxes * num_classes, filter_size=kernel_size,
+                             padding=pad, stride=stride)
+        conf = layers.transpose(conf, perm=[0, 2, 3, 1])
+        confs.append(layers.flatten(conf, axis=1))
+    if len(boxes) == 1:
+        box, var, loc, conf = boxes[0], vars_[0], locs[0], confs[0]
+    else:
+        box = layers.concat([layers.flatten(b, axis=3) for b in boxes])
+        var = layers.concat([layers.flatten(v, axis=3) for v in vars_])
+        loc = layers.reshape(layers.concat(locs, axis=1), shape=[0, -1, 4])
+        conf = layers.reshape(layers.concat(confs, axis=1), shape=[0, -1, num_classes])
+    box.stop_gradient = True
+    var.stop_gradient = True
+    return loc, conf, box, var
+
+
+def ssd_loss(location, confidence, gt_box, gt_label, prior_box, prior_box_var=None,
+             background_label=0, overlap_threshold=0.5, neg_pos_ratio=3.0, neg_overlap=0.5,
+             loc_loss_weight=1.0, conf_loss_weight=1.0, match_type='per_prediction',
+             mining_type='max_negative', normalize=True, sample_size=None):
+    """SSD's multibox loss [N, 1], built as Paddle 1.8.5 builds it: iou_similarity and
+    bipartite_match of the ground truth (LoD per image) with the priors, the matched
+    labels' softmax loss for mine_hard_examples, then the encoded boxes' smooth_l1 and
+    the labels' (negatives included) softmax_with_cross_entropy, weighted, summed per
+    image and divided by the number of matched priors when `normalize`."""
+    if mining_type != 'max_negative':
+        raise ValueError('ssd_loss: only mining_type max_negative is supported, got %r'
+                         % (mining_type,))
+    for what, v in (('location', location), ('confidence', confidence), ('gt_box', gt_box),
+                    ('prior_box', prior_box)):
+        _check(v, what, 'ssd_loss')
+    _check(gt_label, 'gt_label', 'ssd_loss', None)
+    if len(confidence.shape) != 3:
+        raise ValueError('ssd_loss: confidence must be [N, Np, C], got shape %s'
+                         % (confidence.shape,))
+    h = layers._Helper('ssd_loss')
+    conf_shape = layers.shape(confidence)
+
+    def to_2d(v):
+        return layers.flatten(v, axis=2)
+
+    iou = iou_similarity(gt_box, prior_box)
+    matched_indices, matched_dist = bipartite_match(iou, match_type, overlap_threshold)
+    gt_label = layers.reshape(gt_label, shape=(len(gt_label.shape) - 1) * (0,) + (-1, 1))
+    gt_label.stop_gradient = True
+    target_label, _ = target_assign(gt_label, matched_indices,
+                                    mismatch_value=background_label)
+    confidence = to_2d(confidence)
+    target_label = layers.cast(target_label, 'int64')
+    target_label = to_2d(target_label)
+    target_label.stop_gradient = True
+    conf_loss = layers.softmax_with_cross_entropy(confidence, target_label)
+    actual_shape = layers.slice(conf_shape, axes=[0], starts=[0], ends=[2])
+    actual_shape.stop_gradient = True
+    conf_loss = layers.reshape(conf_loss, shape=(-1, 0), actual_shape=actual_shape)
+    conf_loss.stop_gradient = True
+    neg_indices = h.tmp('int32', stop_gradient=True)
+    updated = h.tmp(matched_indices.dtype.name, stop_gradient=True)
+    attrs = {'neg_pos_ratio': float(neg_pos_ratio), 'neg_dist_threshold': float(neg_overlap),
+             'mining_type': mining_type}
+    if sample_size is not None:
+        attrs['sample_size'] = int(sample_size)
+    h.append('mine_hard_examples',
+             {'ClsLoss': conf_loss, 'MatchIndices': matched_indices,
+              'MatchDist': matched_dist},
+             {'NegIndices': neg_indices, 'UpdatedMatchIndices': updated}, attrs)
+    encoded = box_coder(prior_box, prior_box_var, gt_box, code_type='encode_center_size')
+    target_bbox, target_loc_weight = target_assign(encoded, updated,
+                                                   mismatch_value=background_label)
+    target_label, target_conf_weight = target_assign(gt_label, updated,
+                                                     negative_indices=neg_indices,
+                                                     mismatch_value=background_label)
+    target_label = to_2d(target_label)
+    target_label = layers.cast(target_label, 'int64')
+    conf_loss = layers.softmax_with_cross_entropy(confidence, target_label)
+    target_conf_weight = to_2d(target_conf_weight)
+    conf_loss = conf_loss * target_conf_weight
+    target_label.stop_gradient = True
+    target_conf_weight.stop_gradient = True
+    location = to_2d(location)
+    target_bbox = to_2d(target_bbox)
+    from .loss import smooth_l1
+    loc_loss = smooth_l1(location, target_bbox)
+    target_loc_weight = to_2d(target_loc_weight)
+    loc_loss = loc_loss * target_loc_weight
+    target_bbox.stop_gradient = True
+    target_loc_weight.stop_gradient = True
+    loss = conf_loss_weight * conf_loss + loc_loss_weight * loc_loss
+    loss = layers.reshape(loss, shape=(-1, 0), actual_shape=actual_shape)
+    loss = layers.reduce_sum(loss, dim=1, keep_dim=True)
+    if normalize:
+        normalizer = layers.reduce_sum(target_loc_weight)
+        loss = loss / normalizer
+    return loss
+
+
+def _roi_inputs(layer, input, rois, rois_lod):
+    _check(input, 'input', layer)
+    _check(rois, 'rois', layer)
+    if rois_lod is not None:
+        _check(rois_lod, 'rois_lod', layer, ('int64',))
+    return {'X': input, 'ROIs': rois, 'RoisLod': rois_lod}
+
+
+def roi_pool(input, rois, pooled_height=1, pooled_width=1, spatial_scale=1.0, rois_lod=None):
+    """Max pooling of each ROI (LoD, or rois_lod, gives its image) to [R, C, ph, pw]. The
+    op's Argmax output is int64 (Paddle's layer declares it int32 but writes int64)."""
+    ins = _roi_inputs('roi_pool', input, rois, rois_lod)
+    out, _ = _op('roi_pool', 'roi_pool', ins, [('Out', input.dtype.name), ('Argmax', 'int64')],
+                 {'pooled_height': int(pooled_height), 'pooled_width': int(pooled_width),
+                  'spatial_scale': float(spatial_scale)})
+    return out
+
+
+def roi_align(input, rois, pooled_height=1, pooled_width=1, spatial_scale=1.0,
+              sampling_ratio=-1, name=None, rois_lod=None):
+    """Bilinear average pooling of each ROI to [R, C, ph, pw]."""
+    ins = _roi_inputs('roi_align', input, rois, rois_lod)
+    return _op('roi_align', 'roi_align', ins, [('Out', input.dtype.name)],
+               {'pooled_height': int(pooled_height), 'pooled_width': int(pooled_width),
+                'spatial_scale': float(spatial_scale),
+                'sampling_ratio': int(sampling_ratio)}, name)[0]
+
+
+def box_decoder_and_assign(prior_box, prior_box_var, target_box, box_score, box_clip,
+                           name=None):
+    """Decodes per-class deltas [R, C * 4] against the ROIs and keeps the best non-background
+    class's box: (decoded [R, C * 4], assigned [R, 4])."""
+    for what, v in (('prior_box', prior_box), ('prior_box_var', prior_box_var),
+                    ('target_box', target_box), ('box_score', box_score)):
+        _check(v, what, 'box_decoder_and_assign')
+    dt = prior_box.dtype.name
+    return tuple(_op('box_decoder_and_assign', 'box_decoder_and_assign',
+                     {'PriorBox': prior_box, 'PriorBoxVar': prior_box_var,
+                      'TargetBox': target_box, 'BoxScore': box_score},
+                     [('DecodeBox', dt), ('OutputAssignBox', dt)],
+                     {'box_clip': float(box_clip)}, name))
+
+
+def yolov3_loss(x, gt_box, gt_label, anchors, anchor_mask, class_num, ignore_thresh,
+                downsample_ratio, gt_score=None, use_label_smooth=True, name=None,
+                scale_x_y=1.):
+    """YOLOv3's loss [N] of one head; trains x (the op's gradient)."""
+    for what, v in (('x', x), ('gt_box', gt_box), ('gt_label', gt_label)):
+        if not isinstance(v, Variable):
+            raise TypeError('yolov3_loss: %s must be a Variable, got %r' % (what, v))
+    if gt_score is not None and not isinstance(gt_score, Variable):
+        raise TypeError('yolov3_loss: gt_score must be a Variable, got %r' % (gt_score,))
+    for what, v in (('anchors', anchors), ('anchor_mask', anchor_mask)):
+        if not isinstance(v, (list, tuple)):
+            raise TypeError('yolov3_loss: %s must be a list or tuple, got %r' % (what, v))
+    if not isinstance(class_num, int):
+        raise TypeError('yolov3_loss: class_num must be an integer, got %r' % (class_num,))
+    if not isinstance(ignore_thresh, float):
+        raise TypeError('yolov3_loss: ignore_thresh must be a float, got %r' % (ignore_thresh,))
+    if not isinstance(use_label_smooth, bool):
+        raise TypeError('yolov3_loss: use_label_smooth must be a bool, got %r'
+                        % (use_label_smooth,))
+    attrs = {'anchors': [int(a) for a in anchors], 'anchor_mask': [int(a) for a in anchor_mask],
+             'class_num': class_num, 'ignore_thresh': ignore_thresh,
+             'downsample_ratio': int(downsample_ratio), 'use_label_smooth': use_label_smooth,
+             'scale_x_y': float(scale_x_y)}
+    h = layers._Helper('yolov3_loss', name)
+    loss = h.tmp(x.dtype.name)
+    obj = h.tmp(x.dtype.name, stop_gradient=True)
+    match = h.tmp('int32', stop_gradient=True)
+    ins = {'X': x, 'GTBox': gt_box, 'GTLabel': gt_label}
+    if gt_score is not None:
+        ins['GTScore'] = gt_score
+    h.append('yolov3_loss', ins,
+             {'Loss': loss, 'ObjectnessMask': obj, 'GTMatchMask': match}, attrs)
+    return loss
