@@ -240,6 +240,12 @@ TARGETS = ['pserver.0', 'pserver.1', 'trainer.0', 'trainer.1', 'all', 'trainer.1
            'pserver.0', 'all', 'trainer.0', 'pserver.1', 'all', 'trainer.1']
 
 
+# What a restart says when the newest snapshot's marker was never written (framework/io/
+# cluster_ckpt.c, reported by rill_checkpoint_load's list of skipped snapshots).
+UNCOMMITTED_SKIPPED = re.compile(r'skipped cluster snapshot \d+: .* not every part of '
+                                 r'snapshot \d+ was committed')
+
+
 @pytest.mark.parametrize('i', range(len(TARGETS)))
 def test_kill_at_a_random_time(reference, tmp_path, i):
     """Even i: a random time of the whole run (start-up included); odd i: a random time
@@ -256,8 +262,7 @@ def test_kill_at_a_random_time(reference, tmp_path, i):
         # same-host transport, a loaded machine) can reach the crash first. Then the
         # restart must say so and start over, and the losses above still equal.
         assert ('resumed from the snapshot of step' in text or
-                re.search(r'skipped snapshot \d+: .* not every part of snapshot \d+ was '
-                          r'committed', text)), text[-3000:]
+                UNCOMMITTED_SKIPPED.search(text)), text[-3000:]
 
 
 def test_damaged_newest_snapshot_falls_back_naming_the_file(reference, tmp_path):
@@ -300,7 +305,11 @@ def test_async_job_survives_kills_within_tolerance(tmp_path):
                       kill=[('trainer.1', ('snapshot', 0.0)), ('pserver.1', ('snapshot', 0.3))])
     assert rc == 0, out[-4000:]
     assert out.count('killed by') >= 1, out[-4000:]
-    assert 'resumed from the snapshot of step' in out, out[-4000:]
+    # As in test_kill_at_a_random_time: on a loaded machine the kill can come before every
+    # process's writer has committed its part of the snapshot; the restart must then say
+    # it skipped that snapshot (and starts over) instead of resuming from it.
+    assert ('resumed from the snapshot of step' in out or
+            UNCOMMITTED_SKIPPED.search(out)), out[-4000:]
     acc = float(re.findall(r'test accuracy ([0-9.]+)', out)[-1])
     assert abs(acc - ref_acc) <= ASYNC_TOLERANCE, (acc, ref_acc)
 
