@@ -6,6 +6,7 @@
 
 #include "framework/base/random.h"
 #include "kernels/cpu/selected_rows.h"
+#include "kernels/cpu/tensor_ops.h"
 
 typedef struct nce_sampler {
   int kind;
@@ -66,11 +67,7 @@ static rill_status *nce_sampler_init(rill_kernel_ctx *ctx, nce_sampler *s, int64
                                  rill_kin_name(ctx, 5, 0), (long long)i);
   }
   if (!draws) return NULL;
-  int32_t seed = ctx->attrs[RILL_NCE_ATTR_SEED].v.i;
-  uint64_t sd = seed ? (uint64_t)(uint32_t)seed
-                     : (ctx->dev ? ctx->dev->random_u64(ctx->dev) : 0x5DEECE66Dull) ^
-                           0x9E3779B97F4A7C15ull;
-  rill_rng_seed(&s->rng, sd);
+  rill_rng_seed(&s->rng, rill_random_run_seed(ctx, ctx->attrs[RILL_NCE_ATTR_SEED].v.i));
   return NULL;
 }
 

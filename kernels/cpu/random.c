@@ -14,6 +14,12 @@ uint64_t rill_random_seed(const rill_kernel_ctx *ctx, int32_t seed_attr) {
   return h ^ RILL_RANDOM_DEFAULT_SEED;
 }
 
+uint64_t rill_random_run_seed(const rill_kernel_ctx *ctx, int32_t seed_attr) {
+  if (seed_attr != 0) return (uint64_t)(uint32_t)seed_attr;
+  uint64_t n = ctx->dev ? ctx->dev->random_u64(ctx->dev) : RILL_RANDOM_DEFAULT_SEED;
+  return n ^ 0x9E3779B97F4A7C15ull;
+}
+
 #define UNIFORM(T, DT, NEXT, NAME)                                                        \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *out;                                                                     \

@@ -46,5 +46,8 @@ bool rill_cpu_fill_elems(void *p, int64_t n, rill_dtype dt, double v);
 /* The seed a random kernel uses: seed_attr when nonzero, else RILL_RANDOM_DEFAULT_SEED
  * mixed with the FNV-1a hash of output (0, 0)'s name. */
 uint64_t rill_random_seed(const rill_kernel_ctx *ctx, int32_t seed_attr);
+/* The seed of a sampling op's run: a nonzero attribute (the same draws every run), else
+ * the next draw of the device's generator (a fixed value outside an executor). */
+uint64_t rill_random_run_seed(const rill_kernel_ctx *ctx, int32_t seed_attr);
 
 #endif
