@@ -1,7 +1,8 @@
 """Fluid 1.x's loss layers (re-exported by rill.layers): log_loss, huber_loss, smooth_l1,
 kldiv_loss, rank_loss, margin_rank_loss, label_smooth, bpr_loss and sigmoid_focal_loss
 append their ops (schemas in operators/loss.c); teacher_student_sigmoid_loss,
-center_loss, hsigmoid (hierarchical_sigmoid) and nce have ops of their own
+center_loss, hsigmoid (hierarchical_sigmoid), nce and sampled_softmax_with_cross_entropy
+(sample_logits) have ops of their own
 (operators/<op>.c); mse_loss, dice_loss and npair_loss are compositions emitting the ops
 Paddle's do."""
 
@@ -14,7 +15,7 @@ from .initializer import Constant, NumpyArrayInitializer
 __all__ = ['log_loss', 'huber_loss', 'smooth_l1', 'kldiv_loss', 'rank_loss',
            'margin_rank_loss', 'label_smooth', 'mse_loss', 'dice_loss', 'bpr_loss',
            'sigmoid_focal_loss', 'npair_loss', 'teacher_student_sigmoid_loss',
-           'center_loss', 'hsigmoid', 'nce']
+           'center_loss', 'hsigmoid', 'nce', 'sampled_softmax_with_cross_entropy']
 
 _FLOATS = ('float32', 'float64')
 
@@ -334,3 +335,48 @@ def nce(input, label, num_total_classes, sample_weight=None, param_attr=None,
               'seed': int(seed), 'sampler': kinds[sampler], 'is_sparse': bool(is_sparse),
               'remote_prefetch': bool(is_sparse)})
     return cost / (neg + 1)
+
+
+def sampled_softmax_with_cross_entropy(logits, label, num_samples, num_true=1,
+                                       remove_accidental_hits=True,
+                                       use_customized_samples=False,
+                                       customized_samples=None,
+                                       customized_probabilities=None, seed=0):
+    """Softmax cross entropy of logits [N, K] against label [N, 1] over the true class
+    and num_samples negatives drawn log-uniformly (or customized_samples [N, 1 +
+    num_samples] int64 with customized_probabilities), each logit less the log of its
+    sampling probability: the sample_logits op, one_hot and softmax_with_cross_entropy
+    with soft labels, as Fluid's. Returns [N, 1]."""
+    _check(logits, 'logits', 'sampled_softmax_with_cross_entropy')
+    _check(label, 'label', 'sampled_softmax_with_cross_entropy', ('int64',))
+    if use_customized_samples and (customized_samples is None or
+                                   customized_probabilities is None):
+        raise ValueError('sampled_softmax_with_cross_entropy: use_customized_samples needs '
+                         'customized_samples and customized_probabilities')
+    h = layers._Helper('sample_logits')
+    dt = logits.dtype.name
+    samples = customized_samples if use_customized_samples else h.tmp('int64')
+    probs = customized_probabilities if use_customized_samples else h.tmp(dt)
+    sampled_logits = h.tmp(dt)
+    sampled_label = h.tmp('int64')
+    logits_dim = h.tmp(dt)
+    labels_dim = h.tmp('int64')
+    inputs = {'Logits': logits, 'Labels': label}
+    if use_customized_samples:
+        inputs['CustomizedSamples'] = customized_samples
+        inputs['CustomizedProbabilities'] = customized_probabilities
+    h.append('sample_logits', inputs,
+             {'Samples': samples, 'Probabilities': probs, 'SampledLabels': sampled_label,
+              'SampledLogits': sampled_logits, 'LogitsDim': logits_dim,
+              'LabelsDim': labels_dim},
+             {'use_customized_samples': bool(use_customized_samples), 'uniq': True,
+              'remove_accidental_hits': bool(remove_accidental_hits),
+              'num_samples': int(num_samples), 'seed': int(seed)})
+    soft = h.tmp(dt)
+    h.append('one_hot', {'X': sampled_label}, {'Out': soft}, {'depth': int(num_samples) + 1})
+    loss = h.tmp(dt)
+    softmax = h.tmp(dt)
+    h.append('softmax_with_cross_entropy', {'Logits': sampled_logits, 'Label': soft},
+             {'Softmax': softmax, 'Loss': loss},
+             {'soft_label': True, 'ignore_index': 0, 'numeric_stable_mode': False})
+    return loss / num_true

@@ -1,8 +1,9 @@
 """Writes loss_layers/expected.npz: Paddle 1.8.5's numbers for the loss and
 normalisation layers npair_loss, teacher_student_sigmoid_loss, center_loss, data_norm
-hsigmoid (default and custom trees, dense and sparse weight gradients) and nce (each
+hsigmoid (default and custom trees, dense and sparse weight gradients), nce (each
 sampler, its negatives fixed by the op's custom_neg_classes attribute so that the
-numbers are Paddle's), trained through append_backward (SGD). `CASES` names each configuration and
+numbers are Paddle's) and sampled_softmax_with_cross_entropy (customized samples, with
+and without removing accidental hits), trained through append_backward (SGD). `CASES` names each configuration and
 `build(fluid, case)` (shared with tests/python/test_loss_layers.py) makes its program:
 fed x (x.stop_gradient False) through an fc with fixed starting weights where the layer
 needs trainable input, the layer, a scalar loss. Recorded per case and step: the loss,
@@ -43,6 +44,9 @@ CASES = {
     'nce_custom_sparse': ('nce', dict(num_total_classes=6, num_neg_samples=2, neg=[3, 5],
                                       sampler='custom_dist', is_sparse=True,
                                       custom_dist=[0.05, 0.1, 0.3, 0.15, 0.25, 0.15])),
+    'sampled_softmax': ('sampled_softmax_with_cross_entropy', dict(num_samples=3)),
+    'sampled_softmax_hits': ('sampled_softmax_with_cross_entropy',
+                             dict(num_samples=3, remove_accidental_hits=False)),
 }
 
 W_IN = np.linspace(-0.8, 0.9, 20, dtype='float32').reshape(5, 4)
@@ -70,6 +74,8 @@ def params_of(case):
         return ['%s_w' % case]
     if layer == 'center_loss':
         return ['%s_w' % case, '%s_centers' % case]
+    if layer == 'sampled_softmax_with_cross_entropy':
+        return ['%s_w' % case]
     if layer in ('hsigmoid', 'nce'):
         return ['%s_w' % case] + ([] if kw.get('bias_attr') is False else ['%s_b' % case])
     name = kw.get('name', 'dn')
@@ -147,6 +153,17 @@ def build(fluid, case):
             op = [o for o in main.global_block().ops if o.type == 'nce'][0]
             op._set_attr('custom_neg_classes', neg)
             loss = L.mean(y)
+        elif layer == 'sampled_softmax_with_cross_entropy':
+            lab = fluid.data('lab', [N, 1], 'int64')
+            smp = fluid.data('smp', [N, 4], 'int64')
+            prob = fluid.data('prob', [N, 4], 'float32')
+            lg = L.fc(x, 7, param_attr=fluid.ParamAttr('%s_w' % case, initializer=_init(
+                fluid, np.linspace(-0.9, 0.8, 35, dtype='float32').reshape(5, 7))),
+                bias_attr=False)
+            y = L.sampled_softmax_with_cross_entropy(
+                lg, lab, use_customized_samples=True, customized_samples=smp,
+                customized_probabilities=prob, **kw)
+            loss = L.mean(y)
         else:
             h = L.slice(x, axes=[1], starts=[0], ends=[4])
             y = L.data_norm(h, **kw)
@@ -184,6 +201,12 @@ def batches(case):
             sw = rng.uniform(0.5, 1.5, (N, 1)).astype('float32')
             if CASES[case][1].get('sample_weight'):
                 b['sw'] = sw
+        elif layer == 'sampled_softmax_with_cross_entropy':
+            b['lab'] = np.array([[0], [3], [6], [2], [2], [5]], 'int64')
+            # true class first; row 3's negatives repeat its label (an accidental hit)
+            b['smp'] = np.array([[0, 1, 4, 6], [3, 1, 4, 6], [6, 1, 4, 5], [2, 2, 4, 6],
+                                 [2, 1, 4, 6], [5, 0, 5, 3]], 'int64')
+            b['prob'] = rng.uniform(0.05, 0.6, (N, 4)).astype('float32')
         elif CASES[case][1].get('slot_dim'):
             b['x'][1, 0] = 0.0  # row 1's first slot not shown
             b['x'][4, 2] = 0.0  # row 4's second slot not shown
