@@ -1,4 +1,5 @@
-"""npair_loss, teacher_student_sigmoid_loss, center_loss and data_norm trained through
+"""npair_loss, teacher_student_sigmoid_loss, center_loss, data_norm, hsigmoid, nce,
+sampled_softmax_with_cross_entropy, temporal_shift and fsp_matrix trained through
 append_backward against Paddle 1.8.5 (paddle18/loss_layers/, written by
 paddle18/gen_loss_layers.py from the same programs): the loss, the layer's output and
 the gradients at each SGD step, and the trained parameters (center_loss's moved centres
@@ -139,3 +140,18 @@ def test_teacher_student_sigmoid_loss_checks_its_inputs():
     main = _program(body)
     op = [o for o in main.global_block().ops if o.type == 'teacher_student_sigmoid_loss'][0]
     assert op.attr('soft_max_up_bound') == 3.0 and op.attr('soft_max_lower_bound') == -15.0
+
+
+def test_temporal_shift_and_fsp_matrix_layers():
+    def body():
+        x = fluid.data('x', [4, 6, 2, 2], 'float32')
+        with pytest.raises(TypeError, match='seg_num must be int'):
+            fluid.layers.temporal_shift(x, 2.0)
+        y = fluid.layers.temporal_shift(x, 2, 0.2)
+        assert list(y.shape) == [4, 6, 2, 2]
+        z = fluid.layers.fsp_matrix(x, fluid.data('v', [4, 3, 2, 2], 'float32'))
+        assert list(z.shape) == [4, 6, 3]
+    ops = _program(body).global_block().ops
+    ts = [o for o in ops if o.type == 'temporal_shift'][0]
+    assert ts.attr('seg_num') == 2 and ts.attr('shift_ratio') == pytest.approx(0.2)
+    assert [o.type for o in ops].count('fsp') == 1

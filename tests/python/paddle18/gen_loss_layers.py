@@ -2,8 +2,8 @@
 normalisation layers npair_loss, teacher_student_sigmoid_loss, center_loss, data_norm
 hsigmoid (default and custom trees, dense and sparse weight gradients), nce (each
 sampler, its negatives fixed by the op's custom_neg_classes attribute so that the
-numbers are Paddle's) and sampled_softmax_with_cross_entropy (customized samples, with
-and without removing accidental hits), trained through append_backward (SGD). `CASES` names each configuration and
+numbers are Paddle's) sampled_softmax_with_cross_entropy (customized samples, with
+and without removing accidental hits), temporal_shift and fsp_matrix, trained through append_backward (SGD). `CASES` names each configuration and
 `build(fluid, case)` (shared with tests/python/test_loss_layers.py) makes its program:
 fed x (x.stop_gradient False) through an fc with fixed starting weights where the layer
 needs trainable input, the layer, a scalar loss. Recorded per case and step: the loss,
@@ -47,6 +47,9 @@ CASES = {
     'sampled_softmax': ('sampled_softmax_with_cross_entropy', dict(num_samples=3)),
     'sampled_softmax_hits': ('sampled_softmax_with_cross_entropy',
                              dict(num_samples=3, remove_accidental_hits=False)),
+    'temporal_shift': ('temporal_shift', dict(seg_num=3, shift_ratio=0.25)),
+    'temporal_shift_wide': ('temporal_shift', dict(seg_num=2, shift_ratio=0.4)),
+    'fsp': ('fsp_matrix', {}),
 }
 
 W_IN = np.linspace(-0.8, 0.9, 20, dtype='float32').reshape(5, 4)
@@ -74,7 +77,7 @@ def params_of(case):
         return ['%s_w' % case]
     if layer == 'center_loss':
         return ['%s_w' % case, '%s_centers' % case]
-    if layer == 'sampled_softmax_with_cross_entropy':
+    if layer in ('sampled_softmax_with_cross_entropy', 'temporal_shift', 'fsp_matrix'):
         return ['%s_w' % case]
     if layer in ('hsigmoid', 'nce'):
         return ['%s_w' % case] + ([] if kw.get('bias_attr') is False else ['%s_b' % case])
@@ -164,6 +167,17 @@ def build(fluid, case):
                 lg, lab, use_customized_samples=True, customized_samples=smp,
                 customized_probabilities=prob, **kw)
             loss = L.mean(y)
+        elif layer in ('temporal_shift', 'fsp_matrix'):
+            # fc to [N, 20] reshaped to feature maps [N, 5, 2, 2]
+            f = L.fc(x, 20, param_attr=fluid.ParamAttr('%s_w' % case, initializer=_init(
+                fluid, np.linspace(-0.7, 0.9, 100, dtype='float32').reshape(5, 20))),
+                bias_attr=False)
+            f = L.reshape(f, [N, 5, 2, 2])
+            if layer == 'temporal_shift':
+                y = L.temporal_shift(f, **kw)
+            else:
+                y = L.fsp_matrix(f, L.tanh(L.slice(f, axes=[1], starts=[1], ends=[4])))
+            loss = L.mean(L.square(y - 0.2))
         else:
             h = L.slice(x, axes=[1], starts=[0], ends=[4])
             y = L.data_norm(h, **kw)
