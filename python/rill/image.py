@@ -2,14 +2,15 @@
 resize_bilinear and resize_nearest, appending bilinear_interp / nearest_interp with
 Paddle's attributes and size inputs (operators/interp.c); pixel_shuffle,
 shuffle_channel and space_to_depth (operators/rearrange.c); temporal_shift
-(operators/temporal_shift.c) and fsp_matrix (the fsp op, operators/fsp.c), each with its
-gradient."""
+(operators/temporal_shift.c), fsp_matrix (the fsp op, operators/fsp.c) and affine_grid
+(operators/affine_grid.c), each with its gradient."""
 
 from . import layers
 from .framework import Variable
 
 __all__ = ['image_resize', 'interpolate', 'resize_bilinear', 'resize_nearest', 'pixel_shuffle',
-           'shuffle_channel', 'space_to_depth', 'temporal_shift', 'fsp_matrix']
+           'shuffle_channel', 'space_to_depth', 'temporal_shift', 'fsp_matrix',
+           'affine_grid']
 
 _METHODS = {'BILINEAR': 'bilinear', 'NEAREST': 'nearest'}
 
@@ -175,4 +176,26 @@ def fsp_matrix(x, y):
     h = layers._Helper('fsp_matrix')
     out = h.tmp(x.dtype.name)
     h.append('fsp', {'X': x, 'Y': y}, {'Out': out})
+    return out
+
+
+def affine_grid(theta, out_shape, name=None):
+    """The sampling grid [N, H, W, 2] of affine transforms theta [N, 2, 3] for an output
+    of shape out_shape (N, C, H, W: a list or tuple of ints, or an int32 Variable)."""
+    if not isinstance(theta, Variable):
+        raise ValueError('The theta should be a Variable.')
+    _float4d(theta, 'theta', 'affine_grid')
+    if not isinstance(out_shape, (list, tuple, Variable)):
+        raise ValueError('The out_shape should be a list, tuple or Variable.')
+    h = layers._Helper('affine_grid', name)
+    out = h.tmp(theta.dtype.name)
+    ins, attrs = {'Theta': theta}, {}
+    if isinstance(out_shape, Variable):
+        if out_shape.dtype.name != 'int32':
+            raise TypeError("affine_grid: out_shape ('%s') is %s, expected int32"
+                            % (out_shape.name, out_shape.dtype.name))
+        ins['OutputShape'] = out_shape
+    else:
+        attrs['output_shape'] = [int(v) for v in out_shape]
+    h.append('affine_grid', ins, {'Output': out}, attrs)
     return out

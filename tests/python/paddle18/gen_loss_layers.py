@@ -3,7 +3,8 @@ normalisation layers npair_loss, teacher_student_sigmoid_loss, center_loss, data
 hsigmoid (default and custom trees, dense and sparse weight gradients), nce (each
 sampler, its negatives fixed by the op's custom_neg_classes attribute so that the
 numbers are Paddle's) sampled_softmax_with_cross_entropy (customized samples, with
-and without removing accidental hits), temporal_shift and fsp_matrix, trained through append_backward (SGD). `CASES` names each configuration and
+and without removing accidental hits), temporal_shift, fsp_matrix and affine_grid (output shape as a
+list and as a fed Variable), trained through append_backward (SGD). `CASES` names each configuration and
 `build(fluid, case)` (shared with tests/python/test_loss_layers.py) makes its program:
 fed x (x.stop_gradient False) through an fc with fixed starting weights where the layer
 needs trainable input, the layer, a scalar loss. Recorded per case and step: the loss,
@@ -50,6 +51,8 @@ CASES = {
     'temporal_shift': ('temporal_shift', dict(seg_num=3, shift_ratio=0.25)),
     'temporal_shift_wide': ('temporal_shift', dict(seg_num=2, shift_ratio=0.4)),
     'fsp': ('fsp_matrix', {}),
+    'affine_grid': ('affine_grid', dict(out_shape=[N, 2, 3, 4])),
+    'affine_grid_var': ('affine_grid', dict(out_shape=None)),
 }
 
 W_IN = np.linspace(-0.8, 0.9, 20, dtype='float32').reshape(5, 4)
@@ -77,7 +80,8 @@ def params_of(case):
         return ['%s_w' % case]
     if layer == 'center_loss':
         return ['%s_w' % case, '%s_centers' % case]
-    if layer in ('sampled_softmax_with_cross_entropy', 'temporal_shift', 'fsp_matrix'):
+    if layer in ('sampled_softmax_with_cross_entropy', 'temporal_shift', 'fsp_matrix',
+                 'affine_grid'):
         return ['%s_w' % case]
     if layer in ('hsigmoid', 'nce'):
         return ['%s_w' % case] + ([] if kw.get('bias_attr') is False else ['%s_b' % case])
@@ -178,6 +182,14 @@ def build(fluid, case):
             else:
                 y = L.fsp_matrix(f, L.tanh(L.slice(f, axes=[1], starts=[1], ends=[4])))
             loss = L.mean(L.square(y - 0.2))
+        elif layer == 'affine_grid':
+            th = L.fc(x, 6, param_attr=fluid.ParamAttr('%s_w' % case, initializer=_init(
+                fluid, np.linspace(-0.6, 0.7, 30, dtype='float32').reshape(5, 6))),
+                bias_attr=False)
+            th = L.reshape(th, [N, 2, 3])
+            shape = kw['out_shape'] or fluid.data('oshape', [4], 'int32')
+            y = L.affine_grid(th, shape)
+            loss = L.mean(L.square(y - 0.2))
         else:
             h = L.slice(x, axes=[1], starts=[0], ends=[4])
             y = L.data_norm(h, **kw)
@@ -221,6 +233,8 @@ def batches(case):
             b['smp'] = np.array([[0, 1, 4, 6], [3, 1, 4, 6], [6, 1, 4, 5], [2, 2, 4, 6],
                                  [2, 1, 4, 6], [5, 0, 5, 3]], 'int64')
             b['prob'] = rng.uniform(0.05, 0.6, (N, 4)).astype('float32')
+        elif layer == 'affine_grid' and CASES[case][1]['out_shape'] is None:
+            b['oshape'] = np.array([N, 2, 5, 3], 'int32')
         elif CASES[case][1].get('slot_dim'):
             b['x'][1, 0] = 0.0  # row 1's first slot not shown
             b['x'][4, 2] = 0.0  # row 4's second slot not shown
