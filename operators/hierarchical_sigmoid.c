@@ -176,19 +176,13 @@ static const rill_slot_schema grad_outputs[] = {
 };
 
 static rill_status *hs_grad_infer(rill_infer_ctx *ctx) {
-  for (size_t s = 0; s < RILL_COUNTOF(grad_inputs); s++)
-    if (!(grad_inputs[s].flags & RILL_SLOT_DISPENSABLE) && !rill_infer_in(ctx, s, 0))
-      return rill_infer_error(ctx, "needs input %s", grad_inputs[s].name);
+  RILL_TRY(rill_nn_need_inputs(ctx));
   if (hs_known(ctx)) {
     int64_t len;
     RILL_TRY(hs_check(ctx, &len));
   }
   rill_nn_same_meta(ctx, 0, 0);
-  rill_tensor_meta *dw = rill_infer_out(ctx, 1, 0);
-  if (dw && ctx->attrs[RILL_HIERARCHICAL_SIGMOID_ATTR_IS_SPARSE].v.b)
-    rill_meta_unknown(dw); /* selected rows: the kernel writes them */
-  else
-    rill_nn_same_meta(ctx, 1, 1);
+  rill_nn_table_grad_meta(ctx, 1, 1, ctx->attrs[RILL_HIERARCHICAL_SIGMOID_ATTR_IS_SPARSE].v.b);
   rill_nn_same_meta(ctx, 2, 5);
   return NULL;
 }

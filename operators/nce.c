@@ -181,19 +181,13 @@ static const rill_slot_schema grad_outputs[] = {
 };
 
 static rill_status *nce_grad_infer(rill_infer_ctx *ctx) {
-  for (size_t s = 0; s < RILL_COUNTOF(grad_inputs); s++)
-    if (!(grad_inputs[s].flags & RILL_SLOT_DISPENSABLE) && !rill_infer_in(ctx, s, 0))
-      return rill_infer_error(ctx, "needs input %s", grad_inputs[s].name);
+  RILL_TRY(rill_nn_need_inputs(ctx));
   if (nce_known(ctx)) {
     int64_t s;
     RILL_TRY(nce_check(ctx, &s));
   }
   rill_nn_same_meta(ctx, 0, 0);
-  rill_tensor_meta *dw = rill_infer_out(ctx, 1, 0);
-  if (dw && ctx->attrs[RILL_NCE_ATTR_IS_SPARSE].v.b)
-    rill_meta_unknown(dw); /* selected rows: the kernel writes them */
-  else
-    rill_nn_same_meta(ctx, 1, 2);
+  rill_nn_table_grad_meta(ctx, 1, 2, ctx->attrs[RILL_NCE_ATTR_IS_SPARSE].v.b);
   rill_tensor_meta *db = rill_infer_out(ctx, 2, 0);
   const rill_tensor_meta *w = rill_infer_in(ctx, 2, 0);
   if (db && w->known) {

@@ -60,47 +60,37 @@ Test(center_loss, gradient_matches_finite_differences) {
   op_harness_destroy(h);
 }
 
-Test(center_loss, bad_input_fails_naming_op_and_variable) {
-  double x[N * D] = {0}, c[K * D] = {0}, rate = 0.1;
+/* A center_loss updating its centres in place ("ctr" both input and output), with a
+ * Label of dtype lt and Centers of centre_dims. */
+static op_harness *in_place(const double *x, rill_dtype lt, const int64_t *lab,
+                            const int64_t *centre_dims, const double *c, const double *rate) {
   op_harness *h = harness("center_loss");
   bind_input(h, "X", "feat", RILL_DTYPE_FP64, DIMS(N, D), x);
-  bind_input(h, "Label", "cls", RILL_DTYPE_INT64, DIMS(N, 1), LAB);
-  bind_input(h, "Centers", "ctr", RILL_DTYPE_FP64, DIMS(K, D + 1), NULL);
-  bind_input(h, "CenterUpdateRate", "rate", RILL_DTYPE_FP64, DIMS(1), &rate);
+  bind_input(h, "Label", "cls", lt, DIMS(N, 1), lab);
+  bind_input(h, "Centers", "ctr", RILL_DTYPE_FP64, centre_dims, 2, c);
+  bind_input(h, "CenterUpdateRate", "rate", RILL_DTYPE_FP64, DIMS(1), rate);
   OK(op_harness_output(h, "CentersOut", "ctr"));
   OK(op_harness_output(h, "SampleCenterDiff", "diff"));
   OK(op_harness_output(h, "Loss", "loss"));
   OK(op_harness_attr_int(h, "cluster_num", K));
   OK(op_harness_attr_bool(h, "need_update", true));
+  return h;
+}
+
+Test(center_loss, bad_input_fails_naming_op_and_variable) {
+  double x[N * D] = {0}, c[K * D] = {0}, rate = 0.1;
+  op_harness *h = in_place(x, RILL_DTYPE_INT64, LAB, (int64_t[]){K, D + 1}, NULL, &rate);
   EXPECT_ERROR(op_harness_infer(h), "center_loss", "Centers (ctr)", "cluster_num = 4");
   op_harness_destroy(h);
 
-  h = harness("center_loss");
-  bind_input(h, "X", "feat", RILL_DTYPE_FP64, DIMS(N, D), x);
-  bind_input(h, "Label", "cls", RILL_DTYPE_INT32, DIMS(N, 1), NULL);
-  bind_input(h, "Centers", "ctr", RILL_DTYPE_FP64, DIMS(K, D), c);
-  bind_input(h, "CenterUpdateRate", "rate", RILL_DTYPE_FP64, DIMS(1), &rate);
-  OK(op_harness_output(h, "CentersOut", "ctr"));
-  OK(op_harness_output(h, "SampleCenterDiff", "diff"));
-  OK(op_harness_output(h, "Loss", "loss"));
-  OK(op_harness_attr_int(h, "cluster_num", K));
-  OK(op_harness_attr_bool(h, "need_update", true));
+  h = in_place(x, RILL_DTYPE_INT32, NULL, (int64_t[]){K, D}, c, &rate);
   EXPECT_ERROR(op_harness_infer(h), "center_loss", "Label (cls)", "int64");
   op_harness_destroy(h);
 
   /* a class outside [0, cluster_num) fails at run time and leaves the centres alone */
   static const int64_t bad[N] = {0, 1, 4, 0, 1};
   fill_rand(c, K * D, 8);
-  h = harness("center_loss");
-  bind_input(h, "X", "feat", RILL_DTYPE_FP64, DIMS(N, D), x);
-  bind_input(h, "Label", "cls", RILL_DTYPE_INT64, DIMS(N, 1), bad);
-  bind_input(h, "Centers", "ctr", RILL_DTYPE_FP64, DIMS(K, D), c);
-  bind_input(h, "CenterUpdateRate", "rate", RILL_DTYPE_FP64, DIMS(1), &rate);
-  OK(op_harness_output(h, "CentersOut", "ctr"));
-  OK(op_harness_output(h, "SampleCenterDiff", "diff"));
-  OK(op_harness_output(h, "Loss", "loss"));
-  OK(op_harness_attr_int(h, "cluster_num", K));
-  OK(op_harness_attr_bool(h, "need_update", true));
+  h = in_place(x, RILL_DTYPE_INT64, bad, (int64_t[]){K, D}, c, &rate);
   EXPECT_ERROR(op_harness_run(h), "center_loss", "Label (cls)", "class 4 in row 2");
   expect_close_f64(rill_tensor_ptr(op_harness_tensor(h, "ctr")), c, K * D, 0);
   op_harness_destroy(h);

@@ -154,49 +154,35 @@ Test(data_norm, statistics_gradients_are_the_batch_statistics) {
   check_stats(2);
 }
 
-Test(data_norm, bad_input_fails_naming_op_and_variable) {
+/* A data_norm of float32 X (xd, nd dims, no data) with statistics of c values. */
+static op_harness *declared(const int64_t *xd, size_t nd, int64_t c) {
   op_harness *h = harness("data_norm");
-  bind_input(h, "X", "feat", RILL_DTYPE_FP32, DIMS(N, C), NULL);
-  bind_input(h, "BatchSize", "dn.batch_size", RILL_DTYPE_FP32, DIMS(C + 1), NULL);
-  bind_input(h, "BatchSum", "dn.batch_sum", RILL_DTYPE_FP32, DIMS(C), NULL);
-  bind_input(h, "BatchSquareSum", "dn.batch_square_sum", RILL_DTYPE_FP32, DIMS(C), NULL);
+  bind_input(h, "X", "feat", RILL_DTYPE_FP32, xd, nd, NULL);
+  bind_input(h, "BatchSize", "dn.batch_size", RILL_DTYPE_FP32, &c, 1, NULL);
+  bind_input(h, "BatchSum", "dn.batch_sum", RILL_DTYPE_FP32, (int64_t[]){C}, 1, NULL);
+  bind_input(h, "BatchSquareSum", "dn.batch_square_sum", RILL_DTYPE_FP32, (int64_t[]){C}, 1,
+             NULL);
   OK(op_harness_output(h, "Y", "y"));
   OK(op_harness_output(h, "Means", "m"));
   OK(op_harness_output(h, "Scales", "s"));
+  return h;
+}
+
+Test(data_norm, bad_input_fails_naming_op_and_variable) {
+  op_harness *h = declared(DIMS(N, C), C + 1);
   EXPECT_ERROR(op_harness_infer(h), "data_norm", "BatchSize (dn.batch_size)", "feat");
   op_harness_destroy(h);
 
-  h = harness("data_norm");
-  bind_input(h, "X", "feat", RILL_DTYPE_FP32, DIMS(N, 2, 3), NULL);
-  bind_input(h, "BatchSize", "dn.batch_size", RILL_DTYPE_FP32, DIMS(2), NULL);
-  bind_input(h, "BatchSum", "dn.batch_sum", RILL_DTYPE_FP32, DIMS(2), NULL);
-  bind_input(h, "BatchSquareSum", "dn.batch_square_sum", RILL_DTYPE_FP32, DIMS(2), NULL);
-  OK(op_harness_output(h, "Y", "y"));
-  OK(op_harness_output(h, "Means", "m"));
-  OK(op_harness_output(h, "Scales", "s"));
+  h = declared(DIMS(N, 2, 3), C);
   EXPECT_ERROR(op_harness_infer(h), "data_norm", "X (feat)", "[N, C]");
   op_harness_destroy(h);
 
-  h = harness("data_norm");
-  bind_input(h, "X", "feat", RILL_DTYPE_FP32, DIMS(N, C), NULL);
-  bind_input(h, "BatchSize", "dn.batch_size", RILL_DTYPE_FP32, DIMS(C), NULL);
-  bind_input(h, "BatchSum", "dn.batch_sum", RILL_DTYPE_FP32, DIMS(C), NULL);
-  bind_input(h, "BatchSquareSum", "dn.batch_square_sum", RILL_DTYPE_FP32, DIMS(C), NULL);
-  OK(op_harness_output(h, "Y", "y"));
-  OK(op_harness_output(h, "Means", "m"));
-  OK(op_harness_output(h, "Scales", "s"));
+  h = declared(DIMS(N, C), C);
   OK(op_harness_attr_int(h, "slot_dim", 4));
   EXPECT_ERROR(op_harness_infer(h), "data_norm", "X (feat)", "slot_dim 4");
   op_harness_destroy(h);
 
-  h = harness("data_norm");
-  bind_input(h, "X", "feat", RILL_DTYPE_FP32, DIMS(N, C), NULL);
-  bind_input(h, "BatchSize", "dn.batch_size", RILL_DTYPE_FP32, DIMS(C), NULL);
-  bind_input(h, "BatchSum", "dn.batch_sum", RILL_DTYPE_FP32, DIMS(C), NULL);
-  bind_input(h, "BatchSquareSum", "dn.batch_square_sum", RILL_DTYPE_FP32, DIMS(C), NULL);
-  OK(op_harness_output(h, "Y", "y"));
-  OK(op_harness_output(h, "Means", "m"));
-  OK(op_harness_output(h, "Scales", "s"));
+  h = declared(DIMS(N, C), C);
   OK(op_harness_attr_bool(h, "enable_scale_and_shift", true));
   EXPECT_ERROR(op_harness_infer(h), "data_norm", "scale_w");
   op_harness_destroy(h);
