@@ -1,6 +1,6 @@
 """npair_loss, teacher_student_sigmoid_loss, center_loss, data_norm, hsigmoid, nce,
-sampled_softmax_with_cross_entropy, temporal_shift, fsp_matrix and affine_grid trained
-through append_backward against Paddle 1.8.5 (paddle18/loss_layers/, written by
+sampled_softmax_with_cross_entropy, temporal_shift, fsp_matrix, affine_grid and row_conv
+trained through append_backward against Paddle 1.8.5 (paddle18/loss_layers/, written by
 paddle18/gen_loss_layers.py from the same programs): the loss, the layer's output and
 the gradients at each SGD step, and the trained parameters (center_loss's moved centres
 and data_norm's summary statistics among them); and the layers' op layout and errors."""
@@ -31,10 +31,11 @@ def test_trains_like_paddle(ref, case):
         exe.run(startup)
         for step, feed in enumerate(gen.batches(case)):
             names = gen.fetch_names(case)
-            vals = exe.run(main, feed=feed, fetch_list=[loss, y] + names)
+            vals = exe.run(main, feed=gen.feed_of(fluid, feed), fetch_list=[loss, y] + names,
+                           return_numpy=False)
             for name, v in zip(['loss', 'out'] + names, vals):
                 want = ref['%s/%s/%d' % (case, name, step)]
-                np.testing.assert_allclose(np.asarray(v).reshape(want.shape), want,
+                np.testing.assert_allclose(np.array(v).reshape(want.shape), want,
                                            rtol=2e-4, atol=2e-5,
                                            err_msg='%s %s step %d' % (case, name, step))
         for p in gen.params_of(case):

@@ -3,8 +3,8 @@ normalisation layers npair_loss, teacher_student_sigmoid_loss, center_loss, data
 hsigmoid (default and custom trees, dense and sparse weight gradients), nce (each
 sampler, its negatives fixed by the op's custom_neg_classes attribute so that the
 numbers are Paddle's) sampled_softmax_with_cross_entropy (customized samples, with
-and without removing accidental hits), temporal_shift, fsp_matrix and affine_grid (output shape as a
-list and as a fed Variable), trained through append_backward (SGD). `CASES` names each configuration and
+and without removing accidental hits), temporal_shift, fsp_matrix, affine_grid (output shape as a
+list and as a fed Variable) and row_conv (LoD sequences and a padded batch), trained through append_backward (SGD). `CASES` names each configuration and
 `build(fluid, case)` (shared with tests/python/test_loss_layers.py) makes its program:
 fed x (x.stop_gradient False) through an fc with fixed starting weights where the layer
 needs trainable input, the layer, a scalar loss. Recorded per case and step: the loss,
@@ -53,6 +53,8 @@ CASES = {
     'fsp': ('fsp_matrix', {}),
     'affine_grid': ('affine_grid', dict(out_shape=[N, 2, 3, 4])),
     'affine_grid_var': ('affine_grid', dict(out_shape=None)),
+    'row_conv_lod': ('row_conv', dict(future_context_size=2, lod=True)),
+    'row_conv_padded': ('row_conv', dict(future_context_size=1, lod=False)),
 }
 
 W_IN = np.linspace(-0.8, 0.9, 20, dtype='float32').reshape(5, 4)
@@ -81,7 +83,7 @@ def params_of(case):
     if layer == 'center_loss':
         return ['%s_w' % case, '%s_centers' % case]
     if layer in ('sampled_softmax_with_cross_entropy', 'temporal_shift', 'fsp_matrix',
-                 'affine_grid'):
+                 'affine_grid', 'row_conv'):
         return ['%s_w' % case]
     if layer in ('hsigmoid', 'nce'):
         return ['%s_w' % case] + ([] if kw.get('bias_attr') is False else ['%s_b' % case])
@@ -93,8 +95,22 @@ def params_of(case):
     return ps
 
 
+SEQ_LENGTHS = [4, 2, 1, 2]
+
+
+def feed_of(fluid, batch):
+    """The feed of a batch: the LoD input 'seq' (row_conv) with SEQ_LENGTHS."""
+    feed = dict(batch)
+    if 'seq' in feed:
+        feed['seq'] = fluid.create_lod_tensor(feed['seq'], [SEQ_LENGTHS], fluid.CPUPlace())
+    return feed
+
+
 def fetch_names(case):
-    """The gradients recorded: x's and every trainable parameter's."""
+    """The gradients recorded: x's (the LoD input's for row_conv) and every trainable
+    parameter's."""
+    if CASES[case][1].get('lod'):
+        return ['seq@GRAD'] + ['%s@GRAD' % p for p in params_of(case)]
     sparse_w = '%s_w' % case if CASES[case][1].get('is_sparse') else None
     return ['x@GRAD'] + ['%s@GRAD' % p for p in params_of(case)
                          if not p.endswith('centers') and p != sparse_w]
@@ -190,6 +206,16 @@ def build(fluid, case):
             shape = kw['out_shape'] or fluid.data('oshape', [4], 'int32')
             y = L.affine_grid(th, shape)
             loss = L.mean(L.square(y - 0.2))
+        elif layer == 'row_conv':
+            k = kw['future_context_size']
+            if kw['lod']:
+                src = fluid.data('seq', [-1, 5], 'float32', lod_level=1)
+                src.stop_gradient = False
+            else:
+                src = L.reshape(x, [2, 3, 5])
+            y = L.row_conv(src, k, param_attr=fluid.ParamAttr('%s_w' % case, initializer=_init(
+                fluid, np.linspace(-0.8, 0.9, (k + 1) * 5, dtype='float32').reshape(k + 1, 5))))
+            loss = L.mean(L.square(y - 0.1))
         else:
             h = L.slice(x, axes=[1], starts=[0], ends=[4])
             y = L.data_norm(h, **kw)
@@ -235,6 +261,8 @@ def batches(case):
             b['prob'] = rng.uniform(0.05, 0.6, (N, 4)).astype('float32')
         elif layer == 'affine_grid' and CASES[case][1]['out_shape'] is None:
             b['oshape'] = np.array([N, 2, 5, 3], 'int32')
+        elif layer == 'row_conv' and CASES[case][1]['lod']:
+            b['seq'] = rng.uniform(-1, 1, (sum(SEQ_LENGTHS), 5)).astype('float32')
         elif CASES[case][1].get('slot_dim'):
             b['x'][1, 0] = 0.0  # row 1's first slot not shown
             b['x'][4, 2] = 0.0  # row 4's second slot not shown
@@ -253,9 +281,10 @@ def main():
             exe.run(startup)
             for step, feed in enumerate(batches(case)):
                 names = fetch_names(case)
-                vals = exe.run(prog, feed=feed, fetch_list=[loss, y] + names)
+                vals = exe.run(prog, feed=feed_of(fluid, feed), fetch_list=[loss, y] + names,
+                               return_numpy=False)
                 for name, v in zip(['loss', 'out'] + names, vals):
-                    out['%s/%s/%d' % (case, name, step)] = np.asarray(v)
+                    out['%s/%s/%d' % (case, name, step)] = np.array(v)
             for p in params_of(case):
                 out['%s/%s' % (case, p)] = np.array(scope.find_var(p).get_tensor())
     os.makedirs(OUT, exist_ok=True)
