@@ -2,15 +2,16 @@
 resize_bilinear and resize_nearest, appending bilinear_interp / nearest_interp with
 Paddle's attributes and size inputs (operators/interp.c); pixel_shuffle,
 shuffle_channel and space_to_depth (operators/rearrange.c); temporal_shift
-(operators/temporal_shift.c), fsp_matrix (the fsp op, operators/fsp.c) and affine_grid
-(operators/affine_grid.c), each with its gradient."""
+(operators/temporal_shift.c), fsp_matrix (the fsp op, operators/fsp.c), affine_grid
+(operators/affine_grid.c) and grid_sampler (operators/grid_sampler.c), each with its
+gradient."""
 
 from . import layers
 from .framework import Variable
 
 __all__ = ['image_resize', 'interpolate', 'resize_bilinear', 'resize_nearest', 'pixel_shuffle',
            'shuffle_channel', 'space_to_depth', 'temporal_shift', 'fsp_matrix',
-           'affine_grid']
+           'affine_grid', 'grid_sampler']
 
 _METHODS = {'BILINEAR': 'bilinear', 'NEAREST': 'nearest'}
 
@@ -198,4 +199,15 @@ def affine_grid(theta, out_shape, name=None):
     else:
         attrs['output_shape'] = [int(v) for v in out_shape]
     h.append('affine_grid', ins, {'Output': out}, attrs)
+    return out
+
+
+def grid_sampler(x, grid, name=None):
+    """x [N, C, H, W] sampled bilinearly at grid [N, OH, OW, 2] ((x, y) in [-1, 1], the
+    corner pixels' centres at -1 and 1; zeros outside), as Fluid 1.8's: [N, C, OH, OW]."""
+    _float4d(x, 'x', 'grid_sampler')
+    _float4d(grid, 'grid', 'grid_sampler')
+    h = layers._Helper('grid_sampler', name)
+    out = h.tmp(x.dtype.name)
+    h.append('grid_sampler', {'X': x, 'Grid': grid}, {'Output': out})
     return out

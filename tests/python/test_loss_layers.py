@@ -1,6 +1,6 @@
 """npair_loss, teacher_student_sigmoid_loss, center_loss, data_norm, hsigmoid, nce,
-sampled_softmax_with_cross_entropy, temporal_shift, fsp_matrix, affine_grid and row_conv
-trained through append_backward against Paddle 1.8.5 (paddle18/loss_layers/, written by
+sampled_softmax_with_cross_entropy, temporal_shift, fsp_matrix, affine_grid, row_conv and
+grid_sampler trained through append_backward against Paddle 1.8.5 (paddle18/loss_layers/, written by
 paddle18/gen_loss_layers.py from the same programs): the loss, the layer's output and
 the gradients at each SGD step, and the trained parameters (center_loss's moved centres
 and data_norm's summary statistics among them); and the layers' op layout and errors."""

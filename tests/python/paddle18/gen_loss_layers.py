@@ -4,7 +4,8 @@ hsigmoid (default and custom trees, dense and sparse weight gradients), nce (eac
 sampler, its negatives fixed by the op's custom_neg_classes attribute so that the
 numbers are Paddle's) sampled_softmax_with_cross_entropy (customized samples, with
 and without removing accidental hits), temporal_shift, fsp_matrix, affine_grid (output shape as a
-list and as a fed Variable) and row_conv (LoD sequences and a padded batch), trained through append_backward (SGD). `CASES` names each configuration and
+list and as a fed Variable), row_conv (LoD sequences and a padded batch) and
+grid_sampler on affine_grid's grid, trained through append_backward (SGD). `CASES` names each configuration and
 `build(fluid, case)` (shared with tests/python/test_loss_layers.py) makes its program:
 fed x (x.stop_gradient False) through an fc with fixed starting weights where the layer
 needs trainable input, the layer, a scalar loss. Recorded per case and step: the loss,
@@ -55,6 +56,7 @@ CASES = {
     'affine_grid_var': ('affine_grid', dict(out_shape=None)),
     'row_conv_lod': ('row_conv', dict(future_context_size=2, lod=True)),
     'row_conv_padded': ('row_conv', dict(future_context_size=1, lod=False)),
+    'grid_sampler': ('grid_sampler', {}),
 }
 
 W_IN = np.linspace(-0.8, 0.9, 20, dtype='float32').reshape(5, 4)
@@ -82,6 +84,8 @@ def params_of(case):
         return ['%s_w' % case]
     if layer == 'center_loss':
         return ['%s_w' % case, '%s_centers' % case]
+    if layer == 'grid_sampler':
+        return ['%s_w' % case, '%s_t' % case]
     if layer in ('sampled_softmax_with_cross_entropy', 'temporal_shift', 'fsp_matrix',
                  'affine_grid', 'row_conv'):
         return ['%s_w' % case]
@@ -206,6 +210,18 @@ def build(fluid, case):
             shape = kw['out_shape'] or fluid.data('oshape', [4], 'int32')
             y = L.affine_grid(th, shape)
             loss = L.mean(L.square(y - 0.2))
+        elif layer == 'grid_sampler':
+            # the image [N, 2, 2, 5] from fc, sampled on a grid from affine_grid
+            img = L.reshape(L.fc(x, 20, bias_attr=False, param_attr=fluid.ParamAttr(
+                '%s_w' % case, initializer=_init(
+                    fluid, np.linspace(-0.7, 0.9, 100, dtype='float32').reshape(5, 20)))),
+                [N, 2, 2, 5])
+            th = L.reshape(L.fc(x, 6, bias_attr=False, param_attr=fluid.ParamAttr(
+                '%s_t' % case, initializer=_init(
+                    fluid, np.linspace(-0.5, 0.6, 30, dtype='float32').reshape(5, 6)))),
+                [N, 2, 3])
+            y = L.grid_sampler(img, L.affine_grid(th, [N, 2, 2, 5]))
+            loss = L.mean(L.square(y - 0.1))
         elif layer == 'row_conv':
             k = kw['future_context_size']
             if kw['lod']:
