@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "kernels/cpu/kernels.h"
+#include "kernels/cpu/grad_out.h"
 
 enum { PAD_ZEROS, PAD_BORDER, PAD_REFLECT };
 
@@ -35,18 +35,27 @@ static double source_slope(double g, int64_t size, bool ac, int pad) {
   return ac ? (double)(size - 1) / 2 : (double)size / 2;
 }
 
+/* X [N, C, H, W] and Grid [N, OH, OW, 2] of dtype dt; *od = [N, C, OH, OW]. */
+static rill_status *gs_inputs(rill_kernel_ctx *ctx, rill_dtype dt, rill_tensor **x,
+                              rill_tensor **g, rill_dims *od) {
+  RILL_TRY(rill_kin_need(ctx, 0, 0, dt, x));
+  RILL_TRY(rill_kin_need(ctx, 1, 0, dt, g));
+  const rill_dims *xd = &(*x)->dims, *gd = &(*g)->dims;
+  if (xd->n != 4 || gd->n != 4 || gd->d[3] != 2 || gd->d[0] != xd->d[0])
+    return rill_kernel_error(ctx, "inputs X (%s) and Grid (%s) must be [N, C, H, W] and "
+                             "[N, OH, OW, 2]", rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 1, 0));
+  *od = (rill_dims){4, {xd->d[0], xd->d[1], gd->d[1], gd->d[2]}};
+  return NULL;
+}
+
 #define GRID_SAMPLER(T, DT, NAME)                                                            \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                                  \
     rill_tensor *x = NULL, *g = NULL, *out = NULL;                                           \
-    RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                              \
-    RILL_TRY(rill_kin_need(ctx, 1, 0, DT, &g));                                              \
+    rill_dims od;                                                                            \
+    RILL_TRY(gs_inputs(ctx, DT, &x, &g, &od));                                               \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                           \
-    if (x->dims.n != 4 || g->dims.n != 4 || g->dims.d[3] != 2 || g->dims.d[0] != x->dims.d[0]) \
-      return rill_kernel_error(ctx, "inputs X (%s) and Grid (%s) must be [N, C, H, W] and "  \
-                               "[N, OH, OW, 2]", rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 1, 0)); \
-    int64_t N = x->dims.d[0], C = x->dims.d[1], H = x->dims.d[2], W = x->dims.d[3];          \
-    int64_t OH = g->dims.d[1], OW = g->dims.d[2];                                            \
-    rill_dims od = {4, {N, C, OH, OW}};                                                      \
+    int64_t N = od.d[0], C = od.d[1], H = x->dims.d[2], W = x->dims.d[3];                    \
+    int64_t OH = od.d[2], OW = od.d[3];                                                      \
     RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &od));                                     \
     bool ac = ctx->attrs[RILL_GRID_SAMPLER_ATTR_ALIGN_CORNERS].v.b;                          \
     const char *pm = ctx->attrs[RILL_GRID_SAMPLER_ATTR_PADDING_MODE].v.s ? ctx->attrs[RILL_GRID_SAMPLER_ATTR_PADDING_MODE].v.s : "zeros";                        \
@@ -95,15 +104,11 @@ GRID_SAMPLER(double, RILL_DTYPE_FP64, rill_cpu_grid_sampler_fp64)
 #define GRID_SAMPLER_GRAD(T, DT, NAME)                                                       \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                                  \
     rill_tensor *x = NULL, *g = NULL, *dout = NULL, *dx = NULL, *dg = NULL;                  \
-    RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                              \
-    RILL_TRY(rill_kin_need(ctx, 1, 0, DT, &g));                                              \
+    rill_dims od;                                                                            \
+    RILL_TRY(gs_inputs(ctx, DT, &x, &g, &od));                                               \
     RILL_TRY(rill_kin_need(ctx, 2, 0, DT, &dout));                                           \
-    if (x->dims.n != 4 || g->dims.n != 4 || g->dims.d[3] != 2 || g->dims.d[0] != x->dims.d[0]) \
-      return rill_kernel_error(ctx, "inputs X (%s) and Grid (%s) must be [N, C, H, W] and "  \
-                               "[N, OH, OW, 2]", rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 1, 0)); \
-    int64_t N = x->dims.d[0], C = x->dims.d[1], H = x->dims.d[2], W = x->dims.d[3];          \
-    int64_t OH = g->dims.d[1], OW = g->dims.d[2];                                            \
-    rill_dims od = {4, {N, C, OH, OW}};                                                      \
+    int64_t N = od.d[0], C = od.d[1], H = x->dims.d[2], W = x->dims.d[3];                    \
+    int64_t OH = od.d[2], OW = od.d[3];                                                      \
     RILL_TRY(rill_kin_check_dims(ctx, 2, dout, &od));                                        \
     bool ac = ctx->attrs[RILL_GRID_SAMPLER_ATTR_ALIGN_CORNERS].v.b;                          \
     const char *pm = ctx->attrs[RILL_GRID_SAMPLER_ATTR_PADDING_MODE].v.s;                    \
@@ -113,16 +118,8 @@ GRID_SAMPLER(double, RILL_DTYPE_FP64, rill_cpu_grid_sampler_fp64)
     int pad = pm && !strcmp(pm, "border") ? PAD_BORDER : PAD_ZEROS;                          \
     bool nearest = ctx->attrs[RILL_GRID_SAMPLER_ATTR_MODE].v.s &&                            \
                    !strcmp(ctx->attrs[RILL_GRID_SAMPLER_ATTR_MODE].v.s, "nearest");          \
-    if (rill_kout(ctx, 0, 0)) {                                                              \
-      RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &dx));                                          \
-      RILL_TRY(rill_kout_check_dims(ctx, 0, 0, dx, &x->dims));                               \
-      memset(rill_tensor_ptr(dx), 0, rill_tensor_nbytes(dx));                                \
-    }                                                                                        \
-    if (rill_kout(ctx, 1, 0)) {                                                              \
-      RILL_TRY(rill_kout_need(ctx, 1, 0, DT, &dg));                                          \
-      RILL_TRY(rill_kout_check_dims(ctx, 1, 0, dg, &g->dims));                               \
-      memset(rill_tensor_ptr(dg), 0, rill_tensor_nbytes(dg));                                \
-    }                                                                                        \
+    RILL_TRY(rill_kout_zeroed(ctx, 0, DT, &x->dims, &dx));                                   \
+    RILL_TRY(rill_kout_zeroed(ctx, 1, DT, &g->dims, &dg));                                   \
     const T *xp = rill_tensor_ptr(x), *gp = rill_tensor_ptr(g), *dp = rill_tensor_ptr(dout); \
     T *dxp = dx ? (T *)rill_tensor_ptr(dx) : NULL, *dgp = dg ? (T *)rill_tensor_ptr(dg) : NULL; \
     int64_t plane = OH * OW, ip = H * W;                                                     \

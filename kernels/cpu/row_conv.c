@@ -2,7 +2,7 @@
  * input) is walked step by step over its next k + 1 steps, in double. */
 #include <string.h>
 
-#include "kernels/cpu/kernels.h"
+#include "kernels/cpu/grad_out.h"
 
 typedef struct rc_geom {
   int64_t d, k1, nseq, seqlen; /* width, filter rows, sequences, padded length */
@@ -77,16 +77,8 @@ static void rc_span(const rc_geom *g, int64_t s, int64_t *b, int64_t *e) {
     RILL_TRY(rill_kin_need(ctx, 2, 0, DT, &g_));                                          \
     RILL_TRY(rc_geometry(ctx, x, f, &g));                                                 \
     RILL_TRY(rill_kin_check_dims(ctx, 2, g_, &x->dims));                                  \
-    if (rill_kout(ctx, 0, 0)) {                                                           \
-      RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &dx));                                       \
-      RILL_TRY(rill_kout_check_dims(ctx, 0, 0, dx, &x->dims));                            \
-      memset(rill_tensor_ptr(dx), 0, rill_tensor_nbytes(dx));                             \
-    }                                                                                     \
-    if (rill_kout(ctx, 1, 0)) {                                                           \
-      RILL_TRY(rill_kout_need(ctx, 1, 0, DT, &df));                                       \
-      RILL_TRY(rill_kout_check_dims(ctx, 1, 0, df, &f->dims));                            \
-      memset(rill_tensor_ptr(df), 0, rill_tensor_nbytes(df));                             \
-    }                                                                                     \
+    RILL_TRY(rill_kout_zeroed(ctx, 0, DT, &x->dims, &dx));                                \
+    RILL_TRY(rill_kout_zeroed(ctx, 1, DT, &f->dims, &df));                                \
     const T *xp = rill_tensor_ptr(x), *fp = rill_tensor_ptr(f), *gp = rill_tensor_ptr(g_); \
     T *dxp = dx ? (T *)rill_tensor_ptr(dx) : NULL, *dfp = df ? (T *)rill_tensor_ptr(df) : NULL; \
     for (int64_t s = 0; s < g.nseq; s++) {                                                \
