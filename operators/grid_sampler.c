@@ -1,7 +1,9 @@
 /* grid_sampler: samples X [N, C, H, W] at the normalised (x, y) positions of Grid
  * [N, OH, OW, 2] (-1 .. 1 spans the input; x indexes W), bilinearly or at the nearest
  * pixel, with zeros / border / reflection padding outside the input. Output is
- * [N, C, OH, OW]. */
+ * [N, C, OH, OW]. grid_sampler_grad (zeros or border padding): X@GRAD gathers each
+ * output's gradient back into the pixels it read, with their weights; Grid@GRAD is the
+ * derivative of the bilinear weights (zero for nearest, and where border clamps). */
 #include "operators/op_util.h"
 
 #include <string.h>
@@ -50,6 +52,14 @@ static rill_status *grid_sampler_infer(rill_infer_ctx *ctx) {
   return NULL;
 }
 
+static rill_status *grid_sampler_maker(rill_grad_ctx *ctx) {
+  static const char *const fwd[] = {"X", "Grid"};
+  static const char *const gout[] = {"Output"};
+  static const char *const gin[] = {"X", "Grid"};
+  return rill_grad_emit(ctx, NULL, fwd, RILL_COUNTOF(fwd), gout, RILL_COUNTOF(gout), gin,
+                        RILL_COUNTOF(gin));
+}
+
 const rill_op_schema rill_schema_grid_sampler = {
     .type = "grid_sampler",
     .doc = "Output = X sampled at Grid's normalised positions (bilinear or nearest).",
@@ -61,7 +71,49 @@ const rill_op_schema rill_schema_grid_sampler = {
     .nattrs = RILL_COUNTOF(attrs),
     .flags = 0,
     .infer = grid_sampler_infer,
-    .grad = NULL,
+    .grad = grid_sampler_maker,
+    .kernel_dtype_slot = 0,
+    .dtype_attr = -1,
+};
+
+static const rill_slot_schema grad_inputs[] = {
+    {"X", 0, "forward X"},
+    {"Grid", 0, "forward Grid"},
+    {"Output@GRAD", 0, "gradient of Output [N, C, OH, OW]"},
+};
+static const rill_slot_schema grad_outputs[] = {
+    {"X@GRAD", RILL_SLOT_DISPENSABLE, "X's shape"},
+    {"Grid@GRAD", RILL_SLOT_DISPENSABLE, "Grid's shape"},
+};
+
+static rill_status *grid_sampler_grad_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0), *g = rill_infer_in(ctx, 1, 0);
+  if (!x || !g || !rill_infer_in(ctx, 2, 0))
+    return rill_infer_error(ctx, "needs inputs X, Grid and Output@GRAD");
+  const char *pm = ctx->attrs[RILL_GRID_SAMPLER_ATTR_PADDING_MODE].v.s;
+  if (pm && strcmp(pm, "zeros") && strcmp(pm, "border"))
+    return rill_infer_error(ctx, "attribute padding_mode \"%s\": the gradient takes zeros or "
+                            "border padding", pm);
+  for (size_t s = 0; s < 2; s++) {
+    rill_tensor_meta *o = rill_infer_out(ctx, s, 0);
+    const rill_tensor_meta *i = rill_infer_in(ctx, s, 0);
+    if (!o) continue;
+    if (i->known) rill_meta_set(o, i->dtype, &i->dims, 0, -1, -1);
+    else rill_meta_unknown(o);
+  }
+  return NULL;
+}
+
+const rill_op_schema rill_schema_grid_sampler_grad = {
+    .type = "grid_sampler_grad",
+    .doc = "Gradients of grid_sampler with respect to X and Grid.",
+    .inputs = grad_inputs,
+    .ninputs = RILL_COUNTOF(grad_inputs),
+    .outputs = grad_outputs,
+    .noutputs = RILL_COUNTOF(grad_outputs),
+    .attrs = attrs,
+    .nattrs = RILL_COUNTOF(attrs),
+    .infer = grid_sampler_grad_infer,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };

@@ -123,6 +123,24 @@ static inline void rill_nn_same_meta(rill_infer_ctx *ctx, size_t oslot, size_t i
   rill_meta_set(o, i->dtype, &i->dims, i->lod_level, (int)islot, 0);
 }
 
+/* An error naming the first input slot of the schema that is neither dispensable nor
+ * bound; NULL when all are. */
+static inline rill_status *rill_nn_need_inputs(rill_infer_ctx *ctx) {
+  for (size_t s = 0; s < ctx->schema->ninputs; s++)
+    if (!(ctx->schema->inputs[s].flags & RILL_SLOT_DISPENSABLE) && !rill_infer_in(ctx, s, 0))
+      return rill_infer_error(ctx, "needs input %s", ctx->schema->inputs[s].name);
+  return NULL;
+}
+
+/* The gradient (oslot, 0) of a table (input islot): like the table, or with `sparse`
+ * left unknown, since the kernel writes selected rows. */
+static inline void rill_nn_table_grad_meta(rill_infer_ctx *ctx, size_t oslot, size_t islot,
+                                           bool sparse) {
+  rill_tensor_meta *o = rill_infer_out(ctx, oslot, 0);
+  if (o && sparse) rill_meta_unknown(o);
+  else rill_nn_same_meta(ctx, oslot, islot);
+}
+
 /* When x is not known yet, marks every present output unknown and returns true. */
 static inline bool rill_nn_outputs_unknown(rill_infer_ctx *ctx, const rill_tensor_meta *x) {
   if (x->known) return false;

@@ -9,11 +9,6 @@
 #include "kernels/cpu/optimizer_rows.h"
 #include "kernels/cpu/tensor_ops.h"
 
-static uint64_t dpsgd_seed(const rill_kernel_ctx *ctx) {
-  int32_t attr = ctx->attrs[RILL_DPSGD_ATTR_SEED].v.i;
-  return attr != 0 ? (uint64_t)(uint32_t)attr : rill_random_run_seed(ctx);
-}
-
 #define DPSGD(T, DT, NAME)                                                                  \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                                 \
     rill_tensor *p;                                                                         \
@@ -44,7 +39,8 @@ static uint64_t dpsgd_seed(const rill_kernel_ctx *ctx) {
     norm = sqrtf(norm);                                                                     \
     float scale = norm > clip ? norm / clip : 1.0f;                                         \
     rill_rng rng;                                                                           \
-    rill_rng_seed(&rng, dpsgd_seed(ctx));                                                   \
+    int32_t seed_attr = ctx->attrs[RILL_DPSGD_ATTR_SEED].v.i;                               \
+    rill_rng_seed(&rng, rill_random_seed_or_run(ctx, seed_attr));                           \
     float noise = (float)rill_rng_normal(&rng) * sigma;                                     \
     T l = (T)lr;                                                                            \
     for (int64_t i = 0; i < n; i++) pp[i] = pp[i] - l * (gd[i] / (T)scale + (T)(noise / batch)); \

@@ -23,6 +23,10 @@ uint64_t rill_random_run_seed(const rill_kernel_ctx *ctx) {
   return (n + 1) * 0xD1B54A32D192ED03ull;
 }
 
+uint64_t rill_random_seed_or_run(const rill_kernel_ctx *ctx, int32_t seed_attr) {
+  return seed_attr != 0 ? (uint64_t)(uint32_t)seed_attr : rill_random_run_seed(ctx);
+}
+
 #define UNIFORM(T, DT, NEXT, NAME)                                                        \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *out;                                                                     \

@@ -39,6 +39,43 @@ static rill_status *rows_out(rill_kernel_ctx *ctx, rill_selected_rows **out) {
   return NULL;
 }
 
+static int i64_cmp(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+rill_status *rill_cpu_rows_out_ids(rill_kernel_ctx *ctx, size_t slot, const int64_t *ids,
+                                   int64_t n, int64_t height, int64_t width, rill_dtype dt,
+                                   rill_selected_rows **out) {
+  rill_variable *ov = slot < ctx->schema->noutputs && ctx->nout[slot] ? ctx->out[slot][0] : NULL;
+  if (!ov) return rill_kernel_error(ctx, "output %s is missing", ctx->schema->outputs[slot].name);
+  if (ov->kind == RILL_VARKIND_TENSOR) rill_variable_clear(ov);
+  rill_selected_rows *o = rill_variable_selected_rows(ov);
+  if (!o)
+    return rill_kernel_error(ctx, "output %s (%s) holds a %s, not selected rows",
+                             ctx->schema->outputs[slot].name, rill_kout_name(ctx, slot, 0),
+                             rill_var_kind_name(ov->kind));
+  int64_t *rows = rill_malloc((size_t)(n > 0 ? n : 1) * sizeof *rows);
+  if (!rows) return rill_oom();
+  int64_t m = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (ids[i] >= 0) rows[m++] = ids[i];
+  qsort(rows, (size_t)m, sizeof *rows, i64_cmp);
+  int64_t u = 0;
+  for (int64_t i = 0; i < m; i++)
+    if (!u || rows[u - 1] != rows[i]) rows[u++] = rows[i];
+  rill_status *st = rill_selected_rows_set_rows(o, rows, (size_t)u);
+  rill_free(rows);
+  rill_dims vd = {.n = 2, .d = {u, width}};
+  if (!st) st = rill_tensor_alloc(&o->value, dt, &vd);
+  if (st) return st;
+  o->height = height;
+  rill_lod_clear(&o->value.lod);
+  memset(rill_tensor_ptr(&o->value), 0, rill_tensor_nbytes(&o->value));
+  *out = o;
+  return NULL;
+}
+
 rill_status *rill_cpu_rows_out_like(rill_kernel_ctx *ctx, const rill_selected_rows *x,
                                     rill_tensor **value) {
   rill_selected_rows *o;

@@ -19,4 +19,22 @@ rill_status *rill_cpu_rows_out_like(rill_kernel_ctx *ctx, const rill_selected_ro
 rill_status *rill_cpu_rows_out_merged(rill_kernel_ctx *ctx, const rill_selected_rows *x,
                                       rill_tensor **value);
 
+/* Output `slot` made selected rows over the distinct non-negative values of ids[0..n)
+ * (ascending), of height `height`, with a zeroed value [rows, width] of dtype dt: a
+ * sparse gradient of a table whose rows the ids name. */
+rill_status *rill_cpu_rows_out_ids(rill_kernel_ctx *ctx, size_t slot, const int64_t *ids,
+                                   int64_t n, int64_t height, int64_t width, rill_dtype dt,
+                                   rill_selected_rows **out);
+
+/* The position of row `id` in sr's ascending rows (it must be there). */
+static inline int64_t rill_cpu_rows_find(const rill_selected_rows *sr, int64_t id) {
+  size_t lo = 0, hi = sr->nrows ? sr->nrows - 1 : 0;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (sr->rows[mid] < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return (int64_t)lo;
+}
+
 #endif

@@ -52,5 +52,8 @@ uint64_t rill_random_seed(const rill_kernel_ctx *ctx, int32_t seed_attr);
  * the same executor seed gives the same runs; outside an executor a process-wide count
  * stands in. */
 uint64_t rill_random_run_seed(const rill_kernel_ctx *ctx);
+/* The seed of a run of an op with a `seed` attribute (dpsgd, the sampling ops): a nonzero
+ * attribute gives the same draws every run, 0 a new seed each run (rill_random_run_seed). */
+uint64_t rill_random_seed_or_run(const rill_kernel_ctx *ctx, int32_t seed_attr);
 
 #endif

@@ -1,13 +1,17 @@
 """Fluid 1.x's image layers (re-exported by rill.layers): image_resize, interpolate,
 resize_bilinear and resize_nearest, appending bilinear_interp / nearest_interp with
 Paddle's attributes and size inputs (operators/interp.c); pixel_shuffle,
-shuffle_channel and space_to_depth (operators/rearrange.c)."""
+shuffle_channel and space_to_depth (operators/rearrange.c); temporal_shift
+(operators/temporal_shift.c), fsp_matrix (the fsp op, operators/fsp.c), affine_grid
+(operators/affine_grid.c) and grid_sampler (operators/grid_sampler.c), each with its
+gradient."""
 
 from . import layers
 from .framework import Variable
 
 __all__ = ['image_resize', 'interpolate', 'resize_bilinear', 'resize_nearest', 'pixel_shuffle',
-           'shuffle_channel', 'space_to_depth']
+           'shuffle_channel', 'space_to_depth', 'temporal_shift', 'fsp_matrix',
+           'affine_grid', 'grid_sampler']
 
 _METHODS = {'BILINEAR': 'bilinear', 'NEAREST': 'nearest'}
 
@@ -139,3 +143,71 @@ def space_to_depth(x, blocksize, name=None):
     """[N, C, H, W] -> [N, C bs^2, H/bs, W/bs] in Paddle's element order (C a multiple of
     bs^2, H and W of bs)."""
     return _rearrange('space_to_depth', 'space_to_depth', x, 'blocksize', blocksize, name)
+
+
+def _float4d(x, what, layer):
+    if not isinstance(x, Variable):
+        raise TypeError('%s: %s must be a Variable, got %r' % (layer, what, x))
+    if x.dtype.name not in ('float32', 'float64'):
+        raise TypeError("%s: %s ('%s') is %s, expected float32 or float64"
+                        % (layer, what, x.name, x.dtype.name))
+
+
+def temporal_shift(x, seg_num, shift_ratio=0.25, name=None):
+    """x [N * seg_num, C, H, W] as clips of seg_num frames: the first C * shift_ratio
+    channels take the previous frame's values, the next C * shift_ratio the next frame's
+    (zeros past the clip's ends)."""
+    _float4d(x, 'x', 'temporal_shift')
+    if not isinstance(seg_num, int):
+        raise TypeError('seg_num must be int type.')
+    if not isinstance(shift_ratio, float):
+        raise TypeError('temporal_shift: shift_ratio must be a float, got %r' % (shift_ratio,))
+    h = layers._Helper('temporal_shift', name)
+    out = h.tmp(x.dtype.name)
+    h.append('temporal_shift', {'X': x}, {'Out': out},
+             {'seg_num': seg_num, 'shift_ratio': shift_ratio})
+    return out
+
+
+def fsp_matrix(x, y):
+    """The FSP matrix of feature maps x [N, C1, H, W] and y [N, C2, H, W]: x y^T / (H W)
+    per sample, [N, C1, C2]."""
+    _float4d(x, 'x', 'fsp_matrix')
+    _float4d(y, 'y', 'fsp_matrix')
+    h = layers._Helper('fsp_matrix')
+    out = h.tmp(x.dtype.name)
+    h.append('fsp', {'X': x, 'Y': y}, {'Out': out})
+    return out
+
+
+def affine_grid(theta, out_shape, name=None):
+    """The sampling grid [N, H, W, 2] of affine transforms theta [N, 2, 3] for an output
+    of shape out_shape (N, C, H, W: a list or tuple of ints, or an int32 Variable)."""
+    if not isinstance(theta, Variable):
+        raise ValueError('The theta should be a Variable.')
+    _float4d(theta, 'theta', 'affine_grid')
+    if not isinstance(out_shape, (list, tuple, Variable)):
+        raise ValueError('The out_shape should be a list, tuple or Variable.')
+    h = layers._Helper('affine_grid', name)
+    out = h.tmp(theta.dtype.name)
+    ins, attrs = {'Theta': theta}, {}
+    if isinstance(out_shape, Variable):
+        if out_shape.dtype.name != 'int32':
+            raise TypeError("affine_grid: out_shape ('%s') is %s, expected int32"
+                            % (out_shape.name, out_shape.dtype.name))
+        ins['OutputShape'] = out_shape
+    else:
+        attrs['output_shape'] = [int(v) for v in out_shape]
+    h.append('affine_grid', ins, {'Output': out}, attrs)
+    return out
+
+
+def grid_sampler(x, grid, name=None):
+    """x [N, C, H, W] sampled bilinearly at grid [N, OH, OW, 2] ((x, y) in [-1, 1], the
+    corner pixels' centres at -1 and 1; zeros outside), as Fluid 1.8's: [N, C, OH, OW]."""
+    _float4d(x, 'x', 'grid_sampler')
+    _float4d(grid, 'grid', 'grid_sampler')
+    h = layers._Helper('grid_sampler', name)
+    out = h.tmp(x.dtype.name)
+    h.append('grid_sampler', {'X': x, 'Grid': grid}, {'Output': out})
+    return out

@@ -1832,8 +1832,25 @@ def sequence_conv(input, num_filters, filter_size=3, filter_stride=1, padding=Tr
     return h.act(h.bias(pre_bias, bias_attr, num_filters, 1, dtype), act)
 
 
+def row_conv(input, future_context_size, param_attr=None, act=None):
+    """Lookahead convolution: each step of each sequence of input (a float32 LoD tensor
+    [T, D], or [B, T, D]) summed with its next future_context_size steps, each step's
+    values scaled per column by a row of the filter [future_context_size + 1, D]; then
+    act. The row_conv op (operators/row_conv.c), with its gradient."""
+    _check_var(input, 'input', 'row_conv')
+    if input.dtype.name != 'float32':
+        raise TypeError("row_conv: input ('%s') is %s, expected float32"
+                        % (input.name, input.dtype.name))
+    h = _Helper('row_conv')
+    w = h.param(param_attr, [future_context_size + 1, int(input.shape[-1])], 'float32')
+    out = h.tmp('float32')
+    h.append('row_conv', {'X': [input], 'Filter': [w]}, {'Out': out})
+    return h.act(out, act)
+
+
 __all__ += ['reduce_max', 'reduce_min', 'reduce_prod', 'cos_sim',
-            'sigmoid_cross_entropy_with_logits', 'sequence_pool', 'sequence_conv']
+            'sigmoid_cross_entropy_with_logits', 'sequence_pool', 'sequence_conv',
+            'row_conv']
 
 
 def linear_chain_crf(input, label, param_attr=None, length=None):

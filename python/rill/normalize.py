@@ -1,14 +1,16 @@
 """Fluid 1.x's normalising and per-channel layers (re-exported by rill.layers):
 l2_normalize (the norm op) and clip_by_norm (operators/normalize.c), affine_channel and
 maxout (operators/channel.c), group_norm (operators/group_norm.c), instance_norm
-(operators/instance_norm.c) and lrn (operators/lrn.c), each with its gradient."""
+(operators/instance_norm.c), lrn (operators/lrn.c) and data_norm (operators/data_norm.c),
+each with its gradient."""
 
 from . import layers
 from .framework import Variable
 from .initializer import Constant
+from .param_attr import ParamAttr
 
 __all__ = ['l2_normalize', 'clip_by_norm', 'affine_channel', 'maxout', 'group_norm',
-           'instance_norm', 'lrn']
+           'instance_norm', 'lrn', 'data_norm']
 
 
 def _float_var(x, what, layer):
@@ -137,3 +139,52 @@ def lrn(input, n=5, k=1.0, alpha=1e-4, beta=0.75, name=None, data_format='NCHW')
              {'n': int(n), 'k': float(k), 'alpha': float(alpha), 'beta': float(beta),
               'data_format': data_format})
     return out
+
+
+def data_norm(input, act=None, epsilon=1e-05, param_attr=None, data_layout='NCHW',
+              in_place=False, name=None, moving_mean_name=None, moving_variance_name=None,
+              do_model_average_for_mean_and_var=True, slot_dim=-1, sync_stats=False,
+              summary_decay_rate=0.9999999, enable_scale_and_shift=False):
+    """Normalises input [N, C] by summary statistics held in the trainable parameters
+    <name>.batch_size, .batch_sum and .batch_square_sum (name defaults to 'dn', shared by
+    every unnamed call, as in Fluid), which their gradients (the batch's own statistics)
+    update. param_attr may be a dict of starting values: batch_size (1e4), batch_sum
+    (0), batch_square (1e4), and with enable_scale_and_shift scale_w (1) and bias (0)."""
+    _float_var(input, 'input', 'data_norm')
+    dt = input.dtype.name
+    if data_layout == 'NCHW':
+        c = input.shape[1]
+    elif data_layout == 'NHWC':
+        c = input.shape[-1]
+    else:
+        raise ValueError('unsupported data layout:' + str(data_layout))
+    pa = param_attr if isinstance(param_attr, dict) else {}
+    init = {'batch_size': pa.get('batch_size', 1e4), 'batch_sum': pa.get('batch_sum', 0.0),
+            'batch_square_sum': pa.get('batch_square', 1e4),
+            'scale_w': pa.get('scale_w', 1.0), 'bias': pa.get('bias', 0.0)}
+    name = name or 'dn'
+    h = layers._Helper('data_norm', name)
+
+    def param(what):
+        return h.param(ParamAttr(name='%s.%s' % (name, what),
+                                 initializer=Constant(float(init[what])), trainable=True),
+                       [c], dt)
+
+    inputs = {'X': input}
+    if enable_scale_and_shift:
+        inputs['scale_w'] = param('scale_w')
+        inputs['bias'] = param('bias')
+    inputs['BatchSize'] = param('batch_size')
+    inputs['BatchSum'] = param('batch_sum')
+    inputs['BatchSquareSum'] = param('batch_square_sum')
+    means = h.tmp(dt, stop_gradient=True)
+    scales = h.tmp(dt, stop_gradient=True)
+    out = input if in_place else h.tmp(dt)
+    attrs = {'epsilon': float(epsilon), 'sync_stats': bool(sync_stats),
+             'summary_decay_rate': float(summary_decay_rate)}
+    if slot_dim > 0:
+        attrs['slot_dim'] = int(slot_dim)
+    if enable_scale_and_shift:
+        attrs['enable_scale_and_shift'] = True
+    h.append('data_norm', inputs, {'Y': out, 'Means': means, 'Scales': scales}, attrs)
+    return h.act(out, act)

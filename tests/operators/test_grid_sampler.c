@@ -2,6 +2,9 @@
  * through a bounds-checked accessor. */
 #include "op_test.h"
 
+#include "nn_test.h"
+#include "support/grad_check.h"
+
 static double fold(double x, double lo, double hi) {
   if (hi <= lo) return lo;
   for (int i = 0; i < 100 && (x < lo || x > hi); i++) x = x < lo ? 2 * lo - x : 2 * hi - x;
@@ -84,5 +87,46 @@ Test(grid_sampler, bad_grid_fails_at_inference) {
   OK(op_harness_attr_string(h, "mode", "bicubic"));
   OK(op_harness_output(h, "Output", "o"));
   EXPECT_ERROR(op_harness_run(h), "grid_sampler", "bicubic");
+  op_harness_destroy(h);
+}
+
+/* The gradients of X and Grid against finite differences (grid points kept off the
+ * pixel lines, where the bilinear weights have kinks), and the errors of the gradient. */
+static void gs_grad(bool ac, const char *pad, const char *mode) {
+  enum { N = 2, C = 2, H = 3, W = 4, OH = 2, OW = 3 };
+  double x[N * C * H * W], g[N * OH * OW * 2];
+  fill_rand(x, N * C * H * W, 141);
+  fill_rand(g, N * OH * OW * 2, 142);
+  for (int i = 0; i < N * OH * OW * 2; i++) g[i] *= 1.15; /* some outside [-1, 1] */
+  op_harness *h = harness("grid_sampler");
+  bind_input(h, "X", "x", RILL_DTYPE_FP64, DIMS(N, C, H, W), x);
+  bind_input(h, "Grid", "grid", RILL_DTYPE_FP64, DIMS(N, OH, OW, 2), g);
+  OK(op_harness_output(h, "Output", "out"));
+  OK(op_harness_attr_bool(h, "align_corners", ac));
+  OK(op_harness_attr_string(h, "padding_mode", pad));
+  OK(op_harness_attr_string(h, "mode", mode));
+  grad_check_opts o = {.rtol = 1e-6, .atol = 1e-6};
+  if (strcmp(mode, "nearest") == 0)
+    OK(grad_check(h, GC_SLOTS("X"), GC_SLOTS("Output"), &o));
+  else
+    OK(grad_check(h, GC_SLOTS("X", "Grid"), GC_SLOTS("Output"), &o));
+  op_harness_destroy(h);
+}
+
+Test(grid_sampler, gradients_match_finite_differences) {
+  gs_grad(true, "zeros", "bilinear"); /* Fluid 1.8's grid_sampler */
+  gs_grad(false, "zeros", "bilinear");
+  gs_grad(true, "border", "bilinear");
+  gs_grad(true, "zeros", "nearest");
+}
+
+Test(grid_sampler, gradient_refuses_reflection_padding) {
+  op_harness *h = harness("grid_sampler_grad");
+  bind_input(h, "X", "img", RILL_DTYPE_FP32, DIMS(1, 1, 2, 2), NULL);
+  bind_input(h, "Grid", "grid", RILL_DTYPE_FP32, DIMS(1, 1, 1, 2), NULL);
+  bind_input(h, "Output@GRAD", "out@GRAD", RILL_DTYPE_FP32, DIMS(1, 1, 1, 1), NULL);
+  OK(op_harness_output(h, "X@GRAD", "img@GRAD"));
+  OK(op_harness_attr_string(h, "padding_mode", "reflection"));
+  EXPECT_ERROR(op_harness_infer(h), "grid_sampler_grad", "padding_mode", "reflection");
   op_harness_destroy(h);
 }

@@ -491,8 +491,9 @@ def test_missing_api_traceback_has_no_suggestion():
     import sys
     import os
     env = dict(os.environ)
-    r = subprocess.run([sys.executable, '-c', 'import rill as fluid; fluid.layers.nce'],
+    r = subprocess.run([sys.executable, '-c',
+                        'import rill as fluid; fluid.layers.deformable_roi_pooling'],
                        capture_output=True, text=True, env=env)
     assert r.returncode != 0
-    assert 'fluid.layers.nce: rill does not provide' in r.stderr
+    assert 'fluid.layers.deformable_roi_pooling: rill does not provide' in r.stderr
     assert 'Did you mean' not in r.stderr
