@@ -235,4 +235,13 @@ def xmap_readers(mapper, reader, process_num, buffer_size, order=False):
 
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
-__getattr__ = _module_getattr('paddle.reader', 'rill.reader')
+_missing_getattr = _module_getattr('paddle.reader', 'rill.reader')
+# fluid.reader's names, which live in data_loader (it imports this module)
+_FLUID_READER = ('PyReader', 'DataLoader', 'default_collate_fn')
+
+
+def __getattr__(name):
+    if name in _FLUID_READER:
+        from . import data_loader
+        return getattr(data_loader, name)
+    return _missing_getattr(name)
