@@ -1,7 +1,7 @@
 """Fluid 1.x's data feeding against PaddlePaddle 1.8.5: layers.py_reader (read_file,
 double_buffer, decorate_paddle_reader, decorate_tensor_provider, LoD ids),
-create_py_reader_by_data and io.PyReader iterable and not, each training two epochs
-with start / core.EOFException / reset. The scripts are paddle18/gen_readers.py's; REF
+create_py_reader_by_data, io.PyReader iterable and not, and io.multiprocess_reader,
+each training two epochs with start / core.EOFException / reset. The scripts are paddle18/gen_readers.py's; REF
 holds the losses Paddle 1.8.5 printed for them (gen_readers.py run under Paddle), so
 Paddle is not needed here. And the argument checks and errors of these APIs."""
 import os
@@ -22,6 +22,7 @@ REF = {
     'by_data': [[0.08754631, 0.32287118, 0.55625284], [0.08442893, 0.20989682, 0.56626421]],
     'pyreader_iterable': [[0.08754631, 0.32287118, 0.55625284], [0.08442893, 0.20989682, 0.56626421]],
     'pyreader_non_iterable': [[0.08754631, 0.32287118, 0.55625284], [0.08442893, 0.20989682, 0.56626421]],
+    'multiprocess': [[0.07956611, 0.37508026, 0.40529859], [0.17115973, 0.36079684, 0.27201539]],
 }
 
 
@@ -212,3 +213,70 @@ def test_default_collate_fn():
 def test_fluid_reader_names():
     assert fluid.reader.PyReader is fluid.io.PyReader
     assert fluid.reader.DataLoader is fluid.io.DataLoader
+
+
+def _count(n, tag):
+    def reader():
+        for i in range(n):
+            yield (tag, i)
+    return reader
+
+
+def test_multiprocess_reader_pipe_takes_the_readers_in_turn():
+    r = fluid.io.multiprocess_reader([_count(3, 'a'), _count(1, 'b'), _count(2, 'c')])
+    for _ in range(2):  # each call starts the processes afresh
+        assert list(r()) == [('a', 0), ('b', 0), ('c', 0), ('a', 1), ('c', 1), ('a', 2)]
+    assert fluid.reader.multiprocess_reader is fluid.io.multiprocess_reader
+
+
+def test_multiprocess_reader_queue_yields_every_sample():
+    r = fluid.io.multiprocess_reader([_count(50, 'a'), _count(30, 'b')], use_pipe=False,
+                                     queue_size=4)
+    got = list(r())
+    assert sorted(got) == sorted([('a', i) for i in range(50)] + [('b', i) for i in range(30)])
+    # each reader's own samples keep their order
+    assert [s for s in got if s[0] == 'b'] == [('b', i) for i in range(30)]
+
+
+def _failing():
+    yield 1
+    raise RuntimeError('disk gone')
+
+
+@pytest.mark.parametrize('use_pipe', [True, False])
+def test_multiprocess_reader_failure_names_the_reader(use_pipe):
+    r = fluid.io.multiprocess_reader([_count(2, 'a'), _failing], use_pipe=use_pipe)
+    with pytest.raises(ValueError, match=r'readers\[1\].*RuntimeError: disk gone'):
+        list(r())
+
+
+@pytest.mark.parametrize('use_pipe', [True, False])
+def test_multiprocess_reader_stopped_early_ends_its_processes(use_pipe):
+    def endless():
+        i = 0
+        while True:
+            yield i
+            i += 1
+    it = fluid.io.multiprocess_reader([endless, endless], use_pipe=use_pipe, queue_size=2)()
+    got = [next(it) for _ in range(4)]
+    if use_pipe:
+        assert got == [0, 0, 1, 1]
+    else:
+        assert sorted(got)[0] == 0 and all(isinstance(v, int) for v in got)
+    it.close()
+    import multiprocessing
+    assert not [p for p in multiprocessing.active_children() if p.is_alive()]
+
+
+def test_multiprocess_reader_argument_checks():
+    with pytest.raises(ValueError, match='non-empty list'):
+        fluid.io.multiprocess_reader([])
+    with pytest.raises(ValueError, match='non-empty list'):
+        fluid.io.multiprocess_reader((_count(1, 'a'),))
+    with pytest.raises(TypeError, match=r'readers\[1\]'):
+        fluid.io.multiprocess_reader([_count(1, 'a'), 3])
+    with pytest.raises(ValueError, match='queue_size'):
+        fluid.io.multiprocess_reader([_count(1, 'a')], use_pipe=False, queue_size=0)
+    r = fluid.io.multiprocess_reader([lambda: iter([1, None])])
+    with pytest.raises(ValueError, match='None'):
+        list(r())

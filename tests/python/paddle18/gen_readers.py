@@ -1,8 +1,9 @@
 """The Fluid 1.x data-feeding scripts of tests/python/test_readers.py, written once for
 paddle.fluid or rill: SGD on a small network fed by layers.py_reader (read_file,
 double_buffer, decorate_paddle_reader or decorate_tensor_provider, LoD ids), by
-create_py_reader_by_data, and by io.PyReader iterable and not, each over two epochs
-(start, run until core.EOFException, reset). Run under Paddle 1.8.5
+create_py_reader_by_data, by io.PyReader iterable and not, and through
+io.multiprocess_reader over two readers, each over two epochs (start, run until
+core.EOFException, reset). Run under Paddle 1.8.5
 (`PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python /tmp/pd18/bin/python gen_readers.py`) it
 prints Paddle's losses as the REF literal that the test embeds."""
 import sys
@@ -17,7 +18,7 @@ D, H = 4, 3
 VOCAB, EMB = 10, 3
 
 CASES = ('py_reader', 'py_reader_tensor', 'py_reader_lod', 'by_data', 'pyreader_iterable',
-         'pyreader_non_iterable')
+         'pyreader_non_iterable', 'multiprocess')
 
 
 def samples():
@@ -29,6 +30,19 @@ def samples():
         for i in range(N):
             yield xs[i], ys[i]
     return reader
+
+
+def split_samples():
+    """samples() as two readers of JSON-able lists (Fluid's multiprocess_reader sends
+    samples as JSON through its pipes): the first five samples and the last three."""
+    everything = [(x.tolist(), y.tolist()) for x, y in samples()()]
+
+    def part(lo, hi):
+        def reader():
+            for x, y in everything[lo:hi]:
+                yield x, y
+        return reader
+    return [part(0, 5), part(5, N)]
 
 
 def lod_samples():
@@ -112,9 +126,13 @@ def build(fluid, case):
             return main, startup, net(fluid, x, y), reader, False
         x = fluid.layers.data('x', [D], dtype='float32')
         y = fluid.layers.data('y', [1], dtype='float32')
-        iterable = case == 'pyreader_iterable'
+        iterable = case in ('pyreader_iterable', 'multiprocess')
         reader = fluid.io.PyReader(feed_list=[x, y], capacity=4, iterable=iterable)
-        if iterable:
+        if case == 'multiprocess':
+            reader.decorate_sample_generator(fluid.io.multiprocess_reader(split_samples()),
+                                             batch_size=BATCH, drop_last=False,
+                                             places=fluid.cpu_places(1))
+        elif iterable:
             reader.decorate_sample_generator(samples(), batch_size=BATCH, drop_last=False,
                                              places=fluid.cpu_places(1))
         else:
