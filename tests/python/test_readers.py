@@ -115,6 +115,28 @@ def test_create_py_reader_by_data_wrong_shape_names_the_variable():
         assert float(np.ravel(got)[0]) == 2 * gen.D
 
 
+def test_py_reader_batch_that_does_not_fit_names_the_variable():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        reader = fluid.layers.py_reader(capacity=2, shapes=[[-1, gen.D], [-1, 1]],
+                                        dtypes=['float32', 'float32'])
+        x, y = fluid.layers.read_file(reader)
+        out = fluid.layers.reduce_sum(fluid.layers.elementwise_add(
+            fluid.layers.reduce_sum(x, dim=1, keep_dim=True), y))
+    good = (np.ones((2, gen.D), 'float32'), np.ones((2,), 'float32'))  # y viewed as [2, 1]
+    bad = (np.ones((2, gen.D + 1), 'float32'), np.ones((2, 1), 'float32'))
+    reader.decorate_tensor_provider(lambda: iter([good, bad]))
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(startup)
+        reader.start()
+        got, = exe.run(main, fetch_list=[out])
+        assert float(np.ravel(got)[0]) == 2 * (gen.D + 1)
+        with pytest.raises(fluid.InvalidArgumentError) as e:
+            exe.run(main, fetch_list=[out])
+        assert x.name in str(e.value) and '5' in str(e.value)
+
+
 def test_pyreader_iterable_wrong_shape_names_the_variable():
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
@@ -128,6 +150,16 @@ def test_pyreader_iterable_wrong_shape_names_the_variable():
         for data in reader():
             with pytest.raises(fluid.InvalidArgumentError, match="'img'"):
                 exe.run(main, feed=data, fetch_list=[out])
+
+
+def test_create_py_reader_by_data_wrong_dtype_names_the_variable():
+    main, startup, out, reader, x = _by_data_program([(np.ones((2, gen.D), 'int64'),)])
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(fluid.Scope()):
+        reader.start()
+        with pytest.raises(fluid.InvalidArgumentError) as e:
+            exe.run(main, fetch_list=[out])
+    assert x.name in str(e.value) and 'int64' in str(e.value) and 'float32' in str(e.value)
 
 
 def test_batch_generator_with_the_wrong_number_of_items_names_the_variables():
