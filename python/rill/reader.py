@@ -3,7 +3,8 @@ fluid.io.batch, fluid.io.shuffle, ...).
 
 A reader is a function without arguments that returns an iterable of samples; a
 decorator takes readers and returns a new reader. Nothing is read until the returned
-reader is called and iterated."""
+reader is called and iterated. fluid.reader's PyReader, DataLoader and
+default_collate_fn are data_loader's, reached here by name."""
 
 import itertools
 import multiprocessing
