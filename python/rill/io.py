@@ -28,8 +28,8 @@ from .framework import (Program, Variable, Parameter, default_main_program, prog
                         OpRole)
 from . import layers
 from .reader import (batch, shuffle, buffered, compose, chain, map_readers, firstn,  # noqa: F401
-                     xmap_readers, cache, ComposeNotAligned)
-from .data_loader import DataLoader
+                     xmap_readers, cache, ComposeNotAligned, multiprocess_reader)
+from .data_loader import DataLoader, PyReader, default_collate_fn  # noqa: F401
 from .program_state import save, load, load_program_state, set_program_state
 
 __all__ = ['save_vars', 'save_params', 'save_persistables', 'load_vars', 'load_params',
@@ -37,7 +37,9 @@ __all__ = ['save_vars', 'save_params', 'save_persistables', 'load_vars', 'load_p
            'is_parameter', 'is_persistable', 'CheckpointConfig', 'load_checkpoint',
            'list_checkpoints', 'CheckpointWarning', 'CHECKPOINT_STEP_VAR', 'batch', 'shuffle',
            'buffered', 'compose', 'chain', 'map_readers', 'firstn', 'xmap_readers', 'cache',
-           'ComposeNotAligned', 'DataLoader', 'get_program_parameter',
+           'multiprocess_reader',
+           'ComposeNotAligned', 'DataLoader', 'PyReader', 'default_collate_fn',
+           'get_program_parameter',
            'get_program_persistable_vars', 'save', 'load', 'load_program_state',
            'set_program_state']
 

@@ -2307,5 +2307,8 @@ from . import detection as _detection  # noqa: E402
 from .detection import *  # noqa: E402,F401,F403
 __all__ += _detection.__all__
 
+from .data_loader import (py_reader, create_py_reader_by_data, read_file,  # noqa: E402,F401
+                          double_buffer)
+
 from ._missing import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr('fluid.layers', 'rill.layers', _manip.BUILTIN_NAMED)

@@ -3,15 +3,17 @@ fluid.io.batch, fluid.io.shuffle, ...).
 
 A reader is a function without arguments that returns an iterable of samples; a
 decorator takes readers and returns a new reader. Nothing is read until the returned
-reader is called and iterated."""
+reader is called and iterated. fluid.reader's PyReader, DataLoader and
+default_collate_fn are data_loader's, reached here by name."""
 
 import itertools
+import multiprocessing
 import queue
 import random
 import threading
 
 __all__ = ['batch', 'shuffle', 'buffered', 'compose', 'chain', 'map_readers', 'firstn',
-           'xmap_readers', 'cache', 'ComposeNotAligned']
+           'xmap_readers', 'cache', 'ComposeNotAligned', 'multiprocess_reader']
 
 
 def batch(reader, batch_size, drop_last=False):
@@ -167,6 +169,103 @@ def cache(reader):
     return cached
 
 
+_END, _FAILED = 'end', 'failed'
+
+
+def _send_samples(index, reader, put):
+    """The body of one multiprocess_reader process: (index, sample) for each sample,
+    then (index, _END), or (index, _FAILED, message) when the reader fails."""
+    try:
+        for sample in reader():
+            if sample is None:
+                raise ValueError('the reader yielded None')
+            put((index, sample))
+        put((index, _END))
+    except BaseException as e:  # a failure of the user's reader, told to the parent
+        put((index, _FAILED, '%s: %s' % (type(e).__name__, e)))
+
+
+def multiprocess_reader(readers, use_pipe=True, queue_size=1000):
+    """Reads each reader of `readers` (a list) in a process of its own (forked) and
+    yields their samples, which must pickle: with use_pipe one sample of each running
+    reader in turn (so in a fixed order), else as they arrive through one queue of
+    `queue_size`. A reader's exception is raised here as a ValueError naming it; the
+    processes end with the iteration, or are ended when it stops early."""
+    if not isinstance(readers, list) or not readers:
+        raise ValueError('multiprocess_reader: readers must be a non-empty list of readers, '
+                         'got %r' % (readers,))
+    for i, r in enumerate(readers):
+        if not callable(r):
+            raise TypeError('multiprocess_reader: readers[%d] is not a reader (a function '
+                            'returning an iterable): %r' % (i, r))
+    if not use_pipe and (isinstance(queue_size, bool) or not isinstance(queue_size, int) or
+                         queue_size <= 0):
+        raise ValueError('multiprocess_reader: queue_size must be a positive integer, got %r'
+                         % (queue_size,))
+    ctx = multiprocessing.get_context('fork')
+
+    def check(msg):
+        if msg[1] == _FAILED:
+            raise ValueError('multiprocess_reader: readers[%d] failed in its process: %s' %
+                             (msg[0], msg[2]))
+        return msg[1] != _END
+
+    def pipe_reader():
+        procs, conns = [], []
+        try:
+            for i, r in enumerate(readers):
+                parent, child = ctx.Pipe(duplex=False)
+                p = ctx.Process(target=_send_samples, args=(i, r, child.send), daemon=True)
+                p.start()
+                child.close()
+                procs.append(p)
+                conns.append(parent)
+            live = list(conns)
+            while live:
+                for conn in list(live):
+                    try:
+                        msg = conn.recv()
+                    except EOFError:
+                        raise ValueError('multiprocess_reader: readers[%d] ended its process '
+                                         'without finishing' % conns.index(conn)) from None
+                    if check(msg):
+                        yield msg[1]
+                    else:
+                        live.remove(conn)
+        finally:
+            _end_processes(procs)
+            for c in conns:
+                c.close()
+
+    def queue_reader():
+        q = ctx.Queue(queue_size)
+        procs = []
+        try:
+            for i, r in enumerate(readers):
+                p = ctx.Process(target=_send_samples, args=(i, r, q.put), daemon=True)
+                p.start()
+                procs.append(p)
+            running = len(procs)
+            while running:
+                msg = q.get()
+                if check(msg):
+                    yield msg[1]
+                else:
+                    running -= 1
+        finally:
+            _end_processes(procs)
+            q.close()
+
+    return pipe_reader if use_pipe else queue_reader
+
+
+def _end_processes(procs):
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+        p.join()
+
+
 def xmap_readers(mapper, reader, process_num, buffer_size, order=False):
     """mapper(sample) on `process_num` threads, at most `buffer_size` samples queued on
     each side. With order the outputs keep the input order; otherwise they come as the
@@ -235,4 +334,13 @@ def xmap_readers(mapper, reader, process_num, buffer_size, order=False):
 
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
-__getattr__ = _module_getattr('paddle.reader', 'rill.reader')
+_missing_getattr = _module_getattr('paddle.reader', 'rill.reader')
+# fluid.reader's names, which live in data_loader (it imports this module)
+_FLUID_READER = ('PyReader', 'DataLoader', 'default_collate_fn')
+
+
+def __getattr__(name):
+    if name in _FLUID_READER:
+        from . import data_loader
+        return getattr(data_loader, name)
+    return _missing_getattr(name)

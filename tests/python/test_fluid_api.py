@@ -374,10 +374,11 @@ def test_data_loader_iterable_each_generator_kind():
     kinds = {
         'sample': lambda ld: ld.set_sample_generator(samples(10), batch_size=4,
                                                     places=fluid.cpu_places(1)),
-        'sample_list': lambda ld: ld.set_sample_list_generator(fluid.io.batch(samples(10), 4)),
+        'sample_list': lambda ld: ld.set_sample_list_generator(fluid.io.batch(samples(10), 4),
+                                                           places=fluid.cpu_places(1)),
         'batch': lambda ld: ld.set_batch_generator(
             lambda: ((np.full([4, 4], i, 'float32'), np.full([4, 1], i, 'float32'))
-                     for i in range(3))),
+                     for i in range(3)), places=fluid.cpu_places(1)),
     }
     counts = {}
     for kind, set_gen in kinds.items():
