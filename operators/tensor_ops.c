@@ -347,8 +347,7 @@ bool rill_reshape_target(const rill_tensor *const *list, size_t nlist, const ril
   return true;
 }
 
-/* Bound i of a slice: false when unknown (compile time or an unset tensor). */
-static bool bound_at(const rill_slice_bounds *b, size_t i, int64_t *v) {
+bool rill_slice_bound_at(const rill_slice_bounds *b, size_t i, int64_t *v) {
   if (b->tensor_present) return rill_int_tensor_at(b->tensor, (int64_t)i, v);
   if (b->nlist > 0) return b->list && i < b->nlist && rill_int_tensor_at(b->list[i], 0, v);
   if (i < b->attr->n) {
@@ -358,7 +357,7 @@ static bool bound_at(const rill_slice_bounds *b, size_t i, int64_t *v) {
   return false;
 }
 
-static size_t bound_count(const rill_slice_bounds *b, size_t fallback) {
+size_t rill_slice_bound_count(const rill_slice_bounds *b, size_t fallback) {
   if (b->tensor_present) return b->tensor ? (size_t)rill_tensor_numel(b->tensor) : fallback;
   if (b->nlist > 0) return b->nlist;
   return b->attr->n;
@@ -374,7 +373,7 @@ bool rill_slice_plan_make(const rill_dims *in, const rill_attr_value *axes,
     plan->start[d] = 0;
     plan->len[d] = in->d[d];
   }
-  size_t ns = bound_count(starts, na), ne = bound_count(ends, na);
+  size_t ns = rill_slice_bound_count(starts, na), ne = rill_slice_bound_count(ends, na);
   if (ns != na || ne != na) {
     snprintf(err, errlen, "%zu axes but %zu starts and %zu ends", na, ns, ne);
     return false;
@@ -390,7 +389,7 @@ bool rill_slice_plan_make(const rill_dims *in, const rill_attr_value *axes,
     seen[ax] = true;
     int64_t dim = in->d[ax], s, e;
     bool flagged = !runtime && i < infer_flags->n && infer_flags->list.ints[i] == -1;
-    if (dim < 0 || flagged || !bound_at(starts, i, &s) || !bound_at(ends, i, &e)) {
+    if (dim < 0 || flagged || !rill_slice_bound_at(starts, i, &s) || !rill_slice_bound_at(ends, i, &e)) {
       if (runtime && dim >= 0) {
         snprintf(err, errlen, "the start or end of axis %d is not an int32/int64 value", ax);
         return false;

@@ -91,10 +91,34 @@ typedef struct rill_slice_bounds {
   const rill_attr_value *attr; /* INTS */
 } rill_slice_bounds;
 
+/* Bound i: false when unknown (compile time or an unset tensor). The count: the tensor's
+ * element count (fallback while its value is unknown), the list's length or the attr's. */
+bool rill_slice_bound_at(const rill_slice_bounds *b, size_t i, int64_t *v);
+size_t rill_slice_bound_count(const rill_slice_bounds *b, size_t fallback);
+
 bool rill_slice_plan_make(const rill_dims *in, const rill_attr_value *axes,
                           const rill_slice_bounds *starts, const rill_slice_bounds *ends,
                           const rill_attr_value *infer_flags, const rill_attr_value *decrease,
                           bool runtime, rill_slice_plan *plan, char *err, size_t errlen);
+
+/* Where strided_slice reads: output element k along dim d comes from input index
+ * first[d] + k * step[d]; len holds the output dims before decrease_axis (-1 unknown),
+ * out after. Paddle 1.8.5's rules: a negative stride slices [end + 1, start + 1) (ends
+ * -1 meaning "through index 0") forwards with |stride| from its clamped lower end and
+ * reverses the result, so when the stride does not divide the span the elements differ
+ * from Python's x[start:end:stride]. */
+typedef struct rill_strided_plan {
+  int64_t first[RILL_MAX_DIMS];
+  int64_t step[RILL_MAX_DIMS];
+  int64_t len[RILL_MAX_DIMS];
+  rill_dims out;
+} rill_strided_plan;
+
+bool rill_strided_plan_make(const rill_dims *in, const rill_attr_value *axes,
+                            const rill_slice_bounds *starts, const rill_slice_bounds *ends,
+                            const rill_slice_bounds *strides, const rill_attr_value *infer_flags,
+                            const rill_attr_value *decrease, bool runtime,
+                            rill_strided_plan *plan, char *err, size_t errlen);
 
 /* Appends to `op` an input slot `param` holding the gradients of the forward output slot
  * `slot` (what rill_grad_of_output does, under another slot name), or an output slot

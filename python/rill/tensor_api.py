@@ -1,0 +1,334 @@
+"""Fluid 1.8's tensor-style layers (re-exported by rill.layers): math on existing ops
+(logsumexp, clamp, addcmul, t, nonzero, elementwise_equal, full), the random layers
+(uniform_random, gaussian_random, randn), selected-rows conversions and while_loop. Each
+appends the ops Paddle 1.8.5's layer appends, with the same slots and attributes, so
+saved programs interoperate; shapes come from the ops' inference in C."""
+
+import builtins
+
+import numpy as np
+
+from . import core, layers
+from .framework import Variable, unique_name
+
+__all__ = ['logsumexp', 'clamp', 'addcmul', 't', 'nonzero', 'elementwise_equal', 'full',
+           'uniform_random', 'gaussian_random', 'randn', 'merge_selected_rows',
+           'get_tensor_from_selected_rows', 'while_loop', 'strided_slice']
+
+_FLOATS = ('float32', 'float64')
+
+
+def _check(v, what, layer, dtypes=None):
+    if not isinstance(v, Variable):
+        raise TypeError('%s: %s must be a Variable, not %r' % (layer, what, v))
+    if dtypes and v.dtype.name not in dtypes:
+        raise TypeError("%s: %s '%s' is %s; expected %s" % (layer, what, v.name, v.dtype.name,
+                                                            ' or '.join(dtypes)))
+
+
+def _dtype_name(dtype):
+    return np.dtype(dtype).name if not isinstance(dtype, str) else np.dtype(dtype).name
+
+
+def logsumexp(x, dim=None, keepdim=False, out=None, name=None):
+    """log(sum(exp(x))) over dim (every dim when None), as exp, reduce_sum and log."""
+    _check(x, 'x', 'logsumexp', _FLOATS)
+    s = layers.reduce_sum(layers.exp(x), dim, keepdim)
+    if out is not None:
+        _check(out, 'out', 'logsumexp', (x.dtype.name,))
+        layers._Helper('logsumexp').append('log', {'X': s}, {'Out': out})
+        return out
+    return layers.log(s, name)
+
+
+def clamp(input, min=None, max=None, output=None, name=None):
+    """input limited to [min, max]: a clip op whose Min / Max inputs, when min or max is a
+    Variable, override the attributes (which default to the float range)."""
+    import sys
+    if min is None and max is None:
+        raise ValueError('clamp: either min or max should be defined.')
+    _check(input, 'input', 'clamp')
+    ins, attrs = {'X': input}, {'min': sys.float_info.min, 'max': sys.float_info.max}
+    for key, v in (('min', min), ('max', max)):
+        if v is None:
+            continue
+        if isinstance(v, Variable):
+            _check(v, key, 'clamp', ('float32', 'float64', 'int32'))
+            v.stop_gradient = True
+            ins[key.capitalize()] = v
+        elif isinstance(v, float):
+            attrs[key] = v
+        else:
+            raise TypeError('clamp: %s must be a float or a Variable, not %r' % (key, v))
+    h = layers._Helper('clamp', name)
+    out = output if output is not None else h.tmp(input.dtype.name)
+    h.append('clip', ins, {'Out': [out]}, attrs)
+    return out
+
+
+def addcmul(input, tensor1, tensor2, value=1.0, out=None, name=None):
+    """input + value * tensor1 * tensor2 (elementwise_mul, scale, elementwise_add)."""
+    ok = ('float32', 'float64', 'int32', 'int64')
+    for v, what in ((input, 'input'), (tensor1, 'tensor1'), (tensor2, 'tensor2')):
+        _check(v, what, 'addcmul', ok)
+    want = float if input.dtype.name in _FLOATS else int
+    if not isinstance(value, want) or isinstance(value, bool):
+        raise TypeError('addcmul: value must be %s for %s input, not %r'
+                        % (want.__name__, input.dtype.name, value))
+    r = layers.elementwise_add(input, layers.scale(layers.elementwise_mul(tensor1, tensor2),
+                                                   float(value)))
+    if out is not None:
+        layers.assign(r, out)
+        return out
+    return r
+
+
+def t(input, name=None):
+    """The transpose of a matrix; a vector comes back as it is."""
+    _check(input, 'input', 't', ('float16', 'float32', 'float64', 'int32', 'int64'))
+    if len(input.shape) > 2:
+        raise ValueError('t: input %s has rank %d; t takes rank <= 2 (use transpose)'
+                         % (input.name, len(input.shape)))
+    if len(input.shape) < 2:
+        return input
+    h = layers._Helper('t', name)
+    out, xshape = h.tmp(input.dtype.name), h.tmp(input.dtype.name)
+    h.append('transpose2', {'X': [input]}, {'Out': [out], 'XShape': [xshape]},
+             {'axis': [1, 0]})
+    return out
+
+
+def nonzero(input, as_tuple=False):
+    """The int64 coordinates [count, rank] of input's nonzero elements; as_tuple gives one
+    [count, 1] column per dim."""
+    _check(input, 'input', 'nonzero')
+    rank = len(input.shape)
+    outs = layers.where(input)
+    if not as_tuple:
+        return outs
+    if rank == 1:
+        return (outs,)
+    return tuple(layers.slice(outs, axes=[rank - 1], starts=[i], ends=[i + 1])
+                 for i in range(rank))
+
+
+def elementwise_equal(x, y, name=None):
+    """x == y elementwise, as bool (the equal op)."""
+    _check(x, 'x', 'elementwise_equal')
+    _check(y, 'y', 'elementwise_equal')
+    h = layers._Helper('elementwise_equal', name)
+    out = h.tmp('bool', stop_gradient=True)
+    h.append('equal', {'X': [x], 'Y': [y]}, {'Out': [out]}, {'force_cpu': False})
+    return out
+
+
+def full(shape, fill_value, out=None, dtype=None, device=None, stop_gradient=True, name=None):
+    """A tensor of shape filled with fill_value (fill_constant)."""
+    dtype = _dtype_name(dtype or 'float32')
+    if dtype not in ('bool', 'float16', 'float32', 'float64', 'int32', 'int64'):
+        raise TypeError('full: dtype %s is not bool, float16, float32, float64, int32 or '
+                        'int64' % dtype)
+    if not isinstance(shape, (list, tuple)):
+        raise TypeError('full: shape must be a list or tuple, not %r' % (shape,))
+    if out is not None:
+        _check(out, 'out', 'full')
+    out = layers.fill_constant(shape, dtype, fill_value, out=out)
+    out.stop_gradient = stop_gradient
+    return out
+
+
+def _shape_inputs(shape, layer, attrs):
+    """Paddle's shape arguments of the random ops: a list of ints (attribute shape), a
+    list holding int64 Variables (ShapeTensorList, -1 in the attribute) or a Variable
+    (ShapeTensor)."""
+    if isinstance(shape, Variable):
+        shape.stop_gradient = True
+        return {'ShapeTensor': shape}
+    if not isinstance(shape, (list, tuple)) or not shape:
+        raise TypeError('%s: shape must be a non-empty list, tuple or Variable, not %r'
+                        % (layer, shape))
+    attr, tensors = [], []
+    for d in shape:
+        if isinstance(d, Variable):
+            d.stop_gradient = True
+            attr.append(-1)
+            tensors.append(d)
+        else:
+            if int(d) <= 0:
+                raise ValueError('%s: shape %s has a non-positive extent' % (layer, list(shape)))
+            attr.append(int(d))
+            tensors.append(layers.fill_constant([1], 'int64', int(d), force_cpu=True))
+    attrs['shape'] = attr
+    if builtins.any(isinstance(d, Variable) for d in shape):
+        return {'ShapeTensorList': tensors}
+    return {}
+
+
+def _random(op, layer, shape, dtype, attrs, name=None):
+    dtype = _dtype_name(dtype)
+    if dtype not in _FLOATS:
+        raise TypeError('%s: dtype %s is not float32 or float64' % (layer, dtype))
+    ins = _shape_inputs(shape, layer, attrs)
+    attrs['dtype'] = core.dtype_code(dtype)
+    h = layers._Helper(layer, name)
+    out = h.tmp(dtype)
+    h.append(op, ins, {'Out': out}, attrs)
+    return out
+
+
+def uniform_random(shape, dtype='float32', min=-1.0, max=1.0, seed=0):
+    """Uniform samples in [min, max); seed 0 takes rill's default seed mixed with the
+    output's name (operators/random.c)."""
+    return _random('uniform_random', 'uniform_random', shape, dtype,
+                   {'seed': int(seed), 'min': float(min), 'max': float(max)})
+
+
+def gaussian_random(shape, mean=0.0, std=1.0, seed=0, dtype='float32'):
+    """Normal samples of mean and std."""
+    return _random('gaussian_random', 'gaussian_random', shape, dtype,
+                   {'mean': float(mean), 'std': float(std), 'seed': int(seed),
+                    'use_mkldnn': False})
+
+
+def randn(shape, out=None, dtype=None, device=None, stop_gradient=True, name=None):
+    """Standard normal samples (gaussian_random); Paddle draws the seed attribute from
+    numpy's generator, as here."""
+    if not isinstance(shape, (list, tuple)) or not shape:
+        raise TypeError('randn: shape must be a non-empty list or tuple, not %r' % (shape,))
+    dtype = _dtype_name(dtype or 'float32')
+    if dtype not in _FLOATS:
+        raise TypeError('randn: dtype %s is not float32 or float64' % dtype)
+    attrs = {'shape': [int(d) for d in shape], 'mean': 0.0, 'std': 1.0,
+             'seed': int(np.random.randint(0, 100)), 'dtype': core.dtype_code(dtype),
+             'use_mkldnn': False}
+    h = layers._Helper('randn', name)
+    if out is None:
+        out = h.tmp(dtype)
+    else:
+        _check(out, 'out', 'randn', (dtype,))
+    h.append('gaussian_random', {}, {'Out': out}, attrs)
+    out.stop_gradient = stop_gradient
+    return out
+
+
+def merge_selected_rows(x, name=None):
+    """x's rows with repeated row numbers summed into one."""
+    _check(x, 'x', 'merge_selected_rows')
+    h = layers._Helper('merge_selected_rows', name)
+    out = h.block.create_var(name=unique_name.generate(h.name + '.tmp'),
+                             dtype=x.dtype.name, type=x.type, infer=True)
+    h.append('merge_selected_rows', {'X': x}, {'Out': out})
+    return out
+
+
+def get_tensor_from_selected_rows(x, name=None):
+    """The dense value rows of a SelectedRows variable."""
+    _check(x, 'x', 'get_tensor_from_selected_rows')
+    if x.type != core.SELECTED_ROWS:
+        raise TypeError("get_tensor_from_selected_rows: x '%s' must be SELECTED_ROWS" % x.name)
+    h = layers._Helper('get_tensor_from_selected_rows', name)
+    out = h.tmp(x.dtype.name)
+    h.append('get_tensor_from_selected_rows', {'X': x}, {'Out': out})
+    return out
+
+
+def _flatten(nest):
+    if isinstance(nest, (list, tuple)):
+        return [v for s in nest for v in _flatten(s)]
+    if isinstance(nest, dict):
+        return [v for k in sorted(nest) for v in _flatten(nest[k])]
+    return [nest]
+
+
+def _same_structure(a, b):
+    if isinstance(a, (list, tuple)) != isinstance(b, (list, tuple)) or \
+            isinstance(a, dict) != isinstance(b, dict):
+        return False
+    if isinstance(a, dict):
+        return sorted(a) == sorted(b) and builtins.all(_same_structure(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and builtins.all(_same_structure(x, y) for x, y in zip(a, b))
+    return True
+
+
+def while_loop(cond, body, loop_vars, is_test=False, name=None):
+    """Runs body(*loop_vars) while cond(*loop_vars) holds, on a While block: each step
+    assigns body's results back into loop_vars and cond's into the loop's condition.
+    Returns loop_vars, which hold the last values after the loop."""
+    if not callable(cond):
+        raise TypeError('cond in while_loop should be callable')
+    if not callable(body):
+        raise TypeError('body in while_loop should be callable')
+    if not isinstance(loop_vars, (list, tuple)):
+        raise TypeError('loop_vars in while_loop should be a list or tuple')
+    if len(loop_vars) == 0:
+        raise ValueError('loop_vars in while_loop should not be empty')
+    pre_cond = cond(*loop_vars)
+    if not isinstance(pre_cond, Variable):
+        raise TypeError('cond in while_loop should return a variable')
+    if pre_cond.dtype != np.dtype('bool'):
+        raise TypeError('cond in while_loop should return a boolean variable')
+    if int(np.prod(pre_cond.shape)) != 1:
+        raise TypeError('the shape of the variable returned by cond should be [], but given '
+                        'shape as %s.' % list(pre_cond.shape))
+    loop = layers.While(pre_cond, is_test, name)
+    with loop.block():
+        mutable = builtins.any(isinstance(v, (list, tuple, dict)) for v in loop_vars)
+        args = [list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v
+                for v in loop_vars] if mutable else loop_vars
+        outs = body(*args)
+        if not isinstance(outs, (list, tuple)):
+            outs = [outs]
+        if not _same_structure(list(outs), list(loop_vars)):
+            raise ValueError('body in while_loop should return the same arity (length and '
+                             'structure) as loop_vars')
+        now = cond(*outs)
+        for o, v in zip(_flatten(list(outs)), _flatten(list(loop_vars))):
+            layers.assign(o, v)
+        layers.assign(now, pre_cond)
+    return loop_vars
+
+
+def strided_slice(input, axes, starts, ends, strides):
+    """input[starts:ends:strides] along axes, by Paddle 1.8.5's rules: a negative stride
+    takes the elements a forward slice of [end + 1, start + 1) with |stride| takes,
+    reversed (so not always Python's x[start:end:stride] ones), and ends -1 with a
+    negative stride runs through index 0. starts, ends and strides may be lists holding
+    int32 Variables, or int32 Variables."""
+    _check(input, 'input', 'strided_slice', ('float32', 'float64', 'int32', 'int64'))
+    if not isinstance(axes, (list, tuple)):
+        raise TypeError('strided_slice: axes must be a list or tuple, not %r' % (axes,))
+    h = layers._Helper('strided_slice')
+    ins, attrs = {'Input': input}, {'axes': [int(a) for a in axes]}
+    flags = [1] * len(axes)
+    for key, v in (('starts', starts), ('ends', ends), ('strides', strides)):
+        slot = key.capitalize()
+        if isinstance(v, Variable):
+            _check(v, key, 'strided_slice', ('int32',))
+            v.stop_gradient = True
+            ins[slot + 'Tensor'] = v
+        elif isinstance(v, (list, tuple)):
+            if builtins.any(isinstance(d, Variable) for d in v):
+                tensors, attr = [], []
+                for i, d in enumerate(v):
+                    if isinstance(d, Variable):
+                        _check(d, '%s[%d]' % (key, i), 'strided_slice', ('int32',))
+                        d.stop_gradient = True
+                        tensors.append(d)
+                        attr.append(-1)
+                        flags[i] = -1
+                    else:
+                        tensors.append(layers.fill_constant([1], 'int32', int(d),
+                                                            force_cpu=True))
+                        attr.append(int(d))
+                ins[slot + 'TensorList'] = tensors
+                attrs[key] = attr
+            else:
+                attrs[key] = [int(d) for d in v]
+        else:
+            raise TypeError('strided_slice: %s must be a list, tuple or Variable, not %r'
+                            % (key, v))
+    attrs['infer_flags'] = flags
+    out = h.tmp(input.dtype.name)
+    h.append('strided_slice', ins, {'Out': out}, attrs)
+    return out

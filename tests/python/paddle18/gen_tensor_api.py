@@ -1,0 +1,108 @@
+"""Writes tensor_api/: Paddle 1.8.5's outputs and input gradients of Fluid 1.8's
+tensor-style layers (logsumexp, clamp, addcmul, t, nonzero, strided_slice, ...).
+
+Each case is built by gen_tensor_manip.build_layer (also used by
+tests/python/test_tensor_api.py with rill): float64 inputs x [3, 4] and y [3, 4], the
+layer, and for float outputs the loss sum(out_i * w_i) over fixed weights, minimized by
+SGD with a zero rate so the gradients of x and y are fetched. The file holds x, y and
+every fetch. Run with PaddlePaddle 1.8.5 (README.md)."""
+import os
+
+import numpy as np
+
+import gen_tensor_manip as manip
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'tensor_api')
+
+
+def _f64(L, v):
+    return L.cast(L.assign(np.array(v, 'float32')), 'float64')
+
+
+def _op(L, op, x, attrs):
+    """Appends op (Input x -> Out) with attrs, for attributes the layer does not set."""
+    blk = x.block.program.current_block()
+    kw = {'infer': True} if L.__name__.startswith('rill') else {}
+    out = blk.create_var(name=x.name + '.' + op, dtype=x.dtype, **kw)
+    blk.append_op(type=op, inputs={'Input': [x]}, outputs={'Out': [out]}, attrs=attrs)
+    return out
+
+
+def _i32(L, v):
+    return L.fill_constant([1], 'int32', v)
+
+
+# name -> the layer call on (L, x, y)
+CASES = {
+    'logsumexp': lambda L, x, y: L.logsumexp(x),
+    'logsumexp_dim': lambda L, x, y: L.logsumexp(x, dim=[1], keepdim=True),
+    'logsumexp_dim0': lambda L, x, y: L.logsumexp(x, dim=0),
+    'clamp': lambda L, x, y: L.clamp(x, min=-1.5, max=2.0),
+    'clamp_min': lambda L, x, y: L.clamp(x, min=0.5),
+    'clamp_var': lambda L, x, y: L.clamp(x, min=_f64(L, [-2.0]), max=_f64(L, [1.0])),
+    'addcmul': lambda L, x, y: L.addcmul(x, y, x, value=0.5),
+    'addcmul_broadcast': lambda L, x, y: L.addcmul(x, y, L.slice(x, [0], [0], [1])),
+    't': lambda L, x, y: L.t(x),
+    't_vector': lambda L, x, y: L.t(L.reshape(x, [12])),
+    'strided_slice': lambda L, x, y: L.strided_slice(x, [0, 1], [0, 3], [3, 0], [2, -2]),
+    # Paddle 1.8.5 gives elements 7, 4, 1 here (Python's x[11:0:-3] is 11, 8, 5, 2)
+    'strided_slice_uneven': lambda L, x, y: L.strided_slice(L.reshape(x, [12]), [0], [11],
+                                                            [0], [-3]),
+    'strided_slice_through_0': lambda L, x, y: L.strided_slice(x, [1], [-1], [-1], [-1]),
+    'strided_slice_clamped': lambda L, x, y: L.strided_slice(x, [0, 1], [-10, 1], [10, 100],
+                                                             [2, 2]),
+    'strided_slice_far': lambda L, x, y: L.strided_slice(x, [1], [20], [-20], [-3]),
+    'strided_slice_vars': lambda L, x, y: L.strided_slice(
+        x, [0, 1], [_i32(L, 2), 0], [-4, _i32(L, 4)], [-1, _i32(L, 3)]),
+}
+
+# Paddle 1.8.5's strided_slice_grad fails with decrease_axis (its Eigen rank is Out@GRAD's),
+# so these compare the outputs only.
+FORWARD = {
+    'strided_slice_decrease': lambda L, x, y: _op(
+        L, 'strided_slice', x, {'axes': [0, 1], 'starts': [1, 3], 'ends': [2, 0],
+                                'strides': [1, -1], 'infer_flags': [1, 1],
+                                'decrease_axis': [0]}),
+    'strided_slice_decrease_all': lambda L, x, y: _op(
+        L, 'strided_slice', x, {'axes': [0, 1], 'starts': [2, -1], 'ends': [3, -2],
+                                'strides': [1, -1], 'infer_flags': [1, 1],
+                                'decrease_axis': [0, 1]}),
+    'nonzero': lambda L, x, y: L.nonzero(L.greater_than(x, y)),
+    'nonzero_float': lambda L, x, y: L.nonzero(L.relu(x)),
+    'nonzero_tuple': lambda L, x, y: L.nonzero(L.greater_than(x, y), as_tuple=True),
+    'nonzero_tuple_1d': lambda L, x, y: L.nonzero(L.reshape(L.relu(x), [12]), as_tuple=True),
+    'elementwise_equal': lambda L, x, y: L.elementwise_equal(
+        x, L.elementwise_max(x, y)),
+    'full': lambda L, x, y: L.full([2, 3], 1.5),
+    'full_int': lambda L, x, y: L.full([3], 7, dtype='int64'),
+    'full_bool': lambda L, x, y: L.full([2], True, dtype='bool'),
+}
+CASES.update(FORWARD)
+
+# Outputs whose shape Paddle leaves unknown when the program is built: the weights'.
+OUT_SHAPES = {'strided_slice_vars': [3, 2]}
+
+
+def build(fluid, name):
+    return manip.build_layer(fluid, CASES[name], name in FORWARD, OUT_SHAPES.get(name))
+
+
+def main():
+    import paddle.fluid as fluid
+    data = manip.inputs()
+    saved = dict(data)
+    for name in CASES:
+        prog, startup, fetch, shapes = build(fluid, name)
+        exe = fluid.Executor(fluid.CPUPlace())
+        with fluid.scope_guard(fluid.Scope()):
+            exe.run(startup)
+            got = exe.run(prog, feed=dict(data, **manip.weights(shapes)), fetch_list=fetch)
+        saved['%s.count' % name] = np.array(len(got))
+        for i, v in enumerate(got):
+            saved['%s.%d' % (name, i)] = np.asarray(v)
+    os.makedirs(OUT, exist_ok=True)
+    np.savez_compressed(os.path.join(OUT, 'expected.npz'), **saved)
+
+
+if __name__ == '__main__':
+    main()
