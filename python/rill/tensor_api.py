@@ -13,7 +13,8 @@ from .framework import Variable, unique_name
 
 __all__ = ['logsumexp', 'clamp', 'addcmul', 't', 'nonzero', 'elementwise_equal', 'full',
            'uniform_random', 'gaussian_random', 'randn', 'merge_selected_rows',
-           'get_tensor_from_selected_rows', 'while_loop', 'strided_slice']
+           'get_tensor_from_selected_rows', 'while_loop', 'strided_slice', 'bmm', 'dot',
+           'cross', 'dist', 'addmm']
 
 _FLOATS = ('float32', 'float64')
 
@@ -331,4 +332,49 @@ def strided_slice(input, axes, starts, ends, strides):
     attrs['infer_flags'] = flags
     out = h.tmp(input.dtype.name)
     h.append('strided_slice', ins, {'Out': out}, attrs)
+    return out
+
+
+def _binary(op, layer, x, y, dtypes, attrs=None, name=None):
+    _check(x, 'x', layer, dtypes)
+    _check(y, 'y', layer, dtypes)
+    h = layers._Helper(layer, name)
+    out = h.tmp(x.dtype.name)
+    h.append(op, {'X': [x], 'Y': [y]}, {'Out': [out]}, attrs or {})
+    return out
+
+
+def bmm(x, y, name=None):
+    """The batched matrix product of x [B, M, K] and y [B, K, N]."""
+    return _binary('bmm', 'bmm', x, y, _FLOATS, name=name)
+
+
+def dot(x, y, name=None):
+    """The inner products of the rows of x and y (1-D: [1]; 2-D [B, N]: [B, 1])."""
+    return _binary('dot', 'dot', x, y, _FLOATS + ('int32', 'int64'), name=name)
+
+
+def cross(input, other, dim=None):
+    """The cross product of the 3-vectors of input and other along dim (default, and as in
+    Paddle also for dim=0: the first dim of extent 3)."""
+    return _binary('cross', 'cross', input, other, _FLOATS + ('int32', 'int64'),
+                   {'dim': int(dim)} if dim else None)
+
+
+def dist(x, y, p=2):
+    """The p-norm of x - y (broadcast), shape [1]: p=0 counts the nonzeros, inf / -inf
+    take the largest / smallest |x - y|."""
+    if not isinstance(p, (float, int)) or isinstance(p, bool):
+        raise TypeError('dist: p must be a float or int, not %r' % (p,))
+    return _binary('dist', 'dist', x, y, _FLOATS, {'p': float(p)})
+
+
+def addmm(input, x, y, alpha=1.0, beta=1.0, name=None):
+    """beta * input + alpha * x y, input broadcast over the product's [M, N]."""
+    for v, what in ((input, 'Input'), (x, 'X'), (y, 'Y')):
+        _check(v, what, 'addmm', _FLOATS)
+    h = layers._Helper('addmm', name)
+    out = h.tmp(x.dtype.name)
+    h.append('addmm', {'Input': input, 'X': x, 'Y': y}, {'Out': out},
+             {'Alpha': float(alpha), 'Beta': float(beta)})
     return out
