@@ -14,7 +14,7 @@ from .framework import Variable, unique_name
 __all__ = ['logsumexp', 'clamp', 'addcmul', 't', 'nonzero', 'elementwise_equal', 'full',
            'uniform_random', 'gaussian_random', 'randn', 'merge_selected_rows',
            'get_tensor_from_selected_rows', 'while_loop', 'strided_slice', 'bmm', 'dot',
-           'cross', 'dist', 'addmm']
+           'cross', 'dist', 'addmm', 'meshgrid', 'diag_embed', 'multiplex', 'allclose']
 
 _FLOATS = ('float32', 'float64')
 
@@ -377,4 +377,68 @@ def addmm(input, x, y, alpha=1.0, beta=1.0, name=None):
     out = h.tmp(x.dtype.name)
     h.append('addmm', {'Input': input, 'X': x, 'Y': y}, {'Out': out},
              {'Alpha': float(alpha), 'Beta': float(beta)})
+    return out
+
+
+def meshgrid(input, name=None):
+    """Coordinate grids of the 1-D tensors in input: k outputs [n1, ..., nk], the i-th
+    varying along dim i."""
+    if not isinstance(input, list):
+        raise TypeError('The type of input in meshgrid should be list.')
+    for i, v in enumerate(input):
+        _check(v, 'input[%d]' % i, 'meshgrid',
+               ('float16', 'float32', 'float64', 'int32', 'int64'))
+    h = layers._Helper('meshgrid', name)
+    outs = [h.tmp(v.dtype.name) for v in input]
+    h.append('meshgrid', {'X': list(input)}, {'Out': outs})
+    return outs
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """input's last dim laid on the offset diagonal of new matrices in dims dim1, dim2
+    (zeros elsewhere); no gradient, as in Paddle."""
+    if not isinstance(input, Variable):
+        input = layers.assign(np.asarray(input))
+    _check(input, 'Input', 'diag_embed', ('int32', 'int64', 'float16', 'float32', 'float64'))
+    rank = len(input.shape)
+    if rank < 1:
+        raise ValueError('diag_embed: Input must be at least 1-dimensional')
+    for d, what in ((dim1, 'dim1'), (dim2, 'dim2')):
+        if abs(d) > rank:
+            raise ValueError('diag_embed: %s %d is out of range [%d, %d]'
+                             % (what, d, -(rank + 1), rank))
+    if (dim1 if dim1 >= 0 else rank + dim1 + 1) == (dim2 if dim2 >= 0 else rank + dim2 + 1):
+        raise ValueError('diag_embed: dim1 and dim2 cannot be the same dimension '
+                         '(dim1 %d, dim2 %d)' % (dim1, dim2))
+    h = layers._Helper('diag_embed')
+    out = h.tmp(input.dtype.name, stop_gradient=True)
+    h.append('diag_embed', {'Input': [input]}, {'Out': [out]},
+             {'offset': int(offset), 'dim1': int(dim1), 'dim2': int(dim2)})
+    return out
+
+
+def multiplex(inputs, index):
+    """Row i of the output is row i of inputs[index[i]] (index int32/int64 [N, 1])."""
+    if not isinstance(inputs, list):
+        raise TypeError('multiplex: inputs must be a list, not %r' % (inputs,))
+    if len(inputs) < 2:
+        raise ValueError('inputs should be a list object with at least 2 elements.')
+    for i, x in enumerate(inputs):
+        _check(x, 'input[%d]' % i, 'multiplex', _FLOATS + ('int32', 'int64'))
+    _check(index, 'index', 'multiplex', ('int32', 'int64'))
+    h = layers._Helper('multiplex')
+    out = h.tmp(inputs[0].dtype.name)
+    h.append('multiplex', {'X': list(inputs), 'Ids': index}, {'Out': [out]})
+    return out
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False, name=None):
+    """One bool [1]: every |input - other| <= atol + rtol * |other| (NaN equal to NaN
+    when equal_nan)."""
+    _check(input, 'input', 'allclose', _FLOATS)
+    _check(other, 'other', 'allclose', _FLOATS)
+    h = layers._Helper('allclose', name)
+    out = h.tmp('bool', stop_gradient=True)
+    h.append('allclose', {'Input': input, 'Other': other}, {'Out': out},
+             {'rtol': float(rtol), 'atol': float(atol), 'equal_nan': bool(equal_nan)})
     return out

@@ -68,6 +68,10 @@ CASES = {
                                      beta=2.0),
     'addmm_row': lambda L, x, y: L.addmm(L.slice(L.t(y), [0], [1], [2]), x, L.t(y)),
     'addmm_col': lambda L, x, y: L.addmm(L.slice(x, [1], [2], [3]), x, L.t(y), beta=-1.0),
+    'meshgrid': lambda L, x, y: L.meshgrid([L.reshape(x, [12]), L.reshape(L.slice(y, [0], [0], [1]), [4]),
+                                            L.reshape(L.slice(x, [1], [0], [1]), [3])]),
+    'multiplex': lambda L, x, y: L.multiplex([x, y, L.scale(x, -2.0)],
+                                             L.assign(np.array([[2], [0], [1]], 'int32'))),
     'strided_slice_vars': lambda L, x, y: L.strided_slice(
         x, [0, 1], [_i32(L, 2), 0], [-4, _i32(L, 4)], [-1, _i32(L, 3)]),
 }
@@ -90,6 +94,17 @@ FORWARD = {
     'elementwise_equal': lambda L, x, y: L.elementwise_equal(
         x, L.elementwise_max(x, y)),
     'full': lambda L, x, y: L.full([2, 3], 1.5),
+    'diag_embed': lambda L, x, y: L.diag_embed(x),
+    'diag_embed_offset': lambda L, x, y: L.diag_embed(x, offset=1, dim1=0, dim2=2),
+    'diag_embed_below': lambda L, x, y: L.diag_embed(L.reshape(x, [2, 2, 3]), offset=-2,
+                                                     dim1=-1, dim2=1),
+    'diag_embed_int': lambda L, x, y: L.diag_embed(np.array([[1, 2], [3, 4]], 'int32')),
+    'allclose': lambda L, x, y: L.allclose(x, y),
+    'allclose_tol': lambda L, x, y: L.allclose(x, L.scale(x, 1.001, bias=1e-3), rtol=1e-3,
+                                               atol=2e-3),
+    'allclose_far': lambda L, x, y: L.allclose(x, L.scale(x, 1.01), rtol=1e-3),
+    'allclose_nan': lambda L, x, y: L.allclose(L.log(x), L.log(x)),
+    'allclose_equal_nan': lambda L, x, y: L.allclose(L.log(x), L.log(x), equal_nan=True),
     'full_int': lambda L, x, y: L.full([3], 7, dtype='int64'),
     'full_bool': lambda L, x, y: L.full([2], True, dtype='bool'),
 }
