@@ -506,3 +506,33 @@ rill_status *rill_grad_like_input_infer(rill_infer_ctx *ctx) {
   if (rill_infer_out(ctx, 0, 0)) rill_grad_infer_like(ctx, 0, 0);
   return NULL;
 }
+
+rill_status *rill_batch_size_like_dims(rill_infer_ctx *ctx, size_t slot, const rill_attr_value *s,
+                                       int32_t ii, int32_t oi, rill_dims *d) {
+  const rill_tensor_meta *in = rill_infer_in(ctx, slot, 0);
+  if (s->n < 1 || s->n > RILL_MAX_DIMS)
+    return rill_infer_error(ctx, "attribute shape has %zu dims: must have 1 to %d", s->n, RILL_MAX_DIMS);
+  if (oi < 0 || (size_t)oi >= s->n)
+    return rill_infer_error(ctx, "attribute output_dim_idx %d is outside shape's %zu dims", (int)oi, s->n);
+  d->n = (int32_t)s->n;
+  for (size_t i = 0; i < s->n; i++) d->d[i] = s->list.ints[i];
+  int64_t batch = -1;
+  if (in->known) {
+    if (ii < 0 || ii >= in->dims.n)
+      return rill_infer_error(ctx, "attribute input_dim_idx %d is outside input Input (%s)'s rank %d",
+                              (int)ii, rill_infer_in_name(ctx, slot, 0), (int)in->dims.n);
+    batch = in->dims.d[ii];
+  }
+  const rill_tensor *t = rill_infer_tensor(ctx, slot, 0);
+  if (t && ii == 0 && t->lod.nlevels > 0) {
+    const rill_lod_level *last = &t->lod.levels[t->lod.nlevels - 1];
+    batch = last->n > 0 ? (int64_t)last->n - 1 : 0;
+  }
+  d->d[oi] = batch;
+  bool runtime = ctx->in_tensors != NULL;
+  for (int i = 0; i < d->n; i++)
+    if (d->d[i] < (runtime ? 0 : -1))
+      return rill_infer_error(ctx, "output Out (%s) would have a negative extent at dim %d",
+                              rill_infer_out_name(ctx, 0, 0), i);
+  return NULL;
+}

@@ -91,6 +91,12 @@ typedef struct rill_slice_bounds {
   const rill_attr_value *attr; /* INTS */
 } rill_slice_bounds;
 
+/* The *_batch_size_like ops' output dims: attribute shape (INTS) with dim oi replaced by
+ * input slot's dim ii (for a LoD input and ii 0: its number of sequences, Paddle's
+ * rule); -1 while unknown at compile time. */
+rill_status *rill_batch_size_like_dims(rill_infer_ctx *ctx, size_t slot, const rill_attr_value *s,
+                                       int32_t ii, int32_t oi, rill_dims *d);
+
 /* Bound i: false when unknown (compile time or an unset tensor). The count: the tensor's
  * element count (fallback while its value is unknown), the list's length or the attr's. */
 bool rill_slice_bound_at(const rill_slice_bounds *b, size_t i, int64_t *v);

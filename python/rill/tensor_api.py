@@ -14,7 +14,9 @@ from .framework import Variable, unique_name
 __all__ = ['logsumexp', 'clamp', 'addcmul', 't', 'nonzero', 'elementwise_equal', 'full',
            'uniform_random', 'gaussian_random', 'randn', 'merge_selected_rows',
            'get_tensor_from_selected_rows', 'while_loop', 'strided_slice', 'bmm', 'dot',
-           'cross', 'dist', 'addmm', 'meshgrid', 'diag_embed', 'multiplex', 'allclose']
+           'cross', 'dist', 'addmm', 'meshgrid', 'diag_embed', 'multiplex', 'allclose',
+           'uniform_random_batch_size_like', 'gaussian_random_batch_size_like', 'randint',
+           'randperm', 'sampling_id']
 
 _FLOATS = ('float32', 'float64')
 
@@ -148,6 +150,7 @@ def _shape_inputs(shape, layer, attrs):
     if not isinstance(shape, (list, tuple)) or not shape:
         raise TypeError('%s: shape must be a non-empty list, tuple or Variable, not %r'
                         % (layer, shape))
+    has_var = builtins.any(isinstance(d, Variable) for d in shape)
     attr, tensors = [], []
     for d in shape:
         if isinstance(d, Variable):
@@ -158,11 +161,10 @@ def _shape_inputs(shape, layer, attrs):
             if int(d) <= 0:
                 raise ValueError('%s: shape %s has a non-positive extent' % (layer, list(shape)))
             attr.append(int(d))
-            tensors.append(layers.fill_constant([1], 'int64', int(d), force_cpu=True))
+            if has_var:
+                tensors.append(layers.fill_constant([1], 'int64', int(d), force_cpu=True))
     attrs['shape'] = attr
-    if builtins.any(isinstance(d, Variable) for d in shape):
-        return {'ShapeTensorList': tensors}
-    return {}
+    return {'ShapeTensorList': tensors} if has_var else {}
 
 
 def _random(op, layer, shape, dtype, attrs, name=None):
@@ -441,4 +443,97 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False, name=None):
     out = h.tmp('bool', stop_gradient=True)
     h.append('allclose', {'Input': input, 'Other': other}, {'Out': out},
              {'rtol': float(rtol), 'atol': float(atol), 'equal_nan': bool(equal_nan)})
+    return out
+
+
+def _batch_size_like(op, layer, input, shape, dtype, input_dim_idx, output_dim_idx, attrs):
+    _check(input, 'input', layer)
+    dtype = _dtype_name(dtype)
+    if dtype not in _FLOATS:
+        raise TypeError('%s: dtype %s is not float32 or float64' % (layer, dtype))
+    if not isinstance(shape, (list, tuple)):
+        raise TypeError('%s: shape must be a list or tuple, not %r' % (layer, shape))
+    attrs.update({'shape': [int(d) for d in shape], 'input_dim_idx': int(input_dim_idx),
+                  'output_dim_idx': int(output_dim_idx), 'dtype': core.dtype_code(dtype)})
+    h = layers._Helper(layer)
+    out = h.tmp(dtype)
+    h.append(op, {'Input': input}, {'Out': out}, attrs)
+    return out
+
+
+def uniform_random_batch_size_like(input, shape, dtype='float32', input_dim_idx=0,
+                                   output_dim_idx=0, min=-1.0, max=1.0, seed=0):
+    """uniform_random of shape, its dim output_dim_idx taken from input's dim
+    input_dim_idx when the program runs."""
+    return _batch_size_like('uniform_random_batch_size_like', 'uniform_random_batch_size_like',
+                            input, shape, dtype, input_dim_idx, output_dim_idx,
+                            {'min': float(min), 'max': float(max), 'seed': int(seed)})
+
+
+def gaussian_random_batch_size_like(input, shape, input_dim_idx=0, output_dim_idx=0,
+                                    mean=0.0, std=1.0, seed=0, dtype='float32'):
+    """gaussian_random of shape, its dim output_dim_idx taken from input's dim
+    input_dim_idx when the program runs."""
+    return _batch_size_like('gaussian_random_batch_size_like',
+                            'gaussian_random_batch_size_like', input, shape, dtype,
+                            input_dim_idx, output_dim_idx,
+                            {'mean': float(mean), 'std': float(std), 'seed': int(seed)})
+
+
+def randint(low, high=None, shape=None, out=None, dtype=None, device=None,
+            stop_gradient=False, seed=0, name=None):
+    """Integers uniform in [low, high) (in [0, low) without high), shape [1] by default."""
+    dtype = _dtype_name(dtype or 'int64')
+    if dtype not in ('int32', 'int64'):
+        raise TypeError('randint: dtype %s is not int32 or int64' % dtype)
+    if shape is None:
+        shape = [1]
+    if high is None:
+        low, high = 0, low
+    if low >= high:
+        raise ValueError("randint's low must less then high, but received low = %s, "
+                         'high = %s' % (low, high))
+    attrs = {'low': int(low), 'high': int(high), 'seed': int(seed),
+             'dtype': core.dtype_code(dtype)}
+    ins = _shape_inputs(shape, 'randint', attrs)
+    h = layers._Helper('randint', name)
+    if out is None:
+        out = h.tmp(dtype)
+    else:
+        _check(out, 'out', 'randint', (dtype,))
+    h.append('randint', ins, {'Out': out}, attrs)
+    out.stop_gradient = stop_gradient
+    return out
+
+
+def randperm(n, out=None, dtype='int64', device=None, stop_gradient=True, seed=0):
+    """A random permutation of 0 .. n-1."""
+    if n < 1:
+        raise ValueError('The input n should be greater than 0 in randperm op.')
+    dtype = _dtype_name(dtype)
+    if dtype not in ('int32', 'int64'):
+        raise TypeError('randperm: dtype %s is not int32 or int64' % dtype)
+    if device not in (None, 'cpu', 'gpu'):
+        raise ValueError("The input device should in [None, 'cpu', 'gpu'].")
+    h = layers._Helper('randperm')
+    if out is None:
+        out = h.tmp(dtype)
+    else:
+        _check(out, 'out', 'randperm', (dtype,))
+    if stop_gradient:
+        out.stop_gradient = True
+    h.append('randperm', {}, {'Out': [out]},
+             {'n': int(n), 'dtype': core.dtype_code(dtype), 'seed': int(seed)})
+    return out
+
+
+def sampling_id(x, min=0.0, max=1.0, seed=0, dtype='float32'):
+    """Per row of x [N, C] (weights of the C ids) one id drawn by a uniform r in [min,
+    max): the first whose running sum exceeds r. The output holds int64 ids (Paddle's
+    kernel writes int64 whatever dtype says)."""
+    _check(x, 'x', 'sampling_id', _FLOATS)
+    h = layers._Helper('sampling_id')
+    out = h.tmp('int64')
+    h.append('sampling_id', {'X': x}, {'Out': out},
+             {'min': float(min), 'max': float(max), 'seed': int(seed)})
     return out

@@ -148,3 +148,42 @@ def test_selected_rows_layers_merge_and_densify_a_sparse_gradient():
     got, = _run([dense], {'ids': np.array([[1], [3], [1]], 'int64'), 'w': wv})
     # rows 1 and 3 of the gradient, row 1 holding the sum of its two lookups
     np.testing.assert_array_equal(got, [wv[0] + wv[2], wv[1]])
+
+
+def test_more_random_layers_shapes_dtypes_and_ranges_as_paddle18():
+    # Paddle 1.8.5 declares and returns these shapes and dtypes for the same calls
+    x = fluid.data('x', [None, 3], 'float32')
+    n = fluid.data('n', [1], 'int64')
+    outs = [L.uniform_random_batch_size_like(x, [2, 5], min=3.0, max=4.0),
+            L.gaussian_random_batch_size_like(x, [4, 1, 7], output_dim_idx=2),
+            L.randint(5, 9, [3, 400]), L.randint(7, shape=[n, 2], dtype='int32'),
+            L.randint(3), L.randperm(6), L.randperm(300, dtype='int32'),
+            L.sampling_id(L.softmax(x))]
+    assert [(o.shape, o.dtype.name) for o in outs] == [
+        ((-1, 5), 'float32'), ((4, 1, -1), 'float32'), ((3, 400), 'int64'),
+        ((-1, -1), 'int32'), ((1,), 'int64'), ((6,), 'int64'), ((300,), 'int32'),
+        ((-1,), 'int64')]
+    xv = np.array([[10, 0, 0], [0, 0, 10], [0, 10, 0], [1, 1, 1]], 'float32')
+    u, g, r1, r2, r3, p1, p2, sid = _run(outs, {'x': xv, 'n': np.array([4], 'int64')})
+    assert u.shape == (4, 5) and u.min() >= 3.0 and u.max() < 4.0
+    assert g.shape == (4, 1, 4) and g.dtype == np.float32
+    assert r1.dtype == np.int64 and set(np.unique(r1)) == {5, 6, 7, 8}
+    assert r2.shape == (4, 2) and r2.dtype == np.int32 and r2.min() >= 0 and r2.max() < 7
+    assert r3.shape == (1,) and 0 <= r3[0] < 3
+    assert sorted(p1.tolist()) == list(range(6)) and p1.dtype == np.int64
+    assert sorted(p2.tolist()) == list(range(300)) and p2.dtype == np.int32
+    assert sid.dtype == np.int64 and sid[:3].tolist() == [0, 2, 1]
+
+
+def test_random_layers_check_their_arguments():
+    x = fluid.data('x', [None, 3], 'float32')
+    with pytest.raises(ValueError, match="randint's low must less then high"):
+        L.randint(5, 2)
+    with pytest.raises(TypeError, match='randint: dtype float32'):
+        L.randint(5, dtype='float32')
+    with pytest.raises(ValueError, match='greater than 0 in randperm'):
+        L.randperm(0)
+    with pytest.raises(TypeError, match='uniform_random_batch_size_like: dtype int64'):
+        L.uniform_random_batch_size_like(x, [-1, 2], dtype='int64')
+    with pytest.raises(TypeError, match="sampling_id: x 'xi' is int32"):
+        L.sampling_id(fluid.data('xi', [2, 3], 'int32'))
