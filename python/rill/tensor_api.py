@@ -16,7 +16,7 @@ __all__ = ['logsumexp', 'clamp', 'addcmul', 't', 'nonzero', 'elementwise_equal',
            'get_tensor_from_selected_rows', 'while_loop', 'strided_slice', 'bmm', 'dot',
            'cross', 'dist', 'addmm', 'meshgrid', 'diag_embed', 'multiplex', 'allclose',
            'uniform_random_batch_size_like', 'gaussian_random_batch_size_like', 'randint',
-           'randperm', 'sampling_id']
+           'randperm', 'sampling_id', 'Print']
 
 _FLOATS = ('float32', 'float64')
 
@@ -536,4 +536,27 @@ def sampling_id(x, min=0.0, max=1.0, seed=0, dtype='float32'):
     out = h.tmp('int64')
     h.append('sampling_id', {'X': x}, {'Out': out},
              {'min': float(min), 'max': float(max), 'seed': int(seed)})
+    return out
+
+
+def Print(input, first_n=-1, message=None, summarize=20, print_tensor_name=True,
+          print_tensor_type=True, print_tensor_shape=True, print_tensor_lod=True,
+          print_phase='both'):
+    """Passes input through, writing it to stderr (name, shape, dtype, LoD and the first
+    summarize values, after message) when the program runs; print_phase 'forward',
+    'backward' or 'both' says whether input, its gradient or both are printed. rill
+    prints every run (first_n is recorded for Paddle but not counted)."""
+    _check(input, 'input', 'fluid.layers.Print', _FLOATS + ('int32', 'int64', 'bool'))
+    phase = str(print_phase).upper()
+    if phase not in ('FORWARD', 'BACKWARD', 'BOTH'):
+        raise ValueError("Print: print_phase must be 'forward', 'backward' or 'both', not %r"
+                         % (print_phase,))
+    h = layers._Helper('print_' + input.name)
+    out = h.tmp(input.dtype.name)
+    h.append('print', {'In': input}, {'Out': out},
+             {'first_n': int(first_n), 'summarize': int(summarize), 'message': message or '',
+              'print_tensor_name': bool(print_tensor_name),
+              'print_tensor_type': bool(print_tensor_type),
+              'print_tensor_shape': bool(print_tensor_shape),
+              'print_tensor_lod': bool(print_tensor_lod), 'print_phase': phase})
     return out

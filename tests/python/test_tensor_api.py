@@ -187,3 +187,25 @@ def test_random_layers_check_their_arguments():
         L.uniform_random_batch_size_like(x, [-1, 2], dtype='int64')
     with pytest.raises(TypeError, match="sampling_id: x 'xi' is int32"):
         L.sampling_id(fluid.data('xi', [2, 3], 'int32'))
+
+
+def test_print_writes_paddles_layout_and_passes_the_gradient(capfd):
+    x = fluid.data('x', [2, 3], 'float32')
+    x.stop_gradient = False
+    p = L.Print(x, message='hello', summarize=4)
+    q = L.Print(L.cast(x, 'int64'), print_tensor_lod=False, print_phase='forward')
+    fluid.backward.append_backward(L.reduce_sum(L.scale(p, 2.0)))
+    xv = np.arange(6, dtype='float32').reshape(2, 3)
+    got_p, got_q, gx = _run([p, q, 'x@GRAD'], {'x': xv})
+    np.testing.assert_array_equal(got_p, xv)
+    np.testing.assert_array_equal(got_q, xv.astype('int64'))
+    np.testing.assert_array_equal(gx, np.full((2, 3), 2.0, 'float32'))
+    err = capfd.readouterr().err
+    # what Paddle 1.8.5 prints for the same program, timestamps aside
+    assert '\thello\tThe place is:CPUPlace\nTensor[x]\n\tshape: [2,3,]\n\tdtype: f\n' \
+        '\tdata: 0,1,2,3,' in err
+    assert 'Tensor[cast_0.tmp_0]\n\tshape: [2,3,]\n\tdtype: l\n\tdata: 0,1,2,3,4,5,' in err
+    assert 'Tensor[print_x_0.tmp_0@GRAD]\n\tshape: [2,3,]\n\tdtype: f\n\tdata: 2,2,2,2,' in err
+    assert err.count('The place is:CPUPlace') == 3, err
+    with pytest.raises(ValueError, match="print_phase must be"):
+        L.Print(x, print_phase='sideways')
