@@ -72,6 +72,9 @@ CASES = {
                                             L.reshape(L.slice(x, [1], [0], [1]), [3])]),
     'multiplex': lambda L, x, y: L.multiplex([x, y, L.scale(x, -2.0)],
                                              L.assign(np.array([[2], [0], [1]], 'int32'))),
+    'image_resize_short': lambda L, x, y: L.image_resize_short(L.reshape(x, [1, 1, 3, 4]), 5),
+    'image_resize_short_nearest': lambda L, x, y: L.image_resize_short(
+        L.reshape(y, [1, 1, 4, 3]), 2, resample='NEAREST'),
     'strided_slice_vars': lambda L, x, y: L.strided_slice(
         x, [0, 1], [_i32(L, 2), 0], [-4, _i32(L, 4)], [-1, _i32(L, 3)]),
 }
