@@ -16,7 +16,7 @@ __all__ = ['logsumexp', 'clamp', 'addcmul', 't', 'nonzero', 'elementwise_equal',
            'get_tensor_from_selected_rows', 'while_loop', 'strided_slice', 'bmm', 'dot',
            'cross', 'dist', 'addmm', 'meshgrid', 'diag_embed', 'multiplex', 'allclose',
            'uniform_random_batch_size_like', 'gaussian_random_batch_size_like', 'randint',
-           'randperm', 'sampling_id', 'Print']
+           'randperm', 'sampling_id', 'Print', 'add_position_encoding']
 
 _FLOATS = ('float32', 'float64')
 
@@ -559,4 +559,15 @@ def Print(input, first_n=-1, message=None, summarize=20, print_tensor_name=True,
               'print_tensor_type': bool(print_tensor_type),
               'print_tensor_shape': bool(print_tensor_shape),
               'print_tensor_lod': bool(print_tensor_lod), 'print_phase': phase})
+    return out
+
+
+def add_position_encoding(input, alpha, beta, name=None):
+    """alpha * input + beta * the sinusoid encoding of each row's position in its
+    sequence (input [N, T, P] or a level-1 LoD [total, P], P even)."""
+    _check(input, 'input', 'add_position_encoding', _FLOATS)
+    h = layers._Helper('add_position_encoding', name)
+    out = h.tmp(input.dtype.name)
+    h.append('add_position_encoding', {'X': input}, {'Out': out},
+             {'alpha': float(alpha), 'beta': float(beta)})
     return out

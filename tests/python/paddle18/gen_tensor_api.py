@@ -75,6 +75,10 @@ CASES = {
     'image_resize_short': lambda L, x, y: L.image_resize_short(L.reshape(x, [1, 1, 3, 4]), 5),
     'image_resize_short_nearest': lambda L, x, y: L.image_resize_short(
         L.reshape(y, [1, 1, 4, 3]), 2, resample='NEAREST'),
+    'add_position_encoding': lambda L, x, y: L.add_position_encoding(
+        L.reshape(x, [1, 3, 4]), alpha=0.5, beta=2.0),
+    'add_position_encoding_p2': lambda L, x, y: L.add_position_encoding(
+        L.reshape(y, [2, 3, 2]), alpha=1.0, beta=0.25),
     'strided_slice_vars': lambda L, x, y: L.strided_slice(
         x, [0, 1], [_i32(L, 2), 0], [-4, _i32(L, 4)], [-1, _i32(L, 3)]),
 }
