@@ -210,7 +210,8 @@ static rill_status *multiplex_infer(rill_infer_ctx *ctx) {
     return NULL;
   }
   if (x0->dims.n < 1)
-    return rill_infer_error(ctx, "input X #0 (%s) must have rank >= 1", rill_infer_in_name(ctx, 1, 0));
+    return rill_infer_error(ctx, "input X #0 (%s) must have rank >= 1",
+                            rill_infer_in_name(ctx, 1, 0));
   rill_meta_set(out, x0->dtype, &x0->dims, 0, -1, -1);
   return NULL;
 }

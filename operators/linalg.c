@@ -47,6 +47,24 @@ static rill_status *grad_like_inputs_infer(rill_infer_ctx *ctx) {
       .dtype_attr = -1,                                                                     \
   }
 
+/* The schema of an op X, Y -> Out whose kernel dtype is X's. */
+#define XY_SCHEMA(op, doc_text, attr_arr, nattr, infer_fn, grad_fn)                          \
+  const rill_op_schema rill_schema_##op = {                                                \
+      .type = #op,                                                                          \
+      .doc = doc_text,                                                                      \
+      .inputs = xy_inputs,                                                                  \
+      .ninputs = RILL_COUNTOF(xy_inputs),                                                   \
+      .outputs = out_only,                                                                  \
+      .noutputs = RILL_COUNTOF(out_only),                                                   \
+      .attrs = attr_arr,                                                                    \
+      .nattrs = nattr,                                                                      \
+      .flags = 0,                                                                           \
+      .infer = infer_fn,                                                                    \
+      .grad = grad_fn,                                                                      \
+      .kernel_dtype_slot = 0,                                                               \
+      .dtype_attr = -1,                                                                     \
+  }
+
 static const rill_slot_schema xy_inputs[] = {{"X", 0, "left operand"}, {"Y", 0, "right operand"}};
 static const rill_slot_schema out_only[] = {{"Out", 0, "the result"}};
 static const rill_slot_schema xy_grad_inputs[] = {
@@ -97,21 +115,8 @@ static rill_status *bmm_infer(rill_infer_ctx *ctx) {
   return NULL;
 }
 
-const rill_op_schema rill_schema_bmm = {
-    .type = "bmm",
-    .doc = "Out[b] = X[b] Y[b] for X [B, M, K], Y [B, K, N].",
-    .inputs = xy_inputs,
-    .ninputs = RILL_COUNTOF(xy_inputs),
-    .outputs = out_only,
-    .noutputs = RILL_COUNTOF(out_only),
-    .attrs = NULL,
-    .nattrs = 0,
-    .flags = 0,
-    .infer = bmm_infer,
-    .grad = xy_maker,
-    .kernel_dtype_slot = 0,
-    .dtype_attr = -1,
-};
+XY_SCHEMA(bmm, "Out[b] = X[b] Y[b] for X [B, M, K], Y [B, K, N].", NULL, 0, bmm_infer,
+          xy_maker);
 GRAD_SCHEMA(bmm, "X@GRAD = Out@GRAD Y^T, Y@GRAD = X^T Out@GRAD per batch.", xy_grad_inputs,
             xy_grad_outputs, NULL, 0, 2);
 
@@ -138,21 +143,8 @@ static rill_status *dot_infer(rill_infer_ctx *ctx) {
   return NULL;
 }
 
-const rill_op_schema rill_schema_dot = {
-    .type = "dot",
-    .doc = "Out[i] = sum_j X[i, j] * Y[i, j] over the last dim (kept, as extent 1).",
-    .inputs = xy_inputs,
-    .ninputs = RILL_COUNTOF(xy_inputs),
-    .outputs = out_only,
-    .noutputs = RILL_COUNTOF(out_only),
-    .attrs = NULL,
-    .nattrs = 0,
-    .flags = 0,
-    .infer = dot_infer,
-    .grad = xy_maker,
-    .kernel_dtype_slot = 0,
-    .dtype_attr = -1,
-};
+XY_SCHEMA(dot, "Out[i] = sum_j X[i, j] * Y[i, j] over the last dim (kept, as extent 1).", NULL,
+          0, dot_infer, xy_maker);
 GRAD_SCHEMA(dot, "X@GRAD = Out@GRAD * Y, Y@GRAD = Out@GRAD * X (per row).", xy_grad_inputs,
             xy_grad_outputs, NULL, 0, 2);
 
@@ -205,21 +197,8 @@ static rill_status *cross_infer(rill_infer_ctx *ctx) {
   return NULL;
 }
 
-const rill_op_schema rill_schema_cross = {
-    .type = "cross",
-    .doc = "Out = X x Y, the cross product of the 3-vectors along dim.",
-    .inputs = xy_inputs,
-    .ninputs = RILL_COUNTOF(xy_inputs),
-    .outputs = out_only,
-    .noutputs = RILL_COUNTOF(out_only),
-    .attrs = cross_attrs,
-    .nattrs = RILL_COUNTOF(cross_attrs),
-    .flags = 0,
-    .infer = cross_infer,
-    .grad = xy_maker,
-    .kernel_dtype_slot = 0,
-    .dtype_attr = -1,
-};
+XY_SCHEMA(cross, "Out = X x Y, the cross product of the 3-vectors along dim.", cross_attrs,
+          RILL_COUNTOF(cross_attrs), cross_infer, xy_maker);
 GRAD_SCHEMA(cross, "X@GRAD = Y x Out@GRAD, Y@GRAD = Out@GRAD x X.", xy_grad_inputs,
             xy_grad_outputs, cross_attrs, RILL_COUNTOF(cross_attrs), 2);
 
@@ -241,7 +220,8 @@ static rill_status *dist_infer(rill_infer_ctx *ctx) {
     char as[RILL_DIMS_STR_MAX], bs[RILL_DIMS_STR_MAX];
     return rill_infer_error(ctx, "input X (%s) %s and input Y (%s) %s do not broadcast: %s",
                             rill_infer_in_name(ctx, 0, 0), rill_dims_str(&x->dims, as, sizeof as),
-                            rill_infer_in_name(ctx, 1, 0), rill_dims_str(&y->dims, bs, sizeof bs), why);
+                            rill_infer_in_name(ctx, 1, 0), rill_dims_str(&y->dims, bs, sizeof bs),
+                            why);
   }
   rill_dims d = {.n = 1, .d = {1}};
   rill_meta_set(out, x->dtype, &d, 0, -1, -1);
@@ -253,21 +233,9 @@ static rill_status *dist_maker(rill_grad_ctx *ctx) {
                         RILL_NAMES("X", "Y"));
 }
 
-const rill_op_schema rill_schema_dist = {
-    .type = "dist",
-    .doc = "Out = the p-norm of X - Y (broadcast), shape [1].",
-    .inputs = xy_inputs,
-    .ninputs = RILL_COUNTOF(xy_inputs),
-    .outputs = out_only,
-    .noutputs = RILL_COUNTOF(out_only),
-    .attrs = dist_attrs,
-    .nattrs = RILL_COUNTOF(dist_attrs),
-    .flags = 0,
-    .infer = dist_infer,
-    .grad = dist_maker, /* dist_grad also reads Out */
-    .kernel_dtype_slot = 0,
-    .dtype_attr = -1,
-};
+/* dist_grad also reads Out */
+XY_SCHEMA(dist, "Out = the p-norm of X - Y (broadcast), shape [1].", dist_attrs,
+          RILL_COUNTOF(dist_attrs), dist_infer, dist_maker);
 
 static const rill_slot_schema dist_grad_inputs[] = {{"X", 0, "forward X"},
                                                     {"Y", 0, "forward Y"},
@@ -292,7 +260,8 @@ static rill_status *addmm_infer(rill_infer_ctx *ctx) {
   const rill_tensor_meta *in = rill_infer_in(ctx, 0, 0), *x = rill_infer_in(ctx, 1, 0);
   const rill_tensor_meta *y = rill_infer_in(ctx, 2, 0);
   rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
-  if (!in || !x || !y || !out) return rill_infer_error(ctx, "needs inputs Input, X, Y and output Out");
+  if (!in || !x || !y || !out)
+    return rill_infer_error(ctx, "needs inputs Input, X, Y and output Out");
   if (!in->known || !x->known || !y->known) {
     rill_meta_unknown(out);
     return NULL;

@@ -129,7 +129,8 @@ enum { BSL_SHAPE, BSL_IN_DIM, BSL_OUT_DIM, BSL_SEED, BSL_DTYPE };
 
 static rill_status *bsl_infer(rill_infer_ctx *ctx) {
   rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
-  if (!rill_infer_in(ctx, 0, 0) || !out) return rill_infer_error(ctx, "needs input Input and output Out");
+  if (!rill_infer_in(ctx, 0, 0) || !out)
+    return rill_infer_error(ctx, "needs input Input and output Out");
   int32_t dt = ctx->attrs[BSL_DTYPE].v.i;
   if (dt != RILL_DTYPE_FP32 && dt != RILL_DTYPE_FP64)
     return rill_infer_error(ctx, "attribute dtype %d of output Out (%s) is not float32 (5) or "
@@ -200,8 +201,8 @@ static rill_status *randint_infer(rill_infer_ctx *ctx) {
                             (int)ctx->attrs[RILL_RANDINT_ATTR_HIGH].v.i);
   rill_dims d;
   bool known;
-  RILL_TRY(rill_shape_from_inputs(ctx, IN_SHAPE, IN_SHAPE_LIST, &ctx->attrs[RILL_RANDINT_ATTR_SHAPE],
-                                  &d, &known));
+  RILL_TRY(rill_shape_from_inputs(ctx, IN_SHAPE, IN_SHAPE_LIST,
+                                  &ctx->attrs[RILL_RANDINT_ATTR_SHAPE], &d, &known));
   if (!known) rill_meta_unknown(out);
   else rill_meta_set(out, (rill_dtype)dt, &d, 0, -1, -1);
   return NULL;

@@ -536,3 +536,21 @@ rill_status *rill_batch_size_like_dims(rill_infer_ctx *ctx, size_t slot, const r
                               rill_infer_out_name(ctx, 0, 0), i);
   return NULL;
 }
+
+rill_status *rill_slice_grad_meta(rill_infer_ctx *ctx, size_t x_slot, size_t dout_slot,
+                                  const rill_dims *slice, bool keep_lod) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, x_slot, 0);
+  const rill_tensor_meta *dout = rill_infer_in(ctx, dout_slot, 0);
+  int64_t a = rill_span_prod(slice, 0, slice->n), b = rill_span_prod(&dout->dims, 0, dout->dims.n);
+  if (a >= 0 && b >= 0 && a != b) {
+    char s1[RILL_DIMS_STR_MAX], s2[RILL_DIMS_STR_MAX];
+    return rill_infer_error(ctx, "input Out@GRAD (%s) has shape %s but the slice has shape %s",
+                            rill_infer_in_name(ctx, dout_slot, 0),
+                            rill_dims_str(&dout->dims, s1, sizeof s1),
+                            rill_dims_str(slice, s2, sizeof s2));
+  }
+  if (keep_lod) rill_meta_set(rill_infer_out(ctx, 0, 0), dout->dtype, &x->dims, x->lod_level,
+                              (int)x_slot, 0);
+  else rill_meta_set(rill_infer_out(ctx, 0, 0), dout->dtype, &x->dims, 0, -1, -1);
+  return NULL;
+}

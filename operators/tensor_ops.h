@@ -107,6 +107,12 @@ bool rill_slice_plan_make(const rill_dims *in, const rill_attr_value *axes,
                           const rill_attr_value *infer_flags, const rill_attr_value *decrease,
                           bool runtime, rill_slice_plan *plan, char *err, size_t errlen);
 
+/* The gradient of a slice (slice_grad, strided_slice_grad): checks that Out@GRAD (input
+ * dout_slot) holds as many elements as the slice `slice` and gives output 0 the dims of
+ * input x_slot (and its LoD with keep_lod). Both inputs must be known. */
+rill_status *rill_slice_grad_meta(rill_infer_ctx *ctx, size_t x_slot, size_t dout_slot,
+                                  const rill_dims *slice, bool keep_lod);
+
 /* Where strided_slice reads: output element k along dim d comes from input index
  * first[d] + k * step[d]; len holds the output dims before decrease_axis (-1 unknown),
  * out after. Paddle 1.8.5's rules: a negative stride slices [end + 1, start + 1) (ends

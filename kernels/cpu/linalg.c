@@ -21,19 +21,26 @@ static rill_status *grad_out(rill_kernel_ctx *ctx, size_t slot, rill_dtype dt,
   return rill_kout_check_dims(ctx, slot, 0, *out, &like->dims);
 }
 
-/* ---- bmm: C[b] (+)= op(A[b]) op(B[b]) with A [M, K] or its transpose ---- */
+/* ---- matrix products: bmm, and addmm's gradients ---- */
 
-#define BMM(T, DT, NAME, GRAD)                                                               \
-  static void NAME##_mm(const T *a, const T *b, T *c, int64_t M, int64_t K, int64_t N,     \
-                        bool ta, bool tb) {                                                 \
+/* c = alpha * op(a) op(b) for op(a) [M, K], op(b) [K, N]; ta / tb: a is stored [K, M],
+ * b [N, K]. */
+#define MM(T, NAME)                                                                         \
+  static void NAME(const T *a, const T *b, T *c, int64_t M, int64_t K, int64_t N, bool ta,  \
+                   bool tb, double alpha) {                                                 \
     for (int64_t m = 0; m < M; m++)                                                         \
       for (int64_t n = 0; n < N; n++) {                                                     \
         double s = 0;                                                                       \
         for (int64_t k = 0; k < K; k++)                                                     \
           s += (double)a[ta ? k * M + m : m * K + k] * (double)b[tb ? n * K + k : k * N + n]; \
-        c[m * N + n] = (T)s;                                                                \
+        c[m * N + n] = (T)(alpha * s);                                                      \
       }                                                                                     \
-  }                                                                                         \
+  }
+
+MM(float, mm_fp32)
+MM(double, mm_fp64)
+
+#define BMM(T, DT, NAME, GRAD, MMF)                                                          \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                                 \
     rill_tensor *x, *y, *out;                                                               \
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                             \
@@ -48,7 +55,7 @@ static rill_status *grad_out(rill_kernel_ctx *ctx, size_t slot, rill_dtype dt,
     const T *xp = rill_tensor_ptr(x), *yp = rill_tensor_ptr(y);                             \
     T *op = rill_tensor_ptr(out);                                                           \
     for (int64_t i = 0; i < B; i++)                                                         \
-      NAME##_mm(xp + i * M * K, yp + i * K * N, op + i * M * N, M, K, N, false, false);     \
+      MMF(xp + i * M * K, yp + i * K * N, op + i * M * N, M, K, N, false, false, 1.0);     \
     return NULL;                                                                            \
   }                                                                                         \
   rill_status *GRAD(rill_kernel_ctx *ctx) {                                                 \
@@ -67,17 +74,17 @@ static rill_status *grad_out(rill_kernel_ctx *ctx, size_t slot, rill_dtype dt,
     const T *xp = rill_tensor_ptr(x), *yp = rill_tensor_ptr(y), *gp = rill_tensor_ptr(g);   \
     for (int64_t i = 0; i < B; i++) {                                                       \
       if (dx) /* [M, N] [K, N]^T */                                                         \
-        NAME##_mm(gp + i * M * N, yp + i * K * N, (T *)rill_tensor_ptr(dx) + i * M * K, M, N, \
-                  K, false, true);                                                          \
+        MMF(gp + i * M * N, yp + i * K * N, (T *)rill_tensor_ptr(dx) + i * M * K, M, N, K,    \
+            false, true, 1.0);                                                              \
       if (dy) /* [M, K]^T [M, N] */                                                         \
-        NAME##_mm(xp + i * M * K, gp + i * M * N, (T *)rill_tensor_ptr(dy) + i * K * N, K, M, \
-                  N, true, false);                                                          \
+        MMF(xp + i * M * K, gp + i * M * N, (T *)rill_tensor_ptr(dy) + i * K * N, K, M, N,    \
+            true, false, 1.0);                                                              \
     }                                                                                       \
     return NULL;                                                                            \
   }
 
-BMM(float, RILL_DTYPE_FP32, rill_cpu_bmm_fp32, rill_cpu_bmm_grad_fp32)
-BMM(double, RILL_DTYPE_FP64, rill_cpu_bmm_fp64, rill_cpu_bmm_grad_fp64)
+BMM(float, RILL_DTYPE_FP32, rill_cpu_bmm_fp32, rill_cpu_bmm_grad_fp32, mm_fp32)
+BMM(double, RILL_DTYPE_FP64, rill_cpu_bmm_fp64, rill_cpu_bmm_grad_fp64, mm_fp64)
 
 /* ---- dot ---- */
 
@@ -323,7 +330,7 @@ static rill_status *addmm_dims(rill_kernel_ctx *ctx, const rill_tensor *in, cons
   return NULL;
 }
 
-#define ADDMM(T, DT, NAME, GRAD)                                                             \
+#define ADDMM(T, DT, NAME, GRAD, MMF)                                                             \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                                 \
     rill_tensor *in, *x, *y, *out;                                                          \
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &in));                                            \
@@ -370,26 +377,12 @@ static rill_status *addmm_dims(rill_kernel_ctx *ctx, const rill_tensor *in, cons
       for (int64_t m = 0; m < M; m++)                                                       \
         for (int64_t n = 0; n < N; n++) dp[(m % im) * in_ + n % in_] += (T)(beta * gp[m * N + n]); \
     }                                                                                       \
-    if (dx) {                                                                               \
-      T *dp = rill_tensor_ptr(dx);                                                          \
-      for (int64_t m = 0; m < M; m++)                                                       \
-        for (int64_t k = 0; k < K; k++) {                                                   \
-          double s = 0;                                                                     \
-          for (int64_t n = 0; n < N; n++) s += (double)gp[m * N + n] * (double)yp[k * N + n]; \
-          dp[m * K + k] = (T)(alpha * s);                                                   \
-        }                                                                                   \
-    }                                                                                       \
-    if (dy) {                                                                               \
-      T *dp = rill_tensor_ptr(dy);                                                          \
-      for (int64_t k = 0; k < K; k++)                                                       \
-        for (int64_t n = 0; n < N; n++) {                                                   \
-          double s = 0;                                                                     \
-          for (int64_t m = 0; m < M; m++) s += (double)xp[m * K + k] * (double)gp[m * N + n]; \
-          dp[k * N + n] = (T)(alpha * s);                                                   \
-        }                                                                                   \
-    }                                                                                       \
+    if (dx) /* alpha Out@GRAD Y^T */                                                        \
+      MMF(gp, yp, (T *)rill_tensor_ptr(dx), M, N, K, false, true, alpha);                   \
+    if (dy) /* alpha X^T Out@GRAD */                                                        \
+      MMF(xp, gp, (T *)rill_tensor_ptr(dy), K, M, N, true, false, alpha);                   \
     return NULL;                                                                            \
   }
 
-ADDMM(float, RILL_DTYPE_FP32, rill_cpu_addmm_fp32, rill_cpu_addmm_grad_fp32)
-ADDMM(double, RILL_DTYPE_FP64, rill_cpu_addmm_fp64, rill_cpu_addmm_grad_fp64)
+ADDMM(float, RILL_DTYPE_FP32, rill_cpu_addmm_fp32, rill_cpu_addmm_grad_fp32, mm_fp32)
+ADDMM(double, RILL_DTYPE_FP64, rill_cpu_addmm_fp64, rill_cpu_addmm_grad_fp64, mm_fp64)

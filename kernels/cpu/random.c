@@ -81,7 +81,8 @@ static uint64_t below(rill_rng *rng, uint64_t n) {
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *out;                                                                     \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                        \
-    int64_t lo = ctx->attrs[RILL_RANDINT_ATTR_LOW].v.i, hi = ctx->attrs[RILL_RANDINT_ATTR_HIGH].v.i; \
+    int64_t lo = ctx->attrs[RILL_RANDINT_ATTR_LOW].v.i;                                   \
+    int64_t hi = ctx->attrs[RILL_RANDINT_ATTR_HIGH].v.i;                                  \
     if (lo >= hi) return rill_kernel_error(ctx, "low %lld must be less than high %lld",   \
                                            (long long)lo, (long long)hi);                 \
     rill_rng rng;                                                                         \

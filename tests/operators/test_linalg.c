@@ -92,8 +92,12 @@ static void xy_grad(const char *op, const int64_t *xd, size_t xn, const int64_t 
   fd_check(&fc);
 }
 
-static void set_p(op_harness *h, const void *arg) { OK(op_harness_attr_float(h, "p", *(const float *)arg)); }
-static void set_dim(op_harness *h, const void *arg) { OK(op_harness_attr_int(h, "dim", *(const int *)arg)); }
+static void set_p(op_harness *h, const void *arg) {
+  OK(op_harness_attr_float(h, "p", *(const float *)arg));
+}
+static void set_dim(op_harness *h, const void *arg) {
+  OK(op_harness_attr_int(h, "dim", *(const int *)arg));
+}
 
 Test(linalg, gradients_match_finite_differences) {
   xy_grad("bmm", DIMS(2, 3, 4), DIMS(2, 4, 2), NULL, NULL);

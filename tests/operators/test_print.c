@@ -30,7 +30,8 @@ Test(print, passes_in_through_and_prints_paddles_layout) {
   cr_assert(n > 0);
   const char *want[] = {"\thello\tThe place is:CPUPlace\n", "Tensor[feat]\n", "\tshape: [2,3,]\n",
                         "\tdtype: l\n", "\tdata: 0,1,2,3,\n"};
-  for (size_t i = 0; i < 5; i++) cr_assert_not_null(strstr(buf, want[i]), "%s lacks %s", buf, want[i]);
+  for (size_t i = 0; i < 5; i++)
+    cr_assert_not_null(strstr(buf, want[i]), "%s lacks %s", buf, want[i]);
 }
 
 static void backward_only(op_harness *h, const void *arg) {
