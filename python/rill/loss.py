@@ -1,14 +1,15 @@
 """Fluid 1.x's loss layers (re-exported by rill.layers): log_loss, huber_loss, smooth_l1,
 kldiv_loss, rank_loss, margin_rank_loss, label_smooth, bpr_loss and sigmoid_focal_loss
 append their ops (schemas in
-operators/loss.c); mse_loss and dice_loss are compositions emitting the ops Paddle's do."""
+operators/loss.c); mse_loss, dice_loss and npair_loss are compositions emitting the ops
+Paddle's do."""
 
 from . import layers
 from .framework import Variable
 
 __all__ = ['log_loss', 'huber_loss', 'smooth_l1', 'kldiv_loss', 'rank_loss',
            'margin_rank_loss', 'label_smooth', 'mse_loss', 'dice_loss', 'bpr_loss',
-           'sigmoid_focal_loss']
+           'sigmoid_focal_loss', 'npair_loss']
 
 _FLOATS = ('float32', 'float64')
 
@@ -148,3 +149,26 @@ def sigmoid_focal_loss(x, label, fg_num, gamma=2.0, alpha=0.25):
     return _op('sigmoid_focal_loss', 'sigmoid_focal_loss',
                {'X': x, 'Label': label, 'FgNum': fg_num}, ['Out'],
                {'gamma': float(gamma), 'alpha': float(alpha)}, x.dtype.name)[0]
+
+
+def npair_loss(anchor, positive, labels, l2_reg=0.002):
+    """The N-pair loss of anchor and positive embeddings [B, D] with labels [B]: the
+    soft-label cross entropy of anchor positive^T against the same-label matrix (rows
+    normalised), averaged, plus l2_reg / 4 times the mean squared norms of both."""
+    _check(anchor, 'anchor', 'npair_loss')
+    _check(positive, 'positive', 'npair_loss')
+    _check(labels, 'labels', 'npair_loss', ('float32', 'float64', 'int64'))
+    batch = labels.shape[0]
+    if batch is None or batch <= 0:
+        raise ValueError("npair_loss: the batch size of labels ('%s') must be known, got %s"
+                         % (labels.name, list(labels.shape)))
+    L = layers
+    lab = L.expand(L.reshape(labels, shape=[batch, 1], inplace=True), expand_times=[1, batch])
+    lab = L.cast(L.equal(lab, L.transpose(lab, perm=[1, 0])), 'float32')
+    lab = lab / L.reduce_sum(lab, dim=1, keep_dim=True)
+    l2 = L.reduce_mean(L.reduce_sum(L.square(anchor), 1)) + \
+        L.reduce_mean(L.reduce_sum(L.square(positive), 1))
+    l2 = l2 * 0.25 * l2_reg
+    sim = L.matmul(anchor, positive, transpose_x=False, transpose_y=True)
+    ce = L.softmax_with_cross_entropy(logits=sim, label=lab, soft_label=True)
+    return l2 + L.reduce_mean(L.reduce_sum(lab * ce, 0))

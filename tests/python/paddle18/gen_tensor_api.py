@@ -80,6 +80,9 @@ CASES = {
         L.reshape(x, [1, 3, 4]), alpha=0.5, beta=2.0),
     'add_position_encoding_p2': lambda L, x, y: L.add_position_encoding(
         L.reshape(y, [2, 3, 2]), alpha=1.0, beta=0.25),
+    'npair_loss': lambda L, x, y: L.cast(L.npair_loss(
+        L.cast(x, 'float32'), L.cast(y, 'float32'),
+        L.assign(np.array([1, 0, 1], 'int64')), l2_reg=0.01), 'float64'),
     'strided_slice_vars': lambda L, x, y: L.strided_slice(
         x, [0, 1], [_i32(L, 2), 0], [-4, _i32(L, 4)], [-1, _i32(L, 3)]),
 }
