@@ -131,19 +131,7 @@ def build(fluid, name):
 
 def main():
     import paddle.fluid as fluid
-    data = manip.inputs()
-    saved = dict(data)
-    for name in CASES:
-        prog, startup, fetch, shapes = build(fluid, name)
-        exe = fluid.Executor(fluid.CPUPlace())
-        with fluid.scope_guard(fluid.Scope()):
-            exe.run(startup)
-            got = exe.run(prog, feed=dict(data, **manip.weights(shapes)), fetch_list=fetch)
-        saved['%s.count' % name] = np.array(len(got))
-        for i, v in enumerate(got):
-            saved['%s.%d' % (name, i)] = np.asarray(v)
-    os.makedirs(OUT, exist_ok=True)
-    np.savez_compressed(os.path.join(OUT, 'expected.npz'), **saved)
+    manip.record(fluid, build, CASES, OUT)
 
 
 if __name__ == '__main__':
