@@ -16,7 +16,8 @@ __all__ = ['logsumexp', 'clamp', 'addcmul', 't', 'nonzero', 'elementwise_equal',
            'get_tensor_from_selected_rows', 'while_loop', 'strided_slice', 'bmm', 'dot',
            'cross', 'dist', 'addmm', 'meshgrid', 'diag_embed', 'multiplex', 'allclose',
            'uniform_random_batch_size_like', 'gaussian_random_batch_size_like', 'randint',
-           'randperm', 'sampling_id', 'Print', 'add_position_encoding']
+           'randperm', 'sampling_id', 'Print', 'add_position_encoding',
+           'bilinear_tensor_product']
 
 _FLOATS = ('float32', 'float64')
 
@@ -571,3 +572,20 @@ def add_position_encoding(input, alpha, beta, name=None):
     h.append('add_position_encoding', {'X': input}, {'Out': out},
              {'alpha': float(alpha), 'beta': float(beta)})
     return out
+
+
+def bilinear_tensor_product(x, y, size, act=None, name=None, param_attr=None, bias_attr=None):
+    """out[b, i] = act(x[b] W[i] y[b]^T + bias[i]) for x [B, M], y [B, N], a parameter W
+    [size, M, N] and (unless bias_attr is False) a bias [1, size]."""
+    _check(x, 'x', 'bilinear_tensor_product', _FLOATS)
+    _check(y, 'y', 'bilinear_tensor_product', _FLOATS)
+    h = layers._Helper('bilinear_tensor_product', name)
+    dtype = x.dtype.name
+    w = h.param(param_attr, [size, x.shape[1], y.shape[1]], dtype)
+    ins = {'X': x, 'Y': y, 'Weight': w}
+    b = h.param(bias_attr, [1, size], dtype, is_bias=True)
+    if b is not None:
+        ins['Bias'] = b
+    out = h.tmp(dtype)
+    h.append('bilinear_tensor_product', ins, {'Out': out})
+    return h.act(out, act)

@@ -20,7 +20,8 @@ import gen_tensor_manip as manip  # noqa: E402
 WANT = dict(np.load(os.path.join(DATA, 'tensor_api', 'expected.npz')))
 
 # Cases computed in float32 inside (summation order differs from Paddle's): (rtol, atol).
-TOL = {'npair_loss': (1e-5, 1e-6)}
+TOL = {'npair_loss': (1e-5, 1e-6), 'bilinear_tensor_product': (1e-5, 1e-5),
+       'bilinear_tensor_product_nobias': (1e-5, 1e-5)}
 
 
 def run_case(name):

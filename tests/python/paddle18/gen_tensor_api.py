@@ -6,6 +6,7 @@ tests/python/test_tensor_api.py with rill): float64 inputs x [3, 4] and y [3, 4]
 layer, and for float outputs the loss sum(out_i * w_i) over fixed weights, minimized by
 SGD with a zero rate so the gradients of x and y are fetched. The file holds x, y and
 every fetch. Run with PaddlePaddle 1.8.5 (README.md)."""
+import importlib
 import os
 
 import numpy as np
@@ -30,6 +31,20 @@ def _op(L, op, x, attrs):
 
 def _i32(L, v):
     return L.fill_constant([1], 'int32', v)
+
+
+def _btp(L, x, y, bias=True):
+    """bilinear_tensor_product of x [3, 4] and y[:, :3] with seeded parameters, in float32
+    (Paddle 1.8.5's NumpyArrayInitializer takes no float64)."""
+    fluid = importlib.import_module(L.__name__.rsplit('.', 1)[0])
+    rng = np.random.RandomState(21)
+    init = fluid.initializer.NumpyArrayInitializer
+    w = fluid.ParamAttr(initializer=init(np.round(rng.randn(2, 4, 3), 2).astype('float32')))
+    b = fluid.ParamAttr(initializer=init(np.array([[0.5, -0.25]], 'float32'))) if bias else False
+    out = L.bilinear_tensor_product(L.cast(x, 'float32'), L.cast(L.slice(y, [1], [0], [3]),
+                                                                  'float32'),
+                                    2, param_attr=w, bias_attr=b)
+    return L.cast(out, 'float64')
 
 
 # name -> the layer call on (L, x, y)
@@ -83,6 +98,8 @@ CASES = {
     'npair_loss': lambda L, x, y: L.cast(L.npair_loss(
         L.cast(x, 'float32'), L.cast(y, 'float32'),
         L.assign(np.array([1, 0, 1], 'int64')), l2_reg=0.01), 'float64'),
+    'bilinear_tensor_product': lambda L, x, y: _btp(L, x, y),
+    'bilinear_tensor_product_nobias': lambda L, x, y: _btp(L, x, y, bias=False),
     'strided_slice_vars': lambda L, x, y: L.strided_slice(
         x, [0, 1], [_i32(L, 2), 0], [-4, _i32(L, 4)], [-1, _i32(L, 3)]),
 }
