@@ -2276,7 +2276,7 @@ from .normalize import *  # noqa: E402,F401,F403
 __all__ += _normalize.__all__
 from . import tensor_api as _tensor_api  # noqa: E402
 from .tensor_api import *  # noqa: E402,F401,F403
-__all__ += _tensor_api.__all__
+__all__ += _tensor_api.__all__ + sorted(_tensor_api.BUILTIN_NAMED)
 from . import detection as _detection  # noqa: E402
 from .detection import *  # noqa: E402,F401,F403
 __all__ += _detection.__all__
@@ -2285,4 +2285,5 @@ from .distributions import *  # noqa: E402,F401,F403
 __all__ += _distributions.__all__
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
-__getattr__ = _module_getattr('fluid.layers', 'rill.layers', _manip.BUILTIN_NAMED)
+__getattr__ = _module_getattr('fluid.layers', 'rill.layers',
+                              dict(_manip.BUILTIN_NAMED, **_tensor_api.BUILTIN_NAMED))

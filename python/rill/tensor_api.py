@@ -589,3 +589,22 @@ def bilinear_tensor_product(x, y, size, act=None, name=None, param_attr=None, bi
     out = h.tmp(dtype)
     h.append('bilinear_tensor_product', ins, {'Out': out})
     return h.act(out, act)
+
+
+def hash(input, hash_size, num_hash=1, name=None):
+    """num_hash XXH64 hashes (seeds 0 .. num_hash-1) of each row of an int32/int64 input
+    [N, D], each modulo hash_size: [N, num_hash, 1] of input's dtype, input's LoD kept."""
+    _check(input, 'input', 'hash', ('int32', 'int64'))
+    for v, what in ((hash_size, 'hash_size'), (num_hash, 'num_hash')):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise TypeError('hash: %s must be an int, not %r' % (what, v))
+    h = layers._Helper('hash', name)
+    out = h.tmp(input.dtype.name, stop_gradient=True)
+    h.append('hash', {'X': input}, {'Out': out},
+             {'num_hash': num_hash, 'mod_by': hash_size})
+    return out
+
+
+# Layers named like Python builtins (see manip.BUILTIN_NAMED): provided by rill.layers'
+# module __getattr__, not bound as its globals.
+BUILTIN_NAMED = {'hash': hash}

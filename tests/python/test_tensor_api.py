@@ -214,3 +214,24 @@ def test_print_writes_paddles_layout_and_passes_the_gradient(capfd):
     assert err.count('The place is:CPUPlace') == 3, err
     with pytest.raises(ValueError, match="print_phase must be"):
         L.Print(x, print_phase='sideways')
+
+
+def test_hash_as_paddle18_op():
+    # Paddle 1.8.5's layers.hash rejects every call (its type check passes dtype names to
+    # isinstance); these are the values its hash op gives for the same rows and LoD.
+    x = fluid.data('x', [None, 2], 'int32', lod_level=1)
+    x64 = fluid.data('x64', [None, 3], 'int64')
+    o, o2 = L.hash(x, hash_size=1000, num_hash=3), L.hash(x64, 97)
+    assert (o.shape, o.dtype.name, o2.shape) == ((-1, 3, 1), 'int32', (-1, 1, 1))
+    t = fluid.create_lod_tensor(np.array([[1, 2], [3, 4], [-5, 70000]], 'int32'), [[1, 2]],
+                                fluid.CPUPlace())
+    exe = fluid.Executor(fluid.CPUPlace())
+    got, got2 = exe.run(feed={'x': t, 'x64': np.array([[1, 2, 3], [0, 0, 0]], 'int64')},
+                        fetch_list=[o, o2], return_numpy=False)
+    np.testing.assert_array_equal(np.array(got).reshape(3, 3),
+                                  [[722, 407, 337], [603, 590, 386], [776, 29, 439]])
+    assert got.lod() == [[0, 1, 3]]
+    np.testing.assert_array_equal(np.array(got2).ravel(), [92, 13])
+    assert 'hash' not in vars(L) and L.hash is not hash  # the builtin stays the builtin
+    with pytest.raises(TypeError, match='hash: hash_size must be an int'):
+        L.hash(x, 10.0)
