@@ -126,16 +126,7 @@ static rill_status *slice_grad_infer(rill_infer_ctx *ctx) {
   char err[256];
   if (!infer_plan(ctx, &x->dims, &plan, err, sizeof err))
     return rill_infer_error(ctx, "input Input (%s): %s", rill_infer_in_name(ctx, IN_INPUT, 0), err);
-  int64_t a = rill_span_prod(&plan.out, 0, plan.out.n), b = rill_span_prod(&dout->dims, 0, dout->dims.n);
-  if (a >= 0 && b >= 0 && a != b) {
-    char s1[RILL_DIMS_STR_MAX], s2[RILL_DIMS_STR_MAX];
-    return rill_infer_error(ctx, "input Out@GRAD (%s) has shape %s but the slice has shape %s",
-                            rill_infer_in_name(ctx, G_DOUT, 0),
-                            rill_dims_str(&dout->dims, s1, sizeof s1),
-                            rill_dims_str(&plan.out, s2, sizeof s2));
-  }
-  rill_meta_set(dx, dout->dtype, &x->dims, x->lod_level, IN_INPUT, 0);
-  return NULL;
+  return rill_slice_grad_meta(ctx, IN_INPUT, G_DOUT, &plan.out, true);
 }
 
 const rill_op_schema rill_schema_slice_grad = {

@@ -347,8 +347,7 @@ bool rill_reshape_target(const rill_tensor *const *list, size_t nlist, const ril
   return true;
 }
 
-/* Bound i of a slice: false when unknown (compile time or an unset tensor). */
-static bool bound_at(const rill_slice_bounds *b, size_t i, int64_t *v) {
+bool rill_slice_bound_at(const rill_slice_bounds *b, size_t i, int64_t *v) {
   if (b->tensor_present) return rill_int_tensor_at(b->tensor, (int64_t)i, v);
   if (b->nlist > 0) return b->list && i < b->nlist && rill_int_tensor_at(b->list[i], 0, v);
   if (i < b->attr->n) {
@@ -358,7 +357,7 @@ static bool bound_at(const rill_slice_bounds *b, size_t i, int64_t *v) {
   return false;
 }
 
-static size_t bound_count(const rill_slice_bounds *b, size_t fallback) {
+size_t rill_slice_bound_count(const rill_slice_bounds *b, size_t fallback) {
   if (b->tensor_present) return b->tensor ? (size_t)rill_tensor_numel(b->tensor) : fallback;
   if (b->nlist > 0) return b->nlist;
   return b->attr->n;
@@ -374,7 +373,7 @@ bool rill_slice_plan_make(const rill_dims *in, const rill_attr_value *axes,
     plan->start[d] = 0;
     plan->len[d] = in->d[d];
   }
-  size_t ns = bound_count(starts, na), ne = bound_count(ends, na);
+  size_t ns = rill_slice_bound_count(starts, na), ne = rill_slice_bound_count(ends, na);
   if (ns != na || ne != na) {
     snprintf(err, errlen, "%zu axes but %zu starts and %zu ends", na, ns, ne);
     return false;
@@ -390,7 +389,7 @@ bool rill_slice_plan_make(const rill_dims *in, const rill_attr_value *axes,
     seen[ax] = true;
     int64_t dim = in->d[ax], s, e;
     bool flagged = !runtime && i < infer_flags->n && infer_flags->list.ints[i] == -1;
-    if (dim < 0 || flagged || !bound_at(starts, i, &s) || !bound_at(ends, i, &e)) {
+    if (dim < 0 || flagged || !rill_slice_bound_at(starts, i, &s) || !rill_slice_bound_at(ends, i, &e)) {
       if (runtime && dim >= 0) {
         snprintf(err, errlen, "the start or end of axis %d is not an int32/int64 value", ax);
         return false;
@@ -505,5 +504,53 @@ rill_status *rill_grad_like_input_infer(rill_infer_ctx *ctx) {
   if (!rill_infer_in(ctx, 0, 0))
     return rill_infer_error(ctx, "needs input %s", ctx->schema->inputs[0].name);
   if (rill_infer_out(ctx, 0, 0)) rill_grad_infer_like(ctx, 0, 0);
+  return NULL;
+}
+
+rill_status *rill_batch_size_like_dims(rill_infer_ctx *ctx, size_t slot, const rill_attr_value *s,
+                                       int32_t ii, int32_t oi, rill_dims *d) {
+  const rill_tensor_meta *in = rill_infer_in(ctx, slot, 0);
+  if (s->n < 1 || s->n > RILL_MAX_DIMS)
+    return rill_infer_error(ctx, "attribute shape has %zu dims: must have 1 to %d", s->n, RILL_MAX_DIMS);
+  if (oi < 0 || (size_t)oi >= s->n)
+    return rill_infer_error(ctx, "attribute output_dim_idx %d is outside shape's %zu dims", (int)oi, s->n);
+  d->n = (int32_t)s->n;
+  for (size_t i = 0; i < s->n; i++) d->d[i] = s->list.ints[i];
+  int64_t batch = -1;
+  if (in->known) {
+    if (ii < 0 || ii >= in->dims.n)
+      return rill_infer_error(ctx, "attribute input_dim_idx %d is outside input Input (%s)'s rank %d",
+                              (int)ii, rill_infer_in_name(ctx, slot, 0), (int)in->dims.n);
+    batch = in->dims.d[ii];
+  }
+  const rill_tensor *t = rill_infer_tensor(ctx, slot, 0);
+  if (t && ii == 0 && t->lod.nlevels > 0) {
+    const rill_lod_level *last = &t->lod.levels[t->lod.nlevels - 1];
+    batch = last->n > 0 ? (int64_t)last->n - 1 : 0;
+  }
+  d->d[oi] = batch;
+  bool runtime = ctx->in_tensors != NULL;
+  for (int i = 0; i < d->n; i++)
+    if (d->d[i] < (runtime ? 0 : -1))
+      return rill_infer_error(ctx, "output Out (%s) would have a negative extent at dim %d",
+                              rill_infer_out_name(ctx, 0, 0), i);
+  return NULL;
+}
+
+rill_status *rill_slice_grad_meta(rill_infer_ctx *ctx, size_t x_slot, size_t dout_slot,
+                                  const rill_dims *slice, bool keep_lod) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, x_slot, 0);
+  const rill_tensor_meta *dout = rill_infer_in(ctx, dout_slot, 0);
+  int64_t a = rill_span_prod(slice, 0, slice->n), b = rill_span_prod(&dout->dims, 0, dout->dims.n);
+  if (a >= 0 && b >= 0 && a != b) {
+    char s1[RILL_DIMS_STR_MAX], s2[RILL_DIMS_STR_MAX];
+    return rill_infer_error(ctx, "input Out@GRAD (%s) has shape %s but the slice has shape %s",
+                            rill_infer_in_name(ctx, dout_slot, 0),
+                            rill_dims_str(&dout->dims, s1, sizeof s1),
+                            rill_dims_str(slice, s2, sizeof s2));
+  }
+  if (keep_lod) rill_meta_set(rill_infer_out(ctx, 0, 0), dout->dtype, &x->dims, x->lod_level,
+                              (int)x_slot, 0);
+  else rill_meta_set(rill_infer_out(ctx, 0, 0), dout->dtype, &x->dims, 0, -1, -1);
   return NULL;
 }

@@ -91,10 +91,46 @@ typedef struct rill_slice_bounds {
   const rill_attr_value *attr; /* INTS */
 } rill_slice_bounds;
 
+/* The *_batch_size_like ops' output dims: attribute shape (INTS) with dim oi replaced by
+ * input slot's dim ii (for a LoD input and ii 0: its number of sequences, Paddle's
+ * rule); -1 while unknown at compile time. */
+rill_status *rill_batch_size_like_dims(rill_infer_ctx *ctx, size_t slot, const rill_attr_value *s,
+                                       int32_t ii, int32_t oi, rill_dims *d);
+
+/* Bound i: false when unknown (compile time or an unset tensor). The count: the tensor's
+ * element count (fallback while its value is unknown), the list's length or the attr's. */
+bool rill_slice_bound_at(const rill_slice_bounds *b, size_t i, int64_t *v);
+size_t rill_slice_bound_count(const rill_slice_bounds *b, size_t fallback);
+
 bool rill_slice_plan_make(const rill_dims *in, const rill_attr_value *axes,
                           const rill_slice_bounds *starts, const rill_slice_bounds *ends,
                           const rill_attr_value *infer_flags, const rill_attr_value *decrease,
                           bool runtime, rill_slice_plan *plan, char *err, size_t errlen);
+
+/* The gradient of a slice (slice_grad, strided_slice_grad): checks that Out@GRAD (input
+ * dout_slot) holds as many elements as the slice `slice` and gives output 0 the dims of
+ * input x_slot (and its LoD with keep_lod). Both inputs must be known. */
+rill_status *rill_slice_grad_meta(rill_infer_ctx *ctx, size_t x_slot, size_t dout_slot,
+                                  const rill_dims *slice, bool keep_lod);
+
+/* Where strided_slice reads: output element k along dim d comes from input index
+ * first[d] + k * step[d]; len holds the output dims before decrease_axis (-1 unknown),
+ * out after. Paddle 1.8.5's rules: a negative stride slices [end + 1, start + 1) (ends
+ * -1 meaning "through index 0") forwards with |stride| from its clamped lower end and
+ * reverses the result, so when the stride does not divide the span the elements differ
+ * from Python's x[start:end:stride]. */
+typedef struct rill_strided_plan {
+  int64_t first[RILL_MAX_DIMS];
+  int64_t step[RILL_MAX_DIMS];
+  int64_t len[RILL_MAX_DIMS];
+  rill_dims out;
+} rill_strided_plan;
+
+bool rill_strided_plan_make(const rill_dims *in, const rill_attr_value *axes,
+                            const rill_slice_bounds *starts, const rill_slice_bounds *ends,
+                            const rill_slice_bounds *strides, const rill_attr_value *infer_flags,
+                            const rill_attr_value *decrease, bool runtime,
+                            rill_strided_plan *plan, char *err, size_t errlen);
 
 /* Appends to `op` an input slot `param` holding the gradients of the forward output slot
  * `slot` (what rill_grad_of_output does, under another slot name), or an output slot

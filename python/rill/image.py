@@ -1,6 +1,6 @@
 """Fluid 1.x's image layers (re-exported by rill.layers): image_resize, interpolate,
-resize_bilinear and resize_nearest, appending bilinear_interp / nearest_interp with
-Paddle's attributes and size inputs (operators/interp.c); pixel_shuffle,
+resize_bilinear, resize_nearest and image_resize_short, appending bilinear_interp /
+nearest_interp with Paddle's attributes and size inputs (operators/interp.c); pixel_shuffle,
 shuffle_channel and space_to_depth (operators/rearrange.c); temporal_shift
 (operators/temporal_shift.c), fsp_matrix (the fsp op, operators/fsp.c), affine_grid
 (operators/affine_grid.c) and grid_sampler (operators/grid_sampler.c), each with its
@@ -11,7 +11,7 @@ from .framework import Variable
 
 __all__ = ['image_resize', 'interpolate', 'resize_bilinear', 'resize_nearest', 'pixel_shuffle',
            'shuffle_channel', 'space_to_depth', 'temporal_shift', 'fsp_matrix',
-           'affine_grid', 'grid_sampler']
+           'affine_grid', 'grid_sampler', 'image_resize_short']
 
 _METHODS = {'BILINEAR': 'bilinear', 'NEAREST': 'nearest'}
 
@@ -211,3 +211,18 @@ def grid_sampler(x, grid, name=None):
     out = h.tmp(x.dtype.name)
     h.append('grid_sampler', {'X': x, 'Grid': grid}, {'Output': out})
     return out
+
+
+def image_resize_short(input, out_short_len, resample='BILINEAR'):
+    """Resizes a 4-D NCHW input so its shorter spatial side is out_short_len, the other
+    scaled by the same ratio (rounded half up), through image_resize."""
+    if not isinstance(input, Variable):
+        raise TypeError('image_resize_short: input must be a Variable, got %r' % (input,))
+    if len(input.shape) != 4:
+        raise ValueError('The rank of input must be 4 (num_batches, channels, in_h, in_w).')
+    hw = list(input.shape[2:4])
+    short = hw.index(min(hw))
+    out = list(hw)
+    out[short] = out_short_len
+    out[1 - short] = int(float(hw[1 - short]) * (float(out_short_len) / float(hw[short])) + 0.5)
+    return image_resize(input=input, out_shape=out, resample=resample)

@@ -9,7 +9,8 @@ import numpy as np
 from . import core
 from .framework import (Variable, default_main_program, default_startup_program,
                         unique_name)
-from .initializer import Constant, Normal, Xavier
+from .initializer import Constant, Xavier
+from .initializer import Normal as _NormalInit
 from .param_attr import ParamAttr, WeightNormParamAttr
 
 __all__ = ['data', 'fc', 'embedding', 'conv2d', 'pool2d', 'batch_norm', 'layer_norm',
@@ -282,7 +283,7 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
     fs = _pair(filter_size, 'filter_size')
     std = (2.0 / (fs[0] * fs[1] * c)) ** 0.5
     w = h.param(param_attr, [num_filters, c // groups] + fs, input.dtype.name,
-                default_initializer=Normal(0.0, std, 0))
+                default_initializer=_NormalInit(0.0, std, 0))
     pre = h.tmp(input.dtype.name)
     h.append('conv2d', {'Input': input, 'Filter': w}, {'Output': pre},
              {'strides': _pair(stride, 'stride'), 'paddings': _pair(padding, 'padding'),
@@ -2309,6 +2310,13 @@ __all__ += _detection.__all__
 
 from .data_loader import (py_reader, create_py_reader_by_data, read_file,  # noqa: E402,F401
                           double_buffer)
+from . import tensor_api as _tensor_api  # noqa: E402
+from .tensor_api import *  # noqa: E402,F401,F403
+__all__ += _tensor_api.__all__ + sorted(_tensor_api.BUILTIN_NAMED)
+from . import distributions as _distributions  # noqa: E402
+from .distributions import *  # noqa: E402,F401,F403
+__all__ += _distributions.__all__
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
-__getattr__ = _module_getattr('fluid.layers', 'rill.layers', _manip.BUILTIN_NAMED)
+__getattr__ = _module_getattr('fluid.layers', 'rill.layers',
+                              dict(_manip.BUILTIN_NAMED, **_tensor_api.BUILTIN_NAMED))

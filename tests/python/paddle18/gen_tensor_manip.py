@@ -115,6 +115,12 @@ OUT_SHAPES = {'expand_as': [3, 8], 'crop_tensor': [2, 3], 'crop_tensor_vars': [2
 
 
 def build(fluid, name):
+    return build_layer(fluid, CASES[name], name in FORWARD, OUT_SHAPES.get(name))
+
+
+def build_layer(fluid, layer, forward=False, out_shape=None):
+    """build's program for the layer call layer(L, x, y); forward: compare the outputs
+    only; out_shape: the weights' shape where Paddle leaves the output's unknown."""
     L = fluid.layers
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
@@ -125,13 +131,13 @@ def build(fluid, name):
                                                      default_initializer=zero))
         y = L.elementwise_add(yd, L.create_parameter([1], 'float64', name='by',
                                                      default_initializer=zero))
-        out = CASES[name](L, x, y)
+        out = layer(L, x, y)
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
         shapes, terms = [], []
         for i, o in enumerate(outs):
-            if o.dtype != xd.dtype or name in FORWARD:
+            if o.dtype != xd.dtype or forward:
                 continue
-            shape = OUT_SHAPES.get(name, list(o.shape))
+            shape = out_shape or list(o.shape)
             w = fluid.data('w%d' % i, shape, 'float64')
             shapes.append(shape)
             terms.append(L.reduce_sum(L.elementwise_mul(o, w)))
@@ -154,12 +160,13 @@ def weights(shapes):
     return {'w%d' % i: rng.randn(*s) for i, s in enumerate(shapes)}
 
 
-def main():
-    import paddle.fluid as fluid
+def record(fluid, build_case, names, out_dir):
+    """Runs build_case(fluid, name) for each name on inputs() and the weights, and writes
+    x, y and every fetch (with each case's fetch count) to out_dir/expected.npz."""
     data = inputs()
     saved = dict(data)
-    for name in CASES:
-        prog, startup, fetch, shapes = build(fluid, name)
+    for name in names:
+        prog, startup, fetch, shapes = build_case(fluid, name)
         exe = fluid.Executor(fluid.CPUPlace())
         scope = fluid.Scope()
         with fluid.scope_guard(scope):
@@ -169,8 +176,13 @@ def main():
         saved['%s.count' % name] = np.array(len(got))
         for i, v in enumerate(got):
             saved['%s.%d' % (name, i)] = np.asarray(v)
-    os.makedirs(OUT, exist_ok=True)
-    np.savez_compressed(os.path.join(OUT, 'expected.npz'), **saved)
+    os.makedirs(out_dir, exist_ok=True)
+    np.savez_compressed(os.path.join(out_dir, 'expected.npz'), **saved)
+
+
+def main():
+    import paddle.fluid as fluid
+    record(fluid, build, CASES, OUT)
 
 
 if __name__ == '__main__':
