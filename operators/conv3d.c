@@ -58,6 +58,14 @@ static rill_status *conv3d_infer(rill_infer_ctx *ctx) {
   return NULL;
 }
 
+static rill_status *conv3d_grad_maker(rill_grad_ctx *ctx) {
+  static const char *const fwd[] = {"Input", "Filter"};
+  static const char *const gout[] = {"Output"};
+  static const char *const gin[] = {"Input", "Filter"};
+  return rill_grad_emit(ctx, "conv3d_grad", fwd, RILL_COUNTOF(fwd), gout, RILL_COUNTOF(gout), gin,
+                        RILL_COUNTOF(gin));
+}
+
 const rill_op_schema rill_schema_conv3d = {
     .type = "conv3d",
     .doc = "3-D convolution (NCDHW) with strides, paddings, dilations and groups.",
@@ -68,7 +76,67 @@ const rill_op_schema rill_schema_conv3d = {
     .attrs = attrs,
     .nattrs = RILL_COUNTOF(attrs),
     .infer = conv3d_infer,
-    .grad = NULL,
+    .grad = conv3d_grad_maker,
+    .kernel_dtype_slot = CONV3D_IN_INPUT,
+    .dtype_attr = -1,
+};
+
+/* ---- conv3d_grad: Input, Filter, Output@GRAD -> Input@GRAD, Filter@GRAD ---- */
+
+static const rill_slot_schema grad_inputs[] = {
+    [CONV3D_IN_INPUT] = {"Input", 0, "forward Input"},
+    [CONV3D_IN_FILTER] = {"Filter", 0, "forward Filter"},
+    [CONV3D_GRAD_IN_OUT] = {"Output", RILL_SLOT_DISPENSABLE, "forward Output (not read)"},
+    [CONV3D_GRAD_IN_DOUT] = {"Output@GRAD", 0, "gradient of Output"},
+};
+static const rill_slot_schema grad_outputs[] = {
+    {"Input@GRAD", RILL_SLOT_DISPENSABLE, "gradient of Input"},
+    {"Filter@GRAD", RILL_SLOT_DISPENSABLE, "gradient of Filter"},
+};
+
+static rill_status *conv3d_grad_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, CONV3D_IN_INPUT, 0);
+  const rill_tensor_meta *f = rill_infer_in(ctx, CONV3D_IN_FILTER, 0);
+  const rill_tensor_meta *dy = rill_infer_in(ctx, CONV3D_GRAD_IN_DOUT, 0);
+  if (!x || !f || !dy) return rill_infer_error(ctx, "needs inputs Input, Filter and Output@GRAD");
+  if (x->known && f->known && dy->known) {
+    conv3d_geom g;
+    const char *err = conv3d_geom_get(ctx->attrs, &x->dims, &f->dims, &g);
+    if (err)
+      return rill_infer_error(ctx, "Input (%s), Filter (%s): %s", rill_infer_in_name(ctx, 0, 0),
+                              rill_infer_in_name(ctx, 1, 0), err);
+    rill_dims od = {5, {g.n, g.m, g.out[0], g.out[1], g.out[2]}};
+    bool match = dy->dims.n == 5 && dy->dtype == x->dtype;
+    for (int i = 0; match && i < 5; i++)
+      match = od.d[i] < 0 || dy->dims.d[i] < 0 || od.d[i] == dy->dims.d[i];
+    if (!match) {
+      char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+      return rill_infer_error(ctx, "input Output@GRAD (%s) is %s %s, the forward output is %s %s",
+                              rill_infer_in_name(ctx, CONV3D_GRAD_IN_DOUT, 0),
+                              rill_dtype_name(dy->dtype), rill_dims_str(&dy->dims, a, sizeof a),
+                              rill_dtype_name(x->dtype), rill_dims_str(&od, b, sizeof b));
+    }
+  }
+  for (size_t i = 0; i < 2; i++) {
+    rill_tensor_meta *o = rill_infer_out(ctx, i, 0);
+    const rill_tensor_meta *src = i == 0 ? x : f;
+    if (!o) continue;
+    if (src->known) rill_meta_set(o, src->dtype, &src->dims, src->lod_level, -1, -1);
+    else rill_meta_unknown(o);
+  }
+  return NULL;
+}
+
+const rill_op_schema rill_schema_conv3d_grad = {
+    .type = "conv3d_grad",
+    .doc = "Gradients of conv3d: Filter@GRAD (vol2col + GEMM) and Input@GRAD (GEMM + col2vol).",
+    .inputs = grad_inputs,
+    .ninputs = RILL_COUNTOF(grad_inputs),
+    .outputs = grad_outputs,
+    .noutputs = RILL_COUNTOF(grad_outputs),
+    .attrs = attrs,
+    .nattrs = RILL_COUNTOF(attrs),
+    .infer = conv3d_grad_infer,
     .kernel_dtype_slot = CONV3D_IN_INPUT,
     .dtype_attr = -1,
 };

@@ -10,6 +10,8 @@
 #include "framework/registry/registry.h"
 
 enum { CONV3D_IN_INPUT, CONV3D_IN_FILTER, CONV3D_IN_RESIDUAL };
+/* conv3d_grad's inputs: Input, Filter, Output (not read), Output@GRAD. */
+enum { CONV3D_GRAD_IN_OUT = 2, CONV3D_GRAD_IN_DOUT = 3 };
 enum { CONV3D_A_STRIDES, CONV3D_A_PADDINGS, CONV3D_A_PADALG, CONV3D_A_GROUPS, CONV3D_A_DILATIONS,
        CONV3D_A_FORMAT };
 
