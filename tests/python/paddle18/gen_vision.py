@@ -1,0 +1,101 @@
+"""The programs of tests/python/test_vision.py, built the same way with paddle.fluid or
+rill: conv3d and adaptive_pool2d (and their gradients) on seeded inputs and parameters. Run under Paddle 1.8.5
+(`PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python /tmp/pd18/bin/python gen_vision.py`) it
+prints Paddle's outputs as the REF literal that the test embeds."""
+import sys
+
+import numpy as np
+
+import gen_seqops
+
+SEED = 20201129
+
+CONV3D_CASES = {
+    # 3x3x3, padding 1, a bias
+    'conv3d_basic': dict(shape=(2, 3, 4, 5, 4), num_filters=4, filter_size=3, stride=1,
+                         padding=1, dilation=1, groups=None, bias=True, act=None),
+    # groups, asymmetric paddings (6 values), strides and dilations per dim, relu
+    'conv3d_groups': dict(shape=(1, 4, 5, 6, 7), num_filters=6, filter_size=[2, 3, 2],
+                          stride=[1, 2, 2], padding=[1, 0, 0, 1, 2, 1], dilation=[2, 1, 1],
+                          groups=2, bias=True, act='relu'),
+    # SAME with stride 2, no bias
+    'conv3d_same': dict(shape=(2, 2, 5, 4, 6), num_filters=3, filter_size=[3, 2, 3],
+                        stride=2, padding='SAME', dilation=1, groups=None, bias=False,
+                        act=None),
+}
+
+
+def build_conv3d(fluid, case):
+    """Output and the gradients of sum(Output * dout) with respect to the input and the
+    parameters."""
+    c = CONV3D_CASES[case]
+    r = np.random.RandomState(SEED + sorted(CONV3D_CASES).index(case))
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data('x', list(c['shape']), 'float32')
+        x.stop_gradient = False
+        y = fluid.layers.conv3d(x, c['num_filters'], c['filter_size'], stride=c['stride'],
+                                padding=c['padding'], dilation=c['dilation'],
+                                groups=c['groups'], bias_attr=None if c['bias'] else False,
+                                act=c['act'])
+        dout = fluid.data('dout', list(y.shape), 'float32')
+        loss = fluid.layers.reduce_sum(fluid.layers.elementwise_mul(y, dout))
+        fluid.optimizer.SGD(learning_rate=0.0).minimize(loss)
+    params = main.global_block().all_parameters()
+    values = {p.name: r.uniform(-0.5, 0.5, p.shape).astype('float32') for p in params}
+    feed = {'x': r.uniform(-1, 1, c['shape']).astype('float32'),
+            'dout': r.uniform(-1, 1, y.shape).astype('float32')}
+    fetch = [y.name, 'x@GRAD'] + [p.name + '@GRAD' for p in params]
+    return main, startup, feed, fetch, values
+
+
+POOL_CASES = {
+    # windows of unequal sizes that overlap ([7 -> 2], [5 -> 3])
+    'adaptive_pool2d_avg': dict(nd=2, shape=(2, 3, 7, 5), pool_size=[2, 3], pool_type='avg'),
+    'adaptive_pool2d_max': dict(nd=2, shape=(1, 2, 5, 8), pool_size=[3, 2], pool_type='max'),
+    # an int pool_size; out 4 of in 9
+    'adaptive_pool2d_int': dict(nd=2, shape=(1, 2, 9, 6), pool_size=4, pool_type='avg'),
+}
+
+
+def build_pool(fluid, case):
+    """Out and the gradients of sum(Out * dout) with respect to the input and to a
+    per-column scale parameter the input is multiplied by."""
+    c = POOL_CASES[case]
+    r = np.random.RandomState(SEED + 10 + sorted(POOL_CASES).index(case))
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data('x', list(c['shape']), 'float32')
+        x.stop_gradient = False
+        p = fluid.layers.create_parameter([c['shape'][-1]], 'float32', name='pool_scale',
+                                          default_initializer=fluid.initializer.Constant(1.5))
+        xs = fluid.layers.elementwise_mul(x, p)
+        layer = getattr(fluid.layers, 'adaptive_pool%dd' % c['nd'])
+        y = layer(xs, c['pool_size'], pool_type=c['pool_type'])
+        dout = fluid.data('dout', list(y.shape), 'float32')
+        loss = fluid.layers.reduce_sum(fluid.layers.elementwise_mul(y, dout))
+        fluid.optimizer.SGD(learning_rate=0.0).minimize(loss)
+    feed = {'x': r.uniform(-1, 1, c['shape']).astype('float32'),
+            'dout': r.uniform(-1, 1, y.shape).astype('float32')}
+    return main, startup, feed, [y.name, 'x@GRAD', 'pool_scale@GRAD'], {}
+
+
+def main():
+    import paddle
+    import paddle.fluid as fluid
+    assert paddle.__version__ == '1.8.5', paddle.__version__
+    np.set_printoptions(precision=9, threshold=100000)
+    print('REF = {')
+    cases = [(build_conv3d, c) for c in sorted(CONV3D_CASES)] + \
+        [(build_pool, c) for c in sorted(POOL_CASES)]
+    for build, case in cases:
+        outs = gen_seqops.run(fluid, build, case)
+        print('    %r: [' % case)
+        for o in outs:
+            print('        %r,' % (o.astype('float64').round(8).tolist(),))
+        print('    ],')
+    print('}')
+
+
+if __name__ == '__main__':
+    sys.exit(main())
