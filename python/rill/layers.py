@@ -12,7 +12,8 @@ from .framework import (Variable, default_main_program, default_startup_program,
 from .initializer import Constant, Normal, Xavier
 from .param_attr import ParamAttr, WeightNormParamAttr
 
-__all__ = ['data', 'fc', 'embedding', 'conv2d', 'conv3d', 'pool2d', 'adaptive_pool2d', 'batch_norm', 'layer_norm',
+__all__ = ['data', 'fc', 'embedding', 'conv2d', 'conv3d', 'pool2d', 'pool3d', 'adaptive_pool2d',
+           'adaptive_pool3d', 'batch_norm', 'layer_norm',
            'dropout', 'softmax', 'cross_entropy', 'softmax_with_cross_entropy',
            'square_error_cost', 'mean', 'accuracy', 'concat',
            'reshape', 'transpose',
@@ -408,12 +409,48 @@ def _adaptive_pool(nd, input, pool_size, pool_type, require_index, name):
     return out
 
 
+def pool3d(input, pool_size=-1, pool_type='max', pool_stride=1, pool_padding=0,
+           global_pooling=False, use_cudnn=True, ceil_mode=False, name=None, exclusive=True,
+           data_format='NCDHW'):
+    """Fluid 1.x's pool3d (NCDHW): max or avg over pool_size windows; pool_padding as
+    conv3d's padding (with 'VALID' refusing ceil_mode, as Paddle)."""
+    if pool_type not in ('max', 'avg'):
+        raise ValueError("pool3d: unknown pool_type %r: it can only be 'max' or 'avg'" %
+                         (pool_type,))
+    if global_pooling is False and pool_size == -1:
+        raise ValueError('pool3d: pool_size must be given unless global_pooling is True')
+    if not isinstance(use_cudnn, bool):
+        raise TypeError('pool3d: use_cudnn must be True or False, got %r' % (use_cudnn,))
+    if data_format != 'NCDHW':
+        raise ValueError("pool3d: data_format must be 'NCDHW' (rill has no NDHWC pool3d), "
+                         "got %r" % (data_format,))
+    _check_var(input, 'input', 'pool3d')
+    if isinstance(pool_padding, str) and pool_padding.upper() == 'VALID' and ceil_mode:
+        raise ValueError("pool3d: pool_padding 'VALID' needs ceil_mode False")
+    paddings, alg = _conv3d_padding(pool_padding, 'pool3d')
+    h = _Helper('pool3d', name)
+    out = h.tmp(input.dtype.name)
+    h.append('pool3d', {'X': input}, {'Out': out},
+             {'pooling_type': pool_type, 'ksize': _ntuple(pool_size, 3, 'pool3d: pool_size'),
+              'global_pooling': bool(global_pooling),
+              'strides': _ntuple(pool_stride, 3, 'pool3d: pool_stride'), 'paddings': paddings,
+              'padding_algorithm': alg, 'use_cudnn': use_cudnn, 'ceil_mode': bool(ceil_mode),
+              'use_mkldnn': False, 'exclusive': bool(exclusive), 'data_format': data_format})
+    return out
+
+
 def adaptive_pool2d(input, pool_size, pool_type='max', require_index=False, name=None):
     """Fluid 1.x's adaptive_pool2d: output extents [pool_size_h, pool_size_w], window i of
     a dim covering [floor(i * in / out), ceil((i + 1) * in / out)). Max pooling runs as
     pool2d with adaptive=True (Paddle's max_pool2d_with_index gives the same Out and
     gradient; its Mask, require_index=True, is refused)."""
     return _adaptive_pool(2, input, pool_size, pool_type, require_index, name)
+
+
+def adaptive_pool3d(input, pool_size, pool_type='max', require_index=False, name=None):
+    """Fluid 1.x's adaptive_pool3d: adaptive_pool2d over D, H and W (pool3d with
+    adaptive; require_index refused)."""
+    return _adaptive_pool(3, input, pool_size, pool_type, require_index, name)
 
 
 def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, param_attr=None,

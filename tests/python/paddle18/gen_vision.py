@@ -1,5 +1,5 @@
 """The programs of tests/python/test_vision.py, built the same way with paddle.fluid or
-rill: conv3d and adaptive_pool2d (and their gradients) on seeded inputs and parameters. Run under Paddle 1.8.5
+rill: conv3d, pool3d, adaptive_pool2d and adaptive_pool3d (and their gradients) on seeded inputs and parameters. Run under Paddle 1.8.5
 (`PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python /tmp/pd18/bin/python gen_vision.py`) it
 prints Paddle's outputs as the REF literal that the test embeds."""
 import sys
@@ -55,6 +55,25 @@ POOL_CASES = {
     'adaptive_pool2d_max': dict(nd=2, shape=(1, 2, 5, 8), pool_size=[3, 2], pool_type='max'),
     # an int pool_size; out 4 of in 9
     'adaptive_pool2d_int': dict(nd=2, shape=(1, 2, 9, 6), pool_size=4, pool_type='avg'),
+    'adaptive_pool3d_avg': dict(nd=3, shape=(1, 2, 5, 7, 4), pool_size=[2, 3, 3],
+                                pool_type='avg'),
+    'adaptive_pool3d_max': dict(nd=3, shape=(2, 2, 6, 5, 5), pool_size=[4, 2, 3],
+                                pool_type='max'),
+    # pool3d: 2x2x2 stride 2 max
+    'pool3d_max': dict(nd=0, shape=(2, 2, 4, 6, 5), pool_size=2, pool_type='max',
+                       pool_stride=2),
+    # padding, not exclusive, ceil_mode
+    'pool3d_avg_ceil': dict(nd=0, shape=(1, 3, 5, 6, 7), pool_size=[3, 2, 3],
+                            pool_type='avg', pool_stride=[2, 2, 3], pool_padding=[1, 0, 1],
+                            ceil_mode=True, exclusive=False),
+    # asymmetric paddings (6 values), exclusive avg
+    'pool3d_avg_pads': dict(nd=0, shape=(1, 2, 4, 5, 6), pool_size=[2, 3, 3],
+                            pool_type='avg', pool_stride=1, pool_padding=[1, 0, 0, 2, 1, 1]),
+    # SAME max, and global avg
+    'pool3d_same': dict(nd=0, shape=(1, 2, 5, 4, 7), pool_size=[3, 2, 3], pool_type='max',
+                        pool_stride=2, pool_padding='SAME'),
+    'pool3d_global': dict(nd=0, shape=(2, 3, 3, 4, 2), pool_size=-1, pool_type='avg',
+                          global_pooling=True),
 }
 
 
@@ -70,8 +89,12 @@ def build_pool(fluid, case):
         p = fluid.layers.create_parameter([c['shape'][-1]], 'float32', name='pool_scale',
                                           default_initializer=fluid.initializer.Constant(1.5))
         xs = fluid.layers.elementwise_mul(x, p)
-        layer = getattr(fluid.layers, 'adaptive_pool%dd' % c['nd'])
-        y = layer(xs, c['pool_size'], pool_type=c['pool_type'])
+        if c['nd']:
+            layer = getattr(fluid.layers, 'adaptive_pool%dd' % c['nd'])
+            y = layer(xs, c['pool_size'], pool_type=c['pool_type'])
+        else:
+            kw = {k: v for k, v in c.items() if k not in ('nd', 'shape')}
+            y = fluid.layers.pool3d(xs, **kw)
         dout = fluid.data('dout', list(y.shape), 'float32')
         loss = fluid.layers.reduce_sum(fluid.layers.elementwise_mul(y, dout))
         fluid.optimizer.SGD(learning_rate=0.0).minimize(loss)
