@@ -13,7 +13,7 @@ enum { CONV3D_IN_INPUT, CONV3D_IN_FILTER, CONV3D_IN_RESIDUAL };
 /* conv3d_grad's inputs: Input, Filter, Output (not read), Output@GRAD. */
 enum { CONV3D_GRAD_IN_OUT = 2, CONV3D_GRAD_IN_DOUT = 3 };
 enum { CONV3D_A_STRIDES, CONV3D_A_PADDINGS, CONV3D_A_PADALG, CONV3D_A_GROUPS, CONV3D_A_DILATIONS,
-       CONV3D_A_FORMAT };
+       CONV3D_A_FORMAT, CONV3D_A_OUTPUT_SIZE /* conv3d_transpose only */ };
 
 typedef struct conv3d_geom {
   int64_t n, c, m, groups;
@@ -76,6 +76,75 @@ static inline const char *conv3d_geom_get(const rill_attr_value *a, const rill_d
     int64_t span = g->d[i] * (g->k[i] - 1) + 1, padded = g->in[i] + g->p[2 * i] + g->p[2 * i + 1];
     if (padded < span) return "the (padded) input is smaller than the dilated filter";
     g->out[i] = (padded - span) / g->s[i] + 1;
+  }
+  return NULL;
+}
+
+/* conv3d_transpose's geometry as the equivalent conv3d's: Input [N, C_in, D, H, W] is the
+ * conv's output (g->out), Filter [C_in, M / groups, kd, kh, kw] the conv's filter
+ * (g->m = C_in, g->c = M), and Output the conv's image, of extents
+ * (in - 1) * stride - pads + dilation * (k - 1) + 1, or output_size where given (it must
+ * lie in [that, that + stride)). SAME pads as for a conv of the Input's extents. */
+static inline const char *conv3d_transpose_geom_get(const rill_attr_value *a, const rill_dims *x,
+                                                    const rill_dims *f, conv3d_geom *g) {
+  memset(g, 0, sizeof *g);
+  if (x->n != 5) return "input Input must be 5-D [N, C_in, D, H, W]";
+  if (f->n != 5) return "input Filter must be 5-D [C_in, M / groups, kd, kh, kw]";
+  const char *fmt = a[CONV3D_A_FORMAT].v.s ? a[CONV3D_A_FORMAT].v.s : "NCDHW";
+  if (!strcmp(fmt, "NDHWC") || !strcmp(fmt, "NHWC"))
+    return "data_format NDHWC is not implemented (NCDHW only)";
+  const rill_attr_value *st = &a[CONV3D_A_STRIDES], *pd = &a[CONV3D_A_PADDINGS],
+                        *dl = &a[CONV3D_A_DILATIONS], *os = &a[CONV3D_A_OUTPUT_SIZE];
+  if (st->n != 3) return "attribute strides must hold 3 ints";
+  if (dl->n != 3) return "attribute dilations must hold 3 ints";
+  if (pd->n != 3 && pd->n != 6) return "attribute paddings must hold 3 or 6 ints";
+  if (os->n != 0 && os->n != 3) return "attribute output_size must be empty or hold 3 ints";
+  const char *alg = a[CONV3D_A_PADALG].v.s ? a[CONV3D_A_PADALG].v.s : "EXPLICIT";
+  bool same = !strcmp(alg, "SAME"), valid = !strcmp(alg, "VALID");
+  if (!same && !valid && strcmp(alg, "EXPLICIT") && alg[0])
+    return "attribute padding_algorithm must be EXPLICIT, SAME or VALID";
+  g->groups = a[CONV3D_A_GROUPS].v.i;
+  if (g->groups < 1) return "attribute groups must be at least 1";
+  g->n = x->d[0];
+  g->m = f->d[0];
+  g->c = f->d[1] >= 0 ? f->d[1] * g->groups : -1;
+  if (x->d[1] >= 0 && f->d[0] >= 0 && x->d[1] != f->d[0])
+    return "the channels of Input must equal Filter's dim 0";
+  if (g->m >= 0 && g->m % g->groups) return "Filter's dim 0 (input channels) must divide by groups";
+  for (int i = 0; i < 3; i++) {
+    g->out[i] = x->d[2 + i];
+    g->k[i] = f->d[2 + i];
+    g->s[i] = st->list.ints[i];
+    g->d[i] = dl->list.ints[i];
+    g->p[2 * i] = pd->list.ints[pd->n == 3 ? i : 2 * i];
+    g->p[2 * i + 1] = pd->list.ints[pd->n == 3 ? i : 2 * i + 1];
+    if (g->s[i] < 1 || g->d[i] < 1) return "strides and dilations must be positive";
+    if (g->k[i] < 0) return "Filter's spatial extents must be known";
+    if (valid) g->p[2 * i] = g->p[2 * i + 1] = 0;
+    if (same) {
+      g->d[i] = 1;
+      g->p[2 * i] = g->p[2 * i + 1] = 0;
+      if (g->out[i] >= 0) {
+        int64_t o = (g->out[i] + g->s[i] - 1) / g->s[i];
+        int64_t sum = (o - 1) * g->s[i] + g->k[i] - g->out[i];
+        if (sum < 0) sum = 0;
+        g->p[2 * i] = sum / 2;
+        g->p[2 * i + 1] = sum - sum / 2;
+      }
+    }
+    if (g->p[2 * i] < 0 || g->p[2 * i + 1] < 0) return "attribute paddings holds a negative value";
+    if (g->out[i] < 0) {
+      g->in[i] = -1;
+      continue;
+    }
+    int64_t o = (g->out[i] - 1) * g->s[i] - g->p[2 * i] - g->p[2 * i + 1] + g->d[i] * (g->k[i] - 1) + 1;
+    if (o <= 0) return "the transposed output extent is not positive";
+    if (os->n && os->list.ints[i] > 0) {
+      if (os->list.ints[i] < o || os->list.ints[i] >= o + g->s[i])
+        return "attribute output_size must lie in [inferred, inferred + stride) per dim";
+      o = os->list.ints[i];
+    }
+    g->in[i] = o;
   }
   return NULL;
 }
