@@ -12,7 +12,7 @@ from .framework import (Variable, default_main_program, default_startup_program,
 from .initializer import Constant, Normal, Xavier
 from .param_attr import ParamAttr, WeightNormParamAttr
 
-__all__ = ['data', 'fc', 'embedding', 'conv2d', 'conv3d', 'pool2d', 'pool3d', 'adaptive_pool2d',
+__all__ = ['data', 'fc', 'embedding', 'conv2d', 'conv3d', 'conv3d_transpose', 'pool2d', 'pool3d', 'adaptive_pool2d',
            'adaptive_pool3d', 'batch_norm', 'layer_norm',
            'dropout', 'softmax', 'cross_entropy', 'softmax_with_cross_entropy',
            'square_error_cost', 'mean', 'accuracy', 'concat',
@@ -407,6 +407,60 @@ def _adaptive_pool(nd, input, pool_size, pool_type, require_index, name):
     h.append('pool%dd' % nd, {'X': input}, {'Out': out},
              {'pooling_type': pool_type, 'ksize': ks, 'adaptive': True})
     return out
+
+
+def conv3d_transpose(input, num_filters, output_size=None, filter_size=None, padding=0,
+                     stride=1, dilation=1, groups=None, param_attr=None, bias_attr=None,
+                     use_cudnn=True, act=None, name=None, data_format='NCDHW'):
+    """Fluid 1.x's conv3d_transpose (NCDHW): Filter [C_in, num_filters / groups, kd, kh,
+    kw] (Xavier by default), a bias over dim 1, then act. filter_size may be left out
+    when output_size is given; it is then derived as Fluid derives it. The op records
+    data_format 'NCHW', as Paddle 1.8.5 writes it."""
+    if param_attr is False:
+        raise ValueError('conv3d_transpose: param_attr must not be False')
+    if data_format not in ('NCDHW', 'NDHWC'):
+        raise ValueError("conv3d_transpose: data_format must be 'NCDHW' or 'NDHWC', got %r" %
+                         (data_format,))
+    if data_format != 'NCDHW':
+        raise ValueError("conv3d_transpose: data_format 'NDHWC' is not implemented (NCDHW "
+                         "only)")
+    h = _Helper('conv3d_transpose', name)
+    _check_var(input, 'input', 'conv3d_transpose')
+    if len(input.shape) != 5:
+        raise ValueError('conv3d_transpose: input %s must be 5-D NCDHW, got shape %s' %
+                         (input.name, input.shape))
+    if not isinstance(use_cudnn, bool):
+        raise ValueError('conv3d_transpose: use_cudnn must be True or False')
+    stride = _ntuple(stride, 3, 'conv3d_transpose: stride')
+    dilation = _ntuple(dilation, 3, 'conv3d_transpose: dilation')
+    paddings, alg = _conv3d_padding(padding, 'conv3d_transpose')
+    six = paddings if len(paddings) == 6 else [e for p in paddings for e in (p, p)]
+    if filter_size is None:
+        if output_size is None:
+            raise ValueError('conv3d_transpose: output_size must be set when filter_size is '
+                             'None')
+        osz = _ntuple(output_size, 3, 'conv3d_transpose: output_size')
+        fs = []
+        for i in range(3):
+            if input.shape[2 + i] < 0:
+                raise ValueError('conv3d_transpose: filter_size is needed when the input '
+                                 'extents are unknown')
+            fs.append((osz[i] - (input.shape[2 + i] - 1) * stride[i] + six[2 * i] +
+                       six[2 * i + 1] - 1) // dilation[i] + 1)
+    else:
+        fs = _ntuple(filter_size, 3, 'conv3d_transpose: filter_size')
+    g = 1 if groups is None else groups
+    c = input.shape[1]
+    w = h.param(param_attr, [c, num_filters // g] + fs, input.dtype.name)
+    pre = h.tmp(input.dtype.name)
+    h.append('conv3d_transpose', {'Input': input, 'Filter': w}, {'Output': pre},
+             {'output_size': [] if output_size is None else
+              _ntuple(output_size, 3, 'conv3d_transpose: output_size'),
+              'strides': stride, 'paddings': paddings, 'padding_algorithm': alg,
+              'dilations': dilation, 'groups': g, 'use_cudnn': use_cudnn,
+              'data_format': 'NCHW'})
+    pre = h.bias(pre, bias_attr, num_filters, 1, input.dtype.name)
+    return h.act(pre, act)
 
 
 def pool3d(input, pool_size=-1, pool_type='max', pool_stride=1, pool_padding=0,

@@ -1,5 +1,5 @@
 """The programs of tests/python/test_vision.py, built the same way with paddle.fluid or
-rill: conv3d, pool3d, adaptive_pool2d and adaptive_pool3d (and their gradients) on seeded inputs and parameters. Run under Paddle 1.8.5
+rill: conv3d, conv3d_transpose, pool3d, adaptive_pool2d and adaptive_pool3d (and their gradients) on seeded inputs and parameters. Run under Paddle 1.8.5
 (`PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python /tmp/pd18/bin/python gen_vision.py`) it
 prints Paddle's outputs as the REF literal that the test embeds."""
 import sys
@@ -25,6 +25,27 @@ CONV3D_CASES = {
 }
 
 
+CONVT_CASES = {
+    # stride 2, padding 1, a bias
+    'conv3d_transpose_basic': dict(transpose=True, shape=(2, 3, 3, 2, 3), num_filters=4,
+                                   filter_size=3, stride=2, padding=1, dilation=1,
+                                   groups=None, bias=True, act=None),
+    # groups, asymmetric paddings, dilation, output_size, tanh
+    'conv3d_transpose_groups': dict(transpose=True, shape=(1, 4, 2, 3, 3), num_filters=6,
+                                    filter_size=[2, 3, 2], stride=[1, 2, 2],
+                                    padding=[1, 0, 0, 1, 1, 0], dilation=[2, 1, 1], groups=2,
+                                    bias=True, act='tanh', output_size=[3, 7, 6]),
+    # filter_size derived from output_size; SAME
+    'conv3d_transpose_same': dict(transpose=True, shape=(1, 2, 3, 2, 3), num_filters=3,
+                                  filter_size=[3, 2, 3], stride=2, padding='SAME', dilation=1,
+                                  groups=None, bias=False, act=None),
+    'conv3d_transpose_osize': dict(transpose=True, shape=(1, 2, 2, 3, 2), num_filters=2,
+                                   filter_size=None, output_size=[4, 5, 5], stride=[2, 1, 2],
+                                   padding=0, dilation=1, groups=None, bias=True, act=None),
+}
+CONV3D_CASES.update(CONVT_CASES)
+
+
 def build_conv3d(fluid, case):
     """Output and the gradients of sum(Output * dout) with respect to the input and the
     parameters."""
@@ -34,10 +55,14 @@ def build_conv3d(fluid, case):
     with fluid.program_guard(main, startup):
         x = fluid.data('x', list(c['shape']), 'float32')
         x.stop_gradient = False
-        y = fluid.layers.conv3d(x, c['num_filters'], c['filter_size'], stride=c['stride'],
-                                padding=c['padding'], dilation=c['dilation'],
-                                groups=c['groups'], bias_attr=None if c['bias'] else False,
-                                act=c['act'])
+        kw = dict(stride=c['stride'], padding=c['padding'], dilation=c['dilation'],
+                  groups=c['groups'], bias_attr=None if c['bias'] else False, act=c['act'])
+        if c.get('transpose'):
+            y = fluid.layers.conv3d_transpose(x, c['num_filters'],
+                                              output_size=c.get('output_size'),
+                                              filter_size=c['filter_size'], **kw)
+        else:
+            y = fluid.layers.conv3d(x, c['num_filters'], c['filter_size'], **kw)
         dout = fluid.data('dout', list(y.shape), 'float32')
         loss = fluid.layers.reduce_sum(fluid.layers.elementwise_mul(y, dout))
         fluid.optimizer.SGD(learning_rate=0.0).minimize(loss)
