@@ -1,5 +1,6 @@
 """The programs of tests/python/test_vision.py, built the same way with paddle.fluid or
-rill: conv3d, conv3d_transpose, pool3d, adaptive_pool2d and adaptive_pool3d (and their gradients) on seeded inputs and parameters. Run under Paddle 1.8.5
+rill: conv3d, conv3d_transpose, pool3d, adaptive_pool2d, adaptive_pool3d and
+resize_trilinear (and their gradients) on seeded inputs and parameters. Run under Paddle 1.8.5
 (`PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python /tmp/pd18/bin/python gen_vision.py`) it
 prints Paddle's outputs as the REF literal that the test embeds."""
 import sys
@@ -128,6 +129,43 @@ def build_pool(fluid, case):
     return main, startup, feed, [y.name, 'x@GRAD', 'pool_scale@GRAD'], {}
 
 
+RESIZE_CASES = {
+    # align_corners (the default), by scale
+    'resize_trilinear_corners': dict(shape=(1, 2, 3, 4, 3), out_shape=None, scale=1.5,
+                                     align_corners=True, align_mode=1, data_format='NCDHW'),
+    # half-pixel centres (align_mode 0), down and up
+    'resize_trilinear_half': dict(shape=(2, 2, 4, 3, 5), out_shape=[3, 5, 4], scale=None,
+                                  align_corners=False, align_mode=0, data_format='NCDHW'),
+    # src = ratio * dst (align_mode 1), channel-last
+    'resize_trilinear_ndhwc': dict(shape=(1, 3, 4, 5, 2), out_shape=[5, 3, 7], scale=None,
+                                   align_corners=False, align_mode=1, data_format='NDHWC'),
+}
+
+
+def build_resize(fluid, case):
+    """Out and the gradients of sum(Out * dout) with respect to the input and to a
+    per-column scale parameter the input is multiplied by."""
+    c = RESIZE_CASES[case]
+    r = np.random.RandomState(SEED + 30 + sorted(RESIZE_CASES).index(case))
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data('x', list(c['shape']), 'float32')
+        x.stop_gradient = False
+        p = fluid.layers.create_parameter([c['shape'][-1]], 'float32', name='rs_scale',
+                                          default_initializer=fluid.initializer.Constant(1.5))
+        xs = fluid.layers.elementwise_mul(x, p)
+        y = fluid.layers.resize_trilinear(xs, out_shape=c['out_shape'], scale=c['scale'],
+                                          align_corners=c['align_corners'],
+                                          align_mode=c['align_mode'],
+                                          data_format=c['data_format'])
+        dout = fluid.data('dout', list(y.shape), 'float32')
+        loss = fluid.layers.reduce_sum(fluid.layers.elementwise_mul(y, dout))
+        fluid.optimizer.SGD(learning_rate=0.0).minimize(loss)
+    feed = {'x': r.uniform(-1, 1, c['shape']).astype('float32'),
+            'dout': r.uniform(-1, 1, y.shape).astype('float32')}
+    return main, startup, feed, [y.name, 'x@GRAD', 'rs_scale@GRAD'], {}
+
+
 def main():
     import paddle
     import paddle.fluid as fluid
@@ -135,7 +173,8 @@ def main():
     np.set_printoptions(precision=9, threshold=100000)
     print('REF = {')
     cases = [(build_conv3d, c) for c in sorted(CONV3D_CASES)] + \
-        [(build_pool, c) for c in sorted(POOL_CASES)]
+        [(build_pool, c) for c in sorted(POOL_CASES)] + \
+        [(build_resize, c) for c in sorted(RESIZE_CASES)]
     for build, case in cases:
         outs = gen_seqops.run(fluid, build, case)
         print('    %r: [' % case)
