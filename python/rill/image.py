@@ -8,7 +8,7 @@ from . import layers
 from .framework import Variable
 
 __all__ = ['image_resize', 'interpolate', 'resize_bilinear', 'resize_nearest',
-           'resize_trilinear', 'pixel_shuffle',
+           'resize_trilinear', 'image_resize_short', 'pixel_shuffle',
            'shuffle_channel', 'space_to_depth']
 
 _METHODS = {'BILINEAR': 'bilinear', 'NEAREST': 'nearest', 'TRILINEAR': 'trilinear'}
@@ -117,6 +117,25 @@ def resize_trilinear(input, out_shape=None, scale=None, name=None, actual_shape=
     """image_resize with resample='TRILINEAR' (5-D input)."""
     return image_resize(input, out_shape, scale, name, 'TRILINEAR', actual_shape,
                         align_corners, align_mode, data_format)
+
+
+def image_resize_short(input, out_short_len, resample='BILINEAR'):
+    """Resizes a 4-D NCHW input so that its shorter spatial side becomes out_short_len and
+    the other keeps the aspect ratio (int(long * out_short_len / short + 0.5)); H wins a
+    tie. The extents must be known."""
+    shape = list(input.shape)
+    if len(shape) != 4:
+        raise ValueError("image_resize_short: input ('%s') must be 4-D (N, C, H, W), got "
+                         "shape %s" % (input.name, shape))
+    hw = shape[2:4]
+    if min(hw) <= 0:
+        raise ValueError("image_resize_short: the spatial extents of input ('%s') must be "
+                         "known, got shape %s" % (input.name, shape))
+    short = hw.index(min(hw))
+    out = list(hw)
+    out[short] = out_short_len
+    out[1 - short] = int(float(hw[1 - short]) * (float(out_short_len) / float(hw[short])) + 0.5)
+    return image_resize(input, out_shape=out, resample=resample)
 
 
 def resize_nearest(input, out_shape=None, scale=None, name=None, actual_shape=None,

@@ -1,6 +1,6 @@
 """The programs of tests/python/test_vision.py, built the same way with paddle.fluid or
-rill: conv3d, conv3d_transpose, pool3d, adaptive_pool2d, adaptive_pool3d and
-resize_trilinear (and their gradients) on seeded inputs and parameters. Run under Paddle 1.8.5
+rill: conv3d, conv3d_transpose, pool3d, adaptive_pool2d, adaptive_pool3d,
+resize_trilinear and image_resize_short (and their gradients) on seeded inputs and parameters. Run under Paddle 1.8.5
 (`PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python /tmp/pd18/bin/python gen_vision.py`) it
 prints Paddle's outputs as the REF literal that the test embeds."""
 import sys
@@ -139,6 +139,10 @@ RESIZE_CASES = {
     # src = ratio * dst (align_mode 1), channel-last
     'resize_trilinear_ndhwc': dict(shape=(1, 3, 4, 5, 2), out_shape=[5, 3, 7], scale=None,
                                    align_corners=False, align_mode=1, data_format='NDHWC'),
+    # image_resize_short: W the short side (7 -> 4, H 9 -> int(9 * 4 / 7 + 0.5) = 5)
+    'resize_short_bilinear': dict(shape=(1, 2, 9, 7), short=4, resample='BILINEAR'),
+    # H the short side, nearest, upsampling
+    'resize_short_nearest': dict(shape=(2, 1, 3, 5), short=4, resample='NEAREST'),
 }
 
 
@@ -154,10 +158,13 @@ def build_resize(fluid, case):
         p = fluid.layers.create_parameter([c['shape'][-1]], 'float32', name='rs_scale',
                                           default_initializer=fluid.initializer.Constant(1.5))
         xs = fluid.layers.elementwise_mul(x, p)
-        y = fluid.layers.resize_trilinear(xs, out_shape=c['out_shape'], scale=c['scale'],
-                                          align_corners=c['align_corners'],
-                                          align_mode=c['align_mode'],
-                                          data_format=c['data_format'])
+        if 'short' in c:
+            y = fluid.layers.image_resize_short(xs, c['short'], resample=c['resample'])
+        else:
+            y = fluid.layers.resize_trilinear(xs, out_shape=c['out_shape'], scale=c['scale'],
+                                              align_corners=c['align_corners'],
+                                              align_mode=c['align_mode'],
+                                              data_format=c['data_format'])
         dout = fluid.data('dout', list(y.shape), 'float32')
         loss = fluid.layers.reduce_sum(fluid.layers.elementwise_mul(y, dout))
         fluid.optimizer.SGD(learning_rate=0.0).minimize(loss)
