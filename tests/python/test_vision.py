@@ -138,9 +138,9 @@ REF = {
 }
 
 
-@pytest.mark.parametrize('case', sorted(gen.CONV3D_CASES))
-def test_conv3d_as_paddle18(case):
-    outs = gen_seqops.run(fluid, gen.build_conv3d, case)
+@pytest.mark.parametrize('build,case', gen.all_cases(), ids=[c for _, c in gen.all_cases()])
+def test_as_paddle18(build, case):
+    outs = gen_seqops.run(fluid, build, case)
     want = REF[case]
     assert len(outs) == len(want)
     for i, (got, w) in enumerate(zip(outs, want)):
@@ -200,17 +200,6 @@ def test_conv3d_too_small_input_is_an_error_naming_op_and_variable():
             exe.run(main, feed={'vol_small': np.zeros((1, 2, 2, 4, 4), 'float32')},
                     fetch_list=[y])
     assert 'conv3d' in str(e.value) and 'vol_small' in str(e.value)
-
-
-@pytest.mark.parametrize('case', sorted(gen.POOL_CASES))
-def test_adaptive_pool_as_paddle18(case):
-    outs = gen_seqops.run(fluid, gen.build_pool, case)
-    want = REF[case]
-    assert len(outs) == len(want)
-    for i, (got, w) in enumerate(zip(outs, want)):
-        w = np.array(w)
-        assert got.shape == w.shape, (case, i, got.shape, w.shape)
-        np.testing.assert_allclose(got, w, rtol=RTOL, atol=ATOL, err_msg='%s: output %d' % (case, i))
 
 
 def test_adaptive_pool2d_program_layout_and_checks():
@@ -301,17 +290,6 @@ def test_conv3d_transpose_bad_output_size_is_an_error_naming_op_and_variable():
         with pytest.raises(Exception) as e:
             exe.run(main, feed={'vol_t': np.zeros((1, 2, 3, 3, 3), 'float32')}, fetch_list=[y])
     assert 'conv3d_transpose' in str(e.value) and 'vol_t' in str(e.value)
-
-
-@pytest.mark.parametrize('case', sorted(gen.RESIZE_CASES))
-def test_resize_as_paddle18(case):
-    outs = gen_seqops.run(fluid, gen.build_resize, case)
-    want = REF[case]
-    assert len(outs) == len(want)
-    for i, (got, w) in enumerate(zip(outs, want)):
-        w = np.array(w)
-        assert got.shape == w.shape, (case, i, got.shape, w.shape)
-        np.testing.assert_allclose(got, w, rtol=RTOL, atol=ATOL, err_msg='%s: output %d' % (case, i))
 
 
 def test_resize_trilinear_program_layout_and_checks():

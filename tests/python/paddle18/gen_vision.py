@@ -103,30 +103,36 @@ POOL_CASES = {
 }
 
 
-def build_pool(fluid, case):
-    """Out and the gradients of sum(Out * dout) with respect to the input and to a
-    per-column scale parameter the input is multiplied by."""
-    c = POOL_CASES[case]
-    r = np.random.RandomState(SEED + 10 + sorted(POOL_CASES).index(case))
+def scaled_program(fluid, shape, seed, layer, scale_name):
+    """The program of layer(x * scale) (scale: a per-column parameter, 1.5): Out and the
+    gradients of sum(Out * dout) with respect to x and to the scale."""
+    r = np.random.RandomState(seed)
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
-        x = fluid.data('x', list(c['shape']), 'float32')
+        x = fluid.data('x', list(shape), 'float32')
         x.stop_gradient = False
-        p = fluid.layers.create_parameter([c['shape'][-1]], 'float32', name='pool_scale',
+        p = fluid.layers.create_parameter([shape[-1]], 'float32', name=scale_name,
                                           default_initializer=fluid.initializer.Constant(1.5))
-        xs = fluid.layers.elementwise_mul(x, p)
-        if c['nd']:
-            layer = getattr(fluid.layers, 'adaptive_pool%dd' % c['nd'])
-            y = layer(xs, c['pool_size'], pool_type=c['pool_type'])
-        else:
-            kw = {k: v for k, v in c.items() if k not in ('nd', 'shape')}
-            y = fluid.layers.pool3d(xs, **kw)
+        y = layer(fluid.layers.elementwise_mul(x, p))
         dout = fluid.data('dout', list(y.shape), 'float32')
         loss = fluid.layers.reduce_sum(fluid.layers.elementwise_mul(y, dout))
         fluid.optimizer.SGD(learning_rate=0.0).minimize(loss)
-    feed = {'x': r.uniform(-1, 1, c['shape']).astype('float32'),
+    feed = {'x': r.uniform(-1, 1, shape).astype('float32'),
             'dout': r.uniform(-1, 1, y.shape).astype('float32')}
-    return main, startup, feed, [y.name, 'x@GRAD', 'pool_scale@GRAD'], {}
+    return main, startup, feed, [y.name, 'x@GRAD', scale_name + '@GRAD'], {}
+
+
+def build_pool(fluid, case):
+    c = POOL_CASES[case]
+
+    def layer(xs):
+        if c['nd']:
+            return getattr(fluid.layers, 'adaptive_pool%dd' % c['nd'])(
+                xs, c['pool_size'], pool_type=c['pool_type'])
+        return fluid.layers.pool3d(xs, **{k: v for k, v in c.items() if k not in ('nd', 'shape')})
+
+    return scaled_program(fluid, c['shape'], SEED + 10 + sorted(POOL_CASES).index(case), layer,
+                          'pool_scale')
 
 
 RESIZE_CASES = {
@@ -147,30 +153,25 @@ RESIZE_CASES = {
 
 
 def build_resize(fluid, case):
-    """Out and the gradients of sum(Out * dout) with respect to the input and to a
-    per-column scale parameter the input is multiplied by."""
     c = RESIZE_CASES[case]
-    r = np.random.RandomState(SEED + 30 + sorted(RESIZE_CASES).index(case))
-    main, startup = fluid.Program(), fluid.Program()
-    with fluid.program_guard(main, startup):
-        x = fluid.data('x', list(c['shape']), 'float32')
-        x.stop_gradient = False
-        p = fluid.layers.create_parameter([c['shape'][-1]], 'float32', name='rs_scale',
-                                          default_initializer=fluid.initializer.Constant(1.5))
-        xs = fluid.layers.elementwise_mul(x, p)
+
+    def layer(xs):
         if 'short' in c:
-            y = fluid.layers.image_resize_short(xs, c['short'], resample=c['resample'])
-        else:
-            y = fluid.layers.resize_trilinear(xs, out_shape=c['out_shape'], scale=c['scale'],
-                                              align_corners=c['align_corners'],
-                                              align_mode=c['align_mode'],
-                                              data_format=c['data_format'])
-        dout = fluid.data('dout', list(y.shape), 'float32')
-        loss = fluid.layers.reduce_sum(fluid.layers.elementwise_mul(y, dout))
-        fluid.optimizer.SGD(learning_rate=0.0).minimize(loss)
-    feed = {'x': r.uniform(-1, 1, c['shape']).astype('float32'),
-            'dout': r.uniform(-1, 1, y.shape).astype('float32')}
-    return main, startup, feed, [y.name, 'x@GRAD', 'rs_scale@GRAD'], {}
+            return fluid.layers.image_resize_short(xs, c['short'], resample=c['resample'])
+        return fluid.layers.resize_trilinear(xs, out_shape=c['out_shape'], scale=c['scale'],
+                                             align_corners=c['align_corners'],
+                                             align_mode=c['align_mode'],
+                                             data_format=c['data_format'])
+
+    return scaled_program(fluid, c['shape'], SEED + 30 + sorted(RESIZE_CASES).index(case), layer,
+                          'rs_scale')
+
+
+def all_cases():
+    """(builder, case) for every case, in REF's order."""
+    return [(build_conv3d, c) for c in sorted(CONV3D_CASES)] + \
+        [(build_pool, c) for c in sorted(POOL_CASES)] + \
+        [(build_resize, c) for c in sorted(RESIZE_CASES)]
 
 
 def main():
@@ -179,10 +180,7 @@ def main():
     assert paddle.__version__ == '1.8.5', paddle.__version__
     np.set_printoptions(precision=9, threshold=100000)
     print('REF = {')
-    cases = [(build_conv3d, c) for c in sorted(CONV3D_CASES)] + \
-        [(build_pool, c) for c in sorted(POOL_CASES)] + \
-        [(build_resize, c) for c in sorted(RESIZE_CASES)]
-    for build, case in cases:
+    for build, case in all_cases():
         outs = gen_seqops.run(fluid, build, case)
         print('    %r: [' % case)
         for o in outs:
