@@ -117,13 +117,7 @@ static rill_status *conv3d_grad_infer(rill_infer_ctx *ctx) {
                               rill_dtype_name(x->dtype), rill_dims_str(&od, b, sizeof b));
     }
   }
-  for (size_t i = 0; i < 2; i++) {
-    rill_tensor_meta *o = rill_infer_out(ctx, i, 0);
-    const rill_tensor_meta *src = i == 0 ? x : f;
-    if (!o) continue;
-    if (src->known) rill_meta_set(o, src->dtype, &src->dims, src->lod_level, -1, -1);
-    else rill_meta_unknown(o);
-  }
+  conv3d_grad_metas(ctx, x, f);
   return NULL;
 }
 

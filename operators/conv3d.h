@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "framework/registry/registry.h"
+#include "operators/op_util.h"
 
 enum { CONV3D_IN_INPUT, CONV3D_IN_FILTER, CONV3D_IN_RESIDUAL };
 /* conv3d_grad's inputs: Input, Filter, Output (not read), Output@GRAD. */
@@ -20,10 +21,11 @@ typedef struct conv3d_geom {
   int64_t in[3], out[3], k[3], s[3], d[3], p[6]; /* d/h/w order; p: before/after pairs */
 } conv3d_geom;
 
-/* Fills g from the attributes and the Input / Filter dims (extents may be -1 at compile
- * time: the matching output extent is then -1). Returns NULL or a message. */
-static inline const char *conv3d_geom_get(const rill_attr_value *a, const rill_dims *x,
-                                          const rill_dims *f, conv3d_geom *g) {
+/* The attributes shared by conv3d and conv3d_transpose: groups, and per spatial dim the
+ * filter extent, stride, dilation and paddings (SAME computed for a conv over Input's
+ * extents, dilation reset to 1; VALID none). Input and Filter must be 5-D. */
+static inline const char *conv3d_window_get(const rill_attr_value *a, const rill_dims *x,
+                                            const rill_dims *f, conv3d_geom *g) {
   memset(g, 0, sizeof *g);
   if (x->n != 5) return "input Input must be 5-D [N, C, D, H, W]";
   if (f->n != 5) return "input Filter must be 5-D [M, C / groups, kd, kh, kw]";
@@ -40,15 +42,10 @@ static inline const char *conv3d_geom_get(const rill_attr_value *a, const rill_d
   if (!same && !valid && strcmp(alg, "EXPLICIT") && alg[0])
     return "attribute padding_algorithm must be EXPLICIT, SAME or VALID";
   g->n = x->d[0];
-  g->c = x->d[1];
-  g->m = f->d[0];
   g->groups = a[CONV3D_A_GROUPS].v.i;
   if (g->groups < 1) return "attribute groups must be at least 1";
-  if (g->c >= 0 && f->d[1] >= 0 && g->c != f->d[1] * g->groups)
-    return "the channels of Input must equal Filter's dim 1 times groups";
-  if (g->m >= 0 && g->m % g->groups) return "Filter's dim 0 (output channels) must divide by groups";
   for (int i = 0; i < 3; i++) {
-    g->in[i] = x->d[2 + i];
+    int64_t in = x->d[2 + i];
     g->k[i] = f->d[2 + i];
     g->s[i] = st->list.ints[i];
     g->d[i] = dl->list.ints[i];
@@ -60,15 +57,32 @@ static inline const char *conv3d_geom_get(const rill_attr_value *a, const rill_d
     if (same) {
       g->d[i] = 1;
       g->p[2 * i] = g->p[2 * i + 1] = 0;
-      if (g->in[i] >= 0) {
-        int64_t o = (g->in[i] + g->s[i] - 1) / g->s[i];
-        int64_t sum = (o - 1) * g->s[i] + g->k[i] - g->in[i];
+      if (in >= 0) {
+        int64_t o = (in + g->s[i] - 1) / g->s[i];
+        int64_t sum = (o - 1) * g->s[i] + g->k[i] - in;
         if (sum < 0) sum = 0;
         g->p[2 * i] = sum / 2;
         g->p[2 * i + 1] = sum - sum / 2;
       }
     }
     if (g->p[2 * i] < 0 || g->p[2 * i + 1] < 0) return "attribute paddings holds a negative value";
+  }
+  return NULL;
+}
+
+/* Fills g from the attributes and the Input / Filter dims (extents may be -1 at compile
+ * time: the matching output extent is then -1). Returns NULL or a message. */
+static inline const char *conv3d_geom_get(const rill_attr_value *a, const rill_dims *x,
+                                          const rill_dims *f, conv3d_geom *g) {
+  const char *err = conv3d_window_get(a, x, f, g);
+  if (err) return err;
+  g->c = x->d[1];
+  g->m = f->d[0];
+  if (g->c >= 0 && f->d[1] >= 0 && g->c != f->d[1] * g->groups)
+    return "the channels of Input must equal Filter's dim 1 times groups";
+  if (g->m >= 0 && g->m % g->groups) return "Filter's dim 0 (output channels) must divide by groups";
+  for (int i = 0; i < 3; i++) {
+    g->in[i] = x->d[2 + i];
     if (g->in[i] < 0) {
       g->out[i] = -1;
       continue;
@@ -87,25 +101,10 @@ static inline const char *conv3d_geom_get(const rill_attr_value *a, const rill_d
  * lie in [that, that + stride)). SAME pads as for a conv of the Input's extents. */
 static inline const char *conv3d_transpose_geom_get(const rill_attr_value *a, const rill_dims *x,
                                                     const rill_dims *f, conv3d_geom *g) {
-  memset(g, 0, sizeof *g);
-  if (x->n != 5) return "input Input must be 5-D [N, C_in, D, H, W]";
-  if (f->n != 5) return "input Filter must be 5-D [C_in, M / groups, kd, kh, kw]";
-  const char *fmt = a[CONV3D_A_FORMAT].v.s ? a[CONV3D_A_FORMAT].v.s : "NCDHW";
-  if (!strcmp(fmt, "NDHWC") || !strcmp(fmt, "NHWC"))
-    return "data_format NDHWC is not implemented (NCDHW only)";
-  const rill_attr_value *st = &a[CONV3D_A_STRIDES], *pd = &a[CONV3D_A_PADDINGS],
-                        *dl = &a[CONV3D_A_DILATIONS], *os = &a[CONV3D_A_OUTPUT_SIZE];
-  if (st->n != 3) return "attribute strides must hold 3 ints";
-  if (dl->n != 3) return "attribute dilations must hold 3 ints";
-  if (pd->n != 3 && pd->n != 6) return "attribute paddings must hold 3 or 6 ints";
+  const char *err = conv3d_window_get(a, x, f, g);
+  if (err) return err;
+  const rill_attr_value *os = &a[CONV3D_A_OUTPUT_SIZE];
   if (os->n != 0 && os->n != 3) return "attribute output_size must be empty or hold 3 ints";
-  const char *alg = a[CONV3D_A_PADALG].v.s ? a[CONV3D_A_PADALG].v.s : "EXPLICIT";
-  bool same = !strcmp(alg, "SAME"), valid = !strcmp(alg, "VALID");
-  if (!same && !valid && strcmp(alg, "EXPLICIT") && alg[0])
-    return "attribute padding_algorithm must be EXPLICIT, SAME or VALID";
-  g->groups = a[CONV3D_A_GROUPS].v.i;
-  if (g->groups < 1) return "attribute groups must be at least 1";
-  g->n = x->d[0];
   g->m = f->d[0];
   g->c = f->d[1] >= 0 ? f->d[1] * g->groups : -1;
   if (x->d[1] >= 0 && f->d[0] >= 0 && x->d[1] != f->d[0])
@@ -113,26 +112,6 @@ static inline const char *conv3d_transpose_geom_get(const rill_attr_value *a, co
   if (g->m >= 0 && g->m % g->groups) return "Filter's dim 0 (input channels) must divide by groups";
   for (int i = 0; i < 3; i++) {
     g->out[i] = x->d[2 + i];
-    g->k[i] = f->d[2 + i];
-    g->s[i] = st->list.ints[i];
-    g->d[i] = dl->list.ints[i];
-    g->p[2 * i] = pd->list.ints[pd->n == 3 ? i : 2 * i];
-    g->p[2 * i + 1] = pd->list.ints[pd->n == 3 ? i : 2 * i + 1];
-    if (g->s[i] < 1 || g->d[i] < 1) return "strides and dilations must be positive";
-    if (g->k[i] < 0) return "Filter's spatial extents must be known";
-    if (valid) g->p[2 * i] = g->p[2 * i + 1] = 0;
-    if (same) {
-      g->d[i] = 1;
-      g->p[2 * i] = g->p[2 * i + 1] = 0;
-      if (g->out[i] >= 0) {
-        int64_t o = (g->out[i] + g->s[i] - 1) / g->s[i];
-        int64_t sum = (o - 1) * g->s[i] + g->k[i] - g->out[i];
-        if (sum < 0) sum = 0;
-        g->p[2 * i] = sum / 2;
-        g->p[2 * i + 1] = sum - sum / 2;
-      }
-    }
-    if (g->p[2 * i] < 0 || g->p[2 * i + 1] < 0) return "attribute paddings holds a negative value";
     if (g->out[i] < 0) {
       g->in[i] = -1;
       continue;
@@ -147,6 +126,19 @@ static inline const char *conv3d_transpose_geom_get(const rill_attr_value *a, co
     g->in[i] = o;
   }
   return NULL;
+}
+
+/* The metas of conv3d_grad's and conv3d_transpose_grad's outputs: Input@GRAD like Input,
+ * Filter@GRAD like Filter (either output may be absent). */
+static inline void conv3d_grad_metas(rill_infer_ctx *ctx, const rill_tensor_meta *x,
+                                     const rill_tensor_meta *f) {
+  for (size_t i = 0; i < 2; i++) {
+    rill_tensor_meta *o = rill_infer_out(ctx, i, 0);
+    const rill_tensor_meta *src = i == 0 ? x : f;
+    if (!o) continue;
+    if (src->known) rill_meta_set(o, src->dtype, &src->dims, src->lod_level, -1, -1);
+    else rill_meta_unknown(o);
+  }
 }
 
 #endif

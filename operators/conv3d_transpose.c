@@ -101,13 +101,7 @@ static rill_status *convt3d_grad_infer(rill_infer_ctx *ctx) {
     return rill_infer_error(ctx, "needs inputs Input, Filter and Output@GRAD");
   conv3d_geom g;
   if (x->known && f->known) RILL_TRY(geom(ctx, x, f, &g));
-  for (size_t i = 0; i < 2; i++) {
-    rill_tensor_meta *o = rill_infer_out(ctx, i, 0);
-    const rill_tensor_meta *src = i == 0 ? x : f;
-    if (!o) continue;
-    if (src->known) rill_meta_set(o, src->dtype, &src->dims, src->lod_level, -1, -1);
-    else rill_meta_unknown(o);
-  }
+  conv3d_grad_metas(ctx, x, f);
   return NULL;
 }
 
