@@ -11,18 +11,8 @@ static const rill_slot_schema inputs[] = {
 };
 static const rill_slot_schema outputs[] = {{"Output", 0, "[N, M, OD, OH, OW]"}};
 
-#define INTS3(a, b, c) {.type = RILL_ATTR_INTS, .n = 3, .list.ints = (int32_t[]){a, b, c}}
 static const rill_attr_schema attrs[] = {
-    [CONV3D_A_STRIDES] = {"strides", RILL_ATTR_INTS, 0, INTS3(1, 1, 1), "stride per spatial dim"},
-    [CONV3D_A_PADDINGS] = {"paddings", RILL_ATTR_INTS, 0, INTS3(0, 0, 0),
-                           "3 values (per dim) or 6 (front, back, top, bottom, left, right)"},
-    [CONV3D_A_PADALG] = {"padding_algorithm", RILL_ATTR_STRING, 0, RILL_DEF_STRING("EXPLICIT"),
-                         "EXPLICIT (use paddings), SAME or VALID"},
-    [CONV3D_A_GROUPS] = {"groups", RILL_ATTR_INT, 0, RILL_DEF_INT(1), "channel groups"},
-    [CONV3D_A_DILATIONS] = {"dilations", RILL_ATTR_INTS, 0, INTS3(1, 1, 1),
-                            "dilation per spatial dim"},
-    [CONV3D_A_FORMAT] = {"data_format", RILL_ATTR_STRING, 0, RILL_DEF_STRING("NCDHW"),
-                         "NCDHW (or AnyLayout); NDHWC unimplemented"},
+    CONV3D_WINDOW_ATTRS,
     {"use_cudnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
     {"use_mkldnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
     {"workspace_size_MB", RILL_ATTR_INT, RILL_ATTR_EXTRA, RILL_DEF_INT(512), "ignored"},
@@ -83,16 +73,7 @@ const rill_op_schema rill_schema_conv3d = {
 
 /* ---- conv3d_grad: Input, Filter, Output@GRAD -> Input@GRAD, Filter@GRAD ---- */
 
-static const rill_slot_schema grad_inputs[] = {
-    [CONV3D_IN_INPUT] = {"Input", 0, "forward Input"},
-    [CONV3D_IN_FILTER] = {"Filter", 0, "forward Filter"},
-    [CONV3D_GRAD_IN_OUT] = {"Output", RILL_SLOT_DISPENSABLE, "forward Output (not read)"},
-    [CONV3D_GRAD_IN_DOUT] = {"Output@GRAD", 0, "gradient of Output"},
-};
-static const rill_slot_schema grad_outputs[] = {
-    {"Input@GRAD", RILL_SLOT_DISPENSABLE, "gradient of Input"},
-    {"Filter@GRAD", RILL_SLOT_DISPENSABLE, "gradient of Filter"},
-};
+CONV3D_GRAD_SLOTS;
 
 static rill_status *conv3d_grad_infer(rill_infer_ctx *ctx) {
   const rill_tensor_meta *x = rill_infer_in(ctx, CONV3D_IN_INPUT, 0);

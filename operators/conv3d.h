@@ -16,6 +16,33 @@ enum { CONV3D_GRAD_IN_OUT = 2, CONV3D_GRAD_IN_DOUT = 3 };
 enum { CONV3D_A_STRIDES, CONV3D_A_PADDINGS, CONV3D_A_PADALG, CONV3D_A_GROUPS, CONV3D_A_DILATIONS,
        CONV3D_A_FORMAT, CONV3D_A_OUTPUT_SIZE /* conv3d_transpose only */ };
 
+/* The attribute entries conv3d and conv3d_transpose share (at CONV3D_A_STRIDES ..
+ * CONV3D_A_FORMAT), and the slots of their gradient ops (Paddle's layout). */
+#define CONV3D_INTS3(a, b, c) {.type = RILL_ATTR_INTS, .n = 3, .list.ints = (int32_t[]){a, b, c}}
+#define CONV3D_WINDOW_ATTRS                                                                    \
+  [CONV3D_A_STRIDES] = {"strides", RILL_ATTR_INTS, 0, CONV3D_INTS3(1, 1, 1),                  \
+                        "stride per spatial dim"},                                           \
+  [CONV3D_A_PADDINGS] = {"paddings", RILL_ATTR_INTS, 0, CONV3D_INTS3(0, 0, 0),                \
+                         "3 values (per dim) or 6 (front, back, top, bottom, left, right)"},  \
+  [CONV3D_A_PADALG] = {"padding_algorithm", RILL_ATTR_STRING, 0, RILL_DEF_STRING("EXPLICIT"), \
+                       "EXPLICIT (use paddings), SAME or VALID"},                            \
+  [CONV3D_A_GROUPS] = {"groups", RILL_ATTR_INT, 0, RILL_DEF_INT(1), "channel groups"},         \
+  [CONV3D_A_DILATIONS] = {"dilations", RILL_ATTR_INTS, 0, CONV3D_INTS3(1, 1, 1),              \
+                          "dilation per spatial dim"},                                       \
+  [CONV3D_A_FORMAT] = {"data_format", RILL_ATTR_STRING, 0, RILL_DEF_STRING("NCDHW"),          \
+                       "NCDHW (or AnyLayout); NDHWC unimplemented"}
+#define CONV3D_GRAD_SLOTS                                                                      \
+  static const rill_slot_schema grad_inputs[] = {                                              \
+      [CONV3D_IN_INPUT] = {"Input", 0, "forward Input"},                                       \
+      [CONV3D_IN_FILTER] = {"Filter", 0, "forward Filter"},                                    \
+      [CONV3D_GRAD_IN_OUT] = {"Output", RILL_SLOT_DISPENSABLE, "forward Output (not read)"},   \
+      [CONV3D_GRAD_IN_DOUT] = {"Output@GRAD", 0, "gradient of Output"},                        \
+  };                                                                                           \
+  static const rill_slot_schema grad_outputs[] = {                                             \
+      {"Input@GRAD", RILL_SLOT_DISPENSABLE, "gradient of Input"},                              \
+      {"Filter@GRAD", RILL_SLOT_DISPENSABLE, "gradient of Filter"},                            \
+  }
+
 typedef struct conv3d_geom {
   int64_t n, c, m, groups;
   int64_t in[3], out[3], k[3], s[3], d[3], p[6]; /* d/h/w order; p: before/after pairs */
