@@ -12,7 +12,7 @@ from .framework import (Variable, default_main_program, default_startup_program,
 from .initializer import Constant, Normal, Xavier
 from .param_attr import ParamAttr, WeightNormParamAttr
 
-__all__ = ['data', 'fc', 'embedding', 'conv2d', 'conv3d', 'conv3d_transpose', 'pool2d', 'pool3d', 'adaptive_pool2d',
+__all__ = ['data', 'fc', 'embedding', 'conv2d', 'conv3d', 'conv3d_transpose', 'mean_iou', 'pool2d', 'pool3d', 'adaptive_pool2d',
            'adaptive_pool3d', 'batch_norm', 'layer_norm',
            'dropout', 'softmax', 'cross_entropy', 'softmax_with_cross_entropy',
            'square_error_cost', 'mean', 'accuracy', 'concat',
@@ -461,6 +461,24 @@ def conv3d_transpose(input, num_filters, output_size=None, filter_size=None, pad
               'data_format': 'NCHW'})
     pre = h.bias(pre, bias_attr, num_filters, 1, input.dtype.name)
     return h.act(pre, act)
+
+
+def mean_iou(input, label, num_classes):
+    """Fluid 1.x's mean_iou: int32/int64 class ids against labels; returns (mean IOU
+    float32 [1], wrong counts int32 [num_classes], correct counts int32 [num_classes])."""
+    for v, what in ((input, 'Predictions'), (label, 'Labels')):
+        _check_var(v, what, 'mean_iou')
+        if v.dtype.name not in ('int32', 'int64'):
+            raise TypeError("mean_iou: %s ('%s') is %s, expected int32 or int64" %
+                            (what, v.name, v.dtype.name))
+    h = _Helper('mean_iou')
+    miou = h.tmp('float32')
+    wrong = h.tmp('int32')
+    correct = h.tmp('int32')
+    h.append('mean_iou', {'Predictions': input, 'Labels': label},
+             {'OutMeanIou': miou, 'OutWrong': wrong, 'OutCorrect': correct},
+             {'num_classes': int(num_classes)})
+    return miou, wrong, correct
 
 
 def pool3d(input, pool_size=-1, pool_type='max', pool_stride=1, pool_padding=0,

@@ -1,6 +1,6 @@
 """The programs of tests/python/test_vision.py, built the same way with paddle.fluid or
 rill: conv3d, conv3d_transpose, pool3d, adaptive_pool2d, adaptive_pool3d,
-resize_trilinear and image_resize_short (and their gradients) on seeded inputs and parameters. Run under Paddle 1.8.5
+resize_trilinear and image_resize_short (and their gradients), and mean_iou on seeded inputs and parameters. Run under Paddle 1.8.5
 (`PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python /tmp/pd18/bin/python gen_vision.py`) it
 prints Paddle's outputs as the REF literal that the test embeds."""
 import sys
@@ -167,11 +167,34 @@ def build_resize(fluid, case):
                           'rs_scale')
 
 
+MIOU_CASES = {
+    # int64 ids, 4 classes (class 3 never seen)
+    'mean_iou_int64': dict(dtype='int64', shape=(3, 7), k=4, seen=3),
+    # int32 ids of a [N, 1, H, W] segmentation map, 5 classes
+    'mean_iou_int32': dict(dtype='int32', shape=(2, 1, 4, 5), k=5, seen=5),
+}
+
+
+def build_mean_iou(fluid, case):
+    c = MIOU_CASES[case]
+    r = np.random.RandomState(SEED + 50 + sorted(MIOU_CASES).index(case))
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        p = fluid.data('pred', list(c['shape']), c['dtype'])
+        l = fluid.data('label', list(c['shape']), c['dtype'])
+        outs = fluid.layers.mean_iou(p, l, c['k'])
+    pred = r.randint(0, c['seen'], c['shape']).astype(c['dtype'])
+    label = np.where(r.uniform(size=c['shape']) < 0.5, pred,
+                     r.randint(0, c['seen'], c['shape'])).astype(c['dtype'])
+    return main, startup, {'pred': pred, 'label': label}, [o.name for o in outs], {}
+
+
 def all_cases():
     """(builder, case) for every case, in REF's order."""
     return [(build_conv3d, c) for c in sorted(CONV3D_CASES)] + \
         [(build_pool, c) for c in sorted(POOL_CASES)] + \
-        [(build_resize, c) for c in sorted(RESIZE_CASES)]
+        [(build_resize, c) for c in sorted(RESIZE_CASES)] + \
+        [(build_mean_iou, c) for c in sorted(MIOU_CASES)]
 
 
 def main():
