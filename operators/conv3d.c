@@ -11,18 +11,8 @@ static const rill_slot_schema inputs[] = {
 };
 static const rill_slot_schema outputs[] = {{"Output", 0, "[N, M, OD, OH, OW]"}};
 
-#define INTS3(a, b, c) {.type = RILL_ATTR_INTS, .n = 3, .list.ints = (int32_t[]){a, b, c}}
 static const rill_attr_schema attrs[] = {
-    [CONV3D_A_STRIDES] = {"strides", RILL_ATTR_INTS, 0, INTS3(1, 1, 1), "stride per spatial dim"},
-    [CONV3D_A_PADDINGS] = {"paddings", RILL_ATTR_INTS, 0, INTS3(0, 0, 0),
-                           "3 values (per dim) or 6 (front, back, top, bottom, left, right)"},
-    [CONV3D_A_PADALG] = {"padding_algorithm", RILL_ATTR_STRING, 0, RILL_DEF_STRING("EXPLICIT"),
-                         "EXPLICIT (use paddings), SAME or VALID"},
-    [CONV3D_A_GROUPS] = {"groups", RILL_ATTR_INT, 0, RILL_DEF_INT(1), "channel groups"},
-    [CONV3D_A_DILATIONS] = {"dilations", RILL_ATTR_INTS, 0, INTS3(1, 1, 1),
-                            "dilation per spatial dim"},
-    [CONV3D_A_FORMAT] = {"data_format", RILL_ATTR_STRING, 0, RILL_DEF_STRING("NCDHW"),
-                         "NCDHW (or AnyLayout); NDHWC unimplemented"},
+    CONV3D_WINDOW_ATTRS,
     {"use_cudnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
     {"use_mkldnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
     {"workspace_size_MB", RILL_ATTR_INT, RILL_ATTR_EXTRA, RILL_DEF_INT(512), "ignored"},
@@ -58,6 +48,14 @@ static rill_status *conv3d_infer(rill_infer_ctx *ctx) {
   return NULL;
 }
 
+static rill_status *conv3d_grad_maker(rill_grad_ctx *ctx) {
+  static const char *const fwd[] = {"Input", "Filter"};
+  static const char *const gout[] = {"Output"};
+  static const char *const gin[] = {"Input", "Filter"};
+  return rill_grad_emit(ctx, "conv3d_grad", fwd, RILL_COUNTOF(fwd), gout, RILL_COUNTOF(gout), gin,
+                        RILL_COUNTOF(gin));
+}
+
 const rill_op_schema rill_schema_conv3d = {
     .type = "conv3d",
     .doc = "3-D convolution (NCDHW) with strides, paddings, dilations and groups.",
@@ -68,7 +66,52 @@ const rill_op_schema rill_schema_conv3d = {
     .attrs = attrs,
     .nattrs = RILL_COUNTOF(attrs),
     .infer = conv3d_infer,
-    .grad = NULL,
+    .grad = conv3d_grad_maker,
+    .kernel_dtype_slot = CONV3D_IN_INPUT,
+    .dtype_attr = -1,
+};
+
+/* ---- conv3d_grad: Input, Filter, Output@GRAD -> Input@GRAD, Filter@GRAD ---- */
+
+CONV3D_GRAD_SLOTS;
+
+static rill_status *conv3d_grad_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, CONV3D_IN_INPUT, 0);
+  const rill_tensor_meta *f = rill_infer_in(ctx, CONV3D_IN_FILTER, 0);
+  const rill_tensor_meta *dy = rill_infer_in(ctx, CONV3D_GRAD_IN_DOUT, 0);
+  if (!x || !f || !dy) return rill_infer_error(ctx, "needs inputs Input, Filter and Output@GRAD");
+  if (x->known && f->known && dy->known) {
+    conv3d_geom g;
+    const char *err = conv3d_geom_get(ctx->attrs, &x->dims, &f->dims, &g);
+    if (err)
+      return rill_infer_error(ctx, "Input (%s), Filter (%s): %s", rill_infer_in_name(ctx, 0, 0),
+                              rill_infer_in_name(ctx, 1, 0), err);
+    rill_dims od = {5, {g.n, g.m, g.out[0], g.out[1], g.out[2]}};
+    bool match = dy->dims.n == 5 && dy->dtype == x->dtype;
+    for (int i = 0; match && i < 5; i++)
+      match = od.d[i] < 0 || dy->dims.d[i] < 0 || od.d[i] == dy->dims.d[i];
+    if (!match) {
+      char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+      return rill_infer_error(ctx, "input Output@GRAD (%s) is %s %s, the forward output is %s %s",
+                              rill_infer_in_name(ctx, CONV3D_GRAD_IN_DOUT, 0),
+                              rill_dtype_name(dy->dtype), rill_dims_str(&dy->dims, a, sizeof a),
+                              rill_dtype_name(x->dtype), rill_dims_str(&od, b, sizeof b));
+    }
+  }
+  conv3d_grad_metas(ctx, x, f);
+  return NULL;
+}
+
+const rill_op_schema rill_schema_conv3d_grad = {
+    .type = "conv3d_grad",
+    .doc = "Gradients of conv3d: Filter@GRAD (vol2col + GEMM) and Input@GRAD (GEMM + col2vol).",
+    .inputs = grad_inputs,
+    .ninputs = RILL_COUNTOF(grad_inputs),
+    .outputs = grad_outputs,
+    .noutputs = RILL_COUNTOF(grad_outputs),
+    .attrs = attrs,
+    .nattrs = RILL_COUNTOF(attrs),
+    .infer = conv3d_grad_infer,
     .kernel_dtype_slot = CONV3D_IN_INPUT,
     .dtype_attr = -1,
 };

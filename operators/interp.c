@@ -1,6 +1,6 @@
-/* nearest_interp, bilinear_interp (Fluid 1.x: `scale` is one float) and
- * nearest_interp_v2, bilinear_interp_v2 (Paddle 2.x: `scale` is a list): resize the
- * spatial dims of a 4-D (or, for nearest, 5-D) tensor. The size rules are in
+/* nearest_interp, bilinear_interp, trilinear_interp (Fluid 1.x: `scale` is one float)
+ * and nearest_interp_v2, bilinear_interp_v2 (Paddle 2.x: `scale` is a list): resize the
+ * spatial dims of a 4-D (or, for nearest and trilinear, 5-D) tensor. The size rules are in
  * operators/interp.h; inference and kernels share them. Each has an <op>_grad. */
 #include "operators/interp.h"
 #include "operators/math_grad.h"
@@ -26,7 +26,7 @@ static const rill_slot_schema outputs[] = {{"Out", 0, "the resized tensor"}};
   [INTERP_A_OUT_W] = {"out_w", RILL_ATTR_INT, 0, RILL_DEF_INT(0), "output width"},             \
   [INTERP_A_SCALE] = SCALE_ENTRY,                                                              \
   [INTERP_A_METHOD] = {"interp_method", RILL_ATTR_STRING, 0, RILL_DEF_STRING(METHOD),          \
-                       "\"nearest\" or \"bilinear\""},                                         \
+                       "\"nearest\", \"bilinear\" or \"trilinear\""},                                         \
   [INTERP_A_ALIGN_CORNERS] = {"align_corners", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(true),      \
                               "align the corner pixels of input and output"},                  \
   [INTERP_A_ALIGN_MODE] = {"align_mode", RILL_ATTR_INT, 0, RILL_DEF_INT(1),                    \
@@ -39,6 +39,7 @@ static const rill_slot_schema outputs[] = {{"Out", 0, "the resized tensor"}};
 
 static const rill_attr_schema attrs_nearest[] = {INTERP_ATTRS(SCALE_V1, "nearest")};
 static const rill_attr_schema attrs_bilinear[] = {INTERP_ATTRS(SCALE_V1, "bilinear")};
+static const rill_attr_schema attrs_trilinear[] = {INTERP_ATTRS(SCALE_V1, "trilinear")};
 static const rill_attr_schema attrs_nearest_v2[] = {INTERP_ATTRS(SCALE_V2, "nearest")};
 static const rill_attr_schema attrs_bilinear_v2[] = {INTERP_ATTRS(SCALE_V2, "bilinear")};
 
@@ -142,6 +143,8 @@ INTERP_SCHEMA(nearest_interp, attrs_nearest,
               "Nearest-neighbour resize of the spatial dims (Fluid 1.x; scale is one float).")
 INTERP_SCHEMA(bilinear_interp, attrs_bilinear,
               "Bilinear resize of H and W (Fluid 1.x; scale is one float).")
+INTERP_SCHEMA(trilinear_interp, attrs_trilinear,
+              "Trilinear resize of D, H and W of a 5-D input (Fluid 1.x; scale is one float).")
 INTERP_SCHEMA(nearest_interp_v2, attrs_nearest_v2,
               "Nearest-neighbour resize of the spatial dims (scale is a list per dim).")
 INTERP_SCHEMA(bilinear_interp_v2, attrs_bilinear_v2,
@@ -149,6 +152,7 @@ INTERP_SCHEMA(bilinear_interp_v2, attrs_bilinear_v2,
 
 INTERP_GRAD_SCHEMA(nearest_interp, attrs_nearest)
 INTERP_GRAD_SCHEMA(bilinear_interp, attrs_bilinear)
+INTERP_GRAD_SCHEMA(trilinear_interp, attrs_trilinear)
 INTERP_GRAD_SCHEMA(nearest_interp_v2, attrs_nearest_v2)
 INTERP_GRAD_SCHEMA(bilinear_interp_v2, attrs_bilinear_v2)
 

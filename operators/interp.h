@@ -29,12 +29,12 @@ enum {
   INTERP_A_ALIGN_MODE,
   INTERP_A_COUNT
 };
-enum { INTERP_NEAREST, INTERP_BILINEAR };
+enum { INTERP_NEAREST, INTERP_BILINEAR, INTERP_TRILINEAR };
 
 typedef struct interp_plan {
   int nsp;             /* spatial dims: 2 (4-D input) or 3 (5-D input) */
   bool channel_last;   /* NHWC / NDHWC */
-  int method;          /* INTERP_NEAREST or INTERP_BILINEAR */
+  int method;          /* INTERP_NEAREST, INTERP_BILINEAR or INTERP_TRILINEAR */
   bool align_corners;
   int align_mode;
   int64_t n, c;
@@ -78,9 +78,11 @@ static inline const char *interp_resolve(const rill_attr_value *attrs, bool v2, 
   const char *m = attrs[INTERP_A_METHOD].v.s ? attrs[INTERP_A_METHOD].v.s : "";
   if (!strcmp(m, "nearest")) p->method = INTERP_NEAREST;
   else if (!strcmp(m, "bilinear")) p->method = INTERP_BILINEAR;
-  else return "attribute interp_method must be \"nearest\" or \"bilinear\" (rill has no linear, "
-              "trilinear or bicubic interpolation yet)";
+  else if (!strcmp(m, "trilinear")) p->method = INTERP_TRILINEAR;
+  else return "attribute interp_method must be \"nearest\", \"bilinear\" or \"trilinear\" (rill "
+              "has no linear or bicubic interpolation yet)";
   if (p->method == INTERP_BILINEAR && p->nsp != 2) return "bilinear interpolation needs a 4-D input X";
+  if (p->method == INTERP_TRILINEAR && p->nsp != 3) return "trilinear interpolation needs a 5-D input X";
   p->align_corners = attrs[INTERP_A_ALIGN_CORNERS].v.b;
   p->align_mode = attrs[INTERP_A_ALIGN_MODE].v.i;
   p->n = xd->d[0];

@@ -2,7 +2,11 @@
  * output depth slices is unfolded into a [C/g * kd*kh*kw, slices * OH*OW] column buffer
  * of at most ~4 MiB, then one GEMM with the group's filter rows writes those output
  * columns in place. A 1x1x1 filter with stride 1 and no padding multiplies the input
- * directly. */
+ * directly.
+ *
+ * conv3d_grad walks the same blocks: Filter@GRAD += Output@GRAD block x columns^T, and
+ * Input@GRAD gets Filter^T x Output@GRAD block folded back (col2vol, summing the
+ * overlapping taps). */
 #include <cblas.h>
 #include <limits.h>
 #include <string.h>
@@ -14,29 +18,60 @@
 
 #define CONV3D_COL_BUDGET ((size_t)4 << 20)
 
-#define CONV3D(T, DT, GEMM, NAME)                                                             \
-  rill_status *NAME(rill_kernel_ctx *ctx) {                                                   \
-    rill_tensor *x = NULL, *f = NULL, *out = NULL;                                            \
-    RILL_TRY(rill_kin_need(ctx, CONV3D_IN_INPUT, 0, DT, &x));                                 \
-    RILL_TRY(rill_kin_need(ctx, CONV3D_IN_FILTER, 0, DT, &f));                                \
-    RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                            \
-    conv3d_geom g;                                                                            \
-    const char *err = conv3d_geom_get(ctx->attrs, &x->dims, &f->dims, &g);                    \
-    if (err) return rill_kernel_error(ctx, "Input (%s): %s", rill_kin_name(ctx, 0, 0), err);  \
-    rill_dims od = {5, {g.n, g.m, g.out[0], g.out[1], g.out[2]}};                             \
-    RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &od));                                      \
+/* The columns of output depth slices [od0, od0 + nb) of one group's image: when back is
+ * false, col[kc][nb * plane] is filled from img; when true, col is added into img. */
+#define CONV3D_COLS(T, SUFFIX)                                                                \
+  static void conv3d_cols_##SUFFIX(const conv3d_geom *g, int64_t cg, T *img, T *col,          \
+                                   int64_t od0, int64_t nb, bool back) {                      \
+    int64_t D = g->in[0], H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2];         \
+    int64_t ncols = nb * OH * OW;                                                             \
+    T *row = col;                                                                             \
+    for (int64_t ci = 0; ci < cg; ci++)                                                       \
+      for (int64_t a = 0; a < g->k[0]; a++)                                                   \
+        for (int64_t b = 0; b < g->k[1]; b++)                                                 \
+          for (int64_t c = 0; c < g->k[2]; c++, row += ncols) {                               \
+            T *dst = row;                                                                     \
+            for (int64_t o0 = od0; o0 < od0 + nb; o0++) {                                     \
+              int64_t id = o0 * g->s[0] - g->p[0] + a * g->d[0];                              \
+              for (int64_t o1 = 0; o1 < OH; o1++, dst += OW) {                                \
+                int64_t ih = o1 * g->s[1] - g->p[2] + b * g->d[1];                            \
+                if (id < 0 || id >= D || ih < 0 || ih >= H) {                                 \
+                  if (!back) memset(dst, 0, (size_t)OW * sizeof(T));                          \
+                  continue;                                                                   \
+                }                                                                             \
+                T *src = img + (ci * D + id) * H * W + ih * W;                                \
+                int64_t iw0 = -g->p[4] + c * g->d[2];                                         \
+                for (int64_t o2 = 0; o2 < OW; o2++) {                                         \
+                  int64_t iw = iw0 + o2 * g->s[2];                                            \
+                  bool in = iw >= 0 && iw < W;                                                \
+                  if (back) {                                                                 \
+                    if (in) src[iw] += dst[o2];                                               \
+                  } else {                                                                    \
+                    dst[o2] = in ? src[iw] : (T)0;                                            \
+                  }                                                                           \
+                }                                                                             \
+              }                                                                               \
+            }                                                                                 \
+          }                                                                                   \
+  }
+
+CONV3D_COLS(float, f32)
+CONV3D_COLS(double, f64)
+
+#define CONV3D_FWD(T, SUF, GEMM)                                                              \
+  static rill_status *conv3d_fwd_##SUF(rill_kernel_ctx *ctx, const conv3d_geom *gp, T *xp,    \
+                                       const T *fp, T *op) {                                  \
+    conv3d_geom g = *gp;                                                                      \
     int64_t cg = g.c / g.groups, mg = g.m / g.groups;                                         \
     int64_t kvol = g.k[0] * g.k[1] * g.k[2], kc = cg * kvol;                                  \
     int64_t D = g.in[0], H = g.in[1], W = g.in[2], OD = g.out[0], OH = g.out[1], OW = g.out[2]; \
     int64_t ivol = D * H * W, ovol = OD * OH * OW, plane = OH * OW;                           \
-    if (rill_tensor_numel(out) == 0) return NULL;                                             \
+    if (g.n * g.m * ovol == 0) return NULL;                                                   \
     if (kc > INT_MAX || ovol > INT_MAX || mg > INT_MAX)                                       \
       return rill_kernel_error(ctx, "Input (%s): convolution too large for BLAS",             \
                                rill_kin_name(ctx, 0, 0));                                     \
-    const T *xp = rill_tensor_ptr(x), *fp = rill_tensor_ptr(f);                               \
-    T *op = rill_tensor_ptr(out);                                                             \
     if (kc == 0) {                                                                            \
-      memset(op, 0, rill_tensor_nbytes(out));                                                 \
+      memset(op, 0, (size_t)(g.n * g.m * ovol) * sizeof(T));                                  \
       return NULL;                                                                            \
     }                                                                                         \
     bool pointwise = kvol == 1;                                                               \
@@ -57,32 +92,10 @@
     if (!col) return rill_oom();                                                              \
     for (int64_t n = 0; n < g.n; n++)                                                         \
       for (int64_t gi = 0; gi < g.groups; gi++) {                                             \
-        const T *img = xp + (n * g.c + gi * cg) * ivol;                                       \
+        T *img = xp + (n * g.c + gi * cg) * ivol;                                             \
         for (int64_t od0 = 0; od0 < OD; od0 += bd) {                                          \
           int64_t nb = OD - od0 < bd ? OD - od0 : bd, ncols = nb * plane;                     \
-          T *row = col;                                                                       \
-          for (int64_t ci = 0; ci < cg; ci++)                                                 \
-            for (int64_t a = 0; a < g.k[0]; a++)                                              \
-              for (int64_t b = 0; b < g.k[1]; b++)                                            \
-                for (int64_t c = 0; c < g.k[2]; c++, row += ncols) {                          \
-                  T *dst = row;                                                               \
-                  for (int64_t o0 = od0; o0 < od0 + nb; o0++) {                               \
-                    int64_t id = o0 * g.s[0] - g.p[0] + a * g.d[0];                           \
-                    for (int64_t o1 = 0; o1 < OH; o1++, dst += OW) {                          \
-                      int64_t ih = o1 * g.s[1] - g.p[2] + b * g.d[1];                         \
-                      if (id < 0 || id >= D || ih < 0 || ih >= H) {                           \
-                        memset(dst, 0, (size_t)OW * sizeof(T));                               \
-                        continue;                                                             \
-                      }                                                                       \
-                      const T *src = img + (ci * D + id) * H * W + ih * W;                    \
-                      int64_t iw0 = -g.p[4] + c * g.d[2];                                     \
-                      for (int64_t o2 = 0; o2 < OW; o2++) {                                   \
-                        int64_t iw = iw0 + o2 * g.s[2];                                       \
-                        dst[o2] = iw >= 0 && iw < W ? src[iw] : (T)0;                         \
-                      }                                                                       \
-                    }                                                                         \
-                  }                                                                           \
-                }                                                                             \
+          conv3d_cols_##SUF(&g, cg, img, col, od0, nb, false);                                \
           GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)mg, (int)ncols, (int)kc, 1,    \
                fp + gi * mg * kc, (int)kc, col, (int)ncols, 0,                                \
                op + (n * g.m + gi * mg) * ovol + od0 * plane, (int)ovol);                     \
@@ -92,5 +105,142 @@
     return NULL;                                                                              \
   }
 
-CONV3D(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, rill_cpu_conv3d_fp32)
-CONV3D(double, RILL_DTYPE_FP64, cblas_dgemm, rill_cpu_conv3d_fp64)
+#define CONV3D_BWD(T, SUF, GEMM)                                                              \
+  /* dx and df (either may be NULL) are overwritten */                                        \
+  static rill_status *conv3d_bwd_##SUF(rill_kernel_ctx *ctx, const conv3d_geom *gp, T *xp,    \
+                                       const T *fp, const T *dyp, T *dxp, T *dfp) {           \
+    conv3d_geom g = *gp;                                                                      \
+    int64_t cg = g.c / g.groups, mg = g.m / g.groups;                                         \
+    int64_t kc = cg * g.k[0] * g.k[1] * g.k[2];                                               \
+    int64_t OD = g.out[0], plane = g.out[1] * g.out[2], ovol = OD * plane;                    \
+    int64_t ivol = g.in[0] * g.in[1] * g.in[2];                                               \
+    if (dxp) memset(dxp, 0, (size_t)(g.n * g.c * ivol) * sizeof(T));                          \
+    if (dfp) memset(dfp, 0, (size_t)(g.m * kc) * sizeof(T));                                  \
+    if ((!dxp && !dfp) || kc == 0 || g.n * g.m * ovol == 0) return NULL;                      \
+    if (kc > INT_MAX || ovol > INT_MAX || mg > INT_MAX)                                       \
+      return rill_kernel_error(ctx, "Input (%s): convolution too large for BLAS",             \
+                               rill_kin_name(ctx, 0, 0));                                     \
+    int64_t bd = (int64_t)(CONV3D_COL_BUDGET / sizeof(T)) / (kc * plane);                     \
+    if (bd < 1) bd = 1;                                                                       \
+    if (bd > OD) bd = OD;                                                                     \
+    T *col = rill_aligned_alloc((size_t)(kc * bd * plane) * sizeof(T), RILL_TENSOR_ALIGN);    \
+    if (!col) return rill_oom();                                                              \
+    for (int64_t n = 0; n < g.n; n++)                                                         \
+      for (int64_t gi = 0; gi < g.groups; gi++) {                                             \
+        int64_t img = (n * g.c + gi * cg) * ivol;                                             \
+        for (int64_t od0 = 0; od0 < OD; od0 += bd) {                                          \
+          int64_t nb = OD - od0 < bd ? OD - od0 : bd, ncols = nb * plane;                     \
+          const T *dyb = dyp + (n * g.m + gi * mg) * ovol + od0 * plane;                      \
+          if (dfp) {                                                                          \
+            conv3d_cols_##SUF(&g, cg, xp + img, col, od0, nb, false);                         \
+            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)mg, (int)kc, (int)ncols, 1,    \
+                 dyb, (int)ovol, col, (int)ncols, 1, dfp + gi * mg * kc, (int)kc);            \
+          }                                                                                   \
+          if (dxp) {                                                                          \
+            GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)kc, (int)ncols, (int)mg, 1,    \
+                 fp + gi * mg * kc, (int)kc, dyb, (int)ovol, 0, col, (int)ncols);             \
+            conv3d_cols_##SUF(&g, cg, dxp + img, col, od0, nb, true);                         \
+          }                                                                                   \
+        }                                                                                     \
+      }                                                                                       \
+    rill_free(col);                                                                           \
+    return NULL;                                                                              \
+  }
+
+CONV3D_FWD(float, f32, RILL_KERNEL_SGEMM)
+CONV3D_FWD(double, f64, cblas_dgemm)
+CONV3D_BWD(float, f32, RILL_KERNEL_SGEMM)
+CONV3D_BWD(double, f64, cblas_dgemm)
+
+#define CONV3D_RUN(dt, fn, ...) \
+  ((dt) == RILL_DTYPE_FP32 ? fn##_f32(__VA_ARGS__) : fn##_f64(__VA_ARGS__))
+
+static rill_status *conv3d_grad_out(rill_kernel_ctx *ctx, size_t slot, rill_dtype dt,
+                                    const rill_dims *want, rill_tensor **out) {
+  *out = NULL;
+  if (!rill_kout(ctx, slot, 0)) return NULL;
+  RILL_TRY(rill_kout_need(ctx, slot, 0, dt, out));
+  return rill_kout_check_dims(ctx, slot, 0, *out, want);
+}
+
+static void *conv3d_ptr(rill_tensor *t) { return t ? rill_tensor_ptr(t) : NULL; }
+
+static rill_status *conv3d_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
+  rill_tensor *x = NULL, *f = NULL, *out = NULL;
+  RILL_TRY(rill_kin_need(ctx, CONV3D_IN_INPUT, 0, dt, &x));
+  RILL_TRY(rill_kin_need(ctx, CONV3D_IN_FILTER, 0, dt, &f));
+  RILL_TRY(rill_kout_need(ctx, 0, 0, dt, &out));
+  conv3d_geom g;
+  const char *err = conv3d_geom_get(ctx->attrs, &x->dims, &f->dims, &g);
+  if (err) return rill_kernel_error(ctx, "Input (%s): %s", rill_kin_name(ctx, 0, 0), err);
+  rill_dims od = {5, {g.n, g.m, g.out[0], g.out[1], g.out[2]}};
+  RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &od));
+  return CONV3D_RUN(dt, conv3d_fwd, ctx, &g, rill_tensor_ptr(x), rill_tensor_ptr(f),
+                    rill_tensor_ptr(out));
+}
+
+static rill_status *conv3d_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
+  rill_tensor *x = NULL, *f = NULL, *dy = NULL, *dx = NULL, *df = NULL;
+  RILL_TRY(rill_kin_need(ctx, CONV3D_IN_INPUT, 0, dt, &x));
+  RILL_TRY(rill_kin_need(ctx, CONV3D_IN_FILTER, 0, dt, &f));
+  RILL_TRY(rill_kin_need(ctx, CONV3D_GRAD_IN_DOUT, 0, dt, &dy));
+  conv3d_geom g;
+  const char *err = conv3d_geom_get(ctx->attrs, &x->dims, &f->dims, &g);
+  if (err) return rill_kernel_error(ctx, "Input (%s): %s", rill_kin_name(ctx, 0, 0), err);
+  rill_dims od = {5, {g.n, g.m, g.out[0], g.out[1], g.out[2]}};
+  RILL_TRY(rill_kin_check_dims(ctx, CONV3D_GRAD_IN_DOUT, dy, &od));
+  RILL_TRY(conv3d_grad_out(ctx, 0, dt, &x->dims, &dx));
+  RILL_TRY(conv3d_grad_out(ctx, 1, dt, &f->dims, &df));
+  return CONV3D_RUN(dt, conv3d_bwd, ctx, &g, rill_tensor_ptr(x), rill_tensor_ptr(f),
+                    rill_tensor_ptr(dy), conv3d_ptr(dx), conv3d_ptr(df));
+}
+
+rill_status *rill_cpu_conv3d_fp32(rill_kernel_ctx *ctx) { return conv3d_forward(ctx, RILL_DTYPE_FP32); }
+rill_status *rill_cpu_conv3d_fp64(rill_kernel_ctx *ctx) { return conv3d_forward(ctx, RILL_DTYPE_FP64); }
+rill_status *rill_cpu_conv3d_grad_fp32(rill_kernel_ctx *ctx) { return conv3d_backward(ctx, RILL_DTYPE_FP32); }
+rill_status *rill_cpu_conv3d_grad_fp64(rill_kernel_ctx *ctx) { return conv3d_backward(ctx, RILL_DTYPE_FP64); }
+
+/* conv3d_transpose: its Output is the equivalent conv3d's image and its Input the conv's
+ * output, so the forward is the conv's data gradient, Input@GRAD the conv of
+ * Output@GRAD, and Filter@GRAD the conv's filter gradient with Output@GRAD as image. */
+static rill_status *convt3d_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
+  rill_tensor *x = NULL, *f = NULL, *out = NULL;
+  RILL_TRY(rill_kin_need(ctx, CONV3D_IN_INPUT, 0, dt, &x));
+  RILL_TRY(rill_kin_need(ctx, CONV3D_IN_FILTER, 0, dt, &f));
+  RILL_TRY(rill_kout_need(ctx, 0, 0, dt, &out));
+  if (rill_kin(ctx, 2, 0))
+    return rill_kernel_error(ctx, "input Bias is not supported: add the bias with elementwise_add");
+  conv3d_geom g;
+  const char *err = conv3d_transpose_geom_get(ctx->attrs, &x->dims, &f->dims, &g);
+  if (err) return rill_kernel_error(ctx, "Input (%s): %s", rill_kin_name(ctx, 0, 0), err);
+  rill_dims od = {5, {g.n, g.c, g.in[0], g.in[1], g.in[2]}};
+  RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &od));
+  return CONV3D_RUN(dt, conv3d_bwd, ctx, &g, NULL, rill_tensor_ptr(f), rill_tensor_ptr(x),
+                    rill_tensor_ptr(out), NULL);
+}
+
+static rill_status *convt3d_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
+  rill_tensor *x = NULL, *f = NULL, *dy = NULL, *dx = NULL, *df = NULL;
+  RILL_TRY(rill_kin_need(ctx, CONV3D_IN_INPUT, 0, dt, &x));
+  RILL_TRY(rill_kin_need(ctx, CONV3D_IN_FILTER, 0, dt, &f));
+  RILL_TRY(rill_kin_need(ctx, CONV3D_GRAD_IN_DOUT, 0, dt, &dy));
+  conv3d_geom g;
+  const char *err = conv3d_transpose_geom_get(ctx->attrs, &x->dims, &f->dims, &g);
+  if (err) return rill_kernel_error(ctx, "Input (%s): %s", rill_kin_name(ctx, 0, 0), err);
+  rill_dims od = {5, {g.n, g.c, g.in[0], g.in[1], g.in[2]}};
+  RILL_TRY(rill_kin_check_dims(ctx, CONV3D_GRAD_IN_DOUT, dy, &od));
+  RILL_TRY(conv3d_grad_out(ctx, 0, dt, &x->dims, &dx));
+  RILL_TRY(conv3d_grad_out(ctx, 1, dt, &f->dims, &df));
+  if (dx)
+    RILL_TRY(CONV3D_RUN(dt, conv3d_fwd, ctx, &g, rill_tensor_ptr(dy), rill_tensor_ptr(f),
+                        rill_tensor_ptr(dx)));
+  if (df)
+    RILL_TRY(CONV3D_RUN(dt, conv3d_bwd, ctx, &g, rill_tensor_ptr(dy), rill_tensor_ptr(f),
+                        rill_tensor_ptr(x), NULL, rill_tensor_ptr(df)));
+  return NULL;
+}
+
+rill_status *rill_cpu_conv3d_transpose_fp32(rill_kernel_ctx *ctx) { return convt3d_forward(ctx, RILL_DTYPE_FP32); }
+rill_status *rill_cpu_conv3d_transpose_fp64(rill_kernel_ctx *ctx) { return convt3d_forward(ctx, RILL_DTYPE_FP64); }
+rill_status *rill_cpu_conv3d_transpose_grad_fp32(rill_kernel_ctx *ctx) { return convt3d_backward(ctx, RILL_DTYPE_FP32); }
+rill_status *rill_cpu_conv3d_transpose_grad_fp64(rill_kernel_ctx *ctx) { return convt3d_backward(ctx, RILL_DTYPE_FP64); }

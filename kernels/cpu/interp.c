@@ -1,4 +1,5 @@
-/* Interpolation CPU kernels (nearest for 4-D/5-D, bilinear for 4-D; NCHW and NHWC).
+/* Interpolation CPU kernels (nearest for 4-D/5-D, bilinear for 4-D, trilinear for 5-D;
+ * channel-first and channel-last).
  * Source indices and weights are computed once per output row and column, as Paddle
  * computes them (float ratios, truncation toward zero); the loops then only gather.
  * Indices are clamped to the input, which Paddle leaves unchecked when OutSize and a
@@ -100,7 +101,49 @@ static rill_status *interp_tables_make(const interp_plan *p, interp_tables *t) {
   return NULL;
 }
 
-#define INTERP(T, DT, NAME)                                                                \
+
+/* Trilinear: each output blends the 8 corners around its source point, with the weights
+ * of the bilinear tables along d, h and w. When grad is false out[o] is written from x;
+ * when true, out[o] (Out@GRAD) is added into x (X@GRAD) with the same weights. */
+#define TRILINEAR(T, SUF)                                                                      \
+  static void trilinear_##SUF(const interp_plan *p, const interp_tables *tb, T *x, T *out,    \
+                              bool grad) {                                                    \
+    int64_t C = p->c, D = tb->ind[0], H = tb->ind[1], W = tb->ind[2];                          \
+    int64_t OD = tb->outd[0], OH = tb->outd[1], OW = tb->outd[2];                              \
+    bool cl = p->channel_last;                                                                 \
+    int64_t xc = cl ? 1 : D * H * W, xs = cl ? C : 1, oc = cl ? 1 : OD * OH * OW, os = cl ? C : 1; \
+    for (int64_t n = 0; n < p->n; n++)                                                         \
+      for (int64_t c = 0; c < C; c++) {                                                        \
+        T *xb = x + n * C * D * H * W + c * xc;                                                \
+        T *ob = out + n * C * OD * OH * OW + c * oc;                                           \
+        for (int64_t od = 0; od < OD; od++)                                                    \
+          for (int64_t oh = 0; oh < OH; oh++)                                                  \
+            for (int64_t ow = 0; ow < OW; ow++) {                                              \
+              int64_t id[2] = {tb->lo[0][od], tb->hi[0][od]};                                  \
+              int64_t ih[2] = {tb->lo[1][oh], tb->hi[1][oh]};                                  \
+              int64_t iw[2] = {tb->lo[2][ow], tb->hi[2][ow]};                                  \
+              float wd[2] = {1.f - tb->w[0][od], tb->w[0][od]};                                \
+              float wh[2] = {1.f - tb->w[1][oh], tb->w[1][oh]};                                \
+              float ww[2] = {1.f - tb->w[2][ow], tb->w[2][ow]};                                \
+              T *o = ob + ((od * OH + oh) * OW + ow) * os;                                     \
+              T v = 0;                                                                         \
+              for (int a = 0; a < 2; a++)                                                      \
+                for (int b = 0; b < 2; b++)                                                    \
+                  for (int e = 0; e < 2; e++) {                                                \
+                    T *src = xb + ((id[a] * H + ih[b]) * W + iw[e]) * xs;                      \
+                    float wt = wd[a] * wh[b] * ww[e];                                          \
+                    if (grad) *src += (T)(*o * wt);                                            \
+                    else v += (T)(*src * wt);                                                  \
+                  }                                                                            \
+              if (!grad) *o = v;                                                               \
+            }                                                                                  \
+      }                                                                                        \
+  }
+
+TRILINEAR(float, f32)
+TRILINEAR(double, f64)
+
+#define INTERP(T, DT, TRI, NAME)                                                                \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                                \
     rill_tensor *x = NULL, *out = NULL;                                                    \
     interp_plan p;                                                                         \
@@ -110,6 +153,12 @@ static rill_status *interp_tables_make(const interp_plan *p, interp_tables *t) {
     T *op = rill_tensor_ptr(out);                                                          \
     interp_tables tb;                                                                      \
     RILL_TRY(interp_tables_make(&p, &tb));                                                 \
+    if (p.method == INTERP_TRILINEAR) {                                                    \
+      TRI(&p, &tb, (T *)rill_tensor_ptr(x), op, false);                                    \
+      rill_free(tb.buf);                                                                   \
+      rill_free(tb.wbuf);                                                                  \
+      return NULL;                                                                         \
+    }                                                                                      \
     int64_t C = p.c, *ind = tb.ind, *outd = tb.outd;                                       \
     int64_t **lo = tb.lo, **hi = tb.hi;                                                    \
     float **w = tb.w;                                                                      \
@@ -162,12 +211,12 @@ static rill_status *interp_tables_make(const interp_plan *p, interp_tables *t) {
     return NULL;                                                                           \
   }
 
-INTERP(float, RILL_DTYPE_FP32, rill_cpu_interp_fp32)
-INTERP(double, RILL_DTYPE_FP64, rill_cpu_interp_fp64)
+INTERP(float, RILL_DTYPE_FP32, trilinear_f32, rill_cpu_interp_fp32)
+INTERP(double, RILL_DTYPE_FP64, trilinear_f64, rill_cpu_interp_fp64)
 
 /* <op>_grad: zeroes X@GRAD and adds each Out@GRAD element to the X elements the forward
  * read it from, with the same weights. X is read for its shape only. */
-#define INTERP_GRAD(T, DT, NAME)                                                           \
+#define INTERP_GRAD(T, DT, TRI, NAME)                                                           \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                                \
     rill_tensor *x, *dout, *dx;                                                            \
     interp_plan p;                                                                         \
@@ -186,6 +235,12 @@ INTERP(double, RILL_DTYPE_FP64, rill_cpu_interp_fp64)
     if (rill_tensor_numel(dout) == 0) return NULL;                                         \
     interp_tables tb;                                                                      \
     RILL_TRY(interp_tables_make(&p, &tb));                                                 \
+    if (p.method == INTERP_TRILINEAR) {                                                    \
+      TRI(&p, &tb, gx, (T *)rill_tensor_ptr(dout), true);                                  \
+      rill_free(tb.buf);                                                                   \
+      rill_free(tb.wbuf);                                                                  \
+      return NULL;                                                                         \
+    }                                                                                      \
     int64_t C = p.c, D = tb.ind[0], H = tb.ind[1], W = tb.ind[2];                          \
     int64_t OD = tb.outd[0], OH = tb.outd[1], OW = tb.outd[2];                             \
     bool bil = p.method == INTERP_BILINEAR, cl = p.channel_last;                           \
@@ -217,5 +272,5 @@ INTERP(double, RILL_DTYPE_FP64, rill_cpu_interp_fp64)
     return NULL;                                                                           \
   }
 
-INTERP_GRAD(float, RILL_DTYPE_FP32, rill_cpu_interp_grad_fp32)
-INTERP_GRAD(double, RILL_DTYPE_FP64, rill_cpu_interp_grad_fp64)
+INTERP_GRAD(float, RILL_DTYPE_FP32, trilinear_f32, rill_cpu_interp_grad_fp32)
+INTERP_GRAD(double, RILL_DTYPE_FP64, trilinear_f64, rill_cpu_interp_grad_fp64)

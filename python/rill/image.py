@@ -1,47 +1,50 @@
 """Fluid 1.x's image layers (re-exported by rill.layers): image_resize, interpolate,
-resize_bilinear, resize_nearest and image_resize_short, appending bilinear_interp /
-nearest_interp with Paddle's attributes and size inputs (operators/interp.c); pixel_shuffle,
-shuffle_channel and space_to_depth (operators/rearrange.c); temporal_shift
-(operators/temporal_shift.c), fsp_matrix (the fsp op, operators/fsp.c), affine_grid
-(operators/affine_grid.c) and grid_sampler (operators/grid_sampler.c), each with its
-gradient."""
+resize_bilinear, resize_nearest, resize_trilinear and image_resize_short, appending
+bilinear_interp / nearest_interp / trilinear_interp with Paddle's attributes and size
+inputs (operators/interp.c); pixel_shuffle, shuffle_channel and space_to_depth
+(operators/rearrange.c); temporal_shift (operators/temporal_shift.c), fsp_matrix (the fsp
+op, operators/fsp.c), affine_grid (operators/affine_grid.c) and grid_sampler
+(operators/grid_sampler.c), each with its gradient."""
 
 from . import layers
 from .framework import Variable
 
-__all__ = ['image_resize', 'interpolate', 'resize_bilinear', 'resize_nearest', 'pixel_shuffle',
-           'shuffle_channel', 'space_to_depth', 'temporal_shift', 'fsp_matrix',
-           'affine_grid', 'grid_sampler', 'image_resize_short']
+__all__ = ['image_resize', 'interpolate', 'resize_bilinear', 'resize_nearest',
+           'resize_trilinear', 'image_resize_short', 'pixel_shuffle', 'shuffle_channel',
+           'space_to_depth', 'temporal_shift', 'fsp_matrix', 'affine_grid', 'grid_sampler']
 
-_METHODS = {'BILINEAR': 'bilinear', 'NEAREST': 'nearest'}
+_METHODS = {'BILINEAR': 'bilinear', 'NEAREST': 'nearest', 'TRILINEAR': 'trilinear'}
 
 
 def image_resize(input, out_shape=None, scale=None, name=None, resample='BILINEAR',
                  actual_shape=None, align_corners=True, align_mode=1, data_format='NCHW'):
-    """Resizes the spatial dims of a 4-D input (NCHW or NHWC) to out_shape ([h, w] of ints
-    or one-element int Variables, or a 1-D int Variable) or by scale (a float or a
-    Variable); actual_shape (a Variable) overrides both at run time."""
+    """Resizes the spatial dims of a 4-D input (NCHW or NHWC; 5-D NCDHW or NDHWC for
+    TRILINEAR) to out_shape ([h, w] or [d, h, w] of ints or one-element int Variables, or
+    a 1-D int Variable) or by scale (a float or a Variable); actual_shape (a Variable)
+    overrides both at run time."""
     where = 'image_resize'
     if resample not in _METHODS:
-        raise ValueError("%s: resample is %r; rill has 'BILINEAR' and 'NEAREST' (no "
-                         "TRILINEAR or BICUBIC interpolation)" % (where, resample))
+        raise ValueError("%s: resample is %r; rill has 'BILINEAR', 'TRILINEAR' and 'NEAREST' "
+                         "(no BICUBIC interpolation)" % (where, resample))
     if not isinstance(input, Variable):
         raise TypeError('%s: input must be a Variable, got %r' % (where, input))
     if input.dtype.name not in ('float32', 'float64'):
         raise TypeError("%s: input ('%s') is %s, expected float32 or float64"
                         % (where, input.name, input.dtype.name))
-    if len(input.shape) != 4:
-        raise ValueError("%s: input ('%s') must be 4-D for %s, got shape %s"
-                         % (where, input.name, resample, list(input.shape)))
+    rank = 5 if resample == 'TRILINEAR' else 4
+    if len(input.shape) != rank:
+        raise ValueError("%s: input ('%s') must be %d-D for %s, got shape %s"
+                         % (where, input.name, rank, resample, list(input.shape)))
     if not isinstance(align_corners, bool):
         raise TypeError('%s: align_corners must be a bool' % where)
     if align_mode not in (0, 1):
         raise ValueError('%s: align_mode must be 0 or 1, got %r' % (where, align_mode))
     if out_shape is None and scale is None:
         raise ValueError('%s: one of out_shape and scale must be given' % where)
-    if data_format not in ('NCHW', 'NHWC'):
-        raise ValueError("%s: data_format must be 'NCHW' or 'NHWC' for a 4-D input, got %r"
-                         % (where, data_format))
+    formats = ('NCDHW', 'NDHWC') if rank == 5 else ('NCHW', 'NHWC')
+    if data_format not in formats:
+        raise ValueError("%s: data_format must be %r or %r for a %d-D input, got %r"
+                         % (where, formats[0], formats[1], rank, data_format))
     method = _METHODS[resample]
     h = layers._Helper(method + '_interp', name)
     inputs = {'X': input}
@@ -53,9 +56,9 @@ def image_resize(input, out_shape=None, scale=None, name=None, resample='BILINEA
             out_shape.stop_gradient = True
             inputs['OutSize'] = out_shape
         else:
-            if not isinstance(out_shape, (list, tuple)) or len(out_shape) != 2:
-                raise ValueError('%s: out_shape must be a Variable or a list of 2 sizes for a '
-                                 '4-D input, got %r' % (where, out_shape))
+            if not isinstance(out_shape, (list, tuple)) or len(out_shape) != rank - 2:
+                raise ValueError('%s: out_shape must be a Variable or a list of %d sizes for a '
+                                 '%d-D input, got %r' % (where, rank - 2, rank, out_shape))
             if any(isinstance(d, Variable) for d in out_shape):
                 sizes = []
                 for d in out_shape:
@@ -71,7 +74,10 @@ def image_resize(input, out_shape=None, scale=None, name=None, resample='BILINEA
                 if any(v <= 0 for v in vals):
                     raise ValueError('%s: every size in out_shape must be positive, got %r'
                                      % (where, out_shape))
-            attrs['out_h'], attrs['out_w'] = vals
+            if rank == 5:
+                attrs['out_d'], attrs['out_h'], attrs['out_w'] = vals
+            else:
+                attrs['out_h'], attrs['out_w'] = vals
     elif isinstance(scale, Variable):
         scale.stop_gradient = True
         inputs['Scale'] = scale
@@ -106,6 +112,34 @@ def resize_bilinear(input, out_shape=None, scale=None, name=None, actual_shape=N
     """image_resize with resample='BILINEAR'."""
     return image_resize(input, out_shape, scale, name, 'BILINEAR', actual_shape,
                         align_corners, align_mode, data_format)
+
+
+def resize_trilinear(input, out_shape=None, scale=None, name=None, actual_shape=None,
+                     align_corners=True, align_mode=1, data_format='NCDHW'):
+    """image_resize with resample='TRILINEAR' (5-D input)."""
+    return image_resize(input, out_shape, scale, name, 'TRILINEAR', actual_shape,
+                        align_corners, align_mode, data_format)
+
+
+def image_resize_short(input, out_short_len, resample='BILINEAR'):
+    """Resizes a 4-D NCHW input so that its shorter spatial side becomes out_short_len and
+    the other keeps the aspect ratio (int(long * out_short_len / short + 0.5)); H wins a
+    tie. The extents must be known."""
+    if not isinstance(input, Variable):
+        raise TypeError('image_resize_short: input must be a Variable, got %r' % (input,))
+    shape = list(input.shape)
+    if len(shape) != 4:
+        raise ValueError("image_resize_short: input ('%s') must be 4-D (N, C, H, W), got "
+                         "shape %s" % (input.name, shape))
+    hw = shape[2:4]
+    if min(hw) <= 0:
+        raise ValueError("image_resize_short: the spatial extents of input ('%s') must be "
+                         "known, got shape %s" % (input.name, shape))
+    short = hw.index(min(hw))
+    out = list(hw)
+    out[short] = out_short_len
+    out[1 - short] = int(float(hw[1 - short]) * (float(out_short_len) / float(hw[short])) + 0.5)
+    return image_resize(input, out_shape=out, resample=resample)
 
 
 def resize_nearest(input, out_shape=None, scale=None, name=None, actual_shape=None,
@@ -211,18 +245,3 @@ def grid_sampler(x, grid, name=None):
     out = h.tmp(x.dtype.name)
     h.append('grid_sampler', {'X': x, 'Grid': grid}, {'Output': out})
     return out
-
-
-def image_resize_short(input, out_short_len, resample='BILINEAR'):
-    """Resizes a 4-D NCHW input so its shorter spatial side is out_short_len, the other
-    scaled by the same ratio (rounded half up), through image_resize."""
-    if not isinstance(input, Variable):
-        raise TypeError('image_resize_short: input must be a Variable, got %r' % (input,))
-    if len(input.shape) != 4:
-        raise ValueError('The rank of input must be 4 (num_batches, channels, in_h, in_w).')
-    hw = list(input.shape[2:4])
-    short = hw.index(min(hw))
-    out = list(hw)
-    out[short] = out_short_len
-    out[1 - short] = int(float(hw[1 - short]) * (float(out_short_len) / float(hw[short])) + 0.5)
-    return image_resize(input=input, out_shape=out, resample=resample)

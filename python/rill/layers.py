@@ -13,7 +13,8 @@ from .initializer import Constant, Xavier
 from .initializer import Normal as _NormalInit
 from .param_attr import ParamAttr, WeightNormParamAttr
 
-__all__ = ['data', 'fc', 'embedding', 'conv2d', 'pool2d', 'batch_norm', 'layer_norm',
+__all__ = ['data', 'fc', 'embedding', 'conv2d', 'conv3d', 'conv3d_transpose', 'mean_iou', 'pool2d', 'pool3d', 'adaptive_pool2d',
+           'adaptive_pool3d', 'batch_norm', 'layer_norm',
            'dropout', 'softmax', 'cross_entropy', 'softmax_with_cross_entropy',
            'square_error_cost', 'mean', 'accuracy', 'concat',
            'reshape', 'transpose',
@@ -293,6 +294,75 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
     return h.act(pre, act)
 
 
+def _ntuple(v, n, what):
+    if isinstance(v, (list, tuple)):
+        if len(v) != n:
+            raise ValueError('%s must be an int or %d ints, got %r' % (what, n, v))
+        return [int(e) for e in v]
+    return [int(v)] * n
+
+
+def _conv3d_padding(padding, layer):
+    """Fluid 1.x's conv3d paddings: 'SAME' / 'VALID', an int, 3 ints, 6 ints (front, back,
+    top, bottom, left, right) or 5 pairs over NCDHW. Returns (paddings, padding_algorithm);
+    6 symmetric values collapse to 3, as Paddle writes them."""
+    if isinstance(padding, str):
+        alg = padding.upper()
+        if alg not in ('SAME', 'VALID'):
+            raise ValueError("%s: unknown padding %r: it can only be 'SAME' or 'VALID'" %
+                             (layer, padding))
+        return [0, 0, 0], alg
+    if isinstance(padding, (list, tuple)) and len(padding) == 5 and \
+            isinstance(padding[0], (list, tuple)):
+        if list(padding[0]) != [0, 0] or list(padding[1]) != [0, 0]:
+            raise ValueError('%s: non-zero padding %r in the batch or channel dimensions is '
+                             'not supported' % (layer, padding))
+        padding = [int(e) for pair in padding[2:5] for e in pair]
+    if isinstance(padding, (list, tuple)) and len(padding) == 6:
+        p = [int(e) for e in padding]
+        if p[0] == p[1] and p[2] == p[3] and p[4] == p[5]:
+            return [p[0], p[2], p[4]], 'EXPLICIT'
+        return p, 'EXPLICIT'
+    return _ntuple(padding, 3, '%s: padding' % layer), 'EXPLICIT'
+
+
+def conv3d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, groups=None,
+           param_attr=None, bias_attr=None, use_cudnn=True, act=None, name=None,
+           data_format='NCDHW'):
+    """Fluid 1.x's conv3d (NCDHW): Filter [num_filters, C / groups, kd, kh, kw] drawn from
+    Normal(0, sqrt(2 / (kd kh kw C))), a bias added over dim 1, then act."""
+    h = _Helper('conv3d', name)
+    _check_var(input, 'input', 'conv3d')
+    if not isinstance(use_cudnn, bool):
+        raise ValueError('conv3d: use_cudnn must be True or False, got %r' % (use_cudnn,))
+    if data_format != 'NCDHW':
+        raise ValueError("conv3d: data_format must be 'NCDHW' (rill has no NDHWC conv3d), "
+                         "got %r" % (data_format,))
+    if len(input.shape) != 5:
+        raise ValueError('conv3d: input %s must be 5-D NCDHW, got shape %s' %
+                         (input.name, input.shape))
+    c = input.shape[1]
+    if c < 0:
+        raise ValueError('conv3d: the channels of input %s (shape %s) must be known' %
+                         (input.name, input.shape))
+    g = groups or 1
+    if c % g:
+        raise ValueError('conv3d: %d input channels do not divide into %d groups' % (c, g))
+    fs = _ntuple(filter_size, 3, 'conv3d: filter_size')
+    paddings, alg = _conv3d_padding(padding, 'conv3d')
+    std = (2.0 / (fs[0] * fs[1] * fs[2] * c)) ** 0.5
+    w = h.param(param_attr, [num_filters, c // g] + fs, input.dtype.name,
+                default_initializer=_NormalInit(0.0, std, 0))
+    pre = h.tmp(input.dtype.name)
+    h.append('conv3d', {'Input': input, 'Filter': w}, {'Output': pre},
+             {'strides': _ntuple(stride, 3, 'conv3d: stride'), 'paddings': paddings,
+              'dilations': _ntuple(dilation, 3, 'conv3d: dilation'), 'groups': g,
+              'use_cudnn': use_cudnn, 'use_mkldnn': False, 'padding_algorithm': alg,
+              'data_format': data_format})
+    pre = h.bias(pre, bias_attr, num_filters, 1, input.dtype.name)
+    return h.act(pre, act)
+
+
 def pool2d(input, pool_size=-1, pool_type='max', pool_stride=1, pool_padding=0,
            global_pooling=False, use_cudnn=True, ceil_mode=False, name=None, exclusive=True,
            data_format='NCHW'):
@@ -309,6 +379,151 @@ def pool2d(input, pool_size=-1, pool_type='max', pool_stride=1, pool_padding=0,
               'paddings': _pair(pool_padding, 'pool_padding'), 'ceil_mode': bool(ceil_mode),
               'exclusive': bool(exclusive), 'data_format': data_format})
     return out
+
+
+def _adaptive_pool(nd, input, pool_size, pool_type, require_index, name):
+    layer = 'adaptive_pool%dd' % nd
+    _check_var(input, 'input', layer)
+    if not isinstance(pool_type, str):
+        raise TypeError('%s: pool_type must be a str, got %r' % (layer, pool_type))
+    if not isinstance(pool_size, (int, list, tuple)):
+        raise TypeError('%s: pool_size must be an int, a list or a tuple, got %r' %
+                        (layer, pool_size))
+    if not isinstance(require_index, bool):
+        raise TypeError('%s: require_index must be a bool, got %r' % (layer, require_index))
+    if pool_type not in ('max', 'avg'):
+        raise ValueError("%s: unknown pool_type %r: it can only be 'max' or 'avg'" %
+                         (layer, pool_type))
+    if pool_type == 'avg' and require_index:
+        raise ValueError("%s: require_index cannot be True when pool_type is 'avg'" % layer)
+    if require_index:
+        raise ValueError('%s: require_index=True (max_pool%dd_with_index\'s Mask) is not '
+                         'supported by rill' % (layer, nd))
+    if len(input.shape) != nd + 2:
+        raise ValueError('%s: input %s must be %d-D, got shape %s' %
+                         (layer, input.name, nd + 2, list(input.shape)))
+    ks = _ntuple(pool_size, nd, '%s: pool_size' % layer)
+    h = _Helper('pool%dd' % nd, name)
+    out = h.tmp(input.dtype.name)
+    h.append('pool%dd' % nd, {'X': input}, {'Out': out},
+             {'pooling_type': pool_type, 'ksize': ks, 'adaptive': True})
+    return out
+
+
+def conv3d_transpose(input, num_filters, output_size=None, filter_size=None, padding=0,
+                     stride=1, dilation=1, groups=None, param_attr=None, bias_attr=None,
+                     use_cudnn=True, act=None, name=None, data_format='NCDHW'):
+    """Fluid 1.x's conv3d_transpose (NCDHW): Filter [C_in, num_filters / groups, kd, kh,
+    kw] (Xavier by default), a bias over dim 1, then act. filter_size may be left out
+    when output_size is given; it is then derived as Fluid derives it. The op records
+    data_format 'NCHW', as Paddle 1.8.5 writes it."""
+    if param_attr is False:
+        raise ValueError('conv3d_transpose: param_attr must not be False')
+    if data_format not in ('NCDHW', 'NDHWC'):
+        raise ValueError("conv3d_transpose: data_format must be 'NCDHW' or 'NDHWC', got %r" %
+                         (data_format,))
+    if data_format != 'NCDHW':
+        raise ValueError("conv3d_transpose: data_format 'NDHWC' is not implemented (NCDHW "
+                         "only)")
+    h = _Helper('conv3d_transpose', name)
+    _check_var(input, 'input', 'conv3d_transpose')
+    if len(input.shape) != 5:
+        raise ValueError('conv3d_transpose: input %s must be 5-D NCDHW, got shape %s' %
+                         (input.name, input.shape))
+    if not isinstance(use_cudnn, bool):
+        raise ValueError('conv3d_transpose: use_cudnn must be True or False')
+    stride = _ntuple(stride, 3, 'conv3d_transpose: stride')
+    dilation = _ntuple(dilation, 3, 'conv3d_transpose: dilation')
+    paddings, alg = _conv3d_padding(padding, 'conv3d_transpose')
+    six = paddings if len(paddings) == 6 else [e for p in paddings for e in (p, p)]
+    if filter_size is None:
+        if output_size is None:
+            raise ValueError('conv3d_transpose: output_size must be set when filter_size is '
+                             'None')
+        osz = _ntuple(output_size, 3, 'conv3d_transpose: output_size')
+        fs = []
+        for i in range(3):
+            if input.shape[2 + i] < 0:
+                raise ValueError('conv3d_transpose: filter_size is needed when the input '
+                                 'extents are unknown')
+            fs.append((osz[i] - (input.shape[2 + i] - 1) * stride[i] + six[2 * i] +
+                       six[2 * i + 1] - 1) // dilation[i] + 1)
+    else:
+        fs = _ntuple(filter_size, 3, 'conv3d_transpose: filter_size')
+    g = 1 if groups is None else groups
+    c = input.shape[1]
+    w = h.param(param_attr, [c, num_filters // g] + fs, input.dtype.name)
+    pre = h.tmp(input.dtype.name)
+    h.append('conv3d_transpose', {'Input': input, 'Filter': w}, {'Output': pre},
+             {'output_size': [] if output_size is None else
+              _ntuple(output_size, 3, 'conv3d_transpose: output_size'),
+              'strides': stride, 'paddings': paddings, 'padding_algorithm': alg,
+              'dilations': dilation, 'groups': g, 'use_cudnn': use_cudnn,
+              'data_format': 'NCHW'})
+    pre = h.bias(pre, bias_attr, num_filters, 1, input.dtype.name)
+    return h.act(pre, act)
+
+
+def mean_iou(input, label, num_classes):
+    """Fluid 1.x's mean_iou: int32/int64 class ids against labels; returns (mean IOU
+    float32 [1], wrong counts int32 [num_classes], correct counts int32 [num_classes])."""
+    for v, what in ((input, 'Predictions'), (label, 'Labels')):
+        _check_var(v, what, 'mean_iou')
+        if v.dtype.name not in ('int32', 'int64'):
+            raise TypeError("mean_iou: %s ('%s') is %s, expected int32 or int64" %
+                            (what, v.name, v.dtype.name))
+    h = _Helper('mean_iou')
+    miou = h.tmp('float32')
+    wrong = h.tmp('int32')
+    correct = h.tmp('int32')
+    h.append('mean_iou', {'Predictions': input, 'Labels': label},
+             {'OutMeanIou': miou, 'OutWrong': wrong, 'OutCorrect': correct},
+             {'num_classes': int(num_classes)})
+    return miou, wrong, correct
+
+
+def pool3d(input, pool_size=-1, pool_type='max', pool_stride=1, pool_padding=0,
+           global_pooling=False, use_cudnn=True, ceil_mode=False, name=None, exclusive=True,
+           data_format='NCDHW'):
+    """Fluid 1.x's pool3d (NCDHW): max or avg over pool_size windows; pool_padding as
+    conv3d's padding (with 'VALID' refusing ceil_mode, as Paddle)."""
+    if pool_type not in ('max', 'avg'):
+        raise ValueError("pool3d: unknown pool_type %r: it can only be 'max' or 'avg'" %
+                         (pool_type,))
+    if global_pooling is False and pool_size == -1:
+        raise ValueError('pool3d: pool_size must be given unless global_pooling is True')
+    if not isinstance(use_cudnn, bool):
+        raise TypeError('pool3d: use_cudnn must be True or False, got %r' % (use_cudnn,))
+    if data_format != 'NCDHW':
+        raise ValueError("pool3d: data_format must be 'NCDHW' (rill has no NDHWC pool3d), "
+                         "got %r" % (data_format,))
+    _check_var(input, 'input', 'pool3d')
+    if isinstance(pool_padding, str) and pool_padding.upper() == 'VALID' and ceil_mode:
+        raise ValueError("pool3d: pool_padding 'VALID' needs ceil_mode False")
+    paddings, alg = _conv3d_padding(pool_padding, 'pool3d')
+    h = _Helper('pool3d', name)
+    out = h.tmp(input.dtype.name)
+    h.append('pool3d', {'X': input}, {'Out': out},
+             {'pooling_type': pool_type, 'ksize': _ntuple(pool_size, 3, 'pool3d: pool_size'),
+              'global_pooling': bool(global_pooling),
+              'strides': _ntuple(pool_stride, 3, 'pool3d: pool_stride'), 'paddings': paddings,
+              'padding_algorithm': alg, 'use_cudnn': use_cudnn, 'ceil_mode': bool(ceil_mode),
+              'use_mkldnn': False, 'exclusive': bool(exclusive), 'data_format': data_format})
+    return out
+
+
+def adaptive_pool2d(input, pool_size, pool_type='max', require_index=False, name=None):
+    """Fluid 1.x's adaptive_pool2d: output extents [pool_size_h, pool_size_w], window i of
+    a dim covering [floor(i * in / out), ceil((i + 1) * in / out)). Max pooling runs as
+    pool2d with adaptive=True (Paddle's max_pool2d_with_index gives the same Out and
+    gradient; its Mask, require_index=True, is refused)."""
+    return _adaptive_pool(2, input, pool_size, pool_type, require_index, name)
+
+
+def adaptive_pool3d(input, pool_size, pool_type='max', require_index=False, name=None):
+    """Fluid 1.x's adaptive_pool3d: adaptive_pool2d over D, H and W (pool3d with
+    adaptive; require_index refused)."""
+    return _adaptive_pool(3, input, pool_size, pool_type, require_index, name)
 
 
 def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, param_attr=None,

@@ -1,6 +1,7 @@
 /* conv3d against a naive 7-loop reference, over strides, paddings (symmetric, asymmetric,
- * SAME, VALID), dilations and groups. */
+ * SAME, VALID), dilations and groups; conv3d_grad against central differences. */
 #include "op_test.h"
+#include "support/grad_check.h"
 
 typedef struct c3 {
   int64_t n, c, d, h, w, m, kd, kh, kw, groups;
@@ -106,5 +107,98 @@ Test(conv3d, bad_shapes_fail_at_inference) {
   bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(2, 3, 1, 1, 1), NULL);
   OK(op_harness_output(h, "Output", "o"));
   EXPECT_ERROR(op_harness_run(h), "conv3d", "vol", "5-D");
+  op_harness_destroy(h);
+}
+
+/* Finite-difference checks of Input@GRAD and Filter@GRAD in float64. */
+static void grad_c3(int64_t n, int64_t c, int64_t d, int64_t hh, int64_t w, int64_t m,
+                    int64_t kd, int64_t kh, int64_t kw, int groups, const int32_t s[3],
+                    const int32_t dil[3], const int32_t *pads, int npads, const char *alg) {
+  int64_t nx = n * c * d * hh * w, nf = m * (c / groups) * kd * kh * kw;
+  double *x = malloc((size_t)nx * sizeof *x), *f = malloc((size_t)nf * sizeof *f);
+  for (int64_t i = 0; i < nx; i++) x[i] = sin((double)i * 0.37) + 0.1;
+  for (int64_t i = 0; i < nf; i++) f[i] = cos((double)i * 0.53) * 0.5;
+  op_harness *h = harness("conv3d");
+  bind_input(h, "Input", "vol", RILL_DTYPE_FP64, DIMS(n, c, d, hh, w), x);
+  bind_input(h, "Filter", "w", RILL_DTYPE_FP64, DIMS(m, c / groups, kd, kh, kw), f);
+  OK(op_harness_output(h, "Output", "out"));
+  OK(op_harness_attr_ints(h, "strides", s, 3));
+  OK(op_harness_attr_ints(h, "dilations", dil, 3));
+  OK(op_harness_attr_ints(h, "paddings", pads, npads));
+  OK(op_harness_attr_int(h, "groups", groups));
+  if (alg) OK(op_harness_attr_string(h, "padding_algorithm", alg));
+  rill_status *st = grad_check(h, GC_SLOTS("Input", "Filter"), GC_SLOTS("Output"), NULL);
+  cr_assert_null(st, "%s", rill_status_message(st));
+  op_harness_destroy(h);
+  free(x);
+  free(f);
+}
+
+Test(conv3d, grad_check_fp64) {
+  grad_c3(2, 2, 3, 4, 3, 3, 2, 3, 2, 1, (const int32_t[]){1, 1, 1}, (const int32_t[]){1, 1, 1},
+          (const int32_t[]){1, 0, 1}, 3, NULL);
+  grad_c3(1, 4, 5, 4, 5, 2, 3, 2, 2, 2, (const int32_t[]){2, 1, 2}, (const int32_t[]){1, 2, 1},
+          (const int32_t[]){0, 1, 1, 0, 2, 1}, 6, NULL);
+  grad_c3(1, 2, 4, 3, 5, 2, 3, 3, 3, 1, (const int32_t[]){2, 2, 1}, (const int32_t[]){1, 1, 1},
+          (const int32_t[]){0, 0, 0}, 3, "SAME");
+  /* 1x1x1: the forward takes the pointwise path, the gradient the column path */
+  grad_c3(2, 3, 2, 2, 3, 4, 1, 1, 1, 1, (const int32_t[]){1, 1, 1}, (const int32_t[]){1, 1, 1},
+          (const int32_t[]){0, 0, 0}, 3, NULL);
+}
+
+Test(conv3d, grad_float32_matches_float64) {
+  /* a column buffer of several depth blocks in float32, against the float64 gradients */
+  int64_t nx = 1 * 48 * 6 * 20 * 20, nf = 2 * 48 * 27, ny = 2 * 6 * 20 * 20;
+  float *x = malloc((size_t)nx * sizeof *x), *f = malloc((size_t)nf * sizeof *f);
+  float *dy = malloc((size_t)ny * sizeof *dy);
+  double *xd = malloc((size_t)nx * sizeof *xd), *fd = malloc((size_t)nf * sizeof *fd);
+  double *dyd = malloc((size_t)ny * sizeof *dyd);
+  for (int64_t i = 0; i < nx; i++) xd[i] = x[i] = (float)sin((double)i * 0.31);
+  for (int64_t i = 0; i < nf; i++) fd[i] = f[i] = (float)cos((double)i * 0.57) * 0.5f;
+  for (int64_t i = 0; i < ny; i++) dyd[i] = dy[i] = (float)sin((double)i * 0.11);
+  rill_tensor *got[2][2];
+  op_harness *hs[2];
+  for (int k = 0; k < 2; k++) {
+    rill_dtype dt = k ? RILL_DTYPE_FP64 : RILL_DTYPE_FP32;
+    op_harness *h = hs[k] = harness("conv3d_grad");
+    bind_input(h, "Input", "vol", dt, DIMS(1, 48, 6, 20, 20), k ? (void *)xd : (void *)x);
+    bind_input(h, "Filter", "w", dt, DIMS(2, 48, 3, 3, 3), k ? (void *)fd : (void *)f);
+    bind_input(h, "Output@GRAD", "out@GRAD", dt, DIMS(1, 2, 6, 20, 20), k ? (void *)dyd : (void *)dy);
+    OK(op_harness_output(h, "Input@GRAD", "vol@GRAD"));
+    OK(op_harness_output(h, "Filter@GRAD", "w@GRAD"));
+    OK(op_harness_attr_ints(h, "paddings", (const int32_t[]){1, 1, 1}, 3));
+    OK(op_harness_run(h));
+    got[k][0] = op_harness_tensor(h, "vol@GRAD");
+    got[k][1] = op_harness_tensor(h, "w@GRAD");
+    expect_dims(got[k][0], DIMS(1, 48, 6, 20, 20));
+    expect_dims(got[k][1], DIMS(2, 48, 3, 3, 3));
+  }
+  for (int j = 0; j < 2; j++) {
+    const float *a = rill_tensor_ptr(got[0][j]);
+    const double *b = rill_tensor_ptr(got[1][j]);
+    for (int64_t i = 0; i < rill_tensor_numel(got[1][j]); i++)
+      cr_assert(fabs(a[i] - b[i]) <= 1e-3 * (1 + fabs(b[i])), "grad %d [%ld]: %g vs %g", j, (long)i,
+                (double)a[i], b[i]);
+  }
+  op_harness_destroy(hs[0]);
+  op_harness_destroy(hs[1]);
+  free(x), free(f), free(dy), free(xd), free(fd), free(dyd);
+}
+
+Test(conv3d, grad_bad_output_grad_fails) {
+  op_harness *h = harness("conv3d_grad");
+  bind_input(h, "Input", "vol", RILL_DTYPE_FP32, DIMS(1, 2, 4, 4, 4), NULL);
+  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(3, 2, 3, 3, 3), NULL);
+  bind_input(h, "Output@GRAD", "out@GRAD", RILL_DTYPE_FP32, DIMS(1, 3, 4, 4, 4), NULL);
+  OK(op_harness_output(h, "Input@GRAD", "vol@GRAD"));
+  EXPECT_ERROR(op_harness_run(h), "conv3d_grad", "out@GRAD", "[1, 3, 2, 2, 2]");
+  op_harness_destroy(h);
+
+  h = harness("conv3d_grad");
+  bind_input(h, "Input", "vol", RILL_DTYPE_FP32, DIMS(1, 3, 4, 4, 4), NULL);
+  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(2, 2, 1, 1, 1), NULL);
+  bind_input(h, "Output@GRAD", "out@GRAD", RILL_DTYPE_FP32, DIMS(1, 2, 4, 4, 4), NULL);
+  OK(op_harness_output(h, "Filter@GRAD", "w@GRAD"));
+  EXPECT_ERROR(op_harness_run(h), "conv3d_grad", "vol", "w", "groups");
   op_harness_destroy(h);
 }

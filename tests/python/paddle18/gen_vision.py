@@ -1,0 +1,216 @@
+"""The programs of tests/python/test_vision.py, built the same way with paddle.fluid or
+rill: conv3d, conv3d_transpose, pool3d, adaptive_pool2d, adaptive_pool3d,
+resize_trilinear and image_resize_short (and their gradients), and mean_iou on seeded inputs and parameters. Run under Paddle 1.8.5
+(`PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python /tmp/pd18/bin/python gen_vision.py`) it
+prints Paddle's outputs as the REF literal that the test embeds."""
+import sys
+
+import numpy as np
+
+import gen_seqops
+
+SEED = 20201129
+
+CONV3D_CASES = {
+    # 3x3x3, padding 1, a bias
+    'conv3d_basic': dict(shape=(2, 3, 4, 5, 4), num_filters=4, filter_size=3, stride=1,
+                         padding=1, dilation=1, groups=None, bias=True, act=None),
+    # groups, asymmetric paddings (6 values), strides and dilations per dim, relu
+    'conv3d_groups': dict(shape=(1, 4, 5, 6, 7), num_filters=6, filter_size=[2, 3, 2],
+                          stride=[1, 2, 2], padding=[1, 0, 0, 1, 2, 1], dilation=[2, 1, 1],
+                          groups=2, bias=True, act='relu'),
+    # SAME with stride 2, no bias
+    'conv3d_same': dict(shape=(2, 2, 5, 4, 6), num_filters=3, filter_size=[3, 2, 3],
+                        stride=2, padding='SAME', dilation=1, groups=None, bias=False,
+                        act=None),
+}
+
+
+CONVT_CASES = {
+    # stride 2, padding 1, a bias
+    'conv3d_transpose_basic': dict(transpose=True, shape=(2, 3, 3, 2, 3), num_filters=4,
+                                   filter_size=3, stride=2, padding=1, dilation=1,
+                                   groups=None, bias=True, act=None),
+    # groups, asymmetric paddings, dilation, output_size, tanh
+    'conv3d_transpose_groups': dict(transpose=True, shape=(1, 4, 2, 3, 3), num_filters=6,
+                                    filter_size=[2, 3, 2], stride=[1, 2, 2],
+                                    padding=[1, 0, 0, 1, 1, 0], dilation=[2, 1, 1], groups=2,
+                                    bias=True, act='tanh', output_size=[3, 7, 6]),
+    # filter_size derived from output_size; SAME
+    'conv3d_transpose_same': dict(transpose=True, shape=(1, 2, 3, 2, 3), num_filters=3,
+                                  filter_size=[3, 2, 3], stride=2, padding='SAME', dilation=1,
+                                  groups=None, bias=False, act=None),
+    'conv3d_transpose_osize': dict(transpose=True, shape=(1, 2, 2, 3, 2), num_filters=2,
+                                   filter_size=None, output_size=[4, 5, 5], stride=[2, 1, 2],
+                                   padding=0, dilation=1, groups=None, bias=True, act=None),
+}
+CONV3D_CASES.update(CONVT_CASES)
+
+
+def build_conv3d(fluid, case):
+    """Output and the gradients of sum(Output * dout) with respect to the input and the
+    parameters."""
+    c = CONV3D_CASES[case]
+    r = np.random.RandomState(SEED + sorted(CONV3D_CASES).index(case))
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data('x', list(c['shape']), 'float32')
+        x.stop_gradient = False
+        kw = dict(stride=c['stride'], padding=c['padding'], dilation=c['dilation'],
+                  groups=c['groups'], bias_attr=None if c['bias'] else False, act=c['act'])
+        if c.get('transpose'):
+            y = fluid.layers.conv3d_transpose(x, c['num_filters'],
+                                              output_size=c.get('output_size'),
+                                              filter_size=c['filter_size'], **kw)
+        else:
+            y = fluid.layers.conv3d(x, c['num_filters'], c['filter_size'], **kw)
+        dout = fluid.data('dout', list(y.shape), 'float32')
+        loss = fluid.layers.reduce_sum(fluid.layers.elementwise_mul(y, dout))
+        fluid.optimizer.SGD(learning_rate=0.0).minimize(loss)
+    params = main.global_block().all_parameters()
+    values = {p.name: r.uniform(-0.5, 0.5, p.shape).astype('float32') for p in params}
+    feed = {'x': r.uniform(-1, 1, c['shape']).astype('float32'),
+            'dout': r.uniform(-1, 1, y.shape).astype('float32')}
+    fetch = [y.name, 'x@GRAD'] + [p.name + '@GRAD' for p in params]
+    return main, startup, feed, fetch, values
+
+
+POOL_CASES = {
+    # windows of unequal sizes that overlap ([7 -> 2], [5 -> 3])
+    'adaptive_pool2d_avg': dict(nd=2, shape=(2, 3, 7, 5), pool_size=[2, 3], pool_type='avg'),
+    'adaptive_pool2d_max': dict(nd=2, shape=(1, 2, 5, 8), pool_size=[3, 2], pool_type='max'),
+    # an int pool_size; out 4 of in 9
+    'adaptive_pool2d_int': dict(nd=2, shape=(1, 2, 9, 6), pool_size=4, pool_type='avg'),
+    'adaptive_pool3d_avg': dict(nd=3, shape=(1, 2, 5, 7, 4), pool_size=[2, 3, 3],
+                                pool_type='avg'),
+    'adaptive_pool3d_max': dict(nd=3, shape=(2, 2, 6, 5, 5), pool_size=[4, 2, 3],
+                                pool_type='max'),
+    # pool3d: 2x2x2 stride 2 max
+    'pool3d_max': dict(nd=0, shape=(2, 2, 4, 6, 5), pool_size=2, pool_type='max',
+                       pool_stride=2),
+    # padding, not exclusive, ceil_mode
+    'pool3d_avg_ceil': dict(nd=0, shape=(1, 3, 5, 6, 7), pool_size=[3, 2, 3],
+                            pool_type='avg', pool_stride=[2, 2, 3], pool_padding=[1, 0, 1],
+                            ceil_mode=True, exclusive=False),
+    # asymmetric paddings (6 values), exclusive avg
+    'pool3d_avg_pads': dict(nd=0, shape=(1, 2, 4, 5, 6), pool_size=[2, 3, 3],
+                            pool_type='avg', pool_stride=1, pool_padding=[1, 0, 0, 2, 1, 1]),
+    # SAME max, and global avg
+    'pool3d_same': dict(nd=0, shape=(1, 2, 5, 4, 7), pool_size=[3, 2, 3], pool_type='max',
+                        pool_stride=2, pool_padding='SAME'),
+    'pool3d_global': dict(nd=0, shape=(2, 3, 3, 4, 2), pool_size=-1, pool_type='avg',
+                          global_pooling=True),
+}
+
+
+def scaled_program(fluid, shape, seed, layer, scale_name):
+    """The program of layer(x * scale) (scale: a per-column parameter, 1.5): Out and the
+    gradients of sum(Out * dout) with respect to x and to the scale."""
+    r = np.random.RandomState(seed)
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data('x', list(shape), 'float32')
+        x.stop_gradient = False
+        p = fluid.layers.create_parameter([shape[-1]], 'float32', name=scale_name,
+                                          default_initializer=fluid.initializer.Constant(1.5))
+        y = layer(fluid.layers.elementwise_mul(x, p))
+        dout = fluid.data('dout', list(y.shape), 'float32')
+        loss = fluid.layers.reduce_sum(fluid.layers.elementwise_mul(y, dout))
+        fluid.optimizer.SGD(learning_rate=0.0).minimize(loss)
+    feed = {'x': r.uniform(-1, 1, shape).astype('float32'),
+            'dout': r.uniform(-1, 1, y.shape).astype('float32')}
+    return main, startup, feed, [y.name, 'x@GRAD', scale_name + '@GRAD'], {}
+
+
+def build_pool(fluid, case):
+    c = POOL_CASES[case]
+
+    def layer(xs):
+        if c['nd']:
+            return getattr(fluid.layers, 'adaptive_pool%dd' % c['nd'])(
+                xs, c['pool_size'], pool_type=c['pool_type'])
+        return fluid.layers.pool3d(xs, **{k: v for k, v in c.items() if k not in ('nd', 'shape')})
+
+    return scaled_program(fluid, c['shape'], SEED + 10 + sorted(POOL_CASES).index(case), layer,
+                          'pool_scale')
+
+
+RESIZE_CASES = {
+    # align_corners (the default), by scale
+    'resize_trilinear_corners': dict(shape=(1, 2, 3, 4, 3), out_shape=None, scale=1.5,
+                                     align_corners=True, align_mode=1, data_format='NCDHW'),
+    # half-pixel centres (align_mode 0), down and up
+    'resize_trilinear_half': dict(shape=(2, 2, 4, 3, 5), out_shape=[3, 5, 4], scale=None,
+                                  align_corners=False, align_mode=0, data_format='NCDHW'),
+    # src = ratio * dst (align_mode 1), channel-last
+    'resize_trilinear_ndhwc': dict(shape=(1, 3, 4, 5, 2), out_shape=[5, 3, 7], scale=None,
+                                   align_corners=False, align_mode=1, data_format='NDHWC'),
+    # image_resize_short: W the short side (7 -> 4, H 9 -> int(9 * 4 / 7 + 0.5) = 5)
+    'resize_short_bilinear': dict(shape=(1, 2, 9, 7), short=4, resample='BILINEAR'),
+    # H the short side, nearest, upsampling
+    'resize_short_nearest': dict(shape=(2, 1, 3, 5), short=4, resample='NEAREST'),
+}
+
+
+def build_resize(fluid, case):
+    c = RESIZE_CASES[case]
+
+    def layer(xs):
+        if 'short' in c:
+            return fluid.layers.image_resize_short(xs, c['short'], resample=c['resample'])
+        return fluid.layers.resize_trilinear(xs, out_shape=c['out_shape'], scale=c['scale'],
+                                             align_corners=c['align_corners'],
+                                             align_mode=c['align_mode'],
+                                             data_format=c['data_format'])
+
+    return scaled_program(fluid, c['shape'], SEED + 30 + sorted(RESIZE_CASES).index(case), layer,
+                          'rs_scale')
+
+
+MIOU_CASES = {
+    # int64 ids, 4 classes (class 3 never seen)
+    'mean_iou_int64': dict(dtype='int64', shape=(3, 7), k=4, seen=3),
+    # int32 ids of a [N, 1, H, W] segmentation map, 5 classes
+    'mean_iou_int32': dict(dtype='int32', shape=(2, 1, 4, 5), k=5, seen=5),
+}
+
+
+def build_mean_iou(fluid, case):
+    c = MIOU_CASES[case]
+    r = np.random.RandomState(SEED + 50 + sorted(MIOU_CASES).index(case))
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        p = fluid.data('pred', list(c['shape']), c['dtype'])
+        l = fluid.data('label', list(c['shape']), c['dtype'])
+        outs = fluid.layers.mean_iou(p, l, c['k'])
+    pred = r.randint(0, c['seen'], c['shape']).astype(c['dtype'])
+    label = np.where(r.uniform(size=c['shape']) < 0.5, pred,
+                     r.randint(0, c['seen'], c['shape'])).astype(c['dtype'])
+    return main, startup, {'pred': pred, 'label': label}, [o.name for o in outs], {}
+
+
+def all_cases():
+    """(builder, case) for every case, in REF's order."""
+    return [(build_conv3d, c) for c in sorted(CONV3D_CASES)] + \
+        [(build_pool, c) for c in sorted(POOL_CASES)] + \
+        [(build_resize, c) for c in sorted(RESIZE_CASES)] + \
+        [(build_mean_iou, c) for c in sorted(MIOU_CASES)]
+
+
+def main():
+    import paddle
+    import paddle.fluid as fluid
+    assert paddle.__version__ == '1.8.5', paddle.__version__
+    np.set_printoptions(precision=9, threshold=100000)
+    print('REF = {')
+    for build, case in all_cases():
+        outs = gen_seqops.run(fluid, build, case)
+        print('    %r: [' % case)
+        for o in outs:
+            print('        %r,' % (o.astype('float64').round(8).tolist(),))
+        print('    ],')
+    print('}')
+
+
+if __name__ == '__main__':
+    sys.exit(main())
