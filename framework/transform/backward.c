@@ -547,16 +547,31 @@ static rill_status *zero_fill(bw *w, rill_oplist *g, rill_strmap *made) {
   return NULL;
 }
 
+/* Whether every input of `op` is a SELECTED_ROWS variable of block `gidx` (or its
+ * parents): the op then writes selected rows, as Paddle's var-type inference gives for
+ * the sum that adds up repeated sparse gradients. */
+static bool reads_only_selected_rows(const bw *w, const rill_op_desc *op) {
+  size_t n = 0;
+  for (size_t k = 0; k < op->ninputs; k++)
+    for (size_t j = 0; j < op->inputs[k].nargs; j++) {
+      const rill_var_desc *d = rill_program_find_var(w->p, w->gidx, op->inputs[k].args[j]);
+      if (!d || d->type != RILL_VAR_SELECTED_ROWS) return false;
+      n++;
+    }
+  return n > 0;
+}
+
 /* Declares every variable the new ops write that the program lacks, like its forward
  * variable (dtype, dims, LoD level). A gradient op carrying a true `is_sparse`
- * attribute (Paddle's convention for lookup_table and friends) writes the gradients
- * of persistable variables as SELECTED_ROWS. */
+ * attribute (Paddle's convention for lookup_table and friends), or one reading only
+ * selected rows, writes the gradients of persistable variables as SELECTED_ROWS. */
 static rill_status *declare_vars(bw *w, const rill_oplist *g) {
   for (size_t i = 0; i < g->n; i++) {
     const rill_op_desc *op = &g->v[i];
     const rill_attr *sp = rill_op_attr(op, "is_sparse");
     bool sparse = sp && ((sp->value.type == RILL_ATTR_BOOLEAN && sp->value.v.b) ||
                          (sp->value.type == RILL_ATTR_INT && sp->value.v.i));
+    if (!sparse) sparse = reads_only_selected_rows(w, op);
     for (size_t k = 0; k < op->noutputs; k++)
       for (size_t j = 0; j < op->outputs[k].nargs; j++) {
         const char *var = op->outputs[k].args[j];

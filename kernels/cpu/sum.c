@@ -106,6 +106,10 @@ static rill_status *sum_rows(rill_kernel_ctx *ctx, rill_variable *outv) {
   return NULL;
 }
 
+static rill_status *sum_dense(rill_kernel_ctx *ctx, rill_variable *outv,
+                              const rill_selected_rows *held, rill_dtype dt,
+                              const rill_dims *dimsp, int64_t n, int64_t width, size_t alias);
+
 rill_status *rill_cpu_sum(rill_kernel_ctx *ctx) {
   rill_variable *outv = ctx->nout[0] ? ctx->out[0][0] : NULL;
   if (!outv) return rill_kernel_error(ctx, "output Out is missing");
@@ -164,7 +168,31 @@ rill_status *rill_cpu_sum(rill_kernel_ctx *ctx) {
                                rill_kin_name(ctx, 0, i), rill_dims_str(&t->dims, a, sizeof a),
                                rill_dims_str(&dims, b, sizeof b));
   }
-  if (outv->kind == RILL_VARKIND_SELECTED_ROWS) rill_variable_clear(outv);
+  /* Out holding selected rows becomes dense; when it is also an input its rows are
+   * held aside and added like any other selected-rows input. */
+  rill_selected_rows held;
+  rill_selected_rows_init(&held);
+  bool holding = false;
+  if (outv->kind == RILL_VARKIND_SELECTED_ROWS) {
+    if (alias != SIZE_MAX && var_set(outv)) {
+      held = outv->u.rows;
+      rill_selected_rows_init(&outv->u.rows);
+      holding = true;
+      alias = SIZE_MAX;
+    }
+    rill_variable_clear(outv);
+  }
+  rill_status *st = sum_dense(ctx, outv, holding ? &held : NULL, dt, &dims, n, width, alias);
+  rill_selected_rows_clear(&held);
+  return st;
+}
+
+/* The dense part of sum: Out = the inputs added in order. `held`, when set, stands for
+ * every input that is Out itself (its rows, moved aside before Out became dense). */
+static rill_status *sum_dense(rill_kernel_ctx *ctx, rill_variable *outv,
+                              const rill_selected_rows *held, rill_dtype dt,
+                              const rill_dims *dimsp, int64_t n, int64_t width, size_t alias) {
+  const rill_dims dims = *dimsp;
   rill_tensor *out = rill_variable_tensor(outv);
   if (!out) return rill_kernel_error(ctx, "output Out (%s) is not a dense tensor", rill_kout_name(ctx, 0, 0));
   size_t esz = rill_dtype_size(dt), skip_to = 0;
@@ -192,17 +220,22 @@ rill_status *rill_cpu_sum(rill_kernel_ctx *ctx) {
   char *op = rill_tensor_ptr(out);
   for (size_t i = skip_to; i < ctx->nin[0]; i++) {
     rill_variable *v = ctx->in[0][i];
-    if (i == alias || !var_set(v)) continue;
-    if (v == outv) {
-      /* Out listed twice: double what it holds */
-      RILL_TRY(add_into(dt, op, op, n));
-      continue;
+    const rill_selected_rows *sr;
+    if (v == outv && held) {
+      sr = held;
+    } else {
+      if (i == alias || !var_set(v)) continue;
+      if (v == outv) {
+        /* Out listed twice: double what it holds */
+        RILL_TRY(add_into(dt, op, op, n));
+        continue;
+      }
+      if (v->kind == RILL_VARKIND_TENSOR) {
+        RILL_TRY(add_into(dt, op, rill_tensor_ptr(&v->u.tensor), n));
+        continue;
+      }
+      sr = &v->u.rows;
     }
-    if (v->kind == RILL_VARKIND_TENSOR) {
-      RILL_TRY(add_into(dt, op, rill_tensor_ptr(&v->u.tensor), n));
-      continue;
-    }
-    const rill_selected_rows *sr = &v->u.rows;
     const char *vp = rill_tensor_ptr(&sr->value);
     for (size_t r = 0; r < sr->nrows; r++) {
       if (sr->rows[r] < 0 || sr->rows[r] >= dims.d[0])

@@ -97,6 +97,27 @@ Test(sum, dense_and_selected_rows_give_dense) {
   op_harness_destroy(h);
 }
 
+Test(sum, selected_rows_out_in_place_with_a_dense_input_keeps_its_rows) {
+  /* g (selected rows) += decay (dense), written to g: as L2 decay adds to a sparse
+   * gradient. g's rows must be added, not dropped when g turns dense. */
+  double d[6] = {0.1, 0.1, 0.1, 0.1, 0.1, 0.1}, v[4] = {1, 2, 3, 4};
+  int64_t r[2] = {2, 0};
+  double want[6] = {3.1, 4.1, 0.1, 0.1, 1.1, 2.1};
+  for (int order = 0; order < 2; order++) {
+    op_harness *h = harness("sum");
+    if (order == 0) bind_rows(h, "g", r, 2, v, 2, 3);
+    bind_input(h, "X", "decay", RILL_DTYPE_FP64, DIMS(3, 2), d);
+    if (order == 1) bind_rows(h, "g", r, 2, v, 2, 3);
+    OK(op_harness_output(h, "Out", "g"));
+    OK(op_harness_run(h));
+    rill_variable *g = rill_scope_find(op_harness_scope(h), "g");
+    cr_assert_eq(g->kind, RILL_VARKIND_TENSOR, "order %d", order);
+    expect_dims(&g->u.tensor, DIMS(3, 2));
+    expect_close_f64(rill_tensor_ptr(&g->u.tensor), want, 6, 0);
+    op_harness_destroy(h);
+  }
+}
+
 Test(sum, mismatched_shapes_name_the_variables) {
   op_harness *h = harness("sum");
   bind_input(h, "X", "fc_0.w_0@GRAD@RENAME@block0@0", RILL_DTYPE_FP32, DIMS(2, 3), NULL);

@@ -161,6 +161,22 @@ def conll05(root, rng, sentences=80, words=20, dim=32):
     put(root, 'conll05st', 'conll05st%2Femb', bytes(16) + emb.tobytes())
 
 
+def wmt16(root, rng, pairs=120, words=8):
+    """English-German pairs of 2 or 3 words where each English word e<k> becomes the
+    German word d<k> in the same place, as `english<TAB>german` lines of wmt16/train,
+    wmt16/test and wmt16/val inside wmt16/wmt16.tar.gz."""
+    def lines(n):
+        out = []
+        for _ in range(n):
+            ks = rng.randint(0, words, rng.randint(2, 4))
+            out.append('%s\t%s\n' % (' '.join('e%d' % k for k in ks),
+                                      ' '.join('d%d' % k for k in ks)))
+        return ''.join(out).encode()
+    put(root, 'wmt16', 'wmt16.tar.gz', tar_bytes(
+        [('wmt16/train', lines(pairs)), ('wmt16/test', lines(pairs // 4)),
+         ('wmt16/val', lines(pairs // 4))]))
+
+
 def write_all(home, large=False):
     """Every data set the book chapters read, under HOME/.cache/paddle/dataset. `large`
     makes the vocabularies as big as the ids the book's own inference examples use."""
@@ -174,6 +190,7 @@ def write_all(home, large=False):
               genres=18 if large else 3)
     imdb(root, rng)
     conll05(root, rng)
+    wmt16(root, rng)
     return root
 
 

@@ -1,7 +1,9 @@
-"""The PaddlePaddle book chapters 01-07 (06's text-convolution and stacked-LSTM variants), as scripts
+"""The PaddlePaddle book chapters 01-08 (06's text-convolution and stacked-LSTM variants), as scripts
 written in the book's Fluid 1.x style under tests/python/book/, run unchanged through
 `python -m rill.compat` over tiny synthetic data sets in Paddle's cache formats: the loss
-falls, and the saved inference model reloads and answers as the trained program does."""
+falls, and the saved inference model reloads and answers as the trained program does
+(chapter 08 saves its parameters, and its beam-search decoder loaded from them in a fresh
+scope gives the sentences and scores the trained scope gave)."""
 import json
 import os
 import subprocess
@@ -17,7 +19,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 CHAPTERS = ['ch01_fit_a_line', 'ch02_recognize_digits', 'ch03_image_classification',
             'ch04_word2vec', 'ch05_recommender_system', 'ch06_understand_sentiment',
-            'ch06_understand_sentiment_lstm', 'ch07_label_semantic_roles']
+            'ch06_understand_sentiment_lstm', 'ch07_label_semantic_roles',
+            'ch08_machine_translation']
 
 
 @pytest.fixture(scope='module')
@@ -50,8 +53,12 @@ def test_chapter_trains_and_its_inference_model_reloads(name, data_home, tmp_pat
     assert losses[-third:].mean() < 0.7 * losses[:third].mean(), losses
     # the model saved under the working directory and loaded into a fresh scope answers
     # as the trained test program does
-    assert any(p.name.endswith('.inference.model') for p in tmp_path.iterdir())
+    saved = '.params' if name == 'ch08_machine_translation' else '.inference.model'
+    assert any(p.name.endswith(saved) for p in tmp_path.iterdir())
     np.testing.assert_allclose(result['inferred'], result['expected'], rtol=1e-5, atol=1e-6)
+    if name == 'ch08_machine_translation':
+        assert result['inferred_ids'] == result['expected_ids']
+        assert len(result['translations']) == 3
     if name == 'ch02_recognize_digits':
         assert result['test_acc'] > 0.5
     if name == 'ch04_word2vec':

@@ -142,3 +142,30 @@ def test_l2_decay_of_a_sparse_gradient_decays_every_row_as_paddle(second_param):
         g[i] += 1.0 / 6
     after = np.array(rill.global_scope().find_var('E').get_tensor())
     np.testing.assert_allclose(after, e0 - 0.5 * (g + 0.1 * e0), rtol=1e-6, atol=1e-7)
+
+
+def test_l2_decay_of_a_table_looked_up_twice_keeps_both_sparse_gradients():
+    # Two lookups of one table: backward adds their selected rows with a sum op, whose
+    # result is selected rows too, so the decay goes to <grad>@NEWGRAD@ and both
+    # lookups' rows still reach the update (once, both were dropped, leaving the decay).
+    e0 = np.random.RandomState(4).randn(5, 2).astype('float32')
+    init = rill.initializer.NumpyArrayInitializer(e0)
+    ids = L.data('ids', [1], dtype='int64')
+    ids2 = L.data('ids2', [1], dtype='int64')
+    e = L.embedding(ids, [5, 2], is_sparse=True, param_attr=rill.ParamAttr('T', initializer=init))
+    e2 = L.embedding(ids2, [5, 2], is_sparse=True, param_attr='T')
+    loss = L.elementwise_add(L.reduce_sum(e), L.reduce_sum(L.elementwise_mul(e2, e2)))
+    _, pg = rill.optimizer.SGD(0.5, regularization=rill.regularizer.L2Decay(0.1)).minimize(loss)
+    grad = dict((p.name, g.name) for p, g in pg)['T']
+    assert grad == 'T@GRAD@NEWGRAD@'
+    block = rill.default_main_program().global_block()
+    assert block.var('T@GRAD').type == rill.core.SELECTED_ROWS
+    run([loss], {'ids': np.array([[1], [1], [3]], 'int64'),
+                 'ids2': np.array([[2], [1], [2]], 'int64')})
+    g = np.zeros_like(e0)
+    for i in (1, 1, 3):
+        g[i] += 1.0
+    for i in (2, 1, 2):
+        g[i] += 2 * e0[i]
+    after = np.array(rill.global_scope().find_var('T').get_tensor())
+    np.testing.assert_allclose(after, e0 - 0.5 * (g + 0.1 * e0), rtol=1e-6, atol=1e-6)
