@@ -85,3 +85,42 @@ def test_wmt14_missing_file_and_bad_archive(home):
     with pytest.raises(ValueError, match="src.dict"):
         dataset.wmt14.get_dict(10)
 
+
+# sentiment
+
+def reviews_zip():
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, 'w') as z:
+        z.writestr('movie_reviews/README', 'not a review\n')
+        z.writestr('movie_reviews/pos/cv001_2.txt', "a good film .\nthe end\n")
+        z.writestr('movie_reviews/neg/cv001_1.txt', "a bad film , bad !\n")
+        z.writestr('movie_reviews/neg/cv000_9.txt', "it's the film\n")
+        z.writestr('movie_reviews/pos/cv000_3.txt', "The good\n")
+        z.writestr('movie_reviews/pos/cv002_5.txt', "unpaired\n")
+    return buf.getvalue()
+
+
+def test_sentiment_dictionary_order_and_labels(home):
+    put(home, 'corpora', 'movie_reviews.zip', reviews_zip())
+    words = dataset.sentiment.get_word_dict()
+    # counts: film 3, the 2 (The is another word), bad 2, good 2, a 2, then by first sight
+    # over neg/cv000, neg/cv001, pos/cv000, pos/cv001, pos/cv002
+    order = [w for w, _ in words]
+    assert order == ['film', 'the', 'a', 'bad', 'good', 'it', "'", 's', ',', '!', 'The',
+                     '.', 'end', 'unpaired']
+    assert [i for _, i in words] == list(range(len(order)))
+    ids = dict(words)
+    samples = list(dataset.sentiment.train())
+    # neg and pos alternate; the unpaired third pos review is dropped
+    assert samples == [([ids['it'], ids["'"], ids['s'], ids['the'], ids['film']], 0),
+                       ([ids['the'], ids['good']], 1),
+                       ([ids[w] for w in ['a', 'bad', 'film', ',', 'bad', '!']], 0),
+                       ([ids[w] for w in ['a', 'good', 'film', '.', 'the', 'end']], 1)]
+    assert list(dataset.sentiment.test()) == []
+
+
+def test_sentiment_missing_file(home):
+    msg = missing(home, dataset.sentiment.train, 'corpora', 'movie_reviews.zip',
+                  'https://corpora.bj.bcebos.com/movie_reviews%2Fmovie_reviews.zip')
+    assert 'sentiment' in msg
+
