@@ -124,3 +124,63 @@ def test_sentiment_missing_file(home):
                   'https://corpora.bj.bcebos.com/movie_reviews%2Fmovie_reviews.zip')
     assert 'sentiment' in msg
 
+
+# mq2007
+
+def letor_line(rel, qid, base):
+    feats = ' '.join('%d:%.6f' % (i + 1, base + i / 1000.0) for i in range(46))
+    return '%d qid:%d %s #docid = GX%03d inc = 1 prob = 0.5\n' % (rel, qid, feats, qid)
+
+
+def letor(rows):
+    return ''.join(letor_line(*r) for r in rows).encode()
+
+
+def feats(base):
+    return np.array([base + i / 1000.0 for i in range(46)])
+
+
+MQ_DIR = os.path.join('MQ2007', 'MQ2007', 'MQ2007', 'Fold1')
+
+
+def test_mq2007_formats(home):
+    # query 10: relevances 0, 2, 1, 2; query 11: all 0 (left out); query 12: one document
+    rows = [(0, 10, 0.1), (2, 10, 0.2), (1, 10, 0.3), (2, 10, 0.4), (0, 11, 0.5),
+            (0, 11, 0.6), (1, 12, 0.7)]
+    put(home, MQ_DIR, 'train.txt', letor(rows))
+    put(home, MQ_DIR, 'test.txt', letor([(1, 20, 0.9), (0, 20, 0.8)]))
+    pairs = list(dataset.mq2007.train())
+    # ranked 0.2 (2), 0.4 (2), 0.3 (1), 0.1 (0): pairs of different relevance
+    want = [(0.2, 0.3), (0.2, 0.1), (0.4, 0.3), (0.4, 0.1), (0.3, 0.1)]
+    assert len(pairs) == len(want)
+    for (label, hi, lo), (h, l) in zip(pairs, want):
+        assert label.tolist() == [1]
+        np.testing.assert_allclose(hi, feats(h))
+        np.testing.assert_allclose(lo, feats(l))
+    points = list(dataset.mq2007.train(format='pointwise'))
+    assert [p[0] for p in points] == [2, 1]
+    np.testing.assert_allclose(points[0][1], feats(0.2))
+    np.testing.assert_allclose(points[1][1], feats(0.7))
+    lists = list(dataset.mq2007.train(format='listwise'))
+    assert len(lists) == 2
+    assert lists[0][0].tolist() == [[2], [2], [1], [0]]
+    assert lists[0][1].shape == (4, 46)
+    np.testing.assert_allclose(lists[0][1][1], feats(0.4))
+    plain = list(dataset.mq2007.test(format='plain_txt'))
+    assert len(plain) == 1 and plain[0][:2] == (20, 1)
+    np.testing.assert_allclose(plain[0][2], feats(0.9))
+    ql = dataset.mq2007.load_from_text('MQ2007/MQ2007/Fold1/train.txt')
+    assert [q.query_id for q in ql] == [10, 11, 12]
+    assert ql[0][0].description == 'docid = GX010 inc = 1 prob = 0.5'
+    assert len(dataset.mq2007.query_filter(ql)) == 2
+
+
+def test_mq2007_bad_line_and_missing_file(home):
+    missing(home, lambda: list(dataset.mq2007.train()), MQ_DIR, 'train.txt',
+            'MQ2007.rar')
+    put(home, MQ_DIR, 'train.txt', letor([(1, 1, 0.1)]) + b'1 qid:1 1:0.5\n')
+    with pytest.raises(ValueError, match=r'train\.txt:2: expected 48'):
+        list(dataset.mq2007.train())
+    put(home, MQ_DIR, 'train.txt', letor([(1, 1, 0.1)]))
+    with pytest.raises(ValueError, match='format'):
+        list(dataset.mq2007.train(format='rowwise'))
