@@ -184,3 +184,119 @@ def test_mq2007_bad_line_and_missing_file(home):
     put(home, MQ_DIR, 'train.txt', letor([(1, 1, 0.1)]))
     with pytest.raises(ValueError, match='format'):
         list(dataset.mq2007.train(format='rowwise'))
+
+
+# image
+
+def rgb_grid():
+    i, j, k = np.meshgrid(np.arange(3), np.arange(5), np.arange(3), indexing='ij')
+    return ((i * 97 + j * 41 + k * 113) % 256).astype(np.uint8)
+
+
+def gray_grid():
+    i, j = np.meshgrid(np.arange(7), np.arange(4), indexing='ij')
+    return ((i * i * 13 + j * 71) % 256).astype(np.uint8)
+
+
+def test_resize_short_matches_opencv_bicubic():
+    # the pixels OpenCV 4.2's cv2.resize(..., INTER_CUBIC) gives for these inputs
+    out = dataset.image.resize_short(rgb_grid(), 4)
+    assert out.dtype == np.uint8
+    assert out.tolist() == [
+        [[0, 104, 250], [20, 131, 53], [57, 181, 6], [91, 247, 63], [134, 199, 100],
+         [178, 2, 129]],
+        [[49, 190, 116], [76, 240, 70], [132, 143, 75], [197, 87, 133], [173, 116, 189],
+         [44, 70, 216]],
+        [[140, 161, 81], [180, 211, 134], [152, 114, 189], [155, 49, 175], [144, 114, 147],
+         [15, 167, 186]],
+        [[199, 37, 169], [255, 65, 198], [102, 115, 255], [0, 160, 159], [67, 195, 4],
+         [112, 224, 63]]]
+    g = gray_grid()
+    assert dataset.image.resize_short(g, 2).tolist() == [[33, 203], [170, 21], [101, 129]]
+    f = dataset.image.resize_short(g.astype(np.float32) / 255, 2)
+    np.testing.assert_allclose(f, [[0.13105021, 0.79589254], [0.66605395, 0.08296569],
+                                   [0.39742646, 0.50453436]], rtol=0, atol=1e-5)
+    # the shorter side becomes size, the other size * long // short
+    assert dataset.image.resize_short(np.zeros((10, 25, 3), np.uint8), 4).shape == (4, 10, 3)
+    assert dataset.image.resize_short(np.full((9, 9), 7, np.uint8), 5).tolist() == \
+        [[7] * 5] * 5
+
+
+def test_crops_flip_and_chw():
+    im = np.arange(5 * 6 * 3).reshape(5, 6, 3)
+    assert dataset.image.to_chw(im).shape == (3, 5, 6)
+    np.testing.assert_array_equal(dataset.image.center_crop(im, 3), im[1:4, 1:4])
+    np.testing.assert_array_equal(dataset.image.center_crop(im[:, :, 0], 2, False),
+                                  im[1:3, 2:4, 0])
+    np.testing.assert_array_equal(dataset.image.left_right_flip(im), im[:, ::-1])
+    np.random.seed(5)
+    crop = dataset.image.random_crop(im, 3)
+    np.random.seed(5)
+    top, left = np.random.randint(0, 3), np.random.randint(0, 4)
+    np.testing.assert_array_equal(crop, im[top:top + 3, left:left + 3])
+    with pytest.raises(ValueError, match='to_chw'):
+        dataset.image.to_chw(im[:, :, 0])
+
+
+def test_simple_transform_test_and_train():
+    im = np.full((8, 12, 3), 100, np.uint8)
+    out = dataset.image.simple_transform(im, 4, 3, False, mean=[1, 2, 3])
+    assert out.dtype == np.float32 and out.shape == (3, 3, 3)
+    assert out[:, 0, 0].tolist() == [99, 98, 97]
+    np.random.seed(0)
+    out = dataset.image.simple_transform(rgb_grid(), 4, 3, True)
+    np.random.seed(0)
+    top, left, flip = np.random.randint(0, 2), np.random.randint(0, 4), np.random.randint(2)
+    want = dataset.image.resize_short(rgb_grid(), 4)[top:top + 3, left:left + 3]
+    if flip == 0:
+        want = want[:, ::-1]
+    np.testing.assert_array_equal(out, want.transpose(2, 0, 1).astype(np.float32))
+    with pytest.raises(ValueError, match='mean'):
+        dataset.image.simple_transform(im, 4, 3, False, mean=np.zeros((2, 2)))
+
+
+def test_load_image_bgr_gray_and_errors(tmp_path):
+    Image = pytest.importorskip('PIL.Image')
+    rgb = np.zeros((4, 5, 3), np.uint8)
+    rgb[..., 0], rgb[..., 1], rgb[..., 2] = 140, 180, 74
+    rgb[0, 0] = (9, 9, 9)
+    path = tmp_path / 'a.png'
+    Image.fromarray(rgb).save(path)
+    im = dataset.image.load_image(str(path))
+    assert im.shape == (4, 5, 3) and im[1, 1].tolist() == [74, 180, 140]
+    # libpng's gray (Pillow's own weights would give 156)
+    gray = dataset.image.load_image(str(path), is_color=False)
+    assert gray.shape == (4, 5) and gray[1, 1] == 155 and gray[0, 0] == 9
+    buf = io.BytesIO()
+    Image.fromarray(rgb).save(buf, format='JPEG', quality=95)
+    jpg = dataset.image.load_image_bytes(buf.getvalue())
+    assert jpg.shape == (4, 5, 3)
+    np.testing.assert_array_equal(jpg, np.asarray(Image.open(buf).convert('RGB'))[:, :, ::-1])
+    assert dataset.image.load_image_bytes(buf.getvalue(), is_color=False).shape == (4, 5)
+    with pytest.raises(ValueError, match='cannot decode'):
+        dataset.image.load_image_bytes(b'not an image')
+    with pytest.raises(FileNotFoundError, match='no image file'):
+        dataset.image.load_image(str(tmp_path / 'none.png'))
+    out = dataset.image.load_and_transform(str(path), 4, 4, False)
+    assert out.shape == (3, 4, 4) and out[:, 2, 2].tolist() == [74, 180, 140]
+
+
+def test_batch_images_from_tar(tmp_path):
+    data_file = tmp_path / 'imgs.tgz'
+    members = [('jpg/image_%05d.jpg' % i, b'img%d' % i) for i in range(1, 7)]
+    data_file.write_bytes(tar_bytes(members))
+    img2label = {'jpg/image_00002.jpg': 5, 'jpg/image_00003.jpg': 6,
+                 'jpg/image_00005.jpg': 7, 'jpg/image_00006.jpg': 8}
+    meta = dataset.image.batch_images_from_tar(str(data_file), 'part', img2label, 3)
+    assert meta == str(tmp_path / 'imgs.tgz_batch' / 'part.txt')
+    files = open(meta).read().split()
+    assert files == [str(tmp_path / 'imgs.tgz_batch' / 'part' / ('batch_%d' % i))
+                     for i in (0, 1)]
+    import pickle
+    batches = [pickle.load(open(f, 'rb')) for f in files]
+    assert batches[0] == {'label': [5, 6, 7], 'data': [b'img2', b'img3', b'img5']}
+    assert batches[1] == {'label': [8], 'data': [b'img6']}
+    # made once: a second call returns the same list without reading the tar
+    data_file.write_bytes(b'')
+    assert dataset.image.batch_images_from_tar(str(data_file), 'part', img2label, 3) == meta
+    assert sorted(os.listdir(tmp_path / 'imgs.tgz_batch')) == ['part', 'part.txt']
