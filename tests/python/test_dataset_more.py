@@ -300,3 +300,127 @@ def test_batch_images_from_tar(tmp_path):
     data_file.write_bytes(b'')
     assert dataset.image.batch_images_from_tar(str(data_file), 'part', img2label, 3) == meta
     assert sorted(os.listdir(tmp_path / 'imgs.tgz_batch')) == ['part', 'part.txt']
+
+
+# flowers (and the MAT-file reader)
+
+MI = {'u1': 2, 'u2': 4, 'i4': 5, 'u4': 6, 'f8': 9}
+MX = {'f8': 6, 'u1': 9, 'u2': 11}
+
+
+def mat_element(mtype, data):
+    return struct.pack('<II', mtype, len(data)) + data + b'\0' * (-len(data) % 8)
+
+
+def mat_variable(name, arr, stored=None):
+    """A miMATRIX element for a 2-D array; `stored` is the data type written, which may
+    be smaller than the array's class as MATLAB writes it."""
+    arr = np.asarray(arr)
+    body = mat_element(MI['u4'], struct.pack('<II', MX[arr.dtype.str[1:]], 0))
+    body += mat_element(MI['i4'], struct.pack('<%di' % arr.ndim, *arr.shape))
+    name = name.encode()
+    # names of at most 4 bytes take the small element form
+    body += struct.pack('<HH', 1, len(name)) + name.ljust(4, b'\0') if len(name) <= 4 \
+        else mat_element(1, name)
+    stored = stored or arr.dtype.str[1:]
+    body += mat_element(MI[stored], arr.astype(stored).tobytes(order='F'))
+    return mat_element(14, body)
+
+
+def mat_file(variables, compress=False):
+    head = b'MATLAB 5.0 MAT-file, written by a test'.ljust(116) + b'\0' * 8 + \
+        struct.pack('<H', 0x0100) + b'IM'
+    out = head
+    for name, arr, stored in variables:
+        element = mat_variable(name, arr, stored)
+        if compress:
+            z = zlib.compress(element)
+            element = struct.pack('<II', 15, len(z)) + z
+        out += element
+    return out
+
+
+def test_matfile_reads_numeric_variables(tmp_path):
+    from rill.dataset import matfile
+    for compress in (False, True):
+        path = tmp_path / ('m%d.mat' % compress)
+        path.write_bytes(mat_file([('labels', np.array([[3., 1, 2]]), 'u1'),
+                                   ('trnid', np.array([[2, 3]], np.uint16), None),
+                                   ('grid', np.arange(6.).reshape(2, 3), None)], compress))
+        got = matfile.loadmat(str(path))
+        assert got['labels'].dtype == np.float64 and got['labels'].tolist() == [[3, 1, 2]]
+        assert got['trnid'].dtype == np.uint16 and got['trnid'].tolist() == [[2, 3]]
+        assert got['grid'].tolist() == [[0, 1, 2], [3, 4, 5]]
+    good = (tmp_path / 'm0.mat').read_bytes()
+    (tmp_path / 'cut.mat').write_bytes(good[:-12])
+    with pytest.raises(ValueError, match="cut.mat'.*claims"):
+        matfile.loadmat(str(tmp_path / 'cut.mat'))
+    (tmp_path / 'v73.mat').write_bytes(good[:124] + struct.pack('<H', 0x0200) + b'IM')
+    with pytest.raises(ValueError, match='7.3'):
+        matfile.loadmat(str(tmp_path / 'v73.mat'))
+    (tmp_path / 'short.mat').write_bytes(b'MATLAB')
+    with pytest.raises(ValueError, match='header'):
+        matfile.loadmat(str(tmp_path / 'short.mat'))
+
+
+def flowers_files(home, images):
+    put(home, 'flowers', '102flowers.tgz',
+        tar_bytes([('jpg/image_%05d.jpg' % i, data) for i, data in images]))
+    put(home, 'flowers', 'imagelabels.mat',
+        mat_file([('labels', np.array([[3., 1, 2, 5, 4, 6]]), 'u1')], compress=True))
+    put(home, 'flowers', 'setid.mat',
+        mat_file([('trnid', np.array([[6, 2]], np.uint16), None),
+                  ('valid', np.array([[1]], np.uint16), None),
+                  ('tstid', np.array([[5, 3, 4]], np.uint16), None)], compress=True))
+
+
+def test_flowers_sets_labels_and_order(home):
+    # members in tar order 4, 1, 2, 3, 6, 5
+    flowers_files(home, [(i, b'jpeg%d' % i) for i in (4, 1, 2, 3, 6, 5)])
+    same = lambda s: s  # noqa: E731
+    train = list(dataset.flowers.train(mapper=same, use_xmap=False)())
+    # the 'tstid' set (5, 3, 4) in tar order, labels less one
+    assert train == [(b'jpeg4', 4), (b'jpeg3', 1), (b'jpeg5', 3)]
+    assert list(dataset.flowers.test(mapper=same, use_xmap=False)()) == \
+        [(b'jpeg2', 0), (b'jpeg6', 5)]
+    assert list(dataset.flowers.valid(mapper=same, use_xmap=False)()) == [(b'jpeg1', 2)]
+    # the threads of use_xmap give the same samples in any order
+    assert sorted(dataset.flowers.train(mapper=same)()) == sorted(train)
+    batch_dir = home / 'flowers' / '102flowers.tgz_batch'
+    assert sorted(os.listdir(batch_dir)) == ['trnid', 'trnid.txt', 'tstid', 'tstid.txt',
+                                             'valid', 'valid.txt']
+    cyc = dataset.flowers.train(mapper=same, use_xmap=False, cycle=True)()
+    assert [next(cyc) for _ in range(4)] == train + train[:1]
+
+
+def test_flowers_default_mapper(home):
+    Image = pytest.importorskip('PIL.Image')
+    images = []
+    for i in range(1, 7):
+        buf = io.BytesIO()
+        Image.fromarray(np.full((6, 8, 3), 40 * i, np.uint8)).save(buf, format='PNG')
+        images.append((i, buf.getvalue()))
+    flowers_files(home, images)
+    samples = list(dataset.flowers.test(use_xmap=False)())
+    assert [s[1] for s in samples] == [0, 5]
+    pixels = samples[0][0]
+    assert pixels.dtype == np.float32 and pixels.shape == (3 * 224 * 224,)
+    chw = pixels.reshape(3, 224, 224)
+    np.testing.assert_allclose(chw[:, 100, 100], [80 - 103.94, 80 - 116.78, 80 - 123.68],
+                               rtol=0, atol=1e-4)
+    np.random.seed(1)
+    assert list(dataset.flowers.train(buffered_size=4)())[0][0].shape == (3 * 224 * 224,)
+
+
+def test_flowers_missing_files_and_bad_set(home):
+    missing(home, dataset.flowers.train, 'flowers', '102flowers.tgz',
+            'http://paddlemodels.bj.bcebos.com/flowers/102flowers.tgz')
+    flowers_files(home, [(1, b'x')])
+    (home / 'flowers' / 'setid.mat').unlink()
+    missing(home, dataset.flowers.valid, 'flowers', 'setid.mat',
+            'http://paddlemodels.bj.bcebos.com/flowers/setid.mat')
+    put(home, 'flowers', 'setid.mat', mat_file([('valid', np.array([[9]], np.uint16), None)]))
+    with pytest.raises(ValueError, match='image 9'):
+        dataset.flowers.valid()
+    with pytest.raises(ValueError, match="no numeric variable 'tstid'"):
+        dataset.flowers.train()
