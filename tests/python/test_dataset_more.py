@@ -424,3 +424,58 @@ def test_flowers_missing_files_and_bad_set(home):
         dataset.flowers.valid()
     with pytest.raises(ValueError, match="no numeric variable 'tstid'"):
         dataset.flowers.train()
+
+
+# voc2012
+
+VOC = 'VOCdevkit/VOC2012/'
+
+
+def voc_tar(Image, ids, sets):
+    members = []
+    for name, listed in sets.items():
+        members.append((VOC + 'ImageSets/Segmentation/%s.txt' % name,
+                        ''.join(i + '\n' for i in listed).encode()))
+    for n, i in enumerate(ids):
+        rgb = np.zeros((3, 4, 3), np.uint8)
+        rgb[..., 0], rgb[..., 1], rgb[..., 2] = 10 * n, 100, 200
+        buf = io.BytesIO()
+        Image.fromarray(rgb).save(buf, format='JPEG', quality=100)
+        members.append((VOC + 'JPEGImages/%s.jpg' % i, buf.getvalue()))
+        label = Image.fromarray(np.full((3, 4), n + 1, np.uint8), mode='L').convert('P')
+        label.putpalette([0, 0, 0, 128, 0, 0, 0, 128, 0] + [0] * (256 * 3 - 9))
+        buf = io.BytesIO()
+        label.save(buf, format='PNG')
+        members.append((VOC + 'SegmentationClass/%s.png' % i, buf.getvalue()))
+    return tar_bytes(members, mode='w')
+
+
+def test_voc2012_sets_images_and_labels(home):
+    Image = pytest.importorskip('PIL.Image')
+    ids = ['2007_000032', '2007_000039', '2008_000001']
+    put(home, 'voc2012', 'VOCtrainval_11-May-2012.tar', voc_tar(
+        Image, ids, {'trainval': ids, 'train': ids[2:] + ids[:1], 'val': [ids[1]]}))
+    samples = list(dataset.voc2012.train()())
+    assert len(samples) == 3
+    for n, (img, label) in enumerate(samples):
+        assert img.shape == (3, 4, 3) and img.dtype == np.uint8
+        assert np.abs(img[1, 1].astype(int) - [10 * n, 100, 200]).max() <= 3
+        assert label.shape == (3, 4) and label.dtype == np.uint8
+        assert (label == n + 1).all()
+    # the 'train' list, in its own order, is the test set
+    assert [int(lab[0, 0]) for _, lab in dataset.voc2012.test()()] == [3, 1]
+    assert [int(lab[0, 0]) for _, lab in dataset.voc2012.val()()] == [2]
+
+
+def test_voc2012_missing_file_and_member(home):
+    Image = pytest.importorskip('PIL.Image')
+    missing(home, dataset.voc2012.val, 'voc2012', 'VOCtrainval_11-May-2012.tar',
+            'http://host.robots.ox.ac.uk/pascal/VOC/voc2012/VOCtrainval_11-May-2012.tar')
+    put(home, 'voc2012', 'VOCtrainval_11-May-2012.tar',
+        voc_tar(Image, ['a'], {'val': ['a', 'b']}))
+    with pytest.raises(ValueError, match="no member '.*trainval.txt'"):
+        dataset.voc2012.train()
+    reader = dataset.voc2012.val()()
+    assert next(reader)[1][0, 0] == 1
+    with pytest.raises(ValueError, match="no member 'VOCdevkit/VOC2012/JPEGImages/b.jpg'"):
+        next(reader)
