@@ -4,13 +4,13 @@ MATLAB v5, LETOR text), in a temporary dataset directory."""
 import io
 import os
 import struct
-import tarfile
 import zipfile
 import zlib
 
 import numpy as np
 import pytest
 
+from book_data import put, tar_bytes
 from rill import dataset
 from rill.dataset import common
 
@@ -21,23 +21,6 @@ def home(tmp_path, monkeypatch):
     d = tmp_path / 'data'
     monkeypatch.setattr(common, 'DATA_HOME', str(d))
     return d
-
-
-def put(home, sub, name, data):
-    path = home / sub / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    return path
-
-
-def tar_bytes(members, mode='w:gz'):
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode=mode) as tar:
-        for name, data in members:
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
 
 
 def missing(home, call, sub, name, url):
@@ -198,7 +181,14 @@ def gray_grid():
     return ((i * i * 13 + j * 71) % 256).astype(np.uint8)
 
 
-def test_resize_short_matches_opencv_bicubic():
+@pytest.fixture
+def no_cv2(monkeypatch):
+    """rill's own decoding and resizing paths, whether or not cv2 is installed."""
+    monkeypatch.setattr(dataset.image, '_cv2_tried', True)
+    monkeypatch.setattr(dataset.image, '_cv2', None)
+
+
+def test_resize_short_matches_opencv_bicubic(no_cv2):
     # the pixels OpenCV 4.2's cv2.resize(..., INTER_CUBIC) gives for these inputs
     out = dataset.image.resize_short(rgb_grid(), 4)
     assert out.dtype == np.uint8
@@ -255,7 +245,7 @@ def test_simple_transform_test_and_train():
         dataset.image.simple_transform(im, 4, 3, False, mean=np.zeros((2, 2)))
 
 
-def test_load_image_bgr_gray_and_errors(tmp_path):
+def test_load_image_bgr_gray_and_errors(tmp_path, no_cv2):
     Image = pytest.importorskip('PIL.Image')
     rgb = np.zeros((4, 5, 3), np.uint8)
     rgb[..., 0], rgb[..., 1], rgb[..., 2] = 140, 180, 74
@@ -393,6 +383,20 @@ def test_flowers_sets_labels_and_order(home):
     assert [next(cyc) for _ in range(4)] == train + train[:1]
 
 
+def test_flowers_reads_a_batch_cache_made_elsewhere(home):
+    """Batches Paddle packed on another machine (under Python 2: bytes keys), listed
+    with that machine's absolute paths."""
+    import pickle
+    flowers_files(home, [(i, b'jpeg%d' % i) for i in range(1, 7)])
+    batch_dir = home / 'flowers' / '102flowers.tgz_batch'
+    (batch_dir / 'valid').mkdir(parents=True)
+    with open(batch_dir / 'valid' / 'batch_0', 'wb') as f:
+        pickle.dump({b'label': [7, 8], b'data': [b'p', b'q']}, f, protocol=2)
+    (batch_dir / 'valid.txt').write_text('/elsewhere/102flowers.tgz_batch/valid/batch_0\n')
+    assert list(dataset.flowers.valid(mapper=lambda s: s, use_xmap=False)()) == \
+        [(b'p', 6), (b'q', 7)]
+
+
 def test_flowers_default_mapper(home):
     Image = pytest.importorskip('PIL.Image')
     images = []
@@ -479,3 +483,15 @@ def test_voc2012_missing_file_and_member(home):
     assert next(reader)[1][0, 0] == 1
     with pytest.raises(ValueError, match="no member 'VOCdevkit/VOC2012/JPEGImages/b.jpg'"):
         next(reader)
+
+
+def test_without_pillow_or_opencv_the_error_names_them(home, no_cv2, monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, 'PIL', None)
+    with pytest.raises(ImportError, match='opencv-python.*Pillow'):
+        dataset.image.load_image_bytes(b'\x89PNG')
+    put(home, 'voc2012', 'VOCtrainval_11-May-2012.tar', tar_bytes([], mode='w'))
+    with pytest.raises(ImportError, match='Pillow'):
+        dataset.voc2012.train()
+    # resizing needs neither
+    assert dataset.image.resize_short(np.zeros((4, 6), np.uint8), 2).shape == (2, 3)
