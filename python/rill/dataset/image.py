@@ -138,31 +138,38 @@ def _resize_cubic(im, w_new, h_new):
     h, w = im.shape[:2]
     xi, xw = _taps(w, w_new)
     yi, yw = _taps(h, h_new)
+    # columns first, so that each tap gathers whole contiguous columns
+    src = np.ascontiguousarray(im.reshape(h, w, -1).transpose(1, 0, 2))
     if im.dtype == np.uint8:
-        ax = np.rint(xw * np.float32(2048)).astype(np.int64)
+        ax = np.rint(xw * np.float32(2048)).astype(np.int32)
         ay = np.rint(yw * np.float32(2048)).astype(np.int64)
         # horizontal pass: integer sums, one row of w_new * channels values per source row
-        shape = (1, w_new, 4) + (1,) * (im.ndim - 2)
-        rows = (im.astype(np.int64)[:, xi] * ax.reshape(shape)).sum(axis=2).reshape(h, -1)
-        taps = rows[yi]
+        src = src.astype(np.int32)
+        cols = sum(src[xi[:, k]] * ax[:, k, None, None] for k in range(4))
+        rows = np.ascontiguousarray(cols.transpose(1, 0, 2)).reshape(h, -1)
         # vertical pass: in float32 over the whole blocks of 8 values of a row, in fixed
         # point for the rest
-        out = ((taps * ay[:, :, None]).sum(axis=1) + (1 << 21)) >> 22
-        block = taps.shape[2] // _BLOCK * _BLOCK
+        width = rows.shape[1]
+        block = width // _BLOCK * _BLOCK
+        out = np.empty((h_new, width), np.int64)
         if block:
             beta = ay.astype(np.float32) * np.float32(1.0 / (2048 * 2048))
-            part = taps[:, :, :block].astype(np.float32)
-            acc = part[:, 3] * beta[:, 3:4]
+            part = rows[:, :block].astype(np.float32)
+            acc = part[yi[:, 3]] * beta[:, 3:4]
             for k in (2, 1, 0):
-                acc = part[:, k] * beta[:, k:k + 1] + acc
+                acc = part[yi[:, k]] * beta[:, k:k + 1] + acc
             out[:, :block] = np.rint(acc)
+        if block < width:
+            tail = rows[:, block:].astype(np.int64)
+            acc = sum(tail[yi[:, k]] * ay[:, k:k + 1] for k in range(4))
+            out[:, block:] = (acc + (1 << 21)) >> 22
         return np.clip(out, 0, 255).astype(np.uint8).reshape((h_new, w_new) + im.shape[2:])
     ftype = np.float64 if im.dtype == np.float64 else np.float32
-    src = im.astype(ftype)
-    shape = (1, w_new, 4) + (1,) * (im.ndim - 2)
-    rows = (src[:, xi] * xw.astype(ftype).reshape(shape)).sum(axis=2)
-    shape = (h_new, 4) + (1,) * (im.ndim - 1)
-    out = (rows[yi] * yw.astype(ftype).reshape(shape)).sum(axis=1)
+    src = src.astype(ftype)
+    xw, yw = xw.astype(ftype), yw.astype(ftype)
+    rows = sum(src[xi[:, k]] * xw[:, k, None, None] for k in range(4)).transpose(1, 0, 2)
+    out = sum(rows[yi[:, k]] * yw[:, k, None, None] for k in range(4))
+    out = out.reshape((h_new, w_new) + im.shape[2:])
     if np.issubdtype(im.dtype, np.integer):
         info = np.iinfo(im.dtype)
         return np.clip(np.rint(out), info.min, info.max).astype(im.dtype)
