@@ -210,6 +210,10 @@ def test_resize_short_matches_opencv_bicubic(no_cv2):
     assert dataset.image.resize_short(np.zeros((10, 25, 3), np.uint8), 4).shape == (4, 10, 3)
     assert dataset.image.resize_short(np.full((9, 9), 7, np.uint8), 5).tolist() == \
         [[7] * 5] * 5
+    with pytest.raises(ValueError, match='resize_short'):
+        dataset.image.resize_short(np.zeros((0, 4), np.uint8), 3)
+    with pytest.raises(ValueError, match='resize_short'):
+        dataset.image.resize_short(g, 0)
 
 
 def test_crops_flip_and_chw():

@@ -180,6 +180,9 @@ def resize_short(im, size):
     """`im` (HWC or HW) resized by bicubic interpolation so that its shorter side is
     `size`; the other side becomes size * long // short."""
     h, w = im.shape[:2]
+    if h < 1 or w < 1 or int(size) < 1:
+        raise ValueError('resize_short: the image is %dx%d and size %r; both must be '
+                         'positive' % (h, w, size))
     h_new, w_new = size, size
     if h > w:
         h_new = size * h // w
