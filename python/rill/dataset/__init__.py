@@ -4,6 +4,7 @@ downloads; a missing file raises `common.DatasetFileMissing` naming where to put
 the URL to fetch it from."""
 from . import common
 from . import uci_housing, mnist, cifar, imdb, imikolov, movielens, conll05, wmt16
+from . import wmt14, sentiment, mq2007, image, flowers, voc2012
 
 __all__ = ['common', 'uci_housing', 'mnist', 'cifar', 'imdb', 'imikolov', 'movielens',
-           'conll05', 'wmt16']
+           'conll05', 'wmt16', 'wmt14', 'sentiment', 'mq2007', 'image', 'flowers', 'voc2012']
