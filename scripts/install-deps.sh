@@ -17,7 +17,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 PY=${PYTHON:-python3}
-if ! "$PY" -c 'import numpy, pytest' 2>/dev/null; then
-  echo "installing Python packages: numpy pytest"
-  "$PY" -m pip install -q numpy pytest
+if ! "$PY" -c 'import numpy, pytest, PIL' 2>/dev/null; then
+  echo "installing Python packages: numpy pytest pillow"
+  "$PY" -m pip install -q numpy pytest pillow
 fi
