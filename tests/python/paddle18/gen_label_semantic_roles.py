@@ -24,7 +24,7 @@ import _steps
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'label_semantic_roles')
 WORDS, PREDS, LABELS, MARKS = 40, 12, 9, 2     # 9 labels: B/I of 4 chunk types and O
 WORD_DIM, MARK_DIM, HIDDEN, DEPTH = 6, 3, 8, 4
-STEPS = 4
+STEPS = 20
 OPTIMIZERS = ('sgd', 'adam', 'sgd_clip_value', 'momentum_clip_norm', 'adam_clip_global')
 # the inference model's feeds, in the chapter's order
 FEEDS = ('word_data', 'verb_data', 'ctx_n2_data', 'ctx_n1_data', 'ctx_0_data', 'ctx_p1_data',

@@ -21,7 +21,7 @@ import os
 import numpy as np
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'machine_translation')
-V, E, H, BEAM, END, START, MAX_LEN, STEPS, LR = 12, 8, 8, 3, 1, 0, 6, 6, 0.2
+V, E, H, BEAM, END, START, MAX_LEN, STEPS, LR = 12, 8, 8, 3, 1, 0, 6, 20, 0.2
 PARAMS = ('vemb', 'enc_fc_w', 'enc_fc_b', 'gru_w', 'gru_b', 'temb', 'dec_wx', 'dec_wh',
           'dec_b', 'out_w', 'out_b')
 DECODE_SRC = [[4, 7, 2], [9, 3], [5, 5, 8, 11]]

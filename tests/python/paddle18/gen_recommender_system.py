@@ -18,7 +18,7 @@ import _steps
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'recommender_system')
 USERS, JOBS, AGES, MOVIES, CATEGORIES, TITLE_WORDS = 20, 5, 7, 25, 6, 30
-STEPS = 5
+STEPS = 20
 OPTIMIZERS = ('sgd', 'adam')
 FIELDS = ('user_id', 'gender_id', 'age_id', 'job_id', 'movie_id', 'category_id',
           'movie_title', 'score')
