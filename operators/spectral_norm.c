@@ -1,8 +1,8 @@
 /* spectral_norm: Out = Weight / sigma, sigma the largest singular value of Weight seen as
  * the matrix W [h, w] whose row r holds the entries at index r of dim `dim` (h =
  * dims[dim], w = numel / h; the other dims in order), estimated by power_iters power
- * iterations from U [h] and V [w] (dim is 0 or 1, as in Paddle): v = W^T u / (|W^T u| + eps), u = W v / (|W v| + eps),
- * then sigma = u^T W v. U and V are read, never written (Paddle 1.8.5 keeps them fixed).
+ * iterations from U [h] and V [w] (dim is 0 or 1, as in Paddle):
+ * v = W^T u / (|W^T u| + eps), u = W v / (|W v| + eps), then sigma = u^T W v. U and V are read, never written (Paddle 1.8.5 keeps them fixed).
  * spectral_norm_grad is Paddle 1.8.5's rule, not the derivative of Out:
  * Weight@GRAD = Out@GRAD * (1 - u v^T * sum(Out)) / sigma, elementwise, u v^T laid out
  * as Weight through W's indexing, with u, v and sigma recomputed as above. */
