@@ -4,7 +4,8 @@
  * no data, by startup_seed; instance i skips i * len(shape) draws, then draws each
  * offset uniformly in [0, dim - shape] by std::uniform_int_distribution's rejection
  * rule. SeedOut is the generator's next value after batch * len(shape) draws; Fluid's
- * layer feeds it back as the next run's Seed. No gradient (Paddle 1.8.5 has none). */
+ * layer feeds it back as the next run's Seed. Out has no LoD and there is no gradient, as
+ * in Paddle 1.8.5. */
 #include "operators/op_util.h"
 
 enum { RC_IN_X, RC_IN_SEED };
@@ -54,7 +55,7 @@ static rill_status *random_crop_infer(rill_infer_ctx *ctx) {
                               (long long)in);
     d.d[lead + i] = c;
   }
-  rill_meta_set(out, x->dtype, &d, x->lod_level, -1, -1);
+  rill_meta_set(out, x->dtype, &d, 0, -1, -1);
   return NULL;
 }
 
