@@ -101,7 +101,7 @@ Test(spectral_norm, out_and_gradient_rule_on_every_dim) {
 }
 
 Test(spectral_norm, errors_name_op_and_variable) {
-  float w[12] = {0}, u[4] = {0}, v[4] = {0};
+  float w[12] = {0}, u[4] = {0}, v[8] = {0};
   op_harness *h = harness("spectral_norm");
   sn_inputs(h, RILL_DTYPE_FP32, DIMS(3, 4), w, u, 4, v, 4);
   OK(op_harness_output(h, "Out", "out"));
