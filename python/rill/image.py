@@ -4,14 +4,17 @@ bilinear_interp / nearest_interp / trilinear_interp with Paddle's attributes and
 inputs (operators/interp.c); pixel_shuffle, shuffle_channel and space_to_depth
 (operators/rearrange.c); temporal_shift (operators/temporal_shift.c), fsp_matrix (the fsp
 op, operators/fsp.c), affine_grid (operators/affine_grid.c) and grid_sampler
-(operators/grid_sampler.c), each with its gradient."""
+(operators/grid_sampler.c), unfold (operators/unfold.c) and im2sequence
+(operators/im2sequence.c), each with its gradient; random_crop (operators/random_crop.c)
+and similarity_focus (operators/similarity_focus.c), without."""
 
 from . import layers
 from .framework import Variable
 
 __all__ = ['image_resize', 'interpolate', 'resize_bilinear', 'resize_nearest',
            'resize_trilinear', 'image_resize_short', 'pixel_shuffle', 'shuffle_channel',
-           'space_to_depth', 'temporal_shift', 'fsp_matrix', 'affine_grid', 'grid_sampler']
+           'space_to_depth', 'temporal_shift', 'fsp_matrix', 'affine_grid', 'grid_sampler',
+           'unfold', 'im2sequence', 'random_crop', 'similarity_focus']
 
 _METHODS = {'BILINEAR': 'bilinear', 'NEAREST': 'nearest', 'TRILINEAR': 'trilinear'}
 
@@ -244,4 +247,114 @@ def grid_sampler(x, grid, name=None):
     h = layers._Helper('grid_sampler', name)
     out = h.tmp(x.dtype.name)
     h.append('grid_sampler', {'X': x, 'Grid': grid}, {'Output': out})
+    return out
+
+
+def _float_nchw(x, what, layer):
+    _float4d(x, what, layer)
+    if len(x.shape) != 4:
+        raise ValueError("%s: %s ('%s') must be 4-D [N, C, H, W], got shape %s"
+                         % (layer, what, x.name, list(x.shape)))
+
+
+def _pair(v, what, layer, n=2):
+    """An int or a list of n ints (Fluid's spelling of a window attribute) as a list."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return [v] * n
+    if isinstance(v, (list, tuple)) and len(v) == n and \
+            all(isinstance(i, int) and not isinstance(i, bool) for i in v):
+        return list(v)
+    raise ValueError('%s: %s must be an int or a list of %d ints, got %r' % (layer, what, n, v))
+
+
+def _paddings4(v, what, layer):
+    """An int, [p_h, p_w] or [top, left, bottom, right] as 4 ints."""
+    if isinstance(v, (list, tuple)) and len(v) == 2:
+        return _pair(v, what, layer) * 2
+    return _pair(v, what, layer, 4)
+
+
+def unfold(x, kernel_sizes, strides=1, paddings=0, dilations=1, name=None):
+    """im2col: [N, C, H, W] -> [N, C * kh * kw, L], every kernel_sizes window (at strides,
+    with dilations, over x padded by paddings: an int, [p_h, p_w] or [top, left, bottom,
+    right]) one column. With its gradient."""
+    _float_nchw(x, 'x', 'unfold')
+    attrs = {'kernel_sizes': _pair(kernel_sizes, 'kernel_sizes', 'unfold'),
+             'strides': _pair(strides, 'strides', 'unfold'),
+             'paddings': _paddings4(paddings, 'paddings', 'unfold'),
+             'dilations': _pair(dilations, 'dilations', 'unfold')}
+    h = layers._Helper('unfold', name)
+    out = h.tmp(x.dtype.name)
+    h.append('unfold', {'X': x}, {'Y': out}, attrs)
+    return out
+
+
+def im2sequence(input, filter_size=1, stride=1, padding=0, input_image_size=None,
+                out_stride=1, name=None):
+    """Every filter_size window of each image of input [N, C, H, W] becomes a row of a
+    LoD tensor [windows, C * kh * kw], one sequence per image. input_image_size (float32
+    [N, 2] real heights and widths) with out_stride limits image n's windows to its real
+    size divided by out_stride (rounded up) when N > 1. With its gradient."""
+    _float_nchw(input, 'input', 'im2sequence')
+    attrs = {'kernels': _pair(filter_size, 'filter_size', 'im2sequence'),
+             'strides': _pair(stride, 'stride', 'im2sequence'),
+             'paddings': _paddings4(padding, 'padding', 'im2sequence')}
+    inputs = {'X': input}
+    if input_image_size is not None:
+        if not isinstance(input_image_size, Variable):
+            raise TypeError('im2sequence: input_image_size must be a Variable, got %r'
+                            % (input_image_size,))
+        inputs['Y'] = input_image_size
+        attrs['out_stride'] = _pair(out_stride, 'out_stride', 'im2sequence')
+    h = layers._Helper('im2sequence', name)
+    out = h.tmp(input.dtype.name)
+    h.append('im2sequence', inputs, {'Out': out}, attrs)
+    return out
+
+
+def random_crop(x, shape, seed=None):
+    """Crops the last len(shape) dims of x at random offsets, one draw per instance, with
+    Paddle 1.8.5's generator (operators/random_crop.c): the same seed gives Paddle's crops.
+    seed: an int (the first run's seed; None picks one with numpy, as Fluid does) or an
+    int64 Variable; the op writes the next run's seed back into it."""
+    import numpy as np
+    from .framework import unique_name
+    if not isinstance(x, Variable):
+        raise TypeError('random_crop: x must be a Variable, got %r' % (x,))
+    if not isinstance(shape, (list, tuple)) or not shape or \
+            not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in shape):
+        raise ValueError('random_crop: shape must be a non-empty list of positive ints, got %r'
+                         % (shape,))
+    h = layers._Helper('random_crop')
+    attrs = {'shape': list(shape)}
+    if seed is None:
+        seed = int(np.random.randint(-65536, 65536))
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        attrs['startup_seed'] = seed
+        seed = layers.default_main_program().global_block().create_var(
+            name=unique_name.generate('random_crop_seed'), shape=[1], dtype='int64',
+            persistable=True)
+        seed.stop_gradient = True
+    elif not isinstance(seed, Variable):
+        raise ValueError("random_crop: 'seed' must be a Variable or an int, got %r" % (seed,))
+    out = h.tmp(x.dtype.name, stop_gradient=True)
+    h.append('random_crop', {'X': x, 'Seed': seed}, {'Out': out, 'SeedOut': seed}, attrs)
+    return out
+
+
+def similarity_focus(input, axis, indexes, name=None):
+    """A 0/1 mask of input [N, A, B, C]: for each index on axis (1, 2 or 3), the largest
+    entries of that slice, one per row and column, marked along axis. No gradient."""
+    _float_nchw(input, 'input', 'similarity_focus')
+    if axis not in (1, 2, 3):
+        raise ValueError('similarity_focus: axis must be 1, 2 or 3, got %r' % (axis,))
+    if isinstance(indexes, int) and not isinstance(indexes, bool):
+        indexes = [indexes]
+    if not isinstance(indexes, (list, tuple)) or not indexes:
+        raise ValueError('similarity_focus: indexes must be a non-empty list of ints, got %r'
+                         % (indexes,))
+    h = layers._Helper('similarity_focus', name)
+    out = h.tmp(input.dtype.name, stop_gradient=True)
+    h.append('similarity_focus', {'X': input}, {'Out': out},
+             {'axis': int(axis), 'indexes': [int(i) for i in indexes]})
     return out

@@ -1,16 +1,16 @@
 """Fluid 1.x's normalising and per-channel layers (re-exported by rill.layers):
 l2_normalize (the norm op) and clip_by_norm (operators/normalize.c), affine_channel and
 maxout (operators/channel.c), group_norm (operators/group_norm.c), instance_norm
-(operators/instance_norm.c), lrn (operators/lrn.c) and data_norm (operators/data_norm.c),
-each with its gradient."""
+(operators/instance_norm.c), lrn (operators/lrn.c), data_norm (operators/data_norm.c)
+and spectral_norm (operators/spectral_norm.c), each with its gradient."""
 
 from . import layers
 from .framework import Variable
-from .initializer import Constant
+from .initializer import Constant, Normal
 from .param_attr import ParamAttr
 
 __all__ = ['l2_normalize', 'clip_by_norm', 'affine_channel', 'maxout', 'group_norm',
-           'instance_norm', 'lrn', 'data_norm']
+           'instance_norm', 'lrn', 'data_norm', 'spectral_norm']
 
 
 def _float_var(x, what, layer):
@@ -188,3 +188,37 @@ def data_norm(input, act=None, epsilon=1e-05, param_attr=None, data_layout='NCHW
         attrs['enable_scale_and_shift'] = True
     h.append('data_norm', inputs, {'Y': out, 'Means': means, 'Scales': scales}, attrs)
     return h.act(out, act)
+
+
+def spectral_norm(weight, dim=0, power_iters=1, eps=1e-12, name=None):
+    """weight (rank 2 to 5) divided by its largest singular value as a matrix whose rows
+    are indexed by dim, estimated by power_iters power iterations from the parameters U
+    [h] and V [w] (Normal(0, 1) at start-up, never trained or updated, as in Fluid 1.8).
+    Its gradient is Paddle 1.8.5's rule (operators/spectral_norm.c)."""
+    _float_var(weight, 'weight', 'spectral_norm')
+    for v, what, kind in ((dim, 'dim', int), (power_iters, 'power_iters', int),
+                          (eps, 'eps', float)):
+        if not isinstance(v, kind) or isinstance(v, bool):
+            raise TypeError('spectral_norm: %s must be %s, got %r' % (what, kind.__name__, v))
+    shape = list(weight.shape)
+    if not 2 <= len(shape) <= 5:
+        raise ValueError("spectral_norm: weight ('%s') must have rank 2 to 5, got shape %s"
+                         % (weight.name, shape))
+    if dim not in (0, 1) or any(s is None or s < 0 for s in shape):
+        raise ValueError("spectral_norm: weight ('%s') %s needs a known shape and dim 0 or 1, "
+                         "got dim %d" % (weight.name, shape, dim))
+    dtype = weight.dtype.name
+    h = layers._Helper('spectral_norm', name)
+    rows = shape[dim]
+    cols = 1
+    for i, s in enumerate(shape):
+        if i != dim:
+            cols *= s
+    u = h.param(ParamAttr(), [rows], dtype, default_initializer=Normal(0., 1.))
+    v = h.param(ParamAttr(), [cols], dtype, default_initializer=Normal(0., 1.))
+    u.stop_gradient = True
+    v.stop_gradient = True
+    out = h.tmp(dtype)
+    h.append('spectral_norm', {'Weight': weight, 'U': u, 'V': v}, {'Out': out},
+             {'dim': dim, 'power_iters': power_iters, 'eps': eps})
+    return out

@@ -259,7 +259,8 @@ def build_select(fluid, case):
     return main, startup, feed, ['merged', 'x@GRAD', 'sel_scale@GRAD'], {}
 
 
-def run(fluid, builder, case, lod=False):
+def run_all(fluid, builder, case, runs=1):
+    """Runs the case's program `runs` times in one scope: per run, (array, LoD) per fetch."""
     main, startup, feed, fetch, values = builder(fluid, case)
     place = fluid.CPUPlace()
     exe = fluid.Executor(place)
@@ -277,11 +278,19 @@ def run(fluid, builder, case, lod=False):
                 fd[k] = t
             else:
                 fd[k] = v
-        vals = exe.run(main, feed=fd, fetch_list=fetch, return_numpy=False)
-        arrays = [np.array(v) for v in vals]
-        if lod:
-            return arrays, [v.lod() for v in vals]
-        return arrays
+        out = []
+        for _ in range(runs):
+            vals = exe.run(main, feed=fd, fetch_list=fetch, return_numpy=False)
+            out.append([(np.array(v), v.lod()) for v in vals])
+        return out
+
+
+def run(fluid, builder, case, lod=False):
+    got = run_all(fluid, builder, case)[0]
+    arrays = [a for a, _ in got]
+    if lod:
+        return arrays, [l for _, l in got]
+    return arrays
 
 
 def main():
