@@ -89,6 +89,17 @@ static rill_status *run(rill_program *p, rill_tensor **y) {
   return st;
 }
 
+/* Runs a program calling `id`, which must fail; returns the status. */
+static rill_status *run_failing(int64_t id) {
+  rill_program *p = program_calling(id);
+  rill_tensor *y = NULL;
+  rill_status *st = run(p, &y);
+  cr_assert_not_null(st, "the run of callback %lld succeeded", (long long)id);
+  cr_expect_null(y);
+  rill_program_destroy(p);
+  return st;
+}
+
 Test(host_callbacks, a_c_callback_computes_the_output_and_its_shape) {
   static float scale = 2.5f;
   int64_t id = -1;
@@ -109,10 +120,7 @@ Test(host_callbacks, a_c_callback_computes_the_output_and_its_shape) {
 Test(host_callbacks, a_failing_callback_fails_the_run_naming_op_id_and_callback) {
   int64_t id;
   OK(rill_host_callback_register("checker.validate", fails, NULL, &id));
-  rill_program *p = program_calling(id);
-  rill_tensor *y = NULL;
-  rill_status *st = run(p, &y);
-  cr_assert_not_null(st);
+  rill_status *st = run_failing(id);
   cr_expect_eq(rill_status_code(st), RILL_OUT_OF_RANGE, "the callback's code is kept");
   const char *m = rill_status_message(st);
   cr_expect(strstr(m, "py_func"), "%s", m);
@@ -121,35 +129,25 @@ Test(host_callbacks, a_failing_callback_fails_the_run_naming_op_id_and_callback)
   char idtext[32];
   snprintf(idtext, sizeof idtext, "callback %lld", (long long)id);
   cr_expect(strstr(m, idtext), "%s", m);
-  cr_expect_null(y);
   rill_status_destroy(st);
-  rill_program_destroy(p);
 }
 
 Test(host_callbacks, a_callback_returning_no_tensor_for_an_output_is_an_error) {
   int64_t id;
   OK(rill_host_callback_register("lazy", returns_nothing, NULL, &id));
-  rill_program *p = program_calling(id);
-  rill_tensor *y = NULL;
-  rill_status *st = run(p, &y);
-  cr_assert_not_null(st);
+  rill_status *st = run_failing(id);
   const char *m = rill_status_message(st);
   cr_expect(strstr(m, "returned no tensor for output Out #0 (y)"), "%s", m);
   cr_expect(strstr(m, "lazy"), "%s", m);
   rill_status_destroy(st);
-  rill_program_destroy(p);
 }
 
 Test(host_callbacks, an_unknown_id_is_not_found) {
-  rill_program *p = program_calling(1000000);
-  rill_tensor *y = NULL;
-  rill_status *st = run(p, &y);
-  cr_assert_not_null(st);
+  rill_status *st = run_failing(1000000);
   cr_expect_eq(rill_status_code(st), RILL_NOT_FOUND);
   cr_expect(strstr(rill_status_message(st), "host callback 1000000 is not registered"), "%s",
             rill_status_message(st));
   rill_status_destroy(st);
-  rill_program_destroy(p);
 }
 
 Test(host_callbacks, registration_errors_and_unregistering) {
