@@ -1238,6 +1238,38 @@ RILL_API rill_status *rill_status_create(rill_code code, const char *fmt, ...)
 #endif
     ;
 
+/* --------------------------------------------------------- host callbacks ---- */
+
+/* Functions of the application that programs call: the op `py_func` (Paddle's) calls
+ * the callback whose id its attribute forward_callable_id holds, with the tensors of its
+ * inputs X, and makes its outputs Out share the tensors the callback returns. The
+ * Python package registers Python functions this way (fluid.layers.py_func); a C
+ * program registers C functions the same way.
+ *
+ * A callback receives its inputs borrowed for the call (NULL for an input that is
+ * absent or holds no data; read them, never write them) and fills outputs[i] with a
+ * tensor it creates (rill_tensor_create, rill_tensor_create_from_data), whose ownership
+ * passes to the library, for every output; outputs[i] may stay NULL only where the op
+ * has no variable there (an unwanted gradient). Tensors left in `outputs` are taken
+ * even when the callback fails. It returns NULL or a status (rill_status_create),
+ * which fails the run with the op, the id and the callback's name prefixed.
+ *
+ * A callback runs on whichever executor thread runs the op, possibly at the same time as
+ * other ops and other callbacks: it must be thread-safe, and it must not run the
+ * executor that called it. doc/design/py_func.md describes the Python side. */
+typedef rill_status *(*rill_host_callback_fn)(void *user, rill_tensor *const *inputs,
+                                              size_t ninputs, rill_tensor **outputs,
+                                              size_t noutputs);
+/* Registers fn (called with `user`) under a new id, >= 0 and never reused in the
+ * process; `name` (copied; NULL: "") names it in messages. INVALID_ARGUMENT for a NULL fn
+ * or id, OUT_OF_MEMORY. */
+RILL_API rill_status *rill_host_callback_register(const char *name, rill_host_callback_fn fn,
+                                                  void *user, int64_t *id);
+/* Removes callback `id`: a py_func op naming it fails from then on (NOT_FOUND). NOT_FOUND
+ * for an id never registered or removed already; FAILED_PRECONDITION while a call of it
+ * is running (try again after that run), so `user` may be freed once this succeeds. */
+RILL_API rill_status *rill_host_callback_unregister(int64_t id);
+
 /* --------------------------------------------------------------- profiler ----- */
 
 /* A process-wide profiler (doc/design/profiler.md): while it is on, every op run by any

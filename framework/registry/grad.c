@@ -46,10 +46,11 @@ rill_status *rill_grad_begin(rill_grad_ctx *ctx, const char *type, rill_op_desc 
   return NULL;
 }
 
-/* Appends slot `param` with `n` arguments, name i given by fn(i) (a fresh string). */
+/* Appends slot `param` with `n` arguments, name i given by fn(ctx, src, i) (a fresh
+ * string; src a forward slot, or a list of names). */
 static rill_status *add_slot(rill_op_slot **slots, size_t *nslots, const char *param, size_t n,
-                             char *(*fn)(rill_grad_ctx *, const rill_op_slot *, size_t),
-                             rill_grad_ctx *ctx, const rill_op_slot *src) {
+                             char *(*fn)(rill_grad_ctx *, const void *, size_t),
+                             rill_grad_ctx *ctx, const void *src) {
   rill_op_slot *grown = rill_realloc(*slots, (*nslots + 1) * sizeof **slots);
   if (!grown) return rill_oom();
   *slots = grown;
@@ -78,9 +79,9 @@ static rill_status *add_slot(rill_op_slot **slots, size_t *nslots, const char *p
   return NULL;
 }
 
-static char *same_name(rill_grad_ctx *ctx, const rill_op_slot *src, size_t i) {
+static char *same_name(rill_grad_ctx *ctx, const void *src, size_t i) {
   (void)ctx;
-  return rill_strdup(src->args[i]);
+  return rill_strdup(((const rill_op_slot *)src)->args[i]);
 }
 
 static char *grad_name(const char *var) {
@@ -92,15 +93,15 @@ static char *grad_name(const char *var) {
   return s;
 }
 
-static char *output_grad(rill_grad_ctx *ctx, const rill_op_slot *src, size_t i) {
+static char *output_grad(rill_grad_ctx *ctx, const void *src, size_t i) {
   (void)ctx;
-  return grad_name(src->args[i]);
+  return grad_name(((const rill_op_slot *)src)->args[i]);
 }
 
-static char *input_grad(rill_grad_ctx *ctx, const rill_op_slot *src, size_t i) {
-  if (!ctx->wants_grad || !ctx->wants_grad(ctx->impl, src->args[i]))
-    return rill_strdup(RILL_EMPTY_VAR);
-  return grad_name(src->args[i]);
+static char *input_grad(rill_grad_ctx *ctx, const void *src, size_t i) {
+  const char *var = ((const rill_op_slot *)src)->args[i];
+  if (!ctx->wants_grad || !ctx->wants_grad(ctx->impl, var)) return rill_strdup(RILL_EMPTY_VAR);
+  return grad_name(var);
 }
 
 static char *slot_grad_name(const char *slot) { return grad_name(slot); }
@@ -138,6 +139,17 @@ bool rill_grad_none_wanted(rill_grad_ctx *ctx, const char *slot) {
   for (size_t i = 0; i < src->nargs; i++)
     if (ctx->wants_grad(ctx->impl, src->args[i])) return false;
   return true;
+}
+
+static char *given_name(rill_grad_ctx *ctx, const void *names, size_t i) {
+  (void)ctx;
+  return rill_strdup(((const char *const *)names)[i]);
+}
+
+rill_status *rill_grad_slot(rill_op_desc *op, bool output, const char *param,
+                            const char *const *names, size_t n) {
+  return output ? add_slot(&op->outputs, &op->noutputs, param, n, given_name, NULL, names)
+                : add_slot(&op->inputs, &op->ninputs, param, n, given_name, NULL, names);
 }
 
 rill_status *rill_grad_attr(rill_op_desc *op, const char *name, const rill_attr_value *v) {

@@ -417,6 +417,10 @@ rill_status *rill_grad_of_output(rill_grad_ctx *ctx, rill_op_desc *op, const cha
 /* op's output `<slot>@GRAD` := gradients of the forward input slot `slot`, with
  * RILL_EMPTY_VAR for those not wanted. */
 rill_status *rill_grad_of_input(rill_grad_ctx *ctx, rill_op_desc *op, const char *slot);
+/* Appends slot `param` to op's inputs (output false) or outputs with the `n` variable
+ * names given, for makers whose slots do not follow a forward slot. */
+rill_status *rill_grad_slot(rill_op_desc *op, bool output, const char *param,
+                            const char *const *names, size_t n);
 /* Sets (or replaces) an attribute on a gradient op. */
 rill_status *rill_grad_attr(rill_op_desc *op, const char *name, const rill_attr_value *v);
 /* True when no input of forward slot `slot` wants a gradient. */

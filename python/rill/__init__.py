@@ -39,6 +39,14 @@ from . import backward, lod_tensor
 from .backward import append_backward, gradients
 from .flags import require_version, set_flags, get_flags, device_guard
 from .transpiler import DistributeTranspiler, DistributeTranspilerConfig, HashName, RoundRobin
+from .transpiler import memory_optimize, release_memory
+from . import parallel_executor, install_check
+from .parallel_executor import ParallelExecutor
+# Fluid's fluid.Tensor is its LoDTensor class
+Tensor = LoDTensor
+# Listed in Fluid 1.8's fluid.__all__ but absent there: the learning rate schedules'
+# module, which older Fluid named fluid.learning_rate_decay.
+learning_rate_decay = layers.learning_rate_scheduler
 
 # Fluid scripts reach a few classes through fluid.core.
 core.Scope = Scope
@@ -63,7 +71,9 @@ __all__ = ['Error', 'Program', 'Block', 'Variable', 'Parameter', 'Operator', 'pr
            'FluidAPIMissing', 'metrics', 'evaluator', 'is_compiled_with_cuda',
            'require_version', 'set_flags', 'get_flags', 'device_guard', 'one_hot',
            'LoDTensorArray', 'backward', 'append_backward', 'gradients', 'save', 'load',
-           'load_program_state', 'set_program_state', 'WeightNormParamAttr']
+           'load_program_state', 'set_program_state', 'WeightNormParamAttr',
+           'memory_optimize', 'release_memory', 'ParallelExecutor', 'Tensor',
+           'install_check', 'learning_rate_decay']
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr('fluid', 'rill')

@@ -85,29 +85,68 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
     return out
 
 
+def _one_element(v):
+    return len(v.shape) > 0 and all(d == 1 for d in v.shape)
+
+
+def _seeded_sum(targets, target_gradients):
+    """One one-element variable whose gradient with respect to anything is the sum over
+    the targets of each target's Jacobian applied to its seed (its target gradient, or
+    ones): sum_i reduce_sum(target_i * seed_i). Paddle seeds each target the same way
+    and sums what reaches each input."""
+    from . import layers
+    parts = []
+    for t, g in zip(targets, target_gradients):
+        parts.append(layers.reduce_sum(t if g is None else layers.elementwise_mul(t, g)))
+    return parts[0] if len(parts) == 1 else layers.sums(parts)
+
+
 def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
-    """The gradients of `targets` (one one-element variable, or a list holding one) with
-    respect to each of `inputs`: a list with a Variable per input, None for an input the
-    target does not depend on. Inputs must have stop_gradient False (fluid.data sets it
-    True)."""
+    """The gradients of `targets` (a Variable or a list) with respect to each of
+    `inputs`, as Paddle's calc_gradient: each target is seeded with its entry of
+    target_gradients (a Variable of the target's shape), or ones where that is None,
+    and the gradients reaching an input from every target are summed. Returns a list
+    with a Variable per input, None for an input no target depends on. Inputs must
+    have stop_gradient False (fluid.data sets it True). Several targets, a target of
+    more than one element or a target gradient add the seeding ops (reduce_sum,
+    elementwise_mul, sums) to the forward program; target gradients get no gradient."""
     where = 'gradients'
-    if isinstance(targets, (list, tuple)):
-        if len(targets) != 1:
-            raise core.error_class('UNIMPLEMENTED')(
-                '%s: one target is supported, got %d' % (where, len(targets)))
-        target = targets[0]
+    ts = list(targets) if isinstance(targets, (list, tuple)) else [targets]
+    if not ts:
+        raise ValueError('%s: targets is empty' % where)
+    for t in ts:
+        if not isinstance(t, Variable):
+            raise TypeError('%s: targets must be Variables, got %r' % (where, t))
+    if target_gradients is None:
+        tg = [None] * len(ts)
     else:
-        target = targets
-    if target_gradients is not None:
-        tg = target_gradients if isinstance(target_gradients, (list, tuple)) \
+        tg = list(target_gradients) if isinstance(target_gradients, (list, tuple)) \
             else [target_gradients]
-        if any(t is not None for t in tg):
-            raise core.error_class('UNIMPLEMENTED')(
-                '%s: target_gradients are not supported (the target is seeded with 1)'
-                % where)
+    if len(tg) != len(ts):
+        raise ValueError('Should have the same number of target_gradients as targets')
+    for t, g in zip(ts, tg):
+        if g is None:
+            continue
+        if not isinstance(g, Variable):
+            raise TypeError('%s: target_gradients must be Variables or None, got %r'
+                            % (where, g))
+        if t.block.idx != ts[0].block.idx or t.block.program is not ts[0].block.program:
+            raise ValueError('all targets must be in the same block')
+        if list(t.shape) != list(g.shape):
+            raise ValueError('The shapes of target and grad are different: %s %s'
+                             % (t.name, g.name))
     ins = [inputs] if isinstance(inputs, Variable) else list(inputs)
     for v in ins:
         if not isinstance(v, Variable):
             raise TypeError('%s: inputs must be Variables, got %r' % (where, v))
+    if len(ts) == 1 and tg[0] is None and _one_element(ts[0]):
+        target = ts[0]
+    else:
+        from .framework import program_guard
+        program = ts[0].block.program
+        with program_guard(program):
+            target = _seeded_sum(ts, tg)
+        no_grad = _names(no_grad_set, 'no_grad_set', where)
+        no_grad_set = no_grad + [g.name for g in tg if g is not None and g.name not in no_grad]
     program, blk, _, _ = _run_pass(target, no_grad_set, where)
     return [blk._find_var_recursive(v.name + '@GRAD') for v in ins]

@@ -21,7 +21,8 @@ from .core import Error
 __all__ = ['Program', 'Block', 'Variable', 'Parameter', 'Operator', 'program_guard',
            'default_main_program', 'default_startup_program', 'switch_main_program',
            'switch_startup_program', 'name_scope', 'unique_name', 'OpRole', 'CPUPlace',
-           'CUDAPlace', 'in_dygraph_mode', 'cpu_places', 'cuda_places', 'is_compiled_with_cuda']
+           'CUDAPlace', 'in_dygraph_mode', 'cpu_places', 'cuda_places', 'is_compiled_with_cuda',
+           'load_op_library']
 
 
 class OpRole(object):
@@ -1032,5 +1033,6 @@ def program_guard(main_program, startup_program=None):
 
 from .flags import require_version, set_flags, get_flags, device_guard  # noqa: E402,F401
 
+from .core import load_op_library  # noqa: E402,F401
 from ._missing import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr('fluid.framework', 'rill.framework')

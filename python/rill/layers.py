@@ -2532,6 +2532,11 @@ from . import distributions as _distributions  # noqa: E402
 from .distributions import *  # noqa: E402,F401,F403
 __all__ += _distributions.__all__
 
+from .py_func import py_func  # noqa: E402,F401
+from . import misc_layers as _misc_layers  # noqa: E402
+from .misc_layers import *  # noqa: E402,F401,F403
+__all__ += ['py_func'] + _misc_layers.__all__
+
 from ._missing import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr('fluid.layers', 'rill.layers',
                               dict(_manip.BUILTIN_NAMED, **_tensor_api.BUILTIN_NAMED))

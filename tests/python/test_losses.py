@@ -128,14 +128,14 @@ def test_bad_inputs_name_the_layer_and_variable():
             L.margin_rank_loss(x, x, y5)
 
 
-def test_gradients_rejects_what_it_cannot_do():
+def test_gradients_rejects_bad_arguments():
     with fluid.program_guard(fluid.Program(), fluid.Program()):
         x = fluid.data('x', [3], 'float32')
         x.stop_gradient = False
         y = fluid.layers.reduce_sum(x)
-        with pytest.raises(fluid.UnimplementedError, match='target_gradients'):
-            fluid.gradients([y], [x], target_gradients=[y])
-        with pytest.raises(fluid.UnimplementedError, match='one target'):
-            fluid.gradients([y, y], [x])
+        with pytest.raises(ValueError, match='same number of target_gradients'):
+            fluid.gradients([y, y], [x], target_gradients=[y])
+        with pytest.raises(ValueError, match='shapes of target and grad are different'):
+            fluid.gradients([y], [x], target_gradients=[x])
         with pytest.raises(TypeError, match='loss must be a Variable'):
             fluid.backward.append_backward('y')

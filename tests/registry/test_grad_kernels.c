@@ -41,6 +41,20 @@ static const struct {
     {"top_k", RILL_DTYPE_INT64, INT_NO_GRAD},
 };
 
+/* Ops whose gradient an INT attribute turns on (off at its default): the value to give. */
+static const struct {
+  const char *op, *attr;
+  int32_t value;
+} grad_on[] = {
+    {"py_func", "backward_callable_id", 0}, /* -1: no backward callback */
+};
+
+static void turn_grad_on(const char *op, const char *attr, rill_attr_value *v) {
+  for (size_t i = 0; i < sizeof grad_on / sizeof grad_on[0]; i++)
+    if (strcmp(grad_on[i].op, op) == 0 && strcmp(grad_on[i].attr, attr) == 0)
+      v->v.i = grad_on[i].value;
+}
+
 static bool is_allowed(const char *op, rill_dtype dt) {
   for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
     if (strcmp(allowed[i].op, op) == 0 && allowed[i].dtype == dt) return true;
@@ -95,6 +109,7 @@ Test(registry, grad_ops_have_kernels_for_every_forward_dtype) {
       at[k].value.type = s->attrs[k].type;
       if ((s->attrs[k].flags & RILL_ATTR_REQUIRED) && s->attrs[k].type == RILL_ATTR_INT)
         at[k].value.v.i = RILL_DTYPE_FP32;
+      if (s->attrs[k].type == RILL_ATTR_INT) turn_grad_on(s->type, at[k].name, &at[k].value);
     }
     rill_op_desc fwd = {.type = (char *)s->type, .inputs = in, .ninputs = s->ninputs,
                         .outputs = out, .noutputs = s->noutputs, .attrs = at,
