@@ -1,7 +1,9 @@
-"""psroi_pool and prroi_pool against Paddle 1.8.5 (paddle18/roi_more/expected.npz, written
-by paddle18/gen_roi_more.py from the same program): outputs with ROIs split by LoD and by
-batch_roi_nums and, through append_backward, the gradients of the feature maps and of
-prroi_pool's ROIs; and the errors bad arguments get."""
+"""psroi_pool, prroi_pool and deformable_roi_pooling against Paddle 1.8.5
+(paddle18/roi_more/expected.npz, written by paddle18/gen_roi_more.py from the same
+program): outputs (ROIs split by LoD and by batch_roi_nums; shifted, position-sensitive and
+no_trans pooling) and, through append_backward, the gradients of the feature maps, of
+prroi_pool's ROIs and of deformable_roi_pooling's trans; and the errors bad arguments
+get."""
 import os
 import sys
 
@@ -19,7 +21,7 @@ def test_roi_pools_and_gradients_as_paddle18():
     ref = np.load(os.path.join(DATA, 'roi_more', 'expected.npz'))
     main, startup, outs, grads = gen.build(fluid)
     types = [op.type for op in main.global_block().ops]
-    for t in ('psroi_pool_grad', 'prroi_pool_grad'):
+    for t in ('psroi_pool_grad', 'prroi_pool_grad', 'deformable_psroi_pooling_grad'):
         assert t in types, t
     exe = fluid.Executor(fluid.CPUPlace())
     with fluid.scope_guard(fluid.Scope()):
@@ -46,3 +48,8 @@ def test_bad_arguments_are_named():
             L.prroi_pool(x, rois, batch_roi_nums=fluid.data('n', [1], 'int32'))
         with pytest.raises(fluid.Error, match=r'psroi_pool.*feat.*8 channels'):
             L.psroi_pool(x, rois, 3, 1.0, 2, 2)
+        t = fluid.data('shift', [None, 2, 2, 2], 'float32')
+        with pytest.raises(ValueError, match='deformable_roi_pooling: group_size must hold 2'):
+            L.deformable_roi_pooling(x, rois, t, group_size=[1, 1, 1])
+        with pytest.raises(fluid.Error, match=r'deformable_psroi_pooling.*shift.*>= 3'):
+            L.deformable_roi_pooling(x, rois, t, pooled_height=3, pooled_width=3)
