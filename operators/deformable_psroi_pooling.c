@@ -9,7 +9,7 @@
  * is the pooled grid; group_size [1, 1] reads channel c). Output and TopCount (the
  * samples that fell on the map) are [R, output_dim, ph, pw]. The gradient reaches Input
  * and Trans. */
-#include "operators/op_util.h"
+#include "operators/detection.h"
 
 enum { IN_INPUT, IN_ROIS, IN_TRANS };
 enum { OUT_OUTPUT, OUT_TOP_COUNT };
@@ -59,22 +59,12 @@ static rill_status *dps_check(rill_infer_ctx *ctx, rill_dims *dims, bool *known)
   *known = x->known && rois->known && tr->known;
   if (!*known) return NULL;
   char s[RILL_DIMS_STR_MAX];
-  const char *xn = rill_infer_in_name(ctx, IN_INPUT, 0), *rn = rill_infer_in_name(ctx, IN_ROIS, 0);
+  const char *xn = rill_infer_in_name(ctx, IN_INPUT, 0);
   const char *tn = rill_infer_in_name(ctx, IN_TRANS, 0);
-  if (x->dtype != RILL_DTYPE_FP32 && x->dtype != RILL_DTYPE_FP64)
-    return rill_infer_error(ctx, "input Input (%s) is %s, expected float32 or float64", xn,
-                            rill_dtype_name(x->dtype));
-  if (x->dims.n != 4)
-    return rill_infer_error(ctx, "input Input (%s) has shape %s, expected [N, C, H, W]", xn,
-                            rill_dims_str(&x->dims, s, sizeof s));
+  RILL_TRY(rill_roi_check_map(ctx, IN_INPUT, IN_ROIS));
   if (x->dims.d[1] >= 0 && x->dims.d[1] < (int64_t)od * gh * gw)
     return rill_infer_error(ctx, "input Input (%s) has %lld channels, output_dim * group_size "
                             "reads %lld", xn, (long long)x->dims.d[1], (long long)od * gh * gw);
-  if (rois->dtype != x->dtype || rois->dims.n != 2 ||
-      (rois->dims.d[1] >= 0 && rois->dims.d[1] != 4))
-    return rill_infer_error(ctx, "input ROIs (%s) is %s %s, expected %s [R, 4]", rn,
-                            rill_dtype_name(rois->dtype), rill_dims_str(&rois->dims, s, sizeof s),
-                            rill_dtype_name(x->dtype));
   if (!a[A_NO_TRANS].v.b) {
     int64_t tc = tr->dims.n == 4 ? tr->dims.d[1] : -1;
     if (tr->dtype != x->dtype || tr->dims.n != 4 || (tc >= 0 && (tc < 2 || tc % 2 || od % (tc / 2))) ||

@@ -10,7 +10,7 @@
  *     BatchRoINums (int64 [N], the ROIs of each image) replaces ROIs' LoD when given.
  * psroi_pool's gradient spreads Out@GRAD evenly over each bin; prroi_pool's gives X@GRAD
  * through the same integrals and ROIs@GRAD through the moving bin edges. */
-#include "operators/op_util.h"
+#include "operators/detection.h"
 
 enum { IN_X, IN_ROIS, IN_NUMS };
 
@@ -54,23 +54,13 @@ static rill_status *pool_check(rill_infer_ctx *ctx, rill_dims *dims, bool *known
   *known = x->known && rois->known && (!nums || nums->known);
   if (!*known) return NULL;
   char s[RILL_DIMS_STR_MAX];
-  const char *xn = rill_infer_in_name(ctx, IN_X, 0), *rn = rill_infer_in_name(ctx, IN_ROIS, 0);
-  if (x->dtype != RILL_DTYPE_FP32 && x->dtype != RILL_DTYPE_FP64)
-    return rill_infer_error(ctx, "input X (%s) is %s, expected float32 or float64", xn,
-                            rill_dtype_name(x->dtype));
-  if (x->dims.n != 4)
-    return rill_infer_error(ctx, "input X (%s) has shape %s, expected [N, C, H, W]", xn,
-                            rill_dims_str(&x->dims, s, sizeof s));
+  const char *xn = rill_infer_in_name(ctx, IN_X, 0);
+  RILL_TRY(rill_roi_check_map(ctx, IN_X, IN_ROIS));
   int64_t c = x->dims.d[1];
   if (ps && c >= 0 && c != (int64_t)oc * ph * pw)
     return rill_infer_error(ctx, "input X (%s) has %lld channels, expected output_channels * "
                             "pooled_height * pooled_width = %lld", xn, (long long)c,
                             (long long)oc * ph * pw);
-  if (rois->dtype != x->dtype || rois->dims.n != 2 ||
-      (rois->dims.d[1] >= 0 && rois->dims.d[1] != 4))
-    return rill_infer_error(ctx, "input ROIs (%s) is %s %s, expected %s [R, 4]", rn,
-                            rill_dtype_name(rois->dtype), rill_dims_str(&rois->dims, s, sizeof s),
-                            rill_dtype_name(x->dtype));
   if (nums && (nums->dtype != RILL_DTYPE_INT64 || nums->dims.n != 1))
     return rill_infer_error(ctx, "input BatchRoINums (%s) is %s %s, expected int64 [N]",
                             rill_infer_in_name(ctx, IN_NUMS, 0), rill_dtype_name(nums->dtype),

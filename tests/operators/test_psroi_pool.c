@@ -3,24 +3,8 @@
  * midpoint rule), ROIs split by LoD and by BatchRoINums, empty bins; the gradients of X
  * (and of prroi_pool's ROIs) against finite differences; the errors naming op and
  * variable. */
-#include "op_test.h"
+#include "roi_test.h"
 #include "support/grad_check.h"
-
-static void roi_inputs(op_harness *h, rill_dtype dt, const void *x, const int64_t *xd, size_t nx,
-                       const void *rois, int64_t r, const uint64_t *lod, size_t nl) {
-  bind_input(h, "X", "feat", dt, xd, nx, x);
-  rill_tensor *t = op_harness_make(dt, DIMS(r, 4), rois);
-  cr_assert_not_null(t);
-  if (lod) OK(rill_tensor_set_lod(t, 1, (const uint64_t *const[]){lod}, &nl));
-  OK(op_harness_input(h, "ROIs", "rois", t));
-  op_harness_free_tensor(t);
-}
-
-static void pooled(op_harness *h, int ph, int pw, float scale) {
-  OK(op_harness_attr_int(h, "pooled_height", ph));
-  OK(op_harness_attr_int(h, "pooled_width", pw));
-  OK(op_harness_attr_float(h, "spatial_scale", scale));
-}
 
 Test(psroi_pool, bins_average_their_own_channel) {
   enum { OC = 2, PH = 2, PW = 3, C = OC * PH * PW, H = 6, W = 7 };
