@@ -1,5 +1,6 @@
 /* Helpers shared by the detection ops' schemas and kernels (prior_box,
- * density_prior_box, anchor_generator, box_coder, yolo_box, multiclass_nms). */
+ * density_prior_box, anchor_generator, box_coder, yolo_box, multiclass_nms, the ROI
+ * pooling ops). */
 #ifndef RILL_OPERATORS_DETECTION_H
 #define RILL_OPERATORS_DETECTION_H
 
@@ -8,6 +9,28 @@
 #include <stddef.h>
 
 #include "operators/op_util.h"
+
+/* The feature map and regions of the ROI pooling ops, both described: input slot x_slot
+ * float32 or float64 [N, C, H, W], input slot rois_slot of its dtype, [R, 4]. */
+static inline rill_status *rill_roi_check_map(rill_infer_ctx *ctx, size_t x_slot,
+                                              size_t rois_slot) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, x_slot, 0), *rois = rill_infer_in(ctx, rois_slot, 0);
+  const char *xs = ctx->schema->inputs[x_slot].name, *rs = ctx->schema->inputs[rois_slot].name;
+  const char *xn = rill_infer_in_name(ctx, x_slot, 0), *rn = rill_infer_in_name(ctx, rois_slot, 0);
+  char s[RILL_DIMS_STR_MAX];
+  if (x->dtype != RILL_DTYPE_FP32 && x->dtype != RILL_DTYPE_FP64)
+    return rill_infer_error(ctx, "input %s (%s) is %s, expected float32 or float64", xs, xn,
+                            rill_dtype_name(x->dtype));
+  if (x->dims.n != 4)
+    return rill_infer_error(ctx, "input %s (%s) has shape %s, expected [N, C, H, W]", xs, xn,
+                            rill_dims_str(&x->dims, s, sizeof s));
+  if (rois->dtype != x->dtype || rois->dims.n != 2 ||
+      (rois->dims.d[1] >= 0 && rois->dims.d[1] != 4))
+    return rill_infer_error(ctx, "input %s (%s) is %s %s, expected %s [R, 4]", rs, rn,
+                            rill_dtype_name(rois->dtype), rill_dims_str(&rois->dims, s, sizeof s),
+                            rill_dtype_name(x->dtype));
+  return NULL;
+}
 
 /* prior_box's aspect ratios as Paddle expands them: 1 first, then each given ratio not
  * already present (within 1e-6), followed by its inverse when `flip`. `out` has room for

@@ -49,7 +49,7 @@ static rill_status *roi_setup(rill_kernel_ctx *ctx, rill_dtype dt, rill_tensor *
   if ((*x)->dims.n != 4 || (*rois)->dims.n != 2 || (*rois)->dims.d[1] != 4)
     return rill_kernel_error(ctx, "inputs X (%s) and ROIs (%s) must be [N, C, H, W] and [R, 4]",
                              rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 1, 0));
-  return rill_roi_image_ids(ctx, 1, 2, (*x)->dims.d[0], ids);
+  return rill_roi_image_ids(ctx, 1, 2, false, (*x)->dims.d[0], ids);
 }
 
 /* One ROI's sampling geometry for roi_align. */

@@ -4,7 +4,8 @@ box_coder, box_clip, polygon_box_transform, yolo_box, bipartite_match, target_as
 multiclass_nms, box_decoder_and_assign and yolov3_loss append their ops (schemas in
 operators/);
 detection_output, multi_box_head and ssd_loss are compositions emitting the ops Paddle's
-do. roi_pool and roi_align (nn.py's in Fluid) pool regions of interest, with gradients."""
+do. roi_pool, roi_align, psroi_pool, prroi_pool and deformable_roi_pooling (nn.py's in
+Fluid) pool regions of interest, with gradients."""
 import math
 
 from . import layers
@@ -13,7 +14,8 @@ from .framework import Variable
 __all__ = ['prior_box', 'density_prior_box', 'multi_box_head', 'bipartite_match',
            'target_assign', 'detection_output', 'anchor_generator', 'iou_similarity',
            'box_coder', 'polygon_box_transform', 'yolo_box', 'box_clip', 'multiclass_nms',
-           'ssd_loss', 'roi_pool', 'roi_align', 'box_decoder_and_assign', 'yolov3_loss']
+           'ssd_loss', 'roi_pool', 'roi_align', 'psroi_pool', 'prroi_pool',
+           'deformable_roi_pooling', 'box_decoder_and_assign', 'yolov3_loss']
 
 _FLOATS = ('float32', 'float64')
 
@@ -416,6 +418,84 @@ def roi_align(input, rois, pooled_height=1, pooled_width=1, spatial_scale=1.0,
                {'pooled_height': int(pooled_height), 'pooled_width': int(pooled_width),
                 'spatial_scale': float(spatial_scale),
                 'sampling_ratio': int(sampling_ratio)}, name)[0]
+
+
+def _typed(layer, **values):
+    """Paddle's layers take these attributes only as the exact Python type."""
+    for what, (v, t) in values.items():
+        if not isinstance(v, t) or isinstance(v, bool):
+            raise TypeError('%s: %s must be %s, got %r' % (layer, what, t.__name__, v))
+
+
+def psroi_pool(input, rois, output_channels, spatial_scale, pooled_height, pooled_width,
+               name=None):
+    """Position-sensitive average pooling of each ROI (LoD gives its image) to
+    [R, output_channels, ph, pw]; input has output_channels * ph * pw channels."""
+    _typed('psroi_pool', output_channels=(output_channels, int),
+           spatial_scale=(spatial_scale, float), pooled_height=(pooled_height, int),
+           pooled_width=(pooled_width, int))
+    _check(input, 'input', 'psroi_pool')
+    _check(rois, 'rois', 'psroi_pool')
+    return _op('psroi_pool', 'psroi_pool', {'X': input, 'ROIs': rois},
+               [('Out', input.dtype.name)],
+               {'output_channels': output_channels, 'spatial_scale': spatial_scale,
+                'pooled_height': pooled_height, 'pooled_width': pooled_width}, name)[0]
+
+
+def prroi_pool(input, rois, spatial_scale=1.0, pooled_height=1, pooled_width=1,
+               batch_roi_nums=None, name=None):
+    """Precise ROI pooling: each bin is the integral of the bilinear map over it divided by
+    its area, [R, C, ph, pw]. batch_roi_nums (int64 [N], ROIs per image) replaces the LoD
+    of rois."""
+    _typed('prroi_pool', spatial_scale=(spatial_scale, float),
+           pooled_height=(pooled_height, int), pooled_width=(pooled_width, int))
+    _check(input, 'input', 'prroi_pool')
+    _check(rois, 'rois', 'prroi_pool')
+    if batch_roi_nums is not None:
+        _check(batch_roi_nums, 'batch_roi_nums', 'prroi_pool', ('int64',))
+    return _op('prroi_pool', 'prroi_pool',
+               {'X': input, 'ROIs': rois, 'BatchRoINums': batch_roi_nums},
+               [('Out', input.dtype.name)],
+               {'spatial_scale': spatial_scale, 'pooled_height': pooled_height,
+                'pooled_width': pooled_width}, name)[0]
+
+
+def _pair(v, what, layer):
+    if not isinstance(v, (list, tuple)):
+        raise TypeError('%s: %s must be a list or tuple, got %r' % (layer, what, v))
+    v = [int(e) for e in v]
+    if len(v) == 1:
+        v = v * 2
+    if len(v) != 2:
+        raise ValueError('%s: %s must hold 2 values, got %r' % (layer, what, v))
+    return v
+
+
+def deformable_roi_pooling(input, rois, trans, no_trans=False, spatial_scale=1.0,
+                           group_size=[1, 1], pooled_height=1, pooled_width=1,
+                           part_size=None, sample_per_part=1, trans_std=0.1,
+                           position_sensitive=False, name=None):
+    """Deformable ROI pooling (the deformable_psroi_pooling op): [R, channels, ph, pw],
+    each bin shifted by trans (unless no_trans). position_sensitive gives
+    C / (ph * pw) output channels, each bin reading its own group_size cell's channel."""
+    for what, v in (('input', input), ('rois', rois), ('trans', trans)):
+        _check(v, what, 'deformable_roi_pooling')
+    group_size = _pair(group_size, 'group_size', 'deformable_roi_pooling')
+    part_size = _pair(part_size if part_size is not None else [pooled_height, pooled_width],
+                      'part_size', 'deformable_roi_pooling')
+    c = input.shape[1]
+    if c is None or c < 0:
+        raise ValueError("deformable_roi_pooling: input ('%s') needs a known channel count"
+                         % input.name)
+    out_c = c // (pooled_height * pooled_width) if position_sensitive else c
+    return _op('deformable_roi_pooling', 'deformable_psroi_pooling',
+               {'Input': input, 'ROIs': rois, 'Trans': trans},
+               [('Output', input.dtype.name), ('TopCount', input.dtype.name)],
+               {'no_trans': bool(no_trans), 'spatial_scale': float(spatial_scale),
+                'output_dim': int(out_c), 'group_size': group_size,
+                'pooled_height': int(pooled_height), 'pooled_width': int(pooled_width),
+                'part_size': part_size, 'sample_per_part': int(sample_per_part),
+                'trans_std': float(trans_std)}, name)[0]
 
 
 def box_decoder_and_assign(prior_box, prior_box_var, target_box, box_score, box_clip,

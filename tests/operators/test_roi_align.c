@@ -2,24 +2,8 @@
  * a ramp whose bilinear average is exact, the maximum and its argmax), ROIs split by LoD
  * and by RoisLod, empty and out-of-map bins; the gradients against finite differences;
  * the errors naming op and variable. */
-#include "op_test.h"
+#include "roi_test.h"
 #include "support/grad_check.h"
-
-static void roi_inputs(op_harness *h, rill_dtype dt, const void *x, const int64_t *xd, size_t nx,
-                       const void *rois, int64_t r, const uint64_t *lod, size_t nl) {
-  bind_input(h, "X", "feat", dt, xd, nx, x);
-  rill_tensor *t = op_harness_make(dt, DIMS(r, 4), rois);
-  cr_assert_not_null(t);
-  if (lod) OK(rill_tensor_set_lod(t, 1, (const uint64_t *const[]){lod}, &nl));
-  OK(op_harness_input(h, "ROIs", "rois", t));
-  op_harness_free_tensor(t);
-}
-
-static void pooled(op_harness *h, int ph, int pw, float scale) {
-  OK(op_harness_attr_int(h, "pooled_height", ph));
-  OK(op_harness_attr_int(h, "pooled_width", pw));
-  OK(op_harness_attr_float(h, "spatial_scale", scale));
-}
 
 /* X[c][y][x] = 10 c + 2 x + y: bilinear sampling reproduces a linear map exactly, so each
  * bin is the ramp at the mean of its sample points. */
