@@ -352,7 +352,6 @@ rill_status *rill_ckpt_cluster_step(struct rill_device_ctx *dev, const char *dir
   d->role = part->role;
   d->rank = part->rank;
   if ((st = step_begin(d, now))) goto out;
-  bool announced = false;
   if (part->coordinator && is_due(d, policy, step, now)) {
     d->last_step = step;
     d->last_due_ns = now;
@@ -360,12 +359,8 @@ rill_status *rill_ckpt_cluster_step(struct rill_device_ctx *dev, const char *dir
     st = part->announce(part->arg, step);
     pthread_mutex_lock(&d->mu);
     if (st) goto out;
-    announced = true;
   }
-  /* The coordinator writes the snapshot it announced now: in sync mode the
-   * announcement waits for its next barrier, so no reply carries the id yet. */
   int64_t k = part->newest(part->arg);
-  if (announced && step > k) k = step;
   /* Sync mode: a snapshot due by the step count is due for every trainer at the same
    * step, so each writes its part at once instead of waiting to be told (the last
    * step's snapshot completes too); the announcement covers snapshots due by time. */

@@ -35,8 +35,7 @@ rill_status *rill_ckpt_async_step(struct rill_device_ctx *dev, const char *dir,
  * to the pservers; every trainer learns the newest announced snapshot from the
  * pservers' replies (`newest`) and writes its part of it: in sync mode its state after
  * that step exactly (the current one, or the previous step's, kept for this), in async
- * mode its state now. The coordinator writes its part of a snapshot when it announces
- * it (`announce` may only queue the announcement for a later message). */
+ * mode its state now. */
 typedef struct rill_ckpt_cluster_part {
   rill_cluster_shape shape;
   rill_cluster_role role;

@@ -2,7 +2,6 @@
  * of which pservers each executor's ops talked to (dist.h). */
 #include <pthread.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "framework/base/alloc.h"
@@ -12,7 +11,6 @@ typedef struct contact {
   const void *owner;
   char *endpoint;
   int64_t trainer_id;
-  uint32_t snapshot; /* a snapshot announcement waiting for the next barrier, 0: none */
 } contact;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -79,43 +77,10 @@ rill_status *rill_dist_contact(const void *owner, const char *endpoint, int64_t 
     }
     char *ep = st ? NULL : rill_strdup(endpoint);
     if (!st && !ep) st = rill_oom();
-    if (!st) g_contacts[g_ncontacts++] = (contact){owner, ep, trainer_id, 0};
+    if (!st) g_contacts[g_ncontacts++] = (contact){owner, ep, trainer_id};
   }
   pthread_mutex_unlock(&g_lock);
   return st;
-}
-
-static contact *find(const void *owner, const char *endpoint, int64_t trainer_id) {
-  for (size_t i = 0; i < g_ncontacts; i++)
-    if (g_contacts[i].owner == owner && g_contacts[i].trainer_id == trainer_id &&
-        !strcmp(g_contacts[i].endpoint, endpoint))
-      return &g_contacts[i];
-  return NULL;
-}
-
-rill_status *rill_dist_defer_snapshot(const void *owner, const char *endpoint, int64_t trainer_id,
-                                      uint32_t id, uint32_t *older) {
-  *older = 0;
-  pthread_mutex_lock(&g_lock);
-  contact *c = find(owner, endpoint, trainer_id);
-  if (c) {
-    *older = c->snapshot;
-    c->snapshot = id;
-  }
-  pthread_mutex_unlock(&g_lock);
-  return c ? NULL
-           : rill_error(RILL_FAILED_PRECONDITION,
-                        "snapshot %u for pserver %s: trainer %lld has not contacted it",
-                        (unsigned)id, endpoint, (long long)trainer_id);
-}
-
-uint32_t rill_dist_take_snapshot(const void *owner, const char *endpoint, int64_t trainer_id) {
-  pthread_mutex_lock(&g_lock);
-  contact *c = find(owner, endpoint, trainer_id);
-  uint32_t id = c ? c->snapshot : 0;
-  if (c) c->snapshot = 0;
-  pthread_mutex_unlock(&g_lock);
-  return id;
 }
 
 /* Takes `owner`'s contacts out of the list; *mine is NULL when there are none. */
@@ -155,15 +120,9 @@ rill_status *rill_dist_complete(const void *owner) {
   rill_rpc_client *c = NULL;
   rill_status *first = n ? rill_dist_client(&c) : NULL;
   for (size_t i = 0; i < n; i++) {
-    rill_status *st = NULL;
-    if (c && mine[i].snapshot) { /* the last step's announcement, with no barrier after it */
-      char id[16];
-      snprintf(id, sizeof id, "%u", (unsigned)mine[i].snapshot);
-      st = rill_rpc_send_notice_arg(c, mine[i].endpoint, RILL_RPC_CHECKPOINT, id,
-                                    mine[i].trainer_id);
-    }
-    if (c && !st)
-      st = rill_rpc_send_notice(c, mine[i].endpoint, RILL_RPC_COMPLETE, mine[i].trainer_id);
+    rill_status *st = c ? rill_rpc_send_notice(c, mine[i].endpoint, RILL_RPC_COMPLETE,
+                                               mine[i].trainer_id)
+                        : NULL;
     if (st && !first)
       first = rill_status_wrap(st, "trainer %lld telling pserver %s it has completed",
                                (long long)mine[i].trainer_id, mine[i].endpoint);

@@ -25,19 +25,8 @@ rill_status *rill_dist_client(rill_rpc_client **out);
  * server answers (once per endpoint and process) and records the contact. */
 rill_status *rill_dist_contact(const void *owner, const char *endpoint, int64_t trainer_id);
 /* Sends COMPLETE to every endpoint `owner` contacted, with its trainer id, and forgets
- * them: a second call does nothing. The first error is returned after all were tried.
- * A snapshot announcement still deferred to an endpoint goes first, as a CHECKPOINT
- * notice. */
+ * them: a second call does nothing. The first error is returned after all were tried. */
 rill_status *rill_dist_complete(const void *owner);
-/* Cluster snapshots in sync mode: the coordinating trainer's announcement of snapshot
- * `id` to `endpoint` (contacted before) waits for its next BATCH_BARRIER to that
- * endpoint, which carries it (rill_dist_take_snapshot), instead of costing a round
- * trip of its own. *older: an announcement that was still waiting there (0: none), for
- * the caller to send by itself. */
-rill_status *rill_dist_defer_snapshot(const void *owner, const char *endpoint, int64_t trainer_id,
-                                      uint32_t id, uint32_t *older);
-/* The announcement deferred to `endpoint`, taken (0: none). */
-uint32_t rill_dist_take_snapshot(const void *owner, const char *endpoint, int64_t trainer_id);
 /* Forgets `owner`'s contacts without notifying anyone (its executor is destroyed). */
 void rill_dist_forget(const void *owner);
 /* Destroys the process's client and forgets every contact (tests; no call in flight). */
@@ -92,9 +81,8 @@ typedef struct rill_pserver_opts {
   rill_pserver_run_fn run_block;
   void *run_arg;
   const rill_rpc_config *rpc; /* NULL: defaults */
-  /* Cluster snapshots: a RILL_RPC_CHECKPOINT notice (its argument the snapshot id), or
-   * a RILL_RPC_BATCH_BARRIER carrying the id the same way, calls on_snapshot between
-   * rounds, before it is acknowledged (and before the barrier counts); from then on every
+  /* Cluster snapshots: a RILL_RPC_CHECKPOINT notice (its argument the snapshot id)
+   * calls on_snapshot between rounds, before it is acknowledged; from then on every
    * reply carries the id as its tag, so each trainer learns of the snapshot. NULL: such
    * notices are refused. `resumed` is the first tag (the snapshot resumed from, 0). */
   rill_status *(*on_snapshot)(void *arg, int64_t id);

@@ -431,46 +431,36 @@ static rill_status *on_send(ps *p, rill_rpc_request *req) {
   return NULL;
 }
 
-/* A cluster snapshot, announced by the coordinating trainer after its step: in its
- * own CHECKPOINT notice, or (sync mode) carried by its next BATCH_BARRIER, before that
- * barrier counts. Either way no round can run between the trainer's step and the
- * announcement, so the state taken here is the state after the round of that step. A
- * failure to take it fails the pserver (the snapshot could never complete); a write
- * failing later is reported by the writer. Returns true when the request was answered
- * (refused or failed); *fatal gets the pserver's failure. */
-static bool take_snapshot(ps *p, rill_rpc_request *req, rill_status **fatal) {
+/* A cluster snapshot, announced by the coordinating trainer after its step: in sync
+ * mode no round can run before that trainer's next barrier, so the state taken here is
+ * the state after the round of that step. A failure to take it fails the pserver (the
+ * snapshot could never complete); a write failing later is reported by the writer. */
+static rill_status *on_checkpoint(ps *p, rill_rpc_request *req) {
   const char *arg = req->meta.out_varname;
   char *end = NULL;
   long long id = arg && *arg ? strtoll(arg, &end, 10) : -1;
-  *fatal = NULL;
   if (!p->o->on_snapshot) {
     refuse(p, req, rill_error(RILL_FAILED_PRECONDITION,
                               "pserver %s takes no cluster snapshots (listen_and_serv has no "
                               "checkpoint_dir)",
                               p->ep));
-    return true;
+    return NULL;
   }
   if (!end || *end || id < 1 || id > (long long)UINT32_MAX) {
     refuse(p, req, rill_error(RILL_INVALID_ARGUMENT, "%s: snapshot id '%s' is not 1..%u",
-                              req->meta.varname, arg ? arg : "", (unsigned)UINT32_MAX));
-    return true;
+                              RILL_RPC_CHECKPOINT, arg ? arg : "", (unsigned)UINT32_MAX));
+    return NULL;
   }
   rill_status *st = p->o->on_snapshot(p->o->snapshot_arg, (int64_t)id);
   if (st) {
     st = rill_status_wrap(st, "pserver %s, cluster snapshot %lld", p->ep, id);
     rill_status_destroy(rill_rpc_server_reply_error(p->server, req, st));
     rill_rpc_request_destroy(req);
-    *fatal = st;
-    return true;
+    return st;
   }
   rill_rpc_server_set_tag(p->server, (uint32_t)id);
-  return false;
-}
-
-static rill_status *on_checkpoint(ps *p, rill_rpc_request *req) {
-  rill_status *fatal;
-  if (!take_snapshot(p, req, &fatal)) answer_ok(p, req);
-  return fatal;
+  answer_ok(p, req);
+  return NULL;
 }
 
 static rill_status *on_notice(ps *p, rill_rpc_request *req) {
@@ -481,9 +471,6 @@ static rill_status *on_notice(ps *p, rill_rpc_request *req) {
     p->arrived[t] = false;
     answer_ok(p, req);
   } else if (!strcmp(name, RILL_RPC_BATCH_BARRIER)) {
-    rill_status *fatal = NULL;
-    if (req->meta.out_varname && *req->meta.out_varname && take_snapshot(p, req, &fatal))
-      return fatal;
     if (p->o->mode == RILL_PSERVER_SYNC && p->base[t] >= p->round) p->arrived[t] = true;
     answer_ok(p, req);
   } else if (!strcmp(name, RILL_RPC_FETCH_BARRIER)) {

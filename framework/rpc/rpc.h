@@ -34,10 +34,7 @@
 #define RILL_RPC_BATCH_BARRIER "BATCH_BARRIER@RECV"
 #define RILL_RPC_FETCH_BARRIER "FETCH_BARRIER@RECV"
 #define RILL_RPC_COMPLETE "COMPLETE@RECV"
-/* rill's: take a cluster snapshot now (out_varname: its id, in decimal). A
- * RILL_RPC_BATCH_BARRIER may carry the id the same way: the snapshot is taken before
- * the barrier counts (the coordinating trainer's announcement rides on its next step's
- * barrier in sync mode). */
+/* rill's: take a cluster snapshot now (out_varname: its id, in decimal). */
 #define RILL_RPC_CHECKPOINT "CHECKPOINT@RECV"
 
 typedef struct rill_rpc_config {

@@ -16,7 +16,6 @@ typedef struct cluster_ctx {
   const rill_kernel_ctx *ctx;
   const rill_attr_value *eps;
   int64_t trainer_id;
-  bool sync;
 } cluster_ctx;
 
 static rill_status *cluster_announce(void *arg, int64_t step) {
@@ -34,25 +33,6 @@ static rill_status *cluster_announce(void *arg, int64_t step) {
     if (st)
       return rill_status_wrap(st, "checkpoint: announcing cluster snapshot %s to pserver %s", id,
                               ep);
-  }
-  if (c->sync) {
-    /* Sync mode: the announcement rides on this trainer's next BATCH_BARRIER to each
-     * pserver, which no round can precede (doc/design/cluster-checkpoint.md). */
-    for (size_t i = 0; i < c->eps->n; i++) {
-      const char *ep = c->eps->list.strings[i];
-      uint32_t older = 0;
-      rill_status *st = rill_dist_defer_snapshot(c->ctx->dev, ep, c->trainer_id, (uint32_t)step,
-                                                 &older);
-      if (!st && older) {
-        char old[16];
-        snprintf(old, sizeof old, "%u", (unsigned)older);
-        st = rill_rpc_send_notice_arg(client, ep, RILL_RPC_CHECKPOINT, old, c->trainer_id);
-      }
-      if (st)
-        return rill_status_wrap(st, "checkpoint: announcing cluster snapshot %s to pserver %s",
-                                id, ep);
-    }
-    return NULL;
   }
   /* The step waits for every pserver to have taken its part; the round trips overlap. */
   size_t bad = 0;
@@ -126,8 +106,7 @@ rill_status *rill_cpu_checkpoint(rill_kernel_ctx *ctx) {
                                    .tensors = ts,
                                    .n = n}};
   const rill_attr_value *eps = &ctx->attrs[RILL_CHECKPOINT_ATTR_CLUSTER_ENDPOINTS];
-  cluster_ctx cc = {ctx, eps, ctx->attrs[RILL_CHECKPOINT_ATTR_CLUSTER_TRAINER_ID].v.i,
-                    ctx->attrs[RILL_CHECKPOINT_ATTR_CLUSTER_SYNC].v.b};
+  cluster_ctx cc = {ctx, eps, ctx->attrs[RILL_CHECKPOINT_ATTR_CLUSTER_TRAINER_ID].v.i};
   if (eps->n) {
     rill_checkpoint_job *c = &job.u.checkpoint;
     c->cluster_pservers = (int32_t)eps->n;

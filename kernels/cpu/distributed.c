@@ -302,14 +302,7 @@ static rill_status *notify_all(rill_kernel_ctx *ctx, const rill_attr_value *eps,
   for (size_t i = 0; i < eps->n; i++) {
     rill_rpc_client *c;
     RILL_TRY(client_for(ctx, eps->list.strings[i], tid, &c));
-    /* A batch barrier carries the snapshot announcement deferred to its pserver. */
-    uint32_t snap = strcmp(notice, RILL_RPC_BATCH_BARRIER)
-                        ? 0
-                        : rill_dist_take_snapshot(ctx->dev, eps->list.strings[i], tid);
-    char id[16] = "";
-    if (snap) snprintf(id, sizeof id, "%u", (unsigned)snap);
-    rill_status *st = rill_rpc_send_notice_arg(c, eps->list.strings[i], notice,
-                                               snap ? id : NULL, tid);
+    rill_status *st = rill_rpc_send_notice(c, eps->list.strings[i], notice, tid);
     if (st) return rill_status_wrap(st, "%s of trainer %lld", ctx->schema->type, (long long)tid);
   }
   return NULL;

@@ -86,9 +86,7 @@ static void set4(rill_variable *v, float a) {
   for (int i = 0; i < 4; i++) p[i] = a;
 }
 
-/* Starts the loop; with on_snapshot, it takes cluster snapshots through it. */
-static void start_snapshots(fixture *f, int32_t quorum, int64_t deadline_ms,
-                            rill_status *(*on_snapshot)(void *, int64_t), void *snapshot_arg) {
+static void start(fixture *f, int32_t quorum, int64_t deadline_ms) {
   memset(f, 0, sizeof *f);
   POK(rill_scope_create(NULL, &f->scope));
   POK(rill_scope_var(f->scope, "w", &f->w));
@@ -114,9 +112,7 @@ static void start_snapshots(fixture *f, int32_t quorum, int64_t deadline_ms,
                              .run_block = fake_block,
                              .run_arg = f,
                              .on_bound = on_bound,
-                             .bound_arg = f,
-                             .on_snapshot = on_snapshot,
-                             .snapshot_arg = snapshot_arg};
+                             .bound_arg = f};
   cr_assert_eq(pthread_create(&f->th, NULL, serve_main, f), 0);
   while (!atomic_load(&f->bound)) usleep(1000);
   rill_rpc_config cfg;
@@ -124,10 +120,6 @@ static void start_snapshots(fixture *f, int32_t quorum, int64_t deadline_ms,
   cfg.deadline_ms = 5000;
   cfg.secret = "";
   POK(rill_rpc_client_create(&cfg, &f->c));
-}
-
-static void start(fixture *f, int32_t quorum, int64_t deadline_ms) {
-  start_snapshots(f, quorum, deadline_ms, NULL, NULL);
 }
 
 /* Waits for the loop to end; returns its status (the caller destroys it). */
@@ -357,79 +349,4 @@ Test(pserver, prefetch_answers_rows_and_waits_for_the_round) {
   cr_assert_eq(f.stats.rounds, 1);
   cr_assert_eq(f.stats.prefetches, 3);
   cr_assert_eq(f.stats.rejected, 3);
-}
-
-/* on_snapshot of the snapshot test: records the id and w[0] at that moment. */
-typedef struct snap_seen {
-  fixture *f;
-  int64_t id;
-  float w;
-  int calls;
-} snap_seen;
-
-static rill_status *record_snapshot(void *arg, int64_t id) {
-  snap_seen *s = arg;
-  s->id = id;
-  s->w = ((const float *)rill_tensor_ptr(&s->f->w->u.tensor))[0];
-  s->calls++;
-  return NULL;
-}
-
-/* The coordinating trainer's snapshot announcement riding on its batch barrier: the
- * snapshot is taken before that barrier counts, so it holds the state before the round
- * the barrier completes, and the replies carry its id as their tag from then on. A
- * barrier with an id that is not one is refused and changes nothing. */
-Test(pserver, a_barrier_carrying_a_snapshot_id_snapshots_before_its_round) {
-  fixture f;
-  snap_seen seen = {&f, 0, 0, 0};
-  start_snapshots(&f, 0, 5000, record_snapshot, &seen);
-  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_COMPLETE, 1));
-  send_grad(&f, 0, "w@GRAD.trainer_0", 1);
-  rill_status *st = rill_rpc_send_notice_arg(f.c, f.ep, RILL_RPC_BATCH_BARRIER, "x7", 0);
-  cr_assert_eq(rill_status_code(st), RILL_INVALID_ARGUMENT, "%s", rill_status_message(st));
-  cr_assert(strstr(rill_status_message(st), "x7"), "%s", rill_status_message(st));
-  rill_status_destroy(st);
-  cr_assert_eq(seen.calls, 0);
-  cr_assert_eq(atomic_load(&f.runs), 0, "a refused barrier completed the round");
-  POK(rill_rpc_send_notice_arg(f.c, f.ep, RILL_RPC_BATCH_BARRIER, "5", 0));
-  cr_assert_float_eq(get_w(&f, 0), 9.0f, 0, "the barrier completed the round");
-  cr_assert_eq(seen.calls, 1);
-  cr_assert_eq(seen.id, 5);
-  cr_assert_float_eq(seen.w, 10.0f, 0, "the snapshot holds w before the round, got %g", seen.w);
-  cr_assert_eq(rill_rpc_client_tag(f.c), 5u);
-  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_COMPLETE, 0));
-  POK(finish(&f));
-  cr_assert_eq(f.stats.rounds, 1);
-}
-
-/* The trainer side of the deferred announcement: it waits with the contact for the next
- * barrier (taken once), a newer one hands back the one still waiting, an endpoint never
- * contacted is an error, and closing sends the one still waiting as a CHECKPOINT notice
- * before COMPLETE, so the last step's snapshot is taken. */
-Test(pserver, a_deferred_snapshot_announcement_goes_out_at_the_latest_on_complete) {
-  fixture f;
-  snap_seen seen = {&f, 0, 0, 0};
-  start_snapshots(&f, 0, 5000, record_snapshot, &seen);
-  static const char owner_tag = 0;
-  const void *owner = &owner_tag;
-  POK(rill_dist_contact(owner, f.ep, 0));
-  uint32_t older = 99;
-  POK(rill_dist_defer_snapshot(owner, f.ep, 0, 5, &older));
-  cr_assert_eq(older, 0u);
-  cr_assert_eq(rill_dist_take_snapshot(owner, f.ep, 0), 5u);
-  cr_assert_eq(rill_dist_take_snapshot(owner, f.ep, 0), 0u, "taken twice");
-  POK(rill_dist_defer_snapshot(owner, f.ep, 0, 6, &older));
-  POK(rill_dist_defer_snapshot(owner, f.ep, 0, 7, &older));
-  cr_assert_eq(older, 6u);
-  rill_status *st = rill_dist_defer_snapshot(owner, "127.0.0.1:9", 0, 8, &older);
-  cr_assert_eq(rill_status_code(st), RILL_FAILED_PRECONDITION, "%s", rill_status_message(st));
-  cr_assert(strstr(rill_status_message(st), "127.0.0.1:9"), "%s", rill_status_message(st));
-  rill_status_destroy(st);
-  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_COMPLETE, 1));
-  cr_assert_eq(seen.calls, 0);
-  POK(rill_dist_complete(owner));
-  POK(finish(&f));
-  rill_dist_shutdown();
-  cr_assert_eq(seen.calls, 1);
-  cr_assert_eq(seen.id, 7);
 }
