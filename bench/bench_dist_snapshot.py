@@ -6,9 +6,13 @@ bench_dist.py (MLP 784-1024-1024-10, relu, softmax cross entropy, SGD, batch 128
 1. Step time. Three jobs alternate in every round (their order rotating): no snapshot,
    a cluster snapshot every step, one every 10 steps. Each trainer runs --warmup steps,
    then --steps timed ones; a job's step time is the slower trainer's mean step (the
-   snapshot steps included: with every 10 steps, 2 of the 20 timed steps snapshot). The
-   ratios against the job without snapshots of the same round are printed as the
-   median over rounds with min..max. Targets: every step <= 1.05.
+   snapshot steps included: with every 10 steps, 2 of the 20 timed steps snapshot).
+   Also each job's CPU time per timed step: user + system time of every thread of its
+   four processes (the trainers' own, and the pservers' from /proc/PID/stat), which a
+   shared machine's other tenants disturb much less than the wall time. Each round's
+   ratios are taken against the job without snapshots of the same round, and printed
+   as the median over rounds with the quartiles, a 95% bootstrap interval of the median
+   and min..max. Target: every step <= 1.05 (step time). --launches 0 skips part 2.
 
 2. Recovery. A job writes a complete snapshot at step 10 (once, before the rounds).
    Then, every round, --launches (3) times in turn, the medians counting:
@@ -38,6 +42,7 @@ job CPU per step) as the median over rounds with min..max, and their quotient.
 import argparse
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -54,6 +59,29 @@ PREPARED_STEPS = 10
 
 
 # ------------------------------------------------------------------ worker side ----
+
+def _service_cpu_ms(pid):
+    """{tid: CPU ms} of pid's threads named rill-* (its snapshot writers; thread.h)."""
+    out = {}
+    try:
+        tids = os.listdir('/proc/%d/task' % pid)
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open('/proc/%d/task/%s/comm' % (pid, tid)) as f:
+                if not f.read().startswith('rill-'):
+                    continue
+            with open('/proc/%d/task/%s/schedstat' % (pid, tid)) as f:
+                out[tid] = int(f.read().split()[0]) / 1e6  # ns on the CPU
+        except (OSError, ValueError, IndexError):
+            continue  # ended meanwhile
+    return out
+
+
+def _service_delta(before, after):
+    return sum(v - before.get(t, 0.0) for t, v in after.items())
+
 
 def _build(fluid, ckdir, every):
     """bench_dist.py's MLP; with ckdir it checkpoints itself every `every` steps."""
@@ -135,6 +163,7 @@ def worker_job(a):
             if p and tid == 0]
     steps = []
     c0, s0 = time.process_time(), sum(_proc_cpu_ms(p) for p in pids)
+    w0 = {p: _service_cpu_ms(p) for p in [os.getpid()] + pids}
     for _ in range(a.steps):
         c = time.perf_counter()
         exe.run(prog, feed=feed, fetch_list=[loss])
@@ -143,6 +172,12 @@ def worker_job(a):
     if a.steps:  # CPU per step, every thread (the snapshot writers' too)
         result['cpu'] = (time.process_time() - c0) * 1e3 / a.steps
         result['servers_cpu'] = (sum(_proc_cpu_ms(p) for p in pids) - s0) / a.steps
+        # of which the snapshot writing threads (the trainer's background thread, the
+        # pservers' writers; not the short-lived threads they start to flush files)
+        w1 = {p: _service_cpu_ms(p) for p in w0}
+        result['writer_cpu'] = _service_delta(w0[os.getpid()], w1[os.getpid()]) / a.steps
+        result['servers_writer_cpu'] = sum(_service_delta(w0[p], w1[p])
+                                           for p in pids) / a.steps
     c = time.monotonic()
     exe.close()  # waits for this process's snapshot writes
     result['close'] = (time.monotonic() - c) * 1e3
@@ -232,8 +267,30 @@ def _cpu_model():
                                         info.get('cpu family', '?'), info.get('model', '?'))
 
 
+def _quartiles(v):
+    """First quartile, median, third quartile of v (linear interpolation)."""
+    v = sorted(v)
+
+    def at(q):
+        x = q * (len(v) - 1)
+        i = int(x)
+        return v[i] if i + 1 >= len(v) else v[i] + (x - i) * (v[i + 1] - v[i])
+    return at(0.25), at(0.5), at(0.75)
+
+
+def _bootstrap_median(v, resamples=2000, seed=0):
+    """95% percentile-bootstrap interval of the median of v (a fixed seed: reproducible)."""
+    rng = random.Random(seed)
+    meds = sorted(_median([rng.choice(v) for _ in v]) for _ in range(resamples))
+    return meds[int(0.025 * resamples)], meds[int(0.975 * resamples) - 1]
+
+
 def _spread(v):
-    return '%.3f (min..max %.3f..%.3f)' % (_median(v), min(v), max(v))
+    """'median [Q1..Q3], 95% CI lo..hi, min..max a..b, n rounds' of per-round ratios."""
+    q1, med, q3 = _quartiles(v)
+    lo, hi = _bootstrap_median(v)
+    return '%.3f [quartiles %.3f..%.3f; median 95%% CI %.3f..%.3f; min..max %.3f..%.3f; ' \
+        'n=%d]' % (med, q1, q3, lo, hi, min(v), max(v), len(v))
 
 
 def against(a, lib, work):
@@ -288,7 +345,8 @@ def main():
     ap.add_argument('--steps', type=int, default=20, help='timed steps per job')
     ap.add_argument('--warmup', type=int, default=5)
     ap.add_argument('--launches', type=int, default=3,
-                    help='plain / recovery launches per round (their median counts)')
+                    help='plain / recovery launches per round (their median counts); 0 '
+                         'measures the step cost alone')
     ap.add_argument('--timeout', type=float, default=180.0, help='seconds per run')
     ap.add_argument('--server-grace', type=float, default=20.0)
     ap.add_argument('--against', default=None, metavar='LIB',
@@ -331,23 +389,29 @@ def main():
 
     try:
         # the snapshot recovery resumes from, and the same model's save_persistables
-        prepared = fresh()
-        run_job(a, prepared, EVERY_RARE, 0, PREPARED_STEPS)
-        names = sorted(os.listdir(prepared))
-        if 'snapshot_%d' % PREPARED_STEPS not in names:
-            raise RuntimeError('no complete snapshot of step %d in %s: %s' % (
-                PREPARED_STEPS, prepared, names))
-        persist = os.path.join(work, 'persistables')
-        run_load(a, persist, save=True)
-        print('snapshot of step %d: %.2f MB (%s); save_persistables: %.2f MB' % (
-            PREPARED_STEPS, _bytes(prepared) / 1e6, ', '.join(names),
-            _bytes(persist) / 1e6), flush=True)
+        prepared = persist = None
+        if a.launches:
+            prepared = fresh()
+            run_job(a, prepared, EVERY_RARE, 0, PREPARED_STEPS)
+            names = sorted(os.listdir(prepared))
+            if 'snapshot_%d' % PREPARED_STEPS not in names:
+                raise RuntimeError('no complete snapshot of step %d in %s: %s' % (
+                    PREPARED_STEPS, prepared, names))
+            persist = os.path.join(work, 'persistables')
+            run_load(a, persist, save=True)
+            print('snapshot of step %d: %.2f MB (%s); save_persistables: %.2f MB' % (
+                PREPARED_STEPS, _bytes(prepared) / 1e6, ', '.join(names),
+                _bytes(persist) / 1e6), flush=True)
 
         variants = [('none', None), ('every 1', 1), ('every %d' % EVERY_RARE, EVERY_RARE)]
         step = {name: [] for name, _ in variants}
         close = {name: [] for name, _ in variants}
         snap_steps = []
         cpu = {name: [] for name, _ in variants}
+        cpu_tr = {name: [] for name, _ in variants}
+        cpu_ps = {name: [] for name, _ in variants}
+        cpu_wtr = {name: [] for name, _ in variants}
+        cpu_wps = {name: [] for name, _ in variants}
         rec = {'plain': [], 'recovery': [], 'load': [], 'load_checkpoint': [],
                'first_plain': [], 'first_resumed': [], 'after_plain': [],
                'after_resumed': []}
@@ -359,6 +423,10 @@ def main():
                 step[name].append(max(sum(t['steps']) / len(t['steps']) for t in trs))
                 close[name].append(max(t['close'] for t in trs))
                 cpu[name].append(sum(t['cpu'] + t['servers_cpu'] for t in trs))
+                cpu_tr[name].append(sum(t['cpu'] for t in trs))
+                cpu_ps[name].append(sum(t['servers_cpu'] for t in trs))
+                cpu_wtr[name].append(sum(t['writer_cpu'] for t in trs))
+                cpu_wps[name].append(sum(t['servers_writer_cpu'] for t in trs))
                 if every == EVERY_RARE:  # the steps that snapshot against the others
                     due = [i for i in range(a.steps) if (a.warmup + i + 1) % every == 0]
                     for t in trs:
@@ -384,29 +452,47 @@ def main():
                 got['after_resumed'].append((trs[0]['t_first'] - trs[0]['t_ready']) * 1e3)
                 got['load'].append(run_load(a, persist)['load'])
             for k, v in got.items():
-                rec[k].append(_median(v))
-            print('  round %d: step none %.2f ms, every 1 %.2f ms, every %d %.2f ms; '
-                  'start %.0f ms, recovery %.0f ms, load_persistables %.1f ms; load %.2f' % (
-                      r + 1, step['none'][-1], step['every 1'][-1], EVERY_RARE,
-                      step['every %d' % EVERY_RARE][-1], rec['plain'][-1],
-                      rec['recovery'][-1], rec['load'][-1], os.getloadavg()[0]), flush=True)
+                if v:
+                    rec[k].append(_median(v))
+            print('  round %d: step none %.2f ms, every 1 %.2f ms (%.3f), every %d %.2f ms '
+                  '(%.3f); job CPU per step none %.1f ms, every 1 %.1f ms (%.3f)%s; load %.2f' % (
+                      r + 1, step['none'][-1], step['every 1'][-1],
+                      step['every 1'][-1] / step['none'][-1], EVERY_RARE,
+                      step['every %d' % EVERY_RARE][-1],
+                      step['every %d' % EVERY_RARE][-1] / step['none'][-1],
+                      cpu['none'][-1], cpu['every 1'][-1], cpu['every 1'][-1] / cpu['none'][-1],
+                      '; start %.0f ms, recovery %.0f ms, load_persistables %.1f ms' % (
+                          rec['plain'][-1], rec['recovery'][-1], rec['load'][-1])
+                      if a.launches else '', os.getloadavg()[0]), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
     r1 = [s / b for s, b in zip(step['every 1'], step['none'])]
     r10 = [s / b for s, b in zip(step['every %d' % EVERY_RARE], step['none'])]
     print('step time (mean of the timed steps, slower trainer): none %.2f ms, every step '
-          '%.2f ms, every %d steps %.2f ms (medians)' % (
+          '%.2f ms, every %d steps %.2f ms (medians over rounds)' % (
               _median(step['none']), _median(step['every 1']), EVERY_RARE,
               _median(step['every %d' % EVERY_RARE])))
-    print('  snapshot every step / none:      %s  (target <= 1.05)' % _spread(r1))
-    print('  snapshot every %d steps / none:  %s' % (EVERY_RARE, _spread(r10)))
+    print('per-round ratios against the job without snapshots of the same round:')
+    print('  step time, snapshot every step / none:      %s  (target <= 1.05)' % _spread(r1))
+    print('  step time, snapshot every %d steps / none:  %s' % (EVERY_RARE, _spread(r10)))
     c1 = [s / b for s, b in zip(cpu['every 1'], cpu['none'])]
     c10 = [s / b for s, b in zip(cpu['every %d' % EVERY_RARE], cpu['none'])]
-    print('  job CPU per step (trainers + pservers, all threads): none %.1f ms, every step '
-          '%.1f ms, every %d steps %.1f ms; ratios every step %s, every %d %s' % (
-              _median(cpu['none']), _median(cpu['every 1']), EVERY_RARE,
-              _median(cpu['every %d' % EVERY_RARE]), _spread(c1), EVERY_RARE, _spread(c10)))
+    print('  job CPU per step, every step / none:        %s' % _spread(c1))
+    print('  job CPU per step, every %d steps / none:    %s' % (EVERY_RARE, _spread(c10)))
+    print('job CPU per step (user + system, every thread of the 2 trainers and 2 pservers; '
+          'medians over rounds):')
+    for name, _ in variants:
+        print('  %-9s %6.1f ms = trainers %5.1f (writing thread %4.2f) + pservers %5.1f '
+              '(writing threads %4.2f)' % (
+                  name, _median(cpu[name]), _median(cpu_tr[name]), _median(cpu_wtr[name]),
+                  _median(cpu_ps[name]), _median(cpu_wps[name])))
+    dtr = [x - y for x, y in zip(cpu_tr['every 1'], cpu_tr['none'])]
+    dps = [x - y for x, y in zip(cpu_ps['every 1'], cpu_ps['none'])]
+    print('  every step - none, same round: trainers %+.2f ms [quartiles %+.2f..%+.2f], '
+          'pservers %+.2f ms [quartiles %+.2f..%+.2f]' % (
+              _quartiles(dtr)[1], _quartiles(dtr)[0], _quartiles(dtr)[2],
+              _quartiles(dps)[1], _quartiles(dps)[0], _quartiles(dps)[2]))
     if snap_steps:
         print('  every %d steps: a snapshot step takes %.1f ms more than the median other '
               'step (median over trainers and rounds of the slowest snapshot step; min..max '
@@ -416,21 +502,24 @@ def main():
           '%.1f ms, every %d %.1f ms' % (_median(close['none']), _median(close['every 1']),
                                          EVERY_RARE, _median(close['every %d' % EVERY_RARE])))
     extra = [rv - p for rv, p in zip(rec['recovery'], rec['plain'])]
-    ratio = [e / l for e, l in zip(extra, rec['load'])]
-    print('recovery (launch to trainer 0\'s first step; medians): plain start %.0f ms, '
-          'recovery %.0f ms, extra %.0f ms (min..max %.0f..%.0f); load_persistables '
-          '%.1f ms' % (_median(rec['plain']), _median(rec['recovery']), _median(extra),
-                      min(extra), max(extra), _median(rec['load'])))
-    print('  trainer 0, from its startup program done to its first step done: plain %.0f ms '
-          '(the step %.0f ms), recovery %.0f ms (load_checkpoint %.0f ms, the step %.0f ms)'
-          % (_median(rec['after_plain']), _median(rec['first_plain']),
-             _median(rec['after_resumed']), _median(rec['load_checkpoint']),
-             _median(rec['first_resumed'])))
-    print('  (recovery - plain) / load_persistables: %s' % _spread(ratio))
+    if extra:
+        ratio = [e / l for e, l in zip(extra, rec['load'])]
+        print('recovery (launch to trainer 0\'s first step; medians): plain start %.0f ms, '
+              'recovery %.0f ms, extra %.0f ms (min..max %.0f..%.0f); load_persistables '
+              '%.1f ms' % (_median(rec['plain']), _median(rec['recovery']), _median(extra),
+                          min(extra), max(extra), _median(rec['load'])))
+        print('  trainer 0, from its startup program done to its first step done: plain '
+              '%.0f ms (the step %.0f ms), recovery %.0f ms (load_checkpoint %.0f ms, the '
+              'step %.0f ms)' % (_median(rec['after_plain']), _median(rec['first_plain']),
+                                 _median(rec['after_resumed']),
+                                 _median(rec['load_checkpoint']),
+                                 _median(rec['first_resumed'])))
+        print('  (recovery - plain) / load_persistables: %s' % _spread(ratio))
     print('load average at the end: %.2f %.2f %.2f' % os.getloadavg())
-    print('RESULT every1_ratio=%.3f every%d_ratio=%.3f recovery_extra_ms=%.0f '
-          'load_persistables_ms=%.1f' % (_median(r1), EVERY_RARE, _median(r10),
-                                        _median(extra), _median(rec['load'])))
+    print('RESULT every1_ratio=%.3f every%d_ratio=%.3f every1_cpu_ratio=%.3f%s' % (
+        _median(r1), EVERY_RARE, _median(r10), _median(c1),
+        ' recovery_extra_ms=%.0f load_persistables_ms=%.1f' % (
+            _median(extra), _median(rec['load'])) if extra else ''))
     return 0
 
 

@@ -11,4 +11,9 @@
  * error: the thread then runs at its inherited priority. */
 void rill_thread_background_priority(void);
 
+/* Names the calling thread (at most 15 characters are kept), so that /proc, top and
+ * perf tell rill's service threads from the ones that run programs. Threads it starts
+ * inherit the name. Not being able to is not an error. */
+void rill_thread_set_name(const char *name);
+
 #endif

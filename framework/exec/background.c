@@ -48,6 +48,7 @@ static void *bg_main(void *arg) {
   rill_bg *bg = arg;
   rill_thread_background_priority(); /* background writes yield the cores to the runs */
   rill_prof_thread_name("rill background");
+  rill_thread_set_name("rill-background");
   pthread_mutex_lock(&bg->mu);
   for (;;) {
     while (!bg->ready && !bg->stop) pthread_cond_wait(&bg->wake, &bg->mu);

@@ -618,6 +618,7 @@ static void *writer_main(void *arg) {
   /* The pserver's rounds come first; the snapshot's copy, checksum and flushes take the
    * time they leave idle. */
   rill_thread_background_priority();
+  rill_thread_set_name("rill-snapshot");
   pthread_mutex_lock(&w->mu);
   for (;;) {
     while (!w->stop && !w->queued) pthread_cond_wait(&w->cv, &w->mu);
