@@ -1,5 +1,6 @@
 /* Helpers shared by the detection ops' schemas and kernels (prior_box,
- * density_prior_box, anchor_generator, box_coder, yolo_box, multiclass_nms). */
+ * density_prior_box, anchor_generator, box_coder, yolo_box, and the NMS ops
+ * multiclass_nms, matrix_nms, locality_aware_nms). */
 #ifndef RILL_OPERATORS_DETECTION_H
 #define RILL_OPERATORS_DETECTION_H
 
@@ -55,6 +56,59 @@ static inline rill_status *rill_anchor_infer_inputs(rill_infer_ctx *ctx, bool ha
     return rill_infer_error(ctx, "input Input (%s) is %s, expected float32 or float64",
                             rill_infer_in_name(ctx, 0, 0), rill_dtype_name(in->dtype));
   *ready = true;
+  return NULL;
+}
+
+/* The NMS ops' BBoxes (input slot 0) and Scores (input slot 1): float32 or float64, the
+ * same for both. */
+static inline rill_status *rill_nms_infer_dtypes(rill_infer_ctx *ctx,
+                                                 const rill_tensor_meta *boxes,
+                                                 const rill_tensor_meta *scores) {
+  const char *bn = rill_infer_in_name(ctx, 0, 0);
+  if (boxes->dtype != RILL_DTYPE_FP32 && boxes->dtype != RILL_DTYPE_FP64)
+    return rill_infer_error(ctx, "input BBoxes (%s) is %s, expected float32 or float64", bn,
+                            rill_dtype_name(boxes->dtype));
+  if (scores->dtype != boxes->dtype)
+    return rill_infer_error(ctx, "input Scores (%s) is %s, BBoxes (%s) %s: they must agree",
+                            rill_infer_in_name(ctx, 1, 0), rill_dtype_name(scores->dtype), bn,
+                            rill_dtype_name(boxes->dtype));
+  return NULL;
+}
+
+/* BBoxes' last dim (unknown passes) must be 4: polygon boxes (8 to 32 coordinates) are
+ * reported as unimplemented. */
+static inline rill_status *rill_nms_infer_box_dim(rill_infer_ctx *ctx, const rill_dims *bd) {
+  char a[RILL_DIMS_STR_MAX];
+  int64_t last = bd->d[bd->n - 1];
+  const char *bn = rill_infer_in_name(ctx, 0, 0);
+  if (last == 8 || last == 16 || last == 24 || last == 32)
+    return rill_error(RILL_UNIMPLEMENTED, "%s: input BBoxes (%s) has shape %s: polygon boxes "
+                      "(%lld coordinates) are not supported, only [xmin, ymin, xmax, ymax]",
+                      ctx->schema->type, bn, rill_dims_str(bd, a, sizeof a), (long long)last);
+  if (last >= 0 && last != 4)
+    return rill_infer_error(ctx, "input BBoxes (%s) has shape %s: the last dim must be 4", bn,
+                            rill_dims_str(bd, a, sizeof a));
+  return NULL;
+}
+
+/* matrix_nms's and locality_aware_nms's layout: BBoxes [N, M, 4] shared by the classes,
+ * Scores [N, C, M] (unknown dims agree with anything), with the dtypes above. */
+static inline rill_status *rill_nms_infer_batched(rill_infer_ctx *ctx,
+                                                  const rill_tensor_meta *boxes,
+                                                  const rill_tensor_meta *scores) {
+  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+  const char *bn = rill_infer_in_name(ctx, 0, 0), *sn = rill_infer_in_name(ctx, 1, 0);
+  const rill_dims *bd = &boxes->dims, *sd = &scores->dims;
+  RILL_TRY(rill_nms_infer_dtypes(ctx, boxes, scores));
+  if (bd->n != 3)
+    return rill_infer_error(ctx, "input BBoxes (%s) has shape %s, expected [N, M, 4]", bn,
+                            rill_dims_str(bd, a, sizeof a));
+  RILL_TRY(rill_nms_infer_box_dim(ctx, bd));
+  if (sd->n != 3 || (sd->d[2] >= 0 && bd->d[1] >= 0 && sd->d[2] != bd->d[1]) ||
+      (sd->d[0] >= 0 && bd->d[0] >= 0 && sd->d[0] != bd->d[0]))
+    return rill_infer_error(ctx, "input Scores (%s) has shape %s, BBoxes (%s) %s: expected "
+                            "[N, C, M] scores for [N, M, 4] boxes", sn,
+                            rill_dims_str(sd, a, sizeof a), bn, rill_dims_str(bd, b, sizeof b));
   return NULL;
 }
 
