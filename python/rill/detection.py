@@ -1,7 +1,8 @@
 """Fluid 1.x's detection layers (re-exported by rill.layers), with Paddle 1.8.5's
 signatures and defaults: prior_box, density_prior_box, anchor_generator, iou_similarity,
 box_coder, box_clip, polygon_box_transform, yolo_box, bipartite_match, target_assign,
-multiclass_nms, box_decoder_and_assign and yolov3_loss append their ops (schemas in
+multiclass_nms, matrix_nms, locality_aware_nms, retinanet_detection_output,
+distribute_fpn_proposals, collect_fpn_proposals, box_decoder_and_assign and yolov3_loss append their ops (schemas in
 operators/);
 detection_output, multi_box_head and ssd_loss are compositions emitting the ops Paddle's
 do. roi_pool and roi_align (nn.py's in Fluid) pool regions of interest, with gradients."""
@@ -13,6 +14,8 @@ from .framework import Variable
 __all__ = ['prior_box', 'density_prior_box', 'multi_box_head', 'bipartite_match',
            'target_assign', 'detection_output', 'anchor_generator', 'iou_similarity',
            'box_coder', 'polygon_box_transform', 'yolo_box', 'box_clip', 'multiclass_nms',
+           'matrix_nms', 'locality_aware_nms', 'retinanet_detection_output',
+           'distribute_fpn_proposals', 'collect_fpn_proposals',
            'ssd_loss', 'roi_pool', 'roi_align', 'box_decoder_and_assign', 'yolov3_loss']
 
 _FLOATS = ('float32', 'float64')
@@ -214,6 +217,122 @@ def multiclass_nms(bboxes, scores, score_threshold, nms_top_k, keep_top_k, nms_t
              'keep_top_k': keep_top_k, 'normalized': normalized}
     return _op('multiclass_nms', 'multiclass_nms', {'BBoxes': bboxes, 'Scores': scores},
                [('Out', bboxes.dtype.name)], attrs, name, stop_gradient=True)[0]
+
+
+def _check_types(layer, items):
+    """items: (name, value, type); raises TypeError naming the layer and the argument."""
+    for what, v, kind in items:
+        if not isinstance(v, kind):
+            raise TypeError('%s: %s must be %s, got %r' % (layer, what, kind.__name__, v))
+
+
+def matrix_nms(bboxes, scores, score_threshold, post_threshold, nms_top_k, keep_top_k,
+               use_gaussian=False, gaussian_sigma=2., background_label=0, normalized=True,
+               return_index=False, name=None):
+    """Matrix NMS: [K, 6] rows (label, decayed score, box) with one LoD level per image
+    ([0, 6] when nothing is kept); with return_index also each row's box index [K, 1]
+    across the batch."""
+    _check(bboxes, 'bboxes', 'matrix_nms')
+    _check(scores, 'scores', 'matrix_nms')
+    _check_types('matrix_nms', (
+        ('score_threshold', score_threshold, float), ('post_threshold', post_threshold, float),
+        ('nms_top_k', nms_top_k, int), ('keep_top_k', keep_top_k, int),
+        ('normalized', normalized, bool), ('use_gaussian', use_gaussian, bool),
+        ('gaussian_sigma', gaussian_sigma, float), ('background_label', background_label, int)))
+    attrs = {'background_label': background_label, 'score_threshold': score_threshold,
+             'post_threshold': post_threshold, 'nms_top_k': nms_top_k,
+             'gaussian_sigma': gaussian_sigma, 'use_gaussian': use_gaussian,
+             'keep_top_k': keep_top_k, 'normalized': normalized}
+    out, index = _op('matrix_nms', 'matrix_nms', {'BBoxes': bboxes, 'Scores': scores},
+                     [('Out', bboxes.dtype.name), ('Index', 'int32')], attrs, name,
+                     stop_gradient=True)
+    return (out, index) if return_index else out
+
+
+def locality_aware_nms(bboxes, scores, score_threshold, nms_top_k, keep_top_k,
+                       nms_threshold=0.3, normalized=True, nms_eta=1., background_label=-1,
+                       name=None):
+    """Locality-aware NMS over [N, 1, M] scores: [K, 6] rows (label, merged score, merged
+    box) with one LoD level per image; a [1, 1] tensor holding -1 when nothing is kept."""
+    _check(bboxes, 'bboxes', 'locality_aware_nms')
+    _check(scores, 'scores', 'locality_aware_nms')
+    _check_types('locality_aware_nms', (
+        ('background_label', background_label, int), ('score_threshold', score_threshold, float),
+        ('nms_top_k', nms_top_k, int), ('nms_eta', nms_eta, float),
+        ('nms_threshold', nms_threshold, float), ('keep_top_k', keep_top_k, int),
+        ('normalized', normalized, bool)))
+    shape = scores.shape
+    if len(shape) != 3:
+        raise ValueError('locality_aware_nms: scores must be [N, 1, M], got shape %r'
+                         % (tuple(shape),))
+    if shape[1] != 1:
+        raise ValueError('locality_aware_nms only supports one class: scores must be '
+                         '[N, 1, M], got shape %r' % (tuple(shape),))
+    attrs = {'background_label': background_label, 'score_threshold': score_threshold,
+             'nms_top_k': nms_top_k, 'nms_threshold': nms_threshold, 'nms_eta': nms_eta,
+             'keep_top_k': keep_top_k, 'normalized': normalized}
+    return _op('locality_aware_nms', 'locality_aware_nms', {'BBoxes': bboxes, 'Scores': scores},
+               [('Out', bboxes.dtype.name)], attrs, name, stop_gradient=True)[0]
+
+
+def retinanet_detection_output(bboxes, scores, anchors, im_info, score_threshold=0.05,
+                               nms_top_k=1000, keep_top_k=100, nms_threshold=0.3,
+                               nms_eta=1.0):
+    """RetinaNet's detections over FPN levels (lists bboxes [N, M_l, 4], scores
+    [N, M_l, C], anchors [M_l, 4]; im_info [N, 3]): [K, 6] rows (class + 1, score, box in
+    the original image's pixels) with one LoD level per image. As in Paddle 1.8.5 the op
+    always gets nms_eta 1.0, whatever is passed."""
+    for what, vs in (('bboxes', bboxes), ('scores', scores), ('anchors', anchors)):
+        if not isinstance(vs, list):
+            raise TypeError('retinanet_detection_output: %s must be a list, got %r' % (what, vs))
+        for i, v in enumerate(vs):
+            _check(v, '%s%d' % (what[:-1] if what != 'bboxes' else 'bbox', i),
+                   'retinanet_detection_output')
+    _check(im_info, 'im_info', 'retinanet_detection_output')
+    attrs = {'score_threshold': score_threshold, 'nms_top_k': nms_top_k,
+             'nms_threshold': nms_threshold, 'nms_eta': 1.0, 'keep_top_k': keep_top_k}
+    return _op('retinanet_detection_output', 'retinanet_detection_output',
+               {'BBoxes': bboxes, 'Scores': scores, 'Anchors': anchors, 'ImInfo': im_info},
+               [('Out', scores[0].dtype.name)], attrs)[0]
+
+
+def distribute_fpn_proposals(fpn_rois, min_level, max_level, refer_level, refer_scale,
+                             name=None):
+    """Splits LoD boxes [R, 4] among the FPN levels min_level..max_level by their size:
+    (list of one [R_l, 4] LoD tensor per level, RestoreIndex int32 [R, 1])."""
+    _check(fpn_rois, 'fpn_rois', 'distribute_fpn_proposals')
+    n = max_level - min_level + 1
+    if n < 1:
+        raise ValueError('distribute_fpn_proposals: max_level (%r) must not be below '
+                         'min_level (%r)' % (max_level, min_level))
+    h = layers._Helper('distribute_fpn_proposals', name)
+    multi = [h.tmp(fpn_rois.dtype.name) for _ in range(n)]
+    restore = h.tmp('int32')
+    h.append('distribute_fpn_proposals', {'FpnRois': fpn_rois},
+             {'MultiFpnRois': multi, 'RestoreIndex': restore},
+             {'min_level': min_level, 'max_level': max_level, 'refer_level': refer_level,
+              'refer_scale': refer_scale})
+    return multi, restore
+
+
+def collect_fpn_proposals(multi_rois, multi_scores, min_level, max_level, post_nms_top_n,
+                          name=None):
+    """The post_nms_top_n best-scoring boxes of levels min_level..max_level (the first
+    max_level - min_level + 1 entries of the lists), grouped by image: [K, 4] LoD."""
+    n = max_level - min_level + 1
+    rois, scores = list(multi_rois)[:n], list(multi_scores)[:n]
+    if not rois or len(rois) != len(scores):
+        raise ValueError('collect_fpn_proposals: needs as many multi_rois as multi_scores '
+                         'for levels %r to %r, got %d and %d'
+                         % (min_level, max_level, len(rois), len(scores)))
+    for v in rois:
+        _check(v, 'multi_rois', 'collect_fpn_proposals')
+    for v in scores:
+        _check(v, 'multi_scores', 'collect_fpn_proposals')
+    return _op('collect_fpn_proposals', 'collect_fpn_proposals',
+               {'MultiLevelRois': rois, 'MultiLevelScores': scores},
+               [('FpnRois', rois[0].dtype.name)], {'post_nms_topN': post_nms_top_n}, name,
+               stop_gradient=True)[0]
 
 
 def detection_output(loc, scores, prior_box, prior_box_var, background_label=0,
