@@ -281,9 +281,10 @@ def build(fluid, case):
     return main, startup, feed, fetch, values
 
 
-def run(fluid, case):
-    """Paddle's (or rill's) outputs as numpy arrays and their LoDs, run by gen_seqops.run."""
-    outs, lods = gen_seqops.run(fluid, build, case, lod=True)
+def run(fluid, case, builder=None):
+    """Paddle's (or rill's) outputs as numpy arrays and their LoDs, run by gen_seqops.run
+    on builder's program (this module's build by default)."""
+    outs, lods = gen_seqops.run(fluid, builder or build, case, lod=True)
     return outs, [[list(x) for x in lod] for lod in lods]
 
 
