@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "framework/base/alloc.h"
+#include "kernels/cpu/box.h"
 #include "kernels/cpu/kernels.h"
 
 
@@ -62,19 +63,6 @@ typedef struct nms_view {
 } nms_view;
 
 #define NMS_KERNEL(T, DT, NAME)                                                                \
-  static T NAME##_area(const T *b, bool normalized) {                                          \
-    if (b[2] < b[0] || b[3] < b[1]) return 0;                                                  \
-    T w = b[2] - b[0], h = b[3] - b[1];                                                        \
-    return normalized ? w * h : (w + 1) * (h + 1);                                             \
-  }                                                                                            \
-  static T NAME##_iou(const T *a, const T *b, bool normalized) {                               \
-    if (b[0] > a[2] || b[2] < a[0] || b[1] > a[3] || b[3] < a[1]) return 0;                    \
-    T x0 = a[0] > b[0] ? a[0] : b[0], y0 = a[1] > b[1] ? a[1] : b[1];                          \
-    T x1 = a[2] < b[2] ? a[2] : b[2], y1 = a[3] < b[3] ? a[3] : b[3];                          \
-    T norm = normalized ? (T)0 : (T)1;                                                         \
-    T inter = (x1 - x0 + norm) * (y1 - y0 + norm);                                             \
-    return inter / (NAME##_area(a, normalized) + NAME##_area(b, normalized) - inter);          \
-  }                                                                                            \
   /* NMS of one image: kept (label, idx) pairs appended to *out in output order. */            \
   static int64_t NAME##_image(const rill_attr_value *attrs, const T *s, const T *b,            \
                               const nms_view *v, nms_cand *cand, int32_t *sel,                 \
@@ -96,17 +84,9 @@ typedef struct nms_view {
           cand[nc++] = (nms_cand){(double)sc[j * v->s_jstride], (int32_t)c, (int32_t)j, j};    \
       qsort(cand, (size_t)nc, sizeof *cand, nms_cand_cmp);                                     \
       if (top_k > -1 && top_k < nc) nc = top_k;                                                \
-      T thr = nms_t;                                                                           \
-      const T *bc = b + c * v->b_cstride;                                                      \
-      for (int64_t k = 0; k < nc; k++) {                                                       \
-        const T *cur = bc + cand[k].idx * v->b_jstride;                                        \
-        bool keep = true;                                                                      \
-        for (int64_t q = 0; q < nsel[c] && keep; q++)                                          \
-          keep = NAME##_iou(cur, bc + cs[q] * v->b_jstride, normalized) <= thr;                \
-        if (!keep) continue;                                                                   \
-        cs[nsel[c]++] = cand[k].idx;                                                           \
-        if (eta < 1 && thr > (T)0.5) thr *= eta;                                               \
-      }                                                                                        \
+      for (int64_t k = 0; k < nc; k++) cs[k] = cand[k].idx;                                   \
+      nsel[c] = rill_box_nms(b + c * v->b_cstride, v->b_jstride, cs, nc, nms_t, eta,           \
+                             normalized, cs);                                                  \
       if (v->index_order) qsort(cs, (size_t)nsel[c], sizeof *cs, nms_int_cmp);              \
       total += nsel[c];                                                                        \
     }                                                                                          \
