@@ -2,7 +2,8 @@
 signatures and defaults: prior_box, density_prior_box, anchor_generator, iou_similarity,
 box_coder, box_clip, polygon_box_transform, yolo_box, bipartite_match, target_assign,
 multiclass_nms, box_decoder_and_assign, yolov3_loss, generate_proposals,
-rpn_target_assign and retinanet_target_assign append their ops (schemas in operators/);
+rpn_target_assign, retinanet_target_assign and generate_proposal_labels append their ops
+(schemas in operators/);
 detection_output, multi_box_head and ssd_loss are compositions emitting the ops Paddle's
 do. roi_pool and roi_align (nn.py's in Fluid) pool regions of interest, with gradients."""
 import math
@@ -14,7 +15,8 @@ __all__ = ['prior_box', 'density_prior_box', 'multi_box_head', 'bipartite_match'
            'target_assign', 'detection_output', 'anchor_generator', 'iou_similarity',
            'box_coder', 'polygon_box_transform', 'yolo_box', 'box_clip', 'multiclass_nms',
            'ssd_loss', 'roi_pool', 'roi_align', 'box_decoder_and_assign', 'yolov3_loss',
-           'generate_proposals', 'rpn_target_assign', 'retinanet_target_assign']
+           'generate_proposals', 'rpn_target_assign', 'retinanet_target_assign',
+           'generate_proposal_labels']
 
 _FLOATS = ('float32', 'float64')
 
@@ -549,3 +551,36 @@ def retinanet_target_assign(bbox_pred, cls_logits, anchor_box, anchor_var, gt_bo
     bbox_pred = layers.reshape(x=bbox_pred, shape=(-1, 4))
     return (layers.gather(cls_logits, score), layers.gather(bbox_pred, loc), label, bbox,
             weight, fg_num)
+
+
+def generate_proposal_labels(rpn_rois, gt_classes, is_crowd, gt_boxes, im_info,
+                             batch_size_per_im=256, fg_fraction=0.25, fg_thresh=0.25,
+                             bg_thresh_hi=0.5, bg_thresh_lo=0.0,
+                             bbox_reg_weights=[0.1, 0.1, 0.2, 0.2], class_nums=None,
+                             use_random=True, is_cls_agnostic=False, is_cascade_rcnn=False):
+    """Fast R-CNN's RoI sampling: (rois, labels_int32, bbox_targets, bbox_inside_weights,
+    bbox_outside_weights), one LoD level per image. With use_random=False the first
+    foregrounds and backgrounds are kept, exactly as Paddle's; with use_random rill's
+    generator draws the reservoir samples (Paddle's are not reproducible), with the same
+    counts. is_cascade_rcnn=True is not supported (an error when the program runs)."""
+    _check(rpn_rois, 'rpn_rois', 'generate_proposal_labels')
+    _check(gt_classes, 'gt_classes', 'generate_proposal_labels', ('int32',))
+    _check(is_crowd, 'is_crowd', 'generate_proposal_labels', ('int32',))
+    _check(gt_boxes, 'gt_boxes', 'generate_proposal_labels')
+    _check(im_info, 'im_info', 'generate_proposal_labels')
+    if not isinstance(class_nums, int):
+        raise TypeError('generate_proposal_labels: class_nums must be an int, got %r'
+                        % (class_nums,))
+    dt = rpn_rois.dtype.name
+    attrs = {'batch_size_per_im': int(batch_size_per_im), 'fg_fraction': float(fg_fraction),
+             'fg_thresh': float(fg_thresh), 'bg_thresh_hi': float(bg_thresh_hi),
+             'bg_thresh_lo': float(bg_thresh_lo),
+             'bbox_reg_weights': [float(w) for w in bbox_reg_weights],
+             'class_nums': class_nums, 'use_random': bool(use_random),
+             'is_cls_agnostic': bool(is_cls_agnostic), 'is_cascade_rcnn': bool(is_cascade_rcnn)}
+    return tuple(_op('generate_proposal_labels', 'generate_proposal_labels',
+                     {'RpnRois': rpn_rois, 'GtClasses': gt_classes, 'IsCrowd': is_crowd,
+                      'GtBoxes': gt_boxes, 'ImInfo': im_info},
+                     [('Rois', dt), ('LabelsInt32', gt_classes.dtype.name), ('BboxTargets', dt),
+                      ('BboxInsideWeights', dt), ('BboxOutsideWeights', dt)], attrs,
+                     stop_gradient=True))

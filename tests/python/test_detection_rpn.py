@@ -1,5 +1,6 @@
-"""generate_proposals and rpn_target_assign (use_random=False, with its layer's gathers)
-against PaddlePaddle 1.8.5: the programs are paddle18/gen_detection_rpn.py's, run on its
+"""generate_proposals, rpn_target_assign (use_random=False), retinanet_target_assign
+(with their layers' gathers) and generate_proposal_labels (use_random=False, class-aware
+and class-agnostic) against PaddlePaddle 1.8.5: the programs are paddle18/gen_detection_rpn.py's, run on its
 seeded inputs; paddle18/detection_rpn.json holds what Paddle 1.8.5 returned for them
 (shape, dtype, LoD, values), so Paddle is not needed here. And the layers' argument
 checks and the ops' run-time errors naming op and variable."""
@@ -50,6 +51,9 @@ def test_the_cases_exercise_what_they_claim():
     assert rpn[2][2] == [[0, 12, 24]]          # 12 scored anchors per image: the batch
     allw = np.array(REF['rpn_target_assign_all'][4][3])
     assert (allw == 0).any() and (allw == 1).any()
+    labels = np.array(REF['generate_proposal_labels'][1][3])
+    assert len(set(labels.ravel())) > 2           # several classes and backgrounds
+    assert REF['generate_proposal_labels'][2][0] == [32, 16]
 
 
 def _prog(fn):

@@ -2,7 +2,9 @@
 or rill: generate_proposals (NMS with and without eta, pre/post top-n, no NMS, an image
 left empty, return_rois_num) over anchor_generator's anchors, and rpn_target_assign with
 use_random=False (straddling anchors pruned or not, crowd boxes, sampling truncated or
-not) and retinanet_target_assign, with the gathers of their layers. Run under Paddle 1.8.5
+not) and retinanet_target_assign, with the gathers of their layers, and
+generate_proposal_labels (use_random=False) on generate_proposals' RoIs, class-aware and
+class-agnostic. Run under Paddle 1.8.5
 (`PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python /tmp/pd18/bin/python gen_detection_rpn.py`)
 it writes Paddle's outputs, their dtypes and LoDs to detection_rpn.json beside it."""
 import json
@@ -40,7 +42,8 @@ def data():
 
 
 CASES = ['generate_proposals', 'generate_proposals_no_nms', 'generate_proposals_empty',
-         'rpn_target_assign', 'rpn_target_assign_all', 'retinanet_target_assign']
+         'rpn_target_assign', 'rpn_target_assign_all', 'retinanet_target_assign',
+         'generate_proposal_labels', 'generate_proposal_labels_agnostic']
 
 
 def build(fluid, case):
@@ -59,7 +62,23 @@ def build(fluid, case):
         feat = inp('feat', [None, 8, H, W])
         anchors, variances = L.anchor_generator(feat, [10.0, 20.0, 30.0], [1.0],
                                                 variance=[0.1, 0.1, 0.2, 0.2], stride=[8.0, 8.0])
-        if case.startswith('generate_proposals'):
+        if case.startswith('generate_proposal_labels'):
+            sc = inp('scores', [None, A, H, W])
+            dl = inp('deltas', [None, 4 * A, H, W])
+            info = inp('im_info', [None, 3])
+            gt = inp('gt', [None, 4], lod=[[3, 3]])
+            crowd = inp('crowd', [None, 1], 'int32', lod=[[3, 3]])
+            labels = inp('labels', [None, 1], 'int32', lod=[[3, 3]])
+            rois, _ = L.generate_proposals(sc, dl, info, anchors, variances, 0, 30, 0.7, 1.0)
+            if case.endswith('agnostic'):
+                outs = L.generate_proposal_labels(rois, labels, crowd, gt, info, 40, 0.5, 0.4,
+                                                  0.4, 0.05, [1.0, 1.0, 1.0, 1.0], 2,
+                                                  use_random=False, is_cls_agnostic=True)
+            else:
+                outs = L.generate_proposal_labels(rois, labels, crowd, gt, info, 16, 0.25, 0.3,
+                                                  0.3, 0.0, class_nums=4, use_random=False)
+            fetch = list(outs)
+        elif case.startswith('generate_proposals'):
             sc = inp('scores', [None, A, H, W])
             dl = inp('deltas', [None, 4 * A, H, W])
             info = inp('im_info', [None, 3],
