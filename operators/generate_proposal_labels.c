@@ -9,7 +9,7 @@
  * (0 for backgrounds); a foreground of class c > 0 (1 with is_cls_agnostic) gets its
  * BoxToDelta target (divided by bbox_reg_weights) in columns 4c..4c+3 of BboxTargets,
  * and 1 in both weights there. Row counts depend on the data. */
-#include "operators/op_util.h"
+#include "operators/detection.h"
 
 enum { IN_ROIS, IN_GT_CLASSES, IN_CROWD, IN_GT_BOXES, IN_IM_INFO };
 enum { OUT_ROIS, OUT_LABELS, OUT_TARGETS, OUT_INSIDE, OUT_OUTSIDE };
@@ -47,15 +47,6 @@ static const rill_attr_schema attrs[] = {
 };
 
 static rill_status *generate_proposal_labels_infer(rill_infer_ctx *ctx) {
-  const rill_tensor_meta *in[5];
-  for (size_t i = 0; i < 5; i++) in[i] = rill_infer_in(ctx, i, 0);
-  rill_tensor_meta *out[5];
-  for (size_t i = 0; i < 5; i++) out[i] = rill_infer_out(ctx, i, 0);
-  for (size_t i = 0; i < 5; i++)
-    if (!in[i] || !out[i])
-      return rill_infer_error(ctx, "needs inputs RpnRois, GtClasses, IsCrowd, GtBoxes and ImInfo "
-                              "and outputs Rois, LabelsInt32, BboxTargets, BboxInsideWeights and "
-                              "BboxOutsideWeights");
   int32_t classes = ctx->attrs[RILL_GENERATE_PROPOSAL_LABELS_ATTR_CLASS_NUMS].v.i;
   if (classes < 1)
     return rill_infer_error(ctx, "attribute class_nums is %d, expected at least 1", classes);
@@ -65,34 +56,16 @@ static rill_status *generate_proposal_labels_infer(rill_infer_ctx *ctx) {
   const rill_attr_value *w = &ctx->attrs[RILL_GENERATE_PROPOSAL_LABELS_ATTR_BBOX_REG_WEIGHTS];
   if (w->n != 0 && w->n != 4)
     return rill_infer_error(ctx, "attribute bbox_reg_weights has %zu values, expected 4", (size_t)w->n);
-  bool known = true;
-  for (size_t i = 0; i < 5; i++) known = known && in[i]->known;
-  if (!known) {
-    for (size_t i = 0; i < 5; i++) rill_meta_unknown(out[i]);
-    return NULL;
-  }
-  char s[RILL_DIMS_STR_MAX];
-  rill_dtype dt = in[IN_ROIS]->dtype;
-  if (dt != RILL_DTYPE_FP32 && dt != RILL_DTYPE_FP64)
-    return rill_infer_error(ctx, "input RpnRois (%s) is %s, expected float32 or float64",
-                            rill_infer_in_name(ctx, IN_ROIS, 0), rill_dtype_name(dt));
-  for (size_t i = 0; i < 5; i++) {
-    bool ints = i == IN_GT_CLASSES || i == IN_CROWD;
-    rill_dtype want = ints ? RILL_DTYPE_INT32 : dt;
-    if (in[i]->dtype != want)
-      return rill_infer_error(ctx, "input %s (%s) is %s, expected %s", ctx->schema->inputs[i].name,
-                              rill_infer_in_name(ctx, i, 0), rill_dtype_name(in[i]->dtype),
-                              rill_dtype_name(want));
-    if (!ints && in[i]->dims.n != 2)
-      return rill_infer_error(ctx, "input %s (%s) has shape %s, expected rank 2",
-                              ctx->schema->inputs[i].name, rill_infer_in_name(ctx, i, 0),
-                              rill_dims_str(&in[i]->dims, s, sizeof s));
-  }
+  rill_dtype dt;
+  bool ready;
+  RILL_TRY(rill_target_infer_inputs(ctx, 1u << IN_GT_CLASSES | 1u << IN_CROWD, &dt, &ready));
+  if (!ready) return NULL;
   rill_dims d4 = {.n = 2, .d = {-1, 4}}, d1 = {.n = 2, .d = {-1, 1}};
   rill_dims dc = {.n = 2, .d = {-1, 4 * (int64_t)classes}};
-  rill_meta_set(out[OUT_ROIS], dt, &d4, 1, -1, -1);
-  rill_meta_set(out[OUT_LABELS], RILL_DTYPE_INT32, &d1, 1, -1, -1);
-  for (size_t i = OUT_TARGETS; i <= OUT_OUTSIDE; i++) rill_meta_set(out[i], dt, &dc, 1, -1, -1);
+  rill_meta_set(rill_infer_out(ctx, OUT_ROIS, 0), dt, &d4, 1, -1, -1);
+  rill_meta_set(rill_infer_out(ctx, OUT_LABELS, 0), RILL_DTYPE_INT32, &d1, 1, -1, -1);
+  for (size_t i = OUT_TARGETS; i <= OUT_OUTSIDE; i++)
+    rill_meta_set(rill_infer_out(ctx, i, 0), dt, &dc, 1, -1, -1);
   return NULL;
 }
 

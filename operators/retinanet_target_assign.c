@@ -7,7 +7,7 @@
  * adds a zero-weight LocationIndex row (the first foreground's), as Paddle's.
  * ForegroundNumber is each image's LocationIndex rows + 1. Row counts depend on the
  * data; the kernel (kernels/cpu/rpn_target_assign.c) sizes the outputs. */
-#include "operators/op_util.h"
+#include "operators/detection.h"
 
 enum { IN_ANCHOR, IN_GT, IN_GT_LABELS, IN_CROWD, IN_IM_INFO };
 enum { OUT_LOC, OUT_SCORE, OUT_TARGET_BBOX, OUT_TARGET_LABEL, OUT_INSIDE_WEIGHT, OUT_FG_NUM };
@@ -34,45 +34,13 @@ static const rill_attr_schema attrs[] = {
 };
 
 static rill_status *retinanet_target_assign_infer(rill_infer_ctx *ctx) {
-  const rill_tensor_meta *in[5];
-  for (size_t i = 0; i < 5; i++) in[i] = rill_infer_in(ctx, i, 0);
-  rill_tensor_meta *out[6];
-  for (size_t i = 0; i < 6; i++) out[i] = rill_infer_out(ctx, i, 0);
-  for (size_t i = 0; i < 6; i++)
-    if ((i < 5 && !in[i]) || !out[i])
-      return rill_infer_error(ctx, "needs inputs Anchor, GtBoxes, GtLabels, IsCrowd and ImInfo "
-                              "and outputs LocationIndex, ScoreIndex, TargetBBox, TargetLabel, "
-                              "BBoxInsideWeight and ForegroundNumber");
-  bool known = true;
-  for (size_t i = 0; i < 5; i++) known = known && in[i]->known;
-  if (!known) {
-    for (size_t i = 0; i < 6; i++) rill_meta_unknown(out[i]);
-    return NULL;
-  }
-  char s[RILL_DIMS_STR_MAX];
-  rill_dtype dt = in[IN_ANCHOR]->dtype;
-  if (dt != RILL_DTYPE_FP32 && dt != RILL_DTYPE_FP64)
-    return rill_infer_error(ctx, "input Anchor (%s) is %s, expected float32 or float64",
-                            rill_infer_in_name(ctx, IN_ANCHOR, 0), rill_dtype_name(dt));
-  for (size_t i = 0; i < 5; i++) {
-    bool ints = i == IN_GT_LABELS || i == IN_CROWD;
-    rill_dtype want = ints ? RILL_DTYPE_INT32 : dt;
-    if (in[i]->dtype != want)
-      return rill_infer_error(ctx, "input %s (%s) is %s, expected %s", ctx->schema->inputs[i].name,
-                              rill_infer_in_name(ctx, i, 0), rill_dtype_name(in[i]->dtype),
-                              rill_dtype_name(want));
-    if (!ints && in[i]->dims.n != 2)
-      return rill_infer_error(ctx, "input %s (%s) has shape %s, expected rank 2",
-                              ctx->schema->inputs[i].name, rill_infer_in_name(ctx, i, 0),
-                              rill_dims_str(&in[i]->dims, s, sizeof s));
-  }
-  rill_dims d1 = {.n = 1, .d = {-1}}, d4 = {.n = 2, .d = {-1, 4}}, dl = {.n = 2, .d = {-1, 1}};
-  rill_meta_set(out[OUT_LOC], RILL_DTYPE_INT32, &d1, 1, -1, -1);
-  rill_meta_set(out[OUT_SCORE], RILL_DTYPE_INT32, &d1, 1, -1, -1);
-  rill_meta_set(out[OUT_TARGET_BBOX], dt, &d4, 1, -1, -1);
-  rill_meta_set(out[OUT_TARGET_LABEL], RILL_DTYPE_INT32, &dl, 1, -1, -1);
-  rill_meta_set(out[OUT_INSIDE_WEIGHT], dt, &d4, 1, -1, -1);
-  rill_meta_set(out[OUT_FG_NUM], RILL_DTYPE_INT32, &dl, 1, -1, -1);
+  rill_dtype dt;
+  bool ready;
+  RILL_TRY(rill_target_infer_inputs(ctx, 1u << IN_GT_LABELS | 1u << IN_CROWD, &dt, &ready));
+  if (!ready) return NULL;
+  rill_anchor_target_outputs(ctx, dt);
+  rill_dims dl = {.n = 2, .d = {-1, 1}};
+  rill_meta_set(rill_infer_out(ctx, OUT_FG_NUM, 0), RILL_DTYPE_INT32, &dl, 1, -1, -1);
   return NULL;
 }
 

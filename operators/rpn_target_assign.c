@@ -8,7 +8,7 @@
  * sampled background that was foreground stays in LocationIndex with a zero
  * BBoxInsideWeight, as Paddle's. Indexes count anchors across the batch (image i's
  * anchor a is i * M + a); every output's row count depends on the data. */
-#include "operators/op_util.h"
+#include "operators/detection.h"
 
 enum { IN_ANCHOR, IN_GT, IN_CROWD, IN_IM_INFO };
 enum { OUT_LOC, OUT_SCORE, OUT_TARGET_BBOX, OUT_TARGET_LABEL, OUT_INSIDE_WEIGHT };
@@ -41,43 +41,10 @@ static const rill_attr_schema attrs[] = {
 };
 
 static rill_status *rpn_target_assign_infer(rill_infer_ctx *ctx) {
-  const rill_tensor_meta *in[4];
-  for (size_t i = 0; i < 4; i++) in[i] = rill_infer_in(ctx, i, 0);
-  rill_tensor_meta *out[5];
-  for (size_t i = 0; i < 5; i++) out[i] = rill_infer_out(ctx, i, 0);
-  if (!in[0] || !in[1] || !in[2] || !in[3] || !out[0] || !out[1] || !out[2] || !out[3] || !out[4])
-    return rill_infer_error(ctx, "needs inputs Anchor, GtBoxes, IsCrowd and ImInfo and outputs "
-                            "LocationIndex, ScoreIndex, TargetBBox, TargetLabel and BBoxInsideWeight");
-  if (!in[0]->known || !in[1]->known || !in[2]->known || !in[3]->known) {
-    for (size_t i = 0; i < 5; i++) rill_meta_unknown(out[i]);
-    return NULL;
-  }
-  char s[RILL_DIMS_STR_MAX];
-  rill_dtype dt = in[IN_ANCHOR]->dtype;
-  if (dt != RILL_DTYPE_FP32 && dt != RILL_DTYPE_FP64)
-    return rill_infer_error(ctx, "input Anchor (%s) is %s, expected float32 or float64",
-                            rill_infer_in_name(ctx, IN_ANCHOR, 0), rill_dtype_name(dt));
-  static const size_t ins[] = {IN_ANCHOR, IN_GT, IN_IM_INFO};
-  for (size_t k = 0; k < 3; k++) {
-    size_t i = ins[k];
-    if (in[i]->dtype != dt)
-      return rill_infer_error(ctx, "input %s (%s) is %s, Anchor %s: they must agree",
-                              ctx->schema->inputs[i].name, rill_infer_in_name(ctx, i, 0),
-                              rill_dtype_name(in[i]->dtype), rill_dtype_name(dt));
-    if (in[i]->dims.n != 2)
-      return rill_infer_error(ctx, "input %s (%s) has shape %s, expected rank 2",
-                              ctx->schema->inputs[i].name, rill_infer_in_name(ctx, i, 0),
-                              rill_dims_str(&in[i]->dims, s, sizeof s));
-  }
-  if (in[IN_CROWD]->dtype != RILL_DTYPE_INT32)
-    return rill_infer_error(ctx, "input IsCrowd (%s) is %s, expected int32",
-                            rill_infer_in_name(ctx, IN_CROWD, 0), rill_dtype_name(in[IN_CROWD]->dtype));
-  rill_dims d1 = {.n = 1, .d = {-1}}, d4 = {.n = 2, .d = {-1, 4}}, dl = {.n = 2, .d = {-1, 1}};
-  rill_meta_set(out[OUT_LOC], RILL_DTYPE_INT32, &d1, 1, -1, -1);
-  rill_meta_set(out[OUT_SCORE], RILL_DTYPE_INT32, &d1, 1, -1, -1);
-  rill_meta_set(out[OUT_TARGET_BBOX], dt, &d4, 1, -1, -1);
-  rill_meta_set(out[OUT_TARGET_LABEL], RILL_DTYPE_INT32, &dl, 1, -1, -1);
-  rill_meta_set(out[OUT_INSIDE_WEIGHT], dt, &d4, 1, -1, -1);
+  rill_dtype dt;
+  bool ready;
+  RILL_TRY(rill_target_infer_inputs(ctx, 1u << IN_CROWD, &dt, &ready));
+  if (ready) rill_anchor_target_outputs(ctx, dt);
   return NULL;
 }
 
