@@ -46,18 +46,8 @@
         cand[n++] = (rill_nms_cand){(double)s[i], 0, (int32_t)i, i};                           \
     qsort(cand, (size_t)n, sizeof *cand, rill_nms_cand_cmp);                                   \
     if (top_k > -1 && top_k < n) n = top_k;                                                    \
-    T thr = nms_t;                                                                             \
-    int64_t nk = 0;                                                                            \
-    for (int64_t k = 0; k < n; k++) {                                                          \
-      const T *cb = b + (int64_t)cand[k].idx * 4;                                              \
-      bool keep = true;                                                                        \
-      for (int64_t q = 0; q < nk && keep; q++)                                                 \
-        keep = rill_nms_iou(cb, b + (int64_t)sel[q] * 4, normalized) <= thr;                   \
-      if (!keep) continue;                                                                     \
-      sel[nk++] = cand[k].idx;                                                                 \
-      if (eta < 1 && thr > (T)0.5) thr *= eta;                                                 \
-    }                                                                                          \
-    return nk;                                                                                 \
+    for (int64_t k = 0; k < n; k++) sel[k] = cand[k].idx;                                      \
+    return rill_nms_greedy(b, 4, sel, n, nms_t, eta, normalized, sel);                         \
   }                                                                                            \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                                    \
     rill_tensor *boxes = NULL, *scores = NULL, *out = NULL;                                    \

@@ -42,17 +42,9 @@ typedef struct nms_view {
           cand[nc++] = (rill_nms_cand){(double)sc[j * v->s_jstride], (int32_t)c, (int32_t)j, j};    \
       qsort(cand, (size_t)nc, sizeof *cand, rill_nms_cand_cmp);                                     \
       if (top_k > -1 && top_k < nc) nc = top_k;                                                \
-      T thr = nms_t;                                                                           \
-      const T *bc = b + c * v->b_cstride;                                                      \
-      for (int64_t k = 0; k < nc; k++) {                                                       \
-        const T *cur = bc + cand[k].idx * v->b_jstride;                                        \
-        bool keep = true;                                                                      \
-        for (int64_t q = 0; q < nsel[c] && keep; q++)                                          \
-          keep = rill_nms_iou(cur, bc + cs[q] * v->b_jstride, normalized) <= thr;                \
-        if (!keep) continue;                                                                   \
-        cs[nsel[c]++] = cand[k].idx;                                                           \
-        if (eta < 1 && thr > (T)0.5) thr *= eta;                                               \
-      }                                                                                        \
+      for (int64_t k = 0; k < nc; k++) cs[k] = cand[k].idx;                                   \
+      nsel[c] = rill_nms_greedy(b + c * v->b_cstride, v->b_jstride, cs, nc, nms_t, eta,           \
+                             normalized, cs);                                                  \
       if (v->index_order) qsort(cs, (size_t)nsel[c], sizeof *cs, rill_nms_int_cmp);              \
       total += nsel[c];                                                                        \
     }                                                                                          \

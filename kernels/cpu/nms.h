@@ -1,11 +1,13 @@
-/* What the NMS kernels (multiclass_nms, matrix_nms, locality_aware_nms,
- * retinanet_detection_output) share: Paddle's box area and Jaccard overlap, a candidate
- * record whose sort is stable, setting a one-level LoD on an output and the empty
- * result's marker. */
+/* What the NMS and proposal kernels (multiclass_nms, matrix_nms, locality_aware_nms,
+ * retinanet_detection_output, the FPN ops, generate_proposals) share: Paddle's box area
+ * and Jaccard overlap, greedy NMS, a candidate record whose sort is stable, setting a
+ * one-level LoD on an output and the empty result's marker. Boxes are
+ * [xmin, ymin, xmax, ymax]; the float and double versions are picked by pointer type. */
 #ifndef RILL_KERNELS_CPU_NMS_H
 #define RILL_KERNELS_CPU_NMS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +41,35 @@ RILL_NMS_AREA(double, fp64)
 #define rill_nms_area(b, normalized)                                                    \
   _Generic((b), float *: rill_nms_area_fp32, const float *: rill_nms_area_fp32,        \
            double *: rill_nms_area_fp64, const double *: rill_nms_area_fp64)(b, normalized)
+
+/* Greedy NMS over the boxes order[0..n) (already best first), box j at boxes + j * stride:
+ * a box is kept when its IoU with every kept box is <= thr, which eta < 1 lowers after each
+ * kept box while it is above 0.5. Writes the kept indices to kept (which may be order
+ * itself) and returns their count. */
+#define RILL_NMS_GREEDY(T, SUFFIX)                                                     \
+  static inline int64_t rill_nms_greedy_##SUFFIX(const T *boxes, int64_t stride,       \
+                                                 const int32_t *order, int64_t n, T thr, \
+                                                 T eta, bool normalized, int32_t *kept) { \
+    int64_t nk = 0;                                                                    \
+    for (int64_t k = 0; k < n; k++) {                                                  \
+      int32_t j = order[k];                                                            \
+      const T *cur = boxes + j * stride;                                               \
+      bool keep = true;                                                                \
+      for (int64_t q = 0; q < nk && keep; q++)                                         \
+        keep = rill_nms_iou_##SUFFIX(cur, boxes + kept[q] * stride, normalized) <= thr; \
+      if (!keep) continue;                                                             \
+      kept[nk++] = j;                                                                  \
+      if (eta < 1 && thr > (T)0.5) thr *= eta;                                         \
+    }                                                                                  \
+    return nk;                                                                         \
+  }
+RILL_NMS_GREEDY(float, fp32)
+RILL_NMS_GREEDY(double, fp64)
+#undef RILL_NMS_GREEDY
+#define rill_nms_greedy(boxes, stride, order, n, thr, eta, normalized, kept)           \
+  _Generic((boxes), float *: rill_nms_greedy_fp32, const float *: rill_nms_greedy_fp32, \
+           double *: rill_nms_greedy_fp64, const double *: rill_nms_greedy_fp64)(     \
+      boxes, stride, order, n, thr, eta, normalized, kept)
 
 /* A candidate box: its score, class and box index, and its position before sorting. */
 typedef struct rill_nms_cand {

@@ -2,8 +2,9 @@
 signatures and defaults: prior_box, density_prior_box, anchor_generator, iou_similarity,
 box_coder, box_clip, polygon_box_transform, yolo_box, bipartite_match, target_assign,
 multiclass_nms, matrix_nms, locality_aware_nms, retinanet_detection_output,
-distribute_fpn_proposals, collect_fpn_proposals, box_decoder_and_assign and yolov3_loss append their ops (schemas in
-operators/);
+distribute_fpn_proposals, collect_fpn_proposals, box_decoder_and_assign, yolov3_loss,
+generate_proposals, rpn_target_assign, retinanet_target_assign and
+generate_proposal_labels append their ops (schemas in operators/);
 detection_output, multi_box_head and ssd_loss are compositions emitting the ops Paddle's
 do. roi_pool and roi_align (nn.py's in Fluid) pool regions of interest, with gradients."""
 import math
@@ -16,7 +17,9 @@ __all__ = ['prior_box', 'density_prior_box', 'multi_box_head', 'bipartite_match'
            'box_coder', 'polygon_box_transform', 'yolo_box', 'box_clip', 'multiclass_nms',
            'matrix_nms', 'locality_aware_nms', 'retinanet_detection_output',
            'distribute_fpn_proposals', 'collect_fpn_proposals',
-           'ssd_loss', 'roi_pool', 'roi_align', 'box_decoder_and_assign', 'yolov3_loss']
+           'ssd_loss', 'roi_pool', 'roi_align', 'box_decoder_and_assign', 'yolov3_loss',
+           'generate_proposals', 'rpn_target_assign', 'retinanet_target_assign',
+           'generate_proposal_labels']
 
 _FLOATS = ('float32', 'float64')
 
@@ -585,3 +588,118 @@ def yolov3_loss(x, gt_box, gt_label, anchors, anchor_mask, class_num, ignore_thr
     h.append('yolov3_loss', ins,
              {'Loss': loss, 'ObjectnessMask': obj, 'GTMatchMask': match}, attrs)
     return loss
+
+
+def generate_proposals(scores, bbox_deltas, im_info, anchors, variances, pre_nms_top_n=6000,
+                       post_nms_top_n=1000, nms_thresh=0.5, min_size=0.1, eta=1.0, name=None,
+                       return_rois_num=False):
+    """Faster R-CNN proposals: (rpn_rois [R, 4], rpn_roi_probs [R, 1]), one LoD level per
+    image, and with return_rois_num the int64 [N] row counts up to each image's end (Paddle
+    1.8.5's RpnRoisLod). An image whose boxes are all filtered out has no rows."""
+    for what, v in (('scores', scores), ('bbox_deltas', bbox_deltas), ('im_info', im_info),
+                    ('anchors', anchors), ('variances', variances)):
+        _check(v, what, 'generate_proposals')
+    attrs = {'pre_nms_topN': int(pre_nms_top_n), 'post_nms_topN': int(post_nms_top_n),
+             'nms_thresh': float(nms_thresh), 'min_size': float(min_size), 'eta': float(eta)}
+    rois, probs, lod = _op('generate_proposals', 'generate_proposals',
+                           {'Scores': scores, 'BboxDeltas': bbox_deltas, 'ImInfo': im_info,
+                            'Anchors': anchors, 'Variances': variances},
+                           [('RpnRois', bbox_deltas.dtype.name),
+                            ('RpnRoiProbs', scores.dtype.name), ('RpnRoisLod', 'int64')],
+                           attrs, name, stop_gradient=True)
+    if return_rois_num:
+        return rois, probs, lod
+    return rois, probs
+
+
+def rpn_target_assign(bbox_pred, cls_logits, anchor_box, anchor_var, gt_boxes, is_crowd, im_info,
+                      rpn_batch_size_per_im=256, rpn_straddle_thresh=0.0, rpn_fg_fraction=0.5,
+                      rpn_positive_overlap=0.7, rpn_negative_overlap=0.3, use_random=True):
+    """RPN training targets: (predicted_scores [F' + B, 1], predicted_location [F, 4],
+    target_label, target_bbox, bbox_inside_weight), the predictions gathered from
+    cls_logits and bbox_pred (rows ordered as the anchors, images one after another) at
+    the op's ScoreIndex and LocationIndex. With use_random=False the sampling keeps the
+    first anchors, exactly as Paddle's; with use_random rill's generator draws the
+    reservoir samples, so which anchors are kept differs from Paddle's run to run."""
+    for what, v in (('bbox_pred', bbox_pred), ('cls_logits', cls_logits),
+                    ('anchor_box', anchor_box), ('anchor_var', anchor_var),
+                    ('gt_boxes', gt_boxes), ('im_info', im_info)):
+        _check(v, what, 'rpn_target_assign')
+    _check(is_crowd, 'is_crowd', 'rpn_target_assign', ('int32',))
+    dt = anchor_box.dtype.name
+    attrs = {'rpn_batch_size_per_im': int(rpn_batch_size_per_im),
+             'rpn_straddle_thresh': float(rpn_straddle_thresh),
+             'rpn_positive_overlap': float(rpn_positive_overlap),
+             'rpn_negative_overlap': float(rpn_negative_overlap),
+             'rpn_fg_fraction': float(rpn_fg_fraction), 'use_random': bool(use_random)}
+    loc, score, label, bbox, weight = _op(
+        'rpn_target_assign', 'rpn_target_assign',
+        {'Anchor': anchor_box, 'GtBoxes': gt_boxes, 'IsCrowd': is_crowd, 'ImInfo': im_info},
+        [('LocationIndex', 'int32'), ('ScoreIndex', 'int32'), ('TargetLabel', 'int32'),
+         ('TargetBBox', dt), ('BBoxInsideWeight', dt)], attrs, stop_gradient=True)
+    cls_logits = layers.reshape(x=cls_logits, shape=(-1, 1))
+    bbox_pred = layers.reshape(x=bbox_pred, shape=(-1, 4))
+    return (layers.gather(cls_logits, score), layers.gather(bbox_pred, loc), label, bbox,
+            weight)
+
+
+def retinanet_target_assign(bbox_pred, cls_logits, anchor_box, anchor_var, gt_boxes, gt_labels,
+                            is_crowd, im_info, num_classes=1, positive_overlap=0.5,
+                            negative_overlap=0.4):
+    """RetinaNet training targets: (predicted_scores [F' + B, num_classes],
+    predicted_location [F, 4], target_label, target_bbox, bbox_inside_weight, fg_num),
+    the predictions gathered from cls_logits and bbox_pred at the op's ScoreIndex and
+    LocationIndex. No sampling: the same anchors as Paddle's."""
+    for what, v in (('bbox_pred', bbox_pred), ('cls_logits', cls_logits),
+                    ('anchor_box', anchor_box), ('anchor_var', anchor_var),
+                    ('gt_boxes', gt_boxes), ('im_info', im_info)):
+        _check(v, what, 'retinanet_target_assign')
+    _check(gt_labels, 'gt_labels', 'retinanet_target_assign', ('int32',))
+    _check(is_crowd, 'is_crowd', 'retinanet_target_assign', ('int32',))
+    dt = anchor_box.dtype.name
+    attrs = {'positive_overlap': float(positive_overlap),
+             'negative_overlap': float(negative_overlap)}
+    loc, score, label, bbox, weight, fg_num = _op(
+        'retinanet_target_assign', 'retinanet_target_assign',
+        {'Anchor': anchor_box, 'GtBoxes': gt_boxes, 'GtLabels': gt_labels, 'IsCrowd': is_crowd,
+         'ImInfo': im_info},
+        [('LocationIndex', 'int32'), ('ScoreIndex', 'int32'), ('TargetLabel', 'int32'),
+         ('TargetBBox', dt), ('BBoxInsideWeight', dt), ('ForegroundNumber', 'int32')], attrs,
+        stop_gradient=True)
+    cls_logits = layers.reshape(x=cls_logits, shape=(-1, num_classes))
+    bbox_pred = layers.reshape(x=bbox_pred, shape=(-1, 4))
+    return (layers.gather(cls_logits, score), layers.gather(bbox_pred, loc), label, bbox,
+            weight, fg_num)
+
+
+def generate_proposal_labels(rpn_rois, gt_classes, is_crowd, gt_boxes, im_info,
+                             batch_size_per_im=256, fg_fraction=0.25, fg_thresh=0.25,
+                             bg_thresh_hi=0.5, bg_thresh_lo=0.0,
+                             bbox_reg_weights=[0.1, 0.1, 0.2, 0.2], class_nums=None,
+                             use_random=True, is_cls_agnostic=False, is_cascade_rcnn=False):
+    """Fast R-CNN's RoI sampling: (rois, labels_int32, bbox_targets, bbox_inside_weights,
+    bbox_outside_weights), one LoD level per image. With use_random=False the first
+    foregrounds and backgrounds are kept, exactly as Paddle's; with use_random rill's
+    generator draws the reservoir samples (Paddle's are not reproducible), with the same
+    counts. is_cascade_rcnn=True is not supported (an error when the program runs)."""
+    _check(rpn_rois, 'rpn_rois', 'generate_proposal_labels')
+    _check(gt_classes, 'gt_classes', 'generate_proposal_labels', ('int32',))
+    _check(is_crowd, 'is_crowd', 'generate_proposal_labels', ('int32',))
+    _check(gt_boxes, 'gt_boxes', 'generate_proposal_labels')
+    _check(im_info, 'im_info', 'generate_proposal_labels')
+    if not isinstance(class_nums, int):
+        raise TypeError('generate_proposal_labels: class_nums must be an int, got %r'
+                        % (class_nums,))
+    dt = rpn_rois.dtype.name
+    attrs = {'batch_size_per_im': int(batch_size_per_im), 'fg_fraction': float(fg_fraction),
+             'fg_thresh': float(fg_thresh), 'bg_thresh_hi': float(bg_thresh_hi),
+             'bg_thresh_lo': float(bg_thresh_lo),
+             'bbox_reg_weights': [float(w) for w in bbox_reg_weights],
+             'class_nums': class_nums, 'use_random': bool(use_random),
+             'is_cls_agnostic': bool(is_cls_agnostic), 'is_cascade_rcnn': bool(is_cascade_rcnn)}
+    return tuple(_op('generate_proposal_labels', 'generate_proposal_labels',
+                     {'RpnRois': rpn_rois, 'GtClasses': gt_classes, 'IsCrowd': is_crowd,
+                      'GtBoxes': gt_boxes, 'ImInfo': im_info},
+                     [('Rois', dt), ('LabelsInt32', gt_classes.dtype.name), ('BboxTargets', dt),
+                      ('BboxInsideWeights', dt), ('BboxOutsideWeights', dt)], attrs,
+                     stop_gradient=True))
