@@ -8,7 +8,7 @@
  * another (its LoD gives each image's rows), within an image by label ascending and
  * within a label in the order kept. Its row count depends on the data: the kernel sizes
  * it. */
-#include "operators/op_util.h"
+#include "operators/detection.h"
 
 enum { IN_BOXES, IN_SCORES, IN_ROIS_NUM };
 enum { OUT_OUT, OUT_INDEX, OUT_ROIS_NUM };
@@ -65,24 +65,12 @@ static rill_status *multiclass_nms_infer(rill_infer_ctx *ctx) {
   }
   char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
   const char *bn = rill_infer_in_name(ctx, IN_BOXES, 0), *sn = rill_infer_in_name(ctx, IN_SCORES, 0);
-  if (boxes->dtype != RILL_DTYPE_FP32 && boxes->dtype != RILL_DTYPE_FP64)
-    return rill_infer_error(ctx, "input BBoxes (%s) is %s, expected float32 or float64", bn,
-                            rill_dtype_name(boxes->dtype));
-  if (scores->dtype != boxes->dtype)
-    return rill_infer_error(ctx, "input Scores (%s) is %s, BBoxes (%s) %s: they must agree", sn,
-                            rill_dtype_name(scores->dtype), bn, rill_dtype_name(boxes->dtype));
+  RILL_TRY(rill_nms_infer_dtypes(ctx, boxes, scores));
   const rill_dims *bd = &boxes->dims, *sd = &scores->dims;
   if (bd->n != 3)
     return rill_infer_error(ctx, "input BBoxes (%s) has shape %s, expected [N, M, 4] or "
                             "[M, C, 4]", bn, rill_dims_str(bd, a, sizeof a));
-  if (bd->d[2] >= 0 && bd->d[2] != 4) {
-    if (bd->d[2] == 8 || bd->d[2] == 16 || bd->d[2] == 24 || bd->d[2] == 32)
-      return rill_error(RILL_UNIMPLEMENTED, "%s: input BBoxes (%s) has shape %s: polygon boxes "
-                        "(%lld coordinates) are not supported, only [xmin, ymin, xmax, ymax]",
-                        ctx->schema->type, bn, rill_dims_str(bd, a, sizeof a), (long long)bd->d[2]);
-    return rill_infer_error(ctx, "input BBoxes (%s) has shape %s: the last dim must be 4", bn,
-                            rill_dims_str(bd, a, sizeof a));
-  }
+  RILL_TRY(rill_nms_infer_box_dim(ctx, bd));
 #define NMS_DIFFER(x, y) ((x) >= 0 && (y) >= 0 && (x) != (y))
   int64_t rows;
   if (sd->n == 3) {

@@ -9,48 +9,7 @@
  *     regrouped by class in that order (box order again with [M, C] scores).
  *  3. output rows image by image, class by class.
  * Sorting is stable everywhere, so equal scores come out in a fixed order. */
-#include <stdlib.h>
-#include <string.h>
-
-#include "framework/base/alloc.h"
-#include "kernels/cpu/kernels.h"
-
-
-typedef struct nms_cand {
-  double score;
-  int32_t label, idx;
-  int64_t order; /* position before sorting: the tie-break that makes qsort stable */
-} nms_cand;
-
-static int nms_cand_cmp(const void *pa, const void *pb) {
-  const nms_cand *a = pa, *b = pb;
-  if (a->score > b->score) return -1;
-  if (a->score < b->score) return 1;
-  return a->order < b->order ? -1 : a->order > b->order;
-}
-
-static int nms_int_cmp(const void *pa, const void *pb) {
-  int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
-  return a < b ? -1 : a > b;
-}
-
-/* Sets a one-level LoD on t. */
-static rill_status *nms_set_lod(rill_tensor *t, const uint64_t *offs, size_t n) {
-  rill_lod lod = {0, NULL};
-  lod.levels = rill_calloc(1, sizeof *lod.levels);
-  if (!lod.levels) return rill_oom();
-  lod.nlevels = 1;
-  lod.levels[0].offsets = rill_malloc(n * sizeof *offs);
-  if (!lod.levels[0].offsets) {
-    rill_lod_clear(&lod);
-    return rill_oom();
-  }
-  memcpy(lod.levels[0].offsets, offs, n * sizeof *offs);
-  lod.levels[0].n = n;
-  rill_lod_clear(&t->lod);
-  t->lod = lod;
-  return NULL;
-}
+#include "kernels/cpu/nms.h"
 
 /* What one image's NMS needs: scores of class c for local box j at
  * s[c * cstride + j * jstride], its box at b + (c * cbox + j) * 4 ... as strides. */
@@ -62,23 +21,10 @@ typedef struct nms_view {
 } nms_view;
 
 #define NMS_KERNEL(T, DT, NAME)                                                                \
-  static T NAME##_area(const T *b, bool normalized) {                                          \
-    if (b[2] < b[0] || b[3] < b[1]) return 0;                                                  \
-    T w = b[2] - b[0], h = b[3] - b[1];                                                        \
-    return normalized ? w * h : (w + 1) * (h + 1);                                             \
-  }                                                                                            \
-  static T NAME##_iou(const T *a, const T *b, bool normalized) {                               \
-    if (b[0] > a[2] || b[2] < a[0] || b[1] > a[3] || b[3] < a[1]) return 0;                    \
-    T x0 = a[0] > b[0] ? a[0] : b[0], y0 = a[1] > b[1] ? a[1] : b[1];                          \
-    T x1 = a[2] < b[2] ? a[2] : b[2], y1 = a[3] < b[3] ? a[3] : b[3];                          \
-    T norm = normalized ? (T)0 : (T)1;                                                         \
-    T inter = (x1 - x0 + norm) * (y1 - y0 + norm);                                             \
-    return inter / (NAME##_area(a, normalized) + NAME##_area(b, normalized) - inter);          \
-  }                                                                                            \
   /* NMS of one image: kept (label, idx) pairs appended to *out in output order. */            \
   static int64_t NAME##_image(const rill_attr_value *attrs, const T *s, const T *b,            \
-                              const nms_view *v, nms_cand *cand, int32_t *sel,                 \
-                              int64_t *nsel, nms_cand *out) {                                  \
+                              const nms_view *v, rill_nms_cand *cand, int32_t *sel,                 \
+                              int64_t *nsel, rill_nms_cand *out) {                                  \
     int32_t bg = attrs[RILL_MULTICLASS_NMS_ATTR_BACKGROUND_LABEL].v.i, top_k = attrs[RILL_MULTICLASS_NMS_ATTR_NMS_TOP_K].v.i;                              \
     int32_t keep_top_k = attrs[RILL_MULTICLASS_NMS_ATTR_KEEP_TOP_K].v.i;                       \
     T score_t = (T)attrs[RILL_MULTICLASS_NMS_ATTR_SCORE_THRESHOLD].v.f, nms_t = (T)attrs[RILL_MULTICLASS_NMS_ATTR_NMS_THRESHOLD].v.f;                        \
@@ -93,21 +39,13 @@ typedef struct nms_view {
       int64_t nc = 0;                                                                          \
       for (int64_t j = 0; j < v->m; j++)                                                       \
         if (sc[j * v->s_jstride] > score_t)                                                    \
-          cand[nc++] = (nms_cand){(double)sc[j * v->s_jstride], (int32_t)c, (int32_t)j, j};    \
-      qsort(cand, (size_t)nc, sizeof *cand, nms_cand_cmp);                                     \
+          cand[nc++] = (rill_nms_cand){(double)sc[j * v->s_jstride], (int32_t)c, (int32_t)j, j};    \
+      qsort(cand, (size_t)nc, sizeof *cand, rill_nms_cand_cmp);                                     \
       if (top_k > -1 && top_k < nc) nc = top_k;                                                \
-      T thr = nms_t;                                                                           \
-      const T *bc = b + c * v->b_cstride;                                                      \
-      for (int64_t k = 0; k < nc; k++) {                                                       \
-        const T *cur = bc + cand[k].idx * v->b_jstride;                                        \
-        bool keep = true;                                                                      \
-        for (int64_t q = 0; q < nsel[c] && keep; q++)                                          \
-          keep = NAME##_iou(cur, bc + cs[q] * v->b_jstride, normalized) <= thr;                \
-        if (!keep) continue;                                                                   \
-        cs[nsel[c]++] = cand[k].idx;                                                           \
-        if (eta < 1 && thr > (T)0.5) thr *= eta;                                               \
-      }                                                                                        \
-      if (v->index_order) qsort(cs, (size_t)nsel[c], sizeof *cs, nms_int_cmp);              \
+      for (int64_t k = 0; k < nc; k++) cs[k] = cand[k].idx;                                   \
+      nsel[c] = rill_nms_greedy(b + c * v->b_cstride, v->b_jstride, cs, nc, nms_t, eta,           \
+                             normalized, cs);                                                  \
+      if (v->index_order) qsort(cs, (size_t)nsel[c], sizeof *cs, rill_nms_int_cmp);              \
       total += nsel[c];                                                                        \
     }                                                                                          \
     int64_t n = 0;                                                                             \
@@ -116,23 +54,23 @@ typedef struct nms_view {
         for (int64_t q = 0; q < nsel[c]; q++) {                                                \
           int32_t j = sel[c * v->m + q];                                                       \
           /* Paddle ranks these by the score cast to float */                                  \
-          cand[n] = (nms_cand){(double)(float)s[c * v->s_cstride + j * v->s_jstride],          \
+          cand[n] = (rill_nms_cand){(double)(float)s[c * v->s_cstride + j * v->s_jstride],          \
                                (int32_t)c, j, n};                                              \
           n++;                                                                                 \
         }                                                                                      \
-      qsort(cand, (size_t)n, sizeof *cand, nms_cand_cmp);                                      \
+      qsort(cand, (size_t)n, sizeof *cand, rill_nms_cand_cmp);                                      \
       n = keep_top_k;                                                                          \
       for (int64_t c = 0; c < v->classes; c++) nsel[c] = 0;                                    \
       for (int64_t k = 0; k < n; k++) sel[cand[k].label * v->m + nsel[cand[k].label]++] =      \
                                           cand[k].idx;                                         \
       if (v->index_order)                                                                      \
         for (int64_t c = 0; c < v->classes; c++)                                               \
-          qsort(sel + c * v->m, (size_t)nsel[c], sizeof *sel, nms_int_cmp);                    \
+          qsort(sel + c * v->m, (size_t)nsel[c], sizeof *sel, rill_nms_int_cmp);                    \
     }                                                                                          \
     n = 0;                                                                                     \
     for (int64_t c = 0; c < v->classes; c++)                                                   \
       for (int64_t q = 0; q < nsel[c]; q++)                                                    \
-        out[n++] = (nms_cand){0, (int32_t)c, sel[c * v->m + q], 0};                            \
+        out[n++] = (rill_nms_cand){0, (int32_t)c, sel[c * v->m + q], 0};                            \
     return n;                                                                                  \
   }                                                                                            \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                                    \
@@ -204,12 +142,12 @@ typedef struct nms_view {
     for (int64_t i = 0; per_class && i < nimg; i++)                                            \
       if ((int64_t)(rows_at[i + 1] - rows_at[i]) > m_max) m_max = (int64_t)(rows_at[i + 1] - rows_at[i]); \
     int64_t cap = m_max * (classes > 0 ? classes : 1);                                         \
-    nms_cand *cand = rill_malloc((size_t)(cap > 0 ? cap : 1) * sizeof *cand);                  \
+    rill_nms_cand *cand = rill_malloc((size_t)(cap > 0 ? cap : 1) * sizeof *cand);                  \
     int32_t *sel = rill_malloc((size_t)(cap > 0 ? cap : 1) * sizeof *sel);                    \
     int64_t *nsel = rill_malloc((size_t)(classes > 0 ? classes : 1) * sizeof *nsel);           \
     uint64_t *starts = rill_malloc((size_t)(nimg + 2) * sizeof *starts);                       \
     int64_t kept_cap = rill_tensor_numel(scores);                                            \
-    nms_cand *kept = rill_malloc((size_t)(kept_cap > 0 ? kept_cap : 1) * sizeof *kept);        \
+    rill_nms_cand *kept = rill_malloc((size_t)(kept_cap > 0 ? kept_cap : 1) * sizeof *kept);        \
     rill_status *st = NULL;                                                                    \
     if (!cand || !sel || !nsel || !starts || !kept) {                                          \
       st = rill_oom();                                                                         \
@@ -234,7 +172,7 @@ typedef struct nms_view {
                                      kept + (int64_t)starts[i])                                \
                       : 0;                                                                     \
       for (int64_t k = 0; k < n; k++) { /* global row of the box, as Index reports it */       \
-        nms_cand *e = &kept[(int64_t)starts[i] + k];                                           \
+        rill_nms_cand *e = &kept[(int64_t)starts[i] + k];                                           \
         e->order = per_class ? ((int64_t)rows_at[i] + e->idx) * classes + e->label             \
                              : i * bd->d[1] + e->idx;                                          \
       }                                                                                        \
@@ -243,19 +181,14 @@ typedef struct nms_view {
     int64_t total = (int64_t)starts[nimg];                                                     \
     size_t nstarts = (size_t)nimg + 1;                                                         \
     if (total == 0 && !index) { /* Paddle's marker for "nothing detected" */                   \
-      rill_dims od = {.n = 2, .d = {1, 1}};                                                    \
-      if ((st = rill_tensor_alloc(out, DT, &od))) goto done;                                   \
-      *(T *)rill_tensor_ptr(out) = -1;                                                         \
-      starts[0] = 0;                                                                           \
-      starts[1] = 1;                                                                           \
-      nstarts = 2;                                                                             \
+      if ((st = rill_nms_empty_marker(out, DT, starts, &nstarts))) goto done;                  \
     } else {                                                                                   \
       rill_dims od = {.n = 2, .d = {total, 6}};                                                \
       if ((st = rill_tensor_alloc(out, DT, &od))) goto done;                                   \
       T *o = rill_tensor_ptr(out);                                                             \
       for (int64_t i = 0, r = 0; i < nimg; i++)                                                \
         for (; r < (int64_t)starts[i + 1]; r++) {                                              \
-          const nms_cand *e = &kept[r];                                                        \
+          const rill_nms_cand *e = &kept[r];                                                        \
           const T *box, *score;                                                                \
           if (per_class) {                                                                     \
             int64_t row = (int64_t)rows_at[i] + e->idx;                                        \
@@ -277,8 +210,8 @@ typedef struct nms_view {
         for (int64_t r = 0; r < total; r++) ip[r] = (int32_t)kept[r].order;                    \
       }                                                                                        \
     }                                                                                          \
-    if ((st = nms_set_lod(out, starts, nstarts))) goto done;                                   \
-    if (index && (st = nms_set_lod(index, starts, nstarts))) goto done;                        \
+    if ((st = rill_nms_set_lod(out, starts, nstarts))) goto done;                                   \
+    if (index && (st = rill_nms_set_lod(index, starts, nstarts))) goto done;                        \
     if (nums) {                                                                                \
       rill_dims nd = {.n = 1, .d = {nimg}};                                                    \
       if ((st = rill_tensor_alloc(nums, RILL_DTYPE_INT32, &nd))) goto done;                    \

@@ -1,8 +1,10 @@
 """Fluid 1.x's detection layers (re-exported by rill.layers), with Paddle 1.8.5's
 signatures and defaults: prior_box, density_prior_box, anchor_generator, iou_similarity,
 box_coder, box_clip, polygon_box_transform, yolo_box, bipartite_match, target_assign,
-multiclass_nms, box_decoder_and_assign and yolov3_loss append their ops (schemas in
-operators/);
+multiclass_nms, matrix_nms, locality_aware_nms, retinanet_detection_output,
+distribute_fpn_proposals, collect_fpn_proposals, box_decoder_and_assign, yolov3_loss,
+generate_proposals, rpn_target_assign, retinanet_target_assign and
+generate_proposal_labels append their ops (schemas in operators/);
 detection_output, multi_box_head and ssd_loss are compositions emitting the ops Paddle's
 do. roi_pool, roi_align, psroi_pool, prroi_pool and deformable_roi_pooling (nn.py's in
 Fluid) pool regions of interest, with gradients."""
@@ -14,8 +16,12 @@ from .framework import Variable
 __all__ = ['prior_box', 'density_prior_box', 'multi_box_head', 'bipartite_match',
            'target_assign', 'detection_output', 'anchor_generator', 'iou_similarity',
            'box_coder', 'polygon_box_transform', 'yolo_box', 'box_clip', 'multiclass_nms',
+           'matrix_nms', 'locality_aware_nms', 'retinanet_detection_output',
+           'distribute_fpn_proposals', 'collect_fpn_proposals',
            'ssd_loss', 'roi_pool', 'roi_align', 'psroi_pool', 'prroi_pool',
-           'deformable_roi_pooling', 'box_decoder_and_assign', 'yolov3_loss']
+           'deformable_roi_pooling', 'box_decoder_and_assign', 'yolov3_loss',
+           'generate_proposals', 'rpn_target_assign', 'retinanet_target_assign',
+           'generate_proposal_labels']
 
 _FLOATS = ('float32', 'float64')
 
@@ -216,6 +222,122 @@ def multiclass_nms(bboxes, scores, score_threshold, nms_top_k, keep_top_k, nms_t
              'keep_top_k': keep_top_k, 'normalized': normalized}
     return _op('multiclass_nms', 'multiclass_nms', {'BBoxes': bboxes, 'Scores': scores},
                [('Out', bboxes.dtype.name)], attrs, name, stop_gradient=True)[0]
+
+
+def _check_types(layer, items):
+    """items: (name, value, type); raises TypeError naming the layer and the argument."""
+    for what, v, kind in items:
+        if not isinstance(v, kind):
+            raise TypeError('%s: %s must be %s, got %r' % (layer, what, kind.__name__, v))
+
+
+def matrix_nms(bboxes, scores, score_threshold, post_threshold, nms_top_k, keep_top_k,
+               use_gaussian=False, gaussian_sigma=2., background_label=0, normalized=True,
+               return_index=False, name=None):
+    """Matrix NMS: [K, 6] rows (label, decayed score, box) with one LoD level per image
+    ([0, 6] when nothing is kept); with return_index also each row's box index [K, 1]
+    across the batch."""
+    _check(bboxes, 'bboxes', 'matrix_nms')
+    _check(scores, 'scores', 'matrix_nms')
+    _check_types('matrix_nms', (
+        ('score_threshold', score_threshold, float), ('post_threshold', post_threshold, float),
+        ('nms_top_k', nms_top_k, int), ('keep_top_k', keep_top_k, int),
+        ('normalized', normalized, bool), ('use_gaussian', use_gaussian, bool),
+        ('gaussian_sigma', gaussian_sigma, float), ('background_label', background_label, int)))
+    attrs = {'background_label': background_label, 'score_threshold': score_threshold,
+             'post_threshold': post_threshold, 'nms_top_k': nms_top_k,
+             'gaussian_sigma': gaussian_sigma, 'use_gaussian': use_gaussian,
+             'keep_top_k': keep_top_k, 'normalized': normalized}
+    out, index = _op('matrix_nms', 'matrix_nms', {'BBoxes': bboxes, 'Scores': scores},
+                     [('Out', bboxes.dtype.name), ('Index', 'int32')], attrs, name,
+                     stop_gradient=True)
+    return (out, index) if return_index else out
+
+
+def locality_aware_nms(bboxes, scores, score_threshold, nms_top_k, keep_top_k,
+                       nms_threshold=0.3, normalized=True, nms_eta=1., background_label=-1,
+                       name=None):
+    """Locality-aware NMS over [N, 1, M] scores: [K, 6] rows (label, merged score, merged
+    box) with one LoD level per image; a [1, 1] tensor holding -1 when nothing is kept."""
+    _check(bboxes, 'bboxes', 'locality_aware_nms')
+    _check(scores, 'scores', 'locality_aware_nms')
+    _check_types('locality_aware_nms', (
+        ('background_label', background_label, int), ('score_threshold', score_threshold, float),
+        ('nms_top_k', nms_top_k, int), ('nms_eta', nms_eta, float),
+        ('nms_threshold', nms_threshold, float), ('keep_top_k', keep_top_k, int),
+        ('normalized', normalized, bool)))
+    shape = scores.shape
+    if len(shape) != 3:
+        raise ValueError('locality_aware_nms: scores must be [N, 1, M], got shape %r'
+                         % (tuple(shape),))
+    if shape[1] != 1:
+        raise ValueError('locality_aware_nms only supports one class: scores must be '
+                         '[N, 1, M], got shape %r' % (tuple(shape),))
+    attrs = {'background_label': background_label, 'score_threshold': score_threshold,
+             'nms_top_k': nms_top_k, 'nms_threshold': nms_threshold, 'nms_eta': nms_eta,
+             'keep_top_k': keep_top_k, 'normalized': normalized}
+    return _op('locality_aware_nms', 'locality_aware_nms', {'BBoxes': bboxes, 'Scores': scores},
+               [('Out', bboxes.dtype.name)], attrs, name, stop_gradient=True)[0]
+
+
+def retinanet_detection_output(bboxes, scores, anchors, im_info, score_threshold=0.05,
+                               nms_top_k=1000, keep_top_k=100, nms_threshold=0.3,
+                               nms_eta=1.0):
+    """RetinaNet's detections over FPN levels (lists bboxes [N, M_l, 4], scores
+    [N, M_l, C], anchors [M_l, 4]; im_info [N, 3]): [K, 6] rows (class + 1, score, box in
+    the original image's pixels) with one LoD level per image. As in Paddle 1.8.5 the op
+    always gets nms_eta 1.0, whatever is passed."""
+    for what, vs in (('bboxes', bboxes), ('scores', scores), ('anchors', anchors)):
+        if not isinstance(vs, list):
+            raise TypeError('retinanet_detection_output: %s must be a list, got %r' % (what, vs))
+        for i, v in enumerate(vs):
+            _check(v, '%s%d' % (what[:-1] if what != 'bboxes' else 'bbox', i),
+                   'retinanet_detection_output')
+    _check(im_info, 'im_info', 'retinanet_detection_output')
+    attrs = {'score_threshold': score_threshold, 'nms_top_k': nms_top_k,
+             'nms_threshold': nms_threshold, 'nms_eta': 1.0, 'keep_top_k': keep_top_k}
+    return _op('retinanet_detection_output', 'retinanet_detection_output',
+               {'BBoxes': bboxes, 'Scores': scores, 'Anchors': anchors, 'ImInfo': im_info},
+               [('Out', scores[0].dtype.name)], attrs)[0]
+
+
+def distribute_fpn_proposals(fpn_rois, min_level, max_level, refer_level, refer_scale,
+                             name=None):
+    """Splits LoD boxes [R, 4] among the FPN levels min_level..max_level by their size:
+    (list of one [R_l, 4] LoD tensor per level, RestoreIndex int32 [R, 1])."""
+    _check(fpn_rois, 'fpn_rois', 'distribute_fpn_proposals')
+    n = max_level - min_level + 1
+    if n < 1:
+        raise ValueError('distribute_fpn_proposals: max_level (%r) must not be below '
+                         'min_level (%r)' % (max_level, min_level))
+    h = layers._Helper('distribute_fpn_proposals', name)
+    multi = [h.tmp(fpn_rois.dtype.name) for _ in range(n)]
+    restore = h.tmp('int32')
+    h.append('distribute_fpn_proposals', {'FpnRois': fpn_rois},
+             {'MultiFpnRois': multi, 'RestoreIndex': restore},
+             {'min_level': min_level, 'max_level': max_level, 'refer_level': refer_level,
+              'refer_scale': refer_scale})
+    return multi, restore
+
+
+def collect_fpn_proposals(multi_rois, multi_scores, min_level, max_level, post_nms_top_n,
+                          name=None):
+    """The post_nms_top_n best-scoring boxes of levels min_level..max_level (the first
+    max_level - min_level + 1 entries of the lists), grouped by image: [K, 4] LoD."""
+    n = max_level - min_level + 1
+    rois, scores = list(multi_rois)[:n], list(multi_scores)[:n]
+    if not rois or len(rois) != len(scores):
+        raise ValueError('collect_fpn_proposals: needs as many multi_rois as multi_scores '
+                         'for levels %r to %r, got %d and %d'
+                         % (min_level, max_level, len(rois), len(scores)))
+    for v in rois:
+        _check(v, 'multi_rois', 'collect_fpn_proposals')
+    for v in scores:
+        _check(v, 'multi_scores', 'collect_fpn_proposals')
+    return _op('collect_fpn_proposals', 'collect_fpn_proposals',
+               {'MultiLevelRois': rois, 'MultiLevelScores': scores},
+               [('FpnRois', rois[0].dtype.name)], {'post_nms_topN': post_nms_top_n}, name,
+               stop_gradient=True)[0]
 
 
 def detection_output(loc, scores, prior_box, prior_box_var, background_label=0,
@@ -546,3 +668,118 @@ def yolov3_loss(x, gt_box, gt_label, anchors, anchor_mask, class_num, ignore_thr
     h.append('yolov3_loss', ins,
              {'Loss': loss, 'ObjectnessMask': obj, 'GTMatchMask': match}, attrs)
     return loss
+
+
+def generate_proposals(scores, bbox_deltas, im_info, anchors, variances, pre_nms_top_n=6000,
+                       post_nms_top_n=1000, nms_thresh=0.5, min_size=0.1, eta=1.0, name=None,
+                       return_rois_num=False):
+    """Faster R-CNN proposals: (rpn_rois [R, 4], rpn_roi_probs [R, 1]), one LoD level per
+    image, and with return_rois_num the int64 [N] row counts up to each image's end (Paddle
+    1.8.5's RpnRoisLod). An image whose boxes are all filtered out has no rows."""
+    for what, v in (('scores', scores), ('bbox_deltas', bbox_deltas), ('im_info', im_info),
+                    ('anchors', anchors), ('variances', variances)):
+        _check(v, what, 'generate_proposals')
+    attrs = {'pre_nms_topN': int(pre_nms_top_n), 'post_nms_topN': int(post_nms_top_n),
+             'nms_thresh': float(nms_thresh), 'min_size': float(min_size), 'eta': float(eta)}
+    rois, probs, lod = _op('generate_proposals', 'generate_proposals',
+                           {'Scores': scores, 'BboxDeltas': bbox_deltas, 'ImInfo': im_info,
+                            'Anchors': anchors, 'Variances': variances},
+                           [('RpnRois', bbox_deltas.dtype.name),
+                            ('RpnRoiProbs', scores.dtype.name), ('RpnRoisLod', 'int64')],
+                           attrs, name, stop_gradient=True)
+    if return_rois_num:
+        return rois, probs, lod
+    return rois, probs
+
+
+def rpn_target_assign(bbox_pred, cls_logits, anchor_box, anchor_var, gt_boxes, is_crowd, im_info,
+                      rpn_batch_size_per_im=256, rpn_straddle_thresh=0.0, rpn_fg_fraction=0.5,
+                      rpn_positive_overlap=0.7, rpn_negative_overlap=0.3, use_random=True):
+    """RPN training targets: (predicted_scores [F' + B, 1], predicted_location [F, 4],
+    target_label, target_bbox, bbox_inside_weight), the predictions gathered from
+    cls_logits and bbox_pred (rows ordered as the anchors, images one after another) at
+    the op's ScoreIndex and LocationIndex. With use_random=False the sampling keeps the
+    first anchors, exactly as Paddle's; with use_random rill's generator draws the
+    reservoir samples, so which anchors are kept differs from Paddle's run to run."""
+    for what, v in (('bbox_pred', bbox_pred), ('cls_logits', cls_logits),
+                    ('anchor_box', anchor_box), ('anchor_var', anchor_var),
+                    ('gt_boxes', gt_boxes), ('im_info', im_info)):
+        _check(v, what, 'rpn_target_assign')
+    _check(is_crowd, 'is_crowd', 'rpn_target_assign', ('int32',))
+    dt = anchor_box.dtype.name
+    attrs = {'rpn_batch_size_per_im': int(rpn_batch_size_per_im),
+             'rpn_straddle_thresh': float(rpn_straddle_thresh),
+             'rpn_positive_overlap': float(rpn_positive_overlap),
+             'rpn_negative_overlap': float(rpn_negative_overlap),
+             'rpn_fg_fraction': float(rpn_fg_fraction), 'use_random': bool(use_random)}
+    loc, score, label, bbox, weight = _op(
+        'rpn_target_assign', 'rpn_target_assign',
+        {'Anchor': anchor_box, 'GtBoxes': gt_boxes, 'IsCrowd': is_crowd, 'ImInfo': im_info},
+        [('LocationIndex', 'int32'), ('ScoreIndex', 'int32'), ('TargetLabel', 'int32'),
+         ('TargetBBox', dt), ('BBoxInsideWeight', dt)], attrs, stop_gradient=True)
+    cls_logits = layers.reshape(x=cls_logits, shape=(-1, 1))
+    bbox_pred = layers.reshape(x=bbox_pred, shape=(-1, 4))
+    return (layers.gather(cls_logits, score), layers.gather(bbox_pred, loc), label, bbox,
+            weight)
+
+
+def retinanet_target_assign(bbox_pred, cls_logits, anchor_box, anchor_var, gt_boxes, gt_labels,
+                            is_crowd, im_info, num_classes=1, positive_overlap=0.5,
+                            negative_overlap=0.4):
+    """RetinaNet training targets: (predicted_scores [F' + B, num_classes],
+    predicted_location [F, 4], target_label, target_bbox, bbox_inside_weight, fg_num),
+    the predictions gathered from cls_logits and bbox_pred at the op's ScoreIndex and
+    LocationIndex. No sampling: the same anchors as Paddle's."""
+    for what, v in (('bbox_pred', bbox_pred), ('cls_logits', cls_logits),
+                    ('anchor_box', anchor_box), ('anchor_var', anchor_var),
+                    ('gt_boxes', gt_boxes), ('im_info', im_info)):
+        _check(v, what, 'retinanet_target_assign')
+    _check(gt_labels, 'gt_labels', 'retinanet_target_assign', ('int32',))
+    _check(is_crowd, 'is_crowd', 'retinanet_target_assign', ('int32',))
+    dt = anchor_box.dtype.name
+    attrs = {'positive_overlap': float(positive_overlap),
+             'negative_overlap': float(negative_overlap)}
+    loc, score, label, bbox, weight, fg_num = _op(
+        'retinanet_target_assign', 'retinanet_target_assign',
+        {'Anchor': anchor_box, 'GtBoxes': gt_boxes, 'GtLabels': gt_labels, 'IsCrowd': is_crowd,
+         'ImInfo': im_info},
+        [('LocationIndex', 'int32'), ('ScoreIndex', 'int32'), ('TargetLabel', 'int32'),
+         ('TargetBBox', dt), ('BBoxInsideWeight', dt), ('ForegroundNumber', 'int32')], attrs,
+        stop_gradient=True)
+    cls_logits = layers.reshape(x=cls_logits, shape=(-1, num_classes))
+    bbox_pred = layers.reshape(x=bbox_pred, shape=(-1, 4))
+    return (layers.gather(cls_logits, score), layers.gather(bbox_pred, loc), label, bbox,
+            weight, fg_num)
+
+
+def generate_proposal_labels(rpn_rois, gt_classes, is_crowd, gt_boxes, im_info,
+                             batch_size_per_im=256, fg_fraction=0.25, fg_thresh=0.25,
+                             bg_thresh_hi=0.5, bg_thresh_lo=0.0,
+                             bbox_reg_weights=[0.1, 0.1, 0.2, 0.2], class_nums=None,
+                             use_random=True, is_cls_agnostic=False, is_cascade_rcnn=False):
+    """Fast R-CNN's RoI sampling: (rois, labels_int32, bbox_targets, bbox_inside_weights,
+    bbox_outside_weights), one LoD level per image. With use_random=False the first
+    foregrounds and backgrounds are kept, exactly as Paddle's; with use_random rill's
+    generator draws the reservoir samples (Paddle's are not reproducible), with the same
+    counts. is_cascade_rcnn=True is not supported (an error when the program runs)."""
+    _check(rpn_rois, 'rpn_rois', 'generate_proposal_labels')
+    _check(gt_classes, 'gt_classes', 'generate_proposal_labels', ('int32',))
+    _check(is_crowd, 'is_crowd', 'generate_proposal_labels', ('int32',))
+    _check(gt_boxes, 'gt_boxes', 'generate_proposal_labels')
+    _check(im_info, 'im_info', 'generate_proposal_labels')
+    if not isinstance(class_nums, int):
+        raise TypeError('generate_proposal_labels: class_nums must be an int, got %r'
+                        % (class_nums,))
+    dt = rpn_rois.dtype.name
+    attrs = {'batch_size_per_im': int(batch_size_per_im), 'fg_fraction': float(fg_fraction),
+             'fg_thresh': float(fg_thresh), 'bg_thresh_hi': float(bg_thresh_hi),
+             'bg_thresh_lo': float(bg_thresh_lo),
+             'bbox_reg_weights': [float(w) for w in bbox_reg_weights],
+             'class_nums': class_nums, 'use_random': bool(use_random),
+             'is_cls_agnostic': bool(is_cls_agnostic), 'is_cascade_rcnn': bool(is_cascade_rcnn)}
+    return tuple(_op('generate_proposal_labels', 'generate_proposal_labels',
+                     {'RpnRois': rpn_rois, 'GtClasses': gt_classes, 'IsCrowd': is_crowd,
+                      'GtBoxes': gt_boxes, 'ImInfo': im_info},
+                     [('Rois', dt), ('LabelsInt32', gt_classes.dtype.name), ('BboxTargets', dt),
+                      ('BboxInsideWeights', dt), ('BboxOutsideWeights', dt)], attrs,
+                     stop_gradient=True))

@@ -1,8 +1,10 @@
 /* Out-of-memory sweeps over the detection and sequence ops whose kernels allocate
- * (multiclass_nms's candidate lists and output LoD, prior_box's ratio list,
- * bipartite_match's outputs, row marks and sorted pairs, mine_hard_examples' candidates
- * and LoD, sequence_conv's column buffer, sequence_pool's output LoD): every failing
- * allocation gives an error and leaks nothing. */
+ * (multiclass_nms's candidate lists and output LoD, matrix_nms's IoU matrix,
+ * locality_aware_nms's copies, retinanet_detection_output's decoded boxes,
+ * distribute_fpn_proposals' and collect_fpn_proposals' levels and LoDs, prior_box's
+ * ratio list, bipartite_match's outputs, row marks and sorted pairs, mine_hard_examples'
+ * candidates and LoD, sequence_conv's column buffer, sequence_pool's output LoD): every
+ * failing allocation gives an error and leaks nothing. */
 #include "op_test.h"
 #include "support/fail_alloc.h"
 
@@ -143,21 +145,88 @@ static rill_status *run_mine_hard_examples(void *ctx) {
   return st;
 }
 
+/* BBoxes [2, 6, 4] and Scores [2, 3, 6] into matrix_nms or locality_aware_nms. */
+static rill_status *run_batched_nms(void *ctx) {
+  op_harness *h;
+  RILL_TRY(op_harness_create((const char *)ctx, &h));
+  rill_status *st = bind(h, "BBoxes", "boxes", RILL_DTYPE_FP32, DIMS(2, 6, 4), NULL, 0);
+  if (!st) st = bind(h, "Scores", "scores", RILL_DTYPE_FP32, DIMS(2, 3, 6), NULL, 0);
+  if (!st) st = op_harness_output(h, "Out", "o");
+  if (!st && !strcmp((const char *)ctx, "matrix_nms")) st = op_harness_output(h, "Index", "i");
+  if (!st) st = op_harness_attr_float(h, "score_threshold", 0.1f);
+  if (!st) st = op_harness_attr_int(h, "nms_top_k", -1);
+  if (!st) st = op_harness_attr_int(h, "keep_top_k", 4);
+  if (!st) st = op_harness_run(h);
+  op_harness_destroy(h);
+  return st;
+}
+
+static rill_status *run_retinanet(void *ctx) {
+  (void)ctx;
+  op_harness *h;
+  RILL_TRY(op_harness_create("retinanet_detection_output", &h));
+  rill_status *st = bind(h, "BBoxes", "d0", RILL_DTYPE_FP32, DIMS(1, 4, 4), NULL, 0);
+  if (!st) st = bind(h, "Scores", "s0", RILL_DTYPE_FP32, DIMS(1, 4, 2), NULL, 0);
+  if (!st) st = bind(h, "Anchors", "a0", RILL_DTYPE_FP32, DIMS(4, 4), NULL, 0);
+  if (!st) st = bind(h, "ImInfo", "info", RILL_DTYPE_FP32, DIMS(1, 3), NULL, 0);
+  if (!st) st = op_harness_output(h, "Out", "o");
+  if (!st) st = op_harness_attr_float(h, "score_threshold", 0.1f);
+  if (!st) st = op_harness_attr_int(h, "nms_top_k", -1);
+  if (!st) st = op_harness_attr_int(h, "keep_top_k", 3);
+  if (!st) st = op_harness_attr_float(h, "nms_threshold", 0.3f);
+  if (!st) st = op_harness_attr_float(h, "nms_eta", 1.0f);
+  if (!st) st = op_harness_run(h);
+  op_harness_destroy(h);
+  return st;
+}
+
+static rill_status *run_fpn(void *ctx) {
+  (void)ctx;
+  op_harness *h;
+  RILL_TRY(op_harness_create("distribute_fpn_proposals", &h));
+  const uint64_t lod[] = {0, 2, 5};
+  rill_status *st = bind(h, "FpnRois", "rois", RILL_DTYPE_FP32, DIMS(5, 4), lod, 3);
+  if (!st) st = op_harness_output(h, "MultiFpnRois", "l0");
+  if (!st) st = op_harness_output(h, "MultiFpnRois", "l1");
+  if (!st) st = op_harness_output(h, "RestoreIndex", "r");
+  if (!st) st = op_harness_attr_int(h, "min_level", 0);
+  if (!st) st = op_harness_attr_int(h, "max_level", 1);
+  if (!st) st = op_harness_attr_int(h, "refer_level", 1);
+  if (!st) st = op_harness_attr_int(h, "refer_scale", 1);
+  if (!st) st = op_harness_run(h);
+  op_harness_destroy(h);
+  if (st) return st;
+  RILL_TRY(op_harness_create("collect_fpn_proposals", &h));
+  st = bind(h, "MultiLevelRois", "r0", RILL_DTYPE_FP32, DIMS(5, 4), lod, 3);
+  if (!st) st = bind(h, "MultiLevelScores", "s0", RILL_DTYPE_FP32, DIMS(5, 1), lod, 3);
+  if (!st) st = op_harness_output(h, "FpnRois", "o");
+  if (!st) st = op_harness_attr_int(h, "post_nms_topN", 3);
+  if (!st) st = op_harness_run(h);
+  op_harness_destroy(h);
+  return st;
+}
+
 Test(detection_ops_alloc, kernels_fail_cleanly_at_every_allocation) {
   cr_assert_null(rill_registry_init());
   struct {
     const char *name;
     fail_alloc_op op;
-  } runs[] = {{"multiclass_nms3", run_nms},
-              {"prior_box", run_prior_box},
-              {"sequence_conv", run_sequence_conv},
-              {"sequence_pool", run_sequence_pool},
-              {"bipartite_match", run_bipartite_match},
-              {"bipartite_match (sorted)", run_bipartite_match_sorted},
-              {"mine_hard_examples", run_mine_hard_examples}};
+    const char *arg;
+  } runs[] = {{"multiclass_nms3", run_nms, NULL},
+              {"prior_box", run_prior_box, NULL},
+              {"sequence_conv", run_sequence_conv, NULL},
+              {"sequence_pool", run_sequence_pool, NULL},
+              {"bipartite_match", run_bipartite_match, NULL},
+              {"bipartite_match (sorted)", run_bipartite_match_sorted, NULL},
+              {"mine_hard_examples", run_mine_hard_examples, NULL},
+              {"matrix_nms", run_batched_nms, "matrix_nms"},
+              {"locality_aware_nms", run_batched_nms, "locality_aware_nms"},
+              {"retinanet_detection_output", run_retinanet, NULL},
+              {"distribute_fpn_proposals, collect_fpn_proposals", run_fpn, NULL}};
   for (size_t i = 0; i < RILL_COUNTOF(runs); i++) {
     char why[512] = "";
-    long n = fail_alloc_sweep(runs[i].op, NULL, NULL, 5000, false, why, sizeof why);
+    long n = fail_alloc_sweep(runs[i].op, NULL, (void *)runs[i].arg, 5000, false, why,
+                              sizeof why);
     fail_alloc_uninstall();
     cr_assert_geq(n, 5, "%s: %ld failing runs: %s", runs[i].name, n, why);
   }

@@ -90,6 +90,17 @@ CASES = ['iou', 'box_coder', 'prior_box', 'density_prior_box', 'anchor_generator
          'yolov3_loss', 'yolov3_loss_plain']
 
 
+def feeder(fluid, d, feed):
+    """inp(name, shape, dtype, lod, key): a fluid.data input fed d[key or name] (with the
+    LoD lengths `lod`), recorded in feed as gen_seqops.run takes it."""
+    def inp(name, shape, dtype='float32', lod=None, key=None):
+        v = fluid.data(name, shape, dtype, lod_level=1 if lod else 0)
+        arr = d[key or name]
+        feed[name] = (arr, lod) if lod else arr
+        return v
+    return inp
+
+
 def build(fluid, case):
     """Returns (main, startup, feed, fetch, {parameter name: value to set}), as
     gen_seqops.run takes them."""
@@ -98,11 +109,7 @@ def build(fluid, case):
     main, startup = fluid.Program(), fluid.Program()
     feed, fetch, values = {}, [], {}
     with fluid.program_guard(main, startup):
-        def inp(name, shape, dtype='float32', lod=None, key=None):
-            v = fluid.data(name, shape, dtype, lod_level=1 if lod else 0)
-            arr = d[key or name]
-            feed[name] = (arr, lod) if lod else arr
-            return v
+        inp = feeder(fluid, d, feed)
 
         if case == 'iou':
             gt = inp('gt', [None, 4], lod=[[2, 3]])
@@ -274,9 +281,10 @@ def build(fluid, case):
     return main, startup, feed, fetch, values
 
 
-def run(fluid, case):
-    """Paddle's (or rill's) outputs as numpy arrays and their LoDs, run by gen_seqops.run."""
-    outs, lods = gen_seqops.run(fluid, build, case, lod=True)
+def run(fluid, case, builder=None):
+    """Paddle's (or rill's) outputs as numpy arrays and their LoDs, run by gen_seqops.run
+    on builder's program (this module's build by default)."""
+    outs, lods = gen_seqops.run(fluid, builder or build, case, lod=True)
     return outs, [[list(x) for x in lod] for lod in lods]
 
 
