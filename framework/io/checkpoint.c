@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "framework/base/alloc.h"
+#include "framework/base/hash.h"
 #include "framework/io/crc32c.h"
 #include "framework/io/file.h"
 #include "framework/io/stream.h"
@@ -49,10 +50,7 @@ void rill_ckpt_crash_point(const char *dir, const char *phase, int64_t step) {
 }
 
 uint64_t rill_ckpt_hash_bytes(const void *data, size_t n) {
-  const uint8_t *p = data;
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-  return h;
+  return rill_fnv1a64(data, n);
 }
 
 /* ------------------------------------------------------------- snapshot ------- */

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "framework/base/alloc.h"
+#include "framework/base/hash.h"
 #include "framework/program/program_impl.h"
 #include "framework/rpc/dist.h"
 #include "framework/transform/opedit.h"
@@ -72,9 +73,7 @@ rill_status *rill_dist_slice(const int64_t *dims, int ndims, int64_t slice_count
 }
 
 uint64_t rill_dist_hash(const char *name) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 0x100000001b3ULL;
-  return h;
+  return rill_fnv1a64_str(name);
 }
 
 /* ------------------------------------------------------------------ model ----- */

@@ -3,16 +3,14 @@
 #include <math.h>
 #include <stdatomic.h>
 
+#include "framework/base/hash.h"
 #include "framework/base/random.h"
 #include "kernels/cpu/tensor_ops.h"
 
 /* The seed a kernel uses: the attribute, or (0) the default mixed with the output's name. */
 uint64_t rill_random_seed(const rill_kernel_ctx *ctx, int32_t seed_attr) {
   if (seed_attr != 0) return (uint64_t)(uint32_t)seed_attr;
-  uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-  const char *name = rill_kout_name(ctx, 0, 0);
-  for (const unsigned char *p = (const unsigned char *)name; *p; p++) h = (h ^ *p) * 0x100000001b3ULL;
-  return h ^ RILL_RANDOM_DEFAULT_SEED;
+  return rill_fnv1a64_str(rill_kout_name(ctx, 0, 0)) ^ RILL_RANDOM_DEFAULT_SEED;
 }
 
 static atomic_uint_fast64_t unseeded_runs;
