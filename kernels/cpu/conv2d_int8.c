@@ -54,12 +54,16 @@ static rill_status *weights_for(rill_kernel_ctx *ctx, const rill_tensor *f, int6
 }
 
 rill_status *rill_cpu_conv2d_int8_fp32(rill_kernel_ctx *ctx) {
-  rill_tensor *x = NULL, *f = NULL, *s = NULL, *y = NULL;
+  rill_tensor *x = NULL, *f = NULL, *s = NULL, *fs = NULL, *y = NULL;
   RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_INT8_IN_INPUT, 0, RILL_DTYPE_FP32, &x));
   RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_INT8_IN_FILTER, 0, RILL_DTYPE_FP32, &f));
-  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_INT8_IN_SCALE, 0, RILL_DTYPE_FP32, &s));
+  bool has_s = rill_kin(ctx, RILL_CONV2D_INT8_IN_SCALE, 0) != NULL;
+  bool has_fs = rill_kin(ctx, RILL_CONV2D_INT8_IN_FILTER_SCALE, 0) != NULL;
+  if (!has_s && !has_fs) return rill_kernel_error(ctx, "needs input Scale or FilterScale");
+  if (has_s) RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_INT8_IN_SCALE, 0, RILL_DTYPE_FP32, &s));
+  if (has_fs) RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_INT8_IN_FILTER_SCALE, 0, RILL_DTYPE_FP32, &fs));
   RILL_TRY(rill_kout_need(ctx, RILL_CONV2D_INT8_OUT_OUTPUT, 0, RILL_DTYPE_FP32, &y));
-  if (rill_tensor_numel(s) < 1)
+  if (s && rill_tensor_numel(s) < 1)
     return rill_kernel_error(ctx, "input Scale (%s) is empty, expected one value",
                              rill_kin_name(ctx, RILL_CONV2D_INT8_IN_SCALE, 0));
   float range = ctx->attrs[RILL_CONV2D_INT8_ATTR_MAX_RANGE].v.f;
@@ -75,6 +79,10 @@ rill_status *rill_cpu_conv2d_int8_fp32(rill_kernel_ctx *ctx) {
   if (k > RILL_I8_MAX_K)
     return rill_kernel_error(ctx, "Filter (%s) sums %lld products per output, more than int32 holds "
                              "exactly (%d)", rill_kin_name(ctx, 1, 0), (long long)k, RILL_I8_MAX_K);
+  if (fs && rill_tensor_numel(fs) != g.m)
+    return rill_kernel_error(ctx, "input FilterScale (%s) holds %lld scales, Filter (%s) has %lld output channels",
+                             rill_kin_name(ctx, RILL_CONV2D_INT8_IN_FILTER_SCALE, 0),
+                             (long long)rill_tensor_numel(fs), rill_kin_name(ctx, 1, 0), (long long)g.m);
   rill_dims od = {4, {g.n, g.m, g.oh, g.ow}};
   RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_INT8_OUT_OUTPUT, 0, y, &od));
   if (rill_overlaps(rill_tensor_ptr(y), rill_tensor_nbytes(y), rill_tensor_ptr(x), rill_tensor_nbytes(x)))
@@ -95,7 +103,11 @@ rill_status *rill_cpu_conv2d_int8_fp32(rill_kernel_ctx *ctx) {
   const rill_i8_weights *w = NULL;
   rill_status *st = weights_for(ctx, f, g.m, k, g.groups, &local, &w);
   if (!st) {
-    rill_i8_out out = {.f32 = rill_tensor_ptr(y), .scale = *(const float *)rill_tensor_ptr(s), .range = range};
+    rill_i8_out out = {.f32 = rill_tensor_ptr(y),
+                       .row_scale = fs ? rill_tensor_ptr(fs) : NULL,
+                       .no_scale = !s,
+                       .scale = s ? *(const float *)rill_tensor_ptr(s) : 1.0f,
+                       .range = range};
     if (!rill_i8_conv(ctx->dev, rill_dev_threads(ctx->dev), rill_i8_path_for_cpu(), &g, xq, w, &out))
       st = rill_oom();
   }

@@ -281,13 +281,22 @@ typedef struct conv_job {
   int8_t *scratch[RILL_DEVICE_MAX_THREADS];
 } conv_job;
 
-static void store_tile(const int32_t *tile, int nr, int64_t rows, int64_t cols, const rill_i8_out *y,
-                       int64_t off, int64_t ldy) {
+/* Rows [row0, row0 + rows) of the tile into y at off (row stride ldy). */
+static void store_tile(const int32_t *tile, int nr, int64_t row0, int64_t rows, int64_t cols,
+                       const rill_i8_out *y, int64_t off, int64_t ldy) {
   for (int64_t i = 0; i < rows; i++) {
     const int32_t *t = tile + i * nr;
     if (y->f32) {
-      float *o = y->f32 + off + i * ldy;
-      for (int64_t j = 0; j < cols; j++) o[j] = (float)t[j] * y->scale / y->range;
+      float *o = y->f32 + off + i * ldy, s = y->scale, r = y->range;
+      if (y->row_scale) {
+        float rs = y->row_scale[row0 + i];
+        if (y->no_scale)
+          for (int64_t j = 0; j < cols; j++) o[j] = (float)t[j] * rs / r;
+        else
+          for (int64_t j = 0; j < cols; j++) o[j] = (float)t[j] * rs * s / r;
+      } else {
+        for (int64_t j = 0; j < cols; j++) o[j] = (float)t[j] * s / r;
+      }
     } else {
       memcpy(y->i32 + off + i * ldy, t, (size_t)cols * sizeof *t);
     }
@@ -329,7 +338,7 @@ static bool conv_part(void *arg, int64_t part, int slot) {
     for (int64_t p = 0; p < npanels; p++) {
       j->ukr(ab, panels + p * kp * nr, kp / 4, rs, tile);
       int64_t off = (img * g->m + grp * w->mg + rb * MR) * j->npos + n0 + p * nr;
-      store_tile(tile, nr, rows, min64(nr, wd - p * nr), j->y, off, j->npos);
+      store_tile(tile, nr, grp * w->mg + rb * MR, rows, min64(nr, wd - p * nr), j->y, off, j->npos);
     }
   }
   return true;

@@ -57,11 +57,16 @@ void rill_i8_weights_free(rill_i8_weights *w);
  * integer in [-128, 127]. */
 bool rill_i8_from_levels(const float *x, int64_t n, int8_t *out, int64_t *bad);
 
-/* Where the sums go: i32 as they are, or f32 = (float)sum * scale / range (the order of
- * fake_dequantize_max_abs, so the float results equal its output on the float sums). */
+/* Where the sums go: i32 as they are, or f32 = (float)sum * row_scale[r] * scale / range
+ * for output row (channel) r, each factor only where present (row_scale NULL: none;
+ * no_scale: no per-tensor scale), in the order of fake_dequantize_max_abs (per-tensor)
+ * and fake_channel_wise_dequantize_max_abs (per channel, then the activation's scale),
+ * so the float results equal theirs on the float sums. */
 typedef struct rill_i8_out {
   int32_t *i32;
   float *f32;
+  const float *row_scale; /* one per output row (all groups), or NULL */
+  bool no_scale;
   float scale, range;
 } rill_i8_out;
 
