@@ -882,38 +882,87 @@ static const char *const int8_quantizers[] = {
     "fake_quantize_range_abs_max",
 };
 
+/* Rank of the declared variable `name`, or -1 when unknown. */
+static int declared_rank(const rill_program *p, const char *name) {
+  const rill_var_desc *d = rill_block_find_var(p, 0, name);
+  return d && d->has_tensor ? d->dims.n : -1;
+}
+
+/* The float op's own conditions for an int8 rewrite, and the attributes it gives the
+ * int8 op f: *ok false where the op is not of the covered form. */
+typedef rill_status *(*int8_fit_fn)(const rill_program *p, const rill_op_desc *op, rill_op_desc *f, bool *ok);
+
+static rill_status *int8_fit_conv(const rill_program *p, const rill_op_desc *op, rill_op_desc *f, bool *ok) {
+  (void)p;
+  RILL_TRY(attr_str_is(op, "data_format", nchw, 2, ok));
+  for (size_t k = 0; k < RILL_COUNTOF(conv_attr_names) && *ok; k++) RILL_TRY(copy_attr(f, op, conv_attr_names[k]));
+  return NULL;
+}
+
+/* mul with a 2-D weight (y_num_col_dims 1) */
+static rill_status *int8_fit_mul(const rill_program *p, const rill_op_desc *op, rill_op_desc *f, bool *ok) {
+  int32_t yn;
+  RILL_TRY(attr_int(op, "y_num_col_dims", &yn));
+  *ok = yn == 1 && declared_rank(p, in1(op, "Y")) == 2;
+  if (*ok) RILL_TRY(copy_attr(f, op, "x_num_col_dims"));
+  return NULL;
+}
+
+/* matmul of X (rank >= 2, declared) by a 2-D weight, neither transposed, alpha 1: a mul
+ * with x_num_col_dims = rank(X) - 1 */
+static rill_status *int8_fit_matmul(const rill_program *p, const rill_op_desc *op, rill_op_desc *f, bool *ok) {
+  rill_attr_value tx, ty, alpha;
+  RILL_TRY(attr_of(op, "transpose_X", &tx));
+  RILL_TRY(attr_of(op, "transpose_Y", &ty));
+  RILL_TRY(attr_of(op, "alpha", &alpha));
+  int xr = declared_rank(p, in1(op, "X"));
+  *ok = !tx.v.b && !ty.v.b && alpha.v.f == 1.0f && xr >= 2 && declared_rank(p, in1(op, "Y")) == 2;
+  if (!*ok) return NULL;
+  rill_attr_value xn = {.type = RILL_ATTR_INT, .v.i = xr - 1};
+  return rill_opd_attr(f, "x_num_col_dims", &xn);
+}
+
 /* A float op over levels followed by its dequantizer, and the int8 op that computes
- * both: the fused op reads Input (the levels), Filter (levels of the weight) and the
- * dequantizer's scales, writes Output, and takes the float op's `attrs` plus the
+ * both: the fused op reads `f_in` (the levels), `f_w` (levels of the weight) and the
+ * dequantizer's scales, writes `f_out`, takes what `fit` gives it, plus the
  * dequantizer's divisor as max_range. A per-tensor dequantizer (channel_wise false)
  * gives Scale and its `dq_range` attribute; a channel-wise one (its `dq_scale` slot
  * holding the per-output-channel scales, then optionally the activation's) gives
  * FilterScale (and Scale), and max_range from its quant_bits, where its channel axis
- * (quant_axis with one scale, x_num_col_dims with two) is `dq_axis` (the output channel). */
+ * (quant_axis with one scale, x_num_col_dims with two) is the output channel: `dq_axis`,
+ * or with -1 the output's last axis, the int8 op's x_num_col_dims. */
 typedef struct int8_pattern {
   const char *op, *in_slot, *weight_slot, *out_slot;
   const char *dequant, *dq_in, *dq_scale, *dq_out, *dq_range;
   bool channel_wise;
   int dq_axis;
-  const char *fused;
-  const char *const *attrs;
-  size_t nattrs;
+  const char *fused, *f_in, *f_w, *f_out;
+  int8_fit_fn fit;
 } int8_pattern;
 
+#define INT8_PER_TENSOR "fake_dequantize_max_abs", "X", "Scale", "Out", "max_range", false, 0
+#define INT8_PER_CHANNEL(axis) "fake_channel_wise_dequantize_max_abs", "X", "Scales", "Out", NULL, true, axis
 static const int8_pattern int8_patterns[] = {
-    {"conv2d", "Input", "Filter", "Output", "fake_dequantize_max_abs", "X", "Scale", "Out", "max_range", false, 0,
-     "conv2d_int8", conv_attr_names, RILL_COUNTOF(conv_attr_names)},
-    {"conv2d", "Input", "Filter", "Output", "fake_channel_wise_dequantize_max_abs", "X", "Scales", "Out", NULL,
-     true, 1, "conv2d_int8", conv_attr_names, RILL_COUNTOF(conv_attr_names)},
+    {"conv2d", "Input", "Filter", "Output", INT8_PER_TENSOR, "conv2d_int8", "Input", "Filter", "Output", int8_fit_conv},
+    {"conv2d", "Input", "Filter", "Output", INT8_PER_CHANNEL(1), "conv2d_int8", "Input", "Filter", "Output",
+     int8_fit_conv},
+    {"mul", "X", "Y", "Out", INT8_PER_TENSOR, "mul_int8", "X", "Y", "Out", int8_fit_mul},
+    {"mul", "X", "Y", "Out", INT8_PER_CHANNEL(-1), "mul_int8", "X", "Y", "Out", int8_fit_mul},
+    {"matmul", "X", "Y", "Out", INT8_PER_TENSOR, "mul_int8", "X", "Y", "Out", int8_fit_matmul},
+    {"matmul", "X", "Y", "Out", INT8_PER_CHANNEL(-1), "mul_int8", "X", "Y", "Out", int8_fit_matmul},
 };
+#undef INT8_PER_TENSOR
+#undef INT8_PER_CHANNEL
 
 /* The scales and divisor the fused op takes from dequantizer dq of pattern pt:
- * *scale (NULL: none), *fscale (per output channel; NULL: none), *range; *ok false
- * where dq is not of the form the pattern covers. */
+ * *scale (NULL: none), *fscale (per output channel; NULL: none), *range, and the
+ * channel axis of a channel-wise one (*axis; -1 for per-tensor); *ok false where dq is
+ * not of the form the pattern covers. */
 static rill_status *int8_dequant_scales(const int8_pattern *pt, const rill_op_desc *dq, const char **scale,
-                                        const char **fscale, float *range, bool *ok) {
+                                        const char **fscale, float *range, int32_t *axis, bool *ok) {
   *ok = false;
   *scale = *fscale = NULL;
+  *axis = -1;
   if (!pt->channel_wise) {
     *scale = in1(dq, pt->dq_scale);
     rill_attr_value a;
@@ -925,8 +974,7 @@ static rill_status *int8_dequant_scales(const int8_pattern *pt, const rill_op_de
   }
   const rill_op_slot *sl = rill_op_input(dq, pt->dq_scale);
   if (!sl || sl->nargs < 1 || sl->nargs > 2) return NULL;
-  int32_t axis;
-  RILL_TRY(attr_int(dq, sl->nargs == 1 ? "quant_axis" : "x_num_col_dims", &axis));
+  RILL_TRY(attr_int(dq, sl->nargs == 1 ? "quant_axis" : "x_num_col_dims", axis));
   rill_attr_value qb;
   RILL_TRY(attr_of(dq, "quant_bits", &qb));
   bool bits_ok = qb.type == RILL_ATTR_INTS && qb.n >= sl->nargs;
@@ -938,7 +986,7 @@ static rill_status *int8_dequant_scales(const int8_pattern *pt, const rill_op_de
     if (bits_ok) r = k ? r * (float)((1 << (b - 1)) - 1) : (float)((1 << (b - 1)) - 1);
   }
   rill_attr_value_clear(&qb);
-  if (!bits_ok || axis != pt->dq_axis) return NULL;
+  if (!bits_ok || (pt->dq_axis >= 0 && *axis != pt->dq_axis)) return NULL;
   *fscale = sl->args[0];
   *scale = sl->nargs == 2 ? sl->args[1] : NULL;
   *range = r;
@@ -996,11 +1044,9 @@ static rill_status *int8_body(rill_program *p, void *ctx, size_t *count) {
         extra = true;
     }
     if (extra) continue;
-    bool levels, layout_ok;
+    bool levels;
     if ((st = int8_levels_in(p, i, in, &levels))) break;
     if (!levels) continue;
-    if ((st = attr_str_is(op, "data_format", nchw, 2, &layout_ok))) break;
-    if (!layout_ok) continue;
     long r = next_reader(b, i, y);
     if (r < 0) continue;
     const rill_op_desc *dq = &b->ops[r];
@@ -1011,8 +1057,9 @@ static rill_status *int8_body(rill_program *p, void *ctx, size_t *count) {
     if (!pt) continue;
     const char *dx = in1(dq, pt->dq_in), *out = out1(dq, pt->dq_out), *scale, *fscale;
     float range;
+    int32_t axis;
     bool dq_ok;
-    if ((st = int8_dequant_scales(pt, dq, &scale, &fscale, &range, &dq_ok))) break;
+    if ((st = int8_dequant_scales(pt, dq, &scale, &fscale, &range, &axis, &dq_ok))) break;
     if (!dq_ok || !dx || strcmp(dx, y) != 0 || !out || !quiet_between(p, i, (size_t)r, out)) continue;
     bool scale_moves = false; /* the fused op reads the scales at the float op's place */
     for (size_t k = i; k < (size_t)r; k++)
@@ -1022,17 +1069,22 @@ static rill_status *int8_body(rill_program *p, void *ctx, size_t *count) {
     rill_op_desc f;
     if ((st = rill_opd_init(&f, pt->fused))) break;
     const char *ia[] = {in}, *fa[] = {w}, *sa[] = {scale}, *fsa[] = {fscale}, *oa[] = {out};
-    if (!(st = rill_opd_input(&f, "Input", ia, 1)) && !(st = rill_opd_input(&f, "Filter", fa, 1)) &&
+    bool fits = false;
+    if (!(st = rill_opd_input(&f, pt->f_in, ia, 1)) && !(st = rill_opd_input(&f, pt->f_w, fa, 1)) &&
         !(st = scale ? rill_opd_input(&f, "Scale", sa, 1) : NULL) &&
         !(st = fscale ? rill_opd_input(&f, "FilterScale", fsa, 1) : NULL) &&
-        !(st = rill_opd_output(&f, "Output", oa, 1))) {
-      for (size_t k = 0; k < pt->nattrs && !st; k++) st = copy_attr(&f, op, pt->attrs[k]);
+        !(st = rill_opd_output(&f, pt->f_out, oa, 1)) && !(st = pt->fit(p, op, &f, &fits)) && fits) {
       rill_attr_value rv = {.type = RILL_ATTR_FLOAT, .v.f = range};
-      if (!st) st = rill_opd_attr(&f, "max_range", &rv);
+      st = rill_opd_attr(&f, "max_range", &rv);
+      if (!st && pt->channel_wise && pt->dq_axis < 0) { /* the channels: the output's last axis */
+        int32_t xn;
+        if (!(st = attr_int(&f, "x_num_col_dims", &xn))) fits = axis == xn;
+      }
     }
-    if (st) {
+    if (st || !fits) {
       rill_op_desc_clear(&f);
-      break;
+      if (st) break;
+      continue;
     }
     commit_fusion(b, i, &f, dead, (const long[]){r}, 1, count);
   }

@@ -6,6 +6,7 @@
 
 #include "framework/base/alloc.h"
 #include "framework/base/isa.h"
+#include "kernels/cpu/kernels.h"
 
 #define MR RILL_I8_MR
 #define NR_MAX 32
@@ -44,9 +45,11 @@ void rill_i8_weights_free(rill_i8_weights *w) {
 
 static bool is_level(float v, float lo, float hi) { return v >= lo && v <= hi && v == (float)(int)v; }
 
-rill_i8_pack_result rill_i8_weights_pack(const float *w, int64_t m, int64_t k, int64_t groups,
+rill_i8_pack_result rill_i8_weights_pack(const float *w, int64_t m, int64_t k, int64_t groups, bool trans,
                                          rill_i8_weights *o, int64_t *bad) {
   memset(o, 0, sizeof *o);
+  if (trans) groups = 1;
+  o->trans = trans;
   int64_t mg = m / groups, mgp = round_up(mg, MR), kp = round_up(k, 4);
   o->src = w;
   o->m = m;
@@ -66,17 +69,18 @@ rill_i8_pack_result rill_i8_weights_pack(const float *w, int64_t m, int64_t k, i
   for (int64_t g = 0; g < groups; g++)
     for (int64_t r = 0; r < mg; r++) {
       int64_t row = g * mg + r;
-      const float *src = w + row * k;
+      /* element kk of the row: w[row k + kk], or w[kk m + row] transposed */
+      int64_t at = trans ? row : row * k, step = trans ? m : 1;
       int8_t *blk = o->a + (g * mgp + r / MR * MR) * kp;
       int64_t i = r % MR;
       int32_t sum = 0;
-      for (int64_t kk = 0; kk < k; kk++) {
-        if (!is_level(src[kk], -127.0f, 127.0f)) {
-          *bad = row * k + kk;
+      for (int64_t kk = 0; kk < k; kk++, at += step) {
+        if (!is_level(w[at], -127.0f, 127.0f)) {
+          *bad = at;
           rill_i8_weights_free(o);
           return RILL_I8_NOT_LEVEL;
         }
-        int v = (int)src[kk];
+        int v = (int)w[at];
         blk[(kk >> 2) * MR * 4 + i * 4 + (kk & 3)] = (int8_t)v;
         sum += v;
       }
@@ -370,4 +374,94 @@ bool rill_i8_conv(const rill_device_services *dev, int64_t threads, rill_i8_path
   bool ok = rill_dev_parallel_for(dev, t, per * j.chunks, conv_part, &j);
   for (int i = 0; i < RILL_DEVICE_MAX_THREADS; i++) rill_free(j.scratch[i]);
   return ok;
+}
+
+/* ------------------------------------------------------- kept weights ----- */
+
+static void packed_destroy(rill_buffer_derived *d) {
+  rill_i8_weights *w = (rill_i8_weights *)d;
+  rill_i8_weights_free(w);
+  rill_free(w);
+}
+
+static bool packed_fits(const rill_i8_weights *w, const float *src, int64_t m, int64_t k, int64_t groups,
+                        bool trans) {
+  return w->src == src && w->m == m && w->k == k && w->groups == (trans ? 1 : groups) && w->trans == trans;
+}
+
+static rill_status *pack_error(rill_kernel_ctx *ctx, size_t slot, rill_i8_pack_result r, int64_t bad,
+                               const float *f) {
+  if (r == RILL_I8_OOM) return rill_oom();
+  return rill_kernel_error(ctx, "%s (%s) value %lld is %g, not an integer level in [-127, 127]",
+                           ctx->schema->inputs[slot].name, rill_kin_name(ctx, slot, 0), (long long)bad,
+                           (double)f[bad]);
+}
+
+rill_status *rill_i8_weights_for(rill_kernel_ctx *ctx, size_t slot, const rill_tensor *f, int64_t m, int64_t k,
+                                 int64_t groups, bool trans, rill_i8_weights *local, const rill_i8_weights **out) {
+  const float *src = rill_tensor_ptr(f);
+  rill_buffer *buf = f->buf;
+  int64_t bad = 0;
+  if (rill_buffer_immutable(buf)) {
+    rill_buffer_derived *d = rill_buffer_derived_get(buf);
+    if (!d && rill_buffer_derived_claim(buf)) {
+      rill_i8_weights *w = rill_malloc(sizeof *w);
+      rill_i8_pack_result r = w ? rill_i8_weights_pack(src, m, k, groups, trans, w, &bad) : RILL_I8_OOM;
+      if (r == RILL_I8_PACKED) {
+        w->hdr.destroy = packed_destroy;
+        d = &w->hdr;
+      } else {
+        rill_free(w);
+      }
+      rill_buffer_derived_publish(buf, d);
+      if (r != RILL_I8_PACKED) return pack_error(ctx, slot, r, bad, src);
+    }
+    if (d && d->destroy == packed_destroy && packed_fits((const rill_i8_weights *)d, src, m, k, groups, trans)) {
+      *out = (const rill_i8_weights *)d;
+      return NULL;
+    }
+  }
+  rill_i8_pack_result r = rill_i8_weights_pack(src, m, k, groups, trans, local, &bad);
+  if (r != RILL_I8_PACKED) return pack_error(ctx, slot, r, bad, src);
+  *out = local;
+  return NULL;
+}
+
+/* ------------------------------------------------- kernel-side helpers ----- */
+
+rill_status *rill_i8_input_levels(rill_kernel_ctx *ctx, size_t slot, const rill_tensor *x, int8_t **out) {
+  int64_t n = rill_tensor_numel(x), bad = 0;
+  int8_t *q = rill_aligned_alloc((size_t)n + 1, 64);
+  if (!q) return rill_oom();
+  if (!rill_i8_from_levels(rill_tensor_ptr(x), n, q, &bad)) {
+    rill_free(q);
+    return rill_kernel_error(ctx, "%s (%s) value %lld is %g, not an integer level in [-128, 127]",
+                             ctx->schema->inputs[slot].name, rill_kin_name(ctx, slot, 0), (long long)bad,
+                             (double)((const float *)rill_tensor_ptr(x))[bad]);
+  }
+  *out = q;
+  return NULL;
+}
+
+rill_status *rill_i8_dequant_of(rill_kernel_ctx *ctx, size_t scale_slot, size_t row_slot, int64_t rows,
+                                float max_range, rill_i8_out *y) {
+  rill_tensor *s = NULL, *rs = NULL;
+  if (rill_kin(ctx, scale_slot, 0)) RILL_TRY(rill_kin_need(ctx, scale_slot, 0, RILL_DTYPE_FP32, &s));
+  if (rill_kin(ctx, row_slot, 0)) RILL_TRY(rill_kin_need(ctx, row_slot, 0, RILL_DTYPE_FP32, &rs));
+  if (!s && !rs)
+    return rill_kernel_error(ctx, "needs input %s or %s", ctx->schema->inputs[scale_slot].name,
+                             ctx->schema->inputs[row_slot].name);
+  if (s && rill_tensor_numel(s) < 1)
+    return rill_kernel_error(ctx, "input %s (%s) is empty, expected one value", ctx->schema->inputs[scale_slot].name,
+                             rill_kin_name(ctx, scale_slot, 0));
+  if (rs && rill_tensor_numel(rs) != rows)
+    return rill_kernel_error(ctx, "input %s (%s) holds %lld scales for %lld output channels",
+                             ctx->schema->inputs[row_slot].name, rill_kin_name(ctx, row_slot, 0),
+                             (long long)rill_tensor_numel(rs), (long long)rows);
+  if (!(max_range > 0)) return rill_kernel_error(ctx, "attribute max_range is %g, must be > 0", (double)max_range);
+  y->row_scale = rs ? rill_tensor_ptr(rs) : NULL;
+  y->no_scale = !s;
+  y->scale = s ? *(const float *)rill_tensor_ptr(s) : 1.0f;
+  y->range = max_range;
+  return NULL;
 }

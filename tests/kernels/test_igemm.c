@@ -66,7 +66,7 @@ static void check_shape(const shape *s, int fill) {
   reference(&g, x, w, want);
   rill_i8_weights pw;
   int64_t bad = -1;
-  cr_assert_eq(rill_i8_weights_pack(w, s->m, k, s->groups, &pw, &bad), RILL_I8_PACKED);
+  cr_assert_eq(rill_i8_weights_pack(w, s->m, k, s->groups, false, &pw, &bad), RILL_I8_PACKED);
   for (int path = RILL_I8_SCALAR; path <= (int)rill_i8_path_for_cpu(); path++)
     for (int64_t threads = 1; threads <= 3; threads += 2) {
       memset(got, 0x5a, sizeof(int32_t) * (size_t)ny);
@@ -141,7 +141,7 @@ Test(igemm, values_that_are_not_levels_are_refused) {
     w[4] = bad_w[i];
     rill_i8_weights pw;
     int64_t bad = -1;
-    cr_assert_eq(rill_i8_weights_pack(w, 2, 3, 1, &pw, &bad), RILL_I8_NOT_LEVEL, "w = %g", (double)bad_w[i]);
+    cr_assert_eq(rill_i8_weights_pack(w, 2, 3, 1, false, &pw, &bad), RILL_I8_NOT_LEVEL, "w = %g", (double)bad_w[i]);
     cr_assert_eq(bad, 4);
   }
   const float bad_x[] = {0.25f, 128.0f, -129.0f, NAN};

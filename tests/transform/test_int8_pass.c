@@ -3,7 +3,8 @@
  * float simulation's bit for bit while every float sum is exact (below 2^24), on every
  * vector path (scalar, AVX2, AVX-512 VNNI); what the pattern's conditions exclude stays;
  * values that are not levels are an error naming the op and the variable. The int8
- * ResNet-50 of Paddle-Lite (53 convs) runs both ways with synthetic level weights. */
+ * ResNet-50 of Paddle-Lite (53 convs, one fc) runs both ways with synthetic level
+ * weights; mul and matmul with a 2-D weight become mul_int8. */
 #include <criterion/criterion.h>
 
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "framework/inference/predictor.h"
 #include "framework/registry/registry.h"
 #include "framework/transform/infer_passes.h"
+#include "framework/transform/opedit.h"
 #include "prog_util.h"
 #include "support/synth_params.h"
 
@@ -316,8 +318,8 @@ static int by_name(const void *a, const void *b) {
 
 /* The model saved (program + one combined parameter file) and run by two predictors,
  * -O2 with and without INT8 (memory plan on, weights immutable): the probabilities
- * equal `want` (the int8 executor run) both ways, and INT8 rewrote all 53 convs where
- * the CPU runs AVX2. */
+ * equal `want` (the int8 executor run) both ways, and INT8 rewrote all 53 convs and the
+ * fc's mul where the CPU runs AVX2. */
 static void predictor_matches(rill_program *p, rill_scope *scope, rill_tensor *want) {
   char dir[] = "/tmp/rill_int8_resnet_XXXXXX", model[256], params[256];
   cr_assert_not_null(mkdtemp(dir));
@@ -348,7 +350,7 @@ static void predictor_matches(rill_program *p, rill_scope *scope, rill_tensor *w
     POK(rill_predictor_config_set_passes(c, k ? RILL_PASS_ALL | RILL_PASS_INT8 : RILL_PASS_ALL));
     rill_predictor *pr = NULL;
     POK(rill_predictor_create(c, &pr));
-    cr_assert_eq(rill_predictor_pass_stats(pr)->int8, k && rill_cpu_avx2() ? 53u : 0u);
+    cr_assert_eq(rill_predictor_pass_stats(pr)->int8, k && rill_cpu_avx2() ? 54u : 0u);
     const int64_t xd[] = {1, 3, 64, 64};
     rill_tensor *img = NULL, *out = NULL;
     POK(rill_tensor_create(RILL_DTYPE_FP32, xd, 4, &img));
@@ -381,12 +383,11 @@ Test(int8_pass, int8_resnet50_equals_the_float_simulation_on_every_path) {
   synth_params(pf, scope, 23, level_value);
   size_t n = 0;
   POK(rill_pass_int8(pi, scope, &n));
-  cr_assert_eq(n, 53, "every conv of the program reads levels: %zu rewritten", n);
+  cr_assert_eq(n, 54, "every conv and the fc's mul read levels: %zu rewritten", n);
   cr_assert_eq(prog_find_op(pi, "conv2d", 0), -1);
-  long dq = prog_find_op(pi, "fake_dequantize_max_abs", 0);
-  cr_assert(dq >= 1 && strcmp(prog_opd(pi, (size_t)dq - 1)->type, "mul") == 0,
-            "the fc's dequantizer stays with its mul");
-  cr_assert_eq(prog_find_op(pi, "fake_dequantize_max_abs", (size_t)dq + 1), -1);
+  cr_assert_eq(prog_find_op(pi, "mul", 0), -1);
+  cr_assert_geq(prog_find_op(pi, "mul_int8", 0), 0);
+  cr_assert_eq(prog_find_op(pi, "fake_dequantize_max_abs", 0), -1);
 
   rill_tensor *want[NFETCH] = {NULL}, *got[NFETCH] = {NULL};
   run_resnet(pf, scope, want);
@@ -687,4 +688,167 @@ Test(int8_pass, mnist_with_per_channel_weight_scales_stays_close_to_float) {
   cr_assert_lt(err[0], 0.02, "per-channel: %g", err[0]);
   cr_assert_leq(err[0], err[1], "per-channel %g, per-tensor %g", err[0], err[1]);
   rill_model_destroy(m);
+}
+
+/* ------------------------------------------------------------ mul, matmul ----- */
+
+/* x [2, 3, 10] (or [1, 10] with `one_row`) -> fake_quantize_abs_max -> mul
+ * (x_num_col_dims = rank - 1) or matmul by w [10, 7] -> the per-tensor dequantizer, or
+ * the two-scale channel-wise one (a scale per output column) -> out. */
+static small build_mm(const char *type, bool one_row, bool channel_wise) {
+  small s = {prog_new(), NULL};
+  POK(rill_scope_create(NULL, &s.params));
+  if (one_row) {
+    prog_var(s.p, "x", RILL_DTYPE_FP32, "", 2, 1, 10);
+    prog_var(s.p, "xq", RILL_DTYPE_FP32, "", 2, 1, 10);
+  } else {
+    prog_var(s.p, "x", RILL_DTYPE_FP32, "", 3, 2, 3, 10);
+    prog_var(s.p, "xq", RILL_DTYPE_FP32, "", 3, 2, 3, 10);
+  }
+  if (one_row) {
+    prog_var(s.p, "y", RILL_DTYPE_FP32, "", 2, 1, 7);
+    prog_var(s.p, "out", RILL_DTYPE_FP32, "", 2, 1, 7);
+  } else {
+    prog_var(s.p, "y", RILL_DTYPE_FP32, "", 3, 2, 3, 7);
+    prog_var(s.p, "out", RILL_DTYPE_FP32, "", 3, 2, 3, 7);
+  }
+  prog_var(s.p, "w", RILL_DTYPE_FP32, "p", 2, 10, 7);
+  prog_var(s.p, "ws", RILL_DTYPE_FP32, "p", 1, 7);
+  prog_var(s.p, "s", RILL_DTYPE_FP32, "", 1, 1);
+  rill_tensor *w = NULL, *ws = NULL;
+  POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){10, 7}, 2, &w));
+  POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){7}, 1, &ws));
+  float *wd = rill_tensor_data(w), *wsd = rill_tensor_data(ws);
+  for (int i = 0; i < 70; i++) wd[i] = (float)((i * 53) % 255 - 127);
+  for (int i = 0; i < 7; i++) wsd[i] = 0.125f * (float)(i + 1);
+  scope_bind(s.params, "w", w);
+  scope_bind(s.params, "ws", ws);
+  rill_op_builder *b = prog_op_begin("fake_quantize_abs_max", "X=x", "Out=xq;OutScale=s");
+  POK(rill_op_builder_attr_int(b, "bit_length", 8));
+  prog_op_end(b, s.p);
+  b = prog_op_begin(type, "X=xq;Y=w", "Out=y");
+  if (strcmp(type, "mul") == 0) POK(rill_op_builder_attr_int(b, "x_num_col_dims", one_row ? 1 : 2));
+  prog_op_end(b, s.p);
+  if (channel_wise) {
+    b = prog_op_begin("fake_channel_wise_dequantize_max_abs", "X=y;Scales=ws,s", "Out=out");
+    POK(rill_op_builder_attr_ints(b, "quant_bits", (const int32_t[]){8, 8}, 2));
+    POK(rill_op_builder_attr_int(b, "x_num_col_dims", one_row ? 1 : 2));
+  } else {
+    b = prog_op_begin("fake_dequantize_max_abs", "X=y;Scale=s", "Out=out");
+    POK(rill_op_builder_attr_float(b, "max_range", 127.0f));
+  }
+  prog_op_end(b, s.p);
+  return s;
+}
+
+static rill_tensor *run_mm(small *s, bool one_row, int threads, rill_status **err) {
+  static float x[60];
+  for (int i = 0; i < 60; i++) x[i] = (float)((i * 31) % 47) / 10.0f - 2.3f;
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.num_threads = threads;
+  rill_executor *e = NULL;
+  POK(rill_executor_create(&o, &e));
+  rill_tensor *xt = one_row ? wrap(RILL_DTYPE_FP32, x, 2, 1, 10) : wrap(RILL_DTYPE_FP32, x, 3, 2, 3, 10), *out = NULL;
+  const char *feed = "x", *fetch = "out";
+  *err = rill_executor_run(e, s->p, s->params, &feed, &xt, 1, &fetch, 1, &out);
+  rill_tensor_destroy(xt);
+  rill_executor_destroy(e);
+  return out;
+}
+
+/* mul and matmul by a 2-D weight, one row and 6 rows (X [2, 3, 10]), per-tensor and
+ * per-column scales (the channel-wise dequantizer along the output's last axis):
+ * rewritten to mul_int8, whose output equals the float simulation bit for bit on 1 and
+ * 3 threads; a channel-wise dequantizer along another axis, transpose_Y or a fractional
+ * weight leave the program alone. */
+Test(int8_pass, mul_and_matmul_become_mul_int8) {
+  POK(rill_registry_init());
+  const char *types[] = {"mul", "matmul"};
+  for (int t = 0; t < 2; t++)
+    for (int one_row = 0; one_row < 2; one_row++)
+      for (int cw = 0; cw < 2; cw++) {
+        small s = build_mm(types[t], one_row, cw);
+        rill_status *st = NULL;
+        rill_tensor *want = run_mm(&s, one_row, 1, &st);
+        POK(st);
+        size_t n = 0;
+        POK(rill_pass_int8(s.p, s.params, &n));
+        cr_assert_eq(n, 1u, "%s rows %d channel-wise %d", types[t], !one_row, cw);
+        long f = prog_find_op(s.p, "mul_int8", 0);
+        cr_assert_geq(f, 0);
+        cr_assert_eq(prog_find_op(s.p, types[t], 0), -1);
+        if (cw) cr_assert_str_eq(prog_arg(s.p, (size_t)f, true, "FilterScale", 0), "ws");
+        for (int threads = 1; threads <= 3; threads += 2) {
+          rill_tensor *got = run_mm(&s, one_row, threads, &st);
+          POK(st);
+          expect_same(want, got, "mul_int8 vs float simulation");
+          rill_tensor_destroy(got);
+        }
+        double nz = 0;
+        for (int64_t i = 0; i < rill_tensor_numel(want); i++) nz += fabsf(((const float *)rill_tensor_data(want))[i]);
+        cr_assert_gt(nz, 0);
+        rill_tensor_destroy(want);
+        small_free(&s);
+      }
+  /* transpose_Y, a fractional weight, channels along axis 1 of [2, 3, 7]: left alone */
+  for (int c = 0; c < 3; c++) {
+    small s = build_mm("matmul", false, c == 2);
+    long mm = prog_find_op(s.p, "matmul", 0);
+    if (c == 2) {
+      long dq = prog_find_op(s.p, "fake_channel_wise_dequantize_max_abs", 0);
+      POK(rill_opd_attr_int(&s.p->blocks[0].ops[dq], "x_num_col_dims", 1));
+    } else if (c == 0) {
+      rill_attr_value tv = {.type = RILL_ATTR_BOOLEAN, .v.b = true};
+      POK(rill_opd_attr(&s.p->blocks[0].ops[mm], "transpose_Y", &tv));
+    } else {
+      rill_tensor *w = NULL;
+      POK(rill_scope_get_tensor(s.params, "w", &w));
+      ((float *)rill_tensor_data(w))[3] = 0.5f;
+    }
+    size_t n = 9;
+    POK(rill_pass_int8(s.p, s.params, &n));
+    cr_assert_eq(n, 0, "case %d", c);
+    small_free(&s);
+  }
+}
+
+/* mul_int8 on values that are not levels: an error naming the op, the slot and the
+ * variable, and nothing computed. */
+Test(int8_pass, mul_int8_refuses_values_that_are_not_levels) {
+  POK(rill_registry_init());
+  for (int c = 0; c < 2; c++) {
+    small s = {prog_new(), NULL};
+    POK(rill_scope_create(NULL, &s.params));
+    prog_var(s.p, "x", RILL_DTYPE_FP32, "", 2, 1, 10);
+    prog_var(s.p, "out", RILL_DTYPE_FP32, "", 0);
+    prog_var(s.p, "w", RILL_DTYPE_FP32, "p", 2, 10, 7);
+    prog_var(s.p, "s", RILL_DTYPE_FP32, "p", 1, 1);
+    rill_tensor *w = NULL, *sc = NULL;
+    POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){10, 7}, 2, &w));
+    POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){1}, 1, &sc));
+    float *wd = rill_tensor_data(w);
+    for (int i = 0; i < 70; i++) wd[i] = (float)(i % 9 - 4);
+    if (c == 1) wd[12] = 128.0f;
+    *(float *)rill_tensor_data(sc) = 1.0f;
+    scope_bind(s.params, "w", w);
+    scope_bind(s.params, "s", sc);
+    rill_op_builder *b = prog_op_begin("mul_int8", "X=x;Y=w;Scale=s", "Out=out");
+    POK(rill_op_builder_attr_float(b, "max_range", 127.0f));
+    prog_op_end(b, s.p);
+    float xv[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, c == 0 ? 0.5f : 10};
+    rill_executor *e = exe_new();
+    rill_tensor *x = wrap(RILL_DTYPE_FP32, xv, 2, 1, 10), *out = NULL;
+    const char *feed = "x", *fetch = "out";
+    rill_status *st = rill_executor_run(e, s.p, s.params, &feed, &x, 1, &fetch, 1, &out);
+    cr_assert_null(out);
+    cr_assert_not_null(st);
+    const char *msg = rill_status_message(st);
+    cr_assert(strstr(msg, "mul_int8") && strstr(msg, c == 0 ? "X (x)" : "Y (w)") &&
+                  strstr(msg, "not an integer level"),
+              "%s", msg);
+    rill_status_destroy(st);
+    rill_tensor_destroy(x);
+    rill_executor_destroy(e);
+    small_free(&s);
+  }
 }
