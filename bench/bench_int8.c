@@ -11,7 +11,9 @@
  *    image, packing, the int8 GEMM and the dequantizing store) against OpenBLAS's
  *    cblas_sgemm and rill_sgemm (the float path's GEMM, kernels.md) of the same
  *    m x n x k on float operands already unfolded (the GEMM alone), the three
- *    alternating; the median ratios int8 / OpenBLAS and int8 / rill_sgemm;
+ *    alternating; the median ratios int8 / OpenBLAS and int8 / rill_sgemm; and from
+ *    float levels (conv2d_int8's input), the conv after a full int8 copy of the image
+ *    against the check and the conversion folded into the unfolding (now);
  * 3. per mul shape (2-D weight), 1 thread: mul_int8's GEMM route against rill_sgemm.
  * Each line names the vector path. Run: build/bench_int8 [rounds] [--profile] [--only
  * model|conv|mul] (--profile: also the profiler's table by op type for one run of each
@@ -175,7 +177,7 @@ static void per_layer(int rounds) {
   size_t ng = conv_shapes(gs, 64);
   openblas_set_num_threads(1);
   rill_i8_path path = rill_i8_path_for_cpu();
-  double lsum = 0, lsum2 = 0;
+  double lsum = 0, lsum2 = 0, lsum3 = 0;
   for (size_t l = 0; l < ng; l++) {
     const rill_conv_geom *g = &gs[l];
     int64_t k = g->c / g->groups * g->kh * g->kw, npos = g->oh * g->ow, nx = g->c * g->h * g->w;
@@ -190,8 +192,24 @@ static void per_layer(int rounds) {
     if (rill_i8_weights_pack(w, g->m, k, g->groups, false, &pw, &bad) != RILL_I8_PACKED) exit(1);
     rill_i8_out out = {.f32 = y, .scale = 1.0f, .range = 16129.0f};
     double *ratio = malloc(sizeof(double) * (size_t)rounds), *ratio2 = malloc(sizeof(double) * (size_t)rounds);
-    double ti = 1e9, tf = 1e9, tr = 1e9;
+    double *ratio3 = malloc(sizeof(double) * (size_t)rounds);
+    float *xf = malloc(sizeof(float) * (size_t)nx);
+    int8_t *xc = malloc((size_t)nx);
+    for (int64_t i = 0; i < nx; i++) xf[i] = (float)xq[i];
+    double ti = 1e9, tf = 1e9, tr = 1e9, tcopy = 1e9, tfold = 1e9;
     for (int r = 0; r < rounds; r++) {
+      /* conv2d_int8's input: a full int8 copy then the conv (before), or a check and
+       * the conversion folded into the unfolding (now) */
+      double c0 = now();
+      if (!rill_i8_from_levels(xf, nx, xc, &bad)) exit(1);
+      rill_i8_conv(NULL, 1, path, g, xc, &pw, &out);
+      double c1 = now();
+      if (!rill_i8_check_levels(xf, nx, &bad)) exit(1);
+      rill_i8_conv_levels(NULL, 1, path, g, xf, &pw, &out);
+      double c2 = now();
+      ratio3[r] = (c2 - c1) / (c1 - c0);
+      if (c1 - c0 < tcopy) tcopy = c1 - c0;
+      if (c2 - c1 < tfold) tfold = c2 - c1;
       double t0 = now();
       rill_i8_conv(NULL, 1, path, g, xq, &pw, &out);
       double t1 = now();
@@ -208,14 +226,21 @@ static void per_layer(int rounds) {
     }
     qsort(ratio, (size_t)rounds, sizeof *ratio, cmp_double);
     qsort(ratio2, (size_t)rounds, sizeof *ratio2, cmp_double);
+    qsort(ratio3, (size_t)rounds, sizeof *ratio3, cmp_double);
     lsum += log(ratio[rounds / 2]);
     lsum2 += log(ratio2[rounds / 2]);
+    lsum3 += log(ratio3[rounds / 2]);
     printf("conv %4lld x %5lld x %4lld (%lldx%lld s%lld): int8 conv %7.3f ms, OpenBLAS sgemm %7.3f ms, "
-           "rill_sgemm %7.3f ms (fastest rounds); ratios %.2f, %.2f\n",
+           "rill_sgemm %7.3f ms (fastest rounds); ratios %.2f, %.2f; from float levels: copy %7.3f ms, "
+           "folded %7.3f ms, ratio %.2f\n",
            (long long)g->m, (long long)npos, (long long)k, (long long)g->kh, (long long)g->kw, (long long)g->sh,
-           ti * 1e3, tf * 1e3, tr * 1e3, ratio[rounds / 2], ratio2[rounds / 2]);
+           ti * 1e3, tf * 1e3, tr * 1e3, ratio[rounds / 2], ratio2[rounds / 2], tcopy * 1e3, tfold * 1e3,
+           ratio3[rounds / 2]);
     free(ratio);
     free(ratio2);
+    free(ratio3);
+    free(xf);
+    free(xc);
     rill_i8_weights_free(&pw);
     free(xq);
     free(w);
@@ -226,6 +251,8 @@ static void per_layer(int rounds) {
   printf("per layer (m x n x k, 1 thread, %s): geometric mean of the median ratios over %zu shapes: "
          "int8 / OpenBLAS sgemm (%s kernels) %.2f, int8 / rill_sgemm %.2f\n",
          rill_i8_path_name(path), ng, openblas_get_corename(), exp(lsum / d), exp(lsum2 / d));
+  printf("conv2d_int8's input (1 thread): geometric mean of the median ratios folded conversion / full int8 "
+         "copy: %.2f\n", exp(lsum3 / d));
 }
 
 /* mul / matmul by a 2-D weight (mul_int8's route: Out^T [N, B] = W^T x X^T as the 1 x 1

@@ -30,14 +30,14 @@ rill_status *rill_cpu_conv2d_int8_fp32(rill_kernel_ctx *ctx) {
   if (rill_overlaps(rill_tensor_ptr(y), rill_tensor_nbytes(y), rill_tensor_ptr(x), rill_tensor_nbytes(x)))
     return rill_kernel_error(ctx, "output Output (%s) must not share memory with Input (%s)",
                              rill_kout_name(ctx, 0, 0), rill_kin_name(ctx, 0, 0));
-  int8_t *xq = NULL;
-  RILL_TRY(rill_i8_input_levels(ctx, RILL_CONV2D_INT8_IN_INPUT, x, &xq));
+  /* the levels are checked here and converted as each part unfolds its columns */
+  RILL_TRY(rill_i8_input_check(ctx, RILL_CONV2D_INT8_IN_INPUT, x));
   rill_i8_weights local = {0};
   const rill_i8_weights *w = NULL;
   rill_status *st = rill_i8_weights_for(ctx, RILL_CONV2D_INT8_IN_FILTER, f, g.m, k, g.groups, false, &local, &w);
-  if (!st && !rill_i8_conv(ctx->dev, rill_dev_threads(ctx->dev), rill_i8_path_for_cpu(), &g, xq, w, &out))
+  if (!st && !rill_i8_conv_levels(ctx->dev, rill_dev_threads(ctx->dev), rill_i8_path_for_cpu(), &g,
+                                  rill_tensor_ptr(x), w, &out))
     st = rill_oom();
   rill_i8_weights_free(&local);
-  rill_free(xq);
   return st;
 }

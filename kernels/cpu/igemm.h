@@ -59,6 +59,10 @@ void rill_i8_weights_free(rill_i8_weights *w);
  * integer in [-128, 127]. */
 bool rill_i8_from_levels(const float *x, int64_t n, int8_t *out, int64_t *bad);
 
+/* Whether every one of the n floats is an integer in [-128, 127]; false with *bad the
+ * index of the first that is not. */
+bool rill_i8_check_levels(const float *x, int64_t n, int64_t *bad);
+
 /* Where the sums go: i32 as they are, or f32 = (float)sum * row_scale[r] * scale / range
  * for output row (channel) r, each factor only where present (row_scale NULL: none;
  * no_scale: no per-tensor scale), in the order of fake_dequantize_max_abs (per-tensor)
@@ -83,6 +87,8 @@ rill_status *rill_i8_weights_for(rill_kernel_ctx *ctx, size_t slot, const rill_t
  * a value that is not an integer in [-128, 127] is an error naming the op, the slot, the
  * variable, the index and the value. */
 rill_status *rill_i8_input_levels(rill_kernel_ctx *ctx, size_t slot, const rill_tensor *x, int8_t **out);
+/* The same check without the copy. */
+rill_status *rill_i8_input_check(rill_kernel_ctx *ctx, size_t slot, const rill_tensor *x);
 
 /* The dequantizing store of an int8 op with a per-tensor input `scale_slot` ([1]) and a
  * per-output-row one `row_slot` ([rows]), each optional but not both absent, and the
@@ -97,5 +103,12 @@ rill_status *rill_i8_dequant_of(rill_kernel_ctx *ctx, size_t scale_slot, size_t 
 bool rill_i8_conv(const rill_device_services *dev, int64_t threads, rill_i8_path path,
                   const rill_conv_geom *g, const int8_t *x, const rill_i8_weights *w,
                   const rill_i8_out *y);
+
+/* rill_i8_conv of float levels x (every value an integer in [-128, 127], checked by the
+ * caller): each part converts the columns it unfolds, so no int8 copy of the whole
+ * image is made. The same results as rill_i8_conv on the converted image. */
+bool rill_i8_conv_levels(const rill_device_services *dev, int64_t threads, rill_i8_path path,
+                         const rill_conv_geom *g, const float *x, const rill_i8_weights *w,
+                         const rill_i8_out *y);
 
 #endif
