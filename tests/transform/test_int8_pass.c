@@ -548,9 +548,9 @@ static void quantize_mnist(rill_program *p, rill_scope *params, rill_scope *floa
       s[c] = per_tensor ? all : mx;
       for (int64_t e = 0; e < k; e++) l[c * k + e] = s[c] > 0 ? roundf(src[c * k + e] / s[c] * 127.0f) : 0.0f;
     }
-    prog_var(p, aq, RILL_DTYPE_FP32, "", 4, -1, -1, -1, -1);
+    prog_var(p, aq, RILL_DTYPE_FP32, "", 4, (int64_t)-1, (int64_t)-1, (int64_t)-1, (int64_t)-1);
     prog_var(p, as, RILL_DTYPE_FP32, "", 1, 1);
-    prog_var(p, yi, RILL_DTYPE_FP32, "", 4, -1, -1, -1, -1);
+    prog_var(p, yi, RILL_DTYPE_FP32, "", 4, (int64_t)-1, (int64_t)-1, (int64_t)-1, (int64_t)-1);
     POK(rill_block_add_var(p, 0, wl, RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, d->d, d->n, 0, true));
     POK(rill_var_set_flags(p, 0, wl, true, true, false));
     prog_var(p, ws, RILL_DTYPE_FP32, "p", 1, m);
