@@ -129,7 +129,7 @@ static void whole_model(int rounds, bool profile) {
   qsort(tf, (size_t)rounds, sizeof *tf, cmp_double);
   qsort(ti, (size_t)rounds, sizeof *ti, cmp_double);
   qsort(ratio, (size_t)rounds, sizeof *ratio, cmp_double);
-  printf("int8 ResNet-50, 224x224, 2 threads, %zu convs int8 (%s), %d rounds: float simulation %.1f ms, "
+  printf("int8 ResNet-50, 224x224, 2 threads, %zu ops int8 (%s), %d rounds: float simulation %.1f ms, "
          "int8 %.1f ms, ratio int8/float %.2f [%.2f .. %.2f]; outputs %s\n",
          n, rill_i8_path_name(rill_i8_path_for_cpu()), rounds, tf[rounds / 2] * 1e3, ti[rounds / 2] * 1e3,
          ratio[rounds / 2], ratio[rounds / 4], ratio[rounds - 1 - rounds / 4], same ? "identical" : "DIFFER");
