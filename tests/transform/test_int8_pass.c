@@ -698,19 +698,11 @@ Test(int8_pass, mnist_with_per_channel_weight_scales_stays_close_to_float) {
 static small build_mm(const char *type, bool one_row, bool channel_wise) {
   small s = {prog_new(), NULL};
   POK(rill_scope_create(NULL, &s.params));
-  if (one_row) {
-    prog_var(s.p, "x", RILL_DTYPE_FP32, "", 2, 1, 10);
-    prog_var(s.p, "xq", RILL_DTYPE_FP32, "", 2, 1, 10);
-  } else {
-    prog_var(s.p, "x", RILL_DTYPE_FP32, "", 3, 2, 3, 10);
-    prog_var(s.p, "xq", RILL_DTYPE_FP32, "", 3, 2, 3, 10);
-  }
-  if (one_row) {
-    prog_var(s.p, "y", RILL_DTYPE_FP32, "", 2, 1, 7);
-    prog_var(s.p, "out", RILL_DTYPE_FP32, "", 2, 1, 7);
-  } else {
-    prog_var(s.p, "y", RILL_DTYPE_FP32, "", 3, 2, 3, 7);
-    prog_var(s.p, "out", RILL_DTYPE_FP32, "", 3, 2, 3, 7);
+  const char *const names[] = {"x", "xq", "y", "out"};
+  for (int v = 0; v < 4; v++) { /* [1, 10] or [2, 3, 10]; the outputs 7 wide */
+    int64_t last = v < 2 ? 10 : 7;
+    if (one_row) prog_var(s.p, names[v], RILL_DTYPE_FP32, "", 2, (int64_t)1, last);
+    else prog_var(s.p, names[v], RILL_DTYPE_FP32, "", 3, (int64_t)2, (int64_t)3, last);
   }
   prog_var(s.p, "w", RILL_DTYPE_FP32, "p", 2, 10, 7);
   prog_var(s.p, "ws", RILL_DTYPE_FP32, "p", 1, 7);
