@@ -554,6 +554,7 @@ static void quantize_mnist(rill_program *p, rill_scope *params, rill_scope *floa
     POK(rill_block_add_var(p, 0, wl, RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, d->d, d->n, 0, true));
     POK(rill_var_set_flags(p, 0, wl, true, true, false));
     prog_var(p, ws, RILL_DTYPE_FP32, "p", 1, m);
+    rill_tensor_destroy(wf);
     scope_bind(params, wl, lv);
     scope_bind(params, ws, sc);
     char spec[512];
@@ -796,6 +797,7 @@ Test(int8_pass, mul_and_matmul_become_mul_int8) {
       rill_tensor *w = NULL;
       POK(rill_scope_get_tensor(s.params, "w", &w));
       ((float *)rill_tensor_data(w))[3] = 0.5f;
+      rill_tensor_destroy(w);
     }
     size_t n = 9;
     POK(rill_pass_int8(s.p, s.params, &n));
