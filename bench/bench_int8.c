@@ -11,9 +11,13 @@
  *    image, packing, the int8 GEMM and the dequantizing store) against OpenBLAS's
  *    cblas_sgemm and rill_sgemm (the float path's GEMM, kernels.md) of the same
  *    m x n x k on float operands already unfolded (the GEMM alone), the three
- *    alternating; the median ratios int8 / OpenBLAS and int8 / rill_sgemm.
- * Each line names the vector path. Run: build/bench_int8 [rounds] [--profile] (--profile:
- * also the profiler's table by op type for one run of each program). */
+ *    alternating; the median ratios int8 / OpenBLAS and int8 / rill_sgemm; and from
+ *    float levels (conv2d_int8's input), the conv after a full int8 copy of the image
+ *    against the check and the conversion folded into the unfolding (now);
+ * 3. per mul shape (2-D weight), 1 thread: mul_int8's GEMM route against rill_sgemm.
+ * Each line names the vector path. Run: build/bench_int8 [rounds] [--profile] [--only
+ * model|conv|mul] (--profile: also the profiler's table by op type for one run of each
+ * program; --only: that section alone). */
 #define BENCH_NAME "bench_int8"
 #include <cblas.h>
 #include <math.h>
@@ -125,7 +129,7 @@ static void whole_model(int rounds, bool profile) {
   qsort(tf, (size_t)rounds, sizeof *tf, cmp_double);
   qsort(ti, (size_t)rounds, sizeof *ti, cmp_double);
   qsort(ratio, (size_t)rounds, sizeof *ratio, cmp_double);
-  printf("int8 ResNet-50, 224x224, 2 threads, %zu convs int8 (%s), %d rounds: float simulation %.1f ms, "
+  printf("int8 ResNet-50, 224x224, 2 threads, %zu ops int8 (%s), %d rounds: float simulation %.1f ms, "
          "int8 %.1f ms, ratio int8/float %.2f [%.2f .. %.2f]; outputs %s\n",
          n, rill_i8_path_name(rill_i8_path_for_cpu()), rounds, tf[rounds / 2] * 1e3, ti[rounds / 2] * 1e3,
          ratio[rounds / 2], ratio[rounds / 4], ratio[rounds - 1 - rounds / 4], same ? "identical" : "DIFFER");
@@ -173,7 +177,7 @@ static void per_layer(int rounds) {
   size_t ng = conv_shapes(gs, 64);
   openblas_set_num_threads(1);
   rill_i8_path path = rill_i8_path_for_cpu();
-  double lsum = 0, lsum2 = 0;
+  double lsum = 0, lsum2 = 0, lsum3 = 0;
   for (size_t l = 0; l < ng; l++) {
     const rill_conv_geom *g = &gs[l];
     int64_t k = g->c / g->groups * g->kh * g->kw, npos = g->oh * g->ow, nx = g->c * g->h * g->w;
@@ -185,11 +189,27 @@ static void per_layer(int rounds) {
     for (int64_t i = 0; i < k * npos; i++) bf[i] = (float)((i * 7) % 255 - 127);
     rill_i8_weights pw;
     int64_t bad;
-    if (rill_i8_weights_pack(w, g->m, k, g->groups, &pw, &bad) != RILL_I8_PACKED) exit(1);
+    if (rill_i8_weights_pack(w, g->m, k, g->groups, false, &pw, &bad) != RILL_I8_PACKED) exit(1);
     rill_i8_out out = {.f32 = y, .scale = 1.0f, .range = 16129.0f};
     double *ratio = malloc(sizeof(double) * (size_t)rounds), *ratio2 = malloc(sizeof(double) * (size_t)rounds);
-    double ti = 1e9, tf = 1e9, tr = 1e9;
+    double *ratio3 = malloc(sizeof(double) * (size_t)rounds);
+    float *xf = malloc(sizeof(float) * (size_t)nx);
+    int8_t *xc = malloc((size_t)nx);
+    for (int64_t i = 0; i < nx; i++) xf[i] = (float)xq[i];
+    double ti = 1e9, tf = 1e9, tr = 1e9, tcopy = 1e9, tfold = 1e9;
     for (int r = 0; r < rounds; r++) {
+      /* conv2d_int8's input: a full int8 copy then the conv (before), or a check and
+       * the conversion folded into the unfolding (now) */
+      double c0 = now();
+      if (!rill_i8_from_levels(xf, nx, xc, &bad)) exit(1);
+      rill_i8_conv(NULL, 1, path, g, xc, &pw, &out);
+      double c1 = now();
+      if (!rill_i8_check_levels(xf, nx, &bad)) exit(1);
+      rill_i8_conv_levels(NULL, 1, path, g, xf, &pw, &out);
+      double c2 = now();
+      ratio3[r] = (c2 - c1) / (c1 - c0);
+      if (c1 - c0 < tcopy) tcopy = c1 - c0;
+      if (c2 - c1 < tfold) tfold = c2 - c1;
       double t0 = now();
       rill_i8_conv(NULL, 1, path, g, xq, &pw, &out);
       double t1 = now();
@@ -206,14 +226,21 @@ static void per_layer(int rounds) {
     }
     qsort(ratio, (size_t)rounds, sizeof *ratio, cmp_double);
     qsort(ratio2, (size_t)rounds, sizeof *ratio2, cmp_double);
+    qsort(ratio3, (size_t)rounds, sizeof *ratio3, cmp_double);
     lsum += log(ratio[rounds / 2]);
     lsum2 += log(ratio2[rounds / 2]);
+    lsum3 += log(ratio3[rounds / 2]);
     printf("conv %4lld x %5lld x %4lld (%lldx%lld s%lld): int8 conv %7.3f ms, OpenBLAS sgemm %7.3f ms, "
-           "rill_sgemm %7.3f ms (fastest rounds); ratios %.2f, %.2f\n",
+           "rill_sgemm %7.3f ms (fastest rounds); ratios %.2f, %.2f; from float levels: copy %7.3f ms, "
+           "folded %7.3f ms, ratio %.2f\n",
            (long long)g->m, (long long)npos, (long long)k, (long long)g->kh, (long long)g->kw, (long long)g->sh,
-           ti * 1e3, tf * 1e3, tr * 1e3, ratio[rounds / 2], ratio2[rounds / 2]);
+           ti * 1e3, tf * 1e3, tr * 1e3, ratio[rounds / 2], ratio2[rounds / 2], tcopy * 1e3, tfold * 1e3,
+           ratio3[rounds / 2]);
     free(ratio);
     free(ratio2);
+    free(ratio3);
+    free(xf);
+    free(xc);
     rill_i8_weights_free(&pw);
     free(xq);
     free(w);
@@ -224,19 +251,75 @@ static void per_layer(int rounds) {
   printf("per layer (m x n x k, 1 thread, %s): geometric mean of the median ratios over %zu shapes: "
          "int8 / OpenBLAS sgemm (%s kernels) %.2f, int8 / rill_sgemm %.2f\n",
          rill_i8_path_name(path), ng, openblas_get_corename(), exp(lsum / d), exp(lsum2 / d));
+  printf("conv2d_int8's input (1 thread): geometric mean of the median ratios folded conversion / full int8 "
+         "copy: %.2f\n", exp(lsum3 / d));
+}
+
+/* mul / matmul by a 2-D weight (mul_int8's route: Out^T [N, B] = W^T x X^T as the 1 x 1
+ * conv of one image of K channels and B pixels, X already int8 and transposed) against
+ * rill_sgemm of X [B, K] x W [K, N], 1 thread, alternating. Shapes: ResNet-50's fc at
+ * batches 1, 8 and 64, and transformer-sized projections at 128 rows. */
+static void per_layer_mul(int rounds) {
+  static const int64_t shapes[][3] = {{1, 2048, 1000}, {8, 2048, 1000}, {64, 2048, 1000},
+                                      {128, 768, 768}, {128, 768, 3072}, {128, 3072, 768}};
+  rill_i8_path path = rill_i8_path_for_cpu();
+  double lsum = 0;
+  size_t ns = sizeof shapes / sizeof shapes[0];
+  for (size_t l = 0; l < ns; l++) {
+    int64_t b = shapes[l][0], k = shapes[l][1], n = shapes[l][2];
+    int8_t *xt = malloc((size_t)(b * k));
+    float *xf = malloc(sizeof(float) * (size_t)(b * k)), *w = malloc(sizeof(float) * (size_t)(k * n));
+    float *y = malloc(sizeof(float) * (size_t)(b * n));
+    for (int64_t i = 0; i < b * k; i++) xf[i] = (float)(xt[i] = (int8_t)((i * 7) % 255 - 127));
+    for (int64_t i = 0; i < k * n; i++) w[i] = (float)((i * 13) % 255 - 127);
+    rill_i8_weights pw;
+    int64_t bad;
+    if (rill_i8_weights_pack(w, n, k, 1, true, &pw, &bad) != RILL_I8_PACKED) exit(1);
+    rill_i8_out out = {.f32 = y, .scale = 1.0f, .range = 16129.0f};
+    rill_conv_geom g = {.n = 1, .c = k, .h = 1, .w = b, .m = n, .oh = 1, .ow = b, .kh = 1, .kw = 1,
+                        .groups = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1};
+    double *ratio = malloc(sizeof(double) * (size_t)rounds), ti = 1e9, tr = 1e9;
+    for (int r = 0; r < rounds; r++) {
+      double t0 = now();
+      rill_i8_conv(NULL, 1, path, &g, xt, &pw, &out);
+      double t1 = now();
+      rill_sgemm(NULL, 1, CblasNoTrans, CblasNoTrans, b, n, k, 1.0f, xf, k, w, n, 0.0f, y, n);
+      double t2 = now();
+      ratio[r] = (t1 - t0) / (t2 - t1);
+      if (t1 - t0 < ti) ti = t1 - t0;
+      if (t2 - t1 < tr) tr = t2 - t1;
+    }
+    qsort(ratio, (size_t)rounds, sizeof *ratio, cmp_double);
+    lsum += log(ratio[rounds / 2]);
+    printf("mul  B %4lld x K %5lld x N %5lld: int8 mul %7.3f ms, rill_sgemm %7.3f ms (fastest rounds); "
+           "ratio %.2f\n",
+           (long long)b, (long long)k, (long long)n, ti * 1e3, tr * 1e3, ratio[rounds / 2]);
+    free(ratio);
+    rill_i8_weights_free(&pw);
+    free(xt);
+    free(xf);
+    free(w);
+    free(y);
+  }
+  printf("mul per layer (1 thread, %s): geometric mean of the median ratios int8 / rill_sgemm over %zu shapes: "
+         "%.2f\n",
+         rill_i8_path_name(path), ns, exp(lsum / (double)ns));
 }
 
 int main(int argc, char **argv) {
   int rounds = 7;
   bool profile = false;
+  const char *only = NULL; /* --only model|conv|mul: one section */
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--profile") == 0) profile = true;
+    else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
     else rounds = atoi(argv[i]);
   }
   if (rounds < 1) rounds = 1;
   check(rill_registry_init(), "registry");
   printf("cpu: %s\n", rill_cpu_isa_level_name(rill_cpu_isa_level_get()));
-  whole_model(rounds, profile);
-  per_layer(rounds);
+  if (!only || strcmp(only, "model") == 0) whole_model(rounds, profile);
+  if (!only || strcmp(only, "conv") == 0) per_layer(rounds);
+  if (!only || strcmp(only, "mul") == 0) per_layer_mul(rounds);
   return 0;
 }

@@ -584,8 +584,9 @@ typedef enum rill_pass {
   RILL_PASS_FUSE_CONV = 1u << 3, /* conv + elementwise_add (+ activation) -> conv2d_fusion */
   RILL_PASS_INPLACE = 1u << 4,  /* activations write over their input when nothing else reads it */
   RILL_PASS_ALL = (1u << 5) - 1, /* the passes of level 2 */
-  /* Opt-in, in no level: conv2d over fake-quantized levels + fake_dequantize_max_abs ->
-   * conv2d_int8 (int8 products, exact int32 sums; doc/design/int8.md). */
+  /* Opt-in, in no level: conv2d, mul or matmul (2-D weight) over fake-quantized levels +
+   * fake_dequantize_max_abs or fake_channel_wise_dequantize_max_abs -> conv2d_int8 or
+   * mul_int8 (int8 products, exact int32 sums; doc/design/int8.md). */
   RILL_PASS_INT8 = 1u << 5
 } rill_pass;
 
@@ -681,6 +682,7 @@ typedef struct rill_pass_counts {
   size_t fc_fused;   /* mul + elementwise_add (+ relu) -> fc */
   size_t conv_fused; /* conv + elementwise_add (+ activation) -> conv2d_fusion */
   size_t inplace;    /* activations made to write over their input */
+  size_t int8;       /* float ops over levels and their dequantizers -> int8 ops */
 } rill_pass_counts;
 
 RILL_API rill_status *rill_predictor_pass_counts(const rill_predictor *predictor,

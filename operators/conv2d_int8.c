@@ -1,15 +1,18 @@
 /* conv2d_int8: a convolution over quantized levels computed in int8 with int32 sums,
- * then dequantized: Output = conv2d(Input, Filter) * Scale / max_range. Input and
- * Filter are float32 tensors holding integer levels (Input in [-128, 127], Filter in
- * [-127, 127]); it is what the INT8 inference pass makes of conv2d ->
- * fake_dequantize_max_abs when the conv's input comes from a fake quantize op
+ * then dequantized: Output[:, c] = conv2d(Input, Filter)[:, c] * FilterScale[c] * Scale /
+ * max_range, each scale only where given (at least one). Input and Filter are float32
+ * tensors holding integer levels (Input in [-128, 127], Filter in [-127, 127]); it is
+ * what the INT8 inference pass makes of conv2d -> fake_dequantize_max_abs (Scale) or
+ * conv2d -> fake_channel_wise_dequantize_max_abs (FilterScale, per output channel, and
+ * Scale where it has two) when the conv's input comes from a fake quantize op
  * (doc/design/int8.md). The conv attributes come first, in conv2d's order. */
 #include "operators/nn.h"
 
 static const rill_slot_schema inputs[] = {
     {"Input", 0, "[N, C, H, W], integer levels in [-128, 127]"},
     {"Filter", 0, "[M, C / groups, kh, kw], integer levels in [-127, 127]"},
-    {"Scale", 0, "[1], the dequantizing scale"},
+    {"Scale", RILL_SLOT_DISPENSABLE, "[1], the dequantizing (activation) scale"},
+    {"FilterScale", RILL_SLOT_DISPENSABLE, "[M], one scale per output channel (filter)"},
 };
 static const rill_slot_schema outputs[] = {
     {"Output", 0, "[N, M, OH, OW] = conv * Scale / max_range"},
@@ -22,9 +25,10 @@ static const rill_attr_schema attrs[] = {
 
 static rill_status *int8_infer(rill_infer_ctx *ctx) {
   const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0), *f = rill_infer_in(ctx, 1, 0),
-                         *s = rill_infer_in(ctx, 2, 0);
+                         *s = rill_infer_in(ctx, 2, 0), *fs = rill_infer_in(ctx, 3, 0);
   rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);
-  if (!x || !f || !s || !out) return rill_infer_error(ctx, "needs inputs Input, Filter, Scale and output Output");
+  if (!x || !f || (!s && !fs) || !out)
+    return rill_infer_error(ctx, "needs inputs Input, Filter, Scale or FilterScale, and output Output");
   float r = ctx->attrs[RILL_CONV2D_INT8_ATTR_MAX_RANGE].v.f;
   if (!(r > 0)) return rill_infer_error(ctx, "attribute max_range is %g, must be > 0", (double)r);
   if (!rill_nn_is_nchw(&ctx->attrs[RILL_CONV_FORMAT]))
@@ -42,8 +46,8 @@ static rill_status *int8_infer(rill_infer_ctx *ctx) {
 
 const rill_op_schema rill_schema_conv2d_int8 = {
     .type = "conv2d_int8",
-    .doc = "Output = conv2d(Input, Filter) * Scale / max_range over integer levels, computed "
-           "in int8 with exact int32 sums (NCHW).",
+    .doc = "Output[:, c] = conv2d(Input, Filter)[:, c] * FilterScale[c] * Scale / max_range over "
+           "integer levels (each scale where given), computed in int8 with exact int32 sums (NCHW).",
     .inputs = inputs,
     .ninputs = RILL_COUNTOF(inputs),
     .outputs = outputs,

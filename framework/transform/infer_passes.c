@@ -882,22 +882,117 @@ static const char *const int8_quantizers[] = {
     "fake_quantize_range_abs_max",
 };
 
+/* Rank of the declared variable `name`, or -1 when unknown. */
+static int declared_rank(const rill_program *p, const char *name) {
+  const rill_var_desc *d = rill_block_find_var(p, 0, name);
+  return d && d->has_tensor ? d->dims.n : -1;
+}
+
+/* The float op's own conditions for an int8 rewrite, and the attributes it gives the
+ * int8 op f: *ok false where the op is not of the covered form. */
+typedef rill_status *(*int8_fit_fn)(const rill_program *p, const rill_op_desc *op, rill_op_desc *f, bool *ok);
+
+static rill_status *int8_fit_conv(const rill_program *p, const rill_op_desc *op, rill_op_desc *f, bool *ok) {
+  (void)p;
+  RILL_TRY(attr_str_is(op, "data_format", nchw, 2, ok));
+  for (size_t k = 0; k < RILL_COUNTOF(conv_attr_names) && *ok; k++) RILL_TRY(copy_attr(f, op, conv_attr_names[k]));
+  return NULL;
+}
+
+/* mul with a 2-D weight (y_num_col_dims 1) */
+static rill_status *int8_fit_mul(const rill_program *p, const rill_op_desc *op, rill_op_desc *f, bool *ok) {
+  int32_t yn;
+  RILL_TRY(attr_int(op, "y_num_col_dims", &yn));
+  *ok = yn == 1 && declared_rank(p, in1(op, "Y")) == 2;
+  if (*ok) RILL_TRY(copy_attr(f, op, "x_num_col_dims"));
+  return NULL;
+}
+
+/* matmul of X (rank >= 2, declared) by a 2-D weight, neither transposed, alpha 1: a mul
+ * with x_num_col_dims = rank(X) - 1 */
+static rill_status *int8_fit_matmul(const rill_program *p, const rill_op_desc *op, rill_op_desc *f, bool *ok) {
+  rill_attr_value tx, ty, alpha;
+  RILL_TRY(attr_of(op, "transpose_X", &tx));
+  RILL_TRY(attr_of(op, "transpose_Y", &ty));
+  RILL_TRY(attr_of(op, "alpha", &alpha));
+  int xr = declared_rank(p, in1(op, "X"));
+  *ok = !tx.v.b && !ty.v.b && alpha.v.f == 1.0f && xr >= 2 && declared_rank(p, in1(op, "Y")) == 2;
+  if (!*ok) return NULL;
+  rill_attr_value xn = {.type = RILL_ATTR_INT, .v.i = xr - 1};
+  return rill_opd_attr(f, "x_num_col_dims", &xn);
+}
+
 /* A float op over levels followed by its dequantizer, and the int8 op that computes
- * both: the fused op reads Input (the levels), Filter (levels of the weight) and Scale
- * (the dequantizer's), writes Output, and takes the float op's `attrs` plus the
- * dequantizer's divisor under the same name. */
+ * both: the fused op reads `f_in` (the levels), `f_w` (levels of the weight) and the
+ * dequantizer's scales, writes `f_out`, takes what `fit` gives it, plus the
+ * dequantizer's divisor as max_range. A per-tensor dequantizer (channel_wise false)
+ * gives Scale and its `dq_range` attribute; a channel-wise one (its `dq_scale` slot
+ * holding the per-output-channel scales, then optionally the activation's) gives
+ * FilterScale (and Scale), and max_range from its quant_bits, where its channel axis
+ * (quant_axis with one scale, x_num_col_dims with two) is the output channel: `dq_axis`,
+ * or with -1 the output's last axis, the int8 op's x_num_col_dims. */
 typedef struct int8_pattern {
   const char *op, *in_slot, *weight_slot, *out_slot;
   const char *dequant, *dq_in, *dq_scale, *dq_out, *dq_range;
-  const char *fused;
-  const char *const *attrs;
-  size_t nattrs;
+  bool channel_wise;
+  int dq_axis;
+  const char *fused, *f_in, *f_w, *f_out;
+  int8_fit_fn fit;
 } int8_pattern;
 
+#define INT8_PER_TENSOR "fake_dequantize_max_abs", "X", "Scale", "Out", "max_range", false, 0
+#define INT8_PER_CHANNEL(axis) "fake_channel_wise_dequantize_max_abs", "X", "Scales", "Out", NULL, true, axis
 static const int8_pattern int8_patterns[] = {
-    {"conv2d", "Input", "Filter", "Output", "fake_dequantize_max_abs", "X", "Scale", "Out", "max_range",
-     "conv2d_int8", conv_attr_names, RILL_COUNTOF(conv_attr_names)},
+    {"conv2d", "Input", "Filter", "Output", INT8_PER_TENSOR, "conv2d_int8", "Input", "Filter", "Output", int8_fit_conv},
+    {"conv2d", "Input", "Filter", "Output", INT8_PER_CHANNEL(1), "conv2d_int8", "Input", "Filter", "Output",
+     int8_fit_conv},
+    {"mul", "X", "Y", "Out", INT8_PER_TENSOR, "mul_int8", "X", "Y", "Out", int8_fit_mul},
+    {"mul", "X", "Y", "Out", INT8_PER_CHANNEL(-1), "mul_int8", "X", "Y", "Out", int8_fit_mul},
+    {"matmul", "X", "Y", "Out", INT8_PER_TENSOR, "mul_int8", "X", "Y", "Out", int8_fit_matmul},
+    {"matmul", "X", "Y", "Out", INT8_PER_CHANNEL(-1), "mul_int8", "X", "Y", "Out", int8_fit_matmul},
 };
+#undef INT8_PER_TENSOR
+#undef INT8_PER_CHANNEL
+
+/* The scales and divisor the fused op takes from dequantizer dq of pattern pt:
+ * *scale (NULL: none), *fscale (per output channel; NULL: none), *range, and the
+ * channel axis of a channel-wise one (*axis; -1 for per-tensor); *ok false where dq is
+ * not of the form the pattern covers. */
+static rill_status *int8_dequant_scales(const int8_pattern *pt, const rill_op_desc *dq, const char **scale,
+                                        const char **fscale, float *range, int32_t *axis, bool *ok) {
+  *ok = false;
+  *scale = *fscale = NULL;
+  *axis = -1;
+  if (!pt->channel_wise) {
+    *scale = in1(dq, pt->dq_scale);
+    rill_attr_value a;
+    RILL_TRY(attr_of(dq, pt->dq_range, &a));
+    *range = a.v.f;
+    rill_attr_value_clear(&a);
+    *ok = *scale != NULL;
+    return NULL;
+  }
+  const rill_op_slot *sl = rill_op_input(dq, pt->dq_scale);
+  if (!sl || sl->nargs < 1 || sl->nargs > 2) return NULL;
+  RILL_TRY(attr_int(dq, sl->nargs == 1 ? "quant_axis" : "x_num_col_dims", axis));
+  rill_attr_value qb;
+  RILL_TRY(attr_of(dq, "quant_bits", &qb));
+  bool bits_ok = qb.type == RILL_ATTR_INTS && qb.n >= sl->nargs;
+  float r = 1.0f;
+  for (size_t k = 0; bits_ok && k < sl->nargs; k++) {
+    int32_t b = qb.list.ints[k];
+    bits_ok = b >= 2 && b <= 16;
+    /* the channel-wise dequantizer's divisor: the product of 2^(bits-1) - 1, in float */
+    if (bits_ok) r = k ? r * (float)((1 << (b - 1)) - 1) : (float)((1 << (b - 1)) - 1);
+  }
+  rill_attr_value_clear(&qb);
+  if (!bits_ok || (pt->dq_axis >= 0 && *axis != pt->dq_axis)) return NULL;
+  *fscale = sl->args[0];
+  *scale = sl->nargs == 2 ? sl->args[1] : NULL;
+  *range = r;
+  *ok = true;
+  return NULL;
+}
 
 /* Every value of the FP32 parameter `name` is an integer in [-127, 127]. */
 static bool weight_levels(rill_scope *params, const char *name) {
@@ -949,31 +1044,47 @@ static rill_status *int8_body(rill_program *p, void *ctx, size_t *count) {
         extra = true;
     }
     if (extra) continue;
-    bool levels, layout_ok;
+    bool levels;
     if ((st = int8_levels_in(p, i, in, &levels))) break;
     if (!levels) continue;
-    if ((st = attr_str_is(op, "data_format", nchw, 2, &layout_ok))) break;
-    if (!layout_ok) continue;
     long r = next_reader(b, i, y);
-    if (r < 0 || strcmp(b->ops[r].type, pt->dequant) != 0) continue;
+    if (r < 0) continue;
     const rill_op_desc *dq = &b->ops[r];
-    const char *dx = in1(dq, pt->dq_in), *scale = in1(dq, pt->dq_scale), *out = out1(dq, pt->dq_out);
-    if (!dx || strcmp(dx, y) != 0 || !scale || !out || !quiet_between(p, i, (size_t)r, out)) continue;
-    bool scale_moves = false; /* the fused op reads Scale at the float op's place */
+    pt = NULL; /* the row of this float op and this dequantizer */
+    for (size_t k = 0; k < RILL_COUNTOF(int8_patterns); k++)
+      if (strcmp(op->type, int8_patterns[k].op) == 0 && strcmp(dq->type, int8_patterns[k].dequant) == 0)
+        pt = &int8_patterns[k];
+    if (!pt) continue;
+    const char *dx = in1(dq, pt->dq_in), *out = out1(dq, pt->dq_out), *scale, *fscale;
+    float range;
+    int32_t axis;
+    bool dq_ok;
+    if ((st = int8_dequant_scales(pt, dq, &scale, &fscale, &range, &axis, &dq_ok))) break;
+    if (!dq_ok || !dx || strcmp(dx, y) != 0 || !out || !quiet_between(p, i, (size_t)r, out)) continue;
+    bool scale_moves = false; /* the fused op reads the scales at the float op's place */
     for (size_t k = i; k < (size_t)r; k++)
-      if (rill_opd_writes(&b->ops[k], scale)) scale_moves = true;
+      if ((scale && rill_opd_writes(&b->ops[k], scale)) || (fscale && rill_opd_writes(&b->ops[k], fscale)))
+        scale_moves = true;
     if (scale_moves) continue;
     rill_op_desc f;
     if ((st = rill_opd_init(&f, pt->fused))) break;
-    const char *ia[] = {in}, *fa[] = {w}, *sa[] = {scale}, *oa[] = {out};
-    if (!(st = rill_opd_input(&f, "Input", ia, 1)) && !(st = rill_opd_input(&f, "Filter", fa, 1)) &&
-        !(st = rill_opd_input(&f, "Scale", sa, 1)) && !(st = rill_opd_output(&f, "Output", oa, 1))) {
-      for (size_t k = 0; k < pt->nattrs && !st; k++) st = copy_attr(&f, op, pt->attrs[k]);
-      if (!st) st = copy_attr(&f, dq, pt->dq_range);
+    const char *ia[] = {in}, *fa[] = {w}, *sa[] = {scale}, *fsa[] = {fscale}, *oa[] = {out};
+    bool fits = false;
+    if (!(st = rill_opd_input(&f, pt->f_in, ia, 1)) && !(st = rill_opd_input(&f, pt->f_w, fa, 1)) &&
+        !(st = scale ? rill_opd_input(&f, "Scale", sa, 1) : NULL) &&
+        !(st = fscale ? rill_opd_input(&f, "FilterScale", fsa, 1) : NULL) &&
+        !(st = rill_opd_output(&f, pt->f_out, oa, 1)) && !(st = pt->fit(p, op, &f, &fits)) && fits) {
+      rill_attr_value rv = {.type = RILL_ATTR_FLOAT, .v.f = range};
+      st = rill_opd_attr(&f, "max_range", &rv);
+      if (!st && pt->channel_wise && pt->dq_axis < 0) { /* the channels: the output's last axis */
+        int32_t xn;
+        if (!(st = attr_int(&f, "x_num_col_dims", &xn))) fits = axis == xn;
+      }
     }
-    if (st) {
+    if (st || !fits) {
       rill_op_desc_clear(&f);
-      break;
+      if (st) break;
+      continue;
     }
     commit_fusion(b, i, &f, dead, (const long[]){r}, 1, count);
   }

@@ -18,7 +18,7 @@ typedef struct rill_pass_stats {
   size_t fc_fused;   /* mul + elementwise_add (+ relu) -> fc */
   size_t conv_fused; /* conv + elementwise_add (+ activation) -> conv2d_fusion */
   size_t inplace;    /* activations made to write over their input */
-  size_t int8;       /* conv over fake-quantized levels + dequantize -> conv2d_int8 */
+  size_t int8;       /* conv, mul or matmul over fake-quantized levels + dequantize -> conv2d_int8, mul_int8 */
 } rill_pass_stats;
 
 /* Runs the passes of `mask` (rill_pass bits) in a fixed order: DROPOUT, FOLD_BN, INT8

@@ -6,6 +6,7 @@
 
 #include "framework/base/alloc.h"
 #include "framework/base/isa.h"
+#include "kernels/cpu/kernels.h"
 
 #define MR RILL_I8_MR
 #define NR_MAX 32
@@ -44,9 +45,11 @@ void rill_i8_weights_free(rill_i8_weights *w) {
 
 static bool is_level(float v, float lo, float hi) { return v >= lo && v <= hi && v == (float)(int)v; }
 
-rill_i8_pack_result rill_i8_weights_pack(const float *w, int64_t m, int64_t k, int64_t groups,
+rill_i8_pack_result rill_i8_weights_pack(const float *w, int64_t m, int64_t k, int64_t groups, bool trans,
                                          rill_i8_weights *o, int64_t *bad) {
   memset(o, 0, sizeof *o);
+  if (trans) groups = 1;
+  o->trans = trans;
   int64_t mg = m / groups, mgp = round_up(mg, MR), kp = round_up(k, 4);
   o->src = w;
   o->m = m;
@@ -66,17 +69,18 @@ rill_i8_pack_result rill_i8_weights_pack(const float *w, int64_t m, int64_t k, i
   for (int64_t g = 0; g < groups; g++)
     for (int64_t r = 0; r < mg; r++) {
       int64_t row = g * mg + r;
-      const float *src = w + row * k;
+      /* element kk of the row: w[row k + kk], or w[kk m + row] transposed */
+      int64_t at = trans ? row : row * k, step = trans ? m : 1;
       int8_t *blk = o->a + (g * mgp + r / MR * MR) * kp;
       int64_t i = r % MR;
       int32_t sum = 0;
-      for (int64_t kk = 0; kk < k; kk++) {
-        if (!is_level(src[kk], -127.0f, 127.0f)) {
-          *bad = row * k + kk;
+      for (int64_t kk = 0; kk < k; kk++, at += step) {
+        if (!is_level(w[at], -127.0f, 127.0f)) {
+          *bad = at;
           rill_i8_weights_free(o);
           return RILL_I8_NOT_LEVEL;
         }
-        int v = (int)src[kk];
+        int v = (int)w[at];
         blk[(kk >> 2) * MR * 4 + i * 4 + (kk & 3)] = (int8_t)v;
         sum += v;
       }
@@ -118,6 +122,42 @@ bool rill_i8_from_levels(const float *x, int64_t n, int8_t *out, int64_t *bad) {
   return false;
 }
 
+bool rill_i8_check_levels(const float *x, int64_t n, int64_t *bad) {
+  int64_t i = 0;
+  bool ok = true;
+#if RILL_X86_SIMD
+  const __m128 lo = _mm_set1_ps(-128.0f), hi = _mm_set1_ps(127.0f);
+  __m128 good = _mm_castsi128_ps(_mm_set1_epi32(-1));
+  for (; i + 16 <= n; i += 16)
+    for (int r = 0; r < 4; r++) {
+      __m128 v = _mm_loadu_ps(x + i + 4 * r);
+      __m128 in = _mm_and_ps(_mm_cmpge_ps(v, lo), _mm_cmple_ps(v, hi));
+      __m128 c = _mm_and_ps(v, in);
+      good = _mm_and_ps(good, _mm_and_ps(in, _mm_cmpeq_ps(_mm_cvtepi32_ps(_mm_cvttps_epi32(c)), c)));
+    }
+  ok = _mm_movemask_ps(good) == 0xf;
+#endif
+  for (; i < n && ok; i++) ok = is_level(x[i], -128.0f, 127.0f);
+  if (ok) return true;
+  for (i = 0; i < n; i++)
+    if (!is_level(x[i], -128.0f, 127.0f)) break;
+  *bad = i;
+  return false;
+}
+
+/* n float levels (checked already) to int8. */
+static void levels_to_i8(const float *x, int64_t n, int8_t *out) {
+  int64_t i = 0;
+#if RILL_X86_SIMD
+  for (; i + 16 <= n; i += 16) {
+    __m128i q[4];
+    for (int r = 0; r < 4; r++) q[r] = _mm_cvttps_epi32(_mm_loadu_ps(x + i + 4 * r));
+    _mm_storeu_si128((__m128i *)(out + i), _mm_packs_epi16(_mm_packs_epi32(q[0], q[1]), _mm_packs_epi32(q[2], q[3])));
+  }
+#endif
+  for (; i < n; i++) out[i] = (int8_t)(int)x[i];
+}
+
 /* Rows k of src (row stride ld, `width` valid columns) into a panel of nr columns:
  * dst[q][j][t] = src[(4q + t) ld + j], zero for k >= kk or j >= width. */
 static void pack_panel(const int8_t *src, int64_t ld, int64_t kk, int64_t width, int nr, int8_t *dst) {
@@ -153,9 +193,34 @@ static void pack_panel(const int8_t *src, int64_t ld, int64_t kk, int64_t width,
   }
 }
 
-/* Columns [n0, n0 + wd) of the unfolded image of cg channels at x into col [K, wd]. */
-static void im2col_i8(const int8_t *x, const rill_conv_geom *g, int64_t cg, int64_t n0, int64_t wd,
-                      int8_t *col) {
+/* The image an int8 op reads: int8 levels, or float levels (checked already) that each
+ * part converts where it unfolds them, so that no int8 copy of the whole image is made. */
+typedef struct i8_src {
+  const int8_t *i8;
+  const float *f32;
+} i8_src;
+
+/* n bytes of s, `step` apart, into dst; stride 2 (the strided convs of ResNet-like
+ * models) 16 at a time with SSE2: the even bytes of 32 are the low bytes of 16 words. */
+static void gather_bytes(const int8_t *s, int64_t step, int64_t n, int8_t *dst) {
+  int64_t e = 0;
+#if RILL_X86_SIMD
+  if (step == 2) {
+    const __m128i low = _mm_set1_epi16(0x00ff);
+    for (; e + 17 <= n; e += 16) {
+      __m128i a = _mm_and_si128(_mm_loadu_si128((const __m128i *)(s + 2 * e)), low);
+      __m128i b = _mm_and_si128(_mm_loadu_si128((const __m128i *)(s + 2 * e + 16)), low);
+      _mm_storeu_si128((__m128i *)(dst + e), _mm_packus_epi16(a, b));
+    }
+  }
+#endif
+  for (; e < n; e++) dst[e] = s[e * step];
+}
+
+/* Columns [n0, n0 + wd) of the unfolded image of cg channels at x into col [K, wd]: per
+ * kernel row and run of output columns, the padding on either side is found once (the
+ * columns whose input column lies in [0, w)) and the inside copied with the stride. */
+static void im2col_i8(const int8_t *x, const rill_conv_geom *g, int64_t cg, int64_t n0, int64_t wd, int8_t *col) {
   for (int64_t c = 0; c < cg; c++)
     for (int64_t ki = 0; ki < g->kh; ki++)
       for (int64_t kj = 0; kj < g->kw; kj++) {
@@ -167,23 +232,30 @@ static void im2col_i8(const int8_t *x, const rill_conv_geom *g, int64_t cg, int6
           int64_t ih = oh * g->sh - g->pt + ki * g->dh, iw0 = ow * g->sw - g->pl + kj * g->dw;
           if (ih < 0 || ih >= g->h) {
             memset(row + j, 0, (size_t)run);
-          } else if (g->sw == 1) {
-            const int8_t *s = src + ih * g->w;
-            int64_t lo = min64(run, max64(0, -iw0)), hi = max64(lo, min64(run, g->w - iw0));
-            memset(row + j, 0, (size_t)lo);
-            memcpy(row + j + lo, s + iw0 + lo, (size_t)(hi - lo));
-            memset(row + j + hi, 0, (size_t)(run - hi));
           } else {
-            const int8_t *s = src + ih * g->w;
-            for (int64_t e = 0; e < run; e++) {
-              int64_t iw = iw0 + e * g->sw;
-              row[j + e] = iw >= 0 && iw < g->w ? s[iw] : 0;
+            int64_t sw = g->sw; /* columns e of the run with 0 <= iw0 + e sw < w: [lo, hi) */
+            int64_t lo = iw0 >= 0 ? 0 : min64(run, (-iw0 + sw - 1) / sw);
+            int64_t hi = max64(lo, iw0 >= g->w ? 0 : min64(run, (g->w - iw0 + sw - 1) / sw));
+            memset(row + j, 0, (size_t)lo);
+            if (hi > lo) {
+              const int8_t *s = src + ih * g->w + iw0 + lo * sw;
+              if (sw == 1) memcpy(row + j + lo, s, (size_t)(hi - lo));
+              else gather_bytes(s, sw, hi - lo, row + j + lo);
             }
+            memset(row + j + hi, 0, (size_t)(run - hi));
           }
           j += run;
           n += run;
         }
       }
+}
+
+/* The input rows [*r0, *r0 + *rows) that output columns [n0, n0 + wd) read. */
+static void band_of(const rill_conv_geom *g, int64_t n0, int64_t wd, int64_t *r0, int64_t *rows) {
+  int64_t oh0 = n0 / g->ow, oh1 = (n0 + wd - 1) / g->ow;
+  int64_t lo = max64(0, oh0 * g->sh - g->pt), hi = min64(g->h, oh1 * g->sh - g->pt + (g->kh - 1) * g->dh + 1);
+  *r0 = lo;
+  *rows = max64(0, hi - lo);
 }
 
 /* -------------------------------------------------------------- microkernels ----- */
@@ -270,24 +342,33 @@ static ukr_fn ukr_for(rill_i8_path path) {
 
 typedef struct conv_job {
   const rill_conv_geom *g;
-  const int8_t *x;
+  i8_src x;
   const rill_i8_weights *w;
   const rill_i8_out *y;
   ukr_fn ukr;
   int nr;
   bool direct; /* 1x1, stride 1, no padding: the image is its own im2col */
   int64_t cg, kk, npos, nc, chunks;
-  size_t panel_bytes, col_bytes;
+  size_t panel_bytes, col_bytes, band_bytes; /* band: the input rows of a chunk, from float levels */
   int8_t *scratch[RILL_DEVICE_MAX_THREADS];
 } conv_job;
 
-static void store_tile(const int32_t *tile, int nr, int64_t rows, int64_t cols, const rill_i8_out *y,
-                       int64_t off, int64_t ldy) {
+/* Rows [row0, row0 + rows) of the tile into y at off (row stride ldy). */
+static void store_tile(const int32_t *tile, int nr, int64_t row0, int64_t rows, int64_t cols,
+                       const rill_i8_out *y, int64_t off, int64_t ldy) {
   for (int64_t i = 0; i < rows; i++) {
     const int32_t *t = tile + i * nr;
     if (y->f32) {
-      float *o = y->f32 + off + i * ldy;
-      for (int64_t j = 0; j < cols; j++) o[j] = (float)t[j] * y->scale / y->range;
+      float *o = y->f32 + off + i * ldy, s = y->scale, r = y->range;
+      if (y->row_scale) {
+        float rs = y->row_scale[row0 + i];
+        if (y->no_scale)
+          for (int64_t j = 0; j < cols; j++) o[j] = (float)t[j] * rs / r;
+        else
+          for (int64_t j = 0; j < cols; j++) o[j] = (float)t[j] * rs * s / r;
+      } else {
+        for (int64_t j = 0; j < cols; j++) o[j] = (float)t[j] * s / r;
+      }
     } else {
       memcpy(y->i32 + off + i * ldy, t, (size_t)cols * sizeof *t);
     }
@@ -303,18 +384,35 @@ static bool conv_part(void *arg, int64_t part, int slot) {
   int64_t grp = rest % g->groups, img = rest / g->groups;
   int64_t n0 = chunk * j->nc, wd = min64(j->nc, j->npos - n0);
   if (!j->scratch[slot]) {
-    j->scratch[slot] = rill_aligned_alloc(j->panel_bytes + j->col_bytes, 64);
+    j->scratch[slot] = rill_aligned_alloc(j->panel_bytes + j->col_bytes + j->band_bytes + 1, 64);
     if (!j->scratch[slot]) return false;
   }
-  int8_t *panels = j->scratch[slot], *col = panels + j->panel_bytes;
-  const int8_t *xg = j->x + (img * g->c + grp * j->cg) * g->h * g->w;
+  int8_t *panels = j->scratch[slot], *col = panels + j->panel_bytes, *band = col + j->col_bytes;
+  int64_t base = (img * g->c + grp * j->cg) * g->h * g->w, hw = g->h * g->w;
   const int8_t *src;
   int64_t ld;
-  if (j->direct) {
-    src = xg + n0;
-    ld = g->h * g->w;
+  if (j->direct && j->x.i8) {
+    src = j->x.i8 + base + n0;
+    ld = hw;
+  } else if (j->direct) { /* float levels: this chunk's columns of each channel */
+    for (int64_t k = 0; k < j->kk; k++) levels_to_i8(j->x.f32 + base + k * hw + n0, wd, col + k * wd);
+    src = col;
+    ld = wd;
+  } else if (j->x.i8) {
+    im2col_i8(j->x.i8 + base, g, j->cg, n0, wd, col);
+    src = col;
+    ld = wd;
   } else {
-    im2col_i8(xg, g, j->cg, n0, wd, col);
+    /* float levels: the band of input rows this chunk reads, converted once per
+     * channel, then unfolded as an image of that many rows */
+    int64_t r0, rows;
+    band_of(g, n0, wd, &r0, &rows);
+    for (int64_t c = 0; c < j->cg; c++)
+      levels_to_i8(j->x.f32 + base + c * hw + r0 * g->w, rows * g->w, band + c * rows * g->w);
+    rill_conv_geom gb = *g;
+    gb.h = rows;
+    gb.pt = g->pt + r0;
+    im2col_i8(band, &gb, j->cg, n0, wd, col);
     src = col;
     ld = wd;
   }
@@ -329,15 +427,14 @@ static bool conv_part(void *arg, int64_t part, int slot) {
     for (int64_t p = 0; p < npanels; p++) {
       j->ukr(ab, panels + p * kp * nr, kp / 4, rs, tile);
       int64_t off = (img * g->m + grp * w->mg + rb * MR) * j->npos + n0 + p * nr;
-      store_tile(tile, nr, rows, min64(nr, wd - p * nr), j->y, off, j->npos);
+      store_tile(tile, nr, grp * w->mg + rb * MR, rows, min64(nr, wd - p * nr), j->y, off, j->npos);
     }
   }
   return true;
 }
 
-bool rill_i8_conv(const rill_device_services *dev, int64_t threads, rill_i8_path path,
-                  const rill_conv_geom *g, const int8_t *x, const rill_i8_weights *w,
-                  const rill_i8_out *y) {
+static bool conv_run(const rill_device_services *dev, int64_t threads, rill_i8_path path, const rill_conv_geom *g,
+                     i8_src x, const rill_i8_weights *w, const rill_i8_out *y) {
   rill_i8_path best = rill_i8_path_for_cpu();
   if (path > best) path = best;
   conv_job j = {.g = g, .x = x, .w = w, .y = y, .ukr = ukr_for(path), .nr = nr_of(path)};
@@ -357,8 +454,123 @@ bool rill_i8_conv(const rill_device_services *dev, int64_t threads, rill_i8_path
   j.nc = min64(nc, cap);
   j.chunks = (j.npos + j.nc - 1) / j.nc;
   j.panel_bytes = (size_t)(w->kp * round_up(j.nc, j.nr));
-  j.col_bytes = j.direct ? 0 : (size_t)(j.kk * j.nc);
+  j.col_bytes = j.direct && x.i8 ? 0 : (size_t)(j.kk * j.nc);
+  if (x.f32 && !j.direct) { /* the most rows a chunk reads: its output rows (partial ones at both ends) */
+    int64_t orows = min64(g->oh, j.nc / g->ow + 2);
+    j.band_bytes = (size_t)(j.cg * min64(g->h, (orows - 1) * g->sh + (g->kh - 1) * g->dh + 1) * g->w);
+  }
   bool ok = rill_dev_parallel_for(dev, t, per * j.chunks, conv_part, &j);
   for (int i = 0; i < RILL_DEVICE_MAX_THREADS; i++) rill_free(j.scratch[i]);
   return ok;
+}
+
+bool rill_i8_conv(const rill_device_services *dev, int64_t threads, rill_i8_path path,
+                  const rill_conv_geom *g, const int8_t *x, const rill_i8_weights *w,
+                  const rill_i8_out *y) {
+  return conv_run(dev, threads, path, g, (i8_src){.i8 = x}, w, y);
+}
+
+bool rill_i8_conv_levels(const rill_device_services *dev, int64_t threads, rill_i8_path path,
+                         const rill_conv_geom *g, const float *x, const rill_i8_weights *w,
+                         const rill_i8_out *y) {
+  return conv_run(dev, threads, path, g, (i8_src){.f32 = x}, w, y);
+}
+
+/* ------------------------------------------------------- kept weights ----- */
+
+static void packed_destroy(rill_buffer_derived *d) {
+  rill_i8_weights *w = (rill_i8_weights *)d;
+  rill_i8_weights_free(w);
+  rill_free(w);
+}
+
+static bool packed_fits(const rill_i8_weights *w, const float *src, int64_t m, int64_t k, int64_t groups,
+                        bool trans) {
+  return w->src == src && w->m == m && w->k == k && w->groups == (trans ? 1 : groups) && w->trans == trans;
+}
+
+static rill_status *pack_error(rill_kernel_ctx *ctx, size_t slot, rill_i8_pack_result r, int64_t bad,
+                               const float *f) {
+  if (r == RILL_I8_OOM) return rill_oom();
+  return rill_kernel_error(ctx, "%s (%s) value %lld is %g, not an integer level in [-127, 127]",
+                           ctx->schema->inputs[slot].name, rill_kin_name(ctx, slot, 0), (long long)bad,
+                           (double)f[bad]);
+}
+
+rill_status *rill_i8_weights_for(rill_kernel_ctx *ctx, size_t slot, const rill_tensor *f, int64_t m, int64_t k,
+                                 int64_t groups, bool trans, rill_i8_weights *local, const rill_i8_weights **out) {
+  const float *src = rill_tensor_ptr(f);
+  rill_buffer *buf = f->buf;
+  int64_t bad = 0;
+  if (rill_buffer_immutable(buf)) {
+    rill_buffer_derived *d = rill_buffer_derived_get(buf);
+    if (!d && rill_buffer_derived_claim(buf)) {
+      rill_i8_weights *w = rill_malloc(sizeof *w);
+      rill_i8_pack_result r = w ? rill_i8_weights_pack(src, m, k, groups, trans, w, &bad) : RILL_I8_OOM;
+      if (r == RILL_I8_PACKED) {
+        w->hdr.destroy = packed_destroy;
+        d = &w->hdr;
+      } else {
+        rill_free(w);
+      }
+      rill_buffer_derived_publish(buf, d);
+      if (r != RILL_I8_PACKED) return pack_error(ctx, slot, r, bad, src);
+    }
+    if (d && d->destroy == packed_destroy && packed_fits((const rill_i8_weights *)d, src, m, k, groups, trans)) {
+      *out = (const rill_i8_weights *)d;
+      return NULL;
+    }
+  }
+  rill_i8_pack_result r = rill_i8_weights_pack(src, m, k, groups, trans, local, &bad);
+  if (r != RILL_I8_PACKED) return pack_error(ctx, slot, r, bad, src);
+  *out = local;
+  return NULL;
+}
+
+/* ------------------------------------------------- kernel-side helpers ----- */
+
+static rill_status *level_error(rill_kernel_ctx *ctx, size_t slot, const rill_tensor *x, int64_t bad) {
+  return rill_kernel_error(ctx, "%s (%s) value %lld is %g, not an integer level in [-128, 127]",
+                           ctx->schema->inputs[slot].name, rill_kin_name(ctx, slot, 0), (long long)bad,
+                           (double)((const float *)rill_tensor_ptr(x))[bad]);
+}
+
+rill_status *rill_i8_input_levels(rill_kernel_ctx *ctx, size_t slot, const rill_tensor *x, int8_t **out) {
+  int64_t n = rill_tensor_numel(x), bad = 0;
+  int8_t *q = rill_aligned_alloc((size_t)n + 1, 64);
+  if (!q) return rill_oom();
+  if (!rill_i8_from_levels(rill_tensor_ptr(x), n, q, &bad)) {
+    rill_free(q);
+    return level_error(ctx, slot, x, bad);
+  }
+  *out = q;
+  return NULL;
+}
+
+rill_status *rill_i8_input_check(rill_kernel_ctx *ctx, size_t slot, const rill_tensor *x) {
+  int64_t bad = 0;
+  return rill_i8_check_levels(rill_tensor_ptr(x), rill_tensor_numel(x), &bad) ? NULL : level_error(ctx, slot, x, bad);
+}
+
+rill_status *rill_i8_dequant_of(rill_kernel_ctx *ctx, size_t scale_slot, size_t row_slot, int64_t rows,
+                                float max_range, rill_i8_out *y) {
+  rill_tensor *s = NULL, *rs = NULL;
+  if (rill_kin(ctx, scale_slot, 0)) RILL_TRY(rill_kin_need(ctx, scale_slot, 0, RILL_DTYPE_FP32, &s));
+  if (rill_kin(ctx, row_slot, 0)) RILL_TRY(rill_kin_need(ctx, row_slot, 0, RILL_DTYPE_FP32, &rs));
+  if (!s && !rs)
+    return rill_kernel_error(ctx, "needs input %s or %s", ctx->schema->inputs[scale_slot].name,
+                             ctx->schema->inputs[row_slot].name);
+  if (s && rill_tensor_numel(s) < 1)
+    return rill_kernel_error(ctx, "input %s (%s) is empty, expected one value", ctx->schema->inputs[scale_slot].name,
+                             rill_kin_name(ctx, scale_slot, 0));
+  if (rs && rill_tensor_numel(rs) != rows)
+    return rill_kernel_error(ctx, "input %s (%s) holds %lld scales for %lld output channels",
+                             ctx->schema->inputs[row_slot].name, rill_kin_name(ctx, row_slot, 0),
+                             (long long)rill_tensor_numel(rs), (long long)rows);
+  if (!(max_range > 0)) return rill_kernel_error(ctx, "attribute max_range is %g, must be > 0", (double)max_range);
+  y->row_scale = rs ? rill_tensor_ptr(rs) : NULL;
+  y->no_scale = !s;
+  y->scale = s ? *(const float *)rill_tensor_ptr(s) : 1.0f;
+  y->range = max_range;
+  return NULL;
 }

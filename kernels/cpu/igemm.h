@@ -39,6 +39,7 @@ const char *rill_i8_path_name(rill_i8_path path);
 typedef struct rill_i8_weights {
   rill_buffer_derived hdr;
   const void *src;     /* the float levels it was packed from */
+  bool trans;           /* src was [k, m] (a mul's weight), not [m, k] */
   int64_t m, k, groups; /* rows (all groups), K per row, groups */
   int64_t mg, mgp, kp;  /* rows per group, that rounded up to RILL_I8_MR, K rounded up to 4 */
   int8_t *a;            /* groups * mgp * kp bytes */
@@ -47,9 +48,10 @@ typedef struct rill_i8_weights {
 
 typedef enum rill_i8_pack_result { RILL_I8_PACKED, RILL_I8_NOT_LEVEL, RILL_I8_OOM } rill_i8_pack_result;
 
-/* Packs w, float levels [m, k] (groups * (m / groups) rows), into *out. RILL_I8_NOT_LEVEL
- * with *bad the index of the first value that is not an integer in [-127, 127]. */
-rill_i8_pack_result rill_i8_weights_pack(const float *w, int64_t m, int64_t k, int64_t groups,
+/* Packs w, float levels [m, k] (groups * (m / groups) rows), or [k, m] with `trans`
+ * (one group), into *out. RILL_I8_NOT_LEVEL with *bad the index in w of a value that is
+ * not an integer in [-127, 127]. */
+rill_i8_pack_result rill_i8_weights_pack(const float *w, int64_t m, int64_t k, int64_t groups, bool trans,
                                          rill_i8_weights *out, int64_t *bad);
 void rill_i8_weights_free(rill_i8_weights *w);
 
@@ -57,13 +59,42 @@ void rill_i8_weights_free(rill_i8_weights *w);
  * integer in [-128, 127]. */
 bool rill_i8_from_levels(const float *x, int64_t n, int8_t *out, int64_t *bad);
 
-/* Where the sums go: i32 as they are, or f32 = (float)sum * scale / range (the order of
- * fake_dequantize_max_abs, so the float results equal its output on the float sums). */
+/* Whether every one of the n floats is an integer in [-128, 127]; false with *bad the
+ * index of the first that is not. */
+bool rill_i8_check_levels(const float *x, int64_t n, int64_t *bad);
+
+/* Where the sums go: i32 as they are, or f32 = (float)sum * row_scale[r] * scale / range
+ * for output row (channel) r, each factor only where present (row_scale NULL: none;
+ * no_scale: no per-tensor scale), in the order of fake_dequantize_max_abs (per-tensor)
+ * and fake_channel_wise_dequantize_max_abs (per channel, then the activation's scale),
+ * so the float results equal theirs on the float sums. */
 typedef struct rill_i8_out {
   int32_t *i32;
   float *f32;
+  const float *row_scale; /* one per output row (all groups), or NULL */
+  bool no_scale;
   float scale, range;
 } rill_i8_out;
+
+/* The packed weight of kernel input `slot` (float levels f: [m, k], or [k, m] with
+ * `trans`): the one kept with an immutable buffer (packed on first use), else packed
+ * into *local, which the caller frees with rill_i8_weights_free. A value that is not a
+ * level is an error naming the op, the slot and the variable. */
+rill_status *rill_i8_weights_for(rill_kernel_ctx *ctx, size_t slot, const rill_tensor *f, int64_t m, int64_t k,
+                                 int64_t groups, bool trans, rill_i8_weights *local, const rill_i8_weights **out);
+
+/* The kernel input `slot`'s float levels as a new int8 array (rill_free), into *out;
+ * a value that is not an integer in [-128, 127] is an error naming the op, the slot, the
+ * variable, the index and the value. */
+rill_status *rill_i8_input_levels(rill_kernel_ctx *ctx, size_t slot, const rill_tensor *x, int8_t **out);
+/* The same check without the copy. */
+rill_status *rill_i8_input_check(rill_kernel_ctx *ctx, size_t slot, const rill_tensor *x);
+
+/* The dequantizing store of an int8 op with a per-tensor input `scale_slot` ([1]) and a
+ * per-output-row one `row_slot` ([rows]), each optional but not both absent, and the
+ * divisor max_range: fills y (all but its destination), or an error naming the slot. */
+rill_status *rill_i8_dequant_of(rill_kernel_ctx *ctx, size_t scale_slot, size_t row_slot, int64_t rows,
+                                float max_range, rill_i8_out *y);
 
 /* The NCHW conv of g (g->n images) of x [n, c, h, w] with w packed from the filter
  * [m, c / groups, kh, kw], into y [n, m, oh, ow], on `path` (capped at what the CPU
@@ -72,5 +103,12 @@ typedef struct rill_i8_out {
 bool rill_i8_conv(const rill_device_services *dev, int64_t threads, rill_i8_path path,
                   const rill_conv_geom *g, const int8_t *x, const rill_i8_weights *w,
                   const rill_i8_out *y);
+
+/* rill_i8_conv of float levels x (every value an integer in [-128, 127], checked by the
+ * caller): each part converts the columns it unfolds, so no int8 copy of the whole
+ * image is made. The same results as rill_i8_conv on the converted image. */
+bool rill_i8_conv_levels(const rill_device_services *dev, int64_t threads, rill_i8_path path,
+                         const rill_conv_geom *g, const float *x, const rill_i8_weights *w,
+                         const rill_i8_out *y);
 
 #endif

@@ -11,9 +11,11 @@
 #include "framework/base/alloc.h"
 #include "framework/io/npy.h"
 #include "framework/program/program.h"
+#include "framework/registry/registry.h"
 #include "support/slurp.h"
 #include "rill.h"
 #include "support/shell.h"
+#include "transform/prog_util.h"
 
 #define RILL RILL_BINARY_DIR "/rill"
 #define SHARED RILL_SHARED_DIR
@@ -183,7 +185,8 @@ Test(cli, bench_prints_percentiles_and_memory) {
   cr_assert(strstr(out, "latency: 20 runs after 3 warm-up runs: p50 "), "%s", out);
   cr_assert(strstr(out, " p90 ") && strstr(out, " p99 ") && strstr(out, " mean "), "%s", out);
   cr_assert(strstr(out, "memory: temporaries ") && strstr(out, "memory plan on"), "%s", out);
-  cr_assert(strstr(out, "passes: 1 dropout/identity removed, 1 batch_norm folded, 2 conv2d_fusion, 1 fc"), "%s", out);
+  cr_assert(strstr(out, "passes: 1 dropout/identity removed, 1 batch_norm folded, 2 conv2d_fusion, 1 fc, "), "%s", out);
+  cr_assert(strstr(out, " in place, 0 int8\n"), "%s", out);
   cr_assert(strstr(out, "argmax per row: 3\n"), "%s", out);
   free(out);
 }
@@ -590,4 +593,81 @@ Test(cli, dot_escapes_names_from_files) {
   cr_assert_eq(rc, 0, "dot refused: %s", out);
   free(out);
   unlink(path);
+}
+
+/* --int8: a saved model with a conv between a fake quantize op and its dequantizer
+ * (weights integer levels) runs with the INT8 pass: the --bench report counts one int8
+ * rewrite where the CPU runs AVX2 (none below, where the predictor keeps the float
+ * simulation), and the output is the one printed without --int8. */
+Test(cli, int8_switch_takes_the_int8_pass) {
+  POK(rill_registry_init());
+  char dir[] = "/tmp/rill_cli_int8_XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  rill_program *p = prog_new();
+  rill_scope *params = NULL;
+  POK(rill_scope_create(NULL, &params));
+  POK(rill_block_add_var(p, 0, "feed", RILL_VAR_FEED_MINIBATCH, RILL_DTYPE_FP32, NULL, 0, 0, true));
+  POK(rill_block_add_var(p, 0, "fetch", RILL_VAR_FETCH_LIST, RILL_DTYPE_FP32, NULL, 0, 0, true));
+  prog_var(p, "x", RILL_DTYPE_FP32, "", 4, (int64_t)-1, 3, 6, 6);
+  prog_var(p, "xq", RILL_DTYPE_FP32, "", 4, (int64_t)-1, 3, 6, 6);
+  prog_var(p, "xs", RILL_DTYPE_FP32, "", 1, 1);
+  prog_var(p, "y", RILL_DTYPE_FP32, "", 4, (int64_t)-1, 4, 6, 6);
+  prog_var(p, "z", RILL_DTYPE_FP32, "", 4, (int64_t)-1, 4, 6, 6);
+  prog_var(p, "w", RILL_DTYPE_FP32, "p", 4, 4, 3, 3, 3);
+  rill_tensor *w = NULL;
+  POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){4, 3, 3, 3}, 4, &w));
+  float *wd = rill_tensor_data(w);
+  for (int i = 0; i < 108; i++) wd[i] = (float)((i * 37) % 255 - 127);
+  scope_bind(params, "w", w);
+  rill_op_builder *b = prog_op_begin("feed", "X=feed", "Out=x");
+  POK(rill_op_builder_attr_int(b, "col", 0));
+  prog_op_end(b, p);
+  b = prog_op_begin("fake_quantize_abs_max", "X=x", "Out=xq;OutScale=xs");
+  POK(rill_op_builder_attr_int(b, "bit_length", 8));
+  prog_op_end(b, p);
+  b = prog_op_begin("conv2d", "Input=xq;Filter=w", "Output=y");
+  POK(rill_op_builder_attr_ints(b, "paddings", (const int32_t[]){1, 1}, 2));
+  prog_op_end(b, p);
+  b = prog_op_begin("fake_dequantize_max_abs", "X=y;Scale=xs", "Out=z");
+  POK(rill_op_builder_attr_float(b, "max_range", 16129.0f));
+  prog_op_end(b, p);
+  b = prog_op_begin("fetch", "X=z", "Out=fetch");
+  POK(rill_op_builder_attr_int(b, "col", 0));
+  prog_op_end(b, p);
+  char model[256], npy[256];
+  snprintf(model, sizeof model, "%s/__model__", dir);
+  POK(rill_program_save(p, model));
+  const char *names[] = {"w"};
+  POK(rill_program_save_vars(p, params, dir, names, 1, NULL));
+  float xv[108];
+  for (int i = 0; i < 108; i++) xv[i] = (float)((i * 29) % 61) / 20.0f - 1.5f;
+  rill_tensor *x = wrap(RILL_DTYPE_FP32, xv, 4, 1, 3, 6, 6);
+  snprintf(npy, sizeof npy, "%s/x.npy", dir);
+  POK(rill_tensor_save_npy(x, npy));
+  rill_tensor_destroy(x);
+  char *outs[2];
+  for (int k = 0; k < 2; k++) {
+    int rc = sh(&outs[k], "'%s' run '%s' --input '%s' --bench 2 %s 2>&1", RILL, dir, npy, k ? "--int8" : "");
+    cr_assert_eq(rc, 0, "%s", outs[k]);
+  }
+  bool avx2 = strstr(rill_cpu_isa(), "avx") != NULL;
+  cr_assert(strstr(outs[0], " in place, 0 int8\n"), "%s", outs[0]);
+  cr_assert(strstr(outs[1], avx2 ? " in place, 1 int8\n" : " in place, 0 int8\n"), "%s", outs[1]);
+  /* the printed values (up to the timing lines) are the same */
+  char *a = strstr(outs[0], "first:"), *c = strstr(outs[1], "first:");
+  cr_assert(a && c, "%s", outs[0]);
+  char *ea = strchr(a, '\n'), *ec = strchr(c, '\n');
+  cr_assert(ea && ec && ea - a == ec - c && strncmp(a, c, (size_t)(ea - a)) == 0, "%s\nvs\n%s", outs[0], outs[1]);
+  free(outs[0]);
+  free(outs[1]);
+  int rc = sh(&outs[0], "'%s' run '%s' --input '%s' --int8 -O 0 2>&1", RILL, dir, npy);
+  cr_assert_eq(rc, 0, "--int8 with -O 0: %s", outs[0]);
+  free(outs[0]);
+  unlink(model);
+  unlink(npy);
+  snprintf(model, sizeof model, "%s/w", dir);
+  unlink(model);
+  rmdir(dir);
+  rill_scope_destroy(params);
+  rill_program_destroy(p);
 }

@@ -2,8 +2,9 @@
  * every path this CPU runs (scalar, AVX2, AVX-512 VNNI), for GEMM shapes with K off
  * the groups of 4 and the 64-byte vectors, few columns and rows, padding, strides,
  * dilations and groups, at the extremes of the levels (where a 16-bit step would
- * saturate), on one or several parts; the float output is (float)sum * scale / range;
- * values that are not levels are refused with their index. */
+ * saturate), on one or several parts, from int8 or from float levels converted as they
+ * are unfolded; the float output is (float)sum [* row scale] [* scale] / range; values
+ * that are not levels are refused with their index. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -64,9 +65,13 @@ static void check_shape(const shape *s, int fill) {
   for (int64_t i = 0; i < nw; i++)
     w[i] = fill ? ((i / k) % 2 ? -127.0f : 127.0f) : (float)((int)(next(&seed) % 255) - 127);
   reference(&g, x, w, want);
+  float *xf = malloc(sizeof(float) * (size_t)(nx + 1)), *rs = malloc(sizeof(float) * (size_t)(s->m + 1));
+  cr_assert(xf && rs);
+  for (int64_t i = 0; i < nx; i++) xf[i] = (float)x[i];
+  for (int64_t i = 0; i < s->m; i++) rs[i] = 0.5f + 0.0625f * (float)(i % 13);
   rill_i8_weights pw;
   int64_t bad = -1;
-  cr_assert_eq(rill_i8_weights_pack(w, s->m, k, s->groups, &pw, &bad), RILL_I8_PACKED);
+  cr_assert_eq(rill_i8_weights_pack(w, s->m, k, s->groups, false, &pw, &bad), RILL_I8_PACKED);
   for (int path = RILL_I8_SCALAR; path <= (int)rill_i8_path_for_cpu(); path++)
     for (int64_t threads = 1; threads <= 3; threads += 2) {
       memset(got, 0x5a, sizeof(int32_t) * (size_t)ny);
@@ -85,8 +90,27 @@ static void check_shape(const shape *s, int fill) {
         float e = (float)want[i] * 0.75f / 16129.0f;
         cr_assert(gotf[i] == e, "float y[%lld] = %.9g, expected %.9g", (long long)i, (double)gotf[i], (double)e);
       }
+      /* float levels converted as they are unfolded: the same sums */
+      memset(got, 0x5a, sizeof(int32_t) * (size_t)ny);
+      cr_assert(rill_i8_conv_levels(NULL, threads, (rill_i8_path)path, &g, xf, &pw, &out));
+      for (int64_t i = 0; i < ny; i++)
+        cr_assert_eq(got[i], want[i], "from float levels, %s: y[%lld] = %d, expected %d",
+                     rill_i8_path_name((rill_i8_path)path), (long long)i, got[i], want[i]);
+      /* a scale per output channel, then the tensor's, then the divisor; and the first alone */
+      for (int alone = 0; alone < 2; alone++) {
+        rill_i8_out ro = {.f32 = gotf, .row_scale = rs, .no_scale = alone, .scale = 0.75f, .range = 16129.0f};
+        cr_assert(rill_i8_conv(NULL, threads, (rill_i8_path)path, &g, x, &pw, &ro));
+        for (int64_t i = 0; i < ny; i++) {
+          float r = rs[(i / (g.oh * g.ow)) % g.m];
+          float e = alone ? (float)want[i] * r / 16129.0f : (float)want[i] * r * 0.75f / 16129.0f;
+          cr_assert(gotf[i] == e, "per-channel y[%lld] = %.9g, expected %.9g", (long long)i, (double)gotf[i],
+                    (double)e);
+        }
+      }
     }
   rill_i8_weights_free(&pw);
+  free(xf);
+  free(rs);
   free(x);
   free(w);
   free(want);
@@ -123,6 +147,8 @@ Test(igemm, convs_with_padding_strides_dilations_and_groups) {
       {1, 16, 7, 7, 16, 3, 3, 16, 1, 1, 1, 1, 1, 1, 1, 1}, /* depthwise */
       {1, 7, 6, 6, 3, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0},    /* 1x1, stride 2 */
       {1, 2, 3, 3, 3, 3, 3, 1, 1, 1, 1, 1, 2, 2, 2, 2},    /* pads wider than the image */
+      {1, 3, 11, 14, 4, 5, 5, 1, 3, 3, 1, 1, 2, 1, 4, 2},  /* stride 3, uneven pads */
+      {2, 2, 9, 10, 3, 3, 3, 1, 2, 3, 2, 2, 1, 2, 3, 1},   /* strides 2 x 3, dilation 2 */
   };
   for (size_t i = 0; i < RILL_COUNTOF(shapes); i++) check_shape(&shapes[i], 0);
 }
@@ -141,7 +167,7 @@ Test(igemm, values_that_are_not_levels_are_refused) {
     w[4] = bad_w[i];
     rill_i8_weights pw;
     int64_t bad = -1;
-    cr_assert_eq(rill_i8_weights_pack(w, 2, 3, 1, &pw, &bad), RILL_I8_NOT_LEVEL, "w = %g", (double)bad_w[i]);
+    cr_assert_eq(rill_i8_weights_pack(w, 2, 3, 1, false, &pw, &bad), RILL_I8_NOT_LEVEL, "w = %g", (double)bad_w[i]);
     cr_assert_eq(bad, 4);
   }
   const float bad_x[] = {0.25f, 128.0f, -129.0f, NAN};
@@ -169,6 +195,7 @@ Test(igemm, levels_convert_in_vectors_and_tail) {
   x[7] = -0.0f;
   int64_t bad = -1;
   cr_assert(rill_i8_from_levels(x, 41, q, &bad));
+  cr_assert(rill_i8_check_levels(x, 41, &bad));
   for (int i = 0; i < 41; i++) cr_assert_eq(q[i], (int8_t)(int)x[i], "q[%d] = %d for %g", i, q[i], (double)x[i]);
   const int at[] = {0, 5, 17, 31, 32, 40};
   const float bad_x[] = {NAN, 0.5f, 128.0f, -128.5f, INFINITY, 1e10f};
@@ -181,5 +208,8 @@ Test(igemm, levels_convert_in_vectors_and_tail) {
       bad = -1;
       cr_assert(!rill_i8_from_levels(y, 41, q, &bad), "%g at %d", (double)bad_x[b], at[a]);
       cr_assert_eq(bad, at[a], "%g at %d: reported %lld", (double)bad_x[b], at[a], (long long)bad);
+      bad = -1;
+      cr_assert(!rill_i8_check_levels(y, 41, &bad), "check: %g at %d", (double)bad_x[b], at[a]);
+      cr_assert_eq(bad, at[a], "check: %g at %d: reported %lld", (double)bad_x[b], at[a], (long long)bad);
     }
 }

@@ -3,7 +3,8 @@
  * float simulation's bit for bit while every float sum is exact (below 2^24), on every
  * vector path (scalar, AVX2, AVX-512 VNNI); what the pattern's conditions exclude stays;
  * values that are not levels are an error naming the op and the variable. The int8
- * ResNet-50 of Paddle-Lite (53 convs) runs both ways with synthetic level weights. */
+ * ResNet-50 of Paddle-Lite (53 convs, one fc) runs both ways with synthetic level
+ * weights; mul and matmul with a 2-D weight become mul_int8. */
 #include <criterion/criterion.h>
 
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "framework/inference/predictor.h"
 #include "framework/registry/registry.h"
 #include "framework/transform/infer_passes.h"
+#include "framework/transform/opedit.h"
 #include "prog_util.h"
 #include "support/synth_params.h"
 
@@ -316,8 +318,8 @@ static int by_name(const void *a, const void *b) {
 
 /* The model saved (program + one combined parameter file) and run by two predictors,
  * -O2 with and without INT8 (memory plan on, weights immutable): the probabilities
- * equal `want` (the int8 executor run) both ways, and INT8 rewrote all 53 convs where
- * the CPU runs AVX2. */
+ * equal `want` (the int8 executor run) both ways, and INT8 rewrote all 53 convs and the
+ * fc's mul where the CPU runs AVX2. */
 static void predictor_matches(rill_program *p, rill_scope *scope, rill_tensor *want) {
   char dir[] = "/tmp/rill_int8_resnet_XXXXXX", model[256], params[256];
   cr_assert_not_null(mkdtemp(dir));
@@ -348,7 +350,7 @@ static void predictor_matches(rill_program *p, rill_scope *scope, rill_tensor *w
     POK(rill_predictor_config_set_passes(c, k ? RILL_PASS_ALL | RILL_PASS_INT8 : RILL_PASS_ALL));
     rill_predictor *pr = NULL;
     POK(rill_predictor_create(c, &pr));
-    cr_assert_eq(rill_predictor_pass_stats(pr)->int8, k && rill_cpu_avx2() ? 53u : 0u);
+    cr_assert_eq(rill_predictor_pass_stats(pr)->int8, k && rill_cpu_avx2() ? 54u : 0u);
     const int64_t xd[] = {1, 3, 64, 64};
     rill_tensor *img = NULL, *out = NULL;
     POK(rill_tensor_create(RILL_DTYPE_FP32, xd, 4, &img));
@@ -381,12 +383,11 @@ Test(int8_pass, int8_resnet50_equals_the_float_simulation_on_every_path) {
   synth_params(pf, scope, 23, level_value);
   size_t n = 0;
   POK(rill_pass_int8(pi, scope, &n));
-  cr_assert_eq(n, 53, "every conv of the program reads levels: %zu rewritten", n);
+  cr_assert_eq(n, 54, "every conv and the fc's mul read levels: %zu rewritten", n);
   cr_assert_eq(prog_find_op(pi, "conv2d", 0), -1);
-  long dq = prog_find_op(pi, "fake_dequantize_max_abs", 0);
-  cr_assert(dq >= 1 && strcmp(prog_opd(pi, (size_t)dq - 1)->type, "mul") == 0,
-            "the fc's dequantizer stays with its mul");
-  cr_assert_eq(prog_find_op(pi, "fake_dequantize_max_abs", (size_t)dq + 1), -1);
+  cr_assert_eq(prog_find_op(pi, "mul", 0), -1);
+  cr_assert_geq(prog_find_op(pi, "mul_int8", 0), 0);
+  cr_assert_eq(prog_find_op(pi, "fake_dequantize_max_abs", 0), -1);
 
   rill_tensor *want[NFETCH] = {NULL}, *got[NFETCH] = {NULL};
   run_resnet(pf, scope, want);
@@ -423,4 +424,425 @@ Test(int8_pass, int8_resnet50_equals_the_float_simulation_on_every_path) {
   rill_scope_destroy(scope);
   rill_program_destroy(pf);
   rill_program_destroy(pi);
+}
+
+/* ------------------------------------------------ per-channel weight scales ----- */
+
+/* A hand-built program with the channel-wise dequantizer: conv2d_int8 takes the
+ * per-output-channel scales (and the activation's where the dequantizer has two) and
+ * equals the float simulation bit for bit; a FilterScale of the wrong length is an
+ * error naming it. */
+static small build_channel_wise(int nscales) {
+  small s = build(1, false, false, false);
+  /* the per-tensor dequantizer becomes a channel-wise one over the same conv output */
+  rill_block_desc *b = &s.p->blocks[0];
+  long dq = prog_find_op(s.p, "fake_dequantize_max_abs", 0);
+  cr_assert_geq(dq, 0);
+  rill_op_desc_clear(&b->ops[dq]);
+  memmove(&b->ops[dq], &b->ops[dq + 1], (b->nops - (size_t)dq - 1) * sizeof b->ops[0]);
+  b->nops--;
+  prog_var(s.p, "ws", RILL_DTYPE_FP32, "p", 1, 4);
+  rill_tensor *ws = NULL;
+  POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){4}, 1, &ws));
+  float *wsd = rill_tensor_data(ws);
+  for (int c = 0; c < 4; c++) wsd[c] = 0.25f + 0.375f * (float)c;
+  scope_bind(s.params, "ws", ws);
+  rill_op_builder *ob = prog_op_begin("fake_channel_wise_dequantize_max_abs",
+                                      nscales == 2 ? "X=y;Scales=ws,s" : "X=y;Scales=ws", "Out=z");
+  POK(rill_op_builder_attr_ints(ob, "quant_bits", (const int32_t[]){8, 8}, 2));
+  if (nscales == 1) POK(rill_op_builder_attr_int(ob, "quant_axis", 1));
+  prog_op_end(ob, s.p);
+  /* relu(z) after the dequantizer */
+  rill_op_desc last = b->ops[b->nops - 1];
+  long relu = prog_find_op(s.p, "relu", 0);
+  memmove(&b->ops[relu + 1], &b->ops[relu], (b->nops - 1 - (size_t)relu) * sizeof last);
+  b->ops[relu] = last;
+  return s;
+}
+
+Test(int8_pass, channel_wise_dequantizer_gives_per_filter_scales) {
+  POK(rill_registry_init());
+  for (int ns = 1; ns <= 2; ns++) {
+    small s = build_channel_wise(ns);
+    rill_status *st = NULL;
+    rill_tensor *want = run_small(&s, &st);
+    POK(st);
+    size_t n = 0;
+    POK(rill_pass_int8(s.p, s.params, &n));
+    cr_assert_eq(n, 1, "%d scales", ns);
+    long f = prog_find_op(s.p, "conv2d_int8", 0);
+    cr_assert_geq(f, 0);
+    cr_assert_eq(prog_find_op(s.p, "fake_channel_wise_dequantize_max_abs", 0), -1);
+    cr_assert_str_eq(prog_arg(s.p, (size_t)f, true, "FilterScale", 0), "ws");
+    if (ns == 2) cr_assert_str_eq(prog_arg(s.p, (size_t)f, true, "Scale", 0), "s");
+    rill_tensor *got = run_small(&s, &st);
+    POK(st);
+    expect_same(want, got, "per-channel int8 vs float simulation");
+    /* the channels really differ: channel 3's outputs are not channel 0's scaled by 1 */
+    const float *z = rill_tensor_data(got);
+    double c0 = 0, c3 = 0;
+    for (int k = 0; k < 36; k++) {
+      c0 += fabs(z[k]);
+      c3 += fabs(z[3 * 36 + k]);
+    }
+    cr_assert(c0 > 0 && c3 > 0);
+    rill_tensor_destroy(want);
+    rill_tensor_destroy(got);
+    /* a FilterScale of 3 values for 4 output channels */
+    rill_tensor *bad = NULL;
+    POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){3}, 1, &bad));
+    memset(rill_tensor_data(bad), 0, 3 * sizeof(float));
+    scope_bind(s.params, "ws", bad);
+    rill_tensor *none = run_small(&s, &st);
+    cr_assert_null(none);
+    cr_assert_not_null(st);
+    cr_assert(strstr(rill_status_message(st), "FilterScale (ws)") && strstr(rill_status_message(st), "conv2d_int8"),
+              "%s", rill_status_message(st));
+    rill_status_destroy(st);
+    small_free(&s);
+  }
+  /* a one-scale dequantizer along another axis than the output channel stays */
+  small s = build_channel_wise(1);
+  long dq = prog_find_op(s.p, "fake_channel_wise_dequantize_max_abs", 0);
+  rill_attr_value ax = {.type = RILL_ATTR_INT, .v.i = 0};
+  POK(rill_opd_attr(&s.p->blocks[0].ops[dq], "quant_axis", &ax));
+  size_t n = 9;
+  POK(rill_pass_int8(s.p, s.params, &n));
+  cr_assert_eq(n, 0);
+  small_free(&s);
+}
+
+/* The float MNIST model of ../shared/models quantized as Paddle's quantization-aware
+ * training freezes a model with channel-wise weights: before each conv an abs-max
+ * quantizer of the activation (8 bits, per tensor), the filter replaced by its levels
+ * round(127 w / max|w_c|) per output channel c (symmetric), and after it the two-scale
+ * channel-wise dequantizer. `per_tensor`: one scale max|w| for every channel instead. */
+#define MNIST RILL_SHARED_DIR "/models/mnist_conv_bn_etienne"
+
+static void quantize_mnist(rill_program *p, rill_scope *params, rill_scope *float_params, bool per_tensor) {
+  rill_block_desc *b = &p->blocks[0];
+  for (size_t i = 0; i < b->nops; i++) {
+    if (strcmp(b->ops[i].type, "conv2d") != 0) continue;
+    char a[128], w[128], y[128], aq[160], as[160], wl[160], ws[160], yi[160];
+    snprintf(a, sizeof a, "%s", rill_op_input(&b->ops[i], "Input")->args[0]);
+    snprintf(w, sizeof w, "%s", rill_op_input(&b->ops[i], "Filter")->args[0]);
+    snprintf(y, sizeof y, "%s", rill_op_output(&b->ops[i], "Output")->args[0]);
+    snprintf(aq, sizeof aq, "%s.levels", a);
+    snprintf(as, sizeof as, "%s.scale", a);
+    snprintf(wl, sizeof wl, "%s.levels", w);
+    snprintf(ws, sizeof ws, "%s.scales", w);
+    snprintf(yi, sizeof yi, "%s.sums", y);
+    rill_tensor *wf = NULL;
+    POK(rill_scope_get_tensor(float_params, w, &wf));
+    const rill_dims *d = &wf->dims;
+    int64_t m = d->d[0], k = rill_tensor_numel(wf) / m;
+    rill_tensor *lv = NULL, *sc = NULL;
+    POK(rill_tensor_create(RILL_DTYPE_FP32, d->d, d->n, &lv));
+    POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){m}, 1, &sc));
+    const float *src = rill_tensor_data(wf);
+    float *l = rill_tensor_data(lv), *s = rill_tensor_data(sc), all = 0;
+    for (int64_t e = 0; e < m * k; e++) all = fmaxf(all, fabsf(src[e]));
+    for (int64_t c = 0; c < m; c++) {
+      float mx = 0;
+      for (int64_t e = 0; e < k; e++) mx = fmaxf(mx, fabsf(src[c * k + e]));
+      s[c] = per_tensor ? all : mx;
+      for (int64_t e = 0; e < k; e++) l[c * k + e] = s[c] > 0 ? roundf(src[c * k + e] / s[c] * 127.0f) : 0.0f;
+    }
+    prog_var(p, aq, RILL_DTYPE_FP32, "", 4, (int64_t)-1, (int64_t)-1, (int64_t)-1, (int64_t)-1);
+    prog_var(p, as, RILL_DTYPE_FP32, "", 1, 1);
+    prog_var(p, yi, RILL_DTYPE_FP32, "", 4, (int64_t)-1, (int64_t)-1, (int64_t)-1, (int64_t)-1);
+    POK(rill_block_add_var(p, 0, wl, RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, d->d, d->n, 0, true));
+    POK(rill_var_set_flags(p, 0, wl, true, true, false));
+    prog_var(p, ws, RILL_DTYPE_FP32, "p", 1, m);
+    rill_tensor_destroy(wf);
+    scope_bind(params, wl, lv);
+    scope_bind(params, ws, sc);
+    char spec[512];
+    rill_op_builder *ob;
+    snprintf(spec, sizeof spec, "Out=%s;OutScale=%s", aq, as);
+    ob = prog_op_begin("fake_quantize_abs_max", NULL, spec);
+    const char *xa[] = {a};
+    POK(rill_op_builder_input(ob, "X", xa, 1));
+    POK(rill_op_builder_attr_int(ob, "bit_length", 8));
+    prog_op_end(ob, p);
+    snprintf(spec, sizeof spec, "X=%s;Scales=%s,%s", yi, ws, as);
+    char outs[200];
+    snprintf(outs, sizeof outs, "Out=%s", y);
+    ob = prog_op_begin("fake_channel_wise_dequantize_max_abs", spec, outs);
+    POK(rill_op_builder_attr_ints(ob, "quant_bits", (const int32_t[]){8, 8}, 2));
+    POK(rill_op_builder_attr_int(ob, "x_num_col_dims", 1));
+    prog_op_end(ob, p);
+    /* the two new ops (at the end) go before and after the conv */
+    b = &p->blocks[0];
+    rill_op_desc q = b->ops[b->nops - 2], dq = b->ops[b->nops - 1];
+    memmove(&b->ops[i + 3], &b->ops[i + 1], (b->nops - 2 - i - 1) * sizeof q);
+    b->ops[i + 2] = dq;
+    b->ops[i + 1] = b->ops[i];
+    b->ops[i] = q;
+    POK(rill_opd_rename(&b->ops[i + 1], a, aq, true, false));
+    POK(rill_opd_rename(&b->ops[i + 1], w, wl, true, false));
+    POK(rill_opd_rename(&b->ops[i + 1], y, yi, false, true));
+    i += 2;
+  }
+}
+
+#define MNIST_IMAGES 8
+
+/* The images: the model's reference input and 7 noisy copies of it in [-1, 1]. */
+static rill_tensor *mnist_image(int k) {
+  rill_tensor *x = NULL;
+  POK(rill_tensor_load_npy(MNIST "/refs/input_img.npy", &x));
+  float *v = rill_tensor_data(x);
+  uint64_t r = 0x9e3779b97f4a7c15ull * (uint64_t)(k + 1);
+  for (int64_t i = 0; k && i < rill_tensor_numel(x); i++) {
+    r = r * 6364136223846793005ull + 1442695040888963407ull;
+    float u = (float)((r >> 40) & 0xffff) / 65536.0f - 0.5f;
+    v[i] = fminf(1.0f, fmaxf(-1.0f, v[i] + 0.6f * u));
+  }
+  return x;
+}
+
+/* Runs p on every image; logits[k * 10 + j] (the softmax's input), prob likewise. */
+static void run_mnist(const rill_program *p, rill_scope *scope, const char *logits_name, float *logits,
+                      float *prob) {
+  rill_executor *e = exe_new();
+  for (int k = 0; k < MNIST_IMAGES; k++) {
+    rill_tensor *x = mnist_image(k), *outs[2] = {NULL, NULL};
+    const char *feed = "img", *fetch[2] = {logits_name, NULL};
+    const rill_block_desc *b = &p->blocks[0];
+    for (size_t i = 0; i < b->nops; i++)
+      if (strcmp(b->ops[i].type, "softmax") == 0) fetch[1] = rill_op_output(&b->ops[i], "Out")->args[0];
+    POK(rill_executor_run(e, p, scope, &feed, &x, 1, fetch, 2, outs));
+    cr_assert_eq(rill_tensor_numel(outs[0]), 10);
+    memcpy(logits + k * 10, rill_tensor_data(outs[0]), 10 * sizeof(float));
+    memcpy(prob + k * 10, rill_tensor_data(outs[1]), 10 * sizeof(float));
+    rill_tensor_destroy(outs[0]);
+    rill_tensor_destroy(outs[1]);
+    rill_tensor_destroy(x);
+  }
+  rill_executor_destroy(e);
+}
+
+static int argmax10(const float *v) {
+  int a = 0;
+  for (int j = 1; j < 10; j++)
+    if (v[j] > v[a]) a = j;
+  return a;
+}
+
+/* The largest logit error over the images relative to each image's largest logit. */
+static double rel_err(const float *a, const float *b) {
+  double worst = 0;
+  for (int k = 0; k < MNIST_IMAGES; k++) {
+    double mx = 0, d = 0;
+    for (int j = 0; j < 10; j++) {
+      mx = fmax(mx, fabs(b[k * 10 + j]));
+      d = fmax(d, fabs(a[k * 10 + j] - b[k * 10 + j]));
+    }
+    worst = fmax(worst, d / mx);
+  }
+  return worst;
+}
+
+/* Accuracy against float: with per-channel weight scales the int8 MNIST model's logits
+ * are within 2% of the float model's largest logit on every image and its class is the
+ * float model's; the int8 program equals its float simulation bit for bit (K <= 500
+ * products of levels: every float sum is exact); per-tensor weight scales are no
+ * closer than per-channel ones. */
+Test(int8_pass, mnist_with_per_channel_weight_scales_stays_close_to_float) {
+  POK(rill_registry_init());
+  rill_model *m = NULL;
+  POK(rill_model_load(MNIST, NULL, &m));
+  const rill_program *pf = rill_model_program(m);
+  const char *logits_name = NULL;
+  for (size_t i = 0; i < pf->blocks[0].nops; i++)
+    if (strcmp(pf->blocks[0].ops[i].type, "softmax") == 0)
+      logits_name = rill_op_input(&pf->blocks[0].ops[i], "X")->args[0];
+  cr_assert_not_null(logits_name);
+  float lf[MNIST_IMAGES * 10], pfl[MNIST_IMAGES * 10];
+  run_mnist(pf, rill_model_scope(m), logits_name, lf, pfl);
+  double err[2];
+  for (int per_tensor = 0; per_tensor < 2; per_tensor++) {
+    rill_program *pq = NULL;
+    POK(rill_program_load(MNIST "/__model__", &pq));
+    rill_scope *params = NULL;
+    POK(rill_scope_create(rill_model_scope(m), &params));
+    quantize_mnist(pq, params, rill_model_scope(m), per_tensor);
+    float ls[MNIST_IMAGES * 10], ps[MNIST_IMAGES * 10], lq[MNIST_IMAGES * 10], pq8[MNIST_IMAGES * 10];
+    run_mnist(pq, params, logits_name, ls, ps);
+    size_t n = 0;
+    POK(rill_pass_int8(pq, params, &n));
+    cr_assert_eq(n, 2, "both convs rewritten: %zu", n);
+    run_mnist(pq, params, logits_name, lq, pq8);
+    for (int e = 0; e < MNIST_IMAGES * 10; e++)
+      cr_assert(lq[e] == ls[e] && pq8[e] == ps[e], "int8 vs its float simulation at %d: %.9g vs %.9g", e,
+                (double)lq[e], (double)ls[e]);
+    err[per_tensor] = rel_err(lq, lf);
+    for (int k = 0; k < MNIST_IMAGES; k++)
+      cr_assert_eq(argmax10(pq8 + k * 10), argmax10(pfl + k * 10), "image %d", k);
+    cr_log_info("mnist int8, %s weight scales: largest logit error %.4f of the largest logit",
+                per_tensor ? "per-tensor" : "per-channel", err[per_tensor]);
+    rill_scope_destroy(params);
+    rill_program_destroy(pq);
+  }
+  cr_assert_eq(argmax10(pfl), 3, "the reference image is a 3");
+  cr_assert_lt(err[0], 0.02, "per-channel: %g", err[0]);
+  cr_assert_leq(err[0], err[1], "per-channel %g, per-tensor %g", err[0], err[1]);
+  rill_model_destroy(m);
+}
+
+/* ------------------------------------------------------------ mul, matmul ----- */
+
+/* x [2, 3, 10] (or [1, 10] with `one_row`) -> fake_quantize_abs_max -> mul
+ * (x_num_col_dims = rank - 1) or matmul by w [10, 7] -> the per-tensor dequantizer, or
+ * the two-scale channel-wise one (a scale per output column) -> out. */
+static small build_mm(const char *type, bool one_row, bool channel_wise) {
+  small s = {prog_new(), NULL};
+  POK(rill_scope_create(NULL, &s.params));
+  const char *const names[] = {"x", "xq", "y", "out"};
+  for (int v = 0; v < 4; v++) { /* [1, 10] or [2, 3, 10]; the outputs 7 wide */
+    int64_t last = v < 2 ? 10 : 7;
+    if (one_row) prog_var(s.p, names[v], RILL_DTYPE_FP32, "", 2, (int64_t)1, last);
+    else prog_var(s.p, names[v], RILL_DTYPE_FP32, "", 3, (int64_t)2, (int64_t)3, last);
+  }
+  prog_var(s.p, "w", RILL_DTYPE_FP32, "p", 2, 10, 7);
+  prog_var(s.p, "ws", RILL_DTYPE_FP32, "p", 1, 7);
+  prog_var(s.p, "s", RILL_DTYPE_FP32, "", 1, 1);
+  rill_tensor *w = NULL, *ws = NULL;
+  POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){10, 7}, 2, &w));
+  POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){7}, 1, &ws));
+  float *wd = rill_tensor_data(w), *wsd = rill_tensor_data(ws);
+  for (int i = 0; i < 70; i++) wd[i] = (float)((i * 53) % 255 - 127);
+  for (int i = 0; i < 7; i++) wsd[i] = 0.125f * (float)(i + 1);
+  scope_bind(s.params, "w", w);
+  scope_bind(s.params, "ws", ws);
+  rill_op_builder *b = prog_op_begin("fake_quantize_abs_max", "X=x", "Out=xq;OutScale=s");
+  POK(rill_op_builder_attr_int(b, "bit_length", 8));
+  prog_op_end(b, s.p);
+  b = prog_op_begin(type, "X=xq;Y=w", "Out=y");
+  if (strcmp(type, "mul") == 0) POK(rill_op_builder_attr_int(b, "x_num_col_dims", one_row ? 1 : 2));
+  prog_op_end(b, s.p);
+  if (channel_wise) {
+    b = prog_op_begin("fake_channel_wise_dequantize_max_abs", "X=y;Scales=ws,s", "Out=out");
+    POK(rill_op_builder_attr_ints(b, "quant_bits", (const int32_t[]){8, 8}, 2));
+    POK(rill_op_builder_attr_int(b, "x_num_col_dims", one_row ? 1 : 2));
+  } else {
+    b = prog_op_begin("fake_dequantize_max_abs", "X=y;Scale=s", "Out=out");
+    POK(rill_op_builder_attr_float(b, "max_range", 127.0f));
+  }
+  prog_op_end(b, s.p);
+  return s;
+}
+
+static rill_tensor *run_mm(small *s, bool one_row, int threads, rill_status **err) {
+  static float x[60];
+  for (int i = 0; i < 60; i++) x[i] = (float)((i * 31) % 47) / 10.0f - 2.3f;
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.num_threads = threads;
+  rill_executor *e = NULL;
+  POK(rill_executor_create(&o, &e));
+  rill_tensor *xt = one_row ? wrap(RILL_DTYPE_FP32, x, 2, 1, 10) : wrap(RILL_DTYPE_FP32, x, 3, 2, 3, 10), *out = NULL;
+  const char *feed = "x", *fetch = "out";
+  *err = rill_executor_run(e, s->p, s->params, &feed, &xt, 1, &fetch, 1, &out);
+  rill_tensor_destroy(xt);
+  rill_executor_destroy(e);
+  return out;
+}
+
+/* mul and matmul by a 2-D weight, one row and 6 rows (X [2, 3, 10]), per-tensor and
+ * per-column scales (the channel-wise dequantizer along the output's last axis):
+ * rewritten to mul_int8, whose output equals the float simulation bit for bit on 1 and
+ * 3 threads; a channel-wise dequantizer along another axis, transpose_Y or a fractional
+ * weight leave the program alone. */
+Test(int8_pass, mul_and_matmul_become_mul_int8) {
+  POK(rill_registry_init());
+  const char *types[] = {"mul", "matmul"};
+  for (int t = 0; t < 2; t++)
+    for (int one_row = 0; one_row < 2; one_row++)
+      for (int cw = 0; cw < 2; cw++) {
+        small s = build_mm(types[t], one_row, cw);
+        rill_status *st = NULL;
+        rill_tensor *want = run_mm(&s, one_row, 1, &st);
+        POK(st);
+        size_t n = 0;
+        POK(rill_pass_int8(s.p, s.params, &n));
+        cr_assert_eq(n, 1u, "%s rows %d channel-wise %d", types[t], !one_row, cw);
+        long f = prog_find_op(s.p, "mul_int8", 0);
+        cr_assert_geq(f, 0);
+        cr_assert_eq(prog_find_op(s.p, types[t], 0), -1);
+        if (cw) cr_assert_str_eq(prog_arg(s.p, (size_t)f, true, "FilterScale", 0), "ws");
+        for (int threads = 1; threads <= 3; threads += 2) {
+          rill_tensor *got = run_mm(&s, one_row, threads, &st);
+          POK(st);
+          expect_same(want, got, "mul_int8 vs float simulation");
+          rill_tensor_destroy(got);
+        }
+        double nz = 0;
+        for (int64_t i = 0; i < rill_tensor_numel(want); i++) nz += fabsf(((const float *)rill_tensor_data(want))[i]);
+        cr_assert_gt(nz, 0);
+        rill_tensor_destroy(want);
+        small_free(&s);
+      }
+  /* transpose_Y, a fractional weight, channels along axis 1 of [2, 3, 7]: left alone */
+  for (int c = 0; c < 3; c++) {
+    small s = build_mm("matmul", false, c == 2);
+    long mm = prog_find_op(s.p, "matmul", 0);
+    if (c == 2) {
+      long dq = prog_find_op(s.p, "fake_channel_wise_dequantize_max_abs", 0);
+      POK(rill_opd_attr_int(&s.p->blocks[0].ops[dq], "x_num_col_dims", 1));
+    } else if (c == 0) {
+      rill_attr_value tv = {.type = RILL_ATTR_BOOLEAN, .v.b = true};
+      POK(rill_opd_attr(&s.p->blocks[0].ops[mm], "transpose_Y", &tv));
+    } else {
+      rill_tensor *w = NULL;
+      POK(rill_scope_get_tensor(s.params, "w", &w));
+      ((float *)rill_tensor_data(w))[3] = 0.5f;
+      rill_tensor_destroy(w);
+    }
+    size_t n = 9;
+    POK(rill_pass_int8(s.p, s.params, &n));
+    cr_assert_eq(n, 0, "case %d", c);
+    small_free(&s);
+  }
+}
+
+/* mul_int8 on values that are not levels: an error naming the op, the slot and the
+ * variable, and nothing computed. */
+Test(int8_pass, mul_int8_refuses_values_that_are_not_levels) {
+  POK(rill_registry_init());
+  for (int c = 0; c < 2; c++) {
+    small s = {prog_new(), NULL};
+    POK(rill_scope_create(NULL, &s.params));
+    prog_var(s.p, "x", RILL_DTYPE_FP32, "", 2, 1, 10);
+    prog_var(s.p, "out", RILL_DTYPE_FP32, "", 0);
+    prog_var(s.p, "w", RILL_DTYPE_FP32, "p", 2, 10, 7);
+    prog_var(s.p, "s", RILL_DTYPE_FP32, "p", 1, 1);
+    rill_tensor *w = NULL, *sc = NULL;
+    POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){10, 7}, 2, &w));
+    POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){1}, 1, &sc));
+    float *wd = rill_tensor_data(w);
+    for (int i = 0; i < 70; i++) wd[i] = (float)(i % 9 - 4);
+    if (c == 1) wd[12] = 128.0f;
+    *(float *)rill_tensor_data(sc) = 1.0f;
+    scope_bind(s.params, "w", w);
+    scope_bind(s.params, "s", sc);
+    rill_op_builder *b = prog_op_begin("mul_int8", "X=x;Y=w;Scale=s", "Out=out");
+    POK(rill_op_builder_attr_float(b, "max_range", 127.0f));
+    prog_op_end(b, s.p);
+    float xv[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, c == 0 ? 0.5f : 10};
+    rill_executor *e = exe_new();
+    rill_tensor *x = wrap(RILL_DTYPE_FP32, xv, 2, 1, 10), *out = NULL;
+    const char *feed = "x", *fetch = "out";
+    rill_status *st = rill_executor_run(e, s.p, s.params, &feed, &x, 1, &fetch, 1, &out);
+    cr_assert_null(out);
+    cr_assert_not_null(st);
+    const char *msg = rill_status_message(st);
+    cr_assert(strstr(msg, "mul_int8") && strstr(msg, c == 0 ? "X (x)" : "Y (w)") &&
+                  strstr(msg, "not an integer level"),
+              "%s", msg);
+    rill_status_destroy(st);
+    rill_tensor_destroy(x);
+    rill_executor_destroy(e);
+    small_free(&s);
+  }
 }

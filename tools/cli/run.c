@@ -16,7 +16,7 @@ typedef struct run_args {
   const char *model, *out_dir, *params, *file_ops_dir, *profile;
   const char *device; /* --device PLACE; NULL: the CPU */
   long repeat, threads, bench, opt_level;
-  bool memory_optim;
+  bool memory_optim, int8;
   rill_schedule schedule;
   char **in_names; /* NULL: the model's only input (filled in once the model is loaded) */
   char **in_files;
@@ -145,6 +145,8 @@ static int parse_run_args(int argc, char **argv, run_args *r) {
         return usage_error("-O needs a level 0, 1 or 2, not '%s'", a + 2);
     } else if (strcmp(a, "--no-memory-optim") == 0) {
       r->memory_optim = false;
+    } else if (strcmp(a, "--int8") == 0) {
+      r->int8 = true;
     } else if (a[0] == '-' && a[1]) {
       return usage_error("unknown option %s", a);
     } else if (!r->model) {
@@ -177,6 +179,9 @@ static rill_status *create_predictor(const run_args *r, rill_predictor **out) {
   rill_status *st = rill_predictor_config_set_params_file(config, r->params);
   if (!st) st = rill_predictor_config_set_threads(config, (int32_t)r->threads);
   if (!st) st = rill_predictor_config_set_opt_level(config, (int32_t)r->opt_level);
+  /* --int8: the level's passes and the opt-in INT8 pass (doc/design/int8.md) */
+  static const uint32_t level_passes[] = {0, RILL_PASS_DROPOUT | RILL_PASS_FOLD_BN, RILL_PASS_ALL};
+  if (!st && r->int8) st = rill_predictor_config_set_passes(config, level_passes[r->opt_level] | RILL_PASS_INT8);
   if (!st) st = rill_predictor_config_set_memory_optim(config, r->memory_optim);
   if (!st) st = rill_predictor_config_set_schedule(config, r->schedule);
   if (!st && r->device) {
@@ -318,8 +323,8 @@ static rill_status *report_bench(rill_predictor *pred, const run_args *r, rill_t
   rill_pass_counts pc;
   CLI_TRY(rill_predictor_pass_counts(pred, &pc));
   printf("passes: %zu dropout/identity removed, %zu batch_norm folded, %zu conv2d_fusion, %zu fc, "
-         "%zu in place\n",
-         pc.dropouts, pc.bn_folded, pc.conv_fused, pc.fc_fused, pc.inplace);
+         "%zu in place, %zu int8\n",
+         pc.dropouts, pc.bn_folded, pc.conv_fused, pc.fc_fused, pc.inplace, pc.int8);
   printf("memory: temporaries %.3f MiB (peak, -O%ld, memory plan %s), parameters %.3f MiB, "
          "process max RSS %.1f MiB\n",
          (double)rill_predictor_memory_bytes(pred) / 1048576.0, r->opt_level,
