@@ -224,6 +224,88 @@ def multiclass_nms(bboxes, scores, score_threshold, nms_top_k, keep_top_k, nms_t
                [('Out', bboxes.dtype.name)], attrs, name, stop_gradient=True)[0]
 
 
+def detection_map(detect_res, label, class_num, background_label=0, overlap_threshold=0.3,
+                  evaluate_difficult=True, has_state=None, input_states=None, out_states=None,
+                  ap_version='integral'):
+    """Mean average precision of detections [M, 6] against ground truth [N, 6] or [N, 5]
+    (one LoD level per image), as Fluid 1.8's layers.detection.detection_map (not in its
+    layers namespace): with has_state and input_states/out_states (pos count, true
+    positives, false positives) it covers every batch accumulated in the states. Like
+    Fluid's, it leaves the op's background_label at its default."""
+    _check(detect_res, 'detect_res', 'detection_map')
+    _check(label, 'label', 'detection_map')
+    if ap_version not in ('integral', '11point'):
+        raise ValueError("detection_map: ap_version must be 'integral' or '11point', got %r"
+                         % (ap_version,))
+    h = layers._Helper('detection_map', None)
+    dt = detect_res.dtype.name
+    out = [h.tmp(dt)]
+    for i, sdt in enumerate(('int32', dt, dt)):
+        out.append(out_states[i] if out_states is not None else h.tmp(sdt))
+    for v in out:
+        v.stop_gradient = True
+    inputs = {'Label': label, 'DetectRes': detect_res, 'HasState': has_state}
+    if input_states is not None:
+        inputs.update(PosCount=input_states[0], TruePos=input_states[1],
+                      FalsePos=input_states[2])
+    h.append('detection_map', {k: v for k, v in inputs.items() if v is not None},
+             {'MAP': out[0], 'AccumPosCount': out[1], 'AccumTruePos': out[2],
+              'AccumFalsePos': out[3]},
+             {'overlap_threshold': float(overlap_threshold),
+              'evaluate_difficult': bool(evaluate_difficult), 'ap_type': ap_version,
+              'class_num': int(class_num)})
+    return out[0]
+
+
+def _map_eval(name, input, gt_label, gt_box, gt_difficult, class_num, background_label,
+              overlap_threshold, evaluate_difficult, ap_version):
+    """The graph of fluid.metrics.DetectionMAP and fluid.evaluator.DetectionMAP: this
+    batch's mAP and the mAP accumulated in three persistable states, which a persistable
+    int32 has_state (0 from the startup program and after reset, 1 after each run) tells
+    the op to read. Returns (cur_map, accum_map, has_state, states)."""
+    from .framework import default_main_program, default_startup_program, unique_name
+    _check(gt_box, 'gt_box', 'DetectionMAP')
+    gt_label = layers.cast(gt_label, gt_box.dtype.name)
+    parts = [gt_label]
+    if gt_difficult is not None:
+        parts.append(layers.cast(gt_difficult, gt_box.dtype.name))
+    label = layers.concat(parts + [gt_box], axis=1)
+    args = dict(overlap_threshold=overlap_threshold, evaluate_difficult=evaluate_difficult,
+                ap_version=ap_version)
+    cur_map = detection_map(input, label, class_num, background_label, **args)
+    block = default_main_program().global_block()
+    base = unique_name.generate(name)
+
+    def state(suffix, dtype, shape=None):
+        return block.create_var(name='_'.join([base, suffix]), shape=shape, dtype=dtype,
+                                persistable=True, stop_gradient=True)
+
+    states = [state('accum_pos_count', 'int32'), state('accum_true_pos', 'float32'),
+              state('accum_false_pos', 'float32')]
+    has_state = state('has_state', 'int32', [1])
+    sblock = default_startup_program().global_block()
+    sv = sblock.create_var(name=has_state.name, shape=[1], dtype='int32', persistable=True)
+    sblock.append_op('fill_constant', outputs={'Out': sv},
+                     attrs={'shape': [1], 'value': 0.0, 'dtype': sv.desc['dtype']})
+    accum_map = detection_map(input, label, class_num, background_label, has_state=has_state,
+                              input_states=states, out_states=states, **args)
+    layers.fill_constant(shape=[1], value=1, dtype='int32', out=has_state)
+    return cur_map, accum_map, has_state, states
+
+
+def _map_reset(has_state, executor, reset_program=None):
+    """Runs a program setting has_state to 0, so the next batch starts the accumulation
+    over."""
+    from .framework import Program, program_guard
+    if reset_program is None:
+        reset_program = Program()
+    with program_guard(main_program=reset_program):
+        var = reset_program.current_block().create_var(
+            name=has_state.name, shape=[1], dtype='int32', persistable=True)
+        layers.fill_constant(shape=[1], value=0, dtype='int32', out=var)
+    executor.run(reset_program)
+
+
 def _check_types(layer, items):
     """items: (name, value, type); raises TypeError naming the layer and the argument."""
     for what, v, kind in items:

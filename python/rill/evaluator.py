@@ -14,7 +14,7 @@ from . import layers
 from ._missing import module_getattr as _module_getattr
 from .framework import Program, Variable, default_startup_program, program_guard, unique_name
 
-__all__ = ['ChunkEvaluator', 'EditDistance']
+__all__ = ['ChunkEvaluator', 'EditDistance', 'DetectionMAP']
 
 
 def _clone_var(block, var):
@@ -138,6 +138,31 @@ class EditDistance(Evaluator):
             avg_error = layers.elementwise_div(errors, seq_num)
             result = executor.run(eval_program, fetch_list=[avg_distance, avg_error])
         return np.array(result[0]), np.array(result[1])
+
+
+
+class DetectionMAP(Evaluator):
+    """fluid.metrics.DetectionMAP as an evaluator: `metrics` holds (this batch's mAP, the
+    accumulated mAP); reset(executor) starts the accumulation over (its states are
+    detection_map's, restarted through has_state rather than zeroed)."""
+
+    def __init__(self, input, gt_label, gt_box, gt_difficult=None, class_num=None,
+                 background_label=0, overlap_threshold=0.5, evaluate_difficult=True,
+                 ap_version='integral'):
+        super(DetectionMAP, self).__init__('map_eval')
+        from .detection import _map_eval
+        self.cur_map, self.accum_map, self.has_state, states = _map_eval(
+            'map_eval', input, gt_label, gt_box, gt_difficult, class_num, background_label,
+            overlap_threshold, evaluate_difficult, ap_version)
+        self.states.extend(states)
+        self.metrics.extend([self.cur_map, self.accum_map])
+
+    def get_map_var(self):
+        return self.cur_map, self.accum_map
+
+    def reset(self, executor, reset_program=None):
+        from .detection import _map_reset
+        _map_reset(self.has_state, executor, reset_program)
 
 
 __getattr__ = _module_getattr('fluid.evaluator', __name__)

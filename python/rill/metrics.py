@@ -15,7 +15,7 @@ import numpy as np
 from ._missing import module_getattr as _module_getattr
 
 __all__ = ['MetricBase', 'CompositeMetric', 'Precision', 'Recall', 'Accuracy',
-           'ChunkEvaluator', 'EditDistance', 'Auc']
+           'ChunkEvaluator', 'EditDistance', 'DetectionMAP', 'Auc']
 
 
 def _is_array(v):
@@ -260,6 +260,29 @@ class Auc(MetricBase):
             neg += self._stat_neg[bucket]
             area += self.trapezoid_area(neg, neg_before, pos, pos_before)
         return area / pos / neg if pos > 0.0 and neg > 0.0 else 0.0
+
+
+
+class DetectionMAP(object):
+    """Detection mAP computed in the program by detection_map ops: get_map_var() returns
+    (this batch's mAP, the mAP over every batch since reset) to fetch; reset(executor)
+    starts the accumulation over. gt_label [N, 1], gt_box [N, 4] and gt_difficult [N, 1]
+    share one LoD level per image with `input`, detections [M, 6]."""
+
+    def __init__(self, input, gt_label, gt_box, gt_difficult=None, class_num=None,
+                 background_label=0, overlap_threshold=0.5, evaluate_difficult=True,
+                 ap_version='integral'):
+        from .detection import _map_eval
+        self.cur_map, self.accum_map, self.has_state, self._states = _map_eval(
+            'map_eval', input, gt_label, gt_box, gt_difficult, class_num, background_label,
+            overlap_threshold, evaluate_difficult, ap_version)
+
+    def get_map_var(self):
+        return self.cur_map, self.accum_map
+
+    def reset(self, executor, reset_program=None):
+        from .detection import _map_reset
+        _map_reset(self.has_state, executor, reset_program)
 
 
 __getattr__ = _module_getattr('fluid.metrics', __name__)

@@ -22,8 +22,7 @@ def inputs():
 
 def test_the_package_exposes_the_module():
     assert rill.metrics is M
-    with pytest.raises(rill.FluidAPIMissing, match='fluid.metrics.DetectionMAP'):
-        M.DetectionMAP
+    assert 'DetectionMAP' in M.__all__ and callable(M.DetectionMAP)
 
 
 def test_precision_accumulates_and_resets():
@@ -232,5 +231,4 @@ def test_evaluator_edit_distance_as_paddle18():
     ev.reset(exe)
     exe.run(feed=feed)
     assert [v.ravel().tolist() for v in ev.eval(exe)] == [[0.5], [0.5]]
-    with pytest.raises(rill.FluidAPIMissing, match='fluid.evaluator.DetectionMAP'):
-        rill.evaluator.DetectionMAP
+    assert issubclass(rill.evaluator.DetectionMAP, rill.evaluator.Evaluator)
