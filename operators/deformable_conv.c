@@ -30,6 +30,19 @@ static const rill_slot_schema inputs_v1[] = {
 };
 static const rill_slot_schema outputs[] = {{"Output", 0, "[N, M, OH, OW]"}};
 
+/* An error naming input `slot` unless its dims agree with `want` (-1 matches anything). */
+static rill_status *dcn_expect_dims(rill_infer_ctx *ctx, size_t slot, const char *what,
+                                    const rill_dims *got, const rill_dims *want) {
+  bool ok = got->n == want->n;
+  for (int i = 0; ok && i < want->n; i++)
+    ok = want->d[i] < 0 || got->d[i] < 0 || want->d[i] == got->d[i];
+  if (ok) return NULL;
+  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+  return rill_infer_error(ctx, "input %s (%s) has shape %s, expected %s", what,
+                          rill_infer_in_name(ctx, slot, 0), rill_dims_str(got, a, sizeof a),
+                          rill_dims_str(want, b, sizeof b));
+}
+
 /* Checks Input, Offset, (Mask) and Filter against each other; *od gets Output's dims. */
 static rill_status *dcn_check(rill_infer_ctx *ctx, bool mask, rill_dims *od, bool *known) {
   size_t fs = mask ? 3 : 2;
@@ -67,15 +80,7 @@ static rill_status *dcn_check(rill_infer_ctx *ctx, bool mask, rill_dims *od, boo
   for (int k = 0; k < (mask ? 2 : 1); k++) {
     const rill_tensor_meta *t = k ? m : o;
     rill_dims want = {4, {g.n, (k ? 1 : 2) * dg * taps, g.oh, g.ow}};
-    bool ok = t->dims.n == 4;
-    for (int i = 0; ok && i < 4; i++)
-      ok = want.d[i] < 0 || t->dims.d[i] < 0 || want.d[i] == t->dims.d[i];
-    if (!ok) {
-      char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
-      return rill_infer_error(ctx, "input %s (%s) has shape %s, expected %s", k ? "Mask" : "Offset",
-                              rill_infer_in_name(ctx, k ? 2 : 1, 0),
-                              rill_dims_str(&t->dims, a, sizeof a), rill_dims_str(&want, b, sizeof b));
-    }
+    RILL_TRY(dcn_expect_dims(ctx, k ? 2 : 1, k ? "Mask" : "Offset", &t->dims, &want));
   }
   return NULL;
 }
@@ -171,17 +176,7 @@ static rill_status *dcn_grad_infer_common(rill_infer_ctx *ctx, bool mask) {
   RILL_TRY(dcn_check(ctx, mask, &od, &known));
   const rill_tensor_meta *dy = rill_infer_in(ctx, nin, 0);
   if (!dy) return rill_infer_error(ctx, "needs input Output@GRAD");
-  if (known && dy->known) {
-    bool ok = dy->dims.n == 4;
-    for (int i = 0; ok && i < 4; i++)
-      ok = od.d[i] < 0 || dy->dims.d[i] < 0 || od.d[i] == dy->dims.d[i];
-    if (!ok) {
-      char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
-      return rill_infer_error(ctx, "input Output@GRAD (%s) has shape %s, the forward output is %s",
-                              rill_infer_in_name(ctx, nin, 0), rill_dims_str(&dy->dims, a, sizeof a),
-                              rill_dims_str(&od, b, sizeof b));
-    }
-  }
+  if (known && dy->known) RILL_TRY(dcn_expect_dims(ctx, nin, "Output@GRAD", &dy->dims, &od));
   for (size_t s = 0; s < nin; s++) rill_nn_same_meta(ctx, s, s);
   return NULL;
 }

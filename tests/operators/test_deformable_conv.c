@@ -207,46 +207,29 @@ Test(deformable_conv, gradients_match_finite_differences) {
   }
 }
 
+/* Runs `type` on unset data of the given shapes (mask_c 0: no Mask) and expects an error
+ * naming the op, `what` and the variable `var`. */
+static void expect_bad(const char *type, int64_t dg, int64_t off_c, int64_t mask_c, int64_t mask_h,
+                       int64_t filter_c, const char *what, const char *var) {
+  dcn_case k = {1, 4, 5, 5, 2, 3, 3, 1, dg, {1, 1}, {1, 1}, {1, 1}};
+  op_harness *h = harness(type);
+  bind_input(h, "Input", "img", RILL_DTYPE_FP32, DIMS(1, 4, 5, 5), NULL);
+  bind_input(h, "Offset", "offs", RILL_DTYPE_FP32, DIMS(1, off_c, 5, 5), NULL);
+  if (mask_c) bind_input(h, "Mask", "msk", RILL_DTYPE_FP32, DIMS(1, mask_c, mask_h, 5), NULL);
+  bind_input(h, "Filter", "flt", RILL_DTYPE_FP32, DIMS(2, filter_c, 3, 3), NULL);
+  OK(op_harness_output(h, "Output", "o"));
+  set_attrs(h, &k);
+  EXPECT_ERROR(op_harness_run(h), type, what, var);
+  op_harness_destroy(h);
+}
+
 Test(deformable_conv, bad_shapes_name_the_op_and_variable) {
-  dcn_case k = {1, 4, 5, 5, 2, 3, 3, 1, 2, {1, 1}, {1, 1}, {1, 1}};
   /* Offset with the channels of one deformable group, not two */
-  op_harness *h = harness("deformable_conv");
-  bind_input(h, "Input", "img", RILL_DTYPE_FP32, DIMS(1, 4, 5, 5), NULL);
-  bind_input(h, "Offset", "offs", RILL_DTYPE_FP32, DIMS(1, 18, 5, 5), NULL);
-  bind_input(h, "Mask", "msk", RILL_DTYPE_FP32, DIMS(1, 18, 5, 5), NULL);
-  bind_input(h, "Filter", "flt", RILL_DTYPE_FP32, DIMS(2, 4, 3, 3), NULL);
-  OK(op_harness_output(h, "Output", "o"));
-  set_attrs(h, &k);
-  EXPECT_ERROR(op_harness_run(h), "deformable_conv", "Offset", "offs");
-  op_harness_destroy(h);
+  expect_bad("deformable_conv", 2, 18, 18, 5, 4, "Offset", "offs");
   /* Mask of the wrong extent */
-  h = harness("deformable_conv");
-  bind_input(h, "Input", "img", RILL_DTYPE_FP32, DIMS(1, 4, 5, 5), NULL);
-  bind_input(h, "Offset", "offs", RILL_DTYPE_FP32, DIMS(1, 36, 5, 5), NULL);
-  bind_input(h, "Mask", "msk", RILL_DTYPE_FP32, DIMS(1, 18, 4, 5), NULL);
-  bind_input(h, "Filter", "flt", RILL_DTYPE_FP32, DIMS(2, 4, 3, 3), NULL);
-  OK(op_harness_output(h, "Output", "o"));
-  set_attrs(h, &k);
-  EXPECT_ERROR(op_harness_run(h), "deformable_conv", "Mask", "msk");
-  op_harness_destroy(h);
+  expect_bad("deformable_conv", 2, 36, 18, 4, 4, "Mask", "msk");
   /* deformable_groups that do not divide the channels */
-  k.dg = 3;
-  h = harness("deformable_conv_v1");
-  bind_input(h, "Input", "img", RILL_DTYPE_FP32, DIMS(1, 4, 5, 5), NULL);
-  bind_input(h, "Offset", "offs", RILL_DTYPE_FP32, DIMS(1, 54, 5, 5), NULL);
-  bind_input(h, "Filter", "flt", RILL_DTYPE_FP32, DIMS(2, 4, 3, 3), NULL);
-  OK(op_harness_output(h, "Output", "o"));
-  set_attrs(h, &k);
-  EXPECT_ERROR(op_harness_run(h), "deformable_conv_v1", "deformable_groups", "img");
-  op_harness_destroy(h);
+  expect_bad("deformable_conv_v1", 3, 54, 0, 0, 4, "deformable_groups", "img");
   /* Filter channels against Input's */
-  k.dg = 1;
-  h = harness("deformable_conv_v1");
-  bind_input(h, "Input", "img", RILL_DTYPE_FP32, DIMS(1, 4, 5, 5), NULL);
-  bind_input(h, "Offset", "offs", RILL_DTYPE_FP32, DIMS(1, 18, 5, 5), NULL);
-  bind_input(h, "Filter", "flt", RILL_DTYPE_FP32, DIMS(2, 3, 3, 3), NULL);
-  OK(op_harness_output(h, "Output", "o"));
-  set_attrs(h, &k);
-  EXPECT_ERROR(op_harness_run(h), "deformable_conv_v1", "img", "flt");
-  op_harness_destroy(h);
+  expect_bad("deformable_conv_v1", 1, 18, 0, 0, 3, "flt", "img");
 }
