@@ -13,7 +13,7 @@ from .initializer import Constant, Xavier
 from .initializer import Normal as _NormalInit
 from .param_attr import ParamAttr, WeightNormParamAttr
 
-__all__ = ['data', 'fc', 'embedding', 'conv2d', 'conv3d', 'conv3d_transpose', 'mean_iou', 'pool2d', 'pool3d', 'adaptive_pool2d',
+__all__ = ['data', 'fc', 'embedding', 'conv2d', 'deformable_conv', 'conv3d', 'conv3d_transpose', 'mean_iou', 'pool2d', 'pool3d', 'adaptive_pool2d',
            'adaptive_pool3d', 'batch_norm', 'layer_norm',
            'dropout', 'softmax', 'cross_entropy', 'softmax_with_cross_entropy',
            'square_error_cost', 'mean', 'accuracy', 'concat',
@@ -293,6 +293,45 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
     pre = h.bias(pre, bias_attr, num_filters, 1, input.dtype.name)
     return h.act(pre, act)
 
+
+
+def deformable_conv(input, offset, mask, num_filters, filter_size, stride=1, padding=0,
+                    dilation=1, groups=None, deformable_groups=None, im2col_step=None,
+                    param_attr=None, bias_attr=None, modulated=True, name=None):
+    """Fluid 1.x's deformable_conv: modulated (DCN v2, op deformable_conv, reads mask) or
+    not (deformable_conv_v1, mask unused). Filter [num_filters, C / groups, kh, kw] drawn
+    from Normal(0, sqrt(2 / (kh kw C))), then a bias added over dim 1. Attributes left
+    None keep the ops' defaults (groups 1, deformable_groups 1, im2col_step 64)."""
+    h = _Helper('deformable_conv', name)
+    _check_var(input, 'input', 'deformable_conv')
+    _check_var(offset, 'offset', 'deformable_conv')
+    if modulated:
+        _check_var(mask, 'mask', 'deformable_conv')
+    if len(input.shape) != 4:
+        raise ValueError('deformable_conv: input %s must be 4-D NCHW, got shape %s' %
+                         (input.name, input.shape))
+    c = input.shape[1]
+    if groups is not None and (c <= 0 or c % groups):
+        raise ValueError('deformable_conv: %d input channels do not divide into %d groups' %
+                         (c, groups))
+    fs = _pair(filter_size, 'filter_size')
+    std = (2.0 / (fs[0] * fs[1] * c)) ** 0.5
+    w = h.param(param_attr, [num_filters, c // (groups or 1)] + fs, input.dtype.name,
+                default_initializer=_NormalInit(0.0, std, 0))
+    attrs = {'strides': _pair(stride, 'stride'), 'paddings': _pair(padding, 'padding'),
+             'dilations': _pair(dilation, 'dilation')}
+    for k, v in (('groups', groups), ('deformable_groups', deformable_groups),
+                 ('im2col_step', im2col_step)):
+        if v is not None:
+            attrs[k] = int(v)
+    inputs = {'Input': input, 'Filter': w, 'Offset': offset}
+    if modulated:
+        inputs['Mask'] = mask
+    pre = h.tmp(input.dtype.name)
+    h.append('deformable_conv' if modulated else 'deformable_conv_v1', inputs,
+             {'Output': pre}, attrs)
+    pre = h.bias(pre, bias_attr, num_filters, 1, input.dtype.name)
+    return pre
 
 def _ntuple(v, n, what):
     if isinstance(v, (list, tuple)):
