@@ -5,7 +5,7 @@
  * select_input's is select_output(X = Out@GRAD, Mask) -> Out = X@GRAD, so only the
  * chosen branch's X@GRAD is written and the others stay unset, as in Paddle;
  * select_output's is select_input(X = Out@GRAD, Mask) -> Out = X@GRAD. Dense tensors
- * (with their LoD) are copied. */
+ * (with their LoD), selected rows and tensor arrays are copied. */
 #include <stdio.h>
 
 #include "framework/transform/opedit.h"

@@ -216,41 +216,33 @@ rill_status *rill_cpu_cast(rill_kernel_ctx *ctx) {
   return NULL;
 }
 
-rill_status *rill_cpu_assign(rill_kernel_ctx *ctx) {
-  rill_variable *xv = ctx->nin[0] ? ctx->in[0][0] : NULL;
-  rill_variable *ov = ctx->nout[0] ? ctx->out[0][0] : NULL;
-  if (!xv) return NULL; /* X absent: nothing to assign (Paddle) */
-  if (!ov)
-    return rill_kernel_error(ctx, "output Out (%s) is missing", rill_kout_name(ctx, 0, 0));
+rill_status *rill_cpu_copy_variable(rill_kernel_ctx *ctx, size_t in_slot, size_t in_i,
+                                    size_t out_slot, size_t out_i) {
+  rill_variable *xv = ctx->in[in_slot][in_i], *ov = ctx->out[out_slot][out_i];
+  const char *xs = ctx->schema->inputs[in_slot].name, *os = ctx->schema->outputs[out_slot].name;
+  const char *xn = rill_kin_name(ctx, in_slot, in_i), *on = rill_kout_name(ctx, out_slot, out_i);
   if (xv == ov) return NULL;
+  /* an output not yet written may take any kind */
+  bool fresh = ov->kind == RILL_VARKIND_EMPTY ||
+               (ov->kind == RILL_VARKIND_TENSOR && !rill_tensor_is_set(&ov->u.tensor));
+  if (fresh && xv->kind != RILL_VARKIND_TENSOR) rill_variable_clear(ov);
   switch (xv->kind) {
   case RILL_VARKIND_TENSOR: {
     rill_tensor *out = rill_variable_tensor(ov);
-    if (!out)
-      return rill_kernel_error(ctx, "output Out (%s) holds a %s, input X (%s) a dense tensor",
-                               rill_kout_name(ctx, 0, 0), rill_var_kind_name(ov->kind),
-                               rill_kin_name(ctx, 0, 0));
+    if (!out) break;
     return rill_tensor_copy(out, &xv->u.tensor);
   }
   case RILL_VARKIND_SELECTED_ROWS: {
-    if (ov->kind == RILL_VARKIND_TENSOR && !rill_tensor_is_set(&ov->u.tensor)) rill_variable_clear(ov);
     rill_selected_rows *out = rill_variable_selected_rows(ov);
-    if (!out)
-      return rill_kernel_error(ctx, "output Out (%s) holds a %s, input X (%s) selected rows",
-                               rill_kout_name(ctx, 0, 0), rill_var_kind_name(ov->kind),
-                               rill_kin_name(ctx, 0, 0));
+    if (!out) break;
     const rill_selected_rows *in = &xv->u.rows;
     RILL_TRY(rill_selected_rows_set_rows(out, in->rows, in->nrows));
     out->height = in->height;
     return rill_tensor_copy(&out->value, &in->value);
   }
   case RILL_VARKIND_TENSOR_ARRAY: {
-    if (ov->kind == RILL_VARKIND_TENSOR && !rill_tensor_is_set(&ov->u.tensor)) rill_variable_clear(ov);
     rill_tensor_array *out = rill_variable_array(ov);
-    if (!out)
-      return rill_kernel_error(ctx, "output Out (%s) holds a %s, input X (%s) a tensor array",
-                               rill_kout_name(ctx, 0, 0), rill_var_kind_name(ov->kind),
-                               rill_kin_name(ctx, 0, 0));
+    if (!out) break;
     const rill_tensor_array *in = &xv->u.array;
     RILL_TRY(rill_tensor_array_resize(out, in->n));
     for (size_t i = 0; i < in->n; i++) RILL_TRY(rill_tensor_copy(&out->items[i], &in->items[i]));
@@ -259,8 +251,17 @@ rill_status *rill_cpu_assign(rill_kernel_ctx *ctx) {
     return NULL;
   }
   default:
-    return rill_kernel_error(ctx, "input X (%s) holds nothing", rill_kin_name(ctx, 0, 0));
+    return rill_kernel_error(ctx, "input %s (%s) holds nothing", xs, xn);
   }
+  return rill_kernel_error(ctx, "output %s (%s) holds a %s, input %s (%s) a %s", os, on,
+                           rill_var_kind_name(ov->kind), xs, xn, rill_var_kind_name(xv->kind));
+}
+
+rill_status *rill_cpu_assign(rill_kernel_ctx *ctx) {
+  if (!ctx->nin[0] || !ctx->in[0][0]) return NULL; /* X absent: nothing to assign (Paddle) */
+  if (!ctx->nout[0] || !ctx->out[0][0])
+    return rill_kernel_error(ctx, "output Out (%s) is missing", rill_kout_name(ctx, 0, 0));
+  return rill_cpu_copy_variable(ctx, 0, 0, 0, 0);
 }
 
 rill_status *rill_cpu_shape(rill_kernel_ctx *ctx) {

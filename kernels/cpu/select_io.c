@@ -1,5 +1,6 @@
-/* select_input and select_output CPU kernels (operators/select_io.c). */
-#include "kernels/cpu/kernels.h"
+/* select_input and select_output CPU kernels (operators/select_io.c): the chosen variable
+ * is copied whatever it holds, a dense tensor, selected rows or a tensor array. */
+#include "kernels/cpu/tensor_ops.h"
 
 /* The branch number in Mask (int32, one element), checked against n branches. */
 static rill_status *select_branch(const rill_kernel_ctx *ctx, size_t n, size_t *b) {
@@ -17,27 +18,32 @@ static rill_status *select_branch(const rill_kernel_ctx *ctx, size_t n, size_t *
   return NULL;
 }
 
+/* Whether variable v holds anything to pass on. */
+static bool holds_value(const rill_variable *v) {
+  if (!v) return false;
+  switch (v->kind) {
+  case RILL_VARKIND_TENSOR: return rill_tensor_is_set(&v->u.tensor);
+  case RILL_VARKIND_SELECTED_ROWS:
+  case RILL_VARKIND_TENSOR_ARRAY: return true;
+  default: return false;
+  }
+}
+
 rill_status *rill_cpu_select_input(rill_kernel_ctx *ctx) {
   size_t b;
   RILL_TRY(select_branch(ctx, ctx->nin[0], &b));
-  const rill_tensor *x = rill_kin(ctx, 0, b);
-  rill_tensor *out = rill_kout(ctx, 0, 0);
-  if (!x || !rill_tensor_is_set(x))
+  if (!holds_value(ctx->in[0][b]))
     return rill_kernel_error(ctx, "input X[%zu] (%s), the branch Mask takes, holds no tensor", b,
                              rill_kin_name(ctx, 0, b));
-  if (!out) return rill_kernel_error(ctx, "output Out (%s) is not a dense tensor", rill_kout_name(ctx, 0, 0));
-  if (out == x) return NULL;
-  return rill_tensor_copy(out, x);
+  if (!ctx->out[0][0]) return rill_kernel_error(ctx, "output Out is missing");
+  return rill_cpu_copy_variable(ctx, 0, b, 0, 0);
 }
 
 rill_status *rill_cpu_select_output(rill_kernel_ctx *ctx) {
   size_t b;
   RILL_TRY(select_branch(ctx, ctx->nout[0], &b));
-  const rill_tensor *x = rill_kin(ctx, 0, 0);
-  rill_tensor *out = rill_kout(ctx, 0, b);
-  if (!x || !rill_tensor_is_set(x))
+  if (!holds_value(ctx->in[0][0]))
     return rill_kernel_error(ctx, "input X (%s) holds no tensor", rill_kin_name(ctx, 0, 0));
-  if (!out) return NULL; /* the branch taken wants nothing (an unwanted gradient) */
-  if (out == x) return NULL;
-  return rill_tensor_copy(out, x);
+  if (!ctx->out[0][b]) return NULL; /* the branch taken wants nothing (an unwanted gradient) */
+  return rill_cpu_copy_variable(ctx, 0, 0, 0, b);
 }

@@ -15,6 +15,12 @@ rill_status *rill_cpu_view(rill_kernel_ctx *ctx, size_t slot, rill_tensor *x, co
  * Call before rill_cpu_view when the view may be x itself. */
 rill_status *rill_cpu_xshape(rill_kernel_ctx *ctx, size_t slot, const rill_tensor *x);
 
+/* Output variable (out_slot, out_i) := input variable (in_slot, in_i), whatever it holds:
+ * a dense tensor (with its LoD), selected rows, or a tensor array (every item). An output
+ * holding another kind, or an input holding nothing, is an error naming both variables. */
+rill_status *rill_cpu_copy_variable(rill_kernel_ctx *ctx, size_t in_slot, size_t in_i,
+                                    size_t out_slot, size_t out_i);
+
 /* dst (dims sd permuted by perm: dst dim i = sd dim perm[i]) := src transposed. */
 void rill_cpu_transpose_bytes(const void *src, const rill_dims *sd, const int *perm, void *dst,
                               size_t esize);

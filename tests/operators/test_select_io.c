@@ -3,6 +3,7 @@
  * select_input's gradient); errors naming op and variable. */
 #include "op_test.h"
 
+#include "framework/data/scope.h"
 #include "framework/program/program.h"
 #include "framework/registry/registry.h"
 
@@ -114,5 +115,84 @@ Test(select_input, gradient_is_select_output_writing_the_chosen_branch) {
   out = rill_op_output(&g.ops[0], "Out");
   cr_assert(out && out->nargs == 1 && strcmp(out->args[0], "a@GRAD") == 0);
   rill_grad_ctx_clear(&g);
+  op_harness_destroy(h);
+}
+
+/* Variable `name` bound to `slot`, made an array of n float64 items [1, k + 1] whose
+ * elements are base + k. */
+static void bind_array(op_harness *h, const char *slot, const char *name, size_t n, double base) {
+  OK(op_harness_input(h, slot, name, NULL));
+  rill_tensor_array *a = rill_variable_array(rill_scope_find(op_harness_scope(h), name));
+  cr_assert_not_null(a);
+  OK(rill_tensor_array_resize(a, n));
+  for (size_t k = 0; k < n; k++) {
+    rill_dims d = {.n = 2, .d = {1, (int64_t)k + 1}};
+    OK(rill_tensor_alloc(&a->items[k], RILL_DTYPE_FP64, &d));
+    for (size_t i = 0; i <= k; i++) ((double *)rill_tensor_ptr(&a->items[k]))[i] = base + (double)k;
+  }
+}
+
+Test(select_input, passes_tensor_arrays_on) {
+  for (int32_t m = 0; m < 2; m++) {
+    op_harness *h = harness("select_input");
+    bind_array(h, "X", "a0", 2, 10);
+    bind_array(h, "X", "a1", 3, 20);
+    bind_mask(h, "mask", m);
+    OK(op_harness_output(h, "Out", "out"));
+    OK(op_harness_run(h));
+    rill_variable *o = rill_scope_find(op_harness_scope(h), "out");
+    cr_assert(o && o->kind == RILL_VARKIND_TENSOR_ARRAY, "branch %d: Out is an array", (int)m);
+    size_t n = m ? 3 : 2;
+    cr_assert_eq(o->u.array.n, n);
+    for (size_t k = 0; k < n; k++) {
+      expect_dims(&o->u.array.items[k], DIMS(1, (int64_t)k + 1));
+      cr_assert_eq(((double *)rill_tensor_ptr(&o->u.array.items[k]))[k], (m ? 20 : 10) + (double)k);
+    }
+    op_harness_destroy(h);
+  }
+}
+
+Test(select_output, passes_selected_rows_on_to_the_masked_branch) {
+  op_harness *h = harness("select_output");
+  OK(op_harness_input(h, "X", "g", NULL));
+  rill_variable *v = rill_scope_find(op_harness_scope(h), "g");
+  rill_selected_rows *sr = rill_variable_selected_rows(v);
+  cr_assert_not_null(sr);
+  const int64_t rows[] = {4, 1};
+  OK(rill_selected_rows_set_rows(sr, rows, 2));
+  sr->height = 6;
+  const double vals[] = {1, 2, 3, 4};
+  rill_dims d = {.n = 2, .d = {2, 2}};
+  OK(rill_tensor_alloc(&sr->value, RILL_DTYPE_FP64, &d));
+  memcpy(rill_tensor_ptr(&sr->value), vals, sizeof vals);
+  bind_mask(h, "mask", 1);
+  OK(op_harness_output(h, "Out", "o0"));
+  OK(op_harness_output(h, "Out", "o1"));
+  OK(op_harness_run(h));
+  rill_variable *taken = rill_scope_find(op_harness_scope(h), "o1");
+  cr_assert(taken && taken->kind == RILL_VARKIND_SELECTED_ROWS, "Out[1] holds selected rows");
+  cr_assert_eq(taken->u.rows.nrows, 2);
+  cr_assert_eq(taken->u.rows.height, 6);
+  cr_assert_eq(taken->u.rows.rows[0], 4);
+  expect_close_f64(rill_tensor_ptr(&taken->u.rows.value), vals, 4, 0);
+  rill_variable *other = rill_scope_find(op_harness_scope(h), "o0");
+  cr_assert(!other || other->kind == RILL_VARKIND_EMPTY ||
+                (other->kind == RILL_VARKIND_TENSOR && !rill_tensor_is_set(&other->u.tensor)),
+            "the branch not taken holds nothing");
+  op_harness_destroy(h);
+}
+
+Test(select_input, an_output_of_another_kind_is_an_error_naming_both) {
+  op_harness *h = harness("select_input");
+  bind_array(h, "X", "arr", 1, 0);
+  bind_mask(h, "mask", 0);
+  const double one = 1;
+  bind_input(h, "X", "dense_out", RILL_DTYPE_FP64, DIMS(1), &one);
+  OK(op_harness_output(h, "Out", "dense_out"));
+  rill_status *st = op_harness_run(h);
+  cr_assert_not_null(st);
+  const char *msg = rill_status_message(st);
+  cr_assert(strstr(msg, "select_input") && strstr(msg, "dense_out") && strstr(msg, "arr"), "%s", msg);
+  rill_status_free(st);
   op_harness_destroy(h);
 }
