@@ -1,8 +1,8 @@
 """Fluid 1.x's detection layers (re-exported by rill.layers), with Paddle 1.8.5's
 signatures and defaults: prior_box, density_prior_box, anchor_generator, iou_similarity,
 box_coder, box_clip, polygon_box_transform, yolo_box, bipartite_match, target_assign,
-multiclass_nms, box_decoder_and_assign and yolov3_loss append their ops (schemas in
-operators/);
+multiclass_nms, box_decoder_and_assign, yolov3_loss and generate_mask_labels append
+their ops (schemas in operators/);
 detection_output, multi_box_head and ssd_loss are compositions emitting the ops Paddle's
 do. roi_pool and roi_align (nn.py's in Fluid) pool regions of interest, with gradients."""
 import math
@@ -13,7 +13,8 @@ from .framework import Variable
 __all__ = ['prior_box', 'density_prior_box', 'multi_box_head', 'bipartite_match',
            'target_assign', 'detection_output', 'anchor_generator', 'iou_similarity',
            'box_coder', 'polygon_box_transform', 'yolo_box', 'box_clip', 'multiclass_nms',
-           'ssd_loss', 'roi_pool', 'roi_align', 'box_decoder_and_assign', 'yolov3_loss']
+           'ssd_loss', 'roi_pool', 'roi_align', 'box_decoder_and_assign', 'yolov3_loss',
+           'generate_mask_labels']
 
 _FLOATS = ('float32', 'float64')
 
@@ -466,3 +467,24 @@ def yolov3_loss(x, gt_box, gt_label, anchors, anchor_mask, class_num, ignore_thr
     h.append('yolov3_loss', ins,
              {'Loss': loss, 'ObjectnessMask': obj, 'GTMatchMask': match}, attrs)
     return loss
+
+
+def generate_mask_labels(im_info, gt_classes, is_crowd, gt_segms, rois, labels_int32,
+                         num_classes, resolution):
+    """Mask R-CNN mask targets: (mask_rois, roi_has_mask_int32, mask_int32), each with
+    one LoD level per image; gt_segms holds the polygon points with three LoD levels."""
+    layer = 'generate_mask_labels'
+    for what, v, dts in (('im_info', im_info, _FLOATS), ('gt_classes', gt_classes, ('int32',)),
+                         ('is_crowd', is_crowd, ('int32',)), ('gt_segms', gt_segms, _FLOATS),
+                         ('rois', rois, ('float32',)), ('labels_int32', labels_int32, ('int32',))):
+        _check(v, what, layer, dts)
+    for what, v in (('num_classes', num_classes), ('resolution', resolution)):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise TypeError('%s: %s must be int, got %r' % (layer, what, v))
+    return tuple(_op(layer, layer,
+                     {'ImInfo': im_info, 'GtClasses': gt_classes, 'IsCrowd': is_crowd,
+                      'GtSegms': gt_segms, 'Rois': rois, 'LabelsInt32': labels_int32},
+                     [('MaskRois', rois.dtype.name), ('RoiHasMaskInt32', 'int32'),
+                      ('MaskInt32', 'int32')],
+                     {'num_classes': num_classes, 'resolution': resolution}, None,
+                     stop_gradient=True))
