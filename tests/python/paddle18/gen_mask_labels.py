@@ -9,6 +9,8 @@ import os
 
 import numpy as np
 
+import gen_seqops
+
 SEED = 20201127
 NUM_CLASSES = 5
 RESOLUTION = 14
@@ -73,26 +75,12 @@ def build(fluid):
     return main, startup, list(outs)
 
 
-def feed(fluid, d, place):
-    """The feed dict of data() `d`: LoDTensors for the (values, lengths) pairs."""
-    fd = {}
-    for k, v in d.items():
-        if isinstance(v, tuple):
-            t = fluid.LoDTensor()
-            t.set(v[0], place)
-            t.set_recursive_sequence_lengths(v[1])
-            fd[k] = t
-        else:
-            fd[k] = v
-    return fd
-
-
 def run(fluid, d=None):
     """The three outputs as arrays, and their LoD, on data() or `d`."""
     main, startup, fetch = build(fluid)
     place = fluid.CPUPlace()
     exe = fluid.Executor(place)
-    fd = feed(fluid, data() if d is None else d, place)
+    fd = gen_seqops.lod_feed(fluid, data() if d is None else d, place)
     with fluid.scope_guard(fluid.Scope()):
         exe.run(startup)
         vals = exe.run(main, feed=fd, fetch_list=fetch, return_numpy=False)

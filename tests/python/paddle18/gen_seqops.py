@@ -259,6 +259,20 @@ def build_select(fluid, case):
     return main, startup, feed, ['merged', 'x@GRAD', 'sel_scale@GRAD'], {}
 
 
+def lod_feed(fluid, feed, place):
+    """`feed` with each (values, recursive sequence lengths) pair made a LoDTensor."""
+    fd = {}
+    for k, v in feed.items():
+        if isinstance(v, tuple):
+            t = fluid.LoDTensor()
+            t.set(v[0], place)
+            t.set_recursive_sequence_lengths(v[1])
+            fd[k] = t
+        else:
+            fd[k] = v
+    return fd
+
+
 def run(fluid, builder, case, lod=False):
     main, startup, feed, fetch, values = builder(fluid, case)
     place = fluid.CPUPlace()
@@ -268,16 +282,8 @@ def run(fluid, builder, case, lod=False):
         exe.run(startup)
         for name, v in values.items():
             scope.find_var(name).get_tensor().set(v, place)
-        fd = {}
-        for k, v in feed.items():
-            if isinstance(v, tuple):
-                t = fluid.LoDTensor()
-                t.set(v[0], place)
-                t.set_recursive_sequence_lengths(v[1])
-                fd[k] = t
-            else:
-                fd[k] = v
-        vals = exe.run(main, feed=fd, fetch_list=fetch, return_numpy=False)
+        vals = exe.run(main, feed=lod_feed(fluid, feed, place), fetch_list=fetch,
+                       return_numpy=False)
         arrays = [np.array(v) for v in vals]
         if lod:
             return arrays, [v.lod() for v in vals]
