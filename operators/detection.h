@@ -1,5 +1,6 @@
 /* Helpers shared by the detection ops' schemas and kernels (prior_box,
- * density_prior_box, anchor_generator, box_coder, yolo_box, multiclass_nms). */
+ * density_prior_box, anchor_generator, box_coder, yolo_box, multiclass_nms,
+ * generate_mask_labels). */
 #ifndef RILL_OPERATORS_DETECTION_H
 #define RILL_OPERATORS_DETECTION_H
 
@@ -56,6 +57,13 @@ static inline rill_status *rill_anchor_infer_inputs(rill_infer_ctx *ctx, bool ha
                             rill_infer_in_name(ctx, 0, 0), rill_dtype_name(in->dtype));
   *ready = true;
   return NULL;
+}
+
+/* generate_mask_labels' attributes: a positive num_classes and resolution whose
+ * num_classes * resolution^2 mask row fits an int32. */
+static inline bool rill_mask_labels_attrs_ok(int64_t num_classes, int64_t resolution) {
+  return num_classes > 0 && resolution > 0 && resolution <= 46340 &&
+         num_classes <= INT32_MAX / (resolution * resolution);
 }
 
 #endif

@@ -5,7 +5,7 @@
  * style, and written into the ROI's class slot of MaskInt32 (other classes -1). An image
  * without foreground ROIs yields one row: its first ROI, class 0, all -1.
  * MaskRois, RoiHasMaskInt32 and MaskInt32 have one LoD level (rows per image). */
-#include "operators/op_util.h"
+#include "operators/detection.h"
 
 enum { IN_IM_INFO, IN_GT_CLASSES, IN_IS_CROWD, IN_GT_SEGMS, IN_ROIS, IN_LABELS };
 enum { OUT_MASK_ROIS, OUT_HAS_MASK, OUT_MASK };
@@ -42,7 +42,7 @@ static rill_status *generate_mask_labels_infer(rill_infer_ctx *ctx) {
   }
   int64_t nc = ctx->attrs[RILL_GENERATE_MASK_LABELS_ATTR_NUM_CLASSES].v.i;
   int64_t res = ctx->attrs[RILL_GENERATE_MASK_LABELS_ATTR_RESOLUTION].v.i;
-  if (nc <= 0 || res <= 0 || nc * res * res > INT32_MAX)
+  if (!rill_mask_labels_attrs_ok(nc, res))
     return rill_infer_error(ctx, "attributes num_classes (%lld) and resolution (%lld) must be "
                             "positive, with num_classes * resolution^2 an int32",
                             (long long)nc, (long long)res);

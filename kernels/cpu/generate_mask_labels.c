@@ -10,6 +10,7 @@
 
 #include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
+#include "operators/detection.h"
 
 enum { IN_IM_INFO, IN_GT_CLASSES, IN_IS_CROWD, IN_GT_SEGMS, IN_ROIS, IN_LABELS };
 enum { OUT_MASK_ROIS, OUT_HAS_MASK, OUT_MASK };
@@ -217,10 +218,8 @@ rill_status *rill_cpu_generate_mask_labels_fp32(rill_kernel_ctx *ctx) {
                              rill_kout_name(ctx, OUT_HAS_MASK, 0), rill_kout_name(ctx, OUT_MASK, 0));
   int64_t nc = ctx->attrs[RILL_GENERATE_MASK_LABELS_ATTR_NUM_CLASSES].v.i;
   int64_t res = ctx->attrs[RILL_GENERATE_MASK_LABELS_ATTR_RESOLUTION].v.i;
-  if (nc <= 0 || res <= 0 || nc * res * res > INT32_MAX)
-    return rill_kernel_error(ctx, "attributes num_classes (%lld) and resolution (%lld) must be "
-                             "positive, with num_classes * resolution^2 an int32",
-                             (long long)nc, (long long)res);
+  if (!rill_mask_labels_attrs_ok(nc, res))
+    return rill_kernel_error(ctx, "attributes num_classes and resolution are out of range");
   size_t cells = (size_t)(res * res), mask_dim = (size_t)nc * cells;
   static const size_t one_level[] = {IN_GT_CLASSES, IN_IS_CROWD, IN_ROIS, IN_LABELS};
   rill_tensor *one[] = {cls, crowd, rois, lab};

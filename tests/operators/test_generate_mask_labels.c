@@ -94,6 +94,10 @@ Test(generate_mask_labels, infers_shapes) {
   expect_dims(op_harness_tensor(h, "mask"), DIMS(2, 5 * 16));
   op_harness_destroy(h);
 
+  h = setup(labels, roi_lod, 0);
+  EXPECT_ERROR(op_harness_infer(h), "generate_mask_labels", "num_classes (0)");
+  op_harness_destroy(h);
+
   h = harness("generate_mask_labels");
   bind_input(h, "ImInfo", "im_info", RILL_DTYPE_FP32, DIMS(2, 3), im_info);
   bind_input(h, "GtClasses", "gt_classes", RILL_DTYPE_INT32, DIMS(3, 1), gt_classes);
