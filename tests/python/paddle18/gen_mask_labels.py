@@ -1,6 +1,7 @@
 """generate_mask_labels on seeded inputs: four images with star-shaped polygons of up to
 40 points (one or two per object), crowd objects, foreground and background ROIs, an
-image with background ROIs only and one without ROIs. Run under Paddle 1.8.5
+image with background ROIs only and one without ROIs; each image's first polygon
+repeats a vertex. Run under Paddle 1.8.5
 (`PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python /tmp/pd18/bin/python
 gen_mask_labels.py`) it writes the inputs and Paddle's outputs to mask_labels.json, which
 tests/python/test_mask_labels.py runs rill against."""
@@ -43,6 +44,8 @@ def data():
             l1.append(npoly)
             for p in range(npoly):
                 poly = polygon(r, cx + 8 * p, cy - 5 * p, rad, int(r.randint(3, 41)))
+                if g == 0 and p == 0:
+                    poly = np.insert(poly, 1, poly[1], axis=0)  # a repeated vertex
                 pts.append(poly)
                 l2.append(len(poly))
             boxes.append([cx - rad, cy - rad, cx + rad, cy + rad])
