@@ -1,7 +1,7 @@
 /* Helpers shared by the detection ops' schemas and kernels (prior_box,
  * density_prior_box, anchor_generator, box_coder, yolo_box, the NMS ops multiclass_nms,
  * matrix_nms, locality_aware_nms, and the target-assignment ops rpn_target_assign,
- * retinanet_target_assign, generate_proposal_labels, and the ROI
+ * retinanet_target_assign, generate_proposal_labels, generate_mask_labels, and the ROI
  * pooling ops). */
 #ifndef RILL_OPERATORS_DETECTION_H
 #define RILL_OPERATORS_DETECTION_H
@@ -192,6 +192,11 @@ static inline void rill_anchor_target_outputs(rill_infer_ctx *ctx, rill_dtype dt
   const rill_dims *dims[5] = {&d1, &d1, &d4, &dl, &d4};
   const rill_dtype dts[5] = {RILL_DTYPE_INT32, RILL_DTYPE_INT32, dt, RILL_DTYPE_INT32, dt};
   for (size_t i = 0; i < 5; i++) rill_meta_set(rill_infer_out(ctx, i, 0), dts[i], dims[i], 1, -1, -1);
+/* generate_mask_labels' attributes: a positive num_classes and resolution whose
+ * num_classes * resolution^2 mask row fits an int32. */
+static inline bool rill_mask_labels_attrs_ok(int64_t num_classes, int64_t resolution) {
+  return num_classes > 0 && resolution > 0 && resolution <= 46340 &&
+         num_classes <= INT32_MAX / (resolution * resolution);
 }
 
 #endif

@@ -3,8 +3,9 @@ signatures and defaults: prior_box, density_prior_box, anchor_generator, iou_sim
 box_coder, box_clip, polygon_box_transform, yolo_box, bipartite_match, target_assign,
 multiclass_nms, matrix_nms, locality_aware_nms, retinanet_detection_output,
 distribute_fpn_proposals, collect_fpn_proposals, box_decoder_and_assign, yolov3_loss,
-generate_proposals, rpn_target_assign, retinanet_target_assign and
-generate_proposal_labels append their ops (schemas in operators/);
+generate_proposals, rpn_target_assign, retinanet_target_assign,
+generate_proposal_labels and generate_mask_labels append their ops (schemas in
+operators/);
 detection_output, multi_box_head and ssd_loss are compositions emitting the ops Paddle's
 do. roi_pool, roi_align, psroi_pool, prroi_pool and deformable_roi_pooling (nn.py's in
 Fluid) pool regions of interest, with gradients."""
@@ -21,7 +22,7 @@ __all__ = ['prior_box', 'density_prior_box', 'multi_box_head', 'bipartite_match'
            'ssd_loss', 'roi_pool', 'roi_align', 'psroi_pool', 'prroi_pool',
            'deformable_roi_pooling', 'box_decoder_and_assign', 'yolov3_loss',
            'generate_proposals', 'rpn_target_assign', 'retinanet_target_assign',
-           'generate_proposal_labels']
+           'generate_proposal_labels', 'generate_mask_labels']
 
 _FLOATS = ('float32', 'float64')
 
@@ -864,4 +865,25 @@ def generate_proposal_labels(rpn_rois, gt_classes, is_crowd, gt_boxes, im_info,
                       'GtBoxes': gt_boxes, 'ImInfo': im_info},
                      [('Rois', dt), ('LabelsInt32', gt_classes.dtype.name), ('BboxTargets', dt),
                       ('BboxInsideWeights', dt), ('BboxOutsideWeights', dt)], attrs,
+                     stop_gradient=True))
+
+
+def generate_mask_labels(im_info, gt_classes, is_crowd, gt_segms, rois, labels_int32,
+                         num_classes, resolution):
+    """Mask R-CNN mask targets: (mask_rois, roi_has_mask_int32, mask_int32), each with
+    one LoD level per image; gt_segms holds the polygon points with three LoD levels."""
+    layer = 'generate_mask_labels'
+    for what, v, dts in (('im_info', im_info, _FLOATS), ('gt_classes', gt_classes, ('int32',)),
+                         ('is_crowd', is_crowd, ('int32',)), ('gt_segms', gt_segms, _FLOATS),
+                         ('rois', rois, ('float32',)), ('labels_int32', labels_int32, ('int32',))):
+        _check(v, what, layer, dts)
+    for what, v in (('num_classes', num_classes), ('resolution', resolution)):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise TypeError('%s: %s must be int, got %r' % (layer, what, v))
+    return tuple(_op(layer, layer,
+                     {'ImInfo': im_info, 'GtClasses': gt_classes, 'IsCrowd': is_crowd,
+                      'GtSegms': gt_segms, 'Rois': rois, 'LabelsInt32': labels_int32},
+                     [('MaskRois', rois.dtype.name), ('RoiHasMaskInt32', 'int32'),
+                      ('MaskInt32', 'int32')],
+                     {'num_classes': num_classes, 'resolution': resolution}, None,
                      stop_gradient=True))

@@ -259,6 +259,20 @@ def build_select(fluid, case):
     return main, startup, feed, ['merged', 'x@GRAD', 'sel_scale@GRAD'], {}
 
 
+def lod_feed(fluid, feed, place):
+    """`feed` with each (values, recursive sequence lengths) pair made a LoDTensor."""
+    fd = {}
+    for k, v in feed.items():
+        if isinstance(v, tuple):
+            t = fluid.LoDTensor()
+            t.set(v[0], place)
+            t.set_recursive_sequence_lengths(v[1])
+            fd[k] = t
+        else:
+            fd[k] = v
+    return fd
+
+
 def run_all(fluid, builder, case, runs=1):
     """Runs the case's program `runs` times in one scope: per run, (array, LoD) per fetch."""
     main, startup, feed, fetch, values = builder(fluid, case)
@@ -269,15 +283,7 @@ def run_all(fluid, builder, case, runs=1):
         exe.run(startup)
         for name, v in values.items():
             scope.find_var(name).get_tensor().set(v, place)
-        fd = {}
-        for k, v in feed.items():
-            if isinstance(v, tuple):
-                t = fluid.LoDTensor()
-                t.set(v[0], place)
-                t.set_recursive_sequence_lengths(v[1])
-                fd[k] = t
-            else:
-                fd[k] = v
+        fd = lod_feed(fluid, feed, place)
         out = []
         for _ in range(runs):
             vals = exe.run(main, feed=fd, fetch_list=fetch, return_numpy=False)
