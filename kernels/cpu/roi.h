@@ -1,17 +1,21 @@
-/* What the ROI kernels (roi_pool, roi_align and their gradients) share: the image of each
- * region of interest. */
+/* What the ROI kernels (roi_pool, roi_align, roi_perspective_transform and their
+ * gradients) share: the image of each region of interest. */
 #ifndef RILL_KERNELS_CPU_ROI_H
 #define RILL_KERNELS_CPU_ROI_H
 
 #include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
 
-/* ROIs (input slot `rois_slot`, [R, 4]) are split into the `batch` images of X by the
+/* `lod_slot` of an op without a RoisLod input. */
+#define RILL_ROI_NO_LOD_SLOT SIZE_MAX
+
+/* ROIs (input slot `rois_slot`, [R, 4] or [R, 8]) are split into the `batch` images of X by the
  * int64 offsets [batch + 1] of RoisLod (input slot `lod_slot`) when it is given, else by
  * ROIs' last LoD level. *ids receives a new array of R image indices (rill_free it). */
 static inline rill_status *rill_roi_image_ids(const rill_kernel_ctx *ctx, size_t rois_slot,
                                               size_t lod_slot, int64_t batch, int32_t **ids) {
-  const rill_tensor *rois = rill_kin(ctx, rois_slot, 0), *lt = rill_kin(ctx, lod_slot, 0);
+  const rill_tensor *rois = rill_kin(ctx, rois_slot, 0), *lt =
+      lod_slot == RILL_ROI_NO_LOD_SLOT ? NULL : rill_kin(ctx, lod_slot, 0);
   int64_t r = rois->dims.d[0];
   const uint64_t *offs = NULL;
   const int64_t *loffs = NULL;
