@@ -4,7 +4,8 @@ box_coder, box_clip, polygon_box_transform, yolo_box, bipartite_match, target_as
 multiclass_nms, box_decoder_and_assign and yolov3_loss append their ops (schemas in
 operators/);
 detection_output, multi_box_head and ssd_loss are compositions emitting the ops Paddle's
-do. roi_pool and roi_align (nn.py's in Fluid) pool regions of interest, with gradients."""
+do. roi_pool and roi_align (nn.py's in Fluid) pool regions of interest and
+roi_perspective_transform warps quadrilateral ones, with gradients."""
 import math
 
 from . import layers
@@ -13,7 +14,8 @@ from .framework import Variable
 __all__ = ['prior_box', 'density_prior_box', 'multi_box_head', 'bipartite_match',
            'target_assign', 'detection_output', 'anchor_generator', 'iou_similarity',
            'box_coder', 'polygon_box_transform', 'yolo_box', 'box_clip', 'multiclass_nms',
-           'ssd_loss', 'roi_pool', 'roi_align', 'box_decoder_and_assign', 'yolov3_loss']
+           'ssd_loss', 'roi_pool', 'roi_align', 'roi_perspective_transform',
+           'box_decoder_and_assign', 'yolov3_loss']
 
 _FLOATS = ('float32', 'float64')
 
@@ -416,6 +418,24 @@ def roi_align(input, rois, pooled_height=1, pooled_width=1, spatial_scale=1.0,
                {'pooled_height': int(pooled_height), 'pooled_width': int(pooled_width),
                 'spatial_scale': float(spatial_scale),
                 'sampling_ratio': int(sampling_ratio)}, name)[0]
+
+
+def roi_perspective_transform(input, rois, transformed_height, transformed_width,
+                              spatial_scale=1.0, name=None):
+    """Perspective warp of each quadrilateral ROI ([R, 8] corners, LoD gives its image) to
+    [R, C, th, tw]: (out, mask int32 [R, 1, th, tw], transform_matrix [R, 9]), as Fluid's."""
+    layer = 'roi_perspective_transform'
+    _check(input, 'input', layer)
+    _check(rois, 'rois', layer)
+    dt = input.dtype.name
+    out, mask, matrix, _, _ = _op(
+        layer, layer, {'X': input, 'ROIs': rois},
+        [('Out', dt), ('Mask', 'int32'), ('TransformMatrix', dt), ('Out2InIdx', 'int32'),
+         ('Out2InWeights', dt)],
+        {'transformed_height': int(transformed_height),
+         'transformed_width': int(transformed_width), 'spatial_scale': float(spatial_scale)},
+        name)
+    return out, mask, matrix
 
 
 def box_decoder_and_assign(prior_box, prior_box_var, target_box, box_score, box_clip,
