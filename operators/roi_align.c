@@ -8,7 +8,7 @@
  *     0 for an empty bin; Argmax (int64) keeps the flat h * W + w of the maximum, -1 none.
  * Their gradients scatter Out@GRAD back: through the bilinear weights / count, or to the
  * argmax pixel. */
-#include "operators/op_util.h"
+#include "operators/roi.h"
 
 enum { IN_X, IN_ROIS, IN_ROIS_LOD };
 enum { OUT_OUT, OUT_ARGMAX };
@@ -51,19 +51,8 @@ static rill_status *roi_check(rill_infer_ctx *ctx, rill_dims *dims, bool *known)
                             "positive", (int)ph, (int)pw);
   *known = x->known && rois->known && (!lod || lod->known);
   if (!*known) return NULL;
+  RILL_TRY(rill_roi_check_inputs(ctx, IN_X, IN_ROIS, 4));
   char s[RILL_DIMS_STR_MAX];
-  const char *xn = rill_infer_in_name(ctx, IN_X, 0), *rn = rill_infer_in_name(ctx, IN_ROIS, 0);
-  if (x->dtype != RILL_DTYPE_FP32 && x->dtype != RILL_DTYPE_FP64)
-    return rill_infer_error(ctx, "input X (%s) is %s, expected float32 or float64", xn,
-                            rill_dtype_name(x->dtype));
-  if (x->dims.n != 4)
-    return rill_infer_error(ctx, "input X (%s) has shape %s, expected [N, C, H, W]", xn,
-                            rill_dims_str(&x->dims, s, sizeof s));
-  if (rois->dtype != x->dtype || rois->dims.n != 2 ||
-      (rois->dims.d[1] >= 0 && rois->dims.d[1] != 4))
-    return rill_infer_error(ctx, "input ROIs (%s) is %s %s, expected %s [R, 4]", rn,
-                            rill_dtype_name(rois->dtype), rill_dims_str(&rois->dims, s, sizeof s),
-                            rill_dtype_name(x->dtype));
   if (lod && (lod->dtype != RILL_DTYPE_INT64 || lod->dims.n != 1))
     return rill_infer_error(ctx, "input RoisLod (%s) is %s %s, expected int64 [N + 1]",
                             rill_infer_in_name(ctx, IN_ROIS_LOD, 0), rill_dtype_name(lod->dtype),

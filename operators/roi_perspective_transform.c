@@ -9,7 +9,7 @@
  * Out2InIdx and Out2InWeights are declared as in Paddle 1.8.5, whose CPU kernel leaves
  * them unwritten: here they take Out's shape and are zero-filled, and the gradient, like
  * Paddle's, recomputes the source points from X and ROIs. */
-#include "operators/op_util.h"
+#include "operators/roi.h"
 
 enum { IN_X, IN_ROIS };
 enum { OUT_OUT, OUT_MASK, OUT_MATRIX, OUT_IDX, OUT_WEIGHTS };
@@ -47,19 +47,7 @@ static rill_status *persp_check(rill_infer_ctx *ctx, rill_dims *dims, bool *know
     return rill_infer_error(ctx, "attribute spatial_scale (%g) must be positive", (double)scale);
   *known = x->known && rois->known;
   if (!*known) return NULL;
-  char s[RILL_DIMS_STR_MAX];
-  const char *xn = rill_infer_in_name(ctx, IN_X, 0), *rn = rill_infer_in_name(ctx, IN_ROIS, 0);
-  if (x->dtype != RILL_DTYPE_FP32 && x->dtype != RILL_DTYPE_FP64)
-    return rill_infer_error(ctx, "input X (%s) is %s, expected float32 or float64", xn,
-                            rill_dtype_name(x->dtype));
-  if (x->dims.n != 4)
-    return rill_infer_error(ctx, "input X (%s) has shape %s, expected [N, C, H, W]", xn,
-                            rill_dims_str(&x->dims, s, sizeof s));
-  if (rois->dtype != x->dtype || rois->dims.n != 2 ||
-      (rois->dims.d[1] >= 0 && rois->dims.d[1] != 8))
-    return rill_infer_error(ctx, "input ROIs (%s) is %s %s, expected %s [R, 8]", rn,
-                            rill_dtype_name(rois->dtype), rill_dims_str(&rois->dims, s, sizeof s),
-                            rill_dtype_name(x->dtype));
+  RILL_TRY(rill_roi_check_inputs(ctx, IN_X, IN_ROIS, 8));
   *dims = (rill_dims){.n = 4, .d = {rois->dims.d[0], x->dims.d[1], th, tw}};
   return NULL;
 }
