@@ -61,7 +61,7 @@ static rill_status *dps_check(rill_infer_ctx *ctx, rill_dims *dims, bool *known)
   char s[RILL_DIMS_STR_MAX];
   const char *xn = rill_infer_in_name(ctx, IN_INPUT, 0);
   const char *tn = rill_infer_in_name(ctx, IN_TRANS, 0);
-  RILL_TRY(rill_roi_check_map(ctx, IN_INPUT, IN_ROIS));
+  RILL_TRY(rill_roi_check_map(ctx, IN_INPUT, IN_ROIS, 4));
   if (x->dims.d[1] >= 0 && x->dims.d[1] < (int64_t)od * gh * gw)
     return rill_infer_error(ctx, "input Input (%s) has %lld channels, output_dim * group_size "
                             "reads %lld", xn, (long long)x->dims.d[1], (long long)od * gh * gw);

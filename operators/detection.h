@@ -12,10 +12,11 @@
 
 #include "operators/op_util.h"
 
-/* The feature map and regions of the ROI pooling ops, both described: input slot x_slot
- * float32 or float64 [N, C, H, W], input slot rois_slot of its dtype, [R, 4]. */
+/* The feature map and regions of the ROI ops, both described: input slot x_slot
+ * float32 or float64 [N, C, H, W], input slot rois_slot of its dtype, [R, cols] (4 for
+ * boxes, 8 for roi_perspective_transform's quadrilaterals). */
 static inline rill_status *rill_roi_check_map(rill_infer_ctx *ctx, size_t x_slot,
-                                              size_t rois_slot) {
+                                              size_t rois_slot, int64_t cols) {
   const rill_tensor_meta *x = rill_infer_in(ctx, x_slot, 0), *rois = rill_infer_in(ctx, rois_slot, 0);
   const char *xs = ctx->schema->inputs[x_slot].name, *rs = ctx->schema->inputs[rois_slot].name;
   const char *xn = rill_infer_in_name(ctx, x_slot, 0), *rn = rill_infer_in_name(ctx, rois_slot, 0);
@@ -27,10 +28,10 @@ static inline rill_status *rill_roi_check_map(rill_infer_ctx *ctx, size_t x_slot
     return rill_infer_error(ctx, "input %s (%s) has shape %s, expected [N, C, H, W]", xs, xn,
                             rill_dims_str(&x->dims, s, sizeof s));
   if (rois->dtype != x->dtype || rois->dims.n != 2 ||
-      (rois->dims.d[1] >= 0 && rois->dims.d[1] != 4))
-    return rill_infer_error(ctx, "input %s (%s) is %s %s, expected %s [R, 4]", rs, rn,
+      (rois->dims.d[1] >= 0 && rois->dims.d[1] != cols))
+    return rill_infer_error(ctx, "input %s (%s) is %s %s, expected %s [R, %lld]", rs, rn,
                             rill_dtype_name(rois->dtype), rill_dims_str(&rois->dims, s, sizeof s),
-                            rill_dtype_name(x->dtype));
+                            rill_dtype_name(x->dtype), (long long)cols);
   return NULL;
 }
 

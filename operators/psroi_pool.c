@@ -55,7 +55,7 @@ static rill_status *pool_check(rill_infer_ctx *ctx, rill_dims *dims, bool *known
   if (!*known) return NULL;
   char s[RILL_DIMS_STR_MAX];
   const char *xn = rill_infer_in_name(ctx, IN_X, 0);
-  RILL_TRY(rill_roi_check_map(ctx, IN_X, IN_ROIS));
+  RILL_TRY(rill_roi_check_map(ctx, IN_X, IN_ROIS, 4));
   int64_t c = x->dims.d[1];
   if (ps && c >= 0 && c != (int64_t)oc * ph * pw)
     return rill_infer_error(ctx, "input X (%s) has %lld channels, expected output_channels * "

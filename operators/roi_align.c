@@ -52,7 +52,7 @@ static rill_status *roi_check(rill_infer_ctx *ctx, rill_dims *dims, bool *known)
   *known = x->known && rois->known && (!lod || lod->known);
   if (!*known) return NULL;
   char s[RILL_DIMS_STR_MAX];
-  RILL_TRY(rill_roi_check_map(ctx, IN_X, IN_ROIS));
+  RILL_TRY(rill_roi_check_map(ctx, IN_X, IN_ROIS, 4));
   if (lod && (lod->dtype != RILL_DTYPE_INT64 || lod->dims.n != 1))
     return rill_infer_error(ctx, "input RoisLod (%s) is %s %s, expected int64 [N + 1]",
                             rill_infer_in_name(ctx, IN_ROIS_LOD, 0), rill_dtype_name(lod->dtype),

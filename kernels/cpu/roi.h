@@ -1,5 +1,5 @@
-/* What the ROI kernels (roi_pool, roi_align and their gradients) share: the image of each
- * region of interest. */
+/* What the ROI kernels (roi_pool, roi_align, roi_perspective_transform and their
+ * gradients) share: the image of each region of interest. */
 #ifndef RILL_KERNELS_CPU_ROI_H
 #define RILL_KERNELS_CPU_ROI_H
 
@@ -9,7 +9,7 @@
 /* No input slot splits the ROIs: only their LoD does. */
 #define RILL_ROI_NO_SLOT ((size_t)-1)
 
-/* ROIs (input slot `rois_slot`, [R, 4]) are split into the `batch` images of X by input
+/* ROIs (input slot `rois_slot`, [R, 4] or [R, 8]) are split into the `batch` images of X by input
  * slot `lod_slot` when it is given (not RILL_ROI_NO_SLOT) and fed, else by ROIs' last LoD
  * level. That input holds int64 offsets [batch + 1] (RoisLod), or with `counts` int64 ROI
  * counts [batch] (BatchRoINums). *ids receives a new array of R image indices (rill_free

@@ -8,7 +8,8 @@ generate_proposal_labels and generate_mask_labels append their ops (schemas in
 operators/);
 detection_output, multi_box_head and ssd_loss are compositions emitting the ops Paddle's
 do. roi_pool, roi_align, psroi_pool, prroi_pool and deformable_roi_pooling (nn.py's in
-Fluid) pool regions of interest, with gradients."""
+Fluid) pool regions of interest and roi_perspective_transform warps quadrilateral ones,
+with gradients."""
 import math
 
 from . import layers
@@ -20,8 +21,8 @@ __all__ = ['prior_box', 'density_prior_box', 'multi_box_head', 'bipartite_match'
            'matrix_nms', 'locality_aware_nms', 'retinanet_detection_output',
            'distribute_fpn_proposals', 'collect_fpn_proposals',
            'ssd_loss', 'roi_pool', 'roi_align', 'psroi_pool', 'prroi_pool',
-           'deformable_roi_pooling', 'box_decoder_and_assign', 'yolov3_loss',
-           'generate_proposals', 'rpn_target_assign', 'retinanet_target_assign',
+           'deformable_roi_pooling', 'roi_perspective_transform', 'box_decoder_and_assign',
+           'yolov3_loss', 'generate_proposals', 'rpn_target_assign', 'retinanet_target_assign',
            'generate_proposal_labels', 'generate_mask_labels']
 
 _FLOATS = ('float32', 'float64')
@@ -701,6 +702,24 @@ def deformable_roi_pooling(input, rois, trans, no_trans=False, spatial_scale=1.0
                 'pooled_height': int(pooled_height), 'pooled_width': int(pooled_width),
                 'part_size': part_size, 'sample_per_part': int(sample_per_part),
                 'trans_std': float(trans_std)}, name)[0]
+
+
+def roi_perspective_transform(input, rois, transformed_height, transformed_width,
+                              spatial_scale=1.0, name=None):
+    """Perspective warp of each quadrilateral ROI ([R, 8] corners, LoD gives its image) to
+    [R, C, th, tw]: (out, mask int32 [R, 1, th, tw], transform_matrix [R, 9]), as Fluid's."""
+    layer = 'roi_perspective_transform'
+    _check(input, 'input', layer)
+    _check(rois, 'rois', layer)
+    dt = input.dtype.name
+    out, mask, matrix, _, _ = _op(
+        layer, layer, {'X': input, 'ROIs': rois},
+        [('Out', dt), ('Mask', 'int32'), ('TransformMatrix', dt), ('Out2InIdx', 'int32'),
+         ('Out2InWeights', dt)],
+        {'transformed_height': int(transformed_height),
+         'transformed_width': int(transformed_width), 'spatial_scale': float(spatial_scale)},
+        name)
+    return out, mask, matrix
 
 
 def box_decoder_and_assign(prior_box, prior_box_var, target_box, box_score, box_clip,
