@@ -193,6 +193,8 @@ static inline void rill_anchor_target_outputs(rill_infer_ctx *ctx, rill_dtype dt
   const rill_dims *dims[5] = {&d1, &d1, &d4, &dl, &d4};
   const rill_dtype dts[5] = {RILL_DTYPE_INT32, RILL_DTYPE_INT32, dt, RILL_DTYPE_INT32, dt};
   for (size_t i = 0; i < 5; i++) rill_meta_set(rill_infer_out(ctx, i, 0), dts[i], dims[i], 1, -1, -1);
+}
+
 /* generate_mask_labels' attributes: a positive num_classes and resolution whose
  * num_classes * resolution^2 mask row fits an int32. */
 static inline bool rill_mask_labels_attrs_ok(int64_t num_classes, int64_t resolution) {
