@@ -193,6 +193,6 @@ Test(select_input, an_output_of_another_kind_is_an_error_naming_both) {
   cr_assert_not_null(st);
   const char *msg = rill_status_message(st);
   cr_assert(strstr(msg, "select_input") && strstr(msg, "dense_out") && strstr(msg, "arr"), "%s", msg);
-  rill_status_free(st);
+  rill_status_destroy(st);
   op_harness_destroy(h);
 }
