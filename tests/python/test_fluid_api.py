@@ -493,8 +493,8 @@ def test_missing_api_traceback_has_no_suggestion():
     import os
     env = dict(os.environ)
     r = subprocess.run([sys.executable, '-c',
-                        'import rill as fluid; fluid.layers.deformable_roi_pooling'],
+                        'import rill as fluid; fluid.layers.roi_pool_v2'],
                        capture_output=True, text=True, env=env)
     assert r.returncode != 0
-    assert 'fluid.layers.deformable_roi_pooling: rill does not provide' in r.stderr
+    assert 'fluid.layers.roi_pool_v2: rill does not provide' in r.stderr
     assert 'Did you mean' not in r.stderr
