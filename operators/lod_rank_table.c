@@ -1,8 +1,10 @@
 /* The ops of Fluid 1.x's DynamicRNN: a rank table orders the sequences of a LoD batch by
  * length (longest first); lod_tensor_to_array splits the batch into one tensor per time
- * step holding the rows of the sequences still running, array_to_lod_tensor puts such an
- * array back together, shrink_rnn_memory keeps a state's rows of the running sequences,
- * and reorder_lod_tensor_by_rank puts a per-sequence tensor into rank order.
+ * step holding the entries of the sequences still running (rows, or with LoD levels below
+ * the ranked one, sub-sequences that keep those levels), array_to_lod_tensor puts such an
+ * array back together, shrink_rnn_memory keeps a state's rows (or top-level sequences) of
+ * the running sequences, and reorder_lod_tensor_by_rank puts a per-sequence tensor into
+ * rank order.
  *
  * rill holds a LOD_RANK_TABLE variable as an int64 tensor [n, 2] of (index, length) rows
  * in rank order, its LoD the coarse levels above the ranked one (so the ranked level is
@@ -73,13 +75,13 @@ const rill_op_schema rill_schema_max_sequence_len = {
 /* ---- lod_tensor_to_array / array_to_lod_tensor: each the other's gradient ---- */
 
 static const rill_slot_schema to_array_inputs[] = {
-    {"X", 0, "a LoD tensor whose ranked level is the last (a gradient without LoD takes the "
-             "sequences from the table)"},
+    {"X", 0, "a LoD tensor with the ranked level and any levels below it (a gradient "
+             "without LoD takes the sequences' rows from a table of level 0)"},
     {"RankTable", RILL_SLOT_NO_GRAD, RANK_TABLE_DOC},
 };
 static const rill_slot_schema to_array_outputs[] = {
-    {"Out", 0, "a tensor array: item t holds row t of every sequence longer than t, in rank "
-               "order"}};
+    {"Out", 0, "a tensor array: item t holds entry t of every sequence longer than t, in "
+               "rank order, with X's levels below the ranked one as its LoD"}};
 
 static rill_status *to_array_maker(rill_grad_ctx *ctx) {
   return ranked_maker(ctx, "array_to_lod_tensor");
@@ -87,8 +89,9 @@ static rill_status *to_array_maker(rill_grad_ctx *ctx) {
 
 const rill_op_schema rill_schema_lod_tensor_to_array = {
     .type = "lod_tensor_to_array",
-    .doc = "Splits X by time step: Out[t] = row t of each sequence longer than t, in the rank "
-           "table's order (so every item is a prefix of the previous one's sequences).",
+    .doc = "Splits X by time step: Out[t] = entry t (a row, or a sub-sequence with its LoD) "
+           "of each sequence longer than t, in the rank table's order (so every item is a "
+           "prefix of the previous one's sequences).",
     .inputs = to_array_inputs,
     .ninputs = RILL_COUNTOF(to_array_inputs),
     .outputs = to_array_outputs,
@@ -101,12 +104,13 @@ const rill_op_schema rill_schema_lod_tensor_to_array = {
 };
 
 static const rill_slot_schema to_tensor_inputs[] = {
-    {"X", 0, "a tensor array as lod_tensor_to_array writes it (unset items count as zeros)"},
+    {"X", 0, "a tensor array as lod_tensor_to_array writes it (unset items count as zeros "
+             "when the items carry no LoD)"},
     {"RankTable", RILL_SLOT_NO_GRAD, RANK_TABLE_DOC},
 };
 static const rill_slot_schema to_tensor_outputs[] = {
-    {"Out", 0, "the sequences in index order, with the table's coarse levels and their "
-               "lengths as LoD"}};
+    {"Out", 0, "the sequences in index order; LoD: the table's coarse levels, the "
+               "sequences' lengths, then the items' levels"}};
 
 static rill_status *to_tensor_maker(rill_grad_ctx *ctx) {
   return ranked_maker(ctx, "lod_tensor_to_array");
@@ -115,7 +119,8 @@ static rill_status *to_tensor_maker(rill_grad_ctx *ctx) {
 const rill_op_schema rill_schema_array_to_lod_tensor = {
     .type = "array_to_lod_tensor",
     .doc = "The inverse of lod_tensor_to_array: sequence k of the table (rank order) takes "
-           "row k of items 0 .. length - 1; Out holds the sequences in index order.",
+           "entry k (row k, or top-level sequence k with its levels) of items 0 .. length - "
+           "1; Out holds the sequences in index order.",
     .inputs = to_tensor_inputs,
     .ninputs = RILL_COUNTOF(to_tensor_inputs),
     .outputs = to_tensor_outputs,
@@ -135,7 +140,8 @@ static const rill_slot_schema shrink_inputs[] = {
     {"RankTable", RILL_SLOT_NO_GRAD, RANK_TABLE_DOC},
 };
 static const rill_slot_schema shrink_outputs[] = {
-    {"Out", 0, "X's rows of the sequences longer than I"}};
+    {"Out", 0, "X's rows (or top-level sequences, with every LoD level below them) of the "
+               "sequences longer than I"}};
 
 static rill_status *shrink_maker(rill_grad_ctx *ctx) {
   static const char *const fwd[] = {"X"}, *const og[] = {"Out"}, *const ig[] = {"X"};
@@ -145,7 +151,7 @@ static rill_status *shrink_maker(rill_grad_ctx *ctx) {
 const rill_op_schema rill_schema_shrink_rnn_memory = {
     .type = "shrink_rnn_memory",
     .doc = "Out = the first rows of X, one per sequence of the rank table longer than I "
-           "(with a LoD X, the first top-level sequences and their LoD).",
+           "(with a LoD X, the first top-level sequences and all their levels).",
     .inputs = shrink_inputs,
     .ninputs = RILL_COUNTOF(shrink_inputs),
     .outputs = shrink_outputs,
@@ -182,8 +188,8 @@ const rill_op_schema rill_schema_shrink_rnn_memory_grad = {
 /* ---- reorder_lod_tensor_by_rank ---- */
 
 static const rill_slot_schema reorder_inputs[] = {
-    {"X", 0, "one row per sequence (no LoD), or one sequence per sequence of the table (one "
-             "LoD level)"},
+    {"X", 0, "one row per sequence (no LoD), or one top-level sequence per sequence of the "
+             "table (any LoD levels below it)"},
     {"RankTable", RILL_SLOT_NO_GRAD, RANK_TABLE_DOC},
 };
 static const rill_slot_schema reorder_outputs[] = {
@@ -195,7 +201,8 @@ static rill_status *reorder_maker(rill_grad_ctx *ctx) {
 
 const rill_op_schema rill_schema_reorder_lod_tensor_by_rank = {
     .type = "reorder_lod_tensor_by_rank",
-    .doc = "Out = X's rows (or LoD sequences) taken in the rank table's order.",
+    .doc = "Out = X's rows (or top-level sequences with their levels) taken in the rank "
+           "table's order.",
     .inputs = reorder_inputs,
     .ninputs = RILL_COUNTOF(reorder_inputs),
     .outputs = reorder_outputs,
