@@ -1,25 +1,31 @@
 /* expand (Fluid 1.x): tiles X expand_times[i] times along dim i, Out extent = X extent *
- * times. The times come from ExpandTimes (1-D int32/int64) when given, else the
- * expand_times attribute. expand_grad sums Out@GRAD's tiles back into X's shape.
+ * times. The times come from ExpandTimes (1-D int32/int64) when given, else from
+ * expand_times, where an entry of -1 takes its value from the matching one-element tensor
+ * of expand_times_tensor (Fluid's list of Variables). expand_grad sums Out@GRAD's tiles
+ * back into X's shape.
  * expand_as tiles X to target_tensor's shape; it and expand_as_grad run expand's
  * kernels, which take the times from the shapes (their slots sit where expand's do). */
 #include "operators/math_grad.h"
 
 #include "framework/data/tensor.h"
 
-enum { IN_X, IN_TIMES };
+enum { IN_X, IN_TIMES, IN_TIMES_LIST };
 static const rill_slot_schema inputs[] = {
     [IN_X] = {"X", 0, "tensor to tile"},
     [IN_TIMES] = {"ExpandTimes", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
                   "1-D int32/int64 times, one per dim of X, overriding expand_times"},
+    [IN_TIMES_LIST] = {"expand_times_tensor",
+                       RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+                       "one-element int32/int64 tensors, one per dim of X, overriding "
+                       "expand_times"},
 };
 static const rill_slot_schema outputs[] = {{"Out", 0, "X tiled: extent * times per dim"}};
 static const rill_attr_schema attrs[] = {
     {"expand_times", RILL_ATTR_INTS, 0, RILL_DEF_EMPTY(RILL_ATTR_INTS), "times per dim of X"},
 };
 
-/* times[] for X of rank n: from ExpandTimes (false when it cannot be read now) or the
- * attribute. */
+/* times[] for X of rank n: from ExpandTimes (known false when it cannot be read now),
+ * expand_times_tensor (-1 for an entry that cannot be read yet) or the attribute. */
 static rill_status *expand_times(rill_infer_ctx *ctx, int n, int64_t *times, bool *known) {
   *known = true;
   if (rill_infer_in(ctx, IN_TIMES, 0)) {
@@ -35,6 +41,25 @@ static rill_status *expand_times(rill_infer_ctx *ctx, int n, int64_t *times, boo
     for (int i = 0; i < n; i++)
       times[i] = t->dtype == RILL_DTYPE_INT32 ? ((const int32_t *)rill_tensor_ptr(t))[i]
                                               : ((const int64_t *)rill_tensor_ptr(t))[i];
+  } else if (ctx->nin[IN_TIMES_LIST] > 0) {
+    if ((int)ctx->nin[IN_TIMES_LIST] != n)
+      return rill_infer_error(ctx, "input expand_times_tensor has %d tensors for input X (%s) "
+                              "of rank %d", (int)ctx->nin[IN_TIMES_LIST],
+                              rill_infer_in_name(ctx, IN_X, 0), n);
+    for (int i = 0; i < n; i++) {
+      const rill_tensor *t = rill_infer_tensor(ctx, IN_TIMES_LIST, (size_t)i);
+      if (!t) { /* not readable yet: the attribute's entry, -1 where it defers to t */
+        const rill_attr_value *a = &ctx->attrs[RILL_EXPAND_ATTR_EXPAND_TIMES];
+        times[i] = (int)a->n == n && a->list.ints[i] > 0 ? a->list.ints[i] : -1;
+        continue;
+      }
+      if (!rill_tensor_ptr(t) || (t->dtype != RILL_DTYPE_INT32 && t->dtype != RILL_DTYPE_INT64) ||
+          rill_tensor_numel(t) != 1)
+        return rill_infer_error(ctx, "input expand_times_tensor (%s) must hold one int32/int64 "
+                                "value", rill_infer_in_name(ctx, IN_TIMES_LIST, (size_t)i));
+      times[i] = t->dtype == RILL_DTYPE_INT32 ? *(const int32_t *)rill_tensor_ptr(t)
+                                              : *(const int64_t *)rill_tensor_ptr(t);
+    }
   } else {
     const rill_attr_value *a = &ctx->attrs[RILL_EXPAND_ATTR_EXPAND_TIMES];
     if ((int)a->n != n)
@@ -43,7 +68,7 @@ static rill_status *expand_times(rill_infer_ctx *ctx, int n, int64_t *times, boo
     for (int i = 0; i < n; i++) times[i] = a->list.ints[i];
   }
   for (int i = 0; i < n; i++)
-    if (times[i] < 1)
+    if (times[i] < 1 && !(times[i] == -1 && ctx->nin[IN_TIMES_LIST] > 0 && !ctx->in_tensors))
       return rill_infer_error(ctx, "expand times %lld at dim %d must be positive",
                               (long long)times[i], i);
   return NULL;
@@ -61,14 +86,17 @@ static rill_status *expand_infer(rill_infer_ctx *ctx) {
   bool known;
   RILL_TRY(expand_times(ctx, x->dims.n, times, &known));
   rill_dims od = x->dims;
-  for (int i = 0; i < od.n; i++) od.d[i] = known && od.d[i] >= 0 ? od.d[i] * times[i] : -1;
+  for (int i = 0; i < od.n; i++)
+    od.d[i] = known && od.d[i] >= 0 && times[i] > 0 ? od.d[i] * times[i] : -1;
   rill_meta_set(out, x->dtype, &od, 0, -1, -1);
   return NULL;
 }
 
-/* Paddle's ExpandGradOpMaker: X, ExpandTimes and Out@GRAD in, X@GRAD out. */
+/* Paddle's ExpandGradOpMaker: X, ExpandTimes, expand_times_tensor and Out@GRAD in,
+ * X@GRAD out. */
 static rill_status *expand_grad_maker(rill_grad_ctx *ctx) {
-  return rill_grad_emit(ctx, "expand_grad", RILL_NAMES("X", "ExpandTimes"), RILL_NAMES("Out"),
+  return rill_grad_emit(ctx, "expand_grad", RILL_NAMES("X", "ExpandTimes", "expand_times_tensor"),
+                        RILL_NAMES("Out"),
                         RILL_NAMES("X"));
 }
 
@@ -88,11 +116,13 @@ const rill_op_schema rill_schema_expand = {
     .dtype_attr = -1,
 };
 
-enum { G_X, G_TIMES, G_DOUT };
+enum { G_X, G_TIMES, G_DOUT, G_TIMES_LIST };
 static const rill_slot_schema grad_inputs[] = {
     [G_X] = {"X", 0, "forward input (its shape)"},
     [G_TIMES] = {"ExpandTimes", RILL_SLOT_DISPENSABLE, "forward ExpandTimes"},
     [G_DOUT] = {"Out@GRAD", 0, "gradient of Out"},
+    [G_TIMES_LIST] = {"expand_times_tensor", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE,
+                      "forward expand_times_tensor"},
 };
 static const rill_slot_schema grad_outputs[] = {
     {"X@GRAD", RILL_SLOT_DISPENSABLE, "the sum of Out@GRAD's tiles, X's shape"},

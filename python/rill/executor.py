@@ -204,21 +204,61 @@ def scope_guard(scope):
         _global_scope = old
 
 
+def _join_lod_parts(name, parts):
+    """Several places' shares of one LoD feed as one (array, offsets): the rows one after
+    another, and each level's offsets continued from the share before, so that every
+    sequence stays whole."""
+    arrays, lods = [], []
+    for i, p in enumerate(parts):
+        if isinstance(p, LoDTensor):
+            arr, lod = p._array, p.lod()
+        elif isinstance(p, tuple) and len(p) == 2:
+            arr, lod = np.asarray(p[0]), core.lod_offsets(p[1], "feed '%s' LoD" % name)
+        else:
+            arr, lod = np.asarray(p), []
+        arrays.append(arr)
+        lods.append(lod)
+    nlev = len(lods[0])
+    for i, lod in enumerate(lods):
+        if len(lod) != nlev:
+            raise error_class('INVALID_ARGUMENT')(
+                "feed '%s': place %d gives %d LoD levels, place 0 gives %d; every place's "
+                "share of a feed needs the same number of levels" % (name, i, len(lod), nlev))
+    joined = []
+    for lv in range(nlev):
+        offs = [0]
+        for i, lod in enumerate(lods):
+            level = lod[lv]
+            if not level or level[0] != 0:
+                raise error_class('INVALID_ARGUMENT')(
+                    "feed '%s': place %d's LoD level %d must start at offset 0, got %s"
+                    % (name, i, lv, level[:1]))
+            base = offs[-1]
+            offs.extend(base + o for o in level[1:])
+        joined.append(offs)
+    return np.concatenate(arrays), joined
+
+
 def _merge_place_feeds(feeds):
     """A feed given per place (a list of dicts, as DataLoader and data parallel scripts
     give it): one dict is used as is; several are joined along the batch dim, since
-    rill runs every place's share in one run."""
+    rill runs every place's share in one run. LoD feeds are joined sequence by
+    sequence: each place's offsets continue from the places before it."""
     feeds = [f for f in feeds if f]
     if len(feeds) <= 1:
         return feeds[0] if feeds else {}
     out = {}
     for name in feeds[0]:
+        missing = [i for i, f in enumerate(feeds) if name not in f]
+        if missing:
+            raise error_class('INVALID_ARGUMENT')(
+                "feed '%s': place %d's feed dict lacks it; every place must feed the same "
+                "names" % (name, missing[0]))
         parts = [f[name] for f in feeds]
         if any(isinstance(p, (tuple, LoDTensor)) for p in parts):
-            raise error_class('UNIMPLEMENTED')(
-                "feed '%s': joining LoD feeds of several places is not implemented; feed "
-                "one dict" % name)
-        out[name] = np.concatenate([np.asarray(p) for p in parts])
+            out[name] = _join_lod_parts(name, parts)
+        else:
+            out[name] = np.concatenate([np.asarray(p) for p in parts])
     return out
 
 

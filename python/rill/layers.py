@@ -2284,7 +2284,8 @@ def shape(input):
 def expand(x, expand_times, name=None):
     """Fluid 1.x's expand: tiles x expand_times[i] times along dim i (out extent =
     extent * times), as Fluid's `expand` op, which has a gradient. expand_times is a
-    list of ints or a 1-D int32 Variable (read when the program runs)."""
+    list of ints, a list mixing ints and one-element int32 Variables, or a 1-D int32
+    Variable (Variables are read when the program runs)."""
     _check_var(x, 'x', 'expand')
     h = _Helper('expand', name)
     inputs, attrs = {'X': x}, {}
@@ -2292,17 +2293,24 @@ def expand(x, expand_times, name=None):
         expand_times.stop_gradient = True
         inputs['ExpandTimes'] = expand_times
     else:
-        if any(isinstance(t, Variable) for t in expand_times):
-            raise core.error_class('UNIMPLEMENTED')(
-                'expand: a list of expand_times holding Variables is not implemented in '
-                'rill; give a list of ints or one 1-D Variable')
-        times = [int(t) for t in expand_times]
+        # Fluid's rule: an entry that is a Variable becomes -1 in the attribute, and
+        # every entry then travels as a one-element int32 tensor of expand_times_tensor.
+        times = [-1 if isinstance(t, Variable) else int(t) for t in expand_times]
         if len(times) != len(x.shape):
             raise ValueError('expand: expand_times %s must have one entry per dim of %s '
-                             '(shape %s)' % (times, x.name, list(x.shape)))
-        if any(t < 1 for t in times):
+                             '(shape %s)' % (list(expand_times), x.name, list(x.shape)))
+        if any(t < 1 for t, e in zip(times, expand_times) if not isinstance(e, Variable)):
             raise ValueError('expand: expand_times %s must be positive' % (times,))
         attrs['expand_times'] = times
+        if any(isinstance(t, Variable) for t in expand_times):
+            tensors = []
+            for t in expand_times:
+                if isinstance(t, Variable):
+                    t.stop_gradient = True
+                    tensors.append(t)
+                else:
+                    tensors.append(fill_constant([1], 'int32', int(t), force_cpu=True))
+            inputs['expand_times_tensor'] = tensors
     out = h.tmp(x.dtype.name)
     h.append('expand', inputs, {'Out': out}, attrs)
     return out

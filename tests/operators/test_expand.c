@@ -33,6 +33,35 @@ Test(expand, tiles_by_the_attribute_or_expand_times) {
   op_harness_destroy(h);
 }
 
+/* expand over x (2, 3, 2) with the times 3, <t1>, 2 in expand_times_tensor. */
+static op_harness *expand_by_tensors(const double *x, rill_dtype t1_dtype, const int64_t *t1_dims,
+                                     size_t t1_nd, const void *t1) {
+  op_harness *h = harness("expand");
+  bind_input(h, "X", "x", RILL_DTYPE_FP64, DIMS(2, 3, 2), x);
+  OK(op_harness_attr_ints(h, "expand_times", (const int32_t[]){-1, -1, -1}, 3));
+  bind_input(h, "expand_times_tensor", "t0", RILL_DTYPE_INT32, DIMS(1), (const int32_t[]){3});
+  bind_input(h, "expand_times_tensor", "t1", t1_dtype, t1_dims, t1_nd, t1);
+  bind_input(h, "expand_times_tensor", "t2", RILL_DTYPE_INT32, DIMS(1), (const int32_t[]){2});
+  OK(op_harness_output(h, "Out", "out"));
+  return h;
+}
+
+Test(expand, tiles_by_expand_times_tensor_and_checks_each_tensor) {
+  double x[12];
+  for (int i = 0; i < 12; i++) x[i] = i * 0.25 + 1;
+  const int64_t xd[3] = {2, 3, 2}, t[3] = {3, 1, 2};
+  op_harness *h = expand_by_tensors(x, RILL_DTYPE_INT64, DIMS(1), (const int64_t[]){1});
+  OK(op_harness_run(h));
+  check_tiles(h, x, xd, t);
+  op_harness_destroy(h);
+  h = expand_by_tensors(x, RILL_DTYPE_INT32, DIMS(2), (const int32_t[]){1, 1});
+  EXPECT_ERROR(op_harness_run(h), "expand", "expand_times_tensor", "t1", "one int32/int64");
+  op_harness_destroy(h);
+  h = expand_by_tensors(x, RILL_DTYPE_INT32, DIMS(1), (const int32_t[]){0});
+  EXPECT_ERROR(op_harness_run(h), "expand", "must be positive");
+  op_harness_destroy(h);
+}
+
 Test(expand, gradient_sums_the_tiles) {
   double x[6];
   for (int i = 0; i < 6; i++) x[i] = sin(i * 0.7);

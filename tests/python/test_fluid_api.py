@@ -220,6 +220,30 @@ def test_shape_and_expand():
     np.testing.assert_array_equal(got_t, np.tile(xs, (1, 3, 2)))
 
 
+def test_expand_times_may_mix_ints_and_variables():
+    """Fluid's list of expand_times holding Variables: the attribute keeps -1 where a
+    Variable stands, every entry travels in expand_times_tensor, the dims given as ints
+    are known when the program is built (Paddle 1.8.5 gives (-1, 6) here), and the
+    gradient sums the tiles."""
+    x = fluid.data('x', shape=[None, 3])
+    x.stop_gradient = False
+    t = L.fill_constant([1], 'int32', 2)
+    y = L.expand(x, [t, 2])
+    assert y.shape == (-1, 6)
+    op = fluid.default_main_program().global_block().ops[-1]
+    assert op.type == 'expand'
+    assert op.attr('expand_times') == [-1, 2]
+    assert len(op.input('expand_times_tensor')) == 2
+    assert op.input('expand_times_tensor')[0] == t.name
+    gx, = fluid.gradients(L.reduce_sum(y * y), [x])
+    xs = np.arange(6, dtype='float32').reshape(2, 3)
+    got, got_gx = run([y, gx], {'x': xs})
+    np.testing.assert_array_equal(got, np.tile(xs, (2, 2)))
+    np.testing.assert_allclose(got_gx, 8 * xs)
+    with pytest.raises(ValueError, match='positive'):
+        L.expand(x, [t, 0])
+
+
 def test_expand_broadcasts_a_unit_dim_and_tiles_the_batch():
     x = fluid.data('x', shape=[2, 1])
     e1 = L.expand(x, [1, 4])
@@ -358,6 +382,35 @@ def test_compiled_program_with_data_parallel_trains_like_the_program():
                                               fetch_list=[loss])[0].reshape(-1)[0])
                                 for _ in range(3)]
     assert losses[True] == losses[False] and losses[True][2] < losses[True][0]
+
+
+def test_data_parallel_joins_the_lod_feeds_of_several_places():
+    """A feed per place, with LoD (as a data-parallel DataLoader gives it): the shares are
+    joined sequence by sequence, so the run equals one feed of all the sequences."""
+    x = fluid.data('x', shape=[None, 1], dtype='int64', lod_level=2)
+    sentences = L.sequence_pool(L.embedding(x, [10, 3], param_attr=fluid.ParamAttr(
+        'emb', initializer=fluid.initializer.NumpyArrayInitializer(
+            np.arange(30, dtype='float32').reshape(10, 3) / 10))), 'sum')
+    pooled = L.sequence_pool(sentences, 'max')
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    prog = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(
+        places=fluid.cpu_places(2))
+    ids = np.array([[1], [2], [3], [4], [5], [6]], 'int64')
+    # place 0: two paragraphs of 1 and 2 sentences; place 1: one paragraph of 1 sentence
+    t0 = fluid.create_lod_tensor(ids[:4], [[1, 2], [2, 1, 1]], fluid.CPUPlace())
+    t1 = (ids[4:], [[0, 1], [0, 2]])  # the (array, offsets) form
+    got_s, got = exe.run(prog, feed=[{'x': t0}, {'x': t1}], fetch_list=[sentences, pooled],
+                         return_numpy=False)
+    whole = fluid.create_lod_tensor(ids, [[1, 2, 1], [2, 1, 1, 2]], fluid.CPUPlace())
+    want_s, want = exe.run(fluid.default_main_program(), feed={'x': whole},
+                           fetch_list=[sentences, pooled], return_numpy=False)
+    assert got_s.lod() == want_s.lod() == [[0, 1, 3, 4]]
+    assert np.array(got).shape == (3, 3)
+    np.testing.assert_array_equal(np.array(got_s), np.array(want_s))
+    np.testing.assert_array_equal(np.array(got), np.array(want))
+    with pytest.raises(fluid.InvalidArgumentError, match="feed 'x': place 1 gives 1 LoD"):
+        exe.run(prog, feed=[{'x': t0}, {'x': (ids[4:], [[0, 2]])}], fetch_list=[pooled])
 
 
 def samples(n):
