@@ -14,16 +14,22 @@
  *    alternating; the median ratios int8 / OpenBLAS and int8 / rill_sgemm; and from
  *    float levels (conv2d_int8's input), the conv after a full int8 copy of the image
  *    against the check and the conversion folded into the unfolding (now);
- * 3. per mul shape (2-D weight), 1 thread: mul_int8's GEMM route against rill_sgemm.
+ * 3. per mul shape (2-D weight), 1 thread: mul_int8's GEMM route against rill_sgemm;
+ *    then the batch-1 shapes on 2 threads (their weight rows split across the threads)
+ *    against the same on 1 thread and against rill_sgemm on the same 2 threads;
+ * 4. per depthwise layer of MobileNet-v1 (3x3, 224 x 224 input), 1 thread: the int8
+ *    depthwise conv from float levels (the check, the conversion and the dequantizing
+ *    store included) against the float depthwise_conv2d kernel on the same levels.
  * Each line names the vector path. Run: build/bench_int8 [rounds] [--profile] [--only
- * model|conv|mul] (--profile: also the profiler's table by op type for one run of each
- * program; --only: that section alone). */
+ * model|conv|mul|dw] (--profile: also the profiler's table by op type for one run of
+ * each program; --only: that section alone). */
 #define BENCH_NAME "bench_int8"
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
 
 #include "bench_util.h"
+#include "framework/exec/device.h"
 #include "framework/base/isa.h"
 #include "framework/program/program.h"
 #include "framework/registry/registry.h"
@@ -306,10 +312,197 @@ static void per_layer_mul(int rounds) {
          rill_i8_path_name(path), ns, exp(lsum / (double)ns));
 }
 
+/* The batch-1 mul on 2 threads (rows split in runs of weight blocks where there are at
+ * least ROW_RUN_MIN products per run, conv_run) against 1 thread, and against
+ * rill_sgemm given the same 2 threads, alternating. */
+static void mul_batch1_threads(int rounds) {
+  static const int64_t shapes[][2] = {{2048, 1000}, {1024, 1000}, {4096, 4096}, {768, 3072}};
+  rill_i8_path path = rill_i8_path_for_cpu();
+  struct rill_device_ctx dev2;
+  rill_device_ctx_init(&dev2, (rill_place){RILL_DEVICE_CPU, 0}, 2, 1);
+  const rill_device_services *d2 = &dev2.services;
+  for (size_t l = 0; l < sizeof shapes / sizeof shapes[0]; l++) {
+    int64_t k = shapes[l][0], n = shapes[l][1];
+    int8_t *xq = malloc((size_t)k);
+    float *xf = malloc(sizeof(float) * (size_t)k), *w = malloc(sizeof(float) * (size_t)(k * n));
+    float *y1 = malloc(sizeof(float) * (size_t)n), *y2 = malloc(sizeof(float) * (size_t)n);
+    float *ys = malloc(sizeof(float) * (size_t)n);
+    for (int64_t i = 0; i < k; i++) xf[i] = (float)(xq[i] = (int8_t)((i * 7) % 255 - 127));
+    for (int64_t i = 0; i < k * n; i++) w[i] = (float)((i * 13) % 255 - 127);
+    rill_i8_weights pw;
+    int64_t bad;
+    if (rill_i8_weights_pack(w, n, k, 1, true, &pw, &bad) != RILL_I8_PACKED) exit(1);
+    rill_i8_out o1 = {.f32 = y1, .scale = 1.0f, .range = 16129.0f}, o2 = o1;
+    o2.f32 = y2;
+    rill_conv_geom g = {.n = 1, .c = k, .h = 1, .w = 1, .m = n, .oh = 1, .ow = 1, .kh = 1, .kw = 1,
+                        .groups = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1};
+    double *r1 = malloc(sizeof(double) * (size_t)rounds), *rs = malloc(sizeof(double) * (size_t)rounds);
+    double t1b = 1e9, t2b = 1e9, tsb = 1e9;
+    for (int r = 0; r < rounds; r++) {
+      /* the two int8 runs swap places every round: the second finds the weights warm */
+      double ta = now();
+      if (r % 2) rill_i8_conv(d2, 2, path, &g, xq, &pw, &o2);
+      else rill_i8_conv(NULL, 1, path, &g, xq, &pw, &o1);
+      double tb = now();
+      if (r % 2) rill_i8_conv(NULL, 1, path, &g, xq, &pw, &o1);
+      else rill_i8_conv(d2, 2, path, &g, xq, &pw, &o2);
+      double tc = now();
+      rill_sgemm(d2, 2, CblasNoTrans, CblasNoTrans, 1, n, k, 1.0f, xf, k, w, n, 0.0f, ys, n);
+      double td = now();
+      double one = r % 2 ? tc - tb : tb - ta, two = r % 2 ? tb - ta : tc - tb;
+      r1[r] = two / one;
+      rs[r] = two / (td - tc);
+      if (one < t1b) t1b = one;
+      if (two < t2b) t2b = two;
+      if (td - tc < tsb) tsb = td - tc;
+    }
+    if (memcmp(y1, y2, sizeof(float) * (size_t)n) != 0) {
+      fprintf(stderr, "bench_int8: the batch-1 mul differs between 1 and 2 threads\n");
+      exit(1);
+    }
+    qsort(r1, (size_t)rounds, sizeof *r1, cmp_double);
+    qsort(rs, (size_t)rounds, sizeof *rs, cmp_double);
+    printf("mul  B 1 x K %5lld x N %5lld, 2 threads (%s): int8 %7.3f ms, int8 1 thread %7.3f ms, rill_sgemm "
+           "2 threads %7.3f ms (fastest rounds); ratios / 1 thread %.2f, / rill_sgemm %.2f; outputs identical\n",
+           (long long)k, (long long)n, rill_i8_path_name(path), t2b * 1e3, t1b * 1e3, tsb * 1e3, r1[rounds / 2],
+           rs[rounds / 2]);
+    free(r1);
+    free(rs);
+    rill_i8_weights_free(&pw);
+    free(xq);
+    free(xf);
+    free(w);
+    free(y1);
+    free(y2);
+    free(ys);
+  }
+}
+
+/* One float depthwise_conv2d kernel call on its own variables (3x3, padding 1). */
+typedef struct dw_float {
+  rill_variable xv, wv, yv;
+  rill_attr_value *attrs;
+  int32_t pads[2], strides[2];
+  size_t nin[4], nout[1];
+  rill_variable *in0[1], *in1[1], *out0[1];
+  rill_variable *const *ins[4];
+  rill_variable *const *outs[1];
+  rill_kernel_ctx ctx;
+  rill_kernel_fn fn;
+} dw_float;
+
+static void dw_float_setup(dw_float *r, const rill_conv_geom *g, const float *x, const float *w) {
+  memset(r, 0, sizeof *r);
+  const rill_op_schema *s = rill_schema_find("depthwise_conv2d");
+  r->fn = rill_kernel_find("depthwise_conv2d", RILL_DEVICE_CPU, RILL_DTYPE_FP32);
+  if (!s || !r->fn) exit(1);
+  r->attrs = calloc(s->nattrs, sizeof *r->attrs);
+  for (size_t i = 0; i < s->nattrs; i++) r->attrs[i] = s->attrs[i].def; /* shallow: shared */
+  r->pads[0] = (int32_t)g->pt;
+  r->pads[1] = (int32_t)g->pl;
+  r->strides[0] = (int32_t)g->sh;
+  r->strides[1] = (int32_t)g->sw;
+  rill_attr_value *a = &r->attrs[rill_schema_attr_index(s, "paddings")];
+  a->n = 2;
+  a->list.ints = r->pads;
+  a = &r->attrs[rill_schema_attr_index(s, "strides")];
+  a->n = 2;
+  a->list.ints = r->strides;
+  r->attrs[rill_schema_attr_index(s, "groups")].v.i = (int32_t)g->groups;
+  rill_dims xd = {4, {g->n, g->c, g->h, g->w}}, wd = {4, {g->m, g->c / g->groups, g->kh, g->kw}};
+  rill_dims yd = {4, {g->n, g->m, g->oh, g->ow}};
+  rill_variable_init(&r->xv);
+  rill_variable_init(&r->wv);
+  rill_variable_init(&r->yv);
+  rill_tensor *xt = rill_variable_tensor(&r->xv), *wt = rill_variable_tensor(&r->wv);
+  check(rill_tensor_alloc(xt, RILL_DTYPE_FP32, &xd), "x");
+  check(rill_tensor_alloc(wt, RILL_DTYPE_FP32, &wd), "w");
+  check(rill_tensor_alloc(rill_variable_tensor(&r->yv), RILL_DTYPE_FP32, &yd), "y");
+  memcpy(rill_tensor_ptr(xt), x, (size_t)rill_tensor_nbytes(xt));
+  memcpy(rill_tensor_ptr(wt), w, (size_t)rill_tensor_nbytes(wt));
+  r->nin[0] = r->nin[1] = 1;
+  r->nout[0] = 1;
+  r->in0[0] = &r->xv;
+  r->in1[0] = &r->wv;
+  r->out0[0] = &r->yv;
+  r->ins[0] = r->in0;
+  r->ins[1] = r->in1;
+  r->outs[0] = r->out0;
+  r->ctx = (rill_kernel_ctx){.schema = s, .attrs = r->attrs, .nin = r->nin, .in = r->ins,
+                             .nout = r->nout, .out = r->outs};
+}
+
+static void dw_float_teardown(dw_float *r) {
+  rill_variable_clear(&r->xv);
+  rill_variable_clear(&r->wv);
+  rill_variable_clear(&r->yv);
+  free(r->attrs);
+}
+
+/* MobileNet-v1's 13 depthwise layers (3x3, padding 1) at 224 x 224: the 9 distinct
+ * (channels, input size, stride). 1 thread, alternating; the float outputs of the
+ * int8 conv (scale 1, range 1: the sums) equal the float kernel's. */
+static void per_layer_dw(int rounds) {
+  static const int64_t shapes[][3] = {{32, 112, 1},  {64, 112, 2},  {128, 56, 1}, {128, 56, 2}, {256, 28, 1},
+                                      {256, 28, 2},  {512, 14, 1},  {512, 14, 2}, {1024, 7, 1}};
+  rill_i8_path path = rill_i8_path_for_cpu();
+  double lsum = 0;
+  size_t ns = sizeof shapes / sizeof shapes[0];
+  for (size_t l = 0; l < ns; l++) {
+    int64_t c = shapes[l][0], hw = shapes[l][1], st = shapes[l][2];
+    rill_conv_geom g = {.n = 1, .c = c, .h = hw, .w = hw, .m = c, .kh = 3, .kw = 3, .groups = c,
+                        .sh = st, .sw = st, .dh = 1, .dw = 1, .pt = 1, .pb = 1, .pl = 1, .pr = 1};
+    g.oh = (hw + 2 - 3) / st + 1;
+    g.ow = g.oh;
+    int64_t nx = c * hw * hw, ny = c * g.oh * g.ow;
+    float *xf = malloc(sizeof(float) * (size_t)nx), *w = malloc(sizeof(float) * (size_t)(c * 9));
+    float *y = malloc(sizeof(float) * (size_t)ny);
+    for (int64_t i = 0; i < nx; i++) xf[i] = (float)((i * 7) % 255 - 127);
+    for (int64_t i = 0; i < c * 9; i++) w[i] = (float)((i * 13) % 255 - 127);
+    rill_i8_weights pw;
+    int64_t bad;
+    if (rill_i8_weights_pack(w, c, 9, c, false, &pw, &bad) != RILL_I8_PACKED) exit(1);
+    rill_i8_out out = {.f32 = y, .scale = 1.0f, .range = 1.0f};
+    dw_float fr;
+    dw_float_setup(&fr, &g, xf, w);
+    double *ratio = malloc(sizeof(double) * (size_t)rounds), ti = 1e9, tf = 1e9;
+    const float *fy = rill_tensor_ptr(rill_variable_tensor(&fr.yv));
+    for (int r = 0; r < rounds; r++) {
+      double t0 = now();
+      if (!rill_i8_check_levels(xf, nx, &bad)) exit(1);
+      rill_i8_conv_levels(NULL, 1, path, &g, xf, &pw, &out);
+      double t1 = now();
+      check(fr.fn(&fr.ctx), "depthwise_conv2d");
+      double t2 = now();
+      ratio[r] = (t1 - t0) / (t2 - t1);
+      if (t1 - t0 < ti) ti = t1 - t0;
+      if (t2 - t1 < tf) tf = t2 - t1;
+    }
+    if (memcmp(y, fy, sizeof(float) * (size_t)ny) != 0) {
+      fprintf(stderr, "bench_int8: the int8 depthwise conv differs from the float kernel\n");
+      exit(1);
+    }
+    qsort(ratio, (size_t)rounds, sizeof *ratio, cmp_double);
+    lsum += log(ratio[rounds / 2]);
+    printf("dw   C %4lld x %3lld x %3lld s%lld: int8 %7.3f ms, float depthwise_conv2d %7.3f ms (fastest rounds); "
+           "ratio %.2f\n",
+           (long long)c, (long long)hw, (long long)hw, (long long)st, ti * 1e3, tf * 1e3, ratio[rounds / 2]);
+    free(ratio);
+    dw_float_teardown(&fr);
+    rill_i8_weights_free(&pw);
+    free(xf);
+    free(w);
+    free(y);
+  }
+  printf("depthwise per layer (1 thread, %s): geometric mean of the median ratios int8 / float depthwise_conv2d "
+         "over %zu shapes: %.2f\n",
+         rill_i8_path_name(path), ns, exp(lsum / (double)ns));
+}
+
 int main(int argc, char **argv) {
   int rounds = 7;
   bool profile = false;
-  const char *only = NULL; /* --only model|conv|mul: one section */
+  const char *only = NULL; /* --only model|conv|mul|dw: one section */
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--profile") == 0) profile = true;
     else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
@@ -320,6 +513,10 @@ int main(int argc, char **argv) {
   printf("cpu: %s\n", rill_cpu_isa_level_name(rill_cpu_isa_level_get()));
   if (!only || strcmp(only, "model") == 0) whole_model(rounds, profile);
   if (!only || strcmp(only, "conv") == 0) per_layer(rounds);
-  if (!only || strcmp(only, "mul") == 0) per_layer_mul(rounds);
+  if (!only || strcmp(only, "mul") == 0) {
+    per_layer_mul(rounds);
+    mul_batch1_threads(rounds);
+  }
+  if (!only || strcmp(only, "dw") == 0) per_layer_dw(rounds);
   return 0;
 }

@@ -12,6 +12,8 @@
 #define NR_MAX 32
 /* Bytes of packed activations a part keeps (its panels stay in L2). */
 #define PART_PANEL_BYTES (256 * 1024)
+/* The fewest products a run of weight rows keeps when the rows split (conv_run). */
+#define ROW_RUN_MIN (1024 * 1024)
 
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -122,20 +124,43 @@ bool rill_i8_from_levels(const float *x, int64_t n, int8_t *out, int64_t *bad) {
   return false;
 }
 
+#if RILL_X86_SIMD
+/* Whether x[0, n) (n a multiple of 64) are all levels, 64 at a time: in [-128, 127] and
+ * unchanged by truncation (NaN fails both). */
+RILL_AVX512_BEGIN
+static bool check_levels_avx512(const float *x, int64_t n) {
+  const __m512 lo = _mm512_set1_ps(-128.0f), hi = _mm512_set1_ps(127.0f);
+  __mmask16 good = 0xffff;
+  for (int64_t i = 0; i < n; i += 64)
+    for (int r = 0; r < 4; r++) {
+      __m512 v = _mm512_loadu_ps(x + i + 16 * r);
+      __m512 t = _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+      good &= _mm512_cmp_ps_mask(v, lo, _CMP_GE_OQ) & _mm512_cmp_ps_mask(v, hi, _CMP_LE_OQ) &
+              _mm512_cmp_ps_mask(t, v, _CMP_EQ_OQ);
+    }
+  return good == 0xffff;
+}
+RILL_AVX512_END
+#endif
+
 bool rill_i8_check_levels(const float *x, int64_t n, int64_t *bad) {
   int64_t i = 0;
   bool ok = true;
 #if RILL_X86_SIMD
+  if (rill_cpu_avx512()) {
+    i = n / 64 * 64;
+    ok = check_levels_avx512(x, i);
+  }
   const __m128 lo = _mm_set1_ps(-128.0f), hi = _mm_set1_ps(127.0f);
   __m128 good = _mm_castsi128_ps(_mm_set1_epi32(-1));
-  for (; i + 16 <= n; i += 16)
+  for (; ok && i + 16 <= n; i += 16)
     for (int r = 0; r < 4; r++) {
       __m128 v = _mm_loadu_ps(x + i + 4 * r);
       __m128 in = _mm_and_ps(_mm_cmpge_ps(v, lo), _mm_cmple_ps(v, hi));
       __m128 c = _mm_and_ps(v, in);
       good = _mm_and_ps(good, _mm_and_ps(in, _mm_cmpeq_ps(_mm_cvtepi32_ps(_mm_cvttps_epi32(c)), c)));
     }
-  ok = _mm_movemask_ps(good) == 0xf;
+  ok = ok && _mm_movemask_ps(good) == 0xf;
 #endif
   for (; i < n && ok; i++) ok = is_level(x[i], -128.0f, 127.0f);
   if (ok) return true;
@@ -325,6 +350,30 @@ static void ukr_vnni(const int8_t *a, const int8_t *b, int64_t kq, const int32_t
   }
 }
 RILL_AVX512VNNI_END
+
+/* One column (a batch-1 mul): out [MR] = a (a block of MR weight rows) x the column,
+ * whose kq steps of 4 bytes are pre-flipped to unsigned (x + 128) and expanded in xe:
+ * each 64 bytes hold step 2i broadcast to the low 8 lanes and step 2i + 1 to the high
+ * 8, so one vpdpbusd takes two steps of all 8 rows (the packed block's 64 bytes). */
+RILL_AVX512VNNI_BEGIN
+static void gemv_vnni(const int8_t *a, const int8_t *xe, int64_t kq, const int32_t *rowsum, int32_t *out) {
+  __m512i acc0 = _mm512_setzero_si512(), acc1 = _mm512_setzero_si512();
+  int64_t q = 0;
+  for (; q + 4 <= kq; q += 4) {
+    acc0 = _mm512_dpbusd_epi32(acc0, _mm512_loadu_si512(xe + q * 32), _mm512_loadu_si512(a + q * 32));
+    acc1 = _mm512_dpbusd_epi32(acc1, _mm512_loadu_si512(xe + q * 32 + 64), _mm512_loadu_si512(a + q * 32 + 64));
+  }
+  for (; q + 2 <= kq; q += 2)
+    acc0 = _mm512_dpbusd_epi32(acc0, _mm512_loadu_si512(xe + q * 32), _mm512_loadu_si512(a + q * 32));
+  acc0 = _mm512_add_epi32(acc0, acc1);
+  __m256i s = _mm256_add_epi32(_mm512_castsi512_si256(acc0), _mm512_extracti64x4_epi64(acc0, 1));
+  if (q < kq) /* an odd last step: its low half */
+    s = _mm256_dpbusd_epi32(s, _mm256_loadu_si256((const __m256i *)(xe + q * 32)),
+                            _mm256_loadu_si256((const __m256i *)(a + q * 32)));
+  __m256i comp = _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)rowsum), 7);
+  _mm256_storeu_si256((__m256i *)out, _mm256_sub_epi32(s, comp));
+}
+RILL_AVX512VNNI_END
 #endif
 
 typedef void (*ukr_fn)(const int8_t *, const int8_t *, int64_t, const int32_t *, int32_t *);
@@ -346,10 +395,13 @@ typedef struct conv_job {
   const rill_i8_weights *w;
   const rill_i8_out *y;
   ukr_fn ukr;
+  bool gemv; /* one column: the VNNI matrix-vector kernel */
   int nr;
   bool direct; /* 1x1, stride 1, no padding: the image is its own im2col */
   int64_t cg, kk, npos, nc, chunks;
+  int64_t blocks, bper, bruns; /* weight row blocks per group, blocks per run, runs */
   size_t panel_bytes, col_bytes, band_bytes; /* band: the input rows of a chunk, from float levels */
+  size_t gemv_bytes;                         /* the expanded column of gemv_vnni */
   int8_t *scratch[RILL_DEVICE_MAX_THREADS];
 } conv_job;
 
@@ -380,11 +432,13 @@ static bool conv_part(void *arg, int64_t part, int slot) {
   conv_job *j = arg;
   const rill_conv_geom *g = j->g;
   const rill_i8_weights *w = j->w;
+  int64_t brun = part % j->bruns;
+  part /= j->bruns;
   int64_t chunk = part % j->chunks, rest = part / j->chunks;
   int64_t grp = rest % g->groups, img = rest / g->groups;
   int64_t n0 = chunk * j->nc, wd = min64(j->nc, j->npos - n0);
   if (!j->scratch[slot]) {
-    j->scratch[slot] = rill_aligned_alloc(j->panel_bytes + j->col_bytes + j->band_bytes + 1, 64);
+    j->scratch[slot] = rill_aligned_alloc(j->panel_bytes + j->col_bytes + j->band_bytes + j->gemv_bytes + 1, 64);
     if (!j->scratch[slot]) return false;
   }
   int8_t *panels = j->scratch[slot], *col = panels + j->panel_bytes, *band = col + j->col_bytes;
@@ -420,7 +474,25 @@ static bool conv_part(void *arg, int64_t part, int slot) {
   int64_t npanels = (wd + nr - 1) / nr, kp = w->kp;
   for (int64_t p = 0; p < npanels; p++) pack_panel(src + p * nr, ld, j->kk, min64(nr, wd - p * nr), nr, panels + p * kp * nr);
   int32_t tile[MR * NR_MAX];
-  for (int64_t rb = 0; rb < w->mgp / MR; rb++) {
+#if RILL_X86_SIMD
+  if (j->gemv && wd == 1) {
+    int8_t *xe = band + j->band_bytes;
+    int64_t kq = kp / 4;
+    for (int64_t q = 0; q < kq; q++) { /* step q: 8 copies, in the low or high half of 64 bytes */
+      uint32_t v;
+      memcpy(&v, panels + q * nr * 4, sizeof v);
+      v ^= 0x80808080u;
+      for (int r = 0; r < MR; r++) memcpy(xe + (q / 2) * 64 + (q % 2) * 32 + r * 4, &v, sizeof v);
+    }
+    for (int64_t rb = brun * j->bper; rb < min64(j->blocks, (brun + 1) * j->bper); rb++) {
+      int64_t row0 = grp * w->mg + rb * MR;
+      gemv_vnni(w->a + (grp * w->mgp + rb * MR) * kp, xe, kq, w->rowsum + grp * w->mgp + rb * MR, tile);
+      store_tile(tile, 1, row0, min64(MR, w->mg - rb * MR), 1, j->y, (img * g->m + row0) * j->npos + n0, j->npos);
+    }
+    return true;
+  }
+#endif
+  for (int64_t rb = brun * j->bper; rb < min64(j->blocks, (brun + 1) * j->bper); rb++) {
     const int8_t *ab = w->a + (grp * w->mgp + rb * MR) * kp;
     const int32_t *rs = w->rowsum + grp * w->mgp + rb * MR;
     int64_t rows = min64(MR, w->mg - rb * MR);
@@ -433,15 +505,231 @@ static bool conv_part(void *arg, int64_t part, int slot) {
   return true;
 }
 
+/* ---------------------------------------------------------- depthwise ----- */
+/* A conv whose groups each read one input channel (depthwise: groups == C, each group
+ * with `mult` output channels) runs direct, since the GEMM would have one row per
+ * group. Per input channel its padded image is made once in int16, split by the phases
+ * of the strides: padded row r sh + a, column q sw + b at plane[((a sw + b) rq + r) pq
+ * + q]. Output (oy, ox)'s tap (ky, kx) is then at a fixed offset from oy pq + ox, so
+ * every tap is one unit-stride run over the whole output taken with row pitch pq (the
+ * columns from ow to pq are computed and dropped); the sums are int32. */
+
+/* Outputs per block of the taps' loop in plain C (baseline, AVX2): its int32 sums stay
+ * in L1. */
+#define DW_BLOCK 512
+
+/* acc[i] = sum over taps t of w[t] s[off[t] + i], i < n (a multiple of 64): int16
+ * products summed in int32 (each at most 128 x 127: exact in any order). */
+static inline __attribute__((always_inline)) void dw_plane_body(int32_t *restrict acc, const int16_t *s,
+                                                                 const int64_t *off, const int16_t *w,
+                                                                 int64_t taps, int64_t n) {
+  for (int64_t i0 = 0; i0 < n; i0 += DW_BLOCK) {
+    int64_t len = n - i0 < DW_BLOCK ? n - i0 : DW_BLOCK;
+    int32_t *restrict a = acc + i0;
+    memset(a, 0, (size_t)len * sizeof *a);
+    for (int64_t t = 0; t < taps; t++) {
+      const int16_t *restrict st = s + off[t] + i0;
+      int32_t wt = w[t];
+      for (int64_t i = 0; i < len; i++) a[i] += wt * (int32_t)st[i];
+    }
+  }
+}
+
+/* d[q] = x[q sw] for q in [qlo, qhi): float levels (checked already) to int16. */
+static inline __attribute__((always_inline)) void dw_fill_body(int16_t *restrict d, const float *restrict x,
+                                                                int64_t sw, int64_t qlo, int64_t qhi) {
+  if (sw == 1)
+    for (int64_t q = qlo; q < qhi; q++) d[q] = (int16_t)(int32_t)x[q];
+  else
+    for (int64_t q = qlo; q < qhi; q++) d[q] = (int16_t)(int32_t)x[q * sw];
+}
+
+/* The dequantizing store of one output channel: rows of ow sums, pitch pq, into o
+ * (rows of ow), in store_tile's order of factors. */
+static inline __attribute__((always_inline)) void dw_store_body(const int32_t *restrict acc, int64_t pq,
+                                                                 int64_t oh, int64_t ow, const rill_i8_out *y,
+                                                                 int64_t row, float *restrict o) {
+  float s = y->scale, r = y->range, rs = y->row_scale ? y->row_scale[row] : 1.0f;
+  for (int64_t oy = 0; oy < oh; oy++, o += ow, acc += pq) {
+    if (y->row_scale && y->no_scale)
+      for (int64_t j = 0; j < ow; j++) o[j] = (float)acc[j] * rs / r;
+    else if (y->row_scale)
+      for (int64_t j = 0; j < ow; j++) o[j] = (float)acc[j] * rs * s / r;
+    else
+      for (int64_t j = 0; j < ow; j++) o[j] = (float)acc[j] * s / r;
+  }
+}
+
+typedef struct dw_fns {
+  void (*plane)(int32_t *, const int16_t *, const int64_t *, const int16_t *, int64_t, int64_t);
+  void (*fill)(int16_t *, const float *, int64_t, int64_t, int64_t);
+  void (*store)(const int32_t *, int64_t, int64_t, int64_t, const rill_i8_out *, int64_t, float *);
+} dw_fns;
+
+#define DW_FNS(sfx)                                                                                           \
+  static void dw_fill_##sfx(int16_t *d, const float *x, int64_t sw, int64_t qlo, int64_t qhi) {               \
+    dw_fill_body(d, x, sw, qlo, qhi);                                                                         \
+  }                                                                                                           \
+  static void dw_store_##sfx(const int32_t *acc, int64_t pq, int64_t oh, int64_t ow, const rill_i8_out *y,    \
+                             int64_t row, float *o) {                                                         \
+    dw_store_body(acc, pq, oh, ow, y, row, o);                                                                \
+  }
+
+DW_FNS(scalar)
+static void dw_plane_scalar(int32_t *acc, const int16_t *s, const int64_t *off, const int16_t *w, int64_t taps,
+                            int64_t n) {
+  dw_plane_body(acc, s, off, w, taps, n);
+}
+#if RILL_X86_SIMD
+RILL_AVX2_BEGIN
+DW_FNS(avx2)
+static void dw_plane_avx2(int32_t *acc, const int16_t *s, const int64_t *off, const int16_t *w, int64_t taps,
+                          int64_t n) {
+  dw_plane_body(acc, s, off, w, taps, n);
+}
+RILL_AVX2_END
+RILL_AVX512_BEGIN
+DW_FNS(avx512)
+/* 64 outputs at a time in four registers over all taps: each tap's 64 int16 values
+ * times its weight in 16 bits (vpmullw: the product of levels fits), each half widened
+ * and added in 32. */
+static void dw_plane_avx512(int32_t *acc, const int16_t *s, const int64_t *off, const int16_t *w, int64_t taps,
+                            int64_t n) {
+  for (int64_t i = 0; i < n; i += 64) {
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t t = 0; t < taps; t++) {
+      const int16_t *st = s + off[t] + i;
+      __m512i wv = _mm512_set1_epi16(w[t]);
+      __m512i p0 = _mm512_mullo_epi16(_mm512_loadu_si512(st), wv);
+      __m512i p1 = _mm512_mullo_epi16(_mm512_loadu_si512(st + 32), wv);
+      a0 = _mm512_add_epi32(a0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(p0)));
+      a1 = _mm512_add_epi32(a1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(p0, 1)));
+      a2 = _mm512_add_epi32(a2, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(p1)));
+      a3 = _mm512_add_epi32(a3, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(p1, 1)));
+    }
+    _mm512_storeu_si512(acc + i, a0);
+    _mm512_storeu_si512(acc + i + 16, a1);
+    _mm512_storeu_si512(acc + i + 32, a2);
+    _mm512_storeu_si512(acc + i + 48, a3);
+  }
+}
+RILL_AVX512_END
+#endif
+#undef DW_FNS
+
+static dw_fns dw_fns_for(rill_i8_path path) {
+#if RILL_X86_SIMD
+  if (path == RILL_I8_VNNI) return (dw_fns){dw_plane_avx512, dw_fill_avx512, dw_store_avx512};
+  if (path == RILL_I8_AVX2) return (dw_fns){dw_plane_avx2, dw_fill_avx2, dw_store_avx2};
+#endif
+  (void)path;
+  return (dw_fns){dw_plane_scalar, dw_fill_scalar, dw_store_scalar};
+}
+
+typedef struct dw_job {
+  const rill_conv_geom *g;
+  i8_src x;
+  const rill_i8_weights *w;
+  const rill_i8_out *y;
+  dw_fns fn;
+  int64_t mult, taps, rq, pq; /* padded rows and columns per phase */
+  int64_t chans, runs;        /* input channels per part, parts per image */
+  size_t plane_elems, acc_elems, wt_elems, scratch_bytes;
+  void *scratch[RILL_DEVICE_MAX_THREADS];
+} dw_job;
+
+/* Part = (image, run of `chans` input channels). */
+static bool dw_part(void *arg, int64_t part, int slot) {
+  dw_job *j = arg;
+  const rill_conv_geom *g = j->g;
+  const rill_i8_weights *w = j->w;
+  int64_t img = part / j->runs, c0 = part % j->runs * j->chans, c1 = min64(g->c, c0 + j->chans);
+  if (!j->scratch[slot]) {
+    j->scratch[slot] = rill_aligned_alloc(j->scratch_bytes, 64);
+    if (!j->scratch[slot]) return false;
+  }
+  int64_t sh = g->sh, sw = g->sw, rq = j->rq, pq = j->pq, taps = j->taps;
+  int16_t *plane = j->scratch[slot];
+  int32_t *acc = (int32_t *)(plane + j->plane_elems);
+  int16_t *wt = (int16_t *)(acc + j->acc_elems);
+  int64_t *off = (int64_t *)(wt + j->wt_elems);
+  for (int64_t ky = 0, t = 0; ky < g->kh; ky++)
+    for (int64_t kx = 0; kx < g->kw; kx++, t++) {
+      int64_t row = ky * g->dh, col = kx * g->dw;
+      off[t] = ((row % sh * sw + col % sw) * rq + row / sh) * pq + col / sw;
+    }
+  for (int64_t c = c0; c < c1; c++) {
+    const int64_t xoff = (img * g->c + c) * g->h * g->w;
+    memset(plane, 0, j->plane_elems * sizeof *plane);
+    for (int64_t ih = 0; ih < g->h; ih++) {
+      int64_t r = ih + g->pt; /* the padded row */
+      if (r >= rq * sh) break;
+      for (int64_t b = 0; b < sw; b++) {
+        int64_t first = b - g->pl; /* the input column of q = 0 */
+        int64_t qlo = first >= 0 ? 0 : (-first + sw - 1) / sw;
+        int64_t qhi = min64(pq, (g->w - first + sw - 1) / sw);
+        int16_t *d = plane + ((r % sh * sw + b) * rq + r / sh) * pq;
+        const int64_t at = xoff + ih * g->w + first;
+        if (j->x.i8)
+          for (int64_t q = qlo; q < qhi; q++) d[q] = j->x.i8[at + q * sw];
+        else if (qhi > qlo)
+          j->fn.fill(d, j->x.f32 + at, sw, qlo, qhi);
+      }
+    }
+    for (int64_t mo = 0; mo < j->mult; mo++) {
+      int64_t oc = c * j->mult + mo;
+      /* the filter row: its element t in the packed blocks (group c, row mo) */
+      const int8_t *blk = w->a + (c * w->mgp + mo / MR * MR) * w->kp;
+      for (int64_t t = 0; t < taps; t++) wt[t] = blk[(t >> 2) * MR * 4 + (mo % MR) * 4 + (t & 3)];
+      j->fn.plane(acc, plane, off, wt, taps, round_up(g->oh * pq, 64));
+      int64_t at = (img * g->m + oc) * g->oh * g->ow;
+      if (j->y->f32)
+        j->fn.store(acc, pq, g->oh, g->ow, j->y, oc, j->y->f32 + at);
+      else
+        for (int64_t oy = 0; oy < g->oh; oy++)
+          memcpy(j->y->i32 + at + oy * g->ow, acc + oy * pq, (size_t)g->ow * sizeof *acc);
+    }
+  }
+  return true;
+}
+
+static bool dw_run(const rill_device_services *dev, int64_t threads, rill_i8_path path, const rill_conv_geom *g,
+                   i8_src x, const rill_i8_weights *w, const rill_i8_out *y) {
+  dw_job j = {.g = g, .x = x, .w = w, .y = y, .fn = dw_fns_for(path), .mult = g->m / g->c};
+  j.taps = g->kh * g->kw;
+  int64_t ph = (g->oh - 1) * g->sh + (g->kh - 1) * g->dh + 1, pw = (g->ow - 1) * g->sw + (g->kw - 1) * g->dw + 1;
+  j.rq = (ph + g->sh - 1) / g->sh;
+  j.pq = (pw + g->sw - 1) / g->sw;
+  int64_t t = threads < 1 ? 1 : threads;
+  /* runs of channels: about four parts per thread over all images, unless a part would
+   * then sum fewer than 16k products */
+  int64_t per_chan = max64(1, g->oh * g->ow * j.taps * j.mult);
+  int64_t want = max64(1, (4 * t + g->n - 1) / g->n);
+  j.chans = min64(g->c, max64((g->c + want - 1) / want, (16 * 1024 + per_chan - 1) / per_chan));
+  j.runs = (g->c + j.chans - 1) / j.chans;
+  /* the last output row's dropped columns (and the rest of its 64) read up to pq + 64 +
+   * the widest tap offset past the end of a phase: a zeroed margin */
+  j.plane_elems =
+      (size_t)round_up(g->sh * g->sw * j.rq * j.pq + j.pq + 64 + g->kw * g->dw + g->kh * g->dh * j.pq, 32);
+  j.acc_elems = (size_t)round_up(g->oh * j.pq, 64);
+  j.wt_elems = (size_t)round_up(j.taps, 32);
+  j.scratch_bytes = j.plane_elems * sizeof(int16_t) + j.acc_elems * sizeof(int32_t) +
+                    j.wt_elems * sizeof(int16_t) + (size_t)j.taps * sizeof(int64_t);
+  bool ok = rill_dev_parallel_for(dev, t, g->n * j.runs, dw_part, &j);
+  for (int i = 0; i < RILL_DEVICE_MAX_THREADS; i++) rill_free(j.scratch[i]);
+  return ok;
+}
+
 static bool conv_run(const rill_device_services *dev, int64_t threads, rill_i8_path path, const rill_conv_geom *g,
                      i8_src x, const rill_i8_weights *w, const rill_i8_out *y) {
   rill_i8_path best = rill_i8_path_for_cpu();
   if (path > best) path = best;
+  if (g->n <= 0 || g->m <= 0 || g->oh <= 0 || g->ow <= 0) return true;
+  if (g->groups > 1 && g->c == g->groups) return dw_run(dev, threads, path, g, x, w, y);
   conv_job j = {.g = g, .x = x, .w = w, .y = y, .ukr = ukr_for(path), .nr = nr_of(path)};
   j.cg = g->c / g->groups;
   j.kk = j.cg * g->kh * g->kw;
   j.npos = g->oh * g->ow;
-  if (j.npos <= 0 || g->n <= 0 || g->m <= 0) return true;
   j.direct = g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pb == 0 &&
              g->pl == 0 && g->pr == 0;
   int64_t t = threads < 1 ? 1 : threads;
@@ -454,12 +742,29 @@ static bool conv_run(const rill_device_services *dev, int64_t threads, rill_i8_p
   j.nc = min64(nc, cap);
   j.chunks = (j.npos + j.nc - 1) / j.nc;
   j.panel_bytes = (size_t)(w->kp * round_up(j.nc, j.nr));
+  j.gemv = path == RILL_I8_VNNI && j.npos == 1;
+  j.gemv_bytes = j.gemv ? (size_t)(round_up(w->kp / 4, 2) * 32) : 0;
   j.col_bytes = j.direct && x.i8 ? 0 : (size_t)(j.kk * j.nc);
   if (x.f32 && !j.direct) { /* the most rows a chunk reads: its output rows (partial ones at both ends) */
     int64_t orows = min64(g->oh, j.nc / g->ow + 2);
     j.band_bytes = (size_t)(j.cg * min64(g->h, (orows - 1) * g->sh + (g->kh - 1) * g->dh + 1) * g->w);
   }
-  bool ok = rill_dev_parallel_for(dev, t, per * j.chunks, conv_part, &j);
+  /* Fewer parts than two per thread (a batch-1 mul, the small images of a network's
+   * last layers): each part's weight rows split too, in runs of whole blocks, while a
+   * run keeps at least ROW_RUN_MIN products. */
+  j.blocks = w->mgp / MR;
+  j.bper = j.blocks;
+  j.bruns = 1;
+  int64_t parts = per * j.chunks;
+  if (t > 1 && parts < 2 * t && j.blocks > 1) {
+    int64_t block_macs = MR * w->kp * min64(j.nc, j.npos);
+    int64_t runs = min64(j.blocks, min64((2 * t + parts - 1) / parts, j.blocks * block_macs / ROW_RUN_MIN));
+    if (runs > 1) {
+      j.bper = (j.blocks + runs - 1) / runs;
+      j.bruns = (j.blocks + j.bper - 1) / j.bper;
+    }
+  }
+  bool ok = rill_dev_parallel_for(dev, t, parts * j.bruns, conv_part, &j);
   for (int i = 0; i < RILL_DEVICE_MAX_THREADS; i++) rill_free(j.scratch[i]);
   return ok;
 }

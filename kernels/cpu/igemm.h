@@ -11,7 +11,10 @@
  *          is at most 2 * 128 * 127 = 32512 and the 16-bit step never saturates;
  *   scalar the same tiles in plain C.
  * Both operands are packed with K in groups of 4 bytes (zero-padded): the weights once
- * per filter, in blocks of 8 rows; the activations per call in panels of NR columns. */
+ * per filter, in blocks of 8 rows; the activations per call in panels of NR columns.
+ * One column (a batch-1 mul) takes a matrix-vector kernel on the VNNI path, and where
+ * the parts are few the weight rows split across threads too. A depthwise conv (groups
+ * == C) runs direct instead, on int16 images of its channels with int32 sums. */
 #ifndef RILL_KERNELS_CPU_IGEMM_H
 #define RILL_KERNELS_CPU_IGEMM_H
 
@@ -98,8 +101,9 @@ rill_status *rill_i8_dequant_of(rill_kernel_ctx *ctx, size_t scale_slot, size_t 
 
 /* The NCHW conv of g (g->n images) of x [n, c, h, w] with w packed from the filter
  * [m, c / groups, kh, kw], into y [n, m, oh, ow], on `path` (capped at what the CPU
- * runs), over up to `threads` threads of dev. The result does not depend on the path or
- * the threads. False when scratch could not be allocated. */
+ * runs), over up to `threads` threads of dev; groups == c > 1 (depthwise, m / c filters
+ * per channel) on the direct path. The result does not depend on the path or the
+ * threads. False when scratch could not be allocated. */
 bool rill_i8_conv(const rill_device_services *dev, int64_t threads, rill_i8_path path,
                   const rill_conv_geom *g, const int8_t *x, const rill_i8_weights *w,
                   const rill_i8_out *y);

@@ -3,8 +3,9 @@
  * the groups of 4 and the 64-byte vectors, few columns and rows, padding, strides,
  * dilations and groups, at the extremes of the levels (where a 16-bit step would
  * saturate), on one or several parts, from int8 or from float levels converted as they
- * are unfolded; the float output is (float)sum [* row scale] [* scale] / range; values
- * that are not levels are refused with their index. */
+ * are unfolded; depthwise convs on their direct path; one column's rows split across
+ * threads; the float output is (float)sum [* row scale] [* scale] / range; values that
+ * are not levels are refused with their index. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -153,6 +154,41 @@ Test(igemm, convs_with_padding_strides_dilations_and_groups) {
   for (size_t i = 0; i < RILL_COUNTOF(shapes); i++) check_shape(&shapes[i], 0);
 }
 
+/* Depthwise convs (groups == C, one or more output channels per group) run direct
+ * (igemm.c, dw_run), not as a GEMM: the same sums on every path and split. */
+Test(igemm, depthwise_convs_with_strides_padding_dilation_and_multipliers) {
+  const shape shapes[] = {
+      /* n c h w m kh kw groups sh sw dh dw pt pb pl pr */
+      {1, 32, 20, 37, 32, 3, 3, 32, 1, 1, 1, 1, 1, 1, 1, 1}, /* MobileNet's 3x3, rows wider than a vector */
+      {2, 5, 19, 21, 5, 3, 3, 5, 2, 2, 1, 1, 1, 1, 1, 1},    /* stride 2, batch 2 */
+      {1, 3, 11, 14, 3, 5, 5, 3, 3, 3, 1, 1, 2, 1, 4, 2},    /* stride 3, uneven pads */
+      {1, 4, 12, 13, 4, 3, 3, 4, 1, 1, 2, 3, 2, 2, 3, 3},    /* dilations 2 x 3 */
+      {1, 6, 9, 10, 6, 3, 3, 6, 2, 3, 2, 2, 1, 2, 3, 1},     /* strides 2 x 3, dilation 2 */
+      {1, 3, 8, 8, 6, 3, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0},      /* two filters per channel, no padding */
+      {1, 2, 7, 9, 18, 3, 2, 2, 2, 1, 1, 1, 1, 0, 0, 1},     /* nine per channel (over a block of 8) */
+      {1, 2, 3, 3, 2, 3, 3, 2, 1, 1, 1, 1, 2, 2, 2, 2},      /* pads wider than the image */
+      {1, 3, 5, 6, 3, 7, 7, 3, 2, 2, 1, 1, 3, 3, 3, 3},      /* 7x7 over a smaller image */
+      {1, 40, 6, 6, 40, 1, 1, 40, 1, 1, 1, 1, 0, 0, 0, 0},   /* 1x1: a channel scale */
+  };
+  for (size_t i = 0; i < RILL_COUNTOF(shapes); i++) check_shape(&shapes[i], 0);
+  shape e = {1, 8, 9, 40, 8, 3, 3, 8, 1, 1, 1, 1, 1, 1, 1, 1};
+  check_shape(&e, 1);
+}
+
+/* One column (a batch-1 mul: the VNNI path's matrix-vector kernel, K odd in steps of 4
+ * too) or a few, and many rows: with several threads and enough products the rows
+ * split into runs of whole blocks (conv_run); every split gives the same sums, at the
+ * extremes too. */
+Test(igemm, one_column_splits_its_rows_across_threads) {
+  shape a = gemm(1000, 1, 2048), b = gemm(520, 1, 8193), c = gemm(17, 3, 700), d = gemm(9, 1, 4608);
+  shape e = gemm(200, 5, 4096); /* five columns, 25 blocks of rows: three runs */
+  check_shape(&a, 0);
+  check_shape(&b, 0);
+  check_shape(&c, 0);
+  check_shape(&d, 1);
+  check_shape(&e, 0);
+}
+
 Test(igemm, extreme_levels_never_saturate) {
   shape a = gemm(9, 37, 4608); /* every product -128 * +-127: |sum| = 4608 * 16256 */
   check_shape(&a, 1);
@@ -184,6 +220,23 @@ Test(igemm, values_that_are_not_levels_are_refused) {
   int64_t bad = -1;
   cr_assert(rill_i8_from_levels(x, 3, q, &bad));
   cr_assert(q[0] == -128 && q[1] == 127 && q[2] == 0);
+  /* the check alone, 200 values: inside the first 64 (AVX-512 blocks where the level
+   * has them), the next 64, the 16-wide steps after them, and the tail */
+  const float bad_c[] = {0.5f, 128.0f, -128.5f, NAN, -INFINITY};
+  const int64_t at[] = {5, 70, 131, 199};
+  float xc[200];
+  for (int k = 0; k < 200; k++) xc[k] = (float)(k % 256 - 128);
+  int64_t okbad = -1;
+  cr_assert(rill_i8_check_levels(xc, 200, &okbad));
+  for (size_t i = 0; i < RILL_COUNTOF(bad_c); i++)
+    for (size_t j = 0; j < RILL_COUNTOF(at); j++) {
+      float keep = xc[at[j]];
+      xc[at[j]] = bad_c[i];
+      int64_t b = -1;
+      cr_assert(!rill_i8_check_levels(xc, 200, &b), "x[%lld] = %g", (long long)at[j], (double)bad_c[i]);
+      cr_assert_eq(b, at[j]);
+      xc[at[j]] = keep;
+    }
 }
 
 /* 16 values at a time and the tail: every level converts, and a bad value anywhere

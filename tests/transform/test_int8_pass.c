@@ -846,3 +846,142 @@ Test(int8_pass, mul_int8_refuses_values_that_are_not_levels) {
     small_free(&s);
   }
 }
+
+/* ------------------------------------------------------------- depthwise ----- */
+
+typedef struct dw_case {
+  const char *type; /* depthwise_conv2d, or conv2d with groups = C */
+  int mult;         /* filters per channel */
+  int sh, sw, dh, dw, ph, pw;
+  bool channel_wise;
+} dw_case;
+
+enum { DW_C = 6, DW_H = 11, DW_W = 13 };
+
+/* x [1, 6, 11, 13] -> fake_quantize_abs_max -> the depthwise conv (w [6 mult, 1, 3, 3])
+ * -> fake_dequantize_max_abs (s, 127), or the two-scale channel-wise dequantizer (a
+ * scale per output channel, then s) -> out. */
+static small build_dw(const dw_case *c) {
+  small s = {prog_new(), NULL};
+  POK(rill_scope_create(NULL, &s.params));
+  int64_t m = DW_C * c->mult;
+  prog_var(s.p, "x", RILL_DTYPE_FP32, "", 4, 1, DW_C, DW_H, DW_W);
+  prog_var(s.p, "xq", RILL_DTYPE_FP32, "", 4, 1, DW_C, DW_H, DW_W);
+  prog_var(s.p, "y", RILL_DTYPE_FP32, "", 4, 1, m, -1, -1);
+  prog_var(s.p, "out", RILL_DTYPE_FP32, "", 4, 1, m, -1, -1);
+  prog_var(s.p, "wd", RILL_DTYPE_FP32, "p", 4, m, 1, 3, 3);
+  prog_var(s.p, "ws", RILL_DTYPE_FP32, "p", 1, m);
+  prog_var(s.p, "s", RILL_DTYPE_FP32, "", 1, 1);
+  rill_tensor *w = NULL, *ws = NULL;
+  POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){m, 1, 3, 3}, 4, &w));
+  POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){m}, 1, &ws));
+  float *wd = rill_tensor_data(w), *wsd = rill_tensor_data(ws);
+  for (int64_t i = 0; i < m * 9; i++) wd[i] = (float)((i * 41) % 255 - 127);
+  for (int64_t i = 0; i < m; i++) wsd[i] = 0.125f + 0.0625f * (float)i;
+  scope_bind(s.params, "wd", w);
+  scope_bind(s.params, "ws", ws);
+  rill_op_builder *b = prog_op_begin("fake_quantize_abs_max", "X=x", "Out=xq;OutScale=s");
+  POK(rill_op_builder_attr_int(b, "bit_length", 8));
+  prog_op_end(b, s.p);
+  b = prog_op_begin(c->type, "Input=xq;Filter=wd", "Output=y");
+  POK(rill_op_builder_attr_ints(b, "strides", (const int32_t[]){c->sh, c->sw}, 2));
+  POK(rill_op_builder_attr_ints(b, "paddings", (const int32_t[]){c->ph, c->pw}, 2));
+  POK(rill_op_builder_attr_ints(b, "dilations", (const int32_t[]){c->dh, c->dw}, 2));
+  POK(rill_op_builder_attr_int(b, "groups", DW_C));
+  prog_op_end(b, s.p);
+  if (c->channel_wise) {
+    b = prog_op_begin("fake_channel_wise_dequantize_max_abs", "X=y;Scales=ws,s", "Out=out");
+    POK(rill_op_builder_attr_ints(b, "quant_bits", (const int32_t[]){8, 8}, 2));
+    POK(rill_op_builder_attr_int(b, "x_num_col_dims", 1));
+  } else {
+    b = prog_op_begin("fake_dequantize_max_abs", "X=y;Scale=s", "Out=out");
+    POK(rill_op_builder_attr_float(b, "max_range", 127.0f));
+  }
+  prog_op_end(b, s.p);
+  return s;
+}
+
+static rill_tensor *run_dw(small *s, int threads, rill_status **err) {
+  static float x[DW_C * DW_H * DW_W];
+  for (int i = 0; i < DW_C * DW_H * DW_W; i++) x[i] = (float)((i * 37) % 101) / 25.0f - 2.0f;
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.num_threads = threads;
+  rill_executor *e = NULL;
+  POK(rill_executor_create(&o, &e));
+  rill_tensor *xt = wrap(RILL_DTYPE_FP32, x, 4, 1, DW_C, DW_H, DW_W), *out = NULL;
+  const char *feed = "x", *fetch = "out";
+  *err = rill_executor_run(e, s->p, s->params, &feed, &xt, 1, &fetch, 1, &out);
+  rill_tensor_destroy(xt);
+  rill_executor_destroy(e);
+  return out;
+}
+
+/* depthwise_conv2d and conv2d with groups = C, one and two filters per channel,
+ * strides, paddings and dilations, per-tensor and per-filter scales: rewritten to
+ * conv2d_int8, whose output equals the float simulation bit for bit on 1 and 3 threads. */
+Test(int8_pass, depthwise_convs_become_int8) {
+  POK(rill_registry_init());
+  const dw_case cases[] = {
+      {"depthwise_conv2d", 1, 1, 1, 1, 1, 1, 1, false}, {"depthwise_conv2d", 1, 2, 2, 1, 1, 1, 1, true},
+      {"depthwise_conv2d", 2, 1, 2, 2, 1, 2, 0, false}, {"conv2d", 1, 1, 1, 1, 1, 1, 1, true},
+      {"conv2d", 1, 2, 1, 1, 2, 0, 3, false},           {"depthwise_conv2d", 1, 3, 3, 2, 2, 3, 2, true},
+  };
+  for (size_t k = 0; k < RILL_COUNTOF(cases); k++) {
+    const dw_case *c = &cases[k];
+    small s = build_dw(c);
+    rill_status *st = NULL;
+    rill_tensor *want = run_dw(&s, 1, &st);
+    POK(st);
+    size_t n = 0;
+    POK(rill_pass_int8(s.p, s.params, &n));
+    cr_assert_eq(n, 1u, "case %zu (%s)", k, c->type);
+    long f = prog_find_op(s.p, "conv2d_int8", 0);
+    cr_assert_geq(f, 0);
+    cr_assert_eq(prog_find_op(s.p, c->type, 0), -1);
+    if (c->channel_wise) cr_assert_str_eq(prog_arg(s.p, (size_t)f, true, "FilterScale", 0), "ws");
+    for (int threads = 1; threads <= 3; threads += 2) {
+      rill_tensor *got = run_dw(&s, threads, &st);
+      POK(st);
+      expect_same(want, got, "depthwise conv2d_int8 vs float simulation");
+      rill_tensor_destroy(got);
+    }
+    double nz = 0;
+    for (int64_t i = 0; i < rill_tensor_numel(want); i++) nz += fabsf(((const float *)rill_tensor_data(want))[i]);
+    cr_assert_gt(nz, 0);
+    rill_tensor_destroy(want);
+    small_free(&s);
+  }
+}
+
+/* A depthwise conv2d_int8 over values that are not levels: an error naming the op, the
+ * slot and the variable, and nothing computed. */
+Test(int8_pass, depthwise_conv2d_int8_refuses_values_that_are_not_levels) {
+  POK(rill_registry_init());
+  for (int c = 0; c < 2; c++) {
+    const dw_case dc = {"depthwise_conv2d", 1, 1, 1, 1, 1, 1, 1, false};
+    small s = build_dw(&dc);
+    size_t n = 0;
+    POK(rill_pass_int8(s.p, s.params, &n));
+    cr_assert_eq(n, 1u);
+    long f = prog_find_op(s.p, "conv2d_int8", 0);
+    if (c == 0) { /* the int8 op reads x itself: fractions */
+      const char *xa[] = {"x"};
+      POK(rill_opd_input(&s.p->blocks[0].ops[f], "Input", xa, 1));
+    } else {
+      rill_tensor *w = NULL;
+      POK(rill_scope_get_tensor(s.params, "wd", &w));
+      ((float *)rill_tensor_data(w))[20] = 128.0f;
+      rill_tensor_destroy(w);
+    }
+    rill_status *st = NULL;
+    rill_tensor *out = run_dw(&s, 3, &st);
+    cr_assert_null(out);
+    cr_assert_not_null(st);
+    const char *msg = rill_status_message(st);
+    cr_assert(strstr(msg, "conv2d_int8") && strstr(msg, c == 0 ? "Input (x)" : "Filter (wd)") &&
+                  strstr(msg, "not an integer level"),
+              "%s", msg);
+    rill_status_destroy(st);
+    small_free(&s);
+  }
+}
