@@ -190,6 +190,7 @@ _STALE_ALL = 2  # Variable._stale: every field to read again (1: the tensor fiel
 _SCALAR_ATTR = {bool: core.ATTR_BOOLEAN, int: core.ATTR_INT, float: core.ATTR_FLOAT,
                 str: core.ATTR_STRING}
 _schema_attrs = {}
+_NP_DTYPES = {}  # dtype number -> numpy dtype (Variable.dtype)
 
 
 def _op_has_attr(op_type, name):
@@ -267,7 +268,11 @@ class Variable(object):
 
     @property
     def dtype(self):
-        return np.dtype(core.DTYPE_TO_NP.get(self.desc['dtype'], np.float32))
+        code = self.desc['dtype']
+        d = _NP_DTYPES.get(code)
+        if d is None:
+            d = _NP_DTYPES[code] = np.dtype(core.DTYPE_TO_NP.get(code, np.float32))
+        return d
 
     @property
     def lod_level(self):
@@ -536,17 +541,18 @@ class Block(object):
         """Fills vars and ops from the C program. Variables of `old_vars` (name ->
         Variable) are kept as objects, their descriptions refreshed; ops are read when
         first asked for."""
-        h = self.program._h
+        f = self.program._h.vars_fields(self.idx)
         self.vars = collections.OrderedDict()
-        for i in range(h.num_vars(self.idx)):
-            name = h.var_name(self.idx, i)
-            v = old_vars.get(name) if old_vars else None
+        old_vars = old_vars or {}
+        n = core.VAR_FIELDS
+        for k, name in enumerate(f[0::n]):
+            v = old_vars.get(name)
             if v is not None:
                 # Read again when next asked for.
                 v._stale = _STALE_ALL
                 v.block = self
             else:
-                v = self._wrap_var(h.read_var(self.idx, i))
+                v = self._wrap_var(core.var_desc_of(f, k * n))
             self.vars[name] = v
         self._read_ops_from_c()
 
@@ -577,8 +583,9 @@ class Block(object):
     def _find_var_recursive(self, name):
         b = self
         while True:
-            if name in b.vars:
-                return b.vars[name]
+            v = b.vars.get(name)
+            if v is not None:
+                return v
             if b.parent_idx < 0:
                 return None
             b = self.program.block(b.parent_idx)
@@ -661,8 +668,10 @@ class Block(object):
             self.program._edited()
 
     def _make_op(self, type, inputs, outputs, attrs):
-        od = {'type': type, 'inputs': [(k, _names(v)) for k, v in (inputs or {}).items()],
-              'outputs': [(k, _names(v)) for k, v in (outputs or {}).items()], 'attrs': []}
+        od = {'type': type, 'inputs': [(k, [v._desc['name']] if isinstance(v, Variable)
+                                        else _names(v)) for k, v in (inputs or {}).items()],
+              'outputs': [(k, [v._desc['name']] if isinstance(v, Variable) else _names(v))
+                          for k, v in (outputs or {}).items()], 'attrs': []}
         attrs = dict(attrs or {})
         prog = self.program
         attrs.setdefault('op_role', prog._op_role)
@@ -678,6 +687,18 @@ class Block(object):
                 continue
             t = _SCALAR_ATTR.get(v.__class__)
             if t is None:
+                if v.__class__ in (list, tuple) and v:
+                    # the common list attributes (shapes, axes; op_role_var), typed as
+                    # attr_type_of types them
+                    if all(x.__class__ is int for x in v):
+                        v = list(v)
+                        t = core.ATTR_INTS if -2**31 <= min(v) and max(v) < 2**31 else \
+                            core.ATTR_LONGS
+                        out.append((k, t, v))
+                        continue
+                    if all(x.__class__ is str for x in v):
+                        out.append((k, core.ATTR_STRINGS, list(v)))
+                        continue
                 v = _plain(v)
                 if isinstance(v, Block):
                     out.append((k, core.ATTR_BLOCK, v.idx))

@@ -29,6 +29,36 @@ def test_real_programs_read_from_c_and_serialize_unchanged(name):
             assert op.type
             op.all_attrs()
     assert p.clone().serialize_to_string() == canonical
+    # the descriptions of a whole block, read in one call, are those read one by one
+    for b in range(c.num_blocks()):
+        f = c.vars_fields(b)
+        assert len(f) == core.VAR_FIELDS * c.num_vars(b)
+        for i in range(c.num_vars(b)):
+            assert core.var_desc_of(f, i * core.VAR_FIELDS) == c.read_var(b, i)
+        assert c.vars_fields(b, c.num_vars(b)) == []
+
+
+def test_list_attributes_typed_as_attr_type_of_types_them():
+    import numpy as np
+    from rill import framework
+    blk = rill.Program().global_block()
+    for v in ([1, 2], (3, -4), [1, 2 ** 40], [-2 ** 31, 2 ** 31 - 1], [2 ** 31], ['a', 'b'],
+              ('c',), [1, 0.5], [], [np.int64(3)], [True, False]):
+        got = dict((a[0], a[1:]) for a in blk._make_op('scale', None, None, {'a': v}).desc['attrs'])
+        plain = framework._plain(v)
+        assert got['a'] == (core.attr_type_of(plain), plain), v
+
+
+def test_dtype_codes_are_cached_by_class_and_value():
+    import numpy as np
+    for _ in range(2):
+        assert core.dtype_code('float32') == core.dtype_code(np.float32) == 5
+        assert core.dtype_code(np.dtype('int64')) == core.dtype_code('long') == 3
+        for bad in (True, 5.0, 'nope', [5]):
+            with pytest.raises(TypeError, match='unsupported dtype'):
+                core.dtype_code(bad)
+    with pytest.raises(ValueError, match='unknown dtype number'):
+        core.dtype_code(99)
 
 
 def test_attribute_types_from_python_values():
