@@ -191,6 +191,7 @@ _SCALAR_ATTR = {bool: core.ATTR_BOOLEAN, int: core.ATTR_INT, float: core.ATTR_FL
                 str: core.ATTR_STRING}
 _schema_attrs = {}
 _NP_DTYPES = {}  # dtype number -> numpy dtype (Variable.dtype)
+_DTYPE_NAMES = {}  # dtype number -> its numpy name (Variable._dtype_name)
 
 
 def _op_has_attr(op_type, name):
@@ -273,6 +274,14 @@ class Variable(object):
         if d is None:
             d = _NP_DTYPES[code] = np.dtype(core.DTYPE_TO_NP.get(code, np.float32))
         return d
+
+    def _dtype_name(self):
+        """self.dtype.name, cached by dtype number (numpy computes the name each time)."""
+        code = self.desc['dtype']
+        name = _DTYPE_NAMES.get(code)
+        if name is None:
+            name = _DTYPE_NAMES[code] = self.dtype.name
+        return name
 
     @property
     def lod_level(self):
@@ -791,6 +800,22 @@ class Block(object):
 
 # ------------------------------------------------------------------- Program ----
 
+class _OptimizedGuard(object):
+    __slots__ = ('program', 'role_var', 'old')
+
+    def __init__(self, program, role_var):
+        self.program, self.role_var = program, role_var
+
+    def __enter__(self):
+        p = self.program
+        self.old = p._op_role, p._op_role_var
+        p._op_role, p._op_role_var = OpRole.Optimize, self.role_var
+
+    def __exit__(self, *exc):
+        self.program._op_role, self.program._op_role_var = self.old
+        return False
+
+
 class Program(object):
     """A ProgramDesc being built (Fluid's Program)."""
 
@@ -921,15 +946,12 @@ class Program(object):
     def all_parameters(self):
         return [p for b in self.blocks for p in b.all_parameters()]
 
-    @contextlib.contextmanager
     def _optimized_guard(self, param_and_grads):
-        old = self._op_role, self._op_role_var
-        self._op_role = OpRole.Optimize
-        self._op_role_var = [v.name if isinstance(v, Variable) else v for v in param_and_grads]
-        try:
-            yield
-        finally:
-            self._op_role, self._op_role_var = old
+        """Ops appended inside get op_role Optimize and op_role_var the names of
+        `param_and_grads` (one per parameter in minimize: a plain class, not a
+        generator, as it is entered that often)."""
+        return _OptimizedGuard(self, [v.name if isinstance(v, Variable) else v
+                                      for v in param_and_grads])
 
     # -- copies --
 

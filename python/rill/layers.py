@@ -209,13 +209,13 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
         if in_dim <= 0:
             raise ValueError('fc: input %s has shape %s: the flattened extents must be known' %
                              (x.name, shape))
-        dtype = x.dtype.name
+        dtype = x._dtype_name()
         w = h.param(pa, [in_dim, size], dtype)
         out = h.tmp(dtype)
         h.append('mul', {'X': x, 'Y': w}, {'Out': out},
                  {'x_num_col_dims': num_flatten_dims, 'y_num_col_dims': 1})
         muls.append(out)
-    dtype = inputs[0].dtype.name
+    dtype = inputs[0]._dtype_name()
     if len(muls) == 1:
         pre = muls[0]
     else:
