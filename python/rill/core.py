@@ -747,6 +747,48 @@ def var_desc_of(f, i):
             'need_check_feed': f[i + 9] == '1', 'has_tensor': f[i + 3] == '1'}
 
 
+def _unpacked_bool(x):
+    return x == '1'
+
+
+# How unpack_op reads each AttrType's values (or list items) back.
+_UNPACKED_ITEM = [int, float, str, int, float, str, _unpacked_bool, _unpacked_bool, int, int,
+                  int, int, float, None, None, float]
+
+
+def unpack_op(spec):
+    """The description {'type', 'inputs', 'outputs', 'attrs'} that pack_op packed into
+    `spec`: the same values (numbers are written exactly), except that the items of a
+    float list come back as floats."""
+    f = spec.decode('utf-8').split('\0')
+    d = {'type': f[0]}
+    i = 1
+    for key in ('inputs', 'outputs'):
+        slots = []
+        count = int(f[i])
+        i += 1
+        for _ in range(count):
+            n = int(f[i + 1])
+            slots.append((f[i], f[i + 2:i + 2 + n]))
+            i += 2 + n
+        d[key] = slots
+    attrs = []
+    count = int(f[i])
+    i += 1
+    for _ in range(count):
+        name, t = f[i], int(f[i + 1])
+        item = _UNPACKED_ITEM[t]
+        if t in _LIST_ATTRS:
+            n = int(f[i + 2])
+            attrs.append((name, t, [item(x) for x in f[i + 3:i + 3 + n]]))
+            i += 3 + n
+        else:
+            attrs.append((name, t, item(f[i + 2])))
+            i += 3
+    d['attrs'] = attrs
+    return d
+
+
 class CProgram(object):
     """A C program (rill_program *): parsed from ProgramDesc bytes, or empty and built
     through the editing API (a rill.Program's live handle)."""

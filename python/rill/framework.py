@@ -407,8 +407,12 @@ class Parameter(Variable):
 # ------------------------------------------------------------------ Operator ----
 
 class Operator(object):
-    """An op of a block. Its description (type, slots, attributes) is a dict read from
-    the C program when first asked for; edits go to C and to the dict."""
+    """An op of a block. Its description (type, slots, attributes) is a dict made when
+    first asked for: from the packed description it was added with (core.pack_op: the
+    values as given), or read from the C program (after a transform, or for an op
+    Python did not add); edits go to C and to the dict."""
+
+    _packed = None  # bytes: the packed description the op was added with
 
     def __init__(self, block, desc=None, index=0):
         self.block = block
@@ -431,8 +435,17 @@ class Operator(object):
     def desc(self):
         d = self._desc
         if d is None:
-            d = self._desc = self.block.program._h.read_op(self.block.idx, self._index())
+            if self._packed is not None:
+                d = core.unpack_op(self._packed)
+                self._packed = None
+            else:
+                d = self.block.program._h.read_op(self.block.idx, self._index())
+            self._desc = d
         return d
+
+    def _forget(self):
+        """The description is read from C when next asked for (a transform ran)."""
+        self._desc = self._packed = None
 
     @property
     def type(self):
@@ -571,7 +584,7 @@ class Block(object):
         n = self.program._h.num_ops(self.idx)
         ops = self.ops[:n]
         for op in ops:
-            op._desc = None
+            op._forget()
         ops.extend(Operator(self, None, i) for i in range(len(ops), n))
         self.ops = ops
 
@@ -724,8 +737,11 @@ class Block(object):
         also infers its outputs with `infer`, and to block.ops. Returns its index."""
         at = len(self.ops) if index is None else index
         d = op.desc
-        self.program._h.insert_op_packed(
-            self.idx, at, core.pack_op(d['type'], d['inputs'], d['outputs'], d['attrs']), infer)
+        spec = core.pack_op(d['type'], d['inputs'], d['outputs'], d['attrs'])
+        self.program._h.insert_op_packed(self.idx, at, spec, infer)
+        # Kept packed (one bytes object, which the garbage collector does not track)
+        # until the description is asked for.
+        op._desc, op._packed = None, spec
         op._i = at
         self.ops.insert(at, op)
         self.program._edited()
@@ -891,7 +907,7 @@ class Program(object):
         self._h = handle
         for b in self.blocks:
             for op in b.ops:
-                op._desc = None
+                op._forget()
         self.blocks = self.blocks[:self._h.num_blocks()]
         self._transformed()
 
@@ -983,6 +999,8 @@ class Program(object):
             for op_old, op_new in zip(b_old.ops, b_new.ops):
                 if op_old._desc is not None:
                     op_new._desc = copy.deepcopy(op_old._desc)
+                else:
+                    op_new._packed = op_old._packed
         if for_test:
             p._is_test = True
             for b in p.blocks:

@@ -38,6 +38,26 @@ def test_real_programs_read_from_c_and_serialize_unchanged(name):
         assert c.vars_fields(b, c.num_vars(b)) == []
 
 
+def test_an_added_op_describes_itself_as_given():
+    main = rill.Program()
+    with rill.program_guard(main, rill.Program()):
+        x = rill.data('x', [-1, 3], 'float32')
+        y = rill.layers.scale(x, 0.1)
+    op = main.global_block().ops[-1]
+    assert op._desc is None and op._packed, 'kept packed until asked for'
+    assert op.attr('scale') == 0.1, 'the value given, not its float32 rounding'
+    assert op.input('X') == [x.name] and op.output('Out') == [y.name]
+    assert op.desc == core.unpack_op(core.pack_op('scale', op.desc['inputs'],
+                                                  op.desc['outputs'], op.desc['attrs']))
+    with rill.program_guard(main, rill.Program()):
+        z = rill.layers.scale(y, 0.2)
+    assert main.clone().global_block().ops[-1].attr('scale') == 0.2
+    assert main.clone().global_block().ops[-2].attr('scale') == 0.1
+    fresh = rill.Program.parse_from_string(main.serialize_to_string())
+    assert fresh.global_block().ops[-1].attr('scale') == pytest.approx(0.2, rel=1e-7)
+    assert z.shape == (-1, 3)
+
+
 def test_list_attributes_typed_as_attr_type_of_types_them():
     import numpy as np
     from rill import framework
