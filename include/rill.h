@@ -274,6 +274,16 @@ RILL_API rill_status *rill_block_var_info(const rill_program *program, int32_t b
 RILL_API bool rill_block_var_index(const rill_program *program, int32_t block, const char *name,
                                    size_t *index);
 
+/* The descriptions of variables #from.. of `block` in one buffer, for bindings whose
+ * calls cost more than the reading (Python over ctypes): per variable ten NUL-terminated
+ * fields, NAME DIMS TYPE HAS_TENSOR DTYPE LOD_LEVEL PERSISTABLE IS_PARAMETER
+ * STOP_GRADIENT NEED_CHECK_FEED, DIMS the extents joined by ',' (empty without a tensor
+ * description or for a scalar), the rest decimal (flags 0 or 1). `*out` (free with
+ * rill_free_buffer) holds `*size` bytes; none for `from` == the variable count.
+ * OUT_OF_RANGE names a `from` past it. */
+RILL_API rill_status *rill_block_vars_packed(const rill_program *program, int32_t block,
+                                             size_t from, void **out, size_t *size);
+
 typedef struct rill_op_info {
   const char *type;
   size_t ninputs;   /* input slots */

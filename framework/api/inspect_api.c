@@ -3,7 +3,10 @@
  * show a program without reaching into its structs. Also the predictor's pass counts and
  * the .npy files of the command line. */
 #include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
 
+#include "framework/base/alloc.h"
 #include "framework/inference/predictor.h"
 #include "framework/io/npy.h"
 #include "framework/program/program.h"
@@ -187,6 +190,50 @@ rill_status *rill_block_var_flags(const rill_program *p, int32_t block, size_t i
                       block, b->nvars, i);
   const rill_var_desc *v = &b->vars[i];
   *out = (rill_var_flags){.stop_gradient = v->stop_gradient, .need_check_feed = v->need_check_feed};
+  return NULL;
+}
+
+/* One variable's fields in rill_block_vars_packed's layout, written at `out` (NULL:
+ * only counted); returns the length with the NULs. */
+static size_t pack_var(const rill_var_desc *v, char *out) {
+  size_t ndim = v->has_tensor && v->dims.n > 0 ? (size_t)v->dims.n : 0;
+  size_t n = strlen(v->name) + 1;
+  if (out) memcpy(out, v->name, n);
+  char num[32];
+  for (size_t k = 0; k < ndim; k++) {
+    int w = snprintf(num, sizeof num, k ? ",%" PRId64 : "%" PRId64, v->dims.d[k]);
+    if (out) memcpy(out + n, num, (size_t)w);
+    n += (size_t)w;
+  }
+  if (out) out[n] = '\0';
+  n++;
+  int w = snprintf(num, sizeof num, "%" PRId32 "%c%d%c%d%c%" PRId32 "%c%d%c%d%c%d%c%d", v->type,
+                   '\0', v->has_tensor, '\0', (int)v->dtype, '\0', v->lod_level, '\0',
+                   v->persistable, '\0', v->is_parameter, '\0', v->stop_gradient, '\0',
+                   v->need_check_feed);
+  if (out) memcpy(out + n, num, (size_t)w + 1);
+  return n + (size_t)w + 1;
+}
+
+rill_status *rill_block_vars_packed(const rill_program *p, int32_t block, size_t from,
+                                    void **out, size_t *size) {
+  const rill_block_desc *b = NULL;
+  RILL_TRY(find_block(p, block, "rill_block_vars_packed", &b));
+  if (!out || !size) return rill_error(RILL_INVALID_ARGUMENT, "rill_block_vars_packed: NULL argument");
+  if (from > b->nvars)
+    return rill_error(RILL_OUT_OF_RANGE,
+                      "rill_block_vars_packed: block %" PRId32 " has %zu variables, no variable #%zu",
+                      block, b->nvars, from);
+  size_t len = 0;
+  for (size_t i = from; i < b->nvars; i++) len += pack_var(&b->vars[i], NULL);
+  char *buf = rill_malloc(len ? len : 1);
+  if (!buf)
+    return rill_error(RILL_OUT_OF_MEMORY, "rill_block_vars_packed: %zu bytes for %zu variables",
+                      len, b->nvars - from);
+  size_t at = 0;
+  for (size_t i = from; i < b->nvars; i++) at += pack_var(&b->vars[i], buf + at);
+  *out = buf;
+  *size = len;
   return NULL;
 }
 

@@ -226,12 +226,29 @@ DTYPE_TO_NP = {0: np.bool_, 1: np.int16, 2: np.int32, 3: np.int64, 4: np.float16
 NP_TO_DTYPE = {np.dtype(v): k for k, v in DTYPE_TO_NP.items()}
 
 
+_DTYPE_CODES = {}  # (class, dtype) -> number, for the names and dtypes seen so far
+
+
 def dtype_code(dtype):
     """Paddle's VarType.Type number of a numpy dtype, a dtype name or a number."""
     if isinstance(dtype, int) and not isinstance(dtype, bool):
         if dtype not in DTYPE_TO_NP:
             raise ValueError('unknown dtype number %d' % dtype)
         return dtype
+    try:
+        key = (dtype.__class__, dtype)
+        return _DTYPE_CODES[key]
+    except (KeyError, TypeError):
+        pass
+    code = _dtype_code_of(dtype)
+    try:
+        _DTYPE_CODES[key] = code
+    except TypeError:  # unhashable: not kept
+        pass
+    return code
+
+
+def _dtype_code_of(dtype):
     if isinstance(dtype, str) and dtype in ('float', 'double', 'int', 'long', 'bool'):
         dtype = {'float': 'float32', 'double': 'float64', 'int': 'int32', 'long': 'int64',
                  'bool': 'bool'}[dtype]
@@ -603,6 +620,9 @@ _num_blocks = _fn('rill_program_num_blocks', ctypes.c_size_t, ctypes.c_void_p)
 _block_parent = _fn('rill_block_parent', ctypes.c_int32, ctypes.c_void_p, ctypes.c_int32)
 _b_set_attrs_of = _fn('rill_op_builder_set_attrs_of', c_status_p, ctypes.c_void_p,
                       ctypes.c_void_p, ctypes.c_int32, ctypes.c_size_t)
+_vars_packed = _fn('rill_block_vars_packed', c_status_p, ctypes.c_void_p, ctypes.c_int32,
+                   ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p),
+                   ctypes.POINTER(ctypes.c_size_t))
 
 _LIST_ITEMS = {ATTR_INTS: ctypes.c_int32, ATTR_BLOCKS: ctypes.c_int32, ATTR_LONGS: ctypes.c_int64,
                ATTR_FLOATS: ctypes.c_float, ATTR_FLOAT64S: ctypes.c_double,
@@ -711,6 +731,62 @@ def pack_op(type, inputs, outputs, attrs):
         raise ValueError('op %s: a name or string attribute holds a NUL character: %r'
                          % (type, bad[0]))
     return text.encode('utf-8')
+
+
+VAR_FIELDS = 10  # per variable in CProgram.vars_fields
+
+
+def var_desc_of(f, i):
+    """The description dict (as CProgram.read_var gives it) of the variable whose
+    fields start at f[i] in a CProgram.vars_fields list."""
+    dims = f[i + 1]
+    return {'name': f[i], 'type': int(f[i + 2]), 'dtype': int(f[i + 4]),
+            'shape': [int(x) for x in dims.split(',')] if dims else [],
+            'lod_level': int(f[i + 5]), 'persistable': f[i + 6] == '1',
+            'is_parameter': f[i + 7] == '1', 'stop_gradient': f[i + 8] == '1',
+            'need_check_feed': f[i + 9] == '1', 'has_tensor': f[i + 3] == '1'}
+
+
+def _unpacked_bool(x):
+    return x == '1'
+
+
+# How unpack_op reads each AttrType's values (or list items) back.
+_UNPACKED_ITEM = [int, float, str, int, float, str, _unpacked_bool, _unpacked_bool, int, int,
+                  int, int, float, None, None, float]
+
+
+def unpack_op(spec):
+    """The description {'type', 'inputs', 'outputs', 'attrs'} that pack_op packed into
+    `spec`: the same values (numbers are written exactly), except that the items of a
+    float list come back as floats."""
+    f = spec.decode('utf-8').split('\0')
+    d = {'type': f[0]}
+    i = 1
+    for key in ('inputs', 'outputs'):
+        slots = []
+        count = int(f[i])
+        i += 1
+        for _ in range(count):
+            n = int(f[i + 1])
+            slots.append((f[i], f[i + 2:i + 2 + n]))
+            i += 2 + n
+        d[key] = slots
+    attrs = []
+    count = int(f[i])
+    i += 1
+    for _ in range(count):
+        name, t = f[i], int(f[i + 1])
+        item = _UNPACKED_ITEM[t]
+        if t in _LIST_ATTRS:
+            n = int(f[i + 2])
+            attrs.append((name, t, [item(x) for x in f[i + 3:i + 3 + n]]))
+            i += 3 + n
+        else:
+            attrs.append((name, t, item(f[i + 2])))
+            i += 3
+    d['attrs'] = attrs
+    return d
 
 
 class CProgram(object):
@@ -836,10 +912,17 @@ class CProgram(object):
                 'is_parameter': info.is_parameter, 'stop_gradient': flags.stop_gradient,
                 'need_check_feed': flags.need_check_feed, 'has_tensor': info.has_tensor}
 
-    def var_name(self, block, i):
-        info = VarInfo()
-        check(_var_info(self._h, block, i, ctypes.byref(info)))
-        return info.name.decode('utf-8', 'replace')
+    def vars_fields(self, block, start=0):
+        """The descriptions of variables #start.. of `block` in one C call
+        (rill_block_vars_packed): a flat list of VAR_FIELDS strings per variable, its
+        name first (var_desc_of reads one)."""
+        buf, size = ctypes.c_void_p(), ctypes.c_size_t()
+        check(_vars_packed(self._h, block, start, ctypes.byref(buf), ctypes.byref(size)))
+        try:
+            data = ctypes.string_at(buf, size.value) if size.value else b''
+        finally:
+            _free_buffer(buf)
+        return data[:-1].decode('utf-8', 'replace').split('\0') if data else []
 
     def read_var_named(self, block, name):
         """read_var of the variable `name` of `block`, or None."""

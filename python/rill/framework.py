@@ -190,6 +190,8 @@ _STALE_ALL = 2  # Variable._stale: every field to read again (1: the tensor fiel
 _SCALAR_ATTR = {bool: core.ATTR_BOOLEAN, int: core.ATTR_INT, float: core.ATTR_FLOAT,
                 str: core.ATTR_STRING}
 _schema_attrs = {}
+_NP_DTYPES = {}  # dtype number -> numpy dtype (Variable.dtype)
+_DTYPE_NAMES = {}  # dtype number -> its numpy name (Variable._dtype_name)
 
 
 def _op_has_attr(op_type, name):
@@ -267,7 +269,19 @@ class Variable(object):
 
     @property
     def dtype(self):
-        return np.dtype(core.DTYPE_TO_NP.get(self.desc['dtype'], np.float32))
+        code = self.desc['dtype']
+        d = _NP_DTYPES.get(code)
+        if d is None:
+            d = _NP_DTYPES[code] = np.dtype(core.DTYPE_TO_NP.get(code, np.float32))
+        return d
+
+    def _dtype_name(self):
+        """self.dtype.name, cached by dtype number (numpy computes the name each time)."""
+        code = self.desc['dtype']
+        name = _DTYPE_NAMES.get(code)
+        if name is None:
+            name = _DTYPE_NAMES[code] = self.dtype.name
+        return name
 
     @property
     def lod_level(self):
@@ -393,8 +407,12 @@ class Parameter(Variable):
 # ------------------------------------------------------------------ Operator ----
 
 class Operator(object):
-    """An op of a block. Its description (type, slots, attributes) is a dict read from
-    the C program when first asked for; edits go to C and to the dict."""
+    """An op of a block. Its description (type, slots, attributes) is a dict made when
+    first asked for: from the packed description it was added with (core.pack_op: the
+    values as given), or read from the C program (after a transform, or for an op
+    Python did not add); edits go to C and to the dict."""
+
+    _packed = None  # bytes: the packed description the op was added with
 
     def __init__(self, block, desc=None, index=0):
         self.block = block
@@ -417,8 +435,17 @@ class Operator(object):
     def desc(self):
         d = self._desc
         if d is None:
-            d = self._desc = self.block.program._h.read_op(self.block.idx, self._index())
+            if self._packed is not None:
+                d = core.unpack_op(self._packed)
+                self._packed = None
+            else:
+                d = self.block.program._h.read_op(self.block.idx, self._index())
+            self._desc = d
         return d
+
+    def _forget(self):
+        """The description is read from C when next asked for (a transform ran)."""
+        self._desc = self._packed = None
 
     @property
     def type(self):
@@ -536,17 +563,18 @@ class Block(object):
         """Fills vars and ops from the C program. Variables of `old_vars` (name ->
         Variable) are kept as objects, their descriptions refreshed; ops are read when
         first asked for."""
-        h = self.program._h
+        f = self.program._h.vars_fields(self.idx)
         self.vars = collections.OrderedDict()
-        for i in range(h.num_vars(self.idx)):
-            name = h.var_name(self.idx, i)
-            v = old_vars.get(name) if old_vars else None
+        old_vars = old_vars or {}
+        n = core.VAR_FIELDS
+        for k, name in enumerate(f[0::n]):
+            v = old_vars.get(name)
             if v is not None:
                 # Read again when next asked for.
                 v._stale = _STALE_ALL
                 v.block = self
             else:
-                v = self._wrap_var(h.read_var(self.idx, i))
+                v = self._wrap_var(core.var_desc_of(f, k * n))
             self.vars[name] = v
         self._read_ops_from_c()
 
@@ -556,7 +584,7 @@ class Block(object):
         n = self.program._h.num_ops(self.idx)
         ops = self.ops[:n]
         for op in ops:
-            op._desc = None
+            op._forget()
         ops.extend(Operator(self, None, i) for i in range(len(ops), n))
         self.ops = ops
 
@@ -577,8 +605,9 @@ class Block(object):
     def _find_var_recursive(self, name):
         b = self
         while True:
-            if name in b.vars:
-                return b.vars[name]
+            v = b.vars.get(name)
+            if v is not None:
+                return v
             if b.parent_idx < 0:
                 return None
             b = self.program.block(b.parent_idx)
@@ -661,8 +690,10 @@ class Block(object):
             self.program._edited()
 
     def _make_op(self, type, inputs, outputs, attrs):
-        od = {'type': type, 'inputs': [(k, _names(v)) for k, v in (inputs or {}).items()],
-              'outputs': [(k, _names(v)) for k, v in (outputs or {}).items()], 'attrs': []}
+        od = {'type': type, 'inputs': [(k, [v._desc['name']] if isinstance(v, Variable)
+                                        else _names(v)) for k, v in (inputs or {}).items()],
+              'outputs': [(k, [v._desc['name']] if isinstance(v, Variable) else _names(v))
+                          for k, v in (outputs or {}).items()], 'attrs': []}
         attrs = dict(attrs or {})
         prog = self.program
         attrs.setdefault('op_role', prog._op_role)
@@ -678,6 +709,18 @@ class Block(object):
                 continue
             t = _SCALAR_ATTR.get(v.__class__)
             if t is None:
+                if v.__class__ in (list, tuple) and v:
+                    # the common list attributes (shapes, axes; op_role_var), typed as
+                    # attr_type_of types them
+                    if all(x.__class__ is int for x in v):
+                        v = list(v)
+                        t = core.ATTR_INTS if -2**31 <= min(v) and max(v) < 2**31 else \
+                            core.ATTR_LONGS
+                        out.append((k, t, v))
+                        continue
+                    if all(x.__class__ is str for x in v):
+                        out.append((k, core.ATTR_STRINGS, list(v)))
+                        continue
                 v = _plain(v)
                 if isinstance(v, Block):
                     out.append((k, core.ATTR_BLOCK, v.idx))
@@ -694,8 +737,11 @@ class Block(object):
         also infers its outputs with `infer`, and to block.ops. Returns its index."""
         at = len(self.ops) if index is None else index
         d = op.desc
-        self.program._h.insert_op_packed(
-            self.idx, at, core.pack_op(d['type'], d['inputs'], d['outputs'], d['attrs']), infer)
+        spec = core.pack_op(d['type'], d['inputs'], d['outputs'], d['attrs'])
+        self.program._h.insert_op_packed(self.idx, at, spec, infer)
+        # Kept packed (one bytes object, which the garbage collector does not track)
+        # until the description is asked for.
+        op._desc, op._packed = None, spec
         op._i = at
         self.ops.insert(at, op)
         self.program._edited()
@@ -769,6 +815,22 @@ class Block(object):
 
 
 # ------------------------------------------------------------------- Program ----
+
+class _OptimizedGuard(object):
+    __slots__ = ('program', 'role_var', 'old')
+
+    def __init__(self, program, role_var):
+        self.program, self.role_var = program, role_var
+
+    def __enter__(self):
+        p = self.program
+        self.old = p._op_role, p._op_role_var
+        p._op_role, p._op_role_var = OpRole.Optimize, self.role_var
+
+    def __exit__(self, *exc):
+        self.program._op_role, self.program._op_role_var = self.old
+        return False
+
 
 class Program(object):
     """A ProgramDesc being built (Fluid's Program)."""
@@ -845,7 +907,7 @@ class Program(object):
         self._h = handle
         for b in self.blocks:
             for op in b.ops:
-                op._desc = None
+                op._forget()
         self.blocks = self.blocks[:self._h.num_blocks()]
         self._transformed()
 
@@ -900,15 +962,12 @@ class Program(object):
     def all_parameters(self):
         return [p for b in self.blocks for p in b.all_parameters()]
 
-    @contextlib.contextmanager
     def _optimized_guard(self, param_and_grads):
-        old = self._op_role, self._op_role_var
-        self._op_role = OpRole.Optimize
-        self._op_role_var = [v.name if isinstance(v, Variable) else v for v in param_and_grads]
-        try:
-            yield
-        finally:
-            self._op_role, self._op_role_var = old
+        """Ops appended inside get op_role Optimize and op_role_var the names of
+        `param_and_grads` (one per parameter in minimize: a plain class, not a
+        generator, as it is entered that often)."""
+        return _OptimizedGuard(self, [v.name if isinstance(v, Variable) else v
+                                      for v in param_and_grads])
 
     # -- copies --
 
@@ -940,6 +999,8 @@ class Program(object):
             for op_old, op_new in zip(b_old.ops, b_new.ops):
                 if op_old._desc is not None:
                     op_new._desc = copy.deepcopy(op_old._desc)
+                else:
+                    op_new._packed = op_old._packed
         if for_test:
             p._is_test = True
             for b in p.blocks:

@@ -203,21 +203,25 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
         if not 0 < num_flatten_dims < len(shape) + (1 if len(shape) == 1 else 0):
             raise ValueError('fc: num_flatten_dims %d out of range for input %s of shape %s' %
                              (num_flatten_dims, x.name, shape))
-        in_dim = int(np.prod(shape[num_flatten_dims:]))
+        in_dim = 1
+        for d in shape[num_flatten_dims:]:
+            in_dim *= d
         if in_dim <= 0:
             raise ValueError('fc: input %s has shape %s: the flattened extents must be known' %
                              (x.name, shape))
-        w = h.param(pa, [in_dim, size], x.dtype.name)
-        out = h.tmp(x.dtype.name)
+        dtype = x._dtype_name()
+        w = h.param(pa, [in_dim, size], dtype)
+        out = h.tmp(dtype)
         h.append('mul', {'X': x, 'Y': w}, {'Out': out},
                  {'x_num_col_dims': num_flatten_dims, 'y_num_col_dims': 1})
         muls.append(out)
+    dtype = inputs[0]._dtype_name()
     if len(muls) == 1:
         pre = muls[0]
     else:
-        pre = h.tmp(inputs[0].dtype.name)
+        pre = h.tmp(dtype)
         h.append('sum', {'X': muls}, {'Out': pre})
-    pre = h.bias(pre, bias_attr, size, num_flatten_dims, inputs[0].dtype.name)
+    pre = h.bias(pre, bias_attr, size, num_flatten_dims, dtype)
     return h.act(pre, act)
 
 

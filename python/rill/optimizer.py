@@ -105,11 +105,11 @@ class Optimizer(object):
         # Clipping first, then weight decay, as Paddle orders them.
         if isinstance(clip, clip_mod.GradientClipByGlobalNorm) and pairs:
             c.append_clip_by_global_norm(pairs, clip.clip_norm)
+            program._transformed()
         elif clip is not None and not hasattr(clip, '_append'):
             raise core.error_class('UNIMPLEMENTED')(
                 'gradient clip %s is not supported (GradientClipByGlobalNorm, '
                 'GradientClipByNorm, GradientClipByValue are)' % type(clip).__name__)
-        program._transformed()
         blk = program.global_block()
         # A clip of a selected-rows gradient writes a new variable: new_grad maps the
         # gradient to the variable the optimizer applies.
@@ -133,10 +133,11 @@ class Optimizer(object):
                     (type(reg).__name__, p))
             regs[(p, g)] = reg
         kinds = set((type(r), r.regularization_coeff) for r in regs.values())
-        sparse = any(getattr(blk._find_var_recursive(g), 'type', None) == core.SELECTED_ROWS
-                     for _, g in pairs)
-        if regs and len(regs) == len(pairs) and len(kinds) == 1 and not sparse and \
-                isinstance(next(iter(regs.values())), L2DecayRegularizer):
+        # (a gradient's type is read back from C only when there is weight decay)
+        if regs and len(regs) == len(pairs) and len(kinds) == 1 and \
+                isinstance(next(iter(regs.values())), L2DecayRegularizer) and \
+                not any(getattr(blk._find_var_recursive(g), 'type', None) == core.SELECTED_ROWS
+                        for _, g in pairs):
             c.append_l2_decay(pairs, next(iter(regs.values())).regularization_coeff)
             program._transformed()
             blk = program.global_block()

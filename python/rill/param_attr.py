@@ -1,5 +1,7 @@
 """ParamAttr (Fluid 1.x's param_attr.py): how a layer creates a parameter."""
 
+from .initializer import Initializer
+
 __all__ = ['ParamAttr', 'WeightNormParamAttr']
 
 
@@ -18,7 +20,6 @@ class ParamAttr(object):
     def _to_attr(arg):
         """None or True -> default ParamAttr; a str -> its name; an initializer -> its
         initializer; False stays False (no parameter, e.g. bias_attr=False)."""
-        from .initializer import Initializer
         if arg is None or arg is True:
             return ParamAttr()
         if isinstance(arg, ParamAttr):

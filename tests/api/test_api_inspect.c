@@ -75,6 +75,42 @@ Test(api_inspect, blocks_and_variables) {
   rill_program_destroy(p);
 }
 
+/* rill_block_vars_packed: every variable from #from, ten NUL-terminated fields each,
+ * agreeing with rill_block_var_info and rill_block_var_flags. */
+Test(api_inspect, variables_packed) {
+  rill_program *p = small_program();
+  OK(rill_var_set_flags(p, 0, "y", true, true, true));
+  OK(rill_var_set_need_check_feed(p, 0, "x", true));
+  void *buf;
+  size_t size;
+  OK(rill_block_vars_packed(p, 0, 0, &buf, &size));
+  static const char want[] =
+      "feed\0\0" "9\0" "0\0" "5\0" "0\0" "1\0" "0\0" "0\0" "0\0"
+      "fetch\0\0" "10\0" "0\0" "5\0" "0\0" "1\0" "0\0" "0\0" "0\0"
+      "x\0" "-1,3\0" "7\0" "1\0" "5\0" "1\0" "0\0" "0\0" "0\0" "1\0"
+      "y\0" "-1,3\0" "7\0" "1\0" "5\0" "0\0" "1\0" "1\0" "1\0" "0";
+  cr_assert_eq(size, sizeof want, "%zu bytes, %zu expected", size, sizeof want);
+  cr_assert_eq(memcmp(buf, want, sizeof want), 0);
+  rill_free_buffer(buf);
+  OK(rill_block_vars_packed(p, 0, 3, &buf, &size));
+  cr_assert_eq(size, 23);
+  cr_assert_str_eq(buf, "y", "from #3: y alone");
+  rill_free_buffer(buf);
+  OK(rill_block_vars_packed(p, 0, 4, &buf, &size));
+  cr_assert_eq(size, 0, "from the count: nothing");
+  rill_free_buffer(buf);
+  OK(rill_block_vars_packed(p, 1, 0, &buf, &size));
+  cr_assert_eq(size, 0, "block 1 declares none");
+  rill_free_buffer(buf);
+  expect_code(rill_block_vars_packed(p, 0, 5, &buf, &size), RILL_OUT_OF_RANGE,
+              "no variable #5");
+  expect_code(rill_block_vars_packed(p, 2, 0, &buf, &size), RILL_OUT_OF_RANGE,
+              "block 2 does not exist");
+  expect_code(rill_block_vars_packed(p, 0, 0, NULL, &size), RILL_INVALID_ARGUMENT,
+              "NULL argument");
+  rill_program_destroy(p);
+}
+
 Test(api_inspect, ops_slots_and_attributes) {
   rill_program *p = small_program();
   cr_assert_eq(rill_block_num_ops(p, 0), 3);

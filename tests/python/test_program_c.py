@@ -29,6 +29,56 @@ def test_real_programs_read_from_c_and_serialize_unchanged(name):
             assert op.type
             op.all_attrs()
     assert p.clone().serialize_to_string() == canonical
+    # the descriptions of a whole block, read in one call, are those read one by one
+    for b in range(c.num_blocks()):
+        f = c.vars_fields(b)
+        assert len(f) == core.VAR_FIELDS * c.num_vars(b)
+        for i in range(c.num_vars(b)):
+            assert core.var_desc_of(f, i * core.VAR_FIELDS) == c.read_var(b, i)
+        assert c.vars_fields(b, c.num_vars(b)) == []
+
+
+def test_an_added_op_describes_itself_as_given():
+    main = rill.Program()
+    with rill.program_guard(main, rill.Program()):
+        x = rill.data('x', [-1, 3], 'float32')
+        y = rill.layers.scale(x, 0.1)
+    op = main.global_block().ops[-1]
+    assert op._desc is None and op._packed, 'kept packed until asked for'
+    assert op.attr('scale') == 0.1, 'the value given, not its float32 rounding'
+    assert op.input('X') == [x.name] and op.output('Out') == [y.name]
+    assert op.desc == core.unpack_op(core.pack_op('scale', op.desc['inputs'],
+                                                  op.desc['outputs'], op.desc['attrs']))
+    with rill.program_guard(main, rill.Program()):
+        z = rill.layers.scale(y, 0.2)
+    assert main.clone().global_block().ops[-1].attr('scale') == 0.2
+    assert main.clone().global_block().ops[-2].attr('scale') == 0.1
+    fresh = rill.Program.parse_from_string(main.serialize_to_string())
+    assert fresh.global_block().ops[-1].attr('scale') == pytest.approx(0.2, rel=1e-7)
+    assert z.shape == (-1, 3)
+
+
+def test_list_attributes_typed_as_attr_type_of_types_them():
+    import numpy as np
+    from rill import framework
+    blk = rill.Program().global_block()
+    for v in ([1, 2], (3, -4), [1, 2 ** 40], [-2 ** 31, 2 ** 31 - 1], [2 ** 31], ['a', 'b'],
+              ('c',), [1, 0.5], [], [np.int64(3)], [True, False]):
+        got = dict((a[0], a[1:]) for a in blk._make_op('scale', None, None, {'a': v}).desc['attrs'])
+        plain = framework._plain(v)
+        assert got['a'] == (core.attr_type_of(plain), plain), v
+
+
+def test_dtype_codes_are_cached_by_class_and_value():
+    import numpy as np
+    for _ in range(2):
+        assert core.dtype_code('float32') == core.dtype_code(np.float32) == 5
+        assert core.dtype_code(np.dtype('int64')) == core.dtype_code('long') == 3
+        for bad in (True, 5.0, 'nope', [5]):
+            with pytest.raises(TypeError, match='unsupported dtype'):
+                core.dtype_code(bad)
+    with pytest.raises(ValueError, match='unknown dtype number'):
+        core.dtype_code(99)
 
 
 def test_attribute_types_from_python_values():
