@@ -137,7 +137,8 @@
     rill_dims od = {.n = 2, .d = {(int64_t)starts[nimg], 6}};                                  \
     if ((st = rill_tensor_alloc(out, DT, &od))) goto done;                                     \
     if (starts[nimg]) memcpy(rill_tensor_ptr(out), rows, starts[nimg] * 6 * sizeof(T));        \
-    st = rill_nms_set_lod(out, starts, (size_t)nimg + 1);                                      \
+    st = rill_tensor_set_lod(out, 1, (const uint64_t *const[]){starts},                        \
+                             (const size_t[]){(size_t)nimg + 1});                              \
   done:                                                                                        \
     rill_free(pred);                                                                           \
     rill_free(cand);                                                                           \
