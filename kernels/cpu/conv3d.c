@@ -179,18 +179,30 @@ static rill_status *conv3d_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
                     rill_tensor_ptr(out));
 }
 
+/* What conv3d_grad and conv3d_transpose_grad share: Input, Filter and Output@GRAD of
+ * dtype dt, the geometry (conv3d_transpose's when transpose), Output@GRAD checked against
+ * the forward's output, and the gradient outputs (NULL where not wanted). */
+static rill_status *conv3d_grad_setup(rill_kernel_ctx *ctx, rill_dtype dt, bool transpose,
+                                      conv3d_geom *g, rill_tensor **x, rill_tensor **f,
+                                      rill_tensor **dy, rill_tensor **dx, rill_tensor **df) {
+  RILL_TRY(rill_kin_need(ctx, CONV3D_IN_INPUT, 0, dt, x));
+  RILL_TRY(rill_kin_need(ctx, CONV3D_IN_FILTER, 0, dt, f));
+  RILL_TRY(rill_kin_need(ctx, CONV3D_GRAD_IN_DOUT, 0, dt, dy));
+  const rill_dims *xd = &(*x)->dims, *fd = &(*f)->dims;
+  const char *err = transpose ? conv3d_transpose_geom_get(ctx->attrs, xd, fd, g)
+                              : conv3d_geom_get(ctx->attrs, xd, fd, g);
+  if (err) return rill_kernel_error(ctx, "Input (%s): %s", rill_kin_name(ctx, 0, 0), err);
+  rill_dims od = transpose ? (rill_dims){5, {g->n, g->c, g->in[0], g->in[1], g->in[2]}}
+                           : (rill_dims){5, {g->n, g->m, g->out[0], g->out[1], g->out[2]}};
+  RILL_TRY(rill_kin_check_dims(ctx, CONV3D_GRAD_IN_DOUT, *dy, &od));
+  RILL_TRY(conv3d_grad_out(ctx, 0, dt, xd, dx));
+  return conv3d_grad_out(ctx, 1, dt, fd, df);
+}
+
 static rill_status *conv3d_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   rill_tensor *x = NULL, *f = NULL, *dy = NULL, *dx = NULL, *df = NULL;
-  RILL_TRY(rill_kin_need(ctx, CONV3D_IN_INPUT, 0, dt, &x));
-  RILL_TRY(rill_kin_need(ctx, CONV3D_IN_FILTER, 0, dt, &f));
-  RILL_TRY(rill_kin_need(ctx, CONV3D_GRAD_IN_DOUT, 0, dt, &dy));
   conv3d_geom g;
-  const char *err = conv3d_geom_get(ctx->attrs, &x->dims, &f->dims, &g);
-  if (err) return rill_kernel_error(ctx, "Input (%s): %s", rill_kin_name(ctx, 0, 0), err);
-  rill_dims od = {5, {g.n, g.m, g.out[0], g.out[1], g.out[2]}};
-  RILL_TRY(rill_kin_check_dims(ctx, CONV3D_GRAD_IN_DOUT, dy, &od));
-  RILL_TRY(conv3d_grad_out(ctx, 0, dt, &x->dims, &dx));
-  RILL_TRY(conv3d_grad_out(ctx, 1, dt, &f->dims, &df));
+  RILL_TRY(conv3d_grad_setup(ctx, dt, false, &g, &x, &f, &dy, &dx, &df));
   return CONV3D_RUN(dt, conv3d_bwd, ctx, &g, rill_tensor_ptr(x), rill_tensor_ptr(f),
                     rill_tensor_ptr(dy), conv3d_ptr(dx), conv3d_ptr(df));
 }
@@ -221,16 +233,8 @@ static rill_status *convt3d_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
 
 static rill_status *convt3d_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   rill_tensor *x = NULL, *f = NULL, *dy = NULL, *dx = NULL, *df = NULL;
-  RILL_TRY(rill_kin_need(ctx, CONV3D_IN_INPUT, 0, dt, &x));
-  RILL_TRY(rill_kin_need(ctx, CONV3D_IN_FILTER, 0, dt, &f));
-  RILL_TRY(rill_kin_need(ctx, CONV3D_GRAD_IN_DOUT, 0, dt, &dy));
   conv3d_geom g;
-  const char *err = conv3d_transpose_geom_get(ctx->attrs, &x->dims, &f->dims, &g);
-  if (err) return rill_kernel_error(ctx, "Input (%s): %s", rill_kin_name(ctx, 0, 0), err);
-  rill_dims od = {5, {g.n, g.c, g.in[0], g.in[1], g.in[2]}};
-  RILL_TRY(rill_kin_check_dims(ctx, CONV3D_GRAD_IN_DOUT, dy, &od));
-  RILL_TRY(conv3d_grad_out(ctx, 0, dt, &x->dims, &dx));
-  RILL_TRY(conv3d_grad_out(ctx, 1, dt, &f->dims, &df));
+  RILL_TRY(conv3d_grad_setup(ctx, dt, true, &g, &x, &f, &dy, &dx, &df));
   if (dx)
     RILL_TRY(CONV3D_RUN(dt, conv3d_fwd, ctx, &g, rill_tensor_ptr(dy), rill_tensor_ptr(f),
                         rill_tensor_ptr(dx)));
