@@ -18,6 +18,14 @@
 
 #define CONV3D_COL_BUDGET ((size_t)4 << 20)
 
+/* Output depth slices per column block: as many as CONV3D_COL_BUDGET bytes of columns
+ * (kc rows of plane entries per slice, esize bytes each) hold, at least 1, at most od. */
+static int64_t conv3d_block_depth(size_t esize, int64_t kc, int64_t plane, int64_t od) {
+  int64_t bd = (int64_t)(CONV3D_COL_BUDGET / esize) / (kc * plane);
+  if (bd < 1) bd = 1;
+  return bd > od ? od : bd;
+}
+
 /* The columns of output depth slices [od0, od0 + nb) of one group's image: when back is
  * false, col[kc][nb * plane] is filled from img; when true, col is added into img. */
 #define CONV3D_COLS(T, SUFFIX)                                                                \
@@ -85,9 +93,7 @@ CONV3D_COLS(double, f64)
                op + (n * g.m + gi * mg) * ovol, (int)ovol);                                   \
       return NULL;                                                                            \
     }                                                                                         \
-    int64_t bd = (int64_t)(CONV3D_COL_BUDGET / sizeof(T)) / (kc * plane);                     \
-    if (bd < 1) bd = 1;                                                                       \
-    if (bd > OD) bd = OD;                                                                     \
+    int64_t bd = conv3d_block_depth(sizeof(T), kc, plane, OD);                                \
     T *col = rill_aligned_alloc((size_t)(kc * bd * plane) * sizeof(T), RILL_TENSOR_ALIGN);    \
     if (!col) return rill_oom();                                                              \
     for (int64_t n = 0; n < g.n; n++)                                                         \
@@ -120,9 +126,7 @@ CONV3D_COLS(double, f64)
     if (kc > INT_MAX || ovol > INT_MAX || mg > INT_MAX)                                       \
       return rill_kernel_error(ctx, "Input (%s): convolution too large for BLAS",             \
                                rill_kin_name(ctx, 0, 0));                                     \
-    int64_t bd = (int64_t)(CONV3D_COL_BUDGET / sizeof(T)) / (kc * plane);                     \
-    if (bd < 1) bd = 1;                                                                       \
-    if (bd > OD) bd = OD;                                                                     \
+    int64_t bd = conv3d_block_depth(sizeof(T), kc, plane, OD);                                \
     T *col = rill_aligned_alloc((size_t)(kc * bd * plane) * sizeof(T), RILL_TENSOR_ALIGN);    \
     if (!col) return rill_oom();                                                              \
     for (int64_t n = 0; n < g.n; n++)                                                         \
