@@ -87,7 +87,7 @@ static int fpn_by_image(const void *pa, const void *pb) {
         }                                                                                      \
       }                                                                                        \
       offs[no++] = (uint64_t)k;                                                                \
-      st = rill_nms_set_lod(out, offs, no);                                                    \
+      st = rill_tensor_set_lod(out, 1, (const uint64_t *const[]){offs}, &no);                  \
     }                                                                                          \
     rill_free(offs);                                                                           \
     rill_free(rows);                                                                           \

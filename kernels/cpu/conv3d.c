@@ -18,6 +18,14 @@
 
 #define CONV3D_COL_BUDGET ((size_t)4 << 20)
 
+/* Output depth slices per column block: as many as CONV3D_COL_BUDGET bytes of columns
+ * (kc rows of plane entries per slice, esize bytes each) hold, at least 1, at most od. */
+static int64_t conv3d_block_depth(size_t esize, int64_t kc, int64_t plane, int64_t od) {
+  int64_t bd = (int64_t)(CONV3D_COL_BUDGET / esize) / (kc * plane);
+  if (bd < 1) bd = 1;
+  return bd > od ? od : bd;
+}
+
 /* The columns of output depth slices [od0, od0 + nb) of one group's image: when back is
  * false, col[kc][nb * plane] is filled from img; when true, col is added into img. */
 #define CONV3D_COLS(T, SUFFIX)                                                                \
@@ -85,9 +93,7 @@ CONV3D_COLS(double, f64)
                op + (n * g.m + gi * mg) * ovol, (int)ovol);                                   \
       return NULL;                                                                            \
     }                                                                                         \
-    int64_t bd = (int64_t)(CONV3D_COL_BUDGET / sizeof(T)) / (kc * plane);                     \
-    if (bd < 1) bd = 1;                                                                       \
-    if (bd > OD) bd = OD;                                                                     \
+    int64_t bd = conv3d_block_depth(sizeof(T), kc, plane, OD);                                \
     T *col = rill_aligned_alloc((size_t)(kc * bd * plane) * sizeof(T), RILL_TENSOR_ALIGN);    \
     if (!col) return rill_oom();                                                              \
     for (int64_t n = 0; n < g.n; n++)                                                         \
@@ -120,9 +126,7 @@ CONV3D_COLS(double, f64)
     if (kc > INT_MAX || ovol > INT_MAX || mg > INT_MAX)                                       \
       return rill_kernel_error(ctx, "Input (%s): convolution too large for BLAS",             \
                                rill_kin_name(ctx, 0, 0));                                     \
-    int64_t bd = (int64_t)(CONV3D_COL_BUDGET / sizeof(T)) / (kc * plane);                     \
-    if (bd < 1) bd = 1;                                                                       \
-    if (bd > OD) bd = OD;                                                                     \
+    int64_t bd = conv3d_block_depth(sizeof(T), kc, plane, OD);                                \
     T *col = rill_aligned_alloc((size_t)(kc * bd * plane) * sizeof(T), RILL_TENSOR_ALIGN);    \
     if (!col) return rill_oom();                                                              \
     for (int64_t n = 0; n < g.n; n++)                                                         \
@@ -179,18 +183,30 @@ static rill_status *conv3d_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
                     rill_tensor_ptr(out));
 }
 
+/* What conv3d_grad and conv3d_transpose_grad share: Input, Filter and Output@GRAD of
+ * dtype dt, the geometry (conv3d_transpose's when transpose), Output@GRAD checked against
+ * the forward's output, and the gradient outputs (NULL where not wanted). */
+static rill_status *conv3d_grad_setup(rill_kernel_ctx *ctx, rill_dtype dt, bool transpose,
+                                      conv3d_geom *g, rill_tensor **x, rill_tensor **f,
+                                      rill_tensor **dy, rill_tensor **dx, rill_tensor **df) {
+  RILL_TRY(rill_kin_need(ctx, CONV3D_IN_INPUT, 0, dt, x));
+  RILL_TRY(rill_kin_need(ctx, CONV3D_IN_FILTER, 0, dt, f));
+  RILL_TRY(rill_kin_need(ctx, CONV3D_GRAD_IN_DOUT, 0, dt, dy));
+  const rill_dims *xd = &(*x)->dims, *fd = &(*f)->dims;
+  const char *err = transpose ? conv3d_transpose_geom_get(ctx->attrs, xd, fd, g)
+                              : conv3d_geom_get(ctx->attrs, xd, fd, g);
+  if (err) return rill_kernel_error(ctx, "Input (%s): %s", rill_kin_name(ctx, 0, 0), err);
+  rill_dims od = transpose ? (rill_dims){5, {g->n, g->c, g->in[0], g->in[1], g->in[2]}}
+                           : (rill_dims){5, {g->n, g->m, g->out[0], g->out[1], g->out[2]}};
+  RILL_TRY(rill_kin_check_dims(ctx, CONV3D_GRAD_IN_DOUT, *dy, &od));
+  RILL_TRY(conv3d_grad_out(ctx, 0, dt, xd, dx));
+  return conv3d_grad_out(ctx, 1, dt, fd, df);
+}
+
 static rill_status *conv3d_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   rill_tensor *x = NULL, *f = NULL, *dy = NULL, *dx = NULL, *df = NULL;
-  RILL_TRY(rill_kin_need(ctx, CONV3D_IN_INPUT, 0, dt, &x));
-  RILL_TRY(rill_kin_need(ctx, CONV3D_IN_FILTER, 0, dt, &f));
-  RILL_TRY(rill_kin_need(ctx, CONV3D_GRAD_IN_DOUT, 0, dt, &dy));
   conv3d_geom g;
-  const char *err = conv3d_geom_get(ctx->attrs, &x->dims, &f->dims, &g);
-  if (err) return rill_kernel_error(ctx, "Input (%s): %s", rill_kin_name(ctx, 0, 0), err);
-  rill_dims od = {5, {g.n, g.m, g.out[0], g.out[1], g.out[2]}};
-  RILL_TRY(rill_kin_check_dims(ctx, CONV3D_GRAD_IN_DOUT, dy, &od));
-  RILL_TRY(conv3d_grad_out(ctx, 0, dt, &x->dims, &dx));
-  RILL_TRY(conv3d_grad_out(ctx, 1, dt, &f->dims, &df));
+  RILL_TRY(conv3d_grad_setup(ctx, dt, false, &g, &x, &f, &dy, &dx, &df));
   return CONV3D_RUN(dt, conv3d_bwd, ctx, &g, rill_tensor_ptr(x), rill_tensor_ptr(f),
                     rill_tensor_ptr(dy), conv3d_ptr(dx), conv3d_ptr(df));
 }
@@ -221,16 +237,8 @@ static rill_status *convt3d_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
 
 static rill_status *convt3d_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   rill_tensor *x = NULL, *f = NULL, *dy = NULL, *dx = NULL, *df = NULL;
-  RILL_TRY(rill_kin_need(ctx, CONV3D_IN_INPUT, 0, dt, &x));
-  RILL_TRY(rill_kin_need(ctx, CONV3D_IN_FILTER, 0, dt, &f));
-  RILL_TRY(rill_kin_need(ctx, CONV3D_GRAD_IN_DOUT, 0, dt, &dy));
   conv3d_geom g;
-  const char *err = conv3d_transpose_geom_get(ctx->attrs, &x->dims, &f->dims, &g);
-  if (err) return rill_kernel_error(ctx, "Input (%s): %s", rill_kin_name(ctx, 0, 0), err);
-  rill_dims od = {5, {g.n, g.c, g.in[0], g.in[1], g.in[2]}};
-  RILL_TRY(rill_kin_check_dims(ctx, CONV3D_GRAD_IN_DOUT, dy, &od));
-  RILL_TRY(conv3d_grad_out(ctx, 0, dt, &x->dims, &dx));
-  RILL_TRY(conv3d_grad_out(ctx, 1, dt, &f->dims, &df));
+  RILL_TRY(conv3d_grad_setup(ctx, dt, true, &g, &x, &f, &dy, &dx, &df));
   if (dx)
     RILL_TRY(CONV3D_RUN(dt, conv3d_fwd, ctx, &g, rill_tensor_ptr(dy), rill_tensor_ptr(f),
                         rill_tensor_ptr(dx)));

@@ -178,7 +178,8 @@ static rill_status *dm_write_state(rill_kernel_ctx *ctx, size_t slot, rill_dtype
       ((double *)rill_tensor_ptr(o))[2 * i + 1] = (double)r->v[i].flag;
     }
   }
-  return rill_nms_set_lod(o, offs, (size_t)classes + 1);
+  size_t noffs = (size_t)classes + 1;
+  return rill_tensor_set_lod(o, 1, (const uint64_t *const[]){offs}, &noffs);
 }
 
 typedef struct dm_work {

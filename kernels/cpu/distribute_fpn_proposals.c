@@ -81,9 +81,11 @@
       }                                                                                        \
       for (size_t l = 0; l < nl; l++) offs[l * (nimg + 1) + im + 1] = (uint64_t)count[l];      \
     }                                                                                          \
-    for (size_t l = 0; l < nl; l++)                                                            \
-      if ((st = rill_nms_set_lod(rill_kout(ctx, 0, l), offs + l * (nimg + 1), nimg + 1)))      \
-        goto done;                                                                             \
+    size_t nstarts = nimg + 1;                                                                 \
+    for (size_t l = 0; l < nl; l++) {                                                          \
+      const uint64_t *lod[] = {offs + l * nstarts};                                            \
+      if ((st = rill_tensor_set_lod(rill_kout(ctx, 0, l), 1, lod, &nstarts))) goto done;       \
+    }                                                                                          \
   done:                                                                                        \
     rill_free(level);                                                                          \
     rill_free(count);                                                                          \

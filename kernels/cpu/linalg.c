@@ -40,18 +40,29 @@ static rill_status *grad_out(rill_kernel_ctx *ctx, size_t slot, rill_dtype dt,
 MM(float, mm_fp32)
 MM(double, mm_fp64)
 
+/* bmm's extents: X is [B, M, K] and Y [B, K, N]. */
+static rill_status *bmm_dims(rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *y,
+                             int64_t *B, int64_t *M, int64_t *K, int64_t *N) {
+  const rill_dims *a = &x->dims, *b = &y->dims;
+  if (a->n != 3 || b->n != 3 || a->d[0] != b->d[0] || a->d[2] != b->d[1])
+    return shape_error(ctx, "must be [B, M, K] and [B, K, N]");
+  *B = a->d[0];
+  *M = a->d[1];
+  *K = a->d[2];
+  *N = b->d[2];
+  return NULL;
+}
+
 #define BMM(T, DT, NAME, GRAD, MMF)                                                          \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                                 \
     rill_tensor *x, *y, *out;                                                               \
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                             \
     RILL_TRY(rill_kin_need(ctx, 1, 0, DT, &y));                                             \
-    const rill_dims *a = &x->dims, *b = &y->dims;                                           \
-    if (a->n != 3 || b->n != 3 || a->d[0] != b->d[0] || a->d[2] != b->d[1])                 \
-      return shape_error(ctx, "must be [B, M, K] and [B, K, N]");                           \
-    rill_dims od = {.n = 3, .d = {a->d[0], a->d[1], b->d[2]}};                              \
+    int64_t B = 0, M = 0, K = 0, N = 0;                                                     \
+    RILL_TRY(bmm_dims(ctx, x, y, &B, &M, &K, &N));                                          \
+    rill_dims od = {.n = 3, .d = {B, M, N}};                                                \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                          \
     RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &od));                                    \
-    int64_t B = a->d[0], M = a->d[1], K = a->d[2], N = b->d[2];                             \
     const T *xp = rill_tensor_ptr(x), *yp = rill_tensor_ptr(y);                             \
     T *op = rill_tensor_ptr(out);                                                           \
     for (int64_t i = 0; i < B; i++)                                                         \
@@ -63,14 +74,12 @@ MM(double, mm_fp64)
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                             \
     RILL_TRY(rill_kin_need(ctx, 1, 0, DT, &y));                                             \
     RILL_TRY(rill_kin_need(ctx, 2, 0, DT, &g));                                             \
-    const rill_dims *a = &x->dims, *b = &y->dims;                                           \
-    if (a->n != 3 || b->n != 3 || a->d[0] != b->d[0] || a->d[2] != b->d[1])                \
-      return shape_error(ctx, "must be [B, M, K] and [B, K, N]");                           \
-    rill_dims od = {.n = 3, .d = {a->d[0], a->d[1], b->d[2]}};                              \
+    int64_t B = 0, M = 0, K = 0, N = 0;                                                     \
+    RILL_TRY(bmm_dims(ctx, x, y, &B, &M, &K, &N));                                          \
+    rill_dims od = {.n = 3, .d = {B, M, N}};                                                \
     RILL_TRY(rill_kin_check_dims(ctx, 2, g, &od));                                          \
     RILL_TRY(grad_out(ctx, 0, DT, x, &dx));                                                 \
     RILL_TRY(grad_out(ctx, 1, DT, y, &dy));                                                 \
-    int64_t B = a->d[0], M = a->d[1], K = a->d[2], N = b->d[2];                             \
     const T *xp = rill_tensor_ptr(x), *yp = rill_tensor_ptr(y), *gp = rill_tensor_ptr(g);   \
     for (int64_t i = 0; i < B; i++) {                                                       \
       if (dx) /* [M, N] [K, N]^T */                                                         \

@@ -127,7 +127,7 @@
         memcpy(o + r * 6 + 2, b + (e->order * m + e->idx) * 4, 4 * sizeof(T));                 \
       }                                                                                        \
     }                                                                                          \
-    st = rill_nms_set_lod(out, starts, nstarts);                                               \
+    st = rill_tensor_set_lod(out, 1, (const uint64_t *const[]){starts}, &nstarts);             \
   done:                                                                                        \
     rill_free(s);                                                                              \
     rill_free(b);                                                                              \

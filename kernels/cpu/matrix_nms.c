@@ -107,14 +107,17 @@
         o[r * 6 + 1] = (T)kept[r].score;                                                       \
         memcpy(o + r * 6 + 2, bp + (i * m + kept[r].idx) * 4, 4 * sizeof(T));                 \
       }                                                                                        \
-    if ((st = rill_nms_set_lod(out, starts, (size_t)nimg + 1))) goto done;                     \
+    size_t nstarts = (size_t)nimg + 1;                                                         \
+    if ((st = rill_tensor_set_lod(out, 1, (const uint64_t *const[]){starts}, &nstarts)))       \
+      goto done;                                                                               \
     if (index) {                                                                               \
       rill_dims id = {.n = 2, .d = {total, 1}};                                                \
       if ((st = rill_tensor_alloc(index, RILL_DTYPE_INT32, &id))) goto done;                   \
       int32_t *ip = rill_tensor_ptr(index);                                                    \
       for (int64_t i = 0, r = 0; i < nimg; i++)                                                \
         for (; r < (int64_t)starts[i + 1]; r++) ip[r] = (int32_t)(i * m + kept[r].idx);        \
-      if ((st = rill_nms_set_lod(index, starts, (size_t)nimg + 1))) goto done;                 \
+      if ((st = rill_tensor_set_lod(index, 1, (const uint64_t *const[]){starts}, &nstarts)))   \
+        goto done;                                                                             \
     }                                                                                          \
   done:                                                                                        \
     rill_free(cand);                                                                           \

@@ -210,8 +210,9 @@ typedef struct nms_view {
         for (int64_t r = 0; r < total; r++) ip[r] = (int32_t)kept[r].order;                    \
       }                                                                                        \
     }                                                                                          \
-    if ((st = rill_nms_set_lod(out, starts, nstarts))) goto done;                                   \
-    if (index && (st = rill_nms_set_lod(index, starts, nstarts))) goto done;                        \
+    const uint64_t *const lod[] = {starts};                                                    \
+    if ((st = rill_tensor_set_lod(out, 1, lod, &nstarts))) goto done;                          \
+    if (index && (st = rill_tensor_set_lod(index, 1, lod, &nstarts))) goto done;               \
     if (nums) {                                                                                \
       rill_dims nd = {.n = 1, .d = {nimg}};                                                    \
       if ((st = rill_tensor_alloc(nums, RILL_DTYPE_INT32, &nd))) goto done;                    \

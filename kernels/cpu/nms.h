@@ -1,8 +1,8 @@
 /* What the NMS and proposal kernels (multiclass_nms, matrix_nms, locality_aware_nms,
  * retinanet_detection_output, the FPN ops, generate_proposals) share: Paddle's box area
- * and Jaccard overlap, greedy NMS, a candidate record whose sort is stable, setting a
- * one-level LoD on an output and the empty result's marker. Boxes are
- * [xmin, ymin, xmax, ymax]; the float and double versions are picked by pointer type. */
+ * and Jaccard overlap, greedy NMS, a candidate record whose sort is stable and the empty
+ * result's marker. Boxes are [xmin, ymin, xmax, ymax]; the float and double versions are
+ * picked by pointer type. */
 #ifndef RILL_KERNELS_CPU_NMS_H
 #define RILL_KERNELS_CPU_NMS_H
 
@@ -89,24 +89,6 @@ static inline int rill_nms_cand_cmp(const void *pa, const void *pb) {
 static inline int rill_nms_int_cmp(const void *pa, const void *pb) {
   int32_t a = *(const int32_t *)pa, b = *(const int32_t *)pb;
   return a < b ? -1 : a > b;
-}
-
-/* Sets a one-level LoD with the n offsets `offs` on t. */
-static inline rill_status *rill_nms_set_lod(rill_tensor *t, const uint64_t *offs, size_t n) {
-  rill_lod lod = {0, NULL};
-  lod.levels = rill_calloc(1, sizeof *lod.levels);
-  if (!lod.levels) return rill_oom();
-  lod.nlevels = 1;
-  lod.levels[0].offsets = rill_malloc((n ? n : 1) * sizeof *offs);
-  if (!lod.levels[0].offsets) {
-    rill_lod_clear(&lod);
-    return rill_oom();
-  }
-  if (n) memcpy(lod.levels[0].offsets, offs, n * sizeof *offs);
-  lod.levels[0].n = n;
-  rill_lod_clear(&t->lod);
-  t->lod = lod;
-  return NULL;
 }
 
 /* Paddle's "nothing detected" output of multiclass_nms and locality_aware_nms: out becomes

@@ -1,37 +1,16 @@
-/* pool2d and pool2d_grad CPU kernels (NCHW), following Paddle's window rules: a window
- * starts at o * stride - pad_before (adaptive: floor(o * in / out)) and ends at
- * min(start + k, in + pad_before) (adaptive: ceil((o + 1) * in / out)); it is then
- * clipped to the image. avg divides by the clipped size when exclusive or adaptive, else
- * by the size before clipping to the image (padding counted, ceil_mode overhang not). */
+/* pool2d and pool2d_grad CPU kernels (NCHW), with Paddle's windows (pool_window.h), clipped
+ * to the image. avg divides by the clipped size when exclusive or adaptive, else by the
+ * size before clipping to the image (padding counted, ceil_mode overhang not). */
 #include <float.h>
 #include <string.h>
 
 #include "framework/base/alloc.h"
 #include "framework/base/isa.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/pool_window.h"
 #include "operators/nn.h"
 
-typedef struct window {
-  int64_t start, end, size; /* clipped [start, end); size: unclipped (padding counted) */
-} window;
-
-static window pool_window(int64_t o, int64_t in, int64_t out, int64_t k, int64_t s, int64_t pad,
-                          bool adaptive) {
-  window w;
-  if (adaptive) {
-    w.start = o * in / out;
-    w.end = ((o + 1) * in + out - 1) / out;
-    w.size = w.end - w.start;
-    return w;
-  }
-  w.start = o * s - pad;
-  w.end = w.start + k < in + pad ? w.start + k : in + pad;
-  w.size = w.end - w.start;
-  if (w.start < 0) w.start = 0;
-  if (w.end > in) w.end = in;
-  if (w.end < w.start) w.end = w.start;
-  return w;
-}
+typedef rill_pool_window window;
 
 /* The windows of every output row and column, computed once per call; [j0, j1) are the
  * output columns whose window is whole (kw wide, inside the image, at j * sw - pl): the
@@ -50,11 +29,11 @@ static rill_status *pool_plan_make(rill_kernel_ctx *ctx, const rill_pool_geom *g
   pl->rows = w;
   pl->cols = w + g->oh;
   for (int64_t i = 0; i < g->oh; i++)
-    pl->rows[i] = pool_window(i, g->h, g->oh, g->kh, g->sh, g->pt, g->adaptive);
+    pl->rows[i] = rill_pool_window_at(i, g->h, g->oh, g->kh, g->sh, g->pt, g->adaptive);
   pl->j0 = g->ow;
   pl->j1 = g->ow;
   for (int64_t j = 0; j < g->ow; j++) {
-    window c = pool_window(j, g->w, g->ow, g->kw, g->sw, g->pl, g->adaptive);
+    window c = rill_pool_window_at(j, g->w, g->ow, g->kw, g->sw, g->pl, g->adaptive);
     pl->cols[j] = c;
     bool whole = !g->adaptive && c.end - c.start == g->kw && c.size == g->kw &&
                  c.start == j * g->sw - g->pl;

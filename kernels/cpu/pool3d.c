@@ -1,52 +1,34 @@
-/* pool3d and pool3d_grad CPU kernels (NCDHW), with pool2d's window rules per dim: a window
- * starts at o * stride - pad_before (adaptive: floor(o * in / out)) and ends at
- * min(start + k, in + pad_before) (adaptive: ceil((o + 1) * in / out)), then is clipped
- * to the volume. avg divides by the clipped volume when exclusive or adaptive, else by
- * the volume before clipping (padding counted, ceil_mode overhang not). max's gradient
- * goes to the first element of the window (d, h, w order) equal to Out. */
+/* pool3d and pool3d_grad CPU kernels (NCDHW), with pool2d's windows per dim
+ * (pool_window.h), clipped to the volume. avg divides by the clipped volume when exclusive
+ * or adaptive, else by the volume before clipping (padding counted, ceil_mode overhang
+ * not). max's gradient goes to the first element of the window (d, h, w order) equal to
+ * Out. */
 #include <float.h>
 #include <string.h>
 
 #include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/pool_window.h"
 #include "operators/pool3d.h"
 
-typedef struct win3 {
-  int64_t start, end, size; /* clipped [start, end); size: before clipping to the volume */
-} win3;
+typedef rill_pool_window window;
 
-static win3 pool3d_win(const pool3d_geom *g, int i, int64_t o) {
-  win3 w;
-  int64_t in = g->in[i], out = g->out[i], pad = g->p[2 * i];
-  if (g->adaptive) {
-    w.start = o * in / out;
-    w.end = ((o + 1) * in + out - 1) / out;
-    w.size = w.end - w.start;
-    return w;
-  }
-  w.start = o * g->s[i] - pad;
-  w.end = w.start + g->k[i] < in + pad ? w.start + g->k[i] : in + pad;
-  w.size = w.end - w.start;
-  if (w.start < 0) w.start = 0;
-  if (w.end > in) w.end = in;
-  if (w.end < w.start) w.end = w.start;
-  return w;
-}
-
-static int64_t pool3d_divisor(const pool3d_geom *g, const win3 w[3]) {
+static int64_t pool3d_divisor(const pool3d_geom *g, const window w[3]) {
   int64_t v = 1;
   for (int i = 0; i < 3; i++) v *= g->exclusive || g->adaptive ? w[i].end - w[i].start : w[i].size;
   return v;
 }
 
 /* The windows of every output index per dim: w[0..OD), then OH, then OW entries. */
-static rill_status *pool3d_plan(rill_kernel_ctx *ctx, const pool3d_geom *g, win3 **plan) {
+static rill_status *pool3d_plan(rill_kernel_ctx *ctx, const pool3d_geom *g, window **plan) {
   size_t n = (size_t)(g->out[0] + g->out[1] + g->out[2]);
-  win3 *w = rill_malloc((n ? n : 1) * sizeof *w);
+  window *w = rill_malloc((n ? n : 1) * sizeof *w);
   if (!w) return rill_oom();
-  win3 *at = w;
+  window *at = w;
   for (int i = 0; i < 3; i++)
-    for (int64_t o = 0; o < g->out[i]; o++) *at++ = pool3d_win(g, i, o);
+    for (int64_t o = 0; o < g->out[i]; o++)
+      *at++ = rill_pool_window_at(o, g->in[i], g->out[i], g->k[i], g->s[i], g->p[2 * i],
+                                  g->adaptive);
   *plan = w;
   (void)ctx;
   return NULL;
@@ -61,15 +43,15 @@ static rill_status *pool3d_setup(rill_kernel_ctx *ctx, rill_dtype dt, rill_tenso
 }
 
 #define POOL3D(T, SUF, LOWEST)                                                                \
-  static void pool3d_fwd_##SUF(const pool3d_geom *g, const win3 *plan, const T *x, T *y) {    \
+  static void pool3d_fwd_##SUF(const pool3d_geom *g, const window *plan, const T *x, T *y) {  \
     int64_t D = g->in[0], H = g->in[1], W = g->in[2];                                         \
-    const win3 *wd = plan, *wh = plan + g->out[0], *ww = wh + g->out[1];                      \
+    const window *wd = plan, *wh = plan + g->out[0], *ww = wh + g->out[1];                    \
     for (int64_t p = 0; p < g->n * g->c; p++) {                                               \
       const T *xp = x + p * D * H * W;                                                        \
       for (int64_t a = 0; a < g->out[0]; a++)                                                 \
         for (int64_t b = 0; b < g->out[1]; b++)                                               \
           for (int64_t c = 0; c < g->out[2]; c++, y++) {                                      \
-            win3 w[3] = {wd[a], wh[b], ww[c]};                                                \
+            window w[3] = {wd[a], wh[b], ww[c]};                                              \
             T v = g->max ? LOWEST : 0;                                                        \
             for (int64_t i = w[0].start; i < w[0].end; i++)                                   \
               for (int64_t j = w[1].start; j < w[1].end; j++) {                               \
@@ -87,10 +69,10 @@ static rill_status *pool3d_setup(rill_kernel_ctx *ctx, rill_dtype dt, rill_tenso
           }                                                                                   \
     }                                                                                         \
   }                                                                                           \
-  static void pool3d_bwd_##SUF(const pool3d_geom *g, const win3 *plan, const T *x,            \
+  static void pool3d_bwd_##SUF(const pool3d_geom *g, const window *plan, const T *x,          \
                                const T *y, const T *dy, T *dx) {                              \
     int64_t D = g->in[0], H = g->in[1], W = g->in[2];                                         \
-    const win3 *wd = plan, *wh = plan + g->out[0], *ww = wh + g->out[1];                      \
+    const window *wd = plan, *wh = plan + g->out[0], *ww = wh + g->out[1];                    \
     memset(dx, 0, (size_t)(g->n * g->c * D * H * W) * sizeof(T));                             \
     for (int64_t p = 0; p < g->n * g->c; p++) {                                               \
       const T *xp = x + p * D * H * W;                                                        \
@@ -98,7 +80,7 @@ static rill_status *pool3d_setup(rill_kernel_ctx *ctx, rill_dtype dt, rill_tenso
       for (int64_t a = 0; a < g->out[0]; a++)                                                 \
         for (int64_t b = 0; b < g->out[1]; b++)                                               \
           for (int64_t c = 0; c < g->out[2]; c++, y++, dy++) {                                \
-            win3 w[3] = {wd[a], wh[b], ww[c]};                                                \
+            window w[3] = {wd[a], wh[b], ww[c]};                                              \
             if (g->max) {                                                                     \
               int64_t at = -1;                                                                \
               for (int64_t i = w[0].start; i < w[0].end && at < 0; i++)                       \
@@ -132,7 +114,7 @@ static rill_status *pool3d_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   rill_dims od = {5, {g.n, g.c, g.out[0], g.out[1], g.out[2]}};
   RILL_TRY(rill_kout_check_dims(ctx, 0, 0, y, &od));
   if (rill_tensor_numel(y) == 0) return NULL;
-  win3 *plan;
+  window *plan;
   RILL_TRY(pool3d_plan(ctx, &g, &plan));
   if (dt == RILL_DTYPE_FP32) pool3d_fwd_f32(&g, plan, rill_tensor_ptr(x), rill_tensor_ptr(y));
   else pool3d_fwd_f64(&g, plan, rill_tensor_ptr(x), rill_tensor_ptr(y));
@@ -152,7 +134,7 @@ static rill_status *pool3d_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   RILL_TRY(rill_kin_check_dims(ctx, 2, dy, &od));
   RILL_TRY(rill_kout_need(ctx, 0, 0, dt, &dx));
   RILL_TRY(rill_kout_check_dims(ctx, 0, 0, dx, &x->dims));
-  win3 *plan;
+  window *plan;
   RILL_TRY(pool3d_plan(ctx, &g, &plan));
   if (dt == RILL_DTYPE_FP32)
     pool3d_bwd_f32(&g, plan, rill_tensor_ptr(x), rill_tensor_ptr(y), rill_tensor_ptr(dy),

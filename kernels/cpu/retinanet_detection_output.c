@@ -5,8 +5,9 @@
  *     a0 + aw / 2): centre d0 * aw + cx, width exp(d2) * aw, corners centre -/+ width / 2
  *     (the far one - 1), divided by the image scale and clamped to [0, round(size /
  *     scale) - 1];
- *  3. per class, the decoded boxes of all levels (in the order found) go through greedy
- *     NMS on pixel IoU with nms_threshold and nms_eta;
+ *  3. per class, the decoded boxes of all levels (in the order found), sorted by score
+ *     (as float, stable), go through nms.h's greedy NMS on pixel IoU with nms_threshold
+ *     and nms_eta;
  *  4. the image's kept boxes, classes in ascending order, are sorted by score (as float,
  *     stable) and the first keep_top_k kept (-1: all); rows are (class + 1, score, box). */
 #include <math.h>
@@ -15,7 +16,7 @@
 
 #define RDO_KERNEL(T, DT, NAME, EXP)                                                           \
   typedef struct NAME##_pred {                                                                 \
-    T box[4], score;                                                                           \
+    T score;                                                                                   \
     int32_t cls;                                                                               \
   } NAME##_pred;                                                                               \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                                    \
@@ -54,12 +55,13 @@
     T eta = (T)ctx->attrs[RILL_RETINANET_DETECTION_OUTPUT_ATTR_NMS_ETA].v.f;                   \
     size_t c1 = (size_t)(cap > 0 ? cap : 1);                                                   \
     NAME##_pred *pred = rill_malloc(c1 * sizeof *pred);                                        \
+    T *box = rill_malloc(c1 * 4 * sizeof *box); /* pred[p]'s box at box + p * 4 */             \
     rill_nms_cand *cand = rill_malloc(c1 * sizeof *cand);                                      \
     int32_t *sel = rill_malloc(c1 * sizeof *sel);                                              \
     T *rows = rill_malloc(c1 * (size_t)(nimg > 0 ? nimg : 1) * 6 * sizeof *rows);              \
     uint64_t *starts = rill_malloc((size_t)(nimg + 1) * sizeof *starts);                       \
     rill_status *st = NULL;                                                                    \
-    if (!pred || !cand || !sel || !rows || !starts) {                                 \
+    if (!pred || !box || !cand || !sel || !rows || !starts) {                                  \
       st = rill_oom();                                                                         \
       goto done;                                                                               \
     }                                                                                          \
@@ -95,10 +97,8 @@
             T v = bb[q] < lim ? bb[q] : lim;                                                   \
             bb[q] = v > 0 ? v : 0;                                                             \
           }                                                                                    \
-          NAME##_pred *p = &pred[np++];                                                        \
-          memcpy(p->box, bb, sizeof bb);                                                       \
-          p->score = s[j];                                                                     \
-          p->cls = (int32_t)(j % classes);                                                     \
+          memcpy(box + np * 4, bb, sizeof bb);                                                 \
+          pred[np++] = (NAME##_pred){s[j], (int32_t)(j % classes)};                            \
         }                                                                                      \
       }                                                                                        \
       int64_t nk = 0;                                                                          \
@@ -110,16 +110,8 @@
             nm++;                                                                              \
           }                                                                                    \
         qsort(cand, (size_t)nm, sizeof *cand, rill_nms_cand_cmp);                              \
-        T thr = nms_t;                                                                         \
-        int64_t first = nk;                                                                    \
-        for (int64_t k = 0; k < nm; k++) {                                                     \
-          bool keep = true;                                                                    \
-          for (int64_t q = first; q < nk && keep; q++)                                         \
-            keep = rill_nms_iou(pred[cand[k].idx].box, pred[sel[q]].box, false) <= thr;        \
-          if (!keep) continue;                                                                 \
-          sel[nk++] = cand[k].idx;                                                             \
-          if (eta < 1 && thr > (T)0.5) thr *= eta;                                             \
-        }                                                                                      \
+        for (int64_t k = 0; k < nm; k++) sel[nk + k] = cand[k].idx;                            \
+        nk += rill_nms_greedy(box, 4, sel + nk, nm, nms_t, eta, false, sel + nk);              \
       }                                                                                        \
       for (int64_t k = 0; k < nk; k++) /* step 4 */                                            \
         cand[k] = (rill_nms_cand){(double)(float)pred[sel[k]].score, 0, sel[k], k};            \
@@ -130,16 +122,18 @@
         const NAME##_pred *p = &pred[cand[k].idx];                                             \
         o[k * 6] = (T)(p->cls + 1);                                                            \
         o[k * 6 + 1] = p->score;                                                               \
-        memcpy(o + k * 6 + 2, p->box, 4 * sizeof(T));                                          \
+        memcpy(o + k * 6 + 2, box + cand[k].idx * 4, 4 * sizeof(T));                           \
       }                                                                                        \
       starts[i + 1] = starts[i] + (uint64_t)nk;                                                \
     }                                                                                          \
     rill_dims od = {.n = 2, .d = {(int64_t)starts[nimg], 6}};                                  \
     if ((st = rill_tensor_alloc(out, DT, &od))) goto done;                                     \
     if (starts[nimg]) memcpy(rill_tensor_ptr(out), rows, starts[nimg] * 6 * sizeof(T));        \
-    st = rill_nms_set_lod(out, starts, (size_t)nimg + 1);                                      \
+    st = rill_tensor_set_lod(out, 1, (const uint64_t *const[]){starts},                        \
+                             (const size_t[]){(size_t)nimg + 1});                              \
   done:                                                                                        \
     rill_free(pred);                                                                           \
+    rill_free(box);                                                                            \
     rill_free(cand);                                                                           \
     rill_free(sel);                                                                            \
     rill_free(rows);                                                                           \

@@ -23,7 +23,7 @@ static rill_status *kernel_plan(rill_kernel_ctx *ctx, const rill_tensor *x, rill
 }
 
 rill_status *rill_cpu_slice(rill_kernel_ctx *ctx) {
-  rill_tensor *x = rill_kin(ctx, 0, 0), *out;
+  rill_tensor *x = rill_kin(ctx, 0, 0), *out = NULL;
   if (!x || !rill_tensor_is_set(x))
     return rill_kernel_error(ctx, "input Input (%s) is missing or holds no data", rill_kin_name(ctx, 0, 0));
   RILL_TRY(rill_kout_need(ctx, 0, 0, x->dtype, &out));
@@ -44,15 +44,9 @@ rill_status *rill_cpu_slice(rill_kernel_ctx *ctx) {
 }
 
 rill_status *rill_cpu_slice_grad(rill_kernel_ctx *ctx) {
-  rill_tensor *dx = rill_kout(ctx, 0, 0), *x = rill_kin(ctx, 0, 0), *dout = NULL;
+  rill_tensor *x, *dout, *dx;
+  RILL_TRY(rill_cpu_grad_like_input(ctx, 0, 5, &x, &dout, &dx));
   if (!dx) return NULL;
-  rill_tensor *d0 = rill_kin(ctx, 5, 0);
-  if (!x || !d0)
-    return rill_kernel_error(ctx, "inputs Input (%s) and Out@GRAD (%s) must be dense tensors",
-                             rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 5, 0));
-  RILL_TRY(rill_kin_need(ctx, 5, 0, d0->dtype, &dout));
-  RILL_TRY(rill_kout_need(ctx, 0, 0, dout->dtype, &dx));
-  RILL_TRY(rill_kout_check_dims(ctx, 0, 0, dx, &x->dims));
   rill_slice_plan plan;
   RILL_TRY(kernel_plan(ctx, x, &plan));
   int64_t want = 1;

@@ -56,7 +56,7 @@ static void strided_copy(char *full, const rill_dims *dims, const rill_strided_p
 }
 
 rill_status *rill_cpu_strided_slice(rill_kernel_ctx *ctx) {
-  rill_tensor *x = rill_kin(ctx, 0, 0), *out;
+  rill_tensor *x = rill_kin(ctx, 0, 0), *out = NULL;
   if (!x || !rill_tensor_is_set(x))
     return rill_kernel_error(ctx, "input Input (%s) is missing or holds no data",
                              rill_kin_name(ctx, 0, 0));
@@ -79,15 +79,9 @@ rill_status *rill_cpu_strided_slice(rill_kernel_ctx *ctx) {
 
 rill_status *rill_cpu_strided_slice_grad(rill_kernel_ctx *ctx) {
   enum { G_DOUT = 7 };
-  rill_tensor *dx = rill_kout(ctx, 0, 0), *x = rill_kin(ctx, 0, 0), *dout = NULL;
+  rill_tensor *x, *dout, *dx;
+  RILL_TRY(rill_cpu_grad_like_input(ctx, 0, G_DOUT, &x, &dout, &dx));
   if (!dx) return NULL;
-  rill_tensor *d0 = rill_kin(ctx, G_DOUT, 0);
-  if (!x || !d0)
-    return rill_kernel_error(ctx, "inputs Input (%s) and Out@GRAD (%s) must be dense tensors",
-                             rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, G_DOUT, 0));
-  RILL_TRY(rill_kin_need(ctx, G_DOUT, 0, d0->dtype, &dout));
-  RILL_TRY(rill_kout_need(ctx, 0, 0, dout->dtype, &dx));
-  RILL_TRY(rill_kout_check_dims(ctx, 0, 0, dx, &x->dims));
   rill_strided_plan plan;
   RILL_TRY(kernel_plan(ctx, x, &plan));
   int64_t want = 1;

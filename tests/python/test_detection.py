@@ -18,6 +18,7 @@ import rill as fluid
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'paddle18'))
 import gen_detection as gen  # noqa: E402
+from _outputs import check_outputs  # noqa: E402
 
 # Paddle's float32 values rounded to 7 decimals; exp, log and sqrt differ in the last bits.
 RTOL, ATOL = 2e-5, 2e-6
@@ -134,17 +135,7 @@ REF = {
 @pytest.mark.parametrize('case', gen.CASES)
 def test_detection_as_paddle18(case):
     outs, lods = gen.run(fluid, case)
-    want = REF[case]
-    assert len(outs) == len(want)
-    for i, (got, lod, (shape, dtype, want_lod, values)) in enumerate(zip(outs, lods, want)):
-        msg = '%s: output %d' % (case, i)
-        assert list(got.shape) == shape, msg
-        assert str(got.dtype) == dtype, msg
-        assert lod == want_lod, msg
-        if got.dtype.kind in 'iu':
-            np.testing.assert_array_equal(got, np.array(values), err_msg=msg)
-        else:
-            np.testing.assert_allclose(got, np.array(values), rtol=RTOL, atol=ATOL, err_msg=msg)
+    check_outputs(case, outs, lods, REF[case], RTOL, ATOL)
 
 
 def test_the_cases_exercise_what_they_claim():

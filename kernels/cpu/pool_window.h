@@ -1,0 +1,33 @@
+/* The pooling window of one output index along one dim, as pool2d and pool3d take it
+ * (Paddle's rules): it starts at o * stride - pad_before (adaptive: floor(o * in / out))
+ * and ends at min(start + k, in + pad_before) (adaptive: ceil((o + 1) * in / out)); it is
+ * then clipped to [0, in). */
+#ifndef RILL_KERNELS_CPU_POOL_WINDOW_H
+#define RILL_KERNELS_CPU_POOL_WINDOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct rill_pool_window {
+  int64_t start, end, size; /* clipped [start, end); size: unclipped (padding counted) */
+} rill_pool_window;
+
+static inline rill_pool_window rill_pool_window_at(int64_t o, int64_t in, int64_t out, int64_t k,
+                                                   int64_t s, int64_t pad, bool adaptive) {
+  rill_pool_window w;
+  if (adaptive) {
+    w.start = o * in / out;
+    w.end = ((o + 1) * in + out - 1) / out;
+    w.size = w.end - w.start;
+    return w;
+  }
+  w.start = o * s - pad;
+  w.end = w.start + k < in + pad ? w.start + k : in + pad;
+  w.size = w.end - w.start;
+  if (w.start < 0) w.start = 0;
+  if (w.end > in) w.end = in;
+  if (w.end < w.start) w.end = w.start;
+  return w;
+}
+
+#endif
