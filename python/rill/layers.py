@@ -2587,6 +2587,9 @@ from .py_func import py_func  # noqa: E402,F401
 from . import misc_layers as _misc_layers  # noqa: E402
 from .misc_layers import *  # noqa: E402,F401,F403
 __all__ += ['py_func'] + _misc_layers.__all__
+from . import ctr_layers as _ctr_layers  # noqa: E402
+from .ctr_layers import *  # noqa: E402,F401,F403
+__all__ += _ctr_layers.__all__
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr('fluid.layers', 'rill.layers',
