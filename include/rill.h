@@ -711,6 +711,16 @@ RILL_API void rill_param_grads_destroy(rill_param_grads *pairs);
 RILL_API rill_status *rill_program_append_backward(rill_program *program, const char *loss,
                                                    const char *const *no_grad_names,
                                                    size_t n_no_grad, rill_param_grads **pairs);
+/* As rill_program_append_backward, with the loss's gradient seeded under the name `seed`
+ * (NULL: loss@GRAD), which must be new: Paddle's gradients() seeds a target whose
+ * target@GRAD exists as target@GRAD_<n>. Every backward pass after a program's first
+ * writes a gradient whose name already exists (an earlier pass's x@GRAD) as
+ * grad/.../x@GRAD, one "grad/" per pass (grad/grad/x@GRAD in the second), as Paddle 1.8
+ * does; the pairs name those. */
+RILL_API rill_status *rill_program_append_gradients(rill_program *program, const char *loss,
+                                                    const char *seed,
+                                                    const char *const *no_grad_names,
+                                                    size_t n_no_grad, rill_param_grads **pairs);
 
 /* L2 weight decay (Paddle's append_regularization_ops with L2Decay): for each pair,
  * grad = grad + coeff * param, through a `scale` and an in-place `sum` op appended to

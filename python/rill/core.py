@@ -454,8 +454,8 @@ _prog_save_vars = _fn('rill_program_save_vars', c_status_p, ctypes.c_void_p, cty
 _prog_load_vars = _fn('rill_program_load_vars', c_status_p, ctypes.c_void_p, ctypes.c_void_p,
                       ctypes.c_char_p, c_char_pp, ctypes.c_size_t, ctypes.c_char_p)
 _prog_save = _fn('rill_program_save', c_status_p, ctypes.c_void_p, ctypes.c_char_p)
-_backward = _fn('rill_program_append_backward', c_status_p, ctypes.c_void_p, ctypes.c_char_p,
-                c_char_pp, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p))
+_gradients = _fn('rill_program_append_gradients', c_status_p, ctypes.c_void_p, ctypes.c_char_p,
+                  ctypes.c_char_p, c_char_pp, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p))
 _pg_count = _fn('rill_param_grads_count', ctypes.c_size_t, ctypes.c_void_p)
 _pg_param = _fn('rill_param_grads_param', ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t)
 _pg_grad = _fn('rill_param_grads_grad', ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t)
@@ -890,10 +890,12 @@ class CProgram(object):
                           ctypes.byref(out)))
         return CProgram(out.value)
 
-    def append_backward(self, loss, no_grad):
-        """Appends the backward pass; returns a ParamGrads (list of (param, grad))."""
+    def append_backward(self, loss, no_grad, seed=None):
+        """Appends the backward pass; returns a ParamGrads (list of (param, grad)). seed:
+        the name of the loss's gradient when not loss@GRAD (a new variable)."""
         pg = ctypes.c_void_p()
-        check(_backward(self._h, loss.encode(), _cstrs(no_grad), len(no_grad), ctypes.byref(pg)))
+        check(_gradients(self._h, loss.encode(), None if seed is None else seed.encode(),
+                         _cstrs(no_grad), len(no_grad), ctypes.byref(pg)))
         return ParamGrads(pg.value)
 
     def append_clip_by_global_norm(self, pairs, clip_norm):
