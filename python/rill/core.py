@@ -1104,6 +1104,47 @@ def device_memory_stats(device, device_id):
     return {k: getattr(s, k) for k, _ in _DeviceMemoryStats._fields_}
 
 
+_profiler_start = _fn('rill_device_profiler_start', c_status_p, _Place)
+_profiler_stop = _fn('rill_device_profiler_stop', c_status_p, _Place)
+_pinned_alloc = _fn('rill_pinned_host_alloc', c_status_p, ctypes.c_size_t,
+                    ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_bool))
+_pinned_free = _fn('rill_pinned_host_free', None, ctypes.c_void_p, ctypes.c_bool)
+
+
+def device_profiler(device, device_id, start):
+    """Starts (start True) or stops the device profiler of a place
+    (rill_device_profiler_start/stop)."""
+    check((_profiler_start if start else _profiler_stop)(_Place(device, device_id)))
+
+
+class PinnedBuffer(object):
+    """`nbytes` of host memory for a CUDA device (rill_pinned_host_alloc): page-locked
+    when the CUDA backend sees a device (self.pinned), plain otherwise; freed with the
+    object. self.array(shape, dtype) views it as an ndarray that keeps it alive."""
+
+    def __init__(self, nbytes):
+        self._p = ctypes.c_void_p()
+        self.pinned = False
+        self.nbytes = max(int(nbytes), 1)
+        flag = ctypes.c_bool(False)
+        check(_pinned_alloc(self.nbytes, ctypes.byref(self._p), ctypes.byref(flag)))
+        self.pinned = bool(flag.value)
+
+    def array(self, shape, dtype):
+        import numpy as np
+        buf = (ctypes.c_uint8 * self.nbytes).from_address(self._p.value)
+        a = np.frombuffer(buf, dtype=np.uint8)
+        dt = np.dtype(dtype)
+        n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        buf._owner = self  # the views hold the ctypes array, which holds this
+        return a[:n].view(dt).reshape(shape)
+
+    def __del__(self):
+        p, self._p = getattr(self, '_p', None), None
+        if p is not None and p.value and _pinned_free is not None:
+            _pinned_free(p, self.pinned)
+
+
 def is_compiled_with_cuda():
     """True when this build of rill has the CUDA backend (librill_cuda.so)."""
     return bool(_is_compiled_with_cuda())
