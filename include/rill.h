@@ -151,6 +151,21 @@ typedef struct rill_device_memory_stats {
  * none (the CPU's), and the place's errors. */
 RILL_API rill_status *rill_device_memory_stats_get(rill_place place, rill_device_memory_stats *out);
 
+/* Starts or stops the profiler of `place`'s device (the CUDA backend's
+ * cudaProfilerStart/cudaProfilerStop, for nsys/ncu/nvprof with a capture range on the
+ * profiler API): UNIMPLEMENTED for a backend without one (the CPU's), and the place's
+ * errors (no CUDA device: its reason). */
+RILL_API rill_status *rill_device_profiler_start(rill_place place);
+RILL_API rill_status *rill_device_profiler_stop(rill_place place);
+
+/* `bytes` (> 0) of host memory for data bound to a CUDA device (Paddle's
+ * CUDAPinnedPlace): page-locked by the CUDA backend when it is loaded and sees a device
+ * (*pinned true), else plain host memory aligned as tensors are (*pinned false).
+ * An out-of-memory status when neither can be had. Free with rill_pinned_host_free, passing
+ * the same `pinned`. */
+RILL_API rill_status *rill_pinned_host_alloc(size_t bytes, void **out, bool *pinned);
+RILL_API void rill_pinned_host_free(void *p, bool pinned);
+
 /* True when this build has the CUDA backend (librill_cuda.so, loaded on first use of a
  * CUDA place: doc/design/cuda.md). It says nothing of the machine's driver or devices. */
 RILL_API bool rill_is_compiled_with_cuda(void);
@@ -721,6 +736,16 @@ RILL_API void rill_param_grads_destroy(rill_param_grads *pairs);
 RILL_API rill_status *rill_program_append_backward(rill_program *program, const char *loss,
                                                    const char *const *no_grad_names,
                                                    size_t n_no_grad, rill_param_grads **pairs);
+/* As rill_program_append_backward, with the loss's gradient seeded under the name `seed`
+ * (NULL: loss@GRAD), which must be new: Paddle's gradients() seeds a target whose
+ * target@GRAD exists as target@GRAD_<n>. Every backward pass after a program's first
+ * writes a gradient whose name already exists (an earlier pass's x@GRAD) as
+ * grad/.../x@GRAD, one "grad/" per pass (grad/grad/x@GRAD in the second), as Paddle 1.8
+ * does; the pairs name those. */
+RILL_API rill_status *rill_program_append_gradients(rill_program *program, const char *loss,
+                                                    const char *seed,
+                                                    const char *const *no_grad_names,
+                                                    size_t n_no_grad, rill_param_grads **pairs);
 
 /* L2 weight decay (Paddle's append_regularization_ops with L2Decay): for each pair,
  * grad = grad + coeff * param, through a `scale` and an in-place `sum` op appended to

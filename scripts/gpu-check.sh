@@ -124,7 +124,7 @@ run cuda_test_cuda_kernels 120 "$BUILD/cuda_test_cuda_kernels" --jobs 1 --verbos
 run cuda_test_cuda_models 150 "$BUILD/cuda_test_cuda_models" --jobs 1 --verbose
 if "$PY" -c "import pytest, numpy" 2>/dev/null && [ -f "$BUILD/librill.so" ]; then
   run python_test_cuda 90 env RILL_LIB="$BUILD/librill.so" PYTHONPATH="$ROOT/python" \
-    "$PY" -m pytest -q -rs "$ROOT/tests/python/test_cuda.py"
+    "$PY" -m pytest -q -rs "$ROOT/tests/python/test_cuda.py" "$ROOT/tests/python/test_cuda_pinned.py"
 else
   note "python_test_cuda: skipped (no pytest/numpy for $PY, or no librill.so)"
 fi

@@ -722,6 +722,7 @@ rill_status *rill_program_clone(const rill_program *p, rill_program **out) {
   c->has_version = p->has_version;
   c->version = p->version;
   c->version_legacy = p->version_legacy;
+  c->grad_passes = p->grad_passes;
   rill_status *st = NULL;
   if (!rill_raw_copy(&c->raw, &p->raw)) {
     st = rill_oom();

@@ -139,6 +139,10 @@ struct rill_program {
   rill_raw_fields raw;     /* op_compatible_map, op_version_map, unknown fields */
   uint64_t id;             /* process-unique, for plan caches */
   uint64_t revision;       /* bumped by every edit */
+  /* Backward passes appended so far (Paddle's Program._appending_grad_times): the
+   * gradients a later pass writes under names that exist are renamed grad/.../x@GRAD
+   * (doc/design/backward.md). Copied by clone; not serialized. */
+  int32_t grad_passes;
 };
 
 /* Parse / serialize ProgramDesc bytes (the 2.x .pdmodel and the 1.x __model__). */

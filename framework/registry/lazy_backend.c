@@ -170,3 +170,50 @@ rill_status *rill_device_memory_stats_get(rill_place place, rill_device_memory_s
                       rill_place_str(place, where, sizeof where));
   return b->memory_stats(b, place, out);
 }
+
+static rill_status *profiler_set(rill_place place, bool start) {
+  RILL_TRY(rill_place_check(place));
+  const rill_backend *b = rill_backend_find(place.device);
+  char where[RILL_PLACE_STR_MAX];
+  if (!b || !b->profiler)
+    return rill_error(RILL_UNIMPLEMENTED, "the backend of %s has no profiler to %s",
+                      rill_place_str(place, where, sizeof where), start ? "start" : "stop");
+  return b->profiler(b, place, start);
+}
+
+rill_status *rill_device_profiler_start(rill_place place) { return profiler_set(place, true); }
+
+rill_status *rill_device_profiler_stop(rill_place place) { return profiler_set(place, false); }
+
+/* The CUDA backend when it is loaded, has pinned memory and sees a device; else NULL. */
+static const rill_backend *pinned_backend(void) {
+  int32_t n = 0;
+  rill_status *st = rill_cuda_device_count(&n);
+  if (st) {
+    rill_status_destroy(st);
+    return NULL;
+  }
+  const rill_backend *b = rill_backend_find(RILL_DEVICE_CUDA);
+  return n > 0 && b && b->pinned_alloc && b->pinned_free ? b : NULL;
+}
+
+rill_status *rill_pinned_host_alloc(size_t bytes, void **out, bool *pinned) {
+  if (!out || !pinned || !bytes)
+    return rill_error(RILL_INVALID_ARGUMENT, "rill_pinned_host_alloc: out or pinned is NULL, or bytes is 0");
+  *out = NULL;
+  *pinned = false;
+  const rill_backend *b = pinned_backend();
+  if (b && (*out = b->pinned_alloc(b, bytes))) {
+    *pinned = true;
+    return NULL;
+  }
+  *out = rill_aligned_alloc(bytes, RILL_TENSOR_ALIGN);
+  return *out ? NULL : rill_oom();
+}
+
+void rill_pinned_host_free(void *p, bool pinned) {
+  if (!p) return;
+  const rill_backend *b = pinned ? rill_backend_find(RILL_DEVICE_CUDA) : NULL;
+  if (b && b->pinned_free) b->pinned_free(b, p);
+  else rill_free(p);
+}

@@ -303,6 +303,16 @@ struct rill_backend {
    * its kernels runs. The CPU backend hands its BLAS library's threading over to the
    * compute pool there (OpenBLAS on one thread: the pool splits the work). */
   void (*start)(const rill_backend *b);
+  /* Optional (NULL: the backend has no profiler): starts (start true) or stops the
+   * device's own profiler for `place` (the CUDA backend: cudaProfilerStart/Stop, which
+   * a profiling tool attached to the process records between);
+   * rill_device_profiler_start/stop. */
+  rill_status *(*profiler)(const rill_backend *b, rill_place place, bool start);
+  /* Optional, both or neither: page-locked host memory the backend copies from and to
+   * without staging (the CUDA backend: cudaHostAlloc/cudaFreeHost), NULL when it cannot
+   * give `bytes`; rill_pinned_host_alloc. */
+  void *(*pinned_alloc)(const rill_backend *b, size_t bytes);
+  void (*pinned_free)(const rill_backend *b, void *p);
 };
 
 /* Registers a backend and its kernels, all or nothing: FAILED_PRECONDITION for another

@@ -90,6 +90,12 @@ typedef struct bw {
   rill_strmap outer_grads; /* gradients a loop's gradient block reads and writes in the
                               enclosing block: not declared in the gradient block */
   bool *on_path;
+  /* block 0 only: which backward pass of the program this is (1 for the first), the
+   * gradients it renamed to grad/.../x@GRAD because they existed, and the name of the
+   * loss's seed (NULL: loss@GRAD) */
+  int32_t order;
+  rill_strmap renamed;
+  const char *seed;
 } bw;
 
 static bool has(const rill_strmap *m, const char *k) { return rill_strmap_get(m, k) != NULL; }
@@ -292,6 +298,57 @@ static rill_status *link_grad_block(bw *w, const rill_op_desc *fop, rill_grad_ct
   return NULL;
 }
 
+/* The name a gradient `name` gets in pass `order` when it already exists: order times
+ * "grad/" before it (Paddle's _rename_grad_name_). */
+static rill_status *pass_name(const bw *w, const char *name, char *buf, size_t size) {
+  size_t n = strlen(RILL_GRAD_PASS_PREFIX) * (size_t)w->order + strlen(name);
+  if (n >= size) return rill_error(RILL_INVALID_ARGUMENT, "backward: gradient name '%s' is too long", name);
+  buf[0] = '\0';
+  for (int32_t i = 0; i < w->order; i++) strcat(buf, RILL_GRAD_PASS_PREFIX);
+  strcat(buf, name);
+  return NULL;
+}
+
+/* From the second backward pass of a program on, the gradient ops of one forward op
+ * write a gradient that already exists (an earlier pass's x@GRAD) under the name
+ * grad/.../x@GRAD instead, and the gradient ops after read it under that name, so that
+ * each pass has its own gradients (Paddle's renaming in _append_backward_ops_). The
+ * gradient ops of a gradient op (an earlier pass's op on this pass's path) keep their
+ * inputs: those name the earlier pass's variables. */
+static rill_status *rename_pass(bw *w, const rill_op_desc *fop, rill_grad_ctx *ctx) {
+  const rill_attr *role = rill_op_attr(fop, RILL_OP_ROLE_ATTR);
+  bool of_grad_op = role && role->value.type == RILL_ATTR_INT &&
+                    role->value.v.i == RILL_OP_ROLE_BACKWARD;
+  char to[1024];
+  for (size_t k = 0; k < ctx->nops; k++) {
+    rill_op_desc *op = &ctx->ops[k];
+    for (size_t s = 0; s < op->ninputs && !of_grad_op; s++)
+      for (size_t j = 0; j < op->inputs[s].nargs; j++) {
+        const char *var = op->inputs[s].args[j];
+        if (!has(&w->renamed, var)) continue;
+        RILL_TRY(pass_name(w, var, to, sizeof to));
+        char *from = rill_strdup(var);
+        if (!from) return rill_oom();
+        rill_status *st = rill_opd_rename(op, from, to, true, false);
+        rill_free(from);
+        RILL_TRY(st);
+      }
+    for (size_t s = 0; s < op->noutputs; s++)
+      for (size_t j = 0; j < op->outputs[s].nargs; j++) {
+        const char *var = op->outputs[s].args[j];
+        if (!is_grad_name(var) || !rill_block_find_var(w->p, 0, var)) continue;
+        RILL_TRY(pass_name(w, var, to, sizeof to));
+        RILL_TRY(rill_strmap_put(&w->renamed, var, 1));
+        char *from = rill_strdup(var);
+        if (!from) return rill_oom();
+        rill_status *st = rill_opd_rename(op, from, to, false, true);
+        rill_free(from);
+        RILL_TRY(st);
+      }
+  }
+  return NULL;
+}
+
 static rill_status *make_grad_ops(bw *w, rill_oplist *g) {
   for (size_t i = w->loss_op + 1; i-- > 0;) {
     if (!w->on_path[i]) continue;
@@ -304,6 +361,7 @@ static rill_status *make_grad_ops(bw *w, rill_oplist *g) {
                          .impl = w};
     rill_status *st = ctx.schema->grad(&ctx);
     if (!st && (ctx.schema->flags & RILL_OP_SUBBLOCK)) st = link_grad_block(w, op, &ctx);
+    else if (!st && w->order > 1) st = rename_pass(w, op, &ctx);
     for (size_t k = 0; k < ctx.nops && !st; k++) {
       /* a gradient op that writes nothing is dropped */
       bool writes = false;
@@ -503,22 +561,41 @@ static rill_status *addup_run(addup *a, rill_oplist *g) {
   return NULL;
 }
 
-/* Forward variable of a gradient name: the text before the first @GRAD. */
-static rill_status *forward_name(const char *grad, char **out) {
+/* Forward variable of a gradient name: the text before the first @GRAD, less the
+ * grad/ prefixes of a later pass's renamed gradient when no variable has them. */
+static rill_status *forward_name(const bw *w, const char *grad, char **out) {
   const char *at = strstr(grad, RILL_GRAD_SUFFIX);
-  *out = rill_strndup(grad, at ? (size_t)(at - grad) : strlen(grad));
+  size_t n = at ? (size_t)(at - grad) : strlen(grad);
+  *out = rill_strndup(grad, n);
+  if (!*out) return rill_oom();
+  const size_t np = strlen(RILL_GRAD_PASS_PREFIX);
+  if (rill_program_find_var(w->p, w->gidx, *out) || strncmp(grad, RILL_GRAD_PASS_PREFIX, np) != 0)
+    return NULL;
+  const char *s = grad;
+  while (n > np && strncmp(s, RILL_GRAD_PASS_PREFIX, np) == 0) {
+    s += np;
+    n -= np;
+  }
+  rill_free(*out);
+  *out = rill_strndup(s, n);
   return *out ? NULL : rill_oom();
 }
 
-/* Gradients read before any op wrote them are zeroed with fill_zeros_like. */
+/* Gradients read before any op wrote them are zeroed with fill_zeros_like; a variable
+ * with a gradient's name that exists already and is read in a slot that is not a
+ * gradient's (X, not Out@GRAD) is a value of the forward program, as an earlier
+ * backward pass's x@GRAD is to a later pass. */
 static rill_status *zero_fill(bw *w, rill_oplist *g, rill_strmap *made) {
   for (size_t idx = 0; idx < g->n; idx++) {
     for (size_t k = 0; k < g->v[idx].ninputs; k++)
       for (size_t j = 0; j < g->v[idx].inputs[k].nargs; j++) {
         const char *var = g->v[idx].inputs[k].args[j];
         if (!is_grad_name(var) || has(made, var)) continue;
+        /* an earlier pass's gradient read as a value (a forward slot) is that value */
+        if (!is_grad_name(g->v[idx].inputs[k].param) && rill_program_find_var(w->p, w->gidx, var))
+          continue;
         char *fwd;
-        RILL_TRY(forward_name(var, &fwd));
+        RILL_TRY(forward_name(w, var, &fwd));
         if (!rill_program_find_var(w->p, w->gidx, fwd)) {
           rill_status *st = rill_error(RILL_INVALID_ARGUMENT,
                                        "backward: gradient op '%s' reads '%s', which nothing "
@@ -580,7 +657,7 @@ static rill_status *declare_vars(bw *w, const rill_oplist *g) {
             (!is_grad_name(var) && rill_program_find_var(w->p, w->gidx, var)))
           continue; /* declared, a loop-carried gradient, or a restored forward variable */
         char *fwd;
-        RILL_TRY(forward_name(var, &fwd));
+        RILL_TRY(forward_name(w, var, &fwd));
         const rill_var_desc *d = rill_program_find_var(w->p, w->gidx, fwd);
         rill_status *st;
         if (d && d->has_tensor) {
@@ -722,6 +799,11 @@ static rill_status *collect_pairs(bw *w, rill_param_grads *pg) {
     if (!is_trainable_param(v, any_marked) || !has(&w->want, v->name)) continue;
     if ((size_t)snprintf(gname, sizeof gname, "%s%s", v->name, RILL_GRAD_SUFFIX) >= sizeof gname)
       continue;
+    if (has(&w->renamed, gname)) {
+      char own[sizeof gname];
+      RILL_TRY(pass_name(w, gname, own, sizeof own));
+      memcpy(gname, own, sizeof gname);
+    }
     /* the last op writing the gradient carries op_role_var [param, grad, ...] */
     rill_op_desc *last = NULL;
     for (size_t o = w->b->nops; o-- > 0 && !last;)
@@ -769,10 +851,11 @@ static rill_status *check_loss(bw *w) {
   char gname[1024];
   if ((size_t)snprintf(gname, sizeof gname, "%s%s", w->loss, RILL_GRAD_SUFFIX) >= sizeof gname)
     return rill_error(RILL_INVALID_ARGUMENT, "backward: loss name is too long");
-  if (rill_program_find_var(w->p, 0, gname))
+  /* loss@GRAD may exist (an earlier pass of the same loss): it is seeded again */
+  if (w->seed && (!*w->seed || rill_program_find_var(w->p, 0, w->seed)))
     return rill_error(RILL_ALREADY_EXISTS,
-                      "backward: '%s' already exists: the program already has a backward pass "
-                      "for loss '%s'", gname, w->loss);
+                      "backward: the seed of loss '%s' must be a new variable name, got '%s'",
+                      w->loss, w->seed);
   return NULL;
 }
 
@@ -780,7 +863,7 @@ static rill_status *seed_op(bw *w, rill_op_desc *op) {
   const rill_var_desc *d = rill_block_find_var(w->p, 0, w->loss);
   char gname[1024];
   snprintf(gname, sizeof gname, "%s%s", w->loss, RILL_GRAD_SUFFIX);
-  const char *out = gname;
+  const char *out = w->seed ? w->seed : gname;
   /* Paddle seeds shape [1] (or the loss's shape when it is 0-D); rill's gradient kernels
    * check shapes exactly, so a [1, 1] loss gets a [1, 1] seed. */
   int64_t shape[RILL_MAX_DIMS] = {1};
@@ -820,6 +903,12 @@ static rill_status *run(bw *w, const char *const *no_grad, size_t n_no_grad, ril
   rill_strmap made = {0};
   rill_op_desc seed;
   rill_status *st = make_grad_ops(w, &g);
+  if (!st && w->seed) {
+    /* the gradient ops read the seed under its own name */
+    char gname[1024];
+    snprintf(gname, sizeof gname, "%s%s", w->loss, RILL_GRAD_SUFFIX);
+    for (size_t i = 0; i < g.n && !st; i++) st = rill_opd_rename(&g.v[i], gname, w->seed, true, false);
+  }
   if (!st) st = addup_run(&a, &g);
   if (!st) st = seed_op(w, &seed);
   if (!st) st = rill_oplist_insert(&g, 0, &seed);
@@ -838,15 +927,15 @@ static rill_status *run(bw *w, const char *const *no_grad, size_t n_no_grad, ril
   return st;
 }
 
-rill_status *rill_program_append_backward(rill_program *program, const char *loss,
-                                          const char *const *no_grad_names, size_t n_no_grad,
-                                          rill_param_grads **pairs) {
+rill_status *rill_program_append_gradients(rill_program *program, const char *loss,
+                                           const char *seed, const char *const *no_grad_names,
+                                           size_t n_no_grad, rill_param_grads **pairs) {
   if (!program || !loss || (n_no_grad && !no_grad_names))
     return rill_error(RILL_INVALID_ARGUMENT, "rill_program_append_backward: NULL argument");
   if (program->nblocks == 0)
     return rill_error(RILL_INVALID_ARGUMENT, "backward: the program has no blocks");
   RILL_TRY(rill_registry_init());
-  bw w = {.loss = loss};
+  bw w = {.loss = loss, .seed = seed, .order = program->grad_passes + 1};
   RILL_TRY(rill_program_clone(program, &w.p));
   w.b = &w.p->blocks[0];
   rill_param_grads *pg = rill_calloc(1, sizeof *pg);
@@ -856,14 +945,22 @@ rill_status *rill_program_append_backward(rill_program *program, const char *los
   rill_strmap_clear(&w.want);
   rill_strmap_clear(&w.written);
   rill_strmap_clear(&w.outer_grads);
+  rill_strmap_clear(&w.renamed);
   rill_free(w.on_path);
   if (st) {
     rill_program_free(w.p);
     rill_param_grads_destroy(pg);
     return st;
   }
+  w.p->grad_passes = w.order;
   rill_program_commit(program, w.p);
   if (pairs) *pairs = pg;
   else rill_param_grads_destroy(pg);
   return NULL;
+}
+
+rill_status *rill_program_append_backward(rill_program *program, const char *loss,
+                                          const char *const *no_grad_names, size_t n_no_grad,
+                                          rill_param_grads **pairs) {
+  return rill_program_append_gradients(program, loss, NULL, no_grad_names, n_no_grad, pairs);
 }

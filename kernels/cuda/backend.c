@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cuda_profiler_api.h>
+
 #include "kernels/cuda/cuda.h"
 
 static const rill_kernel_def cuda_kernels[] = {
@@ -133,6 +135,26 @@ static rill_status *cuda_memory_stats(const rill_backend *b, rill_place place, r
   return NULL;
 }
 
+static rill_status *cuda_profiler(const rill_backend *b, rill_place place, bool start) {
+  (void)b;
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_dev_get(place.id, &d));
+  cudaError_t e = cudaSetDevice(place.id);
+  if (e == cudaSuccess) e = start ? cudaProfilerStart() : cudaProfilerStop();
+  return e == cudaSuccess ? NULL : rill_cuda_error(e, start ? "cudaProfilerStart" : "cudaProfilerStop");
+}
+
+static void *cuda_pinned_alloc(const rill_backend *b, size_t bytes) {
+  (void)b;
+  void *p = NULL;
+  return cudaHostAlloc(&p, bytes, cudaHostAllocPortable) == cudaSuccess ? p : NULL;
+}
+
+static void cuda_pinned_free(const rill_backend *b, void *p) {
+  (void)b;
+  cudaFreeHost(p);
+}
+
 static int32_t cuda_device_count(const rill_backend *b) {
   (void)b;
   return rill_cuda_runtime_devices();
@@ -151,4 +173,7 @@ const rill_backend rill_cuda_backend = {
     .check_place = cuda_check_place,
     .device_count = cuda_device_count,
     .memory_stats = cuda_memory_stats,
+    .profiler = cuda_profiler,
+    .pinned_alloc = cuda_pinned_alloc,
+    .pinned_free = cuda_pinned_free,
 };

@@ -13,7 +13,7 @@ from .core import (InvalidArgumentError, NotFoundError, AlreadyExistsError, OutO
 from . import framework
 from .framework import (Program, Block, Variable, Parameter, Operator, program_guard,
                         default_main_program, default_startup_program, name_scope,
-                        unique_name, CPUPlace, CUDAPlace, in_dygraph_mode)
+                        unique_name, CPUPlace, CUDAPlace, CUDAPinnedPlace, in_dygraph_mode)
 from . import initializer, param_attr, regularizer, clip, layers, optimizer, executor, io
 from .param_attr import ParamAttr, WeightNormParamAttr
 from .executor import (Executor, Scope, global_scope, scope_guard, LoDTensor,
@@ -28,7 +28,7 @@ from .core import load_op_library, cpu_isa, version, version_number
 from . import reader, compiler, data_loader, profiler
 from .compiler import CompiledProgram, BuildStrategy, ExecutionStrategy
 from .layers import fluid_data as data, fluid_embedding as embedding
-from .framework import cpu_places, cuda_places, is_compiled_with_cuda
+from .framework import cpu_places, cuda_places, cuda_pinned_places, is_compiled_with_cuda
 from .executor import create_random_int_lodtensor
 from ._missing import FluidAPIMissing
 from . import transpiler
@@ -54,6 +54,7 @@ core.LoDTensor = LoDTensor
 core.LoDTensorArray = LoDTensorArray
 core.CPUPlace = CPUPlace
 core.CUDAPlace = CUDAPlace
+core.CUDAPinnedPlace = CUDAPinnedPlace
 core.get_cuda_device_count = lambda: core.cuda_device_count()[0]
 from . import cuda
 
@@ -63,11 +64,12 @@ __version__ = '0.1.0'
 
 __all__ = ['Error', 'Program', 'Block', 'Variable', 'Parameter', 'Operator', 'program_guard',
            'default_main_program', 'default_startup_program', 'name_scope', 'unique_name',
-           'CPUPlace', 'CUDAPlace', 'ParamAttr', 'Executor', 'Scope', 'global_scope',
+           'CPUPlace', 'CUDAPlace', 'CUDAPinnedPlace', 'ParamAttr', 'Executor', 'Scope', 'global_scope',
            'scope_guard', 'LoDTensor', 'create_lod_tensor', 'layers', 'optimizer',
            'initializer', 'regularizer', 'clip', 'io', 'core', 'DataFeeder', 'nets', 'inference',
            'load_op_library', 'cpu_isa', 'version', 'version_number', 'data', 'embedding', 'reader', 'CompiledProgram', 'BuildStrategy',
-           'ExecutionStrategy', 'cpu_places', 'cuda_places', 'create_random_int_lodtensor',
+           'ExecutionStrategy', 'cpu_places', 'cuda_places', 'cuda_pinned_places',
+           'create_random_int_lodtensor',
            'FluidAPIMissing', 'metrics', 'evaluator', 'is_compiled_with_cuda',
            'require_version', 'set_flags', 'get_flags', 'device_guard', 'one_hot',
            'LoDTensorArray', 'backward', 'append_backward', 'gradients', 'save', 'load',

@@ -25,7 +25,7 @@ def _names(vs, what, where):
     return out
 
 
-def _run_pass(loss, no_grad_set, where):
+def _run_pass(loss, no_grad_set, where, seed=None):
     if not isinstance(loss, Variable):
         raise TypeError('%s: loss must be a Variable, got %r' % (where, loss))
     program = loss.block.program
@@ -34,7 +34,8 @@ def _run_pass(loss, no_grad_set, where):
             "%s: loss '%s' must be a variable of the global block" % (where, loss.name))
     blk = program.global_block()
     first = len(blk.ops)
-    pairs = program._c().append_backward(loss.name, _names(no_grad_set, 'no_grad_set', where))
+    pairs = program._c().append_backward(loss.name, _names(no_grad_set, 'no_grad_set', where),
+                                         seed)
     program._transformed()
     return program, blk, first, [(p, g) for p, g in pairs]
 
@@ -78,7 +79,10 @@ def append_backward(loss, parameter_list=None, no_grad_set=None, callbacks=None,
         context = {}
         for v in blk.vars:
             if '@GRAD' in v:
-                context[v] = v[:v.index('@GRAD')]
+                fwd = v[:v.index('@GRAD')]
+                while fwd.startswith('grad/') and fwd not in blk.vars:
+                    fwd = fwd[len('grad/'):]
+                context[v] = fwd
         for _ in range(first, len(blk.ops)):
             for cb in callbacks:
                 cb(block=blk, context=context)
@@ -148,5 +152,25 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
             target = _seeded_sum(ts, tg)
         no_grad = _names(no_grad_set, 'no_grad_set', where)
         no_grad_set = no_grad + [g.name for g in tg if g is not None and g.name not in no_grad]
-    program, blk, _, _ = _run_pass(target, no_grad_set, where)
-    return [blk._find_var_recursive(v.name + '@GRAD') for v in ins]
+    blk = target.block.program.global_block()
+    before = set(blk.vars)
+    # a target whose gradient exists already (an earlier pass) is seeded under a new
+    # name, target@GRAD_<n>, as Paddle's calc_gradient does
+    seed = None
+    if target.name + '@GRAD' in before:
+        from .framework import unique_name
+        seed = unique_name.generate(target.name + '@GRAD')
+    program, blk, _, _ = _run_pass(target, no_grad_set, where, seed)
+    return [_pass_grad(blk, v.name + '@GRAD', before) for v in ins]
+
+
+def _pass_grad(blk, name, before):
+    """The gradient `name` as the last pass wrote it: name itself when it is new, else
+    grad/.../name, one grad/ per pass (the C pass renames a gradient that exists)."""
+    if name not in before:
+        return blk._find_var_recursive(name)
+    for v in blk.vars:
+        if v not in before and v.endswith('/' + name) and \
+                v[:-len(name)].replace('grad/', '') == '':
+            return blk.vars[v]
+    return None

@@ -471,8 +471,8 @@ _prog_save_vars = _fn('rill_program_save_vars', c_status_p, ctypes.c_void_p, cty
 _prog_load_vars = _fn('rill_program_load_vars', c_status_p, ctypes.c_void_p, ctypes.c_void_p,
                       ctypes.c_char_p, c_char_pp, ctypes.c_size_t, ctypes.c_char_p)
 _prog_save = _fn('rill_program_save', c_status_p, ctypes.c_void_p, ctypes.c_char_p)
-_backward = _fn('rill_program_append_backward', c_status_p, ctypes.c_void_p, ctypes.c_char_p,
-                c_char_pp, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p))
+_gradients = _fn('rill_program_append_gradients', c_status_p, ctypes.c_void_p, ctypes.c_char_p,
+                  ctypes.c_char_p, c_char_pp, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p))
 _pg_count = _fn('rill_param_grads_count', ctypes.c_size_t, ctypes.c_void_p)
 _pg_param = _fn('rill_param_grads_param', ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t)
 _pg_grad = _fn('rill_param_grads_grad', ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t)
@@ -973,10 +973,12 @@ class CProgram(object):
                           ctypes.byref(out)))
         return CProgram(out.value)
 
-    def append_backward(self, loss, no_grad):
-        """Appends the backward pass; returns a ParamGrads (list of (param, grad))."""
+    def append_backward(self, loss, no_grad, seed=None):
+        """Appends the backward pass; returns a ParamGrads (list of (param, grad)). seed:
+        the name of the loss's gradient when not loss@GRAD (a new variable)."""
         pg = ctypes.c_void_p()
-        check(_backward(self._h, loss.encode(), _cstrs(no_grad), len(no_grad), ctypes.byref(pg)))
+        check(_gradients(self._h, loss.encode(), None if seed is None else seed.encode(),
+                         _cstrs(no_grad), len(no_grad), ctypes.byref(pg)))
         return ParamGrads(pg.value)
 
     def append_clip_by_global_norm(self, pairs, clip_norm):
@@ -1183,6 +1185,47 @@ def device_memory_stats(device, device_id):
     s = _DeviceMemoryStats()
     check(_device_memory_stats(_Place(device, device_id), ctypes.byref(s)))
     return {k: getattr(s, k) for k, _ in _DeviceMemoryStats._fields_}
+
+
+_profiler_start = _fn('rill_device_profiler_start', c_status_p, _Place)
+_profiler_stop = _fn('rill_device_profiler_stop', c_status_p, _Place)
+_pinned_alloc = _fn('rill_pinned_host_alloc', c_status_p, ctypes.c_size_t,
+                    ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_bool))
+_pinned_free = _fn('rill_pinned_host_free', None, ctypes.c_void_p, ctypes.c_bool)
+
+
+def device_profiler(device, device_id, start):
+    """Starts (start True) or stops the device profiler of a place
+    (rill_device_profiler_start/stop)."""
+    check((_profiler_start if start else _profiler_stop)(_Place(device, device_id)))
+
+
+class PinnedBuffer(object):
+    """`nbytes` of host memory for a CUDA device (rill_pinned_host_alloc): page-locked
+    when the CUDA backend sees a device (self.pinned), plain otherwise; freed with the
+    object. self.array(shape, dtype) views it as an ndarray that keeps it alive."""
+
+    def __init__(self, nbytes):
+        self._p = ctypes.c_void_p()
+        self.pinned = False
+        self.nbytes = max(int(nbytes), 1)
+        flag = ctypes.c_bool(False)
+        check(_pinned_alloc(self.nbytes, ctypes.byref(self._p), ctypes.byref(flag)))
+        self.pinned = bool(flag.value)
+
+    def array(self, shape, dtype):
+        import numpy as np
+        buf = (ctypes.c_uint8 * self.nbytes).from_address(self._p.value)
+        a = np.frombuffer(buf, dtype=np.uint8)
+        dt = np.dtype(dtype)
+        n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        buf._owner = self  # the views hold the ctypes array, which holds this
+        return a[:n].view(dt).reshape(shape)
+
+    def __del__(self):
+        p, self._p = getattr(self, '_p', None), None
+        if p is not None and p.value and _pinned_free is not None:
+            _pinned_free(p, self.pinned)
 
 
 def is_compiled_with_cuda():

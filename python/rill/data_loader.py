@@ -77,6 +77,13 @@ class _GeneratorLoader(object):
         if self._iterable and places is None:
             raise ValueError('DataLoader: places cannot be None when the loader is iterable '
                              '(pass places=fluid.cpu_places())')
+        if places is not None:
+            from .framework import CPUPlace, CUDAPlace, CUDAPinnedPlace
+            ps = places if isinstance(places, (list, tuple)) else [places]
+            for p in ps:
+                if not isinstance(p, (CPUPlace, CUDAPlace, CUDAPinnedPlace)):
+                    raise TypeError('DataLoader: unsupported place %r: places are CPUPlace(), '
+                                    'CUDAPlace(id) or CUDAPinnedPlace()' % (p,))
         self._batches = batches
         self._places = places
         return self

@@ -10,7 +10,8 @@ import numpy as np
 
 from . import core
 from .core import Tensor, error_class
-from .framework import Program, Variable, default_main_program, CPUPlace, CUDAPlace
+from .framework import Program, Variable, default_main_program, CPUPlace, CUDAPlace, \
+    CUDAPinnedPlace
 
 __all__ = ['Executor', 'Scope', 'global_scope', 'scope_guard', 'LoDTensor', 'create_lod_tensor',
            'create_random_int_lodtensor']
@@ -48,6 +49,12 @@ def _store_reader_state(program, scope):
     scope._c.set_tensor(CHECKPOINT_READER_VAR, Tensor.from_numpy(arr))
 
 
+def _check_tensor_place(place, where):
+    if place is not None and not isinstance(place, (CPUPlace, CUDAPlace, CUDAPinnedPlace)):
+        raise TypeError('%s: the place must be CPUPlace(), CUDAPlace(id) or CUDAPinnedPlace(), '
+                        'got %r' % (where, place))
+
+
 class LoDTensor(object):
     """A tensor with LoD offsets, for feeding sequences:
     LoDTensor(); t.set(ndarray, place); t.set_lod([[0, 2, 5]])."""
@@ -57,7 +64,22 @@ class LoDTensor(object):
         self._lod = core.lod_offsets(lod or [], 'LoDTensor LoD')
 
     def set(self, array, place=None):
-        self._array = np.ascontiguousarray(array)
+        """Holds a copy of `array`; on CUDAPinnedPlace() the copy is in pinned host
+        memory (page-locked when a CUDA device can be used: core.PinnedBuffer)."""
+        _check_tensor_place(place, 'LoDTensor.set')
+        if isinstance(place, CUDAPinnedPlace):
+            a = np.asarray(array)
+            buf = core.PinnedBuffer(a.nbytes)
+            self._array = buf.array(a.shape, a.dtype)
+            self._array[...] = a
+            self._pinned = buf.pinned
+        else:
+            self._array = np.ascontiguousarray(array)
+            self._pinned = False
+
+    def _is_pinned(self):
+        """True when the values are in page-locked memory of the CUDA backend."""
+        return getattr(self, '_pinned', False)
 
     def set_lod(self, lod):
         self._lod = core.lod_offsets(lod, 'LoDTensor LoD')
@@ -126,6 +148,7 @@ class _ScopeTensor(object):
         return a if dtype is None else a.astype(dtype)
 
     def set(self, array, place=None):
+        _check_tensor_place(place, 'Tensor.set')
         t = Tensor.from_numpy(np.asarray(array), copy=True)
         self._scope._c.set_tensor(self._name, t)
 
@@ -340,6 +363,10 @@ class Executor(object):
             device, device_id = core.DEVICE_CUDA, self.place.device_id
         elif isinstance(self.place, CPUPlace):
             device, device_id = core.DEVICE_CPU, 0
+        elif isinstance(self.place, CUDAPinnedPlace):
+            raise core.error_class('INVALID_ARGUMENT')(
+                'Executor: CUDAPinnedPlace is host memory for feeding a CUDA device, not a '
+                'place to run ops on: use CPUPlace() or CUDAPlace(id)')
         else:
             raise TypeError('Executor: the place must be CPUPlace() or CUDAPlace(id), got %r'
                             % (place,))

@@ -21,7 +21,8 @@ from .core import Error
 __all__ = ['Program', 'Block', 'Variable', 'Parameter', 'Operator', 'program_guard',
            'default_main_program', 'default_startup_program', 'switch_main_program',
            'switch_startup_program', 'name_scope', 'unique_name', 'OpRole', 'CPUPlace',
-           'CUDAPlace', 'in_dygraph_mode', 'cpu_places', 'cuda_places', 'is_compiled_with_cuda',
+           'CUDAPlace', 'CUDAPinnedPlace', 'in_dygraph_mode', 'cpu_places', 'cuda_places',
+           'cuda_pinned_places', 'is_compiled_with_cuda',
            'load_op_library']
 
 
@@ -71,6 +72,23 @@ class CUDAPlace(object):
         return hash(('cuda', self.device_id))
 
 
+class CUDAPinnedPlace(object):
+    """Fluid's CUDAPinnedPlace(): host memory bound for a CUDA device. A tensor set on it
+    (LoDTensor.set) is copied into page-locked memory from the CUDA backend
+    (cudaHostAlloc) when the backend sees a device, into plain host memory otherwise;
+    either way it reads back as it was written and feeds any executor. Programs run on
+    CPUPlace() or CUDAPlace(id), not on it: Executor(CUDAPinnedPlace()) raises."""
+
+    def __repr__(self):
+        return 'CUDAPinnedPlace'
+
+    def __eq__(self, other):
+        return isinstance(other, CUDAPinnedPlace)
+
+    def __hash__(self):
+        return hash('cuda_pinned')
+
+
 def is_compiled_with_cuda():
     """True when this build of rill has the CUDA backend (it may still find no device:
     rill.cuda.device_count())."""
@@ -96,6 +114,16 @@ def cuda_places(device_ids=None):
     if device_ids is None:
         return [CUDAPlace(i) for i in range(core.cuda_device_count()[0])]
     return [CUDAPlace(i) for i in device_ids]
+
+
+def cuda_pinned_places(device_count=None):
+    """Fluid's cuda_pinned_places: device_count CUDAPinnedPlace()s (default: one per CUDA
+    device this process can use). As in Paddle, a build without CUDA fails its
+    assertion."""
+    assert core.is_compiled_with_cuda(), "Not compiled with CUDA"
+    if device_count is None:
+        device_count = core.cuda_device_count()[0]
+    return [CUDAPinnedPlace() for _ in range(int(device_count))]
 
 
 # --------------------------------------------------------------- unique names ----

@@ -148,7 +148,43 @@ def profiler(state, sorted_key=None, profile_path='/tmp/profile', tracer_option=
         stop_profiler(sorted_key, profile_path)
 
 
+# Paddle's default nvprof configuration (fluid.profiler.NVPROF_CONFIG).
+NVPROF_CONFIG = ['gpustarttimestamp', 'gpuendtimestamp', 'gridsize3d', 'threadblocksize',
+                 'streamid', 'enableonstart 0', 'conckerneltrace']
+
+
+@contextlib.contextmanager
 def cuda_profiler(output_file, output_mode=None, config=None):
-    """CUDA only: rill runs on the CPU."""
-    raise core.error_class('UNIMPLEMENTED')(
-        'fluid.profiler.cuda_profiler: rill has no CUDA backend; use profiler()')
+    """Fluid's cuda_profiler: the CUDA profiler records between entering and leaving
+    (cudaProfilerStart and cudaProfilerStop on every CUDA device of the process, through
+    the CUDA backend: rill_device_profiler_start/stop). The records are taken by the
+    profiling tool the process runs under with a capture range on the profiler API
+    (`nsys profile --capture-range=cudaProfilerApi -o OUTPUT_FILE`, `ncu
+    --profile-from-start off`), which writes them: the CUDA runtime no longer has the
+    cudaProfilerInitialize through which Paddle handed it output_file, output_mode and
+    config. Those are checked as Paddle checks them: output_mode 'kvp' or 'csv'
+    (default) else ValueError; config a list of strings (default NVPROF_CONFIG).
+    Without a CUDA device (a build without the backend, no driver, no device) entering
+    raises UnimplementedError saying why, where Paddle's CPU build fails too."""
+    if output_mode is None:
+        output_mode = 'csv'
+    if output_mode not in ['kvp', 'csv']:
+        raise ValueError("The output mode must be 'kvp' or 'csv'.")
+    if not isinstance(output_file, str) or not output_file:
+        raise TypeError('cuda_profiler: output_file must be a file name, got %r' % (output_file,))
+    config = NVPROF_CONFIG if config is None else config
+    if not isinstance(config, (list, tuple)) or not all(isinstance(c, str) for c in config):
+        raise TypeError('cuda_profiler: config must be a list of strings, got %r' % (config,))
+    n, reason = core.cuda_device_count()
+    if not n:
+        raise core.error_class('UNIMPLEMENTED')(
+            'fluid.profiler.cuda_profiler: no CUDA device to profile: %s' % reason)
+    started = []
+    try:
+        for i in range(n):
+            core.device_profiler(core.DEVICE_CUDA, i, True)
+            started.append(i)
+        yield
+    finally:
+        for i in started:
+            core.device_profiler(core.DEVICE_CUDA, i, False)

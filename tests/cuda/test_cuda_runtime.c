@@ -160,3 +160,50 @@ Test(cuda_runtime, runs_reuse_device_memory_without_growth) {
   cr_assert_eq(later.current_bytes, first.current_bytes);
   for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 2.0f * (float)i + 1.0f, 0.0f);
 }
+
+/* Pinned host memory: page-locked from the backend with a device, plain host memory
+ * without one; either way writable, readable and freed with the flag it came with. */
+Test(cuda_runtime, pinned_host_memory_is_pinned_exactly_when_a_device_exists) {
+  char why[512];
+  bool missing = cuda_missing(why, sizeof why);
+  void *p = NULL;
+  bool pinned = missing; /* the opposite of what it must become */
+  OK(rill_pinned_host_alloc(4096, &p, &pinned));
+  cr_assert_not_null(p);
+  cr_assert_eq(pinned, !missing, "pinned %d with a device missing %d", pinned, missing);
+  unsigned char *c = p;
+  for (int i = 0; i < 4096; i++) c[i] = (unsigned char)(i * 7);
+  for (int i = 0; i < 4096; i++) cr_assert_eq(c[i], (unsigned char)(i * 7));
+  rill_pinned_host_free(p, pinned);
+  rill_pinned_host_free(NULL, false);
+  rill_status *st = rill_pinned_host_alloc(0, &p, &pinned);
+  cr_assert_eq(rill_status_code(st), RILL_INVALID_ARGUMENT);
+  rill_status_destroy(st);
+}
+
+Test(cuda_runtime, the_cpu_has_no_device_profiler) {
+  rill_status *st = rill_device_profiler_start((rill_place){RILL_DEVICE_CPU, 0});
+  cr_assert_eq(rill_status_code(st), RILL_UNIMPLEMENTED, "%s", rill_status_message(st));
+  cr_assert(strstr(rill_status_message(st), "cpu:0 has no profiler to start"), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+}
+
+Test(cuda_runtime, without_a_device_the_profiler_says_why) {
+  char why[512];
+  if (!cuda_missing(why, sizeof why)) cr_skip_test("a CUDA device is present");
+  rill_status *st = rill_device_profiler_start((rill_place){RILL_DEVICE_CUDA, 0});
+  cr_assert_not_null(st);
+  const char *want = RILL_TEST_WITH_CUDA ? why : "cuda:0";
+  cr_assert(strstr(rill_status_message(st), want), "\"%s\" lacks \"%s\"", rill_status_message(st), want);
+  rill_status_destroy(st);
+}
+
+Test(cuda_runtime, the_profiler_starts_and_stops_around_a_run) {
+  NEED_CUDA_DEVICE();
+  rill_place gpu = {RILL_DEVICE_CUDA, 0};
+  float got[4];
+  OK(rill_device_profiler_start(gpu));
+  OK(scale_on(gpu, got));
+  OK(rill_device_profiler_stop(gpu));
+  for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 2.0f * (float)i + 1.0f, 0.0f);
+}

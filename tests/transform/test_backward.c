@@ -379,7 +379,69 @@ Test(backward, bad_losses_are_named) {
   expect_msg(rill_program_append_backward(p, "loss", bad, 1, &pg), "no_grad_names", "NULL");
   cr_assert_null(pg);
   POK(rill_program_append_backward(p, "loss", NULL, 0, NULL));
-  expect_msg(rill_program_append_backward(p, "loss", NULL, 0, &pg), "loss@GRAD", "already");
+  expect_msg(rill_program_append_gradients(p, "loss", "loss@GRAD", NULL, 0, &pg), "loss@GRAD",
+             "must be a new variable name");
+  expect_msg(rill_program_append_gradients(p, "loss", "", NULL, 0, &pg), "loss", "new variable");
+  cr_assert_null(pg);
+  rill_program_destroy(p);
+}
+
+/* Two losses over one program, then the first again: each pass keeps its gradients,
+ * the later passes' existing names prefixed grad/ once per pass (Paddle 1.8). */
+Test(backward, later_passes_rename_the_gradients_that_exist) {
+  rill_program *p = two_layer();
+  prog_var(p, "w3", RILL_DTYPE_FP64, "p", 2, (int64_t)H, (int64_t)K);
+  prog_var(p, "o2", RILL_DTYPE_FP64, "", 2, (int64_t)B, (int64_t)K);
+  prog_var(p, "l2", RILL_DTYPE_FP64, "", 1, (int64_t)1);
+  prog_op(p, "mul", "X=a;Y=w3", "Out=o2");
+  prog_op(p, "bt_total", "X=o2", "Out=l2");
+  rill_param_grads *pg1 = NULL, *pg2 = NULL, *pg3 = NULL;
+  POK(rill_program_append_backward(p, "loss", NULL, 0, &pg1));
+  POK(rill_program_append_backward(p, "l2", NULL, 0, &pg2));
+  cr_assert_eq(rill_param_grads_count(pg2), 2);
+  cr_assert_str_eq(rill_param_grads_param(pg2, 0), "w1");
+  cr_assert_str_eq(rill_param_grads_grad(pg2, 0), "grad/grad/w1@GRAD");
+  cr_assert_str_eq(rill_param_grads_param(pg2, 1), "w3");
+  cr_assert_str_eq(rill_param_grads_grad(pg2, 1), "w3@GRAD", "a new gradient keeps its name");
+  const rill_var_desc *g = rill_block_find_var(p, 0, "grad/grad/a@GRAD");
+  cr_assert_not_null(g, "a@GRAD existed: the second pass writes grad/grad/a@GRAD");
+  cr_assert_eq(g->dims.d[1], H, "declared like a");
+  long r = prog_find_op(p, "relu_grad", 11); /* after the first pass's */
+  cr_assert_geq(r, 0);
+  cr_assert_str_eq(prog_arg(p, (size_t)r, true, "Out@GRAD", 0), "grad/grad/a@GRAD");
+  cr_assert_str_eq(prog_arg(p, (size_t)r, false, "X@GRAD", 0), "grad/grad/h@GRAD");
+  /* the same loss again: seeded again, third-pass names */
+  POK(rill_program_append_gradients(p, "loss", NULL, NULL, 0, &pg3));
+  cr_assert_str_eq(rill_param_grads_grad(pg3, 0), "grad/grad/grad/w1@GRAD");
+  cr_assert_str_eq(rill_param_grads_grad(pg3, 1), "grad/grad/grad/w2@GRAD");
+  POK(rill_program_validate(p));
+  data2 d;
+  rill_scope *sc = bind2(&d);
+  fd_param params[] = {{"w1", d.w1, D * H}, {"w2", d.w2, H * K}, {"w3", d.w3, H * K}};
+  fd_check(p, sc, "loss", pg1, params, 3, 1e-6);
+  fd_check(p, sc, "l2", pg2, params, 3, 1e-6);
+  fd_check(p, sc, "loss", pg3, params, 3, 1e-6);
+  rill_scope_destroy(sc);
+  rill_param_grads_destroy(pg1);
+  rill_param_grads_destroy(pg2);
+  rill_param_grads_destroy(pg3);
+  rill_program_destroy(p);
+}
+
+/* A seed under another name: the gradient ops read it. */
+Test(backward, a_named_seed_is_read_by_the_gradient_ops) {
+  rill_program *p = two_layer();
+  rill_param_grads *pg = NULL;
+  POK(rill_program_append_gradients(p, "loss", "loss@GRAD_0", NULL, 0, &pg));
+  cr_assert_str_eq(prog_arg(p, 4, false, "Out", 0), "loss@GRAD_0");
+  cr_assert_str_eq(prog_arg(p, 5, true, "Out@GRAD", 0), "loss@GRAD_0");
+  cr_assert_null(rill_block_find_var(p, 0, "loss@GRAD"));
+  data2 d;
+  rill_scope *sc = bind2(&d);
+  fd_param params[] = {{"w1", d.w1, D * H}, {"w2", d.w2, H * K}};
+  fd_check(p, sc, "loss", pg, params, 2, 1e-6);
+  rill_scope_destroy(sc);
+  rill_param_grads_destroy(pg);
   rill_program_destroy(p);
 }
 
