@@ -5,7 +5,6 @@
 
 #include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
-#include "kernels/cpu/nms.h"
 
 /* The first LoD level of input slot `slot` covering `rows` rows, or an error. */
 static rill_status *fi_level(rill_kernel_ctx *ctx, size_t slot, const rill_tensor *t,
@@ -71,6 +70,7 @@ rill_status *rill_cpu_filter_by_instag(rill_kernel_ctx *ctx) {
   }
   size_t es = rill_dtype_size(x->dtype);
   int64_t m = nk ? nk : 1, orows = nk ? (int64_t)offs[nk] : 1;
+  size_t nlod = (size_t)m + 1; /* offsets per LoD: one sequence per kept instance */
   rill_dims od = {.n = 2, .d = {orows, d}}, wd = {.n = 2, .d = {m, 1}}, md = {.n = 2, .d = {m, 3}};
   rill_status *st = rill_tensor_alloc(out, x->dtype, &od);
   if (!st) st = rill_tensor_alloc(lw, RILL_DTYPE_FP32, &wd);
@@ -105,14 +105,14 @@ rill_status *rill_cpu_filter_by_instag(rill_kernel_ctx *ctx) {
       mp[0] = 0, mp[1] = 1, mp[2] = 1;
       offs[1] = 1;
     }
-    st = rill_nms_set_lod(out, offs, (size_t)m + 1);
+    st = rill_tensor_set_lod(out, 1, (const uint64_t *const[]){offs}, &nlod);
   }
   if (!st) { /* LossWeight's and IndexMap's LoD: one sequence per row */
     uint64_t *one = rill_malloc((size_t)(m + 1) * sizeof *one);
     if (!one) st = rill_oom();
     for (int64_t k = 0; one && k <= m; k++) one[k] = (uint64_t)k;
-    if (!st) st = rill_nms_set_lod(lw, one, (size_t)m + 1);
-    if (!st) st = rill_nms_set_lod(map, one, (size_t)m + 1);
+    if (!st) st = rill_tensor_set_lod(lw, 1, (const uint64_t *const[]){one}, &nlod);
+    if (!st) st = rill_tensor_set_lod(map, 1, (const uint64_t *const[]){one}, &nlod);
     rill_free(one);
   }
   rill_free(kept);
