@@ -6,7 +6,9 @@
  *    synthetic level weights made immutable as a predictor's are (both sides may keep
  *    packed weights). The two alternate in rounds; printed: the median time of each and
  *    the median of the per-round ratios int8 / float (below 1: int8 faster), and that
- *    the outputs are identical;
+ *    the outputs are identical; and a third program, after rill_pass_int8_fold too (the
+ *    fake quantize ops folded into the int8 ops), in the same rounds: its ratios to the
+ *    float simulation and to the int8 program;
  * 2. per conv layer (each distinct shape), 1 thread: rill_i8_conv (im2col of the int8
  *    image, packing, the int8 GEMM and the dequantizing store) against OpenBLAS's
  *    cblas_sgemm and rill_sgemm (the float path's GEMM, kernels.md) of the same
@@ -19,7 +21,10 @@
  *    against the same on 1 thread and against rill_sgemm on the same 2 threads;
  * 4. per depthwise layer of MobileNet-v1 (3x3, 224 x 224 input), 1 thread: the int8
  *    depthwise conv from float levels (the check, the conversion and the dequantizing
- *    store included) against the float depthwise_conv2d kernel on the same levels.
+ *    store included) against the float depthwise_conv2d kernel on the same levels; and
+ *    from the activation before its fake quantize op: the quantize loop (the op's) then
+ *    the int8 conv on its levels, and the conv with the quantizer folded in, each
+ *    against the float kernel.
  * Each line names the vector path. Run: build/bench_int8 [rounds] [--profile] [--only
  * model|conv|mul|dw] (--profile: also the profiler's table by op type for one run of
  * each program; --only: that section alone). */
@@ -35,6 +40,7 @@
 #include "framework/registry/registry.h"
 #include "framework/transform/infer_passes.h"
 #include "kernels/cpu/igemm.h"
+#include "kernels/cpu/quant_levels.h"
 #include "kernels/cpu/sgemm.h"
 
 #define PROGRAM RILL_SHARED_DIR "/programs/paddlelite_resnet50_int8__model__"
@@ -94,14 +100,17 @@ static void profile_once(rill_executor *e, rill_program *p, rill_scope *scope, r
 }
 
 static void whole_model(int rounds, bool profile) {
-  rill_program *pf = NULL, *pi = NULL;
+  rill_program *pf = NULL, *pi = NULL, *pq = NULL;
   check(rill_program_load(PROGRAM, &pf), "load");
   check(rill_program_load(PROGRAM, &pi), "load");
+  check(rill_program_load(PROGRAM, &pq), "load");
   rill_scope *scope = NULL;
   check(rill_scope_create(NULL, &scope), "scope");
   fill_params(pf, scope);
-  size_t n = 0;
+  size_t n = 0, nq = 0, folded = 0;
   check(rill_pass_int8(pi, scope, &n), "int8 pass");
+  check(rill_pass_int8(pq, scope, &nq), "int8 pass");
+  check(rill_pass_int8_fold(pq, &folded), "int8 fold");
   const int64_t xd[] = {1, 3, 224, 224};
   rill_tensor *img = NULL;
   check(rill_tensor_create(RILL_DTYPE_FP32, xd, 4, &img), "image");
@@ -111,42 +120,62 @@ static void whole_model(int rounds, bool profile) {
   o.num_threads = 2;
   rill_executor *e = NULL;
   check(rill_executor_create(&o, &e), "executor");
-  rill_tensor *a = NULL, *b = NULL;
+  rill_tensor *a = NULL, *b = NULL, *c = NULL;
   run_once(e, pf, scope, img, &a); /* warm: plans, packed weights */
   run_once(e, pi, scope, img, &b);
+  run_once(e, pq, scope, img, &c);
   bool same = rill_tensor_byte_size(a) == rill_tensor_byte_size(b) &&
-              memcmp(rill_tensor_data(a), rill_tensor_data(b), rill_tensor_byte_size(a)) == 0;
+              memcmp(rill_tensor_data(a), rill_tensor_data(b), rill_tensor_byte_size(a)) == 0 &&
+              rill_tensor_byte_size(a) == rill_tensor_byte_size(c) &&
+              memcmp(rill_tensor_data(a), rill_tensor_data(c), rill_tensor_byte_size(a)) == 0;
   rill_tensor_destroy(a);
   rill_tensor_destroy(b);
+  rill_tensor_destroy(c);
   if (profile) {
     profile_once(e, pf, scope, img, "float simulation");
     profile_once(e, pi, scope, img, "int8");
+    profile_once(e, pq, scope, img, "int8, quantizers folded");
   }
   double *tf = malloc(sizeof(double) * (size_t)rounds), *ti = malloc(sizeof(double) * (size_t)rounds);
-  double *ratio = malloc(sizeof(double) * (size_t)rounds);
+  double *tq = malloc(sizeof(double) * (size_t)rounds), *ratio = malloc(sizeof(double) * (size_t)rounds);
+  double *rq = malloc(sizeof(double) * (size_t)rounds), *rqi = malloc(sizeof(double) * (size_t)rounds);
   for (int r = 0; r < rounds; r++) {
-    rill_tensor *o1 = NULL, *o2 = NULL;
+    rill_tensor *o1 = NULL, *o2 = NULL, *o3 = NULL;
     tf[r] = run_once(e, pf, scope, img, &o1);
     ti[r] = run_once(e, pi, scope, img, &o2);
+    tq[r] = run_once(e, pq, scope, img, &o3);
     ratio[r] = ti[r] / tf[r];
+    rq[r] = tq[r] / tf[r];
+    rqi[r] = tq[r] / ti[r];
     rill_tensor_destroy(o1);
     rill_tensor_destroy(o2);
+    rill_tensor_destroy(o3);
   }
   qsort(tf, (size_t)rounds, sizeof *tf, cmp_double);
   qsort(ti, (size_t)rounds, sizeof *ti, cmp_double);
+  qsort(tq, (size_t)rounds, sizeof *tq, cmp_double);
   qsort(ratio, (size_t)rounds, sizeof *ratio, cmp_double);
+  qsort(rq, (size_t)rounds, sizeof *rq, cmp_double);
+  qsort(rqi, (size_t)rounds, sizeof *rqi, cmp_double);
+  int lo = rounds / 4, hi = rounds - 1 - rounds / 4, mid = rounds / 2;
   printf("int8 ResNet-50, 224x224, 2 threads, %zu ops int8 (%s), %d rounds: float simulation %.1f ms, "
-         "int8 %.1f ms, ratio int8/float %.2f [%.2f .. %.2f]; outputs %s\n",
-         n, rill_i8_path_name(rill_i8_path_for_cpu()), rounds, tf[rounds / 2] * 1e3, ti[rounds / 2] * 1e3,
-         ratio[rounds / 2], ratio[rounds / 4], ratio[rounds - 1 - rounds / 4], same ? "identical" : "DIFFER");
+         "int8 %.1f ms, ratio int8/float %.2f [%.2f .. %.2f]; %zu quantizers folded: %.1f ms, ratio folded/float "
+         "%.2f [%.2f .. %.2f], folded/int8 %.2f [%.2f .. %.2f]; outputs %s\n",
+         n, rill_i8_path_name(rill_i8_path_for_cpu()), rounds, tf[mid] * 1e3, ti[mid] * 1e3, ratio[mid],
+         ratio[lo], ratio[hi], folded, tq[mid] * 1e3, rq[mid], rq[lo], rq[hi], rqi[mid], rqi[lo], rqi[hi],
+         same ? "identical" : "DIFFER");
   free(tf);
   free(ti);
+  free(tq);
   free(ratio);
+  free(rq);
+  free(rqi);
   rill_executor_destroy(e);
   rill_tensor_destroy(img);
   rill_scope_destroy(scope);
   rill_program_destroy(pf);
   rill_program_destroy(pi);
+  rill_program_destroy(pq);
 }
 
 /* The conv geometries of the program's conv2d ops at batch 1 (declared shapes: 224). */
@@ -439,6 +468,17 @@ static void dw_float_teardown(dw_float *r) {
   free(r->attrs);
 }
 
+/* The fake quantize op's levels (round_type 1, the op's SSE2 loop: quant_levels.h). */
+static void fake_quantize(const float *x, int64_t n, float s, float *out) {
+  float bin = rill_quant_bin_count(8), inv = rill_quant_inv_scale(s);
+  int64_t i = 0;
+#if RILL_X86_SIMD
+  __m128 sv = _mm_set1_ps(s), ns = _mm_set1_ps(-s), binv = _mm_set1_ps(bin * inv);
+  for (; i + 4 <= n; i += 4) _mm_storeu_ps(out + i, rill_quant4_away(_mm_loadu_ps(x + i), sv, ns, binv));
+#endif
+  for (; i < n; i++) out[i] = rill_quant_one(x[i], s, inv, bin, 1);
+}
+
 /* MobileNet-v1's 13 depthwise layers (3x3, padding 1) at 224 x 224: the 9 distinct
  * (channels, input size, stride). 1 thread, alternating; the float outputs of the
  * int8 conv (scale 1, range 1: the sums) equal the float kernel's. */
@@ -446,7 +486,7 @@ static void per_layer_dw(int rounds) {
   static const int64_t shapes[][3] = {{32, 112, 1},  {64, 112, 2},  {128, 56, 1}, {128, 56, 2}, {256, 28, 1},
                                       {256, 28, 2},  {512, 14, 1},  {512, 14, 2}, {1024, 7, 1}};
   rill_i8_path path = rill_i8_path_for_cpu();
-  double lsum = 0;
+  double lsum = 0, lsum_before = 0, lsum_after = 0;
   size_t ns = sizeof shapes / sizeof shapes[0];
   for (size_t l = 0; l < ns; l++) {
     int64_t c = shapes[l][0], hw = shapes[l][1], st = shapes[l][2];
@@ -467,6 +507,17 @@ static void per_layer_dw(int rounds) {
     dw_float_setup(&fr, &g, xf, w);
     double *ratio = malloc(sizeof(double) * (size_t)rounds), ti = 1e9, tf = 1e9;
     const float *fy = rill_tensor_ptr(rill_variable_tensor(&fr.yv));
+    /* the activation before its fake quantize op (scale 2.54: levels round(50 x)), its
+     * levels, and the outputs of the quantizer + int8 conv and of the folded conv */
+    float *xa = malloc(sizeof(float) * (size_t)nx), *xl = malloc(sizeof(float) * (size_t)nx);
+    float *y1 = malloc(sizeof(float) * (size_t)ny), *y2 = malloc(sizeof(float) * (size_t)ny);
+    for (int64_t i = 0; i < nx; i++) xa[i] = (float)((i * 7) % 263 - 131) / 50.0f;
+    rill_i8_quant q = rill_i8_quant_make(2.54f, 8, 1);
+    rill_i8_out o1 = out, o2 = out;
+    o1.f32 = y1;
+    o2.f32 = y2;
+    double *rb = malloc(sizeof(double) * (size_t)rounds), *ra = malloc(sizeof(double) * (size_t)rounds);
+    double tb = 1e9, ta = 1e9;
     for (int r = 0; r < rounds; r++) {
       double t0 = now();
       if (!rill_i8_check_levels(xf, nx, &bad)) exit(1);
@@ -474,19 +525,43 @@ static void per_layer_dw(int rounds) {
       double t1 = now();
       check(fr.fn(&fr.ctx), "depthwise_conv2d");
       double t2 = now();
+      fake_quantize(xa, nx, 2.54f, xl); /* before: the quantize op, then the int8 conv */
+      if (!rill_i8_check_levels(xl, nx, &bad)) exit(1);
+      rill_i8_conv_levels(NULL, 1, path, &g, xl, &pw, &o1);
+      double t3 = now();
+      bool bad_level = false; /* after: the quantize op folded in */
+      rill_i8_conv_quant(NULL, 1, path, &g, xa, &q, &pw, &o2, &bad_level);
+      double t4 = now();
+      if (bad_level) exit(1);
       ratio[r] = (t1 - t0) / (t2 - t1);
+      rb[r] = (t3 - t2) / (t2 - t1);
+      ra[r] = (t4 - t3) / (t2 - t1);
       if (t1 - t0 < ti) ti = t1 - t0;
       if (t2 - t1 < tf) tf = t2 - t1;
+      if (t3 - t2 < tb) tb = t3 - t2;
+      if (t4 - t3 < ta) ta = t4 - t3;
     }
-    if (memcmp(y, fy, sizeof(float) * (size_t)ny) != 0) {
-      fprintf(stderr, "bench_int8: the int8 depthwise conv differs from the float kernel\n");
+    if (memcmp(y, fy, sizeof(float) * (size_t)ny) != 0 || memcmp(y1, y2, sizeof(float) * (size_t)ny) != 0) {
+      fprintf(stderr, "bench_int8: the int8 depthwise conv differs from the float kernel or the folded one\n");
       exit(1);
     }
     qsort(ratio, (size_t)rounds, sizeof *ratio, cmp_double);
+    qsort(rb, (size_t)rounds, sizeof *rb, cmp_double);
+    qsort(ra, (size_t)rounds, sizeof *ra, cmp_double);
     lsum += log(ratio[rounds / 2]);
+    lsum_before += log(rb[rounds / 2]);
+    lsum_after += log(ra[rounds / 2]);
     printf("dw   C %4lld x %3lld x %3lld s%lld: int8 %7.3f ms, float depthwise_conv2d %7.3f ms (fastest rounds); "
-           "ratio %.2f\n",
-           (long long)c, (long long)hw, (long long)hw, (long long)st, ti * 1e3, tf * 1e3, ratio[rounds / 2]);
+           "ratio %.2f; with the fake quantize op: op + int8 %7.3f ms, folded %7.3f ms, ratios / float %.2f, "
+           "%.2f\n",
+           (long long)c, (long long)hw, (long long)hw, (long long)st, ti * 1e3, tf * 1e3, ratio[rounds / 2],
+           tb * 1e3, ta * 1e3, rb[rounds / 2], ra[rounds / 2]);
+    free(rb);
+    free(ra);
+    free(xa);
+    free(xl);
+    free(y1);
+    free(y2);
     free(ratio);
     dw_float_teardown(&fr);
     rill_i8_weights_free(&pw);
@@ -495,8 +570,9 @@ static void per_layer_dw(int rounds) {
     free(y);
   }
   printf("depthwise per layer (1 thread, %s): geometric mean of the median ratios int8 / float depthwise_conv2d "
-         "over %zu shapes: %.2f\n",
-         rill_i8_path_name(path), ns, exp(lsum / (double)ns));
+         "over %zu shapes: %.2f; fake quantize op + int8 / float %.2f, folded / float %.2f\n",
+         rill_i8_path_name(path), ns, exp(lsum / (double)ns), exp(lsum_before / (double)ns),
+         exp(lsum_after / (double)ns));
 }
 
 int main(int argc, char **argv) {

@@ -708,6 +708,7 @@ typedef struct rill_pass_counts {
   size_t conv_fused; /* conv + elementwise_add (+ activation) -> conv2d_fusion */
   size_t inplace;    /* activations made to write over their input */
   size_t int8;       /* float ops over levels and their dequantizers -> int8 ops */
+  size_t int8_folded; /* fake quantize ops folded into the int8 ops that read their levels */
 } rill_pass_counts;
 
 RILL_API rill_status *rill_predictor_pass_counts(const rill_predictor *predictor,

@@ -4,7 +4,8 @@
  * in [-128, 127] (flattened at x_num_col_dims, as mul's), Y is a 2-D weight of levels in
  * [-127, 127]; it is what the INT8 inference pass makes of mul or matmul (2-D weight)
  * -> fake_dequantize_max_abs or fake_channel_wise_dequantize_max_abs when X comes from a
- * fake quantize op (doc/design/int8.md). */
+ * fake quantize op (doc/design/int8.md). With InScale, X holds floats that the op quantizes
+ * as the fake quantize op it absorbed (bit_length, round_type) while it reads them. */
 #include "operators/nn.h"
 
 static const rill_slot_schema inputs[] = {
@@ -12,6 +13,8 @@ static const rill_slot_schema inputs[] = {
     {"Y", 0, "[K, N] integer levels in [-127, 127]"},
     {"Scale", RILL_SLOT_DISPENSABLE, "[1], the dequantizing (activation) scale"},
     {"FilterScale", RILL_SLOT_DISPENSABLE, "[N], one scale per output column"},
+    {"InScale", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+     "[1]: X holds floats, quantized here as the folded fake quantize op did with this scale"},
 };
 static const rill_slot_schema outputs[] = {
     {"Out", 0, "X dims[:x_num_col_dims] + [N]"},
@@ -20,6 +23,7 @@ static const rill_attr_schema attrs[] = {
     {"x_num_col_dims", RILL_ATTR_INT, 0, RILL_DEF_INT(1), "leading dims of X that form rows"},
     {"max_range", RILL_ATTR_FLOAT, RILL_ATTR_REQUIRED, RILL_DEF_FLOAT(0.0f),
      "divisor of the dequantization, > 0"},
+    RILL_I8_QUANT_ATTRS,
 };
 
 static rill_status *mul_int8_infer(rill_infer_ctx *ctx) {
@@ -30,6 +34,9 @@ static rill_status *mul_int8_infer(rill_infer_ctx *ctx) {
     return rill_infer_error(ctx, "needs inputs X, Y, Scale or FilterScale, and output Out");
   float r = ctx->attrs[RILL_MUL_INT8_ATTR_MAX_RANGE].v.f;
   if (!(r > 0)) return rill_infer_error(ctx, "attribute max_range is %g, must be > 0", (double)r);
+  int bits = ctx->attrs[RILL_MUL_INT8_ATTR_BIT_LENGTH].v.i, rt = ctx->attrs[RILL_MUL_INT8_ATTR_ROUND_TYPE].v.i;
+  if (rill_infer_in(ctx, RILL_MUL_INT8_IN_IN_SCALE, 0) && !rill_nn_i8_quant_attrs_ok(bits, rt))
+    return rill_infer_error(ctx, "with InScale, bit_length is %d (must be 2..8) and round_type %d (0 or 1)", bits, rt);
   if (!x->known || !y->known) {
     rill_meta_unknown(out);
     return NULL;

@@ -29,6 +29,19 @@
   {"workspace_size_MB", RILL_ATTR_INT, RILL_ATTR_EXTRA, RILL_DEF_INT(512), "ignored"},           \
   {"exhaustive_search", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"}
 
+/* The attributes of an int8 op (conv2d_int8, mul_int8) that quantizes its float input
+ * itself (input InScale, the fake quantize op folded into it): the folded op's bit_length
+ * and round_type, with fake_quantize's meaning (kernels/cpu/quant_levels.h). */
+#define RILL_I8_QUANT_ATTRS                                                                         \
+  {"bit_length", RILL_ATTR_INT, 0, RILL_DEF_INT(8), "with InScale: bits of the levels, 2..8"},      \
+  {"round_type", RILL_ATTR_INT, 0, RILL_DEF_INT(1),                                              \
+   "with InScale: 0 round half to even and clamp, 1 clip to the scale and round half away"}
+
+/* With InScale, bit_length must be in [2, 8] (levels fit int8) and round_type 0 or 1. */
+static inline bool rill_nn_i8_quant_attrs_ok(int bits, int round_type) {
+  return bits >= 2 && bits <= 8 && (round_type == 0 || round_type == 1);
+}
+
 /* Reads an INTS attribute of exactly `n` values into out; false otherwise. */
 static inline bool rill_nn_ints(const rill_attr_value *a, size_t n, int64_t *out) {
   if (a->type != RILL_ATTR_INTS || a->n != n) return false;

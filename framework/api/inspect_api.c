@@ -249,7 +249,8 @@ rill_status *rill_predictor_pass_counts(const rill_predictor *predictor, rill_pa
   if (!predictor || !out)
     return rill_error(RILL_INVALID_ARGUMENT, "rill_predictor_pass_counts: NULL argument");
   const rill_pass_stats *s = rill_predictor_pass_stats(predictor);
-  *out = (rill_pass_counts){s->dropouts, s->bn_folded, s->fc_fused, s->conv_fused, s->inplace, s->int8};
+  *out = (rill_pass_counts){s->dropouts, s->bn_folded, s->fc_fused, s->conv_fused, s->inplace, s->int8,
+                              s->int8_folded};
   return NULL;
 }
 

@@ -1102,6 +1102,124 @@ rill_status *rill_pass_int8(rill_program *program, rill_scope *params, size_t *c
   return run_pass(program, int8_body, params, count);
 }
 
+/* ---------------------------------------------------------------- int8 fold ----- */
+
+/* Quantizers an int8 op can take in: with is_test they quantize X under the given
+ * InScale, and each other output gets back the value of an input (`keeps`: output slot,
+ * input slot) or, `train_only`, is not written. */
+typedef struct int8_fold_quantizer {
+  const char *type;
+  const char *keeps[3][2];
+  const char *train_only;
+} int8_fold_quantizer;
+
+static const int8_fold_quantizer int8_fold_quantizers[] = {
+    {"fake_quantize_moving_average_abs_max",
+     {{"OutScale", "InScale"}, {"OutState", "InState"}, {"OutAccum", "InAccum"}},
+     NULL},
+    {"fake_quantize_range_abs_max", {{"OutScale", "InScale"}}, "OutScales"},
+};
+
+/* int8 ops that can quantize their input themselves, and the slot of that input (they
+ * take the quantizer's scale as InScale and its bit_length and round_type). */
+static const char *const int8_fold_readers[][2] = {{"conv2d_int8", "Input"}, {"mul_int8", "X"}};
+
+/* Output slot `slot` of quantizer q (row fq) may go with q: it is written back with the
+ * value of its input of `keeps`, or only in training, or every argument is a temporary
+ * nothing reads. */
+static bool int8_fold_output_free(const rill_program *p, const rill_op_desc *q, const int8_fold_quantizer *fq,
+                                  const rill_op_slot *slot) {
+  if (fq->train_only && strcmp(slot->param, fq->train_only) == 0) return true;
+  for (size_t k = 0; k < RILL_COUNTOF(fq->keeps) && fq->keeps[k][0]; k++)
+    if (strcmp(slot->param, fq->keeps[k][0]) == 0 && slot->nargs == 1) {
+      const char *in = in1(q, fq->keeps[k][1]);
+      if (in && strcmp(in, slot->args[0]) == 0) return true;
+    }
+  for (size_t a = 0; a < slot->nargs; a++) {
+    const char *v = slot->args[a];
+    if (persistable(p, v) || count_uses(p, v, true) != 0 || count_uses(p, v, false) != 1 || read_by_fetch(p, v))
+      return false;
+  }
+  return true;
+}
+
+/* The reader row of op, or NULL. */
+static const char *int8_fold_slot(const rill_op_desc *op) {
+  for (size_t k = 0; k < RILL_COUNTOF(int8_fold_readers); k++)
+    if (strcmp(op->type, int8_fold_readers[k][0]) == 0) return int8_fold_readers[k][1];
+  return NULL;
+}
+
+static rill_status *int8_fold_body(rill_program *p, void *ctx, size_t *count) {
+  (void)ctx;
+  rill_block_desc *b = &p->blocks[0];
+  bool *dead = rill_calloc(b->nops + 1, sizeof *dead);
+  if (!dead) return rill_oom();
+  rill_status *st = NULL;
+  for (size_t i = 0; i < b->nops && !st; i++) {
+    rill_op_desc *q = &b->ops[i];
+    const int8_fold_quantizer *fq = NULL;
+    for (size_t k = 0; k < RILL_COUNTOF(int8_fold_quantizers); k++)
+      if (strcmp(q->type, int8_fold_quantizers[k].type) == 0) fq = &int8_fold_quantizers[k];
+    if (!fq) continue;
+    const char *x = in1(q, "X"), *s = in1(q, "InScale"), *lv = out1(q, "Out");
+    if (!x || !s || !lv || !strcmp(x, lv) || !strcmp(s, lv) || persistable(p, lv) || count_uses(p, lv, false) != 1 ||
+        read_by_fetch(p, lv))
+      continue;
+    rill_attr_value is_test;
+    int32_t bits, rt;
+    if ((st = attr_of(q, "is_test", &is_test)) || (st = attr_int(q, "bit_length", &bits)) ||
+        (st = attr_int(q, "round_type", &rt)))
+      break;
+    if (!is_test.v.b || bits < 2 || bits > 8 || (rt != 0 && rt != 1)) continue;
+    bool ok = true;
+    for (size_t k = 0; k < q->noutputs && ok; k++)
+      if (strcmp(q->outputs[k].param, "Out") != 0) ok = int8_fold_output_free(p, q, fq, &q->outputs[k]);
+    /* every reader of the levels: an int8 op of the table in block 0, after q, reading
+     * them in its input slot alone and quantizing nothing yet; X and the scale unchanged
+     * from q to the last of them (they read both at their own place) */
+    size_t readers = 0, last = i;
+    bool moved = false; /* X or the scale written since q */
+    for (size_t r = i + 1; r < b->nops && ok; r++) {
+      const rill_op_desc *op = &b->ops[r];
+      if (!rill_opd_reads(op, lv)) {
+        moved = moved || rill_opd_writes(op, x) || rill_opd_writes(op, s);
+        continue;
+      }
+      const char *slot = int8_fold_slot(op), *arg = slot ? in1(op, slot) : NULL;
+      const rill_op_slot *has = rill_op_input(op, "InScale");
+      size_t uses = 0;
+      for (size_t k = 0; k < op->ninputs; k++)
+        for (size_t a = 0; a < op->inputs[k].nargs; a++) uses += strcmp(op->inputs[k].args[a], lv) == 0;
+      ok = arg && !strcmp(arg, lv) && uses == 1 && !(has && has->nargs) && !moved && !rill_opd_writes(op, x) &&
+           !rill_opd_writes(op, s);
+      readers++;
+      last = r;
+    }
+    if (!ok || readers == 0 || readers != count_uses(p, lv, true)) continue;
+    for (size_t r = i + 1; r <= last && !st; r++) {
+      rill_op_desc *op = &b->ops[r];
+      if (!rill_opd_reads(op, lv)) continue;
+      const char *sa[] = {s};
+      rill_attr_value bv = {.type = RILL_ATTR_INT, .v.i = bits}, rv = {.type = RILL_ATTR_INT, .v.i = rt};
+      if (!(st = rill_opd_rename(op, lv, x, true, false)) && !(st = rill_opd_input(op, "InScale", sa, 1)) &&
+          !(st = rill_opd_attr(op, "bit_length", &bv)))
+        st = rill_opd_attr(op, "round_type", &rv);
+    }
+    if (st) break;
+    dead[i] = true;
+    (*count)++;
+  }
+  if (!st) compact(b, dead);
+  rill_free(dead);
+  return st;
+}
+
+rill_status *rill_pass_int8_fold(rill_program *program, size_t *count) {
+  if (!program) return rill_error(RILL_INVALID_ARGUMENT, "rill_pass_int8_fold: program is NULL");
+  return run_pass(program, int8_fold_body, NULL, count);
+}
+
 /* ---------------------------------------------------------------- driver ------- */
 
 rill_status *rill_infer_passes(rill_program *program, rill_scope *params, uint32_t mask,
@@ -1112,8 +1230,10 @@ rill_status *rill_infer_passes(rill_program *program, rill_scope *params, uint32
     RILL_TRY(rill_status_wrap(rill_pass_fold_batch_norm(program, params, &s.bn_folded), "batch_norm folding"));
   /* The int8 conv beats the float one only with vector int8 products (AVX2 or VNNI);
    * the scalar kernel is several times slower than the float GEMM (doc/design/int8.md). */
-  if ((mask & RILL_PASS_INT8) && rill_cpu_avx2())
+  if ((mask & RILL_PASS_INT8) && rill_cpu_avx2()) {
     RILL_TRY(rill_status_wrap(rill_pass_int8(program, params, &s.int8), "int8 pass"));
+    RILL_TRY(rill_status_wrap(rill_pass_int8_fold(program, &s.int8_folded), "int8 quantizer fold"));
+  }
   if (mask & RILL_PASS_FUSE_CONV) RILL_TRY(rill_status_wrap(rill_pass_fuse_conv(program, &s.conv_fused), "conv fusion"));
   if (mask & RILL_PASS_FUSE_FC) RILL_TRY(rill_status_wrap(rill_pass_fuse_fc(program, &s.fc_fused), "fc fusion"));
   if (mask & RILL_PASS_INPLACE) RILL_TRY(rill_status_wrap(rill_pass_inplace(program, &s.inplace), "in-place pass"));

@@ -19,6 +19,7 @@ typedef struct rill_pass_stats {
   size_t conv_fused; /* conv + elementwise_add (+ activation) -> conv2d_fusion */
   size_t inplace;    /* activations made to write over their input */
   size_t int8;       /* conv, mul or matmul over fake-quantized levels + dequantize -> conv2d_int8, mul_int8 */
+  size_t int8_folded; /* fake quantize ops folded into the int8 ops that read them */
 } rill_pass_stats;
 
 /* Runs the passes of `mask` (rill_pass bits) in a fixed order: DROPOUT, FOLD_BN, INT8
@@ -36,5 +37,9 @@ rill_status *rill_pass_inplace(rill_program *program, size_t *count);
  * dequantizer) -> one int8 op, where the weight in `params` holds integer levels. Called
  * directly it rewrites whatever the CPU (the int8 op runs everywhere). */
 rill_status *rill_pass_int8(rill_program *program, rill_scope *params, size_t *count);
+/* INT8, second step: a fake quantize op with a given scale (is_test) whose levels only
+ * int8 ops read is removed, and those ops read its float input and its scale
+ * (InScale), quantizing as they read (doc/design/int8.md). */
+rill_status *rill_pass_int8_fold(rill_program *program, size_t *count);
 
 #endif

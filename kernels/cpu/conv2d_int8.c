@@ -1,7 +1,9 @@
 /* conv2d_int8: the convolution of integer levels in int8 with int32 sums, dequantized
  * as fake_dequantize_max_abs does (operators/conv2d_int8.c, kernels/cpu/igemm.h). A
  * filter whose buffer is immutable (a predictor's weights) is packed once and kept with
- * the buffer; any other is packed on each call. */
+ * the buffer; any other is packed on each call. With InScale the input is floats that
+ * the parts quantize as they unfold them (a fake quantize op folded in); a level outside
+ * int8 is then an error after the conv, the output unspecified. */
 #include "framework/base/alloc.h"
 #include "kernels/cpu/igemm.h"
 #include "kernels/cpu/kernels.h"
@@ -30,14 +32,32 @@ rill_status *rill_cpu_conv2d_int8_fp32(rill_kernel_ctx *ctx) {
   if (rill_overlaps(rill_tensor_ptr(y), rill_tensor_nbytes(y), rill_tensor_ptr(x), rill_tensor_nbytes(x)))
     return rill_kernel_error(ctx, "output Output (%s) must not share memory with Input (%s)",
                              rill_kout_name(ctx, 0, 0), rill_kin_name(ctx, 0, 0));
-  /* the levels are checked here and converted as each part unfolds its columns */
-  RILL_TRY(rill_i8_input_check(ctx, RILL_CONV2D_INT8_IN_INPUT, x));
+  /* With InScale (a fake quantize op folded in), each part quantizes the floats it
+   * unfolds; else the levels are checked here and converted as each part unfolds them. */
+  bool fold = rill_kin(ctx, RILL_CONV2D_INT8_IN_IN_SCALE, 0) != NULL;
+  rill_i8_quant q;
+  if (fold)
+    RILL_TRY(rill_i8_quant_of(ctx, RILL_CONV2D_INT8_IN_IN_SCALE, ctx->attrs[RILL_CONV2D_INT8_ATTR_BIT_LENGTH].v.i,
+                              ctx->attrs[RILL_CONV2D_INT8_ATTR_ROUND_TYPE].v.i, &q));
+  else
+    RILL_TRY(rill_i8_input_check(ctx, RILL_CONV2D_INT8_IN_INPUT, x));
   rill_i8_weights local = {0};
   const rill_i8_weights *w = NULL;
   rill_status *st = rill_i8_weights_for(ctx, RILL_CONV2D_INT8_IN_FILTER, f, g.m, k, g.groups, false, &local, &w);
-  if (!st && !rill_i8_conv_levels(ctx->dev, rill_dev_threads(ctx->dev), rill_i8_path_for_cpu(), &g,
-                                  rill_tensor_ptr(x), w, &out))
+  int64_t threads = rill_dev_threads(ctx->dev);
+  bool bad = false;
+  if (!st && !(fold ? rill_i8_conv_quant(ctx->dev, threads, rill_i8_path_for_cpu(), &g, rill_tensor_ptr(x), &q, w,
+                                         &out, &bad)
+                    : rill_i8_conv_levels(ctx->dev, threads, rill_i8_path_for_cpu(), &g, rill_tensor_ptr(x), w, &out)))
     st = rill_oom();
   rill_i8_weights_free(&local);
+  if (!st && bad) { /* the first value whose level is outside int8, for the message */
+    int64_t n = rill_tensor_numel(x), at = 0;
+    int8_t *tmp = rill_aligned_alloc((size_t)n + 1, 64);
+    if (!tmp) return rill_oom();
+    rill_i8_quant_to_i8(rill_tensor_ptr(x), n, &q, tmp, &at);
+    rill_free(tmp);
+    st = rill_i8_quant_error(ctx, RILL_CONV2D_INT8_IN_INPUT, RILL_CONV2D_INT8_IN_IN_SCALE, x, &q, at);
+  }
   return st;
 }

@@ -11,78 +11,25 @@
 
 #include "framework/base/isa.h"
 #include "kernels/cpu/kernels.h"
-
-static float inv_scale(float s) { return s <= 1e-30f ? 1.0f / (s + 1e-6f) : 1.0f / s; }
-
-static float round_even(float x) {
-  float lo = floorf(x), hi = ceilf(x);
-  float dl = x - lo, dh = hi - x;
-  if (dl == dh) return fmodf(lo, 2.0f) == 0.0f ? lo : hi;
-  return dl < dh ? lo : hi;
-}
-
-/* roundf (half away from zero) without the library call, so quant_span's loop is
- * plain arithmetic: below 2^23 the truncation t and y - t are exact, and a half or
- * more moves t one away from zero; the sign is y's (roundf(-0.3) is -0). From 2^23 up
- * y is already an integer, and NaN and the infinities come back as they are. */
-static inline float round_half_away(float y) {
-  float a = fabsf(y);
-  bool small = a < 8388608.0f; /* false for NaN */
-  float ys = small ? y : 0.0f;
-  float t = (float)(int32_t)ys;
-  float r = fabsf(ys - t) >= 0.5f ? t + copysignf(1.0f, ys) : t;
-  return small ? copysignf(r, y) : y;
-}
-
-/* The level of x under scale s. */
-static float quant_one(float x, float s, float inv, float bin, int round_type) {
-  if (round_type == 0) {
-    float q = round_even(bin * inv * x);
-    if (q > bin) q = bin;
-    if (q < -bin - 1.0f) q = -bin - 1.0f;
-    return q;
-  }
-  float c = x > s ? s : x;
-  c = c < -s ? -s : c;
-  return round_half_away(bin * inv * c);
-}
-
-#if RILL_X86_SIMD
-/* round_type 1 for 4 lanes with SSE2 (the x86-64 baseline), each lane the IEEE
- * operations of quant_one and round_half_away in the same order: min / max pick what
- * the comparisons pick (a NaN x comes through), and the products and the quotient are
- * the scalar ones. */
-static inline __m128 quant4_away(__m128 x, __m128 s, __m128 ns, __m128 binv, __m128 sbin, bool dq) {
-  const __m128 sign = _mm_set1_ps(-0.0f), half = _mm_set1_ps(0.5f), one = _mm_set1_ps(1.0f);
-  __m128 c = _mm_max_ps(ns, _mm_min_ps(s, x)); /* c < -s ? -s : (x > s ? s : x) */
-  __m128 y = _mm_mul_ps(binv, c);
-  __m128 small = _mm_cmplt_ps(_mm_andnot_ps(sign, y), _mm_set1_ps(8388608.0f));
-  __m128 ys = _mm_and_ps(y, small);
-  __m128 t = _mm_cvtepi32_ps(_mm_cvttps_epi32(ys));
-  __m128 up = _mm_cmpge_ps(_mm_andnot_ps(sign, _mm_sub_ps(ys, t)), half);
-  __m128 r = _mm_add_ps(t, _mm_and_ps(up, _mm_or_ps(_mm_and_ps(ys, sign), one)));
-  r = _mm_or_ps(_mm_andnot_ps(sign, r), _mm_and_ps(y, sign));
-  __m128 q = _mm_or_ps(_mm_and_ps(small, r), _mm_andnot_ps(small, y));
-  return dq ? _mm_div_ps(_mm_mul_ps(q, s), sbin) : q;
-}
-#endif
+#include "kernels/cpu/quant_levels.h"
 
 /* n elements of x with one scale; dequantized when dq. */
 static void quant_span(const float *x, float *out, int64_t n, float s, float bin, int round_type,
                        bool dq) {
-  float inv = inv_scale(s);
+  float inv = rill_quant_inv_scale(s);
   int64_t i = 0;
 #if RILL_X86_SIMD
   if (round_type == 1) {
     __m128 sv = _mm_set1_ps(s), ns = _mm_set1_ps(-s), binv = _mm_set1_ps(bin * inv), sbin = _mm_set1_ps(bin);
     if (dq)
-      for (; i + 4 <= n; i += 4) _mm_storeu_ps(out + i, quant4_away(_mm_loadu_ps(x + i), sv, ns, binv, sbin, true));
+      for (; i + 4 <= n; i += 4)
+        _mm_storeu_ps(out + i, _mm_div_ps(_mm_mul_ps(rill_quant4_away(_mm_loadu_ps(x + i), sv, ns, binv), sv), sbin));
     else
-      for (; i + 4 <= n; i += 4) _mm_storeu_ps(out + i, quant4_away(_mm_loadu_ps(x + i), sv, ns, binv, sbin, false));
+      for (; i + 4 <= n; i += 4) _mm_storeu_ps(out + i, rill_quant4_away(_mm_loadu_ps(x + i), sv, ns, binv));
   }
 #endif
   for (; i < n; i++) {
-    float q = quant_one(x[i], s, inv, bin, round_type);
+    float q = rill_quant_one(x[i], s, inv, bin, round_type);
     out[i] = dq ? q * s / bin : q;
   }
 }
@@ -96,7 +43,6 @@ static float abs_max(const float *x, int64_t n) {
   return m;
 }
 
-static float bin_count(int bit_length) { return (float)((1 << (bit_length - 1)) - 1); }
 
 /* Paddle's channel layout: axis 0 gives `outer` 1, axis 1 gives outer = dims[0]; each
  * (o, c) block holds `inner` contiguous elements. */
@@ -174,7 +120,7 @@ static rill_status *abs_max_kernel(rill_kernel_ctx *ctx, bool dq) {
   rill_tensor *x;
   float *out;
   RILL_TRY(x_and_out(ctx, RILL_FAKE_QUANTIZE_ABS_MAX_OUT_OUT, &x, &out));
-  float bin = bin_count(ctx->attrs[RILL_FAKE_QUANTIZE_ABS_MAX_ATTR_BIT_LENGTH].v.i);
+  float bin = rill_quant_bin_count(ctx->attrs[RILL_FAKE_QUANTIZE_ABS_MAX_ATTR_BIT_LENGTH].v.i);
   int rt = ctx->attrs[RILL_FAKE_QUANTIZE_ABS_MAX_ATTR_ROUND_TYPE].v.i;
   int64_t n = rill_tensor_numel(x);
   float s = abs_max(rill_tensor_ptr(x), n);
@@ -246,7 +192,7 @@ rill_status *rill_cpu_fake_quantize_range_abs_max_fp32(rill_kernel_ctx *ctx) {
   RILL_TRY(scalar_in(ctx, RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_IN_IN_SCALE, &s));
   RILL_TRY(x_and_out(ctx, RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_OUT_OUT, &x, &out));
   if (!ctx->attrs[RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_ATTR_IS_TEST].v.b) RILL_TRY(range_train(ctx, x, &s));
-  float bin = bin_count(ctx->attrs[RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_ATTR_BIT_LENGTH].v.i);
+  float bin = rill_quant_bin_count(ctx->attrs[RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_ATTR_BIT_LENGTH].v.i);
   int rt = ctx->attrs[RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_ATTR_ROUND_TYPE].v.i;
   quant_span(rill_tensor_ptr(x), out, rill_tensor_numel(x), s, bin, rt, false);
   return scalar_out(ctx, RILL_FAKE_QUANTIZE_RANGE_ABS_MAX_OUT_OUT_SCALE, s);
@@ -256,7 +202,7 @@ rill_status *rill_cpu_fake_quantize_range_abs_max_fp32(rill_kernel_ctx *ctx) {
 
 static rill_status *mavg_kernel(rill_kernel_ctx *ctx, bool dq) {
   bool is_test = ctx->attrs[RILL_FAKE_QUANTIZE_MOVING_AVERAGE_ABS_MAX_ATTR_IS_TEST].v.b;
-  float bin = bin_count(ctx->attrs[RILL_FAKE_QUANTIZE_MOVING_AVERAGE_ABS_MAX_ATTR_BIT_LENGTH].v.i);
+  float bin = rill_quant_bin_count(ctx->attrs[RILL_FAKE_QUANTIZE_MOVING_AVERAGE_ABS_MAX_ATTR_BIT_LENGTH].v.i);
   int rt = ctx->attrs[RILL_FAKE_QUANTIZE_MOVING_AVERAGE_ABS_MAX_ATTR_ROUND_TYPE].v.i;
   float rate = ctx->attrs[RILL_FAKE_QUANTIZE_MOVING_AVERAGE_ABS_MAX_ATTR_MOVING_RATE].v.f;
   float s, state = 0.0f, accum = 0.0f;
@@ -331,7 +277,7 @@ rill_status *rill_cpu_fake_channel_wise_dequantize_max_abs_fp32(rill_kernel_ctx 
   int64_t outer, ch, inner;
   channel_split(x, axis, &outer, &ch, &inner);
   RILL_TRY(scales_in(ctx, RILL_FAKE_CHANNEL_WISE_DEQUANTIZE_MAX_ABS_IN_SCALES, 0, ch, &s0));
-  float r0 = bin_count(qb->list.ints[0]);
+  float r0 = rill_quant_bin_count(qb->list.ints[0]);
   if (ns == 1) {
     for (int64_t o = 0; o < outer; o++)
       for (int64_t c = 0; c < ch; c++) {
@@ -341,7 +287,7 @@ rill_status *rill_cpu_fake_channel_wise_dequantize_max_abs_fp32(rill_kernel_ctx 
     return NULL;
   }
   RILL_TRY(scales_in(ctx, RILL_FAKE_CHANNEL_WISE_DEQUANTIZE_MAX_ABS_IN_SCALES, 1, 1, &s1));
-  float r = r0 * bin_count(qb->list.ints[1]);
+  float r = r0 * rill_quant_bin_count(qb->list.ints[1]);
   for (int64_t o = 0; o < outer; o++)
     for (int64_t c = 0; c < ch; c++) {
       int64_t off = (o * ch + c) * inner;
@@ -354,7 +300,7 @@ rill_status *rill_cpu_fake_channel_wise_dequantize_max_abs_fp32(rill_kernel_ctx 
 
 rill_status *rill_cpu_fake_channel_wise_quantize_abs_max_fp32(rill_kernel_ctx *ctx) {
   int axis = ctx->attrs[RILL_FAKE_CHANNEL_WISE_QUANTIZE_ABS_MAX_ATTR_QUANT_AXIS].v.i;
-  float bin = bin_count(ctx->attrs[RILL_FAKE_CHANNEL_WISE_QUANTIZE_ABS_MAX_ATTR_BIT_LENGTH].v.i);
+  float bin = rill_quant_bin_count(ctx->attrs[RILL_FAKE_CHANNEL_WISE_QUANTIZE_ABS_MAX_ATTR_BIT_LENGTH].v.i);
   int rt = ctx->attrs[RILL_FAKE_CHANNEL_WISE_QUANTIZE_ABS_MAX_ATTR_ROUND_TYPE].v.i;
   rill_tensor *x, *os;
   float *out;
@@ -377,7 +323,7 @@ rill_status *rill_cpu_fake_channel_wise_quantize_abs_max_fp32(rill_kernel_ctx *c
 
 static rill_status *linear_kernel(rill_kernel_ctx *ctx, bool quantize) {
   int axis = ctx->attrs[RILL_QUANTIZE_LINEAR_ATTR_QUANT_AXIS].v.i;
-  float bin = bin_count(ctx->attrs[RILL_QUANTIZE_LINEAR_ATTR_BIT_LENGTH].v.i);
+  float bin = rill_quant_bin_count(ctx->attrs[RILL_QUANTIZE_LINEAR_ATTR_BIT_LENGTH].v.i);
   int rt = ctx->attrs[RILL_QUANTIZE_LINEAR_ATTR_ROUND_TYPE].v.i;
   if (quantize && !ctx->attrs[RILL_QUANTIZE_LINEAR_ATTR_IS_TEST].v.b)
     return rill_kernel_error(ctx, "the training form (is_test false) is not implemented");

@@ -7,6 +7,7 @@
 #include "framework/base/alloc.h"
 #include "framework/base/isa.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/quant_levels.h"
 
 #define MR RILL_I8_MR
 #define NR_MAX 32
@@ -183,6 +184,54 @@ static void levels_to_i8(const float *x, int64_t n, int8_t *out) {
   for (; i < n; i++) out[i] = (int8_t)(int)x[i];
 }
 
+rill_i8_quant rill_i8_quant_make(float s, int bit_length, int round_type) {
+  return (rill_i8_quant){.s = s, .inv = rill_quant_inv_scale(s), .bin = rill_quant_bin_count(bit_length),
+                         .round_type = round_type};
+}
+
+/* n floats to their int8 levels under q (a folded fake quantize op): false when a level
+ * is not in [-128, 127] (that value then stored as anything). round_type 1 takes 16 at
+ * a time with SSE2, rill_quant4_away's lanes being the scalar arithmetic. */
+static bool quant_to_i8(const float *x, int64_t n, const rill_i8_quant *q, int8_t *out) {
+  int64_t i = 0;
+  bool ok = true;
+#if RILL_X86_SIMD
+  if (q->round_type == 1) {
+    const __m128 sv = _mm_set1_ps(q->s), ns = _mm_set1_ps(-q->s), binv = _mm_set1_ps(q->bin * q->inv);
+    const __m128 lo = _mm_set1_ps(-128.0f), hi = _mm_set1_ps(127.0f);
+    __m128 good = _mm_castsi128_ps(_mm_set1_epi32(-1));
+    for (; i + 16 <= n; i += 16) {
+      __m128i v[4];
+      for (int r = 0; r < 4; r++) {
+        __m128 l = rill_quant4_away(_mm_loadu_ps(x + i + 4 * r), sv, ns, binv);
+        good = _mm_and_ps(good, _mm_and_ps(_mm_cmpge_ps(l, lo), _mm_cmple_ps(l, hi)));
+        v[r] = _mm_cvttps_epi32(l);
+      }
+      _mm_storeu_si128((__m128i *)(out + i), _mm_packs_epi16(_mm_packs_epi32(v[0], v[1]), _mm_packs_epi32(v[2], v[3])));
+    }
+    ok = _mm_movemask_ps(good) == 0xf;
+  }
+#endif
+  for (; i < n; i++) {
+    float l = rill_quant_one(x[i], q->s, q->inv, q->bin, q->round_type);
+    bool in = l >= -128.0f && l <= 127.0f;
+    ok = ok && in;
+    out[i] = in ? (int8_t)(int)l : 0;
+  }
+  return ok;
+}
+
+bool rill_i8_quant_to_i8(const float *x, int64_t n, const rill_i8_quant *q, int8_t *out, int64_t *bad) {
+  if (quant_to_i8(x, n, q, out)) return true;
+  int64_t i = 0;
+  for (; i < n; i++) {
+    float l = rill_quant_one(x[i], q->s, q->inv, q->bin, q->round_type);
+    if (!(l >= -128.0f && l <= 127.0f)) break;
+  }
+  *bad = i;
+  return false;
+}
+
 /* Rows k of src (row stride ld, `width` valid columns) into a panel of nr columns:
  * dst[q][j][t] = src[(4q + t) ld + j], zero for k >= kk or j >= width. */
 static void pack_panel(const int8_t *src, int64_t ld, int64_t kk, int64_t width, int nr, int8_t *dst) {
@@ -219,11 +268,21 @@ static void pack_panel(const int8_t *src, int64_t ld, int64_t kk, int64_t width,
 }
 
 /* The image an int8 op reads: int8 levels, or float levels (checked already) that each
- * part converts where it unfolds them, so that no int8 copy of the whole image is made. */
+ * part converts where it unfolds them, so that no int8 copy of the whole image is made,
+ * or (with quant) floats that each part quantizes there, noting in bad[its thread's slot]
+ * a level outside int8. */
 typedef struct i8_src {
   const int8_t *i8;
   const float *f32;
+  const rill_i8_quant *quant;
+  bool *bad; /* RILL_DEVICE_MAX_THREADS flags, with quant */
 } i8_src;
+
+/* n values of x's floats from f into int8 (by thread slot `slot`). */
+static void src_to_i8(const i8_src *x, int slot, const float *f, int64_t n, int8_t *out) {
+  if (!x->quant) levels_to_i8(f, n, out);
+  else if (!quant_to_i8(f, n, x->quant, out)) x->bad[slot] = true;
+}
 
 /* n bytes of s, `step` apart, into dst; stride 2 (the strided convs of ResNet-like
  * models) 16 at a time with SSE2: the even bytes of 32 are the low bytes of 16 words. */
@@ -449,7 +508,7 @@ static bool conv_part(void *arg, int64_t part, int slot) {
     src = j->x.i8 + base + n0;
     ld = hw;
   } else if (j->direct) { /* float levels: this chunk's columns of each channel */
-    for (int64_t k = 0; k < j->kk; k++) levels_to_i8(j->x.f32 + base + k * hw + n0, wd, col + k * wd);
+    for (int64_t k = 0; k < j->kk; k++) src_to_i8(&j->x, slot, j->x.f32 + base + k * hw + n0, wd, col + k * wd);
     src = col;
     ld = wd;
   } else if (j->x.i8) {
@@ -462,7 +521,7 @@ static bool conv_part(void *arg, int64_t part, int slot) {
     int64_t r0, rows;
     band_of(g, n0, wd, &r0, &rows);
     for (int64_t c = 0; c < j->cg; c++)
-      levels_to_i8(j->x.f32 + base + c * hw + r0 * g->w, rows * g->w, band + c * rows * g->w);
+      src_to_i8(&j->x, slot, j->x.f32 + base + c * hw + r0 * g->w, rows * g->w, band + c * rows * g->w);
     rill_conv_geom gb = *g;
     gb.h = rows;
     gb.pt = g->pt + r0;
@@ -634,7 +693,7 @@ typedef struct dw_job {
   dw_fns fn;
   int64_t mult, taps, rq, pq; /* padded rows and columns per phase */
   int64_t chans, runs;        /* input channels per part, parts per image */
-  size_t plane_elems, acc_elems, wt_elems, scratch_bytes;
+  size_t plane_elems, acc_elems, wt_elems, chan_bytes, scratch_bytes;
   void *scratch[RILL_DEVICE_MAX_THREADS];
 } dw_job;
 
@@ -653,6 +712,7 @@ static bool dw_part(void *arg, int64_t part, int slot) {
   int32_t *acc = (int32_t *)(plane + j->plane_elems);
   int16_t *wt = (int16_t *)(acc + j->acc_elems);
   int64_t *off = (int64_t *)(wt + j->wt_elems);
+  int8_t *chan8 = (int8_t *)(off + taps); /* with quant: an input channel's levels */
   for (int64_t ky = 0, t = 0; ky < g->kh; ky++)
     for (int64_t kx = 0; kx < g->kw; kx++, t++) {
       int64_t row = ky * g->dh, col = kx * g->dw;
@@ -661,17 +721,21 @@ static bool dw_part(void *arg, int64_t part, int slot) {
   for (int64_t c = c0; c < c1; c++) {
     const int64_t xoff = (img * g->c + c) * g->h * g->w;
     memset(plane, 0, j->plane_elems * sizeof *plane);
+    if (j->x.quant) src_to_i8(&j->x, slot, j->x.f32 + xoff, g->h * g->w, chan8);
     for (int64_t ih = 0; ih < g->h; ih++) {
       int64_t r = ih + g->pt; /* the padded row */
       if (r >= rq * sh) break;
+      const int8_t *src8 = j->x.quant ? chan8 + ih * g->w : j->x.i8 ? j->x.i8 + xoff + ih * g->w : NULL;
       for (int64_t b = 0; b < sw; b++) {
         int64_t first = b - g->pl; /* the input column of q = 0 */
         int64_t qlo = first >= 0 ? 0 : (-first + sw - 1) / sw;
         int64_t qhi = min64(pq, (g->w - first + sw - 1) / sw);
         int16_t *d = plane + ((r % sh * sw + b) * rq + r / sh) * pq;
         const int64_t at = xoff + ih * g->w + first;
-        if (j->x.i8)
-          for (int64_t q = qlo; q < qhi; q++) d[q] = j->x.i8[at + q * sw];
+        if (src8 && sw == 1)
+          for (int64_t q = qlo; q < qhi; q++) d[q] = src8[first + q];
+        else if (src8)
+          for (int64_t q = qlo; q < qhi; q++) d[q] = src8[first + q * sw];
         else if (qhi > qlo)
           j->fn.fill(d, j->x.f32 + at, sw, qlo, qhi);
       }
@@ -715,6 +779,8 @@ static bool dw_run(const rill_device_services *dev, int64_t threads, rill_i8_pat
   j.wt_elems = (size_t)round_up(j.taps, 32);
   j.scratch_bytes = j.plane_elems * sizeof(int16_t) + j.acc_elems * sizeof(int32_t) +
                     j.wt_elems * sizeof(int16_t) + (size_t)j.taps * sizeof(int64_t);
+  j.chan_bytes = x.quant ? (size_t)(g->h * g->w) : 0;
+  j.scratch_bytes += j.chan_bytes;
   bool ok = rill_dev_parallel_for(dev, t, g->n * j.runs, dw_part, &j);
   for (int i = 0; i < RILL_DEVICE_MAX_THREADS; i++) rill_free(j.scratch[i]);
   return ok;
@@ -779,6 +845,16 @@ bool rill_i8_conv_levels(const rill_device_services *dev, int64_t threads, rill_
                          const rill_conv_geom *g, const float *x, const rill_i8_weights *w,
                          const rill_i8_out *y) {
   return conv_run(dev, threads, path, g, (i8_src){.f32 = x}, w, y);
+}
+
+bool rill_i8_conv_quant(const rill_device_services *dev, int64_t threads, rill_i8_path path,
+                        const rill_conv_geom *g, const float *x, const rill_i8_quant *q,
+                        const rill_i8_weights *w, const rill_i8_out *y, bool *bad_level) {
+  bool bad[RILL_DEVICE_MAX_THREADS] = {false};
+  bool ok = conv_run(dev, threads, path, g, (i8_src){.f32 = x, .quant = q, .bad = bad}, w, y);
+  *bad_level = false;
+  for (int i = 0; i < RILL_DEVICE_MAX_THREADS; i++) *bad_level = *bad_level || bad[i];
+  return ok;
 }
 
 /* ------------------------------------------------------- kept weights ----- */
@@ -855,6 +931,29 @@ rill_status *rill_i8_input_levels(rill_kernel_ctx *ctx, size_t slot, const rill_
 rill_status *rill_i8_input_check(rill_kernel_ctx *ctx, size_t slot, const rill_tensor *x) {
   int64_t bad = 0;
   return rill_i8_check_levels(rill_tensor_ptr(x), rill_tensor_numel(x), &bad) ? NULL : level_error(ctx, slot, x, bad);
+}
+
+rill_status *rill_i8_quant_of(rill_kernel_ctx *ctx, size_t scale_slot, int bits, int round_type, rill_i8_quant *q) {
+  rill_tensor *s = NULL;
+  RILL_TRY(rill_kin_need(ctx, scale_slot, 0, RILL_DTYPE_FP32, &s));
+  if (rill_tensor_numel(s) < 1)
+    return rill_kernel_error(ctx, "input %s (%s) is empty, expected one value", ctx->schema->inputs[scale_slot].name,
+                             rill_kin_name(ctx, scale_slot, 0));
+  if (bits < 2 || bits > 8 || (round_type != 0 && round_type != 1))
+    return rill_kernel_error(ctx, "with %s (%s), bit_length is %d (must be 2..8) and round_type %d (0 or 1)",
+                             ctx->schema->inputs[scale_slot].name, rill_kin_name(ctx, scale_slot, 0), bits,
+                             round_type);
+  *q = rill_i8_quant_make(*(const float *)rill_tensor_ptr(s), bits, round_type);
+  return NULL;
+}
+
+rill_status *rill_i8_quant_error(rill_kernel_ctx *ctx, size_t slot, size_t scale_slot, const rill_tensor *x,
+                                 const rill_i8_quant *q, int64_t bad) {
+  return rill_kernel_error(ctx, "%s (%s) value %lld is %g: its level under %s (%s) = %g is not an integer in "
+                           "[-128, 127]",
+                           ctx->schema->inputs[slot].name, rill_kin_name(ctx, slot, 0), (long long)bad,
+                           (double)((const float *)rill_tensor_ptr(x))[bad], ctx->schema->inputs[scale_slot].name,
+                           rill_kin_name(ctx, scale_slot, 0), (double)q->s);
 }
 
 rill_status *rill_i8_dequant_of(rill_kernel_ctx *ctx, size_t scale_slot, size_t row_slot, int64_t rows,

@@ -115,4 +115,36 @@ bool rill_i8_conv_levels(const rill_device_services *dev, int64_t threads, rill_
                          const rill_conv_geom *g, const float *x, const rill_i8_weights *w,
                          const rill_i8_out *y);
 
+/* A fake quantize op folded into an int8 op: the float input's level under scale s is
+ * rill_quant_one(x, s, inv, bin, round_type) (kernels/cpu/quant_levels.h), the one the
+ * fake quantize kernel writes. */
+typedef struct rill_i8_quant {
+  float s, inv, bin;
+  int round_type;
+} rill_i8_quant;
+
+/* The quantization of scale s with bit_length bits (2..8) and round_type 0 or 1. */
+rill_i8_quant rill_i8_quant_make(float s, int bit_length, int round_type);
+
+/* n floats to their int8 levels under q: false with *bad the index of the first whose
+ * level is not in [-128, 127] (a NaN, or a scale that maps outside). */
+bool rill_i8_quant_to_i8(const float *x, int64_t n, const rill_i8_quant *q, int8_t *out, int64_t *bad);
+
+/* rill_i8_conv of floats x quantized under q as each part reads them (the fake
+ * quantize op folded in): the same results as rill_i8_conv on the levels. False when
+ * scratch could not be allocated; *bad_level true (the outputs then unspecified) when a
+ * level fell outside [-128, 127]: rill_i8_quant_to_i8 finds the first. */
+bool rill_i8_conv_quant(const rill_device_services *dev, int64_t threads, rill_i8_path path,
+                        const rill_conv_geom *g, const float *x, const rill_i8_quant *q,
+                        const rill_i8_weights *w, const rill_i8_out *y, bool *bad_level);
+
+/* The folded quantizer of an int8 op: the scale of input `scale_slot` ([1]) with the
+ * op's bit_length and round_type, into *q; errors name the op and the slot. */
+rill_status *rill_i8_quant_of(rill_kernel_ctx *ctx, size_t scale_slot, int bits, int round_type, rill_i8_quant *q);
+
+/* The error of a folded quantizer whose level of input `slot`'s value `bad` is not in
+ * int8's range, naming the op, the slot, the variable, the index and the value. */
+rill_status *rill_i8_quant_error(rill_kernel_ctx *ctx, size_t slot, size_t scale_slot, const rill_tensor *x,
+                                 const rill_i8_quant *q, int64_t bad);
+
 #endif

@@ -2,7 +2,8 @@
  * int32 sums, dequantized as the dequantizer it replaces (operators/mul_int8.c). It runs
  * as the 1 x 1 conv of one image of K channels and B pixels: Out^T [N, B] = Y^T [N, K] x
  * X^T [K, B], the weight packed transposed (kept with an immutable buffer), X transposed
- * for B > 1, and Out^T transposed back. */
+ * for B > 1, and Out^T transposed back. With InScale (a fake quantize op folded in) X
+ * holds floats, quantized in the pass that converts them to int8. */
 #include "framework/base/alloc.h"
 #include "kernels/cpu/igemm.h"
 #include "kernels/cpu/kernels.h"
@@ -35,7 +36,20 @@ rill_status *rill_cpu_mul_int8_fp32(rill_kernel_ctx *ctx) {
   if (b == 0 || n == 0) return NULL;
   int8_t *xq = NULL, *xt = NULL;
   float *yt = NULL;
-  RILL_TRY(rill_i8_input_levels(ctx, RILL_MUL_INT8_IN_X, x, &xq));
+  if (rill_kin(ctx, RILL_MUL_INT8_IN_IN_SCALE, 0)) { /* a fake quantize op folded in: X holds floats */
+    rill_i8_quant q;
+    RILL_TRY(rill_i8_quant_of(ctx, RILL_MUL_INT8_IN_IN_SCALE, ctx->attrs[RILL_MUL_INT8_ATTR_BIT_LENGTH].v.i,
+                              ctx->attrs[RILL_MUL_INT8_ATTR_ROUND_TYPE].v.i, &q));
+    int64_t bad = 0;
+    xq = rill_aligned_alloc((size_t)(b * k) + 1, 64);
+    if (!xq) return rill_oom();
+    if (!rill_i8_quant_to_i8(rill_tensor_ptr(x), b * k, &q, xq, &bad)) {
+      rill_free(xq);
+      return rill_i8_quant_error(ctx, RILL_MUL_INT8_IN_X, RILL_MUL_INT8_IN_IN_SCALE, x, &q, bad);
+    }
+  } else {
+    RILL_TRY(rill_i8_input_levels(ctx, RILL_MUL_INT8_IN_X, x, &xq));
+  }
   rill_i8_weights local = {0};
   const rill_i8_weights *pw = NULL;
   rill_status *st = rill_i8_weights_for(ctx, RILL_MUL_INT8_IN_Y, w, n, k, 1, true, &local, &pw);

@@ -7,6 +7,7 @@
  * weights; mul and matmul with a 2-D weight become mul_int8. */
 #include <criterion/criterion.h>
 
+#include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -255,6 +256,8 @@ Test(int8_pass, predictor_takes_the_pass_by_mask) {
     POK(rill_predictor_create(c, &pr));
     /* below AVX2 the predictor leaves the float simulation as it is */
     cr_assert_eq(rill_predictor_pass_stats(pr)->int8, (size_t)(k && rill_cpu_avx2()));
+    /* and the quantizer, whose levels only the int8 conv reads, folds into it */
+    cr_assert_eq(rill_predictor_pass_stats(pr)->int8_folded, (size_t)(k && rill_cpu_avx2()));
     rill_tensor *x = wrap(RILL_DTYPE_FP32, image(), 4, 1, 3, 6, 6);
     const char *in = "x";
     for (int run = 0; run < 2; run++) {
@@ -351,6 +354,8 @@ static void predictor_matches(rill_program *p, rill_scope *scope, rill_tensor *w
     rill_predictor *pr = NULL;
     POK(rill_predictor_create(c, &pr));
     cr_assert_eq(rill_predictor_pass_stats(pr)->int8, k && rill_cpu_avx2() ? 54u : 0u);
+    /* the 50 fake_quantize_moving_average_abs_max ops: every one's levels only int8 ops read */
+    cr_assert_eq(rill_predictor_pass_stats(pr)->int8_folded, k && rill_cpu_avx2() ? 50u : 0u);
     const int64_t xd[] = {1, 3, 64, 64};
     rill_tensor *img = NULL, *out = NULL;
     POK(rill_tensor_create(RILL_DTYPE_FP32, xd, 4, &img));
@@ -984,4 +989,171 @@ Test(int8_pass, depthwise_conv2d_int8_refuses_values_that_are_not_levels) {
     rill_status_destroy(st);
     small_free(&s);
   }
+}
+
+/* ------------------------------------------------------- folded quantizer ----- */
+
+/* The fake_quantize_abs_max of build_mm / build_dw (op 0, OutScale s) replaced by a
+ * fake_quantize_moving_average_abs_max with a given scale (is_test, InScale = OutScale
+ * = qs, a parameter holding `scale`) writing the same levels: the form a quantization-
+ * aware-trained model is saved in, which the fold takes. */
+static void given_scale(small *s, float scale) {
+  prog_var(s->p, "qs", RILL_DTYPE_FP32, "p", 1, 1);
+  rill_tensor *t = NULL;
+  POK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){1}, 1, &t));
+  *(float *)rill_tensor_data(t) = scale;
+  scope_bind(s->params, "qs", t);
+  rill_op_builder *b = prog_op_begin("fake_quantize_moving_average_abs_max", "X=x;InScale=qs", "Out=xq;OutScale=qs");
+  POK(rill_op_builder_attr_bool(b, "is_test", true));
+  POK(rill_op_builder_attr_int(b, "bit_length", 8));
+  prog_op_end(b, s->p);
+  rill_block_desc *blk = &s->p->blocks[0];
+  cr_assert_str_eq(blk->ops[0].type, "fake_quantize_abs_max");
+  rill_op_desc_clear(&blk->ops[0]);
+  blk->ops[0] = blk->ops[blk->nops - 1];
+  blk->nops--;
+  for (size_t i = 1; i < blk->nops; i++) POK(rill_opd_rename(&blk->ops[i], "s", "qs", true, true));
+}
+
+/* Runs the INT8 pass then the fold on s; returns the folds. */
+static size_t int8_and_fold(small *s, size_t want_rewrites) {
+  size_t n = 0, folded = 0;
+  POK(rill_pass_int8(s->p, s->params, &n));
+  cr_assert_eq(n, want_rewrites);
+  POK(rill_pass_int8_fold(s->p, &folded));
+  return folded;
+}
+
+/* A fake quantize op with a given scale whose levels only int8 ops read goes: the int8
+ * op reads its float input and its scale (InScale) and quantizes as it reads; the
+ * outputs equal the float simulation bit for bit on 1 and 3 threads, for the conv
+ * (strides 1 and 2: the 3x3 conv's bands of rows), mul and matmul (one row and six,
+ * per-tensor and per-column scales) and the depthwise direct path. */
+Test(int8_pass, quantizer_folds_into_the_int8_op) {
+  POK(rill_registry_init());
+  for (int stride = 1; stride <= 2; stride++) {
+    small s = build(stride, false, false, false);
+    rill_status *st = NULL;
+    rill_tensor *want = run_small(&s, &st);
+    POK(st);
+    cr_assert_eq(int8_and_fold(&s, 1), 1u);
+    cr_assert_eq(prog_find_op(s.p, "fake_quantize_moving_average_abs_max", 0), -1);
+    long f = prog_find_op(s.p, "conv2d_int8", 0);
+    cr_assert_geq(f, 0);
+    cr_assert_str_eq(prog_arg(s.p, (size_t)f, true, "Input", 0), "x");
+    cr_assert_str_eq(prog_arg(s.p, (size_t)f, true, "InScale", 0), "s");
+    rill_tensor *got = run_small(&s, &st);
+    POK(st);
+    expect_same(want, got, "folded conv2d_int8 vs float simulation");
+    rill_tensor_destroy(want);
+    rill_tensor_destroy(got);
+    small_free(&s);
+  }
+  const char *types[] = {"mul", "matmul"};
+  for (int t = 0; t < 2; t++)
+    for (int one_row = 0; one_row < 2; one_row++)
+      for (int cw = 0; cw < 2; cw++) {
+        small s = build_mm(types[t], one_row, cw);
+        given_scale(&s, 1.7f); /* below max |x| (2.3): some values clip */
+        rill_status *st = NULL;
+        rill_tensor *want = run_mm(&s, one_row, 1, &st);
+        POK(st);
+        cr_assert_eq(int8_and_fold(&s, 1), 1u, "%s", types[t]);
+        long f = prog_find_op(s.p, "mul_int8", 0);
+        cr_assert_geq(f, 0);
+        cr_assert_str_eq(prog_arg(s.p, (size_t)f, true, "X", 0), "x");
+        for (int threads = 1; threads <= 3; threads += 2) {
+          rill_tensor *got = run_mm(&s, one_row, threads, &st);
+          POK(st);
+          expect_same(want, got, "folded mul_int8 vs float simulation");
+          rill_tensor_destroy(got);
+        }
+        rill_tensor_destroy(want);
+        small_free(&s);
+      }
+  const dw_case cases[] = {{"depthwise_conv2d", 1, 1, 1, 1, 1, 1, 1, false},
+                           {"depthwise_conv2d", 2, 2, 2, 1, 1, 1, 1, true},
+                           {"conv2d", 1, 3, 3, 2, 2, 3, 2, false}};
+  for (size_t k = 0; k < RILL_COUNTOF(cases); k++) {
+    small s = build_dw(&cases[k]);
+    given_scale(&s, 1.5f);
+    rill_status *st = NULL;
+    rill_tensor *want = run_dw(&s, 1, &st);
+    POK(st);
+    cr_assert_eq(int8_and_fold(&s, 1), 1u, "case %zu", k);
+    cr_assert_eq(prog_find_op(s.p, "fake_quantize_moving_average_abs_max", 0), -1);
+    for (int threads = 1; threads <= 3; threads += 2) {
+      rill_tensor *got = run_dw(&s, threads, &st);
+      POK(st);
+      expect_same(want, got, "folded depthwise conv2d_int8 vs float simulation");
+      rill_tensor_destroy(got);
+    }
+    rill_tensor_destroy(want);
+    small_free(&s);
+  }
+}
+
+/* The quantizer stays where something else needs its levels or its run: a second
+ * reader that is not an int8 op, a fetch of the levels, the training form (is_test
+ * false), and a quantizer whose scale is computed from the data (fake_quantize_abs_max). */
+Test(int8_pass, quantizer_stays_when_other_ops_need_it) {
+  POK(rill_registry_init());
+  for (int c = 0; c < 3; c++) {
+    small s = build(1, false, false, false);
+    if (c == 0) prog_op(s.p, "relu", "X=xq", "Out=out2");
+    if (c == 1) {
+      POK(rill_block_add_var(s.p, 0, "fetch", RILL_VAR_FETCH_LIST, RILL_DTYPE_FP32, NULL, 0, 0, true));
+      rill_op_builder *b = prog_op_begin("fetch", "X=xq", "Out=fetch");
+      POK(rill_op_builder_attr_int(b, "col", 0));
+      prog_op_end(b, s.p);
+    }
+    if (c == 2) {
+      rill_attr_value f = {.type = RILL_ATTR_BOOLEAN, .v.b = false};
+      POK(rill_opd_attr(&s.p->blocks[0].ops[0], "is_test", &f));
+    }
+    cr_assert_eq(int8_and_fold(&s, 1), 0u, "case %d", c);
+    cr_assert_eq(prog_find_op(s.p, "fake_quantize_moving_average_abs_max", 0), 0, "case %d", c);
+    cr_assert_str_eq(prog_arg(s.p, (size_t)prog_find_op(s.p, "conv2d_int8", 0), true, "Input", 0), "xq");
+    small_free(&s);
+  }
+  small s = build_mm("mul", false, false); /* fake_quantize_abs_max */
+  cr_assert_eq(int8_and_fold(&s, 1), 0u);
+  small_free(&s);
+}
+
+/* A folded int8 op whose input has a NaN (no level under any scale): an error naming
+ * the op, the slot, the variable and the scale's variable. */
+Test(int8_pass, folded_quantizer_reports_values_without_a_level) {
+  POK(rill_registry_init());
+  small s = build(1, false, false, false);
+  cr_assert_eq(int8_and_fold(&s, 1), 1u);
+  float x[108];
+  memcpy(x, image(), sizeof x);
+  x[40] = NAN;
+  rill_tensor *xt = wrap(RILL_DTYPE_FP32, x, 4, 1, 3, 6, 6), *out = NULL;
+  rill_executor *e = exe_new();
+  const char *feed = "x", *fetch = "out";
+  rill_status *st = rill_executor_run(e, s.p, s.params, &feed, &xt, 1, &fetch, 1, &out);
+  rill_tensor_destroy(xt);
+  rill_executor_destroy(e);
+  cr_assert_null(out);
+  cr_assert_not_null(st);
+  const char *msg = rill_status_message(st);
+  cr_assert(strstr(msg, "conv2d_int8") && strstr(msg, "Input (x) value 40") && strstr(msg, "InScale (s)"), "%s",
+            msg);
+  rill_status_destroy(st);
+  small_free(&s);
+  s = build_mm("mul", true, false);
+  given_scale(&s, 1.7f);
+  cr_assert_eq(int8_and_fold(&s, 1), 1u);
+  xt = wrap(RILL_DTYPE_FP32, (float[10]){1, 2, 3, NAN, 0, 0, 0, 0, 0, 0}, 2, 1, 10);
+  e = exe_new();
+  st = rill_executor_run(e, s.p, s.params, &feed, &xt, 1, &fetch, 1, &out);
+  cr_assert_not_null(st);
+  msg = rill_status_message(st);
+  cr_assert(strstr(msg, "mul_int8") && strstr(msg, "X (x) value 3") && strstr(msg, "InScale (qs)"), "%s", msg);
+  rill_status_destroy(st);
+  rill_tensor_destroy(xt);
+  rill_executor_destroy(e);
+  small_free(&s);
 }
