@@ -1,11 +1,13 @@
-/* pool3d (NCDHW): max or average pooling with Paddle's ksize / strides / paddings /
+/* pool3d (NCDHW or NDHWC): max or average pooling with Paddle's ksize / strides / paddings /
  * padding_algorithm / global_pooling / adaptive / ceil_mode / exclusive rules
  * (operators/pool3d.h), and pool3d_grad. */
 #include "operators/op_util.h"
 #include "operators/pool3d.h"
 
-static const rill_slot_schema inputs[] = {{"X", 0, "[N, C, D, H, W]"}};
-static const rill_slot_schema outputs[] = {{"Out", 0, "[N, C, OD, OH, OW]"}};
+static const rill_slot_schema inputs[] = {
+    {"X", 0, "[N, C, D, H, W] (or [N, D, H, W, C] with NDHWC)"}};
+static const rill_slot_schema outputs[] = {
+    {"Out", 0, "[N, C, OD, OH, OW] (or [N, OD, OH, OW, C])"}};
 
 #define INTS3(a, b, c) {.type = RILL_ATTR_INTS, .n = 3, .list.ints = (int32_t[]){a, b, c}}
 static const rill_attr_schema attrs[] = {
@@ -25,7 +27,7 @@ static const rill_attr_schema attrs[] = {
     [POOL3D_A_CEIL] = {"ceil_mode", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
                        "round the output extent up"},
     [POOL3D_A_FORMAT] = {"data_format", RILL_ATTR_STRING, 0, RILL_DEF_STRING("NCDHW"),
-                         "NCDHW (or AnyLayout); NDHWC unimplemented"},
+                         "NCDHW (or AnyLayout) or NDHWC (channels last)"},
     [POOL3D_A_PADALG] = {"padding_algorithm", RILL_ATTR_STRING, 0, RILL_DEF_STRING("EXPLICIT"),
                          "EXPLICIT, SAME or VALID"},
     {"use_cudnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
@@ -56,7 +58,7 @@ static rill_status *pool3d_infer(rill_infer_ctx *ctx) {
   }
   pool3d_geom g;
   RILL_TRY(pool3d_geom_check(ctx, x, &g));
-  rill_dims od = {5, {g.n, g.c, g.out[0], g.out[1], g.out[2]}};
+  rill_dims od = pool3d_dims(&g, g.out);
   rill_meta_set(out, x->dtype, &od, x->lod_level, -1, -1);
   return NULL;
 }
@@ -71,7 +73,7 @@ static rill_status *pool3d_grad_maker(rill_grad_ctx *ctx) {
 
 const rill_op_schema rill_schema_pool3d = {
     .type = "pool3d",
-    .doc = "3-D max / average pooling (NCDHW), adaptive and global included.",
+    .doc = "3-D max / average pooling (NCDHW or NDHWC), adaptive and global included.",
     .inputs = inputs,
     .ninputs = RILL_COUNTOF(inputs),
     .outputs = outputs,

@@ -345,10 +345,10 @@ def _ntuple(v, n, what):
     return [int(v)] * n
 
 
-def _conv3d_padding(padding, layer):
+def _conv3d_padding(padding, layer, channel_last=False):
     """Fluid 1.x's conv3d paddings: 'SAME' / 'VALID', an int, 3 ints, 6 ints (front, back,
-    top, bottom, left, right) or 5 pairs over NCDHW. Returns (paddings, padding_algorithm);
-    6 symmetric values collapse to 3, as Paddle writes them."""
+    top, bottom, left, right) or 5 pairs over NCDHW (NDHWC when channel_last). Returns
+    (paddings, padding_algorithm); 6 symmetric values collapse to 3, as Paddle writes them."""
     if isinstance(padding, str):
         alg = padding.upper()
         if alg not in ('SAME', 'VALID'):
@@ -357,10 +357,12 @@ def _conv3d_padding(padding, layer):
         return [0, 0, 0], alg
     if isinstance(padding, (list, tuple)) and len(padding) == 5 and \
             isinstance(padding[0], (list, tuple)):
-        if list(padding[0]) != [0, 0] or list(padding[1]) != [0, 0]:
+        c = 4 if channel_last else 1
+        if list(padding[0]) != [0, 0] or list(padding[c]) != [0, 0]:
             raise ValueError('%s: non-zero padding %r in the batch or channel dimensions is '
                              'not supported' % (layer, padding))
-        padding = [int(e) for pair in padding[2:5] for e in pair]
+        spatial = padding[1:4] if channel_last else padding[2:5]
+        padding = [int(e) for pair in spatial for e in pair]
     if isinstance(padding, (list, tuple)) and len(padding) == 6:
         p = [int(e) for e in padding]
         if p[0] == p[1] and p[2] == p[3] and p[4] == p[5]:
@@ -528,8 +530,9 @@ def mean_iou(input, label, num_classes):
 def pool3d(input, pool_size=-1, pool_type='max', pool_stride=1, pool_padding=0,
            global_pooling=False, use_cudnn=True, ceil_mode=False, name=None, exclusive=True,
            data_format='NCDHW'):
-    """Fluid 1.x's pool3d (NCDHW): max or avg over pool_size windows; pool_padding as
-    conv3d's padding (with 'VALID' refusing ceil_mode, as Paddle)."""
+    """Fluid 1.x's pool3d (NCDHW, or NDHWC with channels last): max or avg over pool_size
+    windows; pool_padding as conv3d's padding (with 'VALID' refusing ceil_mode, as
+    Paddle)."""
     if pool_type not in ('max', 'avg'):
         raise ValueError("pool3d: unknown pool_type %r: it can only be 'max' or 'avg'" %
                          (pool_type,))
@@ -537,13 +540,13 @@ def pool3d(input, pool_size=-1, pool_type='max', pool_stride=1, pool_padding=0,
         raise ValueError('pool3d: pool_size must be given unless global_pooling is True')
     if not isinstance(use_cudnn, bool):
         raise TypeError('pool3d: use_cudnn must be True or False, got %r' % (use_cudnn,))
-    if data_format != 'NCDHW':
-        raise ValueError("pool3d: data_format must be 'NCDHW' (rill has no NDHWC pool3d), "
-                         "got %r" % (data_format,))
+    if data_format not in ('NCDHW', 'NDHWC'):
+        raise ValueError("pool3d: data_format must be 'NCDHW' or 'NDHWC', got %r" %
+                         (data_format,))
     _check_var(input, 'input', 'pool3d')
     if isinstance(pool_padding, str) and pool_padding.upper() == 'VALID' and ceil_mode:
         raise ValueError("pool3d: pool_padding 'VALID' needs ceil_mode False")
-    paddings, alg = _conv3d_padding(pool_padding, 'pool3d')
+    paddings, alg = _conv3d_padding(pool_padding, 'pool3d', data_format == 'NDHWC')
     h = _Helper('pool3d', name)
     out = h.tmp(input.dtype.name)
     h.append('pool3d', {'X': input}, {'Out': out},

@@ -189,3 +189,122 @@ Test(pool3d, bad_inputs_fail_naming_op_and_variable) {
   EXPECT_ERROR(op_harness_run(h), "pool3d_grad", "o@GRAD", "[1, 2, 2, 2, 2]");
   op_harness_destroy(h);
 }
+
+/* [N, C, D, H, W] -> [N, D, H, W, C] */
+static void to_last(const double *a, double *b, const int64_t s[5]) {
+  int64_t vol = s[2] * s[3] * s[4];
+  for (int64_t n = 0; n < s[0]; n++)
+    for (int64_t c = 0; c < s[1]; c++)
+      for (int64_t v = 0; v < vol; v++) b[(n * vol + v) * s[1] + c] = a[(n * s[1] + c) * vol + v];
+}
+
+/* Runs pool3d then pool3d_grad in one layout; returns Out and X@GRAD (caller frees). */
+static void run_layout(const p3 *c, bool last, const double *x, const int64_t *xd, size_t xn,
+                       const double *dy, int64_t ny, double **out, double **dx) {
+  op_harness *h = harness("pool3d");
+  bind_input(h, "X", "vol", RILL_DTYPE_FP64, xd, xn, x);
+  OK(op_harness_output(h, "Out", "pooled"));
+  set_attrs(h, c);
+  if (last) OK(op_harness_attr_string(h, "data_format", "NDHWC"));
+  OK(op_harness_run(h));
+  rill_tensor *t = op_harness_tensor(h, "pooled");
+  cr_assert_eq(rill_tensor_numel(t), ny);
+  rill_dims od = t->dims;
+  *out = malloc((size_t)ny * sizeof **out);
+  memcpy(*out, rill_tensor_ptr(t), (size_t)ny * sizeof **out);
+  op_harness_destroy(h);
+
+  h = harness("pool3d_grad");
+  bind_input(h, "X", "vol", RILL_DTYPE_FP64, xd, xn, x);
+  bind_input(h, "Out", "pooled", RILL_DTYPE_FP64, od.d, (size_t)od.n, *out);
+  bind_input(h, "Out@GRAD", "pooled@GRAD", RILL_DTYPE_FP64, od.d, (size_t)od.n, dy);
+  OK(op_harness_output(h, "X@GRAD", "vol@GRAD"));
+  set_attrs(h, c);
+  if (last) OK(op_harness_attr_string(h, "data_format", "NDHWC"));
+  OK(op_harness_run(h));
+  t = op_harness_tensor(h, "vol@GRAD");
+  int64_t nx = rill_tensor_numel(t);
+  *dx = malloc((size_t)nx * sizeof **dx);
+  memcpy(*dx, rill_tensor_ptr(t), (size_t)nx * sizeof **dx);
+  op_harness_destroy(h);
+}
+
+/* NDHWC equals NCDHW on transposed data: Out, X@GRAD, and the output dims' order. */
+static void check_last(const p3 *c, int64_t n, int64_t ch, int64_t d, int64_t hh, int64_t w,
+                       const int64_t o[3]) {
+  int64_t xs[5] = {n, ch, d, hh, w}, ys[5] = {n, ch, o[0], o[1], o[2]};
+  int64_t nx = n * ch * d * hh * w, ny = n * ch * o[0] * o[1] * o[2];
+  double *x = malloc((size_t)nx * sizeof *x), *xt = malloc((size_t)nx * sizeof *x);
+  double *dy = malloc((size_t)ny * sizeof *dy), *dyt = malloc((size_t)ny * sizeof *dy);
+  for (int64_t i = 0; i < nx; i++) x[i] = (double)((i * 37) % nx) / (double)nx - 0.5;
+  for (int64_t i = 0; i < ny; i++) dy[i] = sin(0.3 * (double)i) + 0.1;
+  to_last(x, xt, xs);
+  to_last(dy, dyt, ys);
+  double *y0, *dx0, *y1, *dx1;
+  run_layout(c, false, x, DIMS(n, ch, d, hh, w), dy, ny, &y0, &dx0);
+  run_layout(c, true, xt, DIMS(n, d, hh, w, ch), dyt, ny, &y1, &dx1);
+  double *y0t = malloc((size_t)ny * sizeof *y0t), *dx0t = malloc((size_t)nx * sizeof *dx0t);
+  to_last(y0, y0t, ys);
+  to_last(dx0, dx0t, xs);
+  for (int64_t i = 0; i < ny; i++)
+    cr_assert(fabs(y1[i] - y0t[i]) <= 1e-12, "%s Out[%ld]: %g != %g", c->type, (long)i, y1[i],
+              y0t[i]);
+  for (int64_t i = 0; i < nx; i++)
+    cr_assert(fabs(dx1[i] - dx0t[i]) <= 1e-12, "%s X@GRAD[%ld]: %g != %g", c->type, (long)i,
+              dx1[i], dx0t[i]);
+
+  /* and the channel-last gradient against central differences */
+  op_harness *h = harness("pool3d");
+  bind_input(h, "X", "vol", RILL_DTYPE_FP64, DIMS(n, d, hh, w, ch), xt);
+  OK(op_harness_output(h, "Out", "pooled"));
+  set_attrs(h, c);
+  OK(op_harness_attr_string(h, "data_format", "NDHWC"));
+  OK(op_harness_run(h));
+  expect_dims(op_harness_tensor(h, "pooled"), DIMS(n, o[0], o[1], o[2], ch));
+  op_harness_destroy(h);
+  h = harness("pool3d");
+  bind_input(h, "X", "vol", RILL_DTYPE_FP64, DIMS(n, d, hh, w, ch), xt);
+  OK(op_harness_output(h, "Out", "pooled"));
+  set_attrs(h, c);
+  OK(op_harness_attr_string(h, "data_format", "NDHWC"));
+  rill_status *st = grad_check(h, GC_SLOTS("X"), GC_SLOTS("Out"), NULL);
+  cr_assert_null(st, "%s NDHWC: %s", c->type, rill_status_message(st));
+  op_harness_destroy(h);
+  double *bufs[] = {x, xt, dy, dyt, y0, dx0, y1, dx1, y0t, dx0t};
+  for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
+}
+
+Test(pool3d, ndhwc_matches_ncdhw_on_transposed_data) {
+  check_last(&(p3){"max", {2, 2, 2}, {2, 2, 2}, {0}, 3, true, false, false, false, NULL}, 2, 3, 4, 4, 6,
+             (const int64_t[]){2, 2, 3});
+  check_last(&(p3){"avg", {3, 3, 2}, {1, 2, 2}, {1, 1, 1, 1, 0, 0}, 3, false, false, false, false, NULL},
+             1, 2, 3, 5, 4, (const int64_t[]){3, 3, 2});
+  check_last(&(p3){"max", {2, 3, 2}, {2, 2, 3}, {1, 0, 1, 0, 0, 1}, 6, true, true, false, false, NULL},
+             1, 3, 4, 5, 7, (const int64_t[]){3, 3, 3});
+  check_last(&(p3){"avg", {2, 2, 2}, {1, 2, 1}, {3, 3, 3, 3, 3, 3}, 3, true, false, false, false, "VALID"},
+             1, 2, 3, 4, 3, (const int64_t[]){2, 2, 2});
+  check_last(&(p3){"max", {3, 2, 3}, {2, 2, 2}, {5, 5, 5, 5, 5, 5}, 3, true, false, false, false, "SAME"},
+             1, 2, 5, 4, 5, (const int64_t[]){3, 2, 3});
+  check_last(&(p3){"avg", {1, 1, 1}, {1, 1, 1}, {0}, 3, true, false, true, false, NULL}, 2, 3, 3, 2, 4,
+             (const int64_t[]){1, 1, 1});
+  check_last(&(p3){"avg", {3, 2, 4}, {1, 1, 1}, {0}, 3, true, false, false, true, NULL}, 1, 2, 7, 5, 9,
+             (const int64_t[]){3, 2, 4});
+}
+
+Test(pool3d, ndhwc_errors_name_op_variable_and_layout) {
+  op_harness *h = harness("pool3d");
+  bind_input(h, "X", "img4d", RILL_DTYPE_FP32, DIMS(1, 4, 4, 2), NULL);
+  OK(op_harness_output(h, "Out", "o"));
+  set_attrs(h, &(p3){"max", {2, 2, 2}, {1, 1, 1}, {0}, 3, true, false, false, false, NULL});
+  OK(op_harness_attr_string(h, "data_format", "NDHWC"));
+  EXPECT_ERROR(op_harness_run(h), "pool3d", "img4d", "NDHWC");
+  op_harness_destroy(h);
+
+  h = harness("pool3d");
+  bind_input(h, "X", "vol", RILL_DTYPE_FP32, DIMS(1, 4, 4, 4, 2), NULL);
+  OK(op_harness_output(h, "Out", "o"));
+  set_attrs(h, &(p3){"max", {2, 2, 2}, {1, 1, 1}, {0}, 3, true, false, false, false, NULL});
+  OK(op_harness_attr_string(h, "data_format", "NHWDC"));
+  EXPECT_ERROR(op_harness_run(h), "pool3d", "vol", "data_format");
+  op_harness_destroy(h);
+}

@@ -1,5 +1,5 @@
 """The programs of tests/python/test_vision.py, built the same way with paddle.fluid or
-rill: conv3d, conv3d_transpose, pool3d, adaptive_pool2d, adaptive_pool3d,
+rill: conv3d, conv3d_transpose, pool3d (NCDHW and NDHWC), adaptive_pool2d, adaptive_pool3d,
 resize_trilinear and image_resize_short (and their gradients), and mean_iou on seeded inputs and parameters. Run under Paddle 1.8.5
 (`PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python /tmp/pd18/bin/python gen_vision.py`) it
 prints Paddle's outputs as the REF literal that the test embeds."""
@@ -100,6 +100,16 @@ POOL_CASES = {
                         pool_stride=2, pool_padding='SAME'),
     'pool3d_global': dict(nd=0, shape=(2, 3, 3, 4, 2), pool_size=-1, pool_type='avg',
                           global_pooling=True),
+    # channel-last (NDHWC): max with asymmetric paddings, avg ceil_mode not exclusive, SAME
+    'pool3d_ndhwc_max': dict(nd=0, shape=(2, 4, 6, 5, 3), pool_size=[2, 3, 2], pool_type='max',
+                             pool_stride=[2, 2, 1], pool_padding=[1, 0, 0, 1, 1, 1],
+                             data_format='NDHWC'),
+    'pool3d_ndhwc_avg_ceil': dict(nd=0, shape=(1, 5, 6, 7, 2), pool_size=[3, 2, 3],
+                                  pool_type='avg', pool_stride=[2, 2, 3], pool_padding=[1, 0, 1],
+                                  ceil_mode=True, exclusive=False, data_format='NDHWC'),
+    'pool3d_ndhwc_same': dict(nd=0, shape=(1, 5, 4, 7, 3), pool_size=[3, 2, 3],
+                              pool_type='avg', pool_stride=2, pool_padding='SAME',
+                              data_format='NDHWC'),
 }
 
 
