@@ -100,7 +100,7 @@ Test(cvm, finite_difference_gradient) {
 }
 
 Test(cvm, errors_name_op_and_variable) {
-  double x[N * D] = {0}, c[2 * N] = {0};
+  double x[N * D] = {0}, c[3 * N] = {0}; /* room for the (N, 3) case */
   op_harness *h = harness("cvm");
   bind_input(h, "X", "emb", RILL_DTYPE_FP64, DIMS(N * D), x);
   bind_input(h, "CVM", "show_clk", RILL_DTYPE_FP64, DIMS(N, 2), c);
