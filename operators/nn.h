@@ -400,21 +400,33 @@ enum {
 typedef struct rill_pool_geom {
   int64_t n, c, h, w, oh, ow, kh, kw, sh, sw, pt, pb, pl, pr;
   bool max, adaptive, exclusive;
+  bool last; /* NHWC: channels are the last dim */
 } rill_pool_geom;
+
+/* X's or Out's dims for geometry g with spatial extents h, w: [N, C, H, W] or, channel
+ * last, [N, H, W, C]. */
+static inline rill_dims rill_nn_pool_dims(const rill_pool_geom *g, int64_t h, int64_t w) {
+  if (g->last) return (rill_dims){4, {g->n, h, w, g->c}};
+  return (rill_dims){4, {g->n, g->c, h, w}};
+}
 
 /* Paddle's pool2d shape rules: paddings expanded / SAME / VALID, zeroed for global and
  * adaptive pooling; global pooling takes the whole image as the window; adaptive
  * pooling's output is ksize; otherwise (in - k + pads [+ stride - 1 with ceil_mode]) /
- * stride + 1. x may hold -1 (compile time). */
+ * stride + 1. data_format NHWC reads X as [N, H, W, C]. x may hold -1 (compile time). */
 static inline bool rill_nn_pool_geom(const rill_attr_value *attrs, const rill_dims *x,
                                      rill_pool_geom *g, char *err, size_t errsz) {
   memset(g, 0, sizeof *g);
-  if (x->n != 4) {
-    snprintf(err, errsz, "input X must be 4-D (NCHW), has rank %d", (int)x->n);
+  const rill_attr_value *fa = &attrs[RILL_POOL_FORMAT];
+  const char *fmt = fa->type == RILL_ATTR_STRING && fa->v.s ? fa->v.s : "NCHW";
+  if (!strcmp(fmt, "NDHWC")) {
+    snprintf(err, errsz, "attribute data_format '%s' is not NCHW, NHWC or AnyLayout", fmt);
     return false;
   }
-  if (!rill_nn_is_nchw(&attrs[RILL_POOL_FORMAT])) {
-    snprintf(err, errsz, "data_format NHWC is not supported yet (UNIMPLEMENTED): use NCHW");
+  g->last = !rill_nn_is_nchw(fa);
+  if (x->n != 4) {
+    snprintf(err, errsz, "input X must be 4-D (%s), has rank %d", g->last ? "NHWC" : "NCHW",
+             (int)x->n);
     return false;
   }
   const char *type = attrs[RILL_POOL_TYPE].v.s ? attrs[RILL_POOL_TYPE].v.s : "";
@@ -441,7 +453,7 @@ static inline bool rill_nn_pool_geom(const rill_attr_value *attrs, const rill_di
              attrs[RILL_POOL_PADALG].v.s ? attrs[RILL_POOL_PADALG].v.s : "");
     return false;
   }
-  int64_t in[2] = {x->d[2], x->d[3]};
+  int64_t in[2] = {x->d[g->last ? 1 : 2], x->d[g->last ? 2 : 3]};
   if (!rill_nn_paddings(&attrs[RILL_POOL_PADDINGS], algo, in, k, s, d, pad, err, errsz)) return false;
   g->adaptive = attrs[RILL_POOL_ADAPTIVE].v.b;
   g->exclusive = attrs[RILL_POOL_EXCLUSIVE].v.b;
@@ -451,7 +463,7 @@ static inline bool rill_nn_pool_geom(const rill_attr_value *attrs, const rill_di
     k[1] = in[1];
   }
   g->n = x->d[0];
-  g->c = x->d[1];
+  g->c = x->d[g->last ? 3 : 1];
   g->h = in[0];
   g->w = in[1];
   g->kh = k[0];
@@ -482,7 +494,7 @@ static inline bool rill_nn_pool_geom(const rill_attr_value *attrs, const rill_di
       return false;
     }
   }
-  if (g->adaptive && (x->d[2] == 0 || x->d[3] == 0)) {
+  if (g->adaptive && (in[0] == 0 || in[1] == 0)) {
     snprintf(err, errsz, "adaptive pooling of an empty image");
     return false;
   }

@@ -1,10 +1,10 @@
-/* pool2d (NCHW): max or average pooling with Paddle's ksize / strides / paddings /
+/* pool2d (NCHW or NHWC): max or average pooling with Paddle's ksize / strides / paddings /
  * padding_algorithm / global_pooling / adaptive / ceil_mode / exclusive rules, and
  * pool2d_grad. */
 #include "operators/nn.h"
 
-static const rill_slot_schema inputs[] = {{"X", 0, "[N, C, H, W]"}};
-static const rill_slot_schema outputs[] = {{"Out", 0, "[N, C, OH, OW]"}};
+static const rill_slot_schema inputs[] = {{"X", 0, "[N, C, H, W] (or [N, H, W, C] with NHWC)"}};
+static const rill_slot_schema outputs[] = {{"Out", 0, "[N, C, OH, OW] (or [N, OH, OW, C])"}};
 
 static const rill_attr_schema attrs[] = {
     {"pooling_type", RILL_ATTR_STRING, RILL_ATTR_REQUIRED, RILL_DEF_EMPTY(RILL_ATTR_STRING), "max or avg"},
@@ -18,7 +18,7 @@ static const rill_attr_schema attrs[] = {
     {"exclusive", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(true), "avg: divide by the unpadded window size"},
     {"adaptive", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false), "ksize is the output extent"},
     {"ceil_mode", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false), "round the output extent up"},
-    {"data_format", RILL_ATTR_STRING, 0, RILL_DEF_STRING("NCHW"), "NCHW (or AnyLayout); NHWC unimplemented"},
+    {"data_format", RILL_ATTR_STRING, 0, RILL_DEF_STRING("NCHW"), "NCHW (or AnyLayout) or NHWC (channels last)"},
     {"padding_algorithm", RILL_ATTR_STRING, 0, RILL_DEF_STRING("EXPLICIT"), "EXPLICIT, SAME or VALID"},
     {"use_cudnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
     {"use_mkldnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
@@ -28,12 +28,8 @@ static const rill_attr_schema attrs[] = {
 
 static rill_status *geom_error(rill_infer_ctx *ctx, const rill_dims *x, const char *err) {
   char xs[RILL_DIMS_STR_MAX];
-  rill_status *st = rill_infer_error(ctx, "input X (%s) %s: %s", rill_infer_in_name(ctx, 0, 0),
-                                     rill_dims_str(x, xs, sizeof xs), err);
-  if (!strstr(err, "UNIMPLEMENTED")) return st;
-  rill_status *u = rill_error(RILL_UNIMPLEMENTED, "%s", rill_status_message(st));
-  rill_status_destroy(st);
-  return u;
+  return rill_infer_error(ctx, "input X (%s) %s: %s", rill_infer_in_name(ctx, 0, 0),
+                          rill_dims_str(x, xs, sizeof xs), err);
 }
 
 static rill_status *pool_infer(rill_infer_ctx *ctx) {
@@ -47,7 +43,7 @@ static rill_status *pool_infer(rill_infer_ctx *ctx) {
   rill_pool_geom g;
   char err[256];
   if (!rill_nn_pool_geom(ctx->attrs, &x->dims, &g, err, sizeof err)) return geom_error(ctx, &x->dims, err);
-  rill_dims od = {4, {g.n, g.c, g.oh, g.ow}};
+  rill_dims od = rill_nn_pool_dims(&g, g.oh, g.ow);
   rill_meta_set(out, x->dtype, &od, x->lod_level, -1, -1);
   return NULL;
 }
@@ -62,7 +58,7 @@ static rill_status *pool_grad_maker(rill_grad_ctx *ctx) {
 
 const rill_op_schema rill_schema_pool2d = {
     .type = "pool2d",
-    .doc = "2-D max / average pooling (NCHW).",
+    .doc = "2-D max / average pooling (NCHW or NHWC).",
     .inputs = inputs,
     .ninputs = RILL_COUNTOF(inputs),
     .outputs = outputs,

@@ -1,6 +1,7 @@
-/* pool2d and pool2d_grad CPU kernels (NCHW), with Paddle's windows (pool_window.h), clipped
- * to the image. avg divides by the clipped size when exclusive or adaptive, else by the
- * size before clipping to the image (padding counted, ceil_mode overhang not). */
+/* pool2d and pool2d_grad CPU kernels (NCHW, or NHWC walked in place with the channels
+ * innermost: no scratch copy), with Paddle's windows (pool_window.h), clipped to the image.
+ * avg divides by the clipped size when exclusive or adaptive, else by the size before
+ * clipping to the image (padding counted, ceil_mode overhang not). */
 #include <float.h>
 #include <string.h>
 
@@ -141,6 +142,81 @@ static inline int64_t pool_divisor(const rill_pool_geom *g, window wh, window ww
 POOL(float, f32, -FLT_MAX)
 POOL(double, f64, -DBL_MAX)
 
+/* Channel last (NHWC): the same windows and the same order of taps per channel as the
+ * NCHW loops, so each (sample, channel) plane gets the NCHW results; the plane's elements
+ * lie C apart, and the C channels of a pixel are contiguous, so the innermost loop runs
+ * over the channels of one tap. */
+#define POOL_LAST(T, SUF, LOWEST)                                                              \
+  static void pool_fwd_last_##SUF(const rill_pool_geom *g, const pool_plan *pl, const T *x,   \
+                                  T *y) {                                                      \
+    const int64_t C = g->c;                                                                    \
+    for (int64_t n = 0; n < g->n; n++) {                                                       \
+      const T *xp = x + n * g->h * g->w * C;                                                   \
+      for (int64_t i = 0; i < g->oh; i++) {                                                    \
+        window wh = pl->rows[i];                                                               \
+        for (int64_t j = 0; j < g->ow; j++) {                                                  \
+          window ww = pl->cols[j];                                                             \
+          T *yo = y + ((n * g->oh + i) * g->ow + j) * C;                                       \
+          for (int64_t c = 0; c < C; c++) yo[c] = g->max ? LOWEST : 0;                         \
+          for (int64_t a = wh.start; a < wh.end; a++)                                          \
+            for (int64_t b = ww.start; b < ww.end; b++) {                                      \
+              const T *xr = xp + (a * g->w + b) * C;                                           \
+              if (g->max) {                                                                    \
+                for (int64_t c = 0; c < C; c++) yo[c] = xr[c] > yo[c] ? xr[c] : yo[c];         \
+              } else {                                                                         \
+                for (int64_t c = 0; c < C; c++) yo[c] += xr[c];                                \
+              }                                                                                \
+            }                                                                                  \
+          if (!g->max) {                                                                       \
+            int64_t size = pool_divisor(g, wh, ww);                                            \
+            for (int64_t c = 0; c < C; c++) yo[c] = size > 0 ? yo[c] / (T)size : 0;            \
+          }                                                                                    \
+        }                                                                                      \
+      }                                                                                        \
+    }                                                                                          \
+  }                                                                                            \
+  static void pool_bwd_last_##SUF(const rill_pool_geom *g, const pool_plan *pl, const T *x,   \
+                                  const T *y, const T *dy, T *dx) {                            \
+    const int64_t C = g->c;                                                                    \
+    memset(dx, 0, (size_t)(g->n * g->h * g->w * C) * sizeof(T));                               \
+    for (int64_t n = 0; n < g->n; n++) {                                                       \
+      const T *xp = x + n * g->h * g->w * C;                                                   \
+      T *dxp = dx + n * g->h * g->w * C;                                                       \
+      for (int64_t i = 0; i < g->oh; i++) {                                                    \
+        window wh = pl->rows[i];                                                               \
+        for (int64_t j = 0; j < g->ow; j++) {                                                  \
+          window ww = pl->cols[j];                                                             \
+          int64_t o = ((n * g->oh + i) * g->ow + j) * C;                                       \
+          const T *yo = y + o, *dyo = dy + o;                                                  \
+          if (g->max) {                                                                        \
+            /* per channel, the first element of the window (row-major) equal to the max */   \
+            for (int64_t c = 0; c < C; c++) {                                                  \
+              int64_t at = -1;                                                                 \
+              for (int64_t a = wh.start; a < wh.end && at < 0; a++)                            \
+                for (int64_t b = ww.start; b < ww.end; b++)                                    \
+                  if (xp[(a * g->w + b) * C + c] == yo[c]) {                                   \
+                    at = (a * g->w + b) * C + c;                                               \
+                    break;                                                                     \
+                  }                                                                            \
+              if (at >= 0) dxp[at] += dyo[c];                                                  \
+            }                                                                                  \
+            continue;                                                                          \
+          }                                                                                    \
+          int64_t size = pool_divisor(g, wh, ww);                                              \
+          if (size <= 0) continue;                                                             \
+          for (int64_t a = wh.start; a < wh.end; a++)                                          \
+            for (int64_t b = ww.start; b < ww.end; b++) {                                      \
+              T *dr = dxp + (a * g->w + b) * C;                                                \
+              for (int64_t c = 0; c < C; c++) dr[c] += dyo[c] / (T)size;                       \
+            }                                                                                  \
+        }                                                                                      \
+      }                                                                                        \
+    }                                                                                          \
+  }
+
+POOL_LAST(float, f32, -FLT_MAX)
+POOL_LAST(double, f64, -DBL_MAX)
+
 #if RILL_X86_SIMD
 RILL_AVX2_BEGIN
 /* 2x2 max pooling with stride 2 whose windows all lie inside the image (LeNet's and
@@ -148,7 +224,7 @@ RILL_AVX2_BEGIN
  * order through max(x, v) = x > v ? x : v, which is exactly its `if (x > v) v = x` (NaN
  * taps skipped, ties keep the earlier tap), so the results are bit for bit the same. */
 static bool pool_max2x2_avx2(const rill_pool_geom *g, const float *x, float *y) {
-  if (!g->max || g->adaptive || g->kh != 2 || g->kw != 2 || g->sh != 2 || g->sw != 2 ||
+  if (g->last || !g->max || g->adaptive || g->kh != 2 || g->kw != 2 || g->sh != 2 || g->sw != 2 ||
       g->pt != 0 || g->pl != 0 || 2 * g->oh > g->h || 2 * g->ow > g->w)
     return false;
   const __m256 lowest = _mm256_set1_ps(-FLT_MAX);
@@ -296,7 +372,7 @@ static void pool_bwd2x2_any_f32(const rill_pool_geom *g, const float *x, const f
 }
 
 static bool pool_tiles2x2(const rill_pool_geom *g) {
-  return g->max && !g->adaptive && g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 &&
+  return !g->last && g->max && !g->adaptive && g->kh == 2 && g->kw == 2 && g->sh == 2 && g->sw == 2 &&
          g->pt == 0 && g->pl == 0 && g->h == 2 * g->oh && g->w == 2 * g->ow;
 }
 
@@ -324,7 +400,18 @@ static bool pool_split_run(void *arg, int64_t lo, int slot) {
   size_t in = (size_t)(sub.c * sub.h * sub.w) * es * (size_t)lo, o = (size_t)(sub.c * sub.oh * sub.ow) * es * (size_t)lo;
   const char *x = s->x, *y = s->y, *dy = s->dy;
   char *out = s->out;
-  if (!dy) {
+  if (sub.last) {
+    if (!dy && s->dt == RILL_DTYPE_FP32)
+      pool_fwd_last_f32(&sub, s->pl, (const float *)(x + in), (float *)(out + o));
+    else if (!dy)
+      pool_fwd_last_f64(&sub, s->pl, (const double *)(x + in), (double *)(out + o));
+    else if (s->dt == RILL_DTYPE_FP32)
+      pool_bwd_last_f32(&sub, s->pl, (const float *)(x + in), (const float *)(y + o),
+                        (const float *)(dy + o), (float *)(out + in));
+    else
+      pool_bwd_last_f64(&sub, s->pl, (const double *)(x + in), (const double *)(y + o),
+                        (const double *)(dy + o), (double *)(out + in));
+  } else if (!dy) {
     if (s->dt == RILL_DTYPE_FP32) pool_fwd_f32(&sub, s->pl, (const float *)(x + in), (float *)(out + o));
     else pool_fwd_f64(&sub, s->pl, (const double *)(x + in), (double *)(out + o));
   } else if (pool_tiles2x2(&sub)) {
@@ -360,7 +447,7 @@ static void pool_images_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_pool
  * vectorises, instead of one chain of dependent adds (one add latency per element).
  * False for any other geometry. */
 static bool pool_global_avg_f32(const rill_pool_geom *g, const float *x, float *y) {
-  if (g->max || g->oh != 1 || g->ow != 1 || g->kh != g->h || g->kw != g->w || g->pt || g->pb ||
+  if (g->last || g->max || g->oh != 1 || g->ow != 1 || g->kh != g->h || g->kw != g->w || g->pt || g->pb ||
       g->pl || g->pr || g->h * g->w <= 0)
     return false;
   const int64_t hw = g->h * g->w;
@@ -389,7 +476,7 @@ static rill_status *pool_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   RILL_TRY(rill_kout_need(ctx, 0, 0, dt, &y));
   rill_pool_geom g;
   RILL_TRY(pool_geom(ctx, x, &g));
-  rill_dims od = {4, {g.n, g.c, g.oh, g.ow}};
+  rill_dims od = rill_nn_pool_dims(&g, g.oh, g.ow);
   RILL_TRY(rill_kout_check_dims(ctx, 0, 0, y, &od));
   if (rill_overlaps(rill_tensor_ptr(y), rill_tensor_nbytes(y), rill_tensor_ptr(x), rill_tensor_nbytes(x)))
     return rill_kernel_error(ctx, "output Out (%s) must not share memory with X (%s)",
@@ -414,7 +501,7 @@ static rill_status *pool_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   RILL_TRY(rill_kout_check_dims(ctx, 0, 0, dx, &x->dims));
   rill_pool_geom g;
   RILL_TRY(pool_geom(ctx, x, &g));
-  rill_dims od = {4, {g.n, g.c, g.oh, g.ow}};
+  rill_dims od = rill_nn_pool_dims(&g, g.oh, g.ow);
   if (!rill_dims_equal(&y->dims, &od) || !rill_dims_equal(&dy->dims, &od)) {
     char a[RILL_DIMS_STR_MAX];
     return rill_kernel_error(ctx, "inputs Out (%s) and Out@GRAD (%s) must have the pooled shape %s",

@@ -408,20 +408,54 @@ def conv3d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
     return h.act(pre, act)
 
 
+def _pool2d_padding(padding, ceil_mode, channel_last):
+    """Fluid 1.x's pool2d paddings: 'SAME' / 'VALID' ('VALID' refusing ceil_mode), an int,
+    2 ints, 4 ints (top, bottom, left, right) or 4 pairs over NCHW (NHWC when
+    channel_last). Returns (paddings, padding_algorithm); 4 symmetric values collapse to
+    2, as Paddle writes them."""
+    if isinstance(padding, str):
+        alg = padding.upper()
+        if alg not in ('SAME', 'VALID'):
+            raise ValueError("pool2d: unknown pool_padding %r: it can only be 'SAME' or "
+                             "'VALID'" % (padding,))
+        if alg == 'VALID' and ceil_mode:
+            raise ValueError("pool2d: ceil_mode must be False when pool_padding is 'VALID'")
+        return [0, 0], alg
+    if isinstance(padding, (list, tuple)) and len(padding) == 4:
+        if isinstance(padding[0], (list, tuple)):
+            c = 3 if channel_last else 1
+            if list(padding[0]) != [0, 0] or list(padding[c]) != [0, 0]:
+                raise ValueError('pool2d: non-zero pool_padding %r in the batch or channel '
+                                 'dimensions is not supported' % (padding,))
+            spatial = padding[1:3] if channel_last else padding[2:4]
+            padding = [e for pair in spatial for e in pair]
+        p = [int(e) for e in padding]
+        if p[0] == p[1] and p[2] == p[3]:
+            return [p[0], p[2]], 'EXPLICIT'
+        return p, 'EXPLICIT'
+    return _pair(padding, 'pool2d: pool_padding'), 'EXPLICIT'
+
+
 def pool2d(input, pool_size=-1, pool_type='max', pool_stride=1, pool_padding=0,
            global_pooling=False, use_cudnn=True, ceil_mode=False, name=None, exclusive=True,
            data_format='NCHW'):
+    """Fluid 1.x's pool2d (NCHW, or NHWC with channels last): max or avg over pool_size
+    windows, paddings as Paddle 1.8 reads them (_pool2d_padding)."""
     if pool_type not in ('max', 'avg'):
         raise ValueError("pool2d: pool_type must be 'max' or 'avg', got %r" % (pool_type,))
     if not global_pooling and pool_size == -1:
         raise ValueError('pool2d: pool_size must be given unless global_pooling is True')
+    if data_format not in ('NCHW', 'NHWC'):
+        raise ValueError("pool2d: data_format must be 'NCHW' or 'NHWC', got %r" %
+                         (data_format,))
+    paddings, alg = _pool2d_padding(pool_padding, ceil_mode, data_format == 'NHWC')
     h = _Helper('pool2d', name)
     out = h.tmp(input.dtype.name)
     ks = _pair(pool_size if pool_size != -1 else 1, 'pool_size')
     h.append('pool2d', {'X': input}, {'Out': out},
              {'pooling_type': pool_type, 'ksize': ks, 'global_pooling': bool(global_pooling),
-              'strides': _pair(pool_stride, 'pool_stride'),
-              'paddings': _pair(pool_padding, 'pool_padding'), 'ceil_mode': bool(ceil_mode),
+              'strides': _pair(pool_stride, 'pool_stride'), 'paddings': paddings,
+              'padding_algorithm': alg, 'ceil_mode': bool(ceil_mode),
               'exclusive': bool(exclusive), 'data_format': data_format})
     return out
 

@@ -379,3 +379,158 @@ Test(pool2d, image_split_matches_one_thread) {
     free(xd), free(x), free(dy), free(y0), free(dx0), free(y), free(dx);
   }
 }
+
+/* [N, C, HW] -> [N, HW, C] */
+static void to_last(const double *a, double *b, int64_t n, int64_t c, int64_t hw) {
+  for (int64_t s = 0; s < n; s++)
+    for (int64_t ch = 0; ch < c; ch++)
+      for (int64_t v = 0; v < hw; v++) b[(s * hw + v) * c + ch] = a[(s * c + ch) * hw + v];
+}
+
+static void set_pool_attrs_nhwc(op_harness *h, const void *arg) {
+  set_pool_attrs(h, arg);
+  OK(op_harness_attr_string(h, "data_format", "NHWC"));
+}
+
+/* pool2d then pool2d_grad in one layout and dtype, with Out@GRAD at NCHW position q
+ * (sample, channel, row, column) equal to sin(0.7 q) + 0.25 in either layout; Out and
+ * X@GRAD come back as doubles in the layout's order (caller frees), Out's dims in *od. */
+static void run_layout(const pool_cfg *c, bool last, rill_dtype dt, const double *x,
+                       rill_dims *od, double **out, double **dx) {
+  int64_t nx = c->n * c->c * c->h * c->w;
+  int64_t xd[4] = {c->n, last ? c->h : c->c, last ? c->w : c->h, last ? c->c : c->w};
+  float *xf = to_f32(x, nx);
+  const void *xp = dt == RILL_DTYPE_FP64 ? (const void *)x : (const void *)xf;
+  op_harness *h = harness("pool2d");
+  bind_input(h, "X", "img", dt, xd, 4, xp);
+  OK(op_harness_output(h, "Out", "pooled"));
+  (last ? set_pool_attrs_nhwc : set_pool_attrs)(h, c);
+  OK(op_harness_run(h));
+  rill_tensor *t = op_harness_tensor(h, "pooled");
+  *od = t->dims;
+  int64_t ny = rill_tensor_numel(t);
+  *out = malloc((size_t)ny * sizeof **out);
+  for (int64_t i = 0; i < ny; i++)
+    (*out)[i] = dt == RILL_DTYPE_FP64 ? ((const double *)rill_tensor_ptr(t))[i]
+                                      : ((const float *)rill_tensor_ptr(t))[i];
+  op_harness_destroy(h);
+
+  int64_t oh = od->d[last ? 1 : 2], ow = od->d[last ? 2 : 3];
+  double *dy = malloc((size_t)ny * sizeof *dy);
+  for (int64_t s = 0; s < c->n; s++)
+    for (int64_t ch = 0; ch < c->c; ch++)
+      for (int64_t v = 0; v < oh * ow; v++) {
+        int64_t q = (s * c->c + ch) * oh * ow + v;
+        dy[last ? (s * oh * ow + v) * c->c + ch : q] = sin(0.7 * (double)q) + 0.25;
+      }
+  float *yf = to_f32(*out, ny), *dyf = to_f32(dy, ny);
+  h = harness("pool2d_grad");
+  bind_input(h, "X", "img", dt, xd, 4, xp);
+  bind_input(h, "Out", "pooled", dt, od->d, (size_t)od->n,
+             dt == RILL_DTYPE_FP64 ? (const void *)*out : (const void *)yf);
+  bind_input(h, "Out@GRAD", "pooled@GRAD", dt, od->d, (size_t)od->n,
+             dt == RILL_DTYPE_FP64 ? (const void *)dy : (const void *)dyf);
+  OK(op_harness_output(h, "X@GRAD", "img@GRAD"));
+  (last ? set_pool_attrs_nhwc : set_pool_attrs)(h, c);
+  OK(op_harness_run(h));
+  t = op_harness_tensor(h, "img@GRAD");
+  expect_dims(t, xd, 4);
+  *dx = malloc((size_t)nx * sizeof **dx);
+  for (int64_t i = 0; i < nx; i++)
+    (*dx)[i] = dt == RILL_DTYPE_FP64 ? ((const double *)rill_tensor_ptr(t))[i]
+                                     : ((const float *)rill_tensor_ptr(t))[i];
+  op_harness_destroy(h);
+  free(xf);
+  free(yf);
+  free(dy);
+  free(dyf);
+}
+
+/* NHWC equals NCHW on transposed data (Out, X@GRAD, Out's dims in NHWC order), in both
+ * dtypes, and NHWC's gradient matches central differences. */
+static void check_nhwc(const pool_cfg *c) {
+  int64_t nx = c->n * c->c * c->h * c->w, hw = c->h * c->w;
+  double *x = malloc((size_t)nx * sizeof *x), *xt = malloc((size_t)nx * sizeof *xt);
+  fill_rand(x, nx, 13);
+  to_last(x, xt, c->n, c->c, hw);
+  for (int dt = 0; dt < 2; dt++) {
+    rill_dtype t = dt ? RILL_DTYPE_FP64 : RILL_DTYPE_FP32;
+    double tol = dt ? 1e-12 : 1e-5;
+    rill_dims od0, od1;
+    double *y0, *dx0, *y1, *dx1;
+    run_layout(c, false, t, x, &od0, &y0, &dx0);
+    run_layout(c, true, t, xt, &od1, &y1, &dx1);
+    cr_assert(od1.n == 4 && od1.d[0] == c->n && od1.d[1] == od0.d[2] && od1.d[2] == od0.d[3] &&
+                  od1.d[3] == c->c,
+              "%s NHWC Out dims [%ld, %ld, %ld, %ld]", c->type, (long)od1.d[0], (long)od1.d[1],
+              (long)od1.d[2], (long)od1.d[3]);
+    int64_t ohw = od0.d[2] * od0.d[3], ny = c->n * c->c * ohw;
+    double *y0t = malloc((size_t)ny * sizeof *y0t), *dx0t = malloc((size_t)nx * sizeof *dx0t);
+    to_last(y0, y0t, c->n, c->c, ohw);
+    to_last(dx0, dx0t, c->n, c->c, hw);
+    for (int64_t i = 0; i < ny; i++)
+      cr_assert(fabs(y1[i] - y0t[i]) <= tol, "%s %s Out[%ld]: %g != %g", c->type,
+                dt ? "f64" : "f32", (long)i, y1[i], y0t[i]);
+    for (int64_t i = 0; i < nx; i++)
+      cr_assert(fabs(dx1[i] - dx0t[i]) <= tol, "%s %s X@GRAD[%ld]: %g != %g", c->type,
+                dt ? "f64" : "f32", (long)i, dx1[i], dx0t[i]);
+    double *bufs[] = {y0, dx0, y1, dx1, y0t, dx0t};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
+  }
+  fd_case fc = {.op = "pool2d", .nin = 1, .out_slots = {"Out"}, .out_names = {"y"}, .nout = 1,
+                .attrs = set_pool_attrs_nhwc, .arg = c, .tol = 1e-6};
+  fc.in[0] = (fd_input){"X", "x", {c->n, c->h, c->w, c->c}, 4, xt, true};
+  fd_check(&fc);
+  free(x);
+  free(xt);
+}
+
+Test(pool2d, nhwc_matches_nchw_on_transposed_data) {
+  /* explicit symmetric, the 2x2 stride-2 shape NCHW has fast paths for */
+  check_nhwc(PCFG(2, 3, 6, 8, "max", 2, 2, 2, 2));
+  check_nhwc(PCFG(2, 5, 6, 8, "avg", 2, 2, 2, 2));
+  /* asymmetric paddings, exclusive and not */
+  check_nhwc(PCFG(1, 3, 5, 6, "avg", 3, 3, 2, 2, 4, {1, 0, 1, 2}));
+  check_nhwc(PCFG(1, 3, 5, 6, "avg", 3, 3, 2, 2, 4, {1, 0, 1, 2}, false, false, false, true));
+  check_nhwc(PCFG(2, 2, 5, 7, "max", 3, 2, 2, 3, 4, {0, 1, 1, 0}));
+  /* ceil_mode */
+  check_nhwc(PCFG(1, 4, 6, 5, "max", 2, 2, 2, 2, 0, {0}, false, false, true));
+  check_nhwc(PCFG(1, 2, 6, 5, "avg", 3, 3, 2, 2, 2, {1, 1}, false, false, true, true));
+  /* global (also NCHW's global-average fast path) */
+  check_nhwc(PCFG(2, 3, 4, 5, "avg", 1, 1, 1, 1, 0, {0}, true));
+  check_nhwc(PCFG(2, 3, 4, 5, "max", 1, 1, 1, 1, 0, {0}, true));
+  /* adaptive */
+  check_nhwc(PCFG(1, 3, 7, 5, "avg", 3, 2, 1, 1, 0, {0}, false, true));
+  check_nhwc(PCFG(2, 2, 7, 9, "max", 3, 4, 1, 1, 0, {0}, false, true));
+  /* SAME and VALID */
+  check_nhwc(PCFG(1, 3, 7, 6, "max", 3, 2, 2, 2, 2, {4, 4}, false, false, false, false, "SAME"));
+  check_nhwc(PCFG(1, 3, 7, 6, "avg", 3, 2, 2, 1, 2, {4, 4}, false, false, false, false, "SAME"));
+  check_nhwc(PCFG(1, 2, 7, 6, "avg", 3, 3, 2, 2, 2, {3, 3}, false, false, false, false, "VALID"));
+}
+
+Test(pool2d, nhwc_errors_name_op_variable_and_layout) {
+  op_harness *h = harness("pool2d");
+  bind_input(h, "X", "feat3d", RILL_DTYPE_FP32, DIMS(4, 4, 2), NULL);
+  OK(op_harness_output(h, "Out", "y"));
+  set_pool_attrs_nhwc(h, PCFG(1, 1, 1, 1, "max", 2, 2, 1, 1));
+  EXPECT_ERROR(op_harness_infer(h), "pool2d", "X (feat3d)", "NHWC", "rank 3");
+  op_harness_destroy(h);
+
+  h = harness("pool2d");
+  bind_input(h, "X", "feat", RILL_DTYPE_FP32, DIMS(1, 4, 4, 2), NULL);
+  OK(op_harness_output(h, "Out", "y"));
+  set_pool_attrs(h, PCFG(1, 1, 1, 1, "max", 2, 2, 1, 1));
+  OK(op_harness_attr_string(h, "data_format", "NDHWC"));
+  EXPECT_ERROR(op_harness_infer(h), "pool2d", "X (feat)", "data_format", "NDHWC");
+  op_harness_destroy(h);
+
+  /* the gradient's Out@GRAD must have the NHWC pooled shape */
+  h = harness("pool2d_grad");
+  bind_input(h, "X", "feat", RILL_DTYPE_FP32, DIMS(1, 4, 4, 2), NULL);
+  bind_input(h, "Out", "o", RILL_DTYPE_FP32, DIMS(1, 2, 2, 2), NULL);
+  bind_input(h, "Out@GRAD", "o@GRAD", RILL_DTYPE_FP32, DIMS(1, 2, 2, 2), NULL);
+  OK(op_harness_output(h, "X@GRAD", "feat@GRAD"));
+  set_pool_attrs_nhwc(h, PCFG(1, 1, 1, 1, "max", 2, 2, 1, 1));
+  EXPECT_ERROR(op_harness_run(h), "pool2d_grad", "o@GRAD", "[1, 3, 3, 2]");
+  op_harness_destroy(h);
+}

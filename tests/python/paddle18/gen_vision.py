@@ -1,6 +1,7 @@
 """The programs of tests/python/test_vision.py, built the same way with paddle.fluid or
-rill: conv3d, conv3d_transpose, pool3d (NCDHW and NDHWC), adaptive_pool2d, adaptive_pool3d,
-resize_trilinear and image_resize_short (and their gradients), and mean_iou on seeded inputs and parameters. Run under Paddle 1.8.5
+rill: conv3d, conv3d_transpose, pool3d (NCDHW and NDHWC), pool2d (NHWC), adaptive_pool2d,
+adaptive_pool3d, resize_trilinear and image_resize_short (and their gradients), and mean_iou
+on seeded inputs and parameters. Run under Paddle 1.8.5
 (`PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python /tmp/pd18/bin/python gen_vision.py`) it
 prints Paddle's outputs as the REF literal that the test embeds."""
 import sys
@@ -145,6 +146,38 @@ def build_pool(fluid, case):
                           'pool_scale')
 
 
+# pool2d channel-last (NHWC); seeds of their own (SEED + 70 + index), so the cases above
+# keep theirs
+POOL2D_CASES = {
+    # max, asymmetric paddings as 4 pairs over N, H, W, C
+    'pool2d_nhwc_max': dict(shape=(2, 5, 6, 3), pool_size=[3, 2], pool_type='max',
+                            pool_stride=[2, 1], pool_padding=[[0, 0], [1, 0], [0, 1], [0, 0]],
+                            data_format='NHWC'),
+    # avg with ceil_mode (exclusive), and avg counting the padding (4 ints)
+    'pool2d_nhwc_avg_ceil': dict(shape=(1, 6, 7, 4), pool_size=3, pool_type='avg',
+                                 pool_stride=2, pool_padding=1, ceil_mode=True,
+                                 data_format='NHWC'),
+    'pool2d_nhwc_avg_incl': dict(shape=(1, 5, 6, 3), pool_size=[2, 3], pool_type='avg',
+                                 pool_stride=[1, 2], pool_padding=[1, 0, 1, 1],
+                                 exclusive=False, data_format='NHWC'),
+    # SAME avg, and global max
+    'pool2d_nhwc_same': dict(shape=(1, 5, 7, 2), pool_size=[3, 2], pool_type='avg',
+                             pool_stride=2, pool_padding='SAME', data_format='NHWC'),
+    'pool2d_nhwc_global': dict(shape=(2, 3, 4, 3), pool_size=-1, pool_type='max',
+                               global_pooling=True, data_format='NHWC'),
+}
+
+
+def build_pool2d(fluid, case):
+    c = POOL2D_CASES[case]
+
+    def layer(xs):
+        return fluid.layers.pool2d(xs, **{k: v for k, v in c.items() if k != 'shape'})
+
+    return scaled_program(fluid, c['shape'], SEED + 70 + sorted(POOL2D_CASES).index(case),
+                          layer, 'pool_scale')
+
+
 RESIZE_CASES = {
     # align_corners (the default), by scale
     'resize_trilinear_corners': dict(shape=(1, 2, 3, 4, 3), out_shape=None, scale=1.5,
@@ -204,7 +237,8 @@ def all_cases():
     return [(build_conv3d, c) for c in sorted(CONV3D_CASES)] + \
         [(build_pool, c) for c in sorted(POOL_CASES)] + \
         [(build_resize, c) for c in sorted(RESIZE_CASES)] + \
-        [(build_mean_iou, c) for c in sorted(MIOU_CASES)]
+        [(build_mean_iou, c) for c in sorted(MIOU_CASES)] + \
+        [(build_pool2d, c) for c in sorted(POOL2D_CASES)]
 
 
 def main():
