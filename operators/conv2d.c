@@ -1,16 +1,16 @@
-/* conv2d and depthwise_conv2d (NCHW), and their gradient ops. Paddle's conv2d has no
+/* conv2d and depthwise_conv2d (NCHW or NHWC), and their gradient ops. Paddle's conv2d has no
  * Bias input on the CPU path (a bias is a separate elementwise_add); Bias and
  * ResidualData are accepted as dispensable slots only so that fused files validate, and
  * the kernels reject them when set. */
 #include "operators/nn.h"
 
 static const rill_slot_schema inputs[] = {
-    {"Input", 0, "[N, C, H, W]"},
+    {"Input", 0, "[N, C, H, W] ([N, H, W, C] with data_format NHWC)"},
     {"Filter", 0, "[M, C / groups, kh, kw]"},
     {"Bias", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD, "oneDNN fusion only: must be absent"},
     {"ResidualData", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD, "oneDNN fusion only: must be absent"},
 };
-static const rill_slot_schema outputs[] = {{"Output", 0, "[N, M, OH, OW]"}};
+static const rill_slot_schema outputs[] = {{"Output", 0, "[N, M, OH, OW] ([N, OH, OW, M] with NHWC)"}};
 
 static const rill_attr_schema attrs[] = {RILL_CONV_ATTRS};
 
@@ -30,8 +30,8 @@ static rill_status *conv_infer(rill_infer_ctx *ctx) {
                             rill_infer_in_name(ctx, 0, 0), rill_dtype_name(x->dtype),
                             rill_infer_in_name(ctx, 1, 0), rill_dtype_name(f->dtype));
   rill_conv_geom g;
-  RILL_TRY(rill_nn_infer_conv_geom(ctx, x, f, &g));
-  rill_dims od = {4, {g.n, g.m, g.oh, g.ow}};
+  RILL_TRY(rill_nn_infer_conv_geom(ctx, true, x, f, &g));
+  rill_dims od = rill_nn_conv_out_dims(&g);
   rill_meta_set(out, x->dtype, &od, x->lod_level, -1, -1);
   return NULL;
 }
@@ -48,7 +48,8 @@ static rill_status *conv_grad_maker(rill_grad_ctx *ctx) {
 
 const rill_op_schema rill_schema_conv2d = {
     .type = "conv2d",
-    .doc = "2-D convolution (NCHW) with strides, paddings, dilations and groups.",
+    .doc = "2-D convolution (NCHW, or NHWC through a transpose each way) with strides, paddings, "
+           "dilations and groups.",
     .inputs = inputs,
     .ninputs = RILL_COUNTOF(inputs),
     .outputs = outputs,
@@ -98,10 +99,10 @@ static rill_status *conv_grad_infer(rill_infer_ctx *ctx) {
   if (x->known && f->known && dy->known) {
     rill_conv_geom g;
     char err[256];
-    if (!rill_nn_conv_geom(ctx->attrs, false, &x->dims, &f->dims, &g, err, sizeof err))
+    if (!rill_nn_conv_geom_fmt(ctx->attrs, false, true, &x->dims, &f->dims, &g, err, sizeof err))
       return rill_infer_error(ctx, "Input (%s), Filter (%s): %s", rill_infer_in_name(ctx, 0, 0),
                               rill_infer_in_name(ctx, 1, 0), err);
-    rill_dims od = {4, {g.n, g.m, g.oh, g.ow}};
+    rill_dims od = rill_nn_conv_out_dims(&g);
     bool match = dy->dims.n == 4;
     for (int i = 0; match && i < 4; i++)
       match = od.d[i] < 0 || dy->dims.d[i] < 0 || od.d[i] == dy->dims.d[i];

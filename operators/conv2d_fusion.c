@@ -44,7 +44,7 @@ static rill_status *fusion_infer(rill_infer_ctx *ctx) {
                             rill_infer_in_name(ctx, 0, 0), rill_dtype_name(x->dtype),
                             rill_infer_in_name(ctx, 1, 0), rill_dtype_name(f->dtype));
   rill_conv_geom g;
-  RILL_TRY(rill_nn_infer_conv_geom(ctx, x, f, &g));
+  RILL_TRY(rill_nn_infer_conv_geom(ctx, false, x, f, &g));
   if (b->known && rill_dims_known(&b->dims) && g.m >= 0 &&
       rill_dims_prod(&b->dims, 0, b->dims.n) != g.m)
     return rill_infer_error(ctx, "Bias (%s) must hold one value per output channel (%lld)",

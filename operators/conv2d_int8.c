@@ -46,7 +46,7 @@ static rill_status *int8_infer(rill_infer_ctx *ctx) {
     return NULL;
   }
   rill_conv_geom g;
-  RILL_TRY(rill_nn_infer_conv_geom(ctx, x, f, &g));
+  RILL_TRY(rill_nn_infer_conv_geom(ctx, false, x, f, &g));
   rill_dims od = {4, {g.n, g.m, g.oh, g.ow}};
   rill_meta_set(out, RILL_DTYPE_FP32, &od, x->lod_level, -1, -1);
   return NULL;

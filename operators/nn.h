@@ -189,6 +189,7 @@ typedef struct rill_conv_geom {
   int64_t m, oh, ow;  /* conv output channels and extents */
   int64_t kh, kw, groups;
   int64_t sh, sw, dh, dw, pt, pb, pl, pr;
+  bool nhwc; /* Input / Output are [N, H, W, C] (data_format NHWC); Filter stays OIHW */
 } rill_conv_geom;
 
 /* Attribute positions shared by every conv schema (and their _grad ops), taken from
@@ -226,20 +227,21 @@ _Static_assert(RILL_SAME_POS(RILL_CONV2D_TRANSPOSE_GRAD_ATTR_OUTPUT_PADDING, RIL
 /* Builds the geometry from Input dims x and Filter dims f (either may hold -1: compile
  * time; unknown extents come out -1). For a transposed conv `transpose` is true and
  * attrs must hold output_padding and output_size. Returns false with a message. */
-static inline bool rill_nn_conv_geom(const rill_attr_value *attrs, bool transpose,
-                                     const rill_dims *x, const rill_dims *f, rill_conv_geom *g,
-                                     char *err, size_t errsz) {
+static inline bool rill_nn_conv_geom_fmt(const rill_attr_value *attrs, bool transpose, bool allow_nhwc,
+                                         const rill_dims *x, const rill_dims *f, rill_conv_geom *g,
+                                         char *err, size_t errsz) {
   memset(g, 0, sizeof *g);
+  bool nhwc = !rill_nn_is_nchw(&attrs[RILL_CONV_FORMAT]);
   if (x->n != 4) {
-    snprintf(err, errsz, "input Input must be 4-D (NCHW), has rank %d", (int)x->n);
+    snprintf(err, errsz, "input Input must be 4-D (%s), has rank %d", nhwc ? "NHWC" : "NCHW", (int)x->n);
     return false;
   }
   if (f->n != 4) {
     snprintf(err, errsz, "input Filter must be 4-D, has rank %d", (int)f->n);
     return false;
   }
-  if (!rill_nn_is_nchw(&attrs[RILL_CONV_FORMAT])) {
-    snprintf(err, errsz, "data_format NHWC is not supported yet (UNIMPLEMENTED): use NCHW");
+  if (nhwc && (transpose || !allow_nhwc)) {
+    snprintf(err, errsz, "data_format NHWC is not supported by this op (UNIMPLEMENTED): use NCHW");
     return false;
   }
   int64_t s[2], d[2], pad[4];
@@ -267,7 +269,7 @@ static inline bool rill_nn_conv_geom(const rill_attr_value *attrs, bool transpos
       snprintf(err, errsz, "inputs Input and Filter must have no zero extent");
       return false;
     }
-  int64_t k[2] = {f->d[2], f->d[3]}, in[2] = {x->d[2], x->d[3]};
+  int64_t k[2] = {f->d[2], f->d[3]}, in[2] = {x->d[nhwc ? 1 : 2], x->d[nhwc ? 2 : 3]};
   if (!rill_nn_paddings(&attrs[RILL_CONV_PADDINGS], algo, in, k, s, d, pad, err, errsz)) return false;
   g->n = x->d[0];
   g->kh = k[0];
@@ -281,10 +283,11 @@ static inline bool rill_nn_conv_geom(const rill_attr_value *attrs, bool transpos
   g->pb = pad[1];
   g->pl = pad[2];
   g->pr = pad[3];
+  g->nhwc = nhwc;
   if (!transpose) {
-    g->c = x->d[1];
-    g->h = x->d[2];
-    g->w = x->d[3];
+    g->c = x->d[nhwc ? 3 : 1];
+    g->h = in[0];
+    g->w = in[1];
     g->m = f->d[0];
     if (g->c >= 0 && f->d[1] >= 0 && g->c != f->d[1] * groups) {
       snprintf(err, errsz, "input Input has %lld channels but Filter takes %lld x groups %lld",
@@ -364,13 +367,27 @@ static inline bool rill_nn_conv_geom(const rill_attr_value *attrs, bool transpos
   return true;
 }
 
+/* rill_nn_conv_geom_fmt for the ops that run NCHW only (they refuse NHWC). */
+static inline bool rill_nn_conv_geom(const rill_attr_value *attrs, bool transpose,
+                                     const rill_dims *x, const rill_dims *f, rill_conv_geom *g,
+                                     char *err, size_t errsz) {
+  return rill_nn_conv_geom_fmt(attrs, transpose, false, x, f, g, err, errsz);
+}
+
+/* The conv output's dims: [N, M, OH, OW], or [N, OH, OW, M] for NHWC. */
+static inline rill_dims rill_nn_conv_out_dims(const rill_conv_geom *g) {
+  return g->nhwc ? (rill_dims){4, {g->n, g->oh, g->ow, g->m}} : (rill_dims){4, {g->n, g->m, g->oh, g->ow}};
+}
+
 /* The forward geometry of a conv's Input x and Filter f (inputs 0 and 1) at shape
- * inference; an error names both with their shapes (UNIMPLEMENTED where the attributes
+ * inference (NHWC refused unless allow_nhwc); an error names both with their shapes (UNIMPLEMENTED where the attributes
  * ask for what rill does not run). */
-static inline rill_status *rill_nn_infer_conv_geom(rill_infer_ctx *ctx, const rill_tensor_meta *x,
+static inline rill_status *rill_nn_infer_conv_geom(rill_infer_ctx *ctx, bool allow_nhwc,
+                                                   const rill_tensor_meta *x,
                                                    const rill_tensor_meta *f, rill_conv_geom *g) {
   char err[256];
-  if (rill_nn_conv_geom(ctx->attrs, false, &x->dims, &f->dims, g, err, sizeof err)) return NULL;
+  if (rill_nn_conv_geom_fmt(ctx->attrs, false, allow_nhwc, &x->dims, &f->dims, g, err, sizeof err))
+    return NULL;
   char xs[RILL_DIMS_STR_MAX], fs[RILL_DIMS_STR_MAX];
   rill_status *st = rill_infer_error(ctx, "Input (%s) %s, Filter (%s) %s: %s", rill_infer_in_name(ctx, 0, 0),
                                      rill_dims_str(&x->dims, xs, sizeof xs), rill_infer_in_name(ctx, 1, 0),

@@ -405,6 +405,10 @@ static rill_status *fold_one(rill_program *p, fold_ctx *c, size_t j, bool *dead,
     int32_t yn;
     RILL_TRY(attr_int(prod, "y_num_col_dims", &yn));
     if (yn != 1) return NULL;
+  } else {
+    bool conv_nchw; /* the channel is dim 1 of the conv's output */
+    RILL_TRY(attr_str_is(prod, "data_format", nchw, 2, &conv_nchw));
+    if (!conv_nchw) return NULL;
   }
   const rill_tensor *w = param(c, wname);
   if (!w || !persistable(p, wname) || count_uses(p, wname, true) != 1 || w->dims.n < 2) return NULL;
@@ -742,6 +746,9 @@ static rill_status *conv_body(rill_program *p, void *ctx, size_t *count) {
     if ((st = attr_int(add, "axis", &axis))) break;
     if (!ax || strcmp(ax, y) != 0 || axis != 1 || !bias_of(p, bias, fd->dims.d[0]) || !z)
       continue;
+    bool layout_nchw; /* conv2d_fusion runs NCHW only */
+    if ((st = attr_str_is(conv, "data_format", nchw, 2, &layout_nchw))) break;
+    if (!layout_nchw) continue;
     const rill_var_desc *bdv = rill_block_find_var(p, 0, bias);
     if (bdv->dims.n != 1) continue;
     long acti = -1, resi = -1;

@@ -773,10 +773,10 @@ static int conv_pick(const rill_conv_geom *g) {
   return RILL_CONV_PATH_IM2COL;
 }
 
-static rill_status *conv_geom_for(rill_kernel_ctx *ctx, bool transpose, const rill_tensor *x,
-                                  const rill_tensor *f, rill_conv_geom *g) {
+static rill_status *conv_geom_for(rill_kernel_ctx *ctx, bool transpose, bool allow_nhwc,
+                                  const rill_tensor *x, const rill_tensor *f, rill_conv_geom *g) {
   char err[256];
-  if (!rill_nn_conv_geom(ctx->attrs, transpose, &x->dims, &f->dims, g, err, sizeof err)) {
+  if (!rill_nn_conv_geom_fmt(ctx->attrs, transpose, allow_nhwc, &x->dims, &f->dims, g, err, sizeof err)) {
     rill_status *st = rill_kernel_error(ctx, "Input (%s), Filter (%s): %s", rill_kin_name(ctx, 0, 0),
                                         rill_kin_name(ctx, 1, 0), err);
     if (!strstr(err, "UNIMPLEMENTED")) return st;
@@ -1240,6 +1240,40 @@ static bool conv_images_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv
   return ok;
 }
 
+/* NHWC runs the NCHW code between transposes: [n, a, b] <-> [n, b, a] per image, with
+ * a = H * W and b = C (to NCHW) or a = C and b = H * W (back). */
+static void swap_last2(rill_dtype dt, const void *src, void *dst, int64_t n, int64_t a, int64_t b) {
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t r = 0; r < a; r++)
+      for (int64_t c = 0; c < b; c++) {
+        int64_t from = (i * a + r) * b + c, to = (i * b + c) * a + r;
+        if (dt == RILL_DTYPE_FP32)
+          ((float *)dst)[to] = ((const float *)src)[from];
+        else
+          ((double *)dst)[to] = ((const double *)src)[from];
+      }
+}
+
+static void *scratch(rill_dtype dt, int64_t count) {
+  size_t es = dt == RILL_DTYPE_FP32 ? sizeof(float) : sizeof(double);
+  return rill_aligned_alloc((size_t)(count > 0 ? count : 1) * es, RILL_TENSOR_ALIGN);
+}
+
+/* The NCHW forward of x into y (epi: conv2d_fusion's epilogue, float only). */
+static bool conv_forward_nchw(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_geom *g, const void *x,
+                              const void *w, void *y, const rill_conv_epi *epi) {
+  int path = conv_pick(g);
+  if (!conv_split_images(g, path)) return conv_fwd_run(ctx, dt, g, x, w, y, path, epi);
+  bool ok = conv_images_run(ctx, dt, g, SPLIT_FWD, x, w, NULL, y, path);
+  if (ok && epi) {
+    int64_t p = g->oh * g->ow;
+    float *yp = y;
+    for (int64_t n = 0; n < g->n; n++)
+      rill_epi_apply(epi, yp + n * g->m * p, epi->res ? epi->res + n * g->m * p : NULL, p, 0, g->m, 0, p);
+  }
+  return ok;
+}
+
 static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_epi *epi) {
   conv_dev = ctx->dev;
   conv_threads = rill_dev_threads(ctx->dev);
@@ -1251,31 +1285,44 @@ static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt, const rill
     return rill_kernel_error(ctx, "Bias / ResidualData inputs are not supported: add the bias "
                              "with elementwise_add");
   rill_conv_geom g;
-  RILL_TRY(conv_geom_for(ctx, false, x, f, &g));
-  rill_dims od = {4, {g.n, g.m, g.oh, g.ow}};
+  /* the fused epilogue (conv2d_fusion) takes NCHW only */
+  RILL_TRY(conv_geom_for(ctx, false, epi == NULL, x, f, &g));
+  rill_dims od = rill_nn_conv_out_dims(&g);
   RILL_TRY(rill_kout_check_dims(ctx, 0, 0, y, &od));
   if (rill_overlaps(rill_tensor_ptr(y), rill_tensor_nbytes(y), rill_tensor_ptr(x), rill_tensor_nbytes(x)))
     return rill_kernel_error(ctx, "output Output (%s) must not share memory with Input (%s)",
                              rill_kout_name(ctx, 0, 0), rill_kin_name(ctx, 0, 0));
-  int path = conv_pick(&g);
-  bool ok;
-  if (conv_split_images(&g, path)) {
-    ok = conv_images_run(ctx, dt, &g, SPLIT_FWD, rill_tensor_ptr(x), rill_tensor_ptr(f), NULL,
-                         rill_tensor_ptr(y), path);
-    if (ok && epi) {
-      int64_t p = g.oh * g.ow;
-      float *yp = rill_tensor_ptr(y);
-      for (int64_t n = 0; n < g.n; n++)
-        rill_epi_apply(epi, yp + n * g.m * p, epi->res ? epi->res + n * g.m * p : NULL, p, 0, g.m, 0, p);
-    }
-  } else {
-    ok = conv_fwd_run(ctx, dt, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(y), path, epi);
+  if (!g.nhwc)
+    return conv_forward_nchw(ctx, dt, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(y), epi)
+               ? NULL
+               : rill_oom();
+  int64_t hw = g.h * g.w, ohw = g.oh * g.ow;
+  void *xs = scratch(dt, g.n * g.c * hw), *ys = scratch(dt, g.n * g.m * ohw);
+  bool ok = xs && ys;
+  if (ok) {
+    swap_last2(dt, rill_tensor_ptr(x), xs, g.n, hw, g.c);
+    ok = conv_forward_nchw(ctx, dt, &g, xs, rill_tensor_ptr(f), ys, NULL);
   }
+  if (ok) swap_last2(dt, ys, rill_tensor_ptr(y), g.n, g.m, ohw);
+  rill_free(xs);
+  rill_free(ys);
   return ok ? NULL : rill_oom();
 }
 
 rill_status *rill_cpu_conv2d_epi_fp32(rill_kernel_ctx *ctx, const rill_conv_epi *epi) {
   return conv_forward(ctx, RILL_DTYPE_FP32, epi);
+}
+
+/* The NCHW gradients: dx (may be NULL) from dy and w, dw (may be NULL) from x and dy. */
+static bool conv_backward_nchw(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_geom *g, const void *x,
+                               const void *w, const void *dy, void *dx, void *dw) {
+  int path = conv_pick(g);
+  if (conv_split_images(g, path)) {
+    if (dx && !conv_images_run(ctx, dt, g, SPLIT_DATA, NULL, w, dy, dx, path)) return false;
+    return !dw || conv_images_run(ctx, dt, g, SPLIT_FILTER, x, NULL, dy, dw, path);
+  }
+  if (dx && !ENGINE(dt, conv_bwd_data, g, dy, w, dx, path)) return false;
+  return !dw || ENGINE(dt, conv_bwd_filter, g, x, dy, dw, path);
 }
 
 static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
@@ -1286,28 +1333,32 @@ static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   RILL_TRY(rill_kin_need(ctx, 1, 0, dt, &f));
   RILL_TRY(rill_kin_need(ctx, 3, 0, dt, &dy));
   rill_conv_geom g;
-  RILL_TRY(conv_geom_for(ctx, false, x, f, &g));
-  rill_dims od = {4, {g.n, g.m, g.oh, g.ow}};
+  RILL_TRY(conv_geom_for(ctx, false, true, x, f, &g));
+  rill_dims od = rill_nn_conv_out_dims(&g);
   RILL_TRY(check_dy(ctx, dy, &od));
   RILL_TRY(grad_out(ctx, 0, dt, &x->dims, &dx));
   RILL_TRY(grad_out(ctx, 1, dt, &f->dims, &df));
-  int path = conv_pick(&g);
-  if (conv_split_images(&g, path)) {
-    if (dx && !conv_images_run(ctx, dt, &g, SPLIT_DATA, NULL, rill_tensor_ptr(f), rill_tensor_ptr(dy),
-                               rill_tensor_ptr(dx), path))
-      return rill_oom();
-    if (df && !conv_images_run(ctx, dt, &g, SPLIT_FILTER, rill_tensor_ptr(x), NULL, rill_tensor_ptr(dy),
-                               rill_tensor_ptr(df), path))
-      return rill_oom();
-    return NULL;
+  void *dfp = df ? rill_tensor_ptr(df) : NULL;
+  if (!g.nhwc)
+    return conv_backward_nchw(ctx, dt, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(dy),
+                              dx ? rill_tensor_ptr(dx) : NULL, dfp)
+               ? NULL
+               : rill_oom();
+  if (!dx && !df) return NULL;
+  int64_t hw = g.h * g.w, ohw = g.oh * g.ow;
+  void *dys = scratch(dt, g.n * g.m * ohw), *xs = df ? scratch(dt, g.n * g.c * hw) : NULL,
+       *dxs = dx ? scratch(dt, g.n * g.c * hw) : NULL;
+  bool ok = dys && (!df || xs) && (!dx || dxs);
+  if (ok) {
+    swap_last2(dt, rill_tensor_ptr(dy), dys, g.n, ohw, g.m);
+    if (xs) swap_last2(dt, rill_tensor_ptr(x), xs, g.n, hw, g.c);
+    ok = conv_backward_nchw(ctx, dt, &g, xs, rill_tensor_ptr(f), dys, dxs, dfp);
   }
-  if (dx && !ENGINE(dt, conv_bwd_data, &g, rill_tensor_ptr(dy), rill_tensor_ptr(f),
-                    rill_tensor_ptr(dx), path))
-    return rill_oom();
-  if (df && !ENGINE(dt, conv_bwd_filter, &g, rill_tensor_ptr(x), rill_tensor_ptr(dy),
-                    rill_tensor_ptr(df), path))
-    return rill_oom();
-  return NULL;
+  if (ok && dx) swap_last2(dt, dxs, rill_tensor_ptr(dx), g.n, g.c, hw);
+  rill_free(dys);
+  rill_free(xs);
+  rill_free(dxs);
+  return ok ? NULL : rill_oom();
 }
 
 /* conv2d_transpose: its Output is the image of the equivalent conv, its Input the conv
@@ -1322,7 +1373,7 @@ static rill_status *convt_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   if (rill_kin(ctx, 2, 0))
     return rill_kernel_error(ctx, "the Bias input is not supported: add the bias with elementwise_add");
   rill_conv_geom g;
-  RILL_TRY(conv_geom_for(ctx, true, x, f, &g));
+  RILL_TRY(conv_geom_for(ctx, true, false, x, f, &g));
   rill_dims od = {4, {g.n, g.c, g.h, g.w}};
   RILL_TRY(rill_kout_check_dims(ctx, 0, 0, y, &od));
   if (rill_overlaps(rill_tensor_ptr(y), rill_tensor_nbytes(y), rill_tensor_ptr(x), rill_tensor_nbytes(x)))
@@ -1341,7 +1392,7 @@ static rill_status *convt_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   RILL_TRY(rill_kin_need(ctx, 1, 0, dt, &f));
   RILL_TRY(rill_kin_need(ctx, 3, 0, dt, &dy));
   rill_conv_geom g;
-  RILL_TRY(conv_geom_for(ctx, true, x, f, &g));
+  RILL_TRY(conv_geom_for(ctx, true, false, x, f, &g));
   rill_dims od = {4, {g.n, g.c, g.h, g.w}};
   RILL_TRY(check_dy(ctx, dy, &od));
   RILL_TRY(grad_out(ctx, 0, dt, &x->dims, &dx));

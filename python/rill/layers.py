@@ -278,10 +278,13 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
            data_format='NCHW'):
     h = _Helper('conv2d', name)
     _check_var(input, 'input', 'conv2d')
+    if data_format not in ('NCHW', 'NHWC'):
+        raise ValueError("conv2d: data_format must be 'NCHW' or 'NHWC', got %r" % (data_format,))
     if len(input.shape) != 4:
-        raise ValueError('conv2d: input %s must be 4-D NCHW, got shape %s' %
-                         (input.name, input.shape))
-    c = input.shape[1]
+        raise ValueError('conv2d: input %s must be 4-D %s, got shape %s' %
+                         (input.name, data_format, input.shape))
+    channel_last = data_format == 'NHWC'
+    c = input.shape[3 if channel_last else 1]
     groups = groups or 1
     if c <= 0 or c % groups:
         raise ValueError('conv2d: %d input channels do not divide into %d groups' % (c, groups))
@@ -294,7 +297,7 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
              {'strides': _pair(stride, 'stride'), 'paddings': _pair(padding, 'padding'),
               'dilations': _pair(dilation, 'dilation'), 'groups': groups,
               'data_format': data_format})
-    pre = h.bias(pre, bias_attr, num_filters, 1, input.dtype.name)
+    pre = h.bias(pre, bias_attr, num_filters, 3 if channel_last else 1, input.dtype.name)
     return h.act(pre, act)
 
 

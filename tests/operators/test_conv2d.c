@@ -363,16 +363,116 @@ Test(conv2d, bad_rank_dtype_and_attrs_fail_at_inference) {
   op_harness_destroy(h);
 }
 
-Test(conv2d, nhwc_is_unimplemented) {
-  op_harness *h = harness("conv2d");
+/* ---- data_format NHWC: the NCHW op on transposed data ---- */
+
+/* [n, a, b] -> [n, b, a] per image. */
+static double *swap_last2(const double *src, int64_t n, int64_t a, int64_t b) {
+  double *dst = malloc((size_t)(n * a * b) * sizeof *dst);
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t r = 0; r < a; r++)
+      for (int64_t c = 0; c < b; c++) dst[(i * b + c) * a + r] = src[(i * a + r) * b + c];
+  return dst;
+}
+
+/* Runs `op` (forward) and `op`_grad in one layout; the outputs copied into y, dx, dw. */
+static void run_layout(const char *op, const conv_cfg *c, bool nhwc, const double *x, const double *w,
+                       const double *dy, double *y, double *dx, double *dw) {
+  int64_t oh, ow;
+  conv_out_size(c, &oh, &ow);
+  const int64_t xd[4] = {c->n, nhwc ? c->h : c->c, nhwc ? c->w : c->h, nhwc ? c->c : c->w};
+  const int64_t yd[4] = {c->n, nhwc ? oh : c->m, nhwc ? ow : oh, nhwc ? c->m : ow};
+  char grad[64];
+  snprintf(grad, sizeof grad, "%s_grad", op);
+  for (int pass = 0; pass < 2; pass++) {
+    op_harness *h = harness(pass ? grad : op);
+    bind_input(h, "Input", "x", RILL_DTYPE_FP64, xd, 4, x);
+    bind_input(h, "Filter", "w", RILL_DTYPE_FP64, DIMS(c->m, c->c / c->groups, c->kh, c->kw), w);
+    if (pass) {
+      bind_input(h, "Output@GRAD", "dy", RILL_DTYPE_FP64, yd, 4, dy);
+      OK(op_harness_output(h, "Input@GRAD", "dx"));
+      OK(op_harness_output(h, "Filter@GRAD", "dw"));
+    } else {
+      OK(op_harness_output(h, "Output", "y"));
+    }
+    set_conv_attrs(h, c);
+    OK(op_harness_attr_string(h, "data_format", nhwc ? "NHWC" : "NCHW"));
+    OK(op_harness_run(h));
+    if (pass) {
+      rill_tensor *a = op_harness_tensor(h, "dx"), *b = op_harness_tensor(h, "dw");
+      expect_dims(a, xd, 4);
+      memcpy(dx, rill_tensor_ptr(a), rill_tensor_nbytes(a));
+      memcpy(dw, rill_tensor_ptr(b), rill_tensor_nbytes(b));
+    } else {
+      rill_tensor *t = op_harness_tensor(h, "y");
+      expect_dims(t, yd, 4);
+      memcpy(y, rill_tensor_ptr(t), rill_tensor_nbytes(t));
+    }
+    op_harness_destroy(h);
+  }
+}
+
+static void check_nhwc(const char *op, const conv_cfg *c) {
+  int64_t oh, ow;
+  conv_out_size(c, &oh, &ow);
+  int64_t hw = c->h * c->w, ohw = oh * ow, nx = c->n * c->c * hw, ny = c->n * c->m * ohw;
+  int64_t nw = c->m * (c->c / c->groups) * c->kh * c->kw;
+  double *x = calloc((size_t)nx, 8), *w = calloc((size_t)nw, 8), *dy = calloc((size_t)ny, 8);
+  double *y1 = calloc((size_t)ny, 8), *dx1 = calloc((size_t)nx, 8), *dw1 = calloc((size_t)nw, 8);
+  double *y2 = calloc((size_t)ny, 8), *dx2 = calloc((size_t)nx, 8), *dw2 = calloc((size_t)nw, 8);
+  fill_rand(x, nx, 21);
+  fill_rand(w, nw, 22);
+  fill_rand(dy, ny, 23);
+  run_layout(op, c, false, x, w, dy, y1, dx1, dw1);
+  double *xt = swap_last2(x, c->n, c->c, hw), *dyt = swap_last2(dy, c->n, c->m, ohw);
+  run_layout(op, c, true, xt, w, dyt, y2, dx2, dw2);
+  double *y2n = swap_last2(y2, c->n, ohw, c->m), *dx2n = swap_last2(dx2, c->n, hw, c->c);
+  expect_close_f64(y2n, y1, ny, 1e-12);
+  expect_close_f64(dx2n, dx1, nx, 1e-12);
+  expect_close_f64(dw2, dw1, nw, 1e-12);
+  double *bufs[] = {x, w, dy, y1, dx1, dw1, y2, dx2, dw2, xt, dyt, y2n, dx2n};
+  for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
+}
+
+Test(conv2d, nhwc_matches_nchw_on_transposed_data) {
+  /* strides, asymmetric paddings, dilations, groups, SAME and VALID, a 1x1 */
+  check_nhwc("conv2d", CFG(2, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 2, {1, 1}));
+  check_nhwc("conv2d", CFG(1, 4, 9, 8, 6, 3, 2, 2, 2, 1, 2, 1, 4, {0, 2, 1, 0}));
+  check_nhwc("conv2d", CFG(2, 6, 8, 7, 3, 3, 3, 3, 1, 2, 1, 1, 2, {0, 0}, "SAME"));
+  check_nhwc("conv2d", CFG(1, 2, 8, 9, 5, 2, 3, 1, 3, 2, 1, 1, 2, {4, 4}, "VALID"));
+  check_nhwc("conv2d", CFG(2, 5, 4, 6, 7, 1, 1, 1, 1, 1, 1, 1, 2, {0, 0}));
+}
+
+Test(depthwise_conv2d, nhwc_matches_nchw_on_transposed_data) {
+  check_nhwc("depthwise_conv2d", CFG(2, 4, 7, 8, 4, 3, 3, 4, 1, 2, 1, 1, 2, {1, 1}));
+  check_nhwc("depthwise_conv2d", CFG(1, 3, 9, 6, 6, 3, 3, 3, 2, 1, 1, 2, 4, {1, 0, 2, 1}));
+}
+
+Test(conv2d, nhwc_reads_channels_from_the_last_dim) {
+  op_harness *h;
+  /* 3 channels against a 2-channel filter */
+  h = harness("conv2d");
   bind_input(h, "Input", "x", RILL_DTYPE_FP32, DIMS(1, 8, 8, 3), NULL);
-  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(4, 3, 3, 3), NULL);
+  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(4, 2, 3, 3), NULL);
   OK(op_harness_output(h, "Output", "y"));
   OK(op_harness_attr_string(h, "data_format", "NHWC"));
-  rill_status *st = op_harness_infer(h);
-  cr_assert_eq(rill_status_code(st), RILL_UNIMPLEMENTED);
-  EXPECT_ERROR(st, "conv2d", "NHWC");
+  EXPECT_ERROR(op_harness_infer(h), "conv2d", "Input", "3 channels");
   op_harness_destroy(h);
+}
+
+Test(conv2d_transpose, nhwc_is_unimplemented) {
+  const char *ops[] = {"conv2d_transpose", "conv2d_fusion"};
+  for (size_t i = 0; i < 2; i++) {
+    op_harness *h = harness(ops[i]);
+    bind_input(h, "Input", "x", RILL_DTYPE_FP32, DIMS(1, 8, 8, 4), NULL);
+    bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(4, 4, 3, 3), NULL);
+    if (i) bind_input(h, "Bias", "b", RILL_DTYPE_FP32, DIMS(4), NULL);
+    OK(op_harness_output(h, "Output", "y"));
+    OK(op_harness_attr_string(h, "data_format", "NHWC"));
+    rill_status *st = op_harness_infer(h);
+    cr_assert_eq(rill_status_code(st), RILL_UNIMPLEMENTED, "%s", ops[i]);
+    EXPECT_ERROR(st, ops[i], "NHWC");
+    op_harness_destroy(h);
+  }
 }
 
 Test(conv2d, compile_time_unknown_extents_stay_unknown) {

@@ -495,6 +495,45 @@ Test(infer_passes, conv_with_bias_on_the_wrong_axis_is_kept) {
   teardown(&f);
 }
 
+/* An NHWC conv whose output height equals its channel count (6): a bias on axis 1 or an
+ * NCHW batch_norm would line up with the filter's channels by shape only, so neither
+ * FUSE_CONV nor FOLD_BN may touch it. */
+static void nhwc_conv(fixture *f) {
+  static const int64_t xd[4] = {2, 6, 6, 3}, wd[4] = {6, 3, 3, 3}, od[4] = {2, 6, 6, 6};
+  setup(f, 4, xd);
+  param(f, "w", 4, wd, 0.3, 21, 0.0);
+  tmp(f, "c", 4, od);
+  rill_op_builder *b = prog_op_begin("conv2d", "Input=x;Filter=w", "Output=c");
+  const int32_t pads[2] = {1, 1};
+  POK(rill_op_builder_attr_ints(b, "paddings", pads, 2));
+  POK(rill_op_builder_attr_string(b, "data_format", "NHWC"));
+  prog_op_end(b, f->p);
+}
+
+Test(infer_passes, nhwc_conv_is_neither_fused_nor_folded) {
+  static const int64_t od[4] = {2, 6, 6, 6};
+  fixture f;
+  nhwc_conv(&f);
+  add_bias(&f, "c", "b", "cb", 6, 1, 4, od);
+  fetch(&f, "cb");
+  rill_tensor *before = run(&f, "cb");
+  size_t n = 9;
+  POK(rill_pass_fuse_conv(f.p, &n));
+  cr_assert_eq(n, 0);
+  same(before, run(&f, "cb"));
+  teardown(&f);
+
+  nhwc_conv(&f);
+  tmp(&f, "y", 4, od);
+  bn(&f, "c", "y", 6);
+  fetch(&f, "y");
+  n = 9;
+  POK(rill_pass_fold_batch_norm(f.p, f.params, &n));
+  cr_assert_eq(n, 0);
+  cr_assert_geq(prog_find_op(f.p, "batch_norm", 0), 0);
+  teardown(&f);
+}
+
 /* ---- fc fusion ---- */
 
 static void fc_case(int64_t rows, int64_t cols, const char *act) {

@@ -1,7 +1,7 @@
 """The programs of tests/python/test_vision.py, built the same way with paddle.fluid or
 rill: conv3d, conv3d_transpose, pool3d (NCDHW and NDHWC), pool2d (NHWC), adaptive_pool2d,
-adaptive_pool3d, resize_trilinear and image_resize_short (and their gradients), and mean_iou
-on seeded inputs and parameters. Run under Paddle 1.8.5
+adaptive_pool3d, resize_trilinear and image_resize_short (and their gradients), mean_iou, and
+conv2d with data_format NHWC, on seeded inputs and parameters. Run under Paddle 1.8.5
 (`PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python /tmp/pd18/bin/python gen_vision.py`) it
 prints Paddle's outputs as the REF literal that the test embeds."""
 import sys
@@ -232,13 +232,50 @@ def build_mean_iou(fluid, case):
     return main, startup, {'pred': pred, 'label': label}, [o.name for o in outs], {}
 
 
+# conv2d with data_format NHWC (channel-last Input and Output, OIHW Filter)
+CONV2D_NHWC_CASES = {
+    # 3x3, padding 1, a bias (added over the last dim)
+    'conv2d_nhwc_basic': dict(shape=(2, 5, 6, 3), num_filters=4, filter_size=3, stride=1,
+                              padding=1, dilation=1, groups=None, bias=True, act=None),
+    # groups, strides and dilations per dim, relu, no bias
+    'conv2d_nhwc_groups': dict(shape=(1, 7, 6, 4), num_filters=6, filter_size=[3, 2],
+                               stride=[2, 1], padding=[1, 0], dilation=[1, 2], groups=2,
+                               bias=False, act='relu'),
+}
+
+
+def build_conv2d_nhwc(fluid, case):
+    """Output and the gradients of sum(Output * dout) with respect to the input and the
+    parameters."""
+    c = CONV2D_NHWC_CASES[case]
+    r = np.random.RandomState(SEED + 70 + sorted(CONV2D_NHWC_CASES).index(case))
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data('x', list(c['shape']), 'float32')
+        x.stop_gradient = False
+        y = fluid.layers.conv2d(x, c['num_filters'], c['filter_size'], stride=c['stride'],
+                                padding=c['padding'], dilation=c['dilation'],
+                                groups=c['groups'], bias_attr=None if c['bias'] else False,
+                                act=c['act'], data_format='NHWC')
+        dout = fluid.data('dout', list(y.shape), 'float32')
+        loss = fluid.layers.reduce_sum(fluid.layers.elementwise_mul(y, dout))
+        fluid.optimizer.SGD(learning_rate=0.0).minimize(loss)
+    params = main.global_block().all_parameters()
+    values = {p.name: r.uniform(-0.5, 0.5, p.shape).astype('float32') for p in params}
+    feed = {'x': r.uniform(-1, 1, c['shape']).astype('float32'),
+            'dout': r.uniform(-1, 1, y.shape).astype('float32')}
+    fetch = [y.name, 'x@GRAD'] + [p.name + '@GRAD' for p in params]
+    return main, startup, feed, fetch, values
+
+
 def all_cases():
     """(builder, case) for every case, in REF's order."""
     return [(build_conv3d, c) for c in sorted(CONV3D_CASES)] + \
         [(build_pool, c) for c in sorted(POOL_CASES)] + \
         [(build_resize, c) for c in sorted(RESIZE_CASES)] + \
         [(build_mean_iou, c) for c in sorted(MIOU_CASES)] + \
-        [(build_pool2d, c) for c in sorted(POOL2D_CASES)]
+        [(build_pool2d, c) for c in sorted(POOL2D_CASES)] + \
+        [(build_conv2d_nhwc, c) for c in sorted(CONV2D_NHWC_CASES)]
 
 
 def main():
