@@ -475,3 +475,95 @@ def test_mean_iou_outputs_and_errors():
             exe.run(main, feed={'pred_big': np.full((2, 3), 3, 'int64'),
                                 'lab': np.zeros((2, 3), 'int64')}, fetch_list=[m])
     assert 'mean_iou' in str(e.value) and 'pred_big' in str(e.value)
+
+
+# (layer, padding, data_format) -> (paddings, padding_algorithm) as Paddle 1.8.5's layers
+# write them (printed from the layers built under Paddle).
+PADDING_ATTRS = [
+    ('conv2d', 1, 'NCHW', [1, 1], 'EXPLICIT'),
+    ('conv2d', (1, 2), 'NCHW', [1, 2], 'EXPLICIT'),
+    ('conv2d', [1, 1, 2, 2], 'NCHW', [1, 2], 'EXPLICIT'),
+    ('conv2d', [1, 2, 3, 4], 'NCHW', [1, 2, 3, 4], 'EXPLICIT'),
+    ('conv2d', [[0, 0], [0, 0], [1, 2], [3, 4]], 'NCHW', [1, 2, 3, 4], 'EXPLICIT'),
+    ('conv2d', [[0, 0], [0, 0], [1, 1], [2, 2]], 'NCHW', [1, 2], 'EXPLICIT'),
+    ('conv2d', [[0, 0], [1, 2], [3, 4], [0, 0]], 'NHWC', [1, 2, 3, 4], 'EXPLICIT'),
+    ('conv2d', 'SAME', 'NCHW', [0, 0], 'SAME'),
+    ('conv2d', 'same', 'NHWC', [0, 0], 'SAME'),
+    ('conv2d', 'VALID', 'NCHW', [0, 0], 'VALID'),
+    ('conv2d_transpose', [1, 2, 3, 4], 'NHWC', [1, 2, 3, 4], 'EXPLICIT'),
+    ('conv2d_transpose', [1, 1, 2, 2], 'NCHW', [1, 2], 'EXPLICIT'),
+    ('conv2d_transpose', 'SAME', 'NHWC', [0, 0], 'SAME'),
+    ('conv2d_transpose', 'VALID', 'NCHW', [0, 0], 'VALID'),
+    ('pool2d', [1, 2, 3, 4], 'NCHW', [1, 2, 3, 4], 'EXPLICIT'),
+    ('pool2d', 'VALID', 'NCHW', [0, 0], 'VALID'),
+    ('conv3d', [1, 1, 2, 2, 3, 3], 'NCDHW', [1, 2, 3], 'EXPLICIT'),
+    ('conv3d', [[0, 0], [0, 0], [1, 2], [3, 4], [5, 6]], 'NCDHW', [1, 2, 3, 4, 5, 6],
+     'EXPLICIT'),
+    ('conv3d', 'VALID', 'NCDHW', [0, 0, 0], 'VALID'),
+    ('conv3d_transpose', [1, 0, 0, 1, 1, 0], 'NCDHW', [1, 0, 0, 1, 1, 0], 'EXPLICIT'),
+    ('conv3d_transpose', 'SAME', 'NCDHW', [0, 0, 0], 'SAME'),
+    ('pool3d', [[0, 0], [1, 0], [0, 1], [1, 1], [0, 0]], 'NDHWC', [1, 0, 0, 1, 1, 1],
+     'EXPLICIT'),
+    ('pool3d', 'SAME', 'NCDHW', [0, 0, 0], 'SAME'),
+]
+
+
+def _padded_layer(layer, padding, fmt):
+    L = fluid.layers
+    shape = {'NCHW': [2, 3, 8, 8], 'NHWC': [2, 8, 8, 3], 'NCDHW': [2, 3, 6, 6, 6],
+             'NDHWC': [2, 6, 6, 6, 3]}[fmt]
+    x = fluid.data('x', shape, 'float32')
+    if layer in ('pool2d', 'pool3d'):
+        return getattr(L, layer)(x, 2, pool_padding=padding, data_format=fmt)
+    if layer.endswith('transpose'):
+        return getattr(L, layer)(x, 4, filter_size=3, padding=padding, data_format=fmt)
+    return getattr(L, layer)(x, 4, 3, padding=padding, data_format=fmt)
+
+
+@pytest.mark.parametrize('layer,padding,fmt,paddings,alg', PADDING_ATTRS)
+def test_padding_forms_write_paddle18_attrs(layer, padding, fmt, paddings, alg):
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        _padded_layer(layer, padding, fmt)
+    op = [o for o in main.global_block().ops if o.type == layer][0]
+    assert op.attr('paddings') == paddings
+    assert op.attr('padding_algorithm') == alg
+
+
+def test_bad_padding_names_layer_argument_and_forms():
+    forms2 = ("padding takes 'SAME', 'VALID', an int, 2 ints (one per spatial dim), 4 ints "
+              "(before and after each spatial dim) or 4 [before, after] pairs")
+    bad = [
+        ('conv2d', [1, 2, 3], 'NCHW', ValueError, r"conv2d: padding \[1, 2, 3\] has 3 values"),
+        ('conv2d', 'FULL', 'NCHW', ValueError, "conv2d: padding 'FULL' is not a padding algorithm"),
+        ('conv2d', [1.5, 2], 'NCHW', TypeError, r"conv2d: padding \[1.5, 2\] holds 1.5, not an int"),
+        ('conv2d', {'h': 1}, 'NCHW', TypeError, 'conv2d: padding .* is a dict'),
+        ('conv2d', -1, 'NCHW', ValueError, 'conv2d: padding -1 holds a negative value'),
+        ('conv2d', [[0, 0], [1, 1], [0, 0], [0, 0]], 'NCHW', ValueError,
+         r'conv2d: padding .* pads the batch or channel dim'),
+        # NHWC's channel pair is the last
+        ('conv2d_transpose', [[0, 0], [0, 0], [1, 2], [3, 4]], 'NHWC', ValueError,
+         r'conv2d_transpose: padding .* pads the batch or channel dim'),
+        ('conv2d_transpose', [[0, 0], 1, [1, 2], [0, 0]], 'NCHW', ValueError,
+         'conv2d_transpose: padding .* mixes'),
+        ('pool2d', [1, 2, 3], 'NCHW', ValueError, r'pool2d: pool_padding \[1, 2, 3\] has 3'),
+        ('conv3d', [1, 2], 'NCDHW', ValueError, r'conv3d: padding \[1, 2\] has 2 values'),
+        ('conv3d_transpose', 'FULL', 'NCDHW', ValueError, 'conv3d_transpose: padding'),
+        ('pool3d', [1, 2, 3, 4], 'NCDHW', ValueError, r'pool3d: pool_padding \[1, 2, 3, 4\]'),
+    ]
+    for layer, padding, fmt, cls, msg in bad:
+        with fluid.program_guard(fluid.Program(), fluid.Program()):
+            with pytest.raises(cls, match=msg) as e:
+                _padded_layer(layer, padding, fmt)
+        what = 'pool_padding' if layer.startswith('pool') else 'padding'
+        nd = 3 if '3d' in layer else 2
+        assert '%s takes \'SAME\', \'VALID\', an int, %d ints' % (what, nd) in str(e.value)
+        if nd == 2 and what == 'padding':
+            assert forms2 in str(e.value)
+    # unfold's paddings: ints only, no algorithm
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data('x', [2, 3, 4, 4], 'float32')
+        with pytest.raises(ValueError, match="unfold: paddings 'SAME' is not a padding "
+                                             "algorithm; paddings takes an int, 2 ints or 4 ints"):
+            fluid.layers.unfold(x, 2, paddings='SAME')
+
