@@ -1,4 +1,4 @@
-/* conv2d_transpose (NCHW or NHWC) and its gradient op. Filter is [C_in, C_out / groups, kh, kw];
+/* conv2d_transpose (NCHW or NHWC), its depthwise form and their gradient ops. Filter is [C_in, C_out / groups, kh, kw];
  * the output extent is (in - 1) * stride - pad_before - pad_after + dilation * (k - 1) + 1,
  * replaced by output_size when set (which must lie in [that, that + stride)) or grown by
  * output_padding. */
@@ -62,12 +62,36 @@ static rill_status *convt_infer(rill_infer_ctx *ctx) {
   return NULL;
 }
 
-static rill_status *convt_grad_maker(rill_grad_ctx *ctx) {
+/* depthwise_conv2d_transpose: conv2d_transpose whose groups equal the input channels, as
+ * Paddle's layer writes it (groups == channels == num_filters, use_cudnn off). */
+static rill_status *dw_groups_check(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
+  if (!x || !x->known || x->dims.n != 4) return NULL;
+  int64_t c = rill_nn_is_nchw(&ctx->attrs[RILL_CONV2D_TRANSPOSE_ATTR_DATA_FORMAT]) ? x->dims.d[1] : x->dims.d[3];
+  int64_t groups = ctx->attrs[RILL_CONV2D_TRANSPOSE_ATTR_GROUPS].v.i;
+  if (c >= 0 && groups != c)
+    return rill_infer_error(ctx, "groups is %lld but input Input (%s) has %lld channels: a depthwise transposed "
+                            "conv has a group per input channel (use conv2d_transpose otherwise)",
+                            (long long)groups, rill_infer_in_name(ctx, 0, 0), (long long)c);
+  return NULL;
+}
+
+static rill_status *dw_convt_infer(rill_infer_ctx *ctx) {
+  RILL_TRY(dw_groups_check(ctx));
+  return convt_infer(ctx);
+}
+
+static rill_status *emit_convt_grad(rill_grad_ctx *ctx, const char *grad_type) {
   static const char *const fwd[] = {"Input", "Filter"};
   static const char *const gout[] = {"Output"};
   static const char *const gin[] = {"Input", "Filter"};
-  return rill_grad_emit(ctx, "conv2d_transpose_grad", fwd, RILL_COUNTOF(fwd), gout, RILL_COUNTOF(gout), gin,
-                        RILL_COUNTOF(gin));
+  return rill_grad_emit(ctx, grad_type, fwd, RILL_COUNTOF(fwd), gout, RILL_COUNTOF(gout), gin, RILL_COUNTOF(gin));
+}
+
+static rill_status *convt_grad_maker(rill_grad_ctx *ctx) { return emit_convt_grad(ctx, "conv2d_transpose_grad"); }
+
+static rill_status *dw_convt_grad_maker(rill_grad_ctx *ctx) {
+  return emit_convt_grad(ctx, "depthwise_conv2d_transpose_grad");
 }
 
 const rill_op_schema rill_schema_conv2d_transpose = {
@@ -82,6 +106,22 @@ const rill_op_schema rill_schema_conv2d_transpose = {
     .nattrs = RILL_COUNTOF(attrs),
     .infer = convt_infer,
     .grad = convt_grad_maker,
+    .kernel_dtype_slot = 0,
+    .dtype_attr = -1,
+};
+
+const rill_op_schema rill_schema_depthwise_conv2d_transpose = {
+    .type = "depthwise_conv2d_transpose",
+    .doc = "conv2d_transpose with groups == input channels (Paddle's depthwise form); same slots and "
+           "attributes.",
+    .inputs = inputs,
+    .ninputs = RILL_COUNTOF(inputs),
+    .outputs = outputs,
+    .noutputs = RILL_COUNTOF(outputs),
+    .attrs = attrs,
+    .nattrs = RILL_COUNTOF(attrs),
+    .infer = dw_convt_infer,
+    .grad = dw_convt_grad_maker,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
@@ -122,6 +162,25 @@ const rill_op_schema rill_schema_conv2d_transpose_grad = {
     .attrs = attrs,
     .nattrs = RILL_COUNTOF(attrs),
     .infer = convt_grad_infer,
+    .kernel_dtype_slot = 0,
+    .dtype_attr = -1,
+};
+
+static rill_status *dw_convt_grad_infer(rill_infer_ctx *ctx) {
+  RILL_TRY(dw_groups_check(ctx));
+  return convt_grad_infer(ctx);
+}
+
+const rill_op_schema rill_schema_depthwise_conv2d_transpose_grad = {
+    .type = "depthwise_conv2d_transpose_grad",
+    .doc = "Gradients of depthwise_conv2d_transpose.",
+    .inputs = grad_inputs,
+    .ninputs = RILL_COUNTOF(grad_inputs),
+    .outputs = grad_outputs,
+    .noutputs = RILL_COUNTOF(grad_outputs),
+    .attrs = attrs,
+    .nattrs = RILL_COUNTOF(attrs),
+    .infer = dw_convt_grad_infer,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };

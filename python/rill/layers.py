@@ -2301,8 +2301,8 @@ def conv2d_transpose(input, num_filters, output_size=None, filter_size=None, pad
     num_filters / groups, kh, kw] (Xavier by default), the bias added along the channel
     dim; padding as conv2d's (_paddings). filter_size may be left out when output_size is
     given; it is then derived as Fluid derives it (from the paddings as given, 0 for SAME
-    and VALID)."""
-    h = _Helper('conv2d_transpose', name)
+    and VALID). As in Fluid, groups == num_filters == the input channels with use_cudnn
+    off writes depthwise_conv2d_transpose (its parameters named after that op)."""
     _check_var(input, 'input', 'conv2d_transpose')
     if data_format not in ('NCHW', 'NHWC'):
         raise ValueError("conv2d_transpose: data_format must be 'NCHW' or 'NHWC', got %r" %
@@ -2312,6 +2312,10 @@ def conv2d_transpose(input, num_filters, output_size=None, filter_size=None, pad
         raise ValueError('conv2d_transpose: input %s must be 4-D %s, got shape %s' %
                          (input.name, data_format, input.shape))
     c = input.shape[3 if channel_last else 1]
+    op_type = 'conv2d_transpose'
+    if c == groups and num_filters == c and not use_cudnn:
+        op_type = 'depthwise_conv2d_transpose'
+    h = _Helper(op_type, name)
     groups = groups or 1
     if c <= 0 or c % groups:
         raise ValueError('conv2d_transpose: %d input channels do not divide into %d groups' %
@@ -2336,7 +2340,7 @@ def conv2d_transpose(input, num_filters, output_size=None, filter_size=None, pad
     attrs = {'output_size': [] if output_size is None else _pair(output_size, 'output_size'),
              'strides': st, 'paddings': pd, 'padding_algorithm': alg, 'dilations': dl,
              'groups': groups, 'data_format': data_format}
-    h.append('conv2d_transpose', {'Input': input, 'Filter': w}, {'Output': pre}, attrs)
+    h.append(op_type, {'Input': input, 'Filter': w}, {'Output': pre}, attrs)
     pre = h.bias(pre, bias_attr, num_filters, 3 if channel_last else 1, input.dtype.name)
     return h.act(pre, act)
 

@@ -249,7 +249,7 @@ static void ref_convt(const conv_cfg *c, const double *x, const double *w, doubl
               }
 }
 
-static void check_convt(const conv_cfg *c) {
+static void check_convt_op(const char *op, const conv_cfg *c) {
   int64_t oh, ow;
   convt_out_size(c, &oh, &ow);
   int64_t nx = c->n * c->c * c->h * c->w, nw = c->c * (c->m / c->groups) * c->kh * c->kw;
@@ -264,7 +264,7 @@ static void check_convt(const conv_cfg *c) {
   for (size_t pi = 0; pi < 3; pi++)
     for (int dt = 0; dt < 2; dt++) {
       rill_conv_force_path = paths[pi];
-      op_harness *h = harness("conv2d_transpose");
+      op_harness *h = harness(op);
       rill_dtype t = dt ? RILL_DTYPE_FP64 : RILL_DTYPE_FP32;
       bind_input(h, "Input", "x", t, DIMS(c->n, c->c, c->h, c->w), dt ? (void *)x : (void *)xf);
       bind_input(h, "Filter", "w", t, DIMS(c->c, c->m / c->groups, c->kh, c->kw),
@@ -288,6 +288,8 @@ static void check_convt(const conv_cfg *c) {
   free(wf);
   free(wantf);
 }
+
+static void check_convt(const conv_cfg *c) { check_convt_op("conv2d_transpose", c); }
 
 Test(conv2d_transpose, matches_scatter_reference) {
   check_convt(CFG(1, 3, 4, 5, 2, 3, 3, 1, 1, 1, 1, 1, 2, {0, 0}));
@@ -475,7 +477,7 @@ Test(conv2d_fusion, nhwc_is_unimplemented) {
 /* conv2d_transpose in both layouts, forward then gradient, in dtype t; Input x and
  * Output@GRAD dy (float64, in that layout) are converted to t, the outputs copied back
  * into y, dx, dw as float64. */
-static void run_convt_layout(const conv_cfg *c, bool nhwc, rill_dtype t, const double *x, const double *w,
+static void run_convt_layout(const char *op, const conv_cfg *c, bool nhwc, rill_dtype t, const double *x, const double *w,
                              const double *dy, double *y, double *dx, double *dw) {
   int64_t oh, ow;
   convt_out_size(c, &oh, &ow);
@@ -486,7 +488,9 @@ static void run_convt_layout(const conv_cfg *c, bool nhwc, rill_dtype t, const d
   bool f32 = t == RILL_DTYPE_FP32;
   float *xf = to_f32(x, nx), *wf = to_f32(w, nw), *dyf = to_f32(dy, ny);
   for (int pass = 0; pass < 2; pass++) {
-    op_harness *h = harness(pass ? "conv2d_transpose_grad" : "conv2d_transpose");
+    char grad[64];
+    snprintf(grad, sizeof grad, "%s_grad", op);
+    op_harness *h = harness(pass ? grad : op);
     bind_input(h, "Input", "x", t, xd, 4, f32 ? (const void *)xf : (const void *)x);
     bind_input(h, "Filter", "w", t, wd, 4, f32 ? (const void *)wf : (const void *)w);
     if (pass) {
@@ -518,7 +522,7 @@ static void run_convt_layout(const conv_cfg *c, bool nhwc, rill_dtype t, const d
 
 /* conv2d_transpose with NHWC equals NCHW on the same data transposed: Output, Input@GRAD
  * and Filter@GRAD, in float32 and float64. */
-static void check_convt_nhwc(const conv_cfg *c) {
+static void check_convt_nhwc_op(const char *op, const conv_cfg *c) {
   int64_t oh, ow;
   convt_out_size(c, &oh, &ow);
   int64_t hw = c->h * c->w, ohw = oh * ow, nx = c->n * c->c * hw, ny = c->n * c->m * ohw;
@@ -533,8 +537,8 @@ static void check_convt_nhwc(const conv_cfg *c) {
   for (int dt = 0; dt < 2; dt++) {
     rill_dtype t = dt ? RILL_DTYPE_FP64 : RILL_DTYPE_FP32;
     double tol = dt ? 1e-12 : 1e-5;
-    run_convt_layout(c, false, t, x, w, dy, y1, dx1, dw1);
-    run_convt_layout(c, true, t, xt, w, dyt, y2, dx2, dw2);
+    run_convt_layout(op, c, false, t, x, w, dy, y1, dx1, dw1);
+    run_convt_layout(op, c, true, t, xt, w, dyt, y2, dx2, dw2);
     double *y2n = swap_last2(y2, c->n, ohw, c->m), *dx2n = swap_last2(dx2, c->n, hw, c->c);
     expect_close_f64(y2n, y1, ny, tol);
     expect_close_f64(dx2n, dx1, nx, tol);
@@ -545,6 +549,8 @@ static void check_convt_nhwc(const conv_cfg *c) {
   double *bufs[] = {x, w, dy, y1, dx1, dw1, y2, dx2, dw2, xt, dyt};
   for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
 }
+
+static void check_convt_nhwc(const conv_cfg *c) { check_convt_nhwc_op("conv2d_transpose", c); }
 
 Test(conv2d_transpose, nhwc_matches_nchw_on_transposed_data) {
   /* plain; strided with groups and asymmetric paddings; dilated; output_size;
@@ -645,6 +651,28 @@ Test(depthwise_conv2d, gradients_match_finite_differences) {
 Test(conv2d_transpose, gradients_match_finite_differences) {
   grad_case("conv2d_transpose", CFG(1, 2, 3, 3, 2, 3, 3, 1, 2, 2, 1, 1, 2, {1, 1}), true);
   grad_case("conv2d_transpose", CFG(2, 4, 2, 3, 2, 2, 3, 2, 1, 2, 1, 2, 4, {0, 1, 1, 0}, NULL, 0, 2, {0, 0}, {0, 1}), true);
+}
+
+/* depthwise_conv2d_transpose (groups == input channels, Paddle's layer writes it when
+ * num_filters equals them too): the scatter reference, NHWC against NCHW, and its own
+ * gradient op by finite differences; groups that differ from the channels name the op
+ * and Input. */
+Test(depthwise_conv2d_transpose, matches_reference_layouts_and_gradients) {
+  check_convt_op("depthwise_conv2d_transpose", CFG(2, 3, 4, 5, 3, 3, 3, 3, 1, 1, 1, 1, 2, {1, 1}));
+  check_convt_op("depthwise_conv2d_transpose", CFG(1, 4, 3, 4, 8, 3, 3, 4, 2, 2, 1, 1, 4, {1, 0, 0, 1}));
+  check_convt_op("depthwise_conv2d_transpose", CFG(1, 2, 4, 5, 2, 3, 3, 2, 2, 2, 1, 1, 2, {0, 0}, "SAME"));
+  check_convt_nhwc_op("depthwise_conv2d_transpose", CFG(2, 3, 4, 5, 3, 3, 3, 3, 2, 1, 2, 1, 2, {1, 1}));
+  grad_case("depthwise_conv2d_transpose", CFG(1, 3, 3, 3, 3, 3, 3, 3, 2, 2, 1, 1, 2, {1, 1}), true);
+}
+
+Test(depthwise_conv2d_transpose, groups_other_than_channels_fail) {
+  op_harness *h = harness("depthwise_conv2d_transpose");
+  bind_input(h, "Input", "x", RILL_DTYPE_FP32, DIMS(1, 4, 3, 3), NULL);
+  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(4, 2, 3, 3), NULL);
+  OK(op_harness_output(h, "Output", "y"));
+  OK(op_harness_attr_int(h, "groups", 2));
+  EXPECT_ERROR(op_harness_infer(h), "depthwise_conv2d_transpose", "Input (x)", "groups is 2", "4 channels");
+  op_harness_destroy(h);
 }
 
 Test(conv2d, absent_gradient_outputs_are_skipped) {

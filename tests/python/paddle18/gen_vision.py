@@ -315,8 +315,12 @@ PADDING_CASES = {
 def build_padding(fluid, case):
     """Output and the gradients of sum(Output * dout) with respect to the input and the
     parameters."""
-    c = PADDING_CASES[case]
-    r = np.random.RandomState(SEED + 200 + sorted(PADDING_CASES).index(case))
+    return build_layer(fluid, PADDING_CASES[case], SEED + 200 + sorted(PADDING_CASES).index(case))
+
+
+def build_layer(fluid, c, seed):
+    """build_padding's program for case description c, its values drawn from seed."""
+    r = np.random.RandomState(seed)
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
         x = fluid.data('x', list(c['shape']), 'float32')
@@ -326,6 +330,8 @@ def build_padding(fluid, case):
                   bias_attr=None if c.get('bias', True) else False, act=c.get('act'))
         if 'data_format' in c:
             kw['data_format'] = c['data_format']
+        if 'use_cudnn' in c:
+            kw['use_cudnn'] = c['use_cudnn']
         if c['layer'] == 'conv2d_transpose':
             y = fluid.layers.conv2d_transpose(x, c['num_filters'],
                                               output_size=c.get('output_size'),
@@ -344,6 +350,22 @@ def build_padding(fluid, case):
 # ---- end of the padding cases ----
 
 
+# ---- depthwise_conv2d_transpose: conv2d_transpose with groups == num_filters == the input
+# channels and use_cudnn off, which Fluid writes as that op. Seeds SEED + 300 + index. ----
+DWCONVT_CASES = {
+    'dwconvt_nchw': dict(layer='conv2d_transpose', shape=(2, 3, 4, 5), num_filters=3,
+                         filter_size=3, stride=2, padding=1, groups=3, use_cudnn=False),
+    'dwconvt_nhwc': dict(layer='conv2d_transpose', shape=(1, 4, 3, 4), num_filters=4,
+                         filter_size=[3, 2], stride=[1, 2], padding='SAME', dilation=[2, 1],
+                         groups=4, use_cudnn=False, data_format='NHWC', act='relu'),
+}
+
+
+def build_dwconvt(fluid, case):
+    """build_padding's program for a DWCONVT_CASES case."""
+    return build_layer(fluid, DWCONVT_CASES[case], SEED + 300 + sorted(DWCONVT_CASES).index(case))
+
+
 def all_cases():
     """(builder, case) for every case, in REF's order."""
     return [(build_conv3d, c) for c in sorted(CONV3D_CASES)] + \
@@ -352,7 +374,8 @@ def all_cases():
         [(build_mean_iou, c) for c in sorted(MIOU_CASES)] + \
         [(build_pool2d, c) for c in sorted(POOL2D_CASES)] + \
         [(build_conv2d_nhwc, c) for c in sorted(CONV2D_NHWC_CASES)] + \
-        [(build_padding, c) for c in sorted(PADDING_CASES)]
+        [(build_padding, c) for c in sorted(PADDING_CASES)] + \
+        [(build_dwconvt, c) for c in sorted(DWCONVT_CASES)]
 
 
 def main():
