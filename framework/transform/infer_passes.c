@@ -739,6 +739,23 @@ static long residual_after(rill_program *p, size_t ci, size_t ai, const char *z,
   return r;
 }
 
+/* The elementwise_add that next reads y (op i's output) when it reads it as X and has an
+ * Out: its index in *at (-1: none such), its Y (the bias), Out and axis. */
+static rill_status *bias_add_after(rill_program *p, size_t i, const char *y, long *at, const char **bias,
+                                   const char **z, int32_t *axis) {
+  rill_block_desc *b = &p->blocks[0];
+  *at = -1;
+  long ai = next_reader(b, i, y);
+  if (ai < 0 || strcmp(b->ops[ai].type, "elementwise_add") != 0) return NULL;
+  const rill_op_desc *add = &b->ops[ai];
+  const char *ax = in1(add, "X");
+  *bias = in1(add, "Y");
+  *z = out1(add, "Out");
+  RILL_TRY(attr_int(add, "axis", axis));
+  if (ax && strcmp(ax, y) == 0 && *z) *at = ai;
+  return NULL;
+}
+
 static rill_status *conv_visit(rill_program *p, void *ctx, size_t i, bool *dead, size_t *count) {
   (void)ctx;
   rill_block_desc *b = &p->blocks[0];
@@ -752,14 +769,11 @@ static rill_status *conv_visit(rill_program *p, void *ctx, size_t i, bool *dead,
     return NULL;
   if (rill_op_input(conv, "Bias") && rill_op_input(conv, "Bias")->nargs) return NULL;
   if (rill_op_input(conv, "ResidualData") && rill_op_input(conv, "ResidualData")->nargs) return NULL;
-  long ai = next_reader(b, i, y);
-  if (ai < 0 || strcmp(b->ops[ai].type, "elementwise_add") != 0) return NULL;
-  rill_op_desc *add = &b->ops[ai];
-  const char *ax = in1(add, "X"), *bias = in1(add, "Y"), *z = out1(add, "Out");
+  long ai;
+  const char *bias, *z;
   int32_t axis;
-  if ((st = attr_int(add, "axis", &axis))) return st;
-  if (!ax || strcmp(ax, y) != 0 || axis != 1 || !bias_of(p, bias, fd->dims.d[0]) || !z)
-    return NULL;
+  if ((st = bias_add_after(p, i, y, &ai, &bias, &z, &axis))) return st;
+  if (ai < 0 || axis != 1 || !bias_of(p, bias, fd->dims.d[0])) return NULL;
   bool layout_nchw; /* conv2d_fusion runs NCHW only */
   if ((st = attr_str_is(conv, "data_format", nchw, 2, &layout_nchw))) return st;
   if (!layout_nchw) return NULL;
@@ -813,14 +827,11 @@ static rill_status *fc_visit(rill_program *p, void *ctx, size_t i, bool *dead, s
   int32_t xn, yn;
   if ((st = attr_int(mul, "x_num_col_dims", &xn)) || (st = attr_int(mul, "y_num_col_dims", &yn))) return st;
   if (yn != 1) return NULL;
-  long ai = next_reader(b, i, y);
-  if (ai < 0 || strcmp(b->ops[ai].type, "elementwise_add") != 0) return NULL;
-  rill_op_desc *add = &b->ops[ai];
-  const char *ax = in1(add, "X"), *bias = in1(add, "Y"), *z = out1(add, "Out");
+  long ai;
+  const char *bias, *z;
   int32_t axis;
-  if ((st = attr_int(add, "axis", &axis))) return st;
-  if (!ax || strcmp(ax, y) != 0 || (axis != -1 && axis != xn) || !bias_of(p, bias, wd->dims.d[1]) || !z)
-    return NULL;
+  if ((st = bias_add_after(p, i, y, &ai, &bias, &z, &axis))) return st;
+  if (ai < 0 || (axis != -1 && axis != xn) || !bias_of(p, bias, wd->dims.d[1])) return NULL;
   long acti = -1;
   const char *out = z;
   const char *act = act_after(p, (size_t)ai, z, true, &acti, &out);
