@@ -226,50 +226,6 @@ Test(pool2d, global_adaptive_same_valid) {
   check_pool(PCFG(1, 2, 7, 6, "avg", 3, 3, 2, 2, 2, {1, 1}, false, false, false, false, "VALID"));
 }
 
-/* avg's gradient against the reference: avg pooling is linear, so X@GRAD[e] is the
- * reference pooling of the unit vector at e, weighted by Out@GRAD, summed. */
-static void check_avg_grad(const pool_cfg *c) {
-  int64_t nx = c->n * c->c * c->h * c->w, oh, ow;
-  double *x = calloc((size_t)nx, sizeof *x), *unit = malloc((size_t)nx * 4 * sizeof *unit);
-  double *want = malloc((size_t)nx * sizeof *want);
-  ref_pool(c, x, unit, &oh, &ow);
-  int64_t ny = c->n * c->c * oh * ow;
-  double *y = malloc((size_t)ny * sizeof *y), *dy = malloc((size_t)ny * sizeof *dy);
-  fill_rand(dy, ny, 14);
-  fill_rand(x, nx, 15);
-  ref_pool(c, x, y, &oh, &ow);
-  for (int64_t e = 0; e < nx; e++) {
-    double *u = calloc((size_t)nx, sizeof *u);
-    u[e] = 1;
-    ref_pool(c, u, unit, &oh, &ow);
-    want[e] = 0;
-    for (int64_t i = 0; i < ny; i++) want[e] += unit[i] * dy[i];
-    free(u);
-  }
-  op_harness *h = harness("pool2d_grad");
-  bind_input(h, "X", "x", RILL_DTYPE_FP64, DIMS(c->n, c->c, c->h, c->w), x);
-  bind_input(h, "Out", "y", RILL_DTYPE_FP64, DIMS(c->n, c->c, oh, ow), y);
-  bind_input(h, "Out@GRAD", "y@GRAD", RILL_DTYPE_FP64, DIMS(c->n, c->c, oh, ow), dy);
-  OK(op_harness_output(h, "X@GRAD", "x@GRAD"));
-  set_pool_attrs(h, c);
-  OK(op_harness_run(h));
-  expect_close_f64(rill_tensor_ptr(op_harness_tensor(h, "x@GRAD")), want, nx, 1e-12);
-  op_harness_destroy(h);
-  free(x);
-  free(unit);
-  free(want);
-  free(y);
-  free(dy);
-}
-
-Test(pool2d, avg_gradient_matches_reference) {
-  check_avg_grad(PCFG(1, 4, 6, 7, "avg", 3, 3, 2, 2, 2, {1, 1}, false, false, true, true));
-  check_avg_grad(PCFG(1, 4, 6, 7, "avg", 3, 3, 2, 2, 2, {1, 1}, false, false, true));
-  check_avg_grad(PCFG(1, 2, 5, 6, "avg", 3, 3, 2, 2, 4, {0, 2, 1, 2}, false, false, true, true));
-  check_avg_grad(PCFG(1, 2, 6, 7, "avg", 4, 4, 3, 3, 0, {0}, false, false, false, true, "SAME"));
-  check_avg_grad(PCFG(1, 2, 7, 5, "avg", 3, 2, 1, 1, 0, {0}, false, true));
-}
-
 static void pool_grad(const pool_cfg *c) {
   int64_t nx = c->n * c->c * c->h * c->w;
   double *x = malloc((size_t)nx * sizeof *x);
@@ -520,6 +476,35 @@ static void run_layout(const pool_cfg *c, bool last, rill_dtype dt, const double
   free(yf);
   free(dy);
   free(dyf);
+}
+
+/* avg's gradient against the reference: avg pooling is linear, so X@GRAD[e] is the
+ * reference pooling of the unit vector at e, weighted by Out@GRAD (run_layout's), summed. */
+static void check_avg_grad(const pool_cfg *c) {
+  int64_t nx = c->n * c->c * c->h * c->w, oh, ow;
+  double *x = calloc((size_t)nx, sizeof *x), *u = calloc((size_t)nx, sizeof *u);
+  double *unit = malloc((size_t)nx * 4 * sizeof *unit), *want = calloc((size_t)nx, sizeof *want);
+  fill_rand(x, nx, 15);
+  rill_dims od;
+  double *y, *dx;
+  run_layout(c, false, RILL_DTYPE_FP64, x, &od, &y, &dx);
+  for (int64_t e = 0; e < nx; e++) {
+    u[e] = 1;
+    ref_pool(c, u, unit, &oh, &ow);
+    u[e] = 0;
+    for (int64_t q = 0; q < c->n * c->c * oh * ow; q++) want[e] += unit[q] * (sin(0.7 * (double)q) + 0.25);
+  }
+  expect_close_f64(dx, want, nx, 1e-12);
+  double *bufs[] = {x, u, unit, want, y, dx};
+  for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
+}
+
+Test(pool2d, avg_gradient_matches_reference) {
+  check_avg_grad(PCFG(1, 4, 6, 7, "avg", 3, 3, 2, 2, 2, {1, 1}, false, false, true, true));
+  check_avg_grad(PCFG(1, 4, 6, 7, "avg", 3, 3, 2, 2, 2, {1, 1}, false, false, true));
+  check_avg_grad(PCFG(1, 2, 5, 6, "avg", 3, 3, 2, 2, 4, {0, 2, 1, 2}, false, false, true, true));
+  check_avg_grad(PCFG(1, 2, 6, 7, "avg", 4, 4, 3, 3, 0, {0}, false, false, false, true, "SAME"));
+  check_avg_grad(PCFG(1, 2, 7, 5, "avg", 3, 2, 1, 1, 0, {0}, false, true));
 }
 
 /* NHWC equals NCHW on transposed data (Out, X@GRAD, Out's dims in NHWC order), in both
