@@ -9,124 +9,29 @@
  * of each kept, since the machine is shared and noisy.
  * Usage: bench_conv [seconds per shape, default 1] */
 #include <cblas.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
+#define BENCH_NAME "bench_conv"
+#include "bench/bench_util.h"
 #include "framework/base/alloc.h"
 #include "framework/exec/device.h"
 #include "framework/registry/registry.h"
 #include "kernels/cpu/conv.h"
 
-#define ROUND_SECONDS 0.005
-#define MIN_ROUNDS 15
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int fail(rill_status *st) {
-  fprintf(stderr, "bench_conv: %s\n", rill_status_message(st));
-  rill_status_destroy(st);
-  return 1;
-}
-
-/* One conv2d kernel invocation set up on its own variables. */
-typedef struct conv_run {
-  rill_variable xv, wv, yv;
-  rill_attr_value *attrs;
-  int32_t pads[2], strides[2];
-  size_t nin[4], nout[1];
-  rill_variable *in0[1], *in1[1], *out0[1];
-  rill_variable *const *ins[4];
-  rill_variable *const *outs[1];
-  rill_kernel_ctx ctx;
-  rill_kernel_fn fn;
-} conv_run;
-
-static rill_status *conv_setup(conv_run *r, int64_t c, int64_t m, int64_t hw, int64_t k,
+/* conv2d of C_in = c to C_out = m on an hw x hw image, k x k, padding k / 2. */
+static rill_status *conv_setup(bench_conv_call *r, int64_t c, int64_t m, int64_t hw, int64_t k,
                                int64_t stride, int64_t groups) {
-  memset(r, 0, sizeof *r);
-  const rill_op_schema *s = rill_schema_find("conv2d");
-  r->fn = rill_kernel_find("conv2d", RILL_DEVICE_CPU, RILL_DTYPE_FP32);
-  if (!s || !r->fn) return rill_error(RILL_NOT_FOUND, "no conv2d schema or fp32 CPU kernel");
-  r->attrs = calloc(s->nattrs, sizeof *r->attrs);
-  for (size_t i = 0; i < s->nattrs; i++) r->attrs[i] = s->attrs[i].def; /* shallow: shared */
-  r->pads[0] = r->pads[1] = (int32_t)(k / 2);
-  r->strides[0] = r->strides[1] = (int32_t)stride;
-  rill_attr_value *a = &r->attrs[rill_schema_attr_index(s, "paddings")];
-  a->n = 2;
-  a->list.ints = r->pads;
-  a = &r->attrs[rill_schema_attr_index(s, "strides")];
-  a->n = 2;
-  a->list.ints = r->strides;
-  r->attrs[rill_schema_attr_index(s, "groups")].v.i = (int32_t)groups;
   int64_t oh = (hw + 2 * (k / 2) - k) / stride + 1;
   rill_dims xd = {4, {1, c, hw, hw}}, wd = {4, {m, c / groups, k, k}}, yd = {4, {1, m, oh, oh}};
-  rill_variable_init(&r->xv);
-  rill_variable_init(&r->wv);
-  rill_variable_init(&r->yv);
-  rill_tensor *x = rill_variable_tensor(&r->xv), *w = rill_variable_tensor(&r->wv);
-  RILL_TRY(rill_tensor_alloc(x, RILL_DTYPE_FP32, &xd));
-  RILL_TRY(rill_tensor_alloc(w, RILL_DTYPE_FP32, &wd));
-  RILL_TRY(rill_tensor_alloc(rill_variable_tensor(&r->yv), RILL_DTYPE_FP32, &yd));
-  float *xp = rill_tensor_ptr(x), *wp = rill_tensor_ptr(w);
-  for (int64_t i = 0; i < rill_tensor_numel(x); i++) xp[i] = (float)((i * 7) % 13) * 0.1f - 0.6f;
-  for (int64_t i = 0; i < rill_tensor_numel(w); i++) wp[i] = (float)((i * 5) % 11) * 0.1f - 0.5f;
-  r->nin[0] = r->nin[1] = 1;
-  r->nout[0] = 1;
-  r->in0[0] = &r->xv;
-  r->in1[0] = &r->wv;
-  r->out0[0] = &r->yv;
-  r->ins[0] = r->in0;
-  r->ins[1] = r->in1;
-  r->outs[0] = r->out0;
-  r->ctx = (rill_kernel_ctx){.schema = s, .attrs = r->attrs, .nin = r->nin, .in = r->ins,
-                             .nout = r->nout, .out = r->outs};
+  const int32_t pads[2] = {(int32_t)(k / 2), (int32_t)(k / 2)}, strides[2] = {(int32_t)stride, (int32_t)stride};
+  RILL_TRY(bench_conv_call_setup(r, "conv2d", &xd, &wd, &yd, pads, strides, (int32_t)groups));
+  float *xp = bench_conv_call_data(r, 0), *wp = bench_conv_call_data(r, 1);
+  int64_t nx = rill_tensor_numel(rill_variable_tensor(&r->xv)), nw = rill_tensor_numel(rill_variable_tensor(&r->wv));
+  for (int64_t i = 0; i < nx; i++) xp[i] = (float)((i * 7) % 13) * 0.1f - 0.6f;
+  for (int64_t i = 0; i < nw; i++) wp[i] = (float)((i * 5) % 11) * 0.1f - 0.5f;
   return NULL;
 }
 
-static void conv_teardown(conv_run *r) {
-  rill_variable_clear(&r->xv);
-  rill_variable_clear(&r->wv);
-  rill_variable_clear(&r->yv);
-  free(r->attrs);
-}
-
-/* Best time of one call, with the rounds interleaved across `n` contenders. */
-typedef rill_status *(*contender)(void *arg);
-
-static rill_status *best_times(contender *fns, void **args, int n, double budget, double *best) {
-  double one = 0;
-  for (int i = 0; i < n; i++) {
-    RILL_TRY(fns[i](args[i])); /* warm up */
-    double t0 = now();
-    RILL_TRY(fns[i](args[i]));
-    double t = now() - t0;
-    if (t > one) one = t;
-    best[i] = 1e30;
-  }
-  int reps = one > 0 ? (int)(ROUND_SECONDS / one) : 1000;
-  if (reps < 1) reps = 1;
-  int rounds = (int)(budget / (n * reps * (one > 0 ? one : 1e-6)));
-  if (rounds < MIN_ROUNDS) rounds = MIN_ROUNDS;
-  for (int round = 0; round < rounds; round++)
-    for (int i = 0; i < n; i++) {
-      double t0 = now();
-      for (int r = 0; r < reps; r++) RILL_TRY(fns[i](args[i]));
-      double t = (now() - t0) / reps;
-      if (t < best[i]) best[i] = t;
-    }
-  return NULL;
-}
-
-static rill_status *call_conv(void *arg) {
-  conv_run *r = arg;
-  return r->fn(&r->ctx);
-}
+static rill_status *call_conv(void *arg) { return bench_conv_call_run(arg); }
 
 typedef struct gemm_args {
   int m, n, k;
@@ -142,7 +47,7 @@ static rill_status *call_gemm(void *arg) {
 }
 
 typedef struct path_run {
-  conv_run *r;
+  bench_conv_call *r;
   int path;
   struct rill_device_ctx *device; /* threads the kernel may use; NULL: one */
 } path_run;
@@ -164,27 +69,27 @@ int main(int argc, char **argv) {
   const int64_t shapes[][2] = {{64, 56}, {128, 28}, {256, 14}, {512, 7}};
   for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
     int64_t c = shapes[si][0], hw = shapes[si][1];
-    conv_run r;
+    bench_conv_call r;
     if ((st = conv_setup(&r, c, c, hw, 3, 1, 1))) return fail(st);
     gemm_args g = {(int)c, (int)(hw * hw), (int)(c * 9), NULL, NULL, NULL};
     float *b = rill_aligned_alloc((size_t)g.k * (size_t)g.n * sizeof(float), RILL_TENSOR_ALIGN);
     float *cm = rill_aligned_alloc((size_t)g.m * (size_t)g.n * sizeof(float), RILL_TENSOR_ALIGN);
     if (!b || !cm) return fail(rill_oom());
     for (int64_t i = 0; i < (int64_t)g.k * g.n; i++) b[i] = (float)((i * 3) % 7) * 0.1f - 0.3f;
-    g.a = rill_tensor_ptr(rill_variable_tensor(&r.wv));
+    g.a = bench_conv_call_data(&r, 1);
     g.b = b;
     g.c = cm;
-    contender fns[2] = {call_conv, call_gemm};
+    bench_contender fns[2] = {call_conv, call_gemm};
     void *args[2] = {&r, &g};
     double best[2];
-    if ((st = best_times(fns, args, 2, budget, best))) return fail(st);
+    if ((st = bench_best_times(fns, args, 2, budget, best))) return fail(st);
     double flops = 2.0 * g.m * (double)g.k * g.n;
     double gr = flops / best[0] * 1e-9, gb = flops / best[1] * 1e-9;
     printf("conv2d 3x3 C=%lld H=%lld: rill %.1f GFLOPS, sgemm %.1f GFLOPS, ratio %.2f\n",
            (long long)c, (long long)hw, gr, gb, gr / gb);
     rill_free(b);
     rill_free(cm);
-    conv_teardown(&r);
+    bench_conv_call_teardown(&r);
   }
 
   /* Engine paths on other shapes: {C_in, C_out, H, k, stride, groups}. */
@@ -200,14 +105,14 @@ int main(int argc, char **argv) {
   };
   for (size_t si = 0; si < sizeof others / sizeof others[0]; si++) {
     const int64_t *o = others[si];
-    conv_run r;
+    bench_conv_call r;
     if ((st = conv_setup(&r, o[0], o[1], o[2], o[3], o[4], o[5]))) return fail(st);
     path_run pr[4] = {{&r, RILL_CONV_PATH_IM2COL, NULL}, {&r, RILL_CONV_PATH_DIRECT, NULL},
                       {&r, RILL_CONV_PATH_DIRECT_GENERIC, NULL}, {&r, RILL_CONV_PATH_DIRECT, &dev2}};
-    contender fns[4] = {call_path, call_path, call_path, call_path};
+    bench_contender fns[4] = {call_path, call_path, call_path, call_path};
     void *args[4] = {&pr[0], &pr[1], &pr[2], &pr[3]};
     double best[4];
-    if ((st = best_times(fns, args, 4, budget / 2, best))) return fail(st);
+    if ((st = bench_best_times(fns, args, 4, budget / 2, best))) return fail(st);
     bool direct = o[0] / o[5] == 1 && o[1] / o[5] <= 2; /* conv_pick's rule */
     printf("conv2d %lldx%lld C=%lld->%lld H=%lld stride %lld groups %lld: im2col %.3f ms, "
            "direct %.3f ms, generic direct %.3f ms (direct / generic %.2f), direct on 2 "
@@ -215,7 +120,7 @@ int main(int argc, char **argv) {
            (long long)o[3], (long long)o[3], (long long)o[0], (long long)o[1], (long long)o[2],
            (long long)o[4], (long long)o[5], best[0] * 1e3, best[1] * 1e3, best[2] * 1e3,
            best[1] / best[2], best[3] * 1e3, best[3] / best[1], direct ? "direct" : "im2col");
-    conv_teardown(&r);
+    bench_conv_call_teardown(&r);
   }
   return 0;
 }

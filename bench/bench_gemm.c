@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#define BENCH_NAME "bench_gemm"
+#include "bench/bench_util.h"
 #include "kernels/cpu/gemm.h"
 #include "framework/exec/device.h"
 
@@ -23,12 +25,6 @@ static const rill_device_services *cpu_dev(void) {
 
 #define ROUNDS 40
 #define CALLS 20
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static float *filled(size_t n) {
   float *v = malloc(n * sizeof *v);

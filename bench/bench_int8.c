@@ -260,18 +260,15 @@ static void per_layer(int rounds) {
       if (t2 - t1 < tf) tf = t2 - t1;
       if (t3 - t2 < tr) tr = t3 - t2;
     }
-    qsort(ratio, (size_t)rounds, sizeof *ratio, cmp_double);
-    qsort(ratio2, (size_t)rounds, sizeof *ratio2, cmp_double);
-    qsort(ratio3, (size_t)rounds, sizeof *ratio3, cmp_double);
-    lsum += log(ratio[rounds / 2]);
-    lsum2 += log(ratio2[rounds / 2]);
-    lsum3 += log(ratio3[rounds / 2]);
+    double m1 = median(ratio, rounds), m2 = median(ratio2, rounds), m3 = median(ratio3, rounds);
+    lsum += log(m1);
+    lsum2 += log(m2);
+    lsum3 += log(m3);
     printf("conv %4lld x %5lld x %4lld (%lldx%lld s%lld): int8 conv %7.3f ms, OpenBLAS sgemm %7.3f ms, "
            "rill_sgemm %7.3f ms (fastest rounds); ratios %.2f, %.2f; from float levels: copy %7.3f ms, "
            "folded %7.3f ms, ratio %.2f\n",
            (long long)g->m, (long long)npos, (long long)k, (long long)g->kh, (long long)g->kw, (long long)g->sh,
-           ti * 1e3, tf * 1e3, tr * 1e3, ratio[rounds / 2], ratio2[rounds / 2], tcopy * 1e3, tfold * 1e3,
-           ratio3[rounds / 2]);
+           ti * 1e3, tf * 1e3, tr * 1e3, m1, m2, tcopy * 1e3, tfold * 1e3, m3);
     free(ratio);
     free(ratio2);
     free(ratio3);
@@ -325,11 +322,11 @@ static void per_layer_mul(int rounds) {
       if (t1 - t0 < ti) ti = t1 - t0;
       if (t2 - t1 < tr) tr = t2 - t1;
     }
-    qsort(ratio, (size_t)rounds, sizeof *ratio, cmp_double);
-    lsum += log(ratio[rounds / 2]);
+    double m = median(ratio, rounds);
+    lsum += log(m);
     printf("mul  B %4lld x K %5lld x N %5lld: int8 mul %7.3f ms, rill_sgemm %7.3f ms (fastest rounds); "
            "ratio %.2f\n",
-           (long long)b, (long long)k, (long long)n, ti * 1e3, tr * 1e3, ratio[rounds / 2]);
+           (long long)b, (long long)k, (long long)n, ti * 1e3, tr * 1e3, m);
     free(ratio);
     rill_i8_weights_free(&pw);
     free(xt);
@@ -390,12 +387,10 @@ static void mul_batch1_threads(int rounds) {
       fprintf(stderr, "bench_int8: the batch-1 mul differs between 1 and 2 threads\n");
       exit(1);
     }
-    qsort(r1, (size_t)rounds, sizeof *r1, cmp_double);
-    qsort(rs, (size_t)rounds, sizeof *rs, cmp_double);
     printf("mul  B 1 x K %5lld x N %5lld, 2 threads (%s): int8 %7.3f ms, int8 1 thread %7.3f ms, rill_sgemm "
            "2 threads %7.3f ms (fastest rounds); ratios / 1 thread %.2f, / rill_sgemm %.2f; outputs identical\n",
-           (long long)k, (long long)n, rill_i8_path_name(path), t2b * 1e3, t1b * 1e3, tsb * 1e3, r1[rounds / 2],
-           rs[rounds / 2]);
+           (long long)k, (long long)n, rill_i8_path_name(path), t2b * 1e3, t1b * 1e3, tsb * 1e3,
+           median(r1, rounds), median(rs, rounds));
     free(r1);
     free(rs);
     rill_i8_weights_free(&pw);
@@ -408,65 +403,16 @@ static void mul_batch1_threads(int rounds) {
   }
 }
 
-/* One float depthwise_conv2d kernel call on its own variables (3x3, padding 1). */
-typedef struct dw_float {
-  rill_variable xv, wv, yv;
-  rill_attr_value *attrs;
-  int32_t pads[2], strides[2];
-  size_t nin[4], nout[1];
-  rill_variable *in0[1], *in1[1], *out0[1];
-  rill_variable *const *ins[4];
-  rill_variable *const *outs[1];
-  rill_kernel_ctx ctx;
-  rill_kernel_fn fn;
-} dw_float;
-
-static void dw_float_setup(dw_float *r, const rill_conv_geom *g, const float *x, const float *w) {
-  memset(r, 0, sizeof *r);
-  const rill_op_schema *s = rill_schema_find("depthwise_conv2d");
-  r->fn = rill_kernel_find("depthwise_conv2d", RILL_DEVICE_CPU, RILL_DTYPE_FP32);
-  if (!s || !r->fn) exit(1);
-  r->attrs = calloc(s->nattrs, sizeof *r->attrs);
-  for (size_t i = 0; i < s->nattrs; i++) r->attrs[i] = s->attrs[i].def; /* shallow: shared */
-  r->pads[0] = (int32_t)g->pt;
-  r->pads[1] = (int32_t)g->pl;
-  r->strides[0] = (int32_t)g->sh;
-  r->strides[1] = (int32_t)g->sw;
-  rill_attr_value *a = &r->attrs[rill_schema_attr_index(s, "paddings")];
-  a->n = 2;
-  a->list.ints = r->pads;
-  a = &r->attrs[rill_schema_attr_index(s, "strides")];
-  a->n = 2;
-  a->list.ints = r->strides;
-  r->attrs[rill_schema_attr_index(s, "groups")].v.i = (int32_t)g->groups;
+/* One float depthwise_conv2d kernel call of geometry g on its own variables, holding x
+ * and w. */
+static void dw_float_setup(bench_conv_call *r, const rill_conv_geom *g, const float *x, const float *w) {
   rill_dims xd = {4, {g->n, g->c, g->h, g->w}}, wd = {4, {g->m, g->c / g->groups, g->kh, g->kw}};
   rill_dims yd = {4, {g->n, g->m, g->oh, g->ow}};
-  rill_variable_init(&r->xv);
-  rill_variable_init(&r->wv);
-  rill_variable_init(&r->yv);
-  rill_tensor *xt = rill_variable_tensor(&r->xv), *wt = rill_variable_tensor(&r->wv);
-  check(rill_tensor_alloc(xt, RILL_DTYPE_FP32, &xd), "x");
-  check(rill_tensor_alloc(wt, RILL_DTYPE_FP32, &wd), "w");
-  check(rill_tensor_alloc(rill_variable_tensor(&r->yv), RILL_DTYPE_FP32, &yd), "y");
-  memcpy(rill_tensor_ptr(xt), x, (size_t)rill_tensor_nbytes(xt));
-  memcpy(rill_tensor_ptr(wt), w, (size_t)rill_tensor_nbytes(wt));
-  r->nin[0] = r->nin[1] = 1;
-  r->nout[0] = 1;
-  r->in0[0] = &r->xv;
-  r->in1[0] = &r->wv;
-  r->out0[0] = &r->yv;
-  r->ins[0] = r->in0;
-  r->ins[1] = r->in1;
-  r->outs[0] = r->out0;
-  r->ctx = (rill_kernel_ctx){.schema = s, .attrs = r->attrs, .nin = r->nin, .in = r->ins,
-                             .nout = r->nout, .out = r->outs};
-}
-
-static void dw_float_teardown(dw_float *r) {
-  rill_variable_clear(&r->xv);
-  rill_variable_clear(&r->wv);
-  rill_variable_clear(&r->yv);
-  free(r->attrs);
+  const int32_t pads[2] = {(int32_t)g->pt, (int32_t)g->pl}, strides[2] = {(int32_t)g->sh, (int32_t)g->sw};
+  check(bench_conv_call_setup(r, "depthwise_conv2d", &xd, &wd, &yd, pads, strides, (int32_t)g->groups),
+        "depthwise_conv2d");
+  memcpy(bench_conv_call_data(r, 0), x, (size_t)rill_tensor_nbytes(rill_variable_tensor(&r->xv)));
+  memcpy(bench_conv_call_data(r, 1), w, (size_t)rill_tensor_nbytes(rill_variable_tensor(&r->wv)));
 }
 
 /* The fake quantize op's levels (round_type 1, the op's loop: quant_levels.h). */
@@ -550,10 +496,10 @@ static void per_layer_dw(int rounds) {
     int64_t bad;
     if (rill_i8_weights_pack(w, c, 9, c, false, &pw, &bad) != RILL_I8_PACKED) exit(1);
     rill_i8_out out = {.f32 = y, .scale = 1.0f, .range = 1.0f};
-    dw_float fr;
+    bench_conv_call fr;
     dw_float_setup(&fr, &g, xf, w);
     double *ratio = malloc(sizeof(double) * (size_t)rounds), ti = 1e9, tf = 1e9;
-    const float *fy = rill_tensor_ptr(rill_variable_tensor(&fr.yv));
+    const float *fy = bench_conv_call_data(&fr, 2);
     /* the activation before its fake quantize op (scale 2.54: levels round(50 x)), its
      * levels, and the outputs of the quantizer + int8 conv and of the folded conv */
     float *xa = malloc(sizeof(float) * (size_t)nx), *xl = malloc(sizeof(float) * (size_t)nx);
@@ -570,7 +516,7 @@ static void per_layer_dw(int rounds) {
       if (!rill_i8_check_levels(xf, nx, &bad)) exit(1);
       rill_i8_conv_levels(NULL, 1, path, &g, xf, &pw, &out);
       double t1 = now();
-      check(fr.fn(&fr.ctx), "depthwise_conv2d");
+      check(bench_conv_call_run(&fr), "depthwise_conv2d");
       double t2 = now();
       fake_quantize(xa, nx, 2.54f, xl); /* before: the quantize op, then the int8 conv */
       if (!rill_i8_check_levels(xl, nx, &bad)) exit(1);
@@ -592,17 +538,15 @@ static void per_layer_dw(int rounds) {
       fprintf(stderr, "bench_int8: the int8 depthwise conv differs from the float kernel or the folded one\n");
       exit(1);
     }
-    qsort(ratio, (size_t)rounds, sizeof *ratio, cmp_double);
-    qsort(rb, (size_t)rounds, sizeof *rb, cmp_double);
-    qsort(ra, (size_t)rounds, sizeof *ra, cmp_double);
-    lsum += log(ratio[rounds / 2]);
-    lsum_before += log(rb[rounds / 2]);
-    lsum_after += log(ra[rounds / 2]);
+    double m = median(ratio, rounds), mb = median(rb, rounds), ma = median(ra, rounds);
+    lsum += log(m);
+    lsum_before += log(mb);
+    lsum_after += log(ma);
     printf("dw   C %4lld x %3lld x %3lld s%lld: int8 %7.3f ms, float depthwise_conv2d %7.3f ms (fastest rounds); "
            "ratio %.2f; with the fake quantize op: op + int8 %7.3f ms, folded %7.3f ms, ratios / float %.2f, "
            "%.2f\n",
-           (long long)c, (long long)hw, (long long)hw, (long long)st, ti * 1e3, tf * 1e3, ratio[rounds / 2],
-           tb * 1e3, ta * 1e3, rb[rounds / 2], ra[rounds / 2]);
+           (long long)c, (long long)hw, (long long)hw, (long long)st, ti * 1e3, tf * 1e3, m,
+           tb * 1e3, ta * 1e3, mb, ma);
     free(rb);
     free(ra);
     free(xa);
@@ -610,7 +554,7 @@ static void per_layer_dw(int rounds) {
     free(y1);
     free(y2);
     free(ratio);
-    dw_float_teardown(&fr);
+    bench_conv_call_teardown(&fr);
     rill_i8_weights_free(&pw);
     free(xf);
     free(w);

@@ -9,21 +9,11 @@
 #include <stdlib.h>
 #include <time.h>
 
+#define BENCH_NAME "bench_mul"
+#include "bench/bench_util.h"
 #include "rill.h"
 
 #define ROUNDS 15
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int fail(rill_status *st) {
-  fprintf(stderr, "bench_mul: %s\n", rill_status_message(st));
-  rill_status_destroy(st);
-  return 1;
-}
 
 static rill_status *build(int64_t n, rill_program **out) {
   rill_program *p = NULL;

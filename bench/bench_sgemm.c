@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 
+#define BENCH_NAME "bench_sgemm"
+#include "bench/bench_util.h"
 #include "framework/base/isa.h"
 #include "kernels/cpu/sgemm.h"
 #include "framework/exec/device.h"
@@ -28,12 +30,6 @@ static const rill_device_services *cpu_dev(void) {
 #define ROUNDS 15
 
 void openblas_set_num_threads(int);
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static float *filled(size_t n) {
   float *v = malloc(n * sizeof *v);

@@ -212,6 +212,35 @@ static rill_status *run_pass(rill_program *program, pass_body body, void *ctx, s
   return NULL;
 }
 
+/* A pass that looks at the ops of block 0 one at a time, in order: `visit` sees op i, may
+ * rewrite it or the ops after it, flags in `dead` the ops to drop and counts its changes
+ * in *count. The walk stops at the first error; without one, the flagged ops are dropped
+ * once the walk is over, so indices stay put while it runs. */
+typedef rill_status *(*op_visit)(rill_program *p, void *ctx, size_t i, bool *dead, size_t *count);
+
+typedef struct op_walk {
+  op_visit visit;
+  void *ctx;
+} op_walk;
+
+static rill_status *walk_block0(rill_program *p, void *ctx, size_t *count) {
+  const op_walk *w = ctx;
+  rill_block_desc *b = &p->blocks[0];
+  bool *dead = rill_calloc(b->nops + 1, sizeof *dead);
+  if (!dead) return rill_oom();
+  rill_status *st = NULL;
+  for (size_t i = 0; i < b->nops && !st; i++) st = w->visit(p, w->ctx, i, dead, count);
+  if (!st) compact(b, dead);
+  rill_free(dead);
+  return st;
+}
+
+/* run_pass() of a walk of block 0 with `visit`. */
+static rill_status *run_op_pass(rill_program *program, op_visit visit, void *ctx, size_t *count) {
+  op_walk w = {visit, ctx};
+  return run_pass(program, walk_block0, &w, count);
+}
+
 /* ----------------------------------------------------------------- dropout ----- */
 
 static const char *const downgrade[] = {"downgrade_in_infer"};
@@ -256,58 +285,52 @@ static rill_status *scale_is_identity(const rill_op_desc *op, bool *id) {
   return NULL;
 }
 
-static rill_status *dropout_body(rill_program *p, void *ctx, size_t *count) {
+static rill_status *dropout_visit(rill_program *p, void *ctx, size_t i, bool *dead, size_t *count) {
   (void)ctx;
   rill_block_desc *b = &p->blocks[0];
-  bool *dead = rill_calloc(b->nops + 1, sizeof *dead);
-  if (!dead) return rill_oom();
   rill_status *st = NULL;
-  for (size_t i = 0; i < b->nops && !st; i++) {
-    rill_op_desc *op = &b->ops[i];
-    bool is_scale = strcmp(op->type, "scale") == 0;
-    if (strcmp(op->type, "dropout") != 0 && !is_scale) continue;
-    const char *x = in1(op, "X"), *out = out1(op, "Out"), *mask = out1(op, "Mask");
-    if (!x || !out) continue;
-    bool done;
-    if (is_scale) {
-      bool id;
-      if ((st = scale_is_identity(op, &id)) || !id) continue;
-      if (!(st = drop_identity(p, i, x, out, dead, &done)) && done) (*count)++;
-      continue;
-    }
-    if (mask && count_uses(p, mask, true) > 0) continue;
-    float prob;
-    bool down;
-    if ((st = attr_float(op, "dropout_prob", &prob))) break;
-    if ((st = attr_str_is(op, "dropout_implementation", downgrade, 1, &down))) break;
-    float scale = down ? 1.0f - prob : 1.0f;
-    if (scale == 1.0f) {
-      if ((st = drop_identity(p, i, x, out, dead, &done))) break;
-      if (done) {
-        (*count)++;
-        continue;
-      }
-    }
-    rill_op_desc s;
-    const char *xa[] = {x}, *oa[] = {out};
-    if ((st = rill_opd_init(&s, "scale"))) break;
-    if (!(st = rill_opd_input(&s, "X", xa, 1)) && !(st = rill_opd_output(&s, "Out", oa, 1)) &&
-        !(st = rill_opd_attr_float(&s, "scale", scale)) && !(st = rill_opd_attr_float(&s, "bias", 0)) &&
-        !(st = rill_opd_attr_bool(&s, "bias_after_scale", true))) {
-      replace_op(b, i, &s);
+  rill_op_desc *op = &b->ops[i];
+  bool is_scale = strcmp(op->type, "scale") == 0;
+  if (strcmp(op->type, "dropout") != 0 && !is_scale) return NULL;
+  const char *x = in1(op, "X"), *out = out1(op, "Out"), *mask = out1(op, "Mask");
+  if (!x || !out) return NULL;
+  bool done;
+  if (is_scale) {
+    bool id;
+    if ((st = scale_is_identity(op, &id)) || !id) return st;
+    if (!(st = drop_identity(p, i, x, out, dead, &done)) && done) (*count)++;
+    return st;
+  }
+  if (mask && count_uses(p, mask, true) > 0) return NULL;
+  float prob;
+  bool down;
+  if ((st = attr_float(op, "dropout_prob", &prob))) return st;
+  if ((st = attr_str_is(op, "dropout_implementation", downgrade, 1, &down))) return st;
+  float scale = down ? 1.0f - prob : 1.0f;
+  if (scale == 1.0f) {
+    if ((st = drop_identity(p, i, x, out, dead, &done))) return st;
+    if (done) {
       (*count)++;
-    } else {
-      rill_op_desc_clear(&s);
+      return NULL;
     }
   }
-  if (!st) compact(b, dead);
-  rill_free(dead);
+  rill_op_desc s;
+  const char *xa[] = {x}, *oa[] = {out};
+  if ((st = rill_opd_init(&s, "scale"))) return st;
+  if (!(st = rill_opd_input(&s, "X", xa, 1)) && !(st = rill_opd_output(&s, "Out", oa, 1)) &&
+      !(st = rill_opd_attr_float(&s, "scale", scale)) && !(st = rill_opd_attr_float(&s, "bias", 0)) &&
+      !(st = rill_opd_attr_bool(&s, "bias_after_scale", true))) {
+    replace_op(b, i, &s);
+    (*count)++;
+  } else {
+    rill_op_desc_clear(&s);
+  }
   return st;
 }
 
 rill_status *rill_pass_drop_dropout(rill_program *program, size_t *count) {
   if (!program) return rill_error(RILL_INVALID_ARGUMENT, "rill_pass_drop_dropout: program is NULL");
-  return run_pass(program, dropout_body, NULL, count);
+  return run_op_pass(program, dropout_visit, NULL, count);
 }
 
 /* -------------------------------------------------------------- batch_norm ----- */
@@ -603,22 +626,16 @@ static rill_status *fold_into_next(rill_program *p, fold_ctx *c, size_t j, bool 
   return st;
 }
 
-static rill_status *fold_body(rill_program *p, void *ctx, size_t *count) {
+static rill_status *fold_visit(rill_program *p, void *ctx, size_t j, bool *dead, size_t *count) {
   fold_ctx *c = ctx;
   rill_block_desc *b = &p->blocks[0];
-  bool *dead = rill_calloc(b->nops + 1, sizeof *dead);
-  if (!dead) return rill_oom();
   rill_status *st = NULL;
-  for (size_t j = 0; j < b->nops && !st; j++) {
-    if (strcmp(b->ops[j].type, "batch_norm") != 0) continue;
-    bool done;
-    st = rill_status_wrap(fold_one(p, c, j, dead, &done), "folding batch_norm op #%zu", j);
-    if (!st && !done)
-      st = rill_status_wrap(fold_into_next(p, c, j, dead, &done), "folding batch_norm op #%zu", j);
-    if (!st && done) (*count)++;
-  }
-  if (!st) compact(b, dead);
-  rill_free(dead);
+  if (strcmp(b->ops[j].type, "batch_norm") != 0) return NULL;
+  bool done;
+  st = rill_status_wrap(fold_one(p, c, j, dead, &done), "folding batch_norm op #%zu", j);
+  if (!st && !done)
+    st = rill_status_wrap(fold_into_next(p, c, j, dead, &done), "folding batch_norm op #%zu", j);
+  if (!st && done) (*count)++;
   return st;
 }
 
@@ -627,7 +644,7 @@ rill_status *rill_pass_fold_batch_norm(rill_program *program, rill_scope *params
     return rill_error(RILL_INVALID_ARGUMENT, "rill_pass_fold_batch_norm: NULL argument");
   fold_ctx c = {.params = params};
   size_t n = 0;
-  rill_status *st = run_pass(program, fold_body, &c, &n);
+  rill_status *st = run_op_pass(program, fold_visit, &c, &n);
   /* Committed: make every variable first (the only step that can fail), then swap. */
   rill_variable **vars = NULL;
   if (!st && c.nw && !(vars = rill_calloc(c.nw, sizeof *vars))) st = rill_oom();
@@ -722,125 +739,124 @@ static long residual_after(rill_program *p, size_t ci, size_t ai, const char *z,
   return r;
 }
 
-static rill_status *conv_body(rill_program *p, void *ctx, size_t *count) {
+/* The elementwise_add that next reads y (op i's output) when it reads it as X and has an
+ * Out: its index in *at (-1: none such), its Y (the bias), Out and axis. */
+static rill_status *bias_add_after(rill_program *p, size_t i, const char *y, long *at, const char **bias,
+                                   const char **z, int32_t *axis) {
+  rill_block_desc *b = &p->blocks[0];
+  *at = -1;
+  long ai = next_reader(b, i, y);
+  if (ai < 0 || strcmp(b->ops[ai].type, "elementwise_add") != 0) return NULL;
+  const rill_op_desc *add = &b->ops[ai];
+  const char *ax = in1(add, "X");
+  *bias = in1(add, "Y");
+  *z = out1(add, "Out");
+  RILL_TRY(attr_int(add, "axis", axis));
+  if (ax && strcmp(ax, y) == 0 && *z) *at = ai;
+  return NULL;
+}
+
+static rill_status *conv_visit(rill_program *p, void *ctx, size_t i, bool *dead, size_t *count) {
   (void)ctx;
   rill_block_desc *b = &p->blocks[0];
-  bool *dead = rill_calloc(b->nops + 1, sizeof *dead);
-  if (!dead) return rill_oom();
   rill_status *st = NULL;
-  for (size_t i = 0; i < b->nops && !st; i++) {
-    rill_op_desc *conv = &b->ops[i];
-    if (dead[i] || !op_has_flag(conv, RILL_OP_CONV_FUSABLE)) continue;
-    const char *in = in1(conv, "Input"), *filt = in1(conv, "Filter"), *y = out1(conv, "Output");
-    const rill_var_desc *fd = filt ? rill_block_find_var(p, 0, filt) : NULL;
-    if (!in || !fd || !fd->has_tensor || fd->dtype != RILL_DTYPE_FP32 || fd->dims.n != 4 || !y ||
-        !private_temp(p, y))
-      continue;
-    if (rill_op_input(conv, "Bias") && rill_op_input(conv, "Bias")->nargs) continue;
-    if (rill_op_input(conv, "ResidualData") && rill_op_input(conv, "ResidualData")->nargs) continue;
-    long ai = next_reader(b, i, y);
-    if (ai < 0 || strcmp(b->ops[ai].type, "elementwise_add") != 0) continue;
-    rill_op_desc *add = &b->ops[ai];
-    const char *ax = in1(add, "X"), *bias = in1(add, "Y"), *z = out1(add, "Out");
-    int32_t axis;
-    if ((st = attr_int(add, "axis", &axis))) break;
-    if (!ax || strcmp(ax, y) != 0 || axis != 1 || !bias_of(p, bias, fd->dims.d[0]) || !z)
-      continue;
-    bool layout_nchw; /* conv2d_fusion runs NCHW only */
-    if ((st = attr_str_is(conv, "data_format", nchw, 2, &layout_nchw))) break;
-    if (!layout_nchw) continue;
-    const rill_var_desc *bdv = rill_block_find_var(p, 0, bias);
-    if (bdv->dims.n != 1) continue;
-    long acti = -1, resi = -1;
-    const char *out = z, *res = NULL;
-    const char *act = act_after(p, (size_t)ai, z, false, &acti, &out);
-    if (!act && (resi = residual_after(p, i, (size_t)ai, z, &res, &out)) >= 0)
-      act = act_after(p, (size_t)resi, out, false, &acti, &out);
-    size_t last = act ? (size_t)acti : resi >= 0 ? (size_t)resi : (size_t)ai;
-    if (!quiet_between(p, i, last, out)) continue;
-    rill_op_desc f;
-    if ((st = rill_opd_init(&f, "conv2d_fusion"))) break;
-    const char *ia[] = {in}, *fa[] = {filt}, *ba[] = {bias}, *oa[] = {out}, *ra[] = {res};
-    if (!(st = rill_opd_input(&f, "Input", ia, 1)) && !(st = rill_opd_input(&f, "Filter", fa, 1)) &&
-        !(st = rill_opd_input(&f, "Bias", ba, 1)) && !(st = rill_opd_output(&f, "Output", oa, 1)) &&
-        !(st = res ? rill_opd_input(&f, "ResidualData", ra, 1) : NULL)) {
-      for (size_t k = 0; k < RILL_COUNTOF(conv_attr_names) && !st; k++)
-        st = copy_attr(&f, conv, conv_attr_names[k]);
-      if (!st) {
-        rill_attr_value a = {.type = RILL_ATTR_STRING, .v.s = (char *)(act ? act : "identity")};
-        st = rill_opd_attr(&f, "activation", &a);
-      }
+  rill_op_desc *conv = &b->ops[i];
+  if (dead[i] || !op_has_flag(conv, RILL_OP_CONV_FUSABLE)) return NULL;
+  const char *in = in1(conv, "Input"), *filt = in1(conv, "Filter"), *y = out1(conv, "Output");
+  const rill_var_desc *fd = filt ? rill_block_find_var(p, 0, filt) : NULL;
+  if (!in || !fd || !fd->has_tensor || fd->dtype != RILL_DTYPE_FP32 || fd->dims.n != 4 || !y ||
+      !private_temp(p, y))
+    return NULL;
+  if (rill_op_input(conv, "Bias") && rill_op_input(conv, "Bias")->nargs) return NULL;
+  if (rill_op_input(conv, "ResidualData") && rill_op_input(conv, "ResidualData")->nargs) return NULL;
+  long ai;
+  const char *bias, *z;
+  int32_t axis;
+  if ((st = bias_add_after(p, i, y, &ai, &bias, &z, &axis))) return st;
+  if (ai < 0 || axis != 1 || !bias_of(p, bias, fd->dims.d[0])) return NULL;
+  bool layout_nchw; /* conv2d_fusion runs NCHW only */
+  if ((st = attr_str_is(conv, "data_format", nchw, 2, &layout_nchw))) return st;
+  if (!layout_nchw) return NULL;
+  const rill_var_desc *bdv = rill_block_find_var(p, 0, bias);
+  if (bdv->dims.n != 1) return NULL;
+  long acti = -1, resi = -1;
+  const char *out = z, *res = NULL;
+  const char *act = act_after(p, (size_t)ai, z, false, &acti, &out);
+  if (!act && (resi = residual_after(p, i, (size_t)ai, z, &res, &out)) >= 0)
+    act = act_after(p, (size_t)resi, out, false, &acti, &out);
+  size_t last = act ? (size_t)acti : resi >= 0 ? (size_t)resi : (size_t)ai;
+  if (!quiet_between(p, i, last, out)) return NULL;
+  rill_op_desc f;
+  if ((st = rill_opd_init(&f, "conv2d_fusion"))) return st;
+  const char *ia[] = {in}, *fa[] = {filt}, *ba[] = {bias}, *oa[] = {out}, *ra[] = {res};
+  if (!(st = rill_opd_input(&f, "Input", ia, 1)) && !(st = rill_opd_input(&f, "Filter", fa, 1)) &&
+      !(st = rill_opd_input(&f, "Bias", ba, 1)) && !(st = rill_opd_output(&f, "Output", oa, 1)) &&
+      !(st = res ? rill_opd_input(&f, "ResidualData", ra, 1) : NULL)) {
+    for (size_t k = 0; k < RILL_COUNTOF(conv_attr_names) && !st; k++)
+      st = copy_attr(&f, conv, conv_attr_names[k]);
+    if (!st) {
+      rill_attr_value a = {.type = RILL_ATTR_STRING, .v.s = (char *)(act ? act : "identity")};
+      st = rill_opd_attr(&f, "activation", &a);
     }
-    if (st) {
-      rill_op_desc_clear(&f);
-      break;
-    }
-    commit_fusion(b, i, &f, dead, (const long[]){ai, resi, act ? acti : -1}, 3, count);
   }
-  if (!st) compact(b, dead);
-  rill_free(dead);
+  if (st) {
+    rill_op_desc_clear(&f);
+    return st;
+  }
+  commit_fusion(b, i, &f, dead, (const long[]){ai, resi, act ? acti : -1}, 3, count);
   return st;
 }
 
 rill_status *rill_pass_fuse_conv(rill_program *program, size_t *count) {
   if (!program) return rill_error(RILL_INVALID_ARGUMENT, "rill_pass_fuse_conv: program is NULL");
-  return run_pass(program, conv_body, NULL, count);
+  return run_op_pass(program, conv_visit, NULL, count);
 }
 
-static rill_status *fc_body(rill_program *p, void *ctx, size_t *count) {
+static rill_status *fc_visit(rill_program *p, void *ctx, size_t i, bool *dead, size_t *count) {
   (void)ctx;
   rill_block_desc *b = &p->blocks[0];
-  bool *dead = rill_calloc(b->nops + 1, sizeof *dead);
-  if (!dead) return rill_oom();
   rill_status *st = NULL;
-  for (size_t i = 0; i < b->nops && !st; i++) {
-    rill_op_desc *mul = &b->ops[i];
-    if (dead[i] || strcmp(mul->type, "mul") != 0) continue;
-    const char *x = in1(mul, "X"), *w = in1(mul, "Y"), *y = out1(mul, "Out");
-    const rill_var_desc *wd = w ? rill_block_find_var(p, 0, w) : NULL;
-    if (!x || !wd || !wd->persistable || !wd->has_tensor || wd->dtype != RILL_DTYPE_FP32 ||
-        wd->dims.n != 2 || wd->dims.d[1] < 1 ||
-        !y || !private_temp(p, y))
-      continue;
-    int32_t xn, yn;
-    if ((st = attr_int(mul, "x_num_col_dims", &xn)) || (st = attr_int(mul, "y_num_col_dims", &yn))) break;
-    if (yn != 1) continue;
-    long ai = next_reader(b, i, y);
-    if (ai < 0 || strcmp(b->ops[ai].type, "elementwise_add") != 0) continue;
-    rill_op_desc *add = &b->ops[ai];
-    const char *ax = in1(add, "X"), *bias = in1(add, "Y"), *z = out1(add, "Out");
-    int32_t axis;
-    if ((st = attr_int(add, "axis", &axis))) break;
-    if (!ax || strcmp(ax, y) != 0 || (axis != -1 && axis != xn) || !bias_of(p, bias, wd->dims.d[1]) || !z)
-      continue;
-    long acti = -1;
-    const char *out = z;
-    const char *act = act_after(p, (size_t)ai, z, true, &acti, &out);
-    size_t last = act ? (size_t)acti : (size_t)ai;
-    if (!quiet_between(p, i, last, out)) continue;
-    rill_op_desc f;
-    if ((st = rill_opd_init(&f, "fc"))) break;
-    const char *ia[] = {x}, *wa[] = {w}, *ba[] = {bias}, *oa[] = {out};
-    if (!(st = rill_opd_input(&f, "Input", ia, 1)) && !(st = rill_opd_input(&f, "W", wa, 1)) &&
-        !(st = rill_opd_input(&f, "Bias", ba, 1)) && !(st = rill_opd_output(&f, "Out", oa, 1)) &&
-        !(st = rill_opd_attr_int(&f, "in_num_col_dims", xn))) {
-      rill_attr_value a = {.type = RILL_ATTR_STRING, .v.s = (char *)(act ? act : "")};
-      st = rill_opd_attr(&f, "activation_type", &a);
-    }
-    if (st) {
-      rill_op_desc_clear(&f);
-      break;
-    }
-    commit_fusion(b, i, &f, dead, (const long[]){ai, act ? acti : -1}, 2, count);
+  rill_op_desc *mul = &b->ops[i];
+  if (dead[i] || strcmp(mul->type, "mul") != 0) return NULL;
+  const char *x = in1(mul, "X"), *w = in1(mul, "Y"), *y = out1(mul, "Out");
+  const rill_var_desc *wd = w ? rill_block_find_var(p, 0, w) : NULL;
+  if (!x || !wd || !wd->persistable || !wd->has_tensor || wd->dtype != RILL_DTYPE_FP32 ||
+      wd->dims.n != 2 || wd->dims.d[1] < 1 ||
+      !y || !private_temp(p, y))
+    return NULL;
+  int32_t xn, yn;
+  if ((st = attr_int(mul, "x_num_col_dims", &xn)) || (st = attr_int(mul, "y_num_col_dims", &yn))) return st;
+  if (yn != 1) return NULL;
+  long ai;
+  const char *bias, *z;
+  int32_t axis;
+  if ((st = bias_add_after(p, i, y, &ai, &bias, &z, &axis))) return st;
+  if (ai < 0 || (axis != -1 && axis != xn) || !bias_of(p, bias, wd->dims.d[1])) return NULL;
+  long acti = -1;
+  const char *out = z;
+  const char *act = act_after(p, (size_t)ai, z, true, &acti, &out);
+  size_t last = act ? (size_t)acti : (size_t)ai;
+  if (!quiet_between(p, i, last, out)) return NULL;
+  rill_op_desc f;
+  if ((st = rill_opd_init(&f, "fc"))) return st;
+  const char *ia[] = {x}, *wa[] = {w}, *ba[] = {bias}, *oa[] = {out};
+  if (!(st = rill_opd_input(&f, "Input", ia, 1)) && !(st = rill_opd_input(&f, "W", wa, 1)) &&
+      !(st = rill_opd_input(&f, "Bias", ba, 1)) && !(st = rill_opd_output(&f, "Out", oa, 1)) &&
+      !(st = rill_opd_attr_int(&f, "in_num_col_dims", xn))) {
+    rill_attr_value a = {.type = RILL_ATTR_STRING, .v.s = (char *)(act ? act : "")};
+    st = rill_opd_attr(&f, "activation_type", &a);
   }
-  if (!st) compact(b, dead);
-  rill_free(dead);
+  if (st) {
+    rill_op_desc_clear(&f);
+    return st;
+  }
+  commit_fusion(b, i, &f, dead, (const long[]){ai, act ? acti : -1}, 2, count);
   return st;
 }
 
 rill_status *rill_pass_fuse_fc(rill_program *program, size_t *count) {
   if (!program) return rill_error(RILL_INVALID_ARGUMENT, "rill_pass_fuse_fc: program is NULL");
-  return run_pass(program, fc_body, NULL, count);
+  return run_op_pass(program, fc_visit, NULL, count);
 }
 
 /* ----------------------------------------------------------------- inplace ----- */
@@ -1052,84 +1068,77 @@ typedef struct int8_ctx {
   bool depthwise;
 } int8_ctx;
 
-static rill_status *int8_body(rill_program *p, void *arg, size_t *count) {
+static rill_status *int8_visit(rill_program *p, void *arg, size_t i, bool *dead, size_t *count) {
   const int8_ctx *ctx = arg;
   rill_scope *params = ctx->params;
   rill_block_desc *b = &p->blocks[0];
-  bool *dead = rill_calloc(b->nops + 1, sizeof *dead);
-  if (!dead) return rill_oom();
   rill_status *st = NULL;
-  for (size_t i = 0; i < b->nops && !st; i++) {
-    rill_op_desc *op = &b->ops[i];
-    const int8_pattern *pt = NULL;
-    for (size_t k = 0; k < RILL_COUNTOF(int8_patterns); k++)
-      if (strcmp(op->type, int8_patterns[k].op) == 0) pt = &int8_patterns[k];
-    if (dead[i] || !pt) continue;
-    const char *in = in1(op, pt->in_slot), *w = in1(op, pt->weight_slot), *y = out1(op, pt->out_slot);
-    if (!in || !w || !y || !private_temp(p, y) || !persistable(p, w) || !weight_levels(params, w)) continue;
-    bool extra = false; /* a bias or residual input the int8 op does not take */
-    for (size_t k = 0; k < op->ninputs; k++) {
-      const char *slot = op->inputs[k].param;
-      if (op->inputs[k].nargs && strcmp(slot, pt->in_slot) != 0 && strcmp(slot, pt->weight_slot) != 0)
-        extra = true;
-    }
-    if (extra) continue;
-    bool dw;
-    if ((st = int8_is_depthwise(op, params, w, &dw))) break;
-    if (dw && !ctx->depthwise) continue;
-    bool levels;
-    if ((st = int8_levels_in(p, i, in, &levels))) break;
-    if (!levels) continue;
-    long r = next_reader(b, i, y);
-    if (r < 0) continue;
-    const rill_op_desc *dq = &b->ops[r];
-    pt = NULL; /* the row of this float op and this dequantizer */
-    for (size_t k = 0; k < RILL_COUNTOF(int8_patterns); k++)
-      if (strcmp(op->type, int8_patterns[k].op) == 0 && strcmp(dq->type, int8_patterns[k].dequant) == 0)
-        pt = &int8_patterns[k];
-    if (!pt) continue;
-    const char *dx = in1(dq, pt->dq_in), *out = out1(dq, pt->dq_out), *scale, *fscale;
-    float range;
-    int32_t axis;
-    bool dq_ok;
-    if ((st = int8_dequant_scales(pt, dq, &scale, &fscale, &range, &axis, &dq_ok))) break;
-    if (!dq_ok || !dx || strcmp(dx, y) != 0 || !out || !quiet_between(p, i, (size_t)r, out)) continue;
-    bool scale_moves = false; /* the fused op reads the scales at the float op's place */
-    for (size_t k = i; k < (size_t)r; k++)
-      if ((scale && rill_opd_writes(&b->ops[k], scale)) || (fscale && rill_opd_writes(&b->ops[k], fscale)))
-        scale_moves = true;
-    if (scale_moves) continue;
-    rill_op_desc f;
-    if ((st = rill_opd_init(&f, pt->fused))) break;
-    const char *ia[] = {in}, *fa[] = {w}, *sa[] = {scale}, *fsa[] = {fscale}, *oa[] = {out};
-    bool fits = false;
-    if (!(st = rill_opd_input(&f, pt->f_in, ia, 1)) && !(st = rill_opd_input(&f, pt->f_w, fa, 1)) &&
-        !(st = scale ? rill_opd_input(&f, "Scale", sa, 1) : NULL) &&
-        !(st = fscale ? rill_opd_input(&f, "FilterScale", fsa, 1) : NULL) &&
-        !(st = rill_opd_output(&f, pt->f_out, oa, 1)) && !(st = pt->fit(p, op, &f, &fits)) && fits) {
-      rill_attr_value rv = {.type = RILL_ATTR_FLOAT, .v.f = range};
-      st = rill_opd_attr(&f, "max_range", &rv);
-      if (!st && pt->channel_wise && pt->dq_axis < 0) { /* the channels: the output's last axis */
-        int32_t xn;
-        if (!(st = attr_int(&f, "x_num_col_dims", &xn))) fits = axis == xn;
-      }
-    }
-    if (st || !fits) {
-      rill_op_desc_clear(&f);
-      if (st) break;
-      continue;
-    }
-    commit_fusion(b, i, &f, dead, (const long[]){r}, 1, count);
+  rill_op_desc *op = &b->ops[i];
+  const int8_pattern *pt = NULL;
+  for (size_t k = 0; k < RILL_COUNTOF(int8_patterns); k++)
+    if (strcmp(op->type, int8_patterns[k].op) == 0) pt = &int8_patterns[k];
+  if (dead[i] || !pt) return NULL;
+  const char *in = in1(op, pt->in_slot), *w = in1(op, pt->weight_slot), *y = out1(op, pt->out_slot);
+  if (!in || !w || !y || !private_temp(p, y) || !persistable(p, w) || !weight_levels(params, w)) return NULL;
+  bool extra = false; /* a bias or residual input the int8 op does not take */
+  for (size_t k = 0; k < op->ninputs; k++) {
+    const char *slot = op->inputs[k].param;
+    if (op->inputs[k].nargs && strcmp(slot, pt->in_slot) != 0 && strcmp(slot, pt->weight_slot) != 0)
+      extra = true;
   }
-  if (!st) compact(b, dead);
-  rill_free(dead);
-  return st;
+  if (extra) return NULL;
+  bool dw;
+  if ((st = int8_is_depthwise(op, params, w, &dw))) return st;
+  if (dw && !ctx->depthwise) return NULL;
+  bool levels;
+  if ((st = int8_levels_in(p, i, in, &levels))) return st;
+  if (!levels) return NULL;
+  long r = next_reader(b, i, y);
+  if (r < 0) return NULL;
+  const rill_op_desc *dq = &b->ops[r];
+  pt = NULL; /* the row of this float op and this dequantizer */
+  for (size_t k = 0; k < RILL_COUNTOF(int8_patterns); k++)
+    if (strcmp(op->type, int8_patterns[k].op) == 0 && strcmp(dq->type, int8_patterns[k].dequant) == 0)
+      pt = &int8_patterns[k];
+  if (!pt) return NULL;
+  const char *dx = in1(dq, pt->dq_in), *out = out1(dq, pt->dq_out), *scale, *fscale;
+  float range;
+  int32_t axis;
+  bool dq_ok;
+  if ((st = int8_dequant_scales(pt, dq, &scale, &fscale, &range, &axis, &dq_ok))) return st;
+  if (!dq_ok || !dx || strcmp(dx, y) != 0 || !out || !quiet_between(p, i, (size_t)r, out)) return NULL;
+  bool scale_moves = false; /* the fused op reads the scales at the float op's place */
+  for (size_t k = i; k < (size_t)r; k++)
+    if ((scale && rill_opd_writes(&b->ops[k], scale)) || (fscale && rill_opd_writes(&b->ops[k], fscale)))
+      scale_moves = true;
+  if (scale_moves) return NULL;
+  rill_op_desc f;
+  if ((st = rill_opd_init(&f, pt->fused))) return st;
+  const char *ia[] = {in}, *fa[] = {w}, *sa[] = {scale}, *fsa[] = {fscale}, *oa[] = {out};
+  bool fits = false;
+  if (!(st = rill_opd_input(&f, pt->f_in, ia, 1)) && !(st = rill_opd_input(&f, pt->f_w, fa, 1)) &&
+      !(st = scale ? rill_opd_input(&f, "Scale", sa, 1) : NULL) &&
+      !(st = fscale ? rill_opd_input(&f, "FilterScale", fsa, 1) : NULL) &&
+      !(st = rill_opd_output(&f, pt->f_out, oa, 1)) && !(st = pt->fit(p, op, &f, &fits)) && fits) {
+    rill_attr_value rv = {.type = RILL_ATTR_FLOAT, .v.f = range};
+    st = rill_opd_attr(&f, "max_range", &rv);
+    if (!st && pt->channel_wise && pt->dq_axis < 0) { /* the channels: the output's last axis */
+      int32_t xn;
+      if (!(st = attr_int(&f, "x_num_col_dims", &xn))) fits = axis == xn;
+    }
+  }
+  if (st || !fits) {
+    rill_op_desc_clear(&f);
+    return st;
+  }
+  commit_fusion(b, i, &f, dead, (const long[]){r}, 1, count);
+  return NULL;
 }
 
 rill_status *rill_pass_int8(rill_program *program, rill_scope *params, bool depthwise, size_t *count) {
   if (!program || !params) return rill_error(RILL_INVALID_ARGUMENT, "rill_pass_int8: NULL argument");
   int8_ctx ctx = {.params = params, .depthwise = depthwise};
-  return run_pass(program, int8_body, &ctx, count);
+  return run_op_pass(program, int8_visit, &ctx, count);
 }
 
 /* ---------------------------------------------------------------- int8 fold ----- */
@@ -1180,74 +1189,68 @@ static const char *int8_fold_slot(const rill_op_desc *op) {
   return NULL;
 }
 
-static rill_status *int8_fold_body(rill_program *p, void *ctx, size_t *count) {
+static rill_status *int8_fold_visit(rill_program *p, void *ctx, size_t i, bool *dead, size_t *count) {
   (void)ctx;
   rill_block_desc *b = &p->blocks[0];
-  bool *dead = rill_calloc(b->nops + 1, sizeof *dead);
-  if (!dead) return rill_oom();
   rill_status *st = NULL;
-  for (size_t i = 0; i < b->nops && !st; i++) {
-    rill_op_desc *q = &b->ops[i];
-    const int8_fold_quantizer *fq = NULL;
-    for (size_t k = 0; k < RILL_COUNTOF(int8_fold_quantizers); k++)
-      if (strcmp(q->type, int8_fold_quantizers[k].type) == 0) fq = &int8_fold_quantizers[k];
-    if (!fq) continue;
-    const char *x = in1(q, "X"), *s = in1(q, "InScale"), *lv = out1(q, "Out");
-    if (!x || !s || !lv || !strcmp(x, lv) || !strcmp(s, lv) || persistable(p, lv) || count_uses(p, lv, false) != 1 ||
-        read_by_fetch(p, lv))
+  rill_op_desc *q = &b->ops[i];
+  const int8_fold_quantizer *fq = NULL;
+  for (size_t k = 0; k < RILL_COUNTOF(int8_fold_quantizers); k++)
+    if (strcmp(q->type, int8_fold_quantizers[k].type) == 0) fq = &int8_fold_quantizers[k];
+  if (!fq) return NULL;
+  const char *x = in1(q, "X"), *s = in1(q, "InScale"), *lv = out1(q, "Out");
+  if (!x || !s || !lv || !strcmp(x, lv) || !strcmp(s, lv) || persistable(p, lv) || count_uses(p, lv, false) != 1 ||
+      read_by_fetch(p, lv))
+    return NULL;
+  rill_attr_value is_test;
+  int32_t bits, rt;
+  if ((st = attr_of(q, "is_test", &is_test)) || (st = attr_int(q, "bit_length", &bits)) ||
+      (st = attr_int(q, "round_type", &rt)))
+    return st;
+  if (!is_test.v.b || bits < 2 || bits > 8 || (rt != 0 && rt != 1)) return NULL;
+  bool ok = true;
+  for (size_t k = 0; k < q->noutputs && ok; k++)
+    if (strcmp(q->outputs[k].param, "Out") != 0) ok = int8_fold_output_free(p, q, fq, &q->outputs[k]);
+  /* every reader of the levels: an int8 op of the table in block 0, after q, reading
+   * them in its input slot alone and quantizing nothing yet; X and the scale unchanged
+   * from q to the last of them (they read both at their own place) */
+  size_t readers = 0, last = i;
+  bool moved = false; /* X or the scale written since q */
+  for (size_t r = i + 1; r < b->nops && ok; r++) {
+    const rill_op_desc *op = &b->ops[r];
+    if (!rill_opd_reads(op, lv)) {
+      moved = moved || rill_opd_writes(op, x) || rill_opd_writes(op, s);
       continue;
-    rill_attr_value is_test;
-    int32_t bits, rt;
-    if ((st = attr_of(q, "is_test", &is_test)) || (st = attr_int(q, "bit_length", &bits)) ||
-        (st = attr_int(q, "round_type", &rt)))
-      break;
-    if (!is_test.v.b || bits < 2 || bits > 8 || (rt != 0 && rt != 1)) continue;
-    bool ok = true;
-    for (size_t k = 0; k < q->noutputs && ok; k++)
-      if (strcmp(q->outputs[k].param, "Out") != 0) ok = int8_fold_output_free(p, q, fq, &q->outputs[k]);
-    /* every reader of the levels: an int8 op of the table in block 0, after q, reading
-     * them in its input slot alone and quantizing nothing yet; X and the scale unchanged
-     * from q to the last of them (they read both at their own place) */
-    size_t readers = 0, last = i;
-    bool moved = false; /* X or the scale written since q */
-    for (size_t r = i + 1; r < b->nops && ok; r++) {
-      const rill_op_desc *op = &b->ops[r];
-      if (!rill_opd_reads(op, lv)) {
-        moved = moved || rill_opd_writes(op, x) || rill_opd_writes(op, s);
-        continue;
-      }
-      const char *slot = int8_fold_slot(op), *arg = slot ? in1(op, slot) : NULL;
-      const rill_op_slot *has = rill_op_input(op, "InScale");
-      size_t uses = 0;
-      for (size_t k = 0; k < op->ninputs; k++)
-        for (size_t a = 0; a < op->inputs[k].nargs; a++) uses += strcmp(op->inputs[k].args[a], lv) == 0;
-      ok = arg && !strcmp(arg, lv) && uses == 1 && !(has && has->nargs) && !moved && !rill_opd_writes(op, x) &&
-           !rill_opd_writes(op, s);
-      readers++;
-      last = r;
     }
-    if (!ok || readers == 0 || readers != count_uses(p, lv, true)) continue;
-    for (size_t r = i + 1; r <= last && !st; r++) {
-      rill_op_desc *op = &b->ops[r];
-      if (!rill_opd_reads(op, lv)) continue;
-      const char *sa[] = {s};
-      rill_attr_value bv = {.type = RILL_ATTR_INT, .v.i = bits}, rv = {.type = RILL_ATTR_INT, .v.i = rt};
-      if (!(st = rill_opd_rename(op, lv, x, true, false)) && !(st = rill_opd_input(op, "InScale", sa, 1)) &&
-          !(st = rill_opd_attr(op, "bit_length", &bv)))
-        st = rill_opd_attr(op, "round_type", &rv);
-    }
-    if (st) break;
-    dead[i] = true;
-    (*count)++;
+    const char *slot = int8_fold_slot(op), *arg = slot ? in1(op, slot) : NULL;
+    const rill_op_slot *has = rill_op_input(op, "InScale");
+    size_t uses = 0;
+    for (size_t k = 0; k < op->ninputs; k++)
+      for (size_t a = 0; a < op->inputs[k].nargs; a++) uses += strcmp(op->inputs[k].args[a], lv) == 0;
+    ok = arg && !strcmp(arg, lv) && uses == 1 && !(has && has->nargs) && !moved && !rill_opd_writes(op, x) &&
+         !rill_opd_writes(op, s);
+    readers++;
+    last = r;
   }
-  if (!st) compact(b, dead);
-  rill_free(dead);
-  return st;
+  if (!ok || readers == 0 || readers != count_uses(p, lv, true)) return NULL;
+  for (size_t r = i + 1; r <= last && !st; r++) {
+    rill_op_desc *op = &b->ops[r];
+    if (!rill_opd_reads(op, lv)) continue;
+    const char *sa[] = {s};
+    rill_attr_value bv = {.type = RILL_ATTR_INT, .v.i = bits}, rv = {.type = RILL_ATTR_INT, .v.i = rt};
+    if (!(st = rill_opd_rename(op, lv, x, true, false)) && !(st = rill_opd_input(op, "InScale", sa, 1)) &&
+        !(st = rill_opd_attr(op, "bit_length", &bv)))
+      st = rill_opd_attr(op, "round_type", &rv);
+  }
+  if (st) return st;
+  dead[i] = true;
+  (*count)++;
+  return NULL;
 }
 
 rill_status *rill_pass_int8_fold(rill_program *program, size_t *count) {
   if (!program) return rill_error(RILL_INVALID_ARGUMENT, "rill_pass_int8_fold: program is NULL");
-  return run_pass(program, int8_fold_body, NULL, count);
+  return run_op_pass(program, int8_fold_visit, NULL, count);
 }
 
 /* ---------------------------------------------------------------- driver ------- */

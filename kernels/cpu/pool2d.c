@@ -1,7 +1,7 @@
 /* pool2d and pool2d_grad CPU kernels (NCHW, or NHWC walked in place with the channels
  * innermost: no scratch copy), with Paddle's windows (pool_window.h), clipped to the image.
- * avg divides by the clipped size when exclusive or adaptive, else by the size before
- * clipping to the image (padding counted, ceil_mode overhang not). */
+ * avg divides by the clipped size when exclusive or adaptive, else by kh * kw (padding
+ * and a ceil_mode overhang past it counted alike, as Paddle 1.8 does). */
 #include <float.h>
 #include <string.h>
 
@@ -36,7 +36,7 @@ static rill_status *pool_plan_make(rill_kernel_ctx *ctx, const rill_pool_geom *g
   for (int64_t j = 0; j < g->ow; j++) {
     window c = rill_pool_window_at(j, g->w, g->ow, g->kw, g->sw, g->pl, g->adaptive);
     pl->cols[j] = c;
-    bool whole = !g->adaptive && c.end - c.start == g->kw && c.size == g->kw &&
+    bool whole = !g->adaptive && c.end - c.start == g->kw &&
                  c.start == j * g->sw - g->pl;
     if (whole && pl->j0 == g->ow) pl->j0 = j;
     if (whole) pl->j1 = j + 1;

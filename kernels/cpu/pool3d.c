@@ -1,8 +1,8 @@
 /* pool3d and pool3d_grad CPU kernels (NCDHW or NDHWC: one strided walk, each (sample,
  * channel) volume read at element stride 1 or, channel last, C; no scratch copy), with
  * pool2d's windows per dim (pool_window.h), clipped to the volume. avg divides by the
- * clipped volume when exclusive or adaptive, else by the volume before clipping (padding
- * counted, ceil_mode overhang not). max's gradient goes to the first element of the window
+ * clipped volume when exclusive or adaptive, else by kd * kh * kw (padding and a ceil_mode
+ * overhang past it counted alike, as Paddle 1.8 does). max's gradient goes to the first element of the window
  * (d, h, w order) equal to Out. */
 #include <float.h>
 #include <string.h>

@@ -1,7 +1,9 @@
 /* The pooling window of one output index along one dim, as pool2d and pool3d take it
- * (Paddle's rules): it starts at o * stride - pad_before (adaptive: floor(o * in / out))
- * and ends at min(start + k, in + pad_before) (adaptive: ceil((o + 1) * in / out)); it is
- * then clipped to [0, in). */
+ * (Paddle 1.8's rules): it starts at o * stride - pad_before and ends at start + k
+ * (adaptive: [floor(o * in / out), ceil((o + 1) * in / out))), then is clipped to [0, in).
+ * `size` is the window's share of the divisor of a non-exclusive average: the kernel
+ * extent k whatever the clipping (padding and a ceil_mode overhang past it both counted),
+ * or, adaptive, the window's own extent. */
 #ifndef RILL_KERNELS_CPU_POOL_WINDOW_H
 #define RILL_KERNELS_CPU_POOL_WINDOW_H
 
@@ -9,7 +11,7 @@
 #include <stdint.h>
 
 typedef struct rill_pool_window {
-  int64_t start, end, size; /* clipped [start, end); size: unclipped (padding counted) */
+  int64_t start, end, size; /* clipped [start, end); size: see above */
 } rill_pool_window;
 
 static inline rill_pool_window rill_pool_window_at(int64_t o, int64_t in, int64_t out, int64_t k,
@@ -22,8 +24,8 @@ static inline rill_pool_window rill_pool_window_at(int64_t o, int64_t in, int64_
     return w;
   }
   w.start = o * s - pad;
-  w.end = w.start + k < in + pad ? w.start + k : in + pad;
-  w.size = w.end - w.start;
+  w.end = w.start + k;
+  w.size = k;
   if (w.start < 0) w.start = 0;
   if (w.end > in) w.end = in;
   if (w.end < w.start) w.end = w.start;

@@ -232,7 +232,7 @@ def _join_lod_parts(name, parts):
     another, and each level's offsets continued from the share before, so that every
     sequence stays whole."""
     arrays, lods = [], []
-    for i, p in enumerate(parts):
+    for p in parts:
         if isinstance(p, LoDTensor):
             arr, lod = p._array, p.lod()
         elif isinstance(p, tuple) and len(p) == 2:

@@ -64,7 +64,7 @@ static void ref_pool(const pool_cfg *c, const double *x, double *y, int64_t *oh_
     for (int64_t i = 0; i < o[0]; i++)
       for (int64_t j = 0; j < o[1]; j++) {
         double acc = strcmp(c->type, "max") == 0 ? -DBL_MAX : 0;
-        int64_t inside = 0, padded = 0;
+        int64_t inside = 0;
         int64_t a0, a1, b0, b1;
         if (c->adaptive) {
           a0 = (int64_t)floor((double)i * c->h / o[0]);
@@ -79,7 +79,6 @@ static void ref_pool(const pool_cfg *c, const double *x, double *y, int64_t *oh_
         }
         for (int64_t a = a0; a < a1; a++)
           for (int64_t b = b0; b < b1; b++) {
-            if (a < c->h + p[0] && b < c->w + p[2]) padded++;
             if (a < 0 || a >= c->h || b < 0 || b >= c->w) continue;
             inside++;
             double v = x[(pl * c->h + a) * c->w + b];
@@ -89,7 +88,9 @@ static void ref_pool(const pool_cfg *c, const double *x, double *y, int64_t *oh_
               acc += v;
           }
         if (strcmp(c->type, "avg") == 0) {
-          int64_t d = c->exclusive_off && !c->adaptive ? padded : inside;
+          /* not exclusive: the whole kernel, however much of it lies in the padding or
+           * (ceil_mode) past it */
+          int64_t d = c->exclusive_off && !c->adaptive ? k[0] * k[1] : inside;
           acc = d ? acc / (double)d : 0;
         }
         y[(pl * o[0] + i) * o[1] + j] = acc;
@@ -98,7 +99,7 @@ static void ref_pool(const pool_cfg *c, const double *x, double *y, int64_t *oh_
 
 static void check_pool(const pool_cfg *c) {
   int64_t nx = c->n * c->c * c->h * c->w;
-  double *x = malloc((size_t)nx * sizeof *x), *want = malloc((size_t)nx * 4 * sizeof *want);
+  double *x = calloc((size_t)nx, sizeof *x), *want = malloc((size_t)nx * 4 * sizeof *want);
   fill_rand(x, nx, 11);
   int64_t oh, ow;
   ref_pool(c, x, want, &oh, &ow);
@@ -177,9 +178,40 @@ Test(pool2d, avg_exclusive_and_inclusive_padding) {
   check_pool(PCFG(2, 2, 6, 5, "avg", 3, 3, 1, 1, 2, {1, 1}));
   check_pool(PCFG(2, 2, 6, 5, "avg", 3, 3, 1, 1, 2, {1, 1}, false, false, false, true));
   check_pool(PCFG(1, 2, 7, 7, "avg", 3, 3, 2, 2, 4, {1, 0, 0, 2}, false, false, false, true));
-  /* ceil_mode: the overhang past the padded image is not counted even when inclusive */
+  /* ceil_mode: when inclusive, the last window still divides by kh * kw, the overhang
+   * past the padded image counted too */
   check_pool(PCFG(1, 2, 8, 7, "avg", 3, 3, 2, 2, 2, {1, 1}, false, false, true, true));
   check_pool(PCFG(1, 2, 8, 7, "avg", 3, 3, 2, 2, 2, {1, 1}, false, false, true));
+  check_pool(PCFG(1, 4, 6, 7, "avg", 3, 3, 2, 2, 2, {1, 1}, false, false, true, true));
+  check_pool(PCFG(1, 2, 7, 8, "avg", 3, 2, 2, 3, 2, {0, 0}, false, false, true, true));
+  /* more padding after than before: the last windows reach past the padding before */
+  check_pool(PCFG(1, 2, 5, 6, "avg", 3, 3, 1, 1, 4, {0, 2, 1, 2}, false, false, false, true));
+  check_pool(PCFG(1, 2, 5, 6, "avg", 3, 3, 2, 2, 4, {0, 2, 1, 2}, false, false, true, true));
+  /* SAME with the odd pixel after */
+  check_pool(PCFG(1, 2, 6, 7, "avg", 4, 4, 3, 3, 0, {0}, false, false, false, true, "SAME"));
+}
+
+/* The example of Paddle 1.8.5's rule: [1, 4, 6, 7], avg 3x3, stride 2, padding 1,
+ * ceil_mode, not exclusive; on ones, the last output row's windows hold 1 image row by 2
+ * or 3 columns (rows 5 to 7: row 5 in the image, 6 in the padding, 7 past it), and each
+ * divides by 9. */
+Test(pool2d, avg_inclusive_ceil_mode_divides_by_the_whole_kernel) {
+  float x[4 * 6 * 7];
+  for (int i = 0; i < 4 * 6 * 7; i++) x[i] = 1.0f;
+  op_harness *h = harness("pool2d");
+  bind_input(h, "X", "x", RILL_DTYPE_FP32, DIMS(1, 4, 6, 7), x);
+  OK(op_harness_output(h, "Out", "y"));
+  set_pool_attrs(h, PCFG(1, 4, 6, 7, "avg", 3, 3, 2, 2, 2, {1, 1}, false, false, true, true));
+  OK(op_harness_run(h));
+  rill_tensor *t = op_harness_tensor(h, "y");
+  expect_dims(t, DIMS(1, 4, 4, 4));
+  const float *y = rill_tensor_ptr(t);
+  const float last[4] = {2.0f / 9, 3.0f / 9, 3.0f / 9, 2.0f / 9};
+  for (int c = 0; c < 4; c++)
+    for (int j = 0; j < 4; j++)
+      cr_assert(fabsf(y[(c * 4 + 3) * 4 + j] - last[j]) < 1e-6f, "Out[0, %d, 3, %d]: %g, not %g",
+                c, j, (double)y[(c * 4 + 3) * 4 + j], (double)last[j]);
+  op_harness_destroy(h);
 }
 
 Test(pool2d, global_adaptive_same_valid) {
@@ -446,6 +478,35 @@ static void run_layout(const pool_cfg *c, bool last, rill_dtype dt, const double
   free(dyf);
 }
 
+/* avg's gradient against the reference: avg pooling is linear, so X@GRAD[e] is the
+ * reference pooling of the unit vector at e, weighted by Out@GRAD (run_layout's), summed. */
+static void check_avg_grad(const pool_cfg *c) {
+  int64_t nx = c->n * c->c * c->h * c->w, oh, ow;
+  double *x = calloc((size_t)nx, sizeof *x), *u = calloc((size_t)nx, sizeof *u);
+  double *unit = malloc((size_t)nx * 4 * sizeof *unit), *want = calloc((size_t)nx, sizeof *want);
+  fill_rand(x, nx, 15);
+  rill_dims od;
+  double *y, *dx;
+  run_layout(c, false, RILL_DTYPE_FP64, x, &od, &y, &dx);
+  for (int64_t e = 0; e < nx; e++) {
+    u[e] = 1;
+    ref_pool(c, u, unit, &oh, &ow);
+    u[e] = 0;
+    for (int64_t q = 0; q < c->n * c->c * oh * ow; q++) want[e] += unit[q] * (sin(0.7 * (double)q) + 0.25);
+  }
+  expect_close_f64(dx, want, nx, 1e-12);
+  double *bufs[] = {x, u, unit, want, y, dx};
+  for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
+}
+
+Test(pool2d, avg_gradient_matches_reference) {
+  check_avg_grad(PCFG(1, 4, 6, 7, "avg", 3, 3, 2, 2, 2, {1, 1}, false, false, true, true));
+  check_avg_grad(PCFG(1, 4, 6, 7, "avg", 3, 3, 2, 2, 2, {1, 1}, false, false, true));
+  check_avg_grad(PCFG(1, 2, 5, 6, "avg", 3, 3, 2, 2, 4, {0, 2, 1, 2}, false, false, true, true));
+  check_avg_grad(PCFG(1, 2, 6, 7, "avg", 4, 4, 3, 3, 0, {0}, false, false, false, true, "SAME"));
+  check_avg_grad(PCFG(1, 2, 7, 5, "avg", 3, 2, 1, 1, 0, {0}, false, true));
+}
+
 /* NHWC equals NCHW on transposed data (Out, X@GRAD, Out's dims in NHWC order), in both
  * dtypes, and NHWC's gradient matches central differences. */
 static void check_nhwc(const pool_cfg *c) {
@@ -496,6 +557,8 @@ Test(pool2d, nhwc_matches_nchw_on_transposed_data) {
   /* ceil_mode */
   check_nhwc(PCFG(1, 4, 6, 5, "max", 2, 2, 2, 2, 0, {0}, false, false, true));
   check_nhwc(PCFG(1, 2, 6, 5, "avg", 3, 3, 2, 2, 2, {1, 1}, false, false, true, true));
+  check_nhwc(PCFG(1, 4, 6, 7, "avg", 3, 3, 2, 2, 2, {1, 1}, false, false, true, true));
+  check_nhwc(PCFG(1, 2, 5, 6, "avg", 3, 3, 2, 2, 4, {0, 2, 1, 2}, false, false, true, true));
   /* global (also NCHW's global-average fast path) */
   check_nhwc(PCFG(2, 3, 4, 5, "avg", 1, 1, 1, 1, 0, {0}, true));
   check_nhwc(PCFG(2, 3, 4, 5, "max", 1, 1, 1, 1, 0, {0}, true));

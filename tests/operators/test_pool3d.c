@@ -41,8 +41,7 @@ static void ref_window(const p3 *c, int i, int64_t in, int64_t out, int64_t o, c
   int64_t s = c->global ? 1 : c->s[i];
   *lo = o * s - pb[i];
   *hi = *lo + k[i];
-  if (*hi > in + pb[i]) *hi = in + pb[i];
-  *full = *hi - *lo;
+  *full = k[i]; /* not exclusive: padding and a ceil_mode overhang past it both counted */
   if (*lo < 0) *lo = 0;
   if (*hi > in) *hi = in;
 }
@@ -73,6 +72,10 @@ static void run_p3(const p3 *c, int64_t n, int64_t ch, int64_t d, int64_t hh, in
   expect_dims(t, DIMS(n, ch, want_out[0], want_out[1], want_out[2]));
   const double *y = rill_tensor_ptr(t);
   bool max = !strcmp(c->type, "max");
+  /* avg's X@GRAD for Out@GRAD dy: each window's dy / divisor added to its elements */
+  int64_t ny = n * ch * want_out[0] * want_out[1] * want_out[2];
+  double *dy = malloc((size_t)ny * sizeof *dy), *want_dx = calloc((size_t)nx, sizeof *want_dx);
+  for (int64_t i = 0; i < ny; i++) dy[i] = sin(0.7 * (double)i) + 0.2;
   for (int64_t p = 0; p < n * ch; p++)
     for (int64_t a = 0; a < want_out[0]; a++)
       for (int64_t b = 0; b < want_out[1]; b++)
@@ -86,16 +89,38 @@ static void run_p3(const p3 *c, int64_t n, int64_t ch, int64_t d, int64_t hh, in
                 double xv = x[((p * d + i) * hh + j) * w + l];
                 v = max ? (xv > v ? xv : v) : v + xv;
               }
+          int64_t at = (((p * want_out[0]) + a) * want_out[1] + b) * want_out[2] + e;
           if (!max) {
             int64_t div = c->exclusive || c->adaptive
                               ? (hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2])
                               : full[0] * full[1] * full[2];
             v /= (double)div;
+            for (int64_t i = lo[0]; i < hi[0]; i++)
+              for (int64_t j = lo[1]; j < hi[1]; j++)
+                for (int64_t l = lo[2]; l < hi[2]; l++)
+                  want_dx[((p * d + i) * hh + j) * w + l] += dy[at] / (double)div;
           }
-          double got = y[(((p * want_out[0]) + a) * want_out[1] + b) * want_out[2] + e];
+          double got = y[at];
           cr_assert(fabs(got - v) <= 1e-12, "%s [%ld %ld %ld %ld]: %g != %g", c->type, (long)p,
                     (long)a, (long)b, (long)e, got, v);
         }
+  if (!max) {
+    op_harness *g = harness("pool3d_grad");
+    bind_input(g, "X", "vol", RILL_DTYPE_FP64, DIMS(n, ch, d, hh, w), x);
+    bind_input(g, "Out", "pooled", RILL_DTYPE_FP64, DIMS(n, ch, want_out[0], want_out[1], want_out[2]), y);
+    bind_input(g, "Out@GRAD", "pooled@GRAD", RILL_DTYPE_FP64,
+               DIMS(n, ch, want_out[0], want_out[1], want_out[2]), dy);
+    OK(op_harness_output(g, "X@GRAD", "vol@GRAD"));
+    set_attrs(g, c);
+    OK(op_harness_run(g));
+    const double *dx = rill_tensor_ptr(op_harness_tensor(g, "vol@GRAD"));
+    for (int64_t i = 0; i < nx; i++)
+      cr_assert(fabs(dx[i] - want_dx[i]) <= 1e-12, "avg X@GRAD[%ld]: %g != %g", (long)i, dx[i],
+                want_dx[i]);
+    op_harness_destroy(g);
+  }
+  free(dy);
+  free(want_dx);
   op_harness_destroy(h);
 
   /* the gradient, on the same inputs (max: no ties; avg: linear) */
@@ -125,6 +150,14 @@ Test(pool3d, values_and_gradients) {
          1, 1, 4, 5, 7, (const int64_t[]){3, 3, 3});
   run_p3(&(p3){"max", {2, 3, 2}, {2, 2, 3}, {1, 0, 1, 0, 0, 1}, 6, true, true, false, false, NULL},
          1, 2, 4, 5, 7, (const int64_t[]){3, 3, 3});
+  /* ceil_mode, not exclusive, the last windows past the padding in every dim */
+  run_p3(&(p3){"avg", {3, 3, 3}, {2, 2, 2}, {1, 1, 1, 1, 1, 1}, 3, false, true, false, false, NULL},
+         1, 2, 5, 6, 7, (const int64_t[]){3, 4, 4});
+  /* more padding after than before, not exclusive */
+  run_p3(&(p3){"avg", {2, 3, 3}, {2, 2, 2}, {1, 0, 0, 2, 1, 1}, 6, false, true, false, false, NULL},
+         1, 2, 4, 5, 6, (const int64_t[]){3, 3, 4});
+  run_p3(&(p3){"avg", {3, 4, 4}, {3, 3, 3}, {0}, 3, false, false, false, false, "SAME"}, 1, 1, 5,
+         6, 7, (const int64_t[]){2, 2, 3});
   /* SAME and VALID */
   run_p3(&(p3){"max", {3, 2, 3}, {2, 2, 2}, {5, 5, 5, 5, 5, 5}, 3, true, false, false, false, "SAME"},
          1, 2, 5, 4, 5, (const int64_t[]){3, 2, 3});
@@ -281,6 +314,8 @@ Test(pool3d, ndhwc_matches_ncdhw_on_transposed_data) {
              1, 2, 3, 5, 4, (const int64_t[]){3, 3, 2});
   check_last(&(p3){"max", {2, 3, 2}, {2, 2, 3}, {1, 0, 1, 0, 0, 1}, 6, true, true, false, false, NULL},
              1, 3, 4, 5, 7, (const int64_t[]){3, 3, 3});
+  check_last(&(p3){"avg", {3, 3, 3}, {2, 2, 2}, {1, 1, 1, 1, 1, 1}, 3, false, true, false, false, NULL},
+             1, 2, 5, 6, 7, (const int64_t[]){3, 4, 4});
   check_last(&(p3){"avg", {2, 2, 2}, {1, 2, 1}, {3, 3, 3, 3, 3, 3}, 3, true, false, false, false, "VALID"},
              1, 2, 3, 4, 3, (const int64_t[]){2, 2, 2});
   check_last(&(p3){"max", {3, 2, 3}, {2, 2, 2}, {5, 5, 5, 5, 5, 5}, 3, true, false, false, false, "SAME"},

@@ -1,7 +1,8 @@
-"""Shared by the step-by-step training records (gen_static_rnn.py, gen_dynamic_rnn.py)
-and the tests that replay them: the generator's module `gen` gives build(fluid), data(),
-feed_of(fluid, batch), OUT, PARAMS and FETCH; expected.npz holds `param_<p>`, each
-batch's feeds as `<name>_<step>`, `loss_<step>`, `<fetch>_<step>` and `final_<p>`."""
+"""Shared by the step-by-step training records (gen_static_rnn.py, gen_dynamic_rnn.py,
+gen_dynamic_rnn_nested.py) and the tests that replay them: the generator's module `gen`
+gives build(fluid), data(), feed_of(fluid, batch), OUT, PARAMS and FETCH; expected.npz
+holds `param_<p>`, each batch's feeds as `<name>_<step>`, `loss_<step>`, `<fetch>_<step>`
+and `final_<p>`. Also the inputs the DynamicRNN records' programs share."""
 import os
 
 import numpy as np
@@ -14,9 +15,7 @@ def record(gen):
     params, batches = gen.data()
     exe = fluid.Executor(fluid.CPUPlace())
     scope = fluid.global_scope()
-    exe.run(startup)
-    for k, v in params.items():
-        scope.find_var(k).get_tensor().set(v, fluid.CPUPlace())
+    set_up(fluid, exe, scope, startup, params)
     out = {'param_' + k: v for k, v in params.items()}
     for step, batch in enumerate(batches):
         for k, v in batch.items():
@@ -36,11 +35,44 @@ def load(gen):
     return np.load(os.path.join(gen.OUT, 'expected.npz'))
 
 
+def set_up(fluid, exe, scope, startup, params):
+    """Runs startup in `scope`, then sets the starting parameters ({name: array})."""
+    exe.run(startup)
+    for k, v in params.items():
+        scope.find_var(k).get_tensor().set(v, fluid.CPUPlace())
+
+
 def start(fluid, gen, ref, scope, exe, startup):
     """Runs startup, then sets the recorded starting parameters."""
-    exe.run(startup)
-    for k in gen.PARAMS:
-        scope.find_var(k).get_tensor().set(ref['param_' + k], fluid.CPUPlace())
+    set_up(fluid, exe, scope, startup, {k: ref['param_' + k] for k in gen.PARAMS})
+
+
+def dynamic_rnn_inputs(fluid, d, h, x_lod, s_lod):
+    """The fed inputs of the DynamicRNN records, all with gradients: x [-1, d] of
+    `x_lod` LoD levels (the step input), h0 [-1, h] (the first state) and s [-1, h] of
+    `s_lod` levels (the static input)."""
+    x = fluid.data('x', [-1, d], 'float32', lod_level=x_lod)
+    h0 = fluid.data('h0', [-1, h], 'float32')
+    s = fluid.data('s', [-1, h], 'float32', lod_level=s_lod)
+    for v in (x, h0, s):
+        v.stop_gradient = False
+    return x, h0, s
+
+
+def dynamic_rnn_steps(rnn, x, h0, s):
+    """Inside rnn.block(): the step's rows of x, s cut to the running sequences, and the
+    state memory started from h0 (reordered by rank)."""
+    return rnn.step_input(x), rnn.static_input(s), rnn.memory(init=h0, need_reorder=True)
+
+
+def lod_outputs(names, got):
+    """{name: value, name_lens_<level>: recursive sequence lengths} of fetched LoD tensors."""
+    rec = {}
+    for k, v in zip(names, got):
+        rec[k] = np.array(v)
+        for lv, lens in enumerate(v.recursive_sequence_lengths()):
+            rec['%s_lens_%d' % (k, lv)] = np.array(lens, 'int64')
+    return rec
 
 
 def batch_of(ref, step, names):

@@ -13,6 +13,8 @@ import sys
 
 import numpy as np
 
+import _steps
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'dynamic_rnn')
 STEPS = 4   # SGD steps
 LENS = [2, 4, 1, 4]
@@ -25,16 +27,10 @@ def build(fluid):
     main, startup = fluid.Program(), fluid.Program()
     L = fluid.layers
     with fluid.program_guard(main, startup):
-        x = fluid.data('x', [-1, D], 'float32', lod_level=1)
-        h0 = fluid.data('h0', [-1, H], 'float32')
-        s = fluid.data('s', [-1, H], 'float32')
-        for v in (x, h0, s):
-            v.stop_gradient = False
+        x, h0, s = _steps.dynamic_rnn_inputs(fluid, D, H, 1, 0)
         rnn = L.DynamicRNN()
         with rnn.block():
-            xt = rnn.step_input(x)
-            st = rnn.static_input(s)
-            hp = rnn.memory(init=h0, need_reorder=True)
+            xt, st, hp = _steps.dynamic_rnn_steps(rnn, x, h0, s)
             cp = rnn.memory(shape=[H], value=0.1)
             a = L.fc(xt, H, param_attr=fluid.ParamAttr(name='wx'),
                      bias_attr=fluid.ParamAttr(name='bx'))
@@ -69,7 +65,6 @@ def feed_of(fluid, batch):
 
 
 def main():
-    import _steps
     _steps.record(sys.modules[__name__])
 
 

@@ -18,6 +18,8 @@ import sys
 
 import numpy as np
 
+import _steps
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'dynamic_rnn_nested')
 STEPS = 4   # SGD steps
 PARAS = [2, 3, 1, 3]                       # sentences per paragraph
@@ -34,16 +36,10 @@ def build_with_outputs(fluid):
     main, startup = fluid.Program(), fluid.Program()
     L = fluid.layers
     with fluid.program_guard(main, startup):
-        x = fluid.data('x', [-1, D], 'float32', lod_level=2)
-        h0 = fluid.data('h0', [-1, H], 'float32')
-        s = fluid.data('s', [-1, H], 'float32', lod_level=2)
-        for v in (x, h0, s):
-            v.stop_gradient = False
+        x, h0, s = _steps.dynamic_rnn_inputs(fluid, D, H, 2, 2)
         rnn = L.DynamicRNN()
         with rnn.block():
-            xt = rnn.step_input(x)
-            st = rnn.static_input(s)
-            hp = rnn.memory(init=h0, need_reorder=True)
+            xt, st, hp = _steps.dynamic_rnn_steps(rnn, x, h0, s)
             e = L.fc(xt, H, param_attr=fluid.ParamAttr(name='wx'),
                      bias_attr=fluid.ParamAttr(name='bx'))
             words = L.sequence_pool(e, 'sum')
@@ -88,12 +84,7 @@ def outputs(fluid, exe, main, outs, batch):
     """The rnn's outputs on `batch`: values and recursive sequence lengths per level."""
     got = exe.run(main, feed=feed_of(fluid, batch), fetch_list=[outs[k] for k in OUTPUTS],
                   return_numpy=False)
-    rec = {}
-    for k, v in zip(OUTPUTS, got):
-        rec[k] = np.array(v)
-        for lv, lens in enumerate(v.recursive_sequence_lengths()):
-            rec['%s_lens_%d' % (k, lv)] = np.array(lens, 'int64')
-    return rec
+    return _steps.lod_outputs(OUTPUTS, got)
 
 
 OPS_PARAS = [2, 1, 3, 1]
@@ -136,16 +127,10 @@ def run_ops(fluid):
     got = exe.run(main, feed={'x': fluid.create_lod_tensor(xv, [OPS_PARAS, OPS_WORDS],
                                                            fluid.CPUPlace())},
                   fetch_list=[out[k] for k in OPS_FETCH], return_numpy=False)
-    rec = {}
-    for k, v in zip(OPS_FETCH, got):
-        rec[k] = np.array(v)
-        for lv, lens in enumerate(v.recursive_sequence_lengths()):
-            rec['%s_lens_%d' % (k, lv)] = np.array(lens, 'int64')
-    return rec
+    return _steps.lod_outputs(OPS_FETCH, got)
 
 
 def main():
-    import _steps
     import paddle.fluid as fluid
     _steps.record(sys.modules[__name__])
     prog, startup, _, outs = build_with_outputs(fluid)
@@ -153,9 +138,7 @@ def main():
     exe = fluid.Executor(fluid.CPUPlace())
     scope = fluid.Scope()
     with fluid.scope_guard(scope):
-        exe.run(startup)
-        for k, v in params.items():
-            scope.find_var(k).get_tensor().set(v, fluid.CPUPlace())
+        _steps.set_up(fluid, exe, scope, startup, params)
         np.savez(os.path.join(OUT, 'outputs.npz'),
                  **outputs(fluid, exe, prog, outs, batches[0]))
     np.savez(os.path.join(OUT, 'ops.npz'), **run_ops(fluid))

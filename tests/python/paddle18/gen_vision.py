@@ -366,6 +366,44 @@ def build_dwconvt(fluid, case):
     return build_layer(fluid, DWCONVT_CASES[case], SEED + 300 + sorted(DWCONVT_CASES).index(case))
 
 
+# --- avg pooling counting the padding (exclusive False) where the last windows reach past
+# it (ceil_mode, or more padding after than before): Paddle 1.8 divides every such window
+# by the whole kernel. Seeds of their own (SEED + 160 + index).
+POOL_INCL_CASES = {
+    # [1, 4, 6, 7], 3x3 stride 2 padding 1: the last row and column of windows reach past
+    # the padding
+    'pool2d_avg_incl_ceil': dict(shape=(1, 4, 6, 7), pool_size=3, pool_type='avg',
+                                 pool_stride=2, pool_padding=1, ceil_mode=True,
+                                 exclusive=False),
+    # SAME with the odd pixel after (in 6, 7; k 4; stride 3)
+    'pool2d_avg_incl_same': dict(shape=(1, 2, 6, 7), pool_size=4, pool_type='avg',
+                                 pool_stride=3, pool_padding='SAME', exclusive=False),
+    'pool2d_nhwc_avg_incl_ceil': dict(shape=(2, 5, 6, 3), pool_size=3, pool_type='avg',
+                                      pool_stride=2,
+                                      pool_padding=[[0, 0], [0, 2], [1, 2], [0, 0]],
+                                      ceil_mode=True, exclusive=False, data_format='NHWC'),
+    'pool3d_avg_incl_ceil': dict(nd=3, shape=(1, 2, 5, 6, 7), pool_size=3, pool_type='avg',
+                                 pool_stride=2, pool_padding=1, ceil_mode=True,
+                                 exclusive=False),
+    'pool3d_ndhwc_avg_incl_ceil': dict(nd=3, shape=(1, 4, 5, 6, 2), pool_size=[2, 3, 3],
+                                       pool_type='avg', pool_stride=2,
+                                       pool_padding=[[0, 0], [1, 0], [0, 2], [1, 1], [0, 0]],
+                                       ceil_mode=True, exclusive=False, data_format='NDHWC'),
+}
+
+
+def build_pool_incl(fluid, case):
+    c = POOL_INCL_CASES[case]
+    pool = fluid.layers.pool3d if c.get('nd') == 3 else fluid.layers.pool2d
+
+    def layer(xs):
+        return pool(xs, **{k: v for k, v in c.items() if k not in ('nd', 'shape')})
+
+    return scaled_program(fluid, c['shape'], SEED + 160 + sorted(POOL_INCL_CASES).index(case),
+                          layer, 'pool_scale')
+# --- end of the avg pooling cases counting the padding
+
+
 def all_cases():
     """(builder, case) for every case, in REF's order."""
     return [(build_conv3d, c) for c in sorted(CONV3D_CASES)] + \
@@ -375,7 +413,8 @@ def all_cases():
         [(build_pool2d, c) for c in sorted(POOL2D_CASES)] + \
         [(build_conv2d_nhwc, c) for c in sorted(CONV2D_NHWC_CASES)] + \
         [(build_padding, c) for c in sorted(PADDING_CASES)] + \
-        [(build_dwconvt, c) for c in sorted(DWCONVT_CASES)]
+        [(build_dwconvt, c) for c in sorted(DWCONVT_CASES)] + \
+        [(build_pool_incl, c) for c in sorted(POOL_INCL_CASES)]
 
 
 def main():
