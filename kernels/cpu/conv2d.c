@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "framework/base/alloc.h"
+#include "kernels/cpu/channel_last.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/conv_epi.h"
 #include "kernels/cpu/gemm.h"
@@ -1240,25 +1241,6 @@ static bool conv_images_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv
   return ok;
 }
 
-/* NHWC runs the NCHW code between transposes: [n, a, b] <-> [n, b, a] per image, with
- * a = H * W and b = C (to NCHW) or a = C and b = H * W (back). */
-static void swap_last2(rill_dtype dt, const void *src, void *dst, int64_t n, int64_t a, int64_t b) {
-  for (int64_t i = 0; i < n; i++)
-    for (int64_t r = 0; r < a; r++)
-      for (int64_t c = 0; c < b; c++) {
-        int64_t from = (i * a + r) * b + c, to = (i * b + c) * a + r;
-        if (dt == RILL_DTYPE_FP32)
-          ((float *)dst)[to] = ((const float *)src)[from];
-        else
-          ((double *)dst)[to] = ((const double *)src)[from];
-      }
-}
-
-static void *scratch(rill_dtype dt, int64_t count) {
-  size_t es = dt == RILL_DTYPE_FP32 ? sizeof(float) : sizeof(double);
-  return rill_aligned_alloc((size_t)(count > 0 ? count : 1) * es, RILL_TENSOR_ALIGN);
-}
-
 /* The NCHW forward of x into y (epi: conv2d_fusion's epilogue, float only). */
 static bool conv_forward_nchw(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_geom *g, const void *x,
                               const void *w, void *y, const rill_conv_epi *epi) {
@@ -1297,13 +1279,13 @@ static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt, const rill
                ? NULL
                : rill_oom();
   int64_t hw = g.h * g.w, ohw = g.oh * g.ow;
-  void *xs = scratch(dt, g.n * g.c * hw), *ys = scratch(dt, g.n * g.m * ohw);
+  void *xs = rill_layout_scratch(dt, g.n * g.c * hw), *ys = rill_layout_scratch(dt, g.n * g.m * ohw);
   bool ok = xs && ys;
   if (ok) {
-    swap_last2(dt, rill_tensor_ptr(x), xs, g.n, hw, g.c);
+    rill_swap_last2(dt, rill_tensor_ptr(x), xs, g.n, hw, g.c);
     ok = conv_forward_nchw(ctx, dt, &g, xs, rill_tensor_ptr(f), ys, NULL);
   }
-  if (ok) swap_last2(dt, ys, rill_tensor_ptr(y), g.n, g.m, ohw);
+  if (ok) rill_swap_last2(dt, ys, rill_tensor_ptr(y), g.n, g.m, ohw);
   rill_free(xs);
   rill_free(ys);
   return ok ? NULL : rill_oom();
@@ -1346,15 +1328,16 @@ static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
                : rill_oom();
   if (!dx && !df) return NULL;
   int64_t hw = g.h * g.w, ohw = g.oh * g.ow;
-  void *dys = scratch(dt, g.n * g.m * ohw), *xs = df ? scratch(dt, g.n * g.c * hw) : NULL,
-       *dxs = dx ? scratch(dt, g.n * g.c * hw) : NULL;
+  void *dys = rill_layout_scratch(dt, g.n * g.m * ohw);
+  void *xs = df ? rill_layout_scratch(dt, g.n * g.c * hw) : NULL;
+  void *dxs = dx ? rill_layout_scratch(dt, g.n * g.c * hw) : NULL;
   bool ok = dys && (!df || xs) && (!dx || dxs);
   if (ok) {
-    swap_last2(dt, rill_tensor_ptr(dy), dys, g.n, ohw, g.m);
-    if (xs) swap_last2(dt, rill_tensor_ptr(x), xs, g.n, hw, g.c);
+    rill_swap_last2(dt, rill_tensor_ptr(dy), dys, g.n, ohw, g.m);
+    if (xs) rill_swap_last2(dt, rill_tensor_ptr(x), xs, g.n, hw, g.c);
     ok = conv_backward_nchw(ctx, dt, &g, xs, rill_tensor_ptr(f), dys, dxs, dfp);
   }
-  if (ok && dx) swap_last2(dt, dxs, rill_tensor_ptr(dx), g.n, g.c, hw);
+  if (ok && dx) rill_swap_last2(dt, dxs, rill_tensor_ptr(dx), g.n, g.c, hw);
   rill_free(dys);
   rill_free(xs);
   rill_free(dxs);
