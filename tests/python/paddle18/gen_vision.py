@@ -1,7 +1,8 @@
 """The programs of tests/python/test_vision.py, built the same way with paddle.fluid or
 rill: conv3d, conv3d_transpose, pool3d (NCDHW and NDHWC), pool2d (NHWC), adaptive_pool2d,
-adaptive_pool3d, resize_trilinear and image_resize_short (and their gradients), mean_iou, and
-conv2d with data_format NHWC, on seeded inputs and parameters. Run under Paddle 1.8.5
+adaptive_pool3d, resize_trilinear and image_resize_short (and their gradients), mean_iou,
+conv2d with data_format NHWC, and conv3d / conv3d_transpose with data_format NDHWC, on seeded
+inputs and parameters. Run under Paddle 1.8.5
 (`PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python /tmp/pd18/bin/python gen_vision.py`) it
 prints Paddle's outputs as the REF literal that the test embeds."""
 import sys
@@ -268,6 +269,59 @@ def build_conv2d_nhwc(fluid, case):
     return main, startup, feed, fetch, values
 
 
+# ---- conv3d / conv3d_transpose with data_format NDHWC (channel-last Input and Output,
+# OIDHW Filter); seeds of their own (SEED + 90 + index), so the cases above keep theirs
+CONV3D_NDHWC_CASES = {
+    # 3x3x3, padding 1, a bias (added over the last dim)
+    'conv3d_ndhwc_basic': dict(shape=(2, 4, 5, 4, 3), num_filters=4, filter_size=3, stride=1,
+                               padding=1, dilation=1, groups=None, bias=True, act=None),
+    # groups, asymmetric paddings (6 values), strides and dilations per dim, relu
+    'conv3d_ndhwc_groups': dict(shape=(1, 5, 6, 7, 4), num_filters=6, filter_size=[2, 3, 2],
+                                stride=[1, 2, 2], padding=[1, 0, 0, 1, 2, 1],
+                                dilation=[2, 1, 1], groups=2, bias=True, act='relu'),
+    # stride 2, padding 1, a bias
+    'conv3d_transpose_ndhwc_basic': dict(transpose=True, shape=(2, 2, 3, 3, 3), num_filters=4,
+                                         filter_size=3, stride=2, padding=1, dilation=1,
+                                         groups=None, bias=True, act=None),
+    # groups, asymmetric paddings, dilation, output_size, tanh, no bias
+    'conv3d_transpose_ndhwc_groups': dict(transpose=True, shape=(1, 2, 3, 3, 4),
+                                          num_filters=6, filter_size=[2, 3, 2],
+                                          stride=[1, 2, 2], padding=[1, 0, 0, 1, 1, 0],
+                                          dilation=[2, 1, 1], groups=2, bias=False,
+                                          act='tanh', output_size=[3, 7, 6]),
+}
+
+
+def build_conv3d_ndhwc(fluid, case):
+    """Output and the gradients of sum(Output * dout) with respect to the input and the
+    parameters, for the NDHWC cases."""
+    c = CONV3D_NDHWC_CASES[case]
+    r = np.random.RandomState(SEED + 90 + sorted(CONV3D_NDHWC_CASES).index(case))
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data('x', list(c['shape']), 'float32')
+        x.stop_gradient = False
+        kw = dict(stride=c['stride'], padding=c['padding'], dilation=c['dilation'],
+                  groups=c['groups'], bias_attr=None if c['bias'] else False, act=c['act'],
+                  data_format='NDHWC')
+        if c.get('transpose'):
+            y = fluid.layers.conv3d_transpose(x, c['num_filters'],
+                                              output_size=c.get('output_size'),
+                                              filter_size=c['filter_size'], **kw)
+        else:
+            y = fluid.layers.conv3d(x, c['num_filters'], c['filter_size'], **kw)
+        dout = fluid.data('dout', list(y.shape), 'float32')
+        loss = fluid.layers.reduce_sum(fluid.layers.elementwise_mul(y, dout))
+        fluid.optimizer.SGD(learning_rate=0.0).minimize(loss)
+    params = main.global_block().all_parameters()
+    values = {p.name: r.uniform(-0.5, 0.5, p.shape).astype('float32') for p in params}
+    feed = {'x': r.uniform(-1, 1, c['shape']).astype('float32'),
+            'dout': r.uniform(-1, 1, y.shape).astype('float32')}
+    fetch = [y.name, 'x@GRAD'] + [p.name + '@GRAD' for p in params]
+    return main, startup, feed, fetch, values
+# ---- end of the NDHWC conv3d block
+
+
 def all_cases():
     """(builder, case) for every case, in REF's order."""
     return [(build_conv3d, c) for c in sorted(CONV3D_CASES)] + \
@@ -275,7 +329,8 @@ def all_cases():
         [(build_resize, c) for c in sorted(RESIZE_CASES)] + \
         [(build_mean_iou, c) for c in sorted(MIOU_CASES)] + \
         [(build_pool2d, c) for c in sorted(POOL2D_CASES)] + \
-        [(build_conv2d_nhwc, c) for c in sorted(CONV2D_NHWC_CASES)]
+        [(build_conv2d_nhwc, c) for c in sorted(CONV2D_NHWC_CASES)] + \
+        [(build_conv3d_ndhwc, c) for c in sorted(CONV3D_NDHWC_CASES)]
 
 
 def main():
