@@ -9,7 +9,9 @@
 #include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
 
-/* Tile edge of the transpose: a tile's rows and columns both stay in cache. */
+/* Tile edge of the transpose: a tile's rows and columns both stay in cache. Within a
+ * tile the destination is written contiguously: with few channels the other order
+ * writes a handful of values a whole volume apart, which collide in the cache sets. */
 #define RILL_SWAP_TILE 32
 
 #define RILL_SWAP_LAST2(T, src, dst, n, a, b)                                                  \
@@ -21,8 +23,8 @@
         for (int64_t c0_ = 0; c0_ < (b); c0_ += RILL_SWAP_TILE) {                              \
           int64_t r1_ = r0_ + RILL_SWAP_TILE < (a) ? r0_ + RILL_SWAP_TILE : (a);               \
           int64_t c1_ = c0_ + RILL_SWAP_TILE < (b) ? c0_ + RILL_SWAP_TILE : (b);               \
-          for (int64_t r_ = r0_; r_ < r1_; r_++)                                               \
-            for (int64_t c_ = c0_; c_ < c1_; c_++) d_[c_ * (a) + r_] = s_[r_ * (b) + c_];      \
+          for (int64_t c_ = c0_; c_ < c1_; c_++)                                               \
+            for (int64_t r_ = r0_; r_ < r1_; r_++) d_[c_ * (a) + r_] = s_[r_ * (b) + c_];      \
         }                                                                                      \
   } while (0)
 
