@@ -127,7 +127,8 @@ static inline const char *conv3d_geom_get(const rill_attr_value *a, const rill_d
   g->c = x->d[conv3d_ch_axis(g)];
   g->m = f->d[0];
   if (g->c >= 0 && f->d[1] >= 0 && g->c != f->d[1] * g->groups)
-    return "the channels of Input must equal Filter's dim 1 times groups";
+    return g->last ? "the channels of Input (last dim, NDHWC) must equal Filter's dim 1 times groups"
+                   : "the channels of Input must equal Filter's dim 1 times groups";
   if (g->m >= 0 && g->m % g->groups) return "Filter's dim 0 (output channels) must divide by groups";
   for (int i = 0; i < 3; i++) {
     g->in[i] = x->d[conv3d_sp_axis(g, i)];
@@ -157,7 +158,8 @@ static inline const char *conv3d_transpose_geom_get(const rill_attr_value *a, co
   g->c = f->d[1] >= 0 ? f->d[1] * g->groups : -1;
   int64_t cin = x->d[conv3d_ch_axis(g)];
   if (cin >= 0 && f->d[0] >= 0 && cin != f->d[0])
-    return "the channels of Input must equal Filter's dim 0";
+    return g->last ? "the channels of Input (last dim, NDHWC) must equal Filter's dim 0"
+                   : "the channels of Input must equal Filter's dim 0";
   if (g->m >= 0 && g->m % g->groups) return "Filter's dim 0 (input channels) must divide by groups";
   for (int i = 0; i < 3; i++) {
     g->out[i] = x->d[conv3d_sp_axis(g, i)];

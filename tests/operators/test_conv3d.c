@@ -239,7 +239,7 @@ Test(conv3d, ndhwc_errors_name_op_and_variable) {
   bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(2, 3, 1, 1, 1), NULL);
   OK(op_harness_output(h, "Output", "o"));
   OK(op_harness_attr_string(h, "data_format", "NDHWC"));
-  EXPECT_ERROR(op_harness_run(h), "conv3d", "vol", "w", "groups");
+  EXPECT_ERROR(op_harness_run(h), "conv3d", "vol", "w", "groups", "NDHWC");
   op_harness_destroy(h);
 
   /* Output@GRAD is checked against the channel-last forward output */

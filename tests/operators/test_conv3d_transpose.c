@@ -150,7 +150,7 @@ Test(conv3d_transpose, ndhwc_errors_name_op_and_variable) {
   bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(2, 4, 3, 3, 3), NULL);
   OK(op_harness_output(h, "Output", "t"));
   OK(op_harness_attr_string(h, "data_format", "NHWC"));
-  EXPECT_ERROR(op_harness_run(h), "conv3d_transpose", "u", "w", "dim 0");
+  EXPECT_ERROR(op_harness_run(h), "conv3d_transpose", "u", "w", "dim 0", "NDHWC");
   op_harness_destroy(h);
 
   h = harness("conv3d_transpose_grad");

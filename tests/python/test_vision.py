@@ -479,7 +479,7 @@ def test_conv3d_ndhwc_wrong_channels_is_an_error_naming_op_and_variable():
         exe.run(startup)
         with pytest.raises(Exception) as e:
             exe.run(main, feed={'vol_last': np.zeros((1, 4, 4, 4, 2), 'float32')}, fetch_list=[y])
-    assert 'conv3d' in str(e.value) and 'vol_last' in str(e.value)
+    assert 'conv3d' in str(e.value) and 'vol_last' in str(e.value) and 'NDHWC' in str(e.value)
 
 
 def test_conv3d_transpose_bad_output_size_is_an_error_naming_op_and_variable():
