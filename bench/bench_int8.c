@@ -24,9 +24,10 @@
  *    store included) against the float depthwise_conv2d kernel on the same levels; and
  *    from the activation before its fake quantize op: the quantize loop (the op's) then
  *    the int8 conv on its levels, and the conv with the quantizer folded in, each
- *    against the float kernel.
+ *    against the float kernel;
+ * 5. the fake quantize loop alone at each vector level (quant_levels, below).
  * Each line names the vector path. Run: build/bench_int8 [rounds] [--profile] [--only
- * model|conv|mul|dw] (--profile: also the profiler's table by op type for one run of
+ * model|conv|mul|dw|quant] (--profile: also the profiler's table by op type for one run of
  * each program; --only: that section alone). */
 #define BENCH_NAME "bench_int8"
 #include <cblas.h>
@@ -108,8 +109,8 @@ static void whole_model(int rounds, bool profile) {
   check(rill_scope_create(NULL, &scope), "scope");
   fill_params(pf, scope);
   size_t n = 0, nq = 0, folded = 0;
-  check(rill_pass_int8(pi, scope, &n), "int8 pass");
-  check(rill_pass_int8(pq, scope, &nq), "int8 pass");
+  check(rill_pass_int8(pi, scope, false, &n), "int8 pass");
+  check(rill_pass_int8(pq, scope, false, &nq), "int8 pass");
   check(rill_pass_int8_fold(pq, &folded), "int8 fold");
   const int64_t xd[] = {1, 3, 224, 224};
   rill_tensor *img = NULL;
@@ -468,15 +469,61 @@ static void dw_float_teardown(dw_float *r) {
   free(r->attrs);
 }
 
-/* The fake quantize op's levels (round_type 1, the op's SSE2 loop: quant_levels.h). */
+/* The fake quantize op's levels (round_type 1, the op's loop: quant_levels.h). */
 static void fake_quantize(const float *x, int64_t n, float s, float *out) {
-  float bin = rill_quant_bin_count(8), inv = rill_quant_inv_scale(s);
-  int64_t i = 0;
-#if RILL_X86_SIMD
-  __m128 sv = _mm_set1_ps(s), ns = _mm_set1_ps(-s), binv = _mm_set1_ps(bin * inv);
-  for (; i + 4 <= n; i += 4) _mm_storeu_ps(out + i, rill_quant4_away(_mm_loadu_ps(x + i), sv, ns, binv));
-#endif
-  for (; i < n; i++) out[i] = rill_quant_one(x[i], s, inv, bin, 1);
+  rill_quant_span(x, out, n, s, rill_quant_bin_count(8), 1, false);
+}
+
+/* 5. The fake quantize(-dequantize) loop alone (round_type 1, 8 bits) on ResNet-50's
+ * largest activation (64 x 112 x 112), 1 thread, at each vector level this CPU runs
+ * (generic: SSE2's 4 lanes; avx2: 8; avx512: 16), the levels alternating in rounds:
+ * the median time of each and the median per-round ratio to the generic loop; the
+ * outputs of every level are the same bits. */
+static void quant_levels(int rounds) {
+  const int64_t n = 64 * 112 * 112;
+  const float s = 2.54f, bin = rill_quant_bin_count(8);
+  float *x = malloc(sizeof(float) * (size_t)n), *out[3];
+  for (int64_t i = 0; i < n; i++) x[i] = (float)((i * 7) % 263 - 131) / 50.0f;
+  const rill_cpu_isa_level was = rill_cpu_isa_level_get();
+  const rill_cpu_isa_level levels[3] = {RILL_CPU_ISA_GENERIC, RILL_CPU_ISA_AVX2, RILL_CPU_ISA_AVX512};
+  int nl = 0;
+  while (nl < 3 && levels[nl] <= rill_cpu_isa_level_native()) nl++;
+  for (int dq = 0; dq < 2; dq++) {
+    double *t[3], *ratio[3];
+    for (int l = 0; l < nl; l++) {
+      out[l] = malloc(sizeof(float) * (size_t)n);
+      t[l] = malloc(sizeof(double) * (size_t)rounds);
+      ratio[l] = malloc(sizeof(double) * (size_t)rounds);
+    }
+    for (int r = 0; r < rounds; r++) {
+      for (int l = 0; l < nl; l++) {
+        rill_cpu_isa_level_set(levels[l]);
+        double t0 = now();
+        rill_quant_span(x, out[l], n, s, bin, 1, dq);
+        t[l][r] = now() - t0;
+      }
+      for (int l = 0; l < nl; l++) ratio[l][r] = t[l][r] / t[0][r];
+    }
+    rill_cpu_isa_level_set(was);
+    printf("quant %s, %lld floats (1 thread):", dq ? "dequantized" : "levels", (long long)n);
+    for (int l = 0; l < nl; l++) {
+      if (memcmp(out[l], out[0], sizeof(float) * (size_t)n) != 0) {
+        fprintf(stderr, "bench_int8: the %s quantize loop differs from the generic one\n",
+                rill_cpu_isa_level_name(levels[l]));
+        exit(1);
+      }
+      qsort(t[l], (size_t)rounds, sizeof(double), cmp_double);
+      qsort(ratio[l], (size_t)rounds, sizeof(double), cmp_double);
+      printf(" %s %.3f ms (ratio to generic %.2f)%s", rill_cpu_isa_level_name(levels[l]), t[l][rounds / 2] * 1e3,
+             ratio[l][rounds / 2], l + 1 < nl ? ";" : "\n");
+    }
+    for (int l = 0; l < nl; l++) {
+      free(t[l]);
+      free(ratio[l]);
+      free(out[l]);
+    }
+  }
+  free(x);
 }
 
 /* MobileNet-v1's 13 depthwise layers (3x3, padding 1) at 224 x 224: the 9 distinct
@@ -578,7 +625,7 @@ static void per_layer_dw(int rounds) {
 int main(int argc, char **argv) {
   int rounds = 7;
   bool profile = false;
-  const char *only = NULL; /* --only model|conv|mul|dw: one section */
+  const char *only = NULL; /* --only model|conv|mul|dw|quant: one section */
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--profile") == 0) profile = true;
     else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
@@ -594,5 +641,6 @@ int main(int argc, char **argv) {
     mul_batch1_threads(rounds);
   }
   if (!only || strcmp(only, "dw") == 0) per_layer_dw(rounds);
+  if (!only || strcmp(only, "quant") == 0) quant_levels(rounds);
   return 0;
 }

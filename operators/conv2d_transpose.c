@@ -1,15 +1,15 @@
-/* conv2d_transpose (NCHW) and its gradient op. Filter is [C_in, C_out / groups, kh, kw];
+/* conv2d_transpose (NCHW or NHWC) and its gradient op. Filter is [C_in, C_out / groups, kh, kw];
  * the output extent is (in - 1) * stride - pad_before - pad_after + dilation * (k - 1) + 1,
  * replaced by output_size when set (which must lie in [that, that + stride)) or grown by
  * output_padding. */
 #include "operators/nn.h"
 
 static const rill_slot_schema inputs[] = {
-    {"Input", 0, "[N, C_in, H, W]"},
+    {"Input", 0, "[N, C_in, H, W] ([N, H, W, C_in] with data_format NHWC)"},
     {"Filter", 0, "[C_in, C_out / groups, kh, kw]"},
     {"Bias", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD, "oneDNN fusion only: must be absent"},
 };
-static const rill_slot_schema outputs[] = {{"Output", 0, "[N, C_out, OH, OW]"}};
+static const rill_slot_schema outputs[] = {{"Output", 0, "[N, C_out, OH, OW] ([N, OH, OW, C_out] with NHWC)"}};
 
 static const rill_attr_schema attrs[] = {
     {"strides", RILL_ATTR_INTS, 0, {.type = RILL_ATTR_INTS, .n = 2, .list.ints = (int32_t[]){1, 1}},
@@ -20,7 +20,8 @@ static const rill_attr_schema attrs[] = {
     {"groups", RILL_ATTR_INT, 0, RILL_DEF_INT(1), "channel groups"},
     {"dilations", RILL_ATTR_INTS, 0, {.type = RILL_ATTR_INTS, .n = 2, .list.ints = (int32_t[]){1, 1}},
      "dilation per spatial dim"},
-    {"data_format", RILL_ATTR_STRING, 0, RILL_DEF_STRING("NCHW"), "NCHW (or AnyLayout); NHWC unimplemented"},
+    {"data_format", RILL_ATTR_STRING, 0, RILL_DEF_STRING("NCHW"),
+     "NCHW (or AnyLayout), or NHWC (channels last; Filter keeps its layout)"},
     {"output_padding", RILL_ATTR_INTS, 0, RILL_DEF_EMPTY(RILL_ATTR_INTS), "extra extent at the end"},
     {"output_size", RILL_ATTR_INTS, 0, RILL_DEF_EMPTY(RILL_ATTR_INTS), "explicit output extent"},
     {"use_cudnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
@@ -54,9 +55,9 @@ static rill_status *convt_infer(rill_infer_ctx *ctx) {
                             rill_infer_in_name(ctx, 1, 0), rill_dtype_name(f->dtype));
   rill_conv_geom g;
   char err[256];
-  if (!rill_nn_conv_geom(ctx->attrs, true, &x->dims, &f->dims, &g, err, sizeof err))
+  if (!rill_nn_conv_geom_fmt(ctx->attrs, true, true, &x->dims, &f->dims, &g, err, sizeof err))
     return geom_error(ctx, err);
-  rill_dims od = {4, {g.n, g.c, g.h, g.w}};
+  rill_dims od = rill_nn_convt_out_dims(&g);
   rill_meta_set(out, x->dtype, &od, x->lod_level, -1, -1);
   return NULL;
 }
@@ -71,7 +72,8 @@ static rill_status *convt_grad_maker(rill_grad_ctx *ctx) {
 
 const rill_op_schema rill_schema_conv2d_transpose = {
     .type = "conv2d_transpose",
-    .doc = "2-D transposed convolution (the gradient of conv2d with respect to its input).",
+    .doc = "2-D transposed convolution (the gradient of conv2d with respect to its input), NCHW or "
+           "NHWC (through a transpose each way).",
     .inputs = inputs,
     .ninputs = RILL_COUNTOF(inputs),
     .outputs = outputs,
@@ -102,7 +104,7 @@ static rill_status *convt_grad_infer(rill_infer_ctx *ctx) {
   if (x->known && f->known) {
     rill_conv_geom g;
     char err[256];
-    if (!rill_nn_conv_geom(ctx->attrs, true, &x->dims, &f->dims, &g, err, sizeof err))
+    if (!rill_nn_conv_geom_fmt(ctx->attrs, true, true, &x->dims, &f->dims, &g, err, sizeof err))
       return geom_error(ctx, err);
   }
   rill_nn_same_meta(ctx, 0, 0);

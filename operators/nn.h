@@ -23,7 +23,8 @@
   {"groups", RILL_ATTR_INT, 0, RILL_DEF_INT(1), "channel groups"},                              \
   {"dilations", RILL_ATTR_INTS, 0, {.type = RILL_ATTR_INTS, .n = 2, .list.ints = (int32_t[]){1, 1}}, \
    "dilation per spatial dim"},                                                                 \
-  {"data_format", RILL_ATTR_STRING, 0, RILL_DEF_STRING("NCHW"), "NCHW (or AnyLayout); NHWC unimplemented"}, \
+  {"data_format", RILL_ATTR_STRING, 0, RILL_DEF_STRING("NCHW"),                                \
+   "NCHW (or AnyLayout), or NHWC (conv2d, depthwise_conv2d; the others refuse it: UNIMPLEMENTED)"}, \
   {"use_cudnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},            \
   {"use_mkldnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},           \
   {"workspace_size_MB", RILL_ATTR_INT, RILL_ATTR_EXTRA, RILL_DEF_INT(512), "ignored"},           \
@@ -240,7 +241,7 @@ static inline bool rill_nn_conv_geom_fmt(const rill_attr_value *attrs, bool tran
     snprintf(err, errsz, "input Filter must be 4-D, has rank %d", (int)f->n);
     return false;
   }
-  if (nhwc && (transpose || !allow_nhwc)) {
+  if (nhwc && !allow_nhwc) {
     snprintf(err, errsz, "data_format NHWC is not supported by this op (UNIMPLEMENTED): use NCHW");
     return false;
   }
@@ -317,9 +318,10 @@ static inline bool rill_nn_conv_geom_fmt(const rill_attr_value *attrs, bool tran
   g->oh = in[0];
   g->ow = in[1];
   g->c = f->d[1] >= 0 ? f->d[1] * groups : -1;
-  if (x->d[1] >= 0 && f->d[0] >= 0 && x->d[1] != f->d[0]) {
+  int64_t xc = x->d[nhwc ? 3 : 1];
+  if (xc >= 0 && f->d[0] >= 0 && xc != f->d[0]) {
     snprintf(err, errsz, "input Input has %lld channels but Filter's first dim is %lld",
-             (long long)x->d[1], (long long)f->d[0]);
+             (long long)xc, (long long)f->d[0]);
     return false;
   }
   if (g->m >= 0 && g->m % groups) {
@@ -377,6 +379,11 @@ static inline bool rill_nn_conv_geom(const rill_attr_value *attrs, bool transpos
 /* The conv output's dims: [N, M, OH, OW], or [N, OH, OW, M] for NHWC. */
 static inline rill_dims rill_nn_conv_out_dims(const rill_conv_geom *g) {
   return g->nhwc ? (rill_dims){4, {g->n, g->oh, g->ow, g->m}} : (rill_dims){4, {g->n, g->m, g->oh, g->ow}};
+}
+
+/* A transposed conv's Output dims (the image side): [N, C, H, W], or [N, H, W, C] for NHWC. */
+static inline rill_dims rill_nn_convt_out_dims(const rill_conv_geom *g) {
+  return g->nhwc ? (rill_dims){4, {g->n, g->h, g->w, g->c}} : (rill_dims){4, {g->n, g->c, g->h, g->w}};
 }
 
 /* The forward geometry of a conv's Input x and Filter f (inputs 0 and 1) at shape

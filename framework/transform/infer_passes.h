@@ -8,6 +8,7 @@
 #ifndef RILL_FRAMEWORK_TRANSFORM_INFER_PASSES_H
 #define RILL_FRAMEWORK_TRANSFORM_INFER_PASSES_H
 
+#include <stdbool.h>
 #include "framework/data/scope.h"
 #include "framework/program/program.h"
 
@@ -34,9 +35,11 @@ rill_status *rill_pass_fuse_conv(rill_program *program, size_t *count);
 rill_status *rill_pass_fuse_fc(rill_program *program, size_t *count);
 rill_status *rill_pass_inplace(rill_program *program, size_t *count);
 /* INT8: the patterns of int8_patterns (a float op over fake-quantized levels and its
- * dequantizer) -> one int8 op, where the weight in `params` holds integer levels. Called
- * directly it rewrites whatever the CPU (the int8 op runs everywhere). */
-rill_status *rill_pass_int8(rill_program *program, rill_scope *params, size_t *count);
+ * dequantizer) -> one int8 op, where the weight in `params` holds integer levels; a
+ * depthwise conv (groups each reading one input channel) only when `depthwise`. Called
+ * directly it rewrites whatever the CPU (the int8 op runs everywhere); rill_infer_passes
+ * leaves depthwise convs as they are, where the int8 kernel is slower. */
+rill_status *rill_pass_int8(rill_program *program, rill_scope *params, bool depthwise, size_t *count);
 /* INT8, second step: a fake quantize op with a given scale (is_test) whose levels only
  * int8 ops read is removed, and those ops read its float input and its scale
  * (InScale), quantizing as they read (doc/design/int8.md). */

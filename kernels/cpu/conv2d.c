@@ -1,5 +1,6 @@
-/* CPU kernels of conv2d, depthwise_conv2d, conv2d_transpose and their gradients (NCHW),
- * all on the engine in conv_impl.inc (see kernels/cpu/conv.h for the paths). */
+/* CPU kernels of conv2d, depthwise_conv2d, conv2d_transpose and their gradients (NCHW, and
+ * NHWC through transposes), all on the engine in conv_impl.inc (see kernels/cpu/conv.h for
+ * the paths). */
 #include <cblas.h>
 #include <limits.h>
 #include <math.h>
@@ -1345,7 +1346,8 @@ static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
 }
 
 /* conv2d_transpose: its Output is the image of the equivalent conv, its Input the conv
- * output, so the forward is the conv's data gradient. */
+ * output, so the forward is the conv's data gradient. NHWC runs between transposes as
+ * conv2d's does (rill_swap_last2), with the roles of the two sides exchanged. */
 static rill_status *convt_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   conv_dev = ctx->dev;
   conv_threads = rill_dev_threads(ctx->dev);
@@ -1356,14 +1358,28 @@ static rill_status *convt_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   if (rill_kin(ctx, 2, 0))
     return rill_kernel_error(ctx, "the Bias input is not supported: add the bias with elementwise_add");
   rill_conv_geom g;
-  RILL_TRY(conv_geom_for(ctx, true, false, x, f, &g));
-  rill_dims od = {4, {g.n, g.c, g.h, g.w}};
+  RILL_TRY(conv_geom_for(ctx, true, true, x, f, &g));
+  rill_dims od = rill_nn_convt_out_dims(&g);
   RILL_TRY(rill_kout_check_dims(ctx, 0, 0, y, &od));
   if (rill_overlaps(rill_tensor_ptr(y), rill_tensor_nbytes(y), rill_tensor_ptr(x), rill_tensor_nbytes(x)))
     return rill_kernel_error(ctx, "output Output (%s) must not share memory with Input (%s)",
                              rill_kout_name(ctx, 0, 0), rill_kin_name(ctx, 0, 0));
-  bool ok = ENGINE(dt, conv_bwd_data, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(y),
-                   conv_pick(&g));
+  if (!g.nhwc)
+    return ENGINE(dt, conv_bwd_data, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(y),
+                  conv_pick(&g))
+               ? NULL
+               : rill_oom();
+  /* NHWC: Input [N, OH, OW, M] and Output [N, H, W, C] through NCHW copies */
+  int64_t hw = g.h * g.w, ohw = g.oh * g.ow;
+  void *xs = rill_layout_scratch(dt, g.n * g.m * ohw), *ys = rill_layout_scratch(dt, g.n * g.c * hw);
+  bool ok = xs && ys;
+  if (ok) {
+    rill_swap_last2(dt, rill_tensor_ptr(x), xs, g.n, ohw, g.m);
+    ok = ENGINE(dt, conv_bwd_data, &g, xs, rill_tensor_ptr(f), ys, conv_pick(&g));
+  }
+  if (ok) rill_swap_last2(dt, ys, rill_tensor_ptr(y), g.n, g.c, hw);
+  rill_free(xs);
+  rill_free(ys);
   return ok ? NULL : rill_oom();
 }
 
@@ -1375,18 +1391,37 @@ static rill_status *convt_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   RILL_TRY(rill_kin_need(ctx, 1, 0, dt, &f));
   RILL_TRY(rill_kin_need(ctx, 3, 0, dt, &dy));
   rill_conv_geom g;
-  RILL_TRY(conv_geom_for(ctx, true, false, x, f, &g));
-  rill_dims od = {4, {g.n, g.c, g.h, g.w}};
+  RILL_TRY(conv_geom_for(ctx, true, true, x, f, &g));
+  rill_dims od = rill_nn_convt_out_dims(&g);
   RILL_TRY(check_dy(ctx, dy, &od));
   RILL_TRY(grad_out(ctx, 0, dt, &x->dims, &dx));
   RILL_TRY(grad_out(ctx, 1, dt, &f->dims, &df));
+  if (!dx && !df) return NULL;
   int path = conv_pick(&g);
-  if (dx && !ENGINE(dt, conv_fwd, &g, rill_tensor_ptr(dy), rill_tensor_ptr(f), rill_tensor_ptr(dx), path))
-    return rill_oom();
-  if (df && !ENGINE(dt, conv_bwd_filter, &g, rill_tensor_ptr(dy), rill_tensor_ptr(x),
-                    rill_tensor_ptr(df), path))
-    return rill_oom();
-  return NULL;
+  /* NHWC: Output@GRAD [N, H, W, C], Input and Input@GRAD [N, OH, OW, M] through NCHW
+   * copies; Filter@GRAD needs none */
+  int64_t hw = g.h * g.w, ohw = g.oh * g.ow;
+  void *dys = NULL, *xs = NULL, *dxs = NULL;
+  bool ok = true;
+  if (g.nhwc) {
+    dys = rill_layout_scratch(dt, g.n * g.c * hw);
+    xs = df ? rill_layout_scratch(dt, g.n * g.m * ohw) : NULL;
+    dxs = dx ? rill_layout_scratch(dt, g.n * g.m * ohw) : NULL;
+    ok = dys && (!df || xs) && (!dx || dxs);
+    if (ok) {
+      rill_swap_last2(dt, rill_tensor_ptr(dy), dys, g.n, hw, g.c);
+      if (xs) rill_swap_last2(dt, rill_tensor_ptr(x), xs, g.n, ohw, g.m);
+    }
+  }
+  const void *dyp = g.nhwc ? dys : rill_tensor_ptr(dy), *xp = g.nhwc ? xs : rill_tensor_ptr(x);
+  void *dxp = g.nhwc ? dxs : dx ? rill_tensor_ptr(dx) : NULL;
+  if (ok && dx) ok = ENGINE(dt, conv_fwd, &g, dyp, rill_tensor_ptr(f), dxp, path);
+  if (ok && df) ok = ENGINE(dt, conv_bwd_filter, &g, dyp, xp, rill_tensor_ptr(df), path);
+  if (ok && dx && g.nhwc) rill_swap_last2(dt, dxs, rill_tensor_ptr(dx), g.n, g.m, ohw);
+  rill_free(dys);
+  rill_free(xs);
+  rill_free(dxs);
+  return ok ? NULL : rill_oom();
 }
 
 rill_status *rill_cpu_conv2d_fp32(rill_kernel_ctx *ctx) { return conv_forward(ctx, RILL_DTYPE_FP32, NULL); }

@@ -189,14 +189,36 @@ rill_i8_quant rill_i8_quant_make(float s, int bit_length, int round_type) {
                          .round_type = round_type};
 }
 
+#if RILL_X86_SIMD
+/* quant_to_i8's round_type 1 over the first multiple of 16 of n with AVX-512: the count
+ * done; *ok false when a level there is outside int8. */
+RILL_AVX512_BEGIN
+static int64_t quant_to_i8_avx512(const float *x, int64_t n, const rill_i8_quant *q, int8_t *out, bool *ok) {
+  const __m512 sv = _mm512_set1_ps(q->s), ns = _mm512_set1_ps(-q->s), binv = _mm512_set1_ps(q->bin * q->inv);
+  const __m512 lo = _mm512_set1_ps(-128.0f), hi = _mm512_set1_ps(127.0f);
+  __mmask16 good = 0xffff;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512 l = rill_quant16_away(_mm512_loadu_ps(x + i), sv, ns, binv);
+    good &= _mm512_cmp_ps_mask(l, lo, _CMP_GE_OQ) & _mm512_cmp_ps_mask(l, hi, _CMP_LE_OQ);
+    _mm_storeu_si128((__m128i *)(out + i), _mm512_cvtsepi32_epi8(_mm512_cvttps_epi32(l)));
+  }
+  *ok = good == 0xffff;
+  return i;
+}
+RILL_AVX512_END
+#endif
+
 /* n floats to their int8 levels under q (a folded fake quantize op): false when a level
  * is not in [-128, 127] (that value then stored as anything). round_type 1 takes 16 at
- * a time with SSE2, rill_quant4_away's lanes being the scalar arithmetic. */
+ * a time with AVX-512 or SSE2, rill_quant16_away's and rill_quant4_away's lanes being
+ * the scalar arithmetic. */
 static bool quant_to_i8(const float *x, int64_t n, const rill_i8_quant *q, int8_t *out) {
   int64_t i = 0;
   bool ok = true;
 #if RILL_X86_SIMD
-  if (q->round_type == 1) {
+  if (q->round_type == 1 && rill_cpu_avx512()) i = quant_to_i8_avx512(x, n, q, out, &ok);
+  else if (q->round_type == 1) {
     const __m128 sv = _mm_set1_ps(q->s), ns = _mm_set1_ps(-q->s), binv = _mm_set1_ps(q->bin * q->inv);
     const __m128 lo = _mm_set1_ps(-128.0f), hi = _mm_set1_ps(127.0f);
     __m128 good = _mm_castsi128_ps(_mm_set1_epi32(-1));

@@ -51,6 +51,11 @@ static inline float rill_quant_one(float x, float s, float inv, float bin, int r
   return rill_round_half_away(bin * inv * c);
 }
 
+/* n levels of x under scale s (bin the range) into out, dequantized (q * s / bin) when
+ * dq: the fake quantize ops' loop, at the widest vector level the CPU runs for
+ * round_type 1 (kernels/cpu/fake_quantize.c). */
+void rill_quant_span(const float *x, float *out, int64_t n, float s, float bin, int round_type, bool dq);
+
 #if RILL_X86_SIMD
 /* round_type 1 for 4 lanes with SSE2 (the x86-64 baseline), each lane the IEEE
  * operations of rill_quant_one and rill_round_half_away in the same order: min / max
@@ -68,6 +73,39 @@ static inline __m128 rill_quant4_away(__m128 x, __m128 s, __m128 ns, __m128 binv
   r = _mm_or_ps(_mm_andnot_ps(sign, r), _mm_and_ps(y, sign));
   return _mm_or_ps(_mm_and_ps(small, r), _mm_andnot_ps(small, y));
 }
+
+/* rill_quant4_away on 8 lanes (AVX2) and on 16 (AVX-512, the selections by mask): the
+ * same operations lane for lane, so every width gives the scalar levels to the bit.
+ * Callers reach them only behind rill_cpu_avx2() / rill_cpu_avx512(). */
+RILL_AVX2_BEGIN
+static inline __m256 rill_quant8_away(__m256 x, __m256 s, __m256 ns, __m256 binv) {
+  const __m256 sign = _mm256_set1_ps(-0.0f), half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f);
+  __m256 c = _mm256_max_ps(ns, _mm256_min_ps(s, x));
+  __m256 y = _mm256_mul_ps(binv, c);
+  __m256 small = _mm256_cmp_ps(_mm256_andnot_ps(sign, y), _mm256_set1_ps(8388608.0f), _CMP_LT_OQ);
+  __m256 ys = _mm256_and_ps(y, small);
+  __m256 t = _mm256_cvtepi32_ps(_mm256_cvttps_epi32(ys));
+  __m256 up = _mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_sub_ps(ys, t)), half, _CMP_GE_OQ);
+  __m256 r = _mm256_add_ps(t, _mm256_and_ps(up, _mm256_or_ps(_mm256_and_ps(ys, sign), one)));
+  r = _mm256_or_ps(_mm256_andnot_ps(sign, r), _mm256_and_ps(y, sign));
+  return _mm256_blendv_ps(y, r, small);
+}
+RILL_AVX2_END
+
+RILL_AVX512_BEGIN
+static inline __m512 rill_quant16_away(__m512 x, __m512 s, __m512 ns, __m512 binv) {
+  const __m512 sign = _mm512_set1_ps(-0.0f), half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f);
+  __m512 c = _mm512_max_ps(ns, _mm512_min_ps(s, x));
+  __m512 y = _mm512_mul_ps(binv, c);
+  __mmask16 small = _mm512_cmp_ps_mask(_mm512_andnot_ps(sign, y), _mm512_set1_ps(8388608.0f), _CMP_LT_OQ);
+  __m512 ys = _mm512_maskz_mov_ps(small, y);
+  __m512 t = _mm512_cvtepi32_ps(_mm512_cvttps_epi32(ys));
+  __mmask16 up = _mm512_cmp_ps_mask(_mm512_andnot_ps(sign, _mm512_sub_ps(ys, t)), half, _CMP_GE_OQ);
+  __m512 r = _mm512_add_ps(t, _mm512_maskz_mov_ps(up, _mm512_or_ps(_mm512_and_ps(ys, sign), one)));
+  r = _mm512_or_ps(_mm512_andnot_ps(sign, r), _mm512_and_ps(y, sign));
+  return _mm512_mask_mov_ps(y, small, r);
+}
+RILL_AVX512_END
 #endif
 
 #endif

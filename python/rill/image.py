@@ -267,11 +267,11 @@ def _pair(v, what, layer, n=2):
     raise ValueError('%s: %s must be an int or a list of %d ints, got %r' % (layer, what, n, v))
 
 
-def _paddings4(v, what, layer):
-    """An int, [p_h, p_w] or [top, left, bottom, right] as 4 ints."""
-    if isinstance(v, (list, tuple)) and len(v) == 2:
-        return _pair(v, what, layer) * 2
-    return _pair(v, what, layer, 4)
+def _paddings_tlbr(v, what, layer):
+    """unfold's and im2sequence's paddings (read by layers._paddings: an int, [p_h, p_w]
+    or 4 ints) as [top, left, bottom, right]: 4 ints are taken in that order."""
+    p, _ = layers._paddings(v, 2, layer, what, explicit_only=True)
+    return p * 2 if len(p) == 2 else p
 
 
 def unfold(x, kernel_sizes, strides=1, paddings=0, dilations=1, name=None):
@@ -281,7 +281,7 @@ def unfold(x, kernel_sizes, strides=1, paddings=0, dilations=1, name=None):
     _float_nchw(x, 'x', 'unfold')
     attrs = {'kernel_sizes': _pair(kernel_sizes, 'kernel_sizes', 'unfold'),
              'strides': _pair(strides, 'strides', 'unfold'),
-             'paddings': _paddings4(paddings, 'paddings', 'unfold'),
+             'paddings': _paddings_tlbr(paddings, 'paddings', 'unfold'),
              'dilations': _pair(dilations, 'dilations', 'unfold')}
     h = layers._Helper('unfold', name)
     out = h.tmp(x.dtype.name)
@@ -298,7 +298,7 @@ def im2sequence(input, filter_size=1, stride=1, padding=0, input_image_size=None
     _float_nchw(input, 'input', 'im2sequence')
     attrs = {'kernels': _pair(filter_size, 'filter_size', 'im2sequence'),
              'strides': _pair(stride, 'stride', 'im2sequence'),
-             'paddings': _paddings4(padding, 'padding', 'im2sequence')}
+             'paddings': _paddings_tlbr(padding, 'padding', 'im2sequence')}
     inputs = {'X': input}
     if input_image_size is not None:
         if not isinstance(input_image_size, Variable):

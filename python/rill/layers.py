@@ -3,6 +3,7 @@ their initializer ops in the startup program); nothing runs until an Executor ru
 program. Output shapes come from the ops' shape inference in C."""
 
 import copy
+import numbers
 
 import numpy as np
 
@@ -289,14 +290,15 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
     if c <= 0 or c % groups:
         raise ValueError('conv2d: %d input channels do not divide into %d groups' % (c, groups))
     fs = _pair(filter_size, 'filter_size')
+    paddings, alg = _paddings(padding, 2, 'conv2d', channel_last=channel_last)
     std = (2.0 / (fs[0] * fs[1] * c)) ** 0.5
     w = h.param(param_attr, [num_filters, c // groups] + fs, input.dtype.name,
                 default_initializer=_NormalInit(0.0, std, 0))
     pre = h.tmp(input.dtype.name)
     h.append('conv2d', {'Input': input, 'Filter': w}, {'Output': pre},
-             {'strides': _pair(stride, 'stride'), 'paddings': _pair(padding, 'padding'),
-              'dilations': _pair(dilation, 'dilation'), 'groups': groups,
-              'data_format': data_format})
+             {'strides': _pair(stride, 'stride'), 'paddings': paddings,
+              'padding_algorithm': alg, 'dilations': _pair(dilation, 'dilation'),
+              'groups': groups, 'data_format': data_format})
     pre = h.bias(pre, bias_attr, num_filters, 3 if channel_last else 1, input.dtype.name)
     return h.act(pre, act)
 
@@ -348,30 +350,73 @@ def _ntuple(v, n, what):
     return [int(v)] * n
 
 
-def _conv3d_padding(padding, layer, channel_last=False):
-    """Fluid 1.x's conv3d paddings: 'SAME' / 'VALID', an int, 3 ints, 6 ints (front, back,
-    top, bottom, left, right) or 5 pairs over NCDHW (NDHWC when channel_last). Returns
-    (paddings, padding_algorithm); 6 symmetric values collapse to 3, as Paddle writes them."""
+def _padding_forms(nd, explicit_only):
+    """The padding forms an nd-D layer takes, for its error messages."""
+    if explicit_only:
+        return 'an int, %d ints or %d ints' % (nd, 2 * nd)
+    return ("'SAME', 'VALID', an int, %d ints (one per spatial dim), %d ints (before and "
+            "after each spatial dim) or %d [before, after] pairs over the input's dims in "
+            "its layout ([0, 0] for batch and channels)" % (nd, 2 * nd, nd + 2))
+
+
+def _is_int(v):
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
+def _paddings(padding, nd, layer, what='padding', channel_last=False, explicit_only=False):
+    """Fluid 1.8's padding argument of an nd-D conv or pool layer (`what` names it):
+    'SAME' / 'VALID' (any case), an int, nd ints, 2 * nd ints (before and after each
+    spatial dim: top, bottom, left, right in 2-D) or nd + 2 [before, after] pairs over the
+    input's dims, channels first or (channel_last) last, whose batch and channel pairs are
+    [0, 0]. Returns (paddings, padding_algorithm) as Paddle 1.8.5 writes them: nd zeros
+    for SAME / VALID, 2 * nd values collapsed to nd when each dim's two are equal.
+    explicit_only (unfold, im2sequence) takes ints only and keeps 2 * nd values as given.
+    Anything else raises ValueError (TypeError for a value of the wrong type) naming the
+    layer and the argument and listing the forms."""
+    def bad(cls, why):
+        return cls('%s: %s %r %s; %s takes %s' % (layer, what, padding, why, what,
+                                                   _padding_forms(nd, explicit_only)))
+
     if isinstance(padding, str):
         alg = padding.upper()
-        if alg not in ('SAME', 'VALID'):
-            raise ValueError("%s: unknown padding %r: it can only be 'SAME' or 'VALID'" %
-                             (layer, padding))
-        return [0, 0, 0], alg
-    if isinstance(padding, (list, tuple)) and len(padding) == 5 and \
-            isinstance(padding[0], (list, tuple)):
-        c = 4 if channel_last else 1
-        if list(padding[0]) != [0, 0] or list(padding[c]) != [0, 0]:
-            raise ValueError('%s: non-zero padding %r in the batch or channel dimensions is '
-                             'not supported' % (layer, padding))
-        spatial = padding[1:4] if channel_last else padding[2:5]
-        padding = [int(e) for pair in spatial for e in pair]
-    if isinstance(padding, (list, tuple)) and len(padding) == 6:
-        p = [int(e) for e in padding]
-        if p[0] == p[1] and p[2] == p[3] and p[4] == p[5]:
-            return [p[0], p[2], p[4]], 'EXPLICIT'
-        return p, 'EXPLICIT'
-    return _ntuple(padding, 3, '%s: padding' % layer), 'EXPLICIT'
+        if explicit_only or alg not in ('SAME', 'VALID'):
+            raise bad(ValueError, 'is not a padding algorithm')
+        return [0] * nd, alg
+    if _is_int(padding):
+        flat = [padding] * nd
+    elif isinstance(padding, (list, tuple)):
+        flat = list(padding)
+        if not explicit_only and len(flat) == nd + 2 and \
+                any(isinstance(e, (list, tuple)) for e in flat):
+            if not all(isinstance(e, (list, tuple)) and len(e) == 2 for e in flat):
+                raise bad(ValueError, 'mixes [before, after] pairs with other values')
+            c = nd + 1 if channel_last else 1
+            if any(list(flat[i]) != [0, 0] for i in (0, c)):
+                raise bad(ValueError, 'pads the batch or channel dim (their pairs must be '
+                                      '[0, 0])')
+            spatial = flat[1:nd + 1] if channel_last else flat[2:]
+            flat = [e for pair in spatial for e in pair]
+        elif len(flat) not in (nd, 2 * nd):
+            raise bad(ValueError, 'has %d values' % len(flat))
+        for e in flat:
+            if not _is_int(e):
+                raise bad(TypeError, 'holds %r, not an int' % (e,))
+    else:
+        raise bad(TypeError, 'is a %s' % type(padding).__name__)
+    flat = [int(e) for e in flat]
+    if any(e < 0 for e in flat):
+        raise bad(ValueError, 'holds a negative value')
+    if not explicit_only and len(flat) == 2 * nd and \
+            all(flat[2 * i] == flat[2 * i + 1] for i in range(nd)):
+        flat = flat[::2]
+    return flat, 'EXPLICIT'
+
+
+def _paddings_per_side(paddings, nd):
+    """_paddings' result for nd spatial dims as before and after each dim."""
+    if len(paddings) == 2 * nd:
+        return list(paddings)
+    return [e for p in paddings for e in (p, p)]
 
 
 def conv3d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, groups=None,
@@ -399,7 +444,7 @@ def conv3d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
     if c % g:
         raise ValueError('conv3d: %d input channels do not divide into %d groups' % (c, g))
     fs = _ntuple(filter_size, 3, 'conv3d: filter_size')
-    paddings, alg = _conv3d_padding(padding, 'conv3d', channel_last)
+    paddings, alg = _paddings(padding, 3, 'conv3d', channel_last=channel_last)
     std = (2.0 / (fs[0] * fs[1] * fs[2] * c)) ** 0.5
     w = h.param(param_attr, [num_filters, c // g] + fs, input.dtype.name,
                 default_initializer=_NormalInit(0.0, std, 0))
@@ -413,39 +458,12 @@ def conv3d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
     return h.act(pre, act)
 
 
-def _pool2d_padding(padding, ceil_mode, channel_last):
-    """Fluid 1.x's pool2d paddings: 'SAME' / 'VALID' ('VALID' refusing ceil_mode), an int,
-    2 ints, 4 ints (top, bottom, left, right) or 4 pairs over NCHW (NHWC when
-    channel_last). Returns (paddings, padding_algorithm); 4 symmetric values collapse to
-    2, as Paddle writes them."""
-    if isinstance(padding, str):
-        alg = padding.upper()
-        if alg not in ('SAME', 'VALID'):
-            raise ValueError("pool2d: unknown pool_padding %r: it can only be 'SAME' or "
-                             "'VALID'" % (padding,))
-        if alg == 'VALID' and ceil_mode:
-            raise ValueError("pool2d: ceil_mode must be False when pool_padding is 'VALID'")
-        return [0, 0], alg
-    if isinstance(padding, (list, tuple)) and len(padding) == 4:
-        if isinstance(padding[0], (list, tuple)):
-            c = 3 if channel_last else 1
-            if list(padding[0]) != [0, 0] or list(padding[c]) != [0, 0]:
-                raise ValueError('pool2d: non-zero pool_padding %r in the batch or channel '
-                                 'dimensions is not supported' % (padding,))
-            spatial = padding[1:3] if channel_last else padding[2:4]
-            padding = [e for pair in spatial for e in pair]
-        p = [int(e) for e in padding]
-        if p[0] == p[1] and p[2] == p[3]:
-            return [p[0], p[2]], 'EXPLICIT'
-        return p, 'EXPLICIT'
-    return _pair(padding, 'pool2d: pool_padding'), 'EXPLICIT'
-
-
 def pool2d(input, pool_size=-1, pool_type='max', pool_stride=1, pool_padding=0,
            global_pooling=False, use_cudnn=True, ceil_mode=False, name=None, exclusive=True,
            data_format='NCHW'):
     """Fluid 1.x's pool2d (NCHW, or NHWC with channels last): max or avg over pool_size
-    windows, paddings as Paddle 1.8 reads them (_pool2d_padding)."""
+    windows, pool_padding as conv2d's padding (_paddings; 'VALID' refusing ceil_mode, as
+    Paddle)."""
     if pool_type not in ('max', 'avg'):
         raise ValueError("pool2d: pool_type must be 'max' or 'avg', got %r" % (pool_type,))
     if not global_pooling and pool_size == -1:
@@ -453,7 +471,9 @@ def pool2d(input, pool_size=-1, pool_type='max', pool_stride=1, pool_padding=0,
     if data_format not in ('NCHW', 'NHWC'):
         raise ValueError("pool2d: data_format must be 'NCHW' or 'NHWC', got %r" %
                          (data_format,))
-    paddings, alg = _pool2d_padding(pool_padding, ceil_mode, data_format == 'NHWC')
+    paddings, alg = _paddings(pool_padding, 2, 'pool2d', 'pool_padding', data_format == 'NHWC')
+    if alg == 'VALID' and ceil_mode:
+        raise ValueError("pool2d: ceil_mode must be False when pool_padding is 'VALID'")
     h = _Helper('pool2d', name)
     out = h.tmp(input.dtype.name)
     ks = _pair(pool_size if pool_size != -1 else 1, 'pool_size')
@@ -517,8 +537,8 @@ def conv3d_transpose(input, num_filters, output_size=None, filter_size=None, pad
         raise ValueError('conv3d_transpose: use_cudnn must be True or False')
     stride = _ntuple(stride, 3, 'conv3d_transpose: stride')
     dilation = _ntuple(dilation, 3, 'conv3d_transpose: dilation')
-    paddings, alg = _conv3d_padding(padding, 'conv3d_transpose', channel_last)
-    six = paddings if len(paddings) == 6 else [e for p in paddings for e in (p, p)]
+    paddings, alg = _paddings(padding, 3, 'conv3d_transpose', channel_last=channel_last)
+    six = _paddings_per_side(paddings, 3)
     spatial = input.shape[1:4] if channel_last else input.shape[2:5]
     if filter_size is None:
         if output_size is None:
@@ -583,9 +603,9 @@ def pool3d(input, pool_size=-1, pool_type='max', pool_stride=1, pool_padding=0,
         raise ValueError("pool3d: data_format must be 'NCDHW' or 'NDHWC', got %r" %
                          (data_format,))
     _check_var(input, 'input', 'pool3d')
-    if isinstance(pool_padding, str) and pool_padding.upper() == 'VALID' and ceil_mode:
+    paddings, alg = _paddings(pool_padding, 3, 'pool3d', 'pool_padding', data_format == 'NDHWC')
+    if alg == 'VALID' and ceil_mode:
         raise ValueError("pool3d: pool_padding 'VALID' needs ceil_mode False")
-    paddings, alg = _conv3d_padding(pool_padding, 'pool3d', data_format == 'NDHWC')
     h = _Helper('pool3d', name)
     out = h.tmp(input.dtype.name)
     h.append('pool3d', {'X': input}, {'Out': out},
@@ -2278,42 +2298,47 @@ def fill_constant_batch_size_like(input, shape, dtype, value, input_dim_idx=0,
 def conv2d_transpose(input, num_filters, output_size=None, filter_size=None, padding=0,
                      stride=1, dilation=1, groups=None, param_attr=None, bias_attr=None,
                      use_cudnn=True, act=None, name=None, data_format='NCHW'):
-    """Fluid 1.x's conv2d_transpose (NCHW): Filter [C_in, num_filters / groups, kh, kw]
-    (Xavier by default), the bias added along dim 1. filter_size may be left out when
-    output_size is given; it is then derived as Fluid derives it."""
+    """Fluid 1.x's conv2d_transpose (NCHW, or NHWC with channels last): Filter [C_in,
+    num_filters / groups, kh, kw] (Xavier by default), the bias added along the channel
+    dim; padding as conv2d's (_paddings). filter_size may be left out when output_size is
+    given; it is then derived as Fluid derives it (from the paddings as given, 0 for SAME
+    and VALID)."""
     h = _Helper('conv2d_transpose', name)
     _check_var(input, 'input', 'conv2d_transpose')
-    if data_format != 'NCHW':
-        raise core.error_class('UNIMPLEMENTED')(
-            "conv2d_transpose: data_format %r; rill's kernel takes NCHW" % (data_format,))
+    if data_format not in ('NCHW', 'NHWC'):
+        raise ValueError("conv2d_transpose: data_format must be 'NCHW' or 'NHWC', got %r" %
+                         (data_format,))
+    channel_last = data_format == 'NHWC'
     if len(input.shape) != 4:
-        raise ValueError('conv2d_transpose: input %s must be 4-D NCHW, got shape %s' %
-                         (input.name, input.shape))
-    c = input.shape[1]
+        raise ValueError('conv2d_transpose: input %s must be 4-D %s, got shape %s' %
+                         (input.name, data_format, input.shape))
+    c = input.shape[3 if channel_last else 1]
     groups = groups or 1
     if c <= 0 or c % groups:
         raise ValueError('conv2d_transpose: %d input channels do not divide into %d groups' %
                          (c, groups))
-    st, pd, dl = _pair(stride, 'stride'), _pair(padding, 'padding'), _pair(dilation, 'dilation')
+    st, dl = _pair(stride, 'stride'), _pair(dilation, 'dilation')
+    pd, alg = _paddings(padding, 2, 'conv2d_transpose', channel_last=channel_last)
     if filter_size is None:
         if output_size is None:
             raise ValueError('conv2d_transpose: give filter_size or output_size')
         osz = _pair(output_size, 'output_size')
-        hw = input.shape[2:]
+        hw = input.shape[1:3] if channel_last else input.shape[2:]
         if any(d <= 0 for d in hw):
             raise ValueError('conv2d_transpose: filter_size is needed when the input extents '
                              '%s are unknown' % (list(hw),))
-        fs = [(osz[i] - (hw[i] - 1) * st[i] + 2 * pd[i] - 1) // dl[i] + 1 for i in range(2)]
+        four = _paddings_per_side(pd, 2)
+        fs = [(osz[i] - (hw[i] - 1) * st[i] + four[2 * i] + four[2 * i + 1] - 1) // dl[i] + 1
+              for i in range(2)]
     else:
         fs = _pair(filter_size, 'filter_size')
     w = h.param(param_attr, [c, num_filters // groups] + fs, input.dtype.name)
     pre = h.tmp(input.dtype.name)
-    attrs = {'strides': st, 'paddings': pd, 'dilations': dl, 'groups': groups,
-             'data_format': data_format}
-    if output_size is not None:
-        attrs['output_size'] = _pair(output_size, 'output_size')
+    attrs = {'output_size': [] if output_size is None else _pair(output_size, 'output_size'),
+             'strides': st, 'paddings': pd, 'padding_algorithm': alg, 'dilations': dl,
+             'groups': groups, 'data_format': data_format}
     h.append('conv2d_transpose', {'Input': input, 'Filter': w}, {'Output': pre}, attrs)
-    pre = h.bias(pre, bias_attr, num_filters, 1, input.dtype.name)
+    pre = h.bias(pre, bias_attr, num_filters, 3 if channel_last else 1, input.dtype.name)
     return h.act(pre, act)
 
 

@@ -459,20 +459,125 @@ Test(conv2d, nhwc_reads_channels_from_the_last_dim) {
   op_harness_destroy(h);
 }
 
-Test(conv2d_transpose, nhwc_is_unimplemented) {
-  const char *ops[] = {"conv2d_transpose", "conv2d_fusion"};
-  for (size_t i = 0; i < 2; i++) {
-    op_harness *h = harness(ops[i]);
-    bind_input(h, "Input", "x", RILL_DTYPE_FP32, DIMS(1, 8, 8, 4), NULL);
-    bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(4, 4, 3, 3), NULL);
-    if (i) bind_input(h, "Bias", "b", RILL_DTYPE_FP32, DIMS(4), NULL);
-    OK(op_harness_output(h, "Output", "y"));
-    OK(op_harness_attr_string(h, "data_format", "NHWC"));
-    rill_status *st = op_harness_infer(h);
-    cr_assert_eq(rill_status_code(st), RILL_UNIMPLEMENTED, "%s", ops[i]);
-    EXPECT_ERROR(st, ops[i], "NHWC");
+Test(conv2d_fusion, nhwc_is_unimplemented) {
+  op_harness *h = harness("conv2d_fusion");
+  bind_input(h, "Input", "x", RILL_DTYPE_FP32, DIMS(1, 8, 8, 4), NULL);
+  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(4, 4, 3, 3), NULL);
+  bind_input(h, "Bias", "b", RILL_DTYPE_FP32, DIMS(4), NULL);
+  OK(op_harness_output(h, "Output", "y"));
+  OK(op_harness_attr_string(h, "data_format", "NHWC"));
+  rill_status *st = op_harness_infer(h);
+  cr_assert_eq(rill_status_code(st), RILL_UNIMPLEMENTED);
+  EXPECT_ERROR(st, "conv2d_fusion", "NHWC");
+  op_harness_destroy(h);
+}
+
+/* conv2d_transpose in both layouts, forward then gradient, in dtype t; Input x and
+ * Output@GRAD dy (float64, in that layout) are converted to t, the outputs copied back
+ * into y, dx, dw as float64. */
+static void run_convt_layout(const conv_cfg *c, bool nhwc, rill_dtype t, const double *x, const double *w,
+                             const double *dy, double *y, double *dx, double *dw) {
+  int64_t oh, ow;
+  convt_out_size(c, &oh, &ow);
+  const int64_t xd[4] = {c->n, nhwc ? c->h : c->c, nhwc ? c->w : c->h, nhwc ? c->c : c->w};
+  const int64_t yd[4] = {c->n, nhwc ? oh : c->m, nhwc ? ow : oh, nhwc ? c->m : ow};
+  const int64_t wd[4] = {c->c, c->m / c->groups, c->kh, c->kw};
+  int64_t nx = c->n * c->c * c->h * c->w, ny = c->n * c->m * oh * ow, nw = wd[0] * wd[1] * wd[2] * wd[3];
+  bool f32 = t == RILL_DTYPE_FP32;
+  float *xf = to_f32(x, nx), *wf = to_f32(w, nw), *dyf = to_f32(dy, ny);
+  for (int pass = 0; pass < 2; pass++) {
+    op_harness *h = harness(pass ? "conv2d_transpose_grad" : "conv2d_transpose");
+    bind_input(h, "Input", "x", t, xd, 4, f32 ? (const void *)xf : (const void *)x);
+    bind_input(h, "Filter", "w", t, wd, 4, f32 ? (const void *)wf : (const void *)w);
+    if (pass) {
+      bind_input(h, "Output@GRAD", "dy", t, yd, 4, f32 ? (const void *)dyf : (const void *)dy);
+      OK(op_harness_output(h, "Input@GRAD", "dx"));
+      OK(op_harness_output(h, "Filter@GRAD", "dw"));
+    } else {
+      OK(op_harness_output(h, "Output", "y"));
+    }
+    set_conv_attrs(h, c);
+    OK(op_harness_attr_string(h, "data_format", nhwc ? "NHWC" : "NCHW"));
+    OK(op_harness_run(h));
+    const char *names[] = {pass ? "dx" : "y", "dw"};
+    double *dsts[] = {pass ? dx : y, dw};
+    for (int k = 0; k < 1 + pass; k++) {
+      rill_tensor *r = op_harness_tensor(h, names[k]);
+      if (k == 0) expect_dims(r, pass ? xd : yd, 4);
+      else expect_dims(r, wd, 4);
+      size_t cnt = rill_tensor_nbytes(r) / (f32 ? sizeof(float) : sizeof(double));
+      for (size_t i = 0; i < cnt; i++)
+        dsts[k][i] = f32 ? (double)((const float *)rill_tensor_ptr(r))[i] : ((const double *)rill_tensor_ptr(r))[i];
+    }
     op_harness_destroy(h);
   }
+  free(xf);
+  free(wf);
+  free(dyf);
+}
+
+/* conv2d_transpose with NHWC equals NCHW on the same data transposed: Output, Input@GRAD
+ * and Filter@GRAD, in float32 and float64. */
+static void check_convt_nhwc(const conv_cfg *c) {
+  int64_t oh, ow;
+  convt_out_size(c, &oh, &ow);
+  int64_t hw = c->h * c->w, ohw = oh * ow, nx = c->n * c->c * hw, ny = c->n * c->m * ohw;
+  int64_t nw = c->c * (c->m / c->groups) * c->kh * c->kw;
+  double *x = calloc((size_t)nx, 8), *w = calloc((size_t)nw, 8), *dy = calloc((size_t)ny, 8);
+  double *y1 = calloc((size_t)ny, 8), *dx1 = calloc((size_t)nx, 8), *dw1 = calloc((size_t)nw, 8);
+  double *y2 = calloc((size_t)ny, 8), *dx2 = calloc((size_t)nx, 8), *dw2 = calloc((size_t)nw, 8);
+  fill_rand(x, nx, 31);
+  fill_rand(w, nw, 32);
+  fill_rand(dy, ny, 33);
+  double *xt = swap_last2(x, c->n, c->c, hw), *dyt = swap_last2(dy, c->n, c->m, ohw);
+  for (int dt = 0; dt < 2; dt++) {
+    rill_dtype t = dt ? RILL_DTYPE_FP64 : RILL_DTYPE_FP32;
+    double tol = dt ? 1e-12 : 1e-5;
+    run_convt_layout(c, false, t, x, w, dy, y1, dx1, dw1);
+    run_convt_layout(c, true, t, xt, w, dyt, y2, dx2, dw2);
+    double *y2n = swap_last2(y2, c->n, ohw, c->m), *dx2n = swap_last2(dx2, c->n, hw, c->c);
+    expect_close_f64(y2n, y1, ny, tol);
+    expect_close_f64(dx2n, dx1, nx, tol);
+    expect_close_f64(dw2, dw1, nw, tol);
+    free(y2n);
+    free(dx2n);
+  }
+  double *bufs[] = {x, w, dy, y1, dx1, dw1, y2, dx2, dw2, xt, dyt};
+  for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
+}
+
+Test(conv2d_transpose, nhwc_matches_nchw_on_transposed_data) {
+  /* plain; strided with groups and asymmetric paddings; dilated; output_size;
+   * output_padding; SAME and VALID; a 1x1 */
+  check_convt_nhwc(CFG(2, 3, 4, 5, 2, 3, 3, 1, 1, 1, 1, 1, 2, {1, 1}));
+  check_convt_nhwc(CFG(2, 4, 3, 4, 6, 3, 3, 2, 2, 2, 1, 1, 4, {1, 0, 0, 2}));
+  check_convt_nhwc(CFG(1, 2, 4, 4, 4, 3, 2, 1, 2, 3, 2, 1, 2, {1, 1}));
+  check_convt_nhwc(CFG(1, 2, 3, 3, 2, 3, 3, 1, 2, 2, 1, 1, 2, {1, 1}, NULL, 2, 0, {6, 5}));
+  check_convt_nhwc(CFG(2, 4, 3, 4, 4, 3, 3, 2, 3, 2, 1, 1, 2, {0, 1}, NULL, 0, 2, {0, 0}, {2, 1}));
+  check_convt_nhwc(CFG(1, 3, 4, 5, 3, 3, 3, 1, 2, 2, 1, 1, 2, {0, 0}, "SAME"));
+  check_convt_nhwc(CFG(1, 2, 4, 5, 3, 3, 3, 1, 2, 1, 1, 1, 2, {3, 3}, "VALID"));
+  check_convt_nhwc(CFG(2, 5, 3, 4, 3, 1, 1, 1, 1, 1, 1, 1, 2, {0, 0}));
+}
+
+Test(conv2d_transpose, nhwc_reads_channels_from_the_last_dim) {
+  /* Input [1, 8, 8, 3] NHWC has 3 channels; Filter's first dim is 4 */
+  op_harness *h = harness("conv2d_transpose");
+  bind_input(h, "Input", "x", RILL_DTYPE_FP32, DIMS(1, 8, 8, 3), NULL);
+  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(4, 2, 3, 3), NULL);
+  OK(op_harness_output(h, "Output", "y"));
+  OK(op_harness_attr_string(h, "data_format", "NHWC"));
+  EXPECT_ERROR(op_harness_infer(h), "conv2d_transpose", "Input (x)", "Filter (w)", "3 channels");
+  op_harness_destroy(h);
+  /* NHWC's output is [N, OH, OW, C]: an Output@GRAD in NCHW order is refused */
+  float x[1 * 3 * 3 * 4] = {0}, w[4 * 2 * 3 * 3] = {0}, dy[1 * 2 * 5 * 5] = {0};
+  h = harness("conv2d_transpose_grad");
+  bind_input(h, "Input", "x", RILL_DTYPE_FP32, DIMS(1, 3, 3, 4), x);
+  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(4, 2, 3, 3), w);
+  bind_input(h, "Output@GRAD", "dy", RILL_DTYPE_FP32, DIMS(1, 2, 5, 5), dy);
+  OK(op_harness_output(h, "Input@GRAD", "dx"));
+  OK(op_harness_attr_string(h, "data_format", "NHWC"));
+  EXPECT_ERROR(op_harness_run(h), "conv2d_transpose_grad", "Output@GRAD (dy)", "[1, 5, 5, 2]");
+  op_harness_destroy(h);
 }
 
 Test(conv2d, compile_time_unknown_extents_stay_unknown) {

@@ -2,6 +2,7 @@
  * inverse scale, round half to even with clamping (round_type 0) or clipping and round
  * half away from zero (round_type 1), dequantization q * s / range; all bit-exact. */
 #include "op_test.h"
+#include "framework/base/isa.h"
 
 #define N 24
 
@@ -265,8 +266,9 @@ Test(fake_quantize, moving_average_is_test_uses_in_scale_and_clamps) {
   op_harness_destroy(h);
 }
 
-/* A long input (four lanes at a time in the kernel, then a tail): halves, signed
- * zeros, infinities, values past the scale and denormals, levels and dequantized. */
+/* A long input (16, 8 or 4 lanes at a time in the kernel by vector level, then a
+ * tail): halves, signed zeros, infinities, values past the scale and denormals, levels
+ * and dequantized, at every level this CPU runs. */
 Test(fake_quantize, long_spans_match_reference_lane_by_lane) {
   enum { L = 1003 };
   static float x[L], want[L];
@@ -275,21 +277,28 @@ Test(fake_quantize, long_spans_match_reference_lane_by_lane) {
   for (int i = 0; i < L; i += 7) x[i] = (float)((i % 255) - 127) * 0.5f * s / 127.0f; /* near halves */
   const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, 1e-45f, -1e-45f, 0.75f, -0.75f, 3e38f};
   for (int k = 0; k < 9; k++) x[100 + 3 * k] = x[L - 1 - k] = special[k];
-  for (int dq = 0; dq < 2; dq++) {
-    op_harness *h = harness(dq ? "fake_quantize_dequantize_moving_average_abs_max" : "fake_quantize_moving_average_abs_max");
-    bind_input(h, "X", "x", RILL_DTYPE_FP32, DIMS(L), x);
-    bind_input(h, "InScale", "s", RILL_DTYPE_FP32, DIMS(1), &s);
-    OK(op_harness_output(h, "Out", "out"));
-    OK(op_harness_output(h, "OutScale", "s"));
-    OK(op_harness_attr_bool(h, "is_test", true));
-    OK(op_harness_run(h));
-    for (int i = 0; i < L; i++) want[i] = dq ? ref_qdq(x[i], s, 8, 1) : ref_level(x[i], s, 8, 1);
-    const float *got = out_of(h, "out");
-    for (int i = 0; i < L; i++)
-      cr_assert(memcmp(&got[i], &want[i], sizeof(float)) == 0, "dq %d [%d] x %a: %a, expected %a", dq, i,
-                (double)x[i], (double)got[i], (double)want[i]);
-    op_harness_destroy(h);
+  const rill_cpu_isa_level was = rill_cpu_isa_level_get();
+  const rill_cpu_isa_level levels[] = {RILL_CPU_ISA_GENERIC, RILL_CPU_ISA_AVX2, RILL_CPU_ISA_AVX512};
+  for (int l = 0; l < 3 && levels[l] <= rill_cpu_isa_level_native(); l++) {
+    rill_cpu_isa_level_set(levels[l]);
+    for (int dq = 0; dq < 2; dq++) {
+      op_harness *h =
+          harness(dq ? "fake_quantize_dequantize_moving_average_abs_max" : "fake_quantize_moving_average_abs_max");
+      bind_input(h, "X", "x", RILL_DTYPE_FP32, DIMS(L), x);
+      bind_input(h, "InScale", "s", RILL_DTYPE_FP32, DIMS(1), &s);
+      OK(op_harness_output(h, "Out", "out"));
+      OK(op_harness_output(h, "OutScale", "s"));
+      OK(op_harness_attr_bool(h, "is_test", true));
+      OK(op_harness_run(h));
+      for (int i = 0; i < L; i++) want[i] = dq ? ref_qdq(x[i], s, 8, 1) : ref_level(x[i], s, 8, 1);
+      const float *got = out_of(h, "out");
+      for (int i = 0; i < L; i++)
+        cr_assert(memcmp(&got[i], &want[i], sizeof(float)) == 0, "level %s dq %d [%d] x %a: %a, expected %a",
+                  rill_cpu_isa_level_name(levels[l]), dq, i, (double)x[i], (double)got[i], (double)want[i]);
+      op_harness_destroy(h);
+    }
   }
+  rill_cpu_isa_level_set(was);
 }
 
 Test(fake_quantize, moving_average_zero_scale_gives_zeros) {

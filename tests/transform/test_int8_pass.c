@@ -105,7 +105,7 @@ Test(int8_pass, conv_between_quantize_and_dequantize_becomes_int8) {
     rill_tensor *want = run_small(&s, &st);
     POK(st);
     size_t n = 0;
-    POK(rill_pass_int8(s.p, s.params, &n));
+    POK(rill_pass_int8(s.p, s.params, true, &n));
     cr_assert_eq(n, 1);
     cr_assert_eq(prog_find_op(s.p, "conv2d", 0), -1);
     cr_assert_eq(prog_find_op(s.p, "fake_dequantize_max_abs", 0), -1);
@@ -142,14 +142,14 @@ Test(int8_pass, what_the_conditions_exclude_stays) {
   for (int c = 0; c < 3; c++) {
     small s = build(1, c == 0, c == 1, c == 2);
     size_t n = 7;
-    POK(rill_pass_int8(s.p, s.params, &n));
+    POK(rill_pass_int8(s.p, s.params, true, &n));
     cr_assert_eq(n, 0, "case %d", c);
     cr_assert_geq(prog_find_op(s.p, "conv2d", 0), 0);
     small_free(&s);
   }
   small s = build(1, false, false, false);
   size_t n = 0;
-  rill_status *st = rill_pass_int8(s.p, NULL, &n);
+  rill_status *st = rill_pass_int8(s.p, NULL, true, &n);
   cr_assert_not_null(st, "no parameter scope: an error, not a guess");
   rill_status_destroy(st);
   small_free(&s);
@@ -160,7 +160,7 @@ Test(int8_pass, values_that_are_not_levels_are_errors_naming_op_and_variable) {
   /* conv2d_int8 reading x directly: x holds fractions */
   small s = build(1, false, false, true);
   size_t n = 0;
-  POK(rill_pass_int8(s.p, s.params, &n));
+  POK(rill_pass_int8(s.p, s.params, true, &n));
   cr_assert_eq(n, 0);
   rill_program_destroy(s.p);
   s.p = prog_new();
@@ -387,7 +387,7 @@ Test(int8_pass, int8_resnet50_equals_the_float_simulation_on_every_path) {
   POK(rill_scope_create(NULL, &scope));
   synth_params(pf, scope, 23, level_value);
   size_t n = 0;
-  POK(rill_pass_int8(pi, scope, &n));
+  POK(rill_pass_int8(pi, scope, true, &n));
   cr_assert_eq(n, 54, "every conv and the fc's mul read levels: %zu rewritten", n);
   cr_assert_eq(prog_find_op(pi, "conv2d", 0), -1);
   cr_assert_eq(prog_find_op(pi, "mul", 0), -1);
@@ -473,7 +473,7 @@ Test(int8_pass, channel_wise_dequantizer_gives_per_filter_scales) {
     rill_tensor *want = run_small(&s, &st);
     POK(st);
     size_t n = 0;
-    POK(rill_pass_int8(s.p, s.params, &n));
+    POK(rill_pass_int8(s.p, s.params, true, &n));
     cr_assert_eq(n, 1, "%d scales", ns);
     long f = prog_find_op(s.p, "conv2d_int8", 0);
     cr_assert_geq(f, 0);
@@ -512,7 +512,7 @@ Test(int8_pass, channel_wise_dequantizer_gives_per_filter_scales) {
   rill_attr_value ax = {.type = RILL_ATTR_INT, .v.i = 0};
   POK(rill_opd_attr(&s.p->blocks[0].ops[dq], "quant_axis", &ax));
   size_t n = 9;
-  POK(rill_pass_int8(s.p, s.params, &n));
+  POK(rill_pass_int8(s.p, s.params, true, &n));
   cr_assert_eq(n, 0);
   small_free(&s);
 }
@@ -676,7 +676,7 @@ Test(int8_pass, mnist_with_per_channel_weight_scales_stays_close_to_float) {
     float ls[MNIST_IMAGES * 10], ps[MNIST_IMAGES * 10], lq[MNIST_IMAGES * 10], pq8[MNIST_IMAGES * 10];
     run_mnist(pq, params, logits_name, ls, ps);
     size_t n = 0;
-    POK(rill_pass_int8(pq, params, &n));
+    POK(rill_pass_int8(pq, params, true, &n));
     cr_assert_eq(n, 2, "both convs rewritten: %zu", n);
     run_mnist(pq, params, logits_name, lq, pq8);
     for (int e = 0; e < MNIST_IMAGES * 10; e++)
@@ -770,7 +770,7 @@ Test(int8_pass, mul_and_matmul_become_mul_int8) {
         rill_tensor *want = run_mm(&s, one_row, 1, &st);
         POK(st);
         size_t n = 0;
-        POK(rill_pass_int8(s.p, s.params, &n));
+        POK(rill_pass_int8(s.p, s.params, true, &n));
         cr_assert_eq(n, 1u, "%s rows %d channel-wise %d", types[t], !one_row, cw);
         long f = prog_find_op(s.p, "mul_int8", 0);
         cr_assert_geq(f, 0);
@@ -805,7 +805,7 @@ Test(int8_pass, mul_and_matmul_become_mul_int8) {
       rill_tensor_destroy(w);
     }
     size_t n = 9;
-    POK(rill_pass_int8(s.p, s.params, &n));
+    POK(rill_pass_int8(s.p, s.params, true, &n));
     cr_assert_eq(n, 0, "case %d", c);
     small_free(&s);
   }
@@ -938,7 +938,7 @@ Test(int8_pass, depthwise_convs_become_int8) {
     rill_tensor *want = run_dw(&s, 1, &st);
     POK(st);
     size_t n = 0;
-    POK(rill_pass_int8(s.p, s.params, &n));
+    POK(rill_pass_int8(s.p, s.params, true, &n));
     cr_assert_eq(n, 1u, "case %zu (%s)", k, c->type);
     long f = prog_find_op(s.p, "conv2d_int8", 0);
     cr_assert_geq(f, 0);
@@ -958,6 +958,27 @@ Test(int8_pass, depthwise_convs_become_int8) {
   }
 }
 
+/* The predictor's passes (rill_infer_passes with RILL_PASS_INT8) leave every depthwise
+ * conv on the float simulation, where the int8 kernel is slower: no op is rewritten,
+ * and rill_pass_int8 without `depthwise` leaves them too. */
+Test(int8_pass, predictor_passes_leave_depthwise_convs_float) {
+  POK(rill_registry_init());
+  const dw_case cases[] = {{"depthwise_conv2d", 1, 1, 1, 1, 1, 1, 1, false},
+                           {"conv2d", 2, 1, 1, 1, 1, 1, 1, true}};
+  for (size_t k = 0; k < RILL_COUNTOF(cases); k++) {
+    small s = build_dw(&cases[k]);
+    rill_pass_stats stats = {0};
+    POK(rill_infer_passes(s.p, s.params, RILL_PASS_INT8, &stats));
+    cr_assert_eq(stats.int8, 0u, "case %zu (%s)", k, cases[k].type);
+    cr_assert_geq(prog_find_op(s.p, cases[k].type, 0), 0);
+    cr_assert_eq(prog_find_op(s.p, "conv2d_int8", 0), -1);
+    size_t n = 7;
+    POK(rill_pass_int8(s.p, s.params, false, &n));
+    cr_assert_eq(n, 0u);
+    small_free(&s);
+  }
+}
+
 /* A depthwise conv2d_int8 over values that are not levels: an error naming the op, the
  * slot and the variable, and nothing computed. */
 Test(int8_pass, depthwise_conv2d_int8_refuses_values_that_are_not_levels) {
@@ -966,7 +987,7 @@ Test(int8_pass, depthwise_conv2d_int8_refuses_values_that_are_not_levels) {
     const dw_case dc = {"depthwise_conv2d", 1, 1, 1, 1, 1, 1, 1, false};
     small s = build_dw(&dc);
     size_t n = 0;
-    POK(rill_pass_int8(s.p, s.params, &n));
+    POK(rill_pass_int8(s.p, s.params, true, &n));
     cr_assert_eq(n, 1u);
     long f = prog_find_op(s.p, "conv2d_int8", 0);
     if (c == 0) { /* the int8 op reads x itself: fractions */
@@ -1018,7 +1039,7 @@ static void given_scale(small *s, float scale) {
 /* Runs the INT8 pass then the fold on s; returns the folds. */
 static size_t int8_and_fold(small *s, size_t want_rewrites) {
   size_t n = 0, folded = 0;
-  POK(rill_pass_int8(s->p, s->params, &n));
+  POK(rill_pass_int8(s->p, s->params, true, &n));
   cr_assert_eq(n, want_rewrites);
   POK(rill_pass_int8_fold(s->p, &folded));
   return folded;

@@ -1,7 +1,8 @@
 """The programs of tests/python/test_vision.py, built the same way with paddle.fluid or
 rill: conv3d, conv3d_transpose, pool3d (NCDHW and NDHWC), pool2d (NHWC), adaptive_pool2d,
 adaptive_pool3d, resize_trilinear and image_resize_short (and their gradients), mean_iou,
-conv2d with data_format NHWC, and conv3d / conv3d_transpose with data_format NDHWC, on seeded
+conv2d with data_format NHWC, Fluid 1.8's padding forms of conv2d, conv2d_transpose
+(with NHWC) and conv3d, and conv3d / conv3d_transpose with data_format NDHWC, on seeded
 inputs and parameters. Run under Paddle 1.8.5
 (`PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python /tmp/pd18/bin/python gen_vision.py`) it
 prints Paddle's outputs as the REF literal that the test embeds."""
@@ -269,6 +270,81 @@ def build_conv2d_nhwc(fluid, case):
     return main, startup, feed, fetch, values
 
 
+# ---- Fluid 1.8's padding forms (SAME, VALID, 4 values, [before, after] pairs) and
+# conv2d_transpose with NHWC. Seeds of their own (SEED + 200 + index), so the cases above
+# keep theirs. ----
+PADDING_CASES = {
+    # conv2d: SAME with stride 2 (its dilation 2 reset to 1, as Paddle does), VALID,
+    # 4 values (top, bottom, left, right), 4 pairs over NCHW and over NHWC
+    'conv2d_pad_same': dict(layer='conv2d', shape=(2, 3, 7, 6), num_filters=4, filter_size=3,
+                            stride=2, padding='SAME', dilation=2),
+    'conv2d_pad_valid': dict(layer='conv2d', shape=(1, 2, 6, 7), num_filters=3,
+                             filter_size=[3, 2], stride=[1, 2], padding='VALID', act='relu'),
+    'conv2d_pad_four': dict(layer='conv2d', shape=(1, 3, 5, 6), num_filters=2, filter_size=3,
+                            padding=[1, 2, 0, 1]),
+    'conv2d_pad_nested': dict(layer='conv2d', shape=(2, 4, 5, 5), num_filters=4,
+                              filter_size=[2, 3], stride=[2, 1],
+                              padding=[[0, 0], [0, 0], [2, 1], [0, 1]], groups=2),
+    'conv2d_pad_nested_nhwc': dict(layer='conv2d', shape=(1, 6, 5, 3), num_filters=2,
+                                   filter_size=3, padding=[[0, 0], [1, 0], [1, 2], [0, 0]],
+                                   data_format='NHWC', bias=False),
+    # conv2d_transpose NHWC: stride 2 with a bias; groups, dilation, 4-value paddings and
+    # output_size; SAME (NCHW and NHWC); filter_size derived from output_size
+    'convt_nhwc_basic': dict(layer='conv2d_transpose', shape=(2, 3, 4, 3), num_filters=4,
+                             filter_size=3, stride=2, padding=1, data_format='NHWC'),
+    'convt_nhwc_groups': dict(layer='conv2d_transpose', shape=(1, 3, 4, 4), num_filters=6,
+                              filter_size=[3, 2], stride=[2, 3], padding=[1, 0, 0, 2],
+                              dilation=[1, 2], groups=2, output_size=[7, 12], act='tanh',
+                              data_format='NHWC'),
+    'convt_same': dict(layer='conv2d_transpose', shape=(1, 2, 4, 5), num_filters=3,
+                       filter_size=3, stride=2, padding='SAME'),
+    'convt_nhwc_same': dict(layer='conv2d_transpose', shape=(2, 3, 5, 2), num_filters=2,
+                            filter_size=[2, 3], stride=[1, 2], padding='SAME',
+                            data_format='NHWC', bias=False),
+    'convt_nhwc_osize': dict(layer='conv2d_transpose', shape=(1, 3, 3, 2), num_filters=3,
+                             filter_size=None, output_size=[6, 8], stride=2,
+                             padding=[[0, 0], [1, 0], [0, 1], [0, 0]], data_format='NHWC'),
+    # conv3d: SAME with stride 1 and an even filter (the extra padding after), 5 pairs
+    'conv3d_pad_same': dict(layer='conv3d', shape=(1, 2, 4, 5, 3), num_filters=3,
+                            filter_size=[2, 3, 2], padding='SAME', dilation=[1, 2, 1]),
+    'conv3d_pad_nested': dict(layer='conv3d', shape=(1, 2, 3, 4, 4), num_filters=2,
+                              filter_size=2, stride=[1, 2, 1],
+                              padding=[[0, 0], [0, 0], [1, 0], [0, 2], [1, 1]]),
+}
+
+
+def build_padding(fluid, case):
+    """Output and the gradients of sum(Output * dout) with respect to the input and the
+    parameters."""
+    c = PADDING_CASES[case]
+    r = np.random.RandomState(SEED + 200 + sorted(PADDING_CASES).index(case))
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data('x', list(c['shape']), 'float32')
+        x.stop_gradient = False
+        kw = dict(stride=c.get('stride', 1), padding=c['padding'],
+                  dilation=c.get('dilation', 1), groups=c.get('groups'),
+                  bias_attr=None if c.get('bias', True) else False, act=c.get('act'))
+        if 'data_format' in c:
+            kw['data_format'] = c['data_format']
+        if c['layer'] == 'conv2d_transpose':
+            y = fluid.layers.conv2d_transpose(x, c['num_filters'],
+                                              output_size=c.get('output_size'),
+                                              filter_size=c['filter_size'], **kw)
+        else:
+            y = getattr(fluid.layers, c['layer'])(x, c['num_filters'], c['filter_size'], **kw)
+        dout = fluid.data('dout', list(y.shape), 'float32')
+        loss = fluid.layers.reduce_sum(fluid.layers.elementwise_mul(y, dout))
+        fluid.optimizer.SGD(learning_rate=0.0).minimize(loss)
+    params = main.global_block().all_parameters()
+    values = {p.name: r.uniform(-0.5, 0.5, p.shape).astype('float32') for p in params}
+    feed = {'x': r.uniform(-1, 1, c['shape']).astype('float32'),
+            'dout': r.uniform(-1, 1, y.shape).astype('float32')}
+    fetch = [y.name, 'x@GRAD'] + [p.name + '@GRAD' for p in params]
+    return main, startup, feed, fetch, values
+# ---- end of the padding cases ----
+
+
 # ---- conv3d / conv3d_transpose with data_format NDHWC (channel-last Input and Output,
 # OIDHW Filter); seeds of their own (SEED + 90 + index), so the cases above keep theirs
 CONV3D_NDHWC_CASES = {
@@ -330,6 +406,7 @@ def all_cases():
         [(build_mean_iou, c) for c in sorted(MIOU_CASES)] + \
         [(build_pool2d, c) for c in sorted(POOL2D_CASES)] + \
         [(build_conv2d_nhwc, c) for c in sorted(CONV2D_NHWC_CASES)] + \
+        [(build_padding, c) for c in sorted(PADDING_CASES)] + \
         [(build_conv3d_ndhwc, c) for c in sorted(CONV3D_NDHWC_CASES)]
 
 
