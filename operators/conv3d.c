@@ -1,15 +1,17 @@
-/* conv3d: 3-D convolution over NCDHW tensors with strides, paddings (symmetric or
- * asymmetric), dilations, groups and padding_algorithm. Geometry in operators/conv3d.h. */
+/* conv3d: 3-D convolution over NCDHW (or channel-last NDHWC) tensors with strides,
+ * paddings (symmetric or asymmetric), dilations, groups and padding_algorithm. Geometry
+ * in operators/conv3d.h. */
 #include "operators/conv3d.h"
 #include "operators/op_util.h"
 
 static const rill_slot_schema inputs[] = {
-    [CONV3D_IN_INPUT] = {"Input", 0, "[N, C, D, H, W]"},
+    [CONV3D_IN_INPUT] = {"Input", 0, "[N, C, D, H, W] ([N, D, H, W, C] with NDHWC)"},
     [CONV3D_IN_FILTER] = {"Filter", 0, "[M, C / groups, kd, kh, kw]"},
     [CONV3D_IN_RESIDUAL] = {"ResidualData", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
                             "oneDNN fusion only: must be absent"},
 };
-static const rill_slot_schema outputs[] = {{"Output", 0, "[N, M, OD, OH, OW]"}};
+static const rill_slot_schema outputs[] = {
+    {"Output", 0, "[N, M, OD, OH, OW] ([N, OD, OH, OW, M] with NDHWC)"}};
 
 static const rill_attr_schema attrs[] = {
     CONV3D_WINDOW_ATTRS,
@@ -43,7 +45,7 @@ static rill_status *conv3d_infer(rill_infer_ctx *ctx) {
                             rill_dims_str(&x->dims, xs, sizeof xs), rill_infer_in_name(ctx, 1, 0),
                             rill_dims_str(&f->dims, fs, sizeof fs), err);
   }
-  rill_dims od = {5, {g.n, g.m, g.out[0], g.out[1], g.out[2]}};
+  rill_dims od = conv3d_dims(&g, g.m, g.out);
   rill_meta_set(out, x->dtype, &od, x->lod_level, -1, -1);
   return NULL;
 }
@@ -58,7 +60,8 @@ static rill_status *conv3d_grad_maker(rill_grad_ctx *ctx) {
 
 const rill_op_schema rill_schema_conv3d = {
     .type = "conv3d",
-    .doc = "3-D convolution (NCDHW) with strides, paddings, dilations and groups.",
+    .doc = "3-D convolution (NCDHW, or NDHWC through a transpose each way) with strides, paddings, "
+           "dilations and groups.",
     .inputs = inputs,
     .ninputs = RILL_COUNTOF(inputs),
     .outputs = outputs,
@@ -86,7 +89,7 @@ static rill_status *conv3d_grad_infer(rill_infer_ctx *ctx) {
     if (err)
       return rill_infer_error(ctx, "Input (%s), Filter (%s): %s", rill_infer_in_name(ctx, 0, 0),
                               rill_infer_in_name(ctx, 1, 0), err);
-    rill_dims od = {5, {g.n, g.m, g.out[0], g.out[1], g.out[2]}};
+    rill_dims od = conv3d_dims(&g, g.m, g.out);
     bool match = dy->dims.n == 5 && dy->dtype == x->dtype;
     for (int i = 0; match && i < 5; i++)
       match = od.d[i] < 0 || dy->dims.d[i] < 0 || od.d[i] == dy->dims.d[i];

@@ -1,4 +1,6 @@
-/* conv3d geometry (NCDHW), shared by inference and the CPU kernel: Paddle's paddings
+/* conv3d geometry (NCDHW, or NDHWC with channels last: data_format "NDHWC", or "NHWC" as
+ * Paddle writes it for conv3d_transpose), shared by inference and the CPU kernel. The
+ * Filter is [M, C / groups, kd, kh, kw] in either layout. Paddle's paddings
  * (3 values, one per dim, or 6: front, back, top, bottom, left, right), padding_algorithm
  * (SAME pads so that out = ceil(in / stride) and resets dilations to 1; VALID pads 0)
  * and output extents (in + p0 + p1 - (d * (k - 1) + 1)) / s + 1. */
@@ -30,7 +32,7 @@ enum { CONV3D_A_STRIDES, CONV3D_A_PADDINGS, CONV3D_A_PADALG, CONV3D_A_GROUPS, CO
   [CONV3D_A_DILATIONS] = {"dilations", RILL_ATTR_INTS, 0, CONV3D_INTS3(1, 1, 1),              \
                           "dilation per spatial dim"},                                       \
   [CONV3D_A_FORMAT] = {"data_format", RILL_ATTR_STRING, 0, RILL_DEF_STRING("NCDHW"),          \
-                       "NCDHW (or AnyLayout); NDHWC unimplemented"}
+                       "NCDHW (or AnyLayout, NCHW) or NDHWC (or NHWC: channels last)"}
 #define CONV3D_GRAD_SLOTS                                                                      \
   static const rill_slot_schema grad_inputs[] = {                                              \
       [CONV3D_IN_INPUT] = {"Input", 0, "forward Input"},                                       \
@@ -44,9 +46,28 @@ enum { CONV3D_A_STRIDES, CONV3D_A_PADDINGS, CONV3D_A_PADALG, CONV3D_A_GROUPS, CO
   }
 
 typedef struct conv3d_geom {
+  bool last; /* Input / Output are channels last ([N, D, H, W, C]) */
   int64_t n, c, m, groups;
   int64_t in[3], out[3], k[3], s[3], d[3], p[6]; /* d/h/w order; p: before/after pairs */
 } conv3d_geom;
+
+/* Whether data_format puts the channels last: NDHWC, or NHWC (Paddle's name for it in
+ * conv3d_transpose and in its 2-D-named format checks); anything else is channel first. */
+static inline bool conv3d_format_last(const rill_attr_value *a) {
+  const char *fmt = a[CONV3D_A_FORMAT].v.s ? a[CONV3D_A_FORMAT].v.s : "NCDHW";
+  return !strcmp(fmt, "NDHWC") || !strcmp(fmt, "NHWC");
+}
+
+/* The dims of Input / Output / their gradients: [N, ch, sp...], or [N, sp..., ch] when
+ * channels are last. */
+static inline rill_dims conv3d_dims(const conv3d_geom *g, int64_t ch, const int64_t sp[3]) {
+  return g->last ? (rill_dims){5, {g->n, sp[0], sp[1], sp[2], ch}}
+                 : (rill_dims){5, {g->n, ch, sp[0], sp[1], sp[2]}};
+}
+
+/* Where x (Input) holds its channels and spatial dim i in g's layout. */
+static inline int conv3d_ch_axis(const conv3d_geom *g) { return g->last ? 4 : 1; }
+static inline int conv3d_sp_axis(const conv3d_geom *g, int i) { return g->last ? 1 + i : 2 + i; }
 
 /* The attributes shared by conv3d and conv3d_transpose: groups, and per spatial dim the
  * filter extent, stride, dilation and paddings (SAME computed for a conv over Input's
@@ -54,11 +75,11 @@ typedef struct conv3d_geom {
 static inline const char *conv3d_window_get(const rill_attr_value *a, const rill_dims *x,
                                             const rill_dims *f, conv3d_geom *g) {
   memset(g, 0, sizeof *g);
-  if (x->n != 5) return "input Input must be 5-D [N, C, D, H, W]";
+  g->last = conv3d_format_last(a);
+  if (x->n != 5)
+    return g->last ? "input Input must be 5-D [N, D, H, W, C] (NDHWC)"
+                   : "input Input must be 5-D [N, C, D, H, W]";
   if (f->n != 5) return "input Filter must be 5-D [M, C / groups, kd, kh, kw]";
-  const char *fmt = a[CONV3D_A_FORMAT].v.s ? a[CONV3D_A_FORMAT].v.s : "NCDHW";
-  if (!strcmp(fmt, "NDHWC") || !strcmp(fmt, "NHWC"))
-    return "data_format NDHWC is not implemented (NCDHW only)";
   const rill_attr_value *st = &a[CONV3D_A_STRIDES], *pd = &a[CONV3D_A_PADDINGS],
                         *dl = &a[CONV3D_A_DILATIONS];
   if (st->n != 3) return "attribute strides must hold 3 ints";
@@ -72,7 +93,7 @@ static inline const char *conv3d_window_get(const rill_attr_value *a, const rill
   g->groups = a[CONV3D_A_GROUPS].v.i;
   if (g->groups < 1) return "attribute groups must be at least 1";
   for (int i = 0; i < 3; i++) {
-    int64_t in = x->d[2 + i];
+    int64_t in = x->d[conv3d_sp_axis(g, i)];
     g->k[i] = f->d[2 + i];
     g->s[i] = st->list.ints[i];
     g->d[i] = dl->list.ints[i];
@@ -103,13 +124,14 @@ static inline const char *conv3d_geom_get(const rill_attr_value *a, const rill_d
                                           const rill_dims *f, conv3d_geom *g) {
   const char *err = conv3d_window_get(a, x, f, g);
   if (err) return err;
-  g->c = x->d[1];
+  g->c = x->d[conv3d_ch_axis(g)];
   g->m = f->d[0];
   if (g->c >= 0 && f->d[1] >= 0 && g->c != f->d[1] * g->groups)
-    return "the channels of Input must equal Filter's dim 1 times groups";
+    return g->last ? "the channels of Input (last dim, NDHWC) must equal Filter's dim 1 times groups"
+                   : "the channels of Input must equal Filter's dim 1 times groups";
   if (g->m >= 0 && g->m % g->groups) return "Filter's dim 0 (output channels) must divide by groups";
   for (int i = 0; i < 3; i++) {
-    g->in[i] = x->d[2 + i];
+    g->in[i] = x->d[conv3d_sp_axis(g, i)];
     if (g->in[i] < 0) {
       g->out[i] = -1;
       continue;
@@ -134,11 +156,13 @@ static inline const char *conv3d_transpose_geom_get(const rill_attr_value *a, co
   if (os->n != 0 && os->n != 3) return "attribute output_size must be empty or hold 3 ints";
   g->m = f->d[0];
   g->c = f->d[1] >= 0 ? f->d[1] * g->groups : -1;
-  if (x->d[1] >= 0 && f->d[0] >= 0 && x->d[1] != f->d[0])
-    return "the channels of Input must equal Filter's dim 0";
+  int64_t cin = x->d[conv3d_ch_axis(g)];
+  if (cin >= 0 && f->d[0] >= 0 && cin != f->d[0])
+    return g->last ? "the channels of Input (last dim, NDHWC) must equal Filter's dim 0"
+                   : "the channels of Input must equal Filter's dim 0";
   if (g->m >= 0 && g->m % g->groups) return "Filter's dim 0 (input channels) must divide by groups";
   for (int i = 0; i < 3; i++) {
-    g->out[i] = x->d[2 + i];
+    g->out[i] = x->d[conv3d_sp_axis(g, i)];
     if (g->out[i] < 0) {
       g->in[i] = -1;
       continue;

@@ -1,14 +1,15 @@
-/* conv3d_transpose: the transpose (data gradient) of conv3d over NCDHW tensors, and its
- * gradient op. Geometry in operators/conv3d.h (conv3d_transpose_geom_get). */
+/* conv3d_transpose: the transpose (data gradient) of conv3d over NCDHW (or channel-last
+ * NDHWC / NHWC) tensors, and its gradient op. Geometry in operators/conv3d.h (conv3d_transpose_geom_get). */
 #include "operators/conv3d.h"
 #include "operators/op_util.h"
 
 static const rill_slot_schema inputs[] = {
-    {"Input", 0, "[N, C_in, D, H, W]"},
+    {"Input", 0, "[N, C_in, D, H, W] ([N, D, H, W, C_in] with NDHWC)"},
     {"Filter", 0, "[C_in, M / groups, kd, kh, kw]"},
     {"Bias", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD, "must be absent (add a bias with elementwise_add)"},
 };
-static const rill_slot_schema outputs[] = {{"Output", 0, "[N, M, OD, OH, OW]"}};
+static const rill_slot_schema outputs[] = {
+    {"Output", 0, "[N, M, OD, OH, OW] ([N, OD, OH, OW, M] with NDHWC)"}};
 
 static const rill_attr_schema attrs[] = {
     CONV3D_WINDOW_ATTRS,
@@ -46,7 +47,7 @@ static rill_status *convt3d_infer(rill_infer_ctx *ctx) {
   }
   conv3d_geom g;
   RILL_TRY(geom(ctx, x, f, &g));
-  rill_dims od = {5, {g.n, g.c, g.in[0], g.in[1], g.in[2]}};
+  rill_dims od = conv3d_dims(&g, g.c, g.in);
   rill_meta_set(out, x->dtype, &od, x->lod_level, -1, -1);
   return NULL;
 }
@@ -61,7 +62,7 @@ static rill_status *convt3d_grad_maker(rill_grad_ctx *ctx) {
 
 const rill_op_schema rill_schema_conv3d_transpose = {
     .type = "conv3d_transpose",
-    .doc = "Transposed 3-D convolution (NCDHW): conv3d's data gradient as a layer.",
+    .doc = "Transposed 3-D convolution (NCDHW or NDHWC): conv3d's data gradient as a layer.",
     .inputs = inputs,
     .ninputs = RILL_COUNTOF(inputs),
     .outputs = outputs,

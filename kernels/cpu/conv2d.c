@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "framework/base/alloc.h"
+#include "kernels/cpu/channel_last.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/conv_epi.h"
 #include "kernels/cpu/gemm.h"
@@ -1241,25 +1242,6 @@ static bool conv_images_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv
   return ok;
 }
 
-/* NHWC runs the NCHW code between transposes: [n, a, b] <-> [n, b, a] per image, with
- * a = H * W and b = C (to NCHW) or a = C and b = H * W (back). */
-static void swap_last2(rill_dtype dt, const void *src, void *dst, int64_t n, int64_t a, int64_t b) {
-  for (int64_t i = 0; i < n; i++)
-    for (int64_t r = 0; r < a; r++)
-      for (int64_t c = 0; c < b; c++) {
-        int64_t from = (i * a + r) * b + c, to = (i * b + c) * a + r;
-        if (dt == RILL_DTYPE_FP32)
-          ((float *)dst)[to] = ((const float *)src)[from];
-        else
-          ((double *)dst)[to] = ((const double *)src)[from];
-      }
-}
-
-static void *scratch(rill_dtype dt, int64_t count) {
-  size_t es = dt == RILL_DTYPE_FP32 ? sizeof(float) : sizeof(double);
-  return rill_aligned_alloc((size_t)(count > 0 ? count : 1) * es, RILL_TENSOR_ALIGN);
-}
-
 /* The NCHW forward of x into y (epi: conv2d_fusion's epilogue, float only). */
 static bool conv_forward_nchw(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_geom *g, const void *x,
                               const void *w, void *y, const rill_conv_epi *epi) {
@@ -1298,13 +1280,13 @@ static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt, const rill
                ? NULL
                : rill_oom();
   int64_t hw = g.h * g.w, ohw = g.oh * g.ow;
-  void *xs = scratch(dt, g.n * g.c * hw), *ys = scratch(dt, g.n * g.m * ohw);
+  void *xs = rill_layout_scratch(dt, g.n * g.c * hw), *ys = rill_layout_scratch(dt, g.n * g.m * ohw);
   bool ok = xs && ys;
   if (ok) {
-    swap_last2(dt, rill_tensor_ptr(x), xs, g.n, hw, g.c);
+    rill_swap_last2(dt, rill_tensor_ptr(x), xs, g.n, hw, g.c);
     ok = conv_forward_nchw(ctx, dt, &g, xs, rill_tensor_ptr(f), ys, NULL);
   }
-  if (ok) swap_last2(dt, ys, rill_tensor_ptr(y), g.n, g.m, ohw);
+  if (ok) rill_swap_last2(dt, ys, rill_tensor_ptr(y), g.n, g.m, ohw);
   rill_free(xs);
   rill_free(ys);
   return ok ? NULL : rill_oom();
@@ -1347,15 +1329,16 @@ static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
                : rill_oom();
   if (!dx && !df) return NULL;
   int64_t hw = g.h * g.w, ohw = g.oh * g.ow;
-  void *dys = scratch(dt, g.n * g.m * ohw), *xs = df ? scratch(dt, g.n * g.c * hw) : NULL,
-       *dxs = dx ? scratch(dt, g.n * g.c * hw) : NULL;
+  void *dys = rill_layout_scratch(dt, g.n * g.m * ohw);
+  void *xs = df ? rill_layout_scratch(dt, g.n * g.c * hw) : NULL;
+  void *dxs = dx ? rill_layout_scratch(dt, g.n * g.c * hw) : NULL;
   bool ok = dys && (!df || xs) && (!dx || dxs);
   if (ok) {
-    swap_last2(dt, rill_tensor_ptr(dy), dys, g.n, ohw, g.m);
-    if (xs) swap_last2(dt, rill_tensor_ptr(x), xs, g.n, hw, g.c);
+    rill_swap_last2(dt, rill_tensor_ptr(dy), dys, g.n, ohw, g.m);
+    if (xs) rill_swap_last2(dt, rill_tensor_ptr(x), xs, g.n, hw, g.c);
     ok = conv_backward_nchw(ctx, dt, &g, xs, rill_tensor_ptr(f), dys, dxs, dfp);
   }
-  if (ok && dx) swap_last2(dt, dxs, rill_tensor_ptr(dx), g.n, g.c, hw);
+  if (ok && dx) rill_swap_last2(dt, dxs, rill_tensor_ptr(dx), g.n, g.c, hw);
   rill_free(dys);
   rill_free(xs);
   rill_free(dxs);
@@ -1364,7 +1347,7 @@ static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
 
 /* conv2d_transpose: its Output is the image of the equivalent conv, its Input the conv
  * output, so the forward is the conv's data gradient. NHWC runs between transposes as
- * conv2d's does (swap_last2), with the roles of the two sides exchanged. */
+ * conv2d's does (rill_swap_last2), with the roles of the two sides exchanged. */
 static rill_status *convt_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   conv_dev = ctx->dev;
   conv_threads = rill_dev_threads(ctx->dev);
@@ -1388,13 +1371,13 @@ static rill_status *convt_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
                : rill_oom();
   /* NHWC: Input [N, OH, OW, M] and Output [N, H, W, C] through NCHW copies */
   int64_t hw = g.h * g.w, ohw = g.oh * g.ow;
-  void *xs = scratch(dt, g.n * g.m * ohw), *ys = scratch(dt, g.n * g.c * hw);
+  void *xs = rill_layout_scratch(dt, g.n * g.m * ohw), *ys = rill_layout_scratch(dt, g.n * g.c * hw);
   bool ok = xs && ys;
   if (ok) {
-    swap_last2(dt, rill_tensor_ptr(x), xs, g.n, ohw, g.m);
+    rill_swap_last2(dt, rill_tensor_ptr(x), xs, g.n, ohw, g.m);
     ok = ENGINE(dt, conv_bwd_data, &g, xs, rill_tensor_ptr(f), ys, conv_pick(&g));
   }
-  if (ok) swap_last2(dt, ys, rill_tensor_ptr(y), g.n, g.c, hw);
+  if (ok) rill_swap_last2(dt, ys, rill_tensor_ptr(y), g.n, g.c, hw);
   rill_free(xs);
   rill_free(ys);
   return ok ? NULL : rill_oom();
@@ -1421,20 +1404,20 @@ static rill_status *convt_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   void *dys = NULL, *xs = NULL, *dxs = NULL;
   bool ok = true;
   if (g.nhwc) {
-    dys = scratch(dt, g.n * g.c * hw);
-    xs = df ? scratch(dt, g.n * g.m * ohw) : NULL;
-    dxs = dx ? scratch(dt, g.n * g.m * ohw) : NULL;
+    dys = rill_layout_scratch(dt, g.n * g.c * hw);
+    xs = df ? rill_layout_scratch(dt, g.n * g.m * ohw) : NULL;
+    dxs = dx ? rill_layout_scratch(dt, g.n * g.m * ohw) : NULL;
     ok = dys && (!df || xs) && (!dx || dxs);
     if (ok) {
-      swap_last2(dt, rill_tensor_ptr(dy), dys, g.n, hw, g.c);
-      if (xs) swap_last2(dt, rill_tensor_ptr(x), xs, g.n, ohw, g.m);
+      rill_swap_last2(dt, rill_tensor_ptr(dy), dys, g.n, hw, g.c);
+      if (xs) rill_swap_last2(dt, rill_tensor_ptr(x), xs, g.n, ohw, g.m);
     }
   }
   const void *dyp = g.nhwc ? dys : rill_tensor_ptr(dy), *xp = g.nhwc ? xs : rill_tensor_ptr(x);
   void *dxp = g.nhwc ? dxs : dx ? rill_tensor_ptr(dx) : NULL;
   if (ok && dx) ok = ENGINE(dt, conv_fwd, &g, dyp, rill_tensor_ptr(f), dxp, path);
   if (ok && df) ok = ENGINE(dt, conv_bwd_filter, &g, dyp, xp, rill_tensor_ptr(df), path);
-  if (ok && dx && g.nhwc) swap_last2(dt, dxs, rill_tensor_ptr(dx), g.n, g.m, ohw);
+  if (ok && dx && g.nhwc) rill_swap_last2(dt, dxs, rill_tensor_ptr(dx), g.n, g.m, ohw);
   rill_free(dys);
   rill_free(xs);
   rill_free(dxs);

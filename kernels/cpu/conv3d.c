@@ -6,12 +6,17 @@
  *
  * conv3d_grad walks the same blocks: Filter@GRAD += Output@GRAD block x columns^T, and
  * Input@GRAD gets Filter^T x Output@GRAD block folded back (col2vol, summing the
- * overlapping taps). */
+ * overlapping taps).
+ *
+ * NDHWC runs the same code between transposes: channel-last Input / Output@GRAD (and
+ * Output for conv3d_transpose) are copied to channel-first scratch tensors, and the
+ * channel-first results transposed back; the Filter is OIDHW in both layouts. */
 #include <cblas.h>
 #include <limits.h>
 #include <string.h>
 
 #include "framework/base/alloc.h"
+#include "kernels/cpu/channel_last.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/sgemm.h"
 #include "operators/conv3d.h"
@@ -169,6 +174,43 @@ static rill_status *conv3d_grad_out(rill_kernel_ctx *ctx, size_t slot, rill_dtyp
 
 static void *conv3d_ptr(rill_tensor *t) { return t ? rill_tensor_ptr(t) : NULL; }
 
+/* Channel-last tensors are met through channel-first scratch copies: cl holds them until
+ * conv3d_cl_free. */
+typedef struct conv3d_cl {
+  rill_dtype dt;
+  bool last;
+  int64_t n;
+  void *buf[4];
+  int nbuf;
+  bool oom;
+} conv3d_cl;
+
+/* t's data as [n, ch, vol] (NULL for an absent t): t itself when channels are first, else
+ * a scratch copy of t transposed (copy) or left unset for an output (!copy). */
+static void *conv3d_cf(conv3d_cl *cl, rill_tensor *t, int64_t ch, int64_t vol, bool copy) {
+  if (!t) return NULL;
+  if (!cl->last) return rill_tensor_ptr(t);
+  void *s = rill_layout_scratch(cl->dt, cl->n * ch * vol);
+  if (!s) {
+    cl->oom = true;
+    return NULL;
+  }
+  cl->buf[cl->nbuf++] = s;
+  if (copy) rill_swap_last2(cl->dt, rill_tensor_ptr(t), s, cl->n, vol, ch);
+  return s;
+}
+
+/* Writes the channel-first result s of output t back into t (channel last only). */
+static void conv3d_cl_back(const conv3d_cl *cl, const void *s, rill_tensor *t, int64_t ch, int64_t vol) {
+  if (cl->last && t && s) rill_swap_last2(cl->dt, s, rill_tensor_ptr(t), cl->n, ch, vol);
+}
+
+static void conv3d_cl_free(conv3d_cl *cl) {
+  for (int i = 0; i < cl->nbuf; i++) rill_free(cl->buf[i]);
+}
+
+static int64_t conv3d_vol(const int64_t e[3]) { return e[0] * e[1] * e[2]; }
+
 static rill_status *conv3d_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   rill_tensor *x = NULL, *f = NULL, *out = NULL;
   RILL_TRY(rill_kin_need(ctx, CONV3D_IN_INPUT, 0, dt, &x));
@@ -177,10 +219,15 @@ static rill_status *conv3d_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   conv3d_geom g;
   const char *err = conv3d_geom_get(ctx->attrs, &x->dims, &f->dims, &g);
   if (err) return rill_kernel_error(ctx, "Input (%s): %s", rill_kin_name(ctx, 0, 0), err);
-  rill_dims od = {5, {g.n, g.m, g.out[0], g.out[1], g.out[2]}};
+  rill_dims od = conv3d_dims(&g, g.m, g.out);
   RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &od));
-  return CONV3D_RUN(dt, conv3d_fwd, ctx, &g, rill_tensor_ptr(x), rill_tensor_ptr(f),
-                    rill_tensor_ptr(out));
+  int64_t ivol = conv3d_vol(g.in), ovol = conv3d_vol(g.out);
+  conv3d_cl cl = {.dt = dt, .last = g.last, .n = g.n};
+  void *xp = conv3d_cf(&cl, x, g.c, ivol, true), *op = conv3d_cf(&cl, out, g.m, ovol, false);
+  rill_status *st = cl.oom ? rill_oom() : CONV3D_RUN(dt, conv3d_fwd, ctx, &g, xp, rill_tensor_ptr(f), op);
+  if (!st) conv3d_cl_back(&cl, op, out, g.m, ovol);
+  conv3d_cl_free(&cl);
+  return st;
 }
 
 /* What conv3d_grad and conv3d_transpose_grad share: Input, Filter and Output@GRAD of
@@ -196,8 +243,7 @@ static rill_status *conv3d_grad_setup(rill_kernel_ctx *ctx, rill_dtype dt, bool 
   const char *err = transpose ? conv3d_transpose_geom_get(ctx->attrs, xd, fd, g)
                               : conv3d_geom_get(ctx->attrs, xd, fd, g);
   if (err) return rill_kernel_error(ctx, "Input (%s): %s", rill_kin_name(ctx, 0, 0), err);
-  rill_dims od = transpose ? (rill_dims){5, {g->n, g->c, g->in[0], g->in[1], g->in[2]}}
-                           : (rill_dims){5, {g->n, g->m, g->out[0], g->out[1], g->out[2]}};
+  rill_dims od = transpose ? conv3d_dims(g, g->c, g->in) : conv3d_dims(g, g->m, g->out);
   RILL_TRY(rill_kin_check_dims(ctx, CONV3D_GRAD_IN_DOUT, *dy, &od));
   RILL_TRY(conv3d_grad_out(ctx, 0, dt, xd, dx));
   return conv3d_grad_out(ctx, 1, dt, fd, df);
@@ -207,8 +253,18 @@ static rill_status *conv3d_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   rill_tensor *x = NULL, *f = NULL, *dy = NULL, *dx = NULL, *df = NULL;
   conv3d_geom g;
   RILL_TRY(conv3d_grad_setup(ctx, dt, false, &g, &x, &f, &dy, &dx, &df));
-  return CONV3D_RUN(dt, conv3d_bwd, ctx, &g, rill_tensor_ptr(x), rill_tensor_ptr(f),
-                    rill_tensor_ptr(dy), conv3d_ptr(dx), conv3d_ptr(df));
+  if (!dx && !df) return NULL;
+  int64_t ivol = conv3d_vol(g.in), ovol = conv3d_vol(g.out);
+  conv3d_cl cl = {.dt = dt, .last = g.last, .n = g.n};
+  /* Input is read only for Filter@GRAD */
+  void *xp = conv3d_cf(&cl, df ? x : NULL, g.c, ivol, true);
+  void *dyp = conv3d_cf(&cl, dy, g.m, ovol, true), *dxp = conv3d_cf(&cl, dx, g.c, ivol, false);
+  rill_status *st = cl.oom ? rill_oom()
+                           : CONV3D_RUN(dt, conv3d_bwd, ctx, &g, xp, rill_tensor_ptr(f), dyp, dxp,
+                                        conv3d_ptr(df));
+  if (!st) conv3d_cl_back(&cl, dxp, dx, g.c, ivol);
+  conv3d_cl_free(&cl);
+  return st;
 }
 
 rill_status *rill_cpu_conv3d_fp32(rill_kernel_ctx *ctx) { return conv3d_forward(ctx, RILL_DTYPE_FP32); }
@@ -229,23 +285,35 @@ static rill_status *convt3d_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   conv3d_geom g;
   const char *err = conv3d_transpose_geom_get(ctx->attrs, &x->dims, &f->dims, &g);
   if (err) return rill_kernel_error(ctx, "Input (%s): %s", rill_kin_name(ctx, 0, 0), err);
-  rill_dims od = {5, {g.n, g.c, g.in[0], g.in[1], g.in[2]}};
+  rill_dims od = conv3d_dims(&g, g.c, g.in);
   RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &od));
-  return CONV3D_RUN(dt, conv3d_bwd, ctx, &g, NULL, rill_tensor_ptr(f), rill_tensor_ptr(x),
-                    rill_tensor_ptr(out), NULL);
+  int64_t ivol = conv3d_vol(g.in), ovol = conv3d_vol(g.out);
+  conv3d_cl cl = {.dt = dt, .last = g.last, .n = g.n};
+  void *xp = conv3d_cf(&cl, x, g.m, ovol, true), *op = conv3d_cf(&cl, out, g.c, ivol, false);
+  rill_status *st = cl.oom ? rill_oom()
+                           : CONV3D_RUN(dt, conv3d_bwd, ctx, &g, NULL, rill_tensor_ptr(f), xp, op, NULL);
+  if (!st) conv3d_cl_back(&cl, op, out, g.c, ivol);
+  conv3d_cl_free(&cl);
+  return st;
 }
 
 static rill_status *convt3d_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   rill_tensor *x = NULL, *f = NULL, *dy = NULL, *dx = NULL, *df = NULL;
   conv3d_geom g;
   RILL_TRY(conv3d_grad_setup(ctx, dt, true, &g, &x, &f, &dy, &dx, &df));
-  if (dx)
-    RILL_TRY(CONV3D_RUN(dt, conv3d_fwd, ctx, &g, rill_tensor_ptr(dy), rill_tensor_ptr(f),
-                        rill_tensor_ptr(dx)));
-  if (df)
-    RILL_TRY(CONV3D_RUN(dt, conv3d_bwd, ctx, &g, rill_tensor_ptr(dy), rill_tensor_ptr(f),
-                        rill_tensor_ptr(x), NULL, rill_tensor_ptr(df)));
-  return NULL;
+  if (!dx && !df) return NULL;
+  int64_t ivol = conv3d_vol(g.in), ovol = conv3d_vol(g.out);
+  conv3d_cl cl = {.dt = dt, .last = g.last, .n = g.n};
+  /* Input is read only for Filter@GRAD */
+  void *dyp = conv3d_cf(&cl, dy, g.c, ivol, true), *xp = conv3d_cf(&cl, df ? x : NULL, g.m, ovol, true);
+  void *dxp = conv3d_cf(&cl, dx, g.m, ovol, false);
+  rill_status *st = cl.oom ? rill_oom() : NULL;
+  if (!st && dx) st = CONV3D_RUN(dt, conv3d_fwd, ctx, &g, dyp, rill_tensor_ptr(f), dxp);
+  if (!st && df)
+    st = CONV3D_RUN(dt, conv3d_bwd, ctx, &g, dyp, rill_tensor_ptr(f), xp, NULL, rill_tensor_ptr(df));
+  if (!st) conv3d_cl_back(&cl, dxp, dx, g.m, ovol);
+  conv3d_cl_free(&cl);
+  return st;
 }
 
 rill_status *rill_cpu_conv3d_transpose_fp32(rill_kernel_ctx *ctx) { return convt3d_forward(ctx, RILL_DTYPE_FP32); }

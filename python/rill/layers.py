@@ -422,19 +422,21 @@ def _paddings_per_side(paddings, nd):
 def conv3d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, groups=None,
            param_attr=None, bias_attr=None, use_cudnn=True, act=None, name=None,
            data_format='NCDHW'):
-    """Fluid 1.x's conv3d (NCDHW): Filter [num_filters, C / groups, kd, kh, kw] drawn from
-    Normal(0, sqrt(2 / (kd kh kw C))), a bias added over dim 1, then act."""
+    """Fluid 1.x's conv3d (NCDHW, or NDHWC with channels last): Filter [num_filters,
+    C / groups, kd, kh, kw] drawn from Normal(0, sqrt(2 / (kd kh kw C))), a bias added over
+    the channel dim (1, or 4 for NDHWC), then act."""
     h = _Helper('conv3d', name)
     _check_var(input, 'input', 'conv3d')
     if not isinstance(use_cudnn, bool):
         raise ValueError('conv3d: use_cudnn must be True or False, got %r' % (use_cudnn,))
-    if data_format != 'NCDHW':
-        raise ValueError("conv3d: data_format must be 'NCDHW' (rill has no NDHWC conv3d), "
-                         "got %r" % (data_format,))
+    if data_format not in ('NCDHW', 'NDHWC'):
+        raise ValueError("conv3d: data_format must be 'NCDHW' or 'NDHWC', got %r" %
+                         (data_format,))
+    channel_last = data_format == 'NDHWC'
     if len(input.shape) != 5:
-        raise ValueError('conv3d: input %s must be 5-D NCDHW, got shape %s' %
-                         (input.name, input.shape))
-    c = input.shape[1]
+        raise ValueError('conv3d: input %s must be 5-D %s, got shape %s' %
+                         (input.name, data_format, input.shape))
+    c = input.shape[4 if channel_last else 1]
     if c < 0:
         raise ValueError('conv3d: the channels of input %s (shape %s) must be known' %
                          (input.name, input.shape))
@@ -442,7 +444,7 @@ def conv3d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
     if c % g:
         raise ValueError('conv3d: %d input channels do not divide into %d groups' % (c, g))
     fs = _ntuple(filter_size, 3, 'conv3d: filter_size')
-    paddings, alg = _paddings(padding, 3, 'conv3d', channel_last=data_format == 'NDHWC')
+    paddings, alg = _paddings(padding, 3, 'conv3d', channel_last=channel_last)
     std = (2.0 / (fs[0] * fs[1] * fs[2] * c)) ** 0.5
     w = h.param(param_attr, [num_filters, c // g] + fs, input.dtype.name,
                 default_initializer=_NormalInit(0.0, std, 0))
@@ -452,7 +454,7 @@ def conv3d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
               'dilations': _ntuple(dilation, 3, 'conv3d: dilation'), 'groups': g,
               'use_cudnn': use_cudnn, 'use_mkldnn': False, 'padding_algorithm': alg,
               'data_format': data_format})
-    pre = h.bias(pre, bias_attr, num_filters, 1, input.dtype.name)
+    pre = h.bias(pre, bias_attr, num_filters, 4 if channel_last else 1, input.dtype.name)
     return h.act(pre, act)
 
 
@@ -515,30 +517,29 @@ def _adaptive_pool(nd, input, pool_size, pool_type, require_index, name):
 def conv3d_transpose(input, num_filters, output_size=None, filter_size=None, padding=0,
                      stride=1, dilation=1, groups=None, param_attr=None, bias_attr=None,
                      use_cudnn=True, act=None, name=None, data_format='NCDHW'):
-    """Fluid 1.x's conv3d_transpose (NCDHW): Filter [C_in, num_filters / groups, kd, kh,
-    kw] (Xavier by default), a bias over dim 1, then act. filter_size may be left out
-    when output_size is given; it is then derived as Fluid derives it. The op records
-    data_format 'NCHW', as Paddle 1.8.5 writes it."""
+    """Fluid 1.x's conv3d_transpose (NCDHW, or NDHWC with channels last): Filter [C_in,
+    num_filters / groups, kd, kh, kw] (Xavier by default), a bias over the channel dim (1,
+    or 4 for NDHWC), then act. filter_size may be left out when output_size is given; it is
+    then derived as Fluid derives it. The op records data_format 'NCHW' or 'NHWC', as
+    Paddle 1.8.5 writes it."""
     if param_attr is False:
         raise ValueError('conv3d_transpose: param_attr must not be False')
     if data_format not in ('NCDHW', 'NDHWC'):
         raise ValueError("conv3d_transpose: data_format must be 'NCDHW' or 'NDHWC', got %r" %
                          (data_format,))
-    if data_format != 'NCDHW':
-        raise ValueError("conv3d_transpose: data_format 'NDHWC' is not implemented (NCDHW "
-                         "only)")
+    channel_last = data_format == 'NDHWC'
     h = _Helper('conv3d_transpose', name)
     _check_var(input, 'input', 'conv3d_transpose')
     if len(input.shape) != 5:
-        raise ValueError('conv3d_transpose: input %s must be 5-D NCDHW, got shape %s' %
-                         (input.name, input.shape))
+        raise ValueError('conv3d_transpose: input %s must be 5-D %s, got shape %s' %
+                         (input.name, data_format, input.shape))
     if not isinstance(use_cudnn, bool):
         raise ValueError('conv3d_transpose: use_cudnn must be True or False')
     stride = _ntuple(stride, 3, 'conv3d_transpose: stride')
     dilation = _ntuple(dilation, 3, 'conv3d_transpose: dilation')
-    paddings, alg = _paddings(padding, 3, 'conv3d_transpose',
-                              channel_last=data_format == 'NDHWC')
+    paddings, alg = _paddings(padding, 3, 'conv3d_transpose', channel_last=channel_last)
     six = _paddings_per_side(paddings, 3)
+    spatial = input.shape[1:4] if channel_last else input.shape[2:5]
     if filter_size is None:
         if output_size is None:
             raise ValueError('conv3d_transpose: output_size must be set when filter_size is '
@@ -546,15 +547,15 @@ def conv3d_transpose(input, num_filters, output_size=None, filter_size=None, pad
         osz = _ntuple(output_size, 3, 'conv3d_transpose: output_size')
         fs = []
         for i in range(3):
-            if input.shape[2 + i] < 0:
+            if spatial[i] < 0:
                 raise ValueError('conv3d_transpose: filter_size is needed when the input '
                                  'extents are unknown')
-            fs.append((osz[i] - (input.shape[2 + i] - 1) * stride[i] + six[2 * i] +
+            fs.append((osz[i] - (spatial[i] - 1) * stride[i] + six[2 * i] +
                        six[2 * i + 1] - 1) // dilation[i] + 1)
     else:
         fs = _ntuple(filter_size, 3, 'conv3d_transpose: filter_size')
     g = 1 if groups is None else groups
-    c = input.shape[1]
+    c = input.shape[4 if channel_last else 1]
     w = h.param(param_attr, [c, num_filters // g] + fs, input.dtype.name)
     pre = h.tmp(input.dtype.name)
     h.append('conv3d_transpose', {'Input': input, 'Filter': w}, {'Output': pre},
@@ -562,8 +563,8 @@ def conv3d_transpose(input, num_filters, output_size=None, filter_size=None, pad
               _ntuple(output_size, 3, 'conv3d_transpose: output_size'),
               'strides': stride, 'paddings': paddings, 'padding_algorithm': alg,
               'dilations': dilation, 'groups': g, 'use_cudnn': use_cudnn,
-              'data_format': 'NCHW'})
-    pre = h.bias(pre, bias_attr, num_filters, 1, input.dtype.name)
+              'data_format': 'NHWC' if channel_last else 'NCHW'})
+    pre = h.bias(pre, bias_attr, num_filters, 4 if channel_last else 1, input.dtype.name)
     return h.act(pre, act)
 
 

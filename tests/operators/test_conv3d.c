@@ -1,5 +1,7 @@
 /* conv3d against a naive 7-loop reference, over strides, paddings (symmetric, asymmetric,
- * SAME, VALID), dilations and groups; conv3d_grad against central differences. */
+ * SAME, VALID), dilations and groups; conv3d_grad against central differences; NDHWC
+ * against NCDHW on transposed data. */
+#include "conv3d_layout.h"
 #include "op_test.h"
 #include "support/grad_check.h"
 
@@ -200,5 +202,53 @@ Test(conv3d, grad_bad_output_grad_fails) {
   bind_input(h, "Output@GRAD", "out@GRAD", RILL_DTYPE_FP32, DIMS(1, 2, 4, 4, 4), NULL);
   OK(op_harness_output(h, "Filter@GRAD", "w@GRAD"));
   EXPECT_ERROR(op_harness_run(h), "conv3d_grad", "vol", "w", "groups");
+  op_harness_destroy(h);
+}
+
+/* NDHWC: the same numbers as NCDHW, transposed, for the forward and both gradients */
+Test(conv3d, ndhwc_matches_ncdhw) {
+  static const layout_case cases[] = {
+      /* groups, mixed strides, dilation, asymmetric paddings */
+      {{2, 4, 5, 6, 7}, {6, 2, 3, 2, 3}, 2, {1, 2, 1}, {1, 1, 2}, {1, 0, 0, 2, 1, 1}, 6, {0}, NULL, "NDHWC"},
+      /* 3x3x3, stride 2, padding 1 */
+      {{1, 3, 4, 5, 4}, {4, 3, 3, 3, 3}, 1, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, 3, {0}, NULL, "NDHWC"},
+      /* pointwise fast path */
+      {{2, 5, 3, 4, 2}, {7, 5, 1, 1, 1}, 1, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, 3, {0}, NULL, "NDHWC"},
+      /* SAME, and the format written NHWC */
+      {{1, 2, 5, 6, 4}, {3, 2, 3, 2, 3}, 1, {2, 1, 2}, {1, 1, 1}, {0, 0, 0}, 3, {0}, "SAME", "NHWC"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    layout_check("conv3d", RILL_DTYPE_FP32, &cases[i]);
+    layout_check("conv3d", RILL_DTYPE_FP64, &cases[i]);
+  }
+}
+
+Test(conv3d, ndhwc_errors_name_op_and_variable) {
+  /* a 4-D Input */
+  op_harness *h = harness("conv3d");
+  bind_input(h, "Input", "vol", RILL_DTYPE_FP32, DIMS(1, 4, 4, 3), NULL);
+  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(2, 3, 1, 1, 1), NULL);
+  OK(op_harness_output(h, "Output", "o"));
+  OK(op_harness_attr_string(h, "data_format", "NDHWC"));
+  EXPECT_ERROR(op_harness_run(h), "conv3d", "vol", "5-D", "NDHWC");
+  op_harness_destroy(h);
+
+  /* channels are read from the last dim: 4 do not match Filter's 3 */
+  h = harness("conv3d");
+  bind_input(h, "Input", "vol", RILL_DTYPE_FP32, DIMS(1, 3, 3, 3, 4), NULL);
+  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(2, 3, 1, 1, 1), NULL);
+  OK(op_harness_output(h, "Output", "o"));
+  OK(op_harness_attr_string(h, "data_format", "NDHWC"));
+  EXPECT_ERROR(op_harness_run(h), "conv3d", "vol", "w", "groups", "NDHWC");
+  op_harness_destroy(h);
+
+  /* Output@GRAD is checked against the channel-last forward output */
+  h = harness("conv3d_grad");
+  bind_input(h, "Input", "vol", RILL_DTYPE_FP32, DIMS(1, 4, 4, 4, 2), NULL);
+  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(3, 2, 3, 3, 3), NULL);
+  bind_input(h, "Output@GRAD", "out@GRAD", RILL_DTYPE_FP32, DIMS(1, 3, 2, 2, 2), NULL);
+  OK(op_harness_output(h, "Input@GRAD", "vol@GRAD"));
+  OK(op_harness_attr_string(h, "data_format", "NDHWC"));
+  EXPECT_ERROR(op_harness_run(h), "conv3d_grad", "out@GRAD", "[1, 2, 2, 2, 3]");
   op_harness_destroy(h);
 }

@@ -1,6 +1,8 @@
 /* conv3d_transpose: output extents (paddings, output_size, SAME), the adjoint identity
  * <conv3d(v), u> = <v, conv3d_transpose(u)> with the same filter and attributes, the
- * gradients against central differences, and errors naming the op and variables. */
+ * gradients against central differences, errors naming the op and variables, and NDHWC
+ * against NCDHW on transposed data. */
+#include "conv3d_layout.h"
 #include "op_test.h"
 #include "support/grad_check.h"
 
@@ -114,5 +116,51 @@ Test(conv3d_transpose, output_size_and_errors) {
   bind_input(h, "Output@GRAD", "t@GRAD", RILL_DTYPE_FP32, DIMS(1, 4, 3, 3, 3), NULL);
   OK(op_harness_output(h, "Input@GRAD", "u@GRAD"));
   EXPECT_ERROR(op_harness_run(h), "conv3d_transpose_grad", "t@GRAD", "[1, 4, 5, 5, 5]");
+  op_harness_destroy(h);
+}
+
+/* NDHWC: the same numbers as NCDHW, transposed, for the forward and both gradients */
+Test(conv3d_transpose, ndhwc_matches_ncdhw) {
+  static const layout_case cases[] = {
+      /* stride 2, padding 1, output_size above the inferred extents */
+      {{1, 2, 2, 3, 2}, {2, 3, 3, 3, 3}, 1, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, 3, {4, 6, 4}, NULL, "NDHWC"},
+      /* groups, asymmetric paddings, dilation; the format as Paddle writes it (NHWC) */
+      {{2, 4, 2, 2, 3}, {4, 1, 2, 3, 2}, 2, {1, 2, 1}, {2, 1, 1}, {0, 1, 1, 0, 0, 1}, 6, {0}, NULL, "NHWC"},
+      /* SAME */
+      {{1, 2, 3, 2, 3}, {2, 2, 3, 2, 3}, 1, {2, 2, 1}, {1, 1, 1}, {0, 0, 0}, 3, {0}, "SAME", "NDHWC"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    layout_check("conv3d_transpose", RILL_DTYPE_FP32, &cases[i]);
+    layout_check("conv3d_transpose", RILL_DTYPE_FP64, &cases[i]);
+  }
+}
+
+Test(conv3d_transpose, ndhwc_errors_name_op_and_variable) {
+  op_harness *h = harness("conv3d_transpose");
+  bind_input(h, "Input", "u", RILL_DTYPE_FP32, DIMS(1, 3, 3, 2), NULL);
+  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(2, 4, 3, 3, 3), NULL);
+  OK(op_harness_output(h, "Output", "t"));
+  OK(op_harness_attr_string(h, "data_format", "NDHWC"));
+  EXPECT_ERROR(op_harness_run(h), "conv3d_transpose", "u", "5-D", "NDHWC");
+  op_harness_destroy(h);
+
+  /* the channels are the last dim (3), not Filter's dim 0 (2) */
+  h = harness("conv3d_transpose");
+  bind_input(h, "Input", "u", RILL_DTYPE_FP32, DIMS(1, 2, 2, 2, 3), NULL);
+  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(2, 4, 3, 3, 3), NULL);
+  OK(op_harness_output(h, "Output", "t"));
+  OK(op_harness_attr_string(h, "data_format", "NHWC"));
+  EXPECT_ERROR(op_harness_run(h), "conv3d_transpose", "u", "w", "dim 0", "NDHWC");
+  op_harness_destroy(h);
+
+  h = harness("conv3d_transpose_grad");
+  bind_input(h, "Input", "u", RILL_DTYPE_FP32, DIMS(1, 3, 3, 3, 2), NULL);
+  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(2, 4, 3, 3, 3), NULL);
+  bind_input(h, "Output@GRAD", "t@GRAD", RILL_DTYPE_FP32, DIMS(1, 4, 5, 5, 5), NULL);
+  OK(op_harness_output(h, "Input@GRAD", "u@GRAD"));
+  OK(op_harness_attr_string(h, "data_format", "NDHWC"));
+  OK(op_harness_attr_ints(h, "strides", (const int32_t[]){2, 2, 2}, 3));
+  OK(op_harness_attr_ints(h, "paddings", (const int32_t[]){1, 1, 1}, 3));
+  EXPECT_ERROR(op_harness_run(h), "conv3d_transpose_grad", "t@GRAD", "[1, 5, 5, 5, 4]");
   op_harness_destroy(h);
 }

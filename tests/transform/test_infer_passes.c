@@ -10,7 +10,7 @@ typedef struct fixture {
   rill_program *p;
   rill_scope *params;
   float x[2 * 3 * 6 * 6];
-  int64_t xdims[4];
+  int64_t xdims[5];
   size_t xnd;
 } fixture;
 
@@ -527,6 +527,65 @@ Test(infer_passes, nhwc_conv_is_neither_fused_nor_folded) {
   tmp(&f, "y", 4, od);
   bn(&f, "c", "y", 6);
   fetch(&f, "y");
+  n = 9;
+  POK(rill_pass_fold_batch_norm(f.p, f.params, &n));
+  cr_assert_eq(n, 0);
+  cr_assert_geq(prog_find_op(f.p, "batch_norm", 0), 0);
+  teardown(&f);
+}
+
+/* An NDHWC conv3d over x [2, 3, 3, 4, 3] (channels last) into y [2, 3, 3, 4, 3] (3x3x3,
+ * padding 1, or 1x1x1 unpadded): its output's dim 1 and its filter's channels are both 3,
+ * so only the op and layout guards keep the NCHW rewrites off it. */
+static const int64_t vol[5] = {2, 3, 3, 4, 3};
+
+static void ndhwc_conv3d(fixture *f, const char *x, const char *y, int k) {
+  int64_t wd[5] = {3, 3, k, k, k};
+  param(f, "w3", 5, wd, 0.3, 23, 0.0);
+  tmp(f, y, 5, vol);
+  char ins[64];
+  snprintf(ins, sizeof ins, "Input=%s;Filter=w3", x);
+  char outs[64];
+  snprintf(outs, sizeof outs, "Output=%s", y);
+  rill_op_builder *b = prog_op_begin("conv3d", ins, outs);
+  const int32_t pads[3] = {k / 2, k / 2, k / 2};
+  POK(rill_op_builder_attr_ints(b, "paddings", pads, 3));
+  POK(rill_op_builder_attr_string(b, "data_format", "NDHWC"));
+  prog_op_end(b, f->p);
+}
+
+Test(infer_passes, ndhwc_conv3d_is_neither_fused_nor_folded) {
+  fixture f;
+  setup(&f, 5, vol);
+  ndhwc_conv3d(&f, "x", "c", 3);
+  add_bias(&f, "c", "b", "cb", 3, 4, 5, vol);
+  fetch(&f, "cb");
+  rill_tensor *before = run(&f, "cb");
+  size_t n = 9;
+  POK(rill_pass_fuse_conv(f.p, &n));
+  cr_assert_eq(n, 0);
+  same(before, run(&f, "cb"));
+  teardown(&f);
+
+  /* batch_norm after the conv (its dim 1 is 3 like the filter's output channels) */
+  setup(&f, 5, vol);
+  ndhwc_conv3d(&f, "x", "c", 3);
+  tmp(&f, "y", 5, vol);
+  bn(&f, "c", "y", 3);
+  fetch(&f, "y");
+  n = 9;
+  POK(rill_pass_fold_batch_norm(f.p, f.params, &n));
+  cr_assert_eq(n, 0);
+  cr_assert_geq(prog_find_op(f.p, "batch_norm", 0), 0);
+  teardown(&f);
+
+  /* batch_norm before an unpadded conv (dim 1 of x is 3 like the conv's input channels) */
+  setup(&f, 5, vol);
+  tmp(&f, "y", 5, vol);
+  bn(&f, "x", "y", 3);
+  ndhwc_conv3d(&f, "y", "c", 1);
+  add_bias(&f, "c", "b", "cb", 3, 4, 5, vol);
+  fetch(&f, "cb");
   n = 9;
   POK(rill_pass_fold_batch_norm(f.p, f.params, &n));
   cr_assert_eq(n, 0);

@@ -1,8 +1,9 @@
 """The programs of tests/python/test_vision.py, built the same way with paddle.fluid or
 rill: conv3d, conv3d_transpose, pool3d (NCDHW and NDHWC), pool2d (NHWC), adaptive_pool2d,
 adaptive_pool3d, resize_trilinear and image_resize_short (and their gradients), mean_iou,
-conv2d with data_format NHWC, and Fluid 1.8's padding forms of conv2d, conv2d_transpose
-(with NHWC) and conv3d, on seeded inputs and parameters. Run under Paddle 1.8.5
+conv2d with data_format NHWC, Fluid 1.8's padding forms of conv2d, conv2d_transpose
+(with NHWC) and conv3d, and conv3d / conv3d_transpose with data_format NDHWC, on seeded
+inputs and parameters. Run under Paddle 1.8.5
 (`PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python /tmp/pd18/bin/python gen_vision.py`) it
 prints Paddle's outputs as the REF literal that the test embeds."""
 import sys
@@ -49,32 +50,18 @@ CONVT_CASES = {
 CONV3D_CASES.update(CONVT_CASES)
 
 
+def conv3d_case(c, **extra):
+    """A conv3d / conv3d_transpose case (transpose=True for the latter) as build_layer
+    takes it."""
+    c = dict(c, **extra)
+    c['layer'] = 'conv3d_transpose' if c.pop('transpose', False) else 'conv3d'
+    return c
+
+
 def build_conv3d(fluid, case):
     """Output and the gradients of sum(Output * dout) with respect to the input and the
-    parameters."""
-    c = CONV3D_CASES[case]
-    r = np.random.RandomState(SEED + sorted(CONV3D_CASES).index(case))
-    main, startup = fluid.Program(), fluid.Program()
-    with fluid.program_guard(main, startup):
-        x = fluid.data('x', list(c['shape']), 'float32')
-        x.stop_gradient = False
-        kw = dict(stride=c['stride'], padding=c['padding'], dilation=c['dilation'],
-                  groups=c['groups'], bias_attr=None if c['bias'] else False, act=c['act'])
-        if c.get('transpose'):
-            y = fluid.layers.conv3d_transpose(x, c['num_filters'],
-                                              output_size=c.get('output_size'),
-                                              filter_size=c['filter_size'], **kw)
-        else:
-            y = fluid.layers.conv3d(x, c['num_filters'], c['filter_size'], **kw)
-        dout = fluid.data('dout', list(y.shape), 'float32')
-        loss = fluid.layers.reduce_sum(fluid.layers.elementwise_mul(y, dout))
-        fluid.optimizer.SGD(learning_rate=0.0).minimize(loss)
-    params = main.global_block().all_parameters()
-    values = {p.name: r.uniform(-0.5, 0.5, p.shape).astype('float32') for p in params}
-    feed = {'x': r.uniform(-1, 1, c['shape']).astype('float32'),
-            'dout': r.uniform(-1, 1, y.shape).astype('float32')}
-    fetch = [y.name, 'x@GRAD'] + [p.name + '@GRAD' for p in params]
-    return main, startup, feed, fetch, values
+    parameters (build_layer's program)."""
+    return build_layer(fluid, conv3d_case(CONV3D_CASES[case]), SEED + sorted(CONV3D_CASES).index(case))
 
 
 POOL_CASES = {
@@ -332,10 +319,10 @@ def build_layer(fluid, c, seed):
             kw['data_format'] = c['data_format']
         if 'use_cudnn' in c:
             kw['use_cudnn'] = c['use_cudnn']
-        if c['layer'] == 'conv2d_transpose':
-            y = fluid.layers.conv2d_transpose(x, c['num_filters'],
-                                              output_size=c.get('output_size'),
-                                              filter_size=c['filter_size'], **kw)
+        if c['layer'] in ('conv2d_transpose', 'conv3d_transpose'):
+            y = getattr(fluid.layers, c['layer'])(x, c['num_filters'],
+                                                  output_size=c.get('output_size'),
+                                                  filter_size=c['filter_size'], **kw)
         else:
             y = getattr(fluid.layers, c['layer'])(x, c['num_filters'], c['filter_size'], **kw)
         dout = fluid.data('dout', list(y.shape), 'float32')
@@ -404,6 +391,36 @@ def build_pool_incl(fluid, case):
 # --- end of the avg pooling cases counting the padding
 
 
+# ---- conv3d / conv3d_transpose with data_format NDHWC (channel-last Input and Output,
+# OIDHW Filter); seeds of their own (SEED + 90 + index), so the cases above keep theirs
+CONV3D_NDHWC_CASES = {
+    # 3x3x3, padding 1, a bias (added over the last dim)
+    'conv3d_ndhwc_basic': dict(shape=(2, 4, 5, 4, 3), num_filters=4, filter_size=3, stride=1,
+                               padding=1, dilation=1, groups=None, bias=True, act=None),
+    # groups, asymmetric paddings (6 values), strides and dilations per dim, relu
+    'conv3d_ndhwc_groups': dict(shape=(1, 5, 6, 7, 4), num_filters=6, filter_size=[2, 3, 2],
+                                stride=[1, 2, 2], padding=[1, 0, 0, 1, 2, 1],
+                                dilation=[2, 1, 1], groups=2, bias=True, act='relu'),
+    # stride 2, padding 1, a bias
+    'conv3d_transpose_ndhwc_basic': dict(transpose=True, shape=(2, 2, 3, 3, 3), num_filters=4,
+                                         filter_size=3, stride=2, padding=1, dilation=1,
+                                         groups=None, bias=True, act=None),
+    # groups, asymmetric paddings, dilation, output_size, tanh, no bias
+    'conv3d_transpose_ndhwc_groups': dict(transpose=True, shape=(1, 2, 3, 3, 4),
+                                          num_filters=6, filter_size=[2, 3, 2],
+                                          stride=[1, 2, 2], padding=[1, 0, 0, 1, 1, 0],
+                                          dilation=[2, 1, 1], groups=2, bias=False,
+                                          act='tanh', output_size=[3, 7, 6]),
+}
+
+
+def build_conv3d_ndhwc(fluid, case):
+    """build_layer's program for an NDHWC case."""
+    return build_layer(fluid, conv3d_case(CONV3D_NDHWC_CASES[case], data_format='NDHWC'),
+                       SEED + 90 + sorted(CONV3D_NDHWC_CASES).index(case))
+# ---- end of the NDHWC conv3d block
+
+
 def all_cases():
     """(builder, case) for every case, in REF's order."""
     return [(build_conv3d, c) for c in sorted(CONV3D_CASES)] + \
@@ -414,7 +431,8 @@ def all_cases():
         [(build_conv2d_nhwc, c) for c in sorted(CONV2D_NHWC_CASES)] + \
         [(build_padding, c) for c in sorted(PADDING_CASES)] + \
         [(build_dwconvt, c) for c in sorted(DWCONVT_CASES)] + \
-        [(build_pool_incl, c) for c in sorted(POOL_INCL_CASES)]
+        [(build_pool_incl, c) for c in sorted(POOL_INCL_CASES)] + \
+        [(build_conv3d_ndhwc, c) for c in sorted(CONV3D_NDHWC_CASES)]
 
 
 def main():
