@@ -153,48 +153,56 @@ class MultiSlotParser(object):
         nused = len(self.used)
         vals = [[] for _ in range(nused)]
         lens = [[] for _ in range(nused)]
-        spec = self._spec
         drop = self.drop_zeros
-        lineno = first_line - 1
+        # per slot: name, value converter (None: read past), the column's extend and
+        # append, whether values are kept as read, a dense slot's values per instance
+        spec = [(name, (float if isfloat else int) if out >= 0 else None,
+                 vals[out].extend if out >= 0 else None,
+                 lens[out].append if out >= 0 else None,
+                 dense or not drop, width)
+                for name, isfloat, out, dense, width in self._spec]
+        nslots = len(spec)
         for lineno, line in enumerate(lines, first_line):
             toks = line.split()
             ntok = len(toks)
             if not ntok:
                 raise self._error(source, lineno, None, 'the line is empty; every line is '
-                                  'an instance holding all %d slots' % len(spec))
+                                  'an instance holding all %d slots' % nslots)
             pos = 0
-            for name, isfloat, out, dense, width in spec:
-                if pos >= ntok:
-                    raise self._error(source, lineno, name, 'the line ends before this '
-                                      'slot (every line holds all %d slots, each a count '
-                                      'then its values)' % len(spec))
-                c = toks[pos]
-                try:
-                    n = int(c)
-                except ValueError:
-                    n = None
-                if n is None or n <= 0 or not c.lstrip('+').isdigit():
-                    raise self._error(source, lineno, name, 'the count %r is not a '
-                                      'positive integer (pad an empty slot with one value)'
-                                      % c)
-                end = pos + 1 + n
-                if end > ntok:
-                    raise self._error(source, lineno, name, 'the count says %d values, the '
-                                      'line has %d more' % (n, ntok - pos - 1))
-                if out >= 0:
-                    if dense and width and n != width:
-                        raise self._error(source, lineno, name, 'a dense slot of %d values '
-                                          'per instance has %d' % (width, n))
-                    seg = toks[pos + 1:end]
-                    try:
-                        v = [float(t) for t in seg] if isfloat else [int(t) for t in seg]
-                    except ValueError:
-                        raise self._bad_value(source, lineno, name, isfloat, seg) from None
-                    if drop and not dense:
-                        v = [x for x in v if (abs(x) >= 1e-6 if isfloat else x != 0)] or [0]
-                    vals[out].extend(v)
-                    lens[out].append(len(v))
-                pos = end
+            name = None
+            try:
+                for name, conv, extend, append, keep, width in spec:
+                    c = toks[pos]
+                    n = int(c) if c.isdecimal() else 0
+                    end = pos + 1 + n
+                    if n <= 0:
+                        raise self._error(source, lineno, name, 'the count %r is not a '
+                                          'positive integer (pad an empty slot with one '
+                                          'value)' % c)
+                    if end > ntok:
+                        raise self._error(source, lineno, name, 'the count says %d values, '
+                                          'the line has %d more' % (n, ntok - pos - 1))
+                    if conv is not None:
+                        if width and n != width:
+                            raise self._error(source, lineno, name, 'a dense slot of %d '
+                                              'values per instance has %d' % (width, n))
+                        try:
+                            if keep:
+                                extend(map(conv, toks[pos + 1:end]))
+                            else:
+                                v = [x for x in map(conv, toks[pos + 1:end])
+                                     if (abs(x) >= 1e-6 if conv is float else x != 0)] or [0]
+                                extend(v)
+                                n = len(v)
+                        except ValueError:
+                            raise self._bad_value(source, lineno, name, conv is float,
+                                                  toks[pos + 1:end]) from None
+                        append(n)
+                    pos = end
+            except IndexError:
+                raise self._error(source, lineno, name, 'the line ends before this slot '
+                                  '(every line holds all %d slots, each a count then its '
+                                  'values)' % nslots) from None
             if pos != ntok:
                 raise self._error(source, lineno, None, '%d fields after the last slot '
                                   '(%r...)' % (ntok - pos, toks[pos]))
