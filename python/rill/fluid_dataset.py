@@ -146,13 +146,14 @@ class DatasetBase(object):
                              % type(self).__name__)
 
     def _open_lines(self, path):
-        """An iterator over the lines of `path` run through the pipe command, and a
-        function to call when done that raises if the command failed."""
+        """An iterator over the lines of `path` run through the pipe command, and
+        done(check=True) to call after: it raises if the command failed, or with
+        check=False (the reading was cut short) ends the command quietly."""
         cmd = self.proto_desc.pipe_command.strip()
         gz = path.endswith('.gz')
         if cmd in ('', 'cat') and not gz:
             f = open(path, 'r')
-            return f, f.close
+            return f, lambda check=True: f.close()
         if not os.path.exists(path):
             raise FileNotFoundError('%s: no such data file' % path)
         shell = 'gzip -dc -- %s' % shlex.quote(path) if gz else None
@@ -167,11 +168,14 @@ class DatasetBase(object):
         t = threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)
         t.start()
 
-        def done():
+        def done(check=True):
+            if not check and proc.poll() is None:
+                proc.kill()
             proc.stdout.close()
             rc = proc.wait()
             t.join()
-            if rc != 0:
+            proc.stderr.close()
+            if check and rc != 0:
                 raise RuntimeError("%s: the pipe command %r exited with status %d: %s"
                                    % (path, shell or cmd, rc, (err[0] if err else '')
                                       .strip()[-500:]))
@@ -182,10 +186,7 @@ class DatasetBase(object):
         try:
             cols = parser.parse(lines, path)
         except BaseException:
-            try:
-                done()
-            except Exception:
-                pass
+            done(check=False)
             raise
         done()
         return cols
@@ -230,6 +231,7 @@ class QueueDataset(DatasetBase):
                 if path is None:
                     break
                 lines, done = self._open_lines(path)
+                read_all = False
                 try:
                     pending, first = [], 1
                     for lineno, line in enumerate(lines, 1):
@@ -243,8 +245,9 @@ class QueueDataset(DatasetBase):
                     if pending:
                         parts.append(parser.parse(pending, path, first))
                         have += len(pending)
+                    read_all = True
                 finally:
-                    done()
+                    done(check=read_all)
             if have:
                 yield multislot.Columns.concat(parts, parser.used)
         return batches

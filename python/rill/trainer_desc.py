@@ -260,10 +260,15 @@ def _run_hogwild(trainer, executor, dataset, scope):
             errors.append(e)
             stop.set()
         finally:
+            # a worker stopped early leaves its file: the reader ends its pipe quietly
             close = getattr(batches, 'close', None)
             if close is not None:
-                close()
-        stats[i] = (n_batches, n_inst, t_read, t_run)
+                try:
+                    close()
+                except BaseException as e:  # noqa: B902 - re-raised in the caller's thread
+                    errors.append(e)
+                    stop.set()
+            stats[i] = (n_batches, n_inst, t_read, t_run)
 
     try:
         if workers == 1:

@@ -18,6 +18,11 @@ import gen_train_from_dataset as gen  # noqa: E402
 EXPECTED = os.path.join(gen.OUT, 'expected.npz')
 
 
+def read_lines(path):
+    with open(path) as f:
+        return f.read().splitlines()
+
+
 def dataset(kind, feeds, paths, batch=gen.BATCH, thread=1):
     ds = fluid.DatasetFactory().create_dataset(kind)
     ds.set_use_var(feeds)
@@ -79,7 +84,7 @@ def test_printout_has_paddles_layout(tmp_path, capsys):
     assert ids_lines[0].startswith('ids_b\tids_b\t\tlod: {{0, ')
     assert ids_lines[1].startswith('\tdim: ') and ids_lines[1].endswith(', 1')
     assert ids_lines[2:4] == ['\tlayout: NCHW', '\tdtype: int64_t']
-    want = [l.split() for l in open(paths[0]).read().splitlines()[20:40]]
+    want = [l.split() for l in read_lines(paths[0])[20:40]]
     ids = [x for l in want for x in l[2 + int(l[0]):2 + int(l[0]) + int(l[1 + int(l[0])])]]
     assert ids_lines[4] == '\tdata: [%s]' % ' '.join(ids)
     assert blocks[1].startswith('L\tmean_0.tmp_0\t\tlod: {}\n\tdim: 1\n') or \
@@ -90,7 +95,8 @@ def mean_loss(exe, test, loss, scope, paths, feeds):
     parser = multislot.MultiSlotParser(
         [multislot.Slot(v.name, 'float' if v.dtype == np.float32 else 'uint64',
                         v.lod_level == 0, True, v.shape) for v in feeds])
-    cols = multislot.Columns.concat([parser.parse(open(p), p) for p in paths], parser.used)
+    cols = multislot.Columns.concat([parser.parse(read_lines(p), p) for p in paths],
+                                    parser.used)
     l, = exe.run(test, feed=cols.feed(), fetch_list=[loss], scope=scope)
     return float(np.asarray(l).reshape(-1)[0])
 
@@ -160,7 +166,7 @@ def test_parser_errors_name_file_line_and_slot(tmp_path, line, msg):
     path = write(tmp_path, 'bad.txt', '1 5 1 0.5 2 1 2\n%s\n' % line)
     parser = multislot.MultiSlotParser(SLOTS)
     with pytest.raises(MultiSlotFormatError) as e:
-        parser.parse(open(path), path)
+        parser.parse(read_lines(path), path)
     assert str(e.value).startswith(path + ', line 2')
     assert msg in str(e.value)
 
@@ -212,7 +218,7 @@ def test_pipe_command_runs_per_file(tmp_path):
     for p in paths:
         q = p + '.tagged'
         with open(q, 'w') as f:
-            f.write(''.join('X ' + l for l in open(p)))
+            f.write(''.join('X %s\n' % l for l in read_lines(p)))
         tagged.append(q)
     ds = fluid.DatasetFactory().create_dataset('InMemoryDataset')
     ds.set_use_var(feeds)
@@ -324,3 +330,23 @@ def test_trainer_descs(tmp_path):
     for cls in (fluid.DistMultiTrainer, fluid.PipelineTrainer):
         with pytest.raises(RuntimeError, match='None Program'):
             cls()._gen_trainer_desc()
+
+
+def test_worker_errors_are_raised_not_fatal(tmp_path):
+    # Paddle's worker thread aborts the process on a failing op; here the call raises
+    prog, startup, test, feeds, loss = gen.build(fluid)
+    good = gen.write_data(str(tmp_path))
+    far = write(tmp_path, 'far.txt', '1 %d 1 3 4 0.1 0.2 0.3 0.4 1 1\n' % (gen.VOCAB + 5))
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exe.run(startup, scope=scope)
+    ds = dataset('QueueDataset', feeds, [far] + good, thread=2)
+    with pytest.raises(fluid.Error, match='lookup_table'):
+        exe.train_from_dataset(prog, ds, scope=scope)
+    ds = dataset('QueueDataset', feeds, good, thread=2)
+    ds.set_pipe_command('cat; exit 4')
+    with pytest.raises(RuntimeError, match="'cat; exit 4' exited with status 4"):
+        exe.train_from_dataset(prog, ds, scope=scope)
+    # the executor is usable afterwards
+    ds.set_pipe_command('cat')
+    exe.train_from_dataset(prog, ds, scope=scope)
