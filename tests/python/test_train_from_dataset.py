@@ -350,3 +350,45 @@ def test_worker_errors_are_raised_not_fatal(tmp_path):
     # the executor is usable afterwards
     ds.set_pipe_command('cat')
     exe.train_from_dataset(prog, ds, scope=scope)
+
+
+CTR_SCRIPT = '''
+import sys
+import paddle.fluid as fluid
+from paddle.fluid.dataset import DatasetFactory
+from paddle.fluid.trainer_desc import MultiTrainer
+
+ids = fluid.layers.data(name='ids', shape=[1], dtype='int64', lod_level=1)
+label = fluid.layers.data(name='label', shape=[1], dtype='int64')
+emb = fluid.layers.embedding(ids, size=[10, 4], is_sparse=True)
+pred = fluid.layers.fc(fluid.layers.sequence_pool(emb, 'sum'), 2, act='softmax')
+loss = fluid.layers.mean(fluid.layers.cross_entropy(pred, label))
+fluid.optimizer.SGD(0.1).minimize(loss)
+dataset = DatasetFactory().create_dataset('InMemoryDataset')
+dataset.set_use_var([ids, label])
+dataset.set_batch_size(2)
+dataset.set_thread(1)
+dataset.set_filelist(sys.argv[1:])
+dataset.load_into_memory()
+dataset.global_shuffle()
+exe = fluid.Executor(fluid.CPUPlace())
+exe.run(fluid.default_startup_program())
+exe.train_from_dataset(program=fluid.default_main_program(), dataset=dataset,
+                       fetch_list=[loss], fetch_info=['loss'], print_period=2, debug=False)
+print('done', dataset.get_memory_data_size(), MultiTrainer.__module__)
+'''
+
+
+def test_a_paddle_script_runs_through_rill_compat(tmp_path):
+    import subprocess
+    import textwrap
+    data = write(tmp_path, 'd.txt', '2 1 2 1 0\n1 3 1 1\n3 4 5 6 1 0\n1 7 1 1\n')
+    script = write(tmp_path, 'ctr.py', textwrap.dedent(CTR_SCRIPT))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(root, 'python'),
+                                                       os.environ.get('PYTHONPATH', '')]))
+    r = subprocess.run([sys.executable, '-m', 'rill.compat', script, data], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count('loss\t') == 1
+    assert r.stdout.strip().endswith('done 4 rill.trainer_desc')
