@@ -281,6 +281,7 @@ def test_data_feed_desc_round_trip(tmp_path):
     d.set_dense_slots(['words'])
     d.set_use_slots(['label'])
     text = d.desc()
+    # Paddle 1.8.5's desc() after the same calls
     assert text == (
         'name: "MultiSlotDataFeed"\nbatch_size: 128\nmulti_slot_desc {\n  slots {\n'
         '    name: "words"\n    type: "uint64"\n    is_dense: true\n    is_used: true\n'
@@ -309,6 +310,7 @@ def test_trainer_descs(tmp_path):
     t._set_debug(True)
     t._set_fetch_var_and_info([loss], ['L'], 5)
     t._gen_trainer_desc()
+    # as Paddle 1.8.5's str() of a MultiTrainer given the same settings
     assert str(t) == (
         'class_name: "MultiTrainer"\ndevice_worker_name: "HogwildWorker"\nthread_num: 3\n'
         'debug: true\nfetch_config {\n  fetch_var_names: "%s"\n  fetch_var_str_format: '
