@@ -394,3 +394,30 @@ def test_a_paddle_script_runs_through_rill_compat(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.count('loss\t') == 1
     assert r.stdout.strip().endswith('done 4 rill.trainer_desc')
+
+
+def test_debug_reports_each_worker_and_worker_counts(tmp_path, capsys):
+    paths = gen.write_data(str(tmp_path))
+    scope = fluid.Scope()
+    exe, prog, test, feeds, loss = setup(scope)
+
+    def workers(ds, thread):
+        capsys.readouterr()
+        exe.train_from_dataset(prog, ds, scope=scope, thread=thread, debug=True)
+        err = capsys.readouterr().err
+        return [l.split(':')[0] for l in err.splitlines() if l.startswith('worker ')]
+
+    # a QueueDataset has the dataset's readers, at most one per file, whatever `thread`
+    assert workers(dataset('QueueDataset', feeds, paths[:1], thread=2), 0) == ['worker 0']
+    assert workers(dataset('QueueDataset', feeds, paths, thread=1), 2) == ['worker 0']
+    assert workers(dataset('QueueDataset', feeds, paths, thread=2), 0) == \
+        ['worker 0', 'worker 1']
+    # an InMemoryDataset has `thread` workers (0: the dataset's count)
+    mem = dataset('InMemoryDataset', feeds, paths, thread=1)
+    assert workers(mem, 3) == ['worker 0', 'worker 1', 'worker 2']
+    assert workers(mem, 0) == ['worker 0']
+    capsys.readouterr()
+    exe.train_from_dataset(prog, mem, scope=scope, debug=True)
+    line = capsys.readouterr().err.strip()
+    assert line.startswith('worker 0: 9 batches, 68 instances, read ') and \
+        line.endswith(' instances/s')
