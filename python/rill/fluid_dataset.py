@@ -209,8 +209,9 @@ class QueueDataset(DatasetBase):
         self._check_filelist()
         return max(1, min(self.thread_num, len(self.filelist)))
 
-    def _batch_source(self, workers):
-        """A function giving each worker its batches (an iterator of Columns)."""
+    def _batch_source(self):
+        """batches(worker): the batches (Columns) of one worker, which takes files
+        until none is left."""
         parser = self._parser()
         batch = self.proto_desc.batch_size
         files = list(self.filelist)
@@ -433,7 +434,7 @@ class InMemoryDataset(DatasetBase):
     def _workers(self, thread):
         return max(1, thread if thread > 0 else self.thread_num)
 
-    def _batch_source(self, workers):
+    def _batch_source(self):
         self._loaded('train_from_dataset')
         data, order = self._data, self._order
         batch = self.proto_desc.batch_size

@@ -219,7 +219,7 @@ def _run_hogwild(trainer, executor, dataset, scope):
     if fetch_names and period <= 0:
         raise ValueError('train_from_dataset: print_period must be positive, got %d' % period)
     workers = dataset._workers(desc.thread_num)
-    source = dataset._batch_source(workers)
+    source = dataset._batch_source()
     program._c()  # build the C program once, before the workers share it
     if workers == 1:
         exes = [executor]
