@@ -68,6 +68,10 @@ printf '\n==== bench_while (a while loop against the same ops unrolled) ====\n'
 RILL_LIB="$ABS_BUILD/librill.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
   "${PYTHON:-python3}" bench/bench_while.py
 
+printf '\n==== bench_multislot (MultiSlot lines parsed and batched vs str.split) ====\n'
+RILL_LIB="$ABS_BUILD/librill.so" PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" \
+  "${PYTHON:-python3}" bench/bench_multislot.py
+
 printf '\n==== bench_dist (sync-mode efficiency: 2 pservers x 2 trainers vs one process) ====\n'
 # Paddle Fluid 1.8 runs beside when RILL_BENCH_PADDLE_PYTHON names a Python that has it.
 # shellcheck disable=SC2086

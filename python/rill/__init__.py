@@ -42,6 +42,10 @@ from .transpiler import DistributeTranspiler, DistributeTranspilerConfig, HashNa
 from .transpiler import memory_optimize, release_memory
 from . import parallel_executor, install_check
 from .parallel_executor import ParallelExecutor
+from . import fluid_dataset, trainer_desc, data_feed_desc
+from .fluid_dataset import DatasetFactory, InMemoryDataset, QueueDataset
+from .trainer_desc import TrainerDesc, MultiTrainer, DistMultiTrainer, PipelineTrainer
+from .data_feed_desc import DataFeedDesc
 # Fluid's fluid.Tensor is its LoDTensor class
 Tensor = LoDTensor
 # Listed in Fluid 1.8's fluid.__all__ but absent there: the learning rate schedules'
@@ -75,7 +79,18 @@ __all__ = ['Error', 'Program', 'Block', 'Variable', 'Parameter', 'Operator', 'pr
            'LoDTensorArray', 'backward', 'append_backward', 'gradients', 'save', 'load',
            'load_program_state', 'set_program_state', 'WeightNormParamAttr',
            'memory_optimize', 'release_memory', 'ParallelExecutor', 'Tensor',
-           'install_check', 'learning_rate_decay']
+           'install_check', 'learning_rate_decay', 'DatasetFactory', 'InMemoryDataset',
+           'QueueDataset', 'TrainerDesc', 'MultiTrainer', 'DistMultiTrainer',
+           'PipelineTrainer', 'DataFeedDesc']
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
-__getattr__ = _module_getattr('fluid', 'rill')
+_fluid_getattr = _module_getattr('fluid', 'rill')
+
+
+def __getattr__(name):
+    # fluid.dataset: the dataset readers (paddle.dataset), which also hold Fluid's
+    # DatasetFactory, QueueDataset and InMemoryDataset; imported when first reached.
+    if name == 'dataset':
+        import importlib
+        return importlib.import_module(__name__ + '.dataset')
+    return _fluid_getattr(name)

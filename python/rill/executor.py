@@ -507,6 +507,65 @@ class Executor(object):
             return [t.numpy(copy=False) for t in outs]
         return outs
 
+    def _run_from_dataset(self, program, dataset, scope, thread, is_infer, debug, fetch_list,
+                          fetch_info, print_period, fetch_handler):
+        from . import trainer_desc
+        self._check_open('train_from_dataset')
+        if dataset is None:
+            raise RuntimeError('dataset is need and should be initialized')
+        if fetch_handler is not None:
+            raise NotImplementedError('train_from_dataset: fetch_handler is not supported by '
+                                      'rill; use fetch_list, fetch_info and print_period')
+        if program is None:
+            program = default_main_program()
+        program = getattr(program, '_rill_program', program)  # a CompiledProgram
+        if not isinstance(program, Program):
+            raise TypeError('train_from_dataset: program must be a rill.Program, got %r'
+                            % (program,))
+        scope = scope if scope is not None else _global_scope
+        fetch_list = list(fetch_list or [])
+        fetch_info = list(fetch_info or [])
+        if len(fetch_list) != len(fetch_info):
+            raise ValueError('train_from_dataset: fetch_list has %d variables, fetch_info %d '
+                             'names; give one name per variable'
+                             % (len(fetch_list), len(fetch_info)))
+        trainer = trainer_desc.create_trainer(program)
+        if thread <= 0:
+            if dataset.thread_num <= 0:
+                raise RuntimeError('You should set thread num first, either in Dataset or '
+                                   'in Executor.train_from_dataset')
+            trainer._set_thread(dataset.thread_num)
+        else:
+            trainer._set_thread(thread)
+        trainer._set_debug(debug)
+        trainer._set_fetch_var_and_info([_fetch_name(f) for f in fetch_list], fetch_info,
+                                        print_period)
+        trainer._set_infer(is_infer)
+        trainer._gen_trainer_desc()
+        return trainer._run(self, dataset, scope)
+
+    def train_from_dataset(self, program=None, dataset=None, scope=None, thread=0,
+                           debug=False, fetch_list=None, fetch_info=None, print_period=100,
+                           fetch_handler=None):
+        """Trains `program` on every batch of `dataset` (a QueueDataset or
+        InMemoryDataset) on worker threads sharing the parameters of `scope` (Hogwild,
+        rill.trainer_desc): `thread` workers for an InMemoryDataset (0: the dataset's
+        thread count), the dataset's thread count (at most one per file) for a
+        QueueDataset. Worker 0 prints fetch_list, named by fetch_info, every
+        print_period batches; debug=True adds each worker's batches, instances and times
+        on stderr. Returns None."""
+        return self._run_from_dataset(program, dataset, scope, thread, False, debug,
+                                      fetch_list, fetch_info, print_period, fetch_handler)
+
+    def infer_from_dataset(self, program=None, dataset=None, scope=None, thread=0,
+                           debug=False, fetch_list=None, fetch_info=None, print_period=100,
+                           fetch_handler=None):
+        """train_from_dataset for inference: every op of `program` runs, as in Paddle,
+        so give it a program without optimizer ops (program.clone(for_test=True) before
+        minimize, or the inference program)."""
+        return self._run_from_dataset(program, dataset, scope, thread, True, debug,
+                                      fetch_list, fetch_info, print_period, fetch_handler)
+
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr('fluid.executor', 'rill.executor')
