@@ -177,3 +177,48 @@ def test_bad_inputs_name_the_layer():
             fluid.layers.lstm(xi, h, h, 3, 5, 1)
         with pytest.raises(TypeError, match='lstm: hidden_size'):
             fluid.layers.lstm(x, h, h, 3, 5.0, 1)
+
+
+def load_paddle_training(dropout):
+    stem = os.path.join(DATA, 'cudnn_lstm', 'train_%g' % dropout)
+    with open(stem + '.main', 'rb') as f:
+        main = fluid.Program.parse_from_string(f.read())
+    with open(stem + '.startup', 'rb') as f:
+        startup = fluid.Program.parse_from_string(f.read())
+    return main, startup
+
+
+def paddle_batch():
+    rng = np.random.RandomState(4)
+    xs = rng.uniform(-1, 1, (6, 8, 3)).astype('float32')
+    ys = (0.5 * np.tanh(np.concatenate([np.cumsum(xs, 0)] * 3, -1)))[:, :, :8]
+    return {'x': xs, 'y': ys.astype('float32')}
+
+
+def test_paddle_written_training_program_trains():
+    """The training program Paddle wrote: its gradient op has no Reserve, so the gradient
+    runs the forward again; Adam lowers the loss."""
+    main, startup = load_paddle_training(0.0)
+    grads = [op for op in main.global_block().ops if op.type == 'cudnn_lstm_grad']
+    assert len(grads) == 1 and 'Reserve' not in grads[0].input_names
+    loss = [op for op in main.global_block().ops if op.type == 'reduce_mean'][0].output('Out')[0]
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(startup)
+        losses = [float(np.asarray(exe.run(main, feed=paddle_batch(),
+                                           fetch_list=[loss])[0]).reshape(-1)[0])
+                  for _ in range(30)]
+    assert all(np.isfinite(losses))
+    assert losses[-1] < 0.5 * losses[0], losses
+
+
+def test_paddle_written_dropout_without_seed_fails_naming_the_op():
+    """Dropout between layers, Paddle's seed -1 and no Reserve: the gradient cannot draw
+    the forward's mask again, and says so."""
+    main, startup = load_paddle_training(0.3)
+    loss = [op for op in main.global_block().ops if op.type == 'reduce_mean'][0].output('Out')[0]
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(startup)
+        with pytest.raises(Exception, match='cudnn_lstm_grad.*Reserve is absent'):
+            exe.run(main, feed=paddle_batch(), fetch_list=[loss])

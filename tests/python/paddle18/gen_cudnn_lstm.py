@@ -2,7 +2,9 @@
 build cannot run its cudnn_lstm op, so there are no numbers): for each case of CASES the
 cudnn_lstm op's slots and attributes, the gradient op append_backward adds, the weight
 parameter's shape and dtype and the startup op that initializes it. Writes
-cudnn_lstm/programs.json for tests/python/test_cudnn_lstm.py."""
+cudnn_lstm/programs.json for tests/python/test_cudnn_lstm.py, and the training programs
+of `train_program` as Paddle serializes them (cudnn_lstm/train_<dropout>.main and
+.startup), which rill must load and train."""
 import json
 import os
 
@@ -70,6 +72,22 @@ def record(fluid, case):
     }
 
 
+def train_program(fluid, dropout):
+    """A two-layer lstm (T 6, N 8, I 3, H 8; zero initial states) regressing fed y
+    [6, 8, 8] under Adam; Paddle's default seed (-1). One direction: Paddle infers a
+    bidirectional Out as [T, N, H] at build time, so y could not be subtracted."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = fluid.data('x', [6, 8, 3], 'float32')
+        y = fluid.data('y', [6, 8, 8], 'float32')
+        h0 = fluid.layers.fill_constant([2, 8, 8], 'float32', 0.0)
+        c0 = fluid.layers.fill_constant([2, 8, 8], 'float32', 0.0)
+        out, _, _ = fluid.layers.lstm(x, h0, c0, 6, 8, 2, dropout_prob=dropout)
+        loss = fluid.layers.reduce_mean(fluid.layers.square(out - y))
+        fluid.optimizer.Adam(0.02).minimize(loss)
+    return main, startup, loss
+
+
 if __name__ == '__main__':
     import paddle.fluid
     out = {case: record(paddle.fluid, case) for case in sorted(CASES)}
@@ -77,3 +95,9 @@ if __name__ == '__main__':
     with open(os.path.join(HERE, 'cudnn_lstm', 'programs.json'), 'w') as f:
         json.dump(out, f, indent=1, sort_keys=True)
         f.write('\n')
+    for dropout in (0.0, 0.3):
+        main, startup, _ = train_program(paddle.fluid, dropout)
+        stem = os.path.join(HERE, 'cudnn_lstm', 'train_%g' % dropout)
+        for prog, ext in ((main, '.main'), (startup, '.startup')):
+            with open(stem + ext, 'wb') as f:
+                f.write(prog.desc.serialize_to_string())
