@@ -36,7 +36,7 @@
 #include "kernels/cpu/sgemm.h"
 #include "kernels/cpu/tensor_ops.h"
 #include "kernels/cpu/vexp.h"
-#include "operators/rnn.h"
+#include "kernels/cpu/rnn_engine.h"
 
 _Static_assert(RILL_SAME_POS(RILL_RNN_IN_INPUT, RILL_RNN_GRAD_IN_INPUT) &&
                    RILL_SAME_POS(RILL_RNN_IN_PRE_STATE, RILL_RNN_GRAD_IN_PRE_STATE) &&
@@ -44,15 +44,6 @@ _Static_assert(RILL_SAME_POS(RILL_RNN_IN_INPUT, RILL_RNN_GRAD_IN_INPUT) &&
                    RILL_SAME_POS(RILL_RNN_IN_SEQUENCE_LENGTH, RILL_RNN_GRAD_IN_SEQUENCE_LENGTH) &&
                    RILL_SAME_POS(RILL_RNN_ATTR_COUNT, RILL_RNN_GRAD_ATTR_COUNT),
                "rnn_grad shares rnn's first input slots and its attributes");
-
-/* What both kernels know once the inputs are checked. */
-typedef struct rnn_run {
-  rill_rnn_mode mode;
-  rill_rnn_geom g;
-  int64_t T, N;
-  const int64_t *lens; /* per sequence; NULL: every sequence has all T steps */
-  float dropout_prob;  /* of the dropout between layers */
-} rnn_run;
 
 /* Whether sequence b has step t. */
 static inline bool rnn_live(const rnn_run *r, int64_t t, int64_t b) {
@@ -207,6 +198,40 @@ static void tanh_span_f64(double *y, const double *x, int64_t n) {
 #undef EXP
 #undef TANH
 
+/* The data of tensor (slot, i), NULL when absent or empty. */
+static void *in_data(const rill_kernel_ctx *ctx, size_t slot, size_t i) {
+  rill_tensor *t = rill_kin(ctx, slot, i);
+  return t && rill_tensor_is_set(t) ? rill_tensor_ptr(t) : NULL;
+}
+
+static void *out_data(const rill_kernel_ctx *ctx, size_t slot, size_t i) {
+  rill_tensor *t = rill_kout(ctx, slot, i);
+  return t && rill_tensor_is_set(t) ? rill_tensor_ptr(t) : NULL;
+}
+
+/* The engine's per layer and direction weight pointers (and, grad, those of the
+ * gradients) from WeightList: 8 arrays of L * D in one allocation (*ptrs). */
+static rill_status *weights_of(const rill_kernel_ctx *ctx, const rnn_run *r, bool grad, rnn_io *io,
+                               void **ptrs) {
+  const int64_t n = r->g.layers * r->g.dirs, half = rill_rnn_weight_count(&r->g) / 2;
+  void **p = rill_malloc((size_t)(8 * n) * sizeof *p);
+  if (!p) return rill_oom();
+  const size_t wl = RILL_RNN_IN_WEIGHT_LIST, dwl = RILL_RNN_GRAD_OUT_WEIGHT_LIST_GRAD;
+  for (int64_t k = 0; k < n; k++) {
+    int64_t wi = rill_rnn_weight_index(&r->g, k / r->g.dirs, k % r->g.dirs);
+    size_t at[4] = {(size_t)wi, (size_t)wi + 1, (size_t)(half + wi), (size_t)(half + wi + 1)};
+    for (int j = 0; j < 4; j++) {
+      p[j * n + k] = in_data(ctx, wl, at[j]);
+      p[(4 + j) * n + k] = grad ? out_data(ctx, dwl, at[j]) : NULL;
+    }
+  }
+  io->wih = (const void *const *)p, io->whh = (const void *const *)p + n;
+  io->bih = (const void *const *)p + 2 * n, io->bhh = (const void *const *)p + 3 * n;
+  io->dwih = p + 4 * n, io->dwhh = p + 5 * n, io->dbih = p + 6 * n, io->dbhh = p + 7 * n;
+  *ptrs = p;
+  return NULL;
+}
+
 /* Reads SequenceLength into lens (N entries), each within [0, T]. */
 static rill_status *read_lengths(rill_kernel_ctx *ctx, int64_t T, int64_t N, int64_t *lens) {
   rill_tensor *t = rill_kin(ctx, RILL_RNN_IN_SEQUENCE_LENGTH, 0);
@@ -359,8 +384,19 @@ static rill_status *rnn_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
     memset(mask, 1, mask_n); /* training without dropout: everything kept, as in Paddle */
   }
   const uint8_t *use_mask = dropout ? mask : NULL;
-  rill_status *st = dt == RILL_DTYPE_FP64 ? rnn_forward_f64(ctx, &r, res, use_mask)
-                                          : rnn_forward_f32(ctx, &r, res, use_mask);
+  bool lstm = r.mode == RILL_RNN_LSTM;
+  rnn_io io = {.x = in_data(ctx, RILL_RNN_IN_INPUT, 0),
+               .h0 = in_data(ctx, RILL_RNN_IN_PRE_STATE, 0),
+               .c0 = lstm ? in_data(ctx, RILL_RNN_IN_PRE_STATE, 1) : NULL,
+               .out = out_data(ctx, RILL_RNN_OUT_OUT, 0),
+               .hN = out_data(ctx, RILL_RNN_OUT_STATE, 0),
+               .cN = lstm ? out_data(ctx, RILL_RNN_OUT_STATE, 1) : NULL};
+  void *ptrs = NULL;
+  rill_status *st = weights_of(ctx, &r, false, &io, &ptrs);
+  if (!st)
+    st = dt == RILL_DTYPE_FP64 ? rill_rnn_engine_forward_f64(ctx, &r, &io, res, use_mask)
+                               : rill_rnn_engine_forward_f32(ctx, &r, &io, res, use_mask);
+  rill_free(ptrs);
   rill_free(own_mask);
   rill_free(lens);
   return st;
@@ -445,8 +481,23 @@ static rill_status *rnn_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   }
   int64_t *lens = NULL;
   RILL_TRY(lengths_of(ctx, &r, &lens));
-  rill_status *st = dt == RILL_DTYPE_FP64 ? rnn_backward_f64(ctx, &r, res, mask)
-                                          : rnn_backward_f32(ctx, &r, res, mask);
+  bool lstm = r.mode == RILL_RNN_LSTM;
+  rnn_io io = {.x = in_data(ctx, RILL_RNN_GRAD_IN_INPUT, 0),
+               .h0 = in_data(ctx, RILL_RNN_GRAD_IN_PRE_STATE, 0),
+               .c0 = lstm ? in_data(ctx, RILL_RNN_GRAD_IN_PRE_STATE, 1) : NULL,
+               .y = in_data(ctx, RILL_RNN_GRAD_IN_OUT, 0),
+               .dy = in_data(ctx, RILL_RNN_GRAD_IN_OUT_GRAD, 0),
+               .dhN = in_data(ctx, RILL_RNN_GRAD_IN_STATE_GRAD, 0),
+               .dcN = lstm ? in_data(ctx, RILL_RNN_GRAD_IN_STATE_GRAD, 1) : NULL,
+               .dx = out_data(ctx, RILL_RNN_GRAD_OUT_INPUT_GRAD, 0),
+               .dh0 = out_data(ctx, RILL_RNN_GRAD_OUT_PRE_STATE_GRAD, 0),
+               .dc0 = lstm ? out_data(ctx, RILL_RNN_GRAD_OUT_PRE_STATE_GRAD, 1) : NULL};
+  void *ptrs = NULL;
+  rill_status *st = weights_of(ctx, &r, true, &io, &ptrs);
+  if (!st)
+    st = dt == RILL_DTYPE_FP64 ? rill_rnn_engine_backward_f64(ctx, &r, &io, res, mask)
+                               : rill_rnn_engine_backward_f32(ctx, &r, &io, res, mask);
+  rill_free(ptrs);
   rill_free(lens);
   return st;
 }

@@ -2463,6 +2463,47 @@ def dynamic_lstm(input, size, h_0=None, c_0=None, param_attr=None, bias_attr=Non
     return hidden, cell
 
 
+__all__ += ['lstm']
+
+
+def lstm(input, init_h, init_c, max_len, hidden_size, num_layers, dropout_prob=0.0,
+         is_bidirec=False, is_test=False, name=None, default_initializer=None, seed=-1):
+    """Fluid 1.x's lstm: a multi-layer, optionally bidirectional LSTM over a time-major
+    batch, the `cudnn_lstm` op (which Paddle runs through cuDNN only; rill on the CPU).
+    input [T, N, I]; init_h and init_c [num_layers * D, N, hidden_size] (D = 2 when
+    is_bidirec). One parameter, the flat weight in cuDNN's canonical layout
+    (doc/design/recurrent.md), of Paddle's size: per layer and direction 4 * hidden_size
+    * (in + hidden_size) + 8 * hidden_size, in = I in the first layer, D * hidden_size
+    above. dropout_prob: dropout between layers when training (is_test False); seed >= 0
+    fixes its mask. Returns (rnn_out [T, N, D * hidden_size], last_h, last_c)."""
+    _check_float(input, 'input', 'lstm')
+    _check_float(init_h, 'init_h', 'lstm')
+    _check_float(init_c, 'init_c', 'lstm')
+    for v, what in ((max_len, 'max_len'), (hidden_size, 'hidden_size'),
+                    (num_layers, 'num_layers')):
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise TypeError("lstm: %s must be an int, got %r" % (what, v))
+    dtype = input.dtype
+    input_size = int(list(input.shape)[-1])
+    dirs = 2 if is_bidirec else 1
+    weight_size = 0
+    for layer in range(num_layers):
+        width = input_size if layer == 0 else dirs * hidden_size
+        weight_size += dirs * (4 * hidden_size * (width + hidden_size) + 8 * hidden_size)
+    h = _Helper('cudnn_lstm', name)
+    weight = h.param(None, [weight_size], dtype, default_initializer=default_initializer)
+    out, last_h, last_c = h.tmp(dtype), h.tmp(dtype), h.tmp(dtype)
+    reserve = h.tmp(dtype, stop_gradient=True)
+    cache = h.block.create_var(type=core.RAW, persistable=True, stop_gradient=True)
+    h.append('cudnn_lstm',
+             {'Input': input, 'InitH': init_h, 'InitC': init_c, 'W': weight, 'Cache': cache},
+             {'Out': out, 'last_h': last_h, 'last_c': last_c, 'Reserve': reserve},
+             {'max_len': max_len, 'is_bidirec': bool(is_bidirec), 'input_size': input_size,
+              'hidden_size': hidden_size, 'num_layers': num_layers, 'is_test': bool(is_test),
+              'dropout_prob': float(dropout_prob), 'seed': int(seed)})
+    return out, last_h, last_c
+
+
 def dynamic_lstmp(input, size, proj_size, param_attr=None, bias_attr=None, use_peepholes=True,
                   is_reverse=False, gate_activation='sigmoid', cell_activation='tanh',
                   candidate_activation='tanh', proj_activation='tanh', dtype='float32',

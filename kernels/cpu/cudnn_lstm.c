@@ -1,0 +1,311 @@
+/* cudnn_lstm and cudnn_lstm_grad CPU kernels (float32, float64): the flat weight W is cut
+ * into each layer and direction's W_ih, W_hh, b_ih, b_hh at the offsets of cuDNN's
+ * canonical layout (operators/cudnn_lstm.h), which the recurrent engine the rnn op runs
+ * on (kernels/cpu/rnn_engine.h) then reads in place; W@GRAD is cut the same way, so the
+ * engine writes each block's gradient where the layout puts it.
+ *
+ * The dropout between layers draws one mask [T, N, D * H] per run, used for every layer
+ * as the rnn op does: from the seed attribute when it is >= 0 (the same mask on every
+ * run), else from the executor's generator. In training the forward keeps the mask in
+ * Reserve with the gates; a gradient op without Reserve (a program Paddle wrote, whose
+ * grad op has no such input) runs the forward again into scratch memory, which with
+ * dropout needs the seed attribute to draw the same mask. */
+#include <string.h>
+
+#include "framework/base/alloc.h"
+#include "framework/base/random.h"
+#include "kernels/cpu/kernels.h"
+#include "kernels/cpu/rnn_engine.h"
+#include "kernels/cpu/tensor_ops.h"
+#include "operators/cudnn_lstm.h"
+
+_Static_assert(RILL_SAME_POS(RILL_CUDNN_LSTM_IN_INPUT, RILL_CUDNN_LSTM_GRAD_IN_INPUT) &&
+                   RILL_SAME_POS(RILL_CUDNN_LSTM_IN_INIT_H, RILL_CUDNN_LSTM_GRAD_IN_INIT_H) &&
+                   RILL_SAME_POS(RILL_CUDNN_LSTM_IN_INIT_C, RILL_CUDNN_LSTM_GRAD_IN_INIT_C) &&
+                   RILL_SAME_POS(RILL_CUDNN_LSTM_IN_W, RILL_CUDNN_LSTM_GRAD_IN_W) &&
+                   RILL_SAME_POS(RILL_CUDNN_LSTM_ATTR_COUNT, RILL_CUDNN_LSTM_GRAD_ATTR_COUNT),
+               "cudnn_lstm_grad shares cudnn_lstm's first input slots and its attributes");
+
+/* Checks Input, InitH, InitC and W and the attributes; fills r. */
+static rill_status *check_inputs(rill_kernel_ctx *ctx, rill_dtype dt, rnn_run *r) {
+  rill_tensor *x = NULL, *t = NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_CUDNN_LSTM_IN_INPUT, 0, dt, &x));
+  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+  if (x->dims.n != 3)
+    return rill_kernel_error(ctx, "input Input (%s) has shape %s, expected [T, N, input_size]",
+                             rill_kin_name(ctx, RILL_CUDNN_LSTM_IN_INPUT, 0),
+                             rill_dims_str(&x->dims, a, sizeof a));
+  rill_rnn_geom *g = &r->g;
+  *r = (rnn_run){.mode = RILL_RNN_LSTM, .T = x->dims.d[0], .N = x->dims.d[1], .lens = NULL};
+  g->gates = 4;
+  g->layers = ctx->attrs[RILL_CUDNN_LSTM_ATTR_NUM_LAYERS].v.i;
+  g->dirs = ctx->attrs[RILL_CUDNN_LSTM_ATTR_IS_BIDIREC].v.b ? 2 : 1;
+  g->hidden = ctx->attrs[RILL_CUDNN_LSTM_ATTR_HIDDEN_SIZE].v.i;
+  g->input = x->dims.d[2];
+  if (g->layers < 1 || g->hidden < 1)
+    return rill_kernel_error(ctx, "attributes num_layers and hidden_size must be positive");
+  int64_t isz = ctx->attrs[RILL_CUDNN_LSTM_ATTR_INPUT_SIZE].v.i;
+  if (isz > 0 && isz != g->input)
+    return rill_kernel_error(ctx, "attribute input_size %lld differs from Input (%s)'s last "
+                             "extent %lld", (long long)isz,
+                             rill_kin_name(ctx, RILL_CUDNN_LSTM_IN_INPUT, 0), (long long)g->input);
+  r->dropout_prob = ctx->attrs[RILL_CUDNN_LSTM_ATTR_DROPOUT_PROB].v.f;
+  if (!(r->dropout_prob >= 0 && r->dropout_prob <= 1))
+    return rill_kernel_error(ctx, "attribute dropout_prob %g must lie in [0, 1]",
+                             (double)r->dropout_prob);
+  rill_dims sd = {.n = 3, .d = {g->layers * g->dirs, r->N, g->hidden}};
+  for (size_t s = RILL_CUDNN_LSTM_IN_INIT_H; s <= RILL_CUDNN_LSTM_IN_INIT_C; s++) {
+    RILL_TRY(rill_kin_need(ctx, s, 0, dt, &t));
+    if (!rill_dims_equal(&t->dims, &sd))
+      return rill_kernel_error(ctx, "input %s (%s) has shape %s, expected %s",
+                               ctx->schema->inputs[s].name, rill_kin_name(ctx, s, 0),
+                               rill_dims_str(&t->dims, a, sizeof a), rill_dims_str(&sd, b, sizeof b));
+  }
+  RILL_TRY(rill_kin_need(ctx, RILL_CUDNN_LSTM_IN_W, 0, dt, &t));
+  int64_t want = rill_cudnn_lstm_weight_numel(g->layers, g->dirs, g->input, g->hidden);
+  if (rill_tensor_numel(t) != want)
+    return rill_kernel_error(ctx, "input W (%s) has %lld elements, expected %lld (the flat "
+                             "weight of %lld layers, %lld directions, input_size %lld, "
+                             "hidden_size %lld)", rill_kin_name(ctx, RILL_CUDNN_LSTM_IN_W, 0),
+                             (long long)rill_tensor_numel(t), (long long)want,
+                             (long long)g->layers, (long long)g->dirs, (long long)g->input,
+                             (long long)g->hidden);
+  return NULL;
+}
+
+/* Points the engine's weight arrays into the flat weight w (and its gradient dw, NULL:
+ * not wanted), 8 arrays of L * D in one allocation (*ptrs). */
+static rill_status *cut_weights(const rnn_run *r, size_t esize, const void *w, void *dw,
+                                rnn_io *io, void **ptrs) {
+  const rill_rnn_geom *g = &r->g;
+  const int64_t n = g->layers * g->dirs;
+  void **p = rill_malloc((size_t)(8 * n) * sizeof *p);
+  if (!p) return rill_oom();
+  for (int64_t k = 0; k < n; k++) {
+    rill_cudnn_lstm_at at =
+        rill_cudnn_lstm_offsets(g->layers, g->dirs, g->input, g->hidden, k / g->dirs, k % g->dirs);
+    int64_t off[4] = {at.wih, at.whh, at.bih, at.bhh};
+    for (int j = 0; j < 4; j++) {
+      p[j * n + k] = (char *)(uintptr_t)w + (size_t)off[j] * esize;
+      p[(4 + j) * n + k] = dw ? (char *)dw + (size_t)off[j] * esize : NULL;
+    }
+  }
+  io->wih = (const void *const *)p, io->whh = (const void *const *)p + n;
+  io->bih = (const void *const *)p + 2 * n, io->bhh = (const void *const *)p + 3 * n;
+  io->dwih = dw ? p + 4 * n : NULL, io->dwhh = dw ? p + 5 * n : NULL;
+  io->dbih = dw ? p + 6 * n : NULL, io->dbhh = dw ? p + 7 * n : NULL;
+  *ptrs = p;
+  return NULL;
+}
+
+static bool has_dropout(const rill_kernel_ctx *ctx, const rnn_run *r) {
+  return !ctx->attrs[RILL_CUDNN_LSTM_ATTR_IS_TEST].v.b && r->g.layers > 1 && r->dropout_prob > 0;
+}
+
+/* Draws the dropout mask (1 = kept) into mask, n entries. */
+static void draw_mask(const rill_kernel_ctx *ctx, const rnn_run *r, uint8_t *mask, size_t n) {
+  int32_t seed = ctx->attrs[RILL_CUDNN_LSTM_ATTR_SEED].v.i;
+  rill_rng rng;
+  rill_rng_seed(&rng, seed >= 0 ? ((uint64_t)(uint32_t)seed + 1) * 0x9E3779B97F4A7C15ull
+                                : rill_random_run_seed(ctx));
+  for (size_t i = 0; i < n; i++) mask[i] = rill_rng_uniform(&rng) < r->dropout_prob ? 0 : 1;
+}
+
+/* Reserve's mask section <-> the engine's uint8 mask. */
+static void mask_store(rill_dtype dt, void *sec, const uint8_t *mask, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (dt == RILL_DTYPE_FP64) ((double *)sec)[i] = mask ? mask[i] : 1;
+    else ((float *)sec)[i] = mask ? mask[i] : 1;
+  }
+}
+
+static void mask_load(rill_dtype dt, const void *sec, uint8_t *mask, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    mask[i] = (dt == RILL_DTYPE_FP64 ? ((const double *)sec)[i] : ((const float *)sec)[i]) != 0;
+}
+
+static rill_status *run_forward(rill_kernel_ctx *ctx, rill_dtype dt, const rnn_run *r,
+                                const rnn_io *io, void *res, const uint8_t *mask) {
+  return dt == RILL_DTYPE_FP64 ? rill_rnn_engine_forward_f64(ctx, r, io, res, mask)
+                               : rill_rnn_engine_forward_f32(ctx, r, io, res, mask);
+}
+
+static void *tensor_data(rill_tensor *t) {
+  return t && rill_tensor_is_set(t) ? rill_tensor_ptr(t) : NULL;
+}
+
+static rill_status *cudnn_lstm_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
+  rnn_run r;
+  RILL_TRY(check_inputs(ctx, dt, &r));
+  const rill_rnn_geom *g = &r.g;
+  rill_dims od = {.n = 3, .d = {r.T, r.N, g->dirs * g->hidden}};
+  rill_dims sd = {.n = 3, .d = {g->layers * g->dirs, r.N, g->hidden}};
+  rill_tensor *out = NULL, *lh = NULL, *lc = NULL, *t = NULL;
+  RILL_TRY(rill_kout_need(ctx, RILL_CUDNN_LSTM_OUT_OUT, 0, dt, &out));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_CUDNN_LSTM_OUT_OUT, 0, out, &od));
+  RILL_TRY(rill_kout_need(ctx, RILL_CUDNN_LSTM_OUT_LAST_H, 0, dt, &lh));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_CUDNN_LSTM_OUT_LAST_H, 0, lh, &sd));
+  RILL_TRY(rill_kout_need(ctx, RILL_CUDNN_LSTM_OUT_LAST_C, 0, dt, &lc));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_CUDNN_LSTM_OUT_LAST_C, 0, lc, &sd));
+  bool train = !ctx->attrs[RILL_CUDNN_LSTM_ATTR_IS_TEST].v.b;
+  char *res = NULL;
+  if (train && rill_kout(ctx, RILL_CUDNN_LSTM_OUT_RESERVE, 0)) {
+    rill_dims rd = {.n = 1,
+                    .d = {rill_cudnn_lstm_reserve_numel(g->layers, g->dirs, g->hidden, r.T, r.N)}};
+    RILL_TRY(rill_kout_need(ctx, RILL_CUDNN_LSTM_OUT_RESERVE, 0, dt, &t));
+    RILL_TRY(rill_kout_check_dims(ctx, RILL_CUDNN_LSTM_OUT_RESERVE, 0, t, &rd));
+    res = rill_tensor_ptr(t);
+  }
+  const size_t esize = rill_dtype_size(dt);
+  const size_t mask_n = (size_t)(r.T * r.N * g->dirs * g->hidden);
+  uint8_t *mask = NULL;
+  if (has_dropout(ctx, &r)) {
+    if (!(mask = rill_malloc(mask_n ? mask_n : 1))) return rill_oom();
+    draw_mask(ctx, &r, mask, mask_n);
+  }
+  if (res && g->layers > 1)
+    mask_store(dt, res + (size_t)rill_rnn_reserve_numel(g, RILL_RNN_LSTM, r.T, r.N) * esize, mask,
+               mask_n);
+  rnn_io io = {.x = tensor_data(rill_kin(ctx, RILL_CUDNN_LSTM_IN_INPUT, 0)),
+               .h0 = tensor_data(rill_kin(ctx, RILL_CUDNN_LSTM_IN_INIT_H, 0)),
+               .c0 = tensor_data(rill_kin(ctx, RILL_CUDNN_LSTM_IN_INIT_C, 0)),
+               .out = rill_tensor_ptr(out),
+               .hN = rill_tensor_ptr(lh),
+               .cN = rill_tensor_ptr(lc)};
+  void *ptrs = NULL;
+  rill_status *st = cut_weights(&r, esize, tensor_data(rill_kin(ctx, RILL_CUDNN_LSTM_IN_W, 0)),
+                                NULL, &io, &ptrs);
+  if (!st) st = run_forward(ctx, dt, &r, &io, res, mask);
+  rill_free(ptrs);
+  rill_free(mask);
+  return st;
+}
+
+/* An upstream gradient (slot): NULL when absent or empty (zeros), else checked. */
+static rill_status *upstream(rill_kernel_ctx *ctx, size_t slot, rill_dtype dt,
+                             const rill_dims *want, const void **data) {
+  rill_tensor *t = rill_kin(ctx, slot, 0);
+  *data = NULL;
+  if (!t || !rill_tensor_is_set(t)) return NULL;
+  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+  if (t->dtype != dt || !rill_dims_equal(&t->dims, want))
+    return rill_kernel_error(ctx, "input %s (%s) is %s %s, expected %s %s",
+                             ctx->schema->inputs[slot].name, rill_kin_name(ctx, slot, 0),
+                             rill_dtype_name(t->dtype), rill_dims_str(&t->dims, a, sizeof a),
+                             rill_dtype_name(dt), rill_dims_str(want, b, sizeof b));
+  *data = rill_tensor_ptr(t);
+  return NULL;
+}
+
+/* A wanted gradient output (slot), checked against `want`; NULL when not wanted. */
+static rill_status *grad_out(rill_kernel_ctx *ctx, size_t slot, rill_dtype dt,
+                             const rill_dims *want, void **data) {
+  *data = NULL;
+  if (!rill_kout(ctx, slot, 0)) return NULL;
+  rill_tensor *t = NULL;
+  RILL_TRY(rill_kout_need(ctx, slot, 0, dt, &t));
+  RILL_TRY(rill_kout_check_dims(ctx, slot, 0, t, want));
+  *data = rill_tensor_ptr(t);
+  return NULL;
+}
+
+static rill_status *cudnn_lstm_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
+  rnn_run r;
+  RILL_TRY(check_inputs(ctx, dt, &r));
+  const rill_rnn_geom *g = &r.g;
+  if (ctx->attrs[RILL_CUDNN_LSTM_GRAD_ATTR_IS_TEST].v.b)
+    return rill_kernel_error(ctx, "attribute is_test is true: the gradient needs the forward "
+                             "cudnn_lstm run in training mode (is_test false)");
+  rill_dims od = {.n = 3, .d = {r.T, r.N, g->dirs * g->hidden}};
+  rill_dims sd = {.n = 3, .d = {g->layers * g->dirs, r.N, g->hidden}};
+  rill_tensor *t = NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_CUDNN_LSTM_GRAD_IN_OUT, 0, dt, &t));
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_CUDNN_LSTM_GRAD_IN_OUT, t, &od));
+  rnn_io io = {.x = tensor_data(rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_INPUT, 0)),
+               .h0 = tensor_data(rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_INIT_H, 0)),
+               .c0 = tensor_data(rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_INIT_C, 0)),
+               .y = rill_tensor_ptr(t)};
+  RILL_TRY(upstream(ctx, RILL_CUDNN_LSTM_GRAD_IN_OUT_GRAD, dt, &od, &io.dy));
+  RILL_TRY(upstream(ctx, RILL_CUDNN_LSTM_GRAD_IN_LAST_H_GRAD, dt, &sd, &io.dhN));
+  RILL_TRY(upstream(ctx, RILL_CUDNN_LSTM_GRAD_IN_LAST_C_GRAD, dt, &sd, &io.dcN));
+  rill_tensor *x = rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_INPUT, 0);
+  rill_tensor *w = rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_W, 0);
+  void *dw = NULL;
+  RILL_TRY(grad_out(ctx, RILL_CUDNN_LSTM_GRAD_OUT_INPUT_GRAD, dt, &x->dims, &io.dx));
+  RILL_TRY(grad_out(ctx, RILL_CUDNN_LSTM_GRAD_OUT_INIT_H_GRAD, dt, &sd, &io.dh0));
+  RILL_TRY(grad_out(ctx, RILL_CUDNN_LSTM_GRAD_OUT_INIT_C_GRAD, dt, &sd, &io.dc0));
+  RILL_TRY(grad_out(ctx, RILL_CUDNN_LSTM_GRAD_OUT_W_GRAD, dt, &w->dims, &dw));
+  if (!io.dx && !io.dh0 && !io.dc0 && !dw) return NULL;
+  const size_t esize = rill_dtype_size(dt);
+  const int64_t rnn_n = rill_rnn_reserve_numel(g, RILL_RNN_LSTM, r.T, r.N);
+  const int64_t res_n = rill_cudnn_lstm_reserve_numel(g->layers, g->dirs, g->hidden, r.T, r.N);
+  const size_t mask_n = (size_t)(r.T * r.N * g->dirs * g->hidden);
+  const bool dropout = has_dropout(ctx, &r);
+  const char *res = NULL;
+  char *own_res = NULL;
+  uint8_t *mask = NULL;
+  void *ptrs = NULL;
+  rill_status *st = NULL;
+  if (dropout && !(mask = rill_malloc(mask_n ? mask_n : 1))) return rill_oom();
+  rill_tensor *rt = rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_RESERVE, 0);
+  if (rt && rill_tensor_is_set(rt)) {
+    if (rt->dtype != dt || rill_tensor_numel(rt) != res_n) {
+      st = rill_kernel_error(ctx, "input Reserve (%s) is %s with %lld elements, expected %s "
+                             "with %lld: the forward keeps it in training mode (is_test false)",
+                             rill_kin_name(ctx, RILL_CUDNN_LSTM_GRAD_IN_RESERVE, 0),
+                             rill_dtype_name(rt->dtype), (long long)rill_tensor_numel(rt),
+                             rill_dtype_name(dt), (long long)res_n);
+      goto done;
+    }
+    res = rill_tensor_ptr(rt);
+    if (dropout) mask_load(dt, res + (size_t)rnn_n * esize, mask, mask_n);
+  } else {
+    /* No Reserve: the forward again, into scratch, with the same mask. */
+    if (dropout && ctx->attrs[RILL_CUDNN_LSTM_ATTR_SEED].v.i < 0) {
+      st = rill_kernel_error(ctx, "input Reserve is absent and the dropout between layers "
+                             "(dropout_prob %g) draws a new mask each run (seed %d): the "
+                             "gradient cannot draw the forward's mask again; give the op a "
+                             "seed >= 0, or bind the forward's Reserve",
+                             (double)r.dropout_prob, (int)ctx->attrs[RILL_CUDNN_LSTM_ATTR_SEED].v.i);
+      goto done;
+    }
+    if (dropout) draw_mask(ctx, &r, mask, mask_n);
+    size_t scratch = (size_t)rnn_n + mask_n + 2 * (size_t)(g->layers * g->dirs * r.N * g->hidden);
+    if (!(own_res = rill_malloc((scratch ? scratch : 1) * esize))) {
+      st = rill_oom();
+      goto done;
+    }
+    rnn_io fw = io;
+    fw.out = own_res + (size_t)rnn_n * esize;
+    fw.hN = (char *)fw.out + mask_n * esize;
+    fw.cN = (char *)fw.hN + (size_t)(g->layers * g->dirs * r.N * g->hidden) * esize;
+    if ((st = cut_weights(&r, esize, rill_tensor_ptr(w), NULL, &fw, &ptrs))) goto done;
+    st = run_forward(ctx, dt, &r, &fw, own_res, mask);
+    rill_free(ptrs);
+    ptrs = NULL;
+    if (st) goto done;
+    res = own_res;
+  }
+  if ((st = cut_weights(&r, esize, rill_tensor_ptr(w), dw, &io, &ptrs))) goto done;
+  st = dt == RILL_DTYPE_FP64
+           ? rill_rnn_engine_backward_f64(ctx, &r, &io, (const double *)(const void *)res, mask)
+           : rill_rnn_engine_backward_f32(ctx, &r, &io, (const float *)(const void *)res, mask);
+done:
+  rill_free(ptrs);
+  rill_free(own_res);
+  rill_free(mask);
+  return st;
+}
+
+rill_status *rill_cpu_cudnn_lstm_fp32(rill_kernel_ctx *ctx) {
+  return cudnn_lstm_forward(ctx, RILL_DTYPE_FP32);
+}
+rill_status *rill_cpu_cudnn_lstm_fp64(rill_kernel_ctx *ctx) {
+  return cudnn_lstm_forward(ctx, RILL_DTYPE_FP64);
+}
+rill_status *rill_cpu_cudnn_lstm_grad_fp32(rill_kernel_ctx *ctx) {
+  return cudnn_lstm_backward(ctx, RILL_DTYPE_FP32);
+}
+rill_status *rill_cpu_cudnn_lstm_grad_fp64(rill_kernel_ctx *ctx) {
+  return cudnn_lstm_backward(ctx, RILL_DTYPE_FP64);
+}
