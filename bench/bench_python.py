@@ -15,7 +15,8 @@
    pass and the sgd ops), in interleaved rounds of the same invocation.
 
 Each side is measured in interleaved rounds and the best round kept (the machine is
-shared). Usage: bench_python.py [BUILD_DIR]  (RILL_LIB and PYTHONPATH=python set)."""
+shared). Usage: bench_python.py [BUILD_DIR] [--build-only]  (RILL_LIB and
+PYTHONPATH=python set); --build-only runs part 4 alone."""
 import ctypes
 import os
 import subprocess
@@ -227,7 +228,11 @@ def build_bench(build):
 
 
 def main():
-    build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, 'build')
+    args = [a for a in sys.argv[1:] if a != '--build-only']
+    build = args[0] if args else os.path.join(ROOT, 'build')
+    if '--build-only' in sys.argv[1:]:
+        build_bench(build)
+        return
     tiny()
     py, bare = mlp_step()
     print('MLP 784-512-512-10 batch 128, one sgd step: %.2f ms from Python, %.2f ms bare ctypes '
