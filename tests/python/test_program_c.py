@@ -69,6 +69,31 @@ def test_list_attributes_typed_as_attr_type_of_types_them():
         assert got['a'] == (core.attr_type_of(plain), plain), v
 
 
+def test_packed_op_types_attributes_as_make_op_does():
+    import numpy as np
+    prog = rill.Program()
+    blk = prog.global_block()
+    values = (1, -2 ** 31, 2 ** 31, 2 ** 40, 0.1, 1e-30, True, False, 'NCHW', '', np.float32(0.5),
+              np.int64(7), [1, 2], (3, -4), [1, 2 ** 40], [2 ** 31], ['a', 'b'], ('c',),
+              [1, 0.5], [], [np.int64(3)], [True, False], np.arange(3))
+    for v in values:
+        want = blk._make_op('scale', {'X': 'x'}, {'Out': ['y', 'z']}, {'a': v}).desc
+        ins, outs = [], []
+        op = blk._packed_op('scale', {'X': 'x'}, {'Out': ['y', 'z']}, {'a': v}, ins, outs)
+        assert op.desc == want, v
+        assert (ins, outs) == (['x'], ['y', 'z'])
+    with prog._optimized_guard(['w', 'w@GRAD']), rill.name_scope('s'):
+        want = blk._make_op('sgd', None, None, {'b': None}).desc
+        got = blk._packed_op('sgd', None, None, {'b': None}, [], []).desc
+    assert got == want
+    assert dict((a[0], a[2]) for a in got['attrs']) == {
+        'op_role': 2, 'op_role_var': ['w', 'w@GRAD'], 'op_namescope': '/s/'}
+    with pytest.raises(ValueError, match='NUL'):
+        blk._packed_op('scale', None, None, {'a': 'x\0y'}, [], [])
+    with pytest.raises(TypeError, match='a Variable or a name'):
+        blk._packed_op('scale', {'X': 3}, None, None, [], [])
+
+
 def test_dtype_codes_are_cached_by_class_and_value():
     import numpy as np
     for _ in range(2):
