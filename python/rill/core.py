@@ -286,6 +286,21 @@ _tensor_set_lod = _fn('rill_tensor_set_lod', c_status_p, ctypes.c_void_p, ctypes
 _lent = {}
 _lent_keys = itertools.count(1)
 _DIMS = [ctypes.c_int64 * max(1, n) for n in range(RILL_MAX_DIMS + 1)]
+_DIMS_MADE = {}  # tuple of extents -> its _DIMS array, which C only reads
+
+
+def _dims_of(shape):
+    """The int64 array of `shape` to pass to C as `const int64_t *` (None above
+    RILL_MAX_DIMS extents), made once per distinct shape."""
+    key = tuple(shape)
+    got = _DIMS_MADE.get(key)
+    if got is None:
+        if len(key) > RILL_MAX_DIMS:
+            return None
+        got = _DIMS[len(key)](*key)
+        if len(_DIMS_MADE) < 4096:
+            _DIMS_MADE[key] = got
+    return got
 
 
 def _release_lent(data, ctx, _lent=_lent):
@@ -830,7 +845,7 @@ class CProgram(object):
         of the variable in one call (rill_block_declare_var; flags: DECLARE_*)."""
         if type in _TENSOR_TYPES:
             n = len(shape)
-            dims = (_DIMS[n](*shape) if n <= RILL_MAX_DIMS else None) if n else None
+            dims = _dims_of(shape) if n else None
         else:
             n, dims, dtype = 0, None, 5
         check(_declare_var(self._h, block, name.encode('utf-8'), type, dtype, dims, n,

@@ -218,6 +218,7 @@ _STALE_ALL = 2  # Variable._stale: every field to read again (1: the tensor fiel
 _SCALAR_ATTR = {bool: core.ATTR_BOOLEAN, int: core.ATTR_INT, float: core.ATTR_FLOAT,
                 str: core.ATTR_STRING}
 _ATTR_CODE_LONG = str(core.ATTR_LONG)
+_PACKED_SCALARS = {}  # (name, class, value) -> the packed fields of that attribute
 _schema_attrs = {}
 _NP_DTYPES = {}  # dtype number -> numpy dtype (Variable.dtype)
 _DTYPE_NAMES = {}  # dtype number -> its numpy name (Variable._dtype_name)
@@ -661,12 +662,15 @@ class Block(object):
         feeds must match the declared shape (rill.data)."""
         if name is None:
             name = unique_name.generate('_generated_var')
-        if name in self.vars:
-            return self.vars[name]
-        vd = _new_var_desc(name, type=type, dtype=core.dtype_code(dtype),
-                           shape=[int(d) for d in (shape or [])], lod_level=lod_level,
-                           persistable=persistable, stop_gradient=stop_gradient,
-                           need_check_feed=need_check_feed, has_tensor=not infer)
+        v = self.vars.get(name)
+        if v is not None:
+            return v
+        # _new_var_desc's dict, written out (a layer declares several per call)
+        vd = {'name': name, 'type': type, 'dtype': core.dtype_code(dtype),
+              'shape': [int(d) for d in shape] if shape else [], 'lod_level': lod_level,
+              'persistable': persistable, 'is_parameter': False,
+              'stop_gradient': stop_gradient, 'need_check_feed': need_check_feed,
+              'has_tensor': not infer}
         if is_data:
             vd['is_data'] = True
         v = Variable(self, vd)
@@ -794,24 +798,28 @@ class Block(object):
             if v is None:
                 continue
             count += 1
-            t = _SCALAR_ATTR.get(v.__class__)
-            if t is not None:
+            cls = v.__class__
+            if cls is float:
                 f.append(k)
-                if t == core.ATTR_INT:
-                    if -2**31 <= v < 2**31:
-                        f.append('0')
+                f.append('1')
+                f.append(repr(v))
+                continue
+            t = _SCALAR_ATTR.get(cls)
+            if t is not None:
+                # An int, bool or string attribute: its three fields, kept by value
+                # (op_role, dtype, axis, ... repeat from op to op).
+                key = (k, cls, v)
+                got = _PACKED_SCALARS.get(key)
+                if got is None:
+                    if t == core.ATTR_INT:
+                        got = (k, '0' if -2**31 <= v < 2**31 else _ATTR_CODE_LONG, str(v))
+                    elif t == core.ATTR_STRING:
+                        got = (k, '2', v)
                     else:
-                        f.append(_ATTR_CODE_LONG)
-                    f.append(str(v))
-                elif t == core.ATTR_STRING:
-                    f.append('2')
-                    f.append(v)
-                elif t == core.ATTR_FLOAT:
-                    f.append('1')
-                    f.append(repr(v))
-                else:
-                    f.append('6')
-                    f.append('1' if v else '0')
+                        got = (k, '6', '1' if v else '0')
+                    if len(_PACKED_SCALARS) < 4096:
+                        _PACKED_SCALARS[key] = got
+                f.extend(got)
                 continue
             if v.__class__ in (list, tuple) and v:
                 if all(x.__class__ is int for x in v):
@@ -864,13 +872,17 @@ class Block(object):
         if spec is None or op._desc is not None:
             d = op.desc
             spec = core.pack_op(d['type'], d['inputs'], d['outputs'], d['attrs'])
-        self.program._h.insert_op_packed(self.idx, at, spec, infer)
+        prog = self.program
+        prog._h.insert_op_packed(self.idx, at, spec, infer)
         # Kept packed (one bytes object, which the garbage collector does not track)
         # until the description is asked for.
         op._desc, op._packed = None, spec
         op._i = at
-        self.ops.insert(at, op)
-        self.program._edited()
+        if at == len(self.ops):
+            self.ops.append(op)
+        else:
+            self.ops.insert(at, op)
+        prog._edited()
         return at
 
     def append_op(self, type, inputs=None, outputs=None, attrs=None, infer_shape=True, **kw):
@@ -880,13 +892,16 @@ class Block(object):
             self._add_op(None, op)
             return op
         find = self._find_var_recursive
+        here = self.vars.get
         outs = []
         for n in ins:
-            if find(n) is None:
+            if here(n) is None and find(n) is None:
                 raise ValueError('op %s: variable %s is not declared in block %d' %
                                  (type, n, self.idx))
         for n in outn:
-            v = find(n)
+            v = here(n)
+            if v is None:
+                v = find(n)
             if v is None:
                 raise ValueError('op %s: variable %s is not declared in block %d' %
                                  (type, n, self.idx))
