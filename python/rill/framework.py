@@ -215,6 +215,7 @@ def _plain(value):
 
 # Attribute types of plain Python scalars (others go through core.attr_type_of).
 _STALE_ALL = 2  # Variable._stale: every field to read again (1: the tensor fields)
+_STALE_FIELDS = 3  # Variable._stale: the description is still in Variable._fields
 _SCALAR_ATTR = {bool: core.ATTR_BOOLEAN, int: core.ATTR_INT, float: core.ATTR_FLOAT,
                 str: core.ATTR_STRING}
 _ATTR_CODE_LONG = str(core.ATTR_LONG)
@@ -256,8 +257,18 @@ class Variable(object):
         self._desc = d
         self._stale = False
 
+    _fields = None  # (fields, i): the description at fields[i] of a vars_fields list
+
     def _refresh(self):
         d = self._desc
+        f = self._fields
+        if f is not None:
+            # wrapped from C without decoding its description: decoded now
+            self._fields = None
+            d.update(core.var_desc_of(f[0], f[1]))
+            if self._stale == _STALE_FIELDS:
+                self._stale = False
+                return
         if self._stale == _STALE_ALL:
             self._stale = False
             vd = self.block.program._h.read_var_named(self.block.idx, d['name'])
@@ -603,8 +614,14 @@ class Block(object):
                 # Read again when next asked for.
                 v._stale = _STALE_ALL
                 v.block = self
-            else:
+            elif f[k * n + 7] == '1':  # a parameter
                 v = self._wrap_var(core.var_desc_of(f, k * n))
+            else:
+                # decoded when first asked for (a backward pass adds a gradient per
+                # variable, most of which Python never looks at)
+                v = Variable(self, {'name': name})
+                v._fields = (f, k * n)
+                v._stale = _STALE_FIELDS
             self.vars[name] = v
         self._read_ops_from_c()
 
@@ -822,6 +839,12 @@ class Block(object):
                 f.extend(got)
                 continue
             if v.__class__ in (list, tuple) and v:
+                if v[0].__class__ is str and all(x.__class__ is str for x in v):
+                    f.append(k)
+                    f.append('5')
+                    f.append(str(len(v)))
+                    f.extend(v)
+                    continue
                 if all(x.__class__ is int for x in v):
                     t = core.ATTR_INTS if -2**31 <= min(v) and max(v) < 2**31 else \
                         core.ATTR_LONGS
