@@ -172,15 +172,19 @@ def c_step(build):
 FC_LAYERS = 333  # 3 ops each (mul, elementwise_add, relu), plus mean: 1,000 forward ops
 
 
-def build_and_minimize():
-    """(main, startup, loss name) of the 1,000-op program, built and minimized."""
+def build_and_minimize(keep_forward=False):
+    """(main, forward, loss name) of the 1,000-op program, built and minimized; with
+    keep_forward, forward is the serialized forward (main, startup) programs that
+    bench_build replays (serializing is not part of the timed build), else None."""
     main, startup = rill.Program(), rill.Program()
+    forward = None
     with rill.program_guard(main, startup), rill.unique_name.guard():
         h = rill.layers.data('x', [64])
         for _ in range(FC_LAYERS):
             h = rill.layers.fc(h, 64, act='relu')
         loss = rill.layers.mean(h)
-        forward = main.serialize_to_string(), startup.serialize_to_string()
+        if keep_forward:
+            forward = main.serialize_to_string(), startup.serialize_to_string()
         rill.optimizer.SGD(0.01).minimize(loss)
     return main, forward, loss.name
 
@@ -204,7 +208,7 @@ def c_build(build, forward, loss, rounds, tmp):
 
 def build_bench(build):
     import tempfile
-    main, forward, loss = build_and_minimize()
+    main, forward, loss = build_and_minimize(keep_forward=True)
     n_forward = len(rill.Program.parse_from_string(forward[0]).global_block().ops)
     py = c = float('inf')
     c_ops = None
