@@ -15,7 +15,8 @@
    pass and the sgd ops), in interleaved rounds of the same invocation.
 
 Each side is measured in interleaved rounds and the best round kept (the machine is
-shared). Usage: bench_python.py [BUILD_DIR]  (RILL_LIB and PYTHONPATH=python set)."""
+shared). Usage: bench_python.py [BUILD_DIR] [--build-only]  (RILL_LIB and
+PYTHONPATH=python set); --build-only runs part 4 alone."""
 import ctypes
 import os
 import subprocess
@@ -171,15 +172,19 @@ def c_step(build):
 FC_LAYERS = 333  # 3 ops each (mul, elementwise_add, relu), plus mean: 1,000 forward ops
 
 
-def build_and_minimize():
-    """(main, startup, loss name) of the 1,000-op program, built and minimized."""
+def build_and_minimize(keep_forward=False):
+    """(main, forward, loss name) of the 1,000-op program, built and minimized; with
+    keep_forward, forward is the serialized forward (main, startup) programs that
+    bench_build replays (serializing is not part of the timed build), else None."""
     main, startup = rill.Program(), rill.Program()
+    forward = None
     with rill.program_guard(main, startup), rill.unique_name.guard():
         h = rill.layers.data('x', [64])
         for _ in range(FC_LAYERS):
             h = rill.layers.fc(h, 64, act='relu')
         loss = rill.layers.mean(h)
-        forward = main.serialize_to_string(), startup.serialize_to_string()
+        if keep_forward:
+            forward = main.serialize_to_string(), startup.serialize_to_string()
         rill.optimizer.SGD(0.01).minimize(loss)
     return main, forward, loss.name
 
@@ -203,7 +208,7 @@ def c_build(build, forward, loss, rounds, tmp):
 
 def build_bench(build):
     import tempfile
-    main, forward, loss = build_and_minimize()
+    main, forward, loss = build_and_minimize(keep_forward=True)
     n_forward = len(rill.Program.parse_from_string(forward[0]).global_block().ops)
     py = c = float('inf')
     c_ops = None
@@ -227,7 +232,11 @@ def build_bench(build):
 
 
 def main():
-    build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, 'build')
+    args = [a for a in sys.argv[1:] if a != '--build-only']
+    build = args[0] if args else os.path.join(ROOT, 'build')
+    if '--build-only' in sys.argv[1:]:
+        build_bench(build)
+        return
     tiny()
     py, bare = mlp_step()
     print('MLP 784-512-512-10 batch 128, one sgd step: %.2f ms from Python, %.2f ms bare ctypes '

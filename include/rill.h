@@ -402,6 +402,24 @@ RILL_API rill_status *rill_var_set_tensor(rill_program *program, int32_t block, 
 /* Paddle's need_check_feed: a feed of the variable must match its declared shape. */
 RILL_API rill_status *rill_var_set_need_check_feed(rill_program *program, int32_t block,
                                                    const char *name, bool need_check_feed);
+/* Flags of rill_block_declare_var. */
+enum {
+  RILL_DECLARE_PERSISTABLE = 1,
+  RILL_DECLARE_IS_PARAMETER = 2,
+  RILL_DECLARE_STOP_GRADIENT = 4,
+  RILL_DECLARE_NEED_CHECK_FEED = 8,
+  RILL_DECLARE_NO_TENSOR = 16 /* no tensor description yet: the next op writing it infers it */
+};
+/* Declares variable `name` of `block` with its whole description in one call, as
+ * rill_block_add_var followed by rill_var_set_flags (when IS_PARAMETER or STOP_GRADIENT
+ * is given), rill_var_set_need_check_feed (NEED_CHECK_FEED) and rill_var_set_tensor with
+ * has_tensor false (NO_TENSOR, for a tensor type) would, leaving the same description.
+ * `flags` ORs the RILL_DECLARE_ values. rill_block_add_var's errors, and
+ * INVALID_ARGUMENT for an unknown flag; on error nothing is declared. */
+RILL_API rill_status *rill_block_declare_var(rill_program *program, int32_t block,
+                                             const char *name, rill_var_type type,
+                                             rill_dtype dtype, const int64_t *dims, size_t ndim,
+                                             int32_t lod_level, uint32_t flags);
 /* Removes variable `name` from `block` (ops naming it are not changed). */
 RILL_API rill_status *rill_block_remove_var(rill_program *program, int32_t block,
                                             const char *name);

@@ -193,26 +193,46 @@ rill_status *rill_block_var_flags(const rill_program *p, int32_t block, size_t i
   return NULL;
 }
 
+/* The decimal digits of v (a '-' first when negative) at `out` (NULL: only counted);
+ * returns their count. Called for every field of every variable, so without printf. */
+static size_t put_int(int64_t v, char *out) {
+  char tmp[24];
+  size_t n = 0;
+  uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  do {
+    tmp[n++] = (char)('0' + (int)(u % 10));
+    u /= 10;
+  } while (u);
+  if (v < 0) tmp[n++] = '-';
+  if (out)
+    for (size_t k = 0; k < n; k++) out[k] = tmp[n - 1 - k];
+  return n;
+}
+
 /* One variable's fields in rill_block_vars_packed's layout, written at `out` (NULL:
  * only counted); returns the length with the NULs. */
 static size_t pack_var(const rill_var_desc *v, char *out) {
   size_t ndim = v->has_tensor && v->dims.n > 0 ? (size_t)v->dims.n : 0;
   size_t n = strlen(v->name) + 1;
   if (out) memcpy(out, v->name, n);
-  char num[32];
   for (size_t k = 0; k < ndim; k++) {
-    int w = snprintf(num, sizeof num, k ? ",%" PRId64 : "%" PRId64, v->dims.d[k]);
-    if (out) memcpy(out + n, num, (size_t)w);
-    n += (size_t)w;
+    if (k) {
+      if (out) out[n] = ',';
+      n++;
+    }
+    n += put_int(v->dims.d[k], out ? out + n : NULL);
   }
   if (out) out[n] = '\0';
   n++;
-  int w = snprintf(num, sizeof num, "%" PRId32 "%c%d%c%d%c%" PRId32 "%c%d%c%d%c%d%c%d", v->type,
-                   '\0', v->has_tensor, '\0', (int)v->dtype, '\0', v->lod_level, '\0',
-                   v->persistable, '\0', v->is_parameter, '\0', v->stop_gradient, '\0',
-                   v->need_check_feed);
-  if (out) memcpy(out + n, num, (size_t)w + 1);
-  return n + (size_t)w + 1;
+  const int64_t fields[] = {v->type, v->has_tensor, (int64_t)v->dtype, v->lod_level,
+                            v->persistable, v->is_parameter, v->stop_gradient,
+                            v->need_check_feed};
+  for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+    n += put_int(fields[k], out ? out + n : NULL);
+    if (out) out[n] = '\0';
+    n++;
+  }
+  return n;
 }
 
 rill_status *rill_block_vars_packed(const rill_program *p, int32_t block, size_t from,

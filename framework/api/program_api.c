@@ -252,6 +252,37 @@ rill_status *rill_var_set_need_check_feed(rill_program *program, int32_t block, 
   return NULL;
 }
 
+rill_status *rill_block_declare_var(rill_program *program, int32_t block, const char *name,
+                                    rill_var_type type, rill_dtype dtype, const int64_t *dims,
+                                    size_t ndim, int32_t lod_level, uint32_t flags) {
+  const uint32_t known = RILL_DECLARE_PERSISTABLE | RILL_DECLARE_IS_PARAMETER |
+                         RILL_DECLARE_STOP_GRADIENT | RILL_DECLARE_NEED_CHECK_FEED |
+                         RILL_DECLARE_NO_TENSOR;
+  if (flags & ~known)
+    return rill_error(RILL_INVALID_ARGUMENT, "variable '%s': unknown declaration flags 0x%x",
+                      name ? name : "?", (unsigned)(flags & ~known));
+  RILL_TRY(rill_block_add_var(program, block, name, type, dtype, dims, ndim, lod_level,
+                              (flags & RILL_DECLARE_PERSISTABLE) != 0));
+  rill_block_desc *b = rill_program_block(program, block);
+  rill_var_desc *v = &b->vars[b->nvars - 1];
+  if (flags & (RILL_DECLARE_IS_PARAMETER | RILL_DECLARE_STOP_GRADIENT)) {
+    v->is_parameter = (flags & RILL_DECLARE_IS_PARAMETER) != 0;
+    v->stop_gradient = (flags & RILL_DECLARE_STOP_GRADIENT) != 0;
+    v->has_flags |= RILL_VARDESC_HAS_PERSISTABLE | RILL_VARDESC_HAS_IS_PARAMETER |
+                    RILL_VARDESC_HAS_STOP_GRADIENT;
+  }
+  if (flags & RILL_DECLARE_NEED_CHECK_FEED) {
+    v->need_check_feed = true;
+    v->has_flags |= RILL_VARDESC_HAS_NEED_CHECK_FEED;
+  }
+  if ((flags & RILL_DECLARE_NO_TENSOR) && var_type_has_tensor(v->type)) {
+    v->has_tensor = false;
+    rill_dims_set(&v->dims, NULL, 0);
+    v->lod_level = 0;
+  }
+  return NULL;
+}
+
 rill_status *rill_block_remove_var(rill_program *program, int32_t block, const char *name) {
   rill_var_desc *v = NULL;
   RILL_TRY(find_var(program, block, name, "rill_block_remove_var", &v));

@@ -286,6 +286,21 @@ _tensor_set_lod = _fn('rill_tensor_set_lod', c_status_p, ctypes.c_void_p, ctypes
 _lent = {}
 _lent_keys = itertools.count(1)
 _DIMS = [ctypes.c_int64 * max(1, n) for n in range(RILL_MAX_DIMS + 1)]
+_DIMS_MADE = {}  # tuple of extents -> its _DIMS array, which C only reads
+
+
+def _dims_of(shape):
+    """The int64 array of `shape` to pass to C as `const int64_t *` (None above
+    RILL_MAX_DIMS extents), made once per distinct shape."""
+    key = tuple(shape)
+    got = _DIMS_MADE.get(key)
+    if got is None:
+        if len(key) > RILL_MAX_DIMS:
+            return None
+        got = _DIMS[len(key)](*key)
+        if len(_DIMS_MADE) < 4096:
+            _DIMS_MADE[key] = got
+    return got
 
 
 def _release_lent(data, ctx, _lent=_lent):
@@ -493,6 +508,9 @@ _op_name = _fn('rill_op_name', ctypes.c_char_p, ctypes.c_size_t)
 LOD_TENSOR, SELECTED_ROWS, FEED_MINIBATCH, FETCH_LIST, STEP_SCOPES, LOD_RANK_TABLE, \
     LOD_TENSOR_ARRAY, READER, RAW = 7, 8, 9, 10, 11, 12, 13, 15, 17
 _TENSOR_TYPES = (LOD_TENSOR, SELECTED_ROWS, LOD_TENSOR_ARRAY)
+# rill_block_declare_var's flags (rill.h)
+(DECLARE_PERSISTABLE, DECLARE_IS_PARAMETER, DECLARE_STOP_GRADIENT, DECLARE_NEED_CHECK_FEED,
+ DECLARE_NO_TENSOR) = (1, 2, 4, 8, 16)
 
 
 def attr_type_of(value):
@@ -534,6 +552,9 @@ _append_block = _fn('rill_program_append_block', c_status_p, ctypes.c_void_p, ct
                     ctypes.POINTER(ctypes.c_int32))
 _add_var = _fn('rill_block_add_var', c_status_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p,
                ctypes.c_int, ctypes.c_int, c_i64_p, ctypes.c_size_t, ctypes.c_int32, ctypes.c_bool)
+_declare_var = _fn('rill_block_declare_var', c_status_p, ctypes.c_void_p, ctypes.c_int32,
+                   ctypes.c_char_p, ctypes.c_int, ctypes.c_int, c_i64_p, ctypes.c_size_t,
+                   ctypes.c_int32, ctypes.c_uint32)
 _set_flags = _fn('rill_var_set_flags', c_status_p, ctypes.c_void_p, ctypes.c_int32, ctypes.c_char_p,
                  ctypes.c_bool, ctypes.c_bool, ctypes.c_bool)
 _set_tensor = _fn('rill_var_set_tensor', c_status_p, ctypes.c_void_p, ctypes.c_int32,
@@ -818,6 +839,17 @@ class CProgram(object):
         dims = _DIMS[len(shape)](*shape) if len(shape) <= RILL_MAX_DIMS else None
         check(_add_var(self._h, block, name.encode('utf-8'), type, dtype if tensor else 5,
                        dims, len(shape), lod_level, bool(persistable)))
+
+    def declare_var(self, block, name, type, dtype, shape, lod_level, flags):
+        """add_var and the flags, need_check_feed and (NO_TENSOR) tensor-less declaration
+        of the variable in one call (rill_block_declare_var; flags: DECLARE_*)."""
+        if type in _TENSOR_TYPES:
+            n = len(shape)
+            dims = _dims_of(shape) if n else None
+        else:
+            n, dims, dtype = 0, None, 5
+        check(_declare_var(self._h, block, name.encode('utf-8'), type, dtype, dims, n,
+                           lod_level, flags))
 
     def set_flags(self, block, name, persistable, is_parameter, stop_gradient):
         check(_set_flags(self._h, block, name.encode('utf-8'), bool(persistable),

@@ -215,8 +215,11 @@ def _plain(value):
 
 # Attribute types of plain Python scalars (others go through core.attr_type_of).
 _STALE_ALL = 2  # Variable._stale: every field to read again (1: the tensor fields)
+_STALE_FIELDS = 3  # Variable._stale: the description is still in Variable._fields
 _SCALAR_ATTR = {bool: core.ATTR_BOOLEAN, int: core.ATTR_INT, float: core.ATTR_FLOAT,
                 str: core.ATTR_STRING}
+_ATTR_CODE_LONG = str(core.ATTR_LONG)
+_PACKED_SCALARS = {}  # (name, class, value) -> the packed fields of that attribute
 _schema_attrs = {}
 _NP_DTYPES = {}  # dtype number -> numpy dtype (Variable.dtype)
 _DTYPE_NAMES = {}  # dtype number -> its numpy name (Variable._dtype_name)
@@ -254,8 +257,18 @@ class Variable(object):
         self._desc = d
         self._stale = False
 
+    _fields = None  # (fields, i): the description at fields[i] of a vars_fields list
+
     def _refresh(self):
         d = self._desc
+        f = self._fields
+        if f is not None:
+            # wrapped from C without decoding its description: decoded now
+            self._fields = None
+            d.update(core.var_desc_of(f[0], f[1]))
+            if self._stale == _STALE_FIELDS:
+                self._stale = False
+                return
         if self._stale == _STALE_ALL:
             self._stale = False
             vd = self.block.program._h.read_var_named(self.block.idx, d['name'])
@@ -601,8 +614,14 @@ class Block(object):
                 # Read again when next asked for.
                 v._stale = _STALE_ALL
                 v.block = self
-            else:
+            elif f[k * n + 7] == '1':  # a parameter
                 v = self._wrap_var(core.var_desc_of(f, k * n))
+            else:
+                # decoded when first asked for (a backward pass adds a gradient per
+                # variable, most of which Python never looks at)
+                v = Variable(self, {'name': name})
+                v._fields = (f, k * n)
+                v._stale = _STALE_FIELDS
             self.vars[name] = v
         self._read_ops_from_c()
 
@@ -660,12 +679,15 @@ class Block(object):
         feeds must match the declared shape (rill.data)."""
         if name is None:
             name = unique_name.generate('_generated_var')
-        if name in self.vars:
-            return self.vars[name]
-        vd = _new_var_desc(name, type=type, dtype=core.dtype_code(dtype),
-                           shape=[int(d) for d in (shape or [])], lod_level=lod_level,
-                           persistable=persistable, stop_gradient=stop_gradient,
-                           need_check_feed=need_check_feed, has_tensor=not infer)
+        v = self.vars.get(name)
+        if v is not None:
+            return v
+        # _new_var_desc's dict, written out (a layer declares several per call)
+        vd = {'name': name, 'type': type, 'dtype': core.dtype_code(dtype),
+              'shape': [int(d) for d in shape] if shape else [], 'lod_level': lod_level,
+              'persistable': persistable, 'is_parameter': False,
+              'stop_gradient': stop_gradient, 'need_check_feed': need_check_feed,
+              'has_tensor': not infer}
         if is_data:
             vd['is_data'] = True
         v = Variable(self, vd)
@@ -675,20 +697,15 @@ class Block(object):
     def _add_var(self, v):
         """Declares Variable v (whose desc is new) in the C program and in block.vars."""
         vd = v.desc
-        h = self.program._h
         name = vd['name']
-        h.add_var(self.idx, name, vd['type'], vd['dtype'], vd['shape'], vd.get('lod_level', 0),
-                  vd.get('persistable', False))
-        try:
-            if vd.get('is_parameter') or vd.get('stop_gradient'):
-                v._c_flags()
-            if vd.get('need_check_feed'):
-                h.set_need_check_feed(self.idx, name, True)
-            if not vd.get('has_tensor', True) and vd['type'] in core._TENSOR_TYPES:
-                h.set_tensor(self.idx, name, False, 5, [], 0)
-        except Error:
-            h.remove_var(self.idx, name)
-            raise
+        g = vd.get
+        flags = ((core.DECLARE_PERSISTABLE if g('persistable') else 0) |
+                 (core.DECLARE_IS_PARAMETER if g('is_parameter') else 0) |
+                 (core.DECLARE_STOP_GRADIENT if g('stop_gradient') else 0) |
+                 (core.DECLARE_NEED_CHECK_FEED if g('need_check_feed') else 0) |
+                 (0 if g('has_tensor', True) else core.DECLARE_NO_TENSOR))
+        self.program._h.declare_var(self.idx, name, vd['type'], vd['dtype'], vd['shape'],
+                                    g('lod_level', 0), flags)
         self.vars[name] = v
         self.program._edited()
 
@@ -760,41 +777,158 @@ class Block(object):
             out.append((k, t, v))
         return op
 
+    def _packed_op(self, type, inputs, outputs, attrs, in_names, out_names):
+        """An Operator whose description is packed (core.pack_op's bytes) in one pass
+        over the arguments, typed as _make_op types them; the argument names are added
+        to in_names and out_names. The description dict is made when asked for."""
+        f = [type]
+        for slots, names in ((inputs, in_names), (outputs, out_names)):
+            if not slots:
+                f.append('0')
+                continue
+            f.append(str(len(slots)))
+            for k, v in slots.items():
+                f.append(k)
+                if isinstance(v, Variable):
+                    n = v._desc['name']
+                    f.append('1')
+                    f.append(n)
+                    names.append(n)
+                else:
+                    a = _names(v)
+                    f.append(str(len(a)))
+                    f.extend(a)
+                    names.extend(a)
+        at = len(f)
+        f.append('')
+        has_block = False
+        prog = self.program
+        items = list(attrs.items()) if attrs else []
+        if not attrs or 'op_role' not in attrs:
+            items.append(('op_role', prog._op_role))
+        if prog._op_role_var and (not attrs or 'op_role_var' not in attrs):
+            items.append(('op_role_var', list(prog._op_role_var)))
+        if _name_scopes and (not attrs or 'op_namescope' not in attrs):
+            items.append(('op_namescope', _current_namescope()))
+        count = 0
+        for k, v in items:
+            if v is None:
+                continue
+            count += 1
+            cls = v.__class__
+            if cls is float:
+                f.append(k)
+                f.append('1')
+                f.append(repr(v))
+                continue
+            t = _SCALAR_ATTR.get(cls)
+            if t is not None:
+                # An int, bool or string attribute: its three fields, kept by value
+                # (op_role, dtype, axis, ... repeat from op to op).
+                key = (k, cls, v)
+                got = _PACKED_SCALARS.get(key)
+                if got is None:
+                    if t == core.ATTR_INT:
+                        got = (k, '0' if -2**31 <= v < 2**31 else _ATTR_CODE_LONG, str(v))
+                    elif t == core.ATTR_STRING:
+                        got = (k, '2', v)
+                    else:
+                        got = (k, '6', '1' if v else '0')
+                    if len(_PACKED_SCALARS) < 4096:
+                        _PACKED_SCALARS[key] = got
+                f.extend(got)
+                continue
+            if v.__class__ in (list, tuple) and v:
+                if v[0].__class__ is str and all(x.__class__ is str for x in v):
+                    f.append(k)
+                    f.append('5')
+                    f.append(str(len(v)))
+                    f.extend(v)
+                    continue
+                if all(x.__class__ is int for x in v):
+                    t = core.ATTR_INTS if -2**31 <= min(v) and max(v) < 2**31 else \
+                        core.ATTR_LONGS
+                    f.append(k)
+                    f.append(str(t))
+                    f.append(str(len(v)))
+                    f.extend(map(str, v))
+                    continue
+                if all(x.__class__ is str for x in v):
+                    f.append(k)
+                    f.append('5')
+                    f.append(str(len(v)))
+                    f.extend(v)
+                    continue
+            v = _plain(v)
+            if isinstance(v, Block):
+                t, v = core.ATTR_BLOCK, v.idx
+                has_block = True
+            else:
+                t = core.attr_type_of(v)
+            f.append(k)
+            f.append(str(t))
+            item = core._PACKED_ITEM[t]
+            if t in core._LIST_ATTRS:
+                f.append(str(len(v)))
+                f.extend(map(item, v))
+            elif t == core.ATTR_STRING:
+                f.append(v)
+            else:
+                f.append(item(v))
+        f[at] = str(count)
+        f.append('')
+        text = '\0'.join(f)
+        if text.count('\0') != len(f) - 1:
+            bad = [x for x in f if '\0' in x]
+            raise ValueError('op %s: a name or string attribute holds a NUL character: %r'
+                             % (type, bad[0]))
+        op = Operator(self, None)
+        op._packed = text.encode('utf-8')
+        op._has_block = has_block
+        return op
+
     def _add_op(self, index, op, infer=False):
         """Adds op at `index` (None: the end) to the C program, packed into one call that
         also infers its outputs with `infer`, and to block.ops. Returns its index."""
         at = len(self.ops) if index is None else index
-        d = op.desc
-        spec = core.pack_op(d['type'], d['inputs'], d['outputs'], d['attrs'])
-        self.program._h.insert_op_packed(self.idx, at, spec, infer)
+        spec = op._packed
+        if spec is None or op._desc is not None:
+            d = op.desc
+            spec = core.pack_op(d['type'], d['inputs'], d['outputs'], d['attrs'])
+        prog = self.program
+        prog._h.insert_op_packed(self.idx, at, spec, infer)
         # Kept packed (one bytes object, which the garbage collector does not track)
         # until the description is asked for.
         op._desc, op._packed = None, spec
         op._i = at
-        self.ops.insert(at, op)
-        self.program._edited()
+        if at == len(self.ops):
+            self.ops.append(op)
+        else:
+            self.ops.insert(at, op)
+        prog._edited()
         return at
 
     def append_op(self, type, inputs=None, outputs=None, attrs=None, infer_shape=True, **kw):
-        op = self._make_op(type, inputs, outputs, attrs)
-        d = op.desc
+        ins, outn = [], []
+        op = self._packed_op(type, inputs, outputs, attrs, ins, outn)
         if not infer_shape or op._has_block:
             self._add_op(None, op)
             return op
         find = self._find_var_recursive
+        here = self.vars.get
         outs = []
-        for args in (a for _, a in d['inputs']):
-            for n in args:
-                if find(n) is None:
-                    raise ValueError('op %s: variable %s is not declared in block %d' %
-                                     (type, n, self.idx))
-        for _, args in d['outputs']:
-            for n in args:
+        for n in ins:
+            if here(n) is None and find(n) is None:
+                raise ValueError('op %s: variable %s is not declared in block %d' %
+                                 (type, n, self.idx))
+        for n in outn:
+            v = here(n)
+            if v is None:
                 v = find(n)
-                if v is None:
-                    raise ValueError('op %s: variable %s is not declared in block %d' %
-                                     (type, n, self.idx))
-                outs.append(v)
+            if v is None:
+                raise ValueError('op %s: variable %s is not declared in block %d' %
+                                 (type, n, self.idx))
+            outs.append(v)
         try:
             self._add_op(None, op, True)
         except Error as e:
@@ -807,19 +941,19 @@ class Block(object):
                 n = v.name
                 if v.block is self and not v.desc.get('has_tensor', True) and n not in used:
                     self._remove_var(n)
-            raise e.__class__('%s (op %s appended to block %d)' % (e.message, d['type'],
+            raise e.__class__('%s (op %s appended to block %d)' % (e.message, type,
                                                               self.idx)) from None
         for v in outs:
             v._stale = True
         return op
 
     def _prepend_op(self, type, inputs=None, outputs=None, attrs=None, **kw):
-        op = self._make_op(type, inputs, outputs, attrs)
+        op = self._packed_op(type, inputs, outputs, attrs, [], [])
         self._add_op(0, op)
         return op
 
     def _insert_op(self, index, type, inputs=None, outputs=None, attrs=None, **kw):
-        op = self._make_op(type, inputs, outputs, attrs)
+        op = self._packed_op(type, inputs, outputs, attrs, [], [])
         self._add_op(index, op)
         return op
 

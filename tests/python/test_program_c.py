@@ -3,6 +3,7 @@ serialize unchanged; edits made from Python reach the C program at once; transfo
 run in place; attribute values of every type read back from C as they were set."""
 import os
 
+import numpy as np
 import pytest
 
 import rill
@@ -67,6 +68,31 @@ def test_list_attributes_typed_as_attr_type_of_types_them():
         got = dict((a[0], a[1:]) for a in blk._make_op('scale', None, None, {'a': v}).desc['attrs'])
         plain = framework._plain(v)
         assert got['a'] == (core.attr_type_of(plain), plain), v
+
+
+def test_packed_op_types_attributes_as_make_op_does():
+    import numpy as np
+    prog = rill.Program()
+    blk = prog.global_block()
+    values = (1, -2 ** 31, 2 ** 31, 2 ** 40, 0.1, 1e-30, True, False, 'NCHW', '', np.float32(0.5),
+              np.int64(7), [1, 2], (3, -4), [1, 2 ** 40], [2 ** 31], ['a', 'b'], ('c',),
+              [1, 0.5], [], [np.int64(3)], [True, False], np.arange(3))
+    for v in values:
+        want = blk._make_op('scale', {'X': 'x'}, {'Out': ['y', 'z']}, {'a': v}).desc
+        ins, outs = [], []
+        op = blk._packed_op('scale', {'X': 'x'}, {'Out': ['y', 'z']}, {'a': v}, ins, outs)
+        assert op.desc == want, v
+        assert (ins, outs) == (['x'], ['y', 'z'])
+    with prog._optimized_guard(['w', 'w@GRAD']), rill.name_scope('s'):
+        want = blk._make_op('sgd', None, None, {'b': None}).desc
+        got = blk._packed_op('sgd', None, None, {'b': None}, [], []).desc
+    assert got == want
+    assert dict((a[0], a[2]) for a in got['attrs']) == {
+        'op_role': 2, 'op_role_var': ['w', 'w@GRAD'], 'op_namescope': '/s/'}
+    with pytest.raises(ValueError, match='NUL'):
+        blk._packed_op('scale', None, None, {'a': 'x\0y'}, [], [])
+    with pytest.raises(TypeError, match='a Variable or a name'):
+        blk._packed_op('scale', {'X': 3}, None, None, [], [])
 
 
 def test_dtype_codes_are_cached_by_class_and_value():
@@ -149,6 +175,39 @@ def test_backward_runs_in_place_and_keeps_the_objects_users_hold():
     assert len(types) == handle.num_ops(0)
     for p, g in params_grads:
         assert g.name == p.name + '@GRAD' and g.shape == p.shape
+
+
+def test_variables_a_transform_adds_are_described_when_first_asked_for():
+    main, startup = rill.Program(), rill.Program()
+    with rill.program_guard(main, startup):
+        x = rill.data('x', [-1, 4], 'float32')
+        h = rill.layers.fc(x, 3)
+        loss = rill.layers.mean(h)
+        rill.optimizer.SGD(0.1).minimize(loss)
+    blk = main.global_block()
+    c = main._c()
+    g = blk.vars[h.name + '@GRAD']
+    assert g._fields is not None, 'not decoded by the backward pass'
+    want = c.read_var_named(0, g.name)
+    assert g.name == want['name']
+    assert g.desc == want and g.shape == (-1, 3) and g.dtype == np.float32
+    assert g._fields is None
+    # an op that writes it later: the decoded fields, then its inferred tensor
+    g2 = blk.vars[x.name + '@GRAD'] if x.name + '@GRAD' in blk.vars else None
+    lazy = [v for v in blk.vars.values() if v._fields is not None]
+    assert lazy, 'other gradients are still undecoded'
+    v = lazy[0]
+    v.stop_gradient = True
+    assert c.read_var_named(0, v.name)['stop_gradient'] is True
+    assert v.desc == c.read_var_named(0, v.name)
+    assert g2 is None or g2.shape == (-1, 4)
+    # a parsed program's variables describe themselves the same way
+    parsed = rill.Program.parse_from_string(main.serialize_to_string())
+    for name, v in parsed.global_block().vars.items():
+        want = c.read_var_named(0, name)
+        want.pop('is_data', None)
+        assert v.desc == want, name
+        assert isinstance(v, rill.framework.Parameter) == want['is_parameter']
 
 
 def test_a_refused_append_leaves_program_and_c_program_as_they_were():
