@@ -736,15 +736,26 @@ def pack_op(type, inputs, outputs, attrs):
         f.extend(args)
     f.append(str(len(attrs)))
     for name, t, v in attrs:
-        f.append(name)
-        f.append(_ATTR_CODES[t])
-        if t in _LIST_ATTRS:
-            f.append(str(len(v)))
-            f.extend(map(_PACKED_ITEM[t], v))
-        elif t == ATTR_STRING:
-            f.append(v)
-        else:
-            f.append(_PACKED_ITEM[t](v))
+        pack_attr(f, name, t, v)
+    return packed_text(f, type)
+
+
+def pack_attr(f, name, t, v):
+    """Appends attribute `name` of AttrType t with value v to the packed fields f."""
+    f.append(name)
+    f.append(_ATTR_CODES[t])
+    if t in _LIST_ATTRS:
+        f.append(str(len(v)))
+        f.extend(map(_PACKED_ITEM[t], v))
+    elif t == ATTR_STRING:
+        f.append(v)
+    else:
+        f.append(_PACKED_ITEM[t](v))
+
+
+def packed_text(f, type):
+    """The packed fields f of op `type` as the bytes rill_block_insert_op_packed reads; a
+    name or string holding a NUL is a ValueError."""
     f.append('')
     text = '\0'.join(f)
     if text.count('\0') != len(f) - 1:

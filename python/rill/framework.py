@@ -865,25 +865,10 @@ class Block(object):
                 has_block = True
             else:
                 t = core.attr_type_of(v)
-            f.append(k)
-            f.append(str(t))
-            item = core._PACKED_ITEM[t]
-            if t in core._LIST_ATTRS:
-                f.append(str(len(v)))
-                f.extend(map(item, v))
-            elif t == core.ATTR_STRING:
-                f.append(v)
-            else:
-                f.append(item(v))
+            core.pack_attr(f, k, t, v)
         f[at] = str(count)
-        f.append('')
-        text = '\0'.join(f)
-        if text.count('\0') != len(f) - 1:
-            bad = [x for x in f if '\0' in x]
-            raise ValueError('op %s: a name or string attribute holds a NUL character: %r'
-                             % (type, bad[0]))
         op = Operator(self, None)
-        op._packed = text.encode('utf-8')
+        op._packed = core.packed_text(f, type)
         op._has_block = has_block
         return op
 

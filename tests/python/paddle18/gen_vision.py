@@ -233,27 +233,9 @@ CONV2D_NHWC_CASES = {
 
 
 def build_conv2d_nhwc(fluid, case):
-    """Output and the gradients of sum(Output * dout) with respect to the input and the
-    parameters."""
-    c = CONV2D_NHWC_CASES[case]
-    r = np.random.RandomState(SEED + 70 + sorted(CONV2D_NHWC_CASES).index(case))
-    main, startup = fluid.Program(), fluid.Program()
-    with fluid.program_guard(main, startup):
-        x = fluid.data('x', list(c['shape']), 'float32')
-        x.stop_gradient = False
-        y = fluid.layers.conv2d(x, c['num_filters'], c['filter_size'], stride=c['stride'],
-                                padding=c['padding'], dilation=c['dilation'],
-                                groups=c['groups'], bias_attr=None if c['bias'] else False,
-                                act=c['act'], data_format='NHWC')
-        dout = fluid.data('dout', list(y.shape), 'float32')
-        loss = fluid.layers.reduce_sum(fluid.layers.elementwise_mul(y, dout))
-        fluid.optimizer.SGD(learning_rate=0.0).minimize(loss)
-    params = main.global_block().all_parameters()
-    values = {p.name: r.uniform(-0.5, 0.5, p.shape).astype('float32') for p in params}
-    feed = {'x': r.uniform(-1, 1, c['shape']).astype('float32'),
-            'dout': r.uniform(-1, 1, y.shape).astype('float32')}
-    fetch = [y.name, 'x@GRAD'] + [p.name + '@GRAD' for p in params]
-    return main, startup, feed, fetch, values
+    """build_layer's program for a CONV2D_NHWC_CASES case."""
+    return build_layer(fluid, dict(CONV2D_NHWC_CASES[case], layer='conv2d', data_format='NHWC'),
+                       SEED + 70 + sorted(CONV2D_NHWC_CASES).index(case))
 
 
 # ---- Fluid 1.8's padding forms (SAME, VALID, 4 values, [before, after] pairs) and
@@ -300,13 +282,14 @@ PADDING_CASES = {
 
 
 def build_padding(fluid, case):
-    """Output and the gradients of sum(Output * dout) with respect to the input and the
-    parameters."""
+    """build_layer's program for a PADDING_CASES case."""
     return build_layer(fluid, PADDING_CASES[case], SEED + 200 + sorted(PADDING_CASES).index(case))
 
 
 def build_layer(fluid, c, seed):
-    """build_padding's program for case description c, its values drawn from seed."""
+    """The program of conv layer c['layer'] with c's arguments: Output and the gradients
+    of sum(Output * dout) with respect to the input and the parameters, the parameters'
+    values and the feeds drawn from seed."""
     r = np.random.RandomState(seed)
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
@@ -349,7 +332,7 @@ DWCONVT_CASES = {
 
 
 def build_dwconvt(fluid, case):
-    """build_padding's program for a DWCONVT_CASES case."""
+    """build_layer's program for a DWCONVT_CASES case."""
     return build_layer(fluid, DWCONVT_CASES[case], SEED + 300 + sorted(DWCONVT_CASES).index(case))
 
 
