@@ -171,4 +171,12 @@ static inline void layout_check(const char *op, rill_dtype dt, const layout_case
   free(dx[0]), free(dx[1]), free(df[0]), free(df[1]);
 }
 
+/* layout_check for each of the n cases, in float32 and float64. */
+static inline void layout_check_cases(const char *op, const layout_case *cases, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    layout_check(op, RILL_DTYPE_FP32, &cases[i]);
+    layout_check(op, RILL_DTYPE_FP64, &cases[i]);
+  }
+}
+
 #endif

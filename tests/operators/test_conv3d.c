@@ -214,10 +214,7 @@ Test(conv3d, ndhwc_matches_ncdhw) {
       /* SAME, and the format written NHWC */
       {{1, 2, 5, 6, 4}, {3, 2, 3, 2, 3}, 1, {2, 1, 2}, {1, 1, 1}, {0, 0, 0}, 3, {0}, "SAME", "NHWC"},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    layout_check("conv3d", RILL_DTYPE_FP32, &cases[i]);
-    layout_check("conv3d", RILL_DTYPE_FP64, &cases[i]);
-  }
+  layout_check_cases("conv3d", cases, sizeof cases / sizeof cases[0]);
 }
 
 Test(conv3d, ndhwc_errors_name_op_and_variable) {

@@ -126,10 +126,7 @@ Test(conv3d_transpose, ndhwc_matches_ncdhw) {
       /* SAME */
       {{1, 2, 3, 2, 3}, {2, 2, 3, 2, 3}, 1, {2, 2, 1}, {1, 1, 1}, {0, 0, 0}, 3, {0}, "SAME", "NDHWC"},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    layout_check("conv3d_transpose", RILL_DTYPE_FP32, &cases[i]);
-    layout_check("conv3d_transpose", RILL_DTYPE_FP64, &cases[i]);
-  }
+  layout_check_cases("conv3d_transpose", cases, sizeof cases / sizeof cases[0]);
 }
 
 Test(conv3d_transpose, ndhwc_errors_name_op_and_variable) {
