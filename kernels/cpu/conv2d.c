@@ -1257,6 +1257,37 @@ static bool conv_forward_nchw(rill_kernel_ctx *ctx, rill_dtype dt, const rill_co
   return ok;
 }
 
+/* The forward of conv2d (transpose false) or of conv2d_transpose (true: the conv's data
+ * gradient) from x into y. NHWC runs on NCHW copies between rill_swap_last2 transposes:
+ * conv2d reads the image side [N, H, W, C] and writes the conv output side [N, OH, OW, M],
+ * conv2d_transpose the reverse. The epilogue takes NCHW only (conv_geom_for refuses NHWC
+ * with one). */
+static rill_status *conv_image_layout(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_geom *g,
+                                      bool transpose, const rill_tensor *x, const rill_tensor *f,
+                                      rill_tensor *y, const rill_conv_epi *epi) {
+  const void *xp = rill_tensor_ptr(x), *fp = rill_tensor_ptr(f);
+  if (!g->nhwc) {
+    bool ok = transpose ? ENGINE(dt, conv_bwd_data, g, xp, fp, rill_tensor_ptr(y), conv_pick(g))
+                        : conv_forward_nchw(ctx, dt, g, xp, fp, rill_tensor_ptr(y), epi);
+    return ok ? NULL : rill_oom();
+  }
+  int64_t hw = g->h * g->w, ohw = g->oh * g->ow;
+  int64_t in_px = transpose ? ohw : hw, in_ch = transpose ? g->m : g->c;
+  int64_t out_px = transpose ? hw : ohw, out_ch = transpose ? g->c : g->m;
+  void *xs = rill_layout_scratch(dt, g->n * in_ch * in_px);
+  void *ys = rill_layout_scratch(dt, g->n * out_ch * out_px);
+  bool ok = xs && ys;
+  if (ok) {
+    rill_swap_last2(dt, xp, xs, g->n, in_px, in_ch);
+    ok = transpose ? ENGINE(dt, conv_bwd_data, g, xs, fp, ys, conv_pick(g))
+                   : conv_forward_nchw(ctx, dt, g, xs, fp, ys, NULL);
+  }
+  if (ok) rill_swap_last2(dt, ys, rill_tensor_ptr(y), g->n, out_ch, out_px);
+  rill_free(xs);
+  rill_free(ys);
+  return ok ? NULL : rill_oom();
+}
+
 static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_epi *epi) {
   conv_dev = ctx->dev;
   conv_threads = rill_dev_threads(ctx->dev);
@@ -1275,21 +1306,7 @@ static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_dtype dt, const rill
   if (rill_overlaps(rill_tensor_ptr(y), rill_tensor_nbytes(y), rill_tensor_ptr(x), rill_tensor_nbytes(x)))
     return rill_kernel_error(ctx, "output Output (%s) must not share memory with Input (%s)",
                              rill_kout_name(ctx, 0, 0), rill_kin_name(ctx, 0, 0));
-  if (!g.nhwc)
-    return conv_forward_nchw(ctx, dt, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(y), epi)
-               ? NULL
-               : rill_oom();
-  int64_t hw = g.h * g.w, ohw = g.oh * g.ow;
-  void *xs = rill_layout_scratch(dt, g.n * g.c * hw), *ys = rill_layout_scratch(dt, g.n * g.m * ohw);
-  bool ok = xs && ys;
-  if (ok) {
-    rill_swap_last2(dt, rill_tensor_ptr(x), xs, g.n, hw, g.c);
-    ok = conv_forward_nchw(ctx, dt, &g, xs, rill_tensor_ptr(f), ys, NULL);
-  }
-  if (ok) rill_swap_last2(dt, ys, rill_tensor_ptr(y), g.n, g.m, ohw);
-  rill_free(xs);
-  rill_free(ys);
-  return ok ? NULL : rill_oom();
+  return conv_image_layout(ctx, dt, &g, false, x, f, y, epi);
 }
 
 rill_status *rill_cpu_conv2d_epi_fp32(rill_kernel_ctx *ctx, const rill_conv_epi *epi) {
@@ -1364,23 +1381,7 @@ static rill_status *convt_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   if (rill_overlaps(rill_tensor_ptr(y), rill_tensor_nbytes(y), rill_tensor_ptr(x), rill_tensor_nbytes(x)))
     return rill_kernel_error(ctx, "output Output (%s) must not share memory with Input (%s)",
                              rill_kout_name(ctx, 0, 0), rill_kin_name(ctx, 0, 0));
-  if (!g.nhwc)
-    return ENGINE(dt, conv_bwd_data, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(y),
-                  conv_pick(&g))
-               ? NULL
-               : rill_oom();
-  /* NHWC: Input [N, OH, OW, M] and Output [N, H, W, C] through NCHW copies */
-  int64_t hw = g.h * g.w, ohw = g.oh * g.ow;
-  void *xs = rill_layout_scratch(dt, g.n * g.m * ohw), *ys = rill_layout_scratch(dt, g.n * g.c * hw);
-  bool ok = xs && ys;
-  if (ok) {
-    rill_swap_last2(dt, rill_tensor_ptr(x), xs, g.n, ohw, g.m);
-    ok = ENGINE(dt, conv_bwd_data, &g, xs, rill_tensor_ptr(f), ys, conv_pick(&g));
-  }
-  if (ok) rill_swap_last2(dt, ys, rill_tensor_ptr(y), g.n, g.c, hw);
-  rill_free(xs);
-  rill_free(ys);
-  return ok ? NULL : rill_oom();
+  return conv_image_layout(ctx, dt, &g, true, x, f, y, NULL);
 }
 
 static rill_status *convt_backward(rill_kernel_ctx *ctx, rill_dtype dt) {

@@ -77,6 +77,32 @@ static inline void layout_expect(const char *what, const double *got, const doub
               (long long)i, got[i], want[i]);
 }
 
+/* A harness on float32 shapes alone (no data) for the error checks: op's Input `in`
+ * [x] and Filter "w" [f]; with dy, op is a gradient op given Output@GRAD `out`@GRAD
+ * [dy] and asked for Input@GRAD `in`@GRAD, else it is asked for Output `out`;
+ * data_format fmt unless NULL. */
+static inline op_harness *layout_shape_harness(const char *op, const char *fmt, const char *in,
+                                               const int64_t *x, size_t nx, const int64_t *f,
+                                               const char *out, const int64_t *dy) {
+  char name[64];
+  op_harness *h = harness(op);
+  bind_input(h, "Input", in, RILL_DTYPE_FP32, x, nx, NULL);
+  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, f, 5, NULL);
+  if (dy) {
+    snprintf(name, sizeof name, "%s@GRAD", out);
+    bind_input(h, "Output@GRAD", name, RILL_DTYPE_FP32, dy, 5, NULL);
+    snprintf(name, sizeof name, "%s@GRAD", in);
+    OK(op_harness_output(h, "Input@GRAD", name));
+  } else {
+    OK(op_harness_output(h, "Output", out));
+  }
+  if (fmt) OK(op_harness_attr_string(h, "data_format", fmt));
+  return h;
+}
+
+/* Five dims, for Filter and Output@GRAD. */
+#define DIMS5(...) ((const int64_t[5]){__VA_ARGS__})
+
 /* Runs op (conv3d or conv3d_transpose) and its gradient op in both layouts and compares. */
 static inline void layout_check(const char *op, rill_dtype dt, const layout_case *c) {
   int64_t nx = numel_of(c->x, 5), nf = numel_of(c->f, 5), xl[5];
@@ -143,6 +169,14 @@ static inline void layout_check(const char *op, rill_dtype dt, const layout_case
   cr_assert(sum > 0, "Input@GRAD is zero");
   free(x), free(xt), free(f), free(y[0]), free(y[1]), free(yt), free(dy), free(dyt);
   free(dx[0]), free(dx[1]), free(df[0]), free(df[1]);
+}
+
+/* layout_check for each of the n cases, in float32 and float64. */
+static inline void layout_check_cases(const char *op, const layout_case *cases, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    layout_check(op, RILL_DTYPE_FP32, &cases[i]);
+    layout_check(op, RILL_DTYPE_FP64, &cases[i]);
+  }
 }
 
 #endif

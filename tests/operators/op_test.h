@@ -4,6 +4,7 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "support/op_harness.h"
@@ -67,6 +68,34 @@ static inline void expect_close_f64(const double *got, const double *want, int64
   for (int64_t i = 0; i < n; i++)
     cr_assert(fabs(got[i] - want[i]) <= tol * (1 + fabs(want[i])), "[%lld] %g != %g",
               (long long)i, got[i], want[i]);
+}
+
+/* Binds double values as a tensor of dt: float64 as they are, float32 rounded. */
+static inline void bind_input_dt(op_harness *h, const char *slot, const char *name, rill_dtype dt,
+                                 const int64_t *dims, size_t nd, const double *v) {
+  if (dt == RILL_DTYPE_FP64) {
+    bind_input(h, slot, name, dt, dims, nd, v);
+    return;
+  }
+  int64_t n = numel_of(dims, nd);
+  float *p = malloc((size_t)(n + 1) * sizeof *p);
+  for (int64_t i = 0; i < n; i++) p[i] = (float)v[i];
+  bind_input(h, slot, name, dt, dims, nd, p);
+  free(p);
+}
+
+/* Asserts t is of dt and its first n values match want: within 1e-10 (float64) or 2e-5
+ * (float32), relative to 1 + |want|. */
+static inline void expect_close_dt(const rill_tensor *t, const double *want, int64_t n,
+                                   rill_dtype dt) {
+  cr_assert_eq(t->dtype, dt);
+  for (int64_t i = 0; i < n; i++) {
+    double got = dt == RILL_DTYPE_FP64 ? ((const double *)rill_tensor_ptr(t))[i]
+                                       : ((const float *)rill_tensor_ptr(t))[i];
+    double tol = dt == RILL_DTYPE_FP64 ? 1e-10 : 2e-5;
+    cr_assert(fabs(got - want[i]) <= tol * (1 + fabs(want[i])), "[%lld] %.9g != %.9g",
+              (long long)i, got, want[i]);
+  }
 }
 
 #define DIMS(...) ((const int64_t[]){__VA_ARGS__}), (sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))

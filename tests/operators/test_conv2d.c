@@ -376,21 +376,41 @@ static double *swap_last2(const double *src, int64_t n, int64_t a, int64_t b) {
   return dst;
 }
 
-/* Runs `op` (forward) and `op`_grad in one layout; the outputs copied into y, dx, dw. */
-static void run_layout(const char *op, const conv_cfg *c, bool nhwc, const double *x, const double *w,
-                       const double *dy, double *y, double *dx, double *dw) {
-  int64_t oh, ow;
-  conv_out_size(c, &oh, &ow);
+/* Filter dims and output extents of c: conv2d's filter is [M, C/groups, kh, kw], the
+ * transposed convolution's (transpose) [C, M/groups, kh, kw]. */
+static void layout_shapes(const conv_cfg *c, bool transpose, int64_t wd[4], int64_t *oh,
+                          int64_t *ow) {
+  if (transpose) {
+    convt_out_size(c, oh, ow);
+    wd[0] = c->c, wd[1] = c->m / c->groups;
+  } else {
+    conv_out_size(c, oh, ow);
+    wd[0] = c->m, wd[1] = c->c / c->groups;
+  }
+  wd[2] = c->kh, wd[3] = c->kw;
+}
+
+/* Runs `op` (forward) and `op`_grad in one layout, in dtype t; Input x and Output@GRAD dy
+ * (float64, in that layout) are converted to t, the outputs copied back into y, dx, dw as
+ * float64. transpose: op is a transposed convolution (layout_shapes). */
+static void run_layout(const char *op, const conv_cfg *c, bool transpose, bool nhwc, rill_dtype t,
+                       const double *x, const double *w, const double *dy, double *y, double *dx,
+                       double *dw) {
+  int64_t oh, ow, wd[4];
+  layout_shapes(c, transpose, wd, &oh, &ow);
   const int64_t xd[4] = {c->n, nhwc ? c->h : c->c, nhwc ? c->w : c->h, nhwc ? c->c : c->w};
   const int64_t yd[4] = {c->n, nhwc ? oh : c->m, nhwc ? ow : oh, nhwc ? c->m : ow};
+  int64_t nx = c->n * c->c * c->h * c->w, ny = c->n * c->m * oh * ow, nw = wd[0] * wd[1] * wd[2] * wd[3];
+  bool f32 = t == RILL_DTYPE_FP32;
+  float *xf = to_f32(x, nx), *wf = to_f32(w, nw), *dyf = to_f32(dy, ny);
   char grad[64];
   snprintf(grad, sizeof grad, "%s_grad", op);
   for (int pass = 0; pass < 2; pass++) {
     op_harness *h = harness(pass ? grad : op);
-    bind_input(h, "Input", "x", RILL_DTYPE_FP64, xd, 4, x);
-    bind_input(h, "Filter", "w", RILL_DTYPE_FP64, DIMS(c->m, c->c / c->groups, c->kh, c->kw), w);
+    bind_input(h, "Input", "x", t, xd, 4, f32 ? (const void *)xf : (const void *)x);
+    bind_input(h, "Filter", "w", t, wd, 4, f32 ? (const void *)wf : (const void *)w);
     if (pass) {
-      bind_input(h, "Output@GRAD", "dy", RILL_DTYPE_FP64, yd, 4, dy);
+      bind_input(h, "Output@GRAD", "dy", t, yd, 4, f32 ? (const void *)dyf : (const void *)dy);
       OK(op_harness_output(h, "Input@GRAD", "dx"));
       OK(op_harness_output(h, "Filter@GRAD", "dw"));
     } else {
@@ -399,41 +419,55 @@ static void run_layout(const char *op, const conv_cfg *c, bool nhwc, const doubl
     set_conv_attrs(h, c);
     OK(op_harness_attr_string(h, "data_format", nhwc ? "NHWC" : "NCHW"));
     OK(op_harness_run(h));
-    if (pass) {
-      rill_tensor *a = op_harness_tensor(h, "dx"), *b = op_harness_tensor(h, "dw");
-      expect_dims(a, xd, 4);
-      memcpy(dx, rill_tensor_ptr(a), rill_tensor_nbytes(a));
-      memcpy(dw, rill_tensor_ptr(b), rill_tensor_nbytes(b));
-    } else {
-      rill_tensor *t = op_harness_tensor(h, "y");
-      expect_dims(t, yd, 4);
-      memcpy(y, rill_tensor_ptr(t), rill_tensor_nbytes(t));
+    const char *names[] = {pass ? "dx" : "y", "dw"};
+    double *dsts[] = {pass ? dx : y, dw};
+    for (int k = 0; k < 1 + pass; k++) {
+      rill_tensor *r = op_harness_tensor(h, names[k]);
+      if (k == 0) expect_dims(r, pass ? xd : yd, 4);
+      else expect_dims(r, wd, 4);
+      size_t cnt = rill_tensor_nbytes(r) / (f32 ? sizeof(float) : sizeof(double));
+      for (size_t i = 0; i < cnt; i++)
+        dsts[k][i] = f32 ? (double)((const float *)rill_tensor_ptr(r))[i] : ((const double *)rill_tensor_ptr(r))[i];
     }
     op_harness_destroy(h);
   }
+  free(xf);
+  free(wf);
+  free(dyf);
 }
 
-static void check_nhwc(const char *op, const conv_cfg *c) {
-  int64_t oh, ow;
-  conv_out_size(c, &oh, &ow);
+/* `op` with NHWC equals NCHW on the same data transposed: Output, Input@GRAD and
+ * Filter@GRAD; in float64, and for the transposed convolutions (transpose) in float32 too.
+ * seed: the first of the three data seeds. */
+static void check_layouts(const char *op, const conv_cfg *c, bool transpose, uint64_t seed) {
+  int64_t oh, ow, wd[4];
+  layout_shapes(c, transpose, wd, &oh, &ow);
   int64_t hw = c->h * c->w, ohw = oh * ow, nx = c->n * c->c * hw, ny = c->n * c->m * ohw;
-  int64_t nw = c->m * (c->c / c->groups) * c->kh * c->kw;
+  int64_t nw = wd[0] * wd[1] * wd[2] * wd[3];
   double *x = calloc((size_t)nx, 8), *w = calloc((size_t)nw, 8), *dy = calloc((size_t)ny, 8);
   double *y1 = calloc((size_t)ny, 8), *dx1 = calloc((size_t)nx, 8), *dw1 = calloc((size_t)nw, 8);
   double *y2 = calloc((size_t)ny, 8), *dx2 = calloc((size_t)nx, 8), *dw2 = calloc((size_t)nw, 8);
-  fill_rand(x, nx, 21);
-  fill_rand(w, nw, 22);
-  fill_rand(dy, ny, 23);
-  run_layout(op, c, false, x, w, dy, y1, dx1, dw1);
+  fill_rand(x, nx, seed);
+  fill_rand(w, nw, seed + 1);
+  fill_rand(dy, ny, seed + 2);
   double *xt = swap_last2(x, c->n, c->c, hw), *dyt = swap_last2(dy, c->n, c->m, ohw);
-  run_layout(op, c, true, xt, w, dyt, y2, dx2, dw2);
-  double *y2n = swap_last2(y2, c->n, ohw, c->m), *dx2n = swap_last2(dx2, c->n, hw, c->c);
-  expect_close_f64(y2n, y1, ny, 1e-12);
-  expect_close_f64(dx2n, dx1, nx, 1e-12);
-  expect_close_f64(dw2, dw1, nw, 1e-12);
-  double *bufs[] = {x, w, dy, y1, dx1, dw1, y2, dx2, dw2, xt, dyt, y2n, dx2n};
+  for (int dt = transpose ? 0 : 1; dt < 2; dt++) {
+    rill_dtype t = dt ? RILL_DTYPE_FP64 : RILL_DTYPE_FP32;
+    double tol = dt ? 1e-12 : 1e-5;
+    run_layout(op, c, transpose, false, t, x, w, dy, y1, dx1, dw1);
+    run_layout(op, c, transpose, true, t, xt, w, dyt, y2, dx2, dw2);
+    double *y2n = swap_last2(y2, c->n, ohw, c->m), *dx2n = swap_last2(dx2, c->n, hw, c->c);
+    expect_close_f64(y2n, y1, ny, tol);
+    expect_close_f64(dx2n, dx1, nx, tol);
+    expect_close_f64(dw2, dw1, nw, tol);
+    free(y2n);
+    free(dx2n);
+  }
+  double *bufs[] = {x, w, dy, y1, dx1, dw1, y2, dx2, dw2, xt, dyt};
   for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
 }
+
+static void check_nhwc(const char *op, const conv_cfg *c) { check_layouts(op, c, false, 21); }
 
 Test(conv2d, nhwc_matches_nchw_on_transposed_data) {
   /* strides, asymmetric paddings, dilations, groups, SAME and VALID, a 1x1 */
@@ -474,81 +508,9 @@ Test(conv2d_fusion, nhwc_is_unimplemented) {
   op_harness_destroy(h);
 }
 
-/* conv2d_transpose in both layouts, forward then gradient, in dtype t; Input x and
- * Output@GRAD dy (float64, in that layout) are converted to t, the outputs copied back
- * into y, dx, dw as float64. */
-static void run_convt_layout(const char *op, const conv_cfg *c, bool nhwc, rill_dtype t, const double *x, const double *w,
-                             const double *dy, double *y, double *dx, double *dw) {
-  int64_t oh, ow;
-  convt_out_size(c, &oh, &ow);
-  const int64_t xd[4] = {c->n, nhwc ? c->h : c->c, nhwc ? c->w : c->h, nhwc ? c->c : c->w};
-  const int64_t yd[4] = {c->n, nhwc ? oh : c->m, nhwc ? ow : oh, nhwc ? c->m : ow};
-  const int64_t wd[4] = {c->c, c->m / c->groups, c->kh, c->kw};
-  int64_t nx = c->n * c->c * c->h * c->w, ny = c->n * c->m * oh * ow, nw = wd[0] * wd[1] * wd[2] * wd[3];
-  bool f32 = t == RILL_DTYPE_FP32;
-  float *xf = to_f32(x, nx), *wf = to_f32(w, nw), *dyf = to_f32(dy, ny);
-  for (int pass = 0; pass < 2; pass++) {
-    char grad[64];
-    snprintf(grad, sizeof grad, "%s_grad", op);
-    op_harness *h = harness(pass ? grad : op);
-    bind_input(h, "Input", "x", t, xd, 4, f32 ? (const void *)xf : (const void *)x);
-    bind_input(h, "Filter", "w", t, wd, 4, f32 ? (const void *)wf : (const void *)w);
-    if (pass) {
-      bind_input(h, "Output@GRAD", "dy", t, yd, 4, f32 ? (const void *)dyf : (const void *)dy);
-      OK(op_harness_output(h, "Input@GRAD", "dx"));
-      OK(op_harness_output(h, "Filter@GRAD", "dw"));
-    } else {
-      OK(op_harness_output(h, "Output", "y"));
-    }
-    set_conv_attrs(h, c);
-    OK(op_harness_attr_string(h, "data_format", nhwc ? "NHWC" : "NCHW"));
-    OK(op_harness_run(h));
-    const char *names[] = {pass ? "dx" : "y", "dw"};
-    double *dsts[] = {pass ? dx : y, dw};
-    for (int k = 0; k < 1 + pass; k++) {
-      rill_tensor *r = op_harness_tensor(h, names[k]);
-      if (k == 0) expect_dims(r, pass ? xd : yd, 4);
-      else expect_dims(r, wd, 4);
-      size_t cnt = rill_tensor_nbytes(r) / (f32 ? sizeof(float) : sizeof(double));
-      for (size_t i = 0; i < cnt; i++)
-        dsts[k][i] = f32 ? (double)((const float *)rill_tensor_ptr(r))[i] : ((const double *)rill_tensor_ptr(r))[i];
-    }
-    op_harness_destroy(h);
-  }
-  free(xf);
-  free(wf);
-  free(dyf);
-}
-
-/* conv2d_transpose with NHWC equals NCHW on the same data transposed: Output, Input@GRAD
- * and Filter@GRAD, in float32 and float64. */
-static void check_convt_nhwc_op(const char *op, const conv_cfg *c) {
-  int64_t oh, ow;
-  convt_out_size(c, &oh, &ow);
-  int64_t hw = c->h * c->w, ohw = oh * ow, nx = c->n * c->c * hw, ny = c->n * c->m * ohw;
-  int64_t nw = c->c * (c->m / c->groups) * c->kh * c->kw;
-  double *x = calloc((size_t)nx, 8), *w = calloc((size_t)nw, 8), *dy = calloc((size_t)ny, 8);
-  double *y1 = calloc((size_t)ny, 8), *dx1 = calloc((size_t)nx, 8), *dw1 = calloc((size_t)nw, 8);
-  double *y2 = calloc((size_t)ny, 8), *dx2 = calloc((size_t)nx, 8), *dw2 = calloc((size_t)nw, 8);
-  fill_rand(x, nx, 31);
-  fill_rand(w, nw, 32);
-  fill_rand(dy, ny, 33);
-  double *xt = swap_last2(x, c->n, c->c, hw), *dyt = swap_last2(dy, c->n, c->m, ohw);
-  for (int dt = 0; dt < 2; dt++) {
-    rill_dtype t = dt ? RILL_DTYPE_FP64 : RILL_DTYPE_FP32;
-    double tol = dt ? 1e-12 : 1e-5;
-    run_convt_layout(op, c, false, t, x, w, dy, y1, dx1, dw1);
-    run_convt_layout(op, c, true, t, xt, w, dyt, y2, dx2, dw2);
-    double *y2n = swap_last2(y2, c->n, ohw, c->m), *dx2n = swap_last2(dx2, c->n, hw, c->c);
-    expect_close_f64(y2n, y1, ny, tol);
-    expect_close_f64(dx2n, dx1, nx, tol);
-    expect_close_f64(dw2, dw1, nw, tol);
-    free(y2n);
-    free(dx2n);
-  }
-  double *bufs[] = {x, w, dy, y1, dx1, dw1, y2, dx2, dw2, xt, dyt};
-  for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++) free(bufs[i]);
-}
+/* conv2d_transpose with NHWC equals NCHW on the same data transposed, in float32 and
+ * float64. */
+static void check_convt_nhwc_op(const char *op, const conv_cfg *c) { check_layouts(op, c, true, 31); }
 
 static void check_convt_nhwc(const conv_cfg *c) { check_convt_nhwc_op("conv2d_transpose", c); }
 

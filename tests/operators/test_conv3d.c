@@ -188,11 +188,8 @@ Test(conv3d, grad_float32_matches_float64) {
 }
 
 Test(conv3d, grad_bad_output_grad_fails) {
-  op_harness *h = harness("conv3d_grad");
-  bind_input(h, "Input", "vol", RILL_DTYPE_FP32, DIMS(1, 2, 4, 4, 4), NULL);
-  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(3, 2, 3, 3, 3), NULL);
-  bind_input(h, "Output@GRAD", "out@GRAD", RILL_DTYPE_FP32, DIMS(1, 3, 4, 4, 4), NULL);
-  OK(op_harness_output(h, "Input@GRAD", "vol@GRAD"));
+  op_harness *h = layout_shape_harness("conv3d_grad", NULL, "vol", DIMS(1, 2, 4, 4, 4),
+                                       DIMS5(3, 2, 3, 3, 3), "out", DIMS5(1, 3, 4, 4, 4));
   EXPECT_ERROR(op_harness_run(h), "conv3d_grad", "out@GRAD", "[1, 3, 2, 2, 2]");
   op_harness_destroy(h);
 
@@ -217,38 +214,25 @@ Test(conv3d, ndhwc_matches_ncdhw) {
       /* SAME, and the format written NHWC */
       {{1, 2, 5, 6, 4}, {3, 2, 3, 2, 3}, 1, {2, 1, 2}, {1, 1, 1}, {0, 0, 0}, 3, {0}, "SAME", "NHWC"},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    layout_check("conv3d", RILL_DTYPE_FP32, &cases[i]);
-    layout_check("conv3d", RILL_DTYPE_FP64, &cases[i]);
-  }
+  layout_check_cases("conv3d", cases, sizeof cases / sizeof cases[0]);
 }
 
 Test(conv3d, ndhwc_errors_name_op_and_variable) {
   /* a 4-D Input */
-  op_harness *h = harness("conv3d");
-  bind_input(h, "Input", "vol", RILL_DTYPE_FP32, DIMS(1, 4, 4, 3), NULL);
-  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(2, 3, 1, 1, 1), NULL);
-  OK(op_harness_output(h, "Output", "o"));
-  OK(op_harness_attr_string(h, "data_format", "NDHWC"));
+  op_harness *h = layout_shape_harness("conv3d", "NDHWC", "vol", DIMS(1, 4, 4, 3),
+                                       DIMS5(2, 3, 1, 1, 1), "o", NULL);
   EXPECT_ERROR(op_harness_run(h), "conv3d", "vol", "5-D", "NDHWC");
   op_harness_destroy(h);
 
   /* channels are read from the last dim: 4 do not match Filter's 3 */
-  h = harness("conv3d");
-  bind_input(h, "Input", "vol", RILL_DTYPE_FP32, DIMS(1, 3, 3, 3, 4), NULL);
-  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(2, 3, 1, 1, 1), NULL);
-  OK(op_harness_output(h, "Output", "o"));
-  OK(op_harness_attr_string(h, "data_format", "NDHWC"));
+  h = layout_shape_harness("conv3d", "NDHWC", "vol", DIMS(1, 3, 3, 3, 4), DIMS5(2, 3, 1, 1, 1),
+                           "o", NULL);
   EXPECT_ERROR(op_harness_run(h), "conv3d", "vol", "w", "groups", "NDHWC");
   op_harness_destroy(h);
 
   /* Output@GRAD is checked against the channel-last forward output */
-  h = harness("conv3d_grad");
-  bind_input(h, "Input", "vol", RILL_DTYPE_FP32, DIMS(1, 4, 4, 4, 2), NULL);
-  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(3, 2, 3, 3, 3), NULL);
-  bind_input(h, "Output@GRAD", "out@GRAD", RILL_DTYPE_FP32, DIMS(1, 3, 2, 2, 2), NULL);
-  OK(op_harness_output(h, "Input@GRAD", "vol@GRAD"));
-  OK(op_harness_attr_string(h, "data_format", "NDHWC"));
+  h = layout_shape_harness("conv3d_grad", "NDHWC", "vol", DIMS(1, 4, 4, 4, 2),
+                           DIMS5(3, 2, 3, 3, 3), "out", DIMS5(1, 3, 2, 2, 2));
   EXPECT_ERROR(op_harness_run(h), "conv3d_grad", "out@GRAD", "[1, 2, 2, 2, 3]");
   op_harness_destroy(h);
 }

@@ -110,11 +110,8 @@ Test(conv3d_transpose, output_size_and_errors) {
   EXPECT_ERROR(op_harness_run(h), "conv3d_transpose", "u", "w", "dim 0");
   op_harness_destroy(h);
 
-  h = harness("conv3d_transpose_grad");
-  bind_input(h, "Input", "u", RILL_DTYPE_FP32, DIMS(1, 2, 3, 3, 3), NULL);
-  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(2, 4, 3, 3, 3), NULL);
-  bind_input(h, "Output@GRAD", "t@GRAD", RILL_DTYPE_FP32, DIMS(1, 4, 3, 3, 3), NULL);
-  OK(op_harness_output(h, "Input@GRAD", "u@GRAD"));
+  h = layout_shape_harness("conv3d_transpose_grad", NULL, "u", DIMS(1, 2, 3, 3, 3),
+                           DIMS5(2, 4, 3, 3, 3), "t", DIMS5(1, 4, 3, 3, 3));
   EXPECT_ERROR(op_harness_run(h), "conv3d_transpose_grad", "t@GRAD", "[1, 4, 5, 5, 5]");
   op_harness_destroy(h);
 }
@@ -129,36 +126,23 @@ Test(conv3d_transpose, ndhwc_matches_ncdhw) {
       /* SAME */
       {{1, 2, 3, 2, 3}, {2, 2, 3, 2, 3}, 1, {2, 2, 1}, {1, 1, 1}, {0, 0, 0}, 3, {0}, "SAME", "NDHWC"},
   };
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    layout_check("conv3d_transpose", RILL_DTYPE_FP32, &cases[i]);
-    layout_check("conv3d_transpose", RILL_DTYPE_FP64, &cases[i]);
-  }
+  layout_check_cases("conv3d_transpose", cases, sizeof cases / sizeof cases[0]);
 }
 
 Test(conv3d_transpose, ndhwc_errors_name_op_and_variable) {
-  op_harness *h = harness("conv3d_transpose");
-  bind_input(h, "Input", "u", RILL_DTYPE_FP32, DIMS(1, 3, 3, 2), NULL);
-  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(2, 4, 3, 3, 3), NULL);
-  OK(op_harness_output(h, "Output", "t"));
-  OK(op_harness_attr_string(h, "data_format", "NDHWC"));
+  op_harness *h = layout_shape_harness("conv3d_transpose", "NDHWC", "u", DIMS(1, 3, 3, 2),
+                                       DIMS5(2, 4, 3, 3, 3), "t", NULL);
   EXPECT_ERROR(op_harness_run(h), "conv3d_transpose", "u", "5-D", "NDHWC");
   op_harness_destroy(h);
 
   /* the channels are the last dim (3), not Filter's dim 0 (2) */
-  h = harness("conv3d_transpose");
-  bind_input(h, "Input", "u", RILL_DTYPE_FP32, DIMS(1, 2, 2, 2, 3), NULL);
-  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(2, 4, 3, 3, 3), NULL);
-  OK(op_harness_output(h, "Output", "t"));
-  OK(op_harness_attr_string(h, "data_format", "NHWC"));
+  h = layout_shape_harness("conv3d_transpose", "NHWC", "u", DIMS(1, 2, 2, 2, 3),
+                           DIMS5(2, 4, 3, 3, 3), "t", NULL);
   EXPECT_ERROR(op_harness_run(h), "conv3d_transpose", "u", "w", "dim 0", "NDHWC");
   op_harness_destroy(h);
 
-  h = harness("conv3d_transpose_grad");
-  bind_input(h, "Input", "u", RILL_DTYPE_FP32, DIMS(1, 3, 3, 3, 2), NULL);
-  bind_input(h, "Filter", "w", RILL_DTYPE_FP32, DIMS(2, 4, 3, 3, 3), NULL);
-  bind_input(h, "Output@GRAD", "t@GRAD", RILL_DTYPE_FP32, DIMS(1, 4, 5, 5, 5), NULL);
-  OK(op_harness_output(h, "Input@GRAD", "u@GRAD"));
-  OK(op_harness_attr_string(h, "data_format", "NDHWC"));
+  h = layout_shape_harness("conv3d_transpose_grad", "NDHWC", "u", DIMS(1, 3, 3, 3, 2),
+                           DIMS5(2, 4, 3, 3, 3), "t", DIMS5(1, 4, 5, 5, 5));
   OK(op_harness_attr_ints(h, "strides", (const int32_t[]){2, 2, 2}, 3));
   OK(op_harness_attr_ints(h, "paddings", (const int32_t[]){1, 1, 1}, 3));
   EXPECT_ERROR(op_harness_run(h), "conv3d_transpose_grad", "t@GRAD", "[1, 5, 5, 5, 4]");

@@ -105,30 +105,6 @@ static void fill(double *v, int64_t n, double seed, double scale) {
     v[i] = scale * sin(seed + 0.37 * (double)i + 0.011 * (double)(i * i % 97));
 }
 
-static void bind_d(op_harness *h, const char *slot, const char *name, rill_dtype dt,
-                   const int64_t *dims, size_t nd, const double *v) {
-  int64_t n = numel_of(dims, nd);
-  if (dt == RILL_DTYPE_FP64) {
-    bind_input(h, slot, name, dt, dims, nd, v);
-    return;
-  }
-  float *p = malloc((size_t)(n + 1) * sizeof *p);
-  for (int64_t i = 0; i < n; i++) p[i] = (float)v[i];
-  bind_input(h, slot, name, dt, dims, nd, p);
-  free(p);
-}
-
-static void expect_close(const rill_tensor *t, const double *want, int64_t n, rill_dtype dt) {
-  cr_assert_eq(t->dtype, dt);
-  for (int64_t i = 0; i < n; i++) {
-    double got = dt == RILL_DTYPE_FP64 ? ((const double *)rill_tensor_ptr(t))[i]
-                                       : ((const float *)rill_tensor_ptr(t))[i];
-    double tol = dt == RILL_DTYPE_FP64 ? 1e-10 : 2e-5;
-    cr_assert(fabs(got - want[i]) <= tol * (1 + fabs(want[i])), "[%lld] %.9g != %.9g",
-              (long long)i, got, want[i]);
-  }
-}
-
 typedef struct built {
   op_harness *h;
   double *x, *h0, *c0, *w, *out, *hn, *cn;
@@ -148,10 +124,10 @@ static built build(const cfg *c, rill_dtype dt, bool train, bool reserve) {
   fill(r.h0, SD * N * H, 1.1, 0.5);
   fill(r.c0, SD * N * H, 2.3, 0.5);
   fill(r.w, nw, 0.9, 0.6);
-  bind_d(r.h, "Input", "x", dt, DIMS(T, N, I), r.x);
-  bind_d(r.h, "InitH", "h0", dt, DIMS(SD, N, H), r.h0);
-  bind_d(r.h, "InitC", "c0", dt, DIMS(SD, N, H), r.c0);
-  bind_d(r.h, "W", "w", dt, DIMS(nw), r.w);
+  bind_input_dt(r.h, "Input", "x", dt, DIMS(T, N, I), r.x);
+  bind_input_dt(r.h, "InitH", "h0", dt, DIMS(SD, N, H), r.h0);
+  bind_input_dt(r.h, "InitC", "c0", dt, DIMS(SD, N, H), r.c0);
+  bind_input_dt(r.h, "W", "w", dt, DIMS(nw), r.w);
   OK(op_harness_output(r.h, "Out", "out"));
   OK(op_harness_output(r.h, "last_h", "hn"));
   OK(op_harness_output(r.h, "last_c", "cn"));
@@ -180,11 +156,11 @@ static void check(const cfg *c, rill_dtype dt, bool train) {
   OK(op_harness_run(r.h));
   rill_tensor *out = op_harness_tensor(r.h, "out");
   expect_dims(out, DIMS(c->T, c->N, c->D * c->H));
-  expect_close(out, r.out, c->T * c->N * c->D * c->H, dt);
+  expect_close_dt(out, r.out, c->T * c->N * c->D * c->H, dt);
   expect_dims(op_harness_tensor(r.h, "hn"), DIMS(SD, c->N, c->H));
-  expect_close(op_harness_tensor(r.h, "hn"), r.hn, SD * c->N * c->H, dt);
+  expect_close_dt(op_harness_tensor(r.h, "hn"), r.hn, SD * c->N * c->H, dt);
   expect_dims(op_harness_tensor(r.h, "cn"), DIMS(SD, c->N, c->H));
-  expect_close(op_harness_tensor(r.h, "cn"), r.cn, SD * c->N * c->H, dt);
+  expect_close_dt(op_harness_tensor(r.h, "cn"), r.cn, SD * c->N * c->H, dt);
   release(&r);
 }
 
@@ -262,7 +238,7 @@ Test(cudnn_lstm, dropout_between_layers_when_training) {
   /* is_test: no dropout, the reference's numbers */
   OK(op_harness_attr_bool(r.h, "is_test", true));
   OK(op_harness_run(r.h));
-  expect_close(op_harness_tensor(r.h, "out"), r.out, n, RILL_DTYPE_FP64);
+  expect_close_dt(op_harness_tensor(r.h, "out"), r.out, n, RILL_DTYPE_FP64);
   free(first);
   release(&r);
 }

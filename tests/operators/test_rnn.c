@@ -14,35 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static void *as_dtype(const double *v, int64_t n, rill_dtype dt) {
-  if (dt == RILL_DTYPE_FP64) {
-    double *p = malloc((size_t)(n + 1) * sizeof *p);
-    memcpy(p, v, (size_t)n * sizeof *p);
-    return p;
-  }
-  float *p = malloc((size_t)(n + 1) * sizeof *p);
-  for (int64_t i = 0; i < n; i++) p[i] = (float)v[i];
-  return p;
-}
-
-static void bind_d(op_harness *h, const char *slot, const char *name, rill_dtype dt,
-                   const int64_t *dims, size_t nd, const double *v) {
-  void *p = as_dtype(v, numel_of(dims, nd), dt);
-  bind_input(h, slot, name, dt, dims, nd, p);
-  free(p);
-}
-
-static void expect_close(const rill_tensor *t, const double *want, int64_t n, rill_dtype dt) {
-  cr_assert_eq(t->dtype, dt);
-  for (int64_t i = 0; i < n; i++) {
-    double got = dt == RILL_DTYPE_FP64 ? ((const double *)rill_tensor_ptr(t))[i]
-                                       : ((const float *)rill_tensor_ptr(t))[i];
-    double tol = dt == RILL_DTYPE_FP64 ? 1e-10 : 2e-5;
-    cr_assert(fabs(got - want[i]) <= tol * (1 + fabs(want[i])), "[%lld] %.9g != %.9g",
-              (long long)i, got, want[i]);
-  }
-}
-
 /* Deterministic values in [-scale, scale]. */
 static void fill(double *v, int64_t n, double seed, double scale) {
   for (int64_t i = 0; i < n; i++) v[i] = scale * sin(seed + 0.37 * (double)i + 0.011 * (double)(i * i % 97));
@@ -66,9 +37,9 @@ static built build_for(const cfg *c, rill_dtype dt, bool with_len, bool train) {
   fill(r.x, T * N * I, 0.3, 1.0);
   fill(r.h0, SD * N * H, 1.1, 0.5);
   fill(r.c0, SD * N * H, 2.3, 0.5);
-  bind_d(r.h, "Input", "x", dt, DIMS(T, N, I), r.x);
-  bind_d(r.h, "PreState", "h0", dt, DIMS(SD, N, H), r.h0);
-  if (c->mode == LSTM) bind_d(r.h, "PreState", "c0", dt, DIMS(SD, N, H), r.c0);
+  bind_input_dt(r.h, "Input", "x", dt, DIMS(T, N, I), r.x);
+  bind_input_dt(r.h, "PreState", "h0", dt, DIMS(SD, N, H), r.h0);
+  if (c->mode == LSTM) bind_input_dt(r.h, "PreState", "c0", dt, DIMS(SD, N, H), r.c0);
   cr_assert_leq(nweights(c), 64);
   for (int64_t k = 0; k < nweights(c); k++) {
     int64_t dims[2];
@@ -78,7 +49,7 @@ static built build_for(const cfg *c, rill_dtype dt, bool with_len, bool train) {
     fill(r.w[k], n, 0.7 * (double)k + 0.2, 0.6);
     char name[32];
     snprintf(name, sizeof name, "w%lld", (long long)k);
-    bind_d(r.h, "WeightList", name, dt, dims, nd, r.w[k]);
+    bind_input_dt(r.h, "WeightList", name, dt, dims, nd, r.w[k]);
   }
   if (with_len && c->lens)
     bind_input(r.h, "SequenceLength", "len", RILL_DTYPE_INT64, DIMS(N), c->lens);
@@ -119,11 +90,11 @@ static void check(const cfg *c, rill_dtype dt, int threads) {
   int64_t SD = c->L * c->D;
   rill_tensor *out = op_harness_tensor(r.h, "out");
   expect_dims(out, DIMS(c->T, c->N, c->D * c->H));
-  expect_close(out, r.out, c->T * c->N * c->D * c->H, dt);
+  expect_close_dt(out, r.out, c->T * c->N * c->D * c->H, dt);
   rill_tensor *hn = op_harness_tensor(r.h, "hn");
   expect_dims(hn, DIMS(SD, c->N, c->H));
-  expect_close(hn, r.hn, SD * c->N * c->H, dt);
-  if (c->mode == LSTM) expect_close(op_harness_tensor(r.h, "cn"), r.cn, SD * c->N * c->H, dt);
+  expect_close_dt(hn, r.hn, SD * c->N * c->H, dt);
+  if (c->mode == LSTM) expect_close_dt(op_harness_tensor(r.h, "cn"), r.cn, SD * c->N * c->H, dt);
   release(c, &r);
 }
 
@@ -173,7 +144,7 @@ Test(rnn, lengths_stop_the_steps) {
   double *want = malloc((size_t)(c.N * c.H) * sizeof *want), *wc = malloc((size_t)(c.N * c.H) * sizeof *wc);
   double *wo = malloc((size_t)(c.T * c.N * c.H) * sizeof *wo);
   ref_rnn(&full, all.x, all.h0, all.c0, all.w, wo, want, wc);
-  expect_close(op_harness_tensor(all.h, "hn"), want, c.N * c.H, RILL_DTYPE_FP32);
+  expect_close_dt(op_harness_tensor(all.h, "hn"), want, c.N * c.H, RILL_DTYPE_FP32);
   free(want), free(wc), free(wo);
   release(&c, &all);
 }
@@ -186,8 +157,8 @@ Test(rnn, int32_lengths_and_threads) {
   bind_input(r.h, "SequenceLength", "len32", RILL_DTYPE_INT32, DIMS(3), l32);
   op_harness_set_threads(r.h, 4);
   OK(op_harness_run(r.h));
-  expect_close(op_harness_tensor(r.h, "out"), r.out, c.T * c.N * c.D * c.H, RILL_DTYPE_FP32);
-  expect_close(op_harness_tensor(r.h, "hn"), r.hn, c.L * c.D * c.N * c.H, RILL_DTYPE_FP32);
+  expect_close_dt(op_harness_tensor(r.h, "out"), r.out, c.T * c.N * c.D * c.H, RILL_DTYPE_FP32);
+  expect_close_dt(op_harness_tensor(r.h, "hn"), r.hn, c.L * c.D * c.N * c.H, RILL_DTYPE_FP32);
   release(&c, &r);
 }
 
@@ -280,9 +251,9 @@ Test(rnn, training_forward_keeps_reserve) {
     built r = build_for(&c, RILL_DTYPE_FP64, true, true);
     OK(op_harness_run(r.h));
     int64_t T = c.T, N = c.N, H = c.H, D = c.D, W = D * H, SD = c.L * D;
-    expect_close(op_harness_tensor(r.h, "out"), r.out, T * N * W, RILL_DTYPE_FP64);
-    expect_close(op_harness_tensor(r.h, "hn"), r.hn, SD * N * H, RILL_DTYPE_FP64);
-    if (m == LSTM) expect_close(op_harness_tensor(r.h, "cn"), r.cn, SD * N * H, RILL_DTYPE_FP64);
+    expect_close_dt(op_harness_tensor(r.h, "out"), r.out, T * N * W, RILL_DTYPE_FP64);
+    expect_close_dt(op_harness_tensor(r.h, "hn"), r.hn, SD * N * H, RILL_DTYPE_FP64);
+    if (m == LSTM) expect_close_dt(op_harness_tensor(r.h, "cn"), r.cn, SD * N * H, RILL_DTYPE_FP64);
     const rill_tensor *mask = op_harness_tensor(r.h, "mask");
     cr_assert_eq(mask->dtype, RILL_DTYPE_UINT8);
     expect_dims(mask, DIMS(T, N, W));
@@ -345,8 +316,8 @@ Test(rnn, dropout_between_layers) {
     cr_assert(dropped > n / 4 && dropped < 3 * n / 5, "%lld of %lld dropped", (long long)dropped,
               (long long)n);
     ref_rnn_dropout(&c, r.x, r.h0, r.c0, r.w, mask, (double)(1.0f - p), out, hn, NULL);
-    expect_close(op_harness_tensor(r.h, "out"), out, n, RILL_DTYPE_FP64);
-    expect_close(op_harness_tensor(r.h, "hn"), hn, SD * c.N * c.H, RILL_DTYPE_FP64);
+    expect_close_dt(op_harness_tensor(r.h, "out"), out, n, RILL_DTYPE_FP64);
+    expect_close_dt(op_harness_tensor(r.h, "hn"), hn, SD * c.N * c.H, RILL_DTYPE_FP64);
     if (run == 1) cr_assert(memcmp(first, mask, (size_t)n) != 0, "unseeded runs drew one mask");
     if (run == 3) cr_assert(memcmp(first, mask, (size_t)n) == 0, "seeded runs drew two masks");
     if (run % 2 == 0) memcpy(first, mask, (size_t)n);
@@ -424,9 +395,10 @@ static op_harness *run_grad(const cfg *c, built *r, rill_dtype dt, const double 
   OK(op_harness_input(g, "Reserve", "reserve", op_harness_tensor(r->h, "reserve")));
   OK(op_harness_input(g, "DropoutState", "mask", op_harness_tensor(r->h, "mask")));
   OK(op_harness_input(g, "Out", "out", op_harness_tensor(r->h, "out")));
-  bind_d(g, "Out@GRAD", "out@GRAD", dt, DIMS(c->T, c->N, c->D * c->H), dout);
-  bind_d(g, "State@GRAD", "hn@GRAD", dt, DIMS(c->L * c->D, c->N, c->H), dst);
-  if (c->mode == LSTM) bind_d(g, "State@GRAD", "cn@GRAD", dt, DIMS(c->L * c->D, c->N, c->H), dst);
+  bind_input_dt(g, "Out@GRAD", "out@GRAD", dt, DIMS(c->T, c->N, c->D * c->H), dout);
+  bind_input_dt(g, "State@GRAD", "hn@GRAD", dt, DIMS(c->L * c->D, c->N, c->H), dst);
+  if (c->mode == LSTM)
+    bind_input_dt(g, "State@GRAD", "cn@GRAD", dt, DIMS(c->L * c->D, c->N, c->H), dst);
   OK(op_harness_attr_string(g, "mode", mode_names[c->mode]));
   OK(op_harness_attr_int(g, "num_layers", c->L));
   OK(op_harness_attr_int(g, "hidden_size", (int32_t)c->H));
