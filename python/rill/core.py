@@ -231,7 +231,11 @@ _DTYPE_CODES = {}  # (class, dtype) -> number, for the names and dtypes seen so 
 
 def dtype_code(dtype):
     """Paddle's VarType.Type number of a numpy dtype, a dtype name or a number."""
-    if isinstance(dtype, int) and not isinstance(dtype, bool):
+    if dtype.__class__ is str:
+        code = _DTYPE_CODES.get((str, dtype))
+        if code is not None:
+            return code
+    elif isinstance(dtype, int) and not isinstance(dtype, bool):
         if dtype not in DTYPE_TO_NP:
             raise ValueError('unknown dtype number %d' % dtype)
         return dtype

@@ -220,6 +220,7 @@ _SCALAR_ATTR = {bool: core.ATTR_BOOLEAN, int: core.ATTR_INT, float: core.ATTR_FL
                 str: core.ATTR_STRING}
 _ATTR_CODE_LONG = str(core.ATTR_LONG)
 _PACKED_SCALARS = {}  # (name, class, value) -> the packed fields of that attribute
+_PARAMETER_FLAGS = core.DECLARE_PERSISTABLE | core.DECLARE_IS_PARAMETER
 _schema_attrs = {}
 _NP_DTYPES = {}  # dtype number -> numpy dtype (Variable.dtype)
 _DTYPE_NAMES = {}  # dtype number -> its numpy name (Variable._dtype_name)
@@ -608,6 +609,7 @@ class Block(object):
         self.vars = collections.OrderedDict()
         old_vars = old_vars or {}
         n = core.VAR_FIELDS
+        new_var = object.__new__
         for k, name in enumerate(f[0::n]):
             v = old_vars.get(name)
             if v is not None:
@@ -618,10 +620,13 @@ class Block(object):
                 v = self._wrap_var(core.var_desc_of(f, k * n))
             else:
                 # decoded when first asked for (a backward pass adds a gradient per
-                # variable, most of which Python never looks at)
-                v = Variable(self, {'name': name})
-                v._fields = (f, k * n)
+                # variable, most of which Python never looks at); Variable.__init__'s
+                # fields set directly
+                v = new_var(Variable)
+                v.block = self
+                v._desc = {'name': name}
                 v._stale = _STALE_FIELDS
+                v._fields = (f, k * n)
             self.vars[name] = v
         self._read_ops_from_c()
 
@@ -691,7 +696,15 @@ class Block(object):
         if is_data:
             vd['is_data'] = True
         v = Variable(self, vd)
-        self._add_var(v)
+        # _add_var's declaration, the flags taken from the arguments
+        prog = self.program
+        prog._h.declare_var(self.idx, name, type, vd['dtype'], vd['shape'], lod_level,
+                            (core.DECLARE_PERSISTABLE if persistable else 0) |
+                            (core.DECLARE_STOP_GRADIENT if stop_gradient else 0) |
+                            (core.DECLARE_NEED_CHECK_FEED if need_check_feed else 0) |
+                            (core.DECLARE_NO_TENSOR if infer else 0))
+        self.vars[name] = v
+        prog._version += 1
         return v
 
     def _add_var(self, v):
@@ -717,13 +730,20 @@ class Block(object):
             if not isinstance(v, Parameter):
                 raise ValueError('variable %s exists and is not a parameter' % name)
             return v
-        vd = _new_var_desc(name, dtype=core.dtype_code(dtype), shape=[int(d) for d in shape],
-                           persistable=True, is_parameter=True,
-                           stop_gradient=stop_gradient or not trainable)
+        stop = stop_gradient or not trainable
+        vd = {'name': name, 'type': core.LOD_TENSOR, 'dtype': core.dtype_code(dtype),
+              'shape': [int(d) for d in shape], 'lod_level': 0, 'persistable': True,
+              'is_parameter': True, 'stop_gradient': stop, 'need_check_feed': False,
+              'has_tensor': True}
         p = Parameter(self, vd, trainable=trainable, optimize_attr=optimize_attr,
                       regularizer=regularizer, gradient_clip_attr=gradient_clip_attr,
                       do_model_average=do_model_average)
-        self._add_var(p)
+        # _add_var's declaration, the flags known here
+        prog = self.program
+        prog._h.declare_var(self.idx, name, core.LOD_TENSOR, vd['dtype'], vd['shape'], 0,
+                            _PARAMETER_FLAGS | (core.DECLARE_STOP_GRADIENT if stop else 0))
+        self.vars[name] = p
+        prog._version += 1
         if initializer is not None:
             initializer(p, self)
         return p
@@ -788,17 +808,15 @@ class Block(object):
                 continue
             f.append(str(len(slots)))
             for k, v in slots.items():
-                f.append(k)
                 if isinstance(v, Variable):
                     n = v._desc['name']
-                    f.append('1')
-                    f.append(n)
+                    f += (k, '1', n)
                     names.append(n)
                 else:
                     a = _names(v)
-                    f.append(str(len(a)))
-                    f.extend(a)
-                    names.extend(a)
+                    f += (k, str(len(a)))
+                    f += a
+                    names += a
         at = len(f)
         f.append('')
         has_block = False
@@ -817,9 +835,7 @@ class Block(object):
             count += 1
             cls = v.__class__
             if cls is float:
-                f.append(k)
-                f.append('1')
-                f.append(repr(v))
+                f += (k, '1', repr(v))
                 continue
             t = _SCALAR_ATTR.get(cls)
             if t is not None:
@@ -836,22 +852,18 @@ class Block(object):
                         got = (k, '6', '1' if v else '0')
                     if len(_PACKED_SCALARS) < 4096:
                         _PACKED_SCALARS[key] = got
-                f.extend(got)
+                f += got
                 continue
             if v.__class__ in (list, tuple) and v:
                 if v[0].__class__ is str and all(x.__class__ is str for x in v):
-                    f.append(k)
-                    f.append('5')
-                    f.append(str(len(v)))
-                    f.extend(v)
+                    f += (k, '5', str(len(v)))
+                    f += v
                     continue
                 if all(x.__class__ is int for x in v):
                     t = core.ATTR_INTS if -2**31 <= min(v) and max(v) < 2**31 else \
                         core.ATTR_LONGS
-                    f.append(k)
-                    f.append(str(t))
-                    f.append(str(len(v)))
-                    f.extend(map(str, v))
+                    f += (k, str(t), str(len(v)))
+                    f += map(str, v)
                     continue
                 if all(x.__class__ is str for x in v):
                     f.append(k)
@@ -890,7 +902,7 @@ class Block(object):
             self.ops.append(op)
         else:
             self.ops.insert(at, op)
-        prog._edited()
+        prog._version += 1  # _edited
         return at
 
     def append_op(self, type, inputs=None, outputs=None, attrs=None, infer_shape=True, **kw):

@@ -133,8 +133,13 @@ class XavierInitializer(Initializer):
         fi = self.fan_in if self.fan_in is not None else fi
         fo = self.fan_out if self.fan_out is not None else fo
         if self.uniform:
+            # UniformInitializer(-limit, limit, seed)'s op, appended directly
             limit = math.sqrt(6.0 / float(fi + fo))
-            return UniformInitializer(-limit, limit, self.seed)(var, block)
+            return block.append_op('uniform_random', outputs={'Out': var},
+                                   attrs={'shape': list(var.shape), 'min': -limit,
+                                          'max': limit,
+                                          'seed': self._seed(int(self.seed), block),
+                                          'dtype': var.desc['dtype']})
         return NormalInitializer(0.0, math.sqrt(2.0 / float(fi + fo)), self.seed)(var, block)
 
 

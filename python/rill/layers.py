@@ -32,6 +32,12 @@ __all__ = ['data', 'fc', 'embedding', 'conv2d', 'deformable_conv', 'conv3d', 'co
            'shape', 'expand', 'sequence_mask', 'cond', 'auc', 'edit_distance']
 
 
+# The default initializers of a parameter (they keep no state between calls).
+_DEFAULT_BIAS_INIT = Constant(0.0)
+_DEFAULT_WEIGHT_INIT = Xavier()
+_DEFAULT_ATTR = ParamAttr()
+
+
 class _Helper(object):
     """Fluid's LayerHelper: names, parameters and temporaries of one layer call."""
 
@@ -53,16 +59,17 @@ class _Helper(object):
         return v
 
     def param(self, attr, shape, dtype='float32', is_bias=False, default_initializer=None):
-        attr = ParamAttr._to_attr(attr)
+        # the default ParamAttr is only read here: one object serves every call
+        attr = _DEFAULT_ATTR if attr is None or attr is True else ParamAttr._to_attr(attr)
         if attr is False:
             return None
         shape = [int(s) for s in shape]
-        if any(s <= 0 for s in shape):
+        if shape and min(shape) <= 0:
             raise ValueError('%s: parameter shape %s has a non-positive extent (is the input '
                              'shape known?)' % (self.layer_type, shape))
         name = attr.name or unique_name.generate(self.name + ('.b' if is_bias else '.w'))
         init = attr.initializer or default_initializer or \
-            (Constant(0.0) if is_bias else Xavier())
+            (_DEFAULT_BIAS_INIT if is_bias else _DEFAULT_WEIGHT_INIT)
         if isinstance(attr, WeightNormParamAttr):
             from . import weight_norm
             attr = copy.copy(attr)
