@@ -51,10 +51,14 @@ class UniformInitializer(Initializer):
         self.low, self.high, self.seed = float(low), float(high), int(seed)
 
     def __call__(self, var, block):
-        return block.append_op('uniform_random', outputs={'Out': var},
-                               attrs={'shape': list(var.shape), 'min': self.low,
-                                      'max': self.high, 'seed': self._seed(self.seed, block),
-                                      'dtype': var.desc['dtype']})
+        return _uniform_op(var, block, self.low, self.high, self._seed(self.seed, block))
+
+
+def _uniform_op(var, block, low, high, seed):
+    """The uniform_random op that fills var with values in [low, high)."""
+    return block.append_op('uniform_random', outputs={'Out': var},
+                           attrs={'shape': list(var.shape), 'min': low, 'max': high,
+                                  'seed': seed, 'dtype': var.desc['dtype']})
 
 
 class NormalInitializer(Initializer):
@@ -133,13 +137,9 @@ class XavierInitializer(Initializer):
         fi = self.fan_in if self.fan_in is not None else fi
         fo = self.fan_out if self.fan_out is not None else fo
         if self.uniform:
-            # UniformInitializer(-limit, limit, seed)'s op, appended directly
+            # UniformInitializer(-limit, limit, seed)'s op, without building one
             limit = math.sqrt(6.0 / float(fi + fo))
-            return block.append_op('uniform_random', outputs={'Out': var},
-                                   attrs={'shape': list(var.shape), 'min': -limit,
-                                          'max': limit,
-                                          'seed': self._seed(int(self.seed), block),
-                                          'dtype': var.desc['dtype']})
+            return _uniform_op(var, block, -limit, limit, self._seed(int(self.seed), block))
         return NormalInitializer(0.0, math.sqrt(2.0 / float(fi + fo)), self.seed)(var, block)
 
 

@@ -510,28 +510,40 @@ static void nhwc_conv(fixture *f) {
   prog_op_end(b, f->p);
 }
 
+/* The conv fusion pass fuses nothing into the conv writing `out` (fetched), and the
+ * program's result stays the same; then the fixture is torn down. */
+static void expect_not_fused(fixture *f, const char *out) {
+  fetch(f, out);
+  rill_tensor *before = run(f, out);
+  size_t n = 9;
+  POK(rill_pass_fuse_conv(f->p, &n));
+  cr_assert_eq(n, 0);
+  same(before, run(f, out));
+  teardown(f);
+}
+
+/* The batch_norm folding pass folds nothing (`out` fetched) and the batch_norm stays;
+ * then the fixture is torn down. */
+static void expect_not_folded(fixture *f, const char *out) {
+  fetch(f, out);
+  size_t n = 9;
+  POK(rill_pass_fold_batch_norm(f->p, f->params, &n));
+  cr_assert_eq(n, 0);
+  cr_assert_geq(prog_find_op(f->p, "batch_norm", 0), 0);
+  teardown(f);
+}
+
 Test(infer_passes, nhwc_conv_is_neither_fused_nor_folded) {
   static const int64_t od[4] = {2, 6, 6, 6};
   fixture f;
   nhwc_conv(&f);
   add_bias(&f, "c", "b", "cb", 6, 1, 4, od);
-  fetch(&f, "cb");
-  rill_tensor *before = run(&f, "cb");
-  size_t n = 9;
-  POK(rill_pass_fuse_conv(f.p, &n));
-  cr_assert_eq(n, 0);
-  same(before, run(&f, "cb"));
-  teardown(&f);
+  expect_not_fused(&f, "cb");
 
   nhwc_conv(&f);
   tmp(&f, "y", 4, od);
   bn(&f, "c", "y", 6);
-  fetch(&f, "y");
-  n = 9;
-  POK(rill_pass_fold_batch_norm(f.p, f.params, &n));
-  cr_assert_eq(n, 0);
-  cr_assert_geq(prog_find_op(f.p, "batch_norm", 0), 0);
-  teardown(&f);
+  expect_not_folded(&f, "y");
 }
 
 /* An NDHWC conv3d over x [2, 3, 3, 4, 3] (channels last) into y [2, 3, 3, 4, 3] (3x3x3,
@@ -559,25 +571,14 @@ Test(infer_passes, ndhwc_conv3d_is_neither_fused_nor_folded) {
   setup(&f, 5, vol);
   ndhwc_conv3d(&f, "x", "c", 3);
   add_bias(&f, "c", "b", "cb", 3, 4, 5, vol);
-  fetch(&f, "cb");
-  rill_tensor *before = run(&f, "cb");
-  size_t n = 9;
-  POK(rill_pass_fuse_conv(f.p, &n));
-  cr_assert_eq(n, 0);
-  same(before, run(&f, "cb"));
-  teardown(&f);
+  expect_not_fused(&f, "cb");
 
   /* batch_norm after the conv (its dim 1 is 3 like the filter's output channels) */
   setup(&f, 5, vol);
   ndhwc_conv3d(&f, "x", "c", 3);
   tmp(&f, "y", 5, vol);
   bn(&f, "c", "y", 3);
-  fetch(&f, "y");
-  n = 9;
-  POK(rill_pass_fold_batch_norm(f.p, f.params, &n));
-  cr_assert_eq(n, 0);
-  cr_assert_geq(prog_find_op(f.p, "batch_norm", 0), 0);
-  teardown(&f);
+  expect_not_folded(&f, "y");
 
   /* batch_norm before an unpadded conv (dim 1 of x is 3 like the conv's input channels) */
   setup(&f, 5, vol);
@@ -585,12 +586,7 @@ Test(infer_passes, ndhwc_conv3d_is_neither_fused_nor_folded) {
   bn(&f, "x", "y", 3);
   ndhwc_conv3d(&f, "y", "c", 1);
   add_bias(&f, "c", "b", "cb", 3, 4, 5, vol);
-  fetch(&f, "cb");
-  n = 9;
-  POK(rill_pass_fold_batch_norm(f.p, f.params, &n));
-  cr_assert_eq(n, 0);
-  cr_assert_geq(prog_find_op(f.p, "batch_norm", 0), 0);
-  teardown(&f);
+  expect_not_folded(&f, "cb");
 }
 
 /* ---- fc fusion ---- */
