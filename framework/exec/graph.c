@@ -69,7 +69,7 @@ rill_status *rill_plan_build_graph(rill_plan *p, name_table *names, const rill_p
   rill_status *st = NULL;
   size_t nops = p->nops;
   access_builder b = {.p = p, .names = names, .prog = prog};
-  u32vec efrom = {0}, eto = {0}, rnode_op = {0}, rnode_next = {0};
+  u32vec efrom = {0}, eto = {0}, rnode_op = {0}, rnode_next = {0}, unordered = {0};
   uint32_t *stamp = NULL, *last_writer = NULL, *rhead = NULL;
   size_t nres = 0;
   b.visited = rill_calloc(prog->nblocks ? prog->nblocks : 1, sizeof *b.visited);
@@ -106,12 +106,21 @@ rill_status *rill_plan_build_graph(rill_plan *p, name_table *names, const rill_p
     }                                                                           \
   } while (0)
 
+  /* Side-effect ops in program order, except that the concurrent ones since the last
+   * ordered one (`unordered`) wait only for it, and the next ordered one for them all. */
   uint32_t last_side = UINT32_MAX, last_random = UINT32_MAX;
   for (uint32_t i = 0; i < nops; i++) {
     const plan_op *op = &p->ops[i];
-    if (op->schema->flags & RILL_OP_SIDE_EFFECT) {
+    unsigned fl = op->schema->flags;
+    if (fl & RILL_OP_SIDE_EFFECT) {
       EDGE(last_side, i);
-      last_side = i;
+      if (fl & RILL_OP_CONCURRENT_EFFECT) {
+        if (!u32_push(&unordered, i)) goto oom;
+      } else {
+        for (size_t k = 0; k < unordered.n; k++) EDGE(unordered.v[k], i);
+        unordered.n = 0;
+        last_side = i;
+      }
     }
     if (op->schema->flags & RILL_OP_RANDOM) {
       EDGE(last_random, i);
@@ -240,6 +249,7 @@ done:
   rill_free(eto.v);
   rill_free(rnode_op.v);
   rill_free(rnode_next.v);
+  rill_free(unordered.v);
   rill_free(stamp);
   rill_free(last_writer);
   rill_free(rhead);

@@ -72,6 +72,11 @@ typedef struct rill_attr_schema {
                                      pass keeps the gradients its gradient block reads
                                      before writing in the enclosing block, where they
                                      carry from one reversed step to the next */
+#define RILL_OP_CONCURRENT_EFFECT 32768u /* with SIDE_EFFECT: its effect commutes with
+                                           those of the other ops so flagged (a transfer of
+                                           another variable), so among them only their data
+                                           orders them; every other side-effect op still
+                                           waits for them, and they for it */
 
 /* Shapes and dtypes of one variable, as known at compile time (dims may hold -1) or at
  * run time (exact). */

@@ -306,6 +306,60 @@ Test(sched, side_effect_ops_keep_program_order) {
   rill_program_destroy(p);
 }
 
+static void mark(rill_program *p, int id) {
+  rill_op_builder *b;
+  OK(rill_op_builder_create("test_mark", &b));
+  OK(rill_op_builder_attr_int(b, "id", id));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+}
+
+/* Concurrent side effects (send, recv): among themselves only data orders them; the
+ * ordered side-effect ops around them still come before and after all of them. */
+Test(sched, concurrent_effects_run_together_between_ordered_ones) {
+  cr_assert(test_ops_register());
+  rill_program *p;
+  OK(rill_program_create(&p));
+  const int64_t d[] = {8};
+  const char *names[] = {"x", "a", "b", "c", "e"};
+  for (int i = 0; i < 5; i++) var(p, names[i], d, 1, false);
+  mark(p, 0);                                            /* 0 */
+  OK(test_op(p, "test_xfer", "x", "a", 1, 2000000, false)); /* 1 */
+  OK(test_op(p, "test_xfer", "x", "b", 2, 2000000, false)); /* 2: beside 1 */
+  OK(test_op(p, "test_xfer", "a", "e", 3, 0, false));   /* 3: reads 1's a */
+  mark(p, 1);                                            /* 4: after 1, 2, 3 */
+  OK(test_op(p, "test_xfer", "x", "c", 4, 0, false));   /* 5: after 4 */
+  rill_executor *e = new_exec(RILL_SCHEDULE_PARALLEL, 2);
+  rill_plan *plan = prepare(e, p, "x", "c");
+  cr_assert(rill_plan_has_edge(plan, 0, 1) && rill_plan_has_edge(plan, 0, 2));
+  cr_assert(!rill_plan_has_edge(plan, 1, 2) && !rill_plan_has_edge(plan, 2, 1));
+  cr_assert(!rill_plan_has_edge(plan, 2, 3), "3 does not read what 2 writes");
+  cr_assert(rill_plan_has_edge(plan, 1, 3), "3 reads 1's a");
+  for (size_t i = 1; i <= 3; i++) cr_assert(rill_plan_has_edge(plan, i, 4), "xfer %zu before the mark", i);
+  cr_assert(rill_plan_has_edge(plan, 4, 5));
+  cr_assert(!rill_plan_has_edge(plan, 3, 5) && !rill_plan_has_edge(plan, 1, 5));
+
+  /* A run: 1 and 2 are on the I/O pool at the same time, the marks keep their order. */
+  rill_tensor *x = filled(d, 1, 0);
+  rill_scope *s;
+  OK(rill_scope_create(NULL, &s));
+  const char *feed = "x";
+  atomic_store(&test_mark_n, 0);
+  atomic_store(&test_xfer_peak, 0);
+  const char *fetch = "c";
+  rill_tensor *c = NULL;
+  OK(rill_executor_run(e, p, s, &feed, &x, 1, &fetch, 1, &c));
+  cr_assert_eq(atomic_load(&test_xfer_peak), 2, "the two independent transfers ran one after the other");
+  cr_assert_eq(atomic_load(&test_mark_n), 2);
+  cr_assert(test_mark_log[0] == 0 && test_mark_log[1] == 1);
+  cr_assert_float_eq(((float *)rill_tensor_data(c))[0], ((float *)rill_tensor_data(x))[0] * 0.999f + 4.0f, 1e-6);
+  rill_tensor_destroy(c);
+  rill_tensor_destroy(x);
+  rill_scope_destroy(s);
+  rill_executor_destroy(e);
+  rill_program_destroy(p);
+}
+
 /* x -> 20 compute ops (chain a) beside a chain of `nsleep` blocking ops (chain b). */
 static rill_program *compute_beside_blocking(int nsleep, int sleep_us) {
   rill_program *p;

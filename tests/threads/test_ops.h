@@ -4,7 +4,10 @@
  *               fails with INTERNAL when `fail` is set;
  *   test_sleep  blocking: sleeps `us` microseconds, then Out = X + value;
  *   test_mark   side effect: appends `id` to a global log; no slots;
- *   test_loop   runs a sub-block (attr `sub_block`); its kernel does nothing.
+ *   test_loop   runs a sub-block (attr `sub_block`); its kernel does nothing;
+ *   test_xfer   blocking, a concurrent side effect (as send and recv): Out = X + value
+ *               after waiting (up to `us` microseconds) for another test_xfer kernel to
+ *               be running too; test_xfer_peak records how many ran at once.
  * test_ops_started counts kernels entered (for cancel tests). */
 #ifndef RILL_TESTS_THREADS_TEST_OPS_H
 #define RILL_TESTS_THREADS_TEST_OPS_H
@@ -25,6 +28,7 @@ static atomic_int test_overlap;  /* test_add kernels that started while one slep
  * runs first on a loaded machine: a schedule that holds compute up behind the blocking
  * op still shows no overlap. */
 static atomic_int test_add_waits_for_sleeper;
+static atomic_int test_xfer_running, test_xfer_peak;
 
 static rill_status *test_same_infer(rill_infer_ctx *c) {
   if (c->nin[0] < 1 || c->nout[0] < 1) return rill_infer_error(c, "needs X and Out");
@@ -77,6 +81,20 @@ static rill_status *test_mark_kernel(rill_kernel_ctx *c) {
   return NULL;
 }
 
+static rill_status *test_xfer_kernel(rill_kernel_ctx *c) {
+  int now = atomic_fetch_add(&test_xfer_running, 1) + 1;
+  for (int i = 0; i < c->attrs[1].v.i / 1000 && atomic_load(&test_xfer_running) < 2; i++) {
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+  now = atomic_load(&test_xfer_running) > now ? atomic_load(&test_xfer_running) : now;
+  for (int peak = atomic_load(&test_xfer_peak); now > peak;)
+    if (atomic_compare_exchange_weak(&test_xfer_peak, &peak, now)) break;
+  rill_status *st = test_apply(c, c->attrs[0].v.f, 1);
+  atomic_fetch_sub(&test_xfer_running, 1);
+  return st;
+}
+
 static rill_status *test_nop_kernel(rill_kernel_ctx *c) {
   (void)c;
   return NULL;
@@ -111,12 +129,17 @@ static const rill_op_schema test_schemas[] = {
      .flags = RILL_OP_SIDE_EFFECT, .kernel_dtype_slot = -1, .dtype_attr = -1},
     {.type = "test_loop", .doc = "test", .attrs = test_loop_attrs, .nattrs = 1,
      .flags = RILL_OP_SUBBLOCK, .kernel_dtype_slot = -1, .dtype_attr = -1},
+    {.type = "test_xfer", .doc = "test", .inputs = test_in, .ninputs = 1, .outputs = test_out,
+     .noutputs = 1, .attrs = test_sleep_attrs, .nattrs = 2,
+     .flags = RILL_OP_BLOCKING | RILL_OP_SIDE_EFFECT | RILL_OP_CONCURRENT_EFFECT,
+     .infer = test_same_infer, .kernel_dtype_slot = 0, .dtype_attr = -1},
 };
 static const rill_kernel_def test_kernels[] = {
     {"test_add", RILL_DEVICE_CPU, RILL_DTYPE_FP32, test_add_kernel},
     {"test_sleep", RILL_DEVICE_CPU, RILL_DTYPE_FP32, test_sleep_kernel},
     {"test_mark", RILL_DEVICE_CPU, RILL_KERNEL_ANY_DTYPE, test_mark_kernel},
     {"test_loop", RILL_DEVICE_CPU, RILL_KERNEL_ANY_DTYPE, test_nop_kernel},
+    {"test_xfer", RILL_DEVICE_CPU, RILL_DTYPE_FP32, test_xfer_kernel},
 };
 
 /* Registers the test ops once per process; false on failure. */
@@ -149,7 +172,7 @@ static rill_status *test_op(rill_program *p, const char *type, const char *x, co
   rill_status *st = rill_op_builder_input(b, "X", &x, 1);
   if (!st) st = rill_op_builder_output(b, "Out", &out, 1);
   if (!st) st = rill_op_builder_attr_float(b, "value", value);
-  bool sleep = type[5] == 's';
+  bool sleep = type[5] == 's' || type[5] == 'x';
   if (!st) st = rill_op_builder_attr_int(b, sleep ? "us" : "cost", n);
   if (!st && !sleep && failing) st = rill_op_builder_attr_bool(b, "fail", true);
   if (!st) st = rill_op_builder_append(b, p, 0);
