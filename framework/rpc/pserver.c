@@ -13,7 +13,16 @@
  * answered at once, and set base[t]. The round runs once `quorum` live trainers have
  * arrived (all live ones when fewer are left): each optimize block that received a
  * gradient from an arrived trainer runs, the gradients of the others (completed, late,
- * or not in the quorum) set to zero first. */
+ * or not in the quorum) set to zero first.
+ *
+ * Plain sync mode (every live trainer counts: no quorum below them) does not wait for
+ * the barriers where it need not: an optimize block runs as soon as every live trainer's
+ * gradient for it is in (`ran`), a GET of its parameter from a trainer that has arrived
+ * is answered then, and the round is complete once every block that takes gradients has
+ * run, so the first trainers fetch the first blocks while the last ones still send. The
+ * numbers are the same: each block still sums the same gradients once per round. A
+ * barrier that comes after the round it belongs to finds base[t] < round and counts for
+ * nothing, as before. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -49,6 +58,12 @@ typedef struct ps {
   held *gets;
   rill_pserver_stats stats;
   int64_t deadline_ms;
+  /* Plain sync mode's early blocks: ran[b] when block b has run in the pending round;
+   * early_ok[b] when each of its entries is one trainer's (so "all in" can be told);
+   * nfed blocks have entries, nran of them have run; lr_ran: the LR block has. */
+  bool *ran, *early_ok, lr_ran;
+  size_t nfed, nran;
+  rill_variable **params; /* each block's parameter (param_of), NULL if none */
 } ps;
 
 static int64_t now_ms(void) {
@@ -67,6 +82,31 @@ static int32_t trainer_suffix(const char *name, const char *grad, int32_t fanin)
   long t = strtol(d, &end, 10);
   if (*end || t < 0 || t >= fanin) return -1;
   return (int32_t)t;
+}
+
+static rill_variable *param_of(ps *p, const char *grad);
+
+/* What the early blocks need: which blocks take gradients, whether each entry of a
+ * block is one trainer's, and each block's parameter. */
+static rill_status *build_blocks(ps *p) {
+  const rill_pserver_opts *o = p->o;
+  size_t nb = o->nblocks ? o->nblocks : 1;
+  p->ran = rill_calloc(nb, sizeof *p->ran);
+  p->early_ok = rill_calloc(nb, sizeof *p->early_ok);
+  p->params = rill_calloc(nb, sizeof *p->params);
+  if (!p->ran || !p->early_ok || !p->params) return rill_oom();
+  for (size_t b = 0; b < o->nblocks; b++) {
+    bool any = false, each = true;
+    for (size_t i = 0; i < o->nx; i++) {
+      if (p->x[i].block != (int32_t)b) continue;
+      any = true;
+      each &= p->x[i].trainer >= 0 || o->fanin == 1;
+    }
+    p->early_ok[b] = any && each;
+    p->nfed += any;
+    p->params[b] = param_of(p, o->block_grads[b]);
+  }
+  return NULL;
 }
 
 static rill_status *build_entries(ps *p) {
@@ -174,8 +214,9 @@ static void answer_ok(ps *p, rill_rpc_request *req) {
   rill_rpc_request_destroy(req);
 }
 
-/* Answers a GET with the variable it names (a persistable one of the scope). */
-static void answer_get(ps *p, rill_rpc_request *req) {
+/* Answers a GET with the variable it names (a persistable one of the scope), whose
+ * value is that of round `of` (the trainer's base from then on). */
+static void answer_get_of(ps *p, rill_rpc_request *req, int64_t of) {
   rill_variable *v = rill_scope_find(p->o->scope, req->meta.varname);
   if (!v || (v->kind == RILL_VARKIND_TENSOR && !rill_tensor_is_set(&v->u.tensor)) ||
       (v->kind != RILL_VARKIND_TENSOR && v->kind != RILL_VARKIND_SELECTED_ROWS)) {
@@ -185,7 +226,7 @@ static void answer_get(ps *p, rill_rpc_request *req) {
     return;
   }
   int32_t t = (int32_t)req->meta.trainer_id;
-  if (p->base[t] < p->round) p->base[t] = p->round;
+  if (p->base[t] < of) p->base[t] = of;
   rill_status *st = rill_rpc_server_reply_var(p->server, req, v);
   if (st) {
     fprintf(stderr, "rill pserver %s: %s\n", p->ep, rill_status_message(st));
@@ -193,6 +234,8 @@ static void answer_get(ps *p, rill_rpc_request *req) {
   }
   rill_rpc_request_destroy(req);
 }
+
+static void answer_get(ps *p, rill_rpc_request *req) { answer_get_of(p, req, p->round); }
 
 /* Answers a PREFETCH: its ids go into a scope of their own under the requested name,
  * the prefetch block runs there, and the reply is the variable out_varname names. */
@@ -325,8 +368,37 @@ static rill_status *run_blocks(ps *p, const int32_t *blocks, size_t n) {
   return r.first;
 }
 
+/* Ends the pending round: its gradients are spent, the trainers' barriers too, and the
+ * held GETs get the new values. */
+static void finish_round(ps *p) {
+  const rill_pserver_opts *o = p->o;
+  for (size_t i = 0; i < o->nx; i++) p->x[i].got = false;
+  for (size_t b = 0; b < o->nblocks; b++) p->ran[b] = false;
+  p->nran = 0;
+  p->lr_ran = false;
+  p->round++;
+  p->stats.rounds++;
+  for (int32_t t = 0; t < o->fanin; t++) p->arrived[t] = false;
+  held *h = p->gets;
+  p->gets = NULL;
+  while (h) {
+    held *next = h->next;
+    answer_held(p, h->req);
+    rill_free(h);
+    h = next;
+  }
+}
+
+/* The LR block, once per round, before the round's first optimize block. */
+static rill_status *run_lr(ps *p) {
+  if (p->o->lr_block < 0 || p->lr_ran) return NULL;
+  RILL_TRY(run_one(p, p->o->lr_block));
+  p->lr_ran = true;
+  return NULL;
+}
+
 /* The pending round: zero what did not come from an arrived trainer, run the blocks
- * that got something, answer the held GETs. */
+ * that got something and have not run yet, answer the held GETs. */
 static rill_status *run_round(ps *p) {
   const rill_pserver_opts *o = p->o;
   int32_t *todo = rill_malloc((o->nblocks ? o->nblocks : 1) * sizeof *todo);
@@ -334,6 +406,7 @@ static rill_status *run_round(ps *p) {
   size_t n = 0;
   rill_status *st = NULL;
   for (size_t b = 0; b < o->nblocks && !st; b++) {
+    if (p->ran[b]) continue;
     const rill_variable *like = NULL;
     for (size_t i = 0; i < o->nx; i++) {
       xentry *e = &p->x[i];
@@ -351,22 +424,11 @@ static rill_status *run_round(ps *p) {
     }
     todo[n++] = o->block_ids[b];
   }
-  if (!st && o->lr_block >= 0 && n) st = run_one(p, o->lr_block);
+  if (!st && n) st = run_lr(p);
   if (!st) st = run_blocks(p, todo, n);
   rill_free(todo);
   if (st) return st;
-  for (size_t i = 0; i < o->nx; i++) p->x[i].got = false;
-  p->round++;
-  p->stats.rounds++;
-  for (int32_t t = 0; t < o->fanin; t++) p->arrived[t] = false;
-  held *h = p->gets;
-  p->gets = NULL;
-  while (h) {
-    held *next = h->next;
-    answer_held(p, h->req);
-    rill_free(h);
-    h = next;
-  }
+  finish_round(p);
   return NULL;
 }
 
@@ -375,6 +437,67 @@ static bool round_ready(const ps *p) {
   for (int32_t t = 0; t < p->o->fanin; t++) arrived += !p->done[t] && p->arrived[t];
   int32_t need = p->o->quorum > 0 && p->o->quorum < live ? p->o->quorum : live;
   return live > 0 && arrived >= need;
+}
+
+/* Plain sync mode: every live trainer counts in every round. */
+static bool plain_sync(const ps *p) {
+  int32_t live = live_count(p);
+  return p->o->mode == RILL_PSERVER_SYNC && live > 0 && (p->o->quorum <= 0 || p->o->quorum >= live);
+}
+
+/* Block b can run before the barriers: plain sync, and every live trainer's gradient
+ * for it is in (a completed trainer's counts as zero, as at the barrier). */
+static bool block_ready(const ps *p, size_t b) {
+  if (!p->early_ok[b] || p->ran[b] || !plain_sync(p)) return false;
+  bool any = false;
+  for (size_t i = 0; i < p->o->nx; i++) {
+    const xentry *e = &p->x[i];
+    if (e->block != (int32_t)b) continue;
+    if (e->got) any = true;
+    else if (e->trainer < 0 || !p->done[e->trainer]) return false;
+  }
+  return any;
+}
+
+/* Runs block b ahead of the barriers, answers the held GETs of its parameter, and ends
+ * the round when it was the last block to run. */
+static rill_status *run_early(ps *p, size_t b) {
+  const rill_pserver_opts *o = p->o;
+  const rill_variable *like = NULL;
+  for (size_t i = 0; i < o->nx && !like; i++)
+    if (p->x[i].block == (int32_t)b && p->x[i].got) like = p->x[i].var;
+  for (size_t i = 0; i < o->nx; i++) {
+    xentry *e = &p->x[i];
+    if (e->block == (int32_t)b && !e->got) RILL_TRY(zero_like(e, like));
+  }
+  RILL_TRY(run_lr(p));
+  RILL_TRY(run_one(p, o->block_ids[b]));
+  p->ran[b] = true;
+  p->nran++;
+  if (p->nran == p->nfed) {
+    finish_round(p);
+    return NULL;
+  }
+  for (held **h = &p->gets; *h;) {
+    rill_rpc_request *req = (*h)->req;
+    if (req->kind == RILL_RPC_GET && p->params[b] &&
+        rill_scope_find(o->scope, req->meta.varname) == p->params[b]) {
+      held *done = *h;
+      *h = done->next;
+      answer_get_of(p, req, p->round + 1);
+      rill_free(done);
+    } else {
+      h = &(*h)->next;
+    }
+  }
+  return NULL;
+}
+
+/* After a gradient or a completion: the blocks that can run now. */
+static rill_status *run_ready_blocks(ps *p) {
+  for (size_t b = 0; b < p->o->nblocks; b++)
+    if (block_ready(p, b)) RILL_TRY(run_early(p, b));
+  return NULL;
 }
 
 static rill_status *on_send(ps *p, rill_rpc_request *req) {
@@ -403,9 +526,10 @@ static rill_status *on_send(ps *p, rill_rpc_request *req) {
     refuse(p, req, bad);
     return NULL;
   }
-  if (p->o->mode == RILL_PSERVER_SYNC && (p->base[t] < p->round || p->arrived[t])) {
+  if (p->o->mode == RILL_PSERVER_SYNC &&
+      (p->base[t] < p->round || p->arrived[t] || p->ran[e->block])) {
     /* Computed from parameters older than the last round's (or sent after its
-     * barrier): it counts for no round. */
+     * barrier, or again after its block ran): it counts for no round. */
     p->stats.late_dropped++;
     answer_ok(p, req);
     return NULL;
@@ -428,7 +552,7 @@ static rill_status *on_send(ps *p, rill_rpc_request *req) {
     p->stats.rounds++;
   }
   answer_ok(p, req);
-  return NULL;
+  return block_ready(p, (size_t)e->block) ? run_early(p, (size_t)e->block) : NULL;
 }
 
 /* A cluster snapshot, announced by the coordinating trainer after its step: in sync
@@ -470,6 +594,7 @@ static rill_status *on_notice(ps *p, rill_rpc_request *req) {
     p->done[t] = true;
     p->arrived[t] = false;
     answer_ok(p, req);
+    RILL_TRY(run_ready_blocks(p)); /* it no longer holds any block up */
   } else if (!strcmp(name, RILL_RPC_BATCH_BARRIER)) {
     if (p->o->mode == RILL_PSERVER_SYNC && p->base[t] >= p->round) p->arrived[t] = true;
     answer_ok(p, req);
@@ -485,10 +610,22 @@ static rill_status *on_notice(ps *p, rill_rpc_request *req) {
   return NULL;
 }
 
-/* GET and PREFETCH: held until the round when the trainer has arrived (sync). */
+/* GET and PREFETCH: held until the round when the trainer has arrived (sync), except a
+ * GET of a parameter whose block has run in the round already. */
 static rill_status *on_get(ps *p, rill_rpc_request *req) {
   int32_t t = (int32_t)req->meta.trainer_id;
-  if (p->o->mode == RILL_PSERVER_SYNC && p->arrived[t]) {
+  if (p->o->mode == RILL_PSERVER_SYNC && p->arrived[t] && req->kind == RILL_RPC_GET && p->nran) {
+    /* A parameter whose block has run in this round already has its new value. */
+    rill_variable *v = rill_scope_find(p->o->scope, req->meta.varname);
+    for (size_t b = 0; v && b < p->o->nblocks; b++)
+      if (p->ran[b] && p->params[b] == v) {
+        answer_get_of(p, req, p->round + 1);
+        return NULL;
+      }
+  }
+  /* A completed trainer (saving the model) reads between rounds, never a round that
+   * has run some of its blocks and not the others. */
+  if (p->o->mode == RILL_PSERVER_SYNC && (p->arrived[t] || (p->done[t] && p->nran))) {
     held *h = rill_malloc(sizeof *h);
     if (!h) {
       refuse(p, req, rill_oom());
@@ -572,6 +709,7 @@ rill_status *rill_pserver_serve(const rill_pserver_opts *o, rill_pserver_stats *
     return rill_error(RILL_INVALID_ARGUMENT, "rill_pserver_serve: missing options");
   ps p = {.o = o};
   rill_status *st = build_entries(&p);
+  if (!st) st = build_blocks(&p);
   p.base = rill_calloc((size_t)o->fanin, sizeof *p.base);
   p.arrived = rill_calloc((size_t)o->fanin, sizeof *p.arrived);
   p.done = rill_calloc((size_t)o->fanin, sizeof *p.done);
@@ -610,6 +748,9 @@ rill_status *rill_pserver_serve(const rill_pserver_opts *o, rill_pserver_stats *
             p.ep ? p.ep : o->endpoint, (long long)p.stats.late_dropped);
   rill_rpc_server_destroy(p.server);
   rill_free(p.x);
+  rill_free(p.ran);
+  rill_free(p.early_ok);
+  rill_free(p.params);
   rill_free(p.base);
   rill_free(p.arrived);
   rill_free(p.done);

@@ -1,6 +1,7 @@
 /* The pserver loop (framework/rpc/dist.h) in this process: rill_pserver_serve on a
  * thread, trainers played by rpc clients, and an optimize "block" that is a function:
- * w -= w@GRAD.trainer_0 + w@GRAD.trainer_1 (4 floats), so every round's effect is checkable. */
+ * w -= w@GRAD.trainer_0 + w@GRAD.trainer_1 (4 floats), so every round's effect is checkable
+ * (and, with two blocks, u -= u@GRAD.trainer_0 + u@GRAD.trainer_1 as block 2). */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -19,19 +20,21 @@
 typedef struct fixture {
   rill_scope *scope;
   rill_variable *w, *g[2];
+  rill_variable *u, *xv[4]; /* two blocks: g[0], g[1], then u's gradients */
   rill_pserver_opts o;
   rill_pserver_stats stats;
   rill_status *result;
   pthread_t th;
   char ep[64];
   atomic_bool bound;
-  atomic_int runs;
+  atomic_int runs, runs_u;
   rill_rpc_client *c;
 } fixture;
 
-static const char *xnames[2] = {"w@GRAD.trainer_0", "w@GRAD.trainer_1"};
-static const char *bgrads[1] = {"w@GRAD"};
-static const int32_t bids[1] = {1};
+static const char *xnames[4] = {"w@GRAD.trainer_0", "w@GRAD.trainer_1", "u@GRAD.trainer_0",
+                                "u@GRAD.trainer_1"};
+static const char *bgrads[2] = {"w@GRAD", "u@GRAD"};
+static const int32_t bids[2] = {1, 2};
 static const char *pfnames[1] = {"t@PREFETCH_IDS"};
 static const int32_t pfblocks[1] = {5};
 
@@ -56,13 +59,13 @@ static rill_status *fake_prefetch(fixture *f, rill_scope *scope) {
 static rill_status *fake_block(void *arg, int32_t block, rill_scope *scope) {
   fixture *f = arg;
   if (block == 5) return fake_prefetch(f, scope);
-  cr_assert_eq(block, 1);
-  float *w = rill_tensor_ptr(&f->w->u.tensor);
+  cr_assert(block == 1 || block == 2);
+  float *w = rill_tensor_ptr(&(block == 1 ? f->w : f->u)->u.tensor);
   for (int t = 0; t < 2; t++) {
-    const float *g = rill_tensor_ptr(&f->g[t]->u.tensor);
+    const float *g = rill_tensor_ptr(&f->xv[2 * (block - 1) + t]->u.tensor);
     for (int i = 0; i < 4; i++) w[i] -= g[i];
   }
-  atomic_fetch_add(&f->runs, 1);
+  atomic_fetch_add(block == 1 ? &f->runs : &f->runs_u, 1);
   return NULL;
 }
 
@@ -86,20 +89,24 @@ static void set4(rill_variable *v, float a) {
   for (int i = 0; i < 4; i++) p[i] = a;
 }
 
-static void start(fixture *f, int32_t quorum, int64_t deadline_ms) {
+static void start_blocks(fixture *f, int32_t quorum, int64_t deadline_ms, size_t nblocks) {
   memset(f, 0, sizeof *f);
   POK(rill_scope_create(NULL, &f->scope));
   POK(rill_scope_var(f->scope, "w", &f->w));
+  POK(rill_scope_var(f->scope, "u", &f->u));
   set4(f->w, 10);
-  for (int t = 0; t < 2; t++) POK(rill_scope_var(f->scope, xnames[t], &f->g[t]));
+  set4(f->u, 100);
+  for (size_t i = 0; i < 2 * nblocks; i++) POK(rill_scope_var(f->scope, xnames[i], &f->xv[i]));
+  f->g[0] = f->xv[0];
+  f->g[1] = f->xv[1];
   f->o = (rill_pserver_opts){.endpoint = "127.0.0.1:0",
                              .fanin = 2,
                              .mode = RILL_PSERVER_SYNC,
                              .quorum = quorum,
-                             .nx = 2,
+                             .nx = 2 * nblocks,
                              .xnames = xnames,
-                             .xvars = f->g,
-                             .nblocks = 1,
+                             .xvars = f->xv,
+                             .nblocks = nblocks,
                              .block_grads = bgrads,
                              .block_ids = bids,
                              .lr_block = -1,
@@ -122,6 +129,8 @@ static void start(fixture *f, int32_t quorum, int64_t deadline_ms) {
   POK(rill_rpc_client_create(&cfg, &f->c));
 }
 
+static void start(fixture *f, int32_t quorum, int64_t deadline_ms) { start_blocks(f, quorum, deadline_ms, 1); }
+
 /* Waits for the loop to end; returns its status (the caller destroys it). */
 static rill_status *finish(fixture *f) {
   pthread_join(f->th, NULL);
@@ -138,24 +147,29 @@ static void send_grad(fixture *f, int t, const char *name, float a) {
   rill_variable_clear(&v);
 }
 
-static float get_w(fixture *f, int t) {
+static float get_var(fixture *f, int t, const char *name) {
   rill_variable v;
   rill_variable_init(&v);
-  POK(rill_rpc_get_var(f->c, f->ep, "w", NULL, t, &v));
+  POK(rill_rpc_get_var(f->c, f->ep, name, NULL, t, &v));
   float w = ((const float *)rill_tensor_ptr(&v.u.tensor))[0];
   rill_variable_clear(&v);
   return w;
 }
 
+static float get_w(fixture *f, int t) { return get_var(f, t, "w"); }
+
 typedef struct getter {
   fixture *f;
   int t;
   float w;
+  const char *name; /* NULL: "w" */
+  atomic_bool got;
 } getter;
 
 static void *get_main(void *arg) {
   getter *g = arg;
-  g->w = get_w(g->f, g->t);
+  g->w = get_var(g->f, g->t, g->name ? g->name : "w");
+  atomic_store(&g->got, true);
   return NULL;
 }
 
@@ -166,7 +180,7 @@ Test(pserver, sync_round_waits_for_every_trainer) {
   start(&f, 0, 5000);
   send_grad(&f, 0, "w@GRAD", 1); /* -> w@GRAD.trainer_0 */
   POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_BATCH_BARRIER, 0));
-  getter g0 = {&f, 0, 0};
+  getter g0 = {.f = &f, .t = 0};
   pthread_t th;
   pthread_create(&th, NULL, get_main, &g0);
   usleep(200 * 1000);
@@ -349,4 +363,71 @@ Test(pserver, prefetch_answers_rows_and_waits_for_the_round) {
   cr_assert_eq(f.stats.rounds, 1);
   cr_assert_eq(f.stats.prefetches, 3);
   cr_assert_eq(f.stats.rejected, 3);
+}
+
+/* Plain sync mode runs a block as soon as every trainer's gradient for it is in: a
+ * trainer past its barrier gets that block's parameter while the other trainer is still
+ * sending, and the round is over once every block ran, before the last barrier (which,
+ * coming after its round, counts for nothing). The numbers are those of the barrier. */
+Test(pserver, sync_blocks_run_as_their_gradients_complete) {
+  fixture f;
+  start_blocks(&f, 0, 5000, 2);
+  send_grad(&f, 0, "w@GRAD.trainer_0", 1);
+  send_grad(&f, 0, "u@GRAD.trainer_0", 10);
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_BATCH_BARRIER, 0));
+  getter gw = {.f = &f, .t = 0, .name = "w"}, gu = {.f = &f, .t = 0, .name = "u"};
+  pthread_t tw, tu;
+  pthread_create(&tw, NULL, get_main, &gw);
+  pthread_create(&tu, NULL, get_main, &gu);
+  usleep(100 * 1000);
+  cr_assert(!atomic_load(&gw.got) && !atomic_load(&gu.got), "a GET was answered before any block ran");
+  send_grad(&f, 1, "w@GRAD.trainer_1", 2); /* w's block is complete */
+  pthread_join(tw, NULL);
+  cr_assert_float_eq(gw.w, 7.0f, 0, "w = 10 - 1 - 2, got %g", gw.w);
+  usleep(100 * 1000);
+  cr_assert(!atomic_load(&gu.got), "u was answered before its block ran");
+  cr_assert_eq(atomic_load(&f.runs_u), 0);
+  send_grad(&f, 1, "u@GRAD.trainer_1", 20); /* the last block: the round is over */
+  pthread_join(tu, NULL);
+  cr_assert_float_eq(gu.w, 70.0f, 0, "u = 100 - 10 - 20, got %g", gu.w);
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_BATCH_BARRIER, 1)); /* after its round */
+  cr_assert_float_eq(get_var(&f, 1, "w"), 7.0f, 0);
+  cr_assert_float_eq(get_var(&f, 1, "u"), 70.0f, 0);
+  /* Round 2: trainer 0's gradients count (it is not "arrived" any more); a second
+   * gradient for a block that already ran in the round counts for nothing. */
+  send_grad(&f, 0, "w@GRAD.trainer_0", 1);
+  send_grad(&f, 1, "w@GRAD.trainer_1", 1);
+  send_grad(&f, 1, "w@GRAD.trainer_1", 50); /* w's block ran: dropped */
+  send_grad(&f, 0, "u@GRAD.trainer_0", 1);
+  send_grad(&f, 1, "u@GRAD.trainer_1", 1);
+  cr_assert_float_eq(get_var(&f, 0, "w"), 5.0f, 0);
+  cr_assert_float_eq(get_var(&f, 1, "u"), 68.0f, 0);
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_COMPLETE, 0));
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_COMPLETE, 1));
+  POK(finish(&f));
+  cr_assert_eq(f.stats.rounds, 2);
+  cr_assert_eq(f.stats.late_dropped, 1);
+  cr_assert_eq(atomic_load(&f.runs), 2);
+  cr_assert_eq(atomic_load(&f.runs_u), 2);
+}
+
+/* A completed trainer's GET (the elected saver's) never sees a round half run: it waits
+ * until every block of the pending round has run. */
+Test(pserver, completed_trainer_reads_between_rounds) {
+  fixture f;
+  start_blocks(&f, 0, 5000, 2);
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_COMPLETE, 1)); /* trainer 1 saves */
+  send_grad(&f, 0, "w@GRAD.trainer_0", 1);                    /* w's block runs */
+  getter gu = {.f = &f, .t = 1, .name = "u"};
+  pthread_t tu;
+  pthread_create(&tu, NULL, get_main, &gu);
+  usleep(100 * 1000);
+  cr_assert(!atomic_load(&gu.got), "the saver read u between w's update and u's");
+  send_grad(&f, 0, "u@GRAD.trainer_0", 10);
+  pthread_join(tu, NULL);
+  cr_assert_float_eq(gu.w, 90.0f, 0, "u = 100 - 10, got %g", gu.w);
+  cr_assert_float_eq(get_var(&f, 1, "w"), 9.0f, 0);
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_COMPLETE, 0));
+  POK(finish(&f));
+  cr_assert_eq(f.stats.rounds, 1);
 }
