@@ -4,8 +4,8 @@
                  / distributed step time (2 pservers x 2 trainers, each trainer
                    feeding half of every batch, sync mode)
 
-for the MLP 784-1024-1024-10 (relu, softmax cross entropy, SGD) at batch 128; the
-target is >= 0.85. Local runs and jobs alternate for --rounds rounds; the median ratio
+for the MLP 784-1024-1024-10 (relu, softmax cross entropy, SGD) at batch 128 (--batch
+picks another); the target is >= 0.85 for a local step of at least 10 ms. Local runs and jobs alternate for --rounds rounds; the median ratio
 and its spread (min..max over rounds) are printed.
 
 Where the rest goes, from timestamps around exe.run in each trainer (a job runs three
@@ -23,6 +23,10 @@ With Paddle Fluid 1.8.5 available (--paddle-python PY or RILL_BENCH_PADDLE_PYTHO
 /tmp/pd18/bin/python; PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python is set for it) the
 same processes run with `import paddle.fluid as fluid` in the same rounds and both
 ratios are printed. Paddle is never required.
+
+With --against LIB (another build of librill.so, e.g. of an older commit) rill also runs
+on LIB, as "against", in the same rounds, and the quotient of the two efficiencies is
+printed.
 
     RILL_LIB=build/librill.so PYTHONPATH=python python3 bench/bench_dist.py [--rounds 5]
 """
@@ -120,8 +124,8 @@ def worker(a):
     fluid = _fluid(a.framework)
     main, startup, loss = _build(fluid)
     rng = np.random.RandomState(0)
-    x = rng.rand(BATCH, SIZES[0]).astype('float32')
-    y = rng.randint(0, SIZES[-1], (BATCH, 1)).astype('int64')
+    x = rng.rand(a.batch, SIZES[0]).astype('float32')
+    y = rng.randint(0, SIZES[-1], (a.batch, 1)).astype('int64')
     exe = fluid.Executor(fluid.CPUPlace())
     result = {}
     if a.worker == 'local':
@@ -148,7 +152,7 @@ def worker(a):
         return 0
     exe.run(startup)
     prog = t.get_trainer_program()
-    half = BATCH // trainers
+    half = a.batch // trainers
     feed = {'x': x[tid * half:(tid + 1) * half], 'y': y[tid * half:(tid + 1) * half]}
     comm = _keep_only(prog, lambda op: op.type in COMM_OPS)
     _times(exe, prog, feed, [loss], a.warmup)
@@ -181,8 +185,10 @@ def _free_ports(n):
             s.close()
 
 
-def _env(python, framework):
+def _env(python, framework, lib=None):
     env = dict(os.environ)
+    if lib:
+        env['RILL_LIB'] = lib
     if framework == 'paddle':
         env['PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION'] = 'python'
         for k in ('RILL_LIB', 'PYTHONPATH'):
@@ -205,10 +211,10 @@ def _median(v):
     return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
 
 
-def run_local(python, framework, a):
+def run_local(python, framework, a, lib=None):
     cmd = [python, HERE, '--worker', 'local', '--framework', framework,
-           '--steps', str(a.steps), '--warmup', str(a.warmup)]
-    r = subprocess.run(cmd, env=_env(python, framework), stdout=subprocess.PIPE,
+           '--steps', str(a.steps), '--warmup', str(a.warmup), '--batch', str(a.batch)]
+    r = subprocess.run(cmd, env=_env(python, framework, lib), stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=a.timeout)
     res = _result(r.stdout)
     if r.returncode != 0 or res is None:
@@ -217,12 +223,12 @@ def run_local(python, framework, a):
     return _median(res['local']), res['local_cpu']
 
 
-def run_job(python, framework, a, servers=2, trainers=2, ipc=True):
+def run_job(python, framework, a, servers=2, trainers=2, ipc=True, lib=None):
     """One job; returns trainer 0's and 1's results. Pservers still running once the
     trainers are done get --server-grace seconds, then are killed (Paddle 1.8.5's never
     exit); a rill pserver that had to be killed is an error."""
     eps = ','.join('127.0.0.1:%d' % p for p in _free_ports(servers))
-    base = _env(python, framework)
+    base = _env(python, framework, lib)
     base.update(PADDLE_PSERVERS_IP_PORT_LIST=eps, PADDLE_TRAINERS_NUM=str(trainers))
     if not ipc:  # rill over TCP even on one machine (the same-host socket turned off)
         base['RILL_RPC_IPC'] = '0'
@@ -230,7 +236,7 @@ def run_job(python, framework, a, servers=2, trainers=2, ipc=True):
         from rill.distributed.launch import threads_per_process
         base.setdefault('RILL_NUM_THREADS', str(threads_per_process(servers + trainers)))
     cmd = [python, HERE, '--worker', 'job', '--framework', framework,
-           '--steps', str(a.steps), '--warmup', str(a.warmup)]
+           '--steps', str(a.steps), '--warmup', str(a.warmup), '--batch', str(a.batch)]
     procs = []
     try:
         for ep in eps.split(','):
@@ -323,6 +329,10 @@ def main():
     ap.add_argument('--framework', choices=['rill', 'paddle'], default='rill',
                     help=argparse.SUPPRESS)
     ap.add_argument('--rounds', type=int, default=5)
+    ap.add_argument('--batch', type=int, default=BATCH,
+                    help='rows per step, split evenly between the trainers (default %d; the '
+                         'efficiency target is for a local step of at least 10 ms, which on a '
+                         'fast machine needs more rows)' % BATCH)
     ap.add_argument('--steps', type=int, default=20, help='timed steps per phase')
     ap.add_argument('--warmup', type=int, default=5)
     ap.add_argument('--timeout', type=float, default=180.0, help='seconds per run')
@@ -330,6 +340,8 @@ def main():
     ap.add_argument('--tcp-too', action='store_true',
                     help='also run rill with the same-host socket off (RILL_RPC_IPC=0), '
                          'as "rill-tcp", in the same rounds')
+    ap.add_argument('--against', metavar='LIB',
+                    help='also run rill on this librill.so, as "against", in the same rounds')
     ap.add_argument('--paddle-python', default=os.environ.get('RILL_BENCH_PADDLE_PYTHON'),
                     help='a Python with paddlepaddle 1.8 (default: $RILL_BENCH_PADDLE_PYTHON)')
     a = ap.parse_args()
@@ -347,6 +359,8 @@ def main():
         sides.append(('rill', sys.executable))
         if a.tcp_too:
             sides.append(('rill-tcp', sys.executable))
+        if a.against:
+            sides.append(('against', sys.executable))
     if a.paddle_python:
         ok = subprocess.run([a.paddle_python, '-c', 'import paddle.fluid'],
                             env=_env(a.paddle_python, 'paddle'), stdout=subprocess.DEVNULL,
@@ -362,13 +376,14 @@ def main():
         return 0
     print('MLP %s, batch %d (each of 2 trainers feeds %d), 2 pservers, sync mode, SGD; '
           '%d rounds of %d timed steps per phase' % (
-              '-'.join(map(str, SIZES)), BATCH, BATCH // 2, a.rounds, a.steps), flush=True)
+              '-'.join(map(str, SIZES)), a.batch, a.batch // 2, a.rounds, a.steps), flush=True)
     rounds = {name: [] for name, _ in sides}
     for r in range(a.rounds):
-        for name, py in sides:  # local, then the job, then the other framework
+        for name, py in (sides if r % 2 == 0 else sides[::-1]):  # local, then the job
             framework = 'paddle' if name == 'paddle' else 'rill'
-            local_ms, local_cpu = run_local(py, framework, a)
-            trs = run_job(py, framework, a, ipc=name != 'rill-tcp')
+            lib = os.path.abspath(a.against) if name == 'against' else None
+            local_ms, local_cpu = run_local(py, framework, a, lib)
+            trs = run_job(py, framework, a, ipc=name != 'rill-tcp', lib=lib)
             rounds[name].append((local_ms, local_cpu, trs))
             print('  round %d %-6s local %.2f ms, distributed %.2f ms' % (
                 r + 1, name, local_ms, max(_median(t['full']) for t in trs)), flush=True)
@@ -380,6 +395,13 @@ def main():
         print('rill over the same-host socket against rill over TCP: distributed step %.2f ms '
               'against %.2f ms (ratio %.3f)' % (results['rill']['dist'], results['rill-tcp']['dist'],
                                                 results['rill-tcp']['dist'] / results['rill']['dist']))
+    if 'rill' in results and 'against' in results:
+        q = [x[0] / x[1] for x in zip(*[[loc / max(_median(t['full']) for t in trs)
+                                          for loc, _, trs in rounds[k]]
+                                         for k in ('rill', 'against')])]
+        print('rill against %s: efficiency %.3f against %.3f; quotient of the same rounds %.3f '
+              '(spread %.3f..%.3f)' % (a.against, results['rill']['ratio'],
+                                       results['against']['ratio'], _median(q), min(q), max(q)))
     print('RESULT ' + ' '.join('%s_efficiency=%.3f' % (k, v['ratio'])
                                for k, v in results.items()))
     return 0
