@@ -618,6 +618,18 @@ rill_status *rill_rpc_send_var(rill_rpc_client *c, const char *endpoint, const c
   return st;
 }
 
+/* Decodes a VAR reply into `out` and closes it. */
+static rill_status *decode_reply(reply *r, const char *endpoint, rill_variable *out) {
+  rill_buffer *owner = wrap_msg(&r->parts[2]);
+  rill_status *st = rill_rpc_decode(zmq_msg_data(&r->parts[1]), zmq_msg_size(&r->parts[1]),
+                                    owner ? owner->data : zmq_msg_data(&r->parts[2]),
+                                    owner ? owner->size : zmq_msg_size(&r->parts[2]), owner,
+                                    endpoint, NULL, out);
+  rill_buffer_release(owner);
+  close_parts(r->parts, r->n);
+  return st;
+}
+
 /* A request answered with a variable (GET, PREFETCH): sends `p` (cleared after) and
  * decodes the reply into `out`. */
 static rill_status *get_reply(rill_rpc_client *c, const char *endpoint, int kind,
@@ -626,14 +638,85 @@ static rill_status *get_reply(rill_rpc_client *c, const char *endpoint, int kind
   rill_status *st = call(c, endpoint, kind, p, what, rill_rpc_client_deadline(c), &r);
   rill_rpc_payload_clear(p);
   if (st) return st;
-  rill_buffer *owner = wrap_msg(&r.parts[2]);
-  st = rill_rpc_decode(zmq_msg_data(&r.parts[1]), zmq_msg_size(&r.parts[1]),
-                       owner ? owner->data : zmq_msg_data(&r.parts[2]),
-                       owner ? owner->size : zmq_msg_size(&r.parts[2]), owner, endpoint, NULL,
-                       out);
-  rill_buffer_release(owner);
-  close_parts(r.parts, r.n);
+  return decode_reply(&r, endpoint, out);
+}
+
+/* Transfers in flight at once in rill_rpc_send_var_each / rill_rpc_get_var_each. */
+#define EACH_WINDOW 8
+
+/* Sends (vars) or gets (outs) n variables with up to EACH_WINDOW requests in flight. */
+static rill_status *var_each(rill_rpc_client *c, size_t n, const char *const *endpoints,
+                             const char *const *varnames, const rill_variable *const *vars,
+                             rill_variable *const *outs, int64_t trainer_id,
+                             void (*done)(void *arg, size_t i), void *arg, size_t *failed) {
+  int kind = vars ? K_SEND : K_GET;
+  int64_t deadline = rill_rpc_client_deadline(c);
+  pending q[EACH_WINDOW];
+  size_t idx[EACH_WINDOW], head = 0, inflight = 0, next = 0, bad = 0;
+  rill_status *st = NULL;
+  if (failed) *failed = 0;
+  while (next < n || inflight) {
+    if (next < n && !st && inflight < EACH_WINDOW) {
+      size_t i = next++;
+      if (vars && !vars[i]) {
+        st = rill_error(RILL_INVALID_ARGUMENT, "rpc: no variable to send as '%s' to %s",
+                        varnames[i] ? varnames[i] : "", endpoints[i]);
+        bad = i;
+        continue;
+      }
+      if (outs) rill_variable_clear(outs[i]);
+      rill_rpc_payload p;
+      rill_status *e = rill_rpc_encode(varnames[i], vars ? vars[i] : NULL, NULL, trainer_id, &p);
+      if (!e) {
+        size_t slot = (head + inflight) % EACH_WINDOW;
+        e = call_send(c, endpoints[i], kind, &p, varnames[i], deadline, &q[slot]);
+        rill_rpc_payload_clear(&p);
+        if (!e) {
+          idx[slot] = i;
+          inflight++;
+        }
+      }
+      if (e) {
+        st = e;
+        bad = i;
+      }
+      continue;
+    }
+    if (!inflight) break; /* a failure stopped the sending and nothing is left */
+    /* The oldest request's reply (every reply sent for is taken, or its socket closed). */
+    size_t i = idx[head];
+    reply r;
+    rill_status *e = call_wait(c, endpoints[i], kind, varnames[i], deadline, &q[head], &r);
+    head = (head + 1) % EACH_WINDOW;
+    inflight--;
+    if (!e) {
+      if (outs) e = decode_reply(&r, endpoints[i], outs[i]);
+      else close_parts(r.parts, r.n);
+    }
+    if (done) done(arg, i);
+    if (e && !st) {
+      st = e;
+      bad = i;
+    } else {
+      rill_status_destroy(e);
+    }
+  }
+  if (st && failed) *failed = bad;
   return st;
+}
+
+rill_status *rill_rpc_send_var_each(rill_rpc_client *c, size_t n, const char *const *endpoints,
+                                    const char *const *varnames,
+                                    const rill_variable *const *vars, int64_t trainer_id,
+                                    void (*done)(void *arg, size_t i), void *arg, size_t *failed) {
+  return var_each(c, n, endpoints, varnames, vars, NULL, trainer_id, done, arg, failed);
+}
+
+rill_status *rill_rpc_get_var_each(rill_rpc_client *c, size_t n, const char *const *endpoints,
+                                   const char *const *varnames, rill_variable *const *outs,
+                                   int64_t trainer_id, void (*done)(void *arg, size_t i),
+                                   void *arg, size_t *failed) {
+  return var_each(c, n, endpoints, varnames, NULL, outs, trainer_id, done, arg, failed);
 }
 
 rill_status *rill_rpc_get_var(rill_rpc_client *c, const char *endpoint, const char *varname,

@@ -104,6 +104,19 @@ rill_status *rill_rpc_send_var(rill_rpc_client *c, const char *endpoint, const c
  * the received frame when its address suits the dtype, else it is copied. */
 rill_status *rill_rpc_get_var(rill_rpc_client *c, const char *endpoint, const char *varname,
                               const char *out_varname, int64_t trainer_id, rill_variable *out);
+/* rill_rpc_send_var / rill_rpc_get_var of n variables at once (endpoints[i] and
+ * varnames[i] for vars[i] or outs[i]): up to 8 requests are in flight, so transfers to
+ * different pservers, and the round trips to one, overlap. Every request sent is waited
+ * for; after a failure no new one is sent. Returns the first failure, *failed (may be
+ * NULL) its index. done(arg, i) (may be NULL) is called as each request completes. */
+rill_status *rill_rpc_send_var_each(rill_rpc_client *c, size_t n, const char *const *endpoints,
+                                    const char *const *varnames,
+                                    const rill_variable *const *vars, int64_t trainer_id,
+                                    void (*done)(void *arg, size_t i), void *arg, size_t *failed);
+rill_status *rill_rpc_get_var_each(rill_rpc_client *c, size_t n, const char *const *endpoints,
+                                   const char *const *varnames, rill_variable *const *outs,
+                                   int64_t trainer_id, void (*done)(void *arg, size_t i),
+                                   void *arg, size_t *failed);
 /* A remote lookup: sends `ids` (an int64 tensor) as `varname` and decodes the server's
  * answer, the variable it names `out_varname` after running its prefetch block, into
  * `out` (cleared first). */

@@ -58,25 +58,83 @@ static rill_status *check_epmap(const rill_kernel_ctx *ctx, const rill_attr_valu
   return rill_kernel_error(ctx, "epmap has %zu endpoints for %zu variables %s", ep->n, n, slot);
 }
 
+/* The transfers of one send or recv op, all at once (rill_rpc_*_var_each), each an
+ * interval on the profiler's timeline from the op's start to its own reply. */
+typedef struct xfers {
+  const char *what; /* "send" / "recv" */
+  const char **eps, **names;
+  rill_variable **vars;
+  uint64_t *ev;
+  char (*labels)[160];
+} xfers;
+
+static void xfer_done(void *arg, size_t i) {
+  xfers *x = arg;
+  rpc_event_end(x->ev[i], x->labels[i], x->vars[i], x->eps[i]);
+}
+
+static void xfers_free(xfers *x) {
+  rill_free(x->eps);
+  rill_free(x->names);
+  rill_free(x->vars);
+  rill_free(x->ev);
+  rill_free(x->labels);
+}
+
+static rill_status *xfers_alloc(xfers *x, const char *what, size_t n) {
+  *x = (xfers){.what = what};
+  size_t k = n ? n : 1;
+  x->eps = rill_calloc(k, sizeof *x->eps);
+  x->names = rill_calloc(k, sizeof *x->names);
+  x->vars = rill_calloc(k, sizeof *x->vars);
+  x->ev = rill_calloc(k, sizeof *x->ev);
+  x->labels = rill_calloc(k, sizeof *x->labels);
+  if (x->eps && x->names && x->vars && x->ev && x->labels) return NULL;
+  xfers_free(x);
+  return rill_oom();
+}
+
+/* Reaches every endpoint (the first time: waits for its server), starts the events and
+ * runs the transfers; the error names the variable that failed. */
+static rill_status *xfers_run(rill_kernel_ctx *ctx, xfers *x, size_t n, int64_t tid) {
+  rill_rpc_client *c = NULL;
+  for (size_t i = 0; i < n; i++) RILL_TRY(client_for(ctx, x->eps[i], tid, &c));
+  if (!n) return NULL;
+  for (size_t i = 0; i < n; i++)
+    x->ev[i] = rpc_event_begin(x->what, x->names[i], x->labels[i], sizeof x->labels[i]);
+  size_t bad = 0;
+  bool send = x->what[0] == 's';
+  rill_status *st =
+      send ? rill_rpc_send_var_each(c, n, x->eps, x->names, (const rill_variable *const *)x->vars,
+                                    tid, xfer_done, x, &bad)
+           : rill_rpc_get_var_each(c, n, x->eps, x->names, x->vars, tid, xfer_done, x, &bad);
+  if (st)
+    return rill_status_wrap(st, "%s of '%s' by trainer %lld", x->what, x->names[bad],
+                            (long long)tid);
+  return NULL;
+}
+
 rill_status *rill_cpu_send(rill_kernel_ctx *ctx) {
   const rill_attr_value *ep = &ctx->attrs[RILL_SEND_ATTR_EPMAP];
   int64_t tid = ctx->attrs[RILL_SEND_ATTR_TRAINER_ID].v.i;
   size_t n = ctx->nin[RILL_SEND_IN_X];
   RILL_TRY(check_epmap(ctx, ep, n, "X"));
   for (size_t i = 0; i < n; i++) {
-    const char *name = rill_kin_name(ctx, RILL_SEND_IN_X, i);
     rill_variable *v = ctx->in[RILL_SEND_IN_X][i];
     if (!v || (v->kind != RILL_VARKIND_TENSOR && v->kind != RILL_VARKIND_SELECTED_ROWS))
-      return rill_kernel_error(ctx, "X (%s) holds no tensor or selected rows to send", name);
-    rill_rpc_client *c;
-    RILL_TRY(client_for(ctx, ep->list.strings[i], tid, &c));
-    char label[160];
-    uint64_t ev = rpc_event_begin("send", name, label, sizeof label);
-    rill_status *st = rill_rpc_send_var(c, ep->list.strings[i], name, v, NULL, tid);
-    rpc_event_end(ev, label, v, ep->list.strings[i]);
-    if (st) return rill_status_wrap(st, "send of '%s' by trainer %lld", name, (long long)tid);
+      return rill_kernel_error(ctx, "X (%s) holds no tensor or selected rows to send",
+                               rill_kin_name(ctx, RILL_SEND_IN_X, i));
   }
-  return NULL;
+  xfers x;
+  RILL_TRY(xfers_alloc(&x, "send", n));
+  for (size_t i = 0; i < n; i++) {
+    x.eps[i] = ep->list.strings[i];
+    x.names[i] = rill_kin_name(ctx, RILL_SEND_IN_X, i);
+    x.vars[i] = ctx->in[RILL_SEND_IN_X][i];
+  }
+  rill_status *st = xfers_run(ctx, &x, n, tid);
+  xfers_free(&x);
+  return st;
 }
 
 rill_status *rill_cpu_recv(rill_kernel_ctx *ctx) {
@@ -88,20 +146,20 @@ rill_status *rill_cpu_recv(rill_kernel_ctx *ctx) {
   RILL_TRY(check_epmap(ctx, ep, n, "Out"));
   if (names->n && names->n != n)
     return rill_kernel_error(ctx, "varnames has %zu names for %zu variables Out", names->n, n);
+  for (size_t i = 0; i < n; i++)
+    if (!ctx->out[RILL_RECV_OUT_OUT][i])
+      return rill_kernel_error(ctx, "Out (%s) has no variable",
+                               names->n ? names->list.strings[i] : rill_kout_name(ctx, RILL_RECV_OUT_OUT, i));
+  xfers x;
+  RILL_TRY(xfers_alloc(&x, "recv", n));
   for (size_t i = 0; i < n; i++) {
-    const char *name =
-        names->n ? names->list.strings[i] : rill_kout_name(ctx, RILL_RECV_OUT_OUT, i);
-    rill_variable *v = ctx->out[RILL_RECV_OUT_OUT][i];
-    if (!v) return rill_kernel_error(ctx, "Out (%s) has no variable", name);
-    rill_rpc_client *c;
-    RILL_TRY(client_for(ctx, ep->list.strings[i], tid, &c));
-    char label[160];
-    uint64_t ev = rpc_event_begin("recv", name, label, sizeof label);
-    rill_status *st = rill_rpc_get_var(c, ep->list.strings[i], name, NULL, tid, v);
-    rpc_event_end(ev, label, v, ep->list.strings[i]);
-    if (st) return rill_status_wrap(st, "recv of '%s' by trainer %lld", name, (long long)tid);
+    x.eps[i] = ep->list.strings[i];
+    x.names[i] = names->n ? names->list.strings[i] : rill_kout_name(ctx, RILL_RECV_OUT_OUT, i);
+    x.vars[i] = ctx->out[RILL_RECV_OUT_OUT][i];
   }
-  return NULL;
+  rill_status *st = xfers_run(ctx, &x, n, tid);
+  xfers_free(&x);
+  return st;
 }
 
 /* ---- distributed_lookup_table ---- */
@@ -297,15 +355,15 @@ rill_status *rill_cpu_distributed_lookup_table(rill_kernel_ctx *ctx) {
   return st;
 }
 
+/* The notice to every endpoint at once (each reached first). */
 static rill_status *notify_all(rill_kernel_ctx *ctx, const rill_attr_value *eps, int64_t tid,
                                const char *notice) {
-  for (size_t i = 0; i < eps->n; i++) {
-    rill_rpc_client *c;
-    RILL_TRY(client_for(ctx, eps->list.strings[i], tid, &c));
-    rill_status *st = rill_rpc_send_notice(c, eps->list.strings[i], notice, tid);
-    if (st) return rill_status_wrap(st, "%s of trainer %lld", ctx->schema->type, (long long)tid);
-  }
-  return NULL;
+  rill_rpc_client *c = NULL;
+  for (size_t i = 0; i < eps->n; i++) RILL_TRY(client_for(ctx, eps->list.strings[i], tid, &c));
+  if (!eps->n) return NULL;
+  rill_status *st = rill_rpc_send_notice_each(c, (const char *const *)eps->list.strings, eps->n,
+                                              notice, NULL, tid, NULL);
+  return st ? rill_status_wrap(st, "%s of trainer %lld", ctx->schema->type, (long long)tid) : NULL;
 }
 
 rill_status *rill_cpu_send_barrier(rill_kernel_ctx *ctx) {

@@ -192,6 +192,96 @@ Test(rpc, a_notice_to_each_server_overlaps_the_round_trips) {
   toy_stop(&t[0]);
 }
 
+typedef struct each_get {
+  rill_rpc_client *c;
+  const char *eps[2], *names[2];
+  rill_variable outs[2];
+  rill_status *st;
+} each_get;
+
+static void *each_get_main(void *arg) {
+  each_get *g = arg;
+  rill_variable *outs[2] = {&g->outs[0], &g->outs[1]};
+  g->st = rill_rpc_get_var_each(g->c, 2, g->eps, g->names, outs, 0, NULL, NULL, NULL);
+  return NULL;
+}
+
+static void count_done(void *arg, size_t i) { ((int *)arg)[i]++; }
+
+/* Many variables to two servers in one call: more than the window in flight, each
+ * completion reported once; gets to two servers are in flight together; a failure names
+ * its index and the other transfers still complete. */
+Test(rpc, transfers_to_each_server_run_at_once) {
+  toy t[2];
+  toy_start(&t[0], "127.0.0.1:0", NULL);
+  toy_start(&t[1], "127.0.0.1:0", NULL);
+  const char *two[2] = {rill_rpc_server_endpoint(t[0].srv), rill_rpc_server_endpoint(t[1].srv)};
+  rill_rpc_client *c = client(5000, NULL);
+  enum { N = 20 };
+  const char *eps[N], *names[N];
+  char buf[N][16];
+  rill_variable vars[N], back[N];
+  const rill_variable *vp[N];
+  rill_variable *bp[N];
+  int done[N] = {0};
+  for (int i = 0; i < N; i++) {
+    snprintf(buf[i], sizeof buf[i], "v%d", i);
+    names[i] = buf[i];
+    eps[i] = two[i % 2];
+    fill(&vars[i], 10 + i, (float)i);
+    rill_variable_init(&back[i]);
+    vp[i] = &vars[i];
+    bp[i] = &back[i];
+  }
+  size_t failed = 99;
+  rill_status *st = rill_rpc_send_var_each(c, N, eps, names, vp, 0, count_done, done, &failed);
+  cr_assert_null(st, "%s", rill_status_message(st));
+  for (int i = 0; i < N; i++) cr_assert_eq(done[i], 1, "send %d reported %d times", i, done[i]);
+  cr_assert(t[0].n == N / 2 && t[1].n == N / 2, "servers hold %d and %d", t[0].n, t[1].n);
+  st = rill_rpc_get_var_each(c, N, eps, names, bp, 0, NULL, NULL, NULL);
+  cr_assert_null(st, "%s", rill_status_message(st));
+  for (int i = 0; i < N; i++)
+    cr_assert(back[i].u.tensor.dims.d[0] == 10 + i &&
+                  !memcmp(rill_tensor_ptr(&back[i].u.tensor), rill_tensor_ptr(&vars[i].u.tensor),
+                          (size_t)(10 + i) * 16),
+              "v%d came back different", i);
+
+  /* Both servers hold their get until a barrier: both requests must be out at once. */
+  t[0].hold_gets = t[1].hold_gets = true;
+  each_get g = {.c = c, .eps = {two[0], two[1]}, .names = {"v0", "v1"}};
+  rill_variable_init(&g.outs[0]);
+  rill_variable_init(&g.outs[1]);
+  pthread_t th;
+  pthread_create(&th, NULL, each_get_main, &g);
+  for (int i = 0; i < 2000 && (t[0].nheld < 1 || t[1].nheld < 1); i++) usleep(1000);
+  cr_assert(t[0].nheld == 1 && t[1].nheld == 1, "the second get waited for the first");
+  cr_assert_null(rill_rpc_send_notice_each(c, two, 2, RILL_RPC_FETCH_BARRIER, NULL, 0, NULL));
+  pthread_join(th, NULL);
+  cr_assert_null(g.st, "%s", rill_status_message(g.st));
+  cr_assert_eq(memcmp(rill_tensor_ptr(&g.outs[1].u.tensor), rill_tensor_ptr(&vars[1].u.tensor), 16 * 11), 0);
+  t[0].hold_gets = t[1].hold_gets = false;
+
+  names[2] = "missing";
+  for (int i = 0; i < N; i++) rill_variable_clear(&back[i]);
+  st = rill_rpc_get_var_each(c, N, eps, names, bp, 0, NULL, NULL, &failed);
+  cr_assert_eq(rill_status_code(st), RILL_NOT_FOUND, "%s", rill_status_message(st));
+  cr_assert_eq(failed, 2);
+  cr_assert(strstr(rill_status_message(st), "'missing'"), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+  cr_assert(rill_tensor_is_set(&back[0].u.tensor) && rill_tensor_is_set(&back[3].u.tensor),
+            "the transfers in flight beside the failure were not completed");
+  cr_assert(!rill_tensor_is_set(&back[N - 1].u.tensor), "a transfer started after the failure");
+  for (int i = 0; i < N; i++) {
+    rill_variable_clear(&vars[i]);
+    rill_variable_clear(&back[i]);
+  }
+  rill_variable_clear(&g.outs[0]);
+  rill_variable_clear(&g.outs[1]);
+  rill_rpc_client_destroy(c);
+  toy_stop(&t[1]);
+  toy_stop(&t[0]);
+}
+
 typedef struct getter {
   rill_rpc_client *c;
   const char *ep;
