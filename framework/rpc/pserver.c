@@ -49,6 +49,7 @@ typedef struct ps {
   held *gets;
   rill_pserver_stats stats;
   int64_t deadline_ms;
+  int64_t snapped; /* the newest snapshot id taken (0: none) */
 } ps;
 
 static int64_t now_ms(void) {
@@ -325,8 +326,11 @@ static rill_status *run_blocks(ps *p, const int32_t *blocks, size_t n) {
   return r.first;
 }
 
+static rill_status *take_snapshot(ps *p, int64_t id);
+
 /* The pending round: zero what did not come from an arrived trainer, run the blocks
- * that got something, answer the held GETs. */
+ * that got something, answer the held GETs; then the snapshot this round's step is due
+ * for by the step count (rill_pserver_opts.snapshot_every). */
 static rill_status *run_round(ps *p) {
   const rill_pserver_opts *o = p->o;
   int32_t *todo = rill_malloc((o->nblocks ? o->nblocks : 1) * sizeof *todo);
@@ -367,6 +371,9 @@ static rill_status *run_round(ps *p) {
     rill_free(h);
     h = next;
   }
+  int64_t id = o->resumed + p->round;
+  if (o->on_snapshot && o->snapshot_every > 0 && id % o->snapshot_every == 0)
+    return take_snapshot(p, id);
   return NULL;
 }
 
@@ -431,10 +438,24 @@ static rill_status *on_send(ps *p, rill_rpc_request *req) {
   return NULL;
 }
 
+/* Takes snapshot `id` (this pserver's state now) and tags every later reply with it. A
+ * failure to take it fails the pserver (the snapshot could never complete); a write
+ * failing later is reported by the writer. */
+static rill_status *take_snapshot(ps *p, int64_t id) {
+  if (id < 1 || id > (int64_t)UINT32_MAX)
+    return rill_error(RILL_OUT_OF_RANGE, "pserver %s: snapshot id %lld is not 1..%u", p->ep,
+                      (long long)id, (unsigned)UINT32_MAX);
+  if (id == p->snapped) return NULL; /* taken already (by the schedule, then announced) */
+  rill_status *st = p->o->on_snapshot(p->o->snapshot_arg, id);
+  if (st) return rill_status_wrap(st, "pserver %s, cluster snapshot %lld", p->ep, (long long)id);
+  p->snapped = id;
+  rill_rpc_server_set_tag(p->server, (uint32_t)id);
+  return NULL;
+}
+
 /* A cluster snapshot, announced by the coordinating trainer after its step: in sync
  * mode no round can run before that trainer's next barrier, so the state taken here is
- * the state after the round of that step. A failure to take it fails the pserver (the
- * snapshot could never complete); a write failing later is reported by the writer. */
+ * the state after the round of that step. */
 static rill_status *on_checkpoint(ps *p, rill_rpc_request *req) {
   const char *arg = req->meta.out_varname;
   char *end = NULL;
@@ -451,14 +472,12 @@ static rill_status *on_checkpoint(ps *p, rill_rpc_request *req) {
                               RILL_RPC_CHECKPOINT, arg ? arg : "", (unsigned)UINT32_MAX));
     return NULL;
   }
-  rill_status *st = p->o->on_snapshot(p->o->snapshot_arg, (int64_t)id);
+  rill_status *st = take_snapshot(p, (int64_t)id);
   if (st) {
-    st = rill_status_wrap(st, "pserver %s, cluster snapshot %lld", p->ep, id);
     rill_status_destroy(rill_rpc_server_reply_error(p->server, req, st));
     rill_rpc_request_destroy(req);
     return st;
   }
-  rill_rpc_server_set_tag(p->server, (uint32_t)id);
   answer_ok(p, req);
   return NULL;
 }
