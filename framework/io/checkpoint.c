@@ -306,10 +306,11 @@ static char *hidden_dir(const char *dir, const char *kind, int64_t step) {
 }
 
 /* Spare directories. Instead of deleting the oldest checkpoint, retention keeps it
- * (up to SPARES_MAX of them) as DIR/.spare-checkpoint_<step>-<pid>-<n>; the next write renames it to its temp
- * directory and writes its files over the old ones in place, so the file system
- * neither frees nor allocates the blocks (deleting and recreating megabytes of files
- * costs more than writing them). Hidden, so never taken for a checkpoint. */
+ * (up to SPARES_MAX of them) as DIR/.spare-checkpoint_<step>-<pid>-<n>; the next write
+ * renames one to its temp directory and writes its files over the old ones in place,
+ * so the file system neither frees nor allocates the blocks (deleting and recreating
+ * megabytes of files costs more than writing them). Hidden, so never taken for a
+ * checkpoint. */
 #define SPARE_PREFIX ".spare-" RILL_CKPT_PREFIX
 
 /* Spares kept at most. Retention usually retires one checkpoint per write, which the

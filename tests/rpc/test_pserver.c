@@ -252,8 +252,10 @@ Test(pserver, sync_snapshots_due_by_the_step_count_need_no_announcement) {
   cr_assert_eq(rec.n, 2, "%d snapshots taken", rec.n);
   cr_assert_eq(rec.id[0], 6);
   cr_assert_eq(rec.id[1], 9);
-  cr_assert_float_eq(rec.w[0], want[1], 0, "snapshot 6 holds %g, not round 2's %g", rec.w[0], want[1]);
-  cr_assert_float_eq(rec.w[1], want[4], 0, "snapshot 9 holds %g, not round 5's %g", rec.w[1], want[4]);
+  cr_assert_float_eq(rec.w[0], want[1], 0, "snapshot 6 holds %g, not round 2's %g", rec.w[0],
+                     want[1]);
+  cr_assert_float_eq(rec.w[1], want[4], 0, "snapshot 9 holds %g, not round 5's %g", rec.w[1],
+                     want[4]);
   cr_assert_eq(rill_rpc_client_tag(f.c), 9);
   POK(rill_rpc_send_notice_arg(f.c, f.ep, RILL_RPC_CHECKPOINT, "9", 0));
   cr_assert_eq(rec.n, 2, "an announced snapshot already taken was taken again");
