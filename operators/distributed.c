@@ -217,6 +217,9 @@ static const rill_attr_schema las_attrs[] = {
      "the variables of this pserver's part: its blocks, optimizer state, LR"},
     {"checkpoint_max_to_keep", RILL_ATTR_INT, RILL_ATTR_POLICY, RILL_DEF_INT(3),
      "complete cluster snapshots kept (0: all)"},
+    {"checkpoint_every_n_steps", RILL_ATTR_LONG, RILL_ATTR_POLICY, RILL_DEF_LONG(0),
+     "sync mode: snapshot k is taken after the round of step k when k % n == 0, without "
+     "the coordinator's announcement (0: only when announced)"},
     {"pservers", RILL_ATTR_INT, 0, RILL_DEF_INT(0), "pservers in the job (cluster snapshots)"},
     {"rpc_get_thread_num", RILL_ATTR_INT, RILL_ATTR_EXTRA, RILL_DEF_INT(12), "Paddle's tuning"},
     {"rpc_send_thread_num", RILL_ATTR_INT, RILL_ATTR_EXTRA, RILL_DEF_INT(12), "Paddle's tuning"},

@@ -352,21 +352,24 @@ rill_status *rill_ckpt_cluster_step(struct rill_device_ctx *dev, const char *dir
   d->role = part->role;
   d->rank = part->rank;
   if ((st = step_begin(d, now))) goto out;
+  /* Sync mode: a snapshot due by the step count is due for every process at the same
+   * step: each trainer writes its part at once instead of waiting to be told (the last
+   * step's snapshot completes too), and each pserver takes its part after the round of
+   * that step by itself (listen_and_serv's checkpoint_every_n_steps). The coordinator
+   * announces only the snapshots due by time. */
+  bool by_count = part->sync && policy->every_n_steps > 0 && step % policy->every_n_steps == 0;
   if (part->coordinator && is_due(d, policy, step, now)) {
     d->last_step = step;
     d->last_due_ns = now;
-    pthread_mutex_unlock(&d->mu);
-    st = part->announce(part->arg, step);
-    pthread_mutex_lock(&d->mu);
-    if (st) goto out;
+    if (!by_count) {
+      pthread_mutex_unlock(&d->mu);
+      st = part->announce(part->arg, step);
+      pthread_mutex_lock(&d->mu);
+      if (st) goto out;
+    }
   }
   int64_t k = part->newest(part->arg);
-  /* Sync mode: a snapshot due by the step count is due for every trainer at the same
-   * step, so each writes its part at once instead of waiting to be told (the last
-   * step's snapshot completes too); the announcement covers snapshots due by time. */
-  if (part->sync && !part->coordinator && policy->every_n_steps > 0 &&
-      step % policy->every_n_steps == 0 && step > k)
-    k = step;
+  if (by_count && step > k) k = step;
   if (k > d->written) {
     d->written = k;
     /* Sync mode: the part must hold this trainer's state after step k, which is now
@@ -412,7 +415,10 @@ rill_status *rill_ckpt_cluster_step(struct rill_device_ctx *dev, const char *dir
       d->stats.skipped++; /* learned too late to hold the state of step k */
     }
   }
-  if (part->sync && !part->coordinator) {
+  /* The previous step's state serves a snapshot learned a step late: one announced,
+   * which a policy of the step count alone never does in sync mode. */
+  bool announced = policy->every_n_steps <= 0 || policy->every_n_seconds > 0;
+  if (part->sync && !part->coordinator && announced) {
     if ((st = rill_ckpt_snapshot_take(&d->prev, names, tensors, n, SIZE_MAX))) goto out;
     d->prev.time_ns = wall_ns();
     d->prev.has_rng = true;

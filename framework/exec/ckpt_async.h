@@ -35,7 +35,9 @@ rill_status *rill_ckpt_async_step(struct rill_device_ctx *dev, const char *dir,
  * to the pservers; every trainer learns the newest announced snapshot from the
  * pservers' replies (`newest`) and writes its part of it: in sync mode its state after
  * that step exactly (the current one, or the previous step's, kept for this), in async
- * mode its state now. */
+ * mode its state now. In sync mode a snapshot due by the step count is announced to no
+ * one: every trainer writes its part at that step and every pserver takes its part
+ * after that step's round by itself. */
 typedef struct rill_ckpt_cluster_part {
   rill_cluster_shape shape;
   rill_cluster_role role;

@@ -305,21 +305,28 @@ static char *hidden_dir(const char *dir, const char *kind, int64_t step) {
   return join2(dir, name);
 }
 
-/* Spare directories. Instead of deleting the oldest checkpoint, retention keeps one
- * as DIR/.spare-checkpoint_<step>-<pid>-<n>; the next write renames it to its temp
- * directory and writes its files over the old ones in place, so the file system
- * neither frees nor allocates the blocks (deleting and recreating megabytes of files
- * costs more than writing them). Hidden, so never taken for a checkpoint. */
+/* Spare directories. Instead of deleting the oldest checkpoint, retention keeps it
+ * (up to SPARES_MAX of them) as DIR/.spare-checkpoint_<step>-<pid>-<n>; the next write
+ * renames one to its temp directory and writes its files over the old ones in place,
+ * so the file system neither frees nor allocates the blocks (deleting and recreating
+ * megabytes of files costs more than writing them). Hidden, so never taken for a
+ * checkpoint. */
 #define SPARE_PREFIX ".spare-" RILL_CKPT_PREFIX
 
-static bool has_spare(const char *dir) {
+/* Spares kept at most. Retention usually retires one checkpoint per write, which the
+ * next write takes back; but the parts of cluster snapshots retire two at once whenever
+ * two snapshots complete between two of a process's writes, and a second spare spares
+ * the file system deleting one and creating another a step later. */
+#define SPARES_MAX 2
+
+static size_t count_spares(const char *dir) {
   DIR *d = opendir(dir);
-  if (!d) return false;
-  bool found = false;
+  if (!d) return 0;
+  size_t n = 0;
   struct dirent *e;
-  while (!found && (e = readdir(d))) found = strncmp(e->d_name, SPARE_PREFIX, strlen(SPARE_PREFIX)) == 0;
+  while ((e = readdir(d))) n += strncmp(e->d_name, SPARE_PREFIX, strlen(SPARE_PREFIX)) == 0;
   closedir(d);
-  return found;
+  return n;
 }
 
 /* Renames a spare of this process or of one that is gone to `tmp`; false if none. */
@@ -380,24 +387,25 @@ static rill_status *prune_spare(const char *tmp, const rill_ckpt_snapshot *s, bo
   return st;
 }
 
-/* Retires steps[from..n): the first becomes the spare (when there is none yet), the
- * others are renamed away and removed. */
+/* Retires steps[from..n): the first ones become spares while there are fewer than
+ * SPARES_MAX, the others are renamed away and removed. */
 static rill_status *retire_steps(const char *dir, const int64_t *steps, size_t first, size_t n,
                                  int64_t step) {
   rill_status *st = NULL;
   char **trash = n > first ? rill_calloc(n - first, sizeof *trash) : NULL;
   size_t nt = 0;
   if (n > first && !trash) st = rill_oom();
-  bool spare = has_spare(dir);
+  size_t spares = n > first ? count_spares(dir) : 0;
   size_t retired = 0;
   for (size_t i = first; i < n && !st; i++) {
+    bool spare = spares < SPARES_MAX;
     char *from = step_dir(dir, steps[i]);
-    char *to = hidden_dir(dir, spare ? "trash" : "spare", steps[i]);
+    char *to = hidden_dir(dir, spare ? "spare" : "trash", steps[i]);
     if (!from || !to)
       st = rill_oom();
-    else if (!(st = rill_file_rename(from, to)) && spare)
+    else if (!(st = rill_file_rename(from, to)) && !spare)
       trash[nt++] = to, to = NULL;
-    spare = true; /* the first one retired became the spare */
+    spares += spare;
     retired++;
     rill_free(from);
     rill_free(to);

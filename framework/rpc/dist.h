@@ -84,10 +84,16 @@ typedef struct rill_pserver_opts {
   /* Cluster snapshots: a RILL_RPC_CHECKPOINT notice (its argument the snapshot id)
    * calls on_snapshot between rounds, before it is acknowledged; from then on every
    * reply carries the id as its tag, so each trainer learns of the snapshot. NULL: such
-   * notices are refused. `resumed` is the first tag (the snapshot resumed from, 0). */
+   * notices are refused. `resumed` is the first tag (the snapshot resumed from, 0).
+   * Sync mode with snapshot_every > 0: the pserver also takes snapshot `resumed + r`
+   * itself, with no notice, right after round r when that id is a multiple of
+   * snapshot_every (the trainers' step-count schedule: round r of a job resumed from
+   * snapshot k is the trainers' step k + r); the coordinating trainer announces only
+   * the snapshots due by time. */
   rill_status *(*on_snapshot)(void *arg, int64_t id);
   void *snapshot_arg;
   int64_t resumed;
+  int64_t snapshot_every;
   /* Called once the endpoint is bound, with the address (tests bind port 0). */
   void (*on_bound)(void *arg, const char *endpoint);
   void *bound_arg;

@@ -64,6 +64,7 @@ typedef struct ps {
   bool *ran, *early_ok, lr_ran;
   size_t nfed, nran;
   rill_variable **params; /* each block's parameter (param_of), NULL if none */
+  int64_t snapped;        /* the newest snapshot id taken (0: none) */
 } ps;
 
 static int64_t now_ms(void) {
@@ -368,9 +369,12 @@ static rill_status *run_blocks(ps *p, const int32_t *blocks, size_t n) {
   return r.first;
 }
 
-/* Ends the pending round: its gradients are spent, the trainers' barriers too, and the
- * held GETs get the new values. */
-static void finish_round(ps *p) {
+static rill_status *take_snapshot(ps *p, int64_t id);
+
+/* Ends the pending round: its gradients are spent, the trainers' barriers too, the held
+ * GETs get the new values; then the snapshot this round's step is due for by the step
+ * count (rill_pserver_opts.snapshot_every), before any other request is taken. */
+static rill_status *finish_round(ps *p) {
   const rill_pserver_opts *o = p->o;
   for (size_t i = 0; i < o->nx; i++) p->x[i].got = false;
   for (size_t b = 0; b < o->nblocks; b++) p->ran[b] = false;
@@ -387,6 +391,10 @@ static void finish_round(ps *p) {
     rill_free(h);
     h = next;
   }
+  int64_t id = o->resumed + p->round;
+  if (o->on_snapshot && o->snapshot_every > 0 && id % o->snapshot_every == 0)
+    return take_snapshot(p, id);
+  return NULL;
 }
 
 /* The LR block, once per round, before the round's first optimize block. */
@@ -428,8 +436,7 @@ static rill_status *run_round(ps *p) {
   if (!st) st = run_blocks(p, todo, n);
   rill_free(todo);
   if (st) return st;
-  finish_round(p);
-  return NULL;
+  return finish_round(p);
 }
 
 static bool round_ready(const ps *p) {
@@ -474,10 +481,7 @@ static rill_status *run_early(ps *p, size_t b) {
   RILL_TRY(run_one(p, o->block_ids[b]));
   p->ran[b] = true;
   p->nran++;
-  if (p->nran == p->nfed) {
-    finish_round(p);
-    return NULL;
-  }
+  if (p->nran == p->nfed) return finish_round(p);
   for (held **h = &p->gets; *h;) {
     rill_rpc_request *req = (*h)->req;
     if (req->kind == RILL_RPC_GET && p->params[b] &&
@@ -555,10 +559,25 @@ static rill_status *on_send(ps *p, rill_rpc_request *req) {
   return block_ready(p, (size_t)e->block) ? run_early(p, (size_t)e->block) : NULL;
 }
 
+/* Takes snapshot `id` (this pserver's state now) and tags every later reply with it. A
+ * failure to take it fails the pserver (the snapshot could never complete); a write
+ * failing later is reported by the writer. */
+static rill_status *take_snapshot(ps *p, int64_t id) {
+  if (id < 1 || id > (int64_t)UINT32_MAX)
+    return rill_error(RILL_OUT_OF_RANGE, "pserver %s: snapshot id %lld is not 1..%u", p->ep,
+                      (long long)id, (unsigned)UINT32_MAX);
+  if (id == p->snapped) return NULL; /* taken already (by the schedule, then announced) */
+  rill_status *st = p->o->on_snapshot(p->o->snapshot_arg, id);
+  if (st) return rill_status_wrap(st, "pserver %s, cluster snapshot %lld", p->ep, (long long)id);
+  p->snapped = id;
+  rill_rpc_server_set_tag(p->server, (uint32_t)id);
+  return NULL;
+}
+
 /* A cluster snapshot, announced by the coordinating trainer after its step: in sync
- * mode no round can run before that trainer's next barrier, so the state taken here is
- * the state after the round of that step. A failure to take it fails the pserver (the
- * snapshot could never complete); a write failing later is reported by the writer. */
+ * mode no block of the next round can run before that trainer's next gradients (nor
+ * that round end before its next barrier), so the state taken here is the state after
+ * the round of that step. */
 static rill_status *on_checkpoint(ps *p, rill_rpc_request *req) {
   const char *arg = req->meta.out_varname;
   char *end = NULL;
@@ -575,14 +594,12 @@ static rill_status *on_checkpoint(ps *p, rill_rpc_request *req) {
                               RILL_RPC_CHECKPOINT, arg ? arg : "", (unsigned)UINT32_MAX));
     return NULL;
   }
-  rill_status *st = p->o->on_snapshot(p->o->snapshot_arg, (int64_t)id);
+  rill_status *st = take_snapshot(p, (int64_t)id);
   if (st) {
-    st = rill_status_wrap(st, "pserver %s, cluster snapshot %lld", p->ep, id);
     rill_status_destroy(rill_rpc_server_reply_error(p->server, req, st));
     rill_rpc_request_destroy(req);
     return st;
   }
-  rill_rpc_server_set_tag(p->server, (uint32_t)id);
   answer_ok(p, req);
   return NULL;
 }

@@ -490,6 +490,12 @@ static rill_status *pserver_checkpoint_attrs(xp *x, const rill_program *p, rill_
   if (!st)
     st = rill_opd_attr_int(op, "checkpoint_max_to_keep",
                            keep && keep->value.type == RILL_ATTR_INT ? keep->value.v.i : 3);
+  /* Sync mode: the snapshots due by the step count are taken after the rounds of their
+   * steps, the trainers' checkpoint ops announcing only those due by time. */
+  const rill_attr *every = rill_op_attr(ck, "every_n_steps");
+  if (!st && x->cfg.sync_mode && every && every->value.type == RILL_ATTR_LONG &&
+      every->value.v.l > 0)
+    st = rill_opd_attr(op, "checkpoint_every_n_steps", &every->value);
   if (!st) st = rill_opd_attr_int(op, "pservers", (int32_t)x->neps);
   rill_free(vars);
   return st;

@@ -546,6 +546,8 @@ rill_status *rill_cpu_listen_and_serv(rill_kernel_ctx *ctx) {
     if (cs) return ps_ckpt_stop(&ck, cs);
     o.on_snapshot = ps_snapshot;
     o.snapshot_arg = &ck;
+    if (o.mode == RILL_PSERVER_SYNC)
+      o.snapshot_every = a[RILL_LISTEN_AND_SERV_ATTR_CHECKPOINT_EVERY_N_STEPS].v.l;
   }
   size_t nb = g2b->n, npf = pf->n;
   char **grads = NULL, **pfnames = NULL;

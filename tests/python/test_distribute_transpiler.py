@@ -89,6 +89,30 @@ def test_async_has_no_barriers_and_no_merge():
     assert _types(ps, 1) == ['momentum']
 
 
+@pytest.mark.parametrize('sync', [True, False])
+def test_snapshots_due_by_the_step_count_are_scheduled_on_the_pservers_in_sync_mode(
+        sync, tmp_path):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.layers.data(name='x', shape=[4], dtype='float32')
+        loss = fluid.layers.mean(fluid.layers.fc(x, size=2))
+        config = fluid.io.CheckpointConfig(str(tmp_path), every_n_steps=5,
+                                           every_n_seconds=30.0)
+        fluid.optimizer.SGD(0.1).minimize(loss, checkpoint_config=config)
+    t = fluid.DistributeTranspiler()
+    t.transpile(0, program=main, pservers=EPS, trainers=2, sync_mode=sync,
+                startup_program=startup)
+    ck = [op for op in t.get_trainer_program().global_block().ops if op.type == 'checkpoint']
+    assert len(ck) == 1 and ck[0].attr('every_n_steps') == 5
+    assert ck[0].attr('cluster_sync') == sync
+    for ep in EPS.split(','):
+        las = t.get_pserver_program(ep).global_block().ops[0]
+        assert las.attr('checkpoint_dir') == str(tmp_path)
+        # sync: the pservers take snapshot 5k after round 5k themselves; async: not set
+        # (the default 0), every snapshot is announced
+        assert (las.attr('checkpoint_every_n_steps') or 0) == (5 if sync else 0)
+
+
 def test_sparse_embedding_sends_selected_rows():
     main, startup, _ = _mlp('sgd', sparse=True)
     t = fluid.DistributeTranspiler()

@@ -89,7 +89,22 @@ static void set4(rill_variable *v, float a) {
   for (int i = 0; i < 4; i++) p[i] = a;
 }
 
+static void prepare_blocks(fixture *f, int32_t quorum, int64_t deadline_ms, size_t nblocks);
+static void launch(fixture *f);
+
 static void start_blocks(fixture *f, int32_t quorum, int64_t deadline_ms, size_t nblocks) {
+  prepare_blocks(f, quorum, deadline_ms, nblocks);
+  launch(f);
+}
+
+static void start(fixture *f, int32_t quorum, int64_t deadline_ms) { start_blocks(f, quorum, deadline_ms, 1); }
+
+static void prepare(fixture *f, int32_t quorum, int64_t deadline_ms) {
+  prepare_blocks(f, quorum, deadline_ms, 1);
+}
+
+/* The fixture with its options (one block, w; or two, w and u), the loop not started. */
+static void prepare_blocks(fixture *f, int32_t quorum, int64_t deadline_ms, size_t nblocks) {
   memset(f, 0, sizeof *f);
   POK(rill_scope_create(NULL, &f->scope));
   POK(rill_scope_var(f->scope, "w", &f->w));
@@ -120,6 +135,9 @@ static void start_blocks(fixture *f, int32_t quorum, int64_t deadline_ms, size_t
                              .run_arg = f,
                              .on_bound = on_bound,
                              .bound_arg = f};
+}
+
+static void launch(fixture *f) {
   cr_assert_eq(pthread_create(&f->th, NULL, serve_main, f), 0);
   while (!atomic_load(&f->bound)) usleep(1000);
   rill_rpc_config cfg;
@@ -128,8 +146,6 @@ static void start_blocks(fixture *f, int32_t quorum, int64_t deadline_ms, size_t
   cfg.secret = "";
   POK(rill_rpc_client_create(&cfg, &f->c));
 }
-
-static void start(fixture *f, int32_t quorum, int64_t deadline_ms) { start_blocks(f, quorum, deadline_ms, 1); }
 
 /* Waits for the loop to end; returns its status (the caller destroys it). */
 static rill_status *finish(fixture *f) {
@@ -212,6 +228,62 @@ Test(pserver, completed_trainer_stops_counting) {
   POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_COMPLETE, 0));
   POK(finish(&f));
   cr_assert_eq(f.stats.rounds, 2);
+}
+
+typedef struct snap_rec {
+  fixture *f;
+  int n;
+  int64_t id[8];
+  float w[8];
+} snap_rec;
+
+static rill_status *record_snapshot(void *arg, int64_t id) {
+  snap_rec *r = arg;
+  cr_assert_lt(r->n, 8);
+  r->id[r->n] = id;
+  r->w[r->n++] = ((const float *)rill_tensor_ptr(&r->f->w->u.tensor))[0];
+  return NULL;
+}
+
+/* Sync mode with snapshot_every: the loop takes snapshot resumed + r itself right after
+ * round r when that id is a multiple (the state after that round, its held GET already
+ * answered), tags its replies with it, and acknowledges an announcement of a snapshot
+ * it already took without taking it again. */
+Test(pserver, sync_snapshots_due_by_the_step_count_need_no_announcement) {
+  fixture f;
+  prepare(&f, 0, 5000);
+  snap_rec rec = {.f = &f};
+  f.o.on_snapshot = record_snapshot;
+  f.o.snapshot_arg = &rec;
+  f.o.resumed = 4;
+  f.o.snapshot_every = 3;
+  launch(&f);
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_COMPLETE, 1));
+  cr_assert_eq(rill_rpc_client_tag(f.c), 4, "the first tag is the snapshot resumed from");
+  float want[5];
+  for (int r = 1; r <= 5; r++) {
+    send_grad(&f, 0, "w@GRAD.trainer_0", (float)r);
+    POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_BATCH_BARRIER, 0));
+    want[r - 1] = get_w(&f, 0);
+  }
+  /* rounds 2 and 5 are steps 6 and 9 */
+  cr_assert_eq(rec.n, 2, "%d snapshots taken", rec.n);
+  cr_assert_eq(rec.id[0], 6);
+  cr_assert_eq(rec.id[1], 9);
+  cr_assert_float_eq(rec.w[0], want[1], 0, "snapshot 6 holds %g, not round 2's %g", rec.w[0],
+                     want[1]);
+  cr_assert_float_eq(rec.w[1], want[4], 0, "snapshot 9 holds %g, not round 5's %g", rec.w[1],
+                     want[4]);
+  cr_assert_eq(rill_rpc_client_tag(f.c), 9);
+  POK(rill_rpc_send_notice_arg(f.c, f.ep, RILL_RPC_CHECKPOINT, "9", 0));
+  cr_assert_eq(rec.n, 2, "an announced snapshot already taken was taken again");
+  POK(rill_rpc_send_notice_arg(f.c, f.ep, RILL_RPC_CHECKPOINT, "10", 0));
+  cr_assert_eq(rec.n, 3);
+  cr_assert_eq(rec.id[2], 10);
+  cr_assert_eq(rill_rpc_client_tag(f.c), 10);
+  POK(rill_rpc_send_notice(f.c, f.ep, RILL_RPC_COMPLETE, 0));
+  POK(finish(&f));
+  cr_assert_eq(f.stats.rounds, 5);
 }
 
 /* A trainer that never sends makes the loop fail at the deadline, naming it and the
