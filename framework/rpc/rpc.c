@@ -641,15 +641,16 @@ static rill_status *get_reply(rill_rpc_client *c, const char *endpoint, int kind
   return decode_reply(&r, endpoint, out);
 }
 
-/* Transfers in flight at once in rill_rpc_send_var_each / rill_rpc_get_var_each. */
+/* Requests in flight at once in the *_each calls. */
 #define EACH_WINDOW 8
 
-/* Sends (vars) or gets (outs) n variables with up to EACH_WINDOW requests in flight. */
-static rill_status *var_each(rill_rpc_client *c, size_t n, const char *const *endpoints,
-                             const char *const *varnames, const rill_variable *const *vars,
-                             rill_variable *const *outs, int64_t trainer_id,
-                             void (*done)(void *arg, size_t i), void *arg, size_t *failed) {
-  int kind = vars ? K_SEND : K_GET;
+/* n requests of `kind` with up to EACH_WINDOW in flight: SEND of vars[i] as names[i],
+ * GET of names[i] into outs[i], or NOTICE `name` (names NULL) with `arg`. */
+static rill_status *each(rill_rpc_client *c, int kind, size_t n, const char *const *endpoints,
+                         const char *const *names, const char *name, const char *arg,
+                         const rill_variable *const *vars, rill_variable *const *outs,
+                         int64_t trainer_id, void (*done)(void *arg, size_t i), void *done_arg,
+                         size_t *failed) {
   int64_t deadline = rill_rpc_client_deadline(c);
   pending q[EACH_WINDOW];
   size_t idx[EACH_WINDOW], head = 0, inflight = 0, next = 0, bad = 0;
@@ -658,18 +659,19 @@ static rill_status *var_each(rill_rpc_client *c, size_t n, const char *const *en
   while (next < n || inflight) {
     if (next < n && !st && inflight < EACH_WINDOW) {
       size_t i = next++;
-      if (vars && !vars[i]) {
+      const char *what = names ? names[i] : name;
+      if (kind == K_SEND && !vars[i]) {
         st = rill_error(RILL_INVALID_ARGUMENT, "rpc: no variable to send as '%s' to %s",
-                        varnames[i] ? varnames[i] : "", endpoints[i]);
+                        what ? what : "", endpoints[i]);
         bad = i;
         continue;
       }
       if (outs) rill_variable_clear(outs[i]);
       rill_rpc_payload p;
-      rill_status *e = rill_rpc_encode(varnames[i], vars ? vars[i] : NULL, NULL, trainer_id, &p);
+      rill_status *e = rill_rpc_encode(what, vars ? vars[i] : NULL, arg, trainer_id, &p);
       if (!e) {
         size_t slot = (head + inflight) % EACH_WINDOW;
-        e = call_send(c, endpoints[i], kind, &p, varnames[i], deadline, &q[slot]);
+        e = call_send(c, endpoints[i], kind, &p, what, deadline, &q[slot]);
         rill_rpc_payload_clear(&p);
         if (!e) {
           idx[slot] = i;
@@ -686,14 +688,15 @@ static rill_status *var_each(rill_rpc_client *c, size_t n, const char *const *en
     /* The oldest request's reply (every reply sent for is taken, or its socket closed). */
     size_t i = idx[head];
     reply r;
-    rill_status *e = call_wait(c, endpoints[i], kind, varnames[i], deadline, &q[head], &r);
+    rill_status *e = call_wait(c, endpoints[i], kind, names ? names[i] : name, deadline,
+                               &q[head], &r);
     head = (head + 1) % EACH_WINDOW;
     inflight--;
     if (!e) {
       if (outs) e = decode_reply(&r, endpoints[i], outs[i]);
       else close_parts(r.parts, r.n);
     }
-    if (done) done(arg, i);
+    if (done) done(done_arg, i);
     if (e && !st) {
       st = e;
       bad = i;
@@ -709,14 +712,16 @@ rill_status *rill_rpc_send_var_each(rill_rpc_client *c, size_t n, const char *co
                                     const char *const *varnames,
                                     const rill_variable *const *vars, int64_t trainer_id,
                                     void (*done)(void *arg, size_t i), void *arg, size_t *failed) {
-  return var_each(c, n, endpoints, varnames, vars, NULL, trainer_id, done, arg, failed);
+  return each(c, K_SEND, n, endpoints, varnames, NULL, NULL, vars, NULL, trainer_id, done, arg,
+              failed);
 }
 
 rill_status *rill_rpc_get_var_each(rill_rpc_client *c, size_t n, const char *const *endpoints,
                                    const char *const *varnames, rill_variable *const *outs,
                                    int64_t trainer_id, void (*done)(void *arg, size_t i),
                                    void *arg, size_t *failed) {
-  return var_each(c, n, endpoints, varnames, NULL, outs, trainer_id, done, arg, failed);
+  return each(c, K_GET, n, endpoints, varnames, NULL, NULL, NULL, outs, trainer_id, done, arg,
+              failed);
 }
 
 rill_status *rill_rpc_get_var(rill_rpc_client *c, const char *endpoint, const char *varname,
@@ -758,39 +763,8 @@ rill_status *rill_rpc_send_notice_arg(rill_rpc_client *c, const char *endpoint, 
 rill_status *rill_rpc_send_notice_each(rill_rpc_client *c, const char *const *endpoints,
                                        size_t n, const char *name, const char *arg,
                                        int64_t trainer_id, size_t *failed) {
-  if (failed) *failed = 0;
-  if (!n) return NULL;
-  rill_rpc_payload p;
-  RILL_TRY(rill_rpc_encode(name, NULL, arg, trainer_id, &p));
-  pending one, *q = n == 1 ? &one : rill_calloc(n, sizeof *q);
-  if (!q) {
-    rill_rpc_payload_clear(&p);
-    return rill_oom();
-  }
-  int64_t deadline = rill_rpc_client_deadline(c);
-  rill_status *st = NULL;
-  size_t sent = 0, bad = 0;
-  for (; sent < n && !st; sent++) {
-    st = call_send(c, endpoints[sent], K_NOTICE, &p, name, deadline, &q[sent]);
-    if (st) bad = sent;
-  }
-  if (st) sent--; /* the one that failed holds no socket */
-  /* Every reply sent for is taken (or its socket closed), the first failure reported. */
-  for (size_t i = 0; i < sent; i++) {
-    reply r;
-    rill_status *w = call_wait(c, endpoints[i], K_NOTICE, name, deadline, &q[i], &r);
-    if (!w) close_parts(r.parts, r.n);
-    if (w && !st) {
-      st = w;
-      bad = i;
-    } else {
-      rill_status_destroy(w);
-    }
-  }
-  if (st && failed) *failed = bad;
-  if (q != &one) rill_free(q);
-  rill_rpc_payload_clear(&p);
-  return st;
+  return each(c, K_NOTICE, n, endpoints, NULL, name, arg, NULL, NULL, trainer_id, NULL, NULL,
+              failed);
 }
 
 rill_status *rill_rpc_wait_server(rill_rpc_client *c, const char *endpoint, int64_t timeout_ms) {

@@ -133,10 +133,10 @@ uint32_t rill_rpc_client_tag(rill_rpc_client *c);
 /* A notice with an argument (carried as out_varname): RILL_RPC_CHECKPOINT. */
 rill_status *rill_rpc_send_notice_arg(rill_rpc_client *c, const char *endpoint, const char *name,
                                       const char *arg, int64_t trainer_id);
-/* rill_rpc_send_notice_arg to every endpoint at once: all the notices are sent, then
- * every reply is awaited, so the round trips overlap. Returns the first failure, in
- * endpoint order of sending then of replies; *failed (may be NULL): the index of the
- * endpoint it names. */
+/* rill_rpc_send_notice_arg to every endpoint at once: the notices are sent (up to 8 in
+ * flight), then every reply is awaited, so the round trips overlap. Returns the first
+ * failure, in endpoint order of sending then of replies; *failed (may be NULL): the
+ * index of the endpoint it names. */
 rill_status *rill_rpc_send_notice_each(rill_rpc_client *c, const char *const *endpoints,
                                        size_t n, const char *name, const char *arg,
                                        int64_t trainer_id, size_t *failed);

@@ -164,13 +164,20 @@ Test(rpc, send_then_get_round_trip) {
   toy_stop(&t);
 }
 
+/* Two toy servers on free ports, and their endpoints. */
+static void two_toys(toy t[2], const char *eps[2]) {
+  for (int i = 0; i < 2; i++) {
+    toy_start(&t[i], "127.0.0.1:0", NULL);
+    eps[i] = rill_rpc_server_endpoint(t[i].srv);
+  }
+}
+
 /* One notice to several servers: every server gets it; a server that never answers
  * fails the call by the deadline, naming it, after the others were answered. */
 Test(rpc, a_notice_to_each_server_overlaps_the_round_trips) {
   toy t[2];
-  toy_start(&t[0], "127.0.0.1:0", NULL);
-  toy_start(&t[1], "127.0.0.1:0", NULL);
-  const char *eps[2] = {rill_rpc_server_endpoint(t[0].srv), rill_rpc_server_endpoint(t[1].srv)};
+  const char *eps[2];
+  two_toys(t, eps);
   rill_rpc_client *c = client(300, NULL);
   size_t failed = 9;
   rill_status *st = rill_rpc_send_notice_each(c, eps, 2, RILL_RPC_CHECKPOINT, "7", 0, &failed);
@@ -213,9 +220,8 @@ static void count_done(void *arg, size_t i) { ((int *)arg)[i]++; }
  * its index and the other transfers still complete. */
 Test(rpc, transfers_to_each_server_run_at_once) {
   toy t[2];
-  toy_start(&t[0], "127.0.0.1:0", NULL);
-  toy_start(&t[1], "127.0.0.1:0", NULL);
-  const char *two[2] = {rill_rpc_server_endpoint(t[0].srv), rill_rpc_server_endpoint(t[1].srv)};
+  const char *two[2];
+  two_toys(t, two);
   rill_rpc_client *c = client(5000, NULL);
   enum { N = 20 };
   const char *eps[N], *names[N];
