@@ -482,9 +482,10 @@ static rill_status *run_early(ps *p, size_t b) {
   p->ran[b] = true;
   p->nran++;
   if (p->nran == p->nfed) return finish_round(p);
+  /* A completed trainer's GET (the saver's) waits for the end of the round. */
   for (held **h = &p->gets; *h;) {
     rill_rpc_request *req = (*h)->req;
-    if (req->kind == RILL_RPC_GET && p->params[b] &&
+    if (req->kind == RILL_RPC_GET && p->params[b] && !p->done[req->meta.trainer_id] &&
         rill_scope_find(o->scope, req->meta.varname) == p->params[b]) {
       held *done = *h;
       *h = done->next;
