@@ -18,6 +18,9 @@ phases in a row, the same in both trainers so the pservers' barriers line up):
 exposed = full - compute is the time the step spends beyond its compute (transfers,
 waiting at the barriers, the pservers' optimizer); overlap = (compute + comm - full) /
 comm is the fraction of the communication hidden under compute (0: none, 1: all).
+rill's trainers then run a few steps under the profiler, and "hidden" is measured on
+that timeline too: the share of the time some transfer (a send or recv of a variable)
+is in flight during which the trainer also runs a compute op.
 
 With Paddle Fluid 1.8.5 available (--paddle-python PY or RILL_BENCH_PADDLE_PYTHON, e.g.
 /tmp/pd18/bin/python; PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python is set for it) the
@@ -103,6 +106,53 @@ def _times(exe, program, feed, fetch, steps, cpu=None, pids=()):
     return out
 
 
+def _union(intervals):
+    out = []
+    for b, e in sorted(intervals):
+        if out and b <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([b, e])
+    return out
+
+
+def _hidden(fluid, exe, prog, feed, loss, tid, steps=10):
+    """Share of the transfers' time (union of the profiler's rpc intervals) that the
+    trainer spends running compute ops too, over `steps` profiled steps."""
+    import tempfile
+    import rill.profiler as prof
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, 'trace%d.json' % tid)
+        prof.start_profiler('CPU')
+        for _ in range(steps):
+            exe.run(prog, feed=feed, fetch_list=[loss])
+        prof.stop_profiler(profile_path=path, print_summary=False)
+        with open(path) as f:
+            trace = json.load(f)
+    events = trace['traceEvents'] if isinstance(trace, dict) else trace
+    compute, xfer, begun = [], [], {}
+    for e in events:
+        ph = e.get('ph')
+        if ph == 'X' and e.get('cat') == 'op' and e.get('name') not in COMM_OPS + (
+                'send_barrier', 'fetch_barrier'):
+            compute.append((e['ts'], e['ts'] + e['dur']))
+        elif ph == 'b' and e.get('cat') == 'rpc':
+            begun[e['id']] = e['ts']
+        elif ph == 'e' and e.get('cat') == 'rpc' and e['id'] in begun:
+            xfer.append((begun.pop(e['id']), e['ts']))
+    xfer, compute = _union(xfer), _union(compute)
+    total = sum(e - b for b, e in xfer)
+    both, j = 0.0, 0
+    for b, e in xfer:
+        while j < len(compute) and compute[j][1] <= b:
+            j += 1
+        k = j
+        while k < len(compute) and compute[k][0] < e:
+            both += min(e, compute[k][1]) - max(b, compute[k][0])
+            k += 1
+    return both / total if total > 0 else float('nan')
+
+
 def _comm_feed(program, np):
     """Zeros for every input of the communication ops that none of them writes."""
     block = program.global_block()
@@ -164,6 +214,8 @@ def worker(a):
     if tid == 0:
         result['servers_cpu'] = cpu['servers']
     result['comm'] = _times(exe, comm, _comm_feed(comm, np), [], a.steps)
+    if a.framework == 'rill':
+        result['hidden'] = _hidden(fluid, exe, prog, feed, loss, tid)
     print('RESULT ' + json.dumps(result), flush=True)
     if hasattr(exe, 'close'):
         exe.close()
@@ -284,6 +336,7 @@ def run_job(python, framework, a, servers=2, trainers=2, ipc=True, lib=None):
 def summarize(rounds):
     """rounds: [(local_ms, [trainer results])] -> dict of medians and spreads."""
     ratios, dist, local, comp, exposed, comm, overlap = [], [], [], [], [], [], []
+    hidden = []
     lcpu, jcpu, scpu, work = [], [], [], []
     for local_ms, local_cpu, trs in rounds:
         job_cpu = sum(r['full_cpu'] for r in trs) + sum(r.get('servers_cpu', 0.0) for r in trs)
@@ -301,9 +354,11 @@ def summarize(rounds):
         exposed.append(full - c)
         comm.append(m)
         overlap.append(min(1.0, max(0.0, (c + m - full) / m)) if m > 0 else float('nan'))
+        hidden.extend(r['hidden'] for r in trs if 'hidden' in r)
     return dict(ratio=_median(ratios), ratio_min=min(ratios), ratio_max=max(ratios),
                 local=_median(local), dist=_median(dist), compute=_median(comp),
                 exposed=_median(exposed), comm=_median(comm), overlap=_median(overlap),
+                hidden=_median(hidden) if hidden else None,
                 local_cpu=_median(lcpu), job_cpu=_median(jcpu), servers_cpu=_median(scpu),
                 work=_median(work), work_min=min(work), work_max=max(work))
 
@@ -316,6 +371,9 @@ def report(name, s):
           'communication alone %.2f ms, overlap %.2f' % (
               '', s['compute'], s['exposed'], 100.0 * s['exposed'] / s['dist'], s['comm'],
               s['overlap']))
+    if s.get('hidden') is not None:
+        print('%-6s   on the profiler\'s timeline (10 steps per trainer): transfers in flight '
+              'beside a compute op %.0f%% of their time' % ('', 100.0 * s['hidden']))
     print('%-6s   CPU per step: local %.2f ms, job %.2f ms (trainers %.2f, pservers %.2f); '
           'work ratio local/job %.3f (spread %.3f..%.3f)' % (
               '', s['local_cpu'], s['job_cpu'], s['job_cpu'] - s['servers_cpu'],
