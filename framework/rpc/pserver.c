@@ -170,7 +170,7 @@ static rill_variable *param_of(ps *p, const char *grad) {
 /* A received gradient must fit its parameter: same dtype; dense, the same dims;
  * selected rows, the parameter's height and row width. */
 static rill_status *check_fits(ps *p, const xentry *e, const rill_variable *v) {
-  rill_variable *pv = param_of(p, p->o->block_grads[e->block]);
+  const rill_variable *pv = p->params[e->block];
   if (!pv || pv->kind != RILL_VARKIND_TENSOR || !rill_tensor_is_set(&pv->u.tensor)) return NULL;
   const rill_tensor *pt = &pv->u.tensor;
   const rill_tensor *vt = v->kind == RILL_VARKIND_TENSOR ? &v->u.tensor : &v->u.rows.value;
