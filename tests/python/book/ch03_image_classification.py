@@ -7,7 +7,7 @@ import paddle
 import paddle.fluid as fluid
 
 BATCH = 32
-EPOCHS = 2
+EPOCHS = 4
 MODEL_DIR = 'image_classification_resnet.inference.model'
 
 
