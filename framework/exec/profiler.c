@@ -25,6 +25,7 @@
 #include "framework/base/status.h"
 #include "framework/base/strmap.h"
 #include "framework/data/tensor.h"
+#include "framework/io/file.h"
 
 #define NAME_MAX_LEN 48
 #define ARGS_MAX_LEN 96
@@ -589,13 +590,12 @@ static void json_str(FILE *f, const char *s) {
 static double us_of(int64_t t) { return (double)(t - g_mono0) * 1e-3; }
 
 static rill_status *write_trace(const char *path, const merged *m, size_t n, uint64_t dropped) {
-  char tmp[4096];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-    return rill_error(RILL_INVALID_ARGUMENT, "profiler: trace path '%s' is too long", path);
-  FILE *f = fopen(tmp, "w");
-  if (!f)
-    return rill_error(RILL_NOT_FOUND, "profiler: cannot write the trace '%s': %s", path,
-                      strerror(errno));
+  /* Built in memory, then written as one file the crash-safe way (file.h), which also
+   * writes into a device or pipe in place of replacing it. */
+  char *text = NULL;
+  size_t text_len = 0;
+  FILE *f = open_memstream(&text, &text_len);
+  if (!f) return rill_oom();
   int pid = (int)getpid();
   fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"rill %s\","
              "\"pid\":%d,\"mono_start_ns\":%lld,\"wall_start_ns\":%lld,\"dropped\":%llu},\n"
@@ -659,16 +659,13 @@ static rill_status *write_trace(const char *path, const merged *m, size_t n, uin
   }
   fprintf(f, "\n]}\n");
   bool bad = ferror(f) != 0;
-  if (fclose(f) || bad) {
-    remove(tmp);
-    return rill_error(RILL_INTERNAL, "profiler: error writing the trace '%s'", path);
+  if (fclose(f) || bad || !text) {
+    free(text);
+    return rill_oom();
   }
-  if (rename(tmp, path)) {
-    remove(tmp);
-    return rill_error(RILL_INTERNAL, "profiler: cannot rename '%s' to '%s': %s", tmp, path,
-                      strerror(errno));
-  }
-  return NULL;
+  rill_status *st = rill_file_write(path, text, text_len);
+  free(text);
+  return rill_status_wrap(st, "profiler: writing the trace");
 }
 
 rill_status *rill_profiler_stop(const char *trace_path, rill_profiler_summary **summary) {

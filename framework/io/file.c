@@ -263,9 +263,41 @@ static rill_status *sync_dir(const char *path) {
   return st;
 }
 
+/* Writes the parts straight into `path`, which exists and is not a regular file (a
+ * character device such as /dev/null or /dev/stdout, a named pipe, a socket): a temp file
+ * renamed over it would replace the device or pipe with a plain file. */
+static rill_status *write_in_place(const char *path, const rill_file_part *parts, size_t n) {
+  int fd = fault_at(RILL_FILE_FAULT_OPEN) ? (errno = EACCES, -1)
+                                          : open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return rill_error(RILL_IO, "cannot open '%s' for writing: %s", path, strerror(errno));
+  rill_status *st = NULL;
+  for (size_t i = 0; i < n && !st; i++)
+    if (parts[i].size) st = write_all(fd, parts[i].data, parts[i].size, path);
+  if (close(fd) != 0 && !st) st = rill_error(RILL_IO, "cannot close '%s': %s", path, strerror(errno));
+  return st;
+}
+
 rill_status *rill_file_write_parts(const char *path, const rill_file_part *parts, size_t n) {
   static atomic_uint counter;
   if (!path || !*path) return rill_error(RILL_INVALID_ARGUMENT, "empty file path");
+  /* What is there now decides how to write: nothing or a regular file is replaced by a
+   * rename; through a symbolic link the file it names is (the link stays); a device or
+   * pipe is written into; a directory is refused. */
+  struct stat sb;
+  if (stat(path, &sb) == 0) {
+    if (S_ISDIR(sb.st_mode))
+      return rill_error(RILL_IO, "cannot write '%s': it is a directory", path);
+    if (!S_ISREG(sb.st_mode)) return rill_status_wrap(write_in_place(path, parts, n), "writing '%s'", path);
+    struct stat lsb;
+    if (lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode)) {
+      char *target = realpath(path, NULL);
+      if (!target)
+        return rill_error(RILL_IO, "cannot resolve the link '%s': %s", path, strerror(errno));
+      rill_status *st = rill_file_write_parts(target, parts, n);
+      free(target);
+      return st;
+    }
+  }
   size_t len = strlen(path);
   size_t cap = len + 64;
   char *tmp = rill_malloc(cap);

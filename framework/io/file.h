@@ -35,7 +35,9 @@ typedef struct rill_file_part {
 /* Writes the parts, in order, as the new content of `path`, crash-safely: a temp file in
  * the same directory, fsync, rename over `path`, fsync of the directory. After a crash
  * `path` holds either the old or the new content. On failure the temp file is removed
- * and the old file is left as it was. */
+ * and the old file is left as it was. A symbolic link is followed: the file it names is
+ * replaced and the link kept. A path that names a device or a pipe (/dev/null,
+ * /dev/stdout, a FIFO) is written into, never replaced; a directory is an error. */
 rill_status *rill_file_write_parts(const char *path, const rill_file_part *parts, size_t n);
 rill_status *rill_file_write(const char *path, const void *data, size_t size);
 

@@ -135,9 +135,16 @@ def _read_pickle(path):
 
 def _write_file(path, data):
     """Writes `data` to `path` crash-safely: a temporary file beside it, fsync, rename
-    over `path`, fsync of the directory."""
+    over `path`, fsync of the directory. Through a symbolic link the file it names is
+    replaced (the link stays); a device or pipe there (/dev/null, a FIFO) is written
+    into, never replaced by a plain file."""
     from .io import _fsync
-    d = os.path.dirname(os.path.abspath(path))
+    path = os.path.realpath(path)
+    if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
+        with open(path, 'wb') as f:
+            f.write(data)
+        return
+    d = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(prefix='.%s.saving-' % os.path.basename(path), dir=d)
     try:
         with os.fdopen(fd, 'wb') as f:

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -117,9 +118,46 @@ Test(cli_limits, dot_of_many_blocks_is_linear, .timeout = 120) {
   write_program(p, path);
   rill_program_destroy(p);
   char *out;
-  int rc = sh(&out, "timeout 20 '%s' dot '%s' -o /dev/null 2>&1", RILL, path);
+  int rc = sh(&out, "timeout 20 '%s' dot '%s' -o '%s.dot' 2>&1", RILL, path, path);
   cr_assert_eq(rc, 0, "exit %d (124: over 20 s)\n%.2000s", rc, out);
   cr_assert(strstr(out, "(100000 blocks)"), "%s", out);
   free(out);
+  char dot[64];
+  snprintf(dot, sizeof dot, "%s.dot", path);
+  struct stat sb;
+  cr_assert_eq(stat(dot, &sb), 0);
+  cr_assert_gt(sb.st_size, 100000 * 20);
+  unlink(dot);
+  unlink(path);
+}
+
+/* -o names a pipe (or /dev/stdout, /dev/null): the drawing goes into it, and the pipe is
+ * still a pipe after, not a plain file renamed over it. */
+Test(cli_limits, dot_writes_into_a_named_pipe, .timeout = 60) {
+  rill_program *p = blocks_program(3, false);
+  char path[] = "/tmp/rill_pipe_XXXXXX";
+  write_program(p, path);
+  rill_program_destroy(p);
+  char fifo[64];
+  snprintf(fifo, sizeof fifo, "%s.fifo", path);
+  cr_assert_eq(mkfifo(fifo, 0600), 0);
+  char *out;
+  int rc = sh(&out, "cat '%s' > '%s.got' & timeout 20 '%s' dot '%s' -o '%s' 2>&1; s=$?; wait; exit $s",
+              fifo, path, RILL, path, fifo);
+  cr_assert_eq(rc, 0, "exit %d\n%.2000s", rc, out);
+  free(out);
+  struct stat sb;
+  cr_assert_eq(lstat(fifo, &sb), 0);
+  cr_assert(S_ISFIFO(sb.st_mode), "the pipe was replaced by a plain file");
+  char got[64];
+  snprintf(got, sizeof got, "%s.got", path);
+  FILE *f = fopen(got, "r");
+  cr_assert_not_null(f);
+  char head[16] = {0};
+  cr_assert_gt(fread(head, 1, sizeof head - 1, f), 0);
+  fclose(f);
+  cr_assert(strncmp(head, "digraph", 7) == 0, "%s", head);
+  unlink(got);
+  unlink(fifo);
   unlink(path);
 }

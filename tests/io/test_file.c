@@ -2,6 +2,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +170,58 @@ Test(file, named_pipes_are_refused_without_blocking, .timeout = 20) {
   cr_assert_eq(sb.st_size, 3);
   close(fd);
   assert_content(path, "abc");
+  remove_tree(tmpdir);
+}
+
+static void *drain_pipe(void *arg) {
+  char **out = arg;
+  int fd = open(out[0], O_RDONLY);
+  size_t len = 0;
+  static char got[256];
+  ssize_t r;
+  while (fd >= 0 && len < sizeof got - 1 && (r = read(fd, got + len, sizeof got - 1 - len)) > 0)
+    len += (size_t)r;
+  got[len] = 0;
+  if (fd >= 0) close(fd);
+  out[1] = got;
+  return NULL;
+}
+
+/* A path that names a pipe or a device is written into: a temp file renamed over it
+ * would have replaced it (`rill dot -o /dev/null` once turned /dev/null into a plain
+ * file). A link is followed and kept. */
+Test(file, writes_into_pipes_and_through_links, .timeout = 20) {
+  char path[400];
+  snprintf(path, sizeof path, "%s/pipe", tmpdir);
+  cr_assert_eq(mkfifo(path, 0600), 0);
+  char *io[2] = {path, NULL};
+  pthread_t reader;
+  cr_assert_eq(pthread_create(&reader, NULL, drain_pipe, io), 0);
+  rill_file_part parts[2] = {{"through ", 8}, {"the pipe", 8}};
+  rill_status *st = rill_file_write_parts(path, parts, 2);
+  cr_assert_null(st, "%s", rill_status_message(st));
+  pthread_join(reader, NULL);
+  cr_assert_str_eq(io[1], "through the pipe");
+  struct stat sb;
+  cr_assert_eq(lstat(path, &sb), 0);
+  cr_assert(S_ISFIFO(sb.st_mode), "the pipe was replaced");
+  cr_assert_eq(count_entries(tmpdir), 1); /* no temp file beside it */
+
+  char target[400], link[400];
+  snprintf(target, sizeof target, "%s/target", tmpdir);
+  snprintf(link, sizeof link, "%s/link", tmpdir);
+  cr_assert_null(rill_file_write(target, "old", 3));
+  cr_assert_eq(symlink("target", link), 0);
+  cr_assert_null(rill_file_write(link, "new", 3));
+  cr_assert_eq(lstat(link, &sb), 0);
+  cr_assert(S_ISLNK(sb.st_mode), "the link was replaced");
+  assert_content(target, "new");
+  cr_assert_eq(count_entries(tmpdir), 3);
+
+  st = rill_file_write(tmpdir, "x", 1);
+  cr_assert_not_null(st);
+  cr_assert(strstr(rill_status_message(st), "directory"), "%s", rill_status_message(st));
+  rill_status_destroy(st);
   remove_tree(tmpdir);
 }
 

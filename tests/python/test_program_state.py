@@ -264,3 +264,26 @@ def test_load_reads_a_combined_file_given_var_list(tmp_path):
                 np.array(fluid.global_scope().find_var(p.name).get_tensor()), want[p.name])
         with pytest.raises(fluid.NotFoundError, match='nothing'):
             fluid.load(main, str(tmp_path / 'nothing'), exe)
+
+
+def test_save_through_links_and_into_pipes(tmp_path):
+    """A .pdparams that is a symbolic link has the file it names replaced, and the link
+    stays; one that is a named pipe gets the bytes, and stays a pipe."""
+    import threading
+    import stat
+    main, _, _, _ = _trained()
+    fluid.save(main, str(tmp_path / 'real'))
+    os.symlink(str(tmp_path / 'real.pdparams'), str(tmp_path / 'm.pdparams'))
+    fifo = tmp_path / 'm.pdopt'
+    os.mkfifo(str(fifo))
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    fluid.global_scope().find_var('w1').get_tensor().set(np.full((3, 5), 7, 'float32'))
+    fluid.save(main, str(tmp_path / 'm'))
+    reader.join(20)
+    assert os.path.islink(str(tmp_path / 'm.pdparams'))
+    assert stat.S_ISFIFO(os.lstat(str(fifo)).st_mode)
+    params = pickle.loads((tmp_path / 'real.pdparams').read_bytes())
+    np.testing.assert_array_equal(params['w1'], np.full((3, 5), 7, 'float32'))
+    assert got and 'w1' not in pickle.loads(got[0]) and len(pickle.loads(got[0])) > 0

@@ -121,7 +121,37 @@ const char *var_type_name(int32_t type) {
   }
 }
 
+/* Writes into `path` as it is: for a device or a pipe (-o /dev/stdout, /dev/null, a
+ * FIFO), which a temp file renamed over it would replace with a plain file. */
+static rill_status *write_into(const char *path, const void *data, size_t len) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return rill_status_create(RILL_IO, "%s: cannot open for writing: %s", path, strerror(errno));
+  bool ok = fwrite(data, 1, len, f) == len && fflush(f) == 0;
+  int err = errno;
+  if (fclose(f) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  return ok ? NULL : rill_status_create(RILL_IO, "%s: cannot write: %s", path, strerror(err));
+}
+
 rill_status *write_file(const char *path, const void *data, size_t len) {
+  /* A regular file (or nothing yet) is replaced crash-safely; through a symbolic link the
+   * file it names is, and the link stays. */
+  struct stat sb;
+  if (stat(path, &sb) == 0) {
+    if (S_ISDIR(sb.st_mode)) return rill_status_create(RILL_IO, "%s: is a directory", path);
+    if (!S_ISREG(sb.st_mode)) return write_into(path, data, len);
+    struct stat lsb;
+    if (lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode)) {
+      char *target = realpath(path, NULL);
+      if (!target)
+        return rill_status_create(RILL_IO, "%s: cannot resolve the link: %s", path, strerror(errno));
+      rill_status *st = write_file(target, data, len);
+      free(target);
+      return st;
+    }
+  }
   size_t n = strlen(path) + 32;
   char *tmp = malloc(n);
   if (!tmp) return cli_oom();
