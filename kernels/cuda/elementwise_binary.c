@@ -4,21 +4,21 @@
 #include "kernels/cuda/cuda.h"
 #include "operators/elementwise.h"
 
-static rill_status *bcast_plan(rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *y,
-                               const rill_tensor *out, rill_cuda_bcast *b) {
-  rill_dims xa, ya, o;
+/* The plan of X (dims xd) and Y (dims yd) broadcast together (`axis`); *o gets the
+ * output's dims. */
+static rill_status *bcast_plan(rill_kernel_ctx *ctx, const rill_dims *xd, const char *xname,
+                               const rill_dims *yd, const char *yname, int axis, rill_dims *o,
+                               rill_cuda_bcast *b) {
+  rill_dims xa, ya;
   char why[160], a[RILL_DIMS_STR_MAX], c[RILL_DIMS_STR_MAX];
-  if (!rill_elementwise_broadcast(&x->dims, &y->dims, (int)ctx->attrs[RILL_ELEMENTWISE_ADD_ATTR_AXIS].v.i,
-                                  &xa, &ya, &o, why, sizeof why))
+  if (!rill_elementwise_broadcast(xd, yd, axis, &xa, &ya, o, why, sizeof why))
     return rill_kernel_error(ctx, "input X (%s) of shape %s does not broadcast with input Y (%s) of shape %s: %s",
-                             rill_kin_name(ctx, 0, 0), rill_dims_str(&x->dims, a, sizeof a),
-                             rill_kin_name(ctx, 1, 0), rill_dims_str(&y->dims, c, sizeof c), why);
-  RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &o));
-  b->n = o.n ? o.n : 1;
+                             xname, rill_dims_str(xd, a, sizeof a), yname, rill_dims_str(yd, c, sizeof c), why);
+  b->n = o->n ? o->n : 1;
   b->numel = 1;
   int64_t sx = 1, sy = 1;
   for (int i = b->n - 1; i >= 0; i--) {
-    int64_t ext = o.n ? o.d[i] : 1, ex = o.n ? xa.d[i] : 1, ey = o.n ? ya.d[i] : 1;
+    int64_t ext = o->n ? o->d[i] : 1, ex = o->n ? xa.d[i] : 1, ey = o->n ? ya.d[i] : 1;
     b->dims[i] = ext;
     b->xs[i] = ex == 1 && ext != 1 ? 0 : sx;
     b->ys[i] = ey == 1 && ext != 1 ? 0 : sy;
@@ -37,7 +37,10 @@ static rill_status *binary(rill_kernel_ctx *ctx, int op) {
   rill_cuda_dev *d = NULL;
   RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
   rill_cuda_bcast b;
-  RILL_TRY(bcast_plan(ctx, x, y, out, &b));
+  rill_dims o;
+  RILL_TRY(bcast_plan(ctx, &x->dims, rill_kin_name(ctx, 0, 0), &y->dims, rill_kin_name(ctx, 1, 0),
+                      (int)ctx->attrs[RILL_ELEMENTWISE_ADD_ATTR_AXIS].v.i, &o, &b));
+  RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &o));
   return rill_cuda_kernel_check(
       ctx, rill_cuda_binary_f32(op, rill_tensor_ptr(x), rill_tensor_ptr(y), rill_tensor_ptr(out), &b, d->stream),
       "elementwise launch");
@@ -49,3 +52,51 @@ rill_status *rill_cuda_elementwise_mul_fp32(rill_kernel_ctx *ctx) { return binar
 rill_status *rill_cuda_elementwise_div_fp32(rill_kernel_ctx *ctx) { return binary(ctx, RILL_CUDA_DIV); }
 rill_status *rill_cuda_elementwise_max_fp32(rill_kernel_ctx *ctx) { return binary(ctx, RILL_CUDA_MAX); }
 rill_status *rill_cuda_elementwise_min_fp32(rill_kernel_ctx *ctx) { return binary(ctx, RILL_CUDA_MIN); }
+
+/* The gradients of add, sub and mul, float32: X@GRAD and Y@GRAD (either may be absent)
+ * from Out@GRAD, summed over the dims an operand was broadcast along. add and sub do
+ * not read X (it may be absent; Out@GRAD's shape stands for it), mul reads both. */
+_Static_assert((int)RILL_ELEMENTWISE_SUB_GRAD_IN_OUT_GRAD == (int)RILL_ELEMENTWISE_ADD_GRAD_IN_OUT_GRAD &&
+                   (int)RILL_ELEMENTWISE_MUL_GRAD_IN_OUT_GRAD == (int)RILL_ELEMENTWISE_ADD_GRAD_IN_OUT_GRAD &&
+                   (int)RILL_ELEMENTWISE_SUB_GRAD_ATTR_AXIS == (int)RILL_ELEMENTWISE_ADD_GRAD_ATTR_AXIS &&
+                   (int)RILL_ELEMENTWISE_MUL_GRAD_ATTR_AXIS == (int)RILL_ELEMENTWISE_ADD_GRAD_ATTR_AXIS,
+               "elementwise gradient slots differ");
+
+static rill_status *binary_grad(rill_kernel_ctx *ctx, int op) {
+  enum { X = RILL_ELEMENTWISE_ADD_GRAD_IN_X, Y = RILL_ELEMENTWISE_ADD_GRAD_IN_Y,
+         G = RILL_ELEMENTWISE_ADD_GRAD_IN_OUT_GRAD, DX = RILL_ELEMENTWISE_ADD_GRAD_OUT_X_GRAD,
+         DY = RILL_ELEMENTWISE_ADD_GRAD_OUT_Y_GRAD };
+  rill_tensor *x = NULL, *y = NULL, *g = NULL, *dx = NULL, *dy = NULL;
+  if (op == RILL_CUDA_MUL || rill_kin(ctx, X, 0)) RILL_TRY(rill_kin_need(ctx, X, 0, RILL_DTYPE_FP32, &x));
+  RILL_TRY(rill_kin_need(ctx, Y, 0, RILL_DTYPE_FP32, &y));
+  RILL_TRY(rill_kin_need(ctx, G, 0, RILL_DTYPE_FP32, &g));
+  if (rill_kout(ctx, DX, 0)) RILL_TRY(rill_kout_need(ctx, DX, 0, RILL_DTYPE_FP32, &dx));
+  if (rill_kout(ctx, DY, 0)) RILL_TRY(rill_kout_need(ctx, DY, 0, RILL_DTYPE_FP32, &dy));
+  const rill_dims *xd = x ? &x->dims : &g->dims;
+  rill_cuda_bcast b;
+  rill_dims o;
+  RILL_TRY(bcast_plan(ctx, xd, rill_kin_name(ctx, x ? X : G, 0), &y->dims, rill_kin_name(ctx, Y, 0),
+                      (int)ctx->attrs[RILL_ELEMENTWISE_ADD_GRAD_ATTR_AXIS].v.i, &o, &b));
+  RILL_TRY(rill_kin_check_dims(ctx, G, g, &o));
+  if (dx) RILL_TRY(rill_kout_check_dims(ctx, DX, 0, dx, xd));
+  if (dy) RILL_TRY(rill_kout_check_dims(ctx, DY, 0, dy, &y->dims));
+  if (!dx && !dy) return NULL;
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, dx ? dx : dy, &d));
+  const float *xp = x ? rill_tensor_ptr(x) : NULL, *yp = rill_tensor_ptr(y), *gp = rill_tensor_ptr(g);
+  if (dx)
+    RILL_TRY(rill_cuda_kernel_check(ctx,
+                                    rill_cuda_binary_grad_f32(op, false, xp, yp, gp, rill_tensor_ptr(dx),
+                                                              rill_tensor_numel(dx), &b, d->stream),
+                                    "X@GRAD launch"));
+  if (dy)
+    RILL_TRY(rill_cuda_kernel_check(ctx,
+                                    rill_cuda_binary_grad_f32(op, true, xp, yp, gp, rill_tensor_ptr(dy),
+                                                              rill_tensor_numel(dy), &b, d->stream),
+                                    "Y@GRAD launch"));
+  return NULL;
+}
+
+rill_status *rill_cuda_elementwise_add_grad_fp32(rill_kernel_ctx *ctx) { return binary_grad(ctx, RILL_CUDA_ADD); }
+rill_status *rill_cuda_elementwise_sub_grad_fp32(rill_kernel_ctx *ctx) { return binary_grad(ctx, RILL_CUDA_SUB); }
+rill_status *rill_cuda_elementwise_mul_grad_fp32(rill_kernel_ctx *ctx) { return binary_grad(ctx, RILL_CUDA_MUL); }

@@ -79,6 +79,24 @@ cudaError_t rill_cuda_adam_f32(float *param_out, float *m1_out, float *m2_out, c
                                float b2, float eps, cudaStream_t s);
 /* out[0] = in[0] * factor, after the work queued before it (in and out may be one). */
 cudaError_t rill_cuda_scale_scalar_f32(float *out, const float *in, float factor, cudaStream_t s);
+/* ---- gradients (device/grad.cu) ---- */
+/* dx = X@GRAD of relu, sigmoid or tanh (op: RILL_CUDA_RELU / _SIGMOID / _TANH) from the
+ * forward's output and g = Out@GRAD; dx may be g. */
+cudaError_t rill_cuda_act_grad_f32(int op, const float *out, const float *g, float *dx,
+                                   int64_t n, cudaStream_t s);
+/* The gradient dz (zn elements) of X (for_y false) or Y of the binary op (RILL_CUDA_ADD,
+ * _SUB or _MUL) planned by b, from g = Out@GRAD: element by element when zn is the
+ * output's size, else each element the sum (in double) over the output elements it was
+ * broadcast to. x may be NULL for add and sub, which do not read it. */
+cudaError_t rill_cuda_binary_grad_f32(int op, bool for_y, const float *x, const float *y,
+                                      const float *g, float *dz, int64_t zn,
+                                      const rill_cuda_bcast *b, cudaStream_t s);
+/* out[i] = g[0] / divisor, g read on the device (mean's gradient). */
+cudaError_t rill_cuda_fill_from_scalar_f32(float *out, int64_t n, const float *g, float divisor,
+                                           cudaStream_t s);
+/* softmax's X@GRAD over each row: dx = (g - sum(g * out)) * out; dx may be g. */
+cudaError_t rill_cuda_softmax_grad_f32(const float *out, const float *g, float *dx, int64_t rows,
+                                       int64_t cols, cudaStream_t s);
 /* Element conversion between float32, float64, int32, int64 and bool (rill_dtype
  * numbers); false when a dtype is not one of them. */
 bool rill_cuda_cast_supported(int dtype);

@@ -309,3 +309,62 @@ Test(cuda_kernels, cast_truncates_to_int64) {
   c.out[0].dtype = RILL_DTYPE_INT64;
   compare(&c);
 }
+
+/* ---- gradients ---- */
+
+#define ACT_GRAD(name, op, lo, hi, tol)                                                                   \
+  Test(cuda_kernels, name) {                                                                              \
+    op_case c = {op, {IN("Out", "out", lo, hi, 3, 5, 67), IN("Out@GRAD", "dout", -2, 2, 3, 5, 67)},        \
+                 {OUT("X@GRAD", "dx", 3, 5, 67)}, NULL, tol};                                             \
+    compare(&c);                                                                                          \
+  }
+
+ACT_GRAD(relu_grad, "relu_grad", -1, 1, 0)
+ACT_GRAD(sigmoid_grad, "sigmoid_grad", 0.01f, 0.99f, 1e-6)
+ACT_GRAD(tanh_grad, "tanh_grad", -0.99f, 0.99f, 1e-6)
+
+Test(cuda_kernels, mul_grad_flattens_x) {
+  op_case c = {"mul_grad",
+               {IN("X", "x", -1, 1, 33, 4, 5), IN("Y", "y", -1, 1, 20, 65), IN("Out@GRAD", "dout", -1, 1, 33, 65)},
+               {OUT("X@GRAD", "dx", 33, 4, 5), OUT("Y@GRAD", "dy", 20, 65)},
+               mul_cols,
+               1e-5};
+  compare(&c);
+}
+
+/* Only Y@GRAD asked for (X is data): X@GRAD's absence is not an error. */
+Test(cuda_kernels, mul_grad_of_y_alone) {
+  op_case c = {"mul_grad",
+               {IN("X", "x", -1, 1, 128, 31), IN("Y", "y", -1, 1, 31, 10), IN("Out@GRAD", "dout", -1, 1, 128, 10)},
+               {OUT("Y@GRAD", "dy", 31, 10)},
+               NULL,
+               1e-5};
+  compare(&c);
+}
+
+#define BINARY_GRAD(name, op, attrs, x, y, out)                                                              \
+  Test(cuda_kernels, name) {                                                                                 \
+    op_case c = {op, {IN("X", "x", -2, 2, x), IN("Y", "y", 0.5f, 2, y), IN("Out@GRAD", "dout", -1, 1, out)}, \
+                 {OUT("X@GRAD", "dx", x), OUT("Y@GRAD", "dy", y)}, attrs, 1e-5};                             \
+    compare(&c);                                                                                             \
+  }
+
+/* A bias: Y's gradient sums the batch rows; the middle broadcast of axis 1; a column
+ * broadcast (Y [7, 1]); X broadcast along a middle dim (mul reads the other operand). */
+BINARY_GRAD(add_grad_bias_rows, "elementwise_add_grad", axis_last, P(129, 33), P(33), P(129, 33))
+BINARY_GRAD(add_grad_broadcast_middle, "elementwise_add_grad", axis1, P(2, 3, 4, 5), P(3, 4), P(2, 3, 4, 5))
+BINARY_GRAD(sub_grad_broadcast_ones, "elementwise_sub_grad", NULL, P(7, 9), P(7, 1), P(7, 9))
+BINARY_GRAD(mul_grad_x_broadcast, "elementwise_mul_grad", NULL, P(13, 1, 7), P(13, 11, 7), P(13, 11, 7))
+BINARY_GRAD(mul_grad_same_shape, "elementwise_mul_grad", NULL, P(6, 17), P(6, 17), P(6, 17))
+
+Test(cuda_kernels, mean_grad) {
+  op_case c = {"mean_grad", {IN("X", "x", -1, 1, 37, 53), IN("Out@GRAD", "dout", 0.5f, 2, 1)},
+               {OUT("X@GRAD", "dx", 37, 53)}, NULL, 0};
+  compare(&c);
+}
+
+Test(cuda_kernels, softmax_grad_last_axis) {
+  op_case c = {"softmax_grad", {IN("Out", "out", 0.001f, 0.2f, 7, 1001), IN("Out@GRAD", "dout", -1, 1, 7, 1001)},
+               {OUT("X@GRAD", "dx", 7, 1001)}, NULL, 1e-5};
+  compare(&c);
+}

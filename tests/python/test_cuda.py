@@ -105,3 +105,48 @@ def test_memory_stats_name_the_reason_or_count_the_bytes():
     run_on(fluid.CUDAPlace(0), xv)
     s = fluid.cuda.memory_stats(0)
     assert s['device_allocs'] > 0 and s['peak_bytes'] >= s['current_bytes'] >= 0
+
+
+def train_on(place, opt, act, steps=10):
+    """Losses and parameters over `steps` steps on one batch of an MLP (fc-act,
+    fc-act gated by an fc-sigmoid, fc softmax, cross entropy, mean) from the same startup
+    values, run at `place`."""
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 9
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = L.data('x', shape=[20])
+        label = L.data('label', shape=[1], dtype='int64')
+        h = L.fc(L.fc(x, 32, act=act), 24, act=act)
+        h = L.elementwise_mul(h, L.fc(x, 24, act='sigmoid'))  # a gate: mul's gradient
+        loss = L.mean(L.cross_entropy(L.fc(h, 5, act='softmax'), label))
+        opt.minimize(loss)
+    rng = np.random.RandomState(4)
+    xv = rng.rand(16, 20).astype('float32')
+    lv = rng.randint(0, 5, (16, 1)).astype('int64')
+    scope = fluid.Scope()
+    exe = fluid.Executor(place)
+    losses = []
+    with fluid.scope_guard(scope):
+        fluid.Executor(fluid.CPUPlace()).run(startup)
+        for _ in range(steps):
+            losses.append(float(exe.run(main, feed={'x': xv, 'label': lv}, fetch_list=[loss])[0][0]))
+        params = {p.name: np.array(scope.find_var(p.name).get_tensor())
+                  for p in main.global_block().all_parameters()}
+    exe.close()
+    return losses, params
+
+
+@needs_device
+@pytest.mark.parametrize('act,opt', [('relu', lambda: fluid.optimizer.SGD(0.5)),
+                                     ('tanh', lambda: fluid.optimizer.Momentum(0.1, 0.9)),
+                                     ('relu', lambda: fluid.optimizer.Adam(0.01))])
+def test_an_mlp_trains_on_the_device_as_on_the_cpu(act, opt):
+    """The backward pass (mul, elementwise, activation, softmax and mean gradients) and
+    the optimizers on the device give the CPU's losses and parameters."""
+    cpu_losses, cpu = train_on(fluid.CPUPlace(), opt(), act)
+    gpu_losses, gpu = train_on(fluid.CUDAPlace(0), opt(), act)
+    np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-4)
+    assert cpu_losses[-1] < cpu_losses[0]
+    assert sorted(gpu) == sorted(cpu)
+    for name in cpu:
+        np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-3, atol=1e-5, err_msg=name)

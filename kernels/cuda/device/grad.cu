@@ -1,0 +1,147 @@
+// Gradients' device code: activations from their output, the binary elementwise ops
+// with broadcasting (a broadcast operand's gradient summed over the dims it was spread
+// along), mean's spread of Out@GRAD, and softmax over each row.
+#include "kernels/cuda/device/grid.cuh"
+#include "kernels/cuda/launch.h"
+
+using namespace rill_cuda;
+
+namespace {
+
+__device__ inline float act_grad(int op, float out, float g) {
+  switch (op) {
+  case RILL_CUDA_RELU: return out > 0.0f ? g : 0.0f;
+  case RILL_CUDA_SIGMOID: return g * out * (1.0f - out);
+  default: return g * (1.0f - out * out);  // tanh
+  }
+}
+
+__global__ void act_grad_map(int op, const float *out, const float *g, float *dx, int64_t n) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) dx[i] = act_grad(op, out[i], g[i]);
+}
+
+// d(out)/d(x) * g (for_y false) or d(out)/d(y) * g, a and b being x's and y's elements.
+__device__ inline float binary_grad(int op, bool for_y, float a, float b, float g) {
+  switch (op) {
+  case RILL_CUDA_ADD: return g;
+  case RILL_CUDA_SUB: return for_y ? -g : g;
+  default: return for_y ? g * a : g * b;  // mul
+  }
+}
+
+// The operand has the output's shape: one gradient element per output element.
+__global__ void binary_grad_full(int op, bool for_y, const float *x, const float *y,
+                                 const float *g, float *dz, rill_cuda_bcast b) {
+  for (int64_t i = first_index(); i < b.numel; i += grid_stride()) {
+    int64_t rem = i, xo = 0, yo = 0;
+    for (int d = b.n - 1; d >= 0; d--) {
+      int64_t c = rem % b.dims[d];
+      rem /= b.dims[d];
+      xo += c * b.xs[d];
+      yo += c * b.ys[d];
+    }
+    dz[i] = binary_grad(op, for_y, x ? x[xo] : 0.0f, y[yo], g[i]);
+  }
+}
+
+// The operand was broadcast: each of its elements sums the output elements it was spread
+// to (in double), one thread per element. Its own dims are those with a non-zero stride;
+// the others are walked for each element.
+__global__ void binary_grad_reduced(int op, bool for_y, const float *x, const float *y,
+                                    const float *g, float *dz, int64_t zn, rill_cuda_bcast b) {
+  const int64_t *zs = for_y ? b.ys : b.xs;
+  int64_t spread = b.numel / zn;
+  for (int64_t j = first_index(); j < zn; j += grid_stride()) {
+    // the coordinates of element j on the operand's own dims: their offsets
+    int64_t base_o = 0, base_x = 0, base_y = 0, ostride = 1;
+    for (int d = b.n - 1; d >= 0; d--) {
+      if (zs[d] != 0) {
+        int64_t c = (j / zs[d]) % b.dims[d];
+        base_o += c * ostride;
+        base_x += c * b.xs[d];
+        base_y += c * b.ys[d];
+      }
+      ostride *= b.dims[d];
+    }
+    double s = 0.0;
+    for (int64_t r = 0; r < spread; r++) {
+      int64_t rem = r, o = base_o, xo = base_x, yo = base_y;
+      ostride = 1;
+      for (int d = b.n - 1; d >= 0; d--) {
+        if (zs[d] == 0) {
+          int64_t c = rem % b.dims[d];
+          rem /= b.dims[d];
+          o += c * ostride;
+          xo += c * b.xs[d];
+          yo += c * b.ys[d];
+        }
+        ostride *= b.dims[d];
+      }
+      s += binary_grad(op, for_y, x ? x[xo] : 0.0f, y[yo], g[o]);
+    }
+    dz[j] = (float)s;
+  }
+}
+
+__global__ void fill_from_scalar(float *out, int64_t n, const float *g, float divisor) {
+  float v = g[0] / divisor;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] = v;
+}
+
+// One block a row: dot = sum(g * out), then dx = (g - dot) * out.
+__global__ void softmax_grad_rows(const float *out, const float *g, float *dx, int64_t cols) {
+  __shared__ double red[kThreads];
+  const float *orow = out + blockIdx.x * cols, *grow = g + blockIdx.x * cols;
+  float *drow = dx + blockIdx.x * cols;
+  double s = 0.0;
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) s += (double)grow[c] * orow[c];
+  red[threadIdx.x] = s;
+  __syncthreads();
+  for (int w = blockDim.x / 2; w > 0; w /= 2) {
+    if ((int)threadIdx.x < w) red[threadIdx.x] += red[threadIdx.x + w];
+    __syncthreads();
+  }
+  float dot = (float)red[0];
+  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) drow[c] = (grow[c] - dot) * orow[c];
+}
+
+}  // namespace
+
+extern "C" cudaError_t rill_cuda_act_grad_f32(int op, const float *out, const float *g, float *dx,
+                                              int64_t n, cudaStream_t s) {
+  if (op != RILL_CUDA_RELU && op != RILL_CUDA_SIGMOID && op != RILL_CUDA_TANH)
+    return cudaErrorInvalidValue;
+  if (n == 0) return cudaSuccess;
+  act_grad_map<<<blocks_for(n), kThreads, 0, s>>>(op, out, g, dx, n);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t rill_cuda_binary_grad_f32(int op, bool for_y, const float *x,
+                                                 const float *y, const float *g, float *dz,
+                                                 int64_t zn, const rill_cuda_bcast *b,
+                                                 cudaStream_t s) {
+  if (op != RILL_CUDA_ADD && op != RILL_CUDA_SUB && op != RILL_CUDA_MUL)
+    return cudaErrorInvalidValue;
+  if (zn == 0) return cudaSuccess;
+  if (b->numel == 0) return cudaMemsetAsync(dz, 0, (size_t)zn * sizeof(float), s);
+  if (zn == b->numel)
+    binary_grad_full<<<blocks_for(zn), kThreads, 0, s>>>(op, for_y, x, y, g, dz, *b);
+  else
+    binary_grad_reduced<<<blocks_for(zn), kThreads, 0, s>>>(op, for_y, x, y, g, dz, zn, *b);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t rill_cuda_fill_from_scalar_f32(float *out, int64_t n, const float *g,
+                                                      float divisor, cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  fill_from_scalar<<<blocks_for(n), kThreads, 0, s>>>(out, n, g, divisor);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t rill_cuda_softmax_grad_f32(const float *out, const float *g, float *dx,
+                                                  int64_t rows, int64_t cols, cudaStream_t s) {
+  if (rows == 0 || cols == 0) return cudaSuccess;
+  if (rows > 0x7fffffff) return cudaErrorInvalidValue;
+  softmax_grad_rows<<<(unsigned)rows, kThreads, 0, s>>>(out, g, dx, cols);
+  return cudaGetLastError();
+}
