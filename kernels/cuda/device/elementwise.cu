@@ -2,6 +2,7 @@
 // scale, fill), accumulation, bias plus activation, and casts.
 #include <cmath>
 
+#include "kernels/cuda/device/bcast.cuh"
 #include "kernels/cuda/device/grid.cuh"
 #include "kernels/cuda/launch.h"
 
@@ -26,13 +27,8 @@ __global__ void binary_same(int op, const float *x, const float *y, float *out, 
 
 __global__ void binary_bcast(int op, const float *x, const float *y, float *out, rill_cuda_bcast b) {
   for (int64_t i = first_index(); i < b.numel; i += grid_stride()) {
-    int64_t rem = i, xo = 0, yo = 0;
-    for (int d = b.n - 1; d >= 0; d--) {
-      int64_t c = rem % b.dims[d];
-      rem /= b.dims[d];
-      xo += c * b.xs[d];
-      yo += c * b.ys[d];
-    }
+    int64_t xo, yo;
+    bcast_offsets(b, i, &xo, &yo);
     out[i] = binary(op, x[xo], y[yo]);
   }
 }

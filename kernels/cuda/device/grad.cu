@@ -1,6 +1,7 @@
 // Gradients' device code: activations from their output, the binary elementwise ops
 // with broadcasting (a broadcast operand's gradient summed over the dims it was spread
 // along), mean's spread of Out@GRAD, and softmax over each row.
+#include "kernels/cuda/device/bcast.cuh"
 #include "kernels/cuda/device/grid.cuh"
 #include "kernels/cuda/launch.h"
 
@@ -33,13 +34,8 @@ __device__ inline float binary_grad(int op, bool for_y, float a, float b, float 
 __global__ void binary_grad_full(int op, bool for_y, const float *x, const float *y,
                                  const float *g, float *dz, rill_cuda_bcast b) {
   for (int64_t i = first_index(); i < b.numel; i += grid_stride()) {
-    int64_t rem = i, xo = 0, yo = 0;
-    for (int d = b.n - 1; d >= 0; d--) {
-      int64_t c = rem % b.dims[d];
-      rem /= b.dims[d];
-      xo += c * b.xs[d];
-      yo += c * b.ys[d];
-    }
+    int64_t xo, yo;
+    bcast_offsets(b, i, &xo, &yo);
     dz[i] = binary_grad(op, for_y, x ? x[xo] : 0.0f, y[yo], g[i]);
   }
 }
