@@ -14,7 +14,14 @@ typedef struct rill_pool_window {
   int64_t start, end, size; /* clipped [start, end); size: see above */
 } rill_pool_window;
 
-static inline rill_pool_window rill_pool_window_at(int64_t o, int64_t in, int64_t out, int64_t k,
+/* The CUDA pooling kernel (kernels/cuda/device/pool.cu) takes its windows from here too. */
+#ifdef __CUDACC__
+#define RILL_POOL_WINDOW_FN __host__ __device__ static inline
+#else
+#define RILL_POOL_WINDOW_FN static inline
+#endif
+
+RILL_POOL_WINDOW_FN rill_pool_window rill_pool_window_at(int64_t o, int64_t in, int64_t out, int64_t k,
                                                    int64_t s, int64_t pad, bool adaptive) {
   rill_pool_window w;
   if (adaptive) {

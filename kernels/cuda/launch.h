@@ -79,6 +79,17 @@ cudaError_t rill_cuda_adam_f32(float *param_out, float *m1_out, float *m2_out, c
                                float b2, float eps, cudaStream_t s);
 /* out[0] = in[0] * factor, after the work queued before it (in and out may be one). */
 cudaError_t rill_cuda_scale_scalar_f32(float *out, const float *in, float factor, cudaStream_t s);
+/* pool2d's geometry (operators/nn.h's rill_pool_geom, as the CPU kernel takes it). */
+typedef struct rill_cuda_pool {
+  int64_t n, c, h, w, oh, ow, kh, kw, sh, sw, pt, pl;
+  bool max, adaptive, exclusive;
+  bool last; /* NHWC */
+} rill_cuda_pool;
+/* y = pool2d of x: max, or the average over the window clipped to the image (divided by
+ * the clipped area when exclusive or adaptive, else by kh * kw). */
+cudaError_t rill_cuda_pool2d_f32(const float *x, float *y, const rill_cuda_pool *g,
+                                 cudaStream_t s);
+
 /* ---- gradients (device/grad.cu) ---- */
 /* dx = X@GRAD of relu, sigmoid or tanh (op: RILL_CUDA_RELU / _SIGMOID / _TANH) from the
  * forward's output and g = Out@GRAD; dx may be g. */

@@ -368,3 +368,50 @@ Test(cuda_kernels, softmax_grad_last_axis) {
                {OUT("X@GRAD", "dx", 7, 1001)}, NULL, 1e-5};
   compare(&c);
 }
+
+/* ---- pool2d ---- */
+
+static void pool_attrs(rill_op_builder *b, const char *type, int k, int s, int p) {
+  const int32_t ks[] = {k, k}, ss[] = {s, s}, ps[] = {p, p};
+  OK(rill_op_builder_attr_string(b, "pooling_type", type));
+  OK(rill_op_builder_attr_ints(b, "ksize", ks, 2));
+  OK(rill_op_builder_attr_ints(b, "strides", ss, 2));
+  OK(rill_op_builder_attr_ints(b, "paddings", ps, 2));
+}
+static void max_k3_s2_p1(rill_op_builder *b) { pool_attrs(b, "max", 3, 2, 1); }
+static void avg_k3_s2_p1_padding_counted(rill_op_builder *b) {
+  pool_attrs(b, "avg", 3, 2, 1);
+  OK(rill_op_builder_attr_bool(b, "exclusive", false));
+}
+static void avg_k2_s2_ceil(rill_op_builder *b) {
+  pool_attrs(b, "avg", 2, 2, 0);
+  OK(rill_op_builder_attr_bool(b, "ceil_mode", true));
+}
+static void max_k2_s2_nhwc(rill_op_builder *b) {
+  pool_attrs(b, "max", 2, 2, 0);
+  OK(rill_op_builder_attr_string(b, "data_format", "NHWC"));
+}
+static void avg_adaptive_3x4(rill_op_builder *b) {
+  const int32_t ks[] = {3, 4};
+  pool_attrs(b, "avg", 1, 1, 0);
+  OK(rill_op_builder_attr_ints(b, "ksize", ks, 2));
+  OK(rill_op_builder_attr_bool(b, "adaptive", true));
+}
+static void avg_global(rill_op_builder *b) {
+  pool_attrs(b, "avg", 1, 1, 0);
+  OK(rill_op_builder_attr_bool(b, "global_pooling", true));
+}
+
+/* X [2, 3, 9, 11]: k3 s2 p1 gives 5 x 6; k2 s2 with ceil_mode 5 x 6 (the last window
+ * one wide); NHWC [2, 9, 11, 3] k2 s2 gives 4 x 5; adaptive 3 x 4; global 1 x 1. */
+#define POOL_CASE(name, attrs, x, out)                                                                \
+  Test(cuda_kernels, name) {                                                                         \
+    op_case c = {"pool2d", {IN("X", "x", -3, 3, x)}, {OUT("Out", "out", out)}, attrs, 1e-6};         \
+    compare(&c);                                                                                     \
+  }
+POOL_CASE(pool2d_max_strided_padded, max_k3_s2_p1, P(2, 3, 9, 11), P(2, 3, 5, 6))
+POOL_CASE(pool2d_avg_counts_padding, avg_k3_s2_p1_padding_counted, P(2, 3, 9, 11), P(2, 3, 5, 6))
+POOL_CASE(pool2d_avg_ceil_mode, avg_k2_s2_ceil, P(2, 3, 9, 11), P(2, 3, 5, 6))
+POOL_CASE(pool2d_max_channel_last, max_k2_s2_nhwc, P(2, 9, 11, 3), P(2, 4, 5, 3))
+POOL_CASE(pool2d_avg_adaptive, avg_adaptive_3x4, P(2, 3, 10, 7), P(2, 3, 3, 4))
+POOL_CASE(pool2d_avg_global, avg_global, P(2, 3, 10, 7), P(2, 3, 1, 1))
