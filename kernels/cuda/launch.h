@@ -90,6 +90,23 @@ typedef struct rill_cuda_pool {
 cudaError_t rill_cuda_pool2d_f32(const float *x, float *y, const rill_cuda_pool *g,
                                  cudaStream_t s);
 
+/* batch_norm's forward on X viewed as [n, c, s] (NCHW), as the CPU kernel computes it:
+ * with `global` the running Mean and Variance normalise (and are copied to MeanOut and
+ * VarianceOut), else the batch's (summed in double) do, and the running ones are
+ * updated with the momentum (read on the device from momentum_f32 or momentum_f64 when
+ * one is set). SavedMean gets the mean used, SavedVariance 1 / sqrt(var + eps). Outputs
+ * other than y may be NULL; y may be x, mean_out mean and var_out var. */
+typedef struct rill_cuda_bn {
+  const float *x, *scale, *bias, *mean, *var;
+  float *y, *mean_out, *var_out, *saved_mean, *saved_inv_std;
+  const float *momentum_f32;
+  const double *momentum_f64;
+  int64_t n, c, s;
+  double eps, momentum;
+  bool global;
+} rill_cuda_bn;
+cudaError_t rill_cuda_batch_norm_f32(const rill_cuda_bn *p, cudaStream_t s);
+
 /* ---- gradients (device/grad.cu) ---- */
 /* dx = X@GRAD of relu, sigmoid or tanh (op: RILL_CUDA_RELU / _SIGMOID / _TANH) from the
  * forward's output and g = Out@GRAD; dx may be g. */

@@ -415,3 +415,30 @@ POOL_CASE(pool2d_avg_ceil_mode, avg_k2_s2_ceil, P(2, 3, 9, 11), P(2, 3, 5, 6))
 POOL_CASE(pool2d_max_channel_last, max_k2_s2_nhwc, P(2, 9, 11, 3), P(2, 4, 5, 3))
 POOL_CASE(pool2d_avg_adaptive, avg_adaptive_3x4, P(2, 3, 10, 7), P(2, 3, 3, 4))
 POOL_CASE(pool2d_avg_global, avg_global, P(2, 3, 10, 7), P(2, 3, 1, 1))
+
+/* ---- batch_norm ---- */
+
+static void bn_train(rill_op_builder *b) {
+  OK(rill_op_builder_attr_float(b, "momentum", 0.8f));
+  OK(rill_op_builder_attr_float(b, "epsilon", 1e-4f));
+}
+static void bn_test(rill_op_builder *b) {
+  bn_train(b);
+  OK(rill_op_builder_attr_bool(b, "is_test", true));
+}
+
+/* The batch's statistics (and the running ones updated), then the running ones alone;
+ * X [3, 5, 7, 9] (odd extents), and a rank-2 X (an MLP's batch_norm). */
+#define BN_CASE(name, attrs, x, c)                                                                        \
+  Test(cuda_kernels, name) {                                                                             \
+    op_case k = {"batch_norm",                                                                           \
+                 {IN("X", "x", -2, 3, x), IN("Scale", "scale", 0.5f, 1.5f, c), IN("Bias", "bias", -1, 1, c), \
+                  IN("Mean", "mean", -0.5f, 0.5f, c), IN("Variance", "var", 0.5f, 2, c)},                \
+                 {OUT("Y", "y", x), OUT("MeanOut", "mean_out", c), OUT("VarianceOut", "var_out", c),     \
+                  OUT("SavedMean", "saved_mean", c), OUT("SavedVariance", "saved_var", c)},              \
+                 attrs, 1e-5};                                                                           \
+    compare(&k);                                                                                         \
+  }
+BN_CASE(batch_norm_batch_statistics, bn_train, P(3, 5, 7, 9), 5)
+BN_CASE(batch_norm_test_mode, bn_test, P(3, 5, 7, 9), 5)
+BN_CASE(batch_norm_rank_2, bn_train, P(33, 17), 17)

@@ -1,0 +1,74 @@
+// batch_norm's forward, one block a channel: the batch's statistics (in double) or the
+// running ones, the running statistics' update, then Y = X * a + b over the channel.
+#include <cmath>
+
+#include "kernels/cuda/device/grid.cuh"
+#include "kernels/cuda/launch.h"
+
+using namespace rill_cuda;
+
+namespace {
+
+// The block's sum of v, in every thread; red holds blockDim.x doubles.
+__device__ double block_sum(double v, double *red) {
+  red[threadIdx.x] = v;
+  __syncthreads();
+  for (int w = blockDim.x / 2; w > 0; w /= 2) {
+    if ((int)threadIdx.x < w) red[threadIdx.x] += red[threadIdx.x + w];
+    __syncthreads();
+  }
+  double total = red[0];
+  __syncthreads();  // every thread has read red[0] before it is written again
+  return total;
+}
+
+__global__ void batch_norm_fwd(rill_cuda_bn p) {
+  __shared__ double red[kThreads];
+  __shared__ double mu_s, inv_s;
+  const int64_t c = blockIdx.x, cnt = p.n * p.s;
+  // element k of channel c: sample k / s, position k % s
+#define AT(k) ((((k) / p.s) * p.c + c) * p.s + (k) % p.s)
+  if (p.global) {
+    if (threadIdx.x == 0) {
+      mu_s = p.mean[c];
+      inv_s = 1.0 / sqrt((double)p.var[c] + p.eps);
+      if (p.mean_out) p.mean_out[c] = p.mean[c];
+      if (p.var_out) p.var_out[c] = p.var[c];
+    }
+  } else {
+    double s = 0.0;
+    for (int64_t k = threadIdx.x; k < cnt; k += blockDim.x) s += p.x[AT(k)];
+    double mu = block_sum(s, red) / (double)cnt, q = 0.0;
+    for (int64_t k = threadIdx.x; k < cnt; k += blockDim.x) {
+      double d = (double)p.x[AT(k)] - mu;
+      q += d * d;
+    }
+    double v = block_sum(q, red) / (double)cnt;
+    if (threadIdx.x == 0) {
+      double m = p.momentum_f32 ? (double)p.momentum_f32[0]
+                                : p.momentum_f64 ? p.momentum_f64[0] : p.momentum;
+      mu_s = mu;
+      inv_s = 1.0 / sqrt(v + p.eps);
+      if (p.mean_out) p.mean_out[c] = (float)((double)p.mean[c] * m + mu * (1 - m));
+      if (p.var_out) p.var_out[c] = (float)((double)p.var[c] * m + v * (1 - m));
+    }
+  }
+  __syncthreads();
+  double mu = mu_s, inv = inv_s;
+  if (threadIdx.x == 0) {
+    if (p.saved_mean) p.saved_mean[c] = (float)mu;
+    if (p.saved_inv_std) p.saved_inv_std[c] = (float)inv;
+  }
+  float a = (float)(inv * p.scale[c]), b = (float)(p.bias[c] - mu * inv * p.scale[c]);
+  for (int64_t k = threadIdx.x; k < cnt; k += blockDim.x) p.y[AT(k)] = fmaf(p.x[AT(k)], a, b);
+#undef AT
+}
+
+}  // namespace
+
+extern "C" cudaError_t rill_cuda_batch_norm_f32(const rill_cuda_bn *p, cudaStream_t s) {
+  if (p->c == 0) return cudaSuccess;
+  if (p->c > 0x7fffffff) return cudaErrorInvalidValue;
+  batch_norm_fwd<<<(unsigned)p->c, kThreads, 0, s>>>(*p);
+  return cudaGetLastError();
+}
