@@ -44,6 +44,7 @@ enum rill_cuda_unary_op {
   RILL_CUDA_SQRT,
   RILL_CUDA_ABS,
   RILL_CUDA_LEAKY_RELU, /* x > 0 ? x : a * x */
+  RILL_CUDA_RELU6,      /* min(max(x, 0), a), NaN kept */
   RILL_CUDA_SCALE,      /* a * x + b */
   RILL_CUDA_SCALE_BIAS_FIRST, /* a * (x + b) */
   RILL_CUDA_FILL,       /* a; x unused */

@@ -442,3 +442,33 @@ static void bn_test(rill_op_builder *b) {
 BN_CASE(batch_norm_batch_statistics, bn_train, P(3, 5, 7, 9), 5)
 BN_CASE(batch_norm_test_mode, bn_test, P(3, 5, 7, 9), 5)
 BN_CASE(batch_norm_rank_2, bn_train, P(33, 17), 17)
+
+/* relu6 at its default threshold (6): inputs on both sides of 0 and 6. */
+UNARY(relu6, "relu6", NULL, -3, 8, 0)
+
+/* ---- concat ---- */
+
+static void concat_axis1(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "axis", 1)); }
+static void concat_axis0(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "axis", 0)); }
+static void concat_axis_last(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "axis", -1)); }
+
+/* Pieces of unequal widths at a middle axis (strided copies), stacked rows at axis 0
+ * (one contiguous copy each), and the last axis with a one-wide piece. */
+Test(cuda_kernels, concat_middle_axis) {
+  op_case c = {"concat",
+               {IN("X", "a", -1, 1, 2, 3, 5), IN("X", "b", -1, 1, 2, 1, 5), IN("X", "c", -1, 1, 2, 4, 5)},
+               {OUT("Out", "out", 2, 8, 5)}, concat_axis1, 0};
+  compare(&c);
+}
+
+Test(cuda_kernels, concat_rows) {
+  op_case c = {"concat", {IN("X", "a", -1, 1, 3, 7), IN("X", "b", -1, 1, 5, 7)}, {OUT("Out", "out", 8, 7)},
+               concat_axis0, 0};
+  compare(&c);
+}
+
+Test(cuda_kernels, concat_last_axis) {
+  op_case c = {"concat", {IN("X", "a", -1, 1, 4, 3, 6), IN("X", "b", -1, 1, 4, 3, 1)}, {OUT("Out", "out", 4, 3, 7)},
+               concat_axis_last, 0};
+  compare(&c);
+}

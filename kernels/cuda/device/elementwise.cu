@@ -43,6 +43,7 @@ __device__ inline float unary(int op, float x, float a, float b) {
   case RILL_CUDA_SQRT: return sqrtf(x);
   case RILL_CUDA_ABS: return fabsf(x);
   case RILL_CUDA_LEAKY_RELU: return x > 0.0f ? x : a * x;
+  case RILL_CUDA_RELU6: return x < 0.0f ? 0.0f : (x > a ? a : x);
   case RILL_CUDA_SCALE: return a * x + b;
   case RILL_CUDA_SCALE_BIAS_FIRST: return a * (x + b);
   default: return a;
