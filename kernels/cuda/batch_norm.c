@@ -73,3 +73,47 @@ rill_status *rill_cuda_batch_norm_fp32(rill_kernel_ctx *ctx) {
   RILL_TRY(rill_cuda_kernel_dev(ctx, y, &d));
   return rill_cuda_kernel_check(ctx, rill_cuda_batch_norm_f32(&p, d->stream), "batch_norm launch");
 }
+
+/* batch_norm_grad CUDA kernel, float32, NCHW: X@GRAD, Scale@GRAD and Bias@GRAD (each
+ * may be absent) as the CPU kernel computes them. */
+rill_status *rill_cuda_batch_norm_grad_fp32(rill_kernel_ctx *ctx) {
+  const rill_attr_value *a = ctx->attrs;
+  rill_tensor *x = NULL, *dy = NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_BATCH_NORM_GRAD_IN_X, 0, RILL_DTYPE_FP32, &x));
+  if (!rill_nn_is_nchw(&a[RILL_BATCH_NORM_GRAD_ATTR_DATA_LAYOUT]))
+    return rill_error(RILL_UNIMPLEMENTED, "op '%s': data_layout NHWC is not supported yet (input X (%s)): use NCHW",
+                      ctx->schema->type, rill_kin_name(ctx, RILL_BATCH_NORM_GRAD_IN_X, 0));
+  if (x->dims.n < 2 || x->dims.n > 5)
+    return rill_kernel_error(ctx, "input X (%s) must have rank 2 to 5, has rank %d",
+                             rill_kin_name(ctx, RILL_BATCH_NORM_GRAD_IN_X, 0), (int)x->dims.n);
+  rill_cuda_bn_grad p = {.n = x->dims.d[0], .c = x->dims.d[1], .s = rill_dims_prod(&x->dims, 2, x->dims.n)};
+  p.x = rill_tensor_ptr(x);
+  RILL_TRY(cvec_in(ctx, RILL_BATCH_NORM_GRAD_IN_SCALE, p.c, &p.scale));
+  RILL_TRY(rill_kin_need(ctx, RILL_BATCH_NORM_GRAD_IN_Y_GRAD, 0, RILL_DTYPE_FP32, &dy));
+  if (!rill_dims_equal(&dy->dims, &x->dims))
+    return rill_kernel_error(ctx, "input Y@GRAD (%s) does not have the shape of X (%s)",
+                             rill_kin_name(ctx, RILL_BATCH_NORM_GRAD_IN_Y_GRAD, 0),
+                             rill_kin_name(ctx, RILL_BATCH_NORM_GRAD_IN_X, 0));
+  p.dy = rill_tensor_ptr(dy);
+  p.global = a[RILL_BATCH_NORM_GRAD_ATTR_USE_GLOBAL_STATS].v.b || a[RILL_BATCH_NORM_GRAD_ATTR_IS_TEST].v.b;
+  if (p.global) {
+    RILL_TRY(cvec_in(ctx, RILL_BATCH_NORM_GRAD_IN_MEAN, p.c, &p.mean));
+    RILL_TRY(cvec_in(ctx, RILL_BATCH_NORM_GRAD_IN_VARIANCE, p.c, &p.var));
+  } else {
+    RILL_TRY(cvec_in(ctx, RILL_BATCH_NORM_GRAD_IN_SAVED_MEAN, p.c, &p.mean));
+    RILL_TRY(cvec_in(ctx, RILL_BATCH_NORM_GRAD_IN_SAVED_VARIANCE, p.c, &p.inv_std));
+  }
+  rill_tensor *dx = NULL;
+  if (rill_kout(ctx, RILL_BATCH_NORM_GRAD_OUT_X_GRAD, 0)) {
+    RILL_TRY(rill_kout_need(ctx, RILL_BATCH_NORM_GRAD_OUT_X_GRAD, 0, RILL_DTYPE_FP32, &dx));
+    RILL_TRY(rill_kout_check_dims(ctx, RILL_BATCH_NORM_GRAD_OUT_X_GRAD, 0, dx, &x->dims));
+    p.dx = rill_tensor_ptr(dx);
+  }
+  RILL_TRY(cvec_out(ctx, RILL_BATCH_NORM_GRAD_OUT_SCALE_GRAD, p.c, &p.dscale));
+  RILL_TRY(cvec_out(ctx, RILL_BATCH_NORM_GRAD_OUT_BIAS_GRAD, p.c, &p.dbias));
+  if (!p.dx && !p.dscale && !p.dbias) return NULL;
+  p.eps = a[RILL_BATCH_NORM_GRAD_ATTR_EPSILON].v.f;
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, x, &d));
+  return rill_cuda_kernel_check(ctx, rill_cuda_batch_norm_grad_f32(&p, d->stream), "batch_norm_grad launch");
+}

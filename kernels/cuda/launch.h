@@ -90,6 +90,11 @@ typedef struct rill_cuda_pool {
  * the clipped area when exclusive or adaptive, else by kh * kw). */
 cudaError_t rill_cuda_pool2d_f32(const float *x, float *y, const rill_cuda_pool *g,
                                  cudaStream_t s);
+/* dx = pool2d's X@GRAD from x, y = Out and dy = Out@GRAD: an average spreads dy over
+ * its window, a max gives it to the window's first element (row-major) equal to y.
+ * Gathered per input element in the outputs' order: the CPU kernel's sums, bit for bit. */
+cudaError_t rill_cuda_pool2d_grad_f32(const float *x, const float *y, const float *dy, float *dx,
+                                      const rill_cuda_pool *g, cudaStream_t s);
 
 /* batch_norm's forward on X viewed as [n, c, s] (NCHW), as the CPU kernel computes it:
  * with `global` the running Mean and Variance normalise (and are copied to MeanOut and
@@ -107,6 +112,19 @@ typedef struct rill_cuda_bn {
   bool global;
 } rill_cuda_bn;
 cudaError_t rill_cuda_batch_norm_f32(const rill_cuda_bn *p, cudaStream_t s);
+/* batch_norm_grad: with `global` (use_global_stats or is_test) the running mean and
+ * var normalised, else the forward's SavedMean (mean) and SavedVariance (inv_std, 1 /
+ * sqrt(var + eps)) did. ScaleGrad = sum(dy * x_hat), BiasGrad = sum(dy) (in double);
+ * X@GRAD = scale * inv * dy (global) or scale * inv * (dy - mean(dy) - x_hat *
+ * mean(dy * x_hat)). dx, dscale and dbias may be NULL; dx may be dy. */
+typedef struct rill_cuda_bn_grad {
+  const float *x, *dy, *scale, *mean, *var, *inv_std;
+  float *dx, *dscale, *dbias;
+  int64_t n, c, s;
+  double eps;
+  bool global;
+} rill_cuda_bn_grad;
+cudaError_t rill_cuda_batch_norm_grad_f32(const rill_cuda_bn_grad *p, cudaStream_t s);
 
 /* ---- gradients (device/grad.cu) ---- */
 /* dx = X@GRAD of relu, sigmoid or tanh (op: RILL_CUDA_RELU / _SIGMOID / _TANH) from the

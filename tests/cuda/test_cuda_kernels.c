@@ -472,3 +472,44 @@ Test(cuda_kernels, concat_last_axis) {
                concat_axis_last, 0};
   compare(&c);
 }
+
+/* ---- pool2d_grad, batch_norm_grad ---- */
+
+/* An average's gradient reads only Out@GRAD (a max's reads Out = pool2d(X): covered by
+ * test_cuda.py's conv net, which runs the pair). */
+Test(cuda_kernels, pool2d_grad_avg_counts_padding) {
+  op_case c = {"pool2d_grad",
+               {IN("X", "x", -3, 3, 2, 3, 9, 11), IN("Out", "out", -3, 3, 2, 3, 5, 6),
+                IN("Out@GRAD", "dout", -1, 1, 2, 3, 5, 6)},
+               {OUT("X@GRAD", "dx", 2, 3, 9, 11)}, avg_k3_s2_p1_padding_counted, 1e-6};
+  compare(&c);
+}
+
+Test(cuda_kernels, pool2d_grad_avg_adaptive) {
+  op_case c = {"pool2d_grad",
+               {IN("X", "x", -3, 3, 2, 3, 10, 7), IN("Out", "out", -3, 3, 2, 3, 3, 4),
+                IN("Out@GRAD", "dout", -1, 1, 2, 3, 3, 4)},
+               {OUT("X@GRAD", "dx", 2, 3, 10, 7)}, avg_adaptive_3x4, 1e-6};
+  compare(&c);
+}
+
+static void bn_grad_batch(rill_op_builder *b) { OK(rill_op_builder_attr_float(b, "epsilon", 1e-4f)); }
+static void bn_grad_global(rill_op_builder *b) {
+  bn_grad_batch(b);
+  OK(rill_op_builder_attr_bool(b, "use_global_stats", true));
+}
+
+#define BN_GRAD_CASE(name, attrs)                                                                         \
+  Test(cuda_kernels, name) {                                                                             \
+    op_case k = {"batch_norm_grad",                                                                      \
+                 {IN("X", "x", -2, 3, 3, 5, 7, 9), IN("Scale", "scale", 0.5f, 1.5f, 5),                  \
+                  IN("Bias", "bias", -1, 1, 5), IN("Mean", "mean", -0.5f, 0.5f, 5),                      \
+                  IN("Variance", "var", 0.5f, 2, 5), IN("SavedMean", "saved_mean", -0.5f, 0.5f, 5),      \
+                  IN("SavedVariance", "saved_var", 0.5f, 2, 5), IN("Y@GRAD", "dy", -1, 1, 3, 5, 7, 9)},  \
+                 {OUT("X@GRAD", "dx", 3, 5, 7, 9), OUT("Scale@GRAD", "dscale", 5),                       \
+                  OUT("Bias@GRAD", "dbias", 5)},                                                         \
+                 attrs, 1e-5};                                                                           \
+    compare(&k);                                                                                         \
+  }
+BN_GRAD_CASE(batch_norm_grad_batch_statistics, bn_grad_batch)
+BN_GRAD_CASE(batch_norm_grad_global_statistics, bn_grad_global)

@@ -150,3 +150,48 @@ def test_an_mlp_trains_on_the_device_as_on_the_cpu(act, opt):
     assert sorted(gpu) == sorted(cpu)
     for name in cpu:
         np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-3, atol=1e-5, err_msg=name)
+
+
+def train_conv_on(place, steps=6):
+    """Losses and parameters over `steps` Momentum steps on one batch of a small conv net
+    (conv2d, batch_norm with relu, max pool2d, fc softmax), run at `place`."""
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 11
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        img = L.data('img', shape=[2, 10, 10])
+        label = L.data('label', shape=[1], dtype='int64')
+        h = L.batch_norm(L.conv2d(img, 6, 3, padding=1), act='relu')
+        h = L.pool2d(h, pool_size=3, pool_type='max', pool_stride=2, pool_padding=1)
+        h = L.pool2d(h, pool_size=2, pool_type='avg', pool_stride=2)
+        loss = L.mean(L.cross_entropy(L.fc(h, 4, act='softmax'), label))
+        fluid.optimizer.Momentum(0.05, 0.9).minimize(loss)
+    rng = np.random.RandomState(6)
+    xv = rng.rand(8, 2, 10, 10).astype('float32')
+    lv = rng.randint(0, 4, (8, 1)).astype('int64')
+    scope = fluid.Scope()
+    exe = fluid.Executor(place)
+    losses = []
+    with fluid.scope_guard(scope):
+        fluid.Executor(fluid.CPUPlace()).run(startup)
+        for _ in range(steps):
+            losses.append(float(exe.run(main, feed={'img': xv, 'label': lv}, fetch_list=[loss])[0][0]))
+        names = [v.name for v in main.list_vars() if fluid.io.is_persistable(v)
+                 and scope.find_var(v.name) is not None and v.dtype == 'float32']
+        state = {n: np.array(scope.find_var(n).get_tensor()) for n in names}
+    exe.close()
+    return losses, state
+
+
+@needs_device
+def test_a_conv_net_trains_on_the_device_as_on_the_cpu():
+    """pool2d and its gradient (max and avg), batch_norm and its gradient with its
+    running statistics, beside conv2d (whose gradient runs on the host): the CPU's losses,
+    parameters and statistics."""
+    cpu_losses, cpu = train_conv_on(fluid.CPUPlace())
+    gpu_losses, gpu = train_conv_on(fluid.CUDAPlace(0))
+    np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-4)
+    assert cpu_losses[-1] < cpu_losses[0]
+    # batch_norm's running mean and variance are compared too
+    assert sorted(gpu) == sorted(cpu) and {'batch_norm_0.w_1', 'batch_norm_0.w_2'} <= set(cpu)
+    for name in cpu:
+        np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-3, atol=1e-5, err_msg=name)

@@ -64,7 +64,43 @@ __global__ void batch_norm_fwd(rill_cuda_bn p) {
 #undef AT
 }
 
+// The gradients, one block a channel: sums of dy and dy * x_hat (in double), then
+// ScaleGrad, BiasGrad and X@GRAD as the CPU kernel computes them.
+__global__ void batch_norm_bwd(rill_cuda_bn_grad p) {
+  __shared__ double red[kThreads];
+  const int64_t c = blockIdx.x, cnt = p.n * p.s;
+#define AT(k) ((((k) / p.s) * p.c + c) * p.s + (k) % p.s)
+  double mu = p.mean[c], inv = p.global ? 1.0 / sqrt((double)p.var[c] + p.eps) : (double)p.inv_std[c];
+  double sdy = 0.0, sdyx = 0.0;
+  for (int64_t k = threadIdx.x; k < cnt; k += blockDim.x) {
+    float d = p.dy[AT(k)];
+    sdy += d;
+    sdyx += d * (((double)p.x[AT(k)] - mu) * inv);
+  }
+  sdy = block_sum(sdy, red);
+  sdyx = block_sum(sdyx, red);
+  if (threadIdx.x == 0) {
+    if (p.dscale) p.dscale[c] = (float)sdyx;
+    if (p.dbias) p.dbias[c] = (float)sdy;
+  }
+  if (!p.dx) return;
+  double kf = p.scale[c] * inv, mdy = sdy / (double)cnt, mdyx = sdyx / (double)cnt;
+  for (int64_t k = threadIdx.x; k < cnt; k += blockDim.x) {
+    int64_t at = AT(k);
+    float d = p.dy[at];
+    p.dx[at] = p.global ? (float)(d * kf) : (float)(kf * (d - mdy - ((double)p.x[at] - mu) * inv * mdyx));
+  }
+#undef AT
+}
+
 }  // namespace
+
+extern "C" cudaError_t rill_cuda_batch_norm_grad_f32(const rill_cuda_bn_grad *p, cudaStream_t s) {
+  if (p->c == 0) return cudaSuccess;
+  if (p->c > 0x7fffffff) return cudaErrorInvalidValue;
+  batch_norm_bwd<<<(unsigned)p->c, kThreads, 0, s>>>(*p);
+  return cudaGetLastError();
+}
 
 extern "C" cudaError_t rill_cuda_batch_norm_f32(const rill_cuda_bn *p, cudaStream_t s) {
   if (p->c == 0) return cudaSuccess;
