@@ -45,13 +45,32 @@ static cudnnStatus_t conv_desc_make(conv_desc *c, const rill_conv_geom *g) {
   return cudnnSetConvolutionMathType(c->conv, rill_cuda_allow_tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
 }
 
+/* The workspace cap: workspace_size_MB (the same position in every conv schema and its
+ * gradient's), DEFAULT_WORKSPACE_MB when unset. */
+static size_t workspace_limit(const rill_kernel_ctx *ctx) {
+  int64_t mb = ctx->attrs[RILL_CONV2D_ATTR_WORKSPACE_SIZE_MB].v.i;
+  return (size_t)(mb > 0 ? mb : DEFAULT_WORKSPACE_MB) << 20;
+}
+
+/* The index in cuDNN's ranked `perf` (got entries) of the first algorithm that ran and
+ * fits `limit`, a deterministic one first when `deterministic` (so that two runs give
+ * the same bits); -1 when none fits. */
+#define PICK_ALGO(perf, got, limit, deterministic)                                                  \
+  ({                                                                                                \
+    int pick_ = -1;                                                                                 \
+    for (int pass_ = (deterministic) ? 0 : 1; pass_ < 2 && pick_ < 0; pass_++)                      \
+      for (int i_ = 0; i_ < (got) && pick_ < 0; i_++)                                               \
+        if ((perf)[i_].status == CUDNN_STATUS_SUCCESS && (perf)[i_].memory <= (limit) &&            \
+            (pass_ == 1 || (perf)[i_].determinism == CUDNN_DETERMINISTIC))                          \
+          pick_ = i_;                                                                               \
+    pick_;                                                                                          \
+  })
+
 /* Runs the convolution under d's lock (the cuDNN handle is d's). */
 static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_conv_geom *g, const float *x,
                                  const float *w, float *y) {
   conv_desc c = {0};
-  size_t limit = (size_t)(ctx->attrs[RILL_CONV2D_ATTR_WORKSPACE_SIZE_MB].v.i > 0
-                              ? ctx->attrs[RILL_CONV2D_ATTR_WORKSPACE_SIZE_MB].v.i
-                              : DEFAULT_WORKSPACE_MB) << 20;
+  size_t limit = workspace_limit(ctx);
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int got = 0, pick = -1;
   void *ws = NULL;
@@ -61,8 +80,7 @@ static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const r
   if (!s)
     s = cudnnGetConvolutionForwardAlgorithm_v7(d->dnn, c.x, c.w, c.conv, c.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
                                                &got, perf);
-  for (int i = 0; !s && i < got && pick < 0; i++)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= limit) pick = i;
+  if (!s) pick = PICK_ALGO(perf, got, limit, false);
   if (s) {
     st = rill_kernel_error(ctx, "cuDNN: %s", cudnnGetErrorString(s));
   } else if (pick < 0) {
@@ -84,6 +102,19 @@ static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const r
   return st;
 }
 
+/* The geometry of Input x and Filter f under the op's attributes (NCHW, symmetric
+ * paddings). */
+static rill_status *conv_geom(rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *f, rill_conv_geom *g) {
+  char err[256];
+  if (!rill_nn_conv_geom(ctx->attrs, false, &x->dims, &f->dims, g, err, sizeof err))
+    return rill_kernel_error(ctx, "%s", err);
+  if (g->pt != g->pb || g->pl != g->pr)
+    return rill_kernel_error(ctx, "the CUDA kernel takes symmetric paddings only; they are top %lld, bottom %lld, "
+                             "left %lld, right %lld", (long long)g->pt, (long long)g->pb, (long long)g->pl,
+                             (long long)g->pr);
+  return NULL;
+}
+
 rill_status *rill_cuda_conv2d_fp32(rill_kernel_ctx *ctx) {
   rill_tensor *x = NULL, *f = NULL, *out = NULL;
   RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_IN_INPUT, 0, RILL_DTYPE_FP32, &x));
@@ -92,17 +123,110 @@ rill_status *rill_cuda_conv2d_fp32(rill_kernel_ctx *ctx) {
   if (rill_kin(ctx, RILL_CONV2D_IN_BIAS, 0) || rill_kin(ctx, RILL_CONV2D_IN_RESIDUAL_DATA, 0))
     return rill_kernel_error(ctx, "the CUDA kernel takes no Bias or ResidualData input");
   rill_conv_geom g;
-  char err[256];
-  if (!rill_nn_conv_geom(ctx->attrs, false, &x->dims, &f->dims, &g, err, sizeof err))
-    return rill_kernel_error(ctx, "%s", err);
-  if (g.pt != g.pb || g.pl != g.pr)
-    return rill_kernel_error(ctx, "the CUDA kernel takes symmetric paddings only; they are top %lld, bottom %lld, "
-                             "left %lld, right %lld", (long long)g.pt, (long long)g.pb, (long long)g.pl,
-                             (long long)g.pr);
+  RILL_TRY(conv_geom(ctx, x, f, &g));
   rill_dims want = {.n = 4, .d = {g.n, g.m, g.oh, g.ow}};
   RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_OUT_OUTPUT, 0, out, &want));
   if (rill_tensor_numel(out) == 0) return NULL;
   rill_cuda_dev *d = NULL;
   RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
   return conv_forward(ctx, d, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(out));
+}
+
+/* ---- conv2d_grad, depthwise_conv2d_grad ---- */
+
+_Static_assert(RILL_SAME_POS(RILL_CONV2D_GRAD_ATTR_WORKSPACE_SIZE_MB, RILL_CONV2D_ATTR_WORKSPACE_SIZE_MB) &&
+                   RILL_SAME_POS(RILL_DEPTHWISE_CONV2D_GRAD_ATTR_WORKSPACE_SIZE_MB, RILL_CONV2D_ATTR_WORKSPACE_SIZE_MB) &&
+                   RILL_SAME_POS(RILL_DEPTHWISE_CONV2D_GRAD_IN_OUTPUT_GRAD, RILL_CONV2D_GRAD_IN_OUTPUT_GRAD) &&
+                   RILL_SAME_POS(RILL_DEPTHWISE_CONV2D_GRAD_OUT_FILTER_GRAD, RILL_CONV2D_GRAD_OUT_FILTER_GRAD),
+               "one gradient kernel serves conv2d and depthwise_conv2d: their slots and attributes must agree");
+
+/* Input@GRAD (dx) and Filter@GRAD (dw), either NULL, under d's lock: cuDNN's backward
+ * data and backward filter, each with the first deterministic algorithm of its
+ * heuristics that fits the workspace cap (so two runs give the same bits). */
+static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_conv_geom *g, const float *x,
+                                  const float *w, const float *dy, float *dx, float *dw) {
+  conv_desc c = {0};
+  size_t limit = workspace_limit(ctx);
+  const float one = 1.0f, zero = 0.0f;
+  rill_status *st = NULL;
+  pthread_mutex_lock(&d->lock);
+  cudnnStatus_t s = conv_desc_make(&c, g);
+  if (s) st = rill_kernel_error(ctx, "cuDNN: %s", cudnnGetErrorString(s));
+  if (!st && dx) {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    int got = 0, pick = -1;
+    s = cudnnGetConvolutionBackwardDataAlgorithm_v7(d->dnn, c.w, c.y, c.conv, c.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                                                    &got, perf);
+    if (!s) pick = PICK_ALGO(perf, got, limit, true);
+    void *ws = NULL;
+    size_t bytes = pick >= 0 ? perf[pick].memory : 0;
+    if (s)
+      st = rill_kernel_error(ctx, "cuDNN (backward data): %s", cudnnGetErrorString(s));
+    else if (pick < 0)
+      st = rill_kernel_error(ctx, "cuDNN has no backward data algorithm within a %zu MiB workspace (workspace_size_MB)",
+                             limit >> 20);
+    else if (bytes && !(ws = rill_cuda_mem_alloc(d, bytes)))
+      st = rill_kernel_error(ctx, "out of device memory for a %zu-byte cuDNN workspace", bytes);
+    if (!st && (s = cudnnConvolutionBackwardData(d->dnn, &one, c.w, w, c.y, dy, c.conv, perf[pick].algo, ws, bytes,
+                                                 &zero, c.x, dx)))
+      st = rill_kernel_error(ctx, "cudnnConvolutionBackwardData: %s", cudnnGetErrorString(s));
+    rill_cuda_mem_free(d, ws); /* queued behind the convolution that uses it */
+  }
+  if (!st && dw) {
+    cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    int got = 0, pick = -1;
+    s = cudnnGetConvolutionBackwardFilterAlgorithm_v7(d->dnn, c.x, c.y, c.conv, c.w,
+                                                      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, perf);
+    if (!s) pick = PICK_ALGO(perf, got, limit, true);
+    void *ws = NULL;
+    size_t bytes = pick >= 0 ? perf[pick].memory : 0;
+    if (s)
+      st = rill_kernel_error(ctx, "cuDNN (backward filter): %s", cudnnGetErrorString(s));
+    else if (pick < 0)
+      st = rill_kernel_error(ctx, "cuDNN has no backward filter algorithm within a %zu MiB workspace "
+                             "(workspace_size_MB)", limit >> 20);
+    else if (bytes && !(ws = rill_cuda_mem_alloc(d, bytes)))
+      st = rill_kernel_error(ctx, "out of device memory for a %zu-byte cuDNN workspace", bytes);
+    if (!st && (s = cudnnConvolutionBackwardFilter(d->dnn, &one, c.x, x, c.y, dy, c.conv, perf[pick].algo, ws, bytes,
+                                                   &zero, c.w, dw)))
+      st = rill_kernel_error(ctx, "cudnnConvolutionBackwardFilter: %s", cudnnGetErrorString(s));
+    rill_cuda_mem_free(d, ws);
+  }
+  conv_desc_destroy(&c);
+  pthread_mutex_unlock(&d->lock);
+  return st;
+}
+
+/* conv2d_grad and depthwise_conv2d_grad CUDA kernel, float32, NCHW: Input@GRAD and
+ * Filter@GRAD (either may be absent) from Input, Filter and Output@GRAD. */
+rill_status *rill_cuda_conv2d_grad_fp32(rill_kernel_ctx *ctx) {
+  rill_tensor *x = NULL, *f = NULL, *dy = NULL, *dx = NULL, *dw = NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_GRAD_IN_INPUT, 0, RILL_DTYPE_FP32, &x));
+  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_GRAD_IN_FILTER, 0, RILL_DTYPE_FP32, &f));
+  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_GRAD_IN_OUTPUT_GRAD, 0, RILL_DTYPE_FP32, &dy));
+  if (rill_kout(ctx, RILL_CONV2D_GRAD_OUT_INPUT_GRAD, 0)) {
+    RILL_TRY(rill_kout_need(ctx, RILL_CONV2D_GRAD_OUT_INPUT_GRAD, 0, RILL_DTYPE_FP32, &dx));
+    RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_GRAD_OUT_INPUT_GRAD, 0, dx, &x->dims));
+  }
+  if (rill_kout(ctx, RILL_CONV2D_GRAD_OUT_FILTER_GRAD, 0)) {
+    RILL_TRY(rill_kout_need(ctx, RILL_CONV2D_GRAD_OUT_FILTER_GRAD, 0, RILL_DTYPE_FP32, &dw));
+    RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_GRAD_OUT_FILTER_GRAD, 0, dw, &f->dims));
+  }
+  if (!dx && !dw) return NULL;
+  rill_conv_geom g;
+  RILL_TRY(conv_geom(ctx, x, f, &g));
+  rill_dims want = {.n = 4, .d = {g.n, g.m, g.oh, g.ow}};
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_CONV2D_GRAD_IN_OUTPUT_GRAD, dy, &want));
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, dx ? dx : dw, &d));
+  /* Nothing flows through an empty output or input: the gradients are zeros. */
+  if (rill_tensor_numel(dy) == 0 || rill_tensor_numel(x) == 0) {
+    cudaError_t e = cudaSuccess;
+    if (dx && rill_tensor_nbytes(dx)) e = cudaMemsetAsync(rill_tensor_ptr(dx), 0, rill_tensor_nbytes(dx), d->stream);
+    if (e == cudaSuccess && dw && rill_tensor_nbytes(dw))
+      e = cudaMemsetAsync(rill_tensor_ptr(dw), 0, rill_tensor_nbytes(dw), d->stream);
+    return rill_cuda_kernel_check(ctx, e, "conv2d_grad clear");
+  }
+  return conv_backward(ctx, d, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(dy),
+                       dx ? rill_tensor_ptr(dx) : NULL, dw ? rill_tensor_ptr(dw) : NULL);
 }

@@ -513,3 +513,35 @@ static void bn_grad_global(rill_op_builder *b) {
   }
 BN_GRAD_CASE(batch_norm_grad_batch_statistics, bn_grad_batch)
 BN_GRAD_CASE(batch_norm_grad_global_statistics, bn_grad_global)
+
+/* ---- conv2d_grad ---- */
+
+/* The forward cases' geometries: Input@GRAD and Filter@GRAD from cuDNN's backward data
+ * and backward filter. */
+Test(cuda_kernels, conv2d_grad_strides_paddings_dilations_groups) {
+  op_case c = {"conv2d_grad",
+               {IN("Input", "x", -1, 1, 2, 4, 11, 9), IN("Filter", "w", -1, 1, 6, 2, 3, 3),
+                IN("Output@GRAD", "dy", -1, 1, 2, 6, 5, 11)},
+               {OUT("Input@GRAD", "dx", 2, 4, 11, 9), OUT("Filter@GRAD", "dw", 6, 2, 3, 3)},
+               conv_s2_p1_d2_g2, 1e-4};
+  compare(&c);
+}
+
+Test(cuda_kernels, depthwise_conv2d_grad) {
+  op_case c = {"depthwise_conv2d_grad",
+               {IN("Input", "x", -1, 1, 3, 5, 7, 7), IN("Filter", "w", -1, 1, 5, 1, 3, 3),
+                IN("Output@GRAD", "dy", -1, 1, 3, 5, 7, 7)},
+               {OUT("Input@GRAD", "dx", 3, 5, 7, 7), OUT("Filter@GRAD", "dw", 5, 1, 3, 3)},
+               depthwise, 1e-4};
+  compare(&c);
+}
+
+/* A first layer: the filter's gradient alone (the image is data). */
+Test(cuda_kernels, conv2d_grad_of_the_filter_alone) {
+  op_case c = {"conv2d_grad",
+               {IN("Input", "x", -1, 1, 4, 3, 12, 12), IN("Filter", "w", -1, 1, 8, 3, 5, 5),
+                IN("Output@GRAD", "dy", -1, 1, 4, 8, 8, 8)},
+               {OUT("Filter@GRAD", "dw", 8, 3, 5, 5)},
+               NULL, 1e-4};
+  compare(&c);
+}

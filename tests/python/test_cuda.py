@@ -184,9 +184,8 @@ def train_conv_on(place, steps=6):
 
 @needs_device
 def test_a_conv_net_trains_on_the_device_as_on_the_cpu():
-    """pool2d and its gradient (max and avg), batch_norm and its gradient with its
-    running statistics, beside conv2d (whose gradient runs on the host): the CPU's losses,
-    parameters and statistics."""
+    """conv2d, pool2d (max and avg), batch_norm with its running statistics, and their
+    gradients: the CPU's losses, parameters and statistics."""
     cpu_losses, cpu = train_conv_on(fluid.CPUPlace())
     gpu_losses, gpu = train_conv_on(fluid.CUDAPlace(0))
     np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-4)
