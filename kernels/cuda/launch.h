@@ -126,6 +126,23 @@ typedef struct rill_cuda_bn_grad {
 } rill_cuda_bn_grad;
 cudaError_t rill_cuda_batch_norm_grad_f32(const rill_cuda_bn_grad *p, cudaStream_t s);
 
+/* cross_entropy on probabilities x [rows, n]: soft labels (soft, [rows, n]) or hard
+ * ones (labels, int64 or int32 per labels_i64, one a row; ignore_index gives a loss and
+ * gradient of 0). A hard label outside [0, n) that is not ignore_index is skipped and
+ * the first such row stored in *bad (atomicMin; the caller sets it to all ones first).
+ * loss[r] = -sum_k log(x[r, k]) soft[r, k] or -log(x[r, label]), log(0) taken as -1e20;
+ * X@GRAD = -soft dy / x, or -dy / x at the label and 0 elsewhere. */
+typedef struct rill_cuda_ce {
+  const float *x, *soft;
+  const void *labels;
+  bool labels_i64;
+  int64_t ignore_index;
+  int64_t rows, n;
+  unsigned long long *bad;
+} rill_cuda_ce;
+cudaError_t rill_cuda_cross_entropy_f32(const rill_cuda_ce *p, float *loss, cudaStream_t s);
+cudaError_t rill_cuda_cross_entropy_grad_f32(const rill_cuda_ce *p, const float *dy, float *dx, cudaStream_t s);
+
 /* ---- gradients (device/grad.cu) ---- */
 /* dx = X@GRAD of relu, sigmoid or tanh (op: RILL_CUDA_RELU / _SIGMOID / _TANH) from the
  * forward's output and g = Out@GRAD; dx may be g. */

@@ -83,9 +83,16 @@ static void run_case(const op_case *c, rill_place place, unsigned seed, rill_ten
   srand(seed);
   for (int i = 0; i < nin; i++) {
     OK(rill_tensor_create(dtype_of(&c->in[i]), c->in[i].dims, (size_t)c->in[i].ndim, &feeds[i]));
+    float lo = c->in[i].lo, hi = c->in[i].hi;
+    if (dtype_of(&c->in[i]) == RILL_DTYPE_INT64) { /* labels, ids: integers in [lo, hi] */
+      int64_t *d = rill_tensor_data(feeds[i]);
+      for (int64_t j = 0; j < numel_of(&c->in[i]); j++)
+        d[j] = (int64_t)lo + (int64_t)((double)(hi - lo + 1) * rand() / ((double)RAND_MAX + 1));
+      feed_names[i] = c->in[i].var;
+      continue;
+    }
     float *d = rill_tensor_data(feeds[i]);
-    for (int64_t j = 0; j < numel_of(&c->in[i]); j++)
-      d[j] = c->in[i].lo + (c->in[i].hi - c->in[i].lo) * (float)rand() / (float)RAND_MAX;
+    for (int64_t j = 0; j < numel_of(&c->in[i]); j++) d[j] = lo + (hi - lo) * (float)rand() / (float)RAND_MAX;
     feed_names[i] = c->in[i].var;
   }
   for (int i = 0; i < nout; i++) fetch_names[i] = c->out[i].var;
@@ -544,4 +551,88 @@ Test(cuda_kernels, conv2d_grad_of_the_filter_alone) {
                {OUT("Filter@GRAD", "dw", 8, 3, 5, 5)},
                NULL, 1e-4};
   compare(&c);
+}
+
+/* ---- cross_entropy ---- */
+
+static void ignore_2(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "ignore_index", 2)); }
+static void soft_label(rill_op_builder *b) { OK(rill_op_builder_attr_bool(b, "soft_label", true)); }
+
+/* Hard int64 labels with ignore_index 2 (one of the classes: its rows give 0), and soft
+ * labels; forward and gradient. */
+Test(cuda_kernels, cross_entropy_hard_labels_ignore_index) {
+  op_case c = {"cross_entropy", {IN("X", "x", 0.01f, 1, 37, 7), IN("Label", "label", 0, 6, 37, 1)},
+               {OUT("Y", "y", 37, 1)}, ignore_2, 1e-6};
+  c.in[1].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}
+
+Test(cuda_kernels, cross_entropy_grad_hard_labels_ignore_index) {
+  op_case c = {"cross_entropy_grad",
+               {IN("X", "x", 0.01f, 1, 37, 7), IN("Label", "label", 0, 6, 37, 1), IN("Y@GRAD", "dy", -1, 1, 37, 1)},
+               {OUT("X@GRAD", "dx", 37, 7)}, ignore_2, 1e-6};
+  c.in[1].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}
+
+Test(cuda_kernels, cross_entropy_soft_labels) {
+  op_case c = {"cross_entropy", {IN("X", "x", 0.01f, 1, 9, 11), IN("Label", "label", 0, 1, 9, 11)},
+               {OUT("Y", "y", 9, 1)}, soft_label, 1e-5};
+  compare(&c);
+}
+
+Test(cuda_kernels, cross_entropy_grad_soft_labels) {
+  op_case c = {"cross_entropy_grad",
+               {IN("X", "x", 0.01f, 1, 9, 11), IN("Label", "label", 0, 1, 9, 11), IN("Y@GRAD", "dy", -1, 1, 9, 1)},
+               {OUT("X@GRAD", "dx", 9, 11)}, soft_label, 1e-5};
+  compare(&c);
+}
+
+/* A label outside the classes is an error naming the variable, the position and the
+ * value, on the device as on the CPU; the device and the executor stay usable. */
+Test(cuda_kernels, a_bad_label_is_named) {
+  NEED_CUDA_DEVICE();
+  rill_program *p;
+  OK(rill_program_create(&p));
+  int64_t xd[] = {4, 3}, ld[] = {4, 1}, yd[] = {4, 1};
+  OK(rill_block_add_var(p, 0, "x", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, xd, 2, 0, false));
+  OK(rill_block_add_var(p, 0, "label", RILL_VAR_LOD_TENSOR, RILL_DTYPE_INT64, ld, 2, 0, false));
+  OK(rill_block_add_var(p, 0, "y", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, yd, 2, 0, false));
+  rill_op_builder *b;
+  OK(rill_op_builder_create("cross_entropy", &b));
+  const char *xn[] = {"x"}, *ln[] = {"label"}, *yn[] = {"y"};
+  OK(rill_op_builder_input(b, "X", xn, 1));
+  OK(rill_op_builder_input(b, "Label", ln, 1));
+  OK(rill_op_builder_output(b, "Y", yn, 1));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  rill_tensor *feeds[2];
+  OK(rill_tensor_create(RILL_DTYPE_FP32, xd, 2, &feeds[0]));
+  OK(rill_tensor_create(RILL_DTYPE_INT64, ld, 2, &feeds[1]));
+  float *x = rill_tensor_data(feeds[0]);
+  for (int i = 0; i < 12; i++) x[i] = 0.25f;
+  int64_t *l = rill_tensor_data(feeds[1]);
+  l[0] = 1, l[1] = 0, l[2] = 7, l[3] = -1;
+  const char *names[] = {"x", "label"}, *fetch[] = {"y"};
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.place = (rill_place){RILL_DEVICE_CUDA, 0};
+  rill_executor *e;
+  rill_scope *scope;
+  OK(rill_executor_create(&o, &e));
+  OK(rill_scope_create(NULL, &scope));
+  rill_tensor *out = NULL;
+  rill_status *st = rill_executor_run(e, p, scope, names, feeds, 2, fetch, 1, &out);
+  cr_assert_not_null(st);
+  const char *msg = rill_status_message(st);
+  cr_assert(strstr(msg, "label") && strstr(msg, "holds 7 at position 2") && strstr(msg, "[0, 3)"), "%s", msg);
+  rill_status_destroy(st);
+  l[2] = 2, l[3] = 0; /* fixed: the same executor runs */
+  OK(rill_executor_run(e, p, scope, names, feeds, 2, fetch, 1, &out));
+  cr_assert_float_eq(((float *)rill_tensor_data(out))[2], -logf(0.25f), 1e-6);
+  rill_tensor_destroy(out);
+  rill_tensor_destroy(feeds[0]);
+  rill_tensor_destroy(feeds[1]);
+  rill_scope_destroy(scope);
+  rill_executor_destroy(e);
+  rill_program_destroy(p);
 }
