@@ -66,6 +66,20 @@ static size_t workspace_limit(const rill_kernel_ctx *ctx) {
     pick_;                                                                                          \
   })
 
+/* After an algorithm query (status s, `pick` from PICK_ALGO, its workspace `bytes`): the
+ * error naming the step (`what`), or NULL with *ws the workspace (NULL for none). */
+static rill_status *algo_workspace(rill_kernel_ctx *ctx, rill_cuda_dev *d, cudnnStatus_t s, int pick, size_t bytes,
+                                   size_t limit, const char *what, void **ws) {
+  *ws = NULL;
+  if (s) return rill_kernel_error(ctx, "cuDNN (%s): %s", what, cudnnGetErrorString(s));
+  if (pick < 0)
+    return rill_kernel_error(ctx, "cuDNN has no %s algorithm for this convolution within a %zu MiB workspace "
+                             "(workspace_size_MB)", what, limit >> 20);
+  if (bytes && !(*ws = rill_cuda_mem_alloc(d, bytes)))
+    return rill_kernel_error(ctx, "out of device memory for a %zu-byte cuDNN workspace (%s)", bytes, what);
+  return NULL;
+}
+
 /* Runs the convolution under d's lock (the cuDNN handle is d's). */
 static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_conv_geom *g, const float *x,
                                  const float *w, float *y) {
@@ -81,22 +95,14 @@ static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const r
     s = cudnnGetConvolutionForwardAlgorithm_v7(d->dnn, c.x, c.w, c.conv, c.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
                                                &got, perf);
   if (!s) pick = PICK_ALGO(perf, got, limit, false);
-  if (s) {
-    st = rill_kernel_error(ctx, "cuDNN: %s", cudnnGetErrorString(s));
-  } else if (pick < 0) {
-    st = rill_kernel_error(ctx, "cuDNN has no algorithm for this convolution within a %zu MiB workspace "
-                           "(workspace_size_MB)", limit >> 20);
-  } else {
-    size_t bytes = perf[pick].memory;
-    if (bytes && !(ws = rill_cuda_mem_alloc(d, bytes)))
-      st = rill_kernel_error(ctx, "out of device memory for a %zu-byte cuDNN workspace", bytes);
-    const float one = 1.0f, zero = 0.0f;
-    if (!st && (s = cudnnConvolutionForward(d->dnn, &one, c.x, x, c.w, w, c.conv, perf[pick].algo, ws, bytes, &zero,
-                                            c.y, y)))
-      st = rill_kernel_error(ctx, "cudnnConvolutionForward: %s", cudnnGetErrorString(s));
-    /* Freed once queued: the next user of the block is queued behind this convolution. */
-    rill_cuda_mem_free(d, ws);
-  }
+  size_t bytes = pick >= 0 ? perf[pick].memory : 0;
+  st = algo_workspace(ctx, d, s, pick, bytes, limit, "forward", &ws);
+  const float one = 1.0f, zero = 0.0f;
+  if (!st && (s = cudnnConvolutionForward(d->dnn, &one, c.x, x, c.w, w, c.conv, perf[pick].algo, ws, bytes, &zero,
+                                          c.y, y)))
+    st = rill_kernel_error(ctx, "cudnnConvolutionForward: %s", cudnnGetErrorString(s));
+  /* Freed once queued: the next user of the block is queued behind this convolution. */
+  rill_cuda_mem_free(d, ws);
   conv_desc_destroy(&c);
   pthread_mutex_unlock(&d->lock);
   return st;
@@ -160,13 +166,7 @@ static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const 
     if (!s) pick = PICK_ALGO(perf, got, limit, true);
     void *ws = NULL;
     size_t bytes = pick >= 0 ? perf[pick].memory : 0;
-    if (s)
-      st = rill_kernel_error(ctx, "cuDNN (backward data): %s", cudnnGetErrorString(s));
-    else if (pick < 0)
-      st = rill_kernel_error(ctx, "cuDNN has no backward data algorithm within a %zu MiB workspace (workspace_size_MB)",
-                             limit >> 20);
-    else if (bytes && !(ws = rill_cuda_mem_alloc(d, bytes)))
-      st = rill_kernel_error(ctx, "out of device memory for a %zu-byte cuDNN workspace", bytes);
+    st = algo_workspace(ctx, d, s, pick, bytes, limit, "backward data", &ws);
     if (!st && (s = cudnnConvolutionBackwardData(d->dnn, &one, c.w, w, c.y, dy, c.conv, perf[pick].algo, ws, bytes,
                                                  &zero, c.x, dx)))
       st = rill_kernel_error(ctx, "cudnnConvolutionBackwardData: %s", cudnnGetErrorString(s));
@@ -180,13 +180,7 @@ static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const 
     if (!s) pick = PICK_ALGO(perf, got, limit, true);
     void *ws = NULL;
     size_t bytes = pick >= 0 ? perf[pick].memory : 0;
-    if (s)
-      st = rill_kernel_error(ctx, "cuDNN (backward filter): %s", cudnnGetErrorString(s));
-    else if (pick < 0)
-      st = rill_kernel_error(ctx, "cuDNN has no backward filter algorithm within a %zu MiB workspace "
-                             "(workspace_size_MB)", limit >> 20);
-    else if (bytes && !(ws = rill_cuda_mem_alloc(d, bytes)))
-      st = rill_kernel_error(ctx, "out of device memory for a %zu-byte cuDNN workspace", bytes);
+    st = algo_workspace(ctx, d, s, pick, bytes, limit, "backward filter", &ws);
     if (!st && (s = cudnnConvolutionBackwardFilter(d->dnn, &one, c.x, x, c.y, dy, c.conv, perf[pick].algo, ws, bytes,
                                                    &zero, c.w, dw)))
       st = rill_kernel_error(ctx, "cudnnConvolutionBackwardFilter: %s", cudnnGetErrorString(s));

@@ -107,10 +107,27 @@ def test_memory_stats_name_the_reason_or_count_the_bytes():
     assert s['device_allocs'] > 0 and s['peak_bytes'] >= s['current_bytes'] >= 0
 
 
+def run_steps(place, main, startup, feed, loss, steps):
+    """The losses of `steps` runs of main on one feed at `place`, from startup run on the
+    CPU (the same values on both places), and the float32 persistables after them:
+    parameters, optimizer state, batch_norm's running statistics."""
+    scope = fluid.Scope()
+    exe = fluid.Executor(place)
+    losses = []
+    with fluid.scope_guard(scope):
+        fluid.Executor(fluid.CPUPlace()).run(startup)
+        for _ in range(steps):
+            losses.append(float(exe.run(main, feed=feed, fetch_list=[loss])[0][0]))
+        names = [v.name for v in main.list_vars() if fluid.io.is_persistable(v)
+                 and scope.find_var(v.name) is not None and v.dtype == 'float32']
+        state = {n: np.array(scope.find_var(n).get_tensor()) for n in names}
+    exe.close()
+    return losses, state
+
+
 def train_on(place, opt, act, steps=10):
-    """Losses and parameters over `steps` steps on one batch of an MLP (fc-act,
-    fc-act gated by an fc-sigmoid, fc softmax, cross entropy, mean) from the same startup
-    values, run at `place`."""
+    """run_steps of an MLP (fc-act, fc-act gated by an fc-sigmoid, fc softmax, cross
+    entropy, mean) with optimizer `opt` on one batch."""
     main, startup = fluid.Program(), fluid.Program()
     main.random_seed = startup.random_seed = 9
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
@@ -121,19 +138,9 @@ def train_on(place, opt, act, steps=10):
         loss = L.mean(L.cross_entropy(L.fc(h, 5, act='softmax'), label))
         opt.minimize(loss)
     rng = np.random.RandomState(4)
-    xv = rng.rand(16, 20).astype('float32')
-    lv = rng.randint(0, 5, (16, 1)).astype('int64')
-    scope = fluid.Scope()
-    exe = fluid.Executor(place)
-    losses = []
-    with fluid.scope_guard(scope):
-        fluid.Executor(fluid.CPUPlace()).run(startup)
-        for _ in range(steps):
-            losses.append(float(exe.run(main, feed={'x': xv, 'label': lv}, fetch_list=[loss])[0][0]))
-        params = {p.name: np.array(scope.find_var(p.name).get_tensor())
-                  for p in main.global_block().all_parameters()}
-    exe.close()
-    return losses, params
+    feed = {'x': rng.rand(16, 20).astype('float32'),
+            'label': rng.randint(0, 5, (16, 1)).astype('int64')}
+    return run_steps(place, main, startup, feed, loss, steps)
 
 
 @needs_device
@@ -142,7 +149,7 @@ def train_on(place, opt, act, steps=10):
                                      ('relu', lambda: fluid.optimizer.Adam(0.01))])
 def test_an_mlp_trains_on_the_device_as_on_the_cpu(act, opt):
     """The backward pass (mul, elementwise, activation, softmax and mean gradients) and
-    the optimizers on the device give the CPU's losses and parameters."""
+    the optimizers on the device give the CPU's losses, parameters and optimizer state."""
     cpu_losses, cpu = train_on(fluid.CPUPlace(), opt(), act)
     gpu_losses, gpu = train_on(fluid.CUDAPlace(0), opt(), act)
     np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-4)
@@ -153,8 +160,8 @@ def test_an_mlp_trains_on_the_device_as_on_the_cpu(act, opt):
 
 
 def train_conv_on(place, steps=6):
-    """Losses and parameters over `steps` Momentum steps on one batch of a small conv net
-    (conv2d, batch_norm with relu, max pool2d, fc softmax), run at `place`."""
+    """run_steps of a small conv net (conv2d, batch_norm with relu, max and avg pool2d,
+    fc softmax) with Momentum on one batch."""
     main, startup = fluid.Program(), fluid.Program()
     main.random_seed = startup.random_seed = 11
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
@@ -166,20 +173,9 @@ def train_conv_on(place, steps=6):
         loss = L.mean(L.cross_entropy(L.fc(h, 4, act='softmax'), label))
         fluid.optimizer.Momentum(0.05, 0.9).minimize(loss)
     rng = np.random.RandomState(6)
-    xv = rng.rand(8, 2, 10, 10).astype('float32')
-    lv = rng.randint(0, 4, (8, 1)).astype('int64')
-    scope = fluid.Scope()
-    exe = fluid.Executor(place)
-    losses = []
-    with fluid.scope_guard(scope):
-        fluid.Executor(fluid.CPUPlace()).run(startup)
-        for _ in range(steps):
-            losses.append(float(exe.run(main, feed={'img': xv, 'label': lv}, fetch_list=[loss])[0][0]))
-        names = [v.name for v in main.list_vars() if fluid.io.is_persistable(v)
-                 and scope.find_var(v.name) is not None and v.dtype == 'float32']
-        state = {n: np.array(scope.find_var(n).get_tensor()) for n in names}
-    exe.close()
-    return losses, state
+    feed = {'img': rng.rand(8, 2, 10, 10).astype('float32'),
+            'label': rng.randint(0, 4, (8, 1)).astype('int64')}
+    return run_steps(place, main, startup, feed, loss, steps)
 
 
 @needs_device
