@@ -1,5 +1,6 @@
-/* cross_entropy and cross_entropy_grad CUDA kernels, float32, the class dim last: soft
- * labels, or hard ones (int64 or int32) with ignore_index. A hard label outside the
+/* cross_entropy (the class dim last) and softmax_with_cross_entropy (any class axis)
+ * CUDA kernels and their gradients, float32: soft labels, or hard ones (int64 or int32)
+ * with ignore_index. A hard label outside the
  * classes is an error naming the variable, the position and the value, as on the CPU:
  * the device kernel marks the first bad row, and the check reads that mark back, which
  * waits for the device's queue to reach this op. */
@@ -45,39 +46,65 @@ static rill_status *ce_setup(rill_kernel_ctx *ctx, rill_cuda_ce *p, rill_tensor 
   return NULL;
 }
 
-/* Runs `launch` with a fresh bad-row mark for hard labels, then reads the mark back and
- * names the first bad label. */
-typedef cudaError_t (*ce_launch)(const rill_cuda_ce *p, void *arg, cudaStream_t s);
+/* The hard labels being checked: where they are, the class count, and the mark the
+ * launch fills (the kernels' *bad). */
+typedef struct label_check {
+  const void *labels;
+  bool i64;
+  int64_t n, ignore_index;
+  size_t slot; /* the Label input, for the message */
+  unsigned long long **bad;
+} label_check;
 
-static rill_status *run_checked(rill_kernel_ctx *ctx, rill_cuda_dev *d, rill_cuda_ce *p, ce_launch launch, void *arg) {
-  if (p->soft) return rill_cuda_kernel_check(ctx, launch(p, arg, d->stream), "cross_entropy launch");
-  if (!(p->bad = rill_cuda_mem_alloc(d, sizeof *p->bad)))
-    return rill_kernel_error(ctx, "out of device memory for the label check");
+/* Runs `launch` (with `arg`) with a fresh bad-row mark, then reads the mark back and
+ * names the first bad label; with lc NULL (soft labels) just launches. */
+typedef cudaError_t (*ce_launch)(void *arg, cudaStream_t s);
+
+static rill_status *run_checked(rill_kernel_ctx *ctx, rill_cuda_dev *d, const label_check *lc, ce_launch launch,
+                                void *arg) {
+  if (!lc) return rill_cuda_kernel_check(ctx, launch(arg, d->stream), "cross entropy launch");
+  unsigned long long *mark = rill_cuda_mem_alloc(d, sizeof *mark);
+  if (!mark) return rill_kernel_error(ctx, "out of device memory for the label check");
+  *lc->bad = mark;
   unsigned long long bad = ~0ull;
-  cudaError_t e = cudaMemsetAsync(p->bad, 0xff, sizeof *p->bad, d->stream);
-  if (e == cudaSuccess) e = launch(p, arg, d->stream);
-  if (e == cudaSuccess) e = cudaMemcpyAsync(&bad, p->bad, sizeof bad, cudaMemcpyDeviceToHost, d->stream);
+  cudaError_t e = cudaMemsetAsync(mark, 0xff, sizeof *mark, d->stream);
+  if (e == cudaSuccess) e = launch(arg, d->stream);
+  if (e == cudaSuccess) e = cudaMemcpyAsync(&bad, mark, sizeof bad, cudaMemcpyDeviceToHost, d->stream);
   if (e == cudaSuccess) e = cudaStreamSynchronize(d->stream);
   int64_t label = 0;
-  size_t es = p->labels_i64 ? sizeof(int64_t) : sizeof(int32_t);
+  size_t es = lc->i64 ? sizeof(int64_t) : sizeof(int32_t);
   if (e == cudaSuccess && bad != ~0ull) {
     int32_t l32 = 0;
-    e = cudaMemcpyAsync(p->labels_i64 ? (void *)&label : (void *)&l32, (const uint8_t *)p->labels + bad * es, es,
+    e = cudaMemcpyAsync(lc->i64 ? (void *)&label : (void *)&l32, (const uint8_t *)lc->labels + bad * es, es,
                         cudaMemcpyDeviceToHost, d->stream);
     if (e == cudaSuccess) e = cudaStreamSynchronize(d->stream);
-    if (!p->labels_i64) label = l32;
+    if (!lc->i64) label = l32;
   }
-  rill_cuda_mem_free(d, p->bad);
-  p->bad = NULL;
-  RILL_TRY(rill_cuda_kernel_check(ctx, e, "cross_entropy launch"));
+  rill_cuda_mem_free(d, mark);
+  *lc->bad = NULL;
+  RILL_TRY(rill_cuda_kernel_check(ctx, e, "cross entropy launch"));
   if (bad == ~0ull) return NULL;
   return rill_kernel_error(ctx, "input Label (%s) holds %lld at position %llu, outside [0, %lld) and not ignore_index %lld",
-                           rill_kin_name(ctx, RILL_CROSS_ENTROPY_IN_LABEL, 0), (long long)label, bad, (long long)p->n,
-                           (long long)p->ignore_index);
+                           rill_kin_name(ctx, lc->slot, 0), (long long)label, bad, (long long)lc->n,
+                           (long long)lc->ignore_index);
 }
 
-static cudaError_t launch_forward(const rill_cuda_ce *p, void *loss, cudaStream_t s) {
-  return rill_cuda_cross_entropy_f32(p, loss, s);
+/* The check of a cross_entropy's hard labels; NULL for soft ones. */
+static const label_check *ce_check(rill_cuda_ce *p, label_check *lc) {
+  if (p->soft) return NULL;
+  *lc = (label_check){p->labels, p->labels_i64, p->n, p->ignore_index, RILL_CROSS_ENTROPY_IN_LABEL, &p->bad};
+  return lc;
+}
+
+typedef struct ce_args {
+  const rill_cuda_ce *p;
+  const float *dy;
+  float *out; /* Y, or X@GRAD */
+} ce_args;
+
+static cudaError_t launch_forward(void *arg, cudaStream_t s) {
+  ce_args *a = arg;
+  return rill_cuda_cross_entropy_f32(a->p, a->out, s);
 }
 
 rill_status *rill_cuda_cross_entropy_fp32(rill_kernel_ctx *ctx) {
@@ -89,17 +116,14 @@ rill_status *rill_cuda_cross_entropy_fp32(rill_kernel_ctx *ctx) {
   RILL_TRY(rill_kout_check_dims(ctx, RILL_CROSS_ENTROPY_OUT_Y, 0, y, &yd));
   rill_cuda_dev *d = NULL;
   RILL_TRY(rill_cuda_kernel_dev(ctx, y, &d));
-  return run_checked(ctx, d, &p, launch_forward, rill_tensor_ptr(y));
+  label_check lc;
+  ce_args args = {&p, NULL, rill_tensor_ptr(y)};
+  return run_checked(ctx, d, ce_check(&p, &lc), launch_forward, &args);
 }
 
-typedef struct grad_args {
-  const float *dy;
-  float *dx;
-} grad_args;
-
-static cudaError_t launch_backward(const rill_cuda_ce *p, void *arg, cudaStream_t s) {
-  grad_args *g = arg;
-  return rill_cuda_cross_entropy_grad_f32(p, g->dy, g->dx, s);
+static cudaError_t launch_backward(void *arg, cudaStream_t s) {
+  ce_args *a = arg;
+  return rill_cuda_cross_entropy_grad_f32(a->p, a->dy, a->out, s);
 }
 
 rill_status *rill_cuda_cross_entropy_grad_fp32(rill_kernel_ctx *ctx) {
@@ -117,6 +141,121 @@ rill_status *rill_cuda_cross_entropy_grad_fp32(rill_kernel_ctx *ctx) {
   RILL_TRY(rill_kout_check_dims(ctx, RILL_CROSS_ENTROPY_GRAD_OUT_X_GRAD, 0, dx, &x->dims));
   rill_cuda_dev *d = NULL;
   RILL_TRY(rill_cuda_kernel_dev(ctx, dx, &d));
-  grad_args a = {rill_tensor_ptr(dy), rill_tensor_ptr(dx)};
-  return run_checked(ctx, d, &p, launch_backward, &a);
+  label_check lc;
+  ce_args args = {&p, rill_tensor_ptr(dy), rill_tensor_ptr(dx)};
+  return run_checked(ctx, d, ce_check(&p, &lc), launch_backward, &args);
+}
+
+/* ---- softmax_with_cross_entropy ---- */
+
+_Static_assert(RILL_SAME_POS(RILL_SOFTMAX_WITH_CROSS_ENTROPY_GRAD_ATTR_SOFT_LABEL,
+                             RILL_SOFTMAX_WITH_CROSS_ENTROPY_ATTR_SOFT_LABEL) &&
+                   RILL_SAME_POS(RILL_SOFTMAX_WITH_CROSS_ENTROPY_GRAD_ATTR_USE_SOFTMAX,
+                                 RILL_SOFTMAX_WITH_CROSS_ENTROPY_ATTR_USE_SOFTMAX) &&
+                   RILL_SAME_POS(RILL_SOFTMAX_WITH_CROSS_ENTROPY_GRAD_ATTR_IGNORE_INDEX,
+                                 RILL_SOFTMAX_WITH_CROSS_ENTROPY_ATTR_IGNORE_INDEX) &&
+                   RILL_SAME_POS(RILL_SOFTMAX_WITH_CROSS_ENTROPY_GRAD_ATTR_AXIS, RILL_SOFTMAX_WITH_CROSS_ENTROPY_ATTR_AXIS),
+               "softmax_with_cross_entropy and its gradient share their attributes");
+
+/* Logits or Softmax (input xs) viewed as [outer, n, inner] around `axis`, and the labels
+ * of input ls, as the CPU kernel checks them. */
+static rill_status *swce_setup(rill_kernel_ctx *ctx, size_t xs, size_t ls, rill_cuda_swce *p, rill_tensor **x,
+                               label_check *lc, const label_check **check) {
+  const rill_attr_value *a = ctx->attrs;
+  RILL_TRY(rill_kin_need(ctx, xs, 0, RILL_DTYPE_FP32, x));
+  const rill_dims *xd = &(*x)->dims;
+  int r = xd->n;
+  int64_t axis = a[RILL_SOFTMAX_WITH_CROSS_ENTROPY_ATTR_AXIS].v.i;
+  if (r < 1 || axis < -r || axis >= r)
+    return rill_kernel_error(ctx, "axis %lld is out of range for input %s (%s) of rank %d", (long long)axis,
+                             ctx->schema->inputs[xs].name, rill_kin_name(ctx, xs, 0), r);
+  if (axis < 0) axis += r;
+  *p = (rill_cuda_swce){.x = rill_tensor_ptr(*x), .use_softmax = a[RILL_SOFTMAX_WITH_CROSS_ENTROPY_ATTR_USE_SOFTMAX].v.b,
+                        .ignore_index = a[RILL_SOFTMAX_WITH_CROSS_ENTROPY_ATTR_IGNORE_INDEX].v.i,
+                        .outer = rill_dims_prod(xd, 0, (int)axis), .n = xd->d[axis],
+                        .inner = rill_dims_prod(xd, (int)axis + 1, r)};
+  rill_tensor *lt = rill_kin(ctx, ls, 0);
+  if (!lt || !rill_tensor_is_set(lt))
+    return rill_kernel_error(ctx, "input Label (%s) is missing or holds no data", rill_kin_name(ctx, ls, 0));
+  *check = NULL;
+  if (a[RILL_SOFTMAX_WITH_CROSS_ENTROPY_ATTR_SOFT_LABEL].v.b) {
+    if (lt->dtype != RILL_DTYPE_FP32 || !rill_dims_equal(&lt->dims, xd)) {
+      char s1[RILL_DIMS_STR_MAX], s2[RILL_DIMS_STR_MAX];
+      return rill_kernel_error(ctx, "input Label (%s) is %s of shape %s; soft labels need float32 of shape %s",
+                               rill_kin_name(ctx, ls, 0), rill_dtype_name(lt->dtype),
+                               rill_dims_str(&lt->dims, s1, sizeof s1), rill_dims_str(xd, s2, sizeof s2));
+    }
+    p->soft = rill_tensor_ptr(lt);
+    return NULL;
+  }
+  if (lt->dtype != RILL_DTYPE_INT64 && lt->dtype != RILL_DTYPE_INT32)
+    return rill_kernel_error(ctx, "input Label (%s) is %s; hard labels are int64 or int32", rill_kin_name(ctx, ls, 0),
+                             rill_dtype_name(lt->dtype));
+  if (rill_tensor_numel(lt) != p->outer * p->inner)
+    return rill_kernel_error(ctx, "input Label (%s) has %lld labels, expected %lld", rill_kin_name(ctx, ls, 0),
+                             (long long)rill_tensor_numel(lt), (long long)(p->outer * p->inner));
+  p->labels = rill_tensor_ptr(lt);
+  p->labels_i64 = lt->dtype == RILL_DTYPE_INT64;
+  *lc = (label_check){p->labels, p->labels_i64, p->n, p->ignore_index, ls, &p->bad};
+  *check = lc;
+  return NULL;
+}
+
+typedef struct swce_args {
+  const rill_cuda_swce *p;
+  const float *g;
+  float *a, *b; /* Softmax and Loss, or Logits@GRAD */
+} swce_args;
+
+static cudaError_t launch_swce(void *arg, cudaStream_t s) {
+  swce_args *a = arg;
+  return rill_cuda_swce_f32(a->p, a->a, a->b, s);
+}
+
+static cudaError_t launch_swce_grad(void *arg, cudaStream_t s) {
+  swce_args *a = arg;
+  return rill_cuda_swce_grad_f32(a->p, a->g, a->a, s);
+}
+
+rill_status *rill_cuda_softmax_with_cross_entropy_fp32(rill_kernel_ctx *ctx) {
+  rill_cuda_swce p;
+  rill_tensor *x = NULL, *sm = NULL, *loss = NULL;
+  label_check lc;
+  const label_check *check;
+  RILL_TRY(swce_setup(ctx, RILL_SOFTMAX_WITH_CROSS_ENTROPY_IN_LOGITS, RILL_SOFTMAX_WITH_CROSS_ENTROPY_IN_LABEL, &p, &x,
+                      &lc, &check));
+  RILL_TRY(rill_kout_need(ctx, RILL_SOFTMAX_WITH_CROSS_ENTROPY_OUT_SOFTMAX, 0, RILL_DTYPE_FP32, &sm));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_SOFTMAX_WITH_CROSS_ENTROPY_OUT_SOFTMAX, 0, sm, &x->dims));
+  /* Loss: X's dims with the class axis 1 (the axis was checked by swce_setup) */
+  rill_dims ld = x->dims;
+  int64_t axis = ctx->attrs[RILL_SOFTMAX_WITH_CROSS_ENTROPY_ATTR_AXIS].v.i;
+  ld.d[axis < 0 ? axis + ld.n : axis] = 1;
+  RILL_TRY(rill_kout_need(ctx, RILL_SOFTMAX_WITH_CROSS_ENTROPY_OUT_LOSS, 0, RILL_DTYPE_FP32, &loss));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_SOFTMAX_WITH_CROSS_ENTROPY_OUT_LOSS, 0, loss, &ld));
+  if (p.outer * p.n * p.inner == 0) return NULL;
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, sm, &d));
+  swce_args args = {&p, NULL, rill_tensor_ptr(sm), rill_tensor_ptr(loss)};
+  return run_checked(ctx, d, check, launch_swce, &args);
+}
+
+rill_status *rill_cuda_softmax_with_cross_entropy_grad_fp32(rill_kernel_ctx *ctx) {
+  if (!rill_kout(ctx, RILL_SOFTMAX_WITH_CROSS_ENTROPY_GRAD_OUT_LOGITS_GRAD, 0)) return NULL; /* not wanted */
+  rill_cuda_swce p;
+  rill_tensor *y = NULL, *g = NULL, *dx = NULL;
+  label_check lc;
+  const label_check *check;
+  RILL_TRY(swce_setup(ctx, RILL_SOFTMAX_WITH_CROSS_ENTROPY_GRAD_IN_SOFTMAX, RILL_SOFTMAX_WITH_CROSS_ENTROPY_GRAD_IN_LABEL,
+                      &p, &y, &lc, &check));
+  RILL_TRY(rill_kin_need(ctx, RILL_SOFTMAX_WITH_CROSS_ENTROPY_GRAD_IN_LOSS_GRAD, 0, RILL_DTYPE_FP32, &g));
+  if (rill_tensor_numel(g) != p.outer * p.inner)
+    return rill_kernel_error(ctx, "input Loss@GRAD (%s) has %lld elements, the loss has %lld",
+                             rill_kin_name(ctx, RILL_SOFTMAX_WITH_CROSS_ENTROPY_GRAD_IN_LOSS_GRAD, 0),
+                             (long long)rill_tensor_numel(g), (long long)(p.outer * p.inner));
+  RILL_TRY(rill_kout_need(ctx, RILL_SOFTMAX_WITH_CROSS_ENTROPY_GRAD_OUT_LOGITS_GRAD, 0, RILL_DTYPE_FP32, &dx));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_SOFTMAX_WITH_CROSS_ENTROPY_GRAD_OUT_LOGITS_GRAD, 0, dx, &y->dims));
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, dx, &d));
+  swce_args args = {&p, rill_tensor_ptr(g), rill_tensor_ptr(dx), NULL};
+  return run_checked(ctx, d, check, launch_swce_grad, &args);
 }

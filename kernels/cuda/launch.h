@@ -142,6 +142,22 @@ typedef struct rill_cuda_ce {
 } rill_cuda_ce;
 cudaError_t rill_cuda_cross_entropy_f32(const rill_cuda_ce *p, float *loss, cudaStream_t s);
 cudaError_t rill_cuda_cross_entropy_grad_f32(const rill_cuda_ce *p, const float *dy, float *dx, cudaStream_t s);
+/* softmax_with_cross_entropy as the CPU kernel computes it, on x [outer, n, inner] (the
+ * class dim in the middle): with use_softmax, Softmax of each row, its shifted logits
+ * clipped at -64, and Loss = log(sum) - the label's shifted logit (soft: label-weighted);
+ * without, x already holds probabilities (Softmax a copy, Loss cross entropy). Labels,
+ * ignore_index and *bad as rill_cuda_ce, one label a row (outer x inner). The gradient
+ * reads x = Softmax: (Softmax - label) * Loss@GRAD. */
+typedef struct rill_cuda_swce {
+  const float *x, *soft;
+  const void *labels;
+  bool labels_i64, use_softmax;
+  int64_t ignore_index;
+  int64_t outer, n, inner;
+  unsigned long long *bad;
+} rill_cuda_swce;
+cudaError_t rill_cuda_swce_f32(const rill_cuda_swce *p, float *softmax, float *loss, cudaStream_t s);
+cudaError_t rill_cuda_swce_grad_f32(const rill_cuda_swce *p, const float *loss_grad, float *dx, cudaStream_t s);
 
 /* ---- gradients (device/grad.cu) ---- */
 /* dx = X@GRAD of relu, sigmoid or tanh (op: RILL_CUDA_RELU / _SIGMOID / _TANH) from the

@@ -636,3 +636,49 @@ Test(cuda_kernels, a_bad_label_is_named) {
   rill_executor_destroy(e);
   rill_program_destroy(p);
 }
+
+/* ---- softmax_with_cross_entropy ---- */
+
+static void swce_axis1_ignore_2(rill_op_builder *b) {
+  OK(rill_op_builder_attr_int(b, "axis", 1));
+  OK(rill_op_builder_attr_int(b, "ignore_index", 2));
+}
+static void swce_probabilities(rill_op_builder *b) { OK(rill_op_builder_attr_bool(b, "use_softmax", false)); }
+
+/* Logits [3, 5, 4] with the classes at axis 1 (strided rows), int64 labels with
+ * ignore_index 2; soft labels on [9, 11]; probabilities already (use_softmax false). */
+Test(cuda_kernels, softmax_with_cross_entropy_middle_axis) {
+  op_case c = {"softmax_with_cross_entropy", {IN("Logits", "x", -6, 6, 3, 5, 4), IN("Label", "label", 0, 4, 3, 1, 4)},
+               {OUT("Softmax", "sm", 3, 5, 4), OUT("Loss", "loss", 3, 1, 4)}, swce_axis1_ignore_2, 1e-5};
+  c.in[1].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}
+
+Test(cuda_kernels, softmax_with_cross_entropy_soft_labels) {
+  op_case c = {"softmax_with_cross_entropy", {IN("Logits", "x", -6, 6, 9, 11), IN("Label", "label", 0, 1, 9, 11)},
+               {OUT("Softmax", "sm", 9, 11), OUT("Loss", "loss", 9, 1)}, soft_label, 1e-5};
+  compare(&c);
+}
+
+Test(cuda_kernels, softmax_with_cross_entropy_of_probabilities) {
+  op_case c = {"softmax_with_cross_entropy", {IN("Logits", "x", 0.01f, 1, 13, 7), IN("Label", "label", 0, 6, 13, 1)},
+               {OUT("Softmax", "sm", 13, 7), OUT("Loss", "loss", 13, 1)}, swce_probabilities, 1e-6};
+  c.in[1].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}
+
+Test(cuda_kernels, softmax_with_cross_entropy_grad_middle_axis) {
+  op_case c = {"softmax_with_cross_entropy_grad",
+               {IN("Label", "label", 0, 4, 3, 1, 4), IN("Softmax", "sm", 0.01f, 1, 3, 5, 4),
+                IN("Loss@GRAD", "dloss", -1, 1, 3, 1, 4)},
+               {OUT("Logits@GRAD", "dx", 3, 5, 4)}, swce_axis1_ignore_2, 1e-6};
+  c.in[0].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}
+
+Test(cuda_kernels, softmax_with_cross_entropy_grad_soft_labels) {
+  op_case c = {"softmax_with_cross_entropy_grad",
+               {IN("Label", "label", 0, 1, 9, 11), IN("Softmax", "sm", 0.01f, 1, 9, 11), IN("Loss@GRAD", "dloss", -1, 1, 9, 1)},
+               {OUT("Logits@GRAD", "dx", 9, 11)}, soft_label, 1e-6};
+  compare(&c);
+}

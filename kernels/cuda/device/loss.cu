@@ -1,5 +1,6 @@
-// cross_entropy and its gradient on probabilities X [rows, n] (the class dim last): hard
-// labels (int64 or int32, ignore_index) or soft ones. A hard label outside [0, n) that is
+// cross_entropy on probabilities X [rows, n] (the class dim last) and
+// softmax_with_cross_entropy on [outer, n, inner], with their gradients: hard labels
+// (int64 or int32, ignore_index) or soft ones. A hard label outside [0, n) that is
 // not ignore_index is not read: the first such row is kept in *bad (atomicMin) for the
 // host to report.
 #include <cmath>
@@ -58,7 +59,99 @@ __global__ void ce_backward(rill_cuda_ce p, const float *dy, float *dx) {
   }
 }
 
+// ---- softmax_with_cross_entropy: [outer, n, inner], a row per (outer, inner) ----
+
+__device__ inline float softmax_clip(float v) { return v < -64.0f ? -64.0f : v; }
+
+// The label of row r: -1 for ignore_index, -2 (and recorded) when outside [0, n).
+__device__ inline int64_t swce_label(const rill_cuda_swce &p, int64_t r, bool record) {
+  int64_t l = label_at(p.labels, p.labels_i64, r);
+  if (l == p.ignore_index) return -1;
+  if (l < 0 || l >= p.n) {
+    if (record) atomicMin(p.bad, (unsigned long long)r);
+    return -2;
+  }
+  return l;
+}
+
+// One thread a row, in the CPU kernel's order: the max, the label's shifted logit, the
+// exponentials and their sum (soft: label-weighted sums), the loss, the normalisation.
+// Without use_softmax the input already holds probabilities: Softmax is a copy.
+__global__ void swce_forward(rill_cuda_swce p, float *sm, float *loss) {
+  int64_t rows = p.outer * p.inner;
+  for (int64_t r = first_index(); r < rows; r += grid_stride()) {
+    int64_t o = r / p.inner, j = r % p.inner, base = o * p.n * p.inner + j, in = p.inner;
+    const float *a = p.x + base;
+    float *d = sm + base;
+    int64_t lbl = p.soft ? 0 : swce_label(p, r, true);
+    if (!p.use_softmax) {
+      float s = 0.0f;
+      if (p.soft)
+        for (int64_t i = 0; i < p.n; i++) s += tolerable(logf(a[i * in])) * p.soft[base + i * in];
+      else
+        s = lbl >= 0 ? tolerable(logf(a[lbl * in])) : 0.0f;
+      loss[r] = -s;
+      for (int64_t i = 0; i < p.n; i++) d[i * in] = a[i * in];
+      continue;
+    }
+    float mx = a[0];
+    for (int64_t i = 1; i < p.n; i++) mx = a[i * in] > mx ? a[i * in] : mx;
+    float xl = !p.soft && lbl >= 0 ? softmax_clip(a[lbl * in] - mx) : 0.0f, lsum = 0.0f, sum = 0.0f;
+    for (int64_t i = 0; i < p.n; i++) {
+      float v = softmax_clip(a[i * in] - mx);
+      if (p.soft) {
+        float l = p.soft[base + i * in];
+        xl += l * v;
+        lsum += l;
+      }
+      float e = expf(v);
+      d[i * in] = e;
+      sum += e;
+    }
+    float lse = logf(sum);
+    loss[r] = p.soft ? lse * lsum - xl : (lbl >= 0 ? lse - xl : 0.0f);
+    float inv = 1.0f / sum;
+    for (int64_t i = 0; i < p.n; i++) d[i * in] *= inv;
+  }
+}
+
+// One thread an element of Logits@GRAD: (softmax - label) * g, or without use_softmax
+// the gradient of cross entropy on probabilities.
+__global__ void swce_backward(rill_cuda_swce p, const float *g, float *dx) {
+  int64_t total = p.outer * p.n * p.inner;
+  for (int64_t e = first_index(); e < total; e += grid_stride()) {
+    int64_t j = e % p.inner, i = (e / p.inner) % p.n, o = e / (p.inner * p.n), r = o * p.inner + j;
+    float y = p.x[e], gr = g[r];
+    if (p.soft) {
+      dx[e] = p.use_softmax ? (y - p.soft[e]) * gr : -p.soft[e] * gr / y;
+      continue;
+    }
+    int64_t lbl = swce_label(p, r, i == 0);
+    if (lbl < 0)
+      dx[e] = 0.0f;
+    else if (p.use_softmax)
+      dx[e] = i == lbl ? y * gr - gr : y * gr;
+    else
+      dx[e] = i == lbl ? -gr / y : 0.0f;
+  }
+}
+
 }  // namespace
+
+extern "C" cudaError_t rill_cuda_swce_f32(const rill_cuda_swce *p, float *softmax, float *loss, cudaStream_t s) {
+  int64_t rows = p->outer * p->inner;
+  if (rows == 0 || p->n == 0) return cudaSuccess;
+  swce_forward<<<blocks_for(rows), kThreads, 0, s>>>(*p, softmax, loss);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t rill_cuda_swce_grad_f32(const rill_cuda_swce *p, const float *loss_grad, float *dx,
+                                               cudaStream_t s) {
+  int64_t total = p->outer * p->n * p->inner;
+  if (total == 0) return cudaSuccess;
+  swce_backward<<<blocks_for(total), kThreads, 0, s>>>(*p, loss_grad, dx);
+  return cudaGetLastError();
+}
 
 extern "C" cudaError_t rill_cuda_cross_entropy_f32(const rill_cuda_ce *p, float *loss, cudaStream_t s) {
   if (p->rows == 0) return cudaSuccess;
