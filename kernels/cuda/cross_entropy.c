@@ -1,15 +1,44 @@
 /* cross_entropy (the class dim last) and softmax_with_cross_entropy (any class axis)
  * CUDA kernels and their gradients, float32: soft labels, or hard ones (int64 or int32)
- * with ignore_index. A hard label outside the
- * classes is an error naming the variable, the position and the value, as on the CPU:
- * the device kernel marks the first bad row, and the check reads that mark back, which
- * waits for the device's queue to reach this op. */
+ * with ignore_index. A hard label outside the classes is an error naming the variable,
+ * the position and the value, as on the CPU: the device kernel marks the first bad row,
+ * and the check reads that mark back, which waits for the device's queue to reach this
+ * op. */
 #include "kernels/cuda/cuda.h"
 
 _Static_assert(RILL_SAME_POS(RILL_CROSS_ENTROPY_GRAD_IN_LABEL, RILL_CROSS_ENTROPY_IN_LABEL) &&
                    RILL_SAME_POS(RILL_CROSS_ENTROPY_GRAD_ATTR_SOFT_LABEL, RILL_CROSS_ENTROPY_ATTR_SOFT_LABEL) &&
                    RILL_SAME_POS(RILL_CROSS_ENTROPY_GRAD_ATTR_IGNORE_INDEX, RILL_CROSS_ENTROPY_ATTR_IGNORE_INDEX),
                "cross_entropy and its gradient share the Label slot and the attributes");
+
+/* Input `ls` as the labels of X (dims xd, `rows` rows): soft ones (float32 of X's shape)
+ * into *soft, or hard ones (int64 or int32, one a row) into *labels and *i64, checked as
+ * the CPU kernels check them. */
+static rill_status *label_input(rill_kernel_ctx *ctx, size_t ls, bool want_soft, const rill_dims *xd, int64_t rows,
+                                const float **soft, const void **labels, bool *i64) {
+  rill_tensor *lt = rill_kin(ctx, ls, 0);
+  if (!lt || !rill_tensor_is_set(lt))
+    return rill_kernel_error(ctx, "input Label (%s) is missing or holds no data", rill_kin_name(ctx, ls, 0));
+  if (want_soft) {
+    if (lt->dtype != RILL_DTYPE_FP32 || !rill_dims_equal(&lt->dims, xd)) {
+      char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+      return rill_kernel_error(ctx, "input Label (%s) is %s of shape %s; soft labels need float32 of shape %s",
+                               rill_kin_name(ctx, ls, 0), rill_dtype_name(lt->dtype),
+                               rill_dims_str(&lt->dims, a, sizeof a), rill_dims_str(xd, b, sizeof b));
+    }
+    *soft = rill_tensor_ptr(lt);
+    return NULL;
+  }
+  if (lt->dtype != RILL_DTYPE_INT64 && lt->dtype != RILL_DTYPE_INT32)
+    return rill_kernel_error(ctx, "input Label (%s) is %s; hard labels are int64 or int32", rill_kin_name(ctx, ls, 0),
+                             rill_dtype_name(lt->dtype));
+  if (rill_tensor_numel(lt) != rows)
+    return rill_kernel_error(ctx, "input Label (%s) has %lld labels, expected %lld", rill_kin_name(ctx, ls, 0),
+                             (long long)rill_tensor_numel(lt), (long long)rows);
+  *labels = rill_tensor_ptr(lt);
+  *i64 = lt->dtype == RILL_DTYPE_INT64;
+  return NULL;
+}
 
 /* X, Label and the rows x classes view, as the CPU kernel checks them. */
 static rill_status *ce_setup(rill_kernel_ctx *ctx, rill_cuda_ce *p, rill_tensor **x, rill_dims *loss_dims) {
@@ -20,28 +49,9 @@ static rill_status *ce_setup(rill_kernel_ctx *ctx, rill_cuda_ce *p, rill_tensor 
                       .ignore_index = ctx->attrs[RILL_CROSS_ENTROPY_ATTR_IGNORE_INDEX].v.i};
   p->rows = rill_dims_prod(xd, 0, xd->n - 1);
   size_t ls = RILL_CROSS_ENTROPY_IN_LABEL;
-  rill_tensor *lt = rill_kin(ctx, ls, 0);
-  if (!lt || !rill_tensor_is_set(lt))
-    return rill_kernel_error(ctx, "input Label (%s) is missing or holds no data", rill_kin_name(ctx, ls, 0));
-  if (ctx->attrs[RILL_CROSS_ENTROPY_ATTR_SOFT_LABEL].v.b) {
-    if (lt->dtype != RILL_DTYPE_FP32 || !rill_dims_equal(&lt->dims, xd)) {
-      char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
-      return rill_kernel_error(ctx, "input Label (%s) is %s of shape %s; soft labels need float32 of shape %s",
-                               rill_kin_name(ctx, ls, 0), rill_dtype_name(lt->dtype),
-                               rill_dims_str(&lt->dims, a, sizeof a), rill_dims_str(xd, b, sizeof b));
-    }
-    p->soft = rill_tensor_ptr(lt);
-  } else {
-    if (lt->dtype != RILL_DTYPE_INT64 && lt->dtype != RILL_DTYPE_INT32)
-      return rill_kernel_error(ctx, "input Label (%s) is %s; hard labels are int64 or int32", rill_kin_name(ctx, ls, 0),
-                               rill_dtype_name(lt->dtype));
-    if (rill_tensor_numel(lt) != p->rows)
-      return rill_kernel_error(ctx, "input Label (%s) has %lld labels, expected %lld", rill_kin_name(ctx, ls, 0),
-                               (long long)rill_tensor_numel(lt), (long long)p->rows);
-    p->labels = rill_tensor_ptr(lt);
-    p->labels_i64 = lt->dtype == RILL_DTYPE_INT64;
-  }
-  *loss_dims = lt->dims;
+  RILL_TRY(label_input(ctx, ls, ctx->attrs[RILL_CROSS_ENTROPY_ATTR_SOFT_LABEL].v.b, xd, p->rows, &p->soft, &p->labels,
+                       &p->labels_i64));
+  *loss_dims = rill_kin(ctx, ls, 0)->dims;
   if (loss_dims->n == xd->n) loss_dims->d[loss_dims->n - 1] = 1;
   return NULL;
 }
@@ -174,28 +184,10 @@ static rill_status *swce_setup(rill_kernel_ctx *ctx, size_t xs, size_t ls, rill_
                         .ignore_index = a[RILL_SOFTMAX_WITH_CROSS_ENTROPY_ATTR_IGNORE_INDEX].v.i,
                         .outer = rill_dims_prod(xd, 0, (int)axis), .n = xd->d[axis],
                         .inner = rill_dims_prod(xd, (int)axis + 1, r)};
-  rill_tensor *lt = rill_kin(ctx, ls, 0);
-  if (!lt || !rill_tensor_is_set(lt))
-    return rill_kernel_error(ctx, "input Label (%s) is missing or holds no data", rill_kin_name(ctx, ls, 0));
   *check = NULL;
-  if (a[RILL_SOFTMAX_WITH_CROSS_ENTROPY_ATTR_SOFT_LABEL].v.b) {
-    if (lt->dtype != RILL_DTYPE_FP32 || !rill_dims_equal(&lt->dims, xd)) {
-      char s1[RILL_DIMS_STR_MAX], s2[RILL_DIMS_STR_MAX];
-      return rill_kernel_error(ctx, "input Label (%s) is %s of shape %s; soft labels need float32 of shape %s",
-                               rill_kin_name(ctx, ls, 0), rill_dtype_name(lt->dtype),
-                               rill_dims_str(&lt->dims, s1, sizeof s1), rill_dims_str(xd, s2, sizeof s2));
-    }
-    p->soft = rill_tensor_ptr(lt);
-    return NULL;
-  }
-  if (lt->dtype != RILL_DTYPE_INT64 && lt->dtype != RILL_DTYPE_INT32)
-    return rill_kernel_error(ctx, "input Label (%s) is %s; hard labels are int64 or int32", rill_kin_name(ctx, ls, 0),
-                             rill_dtype_name(lt->dtype));
-  if (rill_tensor_numel(lt) != p->outer * p->inner)
-    return rill_kernel_error(ctx, "input Label (%s) has %lld labels, expected %lld", rill_kin_name(ctx, ls, 0),
-                             (long long)rill_tensor_numel(lt), (long long)(p->outer * p->inner));
-  p->labels = rill_tensor_ptr(lt);
-  p->labels_i64 = lt->dtype == RILL_DTYPE_INT64;
+  RILL_TRY(label_input(ctx, ls, a[RILL_SOFTMAX_WITH_CROSS_ENTROPY_ATTR_SOFT_LABEL].v.b, xd, p->outer * p->inner,
+                       &p->soft, &p->labels, &p->labels_i64));
+  if (p->soft) return NULL;
   *lc = (label_check){p->labels, p->labels_i64, p->n, p->ignore_index, ls, &p->bad};
   *check = lc;
   return NULL;
