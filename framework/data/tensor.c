@@ -41,6 +41,8 @@ rill_buffer *rill_buffer_alloc_on(size_t size, rill_place place, const rill_devi
   atomic_init(&b->pins, 0);
   b->immutable = false;
   atomic_init(&b->derived, NULL);
+  atomic_init(&b->mirrors, NULL);
+  b->mirror_next = NULL;
   b->size = size;
   b->place = place;
   b->deleter = NULL;
@@ -59,6 +61,8 @@ rill_buffer *rill_buffer_wrap(void *data, size_t size, rill_place place,
   atomic_init(&b->pins, 0);
   b->immutable = false;
   atomic_init(&b->derived, NULL);
+  atomic_init(&b->mirrors, NULL);
+  b->mirror_next = NULL;
   b->data = data;
   b->size = size;
   b->place = place;
@@ -78,6 +82,10 @@ void rill_buffer_release(rill_buffer *buf) {
   if (atomic_fetch_sub_explicit(&buf->refs, 1, memory_order_acq_rel) != 1) return;
   rill_buffer_derived *d = atomic_load_explicit(&buf->derived, memory_order_acquire);
   if (d && d != &derived_busy) d->destroy(d);
+  for (rill_buffer *m = atomic_load_explicit(&buf->mirrors, memory_order_acquire), *next; m; m = next) {
+    next = m->mirror_next;
+    rill_buffer_release(m);
+  }
   if (buf->deleter)
     buf->deleter(buf->data, buf->deleter_ctx);
   else if (buf->owned && buf->mem)
@@ -116,6 +124,32 @@ bool rill_buffer_derived_claim(rill_buffer *buf) {
 
 void rill_buffer_derived_publish(rill_buffer *buf, rill_buffer_derived *d) {
   atomic_store_explicit(&buf->derived, d, memory_order_release);
+}
+
+static bool same_place(rill_place a, rill_place b) { return a.device == b.device && a.id == b.id; }
+
+rill_buffer *rill_buffer_mirror_find(rill_buffer *buf, rill_place place) {
+  if (!buf) return NULL;
+  for (rill_buffer *m = atomic_load_explicit(&buf->mirrors, memory_order_acquire); m; m = m->mirror_next)
+    if (same_place(m->place, place)) return m;
+  return NULL;
+}
+
+rill_buffer *rill_buffer_mirror_add(rill_buffer *buf, rill_buffer *copy) {
+  if (!buf->immutable || same_place(buf->place, copy->place)) return copy;
+  copy->immutable = true;
+  rill_buffer *head = atomic_load_explicit(&buf->mirrors, memory_order_acquire);
+  for (;;) {
+    for (rill_buffer *m = head; m; m = m->mirror_next)
+      if (same_place(m->place, copy->place)) {
+        rill_buffer_release(copy);
+        return m;
+      }
+    copy->mirror_next = head;
+    if (atomic_compare_exchange_weak_explicit(&buf->mirrors, &head, copy, memory_order_acq_rel,
+                                              memory_order_acquire))
+      return copy;
+  }
 }
 
 void rill_lod_clear(rill_lod *lod) {

@@ -53,6 +53,11 @@ typedef struct rill_buffer {
   /* NULL, RILL_BUFFER_DERIVED_BUSY while one thread builds it, or the derived data,
    * destroyed with the buffer (rill_buffer_derived_get / _claim / _publish). */
   _Atomic(rill_buffer_derived *) derived;
+  /* Copies of an immutable buffer's bytes on other places (a device's copy of a
+   * predictor's weights), newest first, each linked to the next by its own
+   * `mirror_next`; the buffer holds a reference to each (rill_buffer_mirror_*). */
+  _Atomic(struct rill_buffer *) mirrors;
+  struct rill_buffer *mirror_next;
 } rill_buffer;
 
 /* A new buffer of `size` bytes, RILL_TENSOR_ALIGN-aligned; NULL when out of memory. */
@@ -91,6 +96,16 @@ static inline bool rill_buffer_immutable(const rill_buffer *buf) { return buf &&
 rill_buffer_derived *rill_buffer_derived_get(rill_buffer *buf);
 bool rill_buffer_derived_claim(rill_buffer *buf);
 void rill_buffer_derived_publish(rill_buffer *buf, rill_buffer_derived *d);
+
+/* The copy of immutable `buf` on `place` (same size, the same bytes at the same
+ * offsets), owned by `buf`: NULL when none was added. */
+rill_buffer *rill_buffer_mirror_find(rill_buffer *buf, rill_place place);
+/* Adds `copy` (a buffer of buf->size bytes on a place other than buf's, holding its
+ * bytes; the caller's reference passes to `buf`) as the mirror of immutable `buf` on
+ * its place, and marks it immutable. Returns the mirror to use: `copy`, or the one
+ * another thread added first for that place (`copy` is then released). A mutable
+ * `buf` takes no mirror: `copy` is returned and stays the caller's. */
+rill_buffer *rill_buffer_mirror_add(rill_buffer *buf, rill_buffer *copy);
 
 typedef struct rill_lod_level {
   size_t n;

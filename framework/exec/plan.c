@@ -356,6 +356,54 @@ static rill_status *bind_feeds_fetches(rill_plan *p, name_table *names, const ri
   return NULL;
 }
 
+/* Sets plan_var.has_home and .home (plan.h) for a temporary or fed variable, not
+ * fetched, whose readers all run on one place, and marks where it moves there: after a
+ * writer (out_move) or at the feed (move_fed) whose value some op reads before the next
+ * write, found in one pass from the last op back. */
+static rill_status *choose_homes(rill_plan *p) {
+  enum { NO_READER, ONE_PLACE, MIXED };
+  uint8_t *state = rill_calloc(p->nvars ? p->nvars : 1, 2);
+  p->out_move = rill_arena_alloc(&p->mem, p->nout ? p->nout : 1, sizeof *p->out_move);
+  if (!state || !p->out_move) {
+    rill_free(state);
+    return rill_oom();
+  }
+  uint8_t *read_next = state + p->nvars; /* a read of v follows, before v's next write */
+  for (size_t i = 0; i < p->nops; i++) {
+    const plan_op *op = &p->ops[i];
+    for (uint32_t k = op->in_begin; k < op->in_end; k++) {
+      uint32_t v = p->in_id[k];
+      plan_var *pv = &p->vars[v];
+      if (state[v] == NO_READER) {
+        state[v] = ONE_PLACE;
+        pv->home = op->place;
+      } else if (state[v] == ONE_PLACE &&
+                 (pv->home.device != op->place.device || pv->home.id != op->place.id)) {
+        state[v] = MIXED;
+      }
+    }
+  }
+  for (size_t f = 0; f < p->nfetch; f++) state[p->fetches[f].var] = MIXED;
+  for (size_t v = 0; v < p->nvars; v++) {
+    plan_var *pv = &p->vars[v];
+    pv->has_home = state[v] == ONE_PLACE && !pv->absent && !pv->desc_scopes &&
+                   (pv->kind == VAR_LOCAL || pv->kind == VAR_FED);
+    if (pv->has_home) pv->home_mem = rill_backend_tensor_memory(rill_backend_find(pv->home.device));
+  }
+  for (size_t i = p->nops; i-- > 0;) {
+    const plan_op *op = &p->ops[i];
+    for (uint32_t k = op->out_begin; k < op->out_end; k++) {
+      uint32_t v = p->out_id[k];
+      p->out_move[k] = p->vars[v].has_home && read_next[v];
+    }
+    for (uint32_t k = op->out_begin; k < op->out_end; k++) read_next[p->out_id[k]] = 0;
+    for (uint32_t k = op->in_begin; k < op->in_end; k++) read_next[p->in_id[k]] = 1;
+  }
+  for (size_t v = 0; v < p->nvars; v++) p->vars[v].move_fed = p->vars[v].has_home && read_next[v];
+  rill_free(state);
+  return NULL;
+}
+
 /* Where an op runs: the place its `op_device` attribute names (Paddle's per-op
  * placement: "cpu", "gpu:0", or a backend's name) when that place has a registered
  * backend, else the executor's. Paddle runs an op marked "gpu" on the CPU when it was
@@ -563,6 +611,7 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog, int32
       pv->var = pv->local;
     }
   }
+  if ((st = choose_homes(p))) goto fail;
   for (size_t k = 0; k < nin; k++) p->in_var[k] = p->vars[p->in_id[k]].var;
   for (size_t k = 0; k < nout; k++) p->out_var[k] = p->vars[p->out_id[k]].var;
   for (size_t i = 0; i < p->nops; i++) p->ops[i].kctx.scope = p->local;

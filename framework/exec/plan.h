@@ -37,6 +37,13 @@ typedef struct plan_var {
   int32_t first_read, first_write; /* op indices; INT32_MAX: never */
   int32_t required_by;             /* op that needs a value on entry, or -1 */
   const char *required_slot;
+  /* A temporary or a fed variable whose readers all run on one place (`home`), and
+   * which is not fetched: when written (or fed) elsewhere, the run copies it there once,
+   * right after the writer whose value is read next (rill_plan.out_move; move_fed for
+   * the feed), instead of once for each reader. home_mem: that place's memory. */
+  bool has_home, move_fed;
+  rill_place home;
+  const rill_device_memory *home_mem;
   bool feed_out; /* written by a feed op */
   bool absent;   /* RILL_EMPTY_VAR: bound as NULL */
 } plan_var;
@@ -99,6 +106,7 @@ struct rill_plan {
   rill_tensor_meta *in_meta, *out_meta;
   const rill_tensor **in_tensor;
   bool *out_alias;
+  bool *out_move; /* the output is moved to its variable's home after the op (plan_var) */
   size_t nin, nout;
 
   uint32_t *caller_vars; /* ids of VAR_PERSIST / VAR_EXTERNAL variables */

@@ -185,7 +185,29 @@ static void commit(tbuf *b) {
   atomic_store_explicit(&b->busy, 0, memory_order_release);
 }
 
-void rill_prof_op(const char *type, int32_t block, int32_t index, int64_t t0, int64_t t1) {
+/* `"var":"<name, JSON-escaped, cut to fit>","bytes":N` into args. */
+static void copy_args(char *args, size_t cap, const char *var, size_t bytes) {
+  char tail[40];
+  int nt = snprintf(tail, sizeof tail, "\",\"bytes\":%zu", bytes);
+  size_t room = cap - (size_t)nt - 1, n = 0;
+  n += (size_t)snprintf(args, cap, "\"var\":\"");
+  for (const char *c = var; *c; c++) {
+    unsigned char u = (unsigned char)*c;
+    char esc[8];
+    int ne = (u == '"' || u == '\\') ? snprintf(esc, sizeof esc, "\\%c", u)
+             : u < 0x20               ? snprintf(esc, sizeof esc, "\\u%04x", u)
+                                      : snprintf(esc, sizeof esc, "%c", u);
+    if (n + (size_t)ne > room) break;
+    memcpy(args + n, esc, (size_t)ne);
+    n += (size_t)ne;
+  }
+  memcpy(args + n, tail, (size_t)nt + 1);
+}
+
+/* An op's event, or a copy's (args: the variable and its bytes), with the memory
+ * track's sample at its end. */
+static void op_event(const char *cat, const char *name, int32_t block, int32_t index, int64_t t0, int64_t t1,
+                     const char *var, size_t bytes) {
   tbuf *b;
   prof_event *e = reserve(&b);
   if (!e) return;
@@ -196,10 +218,22 @@ void rill_prof_op(const char *type, int32_t block, int32_t index, int64_t t0, in
   e->id = (uint64_t)rill_buffer_bytes_peak();
   e->block = block;
   e->index = index;
-  copy_str(e->cat, sizeof e->cat, "op");
-  copy_str(e->name, sizeof e->name, type);
-  e->args[0] = '\0';
+  copy_str(e->cat, sizeof e->cat, cat);
+  copy_str(e->name, sizeof e->name, name);
+  if (var)
+    copy_args(e->args, sizeof e->args, var, bytes);
+  else
+    e->args[0] = '\0';
   commit(b);
+}
+
+void rill_prof_op(const char *type, int32_t block, int32_t index, int64_t t0, int64_t t1) {
+  op_event("op", type, block, index, t0, t1, NULL, 0);
+}
+
+void rill_prof_copy(const char *name, int32_t block, int32_t index, const char *var, size_t bytes,
+                    int64_t t0, int64_t t1) {
+  op_event("memcpy", name, block, index, t0, t1, var, bytes);
 }
 
 void rill_prof_async_op(const char *type, int32_t block, int32_t index, int64_t t_enq,
@@ -623,7 +657,8 @@ static rill_status *write_trace(const char *path, const merged *m, size_t n, uin
         fprintf(f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f", pid, tid, us_of(e->t0),
                 (double)(e->t1 - e->t0) * 1e-3);
         if (e->kind == EV_OP)
-          fprintf(f, ",\"args\":{\"block\":%d,\"op\":%d}", (int)e->block, (int)e->index);
+          fprintf(f, ",\"args\":{\"block\":%d,\"op\":%d%s%s}", (int)e->block, (int)e->index,
+                  e->args[0] ? "," : "", e->args);
         fputc('}', f);
         if (e->kind == EV_OP) /* the memory track: a counter sample at the op's end */
           fprintf(f, ",\n{\"ph\":\"C\",\"name\":\"tensor memory\",\"pid\":%d,\"tid\":%d,"

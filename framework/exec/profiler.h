@@ -27,6 +27,12 @@ void rill_prof_op(const char *type, int32_t block, int32_t index, int64_t t0, in
 void rill_prof_async_op(const char *type, int32_t block, int32_t index, int64_t t_enq,
                         int64_t t_start, int64_t t_end);
 
+/* A copy of variable `var` (`bytes` bytes) between places for op #index of `block`
+ * (-1: for the fetch), named "memcpy FROM->TO": a row of the summary's tables, as an
+ * op's, and in the trace an event of category "memcpy" with the variable and bytes. */
+void rill_prof_copy(const char *name, int32_t block, int32_t index, const char *var, size_t bytes,
+                    int64_t t0, int64_t t1);
+
 /* A named span on the calling thread, in category `cat` ("checkpoint", ...). */
 void rill_prof_span(const char *cat, const char *name, int64_t t0, int64_t t1);
 

@@ -2,6 +2,7 @@
  * hold values, run the ops (in order, or through the scheduler on the dependency graph),
  * release temporaries after their last use, fetch the outputs, drop every reference to
  * caller memory. */
+#include <stdio.h>
 #include <string.h>
 
 #include "framework/exec/background.h"
@@ -89,6 +90,8 @@ static rill_status *check_required(const rill_plan *p) {
   return NULL;
 }
 
+static rill_status *move_home(rill_plan *p, uint32_t v, rill_variable *var, int32_t index);
+
 static rill_status *bind_feeds(rill_plan *p, rill_tensor *const *feeds) {
   for (size_t f = 0; f < p->nfeeds; f++) {
     plan_feed *pf = &p->feeds[f];
@@ -111,6 +114,7 @@ static rill_status *bind_feeds(rill_plan *p, rill_tensor *const *feeds) {
       dst = &arr->items[pf->col];
     }
     RILL_TRY(rill_status_wrap(rill_tensor_share(dst, feeds[f]), "feed '%s'", p->feed_names[f]));
+    if (pf->col < 0 && p->vars[pf->var].move_fed) RILL_TRY(rill_status_wrap(move_home(p, pf->var, var, -1), "feed '%s'", p->feed_names[f]));
   }
   return NULL;
 }
@@ -216,35 +220,71 @@ static bool elsewhere(const rill_tensor *t, rill_place place) {
 }
 
 /* A dense tensor, the values of selected rows, or any item of an array, on another
- * place than the op's. */
-static bool on_other_place(const plan_op *op, const rill_variable *v) {
+ * place than `place`. */
+static bool var_elsewhere(const rill_variable *v, rill_place place) {
   if (!v) return false;
   switch (v->kind) {
     case RILL_VARKIND_TENSOR:
-      return elsewhere(&v->u.tensor, op->place);
+      return elsewhere(&v->u.tensor, place);
     case RILL_VARKIND_SELECTED_ROWS:
-      return elsewhere(&v->u.rows.value, op->place);
+      return elsewhere(&v->u.rows.value, place);
     case RILL_VARKIND_TENSOR_ARRAY:
       for (size_t i = 0; i < v->u.array.n; i++)
-        if (elsewhere(&v->u.array.items[i], op->place)) return true;
+        if (elsewhere(&v->u.array.items[i], place)) return true;
       return false;
     default:
       return false;
   }
 }
 
+static bool on_other_place(const plan_op *op, const rill_variable *v) { return var_elsewhere(v, op->place); }
+
+/* dst (an empty tensor) := src on `place`, for an op's call. The bytes of an immutable
+ * buffer (a predictor's weights) are copied to a place once, as the buffer's mirror
+ * there, which every later run shares; others are copied on every call. */
+static rill_status *stage_tensor(rill_tensor *dst, const rill_tensor *src, rill_place place,
+                                 const rill_device_memory *mem, size_t *copied) {
+  rill_buffer *b = src->buf;
+  if (!rill_buffer_immutable(b)) {
+    *copied += rill_tensor_nbytes(src);
+    return copy_to_place(dst, src, place, mem);
+  }
+  rill_buffer *m = rill_buffer_mirror_find(b, place);
+  if (!m) {
+    *copied += b->size;
+    rill_buffer *copy = rill_buffer_alloc_on(b->size, place, mem);
+    if (!copy) return rill_error(RILL_OUT_OF_MEMORY, "out of memory allocating %zu bytes", b->size);
+    rill_status *st = rill_backend_copy(place, copy->data, b->place, b->data, b->size);
+    if (st) {
+      rill_buffer_release(copy);
+      return st;
+    }
+    /* The copy's reference passes to b; when another thread added its mirror first,
+     * the copy is released and theirs comes back. */
+    m = rill_buffer_mirror_add(b, copy);
+  }
+  rill_buffer_retain(m); /* dst's own reference */
+  RILL_TRY(rill_lod_copy(&dst->lod, &src->lod));
+  rill_buffer_release(dst->buf);
+  dst->buf = m;
+  dst->offset = src->offset;
+  dst->dtype = src->dtype;
+  dst->dims = src->dims;
+  return NULL;
+}
+
 /* dst (an empty variable) := src on `place`: tensors on another place copied, those
  * already there shared, the rows of selected rows and an array's length kept. */
 static rill_status *copy_var_to_place(rill_variable *dst, const rill_variable *src, rill_place place,
-                                      const rill_device_memory *mem) {
+                                      const rill_device_memory *mem, size_t *copied) {
   switch (src->kind) {
     case RILL_VARKIND_TENSOR:
-      return copy_to_place(rill_variable_tensor(dst), &src->u.tensor, place, mem);
+      return stage_tensor(rill_variable_tensor(dst), &src->u.tensor, place, mem, copied);
     case RILL_VARKIND_SELECTED_ROWS: {
       rill_selected_rows *sr = rill_variable_selected_rows(dst);
       RILL_TRY(rill_selected_rows_set_rows(sr, src->u.rows.rows, src->u.rows.nrows));
       sr->height = src->u.rows.height;
-      return copy_to_place(&sr->value, &src->u.rows.value, place, mem);
+      return stage_tensor(&sr->value, &src->u.rows.value, place, mem, copied);
     }
     case RILL_VARKIND_TENSOR_ARRAY: {
       rill_tensor_array *a = rill_variable_array(dst);
@@ -252,7 +292,7 @@ static rill_status *copy_var_to_place(rill_variable *dst, const rill_variable *s
       for (size_t i = 0; i < src->u.array.n; i++) {
         const rill_tensor *t = &src->u.array.items[i];
         if (elsewhere(t, place))
-          RILL_TRY(rill_status_wrap(copy_to_place(&a->items[i], t, place, mem), "item %zu", i));
+          RILL_TRY(rill_status_wrap(stage_tensor(&a->items[i], t, place, mem, copied), "item %zu", i));
         else if (t->buf)
           RILL_TRY(rill_tensor_share(&a->items[i], t));
       }
@@ -261,6 +301,31 @@ static rill_status *copy_var_to_place(rill_variable *dst, const rill_variable *s
     default:
       return rill_error(RILL_INTERNAL, "a %s cannot be copied between places", rill_var_kind_name(src->kind));
   }
+}
+
+/* Where a variable's data is: its dense tensor's place, or its values', or the place
+ * of its array's first item with data (the host's when it has none). */
+static rill_place var_place(const rill_variable *v) {
+  switch (v->kind) {
+    case RILL_VARKIND_TENSOR:
+      return rill_tensor_place(&v->u.tensor);
+    case RILL_VARKIND_SELECTED_ROWS:
+      return rill_tensor_place(&v->u.rows.value);
+    case RILL_VARKIND_TENSOR_ARRAY:
+      for (size_t i = 0; i < v->u.array.n; i++)
+        if (v->u.array.items[i].buf) return rill_tensor_place(&v->u.array.items[i]);
+      return (rill_place){RILL_HOST_DEVICE, 0};
+    default:
+      return (rill_place){RILL_HOST_DEVICE, 0};
+  }
+}
+
+/* The profiler's record of a copy made since t0 (rill_prof_copy). */
+static void prof_copy(rill_place from, rill_place to, int32_t block, int32_t index, const char *var,
+                      size_t bytes, int64_t t0) {
+  char a[RILL_PLACE_STR_MAX], b[RILL_PLACE_STR_MAX], name[2 * RILL_PLACE_STR_MAX + 16];
+  snprintf(name, sizeof name, "memcpy %s->%s", rill_place_str(from, a, sizeof a), rill_place_str(to, b, sizeof b));
+  rill_prof_copy(name, block, index, var, bytes, t0, rill_prof_now());
 }
 
 static void unstage_inputs(rill_plan *p, staged_input *staged, uint32_t n) {
@@ -289,12 +354,15 @@ static rill_status *stage_inputs(rill_plan *p, plan_op *op, staged_input **out, 
     s->k = k;
     s->orig = p->in_var[k];
     rill_variable_init(&s->copy);
-    if ((st = copy_var_to_place(&s->copy, s->orig, op->place, mem))) {
+    size_t copied = 0;
+    int64_t t0 = rill_prof_active() ? rill_prof_now() : 0;
+    if ((st = copy_var_to_place(&s->copy, s->orig, op->place, mem, &copied))) {
       char to[RILL_PLACE_STR_MAX];
       st = rill_status_wrap(st, "copying input %s '%s' to %s", rill_var_kind_name(s->orig->kind),
                             p->vars[p->in_id[k]].name, rill_place_str(op->place, to, sizeof to));
       break;
     }
+    if (t0 && copied) prof_copy(var_place(s->orig), op->place, p->block, op->index, p->vars[p->in_id[k]].name, copied, t0);
     p->in_var[k] = &s->copy;
   }
   if (st) {
@@ -307,6 +375,36 @@ static rill_status *stage_inputs(rill_plan *p, plan_op *op, staged_input **out, 
 }
 
 static rill_status *alloc_and_call(rill_plan *p, plan_op *op);
+
+/* Variable `v` of the plan (bound to var), written or fed on another place than the one
+ * all its readers run on, is copied there once (plan_var.has_home). */
+static rill_status *move_home(rill_plan *p, uint32_t v, rill_variable *var, int32_t index) {
+  plan_var *pv = &p->vars[v];
+  if (!var || !var_elsewhere(var, pv->home)) return NULL;
+  rill_variable copy;
+  rill_variable_init(&copy);
+  size_t copied = 0;
+  int64_t t0 = rill_prof_active() ? rill_prof_now() : 0;
+  rill_place from = var_place(var);
+  rill_status *st = copy_var_to_place(&copy, var, pv->home, pv->home_mem, &copied);
+  if (st) {
+    rill_variable_clear(&copy);
+    char to[RILL_PLACE_STR_MAX];
+    return rill_status_wrap(st, "copying %s '%s' to %s, where its readers run", rill_var_kind_name(var->kind),
+                            pv->name, rill_place_str(pv->home, to, sizeof to));
+  }
+  rill_variable old = *var;
+  *var = copy;
+  rill_variable_clear(&old);
+  if (t0 && copied) prof_copy(from, pv->home, p->block, index, pv->name, copied, t0);
+  return NULL;
+}
+
+static rill_status *move_outputs(rill_plan *p, const plan_op *op) {
+  for (uint32_t k = op->out_begin; k < op->out_end; k++)
+    if (p->out_move[k]) RILL_TRY(move_home(p, p->out_id[k], p->out_var[k], op->index));
+  return NULL;
+}
 
 /* Inference, kernel choice and the kernel call; staged: the inputs were staged already. */
 static rill_status *infer_and_call(rill_plan *p, plan_op *op, bool staged_already) {
@@ -396,7 +494,8 @@ static rill_status *alloc_and_call(rill_plan *p, plan_op *op) {
       }
     }
   }
-  return op->kernel(&op->kctx);
+  RILL_TRY(op->kernel(&op->kctx));
+  return move_outputs(p, op);
 }
 
 /* run_op, timed for the profiler when it is on: one relaxed load and a branch when off. */
@@ -434,11 +533,15 @@ static void run_cleanup(rill_plan *p) {
 /* A fetched output is on the host: shared when it is there, else copied (also an
  * immutable weight's bytes, which the caller could otherwise write through
  * rill_tensor_data). */
-static rill_status *fetch_to_host(rill_tensor *t, const rill_tensor *src) {
+static rill_status *fetch_to_host(rill_tensor *t, const rill_tensor *src, int32_t block, const char *name) {
   rill_place at = rill_tensor_place(src);
   if (at.device == RILL_HOST_DEVICE && !rill_buffer_immutable(src->buf)) return rill_tensor_share(t, src);
   if (at.device == RILL_HOST_DEVICE) return rill_tensor_copy(t, src);
-  return copy_to_place(t, src, (rill_place){RILL_HOST_DEVICE, 0}, NULL);
+  const rill_place host = {RILL_HOST_DEVICE, 0};
+  int64_t t0 = rill_prof_active() ? rill_prof_now() : 0;
+  RILL_TRY(copy_to_place(t, src, host, NULL));
+  if (t0) prof_copy(at, host, block, -1, name, rill_tensor_nbytes(src), t0);
+  return NULL;
 }
 
 static rill_status *fetch_outputs(rill_plan *p, rill_tensor **outputs) {
@@ -459,7 +562,7 @@ static rill_status *fetch_outputs(rill_plan *p, rill_tensor **outputs) {
     if (!st && !(t = rill_malloc(sizeof *t))) st = rill_oom();
     if (!st) {
       rill_tensor_init(t);
-      if ((st = fetch_to_host(t, src))) {
+      if ((st = fetch_to_host(t, src, p->block, pf->name))) {
         rill_tensor_clear(t);
         rill_free(t);
         st = rill_status_wrap(st, "fetch '%s'", pf->name);

@@ -9,8 +9,10 @@
  * a fetched output to the host. */
 #include <criterion/criterion.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "framework/base/alloc.h"
 #include "framework/data/scope.h"
@@ -558,8 +560,9 @@ Test(backends, program_runs_on_the_fake_place) {
   OK(run(p, (rill_place){FAKE_DEVICE, 0}, RILL_SCHEDULE_SEQUENTIAL, "z", got));
   for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 4.0f * (float)(i + 1), 1e-5);
   cr_assert_eq(atomic_load(&kernel_calls), 2);
-  /* x is copied once per reading op; z comes back for the fetch. */
-  cr_assert_eq(atomic_load(&from_host), 2);
+  /* x is copied once, when fed, since both its readers run on the fake device; z comes
+   * back for the fetch. */
+  cr_assert_eq(atomic_load(&from_host), 1);
   cr_assert_eq(atomic_load(&to_host), 1);
   cr_assert_eq(atomic_load(&frees), atomic_load(&allocs));
   rill_program_destroy(p);
@@ -629,4 +632,157 @@ Test(backends, kernels_need_a_registered_backend) {
   cr_assert_eq(rill_kernel_find("scale", FAKE_DEVICE, RILL_DTYPE_FP64), fake_scale);
   OK(rill_registry_add_batch(ops, 1, &bk, 1));
   cr_assert_eq(rill_kernel_find("test_backend_batch_op", FAKE_DEVICE, RILL_DTYPE_FP32), fake_scale);
+}
+
+/* w, a weight in a parent scope whose buffer is immutable (as a predictor's are) or not,
+ * read by two ops on the fake device; runs the program `runs` times with x fed, checking
+ * z = x + w each time. Returns the copies made to the device. */
+static int copies_of_a_weight(bool immutable, int runs) {
+  OK(rill_registry_add_backend(&fake_backend));
+  rill_program *p;
+  OK(rill_program_create(&p));
+  var(p, "x");
+  OK(rill_block_add_var(p, 0, "w", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, D4, 1, 0, true));
+  var(p, "y");
+  var(p, "z");
+  scale_op(p, "w", "y", 2.0f, 0.0f, NULL);
+  add_op(p, "x", "w", "z", NULL);
+  rill_scope *weights, *scope;
+  OK(rill_scope_create(NULL, &weights));
+  rill_variable *wv;
+  OK(rill_scope_var(weights, "w", &wv));
+  rill_tensor *wt = rill_variable_tensor(wv);
+  OK(rill_tensor_alloc(wt, RILL_DTYPE_FP32, &(rill_dims){.n = 1, .d = {4}}));
+  for (int i = 0; i < 4; i++) ((float *)rill_tensor_ptr(wt))[i] = 10.0f * (float)(i + 1);
+  if (immutable) rill_buffer_set_immutable(wt->buf);
+  OK(rill_scope_create(weights, &scope));
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.place = (rill_place){FAKE_DEVICE, 0};
+  o.num_threads = 2;
+  rill_executor *e;
+  OK(rill_executor_create(&o, &e));
+  rill_tensor *x;
+  OK(rill_tensor_create(RILL_DTYPE_FP32, D4, 1, &x));
+  const char *feed = "x", *fetch = "z";
+  for (int r = 0; r < runs; r++) {
+    for (int i = 0; i < 4; i++) ((float *)rill_tensor_data(x))[i] = (float)(r + i);
+    rill_tensor *out;
+    OK(rill_executor_run(e, p, scope, &feed, &x, 1, &fetch, 1, &out));
+    for (int i = 0; i < 4; i++)
+      cr_assert_float_eq(((const float *)rill_tensor_data(out))[i], (float)(r + i) + 10.0f * (float)(i + 1), 0.0f,
+                         "run %d, z[%d]", r, i);
+    rill_tensor_destroy(out);
+  }
+  cr_assert_eq(atomic_load(&kernel_calls), 2 * runs);
+  cr_assert_eq(rill_tensor_place(wt).device, RILL_DEVICE_CPU, "the weight itself stays where it was");
+  rill_tensor_destroy(x);
+  rill_executor_destroy(e);
+  rill_scope_destroy(scope);
+  rill_scope_destroy(weights);
+  cr_assert_eq(atomic_load(&frees), atomic_load(&allocs), "fake memory left: %d allocs, %d frees",
+               atomic_load(&allocs), atomic_load(&frees));
+  rill_program_destroy(p);
+  return atomic_load(&from_host);
+}
+
+/* An immutable weight goes to the device once, as its buffer's mirror there, which both
+ * of its readers share in every later run; the mirror goes with the weight. */
+Test(backends, immutable_weight_is_copied_to_the_device_once) {
+  /* x once a run, w once in all. */
+  cr_assert_eq(copies_of_a_weight(true, 3), 3 + 1);
+}
+
+/* A weight that may change between runs is copied for every reader in every run. */
+Test(backends, mutable_weight_is_copied_for_every_reader) {
+  cr_assert_eq(copies_of_a_weight(false, 3), 3 + 3 * 2);
+}
+
+/* The mirror API: one mirror per place however many threads add one, none for a
+ * mutable buffer, and each released with its buffer. */
+Test(backends, a_buffer_keeps_one_mirror_per_place) {
+  OK(rill_registry_add_backend(&fake_backend));
+  const rill_place fake = {FAKE_DEVICE, 0}, fake1 = {FAKE_DEVICE, 1};
+  rill_buffer *host = rill_buffer_alloc(16, (rill_place){RILL_DEVICE_CPU, 0});
+  cr_assert_not_null(host);
+  rill_buffer *c = rill_buffer_alloc_on(16, fake, &fake_memory);
+  cr_assert_eq(rill_buffer_mirror_add(host, c), c, "a mutable buffer returns the copy");
+  cr_assert_null(rill_buffer_mirror_find(host, fake), "and keeps no mirror");
+  rill_buffer_release(c);
+  rill_buffer_set_immutable(host);
+  rill_buffer *a = rill_buffer_alloc_on(16, fake, &fake_memory), *b = rill_buffer_alloc_on(16, fake, &fake_memory);
+  rill_buffer *d = rill_buffer_alloc_on(16, fake1, &fake_memory);
+  cr_assert_eq(rill_buffer_mirror_add(host, a), a);
+  cr_assert(rill_buffer_immutable(a), "a mirror is immutable: writers copy it first");
+  cr_assert_eq(rill_buffer_mirror_add(host, b), a, "the first mirror on a place wins; the second is released");
+  cr_assert_eq(rill_buffer_mirror_add(host, d), d);
+  cr_assert_eq(rill_buffer_mirror_find(host, fake), a);
+  cr_assert_eq(rill_buffer_mirror_find(host, fake1), d);
+  cr_assert_null(rill_buffer_mirror_find(host, (rill_place){RILL_DEVICE_CPU, 0}));
+  cr_assert_eq(atomic_load(&allocs) - atomic_load(&frees), 2);
+  rill_buffer_release(host);
+  cr_assert_eq(atomic_load(&frees), atomic_load(&allocs));
+}
+
+/* A value written on the host and read only on the fake device moves there once, right
+ * after its writer, however many ops read it; a value read on both places is copied for
+ * each reader on the other place. The profiler shows each copy as a "memcpy" row, and
+ * in the trace with the variable and its bytes. */
+Test(backends, value_read_only_on_the_device_moves_there_once) {
+  OK(rill_registry_add_backend(&fake_backend));
+  rill_program *p;
+  OK(rill_program_create(&p));
+  var(p, "x");
+  var(p, "y");
+  var(p, "z");
+  var(p, "w");
+  scale_op(p, "x", "y", 2.0f, 0.0f, "cpu");  /* y = 2x on the host */
+  scale_op(p, "y", "z", 3.0f, 0.0f, NULL);   /* z = 3y on the fake device */
+  add_op(p, "y", "z", "w", NULL);            /* w = y + z there */
+  OK(rill_profiler_start(NULL));
+  float got[4];
+  OK(run(p, (rill_place){FAKE_DEVICE, 0}, RILL_SCHEDULE_PARALLEL, "w", got));
+  char trace[] = "/tmp/rill_copies_XXXXXX";
+  int fd = mkstemp(trace);
+  cr_assert_geq(fd, 0);
+  close(fd);
+  rill_profiler_summary *sum;
+  OK(rill_profiler_stop(trace, &sum));
+  for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 8.0f * (float)(i + 1), 1e-5);
+  cr_assert_eq(atomic_load(&kernel_calls), 2);
+  /* x goes to the host op as it is; y to the device once; w back for the fetch. */
+  cr_assert_eq(atomic_load(&from_host), 1);
+  cr_assert_eq(atomic_load(&to_host), 1);
+  cr_assert_eq(atomic_load(&frees), atomic_load(&allocs));
+  char dev[RILL_PLACE_STR_MAX], host[RILL_PLACE_STR_MAX], to_dev[2 * RILL_PLACE_STR_MAX + 16],
+      to_host_name[2 * RILL_PLACE_STR_MAX + 16];
+  rill_place_str((rill_place){FAKE_DEVICE, 0}, dev, sizeof dev);
+  rill_place_str((rill_place){RILL_DEVICE_CPU, 0}, host, sizeof host);
+  snprintf(to_dev, sizeof to_dev, "memcpy %s->%s", host, dev);
+  snprintf(to_host_name, sizeof to_host_name, "memcpy %s->%s", dev, host);
+  int seen = 0;
+  for (size_t r = 0; r < rill_profiler_summary_rows(sum, RILL_PROFILER_BY_INSTANCE); r++) {
+    const rill_profiler_row *row = rill_profiler_summary_row(sum, RILL_PROFILER_BY_INSTANCE, r);
+    if (strcmp(row->name, to_dev) == 0) {
+      cr_assert_eq(row->calls, 1);
+      cr_assert_eq(row->index, 0, "y moves after its writer, op #0");
+      seen |= 1;
+    } else if (strcmp(row->name, to_host_name) == 0) {
+      cr_assert_eq(row->calls, 1);
+      cr_assert_eq(row->index, -1, "the fetch");
+      seen |= 2;
+    }
+  }
+  cr_assert_eq(seen, 3, "want both copies in the profiler's summary");
+  rill_profiler_summary_destroy(sum);
+  FILE *f = fopen(trace, "r");
+  cr_assert_not_null(f);
+  char text[1 << 16];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  text[n] = 0;
+  fclose(f);
+  unlink(trace);
+  cr_assert(strstr(text, "\"cat\":\"memcpy\""), "trace: %s", text);
+  cr_assert(strstr(text, "\"var\":\"y\",\"bytes\":16"), "trace: %s", text);
+  cr_assert(strstr(text, "\"var\":\"w\",\"bytes\":16"), "trace: %s", text);
+  rill_program_destroy(p);
 }
