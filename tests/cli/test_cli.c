@@ -225,6 +225,20 @@ Test(cli, profile_writes_the_trace_of_the_timed_runs_and_prints_the_report) {
   remove(trace);
 }
 
+/* -v lists the copies between places; on the CPU there are none, and the output is
+ * unchanged. (The copies a device place makes are listed by tests/exec/test_backends.c's
+ * profiler rows, which -v prints.) */
+Test(cli, run_verbose_lists_the_copies_between_places) {
+  char *out;
+  int rc = sh(&out, "'%s' run '%s/models/mnist_conv_bn_etienne' --input '%s/models/mnist_conv_bn_etienne/refs/input_img.npy' -v --repeat 1 2>&1",
+              RILL, SHARED, SHARED);
+  cr_assert_eq(rc, 0, "%s", out);
+  cr_assert(strstr(out, "copies between places: none (2 runs)"), "%s", out);
+  cr_assert(strstr(out, "argmax per row: 3"), "%s", out);
+  cr_assert_null(strstr(out, "Profiling Report"), "-v alone prints no profile: %s", out);
+  free(out);
+}
+
 Test(cli, trace_summary_draws_bars_and_merge_aligns_two_processes) {
   char *out, a[] = "/tmp/rill_cli_trace_a_XXXXXX", b[] = "/tmp/rill_cli_trace_b_XXXXXX",
              all[] = "/tmp/rill_cli_trace_all_XXXXXX", svg[] = "/tmp/rill_cli_trace_svg_XXXXXX";

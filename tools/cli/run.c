@@ -16,7 +16,7 @@ typedef struct run_args {
   const char *model, *out_dir, *params, *file_ops_dir, *profile;
   const char *device; /* --device PLACE; NULL: the CPU */
   long repeat, threads, bench, opt_level;
-  bool memory_optim, int8;
+  bool memory_optim, int8, verbose;
   rill_schedule schedule;
   char **in_names; /* NULL: the model's only input (filled in once the model is loaded) */
   char **in_files;
@@ -147,6 +147,8 @@ static int parse_run_args(int argc, char **argv, run_args *r) {
       r->memory_optim = false;
     } else if (strcmp(a, "--int8") == 0) {
       r->int8 = true;
+    } else if (strcmp(a, "--verbose") == 0 || strcmp(a, "-v") == 0) {
+      r->verbose = true;
     } else if (a[0] == '-' && a[1]) {
       return usage_error("unknown option %s", a);
     } else if (!r->model) {
@@ -269,20 +271,39 @@ static double max_rss_mib(void) {
 /* ------------------------------------------------------------ profiling ---- */
 
 static rill_status *profile_start(const run_args *r) {
-  return r->profile ? rill_profiler_start(NULL) : NULL;
+  return r->profile || r->verbose ? rill_profiler_start(NULL) : NULL;
 }
 
-/* Writes the trace and prints the report (sorted by total time). */
-static rill_status *profile_stop(const run_args *r) {
-  if (!r->profile || !rill_profiler_enabled()) return NULL;
+/* --verbose: the copies between places the profiled runs made ("memcpy FROM->TO" rows),
+ * each with the op it was made for. */
+static void print_copies(const rill_profiler_summary *s, long runs) {
+  size_t n = rill_profiler_summary_rows(s, RILL_PROFILER_BY_INSTANCE), copies = 0;
+  for (size_t i = 0; i < n; i++) {
+    const rill_profiler_row *row = rill_profiler_summary_row(s, RILL_PROFILER_BY_INSTANCE, i);
+    if (strncmp(row->name, "memcpy ", 7) != 0) continue;
+    if (!copies++) printf("copies between places (%ld run%s):\n", runs, runs == 1 ? "" : "s");
+    if (row->index >= 0)
+      printf("  %-34s for block %d, op #%d: %llu\n", row->name, (int)row->block, (int)row->index,
+             (unsigned long long)row->calls);
+    else
+      printf("  %-34s for a feed or fetch: %llu\n", row->name, (unsigned long long)row->calls);
+  }
+  if (!copies) printf("copies between places: none (%ld run%s)\n", runs, runs == 1 ? "" : "s");
+}
+
+/* Writes the trace and prints the report (sorted by total time), and with --verbose
+ * the copies between places. */
+static rill_status *profile_stop(const run_args *r, long runs) {
+  if (!(r->profile || r->verbose) || !rill_profiler_enabled()) return NULL;
   rill_profiler_summary *s = NULL;
   CLI_TRY(rill_profiler_stop(r->profile, &s));
   char *text = NULL;
-  rill_status *st = rill_profiler_summary_format(s, RILL_PROFILER_SORT_TOTAL, &text);
-  if (!st) {
+  rill_status *st = r->profile ? rill_profiler_summary_format(s, RILL_PROFILER_SORT_TOTAL, &text) : NULL;
+  if (!st && r->profile) {
     fputs(text, stdout);
     printf("trace: wrote %s (open it in ui.perfetto.dev or chrome://tracing)\n", r->profile);
   }
+  if (!st && r->verbose) print_copies(s, runs);
   rill_free_buffer(text);
   rill_profiler_summary_destroy(s);
   return st;
@@ -306,7 +327,7 @@ static rill_status *report_bench(rill_predictor *pred, const run_args *r, rill_t
   free(ms);
   CLI_TRY(profile_start(r)); /* the timed runs only */
   rill_status *pst = timed_runs(pred, r, feeds, bench, &ms);
-  if (!pst) pst = profile_stop(r);
+  if (!pst) pst = profile_stop(r, bench);
   if (pst) {
     if (rill_profiler_enabled()) rill_status_destroy(rill_profiler_stop(NULL, NULL));
     return pst;
@@ -420,7 +441,7 @@ static rill_status *run_model(run_args *r) {
   if (!st && !r->bench) st = profile_start(r);
   if (!st) st = rill_predictor_run(pred, (const char *const *)r->in_names, feeds, r->nin, outs);
   if (!st && r->repeat) st = report_repeat(pred, r, feeds);
-  if (!st && !r->bench) st = profile_stop(r);
+  if (!st && !r->bench) st = profile_stop(r, 1 + r->repeat);
   if (st && rill_profiler_enabled()) rill_status_destroy(rill_profiler_stop(NULL, NULL));
   if (!st && r->bench) st = report_bench(pred, r, feeds);
   if (!st) st = emit_outputs(pred, r->out_dir, outs);
