@@ -786,3 +786,72 @@ Test(backends, value_read_only_on_the_device_moves_there_once) {
   cr_assert(strstr(text, "\"var\":\"w\",\"bytes\":16"), "trace: %s", text);
   rill_program_destroy(p);
 }
+
+static void file_op(rill_program *p, const char *type, const char *slot, const char *var, const char *path) {
+  rill_op_builder *b;
+  OK(rill_op_builder_create(type, &b));
+  if (strcmp(type, "save") == 0)
+    OK(rill_op_builder_input(b, slot, &var, 1));
+  else
+    OK(rill_op_builder_output(b, slot, &var, 1));
+  OK(rill_op_builder_attr_string(b, "file_path", path));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+}
+
+static char *read_all(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  cr_assert_not_null(f, "%s", path);
+  char *buf = malloc(1 << 16);
+  *n = fread(buf, 1, 1 << 16, f);
+  fclose(f);
+  return buf;
+}
+
+/* save has no kernel on the fake device: it runs on the host with the device tensor
+ * copied there, and writes the same bytes as from the CPU. A load on the host feeds a
+ * device op, which gets the value copied there once. */
+Test(backends, save_and_load_through_the_device_write_the_cpus_bytes) {
+  OK(rill_registry_add_backend(&fake_backend));
+  char dir[] = "/tmp/rill_backends_save_XXXXXX";
+  cr_assert_not_null(mkdtemp(dir));
+  char on_dev[96], on_cpu[96];
+  snprintf(on_dev, sizeof on_dev, "%s/y_dev", dir);
+  snprintf(on_cpu, sizeof on_cpu, "%s/y_cpu", dir);
+  for (int dev = 0; dev < 2; dev++) {
+    rill_program *p;
+    OK(rill_program_create(&p));
+    var(p, "x");
+    var(p, "y");
+    scale_op(p, "x", "y", 3.0f, 0.5f, NULL);
+    file_op(p, "save", "X", "y", dev ? on_dev : on_cpu);
+    float got[4];
+    OK(run(p, (rill_place){dev ? FAKE_DEVICE : RILL_DEVICE_CPU, 0}, RILL_SCHEDULE_PARALLEL, "x", got));
+    rill_program_destroy(p);
+  }
+  cr_assert_eq(atomic_load(&kernel_calls), 1, "scale ran on the fake device once");
+  size_t na, nb;
+  char *a = read_all(on_dev, &na), *b = read_all(on_cpu, &nb);
+  cr_assert_eq(na, nb);
+  cr_assert(na > 16 && memcmp(a, b, na) == 0, "the files differ");
+  free(a);
+  free(b);
+  /* Load what the device saved, on the host, and read it on the device. */
+  atomic_store(&from_host, 0);
+  rill_program *p;
+  OK(rill_program_create(&p));
+  var(p, "x");
+  var(p, "w");
+  var(p, "z");
+  file_op(p, "load", "Out", "w", on_dev);
+  add_op(p, "w", "x", "z", NULL);
+  float got[4];
+  OK(run(p, (rill_place){FAKE_DEVICE, 0}, RILL_SCHEDULE_SEQUENTIAL, "z", got));
+  for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 4.0f * (float)(i + 1) + 0.5f, 1e-6);
+  cr_assert_eq(atomic_load(&from_host), 2, "x when fed, w once after the load");
+  cr_assert_eq(atomic_load(&frees), atomic_load(&allocs));
+  rill_program_destroy(p);
+  remove(on_dev);
+  remove(on_cpu);
+  rmdir(dir);
+}
