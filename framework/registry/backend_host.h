@@ -41,6 +41,14 @@ typedef struct rill_backend_host {
   char *(*dims_str)(const rill_dims *dims, char *buf, size_t size);
   const char *(*dtype_name)(rill_dtype dtype);
   size_t (*dtype_size)(rill_dtype dtype);
+  /* For kernels that make their own outputs (selected rows): */
+  void (*variable_clear)(rill_variable *v);
+  rill_selected_rows *(*variable_selected_rows)(rill_variable *v);
+  rill_status *(*selected_rows_set_rows)(rill_selected_rows *sr, const int64_t *rows, size_t n);
+  rill_status *(*tensor_alloc_on)(rill_tensor *t, rill_dtype dtype, const rill_dims *dims, rill_place place,
+                                  const rill_device_memory *mem);
+  void (*lod_clear)(rill_lod *lod);
+  const char *(*var_kind_name)(rill_var_kind kind);
 } rill_backend_host;
 
 typedef rill_status *(*rill_backend_open_fn)(const rill_backend_host *host,

@@ -38,6 +38,12 @@ static const rill_backend_host host_table = {
     .dims_str = rill_dims_str,
     .dtype_name = rill_dtype_name,
     .dtype_size = rill_dtype_size,
+    .variable_clear = rill_variable_clear,
+    .variable_selected_rows = rill_variable_selected_rows,
+    .selected_rows_set_rows = rill_selected_rows_set_rows,
+    .tensor_alloc_on = rill_tensor_alloc_on,
+    .lod_clear = rill_lod_clear,
+    .var_kind_name = rill_var_kind_name,
 };
 
 /* One load attempt per device kind; its outcome is kept. */

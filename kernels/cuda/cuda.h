@@ -107,6 +107,29 @@ rill_status *rill_cuda_sgemm(rill_cuda_dev *d, bool ta, bool tb, int64_t m, int6
                              int64_t stride_b, float beta, float *c, int64_t stride_c,
                              int64_t batch);
 
+/* ---- ids and row groups (rows.c) ---- */
+
+/* Input `slot`'s ids (int64 or int32, on the device or the host) as int64 on the host
+ * (*out, rill_free'd by the caller; *n of them), waiting for d's queue. */
+rill_status *rill_cuda_ids_to_host(rill_kernel_ctx *ctx, rill_cuda_dev *d, size_t slot, int64_t **out, int64_t *n);
+/* Every id but `pad` within [0, rows), or an error naming input `slot`, the position
+ * and the id, as the CPU kernels word it. */
+rill_status *rill_cuda_check_ids(rill_kernel_ctx *ctx, size_t slot, const int64_t *ids, int64_t n, int64_t rows,
+                                 int64_t pad);
+
+/* Positions grouped by the row they address, on the device, for rill_cuda_sum_groups_f32:
+ * the rows ascending, and each row's positions in their order. */
+typedef struct rill_cuda_groups {
+  int64_t ngroups;
+  int64_t *dev; /* rows | offsets | positions; NULL when there are no groups */
+} rill_cuda_groups;
+
+/* Groups ids[0..n) (leaving out those equal to *skip, when skip is not NULL). */
+rill_status *rill_cuda_groups_make(rill_kernel_ctx *ctx, rill_cuda_dev *d, const int64_t *ids, int64_t n,
+                                   const int64_t *skip, rill_cuda_groups *g);
+/* Safe while kernels reading the groups are queued (the allocator's rule). */
+void rill_cuda_groups_free(rill_cuda_dev *d, rill_cuda_groups *g);
+
 /* Prototypes of every kernel of kernels.def. */
 #define RILL_CUDA_KERNEL(op, dtype, fn) rill_status *fn(rill_kernel_ctx *ctx);
 #include "kernels/cuda/kernels.def"

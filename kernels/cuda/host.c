@@ -66,3 +66,14 @@ char *rill_dims_str(const rill_dims *dims, char *buf, size_t size) {
 }
 const char *rill_dtype_name(rill_dtype dtype) { return rill_cuda_host->dtype_name(dtype); }
 size_t rill_dtype_size(rill_dtype dtype) { return rill_cuda_host->dtype_size(dtype); }
+void rill_variable_clear(rill_variable *v) { rill_cuda_host->variable_clear(v); }
+rill_selected_rows *rill_variable_selected_rows(rill_variable *v) { return rill_cuda_host->variable_selected_rows(v); }
+rill_status *rill_selected_rows_set_rows(rill_selected_rows *sr, const int64_t *rows, size_t n) {
+  return rill_cuda_host->selected_rows_set_rows(sr, rows, n);
+}
+rill_status *rill_tensor_alloc_on(rill_tensor *t, rill_dtype dtype, const rill_dims *dims, rill_place place,
+                                  const rill_device_memory *mem) {
+  return rill_cuda_host->tensor_alloc_on(t, dtype, dims, place, mem);
+}
+void rill_lod_clear(rill_lod *lod) { rill_cuda_host->lod_clear(lod); }
+const char *rill_var_kind_name(rill_var_kind kind) { return rill_cuda_host->var_kind_name(kind); }

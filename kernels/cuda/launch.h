@@ -62,6 +62,16 @@ cudaError_t rill_cuda_softmax_f32(const float *x, float *out, int64_t rows, int6
 /* out[r][c] += bias[c] (bias may be NULL), then relu when `relu`. */
 cudaError_t rill_cuda_bias_act_f32(float *out, const float *bias, int64_t rows, int64_t cols,
                                    bool relu, cudaStream_t s);
+/* out[i][c] = table[ids[i]][c] (ids int64 or int32, checked on the host), or 0 where
+ * ids[i] == pad. */
+cudaError_t rill_cuda_gather_rows_f32(const float *table, const void *ids, bool ids_i64, int64_t n,
+                                      int64_t width, int64_t pad, float *out, cudaStream_t s);
+/* Grouped row sums (kernels/cuda/rows.c, rill_cuda_groups): for each group g and column
+ * c, sum = the values vals[p][c] of its positions p, added in order from 0; then
+ * out[rows[g]][c] = sum, or with lr, out[rows[g]][c] -= lr[0] * sum. `groups` is the
+ * device copy of rows, offsets and positions. */
+cudaError_t rill_cuda_sum_groups_f32(const float *vals, const int64_t *groups, int64_t ngroups, int64_t width,
+                                     const float *lr, float *out, cudaStream_t s);
 /* param_out = param - lr[0] * grad. */
 cudaError_t rill_cuda_sgd_f32(float *param_out, const float *param, const float *grad,
                               const float *lr, int64_t n, cudaStream_t s);

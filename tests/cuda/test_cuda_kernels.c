@@ -84,10 +84,16 @@ static void run_case(const op_case *c, rill_place place, unsigned seed, rill_ten
   for (int i = 0; i < nin; i++) {
     OK(rill_tensor_create(dtype_of(&c->in[i]), c->in[i].dims, (size_t)c->in[i].ndim, &feeds[i]));
     float lo = c->in[i].lo, hi = c->in[i].hi;
-    if (dtype_of(&c->in[i]) == RILL_DTYPE_INT64) { /* labels, ids: integers in [lo, hi] */
-      int64_t *d = rill_tensor_data(feeds[i]);
-      for (int64_t j = 0; j < numel_of(&c->in[i]); j++)
-        d[j] = (int64_t)lo + (int64_t)((double)(hi - lo + 1) * rand() / ((double)RAND_MAX + 1));
+    rill_dtype dt = dtype_of(&c->in[i]);
+    if (dt == RILL_DTYPE_INT64 || dt == RILL_DTYPE_INT32) { /* labels, ids: integers in [lo, hi] */
+      void *d = rill_tensor_data(feeds[i]);
+      for (int64_t j = 0; j < numel_of(&c->in[i]); j++) {
+        int64_t v = (int64_t)lo + (int64_t)((double)(hi - lo + 1) * rand() / ((double)RAND_MAX + 1));
+        if (dt == RILL_DTYPE_INT64)
+          ((int64_t *)d)[j] = v;
+        else
+          ((int32_t *)d)[j] = (int32_t)v;
+      }
       feed_names[i] = c->in[i].var;
       continue;
     }
@@ -681,4 +687,142 @@ Test(cuda_kernels, softmax_with_cross_entropy_grad_soft_labels) {
                {IN("Label", "label", 0, 1, 9, 11), IN("Softmax", "sm", 0.01f, 1, 9, 11), IN("Loss@GRAD", "dloss", -1, 1, 9, 1)},
                {OUT("Logits@GRAD", "dx", 9, 11)}, soft_label, 1e-6};
   compare(&c);
+}
+
+/* ---- lookup_table ---- */
+
+static void pad_3(rill_op_builder *b) { OK(rill_op_builder_attr_long(b, "padding_idx", 3)); }
+static void sparse_pad_3(rill_op_builder *b) {
+  pad_3(b);
+  OK(rill_op_builder_attr_bool(b, "is_sparse", true));
+}
+
+/* Ids [N, 1] int64 (lookup_table) and [N] int32 (v2), repeated ids and padding_idx
+ * among them: the rows gathered exactly. */
+Test(cuda_kernels, lookup_table_with_padding) {
+  op_case c = {"lookup_table", {IN("W", "w", -1, 1, 11, 6), IN("Ids", "ids", 0, 10, 37, 1)},
+               {OUT("Out", "out", 37, 6)}, pad_3, 0};
+  c.in[1].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}
+
+Test(cuda_kernels, lookup_table_v2_int32_ids) {
+  op_case c = {"lookup_table_v2", {IN("W", "w", -1, 1, 9, 13), IN("Ids", "ids", 0, 8, 4, 7)},
+               {OUT("Out", "out", 4, 7, 13)}, NULL, 0};
+  c.in[1].dtype = RILL_DTYPE_INT32;
+  compare(&c);
+}
+
+/* The dense gradient: each row the sum of its ids' Out@GRAD rows in their order, as the
+ * CPU adds them (bit for bit), padding_idx's row left at zero. */
+Test(cuda_kernels, lookup_table_grad_dense) {
+  op_case c = {"lookup_table_grad",
+               {IN("W", "w", -1, 1, 11, 6), IN("Ids", "ids", 0, 10, 53, 1), IN("Out@GRAD", "dout", -1, 1, 53, 6)},
+               {OUT("W@GRAD", "dw", 11, 6)}, pad_3, 0};
+  c.in[1].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}
+
+/* The sparse gradient feeding sgd: selected rows made on the device, merged by sgd as
+ * the CPU merges them (test_cuda.py trains a sparse embedding end to end). */
+Test(cuda_kernels, sparse_lookup_gradient_through_sgd) {
+  NEED_CUDA_DEVICE();
+  float got[2][11 * 6];
+  for (int dev = 0; dev < 2; dev++) {
+    rill_program *p;
+    OK(rill_program_create(&p));
+    const int64_t wd[] = {11, 6}, idd[] = {29, 1}, gd[] = {29, 6}, one[] = {1};
+    OK(rill_block_add_var(p, 0, "w", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, wd, 2, 0, true));
+    OK(rill_block_add_var(p, 0, "ids", RILL_VAR_LOD_TENSOR, RILL_DTYPE_INT64, idd, 2, 0, false));
+    OK(rill_block_add_var(p, 0, "dout", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, gd, 2, 0, false));
+    OK(rill_block_add_var(p, 0, "lr", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, one, 1, 0, false));
+    OK(rill_block_add_var(p, 0, "dw", RILL_VAR_SELECTED_ROWS, RILL_DTYPE_FP32, wd, 2, 0, false));
+    rill_op_builder *b;
+    const char *w = "w", *ids = "ids", *dout = "dout", *dw = "dw", *lr = "lr";
+    OK(rill_op_builder_create("lookup_table_grad", &b));
+    OK(rill_op_builder_input(b, "W", &w, 1));
+    OK(rill_op_builder_input(b, "Ids", &ids, 1));
+    OK(rill_op_builder_input(b, "Out@GRAD", &dout, 1));
+    OK(rill_op_builder_output(b, "W@GRAD", &dw, 1));
+    sparse_pad_3(b);
+    OK(rill_op_builder_append(b, p, 0));
+    rill_op_builder_destroy(b);
+    OK(rill_op_builder_create("sgd", &b));
+    OK(rill_op_builder_input(b, "Param", &w, 1));
+    OK(rill_op_builder_input(b, "Grad", &dw, 1));
+    OK(rill_op_builder_input(b, "LearningRate", &lr, 1));
+    OK(rill_op_builder_output(b, "ParamOut", &w, 1));
+    OK(rill_op_builder_append(b, p, 0));
+    rill_op_builder_destroy(b);
+    rill_tensor *feeds[4];
+    OK(rill_tensor_create(RILL_DTYPE_FP32, wd, 2, &feeds[0]));
+    OK(rill_tensor_create(RILL_DTYPE_INT64, idd, 2, &feeds[1]));
+    OK(rill_tensor_create(RILL_DTYPE_FP32, gd, 2, &feeds[2]));
+    OK(rill_tensor_create(RILL_DTYPE_FP32, one, 1, &feeds[3]));
+    srand(11);
+    for (int i = 0; i < 66; i++) ((float *)rill_tensor_data(feeds[0]))[i] = (float)rand() / (float)RAND_MAX;
+    for (int i = 0; i < 29; i++) ((int64_t *)rill_tensor_data(feeds[1]))[i] = rand() % 11;
+    for (int i = 0; i < 29 * 6; i++) ((float *)rill_tensor_data(feeds[2]))[i] = (float)rand() / (float)RAND_MAX - 0.5f;
+    ((float *)rill_tensor_data(feeds[3]))[0] = 0.25f;
+    rill_scope *scope;
+    OK(rill_scope_create(NULL, &scope));
+    OK(rill_scope_set_tensor(scope, "w", feeds[0]));
+    rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+    o.place = (rill_place){dev ? RILL_DEVICE_CUDA : RILL_DEVICE_CPU, 0};
+    rill_executor *e;
+    OK(rill_executor_create(&o, &e));
+    const char *names[] = {"ids", "dout", "lr"}, *fetch = "w";
+    rill_tensor *out;
+    OK(rill_executor_run(e, p, scope, names, feeds + 1, 3, &fetch, 1, &out));
+    memcpy(got[dev], rill_tensor_data(out), sizeof got[dev]);
+    rill_tensor_destroy(out);
+    for (int i = 0; i < 4; i++) rill_tensor_destroy(feeds[i]);
+    rill_executor_destroy(e);
+    rill_scope_destroy(scope);
+    rill_program_destroy(p);
+  }
+  for (int i = 0; i < 66; i++) cr_assert_eq(got[1][i], got[0][i], "w[%d]: cpu %.9g, cuda %.9g", i, got[0][i], got[1][i]);
+}
+
+/* An id outside the table is an error naming the input and the position, as on the
+ * CPU, and nothing is read out of bounds. */
+Test(cuda_kernels, lookup_table_refuses_an_id_outside_the_table) {
+  NEED_CUDA_DEVICE();
+  rill_program *p;
+  OK(rill_program_create(&p));
+  const int64_t wd[] = {5, 3}, idd[] = {4, 1};
+  OK(rill_block_add_var(p, 0, "w", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, wd, 2, 0, false));
+  OK(rill_block_add_var(p, 0, "ids", RILL_VAR_LOD_TENSOR, RILL_DTYPE_INT64, idd, 2, 0, false));
+  OK(rill_block_add_var(p, 0, "out", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, NULL, 0, 0, false));
+  rill_op_builder *b;
+  const char *w = "w", *ids = "ids", *out = "out";
+  OK(rill_op_builder_create("lookup_table", &b));
+  OK(rill_op_builder_input(b, "W", &w, 1));
+  OK(rill_op_builder_input(b, "Ids", &ids, 1));
+  OK(rill_op_builder_output(b, "Out", &out, 1));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  rill_tensor *feeds[2];
+  OK(rill_tensor_create(RILL_DTYPE_FP32, wd, 2, &feeds[0]));
+  OK(rill_tensor_create(RILL_DTYPE_INT64, idd, 2, &feeds[1]));
+  memset(rill_tensor_data(feeds[0]), 0, 15 * sizeof(float));
+  int64_t *id = rill_tensor_data(feeds[1]);
+  id[0] = 1, id[1] = 4, id[2] = 5, id[3] = 0;
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.place = (rill_place){RILL_DEVICE_CUDA, 0};
+  rill_executor *e;
+  rill_scope *scope;
+  OK(rill_executor_create(&o, &e));
+  OK(rill_scope_create(NULL, &scope));
+  const char *names[] = {"w", "ids"}, *fetch = "out";
+  rill_tensor *got = NULL;
+  rill_status *st = rill_executor_run(e, p, scope, names, feeds, 2, &fetch, 1, &got);
+  cr_assert_not_null(st);
+  const char *msg = rill_status_message(st);
+  cr_assert(strstr(msg, "ids") && strstr(msg, "holds 5 at position 2") && strstr(msg, "5 rows"), "%s", msg);
+  rill_status_destroy(st);
+  for (int i = 0; i < 2; i++) rill_tensor_destroy(feeds[i]);
+  rill_scope_destroy(scope);
+  rill_executor_destroy(e);
+  rill_program_destroy(p);
 }

@@ -1,0 +1,56 @@
+// Rows of a table read and written by ids: lookup_table's gather, and the grouped sums
+// behind its dense gradient and the sparse optimizer updates. A group is one target row
+// with the positions that add to it, in their order (kernels/cuda/rows.c builds them on
+// the host), so each output element is one thread's sum, added in the CPU kernels'
+// order: no atomics, and the same bits on every run.
+#include "kernels/cuda/device/grid.cuh"
+#include "kernels/cuda/launch.h"
+
+using namespace rill_cuda;
+
+namespace {
+
+template <typename I>
+__global__ void gather_rows(const float *table, const I *ids, int64_t n, int64_t width, int64_t pad, float *out) {
+  for (int64_t k = first_index(); k < n * width; k += grid_stride()) {
+    int64_t i = k / width, c = k - i * width;
+    int64_t id = (int64_t)ids[i];
+    out[k] = id == pad ? 0.0f : table[id * width + c];
+  }
+}
+
+// groups: rows[ngroups], then offsets[ngroups + 1] into positions[], then positions.
+__global__ void sum_groups(const float *vals, const int64_t *groups, int64_t ngroups, int64_t width,
+                           const float *lr, float *out) {
+  const int64_t *rows = groups, *offsets = groups + ngroups, *positions = offsets + ngroups + 1;
+  for (int64_t k = first_index(); k < ngroups * width; k += grid_stride()) {
+    int64_t g = k / width, c = k - g * width;
+    float sum = 0.0f;
+    for (int64_t j = offsets[g]; j < offsets[g + 1]; j++) sum += vals[positions[j] * width + c];
+    float *dst = out + rows[g] * width + c;
+    if (lr)
+      *dst -= lr[0] * sum;
+    else
+      *dst = sum;
+  }
+}
+
+}  // namespace
+
+extern "C" cudaError_t rill_cuda_gather_rows_f32(const float *table, const void *ids, bool ids_i64, int64_t n,
+                                                 int64_t width, int64_t pad, float *out, cudaStream_t s) {
+  if (n * width == 0) return cudaSuccess;
+  unsigned b = blocks_for(n * width);
+  if (ids_i64)
+    gather_rows<<<b, kThreads, 0, s>>>(table, (const int64_t *)ids, n, width, pad, out);
+  else
+    gather_rows<<<b, kThreads, 0, s>>>(table, (const int32_t *)ids, n, width, pad, out);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t rill_cuda_sum_groups_f32(const float *vals, const int64_t *groups, int64_t ngroups,
+                                                int64_t width, const float *lr, float *out, cudaStream_t s) {
+  if (ngroups * width == 0) return cudaSuccess;
+  sum_groups<<<blocks_for(ngroups * width), kThreads, 0, s>>>(vals, groups, ngroups, width, lr, out);
+  return cudaGetLastError();
+}

@@ -1,0 +1,104 @@
+/* Ids read back to the host, checked as the CPU kernels check them, and grouped by the
+ * row they address (device/rows.cu): what lookup_table and the sparse optimizer updates
+ * need. Reading ids back waits for the device's queue to reach the op that reads them;
+ * ids usually come straight from a feed, so little is queued before them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "framework/base/alloc.h"
+#include "kernels/cuda/cuda.h"
+
+rill_status *rill_cuda_ids_to_host(rill_kernel_ctx *ctx, rill_cuda_dev *d, size_t slot, int64_t **out, int64_t *n) {
+  *out = NULL;
+  rill_tensor *ids = rill_kin(ctx, slot, 0);
+  if (!ids || !rill_tensor_is_set(ids))
+    return rill_kernel_error(ctx, "input Ids (%s) is missing or holds no data", rill_kin_name(ctx, slot, 0));
+  if (ids->dtype != RILL_DTYPE_INT64 && ids->dtype != RILL_DTYPE_INT32)
+    return rill_kernel_error(ctx, "input Ids (%s) is %s; it must be int64 or int32", rill_kin_name(ctx, slot, 0),
+                             rill_dtype_name(ids->dtype));
+  *n = rill_tensor_numel(ids);
+  int64_t *h = rill_malloc((size_t)(*n ? *n : 1) * sizeof *h);
+  if (!h) return rill_oom();
+  /* int32 ids land in the upper half and are widened in place, from the end. */
+  void *land = ids->dtype == RILL_DTYPE_INT64 ? (void *)h : (void *)((int32_t *)h + *n);
+  cudaError_t e = *n ? cudaMemcpyAsync(land, rill_tensor_ptr(ids), rill_tensor_nbytes(ids), cudaMemcpyDefault,
+                                       d->stream)
+                     : cudaSuccess;
+  if (e == cudaSuccess) e = cudaStreamSynchronize(d->stream);
+  if (e != cudaSuccess) {
+    rill_free(h);
+    return rill_cuda_kernel_check(ctx, e, "reading Ids back");
+  }
+  if (ids->dtype == RILL_DTYPE_INT32)
+    for (int64_t i = 0; i < *n; i++) h[i] = ((const int32_t *)land)[i];
+  *out = h;
+  return NULL;
+}
+
+rill_status *rill_cuda_check_ids(rill_kernel_ctx *ctx, size_t slot, const int64_t *ids, int64_t n, int64_t rows,
+                                 int64_t pad) {
+  for (int64_t i = 0; i < n; i++)
+    if (ids[i] != pad && (ids[i] < 0 || ids[i] >= rows))
+      return rill_kernel_error(ctx, "input Ids (%s) holds %lld at position %lld; input W has %lld rows",
+                               rill_kin_name(ctx, slot, 0), (long long)ids[i], (long long)i, (long long)rows);
+  return NULL;
+}
+
+typedef struct id_at {
+  int64_t id, at;
+} id_at;
+
+static int by_id_then_position(const void *a, const void *b) {
+  const id_at *x = a, *y = b;
+  if (x->id != y->id) return x->id < y->id ? -1 : 1;
+  return (x->at > y->at) - (x->at < y->at);
+}
+
+rill_status *rill_cuda_groups_make(rill_kernel_ctx *ctx, rill_cuda_dev *d, const int64_t *ids, int64_t n,
+                                   const int64_t *skip, rill_cuda_groups *g) {
+  memset(g, 0, sizeof *g);
+  id_at *pairs = rill_malloc((size_t)(n ? n : 1) * sizeof *pairs);
+  if (!pairs) return rill_oom();
+  int64_t kept = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (!skip || ids[i] != *skip) pairs[kept++] = (id_at){ids[i], i};
+  qsort(pairs, (size_t)kept, sizeof *pairs, by_id_then_position);
+  int64_t ngroups = 0;
+  for (int64_t i = 0; i < kept; i++) ngroups += i == 0 || pairs[i].id != pairs[i - 1].id;
+  /* rows[ngroups] | offsets[ngroups + 1] | positions[kept] */
+  size_t words = (size_t)(2 * ngroups + 1 + kept);
+  int64_t *h = rill_malloc(words * sizeof *h);
+  if (!h) {
+    rill_free(pairs);
+    return rill_oom();
+  }
+  int64_t *rows = h, *offsets = h + ngroups, *positions = offsets + ngroups + 1, k = -1;
+  for (int64_t i = 0; i < kept; i++) {
+    if (i == 0 || pairs[i].id != pairs[i - 1].id) {
+      rows[++k] = pairs[i].id;
+      offsets[k] = i;
+    }
+    positions[i] = pairs[i].at;
+  }
+  offsets[ngroups] = kept;
+  rill_free(pairs);
+  rill_status *st = NULL;
+  if (ngroups) {
+    g->dev = rill_cuda_mem_alloc(d, words * sizeof *h);
+    if (!g->dev)
+      st = rill_kernel_error(ctx, "out of device memory for %lld row groups", (long long)ngroups);
+    else /* from pageable memory: staged before the call returns, so h may go */
+      st = rill_cuda_kernel_check(ctx, cudaMemcpyAsync(g->dev, h, words * sizeof *h, cudaMemcpyHostToDevice, d->stream),
+                                  "copying row groups to the device");
+  }
+  rill_free(h);
+  g->ngroups = ngroups;
+  if (st) rill_cuda_groups_free(d, g);
+  return st;
+}
+
+void rill_cuda_groups_free(rill_cuda_dev *d, rill_cuda_groups *g) {
+  if (g->dev) rill_cuda_mem_free(d, g->dev);
+  g->dev = NULL;
+  g->ngroups = 0;
+}
