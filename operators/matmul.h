@@ -148,4 +148,15 @@ static inline bool rill_matmul_plan_make(const rill_dims *x, const rill_dims *y,
   return true;
 }
 
+/* Matrix offsets (in matrices) of batch b's X and Y. */
+static inline void rill_matmul_batch_offsets(const rill_matmul_plan *p, int64_t b, int64_t *xo, int64_t *yo) {
+  *xo = *yo = 0;
+  for (int i = p->nb - 1; i >= 0; i--) {
+    int64_t idx = b % p->bd[i];
+    b /= p->bd[i];
+    *xo += idx * p->xs[i];
+    *yo += idx * p->ys[i];
+  }
+}
+
 #endif

@@ -31,17 +31,6 @@ static rill_status *mm_prepare(rill_kernel_ctx *ctx, const rill_tensor *x, const
   return NULL;
 }
 
-/* Matrix offsets (in matrices) of batch b's X and Y. */
-static void mm_batch(const rill_matmul_plan *p, int64_t b, int64_t *xo, int64_t *yo) {
-  *xo = *yo = 0;
-  for (int i = p->nb - 1; i >= 0; i--) {
-    int64_t idx = b % p->bd[i];
-    b /= p->bd[i];
-    *xo += idx * p->xs[i];
-    *yo += idx * p->ys[i];
-  }
-}
-
 static bool mm_y_shared(const rill_matmul_plan *p) {
   for (int i = 0; i < p->nb; i++)
     if (p->ys[i] && p->bd[i] != 1) return false;
@@ -83,7 +72,7 @@ static bool mm_y_shared(const rill_matmul_plan *p) {
     } else {                                                                              \
       for (int64_t b = 0; b < p.nbatch; b++) {                                            \
         int64_t xo, yo;                                                                   \
-        mm_batch(&p, b, &xo, &yo);                                                        \
+        rill_matmul_batch_offsets(&p, b, &xo, &yo);                                       \
         GEMM(CblasRowMajor, TR(p.tx), TR(p.ty), m, n, k, alpha, xp + xo * p.m * p.k, lx,  \
              yp + yo * p.k * p.n, ly, 0, dst + b * p.m * p.n, n);                         \
       }                                                                                   \
@@ -147,7 +136,7 @@ MATMUL(double, RILL_DTYPE_FP64, cblas_dgemm, NOT_PACKED, rill_cpu_matmul_v2_fp64
     }                                                                                     \
     for (int64_t b = 0; b < p.nbatch; b++) {                                              \
       int64_t xo, yo;                                                                     \
-      mm_batch(&p, b, &xo, &yo);                                                          \
+      rill_matmul_batch_offsets(&p, b, &xo, &yo);                                         \
       const T *g = gp + b * p.m * p.n, *xb = xp + xo * p.m * p.k, *yb = yp + yo * p.k * p.n; \
       if (dx) {                                                                           \
         T *d = (T *)rill_tensor_ptr(dx) + xo * p.m * p.k;                                 \

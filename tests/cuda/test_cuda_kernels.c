@@ -233,6 +233,38 @@ Test(cuda_kernels, matmul_transpose_x) {
   compare(&c);
 }
 
+static void v2_ty(rill_op_builder *b) { OK(rill_op_builder_attr_bool(b, "trans_y", true)); }
+static void v2_tx_ty(rill_op_builder *b) {
+  OK(rill_op_builder_attr_bool(b, "trans_x", true));
+  v2_ty(b);
+}
+
+/* matmul_v2's broadcasting: batch dims that broadcast both ways (one GEMM a batch), a
+ * shared matrix against a batch (one strided call), a 1-D X, and the transposes. */
+Test(cuda_kernels, matmul_v2_batch_dims_broadcast_both_ways) {
+  op_case c = {"matmul_v2", {IN("X", "x", -1, 1, 2, 1, 3, 4), IN("Y", "y", -1, 1, 5, 4, 6)},
+               {OUT("Out", "out", 2, 5, 3, 6)}, NULL, 1e-5};
+  compare(&c);
+}
+
+Test(cuda_kernels, matmul_v2_shared_x_transposed_y) {
+  op_case c = {"matmul_v2", {IN("X", "x", -1, 1, 7, 9), IN("Y", "y", -1, 1, 3, 11, 9)},
+               {OUT("Out", "out", 3, 7, 11)}, v2_ty, 1e-5};
+  compare(&c);
+}
+
+Test(cuda_kernels, matmul_v2_vector_times_batch) {
+  op_case c = {"matmul_v2", {IN("X", "x", -1, 1, 8), IN("Y", "y", -1, 1, 2, 8, 5)},
+               {OUT("Out", "out", 2, 5)}, NULL, 1e-5};
+  compare(&c);
+}
+
+Test(cuda_kernels, matmul_v2_both_transposed) {
+  op_case c = {"matmul_v2", {IN("X", "x", -1, 1, 4, 13, 6), IN("Y", "y", -1, 1, 4, 10, 13)},
+               {OUT("Out", "out", 4, 6, 10)}, v2_tx_ty, 1e-5};
+  compare(&c);
+}
+
 static void fc_relu(rill_op_builder *b) {
   OK(rill_op_builder_attr_int(b, "in_num_col_dims", 1));
   OK(rill_op_builder_attr_string(b, "activation_type", "relu"));
