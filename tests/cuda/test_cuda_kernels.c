@@ -73,7 +73,16 @@ static void run_case(const op_case *c, rill_place place, unsigned seed, rill_ten
     OK(rill_op_builder_input(b, c->in[i].slot, names, (size_t)k));
     i += k;
   }
-  for (int i = 0; i < nout; i++) OK(rill_op_builder_output(b, c->out[i].slot, &c->out[i].var, 1));
+  for (int i = 0; i < nout;) {
+    const char *names[MAX_ARGS];
+    int k = 0;
+    while (i + k < nout && strcmp(c->out[i + k].slot, c->out[i].slot) == 0) {
+      names[k] = c->out[i + k].var;
+      k++;
+    }
+    OK(rill_op_builder_output(b, c->out[i].slot, names, (size_t)k));
+    i += k;
+  }
   if (c->attrs) c->attrs(b);
   OK(rill_op_builder_append(b, p, 0));
   rill_op_builder_destroy(b);
@@ -515,6 +524,34 @@ Test(cuda_kernels, concat_rows) {
 Test(cuda_kernels, concat_last_axis) {
   op_case c = {"concat", {IN("X", "a", -1, 1, 4, 3, 6), IN("X", "b", -1, 1, 4, 3, 1)}, {OUT("Out", "out", 4, 3, 7)},
                concat_axis_last, 0};
+  compare(&c);
+}
+
+static void split_sections(rill_op_builder *b) {
+  OK(rill_op_builder_attr_int(b, "axis", 1));
+  OK(rill_op_builder_attr_ints(b, "sections", (const int32_t[]){2, -1, 1}, 3));
+}
+static void split_num_2(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "num", 2)); }
+
+/* split: sections with a -1 at a middle axis (strided copies out), and num at axis 0;
+ * concat_grad: the same copies for X@GRAD, the second gradient not wanted. */
+Test(cuda_kernels, split_sections_middle_axis) {
+  op_case c = {"split", {IN("X", "x", -1, 1, 3, 7, 5)},
+               {OUT("Out", "a", 3, 2, 5), OUT("Out", "b", 3, 4, 5), OUT("Out", "c", 3, 1, 5)}, split_sections, 0};
+  compare(&c);
+}
+
+Test(cuda_kernels, split_num_rows) {
+  op_case c = {"split", {IN("X", "x", -1, 1, 8, 3)}, {OUT("Out", "a", 4, 3), OUT("Out", "b", 4, 3)}, split_num_2, 0};
+  compare(&c);
+}
+
+Test(cuda_kernels, concat_grad_middle_axis) {
+  op_case c = {"concat_grad",
+               {IN("X", "a", -1, 1, 2, 3, 5), IN("X", "b", -1, 1, 2, 1, 5), IN("X", "c", -1, 1, 2, 4, 5),
+                IN("Out@GRAD", "dout", -1, 1, 2, 8, 5)},
+               {OUT("X@GRAD", "da", 2, 3, 5), OUT("X@GRAD", "db", 2, 1, 5), OUT("X@GRAD", "dc", 2, 4, 5)},
+               concat_axis1, 0};
   compare(&c);
 }
 
