@@ -1,66 +1,30 @@
 /* fill_constant CPU kernels. The value comes from ValueTensor, else str_value (parsed
  * exactly: int64 through strtoll, "inf"/"nan" through strtod), else attribute value. */
-#include <errno.h>
-#include <stdlib.h>
-
 #include "kernels/cpu/kernels.h"
+#include "operators/fill_value.h"
 
 
-typedef struct fill_value {
-  double d;
-  int64_t l;
-  bool exact_long; /* l holds the exact int64 value */
-} fill_value;
-
-static rill_status *fill_value_get(rill_kernel_ctx *ctx, bool want_long, fill_value *v) {
-  v->exact_long = false;
-  v->d = ctx->attrs[RILL_FILL_CONSTANT_ATTR_VALUE].v.f;
-  rill_tensor *vt = rill_kin(ctx, 0, 0);
-  if (vt) {
-    const void *p = rill_tensor_ptr(vt);
-    if (rill_tensor_numel(vt) < 1 || !p)
-      return rill_kernel_error(ctx, "input ValueTensor (%s) holds no value", rill_kin_name(ctx, 0, 0));
-    switch (vt->dtype) {
-    case RILL_DTYPE_FP32: v->d = *(const float *)p; break;
-    case RILL_DTYPE_FP64: v->d = *(const double *)p; break;
-    case RILL_DTYPE_INT32: v->d = *(const int32_t *)p; break;
-    case RILL_DTYPE_INT64:
-      v->l = *(const int64_t *)p;
-      v->d = (double)v->l;
-      v->exact_long = true;
-      break;
-    case RILL_DTYPE_BOOL: v->d = *(const bool *)p; break;
-    default:
-      return rill_kernel_error(ctx, "input ValueTensor (%s) is %s, expected a number",
-                               rill_kin_name(ctx, 0, 0), rill_dtype_name(vt->dtype));
-    }
-    return NULL;
+/* The value, as operators/fill_value.h reads it. */
+static rill_status *fill_value_get(rill_kernel_ctx *ctx, bool want_long, rill_fill_value *v) {
+  rill_tensor *vt = rill_kin(ctx, RILL_FILL_CONSTANT_IN_VALUE_TENSOR, 0);
+  if (vt && (rill_tensor_numel(vt) < 1 || !rill_tensor_ptr(vt)))
+    return rill_kernel_error(ctx, "input ValueTensor (%s) holds no value", rill_kin_name(ctx, 0, 0));
+  const char *what = "";
+  if (!rill_fill_value_get(ctx->attrs[RILL_FILL_CONSTANT_ATTR_VALUE].v.f, ctx->attrs[RILL_FILL_CONSTANT_ATTR_STR_VALUE].v.s,
+                           vt ? rill_tensor_ptr(vt) : NULL, vt ? vt->dtype : RILL_DTYPE_FP32, want_long, v, &what)) {
+    if (vt)
+      return rill_kernel_error(ctx, "input ValueTensor (%s) is %s, expected a number", rill_kin_name(ctx, 0, 0),
+                               rill_dtype_name(vt->dtype));
+    return rill_kernel_error(ctx, "attribute str_value \"%s\" is not a number",
+                             ctx->attrs[RILL_FILL_CONSTANT_ATTR_STR_VALUE].v.s);
   }
-  const char *s = ctx->attrs[RILL_FILL_CONSTANT_ATTR_STR_VALUE].v.s;
-  if (!s || !*s) return NULL;
-  char *end;
-  errno = 0;
-  if (want_long) {
-    long long l = strtoll(s, &end, 10);
-    if (end != s && !*end && errno == 0) {
-      v->l = l;
-      v->d = (double)l;
-      v->exact_long = true;
-      return NULL;
-    }
-    errno = 0;
-  }
-  double d = strtod(s, &end);
-  if (end == s || *end)
-    return rill_kernel_error(ctx, "attribute str_value \"%s\" is not a number", s);
-  v->d = d;
   return NULL;
 }
 
 #define FILL(T, DT, IS_LONG, NAME)                                                        \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *out;                                                                     \
-    fill_value v;                                                                         \
+    rill_fill_value v;                                                                    \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                        \
     RILL_TRY(fill_value_get(ctx, IS_LONG, &v));                                           \
     T val = IS_LONG && v.exact_long ? (T)v.l : (T)v.d;                                    \

@@ -52,6 +52,9 @@ enum rill_cuda_unary_op {
 cudaError_t rill_cuda_unary_f32(int op, const float *x, float *out, int64_t n, float a, float b,
                                 cudaStream_t s);
 
+/* Every element of out (n elements of esize bytes: 1, 4 or 8) := the low esize bytes
+ * of bits (a memset when they are all zero). */
+cudaError_t rill_cuda_fill_bits(void *out, int64_t n, uint64_t bits, size_t esize, cudaStream_t s);
 /* out[i] += x[i]. */
 cudaError_t rill_cuda_accumulate_f32(float *out, const float *x, int64_t n, cudaStream_t s);
 /* out[0] = mean of x[0..n), summed in double. */

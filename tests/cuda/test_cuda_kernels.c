@@ -132,6 +132,9 @@ static void compare(const op_case *c) {
   for (int i = 0; i < MAX_ARGS && c->out[i].slot; i++) {
     cr_assert_eq(rill_tensor_numel(gpu[i]), rill_tensor_numel(cpu[i]), "%s: output %s", c->op, c->out[i].var);
     cr_assert_eq(rill_tensor_dtype(gpu[i]), rill_tensor_dtype(cpu[i]));
+    if (rill_tensor_dtype(cpu[i]) == RILL_DTYPE_INT64) /* exactly: doubles would round past 2^53 */
+      cr_assert(memcmp(rill_tensor_data(gpu[i]), rill_tensor_data(cpu[i]), 8 * (size_t)rill_tensor_numel(cpu[i])) == 0,
+                "%s: output %s differs", c->op, c->out[i].var);
     for (int64_t j = 0; j < rill_tensor_numel(cpu[i]); j++) {
       double a = element(cpu[i], j), g = element(gpu[i], j);
       cr_assert(fabs(g - a) <= c->tol * (1.0 + fabs(a)), "%s: output %s[%lld]: cpu %.9g, cuda %.9g (tolerance %g)",
@@ -894,4 +897,42 @@ Test(cuda_kernels, lookup_table_refuses_an_id_outside_the_table) {
   rill_scope_destroy(scope);
   rill_executor_destroy(e);
   rill_program_destroy(p);
+}
+
+/* ---- fill_constant ---- */
+
+static void fill_f32(rill_op_builder *b) {
+  OK(rill_op_builder_attr_longs(b, "shape", (const int64_t[]){3, 4}, 2));
+  OK(rill_op_builder_attr_int(b, "dtype", RILL_DTYPE_FP32));
+  OK(rill_op_builder_attr_float(b, "value", 2.5f));
+}
+static void fill_i64_exact(rill_op_builder *b) {
+  OK(rill_op_builder_attr_longs(b, "shape", (const int64_t[]){5}, 1));
+  OK(rill_op_builder_attr_int(b, "dtype", RILL_DTYPE_INT64));
+  OK(rill_op_builder_attr_string(b, "str_value", "9007199254740993")); /* 2^53 + 1: not a double */
+}
+static void fill_i32(rill_op_builder *b) {
+  OK(rill_op_builder_attr_longs(b, "shape", (const int64_t[]){2, 3}, 2));
+  OK(rill_op_builder_attr_int(b, "dtype", RILL_DTYPE_INT32));
+  OK(rill_op_builder_attr_float(b, "value", -7.0f));
+}
+static void fill_f64_zero(rill_op_builder *b) {
+  OK(rill_op_builder_attr_longs(b, "shape", (const int64_t[]){129}, 1));
+  OK(rill_op_builder_attr_int(b, "dtype", RILL_DTYPE_FP64));
+}
+
+/* Each dtype's value as the CPU writes it: float, an int64 beyond a double's precision
+ * from str_value, int32, and zeros (a memset). */
+Test(cuda_kernels, fill_constant_every_dtype) {
+  op_case f = {"fill_constant", {{0}}, {OUT("Out", "out", 3, 4)}, fill_f32, 0};
+  compare(&f);
+  op_case l = {"fill_constant", {{0}}, {OUT("Out", "out", 5)}, fill_i64_exact, 0};
+  l.out[0].dtype = RILL_DTYPE_INT64;
+  compare(&l);
+  op_case i = {"fill_constant", {{0}}, {OUT("Out", "out", 2, 3)}, fill_i32, 0};
+  i.out[0].dtype = RILL_DTYPE_INT32;
+  compare(&i);
+  op_case z = {"fill_constant", {{0}}, {OUT("Out", "out", 129)}, fill_f64_zero, 0};
+  z.out[0].dtype = RILL_DTYPE_FP64;
+  compare(&z);
 }

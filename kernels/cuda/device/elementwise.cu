@@ -94,6 +94,14 @@ cudaError_t cast_from(const From *x, void *out, int to, int64_t n, cudaStream_t 
   return cudaGetLastError();
 }
 
+// Every element of out (n of them) := the low sizeof(T) bytes of bits.
+template <typename T>
+__global__ void fill_bits(T *out, int64_t n, uint64_t bits) {
+  T v;
+  memcpy(&v, &bits, sizeof v);
+  for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] = v;
+}
+
 }  // namespace
 
 extern "C" cudaError_t rill_cuda_binary_f32(int op, const float *x, const float *y, float *out,
@@ -148,4 +156,16 @@ extern "C" cudaError_t rill_cuda_cast(const void *x, int from, void *out, int to
   case kFp64: return cast_from((const double *)x, out, to, n, s);
   default: return cudaErrorInvalidValue;
   }
+}
+
+extern "C" cudaError_t rill_cuda_fill_bits(void *out, int64_t n, uint64_t bits, size_t esize, cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  if (bits == 0) return cudaMemsetAsync(out, 0, (size_t)n * esize, s);
+  switch (esize) {
+  case 1: fill_bits<<<blocks_for(n), kThreads, 0, s>>>((uint8_t *)out, n, bits); break;
+  case 4: fill_bits<<<blocks_for(n), kThreads, 0, s>>>((uint32_t *)out, n, bits); break;
+  case 8: fill_bits<<<blocks_for(n), kThreads, 0, s>>>((uint64_t *)out, n, bits); break;
+  default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
 }

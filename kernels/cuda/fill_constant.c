@@ -1,0 +1,42 @@
+/* fill_constant CUDA kernel, bool, int32, int64, float32 and float64: the value read as
+ * the CPU kernels read it (operators/fill_value.h; a ValueTensor on the device is read
+ * back, one element), written by one fill (a memset for zeros). */
+#include "kernels/cuda/cuda.h"
+#include "operators/fill_value.h"
+
+rill_status *rill_cuda_fill_constant_kernel(rill_kernel_ctx *ctx) {
+  rill_tensor *out = rill_kout(ctx, RILL_FILL_CONSTANT_OUT_OUT, 0);
+  if (!out || !rill_tensor_ptr(out))
+    return rill_kernel_error(ctx, "output Out (%s) is missing or not a dense tensor",
+                             rill_kout_name(ctx, RILL_FILL_CONSTANT_OUT_OUT, 0));
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
+  rill_tensor *vt = rill_kin(ctx, RILL_FILL_CONSTANT_IN_VALUE_TENSOR, 0);
+  uint64_t first = 0; /* ValueTensor's first element */
+  if (vt) {
+    size_t es = rill_dtype_size(vt->dtype);
+    if (rill_tensor_numel(vt) < 1 || !rill_tensor_ptr(vt) || es > sizeof first)
+      return rill_kernel_error(ctx, "input ValueTensor (%s) holds no value",
+                               rill_kin_name(ctx, RILL_FILL_CONSTANT_IN_VALUE_TENSOR, 0));
+    cudaError_t e = cudaMemcpyAsync(&first, rill_tensor_ptr(vt), es, cudaMemcpyDefault, d->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(d->stream);
+    RILL_TRY(rill_cuda_kernel_check(ctx, e, "reading ValueTensor"));
+  }
+  rill_fill_value v;
+  const char *what = "";
+  const char *str = ctx->attrs[RILL_FILL_CONSTANT_ATTR_STR_VALUE].v.s;
+  if (!rill_fill_value_get(ctx->attrs[RILL_FILL_CONSTANT_ATTR_VALUE].v.f, str, vt ? (const void *)&first : NULL,
+                           vt ? vt->dtype : RILL_DTYPE_FP32, out->dtype == RILL_DTYPE_INT64, &v, &what)) {
+    if (vt)
+      return rill_kernel_error(ctx, "input ValueTensor (%s) is %s, expected a number",
+                               rill_kin_name(ctx, RILL_FILL_CONSTANT_IN_VALUE_TENSOR, 0), rill_dtype_name(vt->dtype));
+    return rill_kernel_error(ctx, "attribute str_value \"%s\" is not a number", str);
+  }
+  uint64_t bits;
+  if (!rill_fill_value_bits(&v, out->dtype, &bits))
+    return rill_kernel_error(ctx, "output Out (%s) is %s, which fill_constant does not make",
+                             rill_kout_name(ctx, RILL_FILL_CONSTANT_OUT_OUT, 0), rill_dtype_name(out->dtype));
+  return rill_cuda_kernel_check(
+      ctx, rill_cuda_fill_bits(rill_tensor_ptr(out), rill_tensor_numel(out), bits, rill_dtype_size(out->dtype), d->stream),
+      "fill launch");
+}
