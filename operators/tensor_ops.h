@@ -8,6 +8,8 @@
 #ifndef RILL_OPERATORS_TENSOR_OPS_H
 #define RILL_OPERATORS_TENSOR_OPS_H
 
+#include <stdio.h>
+
 #include "operators/op_util.h"
 
 /* Element i of an int32/int64 tensor; false when t is not an integer tensor holding it. */
@@ -170,8 +172,25 @@ bool rill_unsqueeze_axes(const rill_tensor *axes_t, const rill_tensor *const *li
                          const rill_attr_value *attr, int64_t *axes, size_t *n, char *err,
                          size_t errlen);
 
-/* transpose2's permutation of a rank-r input from attribute axis. */
-bool rill_transpose_perm(const rill_attr_value *axis, int r, int *perm, char *err, size_t errlen);
+/* transpose2's permutation of a rank-r input from attribute axis; false with a message
+ * when it is not a permutation. Inline: the CUDA backend's kernels read it too. */
+static inline bool rill_transpose_perm(const rill_attr_value *axis, int r, int *perm, char *err, size_t errlen) {
+  if ((int)axis->n != r) {
+    snprintf(err, errlen, "axis has %zu entries for rank %d", axis->n, r);
+    return false;
+  }
+  bool seen[RILL_MAX_DIMS] = {false};
+  for (int i = 0; i < r; i++) {
+    int a;
+    if (!rill_norm_axis(axis->list.ints[i], r, &a) || seen[a]) {
+      snprintf(err, errlen, "axis is not a permutation of 0..%d (entry %d is %d)", r - 1, i, (int)axis->list.ints[i]);
+      return false;
+    }
+    seen[a] = true;
+    perm[i] = a;
+  }
+  return true;
+}
 
 /* arg_max's output dims (and the normalized axis). */
 bool rill_arg_max_dims(const rill_dims *x, int64_t axis, bool keepdims, bool flatten,

@@ -17,26 +17,6 @@ static const rill_attr_schema attrs[] = {
     {"mkldnn_data_type", RILL_ATTR_STRING, RILL_ATTR_EXTRA, RILL_DEF_STRING("float32"), "ignored"},
 };
 
-/* perm from attribute axis for rank r; false with a message when not a permutation. */
-bool rill_transpose_perm(const rill_attr_value *axis, int r, int *perm, char *err, size_t errlen) {
-  if ((int)axis->n != r) {
-    snprintf(err, errlen, "axis has %zu entries for rank %d", axis->n, r);
-    return false;
-  }
-  bool seen[RILL_MAX_DIMS] = {false};
-  for (int i = 0; i < r; i++) {
-    int a;
-    if (!rill_norm_axis(axis->list.ints[i], r, &a) || seen[a]) {
-      snprintf(err, errlen, "axis is not a permutation of 0..%d (entry %d is %d)", r - 1, i,
-               (int)axis->list.ints[i]);
-      return false;
-    }
-    seen[a] = true;
-    perm[i] = a;
-  }
-  return true;
-}
-
 static rill_status *transpose2_infer(rill_infer_ctx *ctx) {
   const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
   rill_tensor_meta *out = rill_infer_out(ctx, 0, 0), *xs = rill_infer_out(ctx, 1, 0);

@@ -52,6 +52,15 @@ enum rill_cuda_unary_op {
 cudaError_t rill_cuda_unary_f32(int op, const float *x, float *out, int64_t n, float a, float b,
                                 cudaStream_t s);
 
+/* A permutation of a tensor's dims: the output's dims, and per output dim the stride
+ * (in elements) of the source dim it takes. */
+typedef struct rill_cuda_perm {
+  int n;
+  int64_t out_dims[RILL_CUDA_BCAST_DIMS], src_strides[RILL_CUDA_BCAST_DIMS];
+  int64_t numel;
+} rill_cuda_perm;
+/* dst := src with its dims permuted (elements of esize bytes: 1, 2, 4 or 8). */
+cudaError_t rill_cuda_permute(const void *src, void *dst, const rill_cuda_perm *p, size_t esize, cudaStream_t s);
 /* Every element of out (n elements of esize bytes: 1, 4 or 8) := the low esize bytes
  * of bits (a memset when they are all zero). */
 cudaError_t rill_cuda_fill_bits(void *out, int64_t n, uint64_t bits, size_t esize, cudaStream_t s);

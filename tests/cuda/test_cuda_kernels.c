@@ -936,3 +936,28 @@ Test(cuda_kernels, fill_constant_every_dtype) {
   z.out[0].dtype = RILL_DTYPE_FP64;
   compare(&z);
 }
+
+/* ---- transpose2 ---- */
+
+static void perm_0231(rill_op_builder *b) { OK(rill_op_builder_attr_ints(b, "axis", (const int32_t[]){0, 2, 3, 1}, 4)); }
+static void perm_201(rill_op_builder *b) { OK(rill_op_builder_attr_ints(b, "axis", (const int32_t[]){2, 0, 1}, 3)); }
+static void perm_10(rill_op_builder *b) { OK(rill_op_builder_attr_ints(b, "axis", (const int32_t[]){1, 0}, 2)); }
+
+/* NCHW to NHWC on odd sizes, an int64 matrix (every dtype moves as bytes), and the
+ * gradient (the inverse permutation). */
+Test(cuda_kernels, transpose2_nchw_to_nhwc) {
+  op_case c = {"transpose2", {IN("X", "x", -1, 1, 2, 3, 5, 7)}, {OUT("Out", "out", 2, 5, 7, 3)}, perm_0231, 0};
+  compare(&c);
+}
+
+Test(cuda_kernels, transpose2_int64_matrix) {
+  op_case c = {"transpose2", {IN("X", "x", -1000, 1000, 9, 4)}, {OUT("Out", "out", 4, 9)}, perm_10, 0};
+  c.in[0].dtype = c.out[0].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}
+
+Test(cuda_kernels, transpose2_grad) {
+  op_case c = {"transpose2_grad", {IN("XShape", "xs", 0, 0, 0, 3, 5, 7), IN("Out@GRAD", "dout", -1, 1, 7, 3, 5)},
+               {OUT("X@GRAD", "dx", 3, 5, 7)}, perm_201, 0};
+  compare(&c);
+}
