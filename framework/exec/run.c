@@ -237,7 +237,6 @@ static bool var_elsewhere(const rill_variable *v, rill_place place) {
   }
 }
 
-static bool on_other_place(const plan_op *op, const rill_variable *v) { return var_elsewhere(v, op->place); }
 
 /* dst (an empty tensor) := src on `place`, for an op's call. The bytes of an immutable
  * buffer (a predictor's weights) are copied to a place once, as the buffer's mirror
@@ -336,33 +335,33 @@ static void unstage_inputs(rill_plan *p, staged_input *staged, uint32_t n) {
   rill_free(staged);
 }
 
-/* Copies every input with data on another place (a dense tensor, selected rows, a
- * tensor array) to the op's place, through the two backends' copy functions, and
- * points the op's input at the copy. */
-static rill_status *stage_inputs(rill_plan *p, plan_op *op, staged_input **out, uint32_t *nout) {
+/* Copies every input of op with data elsewhere than `place` (a dense tensor, selected
+ * rows, a tensor array) there, from `mem` (NULL: the host's), through the two
+ * backends' copy functions, and points the op's input at the copy. */
+static rill_status *stage_inputs(rill_plan *p, plan_op *op, rill_place place, const rill_device_memory *mem,
+                                 staged_input **out, uint32_t *nout) {
   uint32_t n = 0;
-  for (uint32_t k = op->in_begin; k < op->in_end; k++) n += on_other_place(op, p->in_var[k]);
+  for (uint32_t k = op->in_begin; k < op->in_end; k++) n += var_elsewhere(p->in_var[k], place);
   if (!n) return NULL;
   staged_input *staged = rill_calloc(n, sizeof *staged);
   if (!staged) return rill_oom();
-  const rill_device_memory *mem = rill_backend_tensor_memory(op->backend);
   rill_status *st = NULL;
   uint32_t done = 0;
   for (uint32_t k = op->in_begin; k < op->in_end && !st; k++) {
-    if (!on_other_place(op, p->in_var[k])) continue;
+    if (!var_elsewhere(p->in_var[k], place)) continue;
     staged_input *s = &staged[done++];
     s->k = k;
     s->orig = p->in_var[k];
     rill_variable_init(&s->copy);
     size_t copied = 0;
     int64_t t0 = rill_prof_active() ? rill_prof_now() : 0;
-    if ((st = copy_var_to_place(&s->copy, s->orig, op->place, mem, &copied))) {
+    if ((st = copy_var_to_place(&s->copy, s->orig, place, mem, &copied))) {
       char to[RILL_PLACE_STR_MAX];
       st = rill_status_wrap(st, "copying input %s '%s' to %s", rill_var_kind_name(s->orig->kind),
-                            p->vars[p->in_id[k]].name, rill_place_str(op->place, to, sizeof to));
+                            p->vars[p->in_id[k]].name, rill_place_str(place, to, sizeof to));
       break;
     }
-    if (t0 && copied) prof_copy(var_place(s->orig), op->place, p->block, op->index, p->vars[p->in_id[k]].name, copied, t0);
+    if (t0 && copied) prof_copy(var_place(s->orig), place, p->block, op->index, p->vars[p->in_id[k]].name, copied, t0);
     p->in_var[k] = &s->copy;
   }
   if (st) {
@@ -406,23 +405,28 @@ static rill_status *move_outputs(rill_plan *p, const plan_op *op) {
   return NULL;
 }
 
-/* Inference, kernel choice and the kernel call; staged: the inputs were staged already. */
-static rill_status *infer_and_call(rill_plan *p, plan_op *op, bool staged_already) {
-  rill_status *st;
-  if (op->schema->infer &&
-      (refresh_in_metas(p, op) || !op->infer_valid ||
-       (op->schema->flags & RILL_OP_INFER_READS_DATA))) {
-    for (uint32_t k = op->out_begin; k < op->out_end; k++) {
-      rill_tensor_meta *m = &p->out_meta[k];
-      m->known = false;
-      m->lod_level = 0;
-      m->lod_from[0] = m->lod_from[1] = -1;
-    }
-    op->infer_valid = false;
-    if ((st = op->schema->infer(&op->ictx))) return st;
-    op->infer_valid = true;
-    atomic_fetch_add_explicit(&p->infer_runs, 1, memory_order_relaxed);
+/* Run-time inference of the op's outputs, when its input metas changed (or it reads
+ * input data, which may have). */
+static rill_status *infer_outputs(rill_plan *p, plan_op *op) {
+  if (!op->schema->infer ||
+      !(refresh_in_metas(p, op) || !op->infer_valid || (op->schema->flags & RILL_OP_INFER_READS_DATA)))
+    return NULL;
+  for (uint32_t k = op->out_begin; k < op->out_end; k++) {
+    rill_tensor_meta *m = &p->out_meta[k];
+    m->known = false;
+    m->lod_level = 0;
+    m->lod_from[0] = m->lod_from[1] = -1;
   }
+  op->infer_valid = false;
+  RILL_TRY(op->schema->infer(&op->ictx));
+  op->infer_valid = true;
+  atomic_fetch_add_explicit(&p->infer_runs, 1, memory_order_relaxed);
+  return NULL;
+}
+
+/* The kernel for the dtype of the input that picks it, and the call, with the inputs
+ * staged on the op's place (unless staged_already). */
+static rill_status *call_kernel(rill_plan *p, plan_op *op, bool staged_already) {
   if (op->dtype_arg >= 0) {
     rill_variable *v = p->in_var[op->dtype_arg];
     /* A dense tensor's dtype, or the values' of selected rows. */
@@ -442,25 +446,31 @@ static rill_status *infer_and_call(rill_plan *p, plan_op *op, bool staged_alread
   if (staged_already) return alloc_and_call(p, op);
   uint32_t nstaged = 0;
   staged_input *staged = NULL;
-  if ((st = stage_inputs(p, op, &staged, &nstaged))) return st;
-  st = alloc_and_call(p, op);
+  RILL_TRY(stage_inputs(p, op, op->place, rill_backend_tensor_memory(op->backend), &staged, &nstaged));
+  rill_status *st = alloc_and_call(p, op);
   unstage_inputs(p, staged, nstaged);
   return st;
 }
 
-/* An op whose inference reads its inputs' data (a shape held in a tensor) reads it on
- * its own place: its inputs on other places (a device's) are staged before inference.
- * Other ops infer from metadata alone, and their inputs are staged just before the
- * kernel. */
+/* Inference, then the kernel. An op whose inference reads its inputs' data (a shape
+ * held in a tensor) infers from host copies of those on other places, wherever it runs;
+ * a host op then keeps them for its kernel, and a device op's kernel gets its own on
+ * the device. Other ops infer from metadata alone, and their inputs are staged on
+ * their place just before the kernel. */
 static rill_status *run_op(rill_plan *p, plan_op *op) {
-  if (!(op->schema->flags & RILL_OP_INFER_READS_DATA)) return infer_and_call(p, op, false);
+  if (!(op->schema->flags & RILL_OP_INFER_READS_DATA)) {
+    RILL_TRY(infer_outputs(p, op));
+    return call_kernel(p, op, false);
+  }
+  bool on_host = op->place.device == RILL_HOST_DEVICE;
   uint32_t nstaged = 0;
   staged_input *staged = NULL;
-  rill_status *st = stage_inputs(p, op, &staged, &nstaged);
-  if (st) return st;
-  st = infer_and_call(p, op, true);
+  RILL_TRY(stage_inputs(p, op, (rill_place){RILL_HOST_DEVICE, 0}, NULL, &staged, &nstaged));
+  rill_status *st = infer_outputs(p, op);
+  if (!st && on_host) st = call_kernel(p, op, true);
   unstage_inputs(p, staged, nstaged);
-  return st;
+  if (st || on_host) return st;
+  return call_kernel(p, op, false);
 }
 
 static rill_status *alloc_and_call(rill_plan *p, plan_op *op) {

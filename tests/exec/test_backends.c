@@ -855,3 +855,84 @@ Test(backends, save_and_load_through_the_device_write_the_cpus_bytes) {
   remove(on_cpu);
   rmdir(dir);
 }
+
+/* An op whose inference reads an input's data, on the fake device: Out's length is the
+ * first value of Shape. The inference checks that it reads host memory (a real
+ * device's memory cannot be read there); the kernel that Shape is on the device. */
+static atomic_int infer_saw_device;
+
+static rill_status *shape_reader_infer(rill_infer_ctx *ctx) {
+  rill_tensor_meta *out = ctx->out[0];
+  out->known = true;
+  out->dtype = RILL_DTYPE_FP32;
+  out->dims = (rill_dims){.n = 1, .d = {1}};
+  if (!ctx->in_tensors) return NULL; /* compile time: no data */
+  const rill_tensor *s = ctx->in_tensors[0][0];
+  if (!s || !s->buf) return rill_infer_error(ctx, "Shape holds no data");
+  if (rill_tensor_place(s).device == FAKE_DEVICE || is_fake(rill_tensor_ptr(s))) {
+    atomic_fetch_add(&infer_saw_device, 1);
+    return rill_infer_error(ctx, "inference was given device memory");
+  }
+  out->dims.d[0] = (int64_t)((const float *)rill_tensor_ptr(s))[0];
+  return NULL;
+}
+
+static rill_status *fake_shape_reader(rill_kernel_ctx *ctx) {
+  const rill_tensor *s = rill_kin(ctx, 0, 0);
+  rill_tensor *out = rill_kout(ctx, 0, 0);
+  RILL_TRY(on_fake(ctx, s, "Shape"));
+  RILL_TRY(on_fake(ctx, out, "Out"));
+  float *o = rill_tensor_ptr(out);
+  for (int64_t i = 0; i < rill_tensor_numel(out); i++) o[i] = (float)i;
+  atomic_fetch_add(&kernel_calls, 1);
+  return NULL;
+}
+
+Test(backends, inference_that_reads_data_reads_it_on_the_host) {
+  OK(rill_registry_add_backend(&fake_backend));
+  static const rill_slot_schema in[] = {{"Shape", 0, ""}}, out[] = {{"Out", 0, ""}};
+  static const rill_op_schema op = {.type = "test_shape_reader", .inputs = in, .ninputs = 1, .outputs = out,
+                                    .noutputs = 1, .flags = RILL_OP_INFER_READS_DATA, .infer = shape_reader_infer,
+                                    .kernel_dtype_slot = 0, .dtype_attr = -1};
+  static const rill_kernel_def k = {"test_shape_reader", FAKE_DEVICE, RILL_KERNEL_ANY_DTYPE, fake_shape_reader};
+  const rill_op_schema *ops[] = {&op};
+  OK(rill_registry_add_batch(ops, 1, &k, 1));
+  rill_program *p;
+  OK(rill_program_create(&p));
+  var(p, "x");
+  var(p, "s");
+  OK(rill_block_add_var(p, 0, "z", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, NULL, 0, 0, false));
+  scale_op(p, "x", "s", 0.0f, 3.0f, NULL); /* s = {3, 3, 3, 3}, on the fake device */
+  rill_op_builder *b;
+  const char *s = "s", *z = "z";
+  OK(rill_op_builder_create("test_shape_reader", &b));
+  OK(rill_op_builder_input(b, "Shape", &s, 1));
+  OK(rill_op_builder_output(b, "Out", &z, 1));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  for (int schedule = 0; schedule < 2; schedule++) {
+    rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+    o.place = (rill_place){FAKE_DEVICE, 0};
+    rill_executor *e;
+    rill_scope *scope;
+    rill_tensor *x, *got;
+    OK(rill_executor_create(&o, &e));
+    OK(rill_executor_set_schedule(e, schedule ? RILL_SCHEDULE_PARALLEL : RILL_SCHEDULE_SEQUENTIAL));
+    OK(rill_scope_create(NULL, &scope));
+    OK(rill_tensor_create(RILL_DTYPE_FP32, D4, 1, &x));
+    const char *feed = "x";
+    OK(rill_executor_run(e, p, scope, &feed, &x, 1, &z, 1, &got));
+    cr_assert_eq(rill_tensor_numel(got), 3, "Out sized from Shape's value");
+    for (int i = 0; i < 3; i++) cr_assert_float_eq(((const float *)rill_tensor_data(got))[i], (float)i, 0.0f);
+    rill_tensor_destroy(got);
+    rill_tensor_destroy(x);
+    rill_scope_destroy(scope);
+    rill_executor_destroy(e);
+  }
+  cr_assert_eq(atomic_load(&infer_saw_device), 0);
+  cr_assert_eq(atomic_load(&kernel_calls), 4, "scale and the reader, twice");
+  /* Each run: s back to the host for the inference (the device keeps its own). */
+  cr_assert_eq(atomic_load(&to_host), 2 + 2, "s for the inference and z for the fetch, per run");
+  cr_assert_eq(atomic_load(&frees), atomic_load(&allocs));
+  rill_program_destroy(p);
+}
