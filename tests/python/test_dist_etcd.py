@@ -19,6 +19,7 @@ import uuid
 import pytest
 
 from rill import distributed
+import rill.distributed.etcd  # noqa: F401  (distributed.etcd below)
 from rill.distributed import launch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
