@@ -1,43 +1,27 @@
-/* dropout and dropout_grad CPU kernels.
- *
- * Randomness: one rill_rng (framework/base/random.h) per kernel run, seeded with
- *   - the Seed input's value when given, else
- *   - the `seed` attribute when fix_seed is set (the same mask on every run), else
- *   - the seed attribute mixed with the next draw of the device's generator
- *     (ctx->dev->random_u64), so that successive runs draw different masks and the
- *     same executor seed gives the same masks; outside an executor (no device) a
- *     process-wide count of non-fixed runs stands in.
- * Element i is dropped when the i-th uniform draw is below dropout_prob, so a given
- * seed gives the same mask on every machine. */
+/* dropout and dropout_grad CPU kernels, with the rules of operators/dropout.h (the
+ * seed of a run, the mask its stream draws, the scales). Outside an executor (no
+ * device) a process-wide count of non-fixed runs stands in for the executor's
+ * generator (rill_random_run_seed). */
 #include <string.h>
 
-#include "framework/base/random.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/tensor_ops.h"
+#include "operators/dropout.h"
 
 static bool upscale(const rill_kernel_ctx *ctx) {
-  const char *s = ctx->attrs[RILL_DROPOUT_ATTR_DROPOUT_IMPLEMENTATION].v.s;
-  return s && strcmp(s, "upscale_in_train") == 0;
+  return rill_dropout_upscale(ctx->attrs[RILL_DROPOUT_ATTR_DROPOUT_IMPLEMENTATION].v.s);
 }
 
+/* The op is flagged RILL_OP_RANDOM, so the parallel schedule keeps the draws in
+ * program order. */
+static uint64_t next_run_draw(void *ctx) { return rill_random_run_seed(ctx); }
+
 static rill_status *run_seed(rill_kernel_ctx *ctx, uint64_t *seed) {
-  rill_tensor *st = rill_kin(ctx, 1, 0);
-  if (st) {
-    if (!rill_tensor_is_set(st) || st->dtype != RILL_DTYPE_INT32 || rill_tensor_numel(st) < 1)
-      return rill_kernel_error(ctx, "input Seed (%s) must hold an int32", rill_kin_name(ctx, 1, 0));
-    *seed = (uint64_t)(uint32_t)*(const int32_t *)rill_tensor_ptr(st);
-    return NULL;
-  }
-  uint64_t attr = (uint64_t)(uint32_t)ctx->attrs[RILL_DROPOUT_ATTR_SEED].v.i;
-  if (ctx->attrs[RILL_DROPOUT_ATTR_FIX_SEED].v.b) {
-    *seed = attr;
-    return NULL;
-  }
-  /* Without a fixed seed, draw from the executor's generator: runs differ, and the same
-   * executor seed gives the same masks (the op is flagged RILL_OP_RANDOM, so the
-   * parallel schedule keeps the draws in program order). Outside an executor (no
-   * device), a process-wide counter stands in. */
-  *seed = attr * 0x9E3779B97F4A7C15ull ^ rill_random_run_seed(ctx);
+  rill_tensor *st = rill_kin(ctx, RILL_DROPOUT_IN_SEED, 0);
+  if (st && (!rill_tensor_is_set(st) || st->dtype != RILL_DTYPE_INT32 || rill_tensor_numel(st) < 1))
+    return rill_kernel_error(ctx, "input Seed (%s) must hold an int32", rill_kin_name(ctx, RILL_DROPOUT_IN_SEED, 0));
+  *seed = rill_dropout_seed(st ? (const int32_t *)rill_tensor_ptr(st) : NULL, ctx->attrs[RILL_DROPOUT_ATTR_SEED].v.i,
+                            ctx->attrs[RILL_DROPOUT_ATTR_FIX_SEED].v.b, next_run_draw, ctx);
   return NULL;
 }
 
@@ -60,7 +44,7 @@ static rill_status *run_seed(rill_kernel_ctx *ctx, uint64_t *seed) {
     uint8_t *mp = mask ? rill_tensor_ptr(mask) : NULL;                                         \
     bool up = upscale(ctx);                                                                    \
     if (ctx->attrs[RILL_DROPOUT_ATTR_IS_TEST].v.b) {                                           \
-      T k = up ? (T)1 : (T)(1 - p);                                                            \
+      T k = (T)rill_dropout_test_scale(p, up);                                                 \
       for (int64_t i = 0; i < n; i++) op[i] = xp[i] * k;                                       \
       if (mp) memset(mp, 1, (size_t)n);                                                        \
       return NULL;                                                                             \
@@ -69,14 +53,9 @@ static rill_status *run_seed(rill_kernel_ctx *ctx, uint64_t *seed) {
       return rill_kernel_error(ctx, "output Mask is required in training (is_test false)");    \
     uint64_t seed;                                                                             \
     RILL_TRY(run_seed(ctx, &seed));                                                            \
-    rill_rng rng;                                                                              \
-    rill_rng_seed(&rng, seed);                                                                 \
-    T k = up ? (p < 1 ? (T)(1 / (1 - p)) : (T)0) : (T)1;                                       \
-    for (int64_t i = 0; i < n; i++) {                                                          \
-      bool drop = rill_rng_uniform(&rng) < p;                                                  \
-      mp[i] = drop ? 0 : 1;                                                                    \
-      op[i] = drop ? (T)0 : xp[i] * k;                                                         \
-    }                                                                                          \
+    rill_dropout_mask(seed, p, n, mp);                                                         \
+    T k = (T)rill_dropout_train_scale(p, up);                                                  \
+    for (int64_t i = 0; i < n; i++) op[i] = mp[i] ? xp[i] * k : (T)0;                          \
     return NULL;                                                                               \
   }                                                                                            \
                                                                                                \
@@ -92,7 +71,7 @@ static rill_status *run_seed(rill_kernel_ctx *ctx, uint64_t *seed) {
     const T *dyp = rill_tensor_ptr(dy);                                                        \
     T *dxp = rill_tensor_ptr(dx);                                                              \
     if (test) {                                                                                \
-      T k = up ? (T)1 : (T)(1 - p);                                                            \
+      T k = (T)rill_dropout_test_scale(p, up);                                                 \
       for (int64_t i = 0; i < n; i++) dxp[i] = dyp[i] * k;                                     \
       return NULL;                                                                             \
     }                                                                                          \
@@ -101,7 +80,7 @@ static rill_status *run_seed(rill_kernel_ctx *ctx, uint64_t *seed) {
       return rill_kernel_error(ctx, "input Mask (%s) and Out@GRAD (%s) differ in shape",       \
                                rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 1, 0));            \
     const uint8_t *mp = rill_tensor_ptr(mask);                                                 \
-    T k = up ? (p < 1 ? (T)(1 / (1 - p)) : (T)0) : (T)1;                                       \
+    T k = (T)rill_dropout_train_scale(p, up);                                                  \
     for (int64_t i = 0; i < n; i++) dxp[i] = mp[i] ? dyp[i] * k : (T)0;                        \
     return NULL;                                                                               \
   }

@@ -18,7 +18,7 @@ static atomic_uint_fast64_t unseeded_runs;
 uint64_t rill_random_run_seed(const rill_kernel_ctx *ctx) {
   uint64_t n = ctx->dev ? ctx->dev->random_u64(ctx->dev)
                         : atomic_fetch_add_explicit(&unseeded_runs, 1, memory_order_relaxed);
-  return (n + 1) * 0xD1B54A32D192ED03ull;
+  return rill_rng_run_seed(n);
 }
 
 uint64_t rill_random_seed_or_run(const rill_kernel_ctx *ctx, int32_t seed_attr) {

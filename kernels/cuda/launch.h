@@ -64,6 +64,9 @@ cudaError_t rill_cuda_permute(const void *src, void *dst, const rill_cuda_perm *
 /* Every element of out (n elements of esize bytes: 1, 4 or 8) := the low esize bytes
  * of bits (a memset when they are all zero). */
 cudaError_t rill_cuda_fill_bits(void *out, int64_t n, uint64_t bits, size_t esize, cudaStream_t s);
+/* out[i] = mask[i] ? x[i] * k : 0 (dropout's kept elements scaled). */
+cudaError_t rill_cuda_masked_scale_f32(const float *x, const uint8_t *mask, float *out, int64_t n, float k,
+                                       cudaStream_t s);
 /* out[i] += x[i]. */
 cudaError_t rill_cuda_accumulate_f32(float *out, const float *x, int64_t n, cudaStream_t s);
 /* out[0] = mean of x[0..n), summed in double. */

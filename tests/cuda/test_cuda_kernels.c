@@ -43,6 +43,7 @@ static double element(rill_tensor *t, int64_t i) {
   case RILL_DTYPE_FP64: return ((const double *)p)[i];
   case RILL_DTYPE_INT32: return ((const int32_t *)p)[i];
   case RILL_DTYPE_INT64: return (double)((const int64_t *)p)[i];
+  case RILL_DTYPE_UINT8: return ((const uint8_t *)p)[i];
   default: cr_assert_fail("unexpected dtype %d", (int)rill_tensor_dtype(t)); return 0;
   }
 }
@@ -94,14 +95,16 @@ static void run_case(const op_case *c, rill_place place, unsigned seed, rill_ten
     OK(rill_tensor_create(dtype_of(&c->in[i]), c->in[i].dims, (size_t)c->in[i].ndim, &feeds[i]));
     float lo = c->in[i].lo, hi = c->in[i].hi;
     rill_dtype dt = dtype_of(&c->in[i]);
-    if (dt == RILL_DTYPE_INT64 || dt == RILL_DTYPE_INT32) { /* labels, ids: integers in [lo, hi] */
+    if (dt == RILL_DTYPE_INT64 || dt == RILL_DTYPE_INT32 || dt == RILL_DTYPE_UINT8) { /* labels, ids, masks: integers in [lo, hi] */
       void *d = rill_tensor_data(feeds[i]);
       for (int64_t j = 0; j < numel_of(&c->in[i]); j++) {
         int64_t v = (int64_t)lo + (int64_t)((double)(hi - lo + 1) * rand() / ((double)RAND_MAX + 1));
         if (dt == RILL_DTYPE_INT64)
           ((int64_t *)d)[j] = v;
-        else
+        else if (dt == RILL_DTYPE_INT32)
           ((int32_t *)d)[j] = (int32_t)v;
+        else
+          ((uint8_t *)d)[j] = (uint8_t)v;
       }
       feed_names[i] = c->in[i].var;
       continue;
@@ -959,5 +962,49 @@ Test(cuda_kernels, transpose2_int64_matrix) {
 Test(cuda_kernels, transpose2_grad) {
   op_case c = {"transpose2_grad", {IN("XShape", "xs", 0, 0, 0, 3, 5, 7), IN("Out@GRAD", "dout", -1, 1, 7, 3, 5)},
                {OUT("X@GRAD", "dx", 3, 5, 7)}, perm_201, 0};
+  compare(&c);
+}
+
+/* ---- dropout ---- */
+
+static void dropout_fixed(rill_op_builder *b) {
+  OK(rill_op_builder_attr_float(b, "dropout_prob", 0.35f));
+  OK(rill_op_builder_attr_bool(b, "fix_seed", true));
+  OK(rill_op_builder_attr_int(b, "seed", 7));
+  OK(rill_op_builder_attr_string(b, "dropout_implementation", "upscale_in_train"));
+}
+static void dropout_drawn(rill_op_builder *b) { OK(rill_op_builder_attr_float(b, "dropout_prob", 0.5f)); }
+static void dropout_test_downgrade(rill_op_builder *b) {
+  OK(rill_op_builder_attr_float(b, "dropout_prob", 0.25f));
+  OK(rill_op_builder_attr_bool(b, "is_test", true));
+}
+
+/* The device drops exactly the CPU's elements: with a fixed seed, and with a seed drawn
+ * from the executor's generator (a new executor on each place, the same draw). */
+Test(cuda_kernels, dropout_fixed_seed_drops_the_cpus_elements) {
+  op_case c = {"dropout", {IN("X", "x", -1, 1, 37, 29)}, {OUT("Out", "out", 37, 29), OUT("Mask", "mask", 37, 29)},
+               dropout_fixed, 0};
+  c.out[1].dtype = RILL_DTYPE_UINT8;
+  compare(&c);
+}
+
+Test(cuda_kernels, dropout_drawn_seed_drops_the_cpus_elements) {
+  op_case c = {"dropout", {IN("X", "x", -1, 1, 1000)}, {OUT("Out", "out", 1000), OUT("Mask", "mask", 1000)},
+               dropout_drawn, 0};
+  c.out[1].dtype = RILL_DTYPE_UINT8;
+  compare(&c);
+}
+
+Test(cuda_kernels, dropout_at_test_time_scales) {
+  op_case c = {"dropout", {IN("X", "x", -1, 1, 5, 11)}, {OUT("Out", "out", 5, 11), OUT("Mask", "mask", 5, 11)},
+               dropout_test_downgrade, 1e-7};
+  c.out[1].dtype = RILL_DTYPE_UINT8;
+  compare(&c);
+}
+
+Test(cuda_kernels, dropout_grad_keeps_the_masked_elements) {
+  op_case c = {"dropout_grad", {IN("Mask", "mask", 0, 1, 13, 17), IN("Out@GRAD", "dout", -1, 1, 13, 17)},
+               {OUT("X@GRAD", "dx", 13, 17)}, dropout_fixed, 0};
+  c.in[0].dtype = RILL_DTYPE_UINT8;
   compare(&c);
 }

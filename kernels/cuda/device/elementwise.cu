@@ -102,6 +102,10 @@ __global__ void fill_bits(T *out, int64_t n, uint64_t bits) {
   for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] = v;
 }
 
+__global__ void masked_scale(const float *x, const uint8_t *mask, float *out, int64_t n, float k) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] = mask[i] ? x[i] * k : 0.0f;
+}
+
 }  // namespace
 
 extern "C" cudaError_t rill_cuda_binary_f32(int op, const float *x, const float *y, float *out,
@@ -167,5 +171,12 @@ extern "C" cudaError_t rill_cuda_fill_bits(void *out, int64_t n, uint64_t bits, 
   case 8: fill_bits<<<blocks_for(n), kThreads, 0, s>>>((uint64_t *)out, n, bits); break;
   default: return cudaErrorInvalidValue;
   }
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t rill_cuda_masked_scale_f32(const float *x, const uint8_t *mask, float *out, int64_t n,
+                                                  float k, cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  masked_scale<<<blocks_for(n), kThreads, 0, s>>>(x, mask, out, n, k);
   return cudaGetLastError();
 }
