@@ -130,6 +130,16 @@ rill_status *rill_cuda_groups_make(rill_kernel_ctx *ctx, rill_cuda_dev *d, const
 /* Safe while kernels reading the groups are queued (the allocator's rule). */
 void rill_cuda_groups_free(rill_cuda_dev *d, rill_cuda_groups *g);
 
+/* A selected-rows gradient (input `slot`) of float32 Param: its values' dtype and
+ * width, its rows within Param's, its values on the device, checked as the CPU checks
+ * them; *width: the elements of a Param row. */
+rill_status *rill_cuda_grad_rows_check(rill_kernel_ctx *ctx, size_t slot, const rill_selected_rows *sr,
+                                       const rill_tensor *param, int64_t *width);
+/* The gradient as a dense block of Param's shape on the device (rill_cuda_mem_free'd by
+ * the caller): zero in the rows it lacks, and its rows merged as the CPU merges them. */
+rill_status *rill_cuda_grad_rows_densify(rill_kernel_ctx *ctx, rill_cuda_dev *d, size_t slot,
+                                         const rill_selected_rows *sr, const rill_tensor *param, float **dense);
+
 /* Prototypes of every kernel of kernels.def. */
 #define RILL_CUDA_KERNEL(op, dtype, fn) rill_status *fn(rill_kernel_ctx *ctx);
 #include "kernels/cuda/kernels.def"

@@ -102,3 +102,48 @@ void rill_cuda_groups_free(rill_cuda_dev *d, rill_cuda_groups *g) {
   g->dev = NULL;
   g->ngroups = 0;
 }
+
+rill_status *rill_cuda_grad_rows_check(rill_kernel_ctx *ctx, size_t slot, const rill_selected_rows *sr,
+                                       const rill_tensor *param, int64_t *width) {
+  int64_t prow = param->dims.n ? param->dims.d[0] : 1;
+  *width = prow ? rill_tensor_numel(param) / prow : 0;
+  const char *name = rill_kin_name(ctx, slot, 0);
+  if (sr->value.dtype != RILL_DTYPE_FP32)
+    return rill_kernel_error(ctx, "input Grad (%s) is %s, Param is float32", name, rill_dtype_name(sr->value.dtype));
+  if (sr->nrows && rill_tensor_numel(&sr->value) != (int64_t)sr->nrows * *width)
+    return rill_kernel_error(ctx, "input Grad (%s): %zu rows of %lld values do not match Param's rows of %lld", name,
+                             sr->nrows, (long long)(rill_tensor_numel(&sr->value) / (int64_t)sr->nrows),
+                             (long long)*width);
+  for (size_t i = 0; i < sr->nrows; i++)
+    if (sr->rows[i] < 0 || sr->rows[i] >= prow)
+      return rill_kernel_error(ctx, "input Grad (%s): row %lld outside Param's %lld rows", name, (long long)sr->rows[i],
+                               (long long)prow);
+  if (sr->nrows && rill_tensor_place(&sr->value).device != RILL_DEVICE_CUDA)
+    return rill_kernel_error(ctx, "input Grad (%s): its values are not on the device", name);
+  return NULL;
+}
+
+rill_status *rill_cuda_grad_rows_densify(rill_kernel_ctx *ctx, rill_cuda_dev *d, size_t slot,
+                                         const rill_selected_rows *sr, const rill_tensor *param, float **dense) {
+  *dense = NULL;
+  int64_t width;
+  RILL_TRY(rill_cuda_grad_rows_check(ctx, slot, sr, param, &width));
+  size_t bytes = rill_tensor_nbytes(param);
+  float *g = rill_cuda_mem_alloc(d, bytes ? bytes : 1);
+  if (!g) return rill_kernel_error(ctx, "out of device memory for a %zu-byte dense gradient", bytes);
+  rill_cuda_groups gr;
+  rill_status *st = rill_cuda_groups_make(ctx, d, sr->rows, (int64_t)sr->nrows, NULL, &gr);
+  if (!st) {
+    cudaError_t e = bytes ? cudaMemsetAsync(g, 0, bytes, d->stream) : cudaSuccess;
+    if (e == cudaSuccess)
+      e = rill_cuda_sum_groups_f32(rill_tensor_ptr(&sr->value), gr.dev, gr.ngroups, width, NULL, g, d->stream);
+    rill_cuda_groups_free(d, &gr);
+    st = rill_cuda_kernel_check(ctx, e, "densifying the gradient");
+  }
+  if (st) {
+    rill_cuda_mem_free(d, g);
+    return st;
+  }
+  *dense = g;
+  return NULL;
+}

@@ -2,27 +2,13 @@
  * device. A dense gradient is one fused pass; selected rows (a sparse embedding's
  * gradient) are merged as the CPU merges them (duplicate rows' values added in their
  * order, rows.c's groups) and each touched row updated once. */
-#include <string.h>
-
 #include "kernels/cuda/cuda.h"
 
 /* ParamOut -= lr * the rows of Grad (selected rows, values on po's device). */
 static rill_status *sparse_sgd(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_selected_rows *sr,
                                const rill_tensor *p, const rill_tensor *lr, rill_tensor *po) {
-  int64_t prow = p->dims.n ? p->dims.d[0] : 1, width = prow ? rill_tensor_numel(p) / prow : 0;
-  const char *name = rill_kin_name(ctx, RILL_SGD_IN_GRAD, 0);
-  if (sr->value.dtype != RILL_DTYPE_FP32)
-    return rill_kernel_error(ctx, "input Grad (%s) is %s, Param is float32", name, rill_dtype_name(sr->value.dtype));
-  if (sr->nrows && rill_tensor_numel(&sr->value) != (int64_t)sr->nrows * width)
-    return rill_kernel_error(ctx, "input Grad (%s): %zu rows of %lld values do not match Param's rows of %lld", name,
-                             sr->nrows, (long long)(rill_tensor_numel(&sr->value) / (int64_t)sr->nrows),
-                             (long long)width);
-  for (size_t i = 0; i < sr->nrows; i++)
-    if (sr->rows[i] < 0 || sr->rows[i] >= prow)
-      return rill_kernel_error(ctx, "input Grad (%s): row %lld outside Param's %lld rows", name,
-                               (long long)sr->rows[i], (long long)prow);
-  if (rill_tensor_place(&sr->value).device != RILL_DEVICE_CUDA && sr->nrows)
-    return rill_kernel_error(ctx, "input Grad (%s): its values are not on the device", name);
+  int64_t width;
+  RILL_TRY(rill_cuda_grad_rows_check(ctx, RILL_SGD_IN_GRAD, sr, p, &width));
   cudaError_t e = cudaSuccess;
   if (rill_tensor_ptr(po) != rill_tensor_ptr(p))
     e = cudaMemcpyAsync(rill_tensor_ptr(po), rill_tensor_ptr(p), rill_tensor_nbytes(p), cudaMemcpyDeviceToDevice,

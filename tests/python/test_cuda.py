@@ -192,10 +192,10 @@ def test_a_conv_net_trains_on_the_device_as_on_the_cpu():
         np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-3, atol=1e-5, err_msg=name)
 
 
-def train_embedding_on(place, is_sparse, steps=8):
+def train_embedding_on(place, is_sparse, opt=None, steps=8):
     """run_steps of a word2vec-style net (four context words through one shared
-    embedding, concatenated, fc, softmax cross entropy) with SGD; the embedding's
-    gradient dense or selected rows."""
+    embedding, concatenated, fc, softmax cross entropy) with `opt` (SGD by default); the
+    embedding's gradient dense or selected rows."""
     main, startup = fluid.Program(), fluid.Program()
     main.random_seed = startup.random_seed = 5
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
@@ -204,7 +204,7 @@ def train_embedding_on(place, is_sparse, steps=8):
         embs = [L.embedding(w, size=[50, 16], is_sparse=is_sparse, param_attr='emb') for w in words]
         h = L.fc(L.concat(embs, axis=1), 32, act='sigmoid')
         loss = L.mean(L.cross_entropy(L.fc(h, 50, act='softmax'), target))
-        fluid.optimizer.SGD(0.5).minimize(loss)
+        (opt() if opt else fluid.optimizer.SGD(0.5)).minimize(loss)
     rng = np.random.RandomState(6)
     feed = {('w%d' % i): rng.randint(0, 50, (24, 1)).astype('int64') for i in range(4)}
     feed['target'] = rng.randint(0, 50, (24, 1)).astype('int64')
@@ -212,12 +212,13 @@ def train_embedding_on(place, is_sparse, steps=8):
 
 
 @needs_device
-@pytest.mark.parametrize('is_sparse', [False, True])
-def test_an_embedding_trains_on_the_device_as_on_the_cpu(is_sparse):
-    """lookup_table and its gradient, dense or as selected rows into sparse sgd: the
-    CPU's losses and embedding."""
-    cpu_losses, cpu = train_embedding_on(fluid.CPUPlace(), is_sparse)
-    gpu_losses, gpu = train_embedding_on(fluid.CUDAPlace(0), is_sparse)
+@pytest.mark.parametrize('is_sparse,opt', [(False, None), (True, None),
+                                           (True, lambda: fluid.optimizer.Momentum(0.1, 0.9))])
+def test_an_embedding_trains_on_the_device_as_on_the_cpu(is_sparse, opt):
+    """lookup_table and its gradient, dense or as selected rows into sparse sgd or
+    momentum, concat and its gradient: the CPU's losses and embedding."""
+    cpu_losses, cpu = train_embedding_on(fluid.CPUPlace(), is_sparse, opt)
+    gpu_losses, gpu = train_embedding_on(fluid.CUDAPlace(0), is_sparse, opt)
     np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-4)
     assert cpu_losses[-1] < cpu_losses[0]
     for name in cpu:
