@@ -96,6 +96,13 @@ cudaError_t rill_cuda_momentum_f32(float *param_out, float *velocity_out, const 
                                    const float *grad, const float *velocity, const float *lr,
                                    int64_t n, float mu, float rescale, float l2, bool nesterov,
                                    cudaStream_t s);
+/* adagrad: m' = m + g^2; param' = param - lr[0] * g / (sqrt(m') + eps). */
+cudaError_t rill_cuda_adagrad_f32(float *param_out, float *moment_out, const float *param, const float *grad,
+                                  const float *moment, const float *lr, int64_t n, float eps, cudaStream_t s);
+/* The same in place on the rows of groups (rill_cuda_groups) only, each with its merged
+ * gradient: a selected-rows gradient's update. */
+cudaError_t rill_cuda_adagrad_rows_f32(float *param, float *moment, const float *vals, const int64_t *groups,
+                                       int64_t ngroups, int64_t width, const float *lr, float eps, cudaStream_t s);
 /* Fluid 1.x's adam on dense gradients, the scalars read on the device:
  * lr_t = lr * sqrt(1 - beta2_pow) / (1 - beta1_pow); m1' = b1 m1 + (1 - b1) g;
  * m2' = b2 m2 + (1 - b2) g^2; param' = param - lr_t m1' / (sqrt(m2') + eps). */

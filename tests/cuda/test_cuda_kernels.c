@@ -332,6 +332,16 @@ Test(cuda_kernels, adam) {
   compare(&c);
 }
 
+static void eps_1e_6(rill_op_builder *b) { OK(rill_op_builder_attr_float(b, "epsilon", 1e-6f)); }
+
+Test(cuda_kernels, adagrad) {
+  op_case c = {"adagrad",
+               {IN("Param", "p", -1, 1, 9, 23), IN("Grad", "g", -1, 1, 9, 23), IN("Moment", "m", 0, 0.5f, 9, 23),
+                IN("LearningRate", "lr", 0.05f, 0.05f, 1)},
+               {OUT("ParamOut", "p_out", 9, 23), OUT("MomentOut", "m_out", 9, 23)}, eps_1e_6, 1e-5};
+  compare(&c);
+}
+
 static void conv_s2_p1_d2_g2(rill_op_builder *b) {
   static const int32_t s2[] = {2, 1}, p1[] = {1, 2}, d2[] = {2, 1};
   OK(rill_op_builder_attr_ints(b, "strides", s2, 2));

@@ -42,6 +42,33 @@ __global__ void adam(float *param_out, float *m1_out, float *m2_out, const float
 
 __global__ void scale_scalar(float *out, const float *in, float factor) { out[0] = in[0] * factor; }
 
+__global__ void adagrad(float *param_out, float *moment_out, const float *param, const float *grad,
+                        const float *moment, const float *lr, int64_t n, float eps) {
+  float l = lr[0];
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    float g = grad[i], m = moment[i] + g * g;
+    moment_out[i] = m;
+    param_out[i] = param[i] - l * g / (sqrtf(m) + eps);
+  }
+}
+
+// Sparse adagrad in place: each touched row's merged gradient (its group's values added
+// in order from 0, as rows.cu's sum_groups adds them), only those rows updated.
+__global__ void adagrad_rows(float *param, float *moment, const float *vals, const int64_t *groups, int64_t ngroups,
+                             int64_t width, const float *lr, float eps) {
+  const int64_t *rows = groups, *offsets = groups + ngroups, *positions = offsets + ngroups + 1;
+  float l = lr[0];
+  for (int64_t k = first_index(); k < ngroups * width; k += grid_stride()) {
+    int64_t g = k / width, c = k - g * width;
+    float sum = 0.0f;
+    for (int64_t j = offsets[g]; j < offsets[g + 1]; j++) sum += vals[positions[j] * width + c];
+    int64_t at = rows[g] * width + c;
+    float m = moment[at] + sum * sum;
+    moment[at] = m;
+    param[at] -= l * sum / (sqrtf(m) + eps);
+  }
+}
+
 }  // namespace
 
 extern "C" cudaError_t rill_cuda_adam_f32(float *param_out, float *m1_out, float *m2_out,
@@ -76,5 +103,21 @@ extern "C" cudaError_t rill_cuda_momentum_f32(float *param_out, float *velocity_
   if (n == 0) return cudaSuccess;
   momentum<<<blocks_for(n), kThreads, 0, s>>>(param_out, velocity_out, param, grad, velocity, lr,
                                               n, mu, rescale, l2, nesterov);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t rill_cuda_adagrad_f32(float *param_out, float *moment_out, const float *param,
+                                             const float *grad, const float *moment, const float *lr, int64_t n,
+                                             float eps, cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  adagrad<<<blocks_for(n), kThreads, 0, s>>>(param_out, moment_out, param, grad, moment, lr, n, eps);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t rill_cuda_adagrad_rows_f32(float *param, float *moment, const float *vals,
+                                                  const int64_t *groups, int64_t ngroups, int64_t width,
+                                                  const float *lr, float eps, cudaStream_t s) {
+  if (ngroups * width == 0) return cudaSuccess;
+  adagrad_rows<<<blocks_for(ngroups * width), kThreads, 0, s>>>(param, moment, vals, groups, ngroups, width, lr, eps);
   return cudaGetLastError();
 }
