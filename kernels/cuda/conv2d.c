@@ -1,9 +1,15 @@
 /* conv2d and depthwise_conv2d CUDA kernels, float32, NCHW, on cuDNN: the geometry from
  * operators/nn.h (strides, dilations, groups, paddings with Paddle's SAME and VALID),
- * the algorithm picked by cuDNN's heuristics among those whose workspace fits
- * workspace_size_MB (512 when unset), the workspace from the caching allocator. No TF32
- * unless RILL_CUDA_TF32=1 (CUDNN_FMA_MATH). Asymmetric paddings, and the Bias and
- * ResidualData inputs of the fused form, are errors naming them. */
+ * the algorithm picked by cuDNN's heuristics (or, with RILL_CUDNN_EXHAUSTIVE=1, by
+ * timing every algorithm once) among those whose workspace fits workspace_size_MB (512
+ * when unset), and kept per device and shape, so each shape is asked about once; the
+ * workspace from the caching allocator. No TF32 unless RILL_CUDA_TF32=1
+ * (CUDNN_FMA_MATH). Asymmetric paddings, and the Bias and ResidualData inputs of the
+ * fused form, are errors naming them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "framework/base/alloc.h"
 #include "kernels/cuda/cuda.h"
 #include "operators/nn.h"
 
@@ -52,6 +58,65 @@ static size_t workspace_limit(const rill_kernel_ctx *ctx) {
   return (size_t)(mb > 0 ? mb : DEFAULT_WORKSPACE_MB) << 20;
 }
 
+/* ---- the algorithm cache ----
+ * One entry per (direction, geometry, workspace cap, determinism asked, math mode,
+ * search): the algorithm and its workspace. Open addressing over a fixed table; when
+ * it is full, further shapes are asked about on every call (still correct). */
+#define ALGO_SLOTS 512
+
+enum { FWD, BWD_DATA, BWD_FILTER };
+
+typedef struct algo_key {
+  int64_t geom[14];
+  int64_t limit;
+  int32_t dir;
+  uint8_t deterministic, tf32, exhaustive;
+} algo_key;
+
+typedef struct algo_entry {
+  algo_key key;
+  bool used;
+  int algo;
+  size_t bytes;
+} algo_entry;
+
+struct rill_cuda_conv_algos {
+  algo_entry slot[ALGO_SLOTS];
+};
+
+void rill_cuda_conv_algos_free(struct rill_cuda_conv_algos *c) { rill_free(c); }
+
+static bool exhaustive_search(void) {
+  const char *v = getenv("RILL_CUDNN_EXHAUSTIVE");
+  return v && strcmp(v, "1") == 0;
+}
+
+static algo_key key_of(int dir, const rill_conv_geom *g, size_t limit, bool deterministic) {
+  algo_key k;
+  memset(&k, 0, sizeof k); /* padding too: keys are compared as bytes */
+  const int64_t v[14] = {g->n, g->c, g->h, g->w, g->m, g->kh, g->kw, g->groups, g->sh, g->sw, g->dh, g->dw, g->pt, g->pl};
+  memcpy(k.geom, v, sizeof v);
+  k.limit = (int64_t)limit;
+  k.dir = dir;
+  k.deterministic = deterministic;
+  k.tf32 = rill_cuda_allow_tf32();
+  k.exhaustive = exhaustive_search();
+  return k;
+}
+
+/* The entry of key k (under d's lock): found (used), or the free slot to fill, or NULL
+ * when the table is full. */
+static algo_entry *algo_slot(rill_cuda_dev *d, const algo_key *k) {
+  if (!d->conv_algos && !(d->conv_algos = rill_calloc(1, sizeof *d->conv_algos))) return NULL;
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < sizeof *k; i++) h = (h ^ ((const uint8_t *)k)[i]) * 1099511628211ull;
+  for (size_t probe = 0; probe < ALGO_SLOTS; probe++) {
+    algo_entry *e = &d->conv_algos->slot[(h + probe) % ALGO_SLOTS];
+    if (!e->used || memcmp(&e->key, k, sizeof *k) == 0) return e;
+  }
+  return NULL;
+}
+
 /* The index in cuDNN's ranked `perf` (got entries) of the first algorithm that ran and
  * fits `limit`, a deterministic one first when `deterministic` (so that two runs give
  * the same bits); -1 when none fits. */
@@ -91,10 +156,20 @@ static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const r
   rill_status *st = NULL;
   pthread_mutex_lock(&d->lock);
   cudnnStatus_t s = conv_desc_make(&c, g);
-  if (!s)
-    s = cudnnGetConvolutionForwardAlgorithm_v7(d->dnn, c.x, c.w, c.conv, c.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                                               &got, perf);
-  if (!s) pick = PICK_ALGO(perf, got, limit, false);
+  algo_key key = key_of(FWD, g, limit, false);
+  algo_entry *e = s ? NULL : algo_slot(d, &key);
+  if (e && e->used) {
+    perf[0].algo = (cudnnConvolutionFwdAlgo_t)e->algo;
+    perf[0].memory = e->bytes;
+    pick = 0;
+  } else if (!s) {
+    s = key.exhaustive ? cudnnFindConvolutionForwardAlgorithm(d->dnn, c.x, c.w, c.conv, c.y,
+                                                              CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf)
+                       : cudnnGetConvolutionForwardAlgorithm_v7(d->dnn, c.x, c.w, c.conv, c.y,
+                                                                CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got, perf);
+    if (!s) pick = PICK_ALGO(perf, got, limit, false);
+    if (e && pick >= 0) *e = (algo_entry){.key = key, .used = true, .algo = perf[pick].algo, .bytes = perf[pick].memory};
+  }
   size_t bytes = pick >= 0 ? perf[pick].memory : 0;
   st = algo_workspace(ctx, d, s, pick, bytes, limit, "forward", &ws);
   const float one = 1.0f, zero = 0.0f;
@@ -161,9 +236,20 @@ static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const 
   if (!st && dx) {
     cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     int got = 0, pick = -1;
-    s = cudnnGetConvolutionBackwardDataAlgorithm_v7(d->dnn, c.w, c.y, c.conv, c.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-                                                    &got, perf);
-    if (!s) pick = PICK_ALGO(perf, got, limit, true);
+    algo_key key = key_of(BWD_DATA, g, limit, true);
+    algo_entry *e = algo_slot(d, &key);
+    if (e && e->used) {
+      perf[0].algo = (cudnnConvolutionBwdDataAlgo_t)e->algo;
+      perf[0].memory = e->bytes;
+      pick = 0;
+    } else {
+      s = key.exhaustive ? cudnnFindConvolutionBackwardDataAlgorithm(d->dnn, c.w, c.y, c.conv, c.x,
+                                                                     CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, perf)
+                         : cudnnGetConvolutionBackwardDataAlgorithm_v7(d->dnn, c.w, c.y, c.conv, c.x,
+                                                                       CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, perf);
+      if (!s) pick = PICK_ALGO(perf, got, limit, true);
+      if (e && pick >= 0) *e = (algo_entry){.key = key, .used = true, .algo = perf[pick].algo, .bytes = perf[pick].memory};
+    }
     void *ws = NULL;
     size_t bytes = pick >= 0 ? perf[pick].memory : 0;
     st = algo_workspace(ctx, d, s, pick, bytes, limit, "backward data", &ws);
@@ -175,9 +261,21 @@ static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const 
   if (!st && dw) {
     cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
     int got = 0, pick = -1;
-    s = cudnnGetConvolutionBackwardFilterAlgorithm_v7(d->dnn, c.x, c.y, c.conv, c.w,
-                                                      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, perf);
-    if (!s) pick = PICK_ALGO(perf, got, limit, true);
+    algo_key key = key_of(BWD_FILTER, g, limit, true);
+    algo_entry *e = algo_slot(d, &key);
+    if (e && e->used) {
+      perf[0].algo = (cudnnConvolutionBwdFilterAlgo_t)e->algo;
+      perf[0].memory = e->bytes;
+      pick = 0;
+    } else {
+      s = key.exhaustive
+              ? cudnnFindConvolutionBackwardFilterAlgorithm(d->dnn, c.x, c.y, c.conv, c.w,
+                                                            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, perf)
+              : cudnnGetConvolutionBackwardFilterAlgorithm_v7(d->dnn, c.x, c.y, c.conv, c.w,
+                                                              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got, perf);
+      if (!s) pick = PICK_ALGO(perf, got, limit, true);
+      if (e && pick >= 0) *e = (algo_entry){.key = key, .used = true, .algo = perf[pick].algo, .bytes = perf[pick].memory};
+    }
     void *ws = NULL;
     size_t bytes = pick >= 0 ? perf[pick].memory : 0;
     st = algo_workspace(ctx, d, s, pick, bytes, limit, "backward filter", &ws);

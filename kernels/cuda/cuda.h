@@ -60,6 +60,9 @@ typedef struct rill_cuda_dev {
   void *staging; /* pinned host memory */
   size_t staging_bytes;
   cudaEvent_t staged; /* recorded after each copy out of the staging buffer */
+  /* conv2d.c's algorithm choices by convolution shape, under `lock`; NULL until the
+   * first convolution. */
+  struct rill_cuda_conv_algos *conv_algos;
   /* The allocator's state. */
   pthread_mutex_t mem_lock;
   rill_cuda_block **blocks; /* every block from cudaMalloc, by address */
@@ -139,6 +142,9 @@ rill_status *rill_cuda_grad_rows_check(rill_kernel_ctx *ctx, size_t slot, const 
  * the caller): zero in the rows it lacks, and its rows merged as the CPU merges them. */
 rill_status *rill_cuda_grad_rows_densify(rill_kernel_ctx *ctx, rill_cuda_dev *d, size_t slot,
                                          const rill_selected_rows *sr, const rill_tensor *param, float **dense);
+
+/* Frees a device's cache of convolution algorithms (conv2d.c). */
+void rill_cuda_conv_algos_free(struct rill_cuda_conv_algos *c);
 
 /* Prototypes of every kernel of kernels.def. */
 #define RILL_CUDA_KERNEL(op, dtype, fn) rill_status *fn(rill_kernel_ctx *ctx);

@@ -55,6 +55,7 @@ bool rill_cuda_allow_tf32(void) {
 }
 
 static void dev_destroy(rill_cuda_dev *d) {
+  rill_cuda_conv_algos_free(d->conv_algos);
   if (d->staged) cudaEventDestroy(d->staged);
   if (d->staging) cudaFreeHost(d->staging);
   if (d->workspace) cudaFree(d->workspace);

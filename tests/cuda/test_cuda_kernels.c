@@ -357,6 +357,24 @@ Test(cuda_kernels, conv2d_strides_paddings_dilations_groups) {
   compare(&c);
 }
 
+/* With RILL_CUDNN_EXHAUSTIVE=1 every algorithm is timed once per shape (cudnnFind*) and
+ * the choice kept: the forward and both gradients still give the CPU's numbers, on the
+ * first call and from the cache on the second. */
+Test(cuda_kernels, conv2d_exhaustive_search_keeps_the_numbers) {
+  setenv("RILL_CUDNN_EXHAUSTIVE", "1", 1);
+  op_case c = {"conv2d", {IN("Input", "x", -1, 1, 2, 4, 11, 9), IN("Filter", "w", -1, 1, 6, 2, 3, 3)},
+               {OUT("Output", "y", 2, 6, 5, 11)}, conv_s2_p1_d2_g2, 1e-4};
+  op_case g = {"conv2d_grad",
+               {IN("Input", "x", -1, 1, 2, 4, 11, 9), IN("Filter", "w", -1, 1, 6, 2, 3, 3),
+                IN("Output@GRAD", "dy", -1, 1, 2, 6, 5, 11)},
+               {OUT("Input@GRAD", "dx", 2, 4, 11, 9), OUT("Filter@GRAD", "dw", 6, 2, 3, 3)},
+               conv_s2_p1_d2_g2, 1e-4};
+  for (int twice = 0; twice < 2; twice++) {
+    compare(&c);
+    compare(&g);
+  }
+}
+
 static void depthwise(rill_op_builder *b) {
   static const int32_t p1[] = {1, 1};
   OK(rill_op_builder_attr_ints(b, "paddings", p1, 2));
