@@ -11,6 +11,7 @@
 
 #include "framework/base/alloc.h"
 #include "kernels/cuda/cuda.h"
+#include "operators/fused_act.h"
 #include "operators/nn.h"
 
 #define DEFAULT_WORKSPACE_MB 512
@@ -211,6 +212,52 @@ rill_status *rill_cuda_conv2d_fp32(rill_kernel_ctx *ctx) {
   rill_cuda_dev *d = NULL;
   RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
   return conv_forward(ctx, d, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(out));
+}
+
+/* ---- conv2d_fusion ---- */
+
+_Static_assert(RILL_SAME_POS(RILL_CONV2D_FUSION_ATTR_WORKSPACE_SIZE_MB, RILL_CONV2D_ATTR_WORKSPACE_SIZE_MB) &&
+                   RILL_SAME_POS(RILL_CONV2D_FUSION_IN_INPUT, RILL_CONV2D_IN_INPUT) &&
+                   RILL_SAME_POS(RILL_CONV2D_FUSION_IN_FILTER, RILL_CONV2D_IN_FILTER) &&
+                   RILL_FUSED_IDENTITY == 0 && RILL_FUSED_RELU == 1 && RILL_FUSED_RELU6 == 2 &&
+                   RILL_FUSED_SIGMOID == 3 && RILL_FUSED_TANH == 4,
+               "conv2d_fusion reads conv2d's geometry; the epilogue numbers the activations as fused_act.h");
+
+/* conv2d_fusion (the inference passes' conv + bias [+ residual] + activation), float32,
+ * NCHW: the convolution on cuDNN, then one epilogue pass in place, in the CPU kernel's
+ * order (bias, residual, activation). */
+rill_status *rill_cuda_conv2d_fusion_fp32(rill_kernel_ctx *ctx) {
+  rill_tensor *x = NULL, *f = NULL, *b = NULL, *res = NULL, *out = NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_FUSION_IN_INPUT, 0, RILL_DTYPE_FP32, &x));
+  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_FUSION_IN_FILTER, 0, RILL_DTYPE_FP32, &f));
+  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_FUSION_IN_BIAS, 0, RILL_DTYPE_FP32, &b));
+  if (rill_kin(ctx, RILL_CONV2D_FUSION_IN_RESIDUAL_DATA, 0))
+    RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_FUSION_IN_RESIDUAL_DATA, 0, RILL_DTYPE_FP32, &res));
+  RILL_TRY(rill_kout_need(ctx, RILL_CONV2D_FUSION_OUT_OUTPUT, 0, RILL_DTYPE_FP32, &out));
+  rill_fused_act act = rill_fused_act_of(&ctx->attrs[RILL_CONV2D_FUSION_ATTR_ACTIVATION], false);
+  if (act == RILL_FUSED_UNKNOWN)
+    return rill_kernel_error(ctx, "activation '%s' is not supported (identity, relu, relu6, sigmoid, tanh)",
+                             ctx->attrs[RILL_CONV2D_FUSION_ATTR_ACTIVATION].v.s);
+  rill_conv_geom g;
+  RILL_TRY(conv_geom(ctx, x, f, &g));
+  rill_dims want = {.n = 4, .d = {g.n, g.m, g.oh, g.ow}};
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_FUSION_OUT_OUTPUT, 0, out, &want));
+  if (rill_tensor_numel(b) != g.m)
+    return rill_kernel_error(ctx, "Bias (%s) holds %lld values for %lld output channels",
+                             rill_kin_name(ctx, RILL_CONV2D_FUSION_IN_BIAS, 0), (long long)rill_tensor_numel(b),
+                             (long long)g.m);
+  if (res && !rill_dims_equal(&res->dims, &out->dims))
+    return rill_kernel_error(ctx, "ResidualData (%s) does not have the output's shape",
+                             rill_kin_name(ctx, RILL_CONV2D_FUSION_IN_RESIDUAL_DATA, 0));
+  if (rill_tensor_numel(out) == 0) return NULL;
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
+  RILL_TRY(conv_forward(ctx, d, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(out)));
+  return rill_cuda_kernel_check(ctx,
+                                rill_cuda_conv_epilogue_f32(rill_tensor_ptr(out), rill_tensor_ptr(b),
+                                                            res ? rill_tensor_ptr(res) : NULL, rill_tensor_numel(out),
+                                                            g.m, g.oh * g.ow, (int)act, d->stream),
+                                "conv2d_fusion epilogue launch");
 }
 
 /* ---- conv2d_grad, depthwise_conv2d_grad ---- */

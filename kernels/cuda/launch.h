@@ -67,6 +67,11 @@ cudaError_t rill_cuda_fill_bits(void *out, int64_t n, uint64_t bits, size_t esiz
 /* out[i] = mask[i] ? x[i] * k : 0 (dropout's kept elements scaled). */
 cudaError_t rill_cuda_masked_scale_f32(const float *x, const uint8_t *mask, float *out, int64_t n, float k,
                                        cudaStream_t s);
+/* conv2d_fusion's epilogue on an [N, channels, spatial] output, in place: out =
+ * act(out + bias[c] (+ res, when not NULL)), act numbered as rill_fused_act
+ * (operators/fused_act.h: identity, relu, relu6, sigmoid, tanh). */
+cudaError_t rill_cuda_conv_epilogue_f32(float *out, const float *bias, const float *res, int64_t n, int64_t channels,
+                                        int64_t spatial, int act, cudaStream_t s);
 /* out[i] += x[i]. */
 cudaError_t rill_cuda_accumulate_f32(float *out, const float *x, int64_t n, cudaStream_t s);
 /* out[0] = mean of x[0..n), summed in double. */

@@ -375,6 +375,32 @@ Test(cuda_kernels, conv2d_exhaustive_search_keeps_the_numbers) {
   }
 }
 
+static void fusion_relu6(rill_op_builder *b) {
+  conv_s2_p1_d2_g2(b);
+  OK(rill_op_builder_attr_string(b, "activation", "relu6"));
+}
+static void fusion_sigmoid(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "paddings", (const int32_t[]){1, 1}, 2));
+  OK(rill_op_builder_attr_string(b, "activation", "sigmoid"));
+}
+
+/* The inference passes' fused conv: bias, a residual and relu6 on a grouped, strided,
+ * dilated conv; bias and sigmoid on a plain one. */
+Test(cuda_kernels, conv2d_fusion_bias_residual_relu6) {
+  op_case c = {"conv2d_fusion",
+               {IN("Input", "x", -1, 1, 2, 4, 11, 9), IN("Filter", "w", -1, 1, 6, 2, 3, 3), IN("Bias", "b", -3, 3, 6),
+                IN("ResidualData", "r", -3, 3, 2, 6, 5, 11)},
+               {OUT("Output", "y", 2, 6, 5, 11)}, fusion_relu6, 1e-4};
+  compare(&c);
+}
+
+Test(cuda_kernels, conv2d_fusion_bias_sigmoid) {
+  op_case c = {"conv2d_fusion",
+               {IN("Input", "x", -1, 1, 3, 5, 8, 8), IN("Filter", "w", -1, 1, 7, 5, 3, 3), IN("Bias", "b", -1, 1, 7)},
+               {OUT("Output", "y", 3, 7, 8, 8)}, fusion_sigmoid, 1e-5};
+  compare(&c);
+}
+
 static void depthwise(rill_op_builder *b) {
   static const int32_t p1[] = {1, 1};
   OK(rill_op_builder_attr_ints(b, "paddings", p1, 2));

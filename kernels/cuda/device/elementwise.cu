@@ -106,6 +106,24 @@ __global__ void masked_scale(const float *x, const uint8_t *mask, float *out, in
   for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] = mask[i] ? x[i] * k : 0.0f;
 }
 
+// conv2d_fusion's epilogue, in place: out = act(out + bias[channel] (+ res)); act as
+// operators/fused_act.h numbers them (identity, relu, relu6, sigmoid, tanh).
+__global__ void conv_epilogue(float *out, const float *bias, const float *res, int64_t n, int64_t channels,
+                              int64_t spatial, int act) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    float v = out[i] + bias[(i / spatial) % channels];
+    if (res) v += res[i];
+    switch (act) {
+      case 1: v = v < 0.0f ? 0.0f : v; break; /* NaN kept, as on the CPU */
+      case 2: v = v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v); break;
+      case 3: v = 1.0f / (1.0f + expf(-v)); break;
+      case 4: v = tanhf(v); break;
+      default: break;
+    }
+    out[i] = v;
+  }
+}
+
 }  // namespace
 
 extern "C" cudaError_t rill_cuda_binary_f32(int op, const float *x, const float *y, float *out,
@@ -178,5 +196,12 @@ extern "C" cudaError_t rill_cuda_masked_scale_f32(const float *x, const uint8_t 
                                                   float k, cudaStream_t s) {
   if (n == 0) return cudaSuccess;
   masked_scale<<<blocks_for(n), kThreads, 0, s>>>(x, mask, out, n, k);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t rill_cuda_conv_epilogue_f32(float *out, const float *bias, const float *res, int64_t n,
+                                                   int64_t channels, int64_t spatial, int act, cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  conv_epilogue<<<blocks_for(n), kThreads, 0, s>>>(out, bias, res, n, channels, spatial, act);
   return cudaGetLastError();
 }
