@@ -1,30 +1,20 @@
-/* fill_constant_batch_size_like CPU kernels: the value is str_value when set (int64
- * parsed exactly, else as a double; "inf" and "nan" accepted), else value. */
-#include <errno.h>
-#include <stdlib.h>
-
+/* fill_constant_batch_size_like CPU kernels: the value read as fill_constant reads it
+ * (operators/fill_value.h) without a ValueTensor: str_value when set (int64 parsed
+ * exactly, else as a double; "inf" and "nan" accepted), else value. */
 #include "kernels/cpu/kernels.h"
-
+#include "operators/fill_value.h"
 
 #define FCBSL(T, DT, IS_LONG, NAME)                                                       \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *out = NULL;                                                              \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                        \
-    T val = (T)ctx->attrs[RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_ATTR_VALUE].v.f;             \
     const char *s = ctx->attrs[RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_ATTR_STR_VALUE].v.s;    \
-    if (s && *s) {                                                                        \
-      char *end;                                                                          \
-      errno = 0;                                                                          \
-      long long l = IS_LONG ? strtoll(s, &end, 10) : 0;                                   \
-      if (IS_LONG && end != s && !*end && errno == 0) {                                   \
-        val = (T)l;                                                                       \
-      } else {                                                                            \
-        double d = strtod(s, &end);                                                       \
-        if (end == s || *end)                                                             \
-          return rill_kernel_error(ctx, "attribute str_value \"%s\" is not a number", s); \
-        val = (T)d;                                                                       \
-      }                                                                                   \
-    }                                                                                     \
+    rill_fill_value v;                                                                    \
+    const char *what = "";                                                                \
+    if (!rill_fill_value_get(ctx->attrs[RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_ATTR_VALUE].v.f, s, NULL, \
+                             RILL_DTYPE_FP32, IS_LONG, &v, &what))                        \
+      return rill_kernel_error(ctx, "attribute str_value \"%s\" is not a number", s);     \
+    T val = IS_LONG && v.exact_long ? (T)v.l : (T)v.d;                                    \
     T *op = rill_tensor_ptr(out);                                                         \
     int64_t n = rill_tensor_numel(out);                                                   \
     for (int64_t i = 0; i < n; i++) op[i] = val;                                          \

@@ -1,8 +1,20 @@
-/* fill_constant CUDA kernel, bool, int32, int64, float32 and float64: the value read as
- * the CPU kernels read it (operators/fill_value.h; a ValueTensor on the device is read
- * back, one element), written by one fill (a memset for zeros). */
+/* fill_constant and fill_constant_batch_size_like CUDA kernels, bool, int32, int64,
+ * float32 and float64: the value read as the CPU kernels read it (operators/fill_value.h;
+ * a ValueTensor on the device is read back, one element), written by one fill (a memset
+ * for zeros). */
 #include "kernels/cuda/cuda.h"
 #include "operators/fill_value.h"
+
+/* Every element of out := v. */
+static rill_status *fill(rill_kernel_ctx *ctx, rill_cuda_dev *d, rill_tensor *out, const rill_fill_value *v) {
+  uint64_t bits;
+  if (!rill_fill_value_bits(v, out->dtype, &bits))
+    return rill_kernel_error(ctx, "output Out (%s) is %s, which the fill ops do not make", rill_kout_name(ctx, 0, 0),
+                             rill_dtype_name(out->dtype));
+  return rill_cuda_kernel_check(
+      ctx, rill_cuda_fill_bits(rill_tensor_ptr(out), rill_tensor_numel(out), bits, rill_dtype_size(out->dtype), d->stream),
+      "fill launch");
+}
 
 rill_status *rill_cuda_fill_constant_kernel(rill_kernel_ctx *ctx) {
   rill_tensor *out = rill_kout(ctx, RILL_FILL_CONSTANT_OUT_OUT, 0);
@@ -32,11 +44,20 @@ rill_status *rill_cuda_fill_constant_kernel(rill_kernel_ctx *ctx) {
                                rill_kin_name(ctx, RILL_FILL_CONSTANT_IN_VALUE_TENSOR, 0), rill_dtype_name(vt->dtype));
     return rill_kernel_error(ctx, "attribute str_value \"%s\" is not a number", str);
   }
-  uint64_t bits;
-  if (!rill_fill_value_bits(&v, out->dtype, &bits))
-    return rill_kernel_error(ctx, "output Out (%s) is %s, which fill_constant does not make",
-                             rill_kout_name(ctx, RILL_FILL_CONSTANT_OUT_OUT, 0), rill_dtype_name(out->dtype));
-  return rill_cuda_kernel_check(
-      ctx, rill_cuda_fill_bits(rill_tensor_ptr(out), rill_tensor_numel(out), bits, rill_dtype_size(out->dtype), d->stream),
-      "fill launch");
+  return fill(ctx, d, out, &v);
+}
+
+rill_status *rill_cuda_fill_constant_batch_size_like_kernel(rill_kernel_ctx *ctx) {
+  rill_tensor *out = rill_kout(ctx, RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_OUT_OUT, 0);
+  if (!out || !rill_tensor_ptr(out))
+    return rill_kernel_error(ctx, "output Out (%s) is missing or not a dense tensor",
+                             rill_kout_name(ctx, RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_OUT_OUT, 0));
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
+  const char *str = ctx->attrs[RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_ATTR_STR_VALUE].v.s, *what = "";
+  rill_fill_value v;
+  if (!rill_fill_value_get(ctx->attrs[RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_ATTR_VALUE].v.f, str, NULL, RILL_DTYPE_FP32,
+                           out->dtype == RILL_DTYPE_INT64, &v, &what))
+    return rill_kernel_error(ctx, "attribute str_value \"%s\" is not a number", str);
+  return fill(ctx, d, out, &v);
 }

@@ -1062,3 +1062,17 @@ Test(cuda_kernels, dropout_grad_keeps_the_masked_elements) {
   c.in[0].dtype = RILL_DTYPE_UINT8;
   compare(&c);
 }
+
+static void fill_like_batch(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "shape", (const int32_t[]){-1, 4}, 2));
+  OK(rill_op_builder_attr_int(b, "dtype", RILL_DTYPE_INT64));
+  OK(rill_op_builder_attr_string(b, "str_value", "-9007199254740993"));
+}
+
+/* The batch taken from Input, the value an int64 beyond a double's precision. */
+Test(cuda_kernels, fill_constant_batch_size_like_int64) {
+  op_case c = {"fill_constant_batch_size_like", {IN("Input", "x", -1, 1, 5, 3)}, {OUT("Out", "out", 5, 4)},
+               fill_like_batch, 0};
+  c.out[0].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}
