@@ -17,11 +17,18 @@ static uint64_t next_run_draw(void *ctx) {
   return rill_rng_run_seed(k->dev->random_u64(k->dev));
 }
 
-static rill_status *probability(rill_kernel_ctx *ctx, double *p, bool *up) {
+/* dropout_prob and the implementation, and the device of `out`. */
+static rill_status *setup(rill_kernel_ctx *ctx, const rill_tensor *out, double *p, bool *up, rill_cuda_dev **d) {
   *p = ctx->attrs[RILL_DROPOUT_ATTR_DROPOUT_PROB].v.f;
   *up = rill_dropout_upscale(ctx->attrs[RILL_DROPOUT_ATTR_DROPOUT_IMPLEMENTATION].v.s);
   if (!(*p >= 0 && *p <= 1)) return rill_kernel_error(ctx, "dropout_prob %g must lie in [0, 1]", *p);
-  return NULL;
+  return rill_cuda_kernel_dev(ctx, out, d);
+}
+
+/* At test time every element is scaled, forward and backward alike. */
+static cudaError_t test_scale(const rill_tensor *in, rill_tensor *out, double p, bool up, cudaStream_t s) {
+  return rill_cuda_unary_f32(RILL_CUDA_SCALE, rill_tensor_ptr(in), rill_tensor_ptr(out), rill_tensor_numel(in),
+                             (float)rill_dropout_test_scale(p, up), 0.0f, s);
 }
 
 /* The training mask into `mask` (device memory, n bytes). */
@@ -59,13 +66,11 @@ rill_status *rill_cuda_dropout_fp32(rill_kernel_ctx *ctx) {
   }
   double p;
   bool up;
-  RILL_TRY(probability(ctx, &p, &up));
   rill_cuda_dev *d = NULL;
-  RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
+  RILL_TRY(setup(ctx, out, &p, &up, &d));
   int64_t n = rill_tensor_numel(x);
   if (ctx->attrs[RILL_DROPOUT_ATTR_IS_TEST].v.b) {
-    cudaError_t e = rill_cuda_unary_f32(RILL_CUDA_SCALE, rill_tensor_ptr(x), rill_tensor_ptr(out), n,
-                                        (float)rill_dropout_test_scale(p, up), 0.0f, d->stream);
+    cudaError_t e = test_scale(x, out, p, up, d->stream);
     if (e == cudaSuccess && mask && n) e = cudaMemsetAsync(rill_tensor_ptr(mask), 1, (size_t)n, d->stream);
     return rill_cuda_kernel_check(ctx, e, "dropout launch");
   }
@@ -86,15 +91,11 @@ rill_status *rill_cuda_dropout_grad_fp32(rill_kernel_ctx *ctx) {
   RILL_TRY(rill_kout_check_dims(ctx, RILL_DROPOUT_GRAD_OUT_X_GRAD, 0, dx, &dy->dims));
   double p;
   bool up;
-  RILL_TRY(probability(ctx, &p, &up));
   rill_cuda_dev *d = NULL;
-  RILL_TRY(rill_cuda_kernel_dev(ctx, dx, &d));
+  RILL_TRY(setup(ctx, dx, &p, &up, &d));
   int64_t n = rill_tensor_numel(dy);
   if (ctx->attrs[RILL_DROPOUT_ATTR_IS_TEST].v.b)
-    return rill_cuda_kernel_check(ctx,
-                                  rill_cuda_unary_f32(RILL_CUDA_SCALE, rill_tensor_ptr(dy), rill_tensor_ptr(dx), n,
-                                                      (float)rill_dropout_test_scale(p, up), 0.0f, d->stream),
-                                  "dropout gradient launch");
+    return rill_cuda_kernel_check(ctx, test_scale(dy, dx, p, up, d->stream), "dropout gradient launch");
   RILL_TRY(rill_kin_need(ctx, RILL_DROPOUT_GRAD_IN_MASK, 0, RILL_DTYPE_UINT8, &mask));
   if (!rill_dims_equal(&mask->dims, &dy->dims))
     return rill_kernel_error(ctx, "input Mask (%s) and Out@GRAD (%s) differ in shape",

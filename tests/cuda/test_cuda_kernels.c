@@ -48,6 +48,23 @@ static double element(rill_tensor *t, int64_t i) {
   }
 }
 
+/* The op's inputs (or outputs): the arguments of one slot are consecutive entries. */
+static void add_args(rill_op_builder *b, const arg *a, int n, bool inputs) {
+  for (int i = 0; i < n;) {
+    const char *names[MAX_ARGS];
+    int k = 0;
+    while (i + k < n && strcmp(a[i + k].slot, a[i].slot) == 0) {
+      names[k] = a[i + k].var;
+      k++;
+    }
+    if (inputs)
+      OK(rill_op_builder_input(b, a[i].slot, names, (size_t)k));
+    else
+      OK(rill_op_builder_output(b, a[i].slot, names, (size_t)k));
+    i += k;
+  }
+}
+
 /* Runs the case at `place` with inputs drawn from `seed`; fetches its outputs. */
 static void run_case(const op_case *c, rill_place place, unsigned seed, rill_tensor **outs) {
   rill_program *p;
@@ -63,27 +80,8 @@ static void run_case(const op_case *c, rill_place place, unsigned seed, rill_ten
                           (size_t)c->out[i].ndim, 0, false));
   rill_op_builder *b;
   OK(rill_op_builder_create(c->op, &b));
-  /* Arguments of one slot are consecutive entries. */
-  for (int i = 0; i < nin;) {
-    const char *names[MAX_ARGS];
-    int k = 0;
-    while (i + k < nin && strcmp(c->in[i + k].slot, c->in[i].slot) == 0) {
-      names[k] = c->in[i + k].var;
-      k++;
-    }
-    OK(rill_op_builder_input(b, c->in[i].slot, names, (size_t)k));
-    i += k;
-  }
-  for (int i = 0; i < nout;) {
-    const char *names[MAX_ARGS];
-    int k = 0;
-    while (i + k < nout && strcmp(c->out[i + k].slot, c->out[i].slot) == 0) {
-      names[k] = c->out[i + k].var;
-      k++;
-    }
-    OK(rill_op_builder_output(b, c->out[i].slot, names, (size_t)k));
-    i += k;
-  }
+  add_args(b, c->in, nin, true);
+  add_args(b, c->out, nout, false);
   if (c->attrs) c->attrs(b);
   OK(rill_op_builder_append(b, p, 0));
   rill_op_builder_destroy(b);
