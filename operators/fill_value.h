@@ -21,15 +21,13 @@ typedef struct rill_fill_value {
 
 /* From ValueTensor's first element (vt: its bytes, of dtype vt_dtype; NULL when the
  * input is not bound), else str_value (NULL or "" when unset), else attr_value. False
- * when the tensor's dtype is not a number (*what = "ValueTensor") or str_value does not
- * parse (*what = "str_value"). */
+ * when the tensor's dtype is not a number, or (no tensor) str_value does not parse. */
 static inline bool rill_fill_value_get(double attr_value, const char *str_value, const void *vt, rill_dtype vt_dtype,
-                                       bool want_long, rill_fill_value *v, const char **what) {
+                                       bool want_long, rill_fill_value *v) {
   v->exact_long = false;
   v->l = 0;
   v->d = attr_value;
   if (vt) {
-    *what = "ValueTensor";
     switch (vt_dtype) {
       case RILL_DTYPE_FP32: v->d = *(const float *)vt; return true;
       case RILL_DTYPE_FP64: v->d = *(const double *)vt; return true;
@@ -44,7 +42,6 @@ static inline bool rill_fill_value_get(double attr_value, const char *str_value,
     }
   }
   if (!str_value || !*str_value) return true;
-  *what = "str_value";
   char *end;
   errno = 0;
   if (want_long) {

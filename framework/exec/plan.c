@@ -356,6 +356,8 @@ static rill_status *bind_feeds_fetches(rill_plan *p, name_table *names, const ri
   return NULL;
 }
 
+static bool same_place(rill_place a, rill_place b) { return a.device == b.device && a.id == b.id; }
+
 /* Sets plan_var.has_home and .home (plan.h) for a temporary or fed variable, not
  * fetched, whose readers all run on one place, and marks where it moves there: after a
  * writer (out_move) or at the feed (move_fed) whose value some op reads before the next
@@ -377,8 +379,7 @@ static rill_status *choose_homes(rill_plan *p) {
       if (state[v] == NO_READER) {
         state[v] = ONE_PLACE;
         pv->home = op->place;
-      } else if (state[v] == ONE_PLACE &&
-                 (pv->home.device != op->place.device || pv->home.id != op->place.id)) {
+      } else if (state[v] == ONE_PLACE && !same_place(pv->home, op->place)) {
         state[v] = MIXED;
       }
     }
@@ -394,12 +395,15 @@ static rill_status *choose_homes(rill_plan *p) {
     const plan_op *op = &p->ops[i];
     for (uint32_t k = op->out_begin; k < op->out_end; k++) {
       uint32_t v = p->out_id[k];
-      p->out_move[k] = p->vars[v].has_home && read_next[v];
+      /* A writer on the home place leaves its output there already. */
+      p->out_move[k] = p->vars[v].has_home && read_next[v] && !same_place(op->place, p->vars[v].home);
     }
     for (uint32_t k = op->out_begin; k < op->out_end; k++) read_next[p->out_id[k]] = 0;
     for (uint32_t k = op->in_begin; k < op->in_end; k++) read_next[p->in_id[k]] = 1;
   }
-  for (size_t v = 0; v < p->nvars; v++) p->vars[v].move_fed = p->vars[v].has_home && read_next[v];
+  /* Feeds arrive on the host. */
+  for (size_t v = 0; v < p->nvars; v++)
+    p->vars[v].move_fed = p->vars[v].has_home && read_next[v] && p->vars[v].home.device != RILL_HOST_DEVICE;
   rill_free(state);
   return NULL;
 }

@@ -114,7 +114,8 @@ static rill_status *bind_feeds(rill_plan *p, rill_tensor *const *feeds) {
       dst = &arr->items[pf->col];
     }
     RILL_TRY(rill_status_wrap(rill_tensor_share(dst, feeds[f]), "feed '%s'", p->feed_names[f]));
-    if (pf->col < 0 && p->vars[pf->var].move_fed) RILL_TRY(rill_status_wrap(move_home(p, pf->var, var, -1), "feed '%s'", p->feed_names[f]));
+    if (pf->col < 0 && p->vars[pf->var].move_fed)
+      RILL_TRY(rill_status_wrap(move_home(p, pf->var, var, -1), "feed '%s'", p->feed_names[f]));
   }
   return NULL;
 }
@@ -237,7 +238,6 @@ static bool var_elsewhere(const rill_variable *v, rill_place place) {
   }
 }
 
-
 /* dst (an empty tensor) := src on `place`, for an op's call. The bytes of an immutable
  * buffer (a predictor's weights) are copied to a place once, as the buffer's mirror
  * there, which every later run shares; others are copied on every call. */
@@ -327,6 +327,18 @@ static void prof_copy(rill_place from, rill_place to, int32_t block, int32_t ind
   rill_prof_copy(name, block, index, var, bytes, t0, rill_prof_now());
 }
 
+/* dst := variable `name`'s src on `place` (copy_var_to_place), recorded by the profiler
+ * as a copy for op `index` when it is on and bytes moved. */
+static rill_status *copy_var_recorded(const rill_plan *p, int32_t index, const char *name, rill_variable *dst,
+                                      const rill_variable *src, rill_place place, const rill_device_memory *mem) {
+  size_t copied = 0;
+  int64_t t0 = rill_prof_active() ? rill_prof_now() : 0;
+  rill_place from = var_place(src);
+  RILL_TRY(copy_var_to_place(dst, src, place, mem, &copied));
+  if (t0 && copied) prof_copy(from, place, p->block, index, name, copied, t0);
+  return NULL;
+}
+
 static void unstage_inputs(rill_plan *p, staged_input *staged, uint32_t n) {
   for (uint32_t i = 0; i < n; i++) {
     p->in_var[staged[i].k] = staged[i].orig;
@@ -353,15 +365,13 @@ static rill_status *stage_inputs(rill_plan *p, plan_op *op, rill_place place, co
     s->k = k;
     s->orig = p->in_var[k];
     rill_variable_init(&s->copy);
-    size_t copied = 0;
-    int64_t t0 = rill_prof_active() ? rill_prof_now() : 0;
-    if ((st = copy_var_to_place(&s->copy, s->orig, place, mem, &copied))) {
+    const char *name = p->vars[p->in_id[k]].name;
+    if ((st = copy_var_recorded(p, op->index, name, &s->copy, s->orig, place, mem))) {
       char to[RILL_PLACE_STR_MAX];
-      st = rill_status_wrap(st, "copying input %s '%s' to %s", rill_var_kind_name(s->orig->kind),
-                            p->vars[p->in_id[k]].name, rill_place_str(place, to, sizeof to));
+      st = rill_status_wrap(st, "copying input %s '%s' to %s", rill_var_kind_name(s->orig->kind), name,
+                            rill_place_str(place, to, sizeof to));
       break;
     }
-    if (t0 && copied) prof_copy(var_place(s->orig), place, p->block, op->index, p->vars[p->in_id[k]].name, copied, t0);
     p->in_var[k] = &s->copy;
   }
   if (st) {
@@ -382,10 +392,7 @@ static rill_status *move_home(rill_plan *p, uint32_t v, rill_variable *var, int3
   if (!var || !var_elsewhere(var, pv->home)) return NULL;
   rill_variable copy;
   rill_variable_init(&copy);
-  size_t copied = 0;
-  int64_t t0 = rill_prof_active() ? rill_prof_now() : 0;
-  rill_place from = var_place(var);
-  rill_status *st = copy_var_to_place(&copy, var, pv->home, pv->home_mem, &copied);
+  rill_status *st = copy_var_recorded(p, index, pv->name, &copy, var, pv->home, pv->home_mem);
   if (st) {
     rill_variable_clear(&copy);
     char to[RILL_PLACE_STR_MAX];
@@ -395,7 +402,6 @@ static rill_status *move_home(rill_plan *p, uint32_t v, rill_variable *var, int3
   rill_variable old = *var;
   *var = copy;
   rill_variable_clear(&old);
-  if (t0 && copied) prof_copy(from, pv->home, p->block, index, pv->name, copied, t0);
   return NULL;
 }
 

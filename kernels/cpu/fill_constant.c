@@ -9,9 +9,8 @@ static rill_status *fill_value_get(rill_kernel_ctx *ctx, bool want_long, rill_fi
   rill_tensor *vt = rill_kin(ctx, RILL_FILL_CONSTANT_IN_VALUE_TENSOR, 0);
   if (vt && (rill_tensor_numel(vt) < 1 || !rill_tensor_ptr(vt)))
     return rill_kernel_error(ctx, "input ValueTensor (%s) holds no value", rill_kin_name(ctx, 0, 0));
-  const char *what = "";
   if (!rill_fill_value_get(ctx->attrs[RILL_FILL_CONSTANT_ATTR_VALUE].v.f, ctx->attrs[RILL_FILL_CONSTANT_ATTR_STR_VALUE].v.s,
-                           vt ? rill_tensor_ptr(vt) : NULL, vt ? vt->dtype : RILL_DTYPE_FP32, want_long, v, &what)) {
+                           vt ? rill_tensor_ptr(vt) : NULL, vt ? vt->dtype : RILL_DTYPE_FP32, want_long, v)) {
     if (vt)
       return rill_kernel_error(ctx, "input ValueTensor (%s) is %s, expected a number", rill_kin_name(ctx, 0, 0),
                                rill_dtype_name(vt->dtype));

@@ -10,9 +10,8 @@
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                        \
     const char *s = ctx->attrs[RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_ATTR_STR_VALUE].v.s;    \
     rill_fill_value v;                                                                    \
-    const char *what = "";                                                                \
     if (!rill_fill_value_get(ctx->attrs[RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_ATTR_VALUE].v.f, s, NULL, \
-                             RILL_DTYPE_FP32, IS_LONG, &v, &what))                        \
+                             RILL_DTYPE_FP32, IS_LONG, &v))                               \
       return rill_kernel_error(ctx, "attribute str_value \"%s\" is not a number", s);     \
     T val = IS_LONG && v.exact_long ? (T)v.l : (T)v.d;                                    \
     T *op = rill_tensor_ptr(out);                                                         \

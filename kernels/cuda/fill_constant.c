@@ -5,6 +5,18 @@
 #include "kernels/cuda/cuda.h"
 #include "operators/fill_value.h"
 
+_Static_assert(RILL_SAME_POS(RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_OUT_OUT, RILL_FILL_CONSTANT_OUT_OUT),
+               "both fill ops write output Out at one position");
+
+/* Output Out, a dense tensor, and its device. */
+static rill_status *fill_output(rill_kernel_ctx *ctx, rill_tensor **out, rill_cuda_dev **d) {
+  *out = rill_kout(ctx, RILL_FILL_CONSTANT_OUT_OUT, 0);
+  if (!*out || !rill_tensor_ptr(*out))
+    return rill_kernel_error(ctx, "output Out (%s) is missing or not a dense tensor",
+                             rill_kout_name(ctx, RILL_FILL_CONSTANT_OUT_OUT, 0));
+  return rill_cuda_kernel_dev(ctx, *out, d);
+}
+
 /* Every element of out := v. */
 static rill_status *fill(rill_kernel_ctx *ctx, rill_cuda_dev *d, rill_tensor *out, const rill_fill_value *v) {
   uint64_t bits;
@@ -17,12 +29,9 @@ static rill_status *fill(rill_kernel_ctx *ctx, rill_cuda_dev *d, rill_tensor *ou
 }
 
 rill_status *rill_cuda_fill_constant_kernel(rill_kernel_ctx *ctx) {
-  rill_tensor *out = rill_kout(ctx, RILL_FILL_CONSTANT_OUT_OUT, 0);
-  if (!out || !rill_tensor_ptr(out))
-    return rill_kernel_error(ctx, "output Out (%s) is missing or not a dense tensor",
-                             rill_kout_name(ctx, RILL_FILL_CONSTANT_OUT_OUT, 0));
+  rill_tensor *out;
   rill_cuda_dev *d = NULL;
-  RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
+  RILL_TRY(fill_output(ctx, &out, &d));
   rill_tensor *vt = rill_kin(ctx, RILL_FILL_CONSTANT_IN_VALUE_TENSOR, 0);
   uint64_t first = 0; /* ValueTensor's first element */
   if (vt) {
@@ -35,10 +44,9 @@ rill_status *rill_cuda_fill_constant_kernel(rill_kernel_ctx *ctx) {
     RILL_TRY(rill_cuda_kernel_check(ctx, e, "reading ValueTensor"));
   }
   rill_fill_value v;
-  const char *what = "";
   const char *str = ctx->attrs[RILL_FILL_CONSTANT_ATTR_STR_VALUE].v.s;
   if (!rill_fill_value_get(ctx->attrs[RILL_FILL_CONSTANT_ATTR_VALUE].v.f, str, vt ? (const void *)&first : NULL,
-                           vt ? vt->dtype : RILL_DTYPE_FP32, out->dtype == RILL_DTYPE_INT64, &v, &what)) {
+                           vt ? vt->dtype : RILL_DTYPE_FP32, out->dtype == RILL_DTYPE_INT64, &v)) {
     if (vt)
       return rill_kernel_error(ctx, "input ValueTensor (%s) is %s, expected a number",
                                rill_kin_name(ctx, RILL_FILL_CONSTANT_IN_VALUE_TENSOR, 0), rill_dtype_name(vt->dtype));
@@ -48,16 +56,13 @@ rill_status *rill_cuda_fill_constant_kernel(rill_kernel_ctx *ctx) {
 }
 
 rill_status *rill_cuda_fill_constant_batch_size_like_kernel(rill_kernel_ctx *ctx) {
-  rill_tensor *out = rill_kout(ctx, RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_OUT_OUT, 0);
-  if (!out || !rill_tensor_ptr(out))
-    return rill_kernel_error(ctx, "output Out (%s) is missing or not a dense tensor",
-                             rill_kout_name(ctx, RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_OUT_OUT, 0));
+  rill_tensor *out;
   rill_cuda_dev *d = NULL;
-  RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
-  const char *str = ctx->attrs[RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_ATTR_STR_VALUE].v.s, *what = "";
+  RILL_TRY(fill_output(ctx, &out, &d));
+  const char *str = ctx->attrs[RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_ATTR_STR_VALUE].v.s;
   rill_fill_value v;
   if (!rill_fill_value_get(ctx->attrs[RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_ATTR_VALUE].v.f, str, NULL, RILL_DTYPE_FP32,
-                           out->dtype == RILL_DTYPE_INT64, &v, &what))
+                           out->dtype == RILL_DTYPE_INT64, &v))
     return rill_kernel_error(ctx, "attribute str_value \"%s\" is not a number", str);
   return fill(ctx, d, out, &v);
 }
