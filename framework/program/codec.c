@@ -59,7 +59,12 @@ typedef struct rawbuf {
   uint8_t *p;
   size_t len, cap;
   bool oom;
+  uint32_t bad_tag; /* an unknown field's number beyond protobuf's range, or 0 */
 } rawbuf;
+
+/* Protobuf's largest field number (2^29 - 1). protobuf-c reads larger ones into unknown
+ * fields; Paddle's protobuf refuses them, and so does rill. */
+#define FIELD_NUMBER_MAX 0x1fffffffu
 
 static uint8_t *rb_reserve(rawbuf *b, size_t n) {
   if (b->oom) return NULL;
@@ -87,6 +92,7 @@ static void rb_varint(rawbuf *b, uint64_t v) {
 }
 
 static void rb_unknown(rawbuf *b, const ProtobufCMessageUnknownField *f) {
+  if (f->tag > FIELD_NUMBER_MAX && !b->bad_tag) b->bad_tag = f->tag;
   rb_varint(b, ((uint64_t)f->tag << 3) | (uint64_t)f->wire_type);
   uint8_t *at = rb_reserve(b, f->len);
   if (at && f->len) memcpy(at, f->data, f->len);
@@ -104,11 +110,14 @@ static void rb_message(rawbuf *b, uint32_t field, const ProtobufCMessage *m) {
   if (at && size) protobuf_c_message_pack(m, at);
 }
 
-/* Moves the bytes into `r`; false if an allocation failed. */
-static bool rb_finish(rawbuf *b, rill_raw_fields *r) {
-  if (b->oom) {
+/* Moves the bytes into `r`; an error if an allocation failed or a field number is out
+ * of range. */
+static rill_status *rb_finish(rawbuf *b, rill_raw_fields *r) {
+  if (b->oom || b->bad_tag) {
     rill_free(b->p);
-    return false;
+    return b->oom ? rill_oom()
+                  : rill_error(RILL_CORRUPT, "an unknown field has number %u, beyond protobuf's largest (%u)",
+                               b->bad_tag, FIELD_NUMBER_MAX);
   }
   r->bytes = b->p;
   r->size = b->len;
@@ -116,7 +125,7 @@ static bool rb_finish(rawbuf *b, rill_raw_fields *r) {
     rill_free(b->p);
     r->bytes = NULL;
   }
-  return true;
+  return NULL;
 }
 
 /* ------------------------------------------------------------ decoding -------- */
@@ -247,7 +256,7 @@ static rill_status *attr_from_pb(rill_attr *a, const PbAttr *m) {
   }
   rawbuf rb = {0};
   rb_unknowns(&rb, &m->base);
-  if (!rb_finish(&rb, &a->raw)) return rill_oom();
+  RILL_TRY(rb_finish(&rb, &a->raw));
   return NULL;
 }
 
@@ -281,7 +290,7 @@ static rill_status *op_from_pb(rill_op_desc *op, const PbOp *m) {
   }
   rawbuf rb = {0};
   rb_unknowns(&rb, &m->base);
-  if (!rb_finish(&rb, &op->raw)) return rill_oom();
+  RILL_TRY(rb_finish(&rb, &op->raw));
   return NULL;
 }
 
@@ -345,10 +354,10 @@ static rill_status *var_from_pb(rill_var_desc *v, const PbVar *m) {
   if (t->reader) rb_message(&rb, FIELD_VARTYPE_READER, &t->reader->base);
   if (t->tuple) rb_message(&rb, FIELD_VARTYPE_TUPLE, &t->tuple->base);
   rb_unknowns(&rb, &t->base);
-  if (!rb_finish(&rb, &v->type_raw)) return rill_oom();
+  RILL_TRY(rb_finish(&rb, &v->type_raw));
   rb = (rawbuf){0};
   rb_unknowns(&rb, &m->base);
-  if (!rb_finish(&rb, &v->raw)) return rill_oom();
+  RILL_TRY(rb_finish(&rb, &v->raw));
   return NULL;
 }
 
@@ -395,7 +404,7 @@ static rill_status *block_from_pb(rill_block_desc *b, const PbBlock *m, size_t i
   }
   rawbuf rb = {0};
   rb_unknowns(&rb, &m->base);
-  if (!rb_finish(&rb, &b->raw)) return rill_oom();
+  RILL_TRY(rb_finish(&rb, &b->raw));
   return NULL;
 }
 
@@ -447,7 +456,7 @@ static rill_status *program_from_pb(rill_program *p, const PbProgram *m) {
   if (m->version && m->version != modelled)
     rb_message(&rb, FIELD_PROGRAM_VERSION, &m->version->base);
   rb_unknowns(&rb, &m->base);
-  if (!rb_finish(&rb, &p->raw)) return rill_oom();
+  RILL_TRY(rb_finish(&rb, &p->raw));
   return NULL;
 }
 
@@ -540,7 +549,7 @@ static bool enc_raw(encoder *e, const rill_raw_fields *raw, ProtobufCMessage *m,
       if (!read_varint(p, raw->size, &at, &key)) goto bad;
       uint64_t tag = key >> 3;
       unsigned wt = (unsigned)(key & 7);
-      if (tag == 0 || tag > 0x1fffffff) goto bad;
+      if (tag == 0 || tag > FIELD_NUMBER_MAX) goto bad;
       size_t start = at;
       switch (wt) {
         case PROTOBUF_C_WIRE_TYPE_VARINT:

@@ -111,3 +111,30 @@ Test(program, garbage_is_corrupt) {
   cr_assert(strstr(rill_status_message(st), "no blocks"), "%s", rill_status_message(st));
   rill_status_destroy(st);
 }
+
+/* An unknown field numbered beyond protobuf's largest (2^29 - 1): protobuf-c reads it,
+ * but no protobuf writer can, and rill could not write it back. The fuzzer found such a
+ * program decoding and then failing to encode; it is now refused on decode, naming the
+ * number, at the top level and inside an op. */
+Test(program, field_number_beyond_protobufs_range_is_corrupt) {
+  /* block 0 {parent -1}, then key = (2^29 << 3) | varint as a 5-byte varint, and 1 */
+#define BLOCK0 0x08, 0x00, 0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01
+  static const uint8_t top[] = {0x0a, 0x0d, BLOCK0, 0x80, 0x80, 0x80, 0x80, 0x10, 0x01};
+  rill_program *p = NULL;
+  rill_status *st = rill_program_decode(top, sizeof top, &p);
+  cr_assert_not_null(st);
+  cr_assert_eq(rill_status_code(st), RILL_CORRUPT);
+  cr_assert(strstr(rill_status_message(st), "536870912"), "%s", rill_status_message(st));
+  cr_assert_null(p);
+  rill_status_destroy(st);
+  /* The largest valid number is kept and written back. */
+  static const uint8_t edge[] = {0x0a, 0x0d, BLOCK0, 0xf8, 0xff, 0xff, 0xff, 0x0f, 0x01};
+  cr_assert(decode_checked(edge, sizeof edge, "field 2^29 - 1"));
+  /* block 0 { op { type "x", field 2^30 = 5 } } */
+  static const uint8_t nested[] = {0x0a, 0x18, BLOCK0, 0x22, 0x09, 0x1a, 0x01, 0x78, 0x80, 0x80, 0x80, 0x80, 0x20, 0x05};
+#undef BLOCK0
+  st = rill_program_decode(nested, sizeof nested, &p);
+  cr_assert_not_null(st, "decoded a program with an op field numbered 2^30");
+  cr_assert(strstr(rill_status_message(st), "1073741824"), "%s", rill_status_message(st));
+  rill_status_destroy(st);
+}
