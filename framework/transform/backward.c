@@ -789,9 +789,8 @@ static bool is_trainable_param(const rill_var_desc *v, bool any_marked) {
   return v->type == RILL_VAR_LOD_TENSOR && is_float(v->dtype);
 }
 
-static rill_status *collect_pairs(bw *w, rill_param_grads *pg) {
-  bool any_marked = false;
-  for (size_t i = 0; i < w->b->nvars; i++) any_marked |= w->b->vars[i].is_parameter;
+static rill_status *collect_pairs_with(bw *w, rill_param_grads *pg, bool any_marked,
+                                       const rill_strmap *writer) {
   char gname[1024];
   size_t nvars = w->b->nvars;
   for (size_t i = 0; i < nvars; i++) {
@@ -805,10 +804,9 @@ static rill_status *collect_pairs(bw *w, rill_param_grads *pg) {
       memcpy(gname, own, sizeof gname);
     }
     /* the last op writing the gradient carries op_role_var [param, grad, ...] */
-    rill_op_desc *last = NULL;
-    for (size_t o = w->b->nops; o-- > 0 && !last;)
-      if (rill_opd_writes(&w->b->ops[o], gname)) last = &w->b->ops[o];
-    if (!last) continue;
+    const size_t *at = rill_strmap_get(writer, gname);
+    if (!at) continue;
+    rill_op_desc *last = &w->b->ops[*at];
     RILL_TRY(rill_param_grads_add(pg, v->name, gname));
     const rill_attr *old = rill_op_attr(last, RILL_OP_ROLE_VAR_ATTR);
     size_t nold = old && old->value.type == RILL_ATTR_STRINGS ? old->value.n : 0;
@@ -822,6 +820,31 @@ static rill_status *collect_pairs(bw *w, rill_param_grads *pg) {
     RILL_TRY(st);
   }
   return NULL;
+}
+
+/* name -> index of the last op of the block that writes it (one pass from the end;
+ * keys borrowed from the ops, which outlive the map). */
+static rill_status *last_writers(const rill_block_desc *b, rill_strmap *out) {
+  out->borrow_keys = true;
+  for (size_t o = b->nops; o-- > 0;) {
+    const rill_op_desc *op = &b->ops[o];
+    for (size_t s = 0; s < op->noutputs; s++)
+      for (size_t k = 0; k < op->outputs[s].nargs; k++) {
+        const char *name = op->outputs[s].args[k];
+        if (name && !rill_strmap_get(out, name)) RILL_TRY(rill_strmap_put(out, name, o));
+      }
+  }
+  return NULL;
+}
+
+static rill_status *collect_pairs(bw *w, rill_param_grads *pg) {
+  bool any_marked = false;
+  for (size_t i = 0; i < w->b->nvars; i++) any_marked |= w->b->vars[i].is_parameter;
+  rill_strmap writer = {0};
+  rill_status *st = last_writers(w->b, &writer);
+  if (!st) st = collect_pairs_with(w, pg, any_marked, &writer);
+  rill_strmap_clear(&writer);
+  return st;
 }
 
 static rill_status *check_loss(bw *w) {
