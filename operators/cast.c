@@ -103,7 +103,7 @@ const rill_op_schema rill_schema_assign = {
 /* ---- shape ---- */
 
 static const rill_slot_schema shape_inputs[] = {
-    {"Input", RILL_SLOT_NO_GRAD, "a dense tensor or selected rows (only the shape is read)"}};
+    {"Input", RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE, "a dense tensor or selected rows (only the shape is read)"}};
 static const rill_slot_schema shape_outputs[] = {{"Out", 0, "int32 [rank]: Input's dims"}};
 
 static rill_status *shape_infer(rill_infer_ctx *ctx) {

@@ -188,7 +188,7 @@ const rill_op_schema rill_schema_eye = {
 /* ---- fill_any_like ---- */
 
 static const rill_slot_schema fal_inputs[] = {
-    {"X", RILL_SLOT_NO_GRAD, "gives the shape (and the dtype unless dtype says)"}};
+    {"X", RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE, "gives the shape (and the dtype unless dtype says)"}};
 static const rill_slot_schema fal_outputs[] = {{"Out", 0, "X's shape filled with value"}};
 static const rill_attr_schema fal_attrs[] = {
     {"value", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.0f), "the value"},

@@ -218,7 +218,7 @@ const rill_op_schema rill_schema_cross_entropy2 = {
 static const rill_slot_schema grad2_inputs[] = {
     {"Label", 0, "the forward labels"},
     {"MatchX", 0, "the forward MatchX output"},
-    {"XShape", 0, "the forward XShape output (its dims give X's)"},
+    {"XShape", RILL_SLOT_ANY_PLACE, "the forward XShape output (its dims give X's)"},
     {"Y@GRAD", 0, "gradient of Y"},
 };
 

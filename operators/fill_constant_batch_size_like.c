@@ -4,7 +4,7 @@
 #include "operators/tensor_ops.h"
 
 
-static const rill_slot_schema inputs[] = {{"Input", RILL_SLOT_NO_GRAD, "tensor giving the batch size"}};
+static const rill_slot_schema inputs[] = {{"Input", RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE, "tensor giving the batch size"}};
 static const rill_slot_schema outputs[] = {{"Out", 0, "the filled tensor"}};
 static const rill_attr_schema attrs[] = {
     {"shape", RILL_ATTR_INTS, RILL_ATTR_REQUIRED, RILL_DEF_EMPTY(RILL_ATTR_INTS),

@@ -2,7 +2,7 @@
 #include "operators/op_util.h"
 
 static const rill_slot_schema inputs[] = {
-    {"X", RILL_SLOT_NO_GRAD, "tensor whose shape and dtype Out takes (or a tensor array: Out is an array of zeros like its items)"},
+    {"X", RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE, "tensor whose shape and dtype Out takes (or a tensor array: Out is an array of zeros like its items)"},
 };
 static const rill_slot_schema outputs[] = {{"Out", 0, "zeros shaped like X"}};
 

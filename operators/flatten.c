@@ -2,7 +2,7 @@
  * buffer; XShape = [0] + X's shape for the gradient. */
 #include "operators/tensor_ops.h"
 
-static const rill_slot_schema inputs[] = {{"X", 0, "input"}};
+static const rill_slot_schema inputs[] = {{"X", RILL_SLOT_ANY_PLACE, "input (Out views its buffer)"}};
 static const rill_slot_schema outputs[] = {
     {"Out", 0, "X flattened (shares X's buffer)"},
     {"XShape", RILL_SLOT_DISPENSABLE | RILL_SLOT_INTERMEDIATE,

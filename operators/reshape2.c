@@ -7,7 +7,7 @@ enum { IN_X, IN_SHAPE, IN_SHAPE_TENSOR };
 enum { OUT_OUT, OUT_XSHAPE };
 
 static const rill_slot_schema inputs[] = {
-    [IN_X] = {"X", 0, "input"},
+    [IN_X] = {"X", RILL_SLOT_ANY_PLACE, "input (Out views its buffer)"},
     [IN_SHAPE] = {"Shape", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
                   "1-D int32/int64 tensor overriding attribute shape"},
     [IN_SHAPE_TENSOR] = {"ShapeTensor",

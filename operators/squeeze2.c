@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-static const rill_slot_schema sq_inputs[] = {{"X", 0, "input"}};
+static const rill_slot_schema sq_inputs[] = {{"X", RILL_SLOT_ANY_PLACE, "input (Out views its buffer)"}};
 static const rill_slot_schema outputs[] = {
     {"Out", 0, "X reshaped (shares X's buffer)"},
     {"XShape", RILL_SLOT_DISPENSABLE | RILL_SLOT_INTERMEDIATE,
@@ -58,7 +58,7 @@ const rill_op_schema rill_schema_squeeze2 = {
 RILL_XSHAPE_GRAD_SCHEMA(squeeze2, sq_attrs, RILL_COUNTOF(sq_attrs));
 
 static const rill_slot_schema unsq_inputs[] = {
-    {"X", 0, "input"},
+    {"X", RILL_SLOT_ANY_PLACE, "input (Out views its buffer)"},
     {"AxesTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
      "1-D int32/int64 tensor overriding axes"},
     {"AxesTensorList", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,

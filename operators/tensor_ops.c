@@ -493,8 +493,8 @@ rill_status *rill_grad_forward_as(rill_grad_ctx *ctx, rill_op_desc *op, const ch
 }
 
 const rill_slot_schema rill_xshape_grad_inputs[2] = {
-    {"XShape", 0, "[0] + the shape of the forward input X"},
-    {"Out@GRAD", 0, "gradient of the forward output"},
+    {"XShape", RILL_SLOT_ANY_PLACE, "[0] + the shape of the forward input X"},
+    {"Out@GRAD", RILL_SLOT_ANY_PLACE, "gradient of the forward output (X@GRAD views its buffer)"},
 };
 const rill_slot_schema rill_xshape_grad_outputs[1] = {
     {"X@GRAD", RILL_SLOT_DISPENSABLE, "gradient of X: Out@GRAD with X's shape"},

@@ -63,11 +63,17 @@ static rill_status *transpose2_grad_infer(rill_infer_ctx *ctx) {
   return NULL;
 }
 
+/* The view ops' gradient slots, but Out@GRAD's elements are read (transposed). */
+static const rill_slot_schema grad_inputs[] = {
+    {"XShape", RILL_SLOT_ANY_PLACE, "[0] + the shape of the forward input X"},
+    {"Out@GRAD", 0, "gradient of the forward output"},
+};
+
 const rill_op_schema rill_schema_transpose2_grad = {
     .type = "transpose2_grad",
     .doc = "X@GRAD = Out@GRAD transposed back (by the inverse of axis).",
-    .inputs = rill_xshape_grad_inputs,
-    .ninputs = 2,
+    .inputs = grad_inputs,
+    .ninputs = RILL_COUNTOF(grad_inputs),
     .outputs = rill_xshape_grad_outputs,
     .noutputs = 1,
     .attrs = attrs,

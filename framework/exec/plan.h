@@ -106,6 +106,7 @@ struct rill_plan {
   rill_tensor_meta *in_meta, *out_meta;
   const rill_tensor **in_tensor;
   bool *out_alias;
+  bool *in_any_place; /* the input's slot is RILL_SLOT_ANY_PLACE or DECL_ONLY: never staged */
   bool *out_move; /* the output is moved to its variable's home after the op (plan_var) */
   size_t nin, nout;
 

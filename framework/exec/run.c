@@ -347,20 +347,27 @@ static void unstage_inputs(rill_plan *p, staged_input *staged, uint32_t n) {
   rill_free(staged);
 }
 
+/* An input that must be copied to `place` for the op: its data is elsewhere, and its slot
+ * reads elements (not RILL_SLOT_ANY_PLACE). */
+static bool needs_staging(const rill_plan *p, uint32_t k, rill_place place) {
+  return !p->in_any_place[k] && var_elsewhere(p->in_var[k], place);
+}
+
 /* Copies every input of op with data elsewhere than `place` (a dense tensor, selected
  * rows, a tensor array) there, from `mem` (NULL: the host's), through the two
- * backends' copy functions, and points the op's input at the copy. */
+ * backends' copy functions, and points the op's input at the copy. Inputs of
+ * RILL_SLOT_ANY_PLACE slots stay where they are. */
 static rill_status *stage_inputs(rill_plan *p, plan_op *op, rill_place place, const rill_device_memory *mem,
                                  staged_input **out, uint32_t *nout) {
   uint32_t n = 0;
-  for (uint32_t k = op->in_begin; k < op->in_end; k++) n += var_elsewhere(p->in_var[k], place);
+  for (uint32_t k = op->in_begin; k < op->in_end; k++) n += needs_staging(p, k, place);
   if (!n) return NULL;
   staged_input *staged = rill_calloc(n, sizeof *staged);
   if (!staged) return rill_oom();
   rill_status *st = NULL;
   uint32_t done = 0;
   for (uint32_t k = op->in_begin; k < op->in_end && !st; k++) {
-    if (!var_elsewhere(p->in_var[k], place)) continue;
+    if (!needs_staging(p, k, place)) continue;
     staged_input *s = &staged[done++];
     s->k = k;
     s->orig = p->in_var[k];

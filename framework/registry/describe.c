@@ -45,7 +45,8 @@ static void slot_flags(sbuf *b, unsigned f) {
                {RILL_SLOT_DISPENSABLE, "dispensable"},
                {RILL_SLOT_NO_GRAD, "no gradient"},
                {RILL_SLOT_INTERMEDIATE, "intermediate"},
-               {RILL_SLOT_DECL_ONLY, "declaration only"}};
+               {RILL_SLOT_DECL_ONLY, "declaration only"},
+               {RILL_SLOT_ANY_PLACE, "any place"}};
   bool any = false;
   for (size_t i = 0; i < RILL_COUNTOF(names); i++)
     if (f & names[i].bit) {

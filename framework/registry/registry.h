@@ -20,6 +20,12 @@
 /* An input read for its declaration alone (dims and dtype): it may hold no data, as a
  * variable fake_init declared does, and a run does not require it to. */
 #define RILL_SLOT_DECL_ONLY 32u
+/* An input whose elements the kernel never reads or writes: it reads the tensor's shape,
+ * dtype and LoD, or shares its buffer under another shape (a view). The input may be on
+ * any place: a run never copies it to the op's place, and its reads do not choose where
+ * the variable lives. So a view op without a device kernel runs on the host over a device
+ * tensor's metadata, and its output shares the device buffer. */
+#define RILL_SLOT_ANY_PLACE 64u
 
 typedef struct rill_slot_schema {
   const char *name;

@@ -597,6 +597,87 @@ Test(backends, op_without_a_kernel_on_its_place_runs_on_the_host) {
   rill_program_destroy(p);
 }
 
+/* out = reshape2(x) to `shape` (with its XShape, x_shape_of_<out>), on the host: the
+ * fake backend has no reshape2 kernel. */
+static void reshape_op(rill_program *p, const char *x, const char *out, const int32_t *shape, size_t n) {
+  char xs[64];
+  snprintf(xs, sizeof xs, "x_shape_of_%s", out);
+  int64_t d[RILL_MAX_DIMS], xd[] = {0, 4};
+  for (size_t i = 0; i < n; i++) d[i] = shape[i];
+  OK(rill_block_add_var(p, 0, out, RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, d, n, 0, false));
+  OK(rill_block_add_var(p, 0, xs, RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, xd, 2, 0, false));
+  rill_op_builder *b;
+  const char *xsp = xs;
+  OK(rill_op_builder_create("reshape2", &b));
+  OK(rill_op_builder_input(b, "X", &x, 1));
+  OK(rill_op_builder_output(b, "Out", &out, 1));
+  OK(rill_op_builder_output(b, "XShape", &xsp, 1));
+  OK(rill_op_builder_attr_ints(b, "shape", shape, n));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+}
+
+/* A view op reads only its input's shape (RILL_SLOT_ANY_PLACE): between two device ops
+ * it runs on the host over the device tensor's metadata, and its output shares the
+ * device buffer. No copy goes either way for it; before, each reshape cost a copy to
+ * the host and one back. */
+Test(backends, view_op_between_device_ops_copies_nothing) {
+  OK(rill_registry_add_backend(&fake_backend));
+  rill_program *p;
+  OK(rill_program_create(&p));
+  var(p, "x");
+  var(p, "y");
+  static const int32_t square[] = {2, 2}, flat[] = {4};
+  scale_op(p, "x", "y", 2.0f, 0.0f, NULL); /* y = 2x on the fake device */
+  reshape_op(p, "y", "r", square, 2);      /* r = y as [2, 2], on the host */
+  int64_t d22[] = {2, 2};
+  OK(rill_block_add_var(p, 0, "z", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, d22, 2, 0, false));
+  scale_op(p, "r", "z", 3.0f, 1.0f, NULL); /* z = 3r + 1 on the fake device */
+  reshape_op(p, "z", "w", flat, 1);        /* w = z as [4] */
+  for (int sched = 0; sched < 2; sched++) {
+    atomic_store(&from_host, 0);
+    atomic_store(&to_host, 0);
+    atomic_store(&kernel_calls, 0);
+    float got[4];
+    OK(run(p, (rill_place){FAKE_DEVICE, 0}, sched ? RILL_SCHEDULE_PARALLEL : RILL_SCHEDULE_SEQUENTIAL,
+           "w", got));
+    for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 6.0f * (float)(i + 1) + 1.0f, 0.0f);
+    /* the fake scale refuses a tensor not on its device: r and z were there */
+    cr_assert_eq(atomic_load(&kernel_calls), 2);
+    /* x to the device for the first scale, w back for the fetch: nothing for the views */
+    cr_assert_eq(atomic_load(&from_host), 1);
+    cr_assert_eq(atomic_load(&to_host), 1);
+  }
+  cr_assert_eq(atomic_load(&frees), atomic_load(&allocs));
+  rill_program_destroy(p);
+}
+
+/* fill_zeros_like reads X's shape only: a device X is not copied to the host op. */
+Test(backends, shape_only_input_on_the_device_is_not_copied) {
+  OK(rill_registry_add_backend(&fake_backend));
+  rill_program *p;
+  OK(rill_program_create(&p));
+  var(p, "x");
+  var(p, "y");
+  var(p, "z");
+  scale_op(p, "x", "y", 2.0f, 0.0f, NULL); /* y on the fake device */
+  rill_op_builder *b;
+  const char *y = "y", *z = "z";
+  OK(rill_op_builder_create("fill_zeros_like", &b));
+  OK(rill_op_builder_input(b, "X", &y, 1));
+  OK(rill_op_builder_output(b, "Out", &z, 1));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  float got[4];
+  OK(run(p, (rill_place){FAKE_DEVICE, 0}, RILL_SCHEDULE_SEQUENTIAL, "z", got));
+  for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 0.0f, 0.0f);
+  cr_assert_eq(atomic_load(&kernel_calls), 1);
+  cr_assert_eq(atomic_load(&from_host), 1, "x to the device");
+  cr_assert_eq(atomic_load(&to_host), 0, "y stays on the device; z is made on the host");
+  cr_assert_eq(atomic_load(&frees), atomic_load(&allocs));
+  rill_program_destroy(p);
+}
+
 /* As in Paddle built without CUDA, an op marked for a device no backend serves runs
  * on the executor's place. */
 Test(backends, op_on_an_unregistered_place_runs_on_the_executors_place) {
