@@ -13,48 +13,13 @@
 #include "kernels/cpu/kernels.h"
 #include "operators/reduce.h"
 
-typedef struct red_plan {
-  int n;
-  int64_t dims[RILL_MAX_DIMS], os[RILL_MAX_DIMS]; /* os: output stride, 0 when reduced */
-  int64_t xnumel, onumel, count;                  /* count: elements per output */
-  rill_dims out;
-} red_plan;
+typedef rill_reduce_plan red_plan;
 
 static rill_status *red_plan_make(rill_kernel_ctx *ctx, const rill_tensor *x, red_plan *p) {
-  bool reduced[RILL_MAX_DIMS];
   char why[128];
-  if (!rill_reduce_shape(&x->dims, &ctx->attrs[RILL_REDUCE_SUM_ATTR_DIM], ctx->attrs[RILL_REDUCE_SUM_ATTR_KEEP_DIM].v.b, ctx->attrs[RILL_REDUCE_SUM_ATTR_REDUCE_ALL].v.b, reduced,
-                         &p->out, why, sizeof why))
+  if (!rill_reduce_plan_make(&x->dims, &ctx->attrs[RILL_REDUCE_SUM_ATTR_DIM], ctx->attrs[RILL_REDUCE_SUM_ATTR_KEEP_DIM].v.b,
+                             ctx->attrs[RILL_REDUCE_SUM_ATTR_REDUCE_ALL].v.b, p, why, sizeof why))
     return rill_kernel_error(ctx, "input X (%s): %s", rill_kin_name(ctx, 0, 0), why);
-  int64_t ext[RILL_MAX_DIMS];
-  bool red[RILL_MAX_DIMS];
-  int n = 0;
-  p->xnumel = rill_tensor_numel(x);
-  p->count = 1;
-  for (int i = 0; i < x->dims.n; i++) {
-    if (reduced[i]) p->count *= x->dims.d[i];
-    if (x->dims.d[i] == 1) continue;
-    if (n > 0 && red[n - 1] == reduced[i]) {
-      ext[n - 1] *= x->dims.d[i];
-      continue;
-    }
-    ext[n] = x->dims.d[i];
-    red[n] = reduced[i];
-    n++;
-  }
-  if (n == 0) {
-    ext[0] = 1;
-    red[0] = false;
-    n = 1;
-  }
-  int64_t s = 1;
-  for (int i = n - 1; i >= 0; i--) {
-    p->dims[i] = ext[i];
-    p->os[i] = red[i] ? 0 : s;
-    if (!red[i]) s *= ext[i];
-  }
-  p->onumel = s;
-  p->n = n;
   return NULL;
 }
 

@@ -76,6 +76,21 @@ cudaError_t rill_cuda_conv_epilogue_f32(float *out, const float *bias, const flo
 cudaError_t rill_cuda_accumulate_f32(float *out, const float *x, int64_t n, cudaStream_t s);
 /* out[0] = mean of x[0..n), summed in double. */
 cudaError_t rill_cuda_mean_f32(const float *x, int64_t n, float *out, cudaStream_t s);
+/* A reduction's walk (operators/reduce.h, rill_reduce_plan): X's dims merged into n runs,
+ * each all reduced or all kept; per run its extent and its stride in Out, 0 when reduced;
+ * count: the X elements that reduce to one output element. */
+typedef struct rill_cuda_reduce {
+  int n;
+  int64_t dims[RILL_CUDA_BCAST_DIMS], os[RILL_CUDA_BCAST_DIMS];
+  int64_t xnumel, onumel, count;
+} rill_cuda_reduce;
+/* out[o] = the sum of the X elements that reduce to o, in double, then divided by count
+ * when `mean`: one block an output element. */
+cudaError_t rill_cuda_reduce_sum_f32(const float *x, float *out, const rill_cuda_reduce *r, bool mean,
+                                     cudaStream_t s);
+/* dx[i] = dout[the output element X's element i reduces to] * scale. */
+cudaError_t rill_cuda_reduce_grad_f32(const float *dout, float *dx, const rill_cuda_reduce *r, float scale,
+                                      cudaStream_t s);
 /* Softmax of each row of a rows x cols matrix. */
 cudaError_t rill_cuda_softmax_f32(const float *x, float *out, int64_t rows, int64_t cols,
                                   cudaStream_t s);

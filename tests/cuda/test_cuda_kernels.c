@@ -475,6 +475,46 @@ Test(cuda_kernels, mean_grad) {
   compare(&c);
 }
 
+/* reduce_sum and reduce_mean over separate dims (runs the walk must step over), a
+ * trailing dim with keep_dim, a negative dim, everything, and their gradients. */
+static void red_dims_0_2(rill_op_builder *b) {
+  const int32_t d[] = {0, 2};
+  OK(rill_op_builder_attr_ints(b, "dim", d, 2));
+}
+static void red_last_keep(rill_op_builder *b) {
+  const int32_t d[] = {-1};
+  OK(rill_op_builder_attr_ints(b, "dim", d, 1));
+  OK(rill_op_builder_attr_bool(b, "keep_dim", true));
+}
+static void red_all(rill_op_builder *b) { OK(rill_op_builder_attr_bool(b, "reduce_all", true)); }
+
+Test(cuda_kernels, reduce_sum_dims_0_and_2) {
+  op_case c = {"reduce_sum", {IN("X", "x", -1, 1, 5, 7, 9, 3)}, {OUT("Out", "out", 7, 3)}, red_dims_0_2, 1e-5};
+  compare(&c);
+}
+
+Test(cuda_kernels, reduce_mean_last_dim_kept) {
+  op_case c = {"reduce_mean", {IN("X", "x", -1, 1, 33, 1031)}, {OUT("Out", "out", 33, 1)}, red_last_keep, 1e-5};
+  compare(&c);
+}
+
+Test(cuda_kernels, reduce_sum_everything) {
+  op_case c = {"reduce_sum", {IN("X", "x", -1, 1, 301, 257)}, {OUT("Out", "out", 1)}, red_all, 1e-5};
+  compare(&c);
+}
+
+Test(cuda_kernels, reduce_sum_grad_dims_0_and_2) {
+  op_case c = {"reduce_sum_grad", {IN("X", "x", -1, 1, 5, 7, 9, 3), IN("Out@GRAD", "dout", -1, 1, 7, 3)},
+               {OUT("X@GRAD", "dx", 5, 7, 9, 3)}, red_dims_0_2, 0};
+  compare(&c);
+}
+
+Test(cuda_kernels, reduce_mean_grad_last_dim_kept) {
+  op_case c = {"reduce_mean_grad", {IN("X", "x", -1, 1, 33, 1031), IN("Out@GRAD", "dout", -1, 1, 33, 1)},
+               {OUT("X@GRAD", "dx", 33, 1031)}, red_last_keep, 0};
+  compare(&c);
+}
+
 Test(cuda_kernels, softmax_grad_last_axis) {
   op_case c = {"softmax_grad", {IN("Out", "out", 0.001f, 0.2f, 7, 1001), IN("Out@GRAD", "dout", -1, 1, 7, 1001)},
                {OUT("X@GRAD", "dx", 7, 1001)}, NULL, 1e-5};
