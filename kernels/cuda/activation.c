@@ -1,4 +1,5 @@
-/* CUDA kernels of the elementwise activations, float32: Out = f(X), in-place safe. */
+/* CUDA kernels of the elementwise activations and their gradients, float32: Out = f(X),
+ * in-place safe. */
 #include "kernels/cuda/cuda.h"
 
 static rill_status *unary(rill_kernel_ctx *ctx, int op, float a, float b) {
@@ -27,28 +28,52 @@ rill_status *rill_cuda_leaky_relu_fp32(rill_kernel_ctx *ctx) {
   return unary(ctx, RILL_CUDA_LEAKY_RELU, (float)ctx->attrs[RILL_LEAKY_RELU_ATTR_ALPHA].v.f, 0);
 }
 
-/* relu_grad, sigmoid_grad and tanh_grad, float32: X@GRAD from Out and Out@GRAD (the
- * three schemas share their slots). */
+/* The activations' gradients, float32: X@GRAD (output slot 0) from the forward value in
+ * input slot `v_slot` (Out, or X for leaky_relu and square) and Out@GRAD in `g_slot`,
+ * with the op's parameter a. */
 _Static_assert((int)RILL_SIGMOID_GRAD_IN_OUT == (int)RILL_RELU_GRAD_IN_OUT && (int)RILL_TANH_GRAD_IN_OUT == (int)RILL_RELU_GRAD_IN_OUT &&
                    (int)RILL_SIGMOID_GRAD_IN_OUT_GRAD == (int)RILL_RELU_GRAD_IN_OUT_GRAD &&
                    (int)RILL_TANH_GRAD_IN_OUT_GRAD == (int)RILL_RELU_GRAD_IN_OUT_GRAD,
                "activation gradient slots differ");
-static rill_status *act_grad(rill_kernel_ctx *ctx, int op) {
-  rill_tensor *out = NULL, *g = NULL, *dx = NULL;
-  RILL_TRY(rill_kin_need(ctx, RILL_RELU_GRAD_IN_OUT, 0, RILL_DTYPE_FP32, &out));
-  RILL_TRY(rill_kin_need(ctx, RILL_RELU_GRAD_IN_OUT_GRAD, 0, RILL_DTYPE_FP32, &g));
-  RILL_TRY(rill_kout_need(ctx, RILL_RELU_GRAD_OUT_X_GRAD, 0, RILL_DTYPE_FP32, &dx));
-  RILL_TRY(rill_kin_check_dims(ctx, RILL_RELU_GRAD_IN_OUT_GRAD, g, &out->dims));
-  RILL_TRY(rill_kout_check_dims(ctx, RILL_RELU_GRAD_OUT_X_GRAD, 0, dx, &out->dims));
+static rill_status *act_grad(rill_kernel_ctx *ctx, int op, size_t v_slot, size_t g_slot, float a) {
+  rill_tensor *v = NULL, *g = NULL, *dx = NULL;
+  if (!rill_kout(ctx, 0, 0)) return NULL; /* X@GRAD not wanted */
+  RILL_TRY(rill_kin_need(ctx, v_slot, 0, RILL_DTYPE_FP32, &v));
+  RILL_TRY(rill_kin_need(ctx, g_slot, 0, RILL_DTYPE_FP32, &g));
+  RILL_TRY(rill_kout_need(ctx, 0, 0, RILL_DTYPE_FP32, &dx));
+  RILL_TRY(rill_kin_check_dims(ctx, g_slot, g, &v->dims));
+  RILL_TRY(rill_kout_check_dims(ctx, 0, 0, dx, &v->dims));
   rill_cuda_dev *d = NULL;
   RILL_TRY(rill_cuda_kernel_dev(ctx, dx, &d));
   return rill_cuda_kernel_check(ctx,
-                                rill_cuda_act_grad_f32(op, rill_tensor_ptr(out), rill_tensor_ptr(g),
-                                                       rill_tensor_ptr(dx), rill_tensor_numel(out),
-                                                       d->stream),
+                                rill_cuda_act_grad_f32(op, rill_tensor_ptr(v), rill_tensor_ptr(g), rill_tensor_ptr(dx),
+                                                       rill_tensor_numel(v), a, d->stream),
                                 "activation gradient launch");
 }
 
-rill_status *rill_cuda_relu_grad_fp32(rill_kernel_ctx *ctx) { return act_grad(ctx, RILL_CUDA_RELU); }
-rill_status *rill_cuda_sigmoid_grad_fp32(rill_kernel_ctx *ctx) { return act_grad(ctx, RILL_CUDA_SIGMOID); }
-rill_status *rill_cuda_tanh_grad_fp32(rill_kernel_ctx *ctx) { return act_grad(ctx, RILL_CUDA_TANH); }
+rill_status *rill_cuda_relu_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_grad(ctx, RILL_CUDA_RELU, RILL_RELU_GRAD_IN_OUT, RILL_RELU_GRAD_IN_OUT_GRAD, 0);
+}
+rill_status *rill_cuda_sigmoid_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_grad(ctx, RILL_CUDA_SIGMOID, RILL_RELU_GRAD_IN_OUT, RILL_RELU_GRAD_IN_OUT_GRAD, 0);
+}
+rill_status *rill_cuda_tanh_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_grad(ctx, RILL_CUDA_TANH, RILL_RELU_GRAD_IN_OUT, RILL_RELU_GRAD_IN_OUT_GRAD, 0);
+}
+rill_status *rill_cuda_relu6_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_grad(ctx, RILL_CUDA_RELU6, RILL_RELU6_GRAD_IN_OUT, RILL_RELU6_GRAD_IN_OUT_GRAD,
+                  (float)ctx->attrs[RILL_RELU6_GRAD_ATTR_THRESHOLD].v.f);
+}
+rill_status *rill_cuda_leaky_relu_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_grad(ctx, RILL_CUDA_LEAKY_RELU, RILL_LEAKY_RELU_GRAD_IN_X, RILL_LEAKY_RELU_GRAD_IN_OUT_GRAD,
+                  (float)ctx->attrs[RILL_LEAKY_RELU_GRAD_ATTR_ALPHA].v.f);
+}
+rill_status *rill_cuda_exp_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_grad(ctx, RILL_CUDA_EXP, RILL_EXP_GRAD_IN_OUT, RILL_EXP_GRAD_IN_OUT_GRAD, 0);
+}
+rill_status *rill_cuda_sqrt_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_grad(ctx, RILL_CUDA_SQRT, RILL_SQRT_GRAD_IN_OUT, RILL_SQRT_GRAD_IN_OUT_GRAD, 0);
+}
+rill_status *rill_cuda_square_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_grad(ctx, RILL_CUDA_SQUARE, RILL_SQUARE_GRAD_IN_X, RILL_SQUARE_GRAD_IN_OUT_GRAD, 0);
+}

@@ -212,10 +212,11 @@ cudaError_t rill_cuda_swce_f32(const rill_cuda_swce *p, float *softmax, float *l
 cudaError_t rill_cuda_swce_grad_f32(const rill_cuda_swce *p, const float *loss_grad, float *dx, cudaStream_t s);
 
 /* ---- gradients (device/grad.cu) ---- */
-/* dx = X@GRAD of relu, sigmoid or tanh (op: RILL_CUDA_RELU / _SIGMOID / _TANH) from the
- * forward's output and g = Out@GRAD; dx may be g. */
-cudaError_t rill_cuda_act_grad_f32(int op, const float *out, const float *g, float *dx,
-                                   int64_t n, cudaStream_t s);
+/* dx = X@GRAD of an activation from v and g = Out@GRAD; dx may be g. v is the forward's
+ * Out for relu, sigmoid, tanh, relu6 (a: its threshold), exp and sqrt, and its X for
+ * leaky_relu (a: alpha) and square. */
+cudaError_t rill_cuda_act_grad_f32(int op, const float *v, const float *g, float *dx, int64_t n, float a,
+                                   cudaStream_t s);
 /* The gradient dz (zn elements) of X (for_y false) or Y of the binary op (RILL_CUDA_ADD,
  * _SUB or _MUL) planned by b, from g = Out@GRAD: element by element when zn is the
  * output's size, else each element the sum (in double) over the output elements it was

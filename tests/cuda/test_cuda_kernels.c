@@ -434,6 +434,21 @@ Test(cuda_kernels, cast_truncates_to_int64) {
 ACT_GRAD(relu_grad, "relu_grad", -1, 1, 0)
 ACT_GRAD(sigmoid_grad, "sigmoid_grad", 0.01f, 0.99f, 1e-6)
 ACT_GRAD(tanh_grad, "tanh_grad", -0.99f, 0.99f, 1e-6)
+/* relu6's threshold from the op (6 by default): Out on both sides of 0 and 6. */
+ACT_GRAD(relu6_grad, "relu6_grad", -3, 8, 0)
+ACT_GRAD(exp_grad, "exp_grad", 0.01f, 20, 1e-6)
+ACT_GRAD(sqrt_grad, "sqrt_grad", 0.05f, 4, 1e-6)
+
+/* The gradients that read X: leaky_relu's (alpha 0.1, X on both sides of 0) and square's. */
+#define X_ACT_GRAD(name, op, attrs, tol)                                                                  \
+  Test(cuda_kernels, name) {                                                                              \
+    op_case c = {op, {IN("X", "x", -3, 3, 3, 5, 67), IN("Out@GRAD", "dout", -2, 2, 3, 5, 67)},            \
+                 {OUT("X@GRAD", "dx", 3, 5, 67)}, attrs, tol};                                            \
+    compare(&c);                                                                                          \
+  }
+
+X_ACT_GRAD(leaky_relu_grad, "leaky_relu_grad", leaky, 1e-7)
+X_ACT_GRAD(square_grad, "square_grad", NULL, 0)
 
 Test(cuda_kernels, mul_grad_flattens_x) {
   op_case c = {"mul_grad",

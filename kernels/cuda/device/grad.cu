@@ -9,16 +9,23 @@ using namespace rill_cuda;
 
 namespace {
 
-__device__ inline float act_grad(int op, float out, float g) {
+// X@GRAD from v (the forward's Out, or X for leaky_relu and square), g = Out@GRAD and
+// the parameter a, each written as the CPU kernel writes it.
+__device__ inline float act_grad(int op, float v, float g, float a) {
   switch (op) {
-  case RILL_CUDA_RELU: return out > 0.0f ? g : 0.0f;
-  case RILL_CUDA_SIGMOID: return g * out * (1.0f - out);
-  default: return g * (1.0f - out * out);  // tanh
+  case RILL_CUDA_RELU: return v > 0.0f ? g : 0.0f;
+  case RILL_CUDA_SIGMOID: return g * v * (1.0f - v);
+  case RILL_CUDA_RELU6: return v > 0.0f && v < a ? g : 0.0f;
+  case RILL_CUDA_LEAKY_RELU: return (v >= 0.0f ? 1.0f : a) * g;
+  case RILL_CUDA_EXP: return g * v;
+  case RILL_CUDA_SQRT: return 0.5f * g / v;
+  case RILL_CUDA_SQUARE: return 2.0f * v * g;
+  default: return g * (1.0f - v * v);  // tanh
   }
 }
 
-__global__ void act_grad_map(int op, const float *out, const float *g, float *dx, int64_t n) {
-  for (int64_t i = first_index(); i < n; i += grid_stride()) dx[i] = act_grad(op, out[i], g[i]);
+__global__ void act_grad_map(int op, const float *v, const float *g, float *dx, int64_t n, float a) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) dx[i] = act_grad(op, v[i], g[i], a);
 }
 
 // d(out)/d(x) * g (for_y false) or d(out)/d(y) * g, a and b being x's and y's elements.
@@ -103,12 +110,15 @@ __global__ void softmax_grad_rows(const float *out, const float *g, float *dx, i
 
 }  // namespace
 
-extern "C" cudaError_t rill_cuda_act_grad_f32(int op, const float *out, const float *g, float *dx,
-                                              int64_t n, cudaStream_t s) {
-  if (op != RILL_CUDA_RELU && op != RILL_CUDA_SIGMOID && op != RILL_CUDA_TANH)
-    return cudaErrorInvalidValue;
+extern "C" cudaError_t rill_cuda_act_grad_f32(int op, const float *v, const float *g, float *dx,
+                                              int64_t n, float a, cudaStream_t s) {
+  switch (op) {
+  case RILL_CUDA_RELU: case RILL_CUDA_SIGMOID: case RILL_CUDA_TANH: case RILL_CUDA_RELU6:
+  case RILL_CUDA_LEAKY_RELU: case RILL_CUDA_EXP: case RILL_CUDA_SQRT: case RILL_CUDA_SQUARE: break;
+  default: return cudaErrorInvalidValue;
+  }
   if (n == 0) return cudaSuccess;
-  act_grad_map<<<blocks_for(n), kThreads, 0, s>>>(op, out, g, dx, n);
+  act_grad_map<<<blocks_for(n), kThreads, 0, s>>>(op, v, g, dx, n, a);
   return cudaGetLastError();
 }
 
