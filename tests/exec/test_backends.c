@@ -276,6 +276,16 @@ Test(backends, executor_needs_a_registered_backend) {
 
 /* ---- programs across both backends ---- */
 
+/* The fake device's copies since the test's start (from the host, to the host), and
+ * every allocation on it freed. */
+static void expect_copies(int from_host_n, int to_host_n) {
+  cr_assert_eq(atomic_load(&from_host), from_host_n, "copies to the fake device: %d, expected %d",
+               atomic_load(&from_host), from_host_n);
+  cr_assert_eq(atomic_load(&to_host), to_host_n, "copies to the host: %d, expected %d", atomic_load(&to_host),
+               to_host_n);
+  cr_assert_eq(atomic_load(&frees), atomic_load(&allocs));
+}
+
 static const int64_t D4[] = {4};
 
 static void var(rill_program *p, const char *name) {
@@ -303,6 +313,16 @@ static void add_op(rill_program *p, const char *x, const char *y, const char *ou
   OK(rill_op_builder_input(b, "Y", &y, 1));
   OK(rill_op_builder_output(b, "Out", &out, 1));
   if (device) OK(rill_op_builder_attr_string(b, "op_device", device));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+}
+
+/* out = type(x), an op of slots X and Out, placed by the executor. */
+static void x_to_out_op(rill_program *p, const char *type, const char *x, const char *out) {
+  rill_op_builder *b;
+  OK(rill_op_builder_create(type, &b));
+  OK(rill_op_builder_input(b, "X", &x, 1));
+  OK(rill_op_builder_output(b, "Out", &out, 1));
   OK(rill_op_builder_append(b, p, 0));
   rill_op_builder_destroy(b);
 }
@@ -562,9 +582,7 @@ Test(backends, program_runs_on_the_fake_place) {
   cr_assert_eq(atomic_load(&kernel_calls), 2);
   /* x is copied once, when fed, since both its readers run on the fake device; z comes
    * back for the fetch. */
-  cr_assert_eq(atomic_load(&from_host), 1);
-  cr_assert_eq(atomic_load(&to_host), 1);
-  cr_assert_eq(atomic_load(&frees), atomic_load(&allocs));
+  expect_copies(1, 1);
   rill_program_destroy(p);
 }
 
@@ -578,22 +596,14 @@ Test(backends, op_without_a_kernel_on_its_place_runs_on_the_host) {
   var(p, "y");
   var(p, "z");
   scale_op(p, "x", "y", -1.0f, 3.0f, NULL); /* y = 3 - x, on the fake device */
-  rill_op_builder *b;
-  const char *y = "y", *z = "z";
-  OK(rill_op_builder_create("relu", &b));
-  OK(rill_op_builder_input(b, "X", &y, 1));
-  OK(rill_op_builder_output(b, "Out", &z, 1));
-  OK(rill_op_builder_append(b, p, 0));
-  rill_op_builder_destroy(b);
+  x_to_out_op(p, "relu", "y", "z");
   float got[4];
   OK(run(p, (rill_place){FAKE_DEVICE, 0}, RILL_SCHEDULE_SEQUENTIAL, "z", got));
   static const float want[4] = {2.0f, 1.0f, 0.0f, 0.0f};
   for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], want[i], 0.0f);
   cr_assert_eq(atomic_load(&kernel_calls), 1, "only scale ran on the fake device");
   /* x to the device for scale; y back to the host for relu; z is on the host already. */
-  cr_assert_eq(atomic_load(&from_host), 1);
-  cr_assert_eq(atomic_load(&to_host), 1);
-  cr_assert_eq(atomic_load(&frees), atomic_load(&allocs));
+  expect_copies(1, 1);
   rill_program_destroy(p);
 }
 
@@ -645,10 +655,8 @@ Test(backends, view_op_between_device_ops_copies_nothing) {
     /* the fake scale refuses a tensor not on its device: r and z were there */
     cr_assert_eq(atomic_load(&kernel_calls), 2);
     /* x to the device for the first scale, w back for the fetch: nothing for the views */
-    cr_assert_eq(atomic_load(&from_host), 1);
-    cr_assert_eq(atomic_load(&to_host), 1);
+    expect_copies(1, 1);
   }
-  cr_assert_eq(atomic_load(&frees), atomic_load(&allocs));
   rill_program_destroy(p);
 }
 
@@ -661,20 +669,13 @@ Test(backends, shape_only_input_on_the_device_is_not_copied) {
   var(p, "y");
   var(p, "z");
   scale_op(p, "x", "y", 2.0f, 0.0f, NULL); /* y on the fake device */
-  rill_op_builder *b;
-  const char *y = "y", *z = "z";
-  OK(rill_op_builder_create("fill_zeros_like", &b));
-  OK(rill_op_builder_input(b, "X", &y, 1));
-  OK(rill_op_builder_output(b, "Out", &z, 1));
-  OK(rill_op_builder_append(b, p, 0));
-  rill_op_builder_destroy(b);
+  x_to_out_op(p, "fill_zeros_like", "y", "z"); /* on the host: no fake kernel */
   float got[4];
   OK(run(p, (rill_place){FAKE_DEVICE, 0}, RILL_SCHEDULE_SEQUENTIAL, "z", got));
   for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 0.0f, 0.0f);
   cr_assert_eq(atomic_load(&kernel_calls), 1);
-  cr_assert_eq(atomic_load(&from_host), 1, "x to the device");
-  cr_assert_eq(atomic_load(&to_host), 0, "y stays on the device; z is made on the host");
-  cr_assert_eq(atomic_load(&frees), atomic_load(&allocs));
+  /* x to the device; y stays on the device; z is made on the host */
+  expect_copies(1, 0);
   rill_program_destroy(p);
 }
 
@@ -831,9 +832,7 @@ Test(backends, value_read_only_on_the_device_moves_there_once) {
   for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 8.0f * (float)(i + 1), 1e-5);
   cr_assert_eq(atomic_load(&kernel_calls), 2);
   /* x goes to the host op as it is; y to the device once; w back for the fetch. */
-  cr_assert_eq(atomic_load(&from_host), 1);
-  cr_assert_eq(atomic_load(&to_host), 1);
-  cr_assert_eq(atomic_load(&frees), atomic_load(&allocs));
+  expect_copies(1, 1);
   char dev[RILL_PLACE_STR_MAX], host[RILL_PLACE_STR_MAX], to_dev[2 * RILL_PLACE_STR_MAX + 16],
       to_host_name[2 * RILL_PLACE_STR_MAX + 16];
   rill_place_str((rill_place){FAKE_DEVICE, 0}, dev, sizeof dev);
