@@ -362,7 +362,9 @@ static bool same_place(rill_place a, rill_place b) { return a.device == b.device
 /* Sets plan_var.has_home and .home (plan.h) for a temporary or fed variable, not
  * fetched, whose readers all run on one place, and marks where it moves there: after a
  * writer (out_move) or at the feed (move_fed) whose value some op reads before the next
- * write, found in one pass from the last op back. */
+ * write, found in one pass from the last op back. A persistable that no op writes and
+ * whose readers all run on one place gets .move_persist: it moves there at the run's
+ * start. */
 static rill_status *choose_homes(rill_plan *p) {
   enum { NO_READER, ONE_PLACE, MIXED };
   uint8_t *state = rill_calloc(p->nvars ? p->nvars : 1, 2);
@@ -387,11 +389,20 @@ static rill_status *choose_homes(rill_plan *p) {
     }
   }
   for (size_t f = 0; f < p->nfetch; f++) state[p->fetches[f].var] = MIXED;
+  p->persist_homes = rill_arena_alloc(&p->mem, p->nvars ? p->nvars : 1, sizeof *p->persist_homes);
+  if (!p->persist_homes) {
+    rill_free(state);
+    return rill_oom();
+  }
   for (size_t v = 0; v < p->nvars; v++) {
     plan_var *pv = &p->vars[v];
     pv->has_home = state[v] == ONE_PLACE && !pv->absent && !pv->desc_scopes &&
                    (pv->kind == VAR_LOCAL || pv->kind == VAR_FED);
-    if (pv->has_home) pv->home_mem = rill_backend_tensor_memory(rill_backend_find(pv->home.device));
+    pv->move_persist = state[v] == ONE_PLACE && !pv->absent && pv->kind == VAR_PERSIST &&
+                       pv->first_write == INT32_MAX;
+    if (pv->move_persist) p->persist_homes[p->npersist_homes++] = (uint32_t)v;
+    if (pv->has_home || pv->move_persist)
+      pv->home_mem = rill_backend_tensor_memory(rill_backend_find(pv->home.device));
   }
   for (size_t i = p->nops; i-- > 0;) {
     const plan_op *op = &p->ops[i];

@@ -42,6 +42,12 @@ typedef struct plan_var {
    * right after the writer whose value is read next (rill_plan.out_move; move_fed for
    * the feed), instead of once for each reader. home_mem: that place's memory. */
   bool has_home, move_fed;
+  /* A persistable that no op of the plan writes, whose readers all run on one place
+   * (`home`), and which is not fetched: a run starts by moving it there, in the caller's
+   * scope, when it is elsewhere (rill_plan.persist_homes). So a frozen weight read on a
+   * device is copied there once, not by every reader on every run. A buffer marked
+   * immutable (a predictor's weights) keeps its per-place mirrors instead. */
+  bool move_persist;
   rill_place home;
   const rill_device_memory *home_mem;
   bool feed_out; /* written by a feed op */
@@ -111,6 +117,8 @@ struct rill_plan {
   size_t nin, nout;
 
   uint32_t *caller_vars; /* ids of VAR_PERSIST / VAR_EXTERNAL variables */
+  uint32_t *persist_homes; /* ids of the variables marked move_persist */
+  size_t npersist_homes;
   size_t ncaller;
   /* A sub-block plan's last binding: the scope's serial and rill_scope_erasures() then
    * (0: none). A block run again in the same scope (a while loop's steps) skips the

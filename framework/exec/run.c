@@ -92,6 +92,20 @@ static rill_status *check_required(const rill_plan *p) {
 
 static rill_status *move_home(rill_plan *p, uint32_t v, rill_variable *var, int32_t index);
 
+/* Persistables the plan only reads, all on one place, move there in the caller's scope
+ * (plan_var.move_persist); immutable ones keep their mirrors (stage_tensor). */
+static rill_status *move_persistables(rill_plan *p) {
+  for (size_t i = 0; i < p->npersist_homes; i++) {
+    uint32_t v = p->persist_homes[i];
+    rill_variable *var = p->vars[v].var;
+    if (!var || var->kind != RILL_VARKIND_TENSOR || !var->u.tensor.buf ||
+        rill_buffer_immutable(var->u.tensor.buf))
+      continue;
+    RILL_TRY(move_home(p, v, var, -1));
+  }
+  return NULL;
+}
+
 static rill_status *bind_feeds(rill_plan *p, rill_tensor *const *feeds) {
   for (size_t f = 0; f < p->nfeeds; f++) {
     plan_feed *pf = &p->feeds[f];
@@ -701,6 +715,7 @@ rill_status *rill_exec_run_plan(rill_executor *exe, rill_plan *p, rill_scope *sc
   if ((st = bind_feeds(p, feeds))) goto done;
   if ((st = start_arrays(p))) goto done;
   if ((st = check_required(p))) goto done;
+  if ((st = move_persistables(p))) goto done;
   if (exe->release_temporaries || p->memplan)
     for (size_t v = 0; v < p->nvars; v++)
       atomic_store_explicit(&p->rel_count[v], p->rel_init[v], memory_order_relaxed);

@@ -719,7 +719,9 @@ Test(backends, kernels_need_a_registered_backend) {
 /* w, a weight in a parent scope whose buffer is immutable (as a predictor's are) or not,
  * read by two ops on the fake device; runs the program `runs` times with x fed, checking
  * z = x + w each time. Returns the copies made to the device. */
-static int copies_of_a_weight(bool immutable, int runs) {
+/* Runs a program whose two device ops read the persistable w (and, with host_reader, a
+ * host op too), `runs` times; returns the copies to the device. */
+static int copies_of_a_weight(bool immutable, bool host_reader, int runs) {
   OK(rill_registry_add_backend(&fake_backend));
   rill_program *p;
   OK(rill_program_create(&p));
@@ -729,6 +731,10 @@ static int copies_of_a_weight(bool immutable, int runs) {
   var(p, "z");
   scale_op(p, "w", "y", 2.0f, 0.0f, NULL);
   add_op(p, "x", "w", "z", NULL);
+  if (host_reader) {
+    var(p, "h");
+    x_to_out_op(p, "relu", "w", "h"); /* no fake kernel: on the host */
+  }
   rill_scope *weights, *scope;
   OK(rill_scope_create(NULL, &weights));
   rill_variable *wv;
@@ -756,7 +762,11 @@ static int copies_of_a_weight(bool immutable, int runs) {
     rill_tensor_destroy(out);
   }
   cr_assert_eq(atomic_load(&kernel_calls), 2 * runs);
-  cr_assert_eq(rill_tensor_place(wt).device, RILL_DEVICE_CPU, "the weight itself stays where it was");
+  /* wt is the scope variable's tensor: an immutable weight stays where it was; a mutable
+   * one, which only device ops read, now lives on the device, its values kept */
+  wt = rill_variable_tensor(wv);
+  cr_assert_eq(rill_tensor_place(wt).device, immutable || host_reader ? RILL_DEVICE_CPU : FAKE_DEVICE);
+  for (int i = 0; i < 4; i++) cr_assert_float_eq(((const float *)rill_tensor_ptr(wt))[i], 10.0f * (float)(i + 1), 0.0f);
   rill_tensor_destroy(x);
   rill_executor_destroy(e);
   rill_scope_destroy(scope);
@@ -771,12 +781,20 @@ static int copies_of_a_weight(bool immutable, int runs) {
  * of its readers share in every later run; the mirror goes with the weight. */
 Test(backends, immutable_weight_is_copied_to_the_device_once) {
   /* x once a run, w once in all. */
-  cr_assert_eq(copies_of_a_weight(true, 3), 3 + 1);
+  cr_assert_eq(copies_of_a_weight(true, false, 3), 3 + 1);
 }
 
-/* A weight that may change between runs is copied for every reader in every run. */
-Test(backends, mutable_weight_is_copied_for_every_reader) {
-  cr_assert_eq(copies_of_a_weight(false, 3), 3 + 3 * 2);
+/* A persistable that no op of the program writes and that only device ops read (a
+ * frozen weight) moves to the device, in the caller's scope, when the first run starts:
+ * it is copied once in all, not by each reader in each run. */
+Test(backends, mutable_weight_read_only_on_the_device_moves_there_once) {
+  cr_assert_eq(copies_of_a_weight(false, false, 3), 3 + 1);
+}
+
+/* A weight also read on the host stays there, and is copied for each device reader in
+ * each run (a move would only bounce it between the places). */
+Test(backends, mutable_weight_read_on_both_places_stays_and_is_copied_per_reader) {
+  cr_assert_eq(copies_of_a_weight(false, true, 3), 3 + 3 * 2);
 }
 
 /* The mirror API: one mirror per place however many threads add one, none for a
