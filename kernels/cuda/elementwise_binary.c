@@ -53,21 +53,30 @@ rill_status *rill_cuda_elementwise_div_fp32(rill_kernel_ctx *ctx) { return binar
 rill_status *rill_cuda_elementwise_max_fp32(rill_kernel_ctx *ctx) { return binary(ctx, RILL_CUDA_MAX); }
 rill_status *rill_cuda_elementwise_min_fp32(rill_kernel_ctx *ctx) { return binary(ctx, RILL_CUDA_MIN); }
 
-/* The gradients of add, sub and mul, float32: X@GRAD and Y@GRAD (either may be absent)
- * from Out@GRAD, summed over the dims an operand was broadcast along. add and sub do
- * not read X (it may be absent; Out@GRAD's shape stands for it), mul reads both. */
-_Static_assert((int)RILL_ELEMENTWISE_SUB_GRAD_IN_OUT_GRAD == (int)RILL_ELEMENTWISE_ADD_GRAD_IN_OUT_GRAD &&
-                   (int)RILL_ELEMENTWISE_MUL_GRAD_IN_OUT_GRAD == (int)RILL_ELEMENTWISE_ADD_GRAD_IN_OUT_GRAD &&
-                   (int)RILL_ELEMENTWISE_SUB_GRAD_ATTR_AXIS == (int)RILL_ELEMENTWISE_ADD_GRAD_ATTR_AXIS &&
-                   (int)RILL_ELEMENTWISE_MUL_GRAD_ATTR_AXIS == (int)RILL_ELEMENTWISE_ADD_GRAD_ATTR_AXIS,
+/* The gradients of add, sub, mul, div, max and min, float32: X@GRAD and Y@GRAD (either
+ * may be absent) from Out@GRAD, summed over the dims an operand was broadcast along. add
+ * and sub do not read X (it may be absent; Out@GRAD's shape stands for it); div may lack
+ * it too (Paddle 1.x's div gradient has Y, Out and Out@GRAD), Out then standing for it
+ * in Y@GRAD (-g * out / y), as on the CPU; mul, max and min read both. */
+#define SAME_GRAD_SLOTS(OP)                                                                              \
+  (RILL_SAME_POS(RILL_ELEMENTWISE_##OP##_GRAD_IN_X, RILL_ELEMENTWISE_ADD_GRAD_IN_X) &&                    \
+   RILL_SAME_POS(RILL_ELEMENTWISE_##OP##_GRAD_IN_Y, RILL_ELEMENTWISE_ADD_GRAD_IN_Y) &&                    \
+   RILL_SAME_POS(RILL_ELEMENTWISE_##OP##_GRAD_IN_OUT, RILL_ELEMENTWISE_ADD_GRAD_IN_OUT) &&                \
+   RILL_SAME_POS(RILL_ELEMENTWISE_##OP##_GRAD_IN_OUT_GRAD, RILL_ELEMENTWISE_ADD_GRAD_IN_OUT_GRAD) &&      \
+   RILL_SAME_POS(RILL_ELEMENTWISE_##OP##_GRAD_OUT_X_GRAD, RILL_ELEMENTWISE_ADD_GRAD_OUT_X_GRAD) &&        \
+   RILL_SAME_POS(RILL_ELEMENTWISE_##OP##_GRAD_OUT_Y_GRAD, RILL_ELEMENTWISE_ADD_GRAD_OUT_Y_GRAD) &&        \
+   RILL_SAME_POS(RILL_ELEMENTWISE_##OP##_GRAD_ATTR_AXIS, RILL_ELEMENTWISE_ADD_GRAD_ATTR_AXIS))
+_Static_assert(SAME_GRAD_SLOTS(SUB) && SAME_GRAD_SLOTS(MUL) && SAME_GRAD_SLOTS(DIV) && SAME_GRAD_SLOTS(MAX) &&
+                   SAME_GRAD_SLOTS(MIN),
                "elementwise gradient slots differ");
 
 static rill_status *binary_grad(rill_kernel_ctx *ctx, int op) {
   enum { X = RILL_ELEMENTWISE_ADD_GRAD_IN_X, Y = RILL_ELEMENTWISE_ADD_GRAD_IN_Y,
-         G = RILL_ELEMENTWISE_ADD_GRAD_IN_OUT_GRAD, DX = RILL_ELEMENTWISE_ADD_GRAD_OUT_X_GRAD,
-         DY = RILL_ELEMENTWISE_ADD_GRAD_OUT_Y_GRAD };
+         OUT = RILL_ELEMENTWISE_ADD_GRAD_IN_OUT, G = RILL_ELEMENTWISE_ADD_GRAD_IN_OUT_GRAD,
+         DX = RILL_ELEMENTWISE_ADD_GRAD_OUT_X_GRAD, DY = RILL_ELEMENTWISE_ADD_GRAD_OUT_Y_GRAD };
   rill_tensor *x = NULL, *y = NULL, *g = NULL, *dx = NULL, *dy = NULL;
-  if (op == RILL_CUDA_MUL || rill_kin(ctx, X, 0)) RILL_TRY(rill_kin_need(ctx, X, 0, RILL_DTYPE_FP32, &x));
+  bool x_optional = op == RILL_CUDA_ADD || op == RILL_CUDA_SUB || op == RILL_CUDA_DIV;
+  if (!x_optional || rill_kin(ctx, X, 0)) RILL_TRY(rill_kin_need(ctx, X, 0, RILL_DTYPE_FP32, &x));
   RILL_TRY(rill_kin_need(ctx, Y, 0, RILL_DTYPE_FP32, &y));
   RILL_TRY(rill_kin_need(ctx, G, 0, RILL_DTYPE_FP32, &g));
   if (rill_kout(ctx, DX, 0)) RILL_TRY(rill_kout_need(ctx, DX, 0, RILL_DTYPE_FP32, &dx));
@@ -84,6 +93,14 @@ static rill_status *binary_grad(rill_kernel_ctx *ctx, int op) {
   rill_cuda_dev *d = NULL;
   RILL_TRY(rill_cuda_kernel_dev(ctx, dx ? dx : dy, &d));
   const float *xp = x ? rill_tensor_ptr(x) : NULL, *yp = rill_tensor_ptr(y), *gp = rill_tensor_ptr(g);
+  int yop = op;
+  if (op == RILL_CUDA_DIV && !x && dy) {
+    rill_tensor *out = NULL;
+    RILL_TRY(rill_kin_need(ctx, OUT, 0, RILL_DTYPE_FP32, &out));
+    RILL_TRY(rill_kin_check_dims(ctx, OUT, out, &o));
+    xp = rill_tensor_ptr(out);
+    yop = RILL_CUDA_DIV_FROM_OUT;
+  }
   if (dx)
     RILL_TRY(rill_cuda_kernel_check(ctx,
                                     rill_cuda_binary_grad_f32(op, false, xp, yp, gp, rill_tensor_ptr(dx),
@@ -91,7 +108,7 @@ static rill_status *binary_grad(rill_kernel_ctx *ctx, int op) {
                                     "X@GRAD launch"));
   if (dy)
     RILL_TRY(rill_cuda_kernel_check(ctx,
-                                    rill_cuda_binary_grad_f32(op, true, xp, yp, gp, rill_tensor_ptr(dy),
+                                    rill_cuda_binary_grad_f32(yop, true, xp, yp, gp, rill_tensor_ptr(dy),
                                                               rill_tensor_numel(dy), &b, d->stream),
                                     "Y@GRAD launch"));
   return NULL;
@@ -100,3 +117,6 @@ static rill_status *binary_grad(rill_kernel_ctx *ctx, int op) {
 rill_status *rill_cuda_elementwise_add_grad_fp32(rill_kernel_ctx *ctx) { return binary_grad(ctx, RILL_CUDA_ADD); }
 rill_status *rill_cuda_elementwise_sub_grad_fp32(rill_kernel_ctx *ctx) { return binary_grad(ctx, RILL_CUDA_SUB); }
 rill_status *rill_cuda_elementwise_mul_grad_fp32(rill_kernel_ctx *ctx) { return binary_grad(ctx, RILL_CUDA_MUL); }
+rill_status *rill_cuda_elementwise_div_grad_fp32(rill_kernel_ctx *ctx) { return binary_grad(ctx, RILL_CUDA_DIV); }
+rill_status *rill_cuda_elementwise_max_grad_fp32(rill_kernel_ctx *ctx) { return binary_grad(ctx, RILL_CUDA_MAX); }
+rill_status *rill_cuda_elementwise_min_grad_fp32(rill_kernel_ctx *ctx) { return binary_grad(ctx, RILL_CUDA_MIN); }

@@ -30,6 +30,7 @@ enum rill_cuda_binary_op {
   RILL_CUDA_DIV,
   RILL_CUDA_MAX,
   RILL_CUDA_MIN,
+  RILL_CUDA_DIV_FROM_OUT, /* gradients only: div's, Out standing for X (y's: -g * out / y) */
 };
 cudaError_t rill_cuda_binary_f32(int op, const float *x, const float *y, float *out,
                                  const rill_cuda_bcast *b, cudaStream_t s);
@@ -218,9 +219,11 @@ cudaError_t rill_cuda_swce_grad_f32(const rill_cuda_swce *p, const float *loss_g
 cudaError_t rill_cuda_act_grad_f32(int op, const float *v, const float *g, float *dx, int64_t n, float a,
                                    cudaStream_t s);
 /* The gradient dz (zn elements) of X (for_y false) or Y of the binary op (RILL_CUDA_ADD,
- * _SUB or _MUL) planned by b, from g = Out@GRAD: element by element when zn is the
- * output's size, else each element the sum (in double) over the output elements it was
- * broadcast to. x may be NULL for add and sub, which do not read it. */
+ * _SUB, _MUL, _DIV, _DIV_FROM_OUT, _MAX or _MIN) planned by b, from g = Out@GRAD, each
+ * element's contribution written as the CPU kernel writes it: element by element when
+ * zn is the output's size, else each element the sum (in double) over the output
+ * elements it was broadcast to. x may be NULL for add, sub and div's X@GRAD, which do not
+ * read it; for RILL_CUDA_DIV_FROM_OUT it is Out. */
 cudaError_t rill_cuda_binary_grad_f32(int op, bool for_y, const float *x, const float *y,
                                       const float *g, float *dz, int64_t zn,
                                       const rill_cuda_bcast *b, cudaStream_t s);

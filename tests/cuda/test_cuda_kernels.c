@@ -483,6 +483,20 @@ BINARY_GRAD(add_grad_broadcast_middle, "elementwise_add_grad", axis1, P(2, 3, 4,
 BINARY_GRAD(sub_grad_broadcast_ones, "elementwise_sub_grad", NULL, P(7, 9), P(7, 1), P(7, 9))
 BINARY_GRAD(mul_grad_x_broadcast, "elementwise_mul_grad", NULL, P(13, 1, 7), P(13, 11, 7), P(13, 11, 7))
 BINARY_GRAD(mul_grad_same_shape, "elementwise_mul_grad", NULL, P(6, 17), P(6, 17), P(6, 17))
+/* div (Y in [0.5, 2]), max and min, same-shaped and broadcast. */
+BINARY_GRAD(div_grad_bias_rows, "elementwise_div_grad", axis_last, P(29, 33), P(33), P(29, 33))
+BINARY_GRAD(max_grad_same_shape, "elementwise_max_grad", NULL, P(6, 17), P(6, 17), P(6, 17))
+BINARY_GRAD(min_grad_y_broadcast, "elementwise_min_grad", NULL, P(13, 11, 7), P(13, 1, 7), P(13, 11, 7))
+
+/* Paddle 1.x's div gradient: Y, Out and Out@GRAD, no X; Y@GRAD is -g * out / y. */
+Test(cuda_kernels, div_grad_from_out) {
+  op_case c = {"elementwise_div_grad",
+               {IN("Y", "y", 0.5f, 2, 7, 1), IN("Out", "out", -2, 2, 7, 9), IN("Out@GRAD", "dout", -1, 1, 7, 9)},
+               {OUT("X@GRAD", "dx", 7, 9), OUT("Y@GRAD", "dy", 7, 1)},
+               NULL,
+               1e-5};
+  compare(&c);
+}
 
 Test(cuda_kernels, mean_grad) {
   op_case c = {"mean_grad", {IN("X", "x", -1, 1, 37, 53), IN("Out@GRAD", "dout", 0.5f, 2, 1)},

@@ -33,6 +33,10 @@ __device__ inline float binary_grad(int op, bool for_y, float a, float b, float 
   switch (op) {
   case RILL_CUDA_ADD: return g;
   case RILL_CUDA_SUB: return for_y ? -g : g;
+  case RILL_CUDA_DIV: return for_y ? -g * a / (b * b) : g / b;
+  case RILL_CUDA_DIV_FROM_OUT: return for_y ? -g * a / b : g / b;
+  case RILL_CUDA_MAX: return (a > b) != for_y ? g : 0.0f;
+  case RILL_CUDA_MIN: return (a < b) != for_y ? g : 0.0f;
   default: return for_y ? g * a : g * b;  // mul
   }
 }
@@ -126,8 +130,11 @@ extern "C" cudaError_t rill_cuda_binary_grad_f32(int op, bool for_y, const float
                                                  const float *y, const float *g, float *dz,
                                                  int64_t zn, const rill_cuda_bcast *b,
                                                  cudaStream_t s) {
-  if (op != RILL_CUDA_ADD && op != RILL_CUDA_SUB && op != RILL_CUDA_MUL)
-    return cudaErrorInvalidValue;
+  switch (op) {
+  case RILL_CUDA_ADD: case RILL_CUDA_SUB: case RILL_CUDA_MUL: case RILL_CUDA_DIV: case RILL_CUDA_DIV_FROM_OUT:
+  case RILL_CUDA_MAX: case RILL_CUDA_MIN: break;
+  default: return cudaErrorInvalidValue;
+  }
   if (zn == 0) return cudaSuccess;
   if (b->numel == 0) return cudaMemsetAsync(dz, 0, (size_t)zn * sizeof(float), s);
   if (zn == b->numel)
