@@ -3,12 +3,6 @@
  * merges them (rows.c's groups). */
 #include "kernels/cuda/cuda.h"
 
-/* out := in on the device, unless they are one buffer. */
-static cudaError_t same_or_copy(rill_tensor *out, const rill_tensor *in, cudaStream_t s) {
-  if (rill_tensor_ptr(out) == rill_tensor_ptr(in) || !rill_tensor_nbytes(in)) return cudaSuccess;
-  return cudaMemcpyAsync(rill_tensor_ptr(out), rill_tensor_ptr(in), rill_tensor_nbytes(in), cudaMemcpyDeviceToDevice, s);
-}
-
 rill_status *rill_cuda_adagrad_fp32(rill_kernel_ctx *ctx) {
   rill_tensor *p = NULL, *g = NULL, *m = NULL, *lr = NULL, *po = NULL, *mo = NULL;
   RILL_TRY(rill_kin_need(ctx, RILL_ADAGRAD_IN_PARAM, 0, RILL_DTYPE_FP32, &p));
@@ -31,8 +25,8 @@ rill_status *rill_cuda_adagrad_fp32(rill_kernel_ctx *ctx) {
   if (gv && gv->kind == RILL_VARKIND_SELECTED_ROWS) {
     int64_t width;
     RILL_TRY(rill_cuda_grad_rows_check(ctx, RILL_ADAGRAD_IN_GRAD, &gv->u.rows, p, &width));
-    cudaError_t e = same_or_copy(po, p, d->stream);
-    if (e == cudaSuccess) e = same_or_copy(mo, m, d->stream);
+    cudaError_t e = rill_cuda_copy_unless_same(po, p, d->stream);
+    if (e == cudaSuccess) e = rill_cuda_copy_unless_same(mo, m, d->stream);
     RILL_TRY(rill_cuda_kernel_check(ctx, e, "copying Param and Moment"));
     rill_cuda_groups gr;
     RILL_TRY(rill_cuda_groups_make(ctx, d, gv->u.rows.rows, (int64_t)gv->u.rows.nrows, NULL, &gr));

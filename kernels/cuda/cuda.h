@@ -130,6 +130,9 @@ typedef struct rill_cuda_groups {
 /* Groups ids[0..n) (leaving out those equal to *skip, when skip is not NULL). */
 rill_status *rill_cuda_groups_make(rill_kernel_ctx *ctx, rill_cuda_dev *d, const int64_t *ids, int64_t n,
                                    const int64_t *skip, rill_cuda_groups *g);
+/* out := in on the device (queued), unless they are one buffer: the state a sparse update
+ * then changes in place. */
+cudaError_t rill_cuda_copy_unless_same(rill_tensor *out, const rill_tensor *in, cudaStream_t s);
 /* Safe while kernels reading the groups are queued (the allocator's rule). */
 void rill_cuda_groups_free(rill_cuda_dev *d, rill_cuda_groups *g);
 

@@ -131,6 +131,11 @@ cudaError_t rill_cuda_adam_f32(float *param_out, float *m1_out, float *m2_out, c
                                const float *grad, const float *m1, const float *m2, const float *lr,
                                const float *beta1_pow, const float *beta2_pow, int64_t n, float b1,
                                float b2, float eps, cudaStream_t s);
+/* Lazy adam (a selected-rows gradient with lazy_mode): the same update in place on the
+ * rows of groups (rill_cuda_groups) only, each with its merged gradient. */
+cudaError_t rill_cuda_adam_rows_f32(float *param, float *m1, float *m2, const float *vals, const int64_t *groups,
+                                    int64_t ngroups, int64_t width, const float *lr, const float *beta1_pow,
+                                    const float *beta2_pow, float b1, float b2, float eps, cudaStream_t s);
 /* out[0] = in[0] * factor, after the work queued before it (in and out may be one). */
 cudaError_t rill_cuda_scale_scalar_f32(float *out, const float *in, float factor, cudaStream_t s);
 /* pool2d's geometry (operators/nn.h's rill_pool_geom, as the CPU kernel takes it). */

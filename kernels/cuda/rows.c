@@ -97,6 +97,11 @@ rill_status *rill_cuda_groups_make(rill_kernel_ctx *ctx, rill_cuda_dev *d, const
   return st;
 }
 
+cudaError_t rill_cuda_copy_unless_same(rill_tensor *out, const rill_tensor *in, cudaStream_t s) {
+  if (rill_tensor_ptr(out) == rill_tensor_ptr(in) || !rill_tensor_nbytes(in)) return cudaSuccess;
+  return cudaMemcpyAsync(rill_tensor_ptr(out), rill_tensor_ptr(in), rill_tensor_nbytes(in), cudaMemcpyDeviceToDevice, s);
+}
+
 void rill_cuda_groups_free(rill_cuda_dev *d, rill_cuda_groups *g) {
   if (g->dev) rill_cuda_mem_free(d, g->dev);
   g->dev = NULL;

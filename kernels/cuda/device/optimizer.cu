@@ -69,7 +69,37 @@ __global__ void adagrad_rows(float *param, float *moment, const float *vals, con
   }
 }
 
+// Lazy adam in place on the rows of groups only, each with its merged gradient (added in
+// order from 0, as adagrad_rows adds it); the beta pows read on the device.
+__global__ void adam_rows(float *param, float *m1, float *m2, const float *vals, const int64_t *groups,
+                          int64_t ngroups, int64_t width, const float *lr, const float *beta1_pow,
+                          const float *beta2_pow, float b1, float b2, float eps) {
+  const int64_t *rows = groups, *offsets = groups + ngroups, *positions = offsets + ngroups + 1;
+  float lr_t = lr[0] * sqrtf(1.0f - beta2_pow[0]) / (1.0f - beta1_pow[0]);
+  for (int64_t k = first_index(); k < ngroups * width; k += grid_stride()) {
+    int64_t g = k / width, c = k - g * width;
+    float sum = 0.0f;
+    for (int64_t j = offsets[g]; j < offsets[g + 1]; j++) sum += vals[positions[j] * width + c];
+    int64_t at = rows[g] * width + c;
+    float a = b1 * m1[at] + (1.0f - b1) * sum;
+    float b = b2 * m2[at] + (1.0f - b2) * sum * sum;
+    m1[at] = a;
+    m2[at] = b;
+    param[at] = param[at] - lr_t * (a / (sqrtf(b) + eps));
+  }
+}
+
 }  // namespace
+
+extern "C" cudaError_t rill_cuda_adam_rows_f32(float *param, float *m1, float *m2, const float *vals,
+                                               const int64_t *groups, int64_t ngroups, int64_t width,
+                                               const float *lr, const float *beta1_pow, const float *beta2_pow,
+                                               float b1, float b2, float eps, cudaStream_t s) {
+  if (ngroups * width == 0) return cudaSuccess;
+  adam_rows<<<blocks_for(ngroups * width), kThreads, 0, s>>>(param, m1, m2, vals, groups, ngroups, width, lr,
+                                                             beta1_pow, beta2_pow, b1, b2, eps);
+  return cudaGetLastError();
+}
 
 extern "C" cudaError_t rill_cuda_adam_f32(float *param_out, float *m1_out, float *m2_out,
                                           const float *param, const float *grad, const float *m1,
