@@ -92,6 +92,15 @@ cudaError_t rill_cuda_reduce_sum_f32(const float *x, float *out, const rill_cuda
 /* dx[i] = dout[the output element X's element i reduces to] * scale. */
 cudaError_t rill_cuda_reduce_grad_f32(const float *dout, float *dx, const rill_cuda_reduce *r, float scale,
                                       cudaStream_t s);
+/* ---- metrics (device/metrics.cu) ---- */
+/* The k largest of each row of x [rows, n] in descending order, with their positions:
+ * ties by lower position, NaN above every number (the CPU kernel's order). */
+cudaError_t rill_cuda_top_k_f32(const float *x, float *out, int64_t *idx, int64_t rows, int64_t n, int64_t k,
+                                cudaStream_t s);
+/* accuracy of idx [n, k] against labels (int64, or int32): acc[0] = the share of rows whose
+ * label is among their k indices, correct[0] their count, total[0] = n. */
+cudaError_t rill_cuda_accuracy(const int64_t *idx, const void *label, bool label_i64, int64_t n, int64_t k,
+                               float *acc, int32_t *correct, int32_t *total, cudaStream_t s);
 /* Softmax of each row of a rows x cols matrix. */
 cudaError_t rill_cuda_softmax_f32(const float *x, float *out, int64_t rows, int64_t cols,
                                   cudaStream_t s);

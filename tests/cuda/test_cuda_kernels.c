@@ -422,6 +422,34 @@ Test(cuda_kernels, cast_truncates_to_int64) {
   compare(&c);
 }
 
+/* top_k: k at most 16 and above it (the CPU's insertion and merge sort), and ties,
+ * which keep the lower position first; accuracy of top-5 indices against labels. */
+static void k5(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "k", 5)); }
+static void k20(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "k", 20)); }
+static void k7(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "k", 7)); }
+
+static void top_k_case(int64_t rows, int64_t n, int64_t k, float lo, float hi, void (*attrs)(rill_op_builder *)) {
+  op_case c = {"top_k", {IN("X", "x", lo, hi, rows, n)}, {OUT("Out", "out", rows, k), OUT("Indices", "idx", rows, k)},
+               attrs, 0};
+  c.out[1].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}
+
+Test(cuda_kernels, top_k_5) { top_k_case(9, 301, 5, -1, 1, k5); }
+Test(cuda_kernels, top_k_20) { top_k_case(7, 64, 20, -1, 1, k20); }
+Test(cuda_kernels, top_k_ties_keep_the_lower_position) { top_k_case(3, 40, 7, 1, 1, k7); }
+
+Test(cuda_kernels, accuracy_of_top_5) {
+  op_case c = {"accuracy",
+               {IN("Out", "scores", 0, 1, 64, 5), IN("Indices", "idx", 0, 9, 64, 5), IN("Label", "label", 0, 9, 64, 1)},
+               {OUT("Accuracy", "acc", 1), OUT("Correct", "correct", 1), OUT("Total", "total", 1)},
+               NULL,
+               0};
+  c.in[1].dtype = c.in[2].dtype = RILL_DTYPE_INT64;
+  c.out[1].dtype = c.out[2].dtype = RILL_DTYPE_INT32;
+  compare(&c);
+}
+
 /* ---- gradients ---- */
 
 #define ACT_GRAD(name, op, lo, hi, tol)                                                                   \
