@@ -2,7 +2,7 @@
  * in-place safe. */
 #include "kernels/cuda/cuda.h"
 
-static rill_status *unary(rill_kernel_ctx *ctx, int op, float a, float b) {
+static rill_status *unary(rill_kernel_ctx *ctx, int op, float a, float b, float c) {
   rill_tensor *x = NULL, *out = NULL;
   RILL_TRY(rill_kin_need(ctx, 0, 0, RILL_DTYPE_FP32, &x));
   RILL_TRY(rill_kout_need(ctx, 0, 0, RILL_DTYPE_FP32, &out));
@@ -11,21 +11,36 @@ static rill_status *unary(rill_kernel_ctx *ctx, int op, float a, float b) {
   RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
   return rill_cuda_kernel_check(ctx,
                                 rill_cuda_unary_f32(op, rill_tensor_ptr(x), rill_tensor_ptr(out),
-                                                    rill_tensor_numel(x), a, b, d->stream),
+                                                    rill_tensor_numel(x), a, b, c, d->stream),
                                 "activation launch");
 }
 
-rill_status *rill_cuda_relu_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_RELU, 0, 0); }
-rill_status *rill_cuda_sigmoid_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_SIGMOID, 0, 0); }
-rill_status *rill_cuda_tanh_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_TANH, 0, 0); }
-rill_status *rill_cuda_exp_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_EXP, 0, 0); }
-rill_status *rill_cuda_sqrt_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_SQRT, 0, 0); }
-rill_status *rill_cuda_square_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_SQUARE, 0, 0); }
+rill_status *rill_cuda_relu_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_RELU, 0, 0, 0); }
+rill_status *rill_cuda_sigmoid_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_SIGMOID, 0, 0, 0); }
+rill_status *rill_cuda_tanh_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_TANH, 0, 0, 0); }
+rill_status *rill_cuda_exp_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_EXP, 0, 0, 0); }
+rill_status *rill_cuda_sqrt_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_SQRT, 0, 0, 0); }
+rill_status *rill_cuda_square_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_SQUARE, 0, 0, 0); }
 rill_status *rill_cuda_relu6_fp32(rill_kernel_ctx *ctx) {
-  return unary(ctx, RILL_CUDA_RELU6, (float)ctx->attrs[RILL_RELU6_ATTR_THRESHOLD].v.f, 0);
+  return unary(ctx, RILL_CUDA_RELU6, (float)ctx->attrs[RILL_RELU6_ATTR_THRESHOLD].v.f, 0, 0);
 }
 rill_status *rill_cuda_leaky_relu_fp32(rill_kernel_ctx *ctx) {
-  return unary(ctx, RILL_CUDA_LEAKY_RELU, (float)ctx->attrs[RILL_LEAKY_RELU_ATTR_ALPHA].v.f, 0);
+  return unary(ctx, RILL_CUDA_LEAKY_RELU, (float)ctx->attrs[RILL_LEAKY_RELU_ATTR_ALPHA].v.f, 0, 0);
+}
+rill_status *rill_cuda_hard_sigmoid_fp32(rill_kernel_ctx *ctx) {
+  return unary(ctx, RILL_CUDA_HARD_SIGMOID, (float)ctx->attrs[RILL_HARD_SIGMOID_ATTR_SLOPE].v.f,
+               (float)ctx->attrs[RILL_HARD_SIGMOID_ATTR_OFFSET].v.f, 0);
+}
+rill_status *rill_cuda_hard_swish_fp32(rill_kernel_ctx *ctx) {
+  return unary(ctx, RILL_CUDA_HARD_SWISH, (float)ctx->attrs[RILL_HARD_SWISH_ATTR_THRESHOLD].v.f,
+               (float)ctx->attrs[RILL_HARD_SWISH_ATTR_SCALE].v.f, (float)ctx->attrs[RILL_HARD_SWISH_ATTR_OFFSET].v.f);
+}
+rill_status *rill_cuda_swish_fp32(rill_kernel_ctx *ctx) {
+  return unary(ctx, RILL_CUDA_SWISH, (float)ctx->attrs[RILL_SWISH_ATTR_BETA].v.f, 0, 0);
+}
+rill_status *rill_cuda_silu_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_SILU, 0, 0, 0); }
+rill_status *rill_cuda_gelu_fp32(rill_kernel_ctx *ctx) {
+  return unary(ctx, ctx->attrs[RILL_GELU_ATTR_APPROXIMATE].v.b ? RILL_CUDA_GELU_TANH : RILL_CUDA_GELU_ERF, 0, 0, 0);
 }
 
 /* The activations' gradients, float32: X@GRAD (output slot 0) from the forward value in

@@ -28,7 +28,7 @@ static rill_status *setup(rill_kernel_ctx *ctx, const rill_tensor *out, double *
 /* At test time every element is scaled, forward and backward alike. */
 static cudaError_t test_scale(const rill_tensor *in, rill_tensor *out, double p, bool up, cudaStream_t s) {
   return rill_cuda_unary_f32(RILL_CUDA_SCALE, rill_tensor_ptr(in), rill_tensor_ptr(out), rill_tensor_numel(in),
-                             (float)rill_dropout_test_scale(p, up), 0.0f, s);
+                             (float)rill_dropout_test_scale(p, up), 0.0f, 0.0f, s);
 }
 
 /* The training mask into `mask` (device memory, n bytes). */

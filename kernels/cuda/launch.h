@@ -49,8 +49,14 @@ enum rill_cuda_unary_op {
   RILL_CUDA_SCALE,      /* a * x + b */
   RILL_CUDA_SCALE_BIAS_FIRST, /* a * (x + b) */
   RILL_CUDA_FILL,       /* a; x unused */
+  RILL_CUDA_HARD_SIGMOID, /* clamp(a * x + b, 0, 1) */
+  RILL_CUDA_HARD_SWISH,   /* clamp(x + c, 0, a) * x / b */
+  RILL_CUDA_SWISH,        /* x / (1 + exp(-a x)) */
+  RILL_CUDA_SILU,         /* x / (1 + exp(-x)) */
+  RILL_CUDA_GELU_ERF,     /* x Phi(x) */
+  RILL_CUDA_GELU_TANH,    /* 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) */
 };
-cudaError_t rill_cuda_unary_f32(int op, const float *x, float *out, int64_t n, float a, float b,
+cudaError_t rill_cuda_unary_f32(int op, const float *x, float *out, int64_t n, float a, float b, float c,
                                 cudaStream_t s);
 
 /* A permutation of a tensor's dims: the output's dims, and per output dim the stride

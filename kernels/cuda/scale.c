@@ -22,6 +22,6 @@ rill_status *rill_cuda_scale_fp32(rill_kernel_ctx *ctx) {
   int op = ctx->attrs[RILL_SCALE_ATTR_BIAS_AFTER_SCALE].v.b ? RILL_CUDA_SCALE : RILL_CUDA_SCALE_BIAS_FIRST;
   return rill_cuda_kernel_check(ctx,
                                 rill_cuda_unary_f32(op, rill_tensor_ptr(x), rill_tensor_ptr(out),
-                                                    rill_tensor_numel(x), s, bias, d->stream),
+                                                    rill_tensor_numel(x), s, bias, 0, d->stream),
                                 "scale launch");
 }

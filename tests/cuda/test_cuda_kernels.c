@@ -193,6 +193,16 @@ UNARY(square, "square", NULL, -3, 3, 1e-6)
 UNARY(leaky_relu, "leaky_relu", leaky, -3, 3, 1e-7)
 UNARY(scale_bias_after, "scale", scale_after, -3, 3, 1e-6)
 UNARY(scale_bias_before, "scale", scale_before, -3, 3, 1e-6)
+/* The activations of MobileNetV3-style and transformer models, their defaults (and a
+ * beta, gelu's tanh form), over ranges that reach the clamps. */
+static void beta_half(rill_op_builder *b) { OK(rill_op_builder_attr_float(b, "beta", 0.5f)); }
+static void approximate(rill_op_builder *b) { OK(rill_op_builder_attr_bool(b, "approximate", true)); }
+UNARY(hard_sigmoid, "hard_sigmoid", NULL, -4, 4, 1e-6)
+UNARY(hard_swish, "hard_swish", NULL, -5, 5, 1e-6)
+UNARY(swish_beta, "swish", beta_half, -6, 6, 1e-5)
+UNARY(silu, "silu", NULL, -6, 6, 1e-5)
+UNARY(gelu, "gelu", NULL, -4, 4, 1e-5)
+UNARY(gelu_tanh, "gelu", approximate, -4, 4, 1e-5)
 
 Test(cuda_kernels, mean) {
   op_case c = {"mean", {IN("X", "x", -1, 3, 37, 53)}, {OUT("Out", "out", 1)}, NULL, 1e-5};

@@ -33,7 +33,8 @@ __global__ void binary_bcast(int op, const float *x, const float *y, float *out,
   }
 }
 
-__device__ inline float unary(int op, float x, float a, float b) {
+// Each written as the CPU kernel writes it (kernels/cpu/activation.c), in float.
+__device__ inline float unary(int op, float x, float a, float b, float c) {
   switch (op) {
   case RILL_CUDA_RELU: return x > 0.0f ? x : 0.0f;
   case RILL_CUDA_SIGMOID: return 1.0f / (1.0f + expf(-x));
@@ -46,13 +47,27 @@ __device__ inline float unary(int op, float x, float a, float b) {
   case RILL_CUDA_RELU6: return x < 0.0f ? 0.0f : (x > a ? a : x);
   case RILL_CUDA_SCALE: return a * x + b;
   case RILL_CUDA_SCALE_BIAS_FIRST: return a * (x + b);
+  case RILL_CUDA_HARD_SIGMOID: {
+    float t = a * x + b;
+    return t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+  }
+  case RILL_CUDA_HARD_SWISH: {
+    float t = x + c;
+    t = t < 0.0f ? 0.0f : (t > a ? a : t);
+    return t * x / b;
+  }
+  case RILL_CUDA_SWISH: return x / (1.0f + expf(-a * x));
+  case RILL_CUDA_SILU: return x / (1.0f + expf(-x));
+  case RILL_CUDA_GELU_ERF: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
+  case RILL_CUDA_GELU_TANH:
+    return 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
   default: return a;
   }
 }
 
-__global__ void unary_map(int op, const float *x, float *out, int64_t n, float a, float b) {
+__global__ void unary_map(int op, const float *x, float *out, int64_t n, float a, float b, float c) {
   for (int64_t i = first_index(); i < n; i += grid_stride())
-    out[i] = unary(op, op == RILL_CUDA_FILL ? 0.0f : x[i], a, b);
+    out[i] = unary(op, op == RILL_CUDA_FILL ? 0.0f : x[i], a, b, c);
 }
 
 __global__ void accumulate(float *out, const float *x, int64_t n) {
@@ -143,9 +158,9 @@ extern "C" cudaError_t rill_cuda_binary_f32(int op, const float *x, const float 
 }
 
 extern "C" cudaError_t rill_cuda_unary_f32(int op, const float *x, float *out, int64_t n, float a,
-                                           float b, cudaStream_t s) {
+                                           float b, float c, cudaStream_t s) {
   if (n == 0) return cudaSuccess;
-  unary_map<<<blocks_for(n), kThreads, 0, s>>>(op, x, out, n, a, b);
+  unary_map<<<blocks_for(n), kThreads, 0, s>>>(op, x, out, n, a, b, c);
   return cudaGetLastError();
 }
 
