@@ -98,6 +98,11 @@ cudaError_t rill_cuda_reduce_sum_f32(const float *x, float *out, const rill_cuda
 /* dx[i] = dout[the output element X's element i reduces to] * scale. */
 cudaError_t rill_cuda_reduce_grad_f32(const float *dout, float *dx, const rill_cuda_reduce *r, float scale,
                                       cudaStream_t s);
+/* layer_norm of x [left, right] by rows (device/norm.cu): mean and var (each may be NULL)
+ * per row in double, y = x * a + b with a = 1 / sqrt(var + eps), b = -mean * a, then
+ * times scale[j] and plus bias[j] when given; y may be x. */
+cudaError_t rill_cuda_layer_norm_f32(const float *x, const float *scale, const float *bias, float *y, float *mean,
+                                     float *var, int64_t left, int64_t right, double eps, cudaStream_t s);
 /* ---- metrics (device/metrics.cu) ---- */
 /* The k largest of each row of x [rows, n] in descending order, with their positions:
  * ties by lower position, NaN above every number (the CPU kernel's order). */

@@ -432,6 +432,25 @@ Test(cuda_kernels, cast_truncates_to_int64) {
   compare(&c);
 }
 
+/* layer_norm over the last two dims (begin_norm_axis 1) with Scale and Bias, and over
+ * a long last dim (2049: blocks loop) with neither. */
+static void norm_axis_2(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "begin_norm_axis", 2)); }
+
+Test(cuda_kernels, layer_norm_scale_bias) {
+  op_case c = {"layer_norm",
+               {IN("X", "x", -2, 3, 6, 5, 33), IN("Scale", "scale", 0.5f, 2, 165), IN("Bias", "bias", -1, 1, 165)},
+               {OUT("Y", "y", 6, 5, 33), OUT("Mean", "mean", 6), OUT("Variance", "var", 6)},
+               NULL,
+               1e-5};
+  compare(&c);
+}
+
+Test(cuda_kernels, layer_norm_long_rows) {
+  op_case c = {"layer_norm", {IN("X", "x", -1, 1, 3, 7, 2049)},
+               {OUT("Y", "y", 3, 7, 2049), OUT("Mean", "mean", 21), OUT("Variance", "var", 21)}, norm_axis_2, 1e-5};
+  compare(&c);
+}
+
 /* top_k: k at most 16 and above it (the CPU's insertion and merge sort), and ties,
  * which keep the lower position first; accuracy of top-5 indices against labels. */
 static void k5(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "k", 5)); }

@@ -1,5 +1,6 @@
 // batch_norm's forward, one block a channel: the batch's statistics (in double) or the
 // running ones, the running statistics' update, then Y = X * a + b over the channel.
+// layer_norm's forward, one block a row, in the CPU kernel's arithmetic.
 #include <cmath>
 
 #include "kernels/cuda/device/grid.cuh"
@@ -93,6 +94,36 @@ __global__ void batch_norm_bwd(rill_cuda_bn_grad p) {
 #undef AT
 }
 
+// One block a row of x [left, right] (grid-stride over rows): the mean, then the variance
+// about it, summed in double; y = x * a + b with a = 1 / sqrt(var + eps) and b = -mean * a
+// rounded to float, then times scale and plus bias, as the CPU kernel computes it.
+__global__ void layer_norm_rows(const float *x, const float *scale, const float *bias, float *y, float *mean,
+                                float *var, int64_t left, int64_t right, double eps) {
+  __shared__ double red[kThreads];
+  for (int64_t r = blockIdx.x; r < left; r += gridDim.x) {
+    const float *xr = x + r * right;
+    float *yr = y + r * right;
+    double s = 0.0;
+    for (int64_t j = threadIdx.x; j < right; j += blockDim.x) s += xr[j];
+    double mu = right ? block_sum(s, red) / (double)right : 0.0;
+    double q = 0.0;
+    for (int64_t j = threadIdx.x; j < right; j += blockDim.x) q += ((double)xr[j] - mu) * ((double)xr[j] - mu);
+    double v = right ? block_sum(q, red) / (double)right : 0.0, inv = 1.0 / sqrt(v + eps);
+    if (threadIdx.x == 0) {
+      if (mean) mean[r] = (float)mu;
+      if (var) var[r] = (float)v;
+    }
+    float a = (float)inv, b = (float)(-mu * inv);
+    for (int64_t j = threadIdx.x; j < right; j += blockDim.x) {
+      float o = xr[j] * a + b;
+      if (scale) o *= scale[j];
+      if (bias) o += bias[j];
+      yr[j] = o;
+    }
+    __syncthreads();  // the row is written before a thread moves to its next row
+  }
+}
+
 }  // namespace
 
 extern "C" cudaError_t rill_cuda_batch_norm_grad_f32(const rill_cuda_bn_grad *p, cudaStream_t s) {
@@ -106,5 +137,14 @@ extern "C" cudaError_t rill_cuda_batch_norm_f32(const rill_cuda_bn *p, cudaStrea
   if (p->c == 0) return cudaSuccess;
   if (p->c > 0x7fffffff) return cudaErrorInvalidValue;
   batch_norm_fwd<<<(unsigned)p->c, kThreads, 0, s>>>(*p);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t rill_cuda_layer_norm_f32(const float *x, const float *scale, const float *bias, float *y,
+                                                float *mean, float *var, int64_t left, int64_t right, double eps,
+                                                cudaStream_t s) {
+  if (left == 0) return cudaSuccess;
+  unsigned blocks = (unsigned)(left < 65536 ? left : 65536);
+  layer_norm_rows<<<blocks, kThreads, 0, s>>>(x, scale, bias, y, mean, var, left, right, eps);
   return cudaGetLastError();
 }

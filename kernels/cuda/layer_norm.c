@@ -1,0 +1,43 @@
+/* layer_norm CUDA kernel, float32: X as [left, right] rows from begin_norm_axis, the
+ * CPU kernel's arithmetic (statistics in double, one block a row); Scale, Bias, Mean and
+ * Variance optional. Y may be X. The gradient runs on the host. */
+#include "kernels/cuda/cuda.h"
+
+/* Optional [n] input (NULL when absent) or output (NULL when not wanted). */
+static rill_status *vec(rill_kernel_ctx *ctx, bool out, size_t slot, int64_t n, float **p) {
+  *p = NULL;
+  rill_tensor *t = out ? rill_kout(ctx, slot, 0) : rill_kin(ctx, slot, 0);
+  if (!t) return NULL;
+  RILL_TRY(out ? rill_kout_need(ctx, slot, 0, RILL_DTYPE_FP32, &t) : rill_kin_need(ctx, slot, 0, RILL_DTYPE_FP32, &t));
+  if (rill_tensor_numel(t) != n)
+    return rill_kernel_error(ctx, "%s %s (%s) has %lld elements, expected %lld", out ? "output" : "input",
+                             out ? ctx->schema->outputs[slot].name : ctx->schema->inputs[slot].name,
+                             out ? rill_kout_name(ctx, slot, 0) : rill_kin_name(ctx, slot, 0),
+                             (long long)rill_tensor_numel(t), (long long)n);
+  *p = rill_tensor_ptr(t);
+  return NULL;
+}
+
+rill_status *rill_cuda_layer_norm_fp32(rill_kernel_ctx *ctx) {
+  rill_tensor *x = NULL, *y = NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_LAYER_NORM_IN_X, 0, RILL_DTYPE_FP32, &x));
+  int axis = ctx->attrs[RILL_LAYER_NORM_ATTR_BEGIN_NORM_AXIS].v.i;
+  if (axis < 1 || axis >= x->dims.n)
+    return rill_kernel_error(ctx, "begin_norm_axis %d must lie in [1, rank) for input X (%s) of rank %d", axis,
+                             rill_kin_name(ctx, RILL_LAYER_NORM_IN_X, 0), (int)x->dims.n);
+  int64_t left = rill_dims_prod(&x->dims, 0, axis), right = rill_dims_prod(&x->dims, axis, x->dims.n);
+  float *scale, *bias, *mean, *var;
+  RILL_TRY(vec(ctx, false, RILL_LAYER_NORM_IN_SCALE, right, &scale));
+  RILL_TRY(vec(ctx, false, RILL_LAYER_NORM_IN_BIAS, right, &bias));
+  RILL_TRY(rill_kout_need(ctx, RILL_LAYER_NORM_OUT_Y, 0, RILL_DTYPE_FP32, &y));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_LAYER_NORM_OUT_Y, 0, y, &x->dims));
+  RILL_TRY(vec(ctx, true, RILL_LAYER_NORM_OUT_MEAN, left, &mean));
+  RILL_TRY(vec(ctx, true, RILL_LAYER_NORM_OUT_VARIANCE, left, &var));
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, y, &d));
+  return rill_cuda_kernel_check(ctx,
+                                rill_cuda_layer_norm_f32(rill_tensor_ptr(x), scale, bias, rill_tensor_ptr(y), mean, var,
+                                                         left, right, ctx->attrs[RILL_LAYER_NORM_ATTR_EPSILON].v.f,
+                                                         d->stream),
+                                "layer_norm launch");
+}
