@@ -103,6 +103,17 @@ cudaError_t rill_cuda_reduce_grad_f32(const float *dout, float *dx, const rill_c
  * times scale[j] and plus bias[j] when given; y may be x. */
 cudaError_t rill_cuda_layer_norm_f32(const float *x, const float *scale, const float *bias, float *y, float *mean,
                                      float *var, int64_t left, int64_t right, double eps, cudaStream_t s);
+/* group_norm's forward (device/norm.cu): x as [n, c, s] (NCHW) or [n, s, c] (NHWC), c
+ * channels in g groups; per (sample, group) mean and var (each may be NULL) in double,
+ * then y per channel with scale and bias (each may be NULL), as the CPU computes it. */
+typedef struct rill_cuda_gn {
+  const float *x, *scale, *bias;
+  float *y, *mean, *var;
+  int64_t n, c, s, g;
+  bool nhwc;
+  float eps;
+} rill_cuda_gn;
+cudaError_t rill_cuda_group_norm_f32(const rill_cuda_gn *p, cudaStream_t s);
 /* ---- metrics (device/metrics.cu) ---- */
 /* The k largest of each row of x [rows, n] in descending order, with their positions:
  * ties by lower position, NaN above every number (the CPU kernel's order). */

@@ -451,6 +451,31 @@ Test(cuda_kernels, layer_norm_long_rows) {
   compare(&c);
 }
 
+/* group_norm, 4 groups of 3 channels, NCHW and NHWC, with Scale and Bias. */
+static void groups4(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "groups", 4)); }
+static void groups4_nhwc(rill_op_builder *b) {
+  groups4(b);
+  OK(rill_op_builder_attr_string(b, "data_layout", "NHWC"));
+}
+
+Test(cuda_kernels, group_norm_nchw) {
+  op_case c = {"group_norm",
+               {IN("X", "x", -2, 3, 2, 12, 7, 9), IN("Scale", "scale", 0.5f, 2, 12), IN("Bias", "bias", -1, 1, 12)},
+               {OUT("Y", "y", 2, 12, 7, 9), OUT("Mean", "mean", 2, 4), OUT("Variance", "var", 2, 4)},
+               groups4,
+               1e-5};
+  compare(&c);
+}
+
+Test(cuda_kernels, group_norm_nhwc) {
+  op_case c = {"group_norm",
+               {IN("X", "x", -2, 3, 2, 7, 9, 12), IN("Scale", "scale", 0.5f, 2, 12), IN("Bias", "bias", -1, 1, 12)},
+               {OUT("Y", "y", 2, 7, 9, 12), OUT("Mean", "mean", 2, 4), OUT("Variance", "var", 2, 4)},
+               groups4_nhwc,
+               1e-5};
+  compare(&c);
+}
+
 /* top_k: k at most 16 and above it (the CPU's insertion and merge sort), and ties,
  * which keep the lower position first; accuracy of top-5 indices against labels. */
 static void k5(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "k", 5)); }

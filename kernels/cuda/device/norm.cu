@@ -1,6 +1,7 @@
 // batch_norm's forward, one block a channel: the batch's statistics (in double) or the
 // running ones, the running statistics' update, then Y = X * a + b over the channel.
-// layer_norm's forward, one block a row, in the CPU kernel's arithmetic.
+// layer_norm's and group_norm's forwards, one block a row or a group, in the CPU
+// kernels' arithmetic.
 #include <cmath>
 
 #include "kernels/cuda/device/grid.cuh"
@@ -124,6 +125,40 @@ __global__ void layer_norm_rows(const float *x, const float *scale, const float 
   }
 }
 
+// One block a (sample, group) of x (grid-stride over them): the group's mean, then its
+// variance about it, in double; per channel a = inv * scale and b = bias - mean * a in
+// double; y = x * (float)a + (float)b for NCHW, (float)(x * a + b) in double for NHWC,
+// as the CPU kernel computes them.
+__global__ void group_norm_groups(rill_cuda_gn p) {
+  __shared__ double red[kThreads];
+  const int64_t cg = p.c / p.g, cnt = cg * p.s;
+  for (int64_t ng = blockIdx.x; ng < p.n * p.g; ng += gridDim.x) {
+    const int64_t n = ng / p.g, g = ng - n * p.g;
+    // element k of the group: channel g * cg + k / s, position k % s
+#define GN_AT(k) (p.nhwc ? (n * p.s + (k) % p.s) * p.c + g * cg + (k) / p.s : (n * p.c + g * cg + (k) / p.s) * p.s + (k) % p.s)
+    double sum = 0.0;
+    for (int64_t k = threadIdx.x; k < cnt; k += blockDim.x) sum += p.x[GN_AT(k)];
+    double mean = cnt > 0 ? block_sum(sum, red) / (double)cnt : 0.0;
+    double sq = 0.0;
+    for (int64_t k = threadIdx.x; k < cnt; k += blockDim.x) {
+      double v = p.x[GN_AT(k)] - mean;
+      sq += v * v;
+    }
+    double var = cnt > 0 ? block_sum(sq, red) / (double)cnt : 0.0, inv = 1.0 / sqrt(var + (double)p.eps);
+    if (threadIdx.x == 0) {
+      if (p.mean) p.mean[ng] = (float)mean;
+      if (p.var) p.var[ng] = (float)var;
+    }
+    for (int64_t k = threadIdx.x; k < cnt; k += blockDim.x) {
+      int64_t c = g * cg + k / p.s, at = GN_AT(k);
+      double fa = inv * (p.scale ? (double)p.scale[c] : 1.0), fb = (p.bias ? (double)p.bias[c] : 0.0) - mean * fa;
+      p.y[at] = p.nhwc ? (float)(p.x[at] * fa + fb) : p.x[at] * (float)fa + (float)fb;
+    }
+#undef GN_AT
+    __syncthreads();  // the group is written before a thread moves to its next group
+  }
+}
+
 }  // namespace
 
 extern "C" cudaError_t rill_cuda_batch_norm_grad_f32(const rill_cuda_bn_grad *p, cudaStream_t s) {
@@ -146,5 +181,14 @@ extern "C" cudaError_t rill_cuda_layer_norm_f32(const float *x, const float *sca
   if (left == 0) return cudaSuccess;
   unsigned blocks = (unsigned)(left < 65536 ? left : 65536);
   layer_norm_rows<<<blocks, kThreads, 0, s>>>(x, scale, bias, y, mean, var, left, right, eps);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t rill_cuda_group_norm_f32(const rill_cuda_gn *p, cudaStream_t s) {
+  int64_t groups = p->n * p->g;
+  if (groups == 0) return cudaSuccess;
+  if (p->g < 1 || p->c % p->g) return cudaErrorInvalidValue;
+  unsigned blocks = (unsigned)(groups < 65536 ? groups : 65536);
+  group_norm_groups<<<blocks, kThreads, 0, s>>>(*p);
   return cudaGetLastError();
 }

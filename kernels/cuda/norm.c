@@ -1,9 +1,12 @@
-/* layer_norm CUDA kernel, float32: X as [left, right] rows from begin_norm_axis, the
- * CPU kernel's arithmetic (statistics in double, one block a row); Scale, Bias, Mean and
- * Variance optional. Y may be X. The gradient runs on the host. */
+/* layer_norm and group_norm CUDA kernels, float32: the CPU kernels' arithmetic
+ * (statistics in double, one block a row or a sample's group, device/norm.cu). Scale,
+ * Bias, Mean and Variance are optional; Y may be X. layer_norm takes X as [left, right]
+ * rows from begin_norm_axis; group_norm NCHW or NHWC. Their gradients run on the host. */
+#include <string.h>
+
 #include "kernels/cuda/cuda.h"
 
-/* Optional [n] input (NULL when absent) or output (NULL when not wanted). */
+/* Optional [n] float32 input (NULL when absent) or output (NULL when not wanted). */
 static rill_status *vec(rill_kernel_ctx *ctx, bool out, size_t slot, int64_t n, float **p) {
   *p = NULL;
   rill_tensor *t = out ? rill_kout(ctx, slot, 0) : rill_kin(ctx, slot, 0);
@@ -40,4 +43,35 @@ rill_status *rill_cuda_layer_norm_fp32(rill_kernel_ctx *ctx) {
                                                          left, right, ctx->attrs[RILL_LAYER_NORM_ATTR_EPSILON].v.f,
                                                          d->stream),
                                 "layer_norm launch");
+}
+
+rill_status *rill_cuda_group_norm_fp32(rill_kernel_ctx *ctx) {
+  rill_tensor *x = NULL, *y = NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_GROUP_NORM_IN_X, 0, RILL_DTYPE_FP32, &x));
+  RILL_TRY(rill_kout_need(ctx, RILL_GROUP_NORM_OUT_Y, 0, RILL_DTYPE_FP32, &y));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_GROUP_NORM_OUT_Y, 0, y, &x->dims));
+  const char *layout = ctx->attrs[RILL_GROUP_NORM_ATTR_DATA_LAYOUT].v.s;
+  bool nhwc = layout && (strcmp(layout, "NHWC") == 0 || strcmp(layout, "NDHWC") == 0);
+  const rill_dims *d = &x->dims;
+  int64_t g = ctx->attrs[RILL_GROUP_NORM_ATTR_GROUPS].v.i;
+  if (d->n < 2 || g < 1)
+    return rill_kernel_error(ctx, "input X (%s) must have rank >= 2 and groups >= 1",
+                             rill_kin_name(ctx, RILL_GROUP_NORM_IN_X, 0));
+  rill_cuda_gn p = {.x = rill_tensor_ptr(x), .y = rill_tensor_ptr(y), .n = d->d[0], .g = g, .nhwc = nhwc,
+                    .eps = ctx->attrs[RILL_GROUP_NORM_ATTR_EPSILON].v.f};
+  p.c = nhwc ? d->d[d->n - 1] : d->d[1];
+  p.s = nhwc ? rill_dims_prod(d, 1, d->n - 1) : rill_dims_prod(d, 2, d->n);
+  if (p.c % g)
+    return rill_kernel_error(ctx, "input X (%s) has %lld channels, which groups %lld does not divide",
+                             rill_kin_name(ctx, RILL_GROUP_NORM_IN_X, 0), (long long)p.c, (long long)g);
+  float *scale, *bias;
+  RILL_TRY(vec(ctx, false, RILL_GROUP_NORM_IN_SCALE, p.c, &scale));
+  RILL_TRY(vec(ctx, false, RILL_GROUP_NORM_IN_BIAS, p.c, &bias));
+  RILL_TRY(vec(ctx, true, RILL_GROUP_NORM_OUT_MEAN, p.n * g, &p.mean));
+  RILL_TRY(vec(ctx, true, RILL_GROUP_NORM_OUT_VARIANCE, p.n * g, &p.var));
+  p.scale = scale;
+  p.bias = bias;
+  rill_cuda_dev *dev = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, y, &dev));
+  return rill_cuda_kernel_check(ctx, rill_cuda_group_norm_f32(&p, dev->stream), "group_norm launch");
 }
