@@ -363,8 +363,8 @@ static bool same_place(rill_place a, rill_place b) { return a.device == b.device
  * fetched, whose readers all run on one place, and marks where it moves there: after a
  * writer (out_move) or at the feed (move_fed) whose value some op reads before the next
  * write, found in one pass from the last op back. A persistable that no op writes and
- * whose readers all run on one place gets .move_persist: it moves there at the run's
- * start. */
+ * whose readers all run on one device gets .move_persist: it moves there at the run's
+ * start (a program on the host alone checks nothing). */
 static rill_status *choose_homes(rill_plan *p) {
   enum { NO_READER, ONE_PLACE, MIXED };
   uint8_t *state = rill_calloc(p->nvars ? p->nvars : 1, 2);
@@ -399,7 +399,7 @@ static rill_status *choose_homes(rill_plan *p) {
     pv->has_home = state[v] == ONE_PLACE && !pv->absent && !pv->desc_scopes &&
                    (pv->kind == VAR_LOCAL || pv->kind == VAR_FED);
     pv->move_persist = state[v] == ONE_PLACE && !pv->absent && pv->kind == VAR_PERSIST &&
-                       pv->first_write == INT32_MAX;
+                       pv->first_write == INT32_MAX && pv->home.device != RILL_HOST_DEVICE;
     if (pv->move_persist) p->persist_homes[p->npersist_homes++] = (uint32_t)v;
     if (pv->has_home || pv->move_persist)
       pv->home_mem = rill_backend_tensor_memory(rill_backend_find(pv->home.device));

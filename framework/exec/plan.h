@@ -42,7 +42,7 @@ typedef struct plan_var {
    * right after the writer whose value is read next (rill_plan.out_move; move_fed for
    * the feed), instead of once for each reader. home_mem: that place's memory. */
   bool has_home, move_fed;
-  /* A persistable that no op of the plan writes, whose readers all run on one place
+  /* A persistable that no op of the plan writes, whose readers all run on one device
    * (`home`), and which is not fetched: a run starts by moving it there, in the caller's
    * scope, when it is elsewhere (rill_plan.persist_homes). So a frozen weight read on a
    * device is copied there once, not by every reader on every run. A buffer marked
