@@ -50,7 +50,7 @@ _Static_assert((int)RILL_SIGMOID_GRAD_IN_OUT == (int)RILL_RELU_GRAD_IN_OUT && (i
                    (int)RILL_SIGMOID_GRAD_IN_OUT_GRAD == (int)RILL_RELU_GRAD_IN_OUT_GRAD &&
                    (int)RILL_TANH_GRAD_IN_OUT_GRAD == (int)RILL_RELU_GRAD_IN_OUT_GRAD,
                "activation gradient slots differ");
-static rill_status *act_grad(rill_kernel_ctx *ctx, int op, size_t v_slot, size_t g_slot, float a) {
+static rill_status *act_grad(rill_kernel_ctx *ctx, int op, size_t v_slot, size_t g_slot, float a, float b, float c) {
   rill_tensor *v = NULL, *g = NULL, *dx = NULL;
   if (!rill_kout(ctx, 0, 0)) return NULL; /* X@GRAD not wanted */
   RILL_TRY(rill_kin_need(ctx, v_slot, 0, RILL_DTYPE_FP32, &v));
@@ -62,33 +62,54 @@ static rill_status *act_grad(rill_kernel_ctx *ctx, int op, size_t v_slot, size_t
   RILL_TRY(rill_cuda_kernel_dev(ctx, dx, &d));
   return rill_cuda_kernel_check(ctx,
                                 rill_cuda_act_grad_f32(op, rill_tensor_ptr(v), rill_tensor_ptr(g), rill_tensor_ptr(dx),
-                                                       rill_tensor_numel(v), a, d->stream),
+                                                       rill_tensor_numel(v), a, b, c, d->stream),
                                 "activation gradient launch");
 }
 
 rill_status *rill_cuda_relu_grad_fp32(rill_kernel_ctx *ctx) {
-  return act_grad(ctx, RILL_CUDA_RELU, RILL_RELU_GRAD_IN_OUT, RILL_RELU_GRAD_IN_OUT_GRAD, 0);
+  return act_grad(ctx, RILL_CUDA_RELU, RILL_RELU_GRAD_IN_OUT, RILL_RELU_GRAD_IN_OUT_GRAD, 0, 0, 0);
 }
 rill_status *rill_cuda_sigmoid_grad_fp32(rill_kernel_ctx *ctx) {
-  return act_grad(ctx, RILL_CUDA_SIGMOID, RILL_RELU_GRAD_IN_OUT, RILL_RELU_GRAD_IN_OUT_GRAD, 0);
+  return act_grad(ctx, RILL_CUDA_SIGMOID, RILL_RELU_GRAD_IN_OUT, RILL_RELU_GRAD_IN_OUT_GRAD, 0, 0, 0);
 }
 rill_status *rill_cuda_tanh_grad_fp32(rill_kernel_ctx *ctx) {
-  return act_grad(ctx, RILL_CUDA_TANH, RILL_RELU_GRAD_IN_OUT, RILL_RELU_GRAD_IN_OUT_GRAD, 0);
+  return act_grad(ctx, RILL_CUDA_TANH, RILL_RELU_GRAD_IN_OUT, RILL_RELU_GRAD_IN_OUT_GRAD, 0, 0, 0);
 }
 rill_status *rill_cuda_relu6_grad_fp32(rill_kernel_ctx *ctx) {
   return act_grad(ctx, RILL_CUDA_RELU6, RILL_RELU6_GRAD_IN_OUT, RILL_RELU6_GRAD_IN_OUT_GRAD,
-                  (float)ctx->attrs[RILL_RELU6_GRAD_ATTR_THRESHOLD].v.f);
+                  (float)ctx->attrs[RILL_RELU6_GRAD_ATTR_THRESHOLD].v.f, 0, 0);
 }
 rill_status *rill_cuda_leaky_relu_grad_fp32(rill_kernel_ctx *ctx) {
   return act_grad(ctx, RILL_CUDA_LEAKY_RELU, RILL_LEAKY_RELU_GRAD_IN_X, RILL_LEAKY_RELU_GRAD_IN_OUT_GRAD,
-                  (float)ctx->attrs[RILL_LEAKY_RELU_GRAD_ATTR_ALPHA].v.f);
+                  (float)ctx->attrs[RILL_LEAKY_RELU_GRAD_ATTR_ALPHA].v.f, 0, 0);
 }
 rill_status *rill_cuda_exp_grad_fp32(rill_kernel_ctx *ctx) {
-  return act_grad(ctx, RILL_CUDA_EXP, RILL_EXP_GRAD_IN_OUT, RILL_EXP_GRAD_IN_OUT_GRAD, 0);
+  return act_grad(ctx, RILL_CUDA_EXP, RILL_EXP_GRAD_IN_OUT, RILL_EXP_GRAD_IN_OUT_GRAD, 0, 0, 0);
 }
 rill_status *rill_cuda_sqrt_grad_fp32(rill_kernel_ctx *ctx) {
-  return act_grad(ctx, RILL_CUDA_SQRT, RILL_SQRT_GRAD_IN_OUT, RILL_SQRT_GRAD_IN_OUT_GRAD, 0);
+  return act_grad(ctx, RILL_CUDA_SQRT, RILL_SQRT_GRAD_IN_OUT, RILL_SQRT_GRAD_IN_OUT_GRAD, 0, 0, 0);
 }
 rill_status *rill_cuda_square_grad_fp32(rill_kernel_ctx *ctx) {
-  return act_grad(ctx, RILL_CUDA_SQUARE, RILL_SQUARE_GRAD_IN_X, RILL_SQUARE_GRAD_IN_OUT_GRAD, 0);
+  return act_grad(ctx, RILL_CUDA_SQUARE, RILL_SQUARE_GRAD_IN_X, RILL_SQUARE_GRAD_IN_OUT_GRAD, 0, 0, 0);
+}
+rill_status *rill_cuda_hard_sigmoid_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_grad(ctx, RILL_CUDA_HARD_SIGMOID, RILL_HARD_SIGMOID_GRAD_IN_OUT, RILL_HARD_SIGMOID_GRAD_IN_OUT_GRAD,
+                  (float)ctx->attrs[RILL_HARD_SIGMOID_GRAD_ATTR_SLOPE].v.f, 0, 0);
+}
+rill_status *rill_cuda_hard_swish_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_grad(ctx, RILL_CUDA_HARD_SWISH, RILL_HARD_SWISH_GRAD_IN_X, RILL_HARD_SWISH_GRAD_IN_OUT_GRAD,
+                  (float)ctx->attrs[RILL_HARD_SWISH_GRAD_ATTR_THRESHOLD].v.f,
+                  (float)ctx->attrs[RILL_HARD_SWISH_GRAD_ATTR_SCALE].v.f,
+                  (float)ctx->attrs[RILL_HARD_SWISH_GRAD_ATTR_OFFSET].v.f);
+}
+rill_status *rill_cuda_swish_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_grad(ctx, RILL_CUDA_SWISH, RILL_SWISH_GRAD_IN_X, RILL_SWISH_GRAD_IN_OUT_GRAD,
+                  (float)ctx->attrs[RILL_SWISH_GRAD_ATTR_BETA].v.f, 0, 0);
+}
+rill_status *rill_cuda_silu_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_grad(ctx, RILL_CUDA_SILU, RILL_SILU_GRAD_IN_X, RILL_SILU_GRAD_IN_OUT_GRAD, 0, 0, 0);
+}
+rill_status *rill_cuda_gelu_grad_fp32(rill_kernel_ctx *ctx) {
+  int op = ctx->attrs[RILL_GELU_GRAD_ATTR_APPROXIMATE].v.b ? RILL_CUDA_GELU_TANH : RILL_CUDA_GELU_ERF;
+  return act_grad(ctx, op, RILL_GELU_GRAD_IN_X, RILL_GELU_GRAD_IN_OUT_GRAD, 0, 0, 0);
 }

@@ -250,10 +250,11 @@ cudaError_t rill_cuda_swce_grad_f32(const rill_cuda_swce *p, const float *loss_g
 
 /* ---- gradients (device/grad.cu) ---- */
 /* dx = X@GRAD of an activation from v and g = Out@GRAD; dx may be g. v is the forward's
- * Out for relu, sigmoid, tanh, relu6 (a: its threshold), exp and sqrt, and its X for
- * leaky_relu (a: alpha) and square. */
-cudaError_t rill_cuda_act_grad_f32(int op, const float *v, const float *g, float *dx, int64_t n, float a,
-                                   cudaStream_t s);
+ * Out for relu, sigmoid, tanh, relu6 (a: its threshold), exp, sqrt and hard_sigmoid (a:
+ * slope), and its X for leaky_relu (a: alpha), square, hard_swish (a, b, c: threshold,
+ * scale, offset), swish (a: beta), silu and gelu (both forms). */
+cudaError_t rill_cuda_act_grad_f32(int op, const float *v, const float *g, float *dx, int64_t n, float a, float b,
+                                   float c, cudaStream_t s);
 /* The gradient dz (zn elements) of X (for_y false) or Y of the binary op (RILL_CUDA_ADD,
  * _SUB, _MUL, _DIV, _DIV_FROM_OUT, _MAX or _MIN) planned by b, from g = Out@GRAD, each
  * element's contribution written as the CPU kernel writes it: element by element when

@@ -531,6 +531,12 @@ ACT_GRAD(sqrt_grad, "sqrt_grad", 0.05f, 4, 1e-6)
 
 X_ACT_GRAD(leaky_relu_grad, "leaky_relu_grad", leaky, 1e-7)
 X_ACT_GRAD(square_grad, "square_grad", NULL, 0)
+ACT_GRAD(hard_sigmoid_grad, "hard_sigmoid_grad", -0.5f, 1.5f, 1e-6)
+X_ACT_GRAD(hard_swish_grad, "hard_swish_grad", NULL, 1e-6)
+X_ACT_GRAD(swish_grad, "swish_grad", beta_half, 1e-5)
+X_ACT_GRAD(silu_grad, "silu_grad", NULL, 1e-5)
+X_ACT_GRAD(gelu_grad, "gelu_grad", NULL, 1e-5)
+X_ACT_GRAD(gelu_tanh_grad, "gelu_grad", approximate, 1e-5)
 
 Test(cuda_kernels, mul_grad_flattens_x) {
   op_case c = {"mul_grad",

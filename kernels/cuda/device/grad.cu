@@ -9,9 +9,9 @@ using namespace rill_cuda;
 
 namespace {
 
-// X@GRAD from v (the forward's Out, or X for leaky_relu and square), g = Out@GRAD and
-// the parameter a, each written as the CPU kernel writes it.
-__device__ inline float act_grad(int op, float v, float g, float a) {
+// X@GRAD from v (the forward's Out, or its X: launch.h says which), g = Out@GRAD and the
+// parameters a, b, c, each written as the CPU kernel writes it.
+__device__ inline float act_grad(int op, float v, float g, float a, float b, float c) {
   switch (op) {
   case RILL_CUDA_RELU: return v > 0.0f ? g : 0.0f;
   case RILL_CUDA_SIGMOID: return g * v * (1.0f - v);
@@ -20,12 +20,34 @@ __device__ inline float act_grad(int op, float v, float g, float a) {
   case RILL_CUDA_EXP: return g * v;
   case RILL_CUDA_SQRT: return 0.5f * g / v;
   case RILL_CUDA_SQUARE: return 2.0f * v * g;
+  case RILL_CUDA_HARD_SIGMOID: return (v > 0.0f && v < 1.0f ? a : 0.0f) * g;
+  case RILL_CUDA_HARD_SWISH: {
+    float t = v + c, q = (2.0f * v + c) / b;
+    return (t >= a ? 1.0f : (t > 0.0f ? q : 0.0f)) * g;
+  }
+  case RILL_CUDA_SWISH: {
+    float s = 1.0f / (1.0f + expf(-a * v)), o = v * s;
+    return g * (a * o + s * (1.0f - a * o));
+  }
+  case RILL_CUDA_SILU: {
+    float s = 1.0f / (1.0f + expf(-v));
+    return g * s * (1.0f + v * (1.0f - s));
+  }
+  case RILL_CUDA_GELU_ERF:
+    return g * (0.5f * (1.0f + erff(v * 0.70710678118654752440f)) +
+                v * 0.39894228040143267794f * expf(-0.5f * v * v));
+  case RILL_CUDA_GELU_TANH: {
+    const float k = 0.79788456080286535588f;
+    float t = tanhf(k * (v + 0.044715f * v * v * v));
+    return g * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * k * (1.0f + 0.134145f * v * v));
+  }
   default: return g * (1.0f - v * v);  // tanh
   }
 }
 
-__global__ void act_grad_map(int op, const float *v, const float *g, float *dx, int64_t n, float a) {
-  for (int64_t i = first_index(); i < n; i += grid_stride()) dx[i] = act_grad(op, v[i], g[i], a);
+__global__ void act_grad_map(int op, const float *v, const float *g, float *dx, int64_t n, float a, float b,
+                             float c) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) dx[i] = act_grad(op, v[i], g[i], a, b, c);
 }
 
 // d(out)/d(x) * g (for_y false) or d(out)/d(y) * g, a and b being x's and y's elements.
@@ -115,14 +137,16 @@ __global__ void softmax_grad_rows(const float *out, const float *g, float *dx, i
 }  // namespace
 
 extern "C" cudaError_t rill_cuda_act_grad_f32(int op, const float *v, const float *g, float *dx,
-                                              int64_t n, float a, cudaStream_t s) {
+                                              int64_t n, float a, float b, float c, cudaStream_t s) {
   switch (op) {
   case RILL_CUDA_RELU: case RILL_CUDA_SIGMOID: case RILL_CUDA_TANH: case RILL_CUDA_RELU6:
-  case RILL_CUDA_LEAKY_RELU: case RILL_CUDA_EXP: case RILL_CUDA_SQRT: case RILL_CUDA_SQUARE: break;
+  case RILL_CUDA_LEAKY_RELU: case RILL_CUDA_EXP: case RILL_CUDA_SQRT: case RILL_CUDA_SQUARE:
+  case RILL_CUDA_HARD_SIGMOID: case RILL_CUDA_HARD_SWISH: case RILL_CUDA_SWISH: case RILL_CUDA_SILU:
+  case RILL_CUDA_GELU_ERF: case RILL_CUDA_GELU_TANH: break;
   default: return cudaErrorInvalidValue;
   }
   if (n == 0) return cudaSuccess;
-  act_grad_map<<<blocks_for(n), kThreads, 0, s>>>(op, v, g, dx, n, a);
+  act_grad_map<<<blocks_for(n), kThreads, 0, s>>>(op, v, g, dx, n, a, b, c);
   return cudaGetLastError();
 }
 
