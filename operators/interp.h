@@ -152,6 +152,23 @@ static inline const char *interp_resolve(const rill_attr_value *attrs, bool v2, 
   return NULL;
 }
 
+/* A kernel's plan for input X: its dims, the attributes and the size inputs (on the
+ * host: RILL_SLOT_HOST_DATA). */
+static inline rill_status *interp_kernel_plan(rill_kernel_ctx *ctx, const rill_tensor *x, interp_plan *p) {
+  bool v2 = ctx->schema->attrs[INTERP_A_SCALE].type == RILL_ATTR_FLOATS;
+  size_t nsize = ctx->nin[INTERP_IN_SIZE_TENSOR];
+  const rill_tensor *sizes[3] = {0};
+  for (size_t i = 0; i < nsize && i < 3; i++) sizes[i] = rill_kin(ctx, INTERP_IN_SIZE_TENSOR, i);
+  const char *err = interp_resolve(ctx->attrs, v2, &x->dims, rill_kin(ctx, INTERP_IN_OUT_SIZE, 0) != NULL,
+                                   rill_kin(ctx, INTERP_IN_OUT_SIZE, 0), nsize, sizes,
+                                   rill_kin(ctx, INTERP_IN_SCALE, 0) != NULL,
+                                   rill_kin(ctx, INTERP_IN_SCALE, 0), true, p);
+  if (err)
+    return rill_kernel_error(ctx, "%s (input X (%s))", err,
+                             ctx->in_names && ctx->nin[INTERP_IN_X] ? ctx->in_names[INTERP_IN_X][0] : "?");
+  return NULL;
+}
+
 /* The output dims of a plan. */
 static inline rill_dims interp_out_dims(const interp_plan *p) {
   rill_dims d = {.n = p->nsp + 2};
@@ -164,6 +181,44 @@ static inline rill_dims interp_out_dims(const interp_plan *p) {
     for (int i = 0; i < p->nsp; i++) d.d[2 + i] = p->out[i];
   }
   return d;
+}
+
+/* Nearest source index of output index k along spatial dim i. */
+static inline int64_t interp_nearest_src(const interp_plan *p, int i, int64_t k) {
+  int64_t s = p->align_corners ? (int64_t)(int)(p->ratio[i] * (float)k + 0.5f)
+                               : (int64_t)(int)(p->ratio[i] * (float)k);
+  return s < p->in[i] ? s : p->in[i] - 1;
+}
+
+/* Bilinear source indices along spatial dim i: lo and hi, and the weight of hi (Paddle's
+ * BilinearInterpolation). */
+static inline void interp_bilinear_src(const interp_plan *p, int i, int64_t k, int64_t *lo, int64_t *hi,
+                                       float *w_hi) {
+  bool half = p->align_mode == 0 && !p->align_corners;
+  float r = p->ratio[i];
+  int64_t n = half ? (int64_t)(int)(r * (k + 0.5) - 0.5) : (int64_t)(int)(r * (float)k);
+  if (n < 0) n = 0;
+  if (n > p->in[i] - 1) n = p->in[i] - 1;
+  *lo = n;
+  *hi = n + 1 < p->in[i] - 1 ? n + 1 : p->in[i] - 1;
+  float src = (float)(r * (k + 0.5) - 0.5);
+  if (src < 0) src = 0;
+  *w_hi = half ? src - (float)n : r * (float)k - (float)n;
+}
+
+/* The sources of output index k along axis a of the three (d, h, w; a 4-D input's d has
+ * extent 1 and reads index 0): lo and hi, and the weight of hi (0 for nearest). */
+static inline void interp_axis_src(const interp_plan *p, int a, int64_t k, int64_t *lo, int64_t *hi, float *w_hi) {
+  int i = a - (3 - p->nsp);
+  if (i < 0) {
+    *lo = *hi = 0;
+    *w_hi = 0;
+  } else if (p->method == INTERP_NEAREST) {
+    *lo = *hi = interp_nearest_src(p, i, k);
+    *w_hi = 0;
+  } else {
+    interp_bilinear_src(p, i, k, lo, hi, w_hi);
+  }
 }
 
 #endif

@@ -4,7 +4,7 @@
 
 static const rill_slot_schema inputs[] = {
     {"X", 0, "input"},
-    {"ScaleTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    {"ScaleTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA,
      "one-element tensor overriding attribute scale"},
 };
 static const rill_slot_schema outputs[] = {{"Out", 0, "scaled X, same shape"}};

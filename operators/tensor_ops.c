@@ -7,14 +7,6 @@
 #include "framework/base/alloc.h"
 #include "operators/math_grad.h"
 
-bool rill_int_tensor_at(const rill_tensor *t, int64_t i, int64_t *out) {
-  if (!t || !rill_tensor_ptr(t) || i < 0 || i >= rill_tensor_numel(t)) return false;
-  if (t->dtype == RILL_DTYPE_INT32) *out = ((const int32_t *)rill_tensor_ptr(t))[i];
-  else if (t->dtype == RILL_DTYPE_INT64) *out = ((const int64_t *)rill_tensor_ptr(t))[i];
-  else return false;
-  return true;
-}
-
 int64_t rill_span_prod(const rill_dims *d, int b, int e) {
   int64_t p = 1;
   bool unknown = false;
@@ -344,88 +336,6 @@ bool rill_reshape_target(const rill_tensor *const *list, size_t nlist, const ril
   }
   for (size_t i = 0; i < attr->n; i++) out[i] = attr->list.ints[i];
   *n = attr->n;
-  return true;
-}
-
-bool rill_slice_bound_at(const rill_slice_bounds *b, size_t i, int64_t *v) {
-  if (b->tensor_present) return rill_int_tensor_at(b->tensor, (int64_t)i, v);
-  if (b->nlist > 0) return b->list && i < b->nlist && rill_int_tensor_at(b->list[i], 0, v);
-  if (i < b->attr->n) {
-    *v = b->attr->list.ints[i];
-    return true;
-  }
-  return false;
-}
-
-size_t rill_slice_bound_count(const rill_slice_bounds *b, size_t fallback) {
-  if (b->tensor_present) return b->tensor ? (size_t)rill_tensor_numel(b->tensor) : fallback;
-  if (b->nlist > 0) return b->nlist;
-  return b->attr->n;
-}
-
-bool rill_slice_plan_make(const rill_dims *in, const rill_attr_value *axes,
-                          const rill_slice_bounds *starts, const rill_slice_bounds *ends,
-                          const rill_attr_value *infer_flags, const rill_attr_value *decrease,
-                          bool runtime, rill_slice_plan *plan, char *err, size_t errlen) {
-  int r = in->n;
-  size_t na = axes->n;
-  for (int d = 0; d < r; d++) {
-    plan->start[d] = 0;
-    plan->len[d] = in->d[d];
-  }
-  size_t ns = rill_slice_bound_count(starts, na), ne = rill_slice_bound_count(ends, na);
-  if (ns != na || ne != na) {
-    snprintf(err, errlen, "%zu axes but %zu starts and %zu ends", na, ns, ne);
-    return false;
-  }
-  bool seen[RILL_MAX_DIMS] = {false};
-  for (size_t i = 0; i < na; i++) {
-    int ax;
-    if (!rill_norm_axis(axes->list.ints[i], r, &ax) || seen[ax]) {
-      snprintf(err, errlen, "axis %d is out of range for an input of rank %d, or repeated",
-               (int)axes->list.ints[i], r);
-      return false;
-    }
-    seen[ax] = true;
-    int64_t dim = in->d[ax], s, e;
-    bool flagged = !runtime && i < infer_flags->n && infer_flags->list.ints[i] == -1;
-    if (dim < 0 || flagged || !rill_slice_bound_at(starts, i, &s) || !rill_slice_bound_at(ends, i, &e)) {
-      if (runtime && dim >= 0) {
-        snprintf(err, errlen, "the start or end of axis %d is not an int32/int64 value", ax);
-        return false;
-      }
-      plan->len[ax] = -1;
-      continue;
-    }
-    if (s < 0) s += dim;
-    if (e < 0) e += dim;
-    s = s < 0 ? 0 : s > dim ? dim : s;
-    e = e < 0 ? 0 : e > dim ? dim : e;
-    plan->start[ax] = s;
-    plan->len[ax] = e > s ? e - s : 0;
-  }
-  bool drop[RILL_MAX_DIMS] = {false};
-  for (size_t i = 0; i < decrease->n; i++) {
-    int ax;
-    if (!rill_norm_axis(decrease->list.ints[i], r, &ax)) {
-      snprintf(err, errlen, "decrease_axis %d is out of range for an input of rank %d",
-               (int)decrease->list.ints[i], r);
-      return false;
-    }
-    if (plan->len[ax] >= 0 && plan->len[ax] != 1 && runtime) {
-      snprintf(err, errlen, "decrease_axis %d has extent %lld after slicing, not 1", ax,
-               (long long)plan->len[ax]);
-      return false;
-    }
-    drop[ax] = true;
-  }
-  plan->out.n = 0;
-  for (int d = 0; d < r; d++)
-    if (!drop[d]) plan->out.d[plan->out.n++] = plan->len[d];
-  if (plan->out.n == 0 && decrease->n > 0) {
-    plan->out.n = 1;
-    plan->out.d[0] = 1;
-  }
   return true;
 }
 

@@ -13,7 +13,13 @@
 #include "operators/op_util.h"
 
 /* Element i of an int32/int64 tensor; false when t is not an integer tensor holding it. */
-bool rill_int_tensor_at(const rill_tensor *t, int64_t i, int64_t *out);
+static inline bool rill_int_tensor_at(const rill_tensor *t, int64_t i, int64_t *out) {
+  if (!t || !rill_tensor_ptr(t) || i < 0 || i >= rill_tensor_numel(t)) return false;
+  if (t->dtype == RILL_DTYPE_INT32) *out = ((const int32_t *)rill_tensor_ptr(t))[i];
+  else if (t->dtype == RILL_DTYPE_INT64) *out = ((const int64_t *)rill_tensor_ptr(t))[i];
+  else return false;
+  return true;
+}
 
 /* Sets output (slot, 0) to Paddle's XShape: dims [0] + x dims, x's dtype, no LoD. An
  * absent XShape is left alone. */
@@ -101,13 +107,90 @@ rill_status *rill_batch_size_like_dims(rill_infer_ctx *ctx, size_t slot, const r
 
 /* Bound i: false when unknown (compile time or an unset tensor). The count: the tensor's
  * element count (fallback while its value is unknown), the list's length or the attr's. */
-bool rill_slice_bound_at(const rill_slice_bounds *b, size_t i, int64_t *v);
-size_t rill_slice_bound_count(const rill_slice_bounds *b, size_t fallback);
+static inline bool rill_slice_bound_at(const rill_slice_bounds *b, size_t i, int64_t *v) {
+  if (b->tensor_present) return rill_int_tensor_at(b->tensor, (int64_t)i, v);
+  if (b->nlist > 0) return b->list && i < b->nlist && rill_int_tensor_at(b->list[i], 0, v);
+  if (i < b->attr->n) {
+    *v = b->attr->list.ints[i];
+    return true;
+  }
+  return false;
+}
 
-bool rill_slice_plan_make(const rill_dims *in, const rill_attr_value *axes,
-                          const rill_slice_bounds *starts, const rill_slice_bounds *ends,
-                          const rill_attr_value *infer_flags, const rill_attr_value *decrease,
-                          bool runtime, rill_slice_plan *plan, char *err, size_t errlen);
+static inline size_t rill_slice_bound_count(const rill_slice_bounds *b, size_t fallback) {
+  if (b->tensor_present) return b->tensor ? (size_t)rill_tensor_numel(b->tensor) : fallback;
+  if (b->nlist > 0) return b->nlist;
+  return b->attr->n;
+}
+
+/* The plan of a slice of `in` (inference at compile time, and the kernels of every place:
+ * inline so that a backend module has its own copy). */
+static inline bool rill_slice_plan_make(const rill_dims *in, const rill_attr_value *axes,
+                                        const rill_slice_bounds *starts, const rill_slice_bounds *ends,
+                                        const rill_attr_value *infer_flags, const rill_attr_value *decrease,
+                                        bool runtime, rill_slice_plan *plan, char *err, size_t errlen) {
+  int r = in->n;
+  size_t na = axes->n;
+  for (int d = 0; d < r; d++) {
+    plan->start[d] = 0;
+    plan->len[d] = in->d[d];
+  }
+  size_t ns = rill_slice_bound_count(starts, na), ne = rill_slice_bound_count(ends, na);
+  if (ns != na || ne != na) {
+    snprintf(err, errlen, "%zu axes but %zu starts and %zu ends", na, ns, ne);
+    return false;
+  }
+  bool seen[RILL_MAX_DIMS] = {false};
+  for (size_t i = 0; i < na; i++) {
+    int ax;
+    if (!rill_norm_axis(axes->list.ints[i], r, &ax) || seen[ax]) {
+      snprintf(err, errlen, "axis %d is out of range for an input of rank %d, or repeated",
+               (int)axes->list.ints[i], r);
+      return false;
+    }
+    seen[ax] = true;
+    int64_t dim = in->d[ax], s, e;
+    bool flagged = !runtime && i < infer_flags->n && infer_flags->list.ints[i] == -1;
+    if (dim < 0 || flagged || !rill_slice_bound_at(starts, i, &s) || !rill_slice_bound_at(ends, i, &e)) {
+      if (runtime && dim >= 0) {
+        snprintf(err, errlen, "the start or end of axis %d is not an int32/int64 value", ax);
+        return false;
+      }
+      plan->len[ax] = -1;
+      continue;
+    }
+    if (s < 0) s += dim;
+    if (e < 0) e += dim;
+    s = s < 0 ? 0 : s > dim ? dim : s;
+    e = e < 0 ? 0 : e > dim ? dim : e;
+    plan->start[ax] = s;
+    plan->len[ax] = e > s ? e - s : 0;
+  }
+  bool drop[RILL_MAX_DIMS] = {false};
+  for (size_t i = 0; i < decrease->n; i++) {
+    int ax;
+    if (!rill_norm_axis(decrease->list.ints[i], r, &ax)) {
+      snprintf(err, errlen, "decrease_axis %d is out of range for an input of rank %d",
+               (int)decrease->list.ints[i], r);
+      return false;
+    }
+    if (plan->len[ax] >= 0 && plan->len[ax] != 1 && runtime) {
+      snprintf(err, errlen, "decrease_axis %d has extent %lld after slicing, not 1", ax,
+               (long long)plan->len[ax]);
+      return false;
+    }
+    drop[ax] = true;
+  }
+  plan->out.n = 0;
+  for (int d = 0; d < r; d++)
+    if (!drop[d]) plan->out.d[plan->out.n++] = plan->len[d];
+  if (plan->out.n == 0 && decrease->n > 0) {
+    plan->out.n = 1;
+    plan->out.d[0] = 1;
+  }
+  return true;
+}
+
 
 /* The gradient of a slice (slice_grad, strided_slice_grad): checks that Out@GRAD (input
  * dout_slot) holds as many elements as the slice `slice` and gives output 0 the dims of
@@ -193,8 +276,30 @@ static inline bool rill_transpose_perm(const rill_attr_value *axis, int r, int *
 }
 
 /* arg_max's output dims (and the normalized axis). */
-bool rill_arg_max_dims(const rill_dims *x, int64_t axis, bool keepdims, bool flatten,
-                       rill_dims *out, int *axis_out, char *err, size_t errlen);
+static inline bool rill_arg_max_dims(const rill_dims *x, int64_t axis, bool keepdims, bool flatten,
+                                     rill_dims *out, int *axis_out, char *err, size_t errlen) {
+  if (flatten) {
+    out->n = 1;
+    out->d[0] = 1;
+    *axis_out = 0;
+    return true;
+  }
+  int a;
+  if (!rill_norm_axis(axis, x->n, &a)) {
+    snprintf(err, errlen, "axis %lld is out of range for rank %d", (long long)axis, (int)x->n);
+    return false;
+  }
+  *axis_out = a;
+  out->n = 0;
+  for (int i = 0; i < x->n; i++) {
+    if (i == a) {
+      if (keepdims) out->d[out->n++] = 1;
+    } else {
+      out->d[out->n++] = x->d[i];
+    }
+  }
+  return true;
+}
 
 /* A one-element float32/64 or int32/64 tensor's value (l exact for the integers). */
 bool rill_scalar_at(const rill_tensor *t, double *d, int64_t *l);

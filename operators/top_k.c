@@ -10,7 +10,7 @@ enum { OUT_OUT, OUT_INDICES };
 
 static const rill_slot_schema inputs[] = {
     [IN_X] = {"X", 0, "input; top k along the last dim"},
-    [IN_K] = {"K", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    [IN_K] = {"K", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA,
               "one-element int32/int64 tensor overriding k"},
 };
 static const rill_slot_schema outputs[] = {
@@ -204,31 +204,6 @@ static const rill_attr_schema am_attrs[] = {
 };
 
 /* Output dims of arg_max; false with a message on a bad axis. */
-bool rill_arg_max_dims(const rill_dims *x, int64_t axis, bool keepdims, bool flatten,
-                       rill_dims *out, int *axis_out, char *err, size_t errlen) {
-  if (flatten) {
-    out->n = 1;
-    out->d[0] = 1;
-    *axis_out = 0;
-    return true;
-  }
-  int a;
-  if (!rill_norm_axis(axis, x->n, &a)) {
-    snprintf(err, errlen, "axis %lld is out of range for rank %d", (long long)axis, (int)x->n);
-    return false;
-  }
-  *axis_out = a;
-  out->n = 0;
-  for (int i = 0; i < x->n; i++) {
-    if (i == a) {
-      if (keepdims) out->d[out->n++] = 1;
-    } else {
-      out->d[out->n++] = x->d[i];
-    }
-  }
-  return true;
-}
-
 static rill_status *arg_max_infer(rill_infer_ctx *ctx) {
   const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
   rill_tensor_meta *out = rill_infer_out(ctx, 0, 0);

@@ -103,8 +103,8 @@ UNARY_GRAD(log, "X@GRAD = dOut / X (reads X).")
 
 static const rill_slot_schema clip_inputs[] = {
     {"X", 0, "input"},
-    {"Min", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD, "one-element tensor overriding attr min"},
-    {"Max", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD, "one-element tensor overriding attr max"},
+    {"Min", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA, "one-element tensor overriding attr min"},
+    {"Max", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA, "one-element tensor overriding attr max"},
 };
 static const rill_attr_schema clip_attrs[] = {
     {"min", RILL_ATTR_FLOAT, RILL_ATTR_REQUIRED, RILL_DEF_FLOAT(0), "lower bound"},
@@ -171,8 +171,8 @@ const rill_op_schema rill_schema_clip = {
 
 static const rill_slot_schema clip_grad_inputs[] = {
     {"X", 0, "forward input"},
-    {"Min", RILL_SLOT_DISPENSABLE, "forward Min"},
-    {"Max", RILL_SLOT_DISPENSABLE, "forward Max"},
+    {"Min", RILL_SLOT_DISPENSABLE | RILL_SLOT_HOST_DATA, "forward Min"},
+    {"Max", RILL_SLOT_DISPENSABLE | RILL_SLOT_HOST_DATA, "forward Max"},
     {"Out@GRAD", 0, "gradient of Out"},
 };
 

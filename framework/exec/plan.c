@@ -176,7 +176,10 @@ static rill_status *layout_op(rill_plan *p, name_table *names, const rill_progra
       plan_var *v = &p->vars[id];
       nm[k] = v->name;
       p->in_id[*in_at] = (uint32_t)id;
-      p->in_any_place[*in_at] = (s->inputs[si].flags & (RILL_SLOT_ANY_PLACE | RILL_SLOT_DECL_ONLY)) != 0;
+      unsigned f = s->inputs[si].flags;
+      p->in_stage[*in_at] = f & (RILL_SLOT_ANY_PLACE | RILL_SLOT_DECL_ONLY) ? STAGE_NONE
+                            : f & RILL_SLOT_HOST_DATA                      ? STAGE_ON_HOST
+                                                                           : STAGE_AT_OP;
       if (v->first_read == INT32_MAX) v->first_read = op->index;
       if (v->first_write > op->index && v->required_by < 0 &&
           !(s->inputs[si].flags & (RILL_SLOT_DISPENSABLE | RILL_SLOT_DECL_ONLY))) {
@@ -377,13 +380,14 @@ static rill_status *choose_homes(rill_plan *p) {
   for (size_t i = 0; i < p->nops; i++) {
     const plan_op *op = &p->ops[i];
     for (uint32_t k = op->in_begin; k < op->in_end; k++) {
-      if (p->in_any_place[k]) continue; /* reads no elements: any place serves */
+      if (p->in_stage[k] == STAGE_NONE) continue; /* reads no elements: any place serves */
+      rill_place at = p->in_stage[k] == STAGE_ON_HOST ? (rill_place){RILL_HOST_DEVICE, 0} : op->place;
       uint32_t v = p->in_id[k];
       plan_var *pv = &p->vars[v];
       if (state[v] == NO_READER) {
         state[v] = ONE_PLACE;
-        pv->home = op->place;
-      } else if (state[v] == ONE_PLACE && !same_place(pv->home, op->place)) {
+        pv->home = at;
+      } else if (state[v] == ONE_PLACE && !same_place(pv->home, at)) {
         state[v] = MIXED;
       }
     }
@@ -413,7 +417,7 @@ static rill_status *choose_homes(rill_plan *p) {
     }
     for (uint32_t k = op->out_begin; k < op->out_end; k++) read_next[p->out_id[k]] = 0;
     for (uint32_t k = op->in_begin; k < op->in_end; k++)
-      if (!p->in_any_place[k]) read_next[p->in_id[k]] = 1;
+      if (p->in_stage[k] != STAGE_NONE) read_next[p->in_id[k]] = 1;
   }
   /* Feeds arrive on the host. */
   for (size_t v = 0; v < p->nvars; v++)
@@ -497,10 +501,10 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog, int32
   p->out_id = rill_arena_alloc(&p->mem, nout + 1, sizeof *p->out_id);
   p->out_meta = rill_arena_alloc(&p->mem, nout + 1, sizeof *p->out_meta);
   p->out_alias = rill_arena_alloc(&p->mem, nout + 1, sizeof *p->out_alias);
-  p->in_any_place = rill_arena_alloc(&p->mem, nin + 1, sizeof *p->in_any_place);
+  p->in_stage = rill_arena_alloc(&p->mem, nin + 1, sizeof *p->in_stage);
   if ((st = rill_strmap_reserve(&names, maxvars))) goto fail;
   if (!p->ops || !p->vars || !p->in_var || !p->in_id || !p->in_meta || !p->in_tensor ||
-      !p->out_var || !p->out_id || !p->out_meta || !p->out_alias || !p->in_any_place) {
+      !p->out_var || !p->out_id || !p->out_meta || !p->out_alias || !p->in_stage) {
     st = rill_oom();
     goto fail;
   }

@@ -78,6 +78,13 @@ typedef struct plan_op {
   rill_kernel_ctx kctx;
 } plan_op;
 
+/* Where a run puts an op's input before the kernel, by its slot's flags. */
+typedef enum plan_stage {
+  STAGE_AT_OP,   /* on the op's place */
+  STAGE_NONE,    /* nowhere: RILL_SLOT_ANY_PLACE or DECL_ONLY, the elements are not read */
+  STAGE_ON_HOST, /* on the host: RILL_SLOT_HOST_DATA */
+} plan_stage;
+
 typedef struct plan_feed {
   uint32_t var;  /* fed variable, or the feed list */
   int32_t col;   /* -1: direct */
@@ -112,7 +119,7 @@ struct rill_plan {
   rill_tensor_meta *in_meta, *out_meta;
   const rill_tensor **in_tensor;
   bool *out_alias;
-  bool *in_any_place; /* the input's slot is RILL_SLOT_ANY_PLACE or DECL_ONLY: never staged */
+  uint8_t *in_stage; /* per input, where a run stages it (plan_stage) */
   bool *out_move; /* the output is moved to its variable's home after the op (plan_var) */
   size_t nin, nout;
 

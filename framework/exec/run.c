@@ -361,16 +361,25 @@ static void unstage_inputs(rill_plan *p, staged_input *staged, uint32_t n) {
   rill_free(staged);
 }
 
-/* An input that must be copied to `place` for the op: its data is elsewhere, and its slot
- * reads elements (not RILL_SLOT_ANY_PLACE). */
+static const rill_place HOST_PLACE = {RILL_HOST_DEVICE, 0};
+
+/* Where input k of an op staged on `place` goes: there, or the host for a
+ * RILL_SLOT_HOST_DATA slot. */
+static rill_place stage_place(const rill_plan *p, uint32_t k, rill_place place) {
+  return p->in_stage[k] == STAGE_ON_HOST ? HOST_PLACE : place;
+}
+
+/* An input that must be copied for the op: its slot reads elements (not
+ * RILL_SLOT_ANY_PLACE) and its data is elsewhere than stage_place. */
 static bool needs_staging(const rill_plan *p, uint32_t k, rill_place place) {
-  return !p->in_any_place[k] && var_elsewhere(p->in_var[k], place);
+  return p->in_stage[k] != STAGE_NONE && var_elsewhere(p->in_var[k], stage_place(p, k, place));
 }
 
 /* Copies every input of op with data elsewhere than `place` (a dense tensor, selected
  * rows, a tensor array) there, from `mem` (NULL: the host's), through the two
  * backends' copy functions, and points the op's input at the copy. Inputs of
- * RILL_SLOT_ANY_PLACE slots stay where they are. */
+ * RILL_SLOT_ANY_PLACE slots stay where they are; those of RILL_SLOT_HOST_DATA slots go
+ * to the host. */
 static rill_status *stage_inputs(rill_plan *p, plan_op *op, rill_place place, const rill_device_memory *mem,
                                  staged_input **out, uint32_t *nout) {
   uint32_t n = 0;
@@ -387,10 +396,12 @@ static rill_status *stage_inputs(rill_plan *p, plan_op *op, rill_place place, co
     s->orig = p->in_var[k];
     rill_variable_init(&s->copy);
     const char *name = p->vars[p->in_id[k]].name;
-    if ((st = copy_var_recorded(p, op->index, name, &s->copy, s->orig, place, mem))) {
+    rill_place at = stage_place(p, k, place);
+    if ((st = copy_var_recorded(p, op->index, name, &s->copy, s->orig, at,
+                                p->in_stage[k] == STAGE_ON_HOST ? NULL : mem))) {
       char to[RILL_PLACE_STR_MAX];
       st = rill_status_wrap(st, "copying input %s '%s' to %s", rill_var_kind_name(s->orig->kind), name,
-                            rill_place_str(place, to, sizeof to));
+                            rill_place_str(at, to, sizeof to));
       break;
     }
     p->in_var[k] = &s->copy;
@@ -492,7 +503,7 @@ static rill_status *run_op(rill_plan *p, plan_op *op) {
   bool on_host = op->place.device == RILL_HOST_DEVICE;
   uint32_t nstaged = 0;
   staged_input *staged = NULL;
-  RILL_TRY(stage_inputs(p, op, (rill_place){RILL_HOST_DEVICE, 0}, NULL, &staged, &nstaged));
+  RILL_TRY(stage_inputs(p, op, HOST_PLACE, NULL, &staged, &nstaged));
   rill_status *st = infer_outputs(p, op);
   if (!st && on_host) st = call_kernel(p, op, true);
   unstage_inputs(p, staged, nstaged);

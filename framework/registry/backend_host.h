@@ -49,6 +49,11 @@ typedef struct rill_backend_host {
                                   const rill_device_memory *mem);
   void (*lod_clear)(rill_lod *lod);
   const char *(*var_kind_name)(rill_var_kind kind);
+  /* For kernels that copy any kind of variable (assign): */
+  rill_status *(*lod_copy)(rill_lod *dst, const rill_lod *src);
+  rill_tensor_array *(*variable_array)(rill_variable *v);
+  rill_status *(*tensor_array_resize)(rill_tensor_array *a, size_t n);
+  void (*tensor_clear)(rill_tensor *t);
 } rill_backend_host;
 
 typedef rill_status *(*rill_backend_open_fn)(const rill_backend_host *host,

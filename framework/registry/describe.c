@@ -46,7 +46,8 @@ static void slot_flags(sbuf *b, unsigned f) {
                {RILL_SLOT_NO_GRAD, "no gradient"},
                {RILL_SLOT_INTERMEDIATE, "intermediate"},
                {RILL_SLOT_DECL_ONLY, "declaration only"},
-               {RILL_SLOT_ANY_PLACE, "any place"}};
+               {RILL_SLOT_ANY_PLACE, "any place"},
+               {RILL_SLOT_HOST_DATA, "read on the host"}};
   bool any = false;
   for (size_t i = 0; i < RILL_COUNTOF(names); i++)
     if (f & names[i].bit) {

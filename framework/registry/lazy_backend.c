@@ -44,6 +44,10 @@ static const rill_backend_host host_table = {
     .tensor_alloc_on = rill_tensor_alloc_on,
     .lod_clear = rill_lod_clear,
     .var_kind_name = rill_var_kind_name,
+    .lod_copy = rill_lod_copy,
+    .variable_array = rill_variable_array,
+    .tensor_array_resize = rill_tensor_array_resize,
+    .tensor_clear = rill_tensor_clear,
 };
 
 /* One load attempt per device kind; its outcome is kept. */

@@ -26,6 +26,12 @@
  * the variable lives. So a view op without a device kernel runs on the host over a device
  * tensor's metadata, and its output shares the device buffer. */
 #define RILL_SLOT_ANY_PLACE 64u
+/* An input whose elements the kernel reads on the host wherever the op runs: a few
+ * numbers that size or place the work (slice's bounds, an interpolation's output size).
+ * A run copies it to the host, not to the op's place, and its reads count as the
+ * host's when choosing where the variable lives; so bounds a host op made never travel
+ * to a device op and back. */
+#define RILL_SLOT_HOST_DATA 128u
 
 typedef struct rill_slot_schema {
   const char *name;

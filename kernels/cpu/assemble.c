@@ -136,7 +136,7 @@ static rill_status *multiplex_check(rill_kernel_ctx *ctx, size_t xslot, size_t i
                              rill_kin_name(ctx, ids_slot, 0),
                              (long long)rill_tensor_numel(*ids), (long long)*rows);
   for (int64_t r = 0; r < *rows; r++) {
-    int64_t v;
+    int64_t v = -1; /* shown when the element is not an int */
     if (!rill_int_tensor_at(*ids, r, &v) || v < 0 || v >= (int64_t)k)
       return rill_kernel_error(ctx, "input Ids (%s) row %lld names input %lld; there are %zu",
                                rill_kin_name(ctx, ids_slot, 0), (long long)r, (long long)v, k);
@@ -153,7 +153,7 @@ rill_status *rill_cpu_multiplex(rill_kernel_ctx *ctx) {
   RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &x0->dims));
   size_t row_bytes = (size_t)width * rill_dtype_size(x0->dtype);
   for (int64_t r = 0; r < rows; r++) {
-    int64_t v;
+    int64_t v = 0; /* multiplex_check read every row */
     rill_int_tensor_at(ids, r, &v);
     const char *src = rill_tensor_ptr(rill_kin(ctx, 1, (size_t)v));
     memcpy((char *)rill_tensor_ptr(out) + (size_t)r * row_bytes, src + (size_t)r * row_bytes,
@@ -179,7 +179,7 @@ rill_status *rill_cpu_multiplex_grad(rill_kernel_ctx *ctx) {
     char *dp = rill_tensor_ptr(dx);
     memset(dp, 0, rill_tensor_nbytes(dx));
     for (int64_t r = 0; r < rows; r++) {
-      int64_t v;
+      int64_t v = -1;
       rill_int_tensor_at(ids, r, &v);
       if (v == (int64_t)k)
         memcpy(dp + (size_t)r * row_bytes, (const char *)rill_tensor_ptr(g) + (size_t)r * row_bytes,

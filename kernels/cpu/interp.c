@@ -10,49 +10,13 @@
 #include "kernels/cpu/kernels.h"
 #include "operators/interp.h"
 
-/* The plan of the op for input X (its dims, the attributes and the size inputs). */
-static rill_status *interp_plan_of(rill_kernel_ctx *ctx, const rill_tensor *x, interp_plan *p) {
-  bool v2 = ctx->schema->attrs[INTERP_A_SCALE].type == RILL_ATTR_FLOATS;
-  size_t nsize = ctx->nin[INTERP_IN_SIZE_TENSOR];
-  const rill_tensor *sizes[3] = {0};
-  for (size_t i = 0; i < nsize && i < 3; i++) sizes[i] = rill_kin(ctx, INTERP_IN_SIZE_TENSOR, i);
-  const char *err = interp_resolve(ctx->attrs, v2, &x->dims, rill_kin(ctx, INTERP_IN_OUT_SIZE, 0) != NULL,
-                                   rill_kin(ctx, INTERP_IN_OUT_SIZE, 0), nsize, sizes,
-                                   rill_kin(ctx, INTERP_IN_SCALE, 0) != NULL,
-                                   rill_kin(ctx, INTERP_IN_SCALE, 0), true, p);
-  if (err) return rill_kernel_error(ctx, "%s (input X (%s))", err, rill_kin_name(ctx, 0, 0));
-  return NULL;
-}
-
 static rill_status *interp_plan_get(rill_kernel_ctx *ctx, rill_dtype dt, rill_tensor **x,
                                     rill_tensor **out, interp_plan *p) {
   RILL_TRY(rill_kin_need(ctx, INTERP_IN_X, 0, dt, x));
   RILL_TRY(rill_kout_need(ctx, 0, 0, dt, out));
-  RILL_TRY(interp_plan_of(ctx, *x, p));
+  RILL_TRY(interp_kernel_plan(ctx, *x, p));
   rill_dims od = interp_out_dims(p);
   return rill_kout_check_dims(ctx, 0, 0, *out, &od);
-}
-
-/* Nearest source index of output index k. */
-static int64_t nearest_src(const interp_plan *p, int i, int64_t k) {
-  int64_t s = p->align_corners ? (int64_t)(int)(p->ratio[i] * (float)k + 0.5f)
-                               : (int64_t)(int)(p->ratio[i] * (float)k);
-  return s < p->in[i] ? s : p->in[i] - 1;
-}
-
-/* Bilinear source rows: lo/hi indices and the weight of hi (Paddle's BilinearInterpolation). */
-static void bilinear_src(const interp_plan *p, int i, int64_t k, int64_t *lo, int64_t *hi,
-                         float *w_hi) {
-  bool half = p->align_mode == 0 && !p->align_corners;
-  float r = p->ratio[i];
-  int64_t n = half ? (int64_t)(int)(r * (k + 0.5) - 0.5) : (int64_t)(int)(r * (float)k);
-  if (n < 0) n = 0;
-  if (n > p->in[i] - 1) n = p->in[i] - 1;
-  *lo = n;
-  *hi = n + 1 < p->in[i] - 1 ? n + 1 : p->in[i] - 1;
-  float src = (float)(r * (k + 0.5) - 0.5);
-  if (src < 0) src = 0;
-  *w_hi = half ? src - (float)n : r * (float)k - (float)n;
 }
 
 /* Source tables of a plan, per output index along d, h, w (leading dims of a 4-D input
@@ -87,17 +51,7 @@ static rill_status *interp_tables_make(const interp_plan *p, interp_tables *t) {
     t->w[a] = t->wbuf + at;
   }
   for (int a = 0; a < 3; a++)
-    for (int64_t k = 0; k < t->outd[a]; k++) {
-      if (a < off) {
-        t->lo[a][k] = t->hi[a][k] = 0;
-        t->w[a][k] = 0;
-      } else if (p->method == INTERP_NEAREST) {
-        t->lo[a][k] = t->hi[a][k] = nearest_src(p, a - off, k);
-        t->w[a][k] = 0;
-      } else {
-        bilinear_src(p, a - off, k, &t->lo[a][k], &t->hi[a][k], &t->w[a][k]);
-      }
-    }
+    for (int64_t k = 0; k < t->outd[a]; k++) interp_axis_src(p, a, k, &t->lo[a][k], &t->hi[a][k], &t->w[a][k]);
   return NULL;
 }
 
@@ -226,7 +180,7 @@ INTERP(double, RILL_DTYPE_FP64, trilinear_f64, rill_cpu_interp_fp64)
     RILL_TRY(rill_kin_need(ctx, INTERP_IN_DOUT, 0, DT, &dout));                       \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &dx));                                          \
     RILL_TRY(rill_kout_check_dims(ctx, 0, 0, dx, &x->dims));                               \
-    RILL_TRY(interp_plan_of(ctx, x, &p));                                                  \
+    RILL_TRY(interp_kernel_plan(ctx, x, &p));                                                  \
     rill_dims gd = interp_out_dims(&p);                                                    \
     RILL_TRY(rill_kin_check_dims(ctx, INTERP_IN_DOUT, dout, &gd));                         \
     T *gx = rill_tensor_ptr(dx);                                                           \

@@ -113,3 +113,63 @@ rill_status *rill_cuda_gelu_grad_fp32(rill_kernel_ctx *ctx) {
   int op = ctx->attrs[RILL_GELU_GRAD_ATTR_APPROXIMATE].v.b ? RILL_CUDA_GELU_TANH : RILL_CUDA_GELU_ERF;
   return act_grad(ctx, op, RILL_GELU_GRAD_IN_X, RILL_GELU_GRAD_IN_OUT_GRAD, 0, 0, 0);
 }
+
+/* clip's bounds: the Min and Max tensors (on the host, RILL_SLOT_HOST_DATA) when given,
+ * else the attributes; checked as the CPU checks them. */
+_Static_assert(RILL_SAME_POS(RILL_CLIP_GRAD_IN_MIN, RILL_CLIP_IN_MIN) &&
+                   RILL_SAME_POS(RILL_CLIP_GRAD_IN_MAX, RILL_CLIP_IN_MAX) &&
+                   RILL_SAME_POS(RILL_CLIP_GRAD_ATTR_MIN, RILL_CLIP_ATTR_MIN) &&
+                   RILL_SAME_POS(RILL_CLIP_GRAD_ATTR_MAX, RILL_CLIP_ATTR_MAX),
+               "clip and clip_grad read their bounds at the same positions");
+static rill_status *clip_bounds(rill_kernel_ctx *ctx, float *lo, float *hi) {
+  *lo = (float)ctx->attrs[RILL_CLIP_ATTR_MIN].v.f;
+  *hi = (float)ctx->attrs[RILL_CLIP_ATTR_MAX].v.f;
+  for (size_t s = RILL_CLIP_IN_MIN; s <= RILL_CLIP_IN_MAX; s++) {
+    rill_tensor *b = rill_kin(ctx, s, 0);
+    if (!b) continue;
+    RILL_TRY(rill_kin_need(ctx, s, 0, RILL_DTYPE_FP32, &b));
+    if (rill_tensor_numel(b) != 1)
+      return rill_kernel_error(ctx, "input %s (%s) must hold one element", ctx->schema->inputs[s].name,
+                               rill_kin_name(ctx, s, 0));
+    *(s == RILL_CLIP_IN_MIN ? lo : hi) = *(const float *)rill_tensor_ptr(b);
+  }
+  if (!(*lo <= *hi)) return rill_kernel_error(ctx, "min (%g) must not exceed max (%g)", (double)*lo, (double)*hi);
+  return NULL;
+}
+
+/* A selected-rows X (a sparse gradient) is merged first, as the CPU kernel does: Out
+ * holds each row once with the sum of its values, clipped. */
+rill_status *rill_cuda_clip_fp32(rill_kernel_ctx *ctx) {
+  float lo, hi;
+  RILL_TRY(clip_bounds(ctx, &lo, &hi));
+  rill_variable *xv = ctx->nin[RILL_CLIP_IN_X] ? ctx->in[RILL_CLIP_IN_X][0] : NULL;
+  if (!xv || xv->kind != RILL_VARKIND_SELECTED_ROWS) return unary(ctx, RILL_CUDA_CLIP, lo, hi, 0);
+  const rill_selected_rows *x = &xv->u.rows;
+  const char *xn = rill_kin_name(ctx, RILL_CLIP_IN_X, 0), *on = rill_kout_name(ctx, RILL_CLIP_OUT_OUT, 0);
+  if (!rill_tensor_is_set(&x->value) || x->value.dtype != RILL_DTYPE_FP32)
+    return rill_kernel_error(ctx, "input X (%s) holds selected rows without float32 values", xn);
+  if (x->value.dims.n < 1 || x->value.dims.d[0] != (int64_t)x->nrows)
+    return rill_kernel_error(ctx, "input X (%s): %zu rows but a value of %lld elements in %d dimensions", xn,
+                             x->nrows, (long long)rill_tensor_numel(&x->value), x->value.dims.n);
+  rill_variable *ov = ctx->nout[RILL_CLIP_OUT_OUT] ? ctx->out[RILL_CLIP_OUT_OUT][0] : NULL;
+  if (!ov) return rill_kernel_error(ctx, "output Out is missing");
+  if (ov == xv) return rill_kernel_error(ctx, "output Out (%s) is the input X: merging is not in place", on);
+  if (ov->kind == RILL_VARKIND_TENSOR) rill_variable_clear(ov); /* an unset dense Out becomes selected rows */
+  rill_selected_rows *out = rill_variable_selected_rows(ov);
+  if (!out)
+    return rill_kernel_error(ctx, "output Out (%s) holds a %s, input X selected rows", on, rill_var_kind_name(ov->kind));
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, &x->value, &d));
+  RILL_TRY(rill_cuda_rows_merge(ctx, d, x, out));
+  float *v = rill_tensor_ptr(&out->value);
+  return rill_cuda_kernel_check(
+      ctx, rill_cuda_unary_f32(RILL_CUDA_CLIP, v, v, rill_tensor_numel(&out->value), lo, hi, 0, d->stream),
+      "clip launch");
+}
+
+rill_status *rill_cuda_clip_grad_fp32(rill_kernel_ctx *ctx) {
+  float lo, hi;
+  if (!rill_kout(ctx, 0, 0)) return NULL; /* X@GRAD not wanted */
+  RILL_TRY(clip_bounds(ctx, &lo, &hi));
+  return act_grad(ctx, RILL_CUDA_CLIP, RILL_CLIP_GRAD_IN_X, RILL_CLIP_GRAD_IN_OUT_GRAD, lo, hi, 0);
+}

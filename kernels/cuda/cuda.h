@@ -16,6 +16,9 @@
 
 /* The host library's table, set once by rill_cuda_backend_open. */
 extern const rill_backend_host *rill_cuda_host;
+/* The backend's own table (backend.c): its device memory is what kernels allocate
+ * outputs they size themselves from. */
+extern const rill_backend rill_cuda_backend;
 
 /* ---- the caching allocator (runtime.c) ----
  * Device blocks are rounded up to a size class and, when freed, kept on their class's
@@ -145,6 +148,20 @@ rill_status *rill_cuda_grad_rows_check(rill_kernel_ctx *ctx, size_t slot, const 
  * the caller): zero in the rows it lacks, and its rows merged as the CPU merges them. */
 rill_status *rill_cuda_grad_rows_densify(rill_kernel_ctx *ctx, rill_cuda_dev *d, size_t slot,
                                          const rill_selected_rows *sr, const rill_tensor *param, float **dense);
+
+/* ---- strided walks (strided.c) ---- */
+
+/* Appends a dim of `extent` elements `stride` apart (on the walk's strided side) to p,
+ * inside the dims it has: merged into the last one when the two make one run, and left
+ * out when its extent is 1. False when p would need more than RILL_CUDA_BCAST_DIMS dims. */
+bool rill_cuda_walk_add(rill_cuda_perm *p, int64_t extent, int64_t stride);
+/* Row-major element strides of dims. */
+void rill_cuda_strides(const rill_dims *dims, int64_t *strides);
+
+/* out := float32 selected rows `in` (input 0, X) merged as the CPU merges them: each row
+ * once, ascending, with the sum of its values in their order. */
+rill_status *rill_cuda_rows_merge(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_selected_rows *in,
+                                  rill_selected_rows *out);
 
 /* Frees a device's cache of convolution algorithms (conv2d.c). */
 void rill_cuda_conv_algos_free(struct rill_cuda_conv_algos *c);

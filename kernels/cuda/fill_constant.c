@@ -1,7 +1,9 @@
 /* fill_constant and fill_constant_batch_size_like CUDA kernels, bool, int32, int64,
  * float32 and float64: the value read as the CPU kernels read it (operators/fill_value.h;
- * a ValueTensor on the device is read back, one element), written by one fill (a memset
- * for zeros). */
+ * a ValueTensor is on the host, RILL_SLOT_HOST_DATA), written by one fill (a memset for
+ * zeros). */
+#include <string.h>
+
 #include "kernels/cuda/cuda.h"
 #include "operators/fill_value.h"
 
@@ -39,9 +41,7 @@ rill_status *rill_cuda_fill_constant_kernel(rill_kernel_ctx *ctx) {
     if (rill_tensor_numel(vt) < 1 || !rill_tensor_ptr(vt) || es > sizeof first)
       return rill_kernel_error(ctx, "input ValueTensor (%s) holds no value",
                                rill_kin_name(ctx, RILL_FILL_CONSTANT_IN_VALUE_TENSOR, 0));
-    cudaError_t e = cudaMemcpyAsync(&first, rill_tensor_ptr(vt), es, cudaMemcpyDefault, d->stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(d->stream);
-    RILL_TRY(rill_cuda_kernel_check(ctx, e, "reading ValueTensor"));
+    memcpy(&first, rill_tensor_ptr(vt), es);
   }
   rill_fill_value v;
   const char *str = ctx->attrs[RILL_FILL_CONSTANT_ATTR_STR_VALUE].v.s;

@@ -10,7 +10,6 @@
 #include "kernels/cuda/cuda.h"
 
 const rill_backend_host *rill_cuda_host;
-extern const rill_backend rill_cuda_backend;
 
 __attribute__((visibility("default"))) rill_status *rill_cuda_backend_open(const rill_backend_host *host,
                                                                            const rill_backend **out);
@@ -77,3 +76,9 @@ rill_status *rill_tensor_alloc_on(rill_tensor *t, rill_dtype dtype, const rill_d
 }
 void rill_lod_clear(rill_lod *lod) { rill_cuda_host->lod_clear(lod); }
 const char *rill_var_kind_name(rill_var_kind kind) { return rill_cuda_host->var_kind_name(kind); }
+rill_status *rill_lod_copy(rill_lod *dst, const rill_lod *src) { return rill_cuda_host->lod_copy(dst, src); }
+rill_tensor_array *rill_variable_array(rill_variable *v) { return rill_cuda_host->variable_array(v); }
+rill_status *rill_tensor_array_resize(rill_tensor_array *a, size_t n) {
+  return rill_cuda_host->tensor_array_resize(a, n);
+}
+void rill_tensor_clear(rill_tensor *t) { rill_cuda_host->tensor_clear(t); }

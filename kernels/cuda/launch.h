@@ -55,18 +55,22 @@ enum rill_cuda_unary_op {
   RILL_CUDA_SILU,         /* x / (1 + exp(-x)) */
   RILL_CUDA_GELU_ERF,     /* x Phi(x) */
   RILL_CUDA_GELU_TANH,    /* 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) */
+  RILL_CUDA_CLIP,         /* x < a ? a : x > b ? b : x (NaN kept) */
 };
 cudaError_t rill_cuda_unary_f32(int op, const float *x, float *out, int64_t n, float a, float b, float c,
                                 cudaStream_t s);
 
-/* A permutation of a tensor's dims: the output's dims, and per output dim the stride
- * (in elements) of the source dim it takes. */
+/* A strided walk: a packed side of dims out_dims, and per dim the stride (in elements)
+ * on the other side. A permutation of a tensor's dims, a box of a tensor (slice, from
+ * the box's first element), or a broadcast (stride 0 where a dim repeats). */
 typedef struct rill_cuda_perm {
   int n;
   int64_t out_dims[RILL_CUDA_BCAST_DIMS], src_strides[RILL_CUDA_BCAST_DIMS];
   int64_t numel;
+  bool scatter; /* the strides are dst's and src is packed (slice's gradient) */
 } rill_cuda_perm;
-/* dst := src with its dims permuted (elements of esize bytes: 1, 2, 4 or 8). */
+/* Gathers the walk into packed dst (scatter: from packed src into the walk over dst);
+ * elements of esize bytes: 1, 2, 4 or 8. */
 cudaError_t rill_cuda_permute(const void *src, void *dst, const rill_cuda_perm *p, size_t esize, cudaStream_t s);
 /* Every element of out (n elements of esize bytes: 1, 4 or 8) := the low esize bytes
  * of bits (a memset when they are all zero). */
@@ -123,6 +127,23 @@ cudaError_t rill_cuda_top_k_f32(const float *x, float *out, int64_t *idx, int64_
  * label is among their k indices, correct[0] their count, total[0] = n. */
 cudaError_t rill_cuda_accuracy(const int64_t *idx, const void *label, bool label_i64, int64_t n, int64_t k,
                                float *acc, int32_t *correct, int32_t *total, cudaStream_t s);
+/* arg_max (or, with `min`, arg_min) along the middle dim of x [outer, n, inner] of dtype
+ * (float32, float64, int32 or int64): the first position of the largest (smallest), a
+ * NaN ranking above (below) every number, as int64 or int32 (out_i64). */
+cudaError_t rill_cuda_arg_max(const void *x, int dtype, bool min, int64_t outer, int64_t n, int64_t inner, void *out,
+                              bool out_i64, cudaStream_t s);
+/* ---- interpolation (device/interp.cu) ---- */
+/* nearest or bilinear interpolation of x [n, c, d, h, w] (channel_last: [n, d, h, w,
+ * c]) to [.., od, oh, ow], from per-axis tables made on the host as the CPU kernel makes
+ * them (operators/interp.h): for output index k along axis a, its source indices lo and
+ * hi and the weight of hi (bilinear only, along h and w). `tables` is the device copy of
+ * lo[d] lo[h] lo[w] hi[d] hi[h] hi[w] (int64), then the float weights w[d] w[h] w[w]. */
+typedef struct rill_cuda_interp {
+  int64_t n, c, d, h, w, od, oh, ow;
+  bool bilinear, channel_last;
+  const int64_t *tables;
+} rill_cuda_interp;
+cudaError_t rill_cuda_interp_f32(const float *x, float *out, const rill_cuda_interp *p, cudaStream_t s);
 /* Softmax of each row of a rows x cols matrix. */
 cudaError_t rill_cuda_softmax_f32(const float *x, float *out, int64_t rows, int64_t cols,
                                   cudaStream_t s);

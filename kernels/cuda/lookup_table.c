@@ -10,8 +10,6 @@
 #include "framework/base/alloc.h"
 #include "kernels/cuda/cuda.h"
 
-extern const rill_backend rill_cuda_backend;
-
 _Static_assert(RILL_SAME_POS(RILL_LOOKUP_TABLE_V2_IN_IDS, RILL_LOOKUP_TABLE_IN_IDS) &&
                    RILL_SAME_POS(RILL_LOOKUP_TABLE_V2_ATTR_PADDING_IDX, RILL_LOOKUP_TABLE_ATTR_PADDING_IDX) &&
                    RILL_SAME_POS(RILL_LOOKUP_TABLE_GRAD_IN_IDS, RILL_LOOKUP_TABLE_IN_IDS) &&

@@ -152,3 +152,55 @@ rill_status *rill_cuda_grad_rows_densify(rill_kernel_ctx *ctx, rill_cuda_dev *d,
   *dense = g;
   return NULL;
 }
+
+/* Position of v in the ascending, distinct rows[0..n). */
+static int64_t rank_of(const int64_t *rows, int64_t n, int64_t v) {
+  int64_t lo = 0, hi = n - 1;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (rows[mid] < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static int by_value(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+rill_status *rill_cuda_rows_merge(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_selected_rows *in,
+                                  rill_selected_rows *out) {
+  int64_t n = (int64_t)in->nrows, width = 1;
+  for (int k = 1; k < in->value.dims.n; k++) width *= in->value.dims.d[k];
+  if (in->value.dtype != RILL_DTYPE_FP32)
+    return rill_kernel_error(ctx, "input X (%s) holds %s rows; merging takes float32", rill_kin_name(ctx, 0, 0),
+                             rill_dtype_name(in->value.dtype));
+  if (n && rill_tensor_numel(&in->value) != n * width)
+    return rill_kernel_error(ctx, "input X (%s): %lld rows but %lld values", rill_kin_name(ctx, 0, 0), (long long)n,
+                             (long long)rill_tensor_numel(&in->value));
+  int64_t *rows = rill_malloc((size_t)(n ? n : 1) * 2 * sizeof *rows);
+  if (!rows) return rill_oom();
+  int64_t *rank = rows + n, m = 0;
+  if (n) memcpy(rows, in->rows, (size_t)n * sizeof *rows);
+  qsort(rows, (size_t)n, sizeof *rows, by_value);
+  for (int64_t i = 0; i < n; i++)
+    if (m == 0 || rows[m - 1] != rows[i]) rows[m++] = rows[i];
+  for (int64_t i = 0; i < n; i++) rank[i] = rank_of(rows, m, in->rows[i]);
+  rill_status *st = rill_selected_rows_set_rows(out, rows, (size_t)m);
+  rill_dims vd = in->value.dims;
+  if (vd.n == 0) vd = (rill_dims){.n = 1, .d = {0}};
+  vd.d[0] = m;
+  if (!st) st = rill_tensor_alloc_on(&out->value, RILL_DTYPE_FP32, &vd, (rill_place){RILL_DEVICE_CUDA, d->id},
+                                     &rill_cuda_backend.memory);
+  rill_cuda_groups g = {0};
+  if (!st) st = rill_cuda_groups_make(ctx, d, rank, n, NULL, &g);
+  rill_free(rows);
+  if (st) return rill_cuda_kernel_status(ctx, st);
+  out->height = in->height;
+  rill_lod_clear(&out->value.lod);
+  cudaError_t e = rill_cuda_sum_groups_f32(rill_tensor_ptr(&in->value), g.dev, g.ngroups, width, NULL,
+                                           rill_tensor_ptr(&out->value), d->stream);
+  rill_cuda_groups_free(d, &g);
+  return rill_cuda_kernel_check(ctx, e, "merging rows");
+}

@@ -1,27 +1,17 @@
-/* top_k (float32) and accuracy CUDA kernels: the metrics of a classifier's step, so that
- * its scores stay on the device. top_k orders as the CPU kernel does (descending, ties
- * by lower position, NaN first); a K tensor is read back from the device (one value). */
+/* top_k (float32), accuracy and arg_max / arg_min CUDA kernels: the metrics of a
+ * classifier's step, so that its scores stay on the device. top_k orders as the CPU
+ * kernel does (descending, ties by lower position, NaN first); a K tensor is on the host
+ * (RILL_SLOT_HOST_DATA). */
 #include "kernels/cuda/cuda.h"
+#include "operators/tensor_ops.h"
 
-/* k from the attribute, or from input K (int32 or int64, on the device), checked
- * against the last dim n as the CPU checks it. */
-static rill_status *top_k_value(rill_kernel_ctx *ctx, rill_cuda_dev *d, int64_t n, int64_t *k) {
+/* k from the attribute, or from input K (int32 or int64), checked against the last dim
+ * n as the CPU checks it. */
+static rill_status *top_k_value(rill_kernel_ctx *ctx, int64_t n, int64_t *k) {
   *k = ctx->attrs[RILL_TOP_K_ATTR_K].v.i;
   rill_tensor *kt = rill_kin(ctx, RILL_TOP_K_IN_K, 0);
-  if (kt) {
-    if (!rill_tensor_ptr(kt) || rill_tensor_numel(kt) < 1 ||
-        (kt->dtype != RILL_DTYPE_INT32 && kt->dtype != RILL_DTYPE_INT64))
-      return rill_kernel_error(ctx, "input K (%s) must hold one int32/int64 value",
-                               rill_kin_name(ctx, RILL_TOP_K_IN_K, 0));
-    int64_t v64 = 0;
-    int32_t v32 = 0;
-    bool wide = kt->dtype == RILL_DTYPE_INT64;
-    cudaError_t e = cudaMemcpyAsync(wide ? (void *)&v64 : (void *)&v32, rill_tensor_ptr(kt), wide ? 8 : 4,
-                                    cudaMemcpyDefault, d->stream);
-    if (e == cudaSuccess) e = cudaStreamSynchronize(d->stream);
-    RILL_TRY(rill_cuda_kernel_check(ctx, e, "reading K"));
-    *k = wide ? v64 : v32;
-  }
+  if (kt && !rill_int_tensor_at(kt, 0, k))
+    return rill_kernel_error(ctx, "input K (%s) must hold one int32/int64 value", rill_kin_name(ctx, RILL_TOP_K_IN_K, 0));
   if (*k < 1 || *k > n)
     return rill_kernel_error(ctx, "k = %lld is not in [1, %lld] (the last dim of input X (%s))", (long long)*k,
                              (long long)n, rill_kin_name(ctx, RILL_TOP_K_IN_X, 0));
@@ -38,7 +28,7 @@ rill_status *rill_cuda_top_k_fp32(rill_kernel_ctx *ctx) {
   rill_cuda_dev *d = NULL;
   RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
   int64_t n = x->dims.d[x->dims.n - 1], k;
-  RILL_TRY(top_k_value(ctx, d, n, &k));
+  RILL_TRY(top_k_value(ctx, n, &k));
   rill_dims want = x->dims;
   want.d[want.n - 1] = k;
   RILL_TRY(rill_kout_check_dims(ctx, RILL_TOP_K_OUT_OUT, 0, out, &want));
@@ -78,3 +68,45 @@ rill_status *rill_cuda_accuracy_kernel(rill_kernel_ctx *ctx) {
                                                    rill_tensor_ptr(correct), rill_tensor_ptr(total), d->stream),
                                 "accuracy launch");
 }
+
+/* arg_max / arg_min of float32, float64, int32 or int64 X along `axis` (or all of X with
+ * flatten), as int64 or int32 (attribute dtype), positions as the CPU kernel picks them. */
+static rill_status *arg_max(rill_kernel_ctx *ctx, bool min) {
+  _Static_assert(RILL_SAME_POS(RILL_ARG_MIN_ATTR_DTYPE, RILL_ARG_MAX_ATTR_DTYPE) &&
+                     RILL_SAME_POS(RILL_ARG_MIN_ATTR_AXIS, RILL_ARG_MAX_ATTR_AXIS) &&
+                     RILL_SAME_POS(RILL_ARG_MIN_ATTR_KEEPDIMS, RILL_ARG_MAX_ATTR_KEEPDIMS) &&
+                     RILL_SAME_POS(RILL_ARG_MIN_ATTR_FLATTEN, RILL_ARG_MAX_ATTR_FLATTEN),
+                 "arg_max and arg_min read their attributes at the same positions");
+  rill_tensor *x = rill_kin(ctx, RILL_ARG_MAX_IN_X, 0), *out = NULL;
+  if (!x || !rill_tensor_is_set(x))
+    return rill_kernel_error(ctx, "input X (%s) holds no data", rill_kin_name(ctx, RILL_ARG_MAX_IN_X, 0));
+  bool i64 = ctx->attrs[RILL_ARG_MAX_ATTR_DTYPE].v.i != RILL_DTYPE_INT32;
+  RILL_TRY(rill_kout_need(ctx, RILL_ARG_MAX_OUT_OUT, 0, i64 ? RILL_DTYPE_INT64 : RILL_DTYPE_INT32, &out));
+  rill_dims od;
+  int axis;
+  char err[128];
+  bool flatten = ctx->attrs[RILL_ARG_MAX_ATTR_FLATTEN].v.b;
+  if (!rill_arg_max_dims(&x->dims, ctx->attrs[RILL_ARG_MAX_ATTR_AXIS].v.l, ctx->attrs[RILL_ARG_MAX_ATTR_KEEPDIMS].v.b,
+                         flatten, &od, &axis, err, sizeof err))
+    return rill_kernel_error(ctx, "input X (%s): %s", rill_kin_name(ctx, RILL_ARG_MAX_IN_X, 0), err);
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_ARG_MAX_OUT_OUT, 0, out, &od));
+  int64_t outer = 1, n = rill_tensor_numel(x), inner = 1;
+  if (!flatten) {
+    outer = rill_dims_prod(&x->dims, 0, axis);
+    n = x->dims.d[axis];
+    inner = rill_dims_prod(&x->dims, axis + 1, x->dims.n);
+  }
+  if (n == 0 && outer * inner > 0)
+    return rill_kernel_error(ctx, "input X (%s) is empty along the axis", rill_kin_name(ctx, RILL_ARG_MAX_IN_X, 0));
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
+  cudaError_t e = rill_cuda_arg_max(rill_tensor_ptr(x), x->dtype, min, outer, n, inner, rill_tensor_ptr(out), i64,
+                                    d->stream);
+  if (e == cudaErrorInvalidValue)
+    return rill_kernel_error(ctx, "input X (%s) is %s; the CUDA kernel takes float32, float64, int32 or int64",
+                             rill_kin_name(ctx, RILL_ARG_MAX_IN_X, 0), rill_dtype_name(x->dtype));
+  return rill_cuda_kernel_check(ctx, e, "arg_max launch");
+}
+
+rill_status *rill_cuda_arg_max_kernel(rill_kernel_ctx *ctx) { return arg_max(ctx, false); }
+rill_status *rill_cuda_arg_min_kernel(rill_kernel_ctx *ctx) { return arg_max(ctx, true); }

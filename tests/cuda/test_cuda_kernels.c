@@ -14,7 +14,7 @@ REPORT_GPU_SKIPS("cuda_kernels")
 typedef struct arg {
   const char *slot, *var;
   int ndim;
-  int64_t dims[4];
+  int64_t dims[5];
   float lo, hi; /* inputs: uniform in [lo, hi] */
   rill_dtype dtype; /* 0 (bool) is not used here: 0 means float32 */
 } arg;
@@ -1229,5 +1229,192 @@ Test(cuda_kernels, fill_constant_batch_size_like_int64) {
   op_case c = {"fill_constant_batch_size_like", {IN("Input", "x", -1, 1, 5, 3)}, {OUT("Out", "out", 5, 4)},
                fill_like_batch, 0};
   c.out[0].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}
+
+/* ---- slice, expand_v2, assign ---- */
+
+static void slice_two_axes(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "axes", (const int32_t[]){1, 2}, 2));
+  OK(rill_op_builder_attr_ints(b, "starts", (const int32_t[]){1, -5}, 2));
+  OK(rill_op_builder_attr_ints(b, "ends", (const int32_t[]){6, 100}, 2));
+}
+static void slice_row_dropped(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "axes", (const int32_t[]){0}, 1));
+  OK(rill_op_builder_attr_ints(b, "starts", (const int32_t[]){2}, 1));
+  OK(rill_op_builder_attr_ints(b, "ends", (const int32_t[]){3}, 1));
+  OK(rill_op_builder_attr_ints(b, "decrease_axis", (const int32_t[]){0}, 1));
+}
+static void slice_axis1(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "axes", (const int32_t[]){1}, 1));
+  OK(rill_op_builder_attr_ints(b, "infer_flags", (const int32_t[]){-1}, 1));
+}
+
+/* Two axes with a negative start and an end past the extent; an int64 row taken and its
+ * axis dropped; bounds from a StartsTensorList (int32) and an EndsTensor (int64), read on
+ * the host. */
+Test(cuda_kernels, slice_two_axes_clamped) {
+  op_case c = {"slice", {IN("Input", "x", -1, 1, 4, 7, 9)}, {OUT("Out", "out", 4, 5, 5)}, slice_two_axes, 0};
+  compare(&c);
+}
+
+Test(cuda_kernels, slice_int64_row_with_decrease_axis) {
+  op_case c = {"slice", {IN("Input", "x", -1000, 1000, 5, 6)}, {OUT("Out", "out", 6)}, slice_row_dropped, 0};
+  c.in[0].dtype = c.out[0].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}
+
+Test(cuda_kernels, slice_bounds_from_tensors) {
+  op_case c = {"slice",
+               {IN("Input", "x", -1, 1, 3, 8, 5), IN("StartsTensorList", "s0", 2, 2, 1), IN("EndsTensor", "e", 6, 6, 1)},
+               {OUT("Out", "out", 3, 4, 5)},
+               slice_axis1,
+               0};
+  c.in[1].dtype = RILL_DTYPE_INT32;
+  c.in[2].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}
+
+Test(cuda_kernels, slice_grad_two_axes) {
+  op_case c = {"slice_grad", {IN("Input", "x", 0, 0, 4, 7, 9), IN("Out@GRAD", "dout", -1, 1, 4, 5, 5)},
+               {OUT("Input@GRAD", "dx", 4, 7, 9)}, slice_two_axes, 0};
+  compare(&c);
+}
+
+static void expand_to_4d(rill_op_builder *b) { OK(rill_op_builder_attr_ints(b, "shape", (const int32_t[]){2, -1, 4, 5}, 4)); }
+
+/* X [3, 1, 5] broadcast to [2, 3, 4, 5] (a new leading dim, a repeated middle one), in
+ * float32 and int64. */
+Test(cuda_kernels, expand_v2_new_and_repeated_dims) {
+  op_case c = {"expand_v2", {IN("X", "x", -1, 1, 3, 1, 5)}, {OUT("Out", "out", 2, 3, 4, 5)}, expand_to_4d, 0};
+  compare(&c);
+  c.in[0].dtype = c.out[0].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}
+
+Test(cuda_kernels, assign_copies) {
+  op_case c = {"assign", {IN("X", "x", -1, 1, 7, 13)}, {OUT("Out", "out", 7, 13)}, NULL, 0};
+  compare(&c);
+}
+
+/* ---- clip ---- */
+
+static void clip_bounds(rill_op_builder *b) {
+  OK(rill_op_builder_attr_float(b, "min", -1.0f));
+  OK(rill_op_builder_attr_float(b, "max", 2.0f));
+}
+
+/* The attributes' bounds, then Min and Max tensors (read on the host) overriding them;
+ * the gradient passes where X is strictly inside. */
+Test(cuda_kernels, clip_attrs_and_tensors) {
+  op_case c = {"clip", {IN("X", "x", -3, 3, 5, 3, 67)}, {OUT("Out", "out", 5, 3, 67)}, clip_bounds, 0};
+  compare(&c);
+  op_case t = {"clip", {IN("X", "x", -3, 3, 5, 3, 67), IN("Min", "lo", -0.5f, -0.5f, 1), IN("Max", "hi", 0.25f, 0.25f, 1)},
+               {OUT("Out", "out", 5, 3, 67)}, clip_bounds, 0};
+  compare(&t);
+}
+
+Test(cuda_kernels, clip_grad) {
+  op_case c = {"clip_grad", {IN("X", "x", -3, 3, 9, 31), IN("Out@GRAD", "dout", -1, 1, 9, 31)},
+               {OUT("X@GRAD", "dx", 9, 31)}, clip_bounds, 0};
+  compare(&c);
+}
+
+/* ---- arg_max, arg_min ---- */
+
+static void am_axis1(rill_op_builder *b) { OK(rill_op_builder_attr_long(b, "axis", 1)); }
+static void am_last_keep_i32(rill_op_builder *b) {
+  OK(rill_op_builder_attr_long(b, "axis", -1));
+  OK(rill_op_builder_attr_bool(b, "keepdims", true));
+  OK(rill_op_builder_attr_int(b, "dtype", RILL_DTYPE_INT32));
+}
+static void am_flatten(rill_op_builder *b) {
+  OK(rill_op_builder_attr_long(b, "axis", 0));
+  OK(rill_op_builder_attr_bool(b, "flatten", true));
+}
+
+/* Along a middle dim; along the last with keepdims and int32 positions over int64 values
+ * full of ties (the first wins); and over everything (flatten). */
+Test(cuda_kernels, arg_max_middle_axis) {
+  op_case c = {"arg_max", {IN("X", "x", -1, 1, 5, 17, 3)}, {OUT("Out", "out", 5, 3)}, am_axis1, 0};
+  c.out[0].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}
+
+Test(cuda_kernels, arg_min_ties_keep_the_first) {
+  op_case c = {"arg_min", {IN("X", "x", 0, 3, 6, 40)}, {OUT("Out", "out", 6, 1)}, am_last_keep_i32, 0};
+  c.in[0].dtype = RILL_DTYPE_INT64;
+  c.out[0].dtype = RILL_DTYPE_INT32;
+  compare(&c);
+}
+
+Test(cuda_kernels, arg_max_flatten) {
+  op_case c = {"arg_max", {IN("X", "x", -1, 1, 7, 9, 11)}, {OUT("Out", "out", 1)}, am_flatten, 0};
+  c.out[0].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}
+
+/* ---- interpolation ---- */
+
+static void nearest_v2_scale2(rill_op_builder *b) {
+  OK(rill_op_builder_attr_string(b, "interp_method", "nearest"));
+  OK(rill_op_builder_attr_floats(b, "scale", (const float[]){2.0f, 2.0f}, 2));
+}
+static void bilinear_v2_half_pixel(rill_op_builder *b) {
+  OK(rill_op_builder_attr_string(b, "interp_method", "bilinear"));
+  OK(rill_op_builder_attr_int(b, "out_h", 9));
+  OK(rill_op_builder_attr_int(b, "out_w", 13));
+  OK(rill_op_builder_attr_bool(b, "align_corners", false));
+  OK(rill_op_builder_attr_int(b, "align_mode", 0));
+}
+static void bilinear_nhwc_corners(rill_op_builder *b) {
+  OK(rill_op_builder_attr_string(b, "interp_method", "bilinear"));
+  OK(rill_op_builder_attr_string(b, "data_layout", "NHWC"));
+  OK(rill_op_builder_attr_int(b, "out_h", 11));
+  OK(rill_op_builder_attr_int(b, "out_w", 4));
+  OK(rill_op_builder_attr_bool(b, "align_corners", true));
+}
+static void nearest_v1(rill_op_builder *b) {
+  OK(rill_op_builder_attr_string(b, "interp_method", "nearest"));
+  OK(rill_op_builder_attr_bool(b, "align_corners", false));
+}
+static void nearest_5d(rill_op_builder *b) {
+  OK(rill_op_builder_attr_string(b, "interp_method", "nearest"));
+  OK(rill_op_builder_attr_string(b, "data_layout", "NCDHW"));
+  OK(rill_op_builder_attr_int(b, "out_d", 5));
+  OK(rill_op_builder_attr_int(b, "out_h", 3));
+  OK(rill_op_builder_attr_int(b, "out_w", 7));
+}
+
+/* Upsampling by a scale, half-pixel bilinear to odd sizes, align_corners in NHWC, an
+ * OutSize tensor (read on the host) overriding the attributes, and a 5-D nearest. */
+Test(cuda_kernels, nearest_interp_v2_scale_2) {
+  op_case c = {"nearest_interp_v2", {IN("X", "x", -1, 1, 2, 3, 5, 7)}, {OUT("Out", "out", 2, 3, 10, 14)},
+               nearest_v2_scale2, 0};
+  compare(&c);
+}
+
+Test(cuda_kernels, bilinear_interp_v2_half_pixel) {
+  op_case c = {"bilinear_interp_v2", {IN("X", "x", -1, 1, 2, 3, 5, 7)}, {OUT("Out", "out", 2, 3, 9, 13)},
+               bilinear_v2_half_pixel, 1e-6};
+  compare(&c);
+}
+
+Test(cuda_kernels, bilinear_interp_nhwc_align_corners) {
+  op_case c = {"bilinear_interp", {IN("X", "x", -1, 1, 2, 6, 9, 3)}, {OUT("Out", "out", 2, 11, 4, 3)},
+               bilinear_nhwc_corners, 1e-6};
+  compare(&c);
+}
+
+Test(cuda_kernels, nearest_interp_out_size_tensor) {
+  op_case c = {"nearest_interp", {IN("X", "x", -1, 1, 1, 4, 5, 5), IN("OutSize", "size", 8, 8, 2)},
+               {OUT("Out", "out", 1, 4, 8, 8)}, nearest_v1, 0};
+  c.in[1].dtype = RILL_DTYPE_INT32;
+  compare(&c);
+}
+
+Test(cuda_kernels, nearest_interp_v2_5d) {
+  op_case c = {"nearest_interp_v2", {IN("X", "x", -1, 1, 2, 2, 3, 4, 5)}, {OUT("Out", "out", 2, 2, 5, 3, 7)},
+               nearest_5d, 0};
   compare(&c);
 }

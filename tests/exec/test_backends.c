@@ -18,6 +18,7 @@
 #include "framework/data/scope.h"
 #include "framework/registry/registry.h"
 #include "operators/op_index.h"
+#include "operators/op_util.h"
 #include "rill.h"
 #include "support/plugin_infer.h"
 
@@ -1032,5 +1033,93 @@ Test(backends, inference_that_reads_data_reads_it_on_the_host) {
   /* Each run: s back to the host for the inference (the device keeps its own). */
   cr_assert_eq(atomic_load(&to_host), 2 + 2, "s for the inference and z for the fetch, per run");
   cr_assert_eq(atomic_load(&frees), atomic_load(&allocs));
+  rill_program_destroy(p);
+}
+
+/* An op whose Bounds input is RILL_SLOT_HOST_DATA (a few numbers its kernel reads on the
+ * host, as slice's bounds): Out = X * Bounds[0] on the fake device. The kernel fails
+ * unless X is on the device and Bounds on the host. */
+static rill_status *fake_bounds_reader(rill_kernel_ctx *ctx) {
+  const rill_tensor *x = rill_kin(ctx, 0, 0), *bounds = rill_kin(ctx, 1, 0);
+  rill_tensor *out = rill_kout(ctx, 0, 0);
+  RILL_TRY(on_fake(ctx, x, "X"));
+  RILL_TRY(on_fake(ctx, out, "Out"));
+  if (!bounds || !bounds->buf || rill_tensor_place(bounds).device != RILL_HOST_DEVICE || is_fake(rill_tensor_ptr(bounds)))
+    return rill_kernel_error(ctx, "Bounds is not on the host");
+  float k = ((const float *)rill_tensor_ptr(bounds))[0];
+  const float *a = rill_tensor_ptr(x);
+  float *o = rill_tensor_ptr(out);
+  for (int64_t i = 0; i < rill_tensor_numel(x); i++) o[i] = a[i] * k;
+  atomic_fetch_add(&kernel_calls, 1);
+  return NULL;
+}
+
+static rill_status *like_x_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
+  if (!x->known) rill_meta_unknown(ctx->out[0]);
+  else rill_meta_set(ctx->out[0], x->dtype, &x->dims, x->lod_level, 0, 0);
+  return NULL;
+}
+
+static void register_bounds_reader(void) {
+  static const rill_slot_schema in[] = {{"X", 0, ""}, {"Bounds", RILL_SLOT_HOST_DATA, ""}}, out[] = {{"Out", 0, ""}};
+  static const rill_op_schema op = {.type = "test_bounds_reader", .inputs = in, .ninputs = 2, .outputs = out,
+                                    .noutputs = 1, .infer = like_x_infer, .kernel_dtype_slot = 0,
+                                    .dtype_attr = -1};
+  static const rill_kernel_def k = {"test_bounds_reader", FAKE_DEVICE, RILL_KERNEL_ANY_DTYPE, fake_bounds_reader};
+  const rill_op_schema *ops[] = {&op};
+  if (!rill_schema_find("test_bounds_reader")) OK(rill_registry_add_batch(ops, 1, &k, 1));
+}
+
+/* z = reader(y on the device, b): b made by a host op (bounds_on_device false) or by a
+ * device op; returns z. */
+static void bounds_program(rill_program **out, bool bounds_on_device) {
+  OK(rill_registry_add_backend(&fake_backend));
+  register_bounds_reader();
+  rill_program *p;
+  OK(rill_program_create(&p));
+  var(p, "x");
+  var(p, "y");
+  var(p, "b");
+  var(p, "z");
+  scale_op(p, "x", "b", 0.0f, 2.0f, bounds_on_device ? NULL : "cpu"); /* b = {2, 2, 2, 2} */
+  scale_op(p, "x", "y", 1.0f, 1.0f, NULL);                             /* y = x + 1, on the device */
+  rill_op_builder *b;
+  const char *y = "y", *bn = "b", *z = "z";
+  OK(rill_op_builder_create("test_bounds_reader", &b));
+  OK(rill_op_builder_input(b, "X", &y, 1));
+  OK(rill_op_builder_input(b, "Bounds", &bn, 1));
+  OK(rill_op_builder_output(b, "Out", &z, 1));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  *out = p;
+}
+
+/* Bounds a host op made stay on the host: x goes to the device once and z comes back,
+ * and nothing else moves (before the flag, b went to the device as well). */
+Test(backends, host_data_made_on_the_host_is_never_copied) {
+  rill_program *p;
+  bounds_program(&p, false);
+  for (int sched = 0; sched < 2; sched++) {
+    atomic_store(&from_host, 0);
+    atomic_store(&to_host, 0);
+    float got[4];
+    OK(run(p, (rill_place){FAKE_DEVICE, 0}, sched ? RILL_SCHEDULE_PARALLEL : RILL_SCHEDULE_SEQUENTIAL, "z", got));
+    for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 2.0f * (float)(i + 2), 0.0f);
+    expect_copies(1, 1);
+  }
+  rill_program_destroy(p);
+}
+
+/* Bounds a device op made move to the host once, where their reader reads them. */
+Test(backends, host_data_made_on_the_device_moves_to_the_host_once) {
+  rill_program *p;
+  bounds_program(&p, true);
+  atomic_store(&from_host, 0);
+  atomic_store(&to_host, 0);
+  float got[4];
+  OK(run(p, (rill_place){FAKE_DEVICE, 0}, RILL_SCHEDULE_SEQUENTIAL, "z", got));
+  for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 2.0f * (float)(i + 2), 0.0f);
+  expect_copies(1, 2); /* x to the device; b to the host, z for the fetch */
   rill_program_destroy(p);
 }

@@ -24,7 +24,7 @@ Test(describe, mul_lists_slots_attrs_kernels_and_gradient) {
 Test(describe, flags_and_dispensable_slots) {
   char *s = NULL;
   cr_assert_null(rill_op_describe("fill_constant", &s));
-  has(s, "ShapeTensorList [duplicable, dispensable, no gradient]");
+  has(s, "ShapeTensorList [duplicable, dispensable, no gradient, read on the host]");
   has(s, "str_value: STRING = \"\"");
   has(s, "place_type: INT = -1 [extra]");
   has(s, "flags: infers from data"); /* its shape tensors' values */

@@ -61,6 +61,7 @@ __device__ inline float unary(int op, float x, float a, float b, float c) {
   case RILL_CUDA_GELU_ERF: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
   case RILL_CUDA_GELU_TANH:
     return 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
+  case RILL_CUDA_CLIP: return x < a ? a : (x > b ? b : x);
   default: return a;
   }
 }
@@ -81,9 +82,6 @@ __global__ void bias_act(float *out, const float *bias, int64_t rows, int64_t co
     out[i] = relu && v < 0.0f ? 0.0f : v;
   }
 }
-
-// rill_dtype numbers (Paddle's VarType).
-enum { kBool = 0, kInt32 = 2, kInt64 = 3, kFp32 = 5, kFp64 = 6 };
 
 template <typename From, typename To>
 __global__ void convert(const From *x, To *out, int64_t n) {

@@ -9,6 +9,9 @@ namespace rill_cuda {
 
 constexpr int kThreads = 256;
 
+// rill_dtype numbers (Paddle's VarType), as the C side passes them.
+enum { kBool = 0, kInt32 = 2, kInt64 = 3, kFp32 = 5, kFp64 = 6 };
+
 inline unsigned blocks_for(int64_t n) {
   int64_t b = (n + kThreads - 1) / kThreads;
   return (unsigned)(b < 1 ? 1 : b > 65536 ? 65536 : b);

@@ -1,4 +1,5 @@
-// The metrics: top_k over each row, and accuracy of top-k indices against labels.
+// The metrics: top_k over each row, accuracy of top-k indices against labels, and
+// arg_max / arg_min along a dim.
 #include "kernels/cuda/device/grid.cuh"
 #include "kernels/cuda/launch.h"
 
@@ -61,7 +62,52 @@ __global__ void accuracy_one_block(const int64_t *idx, const void *label, bool l
   }
 }
 
+// arg_max's order (kernels/cpu/top_k.c): a beats b when greater (with kMin, smaller), a
+// NaN beating every number; the first of equals wins.
+template <typename T, bool kMin>
+__device__ inline bool beats(T a, T b) {
+  return (kMin ? a < b : a > b) || (a != a && b == b);
+}
+
+// One thread an output element: the position along the middle dim of [outer, n, inner].
+template <typename T, bool kMin, typename O>
+__global__ void arg_max_walk(const T *x, int64_t outer, int64_t n, int64_t inner, O *out) {
+  int64_t total = outer * inner;
+  for (int64_t e = first_index(); e < total; e += grid_stride()) {
+    const T *p = x + (e / inner) * n * inner + e % inner;
+    int64_t best = 0;
+    for (int64_t j = 1; j < n; j++)
+      if (beats<T, kMin>(p[j * inner], p[best * inner])) best = j;
+    out[e] = (O)best;
+  }
+}
+
+template <typename T>
+cudaError_t arg_max_typed(const void *x, bool min, int64_t outer, int64_t n, int64_t inner, void *out,
+                          bool out_i64, cudaStream_t s) {
+  unsigned b = blocks_for(outer * inner);
+  const T *xp = (const T *)x;
+  if (min && out_i64) arg_max_walk<T, true><<<b, kThreads, 0, s>>>(xp, outer, n, inner, (int64_t *)out);
+  else if (min) arg_max_walk<T, true><<<b, kThreads, 0, s>>>(xp, outer, n, inner, (int32_t *)out);
+  else if (out_i64) arg_max_walk<T, false><<<b, kThreads, 0, s>>>(xp, outer, n, inner, (int64_t *)out);
+  else arg_max_walk<T, false><<<b, kThreads, 0, s>>>(xp, outer, n, inner, (int32_t *)out);
+  return cudaGetLastError();
+}
+
 }  // namespace
+
+extern "C" cudaError_t rill_cuda_arg_max(const void *x, int dtype, bool min, int64_t outer, int64_t n, int64_t inner,
+                                         void *out, bool out_i64, cudaStream_t s) {
+  if (outer * inner == 0) return cudaSuccess;
+  if (n < 1) return cudaErrorInvalidValue;
+  switch (dtype) {
+  case kFp32: return arg_max_typed<float>(x, min, outer, n, inner, out, out_i64, s);
+  case kFp64: return arg_max_typed<double>(x, min, outer, n, inner, out, out_i64, s);
+  case kInt32: return arg_max_typed<int32_t>(x, min, outer, n, inner, out, out_i64, s);
+  case kInt64: return arg_max_typed<int64_t>(x, min, outer, n, inner, out, out_i64, s);
+  default: return cudaErrorInvalidValue;
+  }
+}
 
 extern "C" cudaError_t rill_cuda_top_k_f32(const float *x, float *out, int64_t *idx, int64_t rows, int64_t n,
                                            int64_t k, cudaStream_t s) {

@@ -1,6 +1,6 @@
-// transpose2's data movement: one thread an output element, its source offset from the
-// output's coordinates and the source strides permuted (any element size of 1, 2, 4 or
-// 8 bytes).
+// Strided walks (transpose2, slice, expand_v2 and slice's gradient): one thread an
+// element of the packed side, its offset on the strided side from its coordinates and
+// the walk's strides (any element size of 1, 2, 4 or 8 bytes).
 #include "kernels/cuda/device/grid.cuh"
 #include "kernels/cuda/launch.h"
 
@@ -11,13 +11,14 @@ namespace {
 template <typename T>
 __global__ void permute(const T *src, T *dst, rill_cuda_perm p) {
   for (int64_t o = first_index(); o < p.numel; o += grid_stride()) {
-    int64_t rem = o, from = 0;
+    int64_t rem = o, at = 0;
     for (int i = p.n - 1; i >= 0; i--) {
       int64_t c = rem % p.out_dims[i];
       rem /= p.out_dims[i];
-      from += c * p.src_strides[i];
+      at += c * p.src_strides[i];
     }
-    dst[o] = src[from];
+    if (p.scatter) dst[at] = src[o];
+    else dst[o] = src[at];
   }
 }
 
