@@ -54,6 +54,8 @@ typedef struct rill_backend_host {
   rill_tensor_array *(*variable_array)(rill_variable *v);
   rill_status *(*tensor_array_resize)(rill_tensor_array *a, size_t n);
   void (*tensor_clear)(rill_tensor *t);
+  void (*selected_rows_init)(rill_selected_rows *sr);
+  void (*selected_rows_clear)(rill_selected_rows *sr);
 } rill_backend_host;
 
 typedef rill_status *(*rill_backend_open_fn)(const rill_backend_host *host,

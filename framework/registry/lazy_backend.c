@@ -48,6 +48,8 @@ static const rill_backend_host host_table = {
     .variable_array = rill_variable_array,
     .tensor_array_resize = rill_tensor_array_resize,
     .tensor_clear = rill_tensor_clear,
+    .selected_rows_init = rill_selected_rows_init,
+    .selected_rows_clear = rill_selected_rows_clear,
 };
 
 /* One load attempt per device kind; its outcome is kept. */

@@ -82,3 +82,5 @@ rill_status *rill_tensor_array_resize(rill_tensor_array *a, size_t n) {
   return rill_cuda_host->tensor_array_resize(a, n);
 }
 void rill_tensor_clear(rill_tensor *t) { rill_cuda_host->tensor_clear(t); }
+void rill_selected_rows_init(rill_selected_rows *sr) { rill_cuda_host->selected_rows_init(sr); }
+void rill_selected_rows_clear(rill_selected_rows *sr) { rill_cuda_host->selected_rows_clear(sr); }

@@ -160,6 +160,10 @@ cudaError_t rill_cuda_gather_rows_f32(const float *table, const void *ids, bool 
  * device copy of rows, offsets and positions. */
 cudaError_t rill_cuda_sum_groups_f32(const float *vals, const int64_t *groups, int64_t ngroups, int64_t width,
                                      const float *lr, float *out, cudaStream_t s);
+/* The same groups, each value added to out[rows[g]][c] in turn (a selected-rows input
+ * added into a dense sum, as the CPU adds it). */
+cudaError_t rill_cuda_add_groups_f32(const float *vals, const int64_t *groups, int64_t ngroups, int64_t width,
+                                     float *out, cudaStream_t s);
 /* param_out = param - lr[0] * grad. */
 cudaError_t rill_cuda_sgd_f32(float *param_out, const float *param, const float *grad,
                               const float *lr, int64_t n, cudaStream_t s);

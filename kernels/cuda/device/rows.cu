@@ -20,14 +20,15 @@ __global__ void gather_rows(const float *table, const I *ids, int64_t n, int64_t
 }
 
 // groups: rows[ngroups], then offsets[ngroups + 1] into positions[], then positions.
+// With `add`, each value is added to the row in turn (the CPU's += per input row).
 __global__ void sum_groups(const float *vals, const int64_t *groups, int64_t ngroups, int64_t width,
-                           const float *lr, float *out) {
+                           const float *lr, bool add, float *out) {
   const int64_t *rows = groups, *offsets = groups + ngroups, *positions = offsets + ngroups + 1;
   for (int64_t k = first_index(); k < ngroups * width; k += grid_stride()) {
     int64_t g = k / width, c = k - g * width;
-    float sum = 0.0f;
-    for (int64_t j = offsets[g]; j < offsets[g + 1]; j++) sum += vals[positions[j] * width + c];
     float *dst = out + rows[g] * width + c;
+    float sum = add ? *dst : 0.0f;
+    for (int64_t j = offsets[g]; j < offsets[g + 1]; j++) sum += vals[positions[j] * width + c];
     if (lr)
       *dst -= lr[0] * sum;
     else
@@ -51,6 +52,13 @@ extern "C" cudaError_t rill_cuda_gather_rows_f32(const float *table, const void 
 extern "C" cudaError_t rill_cuda_sum_groups_f32(const float *vals, const int64_t *groups, int64_t ngroups,
                                                 int64_t width, const float *lr, float *out, cudaStream_t s) {
   if (ngroups * width == 0) return cudaSuccess;
-  sum_groups<<<blocks_for(ngroups * width), kThreads, 0, s>>>(vals, groups, ngroups, width, lr, out);
+  sum_groups<<<blocks_for(ngroups * width), kThreads, 0, s>>>(vals, groups, ngroups, width, lr, false, out);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t rill_cuda_add_groups_f32(const float *vals, const int64_t *groups, int64_t ngroups,
+                                                int64_t width, float *out, cudaStream_t s) {
+  if (ngroups * width == 0) return cudaSuccess;
+  sum_groups<<<blocks_for(ngroups * width), kThreads, 0, s>>>(vals, groups, ngroups, width, nullptr, true, out);
   return cudaGetLastError();
 }
