@@ -47,6 +47,8 @@ if(NOT _rill_cuda_mode STREQUAL "OFF")
       set(CMAKE_CUDA_ARCHITECTURES "90-real;75-virtual")
     endif()
     enable_language(CUDA)
+    # The emulated backend's device code is compiled as host C++ (rill_add_cuda_emulator).
+    enable_language(CXX)
     message(STATUS "CUDA backend: on (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, "
                    "architectures ${CMAKE_CUDA_ARCHITECTURES}, cuDNN ${RILL_CUDNN_LIBRARY})")
   endif()
@@ -87,4 +89,52 @@ function(rill_add_cuda_backend)
       add_dependencies(${name} rill_cuda)
     endforeach()
   endif()
+endfunction()
+
+# The emulated CUDA backend, librill_cuda_emu.so (doc/design/cuda.md, "Tests"): the
+# backend's C sources and its device code compiled for the host (each .cu's launches
+# rewritten by tests/cuda/emulator/rewrite_launches.py to run a grid's blocks in turn,
+# one thread each), linked with tests/cuda/emulator/runtime.c in place of the CUDA
+# runtime, cuBLAS and cuDNN. The CUDA tests run against it in every build with the
+# toolkit, so the backend's logic and its kernels' arithmetic are checked against the
+# CPU on machines without a GPU. It proves nothing about threads, memory or speed on a
+# real device: scripts/gpu-check.sh does.
+function(rill_add_cuda_emulator)
+  if(NOT RILL_WITH_CUDA OR NOT RILL_BUILD_TESTS)
+    return()
+  endif()
+  find_program(RILL_PYTHON3 python3 REQUIRED)
+  set(emu ${CMAKE_SOURCE_DIR}/tests/cuda/emulator)
+  file(GLOB csrcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernels/cuda/*.c)
+  file(GLOB cus CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernels/cuda/device/*.cu)
+  set(generated "")
+  foreach(cu ${cus})
+    get_filename_component(name ${cu} NAME_WE)
+    set(out ${CMAKE_BINARY_DIR}/cuda_emulator/${name}.cpp)
+    add_custom_command(OUTPUT ${out}
+      COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/cuda_emulator
+      COMMAND ${RILL_PYTHON3} ${emu}/rewrite_launches.py ${cu} ${out}
+      DEPENDS ${cu} ${emu}/rewrite_launches.py
+      COMMENT "Rewriting the launches of ${name}.cu for the emulated CUDA backend" VERBATIM)
+    list(APPEND generated ${out})
+  endforeach()
+  add_library(rill_cuda_emu MODULE ${csrcs} ${generated} ${emu}/runtime.c)
+  add_dependencies(rill_cuda_emu rill_objects)
+  target_include_directories(rill_cuda_emu PRIVATE ${CMAKE_SOURCE_DIR} ${CMAKE_SOURCE_DIR}/include ${PROTO_OUT}
+    ${CMAKE_SOURCE_DIR}/kernels/cuda/device ${PROTOBUFC_INCLUDE_DIRS} ${UV_INCLUDE_DIRS})
+  target_include_directories(rill_cuda_emu SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${RILL_CUDNN_INCLUDE_DIR})
+  target_compile_options(rill_cuda_emu PRIVATE
+    $<$<COMPILE_LANGUAGE:C>:${RILL_WARNINGS} -Werror -Wno-missing-prototypes>
+    $<$<COMPILE_LANGUAGE:CXX>:-include ${emu}/prelude.h -ffp-contract=off -Wall -Wextra -Werror>)
+  set_target_properties(rill_cuda_emu PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+  target_link_libraries(rill_cuda_emu PRIVATE Threads::Threads m)
+  target_link_options(rill_cuda_emu PRIVATE -Wl,--no-undefined)
+  foreach(t cuda_test_cuda_kernels cuda_test_cuda_models cuda_test_cuda_runtime)
+    if(TARGET ${t})
+      add_dependencies(${t} rill_cuda_emu)
+      add_test(NAME emulated_${t} COMMAND ${t} --jobs 1)
+      set_tests_properties(emulated_${t} PROPERTIES TIMEOUT 900
+        ENVIRONMENT "RILL_CUDA_LIB=$<TARGET_FILE:rill_cuda_emu>")
+    endif()
+  endforeach()
 endfunction()

@@ -2,7 +2,7 @@
 # Installs what rill needs to build and test, and nothing when all of it is present.
 set -euo pipefail
 
-debs=(cmake make gcc clang pkg-config protobuf-c-compiler libprotobuf-c-dev libuv1-dev
+debs=(cmake make gcc g++ clang pkg-config protobuf-c-compiler libprotobuf-c-dev libuv1-dev
       libopenblas-dev libzmq3-dev libcriterion-dev graphviz libclang-rt-14-dev
       libcurl4-openssl-dev libjson-c-dev etcd-server)
 missing=()

@@ -53,6 +53,12 @@ rm -rf "$prefix"
 if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1; then
   section "Python tests"
   RILL_LIB="$PWD/$BUILD/librill.so" PYTHONPATH="$PWD/python" "$PYTHON" -m pytest -q tests/python
+  # The emulated CUDA backend (cmake/cuda.cmake) is built where the toolkit is found.
+  if [ -f "$BUILD/librill_cuda_emu.so" ]; then
+    section "Python CUDA tests on the emulated CUDA backend"
+    RILL_CUDA_LIB="$PWD/$BUILD/librill_cuda_emu.so" RILL_LIB="$PWD/$BUILD/librill.so" PYTHONPATH="$PWD/python" \
+      "$PYTHON" -m pytest -q tests/python/test_cuda.py
+  fi
 fi
 
 if ls tests/fuzz/fuzz_*.c >/dev/null 2>&1; then

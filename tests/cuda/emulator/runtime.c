@@ -1,0 +1,437 @@
+/* The CUDA runtime, cuBLAS and cuDNN calls that librill_cuda.so makes, emulated on the
+ * host for the emulated backend (doc/design/cuda.md, "Tests"): one device whose memory
+ * is host memory (filled with 0xcd when allocated, so a kernel that reads what nothing
+ * wrote shows it), every copy a memmove, every stream and event synchronous; cuBLAS's
+ * sgemm and cuDNN's NCHW float convolutions (forward and both gradients, groups,
+ * strides, paddings, dilations) as direct loops summing in double, their descriptors
+ * checked against each other as cuDNN checks them. */
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- runtime ---- */
+
+cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+const char *cudaGetErrorName(cudaError_t e) { return e == cudaSuccess ? "cudaSuccess" : "cudaErrorEmulated"; }
+const char *cudaGetErrorString(cudaError_t e) { return e == cudaSuccess ? "no error" : "emulated error"; }
+
+cudaError_t cudaGetDeviceCount(int *n) {
+  *n = 1;
+  return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int d) { return d == 0 ? cudaSuccess : cudaErrorInvalidDevice; }
+
+cudaError_t cudaMalloc(void **p, size_t n) {
+  size_t rounded = (n + 255) / 256 * 256;
+  *p = aligned_alloc(256, rounded ? rounded : 256);
+  if (!*p) return cudaErrorMemoryAllocation;
+  memset(*p, 0xcd, n);
+  return cudaSuccess;
+}
+
+cudaError_t cudaFree(void *p) {
+  free(p);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMallocHost(void **p, size_t n) { return cudaMalloc(p, n); }
+
+cudaError_t cudaHostAlloc(void **p, size_t n, unsigned flags) {
+  (void)flags;
+  return cudaMalloc(p, n);
+}
+
+cudaError_t cudaFreeHost(void *p) { return cudaFree(p); }
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t s) {
+  (void)kind;
+  (void)s;
+  if (n) memmove(dst, src, n);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyPeer(void *dst, int dst_dev, const void *src, int src_dev, size_t n) {
+  (void)dst_dev;
+  (void)src_dev;
+  if (n) memmove(dst, src, n);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                              enum cudaMemcpyKind kind, cudaStream_t s) {
+  (void)kind;
+  (void)s;
+  for (size_t r = 0; r < height; r++) memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemsetAsync(void *dst, int value, size_t n, cudaStream_t s) {
+  (void)s;
+  if (n) memset(dst, value, n);
+  return cudaSuccess;
+}
+
+/* Streams and events are tokens: the work is done when it is queued. */
+static void *token(void) { return malloc(1); }
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags) {
+  (void)flags;
+  *s = token();
+  return *s ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t s) {
+  free(s);
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t s) {
+  (void)s;
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags) {
+  (void)flags;
+  *e = token();
+  return *e ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  free(e);
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
+  (void)e;
+  (void)s;
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+  (void)e;
+  return cudaSuccess;
+}
+
+cudaError_t cudaProfilerStart(void) { return cudaSuccess; }
+cudaError_t cudaProfilerStop(void) { return cudaSuccess; }
+
+/* ---- cuBLAS ---- */
+
+cublasStatus_t cublasCreate_v2(cublasHandle_t *h) {
+  *h = token();
+  return *h ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_ALLOC_FAILED;
+}
+
+cublasStatus_t cublasDestroy_v2(cublasHandle_t h) {
+  free(h);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+const char *cublasGetStatusName(cublasStatus_t s) {
+  return s == CUBLAS_STATUS_SUCCESS ? "CUBLAS_STATUS_SUCCESS" : "CUBLAS_STATUS_EMULATED_ERROR";
+}
+const char *cublasGetStatusString(cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS ? "success" : "emulated error"; }
+
+cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t mode) {
+  (void)h;
+  (void)mode;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s) {
+  (void)h;
+  (void)s;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t h, void *ws, size_t bytes) {
+  (void)h;
+  (void)ws;
+  (void)bytes;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+/* Column-major C = alpha op(A) op(B) + beta C, as cuBLAS defines it (beta 0: C not read). */
+static void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float *a, int lda, const float *b, int ldb,
+                  float beta, float *c, int ldc) {
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < m; i++) {
+      double acc = 0;
+      for (int p = 0; p < k; p++) {
+        float x = ta ? a[p + (size_t)i * lda] : a[i + (size_t)p * lda];
+        float y = tb ? b[j + (size_t)p * ldb] : b[p + (size_t)j * ldb];
+        acc += (double)x * y;
+      }
+      float *out = &c[i + (size_t)j * ldc];
+      *out = (float)(alpha * acc + (beta == 0.0f ? 0.0 : (double)beta * *out));
+    }
+}
+
+cublasStatus_t cublasSgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                              const float *alpha, const float *a, int lda, const float *b, int ldb, const float *beta,
+                              float *c, int ldc) {
+  (void)h;
+  sgemm(ta != CUBLAS_OP_N, tb != CUBLAS_OP_N, m, n, k, *alpha, a, lda, b, ldb, *beta, c, ldc);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                                         int k, const float *alpha, const float *a, int lda, long long stride_a,
+                                         const float *b, int ldb, long long stride_b, const float *beta, float *c,
+                                         int ldc, long long stride_c, int batch) {
+  (void)h;
+  for (int i = 0; i < batch; i++)
+    sgemm(ta != CUBLAS_OP_N, tb != CUBLAS_OP_N, m, n, k, *alpha, a + i * stride_a, lda, b + i * stride_b, ldb, *beta,
+          c + i * stride_c, ldc);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+/* ---- cuDNN ---- */
+
+struct cudnnTensorStruct {
+  int n, c, h, w;
+};
+struct cudnnFilterStruct {
+  int k, c, h, w;
+};
+struct cudnnConvolutionStruct {
+  int ph, pw, sh, sw, dh, dw, groups;
+};
+
+cudnnStatus_t cudnnCreate(cudnnHandle_t *h) {
+  *h = token();
+  return *h ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
+}
+
+cudnnStatus_t cudnnDestroy(cudnnHandle_t h) {
+  free(h);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnSetStream(cudnnHandle_t h, cudaStream_t s) {
+  (void)h;
+  (void)s;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+const char *cudnnGetErrorString(cudnnStatus_t s) {
+  return s == CUDNN_STATUS_SUCCESS ? "CUDNN_STATUS_SUCCESS" : "CUDNN_STATUS_EMULATED_ERROR";
+}
+
+cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *d) {
+  *d = calloc(1, sizeof **d);
+  return *d ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
+}
+
+cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *d) {
+  *d = calloc(1, sizeof **d);
+  return *d ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
+}
+
+cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *d) {
+  *d = calloc(1, sizeof **d);
+  if (!*d) return CUDNN_STATUS_ALLOC_FAILED;
+  (*d)->groups = 1;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d) {
+  free(d);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d) {
+  free(d);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d) {
+  free(d);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t format, cudnnDataType_t type,
+                                         int n, int c, int h, int w) {
+  if (format != CUDNN_TENSOR_NCHW || type != CUDNN_DATA_FLOAT) return CUDNN_STATUS_NOT_SUPPORTED;
+  if (n < 1 || c < 1 || h < 1 || w < 1) return CUDNN_STATUS_BAD_PARAM;
+  *d = (struct cudnnTensorStruct){n, c, h, w};
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t type, cudnnTensorFormat_t format,
+                                         int k, int c, int h, int w) {
+  if (format != CUDNN_TENSOR_NCHW || type != CUDNN_DATA_FLOAT) return CUDNN_STATUS_NOT_SUPPORTED;
+  if (k < 1 || c < 1 || h < 1 || w < 1) return CUDNN_STATUS_BAD_PARAM;
+  *d = (struct cudnnFilterStruct){k, c, h, w};
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t d, int ph, int pw, int sh, int sw, int dh,
+                                              int dw, cudnnConvolutionMode_t mode, cudnnDataType_t type) {
+  if (mode != CUDNN_CROSS_CORRELATION || type != CUDNN_DATA_FLOAT) return CUDNN_STATUS_NOT_SUPPORTED;
+  if (ph < 0 || pw < 0 || sh < 1 || sw < 1 || dh < 1 || dw < 1) return CUDNN_STATUS_BAD_PARAM;
+  d->ph = ph;
+  d->pw = pw;
+  d->sh = sh;
+  d->sw = sw;
+  d->dh = dh;
+  d->dw = dw;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t d, int groups) {
+  if (groups < 1) return CUDNN_STATUS_BAD_PARAM;
+  d->groups = groups;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t d, cudnnMathType_t type) {
+  (void)d;
+  (void)type;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+/* Whether x, w and y fit convolution c: channels and groups, and y's extents. */
+static bool consistent(const struct cudnnTensorStruct *x, const struct cudnnFilterStruct *w,
+                       const struct cudnnConvolutionStruct *c, const struct cudnnTensorStruct *y) {
+  if (x->c != w->c * c->groups || w->k % c->groups || y->c != w->k || y->n != x->n) return false;
+  int oh = (x->h + 2 * c->ph - (c->dh * (w->h - 1) + 1)) / c->sh + 1;
+  int ow = (x->w + 2 * c->pw - (c->dw * (w->w - 1) + 1)) / c->sw + 1;
+  return oh == y->h && ow == y->w;
+}
+
+/* One algorithm (number 0), deterministic, needing no workspace. */
+#define ONE_ALGORITHM(perf, got)                \
+  do {                                          \
+    memset(perf, 0, sizeof *(perf));            \
+    (perf)->status = CUDNN_STATUS_SUCCESS;      \
+    (perf)->determinism = CUDNN_DETERMINISTIC;  \
+    *(got) = 1;                                 \
+  } while (0)
+
+cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t h, cudnnTensorDescriptor_t x,
+                                                     cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t c,
+                                                     cudnnTensorDescriptor_t y, int n, int *got,
+                                                     cudnnConvolutionFwdAlgoPerf_t *perf) {
+  (void)h;
+  if (n < 1 || !consistent(x, w, c, y)) return CUDNN_STATUS_BAD_PARAM;
+  ONE_ALGORITHM(perf, got);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnFindConvolutionForwardAlgorithm(cudnnHandle_t h, cudnnTensorDescriptor_t x,
+                                                   cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t c,
+                                                   cudnnTensorDescriptor_t y, int n, int *got,
+                                                   cudnnConvolutionFwdAlgoPerf_t *perf) {
+  return cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, c, y, n, got, perf);
+}
+
+cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnnHandle_t h, cudnnFilterDescriptor_t w,
+                                                          cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t c,
+                                                          cudnnTensorDescriptor_t dx, int n, int *got,
+                                                          cudnnConvolutionBwdDataAlgoPerf_t *perf) {
+  (void)h;
+  if (n < 1 || !consistent(dx, w, c, dy)) return CUDNN_STATUS_BAD_PARAM;
+  ONE_ALGORITHM(perf, got);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithm(cudnnHandle_t h, cudnnFilterDescriptor_t w,
+                                                        cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t c,
+                                                        cudnnTensorDescriptor_t dx, int n, int *got,
+                                                        cudnnConvolutionBwdDataAlgoPerf_t *perf) {
+  return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, w, dy, c, dx, n, got, perf);
+}
+
+cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnnHandle_t h, cudnnTensorDescriptor_t x,
+                                                            cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t c,
+                                                            cudnnFilterDescriptor_t dw, int n, int *got,
+                                                            cudnnConvolutionBwdFilterAlgoPerf_t *perf) {
+  (void)h;
+  if (n < 1 || !consistent(x, dw, c, dy)) return CUDNN_STATUS_BAD_PARAM;
+  ONE_ALGORITHM(perf, got);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithm(cudnnHandle_t h, cudnnTensorDescriptor_t x,
+                                                          cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t c,
+                                                          cudnnFilterDescriptor_t dw, int n, int *got,
+                                                          cudnnConvolutionBwdFilterAlgoPerf_t *perf) {
+  return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x, dy, c, dw, n, got, perf);
+}
+
+/* The direction of a convolution loop: what it sums into. */
+enum { INTO_Y, INTO_X, INTO_W };
+
+/* Every (sample, output channel, output position, input channel of the group, filter
+ * tap) that reads inside the image, summed in double into y, x or w; then the target =
+ * alpha * sum + beta * target. */
+static cudnnStatus_t convolve(int into, const struct cudnnTensorStruct *x, const struct cudnnFilterStruct *w,
+                              const struct cudnnConvolutionStruct *c, const struct cudnnTensorStruct *y,
+                              const float *xp, const float *wp, const float *yp, float *out, float alpha,
+                              float beta) {
+  if (!consistent(x, w, c, y)) return CUDNN_STATUS_BAD_PARAM;
+  size_t n = into == INTO_Y   ? (size_t)y->n * y->c * y->h * y->w
+             : into == INTO_X ? (size_t)x->n * x->c * x->h * x->w
+                              : (size_t)w->k * w->c * w->h * w->w;
+  double *acc = calloc(n, sizeof *acc);
+  if (!acc) return CUDNN_STATUS_ALLOC_FAILED;
+  int per_group = w->k / c->groups;
+  for (int s = 0; s < y->n; s++)
+    for (int m = 0; m < y->c; m++)
+      for (int oy = 0; oy < y->h; oy++)
+        for (int ox = 0; ox < y->w; ox++)
+          for (int ci = 0; ci < w->c; ci++)
+            for (int ky = 0; ky < w->h; ky++)
+              for (int kx = 0; kx < w->w; kx++) {
+                int iy = oy * c->sh - c->ph + ky * c->dh, ix = ox * c->sw - c->pw + kx * c->dw;
+                if (iy < 0 || iy >= x->h || ix < 0 || ix >= x->w) continue;
+                size_t xi = (((size_t)s * x->c + (size_t)(m / per_group) * w->c + ci) * x->h + iy) * x->w + ix;
+                size_t wi = (((size_t)m * w->c + ci) * w->h + ky) * w->w + kx;
+                size_t yi = (((size_t)s * y->c + m) * y->h + oy) * y->w + ox;
+                if (into == INTO_Y) acc[yi] += (double)xp[xi] * wp[wi];
+                else if (into == INTO_X) acc[xi] += (double)yp[yi] * wp[wi];
+                else acc[wi] += (double)yp[yi] * xp[xi];
+              }
+  for (size_t i = 0; i < n; i++) out[i] = (float)(alpha * acc[i] + (beta == 0.0f ? 0.0 : (double)beta * out[i]));
+  free(acc);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t h, const void *alpha, cudnnTensorDescriptor_t x, const void *xp,
+                                      cudnnFilterDescriptor_t w, const void *wp, cudnnConvolutionDescriptor_t c,
+                                      cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes, const void *beta,
+                                      cudnnTensorDescriptor_t y, void *yp) {
+  (void)h;
+  (void)algo;
+  (void)ws;
+  (void)ws_bytes;
+  return convolve(INTO_Y, x, w, c, y, xp, wp, NULL, yp, *(const float *)alpha, *(const float *)beta);
+}
+
+cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t h, const void *alpha, cudnnFilterDescriptor_t w,
+                                           const void *wp, cudnnTensorDescriptor_t dy, const void *dyp,
+                                           cudnnConvolutionDescriptor_t c, cudnnConvolutionBwdDataAlgo_t algo, void *ws,
+                                           size_t ws_bytes, const void *beta, cudnnTensorDescriptor_t dx, void *dxp) {
+  (void)h;
+  (void)algo;
+  (void)ws;
+  (void)ws_bytes;
+  return convolve(INTO_X, dx, w, c, dy, NULL, wp, dyp, dxp, *(const float *)alpha, *(const float *)beta);
+}
+
+cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const void *alpha, cudnnTensorDescriptor_t x,
+                                             const void *xp, cudnnTensorDescriptor_t dy, const void *dyp,
+                                             cudnnConvolutionDescriptor_t c, cudnnConvolutionBwdFilterAlgo_t algo,
+                                             void *ws, size_t ws_bytes, const void *beta, cudnnFilterDescriptor_t dw,
+                                             void *dwp) {
+  (void)h;
+  (void)algo;
+  (void)ws;
+  (void)ws_bytes;
+  return convolve(INTO_W, x, dw, c, dy, xp, NULL, dyp, dwp, *(const float *)alpha, *(const float *)beta);
+}
