@@ -1,5 +1,5 @@
 """Rewrites a .cu file's kernel launches for the emulated CUDA backend:
-kernel<<<grid, threads, shared, stream>>>(args);  ->  EMU_LAUNCH(grid, stream, kernel(args));
+kernel<<<grid, threads, shared, stream>>>(args);  ->  EMU_LAUNCH(grid, threads, stream, kernel(args));
 (tests/cuda/emulator/prelude.h). Usage: rewrite_launches.py IN.cu OUT.cpp"""
 import re
 import sys
@@ -41,7 +41,11 @@ def rewrite(text):
         if text[args_end:].lstrip()[:1] != ';':
             raise ValueError('a launch not ending its statement at offset %d' % m.start())
         out.append(text[pos:m.start()])
-        out.append('EMU_LAUNCH(%s, %s, %s%s)' % (config[0], stream, m.group(1), text[m.end() - 1:args_end]))
+        if len(config) < 2 or (len(config) > 2 and config[2] not in ('0', '0u')):
+            raise ValueError('a launch without a thread count, or with dynamic shared memory, at offset %d'
+                             % m.start())
+        out.append('EMU_LAUNCH(%s, %s, %s, %s%s)' % (config[0], config[1], stream, m.group(1),
+                                                      text[m.end() - 1:args_end]))
         pos = args_end
 
 
