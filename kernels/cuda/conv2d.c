@@ -52,10 +52,10 @@ static cudnnStatus_t conv_desc_make(conv_desc *c, const rill_conv_geom *g) {
   return cudnnSetConvolutionMathType(c->conv, rill_cuda_allow_tf32() ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
 }
 
-/* The workspace cap: workspace_size_MB (the same position in every conv schema and its
- * gradient's), DEFAULT_WORKSPACE_MB when unset. */
-static size_t workspace_limit(const rill_kernel_ctx *ctx) {
-  int64_t mb = ctx->attrs[RILL_CONV2D_ATTR_WORKSPACE_SIZE_MB].v.i;
+/* The workspace cap: attribute workspace_size_MB (at position `attr`),
+ * DEFAULT_WORKSPACE_MB when unset. */
+static size_t workspace_limit(const rill_kernel_ctx *ctx, size_t attr) {
+  int64_t mb = ctx->attrs[attr].v.i;
   return (size_t)(mb > 0 ? mb : DEFAULT_WORKSPACE_MB) << 20;
 }
 
@@ -146,11 +146,11 @@ static rill_status *algo_workspace(rill_kernel_ctx *ctx, rill_cuda_dev *d, cudnn
   return NULL;
 }
 
-/* Runs the convolution under d's lock (the cuDNN handle is d's). */
-static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_conv_geom *g, const float *x,
-                                 const float *w, float *y) {
+/* Runs the convolution under d's lock (the cuDNN handle is d's), its workspace capped
+ * at `limit` bytes. */
+static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_conv_geom *g, size_t limit,
+                                 const float *x, const float *w, float *y) {
   conv_desc c = {0};
-  size_t limit = workspace_limit(ctx);
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int got = 0, pick = -1;
   void *ws = NULL;
@@ -211,7 +211,8 @@ rill_status *rill_cuda_conv2d_fp32(rill_kernel_ctx *ctx) {
   if (rill_tensor_numel(out) == 0) return NULL;
   rill_cuda_dev *d = NULL;
   RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
-  return conv_forward(ctx, d, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(out));
+  return conv_forward(ctx, d, &g, workspace_limit(ctx, RILL_CONV2D_ATTR_WORKSPACE_SIZE_MB), rill_tensor_ptr(x),
+                      rill_tensor_ptr(f), rill_tensor_ptr(out));
 }
 
 /* ---- conv2d_fusion ---- */
@@ -252,7 +253,8 @@ rill_status *rill_cuda_conv2d_fusion_fp32(rill_kernel_ctx *ctx) {
   if (rill_tensor_numel(out) == 0) return NULL;
   rill_cuda_dev *d = NULL;
   RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
-  RILL_TRY(conv_forward(ctx, d, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(out)));
+  RILL_TRY(conv_forward(ctx, d, &g, workspace_limit(ctx, RILL_CONV2D_FUSION_ATTR_WORKSPACE_SIZE_MB), rill_tensor_ptr(x),
+                        rill_tensor_ptr(f), rill_tensor_ptr(out)));
   return rill_cuda_kernel_check(ctx,
                                 rill_cuda_conv_epilogue_f32(rill_tensor_ptr(out), rill_tensor_ptr(b),
                                                             res ? rill_tensor_ptr(res) : NULL, rill_tensor_numel(out),
@@ -271,10 +273,9 @@ _Static_assert(RILL_SAME_POS(RILL_CONV2D_GRAD_ATTR_WORKSPACE_SIZE_MB, RILL_CONV2
 /* Input@GRAD (dx) and Filter@GRAD (dw), either NULL, under d's lock: cuDNN's backward
  * data and backward filter, each with the first deterministic algorithm of its
  * heuristics that fits the workspace cap (so two runs give the same bits). */
-static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_conv_geom *g, const float *x,
-                                  const float *w, const float *dy, float *dx, float *dw) {
+static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_conv_geom *g, size_t limit,
+                                  const float *x, const float *w, const float *dy, float *dx, float *dw) {
   conv_desc c = {0};
-  size_t limit = workspace_limit(ctx);
   const float one = 1.0f, zero = 0.0f;
   rill_status *st = NULL;
   pthread_mutex_lock(&d->lock);
@@ -366,6 +367,89 @@ rill_status *rill_cuda_conv2d_grad_fp32(rill_kernel_ctx *ctx) {
       e = cudaMemsetAsync(rill_tensor_ptr(dw), 0, rill_tensor_nbytes(dw), d->stream);
     return rill_cuda_kernel_check(ctx, e, "conv2d_grad clear");
   }
-  return conv_backward(ctx, d, &g, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(dy),
-                       dx ? rill_tensor_ptr(dx) : NULL, dw ? rill_tensor_ptr(dw) : NULL);
+  return conv_backward(ctx, d, &g, workspace_limit(ctx, RILL_CONV2D_GRAD_ATTR_WORKSPACE_SIZE_MB), rill_tensor_ptr(x),
+                       rill_tensor_ptr(f), rill_tensor_ptr(dy), dx ? rill_tensor_ptr(dx) : NULL,
+                       dw ? rill_tensor_ptr(dw) : NULL);
+}
+
+/* ---- conv2d_transpose, depthwise_conv2d_transpose and their gradients ----
+ * A transposed convolution is the gradient of a convolution with respect to its input:
+ * in the geometry rill_nn_conv_geom gives it, the transposed op's Output is the
+ * convolution's input, its Input the convolution's output, and its Filter [C_in, C_out /
+ * groups, kh, kw] the convolution's filter. So Output = cuDNN's backward data of Input;
+ * its Input@GRAD = the forward convolution of Output@GRAD, and its Filter@GRAD = the
+ * backward filter of Output@GRAD against Input. */
+
+_Static_assert(RILL_SAME_POS(RILL_DEPTHWISE_CONV2D_TRANSPOSE_IN_INPUT, RILL_CONV2D_TRANSPOSE_IN_INPUT) &&
+                   RILL_SAME_POS(RILL_DEPTHWISE_CONV2D_TRANSPOSE_IN_FILTER, RILL_CONV2D_TRANSPOSE_IN_FILTER) &&
+                   RILL_SAME_POS(RILL_DEPTHWISE_CONV2D_TRANSPOSE_ATTR_WORKSPACE_SIZE_MB,
+                                 RILL_CONV2D_TRANSPOSE_ATTR_WORKSPACE_SIZE_MB) &&
+                   RILL_SAME_POS(RILL_DEPTHWISE_CONV2D_TRANSPOSE_GRAD_ATTR_WORKSPACE_SIZE_MB,
+                                 RILL_CONV2D_TRANSPOSE_GRAD_ATTR_WORKSPACE_SIZE_MB) &&
+                   RILL_SAME_POS(RILL_DEPTHWISE_CONV2D_TRANSPOSE_GRAD_IN_OUTPUT_GRAD,
+                                 RILL_CONV2D_TRANSPOSE_GRAD_IN_OUTPUT_GRAD) &&
+                   RILL_SAME_POS(RILL_DEPTHWISE_CONV2D_TRANSPOSE_GRAD_OUT_FILTER_GRAD,
+                                 RILL_CONV2D_TRANSPOSE_GRAD_OUT_FILTER_GRAD),
+               "one kernel serves conv2d_transpose and its depthwise form: their slots and attributes must agree");
+
+/* The geometry of transposed-convolution Input x and Filter f (NCHW, symmetric paddings). */
+static rill_status *convt_geom(rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *f, rill_conv_geom *g) {
+  char err[256];
+  if (!rill_nn_conv_geom(ctx->attrs, true, &x->dims, &f->dims, g, err, sizeof err))
+    return rill_kernel_error(ctx, "%s", err);
+  if (g->pt != g->pb || g->pl != g->pr)
+    return rill_kernel_error(ctx, "the CUDA kernel takes symmetric paddings only; they are top %lld, bottom %lld, "
+                             "left %lld, right %lld", (long long)g->pt, (long long)g->pb, (long long)g->pl,
+                             (long long)g->pr);
+  return NULL;
+}
+
+rill_status *rill_cuda_conv2d_transpose_fp32(rill_kernel_ctx *ctx) {
+  rill_tensor *x = NULL, *f = NULL, *out = NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_TRANSPOSE_IN_INPUT, 0, RILL_DTYPE_FP32, &x));
+  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_TRANSPOSE_IN_FILTER, 0, RILL_DTYPE_FP32, &f));
+  RILL_TRY(rill_kout_need(ctx, RILL_CONV2D_TRANSPOSE_OUT_OUTPUT, 0, RILL_DTYPE_FP32, &out));
+  if (rill_kin(ctx, RILL_CONV2D_TRANSPOSE_IN_BIAS, 0)) return rill_kernel_error(ctx, "the Bias input must be absent");
+  rill_conv_geom g;
+  RILL_TRY(convt_geom(ctx, x, f, &g));
+  rill_dims want = {.n = 4, .d = {g.n, g.c, g.h, g.w}};
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_TRANSPOSE_OUT_OUTPUT, 0, out, &want));
+  if (rill_tensor_numel(out) == 0) return NULL;
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
+  return conv_backward(ctx, d, &g, workspace_limit(ctx, RILL_CONV2D_TRANSPOSE_ATTR_WORKSPACE_SIZE_MB), NULL,
+                       rill_tensor_ptr(f), rill_tensor_ptr(x), rill_tensor_ptr(out), NULL);
+}
+
+rill_status *rill_cuda_conv2d_transpose_grad_fp32(rill_kernel_ctx *ctx) {
+  rill_tensor *x = NULL, *f = NULL, *dout = NULL, *dx = NULL, *dw = NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_TRANSPOSE_GRAD_IN_INPUT, 0, RILL_DTYPE_FP32, &x));
+  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_TRANSPOSE_GRAD_IN_FILTER, 0, RILL_DTYPE_FP32, &f));
+  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_TRANSPOSE_GRAD_IN_OUTPUT_GRAD, 0, RILL_DTYPE_FP32, &dout));
+  if (rill_kout(ctx, RILL_CONV2D_TRANSPOSE_GRAD_OUT_INPUT_GRAD, 0)) {
+    RILL_TRY(rill_kout_need(ctx, RILL_CONV2D_TRANSPOSE_GRAD_OUT_INPUT_GRAD, 0, RILL_DTYPE_FP32, &dx));
+    RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_TRANSPOSE_GRAD_OUT_INPUT_GRAD, 0, dx, &x->dims));
+  }
+  if (rill_kout(ctx, RILL_CONV2D_TRANSPOSE_GRAD_OUT_FILTER_GRAD, 0)) {
+    RILL_TRY(rill_kout_need(ctx, RILL_CONV2D_TRANSPOSE_GRAD_OUT_FILTER_GRAD, 0, RILL_DTYPE_FP32, &dw));
+    RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_TRANSPOSE_GRAD_OUT_FILTER_GRAD, 0, dw, &f->dims));
+  }
+  if (!dx && !dw) return NULL;
+  rill_conv_geom g;
+  RILL_TRY(convt_geom(ctx, x, f, &g));
+  rill_dims want = {.n = 4, .d = {g.n, g.c, g.h, g.w}};
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_CONV2D_TRANSPOSE_GRAD_IN_OUTPUT_GRAD, dout, &want));
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, dx ? dx : dw, &d));
+  size_t limit = workspace_limit(ctx, RILL_CONV2D_TRANSPOSE_GRAD_ATTR_WORKSPACE_SIZE_MB);
+  if (rill_tensor_numel(dout) == 0 || rill_tensor_numel(x) == 0) { /* nothing flows: zeros */
+    cudaError_t e = cudaSuccess;
+    if (dx && rill_tensor_nbytes(dx)) e = cudaMemsetAsync(rill_tensor_ptr(dx), 0, rill_tensor_nbytes(dx), d->stream);
+    if (e == cudaSuccess && dw && rill_tensor_nbytes(dw))
+      e = cudaMemsetAsync(rill_tensor_ptr(dw), 0, rill_tensor_nbytes(dw), d->stream);
+    return rill_cuda_kernel_check(ctx, e, "conv2d_transpose_grad clear");
+  }
+  if (dx) RILL_TRY(conv_forward(ctx, d, &g, limit, rill_tensor_ptr(dout), rill_tensor_ptr(f), rill_tensor_ptr(dx)));
+  if (!dw) return NULL;
+  return conv_backward(ctx, d, &g, limit, rill_tensor_ptr(dout), NULL, rill_tensor_ptr(x), NULL, rill_tensor_ptr(dw));
 }

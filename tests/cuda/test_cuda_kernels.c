@@ -1418,3 +1418,39 @@ Test(cuda_kernels, nearest_interp_v2_5d) {
                nearest_5d, 0};
   compare(&c);
 }
+
+/* ---- conv2d_transpose ---- */
+
+static void convt_s2_p1_g2_op1(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "strides", (const int32_t[]){2, 2}, 2));
+  OK(rill_op_builder_attr_ints(b, "paddings", (const int32_t[]){1, 1}, 2));
+  OK(rill_op_builder_attr_ints(b, "output_padding", (const int32_t[]){1, 1}, 2));
+  OK(rill_op_builder_attr_int(b, "groups", 2));
+}
+static void convt_depthwise_s2(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "strides", (const int32_t[]){2, 2}, 2));
+  OK(rill_op_builder_attr_int(b, "groups", 5));
+}
+
+/* Input [2, 4, 5, 6], Filter [4, 3, 3, 3], 2 groups: Output [2, 6, 10, 12] ((5 - 1) * 2 -
+ * 2 + 3 + 1 output padding; the same for the width); its gradients; a depthwise upsampling. */
+Test(cuda_kernels, conv2d_transpose_strides_groups_output_padding) {
+  op_case c = {"conv2d_transpose", {IN("Input", "x", -1, 1, 2, 4, 5, 6), IN("Filter", "w", -1, 1, 4, 3, 3, 3)},
+               {OUT("Output", "y", 2, 6, 10, 12)}, convt_s2_p1_g2_op1, 1e-4};
+  compare(&c);
+}
+
+Test(cuda_kernels, conv2d_transpose_grad_strides_groups_output_padding) {
+  op_case c = {"conv2d_transpose_grad",
+               {IN("Input", "x", -1, 1, 2, 4, 5, 6), IN("Filter", "w", -1, 1, 4, 3, 3, 3),
+                IN("Output@GRAD", "dy", -1, 1, 2, 6, 10, 12)},
+               {OUT("Input@GRAD", "dx", 2, 4, 5, 6), OUT("Filter@GRAD", "dw", 4, 3, 3, 3)},
+               convt_s2_p1_g2_op1, 1e-4};
+  compare(&c);
+}
+
+Test(cuda_kernels, depthwise_conv2d_transpose_upsamples) {
+  op_case c = {"depthwise_conv2d_transpose", {IN("Input", "x", -1, 1, 2, 5, 4, 4), IN("Filter", "w", -1, 1, 5, 1, 3, 3)},
+               {OUT("Output", "y", 2, 5, 9, 9)}, convt_depthwise_s2, 1e-4};
+  compare(&c);
+}
