@@ -107,6 +107,17 @@ cudaError_t rill_cuda_reduce_grad_f32(const float *dout, float *dx, const rill_c
  * times scale[j] and plus bias[j] when given; y may be x. */
 cudaError_t rill_cuda_layer_norm_f32(const float *x, const float *scale, const float *bias, float *y, float *mean,
                                      float *var, int64_t left, int64_t right, double eps, cudaStream_t s);
+/* layer_norm_grad (device/norm.cu) of x [left, right] from dy, the forward's mean and
+ * var per row and scale (NULL when absent): dx, dscale and dbias may each be NULL. dx as
+ * the CPU computes it (the row means in double); dscale and dbias summed over the rows in
+ * float in their order, as the CPU sums them. */
+typedef struct rill_cuda_ln_grad {
+  const float *x, *dy, *scale, *mean, *var;
+  float *dx, *dscale, *dbias;
+  int64_t left, right;
+  double eps;
+} rill_cuda_ln_grad;
+cudaError_t rill_cuda_layer_norm_grad_f32(const rill_cuda_ln_grad *p, cudaStream_t s);
 /* group_norm's forward (device/norm.cu): x as [n, c, s] (NCHW) or [n, s, c] (NHWC), c
  * channels in g groups; per (sample, group) mean and var (each may be NULL) in double,
  * then y per channel with scale and bias (each may be NULL), as the CPU computes it. */

@@ -1454,3 +1454,27 @@ Test(cuda_kernels, depthwise_conv2d_transpose_upsamples) {
                {OUT("Output", "y", 2, 5, 9, 9)}, convt_depthwise_s2, 1e-4};
   compare(&c);
 }
+
+/* ---- layer_norm_grad ---- */
+
+/* Rows of 165 with Scale (all three gradients), and rows of 2049 without (X@GRAD alone):
+ * X@GRAD within 1e-5, Scale@GRAD and Bias@GRAD summed in the CPU's order. */
+Test(cuda_kernels, layer_norm_grad_with_scale) {
+  op_case c = {"layer_norm_grad",
+               {IN("X", "x", -2, 3, 6, 5, 33), IN("Scale", "scale", 0.5f, 2, 165), IN("Mean", "mean", -0.5f, 0.5f, 6),
+                IN("Variance", "var", 0.5f, 2, 6), IN("Y@GRAD", "dy", -1, 1, 6, 5, 33)},
+               {OUT("X@GRAD", "dx", 6, 5, 33), OUT("Scale@GRAD", "dscale", 165), OUT("Bias@GRAD", "dbias", 165)},
+               NULL,
+               1e-5};
+  compare(&c);
+}
+
+Test(cuda_kernels, layer_norm_grad_long_rows_x_alone) {
+  op_case c = {"layer_norm_grad",
+               {IN("X", "x", -1, 1, 3, 7, 2049), IN("Mean", "mean", -0.1f, 0.1f, 21), IN("Variance", "var", 0.2f, 0.5f, 21),
+                IN("Y@GRAD", "dy", -1, 1, 3, 7, 2049)},
+               {OUT("X@GRAD", "dx", 3, 7, 2049)},
+               norm_axis_2,
+               1e-5};
+  compare(&c);
+}

@@ -159,7 +159,58 @@ __global__ void group_norm_groups(rill_cuda_gn p) {
   }
 }
 
+// layer_norm_grad's X@GRAD, one block a row (grid-stride over rows): with g = dy * scale
+// and x_hat = (x - mean) * inv in double, dx = inv * (g - mean(g) - x_hat * mean(g *
+// x_hat)), the row means summed in double, as the CPU kernel computes it.
+__global__ void layer_norm_dx(rill_cuda_ln_grad p) {
+  __shared__ double red[kThreads];
+  for (int64_t r = blockIdx.x; r < p.left; r += gridDim.x) {
+    const float *xr = p.x + r * p.right, *dr = p.dy + r * p.right;
+    double mu = p.mean[r], inv = 1.0 / sqrt((double)p.var[r] + p.eps), mg = 0.0, mgx = 0.0;
+    for (int64_t j = threadIdx.x; j < p.right; j += blockDim.x) {
+      double gj = p.scale ? (double)dr[j] * p.scale[j] : (double)dr[j];
+      mg += gj;
+      mgx += gj * ((xr[j] - mu) * inv);
+    }
+    mg = block_sum(mg, red) / (double)p.right;
+    mgx = block_sum(mgx, red) / (double)p.right;
+    float *o = p.dx + r * p.right;
+    for (int64_t j = threadIdx.x; j < p.right; j += blockDim.x) {
+      double gj = p.scale ? (double)dr[j] * p.scale[j] : (double)dr[j];
+      o[j] = (float)(inv * (gj - mg - (xr[j] - mu) * inv * mgx));
+    }
+  }
+}
+
+// Scale@GRAD and Bias@GRAD, one thread a column: the rows' terms added in float in the
+// rows' order, the CPU kernel's sums bit for bit.
+__global__ void layer_norm_dscale_dbias(rill_cuda_ln_grad p) {
+  for (int64_t j = first_index(); j < p.right; j += grid_stride()) {
+    float ds = 0.0f, db = 0.0f;
+    for (int64_t r = 0; r < p.left; r++) {
+      float g = p.dy[r * p.right + j];
+      if (p.dscale) {
+        double mu = p.mean[r], inv = 1.0 / sqrt((double)p.var[r] + p.eps);
+        ds += (float)(g * ((p.x[r * p.right + j] - mu) * inv));
+      }
+      db += g;
+    }
+    if (p.dscale) p.dscale[j] = ds;
+    if (p.dbias) p.dbias[j] = db;
+  }
+}
+
 }  // namespace
+
+extern "C" cudaError_t rill_cuda_layer_norm_grad_f32(const rill_cuda_ln_grad *p, cudaStream_t s) {
+  if (p->left == 0 || p->right == 0) return cudaSuccess;
+  if (p->dx) {
+    unsigned blocks = (unsigned)(p->left < 65536 ? p->left : 65536);
+    layer_norm_dx<<<blocks, kThreads, 0, s>>>(*p);
+  }
+  if (p->dscale || p->dbias) layer_norm_dscale_dbias<<<blocks_for(p->right), kThreads, 0, s>>>(*p);
+  return cudaGetLastError();
+}
 
 extern "C" cudaError_t rill_cuda_batch_norm_grad_f32(const rill_cuda_bn_grad *p, cudaStream_t s) {
   if (p->c == 0) return cudaSuccess;
