@@ -89,7 +89,8 @@ export LD_LIBRARY_PATH="${LIBPATH#:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 
 # ---- 2. the build ----
-GPU_TARGETS="rill rill_cli rill_cuda cuda_test_cuda_runtime cuda_test_cuda_kernels cuda_test_cuda_models bench_cuda"
+GPU_TARGETS="rill rill_cli rill_cuda cuda_test_cuda_runtime cuda_test_cuda_kernels cuda_test_cuda_models
+             cuda_test_cuda_programs bench_cuda"
 has_gpu_build() { [ -f "$1/librill_cuda.so" ] && [ -x "$1/cuda_test_cuda_kernels" ] && [ -x "$1/bench_cuda" ]; }
 BUILD=${RILL_GPU_BUILD:-}
 if [ -z "$BUILD" ]; then
@@ -101,7 +102,9 @@ if [ -z "$BUILD" ]; then
   BUILD=$ROOT/build-gpu
   GEN=""
   command -v ninja >/dev/null && GEN="-G Ninja"
-  run configure 120 cmake -S "$ROOT" -B "$BUILD" $GEN -DCMAKE_BUILD_TYPE=Release -DRILL_CUDA=ON
+  # The emulated backend (cmake/cuda.cmake) is for machines without a GPU.
+  run configure 120 cmake -S "$ROOT" -B "$BUILD" $GEN -DCMAKE_BUILD_TYPE=Release -DRILL_CUDA=ON \
+    -DRILL_CUDA_EMULATOR=OFF
   run build 240 cmake --build "$BUILD" --target $GPU_TARGETS -j "$(nproc)"
 else
   note "using the build in $BUILD"
@@ -122,6 +125,7 @@ echo "shared models: ${SHARED:-none found}"
 run cuda_test_cuda_runtime 60 "$BUILD/cuda_test_cuda_runtime" --jobs 1 --verbose
 run cuda_test_cuda_kernels 120 "$BUILD/cuda_test_cuda_kernels" --jobs 1 --verbose
 run cuda_test_cuda_models 150 "$BUILD/cuda_test_cuda_models" --jobs 1 --verbose
+run cuda_test_cuda_programs 120 "$BUILD/cuda_test_cuda_programs" --jobs 1 --verbose
 if "$PY" -c "import pytest, numpy" 2>/dev/null && [ -f "$BUILD/librill.so" ]; then
   run python_test_cuda 90 env RILL_LIB="$BUILD/librill.so" PYTHONPATH="$ROOT/python" \
     "$PY" -m pytest -q -rs "$ROOT/tests/python/test_cuda.py" "$ROOT/tests/python/test_cuda_pinned.py"

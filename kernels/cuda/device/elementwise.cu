@@ -36,7 +36,7 @@ __global__ void binary_bcast(int op, const float *x, const float *y, float *out,
 // Each written as the CPU kernel writes it (kernels/cpu/activation.c), in float.
 __device__ inline float unary(int op, float x, float a, float b, float c) {
   switch (op) {
-  case RILL_CUDA_RELU: return x > 0.0f ? x : 0.0f;
+  case RILL_CUDA_RELU: return x < 0.0f ? 0.0f : x; // NaN kept, as on the CPU
   case RILL_CUDA_SIGMOID: return 1.0f / (1.0f + expf(-x));
   case RILL_CUDA_TANH: return tanhf(x);
   case RILL_CUDA_EXP: return expf(x);
