@@ -1,7 +1,8 @@
 /* Every CUDA kernel against its CPU kernel: the same one-op program runs on an executor
  * at cpu:0 and at cuda:0 with the same random inputs, and every output must agree
- * within the op's tolerance (|gpu - cpu| <= tol * (1 + |cpu|)). Shapes cover odd sizes
- * and broadcasting. Without a CUDA device each test skips, saying so. */
+ * within the op's tolerance (|gpu - cpu| <= tol * (1 + |cpu|)), and be NaN where the
+ * CPU's is. Shapes cover odd sizes and broadcasting; some cases put NaN among the
+ * inputs. Without a CUDA device each test skips, saying so. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -17,6 +18,7 @@ typedef struct arg {
   int64_t dims[5];
   float lo, hi; /* inputs: uniform in [lo, hi] */
   rill_dtype dtype; /* 0 (bool) is not used here: 0 means float32 */
+  int nan_every;    /* float inputs: every nan_every-th element NaN (0: none) */
 } arg;
 
 typedef struct op_case {
@@ -109,6 +111,8 @@ static void run_case(const op_case *c, rill_place place, unsigned seed, rill_ten
     }
     float *d = rill_tensor_data(feeds[i]);
     for (int64_t j = 0; j < numel_of(&c->in[i]); j++) d[j] = lo + (hi - lo) * (float)rand() / (float)RAND_MAX;
+    if (c->in[i].nan_every > 0)
+      for (int64_t j = 3; j < numel_of(&c->in[i]); j += c->in[i].nan_every) d[j] = NAN;
     feed_names[i] = c->in[i].var;
   }
   for (int i = 0; i < nout; i++) fetch_names[i] = c->out[i].var;
@@ -138,7 +142,8 @@ static void compare(const op_case *c) {
                 "%s: output %s differs", c->op, c->out[i].var);
     for (int64_t j = 0; j < rill_tensor_numel(cpu[i]); j++) {
       double a = element(cpu[i], j), g = element(gpu[i], j);
-      cr_assert(fabs(g - a) <= c->tol * (1.0 + fabs(a)), "%s: output %s[%lld]: cpu %.9g, cuda %.9g (tolerance %g)",
+      cr_assert(isnan(a) ? isnan(g) : fabs(g - a) <= c->tol * (1.0 + fabs(a)),
+                "%s: output %s[%lld]: cpu %.9g, cuda %.9g (tolerance %g)",
                 c->op, c->out[i].var, (long long)j, a, g, c->tol);
     }
     rill_tensor_destroy(cpu[i]);
@@ -146,8 +151,8 @@ static void compare(const op_case *c) {
   }
 }
 
-#define IN(slot, var, lo, hi, ...) {slot, var, sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t), {__VA_ARGS__}, lo, hi, 0}
-#define OUT(slot, var, ...) {slot, var, sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t), {__VA_ARGS__}, 0, 0, 0}
+#define IN(slot, var, lo, hi, ...) {slot, var, sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t), {__VA_ARGS__}, lo, hi, 0, 0}
+#define OUT(slot, var, ...) {slot, var, sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t), {__VA_ARGS__}, 0, 0, 0, 0}
 
 static void axis1(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "axis", 1)); }
 static void axis_last(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "axis", -1)); }
@@ -1476,5 +1481,63 @@ Test(cuda_kernels, layer_norm_grad_long_rows_x_alone) {
                {OUT("X@GRAD", "dx", 3, 7, 2049)},
                norm_axis_2,
                1e-5};
+  compare(&c);
+}
+
+/* ---- NaN among the inputs ----
+ * Every seventh element NaN: the device gives NaN exactly where the CPU does (a clamp
+ * or a select that drops a NaN on one place and keeps it on the other fails here). */
+
+static void relu6_default(rill_op_builder *b) { (void)b; }
+
+#define NAN_UNARY(name, op, attrs, lo, hi, tol)                                                    \
+  Test(cuda_kernels, name##_with_nan) {                                                            \
+    op_case c = {op, {IN("X", "x", lo, hi, 5, 3, 67)}, {OUT("Out", "out", 5, 3, 67)}, attrs, tol}; \
+    c.in[0].nan_every = 7;                                                                         \
+    compare(&c);                                                                                   \
+  }
+
+NAN_UNARY(relu, "relu", NULL, -3, 3, 0)
+NAN_UNARY(relu6, "relu6", relu6_default, -3, 9, 0)
+NAN_UNARY(leaky_relu, "leaky_relu", leaky, -3, 3, 1e-7)
+NAN_UNARY(sigmoid, "sigmoid", NULL, -6, 6, 1e-6)
+NAN_UNARY(tanh, "tanh", NULL, -4, 4, 1e-6)
+NAN_UNARY(exp, "exp", NULL, -4, 4, 1e-6)
+NAN_UNARY(square, "square", NULL, -3, 3, 1e-6)
+NAN_UNARY(scale, "scale", scale_after, -3, 3, 1e-6)
+NAN_UNARY(hard_sigmoid, "hard_sigmoid", NULL, -4, 4, 1e-6)
+NAN_UNARY(hard_swish, "hard_swish", NULL, -5, 5, 1e-6)
+NAN_UNARY(swish, "swish", beta_half, -6, 6, 1e-5)
+NAN_UNARY(gelu, "gelu", NULL, -4, 4, 1e-5)
+NAN_UNARY(clip, "clip", clip_bounds, -3, 3, 0)
+
+/* max and min keep the CPU's choice when an operand is NaN (x > y ? x : y). */
+Test(cuda_kernels, max_and_min_with_nan) {
+  const char *ops[] = {"elementwise_max", "elementwise_min"};
+  for (int i = 0; i < 2; i++) {
+    op_case c = {ops[i], {IN("X", "x", -2, 2, 4, 33), IN("Y", "y", -2, 2, 33)}, {OUT("Out", "out", 4, 33)}, NULL, 0};
+    c.in[0].nan_every = 7;
+    c.in[1].nan_every = 5;
+    compare(&c);
+  }
+}
+
+/* The reductions and the row ops: a NaN spoils its row (softmax, layer_norm) or its sum;
+ * max pooling keeps the CPU's choice of window maximum. */
+Test(cuda_kernels, softmax_with_nan) {
+  op_case c = {"softmax", {IN("X", "x", -8, 8, 7, 101)}, {OUT("Out", "out", 7, 101)}, NULL, 1e-5};
+  c.in[0].nan_every = 211;
+  compare(&c);
+}
+
+Test(cuda_kernels, reduce_sum_with_nan) {
+  op_case c = {"reduce_sum", {IN("X", "x", -1, 1, 5, 7, 9, 3)}, {OUT("Out", "out", 7, 3)}, red_dims_0_2, 1e-5};
+  c.in[0].nan_every = 37;
+  compare(&c);
+}
+
+Test(cuda_kernels, pool2d_max_with_nan) {
+  op_case c = {"pool2d", {IN("X", "x", -1, 1, 2, 3, 9, 9)}, {OUT("Out", "out", 2, 3, 5, 5)}, max_k3_s2_p1, 0};
+  c.in[0].nan_every = 11;
   compare(&c);
 }
