@@ -146,10 +146,40 @@ static rill_status *algo_workspace(rill_kernel_ctx *ctx, rill_cuda_dev *d, cudnn
   return NULL;
 }
 
+/* An epilogue cuDNN fuses into the convolution: y = relu(conv + res + bias[channel]),
+ * res optional (cudnnConvolutionBiasActivationForward takes relu, and identity with one
+ * algorithm only, so only relu is fused). */
+typedef struct conv_fused {
+  const float *bias, *res;
+} conv_fused;
+
+/* cuDNN's fused convolution, bias, residual and relu (NaN propagated, as the CPU's relu
+ * keeps it) on the descriptors of c. */
+static cudnnStatus_t fused_forward(rill_cuda_dev *d, const conv_desc *c, const rill_conv_geom *g,
+                                   const conv_fused *f, const float *x, const float *w, float *y,
+                                   cudnnConvolutionFwdAlgo_t algo, void *ws, size_t bytes) {
+  cudnnTensorDescriptor_t bias = NULL;
+  cudnnActivationDescriptor_t act = NULL;
+  cudnnStatus_t s;
+  if (!(s = cudnnCreateTensorDescriptor(&bias)) &&
+      !(s = cudnnSetTensor4dDescriptor(bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, (int)g->m, 1, 1)) &&
+      !(s = cudnnCreateActivationDescriptor(&act)) &&
+      !(s = cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0))) {
+    const float one = 1.0f, zero = 0.0f;
+    /* Without a residual, z is y itself, scaled by 0 (cuDNN requires a z). */
+    s = cudnnConvolutionBiasActivationForward(d->dnn, &one, c->x, x, c->w, w, c->conv, algo, ws, bytes,
+                                              f->res ? &one : &zero, c->y, f->res ? (const void *)f->res : y, bias,
+                                              f->bias, act, c->y, y);
+  }
+  if (act) cudnnDestroyActivationDescriptor(act);
+  if (bias) cudnnDestroyTensorDescriptor(bias);
+  return s;
+}
+
 /* Runs the convolution under d's lock (the cuDNN handle is d's), its workspace capped
- * at `limit` bytes. */
+ * at `limit` bytes; with `fused`, its epilogue too. */
 static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_conv_geom *g, size_t limit,
-                                 const float *x, const float *w, float *y) {
+                                 const float *x, const float *w, float *y, const conv_fused *fused) {
   conv_desc c = {0};
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int got = 0, pick = -1;
@@ -174,8 +204,11 @@ static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const r
   size_t bytes = pick >= 0 ? perf[pick].memory : 0;
   st = algo_workspace(ctx, d, s, pick, bytes, limit, "forward", &ws);
   const float one = 1.0f, zero = 0.0f;
-  if (!st && (s = cudnnConvolutionForward(d->dnn, &one, c.x, x, c.w, w, c.conv, perf[pick].algo, ws, bytes, &zero,
-                                          c.y, y)))
+  if (!st && fused && (s = fused_forward(d, &c, g, fused, x, w, y, perf[pick].algo, ws, bytes)))
+    st = rill_kernel_error(ctx, "cudnnConvolutionBiasActivationForward: %s", cudnnGetErrorString(s));
+  else if (!st && !fused &&
+           (s = cudnnConvolutionForward(d->dnn, &one, c.x, x, c.w, w, c.conv, perf[pick].algo, ws, bytes, &zero, c.y,
+                                        y)))
     st = rill_kernel_error(ctx, "cudnnConvolutionForward: %s", cudnnGetErrorString(s));
   /* Freed once queued: the next user of the block is queued behind this convolution. */
   rill_cuda_mem_free(d, ws);
@@ -212,7 +245,7 @@ rill_status *rill_cuda_conv2d_fp32(rill_kernel_ctx *ctx) {
   rill_cuda_dev *d = NULL;
   RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
   return conv_forward(ctx, d, &g, workspace_limit(ctx, RILL_CONV2D_ATTR_WORKSPACE_SIZE_MB), rill_tensor_ptr(x),
-                      rill_tensor_ptr(f), rill_tensor_ptr(out));
+                      rill_tensor_ptr(f), rill_tensor_ptr(out), NULL);
 }
 
 /* ---- conv2d_fusion ---- */
@@ -225,8 +258,9 @@ _Static_assert(RILL_SAME_POS(RILL_CONV2D_FUSION_ATTR_WORKSPACE_SIZE_MB, RILL_CON
                "conv2d_fusion reads conv2d's geometry; the epilogue numbers the activations as fused_act.h");
 
 /* conv2d_fusion (the inference passes' conv + bias [+ residual] + activation), float32,
- * NCHW: the convolution on cuDNN, then one epilogue pass in place, in the CPU kernel's
- * order (bias, residual, activation). */
+ * NCHW: with relu, one cuDNN call (cudnnConvolutionBiasActivationForward); with the
+ * other activations, the convolution on cuDNN, then one epilogue pass in place, in the
+ * CPU kernel's order (bias, residual, activation). */
 rill_status *rill_cuda_conv2d_fusion_fp32(rill_kernel_ctx *ctx) {
   rill_tensor *x = NULL, *f = NULL, *b = NULL, *res = NULL, *out = NULL;
   RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_FUSION_IN_INPUT, 0, RILL_DTYPE_FP32, &x));
@@ -253,8 +287,12 @@ rill_status *rill_cuda_conv2d_fusion_fp32(rill_kernel_ctx *ctx) {
   if (rill_tensor_numel(out) == 0) return NULL;
   rill_cuda_dev *d = NULL;
   RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
-  RILL_TRY(conv_forward(ctx, d, &g, workspace_limit(ctx, RILL_CONV2D_FUSION_ATTR_WORKSPACE_SIZE_MB), rill_tensor_ptr(x),
-                        rill_tensor_ptr(f), rill_tensor_ptr(out)));
+  size_t limit = workspace_limit(ctx, RILL_CONV2D_FUSION_ATTR_WORKSPACE_SIZE_MB);
+  if (act == RILL_FUSED_RELU) {
+    conv_fused fused = {rill_tensor_ptr(b), res ? rill_tensor_ptr(res) : NULL};
+    return conv_forward(ctx, d, &g, limit, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(out), &fused);
+  }
+  RILL_TRY(conv_forward(ctx, d, &g, limit, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(out), NULL));
   return rill_cuda_kernel_check(ctx,
                                 rill_cuda_conv_epilogue_f32(rill_tensor_ptr(out), rill_tensor_ptr(b),
                                                             res ? rill_tensor_ptr(res) : NULL, rill_tensor_numel(out),
@@ -449,7 +487,7 @@ rill_status *rill_cuda_conv2d_transpose_grad_fp32(rill_kernel_ctx *ctx) {
       e = cudaMemsetAsync(rill_tensor_ptr(dw), 0, rill_tensor_nbytes(dw), d->stream);
     return rill_cuda_kernel_check(ctx, e, "conv2d_transpose_grad clear");
   }
-  if (dx) RILL_TRY(conv_forward(ctx, d, &g, limit, rill_tensor_ptr(dout), rill_tensor_ptr(f), rill_tensor_ptr(dx)));
+  if (dx) RILL_TRY(conv_forward(ctx, d, &g, limit, rill_tensor_ptr(dout), rill_tensor_ptr(f), rill_tensor_ptr(dx), NULL));
   if (!dw) return NULL;
   return conv_backward(ctx, d, &g, limit, rill_tensor_ptr(dout), NULL, rill_tensor_ptr(x), NULL, rill_tensor_ptr(dw));
 }

@@ -407,6 +407,24 @@ Test(cuda_kernels, conv2d_fusion_bias_residual_relu6) {
   compare(&c);
 }
 
+/* relu: one cuDNN call (convolution, bias, residual and activation fused), with and
+ * without the residual. */
+static void fusion_relu(rill_op_builder *b) {
+  conv_s2_p1_d2_g2(b);
+  OK(rill_op_builder_attr_string(b, "activation", "relu"));
+}
+Test(cuda_kernels, conv2d_fusion_relu_fused_by_cudnn) {
+  op_case c = {"conv2d_fusion",
+               {IN("Input", "x", -1, 1, 2, 4, 11, 9), IN("Filter", "w", -1, 1, 6, 2, 3, 3), IN("Bias", "b", -1, 1, 6),
+                IN("ResidualData", "r", -1, 1, 2, 6, 5, 11)},
+               {OUT("Output", "y", 2, 6, 5, 11)}, fusion_relu, 1e-4};
+  compare(&c);
+  op_case n = {"conv2d_fusion",
+               {IN("Input", "x", -1, 1, 2, 4, 11, 9), IN("Filter", "w", -1, 1, 6, 2, 3, 3), IN("Bias", "b", -1, 1, 6)},
+               {OUT("Output", "y", 2, 6, 5, 11)}, fusion_relu, 1e-4};
+  compare(&n);
+}
+
 Test(cuda_kernels, conv2d_fusion_bias_sigmoid) {
   op_case c = {"conv2d_fusion",
                {IN("Input", "x", -1, 1, 3, 5, 8, 8), IN("Filter", "w", -1, 1, 7, 5, 3, 3), IN("Bias", "b", -1, 1, 7)},

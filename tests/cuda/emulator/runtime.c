@@ -201,6 +201,10 @@ struct cudnnFilterStruct {
 struct cudnnConvolutionStruct {
   int ph, pw, sh, sw, dh, dw, groups;
 };
+struct cudnnActivationStruct {
+  cudnnActivationMode_t mode;
+  cudnnNanPropagation_t nan;
+};
 
 cudnnStatus_t cudnnCreate(cudnnHandle_t *h) {
   *h = token();
@@ -434,4 +438,55 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t h, const void *alpha,
   (void)ws;
   (void)ws_bytes;
   return convolve(INTO_W, x, dw, c, dy, xp, NULL, dyp, dwp, *(const float *)alpha, *(const float *)beta);
+}
+
+cudnnStatus_t cudnnCreateActivationDescriptor(cudnnActivationDescriptor_t *d) {
+  *d = calloc(1, sizeof **d);
+  return *d ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
+}
+
+cudnnStatus_t cudnnDestroyActivationDescriptor(cudnnActivationDescriptor_t d) {
+  free(d);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t d, cudnnActivationMode_t mode,
+                                           cudnnNanPropagation_t nan, double coef) {
+  (void)coef;
+  d->mode = mode;
+  d->nan = nan;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+/* y = act(alpha1 conv(x) + alpha2 z + bias[channel]), relu or identity (the latter with
+ * IMPLICIT_PRECOMP_GEMM only, as cuDNN requires); bias is [1, C, 1, 1]. */
+cudnnStatus_t cudnnConvolutionBiasActivationForward(
+    cudnnHandle_t h, const void *alpha1, cudnnTensorDescriptor_t x, const void *xp, cudnnFilterDescriptor_t w,
+    const void *wp, cudnnConvolutionDescriptor_t c, cudnnConvolutionFwdAlgo_t algo, void *ws, size_t ws_bytes,
+    const void *alpha2, cudnnTensorDescriptor_t z, const void *zp, cudnnTensorDescriptor_t bias, const void *bp,
+    cudnnActivationDescriptor_t act, cudnnTensorDescriptor_t y, void *yp) {
+  (void)h;
+  (void)ws;
+  (void)ws_bytes;
+  if (act->mode != CUDNN_ACTIVATION_RELU &&
+      (act->mode != CUDNN_ACTIVATION_IDENTITY || algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM))
+    return CUDNN_STATUS_NOT_SUPPORTED;
+  if (z->n != y->n || z->c != y->c || z->h != y->h || z->w != y->w || bias->n != 1 || bias->c != y->c ||
+      bias->h != 1 || bias->w != 1)
+    return CUDNN_STATUS_BAD_PARAM;
+  size_t n = (size_t)y->n * y->c * y->h * y->w, plane = (size_t)y->h * y->w;
+  float *conv = malloc((n ? n : 1) * sizeof *conv);
+  if (!conv) return CUDNN_STATUS_ALLOC_FAILED;
+  cudnnStatus_t s = convolve(INTO_Y, x, w, c, y, xp, wp, NULL, conv, *(const float *)alpha1, 0.0f);
+  float a2 = *(const float *)alpha2;
+  const float *zv = zp, *b = bp;
+  float *out = yp;
+  for (size_t i = 0; s == CUDNN_STATUS_SUCCESS && i < n; i++) {
+    float v = conv[i] + (a2 == 0.0f ? 0.0f : a2 * zv[i]) + b[(i / plane) % (size_t)y->c];
+    if (act->mode == CUDNN_ACTIVATION_RELU)
+      v = act->nan == CUDNN_PROPAGATE_NAN ? (v < 0.0f ? 0.0f : v) : (v > 0.0f ? v : 0.0f);
+    out[i] = v;
+  }
+  free(conv);
+  return s;
 }
