@@ -13,6 +13,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import rill as fluid  # noqa: E402  (a Fluid 1.x script runs with this one change)
+from device import add_device_argument, place_of  # noqa: E402
 from progress import Progress  # noqa: E402
 
 
@@ -53,7 +54,7 @@ def save_model(model_dir, exe, main, prediction):
 
 
 def train(kind, epochs, batch, model_dir, quiet=False, steps=None, checkpoint_dir=None,
-          checkpoint_every=10, profile_dir=None):
+          checkpoint_every=10, profile_dir=None, place=None):
     """Trains for `steps` steps (default: `epochs` epochs). Step s trains on batch
     s % per_epoch of epoch s // per_epoch's shuffle, so a run resumed from the
     checkpoint of step s in `checkpoint_dir` continues exactly where it stopped."""
@@ -72,7 +73,8 @@ def train(kind, epochs, batch, model_dir, quiet=False, steps=None, checkpoint_di
         acc = fluid.layers.accuracy(prediction, label)
         test_program = main.clone(for_test=True)
         fluid.optimizer.Adam(learning_rate=0.01).minimize(loss, checkpoint_config=config)
-    exe = fluid.Executor(fluid.CPUPlace())
+    place = place or fluid.CPUPlace()
+    exe = fluid.Executor(place)
     exe.run(startup)
     per_epoch = (len(xtr) + batch - 1) // batch
     total = steps if steps is not None else epochs * per_epoch
@@ -103,7 +105,7 @@ def train(kind, epochs, batch, model_dir, quiet=False, steps=None, checkpoint_di
             idx = orders[epoch][i * batch:(i + 1) * batch]
             profiled = profile_dir is not None and step == total - 1
             if profiled:  # the last step's timeline
-                fluid.profiler.start_profiler('CPU')
+                fluid.profiler.start_profiler('CPU' if isinstance(place, fluid.CPUPlace) else 'All')
             lv, = exe.run(main, feed={'img': xtr[idx], 'label': ytr[idx]}, fetch_list=[loss])
             if profiled:
                 trace = os.path.join(profile_dir, '%s_step.json' % kind)
@@ -126,7 +128,7 @@ def train(kind, epochs, batch, model_dir, quiet=False, steps=None, checkpoint_di
     exe.close()  # waits for the last checkpoint and reports a failed write
 
     # A fresh scope, as a separate process would have: only what the model dir holds.
-    exe = fluid.Executor(fluid.CPUPlace())
+    exe = fluid.Executor(place)
     with fluid.scope_guard(fluid.Scope()):
         program, feeds, fetches = fluid.io.load_inference_model(model_dir, exe)
         probs, = exe.run(program, feed={feeds[0]: xte}, fetch_list=fetches)
@@ -153,11 +155,16 @@ def main():
     ap.add_argument('--profile', default=None, metavar='DIR',
                     help="profile each model's last training step: DIR/<model>_step.json "
                          '(a trace-event timeline) and a summary of where its time went')
+    add_device_argument(ap)
     ap.add_argument('--min-accuracy', type=float, default=0.0,
                     help='exit with status 1 if the CNN (or the only model) scores below')
     args = ap.parse_args()
     if args.steps is not None and args.steps < 0:
         ap.error('--steps must not be negative')
+    try:
+        place = place_of(args.device)
+    except ValueError as e:
+        ap.error(str(e))
     base = args.save or tempfile.mkdtemp(prefix='rill_digits_')
     kinds = ['mlp', 'cnn'] if args.model == 'both' else [args.model]
     result = {}
@@ -165,7 +172,7 @@ def main():
         ckpt = os.path.join(args.checkpoint_dir, k) if args.checkpoint_dir else None
         result[k] = train(k, args.epochs, args.batch, os.path.join(base, k), steps=args.steps,
                           checkpoint_dir=ckpt, checkpoint_every=args.checkpoint_every,
-                          profile_dir=args.profile)
+                          profile_dir=args.profile, place=place)
     judged = result.get('cnn', result[kinds[-1]])
     if judged < args.min_accuracy:
         print('accuracy %.4f is below the required %.4f' % (judged, args.min_accuracy))

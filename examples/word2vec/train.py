@@ -15,6 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import rill as fluid  # noqa: E402
+from device import add_device_argument, place_of  # noqa: E402
 from progress import Progress  # noqa: E402
 
 N = 5  # four context words and the next one
@@ -48,7 +49,7 @@ def build(vocab_size):
     return names, predict, cost
 
 
-def train(epochs, batch, model_dir):
+def train(epochs, batch, model_dir, place=None):
     vocab, grams = load_corpus()
     rng = np.random.RandomState(5)
     order = rng.permutation(len(grams))
@@ -58,7 +59,7 @@ def train(epochs, batch, model_dir):
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
         names, predict, cost = build(len(vocab))
         fluid.optimizer.Adagrad(learning_rate=0.2).minimize(cost)
-    exe = fluid.Executor(fluid.CPUPlace())
+    exe = fluid.Executor(place or fluid.CPUPlace())
     exe.run(startup)
 
     def feed_of(rows):
@@ -95,8 +96,13 @@ def main():
     ap.add_argument('--epochs', type=int, default=10)
     ap.add_argument('--batch', type=int, default=32)
     ap.add_argument('--save', default=None, help='directory for the inference model')
+    add_device_argument(ap)
     args = ap.parse_args()
-    train(args.epochs, args.batch, args.save or tempfile.mkdtemp(prefix='rill_word2vec_'))
+    try:
+        place = place_of(args.device)
+    except ValueError as e:
+        ap.error(str(e))
+    train(args.epochs, args.batch, args.save or tempfile.mkdtemp(prefix='rill_word2vec_'), place)
 
 
 if __name__ == '__main__':

@@ -230,3 +230,44 @@ def test_an_embedding_trains_on_the_device_as_on_the_cpu(is_sparse, opt):
     assert cpu_losses[-1] < cpu_losses[0]
     for name in cpu:
         np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-3, atol=1e-5, err_msg=name)
+
+
+def load_example(path, name):
+    """An example script (examples/<path>) as a module, its folder on the path."""
+    import importlib.util
+    import os
+    import sys
+    from conftest import ROOT
+    examples = os.path.join(ROOT, 'examples')
+    sys.path.insert(0, examples)
+    try:
+        spec = importlib.util.spec_from_file_location(name, os.path.join(examples, path))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+    finally:
+        sys.path.remove(examples)
+
+
+@needs_device
+def test_the_examples_train_on_the_device_as_on_the_cpu(tmp_path):
+    """recognize_digits' CNN (conv, pool, fc, Adam, accuracy) for 40 steps and word2vec
+    (a shared sparse embedding, Adagrad) for one epoch, with --device cuda:0: the
+    reloaded models score as the CPU's do."""
+    digits = load_example('recognize_digits/train.py', 'recognize_digits')
+    cpu = digits.train('cnn', 1, 32, str(tmp_path / 'c'), quiet=True, steps=40)
+    gpu = digits.train('cnn', 1, 32, str(tmp_path / 'g'), quiet=True, steps=40,
+                       place=digits.place_of('cuda:0'))
+    assert abs(gpu - cpu) <= 0.01 and cpu > 0.5
+    words = load_example('word2vec/train.py', 'word2vec')
+    cpu = words.train(1, 32, str(tmp_path / 'wc'))
+    gpu = words.train(1, 32, str(tmp_path / 'wg'), words.place_of('cuda:0'))
+    assert abs(gpu - cpu) <= 0.01
+
+
+def test_the_examples_name_a_bad_device():
+    device = load_example('recognize_digits/train.py', 'recognize_digits')
+    assert isinstance(device.place_of('cpu'), fluid.CPUPlace)
+    assert device.place_of('gpu:1') == fluid.CUDAPlace(1)
+    with pytest.raises(ValueError, match="--device must be cpu or cuda:N, not 'tpu'"):
+        device.place_of('tpu')

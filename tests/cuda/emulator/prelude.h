@@ -6,7 +6,8 @@
  * __syncthreads() is a barrier: the block's fibers run round by round, each up to its
  * next barrier (or its end), so __shared__ memory (static here: one block runs at a
  * time) holds what every thread wrote before the barrier, as on a device. Threads
- * interleave only at barriers, so a race between them (a missing barrier) goes unseen. */
+ * interleave only at barriers, so a race between them (a missing barrier) goes unseen.
+ * The executor launches from several OS threads; launches run one at a time. */
 #ifndef RILL_TESTS_CUDA_EMULATOR_PRELUDE_H
 #define RILL_TESTS_CUDA_EMULATOR_PRELUDE_H
 
@@ -18,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <mutex>
 
 struct emu_dim {
   unsigned x, y, z;
@@ -84,7 +86,10 @@ inline void run_block(unsigned threads, const std::function<void()> &fn) {
   threadIdx = {0, 0, 0};
 }
 
+inline std::mutex launching;
+
 inline void launch(unsigned grid, unsigned threads, const std::function<void()> &fn) {
+  std::lock_guard<std::mutex> one_at_a_time(launching);
   gridDim = {grid, 1, 1};
   for (unsigned b = 0; b < grid; b++) {
     blockIdx = {b, 0, 0};
