@@ -271,3 +271,70 @@ def test_the_examples_name_a_bad_device():
     assert device.place_of('gpu:1') == fluid.CUDAPlace(1)
     with pytest.raises(ValueError, match="--device must be cpu or cuda:N, not 'tpu'"):
         device.place_of('tpu')
+
+
+def checkpointed_mlp(ckpt_dir, lr):
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 3
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = L.data('x', shape=[6])
+        y = L.data('y', shape=[1])
+        loss = L.mean(L.square_error_cost(L.fc(L.fc(x, 16, act='relu'), 1), y))
+        fluid.optimizer.SGD(lr).minimize(
+            loss, checkpoint_config=fluid.io.CheckpointConfig(ckpt_dir, every_n_steps=4, max_to_keep=0))
+    return main, startup, loss
+
+
+def checkpoint_run(place, ckpt_dir, steps, lr=0.1, resume=False):
+    """Trains `steps` steps at `place` (from the newest checkpoint in ckpt_dir with
+    resume); the step it started at, its losses and its parameters."""
+    main, startup, loss = checkpointed_mlp(ckpt_dir, lr)
+    rs = np.random.RandomState(4)
+    xs, ys = rs.rand(steps, 8, 6).astype('float32'), rs.rand(steps, 8, 1).astype('float32')
+    exe = fluid.Executor(place)
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        start = fluid.io.load_checkpoint(exe, ckpt_dir, main).step if resume else 0
+        losses = [float(exe.run(main, feed={'x': xs[s], 'y': ys[s]}, fetch_list=[loss])[0][0])
+                  for s in range(start, steps)]
+        exe.close()
+        names = [p.name for p in main.global_block().all_parameters()]
+        params = {n: np.array(scope.find_var(n).get_tensor()) for n in names}
+    return start, losses, params
+
+
+@needs_device
+def test_a_checkpoint_moves_between_the_device_and_the_cpu(tmp_path):
+    """A checkpoint written while training on the device resumes on the CPU with the
+    device's parameters exactly, and one written on the CPU resumes on the device; for
+    the same values (a learning rate of 0) both places write the same bytes (the
+    manifest's write time and its own checksum aside)."""
+    import os
+    gpu_dir, cpu_dir = str(tmp_path / 'gpu'), str(tmp_path / 'cpu')
+    _, _, on_gpu = checkpoint_run(fluid.CUDAPlace(0), gpu_dir, 8)
+    start, _, at_8 = checkpoint_run(fluid.CPUPlace(), gpu_dir, 8, resume=True)  # loaded, no step run
+    assert start == 8
+    for name in on_gpu:
+        assert at_8[name].tobytes() == on_gpu[name].tobytes(), name
+    start, losses, _ = checkpoint_run(fluid.CPUPlace(), gpu_dir, 12, resume=True)
+    assert start == 8 and len(losses) == 4 and all(np.isfinite(losses))
+    _, _, on_cpu = checkpoint_run(fluid.CPUPlace(), cpu_dir, 8)
+    start, _, back = checkpoint_run(fluid.CUDAPlace(0), cpu_dir, 8, resume=True)
+    assert start == 8
+    for name in on_cpu:
+        assert back[name].tobytes() == on_cpu[name].tobytes(), name
+    same = {}
+    for place, d in ((fluid.CUDAPlace(0), str(tmp_path / 'g0')), (fluid.CPUPlace(), str(tmp_path / 'c0'))):
+        checkpoint_run(place, d, 4, lr=0.0)
+        ck, = fluid.io.list_checkpoints(d)
+        same[d] = {f: open(os.path.join(ck.path, f), 'rb').read() for f in os.listdir(ck.path)}
+    g0, c0 = same.values()
+    assert sorted(g0) == sorted(c0) and len(g0) > 2
+    for f in g0:
+        if f == 'MANIFEST':
+            def entries(text):
+                return [ln for ln in text.decode().splitlines() if not ln.startswith(('time_ns ', 'end '))]
+            assert entries(g0[f]) == entries(c0[f])
+        else:
+            assert g0[f] == c0[f], f
