@@ -1,4 +1,4 @@
-/* CUDA kernels of elementwise_add / _sub / _mul / _div / _max / _min, float32, with
+/* CUDA kernels of elementwise_add / _sub / _mul / _div / _max / _min / _pow, float32, with
  * Paddle's broadcasting (operators/elementwise.h): each operand gets an element stride
  * per output dim, 0 where it broadcasts. */
 #include "kernels/cuda/cuda.h"
@@ -51,9 +51,10 @@ rill_status *rill_cuda_elementwise_sub_fp32(rill_kernel_ctx *ctx) { return binar
 rill_status *rill_cuda_elementwise_mul_fp32(rill_kernel_ctx *ctx) { return binary(ctx, RILL_CUDA_MUL); }
 rill_status *rill_cuda_elementwise_div_fp32(rill_kernel_ctx *ctx) { return binary(ctx, RILL_CUDA_DIV); }
 rill_status *rill_cuda_elementwise_max_fp32(rill_kernel_ctx *ctx) { return binary(ctx, RILL_CUDA_MAX); }
+rill_status *rill_cuda_elementwise_pow_fp32(rill_kernel_ctx *ctx) { return binary(ctx, RILL_CUDA_POW); }
 rill_status *rill_cuda_elementwise_min_fp32(rill_kernel_ctx *ctx) { return binary(ctx, RILL_CUDA_MIN); }
 
-/* The gradients of add, sub, mul, div, max and min, float32: X@GRAD and Y@GRAD (either
+/* The gradients of add, sub, mul, div, max, min and pow, float32: X@GRAD and Y@GRAD (either
  * may be absent) from Out@GRAD, summed over the dims an operand was broadcast along. add
  * and sub do not read X (it may be absent; Out@GRAD's shape stands for it); div may lack
  * it too (Paddle 1.x's div gradient has Y, Out and Out@GRAD), Out then standing for it
@@ -67,7 +68,7 @@ rill_status *rill_cuda_elementwise_min_fp32(rill_kernel_ctx *ctx) { return binar
    RILL_SAME_POS(RILL_ELEMENTWISE_##OP##_GRAD_OUT_Y_GRAD, RILL_ELEMENTWISE_ADD_GRAD_OUT_Y_GRAD) &&        \
    RILL_SAME_POS(RILL_ELEMENTWISE_##OP##_GRAD_ATTR_AXIS, RILL_ELEMENTWISE_ADD_GRAD_ATTR_AXIS))
 _Static_assert(SAME_GRAD_SLOTS(SUB) && SAME_GRAD_SLOTS(MUL) && SAME_GRAD_SLOTS(DIV) && SAME_GRAD_SLOTS(MAX) &&
-                   SAME_GRAD_SLOTS(MIN),
+                   SAME_GRAD_SLOTS(MIN) && SAME_GRAD_SLOTS(POW),
                "elementwise gradient slots differ");
 
 static rill_status *binary_grad(rill_kernel_ctx *ctx, int op) {
@@ -120,3 +121,4 @@ rill_status *rill_cuda_elementwise_mul_grad_fp32(rill_kernel_ctx *ctx) { return 
 rill_status *rill_cuda_elementwise_div_grad_fp32(rill_kernel_ctx *ctx) { return binary_grad(ctx, RILL_CUDA_DIV); }
 rill_status *rill_cuda_elementwise_max_grad_fp32(rill_kernel_ctx *ctx) { return binary_grad(ctx, RILL_CUDA_MAX); }
 rill_status *rill_cuda_elementwise_min_grad_fp32(rill_kernel_ctx *ctx) { return binary_grad(ctx, RILL_CUDA_MIN); }
+rill_status *rill_cuda_elementwise_pow_grad_fp32(rill_kernel_ctx *ctx) { return binary_grad(ctx, RILL_CUDA_POW); }

@@ -31,6 +31,7 @@ enum rill_cuda_binary_op {
   RILL_CUDA_MAX,
   RILL_CUDA_MIN,
   RILL_CUDA_DIV_FROM_OUT, /* gradients only: div's, Out standing for X (y's: -g * out / y) */
+  RILL_CUDA_POW,          /* powf(x, y) */
 };
 cudaError_t rill_cuda_binary_f32(int op, const float *x, const float *y, float *out,
                                  const rill_cuda_bcast *b, cudaStream_t s);
@@ -296,7 +297,7 @@ cudaError_t rill_cuda_act_grad_f32(int op, const float *v, const float *g, float
  * element's contribution written as the CPU kernel writes it: element by element when
  * zn is the output's size, else each element the sum (in double) over the output
  * elements it was broadcast to. x may be NULL for add, sub and div's X@GRAD, which do not
- * read it; for RILL_CUDA_DIV_FROM_OUT it is Out. */
+ * read it; for RILL_CUDA_DIV_FROM_OUT it is Out. pow's: g y x^(y - 1) and g ln(x) x^y. */
 cudaError_t rill_cuda_binary_grad_f32(int op, bool for_y, const float *x, const float *y,
                                       const float *g, float *dz, int64_t zn,
                                       const rill_cuda_bcast *b, cudaStream_t s);

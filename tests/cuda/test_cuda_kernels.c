@@ -1559,3 +1559,21 @@ Test(cuda_kernels, pool2d_max_with_nan) {
   c.in[0].nan_every = 11;
   compare(&c);
 }
+
+/* ---- elementwise_pow ---- */
+
+/* Positive bases, exponents of both signs, Y broadcast along the rows; the gradient
+ * (X@GRAD y x^(y-1), Y@GRAD ln(x) x^y, Y's summed over the rows) and negative bases,
+ * whose non-integer powers are NaN on both places. */
+Test(cuda_kernels, pow_and_its_gradient) {
+  op_case f = {"elementwise_pow", {IN("X", "x", 0.5f, 2, 9, 33), IN("Y", "y", -2, 2, 33)}, {OUT("Out", "out", 9, 33)},
+               axis_last, 1e-5};
+  compare(&f);
+  op_case g = {"elementwise_pow_grad",
+               {IN("X", "x", 0.5f, 2, 9, 33), IN("Y", "y", -1.5f, 1.5f, 33), IN("Out@GRAD", "dout", -1, 1, 9, 33)},
+               {OUT("X@GRAD", "dx", 9, 33), OUT("Y@GRAD", "dy", 33)}, axis_last, 1e-5};
+  compare(&g);
+  op_case n = {"elementwise_pow", {IN("X", "x", -2, 2, 9, 33), IN("Y", "y", -2, 2, 9, 33)}, {OUT("Out", "out", 9, 33)},
+               NULL, 1e-5};
+  compare(&n);
+}

@@ -17,6 +17,7 @@ __device__ inline float binary(int op, float a, float b) {
   case RILL_CUDA_MUL: return a * b;
   case RILL_CUDA_DIV: return a / b;
   case RILL_CUDA_MAX: return a > b ? a : b;
+  case RILL_CUDA_POW: return powf(a, b);
   default: return a < b ? a : b;
   }
 }

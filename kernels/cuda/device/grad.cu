@@ -60,6 +60,7 @@ __device__ inline float binary_grad(int op, bool for_y, float a, float b, float 
   case RILL_CUDA_DIV_FROM_OUT: return for_y ? -g * a / b : g / b;
   case RILL_CUDA_MAX: return (a > b) != for_y ? g : 0.0f;
   case RILL_CUDA_MIN: return (a < b) != for_y ? g : 0.0f;
+  case RILL_CUDA_POW: return for_y ? g * logf(a) * powf(a, b) : g * b * powf(a, b - 1.0f);
   default: return for_y ? g * a : g * b;  // mul
   }
 }
@@ -157,7 +158,7 @@ extern "C" cudaError_t rill_cuda_binary_grad_f32(int op, bool for_y, const float
                                                  cudaStream_t s) {
   switch (op) {
   case RILL_CUDA_ADD: case RILL_CUDA_SUB: case RILL_CUDA_MUL: case RILL_CUDA_DIV: case RILL_CUDA_DIV_FROM_OUT:
-  case RILL_CUDA_MAX: case RILL_CUDA_MIN: break;
+  case RILL_CUDA_MAX: case RILL_CUDA_MIN: case RILL_CUDA_POW: break;
   default: return cudaErrorInvalidValue;
   }
   if (zn == 0) return cudaSuccess;
