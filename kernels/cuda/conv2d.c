@@ -375,39 +375,71 @@ static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const 
   return st;
 }
 
+/* The operands of a convolution's gradient op (conv2d_grad and conv2d_transpose_grad
+ * keep them at the same positions): Input, Filter and Output@GRAD, the gradients wanted
+ * (NULL when not) checked against Input's and Filter's shapes, the geometry (`transpose`:
+ * the transposed op's, in convolution terms) and the device. */
+_Static_assert(RILL_SAME_POS(RILL_CONV2D_TRANSPOSE_GRAD_IN_INPUT, RILL_CONV2D_GRAD_IN_INPUT) &&
+                   RILL_SAME_POS(RILL_CONV2D_TRANSPOSE_GRAD_IN_FILTER, RILL_CONV2D_GRAD_IN_FILTER) &&
+                   RILL_SAME_POS(RILL_CONV2D_TRANSPOSE_GRAD_IN_OUTPUT_GRAD, RILL_CONV2D_GRAD_IN_OUTPUT_GRAD) &&
+                   RILL_SAME_POS(RILL_CONV2D_TRANSPOSE_GRAD_OUT_INPUT_GRAD, RILL_CONV2D_GRAD_OUT_INPUT_GRAD) &&
+                   RILL_SAME_POS(RILL_CONV2D_TRANSPOSE_GRAD_OUT_FILTER_GRAD, RILL_CONV2D_GRAD_OUT_FILTER_GRAD),
+               "the convolution gradients keep their operands at the same positions");
+typedef struct conv_grad_args {
+  rill_tensor *x, *f, *dy, *dx, *dw;
+  rill_conv_geom g;
+  rill_cuda_dev *d;
+} conv_grad_args;
+
+static rill_status *convt_geom(rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *f, rill_conv_geom *g);
+
+/* Fills *a; *done when nothing is left to compute (no gradient wanted, or none flows
+ * through an empty tensor: the wanted ones are then zeroed). */
+static rill_status *conv_grad_args_get(rill_kernel_ctx *ctx, bool transpose, conv_grad_args *a, bool *done) {
+  memset(a, 0, sizeof *a);
+  *done = true;
+  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_GRAD_IN_INPUT, 0, RILL_DTYPE_FP32, &a->x));
+  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_GRAD_IN_FILTER, 0, RILL_DTYPE_FP32, &a->f));
+  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_GRAD_IN_OUTPUT_GRAD, 0, RILL_DTYPE_FP32, &a->dy));
+  if (rill_kout(ctx, RILL_CONV2D_GRAD_OUT_INPUT_GRAD, 0)) {
+    RILL_TRY(rill_kout_need(ctx, RILL_CONV2D_GRAD_OUT_INPUT_GRAD, 0, RILL_DTYPE_FP32, &a->dx));
+    RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_GRAD_OUT_INPUT_GRAD, 0, a->dx, &a->x->dims));
+  }
+  if (rill_kout(ctx, RILL_CONV2D_GRAD_OUT_FILTER_GRAD, 0)) {
+    RILL_TRY(rill_kout_need(ctx, RILL_CONV2D_GRAD_OUT_FILTER_GRAD, 0, RILL_DTYPE_FP32, &a->dw));
+    RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_GRAD_OUT_FILTER_GRAD, 0, a->dw, &a->f->dims));
+  }
+  if (!a->dx && !a->dw) return NULL;
+  RILL_TRY(transpose ? convt_geom(ctx, a->x, a->f, &a->g) : conv_geom(ctx, a->x, a->f, &a->g));
+  /* Output@GRAD has the forward's output shape: the convolution's output, or its input
+   * for the transposed op. */
+  const rill_conv_geom *g = &a->g;
+  rill_dims want = transpose ? (rill_dims){.n = 4, .d = {g->n, g->c, g->h, g->w}}
+                             : (rill_dims){.n = 4, .d = {g->n, g->m, g->oh, g->ow}};
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_CONV2D_GRAD_IN_OUTPUT_GRAD, a->dy, &want));
+  RILL_TRY(rill_cuda_kernel_dev(ctx, a->dx ? a->dx : a->dw, &a->d));
+  if (rill_tensor_numel(a->dy) && rill_tensor_numel(a->x)) {
+    *done = false;
+    return NULL;
+  }
+  cudaError_t e = cudaSuccess;
+  if (a->dx && rill_tensor_nbytes(a->dx))
+    e = cudaMemsetAsync(rill_tensor_ptr(a->dx), 0, rill_tensor_nbytes(a->dx), a->d->stream);
+  if (e == cudaSuccess && a->dw && rill_tensor_nbytes(a->dw))
+    e = cudaMemsetAsync(rill_tensor_ptr(a->dw), 0, rill_tensor_nbytes(a->dw), a->d->stream);
+  return rill_cuda_kernel_check(ctx, e, "clearing the gradients");
+}
+
 /* conv2d_grad and depthwise_conv2d_grad CUDA kernel, float32, NCHW: Input@GRAD and
  * Filter@GRAD (either may be absent) from Input, Filter and Output@GRAD. */
 rill_status *rill_cuda_conv2d_grad_fp32(rill_kernel_ctx *ctx) {
-  rill_tensor *x = NULL, *f = NULL, *dy = NULL, *dx = NULL, *dw = NULL;
-  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_GRAD_IN_INPUT, 0, RILL_DTYPE_FP32, &x));
-  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_GRAD_IN_FILTER, 0, RILL_DTYPE_FP32, &f));
-  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_GRAD_IN_OUTPUT_GRAD, 0, RILL_DTYPE_FP32, &dy));
-  if (rill_kout(ctx, RILL_CONV2D_GRAD_OUT_INPUT_GRAD, 0)) {
-    RILL_TRY(rill_kout_need(ctx, RILL_CONV2D_GRAD_OUT_INPUT_GRAD, 0, RILL_DTYPE_FP32, &dx));
-    RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_GRAD_OUT_INPUT_GRAD, 0, dx, &x->dims));
-  }
-  if (rill_kout(ctx, RILL_CONV2D_GRAD_OUT_FILTER_GRAD, 0)) {
-    RILL_TRY(rill_kout_need(ctx, RILL_CONV2D_GRAD_OUT_FILTER_GRAD, 0, RILL_DTYPE_FP32, &dw));
-    RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_GRAD_OUT_FILTER_GRAD, 0, dw, &f->dims));
-  }
-  if (!dx && !dw) return NULL;
-  rill_conv_geom g;
-  RILL_TRY(conv_geom(ctx, x, f, &g));
-  rill_dims want = {.n = 4, .d = {g.n, g.m, g.oh, g.ow}};
-  RILL_TRY(rill_kin_check_dims(ctx, RILL_CONV2D_GRAD_IN_OUTPUT_GRAD, dy, &want));
-  rill_cuda_dev *d = NULL;
-  RILL_TRY(rill_cuda_kernel_dev(ctx, dx ? dx : dw, &d));
-  /* Nothing flows through an empty output or input: the gradients are zeros. */
-  if (rill_tensor_numel(dy) == 0 || rill_tensor_numel(x) == 0) {
-    cudaError_t e = cudaSuccess;
-    if (dx && rill_tensor_nbytes(dx)) e = cudaMemsetAsync(rill_tensor_ptr(dx), 0, rill_tensor_nbytes(dx), d->stream);
-    if (e == cudaSuccess && dw && rill_tensor_nbytes(dw))
-      e = cudaMemsetAsync(rill_tensor_ptr(dw), 0, rill_tensor_nbytes(dw), d->stream);
-    return rill_cuda_kernel_check(ctx, e, "conv2d_grad clear");
-  }
-  return conv_backward(ctx, d, &g, workspace_limit(ctx, RILL_CONV2D_GRAD_ATTR_WORKSPACE_SIZE_MB), rill_tensor_ptr(x),
-                       rill_tensor_ptr(f), rill_tensor_ptr(dy), dx ? rill_tensor_ptr(dx) : NULL,
-                       dw ? rill_tensor_ptr(dw) : NULL);
+  conv_grad_args a;
+  bool done;
+  RILL_TRY(conv_grad_args_get(ctx, false, &a, &done));
+  if (done) return NULL;
+  return conv_backward(ctx, a.d, &a.g, workspace_limit(ctx, RILL_CONV2D_GRAD_ATTR_WORKSPACE_SIZE_MB),
+                       rill_tensor_ptr(a.x), rill_tensor_ptr(a.f), rill_tensor_ptr(a.dy),
+                       a.dx ? rill_tensor_ptr(a.dx) : NULL, a.dw ? rill_tensor_ptr(a.dw) : NULL);
 }
 
 /* ---- conv2d_transpose, depthwise_conv2d_transpose and their gradients ----
@@ -460,34 +492,15 @@ rill_status *rill_cuda_conv2d_transpose_fp32(rill_kernel_ctx *ctx) {
 }
 
 rill_status *rill_cuda_conv2d_transpose_grad_fp32(rill_kernel_ctx *ctx) {
-  rill_tensor *x = NULL, *f = NULL, *dout = NULL, *dx = NULL, *dw = NULL;
-  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_TRANSPOSE_GRAD_IN_INPUT, 0, RILL_DTYPE_FP32, &x));
-  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_TRANSPOSE_GRAD_IN_FILTER, 0, RILL_DTYPE_FP32, &f));
-  RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_TRANSPOSE_GRAD_IN_OUTPUT_GRAD, 0, RILL_DTYPE_FP32, &dout));
-  if (rill_kout(ctx, RILL_CONV2D_TRANSPOSE_GRAD_OUT_INPUT_GRAD, 0)) {
-    RILL_TRY(rill_kout_need(ctx, RILL_CONV2D_TRANSPOSE_GRAD_OUT_INPUT_GRAD, 0, RILL_DTYPE_FP32, &dx));
-    RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_TRANSPOSE_GRAD_OUT_INPUT_GRAD, 0, dx, &x->dims));
-  }
-  if (rill_kout(ctx, RILL_CONV2D_TRANSPOSE_GRAD_OUT_FILTER_GRAD, 0)) {
-    RILL_TRY(rill_kout_need(ctx, RILL_CONV2D_TRANSPOSE_GRAD_OUT_FILTER_GRAD, 0, RILL_DTYPE_FP32, &dw));
-    RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_TRANSPOSE_GRAD_OUT_FILTER_GRAD, 0, dw, &f->dims));
-  }
-  if (!dx && !dw) return NULL;
-  rill_conv_geom g;
-  RILL_TRY(convt_geom(ctx, x, f, &g));
-  rill_dims want = {.n = 4, .d = {g.n, g.c, g.h, g.w}};
-  RILL_TRY(rill_kin_check_dims(ctx, RILL_CONV2D_TRANSPOSE_GRAD_IN_OUTPUT_GRAD, dout, &want));
-  rill_cuda_dev *d = NULL;
-  RILL_TRY(rill_cuda_kernel_dev(ctx, dx ? dx : dw, &d));
+  conv_grad_args a;
+  bool done;
+  RILL_TRY(conv_grad_args_get(ctx, true, &a, &done));
+  if (done) return NULL;
   size_t limit = workspace_limit(ctx, RILL_CONV2D_TRANSPOSE_GRAD_ATTR_WORKSPACE_SIZE_MB);
-  if (rill_tensor_numel(dout) == 0 || rill_tensor_numel(x) == 0) { /* nothing flows: zeros */
-    cudaError_t e = cudaSuccess;
-    if (dx && rill_tensor_nbytes(dx)) e = cudaMemsetAsync(rill_tensor_ptr(dx), 0, rill_tensor_nbytes(dx), d->stream);
-    if (e == cudaSuccess && dw && rill_tensor_nbytes(dw))
-      e = cudaMemsetAsync(rill_tensor_ptr(dw), 0, rill_tensor_nbytes(dw), d->stream);
-    return rill_cuda_kernel_check(ctx, e, "conv2d_transpose_grad clear");
-  }
-  if (dx) RILL_TRY(conv_forward(ctx, d, &g, limit, rill_tensor_ptr(dout), rill_tensor_ptr(f), rill_tensor_ptr(dx), NULL));
-  if (!dw) return NULL;
-  return conv_backward(ctx, d, &g, limit, rill_tensor_ptr(dout), NULL, rill_tensor_ptr(x), NULL, rill_tensor_ptr(dw));
+  if (a.dx)
+    RILL_TRY(conv_forward(ctx, a.d, &a.g, limit, rill_tensor_ptr(a.dy), rill_tensor_ptr(a.f), rill_tensor_ptr(a.dx),
+                          NULL));
+  if (!a.dw) return NULL;
+  return conv_backward(ctx, a.d, &a.g, limit, rill_tensor_ptr(a.dy), NULL, rill_tensor_ptr(a.x), NULL,
+                       rill_tensor_ptr(a.dw));
 }

@@ -1,6 +1,8 @@
 """Shared fixtures of the rill Python tests: every test builds its programs in fresh
 default programs, a fresh global scope and fresh unique names."""
+import importlib.util
 import os
+import sys
 
 import pytest
 
@@ -8,6 +10,20 @@ import rill
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODELS = os.path.join(ROOT, '..', 'shared', 'models')
+EXAMPLES = os.path.join(ROOT, 'examples')
+
+
+def load_example(path, name):
+    """The example script examples/<path> as module `name`, with its folder on the path
+    while it loads (for progress.py and device.py)."""
+    sys.path.insert(0, EXAMPLES)
+    try:
+        spec = importlib.util.spec_from_file_location(name, os.path.join(EXAMPLES, path))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+    finally:
+        sys.path.remove(EXAMPLES)
 
 
 @pytest.fixture(autouse=True)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import rill as fluid
+from conftest import load_example
 
 L = fluid.layers
 
@@ -230,23 +231,6 @@ def test_an_embedding_trains_on_the_device_as_on_the_cpu(is_sparse, opt):
     assert cpu_losses[-1] < cpu_losses[0]
     for name in cpu:
         np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-3, atol=1e-5, err_msg=name)
-
-
-def load_example(path, name):
-    """An example script (examples/<path>) as a module, its folder on the path."""
-    import importlib.util
-    import os
-    import sys
-    from conftest import ROOT
-    examples = os.path.join(ROOT, 'examples')
-    sys.path.insert(0, examples)
-    try:
-        spec = importlib.util.spec_from_file_location(name, os.path.join(examples, path))
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
-    finally:
-        sys.path.remove(examples)
 
 
 @needs_device

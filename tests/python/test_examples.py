@@ -1,27 +1,12 @@
 """The examples run end to end: recognize_digits' CNN reaches 95% test accuracy from its
 reloaded inference model."""
-import importlib.util
 import json
 import os
-import sys
 
 import numpy as np
 import pytest
 
-from conftest import ROOT
-
-EXAMPLES = os.path.join(ROOT, 'examples')
-
-
-def load(path, name):
-    sys.path.insert(0, EXAMPLES)
-    try:
-        spec = importlib.util.spec_from_file_location(name, os.path.join(EXAMPLES, path))
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
-    finally:
-        sys.path.remove(EXAMPLES)
+from conftest import load_example as load
 
 
 def test_recognize_digits_cnn_reaches_95_percent(tmp_path, capsys):

@@ -317,56 +317,31 @@ static bool consistent(const struct cudnnTensorStruct *x, const struct cudnnFilt
     *(got) = 1;                                 \
   } while (0)
 
-cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t h, cudnnTensorDescriptor_t x,
-                                                     cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t c,
-                                                     cudnnTensorDescriptor_t y, int n, int *got,
-                                                     cudnnConvolutionFwdAlgoPerf_t *perf) {
-  (void)h;
-  if (n < 1 || !consistent(x, w, c, y)) return CUDNN_STATUS_BAD_PARAM;
-  ONE_ALGORITHM(perf, got);
-  return CUDNN_STATUS_SUCCESS;
-}
-
-cudnnStatus_t cudnnFindConvolutionForwardAlgorithm(cudnnHandle_t h, cudnnTensorDescriptor_t x,
-                                                   cudnnFilterDescriptor_t w, cudnnConvolutionDescriptor_t c,
-                                                   cudnnTensorDescriptor_t y, int n, int *got,
-                                                   cudnnConvolutionFwdAlgoPerf_t *perf) {
-  return cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, c, y, n, got, perf);
-}
-
-cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnnHandle_t h, cudnnFilterDescriptor_t w,
-                                                          cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t c,
-                                                          cudnnTensorDescriptor_t dx, int n, int *got,
-                                                          cudnnConvolutionBwdDataAlgoPerf_t *perf) {
-  (void)h;
-  if (n < 1 || !consistent(dx, w, c, dy)) return CUDNN_STATUS_BAD_PARAM;
-  ONE_ALGORITHM(perf, got);
-  return CUDNN_STATUS_SUCCESS;
-}
-
-cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithm(cudnnHandle_t h, cudnnFilterDescriptor_t w,
-                                                        cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t c,
-                                                        cudnnTensorDescriptor_t dx, int n, int *got,
-                                                        cudnnConvolutionBwdDataAlgoPerf_t *perf) {
-  return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, w, dy, c, dx, n, got, perf);
-}
-
-cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnnHandle_t h, cudnnTensorDescriptor_t x,
-                                                            cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t c,
-                                                            cudnnFilterDescriptor_t dw, int n, int *got,
-                                                            cudnnConvolutionBwdFilterAlgoPerf_t *perf) {
-  (void)h;
-  if (n < 1 || !consistent(x, dw, c, dy)) return CUDNN_STATUS_BAD_PARAM;
-  ONE_ALGORITHM(perf, got);
-  return CUDNN_STATUS_SUCCESS;
-}
-
-cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithm(cudnnHandle_t h, cudnnTensorDescriptor_t x,
-                                                          cudnnTensorDescriptor_t dy, cudnnConvolutionDescriptor_t c,
-                                                          cudnnFilterDescriptor_t dw, int n, int *got,
-                                                          cudnnConvolutionBwdFilterAlgoPerf_t *perf) {
-  return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x, dy, c, dw, n, got, perf);
-}
+/* An algorithm query, heuristic (Get..._v7) or timed (Find...), of descriptors (A, B, c,
+ * C) taken as convolution input X, filter W and output Y. */
+#define ALGO_QUERY(NAME, A_T, A, B_T, B, C_T, C, PERF_T, X, W, Y)                                          \
+  cudnnStatus_t NAME(cudnnHandle_t h, A_T A, B_T B, cudnnConvolutionDescriptor_t c, C_T C, int n, int *got, \
+                     PERF_T *perf) {                                                                        \
+    (void)h;                                                                                                \
+    if (n < 1 || !consistent(X, W, c, Y)) return CUDNN_STATUS_BAD_PARAM;                                    \
+    ONE_ALGORITHM(perf, got);                                                                               \
+    return CUDNN_STATUS_SUCCESS;                                                                            \
+  }
+#define FWD_QUERY(NAME)                                                                                   \
+  ALGO_QUERY(NAME, cudnnTensorDescriptor_t, x, cudnnFilterDescriptor_t, w, cudnnTensorDescriptor_t, y,     \
+             cudnnConvolutionFwdAlgoPerf_t, x, w, y)
+#define BWD_DATA_QUERY(NAME)                                                                              \
+  ALGO_QUERY(NAME, cudnnFilterDescriptor_t, w, cudnnTensorDescriptor_t, dy, cudnnTensorDescriptor_t, dx,   \
+             cudnnConvolutionBwdDataAlgoPerf_t, dx, w, dy)
+#define BWD_FILTER_QUERY(NAME)                                                                            \
+  ALGO_QUERY(NAME, cudnnTensorDescriptor_t, x, cudnnTensorDescriptor_t, dy, cudnnFilterDescriptor_t, dw,   \
+             cudnnConvolutionBwdFilterAlgoPerf_t, x, dw, dy)
+FWD_QUERY(cudnnGetConvolutionForwardAlgorithm_v7)
+FWD_QUERY(cudnnFindConvolutionForwardAlgorithm)
+BWD_DATA_QUERY(cudnnGetConvolutionBackwardDataAlgorithm_v7)
+BWD_DATA_QUERY(cudnnFindConvolutionBackwardDataAlgorithm)
+BWD_FILTER_QUERY(cudnnGetConvolutionBackwardFilterAlgorithm_v7)
+BWD_FILTER_QUERY(cudnnFindConvolutionBackwardFilterAlgorithm)
 
 /* The direction of a convolution loop: what it sums into. */
 enum { INTO_Y, INTO_X, INTO_W };
