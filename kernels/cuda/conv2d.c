@@ -218,10 +218,11 @@ static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const r
 }
 
 /* The geometry of Input x and Filter f under the op's attributes (NCHW, symmetric
- * paddings). */
-static rill_status *conv_geom(rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *f, rill_conv_geom *g) {
+ * paddings); for a transposed convolution (`transpose`), in convolution terms. */
+static rill_status *conv_geom(rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *f, bool transpose,
+                              rill_conv_geom *g) {
   char err[256];
-  if (!rill_nn_conv_geom(ctx->attrs, false, &x->dims, &f->dims, g, err, sizeof err))
+  if (!rill_nn_conv_geom(ctx->attrs, transpose, &x->dims, &f->dims, g, err, sizeof err))
     return rill_kernel_error(ctx, "%s", err);
   if (g->pt != g->pb || g->pl != g->pr)
     return rill_kernel_error(ctx, "the CUDA kernel takes symmetric paddings only; they are top %lld, bottom %lld, "
@@ -238,7 +239,7 @@ rill_status *rill_cuda_conv2d_fp32(rill_kernel_ctx *ctx) {
   if (rill_kin(ctx, RILL_CONV2D_IN_BIAS, 0) || rill_kin(ctx, RILL_CONV2D_IN_RESIDUAL_DATA, 0))
     return rill_kernel_error(ctx, "the CUDA kernel takes no Bias or ResidualData input");
   rill_conv_geom g;
-  RILL_TRY(conv_geom(ctx, x, f, &g));
+  RILL_TRY(conv_geom(ctx, x, f, false, &g));
   rill_dims want = {.n = 4, .d = {g.n, g.m, g.oh, g.ow}};
   RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_OUT_OUTPUT, 0, out, &want));
   if (rill_tensor_numel(out) == 0) return NULL;
@@ -274,7 +275,7 @@ rill_status *rill_cuda_conv2d_fusion_fp32(rill_kernel_ctx *ctx) {
     return rill_kernel_error(ctx, "activation '%s' is not supported (identity, relu, relu6, sigmoid, tanh)",
                              ctx->attrs[RILL_CONV2D_FUSION_ATTR_ACTIVATION].v.s);
   rill_conv_geom g;
-  RILL_TRY(conv_geom(ctx, x, f, &g));
+  RILL_TRY(conv_geom(ctx, x, f, false, &g));
   rill_dims want = {.n = 4, .d = {g.n, g.m, g.oh, g.ow}};
   RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_FUSION_OUT_OUTPUT, 0, out, &want));
   if (rill_tensor_numel(b) != g.m)
@@ -391,8 +392,6 @@ typedef struct conv_grad_args {
   rill_cuda_dev *d;
 } conv_grad_args;
 
-static rill_status *convt_geom(rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *f, rill_conv_geom *g);
-
 /* Fills *a; *done when nothing is left to compute (no gradient wanted, or none flows
  * through an empty tensor: the wanted ones are then zeroed). */
 static rill_status *conv_grad_args_get(rill_kernel_ctx *ctx, bool transpose, conv_grad_args *a, bool *done) {
@@ -410,7 +409,7 @@ static rill_status *conv_grad_args_get(rill_kernel_ctx *ctx, bool transpose, con
     RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_GRAD_OUT_FILTER_GRAD, 0, a->dw, &a->f->dims));
   }
   if (!a->dx && !a->dw) return NULL;
-  RILL_TRY(transpose ? convt_geom(ctx, a->x, a->f, &a->g) : conv_geom(ctx, a->x, a->f, &a->g));
+  RILL_TRY(conv_geom(ctx, a->x, a->f, transpose, &a->g));
   /* Output@GRAD has the forward's output shape: the convolution's output, or its input
    * for the transposed op. */
   const rill_conv_geom *g = &a->g;
@@ -462,18 +461,6 @@ _Static_assert(RILL_SAME_POS(RILL_DEPTHWISE_CONV2D_TRANSPOSE_IN_INPUT, RILL_CONV
                                  RILL_CONV2D_TRANSPOSE_GRAD_OUT_FILTER_GRAD),
                "one kernel serves conv2d_transpose and its depthwise form: their slots and attributes must agree");
 
-/* The geometry of transposed-convolution Input x and Filter f (NCHW, symmetric paddings). */
-static rill_status *convt_geom(rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *f, rill_conv_geom *g) {
-  char err[256];
-  if (!rill_nn_conv_geom(ctx->attrs, true, &x->dims, &f->dims, g, err, sizeof err))
-    return rill_kernel_error(ctx, "%s", err);
-  if (g->pt != g->pb || g->pl != g->pr)
-    return rill_kernel_error(ctx, "the CUDA kernel takes symmetric paddings only; they are top %lld, bottom %lld, "
-                             "left %lld, right %lld", (long long)g->pt, (long long)g->pb, (long long)g->pl,
-                             (long long)g->pr);
-  return NULL;
-}
-
 rill_status *rill_cuda_conv2d_transpose_fp32(rill_kernel_ctx *ctx) {
   rill_tensor *x = NULL, *f = NULL, *out = NULL;
   RILL_TRY(rill_kin_need(ctx, RILL_CONV2D_TRANSPOSE_IN_INPUT, 0, RILL_DTYPE_FP32, &x));
@@ -481,7 +468,7 @@ rill_status *rill_cuda_conv2d_transpose_fp32(rill_kernel_ctx *ctx) {
   RILL_TRY(rill_kout_need(ctx, RILL_CONV2D_TRANSPOSE_OUT_OUTPUT, 0, RILL_DTYPE_FP32, &out));
   if (rill_kin(ctx, RILL_CONV2D_TRANSPOSE_IN_BIAS, 0)) return rill_kernel_error(ctx, "the Bias input must be absent");
   rill_conv_geom g;
-  RILL_TRY(convt_geom(ctx, x, f, &g));
+  RILL_TRY(conv_geom(ctx, x, f, true, &g));
   rill_dims want = {.n = 4, .d = {g.n, g.c, g.h, g.w}};
   RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_TRANSPOSE_OUT_OUTPUT, 0, out, &want));
   if (rill_tensor_numel(out) == 0) return NULL;
