@@ -6,7 +6,10 @@
  * (forward, backward without the input gradient, sgd), printed as a ratio. Rounds of the
  * two sides are interleaved and the best of each kept (the machine is shared).
  * The last line, "RESULT mlp_ms=... lenet_ms=...", is read by scripts/bench.sh to
- * compare with the PyTorch peer (bench/peers/torch_train.py) when torch is installed. */
+ * compare with the PyTorch peer (bench/peers/torch_train.py) when torch is installed.
+ * With `--device cuda:0` the steps run on that GPU (each step's batch fed from the host,
+ * as a training loop feeds it); scripts/gpu-check.sh compares them with the peer's
+ * `--device cuda`. Usage: bench_train [--device PLACE] */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -272,9 +275,15 @@ static void side_init(rill_executor *e, side *s, void (*build)(rill_program **, 
 #define PROF_PAIRS 40
 #define PROF_STEPS 3
 
-int main(void) {
+int main(int argc, char **argv) {
   rill_executor *e = NULL;
   rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  if (argc == 3 && strcmp(argv[1], "--device") == 0) {
+    CK(rill_parse_place(argv[2], &o.place));
+  } else if (argc != 1) {
+    fprintf(stderr, "usage: %s [--device PLACE]\n", argv[0]);
+    return 2;
+  }
   CK(rill_executor_create(&o, &e));
   float *mx = alloc_f((size_t)MB * MD, 1, 7), *lx = alloc_f((size_t)LB * 28 * 28, 1, 8);
   int64_t my[MB], ly[LB];

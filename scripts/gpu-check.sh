@@ -90,7 +90,7 @@ echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 
 # ---- 2. the build ----
 GPU_TARGETS="rill rill_cli rill_cuda cuda_test_cuda_runtime cuda_test_cuda_kernels cuda_test_cuda_models
-             cuda_test_cuda_programs bench_cuda"
+             cuda_test_cuda_programs bench_cuda bench_train"
 has_gpu_build() { [ -f "$1/librill_cuda.so" ] && [ -x "$1/cuda_test_cuda_kernels" ] && [ -x "$1/bench_cuda" ]; }
 BUILD=${RILL_GPU_BUILD:-}
 if [ -z "$BUILD" ]; then
@@ -133,6 +133,22 @@ else
   note "python_test_cuda: skipped (no pytest/numpy for $PY, or no librill.so)"
 fi
 run bench_cuda 150 "$BUILD/bench_cuda"
+# The MLP and LeNet training steps on the GPU against PyTorch's on the same GPU.
+if [ -x "$BUILD/bench_train" ]; then
+  run bench_train_cuda 120 "$BUILD/bench_train" --device cuda:0
+  if "$PY" -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+    run torch_train_cuda 120 "$PY" "$ROOT/bench/peers/torch_train.py" --device cuda
+    rill_r=$(grep '^RESULT' "$OUT/bench_train_cuda.txt" || true)
+    torch_r=$(grep '^RESULT' "$OUT/torch_train_cuda.txt" || true)
+    if [ -n "$rill_r" ] && [ -n "$torch_r" ]; then
+      ratio() { echo "$rill_r $torch_r" | awk -v k="$1" '{ for (i = 1; i <= NF; i++) if (index($i, k "=") == 1)
+                  v[++n] = substr($i, length(k) + 2); if (n == 2 && v[2] > 0) printf "%.3f", v[1] / v[2] }'; }
+      note "training step on the GPU, rill / PyTorch (target <= 1.0): mlp $(ratio mlp_ms), lenet $(ratio lenet_ms)"
+    fi
+  else
+    note "torch_train_cuda: skipped (no PyTorch with CUDA for $PY)"
+  fi
+fi
 
 # A machine with a GPU on which rill finds no device (a driver older than the build's
 # CUDA runtime, a cuBLAS or cuDNN of another major version) would skip every GPU test:

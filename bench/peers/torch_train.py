@@ -1,7 +1,9 @@
 """PyTorch peer of bench/bench_train.c: the same training steps (forward, backward,
-SGD), float32 on the CPU, best of interleaved rounds. Prints
-"RESULT mlp_ms=... lenet_ms=..." for scripts/bench.sh. Optional: never a build or
-test dependency."""
+SGD), float32 on the CPU (or with --device cuda, on the GPU, each step's batch copied
+from the host as bench_train --device feeds it), best of interleaved rounds. Prints
+"RESULT mlp_ms=... lenet_ms=..." for scripts/bench.sh and scripts/gpu-check.sh.
+Optional: never a build or test dependency."""
+import argparse
 import os
 import time
 
@@ -28,12 +30,13 @@ class LeNet(nn.Module):
         return self.f3(F.relu(self.f2(F.relu(self.f1(x)))))
 
 
-def step_fn(model, x, y):
+def step_fn(model, x, y, device):
+    model.to(device)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
 
     def step():
         opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(model(x), y)
+        loss = F.cross_entropy(model(x.to(device)), y.to(device))
         loss.backward()
         opt.step()
         return loss.item()
@@ -42,13 +45,17 @@ def step_fn(model, x, y):
 
 
 def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument('--device', default='cpu', help='cpu (default) or cuda')
+    device = torch.device(ap.parse_args().device)
     # Give the peer every core, as rill's OpenBLAS has: Debian's build starts with one.
     torch.set_num_threads(os.cpu_count() or 1)
     torch.manual_seed(0)
     mlp = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
                         nn.Linear(512, 10))
-    mlp_step = step_fn(mlp, torch.rand(128, 784) * 2 - 1, torch.arange(128) * 7 % 10)
-    lenet_step = step_fn(LeNet(), torch.rand(64, 1, 28, 28) * 2 - 1, torch.arange(64) * 3 % 10)
+    mlp_step = step_fn(mlp, torch.rand(128, 784) * 2 - 1, torch.arange(128) * 7 % 10, device)
+    lenet_step = step_fn(LeNet(), torch.rand(64, 1, 28, 28) * 2 - 1, torch.arange(64) * 3 % 10,
+                         device)
     mlp_step()
     lenet_step()
     best = {"mlp": 1e30, "lenet": 1e30}
@@ -58,8 +65,8 @@ def main():
             for _ in range(STEPS):
                 fn()
             best[name] = min(best[name], (time.perf_counter() - t) / STEPS)
-    print("torch %s: mlp %.2f ms, lenet %.2f ms" % (torch.__version__, best["mlp"] * 1e3,
-                                                   best["lenet"] * 1e3))
+    print("torch %s on %s: mlp %.2f ms, lenet %.2f ms" % (torch.__version__, device,
+                                                         best["mlp"] * 1e3, best["lenet"] * 1e3))
     print("RESULT mlp_ms=%.4f lenet_ms=%.4f" % (best["mlp"] * 1e3, best["lenet"] * 1e3))
 
 
