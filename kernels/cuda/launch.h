@@ -130,6 +130,17 @@ typedef struct rill_cuda_gn {
   float eps;
 } rill_cuda_gn;
 cudaError_t rill_cuda_group_norm_f32(const rill_cuda_gn *p, cudaStream_t s);
+/* group_norm_grad (device/norm.cu) from Y, Variance, Scale and Bias (each of the last two
+ * may be NULL) and dy, as the CPU computes it: dx per (sample, group), dscale and dbias
+ * per channel, their sums in double; dx, dscale and dbias may each be NULL. */
+typedef struct rill_cuda_gn_grad {
+  const float *y, *dy, *scale, *bias, *var;
+  float *dx, *dscale, *dbias;
+  int64_t n, c, s, g;
+  bool nhwc;
+  double eps;
+} rill_cuda_gn_grad;
+cudaError_t rill_cuda_group_norm_grad_f32(const rill_cuda_gn_grad *p, cudaStream_t s);
 /* ---- metrics (device/metrics.cu) ---- */
 /* The k largest of each row of x [rows, n] in descending order, with their positions:
  * ties by lower position, NaN above every number (the CPU kernel's order). */

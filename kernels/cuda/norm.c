@@ -1,8 +1,8 @@
-/* layer_norm, layer_norm_grad and group_norm CUDA kernels, float32: the CPU kernels'
+/* layer_norm and group_norm CUDA kernels and their gradients, float32: the CPU kernels'
  * arithmetic (statistics in double, one block a row or a sample's group,
- * device/norm.cu). Scale, Bias, Mean and Variance are optional; Y may be X. layer_norm
- * takes X as [left, right] rows from begin_norm_axis; group_norm NCHW or NHWC. Its
- * gradient runs on the host. */
+ * device/norm.cu). Scale, Bias, Mean and Variance are optional in the forwards; Y may
+ * be X. layer_norm takes X as [left, right] rows from begin_norm_axis; group_norm NCHW
+ * or NHWC, its gradient from Y as Paddle computes it. */
 #include <string.h>
 
 #include "kernels/cuda/cuda.h"
@@ -126,4 +126,43 @@ rill_status *rill_cuda_group_norm_fp32(rill_kernel_ctx *ctx) {
   rill_cuda_dev *dev = NULL;
   RILL_TRY(rill_cuda_kernel_dev(ctx, y, &dev));
   return rill_cuda_kernel_check(ctx, rill_cuda_group_norm_f32(&p, dev->stream), "group_norm launch");
+}
+
+rill_status *rill_cuda_group_norm_grad_fp32(rill_kernel_ctx *ctx) {
+  rill_tensor *y = NULL, *dy = NULL, *dx = NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_GROUP_NORM_GRAD_IN_Y, 0, RILL_DTYPE_FP32, &y));
+  RILL_TRY(rill_kin_need(ctx, RILL_GROUP_NORM_GRAD_IN_Y_GRAD, 0, RILL_DTYPE_FP32, &dy));
+  const char *layout = ctx->attrs[RILL_GROUP_NORM_GRAD_ATTR_DATA_LAYOUT].v.s;
+  bool nhwc = layout && (strcmp(layout, "NHWC") == 0 || strcmp(layout, "NDHWC") == 0);
+  const rill_dims *d = &y->dims;
+  int64_t g = ctx->attrs[RILL_GROUP_NORM_GRAD_ATTR_GROUPS].v.i;
+  if (d->n < 2 || g < 1)
+    return rill_kernel_error(ctx, "input Y (%s) must have rank >= 2 and groups >= 1",
+                             rill_kin_name(ctx, RILL_GROUP_NORM_GRAD_IN_Y, 0));
+  rill_cuda_gn_grad p = {.y = rill_tensor_ptr(y), .dy = rill_tensor_ptr(dy), .n = d->d[0], .g = g, .nhwc = nhwc,
+                         .eps = ctx->attrs[RILL_GROUP_NORM_GRAD_ATTR_EPSILON].v.f};
+  p.c = nhwc ? d->d[d->n - 1] : d->d[1];
+  p.s = nhwc ? rill_dims_prod(d, 1, d->n - 1) : rill_dims_prod(d, 2, d->n);
+  if (p.c % g || !rill_dims_equal(&dy->dims, d))
+    return rill_kernel_error(ctx, "input Y (%s) with %lld channels does not fit groups %lld and the shape of Y@GRAD",
+                             rill_kin_name(ctx, RILL_GROUP_NORM_GRAD_IN_Y, 0), (long long)p.c, (long long)g);
+  float *scale, *bias, *var;
+  RILL_TRY(vec(ctx, false, RILL_GROUP_NORM_GRAD_IN_SCALE, p.c, &scale));
+  RILL_TRY(vec(ctx, false, RILL_GROUP_NORM_GRAD_IN_BIAS, p.c, &bias));
+  if (!rill_kin(ctx, RILL_GROUP_NORM_GRAD_IN_VARIANCE, 0)) return rill_kernel_error(ctx, "input Variance is required");
+  RILL_TRY(vec(ctx, false, RILL_GROUP_NORM_GRAD_IN_VARIANCE, p.n * g, &var));
+  p.scale = scale;
+  p.bias = bias;
+  p.var = var;
+  if (rill_kout(ctx, RILL_GROUP_NORM_GRAD_OUT_X_GRAD, 0)) {
+    RILL_TRY(rill_kout_need(ctx, RILL_GROUP_NORM_GRAD_OUT_X_GRAD, 0, RILL_DTYPE_FP32, &dx));
+    RILL_TRY(rill_kout_check_dims(ctx, RILL_GROUP_NORM_GRAD_OUT_X_GRAD, 0, dx, d));
+    p.dx = rill_tensor_ptr(dx);
+  }
+  RILL_TRY(vec(ctx, true, RILL_GROUP_NORM_GRAD_OUT_SCALE_GRAD, p.c, &p.dscale));
+  RILL_TRY(vec(ctx, true, RILL_GROUP_NORM_GRAD_OUT_BIAS_GRAD, p.c, &p.dbias));
+  if (!p.dx && !p.dscale && !p.dbias) return NULL;
+  rill_cuda_dev *dev = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, y, &dev));
+  return rill_cuda_kernel_check(ctx, rill_cuda_group_norm_grad_f32(&p, dev->stream), "group_norm_grad launch");
 }

@@ -1577,3 +1577,26 @@ Test(cuda_kernels, pow_and_its_gradient) {
                NULL, 1e-5};
   compare(&n);
 }
+
+/* ---- group_norm_grad ---- */
+
+/* 4 groups of 3 channels, NCHW and NHWC, with Scale and Bias: X@GRAD per group, and
+ * Scale@GRAD and Bias@GRAD per channel. */
+static void group_norm_grad_case(bool nhwc) {
+  op_case c = {"group_norm_grad",
+               {IN("Y", "y", -2, 3, 2, 12, 7, 9), IN("Scale", "scale", 0.5f, 2, 12), IN("Bias", "bias", -1, 1, 12),
+                IN("Variance", "var", 0.5f, 2, 2, 4), IN("Y@GRAD", "dy", -1, 1, 2, 12, 7, 9)},
+               {OUT("X@GRAD", "dx", 2, 12, 7, 9), OUT("Scale@GRAD", "dscale", 12), OUT("Bias@GRAD", "dbias", 12)},
+               nhwc ? groups4_nhwc : groups4,
+               1e-5};
+  if (nhwc) {
+    const int64_t d[] = {2, 7, 9, 12};
+    memcpy(c.in[0].dims, d, sizeof d);
+    memcpy(c.in[4].dims, d, sizeof d);
+    memcpy(c.out[0].dims, d, sizeof d);
+  }
+  compare(&c);
+}
+
+Test(cuda_kernels, group_norm_grad_nchw) { group_norm_grad_case(false); }
+Test(cuda_kernels, group_norm_grad_nhwc) { group_norm_grad_case(true); }

@@ -159,6 +159,62 @@ __global__ void group_norm_groups(rill_cuda_gn p) {
   }
 }
 
+// The offset of (sample n, channel c, position q) in a [n, c, s] (or [n, s, c]) tensor.
+__device__ inline int64_t gn_offset(bool nhwc, int64_t n, int64_t c, int64_t q, int64_t channels, int64_t s) {
+  return nhwc ? (n * s + q) * channels + c : (n * channels + c) * s + q;
+}
+
+// group_norm_grad's X@GRAD, one block a (sample, group), from Y as Paddle computes it:
+// x_hat = (y - bias) / scale (0 where scale is 0), dps = sum (y - bias) dy and dpb =
+// sum dy scale over the group's M elements in double, then dx = (dy scale - dps x_hat /
+// M - dpb / M) / sqrt(var + eps), as the CPU kernel computes it.
+__global__ void group_norm_dx(rill_cuda_gn_grad p) {
+  __shared__ double red[kThreads];
+  const int64_t cg = p.c / p.g, cnt = cg * p.s;
+  const double m = (double)cnt;
+  for (int64_t ng = blockIdx.x; ng < p.n * p.g; ng += gridDim.x) {
+    const int64_t n = ng / p.g, first = (ng - n * p.g) * cg;
+    double dps = 0.0, dpb = 0.0;
+    for (int64_t k = threadIdx.x; k < cnt; k += blockDim.x) {
+      int64_t c = first + k / p.s, at = gn_offset(p.nhwc, n, c, k % p.s, p.c, p.s);
+      double sc = p.scale ? (double)p.scale[c] : 1.0, b = p.bias ? (double)p.bias[c] : 0.0;
+      dps += ((double)p.y[at] - b) * (double)p.dy[at];
+      dpb += (double)p.dy[at] * sc;
+    }
+    dps = block_sum(dps, red);
+    dpb = block_sum(dpb, red);
+    double inv = 1.0 / sqrt((double)p.var[ng] + p.eps);
+    for (int64_t k = threadIdx.x; k < cnt; k += blockDim.x) {
+      int64_t c = first + k / p.s, at = gn_offset(p.nhwc, n, c, k % p.s, p.c, p.s);
+      double sc = p.scale ? (double)p.scale[c] : 1.0, b = p.bias ? (double)p.bias[c] : 0.0;
+      double xh = sc != 0.0 ? ((double)p.y[at] - b) / sc : 0.0;
+      p.dx[at] = (float)(((double)p.dy[at] * sc - dps * xh / m - dpb / m) * inv);
+    }
+  }
+}
+
+// group_norm_grad's Scale@GRAD (sum x_hat dy) and Bias@GRAD (sum dy), one block a
+// channel over every sample and position, in double.
+__global__ void group_norm_dscale_dbias(rill_cuda_gn_grad p) {
+  __shared__ double red[kThreads];
+  const int64_t cnt = p.n * p.s;
+  for (int64_t c = blockIdx.x; c < p.c; c += gridDim.x) {
+    double sc = p.scale ? (double)p.scale[c] : 1.0, b = p.bias ? (double)p.bias[c] : 0.0, ds = 0.0, db = 0.0;
+    for (int64_t k = threadIdx.x; k < cnt; k += blockDim.x) {
+      int64_t at = gn_offset(p.nhwc, k / p.s, c, k % p.s, p.c, p.s);
+      double g = p.dy[at];
+      ds += (sc != 0.0 ? ((double)p.y[at] - b) / sc : 0.0) * g;
+      db += g;
+    }
+    ds = block_sum(ds, red);
+    db = block_sum(db, red);
+    if (threadIdx.x == 0) {
+      if (p.dscale) p.dscale[c] = (float)ds;
+      if (p.dbias) p.dbias[c] = (float)db;
+    }
+  }
+}
+
 // layer_norm_grad's X@GRAD, one block a row (grid-stride over rows): with g = dy * scale
 // and x_hat = (x - mean) * inv in double, dx = inv * (g - mean(g) - x_hat * mean(g *
 // x_hat)), the row means summed in double, as the CPU kernel computes it.
@@ -201,6 +257,16 @@ __global__ void layer_norm_dscale_dbias(rill_cuda_ln_grad p) {
 }
 
 }  // namespace
+
+extern "C" cudaError_t rill_cuda_group_norm_grad_f32(const rill_cuda_gn_grad *p, cudaStream_t s) {
+  if (p->g < 1 || p->c % p->g) return cudaErrorInvalidValue;
+  int64_t groups = p->n * p->g;
+  if (p->dx && groups > 0)
+    group_norm_dx<<<(unsigned)(groups < 65536 ? groups : 65536), kThreads, 0, s>>>(*p);
+  if ((p->dscale || p->dbias) && p->c > 0)
+    group_norm_dscale_dbias<<<(unsigned)(p->c < 65536 ? p->c : 65536), kThreads, 0, s>>>(*p);
+  return cudaGetLastError();
+}
 
 extern "C" cudaError_t rill_cuda_layer_norm_grad_f32(const rill_cuda_ln_grad *p, cudaStream_t s) {
   if (p->left == 0 || p->right == 0) return cudaSuccess;
