@@ -92,6 +92,40 @@ static double time_runs(rill_executor *e, rill_program *p, const char *fetch, ri
   return best;
 }
 
+/* Seconds of one call of `call` (REPS calls queued back to back on the default stream,
+ * timed by events), best of ROUNDS after a warm-up round. */
+static double device_seconds(void (*call)(void *), void *arg) {
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  double best = 1e30;
+  for (int r = 0; r <= ROUNDS; r++) {
+    cudaEventRecord(e0, 0);
+    for (int k = 0; k < REPS; k++) call(arg);
+    cudaEventRecord(e1, 0);
+    cudaEventSynchronize(e1);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, e0, e1);
+    if (r > 0 && ms * 1e-3 / REPS < best) best = ms * 1e-3 / REPS;
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return best;
+}
+
+typedef struct sgemm_call {
+  cublasHandle_t h;
+  int n;
+  const float *a, *b;
+  float *c;
+} sgemm_call;
+
+static void sgemm_once(void *arg) {
+  const sgemm_call *s = arg;
+  const float one = 1.0f, zero = 0.0f;
+  cublasSgemm(s->h, CUBLAS_OP_N, CUBLAS_OP_N, s->n, s->n, s->n, &one, s->b, s->n, s->a, s->n, &zero, s->c, s->n);
+}
+
 static double cublas_seconds(int64_t n) {
   float *a, *b, *c;
   size_t bytes = (size_t)(n * n) * sizeof(float);
@@ -104,23 +138,8 @@ static double cublas_seconds(int64_t n) {
   cublasHandle_t h;
   cublasCreate(&h);
   cublasSetMathMode(h, CUBLAS_DEFAULT_MATH);
-  float one = 1.0f, zero = 0.0f;
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  double best = 1e30;
-  for (int r = 0; r <= ROUNDS; r++) {
-    cudaEventRecord(e0, 0);
-    for (int k = 0; k < REPS; k++)
-      cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n, &one, b, (int)n, a, (int)n, &zero, c, (int)n);
-    cudaEventRecord(e1, 0);
-    cudaEventSynchronize(e1);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, e0, e1);
-    if (r > 0 && ms * 1e-3 / REPS < best) best = ms * 1e-3 / REPS;
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
+  sgemm_call call = {h, (int)n, a, b, c};
+  double best = device_seconds(sgemm_once, &call);
   cublasDestroy(h);
   cudaFree(a);
   cudaFree(b);
@@ -193,6 +212,23 @@ static rill_program *conv_program(const conv_shape *s, int reps, const char **fe
     }                                                                                      \
   } while (0)
 
+typedef struct conv_call {
+  cudnnHandle_t h;
+  cudnnTensorDescriptor_t xd, yd;
+  cudnnFilterDescriptor_t wd;
+  cudnnConvolutionDescriptor_t cd;
+  cudnnConvolutionFwdAlgoPerf_t perf;
+  const void *x, *w;
+  void *y, *ws;
+} conv_call;
+
+static void conv_once(void *arg) {
+  const conv_call *c = arg;
+  const float one = 1.0f, zero = 0.0f;
+  DNN(cudnnConvolutionForward(c->h, &one, c->xd, c->x, c->wd, c->w, c->cd, c->perf.algo, c->ws, c->perf.memory, &zero,
+                              c->yd, c->y));
+}
+
 /* Seconds of one cudnnConvolutionForward of shape s, best of ROUNDS batches of REPS. */
 static double cudnn_seconds(const conv_shape *s) {
   cudnnHandle_t h;
@@ -232,23 +268,8 @@ static double cudnn_seconds(const conv_shape *s) {
   }
   cudaMemset(x, 0, xb);
   cudaMemset(w, 0, wb);
-  float one = 1.0f, zero = 0.0f;
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  double best = 1e30;
-  for (int r = 0; r <= ROUNDS; r++) {
-    cudaEventRecord(e0, 0);
-    for (int k = 0; k < REPS; k++)
-      DNN(cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, perf[pick].algo, ws, perf[pick].memory, &zero, yd, y));
-    cudaEventRecord(e1, 0);
-    cudaEventSynchronize(e1);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, e0, e1);
-    if (r > 0 && ms * 1e-3 / REPS < best) best = ms * 1e-3 / REPS;
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
+  conv_call call = {h, xd, yd, wd, cd, perf[pick], x, w, y, ws};
+  double best = device_seconds(conv_once, &call);
   cudaFree(x);
   cudaFree(w);
   cudaFree(y);
