@@ -1,7 +1,8 @@
-/* rill_cpu_parts (kernels/cpu/parts.c): every part runs exactly once on a slot below the
- * thread count, whatever the thread count; a part's failure is reported after every
+/* rill_cpu_parts (framework/exec/parts.c): every part runs exactly once on a slot below
+ * the thread count, whatever the thread count; a part's failure is reported after every
  * part ran; a part may call rill_cpu_parts again (it runs inline); workers sent to
- * sleep are woken by the next call. */
+ * sleep are woken by the next call; a wait for a worker's part is a stall (calls run
+ * inline for a while) only when it is far longer than the caller's own parts. */
 #include <criterion/criterion.h>
 #include <stdatomic.h>
 #include <time.h>
@@ -105,4 +106,60 @@ Test(parts, a_slow_threads_range_is_taken_by_the_others) {
   for (int i = 0; i < 8; i++) cr_expect_eq(atomic_load(&a.runs[i]), 1, "part %d ran %d times", i, atomic_load(&a.runs[i]));
   cr_expect_geq(atomic_load(&a.by_caller_in_second_half), 1, "the caller took none of the slow range");
   rill_cpu_parts_backoff = true;
+}
+
+/* Stalls (parts.c): a caller that waits for a worker's part about as long as a part
+ * takes is waiting for work, not for a descheduled thread, and the pool stays on; a
+ * wait far beyond the caller's own parts turns it off for a while (calls run inline).
+ * Parts sleep: slot 0's take caller_us each, the workers' worker_us. Which slot ran
+ * part 1 depends on whether the worker joined in time, so each check is made when the
+ * worker ran it. */
+typedef struct timed_arg {
+  int caller_us, worker_us;
+  atomic_int part1_slot;
+} timed_arg;
+
+static bool timed_part(void *p, int64_t i, int slot) {
+  timed_arg *a = p;
+  if (i == 1) atomic_store(&a->part1_slot, slot);
+  int us = slot == 0 ? a->caller_us : a->worker_us;
+  struct timespec ts = {0, us * 1000L};
+  if (us) nanosleep(&ts, NULL);
+  return true;
+}
+
+/* Whether a call of 2 parts on 2 threads after `a`'s call went to the pool. */
+static bool next_call_pooled(timed_arg *a) {
+  cr_assert(rill_cpu_parts(2, 2, timed_part, a));
+  uint64_t before = rill_cpu_parts_pooled_calls();
+  timed_arg quick = {.caller_us = 0};
+  cr_assert(rill_cpu_parts(2, 2, timed_part, &quick));
+  return rill_cpu_parts_pooled_calls() == before + 1;
+}
+
+Test(parts, a_wait_of_about_a_part_keeps_the_pool) {
+  int worker_ran = 0;
+  for (int round = 0; round < 20 && worker_ran < 3; round++) {
+    /* the caller's part 5 ms, the worker's 6 ms: the caller waits ~1 ms */
+    timed_arg a = {.caller_us = 5000, .worker_us = 6000};
+    atomic_init(&a.part1_slot, -1);
+    bool pooled = next_call_pooled(&a);
+    if (atomic_load(&a.part1_slot) != 1) continue;
+    worker_ran++;
+    cr_expect(pooled, "round %d: a 1 ms wait for a 6 ms part turned the pool off", round);
+  }
+  cr_expect_geq(worker_ran, 1, "no worker ever ran part 1");
+}
+
+Test(parts, a_wait_far_beyond_the_callers_parts_runs_calls_inline) {
+  for (int round = 0; round < 20; round++) {
+    /* the caller's part 0.5 ms (time for the worker to join), the worker's 10 ms */
+    timed_arg a = {.caller_us = 500, .worker_us = 10000};
+    atomic_init(&a.part1_slot, -1);
+    bool pooled = next_call_pooled(&a);
+    if (atomic_load(&a.part1_slot) != 1) continue;
+    cr_expect(!pooled, "a 5 ms wait for the worker left the pool on");
+    return;
+  }
+  cr_expect(false, "no worker ever ran part 1");
 }
