@@ -722,6 +722,10 @@ static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBL
 /* 8 elements from s to d (unfold's row chunks) in one 256-bit move. */
 #define COPY8(d, s) _mm256_storeu_ps(d, _mm256_loadu_ps(s))
 
+static void unfold_rows_f32_avx2(const rill_conv_geom *g, int64_t c_g, const float *x, float *col,
+                                 int64_t r0, int64_t r1, int64_t ldc);
+#define UNFOLD_ROWS unfold_rows_f32_avx2
+
 #define T float
 #define SUF f32_avx2
 #define GEMM conv_sgemm
@@ -732,6 +736,39 @@ static void conv_sgemm(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE ta, enum CBL
 #undef DW_FAST
 #undef GATHER2
 #undef COPY8
+#undef UNFOLD_ROWS
+
+/* The unfolding of a conv that runs whole, by ranges of its input channels on the
+ * conv's threads: a copy bound by memory that the split GEMM after it would otherwise
+ * wait for on one thread (ResNet-50's 3x3 convs ran 1.3x to 1.5x faster on 2 threads
+ * than on 1 with it inline). Each channel writes its own kh * kw rows of col, ldc apart
+ * (rows' spills stay inside their own row), so the parts never touch the same
+ * element, and the copy is the same whatever the split. */
+#define UNFOLD_PART_FLOATS (64 * 1024)
+typedef struct unfold_split {
+  const rill_conv_geom *g;
+  const float *x;
+  float *col;
+  int64_t r0, r1, ldc, chunk, c_g;
+} unfold_split;
+
+static bool unfold_part(void *arg, int64_t i, int slot) {
+  const unfold_split *s = arg;
+  const rill_conv_geom *g = s->g;
+  (void)slot;
+  int64_t c0 = i * s->chunk, c1 = c0 + s->chunk < s->c_g ? c0 + s->chunk : s->c_g;
+  unfold_f32_avx2(g, c1 - c0, s->x + c0 * g->h * g->w, 0, 1, s->r0, s->r1,
+                  s->col + c0 * g->kh * g->kw * s->ldc, s->ldc);
+  return true;
+}
+
+static void unfold_rows_f32_avx2(const rill_conv_geom *g, int64_t c_g, const float *x, float *col,
+                                 int64_t r0, int64_t r1, int64_t ldc) {
+  int64_t per_channel = g->kh * g->kw * (r1 - r0) * g->ow;
+  int64_t chunk = per_channel >= UNFOLD_PART_FLOATS ? 1 : UNFOLD_PART_FLOATS / per_channel;
+  unfold_split s = {.g = g, .x = x, .col = col, .r0 = r0, .r1 = r1, .ldc = ldc, .chunk = chunk, .c_g = c_g};
+  (void)rill_dev_parallel_for(conv_dev, conv_threads, (c_g + chunk - 1) / chunk, unfold_part, &s);
+}
 
 RILL_AVX2_END
 #endif
@@ -740,6 +777,7 @@ RILL_AVX2_END
 #define DW_FAST(g, x, w, y, nch) false
 #define GATHER2(d, s, n) 0
 #define COPY8(d, s) memcpy(d, s, 8 * sizeof(T))
+#define UNFOLD_ROWS(g, c_g, x, col, r0, r1, ldc) FN(unfold)(g, c_g, x, 0, 1, r0, r1, col, ldc)
 
 #define T float
 #define SUF f32
@@ -1075,6 +1113,24 @@ static bool fwd_plan(fwd_split *s) {
   return false;
 }
 
+/* The epilogue of a conv that runs whole, by ranges of output channels of each image
+ * on the conv's threads (a pass over the output, and the residual, bound by memory). */
+#define EPI_PART_FLOATS (32 * 1024)
+typedef struct epi_split {
+  const rill_conv_epi *epi;
+  float *y;
+  int64_t m, p, chunk, per_img;
+} epi_split;
+
+static bool epi_part(void *arg, int64_t i, int slot) {
+  const epi_split *s = arg;
+  (void)slot;
+  int64_t img = i / s->per_img, r0 = i % s->per_img * s->chunk, r1 = min64(s->m, r0 + s->chunk);
+  const float *res = s->epi->res ? s->epi->res + img * s->m * s->p : NULL;
+  rill_epi_apply(s->epi, s->y + img * s->m * s->p, res, s->p, r0, r1, 0, s->p);
+  return true;
+}
+
 /* y = conv(x, w) for the whole batch, then the epilogue (float only) when given. False
  * when out of memory. */
 static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_geom *g,
@@ -1113,10 +1169,10 @@ static bool conv_fwd_run(rill_kernel_ctx *ctx, rill_dtype dt, const rill_conv_ge
   bool ok = ENGINE(dt, conv_fwd, g, x, w, y, path);
 #endif
   if (ok && epi) {
-    int64_t p = g->oh * g->ow;
-    for (int64_t n = 0; n < g->n; n++)
-      rill_epi_apply(epi, (float *)y + n * g->m * p, epi->res ? epi->res + n * g->m * p : NULL, p, 0,
-                     g->m, 0, p);
+    int64_t p = g->oh * g->ow, chunk = p >= EPI_PART_FLOATS ? 1 : EPI_PART_FLOATS / p;
+    epi_split es = {.epi = epi, .y = y, .m = g->m, .p = p, .chunk = chunk,
+                    .per_img = (g->m + chunk - 1) / chunk};
+    (void)rill_dev_parallel_for(ctx->dev, threads, g->n * es.per_img, epi_part, &es);
   }
   return ok;
 }

@@ -197,7 +197,8 @@ static void split_ref(const split_cfg *s, const float *x, const float *f, double
 
 /* Convs large enough to be cut into several parts on each path that splits (1x1 by
  * columns and by rows, depthwise 3x3 at stride 1 and 2, a first layer's small-K
- * im2col, medium im2col GEMMs by blocks of rows on OpenBLAS) and one that runs whole (a 3x3 conv with k = 72, on OpenBLAS), with row and
+ * im2col, medium im2col GEMMs by blocks of rows on OpenBLAS) and convs that run whole
+ * (a 3x3 conv with k = 72, and larger ones whose unfolding and epilogue split), with row and
  * column counts off the kernels' blocks: every activation, with and without
  * ResidualData, matches the double reference, and the output on 1, 2 and 3 threads and
  * without a device context is the same bit for bit; so is plain conv2d's. */
@@ -212,6 +213,10 @@ Test(fused, conv2d_fusion_split_over_threads_matches_reference_bitwise) {
       {1, 8, 20, 20, 12, 3, 1, 1, 1},   /* k = 72: whole, then the epilogue pass */
       {1, 20, 12, 12, 50, 5, 1, 0, 1},  /* k = 500, 1.6 M multiply-adds: 2 row blocks on OpenBLAS */
       {2, 24, 15, 15, 30, 3, 1, 1, 1},  /* k = 216, padded: 8 + 7 rows on OpenBLAS */
+      /* whole, above the blocks' range: the unfolding by ranges of channels (16 parts,
+       * 4 for the strided 1x1) and the epilogue by ranges of output channels */
+      {1, 16, 72, 72, 24, 3, 1, 1, 1},  /* k = 144, 17.9 M multiply-adds */
+      {1, 96, 100, 100, 96, 1, 2, 0, 1}, /* 1x1 at stride 2: im2col, 23 M */
   };
   const char *acts[] = {"identity", "relu", "relu6", "sigmoid", "tanh"};
   for (size_t ci = 0; ci < sizeof cfgs / sizeof cfgs[0]; ci++) {
