@@ -150,6 +150,16 @@ if [ -x "$BUILD/bench_train" ]; then
   fi
 fi
 
+# Inference on the GPU: rill's predictor against PyTorch running the same programs (the
+# shared models and ResNet-50 with random weights), batch 1 and 64, in one process.
+if "$PY" -c "import torch, numpy; assert torch.cuda.is_available()" 2>/dev/null && [ -f "$BUILD/librill.so" ]; then
+  run torch_infer_cuda 150 env RILL_LIB="$BUILD/librill.so" PYTHONPATH="$ROOT/python" \
+    "$PY" "$ROOT/bench/peers/torch_infer.py" --device cuda:0 --rounds 3 --budget 0.15 --settle 0.05 \
+    --models "$SHARED/models" --programs "$SHARED/programs"
+else
+  note "torch_infer_cuda: skipped (no PyTorch with CUDA for $PY, or no librill.so)"
+fi
+
 # A machine with a GPU on which rill finds no device (a driver older than the build's
 # CUDA runtime, a cuBLAS or cuDNN of another major version) would skip every GPU test:
 # that is a failure here, with the reason.
