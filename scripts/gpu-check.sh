@@ -9,7 +9,8 @@
 #      CUDA backend and its tests (a build made on another machine and copied beside the
 #      checkout), else builds the GPU targets into build-gpu/;
 #   3. runs the GPU tests (the CUDA kernels against the CPU's, the shared models on the
-#      GPU, the runtime's errors), the Python ones, and bench_cuda;
+#      GPU, the runtime's errors), the Python ones, bench_cuda, and the training steps
+#      and inference against PyTorch's on the same GPU;
 # writing gpu-check.log and one file per step into OUTDIR. Each step has its own time
 # limit; the whole stays well inside 8 minutes. Exit status: the number of failed steps.
 set -uo pipefail
@@ -152,12 +153,13 @@ fi
 
 # Inference on the GPU: rill's predictor against PyTorch running the same programs (the
 # shared models and ResNet-50 with random weights), batch 1 and 64, in one process.
-if "$PY" -c "import torch, numpy; assert torch.cuda.is_available()" 2>/dev/null && [ -f "$BUILD/librill.so" ]; then
+if [ -n "$SHARED" ] && [ -f "$BUILD/librill.so" ] &&
+  "$PY" -c "import torch, numpy; assert torch.cuda.is_available()" 2>/dev/null; then
   run torch_infer_cuda 150 env RILL_LIB="$BUILD/librill.so" PYTHONPATH="$ROOT/python" \
     "$PY" "$ROOT/bench/peers/torch_infer.py" --device cuda:0 --rounds 3 --budget 0.15 --settle 0.05 \
     --models "$SHARED/models" --programs "$SHARED/programs"
 else
-  note "torch_infer_cuda: skipped (no PyTorch with CUDA for $PY, or no librill.so)"
+  note "torch_infer_cuda: skipped (no shared models, no librill.so, or no PyTorch with CUDA for $PY)"
 fi
 
 # A machine with a GPU on which rill finds no device (a driver older than the build's
