@@ -13,17 +13,25 @@ MODELS = os.path.join(ROOT, '..', 'shared', 'models')
 EXAMPLES = os.path.join(ROOT, 'examples')
 
 
-def load_example(path, name):
-    """The example script examples/<path> as module `name`, with its folder on the path
-    while it loads (for progress.py and device.py)."""
-    sys.path.insert(0, EXAMPLES)
+def load_script(path, name, folder=None):
+    """The script at `path` as module `name`, with `folder` (if any) on the path while
+    it loads."""
+    if folder:
+        sys.path.insert(0, folder)
     try:
-        spec = importlib.util.spec_from_file_location(name, os.path.join(EXAMPLES, path))
+        spec = importlib.util.spec_from_file_location(name, path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         return mod
     finally:
-        sys.path.remove(EXAMPLES)
+        if folder:
+            sys.path.remove(folder)
+
+
+def load_example(path, name):
+    """The example script examples/<path> as module `name`, with its folder on the path
+    while it loads (for progress.py and device.py)."""
+    return load_script(os.path.join(EXAMPLES, path), name, EXAMPLES)
 
 
 @pytest.fixture(autouse=True)

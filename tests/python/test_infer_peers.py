@@ -7,6 +7,7 @@ import re
 import sys
 
 import pytest
+from conftest import load_script
 
 np = pytest.importorskip("numpy")
 
@@ -16,11 +17,7 @@ SMALL = "fit_a_line_raftliu"
 
 
 def load():
-    spec = importlib.util.spec_from_file_location(
-        "infer_peers", os.path.join(ROOT, "bench", "peers", "infer_peers.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(os.path.join(ROOT, "bench", "peers", "infer_peers.py"), "infer_peers")
 
 
 def rill_bin():

@@ -3,10 +3,10 @@ gives random weights (rill runs it; its softmax is not saturated), the batching 
 shared models' inputs, Paddle's SAME padding, the agreement check; and, where PyTorch is
 installed, its op-by-op PyTorch model against rill on every shared model and ResNet-50
 on the CPU."""
-import importlib.util
 import os
 
 import pytest
+from conftest import load_script
 
 np = pytest.importorskip("numpy")
 
@@ -16,11 +16,7 @@ RESNET50 = os.path.join(ROOT, "..", "shared", "programs", "paddle_inference_demo
 
 
 def load():
-    spec = importlib.util.spec_from_file_location(
-        "torch_infer", os.path.join(ROOT, "bench", "peers", "torch_infer.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(os.path.join(ROOT, "bench", "peers", "torch_infer.py"), "torch_infer")
 
 
 @pytest.fixture(scope="module")
