@@ -4,8 +4,10 @@
  * timing every algorithm once) among those whose workspace fits workspace_size_MB (512
  * when unset), and kept per device and shape, so each shape is asked about once; the
  * workspace from the caching allocator. No TF32 unless RILL_CUDA_TF32=1
- * (CUDNN_FMA_MATH). Asymmetric paddings, and the Bias and ResidualData inputs of the
- * fused form, are errors naming them. */
+ * (CUDNN_FMA_MATH). Asymmetric paddings (Paddle's SAME at stride 2, four-value
+ * paddings), which cuDNN does not take, convolve a zero-padded copy of the input (the
+ * transposed convolution takes symmetric ones only). The Bias and ResidualData inputs
+ * of the plain op are errors naming them. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -217,18 +219,98 @@ static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const r
   return st;
 }
 
-/* The geometry of Input x and Filter f under the op's attributes (NCHW, symmetric
- * paddings); for a transposed convolution (`transpose`), in convolution terms. */
+/* The geometry of Input x and Filter f under the op's attributes (NCHW); for a
+ * transposed convolution (`transpose`), in convolution terms, with symmetric paddings
+ * only. */
 static rill_status *conv_geom(rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *f, bool transpose,
                               rill_conv_geom *g) {
   char err[256];
   if (!rill_nn_conv_geom(ctx->attrs, transpose, &x->dims, &f->dims, g, err, sizeof err))
     return rill_kernel_error(ctx, "%s", err);
-  if (g->pt != g->pb || g->pl != g->pr)
-    return rill_kernel_error(ctx, "the CUDA kernel takes symmetric paddings only; they are top %lld, bottom %lld, "
-                             "left %lld, right %lld", (long long)g->pt, (long long)g->pb, (long long)g->pl,
-                             (long long)g->pr);
+  if (transpose && (g->pt != g->pb || g->pl != g->pr))
+    return rill_kernel_error(ctx, "the CUDA kernel of a transposed convolution takes symmetric paddings only; they "
+                             "are top %lld, bottom %lld, left %lld, right %lld", (long long)g->pt, (long long)g->pb,
+                             (long long)g->pl, (long long)g->pr);
   return NULL;
+}
+
+/* ---- asymmetric paddings ----
+ * cuDNN pads both sides of an axis alike. A convolution padded unevenly runs on a copy
+ * of its input grown by the paddings (zeros around it) with no padding of its own: the
+ * same sums over the same taps. Its data gradient is computed in the grown shape and
+ * its interior copied out (the border's gradient is the padding's, dropped). */
+
+static bool asymmetric(const rill_conv_geom *g) { return g->pt != g->pb || g->pl != g->pr; }
+
+/* g over its input grown by its paddings, unpadded. */
+static rill_conv_geom grown(const rill_conv_geom *g) {
+  rill_conv_geom gg = *g;
+  gg.h = g->h + g->pt + g->pb;
+  gg.w = g->w + g->pl + g->pr;
+  gg.pt = gg.pb = gg.pl = gg.pr = 0;
+  return gg;
+}
+
+/* Copies packed x [n, c, h, w] into the interior of the grown tensor (`into`) or the
+ * interior back out into packed x (!into), on d's stream. */
+static rill_status *interior_copy(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_conv_geom *g, float *x,
+                                  float *big, bool into) {
+  int64_t gh = g->h + g->pt + g->pb, gw = g->w + g->pl + g->pr;
+  rill_cuda_perm p = {.numel = g->n * g->c * g->h * g->w, .scatter = into};
+  if (!rill_cuda_walk_add(&p, g->n * g->c, gh * gw) || !rill_cuda_walk_add(&p, g->h, gw) ||
+      !rill_cuda_walk_add(&p, g->w, 1))
+    return rill_kernel_error(ctx, "padding walk of more than %d dims", RILL_CUDA_BCAST_DIMS);
+  float *at = big + g->pt * gw + g->pl;
+  cudaError_t e = into ? rill_cuda_permute(x, at, &p, sizeof(float), d->stream)
+                       : rill_cuda_permute(at, x, &p, sizeof(float), d->stream);
+  return rill_cuda_kernel_check(ctx, e, into ? "padding the input" : "cropping Input@GRAD");
+}
+
+/* A block from d's pool for g's grown input, zeroed when `zero`; NULL with the error. */
+static rill_status *grown_block(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_conv_geom *g, bool zero,
+                                float **out) {
+  rill_conv_geom gg = grown(g);
+  size_t bytes = (size_t)(gg.n * gg.c * gg.h * gg.w) * sizeof(float);
+  if (!(*out = rill_cuda_mem_alloc(d, bytes)))
+    return rill_kernel_error(ctx, "out of device memory for the %zu-byte padded copy of input Input (%s)", bytes,
+                             rill_kin_name(ctx, RILL_CONV2D_IN_INPUT, 0));
+  cudaError_t e = zero ? cudaMemsetAsync(*out, 0, bytes, d->stream) : cudaSuccess;
+  rill_status *st = rill_cuda_kernel_check(ctx, e, "clearing the padded input");
+  if (st) {
+    rill_cuda_mem_free(d, *out);
+    *out = NULL;
+  }
+  return st;
+}
+
+/* The grown copy of x (its padding zeros), or x itself when g's paddings are even. The
+ * caller frees a copy (*copy) once its users are queued. */
+static rill_status *padded_input(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_conv_geom *g, const float *x,
+                                 const float **use, float **copy) {
+  *use = x;
+  *copy = NULL;
+  if (!asymmetric(g)) return NULL;
+  RILL_TRY(grown_block(ctx, d, g, true, copy));
+  rill_status *st = interior_copy(ctx, d, g, (float *)x, *copy, true);
+  if (st) {
+    rill_cuda_mem_free(d, *copy);
+    *copy = NULL;
+    return st;
+  }
+  *use = *copy;
+  return NULL;
+}
+
+/* conv_forward, through a padded copy of x when g's paddings are uneven. */
+static rill_status *conv_forward_any(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_conv_geom *g, size_t limit,
+                                     const float *x, const float *w, float *y, const conv_fused *fused) {
+  const float *use;
+  float *copy;
+  RILL_TRY(padded_input(ctx, d, g, x, &use, &copy));
+  rill_conv_geom gg = copy ? grown(g) : *g;
+  rill_status *st = conv_forward(ctx, d, &gg, limit, use, w, y, fused);
+  rill_cuda_mem_free(d, copy); /* queued behind the convolution */
+  return st;
 }
 
 rill_status *rill_cuda_conv2d_fp32(rill_kernel_ctx *ctx) {
@@ -245,8 +327,8 @@ rill_status *rill_cuda_conv2d_fp32(rill_kernel_ctx *ctx) {
   if (rill_tensor_numel(out) == 0) return NULL;
   rill_cuda_dev *d = NULL;
   RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
-  return conv_forward(ctx, d, &g, workspace_limit(ctx, RILL_CONV2D_ATTR_WORKSPACE_SIZE_MB), rill_tensor_ptr(x),
-                      rill_tensor_ptr(f), rill_tensor_ptr(out), NULL);
+  return conv_forward_any(ctx, d, &g, workspace_limit(ctx, RILL_CONV2D_ATTR_WORKSPACE_SIZE_MB), rill_tensor_ptr(x),
+                          rill_tensor_ptr(f), rill_tensor_ptr(out), NULL);
 }
 
 /* ---- conv2d_fusion ---- */
@@ -291,9 +373,9 @@ rill_status *rill_cuda_conv2d_fusion_fp32(rill_kernel_ctx *ctx) {
   size_t limit = workspace_limit(ctx, RILL_CONV2D_FUSION_ATTR_WORKSPACE_SIZE_MB);
   if (act == RILL_FUSED_RELU) {
     conv_fused fused = {rill_tensor_ptr(b), res ? rill_tensor_ptr(res) : NULL};
-    return conv_forward(ctx, d, &g, limit, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(out), &fused);
+    return conv_forward_any(ctx, d, &g, limit, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(out), &fused);
   }
-  RILL_TRY(conv_forward(ctx, d, &g, limit, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(out), NULL));
+  RILL_TRY(conv_forward_any(ctx, d, &g, limit, rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(out), NULL));
   return rill_cuda_kernel_check(ctx,
                                 rill_cuda_conv_epilogue_f32(rill_tensor_ptr(out), rill_tensor_ptr(b),
                                                             res ? rill_tensor_ptr(res) : NULL, rill_tensor_numel(out),
@@ -436,9 +518,23 @@ rill_status *rill_cuda_conv2d_grad_fp32(rill_kernel_ctx *ctx) {
   bool done;
   RILL_TRY(conv_grad_args_get(ctx, false, &a, &done));
   if (done) return NULL;
-  return conv_backward(ctx, a.d, &a.g, workspace_limit(ctx, RILL_CONV2D_GRAD_ATTR_WORKSPACE_SIZE_MB),
-                       rill_tensor_ptr(a.x), rill_tensor_ptr(a.f), rill_tensor_ptr(a.dy),
-                       a.dx ? rill_tensor_ptr(a.dx) : NULL, a.dw ? rill_tensor_ptr(a.dw) : NULL);
+  size_t limit = workspace_limit(ctx, RILL_CONV2D_GRAD_ATTR_WORKSPACE_SIZE_MB);
+  float *dx = a.dx ? rill_tensor_ptr(a.dx) : NULL, *dw = a.dw ? rill_tensor_ptr(a.dw) : NULL;
+  if (!asymmetric(&a.g))
+    return conv_backward(ctx, a.d, &a.g, limit, rill_tensor_ptr(a.x), rill_tensor_ptr(a.f), rill_tensor_ptr(a.dy),
+                         dx, dw);
+  /* uneven paddings: the filter's gradient against the padded input, the input's
+   * computed in the padded shape and cropped */
+  const float *x = rill_tensor_ptr(a.x);
+  float *xcopy = NULL, *dbig = NULL;
+  rill_status *st = dw ? padded_input(ctx, a.d, &a.g, x, &x, &xcopy) : NULL;
+  if (!st && dx) st = grown_block(ctx, a.d, &a.g, false, &dbig);
+  rill_conv_geom gg = grown(&a.g);
+  if (!st) st = conv_backward(ctx, a.d, &gg, limit, x, rill_tensor_ptr(a.f), rill_tensor_ptr(a.dy), dbig, dw);
+  if (!st && dx) st = interior_copy(ctx, a.d, &a.g, dx, dbig, false);
+  rill_cuda_mem_free(a.d, xcopy); /* both queued behind their last users */
+  rill_cuda_mem_free(a.d, dbig);
+  return st;
 }
 
 /* ---- conv2d_transpose, depthwise_conv2d_transpose and their gradients ----

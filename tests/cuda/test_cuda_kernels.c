@@ -866,6 +866,67 @@ Test(cuda_kernels, conv2d_grad_of_the_filter_alone) {
   compare(&c);
 }
 
+/* ---- uneven paddings: a padded copy of the input (kernels/cuda/conv2d.c) ---- */
+
+/* Paddle's four paddings [top, bottom, left, right] = [2, 1, 1, 0], stride 2: Input
+ * [2, 4, 10, 9] gives h (10 + 3 - 3) / 2 + 1 = 6, w (9 + 1 - 3) / 2 + 1 = 4. */
+static void pads_2110_s2(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "strides", (const int32_t[]){2, 2}, 2));
+  OK(rill_op_builder_attr_ints(b, "paddings", (const int32_t[]){2, 1, 1, 0}, 4));
+}
+/* SAME at stride 2 on 8 x 8: 4 x 4 out, one row and one column of padding, after. */
+static void same_s2(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "strides", (const int32_t[]){2, 2}, 2));
+  OK(rill_op_builder_attr_string(b, "padding_algorithm", "SAME"));
+}
+static void same_s2_depthwise(rill_op_builder *b) {
+  same_s2(b);
+  OK(rill_op_builder_attr_int(b, "groups", 5));
+}
+static void same_s2_relu(rill_op_builder *b) {
+  same_s2(b);
+  OK(rill_op_builder_attr_string(b, "activation", "relu"));
+}
+
+Test(cuda_kernels, conv2d_uneven_paddings) {
+  op_case c = {"conv2d", {IN("Input", "x", -1, 1, 2, 4, 10, 9), IN("Filter", "w", -1, 1, 6, 4, 3, 3)},
+               {OUT("Output", "y", 2, 6, 6, 4)}, pads_2110_s2, 1e-4};
+  compare(&c);
+  op_case s = {"conv2d", {IN("Input", "x", -1, 1, 2, 3, 8, 8), IN("Filter", "w", -1, 1, 5, 3, 3, 3)},
+               {OUT("Output", "y", 2, 5, 4, 4)}, same_s2, 1e-4};
+  compare(&s);
+  op_case dw = {"depthwise_conv2d", {IN("Input", "x", -1, 1, 2, 5, 8, 8), IN("Filter", "w", -1, 1, 5, 1, 3, 3)},
+                {OUT("Output", "y", 2, 5, 4, 4)}, same_s2_depthwise, 1e-4};
+  compare(&dw);
+  /* relu: cuDNN's fused call on the padded copy */
+  op_case f = {"conv2d_fusion",
+               {IN("Input", "x", -1, 1, 2, 3, 8, 8), IN("Filter", "w", -1, 1, 5, 3, 3, 3), IN("Bias", "b", -1, 1, 5),
+                IN("ResidualData", "r", -1, 1, 2, 5, 4, 4)},
+               {OUT("Output", "y", 2, 5, 4, 4)}, same_s2_relu, 1e-4};
+  compare(&f);
+}
+
+/* Both gradients, and each alone: Input@GRAD cropped from the padded shape, Filter@GRAD
+ * against the padded input. */
+Test(cuda_kernels, conv2d_grad_uneven_paddings) {
+  op_case both = {"conv2d_grad",
+                  {IN("Input", "x", -1, 1, 2, 4, 10, 9), IN("Filter", "w", -1, 1, 6, 4, 3, 3),
+                   IN("Output@GRAD", "dy", -1, 1, 2, 6, 6, 4)},
+                  {OUT("Input@GRAD", "dx", 2, 4, 10, 9), OUT("Filter@GRAD", "dw", 6, 4, 3, 3)},
+                  pads_2110_s2, 1e-4};
+  compare(&both);
+  op_case dx = {"conv2d_grad",
+                {IN("Input", "x", -1, 1, 2, 3, 8, 8), IN("Filter", "w", -1, 1, 5, 3, 3, 3),
+                 IN("Output@GRAD", "dy", -1, 1, 2, 5, 4, 4)},
+                {OUT("Input@GRAD", "dx", 2, 3, 8, 8)}, same_s2, 1e-4};
+  compare(&dx);
+  op_case dw = {"depthwise_conv2d_grad",
+                {IN("Input", "x", -1, 1, 2, 5, 8, 8), IN("Filter", "w", -1, 1, 5, 1, 3, 3),
+                 IN("Output@GRAD", "dy", -1, 1, 2, 5, 4, 4)},
+                {OUT("Filter@GRAD", "dw", 5, 1, 3, 3)}, same_s2_depthwise, 1e-4};
+  compare(&dw);
+}
+
 /* ---- cross_entropy ---- */
 
 static void ignore_2(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "ignore_index", 2)); }
