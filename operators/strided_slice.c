@@ -10,20 +10,20 @@
 enum { IN_INPUT, IN_STARTS_T, IN_ENDS_T, IN_STRIDES_T, IN_STARTS_L, IN_ENDS_L, IN_STRIDES_L };
 
 #define BOUND_SLOTS                                                                          \
-  [IN_STARTS_T] = {"StartsTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,                \
+  [IN_STARTS_T] = {"StartsTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA, \
                    "1-D int32/int64 tensor of starts, one per axis; wins over the others"},  \
-  [IN_ENDS_T] = {"EndsTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,                    \
+  [IN_ENDS_T] = {"EndsTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA, \
                  "1-D int32/int64 tensor of ends, one per axis; wins over the others"},      \
-  [IN_STRIDES_T] = {"StridesTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,              \
+  [IN_STRIDES_T] = {"StridesTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA, \
                     "1-D int32/int64 tensor of strides, one per axis; wins over the others"}, \
   [IN_STARTS_L] = {"StartsTensorList",                                                       \
-                   RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,         \
+                   RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA, \
                    "one-element int32/int64 tensors, one start per axis"},                   \
   [IN_ENDS_L] = {"EndsTensorList",                                                           \
-                 RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,           \
+                 RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA, \
                  "one-element int32/int64 tensors, one end per axis"},                       \
   [IN_STRIDES_L] = {"StridesTensorList",                                                     \
-                    RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,        \
+                    RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA, \
                     "one-element int32/int64 tensors, one stride per axis"}
 
 static const rill_slot_schema inputs[] = {
@@ -46,118 +46,6 @@ static const rill_attr_schema attrs[] = {
      "axes (of extent 1 after slicing) removed from Out"},
 };
 
-static bool in_list(const rill_attr_value *v, int64_t x) {
-  for (size_t i = 0; i < v->n; i++)
-    if (v->list.ints[i] == x) return true;
-  return false;
-}
-
-bool rill_strided_plan_make(const rill_dims *in, const rill_attr_value *axes,
-                            const rill_slice_bounds *starts, const rill_slice_bounds *ends,
-                            const rill_slice_bounds *strides, const rill_attr_value *infer_flags,
-                            const rill_attr_value *decrease, bool runtime,
-                            rill_strided_plan *plan, char *err, size_t errlen) {
-  int r = in->n;
-  size_t na = axes->n;
-  for (int d = 0; d < r; d++) {
-    plan->first[d] = 0;
-    plan->step[d] = 1;
-    plan->len[d] = in->d[d];
-  }
-  size_t ns = rill_slice_bound_count(starts, na), ne = rill_slice_bound_count(ends, na);
-  size_t nt = rill_slice_bound_count(strides, na);
-  if (ns != na || ne != na || nt != na) {
-    snprintf(err, errlen, "%zu axes but %zu starts, %zu ends and %zu strides", na, ns, ne, nt);
-    return false;
-  }
-  bool seen[RILL_MAX_DIMS] = {false};
-  for (size_t i = 0; i < na; i++) {
-    int ax = (int)axes->list.ints[i];
-    if (ax < 0 || ax >= r || seen[ax]) {
-      snprintf(err, errlen, "axis %d is out of range for an input of rank %d, or repeated",
-               (int)axes->list.ints[i], r);
-      return false;
-    }
-    seen[ax] = true;
-    int64_t dim = in->d[ax], s, e, st;
-    bool flagged = i < infer_flags->n && infer_flags->list.ints[i] == -1;
-    if (!rill_slice_bound_at(starts, i, &s) || !rill_slice_bound_at(ends, i, &e) ||
-        !rill_slice_bound_at(strides, i, &st)) {
-      if (runtime) {
-        snprintf(err, errlen, "the start, end or stride of axis %d is not an int32/int64 value",
-                 ax);
-        return false;
-      }
-      plan->len[ax] = -1;
-      continue;
-    }
-    /* Paddle's index of a variable (x[i] with i a tensor): start -1, end 0, flagged. */
-    bool one = s == -1 && e == 0 && flagged && in_list(decrease, ax);
-    if (!one && flagged && !runtime) {
-      plan->len[ax] = -1;
-      continue;
-    }
-    if (st == 0) {
-      snprintf(err, errlen, "the stride of axis %d is 0", ax);
-      return false;
-    }
-    if (dim < 0) {
-      plan->len[ax] = one ? 1 : -1;
-      continue;
-    }
-    if (s < 0) s += dim;
-    if (e < 0 && !(e == -1 && st < 0)) e += dim;
-    if (one) e = st < 0 ? s - 1 : s + 1;
-    int64_t a = s, b = e, step = st < 0 ? -st : st;
-    if (st < 0) {
-      a++;
-      b++;
-    }
-    if ((st < 0 && a <= b) || (st > 0 && a >= b)) {
-      snprintf(err, errlen, "axis %d: start %lld and end %lld are invalid for stride %lld", ax,
-               (long long)s, (long long)e, (long long)st);
-      return false;
-    }
-    int64_t lo = a < b ? a : b, hi = a < b ? b : a;
-    int64_t left = lo < 0 ? 0 : lo, right = hi > dim ? dim : hi;
-    if (left > right) {
-      snprintf(err, errlen, "axis %d: start %lld and end %lld lie outside its extent %lld", ax,
-               (long long)s, (long long)e, (long long)dim);
-      return false;
-    }
-    int64_t len = (right - left + step - 1) / step;
-    plan->len[ax] = len;
-    if (st > 0) {
-      plan->first[ax] = left;
-      plan->step[ax] = step;
-    } else { /* forwards from the lower end, then reversed */
-      plan->first[ax] = left + (len > 0 ? (len - 1) * step : 0);
-      plan->step[ax] = -step;
-    }
-  }
-  bool drop[RILL_MAX_DIMS] = {false};
-  for (size_t i = 0; i < decrease->n; i++) {
-    int ax = (int)decrease->list.ints[i];
-    if (ax < 0 || ax >= r) {
-      snprintf(err, errlen, "decrease_axis %d is out of range for an input of rank %d", ax, r);
-      return false;
-    }
-    if (plan->len[ax] >= 0 && plan->len[ax] != 1) {
-      snprintf(err, errlen, "decrease_axis %d has extent %lld after slicing, not 1", ax,
-               (long long)plan->len[ax]);
-      return false;
-    }
-    drop[ax] = true;
-  }
-  plan->out.n = 0;
-  for (int d = 0; d < r; d++)
-    if (!drop[d]) plan->out.d[plan->out.n++] = plan->len[d];
-  if (plan->out.n == 0) {
-    plan->out.n = 1;
-    plan->out.d[0] = 1;
-  }
-  return true;
-}
 
 static bool infer_plan(rill_infer_ctx *ctx, const rill_dims *in, rill_strided_plan *plan,
                        char *err, size_t errlen) {

@@ -211,11 +211,150 @@ typedef struct rill_strided_plan {
   rill_dims out;
 } rill_strided_plan;
 
-bool rill_strided_plan_make(const rill_dims *in, const rill_attr_value *axes,
-                            const rill_slice_bounds *starts, const rill_slice_bounds *ends,
-                            const rill_slice_bounds *strides, const rill_attr_value *infer_flags,
-                            const rill_attr_value *decrease, bool runtime,
-                            rill_strided_plan *plan, char *err, size_t errlen);
+/* Whether the int list attribute v holds x. */
+static inline bool rill_ints_have(const rill_attr_value *v, int64_t x) {
+  for (size_t i = 0; i < v->n; i++)
+    if (v->list.ints[i] == x) return true;
+  return false;
+}
+
+/* The plan of a strided slice of `in` (inference at compile time, and the kernels of
+ * every place: inline so that a backend module has its own copy). */
+static inline bool rill_strided_plan_make(const rill_dims *in, const rill_attr_value *axes,
+                                          const rill_slice_bounds *starts, const rill_slice_bounds *ends,
+                                          const rill_slice_bounds *strides, const rill_attr_value *infer_flags,
+                                          const rill_attr_value *decrease, bool runtime,
+                                          rill_strided_plan *plan, char *err, size_t errlen) {
+  int r = in->n;
+  size_t na = axes->n;
+  for (int d = 0; d < r; d++) {
+    plan->first[d] = 0;
+    plan->step[d] = 1;
+    plan->len[d] = in->d[d];
+  }
+  size_t ns = rill_slice_bound_count(starts, na), ne = rill_slice_bound_count(ends, na);
+  size_t nt = rill_slice_bound_count(strides, na);
+  if (ns != na || ne != na || nt != na) {
+    snprintf(err, errlen, "%zu axes but %zu starts, %zu ends and %zu strides", na, ns, ne, nt);
+    return false;
+  }
+  bool seen[RILL_MAX_DIMS] = {false};
+  for (size_t i = 0; i < na; i++) {
+    int ax = (int)axes->list.ints[i];
+    if (ax < 0 || ax >= r || seen[ax]) {
+      snprintf(err, errlen, "axis %d is out of range for an input of rank %d, or repeated",
+               (int)axes->list.ints[i], r);
+      return false;
+    }
+    seen[ax] = true;
+    int64_t dim = in->d[ax], s, e, st;
+    bool flagged = i < infer_flags->n && infer_flags->list.ints[i] == -1;
+    if (!rill_slice_bound_at(starts, i, &s) || !rill_slice_bound_at(ends, i, &e) ||
+        !rill_slice_bound_at(strides, i, &st)) {
+      if (runtime) {
+        snprintf(err, errlen, "the start, end or stride of axis %d is not an int32/int64 value",
+                 ax);
+        return false;
+      }
+      plan->len[ax] = -1;
+      continue;
+    }
+    /* Paddle's index of a variable (x[i] with i a tensor): start -1, end 0, flagged. */
+    bool one = s == -1 && e == 0 && flagged && rill_ints_have(decrease, ax);
+    if (!one && flagged && !runtime) {
+      plan->len[ax] = -1;
+      continue;
+    }
+    if (st == 0) {
+      snprintf(err, errlen, "the stride of axis %d is 0", ax);
+      return false;
+    }
+    if (dim < 0) {
+      plan->len[ax] = one ? 1 : -1;
+      continue;
+    }
+    if (s < 0) s += dim;
+    if (e < 0 && !(e == -1 && st < 0)) e += dim;
+    if (one) e = st < 0 ? s - 1 : s + 1;
+    int64_t a = s, b = e, step = st < 0 ? -st : st;
+    if (st < 0) {
+      a++;
+      b++;
+    }
+    if ((st < 0 && a <= b) || (st > 0 && a >= b)) {
+      snprintf(err, errlen, "axis %d: start %lld and end %lld are invalid for stride %lld", ax,
+               (long long)s, (long long)e, (long long)st);
+      return false;
+    }
+    int64_t lo = a < b ? a : b, hi = a < b ? b : a;
+    int64_t left = lo < 0 ? 0 : lo, right = hi > dim ? dim : hi;
+    if (left > right) {
+      snprintf(err, errlen, "axis %d: start %lld and end %lld lie outside its extent %lld", ax,
+               (long long)s, (long long)e, (long long)dim);
+      return false;
+    }
+    int64_t len = (right - left + step - 1) / step;
+    plan->len[ax] = len;
+    if (st > 0) {
+      plan->first[ax] = left;
+      plan->step[ax] = step;
+    } else { /* forwards from the lower end, then reversed */
+      plan->first[ax] = left + (len > 0 ? (len - 1) * step : 0);
+      plan->step[ax] = -step;
+    }
+  }
+  bool drop[RILL_MAX_DIMS] = {false};
+  for (size_t i = 0; i < decrease->n; i++) {
+    int ax = (int)decrease->list.ints[i];
+    if (ax < 0 || ax >= r) {
+      snprintf(err, errlen, "decrease_axis %d is out of range for an input of rank %d", ax, r);
+      return false;
+    }
+    if (plan->len[ax] >= 0 && plan->len[ax] != 1) {
+      snprintf(err, errlen, "decrease_axis %d has extent %lld after slicing, not 1", ax,
+               (long long)plan->len[ax]);
+      return false;
+    }
+    drop[ax] = true;
+  }
+  plan->out.n = 0;
+  for (int d = 0; d < r; d++)
+    if (!drop[d]) plan->out.d[plan->out.n++] = plan->len[d];
+  if (plan->out.n == 0) {
+    plan->out.n = 1;
+    plan->out.d[0] = 1;
+  }
+  return true;
+}
+
+_Static_assert(RILL_SAME_POS(RILL_STRIDED_SLICE_GRAD_IN_STARTS_TENSOR, RILL_STRIDED_SLICE_IN_STARTS_TENSOR) &&
+                   RILL_SAME_POS(RILL_STRIDED_SLICE_GRAD_IN_STRIDES_TENSOR_LIST, RILL_STRIDED_SLICE_IN_STRIDES_TENSOR_LIST) &&
+                   RILL_SAME_POS(RILL_STRIDED_SLICE_GRAD_ATTR_DECREASE_AXIS, RILL_STRIDED_SLICE_ATTR_DECREASE_AXIS),
+               "strided_slice and its gradient read their bounds at the same positions");
+
+/* The plan of strided_slice (or its gradient, whose bounds and attributes sit at the
+ * same positions) over input x, read by a kernel: the bounds from the op's host
+ * tensors, lists and attributes. False with err written on bad bounds. */
+static inline bool rill_strided_kernel_plan(const rill_kernel_ctx *ctx, const rill_tensor *x,
+                                            rill_strided_plan *plan, char *err, size_t errlen) {
+  static const int attr_of[] = {RILL_STRIDED_SLICE_ATTR_STARTS, RILL_STRIDED_SLICE_ATTR_ENDS,
+                                RILL_STRIDED_SLICE_ATTR_STRIDES};
+  const rill_tensor *lists[3][RILL_MAX_DIMS];
+  rill_slice_bounds b[3];
+  for (int k = 0; k < 3; k++) {
+    size_t n = ctx->nin[RILL_STRIDED_SLICE_IN_STARTS_TENSOR_LIST + k];
+    if (n > RILL_MAX_DIMS) {
+      snprintf(err, errlen, "more than %d tensors in a bound list", RILL_MAX_DIMS);
+      return false;
+    }
+    for (size_t i = 0; i < n; i++) lists[k][i] = rill_kin(ctx, RILL_STRIDED_SLICE_IN_STARTS_TENSOR_LIST + k, i);
+    const rill_tensor *t = rill_kin(ctx, RILL_STRIDED_SLICE_IN_STARTS_TENSOR + k, 0);
+    b[k] = (rill_slice_bounds){t != NULL, t, lists[k], n, &ctx->attrs[attr_of[k]]};
+  }
+  return rill_strided_plan_make(&x->dims, &ctx->attrs[RILL_STRIDED_SLICE_ATTR_AXES], &b[0], &b[1], &b[2],
+                                &ctx->attrs[RILL_STRIDED_SLICE_ATTR_INFER_FLAGS],
+                                &ctx->attrs[RILL_STRIDED_SLICE_ATTR_DECREASE_AXIS], true, plan, err, errlen);
+}
 
 /* Appends to `op` an input slot `param` holding the gradients of the forward output slot
  * `slot` (what rill_grad_of_output does, under another slot name), or an output slot

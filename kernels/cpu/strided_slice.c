@@ -9,24 +9,9 @@
 
 static rill_status *kernel_plan(rill_kernel_ctx *ctx, const rill_tensor *x,
                                 rill_strided_plan *plan) {
-  rill_slice_bounds b[3];
-  static const int attr_of[] = {RILL_STRIDED_SLICE_ATTR_STARTS, RILL_STRIDED_SLICE_ATTR_ENDS,
-                                RILL_STRIDED_SLICE_ATTR_STRIDES};
-  const rill_tensor *lists[3][RILL_MAX_DIMS];
-  for (int k = 0; k < 3; k++) {
-    size_t n = ctx->nin[4 + k];
-    if (n > RILL_MAX_DIMS)
-      return rill_kernel_error(ctx, "more than %d tensors in a bound list", RILL_MAX_DIMS);
-    for (size_t i = 0; i < n; i++) lists[k][i] = rill_kin(ctx, 4 + k, i);
-    b[k] = (rill_slice_bounds){rill_kin(ctx, 1 + k, 0) != NULL, rill_kin(ctx, 1 + k, 0),
-                               lists[k], n, &ctx->attrs[attr_of[k]]};
-  }
   char err[256];
-  if (!rill_strided_plan_make(&x->dims, &ctx->attrs[RILL_STRIDED_SLICE_ATTR_AXES], &b[0], &b[1],
-                              &b[2], &ctx->attrs[RILL_STRIDED_SLICE_ATTR_INFER_FLAGS],
-                              &ctx->attrs[RILL_STRIDED_SLICE_ATTR_DECREASE_AXIS], true, plan,
-                              err, sizeof err))
-    return rill_kernel_error(ctx, "input Input (%s): %s", rill_kin_name(ctx, 0, 0), err);
+  if (!rill_strided_kernel_plan(ctx, x, plan, err, sizeof err))
+    return rill_kernel_error(ctx, "input Input (%s): %s", rill_kin_name(ctx, RILL_STRIDED_SLICE_IN_INPUT, 0), err);
   return NULL;
 }
 
@@ -78,9 +63,8 @@ rill_status *rill_cpu_strided_slice(rill_kernel_ctx *ctx) {
 }
 
 rill_status *rill_cpu_strided_slice_grad(rill_kernel_ctx *ctx) {
-  enum { G_DOUT = 7 };
   rill_tensor *x, *dout, *dx;
-  RILL_TRY(rill_cpu_grad_like_input(ctx, 0, G_DOUT, &x, &dout, &dx));
+  RILL_TRY(rill_cpu_grad_like_input(ctx, 0, RILL_STRIDED_SLICE_GRAD_IN_OUT_GRAD, &x, &dout, &dx));
   if (!dx) return NULL;
   rill_strided_plan plan;
   RILL_TRY(kernel_plan(ctx, x, &plan));
@@ -88,7 +72,7 @@ rill_status *rill_cpu_strided_slice_grad(rill_kernel_ctx *ctx) {
   for (int i = 0; i < x->dims.n; i++) want *= plan.len[i];
   if (rill_tensor_numel(dout) != want)
     return rill_kernel_error(ctx, "input Out@GRAD (%s) has %lld elements, the slice %lld",
-                             rill_kin_name(ctx, G_DOUT, 0), (long long)rill_tensor_numel(dout),
+                             rill_kin_name(ctx, RILL_STRIDED_SLICE_GRAD_IN_OUT_GRAD, 0), (long long)rill_tensor_numel(dout),
                              (long long)want);
   if (rill_tensor_nbytes(dx)) memset(rill_tensor_ptr(dx), 0, rill_tensor_nbytes(dx));
   strided_copy(rill_tensor_ptr(dx), &dx->dims, &plan, rill_tensor_ptr(dout),
