@@ -1,7 +1,8 @@
-/* slice, slice_grad and expand_v2 CUDA kernels, every dtype: each is one strided walk
- * (device/transpose.cu) between a packed tensor and a box or a broadcast of another.
- * slice reads its plan as the CPU kernel does (operators/tensor_ops.h), its bound tensors
- * on the host (RILL_SLOT_HOST_DATA); expand_v2 walks the output the executor sized. */
+/* slice, strided_slice, their gradients and expand_v2 CUDA kernels, every dtype: each is
+ * one strided walk (device/transpose.cu) between a packed tensor and a box, a strided
+ * box or a broadcast of another. The slices read their plans as the CPU kernels do
+ * (operators/tensor_ops.h), their bound tensors on the host (RILL_SLOT_HOST_DATA);
+ * expand_v2 walks the output the executor sized. */
 #include "kernels/cuda/cuda.h"
 #include "operators/tensor_ops.h"
 
@@ -129,6 +130,74 @@ rill_status *rill_cuda_slice_grad_kernel(rill_kernel_ctx *ctx) {
   cudaError_t e = cudaMemsetAsync(rill_tensor_ptr(dx), 0, rill_tensor_nbytes(dx), d->stream);
   RILL_TRY(rill_cuda_kernel_check(ctx, e, "slice_grad zero fill"));
   return walk(ctx, d, &p, dx, (size_t)at * rill_dtype_size(dx->dtype), dout, "slice_grad launch");
+}
+
+/* ---- strided_slice ---- */
+
+/* The plan of a strided slice of x, and the walk over the elements it takes in the
+ * output's order (steps may be negative: a reversed axis) from its first one (*at, in
+ * elements). */
+static rill_status *strided_walk(rill_kernel_ctx *ctx, const rill_tensor *x, bool scatter, rill_cuda_perm *p,
+                                 int64_t *at) {
+  rill_strided_plan plan;
+  char err[256];
+  if (!rill_strided_kernel_plan(ctx, x, &plan, err, sizeof err))
+    return rill_kernel_error(ctx, "input Input (%s): %s", rill_kin_name(ctx, RILL_STRIDED_SLICE_IN_INPUT, 0), err);
+  int64_t strides[RILL_MAX_DIMS];
+  rill_cuda_strides(&x->dims, strides);
+  *p = (rill_cuda_perm){.numel = 1, .scatter = scatter};
+  *at = 0;
+  for (int i = 0; i < x->dims.n; i++) {
+    *at += plan.first[i] * strides[i];
+    p->numel *= plan.len[i];
+    if (!rill_cuda_walk_add(p, plan.len[i], plan.step[i] * strides[i]))
+      return rill_kernel_error(ctx, "the strided slice of input Input (%s) needs more than %d strided dims",
+                               rill_kin_name(ctx, RILL_STRIDED_SLICE_IN_INPUT, 0), RILL_CUDA_BCAST_DIMS);
+  }
+  return NULL;
+}
+
+rill_status *rill_cuda_strided_slice_kernel(rill_kernel_ctx *ctx) {
+  rill_tensor *x = rill_kin(ctx, RILL_STRIDED_SLICE_IN_INPUT, 0), *out = NULL;
+  if (!x || !rill_tensor_is_set(x))
+    return rill_kernel_error(ctx, "input Input (%s) is missing or holds no data",
+                             rill_kin_name(ctx, RILL_STRIDED_SLICE_IN_INPUT, 0));
+  RILL_TRY(rill_kout_need(ctx, RILL_STRIDED_SLICE_OUT_OUT, 0, x->dtype, &out));
+  rill_cuda_perm p;
+  int64_t at;
+  RILL_TRY(strided_walk(ctx, x, false, &p, &at));
+  if (rill_tensor_numel(out) != p.numel)
+    return rill_kernel_error(ctx, "output Out (%s) has %lld elements, the slice %lld",
+                             rill_kout_name(ctx, RILL_STRIDED_SLICE_OUT_OUT, 0), (long long)rill_tensor_numel(out),
+                             (long long)p.numel);
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
+  return walk(ctx, d, &p, x, (size_t)at * rill_dtype_size(x->dtype), out, "strided_slice launch");
+}
+
+/* Out@GRAD into a zeroed Input@GRAD at the elements the slice took (none twice). */
+rill_status *rill_cuda_strided_slice_grad_kernel(rill_kernel_ctx *ctx) {
+  rill_tensor *dx = rill_kout(ctx, RILL_STRIDED_SLICE_GRAD_OUT_INPUT_GRAD, 0);
+  if (!dx) return NULL; /* Input@GRAD not wanted */
+  rill_tensor *x = rill_kin(ctx, RILL_STRIDED_SLICE_GRAD_IN_INPUT, 0);
+  rill_tensor *dout = rill_kin(ctx, RILL_STRIDED_SLICE_GRAD_IN_OUT_GRAD, 0);
+  if (!x || !dout || !rill_tensor_is_set(dout))
+    return rill_kernel_error(ctx, "inputs Input and Out@GRAD (%s) must be dense tensors with data",
+                             rill_kin_name(ctx, RILL_STRIDED_SLICE_GRAD_IN_OUT_GRAD, 0));
+  RILL_TRY(rill_kout_need(ctx, RILL_STRIDED_SLICE_GRAD_OUT_INPUT_GRAD, 0, dout->dtype, &dx));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_STRIDED_SLICE_GRAD_OUT_INPUT_GRAD, 0, dx, &x->dims));
+  rill_cuda_perm p;
+  int64_t at;
+  RILL_TRY(strided_walk(ctx, x, true, &p, &at));
+  if (rill_tensor_numel(dout) != p.numel)
+    return rill_kernel_error(ctx, "input Out@GRAD (%s) has %lld elements, the slice %lld",
+                             rill_kin_name(ctx, RILL_STRIDED_SLICE_GRAD_IN_OUT_GRAD, 0),
+                             (long long)rill_tensor_numel(dout), (long long)p.numel);
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, dx, &d));
+  cudaError_t e = cudaMemsetAsync(rill_tensor_ptr(dx), 0, rill_tensor_nbytes(dx), d->stream);
+  RILL_TRY(rill_cuda_kernel_check(ctx, e, "strided_slice_grad zero fill"));
+  return walk(ctx, d, &p, dx, (size_t)at * rill_dtype_size(dx->dtype), dout, "strided_slice_grad launch");
 }
 
 /* ---- expand_v2 ---- */

@@ -1365,6 +1365,61 @@ Test(cuda_kernels, slice_grad_two_axes) {
   compare(&c);
 }
 
+/* ---- strided_slice ---- */
+
+/* Axis 1 from 1 to 6 by 2 (1, 3, 5); axis 2 backwards by 2 from its last element (by
+ * Paddle 1.8.5's rule: 1, 3, 5, 7 reversed). */
+static void strided_two_axes(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "axes", (const int32_t[]){1, 2}, 2));
+  OK(rill_op_builder_attr_ints(b, "starts", (const int32_t[]){1, 8}, 2));
+  OK(rill_op_builder_attr_ints(b, "ends", (const int32_t[]){6, 0}, 2));
+  OK(rill_op_builder_attr_ints(b, "strides", (const int32_t[]){2, -2}, 2));
+}
+/* Row 3 (axis dropped), reversed whole (end -1 with a negative stride: through index 0). */
+static void strided_row_reversed(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "axes", (const int32_t[]){0, 1}, 2));
+  OK(rill_op_builder_attr_ints(b, "starts", (const int32_t[]){3, -1}, 2));
+  OK(rill_op_builder_attr_ints(b, "ends", (const int32_t[]){4, -1}, 2));
+  OK(rill_op_builder_attr_ints(b, "strides", (const int32_t[]){1, -1}, 2));
+  OK(rill_op_builder_attr_ints(b, "decrease_axis", (const int32_t[]){0}, 1));
+}
+static void strided_axis1(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "axes", (const int32_t[]){1}, 1));
+  OK(rill_op_builder_attr_ints(b, "infer_flags", (const int32_t[]){-1}, 1));
+}
+
+/* Two strided axes, one reversed; an int64 row taken, reversed and its axis dropped;
+ * start, end and stride from a StartsTensorList (int32), an EndsTensor (int64) and a
+ * StridesTensor (int32), read on the host. */
+Test(cuda_kernels, strided_slice_steps_and_a_reversed_axis) {
+  op_case c = {"strided_slice", {IN("Input", "x", -1, 1, 4, 7, 9)}, {OUT("Out", "out", 4, 3, 4)}, strided_two_axes, 0};
+  compare(&c);
+}
+
+Test(cuda_kernels, strided_slice_int64_row_reversed_and_dropped) {
+  op_case c = {"strided_slice", {IN("Input", "x", -1000, 1000, 5, 6)}, {OUT("Out", "out", 6)}, strided_row_reversed, 0};
+  c.in[0].dtype = c.out[0].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}
+
+Test(cuda_kernels, strided_slice_bounds_from_tensors) {
+  op_case c = {"strided_slice",
+               {IN("Input", "x", -1, 1, 3, 8, 5), IN("StartsTensorList", "s0", 1, 1, 1), IN("EndsTensor", "e", 7, 7, 1),
+                IN("StridesTensor", "st", 3, 3, 1)},
+               {OUT("Out", "out", 3, 2, 5)},
+               strided_axis1,
+               0};
+  c.in[1].dtype = c.in[3].dtype = RILL_DTYPE_INT32;
+  c.in[2].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}
+
+Test(cuda_kernels, strided_slice_grad_steps_and_a_reversed_axis) {
+  op_case c = {"strided_slice_grad", {IN("Input", "x", 0, 0, 4, 7, 9), IN("Out@GRAD", "dout", -1, 1, 4, 3, 4)},
+               {OUT("Input@GRAD", "dx", 4, 7, 9)}, strided_two_axes, 0};
+  compare(&c);
+}
+
 static void expand_to_4d(rill_op_builder *b) { OK(rill_op_builder_attr_ints(b, "shape", (const int32_t[]){2, -1, 4, 5}, 4)); }
 
 /* X [3, 1, 5] broadcast to [2, 3, 4, 5] (a new leading dim, a repeated middle one), in
