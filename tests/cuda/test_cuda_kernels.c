@@ -1420,6 +1420,32 @@ Test(cuda_kernels, strided_slice_grad_steps_and_a_reversed_axis) {
   compare(&c);
 }
 
+/* ---- expand (v1: tiling), expand_as ---- */
+
+static void tile_2_3_2(rill_op_builder *b) { OK(rill_op_builder_attr_ints(b, "expand_times", (const int32_t[]){2, 3, 2}, 3)); }
+
+/* X [2, 1, 3] tiled to [4, 3, 6], in float32 and int64; expand_as to a target's shape. */
+Test(cuda_kernels, expand_tiles_every_dim) {
+  op_case c = {"expand", {IN("X", "x", -1, 1, 2, 1, 3)}, {OUT("Out", "out", 4, 3, 6)}, tile_2_3_2, 0};
+  compare(&c);
+  c.in[0].dtype = c.out[0].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+  op_case as = {"expand_as", {IN("X", "x", -1, 1, 3, 2), IN("target_tensor", "t", 0, 0, 6, 4)},
+                {OUT("Out", "out", 6, 4)}, NULL, 0};
+  compare(&as);
+}
+
+/* Out@GRAD summed over the tiles: a tiled middle dim between kept ones, and expand_as's. */
+Test(cuda_kernels, expand_grad_sums_the_tiles) {
+  op_case c = {"expand_grad", {IN("X", "x", 0, 0, 2, 1, 3), IN("Out@GRAD", "dout", -1, 1, 4, 3, 6)},
+               {OUT("X@GRAD", "dx", 2, 1, 3)}, tile_2_3_2, 1e-5};
+  compare(&c);
+  op_case as = {"expand_as_grad",
+                {IN("X", "x", 0, 0, 3, 2), IN("target_tensor", "t", 0, 0, 6, 4), IN("Out@GRAD", "dout", -1, 1, 6, 4)},
+                {OUT("X@GRAD", "dx", 3, 2)}, NULL, 1e-5};
+  compare(&as);
+}
+
 static void expand_to_4d(rill_op_builder *b) { OK(rill_op_builder_attr_ints(b, "shape", (const int32_t[]){2, -1, 4, 5}, 4)); }
 
 /* X [3, 1, 5] broadcast to [2, 3, 4, 5] (a new leading dim, a repeated middle one), in
