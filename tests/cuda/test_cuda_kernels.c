@@ -293,6 +293,34 @@ Test(cuda_kernels, matmul_v2_both_transposed) {
   compare(&c);
 }
 
+/* ---- matmul_grad, matmul_v2_grad: each path of kernels/cuda/matmul.c ---- */
+
+/* X@GRAD and Y@GRAD of `type` on X xd, Y yd and Out@GRAD od. */
+#define MM_GRAD_CASE(name, type, attrs, xd, yd, od)                                                                  \
+  Test(cuda_kernels, name) {                                                                                        \
+    op_case c = {type,                                                                                              \
+                 {IN("X", "x", -1, 1, RILL_UNPAREN xd), IN("Y", "y", -1, 1, RILL_UNPAREN yd),                        \
+                  IN("Out@GRAD", "dout", -1, 1, RILL_UNPAREN od)},                                                   \
+                 {OUT("X@GRAD", "dx", RILL_UNPAREN xd), OUT("Y@GRAD", "dy", RILL_UNPAREN yd)},                       \
+                 attrs,                                                                                             \
+                 1e-4};                                                                                             \
+    compare(&c);                                                                                                    \
+  }
+#define RILL_UNPAREN(...) __VA_ARGS__
+
+/* Y shared by the batches of X: X and Out@GRAD stacked, one GEMM each */
+MM_GRAD_CASE(matmul_grad_batch_times_matrix, "matmul_grad", mm_plain, (3, 9, 5), (5, 7), (3, 9, 7))
+MM_GRAD_CASE(matmul_v2_grad_batch_times_transposed_matrix, "matmul_v2_grad", v2_ty, (3, 9, 5), (7, 5), (3, 9, 7))
+/* every batch its own matrices: strided batched GEMMs, transposes and alpha */
+MM_GRAD_CASE(matmul_grad_transpose_y_alpha, "matmul_grad", mm_ty_alpha, (2, 4, 6), (2, 3, 6), (2, 4, 3))
+MM_GRAD_CASE(matmul_grad_transpose_x, "matmul_grad", mm_tx, (31, 17), (31, 129), (17, 129))
+MM_GRAD_CASE(matmul_v2_grad_both_transposed, "matmul_v2_grad", v2_tx_ty, (4, 13, 6), (4, 10, 13), (4, 6, 10))
+/* broadcasts: one GEMM a batch adding into the operand's matrix */
+MM_GRAD_CASE(matmul_v2_grad_batch_dims_broadcast_both_ways, "matmul_v2_grad", NULL, (2, 1, 3, 4), (5, 4, 6),
+             (2, 5, 3, 6))
+MM_GRAD_CASE(matmul_v2_grad_shared_x_transposed_y, "matmul_v2_grad", v2_ty, (7, 9), (3, 11, 9), (3, 7, 11))
+MM_GRAD_CASE(matmul_v2_grad_vector_times_batch, "matmul_v2_grad", NULL, (8), (2, 8, 5), (2, 5))
+
 static void fc_relu(rill_op_builder *b) {
   OK(rill_op_builder_attr_int(b, "in_num_col_dims", 1));
   OK(rill_op_builder_attr_string(b, "activation_type", "relu"));
