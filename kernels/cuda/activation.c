@@ -39,6 +39,14 @@ rill_status *rill_cuda_swish_fp32(rill_kernel_ctx *ctx) {
   return unary(ctx, RILL_CUDA_SWISH, (float)ctx->attrs[RILL_SWISH_ATTR_BETA].v.f, 0, 0);
 }
 rill_status *rill_cuda_silu_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_SILU, 0, 0, 0); }
+rill_status *rill_cuda_log_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_LOG, 0, 0, 0); }
+rill_status *rill_cuda_abs_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_ABS, 0, 0, 0); }
+rill_status *rill_cuda_reciprocal_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_RECIPROCAL, 0, 0, 0); }
+rill_status *rill_cuda_softplus_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_SOFTPLUS, 0, 0, 0); }
+rill_status *rill_cuda_logsigmoid_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_LOGSIGMOID, 0, 0, 0); }
+rill_status *rill_cuda_elu_fp32(rill_kernel_ctx *ctx) {
+  return unary(ctx, RILL_CUDA_ELU, (float)ctx->attrs[RILL_ELU_ATTR_ALPHA].v.f, 0, 0);
+}
 rill_status *rill_cuda_gelu_fp32(rill_kernel_ctx *ctx) {
   return unary(ctx, ctx->attrs[RILL_GELU_ATTR_APPROXIMATE].v.b ? RILL_CUDA_GELU_TANH : RILL_CUDA_GELU_ERF, 0, 0, 0);
 }
@@ -172,4 +180,26 @@ rill_status *rill_cuda_clip_grad_fp32(rill_kernel_ctx *ctx) {
   if (!rill_kout(ctx, 0, 0)) return NULL; /* X@GRAD not wanted */
   RILL_TRY(clip_bounds(ctx, &lo, &hi));
   return act_grad(ctx, RILL_CUDA_CLIP, RILL_CLIP_GRAD_IN_X, RILL_CLIP_GRAD_IN_OUT_GRAD, lo, hi, 0);
+}
+
+/* log reads X, Out@GRAD after Out; abs, softplus, logsigmoid and elu read X,
+ * reciprocal Out, each with Out@GRAD after it. */
+rill_status *rill_cuda_log_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_grad(ctx, RILL_CUDA_LOG, RILL_LOG_GRAD_IN_X, RILL_LOG_GRAD_IN_OUT_GRAD, 0, 0, 0);
+}
+rill_status *rill_cuda_abs_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_grad(ctx, RILL_CUDA_ABS, RILL_ABS_GRAD_IN_X, RILL_ABS_GRAD_IN_OUT_GRAD, 0, 0, 0);
+}
+rill_status *rill_cuda_reciprocal_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_grad(ctx, RILL_CUDA_RECIPROCAL, RILL_RECIPROCAL_GRAD_IN_OUT, RILL_RECIPROCAL_GRAD_IN_OUT_GRAD, 0, 0, 0);
+}
+rill_status *rill_cuda_softplus_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_grad(ctx, RILL_CUDA_SOFTPLUS, RILL_SOFTPLUS_GRAD_IN_X, RILL_SOFTPLUS_GRAD_IN_OUT_GRAD, 0, 0, 0);
+}
+rill_status *rill_cuda_logsigmoid_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_grad(ctx, RILL_CUDA_LOGSIGMOID, RILL_LOGSIGMOID_GRAD_IN_X, RILL_LOGSIGMOID_GRAD_IN_OUT_GRAD, 0, 0, 0);
+}
+rill_status *rill_cuda_elu_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_grad(ctx, RILL_CUDA_ELU, RILL_ELU_GRAD_IN_X, RILL_ELU_GRAD_IN_OUT_GRAD,
+                  (float)ctx->attrs[RILL_ELU_GRAD_ATTR_ALPHA].v.f, 0, 0);
 }

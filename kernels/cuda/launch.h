@@ -57,6 +57,11 @@ enum rill_cuda_unary_op {
   RILL_CUDA_GELU_ERF,     /* x Phi(x) */
   RILL_CUDA_GELU_TANH,    /* 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) */
   RILL_CUDA_CLIP,         /* x < a ? a : x > b ? b : x (NaN kept) */
+  RILL_CUDA_LOG,          /* ln x */
+  RILL_CUDA_RECIPROCAL,   /* 1 / x */
+  RILL_CUDA_SOFTPLUS,     /* ln(1 + exp(x)), shifted so that exp never overflows */
+  RILL_CUDA_LOGSIGMOID,   /* ln(1 / (1 + exp(-x))), likewise */
+  RILL_CUDA_ELU,          /* x > 0 ? x : a (exp(x) - 1) */
 };
 cudaError_t rill_cuda_unary_f32(int op, const float *x, float *out, int64_t n, float a, float b, float c,
                                 cudaStream_t s);
@@ -298,9 +303,10 @@ cudaError_t rill_cuda_swce_grad_f32(const rill_cuda_swce *p, const float *loss_g
 
 /* ---- gradients (device/grad.cu) ---- */
 /* dx = X@GRAD of an activation from v and g = Out@GRAD; dx may be g. v is the forward's
- * Out for relu, sigmoid, tanh, relu6 (a: its threshold), exp, sqrt and hard_sigmoid (a:
- * slope), and its X for leaky_relu (a: alpha), square, hard_swish (a, b, c: threshold,
- * scale, offset), swish (a: beta), silu and gelu (both forms). */
+ * Out for relu, sigmoid, tanh, relu6 (a: its threshold), exp, sqrt, hard_sigmoid (a:
+ * slope) and reciprocal, and its X for leaky_relu (a: alpha), square, hard_swish (a, b,
+ * c: threshold, scale, offset), swish (a: beta), silu, gelu (both forms), log, abs,
+ * softplus, logsigmoid and elu (a: alpha). */
 cudaError_t rill_cuda_act_grad_f32(int op, const float *v, const float *g, float *dx, int64_t n, float a, float b,
                                    float c, cudaStream_t s);
 /* The gradient dz (zn elements) of X (for_y false) or Y of the binary op (RILL_CUDA_ADD,

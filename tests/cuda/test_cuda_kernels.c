@@ -208,6 +208,15 @@ UNARY(swish_beta, "swish", beta_half, -6, 6, 1e-5)
 UNARY(silu, "silu", NULL, -6, 6, 1e-5)
 UNARY(gelu, "gelu", NULL, -4, 4, 1e-5)
 UNARY(gelu_tanh, "gelu", approximate, -4, 4, 1e-5)
+/* The math family: log on positive X, reciprocal away from 0, softplus and logsigmoid
+ * over ranges whose exp would overflow unshifted, elu with alpha 0.5. */
+static void elu_alpha(rill_op_builder *b) { OK(rill_op_builder_attr_float(b, "alpha", 0.5f)); }
+UNARY(log, "log", NULL, 0.01f, 9, 1e-6)
+UNARY(abs, "abs", NULL, -3, 3, 0)
+UNARY(reciprocal, "reciprocal", NULL, 0.1f, 5, 1e-6)
+UNARY(softplus, "softplus", NULL, -100, 100, 1e-5)
+UNARY(logsigmoid, "logsigmoid", NULL, -100, 100, 1e-5)
+UNARY(elu, "elu", elu_alpha, -4, 4, 1e-5)
 
 Test(cuda_kernels, mean) {
   op_case c = {"mean", {IN("X", "x", -1, 3, 37, 53)}, {OUT("Out", "out", 1)}, NULL, 1e-5};
@@ -588,6 +597,17 @@ X_ACT_GRAD(swish_grad, "swish_grad", beta_half, 1e-5)
 X_ACT_GRAD(silu_grad, "silu_grad", NULL, 1e-5)
 X_ACT_GRAD(gelu_grad, "gelu_grad", NULL, 1e-5)
 X_ACT_GRAD(gelu_tanh_grad, "gelu_grad", approximate, 1e-5)
+X_ACT_GRAD(abs_grad, "abs_grad", NULL, 0)
+X_ACT_GRAD(softplus_grad, "softplus_grad", NULL, 1e-5)
+X_ACT_GRAD(logsigmoid_grad, "logsigmoid_grad", NULL, 1e-5)
+X_ACT_GRAD(elu_grad, "elu_grad", elu_alpha, 1e-5)
+ACT_GRAD(reciprocal_grad, "reciprocal_grad", 0.1f, 5, 1e-6)
+/* log's reads X, which must be positive */
+Test(cuda_kernels, log_grad) {
+  op_case c = {"log_grad", {IN("X", "x", 0.1f, 5, 3, 5, 67), IN("Out@GRAD", "dout", -2, 2, 3, 5, 67)},
+               {OUT("X@GRAD", "dx", 3, 5, 67)}, NULL, 1e-6};
+  compare(&c);
+}
 
 Test(cuda_kernels, mul_grad_flattens_x) {
   op_case c = {"mul_grad",
@@ -1698,6 +1718,11 @@ NAN_UNARY(hard_swish, "hard_swish", NULL, -5, 5, 1e-6)
 NAN_UNARY(swish, "swish", beta_half, -6, 6, 1e-5)
 NAN_UNARY(gelu, "gelu", NULL, -4, 4, 1e-5)
 NAN_UNARY(clip, "clip", clip_bounds, -3, 3, 0)
+NAN_UNARY(log, "log", NULL, 0.01f, 9, 1e-6)
+NAN_UNARY(abs, "abs", NULL, -3, 3, 0)
+NAN_UNARY(softplus, "softplus", NULL, -100, 100, 1e-5)
+NAN_UNARY(logsigmoid, "logsigmoid", NULL, -100, 100, 1e-5)
+NAN_UNARY(elu, "elu", elu_alpha, -4, 4, 1e-5)
 
 /* max and min keep the CPU's choice when an operand is NaN (x > y ? x : y). */
 Test(cuda_kernels, max_and_min_with_nan) {

@@ -63,6 +63,20 @@ __device__ inline float unary(int op, float x, float a, float b, float c) {
   case RILL_CUDA_GELU_TANH:
     return 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
   case RILL_CUDA_CLIP: return x < a ? a : (x > b ? b : x);
+  case RILL_CUDA_LOG: return logf(x);
+  case RILL_CUDA_RECIPROCAL: return 1.0f / x;
+  case RILL_CUDA_SOFTPLUS: {  // m = max(x, 0); x - m taken as min(x, 0): softplus(inf) = inf
+    float m = x < 0.0f ? 0.0f : x;
+    return m + logf(expf(-m) + expf(x < 0.0f ? x : 0.0f));
+  }
+  case RILL_CUDA_LOGSIGMOID: {
+    float m = -x < 0.0f ? 0.0f : -x;
+    return -m - logf(expf(-m) + expf(-x < 0.0f ? -x : 0.0f));
+  }
+  case RILL_CUDA_ELU: {
+    float p = x < 0.0f ? 0.0f : x, q = a * (expf(x) - 1.0f);
+    return p + (q > 0.0f ? 0.0f : q);
+  }
   default: return a;
   }
 }

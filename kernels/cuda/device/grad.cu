@@ -42,6 +42,18 @@ __device__ inline float act_grad(int op, float v, float g, float a, float b, flo
     return g * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * k * (1.0f + 0.134145f * v * v));
   }
   case RILL_CUDA_CLIP: return v > a && v < b ? g : 0.0f;
+  case RILL_CUDA_LOG: return g / v;
+  case RILL_CUDA_ABS: return g * (float)((v > 0.0f) - (v < 0.0f));
+  case RILL_CUDA_RECIPROCAL: return g * -1.0f * v * v;
+  case RILL_CUDA_SOFTPLUS: {
+    float m = v < 0.0f ? 0.0f : v, e = expf(v - m);
+    return g * e / (expf(-m) + e);
+  }
+  case RILL_CUDA_LOGSIGMOID: {
+    float m = -v < 0.0f ? 0.0f : -v, e = expf(-v - m);
+    return g * e / (expf(-m) + e);
+  }
+  case RILL_CUDA_ELU: return g * (float)(v > 0.0f) + g * a * expf(v) * (float)(v <= 0.0f);
   default: return g * (1.0f - v * v);  // tanh
   }
 }
@@ -144,7 +156,9 @@ extern "C" cudaError_t rill_cuda_act_grad_f32(int op, const float *v, const floa
   case RILL_CUDA_RELU: case RILL_CUDA_SIGMOID: case RILL_CUDA_TANH: case RILL_CUDA_RELU6:
   case RILL_CUDA_LEAKY_RELU: case RILL_CUDA_EXP: case RILL_CUDA_SQRT: case RILL_CUDA_SQUARE:
   case RILL_CUDA_HARD_SIGMOID: case RILL_CUDA_HARD_SWISH: case RILL_CUDA_SWISH: case RILL_CUDA_SILU:
-  case RILL_CUDA_GELU_ERF: case RILL_CUDA_GELU_TANH: case RILL_CUDA_CLIP: break;
+  case RILL_CUDA_GELU_ERF: case RILL_CUDA_GELU_TANH: case RILL_CUDA_CLIP: case RILL_CUDA_LOG:
+  case RILL_CUDA_ABS: case RILL_CUDA_RECIPROCAL: case RILL_CUDA_SOFTPLUS: case RILL_CUDA_LOGSIGMOID:
+  case RILL_CUDA_ELU: break;
   default: return cudaErrorInvalidValue;
   }
   if (n == 0) return cudaSuccess;
