@@ -118,10 +118,10 @@ rill_status *rill_cuda_sgemm(rill_cuda_dev *d, bool ta, bool tb, int64_t m, int6
 /* Input `slot`'s ids (int64 or int32, on the device or the host) as int64 on the host
  * (*out, rill_free'd by the caller; *n of them), waiting for d's queue. */
 rill_status *rill_cuda_ids_to_host(rill_kernel_ctx *ctx, rill_cuda_dev *d, size_t slot, int64_t **out, int64_t *n);
-/* Every id but `pad` within [0, rows), or an error naming input `slot`, the position
- * and the id, as the CPU kernels word it. */
-rill_status *rill_cuda_check_ids(rill_kernel_ctx *ctx, size_t slot, const int64_t *ids, int64_t n, int64_t rows,
-                                 int64_t pad);
+/* Every id but *pad (pad NULL: every id) within [0, rows), or an error naming input
+ * `slot`, the position, the id and the input `table_slot` it addresses. */
+rill_status *rill_cuda_check_ids(rill_kernel_ctx *ctx, size_t slot, size_t table_slot, const int64_t *ids,
+                                 int64_t n, int64_t rows, const int64_t *pad);
 
 /* Positions grouped by the row they address, on the device, for rill_cuda_sum_groups_f32:
  * the rows ascending, and each row's positions in their order. */

@@ -34,8 +34,8 @@ static rill_status *table_input(rill_kernel_ctx *ctx, bool need_data, rill_tenso
 /* The ids on the host, checked against the table's rows. */
 static rill_status *checked_ids(rill_kernel_ctx *ctx, rill_cuda_dev *d, int64_t rows, int64_t **ids, int64_t *n) {
   RILL_TRY(rill_cuda_ids_to_host(ctx, d, RILL_LOOKUP_TABLE_IN_IDS, ids, n));
-  rill_status *st = rill_cuda_check_ids(ctx, RILL_LOOKUP_TABLE_IN_IDS, *ids, *n, rows,
-                                        ctx->attrs[RILL_LOOKUP_TABLE_ATTR_PADDING_IDX].v.l);
+  int64_t pad = ctx->attrs[RILL_LOOKUP_TABLE_ATTR_PADDING_IDX].v.l;
+  rill_status *st = rill_cuda_check_ids(ctx, RILL_LOOKUP_TABLE_IN_IDS, RILL_LOOKUP_TABLE_IN_W, *ids, *n, rows, &pad);
   if (st) {
     rill_free(*ids);
     *ids = NULL;

@@ -11,10 +11,11 @@
 rill_status *rill_cuda_ids_to_host(rill_kernel_ctx *ctx, rill_cuda_dev *d, size_t slot, int64_t **out, int64_t *n) {
   *out = NULL;
   rill_tensor *ids = rill_kin(ctx, slot, 0);
+  const char *what = ctx->schema->inputs[slot].name;
   if (!ids || !rill_tensor_is_set(ids))
-    return rill_kernel_error(ctx, "input Ids (%s) is missing or holds no data", rill_kin_name(ctx, slot, 0));
+    return rill_kernel_error(ctx, "input %s (%s) is missing or holds no data", what, rill_kin_name(ctx, slot, 0));
   if (ids->dtype != RILL_DTYPE_INT64 && ids->dtype != RILL_DTYPE_INT32)
-    return rill_kernel_error(ctx, "input Ids (%s) is %s; it must be int64 or int32", rill_kin_name(ctx, slot, 0),
+    return rill_kernel_error(ctx, "input %s (%s) is %s; it must be int64 or int32", what, rill_kin_name(ctx, slot, 0),
                              rill_dtype_name(ids->dtype));
   *n = rill_tensor_numel(ids);
   int64_t *h = rill_malloc((size_t)(*n ? *n : 1) * sizeof *h);
@@ -35,12 +36,14 @@ rill_status *rill_cuda_ids_to_host(rill_kernel_ctx *ctx, rill_cuda_dev *d, size_
   return NULL;
 }
 
-rill_status *rill_cuda_check_ids(rill_kernel_ctx *ctx, size_t slot, const int64_t *ids, int64_t n, int64_t rows,
-                                 int64_t pad) {
+rill_status *rill_cuda_check_ids(rill_kernel_ctx *ctx, size_t slot, size_t table_slot, const int64_t *ids,
+                                 int64_t n, int64_t rows, const int64_t *pad) {
   for (int64_t i = 0; i < n; i++)
-    if (ids[i] != pad && (ids[i] < 0 || ids[i] >= rows))
-      return rill_kernel_error(ctx, "input Ids (%s) holds %lld at position %lld; input W has %lld rows",
-                               rill_kin_name(ctx, slot, 0), (long long)ids[i], (long long)i, (long long)rows);
+    if ((!pad || ids[i] != *pad) && (ids[i] < 0 || ids[i] >= rows))
+      return rill_kernel_error(ctx, "input %s (%s) holds %lld at position %lld; input %s (%s) has %lld rows",
+                               ctx->schema->inputs[slot].name, rill_kin_name(ctx, slot, 0), (long long)ids[i],
+                               (long long)i, ctx->schema->inputs[table_slot].name,
+                               rill_kin_name(ctx, table_slot, 0), (long long)rows);
   return NULL;
 }
 

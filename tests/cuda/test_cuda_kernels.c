@@ -1202,8 +1202,9 @@ Test(cuda_kernels, sparse_lookup_gradient_through_sgd) {
 
 /* An id outside the table is an error naming the input and the position, as on the
  * CPU, and nothing is read out of bounds. */
-Test(cuda_kernels, lookup_table_refuses_an_id_outside_the_table) {
-  NEED_CUDA_DEVICE();
+/* An index outside the table: `op` (table input table_slot [5, 3], index input
+ * index_slot [4, 1] holding 1, 4, 5, 0) fails on the device with the CPU's wording. */
+static void refuses_an_index_outside(const char *op, const char *table_slot, const char *index_slot) {
   rill_program *p;
   OK(rill_program_create(&p));
   const int64_t wd[] = {5, 3}, idd[] = {4, 1};
@@ -1212,9 +1213,9 @@ Test(cuda_kernels, lookup_table_refuses_an_id_outside_the_table) {
   OK(rill_block_add_var(p, 0, "out", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, NULL, 0, 0, false));
   rill_op_builder *b;
   const char *w = "w", *ids = "ids", *out = "out";
-  OK(rill_op_builder_create("lookup_table", &b));
-  OK(rill_op_builder_input(b, "W", &w, 1));
-  OK(rill_op_builder_input(b, "Ids", &ids, 1));
+  OK(rill_op_builder_create(op, &b));
+  OK(rill_op_builder_input(b, table_slot, &w, 1));
+  OK(rill_op_builder_input(b, index_slot, &ids, 1));
   OK(rill_op_builder_output(b, "Out", &out, 1));
   OK(rill_op_builder_append(b, p, 0));
   rill_op_builder_destroy(b);
@@ -1233,14 +1234,52 @@ Test(cuda_kernels, lookup_table_refuses_an_id_outside_the_table) {
   const char *names[] = {"w", "ids"}, *fetch = "out";
   rill_tensor *got = NULL;
   rill_status *st = rill_executor_run(e, p, scope, names, feeds, 2, &fetch, 1, &got);
-  cr_assert_not_null(st);
+  cr_assert_not_null(st, "%s: an index of 5 into 5 rows ran", op);
   const char *msg = rill_status_message(st);
-  cr_assert(strstr(msg, "ids") && strstr(msg, "holds 5 at position 2") && strstr(msg, "5 rows"), "%s", msg);
+  char want[64];
+  snprintf(want, sizeof want, "input %s (ids) holds 5 at position 2", index_slot);
+  cr_assert(strstr(msg, want) && strstr(msg, "5 rows") && strstr(msg, table_slot), "%s", msg);
   rill_status_destroy(st);
   for (int i = 0; i < 2; i++) rill_tensor_destroy(feeds[i]);
   rill_scope_destroy(scope);
   rill_executor_destroy(e);
   rill_program_destroy(p);
+}
+
+Test(cuda_kernels, lookup_table_refuses_an_id_outside_the_table) {
+  NEED_CUDA_DEVICE();
+  refuses_an_index_outside("lookup_table", "W", "Ids");
+}
+
+/* ---- gather ---- */
+
+static void gather_overwrite_off(rill_op_builder *b) { OK(rill_op_builder_attr_bool(b, "overwrite", false)); }
+
+/* Rows of X [5, 3, 4] by 9 indices (repeats among them), int64 [N] and int32 [N, 1]. */
+Test(cuda_kernels, gather_rows) {
+  op_case c = {"gather", {IN("X", "x", -1, 1, 5, 3, 4), IN("Index", "i", 0, 4, 9)}, {OUT("Out", "out", 9, 3, 4)}, NULL, 0};
+  c.in[1].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+  op_case d = {"gather", {IN("X", "x", -1, 1, 6, 7), IN("Index", "i", 0, 5, 11, 1)}, {OUT("Out", "out", 11, 7)}, NULL, 0};
+  d.in[1].dtype = RILL_DTYPE_INT32;
+  compare(&d);
+}
+
+/* X@GRAD from repeated indices: the last one's row with overwrite (the default), their
+ * sum in order without. */
+Test(cuda_kernels, gather_grad_overwrite_and_sum) {
+  op_case c = {"gather_grad",
+               {IN("X", "x", 0, 0, 5, 3, 4), IN("Index", "i", 0, 4, 9), IN("Out@GRAD", "dout", -1, 1, 9, 3, 4)},
+               {OUT("X@GRAD", "dx", 5, 3, 4)}, NULL, 0};
+  c.in[1].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+  c.attrs = gather_overwrite_off;
+  compare(&c);
+}
+
+Test(cuda_kernels, gather_refuses_an_index_outside_x) {
+  NEED_CUDA_DEVICE();
+  refuses_an_index_outside("gather", "X", "Index");
 }
 
 /* ---- fill_constant ---- */
