@@ -1,6 +1,6 @@
-/* CUDA kernels of elementwise_add / _sub / _mul / _div / _max / _min / _pow, float32, with
- * Paddle's broadcasting (operators/elementwise.h): each operand gets an element stride
- * per output dim, 0 where it broadcasts. */
+/* CUDA kernels of elementwise_add / _sub / _mul / _div / _max / _min / _pow, float32, and
+ * of the comparisons, with Paddle's broadcasting (operators/elementwise.h): each operand
+ * gets an element stride per output dim, 0 where it broadcasts. */
 #include "kernels/cuda/cuda.h"
 #include "operators/elementwise.h"
 
@@ -53,6 +53,38 @@ rill_status *rill_cuda_elementwise_div_fp32(rill_kernel_ctx *ctx) { return binar
 rill_status *rill_cuda_elementwise_max_fp32(rill_kernel_ctx *ctx) { return binary(ctx, RILL_CUDA_MAX); }
 rill_status *rill_cuda_elementwise_pow_fp32(rill_kernel_ctx *ctx) { return binary(ctx, RILL_CUDA_POW); }
 rill_status *rill_cuda_elementwise_min_fp32(rill_kernel_ctx *ctx) { return binary(ctx, RILL_CUDA_MIN); }
+
+/* The comparisons (less_than ... not_equal), float32/64, int32/64 and (equal) bool, with
+ * the same broadcasting: a bool output. */
+_Static_assert(RILL_SAME_POS(RILL_LESS_THAN_ATTR_AXIS, RILL_EQUAL_ATTR_AXIS) &&
+                   RILL_SAME_POS(RILL_NOT_EQUAL_ATTR_AXIS, RILL_EQUAL_ATTR_AXIS) &&
+                   RILL_SAME_POS(RILL_GREATER_EQUAL_ATTR_AXIS, RILL_EQUAL_ATTR_AXIS),
+               "the comparisons read their axis at the same position");
+static rill_status *compare(rill_kernel_ctx *ctx, int op) {
+  rill_tensor *x = rill_kin(ctx, 0, 0), *y = rill_kin(ctx, 1, 0), *out = NULL;
+  if (!x || !y || !rill_tensor_is_set(x) || !rill_tensor_is_set(y) || x->dtype != y->dtype)
+    return rill_kernel_error(ctx, "inputs X (%s) and Y (%s) must be tensors of one dtype with data",
+                             rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 1, 0));
+  RILL_TRY(rill_kout_need(ctx, 0, 0, RILL_DTYPE_BOOL, &out));
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
+  rill_cuda_bcast b;
+  rill_dims o;
+  RILL_TRY(bcast_plan(ctx, &x->dims, rill_kin_name(ctx, 0, 0), &y->dims, rill_kin_name(ctx, 1, 0),
+                      (int)ctx->attrs[RILL_EQUAL_ATTR_AXIS].v.i, &o, &b));
+  RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &o));
+  return rill_cuda_kernel_check(ctx,
+                                rill_cuda_compare(op, (int)x->dtype, rill_tensor_ptr(x), rill_tensor_ptr(y),
+                                                  rill_tensor_ptr(out), &b, d->stream),
+                                "comparison launch");
+}
+
+rill_status *rill_cuda_less_than_kernel(rill_kernel_ctx *ctx) { return compare(ctx, RILL_CUDA_LT); }
+rill_status *rill_cuda_less_equal_kernel(rill_kernel_ctx *ctx) { return compare(ctx, RILL_CUDA_LE); }
+rill_status *rill_cuda_greater_than_kernel(rill_kernel_ctx *ctx) { return compare(ctx, RILL_CUDA_GT); }
+rill_status *rill_cuda_greater_equal_kernel(rill_kernel_ctx *ctx) { return compare(ctx, RILL_CUDA_GE); }
+rill_status *rill_cuda_equal_kernel(rill_kernel_ctx *ctx) { return compare(ctx, RILL_CUDA_EQ); }
+rill_status *rill_cuda_not_equal_kernel(rill_kernel_ctx *ctx) { return compare(ctx, RILL_CUDA_NE); }
 
 /* The gradients of add, sub, mul, div, max, min and pow, float32: X@GRAD and Y@GRAD (either
  * may be absent) from Out@GRAD, summed over the dims an operand was broadcast along. add

@@ -36,6 +36,19 @@ enum rill_cuda_binary_op {
 cudaError_t rill_cuda_binary_f32(int op, const float *x, const float *y, float *out,
                                  const rill_cuda_bcast *b, cudaStream_t s);
 
+/* The comparisons: out[i] = x op y under the broadcast b, one byte a bool. */
+enum rill_cuda_compare_op {
+  RILL_CUDA_LT,
+  RILL_CUDA_LE,
+  RILL_CUDA_GT,
+  RILL_CUDA_GE,
+  RILL_CUDA_EQ,
+  RILL_CUDA_NE,
+};
+/* x and y of rill_dtype `dtype`: float32, float64, int32, int64, or bool (equal only). */
+cudaError_t rill_cuda_compare(int op, int dtype, const void *x, const void *y, bool *out, const rill_cuda_bcast *b,
+                              cudaStream_t s);
+
 /* out[i] = f(x[i]) with parameters a and b. */
 enum rill_cuda_unary_op {
   RILL_CUDA_RELU,

@@ -17,8 +17,9 @@ typedef struct arg {
   int ndim;
   int64_t dims[5];
   float lo, hi; /* inputs: uniform in [lo, hi] */
-  rill_dtype dtype; /* 0 (bool) is not used here: 0 means float32 */
+  rill_dtype dtype; /* 0 means float32 here (RILL_DTYPE_BOOL is 0: see boolean) */
   int nan_every;    /* float inputs: every nan_every-th element NaN (0: none) */
+  bool boolean;     /* a bool tensor, whatever dtype says */
 } arg;
 
 typedef struct op_case {
@@ -29,7 +30,9 @@ typedef struct op_case {
   double tol;
 } op_case;
 
-static rill_dtype dtype_of(const arg *a) { return a->dtype ? a->dtype : RILL_DTYPE_FP32; }
+static rill_dtype dtype_of(const arg *a) {
+  return a->boolean ? RILL_DTYPE_BOOL : a->dtype ? a->dtype : RILL_DTYPE_FP32;
+}
 
 static int64_t numel_of(const arg *a) {
   int64_t n = 1;
@@ -46,6 +49,7 @@ static double element(rill_tensor *t, int64_t i) {
   case RILL_DTYPE_INT32: return ((const int32_t *)p)[i];
   case RILL_DTYPE_INT64: return (double)((const int64_t *)p)[i];
   case RILL_DTYPE_UINT8: return ((const uint8_t *)p)[i];
+  case RILL_DTYPE_BOOL: return ((const bool *)p)[i];
   default: cr_assert_fail("unexpected dtype %d", (int)rill_tensor_dtype(t)); return 0;
   }
 }
@@ -95,7 +99,8 @@ static void run_case(const op_case *c, rill_place place, unsigned seed, rill_ten
     OK(rill_tensor_create(dtype_of(&c->in[i]), c->in[i].dims, (size_t)c->in[i].ndim, &feeds[i]));
     float lo = c->in[i].lo, hi = c->in[i].hi;
     rill_dtype dt = dtype_of(&c->in[i]);
-    if (dt == RILL_DTYPE_INT64 || dt == RILL_DTYPE_INT32 || dt == RILL_DTYPE_UINT8) { /* labels, ids, masks: integers in [lo, hi] */
+    if (dt == RILL_DTYPE_INT64 || dt == RILL_DTYPE_INT32 || dt == RILL_DTYPE_UINT8 || dt == RILL_DTYPE_BOOL) {
+      /* labels, ids, masks, flags: integers in [lo, hi] */
       void *d = rill_tensor_data(feeds[i]);
       for (int64_t j = 0; j < numel_of(&c->in[i]); j++) {
         int64_t v = (int64_t)lo + (int64_t)((double)(hi - lo + 1) * rand() / ((double)RAND_MAX + 1));
@@ -103,9 +108,17 @@ static void run_case(const op_case *c, rill_place place, unsigned seed, rill_ten
           ((int64_t *)d)[j] = v;
         else if (dt == RILL_DTYPE_INT32)
           ((int32_t *)d)[j] = (int32_t)v;
+        else if (dt == RILL_DTYPE_BOOL)
+          ((bool *)d)[j] = v != 0;
         else
           ((uint8_t *)d)[j] = (uint8_t)v;
       }
+      feed_names[i] = c->in[i].var;
+      continue;
+    }
+    if (dt == RILL_DTYPE_FP64) {
+      double *d = rill_tensor_data(feeds[i]);
+      for (int64_t j = 0; j < numel_of(&c->in[i]); j++) d[j] = lo + (hi - lo) * (double)rand() / (double)RAND_MAX;
       feed_names[i] = c->in[i].var;
       continue;
     }
@@ -151,8 +164,8 @@ static void compare(const op_case *c) {
   }
 }
 
-#define IN(slot, var, lo, hi, ...) {slot, var, sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t), {__VA_ARGS__}, lo, hi, 0, 0}
-#define OUT(slot, var, ...) {slot, var, sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t), {__VA_ARGS__}, 0, 0, 0, 0}
+#define IN(slot, var, lo, hi, ...) {slot, var, sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t), {__VA_ARGS__}, lo, hi, 0, 0, false}
+#define OUT(slot, var, ...) {slot, var, sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t), {__VA_ARGS__}, 0, 0, 0, 0, false}
 
 static void axis1(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "axis", 1)); }
 static void axis_last(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "axis", -1)); }
@@ -1249,6 +1262,44 @@ static void refuses_an_index_outside(const char *op, const char *table_slot, con
 Test(cuda_kernels, lookup_table_refuses_an_id_outside_the_table) {
   NEED_CUDA_DEVICE();
   refuses_an_index_outside("lookup_table", "W", "Ids");
+}
+
+/* ---- comparisons ---- */
+
+/* Each comparison with a bool output: int64 operands of few values (ties), a broadcast
+ * float32 Y with NaN among X (every comparison false but not_equal), float64, int32 and
+ * bool. */
+#define COMPARE_CASES(name, op)                                                                                  \
+  Test(cuda_kernels, name) {                                                                                     \
+    op_case c = {op, {IN("X", "x", 0, 3, 4, 5, 6), IN("Y", "y", 0, 3, 4, 5, 6)}, {OUT("Out", "out", 4, 5, 6)},    \
+                 NULL, 0};                                                                                       \
+    c.in[0].dtype = c.in[1].dtype = RILL_DTYPE_INT64;                                                            \
+    c.out[0].boolean = true;                                                                                     \
+    compare(&c);                                                                                                 \
+    op_case f = {op, {IN("X", "x", -1, 1, 4, 5, 6), IN("Y", "y", -1, 1, 6)}, {OUT("Out", "out", 4, 5, 6)}, NULL, \
+                 0};                                                                                             \
+    f.in[0].nan_every = 7;                                                                                       \
+    f.out[0].boolean = true;                                                                                     \
+    compare(&f);                                                                                                 \
+    op_case g = {op, {IN("X", "x", -1, 1, 3, 7), IN("Y", "y", -1, 1, 3, 7)}, {OUT("Out", "out", 3, 7)}, NULL, 0}; \
+    g.in[0].dtype = g.in[1].dtype = RILL_DTYPE_FP64;                                                             \
+    g.out[0].boolean = true;                                                                                     \
+    compare(&g);                                                                                                 \
+    g.in[0].dtype = g.in[1].dtype = RILL_DTYPE_INT32;                                                            \
+    g.in[0].lo = g.in[1].lo = 0, g.in[0].hi = g.in[1].hi = 2;                                                     \
+    compare(&g);                                                                                                 \
+  }
+COMPARE_CASES(less_than, "less_than")
+COMPARE_CASES(less_equal, "less_equal")
+COMPARE_CASES(greater_than, "greater_than")
+COMPARE_CASES(greater_equal, "greater_equal")
+COMPARE_CASES(equal, "equal")
+COMPARE_CASES(not_equal, "not_equal")
+
+Test(cuda_kernels, equal_bool) {
+  op_case c = {"equal", {IN("X", "x", 0, 1, 9, 5), IN("Y", "y", 0, 1, 9, 5)}, {OUT("Out", "out", 9, 5)}, NULL, 0};
+  c.in[0].boolean = c.in[1].boolean = c.out[0].boolean = true;
+  compare(&c);
 }
 
 /* ---- gather ---- */

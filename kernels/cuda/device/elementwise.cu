@@ -34,6 +34,30 @@ __global__ void binary_bcast(int op, const float *x, const float *y, float *out,
   }
 }
 
+template <typename T>
+__global__ void compare_bcast(int op, const T *x, const T *y, bool *out, rill_cuda_bcast b) {
+  for (int64_t i = first_index(); i < b.numel; i += grid_stride()) {
+    int64_t xo, yo;
+    bcast_offsets(b, i, &xo, &yo);
+    T u = x[xo], v = y[yo];
+    switch (op) {
+    case RILL_CUDA_LT: out[i] = u < v; break;
+    case RILL_CUDA_LE: out[i] = u <= v; break;
+    case RILL_CUDA_GT: out[i] = u > v; break;
+    case RILL_CUDA_GE: out[i] = u >= v; break;
+    case RILL_CUDA_EQ: out[i] = u == v; break;
+    default: out[i] = u != v; break;
+    }
+  }
+}
+
+template <typename T>
+cudaError_t compare_typed(int op, const void *x, const void *y, bool *out, const rill_cuda_bcast &b,
+                          cudaStream_t s) {
+  compare_bcast<T><<<blocks_for(b.numel), kThreads, 0, s>>>(op, (const T *)x, (const T *)y, out, b);
+  return cudaGetLastError();
+}
+
 // Each written as the CPU kernel writes it (kernels/cpu/activation.c), in float.
 __device__ inline float unary(int op, float x, float a, float b, float c) {
   switch (op) {
@@ -168,6 +192,20 @@ extern "C" cudaError_t rill_cuda_binary_f32(int op, const float *x, const float 
   else
     binary_bcast<<<blocks_for(b->numel), kThreads, 0, s>>>(op, x, y, out, *b);
   return cudaGetLastError();
+}
+
+extern "C" cudaError_t rill_cuda_compare(int op, int dtype, const void *x, const void *y, bool *out,
+                                         const rill_cuda_bcast *b, cudaStream_t s) {
+  if (op < RILL_CUDA_LT || op > RILL_CUDA_NE) return cudaErrorInvalidValue;
+  if (b->numel == 0) return cudaSuccess;
+  switch (dtype) {
+  case kFp32: return compare_typed<float>(op, x, y, out, *b, s);
+  case kFp64: return compare_typed<double>(op, x, y, out, *b, s);
+  case kInt32: return compare_typed<int32_t>(op, x, y, out, *b, s);
+  case kInt64: return compare_typed<int64_t>(op, x, y, out, *b, s);
+  case kBool: return compare_typed<bool>(op, x, y, out, *b, s);
+  default: return cudaErrorInvalidValue;
+  }
 }
 
 extern "C" cudaError_t rill_cuda_unary_f32(int op, const float *x, float *out, int64_t n, float a,
