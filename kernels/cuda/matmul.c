@@ -13,21 +13,29 @@ static int64_t batch_stride(int64_t matrices, int64_t nbatch, int64_t size) {
   return matrices == nbatch ? size : matrices == 1 ? 0 : -1;
 }
 
+/* The plan of X times Y under the op's attributes (the gradients keep them at the
+ * forward's positions), or the error naming both operands. */
+static rill_status *plan_of(rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *y, bool v2,
+                            rill_matmul_plan *p) {
+  if (!v2 && ctx->attrs[RILL_MATMUL_ATTR_HEAD_NUMBER].v.i != 1)
+    return rill_kernel_error(ctx, "attribute head_number = %d is not supported",
+                             ctx->attrs[RILL_MATMUL_ATTR_HEAD_NUMBER].v.i);
+  char why[200], a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+  if (!rill_matmul_plan_make(&x->dims, &y->dims, ctx->attrs[RILL_MATMUL_TRANS_X].v.b,
+                             ctx->attrs[RILL_MATMUL_TRANS_Y].v.b, v2, p, why, sizeof why))
+    return rill_kernel_error(ctx, "input X (%s) of shape %s and input Y (%s) of shape %s: %s",
+                             rill_kin_name(ctx, 0, 0), rill_dims_str(&x->dims, a, sizeof a),
+                             rill_kin_name(ctx, 1, 0), rill_dims_str(&y->dims, b, sizeof b), why);
+  return NULL;
+}
+
 static rill_status *matmul(rill_kernel_ctx *ctx, bool v2) {
   rill_tensor *x = NULL, *y = NULL, *out = NULL;
   RILL_TRY(rill_kin_need(ctx, RILL_MATMUL_IN_X, 0, RILL_DTYPE_FP32, &x));
   RILL_TRY(rill_kin_need(ctx, RILL_MATMUL_IN_Y, 0, RILL_DTYPE_FP32, &y));
   RILL_TRY(rill_kout_need(ctx, RILL_MATMUL_OUT_OUT, 0, RILL_DTYPE_FP32, &out));
-  if (!v2 && ctx->attrs[RILL_MATMUL_ATTR_HEAD_NUMBER].v.i != 1)
-    return rill_kernel_error(ctx, "attribute head_number = %d is not supported",
-                             ctx->attrs[RILL_MATMUL_ATTR_HEAD_NUMBER].v.i);
   rill_matmul_plan p;
-  char why[200], a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
-  if (!rill_matmul_plan_make(&x->dims, &y->dims, ctx->attrs[RILL_MATMUL_TRANS_X].v.b,
-                             ctx->attrs[RILL_MATMUL_TRANS_Y].v.b, v2, &p, why, sizeof why))
-    return rill_kernel_error(ctx, "input X (%s) of shape %s and input Y (%s) of shape %s: %s",
-                             rill_kin_name(ctx, 0, 0), rill_dims_str(&x->dims, a, sizeof a),
-                             rill_kin_name(ctx, 1, 0), rill_dims_str(&y->dims, b, sizeof b), why);
+  RILL_TRY(plan_of(ctx, x, y, v2, &p));
   RILL_TRY(rill_kout_check_dims(ctx, RILL_MATMUL_OUT_OUT, 0, out, &p.out));
   rill_cuda_dev *d = NULL;
   RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
@@ -72,16 +80,8 @@ static rill_status *matmul_grad(rill_kernel_ctx *ctx, bool v2) {
     RILL_TRY(rill_kout_need(ctx, RILL_MATMUL_GRAD_OUT_X_GRAD, 0, RILL_DTYPE_FP32, &dx));
   if (rill_kout(ctx, RILL_MATMUL_GRAD_OUT_Y_GRAD, 0))
     RILL_TRY(rill_kout_need(ctx, RILL_MATMUL_GRAD_OUT_Y_GRAD, 0, RILL_DTYPE_FP32, &dy));
-  if (!v2 && ctx->attrs[RILL_MATMUL_ATTR_HEAD_NUMBER].v.i != 1)
-    return rill_kernel_error(ctx, "attribute head_number = %d is not supported",
-                             ctx->attrs[RILL_MATMUL_ATTR_HEAD_NUMBER].v.i);
   rill_matmul_plan p;
-  char why[200], a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
-  if (!rill_matmul_plan_make(&x->dims, &y->dims, ctx->attrs[RILL_MATMUL_TRANS_X].v.b,
-                             ctx->attrs[RILL_MATMUL_TRANS_Y].v.b, v2, &p, why, sizeof why))
-    return rill_kernel_error(ctx, "input X (%s) of shape %s and input Y (%s) of shape %s: %s",
-                             rill_kin_name(ctx, 0, 0), rill_dims_str(&x->dims, a, sizeof a),
-                             rill_kin_name(ctx, 1, 0), rill_dims_str(&y->dims, b, sizeof b), why);
+  RILL_TRY(plan_of(ctx, x, y, v2, &p));
   if (rill_tensor_numel(g) != rill_dims_prod(&p.out, 0, p.out.n))
     return rill_kernel_error(ctx, "input Out@GRAD (%s) does not have the forward Out's size",
                              rill_kin_name(ctx, RILL_MATMUL_GRAD_IN_OUT_GRAD, 0));
