@@ -86,6 +86,34 @@ rill_status *rill_cuda_greater_equal_kernel(rill_kernel_ctx *ctx) { return compa
 rill_status *rill_cuda_equal_kernel(rill_kernel_ctx *ctx) { return compare(ctx, RILL_CUDA_EQ); }
 rill_status *rill_cuda_not_equal_kernel(rill_kernel_ctx *ctx) { return compare(ctx, RILL_CUDA_NE); }
 
+/* The logical ops over bool tensors, X and Y of one shape (logical_not: X alone), as the
+ * CPU kernels take them: the same map. */
+_Static_assert(RILL_SAME_POS(RILL_LOGICAL_AND_IN_X, RILL_LOGICAL_NOT_IN_X) &&
+                   RILL_SAME_POS(RILL_LOGICAL_AND_OUT_OUT, RILL_LOGICAL_NOT_OUT_OUT),
+               "the logical ops share X and Out positions");
+static rill_status *logical(rill_kernel_ctx *ctx, int op) {
+  rill_tensor *x = NULL, *y = NULL, *out = NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_LOGICAL_AND_IN_X, 0, RILL_DTYPE_BOOL, &x));
+  if (op != RILL_CUDA_NOT) {
+    RILL_TRY(rill_kin_need(ctx, RILL_LOGICAL_AND_IN_Y, 0, RILL_DTYPE_BOOL, &y));
+    RILL_TRY(rill_kin_check_dims(ctx, RILL_LOGICAL_AND_IN_Y, y, &x->dims));
+  }
+  RILL_TRY(rill_kout_need(ctx, RILL_LOGICAL_AND_OUT_OUT, 0, RILL_DTYPE_BOOL, &out));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_LOGICAL_AND_OUT_OUT, 0, out, &x->dims));
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
+  rill_cuda_bcast b = {.n = 1, .dims = {rill_tensor_numel(x)}, .xs = {1}, .ys = {1}, .numel = rill_tensor_numel(x)};
+  return rill_cuda_kernel_check(ctx,
+                                rill_cuda_compare(op, RILL_DTYPE_BOOL, rill_tensor_ptr(x),
+                                                  rill_tensor_ptr(y ? y : x), rill_tensor_ptr(out), &b, d->stream),
+                                "logical launch");
+}
+
+rill_status *rill_cuda_logical_and_kernel(rill_kernel_ctx *ctx) { return logical(ctx, RILL_CUDA_AND); }
+rill_status *rill_cuda_logical_or_kernel(rill_kernel_ctx *ctx) { return logical(ctx, RILL_CUDA_OR); }
+rill_status *rill_cuda_logical_xor_kernel(rill_kernel_ctx *ctx) { return logical(ctx, RILL_CUDA_NE); }
+rill_status *rill_cuda_logical_not_kernel(rill_kernel_ctx *ctx) { return logical(ctx, RILL_CUDA_NOT); }
+
 /* The gradients of add, sub, mul, div, max, min and pow, float32: X@GRAD and Y@GRAD (either
  * may be absent) from Out@GRAD, summed over the dims an operand was broadcast along. add
  * and sub do not read X (it may be absent; Out@GRAD's shape stands for it); div may lack

@@ -36,7 +36,8 @@ enum rill_cuda_binary_op {
 cudaError_t rill_cuda_binary_f32(int op, const float *x, const float *y, float *out,
                                  const rill_cuda_bcast *b, cudaStream_t s);
 
-/* The comparisons: out[i] = x op y under the broadcast b, one byte a bool. */
+/* The comparisons and logical ops: out[i] = x op y under the broadcast b, one byte a
+ * bool (RILL_CUDA_NOT: !x, y unread). */
 enum rill_cuda_compare_op {
   RILL_CUDA_LT,
   RILL_CUDA_LE,
@@ -44,8 +45,12 @@ enum rill_cuda_compare_op {
   RILL_CUDA_GE,
   RILL_CUDA_EQ,
   RILL_CUDA_NE,
+  RILL_CUDA_AND,
+  RILL_CUDA_OR,
+  RILL_CUDA_NOT,
 };
-/* x and y of rill_dtype `dtype`: float32, float64, int32, int64, or bool (equal only). */
+/* x and y of rill_dtype `dtype`: float32, float64, int32, int64, or bool (equal and the
+ * logical ops). */
 cudaError_t rill_cuda_compare(int op, int dtype, const void *x, const void *y, bool *out, const rill_cuda_bcast *b,
                               cudaStream_t s);
 

@@ -1302,6 +1302,19 @@ Test(cuda_kernels, equal_bool) {
   compare(&c);
 }
 
+/* The logical ops over bool tensors of one shape (logical_not: X alone). */
+Test(cuda_kernels, logical_ops) {
+  const char *ops[] = {"logical_and", "logical_or", "logical_xor"};
+  for (int i = 0; i < 3; i++) {
+    op_case c = {ops[i], {IN("X", "x", 0, 1, 7, 9), IN("Y", "y", 0, 1, 7, 9)}, {OUT("Out", "out", 7, 9)}, NULL, 0};
+    c.in[0].boolean = c.in[1].boolean = c.out[0].boolean = true;
+    compare(&c);
+  }
+  op_case n = {"logical_not", {IN("X", "x", 0, 1, 7, 9)}, {OUT("Out", "out", 7, 9)}, NULL, 0};
+  n.in[0].boolean = n.out[0].boolean = true;
+  compare(&n);
+}
+
 /* ---- gather ---- */
 
 static void gather_overwrite_off(rill_op_builder *b) { OK(rill_op_builder_attr_bool(b, "overwrite", false)); }

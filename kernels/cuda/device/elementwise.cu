@@ -46,6 +46,9 @@ __global__ void compare_bcast(int op, const T *x, const T *y, bool *out, rill_cu
     case RILL_CUDA_GT: out[i] = u > v; break;
     case RILL_CUDA_GE: out[i] = u >= v; break;
     case RILL_CUDA_EQ: out[i] = u == v; break;
+    case RILL_CUDA_AND: out[i] = u && v; break;
+    case RILL_CUDA_OR: out[i] = u || v; break;
+    case RILL_CUDA_NOT: out[i] = !u; break;
     default: out[i] = u != v; break;
     }
   }
@@ -196,7 +199,7 @@ extern "C" cudaError_t rill_cuda_binary_f32(int op, const float *x, const float 
 
 extern "C" cudaError_t rill_cuda_compare(int op, int dtype, const void *x, const void *y, bool *out,
                                          const rill_cuda_bcast *b, cudaStream_t s) {
-  if (op < RILL_CUDA_LT || op > RILL_CUDA_NE) return cudaErrorInvalidValue;
+  if (op < RILL_CUDA_LT || op > RILL_CUDA_NOT) return cudaErrorInvalidValue;
   if (b->numel == 0) return cudaSuccess;
   switch (dtype) {
   case kFp32: return compare_typed<float>(op, x, y, out, *b, s);
