@@ -196,6 +196,10 @@ cudaError_t rill_cuda_softmax_f32(const float *x, float *out, int64_t rows, int6
 /* out[r][c] += bias[c] (bias may be NULL), then relu when `relu`. */
 cudaError_t rill_cuda_bias_act_f32(float *out, const float *bias, int64_t rows, int64_t cols,
                                    bool relu, cudaStream_t s);
+/* out[i][ids[i]] = 1 for each id within [0, depth) (ids int64 or int32); out, of rill_dtype
+ * out_dtype (float32/64, int32/64), is zeroed by the caller. */
+cudaError_t rill_cuda_one_hot(const void *ids, bool ids_i64, int64_t n, int64_t depth, void *out, int out_dtype,
+                              cudaStream_t s);
 /* out[i][c] = table[ids[i]][c] (ids int64 or int32, checked on the host), or 0 where
  * ids[i] == pad. */
 cudaError_t rill_cuda_gather_rows_f32(const float *table, const void *ids, bool ids_i64, int64_t n,

@@ -1315,6 +1315,68 @@ Test(cuda_kernels, logical_ops) {
   compare(&n);
 }
 
+/* ---- one_hot ---- */
+
+static void one_hot_7_f32(rill_op_builder *b) {
+  OK(rill_op_builder_attr_int(b, "depth", 7));
+  OK(rill_op_builder_attr_int(b, "dtype", RILL_DTYPE_FP32));
+}
+static void one_hot_4_i64_lenient(rill_op_builder *b) {
+  OK(rill_op_builder_attr_int(b, "depth", 4));
+  OK(rill_op_builder_attr_int(b, "dtype", RILL_DTYPE_INT64));
+  OK(rill_op_builder_attr_bool(b, "allow_out_of_range", true));
+}
+
+/* one_hot_v2 appends the depth (int64 indices, float32 out); Fluid's one_hot replaces
+ * the trailing 1 (int32 indices, int64 out), indices past the depth ignored. */
+Test(cuda_kernels, one_hot_both_forms) {
+  op_case c = {"one_hot_v2", {IN("X", "x", 0, 6, 4, 5)}, {OUT("Out", "out", 4, 5, 7)}, one_hot_7_f32, 0};
+  c.in[0].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+  op_case v1 = {"one_hot", {IN("X", "x", -1, 5, 40, 1)}, {OUT("Out", "out", 40, 4)}, one_hot_4_i64_lenient, 0};
+  v1.in[0].dtype = RILL_DTYPE_INT32;
+  v1.out[0].dtype = RILL_DTYPE_INT64;
+  compare(&v1);
+}
+
+/* An index outside the depth, allow_out_of_range off: the CPU's error, on the device. */
+Test(cuda_kernels, one_hot_refuses_an_index_outside_the_depth) {
+  NEED_CUDA_DEVICE();
+  rill_program *p;
+  OK(rill_program_create(&p));
+  const int64_t idd[] = {3, 1};
+  OK(rill_block_add_var(p, 0, "ids", RILL_VAR_LOD_TENSOR, RILL_DTYPE_INT64, idd, 2, 0, false));
+  OK(rill_block_add_var(p, 0, "out", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, NULL, 0, 0, false));
+  rill_op_builder *b;
+  const char *ids = "ids", *out = "out";
+  OK(rill_op_builder_create("one_hot", &b));
+  OK(rill_op_builder_input(b, "X", &ids, 1));
+  OK(rill_op_builder_output(b, "Out", &out, 1));
+  OK(rill_op_builder_attr_int(b, "depth", 4));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  rill_tensor *feed;
+  OK(rill_tensor_create(RILL_DTYPE_INT64, idd, 2, &feed));
+  int64_t *id = rill_tensor_data(feed);
+  id[0] = 0, id[1] = 7, id[2] = 1;
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.place = (rill_place){RILL_DEVICE_CUDA, 0};
+  rill_executor *e;
+  rill_scope *scope;
+  OK(rill_executor_create(&o, &e));
+  OK(rill_scope_create(NULL, &scope));
+  rill_tensor *got = NULL;
+  rill_status *st = rill_executor_run(e, p, scope, &ids, &feed, 1, &out, 1, &got);
+  cr_assert_not_null(st, "an index of 7 with depth 4 ran");
+  const char *msg = rill_status_message(st);
+  cr_assert(strstr(msg, "input X (ids) holds index 7 at 1, outside [0, 4)"), "%s", msg);
+  rill_status_destroy(st);
+  rill_tensor_destroy(feed);
+  rill_scope_destroy(scope);
+  rill_executor_destroy(e);
+  rill_program_destroy(p);
+}
+
 /* ---- gather ---- */
 
 static void gather_overwrite_off(rill_op_builder *b) { OK(rill_op_builder_attr_bool(b, "overwrite", false)); }

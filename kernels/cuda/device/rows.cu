@@ -36,7 +36,35 @@ __global__ void sum_groups(const float *vals, const int64_t *groups, int64_t ngr
   }
 }
 
+template <typename I, typename O>
+__global__ void set_ones(const I *ids, int64_t n, int64_t depth, O *out) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    int64_t v = (int64_t)ids[i];
+    if (v >= 0 && v < depth) out[i * depth + v] = (O)1;
+  }
+}
+
+template <typename I>
+cudaError_t one_hot_typed(const I *ids, int64_t n, int64_t depth, void *out, int out_dtype, cudaStream_t s) {
+  unsigned b = blocks_for(n);
+  switch (out_dtype) {
+  case kFp32: set_ones<<<b, kThreads, 0, s>>>(ids, n, depth, (float *)out); break;
+  case kFp64: set_ones<<<b, kThreads, 0, s>>>(ids, n, depth, (double *)out); break;
+  case kInt32: set_ones<<<b, kThreads, 0, s>>>(ids, n, depth, (int32_t *)out); break;
+  case kInt64: set_ones<<<b, kThreads, 0, s>>>(ids, n, depth, (int64_t *)out); break;
+  default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
 }  // namespace
+
+extern "C" cudaError_t rill_cuda_one_hot(const void *ids, bool ids_i64, int64_t n, int64_t depth, void *out,
+                                         int out_dtype, cudaStream_t s) {
+  if (n == 0 || depth == 0) return cudaSuccess;
+  return ids_i64 ? one_hot_typed((const int64_t *)ids, n, depth, out, out_dtype, s)
+                 : one_hot_typed((const int32_t *)ids, n, depth, out, out_dtype, s);
+}
 
 extern "C" cudaError_t rill_cuda_gather_rows_f32(const float *table, const void *ids, bool ids_i64, int64_t n,
                                                  int64_t width, int64_t pad, float *out, cudaStream_t s) {
