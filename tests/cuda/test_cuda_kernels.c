@@ -1215,6 +1215,27 @@ Test(cuda_kernels, sparse_lookup_gradient_through_sgd) {
 
 /* An id outside the table is an error naming the input and the position, as on the
  * CPU, and nothing is read out of bounds. */
+/* Runs program p on cuda:0 with `n` feeds and one fetch, expecting it to fail; returns
+ * the error's message (free()d by the caller). Destroys p and the feeds. */
+static char *device_run_error(rill_program *p, const char **names, rill_tensor **feeds, size_t n, const char *fetch) {
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.place = (rill_place){RILL_DEVICE_CUDA, 0};
+  rill_executor *e;
+  rill_scope *scope;
+  OK(rill_executor_create(&o, &e));
+  OK(rill_scope_create(NULL, &scope));
+  rill_tensor *got = NULL;
+  rill_status *st = rill_executor_run(e, p, scope, names, feeds, n, &fetch, 1, &got);
+  cr_assert_not_null(st, "the run succeeded");
+  char *msg = strdup(rill_status_message(st));
+  rill_status_destroy(st);
+  for (size_t i = 0; i < n; i++) rill_tensor_destroy(feeds[i]);
+  rill_scope_destroy(scope);
+  rill_executor_destroy(e);
+  rill_program_destroy(p);
+  return msg;
+}
+
 /* An index outside the table: `op` (table input table_slot [5, 3], index input
  * index_slot [4, 1] holding 1, 4, 5, 0) fails on the device with the CPU's wording. */
 static void refuses_an_index_outside(const char *op, const char *table_slot, const char *index_slot) {
@@ -1238,25 +1259,12 @@ static void refuses_an_index_outside(const char *op, const char *table_slot, con
   memset(rill_tensor_data(feeds[0]), 0, 15 * sizeof(float));
   int64_t *id = rill_tensor_data(feeds[1]);
   id[0] = 1, id[1] = 4, id[2] = 5, id[3] = 0;
-  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
-  o.place = (rill_place){RILL_DEVICE_CUDA, 0};
-  rill_executor *e;
-  rill_scope *scope;
-  OK(rill_executor_create(&o, &e));
-  OK(rill_scope_create(NULL, &scope));
-  const char *names[] = {"w", "ids"}, *fetch = "out";
-  rill_tensor *got = NULL;
-  rill_status *st = rill_executor_run(e, p, scope, names, feeds, 2, &fetch, 1, &got);
-  cr_assert_not_null(st, "%s: an index of 5 into 5 rows ran", op);
-  const char *msg = rill_status_message(st);
+  const char *names[] = {"w", "ids"};
+  char *msg = device_run_error(p, names, feeds, 2, "out");
   char want[64];
   snprintf(want, sizeof want, "input %s (ids) holds 5 at position 2", index_slot);
-  cr_assert(strstr(msg, want) && strstr(msg, "5 rows") && strstr(msg, table_slot), "%s", msg);
-  rill_status_destroy(st);
-  for (int i = 0; i < 2; i++) rill_tensor_destroy(feeds[i]);
-  rill_scope_destroy(scope);
-  rill_executor_destroy(e);
-  rill_program_destroy(p);
+  cr_assert(strstr(msg, want) && strstr(msg, "5 rows") && strstr(msg, table_slot), "%s: %s", op, msg);
+  free(msg);
 }
 
 Test(cuda_kernels, lookup_table_refuses_an_id_outside_the_table) {
@@ -1359,22 +1367,9 @@ Test(cuda_kernels, one_hot_refuses_an_index_outside_the_depth) {
   OK(rill_tensor_create(RILL_DTYPE_INT64, idd, 2, &feed));
   int64_t *id = rill_tensor_data(feed);
   id[0] = 0, id[1] = 7, id[2] = 1;
-  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
-  o.place = (rill_place){RILL_DEVICE_CUDA, 0};
-  rill_executor *e;
-  rill_scope *scope;
-  OK(rill_executor_create(&o, &e));
-  OK(rill_scope_create(NULL, &scope));
-  rill_tensor *got = NULL;
-  rill_status *st = rill_executor_run(e, p, scope, &ids, &feed, 1, &out, 1, &got);
-  cr_assert_not_null(st, "an index of 7 with depth 4 ran");
-  const char *msg = rill_status_message(st);
+  char *msg = device_run_error(p, &ids, &feed, 1, out);
   cr_assert(strstr(msg, "input X (ids) holds index 7 at 1, outside [0, 4)"), "%s", msg);
-  rill_status_destroy(st);
-  rill_tensor_destroy(feed);
-  rill_scope_destroy(scope);
-  rill_executor_destroy(e);
-  rill_program_destroy(p);
+  free(msg);
 }
 
 /* ---- gather ---- */
