@@ -323,13 +323,13 @@ ACT_SCHEMAS(log1p, "Out = log(1 + X), with 1 + X rounded first as Paddle's is.",
  * gradient op reads X and FactorTensor. */
 static const rill_slot_schema pow_inputs[] = {
     {"X", 0, "input"},
-    {"FactorTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    {"FactorTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA,
      "one-element float32 tensor overriding attribute factor"},
 };
 static const rill_slot_schema pow_grad_inputs[] = {
     {"X", 0, "the forward input"},
     {"Out@GRAD", 0, "gradient of Out"},
-    {"FactorTensor", RILL_SLOT_DISPENSABLE, "the forward FactorTensor"},
+    {"FactorTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_HOST_DATA, "the forward FactorTensor"},
 };
 static const rill_attr_schema pow_attrs[] = {
     {"factor", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(1.0f), "exponent"},

@@ -203,3 +203,82 @@ rill_status *rill_cuda_elu_grad_fp32(rill_kernel_ctx *ctx) {
   return act_grad(ctx, RILL_CUDA_ELU, RILL_ELU_GRAD_IN_X, RILL_ELU_GRAD_IN_OUT_GRAD,
                   (float)ctx->attrs[RILL_ELU_GRAD_ATTR_ALPHA].v.f, 0, 0);
 }
+
+/* The rest of the math family (kernels/cpu/activation.c's): the forward reads X and the
+ * gradient its slot V (X or Out) and Out@GRAD; A and B name the attributes read as the
+ * launch's a and b. */
+#define ACT_PAIR(name, NAME, OP, V, a, b)                                                                   \
+  rill_status *rill_cuda_##name##_fp32(rill_kernel_ctx *ctx) { return unary(ctx, OP, a, b, 0); }            \
+  rill_status *rill_cuda_##name##_grad_fp32(rill_kernel_ctx *ctx) {                                         \
+    return act_grad(ctx, OP, RILL_##NAME##_GRAD_IN_##V, RILL_##NAME##_GRAD_IN_OUT_GRAD, a, b, 0);           \
+  }
+#define ATTR_F(NAME, A) ((float)ctx->attrs[RILL_##NAME##_ATTR_##A].v.f)
+_Static_assert(RILL_SAME_POS(RILL_SOFTSHRINK_ATTR_LAMBDA, RILL_SOFTSHRINK_GRAD_ATTR_LAMBDA) &&
+                   RILL_SAME_POS(RILL_HARD_SHRINK_ATTR_THRESHOLD, RILL_HARD_SHRINK_GRAD_ATTR_THRESHOLD) &&
+                   RILL_SAME_POS(RILL_THRESHOLDED_RELU_ATTR_THRESHOLD, RILL_THRESHOLDED_RELU_GRAD_ATTR_THRESHOLD) &&
+                   RILL_SAME_POS(RILL_SELU_ATTR_SCALE, RILL_SELU_GRAD_ATTR_SCALE) &&
+                   RILL_SAME_POS(RILL_SELU_ATTR_ALPHA, RILL_SELU_GRAD_ATTR_ALPHA) &&
+                   RILL_SAME_POS(RILL_BRELU_ATTR_T_MIN, RILL_BRELU_GRAD_ATTR_T_MIN) &&
+                   RILL_SAME_POS(RILL_BRELU_ATTR_T_MAX, RILL_BRELU_GRAD_ATTR_T_MAX) &&
+                   RILL_SAME_POS(RILL_SOFT_RELU_ATTR_THRESHOLD, RILL_SOFT_RELU_GRAD_ATTR_THRESHOLD) &&
+                   RILL_SAME_POS(RILL_STANH_ATTR_SCALE_A, RILL_STANH_GRAD_ATTR_SCALE_A) &&
+                   RILL_SAME_POS(RILL_STANH_ATTR_SCALE_B, RILL_STANH_GRAD_ATTR_SCALE_B) &&
+                   RILL_SAME_POS(RILL_MISH_ATTR_THRESHOLD, RILL_MISH_GRAD_ATTR_THRESHOLD),
+               "an activation and its gradient read their attributes at the same positions");
+ACT_PAIR(cos, COS, RILL_CUDA_COS, X, 0, 0)
+ACT_PAIR(sin, SIN, RILL_CUDA_SIN, X, 0, 0)
+ACT_PAIR(acos, ACOS, RILL_CUDA_ACOS, X, 0, 0)
+ACT_PAIR(asin, ASIN, RILL_CUDA_ASIN, X, 0, 0)
+ACT_PAIR(atan, ATAN, RILL_CUDA_ATAN, X, 0, 0)
+ACT_PAIR(rsqrt, RSQRT, RILL_CUDA_RSQRT, OUT, 0, 0)
+ACT_PAIR(softsign, SOFTSIGN, RILL_CUDA_SOFTSIGN, X, 0, 0)
+ACT_PAIR(tanh_shrink, TANH_SHRINK, RILL_CUDA_TANH_SHRINK, X, 0, 0)
+ACT_PAIR(softshrink, SOFTSHRINK, RILL_CUDA_SOFTSHRINK, X, ATTR_F(SOFTSHRINK, LAMBDA), 0)
+ACT_PAIR(hard_shrink, HARD_SHRINK, RILL_CUDA_HARD_SHRINK, X, ATTR_F(HARD_SHRINK, THRESHOLD), 0)
+ACT_PAIR(thresholded_relu, THRESHOLDED_RELU, RILL_CUDA_THRESHOLDED_RELU, X, ATTR_F(THRESHOLDED_RELU, THRESHOLD), 0)
+ACT_PAIR(selu, SELU, RILL_CUDA_SELU, OUT, ATTR_F(SELU, SCALE), ATTR_F(SELU, ALPHA))
+ACT_PAIR(brelu, BRELU, RILL_CUDA_BRELU, X, ATTR_F(BRELU, T_MIN), ATTR_F(BRELU, T_MAX))
+ACT_PAIR(soft_relu, SOFT_RELU, RILL_CUDA_SOFT_RELU, OUT, ATTR_F(SOFT_RELU, THRESHOLD), 0)
+ACT_PAIR(stanh, STANH, RILL_CUDA_STANH, X, ATTR_F(STANH, SCALE_A), ATTR_F(STANH, SCALE_B))
+ACT_PAIR(erf, ERF, RILL_CUDA_ERF, X, 0, 0)
+ACT_PAIR(mish, MISH, RILL_CUDA_MISH, X, ATTR_F(MISH, THRESHOLD), 0)
+ACT_PAIR(log1p, LOG1P, RILL_CUDA_LOG1P, X, 0, 0)
+
+/* ceil, floor and round (halves to even), and sign; the first three's gradient is
+ * 0 * Out@GRAD, Out@GRAD being their gradient op's only input. */
+rill_status *rill_cuda_ceil_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_CEIL, 0, 0, 0); }
+rill_status *rill_cuda_floor_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_FLOOR, 0, 0, 0); }
+rill_status *rill_cuda_round_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_ROUND, 0, 0, 0); }
+rill_status *rill_cuda_sign_fp32(rill_kernel_ctx *ctx) { return unary(ctx, RILL_CUDA_SIGN, 0, 0, 0); }
+_Static_assert(RILL_SAME_POS(RILL_FLOOR_GRAD_IN_OUT_GRAD, RILL_CEIL_GRAD_IN_OUT_GRAD) &&
+                   RILL_SAME_POS(RILL_ROUND_GRAD_IN_OUT_GRAD, RILL_CEIL_GRAD_IN_OUT_GRAD),
+               "ceil_grad, floor_grad and round_grad read Out@GRAD at the same position");
+rill_status *rill_cuda_act_zero_grad_fp32(rill_kernel_ctx *ctx) {
+  return act_grad(ctx, RILL_CUDA_ZERO_GRAD, RILL_CEIL_GRAD_IN_OUT_GRAD, RILL_CEIL_GRAD_IN_OUT_GRAD, 0, 0, 0);
+}
+
+/* pow: the exponent is FactorTensor's one element (float32, on the host: RILL_SLOT_HOST_DATA)
+ * when given, else attribute factor. */
+_Static_assert(RILL_SAME_POS(RILL_POW_ATTR_FACTOR, RILL_POW_GRAD_ATTR_FACTOR), "pow tables");
+static rill_status *pow_factor(rill_kernel_ctx *ctx, size_t slot, float *factor) {
+  *factor = (float)ctx->attrs[RILL_POW_ATTR_FACTOR].v.f;
+  rill_tensor *f = rill_kin(ctx, slot, 0);
+  if (!f) return NULL;
+  RILL_TRY(rill_kin_need(ctx, slot, 0, RILL_DTYPE_FP32, &f));
+  if (rill_tensor_numel(f) != 1)
+    return rill_kernel_error(ctx, "input %s (%s) must hold one element, has %lld", ctx->schema->inputs[slot].name,
+                             rill_kin_name(ctx, slot, 0), (long long)rill_tensor_numel(f));
+  *factor = *(const float *)rill_tensor_ptr(f);
+  return NULL;
+}
+rill_status *rill_cuda_pow_fp32(rill_kernel_ctx *ctx) {
+  float a;
+  RILL_TRY(pow_factor(ctx, RILL_POW_IN_FACTOR_TENSOR, &a));
+  return unary(ctx, RILL_CUDA_POW_FACTOR, a, 0, 0);
+}
+rill_status *rill_cuda_pow_grad_fp32(rill_kernel_ctx *ctx) {
+  float a;
+  if (!rill_kout(ctx, 0, 0)) return NULL; /* X@GRAD not wanted */
+  RILL_TRY(pow_factor(ctx, RILL_POW_GRAD_IN_FACTOR_TENSOR, &a));
+  return act_grad(ctx, RILL_CUDA_POW_FACTOR, RILL_POW_GRAD_IN_X, RILL_POW_GRAD_IN_OUT_GRAD, a, 0, 0);
+}

@@ -80,6 +80,30 @@ enum rill_cuda_unary_op {
   RILL_CUDA_SOFTPLUS,     /* ln(1 + exp(x)), shifted so that exp never overflows */
   RILL_CUDA_LOGSIGMOID,   /* ln(1 / (1 + exp(-x))), likewise */
   RILL_CUDA_ELU,          /* x > 0 ? x : a (exp(x) - 1) */
+  RILL_CUDA_CEIL,
+  RILL_CUDA_FLOOR,
+  RILL_CUDA_ROUND,        /* halves to even */
+  RILL_CUDA_SIGN,         /* 0 at 0 and NaN */
+  RILL_CUDA_ZERO_GRAD,    /* gradient only: 0 * Out@GRAD (ceil, floor, round) */
+  RILL_CUDA_COS,
+  RILL_CUDA_SIN,
+  RILL_CUDA_ACOS,
+  RILL_CUDA_ASIN,
+  RILL_CUDA_ATAN,
+  RILL_CUDA_RSQRT,        /* 1 / sqrt(x) */
+  RILL_CUDA_SOFTSIGN,     /* x / (1 + |x|) */
+  RILL_CUDA_TANH_SHRINK,  /* x - tanh(x) */
+  RILL_CUDA_SOFTSHRINK,   /* x - a above a, x + a below -a, else 0 */
+  RILL_CUDA_HARD_SHRINK,  /* x where |x| > a, else 0 */
+  RILL_CUDA_THRESHOLDED_RELU, /* x where x > a, else 0 */
+  RILL_CUDA_SELU,         /* a (x > 0 ? x : b exp(x) - b) */
+  RILL_CUDA_BRELU,        /* clamp(x, a, b) */
+  RILL_CUDA_SOFT_RELU,    /* ln(1 + exp(clamp(x, -a, a))) */
+  RILL_CUDA_STANH,        /* b tanh(a x) */
+  RILL_CUDA_ERF,
+  RILL_CUDA_MISH,         /* x tanh(softplus(x)), softplus cut at threshold a */
+  RILL_CUDA_LOG1P,        /* ln(1 + x), 1 + x rounded first */
+  RILL_CUDA_POW_FACTOR,   /* x ^ a */
 };
 cudaError_t rill_cuda_unary_f32(int op, const float *x, float *out, int64_t n, float a, float b, float c,
                                 cudaStream_t s);

@@ -230,6 +230,61 @@ UNARY(reciprocal, "reciprocal", NULL, 0.1f, 5, 1e-6)
 UNARY(softplus, "softplus", NULL, -100, 100, 1e-5)
 UNARY(logsigmoid, "logsigmoid", NULL, -100, 100, 1e-5)
 UNARY(elu, "elu", elu_alpha, -4, 4, 1e-5)
+/* The rest of the math family: each over a range that reaches its cuts (the
+ * attributes set away from their defaults where they move one), the inverse
+ * trigonometric ones inside (-1, 1), rsqrt and pow on positive X. */
+static void lambda_08(rill_op_builder *b) { OK(rill_op_builder_attr_float(b, "lambda", 0.8f)); }
+static void threshold_1(rill_op_builder *b) { OK(rill_op_builder_attr_float(b, "threshold", 1.0f)); }
+static void threshold_03(rill_op_builder *b) { OK(rill_op_builder_attr_float(b, "threshold", 0.3f)); }
+static void threshold_2(rill_op_builder *b) { OK(rill_op_builder_attr_float(b, "threshold", 2.0f)); }
+static void mish_threshold(rill_op_builder *b) { OK(rill_op_builder_attr_float(b, "threshold", 5.0f)); }
+static void brelu_bounds(rill_op_builder *b) {
+  OK(rill_op_builder_attr_float(b, "t_min", -1.0f));
+  OK(rill_op_builder_attr_float(b, "t_max", 2.0f));
+}
+static void stanh_scales(rill_op_builder *b) {
+  OK(rill_op_builder_attr_float(b, "scale_a", 0.5f));
+  OK(rill_op_builder_attr_float(b, "scale_b", 1.5f));
+}
+static void pow_factor(rill_op_builder *b) { OK(rill_op_builder_attr_float(b, "factor", 2.5f)); }
+UNARY(ceil, "ceil", NULL, -5, 5, 0)
+UNARY(floor, "floor", NULL, -5, 5, 0)
+UNARY(round, "round", NULL, -5, 5, 0)
+UNARY(sign, "sign", NULL, -3, 3, 0)
+UNARY(cos, "cos", NULL, -6, 6, 1e-6)
+UNARY(sin, "sin", NULL, -6, 6, 1e-6)
+UNARY(acos, "acos", NULL, -0.99f, 0.99f, 1e-6)
+UNARY(asin, "asin", NULL, -0.99f, 0.99f, 1e-6)
+UNARY(atan, "atan", NULL, -5, 5, 1e-6)
+UNARY(rsqrt, "rsqrt", NULL, 0.05f, 9, 1e-6)
+UNARY(softsign, "softsign", NULL, -5, 5, 1e-6)
+UNARY(tanh_shrink, "tanh_shrink", NULL, -4, 4, 1e-6)
+UNARY(softshrink, "softshrink", lambda_08, -3, 3, 1e-6)
+UNARY(hard_shrink, "hard_shrink", threshold_1, -3, 3, 0)
+UNARY(thresholded_relu, "thresholded_relu", threshold_03, -3, 3, 0)
+UNARY(selu, "selu", NULL, -3, 3, 1e-6)
+UNARY(brelu, "brelu", brelu_bounds, -3, 3, 0)
+UNARY(soft_relu, "soft_relu", threshold_2, -4, 4, 1e-6)
+UNARY(stanh, "stanh", stanh_scales, -5, 5, 1e-6)
+UNARY(erf, "erf", NULL, -3, 3, 1e-6)
+UNARY(mish, "mish", mish_threshold, -9, 9, 1e-6)
+UNARY(mish_default_threshold, "mish", NULL, -30, 30, 1e-6)
+UNARY(log1p, "log1p", NULL, -0.9f, 5, 1e-6)
+UNARY(pow, "pow", pow_factor, 0.1f, 4, 1e-6)
+/* round takes halves to even, as the CPU's nearbyint: 2.5 -> 2, -3.5 -> -4. */
+Test(cuda_kernels, round_halves_to_even) {
+  const float halves[] = {2.5f, -3.5f};
+  for (int i = 0; i < 2; i++) {
+    op_case c = {"round", {IN("X", "x", halves[i], halves[i], 3, 7)}, {OUT("Out", "out", 3, 7)}, NULL, 0};
+    compare(&c);
+  }
+}
+/* FactorTensor (read on the host) overrides attribute factor. */
+Test(cuda_kernels, pow_factor_tensor) {
+  op_case c = {"pow", {IN("X", "x", 0.1f, 4, 5, 3, 67), IN("FactorTensor", "f", -1.5f, -1.5f, 1)},
+               {OUT("Out", "out", 5, 3, 67)}, pow_factor, 1e-6};
+  compare(&c);
+}
 
 Test(cuda_kernels, mean) {
   op_case c = {"mean", {IN("X", "x", -1, 3, 37, 53)}, {OUT("Out", "out", 1)}, NULL, 1e-5};
@@ -614,6 +669,49 @@ X_ACT_GRAD(abs_grad, "abs_grad", NULL, 0)
 X_ACT_GRAD(softplus_grad, "softplus_grad", NULL, 1e-5)
 X_ACT_GRAD(logsigmoid_grad, "logsigmoid_grad", NULL, 1e-5)
 X_ACT_GRAD(elu_grad, "elu_grad", elu_alpha, 1e-5)
+/* The rest of the math family's gradients, from X or (rsqrt, selu, soft_relu) Out over
+ * the forward's range, or from Out@GRAD alone (ceil, floor, round: zero). */
+#define RANGE_GRAD(name, op, attrs, v, lo, hi, tol)                                                       \
+  Test(cuda_kernels, name) {                                                                              \
+    op_case c = {op, {IN(v, "v", lo, hi, 3, 5, 67), IN("Out@GRAD", "dout", -2, 2, 3, 5, 67)},            \
+                 {OUT("X@GRAD", "dx", 3, 5, 67)}, attrs, tol};                                            \
+    compare(&c);                                                                                          \
+  }
+RANGE_GRAD(cos_grad, "cos_grad", NULL, "X", -6, 6, 1e-6)
+RANGE_GRAD(sin_grad, "sin_grad", NULL, "X", -6, 6, 1e-6)
+RANGE_GRAD(acos_grad, "acos_grad", NULL, "X", -0.99f, 0.99f, 1e-5)
+RANGE_GRAD(asin_grad, "asin_grad", NULL, "X", -0.99f, 0.99f, 1e-5)
+RANGE_GRAD(atan_grad, "atan_grad", NULL, "X", -5, 5, 1e-6)
+RANGE_GRAD(rsqrt_grad, "rsqrt_grad", NULL, "Out", 0.3f, 4, 1e-6)
+RANGE_GRAD(softsign_grad, "softsign_grad", NULL, "X", -5, 5, 1e-6)
+RANGE_GRAD(tanh_shrink_grad, "tanh_shrink_grad", NULL, "X", -4, 4, 1e-6)
+RANGE_GRAD(softshrink_grad, "softshrink_grad", lambda_08, "X", -3, 3, 0)
+RANGE_GRAD(hard_shrink_grad, "hard_shrink_grad", threshold_1, "X", -3, 3, 0)
+RANGE_GRAD(thresholded_relu_grad, "thresholded_relu_grad", threshold_03, "X", -3, 3, 0)
+RANGE_GRAD(selu_grad, "selu_grad", NULL, "Out", -1.7f, 3, 1e-6)
+RANGE_GRAD(brelu_grad, "brelu_grad", brelu_bounds, "X", -3, 3, 0)
+RANGE_GRAD(soft_relu_grad, "soft_relu_grad", threshold_2, "Out", -3, 3, 1e-6)
+RANGE_GRAD(stanh_grad, "stanh_grad", stanh_scales, "X", -5, 5, 1e-6)
+RANGE_GRAD(erf_grad, "erf_grad", NULL, "X", -3, 3, 1e-6)
+RANGE_GRAD(mish_grad, "mish_grad", mish_threshold, "X", -9, 9, 1e-5)
+RANGE_GRAD(mish_grad_default_threshold, "mish_grad", NULL, "X", -30, 30, 1e-5)
+RANGE_GRAD(log1p_grad, "log1p_grad", NULL, "X", -0.9f, 5, 1e-6)
+RANGE_GRAD(pow_grad, "pow_grad", pow_factor, "X", 0.1f, 4, 1e-6)
+Test(cuda_kernels, pow_grad_factor_tensor) {
+  op_case c = {"pow_grad",
+               {IN("X", "x", 0.1f, 4, 3, 5, 67), IN("Out@GRAD", "dout", -2, 2, 3, 5, 67),
+                IN("FactorTensor", "f", 0.5f, 0.5f, 1)},
+               {OUT("X@GRAD", "dx", 3, 5, 67)}, pow_factor, 1e-6};
+  compare(&c);
+}
+Test(cuda_kernels, ceil_floor_round_grads_are_zero) {
+  const char *ops[] = {"ceil_grad", "floor_grad", "round_grad"};
+  for (int i = 0; i < 3; i++) {
+    op_case c = {ops[i], {IN("Out@GRAD", "dout", -2, 2, 3, 5, 67)}, {OUT("X@GRAD", "dx", 3, 5, 67)}, NULL, 0};
+    c.in[0].nan_every = 7;
+    compare(&c);
+  }
+}
 ACT_GRAD(reciprocal_grad, "reciprocal_grad", 0.1f, 5, 1e-6)
 /* log's reads X, which must be positive */
 Test(cuda_kernels, log_grad) {
@@ -1883,6 +1981,16 @@ NAN_UNARY(abs, "abs", NULL, -3, 3, 0)
 NAN_UNARY(softplus, "softplus", NULL, -100, 100, 1e-5)
 NAN_UNARY(logsigmoid, "logsigmoid", NULL, -100, 100, 1e-5)
 NAN_UNARY(elu, "elu", elu_alpha, -4, 4, 1e-5)
+NAN_UNARY(ceil, "ceil", NULL, -5, 5, 0)
+NAN_UNARY(round, "round", NULL, -5, 5, 0)
+NAN_UNARY(sign, "sign", NULL, -3, 3, 0)
+NAN_UNARY(softshrink, "softshrink", lambda_08, -3, 3, 1e-6)
+NAN_UNARY(hard_shrink, "hard_shrink", threshold_1, -3, 3, 0)
+NAN_UNARY(thresholded_relu, "thresholded_relu", threshold_03, -3, 3, 0)
+NAN_UNARY(brelu, "brelu", brelu_bounds, -3, 3, 0)
+NAN_UNARY(soft_relu, "soft_relu", threshold_2, -4, 4, 1e-6)
+NAN_UNARY(selu, "selu", NULL, -3, 3, 1e-6)
+NAN_UNARY(mish, "mish", mish_threshold, -9, 9, 1e-6)
 
 /* max and min keep the CPU's choice when an operand is NaN (x > y ? x : y). */
 Test(cuda_kernels, max_and_min_with_nan) {

@@ -2,6 +2,7 @@
 // scale, fill), accumulation, bias plus activation, and casts.
 #include <cmath>
 
+#include "kernels/cuda/device/act.cuh"
 #include "kernels/cuda/device/bcast.cuh"
 #include "kernels/cuda/device/grid.cuh"
 #include "kernels/cuda/launch.h"
@@ -104,6 +105,37 @@ __device__ inline float unary(int op, float x, float a, float b, float c) {
     float p = x < 0.0f ? 0.0f : x, q = a * (expf(x) - 1.0f);
     return p + (q > 0.0f ? 0.0f : q);
   }
+  case RILL_CUDA_CEIL: return ceilf(x);
+  case RILL_CUDA_FLOOR: return floorf(x);
+  case RILL_CUDA_ROUND: return nearbyintf(x);
+  case RILL_CUDA_SIGN: return (float)((x > 0.0f) - (x < 0.0f));
+  case RILL_CUDA_COS: return cosf(x);
+  case RILL_CUDA_SIN: return sinf(x);
+  case RILL_CUDA_ACOS: return acosf(x);
+  case RILL_CUDA_ASIN: return asinf(x);
+  case RILL_CUDA_ATAN: return atanf(x);
+  case RILL_CUDA_RSQRT: return 1.0f / sqrtf(x);
+  case RILL_CUDA_SOFTSIGN: return x / (1.0f + fabsf(x));
+  case RILL_CUDA_TANH_SHRINK: return x - tanhf(x);
+  // masks multiply, as on the CPU, so that NaN and 0 * inf give NaN
+  case RILL_CUDA_SOFTSHRINK: return (float)(x > a) * (x - a) + (float)(x < -a) * (x + a);
+  case RILL_CUDA_HARD_SHRINK: return x * (float)((x < -a) + (x > a));
+  case RILL_CUDA_THRESHOLDED_RELU: return (float)(x > a) * x;
+  case RILL_CUDA_SELU: return (x <= 0.0f ? b * expf(x) - b : x) * a;
+  case RILL_CUDA_BRELU: {
+    float t = x < a ? a : x;
+    return t > b ? b : t;
+  }
+  case RILL_CUDA_SOFT_RELU: {
+    float t = x < -a ? -a : x;
+    t = t > a ? a : t;
+    return logf(1.0f + expf(t));
+  }
+  case RILL_CUDA_STANH: return b * tanhf(a * x);
+  case RILL_CUDA_ERF: return erff(x);
+  case RILL_CUDA_MISH: return x * tanhf(mish_softplus(x, a));
+  case RILL_CUDA_LOG1P: return logf(1.0f + x);
+  case RILL_CUDA_POW_FACTOR: return powf(x, a);
   default: return a;
   }
 }

@@ -1,6 +1,7 @@
 // Gradients' device code: activations from their output, the binary elementwise ops
 // with broadcasting (a broadcast operand's gradient summed over the dims it was spread
 // along), mean's spread of Out@GRAD, and softmax over each row.
+#include "kernels/cuda/device/act.cuh"
 #include "kernels/cuda/device/bcast.cuh"
 #include "kernels/cuda/device/grid.cuh"
 #include "kernels/cuda/launch.h"
@@ -54,6 +55,38 @@ __device__ inline float act_grad(int op, float v, float g, float a, float b, flo
     return g * e / (expf(-m) + e);
   }
   case RILL_CUDA_ELU: return g * (float)(v > 0.0f) + g * a * expf(v) * (float)(v <= 0.0f);
+  case RILL_CUDA_ZERO_GRAD: return 0.0f * g;
+  case RILL_CUDA_COS: return -g * sinf(v);
+  case RILL_CUDA_SIN: return g * cosf(v);
+  case RILL_CUDA_ACOS: return -g / sqrtf(1.0f - v * v);
+  case RILL_CUDA_ASIN: return g / sqrtf(1.0f - v * v);
+  case RILL_CUDA_ATAN: return g / (1.0f + v * v);
+  case RILL_CUDA_RSQRT: return -0.5f * g * v * v * v;  // v = Out
+  case RILL_CUDA_SOFTSIGN: {
+    float q = 1.0f + fabsf(v);
+    return g / (q * q);
+  }
+  case RILL_CUDA_TANH_SHRINK: {
+    float t = tanhf(v);
+    return g * t * t;
+  }
+  case RILL_CUDA_SOFTSHRINK: return g * (float)((v > a) + (v < -a));
+  case RILL_CUDA_HARD_SHRINK: return g * (float)((v < -a) + (v > a));
+  case RILL_CUDA_THRESHOLDED_RELU: return g * (float)(v > a);
+  case RILL_CUDA_SELU: return g * (v <= 0.0f ? v + a * b : a);  // v = Out
+  case RILL_CUDA_BRELU: return g * (float)((v > a) * (v < b));
+  case RILL_CUDA_SOFT_RELU: return g * (1.0f - expf(-v)) * (float)((v > -a) * (v < a));  // v = Out
+  case RILL_CUDA_STANH: {
+    float t = tanhf(a * v);
+    return g * a * b * (1.0f - t * t);
+  }
+  case RILL_CUDA_ERF: return g * 1.12837916709551257390f * expf(-v * v);  // 2 / sqrt(pi)
+  case RILL_CUDA_MISH: {
+    float sp = mish_softplus(v, a), t = tanhf(sp), gsp = -expm1f(-sp);
+    return g * (v * (1.0f - t * t) * gsp + t);
+  }
+  case RILL_CUDA_LOG1P: return g * (1.0f / (v + 1.0f));
+  case RILL_CUDA_POW_FACTOR: return g * a * powf(v, a - 1.0f);
   default: return g * (1.0f - v * v);  // tanh
   }
 }
@@ -158,7 +191,11 @@ extern "C" cudaError_t rill_cuda_act_grad_f32(int op, const float *v, const floa
   case RILL_CUDA_HARD_SIGMOID: case RILL_CUDA_HARD_SWISH: case RILL_CUDA_SWISH: case RILL_CUDA_SILU:
   case RILL_CUDA_GELU_ERF: case RILL_CUDA_GELU_TANH: case RILL_CUDA_CLIP: case RILL_CUDA_LOG:
   case RILL_CUDA_ABS: case RILL_CUDA_RECIPROCAL: case RILL_CUDA_SOFTPLUS: case RILL_CUDA_LOGSIGMOID:
-  case RILL_CUDA_ELU: break;
+  case RILL_CUDA_ELU: case RILL_CUDA_ZERO_GRAD: case RILL_CUDA_COS: case RILL_CUDA_SIN: case RILL_CUDA_ACOS:
+  case RILL_CUDA_ASIN: case RILL_CUDA_ATAN: case RILL_CUDA_RSQRT: case RILL_CUDA_SOFTSIGN: case RILL_CUDA_TANH_SHRINK:
+  case RILL_CUDA_SOFTSHRINK: case RILL_CUDA_HARD_SHRINK: case RILL_CUDA_THRESHOLDED_RELU: case RILL_CUDA_SELU:
+  case RILL_CUDA_BRELU: case RILL_CUDA_SOFT_RELU: case RILL_CUDA_STANH: case RILL_CUDA_ERF: case RILL_CUDA_MISH:
+  case RILL_CUDA_LOG1P: case RILL_CUDA_POW_FACTOR: break;
   default: return cudaErrorInvalidValue;
   }
   if (n == 0) return cudaSuccess;
