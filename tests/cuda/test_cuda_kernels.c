@@ -1336,7 +1336,10 @@ static char *device_run_error(rill_program *p, const char **names, rill_tensor *
 
 /* An index outside the table: `op` (table input table_slot [5, 3], index input
  * index_slot [4, 1] holding 1, 4, 5, 0) fails on the device with the CPU's wording. */
-static void refuses_an_index_outside(const char *op, const char *table_slot, const char *index_slot) {
+/* op reading w [5, 3] through ids [4, 1] = {1, 4, 5, 0}: the error names the index
+ * input, the bad index and its position, then says `tail` (how the CPU words it). */
+static void refuses_an_index_outside(const char *op, const char *table_slot, const char *index_slot,
+                                     const char *tail) {
   rill_program *p;
   OK(rill_program_create(&p));
   const int64_t wd[] = {5, 3}, idd[] = {4, 1};
@@ -1361,13 +1364,13 @@ static void refuses_an_index_outside(const char *op, const char *table_slot, con
   char *msg = device_run_error(p, names, feeds, 2, "out");
   char want[64];
   snprintf(want, sizeof want, "input %s (ids) holds 5 at position 2", index_slot);
-  cr_assert(strstr(msg, want) && strstr(msg, "5 rows") && strstr(msg, table_slot), "%s: %s", op, msg);
+  cr_assert(strstr(msg, want) && strstr(msg, tail) && strstr(msg, table_slot), "%s: %s", op, msg);
   free(msg);
 }
 
 Test(cuda_kernels, lookup_table_refuses_an_id_outside_the_table) {
   NEED_CUDA_DEVICE();
-  refuses_an_index_outside("lookup_table", "W", "Ids");
+  refuses_an_index_outside("lookup_table", "W", "Ids", "5 rows");
 }
 
 /* ---- comparisons ---- */
@@ -1498,7 +1501,76 @@ Test(cuda_kernels, gather_grad_overwrite_and_sum) {
 
 Test(cuda_kernels, gather_refuses_an_index_outside_x) {
   NEED_CUDA_DEVICE();
-  refuses_an_index_outside("gather", "X", "Index");
+  refuses_an_index_outside("gather", "X", "Index", "5 rows");
+}
+
+/* ---- gather_nd, index_select, index_sample ---- */
+
+static void dim0(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "dim", 0)); }
+static void dim1(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "dim", 1)); }
+static void dim_last(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "dim", -1)); }
+
+/* Slices of X [4, 5, 6] by pairs (rows of 6) and by whole tuples (single elements),
+ * indices repeating, int64 and int32; X of every copied dtype. */
+Test(cuda_kernels, gather_nd_pairs_and_tuples) {
+  op_case c = {"gather_nd", {IN("X", "x", -1, 1, 4, 5, 6), IN("Index", "i", 0, 3, 7, 2)}, {OUT("Out", "out", 7, 6)}, NULL, 0};
+  c.in[1].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+  op_case t = {"gather_nd", {IN("X", "x", -1, 1, 4, 5, 6), IN("Index", "i", 0, 3, 2, 3, 3)}, {OUT("Out", "out", 2, 3)}, NULL, 0};
+  t.in[1].dtype = RILL_DTYPE_INT32;
+  compare(&t);
+  const rill_dtype dts[] = {RILL_DTYPE_FP64, RILL_DTYPE_INT32, RILL_DTYPE_INT64};
+  for (int k = 0; k < 3; k++) {
+    c.in[0].dtype = c.out[0].dtype = dts[k];
+    compare(&c);
+  }
+}
+
+/* Along the first, a middle and the last dim, repeats among the 4 indices. */
+Test(cuda_kernels, index_select_each_dim) {
+  op_case a = {"index_select", {IN("X", "x", -1, 1, 5, 7, 3), IN("Index", "i", 0, 2, 4)}, {OUT("Out", "out", 4, 7, 3)}, dim0, 0};
+  a.in[1].dtype = RILL_DTYPE_INT64;
+  compare(&a);
+  op_case m = {"index_select", {IN("X", "x", -1, 1, 5, 7, 3), IN("Index", "i", 0, 6, 4)}, {OUT("Out", "out", 5, 4, 3)}, dim1, 0};
+  m.in[1].dtype = RILL_DTYPE_INT32;
+  compare(&m);
+  op_case l = {"index_select", {IN("X", "x", -1, 1, 5, 7, 3), IN("Index", "i", 0, 2, 4)}, {OUT("Out", "out", 5, 7, 4)}, dim_last, 0};
+  l.in[1].dtype = RILL_DTYPE_INT64;
+  l.in[0].dtype = l.out[0].dtype = RILL_DTYPE_INT64;
+  compare(&l);
+}
+
+Test(cuda_kernels, index_sample_rows) {
+  op_case c = {"index_sample", {IN("X", "x", -1, 1, 6, 9), IN("Index", "i", 0, 8, 6, 4)}, {OUT("Out", "out", 6, 4)}, NULL, 0};
+  c.in[1].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+  c.in[0].dtype = c.out[0].dtype = RILL_DTYPE_FP64;
+  compare(&c);
+}
+
+/* The gradients: X@GRAD's addressed slices sum their Out@GRAD rows in order (indices
+ * drawn from few values, so they repeat), the others zero; bit for bit. */
+Test(cuda_kernels, index_gradients_sum_repeats) {
+  op_case nd = {"gather_nd_grad",
+                {IN("X", "x", 0, 0, 4, 5, 6), IN("Index", "i", 0, 2, 9, 2), IN("Out@GRAD", "dout", -1, 1, 9, 6)},
+                {OUT("X@GRAD", "dx", 4, 5, 6)}, NULL, 0};
+  nd.in[1].dtype = RILL_DTYPE_INT64;
+  compare(&nd);
+  op_case sel = {"index_select_grad",
+                 {IN("X", "x", 0, 0, 5, 7, 3), IN("Index", "i", 0, 3, 8), IN("Out@GRAD", "dout", -1, 1, 5, 8, 3)},
+                 {OUT("X@GRAD", "dx", 5, 7, 3)}, dim1, 0};
+  sel.in[1].dtype = RILL_DTYPE_INT32;
+  compare(&sel);
+  op_case smp = {"index_sample_grad",
+                 {IN("X", "x", 0, 0, 6, 9), IN("Index", "i", 0, 3, 6, 5), IN("Out@GRAD", "dout", -1, 1, 6, 5)},
+                 {OUT("X@GRAD", "dx", 6, 9)}, NULL, 0};
+  smp.in[1].dtype = RILL_DTYPE_INT64;
+  compare(&smp);
+}
+
+Test(cuda_kernels, index_select_refuses_an_index_outside_x) {
+  NEED_CUDA_DEVICE();
+  refuses_an_index_outside("index_select", "X", "Index", "outside [0, 5) of dim 0 of input X (w)");
 }
 
 /* ---- fill_constant ---- */
