@@ -214,6 +214,21 @@ typedef struct rill_cuda_interp {
   const int64_t *tables;
 } rill_cuda_interp;
 cudaError_t rill_cuda_interp_f32(const float *x, float *out, const rill_cuda_interp *p, cudaStream_t s);
+/* Their gradient, one thread an element of X@GRAD [n, c, d, h, w] (channel_last:
+ * [n, d, h, w, c]): the sum of the Out@GRAD elements whose sources it is, in the CPU
+ * kernel's order (outputs in raster order; within one, its sources lo-lo, hi-lo, lo-hi,
+ * hi-hi along (h, w)), each times its weight. Per axis a (d, h, w), from inverted tables
+ * made on the host: input index i's entries are entry[a][first[a][i] .. first[a][i + 1]),
+ * each 2 k + 1 where i is output index k's hi source and 2 k where it is its lo one,
+ * ascending; weight[a][k] is the weight of k's hi source. Bilinear along h and w only;
+ * nearest has lo entries alone. */
+typedef struct rill_cuda_interp_grad {
+  int64_t n, c, d, h, w, od, oh, ow;
+  bool bilinear, channel_last;
+  const int64_t *first[3], *entry[3];
+  const float *weight[3];
+} rill_cuda_interp_grad;
+cudaError_t rill_cuda_interp_grad_f32(const float *dout, float *dx, const rill_cuda_interp_grad *p, cudaStream_t s);
 /* Softmax of each row of a rows x cols matrix. */
 cudaError_t rill_cuda_softmax_f32(const float *x, float *out, int64_t rows, int64_t cols,
                                   cudaStream_t s);

@@ -1962,6 +1962,38 @@ Test(cuda_kernels, nearest_interp_v2_5d) {
   compare(&c);
 }
 
+/* The gradients of the same cases, and of a nearest downsampling that leaves X
+ * elements unread (their gradient zero): X@GRAD gathers the Out@GRAD elements read
+ * from each X element, in the CPU's order (nearest bit for bit). */
+static void nearest_down(rill_op_builder *b) {
+  OK(rill_op_builder_attr_string(b, "interp_method", "nearest"));
+  OK(rill_op_builder_attr_int(b, "out_h", 4));
+  OK(rill_op_builder_attr_int(b, "out_w", 3));
+}
+#define INTERP_GRAD_CASE(name, op, attrs, tol, xdims, odims)                                                    \
+  Test(cuda_kernels, name) {                                                                                  \
+    op_case c = {op, {IN("X", "x", 0, 0, xdims), IN("Out@GRAD", "dout", -1, 1, odims)},                        \
+                 {OUT("X@GRAD", "dx", xdims)}, attrs, tol};                                                   \
+    compare(&c);                                                                                              \
+  }
+INTERP_GRAD_CASE(nearest_interp_v2_grad_scale_2, "nearest_interp_v2_grad", nearest_v2_scale2, 0, P(2, 3, 5, 7),
+                 P(2, 3, 10, 14))
+INTERP_GRAD_CASE(bilinear_interp_v2_grad_half_pixel, "bilinear_interp_v2_grad", bilinear_v2_half_pixel, 1e-6,
+                 P(2, 3, 5, 7), P(2, 3, 9, 13))
+INTERP_GRAD_CASE(bilinear_interp_grad_nhwc_align_corners, "bilinear_interp_grad", bilinear_nhwc_corners, 1e-6,
+                 P(2, 6, 9, 3), P(2, 11, 4, 3))
+INTERP_GRAD_CASE(nearest_interp_v2_grad_5d, "nearest_interp_v2_grad", nearest_5d, 0, P(2, 2, 3, 4, 5),
+                 P(2, 2, 5, 3, 7))
+INTERP_GRAD_CASE(nearest_interp_v2_grad_downsampling, "nearest_interp_v2_grad", nearest_down, 0, P(1, 2, 9, 8),
+                 P(1, 2, 4, 3))
+Test(cuda_kernels, nearest_interp_grad_out_size_tensor) {
+  op_case c = {"nearest_interp_grad",
+               {IN("X", "x", 0, 0, 1, 4, 5, 5), IN("OutSize", "size", 8, 8, 2), IN("Out@GRAD", "dout", -1, 1, 1, 4, 8, 8)},
+               {OUT("X@GRAD", "dx", 1, 4, 5, 5)}, nearest_v1, 0};
+  c.in[1].dtype = RILL_DTYPE_INT32;
+  compare(&c);
+}
+
 /* ---- conv2d_transpose ---- */
 
 static void convt_s2_p1_g2_op1(rill_op_builder *b) {

@@ -1,6 +1,7 @@
 // nearest and bilinear interpolation: one thread an output element, its sources read
 // from per-axis tables the host made as the CPU kernel makes them (launch.h), so both
-// pick the same source elements and weights; the blend is the CPU's, term by term.
+// pick the same source elements and weights; the blend is the CPU's, term by term. The
+// gradient gathers too, one thread an input element, from the inverted tables.
 #include "kernels/cuda/device/grid.cuh"
 #include "kernels/cuda/launch.h"
 
@@ -46,7 +47,76 @@ __global__ void interp(const float *x, float *out, rill_cuda_interp p) {
   }
 }
 
+// Walks input index i's entries along one axis a group at a time: each group is one
+// output index k, with whether i is its lo source and whether it is its hi one.
+struct axis_walk {
+  const int64_t *e, *end;
+  __device__ axis_walk(const rill_cuda_interp_grad &p, int a, int64_t i)
+      : e(p.entry[a] + p.first[a][i]), end(p.entry[a] + p.first[a][i + 1]) {}
+  __device__ bool next(int64_t *k, bool *lo, bool *hi) {
+    if (e == end) return false;
+    *k = *e >> 1;
+    *lo = *hi = false;
+    for (; e != end && (*e >> 1) == *k; e++) *(*e & 1 ? hi : lo) = true;
+    return true;
+  }
+};
+
+__global__ void interp_grad(const float *g, float *dx, rill_cuda_interp_grad p) {
+  int64_t numel = p.n * p.c * p.d * p.h * p.w;
+  // element strides of Out@GRAD: channel, then one spatial step (w)
+  int64_t gc = p.channel_last ? 1 : p.od * p.oh * p.ow, gs = p.channel_last ? p.c : 1;
+  for (int64_t i = first_index(); i < numel; i += grid_stride()) {
+    int64_t rem = i, n, c = 0, xd, xh, xw;
+    if (p.channel_last) {
+      c = rem % p.c;
+      rem /= p.c;
+    }
+    xw = rem % p.w;
+    rem /= p.w;
+    xh = rem % p.h;
+    rem /= p.h;
+    xd = rem % p.d;
+    rem /= p.d;
+    if (!p.channel_last) {
+      c = rem % p.c;
+      rem /= p.c;
+    }
+    n = rem;
+    const float *gb = g + n * p.c * p.od * p.oh * p.ow + c * gc;
+    float s = 0.0f;
+    int64_t od, oh, ow;
+    bool dlo, dhi, hlo, hhi, wlo, whi;
+    for (axis_walk wd(p, 0, xd); wd.next(&od, &dlo, &dhi);)
+      for (axis_walk wh(p, 1, xh); wh.next(&oh, &hlo, &hhi);) {
+        float dn = p.weight[1][oh], ds = 1.f - dn;
+        for (axis_walk ww(p, 2, xw); ww.next(&ow, &wlo, &whi);) {
+          float v = gb[((od * p.oh + oh) * p.ow + ow) * gs];
+          if (!p.bilinear) {
+            s += v;
+            continue;
+          }
+          float dw = p.weight[2][ow], de = 1.f - dw;
+          if (wlo && hlo) s += v * ds * de;
+          if (wlo && hhi) s += v * dn * de;
+          if (whi && hlo) s += v * ds * dw;
+          if (whi && hhi) s += v * dn * dw;
+        }
+      }
+    dx[i] = s;
+  }
+}
+
 }  // namespace
+
+extern "C" cudaError_t rill_cuda_interp_grad_f32(const float *dout, float *dx, const rill_cuda_interp_grad *p,
+                                                 cudaStream_t s) {
+  int64_t numel = p->n * p->c * p->d * p->h * p->w;
+  if (numel == 0) return cudaSuccess;
+  if (p->bilinear && p->d != 1) return cudaErrorInvalidValue;
+  interp_grad<<<blocks_for(numel), kThreads, 0, s>>>(dout, dx, *p);
+  return cudaGetLastError();
+}
 
 extern "C" cudaError_t rill_cuda_interp_f32(const float *x, float *out, const rill_cuda_interp *p, cudaStream_t s) {
   int64_t numel = p->n * p->c * p->od * p->oh * p->ow;
