@@ -150,6 +150,21 @@ cudaError_t rill_cuda_reduce_sum_f32(const float *x, float *out, const rill_cuda
 /* dx[i] = dout[the output element X's element i reduces to] * scale. */
 cudaError_t rill_cuda_reduce_grad_f32(const float *dout, float *dx, const rill_cuda_reduce *r, float scale,
                                       cudaStream_t s);
+/* The folds of reduce_max, _min, _prod, _all and _any, as the CPU kernels fold: from the
+ * identity (-inf or the type's least for max, +inf or its greatest for min, 1, true,
+ * false), max and min taking an element only when it compares above (below) what they
+ * hold, so NaN never wins; prod multiplies in X's order (one thread an output element,
+ * so the products round as the CPU's); one block an output element. */
+enum rill_cuda_fold_op { RILL_CUDA_FOLD_MAX, RILL_CUDA_FOLD_MIN, RILL_CUDA_FOLD_PROD, RILL_CUDA_FOLD_ALL, RILL_CUDA_FOLD_ANY };
+/* x and out of rill_dtype dtype: float32, float64, int32 or int64 (max, min, prod) or
+ * bool (all, any). */
+cudaError_t rill_cuda_reduce_fold(const void *x, void *out, int dtype, int op, const rill_cuda_reduce *r,
+                                  cudaStream_t s);
+/* reduce_max's and reduce_min's gradient (dx[i] = x[i] == out[o] ? dout[o] : 0) or, with
+ * prod, reduce_prod's (dout[o] * out[o] / x[i]), o being the output element X's element i
+ * reduces to. */
+cudaError_t rill_cuda_reduce_out_grad_f32(const float *x, const float *out, const float *dout, float *dx,
+                                          const rill_cuda_reduce *r, bool prod, cudaStream_t s);
 /* layer_norm of x [left, right] by rows (device/norm.cu): mean and var (each may be NULL)
  * per row in double, y = x * a + b with a = 1 / sqrt(var + eps), b = -mean * a, then
  * times scale[j] and plus bias[j] when given; y may be x. */

@@ -814,6 +814,73 @@ Test(cuda_kernels, reduce_mean_grad_last_dim_kept) {
   compare(&c);
 }
 
+/* The folds: max and min over separate dims (every numeric dtype), prod along the last
+ * dim kept (in X's order, so bit for bit), everything; all and any of bool rows. */
+Test(cuda_kernels, reduce_max_and_min_dims_0_and_2) {
+  const char *ops[] = {"reduce_max", "reduce_min"};
+  const rill_dtype dts[] = {RILL_DTYPE_FP32, RILL_DTYPE_FP64, RILL_DTYPE_INT32, RILL_DTYPE_INT64};
+  for (int i = 0; i < 2; i++)
+    for (int k = 0; k < 4; k++) {
+      op_case c = {ops[i], {IN("X", "x", -50, 50, 5, 7, 9, 3)}, {OUT("Out", "out", 7, 3)}, red_dims_0_2, 0};
+      c.in[0].dtype = c.out[0].dtype = dts[k];
+      compare(&c);
+    }
+}
+
+Test(cuda_kernels, reduce_prod_last_dim_kept) {
+  op_case c = {"reduce_prod", {IN("X", "x", 0.5f, 1.5f, 33, 301)}, {OUT("Out", "out", 33, 1)}, red_last_keep, 0};
+  compare(&c);
+  c.in[0].dtype = c.out[0].dtype = RILL_DTYPE_FP64;
+  compare(&c);
+  op_case i = {"reduce_prod", {IN("X", "x", -3, 3, 6, 5)}, {OUT("Out", "out", 6, 1)}, red_last_keep, 0};
+  i.in[0].dtype = i.out[0].dtype = RILL_DTYPE_INT64;
+  compare(&i);
+}
+
+Test(cuda_kernels, reduce_max_everything) {
+  op_case c = {"reduce_max", {IN("X", "x", -1, 1, 301, 257)}, {OUT("Out", "out", 1)}, red_all, 0};
+  compare(&c);
+}
+
+Test(cuda_kernels, reduce_all_and_any_rows) {
+  const char *ops[] = {"reduce_all", "reduce_any"};
+  for (int i = 0; i < 2; i++) {
+    op_case c = {ops[i], {IN("X", "x", 0, 1, 40, 3)}, {OUT("Out", "out", 40, 1)}, red_last_keep, 0};
+    c.in[0].boolean = c.out[0].boolean = true;
+    compare(&c);
+  }
+}
+
+/* NaN never wins a max or a min, as on the CPU. */
+Test(cuda_kernels, reduce_max_and_min_with_nan) {
+  const char *ops[] = {"reduce_max", "reduce_min"};
+  for (int i = 0; i < 2; i++) {
+    op_case c = {ops[i], {IN("X", "x", -1, 1, 5, 7, 9, 3)}, {OUT("Out", "out", 7, 3)}, red_dims_0_2, 0};
+    c.in[0].nan_every = 4;
+    compare(&c);
+  }
+}
+
+/* max's and min's gradient: Out@GRAD where X equals Out (X and Out 0.5, X NaN every
+ * seventh element, so some do not), else 0; prod's: Out@GRAD * Out / X. */
+Test(cuda_kernels, reduce_max_and_min_grads) {
+  const char *ops[] = {"reduce_max_grad", "reduce_min_grad"};
+  for (int i = 0; i < 2; i++) {
+    op_case c = {ops[i],
+                 {IN("X", "x", 0.5f, 0.5f, 5, 7, 9, 3), IN("Out", "y", 0.5f, 0.5f, 7, 3), IN("Out@GRAD", "dout", -1, 1, 7, 3)},
+                 {OUT("X@GRAD", "dx", 5, 7, 9, 3)}, red_dims_0_2, 0};
+    c.in[0].nan_every = 7;
+    compare(&c);
+  }
+}
+
+Test(cuda_kernels, reduce_prod_grad_last_dim_kept) {
+  op_case c = {"reduce_prod_grad",
+               {IN("X", "x", 0.5f, 2, 33, 31), IN("Out", "y", -1, 1, 33, 1), IN("Out@GRAD", "dout", -1, 1, 33, 1)},
+               {OUT("X@GRAD", "dx", 33, 31)}, red_last_keep, 1e-6};
+  compare(&c);
+}
+
 Test(cuda_kernels, softmax_grad_last_axis) {
   op_case c = {"softmax_grad", {IN("Out", "out", 0.001f, 0.2f, 7, 1001), IN("Out@GRAD", "dout", -1, 1, 7, 1001)},
                {OUT("X@GRAD", "dx", 7, 1001)}, NULL, 1e-5};
