@@ -1,12 +1,13 @@
-/* conv2d and depthwise_conv2d CUDA kernels, float32, NCHW, on cuDNN: the geometry from
+/* conv2d and depthwise_conv2d CUDA kernels, float32, NCHW or NHWC (the filter OIHW in
+ * both, as Paddle keeps it: cuDNN's KCRS beside NHWC tensors), on cuDNN: the geometry from
  * operators/nn.h (strides, dilations, groups, paddings with Paddle's SAME and VALID),
  * the algorithm picked by cuDNN's heuristics (or, with RILL_CUDNN_EXHAUSTIVE=1, by
  * timing every algorithm once) among those whose workspace fits workspace_size_MB (512
  * when unset), and kept per device and shape, so each shape is asked about once; the
  * workspace from the caching allocator. No TF32 unless RILL_CUDA_TF32=1
  * (CUDNN_FMA_MATH). Asymmetric paddings (Paddle's SAME at stride 2, four-value
- * paddings), which cuDNN does not take, convolve a zero-padded copy of the input (the
- * transposed convolution takes symmetric ones only). The Bias and ResidualData inputs
+ * paddings), which cuDNN does not take, convolve a zero-padded copy of the input. The
+ * Bias and ResidualData inputs
  * of the plain op are errors naming them. */
 #include <stdlib.h>
 #include <string.h>
@@ -38,13 +39,12 @@ static void conv_desc_destroy(conv_desc *c) {
 
 static cudnnStatus_t conv_desc_make(conv_desc *c, const rill_conv_geom *g) {
   cudnnStatus_t s;
+  cudnnTensorFormat_t fmt = g->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
   if ((s = cudnnCreateTensorDescriptor(&c->x)) || (s = cudnnCreateTensorDescriptor(&c->y)) ||
       (s = cudnnCreateFilterDescriptor(&c->w)) || (s = cudnnCreateConvolutionDescriptor(&c->conv)))
     return s;
-  if ((s = cudnnSetTensor4dDescriptor(c->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, (int)g->n, (int)g->c, (int)g->h,
-                                      (int)g->w)) ||
-      (s = cudnnSetTensor4dDescriptor(c->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, (int)g->n, (int)g->m, (int)g->oh,
-                                      (int)g->ow)) ||
+  if ((s = cudnnSetTensor4dDescriptor(c->x, fmt, CUDNN_DATA_FLOAT, (int)g->n, (int)g->c, (int)g->h, (int)g->w)) ||
+      (s = cudnnSetTensor4dDescriptor(c->y, fmt, CUDNN_DATA_FLOAT, (int)g->n, (int)g->m, (int)g->oh, (int)g->ow)) ||
       (s = cudnnSetFilter4dDescriptor(c->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, (int)g->m, (int)(g->c / g->groups),
                                       (int)g->kh, (int)g->kw)) ||
       (s = cudnnSetConvolution2dDescriptor(c->conv, (int)g->pt, (int)g->pl, (int)g->sh, (int)g->sw, (int)g->dh,
@@ -70,7 +70,7 @@ static size_t workspace_limit(const rill_kernel_ctx *ctx, size_t attr) {
 enum { FWD, BWD_DATA, BWD_FILTER };
 
 typedef struct algo_key {
-  int64_t geom[14];
+  int64_t geom[15];
   int64_t limit;
   int32_t dir;
   uint8_t deterministic, tf32, exhaustive;
@@ -97,7 +97,8 @@ static bool exhaustive_search(void) {
 static algo_key key_of(int dir, const rill_conv_geom *g, size_t limit, bool deterministic) {
   algo_key k;
   memset(&k, 0, sizeof k); /* padding too: keys are compared as bytes */
-  const int64_t v[14] = {g->n, g->c, g->h, g->w, g->m, g->kh, g->kw, g->groups, g->sh, g->sw, g->dh, g->dw, g->pt, g->pl};
+  const int64_t v[15] = {g->n,  g->c,  g->h,  g->w,  g->m,  g->kh, g->kw, g->groups,
+                         g->sh, g->sw, g->dh, g->dw, g->pt, g->pl, g->nhwc};
   memcpy(k.geom, v, sizeof v);
   k.limit = (int64_t)limit;
   k.dir = dir;
@@ -219,18 +220,14 @@ static rill_status *conv_forward(rill_kernel_ctx *ctx, rill_cuda_dev *d, const r
   return st;
 }
 
-/* The geometry of Input x and Filter f under the op's attributes (NCHW); for a
- * transposed convolution (`transpose`), in convolution terms, with symmetric paddings
- * only. */
+/* The geometry of Input x and Filter f under the op's attributes (NHWC refused unless
+ * allow_nhwc, as the CPU kernel refuses it); for a transposed convolution
+ * (`transpose`), in convolution terms. */
 static rill_status *conv_geom(rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *f, bool transpose,
-                              rill_conv_geom *g) {
+                              bool allow_nhwc, rill_conv_geom *g) {
   char err[256];
-  if (!rill_nn_conv_geom(ctx->attrs, transpose, &x->dims, &f->dims, g, err, sizeof err))
+  if (!rill_nn_conv_geom_fmt(ctx->attrs, transpose, allow_nhwc, &x->dims, &f->dims, g, err, sizeof err))
     return rill_kernel_error(ctx, "%s", err);
-  if (transpose && (g->pt != g->pb || g->pl != g->pr))
-    return rill_kernel_error(ctx, "the CUDA kernel of a transposed convolution takes symmetric paddings only; they "
-                             "are top %lld, bottom %lld, left %lld, right %lld", (long long)g->pt, (long long)g->pb,
-                             (long long)g->pl, (long long)g->pr);
   return NULL;
 }
 
@@ -238,7 +235,8 @@ static rill_status *conv_geom(rill_kernel_ctx *ctx, const rill_tensor *x, const 
  * cuDNN pads both sides of an axis alike. A convolution padded unevenly runs on a copy
  * of its input grown by the paddings (zeros around it) with no padding of its own: the
  * same sums over the same taps. Its data gradient is computed in the grown shape and
- * its interior copied out (the border's gradient is the padding's, dropped). */
+ * its interior copied out (the border's gradient is the padding's, dropped). A
+ * transposed convolution, being the data gradient, is computed the same way. */
 
 static bool asymmetric(const rill_conv_geom *g) { return g->pt != g->pb || g->pl != g->pr; }
 
@@ -251,16 +249,18 @@ static rill_conv_geom grown(const rill_conv_geom *g) {
   return gg;
 }
 
-/* Copies packed x [n, c, h, w] into the interior of the grown tensor (`into`) or the
- * interior back out into packed x (!into), on d's stream. */
+/* Copies packed x [n, c, h, w] (NHWC: [n, h, w, c]) into the interior of the grown
+ * tensor (`into`) or the interior back out into packed x (!into), on d's stream. */
 static rill_status *interior_copy(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_conv_geom *g, float *x,
                                   float *big, bool into) {
   int64_t gh = g->h + g->pt + g->pb, gw = g->w + g->pl + g->pr;
   rill_cuda_perm p = {.numel = g->n * g->c * g->h * g->w, .scatter = into};
-  if (!rill_cuda_walk_add(&p, g->n * g->c, gh * gw) || !rill_cuda_walk_add(&p, g->h, gw) ||
-      !rill_cuda_walk_add(&p, g->w, 1))
-    return rill_kernel_error(ctx, "padding walk of more than %d dims", RILL_CUDA_BCAST_DIMS);
-  float *at = big + g->pt * gw + g->pl;
+  bool ok = g->nhwc ? rill_cuda_walk_add(&p, g->n, gh * gw * g->c) && rill_cuda_walk_add(&p, g->h, gw * g->c) &&
+                          rill_cuda_walk_add(&p, g->w * g->c, 1)
+                    : rill_cuda_walk_add(&p, g->n * g->c, gh * gw) && rill_cuda_walk_add(&p, g->h, gw) &&
+                          rill_cuda_walk_add(&p, g->w, 1);
+  if (!ok) return rill_kernel_error(ctx, "padding walk of more than %d dims", RILL_CUDA_BCAST_DIMS);
+  float *at = big + (g->pt * gw + g->pl) * (g->nhwc ? g->c : 1);
   cudaError_t e = into ? rill_cuda_permute(x, at, &p, sizeof(float), d->stream)
                        : rill_cuda_permute(at, x, &p, sizeof(float), d->stream);
   return rill_cuda_kernel_check(ctx, e, into ? "padding the input" : "cropping Input@GRAD");
@@ -321,8 +321,8 @@ rill_status *rill_cuda_conv2d_fp32(rill_kernel_ctx *ctx) {
   if (rill_kin(ctx, RILL_CONV2D_IN_BIAS, 0) || rill_kin(ctx, RILL_CONV2D_IN_RESIDUAL_DATA, 0))
     return rill_kernel_error(ctx, "the CUDA kernel takes no Bias or ResidualData input");
   rill_conv_geom g;
-  RILL_TRY(conv_geom(ctx, x, f, false, &g));
-  rill_dims want = {.n = 4, .d = {g.n, g.m, g.oh, g.ow}};
+  RILL_TRY(conv_geom(ctx, x, f, false, true, &g));
+  rill_dims want = rill_nn_conv_out_dims(&g);
   RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_OUT_OUTPUT, 0, out, &want));
   if (rill_tensor_numel(out) == 0) return NULL;
   rill_cuda_dev *d = NULL;
@@ -357,8 +357,8 @@ rill_status *rill_cuda_conv2d_fusion_fp32(rill_kernel_ctx *ctx) {
     return rill_kernel_error(ctx, "activation '%s' is not supported (identity, relu, relu6, sigmoid, tanh)",
                              ctx->attrs[RILL_CONV2D_FUSION_ATTR_ACTIVATION].v.s);
   rill_conv_geom g;
-  RILL_TRY(conv_geom(ctx, x, f, false, &g));
-  rill_dims want = {.n = 4, .d = {g.n, g.m, g.oh, g.ow}};
+  RILL_TRY(conv_geom(ctx, x, f, false, false, &g));
+  rill_dims want = rill_nn_conv_out_dims(&g);
   RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_FUSION_OUT_OUTPUT, 0, out, &want));
   if (rill_tensor_numel(b) != g.m)
     return rill_kernel_error(ctx, "Bias (%s) holds %lld values for %lld output channels",
@@ -491,12 +491,10 @@ static rill_status *conv_grad_args_get(rill_kernel_ctx *ctx, bool transpose, con
     RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_GRAD_OUT_FILTER_GRAD, 0, a->dw, &a->f->dims));
   }
   if (!a->dx && !a->dw) return NULL;
-  RILL_TRY(conv_geom(ctx, a->x, a->f, transpose, &a->g));
+  RILL_TRY(conv_geom(ctx, a->x, a->f, transpose, true, &a->g));
   /* Output@GRAD has the forward's output shape: the convolution's output, or its input
    * for the transposed op. */
-  const rill_conv_geom *g = &a->g;
-  rill_dims want = transpose ? (rill_dims){.n = 4, .d = {g->n, g->c, g->h, g->w}}
-                             : (rill_dims){.n = 4, .d = {g->n, g->m, g->oh, g->ow}};
+  rill_dims want = transpose ? rill_nn_convt_out_dims(&a->g) : rill_nn_conv_out_dims(&a->g);
   RILL_TRY(rill_kin_check_dims(ctx, RILL_CONV2D_GRAD_IN_OUTPUT_GRAD, a->dy, &want));
   RILL_TRY(rill_cuda_kernel_dev(ctx, a->dx ? a->dx : a->dw, &a->d));
   if (rill_tensor_numel(a->dy) && rill_tensor_numel(a->x)) {
@@ -511,7 +509,7 @@ static rill_status *conv_grad_args_get(rill_kernel_ctx *ctx, bool transpose, con
   return rill_cuda_kernel_check(ctx, e, "clearing the gradients");
 }
 
-/* conv2d_grad and depthwise_conv2d_grad CUDA kernel, float32, NCHW: Input@GRAD and
+/* conv2d_grad and depthwise_conv2d_grad CUDA kernel, float32, NCHW or NHWC: Input@GRAD and
  * Filter@GRAD (either may be absent) from Input, Filter and Output@GRAD. */
 rill_status *rill_cuda_conv2d_grad_fp32(rill_kernel_ctx *ctx) {
   conv_grad_args a;
@@ -564,14 +562,23 @@ rill_status *rill_cuda_conv2d_transpose_fp32(rill_kernel_ctx *ctx) {
   RILL_TRY(rill_kout_need(ctx, RILL_CONV2D_TRANSPOSE_OUT_OUTPUT, 0, RILL_DTYPE_FP32, &out));
   if (rill_kin(ctx, RILL_CONV2D_TRANSPOSE_IN_BIAS, 0)) return rill_kernel_error(ctx, "the Bias input must be absent");
   rill_conv_geom g;
-  RILL_TRY(conv_geom(ctx, x, f, true, &g));
-  rill_dims want = {.n = 4, .d = {g.n, g.c, g.h, g.w}};
+  RILL_TRY(conv_geom(ctx, x, f, true, true, &g));
+  rill_dims want = rill_nn_convt_out_dims(&g);
   RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV2D_TRANSPOSE_OUT_OUTPUT, 0, out, &want));
   if (rill_tensor_numel(out) == 0) return NULL;
   rill_cuda_dev *d = NULL;
   RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
-  return conv_backward(ctx, d, &g, workspace_limit(ctx, RILL_CONV2D_TRANSPOSE_ATTR_WORKSPACE_SIZE_MB), NULL,
-                       rill_tensor_ptr(f), rill_tensor_ptr(x), rill_tensor_ptr(out), NULL);
+  size_t limit = workspace_limit(ctx, RILL_CONV2D_TRANSPOSE_ATTR_WORKSPACE_SIZE_MB);
+  if (!asymmetric(&g))
+    return conv_backward(ctx, d, &g, limit, NULL, rill_tensor_ptr(f), rill_tensor_ptr(x), rill_tensor_ptr(out), NULL);
+  /* uneven paddings: computed in the grown shape, its interior copied out */
+  float *big = NULL;
+  RILL_TRY(grown_block(ctx, d, &g, false, &big));
+  rill_conv_geom gg = grown(&g);
+  rill_status *st = conv_backward(ctx, d, &gg, limit, NULL, rill_tensor_ptr(f), rill_tensor_ptr(x), big, NULL);
+  if (!st) st = interior_copy(ctx, d, &g, rill_tensor_ptr(out), big, false);
+  rill_cuda_mem_free(d, big); /* queued behind its last user */
+  return st;
 }
 
 rill_status *rill_cuda_conv2d_transpose_grad_fp32(rill_kernel_ctx *ctx) {
@@ -581,9 +588,15 @@ rill_status *rill_cuda_conv2d_transpose_grad_fp32(rill_kernel_ctx *ctx) {
   if (done) return NULL;
   size_t limit = workspace_limit(ctx, RILL_CONV2D_TRANSPOSE_GRAD_ATTR_WORKSPACE_SIZE_MB);
   if (a.dx)
-    RILL_TRY(conv_forward(ctx, a.d, &a.g, limit, rill_tensor_ptr(a.dy), rill_tensor_ptr(a.f), rill_tensor_ptr(a.dx),
-                          NULL));
+    RILL_TRY(conv_forward_any(ctx, a.d, &a.g, limit, rill_tensor_ptr(a.dy), rill_tensor_ptr(a.f),
+                              rill_tensor_ptr(a.dx), NULL));
   if (!a.dw) return NULL;
-  return conv_backward(ctx, a.d, &a.g, limit, rill_tensor_ptr(a.dy), NULL, rill_tensor_ptr(a.x), NULL,
-                       rill_tensor_ptr(a.dw));
+  /* Filter@GRAD: Output@GRAD (the convolution's input side) padded when uneven */
+  const float *dy;
+  float *copy;
+  RILL_TRY(padded_input(ctx, a.d, &a.g, rill_tensor_ptr(a.dy), &dy, &copy));
+  rill_conv_geom gg = copy ? grown(&a.g) : a.g;
+  rill_status *st = conv_backward(ctx, a.d, &gg, limit, dy, NULL, rill_tensor_ptr(a.x), NULL, rill_tensor_ptr(a.dw));
+  rill_cuda_mem_free(a.d, copy); /* queued behind the convolution */
+  return st;
 }

@@ -2097,6 +2097,91 @@ Test(cuda_kernels, depthwise_conv2d_transpose_upsamples) {
   compare(&c);
 }
 
+/* ---- NHWC convolutions, uneven paddings of the transposed one ---- */
+
+static void conv_s2_p1_d2_g2_nhwc(rill_op_builder *b) {
+  conv_s2_p1_d2_g2(b);
+  OK(rill_op_builder_attr_string(b, "data_format", "NHWC"));
+}
+static void same_s2_depthwise_nhwc(rill_op_builder *b) {
+  same_s2_depthwise(b);
+  OK(rill_op_builder_attr_string(b, "data_format", "NHWC"));
+}
+static void convt_s2_p1_g2_op1_nhwc(rill_op_builder *b) {
+  convt_s2_p1_g2_op1(b);
+  OK(rill_op_builder_attr_string(b, "data_format", "NHWC"));
+}
+/* [top, bottom, left, right] = [1, 0, 2, 1], stride 2, 2 groups: Input [2, 4, 5, 6]
+ * gives h (5 - 1) 2 - 1 + 3 = 10, w (6 - 1) 2 - 3 + 3 = 10. */
+static void convt_uneven(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "strides", (const int32_t[]){2, 2}, 2));
+  OK(rill_op_builder_attr_ints(b, "paddings", (const int32_t[]){1, 0, 2, 1}, 4));
+  OK(rill_op_builder_attr_int(b, "groups", 2));
+}
+static void convt_uneven_nhwc(rill_op_builder *b) {
+  convt_uneven(b);
+  OK(rill_op_builder_attr_string(b, "data_format", "NHWC"));
+}
+
+/* The cases above in NHWC (cuDNN's NHWC tensors beside the OIHW filter), a depthwise one
+ * through the padded copy, and each one's gradients. */
+Test(cuda_kernels, conv2d_nhwc_and_gradients) {
+  op_case c = {"conv2d", {IN("Input", "x", -1, 1, 2, 11, 9, 4), IN("Filter", "w", -1, 1, 6, 2, 3, 3)},
+               {OUT("Output", "y", 2, 5, 11, 6)}, conv_s2_p1_d2_g2_nhwc, 1e-4};
+  compare(&c);
+  op_case g = {"conv2d_grad",
+               {IN("Input", "x", -1, 1, 2, 11, 9, 4), IN("Filter", "w", -1, 1, 6, 2, 3, 3),
+                IN("Output@GRAD", "dy", -1, 1, 2, 5, 11, 6)},
+               {OUT("Input@GRAD", "dx", 2, 11, 9, 4), OUT("Filter@GRAD", "dw", 6, 2, 3, 3)},
+               conv_s2_p1_d2_g2_nhwc, 1e-4};
+  compare(&g);
+}
+
+Test(cuda_kernels, depthwise_conv2d_nhwc_uneven_paddings) {
+  op_case c = {"depthwise_conv2d", {IN("Input", "x", -1, 1, 2, 8, 8, 5), IN("Filter", "w", -1, 1, 5, 1, 3, 3)},
+               {OUT("Output", "y", 2, 4, 4, 5)}, same_s2_depthwise_nhwc, 1e-4};
+  compare(&c);
+  op_case g = {"depthwise_conv2d_grad",
+               {IN("Input", "x", -1, 1, 2, 8, 8, 5), IN("Filter", "w", -1, 1, 5, 1, 3, 3),
+                IN("Output@GRAD", "dy", -1, 1, 2, 4, 4, 5)},
+               {OUT("Input@GRAD", "dx", 2, 8, 8, 5), OUT("Filter@GRAD", "dw", 5, 1, 3, 3)},
+               same_s2_depthwise_nhwc, 1e-4};
+  compare(&g);
+}
+
+Test(cuda_kernels, conv2d_transpose_nhwc_and_gradients) {
+  op_case c = {"conv2d_transpose", {IN("Input", "x", -1, 1, 2, 5, 6, 4), IN("Filter", "w", -1, 1, 4, 3, 3, 3)},
+               {OUT("Output", "y", 2, 10, 12, 6)}, convt_s2_p1_g2_op1_nhwc, 1e-4};
+  compare(&c);
+  op_case g = {"conv2d_transpose_grad",
+               {IN("Input", "x", -1, 1, 2, 5, 6, 4), IN("Filter", "w", -1, 1, 4, 3, 3, 3),
+                IN("Output@GRAD", "dy", -1, 1, 2, 10, 12, 6)},
+               {OUT("Input@GRAD", "dx", 2, 5, 6, 4), OUT("Filter@GRAD", "dw", 4, 3, 3, 3)},
+               convt_s2_p1_g2_op1_nhwc, 1e-4};
+  compare(&g);
+}
+
+/* Uneven paddings: Output computed in the grown shape and cropped; Input@GRAD the
+ * convolution of a padded Output@GRAD, Filter@GRAD against it; NCHW and NHWC. */
+Test(cuda_kernels, conv2d_transpose_uneven_paddings) {
+  op_case c = {"conv2d_transpose", {IN("Input", "x", -1, 1, 2, 4, 5, 6), IN("Filter", "w", -1, 1, 4, 3, 3, 3)},
+               {OUT("Output", "y", 2, 6, 10, 10)}, convt_uneven, 1e-4};
+  compare(&c);
+  op_case g = {"conv2d_transpose_grad",
+               {IN("Input", "x", -1, 1, 2, 4, 5, 6), IN("Filter", "w", -1, 1, 4, 3, 3, 3),
+                IN("Output@GRAD", "dy", -1, 1, 2, 6, 10, 10)},
+               {OUT("Input@GRAD", "dx", 2, 4, 5, 6), OUT("Filter@GRAD", "dw", 4, 3, 3, 3)}, convt_uneven, 1e-4};
+  compare(&g);
+  op_case n = {"conv2d_transpose", {IN("Input", "x", -1, 1, 2, 5, 6, 4), IN("Filter", "w", -1, 1, 4, 3, 3, 3)},
+               {OUT("Output", "y", 2, 10, 10, 6)}, convt_uneven_nhwc, 1e-4};
+  compare(&n);
+  op_case ng = {"conv2d_transpose_grad",
+                {IN("Input", "x", -1, 1, 2, 5, 6, 4), IN("Filter", "w", -1, 1, 4, 3, 3, 3),
+                 IN("Output@GRAD", "dy", -1, 1, 2, 10, 10, 6)},
+                {OUT("Input@GRAD", "dx", 2, 5, 6, 4), OUT("Filter@GRAD", "dw", 4, 3, 3, 3)}, convt_uneven_nhwc, 1e-4};
+  compare(&ng);
+}
+
 /* ---- layer_norm_grad ---- */
 
 /* Rows of 165 with Scale (all three gradients), and rows of 2049 without (X@GRAD alone):

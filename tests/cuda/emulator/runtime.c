@@ -194,7 +194,13 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
 
 struct cudnnTensorStruct {
   int n, c, h, w;
+  bool nhwc; /* CUDNN_TENSOR_NHWC: [n, h, w, c] in memory */
 };
+
+/* The offset of element (s, ch, y, x) of tensor t in its format. */
+static size_t at(const struct cudnnTensorStruct *t, int s, int ch, int y, int x) {
+  return t->nhwc ? (((size_t)s * t->h + y) * t->w + x) * t->c + ch : (((size_t)s * t->c + ch) * t->h + y) * t->w + x;
+}
 struct cudnnFilterStruct {
   int k, c, h, w;
 };
@@ -260,9 +266,10 @@ cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d) 
 
 cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t format, cudnnDataType_t type,
                                          int n, int c, int h, int w) {
-  if (format != CUDNN_TENSOR_NCHW || type != CUDNN_DATA_FLOAT) return CUDNN_STATUS_NOT_SUPPORTED;
+  if ((format != CUDNN_TENSOR_NCHW && format != CUDNN_TENSOR_NHWC) || type != CUDNN_DATA_FLOAT)
+    return CUDNN_STATUS_NOT_SUPPORTED;
   if (n < 1 || c < 1 || h < 1 || w < 1) return CUDNN_STATUS_BAD_PARAM;
-  *d = (struct cudnnTensorStruct){n, c, h, w};
+  *d = (struct cudnnTensorStruct){n, c, h, w, format == CUDNN_TENSOR_NHWC};
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -299,10 +306,11 @@ cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t d, cudnnM
   return CUDNN_STATUS_SUCCESS;
 }
 
-/* Whether x, w and y fit convolution c: channels and groups, and y's extents. */
+/* Whether x, w and y fit convolution c: channels and groups, and y's extents; x and y
+ * of one format (the filter is KCRS in either). */
 static bool consistent(const struct cudnnTensorStruct *x, const struct cudnnFilterStruct *w,
                        const struct cudnnConvolutionStruct *c, const struct cudnnTensorStruct *y) {
-  if (x->c != w->c * c->groups || w->k % c->groups || y->c != w->k || y->n != x->n) return false;
+  if (x->nhwc != y->nhwc || x->c != w->c * c->groups || w->k % c->groups || y->c != w->k || y->n != x->n) return false;
   int oh = (x->h + 2 * c->ph - (c->dh * (w->h - 1) + 1)) / c->sh + 1;
   int ow = (x->w + 2 * c->pw - (c->dw * (w->w - 1) + 1)) / c->sw + 1;
   return oh == y->h && ow == y->w;
@@ -369,9 +377,9 @@ static cudnnStatus_t convolve(int into, const struct cudnnTensorStruct *x, const
               for (int kx = 0; kx < w->w; kx++) {
                 int iy = oy * c->sh - c->ph + ky * c->dh, ix = ox * c->sw - c->pw + kx * c->dw;
                 if (iy < 0 || iy >= x->h || ix < 0 || ix >= x->w) continue;
-                size_t xi = (((size_t)s * x->c + (size_t)(m / per_group) * w->c + ci) * x->h + iy) * x->w + ix;
+                size_t xi = at(x, s, (m / per_group) * w->c + ci, iy, ix);
                 size_t wi = (((size_t)m * w->c + ci) * w->h + ky) * w->w + kx;
-                size_t yi = (((size_t)s * y->c + m) * y->h + oy) * y->w + ox;
+                size_t yi = at(y, s, m, oy, ox);
                 if (into == INTO_Y) acc[yi] += (double)xp[xi] * wp[wi];
                 else if (into == INTO_X) acc[xi] += (double)yp[yi] * wp[wi];
                 else acc[wi] += (double)yp[yi] * xp[xi];
@@ -446,10 +454,10 @@ cudnnStatus_t cudnnConvolutionBiasActivationForward(
   if (act->mode != CUDNN_ACTIVATION_RELU &&
       (act->mode != CUDNN_ACTIVATION_IDENTITY || algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM))
     return CUDNN_STATUS_NOT_SUPPORTED;
-  if (z->n != y->n || z->c != y->c || z->h != y->h || z->w != y->w || bias->n != 1 || bias->c != y->c ||
-      bias->h != 1 || bias->w != 1)
+  if (z->n != y->n || z->c != y->c || z->h != y->h || z->w != y->w || z->nhwc != y->nhwc || bias->n != 1 ||
+      bias->c != y->c || bias->h != 1 || bias->w != 1)
     return CUDNN_STATUS_BAD_PARAM;
-  size_t n = (size_t)y->n * y->c * y->h * y->w, plane = (size_t)y->h * y->w;
+  size_t n = (size_t)y->n * y->c * y->h * y->w, plane = y->nhwc ? 1 : (size_t)y->h * y->w;
   float *conv = malloc((n ? n : 1) * sizeof *conv);
   if (!conv) return CUDNN_STATUS_ALLOC_FAILED;
   cudnnStatus_t s = convolve(INTO_Y, x, w, c, y, xp, wp, NULL, conv, *(const float *)alpha1, 0.0f);
