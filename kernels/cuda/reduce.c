@@ -75,11 +75,13 @@ rill_status *rill_cuda_reduce_mean_grad_fp32(rill_kernel_ctx *ctx) { return redu
 
 /* reduce_max, _min and _prod (float32, float64, int32, int64), reduce_all and _any
  * (bool): the CPU's folds (launch.h, rill_cuda_reduce_fold), on the same walk. */
-#define SAME_ATTRS(OP)                                                                           \
+#define SAME_WALK_ATTRS(OP)                                                                      \
   (RILL_SAME_POS(RILL_##OP##_ATTR_DIM, RILL_REDUCE_SUM_ATTR_DIM) &&                              \
    RILL_SAME_POS(RILL_##OP##_ATTR_KEEP_DIM, RILL_REDUCE_SUM_ATTR_KEEP_DIM) &&                    \
-   RILL_SAME_POS(RILL_##OP##_ATTR_REDUCE_ALL, RILL_REDUCE_SUM_ATTR_REDUCE_ALL) &&                \
-   RILL_SAME_POS(RILL_##OP##_IN_X, RILL_REDUCE_SUM_IN_X) && RILL_SAME_POS(RILL_##OP##_OUT_OUT, RILL_REDUCE_SUM_OUT_OUT))
+   RILL_SAME_POS(RILL_##OP##_ATTR_REDUCE_ALL, RILL_REDUCE_SUM_ATTR_REDUCE_ALL))
+#define SAME_ATTRS(OP) \
+  (SAME_WALK_ATTRS(OP) && RILL_SAME_POS(RILL_##OP##_IN_X, RILL_REDUCE_SUM_IN_X) && \
+   RILL_SAME_POS(RILL_##OP##_OUT_OUT, RILL_REDUCE_SUM_OUT_OUT))
 _Static_assert(SAME_ATTRS(REDUCE_MAX) && SAME_ATTRS(REDUCE_MIN) && SAME_ATTRS(REDUCE_PROD) && SAME_ATTRS(REDUCE_ALL) &&
                    SAME_ATTRS(REDUCE_ANY),
                "the reductions keep their attributes and slots at reduce_sum's positions");
@@ -108,12 +110,9 @@ rill_status *rill_cuda_reduce_any_bool(rill_kernel_ctx *ctx) { return reduce_fol
 
 /* Their gradients read X, the forward Out and Out@GRAD. */
 #define SAME_GRAD_SLOTS(OP)                                                                            \
-  (RILL_SAME_POS(RILL_##OP##_GRAD_IN_X, RILL_REDUCE_MAX_GRAD_IN_X) &&                                   \
+  (SAME_WALK_ATTRS(OP##_GRAD) && RILL_SAME_POS(RILL_##OP##_GRAD_IN_X, RILL_REDUCE_MAX_GRAD_IN_X) &&      \
    RILL_SAME_POS(RILL_##OP##_GRAD_IN_OUT, RILL_REDUCE_MAX_GRAD_IN_OUT) &&                               \
-   RILL_SAME_POS(RILL_##OP##_GRAD_IN_OUT_GRAD, RILL_REDUCE_MAX_GRAD_IN_OUT_GRAD) &&                     \
-   RILL_SAME_POS(RILL_##OP##_GRAD_ATTR_DIM, RILL_REDUCE_SUM_ATTR_DIM) &&                                \
-   RILL_SAME_POS(RILL_##OP##_GRAD_ATTR_KEEP_DIM, RILL_REDUCE_SUM_ATTR_KEEP_DIM) &&                      \
-   RILL_SAME_POS(RILL_##OP##_GRAD_ATTR_REDUCE_ALL, RILL_REDUCE_SUM_ATTR_REDUCE_ALL))
+   RILL_SAME_POS(RILL_##OP##_GRAD_IN_OUT_GRAD, RILL_REDUCE_MAX_GRAD_IN_OUT_GRAD))
 _Static_assert(SAME_GRAD_SLOTS(REDUCE_MAX) && SAME_GRAD_SLOTS(REDUCE_MIN) && SAME_GRAD_SLOTS(REDUCE_PROD),
                "the fold gradients keep their slots and attributes at one position");
 

@@ -1568,7 +1568,7 @@ Test(cuda_kernels, gather_grad_overwrite_and_sum) {
 
 Test(cuda_kernels, gather_refuses_an_index_outside_x) {
   NEED_CUDA_DEVICE();
-  refuses_an_index_outside("gather", "X", "Index", "5 rows");
+  refuses_an_index_outside("gather", "X", "Index", "outside [0, 5) of dim 0 of input X (w)");
 }
 
 /* ---- gather_nd, index_select, index_sample ---- */

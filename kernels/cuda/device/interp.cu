@@ -9,6 +9,26 @@ using namespace rill_cuda;
 
 namespace {
 
+// The coordinates of element i of a [n, c, d, h, w] tensor (channel_last: [n, d, h, w, c]).
+__device__ inline void coords(int64_t i, int64_t cs, int64_t ds, int64_t hs, int64_t ws, bool channel_last, int64_t *n,
+                              int64_t *c, int64_t *d, int64_t *h, int64_t *w) {
+  if (channel_last) {
+    *c = i % cs;
+    i /= cs;
+  }
+  *w = i % ws;
+  i /= ws;
+  *h = i % hs;
+  i /= hs;
+  *d = i % ds;
+  i /= ds;
+  if (!channel_last) {
+    *c = i % cs;
+    i /= cs;
+  }
+  *n = i;
+}
+
 __global__ void interp(const float *x, float *out, rill_cuda_interp p) {
   int64_t total_axes = p.od + p.oh + p.ow;
   const int64_t *lo_d = p.tables, *lo_h = lo_d + p.od, *lo_w = lo_h + p.oh;
@@ -19,22 +39,8 @@ __global__ void interp(const float *x, float *out, rill_cuda_interp p) {
   // element strides of x: channel, then one spatial step (w)
   int64_t xc = p.channel_last ? 1 : p.d * p.h * p.w, xs = p.channel_last ? p.c : 1;
   for (int64_t o = first_index(); o < numel; o += grid_stride()) {
-    int64_t rem = o, n, c = 0, od, oh, ow;
-    if (p.channel_last) {
-      c = rem % p.c;
-      rem /= p.c;
-    }
-    ow = rem % p.ow;
-    rem /= p.ow;
-    oh = rem % p.oh;
-    rem /= p.oh;
-    od = rem % p.od;
-    rem /= p.od;
-    if (!p.channel_last) {
-      c = rem % p.c;
-      rem /= p.c;
-    }
-    n = rem;
+    int64_t n, c, od, oh, ow;
+    coords(o, p.c, p.od, p.oh, p.ow, p.channel_last, &n, &c, &od, &oh, &ow);
     const float *xb = x + n * p.c * p.d * p.h * p.w + c * xc;
     if (!p.bilinear) {
       out[o] = xb[((lo_d[od] * p.h + lo_h[oh]) * p.w + lo_w[ow]) * xs];
@@ -67,22 +73,8 @@ __global__ void interp_grad(const float *g, float *dx, rill_cuda_interp_grad p) 
   // element strides of Out@GRAD: channel, then one spatial step (w)
   int64_t gc = p.channel_last ? 1 : p.od * p.oh * p.ow, gs = p.channel_last ? p.c : 1;
   for (int64_t i = first_index(); i < numel; i += grid_stride()) {
-    int64_t rem = i, n, c = 0, xd, xh, xw;
-    if (p.channel_last) {
-      c = rem % p.c;
-      rem /= p.c;
-    }
-    xw = rem % p.w;
-    rem /= p.w;
-    xh = rem % p.h;
-    rem /= p.h;
-    xd = rem % p.d;
-    rem /= p.d;
-    if (!p.channel_last) {
-      c = rem % p.c;
-      rem /= p.c;
-    }
-    n = rem;
+    int64_t n, c, xd, xh, xw;
+    coords(i, p.c, p.d, p.h, p.w, p.channel_last, &n, &c, &xd, &xh, &xw);
     const float *gb = g + n * p.c * p.od * p.oh * p.ow + c * gc;
     float s = 0.0f;
     int64_t od, oh, ow;
