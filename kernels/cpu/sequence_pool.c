@@ -6,57 +6,25 @@
 
 #include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
-
-enum { P_AVERAGE, P_SUM, P_SQRT, P_MAX, P_LAST, P_FIRST };
-
-static int pool_kind(const char *s) {
-  static const char *const names[] = {"AVERAGE", "SUM", "SQRT", "MAX", "LAST", "FIRST"};
-  for (int i = 0; i < 6; i++)
-    if (s && strcmp(s, names[i]) == 0) return i;
-  return -1;
-}
-
-/* The pooltype attribute as a P_ kind, or an error naming it. */
-static rill_status *pool_kind_attr(rill_kernel_ctx *ctx, const rill_attr_value *a, int *kind) {
-  *kind = pool_kind(a->v.s);
-  if (*kind < 0) return rill_kernel_error(ctx, "attribute pooltype \"%s\" is unknown", a->v.s ? a->v.s : "");
-  return NULL;
-}
-
-/* X's sequences (its last LoD level), checked against its rows; D is a row's width. */
-static rill_status *sequences_of(rill_kernel_ctx *ctx, const rill_tensor *x, const rill_lod_level **lv,
-                                 int64_t *nseq, int64_t *rows, int64_t *D) {
-  if (x->lod.nlevels == 0 || x->lod.nlevels > 2)
-    return rill_kernel_error(ctx, "input X (%s) has %zu LoD levels, expected 1 or 2", rill_kin_name(ctx, 0, 0),
-                             x->lod.nlevels);
-  const rill_lod_level *l = *lv = &x->lod.levels[x->lod.nlevels - 1];
-  *nseq = (int64_t)l->n - 1, *rows = x->dims.d[0];
-  *D = *rows > 0 ? rill_tensor_numel(x) / *rows : rill_dims_prod(&x->dims, 1, x->dims.n);
-  for (int64_t i = 0; i < *nseq; i++)
-    if (l->offsets[i] > l->offsets[i + 1] || l->offsets[i + 1] > (uint64_t)*rows)
-      return rill_kernel_error(ctx, "input X (%s): LoD offsets %llu..%llu do not fit its %lld rows",
-                               rill_kin_name(ctx, 0, 0), (unsigned long long)l->offsets[i],
-                               (unsigned long long)l->offsets[i + 1], (long long)*rows);
-  return NULL;
-}
+#include "operators/sequence_pool.h"
 
 #define SEQUENCE_POOL(T, DT, SQRT, NAME)                                                       \
-  rill_status *NAME(rill_kernel_ctx *ctx) { \
+  rill_status *NAME(rill_kernel_ctx *ctx) {                                                    \
     rill_tensor *x = NULL, *out = NULL, *mi = NULL;                                            \
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                                \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                             \
     int kind;                                                                                  \
-    RILL_TRY(pool_kind_attr(ctx, &ctx->attrs[RILL_SEQUENCE_POOL_ATTR_POOLTYPE], &kind));       \
-    if (kind == P_MAX && rill_kout(ctx, 1, 0))                                                 \
+    RILL_TRY(rill_seqpool_kind_of(ctx, &ctx->attrs[RILL_SEQUENCE_POOL_ATTR_POOLTYPE], &kind)); \
+    if (kind == RILL_SEQPOOL_MAX && rill_kout(ctx, 1, 0))                                      \
       RILL_TRY(rill_kout_need(ctx, 1, 0, RILL_DTYPE_INT32, &mi));                              \
-    const rill_lod_level *lv;                                                                  \
-    int64_t nseq, rows, D;                                                                     \
-    RILL_TRY(sequences_of(ctx, x, &lv, &nseq, &rows, &D));                                     \
+    const rill_lod_level *lv = NULL;                                                           \
+    int64_t nseq = 0, rows = 0, D = 0;                                                         \
+    RILL_TRY(rill_seqpool_sequences(ctx, x, &lv, &nseq, &rows, &D));                           \
     rill_dims want = x->dims;                                                                  \
     want.d[0] = nseq;                                                                          \
     RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &want));                                     \
     if (mi) RILL_TRY(rill_kout_check_dims(ctx, 1, 0, mi, &want));                              \
-    if (x->lod.nlevels == 2) { \
+    if (x->lod.nlevels == 2) {                                                                 \
       rill_lod lod = {0, NULL};                                                                \
       rill_lod first = {1, x->lod.levels};                                                     \
       RILL_TRY(rill_lod_copy(&lod, &first));                                                   \
@@ -66,29 +34,29 @@ static rill_status *sequences_of(rill_kernel_ctx *ctx, const rill_tensor *x, con
     const T *xp = rill_tensor_ptr(x);                                                          \
     T *op = rill_tensor_ptr(out), pad = (T)ctx->attrs[RILL_SEQUENCE_POOL_ATTR_PAD_VALUE].v.f;  \
     int32_t *ip = mi ? (int32_t *)rill_tensor_ptr(mi) : NULL;                                  \
-    for (int64_t i = 0; i < nseq; i++) { \
+    for (int64_t i = 0; i < nseq; i++) {                                                       \
       int64_t a = (int64_t)lv->offsets[i], b = (int64_t)lv->offsets[i + 1];                    \
       T *o = op + i * D;                                                                       \
-      if (a == b) { \
+      if (a == b) {                                                                            \
         for (int64_t k = 0; k < D; k++) o[k] = pad;                                            \
         if (ip)                                                                                \
           for (int64_t k = 0; k < D; k++) ip[i * D + k] = -1;                                  \
         continue;                                                                              \
       }                                                                                        \
-      switch (kind) { \
-      case P_LAST:                                                                             \
+      switch (kind) {                                                                          \
+      case RILL_SEQPOOL_LAST:                                                                  \
         memcpy(o, xp + (b - 1) * D, (size_t)D * sizeof(T));                                    \
         break;                                                                                 \
-      case P_FIRST:                                                                            \
+      case RILL_SEQPOOL_FIRST:                                                                 \
         memcpy(o, xp + a * D, (size_t)D * sizeof(T));                                          \
         break;                                                                                 \
-      case P_MAX:                                                                              \
+      case RILL_SEQPOOL_MAX:                                                                   \
         memcpy(o, xp + a * D, (size_t)D * sizeof(T));                                          \
         if (ip)                                                                                \
           for (int64_t k = 0; k < D; k++) ip[i * D + k] = (int32_t)a;                          \
         for (int64_t r = a + 1; r < b; r++)                                                    \
           for (int64_t k = 0; k < D; k++)                                                      \
-            if (xp[r * D + k] > o[k]) { \
+            if (xp[r * D + k] > o[k]) {                                                        \
               o[k] = xp[r * D + k];                                                            \
               if (ip) ip[i * D + k] = (int32_t)r;                                              \
             }                                                                                  \
@@ -97,8 +65,8 @@ static rill_status *sequences_of(rill_kernel_ctx *ctx, const rill_tensor *x, con
         memcpy(o, xp + a * D, (size_t)D * sizeof(T));                                          \
         for (int64_t r = a + 1; r < b; r++)                                                    \
           for (int64_t k = 0; k < D; k++) o[k] += xp[r * D + k];                               \
-        T div = kind == P_AVERAGE ? (T)(b - a) : kind == P_SQRT ? SQRT((T)(b - a)) : (T)1;     \
-        if (kind != P_SUM)                                                                     \
+        T div = kind == RILL_SEQPOOL_AVERAGE ? (T)(b - a) : kind == RILL_SEQPOOL_SQRT ? SQRT((T)(b - a)) : (T)1; \
+        if (kind != RILL_SEQPOOL_SUM)                                                          \
           for (int64_t k = 0; k < D; k++) o[k] /= div;                                         \
       }                                                                                        \
       }                                                                                        \
@@ -110,18 +78,18 @@ SEQUENCE_POOL(float, RILL_DTYPE_FP32, sqrtf, rill_cpu_sequence_pool_fp32)
 SEQUENCE_POOL(double, RILL_DTYPE_FP64, sqrt, rill_cpu_sequence_pool_fp64)
 
 #define SEQUENCE_POOL_GRAD(T, DT, SQRT, NAME)                                                  \
-  rill_status *NAME(rill_kernel_ctx *ctx) { \
+  rill_status *NAME(rill_kernel_ctx *ctx) {                                                    \
     rill_tensor *x = NULL, *mi = NULL, *dout = NULL, *dx = NULL;                               \
     if (!rill_kout(ctx, 0, 0)) return NULL;                                                    \
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                                \
     RILL_TRY(rill_kin_need(ctx, 2, 0, DT, &dout));                                             \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &dx));                                              \
     int kind;                                                                                  \
-    RILL_TRY(pool_kind_attr(ctx, &ctx->attrs[RILL_SEQUENCE_POOL_GRAD_ATTR_POOLTYPE], &kind));  \
-    if (kind == P_MAX) RILL_TRY(rill_kin_need(ctx, 1, 0, RILL_DTYPE_INT32, &mi));              \
-    const rill_lod_level *lv;                                                                  \
-    int64_t nseq, rows, D;                                                                     \
-    RILL_TRY(sequences_of(ctx, x, &lv, &nseq, &rows, &D));                                     \
+    RILL_TRY(rill_seqpool_kind_of(ctx, &ctx->attrs[RILL_SEQUENCE_POOL_GRAD_ATTR_POOLTYPE], &kind)); \
+    if (kind == RILL_SEQPOOL_MAX) RILL_TRY(rill_kin_need(ctx, 1, 0, RILL_DTYPE_INT32, &mi));   \
+    const rill_lod_level *lv = NULL;                                                           \
+    int64_t nseq = 0, rows = 0, D = 0;                                                         \
+    RILL_TRY(rill_seqpool_sequences(ctx, x, &lv, &nseq, &rows, &D));                           \
     if (rill_tensor_numel(dout) != nseq * D || (mi && rill_tensor_numel(mi) != nseq * D))      \
       return rill_kernel_error(ctx, "inputs Out@GRAD (%s) and MaxIndex must hold %lld x %lld " \
                                "elements (one row per sequence of X (%s))",                    \
@@ -132,19 +100,19 @@ SEQUENCE_POOL(double, RILL_DTYPE_FP64, sqrt, rill_cpu_sequence_pool_fp64)
     T *dp = rill_tensor_ptr(dx);                                                               \
     const int32_t *ip = mi ? (const int32_t *)rill_tensor_ptr(mi) : NULL;                      \
     memset(dp, 0, (size_t)(rows * D) * sizeof(T));                                             \
-    for (int64_t i = 0; i < nseq; i++) { \
+    for (int64_t i = 0; i < nseq; i++) {                                                       \
       int64_t a = (int64_t)lv->offsets[i], b = (int64_t)lv->offsets[i + 1];                    \
       const T *g = gp + i * D;                                                                 \
       if (a == b) continue;                                                                    \
-      switch (kind) { \
-      case P_LAST:                                                                             \
+      switch (kind) {                                                                          \
+      case RILL_SEQPOOL_LAST:                                                                  \
         memcpy(dp + (b - 1) * D, g, (size_t)D * sizeof(T));                                    \
         break;                                                                                 \
-      case P_FIRST:                                                                            \
+      case RILL_SEQPOOL_FIRST:                                                                 \
         memcpy(dp + a * D, g, (size_t)D * sizeof(T));                                          \
         break;                                                                                 \
-      case P_MAX:                                                                              \
-        for (int64_t k = 0; k < D; k++) { \
+      case RILL_SEQPOOL_MAX:                                                                   \
+        for (int64_t k = 0; k < D; k++) {                                                      \
           int64_t r = ip[i * D + k];                                                           \
           if (r < a || r >= b)                                                                 \
             return rill_kernel_error(ctx, "input MaxIndex (%s) holds row %lld for sequence "   \
@@ -155,7 +123,7 @@ SEQUENCE_POOL(double, RILL_DTYPE_FP64, sqrt, rill_cpu_sequence_pool_fp64)
         }                                                                                      \
         break;                                                                                 \
       default: {                                                                               \
-        T div = kind == P_AVERAGE ? (T)(b - a) : kind == P_SQRT ? SQRT((T)(b - a)) : (T)1;     \
+        T div = kind == RILL_SEQPOOL_AVERAGE ? (T)(b - a) : kind == RILL_SEQPOOL_SQRT ? SQRT((T)(b - a)) : (T)1; \
         for (int64_t r = a; r < b; r++)                                                        \
           for (int64_t k = 0; k < D; k++) dp[r * D + k] = g[k] / div;                          \
       }                                                                                        \

@@ -217,6 +217,33 @@ cudaError_t rill_cuda_accuracy(const int64_t *idx, const void *label, bool label
  * NaN ranking above (below) every number, as int64 or int32 (out_i64). */
 cudaError_t rill_cuda_arg_max(const void *x, int dtype, bool min, int64_t outer, int64_t n, int64_t inner, void *out,
                               bool out_i64, cudaStream_t s);
+/* ---- sequence_pool (device/sequence.cu) ----
+ * X's rows [rows, width] grouped into nseq sequences by offsets (nseq + 1 of them, on
+ * the device); kind a rill_cuda_seqpool_kind (operators/sequence_pool.h's). Each output
+ * element as the CPU kernel computes it: the first row, then the others added (or, for
+ * MAX, taken when strictly greater) in order, then divided by the length (AVERAGE) or
+ * its square root (SQRT); an empty sequence gives pad (and MaxIndex -1). */
+enum rill_cuda_seqpool_kind {
+  RILL_CUDA_SEQPOOL_AVERAGE,
+  RILL_CUDA_SEQPOOL_SUM,
+  RILL_CUDA_SEQPOOL_SQRT,
+  RILL_CUDA_SEQPOOL_MAX,
+  RILL_CUDA_SEQPOOL_LAST,
+  RILL_CUDA_SEQPOOL_FIRST
+};
+typedef struct rill_cuda_seqpool {
+  const int64_t *offsets;
+  int64_t nseq, width;
+  int kind;
+  float pad;
+} rill_cuda_seqpool;
+cudaError_t rill_cuda_seqpool_f32(const float *x, float *out, int32_t *max_index, const rill_cuda_seqpool *p,
+                                  cudaStream_t s);
+/* Its gradient into dx, which holds zeros: Out@GRAD (dout) back to the rows it came from,
+ * divided as the forward divided; for MAX to the rows max_index names. */
+cudaError_t rill_cuda_seqpool_grad_f32(const float *dout, const int32_t *max_index, float *dx,
+                                       const rill_cuda_seqpool *p, cudaStream_t s);
+
 /* ---- interpolation (device/interp.cu) ---- */
 /* nearest or bilinear interpolation of x [n, c, d, h, w] (channel_last: [n, d, h, w,
  * c]) to [.., od, oh, ow], from per-axis tables made on the host as the CPU kernel makes

@@ -20,6 +20,8 @@ typedef struct arg {
   rill_dtype dtype; /* 0 means float32 here (RILL_DTYPE_BOOL is 0: see boolean) */
   int nan_every;    /* float inputs: every nan_every-th element NaN (0: none) */
   bool boolean;     /* a bool tensor, whatever dtype says */
+  const uint64_t *lod; /* inputs: one LoD level of nlod offsets (NULL: none) */
+  size_t nlod;
 } arg;
 
 typedef struct op_case {
@@ -128,6 +130,8 @@ static void run_case(const op_case *c, rill_place place, unsigned seed, rill_ten
       for (int64_t j = 3; j < numel_of(&c->in[i]); j += c->in[i].nan_every) d[j] = NAN;
     feed_names[i] = c->in[i].var;
   }
+  for (int i = 0; i < nin; i++)
+    if (c->in[i].lod) OK(rill_tensor_set_lod(feeds[i], 1, &c->in[i].lod, &c->in[i].nlod));
   for (int i = 0; i < nout; i++) fetch_names[i] = c->out[i].var;
   rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
   o.place = place;
@@ -164,8 +168,10 @@ static void compare(const op_case *c) {
   }
 }
 
-#define IN(slot, var, lo, hi, ...) {slot, var, sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t), {__VA_ARGS__}, lo, hi, 0, 0, false}
-#define OUT(slot, var, ...) {slot, var, sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t), {__VA_ARGS__}, 0, 0, 0, 0, false}
+#define IN(slot, var, lo, hi, ...) \
+  {slot, var, sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t), {__VA_ARGS__}, lo, hi, 0, 0, false, NULL, 0}
+#define OUT(slot, var, ...) \
+  {slot, var, sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t), {__VA_ARGS__}, 0, 0, 0, 0, false, NULL, 0}
 
 static void axis1(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "axis", 1)); }
 static void axis_last(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "axis", -1)); }
@@ -1638,6 +1644,77 @@ Test(cuda_kernels, index_gradients_sum_repeats) {
 Test(cuda_kernels, index_select_refuses_an_index_outside_x) {
   NEED_CUDA_DEVICE();
   refuses_an_index_outside("index_select", "X", "Index", "outside [0, 5) of dim 0 of input X (w)");
+}
+
+/* ---- sequence_pool ---- */
+
+static const char *const pool_types[] = {"AVERAGE", "SUM", "SQRT", "MAX", "LAST", "FIRST"};
+static const char *pool_type;
+static void pooltype(rill_op_builder *b) {
+  OK(rill_op_builder_attr_string(b, "pooltype", pool_type));
+  OK(rill_op_builder_attr_float(b, "pad_value", 0.5f));
+}
+
+/* Every pool type over X [14, 3, 5] (rows of 15) in 5 sequences, one of them empty (pad
+ * 0.5, MaxIndex -1): sums and maxima in the CPU's order, bit for bit; then each
+ * gradient (MAX's from a single sequence, where any MaxIndex row is valid). */
+Test(cuda_kernels, sequence_pool_every_type_and_gradient) {
+  static const uint64_t lod[] = {0, 3, 4, 4, 9, 14}, one[] = {0, 14};
+  for (int t = 0; t < 6; t++) {
+    pool_type = pool_types[t];
+    op_case c = {"sequence_pool", {IN("X", "x", -1, 1, 14, 3, 5)}, {OUT("Out", "out", 5, 3, 5)}, pooltype, 0};
+    c.in[0].lod = lod, c.in[0].nlod = 6;
+    if (t == 3) c.out[1] = (arg)OUT("MaxIndex", "mi", 5, 3, 5), c.out[1].dtype = RILL_DTYPE_INT32;
+    compare(&c);
+    op_case g = {"sequence_pool_grad",
+                 {IN("X", "x", -1, 1, 14, 3, 5), IN("Out@GRAD", "dout", -1, 1, 5, 3, 5)},
+                 {OUT("X@GRAD", "dx", 14, 3, 5)}, pooltype, 0};
+    g.in[0].lod = lod, g.in[0].nlod = 6;
+    if (t == 3) {
+      g.in[1] = (arg)IN("MaxIndex", "mi", 0, 13, 1, 3, 5), g.in[1].dtype = RILL_DTYPE_INT32;
+      g.in[2] = (arg)IN("Out@GRAD", "dout", -1, 1, 1, 3, 5);
+      g.in[0].lod = one, g.in[0].nlod = 2;
+    }
+    compare(&g);
+  }
+}
+
+/* A MaxIndex row outside its sequence: the CPU's error, read back on the device. */
+Test(cuda_kernels, sequence_pool_grad_refuses_a_max_index_outside_its_sequence) {
+  NEED_CUDA_DEVICE();
+  rill_program *p;
+  OK(rill_program_create(&p));
+  const int64_t xd[] = {5, 2}, od[] = {2, 2};
+  OK(rill_block_add_var(p, 0, "x", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, xd, 2, 1, false));
+  OK(rill_block_add_var(p, 0, "mi", RILL_VAR_LOD_TENSOR, RILL_DTYPE_INT32, od, 2, 0, false));
+  OK(rill_block_add_var(p, 0, "dout", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, od, 2, 0, false));
+  OK(rill_block_add_var(p, 0, "dx", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, NULL, 0, 0, false));
+  rill_op_builder *b;
+  const char *x = "x", *mi = "mi", *dout = "dout", *dx = "dx";
+  OK(rill_op_builder_create("sequence_pool_grad", &b));
+  OK(rill_op_builder_input(b, "X", &x, 1));
+  OK(rill_op_builder_input(b, "MaxIndex", &mi, 1));
+  OK(rill_op_builder_input(b, "Out@GRAD", &dout, 1));
+  OK(rill_op_builder_output(b, "X@GRAD", &dx, 1));
+  OK(rill_op_builder_attr_string(b, "pooltype", "MAX"));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  rill_tensor *feeds[3];
+  OK(rill_tensor_create(RILL_DTYPE_FP32, xd, 2, &feeds[0]));
+  OK(rill_tensor_create(RILL_DTYPE_INT32, od, 2, &feeds[1]));
+  OK(rill_tensor_create(RILL_DTYPE_FP32, od, 2, &feeds[2]));
+  memset(rill_tensor_data(feeds[0]), 0, 10 * sizeof(float));
+  memset(rill_tensor_data(feeds[2]), 0, 4 * sizeof(float));
+  static const uint64_t lod[] = {0, 3, 5};
+  const uint64_t *levels[] = {lod};
+  const size_t counts[] = {3};
+  OK(rill_tensor_set_lod(feeds[0], 1, levels, counts));
+  int32_t *m = rill_tensor_data(feeds[1]);
+  m[0] = 1, m[1] = 2, m[2] = 4, m[3] = 1; /* sequence 1 spans rows 3..4: row 1 is not in it */
+  const char *names[] = {"x", "mi", "dout"};
+  char *msg = device_run_error(p, names, feeds, 3, "dx");
+  cr_assert(strstr(msg, "input MaxIndex (mi) holds row 1 for sequence 1, which spans rows 3..4"), "%s", msg);
+  free(msg);
 }
 
 /* ---- fill_constant ---- */
