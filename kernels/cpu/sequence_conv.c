@@ -11,50 +11,26 @@
 #include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/sgemm.h"
+#include "operators/sequence_conv.h"
 
-
-/* The checks both kernels make of X, Filter, PaddingData and the context attributes;
- * sets the padding rows before (up) and after (down) a sequence, X's rows and width D,
- * and Filter's width N. */
-static rill_status *check_geometry(rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *f,
-                                   const rill_tensor *pad, int64_t len, int64_t start, int64_t *up,
-                                   int64_t *down, int64_t *rows, int64_t *D, int64_t *N) {
-  *up = start < 0 ? -start : 0;
-  *down = start + len - 1 > 0 ? start + len - 1 : 0;
-  if (x->dims.n != 2 || f->dims.n != 2 || len < 1 || f->dims.d[0] != len * x->dims.d[1] ||
-      (pad && (pad->dims.n != 2 || pad->dims.d[0] != *up + *down || pad->dims.d[1] != x->dims.d[1])))
-    return rill_kernel_error(ctx, "inputs X (%s), Filter (%s) and PaddingData do not fit "
-                             "contextLength %lld and contextStart %lld",
-                             rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 2, 0), (long long)len,
-                             (long long)start);
-  if (x->lod.nlevels != 1)
-    return rill_kernel_error(ctx, "input X (%s) has %zu LoD levels, expected 1 (the sequences to "
-                             "convolve)", rill_kin_name(ctx, 0, 0), x->lod.nlevels);
-  *rows = x->dims.d[0], *D = x->dims.d[1], *N = f->dims.d[1];
-  const rill_lod_level *lv = &x->lod.levels[0];
-  if (lv->n < 1 || lv->offsets[lv->n - 1] != (uint64_t)*rows)
-    return rill_kernel_error(ctx, "input X (%s): its LoD does not end at its %lld rows",
-                             rill_kin_name(ctx, 0, 0), (long long)*rows);
-  return NULL;
-}
 
 #define SEQUENCE_CONV(T, DT, GEMM, NAME)                                                       \
-  rill_status *NAME(rill_kernel_ctx *ctx) { \
+  rill_status *NAME(rill_kernel_ctx *ctx) {                                                    \
     rill_tensor *x = NULL, *pad = NULL, *f = NULL, *out = NULL;                                \
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                                \
     RILL_TRY(rill_kin_need(ctx, 2, 0, DT, &f));                                                \
     RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &out));                                             \
-    bool train = ctx->attrs[RILL_SEQUENCE_CONV_ATTR_PADDING_TRAINABLE].v.b; \
+    bool train = ctx->attrs[RILL_SEQUENCE_CONV_ATTR_PADDING_TRAINABLE].v.b;                    \
     if (train) RILL_TRY(rill_kin_need(ctx, 1, 0, DT, &pad));                                   \
     int64_t len = ctx->attrs[RILL_SEQUENCE_CONV_ATTR_CONTEXT_LENGTH].v.i, start = ctx->attrs[RILL_SEQUENCE_CONV_ATTR_CONTEXT_START].v.i; \
     int64_t up, down, rows, D, N, K;                                                           \
-    RILL_TRY(check_geometry(ctx, x, f, pad, len, start, &up, &down, &rows, &D, &N));           \
+    RILL_TRY(rill_seqconv_geometry(ctx, x, f, pad, len, start, &up, &down, &rows, &D, &N));    \
     K = len * D;                                                                               \
     const rill_lod_level *lv = &x->lod.levels[0];                                              \
     rill_dims want = {.n = 2, .d = {rows, N}};                                                 \
     RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &want));                                     \
     if (rows == 0 || N == 0) return NULL;                                                      \
-    if (K == 0) { \
+    if (K == 0) {                                                                              \
       memset(rill_tensor_ptr(out), 0, (size_t)(rows * N) * sizeof(T));                         \
       return NULL;                                                                             \
     }                                                                                          \
@@ -66,13 +42,13 @@ static rill_status *check_geometry(rill_kernel_ctx *ctx, const rill_tensor *x, c
     const T *xp = rill_tensor_ptr(x), *pp = pad ? (const T *)rill_tensor_ptr(pad) : NULL;      \
     T *op = rill_tensor_ptr(out);                                                              \
     size_t seq = 0;                                                                            \
-    for (int64_t r0 = 0; r0 < rows; r0 += block) { \
+    for (int64_t r0 = 0; r0 < rows; r0 += block) {                                             \
       int64_t nb = rows - r0 < block ? rows - r0 : block;                                      \
-      for (int64_t t = r0; t < r0 + nb; t++) { \
+      for (int64_t t = r0; t < r0 + nb; t++) {                                                 \
         while (lv->offsets[seq + 1] <= (uint64_t)t) seq++;                                     \
         int64_t s = (int64_t)lv->offsets[seq], e = (int64_t)lv->offsets[seq + 1];              \
         T *c = col + (t - r0) * K;                                                             \
-        for (int64_t j = 0; j < len; j++) { \
+        for (int64_t j = 0; j < len; j++) {                                                    \
           int64_t r = t + start + j;                                                           \
           const T *src = NULL;                                                                 \
           if (r >= s && r < e)                                                                 \
@@ -95,51 +71,39 @@ static rill_status *check_geometry(rill_kernel_ctx *ctx, const rill_tensor *x, c
 SEQUENCE_CONV(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, rill_cpu_sequence_conv_fp32)
 SEQUENCE_CONV(double, RILL_DTYPE_FP64, cblas_dgemm, rill_cpu_sequence_conv_fp64)
 
-/* Row of X (or, with from_pad, of PaddingData) that context slot j of output row t reads;
- * -1: a zero row. */
-static inline int64_t context_row(int64_t t, int64_t j, int64_t start, int64_t s, int64_t e,
-                                  int64_t up, bool has_pad, bool *from_pad) {
-  int64_t r = t + start + j;
-  *from_pad = false;
-  if (r >= s && r < e) return r;
-  if (!has_pad) return -1;
-  *from_pad = true;
-  return r < s ? up + (r - s) : up + (r - e);
-}
-
 #define SEQUENCE_CONV_GRAD(T, DT, GEMM, NAME)                                                  \
-  rill_status *NAME(rill_kernel_ctx *ctx) { \
+  rill_status *NAME(rill_kernel_ctx *ctx) {                                                    \
     rill_tensor *x = NULL, *pad = NULL, *f = NULL, *dout = NULL;                               \
     rill_tensor *dx = NULL, *dpad = NULL, *df = NULL;                                          \
     if (!rill_kout(ctx, 0, 0) && !rill_kout(ctx, 1, 0) && !rill_kout(ctx, 2, 0)) return NULL;  \
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                                \
     RILL_TRY(rill_kin_need(ctx, 2, 0, DT, &f));                                                \
     RILL_TRY(rill_kin_need(ctx, 3, 0, DT, &dout));                                             \
-    bool train = ctx->attrs[RILL_SEQUENCE_CONV_GRAD_ATTR_PADDING_TRAINABLE].v.b; \
+    bool train = ctx->attrs[RILL_SEQUENCE_CONV_GRAD_ATTR_PADDING_TRAINABLE].v.b;               \
     if (train) RILL_TRY(rill_kin_need(ctx, 1, 0, DT, &pad));                                   \
     if (rill_kout(ctx, 1, 0) && !pad)                                                          \
       return rill_kernel_error(ctx, "output PaddingData@GRAD needs paddingTrainable and "      \
                                "input PaddingData");                                           \
     int64_t len = ctx->attrs[RILL_SEQUENCE_CONV_GRAD_ATTR_CONTEXT_LENGTH].v.i, start = ctx->attrs[RILL_SEQUENCE_CONV_GRAD_ATTR_CONTEXT_START].v.i; \
     int64_t up, down, rows, D, N, K;                                                           \
-    RILL_TRY(check_geometry(ctx, x, f, pad, len, start, &up, &down, &rows, &D, &N));           \
+    RILL_TRY(rill_seqconv_geometry(ctx, x, f, pad, len, start, &up, &down, &rows, &D, &N));    \
     K = len * D;                                                                               \
     const rill_lod_level *lv = &x->lod.levels[0];                                              \
     rill_dims gd = {.n = 2, .d = {rows, N}};                                                   \
     if (dout->dims.n != 2 || dout->dims.d[0] != rows || dout->dims.d[1] != N)                  \
       return rill_kernel_error(ctx, "input Out@GRAD (%s) must have shape [%lld, %lld]",        \
                                rill_kin_name(ctx, 3, 0), (long long)gd.d[0], (long long)N);    \
-    if (rill_kout(ctx, 0, 0)) { \
+    if (rill_kout(ctx, 0, 0)) {                                                                \
       RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &dx));                                            \
       RILL_TRY(rill_kout_check_dims(ctx, 0, 0, dx, &x->dims));                                 \
       memset(rill_tensor_ptr(dx), 0, (size_t)rill_tensor_numel(dx) * sizeof(T));               \
     }                                                                                          \
-    if (rill_kout(ctx, 1, 0)) { \
+    if (rill_kout(ctx, 1, 0)) {                                                                \
       RILL_TRY(rill_kout_need(ctx, 1, 0, DT, &dpad));                                          \
       RILL_TRY(rill_kout_check_dims(ctx, 1, 0, dpad, &pad->dims));                             \
       memset(rill_tensor_ptr(dpad), 0, (size_t)rill_tensor_numel(dpad) * sizeof(T));           \
     }                                                                                          \
-    if (rill_kout(ctx, 2, 0)) { \
+    if (rill_kout(ctx, 2, 0)) {                                                                \
       RILL_TRY(rill_kout_need(ctx, 2, 0, DT, &df));                                            \
       RILL_TRY(rill_kout_check_dims(ctx, 2, 0, df, &f->dims));                                 \
       memset(rill_tensor_ptr(df), 0, (size_t)rill_tensor_numel(df) * sizeof(T));               \
@@ -154,16 +118,16 @@ static inline int64_t context_row(int64_t t, int64_t j, int64_t start, int64_t s
     const T *gp = rill_tensor_ptr(dout), *fp = rill_tensor_ptr(f);                             \
     T *dxp = dx ? (T *)rill_tensor_ptr(dx) : NULL, *dpp = dpad ? (T *)rill_tensor_ptr(dpad) : NULL; \
     size_t seq = 0;                                                                            \
-    for (int64_t r0 = 0; r0 < rows; r0 += block) { \
+    for (int64_t r0 = 0; r0 < rows; r0 += block) {                                             \
       int64_t nb = rows - r0 < block ? rows - r0 : block;                                      \
       size_t seq0 = seq;                                                                       \
-      if (df) { \
-        for (int64_t t = r0; t < r0 + nb; t++) { \
+      if (df) {                                                                                \
+        for (int64_t t = r0; t < r0 + nb; t++) {                                               \
           while (lv->offsets[seq + 1] <= (uint64_t)t) seq++;                                   \
           int64_t s = (int64_t)lv->offsets[seq], e = (int64_t)lv->offsets[seq + 1];            \
-          for (int64_t j = 0; j < len; j++) { \
+          for (int64_t j = 0; j < len; j++) {                                                  \
             bool fromp;                                                                        \
-            int64_t r = context_row(t, j, start, s, e, up, pp != NULL, &fromp);                \
+            int64_t r = rill_seqconv_context_row(t, j, start, s, e, up, pp != NULL, &fromp);   \
             T *c = col + (t - r0) * K + j * D;                                                 \
             if (r < 0)                                                                         \
               memset(c, 0, (size_t)D * sizeof(T));                                             \
@@ -178,12 +142,12 @@ static inline int64_t context_row(int64_t t, int64_t j, int64_t start, int64_t s
       GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nb, (int)K, (int)N, (T)1,             \
            gp + r0 * N, (int)N, fp, (int)N, (T)0, col, (int)K);                                \
       seq = seq0;                                                                              \
-      for (int64_t t = r0; t < r0 + nb; t++) { \
+      for (int64_t t = r0; t < r0 + nb; t++) {                                                 \
         while (lv->offsets[seq + 1] <= (uint64_t)t) seq++;                                     \
         int64_t s = (int64_t)lv->offsets[seq], e = (int64_t)lv->offsets[seq + 1];              \
-        for (int64_t j = 0; j < len; j++) { \
+        for (int64_t j = 0; j < len; j++) {                                                    \
           bool fromp;                                                                          \
-          int64_t r = context_row(t, j, start, s, e, up, pp != NULL, &fromp);                  \
+          int64_t r = rill_seqconv_context_row(t, j, start, s, e, up, pp != NULL, &fromp);     \
           T *dst = r < 0 ? NULL : fromp ? (dpp ? dpp + r * D : NULL) : (dxp ? dxp + r * D : NULL); \
           if (!dst) continue;                                                                  \
           const T *c = col + (t - r0) * K + j * D;                                             \

@@ -1717,6 +1717,47 @@ Test(cuda_kernels, sequence_pool_grad_refuses_a_max_index_outside_its_sequence) 
   free(msg);
 }
 
+/* ---- sequence_conv ---- */
+
+static void context_3_from_minus_1(rill_op_builder *b) {
+  OK(rill_op_builder_attr_int(b, "contextLength", 3));
+  OK(rill_op_builder_attr_int(b, "contextStart", -1));
+}
+static void context_4_from_minus_2_trainable(rill_op_builder *b) {
+  OK(rill_op_builder_attr_int(b, "contextLength", 4));
+  OK(rill_op_builder_attr_int(b, "contextStart", -2));
+  OK(rill_op_builder_attr_bool(b, "paddingTrainable", true));
+}
+
+/* X [12, 5] in sequences of 4, 1, 4 and 3 rows: context windows of 3 from -1 (zeros
+ * past a sequence's ends), and of 4 from -2 reading PaddingData's 3 rows there; the
+ * gradients of X, PaddingData and Filter, each slot's gradient added back in the CPU's
+ * order. */
+Test(cuda_kernels, sequence_conv_and_gradients) {
+  static const uint64_t lod[] = {0, 4, 5, 9, 12};
+  op_case c = {"sequence_conv", {IN("X", "x", -1, 1, 12, 5), IN("Filter", "w", -1, 1, 15, 7)},
+               {OUT("Out", "out", 12, 7)}, context_3_from_minus_1, 1e-5};
+  c.in[0].lod = lod, c.in[0].nlod = 5;
+  compare(&c);
+  op_case t = {"sequence_conv",
+               {IN("X", "x", -1, 1, 12, 5), IN("PaddingData", "pad", -1, 1, 3, 5), IN("Filter", "w", -1, 1, 20, 7)},
+               {OUT("Out", "out", 12, 7)}, context_4_from_minus_2_trainable, 1e-5};
+  t.in[0].lod = lod, t.in[0].nlod = 5;
+  compare(&t);
+  op_case g = {"sequence_conv_grad",
+               {IN("X", "x", -1, 1, 12, 5), IN("Filter", "w", -1, 1, 15, 7), IN("Out@GRAD", "dout", -1, 1, 12, 7)},
+               {OUT("X@GRAD", "dx", 12, 5), OUT("Filter@GRAD", "dw", 15, 7)}, context_3_from_minus_1, 1e-5};
+  g.in[0].lod = lod, g.in[0].nlod = 5;
+  compare(&g);
+  op_case tg = {"sequence_conv_grad",
+                {IN("X", "x", -1, 1, 12, 5), IN("PaddingData", "pad", -1, 1, 3, 5), IN("Filter", "w", -1, 1, 20, 7),
+                 IN("Out@GRAD", "dout", -1, 1, 12, 7)},
+                {OUT("X@GRAD", "dx", 12, 5), OUT("PaddingData@GRAD", "dpad", 3, 5), OUT("Filter@GRAD", "dw", 20, 7)},
+                context_4_from_minus_2_trainable, 1e-5};
+  tg.in[0].lod = lod, tg.in[0].nlod = 5;
+  compare(&tg);
+}
+
 /* ---- fill_constant ---- */
 
 static void fill_f32(rill_op_builder *b) {
