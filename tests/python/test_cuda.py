@@ -233,6 +233,41 @@ def test_an_embedding_trains_on_the_device_as_on_the_cpu(is_sparse, opt):
         np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-3, atol=1e-5, err_msg=name)
 
 
+def train_text_on(place, steps=6):
+    """run_steps of a text classifier over sequences of word ids (embedding,
+    sequence_conv_pool with sqrt pooling beside a max sequence_pool, fc softmax), as
+    Fluid's sentiment examples build it: its sequence ops run on `place` too."""
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 7
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        words = L.data('words', shape=[1], dtype='int64', lod_level=1)
+        label = L.data('label', shape=[1], dtype='int64')
+        emb = L.embedding(words, size=[60, 8])
+        conv = fluid.nets.sequence_conv_pool(input=emb, num_filters=6, filter_size=3, act='tanh',
+                                             pool_type='sqrt')
+        h = L.concat([conv, L.sequence_pool(emb, 'max')], axis=1)
+        loss = L.mean(L.cross_entropy(L.fc(h, 3, act='softmax'), label))
+        fluid.optimizer.SGD(0.5).minimize(loss)
+    rng = np.random.RandomState(8)
+    lens = [3, 5, 1, 4, 2]
+    ids = rng.randint(0, 60, (sum(lens), 1)).astype('int64')
+    feed = {'words': fluid.create_lod_tensor(ids, [lens], fluid.CPUPlace()),
+            'label': rng.randint(0, 3, (len(lens), 1)).astype('int64')}
+    return run_steps(place, main, startup, feed, loss, steps)
+
+
+@needs_device
+def test_a_text_classifier_trains_on_the_device_as_on_the_cpu():
+    """sequence_conv and sequence_pool with their gradients over LoD input on the
+    device: the CPU's losses and parameters."""
+    cpu_losses, cpu = train_text_on(fluid.CPUPlace())
+    gpu_losses, gpu = train_text_on(fluid.CUDAPlace(0))
+    np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-4)
+    assert cpu_losses[-1] < cpu_losses[0]
+    for name in cpu:
+        np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-3, atol=1e-5, err_msg=name)
+
+
 @needs_device
 def test_the_examples_train_on_the_device_as_on_the_cpu(tmp_path):
     """recognize_digits' CNN (conv, pool, fc, Adam, accuracy) for 40 steps and word2vec
