@@ -1273,6 +1273,21 @@ Test(cuda_kernels, softmax_with_cross_entropy_of_probabilities) {
   compare(&c);
 }
 
+/* A vocabulary of 5000 (a block a row): hard labels with ignore_index 2 among them, soft
+ * labels, and NaN among the logits (a row's NaN spoils its row, as on the CPU). */
+static void swce_ignore_2(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "ignore_index", 2)); }
+Test(cuda_kernels, softmax_with_cross_entropy_large_vocabulary) {
+  op_case c = {"softmax_with_cross_entropy", {IN("Logits", "x", -20, 20, 6, 5000), IN("Label", "label", 0, 3, 6, 1)},
+               {OUT("Softmax", "sm", 6, 5000), OUT("Loss", "loss", 6, 1)}, swce_ignore_2, 1e-5};
+  c.in[1].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+  op_case s = {"softmax_with_cross_entropy", {IN("Logits", "x", -20, 20, 5, 3001), IN("Label", "label", 0, 1, 5, 3001)},
+               {OUT("Softmax", "sm", 5, 3001), OUT("Loss", "loss", 5, 1)}, soft_label, 1e-5};
+  compare(&s);
+  c.in[0].nan_every = 7919;
+  compare(&c);
+}
+
 Test(cuda_kernels, softmax_with_cross_entropy_grad_middle_axis) {
   op_case c = {"softmax_with_cross_entropy_grad",
                {IN("Label", "label", 0, 4, 3, 1, 4), IN("Softmax", "sm", 0.01f, 1, 3, 5, 4),

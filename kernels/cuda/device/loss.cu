@@ -115,6 +115,69 @@ __global__ void swce_forward(rill_cuda_swce p, float *sm, float *loss) {
   }
 }
 
+// Sums v over the block's threads into red[0] (a tree; red holds kThreads floats).
+__device__ inline float block_sum(float *red, float v) {
+  red[threadIdx.x] = v;
+  __syncthreads();
+  for (int w = blockDim.x / 2; w > 0; w /= 2) {
+    if ((int)threadIdx.x < w) red[threadIdx.x] += red[threadIdx.x + w];
+    __syncthreads();
+  }
+  float sum = red[0];
+  __syncthreads();
+  return sum;
+}
+
+// One block a row, for many classes along the last axis with use_softmax: swce_forward's
+// quantities, each reduced over the block's threads. The maximum is the CPU's running
+// one (an element replaces it only when greater, from the row's first element, so NaN
+// enters only as that element); the sums are a tree in float, so they round otherwise
+// than the CPU's running sums.
+__global__ void swce_forward_rows(rill_cuda_swce p, float *sm, float *loss) {
+  __shared__ float red[kThreads];
+  for (int64_t r = blockIdx.x; r < p.outer; r += gridDim.x) {
+    const float *a = p.x + r * p.n;
+    float *d = sm + r * p.n;
+    int64_t lbl = p.soft ? 0 : swce_label(p, r, threadIdx.x == 0);
+    float mx = a[0];
+    for (int64_t i = threadIdx.x; i < p.n; i += blockDim.x) mx = a[i] > mx ? a[i] : mx;
+    red[threadIdx.x] = mx;
+    __syncthreads();
+    for (int w = blockDim.x / 2; w > 0; w /= 2) {
+      if ((int)threadIdx.x < w && red[threadIdx.x + w] > red[threadIdx.x]) red[threadIdx.x] = red[threadIdx.x + w];
+      __syncthreads();
+    }
+    mx = red[0];
+    __syncthreads();
+    float xl = 0.0f, lsum = 0.0f, sum = 0.0f;
+    for (int64_t i = threadIdx.x; i < p.n; i += blockDim.x) {
+      float v = softmax_clip(a[i] - mx);
+      if (p.soft) {
+        float l = p.soft[r * p.n + i];
+        xl += l * v;
+        lsum += l;
+      }
+      float e = expf(v);
+      d[i] = e;
+      sum += e;
+    }
+    sum = block_sum(red, sum);
+    if (p.soft) {
+      xl = block_sum(red, xl);
+      lsum = block_sum(red, lsum);
+    } else {
+      xl = lbl >= 0 ? softmax_clip(a[lbl] - mx) : 0.0f;
+    }
+    if (threadIdx.x == 0) {
+      float lse = logf(sum);
+      loss[r] = p.soft ? lse * lsum - xl : (lbl >= 0 ? lse - xl : 0.0f);
+    }
+    float inv = 1.0f / sum;
+    for (int64_t i = threadIdx.x; i < p.n; i += blockDim.x) d[i] *= inv;
+    __syncthreads();
+  }
+}
+
 // One thread an element of Logits@GRAD: (softmax - label) * g, or without use_softmax
 // the gradient of cross entropy on probabilities.
 __global__ void swce_backward(rill_cuda_swce p, const float *g, float *dx) {
@@ -138,10 +201,17 @@ __global__ void swce_backward(rill_cuda_swce p, const float *g, float *dx) {
 
 }  // namespace
 
+// From this many classes (the last axis, with use_softmax), a block a row: one thread
+// walking 10^5 classes alone would leave the card idle.
+constexpr int64_t kSwceBlockClasses = 1024;
+
 extern "C" cudaError_t rill_cuda_swce_f32(const rill_cuda_swce *p, float *softmax, float *loss, cudaStream_t s) {
   int64_t rows = p->outer * p->inner;
   if (rows == 0 || p->n == 0) return cudaSuccess;
-  swce_forward<<<blocks_for(rows), kThreads, 0, s>>>(*p, softmax, loss);
+  if (p->inner == 1 && p->use_softmax && p->n >= kSwceBlockClasses)
+    swce_forward_rows<<<(unsigned)(rows < 65536 ? rows : 65536), kThreads, 0, s>>>(*p, softmax, loss);
+  else
+    swce_forward<<<blocks_for(rows), kThreads, 0, s>>>(*p, softmax, loss);
   return cudaGetLastError();
 }
 
