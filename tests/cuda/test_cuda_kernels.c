@@ -763,6 +763,11 @@ BINARY_GRAD(mul_grad_same_shape, "elementwise_mul_grad", NULL, P(6, 17), P(6, 17
 BINARY_GRAD(div_grad_bias_rows, "elementwise_div_grad", axis_last, P(29, 33), P(33), P(29, 33))
 BINARY_GRAD(max_grad_same_shape, "elementwise_max_grad", NULL, P(6, 17), P(6, 17), P(6, 17))
 BINARY_GRAD(min_grad_y_broadcast, "elementwise_min_grad", NULL, P(13, 11, 7), P(13, 1, 7), P(13, 11, 7))
+/* Operands spread over thousands of elements (a block an element of the operand): a
+ * scalar Y times X [64, 129], and Y [3] along axis 0 of X [3, 70, 80]. */
+BINARY_GRAD(mul_grad_scalar_y, "elementwise_mul_grad", NULL, P(64, 129), P(1), P(64, 129))
+static void axis0(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "axis", 0)); }
+BINARY_GRAD(sub_grad_y_along_axis_0, "elementwise_sub_grad", axis0, P(3, 70, 80), P(3), P(3, 70, 80))
 
 /* Paddle 1.x's div gradient: Y, Out and Out@GRAD, no X; Y@GRAD is -g * out / y. */
 Test(cuda_kernels, div_grad_from_out) {

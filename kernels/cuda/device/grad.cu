@@ -121,41 +121,78 @@ __global__ void binary_grad_full(int op, bool for_y, const float *x, const float
 }
 
 // The operand was broadcast: each of its elements sums the output elements it was spread
-// to (in double), one thread per element. Its own dims are those with a non-zero stride;
-// the others are walked for each element.
+// to (in double). Its own dims are those with a non-zero stride (zs, the operand's
+// strides); the others are walked for each element.
+
+// Element j's offsets in the output, x and y along the operand's own dims.
+__device__ inline void reduced_base(const rill_cuda_bcast &b, const int64_t *zs, int64_t j, int64_t *o, int64_t *xo,
+                                    int64_t *yo) {
+  int64_t ostride = 1;
+  *o = *xo = *yo = 0;
+  for (int d = b.n - 1; d >= 0; d--) {
+    if (zs[d] != 0) {
+      int64_t c = (j / zs[d]) % b.dims[d];
+      *o += c * ostride;
+      *xo += c * b.xs[d];
+      *yo += c * b.ys[d];
+    }
+    ostride *= b.dims[d];
+  }
+}
+
+// The contribution of spread position r (row-major over the dims the operand lacks) to
+// the element whose offsets are (o, xo, yo).
+__device__ inline double reduced_term(int op, bool for_y, const float *x, const float *y, const float *g,
+                                      const rill_cuda_bcast &b, const int64_t *zs, int64_t r, int64_t o, int64_t xo,
+                                      int64_t yo) {
+  int64_t ostride = 1;
+  for (int d = b.n - 1; d >= 0; d--) {
+    if (zs[d] == 0) {
+      int64_t c = r % b.dims[d];
+      r /= b.dims[d];
+      o += c * ostride;
+      xo += c * b.xs[d];
+      yo += c * b.ys[d];
+    }
+    ostride *= b.dims[d];
+  }
+  return binary_grad(op, for_y, x ? x[xo] : 0.0f, y[yo], g[o]);
+}
+
+// One thread an element: right when each sums few (a bias over a batch).
 __global__ void binary_grad_reduced(int op, bool for_y, const float *x, const float *y,
                                     const float *g, float *dz, int64_t zn, rill_cuda_bcast b) {
   const int64_t *zs = for_y ? b.ys : b.xs;
   int64_t spread = b.numel / zn;
   for (int64_t j = first_index(); j < zn; j += grid_stride()) {
-    // the coordinates of element j on the operand's own dims: their offsets
-    int64_t base_o = 0, base_x = 0, base_y = 0, ostride = 1;
-    for (int d = b.n - 1; d >= 0; d--) {
-      if (zs[d] != 0) {
-        int64_t c = (j / zs[d]) % b.dims[d];
-        base_o += c * ostride;
-        base_x += c * b.xs[d];
-        base_y += c * b.ys[d];
-      }
-      ostride *= b.dims[d];
-    }
+    int64_t o, xo, yo;
+    reduced_base(b, zs, j, &o, &xo, &yo);
     double s = 0.0;
-    for (int64_t r = 0; r < spread; r++) {
-      int64_t rem = r, o = base_o, xo = base_x, yo = base_y;
-      ostride = 1;
-      for (int d = b.n - 1; d >= 0; d--) {
-        if (zs[d] == 0) {
-          int64_t c = rem % b.dims[d];
-          rem /= b.dims[d];
-          o += c * ostride;
-          xo += c * b.xs[d];
-          yo += c * b.ys[d];
-        }
-        ostride *= b.dims[d];
-      }
-      s += binary_grad(op, for_y, x ? x[xo] : 0.0f, y[yo], g[o]);
-    }
+    for (int64_t r = 0; r < spread; r++) s += reduced_term(op, for_y, x, y, g, b, zs, r, o, xo, yo);
     dz[j] = (float)s;
+  }
+}
+
+// One block an element: when each sums many (a scalar operand of a large tensor), the
+// block's threads share its sum, added up by a tree in double.
+__global__ void binary_grad_reduced_blocks(int op, bool for_y, const float *x, const float *y, const float *g, float *dz,
+                                           int64_t zn, rill_cuda_bcast b) {
+  __shared__ double part[kThreads];
+  const int64_t *zs = for_y ? b.ys : b.xs;
+  int64_t spread = b.numel / zn;
+  for (int64_t j = blockIdx.x; j < zn; j += gridDim.x) {
+    int64_t o, xo, yo;
+    reduced_base(b, zs, j, &o, &xo, &yo);
+    double s = 0.0;
+    for (int64_t r = threadIdx.x; r < spread; r += blockDim.x) s += reduced_term(op, for_y, x, y, g, b, zs, r, o, xo, yo);
+    part[threadIdx.x] = s;
+    __syncthreads();
+    for (int w = blockDim.x / 2; w > 0; w /= 2) {
+      if ((int)threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) dz[j] = (float)part[0];
+    __syncthreads();
   }
 }
 
@@ -180,6 +217,9 @@ __global__ void softmax_grad_rows(const float *out, const float *g, float *dx, i
   float dot = (float)red[0];
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) drow[c] = (grow[c] - dot) * orow[c];
 }
+
+// From this many output elements per operand element, a block an operand element.
+constexpr int64_t kSpreadForBlocks = 4096;
 
 }  // namespace
 
@@ -216,6 +256,8 @@ extern "C" cudaError_t rill_cuda_binary_grad_f32(int op, bool for_y, const float
   if (b->numel == 0) return cudaMemsetAsync(dz, 0, (size_t)zn * sizeof(float), s);
   if (zn == b->numel)
     binary_grad_full<<<blocks_for(zn), kThreads, 0, s>>>(op, for_y, x, y, g, dz, *b);
+  else if (b->numel / zn >= kSpreadForBlocks)
+    binary_grad_reduced_blocks<<<(unsigned)(zn < 65536 ? zn : 65536), kThreads, 0, s>>>(op, for_y, x, y, g, dz, zn, *b);
   else
     binary_grad_reduced<<<blocks_for(zn), kThreads, 0, s>>>(op, for_y, x, y, g, dz, zn, *b);
   return cudaGetLastError();
