@@ -1,5 +1,5 @@
-/* cross_entropy (the class dim last) and softmax_with_cross_entropy (any class axis)
- * CUDA kernels and their gradients, float32: soft labels, or hard ones (int64 or int32)
+/* cross_entropy (the class dim last), softmax_with_cross_entropy (any class axis) and
+ * sigmoid_cross_entropy_with_logits CUDA kernels and their gradients, float32: soft labels, or hard ones (int64 or int32)
  * with ignore_index. A hard label outside the classes is an error naming the variable,
  * the position and the value, as on the CPU: the device kernel marks the first bad row,
  * and the check reads that mark back, which waits for the device's queue to reach this
@@ -250,4 +250,64 @@ rill_status *rill_cuda_softmax_with_cross_entropy_grad_fp32(rill_kernel_ctx *ctx
   RILL_TRY(rill_cuda_kernel_dev(ctx, dx, &d));
   swce_args args = {&p, rill_tensor_ptr(g), rill_tensor_ptr(dx), NULL};
   return run_checked(ctx, d, check, launch_swce_grad, &args);
+}
+
+/* ---- sigmoid_cross_entropy_with_logits ---- */
+
+_Static_assert(RILL_SAME_POS(RILL_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_GRAD_IN_X, RILL_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_IN_X) &&
+                   RILL_SAME_POS(RILL_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_GRAD_IN_LABEL,
+                                 RILL_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_IN_LABEL) &&
+                   RILL_SAME_POS(RILL_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_GRAD_ATTR_IGNORE_INDEX,
+                                 RILL_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_ATTR_IGNORE_INDEX) &&
+                   RILL_SAME_POS(RILL_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_GRAD_ATTR_NORMALIZE,
+                                 RILL_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_ATTR_NORMALIZE),
+               "sigmoid_cross_entropy_with_logits and its gradient read X, Label and the attributes alike");
+
+/* The forward (dout NULL) or the gradient into out, element by element on the device;
+ * normalize's count made there too, into a one-float scratch. */
+static rill_status *sce_run(rill_kernel_ctx *ctx, const rill_tensor *dout, rill_tensor *out) {
+  rill_tensor *x = NULL, *l = NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_IN_X, 0, RILL_DTYPE_FP32, &x));
+  RILL_TRY(rill_kin_need(ctx, RILL_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_IN_LABEL, 0, RILL_DTYPE_FP32, &l));
+  int64_t n = rill_tensor_numel(x);
+  if (rill_tensor_numel(l) != n) {
+    char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+    return rill_kernel_error(ctx, "input Label (%s) has shape %s, input X (%s) %s",
+                             rill_kin_name(ctx, RILL_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_IN_LABEL, 0),
+                             rill_dims_str(&l->dims, a, sizeof a),
+                             rill_kin_name(ctx, RILL_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_IN_X, 0),
+                             rill_dims_str(&x->dims, b, sizeof b));
+  }
+  if (dout && rill_tensor_numel(dout) != n)
+    return rill_kernel_error(ctx, "input Out@GRAD (%s) holds %lld elements, X (%s) %lld",
+                             rill_kin_name(ctx, RILL_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_GRAD_IN_OUT_GRAD, 0),
+                             (long long)rill_tensor_numel(dout),
+                             rill_kin_name(ctx, RILL_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_IN_X, 0), (long long)n);
+  RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &x->dims));
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
+  float *norm = NULL;
+  if (ctx->attrs[RILL_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_ATTR_NORMALIZE].v.b && n &&
+      !(norm = rill_cuda_mem_alloc(d, sizeof *norm)))
+    return rill_kernel_error(ctx, "out of device memory for normalize's count");
+  cudaError_t e = rill_cuda_sce_f32(rill_tensor_ptr(x), rill_tensor_ptr(l), dout ? rill_tensor_ptr(dout) : NULL,
+                                    rill_tensor_ptr(out), n,
+                                    ctx->attrs[RILL_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_ATTR_IGNORE_INDEX].v.i, norm,
+                                    d->stream);
+  rill_cuda_mem_free(d, norm); /* queued behind the launch */
+  return rill_cuda_kernel_check(ctx, e, dout ? "sigmoid cross entropy gradient launch" : "sigmoid cross entropy launch");
+}
+
+rill_status *rill_cuda_sigmoid_cross_entropy_with_logits_fp32(rill_kernel_ctx *ctx) {
+  rill_tensor *out = NULL;
+  RILL_TRY(rill_kout_need(ctx, RILL_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_OUT_OUT, 0, RILL_DTYPE_FP32, &out));
+  return sce_run(ctx, NULL, out);
+}
+
+rill_status *rill_cuda_sigmoid_cross_entropy_with_logits_grad_fp32(rill_kernel_ctx *ctx) {
+  if (!rill_kout(ctx, RILL_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_GRAD_OUT_X_GRAD, 0)) return NULL; /* not wanted */
+  rill_tensor *g = NULL, *dx = NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_GRAD_IN_OUT_GRAD, 0, RILL_DTYPE_FP32, &g));
+  RILL_TRY(rill_kout_need(ctx, RILL_SIGMOID_CROSS_ENTROPY_WITH_LOGITS_GRAD_OUT_X_GRAD, 0, RILL_DTYPE_FP32, &dx));
+  return sce_run(ctx, g, dx);
 }

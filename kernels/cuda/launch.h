@@ -403,6 +403,13 @@ typedef struct rill_cuda_swce {
 } rill_cuda_swce;
 cudaError_t rill_cuda_swce_f32(const rill_cuda_swce *p, float *softmax, float *loss, cudaStream_t s);
 cudaError_t rill_cuda_swce_grad_f32(const rill_cuda_swce *p, const float *loss_grad, float *dx, cudaStream_t s);
+/* sigmoid_cross_entropy_with_logits as the CPU kernel computes it, element by element:
+ * 0 where the label truncated to int is ignore_index, else max(x, 0) - x l +
+ * log(1 + exp(-|x|)); with dout, its gradient dout (sigmoid(x) - l) instead. With
+ * `norm` (device scratch for one float), each is divided by the count of labels farther
+ * than 1e-6 from ignore_index (0 divides by 0, as Paddle). */
+cudaError_t rill_cuda_sce_f32(const float *x, const float *label, const float *dout, float *out, int64_t n,
+                              int32_t ignore_index, float *norm, cudaStream_t s);
 
 /* ---- gradients (device/grad.cu) ---- */
 /* dx = X@GRAD of an activation from v and g = Out@GRAD; dx may be g. v is the forward's

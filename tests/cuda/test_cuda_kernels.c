@@ -1309,6 +1309,30 @@ Test(cuda_kernels, softmax_with_cross_entropy_grad_soft_labels) {
   compare(&c);
 }
 
+/* ---- sigmoid_cross_entropy_with_logits ---- */
+
+static void sce_ignore_1_normalize(rill_op_builder *b) {
+  OK(rill_op_builder_attr_int(b, "ignore_index", 1));
+  OK(rill_op_builder_attr_bool(b, "normalize", true));
+}
+
+/* Probabilities as labels; then labels in [0, 2] with ignore_index 1 (those in [1, 2)
+ * truncate to it) and normalize (divided by the count of the others, made on the
+ * device); each with its gradient. */
+Test(cuda_kernels, sigmoid_cross_entropy_with_logits_and_gradient) {
+  void (*attrs[])(rill_op_builder *) = {NULL, sce_ignore_1_normalize};
+  const float hi[] = {1, 2};
+  for (int i = 0; i < 2; i++) {
+    op_case c = {"sigmoid_cross_entropy_with_logits", {IN("X", "x", -8, 8, 7, 33), IN("Label", "label", 0, hi[i], 7, 33)},
+                 {OUT("Out", "out", 7, 33)}, attrs[i], 1e-6};
+    compare(&c);
+    op_case g = {"sigmoid_cross_entropy_with_logits_grad",
+                 {IN("X", "x", -8, 8, 7, 33), IN("Label", "label", 0, hi[i], 7, 33), IN("Out@GRAD", "dout", -1, 1, 7, 33)},
+                 {OUT("X@GRAD", "dx", 7, 33)}, attrs[i], 1e-6};
+    compare(&g);
+  }
+}
+
 /* ---- lookup_table ---- */
 
 static void pad_3(rill_op_builder *b) { OK(rill_op_builder_attr_long(b, "padding_idx", 3)); }

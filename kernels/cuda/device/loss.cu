@@ -199,7 +199,46 @@ __global__ void swce_backward(rill_cuda_swce p, const float *g, float *dx) {
   }
 }
 
+// The labels that normalize counts, summed by one block into *norm as a float.
+__global__ void sce_count(const float *l, int64_t n, int32_t ignore, float *norm) {
+  __shared__ int64_t part[kThreads];
+  int64_t c = 0;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    float diff = l[i] - (float)ignore;
+    c += diff < -1e-6f || diff > 1e-6f;
+  }
+  part[threadIdx.x] = c;
+  __syncthreads();
+  for (int w = blockDim.x / 2; w > 0; w /= 2) {
+    if ((int)threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *norm = (float)part[0];
+}
+
+__global__ void sce_map(const float *x, const float *l, const float *g, float *out, int64_t n, int32_t ignore,
+                        const float *norm) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    float v = x[i], o;
+    if ((int32_t)l[i] == ignore)
+      o = 0.0f;
+    else if (g)
+      o = g[i] * (1.0f / (1.0f + expf(-v)) - l[i]);
+    else
+      o = (v > 0.0f ? v : 0.0f) - v * l[i] + logf(1.0f + expf(-fabsf(v)));
+    out[i] = norm ? o / *norm : o;
+  }
+}
+
 }  // namespace
+
+extern "C" cudaError_t rill_cuda_sce_f32(const float *x, const float *label, const float *dout, float *out, int64_t n,
+                                         int32_t ignore_index, float *norm, cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  if (norm) sce_count<<<1, kThreads, 0, s>>>(label, n, ignore_index, norm);
+  sce_map<<<blocks_for(n), kThreads, 0, s>>>(x, label, dout, out, n, ignore_index, norm);
+  return cudaGetLastError();
+}
 
 // From this many classes (the last axis, with use_softmax), a block a row: one thread
 // walking 10^5 classes alone would leave the card idle.
