@@ -271,9 +271,16 @@ typedef struct rill_cuda_interp_grad {
   const float *weight[3];
 } rill_cuda_interp_grad;
 cudaError_t rill_cuda_interp_grad_f32(const float *dout, float *dx, const rill_cuda_interp_grad *p, cudaStream_t s);
-/* Softmax of each row of a rows x cols matrix. */
-cudaError_t rill_cuda_softmax_f32(const float *x, float *out, int64_t rows, int64_t cols,
+/* softmax (or, with `log`, log_softmax) of x viewed as [outer, n, inner] along n, as the
+ * CPU kernels compute them: the maximum, the sum of exp(x - max), then the quotients
+ * (log: x - max - log(sum)). inner 1: a block a row; else a thread an (outer, inner)
+ * position walking n in the CPU's order. */
+cudaError_t rill_cuda_softmax_f32(const float *x, float *out, int64_t outer, int64_t n, int64_t inner, bool log,
                                   cudaStream_t s);
+/* Their X@GRAD from Out and g = Out@GRAD: softmax's (g - sum(g out)) out, log_softmax's
+ * g - exp(out) sum(g); dx may be g. */
+cudaError_t rill_cuda_softmax_grad_f32(const float *out, const float *g, float *dx, int64_t outer, int64_t n,
+                                       int64_t inner, bool log, cudaStream_t s);
 /* out[r][c] += bias[c] (bias may be NULL), then relu when `relu`. */
 cudaError_t rill_cuda_bias_act_f32(float *out, const float *bias, int64_t rows, int64_t cols,
                                    bool relu, cudaStream_t s);
@@ -431,9 +438,6 @@ cudaError_t rill_cuda_binary_grad_f32(int op, bool for_y, const float *x, const 
 /* out[i] = g[0] / divisor, g read on the device (mean's gradient). */
 cudaError_t rill_cuda_fill_from_scalar_f32(float *out, int64_t n, const float *g, float divisor,
                                            cudaStream_t s);
-/* softmax's X@GRAD over each row: dx = (g - sum(g * out)) * out; dx may be g. */
-cudaError_t rill_cuda_softmax_grad_f32(const float *out, const float *g, float *dx, int64_t rows,
-                                       int64_t cols, cudaStream_t s);
 /* Element conversion between float32, float64, int32, int64 and bool (rill_dtype
  * numbers); false when a dtype is not one of them. */
 bool rill_cuda_cast_supported(int dtype);

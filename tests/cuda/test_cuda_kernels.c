@@ -898,6 +898,44 @@ Test(cuda_kernels, softmax_grad_last_axis) {
   compare(&c);
 }
 
+/* ---- softmax and log_softmax along any axis ---- */
+
+static void softmax_axis1(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "axis", 1)); }
+static void softmax_axis0(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "axis", 0)); }
+
+/* A middle axis and the first (a thread a position), the last (a block a row); each
+ * op's gradient on the same views. */
+Test(cuda_kernels, softmax_and_log_softmax_any_axis) {
+  const char *fwd[] = {"softmax", "log_softmax"}, *bwd[] = {"softmax_grad", "log_softmax_grad"};
+  void (*axes[])(rill_op_builder *) = {softmax_axis1, softmax_axis0, NULL};
+  for (int k = 0; k < 2; k++)
+    for (int a = 0; a < 3; a++) {
+      op_case c = {fwd[k], {IN("X", "x", -8, 8, 4, 7, 5)}, {OUT("Out", "out", 4, 7, 5)}, axes[a], 1e-5};
+      compare(&c);
+      op_case g = {bwd[k], {IN("Out", "out", k ? -6.0f : 0.001f, k ? -0.01f : 0.2f, 4, 7, 5),
+                            IN("Out@GRAD", "dout", -1, 1, 4, 7, 5)},
+                   {OUT("X@GRAD", "dx", 4, 7, 5)}, axes[a], 1e-5};
+      compare(&g);
+    }
+  op_case l = {"log_softmax", {IN("X", "x", -8, 8, 6, 1001)}, {OUT("Out", "out", 6, 1001)}, NULL, 1e-5};
+  compare(&l);
+}
+
+/* softmax clips a shifted logit below -64 to -64, as the CPU's: no probability is 0
+ * even 300 below a row's maximum (exp(-300) is 0 in float), so its log stays finite. */
+Test(cuda_kernels, softmax_keeps_every_probability_above_zero) {
+  NEED_CUDA_DEVICE();
+  void (*axes[])(rill_op_builder *) = {NULL, softmax_axis0};
+  for (int a = 0; a < 2; a++) {
+    op_case c = {"softmax", {IN("X", "x", -300, 0, 4, 50)}, {OUT("Out", "out", 4, 50)}, axes[a], 0};
+    rill_tensor *out[MAX_ARGS] = {NULL};
+    run_case(&c, (rill_place){RILL_DEVICE_CUDA, 0}, 7, out);
+    const float *o = rill_tensor_data(out[0]);
+    for (int64_t i = 0; i < 200; i++) cr_assert(o[i] > 0.0f, "axis case %d: out[%lld] = %g", a, (long long)i, o[i]);
+    rill_tensor_destroy(out[0]);
+  }
+}
+
 /* ---- pool2d ---- */
 
 static void pool_attrs(rill_op_builder *b, const char *type, int k, int s, int p) {

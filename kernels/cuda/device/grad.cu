@@ -201,23 +201,6 @@ __global__ void fill_from_scalar(float *out, int64_t n, const float *g, float di
   for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] = v;
 }
 
-// One block a row: dot = sum(g * out), then dx = (g - dot) * out.
-__global__ void softmax_grad_rows(const float *out, const float *g, float *dx, int64_t cols) {
-  __shared__ double red[kThreads];
-  const float *orow = out + blockIdx.x * cols, *grow = g + blockIdx.x * cols;
-  float *drow = dx + blockIdx.x * cols;
-  double s = 0.0;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) s += (double)grow[c] * orow[c];
-  red[threadIdx.x] = s;
-  __syncthreads();
-  for (int w = blockDim.x / 2; w > 0; w /= 2) {
-    if ((int)threadIdx.x < w) red[threadIdx.x] += red[threadIdx.x + w];
-    __syncthreads();
-  }
-  float dot = (float)red[0];
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) drow[c] = (grow[c] - dot) * orow[c];
-}
-
 // From this many output elements per operand element, a block an operand element.
 constexpr int64_t kSpreadForBlocks = 4096;
 
@@ -267,13 +250,5 @@ extern "C" cudaError_t rill_cuda_fill_from_scalar_f32(float *out, int64_t n, con
                                                       float divisor, cudaStream_t s) {
   if (n == 0) return cudaSuccess;
   fill_from_scalar<<<blocks_for(n), kThreads, 0, s>>>(out, n, g, divisor);
-  return cudaGetLastError();
-}
-
-extern "C" cudaError_t rill_cuda_softmax_grad_f32(const float *out, const float *g, float *dx,
-                                                  int64_t rows, int64_t cols, cudaStream_t s) {
-  if (rows == 0 || cols == 0) return cudaSuccess;
-  if (rows > 0x7fffffff) return cudaErrorInvalidValue;
-  softmax_grad_rows<<<(unsigned)rows, kThreads, 0, s>>>(out, g, dx, cols);
   return cudaGetLastError();
 }

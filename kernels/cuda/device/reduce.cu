@@ -1,5 +1,5 @@
 // Reductions: mean over a whole tensor, reduce_sum / reduce_mean and the folds (max,
-// min, prod, all, any) over any dims and their gradients, softmax over each row.
+// min, prod, all, any) over any dims and their gradients.
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -24,37 +24,6 @@ __global__ void mean_one_block(const float *x, int64_t n, float *out) {
     __syncthreads();
   }
   if (threadIdx.x == 0) out[0] = (float)(part[0] / (double)n);
-}
-
-// One block a row: the row's max, then the sum of exp(x - max), then the quotients.
-__global__ void softmax_rows(const float *x, float *out, int64_t cols) {
-  __shared__ float red[kThreads];
-  const float *row = x + blockIdx.x * cols;
-  float *orow = out + blockIdx.x * cols;
-  float m = -FLT_MAX;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) m = fmaxf(m, row[c]);
-  red[threadIdx.x] = m;
-  __syncthreads();
-  for (int w = blockDim.x / 2; w > 0; w /= 2) {
-    if ((int)threadIdx.x < w) red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + w]);
-    __syncthreads();
-  }
-  m = red[0];
-  __syncthreads();
-  float s = 0.0f;
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-    float e = expf(row[c] - m);
-    orow[c] = e;
-    s += e;
-  }
-  red[threadIdx.x] = s;
-  __syncthreads();
-  for (int w = blockDim.x / 2; w > 0; w /= 2) {
-    if ((int)threadIdx.x < w) red[threadIdx.x] += red[threadIdx.x + w];
-    __syncthreads();
-  }
-  float inv = 1.0f / red[0];
-  for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) orow[c] *= inv;
 }
 
 // X's offset of the element of index j over the runs whose output stride is zero (reduced
@@ -227,13 +196,5 @@ extern "C" cudaError_t rill_cuda_reduce_grad_f32(const float *dout, float *dx, c
 extern "C" cudaError_t rill_cuda_mean_f32(const float *x, int64_t n, float *out, cudaStream_t s) {
   if (n == 0) return cudaErrorInvalidValue;
   mean_one_block<<<1, kMeanThreads, 0, s>>>(x, n, out);
-  return cudaGetLastError();
-}
-
-extern "C" cudaError_t rill_cuda_softmax_f32(const float *x, float *out, int64_t rows,
-                                             int64_t cols, cudaStream_t s) {
-  if (rows == 0 || cols == 0) return cudaSuccess;
-  if (rows > 0x7fffffff) return cudaErrorInvalidValue;
-  softmax_rows<<<(unsigned)rows, kThreads, 0, s>>>(x, out, cols);
   return cudaGetLastError();
 }
