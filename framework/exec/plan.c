@@ -554,10 +554,13 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog, int32
       st = rill_status_wrap(st, OP_CONTEXT_FMT, (int)block, (int)op->index, op->type);
       goto fail;
     }
-    op->kernel = rill_kernel_find(op->type, op->place.device, op->kernel_dtype);
+    rill_kernel_accepts_fn accepts;
+    op->kernel = rill_kernel_find_accepts(op->type, op->place.device, op->kernel_dtype, &accepts);
+    if (op->kernel && accepts && !accepts(&op->kctx)) op->kernel = NULL; /* declined */
     if (!op->kernel && op->place.device != RILL_HOST_DEVICE) {
-      /* An op its place's backend has no kernel for runs on the host: the run stages
-       * its inputs to the host and its outputs back where they are read. */
+      /* An op its place's backend has no kernel for (or whose kernel declines it) runs
+       * on the host: the run stages its inputs to the host and its outputs back where
+       * they are read. */
       rill_kernel_fn host = rill_kernel_find(op->type, RILL_HOST_DEVICE, op->kernel_dtype);
       if (host) {
         op->kernel = host;

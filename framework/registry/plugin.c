@@ -452,7 +452,7 @@ rill_status *rill_plugin_add_kernel(rill_plugin *pl, const rill_plugin_kernel *k
   pl->kernels = defs;
   ks[p->nkernels++] = (plugin_kernel){k->device, k->dtype, k->fn, k->user};
   pl->kernels[pl->nkernels++] =
-      (rill_kernel_def){p->schema.type, k->device, k->dtype, plugin_kernel_runs[k->device]};
+      (rill_kernel_def){p->schema.type, k->device, k->dtype, plugin_kernel_runs[k->device], NULL};
   return NULL;
 }
 

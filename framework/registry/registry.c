@@ -369,21 +369,29 @@ const rill_op_schema *rill_schema_find(const char *type) {
   return s;
 }
 
-rill_kernel_fn rill_kernel_find(const char *op, rill_device device, rill_dtype dtype) {
+rill_kernel_fn rill_kernel_find_accepts(const char *op, rill_device device, rill_dtype dtype,
+                                        rill_kernel_accepts_fn *accepts) {
+  if (accepts) *accepts = NULL;
   if (!op || rill_registry_init_quiet()) return NULL;
-  rill_kernel_fn fn = NULL, any = NULL;
+  rill_kernel_def fn = {0}, any = {0};
   pthread_rwlock_rdlock(&reg.lock);
   size_t at = find_locked(op);
   if (at != SIZE_MAX) {
     const op_entry *e = &reg.ops[at];
     for (size_t i = 0; i < e->nkernels; i++) {
       if (e->kernels[i].device != device) continue;
-      if (e->kernels[i].dtype == dtype) fn = e->kernels[i].fn;
-      if (e->kernels[i].dtype == RILL_KERNEL_ANY_DTYPE) any = e->kernels[i].fn;
+      if (e->kernels[i].dtype == dtype) fn = e->kernels[i];
+      if (e->kernels[i].dtype == RILL_KERNEL_ANY_DTYPE) any = e->kernels[i];
     }
   }
   pthread_rwlock_unlock(&reg.lock);
-  return fn ? fn : any;
+  const rill_kernel_def *k = fn.fn ? &fn : &any;
+  if (accepts) *accepts = k->accepts;
+  return k->fn;
+}
+
+rill_kernel_fn rill_kernel_find(const char *op, rill_device device, rill_dtype dtype) {
+  return rill_kernel_find_accepts(op, device, dtype, NULL);
 }
 
 bool rill_registry_init_quiet(void) {

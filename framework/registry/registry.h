@@ -274,11 +274,20 @@ typedef struct rill_op_schema {
 /* dtype RILL_KERNEL_ANY_DTYPE: the kernel takes any element type. */
 #define RILL_KERNEL_ANY_DTYPE ((rill_dtype)-1)
 
+/* Whether a kernel takes an op as the plan sees it before any run: ctx's schema,
+ * attributes, argument counts (nin, nout) and names, but no tensors. */
+typedef bool (*rill_kernel_accepts_fn)(const rill_kernel_ctx *ctx);
+
 typedef struct rill_kernel_def {
   const char *op;
   rill_device device;
   rill_dtype dtype;
   rill_kernel_fn fn;
+  /* Optional (NULL: it takes every op of its type and dtype). An op whose place's
+   * kernel declines it runs on the host, as an op with no kernel there: a device
+   * kernel that covers the common cases leaves the rare ones (an attribute value, an
+   * optional input) to the CPU rather than failing them. */
+  rill_kernel_accepts_fn accepts;
 } rill_kernel_def;
 
 /* ---- backends ----
@@ -290,7 +299,7 @@ typedef struct rill_kernel_def {
  * rill_registry_add_backend an application or a test calls at run time. The core knows
  * no backend by name: the executor runs any place whose device kind has a registered
  * backend and looks kernels up by (op, device kind, dtype). */
-#define RILL_BACKEND_API_VERSION 1u
+#define RILL_BACKEND_API_VERSION 2u
 
 typedef struct rill_backend rill_backend;
 struct rill_backend {
@@ -385,6 +394,10 @@ bool rill_registry_init_quiet(void);
 const rill_op_schema *rill_schema_find(const char *type);
 /* Kernel for (op, device, dtype), falling back to an ANY_DTYPE kernel; NULL if none. */
 rill_kernel_fn rill_kernel_find(const char *op, rill_device device, rill_dtype dtype);
+/* The same lookup; *accepts is the kernel's accepts function (NULL when it has none, or
+ * when there is no kernel). */
+rill_kernel_fn rill_kernel_find_accepts(const char *op, rill_device device, rill_dtype dtype,
+                                        rill_kernel_accepts_fn *accepts);
 /* Registers an out-of-tree op / kernel (plugins). The schema must outlive the process. */
 rill_status *rill_registry_add_op(const rill_op_schema *schema);
 rill_status *rill_registry_add_kernel(const rill_kernel_def *kernel);

@@ -7,7 +7,7 @@
 #include "kernels/cpu/kernels.h"
 
 static const rill_kernel_def cpu_kernels[] = {
-#define RILL_CPU_KERNEL(op, dtype, fn) {#op, RILL_DEVICE_CPU, dtype, fn},
+#define RILL_CPU_KERNEL(op, dtype, fn) {#op, RILL_DEVICE_CPU, dtype, fn, NULL},
 #include "kernels/cpu/kernels.def"
 #undef RILL_CPU_KERNEL
 };

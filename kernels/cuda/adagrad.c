@@ -3,6 +3,9 @@
  * merges them (rows.c's groups). */
 #include "kernels/cuda/cuda.h"
 
+/* multi_precision (master weights of float16 parameters) runs on the host. */
+bool rill_cuda_adagrad_accepts(const rill_kernel_ctx *ctx) { return !ctx->attrs[RILL_ADAGRAD_ATTR_MULTI_PRECISION].v.b; }
+
 rill_status *rill_cuda_adagrad_fp32(rill_kernel_ctx *ctx) {
   rill_tensor *p = NULL, *g = NULL, *m = NULL, *lr = NULL, *po = NULL, *mo = NULL;
   RILL_TRY(rill_kin_need(ctx, RILL_ADAGRAD_IN_PARAM, 0, RILL_DTYPE_FP32, &p));

@@ -44,6 +44,13 @@ static rill_status *advance_pows(rill_kernel_ctx *ctx, rill_cuda_dev *d, const f
   return NULL;
 }
 
+/* Beta1Tensor, Beta2Tensor, EpsilonTensor, SkipUpdate and MasterParam run on the host. */
+bool rill_cuda_adam_accepts(const rill_kernel_ctx *ctx) {
+  for (size_t i = 0; i < RILL_COUNTOF(unsupported); i++)
+    if (unsupported[i] < ctx->schema->ninputs && ctx->nin[unsupported[i]]) return false;
+  return true;
+}
+
 rill_status *rill_cuda_adam_fp32(rill_kernel_ctx *ctx) {
   for (size_t i = 0; i < RILL_COUNTOF(unsupported); i++)
     if (rill_kin(ctx, unsupported[i], 0))

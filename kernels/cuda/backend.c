@@ -9,8 +9,10 @@
 #include "kernels/cuda/cuda.h"
 
 static const rill_kernel_def cuda_kernels[] = {
-#define RILL_CUDA_KERNEL(op, dtype, fn) {#op, RILL_DEVICE_CUDA, dtype, fn},
+#define RILL_CUDA_KERNEL(op, dtype, fn) {#op, RILL_DEVICE_CUDA, dtype, fn, NULL},
+#define RILL_CUDA_KERNEL_IF(op, dtype, fn, accepts) {#op, RILL_DEVICE_CUDA, dtype, fn, accepts},
 #include "kernels/cuda/kernels.def"
+#undef RILL_CUDA_KERNEL_IF
 #undef RILL_CUDA_KERNEL
 };
 

@@ -166,9 +166,14 @@ rill_status *rill_cuda_rows_merge(rill_kernel_ctx *ctx, rill_cuda_dev *d, const 
 /* Frees a device's cache of convolution algorithms (conv2d.c). */
 void rill_cuda_conv_algos_free(struct rill_cuda_conv_algos *c);
 
-/* Prototypes of every kernel of kernels.def. */
+/* Prototypes of every kernel of kernels.def, and of the accepts functions of those that
+ * decline some ops (rill_kernel_def.accepts). */
 #define RILL_CUDA_KERNEL(op, dtype, fn) rill_status *fn(rill_kernel_ctx *ctx);
+#define RILL_CUDA_KERNEL_IF(op, dtype, fn, accepts) \
+  rill_status *fn(rill_kernel_ctx *ctx);            \
+  bool accepts(const rill_kernel_ctx *ctx);
 #include "kernels/cuda/kernels.def"
+#undef RILL_CUDA_KERNEL_IF
 #undef RILL_CUDA_KERNEL
 
 #endif

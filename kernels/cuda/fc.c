@@ -3,6 +3,14 @@
 #include <string.h>
 
 #include "kernels/cuda/cuda.h"
+#include "operators/fused_act.h"
+
+/* The activations the CPU kernel takes (none, identity, relu), without padding_weights
+ * (which the CPU kernel does not read): the rest runs on the host. */
+bool rill_cuda_fc_accepts(const rill_kernel_ctx *ctx) {
+  return rill_fused_act_of(&ctx->attrs[RILL_FC_ATTR_ACTIVATION_TYPE], true) != RILL_FUSED_UNKNOWN &&
+         !ctx->attrs[RILL_FC_ATTR_PADDING_WEIGHTS].v.b;
+}
 
 rill_status *rill_cuda_fc_fp32(rill_kernel_ctx *ctx) {
   rill_tensor *x = NULL, *w = NULL, *out = NULL;
@@ -10,12 +18,10 @@ rill_status *rill_cuda_fc_fp32(rill_kernel_ctx *ctx) {
   RILL_TRY(rill_kin_need(ctx, RILL_FC_IN_W, 0, RILL_DTYPE_FP32, &w));
   RILL_TRY(rill_kout_need(ctx, RILL_FC_OUT_OUT, 0, RILL_DTYPE_FP32, &out));
   rill_tensor *bias = rill_kin(ctx, RILL_FC_IN_BIAS, 0);
-  const char *act = ctx->attrs[RILL_FC_ATTR_ACTIVATION_TYPE].v.s;
-  bool relu = act && strcmp(act, "relu") == 0;
-  if (act && *act && !relu)
-    return rill_kernel_error(ctx, "the CUDA kernel takes activation_type \"\" or \"relu\", not \"%s\"", act);
-  if (ctx->attrs[RILL_FC_ATTR_PADDING_WEIGHTS].v.b)
-    return rill_kernel_error(ctx, "the CUDA kernel takes no padding_weights");
+  if (!rill_cuda_fc_accepts(ctx))
+    return rill_kernel_error(ctx, "the CUDA kernel takes activation_type \"\", \"identity\" or \"relu\" and no "
+                             "padding_weights");
+  bool relu = rill_fused_act_of(&ctx->attrs[RILL_FC_ATTR_ACTIVATION_TYPE], true) == RILL_FUSED_RELU;
   int64_t nc = ctx->attrs[RILL_FC_ATTR_IN_NUM_COL_DIMS].v.i;
   if (nc < 1 || nc >= x->dims.n || w->dims.n != 2)
     return rill_kernel_error(ctx, "in_num_col_dims %lld does not fit Input (%s, rank %d), or W (%s) is not a "

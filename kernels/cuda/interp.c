@@ -9,6 +9,12 @@
 #include "kernels/cuda/cuda.h"
 #include "operators/interp.h"
 
+/* Trilinear interpolation runs on the host. */
+bool rill_cuda_interp_accepts(const rill_kernel_ctx *ctx) {
+  const char *m = ctx->attrs[INTERP_A_METHOD].v.s;
+  return !m || strcmp(m, "trilinear") != 0;
+}
+
 /* The extents of the three axes (d, h, w) of X and of Out: 1 along the axes a 4-D X
  * lacks. */
 static void axes_of(const interp_plan *p, int64_t in[3], int64_t out[3]) {

@@ -6,6 +6,9 @@
 
 #include "kernels/cuda/cuda.h"
 
+/* multi_precision (master weights of float16 parameters) runs on the host. */
+bool rill_cuda_momentum_accepts(const rill_kernel_ctx *ctx) { return !ctx->attrs[RILL_MOMENTUM_ATTR_MULTI_PRECISION].v.b; }
+
 rill_status *rill_cuda_momentum_fp32(rill_kernel_ctx *ctx) {
   rill_tensor *p = NULL, *g = NULL, *v = NULL, *lr = NULL, *po = NULL, *vo = NULL;
   RILL_TRY(rill_kin_need(ctx, RILL_MOMENTUM_IN_PARAM, 0, RILL_DTYPE_FP32, &p));

@@ -456,6 +456,37 @@ Test(cuda_kernels, adam) {
   compare(&c);
 }
 
+/* Ops the device kernels decline (rill_kernel_def.accepts) run on the host and give the
+ * CPU's numbers, where they used to fail on the device: adam with a Beta1Tensor,
+ * momentum with multi_precision; fc's identity, which the device now takes. */
+static void multi_precision(rill_op_builder *b) {
+  OK(rill_op_builder_attr_float(b, "mu", 0.9f));
+  OK(rill_op_builder_attr_bool(b, "multi_precision", true));
+}
+static void fc_identity(rill_op_builder *b) {
+  OK(rill_op_builder_attr_int(b, "in_num_col_dims", 1));
+  OK(rill_op_builder_attr_string(b, "activation_type", "identity"));
+}
+Test(cuda_kernels, declined_ops_run_on_the_host) {
+  op_case a = {"adam",
+               {IN("Param", "p", -1, 1, 7, 19), IN("Grad", "g", -1, 1, 7, 19), IN("Moment1", "m1", -0.1f, 0.1f, 7, 19),
+                IN("Moment2", "m2", 0, 0.01f, 7, 19), IN("LearningRate", "lr", 0.01f, 0.01f, 1),
+                IN("Beta1Pow", "b1p", 0.81f, 0.81f, 1), IN("Beta2Pow", "b2p", 0.998f, 0.998f, 1),
+                IN("Beta1Tensor", "b1", 0.8f, 0.8f, 1)},
+               {OUT("ParamOut", "p_out", 7, 19), OUT("Moment1Out", "m1_out", 7, 19), OUT("Moment2Out", "m2_out", 7, 19),
+                OUT("Beta1PowOut", "b1p_out", 1), OUT("Beta2PowOut", "b2p_out", 1)},
+               NULL, 0};
+  compare(&a);
+  op_case m = {"momentum",
+               {IN("Param", "p", -1, 1, 129), IN("Grad", "g", -1, 1, 129), IN("Velocity", "v", -1, 1, 129),
+                IN("LearningRate", "lr", 0.05f, 0.05f, 1)},
+               {OUT("ParamOut", "p_out", 129), OUT("VelocityOut", "v_out", 129)}, multi_precision, 0};
+  compare(&m);
+  op_case f = {"fc", {IN("Input", "x", -1, 1, 5, 12), IN("W", "w", -1, 1, 12, 9), IN("Bias", "bias", -1, 1, 9)},
+               {OUT("Out", "out", 5, 9)}, fc_identity, 1e-5};
+  compare(&f);
+}
+
 static void eps_1e_6(rill_op_builder *b) { OK(rill_op_builder_attr_float(b, "epsilon", 1e-6f)); }
 
 Test(cuda_kernels, adagrad) {

@@ -161,10 +161,16 @@ static rill_status *fake_read(rill_kernel_ctx *ctx) {
   return NULL;
 }
 
+/* The fake scale kernel computes x * scale + bias: it declines bias_after_scale false,
+ * which then runs on the host. */
+static bool fake_scale_accepts(const rill_kernel_ctx *ctx) {
+  return ctx->attrs[RILL_SCALE_ATTR_BIAS_AFTER_SCALE].v.b;
+}
+
 static const rill_kernel_def fake_kernels[] = {
-    {"scale", FAKE_DEVICE, RILL_DTYPE_FP32, fake_scale},
-    {"elementwise_add", FAKE_DEVICE, RILL_DTYPE_FP32, fake_add},
-    {"read_from_array", FAKE_DEVICE, RILL_KERNEL_ANY_DTYPE, fake_read},
+    {"scale", FAKE_DEVICE, RILL_DTYPE_FP32, fake_scale, fake_scale_accepts},
+    {"elementwise_add", FAKE_DEVICE, RILL_DTYPE_FP32, fake_add, NULL},
+    {"read_from_array", FAKE_DEVICE, RILL_KERNEL_ANY_DTYPE, fake_read, NULL},
 };
 
 static const rill_backend fake_backend = {
@@ -220,16 +226,18 @@ Test(backends, registered_backend_is_found) {
 Test(backends, api_version_mismatch_registers_nothing) {
   rill_backend old = fake_backend;
   old.api_version = RILL_BACKEND_API_VERSION + 1;
-  expect_error(rill_registry_add_backend(&old), RILL_FAILED_PRECONDITION,
-               "backend 'fakedev' was built for backend API version 2; this rill has version 1");
+  char want[128];
+  snprintf(want, sizeof want, "backend 'fakedev' was built for backend API version %u; this rill has version %u",
+           RILL_BACKEND_API_VERSION + 1, RILL_BACKEND_API_VERSION);
+  expect_error(rill_registry_add_backend(&old), RILL_FAILED_PRECONDITION, want);
   cr_assert_null(rill_backend_find(FAKE_DEVICE));
   cr_assert_null(rill_kernel_find("scale", FAKE_DEVICE, RILL_DTYPE_FP32));
 }
 
 Test(backends, bad_tables_register_nothing) {
   static const rill_kernel_def unknown_op[] = {
-      {"scale", FAKE_DEVICE, RILL_DTYPE_FP32, fake_scale},
-      {"no_such_op", FAKE_DEVICE, RILL_DTYPE_FP32, fake_add},
+      {"scale", FAKE_DEVICE, RILL_DTYPE_FP32, fake_scale, NULL},
+      {"no_such_op", FAKE_DEVICE, RILL_DTYPE_FP32, fake_add, NULL},
   };
   rill_backend b = fake_backend;
   b.kernels = unknown_op;
@@ -237,14 +245,14 @@ Test(backends, bad_tables_register_nothing) {
   expect_error(rill_registry_add_backend(&b), RILL_NOT_FOUND, "'no_such_op', which has no schema");
   cr_assert_null(rill_kernel_find("scale", FAKE_DEVICE, RILL_DTYPE_FP32));
 
-  static const rill_kernel_def wrong_device[] = {{"scale", RILL_DEVICE_CPU, RILL_DTYPE_FP32, fake_scale}};
+  static const rill_kernel_def wrong_device[] = {{"scale", RILL_DEVICE_CPU, RILL_DTYPE_FP32, fake_scale, NULL}};
   b.kernels = wrong_device;
   b.nkernels = 1;
   expect_error(rill_registry_add_backend(&b), RILL_INVALID_ARGUMENT, "not the backend's");
 
   static const rill_kernel_def twice[] = {
-      {"scale", FAKE_DEVICE, RILL_DTYPE_FP32, fake_scale},
-      {"scale", FAKE_DEVICE, RILL_DTYPE_FP32, fake_scale},
+      {"scale", FAKE_DEVICE, RILL_DTYPE_FP32, fake_scale, NULL},
+      {"scale", FAKE_DEVICE, RILL_DTYPE_FP32, fake_scale, NULL},
   };
   b.kernels = twice;
   b.nkernels = 2;
@@ -462,7 +470,7 @@ Test(backends, selected_rows_are_copied_to_the_place_of_their_reader) {
   static const rill_op_schema op = {.type = "test_fake_rows", .inputs = in, .ninputs = 1, .outputs = out,
                                     .noutputs = 1, .flags = RILL_OP_KERNEL_SHAPES, .kernel_dtype_slot = 0,
                                     .dtype_attr = -1};
-  static const rill_kernel_def k = {"test_fake_rows", FAKE_DEVICE, RILL_KERNEL_ANY_DTYPE, fake_rows};
+  static const rill_kernel_def k = {"test_fake_rows", FAKE_DEVICE, RILL_KERNEL_ANY_DTYPE, fake_rows, NULL};
   const rill_op_schema *ops[] = {&op};
   OK(rill_registry_add_batch(ops, 1, &k, 1));
   rill_program *p;
@@ -608,6 +616,35 @@ Test(backends, op_without_a_kernel_on_its_place_runs_on_the_host) {
   rill_program_destroy(p);
 }
 
+/* An op its place's kernel declines (rill_kernel_def.accepts) runs on the host as one
+ * without a kernel there, and the ops around it stay on the device: y = (x + 1) * 2 on
+ * the host (bias before scale, which the fake kernel declines), z = 10 y on the fake
+ * device. */
+Test(backends, op_its_kernel_declines_runs_on_the_host) {
+  OK(rill_registry_add_backend(&fake_backend));
+  rill_program *p;
+  OK(rill_program_create(&p));
+  var(p, "x");
+  var(p, "y");
+  var(p, "z");
+  rill_op_builder *b;
+  const char *x = "x", *y = "y";
+  OK(rill_op_builder_create("scale", &b));
+  OK(rill_op_builder_input(b, "X", &x, 1));
+  OK(rill_op_builder_output(b, "Out", &y, 1));
+  OK(rill_op_builder_attr_float(b, "scale", 2.0f));
+  OK(rill_op_builder_attr_float(b, "bias", 1.0f));
+  OK(rill_op_builder_attr_bool(b, "bias_after_scale", false));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  scale_op(p, "y", "z", 10.0f, 0.0f, NULL);
+  float got[4];
+  OK(run(p, (rill_place){FAKE_DEVICE, 0}, RILL_SCHEDULE_SEQUENTIAL, "z", got));
+  for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], ((float)i + 2.0f) * 20.0f, 0.0f, "z[%d] = %g", i, got[i]);
+  cr_assert_eq(atomic_load(&kernel_calls), 1, "only the second scale ran on the fake device");
+  rill_program_destroy(p);
+}
+
 /* out = reshape2(x) to `shape` (with its XShape, x_shape_of_<out>), on the host: the
  * fake backend has no reshape2 kernel. */
 static void reshape_op(rill_program *p, const char *x, const char *out, const int32_t *shape, size_t n) {
@@ -697,7 +734,7 @@ Test(backends, op_on_an_unregistered_place_runs_on_the_executors_place) {
 /* Kernels added one by one or in a plugin's batch pass the check a backend's kernels
  * pass: their device kind must have a registered backend. */
 Test(backends, kernels_need_a_registered_backend) {
-  rill_kernel_def k = {"scale", FAKE_DEVICE, RILL_DTYPE_FP64, fake_scale};
+  rill_kernel_def k = {"scale", FAKE_DEVICE, RILL_DTYPE_FP64, fake_scale, NULL};
   expect_error(rill_registry_add_kernel(&k), RILL_UNIMPLEMENTED,
                "kernel of op 'scale' for cuda:0, which has no registered backend (registered: cpu)");
   cr_assert_null(rill_kernel_find("scale", FAKE_DEVICE, RILL_DTYPE_FP64));
@@ -706,7 +743,7 @@ Test(backends, kernels_need_a_registered_backend) {
                                     .outputs = io, .noutputs = 1, .kernel_dtype_slot = 0,
                                     .dtype_attr = -1};
   const rill_op_schema *ops[] = {&op};
-  rill_kernel_def bk = {"test_backend_batch_op", FAKE_DEVICE, RILL_DTYPE_FP32, fake_scale};
+  rill_kernel_def bk = {"test_backend_batch_op", FAKE_DEVICE, RILL_DTYPE_FP32, fake_scale, NULL};
   expect_error(rill_registry_add_batch(ops, 1, &bk, 1), RILL_UNIMPLEMENTED,
                "which has no registered backend");
   cr_assert_null(rill_schema_find("test_backend_batch_op"));
@@ -993,7 +1030,7 @@ Test(backends, inference_that_reads_data_reads_it_on_the_host) {
   static const rill_op_schema op = {.type = "test_shape_reader", .inputs = in, .ninputs = 1, .outputs = out,
                                     .noutputs = 1, .flags = RILL_OP_INFER_READS_DATA, .infer = shape_reader_infer,
                                     .kernel_dtype_slot = 0, .dtype_attr = -1};
-  static const rill_kernel_def k = {"test_shape_reader", FAKE_DEVICE, RILL_KERNEL_ANY_DTYPE, fake_shape_reader};
+  static const rill_kernel_def k = {"test_shape_reader", FAKE_DEVICE, RILL_KERNEL_ANY_DTYPE, fake_shape_reader, NULL};
   const rill_op_schema *ops[] = {&op};
   OK(rill_registry_add_batch(ops, 1, &k, 1));
   rill_program *p;
@@ -1066,7 +1103,7 @@ static void register_bounds_reader(void) {
   static const rill_op_schema op = {.type = "test_bounds_reader", .inputs = in, .ninputs = 2, .outputs = out,
                                     .noutputs = 1, .infer = like_x_infer, .kernel_dtype_slot = 0,
                                     .dtype_attr = -1};
-  static const rill_kernel_def k = {"test_bounds_reader", FAKE_DEVICE, RILL_KERNEL_ANY_DTYPE, fake_bounds_reader};
+  static const rill_kernel_def k = {"test_bounds_reader", FAKE_DEVICE, RILL_KERNEL_ANY_DTYPE, fake_bounds_reader, NULL};
   const rill_op_schema *ops[] = {&op};
   if (!rill_schema_find("test_bounds_reader")) OK(rill_registry_add_batch(ops, 1, &k, 1));
 }

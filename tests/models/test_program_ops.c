@@ -83,7 +83,7 @@ static size_t stub_ops(rill_program *p, const char *from) {
     }
   if (fresh) {
     expect_ok(rill_registry_add_op(&schemas[k]), "stub schema");
-    rill_kernel_def kd = {names[k], RILL_DEVICE_CPU, RILL_KERNEL_ANY_DTYPE, stub_kernel};
+    rill_kernel_def kd = {names[k], RILL_DEVICE_CPU, RILL_KERNEL_ANY_DTYPE, stub_kernel, NULL};
     expect_ok(rill_registry_add_kernel(&kd), "stub kernel");
   }
   return renamed;

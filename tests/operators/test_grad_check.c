@@ -63,7 +63,7 @@ static void register_faulty(void) {
     faulty[i].type = names[i];
     faulty[i].grad = makers[i];
     OK(rill_registry_add_op(&faulty[i]));
-    rill_kernel_def k = {names[i], RILL_DEVICE_CPU, RILL_DTYPE_FP64, rill_cpu_elementwise_mul_fp64};
+    rill_kernel_def k = {names[i], RILL_DEVICE_CPU, RILL_DTYPE_FP64, rill_cpu_elementwise_mul_fp64, NULL};
     OK(rill_registry_add_kernel(&k));
   }
 }

@@ -105,7 +105,7 @@ Test(tensor_ops_programs, inference_agrees_with_real_programs) {
                                  .outputs = s->out, .noutputs = s->nout, .kernel_dtype_slot = -1,
                                  .dtype_attr = -1};
     OK(rill_registry_add_op(&s->schema));
-    rill_kernel_def kd = {s->type, RILL_DEVICE_CPU, RILL_KERNEL_ANY_DTYPE, stub_kernel};
+    rill_kernel_def kd = {s->type, RILL_DEVICE_CPU, RILL_KERNEL_ANY_DTYPE, stub_kernel, NULL};
     OK(rill_registry_add_kernel(&kd));
   }
   size_t covered = 0;

@@ -196,7 +196,7 @@ Test(validate, op_without_kernel_is_named) {
 
 Test(validate, missing_required_attribute_is_reported) {
   OK(rill_registry_add_op(&required_op));
-  rill_kernel_def k = {"test_required_op", RILL_DEVICE_CPU, RILL_KERNEL_ANY_DTYPE, noop_kernel};
+  rill_kernel_def k = {"test_required_op", RILL_DEVICE_CPU, RILL_KERNEL_ANY_DTYPE, noop_kernel, NULL};
   OK(rill_registry_add_kernel(&k));
   rill_program *p = mlp(D(4, 3), D(-1, 3));
   op(p, 0, "test_required_op", ARGS({"X", {"x"}, 1}), NULL, 0, NULL, 0);

@@ -73,7 +73,7 @@ static const rill_op_schema busy_gate_schema = {
     .ninputs = 1, .outputs = busy_gate_out_slots, .noutputs = 1, .infer = busy_gate_infer,
     .kernel_dtype_slot = 0, .dtype_attr = -1};
 static const rill_kernel_def busy_gate_kernel_def = {"test_gate", RILL_DEVICE_CPU, RILL_DTYPE_FP32,
-                                                     busy_gate_kernel};
+                                                     busy_gate_kernel, NULL};
 
 /* Registers test_gate once per process; false on failure. */
 static inline bool busy_gate_register(void) {

@@ -76,7 +76,7 @@ static const rill_op_schema subblk_schema = {
     .ninputs = 1, .outputs = subblk_out_slots, .noutputs = 1, .attrs = subblk_attrs, .nattrs = 2,
     .flags = RILL_OP_SUBBLOCK | RILL_OP_KERNEL_SHAPES, .kernel_dtype_slot = -1, .dtype_attr = -1};
 static const rill_kernel_def subblk_kernel_def = {"test_blocks", RILL_DEVICE_CPU,
-                                                  RILL_KERNEL_ANY_DTYPE, subblk_kernel};
+                                                  RILL_KERNEL_ANY_DTYPE, subblk_kernel, NULL};
 
 static rill_status *subblk_run_kernel(rill_kernel_ctx *c) {
   rill_scope *s = NULL;
@@ -95,7 +95,7 @@ static const rill_op_schema subblk_run_schema = {
     .attrs = subblk_run_attrs, .nattrs = 1, .flags = RILL_OP_SIDE_EFFECT | RILL_OP_KERNEL_SHAPES,
     .kernel_dtype_slot = -1, .dtype_attr = -1};
 static const rill_kernel_def subblk_run_kernel_def = {"test_run_block", RILL_DEVICE_CPU,
-                                                      RILL_KERNEL_ANY_DTYPE, subblk_run_kernel};
+                                                      RILL_KERNEL_ANY_DTYPE, subblk_run_kernel, NULL};
 
 static inline bool subblk_ok(rill_status *st) {
   if (st && rill_status_code(st) == RILL_ALREADY_EXISTS) {

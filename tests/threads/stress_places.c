@@ -95,8 +95,8 @@ static rill_status *dev_add(rill_kernel_ctx *ctx) {
 }
 
 static const rill_kernel_def dev_kernels[] = {
-    {"scale", DEV, RILL_DTYPE_FP32, dev_scale},
-    {"elementwise_add", DEV, RILL_DTYPE_FP32, dev_add},
+    {"scale", DEV, RILL_DTYPE_FP32, dev_scale, NULL},
+    {"elementwise_add", DEV, RILL_DTYPE_FP32, dev_add, NULL},
 };
 
 static const rill_backend dev_backend = {

@@ -135,11 +135,11 @@ static const rill_op_schema test_schemas[] = {
      .infer = test_same_infer, .kernel_dtype_slot = 0, .dtype_attr = -1},
 };
 static const rill_kernel_def test_kernels[] = {
-    {"test_add", RILL_DEVICE_CPU, RILL_DTYPE_FP32, test_add_kernel},
-    {"test_sleep", RILL_DEVICE_CPU, RILL_DTYPE_FP32, test_sleep_kernel},
-    {"test_mark", RILL_DEVICE_CPU, RILL_KERNEL_ANY_DTYPE, test_mark_kernel},
-    {"test_loop", RILL_DEVICE_CPU, RILL_KERNEL_ANY_DTYPE, test_nop_kernel},
-    {"test_xfer", RILL_DEVICE_CPU, RILL_DTYPE_FP32, test_xfer_kernel},
+    {"test_add", RILL_DEVICE_CPU, RILL_DTYPE_FP32, test_add_kernel, NULL},
+    {"test_sleep", RILL_DEVICE_CPU, RILL_DTYPE_FP32, test_sleep_kernel, NULL},
+    {"test_mark", RILL_DEVICE_CPU, RILL_KERNEL_ANY_DTYPE, test_mark_kernel, NULL},
+    {"test_loop", RILL_DEVICE_CPU, RILL_KERNEL_ANY_DTYPE, test_nop_kernel, NULL},
+    {"test_xfer", RILL_DEVICE_CPU, RILL_DTYPE_FP32, test_xfer_kernel, NULL},
 };
 
 /* Registers the test ops once per process; false on failure. */

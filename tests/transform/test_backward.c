@@ -91,11 +91,11 @@ static const rill_op_schema test_ops[] = {
      .infer = total_grad_infer, .grad = NULL, .kernel_dtype_slot = 0, .dtype_attr = -1},
 };
 static const rill_kernel_def test_kernels[] = {
-    {"bt_total", RILL_DEVICE_CPU, RILL_DTYPE_FP64, total_kernel},
-    {"bt_total_grad", RILL_DEVICE_CPU, RILL_DTYPE_FP64, total_grad_kernel},
-    {"bt_split", RILL_DEVICE_CPU, RILL_DTYPE_FP64, split_kernel},
-    {"bt_split_grad", RILL_DEVICE_CPU, RILL_DTYPE_FP64, split_grad_kernel},
-    {"bt_nograd", RILL_DEVICE_CPU, RILL_DTYPE_FP64, total_kernel},
+    {"bt_total", RILL_DEVICE_CPU, RILL_DTYPE_FP64, total_kernel, NULL},
+    {"bt_total_grad", RILL_DEVICE_CPU, RILL_DTYPE_FP64, total_grad_kernel, NULL},
+    {"bt_split", RILL_DEVICE_CPU, RILL_DTYPE_FP64, split_kernel, NULL},
+    {"bt_split_grad", RILL_DEVICE_CPU, RILL_DTYPE_FP64, split_grad_kernel, NULL},
+    {"bt_nograd", RILL_DEVICE_CPU, RILL_DTYPE_FP64, total_kernel, NULL},
 };
 
 static void register_test_ops(void) {
