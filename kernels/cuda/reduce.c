@@ -31,16 +31,26 @@ static rill_status *plan(rill_kernel_ctx *ctx, const rill_tensor *x, rill_reduce
   return NULL;
 }
 
+/* A reduction's X (of dtype dt; RILL_KERNEL_ANY_DTYPE: whatever it holds) and Out of
+ * X's dtype and the walk's shape, the walk and the device. */
+static rill_status *forward_setup(rill_kernel_ctx *ctx, rill_dtype dt, rill_tensor **x, rill_tensor **out,
+                                  rill_cuda_reduce *r, rill_cuda_dev **d) {
+  *x = rill_kin(ctx, RILL_REDUCE_SUM_IN_X, 0);
+  if (dt != RILL_KERNEL_ANY_DTYPE) RILL_TRY(rill_kin_need(ctx, RILL_REDUCE_SUM_IN_X, 0, dt, x));
+  if (!*x || !rill_tensor_is_set(*x))
+    return rill_kernel_error(ctx, "input X (%s) is missing or holds no data", rill_kin_name(ctx, RILL_REDUCE_SUM_IN_X, 0));
+  RILL_TRY(rill_kout_need(ctx, RILL_REDUCE_SUM_OUT_OUT, 0, (*x)->dtype, out));
+  rill_reduce_plan p;
+  RILL_TRY(plan(ctx, *x, &p, r));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_REDUCE_SUM_OUT_OUT, 0, *out, &p.out));
+  return rill_cuda_kernel_dev(ctx, *out, d);
+}
+
 static rill_status *reduce(rill_kernel_ctx *ctx, bool mean) {
   rill_tensor *x = NULL, *out = NULL;
-  RILL_TRY(rill_kin_need(ctx, RILL_REDUCE_SUM_IN_X, 0, RILL_DTYPE_FP32, &x));
-  RILL_TRY(rill_kout_need(ctx, RILL_REDUCE_SUM_OUT_OUT, 0, RILL_DTYPE_FP32, &out));
-  rill_reduce_plan p;
   rill_cuda_reduce r;
-  RILL_TRY(plan(ctx, x, &p, &r));
-  RILL_TRY(rill_kout_check_dims(ctx, RILL_REDUCE_SUM_OUT_OUT, 0, out, &p.out));
   rill_cuda_dev *d = NULL;
-  RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
+  RILL_TRY(forward_setup(ctx, RILL_DTYPE_FP32, &x, &out, &r, &d));
   return rill_cuda_kernel_check(
       ctx, rill_cuda_reduce_sum_f32(rill_tensor_ptr(x), rill_tensor_ptr(out), &r, mean, d->stream), "reduce launch");
 }
@@ -87,16 +97,10 @@ _Static_assert(SAME_ATTRS(REDUCE_MAX) && SAME_ATTRS(REDUCE_MIN) && SAME_ATTRS(RE
                "the reductions keep their attributes and slots at reduce_sum's positions");
 
 static rill_status *reduce_fold(rill_kernel_ctx *ctx, int op) {
-  rill_tensor *x = rill_kin(ctx, RILL_REDUCE_SUM_IN_X, 0), *out = NULL;
-  if (!x || !rill_tensor_is_set(x))
-    return rill_kernel_error(ctx, "input X (%s) is missing or holds no data", rill_kin_name(ctx, RILL_REDUCE_SUM_IN_X, 0));
-  RILL_TRY(rill_kout_need(ctx, RILL_REDUCE_SUM_OUT_OUT, 0, x->dtype, &out));
-  rill_reduce_plan p;
+  rill_tensor *x = NULL, *out = NULL;
   rill_cuda_reduce r;
-  RILL_TRY(plan(ctx, x, &p, &r));
-  RILL_TRY(rill_kout_check_dims(ctx, RILL_REDUCE_SUM_OUT_OUT, 0, out, &p.out));
   rill_cuda_dev *d = NULL;
-  RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
+  RILL_TRY(forward_setup(ctx, RILL_KERNEL_ANY_DTYPE, &x, &out, &r, &d));
   return rill_cuda_kernel_check(
       ctx, rill_cuda_reduce_fold(rill_tensor_ptr(x), rill_tensor_ptr(out), (int)x->dtype, op, &r, d->stream),
       "reduce launch");

@@ -3,6 +3,7 @@
 // along), mean's spread of Out@GRAD, and softmax over each row.
 #include "kernels/cuda/device/act.cuh"
 #include "kernels/cuda/device/bcast.cuh"
+#include "kernels/cuda/device/block.cuh"
 #include "kernels/cuda/device/grid.cuh"
 #include "kernels/cuda/launch.h"
 
@@ -185,14 +186,8 @@ __global__ void binary_grad_reduced_blocks(int op, bool for_y, const float *x, c
     reduced_base(b, zs, j, &o, &xo, &yo);
     double s = 0.0;
     for (int64_t r = threadIdx.x; r < spread; r += blockDim.x) s += reduced_term(op, for_y, x, y, g, b, zs, r, o, xo, yo);
-    part[threadIdx.x] = s;
-    __syncthreads();
-    for (int w = blockDim.x / 2; w > 0; w /= 2) {
-      if ((int)threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
-      __syncthreads();
-    }
-    if (threadIdx.x == 0) dz[j] = (float)part[0];
-    __syncthreads();
+    s = block_sum(s, part);
+    if (threadIdx.x == 0) dz[j] = (float)s;
   }
 }
 

@@ -5,6 +5,7 @@
 // host to report.
 #include <cmath>
 
+#include "kernels/cuda/device/block.cuh"
 #include "kernels/cuda/device/grid.cuh"
 #include "kernels/cuda/launch.h"
 
@@ -115,19 +116,6 @@ __global__ void swce_forward(rill_cuda_swce p, float *sm, float *loss) {
   }
 }
 
-// Sums v over the block's threads into red[0] (a tree; red holds kThreads floats).
-__device__ inline float block_sum(float *red, float v) {
-  red[threadIdx.x] = v;
-  __syncthreads();
-  for (int w = blockDim.x / 2; w > 0; w /= 2) {
-    if ((int)threadIdx.x < w) red[threadIdx.x] += red[threadIdx.x + w];
-    __syncthreads();
-  }
-  float sum = red[0];
-  __syncthreads();
-  return sum;
-}
-
 // One block a row, for many classes along the last axis with use_softmax: swce_forward's
 // quantities, each reduced over the block's threads. The maximum is the CPU's running
 // one (an element replaces it only when greater, from the row's first element, so NaN
@@ -141,14 +129,7 @@ __global__ void swce_forward_rows(rill_cuda_swce p, float *sm, float *loss) {
     int64_t lbl = p.soft ? 0 : swce_label(p, r, threadIdx.x == 0);
     float mx = a[0];
     for (int64_t i = threadIdx.x; i < p.n; i += blockDim.x) mx = a[i] > mx ? a[i] : mx;
-    red[threadIdx.x] = mx;
-    __syncthreads();
-    for (int w = blockDim.x / 2; w > 0; w /= 2) {
-      if ((int)threadIdx.x < w && red[threadIdx.x + w] > red[threadIdx.x]) red[threadIdx.x] = red[threadIdx.x + w];
-      __syncthreads();
-    }
-    mx = red[0];
-    __syncthreads();
+    mx = block_max(mx, red);
     float xl = 0.0f, lsum = 0.0f, sum = 0.0f;
     for (int64_t i = threadIdx.x; i < p.n; i += blockDim.x) {
       float v = softmax_clip(a[i] - mx);
@@ -161,10 +142,10 @@ __global__ void swce_forward_rows(rill_cuda_swce p, float *sm, float *loss) {
       d[i] = e;
       sum += e;
     }
-    sum = block_sum(red, sum);
+    sum = block_sum(sum, red);
     if (p.soft) {
-      xl = block_sum(red, xl);
-      lsum = block_sum(red, lsum);
+      xl = block_sum(xl, red);
+      lsum = block_sum(lsum, red);
     } else {
       xl = lbl >= 0 ? softmax_clip(a[lbl] - mx) : 0.0f;
     }
@@ -207,13 +188,8 @@ __global__ void sce_count(const float *l, int64_t n, int32_t ignore, float *norm
     float diff = l[i] - (float)ignore;
     c += diff < -1e-6f || diff > 1e-6f;
   }
-  part[threadIdx.x] = c;
-  __syncthreads();
-  for (int w = blockDim.x / 2; w > 0; w /= 2) {
-    if ((int)threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) *norm = (float)part[0];
+  c = block_sum(c, part);
+  if (threadIdx.x == 0) *norm = (float)c;
 }
 
 __global__ void sce_map(const float *x, const float *l, const float *g, float *out, int64_t n, int32_t ignore,

@@ -4,25 +4,13 @@
 // kernels' arithmetic.
 #include <cmath>
 
+#include "kernels/cuda/device/block.cuh"
 #include "kernels/cuda/device/grid.cuh"
 #include "kernels/cuda/launch.h"
 
 using namespace rill_cuda;
 
 namespace {
-
-// The block's sum of v, in every thread; red holds blockDim.x doubles.
-__device__ double block_sum(double v, double *red) {
-  red[threadIdx.x] = v;
-  __syncthreads();
-  for (int w = blockDim.x / 2; w > 0; w /= 2) {
-    if ((int)threadIdx.x < w) red[threadIdx.x] += red[threadIdx.x + w];
-    __syncthreads();
-  }
-  double total = red[0];
-  __syncthreads();  // every thread has read red[0] before it is written again
-  return total;
-}
 
 __global__ void batch_norm_fwd(rill_cuda_bn p) {
   __shared__ double red[kThreads];

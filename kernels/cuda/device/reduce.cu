@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cuda/device/block.cuh"
 #include "kernels/cuda/device/grid.cuh"
 #include "kernels/cuda/launch.h"
 
@@ -17,13 +18,8 @@ __global__ void mean_one_block(const float *x, int64_t n, float *out) {
   __shared__ double part[kMeanThreads];
   double s = 0.0;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += x[i];
-  part[threadIdx.x] = s;
-  __syncthreads();
-  for (int w = blockDim.x / 2; w > 0; w /= 2) {
-    if ((int)threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) out[0] = (float)(part[0] / (double)n);
+  s = block_sum(s, part);
+  if (threadIdx.x == 0) out[0] = (float)(s / (double)n);
 }
 
 // X's offset of the element of index j over the runs whose output stride is zero (reduced
@@ -52,14 +48,8 @@ __global__ void reduce_sum_blocks(const float *x, float *out, rill_cuda_reduce r
     const float *base = x + run_offset(r, xs, o, false);
     double s = 0.0;
     for (int64_t j = threadIdx.x; j < r.count; j += blockDim.x) s += base[run_offset(r, xs, j, true)];
-    part[threadIdx.x] = s;
-    __syncthreads();
-    for (int w = blockDim.x / 2; w > 0; w /= 2) {
-      if ((int)threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
-      __syncthreads();
-    }
-    if (threadIdx.x == 0) out[o] = mean ? (float)(part[0] / (double)r.count) : (float)part[0];
-    __syncthreads();
+    s = block_sum(s, part);
+    if (threadIdx.x == 0) out[o] = mean ? (float)(s / (double)r.count) : (float)s;
   }
 }
 

@@ -5,6 +5,7 @@
 // so no probability underflows to 0 and its log stays finite; log_softmax does not clip.
 #include <cmath>
 
+#include "kernels/cuda/device/block.cuh"
 #include "kernels/cuda/device/grid.cuh"
 #include "kernels/cuda/launch.h"
 
@@ -13,21 +14,6 @@ using namespace rill_cuda;
 namespace {
 
 __device__ inline float clip64(float v) { return v < -64.0f ? -64.0f : v; }  // NaN kept
-
-// A block-wide reduction of v (max or sum) over red (kThreads floats); every thread gets it.
-__device__ inline float block_reduce(float *red, float v, bool max) {
-  red[threadIdx.x] = v;
-  __syncthreads();
-  for (int w = blockDim.x / 2; w > 0; w /= 2) {
-    if ((int)threadIdx.x < w)
-      red[threadIdx.x] = max ? (red[threadIdx.x + w] > red[threadIdx.x] ? red[threadIdx.x + w] : red[threadIdx.x])
-                             : red[threadIdx.x] + red[threadIdx.x + w];
-    __syncthreads();
-  }
-  float r = red[0];
-  __syncthreads();
-  return r;
-}
 
 // One block a row: its maximum (a running one from the row's first element, as the
 // CPU's), the sum of the exponentials, then the quotients or the logs.
@@ -38,14 +24,14 @@ __global__ void softmax_rows(const float *x, float *out, int64_t rows, int64_t c
     float *orow = out + r * cols;
     float m = row[0];
     for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) m = row[c] > m ? row[c] : m;
-    m = block_reduce(red, m, true);
+    m = block_max(m, red);
     float s = 0.0f;
     for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
       float e = log ? expf(row[c] - m) : expf(clip64(row[c] - m));
       if (!log) orow[c] = e;
       s += e;
     }
-    s = block_reduce(red, s, false);
+    s = block_sum(s, red);
     if (log) {
       float shift = m + logf(s);
       for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) orow[c] = row[c] - shift;
@@ -88,14 +74,7 @@ __global__ void softmax_grad_rows(const float *out, const float *g, float *dx, i
     float *drow = dx + r * cols;
     double s = 0.0;
     for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) s += log ? (double)grow[c] : (double)grow[c] * orow[c];
-    red[threadIdx.x] = s;
-    __syncthreads();
-    for (int w = blockDim.x / 2; w > 0; w /= 2) {
-      if ((int)threadIdx.x < w) red[threadIdx.x] += red[threadIdx.x + w];
-      __syncthreads();
-    }
-    float sum = (float)red[0];
-    __syncthreads();
+    float sum = (float)block_sum(s, red);
     for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
       drow[c] = log ? grow[c] - expf(orow[c]) * sum : (grow[c] - sum) * orow[c];
   }
