@@ -1,5 +1,5 @@
-/* nearest_interp, bilinear_interp, their _v2 forms and the four gradients, CUDA kernels,
- * float32, both layouts: the plan and the per-axis source tables are made on the host by
+/* nearest_interp, bilinear_interp, their _v2 forms, trilinear_interp and their
+ * gradients, CUDA kernels, float32, both layouts: the plan and the per-axis source tables are made on the host by
  * the CPU's rules (operators/interp.h; the size inputs are on the host,
  * RILL_SLOT_HOST_DATA), copied to the device with the launch, and the device code
  * gathers (device/interp.cu). */
@@ -8,12 +8,6 @@
 #include "framework/base/alloc.h"
 #include "kernels/cuda/cuda.h"
 #include "operators/interp.h"
-
-/* Trilinear interpolation runs on the host. */
-bool rill_cuda_interp_accepts(const rill_kernel_ctx *ctx) {
-  const char *m = ctx->attrs[INTERP_A_METHOD].v.s;
-  return !m || strcmp(m, "trilinear") != 0;
-}
 
 /* The extents of the three axes (d, h, w) of X and of Out: 1 along the axes a 4-D X
  * lacks. */
@@ -33,15 +27,14 @@ rill_status *rill_cuda_interp_fp32(rill_kernel_ctx *ctx) {
   RILL_TRY(interp_kernel_plan(ctx, x, &p));
   rill_dims od = interp_out_dims(&p);
   RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &od));
-  if (p.method == INTERP_TRILINEAR)
-    return rill_kernel_error(ctx, "trilinear interpolation has no CUDA kernel (input X (%s))", rill_kin_name(ctx, 0, 0));
   if (rill_tensor_numel(out) == 0) return NULL;
   rill_cuda_dev *d = NULL;
   RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
   int64_t in[3], ext[3];
   axes_of(&p, in, ext);
   rill_cuda_interp g = {.n = p.n, .c = p.c, .d = in[0], .h = in[1], .w = in[2], .od = ext[0], .oh = ext[1],
-                        .ow = ext[2], .bilinear = p.method == INTERP_BILINEAR, .channel_last = p.channel_last};
+                        .ow = ext[2], .bilinear = p.method == INTERP_BILINEAR,
+                        .trilinear = p.method == INTERP_TRILINEAR, .channel_last = p.channel_last};
   const int64_t *out_ext[3] = {&g.od, &g.oh, &g.ow};
   /* lo[d] lo[h] lo[w] hi[d] hi[h] hi[w] as int64, then the weights as float */
   int64_t total = g.od + g.oh + g.ow;
@@ -78,8 +71,6 @@ rill_status *rill_cuda_interp_grad_fp32(rill_kernel_ctx *ctx) {
   RILL_TRY(interp_kernel_plan(ctx, x, &p));
   rill_dims gd = interp_out_dims(&p);
   RILL_TRY(rill_kin_check_dims(ctx, INTERP_IN_DOUT, dout, &gd));
-  if (p.method == INTERP_TRILINEAR)
-    return rill_kernel_error(ctx, "trilinear interpolation has no CUDA kernel (input X (%s))", rill_kin_name(ctx, 0, 0));
   if (rill_tensor_numel(dx) == 0) return NULL;
   rill_cuda_dev *d = NULL;
   RILL_TRY(rill_cuda_kernel_dev(ctx, dx, &d));
@@ -88,9 +79,9 @@ rill_status *rill_cuda_interp_grad_fp32(rill_kernel_ctx *ctx) {
                                   "zeroing X@GRAD");
   int64_t in[3], ext[3];
   axes_of(&p, in, ext);
-  bool bilinear = p.method == INTERP_BILINEAR;
+  bool bilinear = p.method == INTERP_BILINEAR, trilinear = p.method == INTERP_TRILINEAR;
   rill_cuda_interp_grad g = {.n = p.n, .c = p.c, .d = in[0], .h = in[1], .w = in[2], .od = ext[0], .oh = ext[1],
-                             .ow = ext[2], .bilinear = bilinear, .channel_last = p.channel_last};
+                             .ow = ext[2], .bilinear = bilinear, .trilinear = trilinear, .channel_last = p.channel_last};
   /* per axis: first[in + 1] and entry[2 ext] (int64), then every axis's weights (float) */
   size_t words = 0, nweights = 0;
   for (int a = 0; a < 3; a++) {
@@ -109,8 +100,8 @@ rill_status *rill_cuda_interp_grad_fp32(rill_kernel_ctx *ctx) {
     at += (size_t)(in[a] + 1 + 2 * ext[a]);
     weight[a] = (float *)(host + words) + wat;
     wat += (size_t)ext[a];
-    /* hi sources exist along the bilinear axes only */
-    bool both = bilinear && a >= 3 - p.nsp;
+    /* hi sources exist along the bilinear and trilinear axes only */
+    bool both = (bilinear || trilinear) && a >= 3 - p.nsp;
     int64_t lo, hi;
     for (int64_t k = 0; k < ext[a]; k++) { /* count each input index's entries */
       interp_axis_src(&p, a, k, &lo, &hi, &weight[a][k]);

@@ -252,7 +252,7 @@ cudaError_t rill_cuda_seqpool_grad_f32(const float *dout, const int32_t *max_ind
  * lo[d] lo[h] lo[w] hi[d] hi[h] hi[w] (int64), then the float weights w[d] w[h] w[w]. */
 typedef struct rill_cuda_interp {
   int64_t n, c, d, h, w, od, oh, ow;
-  bool bilinear, channel_last;
+  bool bilinear, trilinear, channel_last; /* trilinear: along d too, 5-D x */
   const int64_t *tables;
 } rill_cuda_interp;
 cudaError_t rill_cuda_interp_f32(const float *x, float *out, const rill_cuda_interp *p, cudaStream_t s);
@@ -262,11 +262,12 @@ cudaError_t rill_cuda_interp_f32(const float *x, float *out, const rill_cuda_int
  * hi-hi along (h, w)), each times its weight. Per axis a (d, h, w), from inverted tables
  * made on the host: input index i's entries are entry[a][first[a][i] .. first[a][i + 1]),
  * each 2 k + 1 where i is output index k's hi source and 2 k where it is its lo one,
- * ascending; weight[a][k] is the weight of k's hi source. Bilinear along h and w only;
- * nearest has lo entries alone. */
+ * ascending; weight[a][k] is the weight of k's hi source. Bilinear along h and w only,
+ * trilinear along all three, its sources of one output in the CPU's order (d, then h,
+ * then w, lo before hi); nearest has lo entries alone. */
 typedef struct rill_cuda_interp_grad {
   int64_t n, c, d, h, w, od, oh, ow;
-  bool bilinear, channel_last;
+  bool bilinear, trilinear, channel_last;
   const int64_t *first[3], *entry[3];
   const float *weight[3];
 } rill_cuda_interp_grad;

@@ -2292,6 +2292,40 @@ Test(cuda_kernels, nearest_interp_grad_out_size_tensor) {
   compare(&c);
 }
 
+/* Trilinear (5-D): the 8 corners in the CPU's order, and the gradient gathering them
+ * back; NCDHW with half-pixel sources, NDHWC with align_corners. */
+static void trilinear_half_pixel(rill_op_builder *b) {
+  OK(rill_op_builder_attr_string(b, "interp_method", "trilinear"));
+  OK(rill_op_builder_attr_int(b, "out_d", 7));
+  OK(rill_op_builder_attr_int(b, "out_h", 3));
+  OK(rill_op_builder_attr_int(b, "out_w", 9));
+  OK(rill_op_builder_attr_bool(b, "align_corners", false));
+  OK(rill_op_builder_attr_int(b, "align_mode", 0));
+}
+static void trilinear_ndhwc_corners(rill_op_builder *b) {
+  OK(rill_op_builder_attr_string(b, "interp_method", "trilinear"));
+  OK(rill_op_builder_attr_string(b, "data_layout", "NDHWC"));
+  OK(rill_op_builder_attr_int(b, "out_d", 5));
+  OK(rill_op_builder_attr_int(b, "out_h", 8));
+  OK(rill_op_builder_attr_int(b, "out_w", 3));
+  OK(rill_op_builder_attr_bool(b, "align_corners", true));
+}
+Test(cuda_kernels, trilinear_interp_and_gradient) {
+  op_case c = {"trilinear_interp", {IN("X", "x", -1, 1, 2, 3, 4, 5, 6)}, {OUT("Out", "out", 2, 3, 7, 3, 9)},
+               trilinear_half_pixel, 1e-6};
+  compare(&c);
+  op_case n = {"trilinear_interp", {IN("X", "x", -1, 1, 2, 4, 5, 6, 3)}, {OUT("Out", "out", 2, 5, 8, 3, 3)},
+               trilinear_ndhwc_corners, 1e-6};
+  compare(&n);
+  op_case g = {"trilinear_interp_grad", {IN("X", "x", 0, 0, 2, 3, 4, 5, 6), IN("Out@GRAD", "dout", -1, 1, 2, 3, 7, 3, 9)},
+               {OUT("X@GRAD", "dx", 2, 3, 4, 5, 6)}, trilinear_half_pixel, 1e-6};
+  compare(&g);
+  op_case ng = {"trilinear_interp_grad",
+                {IN("X", "x", 0, 0, 2, 4, 5, 6, 3), IN("Out@GRAD", "dout", -1, 1, 2, 5, 8, 3, 3)},
+                {OUT("X@GRAD", "dx", 2, 4, 5, 6, 3)}, trilinear_ndhwc_corners, 1e-6};
+  compare(&ng);
+}
+
 /* ---- conv2d_transpose ---- */
 
 static void convt_s2_p1_g2_op1(rill_op_builder *b) {

@@ -42,6 +42,21 @@ __global__ void interp(const float *x, float *out, rill_cuda_interp p) {
     int64_t n, c, od, oh, ow;
     coords(o, p.c, p.od, p.oh, p.ow, p.channel_last, &n, &c, &od, &oh, &ow);
     const float *xb = x + n * p.c * p.d * p.h * p.w + c * xc;
+    if (p.trilinear) {  // the 8 corners, each weighed wd * wh * ww, in the CPU's order
+      const int64_t *hi_d = p.tables + total_axes;
+      const float *w_d = wts;
+      int64_t id[2] = {lo_d[od], hi_d[od]}, ih[2] = {lo_h[oh], hi_h[oh]}, iw[2] = {lo_w[ow], hi_w[ow]};
+      float wd[2] = {1.f - w_d[od], w_d[od]}, wh[2] = {1.f - w_h[oh], w_h[oh]}, ww[2] = {1.f - w_w[ow], w_w[ow]};
+      float v = 0.0f;
+      for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+          for (int e = 0; e < 2; e++) {
+            float wt = wd[a] * wh[b] * ww[e];
+            v += xb[((id[a] * p.h + ih[b]) * p.w + iw[e]) * xs] * wt;
+          }
+      out[o] = v;
+      continue;
+    }
     if (!p.bilinear) {
       out[o] = xb[((lo_d[od] * p.h + lo_h[oh]) * p.w + lo_w[ow]) * xs];
       continue;
@@ -84,6 +99,19 @@ __global__ void interp_grad(const float *g, float *dx, rill_cuda_interp_grad p) 
         float dn = p.weight[1][oh], ds = 1.f - dn;
         for (axis_walk ww(p, 2, xw); ww.next(&ow, &wlo, &whi);) {
           float v = gb[((od * p.oh + oh) * p.ow + ow) * gs];
+          if (p.trilinear) {  // d, then h, then w, lo before hi: the CPU's order
+            float wdd = p.weight[0][od], whh = p.weight[1][oh], www = p.weight[2][ow];
+            bool dm[2] = {dlo, dhi}, hm[2] = {hlo, hhi}, wm[2] = {wlo, whi};
+            float wd[2] = {1.f - wdd, wdd}, wh[2] = {1.f - whh, whh}, wv[2] = {1.f - www, www};
+            for (int a = 0; a < 2; a++)
+              for (int b = 0; b < 2; b++)
+                for (int e = 0; e < 2; e++)
+                  if (dm[a] && hm[b] && wm[e]) {
+                    float wt = wd[a] * wh[b] * wv[e];
+                    s += v * wt;
+                  }
+            continue;
+          }
           if (!p.bilinear) {
             s += v;
             continue;
