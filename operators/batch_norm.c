@@ -1,5 +1,5 @@
-/* batch_norm (NCHW and [N, C]; any rank >= 2 with channels at dim 1) and
- * batch_norm_grad. Training uses the batch's statistics (biased variance), writes the
+/* batch_norm (X of rank 2 to 5, channels at dim 1 with data_layout NCHW or AnyLayout,
+ * at the last dim with NHWC, as Paddle's CPU kernel takes them) and batch_norm_grad. Training uses the batch's statistics (biased variance), writes the
  * moving averages MeanOut = Mean * momentum + batch_mean * (1 - momentum) (same for the
  * variance; Paddle programs bind MeanOut / VarianceOut to the Mean / Variance variables,
  * updating them in place) and keeps SavedMean and SavedVariance = 1 / sqrt(var + eps)
@@ -9,7 +9,7 @@
 #include "operators/nn.h"
 
 static const rill_slot_schema inputs[] = {
-    {"X", 0, "[N, C, ...]"},
+    {"X", 0, "[N, C, ...] (NCHW) or [N, ..., C] (NHWC)"},
     {"Scale", 0, "[C]"},
     {"Bias", 0, "[C]"},
     {"Mean", RILL_SLOT_NO_GRAD, "[C] moving mean"},
@@ -30,7 +30,7 @@ static const rill_attr_schema attrs[] = {
     {"momentum", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.9f), "moving-average momentum"},
     {"epsilon", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(1e-5f), "added to the variance"},
     {"is_test", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false), "inference: moving statistics"},
-    {"data_layout", RILL_ATTR_STRING, 0, RILL_DEF_STRING("NCHW"), "NCHW (or AnyLayout); NHWC unimplemented"},
+    {"data_layout", RILL_ATTR_STRING, 0, RILL_DEF_STRING("NCHW"), "NCHW (or AnyLayout): channels at dim 1; NHWC: at the last dim"},
     {"use_global_stats", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false), "normalise with the moving statistics"},
     {"trainable_statistics", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false), "is_test still uses batch statistics"},
     {"use_mkldnn", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
@@ -56,16 +56,18 @@ static rill_status *check_channel_vec(rill_infer_ctx *ctx, size_t slot, const ri
 
 /* Shared checks of X and the [C] inputs; *c gets the channel count (-1 unknown). */
 static rill_status *bn_check(rill_infer_ctx *ctx, const rill_tensor_meta *x, int64_t *c) {
-  if (!rill_nn_is_nchw(&ctx->attrs[RILL_BATCH_NORM_ATTR_DATA_LAYOUT]))
-    return rill_error(RILL_UNIMPLEMENTED, "op 'batch_norm': data_layout NHWC is not supported yet "
-                      "(input X (%s)): use NCHW", rill_infer_in_name(ctx, 0, 0));
+  const rill_attr_value *lay = &ctx->attrs[RILL_BATCH_NORM_ATTR_DATA_LAYOUT];
+  const char *ls = lay->type == RILL_ATTR_STRING && lay->v.s ? lay->v.s : "NCHW";
+  if (strcmp(ls, "NCHW") != 0 && strcmp(ls, "AnyLayout") != 0 && strcmp(ls, "NHWC") != 0)
+    return rill_infer_error(ctx, "attribute data_layout is '%s' (input X (%s)): expected NCHW, NHWC "
+                            "or AnyLayout", ls, rill_infer_in_name(ctx, 0, 0));
   if (x->dims.n < 2 || x->dims.n > 5)
     return rill_infer_error(ctx, "input X (%s) must have rank 2 to 5, has rank %d",
                             rill_infer_in_name(ctx, 0, 0), (int)x->dims.n);
   if (x->dtype != RILL_DTYPE_FP32 && x->dtype != RILL_DTYPE_FP64)
     return rill_infer_error(ctx, "input X (%s) is %s, batch_norm takes float32 or float64",
                             rill_infer_in_name(ctx, 0, 0), rill_dtype_name(x->dtype));
-  *c = x->dims.d[1];
+  *c = strcmp(ls, "NHWC") == 0 ? x->dims.d[x->dims.n - 1] : x->dims.d[1];
   return NULL;
 }
 
@@ -103,7 +105,7 @@ static rill_status *bn_grad_maker(rill_grad_ctx *ctx) {
 
 const rill_op_schema rill_schema_batch_norm = {
     .type = "batch_norm",
-    .doc = "Batch normalisation over N and the spatial dims, per channel (dim 1).",
+    .doc = "Batch normalisation over N and the spatial dims, per channel (dim 1, or the last dim with NHWC).",
     .inputs = inputs,
     .ninputs = RILL_COUNTOF(inputs),
     .outputs = outputs,

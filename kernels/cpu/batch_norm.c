@@ -1,5 +1,7 @@
-/* batch_norm and batch_norm_grad CPU kernels (channels at dim 1: X viewed as
- * [N, C, S]). Statistics accumulate in double. Every output element is computed from
+/* batch_norm and batch_norm_grad CPU kernels. NCHW (channels at dim 1) views X as
+ * [N, C, S]; NHWC (channels last) as [N * S, C], where each channel's sums run over the
+ * same elements in the same order (sample, then position) as NCHW's, so the two
+ * layouts give the same bits for the same values. Statistics accumulate in double. Every output element is computed from
  * inputs at the same position after the statistics are known, so Y may be X and
  * MeanOut / VarianceOut may be Mean / Variance (Paddle's in-place update). */
 #include <math.h>
@@ -13,19 +15,23 @@
 
 typedef struct bn_shape {
   int64_t n, c, s;
+  bool nhwc; /* channels last */
 } bn_shape;
 
 static rill_status *bn_shape_of(rill_kernel_ctx *ctx, const rill_tensor *x, bn_shape *sh) {
-  if (!rill_nn_is_nchw(&ctx->attrs[RILL_BATCH_NORM_ATTR_DATA_LAYOUT]))
-    return rill_error(RILL_UNIMPLEMENTED, "op '%s': data_layout NHWC is not supported yet (input "
-                      "X (%s)): use NCHW", ctx->schema->type, rill_kin_name(ctx, 0, 0));
   if (x->dims.n < 2 || x->dims.n > 5)
     return rill_kernel_error(ctx, "input X (%s) must have rank 2 to 5, has rank %d",
                              rill_kin_name(ctx, 0, 0), (int)x->dims.n);
+  sh->nhwc = !rill_nn_is_nchw(&ctx->attrs[RILL_BATCH_NORM_ATTR_DATA_LAYOUT]);
   sh->n = x->dims.d[0];
-  sh->c = x->dims.d[1];
-  sh->s = rill_dims_prod(&x->dims, 2, x->dims.n);
+  sh->c = sh->nhwc ? x->dims.d[x->dims.n - 1] : x->dims.d[1];
+  sh->s = sh->nhwc ? rill_dims_prod(&x->dims, 1, x->dims.n - 1) : rill_dims_prod(&x->dims, 2, x->dims.n);
   return NULL;
+}
+
+/* [C] doubles of scratch, times k (NULL when out of memory). */
+static double *bn_scratch(const bn_shape *sh, int k) {
+  return rill_calloc((size_t)(sh->c > 0 ? sh->c : 1) * (size_t)k, sizeof(double));
 }
 
 /* Input (slot, 0) as a [C] vector of dt. */
@@ -78,7 +84,126 @@ static void bn_affine_f64(const double *r, double *o, int64_t n, double a, doubl
   for (int64_t i = 0; i < n; i++) o[i] = r[i] * a + b;
 }
 
+/* The same per element for channels last: o[p, c] = r[p, c] * a[c] + b[c] over np rows
+ * of c channels, each element rounded as bn_affine_f32 rounds it under the same ISA. */
+#if RILL_X86_SIMD
+RILL_AVX2_BEGIN
+static void bn_affine_rows_avx2(const float *r, float *o, int64_t np, int64_t c, const float *a,
+                                const float *b) {
+  for (int64_t p = 0; p < np; p++, r += c, o += c) {
+    int64_t i = 0;
+    for (; i + 8 <= c; i += 8)
+      _mm256_storeu_ps(o + i, _mm256_fmadd_ps(_mm256_loadu_ps(r + i), _mm256_loadu_ps(a + i),
+                                              _mm256_loadu_ps(b + i)));
+    for (; i < c; i++) o[i] = fmaf(r[i], a[i], b[i]);
+  }
+}
+RILL_AVX2_END
+#endif
+static void bn_affine_rows_f32(const float *r, float *o, int64_t np, int64_t c, const float *a,
+                               const float *b) {
+#if RILL_X86_SIMD
+  if (rill_cpu_avx2()) {
+    bn_affine_rows_avx2(r, o, np, c, a, b);
+    return;
+  }
+#endif
+  for (int64_t p = 0; p < np; p++, r += c, o += c)
+    for (int64_t i = 0; i < c; i++) o[i] = r[i] * a[i] + b[i];
+}
+
+static void bn_affine_rows_f64(const double *r, double *o, int64_t np, int64_t c, const double *a,
+                               const double *b) {
+  for (int64_t p = 0; p < np; p++, r += c, o += c)
+    for (int64_t i = 0; i < c; i++) o[i] = r[i] * a[i] + b[i];
+}
+
 #define BN(T, SUF, DT)                                                                          \
+/* The forward on channels last ([np, C] rows): the statistics of every channel at once, \
+   * sample by sample and position by position as NCHW sums them, then Y row by row. */ \
+  static rill_status *bn_fwd_nhwc_##SUF(const bn_shape *sh, bool global, double momentum, \
+                                        double eps, const T *xp, const T *scp, const T *bp, \
+                                        const T *mp, const T *vp, T *yp, T *mop, T *vop, T *smp, \
+                                        T *svp) { \
+    int64_t C = sh->c, np = sh->n * sh->s; \
+    double cnt = (double)np; \
+    double *mu = bn_scratch(sh, 2); \
+    T *ab = rill_malloc((size_t)(C > 0 ? C : 1) * 2 * sizeof(T)); \
+    if (!mu || !ab) { \
+      rill_free(mu); \
+      rill_free(ab); \
+      return rill_oom(); \
+    } \
+    double *inv = mu + C; \
+    if (global) { \
+      for (int64_t c = 0; c < C; c++) { \
+        mu[c] = mp[c]; \
+        inv[c] = 1.0 / sqrt((double)vp[c] + eps); \
+        if (mop) mop[c] = mp[c]; \
+        if (vop) vop[c] = vp[c]; \
+      } \
+    } else { \
+      for (int64_t p = 0; p < np; p++) \
+        for (int64_t c = 0; c < C; c++) mu[c] += xp[p * C + c]; \
+      for (int64_t c = 0; c < C; c++) mu[c] /= cnt; \
+      for (int64_t p = 0; p < np; p++) \
+        for (int64_t c = 0; c < C; c++) \
+          inv[c] += ((double)xp[p * C + c] - mu[c]) * ((double)xp[p * C + c] - mu[c]); \
+      for (int64_t c = 0; c < C; c++) { \
+        double v = inv[c] / cnt; \
+        inv[c] = 1.0 / sqrt(v + eps); \
+        if (mop) mop[c] = (T)((double)mp[c] * momentum + mu[c] * (1 - momentum)); \
+        if (vop) vop[c] = (T)((double)vp[c] * momentum + v * (1 - momentum)); \
+      } \
+    } \
+    for (int64_t c = 0; c < C; c++) { \
+      if (smp) smp[c] = (T)mu[c]; \
+      if (svp) svp[c] = (T)inv[c]; \
+      ab[c] = (T)(inv[c] * scp[c]); \
+      ab[C + c] = (T)(bp[c] - mu[c] * inv[c] * scp[c]); \
+    } \
+    bn_affine_rows_##SUF(xp, yp, np, C, ab, ab + C); \
+    rill_free(mu); \
+    rill_free(ab); \
+    return NULL; \
+  } \
+ \
+  /* The gradients on channels last, every channel's sums at once in NCHW's order. */ \
+  static rill_status *bn_bwd_nhwc_##SUF(const bn_shape *sh, bool global, double eps, \
+                                        const T *xp, const T *dyp, const T *scp, const T *mp, \
+                                        const T *ip, const T *vp, T *dxp, T *dsp, T *dbp) { \
+    int64_t C = sh->c, np = sh->n * sh->s; \
+    double cnt = (double)np; \
+    double *inv = bn_scratch(sh, 3); \
+    if (!inv) return rill_oom(); \
+    double *sdy = inv + C, *sdyx = inv + 2 * C; \
+    for (int64_t c = 0; c < C; c++) inv[c] = global ? 1.0 / sqrt((double)vp[c] + eps) : (double)ip[c]; \
+    for (int64_t p = 0; p < np; p++) \
+      for (int64_t c = 0; c < C; c++) { \
+        T d = dyp[p * C + c]; \
+        sdy[c] += d; \
+        sdyx[c] += d * (((double)xp[p * C + c] - mp[c]) * inv[c]); \
+      } \
+    for (int64_t c = 0; c < C; c++) { \
+      if (dsp) dsp[c] = (T)sdyx[c]; \
+      if (dbp) dbp[c] = (T)sdy[c]; \
+    } \
+    if (dxp) \
+      for (int64_t p = 0; p < np; p++) \
+        for (int64_t c = 0; c < C; c++) { \
+          double k = scp[c] * inv[c]; \
+          T d = dyp[p * C + c]; \
+          if (global) { \
+            dxp[p * C + c] = (T)(d * k); \
+          } else { \
+            double mdy = sdy[c] / cnt, mdyx = sdyx[c] / cnt; \
+            dxp[p * C + c] = (T)(k * (d - mdy - ((double)xp[p * C + c] - mp[c]) * inv[c] * mdyx)); \
+          } \
+        } \
+    rill_free(inv); \
+    return NULL; \
+  } \
+ \
   static rill_status *bn_fwd_##SUF(rill_kernel_ctx *ctx) {                                      \
     rill_tensor *x, *scale, *bias, *mean, *var, *y, *mo, *vo, *sm, *sv;                         \
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                                 \
@@ -116,6 +241,9 @@ static void bn_affine_f64(const double *r, double *o, int64_t n, double a, doubl
     if (!global && cnt <= 0)                                                                    \
       return rill_kernel_error(ctx, "input X (%s) is empty: no batch statistics",              \
                                rill_kin_name(ctx, 0, 0));                                       \
+    if (sh.nhwc)                                                                                \
+      return bn_fwd_nhwc_##SUF(&sh, global, momentum, eps, xp, scp, bp, mp, vp, yp, mop, vop,    \
+                               smp, svp);                                                       \
     for (int64_t c = 0; c < sh.c; c++) {                                                        \
       double mu, inv;                                                                           \
       if (global) {                                                                             \
@@ -183,6 +311,10 @@ static void bn_affine_f64(const double *r, double *o, int64_t n, double a, doubl
     T *dxp = dx ? rill_tensor_ptr(dx) : NULL;                                                   \
     int64_t cs = sh.c * sh.s;                                                                   \
     double cnt = (double)(sh.n * sh.s);                                                         \
+    if (sh.nhwc)                                                                                \
+      return bn_bwd_nhwc_##SUF(&sh, global, eps, xp, dyp, scp, mp, ip, vp, dxp,                 \
+                               dscale ? rill_tensor_ptr(dscale) : NULL,                         \
+                               dbias ? rill_tensor_ptr(dbias) : NULL);                          \
     for (int64_t c = 0; c < sh.c; c++) {                                                        \
       double mu = mp[c], inv = global ? 1.0 / sqrt((double)vp[c] + eps) : (double)ip[c];        \
       double sdy = 0, sdyx = 0;                                                                 \

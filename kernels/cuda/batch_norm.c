@@ -1,8 +1,22 @@
-/* batch_norm CUDA kernel, float32, NCHW (X of rank 2 to 5, channels at dim 1): the
+/* batch_norm CUDA kernel, float32, X of rank 2 to 5 with its channels at dim 1 (NCHW)
+ * or last (NHWC): the
  * CPU kernel's rules (kernels/cpu/batch_norm.c) for test mode, global statistics, the
  * batch's statistics and the running statistics' update, one block a channel. */
 #include "kernels/cuda/cuda.h"
 #include "operators/nn.h"
+
+/* X [n, c, s] (NCHW) or [n, s, c] (NHWC, *nhwc set), of rank 2 to 5. */
+static rill_status *bn_shape_of(rill_kernel_ctx *ctx, const rill_tensor *x, const rill_attr_value *layout,
+                                int64_t *n, int64_t *c, int64_t *s, bool *nhwc) {
+  if (x->dims.n < 2 || x->dims.n > 5)
+    return rill_kernel_error(ctx, "input X (%s) must have rank 2 to 5, has rank %d", rill_kin_name(ctx, 0, 0),
+                             (int)x->dims.n);
+  *nhwc = !rill_nn_is_nchw(layout);
+  *n = x->dims.d[0];
+  *c = *nhwc ? x->dims.d[x->dims.n - 1] : x->dims.d[1];
+  *s = *nhwc ? rill_dims_prod(&x->dims, 1, x->dims.n - 1) : rill_dims_prod(&x->dims, 2, x->dims.n);
+  return NULL;
+}
 
 /* Input `slot` as a [c] float32 vector. */
 static rill_status *cvec_in(rill_kernel_ctx *ctx, size_t slot, int64_t c, const float **out) {
@@ -33,13 +47,8 @@ rill_status *rill_cuda_batch_norm_fp32(rill_kernel_ctx *ctx) {
   const rill_attr_value *a = ctx->attrs;
   rill_tensor *x = NULL, *y = NULL;
   RILL_TRY(rill_kin_need(ctx, RILL_BATCH_NORM_IN_X, 0, RILL_DTYPE_FP32, &x));
-  if (!rill_nn_is_nchw(&a[RILL_BATCH_NORM_ATTR_DATA_LAYOUT]))
-    return rill_error(RILL_UNIMPLEMENTED, "op '%s': data_layout NHWC is not supported yet (input X (%s)): use NCHW",
-                      ctx->schema->type, rill_kin_name(ctx, RILL_BATCH_NORM_IN_X, 0));
-  if (x->dims.n < 2 || x->dims.n > 5)
-    return rill_kernel_error(ctx, "input X (%s) must have rank 2 to 5, has rank %d",
-                             rill_kin_name(ctx, RILL_BATCH_NORM_IN_X, 0), (int)x->dims.n);
-  rill_cuda_bn p = {.n = x->dims.d[0], .c = x->dims.d[1], .s = rill_dims_prod(&x->dims, 2, x->dims.n)};
+  rill_cuda_bn p = {0};
+  RILL_TRY(bn_shape_of(ctx, x, &a[RILL_BATCH_NORM_ATTR_DATA_LAYOUT], &p.n, &p.c, &p.s, &p.nhwc));
   p.x = rill_tensor_ptr(x);
   RILL_TRY(cvec_in(ctx, RILL_BATCH_NORM_IN_SCALE, p.c, &p.scale));
   RILL_TRY(cvec_in(ctx, RILL_BATCH_NORM_IN_BIAS, p.c, &p.bias));
@@ -74,19 +83,14 @@ rill_status *rill_cuda_batch_norm_fp32(rill_kernel_ctx *ctx) {
   return rill_cuda_kernel_check(ctx, rill_cuda_batch_norm_f32(&p, d->stream), "batch_norm launch");
 }
 
-/* batch_norm_grad CUDA kernel, float32, NCHW: X@GRAD, Scale@GRAD and Bias@GRAD (each
+/* batch_norm_grad CUDA kernel, float32, NCHW or NHWC: X@GRAD, Scale@GRAD and Bias@GRAD (each
  * may be absent) as the CPU kernel computes them. */
 rill_status *rill_cuda_batch_norm_grad_fp32(rill_kernel_ctx *ctx) {
   const rill_attr_value *a = ctx->attrs;
   rill_tensor *x = NULL, *dy = NULL;
   RILL_TRY(rill_kin_need(ctx, RILL_BATCH_NORM_GRAD_IN_X, 0, RILL_DTYPE_FP32, &x));
-  if (!rill_nn_is_nchw(&a[RILL_BATCH_NORM_GRAD_ATTR_DATA_LAYOUT]))
-    return rill_error(RILL_UNIMPLEMENTED, "op '%s': data_layout NHWC is not supported yet (input X (%s)): use NCHW",
-                      ctx->schema->type, rill_kin_name(ctx, RILL_BATCH_NORM_GRAD_IN_X, 0));
-  if (x->dims.n < 2 || x->dims.n > 5)
-    return rill_kernel_error(ctx, "input X (%s) must have rank 2 to 5, has rank %d",
-                             rill_kin_name(ctx, RILL_BATCH_NORM_GRAD_IN_X, 0), (int)x->dims.n);
-  rill_cuda_bn_grad p = {.n = x->dims.d[0], .c = x->dims.d[1], .s = rill_dims_prod(&x->dims, 2, x->dims.n)};
+  rill_cuda_bn_grad p = {0};
+  RILL_TRY(bn_shape_of(ctx, x, &a[RILL_BATCH_NORM_GRAD_ATTR_DATA_LAYOUT], &p.n, &p.c, &p.s, &p.nhwc));
   p.x = rill_tensor_ptr(x);
   RILL_TRY(cvec_in(ctx, RILL_BATCH_NORM_GRAD_IN_SCALE, p.c, &p.scale));
   RILL_TRY(rill_kin_need(ctx, RILL_BATCH_NORM_GRAD_IN_Y_GRAD, 0, RILL_DTYPE_FP32, &dy));

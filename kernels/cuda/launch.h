@@ -363,6 +363,7 @@ typedef struct rill_cuda_bn {
   int64_t n, c, s;
   double eps, momentum;
   bool global;
+  bool nhwc; /* channels last: x [n, s, c]; else x [n, c, s] */
 } rill_cuda_bn;
 cudaError_t rill_cuda_batch_norm_f32(const rill_cuda_bn *p, cudaStream_t s);
 /* batch_norm_grad: with `global` (use_global_stats or is_test) the running mean and
@@ -376,6 +377,7 @@ typedef struct rill_cuda_bn_grad {
   int64_t n, c, s;
   double eps;
   bool global;
+  bool nhwc; /* as rill_cuda_bn's */
 } rill_cuda_bn_grad;
 cudaError_t rill_cuda_batch_norm_grad_f32(const rill_cuda_bn_grad *p, cudaStream_t s);
 

@@ -1041,6 +1041,19 @@ BN_CASE(batch_norm_batch_statistics, bn_train, P(3, 5, 7, 9), 5)
 BN_CASE(batch_norm_test_mode, bn_test, P(3, 5, 7, 9), 5)
 BN_CASE(batch_norm_rank_2, bn_train, P(33, 17), 17)
 
+/* Channels last: X [3, 7, 9, 5] with its 5 channels at the last dim, and a rank-3 X. */
+static void bn_train_nhwc(rill_op_builder *b) {
+  bn_train(b);
+  OK(rill_op_builder_attr_string(b, "data_layout", "NHWC"));
+}
+static void bn_test_nhwc(rill_op_builder *b) {
+  bn_test(b);
+  OK(rill_op_builder_attr_string(b, "data_layout", "NHWC"));
+}
+BN_CASE(batch_norm_nhwc_batch_statistics, bn_train_nhwc, P(3, 7, 9, 5), 5)
+BN_CASE(batch_norm_nhwc_test_mode, bn_test_nhwc, P(3, 7, 9, 5), 5)
+BN_CASE(batch_norm_nhwc_rank_3, bn_train_nhwc, P(4, 11, 6), 6)
+
 /* relu6 at its default threshold (6): inputs on both sides of 0 and 6. */
 UNARY(relu6, "relu6", NULL, -3, 8, 0)
 
@@ -1139,6 +1152,30 @@ static void bn_grad_global(rill_op_builder *b) {
   }
 BN_GRAD_CASE(batch_norm_grad_batch_statistics, bn_grad_batch)
 BN_GRAD_CASE(batch_norm_grad_global_statistics, bn_grad_global)
+
+static void bn_grad_batch_nhwc(rill_op_builder *b) {
+  bn_grad_batch(b);
+  OK(rill_op_builder_attr_string(b, "data_layout", "NHWC"));
+}
+static void bn_grad_global_nhwc(rill_op_builder *b) {
+  bn_grad_global(b);
+  OK(rill_op_builder_attr_string(b, "data_layout", "NHWC"));
+}
+/* Channels last: X [3, 7, 9, 5]. */
+#define BN_GRAD_NHWC_CASE(name, attrs)                                                                    \
+  Test(cuda_kernels, name) {                                                                             \
+    op_case k = {"batch_norm_grad",                                                                      \
+                 {IN("X", "x", -2, 3, 3, 7, 9, 5), IN("Scale", "scale", 0.5f, 1.5f, 5),                  \
+                  IN("Bias", "bias", -1, 1, 5), IN("Mean", "mean", -0.5f, 0.5f, 5),                      \
+                  IN("Variance", "var", 0.5f, 2, 5), IN("SavedMean", "saved_mean", -0.5f, 0.5f, 5),      \
+                  IN("SavedVariance", "saved_var", 0.5f, 2, 5), IN("Y@GRAD", "dy", -1, 1, 3, 7, 9, 5)},  \
+                 {OUT("X@GRAD", "dx", 3, 7, 9, 5), OUT("Scale@GRAD", "dscale", 5),                       \
+                  OUT("Bias@GRAD", "dbias", 5)},                                                         \
+                 attrs, 1e-5};                                                                           \
+    compare(&k);                                                                                         \
+  }
+BN_GRAD_NHWC_CASE(batch_norm_grad_nhwc_batch_statistics, bn_grad_batch_nhwc)
+BN_GRAD_NHWC_CASE(batch_norm_grad_nhwc_global_statistics, bn_grad_global_nhwc)
 
 /* ---- conv2d_grad ---- */
 

@@ -1,7 +1,7 @@
-"""Normalisation layers (group_norm, instance_norm, lrn) trained through
+"""Normalisation layers (group_norm, instance_norm, lrn, batch_norm NCHW and NHWC) trained through
 append_backward against Paddle 1.8.5 (paddle18/norms/, written by paddle18/gen_norms.py
 from the same programs): the output, loss, x@GRAD and parameter gradients at each SGD
-step, and the trained parameters; and the layers' op layout and errors."""
+step, and the trained parameters and moving statistics; and the layers' op layout and errors."""
 import os
 import sys
 
@@ -34,9 +34,10 @@ def test_trains_like_paddle(ref, case):
                 want = ref['%s/%s/%d' % (case, name, step)]
                 np.testing.assert_allclose(np.asarray(v), want, rtol=2e-4, atol=2e-5,
                                            err_msg='%s %s step %d' % (case, name, step))
-        for p in gen.params_of(case):
+        for p in gen.params_of(case) + gen.stats_of(case):
             np.testing.assert_allclose(np.array(scope.find_var(p).get_tensor()),
-                                       ref['%s/%s' % (case, p)], rtol=2e-4, atol=2e-5)
+                                       ref['%s/%s' % (case, p)], rtol=2e-4, atol=2e-5,
+                                       err_msg='%s %s' % (case, p))
 
 
 def test_group_norm_grad_needs_variance():

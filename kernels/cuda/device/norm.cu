@@ -1,4 +1,4 @@
-// batch_norm's forward, one block a channel: the batch's statistics (in double) or the
+// batch_norm's forward (NCHW or NHWC), one block a channel: the batch's statistics (in double) or the
 // running ones, the running statistics' update, then Y = X * a + b over the channel.
 // layer_norm's and group_norm's forwards, one block a row or a group, in the CPU
 // kernels' arithmetic.
@@ -16,8 +16,8 @@ __global__ void batch_norm_fwd(rill_cuda_bn p) {
   __shared__ double red[kThreads];
   __shared__ double mu_s, inv_s;
   const int64_t c = blockIdx.x, cnt = p.n * p.s;
-  // element k of channel c: sample k / s, position k % s
-#define AT(k) ((((k) / p.s) * p.c + c) * p.s + (k) % p.s)
+  // element k of channel c: sample k / s, position k % s (NHWC: row k of [n * s, c])
+#define AT(k) (p.nhwc ? (k) * p.c + c : (((k) / p.s) * p.c + c) * p.s + (k) % p.s)
   if (p.global) {
     if (threadIdx.x == 0) {
       mu_s = p.mean[c];
@@ -59,7 +59,7 @@ __global__ void batch_norm_fwd(rill_cuda_bn p) {
 __global__ void batch_norm_bwd(rill_cuda_bn_grad p) {
   __shared__ double red[kThreads];
   const int64_t c = blockIdx.x, cnt = p.n * p.s;
-#define AT(k) ((((k) / p.s) * p.c + c) * p.s + (k) % p.s)
+#define AT(k) (p.nhwc ? (k) * p.c + c : (((k) / p.s) * p.c + c) * p.s + (k) % p.s)
   double mu = p.mean[c], inv = p.global ? 1.0 / sqrt((double)p.var[c] + p.eps) : (double)p.inv_std[c];
   double sdy = 0.0, sdyx = 0.0;
   for (int64_t k = threadIdx.x; k < cnt; k += blockDim.x) {
