@@ -160,37 +160,55 @@ def test_an_mlp_trains_on_the_device_as_on_the_cpu(act, opt):
         np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-3, atol=1e-5, err_msg=name)
 
 
-def train_conv_on(place, steps=6):
-    """run_steps of a small conv net (conv2d, batch_norm with relu, max and avg pool2d,
-    fc softmax) with Momentum on one batch."""
+def train_conv_on(place, layout='NCHW', steps=6):
+    """run_steps of a small conv net (conv2d, batch_norm with relu, max pool2d, global
+    average pool2d, fc softmax) with Momentum on one batch, its images in `layout` (NCHW
+    or NHWC, the layers' data_format / data_layout)."""
     main, startup = fluid.Program(), fluid.Program()
     main.random_seed = startup.random_seed = 11
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
-        img = L.data('img', shape=[2, 10, 10])
+        img = L.data('img', shape=[2, 10, 10] if layout == 'NCHW' else [10, 10, 2])
         label = L.data('label', shape=[1], dtype='int64')
-        h = L.batch_norm(L.conv2d(img, 6, 3, padding=1), act='relu')
-        h = L.pool2d(h, pool_size=3, pool_type='max', pool_stride=2, pool_padding=1)
-        h = L.pool2d(h, pool_size=2, pool_type='avg', pool_stride=2)
+        h = L.batch_norm(L.conv2d(img, 6, 3, padding=1, data_format=layout), act='relu',
+                         data_layout=layout)
+        h = L.pool2d(h, pool_size=3, pool_type='max', pool_stride=2, pool_padding=1,
+                     data_format=layout)
+        h = L.pool2d(h, pool_type='avg', global_pooling=True, data_format=layout)
         loss = L.mean(L.cross_entropy(L.fc(h, 4, act='softmax'), label))
         fluid.optimizer.Momentum(0.05, 0.9).minimize(loss)
     rng = np.random.RandomState(6)
-    feed = {'img': rng.rand(8, 2, 10, 10).astype('float32'),
+    images = rng.rand(8, 2, 10, 10).astype('float32')
+    feed = {'img': images if layout == 'NCHW' else images.transpose(0, 2, 3, 1).copy(),
             'label': rng.randint(0, 4, (8, 1)).astype('int64')}
     return run_steps(place, main, startup, feed, loss, steps)
 
 
 @needs_device
-def test_a_conv_net_trains_on_the_device_as_on_the_cpu():
+@pytest.mark.parametrize('layout', ['NCHW', 'NHWC'])
+def test_a_conv_net_trains_on_the_device_as_on_the_cpu(layout):
     """conv2d, pool2d (max and avg), batch_norm with its running statistics, and their
-    gradients: the CPU's losses, parameters and statistics."""
-    cpu_losses, cpu = train_conv_on(fluid.CPUPlace())
-    gpu_losses, gpu = train_conv_on(fluid.CUDAPlace(0))
+    gradients, channels first or last: the CPU's losses, parameters and statistics."""
+    cpu_losses, cpu = train_conv_on(fluid.CPUPlace(), layout)
+    gpu_losses, gpu = train_conv_on(fluid.CUDAPlace(0), layout)
     np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-4)
     assert cpu_losses[-1] < cpu_losses[0]
     # batch_norm's running mean and variance are compared too
     assert sorted(gpu) == sorted(cpu) and {'batch_norm_0.w_1', 'batch_norm_0.w_2'} <= set(cpu)
     for name in cpu:
         np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-3, atol=1e-5, err_msg=name)
+
+
+def test_a_channels_last_conv_net_trains_as_the_channels_first_one():
+    """On the CPU: the same images and starting weights (a conv filter is OIHW in both
+    layouts, and the global pool leaves the fc one value a channel) give the same losses,
+    parameters and batch_norm statistics in NHWC as in NCHW."""
+    nchw_losses, nchw = train_conv_on(fluid.CPUPlace(), 'NCHW')
+    nhwc_losses, nhwc = train_conv_on(fluid.CPUPlace(), 'NHWC')
+    np.testing.assert_allclose(nhwc_losses, nchw_losses, rtol=1e-5)
+    assert nchw_losses[-1] < nchw_losses[0]
+    assert sorted(nhwc) == sorted(nchw) and 'batch_norm_0.w_1' in nchw
+    for name in nchw:
+        np.testing.assert_allclose(nhwc[name], nchw[name], rtol=1e-4, atol=1e-6, err_msg=name)
 
 
 def train_embedding_on(place, is_sparse, opt=None, steps=8):
