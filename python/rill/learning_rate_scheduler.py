@@ -15,9 +15,13 @@ __all__ = ['exponential_decay', 'natural_exp_decay', 'inverse_time_decay', 'piec
 _COUNTER = '@LR_DECAY_COUNTER@'
 
 
-def _step_counter():
-    """The float32 step counter: 0 during the first run, 1 during the second, ..."""
-    counter, new = _global_counter(_COUNTER, 'float32', -1.0)
+def _step_counter(begin=0):
+    """The float32 step counter shared by every schedule of the program, one more during
+    each run: `begin` during the first run when this call creates it, as Fluid's
+    @LR_DECAY_COUNTER@, whose first schedule sets where it starts (noam_decay counts
+    from 1, the others from 0, so a linear_lr_warmup around a noam_decay also counts
+    from 1)."""
+    counter, new = _global_counter(_COUNTER, 'float32', float(begin) - 1.0)
     if new:
         counter.block._insert_op(0, 'scale', inputs={'X': counter}, outputs={'Out': counter},
                                  attrs={'scale': 1.0, 'bias': 1.0, 'op_role': OpRole.LRSched})
@@ -25,14 +29,10 @@ def _step_counter():
 
 
 def _decay_step_counter(begin=0):
-    """Fluid's float32 global step (begin during the first run, one more each run after),
-    as ExponentialMovingAverage's thres_steps and schedules written by hand use it; the
-    same counter the schedules here advance."""
-    counter = _step_counter()
-    if begin:
-        with _lr_role():
-            counter = layers.scale(counter, 1.0, bias=float(begin))
-    return counter
+    """Fluid's float32 global step (begin during the first run when this call creates the
+    counter, one more each run after), as ExponentialMovingAverage's thres_steps and
+    schedules written by hand use it; the same counter the schedules here advance."""
+    return _step_counter(begin)
 
 
 class _lr_role(object):
@@ -100,7 +100,7 @@ def noam_decay(d_model, warmup_steps, learning_rate=1.0):
     min(step^-0.5, step * warmup_steps^-1.5), the step counted from 1 (Fluid's noam
     counter begins at 1)."""
     with _lr_role():
-        step = layers.scale(_step_counter(), 1.0, bias=1.0)
+        step = _step_counter(1)
         a = layers.elementwise_pow(step, layers.fill_constant([1], 'float32', -0.5))
         b = layers.scale(step, float(warmup_steps) ** -1.5)
         return layers.scale(layers.elementwise_min(a, b),

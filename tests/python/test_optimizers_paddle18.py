@@ -1,5 +1,6 @@
 """RMSProp, Adadelta, Adamax, DecayedAdagrad, Ftrl, LarsMomentum and Lamb, and SGD
-under polynomial_decay, cosine_decay and linear_lr_warmup, against Paddle 1.8.5: ten
+under polynomial_decay, cosine_decay, noam_decay and linear_lr_warmup (around
+noam_decay too), against Paddle 1.8.5: ten
 steps of the same MLP from the same parameters (paddle18/optimizers/, written by
 paddle18/gen_optimizers.py from the same programs), the first loss within 1e-5
 relative, every loss and the trained parameters within 1e-4. Also the ops' shapes in the

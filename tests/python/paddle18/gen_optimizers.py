@@ -2,8 +2,9 @@
 mean squared error) in Paddle 1.8.5 with each optimizer rill added after SGD, Momentum,
 Adam and Adagrad (RMSProp plain, centered and with weight decay and global-norm
 clipping, Adadelta, Adamax, DecayedAdagrad, Ftrl, LarsMomentum, Lamb), with SGD under
-each learning-rate schedule polynomial_decay (capped and cycling), cosine_decay and
-linear_lr_warmup (after a float and after piecewise_decay), and with RMSProp and Lamb
+each learning-rate schedule polynomial_decay (capped and cycling), cosine_decay, noam_decay and
+linear_lr_warmup (after a float, after piecewise_decay and after noam_decay, whose step
+counter, shared, counts from 1), and with RMSProp and Lamb
 on sparse gradients (an embedding with is_sparse, ids repeating within a batch). Every
 case starts from the same parameters; holds them, the seeded batches, Paddle's loss at
 every step and the parameters after the last. `build(fluid, case)` is shared with
@@ -43,13 +44,16 @@ def _optimizer(fluid, case):
         'sgd_warmup': lambda: O.SGD(L.linear_lr_warmup(0.1, 4, 0.01, 0.1)),
         'sgd_warmup_piecewise': lambda: O.SGD(L.linear_lr_warmup(
             L.piecewise_decay([6], [0.1, 0.05]), 3, 0.0, 0.1)),
+        'sgd_noam': lambda: O.SGD(L.noam_decay(8, 3, learning_rate=0.5)),
+        # the warmup reads noam's counter, which counts from 1
+        'sgd_warmup_noam': lambda: O.SGD(L.linear_lr_warmup(L.noam_decay(8, 3), 2, 0.0, 0.1)),
     }[case]()
 
 
 CASES = ('rmsprop', 'rmsprop_centered', 'rmsprop_reg_clip', 'adadelta', 'adamax',
          'decayed_adagrad', 'ftrl', 'ftrl_power', 'lars', 'lamb', 'sparse_rmsprop',
          'sparse_lamb', 'sgd_poly', 'sgd_poly_cycle', 'sgd_cosine', 'sgd_warmup',
-         'sgd_warmup_piecewise')
+         'sgd_warmup_piecewise', 'sgd_noam', 'sgd_warmup_noam')
 PARAMS = ('w1', 'b1', 'w2', 'b2')
 
 
