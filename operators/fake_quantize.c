@@ -68,6 +68,7 @@ static rill_status *absmax_infer(rill_infer_ctx *ctx) {
 
 const rill_op_schema rill_schema_fake_quantize_abs_max = {
     .type = "fake_quantize_abs_max",
+    .flags = RILL_OP_NO_GRADIENT,
     .doc = "scale = max|X|; Out = round(X * range / scale), range = 2^(bit_length-1) - 1.",
     .inputs = absmax_in,
     .ninputs = RILL_COUNTOF(absmax_in),
@@ -169,6 +170,7 @@ static rill_status *range_infer(rill_infer_ctx *ctx) {
 
 const rill_op_schema rill_schema_fake_quantize_range_abs_max = {
     .type = "fake_quantize_range_abs_max",
+    .flags = RILL_OP_NO_GRADIENT,
     .doc = "Out = round(X * range / scale); scale = InScale (is_test) or the max of the last "
            "window_size abs maxima, kept in OutScales (training).",
     .inputs = range_in,
@@ -215,6 +217,7 @@ static rill_status *mavg_infer(rill_infer_ctx *ctx) {
 
 const rill_op_schema rill_schema_fake_quantize_moving_average_abs_max = {
     .type = "fake_quantize_moving_average_abs_max",
+    .flags = RILL_OP_NO_GRADIENT,
     .doc = "Out = round(X * range / scale); scale = InScale (is_test) or the moving average "
            "of max|X| (training).",
     .inputs = mavg_in,
@@ -264,6 +267,7 @@ static rill_status *deq_infer(rill_infer_ctx *ctx) {
 
 const rill_op_schema rill_schema_fake_dequantize_max_abs = {
     .type = "fake_dequantize_max_abs",
+    .flags = RILL_OP_NO_GRADIENT,
     .doc = "Out = X * Scale / max_range.",
     .inputs = deq_in,
     .ninputs = RILL_COUNTOF(deq_in),
@@ -326,6 +330,7 @@ static rill_status *chq_infer(rill_infer_ctx *ctx) {
 
 const rill_op_schema rill_schema_fake_channel_wise_quantize_abs_max = {
     .type = "fake_channel_wise_quantize_abs_max",
+    .flags = RILL_OP_NO_GRADIENT,
     .doc = "Per channel c of quant_axis: scale_c = max|X_c| (is_test: OutScale as stored); "
            "Out_c = round(X_c * range / scale_c).",
     .inputs = absmax_in,
@@ -380,6 +385,7 @@ static rill_status *chd_infer(rill_infer_ctx *ctx) {
 
 const rill_op_schema rill_schema_fake_channel_wise_dequantize_max_abs = {
     .type = "fake_channel_wise_dequantize_max_abs",
+    .flags = RILL_OP_NO_GRADIENT,
     .doc = "One scale: Out = X * Scales[0][c] / range0 along quant_axis; two: "
            "Out = X * Scales[0][c] * Scales[1][0] / (range0 * range1), c along x_num_col_dims.",
     .inputs = chd_in,

@@ -108,6 +108,7 @@ static rill_status *cbn_infer(rill_infer_ctx *ctx) {
 
 const rill_op_schema rill_schema_clip_by_norm = {
     .type = "clip_by_norm",
+    .flags = RILL_OP_NO_GRADIENT,
     .doc = "Out = X * max_norm / |X| when |X| (L2 over all elements) > max_norm, else X.",
     .inputs = cbn_in,
     .ninputs = RILL_COUNTOF(cbn_in),

@@ -100,7 +100,8 @@ static void op_flags(sbuf *b, unsigned f) {
                {RILL_OP_READS_FILES, "reads files"},  {RILL_OP_INFER_READS_DATA, "infers from data"},
                {RILL_OP_INPLACE, "in place"},         {RILL_OP_CONV_FUSABLE, "conv fusable"},
                {RILL_OP_FUSABLE_ACT, "fusable activation"}, {RILL_OP_FC_ACT, "fc activation"},
-               {RILL_OP_LOOP, "loop"},               {RILL_OP_CONCURRENT_EFFECT, "concurrent effect"}};
+               {RILL_OP_LOOP, "loop"},               {RILL_OP_CONCURRENT_EFFECT, "concurrent effect"},
+               {RILL_OP_NO_GRADIENT, "no gradient (as in Fluid)"}};
   sb_printf(b, "flags:");
   bool any = false;
   for (size_t i = 0; i < RILL_COUNTOF(names); i++)

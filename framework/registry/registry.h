@@ -89,6 +89,10 @@ typedef struct rill_attr_schema {
                                            another variable), so among them only their data
                                            orders them; every other side-effect op still
                                            waits for them, and they for it */
+#define RILL_OP_NO_GRADIENT 65536u /* Fluid defines no gradient for it (clip_by_norm,
+                                      yolo_box, the fake quantizers): the backward pass
+                                      lets none through it, as Fluid's skips such ops,
+                                      where an op merely lacking a grad maker is refused */
 
 /* Shapes and dtypes of one variable, as known at compile time (dims may hold -1) or at
  * run time (exact). */

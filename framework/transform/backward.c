@@ -140,6 +140,7 @@ static bool restores(const bw *w, const rill_op_desc *op, const rill_op_schema *
 /* Flags of the input slot `param` of op (NO_GRAD for slots the schema lacks). */
 static unsigned in_flags(const rill_op_schema *s, const char *param) {
   if (!s) return 0;
+  if (s->flags & RILL_OP_NO_GRADIENT) return RILL_SLOT_NO_GRAD; /* every input, as Fluid */
   int k = rill_schema_input_index(s, param);
   return k < 0 ? RILL_SLOT_NO_GRAD : s->inputs[k].flags;
 }

@@ -169,6 +169,11 @@ class _UniqueName(object):
 
 unique_name = _UniqueName()
 
+# Fluid 1.x's math_op_patch: integer dtypes (division keeps its op) and the comparisons
+# (bool outputs).
+_INT_DTYPES = ('uint8', 'int8', 'int16', 'int32', 'int64')
+_COMPARE_OPS = ('less_than', 'less_equal', 'greater_than', 'greater_equal')
+
 _name_scopes = []
 _root_scope = {'path': '/', 'children': {}}
 
@@ -395,37 +400,120 @@ class Variable(object):
     def __repr__(self):
         return '<rill.Variable %s>' % self.to_string()
 
-    # Arithmetic appends elementwise ops, as Fluid's monkey-patched operators do.
-    def _binary(self, other, op, reverse=False):
+    # Arithmetic and ordering append ops, as Fluid 1.x's monkey-patched operators do
+    # (layers/math_op_patch.py), with its op choices and so its numbers:
+    # - a Python number with +, -, * or / is one scale op (x / 4.0 scales by 0.25), except
+    #   an integer variable divided;
+    # - otherwise the number becomes a fill_constant of shape [1] (or, on the left of a
+    #   reversed op, one of the variable's shape, batch dim from the variable), cast to the
+    #   variable's dtype if it differs, and the elementwise op runs with axis 0 when Y's
+    #   first dim is the batch's, else -1;
+    # - <, <=, > and >= give bool variables. == and != stay Python's identity tests, since
+    #   variables are kept in sets and dicts (Fluid 1.x made them ops too).
+    def _scalar_op(self, scale, bias):
+        block = self.block.program.current_block()
+        out = block.create_var(name=unique_name.generate('tmp'), dtype=self.dtype.name, infer=True)
+        block.append_op('scale', {'X': self}, {'Out': out},
+                        {'scale': float(scale), 'bias': float(bias)})
+        return out
+
+    def _filled_like(self, value, reverse):
+        """The constant operand of a math op with a Python number."""
         from . import layers
+        dt = self.dtype.name
+        shape = list(self.shape)
+        if not reverse:
+            return layers.fill_constant([1], dt, float(value))
+        batch = next((i for i, d in enumerate(shape) if d is None or d < 0), None)
+        if batch is None:
+            return layers.fill_constant(shape, dt, float(value))
+        shape = [d if d is not None and d >= 0 else (-1 if i == batch else 1)
+                 for i, d in enumerate(shape)]
+        return layers.fill_constant_batch_size_like(self, shape, dt, float(value),
+                                                    input_dim_idx=batch,
+                                                    output_dim_idx=batch)
+
+    def _math(self, other, op, reverse=False, scalar=None):
+        if scalar is not None and isinstance(other, (int, float)) and \
+                not isinstance(other, bool) and \
+                not (op == 'elementwise_div' and self.dtype.name in _INT_DTYPES):
+            if isinstance(other, float) and self.dtype.name in _INT_DTYPES and \
+                    other != int(other):
+                raise ValueError('float value %r cannot convert to integer (variable %s is '
+                                 '%s)' % (other, self.name, self.dtype.name))
+            return self._scalar_op(*scalar(float(other)))
         if not isinstance(other, Variable):
-            other = layers.fill_constant([1], self.dtype.name, float(other))
+            other = self._filled_like(other, reverse)
+        if other.dtype != self.dtype:
+            other = other.astype(self.dtype.name)
         x, y = (other, self) if reverse else (self, other)
-        return layers._elementwise(op, x, y, axis=-1, act=None, name=None)
+        block = self.block.program.current_block()
+        dt = 'bool' if op in _COMPARE_OPS else self.dtype.name
+        out = block.create_var(name=unique_name.generate('tmp'), dtype=dt, infer=True)
+        first = y.shape[0] if y.shape else 0
+        block.append_op(op, {'X': x, 'Y': y}, {'Out': out},
+                        {'axis': 0 if first is None or first == -1 else -1})
+        if dt == 'bool':
+            out.stop_gradient = True
+        return out
+
+    def astype(self, dtype):
+        """A cast of this variable to dtype (Fluid's Variable.astype)."""
+        from . import layers
+        return layers.cast(self, dtype)
+
+    def __neg__(self):
+        return self._scalar_op(-1.0, 0.0)
 
     def __add__(self, o):
-        return self._binary(o, 'elementwise_add')
+        return self._math(o, 'elementwise_add', scalar=lambda v: (1.0, v))
 
-    def __radd__(self, o):
-        return self._binary(o, 'elementwise_add', True)
+    __radd__ = __add__
 
     def __sub__(self, o):
-        return self._binary(o, 'elementwise_sub')
+        return self._math(o, 'elementwise_sub', scalar=lambda v: (1.0, -v))
 
     def __rsub__(self, o):
-        return self._binary(o, 'elementwise_sub', True)
+        return self._math(o, 'elementwise_sub', True, scalar=lambda v: (-1.0, v))
 
     def __mul__(self, o):
-        return self._binary(o, 'elementwise_mul')
+        return self._math(o, 'elementwise_mul', scalar=lambda v: (v, 0.0))
 
-    def __rmul__(self, o):
-        return self._binary(o, 'elementwise_mul', True)
+    __rmul__ = __mul__
 
     def __truediv__(self, o):
-        return self._binary(o, 'elementwise_div')
+        return self._math(o, 'elementwise_div', scalar=lambda v: (1.0 / v, 0.0))
+
+    __div__ = __truediv__
 
     def __rtruediv__(self, o):
-        return self._binary(o, 'elementwise_div', True)
+        return self._math(o, 'elementwise_div', True)
+
+    __rdiv__ = __rtruediv__
+
+    def __pow__(self, o):
+        return self._math(o, 'elementwise_pow')
+
+    def __rpow__(self, o):
+        return self._math(o, 'elementwise_pow', True)
+
+    def __floordiv__(self, o):
+        return self._math(o, 'elementwise_floordiv')
+
+    def __mod__(self, o):
+        return self._math(o, 'elementwise_mod')
+
+    def __lt__(self, o):
+        return self._math(o, 'less_than')
+
+    def __le__(self, o):
+        return self._math(o, 'less_equal')
+
+    def __gt__(self, o):
+        return self._math(o, 'greater_than')
+
+    def __ge__(self, o):
+        return self._math(o, 'greater_equal')
 
     __hash__ = object.__hash__
 

@@ -89,6 +89,10 @@ static const rill_op_schema test_ops[] = {
      .noutputs = 1, .infer = split_grad_infer, .kernel_dtype_slot = 0, .dtype_attr = -1},
     {.type = "bt_nograd", .inputs = x_in, .ninputs = 1, .outputs = out_out, .noutputs = 1,
      .infer = total_grad_infer, .grad = NULL, .kernel_dtype_slot = 0, .dtype_attr = -1},
+    /* as Fluid's ops registered without a gradient (clip_by_norm, yolo_box) */
+    {.type = "bt_fluid_nograd", .inputs = x_in, .ninputs = 1, .outputs = out_out, .noutputs = 1,
+     .flags = RILL_OP_NO_GRADIENT, .infer = total_grad_infer, .grad = NULL, .kernel_dtype_slot = 0,
+     .dtype_attr = -1},
 };
 static const rill_kernel_def test_kernels[] = {
     {"bt_total", RILL_DEVICE_CPU, RILL_DTYPE_FP64, total_kernel, NULL},
@@ -96,6 +100,7 @@ static const rill_kernel_def test_kernels[] = {
     {"bt_split", RILL_DEVICE_CPU, RILL_DTYPE_FP64, split_kernel, NULL},
     {"bt_split_grad", RILL_DEVICE_CPU, RILL_DTYPE_FP64, split_grad_kernel, NULL},
     {"bt_nograd", RILL_DEVICE_CPU, RILL_DTYPE_FP64, total_kernel, NULL},
+    {"bt_fluid_nograd", RILL_DEVICE_CPU, RILL_DTYPE_FP64, total_kernel, NULL},
 };
 
 static void register_test_ops(void) {
@@ -355,6 +360,42 @@ Test(backward, op_without_gradient_on_the_path_is_named) {
   cr_assert_eq(rill_block_num_ops(p, 0), nops);
   /* off the path the same op is fine */
   POK(rill_program_append_backward(p, "loss", NULL, 0, &pg));
+  rill_param_grads_destroy(pg);
+  rill_program_destroy(p);
+}
+
+/* An op Fluid defines without a gradient passes none: on a path of its own to the loss
+ * (o -> bt_fluid_nograd -> n, beside o -> bt_total), o's gradient comes from the other
+ * path alone, and alone on the path it leaves the parameters without gradients, as
+ * Fluid's backward pass skips such ops. */
+Test(backward, op_fluid_defines_without_gradient_passes_none) {
+  rill_program *p = two_layer();
+  prog_var(p, "n", RILL_DTYPE_FP64, "", 2, (int64_t)B, (int64_t)K);
+  prog_var(p, "m", RILL_DTYPE_FP64, "", 1, (int64_t)1);
+  prog_var(p, "loss2", RILL_DTYPE_FP64, "", 1, (int64_t)1);
+  prog_op(p, "bt_fluid_nograd", "X=o", "Out=n");
+  prog_op(p, "bt_total", "X=n", "Out=m");
+  prog_op(p, "elementwise_add", "X=m;Y=loss", "Out=loss2");
+  rill_param_grads *pg = NULL;
+  POK(rill_program_append_backward(p, "loss2", NULL, 0, &pg));
+  cr_assert_eq(rill_param_grads_count(pg), 2);
+  cr_assert_eq(prog_find_op(p, "bt_fluid_nograd_grad", 0), -1);
+  cr_assert_eq(prog_find_op(p, "bt_total_grad", 0) >= 0, true);
+  /* one bt_total_grad only: the one of loss's bt_total, so n gets no gradient */
+  long first = prog_find_op(p, "bt_total_grad", 0);
+  cr_assert_eq(prog_find_op(p, "bt_total_grad", (size_t)first + 1), -1);
+  cr_assert_null(rill_block_find_var(p, 0, "n@GRAD"));
+  rill_param_grads_destroy(pg);
+  rill_program_destroy(p);
+
+  p = two_layer();
+  prog_var(p, "n", RILL_DTYPE_FP64, "", 2, (int64_t)B, (int64_t)K);
+  prog_var(p, "loss3", RILL_DTYPE_FP64, "", 1, (int64_t)1);
+  prog_op(p, "bt_fluid_nograd", "X=o", "Out=n");
+  prog_op(p, "bt_total", "X=n", "Out=loss3");
+  POK(rill_program_append_backward(p, "loss3", NULL, 0, &pg));
+  cr_assert_eq(rill_param_grads_count(pg), 0);
+  cr_assert_eq(prog_find_op(p, "mul_grad", 0), -1);
   rill_param_grads_destroy(pg);
   rill_program_destroy(p);
 }
