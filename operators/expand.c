@@ -88,7 +88,9 @@ static rill_status *expand_infer(rill_infer_ctx *ctx) {
   rill_dims od = x->dims;
   for (int i = 0; i < od.n; i++)
     od.d[i] = known && od.d[i] >= 0 && times[i] > 0 ? od.d[i] * times[i] : -1;
-  rill_meta_set(out, x->dtype, &od, 0, -1, -1);
+  /* Paddle's rule: Out takes X's LoD when its dim 0 is X's (not tiled along the rows) */
+  bool rows = od.n > 0 && od.d[0] == x->dims.d[0];
+  rill_meta_set(out, x->dtype, &od, rows ? x->lod_level : 0, rows ? IN_X : -1, rows ? 0 : -1);
   return NULL;
 }
 

@@ -1,5 +1,5 @@
 /* reduce_sum, reduce_mean, reduce_max, reduce_min and reduce_prod over the dims in `dim`,
- * with their gradients; reduce_all and reduce_any of bool tensors; isinf, isnan and
+ * with their gradients (Out keeps X's LoD when dim 0 is not reduced); reduce_all and reduce_any of bool tensors; isinf, isnan and
  * isfinite, which reduce a whole tensor to one flag. */
 #include "operators/math_grad.h"
 #include "operators/reduce.h"
@@ -47,7 +47,10 @@ static rill_status *reduce_infer(rill_infer_ctx *ctx) {
     return rill_infer_error(ctx, "input X (%s) of shape %s: %s", rill_infer_in_name(ctx, 0, 0),
                             rill_dims_str(&x->dims, xs, sizeof xs), why);
   }
-  rill_meta_set(out, x->dtype, &od, 0, -1, -1);
+  /* As Paddle, Out keeps X's LoD when the rows (dim 0) are not reduced: a sequence's
+   * features summed stay that sequence's (an attention score before sequence_softmax). */
+  bool rows = x->dims.n > 0 && !reduced[0];
+  rill_meta_set(out, x->dtype, &od, rows ? x->lod_level : 0, rows ? 0 : -1, rows ? 0 : -1);
   return NULL;
 }
 
