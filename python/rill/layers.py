@@ -748,7 +748,15 @@ def relu6(x, threshold=6.0, name=None):
 
 
 def swish(x, beta=1.0, name=None):
-    return _unary('swish', x, name, beta=float(beta))
+    """x * sigmoid(x), as Fluid 1.8.5's layer builds it: that layer hands `beta` to the
+    op as an attribute 'slope', which the op lacks, so the op keeps beta 1.0 and the
+    argument changes nothing. rill keeps Paddle's numbers and warns; the op itself
+    honours its beta attribute where a program sets one."""
+    if float(beta) != 1.0:
+        import warnings
+        warnings.warn('swish: beta=%r has no effect, as in Fluid 1.8.5, whose layer passes it '
+                      'as an attribute the op lacks; the op runs with beta 1.0' % (beta,))
+    return _unary('swish', x, name, beta=1.0)
 
 
 def gelu(x, approximate=False, name=None):

@@ -166,6 +166,20 @@ def test_activations(name, ref):
     close(got, ref(xv), rtol=1e-5, atol=1e-5)
 
 
+def test_swish_beta_changes_nothing_as_in_fluid_1_8():
+    """Fluid 1.8.5's swish layer passes beta as 'slope', which the op lacks: Paddle runs
+    beta 1.0 whatever the argument (its saved program says beta 1.0); rill does the same
+    and warns."""
+    x = L.data('x', [5])
+    with pytest.warns(UserWarning, match='beta=2.0 has no effect'):
+        y = L.swish(x, beta=2.0)
+    ops = [op for op in rill.default_main_program().global_block().ops if op.type == 'swish']
+    assert len(ops) == 1 and ops[0].attr('beta') == 1.0
+    xv = f32(3, 5) * 4
+    got, = run(y, {'x': xv})
+    close(got, xv / (1 + np.exp(-xv)), rtol=1e-5, atol=1e-5)
+
+
 def test_log_and_sqrt_on_positive_inputs():
     x = L.data('x', [5])
     a, b = L.log(x), L.sqrt(x)
