@@ -18,7 +18,8 @@
 
 /* Producers a following batch_norm folds into: the weight slot, the output slot, and
  * where the output channel lives in the weight (0: first dim, -1: last dim), plus the
- * rank of the producer's output the fold requires (the channel is its dim 1). */
+ * rank of the producer's output the fold requires (the channel is its dim 1, or its last
+ * dim for an NHWC conv under an NHWC batch_norm). */
 typedef struct fold_producer {
   const char *type, *weight_slot, *out_slot;
   int weight_channel; /* 0 or -1 */
@@ -392,9 +393,11 @@ static rill_status *fold_one(rill_program *p, fold_ctx *c, size_t j, bool *dead,
       if (!persistable(p, o) && count_uses(p, o, true) > 0) return NULL;
     }
   }
-  bool layout_ok;
-  RILL_TRY(attr_str_is(bn, "data_layout", nchw, 2, &layout_ok));
-  if (!layout_ok) return NULL;
+  bool bn_first, bn_last; /* channels at dim 1 (NCHW), or last (NHWC) */
+  static const char *const nhwc[] = {"NHWC"};
+  RILL_TRY(attr_str_is(bn, "data_layout", nchw, 2, &bn_first));
+  RILL_TRY(attr_str_is(bn, "data_layout", nhwc, 1, &bn_last));
+  if (!bn_first && !bn_last) return NULL;
   float eps;
   RILL_TRY(attr_float(bn, "epsilon", &eps));
 
@@ -402,14 +405,14 @@ static rill_status *fold_one(rill_program *p, fold_ctx *c, size_t j, bool *dead,
   if (wi < 0 || dead[wi]) return NULL;
   long pi = wi, addi = -1;
   const char *bias_name = NULL;
+  int32_t add_axis = 0;
   if (strcmp(b->ops[wi].type, "elementwise_add") == 0) {
     rill_op_desc *add = &b->ops[wi];
     const char *ax = in1(add, "X");
     bias_name = in1(add, "Y");
-    int32_t axis;
-    RILL_TRY(attr_int(add, "axis", &axis));
+    RILL_TRY(attr_int(add, "axis", &add_axis));
     if (!ax || !bias_name || !persistable(p, bias_name) || count_uses(p, bias_name, true) != 1 ||
-        axis != 1 || !private_temp(p, ax))
+        !private_temp(p, ax))
       return NULL;
     if (!quiet_between(p, (size_t)wi, j, y)) return NULL; /* Y will be written at the add */
     addi = wi;
@@ -429,10 +432,13 @@ static rill_status *fold_one(rill_program *p, fold_ctx *c, size_t j, bool *dead,
     RILL_TRY(attr_int(prod, "y_num_col_dims", &yn));
     if (yn != 1) return NULL;
   } else {
-    bool conv_nchw; /* the channel is dim 1 of the conv's output */
+    bool conv_nchw; /* the channel is dim 1 of the conv's output, else its last */
     RILL_TRY(attr_str_is(prod, "data_format", nchw, 2, &conv_nchw));
-    if (!conv_nchw) return NULL;
+    if (conv_nchw != bn_first) return NULL;
   }
+  /* The channel axis of the producer's output; the bias add must align its [C] there. */
+  int32_t cax = bn_first ? 1 : fp->out_rank - 1;
+  if (addi >= 0 && add_axis != cax && !(add_axis == -1 && cax == fp->out_rank - 1)) return NULL;
   const rill_tensor *w = param(c, wname);
   if (!w || !persistable(p, wname) || count_uses(p, wname, true) != 1 || w->dims.n < 2) return NULL;
   int64_t ch = fp->weight_channel == 0 ? w->dims.d[0] : w->dims.d[w->dims.n - 1];
@@ -485,7 +491,7 @@ static rill_status *fold_one(rill_program *p, fold_ctx *c, size_t j, bool *dead,
     if (!st && !(st = rill_opd_init(&add, "elementwise_add"))) {
       const char *xa[] = {pout}, *ya[] = {newbias}, *oa[] = {y};
       if (!(st = rill_opd_input(&add, "X", xa, 1)) && !(st = rill_opd_input(&add, "Y", ya, 1)) &&
-          !(st = rill_opd_output(&add, "Out", oa, 1)) && !(st = rill_opd_attr_int(&add, "axis", 1)))
+          !(st = rill_opd_output(&add, "Out", oa, 1)) && !(st = rill_opd_attr_int(&add, "axis", cax)))
         replace_op(b, j, &add);
       else
         rill_op_desc_clear(&add);

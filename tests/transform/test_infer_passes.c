@@ -222,7 +222,7 @@ Test(infer_passes, scale_that_changes_values_or_whose_input_is_fetched_is_kept) 
 
 /* ---- batch_norm folding ---- */
 
-static void bn(fixture *f, const char *x, const char *y, int64_t c) {
+static void bn_layout(fixture *f, const char *x, const char *y, int64_t c, const char *layout) {
   int64_t d[1] = {c};
   char n[5][32];
   const char *what[] = {"scale", "bias", "mean", "var", "saved"};
@@ -238,8 +238,11 @@ static void bn(fixture *f, const char *x, const char *y, int64_t c) {
   rill_op_builder *b = prog_op_begin("batch_norm", ins, outs);
   POK(rill_op_builder_attr_bool(b, "is_test", true));
   POK(rill_op_builder_attr_float(b, "epsilon", 1e-3f));
+  if (layout) POK(rill_op_builder_attr_string(b, "data_layout", layout));
   prog_op_end(b, f->p);
 }
+
+static void bn(fixture *f, const char *x, const char *y, int64_t c) { bn_layout(f, x, y, c, NULL); }
 
 static void conv(fixture *f, const char *type, const char *x, const char *w, const char *y, int64_t cin,
                  int64_t cout, int groups) {
@@ -544,6 +547,46 @@ Test(infer_passes, nhwc_conv_is_neither_fused_nor_folded) {
   tmp(&f, "y", 4, od);
   bn(&f, "c", "y", 6);
   expect_not_folded(&f, "y");
+}
+
+/* An NHWC conv under an NHWC batch_norm folds as an NCHW pair does: its filter (OIHW in
+ * both layouts) scaled per output channel, the bias add on the last axis (3 or -1, or a
+ * new one on axis 3), the results unchanged. 6 channels over [2, 6, 6, 6] would also fit
+ * dim 1, so a wrong axis would run and give other numbers. */
+static void nhwc_fold(int bias_axis) {
+  static const int64_t od[4] = {2, 6, 6, 6};
+  fixture f;
+  nhwc_conv(&f);
+  const char *bn_in = "c";
+  if (bias_axis != 0) {
+    add_bias(&f, "c", "b", "cb", 6, bias_axis, 4, od);
+    bn_in = "cb";
+  }
+  tmp(&f, "y", 4, od);
+  bn_layout(&f, bn_in, "y", 6, "NHWC");
+  tmp(&f, "out", 4, od);
+  prog_op(f.p, "relu", "X=y", "Out=out");
+  fetch(&f, "out");
+  rill_tensor *before = run(&f, "out");
+  size_t n = 0;
+  POK(rill_pass_fold_batch_norm(f.p, f.params, &n));
+  cr_assert_eq(n, 1, "bias axis %d", bias_axis);
+  cr_assert_eq(prog_find_op(f.p, "batch_norm", 0), -1);
+  long add = prog_find_op(f.p, "elementwise_add", 0);
+  cr_assert_geq(add, 0);
+  cr_assert_str_eq(prog_arg(f.p, (size_t)add, false, "Out", 0), "y");
+  if (bias_axis == 0) {
+    const rill_attr *a = rill_op_attr(&f.p->blocks[0].ops[add], "axis");
+    cr_assert(a && a->value.v.i == 3);
+  }
+  same(before, run(&f, "out"));
+  teardown(&f);
+}
+
+Test(infer_passes, nhwc_batch_norm_folds_into_nhwc_conv) {
+  nhwc_fold(0);
+  nhwc_fold(3);
+  nhwc_fold(-1);
 }
 
 /* An NDHWC conv3d over x [2, 3, 3, 4, 3] (channels last) into y [2, 3, 3, 4, 3] (3x3x3,
