@@ -238,7 +238,7 @@ def dtype_code(dtype):
     elif isinstance(dtype, int) and not isinstance(dtype, bool):
         if dtype not in DTYPE_TO_NP:
             raise ValueError('unknown dtype number %d' % dtype)
-        return dtype
+        return int(dtype)  # a plain int, also for VarDesc.VarType's members
     try:
         key = (dtype.__class__, dtype)
         return _DTYPE_CODES[key]
@@ -512,6 +512,64 @@ _op_name = _fn('rill_op_name', ctypes.c_char_p, ctypes.c_size_t)
 LOD_TENSOR, SELECTED_ROWS, FEED_MINIBATCH, FETCH_LIST, STEP_SCOPES, LOD_RANK_TABLE, \
     LOD_TENSOR_ARRAY, READER, RAW = 7, 8, 9, 10, 11, 12, 13, 15, 17
 _TENSOR_TYPES = (LOD_TENSOR, SELECTED_ROWS, LOD_TENSOR_ARRAY)
+
+
+class _VarTypeMember(int):
+    """One of Paddle's VarType.Type numbers, as fluid.core.VarDesc.VarType holds them:
+    an int (what ops' dtype attributes take) that prints as Paddle prints it, and, for the
+    data types, converts to and compares equal with the numpy dtype (a Variable's dtype
+    == VarType.FP32, np.zeros(2, VarType.FP32))."""
+
+    def __new__(cls, value, name):
+        member = int.__new__(cls, value)
+        member._name = name
+        return member
+
+    @property
+    def dtype(self):
+        np_type = DTYPE_TO_NP.get(int(self))
+        if np_type is None:
+            raise TypeError('VarType.%s is not a data type' % self._name)
+        return np.dtype(np_type)
+
+    def __repr__(self):
+        return 'VarType.' + self._name
+
+    __str__ = __repr__
+
+    def __eq__(self, other):
+        if isinstance(other, (np.dtype, str)) or (isinstance(other, type) and
+                                                  issubclass(other, np.generic)):
+            if int(self) not in DTYPE_TO_NP:
+                return False
+            try:
+                return np.dtype(other) == self.dtype
+            except TypeError:
+                return False
+        return int.__eq__(self, other)
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    __hash__ = int.__hash__
+
+
+class VarDesc(object):
+    """fluid.core.VarDesc: its VarType enumeration (data types and variable kinds)."""
+
+    class VarType(object):
+        pass
+
+
+for _name, _value in (('BOOL', 0), ('INT16', 1), ('INT32', 2), ('INT64', 3), ('FP16', 4),
+                      ('FP32', 5), ('FP64', 6), ('LOD_TENSOR', 7), ('SELECTED_ROWS', 8),
+                      ('FEED_MINIBATCH', 9), ('FETCH_LIST', 10), ('STEP_SCOPES', 11),
+                      ('LOD_RANK_TABLE', 12), ('LOD_TENSOR_ARRAY', 13), ('PLACE_LIST', 14),
+                      ('READER', 15), ('RAW', 17), ('TUPLE', 18), ('SIZE_T', 19), ('UINT8', 20),
+                      ('INT8', 21), ('COMPLEX64', 23), ('COMPLEX128', 24)):
+    setattr(VarDesc.VarType, _name, _VarTypeMember(_value, _name))
+del _name, _value
 # rill_block_declare_var's flags (rill.h)
 (DECLARE_PERSISTABLE, DECLARE_IS_PARAMETER, DECLARE_STOP_GRADIENT, DECLARE_NEED_CHECK_FEED,
  DECLARE_NO_TENSOR) = (1, 2, 4, 8, 16)

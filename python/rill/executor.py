@@ -93,6 +93,18 @@ class LoDTensor(object):
     def recursive_sequence_lengths(self):
         return [[l[i + 1] - l[i] for i in range(len(l) - 1)] for l in self._lod]
 
+    def has_valid_recursive_sequence_lengths(self):
+        """Whether the LoD fits the tensor: each level's offsets rise from 0, each level
+        ends at the next one's sequence count, the last at the tensor's rows."""
+        rows = 0 if self._array is None else (self._array.shape[0] if self._array.ndim else 1)
+        for k, level in enumerate(self._lod):
+            if not level or level[0] != 0 or any(b < a for a, b in zip(level, level[1:])):
+                return False
+            end = len(self._lod[k + 1]) - 1 if k + 1 < len(self._lod) else rows
+            if level[-1] != end:
+                return False
+        return True
+
     def shape(self):
         return list(self._array.shape)
 

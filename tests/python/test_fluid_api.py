@@ -551,3 +551,37 @@ def test_missing_api_traceback_has_no_suggestion():
     assert r.returncode != 0
     assert 'fluid.layers.roi_pool_v2: rill does not provide' in r.stderr
     assert 'Did you mean' not in r.stderr
+
+
+def test_core_vardesc_vartype_as_fluid():
+    """fluid.core.VarDesc.VarType: Paddle's numbers, accepted wherever a dtype is, equal
+    to a variable's dtype of that type and printed as Paddle prints them."""
+    V = fluid.core.VarDesc.VarType
+    assert (V.BOOL, V.INT32, V.INT64, V.FP16, V.FP32, V.FP64, V.UINT8, V.INT8) == \
+        (0, 2, 3, 4, 5, 6, 20, 21)
+    assert (V.LOD_TENSOR, V.SELECTED_ROWS, V.LOD_TENSOR_ARRAY) == (7, 8, 13)
+    assert str(V.FP32) == 'VarType.FP32' and repr(V.INT64) == 'VarType.INT64'
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data('x', [None, 3], 'float32')
+        y = L.cast(x, V.FP64)
+        z = L.fill_constant([2], V.INT64, 3)
+        w = fluid.data('w', [2], V.INT32)
+    assert x.dtype == V.FP32 and not x.dtype == V.FP64 and x.dtype != V.INT64
+    assert y.dtype == V.FP64 and z.dtype == V.INT64 and w.dtype == V.INT32
+    assert V.LOD_TENSOR != np.dtype('float32') and np.zeros(2, V.FP16).dtype == np.float16
+    got = fluid.Executor().run(main, feed={'x': np.ones((1, 3), 'float32'),
+                                           'w': np.ones(2, 'int32')}, fetch_list=[y, z, w])
+    assert [a.dtype for a in got] == [np.float64, np.int64, np.int32]
+    assert {V.FP32: 'f'}[5] == 'f'
+
+
+def test_lod_tensor_checks_its_lengths_as_fluid():
+    t = fluid.create_lod_tensor(np.ones((3, 2), 'float32'), [[1, 2]], fluid.CPUPlace())
+    assert t.has_valid_recursive_sequence_lengths()
+    t.set_recursive_sequence_lengths([[1, 1]])  # 2 rows of 3
+    assert not t.has_valid_recursive_sequence_lengths()
+    t.set_recursive_sequence_lengths([[1, 1], [1, 2]])  # 2 sequences of 1 and 2 rows
+    assert t.has_valid_recursive_sequence_lengths()
+    t.set_recursive_sequence_lengths([[2, 1], [1, 2]])  # the top level names 3 of 2
+    assert not t.has_valid_recursive_sequence_lengths()
