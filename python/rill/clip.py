@@ -3,7 +3,7 @@
 
 __all__ = ['GradientClipByGlobalNorm', 'ClipGradByGlobalNorm', 'GradientClipByValue',
            'GradientClipByNorm', 'ClipGradByValue', 'ClipGradByNorm', 'set_gradient_clip',
-           'ErrorClipByValue']
+           'ErrorClipByValue', 'ClipByValue', 'ClipByNorm', 'ClipByGlobalNorm']
 
 
 class BaseErrorClipAttr(object):
@@ -152,6 +152,10 @@ def _sparse_out(block, param, grad, key):
 
 ClipGradByValue = GradientClipByValue
 ClipGradByNorm = GradientClipByNorm
+# Fluid 1.8's older names of the same classes
+ClipByValue = GradientClipByValue
+ClipByNorm = GradientClipByNorm
+ClipByGlobalNorm = GradientClipByGlobalNorm
 
 _program_clip = {}
 

@@ -14,7 +14,7 @@ from .framework import Program, Variable, default_main_program, CPUPlace, CUDAPl
     CUDAPinnedPlace
 
 __all__ = ['Executor', 'Scope', 'global_scope', 'scope_guard', 'LoDTensor', 'create_lod_tensor',
-           'create_random_int_lodtensor']
+           'create_random_int_lodtensor', 'as_numpy']
 
 
 # Data-reader state saved with checkpoints (rill.io.CheckpointConfig(reader_state=...)):
@@ -577,6 +577,20 @@ class Executor(object):
         minimize, or the inference program)."""
         return self._run_from_dataset(program, dataset, scope, thread, True, debug,
                                       fetch_list, fetch_info, print_period, fetch_handler)
+
+
+def as_numpy(tensor):
+    """A fetched tensor (or list, or LoDTensorArray of them) as numpy arrays; a tensor
+    with LoD is refused, as in Fluid (fetch it with return_numpy=False to keep its LoD)."""
+    if isinstance(tensor, (list, LoDTensorArray)):
+        return [as_numpy(t) for t in tensor]
+    if isinstance(tensor, np.ndarray):
+        return tensor
+    lod = tensor.lod() if hasattr(tensor, 'lod') else []
+    if lod:
+        raise RuntimeError('as_numpy: the tensor holds LoD %r, which a numpy array cannot '
+                           'keep: use it as a LoDTensor (fetch with return_numpy=False)' % (lod,))
+    return np.array(tensor)
 
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402

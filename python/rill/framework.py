@@ -23,7 +23,21 @@ __all__ = ['Program', 'Block', 'Variable', 'Parameter', 'Operator', 'program_gua
            'switch_startup_program', 'name_scope', 'unique_name', 'OpRole', 'CPUPlace',
            'CUDAPlace', 'CUDAPinnedPlace', 'in_dygraph_mode', 'cpu_places', 'cuda_places',
            'cuda_pinned_places', 'is_compiled_with_cuda',
-           'load_op_library']
+           'load_op_library', 'grad_var_name', 'GRAD_VAR_SUFFIX', 'EMPTY_VAR_NAME',
+           'TEMP_VAR_NAME', 'ZERO_VAR_SUFFIX', 'CONTROL_DEP_VAR_PREFIX']
+
+# Fluid's reserved variable names and suffixes (the backward pass names gradients
+# <name>@GRAD and leaves @EMPTY@ for gradients it does not compute).
+GRAD_VAR_SUFFIX = '@GRAD'
+EMPTY_VAR_NAME = '@EMPTY@'
+TEMP_VAR_NAME = '@TEMP@'
+ZERO_VAR_SUFFIX = '@ZERO'
+CONTROL_DEP_VAR_PREFIX = '__control_var'
+
+
+def grad_var_name(var_name):
+    """The name of var_name's gradient: var_name + '@GRAD'."""
+    return var_name + GRAD_VAR_SUFFIX
 
 
 class OpRole(object):

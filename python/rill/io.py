@@ -39,7 +39,7 @@ __all__ = ['save_vars', 'save_params', 'save_persistables', 'load_vars', 'load_p
            'buffered', 'compose', 'chain', 'map_readers', 'firstn', 'xmap_readers', 'cache',
            'multiprocess_reader',
            'ComposeNotAligned', 'DataLoader', 'PyReader', 'default_collate_fn',
-           'get_program_parameter',
+           'get_program_parameter', 'get_parameter_value', 'get_parameter_value_by_name',
            'get_program_persistable_vars', 'save', 'load', 'load_program_state',
            'set_program_state']
 
@@ -470,6 +470,29 @@ def list_checkpoints(checkpoint_dir):
     that a training process retires while it is being listed is left out, not damaged."""
     checkpoint_dir = _checkpoint_dir('list_checkpoints', checkpoint_dir)
     return [CheckpointInfo(*row) for row in core.list_checkpoints(checkpoint_dir)]
+
+
+def get_parameter_value(para, executor):
+    """The value (a numpy array) of Parameter `para` in the scope the executor runs in
+    (the global scope, or the one scope_guard installed), as Fluid's reads it by fetching
+    it in an empty program."""
+    if not is_parameter(para):
+        raise AssertionError('The input variable is not parameter.')
+    from .executor import global_scope
+    var = global_scope().find_var(para.name)
+    if var is None:
+        raise error_class(core.NOT_FOUND)(
+            'get_parameter_value: parameter %s has no value in the current scope (run the '
+            'startup program, or load it, first)' % para.name)
+    return np.array(var.get_tensor())
+
+
+def get_parameter_value_by_name(name, executor, program=None):
+    """get_parameter_value of the parameter `name` of program (default: the default main
+    program)."""
+    from .framework import default_main_program
+    program = program or default_main_program()
+    return get_parameter_value(program.global_block().var(name), executor)
 
 
 from ._missing import module_getattr as _module_getattr  # noqa: E402

@@ -2718,6 +2718,29 @@ from . import ctr_layers as _ctr_layers  # noqa: E402
 from .ctr_layers import *  # noqa: E402,F401,F403
 __all__ += _ctr_layers.__all__
 
+
+
+def _fluid_submodule(name):
+    """fluid.layers.<name> (nn, tensor, control_flow, ...): Fluid 1.x split its layers
+    into these modules and scripts reach layers through them (fluid.layers.nn.fc,
+    fluid.layers.tensor.fill_constant). Each is a view of rill.layers, where every layer
+    lives."""
+    import sys
+    import types
+    mod = types.ModuleType(__name__ + '.' + name, "Fluid 1.x's fluid.layers.%s, a view of "
+                           "rill.layers" % name)
+    layers_module = sys.modules[__name__]
+    mod.__getattr__ = lambda attr: getattr(layers_module, attr)
+    mod.__dir__ = lambda: dir(layers_module)
+    return mod
+
+
+for _sub in ('nn', 'tensor', 'control_flow', 'sequence_lod', 'detection', 'loss', 'ops', 'io',
+             'metric_op', 'utils'):
+    globals()[_sub] = _fluid_submodule(_sub)
+del _sub
+distributions = _distributions
+
 from ._missing import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr('fluid.layers', 'rill.layers',
                               dict(_manip.BUILTIN_NAMED, **_tensor_api.BUILTIN_NAMED))

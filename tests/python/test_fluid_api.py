@@ -585,3 +585,36 @@ def test_lod_tensor_checks_its_lengths_as_fluid():
     assert t.has_valid_recursive_sequence_lengths()
     t.set_recursive_sequence_lengths([[2, 1], [1, 2]])  # the top level names 3 of 2
     assert not t.has_valid_recursive_sequence_lengths()
+
+
+def test_fluid_layers_submodules_and_small_names():
+    """Scripts reach layers through Fluid 1.x's submodules (fluid.layers.nn.fc, ...), the
+    clip classes by their older names, and a few helpers of framework, io and executor."""
+    assert L.nn.fc is L.fc and L.tensor.fill_constant is L.fill_constant
+    assert L.control_flow.While is L.While and L.sequence_lod.sequence_pool is L.sequence_pool
+    assert L.detection.prior_box is L.prior_box and L.loss.huber_loss is L.huber_loss
+    assert L.distributions.Normal is fluid.distributions.Normal
+    with pytest.raises(AttributeError, match='fluid.layers.no_such_layer'):
+        L.nn.no_such_layer
+    assert fluid.clip.ClipByGlobalNorm is fluid.clip.GradientClipByGlobalNorm
+    assert fluid.clip.ClipByValue is fluid.clip.GradientClipByValue
+    assert fluid.framework.grad_var_name('w') == 'w@GRAD'
+    assert (fluid.framework.EMPTY_VAR_NAME, fluid.framework.GRAD_VAR_SUFFIX) == ('@EMPTY@', '@GRAD')
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data('x', [None, 3], 'float32')
+        L.fc(x, 2, param_attr='w', bias_attr='b')
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        w = fluid.io.get_parameter_value_by_name('w', exe, main)
+        np.testing.assert_array_equal(w, np.array(scope.find_var('w').get_tensor()))
+        assert w.shape == (3, 2)
+        with pytest.raises(AssertionError, match='not parameter'):
+            fluid.io.get_parameter_value(x, exe)
+    t = fluid.create_lod_tensor(np.ones((3, 2), 'float32'), [[1, 2]], fluid.CPUPlace())
+    with pytest.raises(RuntimeError, match='LoD'):
+        fluid.executor.as_numpy(t)
+    got = fluid.executor.as_numpy([fluid.LoDTensor(np.ones((2, 2), 'float32'))])
+    assert isinstance(got, list) and got[0].sum() == 4
