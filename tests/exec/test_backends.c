@@ -301,6 +301,16 @@ static void var(rill_program *p, const char *name) {
   OK(rill_block_add_var(p, 0, name, RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, D4, 1, 0, false));
 }
 
+/* A new program declaring x, y and z ([4] float32 each). */
+static rill_program *xyz_program(void) {
+  rill_program *p;
+  OK(rill_program_create(&p));
+  var(p, "x");
+  var(p, "y");
+  var(p, "z");
+  return p;
+}
+
 static void scale_op(rill_program *p, const char *x, const char *out, float scale, float bias,
                      const char *device) {
   rill_op_builder *b;
@@ -365,11 +375,7 @@ static rill_status *run(const rill_program *p, rill_place place, rill_schedule s
 
 static void run_across(rill_schedule schedule) {
   OK(rill_registry_add_backend(&fake_backend));
-  rill_program *p;
-  OK(rill_program_create(&p));
-  var(p, "x");
-  var(p, "y");
-  var(p, "z");
+  rill_program *p = xyz_program();
   var(p, "w");
   scale_op(p, "x", "y", 2.0f, 1.0f, "fakedev");  /* y = 2x + 1, on the fake device */
   add_op(p, "y", "x", "z", "cpu");                 /* z = y + x, on the CPU */
@@ -398,11 +404,7 @@ Test(backends, program_runs_across_two_backends_in_parallel) { run_across(RILL_S
  * copies are freed after the op. */
 static void array_across(rill_schedule schedule) {
   OK(rill_registry_add_backend(&fake_backend));
-  rill_program *p;
-  OK(rill_program_create(&p));
-  var(p, "x");
-  var(p, "y");
-  var(p, "z");
+  rill_program *p = xyz_program();
   const int64_t one[] = {1};
   OK(rill_block_add_var(p, 0, "i", RILL_VAR_LOD_TENSOR, RILL_DTYPE_INT64, one, 1, 0, false));
   OK(rill_block_add_var(p, 0, "arr", RILL_VAR_LOD_TENSOR_ARRAY, RILL_DTYPE_FP32, D4, 1, 0, false));
@@ -578,11 +580,7 @@ Test(backends, a_plugin_kernel_runs_on_the_fake_device) {
 
 Test(backends, program_runs_on_the_fake_place) {
   OK(rill_registry_add_backend(&fake_backend));
-  rill_program *p;
-  OK(rill_program_create(&p));
-  var(p, "x");
-  var(p, "y");
-  var(p, "z");
+  rill_program *p = xyz_program();
   scale_op(p, "x", "y", 3.0f, 0.0f, NULL);
   add_op(p, "y", "x", "z", NULL);
   float got[4];
@@ -599,11 +597,7 @@ Test(backends, program_runs_on_the_fake_place) {
  * copied there and its output staying there for the fetch. */
 Test(backends, op_without_a_kernel_on_its_place_runs_on_the_host) {
   OK(rill_registry_add_backend(&fake_backend));
-  rill_program *p;
-  OK(rill_program_create(&p));
-  var(p, "x");
-  var(p, "y");
-  var(p, "z");
+  rill_program *p = xyz_program();
   scale_op(p, "x", "y", -1.0f, 3.0f, NULL); /* y = 3 - x, on the fake device */
   x_to_out_op(p, "relu", "y", "z");
   float got[4];
@@ -622,11 +616,7 @@ Test(backends, op_without_a_kernel_on_its_place_runs_on_the_host) {
  * device. */
 Test(backends, op_its_kernel_declines_runs_on_the_host) {
   OK(rill_registry_add_backend(&fake_backend));
-  rill_program *p;
-  OK(rill_program_create(&p));
-  var(p, "x");
-  var(p, "y");
-  var(p, "z");
+  rill_program *p = xyz_program();
   rill_op_builder *b;
   const char *x = "x", *y = "y";
   OK(rill_op_builder_create("scale", &b));
@@ -701,11 +691,7 @@ Test(backends, view_op_between_device_ops_copies_nothing) {
 /* fill_zeros_like reads X's shape only: a device X is not copied to the host op. */
 Test(backends, shape_only_input_on_the_device_is_not_copied) {
   OK(rill_registry_add_backend(&fake_backend));
-  rill_program *p;
-  OK(rill_program_create(&p));
-  var(p, "x");
-  var(p, "y");
-  var(p, "z");
+  rill_program *p = xyz_program();
   scale_op(p, "x", "y", 2.0f, 0.0f, NULL); /* y on the fake device */
   x_to_out_op(p, "fill_zeros_like", "y", "z"); /* on the host: no fake kernel */
   float got[4];
@@ -867,11 +853,7 @@ Test(backends, a_buffer_keeps_one_mirror_per_place) {
  * in the trace with the variable and its bytes. */
 Test(backends, value_read_only_on_the_device_moves_there_once) {
   OK(rill_registry_add_backend(&fake_backend));
-  rill_program *p;
-  OK(rill_program_create(&p));
-  var(p, "x");
-  var(p, "y");
-  var(p, "z");
+  rill_program *p = xyz_program();
   var(p, "w");
   scale_op(p, "x", "y", 2.0f, 0.0f, "cpu");  /* y = 2x on the host */
   scale_op(p, "y", "z", 3.0f, 0.0f, NULL);   /* z = 3y on the fake device */
