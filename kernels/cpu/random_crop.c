@@ -1,40 +1,10 @@
 /* random_crop on the CPU (operators/random_crop.c has the draws). The generator is
- * advanced by i * k draws in O(log) steps (48271^n mod 2^31 - 1), so every instance
- * starts from the state Paddle's discard() reaches. */
+ * advanced by i * k draws (framework/base/std_random.h's discard), so every instance starts
+ * from the state Paddle's discard() reaches. */
 #include <string.h>
 
+#include "framework/base/std_random.h"
 #include "kernels/cpu/kernels.h"
-
-#define MINSTD_M 2147483647u
-#define MINSTD_A 48271u
-
-static uint64_t minstd_seed(int64_t seed) {
-  uint64_t s = (uint64_t)seed % MINSTD_M;
-  return s ? s : 1;
-}
-
-static uint64_t minstd_next(uint64_t *state) {
-  *state = *state * MINSTD_A % MINSTD_M;
-  return *state;
-}
-
-static void minstd_discard(uint64_t *state, uint64_t n) {
-  uint64_t mul = 1, base = MINSTD_A;
-  for (; n; n >>= 1, base = base * base % MINSTD_M)
-    if (n & 1) mul = mul * base % MINSTD_M;
-  *state = *state * mul % MINSTD_M;
-}
-
-/* A value in [0, hi] as std::uniform_int_distribution draws it from minstd_rand (whose
- * outputs span [1, M - 1]): scaled down, rejecting the uneven top. */
-static uint64_t minstd_uniform(uint64_t *state, uint64_t hi) {
-  const uint64_t range = MINSTD_M - 2; /* max - min */
-  if (hi == range) return minstd_next(state) - 1;
-  uint64_t buckets = hi + 1, scale = range / buckets, past = buckets * scale, r;
-  do r = minstd_next(state) - 1;
-  while (r >= past);
-  return r / scale;
-}
 
 rill_status *rill_cpu_random_crop(rill_kernel_ctx *ctx) {
   rill_tensor *x = rill_kin(ctx, 0, 0), *seed = rill_kin(ctx, 1, 0), *out = NULL, *so = NULL;
@@ -52,7 +22,7 @@ rill_status *rill_cpu_random_crop(rill_kernel_ctx *ctx) {
   rill_dims want = x->dims;
   for (int i = 0; i < k; i++) {
     int64_t c = shape->list.ints[i];
-    if (c <= 0 || c > x->dims.d[lead + i] || (uint64_t)(x->dims.d[lead + i] - c) > MINSTD_M - 2)
+    if (c <= 0 || c > x->dims.d[lead + i] || (uint64_t)(x->dims.d[lead + i] - c) > RILL_MINSTD_M - 2)
       return rill_kernel_error(ctx, "attribute shape[%d] is %lld, input X (%s) %s has %lld there",
                                i, (long long)c, rill_kin_name(ctx, 0, 0),
                                rill_dims_str(&x->dims, s, sizeof s), (long long)x->dims.d[lead + i]);
@@ -91,10 +61,11 @@ rill_status *rill_cpu_random_crop(rill_kernel_ctx *ctx) {
   }
   int64_t row = want.d[rank - 1]; /* elements copied at once */
   for (int64_t b = 0; b < batch; b++) {
-    uint64_t state = minstd_seed(sv);
-    minstd_discard(&state, (uint64_t)b * (uint64_t)k);
+    rill_minstd e;
+    rill_minstd_seed(&e, (uint64_t)sv);
+    rill_minstd_discard(&e, (uint64_t)b * (uint64_t)k);
     for (int i = 0; i < k; i++)
-      off[i] = (int64_t)minstd_uniform(&state, (uint64_t)(x->dims.d[lead + i] - want.d[lead + i]));
+      off[i] = (int64_t)rill_minstd_uniform_int(&e, (uint64_t)(x->dims.d[lead + i] - want.d[lead + i]));
     const char *src = xp + (size_t)(b * in_inst) * es;
     char *dst = op + (size_t)(b * out_inst) * es;
     memset(idx, 0, sizeof idx);
@@ -106,9 +77,10 @@ rill_status *rill_cpu_random_crop(rill_kernel_ctx *ctx) {
     }
   }
   if (so) {
-    uint64_t state = minstd_seed(sv);
-    minstd_discard(&state, (uint64_t)batch * (uint64_t)k);
-    *(int64_t *)rill_tensor_ptr(so) = (int64_t)minstd_next(&state);
+    rill_minstd e;
+    rill_minstd_seed(&e, (uint64_t)sv);
+    rill_minstd_discard(&e, (uint64_t)batch * (uint64_t)k);
+    *(int64_t *)rill_tensor_ptr(so) = (int64_t)rill_minstd_next(&e) + 1; /* the state */
   }
   return NULL;
 }

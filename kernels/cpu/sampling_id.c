@@ -1,13 +1,8 @@
 /* sampling_id CPU kernel: Paddle 1.8.5's draw, number for number.
  *
  * Paddle seeds a std::minstd_rand with the `seed` attribute on every run and draws one
- * std::uniform_real_distribution<T>(min, max) number per row. With libstdc++ that is:
- *   - minstd_rand: x <- 48271 x mod (2^31 - 1), seeded with seed mod (2^31 - 1) (1
- *     when that is 0); each draw yields x - 1 in [0, 2^31 - 3];
- *   - generate_canonical<T>: float takes one draw, (float)(x - 1) / (float)(2^31 - 2);
- *     double takes two, ((x1 - 1) + (x2 - 1) R) / R^2 with R = 2^31 - 2; a result
- *     rounded up to 1 becomes the largest T below 1;
- *   - the uniform number is u (max - min) + min, in T.
+ * std::uniform_real_distribution<T>(min, max) number per row (framework/base/std_random.h
+ * has the engine and the distribution as libstdc++ computes them).
  * The row's id is the first j where r - p_0 - ... - p_j (in T) is negative, else W - 1.
  * Seed 0 (Paddle: std::random_device) takes its seed from the executor's generator
  * (ctx->dev->random_u64; the op is flagged RILL_OP_RANDOM), or outside an executor from
@@ -15,40 +10,19 @@
 #include <math.h>
 #include <stdatomic.h>
 
+#include "framework/base/std_random.h"
 #include "kernels/cpu/kernels.h"
-
-#define MINSTD_M 2147483647u
 
 static _Atomic uint64_t unseeded_runs;
 
-static uint32_t minstd_seed(const rill_kernel_ctx *ctx) {
+static uint64_t minstd_seed(const rill_kernel_ctx *ctx) {
   uint32_t s = (uint32_t)ctx->attrs[RILL_SAMPLING_ID_ATTR_SEED].v.i;
   if (s == 0) {
     uint64_t n = ctx->dev ? ctx->dev->random_u64(ctx->dev)
                           : atomic_fetch_add_explicit(&unseeded_runs, 1, memory_order_relaxed) + 1;
     s = (uint32_t)(n ^ (n >> 32));
   }
-  s %= MINSTD_M;
-  return s == 0 ? 1 : s;
-}
-
-/* the next draw minus the engine's minimum */
-static uint32_t minstd_draw(uint32_t *x) {
-  *x = (uint32_t)((uint64_t)*x * 48271u % MINSTD_M);
-  return *x - 1;
-}
-
-static float canonical_fp32(uint32_t *x) {
-  float u = (float)minstd_draw(x) / (float)(MINSTD_M - 1);
-  return u >= 1.0f ? nextafterf(1.0f, 0.0f) : u;
-}
-
-static double canonical_fp64(uint32_t *x) {
-  const double r = (double)(MINSTD_M - 1);
-  double sum = (double)minstd_draw(x);
-  sum += (double)minstd_draw(x) * r;
-  double u = sum / (r * r);
-  return u >= 1.0 ? nextafter(1.0, 0.0) : u;
+  return s;
 }
 
 #define SAMPLING_ID(T, SUF, DT)                                                           \
@@ -66,11 +40,10 @@ static double canonical_fp64(uint32_t *x) {
     const T hi = (T)ctx->attrs[RILL_SAMPLING_ID_ATTR_MAX].v.f;                            \
     const T *p = rill_tensor_ptr(x);                                                      \
     int64_t *ids = rill_tensor_ptr(out);                                                  \
-    uint32_t state = minstd_seed(ctx);                                                    \
+    rill_minstd state;                                                                    \
+    rill_minstd_seed(&state, minstd_seed(ctx));                                           \
     for (int64_t i = 0; i < rows; i++) {                                                  \
-      T u = canonical_##SUF(&state);                                                      \
-      T r = u * (hi - lo);                                                                \
-      r += lo;                                                                            \
+      T r = rill_minstd_uniform_##SUF(&state, lo, hi);                                    \
       int64_t id = width - 1;                                                             \
       for (int64_t j = 0; j < width; j++) {                                               \
         r -= p[i * width + j];                                                            \

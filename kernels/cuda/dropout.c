@@ -4,6 +4,7 @@
  * drops exactly the elements the CPU drops for the same seed; one pass then keeps and
  * scales. A Seed input on the device is read back (one int32). */
 #include "framework/base/alloc.h"
+#include "framework/base/random.h"
 #include "kernels/cuda/cuda.h"
 #include "operators/dropout.h"
 

@@ -1,4 +1,4 @@
-#include "framework/base/random.h"
+#include "framework/base/std_random.h"
 #include "nn_test.h"
 
 typedef struct do_cfg {
@@ -53,11 +53,11 @@ Test(dropout, fixed_seed_masks_are_reproducible_and_follow_the_generator) {
       op_harness *h = dropout_h(&c, dt ? RILL_DTYPE_FP64 : RILL_DTYPE_FP32, dt ? (void *)x : (void *)xf, N);
       OK(op_harness_run(h));
       int64_t dropped = check_out(h, &c, x, N, dt);
-      /* the mask is the generator's: element i dropped when draw i < p */
-      rill_rng r;
-      rill_rng_seed(&r, 1234);
+      /* the mask is minstd_rand's: element i dropped when its draw i < p */
+      rill_minstd r;
+      rill_minstd_seed(&r, 1234);
       const uint8_t *mp = rill_tensor_ptr(op_harness_tensor(h, "mask"));
-      for (int64_t i = 0; i < N; i++) cr_assert_eq(mp[i], rill_rng_uniform(&r) < 0.3f ? 0 : 1);
+      for (int64_t i = 0; i < N; i++) cr_assert_eq(mp[i], rill_minstd_canonical_fp32(&r) < 0.3f ? 0 : 1);
       cr_assert(dropped > N * 0.26 && dropped < N * 0.34, "dropped %lld of %d", (long long)dropped, N);
       uint8_t *first = malloc(N);
       memcpy(first, mp, N);
@@ -89,11 +89,27 @@ Test(dropout, unfixed_runs_draw_new_masks_and_seed_input_overrides) {
   int32_t seed = 99;
   bind_input(h, "Seed", "seed", RILL_DTYPE_INT32, DIMS(1), &seed);
   OK(op_harness_run(h));
-  rill_rng r;
-  rill_rng_seed(&r, 99);
+  rill_minstd r;
+  rill_minstd_seed(&r, 99);
   const uint8_t *mp = rill_tensor_ptr(op_harness_tensor(h, "mask"));
-  for (int i = 0; i < N; i++) cr_assert_eq(mp[i], rill_rng_uniform(&r) < 0.5 ? 0 : 1);
+  for (int i = 0; i < N; i++) cr_assert_eq(mp[i], rill_minstd_canonical_fp32(&r) < 0.5f ? 0 : 1);
   op_harness_destroy(h);
+
+  /* Paddle 1.8.5's own masks: seed 7 at p 0.5, and a negative Seed input (-3, which
+   * Paddle hands the engine sign-extended) at p 0.6 */
+  static const uint8_t paddle7[12] = {0, 1, 0, 0, 1, 0, 1, 1, 1, 0, 1, 1};
+  static const uint8_t paddle_neg3[12] = {0, 0, 1, 1, 1, 0, 0, 0, 0, 1, 0, 0};
+  const uint8_t *want[2] = {paddle7, paddle_neg3};
+  int32_t seeds[2] = {7, -3};
+  float probs[2] = {0.5f, 0.6f};
+  for (int k = 0; k < 2; k++) {
+    do_cfg ck = {probs[k], false, false, true, seeds[k]};
+    h = dropout_h(&ck, RILL_DTYPE_FP64, x, 12);
+    if (k == 1) bind_input(h, "Seed", "seed", RILL_DTYPE_INT32, DIMS(1), &seeds[k]);
+    OK(op_harness_run(h));
+    cr_assert_arr_eq(rill_tensor_ptr(op_harness_tensor(h, "mask")), want[k], 12, "seed %d", seeds[k]);
+    op_harness_destroy(h);
+  }
 }
 
 Test(dropout, inference_and_extreme_probabilities) {
