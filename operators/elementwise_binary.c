@@ -70,9 +70,11 @@ EW_FORWARD(elementwise_max, "Out = max(X, Y) with Paddle's broadcasting.")
 EW_FORWARD(elementwise_min, "Out = min(X, Y) with Paddle's broadcasting.")
 EW_FORWARD(elementwise_pow, "Out = X ^ Y with Paddle's broadcasting.")
 
-/* Integer-only ops without a gradient, as Paddle 1.8.5 registers them: C's truncating
- * remainder and division (-7 mod 3 = -1, -7 floordiv 3 = -2). */
-EW_SCHEMA(elementwise_mod, NULL, "Out = X % Y (int32/int64, C's remainder), broadcast.")
+/* Ops without a gradient, as Paddle 1.8.5 registers them: for integers C's truncating
+ * remainder and division (-7 mod 3 = -1, -7 floordiv 3 = -2); mod of floats takes the
+ * divisor's sign (-7.5 mod 2 = 0.5). */
+EW_SCHEMA(elementwise_mod, NULL, "Out = X % Y (int32/int64: C's remainder; float32/float64: "
+          "the divisor's sign, as Python), broadcast.")
 EW_SCHEMA(elementwise_floordiv, NULL, "Out = X / Y (int32/int64, truncated as Paddle 1.8.5 "
           "does), broadcast.")
 

@@ -98,6 +98,15 @@ static rill_status *bin_plan_make(rill_kernel_ctx *ctx, const rill_dims *x, cons
 #define OP_POWF(a, b) powf((a), (b))
 #define OP_POW(a, b) pow((a), (b))
 #define OP_MOD(a, b) ((b) == -1 ? 0 : (a) % (b)) /* no INT_MIN % -1 overflow */
+/* floats as Paddle 1.8.5 (and Python): the remainder takes the divisor's sign */
+static inline float mod_fp32(float a, float b) {
+  float r = fmodf(a, b);
+  return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
+static inline double mod_fp64(double a, double b) {
+  double r = fmod(a, b);
+  return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+}
 
 /* Integer division by zero is an error, not a trap. */
 #define CHECK_NONE(T, yp, n) (void)0
@@ -185,6 +194,8 @@ EW_FWD(float, RILL_DTYPE_FP32, OP_MIN, CHECK_NONE, rill_cpu_elementwise_min_fp32
 EW_FWD(double, RILL_DTYPE_FP64, OP_MIN, CHECK_NONE, rill_cpu_elementwise_min_fp64)
 EW_FWD(int32_t, RILL_DTYPE_INT32, OP_MIN, CHECK_NONE, rill_cpu_elementwise_min_int32)
 EW_FWD(int64_t, RILL_DTYPE_INT64, OP_MIN, CHECK_NONE, rill_cpu_elementwise_min_int64)
+EW_FWD(float, RILL_DTYPE_FP32, mod_fp32, CHECK_NONE, rill_cpu_elementwise_mod_fp32)
+EW_FWD(double, RILL_DTYPE_FP64, mod_fp64, CHECK_NONE, rill_cpu_elementwise_mod_fp64)
 EW_FWD(int32_t, RILL_DTYPE_INT32, OP_MOD, CHECK_INT_DIV, rill_cpu_elementwise_mod_int32)
 EW_FWD(int64_t, RILL_DTYPE_INT64, OP_MOD, CHECK_INT_DIV, rill_cpu_elementwise_mod_int64)
 EW_FWD(int32_t, RILL_DTYPE_INT32, OP_DIV, CHECK_INT_DIV, rill_cpu_elementwise_floordiv_int32)

@@ -1,6 +1,7 @@
 /* elementwise_mod and elementwise_floordiv on int32 and int64 against Paddle 1.8.5's
- * values (C's truncating remainder and division), broadcast against a one-element Y,
- * and the errors: a zero divisor, a float input. */
+ * values (C's truncating remainder and division), broadcast against a one-element Y;
+ * elementwise_mod on floats (the divisor's sign); and the errors: a zero divisor, a
+ * float floordiv. */
 #include "op_test.h"
 
 static void check(const char *type, rill_dtype dt, const int64_t *want, const int64_t *want_scalar) {
@@ -35,6 +36,31 @@ Test(elementwise_mod, truncating_remainder_and_division_as_paddle) {
   check("elementwise_mod", RILL_DTYPE_INT64, mod, mod2);
   check("elementwise_floordiv", RILL_DTYPE_INT32, div, div2);
   check("elementwise_floordiv", RILL_DTYPE_INT64, div, div2);
+}
+
+/* Paddle 1.8.5's float remainders: the sign of the divisor, 0 kept, NaN for 0 */
+Test(elementwise_mod, float_remainder_takes_the_divisors_sign) {
+  const double x[] = {7.5, -7.5, 7.5, -7.5, 5, 6, -1, 0, 3};
+  const double y[] = {2, 2, -2, -2, 2, 0.5, 5, 7, 0};
+  const double want[] = {1.5, 0.5, -0.5, -1.5, 1, 0, 4, 0, NAN};
+  float xf[9], yf[9];
+  for (int i = 0; i < 9; i++) xf[i] = (float)x[i], yf[i] = (float)y[i];
+  for (int dt = 0; dt < 2; dt++) {
+    op_harness *h = harness("elementwise_mod");
+    bind_input(h, "X", "x", dt ? RILL_DTYPE_FP64 : RILL_DTYPE_FP32, DIMS(9), dt ? (const void *)x : (const void *)xf);
+    bind_input(h, "Y", "y", dt ? RILL_DTYPE_FP64 : RILL_DTYPE_FP32, DIMS(9), dt ? (const void *)y : (const void *)yf);
+    OK(op_harness_output(h, "Out", "out"));
+    OK(op_harness_run(h));
+    const rill_tensor *o = op_harness_tensor(h, "out");
+    for (int i = 0; i < 9; i++) {
+      double got = dt ? ((const double *)rill_tensor_ptr(o))[i] : ((const float *)rill_tensor_ptr(o))[i];
+      if (isnan(want[i]))
+        cr_assert(isnan(got), "[%d]: %g", i, got);
+      else
+        cr_assert_eq(got, want[i], "dtype %d [%d]: %g, want %g", dt, i, got, want[i]);
+    }
+    op_harness_destroy(h);
+  }
 }
 
 Test(elementwise_mod, errors_name_op_and_variable) {
