@@ -221,22 +221,34 @@ class AdamOptimizer(Optimizer):
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
                  regularization=None, grad_clip=None, name=None, lazy_mode=False):
         Optimizer.__init__(self, learning_rate, regularization, grad_clip, name)
-        self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
+        # beta1 and beta2 may be Variables of one float (the op's Beta1Tensor and
+        # Beta2Tensor, read every step), as in Fluid 1.8
+        self._beta1 = beta1 if isinstance(beta1, Variable) else float(beta1)
+        self._beta2 = beta2 if isinstance(beta2, Variable) else float(beta2)
+        self._epsilon = float(epsilon)
         self._lazy_mode = bool(lazy_mode)
 
     def _append_optimize_op(self, p, g, program, startup):
         lr = self._param_lr(p, program, startup)
         m1 = self._add_accumulator('moment1', p, program, startup)
         m2 = self._add_accumulator('moment2', p, program, startup)
-        b1 = self._add_accumulator('beta1_pow_acc', p, program, startup, self._beta1, [1])
-        b2 = self._add_accumulator('beta2_pow_acc', p, program, startup, self._beta2, [1])
+        inputs = {'Param': p, 'Grad': g, 'LearningRate': lr, 'Moment1': m1, 'Moment2': m2}
+        attrs = {'epsilon': self._epsilon, 'lazy_mode': self._lazy_mode}
+        for k, beta, default in ((1, self._beta1, 0.9), (2, self._beta2, 0.999)):
+            # a Variable's value is not known here: its power starts at Fluid's default
+            # (Fluid 1.8 does the same)
+            tensor = isinstance(beta, Variable)
+            inputs['Beta%dPow' % k] = self._add_accumulator(
+                'beta%d_pow_acc' % k, p, program, startup, default if tensor else beta, [1])
+            if tensor:
+                inputs['Beta%dTensor' % k] = beta
+            else:
+                attrs['beta%d' % k] = beta
         return program.global_block().append_op(
-            'adam', inputs={'Param': p, 'Grad': g, 'LearningRate': lr, 'Moment1': m1,
-                            'Moment2': m2, 'Beta1Pow': b1, 'Beta2Pow': b2},
-            outputs={'ParamOut': p, 'Moment1Out': m1, 'Moment2Out': m2, 'Beta1PowOut': b1,
-                     'Beta2PowOut': b2},
-            attrs={'beta1': self._beta1, 'beta2': self._beta2, 'epsilon': self._epsilon,
-                   'lazy_mode': self._lazy_mode})
+            'adam', inputs=inputs,
+            outputs={'ParamOut': p, 'Moment1Out': m1, 'Moment2Out': m2,
+                     'Beta1PowOut': inputs['Beta1Pow'], 'Beta2PowOut': inputs['Beta2Pow']},
+            attrs=attrs)
 
 
 class AdagradOptimizer(Optimizer):

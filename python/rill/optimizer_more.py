@@ -3,6 +3,7 @@ Adamax, DecayedAdagrad, Ftrl, LarsMomentum, Lamb), built on optimizer.Optimizer:
 backward pass, clipping and weight decay, one op per parameter with Paddle 1.8.5's op
 type, slots, attributes and accumulators (names and starting values)."""
 
+from .framework import Variable
 from .optimizer import Optimizer, AdamOptimizer
 
 
@@ -158,6 +159,10 @@ class LambOptimizer(AdamOptimizer):
     def __init__(self, learning_rate=0.001, lamb_weight_decay=0.01, beta1=0.9, beta2=0.999,
                  epsilon=1e-6, parameter_list=None, regularization=None, grad_clip=None,
                  exclude_from_weight_decay_fn=None, name=None):
+        for k, v in (('beta1', beta1), ('beta2', beta2)):
+            if isinstance(v, Variable):
+                raise TypeError('LambOptimizer: %s must be a float (the lamb op has no '
+                                'tensor form of it), got Variable %s' % (k, v.name))
         AdamOptimizer.__init__(self, learning_rate, beta1, beta2, epsilon, regularization,
                                grad_clip, name)
         self._weight_decay = float(lamb_weight_decay)

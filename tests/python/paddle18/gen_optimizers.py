@@ -5,7 +5,9 @@ clipping, Adadelta, Adamax, DecayedAdagrad, Ftrl, LarsMomentum, Lamb), with SGD 
 each learning-rate schedule polynomial_decay (capped and cycling), cosine_decay, noam_decay and
 linear_lr_warmup (after a float, after piecewise_decay and after noam_decay, whose step
 counter, shared, counts from 1), and with RMSProp and Lamb
-on sparse gradients (an embedding with is_sparse, ids repeating within a batch). Every
+on sparse gradients (an embedding with is_sparse, ids repeating within a batch); and
+Adam with beta1 and beta2 given as Variables, LookaheadOptimizer over SGD and Momentum
+with a grad_clip argument. Every
 case starts from the same parameters; holds them, the seeded batches, Paddle's loss at
 every step and the parameters after the last. `build(fluid, case)` is shared with
 tests/python/test_optimizers_paddle18.py, which builds the same programs with rill. Run
@@ -47,13 +49,22 @@ def _optimizer(fluid, case):
         'sgd_noam': lambda: O.SGD(L.noam_decay(8, 3, learning_rate=0.5)),
         # the warmup reads noam's counter, which counts from 1
         'sgd_warmup_noam': lambda: O.SGD(L.linear_lr_warmup(L.noam_decay(8, 3), 2, 0.0, 0.1)),
+        # beta1 and beta2 as Variables (the adam op's Beta1Tensor and Beta2Tensor)
+        'adam_beta_tensors': lambda: O.Adam(0.02, beta1=L.create_global_var(
+            [1], 0.8, 'float32', persistable=True, name='beta1_var'), beta2=L.create_global_var(
+                [1], 0.95, 'float32', persistable=True, name='beta2_var')),
+        # the slow weights, every second step
+        'lookahead': lambda: O.LookaheadOptimizer(O.SGD(0.1), alpha=0.4, k=2),
+        # Fluid 1.8's grad_clip argument
+        'momentum_clip_arg': lambda: O.Momentum(0.1, 0.9, grad_clip=fluid.clip.GradientClipByNorm(0.2)),
     }[case]()
 
 
 CASES = ('rmsprop', 'rmsprop_centered', 'rmsprop_reg_clip', 'adadelta', 'adamax',
          'decayed_adagrad', 'ftrl', 'ftrl_power', 'lars', 'lamb', 'sparse_rmsprop',
          'sparse_lamb', 'sgd_poly', 'sgd_poly_cycle', 'sgd_cosine', 'sgd_warmup',
-         'sgd_warmup_piecewise', 'sgd_noam', 'sgd_warmup_noam')
+         'sgd_warmup_piecewise', 'sgd_noam', 'sgd_warmup_noam', 'adam_beta_tensors',
+         'lookahead', 'momentum_clip_arg')
 PARAMS = ('w1', 'b1', 'w2', 'b2')
 
 
@@ -63,6 +74,9 @@ def params_of(case):
 
 def build(fluid, case):
     main, startup = fluid.Program(), fluid.Program()
+    # seeded, so that the startup program's draws are Paddle's in both (lookahead's slow
+    # weights copy them before the test sets the parameters)
+    main.random_seed = startup.random_seed = 11
     with fluid.program_guard(main, startup):
         y = fluid.data('y', [BATCH, 1], 'float32')
         if case.startswith('sparse_'):
