@@ -142,3 +142,15 @@ def test_rmsprop_transpiles_with_its_accumulators_sliced():
     assert 'fc_0.w_0.block0' in seen and 'fc_0.w_0.block1' in seen
     m = seen['fc_0.w_0.block1'].input('MeanSquare')[0]
     assert m == 'fc_0.w_0_mean_square_0.block1'
+
+
+def test_adam_beta_variables_feed_the_tensor_inputs_and_lamb_refuses_them():
+    main, startup, _ = gen.build(fluid, 'adam_beta_tensors')
+    adams = [op for op in main.global_block().ops if op.type == 'adam']
+    assert adams and all(op.input('Beta1Tensor') == ['beta1_var'] and
+                         op.input('Beta2Tensor') == ['beta2_var'] for op in adams)
+    assert all('beta1' not in op.attr_names and 'beta2' not in op.attr_names for op in adams)
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        b = fluid.layers.create_global_var([1], 0.8, 'float32', persistable=True, name='b')
+        with pytest.raises(TypeError, match='LambOptimizer: beta1 must be a float.*Variable b'):
+            fluid.optimizer.Lamb(0.01, beta1=b)
