@@ -4,6 +4,7 @@ stacked dynamic_lstm layers in alternating directions mixed by fcs, linear_chain
 trained by SGD under exponential_decay, crf_decoding scored by a ChunkEvaluator, and the
 features saved as an inference model."""
 import json
+import random
 
 import numpy as np
 
@@ -75,6 +76,7 @@ def lod_input(name):
 main_program = fluid.default_main_program()
 star_program = fluid.default_startup_program()
 main_program.random_seed = star_program.random_seed = 1
+random.seed(1)  # paddle.reader.shuffle's order, so that every run is the same
 word, predicate, ctx_n2, ctx_n1, ctx_0, ctx_p1, ctx_p2, mark = [lod_input(n) for n in FEEDS]
 feature_out = db_lstm(word, predicate, ctx_n2, ctx_n1, ctx_0, ctx_p1, ctx_p2, mark)
 target = lod_input('target')

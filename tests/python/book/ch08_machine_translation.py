@@ -2,6 +2,7 @@
 book: an LSTM encoder whose last step is the context, a DynamicRNN decoder trained on
 the target words, and a While loop with beam_search decoding from saved parameters."""
 import json
+import random
 
 import numpy as np
 
@@ -101,6 +102,7 @@ exe = fluid.Executor(place)
 
 train_program, train_startup = fluid.Program(), fluid.Program()
 train_program.random_seed = train_startup.random_seed = 1
+random.seed(1)  # paddle.reader.shuffle's order, so that every run is the same
 with fluid.program_guard(train_program, train_startup):
     rnn_out = train_decoder(encoder())
     label = pd.data(name='target_language_next_word', shape=[1], dtype='int64', lod_level=1)
