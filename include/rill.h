@@ -737,6 +737,11 @@ RILL_API rill_status *rill_predictor_pass_counts(const rill_predictor *predictor
 /* (parameter, gradient) name pairs, as returned by the backward pass. */
 typedef struct rill_param_grads rill_param_grads;
 
+/* Pairs of one's own: n (params[i], grads[i]) names copied, as the clipping and weight
+ * decay passes below take them (the optimizer applies those passes to the pairs it is
+ * given, which need not come from the backward pass as they are). */
+RILL_API rill_status *rill_param_grads_create(const char *const *params, const char *const *grads,
+                                             size_t n, rill_param_grads **out);
 RILL_API size_t rill_param_grads_count(const rill_param_grads *pairs);
 RILL_API const char *rill_param_grads_param(const rill_param_grads *pairs, size_t i);
 RILL_API const char *rill_param_grads_grad(const rill_param_grads *pairs, size_t i);

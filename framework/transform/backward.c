@@ -52,6 +52,26 @@ rill_status *rill_param_grads_add(rill_param_grads *pg, const char *param, const
   return NULL;
 }
 
+rill_status *rill_param_grads_create(const char *const *params, const char *const *grads, size_t n,
+                                    rill_param_grads **out) {
+  if (!out) return rill_error(RILL_INVALID_ARGUMENT, "rill_param_grads_create: out is NULL");
+  *out = NULL;
+  if (n && (!params || !grads)) return rill_error(RILL_INVALID_ARGUMENT, "rill_param_grads_create: %zu pairs without names", n);
+  rill_param_grads *pg = rill_calloc(1, sizeof *pg);
+  if (!pg) return rill_oom();
+  for (size_t i = 0; i < n; i++) {
+    rill_status *st = !params[i] || !grads[i]
+                          ? rill_error(RILL_INVALID_ARGUMENT, "rill_param_grads_create: pair %zu has no name", i)
+                          : rill_param_grads_add(pg, params[i], grads[i]);
+    if (st) {
+      rill_param_grads_destroy(pg);
+      return st;
+    }
+  }
+  *out = pg;
+  return NULL;
+}
+
 size_t rill_param_grads_count(const rill_param_grads *pairs) { return pairs ? pairs->n : 0; }
 
 const char *rill_param_grads_param(const rill_param_grads *pairs, size_t i) {

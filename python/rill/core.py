@@ -496,6 +496,8 @@ _pg_count = _fn('rill_param_grads_count', ctypes.c_size_t, ctypes.c_void_p)
 _pg_param = _fn('rill_param_grads_param', ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t)
 _pg_grad = _fn('rill_param_grads_grad', ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t)
 _pg_destroy = _fn('rill_param_grads_destroy', None, ctypes.c_void_p)
+_pg_create = _fn('rill_param_grads_create', c_status_p, ctypes.c_void_p, ctypes.c_void_p,
+                 ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p))
 _model_load = _fn('rill_model_load', c_status_p, ctypes.c_char_p, ctypes.c_char_p,
                   ctypes.POINTER(ctypes.c_void_p))
 _model_destroy = _fn('rill_model_destroy', None, ctypes.c_void_p)
@@ -1118,6 +1120,15 @@ class ParamGrads(list):
         self._h = handle
         list.__init__(self, [(_pg_param(handle, i).decode(), _pg_grad(handle, i).decode())
                              for i in range(_pg_count(handle))])
+
+    @classmethod
+    def of(cls, pairs):
+        """ParamGrads holding the (parameter, gradient) name pairs given."""
+        pairs = list(pairs)
+        out = ctypes.c_void_p()
+        check(_pg_create(_cstrs([p for p, _ in pairs]), _cstrs([g for _, g in pairs]),
+                         len(pairs), ctypes.byref(out)))
+        return cls(out.value)
 
     def __del__(self):
         if getattr(self, '_h', None):

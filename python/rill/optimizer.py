@@ -85,8 +85,9 @@ class Optimizer(object):
 
     def backward(self, loss, startup_program=None, parameter_list=None, no_grad_set=None,
                  callbacks=None):
-        """Appends the backward pass, clipping and weight decay; returns the
-        (Parameter, gradient Variable) pairs."""
+        """Appends the backward pass (with the error clips of the forward's variables);
+        returns the (Parameter, gradient Variable) pairs. Gradient clipping and weight
+        decay come in apply_gradients, as in Fluid."""
         if not isinstance(loss, Variable):
             raise TypeError('minimize: loss must be a Variable, got %r' % (loss,))
         program = loss.block.program
@@ -101,9 +102,27 @@ class Optimizer(object):
             wanted = set(p.name if isinstance(p, Variable) else p for p in parameter_list)
         else:
             wanted = None
+        blk = program.global_block()
+        out = []
+        for p, g in pairs:
+            if wanted is not None and p not in wanted:
+                continue
+            param = blk.vars[p]
+            if isinstance(param, Parameter) and not param.trainable:
+                continue
+            out.append((param, blk._find_var_recursive(g)))
+        return out
+
+    def _clip_and_decay(self, params_grads):
+        """Gradient clipping, then weight decay, on the (parameter, gradient) pairs, as
+        Fluid's apply_gradients orders them; returns the pairs the optimizer applies."""
+        if not params_grads:
+            return params_grads
+        program = params_grads[0][0].block.program
+        c = program._c()
+        pairs = core.ParamGrads.of((p.name, g.name) for p, g in params_grads)
         clip = self._grad_clip or clip_mod._program_clip.get(program._id)
-        # Clipping first, then weight decay, as Paddle orders them.
-        if isinstance(clip, clip_mod.GradientClipByGlobalNorm) and pairs:
+        if isinstance(clip, clip_mod.GradientClipByGlobalNorm):
             c.append_clip_by_global_norm(pairs, clip.clip_norm)
             program._transformed()
         elif clip is not None and not hasattr(clip, '_append'):
@@ -134,7 +153,7 @@ class Optimizer(object):
             regs[(p, g)] = reg
         kinds = set((type(r), r.regularization_coeff) for r in regs.values())
         # (a gradient's type is read back from C only when there is weight decay)
-        if regs and len(regs) == len(pairs) and len(kinds) == 1 and \
+        if regs and len(regs) == len(pairs) and len(kinds) == 1 and not new_grad and \
                 isinstance(next(iter(regs.values())), L2DecayRegularizer) and \
                 not any(getattr(blk._find_var_recursive(g), 'type', None) == core.SELECTED_ROWS
                         for _, g in pairs):
@@ -145,21 +164,13 @@ class Optimizer(object):
             for (p, g), reg in regs.items():
                 with program._optimized_guard([p, g]):
                     new_grad[g] = reg._append(blk, p, new_grad.get(g, g))
-        out = []
-        for p, g in pairs:
-            g = new_grad.get(g) or g
-            if wanted is not None and p not in wanted:
-                continue
-            param = blk.vars[p]
-            if isinstance(param, Parameter) and not param.trainable:
-                continue
-            out.append((param, blk._find_var_recursive(g)))
-        return out
+        return [(blk.vars[p], blk._find_var_recursive(new_grad.get(g) or g)) for p, g in pairs]
 
     def apply_gradients(self, params_grads, startup_program=None):
         # By parameter name, as Fluid: the order of the optimizer ops decides how the
         # distribute transpiler places parameter blocks on the pservers.
         params_grads = sorted(params_grads, key=lambda pg: pg[0].name)
+        params_grads = self._clip_and_decay(params_grads)
         ops = []
         for p, g in params_grads:
             program = p.block.program
@@ -168,6 +179,10 @@ class Optimizer(object):
                 ops.append(self._append_optimize_op(p, g, program, startup))
         self._finish_update(params_grads)
         return ops
+
+    def apply_optimize(self, loss, startup_program, params_grads):
+        """Fluid 1.8's second half of minimize: apply_gradients under loss's program."""
+        return self.apply_gradients(params_grads, startup_program)
 
     def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None,
                  checkpoint_config=None):

@@ -35,8 +35,9 @@ class RMSPropOptimizer(Optimizer):
 
 class AdadeltaOptimizer(Optimizer):
     """adadelta: accumulators _avg_squared_grad, _avg_squared_update (zeros). Paddle's op
-    takes no learning rate: learning_rate is checked and otherwise unused. Dense
-    gradients only."""
+    takes no learning rate: learning_rate is checked and held in the persistable
+    learning_rate_0 as for the other optimizers, and otherwise unused. Dense gradients
+    only."""
 
     def __init__(self, learning_rate, epsilon=1.0e-6, rho=0.95, parameter_list=None,
                  regularization=None, grad_clip=None, name=None):
@@ -46,6 +47,9 @@ class AdadeltaOptimizer(Optimizer):
         self._epsilon, self._rho = float(epsilon), float(rho)
 
     def _append_optimize_op(self, p, g, program, startup):
+        # the op ignores it, but Fluid creates the persistable learning_rate_0 as for
+        # every optimizer, so that checkpoints hold the same variables
+        self._global_lr(program, startup)
         g2 = self._add_accumulator('_avg_squared_grad', p, program, startup)
         u2 = self._add_accumulator('_avg_squared_update', p, program, startup)
         return program.global_block().append_op(

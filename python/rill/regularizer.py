@@ -40,8 +40,7 @@ class L2DecayRegularizer(object):
 
 
 class L1DecayRegularizer(object):
-    """grad += coeff * sign(param), sign computed as clip(param * 1e30, -1, 1) (exact for
-    every normal float32 magnitude above 1e-30, 0 at 0)."""
+    """grad += coeff * sign(param): Paddle's sign and scale ops."""
 
     def __init__(self, regularization_coeff=0.0):
         self.regularization_coeff = float(regularization_coeff)
@@ -51,11 +50,8 @@ class L1DecayRegularizer(object):
 
         def tmp(key):
             return block.create_var(name=unique_name.generate(param + '_l1_' + key), infer=True)
-        big, sign, decay = tmp('big'), tmp('sign'), tmp('decay')
-        block.append_op('scale', inputs={'X': param}, outputs={'Out': big},
-                        attrs={'scale': 1e30})
-        block.append_op('clip', inputs={'X': big}, outputs={'Out': sign},
-                        attrs={'min': -1.0, 'max': 1.0})
+        sign, decay = tmp('sign'), tmp('decay')
+        block.append_op('sign', inputs={'X': param}, outputs={'Out': sign})
         block.append_op('scale', inputs={'X': sign}, outputs={'Out': decay},
                         attrs={'scale': self.regularization_coeff})
         return _sum_into_grad(block, param, grad, decay.name)

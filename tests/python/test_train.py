@@ -267,6 +267,20 @@ def test_l1_decay_adds_coeff_times_sign():
     np.testing.assert_allclose(b1, b0 - 0.1 * (g + 0.5 * np.sign(b0)), rtol=1e-5, atol=1e-6)
 
 
+def test_l1_decay_appends_paddles_sign_and_scale_ops():
+    main, startup = rill.Program(), rill.Program()
+    with rill.program_guard(main, startup), rill.unique_name.guard():
+        x = L.data('x', [4])
+        y = L.fc(x, 2, param_attr=rill.ParamAttr('W', regularizer=rill.regularizer.L1Decay(0.25)),
+                 bias_attr=False)
+        rill.optimizer.SGD(0.1).minimize(L.mean(y))
+    types = [op.type for op in main.global_block().ops]
+    sgd = types.index('sgd')
+    assert types[sgd - 3:sgd] == ['sign', 'scale', 'sum'], types
+    scale = main.global_block().ops[sgd - 2]
+    assert scale.attr('scale') == 0.25 and scale.input('X') == main.global_block().ops[sgd - 3].output('Out')
+
+
 def test_minimize_rejects_a_non_variable_loss():
     with pytest.raises(TypeError, match='loss'):
         rill.optimizer.SGD(0.1).minimize('loss')

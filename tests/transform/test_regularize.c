@@ -227,3 +227,46 @@ Test(regularize, clip_by_global_norm_merges_selected_rows_for_the_norm) {
   rill_param_grads_destroy(pg);
   rill_program_destroy(p);
 }
+
+/* Pairs made by hand (the order and subset an optimizer chooses) drive the passes as the
+ * backward pass's own do; bad arguments are errors. */
+Test(regularize, pairs_of_ones_own_drive_the_passes) {
+  rill_program *p = small_net();
+  POK(rill_program_append_backward(p, "loss", NULL, 0, NULL));
+  const char *params[1] = {"v"}, *grads_of[1] = {"v@GRAD"};
+  rill_param_grads *pg = NULL;
+  POK(rill_param_grads_create(params, grads_of, 1, &pg));
+  cr_assert_eq(rill_param_grads_count(pg), 1);
+  cr_assert_str_eq(rill_param_grads_param(pg, 0), "v");
+  cr_assert_str_eq(rill_param_grads_grad(pg, 0), "v@GRAD");
+  netdata d;
+  rill_scope *s = bind_net(&d);
+  double raw[8], reg[8];
+  grads(p, s, raw);
+  POK(rill_program_append_l2_decay(p, pg, 0.25f));
+  grads(p, s, reg);
+  for (int i = 0; i < 6; i++) cr_assert_eq(reg[i], raw[i], "w@GRAD[%d] changed", i);
+  for (int i = 0; i < 2; i++) cr_assert_float_eq(reg[6 + i], raw[6 + i] + 0.25 * d.v[i], 1e-12);
+  rill_param_grads_destroy(pg);
+  rill_param_grads *bad = (rill_param_grads *)1;
+  const char *holes[1] = {NULL};
+  const struct {
+    const char *const *params;
+    size_t n;
+    const char *says;
+  } cases[2] = {{holes, 1, "pair 0 has no name"}, {NULL, 2, "2 pairs without names"}};
+  for (int k = 0; k < 2; k++) {
+    rill_status *st = rill_param_grads_create(cases[k].params, cases[k].params ? grads_of : NULL,
+                                              cases[k].n, &bad);
+    cr_assert_not_null(st);
+    cr_assert_eq(rill_status_code(st), RILL_INVALID_ARGUMENT);
+    cr_assert(strstr(rill_status_message(st), cases[k].says), "%s", rill_status_message(st));
+    cr_assert_null(bad);
+    rill_status_destroy(st);
+  }
+  POK(rill_param_grads_create(NULL, NULL, 0, &bad));
+  cr_assert_eq(rill_param_grads_count(bad), 0);
+  rill_param_grads_destroy(bad);
+  rill_scope_destroy(s);
+  rill_program_destroy(p);
+}
