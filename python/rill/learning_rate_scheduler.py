@@ -16,16 +16,17 @@ _COUNTER = '@LR_DECAY_COUNTER@'
 
 
 def _step_counter(begin=0):
-    """The float32 step counter shared by every schedule of the program, one more during
-    each run: `begin` during the first run when this call creates it, as Fluid's
-    @LR_DECAY_COUNTER@, whose first schedule sets where it starts (noam_decay counts
-    from 1, the others from 0, so a linear_lr_warmup around a noam_decay also counts
-    from 1)."""
-    counter, new = _global_counter(_COUNTER, 'float32', float(begin) - 1.0)
+    """The step as float32: a cast of the int64 step counter shared by every schedule of
+    the program, Fluid's @LR_DECAY_COUNTER@ (so that checkpoints hold it as Paddle's
+    do), one more during each run through an increment op first in the main program:
+    `begin` during the first run when this call creates it, the first schedule setting
+    where it starts (noam_decay counts from 1, the others from 0, so a linear_lr_warmup
+    around a noam_decay also counts from 1)."""
+    counter, new = _global_counter(_COUNTER, 'int64', int(begin) - 1)
     if new:
-        counter.block._insert_op(0, 'scale', inputs={'X': counter}, outputs={'Out': counter},
-                                 attrs={'scale': 1.0, 'bias': 1.0, 'op_role': OpRole.LRSched})
-    return counter
+        counter.block._insert_op(0, 'increment', inputs={'X': counter}, outputs={'Out': counter},
+                                 attrs={'step': 1.0, 'op_role': OpRole.LRSched})
+    return layers.cast(counter, 'float32')
 
 
 def _decay_step_counter(begin=0):
@@ -85,14 +86,23 @@ def piecewise_decay(boundaries, values):
                          (len(values), len(boundaries)))
     if any(not math.isfinite(v) for v in values):
         raise ValueError('piecewise_decay: values must be finite')
+    # Fluid's program: a Switch assigning the value of the first boundary the step is
+    # below (exactly that value) to the persistable `learning_rate`, which checkpoints
+    # therefore hold, as Paddle's do
     with _lr_role():
         step = _step_counter()
-        terms = [layers.fill_constant([1], 'float32', values[-1])]
-        for i, b in enumerate(boundaries):
-            below = layers._compare('less_than', step, layers.fill_constant([1], 'float32', b))
-            terms.append(layers.scale(layers.cast(below, 'float32'),
-                                      float(values[i] - values[i + 1])))
-        return layers.sums(terms)
+        lr = layers.create_global_var(shape=[1], value=0.0, dtype='float32', persistable=True,
+                                      name='learning_rate')
+        with layers.Switch() as switch:
+            for i, b in enumerate(boundaries):
+                bound = layers.fill_constant([1], 'float32', float(b))
+                value = layers.fill_constant([1], 'float32', float(values[i]))
+                with switch.case(layers._compare('less_than', step, bound)):
+                    layers.assign(value, lr)
+            last = layers.fill_constant([1], 'float32', float(values[-1]))
+            with switch.default():
+                layers.assign(last, lr)
+        return lr
 
 
 def noam_decay(d_model, warmup_steps, learning_rate=1.0):
