@@ -145,50 +145,32 @@ static inline void rill_minstd_normal_seed(rill_minstd_normal *g, uint64_t seed)
   g->have_saved = false;
 }
 
-static inline float rill_minstd_normal_fp32(rill_minstd_normal *g, float mean, float sd) {
-  float z;
-  if (g->have_saved) {
-    g->have_saved = false;
-    z = (float)g->saved;
-  } else {
-    float x, y, r2;
-    do {
-      x = 2.0f * rill_minstd_canonical_fp32(&g->e) - 1.0f;
-      y = 2.0f * rill_minstd_canonical_fp32(&g->e) - 1.0f;
-      float xx = x * x, yy = y * y;
-      r2 = xx + yy;
-    } while (r2 > 1.0f || r2 == 0.0f);
-    float l = -2.0f * logf(r2);
-    float m = sqrtf(l / r2);
-    g->saved = x * m;
-    g->have_saved = true;
-    z = y * m;
+/* rill_minstd_normal_fp32 and _fp64: the next value of normal_distribution<T>(mean, sd). */
+#define RILL_MINSTD_NORMAL(T, SUF, LOG, SQRT)                                                  \
+  static inline T rill_minstd_normal_##SUF(rill_minstd_normal *g, T mean, T sd) {              \
+    T z;                                                                                       \
+    if (g->have_saved) {                                                                       \
+      g->have_saved = false;                                                                   \
+      z = (T)g->saved;                                                                         \
+    } else {                                                                                   \
+      T x, y, r2;                                                                              \
+      do {                                                                                     \
+        x = (T)2 * rill_minstd_canonical_##SUF(&g->e) - (T)1;                                  \
+        y = (T)2 * rill_minstd_canonical_##SUF(&g->e) - (T)1;                                  \
+        T xx = x * x, yy = y * y;                                                              \
+        r2 = xx + yy;                                                                          \
+      } while (r2 > (T)1 || r2 == (T)0);                                                       \
+      T l = (T)-2 * LOG(r2);                                                                   \
+      T m = SQRT(l / r2);                                                                      \
+      g->saved = x * m;                                                                        \
+      g->have_saved = true;                                                                    \
+      z = y * m;                                                                               \
+    }                                                                                          \
+    T s = z * sd;                                                                              \
+    return s + mean;                                                                           \
   }
-  float s = z * sd;
-  return s + mean;
-}
 
-static inline double rill_minstd_normal_fp64(rill_minstd_normal *g, double mean, double sd) {
-  double z;
-  if (g->have_saved) {
-    g->have_saved = false;
-    z = g->saved;
-  } else {
-    double x, y, r2;
-    do {
-      x = 2.0 * rill_minstd_canonical_fp64(&g->e) - 1.0;
-      y = 2.0 * rill_minstd_canonical_fp64(&g->e) - 1.0;
-      double xx = x * x, yy = y * y;
-      r2 = xx + yy;
-    } while (r2 > 1.0 || r2 == 0.0);
-    double l = -2.0 * log(r2);
-    double m = sqrt(l / r2);
-    g->saved = x * m;
-    g->have_saved = true;
-    z = y * m;
-  }
-  double s = z * sd;
-  return s + mean;
-}
+RILL_MINSTD_NORMAL(float, fp32, logf, sqrtf)
+RILL_MINSTD_NORMAL(double, fp64, log, sqrt)
 
 #endif
