@@ -86,23 +86,24 @@ def piecewise_decay(boundaries, values):
                          (len(values), len(boundaries)))
     if any(not math.isfinite(v) for v in values):
         raise ValueError('piecewise_decay: values must be finite')
-    # Fluid's program: a Switch assigning the value of the first boundary the step is
-    # below (exactly that value) to the persistable `learning_rate`, which checkpoints
-    # therefore hold, as Paddle's do
+    # The value of the first boundary the step is below, selected exactly (m v + (1 - m)
+    # lr with m 0 or 1 gives v or lr unchanged) by ops without sub-blocks, which the
+    # distribute transpiler moves to the pservers; written to the persistable
+    # `learning_rate`, as Fluid's Switch writes it, so checkpoints hold Paddle's variables
     with _lr_role():
         step = _step_counter()
-        lr = layers.create_global_var(shape=[1], value=0.0, dtype='float32', persistable=True,
-                                      name='learning_rate')
-        with layers.Switch() as switch:
-            for i, b in enumerate(boundaries):
-                bound = layers.fill_constant([1], 'float32', float(b))
-                value = layers.fill_constant([1], 'float32', float(values[i]))
-                with switch.case(layers._compare('less_than', step, bound)):
-                    layers.assign(value, lr)
-            last = layers.fill_constant([1], 'float32', float(values[-1]))
-            with switch.default():
-                layers.assign(last, lr)
-        return lr
+        lr = layers.fill_constant([1], 'float32', float(values[-1]))
+        for i in range(len(boundaries) - 1, -1, -1):
+            below = layers.cast(layers._compare(
+                'less_than', step, layers.fill_constant([1], 'float32', float(boundaries[i]))),
+                'float32')
+            keep = layers.scale(below, -1.0, bias=1.0)
+            lr = layers.elementwise_add(layers.scale(below, float(values[i])),
+                                        layers.elementwise_mul(keep, lr))
+        out = layers.create_global_var(shape=[1], value=0.0, dtype='float32', persistable=True,
+                                       name='learning_rate')
+        layers.assign(lr, out)
+        return out
 
 
 def noam_decay(d_model, warmup_steps, learning_rate=1.0):

@@ -297,3 +297,25 @@ def test_lr_schedule_gets_its_own_block():
     outs = [n for op in st.global_block().ops for n in op.output_arg_names]
     assert '@LR_DECAY_COUNTER@' in outs
     fluid.Executor(fluid.CPUPlace()).run(st)
+
+
+def test_piecewise_decay_runs_on_the_pservers_and_selects_each_value_exactly():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.layers.data(name='x', shape=[784], dtype='float32')
+        loss = fluid.layers.mean(fluid.layers.fc(x, size=64))
+        lr = fluid.layers.piecewise_decay([2, 4], [0.1, 0.03, 0.007])
+        fluid.optimizer.Momentum(lr, 0.9).minimize(loss)
+    assert lr.name == 'learning_rate' and lr.persistable  # Fluid's variable
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(startup)
+        feed = {'x': np.ones((2, 784), 'float32')}
+        got = [exe.run(main, feed=feed, fetch_list=[lr])[0][0] for _ in range(6)]
+    assert got == [np.float32(v) for v in (0.1, 0.1, 0.03, 0.03, 0.007, 0.007)], got
+    t = fluid.DistributeTranspiler()
+    t.transpile(0, program=main, pservers=EPS, trainers=2, startup_program=startup)
+    assert 'less_than' not in _types(t.get_trainer_program())
+    ps = t.get_pserver_program("127.0.0.1:6170")
+    assert ps.global_block().ops[0].attr('lr_decay_block_id') == 1
+    assert _types(ps, 1)[-1] == 'assign' and 'less_than' in _types(ps, 1)
