@@ -69,8 +69,8 @@ static rill_status *top_k_maker(rill_grad_ctx *ctx) {
 
 const rill_op_schema rill_schema_top_k = {
     .type = "top_k",
-    .doc = "Out, Indices = the k largest values of X's last dim (descending; ties by lower "
-           "index) and their positions.",
+    .doc = "Out, Indices = the k largest values of X's last dim (descending; ties in the "
+           "order of Paddle's std::partial_sort) and their positions.",
     .inputs = inputs,
     .ninputs = RILL_COUNTOF(inputs),
     .outputs = outputs,

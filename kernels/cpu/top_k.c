@@ -1,8 +1,8 @@
 /* top_k, top_k_grad, accuracy and arg_max CPU kernels.
  *
- * top_k per row: for k <= 16 an insertion into the k best so far, else a stable merge
- * sort of the row's positions; both order by value descending, ties by lower position,
- * NaN above everything (so the result is deterministic). */
+ * top_k per row: Paddle 1.8.5's std::partial_sort (below), by value descending, tied
+ * values in Paddle's order, NaN above every number (where Paddle's comparison would
+ * leave NaNs wherever they fall). */
 #include <string.h>
 
 #include "framework/base/alloc.h"
@@ -25,7 +25,40 @@ static rill_status *top_k_value(rill_kernel_ctx *ctx, int64_t last, int64_t *k) 
   return NULL;
 }
 
+/* libstdc++'s __adjust_heap then __push_heap on the pairs (hv, hi)[0, len), the hole at
+ * `hole` filled with (v, vi); its "less" is GT, so the first pair ranks lowest. */
+#define TOP_K_ADJUST(T, GT)                                                               \
+  static void adjust_##T(T *hv, int64_t *hi, int64_t hole, int64_t len, T v, int64_t vi) { \
+    int64_t top = hole, child = hole;                                                     \
+    while (child < (len - 1) / 2) {                                                       \
+      child = 2 * (child + 1);                                                            \
+      if (GT(hv[child], hv[child - 1])) child--;                                          \
+      hv[hole] = hv[child];                                                               \
+      hi[hole] = hi[child];                                                               \
+      hole = child;                                                                       \
+    }                                                                                     \
+    if ((len & 1) == 0 && child == (len - 2) / 2) {                                       \
+      child = 2 * (child + 1);                                                            \
+      hv[hole] = hv[child - 1];                                                           \
+      hi[hole] = hi[child - 1];                                                           \
+      hole = child - 1;                                                                   \
+    }                                                                                     \
+    for (int64_t parent = (hole - 1) / 2; hole > top && GT(hv[parent], v);                \
+         parent = (hole - 1) / 2) {                                                       \
+      hv[hole] = hv[parent];                                                              \
+      hi[hole] = hi[parent];                                                              \
+      hole = parent;                                                                      \
+    }                                                                                     \
+    hv[hole] = v;                                                                         \
+    hi[hole] = vi;                                                                        \
+  }
+
+/* Each row as Paddle 1.8.5 orders it: std::partial_sort of its (value, position) pairs
+ * by value descending with libstdc++'s heap selection (a heap of the first k, each later
+ * pair that beats its lowest replacing it), then the heap sorted, written straight into
+ * the row's outputs; so tied values come out in Paddle's order. */
 #define TOP_K(T, DT, GT, NAME)                                                            \
+  TOP_K_ADJUST(T, GT)                                                                     \
   rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
     rill_tensor *x, *out, *idx;                                                           \
     RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                           \
@@ -43,52 +76,28 @@ static rill_status *top_k_value(rill_kernel_ctx *ctx, int64_t last, int64_t *k) 
     const T *xp = rill_tensor_ptr(x);                                                     \
     T *op = rill_tensor_ptr(out);                                                         \
     int64_t *ip = rill_tensor_ptr(idx);                                                   \
-    int64_t *a = NULL, *b = NULL;                                                         \
-    if (k > 16) {                                                                         \
-      a = rill_malloc((size_t)n * 2 * sizeof *a);                                         \
-      if (!a) return rill_oom();                                                          \
-      b = a + n;                                                                          \
-    }                                                                                     \
     for (int64_t r = 0; r < rows; r++) {                                                  \
       const T *row = xp + r * n;                                                          \
-      T *ov = op + r * k;                                                                 \
-      int64_t *oi = ip + r * k;                                                           \
-      if (k <= 16) {                                                                      \
-        int64_t cnt = 0;                                                                  \
-        for (int64_t j = 0; j < n; j++) {                                                 \
-          T v = row[j];                                                                   \
-          if (cnt == k && !GT(v, ov[k - 1])) continue;                                    \
-          int64_t p = cnt < k ? cnt++ : k - 1;                                            \
-          while (p > 0 && GT(v, ov[p - 1])) {                                             \
-            ov[p] = ov[p - 1];                                                            \
-            oi[p] = oi[p - 1];                                                            \
-            p--;                                                                          \
-          }                                                                               \
-          ov[p] = v;                                                                      \
-          oi[p] = j;                                                                      \
-        }                                                                                 \
-        continue;                                                                         \
-      }                                                                                   \
-      for (int64_t j = 0; j < n; j++) a[j] = j;                                           \
-      int64_t *src = a, *dst = b;                                                         \
-      for (int64_t w = 1; w < n; w *= 2) {                                                \
-        for (int64_t lo = 0; lo < n; lo += 2 * w) {                                       \
-          int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;    \
-          int64_t i = lo, j = mid, o = lo;                                                \
-          while (i < mid && j < hi) dst[o++] = GT(row[src[j]], row[src[i]]) ? src[j++] : src[i++]; \
-          while (i < mid) dst[o++] = src[i++];                                            \
-          while (j < hi) dst[o++] = src[j++];                                             \
-        }                                                                                 \
-        int64_t *t = src;                                                                 \
-        src = dst;                                                                        \
-        dst = t;                                                                          \
-      }                                                                                   \
+      T *hv = op + r * k;                                                                 \
+      int64_t *hi = ip + r * k;                                                           \
       for (int64_t j = 0; j < k; j++) {                                                   \
-        oi[j] = src[j];                                                                   \
-        ov[j] = row[src[j]];                                                              \
+        hv[j] = row[j];                                                                   \
+        hi[j] = j;                                                                        \
+      }                                                                                   \
+      for (int64_t parent = (k - 2) / 2; k > 1; parent--) { /* make_heap */              \
+        adjust_##T(hv, hi, parent, k, hv[parent], hi[parent]);                            \
+        if (parent == 0) break;                                                           \
+      }                                                                                   \
+      for (int64_t j = k; j < n; j++)                                                     \
+        if (GT(row[j], hv[0])) adjust_##T(hv, hi, 0, k, row[j], j);                       \
+      for (int64_t len = k; len > 1; len--) { /* sort_heap */                             \
+        T v = hv[len - 1];                                                                \
+        int64_t vi = hi[len - 1];                                                         \
+        hv[len - 1] = hv[0];                                                              \
+        hi[len - 1] = hi[0];                                                              \
+        adjust_##T(hv, hi, 0, len - 1, v, vi);                                            \
       }                                                                                   \
     }                                                                                     \
-    rill_free(a);                                                                         \
     return NULL;                                                                          \
   }
 

@@ -205,7 +205,7 @@ typedef struct rill_cuda_gn_grad {
 cudaError_t rill_cuda_group_norm_grad_f32(const rill_cuda_gn_grad *p, cudaStream_t s);
 /* ---- metrics (device/metrics.cu) ---- */
 /* The k largest of each row of x [rows, n] in descending order, with their positions:
- * ties by lower position, NaN above every number (the CPU kernel's order). */
+ * ties in Paddle's partial_sort order, NaN above every number (the CPU kernel's order). */
 cudaError_t rill_cuda_top_k_f32(const float *x, float *out, int64_t *idx, int64_t rows, int64_t n, int64_t k,
                                 cudaStream_t s);
 /* accuracy of idx [n, k] against labels (int64, or int32): acc[0] = the share of rows whose

@@ -1,6 +1,6 @@
 /* top_k (float32), accuracy and arg_max / arg_min CUDA kernels: the metrics of a
  * classifier's step, so that its scores stay on the device. top_k orders as the CPU
- * kernel does (descending, ties by lower position, NaN first); a K tensor is on the host
+ * kernel does (descending, ties in Paddle's order, NaN first); a K tensor is on the host
  * (RILL_SLOT_HOST_DATA). */
 #include "kernels/cuda/cuda.h"
 #include "operators/tensor_ops.h"

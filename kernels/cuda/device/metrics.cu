@@ -10,25 +10,55 @@ namespace {
 // a ranks above b: greater, or NaN above every number (the CPU kernel's order).
 __device__ inline bool ranks_above(float a, float b) { return a > b || (a != a && b == b); }
 
-// One thread a row: the CPU's insertion into the k best so far, kept in the row's own
-// outputs; ties keep the lower position first, which a stable sort gives too, so the
-// result is the CPU's for every k.
+// libstdc++'s __adjust_heap then __push_heap on the pairs (hv, hi)[0, len), as the CPU
+// kernel (kernels/cpu/top_k.c) runs them: "less" is ranks_above.
+__device__ inline void adjust_heap(float *hv, int64_t *hi, int64_t hole, int64_t len, float v, int64_t vi) {
+  int64_t top = hole, child = hole;
+  while (child < (len - 1) / 2) {
+    child = 2 * (child + 1);
+    if (ranks_above(hv[child], hv[child - 1])) child--;
+    hv[hole] = hv[child];
+    hi[hole] = hi[child];
+    hole = child;
+  }
+  if ((len & 1) == 0 && child == (len - 2) / 2) {
+    child = 2 * (child + 1);
+    hv[hole] = hv[child - 1];
+    hi[hole] = hi[child - 1];
+    hole = child - 1;
+  }
+  for (int64_t parent = (hole - 1) / 2; hole > top && ranks_above(hv[parent], v); parent = (hole - 1) / 2) {
+    hv[hole] = hv[parent];
+    hi[hole] = hi[parent];
+    hole = parent;
+  }
+  hv[hole] = v;
+  hi[hole] = vi;
+}
+
+// One thread a row: the CPU's heap selection of the k best (Paddle's std::partial_sort),
+// kept in the row's own outputs, so ties come out in the CPU's order for every k.
 __global__ void top_k_rows(const float *x, float *out, int64_t *idx, int64_t rows, int64_t n, int64_t k) {
   for (int64_t r = first_index(); r < rows; r += grid_stride()) {
     const float *row = x + r * n;
-    float *ov = out + r * k;
-    int64_t *oi = idx + r * k, cnt = 0;
-    for (int64_t j = 0; j < n; j++) {
-      float v = row[j];
-      if (cnt == k && !ranks_above(v, ov[k - 1])) continue;
-      int64_t p = cnt < k ? cnt++ : k - 1;
-      while (p > 0 && ranks_above(v, ov[p - 1])) {
-        ov[p] = ov[p - 1];
-        oi[p] = oi[p - 1];
-        p--;
-      }
-      ov[p] = v;
-      oi[p] = j;
+    float *hv = out + r * k;
+    int64_t *hi = idx + r * k;
+    for (int64_t j = 0; j < k; j++) {
+      hv[j] = row[j];
+      hi[j] = j;
+    }
+    for (int64_t parent = (k - 2) / 2; k > 1; parent--) {
+      adjust_heap(hv, hi, parent, k, hv[parent], hi[parent]);
+      if (parent == 0) break;
+    }
+    for (int64_t j = k; j < n; j++)
+      if (ranks_above(row[j], hv[0])) adjust_heap(hv, hi, 0, k, row[j], j);
+    for (int64_t len = k; len > 1; len--) {
+      float v = hv[len - 1];
+      int64_t vi = hi[len - 1];
+      hv[len - 1] = hv[0];
+      hi[len - 1] = hi[0];
+      adjust_heap(hv, hi, 0, len - 1, v, vi);
     }
   }
 }
