@@ -130,6 +130,8 @@ def resume(exe, config, program, tag):
     try:
         step = fluid.io.load_checkpoint(exe, config, program).step
     except fluid.core.NotFoundError:
+        print('%s: no complete snapshot in %s: starting at step 0'
+              % (tag, config.checkpoint_dir), flush=True)
         return 0
     print('%s: resumed from the snapshot of step %d in %s'
           % (tag, step, config.checkpoint_dir), flush=True)
