@@ -34,28 +34,15 @@ static rill_status *scale_infer(rill_infer_ctx *ctx) {
   return NULL;
 }
 
-/* Renames the last slot of `slots` to `param`. */
-static rill_status *rename_last(rill_op_slot *slots, size_t n, const char *param) {
-  char *p = rill_strdup(param);
-  if (!p) return rill_oom();
-  rill_free(slots[n - 1].param);
-  slots[n - 1].param = p;
-  return NULL;
-}
-
 /* Paddle's ScaleGradMaker: the gradient is another scale op, X@GRAD = scale * Out@GRAD
  * (same scale or ScaleTensor, bias 0, bias_after_scale true). */
 static rill_status *scale_grad_maker(rill_grad_ctx *ctx) {
   if (rill_grad_none_wanted(ctx, "X")) return NULL;
   rill_op_desc *op;
   RILL_TRY(rill_grad_begin(ctx, "scale", &op));
-  size_t n = op->ninputs;
-  RILL_TRY(rill_grad_of_output(ctx, op, "Out"));
-  if (op->ninputs > n) RILL_TRY(rename_last(op->inputs, op->ninputs, "X"));
+  RILL_TRY(rill_grad_of_output_as(ctx, op, "Out", "X"));
   RILL_TRY(rill_grad_forward(ctx, op, "ScaleTensor"));
-  n = op->noutputs;
-  RILL_TRY(rill_grad_of_input(ctx, op, "X"));
-  if (op->noutputs > n) RILL_TRY(rename_last(op->outputs, op->noutputs, "Out"));
+  RILL_TRY(rill_grad_of_input_as(ctx, op, "X", "Out"));
   rill_attr_value bias = {.type = RILL_ATTR_FLOAT, .v.f = 0.0f};
   rill_attr_value after = {.type = RILL_ATTR_BOOLEAN, .v.b = true};
   RILL_TRY(rill_grad_attr(op, "bias", &bias));

@@ -339,69 +339,6 @@ bool rill_reshape_target(const rill_tensor *const *list, size_t nlist, const ril
   return true;
 }
 
-/* Appends a slot `param` to *slots holding `n` names made by fn. */
-static rill_status *append_slot(rill_op_slot **slots, size_t *nslots, const char *param,
-                                const rill_op_slot *src, bool grad, rill_grad_ctx *ctx) {
-  rill_op_slot *grown = rill_realloc(*slots, (*nslots + 1) * sizeof *grown);
-  if (!grown) return rill_oom();
-  *slots = grown;
-  rill_op_slot *s = &grown[*nslots];
-  memset(s, 0, sizeof *s);
-  if (!(s->param = rill_strdup(param))) return rill_oom();
-  if (src->nargs && !(s->args = rill_calloc(src->nargs, sizeof *s->args))) {
-    rill_free(s->param);
-    return rill_oom();
-  }
-  for (size_t i = 0; i < src->nargs; i++) {
-    const char *name = src->args[i];
-    char *a;
-    if (!grad) {
-      a = rill_strdup(name);
-    } else if (ctx && (!ctx->wants_grad || !ctx->wants_grad(ctx->impl, name))) {
-      a = rill_strdup(RILL_EMPTY_VAR);
-    } else {
-      size_t l = strlen(name), g = strlen(RILL_GRAD_SUFFIX);
-      a = rill_malloc(l + g + 1);
-      if (a) {
-        memcpy(a, name, l);
-        memcpy(a + l, RILL_GRAD_SUFFIX, g + 1);
-      }
-    }
-    if (!a) {
-      for (size_t j = 0; j < i; j++) rill_free(s->args[j]);
-      rill_free(s->args);
-      rill_free(s->param);
-      return rill_oom();
-    }
-    s->args[i] = a;
-  }
-  s->nargs = src->nargs;
-  (*nslots)++;
-  return NULL;
-}
-
-rill_status *rill_grad_of_output_as(rill_grad_ctx *ctx, rill_op_desc *op, const char *slot,
-                                    const char *param) {
-  const rill_op_slot *src = rill_op_output(ctx->fwd, slot);
-  if (!src) return NULL;
-  return append_slot(&op->inputs, &op->ninputs, param, src, true, NULL);
-}
-
-rill_status *rill_grad_of_input_as(rill_grad_ctx *ctx, rill_op_desc *op, const char *slot,
-                                   const char *param) {
-  const rill_op_slot *src = rill_op_input(ctx->fwd, slot);
-  if (!src) return NULL;
-  return append_slot(&op->outputs, &op->noutputs, param, src, true, ctx);
-}
-
-rill_status *rill_grad_forward_as(rill_grad_ctx *ctx, rill_op_desc *op, const char *slot,
-                                  const char *param) {
-  const rill_op_slot *src = rill_op_input(ctx->fwd, slot);
-  if (!src) src = rill_op_output(ctx->fwd, slot);
-  if (!src) return NULL;
-  return append_slot(&op->inputs, &op->ninputs, param, src, false, NULL);
-}
-
 const rill_slot_schema rill_xshape_grad_inputs[2] = {
     {"XShape", RILL_SLOT_ANY_PLACE, "[0] + the shape of the forward input X"},
     {"Out@GRAD", RILL_SLOT_ANY_PLACE, "gradient of the forward output (X@GRAD views its buffer)"},

@@ -356,24 +356,13 @@ static inline bool rill_strided_kernel_plan(const rill_kernel_ctx *ctx, const ri
                                 &ctx->attrs[RILL_STRIDED_SLICE_ATTR_DECREASE_AXIS], true, plan, err, errlen);
 }
 
-/* Appends to `op` an input slot `param` holding the gradients of the forward output slot
- * `slot` (what rill_grad_of_output does, under another slot name), or an output slot
- * `param` holding the gradients of forward input `slot` (rill_grad_of_input). Used by
- * makers whose gradient is another forward op (split -> concat, cast -> cast). */
-rill_status *rill_grad_of_output_as(rill_grad_ctx *ctx, rill_op_desc *op, const char *slot,
-                                    const char *param);
-rill_status *rill_grad_of_input_as(rill_grad_ctx *ctx, rill_op_desc *op, const char *slot,
-                                   const char *param);
-/* Same as rill_grad_forward but under another slot name. */
-rill_status *rill_grad_forward_as(rill_grad_ctx *ctx, rill_op_desc *op, const char *slot,
-                                  const char *param);
-
 /* Defines rill_schema_<op>_grad for a view op whose gradient is XShape, Out@GRAD ->
- * X@GRAD (extra attributes of the forward op are carried but not read). The kernel is
- * rill_cpu_xshape_grad for every such op. */
+ * X@GRAD (extra attributes of the forward op are carried but not read), with double_ the
+ * maker of its own gradient (NULL: none). The kernel is rill_cpu_xshape_grad for every
+ * such op. */
 extern const rill_slot_schema rill_xshape_grad_inputs[2];
 extern const rill_slot_schema rill_xshape_grad_outputs[1];
-#define RILL_XSHAPE_GRAD_SCHEMA(op, attrs_, nattrs_)                                      \
+#define RILL_XSHAPE_GRAD_SCHEMA(op, attrs_, nattrs_, double_)                             \
   const rill_op_schema rill_schema_##op##_grad = {                                        \
       .type = #op "_grad",                                                                \
       .doc = "X@GRAD = Out@GRAD viewed with X's shape (from XShape); shares the buffer.", \
@@ -385,7 +374,7 @@ extern const rill_slot_schema rill_xshape_grad_outputs[1];
       .nattrs = nattrs_,                                                                  \
       .flags = RILL_OP_KERNEL_SHAPES,                                                     \
       .infer = rill_xshape_grad_infer,                                                    \
-      .grad = NULL,                                                                       \
+      .grad = double_,                                                                    \
       .kernel_dtype_slot = 1,                                                             \
       .dtype_attr = -1,                                                                   \
   }

@@ -93,9 +93,12 @@ static char *grad_name(const char *var) {
   return s;
 }
 
+/* The gradient of an absent output (RILL_EMPTY_VAR, a gradient op's unwanted output)
+ * is absent too. */
 static char *output_grad(rill_grad_ctx *ctx, const void *src, size_t i) {
   (void)ctx;
-  return grad_name(((const rill_op_slot *)src)->args[i]);
+  const char *var = ((const rill_op_slot *)src)->args[i];
+  return strcmp(var, RILL_EMPTY_VAR) == 0 ? rill_strdup(RILL_EMPTY_VAR) : grad_name(var);
 }
 
 static char *input_grad(rill_grad_ctx *ctx, const void *src, size_t i) {
@@ -104,33 +107,49 @@ static char *input_grad(rill_grad_ctx *ctx, const void *src, size_t i) {
   return grad_name(var);
 }
 
-static char *slot_grad_name(const char *slot) { return grad_name(slot); }
-
-rill_status *rill_grad_forward(rill_grad_ctx *ctx, rill_op_desc *op, const char *slot) {
+rill_status *rill_grad_forward_as(rill_grad_ctx *ctx, rill_op_desc *op, const char *slot,
+                                  const char *param) {
   const rill_op_slot *src = rill_op_input(ctx->fwd, slot);
   if (!src) src = rill_op_output(ctx->fwd, slot);
   if (!src) return NULL; /* absent dispensable slot: absent in the gradient op too */
-  return add_slot(&op->inputs, &op->ninputs, slot, src->nargs, same_name, ctx, src);
+  return add_slot(&op->inputs, &op->ninputs, param, src->nargs, same_name, ctx, src);
+}
+
+rill_status *rill_grad_of_output_as(rill_grad_ctx *ctx, rill_op_desc *op, const char *slot,
+                                    const char *param) {
+  const rill_op_slot *src = rill_op_output(ctx->fwd, slot);
+  if (!src) return NULL;
+  return add_slot(&op->inputs, &op->ninputs, param, src->nargs, output_grad, ctx, src);
+}
+
+rill_status *rill_grad_of_input_as(rill_grad_ctx *ctx, rill_op_desc *op, const char *slot,
+                                   const char *param) {
+  const rill_op_slot *src = rill_op_input(ctx->fwd, slot);
+  if (!src) return NULL;
+  return add_slot(&op->outputs, &op->noutputs, param, src->nargs, input_grad, ctx, src);
+}
+
+rill_status *rill_grad_forward(rill_grad_ctx *ctx, rill_op_desc *op, const char *slot) {
+  return rill_grad_forward_as(ctx, op, slot, slot);
+}
+
+/* `<slot>@GRAD`, as a gradient op names the slot that carries slot's gradient. */
+static rill_status *with_grad_slot(rill_grad_ctx *ctx, rill_op_desc *op, const char *slot,
+                                   rill_status *(*fn)(rill_grad_ctx *, rill_op_desc *,
+                                                      const char *, const char *)) {
+  char *param = grad_name(slot);
+  if (!param) return rill_oom();
+  rill_status *st = fn(ctx, op, slot, param);
+  rill_free(param);
+  return st;
 }
 
 rill_status *rill_grad_of_output(rill_grad_ctx *ctx, rill_op_desc *op, const char *slot) {
-  const rill_op_slot *src = rill_op_output(ctx->fwd, slot);
-  if (!src) return NULL;
-  char *param = slot_grad_name(slot);
-  if (!param) return rill_oom();
-  rill_status *st = add_slot(&op->inputs, &op->ninputs, param, src->nargs, output_grad, ctx, src);
-  rill_free(param);
-  return st;
+  return with_grad_slot(ctx, op, slot, rill_grad_of_output_as);
 }
 
 rill_status *rill_grad_of_input(rill_grad_ctx *ctx, rill_op_desc *op, const char *slot) {
-  const rill_op_slot *src = rill_op_input(ctx->fwd, slot);
-  if (!src) return NULL;
-  char *param = slot_grad_name(slot);
-  if (!param) return rill_oom();
-  rill_status *st = add_slot(&op->outputs, &op->noutputs, param, src->nargs, input_grad, ctx, src);
-  rill_free(param);
-  return st;
+  return with_grad_slot(ctx, op, slot, rill_grad_of_input_as);
 }
 
 bool rill_grad_none_wanted(rill_grad_ctx *ctx, const char *slot) {
@@ -216,5 +235,27 @@ rill_status *rill_grad_emit(rill_grad_ctx *ctx, const char *type, const char *co
   for (size_t i = 0; i < nfwd; i++) RILL_TRY(rill_grad_forward(ctx, op, fwd[i]));
   for (size_t i = 0; i < nout_grads; i++) RILL_TRY(rill_grad_of_output(ctx, op, out_grads[i]));
   for (size_t i = 0; i < nin_grads; i++) RILL_TRY(rill_grad_of_input(ctx, op, in_grads[i]));
+  return NULL;
+}
+
+rill_status *rill_grad_emit_as(rill_grad_ctx *ctx, const char *const *fwd, size_t nfwd,
+                               const char *const *out_grads, size_t nout_grads,
+                               const char *const *in_grads, size_t nin_grads) {
+  if (nfwd % 2 || nout_grads % 2 || nin_grads % 2)
+    return rill_error(RILL_INTERNAL, "rill_grad_emit_as (op '%s'): slot lists must be pairs",
+                      ctx->schema->type);
+  bool any = false;
+  for (size_t i = 0; i < nin_grads && !any; i += 2) any = !rill_grad_none_wanted(ctx, in_grads[i]);
+  if (!any) return NULL;
+  char type[256];
+  if ((size_t)snprintf(type, sizeof type, "%s_grad", ctx->schema->type) >= sizeof type)
+    return rill_error(RILL_INVALID_ARGUMENT, "op type '%s' is too long", ctx->schema->type);
+  rill_op_desc *op;
+  RILL_TRY(rill_grad_begin(ctx, type, &op));
+  for (size_t i = 0; i < nfwd; i += 2) RILL_TRY(rill_grad_forward_as(ctx, op, fwd[i], fwd[i + 1]));
+  for (size_t i = 0; i < nout_grads; i += 2)
+    RILL_TRY(rill_grad_of_output_as(ctx, op, out_grads[i], out_grads[i + 1]));
+  for (size_t i = 0; i < nin_grads; i += 2)
+    RILL_TRY(rill_grad_of_input_as(ctx, op, in_grads[i], in_grads[i + 1]));
   return NULL;
 }

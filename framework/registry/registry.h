@@ -467,6 +467,17 @@ rill_status *rill_grad_slot(rill_op_desc *op, bool output, const char *param,
                             const char *const *names, size_t n);
 /* Sets (or replaces) an attribute on a gradient op. */
 rill_status *rill_grad_attr(rill_op_desc *op, const char *name, const rill_attr_value *v);
+/* The same three under another slot name `param` of the gradient op: for makers whose
+ * gradient is another forward op (split -> concat, cast -> cast: the gradients of Out
+ * read as X), and for double gradients, whose slots Paddle names DOut, DDX, DDOut: the
+ * gradient op of a gradient op reads its `Out@GRAD` input as `DOut`, the gradient of its
+ * `X@GRAD` output as `DDX`, and writes its `Out@GRAD` input's gradient as `DDOut`. */
+rill_status *rill_grad_forward_as(rill_grad_ctx *ctx, rill_op_desc *op, const char *slot,
+                                  const char *param);
+rill_status *rill_grad_of_output_as(rill_grad_ctx *ctx, rill_op_desc *op, const char *slot,
+                                    const char *param);
+rill_status *rill_grad_of_input_as(rill_grad_ctx *ctx, rill_op_desc *op, const char *slot,
+                                   const char *param);
 /* True when no input of forward slot `slot` wants a gradient. */
 bool rill_grad_none_wanted(rill_grad_ctx *ctx, const char *slot);
 void rill_grad_ctx_clear(rill_grad_ctx *ctx); /* frees the emitted ops */
@@ -479,6 +490,15 @@ void rill_grad_ctx_clear(rill_grad_ctx *ctx); /* frees the emitted ops */
 rill_status *rill_grad_emit(rill_grad_ctx *ctx, const char *type, const char *const *fwd,
                             size_t nfwd, const char *const *out_grads, size_t nout_grads,
                             const char *const *in_grads, size_t nin_grads);
+
+/* rill_grad_emit for the makers of double gradients: emits "<gradient op>_grad" with
+ * every list given as pairs {slot of the gradient op, slot of the new op}: `fwd` its
+ * slots read as they are ({"Out@GRAD", "DOut"}), `out_grads` the gradients of its
+ * outputs ({"X@GRAD", "DDX"}), `in_grads` the gradients of its inputs ({"X", "DX"},
+ * {"Out@GRAD", "DDOut"}). Emits nothing when no input of `in_grads` wants a gradient. */
+rill_status *rill_grad_emit_as(rill_grad_ctx *ctx, const char *const *fwd, size_t nfwd,
+                               const char *const *out_grads, size_t nout_grads,
+                               const char *const *in_grads, size_t nin_grads);
 
 /* Paddle's default maker: one op "<type>_grad" whose inputs are every forward input and
  * output under the same slot names plus `<out>@GRAD` for every output slot, whose
