@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "operators/activation.h"
+#include "operators/math_grad.h"
 #include "operators/tensor_ops.h"
 
 /* ---- shared inference and makers ---- */
@@ -145,8 +146,9 @@ static const rill_slot_schema grad_inputs_none[] = {{"Out@GRAD", 0, "gradient of
       .kernel_dtype_slot = 0,                                                             \
       .dtype_attr = -1,                                                                   \
   };
-/* Gradient schema `rill_schema_<name>_grad` with inputs GINS, reading DEP. */
-#define ACT_GRAD(NAME, DEP, GINS, ATTRS, NATTRS)                                         \
+/* Gradient schema `rill_schema_<name>_grad` with inputs GINS, reading DEP, and DOUBLE
+ * the maker of its own gradient (NULL: none). */
+#define ACT_GRAD(NAME, DEP, GINS, ATTRS, NATTRS, DOUBLE)                                  \
   const rill_op_schema rill_schema_##NAME##_grad = {                                      \
       .type = #NAME "_grad",                                                              \
       .doc = "Gradient of " #NAME " (reads " #DEP ").",                                   \
@@ -158,7 +160,7 @@ static const rill_slot_schema grad_inputs_none[] = {{"Out@GRAD", 0, "gradient of
       .nattrs = NATTRS,                                                                   \
       .flags = 0,                                                                         \
       .infer = GRAD_INFER_##DEP,                                                          \
-      .grad = NULL,                                                                       \
+      .grad = DOUBLE,                                                                     \
       .kernel_dtype_slot = 0,                                                             \
       .dtype_attr = -1,                                                                   \
   };
@@ -167,10 +169,10 @@ static const rill_slot_schema grad_inputs_none[] = {{"Out@GRAD", 0, "gradient of
 #define ACT_SCHEMAS(NAME, DOC, DEP, FLAGS)                                                \
   ACT_FORWARD(NAME, DOC, fwd_inputs, GRAD_MAKER_##DEP, FLAGS, NAME##_attrs,               \
               RILL_COUNTOF(NAME##_attrs))                                                 \
-  ACT_GRAD(NAME, DEP, grad_inputs_##DEP, NAME##_attrs, RILL_COUNTOF(NAME##_attrs))
+  ACT_GRAD(NAME, DEP, grad_inputs_##DEP, NAME##_attrs, RILL_COUNTOF(NAME##_attrs), NULL)
 #define ACT_SCHEMAS_NOATTR(NAME, DOC, DEP, FLAGS)                                         \
   ACT_FORWARD(NAME, DOC, fwd_inputs, GRAD_MAKER_##DEP, FLAGS, NULL, 0)                    \
-  ACT_GRAD(NAME, DEP, grad_inputs_##DEP, NULL, 0)
+  ACT_GRAD(NAME, DEP, grad_inputs_##DEP, NULL, 0, NULL)
 
 static const rill_attr_schema relu6_attrs[] = {
     {"threshold", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(6.0f), "upper clip"},
@@ -182,7 +184,17 @@ static const rill_attr_schema leaky_relu_attrs[] = {
     {"alpha", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(0.02f), "slope for X < 0"},
     MKLDNN_ATTR,
 };
-ACT_SCHEMAS(leaky_relu, "Out = X for X >= 0, alpha * X otherwise.", x, RILL_OP_INPLACE)
+/* relu_grad and leaky_relu_grad's own gradient, as Paddle's ReluDoubleGradMaker and
+ * LeakyReluDoubleGradMaker: DDOut = DDX where the forward input was positive, else
+ * alpha * DDX (0 for relu). The gradient op reads X or Out, and so does this one. */
+static rill_status *relu_double_grad_maker(rill_grad_ctx *ctx) {
+  return rill_grad_emit_as(ctx, RILL_NAMES("X", "X", "Out", "Out"), RILL_NAMES("X@GRAD", "DDX"),
+                           RILL_NAMES("Out@GRAD", "DDOut"));
+}
+ACT_FORWARD(leaky_relu, "Out = X for X >= 0, alpha * X otherwise.", fwd_inputs, GRAD_MAKER_x,
+            RILL_OP_INPLACE, leaky_relu_attrs, RILL_COUNTOF(leaky_relu_attrs))
+ACT_GRAD(leaky_relu, x, grad_inputs_x, leaky_relu_attrs, RILL_COUNTOF(leaky_relu_attrs),
+         relu_double_grad_maker)
 
 static const rill_attr_schema sigmoid_attrs[] = {MKLDNN_ATTR};
 ACT_SCHEMAS(sigmoid, "Out = 1 / (1 + exp(-X)).", out, RILL_OP_INPLACE | RILL_OP_FUSABLE_ACT)
@@ -287,7 +299,16 @@ ACT_SCHEMAS(thresholded_relu, "Out = (X > threshold) * X.", x, RILL_OP_INPLACE)
 static const rill_attr_schema elu_attrs[] = {
     {"alpha", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(1.0f), "scale of the negative part"},
 };
-ACT_SCHEMAS(elu, "Out = max(X, 0) + min(alpha * (exp(X) - 1), 0).", x, RILL_OP_INPLACE)
+ACT_FORWARD(elu, "Out = max(X, 0) + min(alpha * (exp(X) - 1), 0).", fwd_inputs, GRAD_MAKER_x,
+            RILL_OP_INPLACE, elu_attrs, RILL_COUNTOF(elu_attrs))
+ACT_GRAD(elu, x, grad_inputs_x, elu_attrs, RILL_COUNTOF(elu_attrs), rill_double_grad_from_x)
+static const rill_slot_schema elu_gg_outputs[] = {
+    {"DX", RILL_SLOT_DISPENSABLE, "gradient of X: DDX * DOut * alpha * exp(X) where X < 0"},
+    {"DDOut", RILL_SLOT_DISPENSABLE, "gradient of DOut: DDX * elu's slope at X"},
+};
+RILL_GRAD_GRAD_SCHEMA(elu, "Double gradient of elu: DX = DDX * DOut * alpha * exp(X) where X < 0, "
+                      "DDOut = DDX where X > 0, else DDX * alpha * exp(X).", rill_double_grad_x_inputs,
+                      elu_gg_outputs, elu_attrs, rill_double_grad_infer, 0, 0);
 static const rill_attr_schema selu_attrs[] = {
     {"scale", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(1.0507009873554804934193349852946f), "scale"},
     {"alpha", RILL_ATTR_FLOAT, 0, RILL_DEF_FLOAT(1.6732632423543772848170429916717f), "alpha"},
@@ -340,7 +361,7 @@ static rill_status *pow_grad_maker(rill_grad_ctx *ctx) {
 }
 ACT_FORWARD(pow, "Out = X ^ factor (factor: FactorTensor when given).", pow_inputs,
             pow_grad_maker, 0, pow_attrs, RILL_COUNTOF(pow_attrs))
-ACT_GRAD(pow, x, pow_grad_inputs, pow_attrs, RILL_COUNTOF(pow_attrs))
+ACT_GRAD(pow, x, pow_grad_inputs, pow_attrs, RILL_COUNTOF(pow_attrs), NULL)
 
 /* relu's forward schema lives in relu.c; its gradient reads Out. */
 static const rill_attr_schema relu_grad_attrs[] = {MKLDNN_ATTR};
@@ -355,9 +376,34 @@ const rill_op_schema rill_schema_relu_grad = {
     .nattrs = RILL_COUNTOF(relu_grad_attrs),
     .flags = 0,
     .infer = rill_act_grad_infer,
-    .grad = NULL,
+    .grad = relu_double_grad_maker,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+/* relu_grad_grad and leaky_relu_grad_grad: Paddle's programs give them Out, rill's the
+ * gradient op's X or Out; the sign of either picks the slope. */
+static const rill_slot_schema relu_gg_inputs[] = {
+    {"X", RILL_SLOT_DISPENSABLE, "forward input (this or Out)"},
+    {"Out", RILL_SLOT_DISPENSABLE, "forward output (this or X)"},
+    {"DDX", RILL_SLOT_DISPENSABLE, "gradient of the gradient op's X@GRAD (absent: zero)"},
+};
+static const rill_slot_schema relu_gg_outputs[] = {
+    {"DDOut", RILL_SLOT_DISPENSABLE, "gradient of the gradient op's Out@GRAD"},
+};
+
+static rill_status *relu_gg_infer(rill_infer_ctx *ctx) {
+  size_t src = rill_infer_in(ctx, 0, 0) ? 0 : 1;
+  if (!rill_infer_in(ctx, src, 0)) return rill_infer_error(ctx, "needs input X or Out");
+  if (rill_infer_in(ctx, 2, 0)) RILL_TRY(rill_grad_infer_same(ctx, 2, src));
+  rill_grad_infer_like(ctx, 0, src);
+  return NULL;
+}
+
+RILL_GRAD_GRAD_SCHEMA(relu, "Double gradient of relu: DDOut = DDX where X > 0, else 0.",
+                      relu_gg_inputs, relu_gg_outputs, relu_grad_attrs, relu_gg_infer, 0, 2);
+RILL_GRAD_GRAD_SCHEMA(leaky_relu, "Double gradient of leaky_relu: DDOut = DDX where X >= 0, else "
+                      "alpha * DDX.", relu_gg_inputs, relu_gg_outputs, leaky_relu_attrs,
+                      relu_gg_infer, 0, 2);
 
 RILL_OP_TABLE_CHECKS(activation);

@@ -2,6 +2,7 @@
  * Bias input on the CPU path (a bias is a separate elementwise_add); Bias and
  * ResidualData are accepted as dispensable slots only so that fused files validate, and
  * the kernels reject them when set. */
+#include "operators/math_grad.h"
 #include "operators/nn.h"
 
 static const rill_slot_schema inputs[] = {
@@ -84,7 +85,7 @@ const rill_op_schema rill_schema_depthwise_conv2d = {
 static const rill_slot_schema grad_inputs[] = {
     {"Input", 0, "forward Input"},
     {"Filter", 0, "forward Filter"},
-    {"Output", RILL_SLOT_DISPENSABLE, "forward Output (not read)"},
+    {"Output", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD, "forward Output (not read)"},
     {"Output@GRAD", 0, "gradient of Output"},
 };
 static const rill_slot_schema grad_outputs[] = {
@@ -118,6 +119,15 @@ static rill_status *conv_grad_infer(rill_infer_ctx *ctx) {
   return NULL;
 }
 
+/* conv2d_grad's own gradient, as Paddle's Conv2DDoubleGradMaker: the gradients of its
+ * Input@GRAD and Filter@GRAD in (DDInput, DDFilter), those of Input, Filter and
+ * Output@GRAD out. */
+static rill_status *conv2d_double_grad_maker(rill_grad_ctx *ctx) {
+  return rill_grad_emit_as(ctx, RILL_NAMES("Input", "Input", "Filter", "Filter", "Output@GRAD", "DOutput"),
+                           RILL_NAMES("Input@GRAD", "DDInput", "Filter@GRAD", "DDFilter"),
+                           RILL_NAMES("Input", "DInput", "Filter", "DFilter", "Output@GRAD", "DDOutput"));
+}
+
 const rill_op_schema rill_schema_conv2d_grad = {
     .type = "conv2d_grad",
     .doc = "Gradients of conv2d: Input@GRAD (GEMM + col2im) and Filter@GRAD (GEMM).",
@@ -128,6 +138,7 @@ const rill_op_schema rill_schema_conv2d_grad = {
     .attrs = attrs,
     .nattrs = RILL_COUNTOF(attrs),
     .infer = conv_grad_infer,
+    .grad = conv2d_double_grad_maker,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
@@ -145,5 +156,34 @@ const rill_op_schema rill_schema_depthwise_conv2d_grad = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+static const rill_slot_schema gg_inputs[] = {
+    {"Input", 0, "forward Input"},
+    {"Filter", 0, "forward Filter"},
+    {"DOutput", 0, "the gradient op's Output@GRAD"},
+    {"DDInput", RILL_SLOT_DISPENSABLE, "gradient of the gradient op's Input@GRAD (absent: zero)"},
+    {"DDFilter", RILL_SLOT_DISPENSABLE, "gradient of the gradient op's Filter@GRAD (absent: zero)"},
+};
+static const rill_slot_schema gg_outputs[] = {
+    {"DDOutput", RILL_SLOT_DISPENSABLE, "conv(DDInput, Filter) + conv(Input, DDFilter)"},
+    {"DInput", RILL_SLOT_DISPENSABLE, "the data gradient of DOutput through DDFilter"},
+    {"DFilter", RILL_SLOT_DISPENSABLE, "the filter gradient of DOutput over DDInput"},
+};
+
+static rill_status *conv_gg_infer(rill_infer_ctx *ctx) {
+  for (size_t i = 0; i < 3; i++)
+    if (!rill_infer_in(ctx, i, 0))
+      return rill_infer_error(ctx, "needs inputs Input, Filter and DOutput");
+  if (rill_infer_in(ctx, 3, 0)) RILL_TRY(rill_grad_infer_same(ctx, 3, 0));
+  if (rill_infer_in(ctx, 4, 0)) RILL_TRY(rill_grad_infer_same(ctx, 4, 1));
+  rill_nn_same_meta(ctx, 0, 2);
+  rill_nn_same_meta(ctx, 1, 0);
+  rill_nn_same_meta(ctx, 2, 1);
+  return NULL;
+}
+
+RILL_GRAD_GRAD_SCHEMA(conv2d, "Double gradient of conv2d (NCHW): DDOutput = conv(DDInput, Filter) + "
+                      "conv(Input, DDFilter), DInput and DFilter the gradients of DOutput through "
+                      "DDFilter and over DDInput.", gg_inputs, gg_outputs, attrs, conv_gg_infer, 0, 0);
 
 RILL_OP_TABLE_CHECKS(conv2d);

@@ -124,7 +124,29 @@ static rill_status *ew_grad_infer(rill_infer_ctx *ctx) {
   return NULL;
 }
 
-#define EW_GRAD(NAME, DOC)                                                                \
+/* Double gradients, as Paddle's ElementwiseAdd/Sub/MulDoubleGradMaker: the gradient op's
+ * Y (and X) and Out@GRAD (as DOut) in, with the gradients of its outputs (DDX, DDY);
+ * DDOut, the gradient of its Out@GRAD, out, and for mul X@GRAD and Y@GRAD too. */
+static rill_status *ew_linear_double_grad_maker(rill_grad_ctx *ctx) {
+  return rill_grad_emit_as(ctx, RILL_NAMES("Y", "Y", "Out@GRAD", "DOut"),
+                           RILL_NAMES("X@GRAD", "DDX", "Y@GRAD", "DDY"), RILL_NAMES("Out@GRAD", "DDOut"));
+}
+static rill_status *ew_mul_double_grad_maker(rill_grad_ctx *ctx) {
+  return rill_grad_emit_as(ctx, RILL_NAMES("X", "X", "Y", "Y", "Out@GRAD", "DOut"),
+                           RILL_NAMES("X@GRAD", "DDX", "Y@GRAD", "DDY"),
+                           RILL_NAMES("X", "X@GRAD", "Y", "Y@GRAD", "Out@GRAD", "DDOut"));
+}
+
+/* Paddle's ElementwiseDivDoubleGradMaker: the gradient op seen as a function of Y, Out
+ * and Out@GRAD (its X@GRAD, DX, read back), whose X is not differentiated. */
+static rill_status *ew_div_double_grad_maker(rill_grad_ctx *ctx) {
+  return rill_grad_emit_as(ctx, RILL_NAMES("Y", "Y", "Out", "Out", "X@GRAD", "DX"),
+                           RILL_NAMES("X@GRAD", "DDX", "Y@GRAD", "DDY"),
+                           RILL_NAMES("Y", "Y@GRAD", "Out", "DOut", "Out@GRAD", "DDOut"));
+}
+
+#define EW_GRAD(NAME, DOC) EW_GRAD_DOUBLE(NAME, DOC, NULL)
+#define EW_GRAD_DOUBLE(NAME, DOC, DOUBLE)                                                 \
   const rill_op_schema rill_schema_##NAME##_grad = {                                      \
       .type = #NAME "_grad",                                                              \
       .doc = DOC,                                                                         \
@@ -136,19 +158,102 @@ static rill_status *ew_grad_infer(rill_infer_ctx *ctx) {
       .nattrs = RILL_COUNTOF(attrs),                                                      \
       .flags = 0,                                                                         \
       .infer = ew_grad_infer,                                                             \
-      .grad = NULL,                                                                       \
+      .grad = DOUBLE,                                                                     \
       .kernel_dtype_slot = 3,                                                             \
       .dtype_attr = -1,                                                                   \
   };
 
-EW_GRAD(elementwise_add, "X@GRAD = dOut, Y@GRAD = dOut, each summed over its broadcast dims.")
-EW_GRAD(elementwise_sub, "X@GRAD = dOut, Y@GRAD = -dOut, each summed over its broadcast dims.")
-EW_GRAD(elementwise_mul, "X@GRAD = dOut * Y, Y@GRAD = dOut * X, summed over broadcast dims.")
-EW_GRAD(elementwise_div, "X@GRAD = dOut / Y, Y@GRAD = -dOut * X / Y^2, summed over broadcast "
-                         "dims.")
+EW_GRAD_DOUBLE(elementwise_add, "X@GRAD = dOut, Y@GRAD = dOut, each summed over its broadcast dims.",
+               ew_linear_double_grad_maker)
+EW_GRAD_DOUBLE(elementwise_sub, "X@GRAD = dOut, Y@GRAD = -dOut, each summed over its broadcast dims.",
+               ew_linear_double_grad_maker)
+EW_GRAD_DOUBLE(elementwise_mul, "X@GRAD = dOut * Y, Y@GRAD = dOut * X, summed over broadcast dims.",
+               ew_mul_double_grad_maker)
+EW_GRAD_DOUBLE(elementwise_div, "X@GRAD = dOut / Y, Y@GRAD = -dOut * X / Y^2, summed over "
+               "broadcast dims.", ew_div_double_grad_maker)
 EW_GRAD(elementwise_max, "dOut goes to X where X > Y, else to Y; summed over broadcast dims.")
 EW_GRAD(elementwise_min, "dOut goes to X where X < Y, else to Y; summed over broadcast dims.")
 EW_GRAD(elementwise_pow, "X@GRAD = dOut * Y * X^(Y-1), Y@GRAD = dOut * ln(X) * X^Y, summed over "
                          "broadcast dims.")
+
+/* The double-gradient ops. DDX and DDY are absent where the gradient op wrote no X@GRAD
+ * or Y@GRAD (they count as zero); X (mul only) and Y broadcast as in the forward op. */
+static const rill_slot_schema linear_gg_inputs[] = {
+    {"Y", 0, "forward input Y"},
+    {"DOut", 0, "the gradient op's Out@GRAD"},
+    {"DDX", RILL_SLOT_DISPENSABLE, "gradient of the gradient op's X@GRAD"},
+    {"DDY", RILL_SLOT_DISPENSABLE, "gradient of the gradient op's Y@GRAD"},
+};
+static const rill_slot_schema linear_gg_outputs[] = {
+    {"DDOut", RILL_SLOT_DISPENSABLE, "gradient of DOut: DDX +- DDY, broadcast to DOut's shape"},
+};
+static const rill_slot_schema mul_gg_inputs[] = {
+    {"X", 0, "forward input X"},
+    {"Y", 0, "forward input Y"},
+    {"DOut", 0, "the gradient op's Out@GRAD"},
+    {"DDX", RILL_SLOT_DISPENSABLE, "gradient of the gradient op's X@GRAD"},
+    {"DDY", RILL_SLOT_DISPENSABLE, "gradient of the gradient op's Y@GRAD"},
+};
+static const rill_slot_schema mul_gg_outputs[] = {
+    {"X@GRAD", RILL_SLOT_DISPENSABLE, "gradient of X: DDY * DOut, reduced to X's shape"},
+    {"Y@GRAD", RILL_SLOT_DISPENSABLE, "gradient of Y: DDX * DOut, reduced to Y's shape"},
+    {"DDOut", RILL_SLOT_DISPENSABLE, "gradient of DOut: DDX * Y + X * DDY"},
+};
+
+static const rill_slot_schema div_gg_inputs[] = {
+    {"Y", 0, "forward input Y"},
+    {"Out", 0, "forward output"},
+    {"DDX", RILL_SLOT_DISPENSABLE, "gradient of the gradient op's X@GRAD"},
+    {"DDY", RILL_SLOT_DISPENSABLE, "gradient of the gradient op's Y@GRAD"},
+    {"DX", 0, "the gradient op's X@GRAD"},
+};
+static const rill_slot_schema div_gg_outputs[] = {
+    {"Y@GRAD", RILL_SLOT_DISPENSABLE, "(Out * DDY - DDX) * DX / Y, reduced to Y's shape"},
+    {"DOut", RILL_SLOT_DISPENSABLE, "gradient of Out: -DX * DDY"},
+    {"DDOut", RILL_SLOT_DISPENSABLE, "gradient of the gradient op's Out@GRAD: (DDX - Out * DDY) / Y"},
+};
+
+static rill_status *ew_div_gg_infer(rill_infer_ctx *ctx) {
+  if (!rill_infer_in(ctx, 0, 0) || !rill_infer_in(ctx, 1, 0) || !rill_infer_in(ctx, 4, 0))
+    return rill_infer_error(ctx, "needs inputs Y, Out and DX");
+  if (rill_infer_in(ctx, 2, 0)) RILL_TRY(rill_grad_infer_same(ctx, 2, 4));
+  if (rill_infer_in(ctx, 3, 0)) RILL_TRY(rill_grad_infer_same(ctx, 3, 0));
+  rill_grad_infer_like(ctx, 0, 0);
+  rill_grad_infer_like(ctx, 1, 1);
+  rill_grad_infer_like(ctx, 2, 1);
+  return NULL;
+}
+
+/* DDX and DDY have their operand's shape (X's is not known to add and sub); the outputs
+ * take X's, Y's and DOut's. */
+static rill_status *ew_gg_infer(rill_infer_ctx *ctx) {
+  size_t x = ctx->schema->ninputs == 5 ? 0 : SIZE_MAX, y = x == 0 ? 1 : 0, dout = y + 1;
+  if (!rill_infer_in(ctx, y, 0) || !rill_infer_in(ctx, dout, 0) || (x == 0 && !rill_infer_in(ctx, 0, 0)))
+    return rill_infer_error(ctx, "needs inputs %sY and DOut", x == 0 ? "X, " : "");
+  if (x == 0 && rill_infer_in(ctx, dout + 1, 0)) RILL_TRY(rill_grad_infer_same(ctx, dout + 1, 0));
+  if (rill_infer_in(ctx, dout + 2, 0)) RILL_TRY(rill_grad_infer_same(ctx, dout + 2, y));
+  if (x == 0) {
+    rill_grad_infer_like(ctx, 0, 0);
+    rill_grad_infer_like(ctx, 1, 1);
+    rill_grad_infer_like(ctx, 2, 2);
+  } else {
+    rill_grad_infer_like(ctx, 0, dout);
+  }
+  return NULL;
+}
+
+
+RILL_GRAD_GRAD_SCHEMA(elementwise_add, "Double gradient of elementwise_add: DDOut = DDX + DDY, broadcast.",
+                      linear_gg_inputs, linear_gg_outputs, attrs, ew_gg_infer, 0, 1);
+RILL_GRAD_GRAD_SCHEMA(elementwise_sub, "Double gradient of elementwise_sub: DDOut = DDX - DDY, broadcast.",
+                      linear_gg_inputs, linear_gg_outputs, attrs, ew_gg_infer, 0, 1);
+RILL_GRAD_GRAD_SCHEMA(elementwise_mul,
+                      "Double gradient of elementwise_mul: DDOut = DDX * Y + X * DDY, X@GRAD = DDY * "
+                      "DOut, Y@GRAD = DDX * DOut, each reduced over its broadcast dims.",
+                      mul_gg_inputs, mul_gg_outputs, attrs, ew_gg_infer, 0, 2);
+RILL_GRAD_GRAD_SCHEMA(elementwise_div,
+                      "Double gradient of elementwise_div: Y@GRAD = (Out * DDY - DDX) * DX / Y "
+                      "(reduced), DOut = -DX * DDY, DDOut = (DDX - Out * DDY) / Y.",
+                      div_gg_inputs, div_gg_outputs, attrs, ew_div_gg_infer, 0, 1);
 
 RILL_OP_TABLE_CHECKS(elementwise_binary);

@@ -74,7 +74,7 @@ const rill_op_schema rill_schema_flatten_contiguous_range = {
     .dtype_attr = -1,
 };
 
-RILL_XSHAPE_GRAD_SCHEMA(flatten2, flatten2_attrs, RILL_COUNTOF(flatten2_attrs));
-RILL_XSHAPE_GRAD_SCHEMA(flatten_contiguous_range, range_attrs, RILL_COUNTOF(range_attrs));
+RILL_XSHAPE_GRAD_SCHEMA(flatten2, flatten2_attrs, RILL_COUNTOF(flatten2_attrs), NULL);
+RILL_XSHAPE_GRAD_SCHEMA(flatten_contiguous_range, range_attrs, RILL_COUNTOF(range_attrs), NULL);
 
 RILL_OP_TABLE_CHECKS(flatten);

@@ -42,12 +42,22 @@ const rill_op_schema rill_schema_mean = {
 };
 
 static const rill_slot_schema grad_inputs[] = {
-    {"X", 0, "forward input"},
+    {"X", RILL_SLOT_NO_GRAD, "forward input (its shape: no gradient reaches X through it)"},
     {"Out@GRAD", 0, "gradient of Out, one element"},
 };
 static const rill_slot_schema grad_outputs[] = {
     {"X@GRAD", RILL_SLOT_DISPENSABLE, "Out@GRAD / numel(X) everywhere, X's shape"},
 };
+
+/* mean_grad's own gradient, as Paddle's MeanDoubleGradMaker: mean of X@GRAD's gradient
+ * into Out@GRAD's. */
+static rill_status *mean_double_grad_maker(rill_grad_ctx *ctx) {
+  if (rill_grad_none_wanted(ctx, "Out@GRAD")) return NULL;
+  rill_op_desc *op;
+  RILL_TRY(rill_grad_begin(ctx, "mean", &op));
+  RILL_TRY(rill_grad_of_output_as(ctx, op, "X@GRAD", "X"));
+  return rill_grad_of_input_as(ctx, op, "Out@GRAD", "Out");
+}
 
 static rill_status *mean_grad_infer(rill_infer_ctx *ctx) {
   const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0), *g = rill_infer_in(ctx, 1, 0);
@@ -77,7 +87,7 @@ const rill_op_schema rill_schema_mean_grad = {
     .nattrs = RILL_COUNTOF(attrs),
     .flags = 0,
     .infer = mean_grad_infer,
-    .grad = NULL,
+    .grad = mean_double_grad_maker,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };

@@ -84,6 +84,14 @@ const rill_op_schema rill_schema_mul = {
     .dtype_attr = -1,
 };
 
+/* Paddle's MulDoubleGradMaker: X, Y, Out@GRAD (as DOut) and the gradients of X@GRAD and
+ * Y@GRAD (DDX, DDY) in; the gradients of X, Y and Out@GRAD (DX, DY, DDOut) out. */
+static rill_status *mul_double_grad_maker(rill_grad_ctx *ctx) {
+  return rill_grad_emit_as(ctx, RILL_NAMES("X", "X", "Y", "Y", "Out@GRAD", "DOut"),
+                           RILL_NAMES("X@GRAD", "DDX", "Y@GRAD", "DDY"),
+                           RILL_NAMES("X", "DX", "Y", "DY", "Out@GRAD", "DDOut"));
+}
+
 static const rill_slot_schema grad_inputs[] = {
     {"X", 0, "forward input X"},
     {"Y", 0, "forward input Y"},
@@ -143,9 +151,36 @@ const rill_op_schema rill_schema_mul_grad = {
     .nattrs = RILL_COUNTOF(attrs),
     .flags = 0,
     .infer = mul_grad_infer,
-    .grad = NULL,
+    .grad = mul_double_grad_maker,
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
+
+static const rill_slot_schema gg_inputs[] = {
+    {"X", 0, "forward input X"},
+    {"Y", 0, "forward input Y"},
+    {"DOut", 0, "the gradient op's Out@GRAD"},
+    {"DDX", RILL_SLOT_DISPENSABLE, "gradient of the gradient op's X@GRAD (absent: zero)"},
+    {"DDY", RILL_SLOT_DISPENSABLE, "gradient of the gradient op's Y@GRAD (absent: zero)"},
+};
+static const rill_slot_schema gg_outputs[] = {
+    {"DX", RILL_SLOT_DISPENSABLE, "gradient of X: DOut * DDY^T, X's shape"},
+    {"DY", RILL_SLOT_DISPENSABLE, "gradient of Y: DDX^T * DOut, Y's shape"},
+    {"DDOut", RILL_SLOT_DISPENSABLE, "gradient of DOut: DDX * Y + X * DDY, DOut's shape"},
+};
+
+static rill_status *mul_gg_infer(rill_infer_ctx *ctx) {
+  if (!rill_infer_in(ctx, 0, 0) || !rill_infer_in(ctx, 1, 0) || !rill_infer_in(ctx, 2, 0))
+    return rill_infer_error(ctx, "needs inputs X, Y and DOut");
+  if (rill_infer_in(ctx, 3, 0)) RILL_TRY(rill_grad_infer_same(ctx, 3, 0));
+  if (rill_infer_in(ctx, 4, 0)) RILL_TRY(rill_grad_infer_same(ctx, 4, 1));
+  rill_grad_infer_like(ctx, 0, 0);
+  rill_grad_infer_like(ctx, 1, 1);
+  rill_grad_infer_like(ctx, 2, 2);
+  return NULL;
+}
+
+RILL_GRAD_GRAD_SCHEMA(mul, "Double gradient of mul (2-D views): DDOut = DDX * Y + X * DDY, DX = "
+                      "DOut * DDY^T, DY = DDX^T * DOut.", gg_inputs, gg_outputs, attrs, mul_gg_infer, 0, 0);
 
 RILL_OP_TABLE_CHECKS(mul);

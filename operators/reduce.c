@@ -1,6 +1,9 @@
 /* reduce_sum, reduce_mean, reduce_max, reduce_min and reduce_prod over the dims in `dim`,
  * with their gradients (Out keeps X's LoD when dim 0 is not reduced); reduce_all and reduce_any of bool tensors; isinf, isnan and
  * isfinite, which reduce a whole tensor to one flag. */
+#include <stdio.h>
+#include <string.h>
+
 #include "operators/math_grad.h"
 #include "operators/reduce.h"
 
@@ -135,9 +138,29 @@ static const rill_slot_schema grad_inputs[] = {
     {"Out", RILL_SLOT_DISPENSABLE, "forward output (read by max, min and prod)"},
     {"Out@GRAD", 0, "gradient of Out"},
 };
+/* reduce_sum_grad and reduce_mean_grad read X for its shape alone: no gradient reaches
+ * X through them. */
+static const rill_slot_schema linear_grad_inputs[] = {
+    {"X", RILL_SLOT_NO_GRAD, "forward input (its shape)"},
+    {"Out", RILL_SLOT_DISPENSABLE, "forward output (unread)"},
+    {"Out@GRAD", 0, "gradient of Out"},
+};
 static const rill_slot_schema grad_outputs[] = {
     {"X@GRAD", RILL_SLOT_DISPENSABLE, "Out@GRAD broadcast back to X's shape"},
 };
+
+/* Their own gradient is the forward reduction of X@GRAD's gradient, as Paddle's
+ * ReduceSumDoubleOpGradMaker / ReduceMeanDoubleGradDescMaker build it. */
+static rill_status *reduce_linear_double_grad_maker(rill_grad_ctx *ctx) {
+  if (rill_grad_none_wanted(ctx, "Out@GRAD")) return NULL;
+  char type[64];
+  size_t n = strlen(ctx->schema->type) - strlen("_grad");
+  snprintf(type, sizeof type, "%.*s", (int)n, ctx->schema->type);
+  rill_op_desc *op;
+  RILL_TRY(rill_grad_begin(ctx, type, &op));
+  RILL_TRY(rill_grad_of_output_as(ctx, op, "X@GRAD", "X"));
+  return rill_grad_of_input_as(ctx, op, "Out@GRAD", "Out");
+}
 
 static rill_status *reduce_grad_infer(rill_infer_ctx *ctx) {
   const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0), *g = rill_infer_in(ctx, 2, 0);
@@ -166,25 +189,28 @@ static rill_status *reduce_grad_infer(rill_infer_ctx *ctx) {
   return NULL;
 }
 
-#define REDUCE_GRAD(NAME, DOC)                                                            \
+#define REDUCE_GRAD(NAME, DOC) REDUCE_GRAD_OF(NAME, DOC, grad_inputs, NULL)
+#define REDUCE_GRAD_OF(NAME, DOC, INS, DOUBLE)                                            \
   const rill_op_schema rill_schema_##NAME##_grad = {                                      \
       .type = #NAME "_grad",                                                              \
       .doc = DOC,                                                                         \
-      .inputs = grad_inputs,                                                              \
-      .ninputs = RILL_COUNTOF(grad_inputs),                                               \
+      .inputs = INS,                                                                      \
+      .ninputs = RILL_COUNTOF(INS),                                                       \
       .outputs = grad_outputs,                                                            \
       .noutputs = RILL_COUNTOF(grad_outputs),                                             \
       .attrs = attrs,                                                                     \
       .nattrs = RILL_COUNTOF(attrs),                                                      \
       .flags = 0,                                                                         \
       .infer = reduce_grad_infer,                                                         \
-      .grad = NULL,                                                                       \
+      .grad = DOUBLE,                                                                     \
       .kernel_dtype_slot = 0,                                                             \
       .dtype_attr = -1,                                                                   \
   };
 
-REDUCE_GRAD(reduce_sum, "X@GRAD = Out@GRAD broadcast over the reduced dims.")
-REDUCE_GRAD(reduce_mean, "X@GRAD = Out@GRAD / count, broadcast over the reduced dims.")
+REDUCE_GRAD_OF(reduce_sum, "X@GRAD = Out@GRAD broadcast over the reduced dims.",
+               linear_grad_inputs, reduce_linear_double_grad_maker)
+REDUCE_GRAD_OF(reduce_mean, "X@GRAD = Out@GRAD / count, broadcast over the reduced dims.",
+               linear_grad_inputs, reduce_linear_double_grad_maker)
 REDUCE_GRAD(reduce_max, "X@GRAD = Out@GRAD where X equals Out (every tie), else 0.")
 REDUCE_GRAD(reduce_min, "X@GRAD = Out@GRAD where X equals Out (every tie), else 0.")
 REDUCE_GRAD(reduce_prod, "X@GRAD = Out@GRAD * Out / X, broadcast over the reduced dims.")

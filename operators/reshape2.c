@@ -1,6 +1,7 @@
 /* reshape2: Out = X with a new shape (0 copies the input extent, -1 is inferred), sharing
  * X's buffer; XShape = [0] + X's shape for the gradient. The target comes from
  * ShapeTensor (one-element int tensors), else Shape (a 1-D int tensor), else `shape`. */
+#include "operators/math_grad.h"
 #include "operators/tensor_ops.h"
 
 enum { IN_X, IN_SHAPE, IN_SHAPE_TENSOR };
@@ -92,6 +93,45 @@ const rill_op_schema rill_schema_reshape2 = {
     .dtype_attr = -1,
 };
 
-RILL_XSHAPE_GRAD_SCHEMA(reshape2, attrs, RILL_COUNTOF(attrs));
+/* reshape2_grad's own gradient, as Paddle's ReshapeDoubleGradOpMaker: DDOut is the
+ * gradient of X@GRAD (DDX) in Out@GRAD's shape (DOut, read for its shape). */
+static rill_status *reshape2_double_grad_maker(rill_grad_ctx *ctx) {
+  return rill_grad_emit_as(ctx, RILL_NAMES("Out@GRAD", "DOut"), RILL_NAMES("X@GRAD", "DDX"),
+                           RILL_NAMES("Out@GRAD", "DDOut"));
+}
+
+RILL_XSHAPE_GRAD_SCHEMA(reshape2, attrs, RILL_COUNTOF(attrs), reshape2_double_grad_maker);
+
+static const rill_slot_schema gg_inputs[] = {
+    {"DOut", RILL_SLOT_ANY_PLACE | RILL_SLOT_NO_GRAD, "the gradient op's Out@GRAD (its shape)"},
+    {"DDX", RILL_SLOT_ANY_PLACE, "gradient of the gradient op's X@GRAD"},
+};
+static const rill_slot_schema gg_outputs[] = {
+    {"DDOut", RILL_SLOT_DISPENSABLE, "DDX viewed with DOut's shape; shares the buffer"},
+};
+
+static rill_status *reshape2_gg_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *dout = rill_infer_in(ctx, 0, 0), *ddx = rill_infer_in(ctx, 1, 0);
+  rill_tensor_meta *ddout = rill_infer_out(ctx, 0, 0);
+  if (!dout || !ddx) return rill_infer_error(ctx, "needs inputs DOut and DDX");
+  if (!ddout) return NULL;
+  if (!dout->known || !ddx->known) {
+    rill_meta_unknown(ddout);
+    return NULL;
+  }
+  int64_t a = rill_span_prod(&dout->dims, 0, dout->dims.n), b = rill_span_prod(&ddx->dims, 0, ddx->dims.n);
+  if (a >= 0 && b >= 0 && a != b) {
+    char s1[RILL_DIMS_STR_MAX], s2[RILL_DIMS_STR_MAX];
+    return rill_infer_error(ctx, "input DDX (%s) of shape %s does not have the %lld elements of "
+                            "DOut (%s) of shape %s", rill_infer_in_name(ctx, 1, 0),
+                            rill_dims_str(&ddx->dims, s1, sizeof s1), (long long)a,
+                            rill_infer_in_name(ctx, 0, 0), rill_dims_str(&dout->dims, s2, sizeof s2));
+  }
+  rill_meta_set(ddout, ddx->dtype, &dout->dims, ddx->lod_level, 1, 0);
+  return NULL;
+}
+
+RILL_GRAD_GRAD_SCHEMA(reshape2, "Double gradient of reshape2: DDOut = DDX viewed with DOut's shape.",
+                      gg_inputs, gg_outputs, attrs, reshape2_gg_infer, RILL_OP_KERNEL_SHAPES, 1);
 
 RILL_OP_TABLE_CHECKS(reshape2);

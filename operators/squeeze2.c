@@ -55,7 +55,7 @@ const rill_op_schema rill_schema_squeeze2 = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
-RILL_XSHAPE_GRAD_SCHEMA(squeeze2, sq_attrs, RILL_COUNTOF(sq_attrs));
+RILL_XSHAPE_GRAD_SCHEMA(squeeze2, sq_attrs, RILL_COUNTOF(sq_attrs), NULL);
 
 static const rill_slot_schema unsq_inputs[] = {
     {"X", RILL_SLOT_ANY_PLACE, "input (Out views its buffer)"},
@@ -162,6 +162,6 @@ const rill_op_schema rill_schema_unsqueeze2 = {
     .kernel_dtype_slot = 0,
     .dtype_attr = -1,
 };
-RILL_XSHAPE_GRAD_SCHEMA(unsqueeze2, unsq_attrs, RILL_COUNTOF(unsq_attrs));
+RILL_XSHAPE_GRAD_SCHEMA(unsqueeze2, unsq_attrs, RILL_COUNTOF(unsq_attrs), NULL);
 
 RILL_OP_TABLE_CHECKS(squeeze2);

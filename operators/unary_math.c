@@ -77,7 +77,7 @@ static rill_status *unary_grad_infer(rill_infer_ctx *ctx) {
   return NULL;
 }
 
-#define UNARY_GRAD(NAME, DOC)                                                             \
+#define UNARY_GRAD(NAME, DOC, MAKER)                                                      \
   const rill_op_schema rill_schema_##NAME##_grad = {                                      \
       .type = #NAME "_grad",                                                              \
       .doc = DOC,                                                                         \
@@ -89,15 +89,47 @@ static rill_status *unary_grad_infer(rill_infer_ctx *ctx) {
       .nattrs = RILL_COUNTOF(attrs),                                                      \
       .flags = 0,                                                                         \
       .infer = unary_grad_infer,                                                          \
-      .grad = NULL,                                                                       \
+      .grad = MAKER,                                                                      \
       .kernel_dtype_slot = 2,                                                             \
       .dtype_attr = -1,                                                                   \
   };
 
-UNARY_GRAD(square, "X@GRAD = 2 * X * dOut (reads X).")
-UNARY_GRAD(sqrt, "X@GRAD = dOut / (2 * Out) (reads Out).")
-UNARY_GRAD(exp, "X@GRAD = dOut * Out (reads Out).")
-UNARY_GRAD(log, "X@GRAD = dOut / X (reads X).")
+/* Double gradients, as Paddle's SquareDoubleGradMaker and SqrtDoubleGradMaker: the
+ * gradient op's own inputs and X@GRAD's gradient DDX in, its inputs' gradients out. */
+static rill_status *sqrt_double_grad_maker(rill_grad_ctx *ctx) {
+  return rill_grad_emit_as(ctx, RILL_NAMES("Out", "Out", "X@GRAD", "DX"), RILL_NAMES("X@GRAD", "DDX"),
+                           RILL_NAMES("Out", "DOut", "Out@GRAD", "DDOut"));
+}
+
+UNARY_GRAD(square, "X@GRAD = 2 * X * dOut (reads X).", rill_double_grad_from_x)
+UNARY_GRAD(sqrt, "X@GRAD = dOut / (2 * Out) (reads Out).", sqrt_double_grad_maker)
+UNARY_GRAD(exp, "X@GRAD = dOut * Out (reads Out).", NULL)
+UNARY_GRAD(log, "X@GRAD = dOut / X (reads X).", NULL)
+
+const rill_slot_schema rill_double_grad_x_inputs[3] = {
+    {"X", 0, "forward input"},
+    {"DOut", 0, "the gradient op's Out@GRAD"},
+    {"DDX", RILL_SLOT_DISPENSABLE, "gradient of the gradient op's X@GRAD (absent: zero)"},
+};
+static const rill_slot_schema square_gg_outputs[] = {
+    {"DX", RILL_SLOT_DISPENSABLE, "gradient of X: 2 * DDX * DOut"},
+    {"DDOut", RILL_SLOT_DISPENSABLE, "gradient of DOut: 2 * X * DDX"},
+};
+static const rill_slot_schema sqrt_gg_inputs[] = {
+    {"Out", 0, "forward output"},
+    {"DX", 0, "the gradient op's X@GRAD"},
+    {"DDX", RILL_SLOT_DISPENSABLE, "gradient of the gradient op's X@GRAD (absent: zero)"},
+};
+static const rill_slot_schema sqrt_gg_outputs[] = {
+    {"DOut", RILL_SLOT_DISPENSABLE, "gradient of Out: -DDX * DX / Out"},
+    {"DDOut", RILL_SLOT_DISPENSABLE, "gradient of the gradient op's Out@GRAD: DDX / (2 * Out)"},
+};
+
+
+RILL_GRAD_GRAD_SCHEMA(square, "Double gradient of square: DX = 2 * DDX * DOut, DDOut = 2 * X * DDX.",
+                      rill_double_grad_x_inputs, square_gg_outputs, attrs, rill_double_grad_infer, 0, 0);
+RILL_GRAD_GRAD_SCHEMA(sqrt, "Double gradient of sqrt: DOut = -DDX * DX / Out, DDOut = DDX / (2 * Out).",
+                      sqrt_gg_inputs, sqrt_gg_outputs, attrs, rill_double_grad_infer, 0, 0);
 
 /* ---- clip ---- */
 

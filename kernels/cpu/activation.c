@@ -481,3 +481,34 @@ ACT_KERNELS(stanh, RILL_STANH_ATTR_SCALE_A, RILL_STANH_ATTR_SCALE_B)
 ACT_KERNELS(erf, NO_ATTR)
 ACT_KERNELS(mish, RILL_MISH_ATTR_THRESHOLD)
 ACT_KERNELS(log1p, NO_ATTR)
+
+/* relu_grad_grad and leaky_relu_grad_grad: DDOut = DDX times the first gradient's slope
+ * at X (or Out, whose sign is X's): 1 where relu's gradient passes (Out > 0) or
+ * leaky_relu's does (X >= 0), else 0 or alpha. An absent DDX is zero. */
+#define RELU_GRAD_GRAD(T, DT, NAME, PASSES, ALPHA)                                        \
+  rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
+    rill_tensor *src, *ddx = NULL, *ddout;                                                \
+    if (!rill_kout(ctx, 0, 0)) return NULL;                                               \
+    size_t si = rill_kin(ctx, 0, 0) ? 0 : 1;                                              \
+    RILL_TRY(rill_kin_need(ctx, si, 0, DT, &src));                                        \
+    if (rill_kin(ctx, 2, 0)) RILL_TRY(rill_kin_need(ctx, 2, 0, DT, &ddx));                \
+    if (ddx && !rill_dims_equal(&ddx->dims, &src->dims))                                  \
+      return rill_kernel_error(ctx, "inputs DDX (%s) and %s (%s) differ in shape",        \
+                               rill_kin_name(ctx, 2, 0), ctx->schema->inputs[si].name,    \
+                               rill_kin_name(ctx, si, 0));                                \
+    RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &ddout));                                      \
+    RILL_TRY(rill_kout_check_dims(ctx, 0, 0, ddout, &src->dims));                         \
+    const T a = ALPHA, *v = rill_tensor_ptr(src);                                         \
+    const T *dd = ddx ? (const T *)rill_tensor_ptr(ddx) : NULL;                           \
+    T *o = rill_tensor_ptr(ddout);                                                        \
+    int64_t n = rill_tensor_numel(src);                                                   \
+    for (int64_t i = 0; i < n; i++) o[i] = !dd ? (T)0 : PASSES ? dd[i] : a * dd[i];       \
+    return NULL;                                                                          \
+  }
+
+RELU_GRAD_GRAD(float, RILL_DTYPE_FP32, rill_cpu_relu_grad_grad_fp32, v[i] > 0, 0)
+RELU_GRAD_GRAD(double, RILL_DTYPE_FP64, rill_cpu_relu_grad_grad_fp64, v[i] > 0, 0)
+RELU_GRAD_GRAD(float, RILL_DTYPE_FP32, rill_cpu_leaky_relu_grad_grad_fp32, v[i] >= 0,
+               ctx->attrs[RILL_LEAKY_RELU_GRAD_GRAD_ATTR_ALPHA].v.f)
+RELU_GRAD_GRAD(double, RILL_DTYPE_FP64, rill_cpu_leaky_relu_grad_grad_fp64, v[i] >= 0,
+               ctx->attrs[RILL_LEAKY_RELU_GRAD_GRAD_ATTR_ALPHA].v.f)

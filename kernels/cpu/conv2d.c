@@ -1418,6 +1418,61 @@ static rill_status *conv_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   return ok ? NULL : rill_oom();
 }
 
+/* conv2d_grad_grad (NCHW): DDOutput = conv(DDInput, Filter) + conv(Input, DDFilter),
+ * DInput = the data gradient of DOutput through DDFilter, DFilter = the filter gradient
+ * of DOutput over DDInput, as Paddle's Conv2DDoubleGradKernel; an absent DDInput or
+ * DDFilter is zero. */
+static rill_status *conv_double_grad(rill_kernel_ctx *ctx, rill_dtype dt) {
+  conv_dev = ctx->dev;
+  conv_threads = rill_dev_threads(ctx->dev);
+  rill_tensor *x, *f, *dy, *dd[2] = {NULL, NULL}, *ddy, *dx, *df;
+  RILL_TRY(rill_kin_need(ctx, 0, 0, dt, &x));
+  RILL_TRY(rill_kin_need(ctx, 1, 0, dt, &f));
+  RILL_TRY(rill_kin_need(ctx, 2, 0, dt, &dy));
+  rill_conv_geom g;
+  RILL_TRY(conv_geom_for(ctx, false, false, x, f, &g));
+  rill_dims od = rill_nn_conv_out_dims(&g);
+  if (!rill_dims_equal(&dy->dims, &od)) {
+    char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+    return rill_kernel_error(ctx, "input DOutput (%s) has shape %s, the forward output is %s",
+                             rill_kin_name(ctx, 2, 0), rill_dims_str(&dy->dims, a, sizeof a),
+                             rill_dims_str(&od, b, sizeof b));
+  }
+  for (size_t i = 0; i < 2; i++) {
+    if (!rill_kin(ctx, 3 + i, 0)) continue;
+    RILL_TRY(rill_kin_need(ctx, 3 + i, 0, dt, &dd[i]));
+    if (!rill_dims_equal(&dd[i]->dims, i ? &f->dims : &x->dims))
+      return rill_kernel_error(ctx, "input %s (%s) does not have the shape of %s (%s)",
+                               i ? "DDFilter" : "DDInput", rill_kin_name(ctx, 3 + i, 0),
+                               i ? "Filter" : "Input", rill_kin_name(ctx, i, 0));
+  }
+  RILL_TRY(grad_out(ctx, 0, dt, &od, &ddy));
+  RILL_TRY(grad_out(ctx, 1, dt, &x->dims, &dx));
+  RILL_TRY(grad_out(ctx, 2, dt, &f->dims, &df));
+  const void *xp = rill_tensor_ptr(x), *fp = rill_tensor_ptr(f), *dyp = rill_tensor_ptr(dy);
+  const void *ddxp = dd[0] ? rill_tensor_ptr(dd[0]) : NULL, *ddfp = dd[1] ? rill_tensor_ptr(dd[1]) : NULL;
+  bool ok = true;
+  if (ddy && !ddxp && !ddfp) memset(rill_tensor_ptr(ddy), 0, rill_tensor_nbytes(ddy));
+  if (ddy && (ddxp || ddfp))
+    ok = conv_forward_nchw(ctx, dt, &g, ddxp ? ddxp : xp, ddxp ? fp : ddfp, rill_tensor_ptr(ddy), NULL);
+  if (ok && ddy && ddxp && ddfp) {
+    int64_t n = rill_tensor_numel(ddy);
+    void *tmp = rill_layout_scratch(dt, n);
+    ok = tmp && conv_forward_nchw(ctx, dt, &g, xp, ddfp, tmp, NULL);
+    if (ok && dt == RILL_DTYPE_FP32)
+      for (int64_t i = 0; i < n; i++) ((float *)rill_tensor_ptr(ddy))[i] += ((const float *)tmp)[i];
+    else if (ok)
+      for (int64_t i = 0; i < n; i++) ((double *)rill_tensor_ptr(ddy))[i] += ((const double *)tmp)[i];
+    rill_free(tmp);
+  }
+  if (ok && dx && !ddfp) memset(rill_tensor_ptr(dx), 0, rill_tensor_nbytes(dx));
+  if (ok && df && !ddxp) memset(rill_tensor_ptr(df), 0, rill_tensor_nbytes(df));
+  if (ok && ((dx && ddfp) || (df && ddxp)))
+    ok = conv_backward_nchw(ctx, dt, &g, ddxp, ddfp, dyp, dx && ddfp ? rill_tensor_ptr(dx) : NULL,
+                            df && ddxp ? rill_tensor_ptr(df) : NULL);
+  return ok ? NULL : rill_oom();
+}
+
 /* conv2d_transpose: its Output is the image of the equivalent conv, its Input the conv
  * output, so the forward is the conv's data gradient. NHWC runs between transposes as
  * conv2d's does (rill_swap_last2), with the roles of the two sides exchanged. */
@@ -1485,6 +1540,8 @@ rill_status *rill_cpu_conv2d_fp32(rill_kernel_ctx *ctx) { return conv_forward(ct
 rill_status *rill_cpu_conv2d_fp64(rill_kernel_ctx *ctx) { return conv_forward(ctx, RILL_DTYPE_FP64, NULL); }
 rill_status *rill_cpu_conv2d_grad_fp32(rill_kernel_ctx *ctx) { return conv_backward(ctx, RILL_DTYPE_FP32); }
 rill_status *rill_cpu_conv2d_grad_fp64(rill_kernel_ctx *ctx) { return conv_backward(ctx, RILL_DTYPE_FP64); }
+rill_status *rill_cpu_conv2d_grad_grad_fp32(rill_kernel_ctx *ctx) { return conv_double_grad(ctx, RILL_DTYPE_FP32); }
+rill_status *rill_cpu_conv2d_grad_grad_fp64(rill_kernel_ctx *ctx) { return conv_double_grad(ctx, RILL_DTYPE_FP64); }
 /* depthwise_conv2d: the same engine; conv_pick sends groups == channels to the direct
  * path (one output channel per group) and anything else to the general paths. */
 rill_status *rill_cpu_depthwise_conv2d_fp32(rill_kernel_ctx *ctx) { return conv_forward(ctx, RILL_DTYPE_FP32, NULL); }

@@ -341,3 +341,150 @@ EW_GRAD(float, RILL_DTYPE_FP32, GX_MIN, GY_MIN, 0, rill_cpu_elementwise_min_grad
 EW_GRAD(double, RILL_DTYPE_FP64, GX_MIN, GY_MIN, 0, rill_cpu_elementwise_min_grad_fp64)
 EW_GRAD(float, RILL_DTYPE_FP32, GX_POWF, GY_POWF, 0, rill_cpu_elementwise_pow_grad_fp32)
 EW_GRAD(double, RILL_DTYPE_FP64, GX_POW, GY_POW, 0, rill_cpu_elementwise_pow_grad_fp64)
+
+/* ---- double gradients ----
+ * Absent DDX / DDY count as zero. add and sub: DDOut = DDX +- DDY over the plan of
+ * (DDX's shape, or DOut's without DDX; Y's). mul: DDOut = DDX * Y + X * DDY, X@GRAD =
+ * DOut * DDY and Y@GRAD = DOut * DDX, each summed into its operand's shape. */
+
+/* Input `slot`, when present, must have the shape `want` of operand `of`. */
+static rill_status *gg_operand(rill_kernel_ctx *ctx, size_t slot, rill_dtype dt, const rill_tensor *of,
+                               size_t of_slot, rill_tensor **t) {
+  *t = NULL;
+  if (!rill_kin(ctx, slot, 0)) return NULL;
+  RILL_TRY(rill_kin_need(ctx, slot, 0, dt, t));
+  if (of && !rill_dims_equal(&(*t)->dims, &of->dims))
+    return rill_kernel_error(ctx, "input %s (%s) does not have the shape of %s (%s)",
+                             ctx->schema->inputs[slot].name, rill_kin_name(ctx, slot, 0),
+                             ctx->schema->inputs[of_slot].name, rill_kin_name(ctx, of_slot, 0));
+  return NULL;
+}
+
+/* The plan of operands shaped xd and yd, whose broadcast shape must be that of input
+ * dslot (DOut; Out for div). */
+static rill_status *gg_plan(rill_kernel_ctx *ctx, const rill_dims *xd, const char *xname,
+                            const rill_tensor *y, size_t yslot, const rill_tensor *dout,
+                            size_t dslot, bin_plan *p) {
+  RILL_TRY(bin_plan_make(ctx, xd, &y->dims, xname, rill_kin_name(ctx, yslot, 0), p));
+  if (!rill_dims_equal(&dout->dims, &p->out)) {
+    char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+    return rill_kernel_error(ctx, "input %s (%s) has shape %s, expected %s", ctx->schema->inputs[dslot].name,
+                             rill_kin_name(ctx, dslot, 0), rill_dims_str(&dout->dims, a, sizeof a),
+                             rill_dims_str(&p->out, b, sizeof b));
+  }
+  return NULL;
+}
+
+#define EW_LINEAR_GG(T, DT, SIGN, NAME)                                                   \
+  rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
+    rill_tensor *y, *dout, *ddx, *ddy, *ddout;                                            \
+    if (!rill_kout(ctx, 0, 0)) return NULL;                                               \
+    RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &y));                                           \
+    RILL_TRY(rill_kin_need(ctx, 1, 0, DT, &dout));                                        \
+    RILL_TRY(gg_operand(ctx, 2, DT, NULL, 0, &ddx));                                      \
+    RILL_TRY(gg_operand(ctx, 3, DT, y, 0, &ddy));                                         \
+    bin_plan p;                                                                           \
+    RILL_TRY(gg_plan(ctx, ddx ? &ddx->dims : &dout->dims,                                 \
+                     rill_kin_name(ctx, ddx ? 2 : 1, 0), y, 0, dout, 1, &p));             \
+    RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &ddout));                                      \
+    RILL_TRY(rill_kout_check_dims(ctx, 0, 0, ddout, &dout->dims));                        \
+    const T *a = ddx ? (const T *)rill_tensor_ptr(ddx) : NULL;                            \
+    const T *b = ddy ? (const T *)rill_tensor_ptr(ddy) : NULL;                            \
+    T *dst = rill_tensor_ptr(ddout);                                                      \
+    if (p.numel == 0) return NULL;                                                        \
+    BIN_WALK(p, {                                                                         \
+      for (int64_t i = 0; i < inner; i++)                                                 \
+        dst[o + i] = (a ? a[xo + i * xsi] : (T)0) SIGN (b ? b[yo + i * ysi] : (T)0);      \
+    });                                                                                   \
+    return NULL;                                                                          \
+  }
+
+EW_LINEAR_GG(float, RILL_DTYPE_FP32, +, rill_cpu_elementwise_add_grad_grad_fp32)
+EW_LINEAR_GG(double, RILL_DTYPE_FP64, +, rill_cpu_elementwise_add_grad_grad_fp64)
+EW_LINEAR_GG(float, RILL_DTYPE_FP32, -, rill_cpu_elementwise_sub_grad_grad_fp32)
+EW_LINEAR_GG(double, RILL_DTYPE_FP64, -, rill_cpu_elementwise_sub_grad_grad_fp64)
+
+#define EW_MUL_GG(T, DT, NAME)                                                            \
+  rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
+    rill_tensor *x, *y, *dout, *ddx, *ddy, *out[3] = {NULL, NULL, NULL};                  \
+    RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                           \
+    RILL_TRY(rill_kin_need(ctx, 1, 0, DT, &y));                                           \
+    RILL_TRY(rill_kin_need(ctx, 2, 0, DT, &dout));                                        \
+    RILL_TRY(gg_operand(ctx, 3, DT, x, 0, &ddx));                                         \
+    RILL_TRY(gg_operand(ctx, 4, DT, y, 1, &ddy));                                         \
+    bin_plan p;                                                                           \
+    RILL_TRY(gg_plan(ctx, &x->dims, rill_kin_name(ctx, 0, 0), y, 1, dout, 2, &p));        \
+    const rill_tensor *like[3] = {x, y, dout};                                            \
+    for (size_t s_ = 0; s_ < 3; s_++) {                                                   \
+      if (!rill_kout(ctx, s_, 0)) continue;                                               \
+      RILL_TRY(rill_kout_need(ctx, s_, 0, DT, &out[s_]));                                 \
+      RILL_TRY(rill_kout_check_dims(ctx, s_, 0, out[s_], &like[s_]->dims));               \
+      if (s_ < 2) memset(rill_tensor_ptr(out[s_]), 0, rill_tensor_nbytes(out[s_]));       \
+    }                                                                                     \
+    const T *xp = rill_tensor_ptr(x), *yp = rill_tensor_ptr(y), *gp = rill_tensor_ptr(dout); \
+    const T *ddxp = ddx ? (const T *)rill_tensor_ptr(ddx) : NULL;                         \
+    const T *ddyp = ddy ? (const T *)rill_tensor_ptr(ddy) : NULL;                         \
+    T *dxp = out[0] && ddyp ? (T *)rill_tensor_ptr(out[0]) : NULL;                        \
+    T *dyp = out[1] && ddxp ? (T *)rill_tensor_ptr(out[1]) : NULL;                        \
+    T *ddop = out[2] ? (T *)rill_tensor_ptr(out[2]) : NULL;                               \
+    if (p.numel == 0) return NULL;                                                        \
+    BIN_WALK(p, {                                                                         \
+      for (int64_t i = 0; i < inner; i++) {                                               \
+        int64_t xi = xo + i * xsi, yi = yo + i * ysi;                                     \
+        T g = gp[o + i];                                                                  \
+        if (ddop)                                                                         \
+          ddop[o + i] = (ddxp ? ddxp[xi] * yp[yi] : (T)0) + (ddyp ? xp[xi] * ddyp[yi] : (T)0); \
+        if (dxp) dxp[xi] += g * ddyp[yi];                                                 \
+        if (dyp) dyp[yi] += g * ddxp[xi];                                                 \
+      }                                                                                   \
+    });                                                                                   \
+    return NULL;                                                                          \
+  }
+
+EW_MUL_GG(float, RILL_DTYPE_FP32, rill_cpu_elementwise_mul_grad_grad_fp32)
+EW_MUL_GG(double, RILL_DTYPE_FP64, rill_cpu_elementwise_mul_grad_grad_fp64)
+
+/* elementwise_div_grad_grad, as Paddle's ElementwiseDivDoubleGradKernel over the plan of
+ * (DX's shape, Y's): with q = DX / Y, Y@GRAD sums DDY * Out * q - DDX * q into Y's shape,
+ * DOut = -(DX * DDY), DDOut = (DDX - DDY * Out) / Y. */
+#define EW_DIV_GG(T, DT, NAME)                                                            \
+  rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
+    rill_tensor *y, *out, *dx, *ddx, *ddy, *res[3] = {NULL, NULL, NULL};                  \
+    RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &y));                                           \
+    RILL_TRY(rill_kin_need(ctx, 1, 0, DT, &out));                                         \
+    RILL_TRY(rill_kin_need(ctx, 4, 0, DT, &dx));                                          \
+    RILL_TRY(gg_operand(ctx, 2, DT, dx, 4, &ddx));                                        \
+    RILL_TRY(gg_operand(ctx, 3, DT, y, 0, &ddy));                                         \
+    bin_plan p;                                                                           \
+    RILL_TRY(gg_plan(ctx, &dx->dims, rill_kin_name(ctx, 4, 0), y, 0, out, 1, &p));        \
+    const rill_tensor *like[3] = {y, out, out};                                           \
+    for (size_t s_ = 0; s_ < 3; s_++) {                                                   \
+      if (!rill_kout(ctx, s_, 0)) continue;                                               \
+      RILL_TRY(rill_kout_need(ctx, s_, 0, DT, &res[s_]));                                 \
+      RILL_TRY(rill_kout_check_dims(ctx, s_, 0, res[s_], &like[s_]->dims));               \
+      memset(rill_tensor_ptr(res[s_]), 0, rill_tensor_nbytes(res[s_]));                   \
+    }                                                                                     \
+    const T *yp = rill_tensor_ptr(y), *outp = rill_tensor_ptr(out), *dxp = rill_tensor_ptr(dx); \
+    const T *ddxp = ddx ? (const T *)rill_tensor_ptr(ddx) : NULL;                         \
+    const T *ddyp = ddy ? (const T *)rill_tensor_ptr(ddy) : NULL;                         \
+    T *dyp = res[0] ? (T *)rill_tensor_ptr(res[0]) : NULL;                                \
+    T *doutp = res[1] && ddyp ? (T *)rill_tensor_ptr(res[1]) : NULL;                      \
+    T *ddop = res[2] ? (T *)rill_tensor_ptr(res[2]) : NULL;                               \
+    if (p.numel == 0) return NULL;                                                        \
+    BIN_WALK(p, {                                                                         \
+      for (int64_t i = 0; i < inner; i++) {                                               \
+        int64_t xi = xo + i * xsi, yi = yo + i * ysi;                                     \
+        T a = ddxp ? ddxp[xi] : (T)0, b = ddyp ? ddyp[yi] : (T)0, ov = outp[o + i];       \
+        if (dyp) {                                                                        \
+          T q = dxp[xi] / yp[yi];                                                         \
+          dyp[yi] += b * ov * q - a * q;                                                  \
+        }                                                                                 \
+        if (doutp) doutp[o + i] = -(dxp[xi] * b);                                         \
+        if (ddop) ddop[o + i] = (a - b * ov) / yp[yi];                                    \
+      }                                                                                   \
+    });                                                                                   \
+    return NULL;                                                                          \
+  }
+
+EW_DIV_GG(float, RILL_DTYPE_FP32, rill_cpu_elementwise_div_grad_grad_fp32)
+EW_DIV_GG(double, RILL_DTYPE_FP64, rill_cpu_elementwise_div_grad_grad_fp64)

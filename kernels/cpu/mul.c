@@ -137,9 +137,9 @@ static rill_status *mul_grad_shape(rill_kernel_ctx *ctx, const rill_tensor *x,
   s->k = rill_dims_prod(xd, xn, xd->n);
   s->n = rill_dims_prod(yd, yn, yd->n);
   if (s->k != rill_dims_prod(yd, 0, yn) || rill_tensor_numel(dout) != s->m * s->n)
-    return rill_kernel_error(ctx, "inputs X (%s), Y (%s) and Out@GRAD (%s) do not fit one "
+    return rill_kernel_error(ctx, "inputs X (%s), Y (%s) and %s (%s) do not fit one "
                              "another", rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 1, 0),
-                             rill_kin_name(ctx, 2, 0));
+                             ctx->schema->inputs[2].name, rill_kin_name(ctx, 2, 0));
   if (s->m > INT_MAX || s->k > INT_MAX || s->n > INT_MAX)
     return rill_kernel_error(ctx, "matrix of %lld x %lld x %lld is too large for BLAS",
                              (long long)s->m, (long long)s->k, (long long)s->n);
@@ -178,3 +178,52 @@ static rill_status *mul_grad_shape(rill_kernel_ctx *ctx, const rill_tensor *x,
 
 MUL_GRAD(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, rill_cpu_mul_grad_fp32)
 MUL_GRAD(double, RILL_DTYPE_FP64, cblas_dgemm, rill_cpu_mul_grad_fp64)
+
+/* mul_grad_grad on the 2-D views (X [m, k], Y [k, n], DOut [m, n]): DDOut = DDX * Y +
+ * X * DDY, DX = DOut * DDY^T, DY = DDX^T * DOut, as Paddle's MulDoubleGradKernel; an
+ * absent DDX or DDY is zero. */
+#define MUL_GRAD_GRAD(T, DT, GEMM, NAME)                                                  \
+  rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
+    rill_tensor *x, *y, *dout, *dd[2] = {NULL, NULL}, *out[3] = {NULL, NULL, NULL};       \
+    RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &x));                                           \
+    RILL_TRY(rill_kin_need(ctx, 1, 0, DT, &y));                                           \
+    RILL_TRY(rill_kin_need(ctx, 2, 0, DT, &dout));                                        \
+    mul_shape s;                                                                          \
+    RILL_TRY(mul_grad_shape(ctx, x, y, dout, &s));                                        \
+    const rill_tensor *like[3] = {x, y, dout};                                            \
+    for (size_t i = 0; i < 2; i++) {                                                      \
+      if (!rill_kin(ctx, 3 + i, 0)) continue;                                             \
+      RILL_TRY(rill_kin_need(ctx, 3 + i, 0, DT, &dd[i]));                                 \
+      if (!rill_dims_equal(&dd[i]->dims, &like[i]->dims))                                 \
+        return rill_kernel_error(ctx, "input %s (%s) does not have the shape of %s (%s)", \
+                                 i ? "DDY" : "DDX", rill_kin_name(ctx, 3 + i, 0),         \
+                                 i ? "Y" : "X", rill_kin_name(ctx, i, 0));                \
+    }                                                                                     \
+    for (size_t i = 0; i < 3; i++) {                                                      \
+      if (!rill_kout(ctx, i, 0)) continue;                                                \
+      RILL_TRY(rill_kout_need(ctx, i, 0, DT, &out[i]));                                   \
+      RILL_TRY(rill_kout_check_dims(ctx, i, 0, out[i], &like[i]->dims));                  \
+      memset(rill_tensor_ptr(out[i]), 0, rill_tensor_nbytes(out[i]));                     \
+    }                                                                                     \
+    if (s.m == 0 || s.k == 0 || s.n == 0) return NULL;                                    \
+    const T *xp = rill_tensor_ptr(x), *yp = rill_tensor_ptr(y), *gp = rill_tensor_ptr(dout); \
+    const T *ddx = dd[0] ? (const T *)rill_tensor_ptr(dd[0]) : NULL;                      \
+    const T *ddy = dd[1] ? (const T *)rill_tensor_ptr(dd[1]) : NULL;                      \
+    int m = (int)s.m, k = (int)s.k, n = (int)s.n;                                         \
+    if (out[2] && ddx)                                                                    \
+      GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1, ddx, k, yp, n, 0,       \
+           rill_tensor_ptr(out[2]), n);                                                   \
+    if (out[2] && ddy)                                                                    \
+      GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1, xp, k, ddy, n, ddx ? 1 : 0, \
+           rill_tensor_ptr(out[2]), n);                                                   \
+    if (out[0] && ddy)                                                                    \
+      GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, m, k, n, 1, gp, n, ddy, n, 0,         \
+           rill_tensor_ptr(out[0]), k);                                                   \
+    if (out[1] && ddx)                                                                    \
+      GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, k, n, m, 1, ddx, k, gp, n, 0,         \
+           rill_tensor_ptr(out[1]), n);                                                   \
+    return NULL;                                                                          \
+  }
+
+MUL_GRAD_GRAD(float, RILL_DTYPE_FP32, RILL_KERNEL_SGEMM, rill_cpu_mul_grad_grad_fp32)
+MUL_GRAD_GRAD(double, RILL_DTYPE_FP64, cblas_dgemm, rill_cpu_mul_grad_grad_fp64)

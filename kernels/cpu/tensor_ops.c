@@ -164,6 +164,19 @@ rill_status *rill_cpu_xshape_grad(rill_kernel_ctx *ctx) {
   return rill_cpu_view(ctx, 0, dout, &d);
 }
 
+/* reshape2_grad_grad: DDOut is DDX viewed with DOut's dims, sharing it. */
+rill_status *rill_cpu_reshape2_grad_grad(rill_kernel_ctx *ctx) {
+  rill_tensor *dout = rill_kin(ctx, 0, 0), *ddx = rill_kin(ctx, 1, 0);
+  if (!rill_kout(ctx, 0, 0)) return NULL;
+  if (!dout || !ddx || !rill_tensor_is_set(ddx))
+    return rill_kernel_error(ctx, "inputs DOut (%s) and DDX (%s) must be dense tensors, DDX "
+                             "with data", rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 1, 0));
+  if (rill_tensor_numel(ddx) != rill_tensor_numel(dout))
+    return rill_kernel_error(ctx, "input DDX (%s) does not have the elements of DOut (%s)",
+                             rill_kin_name(ctx, 1, 0), rill_kin_name(ctx, 0, 0));
+  return rill_cpu_view(ctx, 0, ddx, &dout->dims);
+}
+
 /* Integers add with wraparound (through the unsigned type U), as Paddle's int kernels. */
 #define ADD_ELEMS(T, U)                                                                   \
   do {                                                                                    \

@@ -135,3 +135,53 @@ CLIP(float, RILL_DTYPE_FP32, rill_cpu_clip_fp32)
 CLIP(double, RILL_DTYPE_FP64, rill_cpu_clip_fp64)
 CLIP_GRAD(float, RILL_DTYPE_FP32, rill_cpu_clip_grad_fp32)
 CLIP_GRAD(double, RILL_DTYPE_FP64, rill_cpu_clip_grad_fp64)
+
+/* square_grad_grad, sqrt_grad_grad and elu_grad_grad: inputs A (X; Out; X), B (DOut;
+ * DX; DOut) and DDX (absent: zero), outputs O0 (DX; DOut; DX) and O1 (DDOut), in
+ * Paddle's order of operations. */
+#define UNARY_GRAD_GRAD(T, DT, EXPR0, EXPR1, NAME)                                        \
+  rill_status *NAME(rill_kernel_ctx *ctx) {                                               \
+    rill_tensor *ta, *tb, *tdd = NULL, *o0 = NULL, *o1 = NULL;                            \
+    RILL_TRY(rill_kin_need(ctx, 0, 0, DT, &ta));                                          \
+    RILL_TRY(rill_kin_need(ctx, 1, 0, DT, &tb));                                          \
+    if (rill_kin(ctx, 2, 0)) RILL_TRY(rill_kin_need(ctx, 2, 0, DT, &tdd));                \
+    for (size_t s_ = 1; s_ <= 2; s_++) {                                                  \
+      rill_tensor *t_ = s_ == 1 ? tb : tdd;                                               \
+      if (t_ && !rill_dims_equal(&t_->dims, &ta->dims))                                   \
+        return rill_kernel_error(ctx, "inputs %s (%s) and %s (%s) differ in shape",       \
+                                 ctx->schema->inputs[s_].name, rill_kin_name(ctx, s_, 0), \
+                                 ctx->schema->inputs[0].name, rill_kin_name(ctx, 0, 0));  \
+    }                                                                                     \
+    if (rill_kout(ctx, 0, 0)) {                                                           \
+      RILL_TRY(rill_kout_need(ctx, 0, 0, DT, &o0));                                       \
+      RILL_TRY(rill_kout_check_dims(ctx, 0, 0, o0, &ta->dims));                           \
+    }                                                                                     \
+    if (rill_kout(ctx, 1, 0)) {                                                           \
+      RILL_TRY(rill_kout_need(ctx, 1, 0, DT, &o1));                                       \
+      RILL_TRY(rill_kout_check_dims(ctx, 1, 0, o1, &ta->dims));                           \
+    }                                                                                     \
+    const T *ap = rill_tensor_ptr(ta), *bp = rill_tensor_ptr(tb);                         \
+    const T *ddp = tdd ? (const T *)rill_tensor_ptr(tdd) : NULL;                          \
+    T *p0 = o0 ? (T *)rill_tensor_ptr(o0) : NULL, *p1 = o1 ? (T *)rill_tensor_ptr(o1) : NULL; \
+    int64_t n = rill_tensor_numel(ta);                                                    \
+    for (int64_t i = 0; i < n; i++) {                                                     \
+      T a = ap[i], b = bp[i], dd = ddp ? ddp[i] : (T)0;                                   \
+      (void)a;                                                                            \
+      (void)b;                                                                            \
+      if (p0) p0[i] = EXPR0;                                                              \
+      if (p1) p1[i] = EXPR1;                                                              \
+    }                                                                                     \
+    return NULL;                                                                          \
+  }
+
+UNARY_GRAD_GRAD(float, RILL_DTYPE_FP32, dd * 2 * b, dd * 2 * a, rill_cpu_square_grad_grad_fp32)
+UNARY_GRAD_GRAD(double, RILL_DTYPE_FP64, dd * 2 * b, dd * 2 * a, rill_cpu_square_grad_grad_fp64)
+UNARY_GRAD_GRAD(float, RILL_DTYPE_FP32, b * dd * -1 / a, dd * 0.5f / a, rill_cpu_sqrt_grad_grad_fp32)
+UNARY_GRAD_GRAD(double, RILL_DTYPE_FP64, b * dd * -1 / a, dd * 0.5 / a, rill_cpu_sqrt_grad_grad_fp64)
+#define ELU_ALPHA ctx->attrs[RILL_ELU_GRAD_GRAD_ATTR_ALPHA].v.f
+UNARY_GRAD_GRAD(float, RILL_DTYPE_FP32, dd * b * ELU_ALPHA * expf(a) * (float)(a < 0),
+                dd * ((float)(a > 0) + ELU_ALPHA * expf(a) * (float)(a <= 0)),
+                rill_cpu_elu_grad_grad_fp32)
+UNARY_GRAD_GRAD(double, RILL_DTYPE_FP64, dd * b * ELU_ALPHA * exp(a) * (double)(a < 0),
+                dd * ((double)(a > 0) + ELU_ALPHA * exp(a) * (double)(a <= 0)),
+                rill_cpu_elu_grad_grad_fp64)
