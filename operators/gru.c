@@ -14,7 +14,7 @@
  *
  * Hidden [T, D] keeps Input's LoD; BatchGate [T, 3D] (activated u, r, c),
  * BatchResetHiddenPrev [T, D] (r * h_{t-1}) and BatchHidden [T, D] (h_t) are in batch
- * order (kernels/cpu/seq_batch.h), for gru_grad. */
+ * order (operators/recurrent.h), for gru_grad. */
 #include "operators/math_grad.h"
 #include "operators/op_util.h"
 #include "operators/seq_rnn.h"

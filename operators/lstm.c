@@ -14,7 +14,7 @@
  *
  * (peephole terms only with use_peepholes); h_0 and c_0 are rows of H0 and C0, or zeros.
  * Hidden and Cell [T, D] keep Input's LoD; BatchGate [T, 4D] (the activated gates) and
- * BatchCellPreAct [T, D] (cell_act(c_t)) are in batch order (kernels/cpu/seq_batch.h),
+ * BatchCellPreAct [T, D] (cell_act(c_t)) are in batch order (operators/recurrent.h),
  * for lstm_grad. is_reverse runs every sequence from its last row to its first. */
 #include <stdio.h>
 

@@ -415,12 +415,7 @@ EW_LINEAR_GG(double, RILL_DTYPE_FP64, -, rill_cpu_elementwise_sub_grad_grad_fp64
     bin_plan p;                                                                           \
     RILL_TRY(gg_plan(ctx, &x->dims, rill_kin_name(ctx, 0, 0), y, 1, dout, 2, &p));        \
     const rill_tensor *like[3] = {x, y, dout};                                            \
-    for (size_t s_ = 0; s_ < 3; s_++) {                                                   \
-      if (!rill_kout(ctx, s_, 0)) continue;                                               \
-      RILL_TRY(rill_kout_need(ctx, s_, 0, DT, &out[s_]));                                 \
-      RILL_TRY(rill_kout_check_dims(ctx, s_, 0, out[s_], &like[s_]->dims));               \
-      if (s_ < 2) memset(rill_tensor_ptr(out[s_]), 0, rill_tensor_nbytes(out[s_]));       \
-    }                                                                                     \
+    RILL_TRY(rill_kout_like(ctx, 3, DT, like, (const size_t[]){0, 1, 2}, 3u, out));       \
     const T *xp = rill_tensor_ptr(x), *yp = rill_tensor_ptr(y), *gp = rill_tensor_ptr(dout); \
     const T *ddxp = ddx ? (const T *)rill_tensor_ptr(ddx) : NULL;                         \
     const T *ddyp = ddy ? (const T *)rill_tensor_ptr(ddy) : NULL;                         \
@@ -458,12 +453,7 @@ EW_MUL_GG(double, RILL_DTYPE_FP64, rill_cpu_elementwise_mul_grad_grad_fp64)
     bin_plan p;                                                                           \
     RILL_TRY(gg_plan(ctx, &dx->dims, rill_kin_name(ctx, 4, 0), y, 0, out, 1, &p));        \
     const rill_tensor *like[3] = {y, out, out};                                           \
-    for (size_t s_ = 0; s_ < 3; s_++) {                                                   \
-      if (!rill_kout(ctx, s_, 0)) continue;                                               \
-      RILL_TRY(rill_kout_need(ctx, s_, 0, DT, &res[s_]));                                 \
-      RILL_TRY(rill_kout_check_dims(ctx, s_, 0, res[s_], &like[s_]->dims));               \
-      memset(rill_tensor_ptr(res[s_]), 0, rill_tensor_nbytes(res[s_]));                   \
-    }                                                                                     \
+    RILL_TRY(rill_kout_like(ctx, 3, DT, like, (const size_t[]){0, 1, 1}, 7u, res));       \
     const T *yp = rill_tensor_ptr(y), *outp = rill_tensor_ptr(out), *dxp = rill_tensor_ptr(dx); \
     const T *ddxp = ddx ? (const T *)rill_tensor_ptr(ddx) : NULL;                         \
     const T *ddyp = ddy ? (const T *)rill_tensor_ptr(ddy) : NULL;                         \

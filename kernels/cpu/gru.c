@@ -1,6 +1,6 @@
 /* gru, gru_grad, gru_unit and gru_unit_grad CPU kernels (operators/gru.c).
  *
- * gru reorders Input into batch order once (kernels/cpu/seq_batch.h), adds the bias,
+ * gru reorders Input into batch order once (operators/recurrent.h), adds the bias,
  * then per time step runs one GEMM of the previous hidden rows [batch, D] by the gate
  * weight W_ur [D, 2D] into the update and reset gates, the reset product, one GEMM of
  * (r * h_prev) [batch, D] by W_c [D, D] into the candidate, and the output; Hidden is
@@ -15,7 +15,7 @@
 
 #include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
-#include "kernels/cpu/seq_batch.h"
+#include "operators/recurrent.h"
 #include "kernels/cpu/sgemm.h"
 
 typedef struct gru_geom {

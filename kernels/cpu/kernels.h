@@ -2,6 +2,8 @@
 #ifndef RILL_KERNELS_CPU_KERNELS_H
 #define RILL_KERNELS_CPU_KERNELS_H
 
+#include <string.h>
+
 #include "framework/registry/registry.h"
 #include "operators/op_index.h"
 
@@ -71,6 +73,28 @@ static inline rill_status *rill_kout_check_dims(const rill_kernel_ctx *c, size_t
   return rill_kernel_error(c, "output %s (%s) has shape %s, expected %s", c->schema->outputs[slot].name,
                            rill_kout_name(c, slot, i), rill_dims_str(&t->dims, a, sizeof a),
                            rill_dims_str(want, b, sizeof b));
+}
+
+/* The outputs of a gradient op that take the shapes of tensors it reads: for each output
+ * slot s < n the op has, out[s] := that output, of `dtype`, checked to have like[s]'s
+ * shape (out[s] stays NULL for an absent one; like[s] NULL with the output present is an
+ * error naming input slot `like_slot[s]`, the tensor it needs). When bit s of
+ * `zero_host` is set the output is zeroed in host memory (for a kernel that adds into
+ * it). */
+static inline rill_status *rill_kout_like(const rill_kernel_ctx *c, size_t n, rill_dtype dtype,
+                                          const rill_tensor *const *like, const size_t *like_slot,
+                                          unsigned zero_host, rill_tensor **out) {
+  for (size_t s = 0; s < n; s++) {
+    out[s] = NULL;
+    if (!rill_kout(c, s, 0)) continue;
+    if (!like[s])
+      return rill_kernel_error(c, "output %s (%s) needs input %s", c->schema->outputs[s].name,
+                               rill_kout_name(c, s, 0), c->schema->inputs[like_slot[s]].name);
+    RILL_TRY(rill_kout_need(c, s, 0, dtype, &out[s]));
+    RILL_TRY(rill_kout_check_dims(c, s, 0, out[s], &like[s]->dims));
+    if (zero_host & (1u << s)) memset(rill_tensor_ptr(out[s]), 0, rill_tensor_nbytes(out[s]));
+  }
+  return NULL;
 }
 
 /* True when two byte ranges overlap. */

@@ -1,6 +1,6 @@
 /* lstm, lstm_grad, lstm_unit and lstm_unit_grad CPU kernels (operators/lstm.c).
  *
- * lstm reorders Input into batch order once (kernels/cpu/seq_batch.h: the sequences
+ * lstm reorders Input into batch order once (operators/recurrent.h: the sequences
  * sorted by length, batch n the n-th rows of those still running), adds the gate biases,
  * then per time step runs one GEMM of the previous step's hidden rows [batch, D] by
  * Weight [D, 4D] into the step's gates and the elementwise cell update; Hidden and Cell
@@ -15,74 +15,9 @@
 
 #include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
-#include "kernels/cpu/seq_batch.h"
+#include "operators/recurrent.h"
 #include "kernels/cpu/sgemm.h"
 #include "kernels/cpu/vexp.h"
-
-enum { LSTM_GATE, LSTM_CELL, LSTM_CAND };
-
-/* The sizes lstm and lstm_grad share (the attributes sit at the same positions in both). */
-typedef struct lstm_geom {
-  int64_t rows, D;
-  bool peep, reverse;
-  rill_ract act[3];
-} lstm_geom;
-
-_Static_assert(RILL_SAME_POS(RILL_LSTM_ATTR_GATE_ACTIVATION, RILL_LSTM_GRAD_ATTR_GATE_ACTIVATION) &&
-                   RILL_SAME_POS(RILL_LSTM_ATTR_USE_PEEPHOLES, RILL_LSTM_GRAD_ATTR_USE_PEEPHOLES) &&
-                   RILL_SAME_POS(RILL_LSTM_ATTR_IS_REVERSE, RILL_LSTM_GRAD_ATTR_IS_REVERSE) &&
-                   RILL_SAME_POS(RILL_LSTM_ATTR_CELL_ACTIVATION, RILL_LSTM_GRAD_ATTR_CELL_ACTIVATION) &&
-                   RILL_SAME_POS(RILL_LSTM_ATTR_CANDIDATE_ACTIVATION, RILL_LSTM_GRAD_ATTR_CANDIDATE_ACTIVATION),
-               "lstm and lstm_grad share their attribute table");
-_Static_assert(RILL_SAME_POS(RILL_LSTM_IN_INPUT, RILL_LSTM_GRAD_IN_INPUT) && RILL_SAME_POS(RILL_LSTM_IN_H0, RILL_LSTM_GRAD_IN_H0) &&
-                   RILL_SAME_POS(RILL_LSTM_IN_C0, RILL_LSTM_GRAD_IN_C0) &&
-                   RILL_SAME_POS(RILL_LSTM_IN_WEIGHT, RILL_LSTM_GRAD_IN_WEIGHT) &&
-                   RILL_SAME_POS(RILL_LSTM_IN_BIAS, RILL_LSTM_GRAD_IN_BIAS),
-               "lstm_grad's first inputs are lstm's");
-
-/* Input [T, 4D] with one LoD level ending at T, Weight [D, 4D], Bias with 4D (7D with
- * use_peepholes) elements, H0 / C0 [sequences, D]; the attributes. */
-static rill_status *lstm_check(const rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *w,
-                               const rill_tensor *b, const rill_tensor *h0, const rill_tensor *c0,
-                               lstm_geom *g) {
-  g->peep = ctx->attrs[RILL_LSTM_ATTR_USE_PEEPHOLES].v.b;
-  g->reverse = ctx->attrs[RILL_LSTM_ATTR_IS_REVERSE].v.b;
-  RILL_TRY(rill_ract_parse(ctx, "gate_activation", ctx->attrs[RILL_LSTM_ATTR_GATE_ACTIVATION].v.s,
-                           &g->act[LSTM_GATE]));
-  RILL_TRY(rill_ract_parse(ctx, "cell_activation", ctx->attrs[RILL_LSTM_ATTR_CELL_ACTIVATION].v.s,
-                           &g->act[LSTM_CELL]));
-  RILL_TRY(rill_ract_parse(ctx, "candidate_activation",
-                           ctx->attrs[RILL_LSTM_ATTR_CANDIDATE_ACTIVATION].v.s, &g->act[LSTM_CAND]));
-  char s[RILL_DIMS_STR_MAX], s2[RILL_DIMS_STR_MAX];
-  if (w->dims.n != 2 || x->dims.n != 2 || x->dims.d[1] != 4 * w->dims.d[0] ||
-      w->dims.d[1] != 4 * w->dims.d[0])
-    return rill_kernel_error(ctx, "inputs Input (%s) %s and Weight (%s) %s do not fit: expected "
-                             "[T, 4 * D] and [D, 4 * D]", rill_kin_name(ctx, RILL_LSTM_IN_INPUT, 0),
-                             rill_dims_str(&x->dims, s, sizeof s), rill_kin_name(ctx, RILL_LSTM_IN_WEIGHT, 0),
-                             rill_dims_str(&w->dims, s2, sizeof s2));
-  g->rows = x->dims.d[0];
-  g->D = w->dims.d[0];
-  int64_t nb = (g->peep ? 7 : 4) * g->D;
-  if (rill_tensor_numel(b) != nb)
-    return rill_kernel_error(ctx, "input Bias (%s) has shape %s, expected [1, %lld]%s",
-                             rill_kin_name(ctx, RILL_LSTM_IN_BIAS, 0), rill_dims_str(&b->dims, s, sizeof s),
-                             (long long)nb, g->peep ? " (use_peepholes: 4 * D biases, 3 * D peephole "
-                                                      "weights)" : "");
-  if (x->lod.nlevels != 1)
-    return rill_kernel_error(ctx, "input Input (%s) has %zu LoD levels, expected 1 (the sequences)",
-                             rill_kin_name(ctx, RILL_LSTM_IN_INPUT, 0), x->lod.nlevels);
-  const rill_lod_level *lv = &x->lod.levels[0];
-  if (lv->n < 1 || lv->offsets[lv->n - 1] != (uint64_t)g->rows)
-    return rill_kernel_error(ctx, "input Input (%s): its LoD does not end at its %lld rows",
-                             rill_kin_name(ctx, RILL_LSTM_IN_INPUT, 0), (long long)g->rows);
-  if (h0 && !c0)
-    return rill_kernel_error(ctx, "input H0 (%s) is given without C0",
-                             rill_kin_name(ctx, RILL_LSTM_IN_H0, 0));
-  rill_dims sd = {.n = 2, .d = {(int64_t)lv->n - 1, g->D}};
-  if (h0) RILL_TRY(rill_kin_check_dims(ctx, RILL_LSTM_IN_H0, h0, &sd));
-  if (c0) RILL_TRY(rill_kin_check_dims(ctx, RILL_LSTM_IN_C0, c0, &sd));
-  return NULL;
-}
 
 /* lstmp's sizes; its attributes and those of lstmp_grad share one table. */
 typedef struct lstmp_geom {
@@ -114,17 +49,17 @@ static rill_status *lstmp_check(const rill_kernel_ctx *ctx, const lstmp_slots *s
   g->cell_clip = ctx->attrs[RILL_LSTMP_ATTR_CELL_CLIP].v.f;
   g->proj_clip = ctx->attrs[RILL_LSTMP_ATTR_PROJ_CLIP].v.f;
   RILL_TRY(rill_ract_parse(ctx, "gate_activation", ctx->attrs[RILL_LSTMP_ATTR_GATE_ACTIVATION].v.s,
-                           &g->act[LSTM_GATE]));
+                           &g->act[RILL_LSTM_ACT_GATE]));
   RILL_TRY(rill_ract_parse(ctx, "cell_activation", ctx->attrs[RILL_LSTMP_ATTR_CELL_ACTIVATION].v.s,
-                           &g->act[LSTM_CELL]));
+                           &g->act[RILL_LSTM_ACT_CELL]));
   RILL_TRY(rill_ract_parse(ctx, "candidate_activation",
-                           ctx->attrs[RILL_LSTMP_ATTR_CANDIDATE_ACTIVATION].v.s, &g->act[LSTM_CAND]));
+                           ctx->attrs[RILL_LSTMP_ATTR_CANDIDATE_ACTIVATION].v.s, &g->act[RILL_LSTM_ACT_CAND]));
   RILL_TRY(rill_ract_parse(ctx, "proj_activation", ctx->attrs[RILL_LSTMP_ATTR_PROJ_ACTIVATION].v.s,
                            &g->proj));
   /* Paddle 1.8 applies cell_activation's function to the projection whenever
    * proj_activation is not identity. */
   g->proj_on = g->proj != RILL_RACT_IDENTITY;
-  g->proj = g->act[LSTM_CELL];
+  g->proj = g->act[RILL_LSTM_ACT_CELL];
   char s[RILL_DIMS_STR_MAX], s2[RILL_DIMS_STR_MAX], s3[RILL_DIMS_STR_MAX];
   if (x->dims.n != 2 || w->dims.n != 2 || pw->dims.n != 2 || x->dims.d[1] != 4 * pw->dims.d[0] ||
       w->dims.d[0] != pw->dims.d[1] || w->dims.d[1] != x->dims.d[1])

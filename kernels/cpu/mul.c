@@ -199,12 +199,7 @@ MUL_GRAD(double, RILL_DTYPE_FP64, cblas_dgemm, rill_cpu_mul_grad_fp64)
                                  i ? "DDY" : "DDX", rill_kin_name(ctx, 3 + i, 0),         \
                                  i ? "Y" : "X", rill_kin_name(ctx, i, 0));                \
     }                                                                                     \
-    for (size_t i = 0; i < 3; i++) {                                                      \
-      if (!rill_kout(ctx, i, 0)) continue;                                                \
-      RILL_TRY(rill_kout_need(ctx, i, 0, DT, &out[i]));                                   \
-      RILL_TRY(rill_kout_check_dims(ctx, i, 0, out[i], &like[i]->dims));                  \
-      memset(rill_tensor_ptr(out[i]), 0, rill_tensor_nbytes(out[i]));                     \
-    }                                                                                     \
+    RILL_TRY(rill_kout_like(ctx, 3, DT, like, (const size_t[]){0, 1, 2}, 7u, out));       \
     if (s.m == 0 || s.k == 0 || s.n == 0) return NULL;                                    \
     const T *xp = rill_tensor_ptr(x), *yp = rill_tensor_ptr(y), *gp = rill_tensor_ptr(dout); \
     const T *ddx = dd[0] ? (const T *)rill_tensor_ptr(dd[0]) : NULL;                      \
