@@ -10,7 +10,7 @@ enum { C_X, C_AXIS_TENSOR };
 
 static const rill_slot_schema concat_inputs[] = {
     [C_X] = {"X", RILL_SLOT_DUPLICABLE, "tensors of equal rank, equal extents except at axis"},
-    [C_AXIS_TENSOR] = {"AxisTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    [C_AXIS_TENSOR] = {"AxisTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA,
                        "one-element int32/int64 tensor overriding axis"},
 };
 static const rill_slot_schema concat_outputs[] = {{"Out", 0, "the joined tensor"}};
@@ -122,7 +122,7 @@ enum { CG_X, CG_DOUT, CG_AXIS_TENSOR };
 static const rill_slot_schema concat_grad_inputs[] = {
     [CG_X] = {"X", RILL_SLOT_DUPLICABLE, "the forward inputs (only their shapes are read)"},
     [CG_DOUT] = {"Out@GRAD", 0, "gradient of Out"},
-    [CG_AXIS_TENSOR] = {"AxisTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    [CG_AXIS_TENSOR] = {"AxisTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA,
                         "one-element int32/int64 tensor overriding axis"},
 };
 static const rill_slot_schema concat_grad_outputs[] = {
@@ -167,10 +167,11 @@ enum { S_X, S_AXIS_TENSOR, S_SECTIONS_LIST };
 enum { SA_AXIS, SA_NUM, SA_SECTIONS };
 static const rill_slot_schema split_inputs[] = {
     [S_X] = {"X", 0, "input"},
-    [S_AXIS_TENSOR] = {"AxisTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    [S_AXIS_TENSOR] = {"AxisTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA,
                        "one-element int32/int64 tensor overriding axis"},
     [S_SECTIONS_LIST] = {"SectionsTensorList",
-                         RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+                         RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD |
+                             RILL_SLOT_INFER_DATA,
                          "one-element int32/int64 tensors overriding sections"},
 };
 static const rill_slot_schema split_outputs[] = {

@@ -157,6 +157,13 @@ static rill_status *layout_op(rill_plan *p, name_table *names, const rill_progra
   const char *const **nmout = rill_arena_alloc(a, ns_out, sizeof *nmout);
   if (!nin || !nout || !kin || !kout || !min || !mout || !tin || !nmin || !nmout) return rill_oom();
 
+  /* A schema that marks the slots its inference reads the elements of names them; one
+   * that marks none may read any. */
+  bool marks = false;
+  for (size_t si = 0; si < s->ninputs; si++) marks = marks || (s->inputs[si].flags & RILL_SLOT_INFER_DATA);
+  op->infer_reads = s->flags & RILL_OP_INFER_READS_DATA ? (marks ? INFER_METAS : INFER_VALUES)
+                    : s->flags & RILL_OP_INFER_READS_LOD ? INFER_LOD
+                                                         : INFER_METAS;
   op->in_begin = (uint32_t)*in_at;
   for (size_t si = 0; si < s->ninputs; si++) {
     const rill_op_slot *slot = rill_op_input(d, s->inputs[si].name);
@@ -180,6 +187,10 @@ static rill_status *layout_op(rill_plan *p, name_table *names, const rill_progra
       p->in_stage[*in_at] = f & (RILL_SLOT_ANY_PLACE | RILL_SLOT_DECL_ONLY) ? STAGE_NONE
                             : f & RILL_SLOT_HOST_DATA                      ? STAGE_ON_HOST
                                                                            : STAGE_AT_OP;
+      p->in_infer[*in_at] = !marks || (f & RILL_SLOT_INFER_DATA);
+      /* A marked input given: the inference reads its elements. */
+      if (marks && (f & RILL_SLOT_INFER_DATA) && (s->flags & RILL_OP_INFER_READS_DATA))
+        op->infer_reads = INFER_VALUES;
       if (v->first_read == INT32_MAX) v->first_read = op->index;
       if (v->first_write > op->index && v->required_by < 0 &&
           !(s->inputs[si].flags & (RILL_SLOT_DISPENSABLE | RILL_SLOT_DECL_ONLY))) {
@@ -502,9 +513,11 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog, int32
   p->out_meta = rill_arena_alloc(&p->mem, nout + 1, sizeof *p->out_meta);
   p->out_alias = rill_arena_alloc(&p->mem, nout + 1, sizeof *p->out_alias);
   p->in_stage = rill_arena_alloc(&p->mem, nin + 1, sizeof *p->in_stage);
+  p->in_infer = rill_arena_alloc(&p->mem, nin + 1, sizeof *p->in_infer);
   if ((st = rill_strmap_reserve(&names, maxvars))) goto fail;
   if (!p->ops || !p->vars || !p->in_var || !p->in_id || !p->in_meta || !p->in_tensor ||
-      !p->out_var || !p->out_id || !p->out_meta || !p->out_alias || !p->in_stage) {
+      !p->out_var || !p->out_id || !p->out_meta || !p->out_alias || !p->in_stage ||
+      !p->in_infer) {
     st = rill_oom();
     goto fail;
   }

@@ -63,8 +63,9 @@ typedef struct plan_op {
   bool kernel_shapes, has_alias;
   /* The output metas hold what run-time inference gave for the input metas in in_meta
    * (which the next run compares against): inference is skipped while they match,
-   * unless the schema's inference reads data (RILL_OP_INFER_READS_DATA). */
+   * unless it reads more than the metas (infer_reads, plan_infer). */
   bool infer_valid;
+  uint8_t infer_reads;
   int32_t dtype_arg; /* flat input index whose dtype picks the kernel, or -1 */
   /* Where the op runs: the executor's place, or the op's `op_device` attribute, or the
    * host when that place's backend has no kernel for the op and the host's has. Inputs
@@ -84,6 +85,14 @@ typedef enum plan_stage {
   STAGE_NONE,    /* nowhere: RILL_SLOT_ANY_PLACE or DECL_ONLY, the elements are not read */
   STAGE_ON_HOST, /* on the host: RILL_SLOT_HOST_DATA */
 } plan_stage;
+
+/* What an op's run-time inference reads beyond its inputs' metas. */
+typedef enum plan_infer {
+  INFER_METAS,  /* nothing: inferred again only when an input meta changed */
+  INFER_LOD,    /* LoD offsets (RILL_OP_INFER_READS_LOD): every run, from the inputs where they are */
+  INFER_VALUES, /* elements (RILL_OP_INFER_READS_DATA): every run, from host copies of the
+                   inputs in rill_plan.in_infer */
+} plan_infer;
 
 typedef struct plan_feed {
   uint32_t var;  /* fed variable, or the feed list */
@@ -120,6 +129,7 @@ struct rill_plan {
   const rill_tensor **in_tensor;
   bool *out_alias;
   uint8_t *in_stage; /* per input, where a run stages it (plan_stage) */
+  bool *in_infer;    /* per input, whether an INFER_VALUES op's inference reads its elements */
   bool *out_move; /* the output is moved to its variable's home after the op (plan_var) */
   size_t nin, nout;
 

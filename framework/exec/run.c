@@ -379,18 +379,20 @@ static bool needs_staging(const rill_plan *p, uint32_t k, rill_place place) {
  * rows, a tensor array) there, from `mem` (NULL: the host's), through the two
  * backends' copy functions, and points the op's input at the copy. Inputs of
  * RILL_SLOT_ANY_PLACE slots stay where they are; those of RILL_SLOT_HOST_DATA slots go
- * to the host. */
+ * to the host. With infer_only, only the inputs whose elements the op's inference reads
+ * (rill_plan.in_infer). */
 static rill_status *stage_inputs(rill_plan *p, plan_op *op, rill_place place, const rill_device_memory *mem,
-                                 staged_input **out, uint32_t *nout) {
+                                 bool infer_only, staged_input **out, uint32_t *nout) {
   uint32_t n = 0;
-  for (uint32_t k = op->in_begin; k < op->in_end; k++) n += needs_staging(p, k, place);
+  for (uint32_t k = op->in_begin; k < op->in_end; k++)
+    n += (!infer_only || p->in_infer[k]) && needs_staging(p, k, place);
   if (!n) return NULL;
   staged_input *staged = rill_calloc(n, sizeof *staged);
   if (!staged) return rill_oom();
   rill_status *st = NULL;
   uint32_t done = 0;
   for (uint32_t k = op->in_begin; k < op->in_end && !st; k++) {
-    if (!needs_staging(p, k, place)) continue;
+    if ((infer_only && !p->in_infer[k]) || !needs_staging(p, k, place)) continue;
     staged_input *s = &staged[done++];
     s->k = k;
     s->orig = p->in_var[k];
@@ -444,10 +446,10 @@ static rill_status *move_outputs(rill_plan *p, const plan_op *op) {
 }
 
 /* Run-time inference of the op's outputs, when its input metas changed (or it reads
- * input data, which may have). */
+ * their LoD or elements, which may have). */
 static rill_status *infer_outputs(rill_plan *p, plan_op *op) {
   if (!op->schema->infer ||
-      !(refresh_in_metas(p, op) || !op->infer_valid || (op->schema->flags & RILL_OP_INFER_READS_DATA)))
+      !(refresh_in_metas(p, op) || !op->infer_valid || op->infer_reads != INFER_METAS))
     return NULL;
   for (uint32_t k = op->out_begin; k < op->out_end; k++) {
     rill_tensor_meta *m = &p->out_meta[k];
@@ -484,26 +486,27 @@ static rill_status *call_kernel(rill_plan *p, plan_op *op, bool staged_already) 
   if (staged_already) return alloc_and_call(p, op);
   uint32_t nstaged = 0;
   staged_input *staged = NULL;
-  RILL_TRY(stage_inputs(p, op, op->place, rill_backend_tensor_memory(op->backend), &staged, &nstaged));
+  RILL_TRY(stage_inputs(p, op, op->place, rill_backend_tensor_memory(op->backend), false, &staged, &nstaged));
   rill_status *st = alloc_and_call(p, op);
   unstage_inputs(p, staged, nstaged);
   return st;
 }
 
-/* Inference, then the kernel. An op whose inference reads its inputs' data (a shape
- * held in a tensor) infers from host copies of those on other places, wherever it runs;
- * a host op then keeps them for its kernel, and a device op's kernel gets its own on
- * the device. Other ops infer from metadata alone, and their inputs are staged on
- * their place just before the kernel. */
+/* Inference, then the kernel. An op whose inference reads its inputs' elements (a shape
+ * held in a tensor) infers from host copies of those on other places, wherever it runs:
+ * a host op copies every input and keeps them for its kernel, and a device op copies
+ * those its inference reads (rill_plan.in_infer), its kernel getting its own on the
+ * device. Other ops infer from metadata and LoD alone, which are on the host wherever
+ * the elements are, and their inputs are staged on their place just before the kernel. */
 static rill_status *run_op(rill_plan *p, plan_op *op) {
-  if (!(op->schema->flags & RILL_OP_INFER_READS_DATA)) {
+  if (op->infer_reads != INFER_VALUES) {
     RILL_TRY(infer_outputs(p, op));
     return call_kernel(p, op, false);
   }
   bool on_host = op->place.device == RILL_HOST_DEVICE;
   uint32_t nstaged = 0;
   staged_input *staged = NULL;
-  RILL_TRY(stage_inputs(p, op, HOST_PLACE, NULL, &staged, &nstaged));
+  RILL_TRY(stage_inputs(p, op, HOST_PLACE, NULL, !on_host, &staged, &nstaged));
   rill_status *st = infer_outputs(p, op);
   if (!st && on_host) st = call_kernel(p, op, true);
   unstage_inputs(p, staged, nstaged);

@@ -98,6 +98,7 @@ static void op_flags(sbuf *b, unsigned f) {
                {RILL_OP_KERNEL_SHAPES, "kernel shapes"}, {RILL_OP_SUBBLOCK, "sub-block"},
                {RILL_OP_RANDOM, "random"},             {RILL_OP_WRITES_FILES, "writes files"},
                {RILL_OP_READS_FILES, "reads files"},  {RILL_OP_INFER_READS_DATA, "infers from data"},
+               {RILL_OP_INFER_READS_LOD, "infers from LoD"},
                {RILL_OP_INPLACE, "in place"},         {RILL_OP_CONV_FUSABLE, "conv fusable"},
                {RILL_OP_FUSABLE_ACT, "fusable activation"}, {RILL_OP_FC_ACT, "fc activation"},
                {RILL_OP_LOOP, "loop"},               {RILL_OP_CONCURRENT_EFFECT, "concurrent effect"},

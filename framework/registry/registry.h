@@ -32,6 +32,12 @@
  * host's when choosing where the variable lives; so bounds a host op made never travel
  * to a device op and back. */
 #define RILL_SLOT_HOST_DATA 128u
+/* An input whose elements the op's run-time shape inference reads (an op with
+ * RILL_OP_INFER_READS_DATA: concat's AxisTensor). When a schema marks some of its input
+ * slots so, a device op copies only those inputs to the host for its inference, and an
+ * op given none of them infers from the metadata alone; a schema that marks none has
+ * every input copied there. */
+#define RILL_SLOT_INFER_DATA 256u
 
 typedef struct rill_slot_schema {
   const char *name;
@@ -71,6 +77,10 @@ typedef struct rill_attr_schema {
 #define RILL_OP_INFER_READS_DATA 512u /* run-time shape inference reads input values or LoD
                                          offsets (rill_infer_tensor), not only their metas:
                                          a run re-infers it even when no input meta changed */
+#define RILL_OP_INFER_READS_LOD 131072u /* run-time shape inference reads its inputs' LoD
+                                           offsets (rill_infer_tensor), which are on the host
+                                           wherever the elements are, and no element: a run
+                                           re-infers it every time, copying nothing for it */
 /* Flags the inference passes (framework/transform/infer_passes.c) read, so that they
  * never test an op's name for these properties: */
 #define RILL_OP_INPLACE 1024u     /* one input X, one output Out, each output element from

@@ -1055,6 +1055,143 @@ Test(backends, inference_that_reads_data_reads_it_on_the_host) {
   rill_program_destroy(p);
 }
 
+/* An op whose schema marks the slot its inference reads the elements of
+ * (RILL_SLOT_INFER_DATA): Out has Shape[0] elements when Shape is given, else X's
+ * shape. Only Shape goes to the host for the inference; X stays on the device, which
+ * the inference checks. */
+static atomic_int infer_calls, infer_saw_x_on_device;
+
+static rill_status *marked_reader_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
+  rill_tensor_meta *out = ctx->out[0];
+  rill_meta_set(out, RILL_DTYPE_FP32, &x->dims, 0, -1, -1);
+  if (!ctx->in_tensors) return NULL;
+  atomic_fetch_add(&infer_calls, 1);
+  const rill_tensor *xt = ctx->in_tensors[0][0];
+  if (xt && xt->buf && rill_tensor_place(xt).device == FAKE_DEVICE) atomic_fetch_add(&infer_saw_x_on_device, 1);
+  if (!rill_infer_in(ctx, 1, 0)) return NULL;
+  const rill_tensor *s = ctx->in_tensors[1][0];
+  if (!s || !s->buf || rill_tensor_place(s).device == FAKE_DEVICE)
+    return rill_infer_error(ctx, "Shape is not on the host");
+  out->dims = (rill_dims){.n = 1, .d = {(int64_t)((const float *)rill_tensor_ptr(s))[0]}};
+  return NULL;
+}
+
+static rill_status *fake_fill_index(rill_kernel_ctx *ctx) {
+  rill_tensor *out = rill_kout(ctx, 0, 0);
+  RILL_TRY(on_fake(ctx, rill_kin(ctx, 0, 0), "X"));
+  RILL_TRY(on_fake(ctx, out, "Out"));
+  float *o = rill_tensor_ptr(out);
+  for (int64_t i = 0; i < rill_tensor_numel(out); i++) o[i] = (float)i;
+  atomic_fetch_add(&kernel_calls, 1);
+  return NULL;
+}
+
+/* Runs z = op(s = scale(x), [t = scale(x)]) twice on the fake device: s and t are
+ * device tensors; *numel: z's elements. */
+static void run_reader_twice(const char *type, bool with_shape, bool with_lod, int64_t *numel) {
+  rill_program *p;
+  OK(rill_program_create(&p));
+  var(p, "x");
+  var(p, "s");
+  var(p, "t");
+  OK(rill_block_add_var(p, 0, "z", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, NULL, 0, 0, false));
+  scale_op(p, "x", "s", 1.0f, 0.0f, NULL);
+  scale_op(p, "x", "t", 0.0f, 3.0f, NULL); /* t = {3, 3, 3, 3} */
+  rill_op_builder *b;
+  const char *s = "s", *t = "t", *z = "z";
+  OK(rill_op_builder_create(type, &b));
+  OK(rill_op_builder_input(b, "X", &s, 1));
+  if (with_shape) OK(rill_op_builder_input(b, "Shape", &t, 1));
+  OK(rill_op_builder_output(b, "Out", &z, 1));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.place = (rill_place){FAKE_DEVICE, 0};
+  rill_executor *e;
+  rill_scope *scope;
+  rill_tensor *x, *got;
+  OK(rill_executor_create(&o, &e));
+  OK(rill_scope_create(NULL, &scope));
+  OK(rill_tensor_create(RILL_DTYPE_FP32, D4, 1, &x));
+  if (with_lod) {
+    static const uint64_t lod[] = {0, 1, 4};
+    const uint64_t *levels[] = {lod};
+    const size_t counts[] = {3};
+    OK(rill_tensor_set_lod(x, 1, levels, counts));
+  }
+  const char *feed = "x";
+  for (int run = 0; run < 2; run++) {
+    OK(rill_executor_run(e, p, scope, &feed, &x, 1, &z, 1, &got));
+    *numel = rill_tensor_numel(got);
+    rill_tensor_destroy(got);
+  }
+  rill_tensor_destroy(x);
+  rill_scope_destroy(scope);
+  rill_executor_destroy(e);
+  rill_program_destroy(p);
+}
+
+Test(backends, inference_copies_only_the_inputs_whose_elements_it_reads) {
+  OK(rill_registry_add_backend(&fake_backend));
+  static const rill_slot_schema in[] = {{"X", 0, ""}, {"Shape", RILL_SLOT_DISPENSABLE | RILL_SLOT_INFER_DATA, ""}},
+                                out[] = {{"Out", 0, ""}};
+  static const rill_op_schema op = {.type = "test_marked_reader", .inputs = in, .ninputs = 2, .outputs = out,
+                                    .noutputs = 1, .flags = RILL_OP_INFER_READS_DATA, .infer = marked_reader_infer,
+                                    .kernel_dtype_slot = 0, .dtype_attr = -1};
+  static const rill_kernel_def k = {"test_marked_reader", FAKE_DEVICE, RILL_KERNEL_ANY_DTYPE, fake_fill_index, NULL};
+  const rill_op_schema *ops[] = {&op};
+  OK(rill_registry_add_batch(ops, 1, &k, 1));
+  int64_t numel = 0;
+  run_reader_twice("test_marked_reader", true, false, &numel);
+  cr_assert_eq(numel, 3, "Out sized from Shape's value");
+  cr_assert_eq(atomic_load(&infer_calls), 2, "inferred again on each run: it reads Shape's elements");
+  cr_assert_eq(atomic_load(&infer_saw_x_on_device), 2, "X is not copied for the inference");
+  cr_assert_eq(atomic_load(&to_host), 2 + 2, "Shape for the inference and z for the fetch, per run");
+  /* Without Shape, the inference reads metas alone: once, and nothing is copied for it. */
+  atomic_store(&infer_calls, 0);
+  atomic_store(&to_host, 0);
+  run_reader_twice("test_marked_reader", false, false, &numel);
+  cr_assert_eq(numel, 4, "Out has X's shape");
+  cr_assert_eq(atomic_load(&infer_calls), 1, "inferred once: its input metas did not change");
+  cr_assert_eq(atomic_load(&to_host), 2, "z for the fetch, per run");
+  cr_assert_eq(atomic_load(&frees), atomic_load(&allocs));
+}
+
+/* An op whose inference reads its input's LoD offsets (RILL_OP_INFER_READS_LOD): one
+ * output row per sequence. The LoD is on the host wherever the elements are: it infers
+ * again on every run (the offsets may change with the metas the same), from X on the
+ * device, and nothing is copied for it. */
+static rill_status *lod_reader_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
+  rill_meta_set(ctx->out[0], RILL_DTYPE_FP32, &x->dims, 0, -1, -1);
+  if (!ctx->in_tensors) return NULL;
+  atomic_fetch_add(&infer_calls, 1);
+  const rill_tensor *xt = ctx->in_tensors[0][0];
+  if (!xt || xt->lod.nlevels != 1) return rill_infer_error(ctx, "X has no LoD");
+  if (rill_tensor_place(xt).device == FAKE_DEVICE) atomic_fetch_add(&infer_saw_x_on_device, 1);
+  ctx->out[0]->dims = (rill_dims){.n = 1, .d = {(int64_t)xt->lod.levels[0].n - 1}};
+  return NULL;
+}
+
+Test(backends, inference_that_reads_lod_copies_nothing) {
+  OK(rill_registry_add_backend(&fake_backend));
+  static const rill_slot_schema in[] = {{"X", 0, ""}}, out[] = {{"Out", 0, ""}};
+  static const rill_op_schema op = {.type = "test_lod_reader", .inputs = in, .ninputs = 1, .outputs = out,
+                                    .noutputs = 1, .flags = RILL_OP_INFER_READS_LOD, .infer = lod_reader_infer,
+                                    .kernel_dtype_slot = 0, .dtype_attr = -1};
+  static const rill_kernel_def k = {"test_lod_reader", FAKE_DEVICE, RILL_KERNEL_ANY_DTYPE, fake_fill_index, NULL};
+  const rill_op_schema *ops[] = {&op};
+  OK(rill_registry_add_batch(ops, 1, &k, 1));
+  int64_t numel = 0;
+  run_reader_twice("test_lod_reader", false, true, &numel);
+  cr_assert_eq(numel, 2, "one row per sequence of X's LoD");
+  cr_assert_eq(atomic_load(&infer_calls), 2, "inferred again on each run");
+  cr_assert_eq(atomic_load(&infer_saw_x_on_device), 2, "from X where it is");
+  cr_assert_eq(atomic_load(&to_host), 2, "z for the fetch, per run");
+  cr_assert_eq(atomic_load(&frees), atomic_load(&allocs));
+}
+
 /* An op whose Bounds input is RILL_SLOT_HOST_DATA (a few numbers its kernel reads on the
  * host, as slice's bounds): Out = X * Bounds[0] on the fake device. The kernel fails
  * unless X is on the device and Bounds on the host. */
