@@ -244,6 +244,40 @@ cudaError_t rill_cuda_seqpool_f32(const float *x, float *out, int32_t *max_index
 cudaError_t rill_cuda_seqpool_grad_f32(const float *dout, const int32_t *max_index, float *dx,
                                        const rill_cuda_seqpool *p, cudaStream_t s);
 
+/* ---- lstm (device/lstm.cu) ----
+ * Paddle's lstm over the batch order of operators/recurrent.h: gates [rows, 4D] in the
+ * order candidate, input, forget, output; activations as rill_ract numbers. */
+typedef struct rill_cuda_lstm {
+  int64_t D;
+  int act_gate, act_cell, act_cand;
+} rill_cuda_lstm;
+/* g[i][c] = x[rows[i]][c] + bias[c] for n rows of `width`. */
+cudaError_t rill_cuda_lstm_gates_f32(const float *x, const int64_t *rows, const float *bias, int64_t n,
+                                     int64_t width, float *g, cudaStream_t s);
+/* dst[rows[i]][c] = src[i][c] (rows distinct). */
+cudaError_t rill_cuda_scatter_rows_f32(const float *src, const int64_t *rows, int64_t n, int64_t width,
+                                       float *dst, cudaStream_t s);
+/* One time step of `cur` rows: g (pre-activations in, activated gates out), the previous
+ * cells (NULL: zeros), the peephole weights [3D] (NULL: none); writes the cells c, their
+ * activation ca and the hidden rows h [cur, D]. */
+cudaError_t rill_cuda_lstm_step_f32(float *g, const float *prev_c, float *c, float *ca, float *h,
+                                    const float *peep, const rill_cuda_lstm *p, int64_t cur, cudaStream_t s);
+/* The step backwards: from the activated gates g, cells c, their activation ca, the
+ * previous cells (NULL: zeros), the hidden gradient dh and the cell gradient so far dc
+ * (made whole in place), writes the gate gradients dg, prev_dc (when not NULL) and, when
+ * dpeep_rows is not NULL, each row's peephole gradient terms there [cur, 3D]. */
+cudaError_t rill_cuda_lstm_step_grad_f32(const float *g, const float *c, const float *ca,
+                                         const float *prev_c, const float *dh, float *dc, float *dg,
+                                         float *prev_dc, const float *peep, float *dpeep_rows,
+                                         const rill_cuda_lstm *p, int64_t cur, cudaStream_t s);
+/* out[c] += rows[r][c] over the batch rows, steps from the last to the first (starts:
+ * steps + 1 offsets on the device), each step's rows in order. */
+cudaError_t rill_cuda_lstm_peephole_grad_f32(const float *rows, const int64_t *starts, int64_t steps,
+                                             int64_t width, float *out, cudaStream_t s);
+/* out[c] += v[r][c] for r from 0 to rows - 1, in order. */
+cudaError_t rill_cuda_column_sums_f32(const float *v, int64_t rows, int64_t width, float *out,
+                                      cudaStream_t s);
+
 /* ---- interpolation (device/interp.cu) ---- */
 /* nearest or bilinear interpolation of x [n, c, d, h, w] (channel_last: [n, d, h, w,
  * c]) to [.., od, oh, ow], from per-axis tables made on the host as the CPU kernel makes

@@ -10,7 +10,7 @@
 
 REPORT_GPU_SKIPS("cuda_kernels")
 
-#define MAX_ARGS 8
+#define MAX_ARGS 12
 
 typedef struct arg {
   const char *slot, *var;
@@ -1852,6 +1852,73 @@ Test(cuda_kernels, sequence_pool_grad_refuses_a_max_index_outside_its_sequence) 
   char *msg = device_run_error(p, names, feeds, 3, "dx");
   cr_assert(strstr(msg, "input MaxIndex (mi) holds row 1 for sequence 1, which spans rows 3..4"), "%s", msg);
   free(msg);
+}
+
+/* ---- lstm ---- */
+
+static void lstm_plain(rill_op_builder *b) { OK(rill_op_builder_attr_bool(b, "use_peepholes", false)); }
+static void lstm_peep_reverse(rill_op_builder *b) {
+  OK(rill_op_builder_attr_bool(b, "use_peepholes", true));
+  OK(rill_op_builder_attr_bool(b, "is_reverse", true));
+}
+static void lstm_other_acts(rill_op_builder *b) {
+  OK(rill_op_builder_attr_bool(b, "use_peepholes", true));
+  OK(rill_op_builder_attr_string(b, "gate_activation", "tanh"));
+  OK(rill_op_builder_attr_string(b, "cell_activation", "relu"));
+  OK(rill_op_builder_attr_string(b, "candidate_activation", "identity"));
+}
+
+/* Input [10, 4D] (D = 6) in sequences of 4, 0, 1, 3 and 2 rows: the batch order puts the
+ * empty one last and the rest by length; each step's GEMM by Weight, the cell update,
+ * and Hidden and Cell back in sequence order, with and without peepholes, backwards,
+ * from H0 / C0, and with each of the recurrent activations. */
+static const uint64_t lstm_lod[] = {0, 4, 4, 5, 8, 10};
+
+Test(cuda_kernels, lstm_forward) {
+  struct {
+    void (*attrs)(rill_op_builder *);
+    int64_t nbias;
+    bool states;
+  } variants[] = {{lstm_plain, 24, false}, {lstm_peep_reverse, 42, true}, {lstm_other_acts, 42, false}};
+  for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+    op_case c = {"lstm",
+                 {IN("Input", "x", -1, 1, 10, 24), IN("Weight", "w", -0.5f, 0.5f, 6, 24),
+                  IN("Bias", "b", -0.5f, 0.5f, 1, variants[v].nbias)},
+                 {OUT("Hidden", "h", 10, 6), OUT("Cell", "c", 10, 6), OUT("BatchGate", "bg", 10, 24),
+                  OUT("BatchCellPreAct", "bca", 10, 6)},
+                 variants[v].attrs, 1e-5};
+    if (variants[v].states) {
+      c.in[3] = (arg)IN("H0", "h0", -1, 1, 5, 6);
+      c.in[4] = (arg)IN("C0", "c0", -1, 1, 5, 6);
+    }
+    c.in[0].lod = lstm_lod, c.in[0].nlod = 6;
+    compare(&c);
+  }
+}
+
+/* lstm_grad from the same inputs and forward results (drawn at random: both places get
+ * the same ones): every gradient, the peephole weights' summed in the CPU's order, H0@GRAD
+ * and C0@GRAD back in sequence order. */
+#define LSTM_GRAD_INS(nbias)                                                                                  \
+  IN("Input", "x", -1, 1, 10, 24), IN("Weight", "w", -0.5f, 0.5f, 6, 24), IN("Bias", "b", -0.5f, 0.5f, 1, nbias), \
+      IN("Hidden", "h", -1, 1, 10, 6), IN("Cell", "c", -1, 1, 10, 6), IN("BatchGate", "bg", 0, 1, 10, 24),        \
+      IN("BatchCellPreAct", "bca", -1, 1, 10, 6), IN("Hidden@GRAD", "dh", -1, 1, 10, 6)
+#define LSTM_GRAD_OUTS(nbias) \
+  OUT("Input@GRAD", "dx", 10, 24), OUT("Weight@GRAD", "dw", 6, 24), OUT("Bias@GRAD", "db", 1, nbias)
+
+Test(cuda_kernels, lstm_grad) {
+  op_case plain = {"lstm_grad", {LSTM_GRAD_INS(24)}, {LSTM_GRAD_OUTS(24)}, lstm_plain, 1e-5};
+  op_case peep = {"lstm_grad",
+                  {LSTM_GRAD_INS(42), IN("H0", "h0", -1, 1, 5, 6), IN("C0", "c0", -1, 1, 5, 6)},
+                  {LSTM_GRAD_OUTS(42), OUT("H0@GRAD", "dh0", 5, 6), OUT("C0@GRAD", "dc0", 5, 6)},
+                  lstm_peep_reverse, 1e-5};
+  op_case acts = {"lstm_grad", {LSTM_GRAD_INS(42), IN("C0", "c0", -1, 1, 5, 6)},
+                  {LSTM_GRAD_OUTS(42), OUT("C0@GRAD", "dc0", 5, 6)}, lstm_other_acts, 1e-5};
+  op_case *cases[] = {&plain, &peep, &acts};
+  for (size_t i = 0; i < 3; i++) {
+    cases[i]->in[0].lod = lstm_lod, cases[i]->in[0].nlod = 6;
+    compare(cases[i]);
+  }
 }
 
 /* ---- sequence_conv ---- */

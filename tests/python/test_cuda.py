@@ -2,6 +2,7 @@
 without a CUDA device an executor for CUDAPlace(0) is refused with the reason and the
 CPU path still works; with one, a small network gives the CPU's numbers. Tests that
 need a device skip without one, saying so."""
+import json
 import numpy as np
 import pytest
 
@@ -284,6 +285,64 @@ def test_a_text_classifier_trains_on_the_device_as_on_the_cpu():
     assert cpu_losses[-1] < cpu_losses[0]
     for name in cpu:
         np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-3, atol=1e-5, err_msg=name)
+
+
+def train_lstm_on(place, steps=5, trace=None):
+    """run_steps of Fluid's LSTM text classifier (embedding, fc to 4 x the hidden size,
+    dynamic_lstm with peepholes beside a reversed one without, max and last pooling, fc
+    softmax) with Adam; with `trace`, one more step under the profiler writes its
+    timeline there."""
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 7
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        words = L.data('words', shape=[1], dtype='int64', lod_level=1)
+        label = L.data('label', shape=[1], dtype='int64')
+        emb = L.embedding(words, size=[60, 8])
+        fwd, _ = L.dynamic_lstm(L.fc(emb, 24), 24, use_peepholes=True)
+        back, _ = L.dynamic_lstm(L.fc(emb, 24), 24, is_reverse=True, use_peepholes=False)
+        h = L.concat([L.sequence_pool(fwd, 'max'), L.sequence_pool(back, 'last')], axis=1)
+        loss = L.mean(L.cross_entropy(L.fc(h, 3, act='softmax'), label))
+        fluid.optimizer.Adam(0.05).minimize(loss)
+    rng = np.random.RandomState(8)
+    lens = [3, 5, 1, 4, 2]
+    ids = rng.randint(0, 60, (sum(lens), 1)).astype('int64')
+    feed = {'words': fluid.create_lod_tensor(ids, [lens], fluid.CPUPlace()),
+            'label': rng.randint(0, 3, (len(lens), 1)).astype('int64')}
+    result = run_steps(place, main, startup, feed, loss, steps)
+    if trace is None:
+        return result
+    scope = fluid.Scope()
+    exe = fluid.Executor(place)
+    with fluid.scope_guard(scope):
+        fluid.Executor(fluid.CPUPlace()).run(startup)
+        exe.run(main, feed=feed, fetch_list=[loss])
+        fluid.profiler.start_profiler('All')
+        exe.run(main, feed=feed, fetch_list=[loss])
+        fluid.profiler.stop_profiler(profile_path=str(trace), print_summary=False)
+    exe.close()
+    return result, main
+
+
+@needs_device
+def test_an_lstm_trains_on_the_device_as_on_the_cpu(tmp_path):
+    """lstm and lstm_grad on the device (forwards and reversed, with and without
+    peepholes, over sequences of different lengths): the CPU's losses and parameters,
+    and nothing the recurrent ops read or write is copied between the places."""
+    cpu_losses, cpu = train_lstm_on(fluid.CPUPlace())
+    (gpu_losses, gpu), main = train_lstm_on(fluid.CUDAPlace(0), trace=tmp_path / 'trace.json')
+    np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-4)
+    assert cpu_losses[-1] < cpu_losses[0]
+    for name in cpu:
+        np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-3, atol=1e-5, err_msg=name)
+    recurrent = set()
+    for op in main.global_block().ops:
+        if op.type in ('lstm', 'lstm_grad'):
+            recurrent.update(op.input_arg_names + op.output_arg_names)
+    assert len(recurrent) > 10
+    events = json.load(open(str(tmp_path / 'trace.json')))['traceEvents']
+    copied = {e['args']['var'] for e in events if e.get('cat') == 'memcpy'}
+    assert 'words' in copied  # the feed's copy is recorded
+    assert not copied & recurrent, sorted(copied & recurrent)
 
 
 @needs_device

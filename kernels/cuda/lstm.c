@@ -1,0 +1,232 @@
+/* lstm and lstm_grad, CUDA kernels, float32 (fluid.layers.dynamic_lstm on the device).
+ * The host builds the batch order from Input's LoD (operators/recurrent.h, as the CPU
+ * kernel does) and copies its row indices to the device once per run. The forward
+ * gathers Input into BatchGate with the bias, then per time step multiplies the
+ * previous step's hidden rows by Weight with cuBLAS into the step's gates and runs the
+ * cell update, one thread per (row, unit); Hidden and Cell are scattered back to
+ * sequence order. The gradient runs the steps backwards with two GEMMs each (the
+ * previous hidden rows' gradient and Weight@GRAD), as kernels/cpu/lstm_impl.inc does;
+ * Bias@GRAD sums the gate gradients, and its peephole part the per-row terms, in the
+ * CPU's order. */
+#include "framework/base/alloc.h"
+#include "kernels/cuda/cuda.h"
+#include "operators/recurrent.h"
+
+/* The batch order of Input's sequences, on the host (sb) and its indices on the device:
+ * row[rows] | order[nseq] | starts[steps + 1]. */
+typedef struct dev_batch {
+  rill_seq_batch sb;
+  int64_t *dev, *row, *order, *starts;
+} dev_batch;
+
+static void batch_free(rill_cuda_dev *d, dev_batch *b) {
+  rill_cuda_mem_free(d, b->dev); /* queued behind its last reader */
+  rill_seq_batch_free(&b->sb);
+}
+
+static rill_status *batch_make(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_tensor *x, int64_t rows,
+                               bool reverse, dev_batch *b) {
+  memset(b, 0, sizeof *b);
+  RILL_TRY(rill_seq_batch_make(&x->lod.levels[0], rows, reverse, &b->sb));
+  const rill_seq_batch *sb = &b->sb;
+  size_t n = (size_t)(sb->rows + sb->nseq + sb->steps + 1), bytes = n * sizeof(int64_t);
+  int64_t *host = rill_malloc(bytes);
+  if (!host) {
+    rill_seq_batch_free(&b->sb);
+    return rill_oom();
+  }
+  memcpy(host, sb->row, (size_t)sb->rows * sizeof(int64_t));
+  memcpy(host + sb->rows, sb->order, (size_t)sb->nseq * sizeof(int64_t));
+  memcpy(host + sb->rows + sb->nseq, sb->starts, (size_t)(sb->steps + 1) * sizeof(int64_t));
+  rill_status *st = NULL;
+  if (!(b->dev = rill_cuda_mem_alloc(d, bytes)))
+    st = rill_kernel_error(ctx, "out of device memory for the batch order of input Input (%s)",
+                           rill_kin_name(ctx, RILL_LSTM_IN_INPUT, 0));
+  else /* from pageable memory: staged before the call returns */
+    st = rill_cuda_kernel_check(ctx, cudaMemcpyAsync(b->dev, host, bytes, cudaMemcpyHostToDevice, d->stream),
+                                "copying the batch order");
+  rill_free(host);
+  if (st) {
+    batch_free(d, b);
+    return st;
+  }
+  b->row = b->dev;
+  b->order = b->row + sb->rows;
+  b->starts = b->order + sb->nseq;
+  return NULL;
+}
+
+/* Zeroed device scratch of n floats (*out, rill_cuda_mem_free'd by the caller). */
+static rill_status *scratch(rill_kernel_ctx *ctx, rill_cuda_dev *d, int64_t n, float **out) {
+  size_t bytes = (size_t)(n ? n : 1) * sizeof(float);
+  if (!(*out = rill_cuda_mem_alloc(d, bytes)))
+    return rill_kernel_error(ctx, "out of device memory for %zu bytes of batch-order rows", bytes);
+  rill_status *st = rill_cuda_kernel_check(ctx, cudaMemsetAsync(*out, 0, bytes, d->stream), "zeroing the rows");
+  if (st) {
+    rill_cuda_mem_free(d, *out);
+    *out = NULL;
+  }
+  return st;
+}
+
+static rill_cuda_lstm params_of(const rill_lstm_geom *g) {
+  return (rill_cuda_lstm){.D = g->D,
+                          .act_gate = (int)g->act[RILL_LSTM_ACT_GATE],
+                          .act_cell = (int)g->act[RILL_LSTM_ACT_CELL],
+                          .act_cand = (int)g->act[RILL_LSTM_ACT_CAND]};
+}
+
+rill_status *rill_cuda_lstm_fp32(rill_kernel_ctx *ctx) {
+  rill_tensor *x = NULL, *w = NULL, *b = NULL, *h0 = NULL, *c0 = NULL;
+  rill_tensor *hid = NULL, *cell = NULL, *bg = NULL, *bcp = NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTM_IN_INPUT, 0, RILL_DTYPE_FP32, &x));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTM_IN_WEIGHT, 0, RILL_DTYPE_FP32, &w));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTM_IN_BIAS, 0, RILL_DTYPE_FP32, &b));
+  if (rill_kin(ctx, RILL_LSTM_IN_H0, 0)) RILL_TRY(rill_kin_need(ctx, RILL_LSTM_IN_H0, 0, RILL_DTYPE_FP32, &h0));
+  if (rill_kin(ctx, RILL_LSTM_IN_C0, 0)) RILL_TRY(rill_kin_need(ctx, RILL_LSTM_IN_C0, 0, RILL_DTYPE_FP32, &c0));
+  RILL_TRY(rill_kout_need(ctx, RILL_LSTM_OUT_HIDDEN, 0, RILL_DTYPE_FP32, &hid));
+  RILL_TRY(rill_kout_need(ctx, RILL_LSTM_OUT_CELL, 0, RILL_DTYPE_FP32, &cell));
+  RILL_TRY(rill_kout_need(ctx, RILL_LSTM_OUT_BATCH_GATE, 0, RILL_DTYPE_FP32, &bg));
+  RILL_TRY(rill_kout_need(ctx, RILL_LSTM_OUT_BATCH_CELL_PRE_ACT, 0, RILL_DTYPE_FP32, &bcp));
+  rill_lstm_geom gm;
+  RILL_TRY(rill_lstm_check(ctx, x, w, b, h0, c0, &gm));
+  int64_t rows = gm.rows, D = gm.D;
+  rill_dims hd = {.n = 2, .d = {rows, D}}, gd = {.n = 2, .d = {rows, 4 * D}};
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_LSTM_OUT_HIDDEN, 0, hid, &hd));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_LSTM_OUT_CELL, 0, cell, &hd));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_LSTM_OUT_BATCH_GATE, 0, bg, &gd));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_LSTM_OUT_BATCH_CELL_PRE_ACT, 0, bcp, &hd));
+  if (rows == 0 || D == 0) return NULL;
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, hid, &d));
+  dev_batch bt;
+  RILL_TRY(batch_make(ctx, d, x, rows, gm.reverse, &bt));
+  const rill_seq_batch *sb = &bt.sb;
+  /* batch order: hidden, cell [rows, D]; reordered H0, C0 [nseq, D] */
+  float *buf = NULL;
+  rill_status *st = scratch(ctx, d, 2 * rows * D + 2 * sb->nseq * D, &buf);
+  if (st) {
+    batch_free(d, &bt);
+    return st;
+  }
+  float *bh = buf, *bc = bh + rows * D, *oh0 = bc + rows * D, *oc0 = oh0 + sb->nseq * D;
+  float *g = rill_tensor_ptr(bg), *ca = rill_tensor_ptr(bcp);
+  const float *wp = rill_tensor_ptr(w), *bp = rill_tensor_ptr(b), *peep = gm.peep ? bp + 4 * D : NULL;
+  rill_cuda_lstm p = params_of(&gm);
+  cudaError_t e = rill_cuda_lstm_gates_f32(rill_tensor_ptr(x), bt.row, bp, rows, 4 * D, g, d->stream);
+  if (e == cudaSuccess && h0)
+    e = rill_cuda_gather_rows_f32(rill_tensor_ptr(h0), bt.order, true, sb->nseq, D, -1, oh0, d->stream);
+  if (e == cudaSuccess && c0)
+    e = rill_cuda_gather_rows_f32(rill_tensor_ptr(c0), bt.order, true, sb->nseq, D, -1, oc0, d->stream);
+  for (int64_t n = 0; n < sb->steps && e == cudaSuccess && !st; n++) {
+    int64_t s = sb->starts[n], cur = sb->starts[n + 1] - s;
+    const float *ph = n > 0 ? bh + sb->starts[n - 1] * D : h0 ? oh0 : NULL;
+    const float *pc = n > 0 ? bc + sb->starts[n - 1] * D : c0 ? oc0 : NULL;
+    if (ph)
+      st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm(d, false, false, cur, 4 * D, D, 1.0f, ph, 0, wp, 0, 1.0f,
+                                                        g + s * 4 * D, 0, 1));
+    if (!st) e = rill_cuda_lstm_step_f32(g + s * 4 * D, pc, bc + s * D, ca + s * D, bh + s * D, peep, &p, cur, d->stream);
+  }
+  if (!st && e == cudaSuccess) e = rill_cuda_scatter_rows_f32(bh, bt.row, rows, D, rill_tensor_ptr(hid), d->stream);
+  if (!st && e == cudaSuccess) e = rill_cuda_scatter_rows_f32(bc, bt.row, rows, D, rill_tensor_ptr(cell), d->stream);
+  if (!st) st = rill_cuda_kernel_check(ctx, e, "running the time steps");
+  rill_cuda_mem_free(d, buf);
+  batch_free(d, &bt);
+  return st;
+}
+
+rill_status *rill_cuda_lstm_grad_fp32(rill_kernel_ctx *ctx) {
+  rill_tensor *x = NULL, *w = NULL, *b = NULL, *h0 = NULL, *c0 = NULL, *hid = NULL, *cell = NULL;
+  rill_tensor *bg = NULL, *bcp = NULL, *dhid = NULL;
+  rill_tensor *dx = NULL, *dh0 = NULL, *dc0 = NULL, *dw = NULL, *db = NULL;
+  bool want = false;
+  for (size_t o = 0; o < RILL_LSTM_GRAD_OUT_COUNT; o++) want = want || rill_kout(ctx, o, 0);
+  if (!want) return NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTM_GRAD_IN_INPUT, 0, RILL_DTYPE_FP32, &x));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTM_GRAD_IN_WEIGHT, 0, RILL_DTYPE_FP32, &w));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTM_GRAD_IN_BIAS, 0, RILL_DTYPE_FP32, &b));
+  if (rill_kin(ctx, RILL_LSTM_GRAD_IN_H0, 0))
+    RILL_TRY(rill_kin_need(ctx, RILL_LSTM_GRAD_IN_H0, 0, RILL_DTYPE_FP32, &h0));
+  if (rill_kin(ctx, RILL_LSTM_GRAD_IN_C0, 0))
+    RILL_TRY(rill_kin_need(ctx, RILL_LSTM_GRAD_IN_C0, 0, RILL_DTYPE_FP32, &c0));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTM_GRAD_IN_HIDDEN, 0, RILL_DTYPE_FP32, &hid));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTM_GRAD_IN_CELL, 0, RILL_DTYPE_FP32, &cell));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTM_GRAD_IN_BATCH_GATE, 0, RILL_DTYPE_FP32, &bg));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTM_GRAD_IN_BATCH_CELL_PRE_ACT, 0, RILL_DTYPE_FP32, &bcp));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTM_GRAD_IN_HIDDEN_GRAD, 0, RILL_DTYPE_FP32, &dhid));
+  rill_lstm_geom gm;
+  RILL_TRY(rill_lstm_check(ctx, x, w, b, h0, c0, &gm));
+  int64_t rows = gm.rows, D = gm.D;
+  rill_dims hd = {.n = 2, .d = {rows, D}}, gd = {.n = 2, .d = {rows, 4 * D}};
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_LSTM_GRAD_IN_HIDDEN, hid, &hd));
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_LSTM_GRAD_IN_CELL, cell, &hd));
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_LSTM_GRAD_IN_BATCH_GATE, bg, &gd));
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_LSTM_GRAD_IN_BATCH_CELL_PRE_ACT, bcp, &hd));
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_LSTM_GRAD_IN_HIDDEN_GRAD, dhid, &hd));
+  const rill_tensor *const fwd[] = {x, h0, c0, w, b};
+  rill_tensor *outs[RILL_LSTM_GRAD_OUT_COUNT];
+  RILL_TRY(rill_kout_like(ctx, RILL_LSTM_GRAD_OUT_COUNT, RILL_DTYPE_FP32, fwd, rill_lstm_grad_wrt, 0u, outs));
+  dx = outs[0], dh0 = outs[1], dc0 = outs[2], dw = outs[3], db = outs[4];
+  rill_cuda_dev *d = NULL;
+  for (size_t o = 0; o < RILL_LSTM_GRAD_OUT_COUNT; o++) {
+    if (!outs[o]) continue;
+    if (!d) RILL_TRY(rill_cuda_kernel_dev(ctx, outs[o], &d));
+    size_t nb = rill_tensor_nbytes(outs[o]);
+    if (nb)
+      RILL_TRY(rill_cuda_kernel_check(ctx, cudaMemsetAsync(rill_tensor_ptr(outs[o]), 0, nb, d->stream),
+                                      "zeroing the gradients"));
+  }
+  if (rows == 0 || D == 0) return NULL;
+  dev_batch bt;
+  RILL_TRY(batch_make(ctx, d, x, rows, gm.reverse, &bt));
+  const rill_seq_batch *sb = &bt.sb;
+  int64_t nseq = sb->nseq;
+  bool peep_grad = gm.peep && db;
+  /* batch order: hidden, its gradient, cell, its gradient [rows, D]; gate gradients
+   * [rows, 4D]; reordered H0, C0 and their gradients [nseq, D]; the peephole gradient's
+   * terms per row [rows, 3D] */
+  float *buf = NULL;
+  rill_status *st = scratch(ctx, d, 8 * rows * D + 4 * nseq * D + (peep_grad ? 3 * rows * D : 0), &buf);
+  if (st) {
+    batch_free(d, &bt);
+    return st;
+  }
+  float *bh = buf, *bdh = bh + rows * D, *bc = bdh + rows * D, *bdc = bc + rows * D, *bdg = bdc + rows * D;
+  float *oh0 = bdg + 4 * rows * D, *oc0 = oh0 + nseq * D, *odh0 = oc0 + nseq * D, *odc0 = odh0 + nseq * D;
+  float *dpr = peep_grad ? odc0 + nseq * D : NULL;
+  cudaStream_t s0 = d->stream;
+  cudaError_t e = rill_cuda_gather_rows_f32(rill_tensor_ptr(hid), bt.row, true, rows, D, -1, bh, s0);
+  if (e == cudaSuccess) e = rill_cuda_gather_rows_f32(rill_tensor_ptr(dhid), bt.row, true, rows, D, -1, bdh, s0);
+  if (e == cudaSuccess) e = rill_cuda_gather_rows_f32(rill_tensor_ptr(cell), bt.row, true, rows, D, -1, bc, s0);
+  if (e == cudaSuccess && h0) e = rill_cuda_gather_rows_f32(rill_tensor_ptr(h0), bt.order, true, nseq, D, -1, oh0, s0);
+  if (e == cudaSuccess && c0) e = rill_cuda_gather_rows_f32(rill_tensor_ptr(c0), bt.order, true, nseq, D, -1, oc0, s0);
+  const float *g = rill_tensor_ptr(bg), *ca = rill_tensor_ptr(bcp), *wp = rill_tensor_ptr(w);
+  const float *peep = gm.peep ? (const float *)rill_tensor_ptr(b) + 4 * D : NULL;
+  float *dwp = dw ? rill_tensor_ptr(dw) : NULL;
+  rill_cuda_lstm p = params_of(&gm);
+  for (int64_t n = sb->steps - 1; n >= 0 && e == cudaSuccess && !st; n--) {
+    int64_t s = sb->starts[n], cur = sb->starts[n + 1] - s, ps = n > 0 ? sb->starts[n - 1] : 0;
+    const float *pc = n > 0 ? bc + ps * D : c0 ? oc0 : NULL;
+    float *pdc = n > 0 ? bdc + ps * D : dc0 ? odc0 : NULL;
+    e = rill_cuda_lstm_step_grad_f32(g + s * 4 * D, bc + s * D, ca + s * D, pc, bdh + s * D, bdc + s * D,
+                                     bdg + s * 4 * D, pdc, peep, dpr ? dpr + s * 3 * D : NULL, &p, cur, s0);
+    const float *ph = n > 0 ? bh + ps * D : h0 ? oh0 : NULL;
+    float *pdh = n > 0 ? bdh + ps * D : dh0 ? odh0 : NULL;
+    if (e == cudaSuccess && ph && pdh)
+      st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm(d, false, true, cur, D, 4 * D, 1.0f, bdg + s * 4 * D, 0, wp,
+                                                        0, 1.0f, pdh, 0, 1));
+    if (e == cudaSuccess && !st && ph && dwp)
+      st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm(d, true, false, D, 4 * D, cur, 1.0f, ph, 0, bdg + s * 4 * D,
+                                                        0, 1.0f, dwp, 0, 1));
+  }
+  if (!st && e == cudaSuccess && dx) e = rill_cuda_scatter_rows_f32(bdg, bt.row, rows, 4 * D, rill_tensor_ptr(dx), s0);
+  if (!st && e == cudaSuccess && db) e = rill_cuda_column_sums_f32(bdg, rows, 4 * D, rill_tensor_ptr(db), s0);
+  if (!st && e == cudaSuccess && dpr)
+    e = rill_cuda_lstm_peephole_grad_f32(dpr, bt.starts, sb->steps, 3 * D, (float *)rill_tensor_ptr(db) + 4 * D, s0);
+  if (!st && e == cudaSuccess && dh0) e = rill_cuda_scatter_rows_f32(odh0, bt.order, nseq, D, rill_tensor_ptr(dh0), s0);
+  if (!st && e == cudaSuccess && dc0) e = rill_cuda_scatter_rows_f32(odc0, bt.order, nseq, D, rill_tensor_ptr(dc0), s0);
+  if (!st) st = rill_cuda_kernel_check(ctx, e, "running the time steps backwards");
+  rill_cuda_mem_free(d, buf);
+  batch_free(d, &bt);
+  return st;
+}
