@@ -18,60 +18,11 @@
 #include "operators/recurrent.h"
 #include "kernels/cpu/sgemm.h"
 
-typedef struct gru_geom {
-  int64_t rows, D;
-  bool reverse, origin;
-  rill_ract act, gate;
-} gru_geom;
-
-_Static_assert(RILL_SAME_POS(RILL_GRU_ATTR_ACTIVATION, RILL_GRU_GRAD_ATTR_ACTIVATION) &&
-                   RILL_SAME_POS(RILL_GRU_ATTR_GATE_ACTIVATION, RILL_GRU_GRAD_ATTR_GATE_ACTIVATION) &&
-                   RILL_SAME_POS(RILL_GRU_ATTR_IS_REVERSE, RILL_GRU_GRAD_ATTR_IS_REVERSE) &&
-                   RILL_SAME_POS(RILL_GRU_ATTR_ORIGIN_MODE, RILL_GRU_GRAD_ATTR_ORIGIN_MODE),
-               "gru and gru_grad share their attribute table");
-_Static_assert(RILL_SAME_POS(RILL_GRU_IN_INPUT, RILL_GRU_GRAD_IN_INPUT) && RILL_SAME_POS(RILL_GRU_IN_H0, RILL_GRU_GRAD_IN_H0) &&
-                   RILL_SAME_POS(RILL_GRU_IN_WEIGHT, RILL_GRU_GRAD_IN_WEIGHT) &&
-                   RILL_SAME_POS(RILL_GRU_IN_BIAS, RILL_GRU_GRAD_IN_BIAS),
-               "gru_grad's first inputs are gru's");
 _Static_assert(RILL_SAME_POS(RILL_GRU_UNIT_IN_INPUT, RILL_GRU_UNIT_GRAD_IN_INPUT) &&
                    RILL_SAME_POS(RILL_GRU_UNIT_IN_HIDDEN_PREV, RILL_GRU_UNIT_GRAD_IN_HIDDEN_PREV) &&
                    RILL_SAME_POS(RILL_GRU_UNIT_IN_WEIGHT, RILL_GRU_UNIT_GRAD_IN_WEIGHT) &&
                    RILL_SAME_POS(RILL_GRU_UNIT_IN_BIAS, RILL_GRU_UNIT_GRAD_IN_BIAS),
                "gru_unit_grad's first inputs are gru_unit's");
-
-/* Input [T, 3D] with one LoD level ending at T, Weight [D, 3D], Bias 3D elements,
- * H0 [sequences, D]; the attributes. */
-static rill_status *gru_check(const rill_kernel_ctx *ctx, const rill_tensor *x, const rill_tensor *w,
-                              const rill_tensor *b, const rill_tensor *h0, gru_geom *g) {
-  g->reverse = ctx->attrs[RILL_GRU_ATTR_IS_REVERSE].v.b;
-  g->origin = ctx->attrs[RILL_GRU_ATTR_ORIGIN_MODE].v.b;
-  RILL_TRY(rill_ract_parse(ctx, "activation", ctx->attrs[RILL_GRU_ATTR_ACTIVATION].v.s, &g->act));
-  RILL_TRY(rill_ract_parse(ctx, "gate_activation", ctx->attrs[RILL_GRU_ATTR_GATE_ACTIVATION].v.s,
-                           &g->gate));
-  char s[RILL_DIMS_STR_MAX], s2[RILL_DIMS_STR_MAX];
-  if (w->dims.n != 2 || x->dims.n != 2 || x->dims.d[1] != 3 * w->dims.d[0] ||
-      w->dims.d[1] != 3 * w->dims.d[0])
-    return rill_kernel_error(ctx, "inputs Input (%s) %s and Weight (%s) %s do not fit: expected "
-                             "[T, 3 * D] and [D, 3 * D]", rill_kin_name(ctx, RILL_GRU_IN_INPUT, 0),
-                             rill_dims_str(&x->dims, s, sizeof s), rill_kin_name(ctx, RILL_GRU_IN_WEIGHT, 0),
-                             rill_dims_str(&w->dims, s2, sizeof s2));
-  g->rows = x->dims.d[0];
-  g->D = w->dims.d[0];
-  if (b && rill_tensor_numel(b) != 3 * g->D)
-    return rill_kernel_error(ctx, "input Bias (%s) has shape %s, expected [1, %lld]",
-                             rill_kin_name(ctx, RILL_GRU_IN_BIAS, 0), rill_dims_str(&b->dims, s, sizeof s),
-                             (long long)(3 * g->D));
-  if (x->lod.nlevels != 1)
-    return rill_kernel_error(ctx, "input Input (%s) has %zu LoD levels, expected 1 (the sequences)",
-                             rill_kin_name(ctx, RILL_GRU_IN_INPUT, 0), x->lod.nlevels);
-  const rill_lod_level *lv = &x->lod.levels[0];
-  if (lv->n < 1 || lv->offsets[lv->n - 1] != (uint64_t)g->rows)
-    return rill_kernel_error(ctx, "input Input (%s): its LoD does not end at its %lld rows",
-                             rill_kin_name(ctx, RILL_GRU_IN_INPUT, 0), (long long)g->rows);
-  rill_dims sd = {.n = 2, .d = {(int64_t)lv->n - 1, g->D}};
-  if (h0) RILL_TRY(rill_kin_check_dims(ctx, RILL_GRU_IN_H0, h0, &sd));
-  return NULL;
-}
 
 static rill_status *gru_unit_check(const rill_kernel_ctx *ctx, const rill_tensor *x,
                                    const rill_tensor *hp, const rill_tensor *w, const rill_tensor *b,
