@@ -113,6 +113,13 @@ rill_status *rill_cuda_sgemm(rill_cuda_dev *d, bool ta, bool tb, int64_t m, int6
                              int64_t stride_b, float beta, float *c, int64_t stride_c,
                              int64_t batch);
 
+/* rill_cuda_sgemm's one product with the row-major leading dimensions given: lda, ldb and
+ * ldc elements between the rows of A, B and C as stored (a gate block of a wider
+ * matrix). */
+rill_status *rill_cuda_sgemm_ld(rill_cuda_dev *d, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                                const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                                int64_t ldc);
+
 /* ---- ids and row groups (rows.c) ---- */
 
 /* Input `slot`'s ids (int64 or int32, on the device or the host) as int64 on the host

@@ -251,9 +251,9 @@ typedef struct rill_cuda_lstm {
   int64_t D;
   int act_gate, act_cell, act_cand;
 } rill_cuda_lstm;
-/* g[i][c] = x[rows[i]][c] + bias[c] for n rows of `width`. */
-cudaError_t rill_cuda_lstm_gates_f32(const float *x, const int64_t *rows, const float *bias, int64_t n,
-                                     int64_t width, float *g, cudaStream_t s);
+/* g[i][c] = x[rows[i]][c] + bias[c] for n rows of `width` (bias NULL: none). */
+cudaError_t rill_cuda_gather_rows_bias_f32(const float *x, const int64_t *rows, const float *bias, int64_t n,
+                                           int64_t width, float *g, cudaStream_t s);
 /* dst[rows[i]][c] = src[i][c] (rows distinct). */
 cudaError_t rill_cuda_scatter_rows_f32(const float *src, const int64_t *rows, int64_t n, int64_t width,
                                        float *dst, cudaStream_t s);
@@ -277,6 +277,33 @@ cudaError_t rill_cuda_lstm_peephole_grad_f32(const float *rows, const int64_t *s
 /* out[c] += v[r][c] for r from 0 to rows - 1, in order. */
 cudaError_t rill_cuda_column_sums_f32(const float *v, int64_t rows, int64_t width, float *out,
                                       cudaStream_t s);
+
+/* ---- gru (device/gru.cu) ----
+ * Paddle's gru over the same batch order: gates [rows, 3D] in the order update, reset,
+ * candidate; `act` the candidate's activation and `gate` the gates', rill_ract numbers;
+ * origin_mode's output h = u * h_prev + (1 - u) * c, else (1 - u) * h_prev + u * c. */
+typedef struct rill_cuda_gru {
+  int64_t D;
+  int act, gate;
+  bool origin;
+} rill_cuda_gru;
+/* A step's gates: g's update and reset gates activated in place, and the reset hidden
+ * rh = h_prev * r [cur, D] (prev NULL: zeros). */
+cudaError_t rill_cuda_gru_gates_f32(float *g, const float *prev, float *rh, const rill_cuda_gru *p, int64_t cur,
+                                    cudaStream_t s);
+/* The step's output: the candidate activated in place and the hidden rows h [cur, D]. */
+cudaError_t rill_cuda_gru_output_f32(float *g, const float *prev, float *h, const rill_cuda_gru *p, int64_t cur,
+                                     cudaStream_t s);
+/* Backwards through the output, from the activated gates g, prev (NULL: zeros) and the
+ * hidden gradient dh: dg's update and candidate parts (the update's before its gate
+ * activation, the candidate's after), and prev_dh (when not NULL) += its share. */
+cudaError_t rill_cuda_gru_grad_output_f32(const float *g, const float *prev, const float *dh, float *dg,
+                                          float *prev_dh, const rill_cuda_gru *p, int64_t cur, cudaStream_t s);
+/* Backwards through the gates, from the reset hidden's gradient drh (read when prev is
+ * given): prev_dh (when not NULL) += drh * r, and dg's update and reset parts through the
+ * gate activation. */
+cudaError_t rill_cuda_gru_grad_gates_f32(const float *g, const float *prev, const float *drh, float *dg,
+                                         float *prev_dh, const rill_cuda_gru *p, int64_t cur, cudaStream_t s);
 
 /* ---- interpolation (device/interp.cu) ---- */
 /* nearest or bilinear interpolation of x [n, c, d, h, w] (channel_last: [n, d, h, w,

@@ -10,64 +10,7 @@
  * CPU's order. */
 #include "framework/base/alloc.h"
 #include "kernels/cuda/cuda.h"
-#include "operators/recurrent.h"
-
-/* The batch order of Input's sequences, on the host (sb) and its indices on the device:
- * row[rows] | order[nseq] | starts[steps + 1]. */
-typedef struct dev_batch {
-  rill_seq_batch sb;
-  int64_t *dev, *row, *order, *starts;
-} dev_batch;
-
-static void batch_free(rill_cuda_dev *d, dev_batch *b) {
-  rill_cuda_mem_free(d, b->dev); /* queued behind its last reader */
-  rill_seq_batch_free(&b->sb);
-}
-
-static rill_status *batch_make(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_tensor *x, int64_t rows,
-                               bool reverse, dev_batch *b) {
-  memset(b, 0, sizeof *b);
-  RILL_TRY(rill_seq_batch_make(&x->lod.levels[0], rows, reverse, &b->sb));
-  const rill_seq_batch *sb = &b->sb;
-  size_t n = (size_t)(sb->rows + sb->nseq + sb->steps + 1), bytes = n * sizeof(int64_t);
-  int64_t *host = rill_malloc(bytes);
-  if (!host) {
-    rill_seq_batch_free(&b->sb);
-    return rill_oom();
-  }
-  memcpy(host, sb->row, (size_t)sb->rows * sizeof(int64_t));
-  memcpy(host + sb->rows, sb->order, (size_t)sb->nseq * sizeof(int64_t));
-  memcpy(host + sb->rows + sb->nseq, sb->starts, (size_t)(sb->steps + 1) * sizeof(int64_t));
-  rill_status *st = NULL;
-  if (!(b->dev = rill_cuda_mem_alloc(d, bytes)))
-    st = rill_kernel_error(ctx, "out of device memory for the batch order of input Input (%s)",
-                           rill_kin_name(ctx, RILL_LSTM_IN_INPUT, 0));
-  else /* from pageable memory: staged before the call returns */
-    st = rill_cuda_kernel_check(ctx, cudaMemcpyAsync(b->dev, host, bytes, cudaMemcpyHostToDevice, d->stream),
-                                "copying the batch order");
-  rill_free(host);
-  if (st) {
-    batch_free(d, b);
-    return st;
-  }
-  b->row = b->dev;
-  b->order = b->row + sb->rows;
-  b->starts = b->order + sb->nseq;
-  return NULL;
-}
-
-/* Zeroed device scratch of n floats (*out, rill_cuda_mem_free'd by the caller). */
-static rill_status *scratch(rill_kernel_ctx *ctx, rill_cuda_dev *d, int64_t n, float **out) {
-  size_t bytes = (size_t)(n ? n : 1) * sizeof(float);
-  if (!(*out = rill_cuda_mem_alloc(d, bytes)))
-    return rill_kernel_error(ctx, "out of device memory for %zu bytes of batch-order rows", bytes);
-  rill_status *st = rill_cuda_kernel_check(ctx, cudaMemsetAsync(*out, 0, bytes, d->stream), "zeroing the rows");
-  if (st) {
-    rill_cuda_mem_free(d, *out);
-    *out = NULL;
-  }
-  return st;
-}
+#include "kernels/cuda/batch_order.h"
 
 static rill_cuda_lstm params_of(const rill_lstm_geom *g) {
   return (rill_cuda_lstm){.D = g->D,
@@ -99,21 +42,21 @@ rill_status *rill_cuda_lstm_fp32(rill_kernel_ctx *ctx) {
   if (rows == 0 || D == 0) return NULL;
   rill_cuda_dev *d = NULL;
   RILL_TRY(rill_cuda_kernel_dev(ctx, hid, &d));
-  dev_batch bt;
-  RILL_TRY(batch_make(ctx, d, x, rows, gm.reverse, &bt));
+  rill_cuda_batch bt;
+  RILL_TRY(rill_cuda_batch_make(ctx, d, x, RILL_LSTM_IN_INPUT, rows, gm.reverse, &bt));
   const rill_seq_batch *sb = &bt.sb;
   /* batch order: hidden, cell [rows, D]; reordered H0, C0 [nseq, D] */
   float *buf = NULL;
-  rill_status *st = scratch(ctx, d, 2 * rows * D + 2 * sb->nseq * D, &buf);
+  rill_status *st = rill_cuda_zeroed(ctx, d, 2 * rows * D + 2 * sb->nseq * D, &buf);
   if (st) {
-    batch_free(d, &bt);
+    rill_cuda_batch_free(d, &bt);
     return st;
   }
   float *bh = buf, *bc = bh + rows * D, *oh0 = bc + rows * D, *oc0 = oh0 + sb->nseq * D;
   float *g = rill_tensor_ptr(bg), *ca = rill_tensor_ptr(bcp);
   const float *wp = rill_tensor_ptr(w), *bp = rill_tensor_ptr(b), *peep = gm.peep ? bp + 4 * D : NULL;
   rill_cuda_lstm p = params_of(&gm);
-  cudaError_t e = rill_cuda_lstm_gates_f32(rill_tensor_ptr(x), bt.row, bp, rows, 4 * D, g, d->stream);
+  cudaError_t e = rill_cuda_gather_rows_bias_f32(rill_tensor_ptr(x), bt.row, bp, rows, 4 * D, g, d->stream);
   if (e == cudaSuccess && h0)
     e = rill_cuda_gather_rows_f32(rill_tensor_ptr(h0), bt.order, true, sb->nseq, D, -1, oh0, d->stream);
   if (e == cudaSuccess && c0)
@@ -131,7 +74,7 @@ rill_status *rill_cuda_lstm_fp32(rill_kernel_ctx *ctx) {
   if (!st && e == cudaSuccess) e = rill_cuda_scatter_rows_f32(bc, bt.row, rows, D, rill_tensor_ptr(cell), d->stream);
   if (!st) st = rill_cuda_kernel_check(ctx, e, "running the time steps");
   rill_cuda_mem_free(d, buf);
-  batch_free(d, &bt);
+  rill_cuda_batch_free(d, &bt);
   return st;
 }
 
@@ -177,8 +120,8 @@ rill_status *rill_cuda_lstm_grad_fp32(rill_kernel_ctx *ctx) {
                                       "zeroing the gradients"));
   }
   if (rows == 0 || D == 0) return NULL;
-  dev_batch bt;
-  RILL_TRY(batch_make(ctx, d, x, rows, gm.reverse, &bt));
+  rill_cuda_batch bt;
+  RILL_TRY(rill_cuda_batch_make(ctx, d, x, RILL_LSTM_IN_INPUT, rows, gm.reverse, &bt));
   const rill_seq_batch *sb = &bt.sb;
   int64_t nseq = sb->nseq;
   bool peep_grad = gm.peep && db;
@@ -186,9 +129,9 @@ rill_status *rill_cuda_lstm_grad_fp32(rill_kernel_ctx *ctx) {
    * [rows, 4D]; reordered H0, C0 and their gradients [nseq, D]; the peephole gradient's
    * terms per row [rows, 3D] */
   float *buf = NULL;
-  rill_status *st = scratch(ctx, d, 8 * rows * D + 4 * nseq * D + (peep_grad ? 3 * rows * D : 0), &buf);
+  rill_status *st = rill_cuda_zeroed(ctx, d, 8 * rows * D + 4 * nseq * D + (peep_grad ? 3 * rows * D : 0), &buf);
   if (st) {
-    batch_free(d, &bt);
+    rill_cuda_batch_free(d, &bt);
     return st;
   }
   float *bh = buf, *bdh = bh + rows * D, *bc = bdh + rows * D, *bdc = bc + rows * D, *bdg = bdc + rows * D;
@@ -227,6 +170,6 @@ rill_status *rill_cuda_lstm_grad_fp32(rill_kernel_ctx *ctx) {
   if (!st && e == cudaSuccess && dc0) e = rill_cuda_scatter_rows_f32(odc0, bt.order, nseq, D, rill_tensor_ptr(dc0), s0);
   if (!st) st = rill_cuda_kernel_check(ctx, e, "running the time steps backwards");
   rill_cuda_mem_free(d, buf);
-  batch_free(d, &bt);
+  rill_cuda_batch_free(d, &bt);
   return st;
 }

@@ -310,26 +310,45 @@ rill_status *rill_cuda_kernel_check(rill_kernel_ctx *ctx, cudaError_t e, const c
   return rill_kernel_error(ctx, "%s: %s: %s", what, cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
+/* cuBLAS takes int sizes and leading dimensions. */
+static rill_status *gemm_fits(int64_t m, int64_t n, int64_t k, int64_t batch, int64_t lda, int64_t ldb,
+                              int64_t ldc) {
+  if (m > INT_MAX || n > INT_MAX || k > INT_MAX || batch > INT_MAX || lda > INT_MAX || ldb > INT_MAX ||
+      ldc > INT_MAX)
+    return rill_error(RILL_OUT_OF_RANGE, "a matrix product of %lld x %lld x %lld (batch %lld) is "
+                      "beyond cuBLAS's int sizes", (long long)m, (long long)n, (long long)k,
+                      (long long)batch);
+  return NULL;
+}
+
 rill_status *rill_cuda_sgemm(rill_cuda_dev *d, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                              float alpha, const float *a, int64_t stride_a, const float *b,
                              int64_t stride_b, float beta, float *c, int64_t stride_c,
                              int64_t batch) {
-  if (m > INT_MAX || n > INT_MAX || k > INT_MAX || batch > INT_MAX)
-    return rill_error(RILL_OUT_OF_RANGE, "a matrix product of %lld x %lld x %lld (batch %lld) is "
-                      "beyond cuBLAS's int sizes", (long long)m, (long long)n, (long long)k,
-                      (long long)batch);
+  int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  if (batch == 1) return rill_cuda_sgemm_ld(d, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, n);
+  RILL_TRY(gemm_fits(m, n, k, batch, lda, ldb, n));
   if (m == 0 || n == 0 || batch == 0) return NULL;
   /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: B comes first. */
   cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-  int lda = (int)(ta ? m : k), ldb = (int)(tb ? k : n), ldc = (int)n;
-  if (lda < 1) lda = 1;
-  if (ldb < 1) ldb = 1;
   pthread_mutex_lock(&d->lock);
-  cublasStatus_t e =
-      batch == 1 ? cublasSgemm(d->blas, ob, oa, (int)n, (int)m, (int)k, &alpha, b, ldb, a, lda, &beta, c, ldc)
-                 : cublasSgemmStridedBatched(d->blas, ob, oa, (int)n, (int)m, (int)k, &alpha, b, ldb,
-                                             stride_b, a, lda, stride_a, &beta, c, ldc, stride_c,
-                                             (int)batch);
+  cublasStatus_t e = cublasSgemmStridedBatched(d->blas, ob, oa, (int)n, (int)m, (int)k, &alpha, b,
+                                               ldb < 1 ? 1 : (int)ldb, stride_b, a, lda < 1 ? 1 : (int)lda,
+                                               stride_a, &beta, c, (int)n, stride_c, (int)batch);
+  pthread_mutex_unlock(&d->lock);
+  return e == CUBLAS_STATUS_SUCCESS ? NULL : rill_cublas_error(e, "cublasSgemmStridedBatched");
+}
+
+rill_status *rill_cuda_sgemm_ld(rill_cuda_dev *d, bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                                const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                                int64_t ldc) {
+  RILL_TRY(gemm_fits(m, n, k, 1, lda, ldb, ldc));
+  if (m == 0 || n == 0) return NULL;
+  /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: B comes first. */
+  cublasOperation_t oa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  pthread_mutex_lock(&d->lock);
+  cublasStatus_t e = cublasSgemm(d->blas, ob, oa, (int)n, (int)m, (int)k, &alpha, b, ldb < 1 ? 1 : (int)ldb, a,
+                                 lda < 1 ? 1 : (int)lda, &beta, c, (int)ldc);
   pthread_mutex_unlock(&d->lock);
   return e == CUBLAS_STATUS_SUCCESS ? NULL : rill_cublas_error(e, "cublasSgemm");
 }

@@ -1921,6 +1921,69 @@ Test(cuda_kernels, lstm_grad) {
   }
 }
 
+/* ---- gru ---- */
+
+static void gru_default(rill_op_builder *b) { (void)b; }
+static void gru_origin_reverse(rill_op_builder *b) {
+  OK(rill_op_builder_attr_bool(b, "origin_mode", true));
+  OK(rill_op_builder_attr_bool(b, "is_reverse", true));
+}
+static void gru_other_acts(rill_op_builder *b) {
+  OK(rill_op_builder_attr_string(b, "activation", "relu"));
+  OK(rill_op_builder_attr_string(b, "gate_activation", "tanh"));
+}
+
+/* Input [10, 3D] (D = 5) in lstm's sequences (one empty): the gates' product by W_ur and
+ * the candidate's by W_c as blocks of the [rows, 3D] gates, the output in both modes,
+ * backwards, from H0, without a bias, and with other activations; Hidden back in
+ * sequence order. */
+Test(cuda_kernels, gru_forward) {
+  op_case plain = {"gru",
+                   {IN("Input", "x", -1, 1, 10, 15), IN("Weight", "w", -0.5f, 0.5f, 5, 15),
+                    IN("Bias", "b", -0.5f, 0.5f, 1, 15)},
+                   {OUT("BatchGate", "bg", 10, 15), OUT("BatchResetHiddenPrev", "brh", 10, 5),
+                    OUT("BatchHidden", "bh", 10, 5), OUT("Hidden", "h", 10, 5)},
+                   gru_default, 1e-5};
+  op_case origin = {"gru",
+                    {IN("Input", "x", -1, 1, 10, 15), IN("Weight", "w", -0.5f, 0.5f, 5, 15),
+                     IN("Bias", "b", -0.5f, 0.5f, 1, 15), IN("H0", "h0", -1, 1, 5, 5)},
+                    {OUT("BatchGate", "bg", 10, 15), OUT("BatchResetHiddenPrev", "brh", 10, 5),
+                     OUT("BatchHidden", "bh", 10, 5), OUT("Hidden", "h", 10, 5)},
+                    gru_origin_reverse, 1e-5};
+  op_case acts = {"gru", {IN("Input", "x", -1, 1, 10, 15), IN("Weight", "w", -0.5f, 0.5f, 5, 15)},
+                  {OUT("Hidden", "h", 10, 5)}, gru_other_acts, 1e-5};
+  op_case *cases[] = {&plain, &origin, &acts};
+  for (size_t i = 0; i < 3; i++) {
+    cases[i]->in[0].lod = lstm_lod, cases[i]->in[0].nlod = 6;
+    compare(cases[i]);
+  }
+}
+
+#define GRU_GRAD_INS                                                                                           \
+  IN("Input", "x", -1, 1, 10, 15), IN("Weight", "w", -0.5f, 0.5f, 5, 15), IN("BatchGate", "bg", 0, 1, 10, 15), \
+      IN("BatchResetHiddenPrev", "brh", -1, 1, 10, 5), IN("BatchHidden", "bh", -1, 1, 10, 5),                  \
+      IN("Hidden", "h", -1, 1, 10, 5), IN("Hidden@GRAD", "dh", -1, 1, 10, 5)
+
+/* gru_grad from random inputs and forward results (the same on both places): every
+ * gradient, in both modes, from H0 and without it, with and without a bias. */
+Test(cuda_kernels, gru_grad) {
+  op_case plain = {"gru_grad", {GRU_GRAD_INS, IN("Bias", "b", -0.5f, 0.5f, 1, 15)},
+                   {OUT("Input@GRAD", "dx", 10, 15), OUT("Weight@GRAD", "dw", 5, 15), OUT("Bias@GRAD", "db", 1, 15)},
+                   gru_default, 1e-5};
+  op_case origin = {"gru_grad",
+                    {GRU_GRAD_INS, IN("Bias", "b", -0.5f, 0.5f, 1, 15), IN("H0", "h0", -1, 1, 5, 5)},
+                    {OUT("Input@GRAD", "dx", 10, 15), OUT("H0@GRAD", "dh0", 5, 5), OUT("Weight@GRAD", "dw", 5, 15),
+                     OUT("Bias@GRAD", "db", 1, 15)},
+                    gru_origin_reverse, 1e-5};
+  op_case acts = {"gru_grad", {GRU_GRAD_INS, IN("H0", "h0", -1, 1, 5, 5)},
+                  {OUT("Input@GRAD", "dx", 10, 15), OUT("Weight@GRAD", "dw", 5, 15)}, gru_other_acts, 1e-5};
+  op_case *cases[] = {&plain, &origin, &acts};
+  for (size_t i = 0; i < 3; i++) {
+    cases[i]->in[0].lod = lstm_lod, cases[i]->in[0].nlod = 6;
+    compare(cases[i]);
+  }
+}
+
 /* ---- sequence_conv ---- */
 
 static void context_3_from_minus_1(rill_op_builder *b) {

@@ -287,9 +287,10 @@ def test_a_text_classifier_trains_on_the_device_as_on_the_cpu():
         np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-3, atol=1e-5, err_msg=name)
 
 
-def train_lstm_on(place, steps=5, trace=None):
-    """run_steps of Fluid's LSTM text classifier (embedding, fc to 4 x the hidden size,
-    dynamic_lstm with peepholes beside a reversed one without, max and last pooling, fc
+def train_recurrent_on(place, steps=5, trace=None):
+    """run_steps of a recurrent text classifier as Fluid's sentiment examples build it
+    (embedding, fc to 4 x the hidden size, dynamic_lstm with peepholes beside a reversed
+    one without and a dynamic_gru in origin mode, max, last and average pooling, fc
     softmax) with Adam; with `trace`, one more step under the profiler writes its
     timeline there."""
     main, startup = fluid.Program(), fluid.Program()
@@ -300,7 +301,9 @@ def train_lstm_on(place, steps=5, trace=None):
         emb = L.embedding(words, size=[60, 8])
         fwd, _ = L.dynamic_lstm(L.fc(emb, 24), 24, use_peepholes=True)
         back, _ = L.dynamic_lstm(L.fc(emb, 24), 24, is_reverse=True, use_peepholes=False)
-        h = L.concat([L.sequence_pool(fwd, 'max'), L.sequence_pool(back, 'last')], axis=1)
+        gru = L.dynamic_gru(L.fc(emb, 15), 5, origin_mode=True)
+        h = L.concat([L.sequence_pool(fwd, 'max'), L.sequence_pool(back, 'last'),
+                      L.sequence_pool(gru, 'average')], axis=1)
         loss = L.mean(L.cross_entropy(L.fc(h, 3, act='softmax'), label))
         fluid.optimizer.Adam(0.05).minimize(loss)
     rng = np.random.RandomState(8)
@@ -324,21 +327,21 @@ def train_lstm_on(place, steps=5, trace=None):
 
 
 @needs_device
-def test_an_lstm_trains_on_the_device_as_on_the_cpu(tmp_path):
-    """lstm and lstm_grad on the device (forwards and reversed, with and without
-    peepholes, over sequences of different lengths): the CPU's losses and parameters,
-    and nothing the recurrent ops read or write is copied between the places."""
-    cpu_losses, cpu = train_lstm_on(fluid.CPUPlace())
-    (gpu_losses, gpu), main = train_lstm_on(fluid.CUDAPlace(0), trace=tmp_path / 'trace.json')
+def test_lstm_and_gru_train_on_the_device_as_on_the_cpu(tmp_path):
+    """lstm, gru and their gradients on the device (forwards and reversed, with and
+    without peepholes, over sequences of different lengths): the CPU's losses and
+    parameters, and nothing the recurrent ops read or write is copied between the
+    places."""
+    cpu_losses, cpu = train_recurrent_on(fluid.CPUPlace())
+    (gpu_losses, gpu), main = train_recurrent_on(fluid.CUDAPlace(0), trace=tmp_path / 'trace.json')
     np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-4)
     assert cpu_losses[-1] < cpu_losses[0]
     for name in cpu:
         np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-3, atol=1e-5, err_msg=name)
-    recurrent = set()
-    for op in main.global_block().ops:
-        if op.type in ('lstm', 'lstm_grad'):
-            recurrent.update(op.input_arg_names + op.output_arg_names)
-    assert len(recurrent) > 10
+    kinds = ('lstm', 'lstm_grad', 'gru', 'gru_grad')
+    ops = [op for op in main.global_block().ops if op.type in kinds]
+    assert sorted({op.type for op in ops}) == sorted(kinds)
+    recurrent = {n for op in ops for n in op.input_arg_names + op.output_arg_names}
     events = json.load(open(str(tmp_path / 'trace.json')))['traceEvents']
     copied = {e['args']['var'] for e in events if e.get('cat') == 'memcpy'}
     assert 'words' in copied  # the feed's copy is recorded

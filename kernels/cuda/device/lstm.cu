@@ -1,53 +1,24 @@
-// lstm's device code (kernels/cuda/lstm.c): the gates gathered into batch order with
-// their bias, one thread per (row, unit) for a time step's cell update and for its
-// gradient, rows scattered back to sequence order, and the bias and peephole gradients
-// summed over the batch rows in the CPU kernel's order. The arithmetic is
-// kernels/cpu/lstm_impl.inc's, with Paddle's recurrent activations
-// (operators/recurrent.h: sigmoid's input clipped to [-40, 13], tanh as
-// 2 / (1 + e^(-2x)) - 1 with -2x clipped at 40).
+// lstm's device code (kernels/cuda/lstm.c), and the parts gru's shares: rows gathered
+// into batch order with their bias, one thread per (row, unit) for a time step's cell
+// update and for its gradient, rows scattered back to sequence order, and the bias and
+// peephole gradients summed over the batch rows in the CPU kernel's order. The
+// arithmetic is kernels/cpu/lstm_impl.inc's, with Paddle's recurrent activations
+// (ract.cuh).
 #include <cmath>
 
 #include "kernels/cuda/device/grid.cuh"
+#include "kernels/cuda/device/ract.cuh"
 #include "kernels/cuda/launch.h"
 
 using namespace rill_cuda;
 
 namespace {
 
-// rill_ract's numbers (operators/recurrent.h).
-enum { kSigmoid = 0, kTanh = 1, kRelu = 2 };
-
-__device__ inline float ract(float x, int k) {
-  switch (k) {
-  case kSigmoid: {
-    float v = x < -40.0f ? -40.0f : x > 13.0f ? 13.0f : x;
-    return 1.0f / (1.0f + expf(-v));
-  }
-  case kTanh: {
-    float v = -2.0f * x;
-    if (v > 40.0f) v = 40.0f;
-    return 2.0f / (1.0f + expf(v)) - 1.0f;
-  }
-  case kRelu: return x > 0.0f ? x : 0.0f;
-  default: return x;
-  }
-}
-
-// dy * act'(x), from the activation's output y.
-__device__ inline float ract_grad(float dy, float y, int k) {
-  switch (k) {
-  case kSigmoid: return dy * y * (1.0f - y);
-  case kTanh: return dy * (1.0f - y * y);
-  case kRelu: return y > 0.0f ? dy : 0.0f;
-  default: return dy;
-  }
-}
-
-__global__ void gates(const float *x, const int64_t *rows, const float *bias, int64_t n, int64_t width,
-                      float *g) {
+__global__ void gather_bias(const float *x, const int64_t *rows, const float *bias, int64_t n, int64_t width,
+                            float *g) {
   for (int64_t k = first_index(); k < n * width; k += grid_stride()) {
     int64_t i = k / width, c = k - i * width;
-    g[k] = x[rows[i] * width + c] + bias[c];
+    g[k] = bias ? x[rows[i] * width + c] + bias[c] : x[rows[i] * width + c];
   }
 }
 
@@ -143,10 +114,10 @@ __global__ void column_sums(const float *v, int64_t rows, int64_t width, float *
 
 }  // namespace
 
-extern "C" cudaError_t rill_cuda_lstm_gates_f32(const float *x, const int64_t *rows, const float *bias, int64_t n,
-                                                int64_t width, float *g, cudaStream_t s) {
+extern "C" cudaError_t rill_cuda_gather_rows_bias_f32(const float *x, const int64_t *rows, const float *bias,
+                                                      int64_t n, int64_t width, float *g, cudaStream_t s) {
   if (n * width == 0) return cudaSuccess;
-  gates<<<blocks_for(n * width), kThreads, 0, s>>>(x, rows, bias, n, width, g);
+  gather_bias<<<blocks_for(n * width), kThreads, 0, s>>>(x, rows, bias, n, width, g);
   return cudaGetLastError();
 }
 

@@ -1,0 +1,176 @@
+/* gru and gru_grad, CUDA kernels, float32 (fluid.layers.dynamic_gru on the device), over
+ * the batch order of batch_order.h. The forward gathers Input into BatchGate with the
+ * bias, then per time step: one cuBLAS product of the previous hidden rows by the gate
+ * weight W_ur [D, 2D] into the update and reset gates (a block of the [rows, 3D] gates,
+ * hence the leading dimensions), their activation and the reset hidden, one product of
+ * that by W_c [D, D] into the candidate, and the output. The gradient runs the steps
+ * backwards with four products each, as kernels/cpu/gru_impl.inc does; Bias@GRAD sums
+ * the gate gradients over the batch rows in the CPU's order. */
+#include "framework/base/alloc.h"
+#include "kernels/cuda/batch_order.h"
+
+static rill_cuda_gru params_of(const rill_gru_geom *g) {
+  return (rill_cuda_gru){.D = g->D, .act = (int)g->act, .gate = (int)g->gate, .origin = g->origin};
+}
+
+rill_status *rill_cuda_gru_fp32(rill_kernel_ctx *ctx) {
+  rill_tensor *x = NULL, *w = NULL, *b = NULL, *h0 = NULL, *hid = NULL;
+  rill_tensor *outs[3] = {NULL, NULL, NULL};
+  RILL_TRY(rill_kin_need(ctx, RILL_GRU_IN_INPUT, 0, RILL_DTYPE_FP32, &x));
+  RILL_TRY(rill_kin_need(ctx, RILL_GRU_IN_WEIGHT, 0, RILL_DTYPE_FP32, &w));
+  if (rill_kin(ctx, RILL_GRU_IN_BIAS, 0)) RILL_TRY(rill_kin_need(ctx, RILL_GRU_IN_BIAS, 0, RILL_DTYPE_FP32, &b));
+  if (rill_kin(ctx, RILL_GRU_IN_H0, 0)) RILL_TRY(rill_kin_need(ctx, RILL_GRU_IN_H0, 0, RILL_DTYPE_FP32, &h0));
+  RILL_TRY(rill_kout_need(ctx, RILL_GRU_OUT_HIDDEN, 0, RILL_DTYPE_FP32, &hid));
+  rill_gru_geom gm;
+  RILL_TRY(rill_gru_check(ctx, x, w, b, h0, &gm));
+  int64_t rows = gm.rows, D = gm.D;
+  rill_dims hd = {.n = 2, .d = {rows, D}}, gd = {.n = 2, .d = {rows, 3 * D}};
+  static const size_t slots[3] = {RILL_GRU_OUT_BATCH_GATE, RILL_GRU_OUT_BATCH_RESET_HIDDEN_PREV,
+                                  RILL_GRU_OUT_BATCH_HIDDEN};
+  for (size_t k = 0; k < 3; k++)
+    if (rill_kout(ctx, slots[k], 0)) {
+      RILL_TRY(rill_kout_need(ctx, slots[k], 0, RILL_DTYPE_FP32, &outs[k]));
+      RILL_TRY(rill_kout_check_dims(ctx, slots[k], 0, outs[k], k ? &hd : &gd));
+    }
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_GRU_OUT_HIDDEN, 0, hid, &hd));
+  if (rows == 0 || D == 0) return NULL;
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, hid, &d));
+  rill_cuda_batch bt;
+  RILL_TRY(rill_cuda_batch_make(ctx, d, x, RILL_GRU_IN_INPUT, rows, gm.reverse, &bt));
+  const rill_seq_batch *sb = &bt.sb;
+  /* scratch: the batch outputs the op was not given, and H0 in batch order */
+  int64_t need = sb->nseq * D;
+  for (size_t k = 0; k < 3; k++)
+    if (!outs[k]) need += rows * D * (k ? 1 : 3);
+  float *buf = NULL;
+  rill_status *st = rill_cuda_zeroed(ctx, d, need, &buf);
+  if (st) {
+    rill_cuda_batch_free(d, &bt);
+    return st;
+  }
+  float *next = buf + sb->nseq * D, *bufs[3];
+  for (size_t k = 0; k < 3; k++) {
+    if (outs[k]) {
+      bufs[k] = rill_tensor_ptr(outs[k]);
+    } else {
+      bufs[k] = next;
+      next += rows * D * (k ? 1 : 3);
+    }
+  }
+  float *g = bufs[0], *brh = bufs[1], *bh = bufs[2], *oh0 = h0 ? buf : NULL;
+  const float *wp = rill_tensor_ptr(w), *wc = wp + 2 * D * D;
+  cudaStream_t s0 = d->stream;
+  rill_cuda_gru p = params_of(&gm);
+  cudaError_t e = rill_cuda_gather_rows_bias_f32(rill_tensor_ptr(x), bt.row, b ? rill_tensor_ptr(b) : NULL, rows,
+                                                 3 * D, g, s0);
+  if (e == cudaSuccess && h0) e = rill_cuda_gather_rows_f32(rill_tensor_ptr(h0), bt.order, true, sb->nseq, D, -1, oh0, s0);
+  for (int64_t n = 0; n < sb->steps && e == cudaSuccess && !st; n++) {
+    int64_t s = sb->starts[n], cur = sb->starts[n + 1] - s;
+    const float *prev = n > 0 ? bh + sb->starts[n - 1] * D : oh0;
+    float *gs = g + s * 3 * D;
+    if (prev)
+      st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm_ld(d, false, false, cur, 2 * D, D, 1.0f, prev, D, wp, 2 * D,
+                                                           1.0f, gs, 3 * D));
+    if (!st) e = rill_cuda_gru_gates_f32(gs, prev, brh + s * D, &p, cur, s0);
+    if (!st && e == cudaSuccess && prev)
+      st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm_ld(d, false, false, cur, D, D, 1.0f, brh + s * D, D, wc, D,
+                                                           1.0f, gs + 2 * D, 3 * D));
+    if (!st && e == cudaSuccess) e = rill_cuda_gru_output_f32(gs, prev, bh + s * D, &p, cur, s0);
+  }
+  if (!st && e == cudaSuccess) e = rill_cuda_scatter_rows_f32(bh, bt.row, rows, D, rill_tensor_ptr(hid), s0);
+  if (!st) st = rill_cuda_kernel_check(ctx, e, "running the time steps");
+  rill_cuda_mem_free(d, buf);
+  rill_cuda_batch_free(d, &bt);
+  return st;
+}
+
+rill_status *rill_cuda_gru_grad_fp32(rill_kernel_ctx *ctx) {
+  rill_tensor *x = NULL, *w = NULL, *b = NULL, *h0 = NULL, *bg = NULL, *brh = NULL, *bhid = NULL;
+  rill_tensor *hid = NULL, *dhid = NULL;
+  bool want = false;
+  for (size_t o = 0; o < RILL_GRU_GRAD_OUT_COUNT; o++) want = want || rill_kout(ctx, o, 0);
+  if (!want) return NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_GRU_GRAD_IN_INPUT, 0, RILL_DTYPE_FP32, &x));
+  RILL_TRY(rill_kin_need(ctx, RILL_GRU_GRAD_IN_WEIGHT, 0, RILL_DTYPE_FP32, &w));
+  if (rill_kin(ctx, RILL_GRU_GRAD_IN_BIAS, 0))
+    RILL_TRY(rill_kin_need(ctx, RILL_GRU_GRAD_IN_BIAS, 0, RILL_DTYPE_FP32, &b));
+  if (rill_kin(ctx, RILL_GRU_GRAD_IN_H0, 0)) RILL_TRY(rill_kin_need(ctx, RILL_GRU_GRAD_IN_H0, 0, RILL_DTYPE_FP32, &h0));
+  RILL_TRY(rill_kin_need(ctx, RILL_GRU_GRAD_IN_BATCH_GATE, 0, RILL_DTYPE_FP32, &bg));
+  RILL_TRY(rill_kin_need(ctx, RILL_GRU_GRAD_IN_BATCH_RESET_HIDDEN_PREV, 0, RILL_DTYPE_FP32, &brh));
+  RILL_TRY(rill_kin_need(ctx, RILL_GRU_GRAD_IN_BATCH_HIDDEN, 0, RILL_DTYPE_FP32, &bhid));
+  RILL_TRY(rill_kin_need(ctx, RILL_GRU_GRAD_IN_HIDDEN, 0, RILL_DTYPE_FP32, &hid));
+  RILL_TRY(rill_kin_need(ctx, RILL_GRU_GRAD_IN_HIDDEN_GRAD, 0, RILL_DTYPE_FP32, &dhid));
+  rill_gru_geom gm;
+  RILL_TRY(rill_gru_check(ctx, x, w, b, h0, &gm));
+  int64_t rows = gm.rows, D = gm.D;
+  rill_dims hd = {.n = 2, .d = {rows, D}}, gd = {.n = 2, .d = {rows, 3 * D}};
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_GRU_GRAD_IN_BATCH_GATE, bg, &gd));
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_GRU_GRAD_IN_BATCH_RESET_HIDDEN_PREV, brh, &hd));
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_GRU_GRAD_IN_BATCH_HIDDEN, bhid, &hd));
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_GRU_GRAD_IN_HIDDEN_GRAD, dhid, &hd));
+  const rill_tensor *const fwd[] = {x, h0, w, b};
+  rill_tensor *outs[RILL_GRU_GRAD_OUT_COUNT];
+  RILL_TRY(rill_kout_like(ctx, RILL_GRU_GRAD_OUT_COUNT, RILL_DTYPE_FP32, fwd, rill_gru_grad_wrt, 0u, outs));
+  rill_tensor *dx = outs[0], *dh0 = outs[1], *dw = outs[2], *db = outs[3];
+  rill_cuda_dev *d = NULL;
+  for (size_t o = 0; o < RILL_GRU_GRAD_OUT_COUNT; o++) {
+    if (!outs[o]) continue;
+    if (!d) RILL_TRY(rill_cuda_kernel_dev(ctx, outs[o], &d));
+    size_t nb = rill_tensor_nbytes(outs[o]);
+    if (nb)
+      RILL_TRY(rill_cuda_kernel_check(ctx, cudaMemsetAsync(rill_tensor_ptr(outs[o]), 0, nb, d->stream),
+                                      "zeroing the gradients"));
+  }
+  if (rows == 0 || D == 0) return NULL;
+  rill_cuda_batch bt;
+  RILL_TRY(rill_cuda_batch_make(ctx, d, x, RILL_GRU_GRAD_IN_INPUT, rows, gm.reverse, &bt));
+  const rill_seq_batch *sb = &bt.sb;
+  int64_t nseq = sb->nseq, widest = sb->steps > 0 ? sb->starts[1] : 0;
+  /* batch order: hidden gradient [rows, D], gate gradients [rows, 3D]; one step's reset
+   * hidden gradient [widest, D]; H0 and its gradient in batch order [nseq, D] */
+  float *buf = NULL;
+  rill_status *st = rill_cuda_zeroed(ctx, d, 4 * rows * D + widest * D + 2 * nseq * D, &buf);
+  if (st) {
+    rill_cuda_batch_free(d, &bt);
+    return st;
+  }
+  float *bdh = buf, *bdg = bdh + rows * D, *drh = bdg + 3 * rows * D, *oh0 = drh + widest * D;
+  float *odh0 = oh0 + nseq * D;
+  cudaStream_t s0 = d->stream;
+  cudaError_t e = rill_cuda_gather_rows_f32(rill_tensor_ptr(dhid), bt.row, true, rows, D, -1, bdh, s0);
+  if (e == cudaSuccess && h0) e = rill_cuda_gather_rows_f32(rill_tensor_ptr(h0), bt.order, true, nseq, D, -1, oh0, s0);
+  const float *g = rill_tensor_ptr(bg), *rh = rill_tensor_ptr(brh), *bh = rill_tensor_ptr(bhid);
+  const float *wp = rill_tensor_ptr(w), *wc = wp + 2 * D * D;
+  float *dwp = dw ? rill_tensor_ptr(dw) : NULL;
+  rill_cuda_gru p = params_of(&gm);
+  for (int64_t n = sb->steps - 1; n >= 0 && e == cudaSuccess && !st; n--) {
+    int64_t s = sb->starts[n], cur = sb->starts[n + 1] - s, ps = n > 0 ? sb->starts[n - 1] : 0;
+    const float *prev = n > 0 ? bh + ps * D : h0 ? oh0 : NULL;
+    float *pdh = n > 0 ? bdh + ps * D : dh0 ? odh0 : NULL;
+    const float *gs = g + s * 3 * D;
+    float *dg = bdg + s * 3 * D;
+    /* through the output, then the candidate's recurrent product, then the gates */
+    e = rill_cuda_gru_grad_output_f32(gs, prev, bdh + s * D, dg, pdh, &p, cur, s0);
+    if (e == cudaSuccess && prev)
+      st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm_ld(d, false, true, cur, D, D, 1.0f, dg + 2 * D, 3 * D, wc, D,
+                                                           0.0f, drh, D));
+    if (e == cudaSuccess && !st && prev && dwp)
+      st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm_ld(d, true, false, D, D, cur, 1.0f, rh + s * D, D, dg + 2 * D,
+                                                           3 * D, 1.0f, dwp + 2 * D * D, D));
+    if (e == cudaSuccess && !st) e = rill_cuda_gru_grad_gates_f32(gs, prev, drh, dg, pdh, &p, cur, s0);
+    if (e == cudaSuccess && !st && prev && pdh)
+      st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm_ld(d, false, true, cur, D, 2 * D, 1.0f, dg, 3 * D, wp, 2 * D,
+                                                           1.0f, pdh, D));
+    if (e == cudaSuccess && !st && prev && dwp)
+      st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm_ld(d, true, false, D, 2 * D, cur, 1.0f, prev, D, dg, 3 * D,
+                                                           1.0f, dwp, 2 * D));
+  }
+  if (!st && e == cudaSuccess && dx) e = rill_cuda_scatter_rows_f32(bdg, bt.row, rows, 3 * D, rill_tensor_ptr(dx), s0);
+  if (!st && e == cudaSuccess && db) e = rill_cuda_column_sums_f32(bdg, rows, 3 * D, rill_tensor_ptr(db), s0);
+  if (!st && e == cudaSuccess && dh0) e = rill_cuda_scatter_rows_f32(odh0, bt.order, nseq, D, rill_tensor_ptr(dh0), s0);
+  if (!st) st = rill_cuda_kernel_check(ctx, e, "running the time steps backwards");
+  rill_cuda_mem_free(d, buf);
+  rill_cuda_batch_free(d, &bt);
+  return st;
+}
