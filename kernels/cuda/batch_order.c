@@ -52,3 +52,15 @@ rill_status *rill_cuda_zeroed(rill_kernel_ctx *ctx, rill_cuda_dev *d, int64_t n,
   }
   return st;
 }
+
+rill_status *rill_cuda_zero_outputs(rill_kernel_ctx *ctx, rill_tensor *const *outs, size_t n, rill_cuda_dev **d) {
+  for (size_t o = 0; o < n; o++) {
+    if (!outs[o]) continue;
+    if (!*d) RILL_TRY(rill_cuda_kernel_dev(ctx, outs[o], d));
+    size_t nb = rill_tensor_nbytes(outs[o]);
+    if (nb)
+      RILL_TRY(rill_cuda_kernel_check(ctx, cudaMemsetAsync(rill_tensor_ptr(outs[o]), 0, nb, (*d)->stream),
+                                      "zeroing the gradients"));
+  }
+  return NULL;
+}

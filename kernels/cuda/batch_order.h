@@ -20,6 +20,9 @@ rill_status *rill_cuda_batch_make(rill_kernel_ctx *ctx, rill_cuda_dev *d, const 
                                   int64_t rows, bool reverse, rill_cuda_batch *b);
 /* Safe while kernels reading the indices are queued (the allocator's rule). */
 void rill_cuda_batch_free(rill_cuda_dev *d, rill_cuda_batch *b);
+/* Zeroes each of the n outputs that is not NULL (a gradient the kernel adds into); *d:
+ * the device of the first, left as it was when there is none. */
+rill_status *rill_cuda_zero_outputs(rill_kernel_ctx *ctx, rill_tensor *const *outs, size_t n, rill_cuda_dev **d);
 /* n zeroed floats of device memory (*out, rill_cuda_mem_free'd by the caller). */
 rill_status *rill_cuda_zeroed(rill_kernel_ctx *ctx, rill_cuda_dev *d, int64_t n, float **out);
 

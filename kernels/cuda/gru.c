@@ -114,14 +114,7 @@ rill_status *rill_cuda_gru_grad_fp32(rill_kernel_ctx *ctx) {
   RILL_TRY(rill_kout_like(ctx, RILL_GRU_GRAD_OUT_COUNT, RILL_DTYPE_FP32, fwd, rill_gru_grad_wrt, 0u, outs));
   rill_tensor *dx = outs[0], *dh0 = outs[1], *dw = outs[2], *db = outs[3];
   rill_cuda_dev *d = NULL;
-  for (size_t o = 0; o < RILL_GRU_GRAD_OUT_COUNT; o++) {
-    if (!outs[o]) continue;
-    if (!d) RILL_TRY(rill_cuda_kernel_dev(ctx, outs[o], &d));
-    size_t nb = rill_tensor_nbytes(outs[o]);
-    if (nb)
-      RILL_TRY(rill_cuda_kernel_check(ctx, cudaMemsetAsync(rill_tensor_ptr(outs[o]), 0, nb, d->stream),
-                                      "zeroing the gradients"));
-  }
+  RILL_TRY(rill_cuda_zero_outputs(ctx, outs, RILL_GRU_GRAD_OUT_COUNT, &d));
   if (rows == 0 || D == 0) return NULL;
   rill_cuda_batch bt;
   RILL_TRY(rill_cuda_batch_make(ctx, d, x, RILL_GRU_GRAD_IN_INPUT, rows, gm.reverse, &bt));

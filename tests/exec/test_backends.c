@@ -1006,15 +1006,25 @@ static rill_status *fake_shape_reader(rill_kernel_ctx *ctx) {
   return NULL;
 }
 
-Test(backends, inference_that_reads_data_reads_it_on_the_host) {
+/* Registers the fake backend and op `type` on it: the input slots given, one output
+ * Out, the schema's flags and inference, and `fn` as its kernel for every dtype. One op
+ * a test (each runs in its own process). */
+static void add_fake_op(const char *type, const rill_slot_schema *in, size_t nin, unsigned flags,
+                        rill_infer_fn infer, rill_kernel_fn fn) {
+  static const rill_slot_schema out[] = {{"Out", 0, ""}};
+  static rill_op_schema op;
+  static rill_kernel_def k;
+  op = (rill_op_schema){.type = type, .inputs = in, .ninputs = nin, .outputs = out, .noutputs = 1,
+                        .flags = flags, .infer = infer, .kernel_dtype_slot = 0, .dtype_attr = -1};
+  k = (rill_kernel_def){type, FAKE_DEVICE, RILL_KERNEL_ANY_DTYPE, fn, NULL};
   OK(rill_registry_add_backend(&fake_backend));
-  static const rill_slot_schema in[] = {{"Shape", 0, ""}}, out[] = {{"Out", 0, ""}};
-  static const rill_op_schema op = {.type = "test_shape_reader", .inputs = in, .ninputs = 1, .outputs = out,
-                                    .noutputs = 1, .flags = RILL_OP_INFER_READS_DATA, .infer = shape_reader_infer,
-                                    .kernel_dtype_slot = 0, .dtype_attr = -1};
-  static const rill_kernel_def k = {"test_shape_reader", FAKE_DEVICE, RILL_KERNEL_ANY_DTYPE, fake_shape_reader, NULL};
   const rill_op_schema *ops[] = {&op};
   OK(rill_registry_add_batch(ops, 1, &k, 1));
+}
+
+Test(backends, inference_that_reads_data_reads_it_on_the_host) {
+  static const rill_slot_schema in[] = {{"Shape", 0, ""}};
+  add_fake_op("test_shape_reader", in, 1, RILL_OP_INFER_READS_DATA, shape_reader_infer, fake_shape_reader);
   rill_program *p;
   OK(rill_program_create(&p));
   var(p, "x");
@@ -1133,15 +1143,8 @@ static void run_reader_twice(const char *type, bool with_shape, bool with_lod, i
 }
 
 Test(backends, inference_copies_only_the_inputs_whose_elements_it_reads) {
-  OK(rill_registry_add_backend(&fake_backend));
-  static const rill_slot_schema in[] = {{"X", 0, ""}, {"Shape", RILL_SLOT_DISPENSABLE | RILL_SLOT_INFER_DATA, ""}},
-                                out[] = {{"Out", 0, ""}};
-  static const rill_op_schema op = {.type = "test_marked_reader", .inputs = in, .ninputs = 2, .outputs = out,
-                                    .noutputs = 1, .flags = RILL_OP_INFER_READS_DATA, .infer = marked_reader_infer,
-                                    .kernel_dtype_slot = 0, .dtype_attr = -1};
-  static const rill_kernel_def k = {"test_marked_reader", FAKE_DEVICE, RILL_KERNEL_ANY_DTYPE, fake_fill_index, NULL};
-  const rill_op_schema *ops[] = {&op};
-  OK(rill_registry_add_batch(ops, 1, &k, 1));
+  static const rill_slot_schema in[] = {{"X", 0, ""}, {"Shape", RILL_SLOT_DISPENSABLE | RILL_SLOT_INFER_DATA, ""}};
+  add_fake_op("test_marked_reader", in, 2, RILL_OP_INFER_READS_DATA, marked_reader_infer, fake_fill_index);
   int64_t numel = 0;
   run_reader_twice("test_marked_reader", true, false, &numel);
   cr_assert_eq(numel, 3, "Out sized from Shape's value");
@@ -1175,14 +1178,8 @@ static rill_status *lod_reader_infer(rill_infer_ctx *ctx) {
 }
 
 Test(backends, inference_that_reads_lod_copies_nothing) {
-  OK(rill_registry_add_backend(&fake_backend));
-  static const rill_slot_schema in[] = {{"X", 0, ""}}, out[] = {{"Out", 0, ""}};
-  static const rill_op_schema op = {.type = "test_lod_reader", .inputs = in, .ninputs = 1, .outputs = out,
-                                    .noutputs = 1, .flags = RILL_OP_INFER_READS_LOD, .infer = lod_reader_infer,
-                                    .kernel_dtype_slot = 0, .dtype_attr = -1};
-  static const rill_kernel_def k = {"test_lod_reader", FAKE_DEVICE, RILL_KERNEL_ANY_DTYPE, fake_fill_index, NULL};
-  const rill_op_schema *ops[] = {&op};
-  OK(rill_registry_add_batch(ops, 1, &k, 1));
+  static const rill_slot_schema in[] = {{"X", 0, ""}};
+  add_fake_op("test_lod_reader", in, 1, RILL_OP_INFER_READS_LOD, lod_reader_infer, fake_fill_index);
   int64_t numel = 0;
   run_reader_twice("test_lod_reader", false, true, &numel);
   cr_assert_eq(numel, 2, "one row per sequence of X's LoD");
