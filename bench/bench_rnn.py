@@ -12,7 +12,13 @@ num_layers=2, bidirectional=True. The PyTorch peer (bench/peers/torch_rnn.py) ru
 process under a Python that has torch; rill's and torch's rounds alternate, each side
 keeps its best, and the ratio rill / torch is printed (below 1: rill faster).
 
-Usage: bench_rnn.py [--rounds N] [--quick]  (RILL_LIB and PYTHONPATH=python set)."""
+With --device cuda:N both sides run on that GPU (scripts/gpu-check.sh): rill's executor
+at CUDAPlace(N), PyTorch's modules there with cuDNN; each run copies its batch from the
+host and waits for the result on both sides. The 2.x rnn op, which has no device kernel,
+is left out there.
+
+Usage: bench_rnn.py [--rounds N] [--quick] [--device cpu|cuda:N]  (RILL_LIB and
+PYTHONPATH=python set)."""
 import argparse
 import os
 import subprocess
@@ -83,7 +89,7 @@ def rill_rnn_op(cell, hidden, steps, layers=2):
     return run
 
 
-def rill_case(cell, mode, hidden, lengths):
+def rill_case(cell, mode, hidden, lengths, place=None):
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
         x = fluid.layers.data('x', shape=[hidden], dtype='float32', lod_level=1)
@@ -96,7 +102,7 @@ def rill_case(cell, mode, hidden, lengths):
         if mode == 'train':
             fluid.optimizer.SGD(learning_rate=0.001).minimize(loss)
     scope = fluid.Scope()
-    exe = fluid.Executor(fluid.CPUPlace())
+    exe = fluid.Executor(place or fluid.CPUPlace())
     with fluid.scope_guard(scope):
         exe.run(startup)
     rng = np.random.RandomState(0)
@@ -119,7 +125,7 @@ def best_of(run, rounds):
 
 
 def torch_python():
-    for py in ('python3', '/usr/bin/python3'):
+    for py in (sys.executable, 'python3', '/usr/bin/python3'):
         try:
             if subprocess.run([py, '-c', 'import torch'], capture_output=True).returncode == 0:
                 return py
@@ -132,11 +138,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('--rounds', type=int, default=3, help='alternations per case')
     ap.add_argument('--quick', action='store_true', help='one shape only')
+    ap.add_argument('--device', default='cpu', help='cpu (default) or cuda:N, for both sides')
     args = ap.parse_args()
+    place = None
+    if args.device != 'cpu':
+        if not args.device.startswith('cuda:'):
+            ap.error('--device: cpu or cuda:N, not %r' % args.device)
+        place = fluid.CUDAPlace(int(args.device.split(':')[1]))
     py = torch_python()
     peer = None
     if py:
-        peer = subprocess.Popen([py, os.path.join(ROOT, 'bench', 'peers', 'torch_rnn.py')],
+        peer = subprocess.Popen([py, os.path.join(ROOT, 'bench', 'peers', 'torch_rnn.py'),
+                                 '--device', args.device],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         print(peer.stdout.readline().strip())
     else:
@@ -145,7 +158,7 @@ def main():
                                                  'rill ms', 'torch ms', 'ratio'))
     ratios = []
     for cell, mode, hidden, lengths in cases(args.quick):
-        run = rill_case(cell, mode, hidden, lengths)
+        run = rill_case(cell, mode, hidden, lengths, place)
         run()
         best_r = best_t = float('inf')
         for _ in range(args.rounds):
@@ -160,8 +173,9 @@ def main():
         ratios.append(ratio)
         print('%-5s %-5s %6d %-12s %10.2f %10.2f %8.2f' % (cell, mode, hidden, shown, best_r,
                                                            best_t, ratio), flush=True)
-    print('the 2.x rnn op, 2 layers, bidirectional, forward:')
-    for cell in ('lstm', 'gru'):
+    if place is None:
+        print('the 2.x rnn op, 2 layers, bidirectional, forward:')
+    for cell in ('lstm', 'gru') if place is None else ():
         steps = 50
         run = rill_rnn_op(cell, 256, steps)
         run()

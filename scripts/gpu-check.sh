@@ -9,8 +9,8 @@
 #      CUDA backend and its tests (a build made on another machine and copied beside the
 #      checkout), else builds the GPU targets into build-gpu/;
 #   3. runs the GPU tests (the CUDA kernels against the CPU's, the shared models on the
-#      GPU, the runtime's errors), the Python ones, bench_cuda, and the training steps
-#      and inference against PyTorch's on the same GPU;
+#      GPU, the runtime's errors), the Python ones, bench_cuda, and the training steps,
+#      the recurrent layers and inference against PyTorch's on the same GPU;
 # writing gpu-check.log and one file per step into OUTDIR. Each step has its own time
 # limit; the whole stays well inside 8 minutes. Exit status: the number of failed steps.
 set -uo pipefail
@@ -149,6 +149,15 @@ if [ -x "$BUILD/bench_train" ]; then
   else
     note "torch_train_cuda: skipped (no PyTorch with CUDA for $PY)"
   fi
+fi
+
+# dynamic_lstm and dynamic_gru (forward and training step) on the GPU against PyTorch's
+# cuDNN nn.LSTM / nn.GRU on the same GPU.
+if [ -f "$BUILD/librill.so" ] && "$PY" -c "import torch, numpy; assert torch.cuda.is_available()" 2>/dev/null; then
+  run bench_rnn_cuda 150 env RILL_LIB="$BUILD/librill.so" PYTHONPATH="$ROOT/python" \
+    "$PY" "$ROOT/bench/bench_rnn.py" --device cuda:0 --rounds 2
+else
+  note "bench_rnn_cuda: skipped (no librill.so, or no PyTorch with CUDA for $PY)"
 fi
 
 # Inference on the GPU: rill's predictor against PyTorch running the same programs (the

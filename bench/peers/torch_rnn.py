@@ -1,10 +1,13 @@
-"""PyTorch peer of bench/bench_rnn.py: nn.LSTM / nn.GRU on the CPU, float32, every core.
+"""PyTorch peer of bench/bench_rnn.py: nn.LSTM / nn.GRU on the CPU, float32, every core
+(or with --device cuda:N on that GPU, cuDNN, each run's batch copied from the host and
+the run waited for).
 It reads one case per line on stdin ("lstm|gru fwd|train HIDDEN LENGTHS ROUNDS [LAYERS
 BIDIRECTIONAL]", LENGTHS comma-separated, one sequence per batch row) and answers "ms BEST" with the best time of
 ROUNDS runs, so that bench_rnn.py can interleave its rounds with rill's. The input has as
 many features as the hidden state; a training step is forward, mean, backward and SGD.
 Sequences of unequal length go through pack_padded_sequence, as a Fluid LoD batch needs
 no padding. Optional: never a build or test dependency."""
+import argparse
 import os
 import sys
 import time
@@ -16,18 +19,20 @@ CELLS = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU}
 _models = {}
 
 
-def case(cell, mode, hidden, lengths, layers=1, bidir=False):
+def case(cell, mode, hidden, lengths, layers=1, bidir=False, device="cpu"):
     key = (cell, hidden, layers, bidir)
     if key not in _models:
         torch.manual_seed(0)
-        m = CELLS[cell](hidden, hidden, num_layers=layers, bidirectional=bidir)
+        m = CELLS[cell](hidden, hidden, num_layers=layers, bidirectional=bidir).to(device)
         _models[key] = (m, torch.optim.SGD(m.parameters(), lr=0.001))
     model, opt = _models[key]
-    x = torch.rand(max(lengths), len(lengths), hidden)
+    x_host = torch.rand(max(lengths), len(lengths), hidden)
     same = len(set(lengths)) == 1
     lens = torch.tensor(lengths)
+    sync = torch.cuda.synchronize if device != "cpu" else (lambda: None)
 
     def forward():
+        x = x_host.to(device)
         inp = x if same else pack_padded_sequence(x, lens, enforce_sorted=False)
         out = model(inp)[0]
         return out if same else out.data
@@ -36,22 +41,34 @@ def case(cell, mode, hidden, lengths, layers=1, bidir=False):
         def run():
             with torch.no_grad():
                 forward()
+            sync()
     else:
         def run():
             opt.zero_grad(set_to_none=True)
             forward().mean().backward()
             opt.step()
+            sync()
     return run
 
 
 def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--device", default="cpu", help="cpu (default) or cuda:N")
+    device = ap.parse_args().device
     torch.set_num_threads(os.cpu_count() or 1)
-    print("torch %s, %d threads" % (torch.__version__, torch.get_num_threads()), flush=True)
+    if device != "cpu":
+        torch.backends.cudnn.benchmark = True
+        print("torch %s on %s (%s), cuDNN %s" % (torch.__version__, device,
+                                                 torch.cuda.get_device_name(device),
+                                                 torch.backends.cudnn.version()), flush=True)
+    else:
+        print("torch %s, %d threads" % (torch.__version__, torch.get_num_threads()), flush=True)
     for line in sys.stdin:
         f = line.split()
         cell, mode, hidden, lengths, rounds = f[:5]
         layers, bidir = (int(f[5]), f[6] == "1") if len(f) > 5 else (1, False)
-        run = case(cell, mode, int(hidden), [int(v) for v in lengths.split(",")], layers, bidir)
+        run = case(cell, mode, int(hidden), [int(v) for v in lengths.split(",")], layers, bidir,
+                   device)
         run()
         best = float("inf")
         for _ in range(int(rounds)):
