@@ -235,6 +235,26 @@ static inline rill_status *rill_lstm_check(const rill_kernel_ctx *ctx, const ril
   return NULL;
 }
 
+/* lstm_unit's X [N, 4D] and C_prev [N, D] (inputs 0 and 1 of lstm_unit and its gradient). */
+static inline rill_status *rill_lstm_unit_check(const rill_kernel_ctx *ctx, const rill_tensor *x,
+                                                const rill_tensor *cp, int64_t *N, int64_t *D) {
+  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+  if (x->dims.n != 2 || cp->dims.n != 2 || x->dims.d[0] != cp->dims.d[0] ||
+      x->dims.d[1] != 4 * cp->dims.d[1])
+    return rill_kernel_error(ctx, "inputs X (%s) %s and C_prev (%s) %s do not fit: expected "
+                             "[N, 4 * D] and [N, D]", rill_kin_name(ctx, 0, 0),
+                             rill_dims_str(&x->dims, a, sizeof a), rill_kin_name(ctx, 1, 0),
+                             rill_dims_str(&cp->dims, b, sizeof b));
+  *N = cp->dims.d[0];
+  *D = cp->dims.d[1];
+  return NULL;
+}
+
+_Static_assert(RILL_SAME_POS(RILL_LSTM_UNIT_IN_X, RILL_LSTM_UNIT_GRAD_IN_X) &&
+                   RILL_SAME_POS(RILL_LSTM_UNIT_IN_C_PREV, RILL_LSTM_UNIT_GRAD_IN_C_PREV) && RILL_LSTM_UNIT_IN_X == 0 &&
+                   RILL_LSTM_UNIT_IN_C_PREV == 1,
+               "lstm_unit_grad's first inputs are lstm_unit's");
+
 /* The sizes gru and gru_grad share (the attributes sit at the same positions in both). */
 typedef struct rill_gru_geom {
   int64_t rows, D;

@@ -96,20 +96,6 @@ static rill_status *lstmp_check(const rill_kernel_ctx *ctx, const lstmp_slots *s
   return NULL;
 }
 
-static rill_status *lstm_unit_check(const rill_kernel_ctx *ctx, const rill_tensor *x,
-                                    const rill_tensor *cp, int64_t *N, int64_t *D) {
-  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
-  if (x->dims.n != 2 || cp->dims.n != 2 || x->dims.d[0] != cp->dims.d[0] ||
-      x->dims.d[1] != 4 * cp->dims.d[1])
-    return rill_kernel_error(ctx, "inputs X (%s) %s and C_prev (%s) %s do not fit: expected "
-                             "[N, 4 * D] and [N, D]", rill_kin_name(ctx, 0, 0),
-                             rill_dims_str(&x->dims, a, sizeof a), rill_kin_name(ctx, 1, 0),
-                             rill_dims_str(&cp->dims, b, sizeof b));
-  *N = cp->dims.d[0];
-  *D = cp->dims.d[1];
-  return NULL;
-}
-
 /* The forward's per-step product g [cur, 4D] += h_prev [cur, D] W [D, 4D]: in float32
  * through W packed once for rill_sgemm's kernel (NULL where it has none) instead of on
  * every step. */

@@ -274,6 +274,16 @@ cudaError_t rill_cuda_lstm_step_grad_f32(const float *g, const float *c, const f
  * steps + 1 offsets on the device), each step's rows in order. */
 cudaError_t rill_cuda_lstm_peephole_grad_f32(const float *rows, const int64_t *starts, int64_t steps,
                                              int64_t width, float *out, cudaStream_t s);
+/* lstm_unit, one step of n rows: gates x [n, 4D] in the order input, forget, output,
+ * candidate (Paddle's sigmoid unclipped and tanh 2 sigmoid(2x) - 1), forget_bias added
+ * to the forget gate's input; c = f c_prev + i g, h = o tanh(c). */
+cudaError_t rill_cuda_lstm_unit_f32(const float *x, const float *c_prev, float *c, float *h, int64_t n, int64_t D,
+                                    float forget_bias, cudaStream_t s);
+/* Its gradient from H@GRAD dh and C@GRAD dc: X@GRAD dx and C_prev@GRAD dc_prev, each
+ * when not NULL. */
+cudaError_t rill_cuda_lstm_unit_grad_f32(const float *x, const float *c_prev, const float *c, const float *dh,
+                                         const float *dc, float *dx, float *dc_prev, int64_t n, int64_t D,
+                                         float forget_bias, cudaStream_t s);
 /* out[c] += v[r][c] for r from 0 to rows - 1, in order. */
 cudaError_t rill_cuda_column_sums_f32(const float *v, int64_t rows, int64_t width, float *out,
                                       cudaStream_t s);

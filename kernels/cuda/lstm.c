@@ -1,4 +1,6 @@
-/* lstm and lstm_grad, CUDA kernels, float32 (fluid.layers.dynamic_lstm on the device).
+/* lstm and lstm_grad, CUDA kernels, float32 (fluid.layers.dynamic_lstm on the device);
+ * lstm_unit and its gradient (fluid.layers.lstm_unit, one step of a StaticRNN or
+ * DynamicRNN), one thread an element.
  * The host builds the batch order from Input's LoD (operators/recurrent.h, as the CPU
  * kernel does) and copies its row indices to the device once per run. The forward
  * gathers Input into BatchGate with the bias, then per time step multiplies the
@@ -165,4 +167,55 @@ rill_status *rill_cuda_lstm_grad_fp32(rill_kernel_ctx *ctx) {
   rill_cuda_mem_free(d, buf);
   rill_cuda_batch_free(d, &bt);
   return st;
+}
+
+rill_status *rill_cuda_lstm_unit_fp32(rill_kernel_ctx *ctx) {
+  rill_tensor *x = NULL, *cp = NULL, *c = NULL, *h = NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTM_UNIT_IN_X, 0, RILL_DTYPE_FP32, &x));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTM_UNIT_IN_C_PREV, 0, RILL_DTYPE_FP32, &cp));
+  RILL_TRY(rill_kout_need(ctx, RILL_LSTM_UNIT_OUT_C, 0, RILL_DTYPE_FP32, &c));
+  RILL_TRY(rill_kout_need(ctx, RILL_LSTM_UNIT_OUT_H, 0, RILL_DTYPE_FP32, &h));
+  int64_t N = 0, D = 0;
+  RILL_TRY(rill_lstm_unit_check(ctx, x, cp, &N, &D));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_LSTM_UNIT_OUT_C, 0, c, &cp->dims));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_LSTM_UNIT_OUT_H, 0, h, &cp->dims));
+  if (N * D == 0) return NULL;
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, c, &d));
+  return rill_cuda_kernel_check(ctx,
+                                rill_cuda_lstm_unit_f32(rill_tensor_ptr(x), rill_tensor_ptr(cp), rill_tensor_ptr(c),
+                                                        rill_tensor_ptr(h), N, D,
+                                                        ctx->attrs[RILL_LSTM_UNIT_ATTR_FORGET_BIAS].v.f, d->stream),
+                                "the cell update");
+}
+
+rill_status *rill_cuda_lstm_unit_grad_fp32(rill_kernel_ctx *ctx) {
+  rill_tensor *x = NULL, *cp = NULL, *c = NULL, *dh = NULL, *dc = NULL, *outs[2];
+  if (!rill_kout(ctx, RILL_LSTM_UNIT_GRAD_OUT_X_GRAD, 0) && !rill_kout(ctx, RILL_LSTM_UNIT_GRAD_OUT_C_PREV_GRAD, 0))
+    return NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTM_UNIT_GRAD_IN_X, 0, RILL_DTYPE_FP32, &x));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTM_UNIT_GRAD_IN_C_PREV, 0, RILL_DTYPE_FP32, &cp));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTM_UNIT_GRAD_IN_C, 0, RILL_DTYPE_FP32, &c));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTM_UNIT_GRAD_IN_H_GRAD, 0, RILL_DTYPE_FP32, &dh));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTM_UNIT_GRAD_IN_C_GRAD, 0, RILL_DTYPE_FP32, &dc));
+  int64_t N = 0, D = 0;
+  RILL_TRY(rill_lstm_unit_check(ctx, x, cp, &N, &D));
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_LSTM_UNIT_GRAD_IN_C, c, &cp->dims));
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_LSTM_UNIT_GRAD_IN_H_GRAD, dh, &cp->dims));
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_LSTM_UNIT_GRAD_IN_C_GRAD, dc, &cp->dims));
+  _Static_assert(RILL_LSTM_UNIT_GRAD_OUT_X_GRAD == 0 && RILL_LSTM_UNIT_GRAD_OUT_C_PREV_GRAD == 1,
+                 "lstm_unit_grad's outputs are the gradients of X and C_prev, inputs 0 and 1");
+  const rill_tensor *const like[] = {x, cp};
+  static const size_t wrt[] = {RILL_LSTM_UNIT_GRAD_IN_X, RILL_LSTM_UNIT_GRAD_IN_C_PREV};
+  RILL_TRY(rill_kout_like(ctx, 2, RILL_DTYPE_FP32, like, wrt, 0u, outs));
+  if (N * D == 0) return NULL;
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, outs[0] ? outs[0] : outs[1], &d));
+  return rill_cuda_kernel_check(
+      ctx,
+      rill_cuda_lstm_unit_grad_f32(rill_tensor_ptr(x), rill_tensor_ptr(cp), rill_tensor_ptr(c), rill_tensor_ptr(dh),
+                                   rill_tensor_ptr(dc), outs[0] ? rill_tensor_ptr(outs[0]) : NULL,
+                                   outs[1] ? rill_tensor_ptr(outs[1]) : NULL, N, D,
+                                   ctx->attrs[RILL_LSTM_UNIT_GRAD_ATTR_FORGET_BIAS].v.f, d->stream),
+      "the cell update's gradient");
 }

@@ -1921,6 +1921,20 @@ Test(cuda_kernels, lstm_grad) {
   }
 }
 
+static void forget_bias_half(rill_op_builder *b) { OK(rill_op_builder_attr_float(b, "forget_bias", 0.5f)); }
+
+/* lstm_unit, one step of 7 rows (D = 5), with a forget bias, and its gradients. */
+Test(cuda_kernels, lstm_unit_and_gradient) {
+  op_case c = {"lstm_unit", {IN("X", "x", -2, 2, 7, 20), IN("C_prev", "cp", -1, 1, 7, 5)},
+               {OUT("C", "c", 7, 5), OUT("H", "h", 7, 5)}, forget_bias_half, 1e-5};
+  compare(&c);
+  op_case g = {"lstm_unit_grad",
+               {IN("X", "x", -2, 2, 7, 20), IN("C_prev", "cp", -1, 1, 7, 5), IN("C", "c", -1, 1, 7, 5),
+                IN("H@GRAD", "dh", -1, 1, 7, 5), IN("C@GRAD", "dc", -1, 1, 7, 5)},
+               {OUT("X@GRAD", "dx", 7, 20), OUT("C_prev@GRAD", "dcp", 7, 5)}, forget_bias_half, 1e-5};
+  compare(&g);
+}
+
 /* ---- gru ---- */
 
 static void gru_default(rill_op_builder *b) { (void)b; }

@@ -112,6 +112,42 @@ __global__ void column_sums(const float *v, int64_t rows, int64_t width, float *
   }
 }
 
+// lstm_unit's activations (Eigen's in Paddle): sigmoid unclipped, tanh as 2 sigmoid(2x) - 1.
+__device__ inline float unit_sigmoid(float v) { return 1.0f / (1.0f + expf(-v)); }
+__device__ inline float unit_tanh(float v) { return 2.0f * unit_sigmoid(2.0f * v) - 1.0f; }
+
+__global__ void unit(const float *x, const float *cp, float *c, float *h, int64_t n, int64_t D, float fb) {
+  for (int64_t k = first_index(); k < n * D; k += grid_stride()) {
+    int64_t r = k / D, d = k - r * D;
+    const float *xr = x + r * 4 * D;
+    float i = unit_sigmoid(xr[d]), f = unit_sigmoid(xr[D + d] + fb);
+    float o = unit_sigmoid(xr[2 * D + d]), g = unit_tanh(xr[3 * D + d]);
+    float cv = f * cp[k] + i * g;
+    c[k] = cv;
+    h[k] = o * unit_tanh(cv);
+  }
+}
+
+__global__ void unit_grad(const float *x, const float *cp, const float *c, const float *dh, const float *dc,
+                          float *dx, float *dcp, int64_t n, int64_t D, float fb) {
+  for (int64_t k = first_index(); k < n * D; k += grid_stride()) {
+    int64_t r = k / D, d = k - r * D;
+    const float *xr = x + r * 4 * D;
+    float i = unit_sigmoid(xr[d]), f = unit_sigmoid(xr[D + d] + fb);
+    float o = unit_sigmoid(xr[2 * D + d]), g = unit_tanh(xr[3 * D + d]);
+    float tc = unit_tanh(c[k]);
+    float dct = dc[k] + dh[k] * o * (1.0f - tc * tc);
+    if (dcp) dcp[k] = dct * f;
+    if (dx) {
+      float *dr = dx + r * 4 * D;
+      dr[d] = dct * g * i * (1.0f - i);
+      dr[D + d] = dct * cp[k] * f * (1.0f - f);
+      dr[2 * D + d] = dh[k] * tc * o * (1.0f - o);
+      dr[3 * D + d] = dct * i * (1.0f - g * g);
+    }
+  }
+}
+
 }  // namespace
 
 extern "C" cudaError_t rill_cuda_gather_rows_bias_f32(const float *x, const int64_t *rows, const float *bias,
@@ -157,5 +193,20 @@ extern "C" cudaError_t rill_cuda_column_sums_f32(const float *v, int64_t rows, i
                                                  cudaStream_t s) {
   if (width == 0) return cudaSuccess;
   column_sums<<<blocks_for(width), kThreads, 0, s>>>(v, rows, width, out);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t rill_cuda_lstm_unit_f32(const float *x, const float *c_prev, float *c, float *h, int64_t n,
+                                               int64_t D, float forget_bias, cudaStream_t s) {
+  if (n * D == 0) return cudaSuccess;
+  unit<<<blocks_for(n * D), kThreads, 0, s>>>(x, c_prev, c, h, n, D, forget_bias);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t rill_cuda_lstm_unit_grad_f32(const float *x, const float *c_prev, const float *c,
+                                                    const float *dh, const float *dc, float *dx, float *dc_prev,
+                                                    int64_t n, int64_t D, float forget_bias, cudaStream_t s) {
+  if (n * D == 0) return cudaSuccess;
+  unit_grad<<<blocks_for(n * D), kThreads, 0, s>>>(x, c_prev, c, dh, dc, dx, dc_prev, n, D, forget_bias);
   return cudaGetLastError();
 }
