@@ -313,4 +313,42 @@ _Static_assert(RILL_GRU_GRAD_OUT_COUNT == 4 && RILL_GRU_GRAD_OUT_INPUT_GRAD == 0
 static const size_t rill_gru_grad_wrt[RILL_GRU_GRAD_OUT_COUNT] = {RILL_GRU_GRAD_IN_INPUT, RILL_GRU_GRAD_IN_H0,
                                                                    RILL_GRU_GRAD_IN_WEIGHT, RILL_GRU_GRAD_IN_BIAS};
 
+_Static_assert(RILL_SAME_POS(RILL_GRU_UNIT_IN_INPUT, RILL_GRU_UNIT_GRAD_IN_INPUT) &&
+                   RILL_SAME_POS(RILL_GRU_UNIT_IN_HIDDEN_PREV, RILL_GRU_UNIT_GRAD_IN_HIDDEN_PREV) &&
+                   RILL_SAME_POS(RILL_GRU_UNIT_IN_WEIGHT, RILL_GRU_UNIT_GRAD_IN_WEIGHT) &&
+                   RILL_SAME_POS(RILL_GRU_UNIT_IN_BIAS, RILL_GRU_UNIT_GRAD_IN_BIAS),
+               "gru_unit_grad's first inputs are gru_unit's");
+
+/* gru_unit's Input [N, 3D], HiddenPrev [N, D], Weight [D, 3D] and Bias 3D elements
+ * (inputs 0 to 3 of gru_unit and its gradient). */
+static inline rill_status *rill_gru_unit_check(const rill_kernel_ctx *ctx, const rill_tensor *x,
+                                               const rill_tensor *hp, const rill_tensor *w, const rill_tensor *b,
+                                               int64_t *N, int64_t *D) {
+  char a[RILL_DIMS_STR_MAX], c[RILL_DIMS_STR_MAX], e[RILL_DIMS_STR_MAX];
+  if (x->dims.n != 2 || hp->dims.n != 2 || w->dims.n != 2 || x->dims.d[0] != hp->dims.d[0] ||
+      w->dims.d[0] != hp->dims.d[1] || x->dims.d[1] != 3 * hp->dims.d[1] ||
+      w->dims.d[1] != 3 * hp->dims.d[1])
+    return rill_kernel_error(ctx, "inputs Input (%s) %s, HiddenPrev (%s) %s and Weight (%s) %s do "
+                             "not fit: expected [N, 3 * D], [N, D] and [D, 3 * D]",
+                             rill_kin_name(ctx, 0, 0), rill_dims_str(&x->dims, a, sizeof a),
+                             rill_kin_name(ctx, 1, 0), rill_dims_str(&hp->dims, c, sizeof c),
+                             rill_kin_name(ctx, 2, 0), rill_dims_str(&w->dims, e, sizeof e));
+  *N = hp->dims.d[0];
+  *D = hp->dims.d[1];
+  if (b && rill_tensor_numel(b) != 3 * *D)
+    return rill_kernel_error(ctx, "input Bias (%s) has shape %s, expected [1, %lld]",
+                             rill_kin_name(ctx, 3, 0), rill_dims_str(&b->dims, a, sizeof a),
+                             (long long)(3 * *D));
+  return NULL;
+}
+
+_Static_assert(RILL_GRU_UNIT_GRAD_OUT_COUNT == 4 && RILL_GRU_UNIT_GRAD_OUT_INPUT_GRAD == 0 &&
+                   RILL_GRU_UNIT_GRAD_OUT_HIDDEN_PREV_GRAD == 1 && RILL_GRU_UNIT_GRAD_OUT_WEIGHT_GRAD == 2 &&
+                   RILL_GRU_UNIT_GRAD_OUT_BIAS_GRAD == 3,
+               "gru_unit_grad's outputs are the gradients of its first four inputs, in their order");
+/* The input each output of gru_unit_grad is the gradient of (rill_kout_like's like_slot). */
+static const size_t rill_gru_unit_grad_wrt[RILL_GRU_UNIT_GRAD_OUT_COUNT] = {
+    RILL_GRU_UNIT_GRAD_IN_INPUT, RILL_GRU_UNIT_GRAD_IN_HIDDEN_PREV, RILL_GRU_UNIT_GRAD_IN_WEIGHT,
+    RILL_GRU_UNIT_GRAD_IN_BIAS};
+
 #endif

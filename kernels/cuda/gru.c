@@ -1,4 +1,5 @@
-/* gru and gru_grad, CUDA kernels, float32 (fluid.layers.dynamic_gru on the device), over
+/* gru and gru_grad, CUDA kernels, float32 (fluid.layers.dynamic_gru on the device), and
+ * gru_unit and its gradient (fluid.layers.gru_unit, a step of a DynamicRNN); gru over
  * the batch order of batch_order.h. The forward gathers Input into BatchGate with the
  * bias, then per time step: one cuBLAS product of the previous hidden rows by the gate
  * weight W_ur [D, 2D] into the update and reset gates (a block of the [rows, 3D] gates,
@@ -165,5 +166,114 @@ rill_status *rill_cuda_gru_grad_fp32(rill_kernel_ctx *ctx) {
   if (!st) st = rill_cuda_kernel_check(ctx, e, "running the time steps backwards");
   rill_cuda_mem_free(d, buf);
   rill_cuda_batch_free(d, &bt);
+  return st;
+}
+
+/* gru_unit's attributes: integer activation codes and origin_mode (the same positions in
+ * its gradient). */
+_Static_assert(RILL_SAME_POS(RILL_GRU_UNIT_ATTR_ACTIVATION, RILL_GRU_UNIT_GRAD_ATTR_ACTIVATION) &&
+                   RILL_SAME_POS(RILL_GRU_UNIT_ATTR_GATE_ACTIVATION, RILL_GRU_UNIT_GRAD_ATTR_GATE_ACTIVATION) &&
+                   RILL_SAME_POS(RILL_GRU_UNIT_ATTR_ORIGIN_MODE, RILL_GRU_UNIT_GRAD_ATTR_ORIGIN_MODE),
+               "gru_unit and gru_unit_grad share their attribute table");
+
+static rill_cuda_gru unit_params(const rill_kernel_ctx *ctx, int64_t D) {
+  return (rill_cuda_gru){.D = D,
+                         .act = (int)ctx->attrs[RILL_GRU_UNIT_ATTR_ACTIVATION].v.i,
+                         .gate = (int)ctx->attrs[RILL_GRU_UNIT_ATTR_GATE_ACTIVATION].v.i,
+                         .origin = ctx->attrs[RILL_GRU_UNIT_ATTR_ORIGIN_MODE].v.b};
+}
+
+rill_status *rill_cuda_gru_unit_fp32(rill_kernel_ctx *ctx) {
+  rill_tensor *x = NULL, *hp = NULL, *w = NULL, *b = NULL, *gate = NULL, *rhp = NULL, *h = NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_GRU_UNIT_IN_INPUT, 0, RILL_DTYPE_FP32, &x));
+  RILL_TRY(rill_kin_need(ctx, RILL_GRU_UNIT_IN_HIDDEN_PREV, 0, RILL_DTYPE_FP32, &hp));
+  RILL_TRY(rill_kin_need(ctx, RILL_GRU_UNIT_IN_WEIGHT, 0, RILL_DTYPE_FP32, &w));
+  if (rill_kin(ctx, RILL_GRU_UNIT_IN_BIAS, 0)) RILL_TRY(rill_kin_need(ctx, RILL_GRU_UNIT_IN_BIAS, 0, RILL_DTYPE_FP32, &b));
+  RILL_TRY(rill_kout_need(ctx, RILL_GRU_UNIT_OUT_GATE, 0, RILL_DTYPE_FP32, &gate));
+  RILL_TRY(rill_kout_need(ctx, RILL_GRU_UNIT_OUT_RESET_HIDDEN_PREV, 0, RILL_DTYPE_FP32, &rhp));
+  RILL_TRY(rill_kout_need(ctx, RILL_GRU_UNIT_OUT_HIDDEN, 0, RILL_DTYPE_FP32, &h));
+  int64_t N = 0, D = 0;
+  RILL_TRY(rill_gru_unit_check(ctx, x, hp, w, b, &N, &D));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_GRU_UNIT_OUT_GATE, 0, gate, &x->dims));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_GRU_UNIT_OUT_RESET_HIDDEN_PREV, 0, rhp, &hp->dims));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_GRU_UNIT_OUT_HIDDEN, 0, h, &hp->dims));
+  if (N == 0 || D == 0) return NULL;
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, h, &d));
+  rill_cuda_gru p = unit_params(ctx, D);
+  float *g = rill_tensor_ptr(gate), *rp = rill_tensor_ptr(rhp);
+  const float *hpp = rill_tensor_ptr(hp), *wp = rill_tensor_ptr(w);
+  cudaError_t e = cudaMemcpyAsync(g, rill_tensor_ptr(x), rill_tensor_nbytes(x), cudaMemcpyDeviceToDevice, d->stream);
+  if (e == cudaSuccess && b) e = rill_cuda_bias_act_f32(g, rill_tensor_ptr(b), N, 3 * D, false, d->stream);
+  RILL_TRY(rill_cuda_kernel_check(ctx, e, "adding the bias"));
+  RILL_TRY(rill_cuda_kernel_status(ctx, rill_cuda_sgemm_ld(d, false, false, N, 2 * D, D, 1.0f, hpp, D, wp, 2 * D, 1.0f,
+                                                           g, 3 * D)));
+  RILL_TRY(rill_cuda_kernel_check(ctx, rill_cuda_gru_unit_f32(RILL_CUDA_GRU_UNIT_GATES, g, hpp, rp, &p, N, d->stream),
+                                  "the gates"));
+  RILL_TRY(rill_cuda_kernel_status(ctx, rill_cuda_sgemm_ld(d, false, false, N, D, D, 1.0f, rp, D, wp + 2 * D * D, D,
+                                                           1.0f, g + 2 * D, 3 * D)));
+  return rill_cuda_kernel_check(
+      ctx, rill_cuda_gru_unit_f32(RILL_CUDA_GRU_UNIT_OUTPUT, g, hpp, rill_tensor_ptr(h), &p, N, d->stream),
+      "the output");
+}
+
+rill_status *rill_cuda_gru_unit_grad_fp32(rill_kernel_ctx *ctx) {
+  rill_tensor *x = NULL, *hp = NULL, *w = NULL, *b = NULL, *gate = NULL, *rhp = NULL, *dh = NULL;
+  bool want = false;
+  for (size_t o = 0; o < RILL_GRU_UNIT_GRAD_OUT_COUNT; o++) want = want || rill_kout(ctx, o, 0);
+  if (!want) return NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_GRU_UNIT_GRAD_IN_INPUT, 0, RILL_DTYPE_FP32, &x));
+  RILL_TRY(rill_kin_need(ctx, RILL_GRU_UNIT_GRAD_IN_HIDDEN_PREV, 0, RILL_DTYPE_FP32, &hp));
+  RILL_TRY(rill_kin_need(ctx, RILL_GRU_UNIT_GRAD_IN_WEIGHT, 0, RILL_DTYPE_FP32, &w));
+  if (rill_kin(ctx, RILL_GRU_UNIT_GRAD_IN_BIAS, 0))
+    RILL_TRY(rill_kin_need(ctx, RILL_GRU_UNIT_GRAD_IN_BIAS, 0, RILL_DTYPE_FP32, &b));
+  RILL_TRY(rill_kin_need(ctx, RILL_GRU_UNIT_GRAD_IN_GATE, 0, RILL_DTYPE_FP32, &gate));
+  RILL_TRY(rill_kin_need(ctx, RILL_GRU_UNIT_GRAD_IN_RESET_HIDDEN_PREV, 0, RILL_DTYPE_FP32, &rhp));
+  RILL_TRY(rill_kin_need(ctx, RILL_GRU_UNIT_GRAD_IN_HIDDEN_GRAD, 0, RILL_DTYPE_FP32, &dh));
+  int64_t N = 0, D = 0;
+  RILL_TRY(rill_gru_unit_check(ctx, x, hp, w, b, &N, &D));
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_GRU_UNIT_GRAD_IN_GATE, gate, &x->dims));
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_GRU_UNIT_GRAD_IN_RESET_HIDDEN_PREV, rhp, &hp->dims));
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_GRU_UNIT_GRAD_IN_HIDDEN_GRAD, dh, &hp->dims));
+  const rill_tensor *const fwd[] = {x, hp, w, b};
+  rill_tensor *outs[RILL_GRU_UNIT_GRAD_OUT_COUNT];
+  RILL_TRY(rill_kout_like(ctx, RILL_GRU_UNIT_GRAD_OUT_COUNT, RILL_DTYPE_FP32, fwd, rill_gru_unit_grad_wrt, 0u, outs));
+  rill_tensor *dx = outs[0], *dhp = outs[1], *dw = outs[2], *db = outs[3];
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_zero_outputs(ctx, outs, RILL_GRU_UNIT_GRAD_OUT_COUNT, &d));
+  if (N == 0 || D == 0) return NULL;
+  /* the gate gradients [N, 3D], then the reset hidden's gradient [N, D] */
+  float *dg = NULL;
+  RILL_TRY(rill_cuda_zeroed(ctx, d, N * 4 * D, &dg));
+  float *drp = dg + N * 3 * D;
+  rill_cuda_gru p = unit_params(ctx, D);
+  const float *g = rill_tensor_ptr(gate), *hpp = rill_tensor_ptr(hp), *rp = rill_tensor_ptr(rhp);
+  const float *dhv = rill_tensor_ptr(dh), *wp = rill_tensor_ptr(w), *wc = wp + 2 * D * D;
+  cudaStream_t s0 = d->stream;
+  rill_status *st = NULL;
+  cudaError_t e = rill_cuda_gru_unit_grad_f32(RILL_CUDA_GRU_UNIT_GRAD_OUTPUT, g, hpp, dhv, dg, &p, N, s0);
+  if (e == cudaSuccess)
+    st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm_ld(d, false, true, N, D, D, 1.0f, dg + 2 * D, 3 * D, wc, D, 0.0f,
+                                                         drp, D));
+  if (!st && e == cudaSuccess) e = rill_cuda_gru_unit_grad_f32(RILL_CUDA_GRU_UNIT_GRAD_RESET, g, hpp, drp, dg, &p, N, s0);
+  if (!st && e == cudaSuccess && dw) {
+    float *dwp = rill_tensor_ptr(dw);
+    st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm_ld(d, true, false, D, D, N, 1.0f, rp, D, dg + 2 * D, 3 * D, 0.0f,
+                                                         dwp + 2 * D * D, D));
+    if (!st)
+      st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm_ld(d, true, false, D, 2 * D, N, 1.0f, hpp, D, dg, 3 * D, 0.0f,
+                                                           dwp, 2 * D));
+  }
+  if (!st && e == cudaSuccess && dhp) {
+    e = rill_cuda_gru_unit_grad_prev_f32(g, drp, dhv, rill_tensor_ptr(dhp), &p, N, s0);
+    if (e == cudaSuccess)
+      st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm_ld(d, false, true, N, D, 2 * D, 1.0f, dg, 3 * D, wp, 2 * D,
+                                                           1.0f, rill_tensor_ptr(dhp), D));
+  }
+  if (!st && e == cudaSuccess && dx)
+    e = cudaMemcpyAsync(rill_tensor_ptr(dx), dg, (size_t)(N * 3 * D) * sizeof(float), cudaMemcpyDeviceToDevice, s0);
+  if (!st && e == cudaSuccess && db) e = rill_cuda_column_sums_f32(dg, N, 3 * D, rill_tensor_ptr(db), s0);
+  if (!st) st = rill_cuda_kernel_check(ctx, e, "the step's gradient");
+  rill_cuda_mem_free(d, dg);
   return st;
 }

@@ -314,6 +314,22 @@ cudaError_t rill_cuda_gru_grad_output_f32(const float *g, const float *prev, con
  * gate activation. */
 cudaError_t rill_cuda_gru_grad_gates_f32(const float *g, const float *prev, const float *drh, float *dg,
                                          float *prev_dh, const rill_cuda_gru *p, int64_t cur, cudaStream_t s);
+/* gru_unit's elementwise parts over n rows; its activations are integer codes (0
+ * identity, 1 sigmoid, 2 tanh, 3 relu). RILL_CUDA_GRU_UNIT_GATES: g's update and reset
+ * gates activated in place and out = r * hp; RILL_CUDA_GRU_UNIT_OUTPUT: the candidate
+ * activated in place and out = the hidden rows. */
+enum { RILL_CUDA_GRU_UNIT_GATES, RILL_CUDA_GRU_UNIT_OUTPUT };
+cudaError_t rill_cuda_gru_unit_f32(int part, float *g, const float *hp, float *out, const rill_cuda_gru *p,
+                                   int64_t n, cudaStream_t s);
+/* Its gradient's parts, writing into the gate gradients out [n, 3D]: GRAD_OUTPUT the
+ * update's and the candidate's from in = Hidden@GRAD, GRAD_RESET the reset gate's from
+ * in = the reset hidden's gradient. */
+enum { RILL_CUDA_GRU_UNIT_GRAD_OUTPUT, RILL_CUDA_GRU_UNIT_GRAD_RESET };
+cudaError_t rill_cuda_gru_unit_grad_f32(int part, const float *g, const float *hp, const float *in, float *out,
+                                        const rill_cuda_gru *p, int64_t n, cudaStream_t s);
+/* HiddenPrev@GRAD's elementwise part: dhp = drp * r + dh * (origin ? u : 1 - u). */
+cudaError_t rill_cuda_gru_unit_grad_prev_f32(const float *g, const float *drp, const float *dh, float *dhp,
+                                             const rill_cuda_gru *p, int64_t n, cudaStream_t s);
 
 /* ---- interpolation (device/interp.cu) ---- */
 /* nearest or bilinear interpolation of x [n, c, d, h, w] (channel_last: [n, d, h, w,

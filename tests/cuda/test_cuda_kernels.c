@@ -1998,6 +1998,37 @@ Test(cuda_kernels, gru_grad) {
   }
 }
 
+static void gru_unit_origin_relu(rill_op_builder *b) {
+  OK(rill_op_builder_attr_bool(b, "origin_mode", true));
+  OK(rill_op_builder_attr_int(b, "activation", 3));
+  OK(rill_op_builder_attr_int(b, "gate_activation", 2));
+}
+
+/* gru_unit, one step of 6 rows (D = 5): the gates' product by W_ur and the candidate's by
+ * W_c as blocks of Gate [6, 15], with Paddle's defaults and in origin mode with other
+ * activations, and the gradients of all four inputs. */
+Test(cuda_kernels, gru_unit_and_gradient) {
+  op_case c = {"gru_unit",
+               {IN("Input", "x", -1, 1, 6, 15), IN("HiddenPrev", "hp", -1, 1, 6, 5),
+                IN("Weight", "w", -0.5f, 0.5f, 5, 15), IN("Bias", "b", -0.5f, 0.5f, 1, 15)},
+               {OUT("Gate", "g", 6, 15), OUT("ResetHiddenPrev", "rhp", 6, 5), OUT("Hidden", "h", 6, 5)},
+               gru_default, 1e-5};
+  compare(&c);
+  c.attrs = gru_unit_origin_relu;
+  compare(&c);
+  op_case g = {"gru_unit_grad",
+               {IN("Input", "x", -1, 1, 6, 15), IN("HiddenPrev", "hp", -1, 1, 6, 5),
+                IN("Weight", "w", -0.5f, 0.5f, 5, 15), IN("Bias", "b", -0.5f, 0.5f, 1, 15),
+                IN("Gate", "g", 0, 1, 6, 15), IN("ResetHiddenPrev", "rhp", -1, 1, 6, 5),
+                IN("Hidden@GRAD", "dh", -1, 1, 6, 5)},
+               {OUT("Input@GRAD", "dx", 6, 15), OUT("HiddenPrev@GRAD", "dhp", 6, 5), OUT("Weight@GRAD", "dw", 5, 15),
+                OUT("Bias@GRAD", "db", 1, 15)},
+               gru_default, 1e-5};
+  compare(&g);
+  g.attrs = gru_unit_origin_relu;
+  compare(&g);
+}
+
 /* ---- sequence_conv ---- */
 
 static void context_3_from_minus_1(rill_op_builder *b) {
