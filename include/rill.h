@@ -231,7 +231,10 @@ RILL_API void rill_scope_destroy(rill_scope *scope);
  * reference writes the variable until a run replaces or privatizes its buffer. While a
  * checkpoint of the variable is still being written, the variable first gets its own
  * copy of the bytes, so such writes never reach the checkpoint; a reference kept from
- * before the run has no such guard (rill_executor_flush first). */
+ * before the run has no such guard (rill_executor_flush first). A variable that lives on
+ * a device (a run on a CUDA place left it there) is copied to the host instead: the
+ * reference holds its values at the call, and writes through it do not reach the
+ * variable (rill_scope_set_tensor does). */
 RILL_API rill_status *rill_scope_get_tensor(rill_scope *scope, const char *name, rill_tensor **out);
 /* Makes variable `name` (created in `scope` if absent) share `tensor`'s data. */
 RILL_API rill_status *rill_scope_set_tensor(rill_scope *scope, const char *name,

@@ -9,6 +9,7 @@
 #include "framework/base/alloc.h"
 #include "framework/data/scope.h"
 #include "framework/data/tensor.h"
+#include "framework/registry/registry.h"
 
 /* Checks dtype and dims of a tensor to be created and returns its size in bytes. */
 static rill_status *check_shape(rill_dtype dtype, const int64_t *dims, size_t ndim,
@@ -181,10 +182,15 @@ rill_status *rill_scope_get_tensor(rill_scope *scope, const char *name, rill_ten
   rill_tensor *t = rill_malloc(sizeof *t);
   if (!t) return rill_oom();
   rill_tensor_init(t);
-  rill_status *st = rill_tensor_share(t, &v->u.tensor);
+  /* rill_tensor_data is host memory: a variable on a device is copied here. */
+  rill_place at = rill_tensor_place(&v->u.tensor);
+  rill_status *st = at.device == RILL_HOST_DEVICE
+                        ? rill_tensor_share(t, &v->u.tensor)
+                        : rill_tensor_copy_at(t, &v->u.tensor, (rill_place){RILL_HOST_DEVICE, 0});
   if (st) {
+    rill_tensor_clear(t);
     rill_free(t);
-    return st;
+    return rill_status_wrap(st, "variable '%s'", name);
   }
   *out = t;
   return NULL;

@@ -14,6 +14,7 @@
 #include "framework/io/stream.h"
 #include "framework/io/vars.h"
 #include "framework/program/program.h"
+#include "framework/registry/registry.h"
 #include "rill.h"
 
 static rill_status *check_args(const char *fn, const rill_program *program, rill_scope *scope,
@@ -32,6 +33,8 @@ static rill_status *check_args(const char *fn, const rill_program *program, rill
   return NULL;
 }
 
+static const rill_place HOST = {RILL_HOST_DEVICE, 0};
+
 /* Appends the stream of variable `name` of `scope` to `out`. */
 static rill_status *write_var(rill_scope *scope, const char *name, rill_bytes *out) {
   rill_variable *v = rill_scope_find(scope, name);
@@ -42,9 +45,27 @@ static rill_status *write_var(rill_scope *scope, const char *name, rill_bytes *o
   if (v->kind == RILL_VARKIND_TENSOR) {
     if (!v->u.tensor.buf && rill_tensor_nbytes(&v->u.tensor))
       return rill_error(RILL_FAILED_PRECONDITION, "variable '%s' holds no data", name);
-    return rill_stream_write_lod_tensor(out, &v->u.tensor);
+    if (rill_tensor_place(&v->u.tensor).device == RILL_HOST_DEVICE)
+      return rill_stream_write_lod_tensor(out, &v->u.tensor);
+    /* Left on a device by a run there: written from a host copy. */
+    rill_tensor host;
+    rill_tensor_init(&host);
+    rill_status *st = rill_tensor_copy_at(&host, &v->u.tensor, HOST);
+    if (!st) st = rill_stream_write_lod_tensor(out, &host);
+    rill_tensor_clear(&host);
+    return rill_status_wrap(st, "variable '%s'", name);
   }
-  if (v->kind == RILL_VARKIND_SELECTED_ROWS) return rill_stream_write_selected_rows(out, &v->u.rows);
+  if (v->kind == RILL_VARKIND_SELECTED_ROWS) {
+    const rill_selected_rows *rows = &v->u.rows;
+    if (rill_tensor_place(&rows->value).device == RILL_HOST_DEVICE)
+      return rill_stream_write_selected_rows(out, rows);
+    rill_selected_rows host = *rows;
+    rill_tensor_init(&host.value);
+    rill_status *st = rill_tensor_copy_at(&host.value, &rows->value, HOST);
+    if (!st) st = rill_stream_write_selected_rows(out, &host);
+    rill_tensor_clear(&host.value);
+    return rill_status_wrap(st, "variable '%s'", name);
+  }
   return rill_error(RILL_UNIMPLEMENTED, "variable '%s' holds a %s, which has no file format", name,
                     rill_var_kind_name(v->kind));
 }

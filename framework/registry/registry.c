@@ -353,6 +353,67 @@ rill_status *rill_backend_copy(rill_place dst_place, void *dst, rill_place src_p
   return st;
 }
 
+rill_status *rill_tensor_alloc_at(rill_tensor *t, rill_dtype dtype, const rill_dims *dims, rill_place place) {
+  RILL_TRY(rill_place_check(place));
+  return rill_tensor_alloc_on(t, dtype, dims, place, rill_backend_tensor_memory(rill_backend_find(place.device)));
+}
+
+rill_status *rill_tensor_zeros_at(rill_tensor *t, rill_dtype dtype, const rill_dims *dims, rill_place place) {
+  RILL_TRY(rill_tensor_alloc_at(t, dtype, dims, place));
+  rill_lod_clear(&t->lod);
+  size_t n = rill_tensor_nbytes(t);
+  if (!n) return NULL;
+  if (place.device == RILL_HOST_DEVICE) {
+    memset(rill_tensor_ptr(t), 0, n);
+    return NULL;
+  }
+  void *zeros = rill_calloc(1, n);
+  if (!zeros) return rill_oom();
+  rill_status *st = rill_backend_copy(place, rill_tensor_ptr(t), (rill_place){RILL_HOST_DEVICE, 0}, zeros, n);
+  rill_free(zeros);
+  return st;
+}
+
+rill_status *rill_tensor_read_host(const rill_tensor *t, void *dst, size_t n) {
+  size_t have = t->buf ? rill_tensor_nbytes(t) : 0;
+  if (n > have) return rill_error(RILL_OUT_OF_RANGE, "reading %zu bytes of a tensor of %zu", n, have);
+  if (!n) return NULL;
+  return rill_backend_copy((rill_place){RILL_HOST_DEVICE, 0}, dst, rill_tensor_place(t), rill_tensor_ptr(t), n);
+}
+
+rill_status *rill_tensor_copy_at(rill_tensor *dst, const rill_tensor *src, rill_place place) {
+  rill_place from = rill_tensor_place(src);
+  if (dst == src && from.device == place.device && from.id == place.id) return NULL;
+  if (!src->buf) {
+    rill_tensor_clear(dst);
+    return NULL;
+  }
+  rill_tensor copy;
+  rill_tensor_init(&copy);
+  rill_status *st = rill_lod_copy(&copy.lod, &src->lod);
+  if (!st) st = rill_tensor_alloc_at(&copy, src->dtype, &src->dims, place);
+  size_t n = rill_tensor_nbytes(src);
+  if (!st && n) st = rill_backend_copy(place, rill_tensor_ptr(&copy), from, rill_tensor_ptr(src), n);
+  if (st) {
+    rill_tensor_clear(&copy);
+    return st;
+  }
+  rill_tensor_swap(dst, &copy);
+  rill_tensor_clear(&copy);
+  return NULL;
+}
+
+rill_status *rill_tensor_copy_bytes(rill_tensor *dst, size_t dst_off, const rill_tensor *src, size_t src_off,
+                                    size_t n) {
+  size_t dn = dst->buf ? rill_tensor_nbytes(dst) : 0, sn = src->buf ? rill_tensor_nbytes(src) : 0;
+  if (dst_off > dn || n > dn - dst_off || src_off > sn || n > sn - src_off)
+    return rill_error(RILL_OUT_OF_RANGE, "copying %zu bytes from byte %zu of %zu to byte %zu of %zu", n, src_off,
+                      sn, dst_off, dn);
+  if (!n) return NULL;
+  return rill_backend_copy(rill_tensor_place(dst), (char *)rill_tensor_ptr(dst) + dst_off, rill_tensor_place(src),
+                           (const char *)rill_tensor_ptr(src) + src_off, n);
+}
+
 rill_status *rill_registry_init(void) {
   pthread_once(&reg.once, init_once);
   if (!reg.init_status) return NULL;

@@ -20,11 +20,14 @@
 /* An input read for its declaration alone (dims and dtype): it may hold no data, as a
  * variable fake_init declared does, and a run does not require it to. */
 #define RILL_SLOT_DECL_ONLY 32u
-/* An input whose elements the kernel never reads or writes: it reads the tensor's shape,
- * dtype and LoD, or shares its buffer under another shape (a view). The input may be on
- * any place: a run never copies it to the op's place, and its reads do not choose where
- * the variable lives. So a view op without a device kernel runs on the host over a device
- * tensor's metadata, and its output shares the device buffer. */
+/* An input whose elements the kernel never reads or writes in place: it reads the
+ * tensor's shape, dtype and LoD, shares its buffer under another shape (a view), copies
+ * its elements through the backends (rill_tensor_copy_at, rill_tensor_read_host), or
+ * leaves it to a sub-block, whose ops stage it themselves. The input may be on any
+ * place: a run never copies it to the op's place, and its reads do not choose where the
+ * variable lives. So a view op without a device kernel runs on the host over a device
+ * tensor's metadata, and its output shares the device buffer; and a sub-block op (while,
+ * conditional_block, recurrent) hands its block the variables where they are. */
 #define RILL_SLOT_ANY_PLACE 64u
 /* An input whose elements the kernel reads on the host wherever the op runs: a few
  * numbers that size or place the work (slice's bounds, an interpolation's output size).
@@ -393,6 +396,26 @@ rill_status *rill_place_parse(const char *text, rill_place *out);
  * backend's place); UNIMPLEMENTED for a place without a backend. */
 rill_status *rill_backend_copy(rill_place dst_place, void *dst, rill_place src_place,
                                const void *src, size_t n);
+
+/* Tensors on any place, through their backends: for a kernel that reaches tensors other
+ * than its staged inputs (a sub-block op reading its step scopes, whose ops may run on a
+ * device) and for the public API. A host kernel must never dereference such a tensor's
+ * data where it lies: on a GPU that faults or reads garbage. */
+/* `t` := a new buffer for dtype and dims on `place`, from that place's backend (an
+ * existing buffer is kept when it is already there and large enough). */
+rill_status *rill_tensor_alloc_at(rill_tensor *t, rill_dtype dtype, const rill_dims *dims, rill_place place);
+/* `t` := zeros of dtype and dims on `place` (no LoD). */
+rill_status *rill_tensor_zeros_at(rill_tensor *t, rill_dtype dtype, const rill_dims *dims, rill_place place);
+/* The first `n` bytes of t's elements, wherever they lie, into host memory `dst`;
+ * OUT_OF_RANGE when t holds fewer. */
+rill_status *rill_tensor_read_host(const rill_tensor *t, void *dst, size_t n);
+/* `dst` := a deep copy of `src` (its elements, dtype, dims and LoD) on `place`, wherever
+ * src lies; dst == src copies nothing when src is there already. */
+rill_status *rill_tensor_copy_at(rill_tensor *dst, const rill_tensor *src, rill_place place);
+/* `n` bytes from byte `src_off` of src's elements to byte `dst_off` of dst's, each on
+ * its own place; OUT_OF_RANGE when a range passes the end of its tensor. */
+rill_status *rill_tensor_copy_bytes(rill_tensor *dst, size_t dst_off, const rill_tensor *src, size_t src_off,
+                                    size_t n);
 
 /* The lists linked into the library, outside framework/: operators/op_table.c (every
  * schema of operators/ops.def) and kernels/backends.c (every built-in backend). */

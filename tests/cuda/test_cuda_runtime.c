@@ -2,16 +2,21 @@
  * build without the backend) the place is refused with the reason, and the CPU path
  * still runs; a device id that does not exist is refused naming it. The tests that need
  * a device skip without one, saying so. */
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cuda_test.h"
+#include "framework/registry/registry.h"
 
 REPORT_GPU_SKIPS("cuda_runtime")
 
 static const int64_t D4[] = {4};
 
-/* y = 2x + 1 on an executor at `place`; the error of making or running it. */
-static rill_status *scale_on(rill_place place, float *got) {
+/* y = 2x + 1 on an executor at `place`, in `keep` (NULL: a scope of its own); the error
+ * of making or running it. */
+static rill_status *scale_in(rill_place place, rill_scope *keep, float *got) {
   rill_program *p = NULL;
   rill_executor *e = NULL;
   rill_scope *scope = NULL;
@@ -20,7 +25,8 @@ static rill_status *scale_on(rill_place place, float *got) {
   const char *xn = "x", *yn = "y";
   OK(rill_program_create(&p));
   OK(rill_block_add_var(p, 0, "x", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, D4, 1, 0, false));
-  OK(rill_block_add_var(p, 0, "y", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, D4, 1, 0, false));
+  /* Persistable: kept in the scope after the run. */
+  OK(rill_block_add_var(p, 0, "y", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, D4, 1, 0, keep != NULL));
   OK(rill_op_builder_create("scale", &b));
   OK(rill_op_builder_input(b, "X", &xn, 1));
   OK(rill_op_builder_output(b, "Out", &yn, 1));
@@ -32,7 +38,8 @@ static rill_status *scale_on(rill_place place, float *got) {
   o.place = place;
   rill_status *st = rill_executor_create(&o, &e);
   if (!st) {
-    OK(rill_scope_create(NULL, &scope));
+    if (keep) scope = keep;
+    else OK(rill_scope_create(NULL, &scope));
     OK(rill_tensor_create(RILL_DTYPE_FP32, D4, 1, &x));
     float *xd = rill_tensor_data(x);
     for (int i = 0; i < 4; i++) xd[i] = (float)i;
@@ -40,12 +47,14 @@ static rill_status *scale_on(rill_place place, float *got) {
     if (!st) memcpy(got, rill_tensor_data(y), 4 * sizeof *got);
     rill_tensor_destroy(y);
     rill_tensor_destroy(x);
-    rill_scope_destroy(scope);
+    if (!keep) rill_scope_destroy(scope);
     rill_executor_destroy(e);
   }
   rill_program_destroy(p);
   return st;
 }
+
+static rill_status *scale_on(rill_place place, float *got) { return scale_in(place, NULL, got); }
 
 static void expect_cpu_still_works(void) {
   float got[4];
@@ -206,4 +215,68 @@ Test(cuda_runtime, the_profiler_starts_and_stops_around_a_run) {
   OK(scale_on(gpu, got));
   OK(rill_device_profiler_stop(gpu));
   for (int i = 0; i < 4; i++) cr_assert_float_eq(got[i], 2.0f * (float)i + 1.0f, 0.0f);
+}
+
+/* A variable a run left on the device comes back from rill_scope_get_tensor as a host
+ * copy: rill_tensor_data is host memory the caller can read (on a GPU, the device
+ * pointer would fault), and writing it leaves the variable as it was. */
+Test(cuda_runtime, a_variable_on_the_device_is_read_through_a_host_copy) {
+  NEED_CUDA_DEVICE();
+  rill_scope *scope = NULL;
+  OK(rill_scope_create(NULL, &scope));
+  float got[4];
+  OK(scale_in((rill_place){RILL_DEVICE_CUDA, 0}, scope, got));
+  rill_tensor *y = NULL, *again = NULL;
+  OK(rill_scope_get_tensor(scope, "y", &y));
+  cr_assert_eq(rill_tensor_numel(y), 4);
+  float *yd = rill_tensor_data(y);
+  for (int i = 0; i < 4; i++) cr_assert_float_eq(yd[i], 2.0f * (float)i + 1.0f, 0.0f);
+  yd[0] = 99.0f;
+  OK(rill_scope_get_tensor(scope, "y", &again));
+  cr_assert_float_eq(((float *)rill_tensor_data(again))[0], 1.0f, 0.0f);
+  rill_tensor_destroy(again);
+  rill_tensor_destroy(y);
+  rill_scope_destroy(scope);
+}
+
+/* The emulated device (tests/cuda/emulator) keeps its memory to itself: host code that
+ * reads it outside a kernel, copy or library call faults, naming the address as device
+ * memory, as a host read of a GPU's memory would fail. Without that, a host kernel that
+ * read a device tensor where it lies would pass every emulated test. */
+Test(cuda_runtime, the_emulated_device_memory_faults_on_a_host_read) {
+  const char *lib = getenv("RILL_CUDA_LIB");
+  if (!lib || !strstr(lib, "rill_cuda_emu")) cr_skip_test("not the emulated device");
+  NEED_CUDA_DEVICE();
+  rill_place gpu = {RILL_DEVICE_CUDA, 0};
+  OK(rill_place_check(gpu));
+  const rill_backend *b = rill_backend_find(RILL_DEVICE_CUDA);
+  cr_assert_not_null(b);
+  unsigned char *d = b->memory.alloc(&b->memory, gpu, 64);
+  cr_assert_not_null(d);
+  const unsigned char seven[4] = {7, 7, 7, 7};
+  unsigned char back[4] = {0};
+  OK(rill_backend_copy(gpu, d, (rill_place){RILL_DEVICE_CPU, 0}, seven, 4));
+  OK(rill_backend_copy((rill_place){RILL_DEVICE_CPU, 0}, back, gpu, d, 4));
+  cr_assert_eq(back[3], 7, "the device's own copies reach its memory");
+  int err[2];
+  cr_assert_eq(pipe(err), 0);
+  pid_t child = fork();
+  cr_assert_geq(child, 0);
+  if (child == 0) {
+    dup2(err[1], 2);
+    volatile unsigned char v = d[0];
+    (void)v;
+    _exit(0); /* the read went through: the parent fails the test */
+  }
+  close(err[1]);
+  char msg[1024] = {0};
+  size_t got = 0;
+  ssize_t r;
+  while (got < sizeof msg - 1 && (r = read(err[0], msg + got, sizeof msg - 1 - got)) > 0) got += (size_t)r;
+  close(err[0]);
+  int status = 0;
+  cr_assert_eq(waitpid(child, &status, 0), child);
+  cr_assert(!(WIFEXITED(status) && WEXITSTATUS(status) == 0), "the host read device memory and went on");
+  cr_assert(strstr(msg, "host code touched device memory"), "the fault's report: '%s'", msg);
+  b->memory.free(&b->memory, gpu, d);
 }

@@ -88,8 +88,17 @@ inline void run_block(unsigned threads, const std::function<void()> &fn) {
 
 inline std::mutex launching;
 
+}  // namespace emu
+
+/* The device memory is accessible only while the device works on it (runtime.c). */
+extern "C" void rill_emu_device_open(void);
+extern "C" void rill_emu_device_close(void);
+
+namespace emu {
+
 inline void launch(unsigned grid, unsigned threads, const std::function<void()> &fn) {
   std::lock_guard<std::mutex> one_at_a_time(launching);
+  rill_emu_device_open();
   gridDim = {grid, 1, 1};
   for (unsigned b = 0; b < grid; b++) {
     blockIdx = {b, 0, 0};
@@ -98,6 +107,7 @@ inline void launch(unsigned grid, unsigned threads, const std::function<void()> 
   blockIdx = {0, 0, 0};
   gridDim = {1, 1, 1};
   blockDim = {1, 1, 1};
+  rill_emu_device_close();
 }
 
 }  // namespace emu

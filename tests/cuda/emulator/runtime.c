@@ -1,16 +1,177 @@
 /* The CUDA runtime, cuBLAS and cuDNN calls that librill_cuda.so makes, emulated on the
  * host for the emulated backend (doc/design/cuda.md, "Tests"): one device whose memory
  * is host memory (filled with 0xcd when allocated, so a kernel that reads what nothing
- * wrote shows it), every copy a memmove, every stream and event synchronous; cuBLAS's
+ * wrote shows it) that only the device can touch (below), every copy a memmove, every
+ * stream and event synchronous; cuBLAS's
  * sgemm and cuDNN's NCHW float convolutions (forward and both gradients, groups,
  * strides, paddings, dilations) as direct loops summing in double, their descriptors
  * checked against each other as cuDNN checks them. */
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* ---- device memory ----
+ *
+ * On a GPU, host code that dereferences a device pointer faults or reads garbage; on
+ * plain host memory it would read the right numbers, and a kernel of the host that
+ * reads a tensor where it lies on the device (rather than through a copy) would pass
+ * every emulated test. So the emulated device's memory is one reserved range of
+ * addresses that is inaccessible (PROT_NONE) except while the device works on it: an
+ * emulated kernel launch, copy, memset, cuBLAS or cuDNN call opens it (device_open)
+ * and closes it when done (device_close, the last of concurrent ones). A host read or
+ * write of device memory outside those faults, and the fault names the address as
+ * emulated device memory before the process dies of it. Allocation is first fit over
+ * the freed blocks, else from the top of the range; the backend caches its blocks, so
+ * frees are rare. Pinned host memory (cudaHostAlloc) is ordinary host memory. */
+
+#define ARENA_RESERVE (64ull << 30) /* address space, not memory: pages come when touched */
+#define ARENA_ALIGN 256
+
+typedef struct {
+  size_t at, size;
+} arena_block;
+
+static struct {
+  pthread_mutex_t lock;
+  char *base;
+  size_t top;         /* bytes handed out from the start of the range */
+  size_t open_top;    /* bytes made accessible by the open that is in force */
+  int opened;         /* device_open calls not yet closed */
+  arena_block *freed; /* blocks given back, for reuse */
+  size_t nfreed, capfreed;
+  arena_block *live; /* blocks in use (for cudaFree's size) */
+  size_t nlive, caplive;
+  struct sigaction previous;
+} dev = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static size_t page_up(size_t n) {
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  return (n + page - 1) / page * page;
+}
+
+static void report_fault(int sig, siginfo_t *info, void *uctx) {
+  (void)uctx;
+  char *addr = info->si_addr;
+  if (dev.base && addr >= dev.base && addr < dev.base + ARENA_RESERVE) {
+    char msg[160];
+    int n = snprintf(msg, sizeof msg,
+                     "emulated CUDA: host code touched device memory at %p (offset %zu), outside any "
+                     "kernel, copy or library call of the device\n",
+                     (void *)addr, (size_t)(addr - dev.base));
+    if (n > 0) (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+  }
+  /* The faulting access runs again under the handler there was before, which reports
+   * it as it would have (a sanitizer, a test runner) or lets the signal kill. */
+  sigaction(sig, &dev.previous, NULL);
+}
+
+/* Reserves the range on first use. Under dev.lock. */
+static bool arena_ready(void) {
+  if (dev.base) return true;
+  void *p = mmap(NULL, ARENA_RESERVE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return false;
+  dev.base = p;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = report_fault;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGSEGV, &sa, &dev.previous);
+  return true;
+}
+
+static bool push_block(arena_block **v, size_t *n, size_t *cap, arena_block b) {
+  if (*n == *cap) {
+    size_t c = *cap ? *cap * 2 : 64;
+    arena_block *nv = realloc(*v, c * sizeof *nv);
+    if (!nv) return false;
+    *v = nv;
+    *cap = c;
+  }
+  (*v)[(*n)++] = b;
+  return true;
+}
+
+/* Makes [open_top, top) accessible while the device is open. Under dev.lock. */
+static void open_new_pages(void) {
+  size_t want = page_up(dev.top);
+  if (dev.opened && want > dev.open_top) {
+    mprotect(dev.base + dev.open_top, want - dev.open_top, PROT_READ | PROT_WRITE);
+    dev.open_top = want;
+  }
+}
+
+static void device_open(void) {
+  pthread_mutex_lock(&dev.lock);
+  if (dev.opened++ == 0 && dev.base) {
+    dev.open_top = page_up(dev.top);
+    if (dev.open_top) mprotect(dev.base, dev.open_top, PROT_READ | PROT_WRITE);
+  }
+  pthread_mutex_unlock(&dev.lock);
+}
+
+static void device_close(void) {
+  pthread_mutex_lock(&dev.lock);
+  if (--dev.opened == 0 && dev.base && dev.open_top) {
+    mprotect(dev.base, dev.open_top, PROT_NONE);
+    dev.open_top = 0;
+  }
+  pthread_mutex_unlock(&dev.lock);
+}
+
+/* For the launches of the device code (prelude.h). */
+void rill_emu_device_open(void) { device_open(); }
+void rill_emu_device_close(void) { device_close(); }
+
+static void *arena_alloc(size_t n) {
+  size_t size = (n + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
+  if (!size) size = ARENA_ALIGN;
+  void *p = NULL;
+  pthread_mutex_lock(&dev.lock);
+  if (!arena_ready()) goto out;
+  size_t best = SIZE_MAX;
+  for (size_t i = 0; i < dev.nfreed; i++)
+    if (dev.freed[i].size >= size && (best == SIZE_MAX || dev.freed[i].size < dev.freed[best].size)) best = i;
+  arena_block b;
+  if (best != SIZE_MAX) {
+    b = dev.freed[best];
+    dev.freed[best] = dev.freed[--dev.nfreed];
+  } else {
+    if (size > ARENA_RESERVE - dev.top) goto out;
+    b = (arena_block){dev.top, size};
+  }
+  if (!push_block(&dev.live, &dev.nlive, &dev.caplive, b)) {
+    if (best != SIZE_MAX) dev.freed[dev.nfreed++] = b;
+    goto out;
+  }
+  if (best == SIZE_MAX) dev.top += size;
+  open_new_pages();
+  p = dev.base + b.at;
+out:
+  pthread_mutex_unlock(&dev.lock);
+  return p;
+}
+
+static bool arena_free(void *p) {
+  pthread_mutex_lock(&dev.lock);
+  bool found = false;
+  for (size_t i = 0; i < dev.nlive && !found; i++) {
+    if (dev.base + dev.live[i].at != (char *)p) continue;
+    found = push_block(&dev.freed, &dev.nfreed, &dev.capfreed, dev.live[i]);
+    if (found) dev.live[i] = dev.live[--dev.nlive];
+  }
+  pthread_mutex_unlock(&dev.lock);
+  return found;
+}
 
 /* ---- runtime ---- */
 
@@ -26,38 +187,50 @@ cudaError_t cudaGetDeviceCount(int *n) {
 cudaError_t cudaSetDevice(int d) { return d == 0 ? cudaSuccess : cudaErrorInvalidDevice; }
 
 cudaError_t cudaMalloc(void **p, size_t n) {
-  size_t rounded = (n + 255) / 256 * 256;
-  *p = aligned_alloc(256, rounded ? rounded : 256);
+  *p = arena_alloc(n);
   if (!*p) return cudaErrorMemoryAllocation;
+  device_open();
   memset(*p, 0xcd, n);
+  device_close();
   return cudaSuccess;
 }
 
 cudaError_t cudaFree(void *p) {
+  if (p && !arena_free(p)) return cudaErrorInvalidValue;
+  return cudaSuccess;
+}
+
+cudaError_t cudaMallocHost(void **p, size_t n) {
+  size_t rounded = (n + 255) / 256 * 256;
+  *p = aligned_alloc(256, rounded ? rounded : 256);
+  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+cudaError_t cudaHostAlloc(void **p, size_t n, unsigned flags) {
+  (void)flags;
+  return cudaMallocHost(p, n);
+}
+
+cudaError_t cudaFreeHost(void *p) {
   free(p);
   return cudaSuccess;
 }
 
-cudaError_t cudaMallocHost(void **p, size_t n) { return cudaMalloc(p, n); }
-
-cudaError_t cudaHostAlloc(void **p, size_t n, unsigned flags) {
-  (void)flags;
-  return cudaMalloc(p, n);
-}
-
-cudaError_t cudaFreeHost(void *p) { return cudaFree(p); }
-
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t s) {
   (void)kind;
   (void)s;
+  device_open();
   if (n) memmove(dst, src, n);
+  device_close();
   return cudaSuccess;
 }
 
 cudaError_t cudaMemcpyPeer(void *dst, int dst_dev, const void *src, int src_dev, size_t n) {
   (void)dst_dev;
   (void)src_dev;
+  device_open();
   if (n) memmove(dst, src, n);
+  device_close();
   return cudaSuccess;
 }
 
@@ -65,13 +238,17 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t 
                               enum cudaMemcpyKind kind, cudaStream_t s) {
   (void)kind;
   (void)s;
+  device_open();
   for (size_t r = 0; r < height; r++) memmove((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
+  device_close();
   return cudaSuccess;
 }
 
 cudaError_t cudaMemsetAsync(void *dst, int value, size_t n, cudaStream_t s) {
   (void)s;
+  device_open();
   if (n) memset(dst, value, n);
+  device_close();
   return cudaSuccess;
 }
 
@@ -158,6 +335,7 @@ cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t h, void *ws, size_t bytes) {
 /* Column-major C = alpha op(A) op(B) + beta C, as cuBLAS defines it (beta 0: C not read). */
 static void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const float *a, int lda, const float *b, int ldb,
                   float beta, float *c, int ldc) {
+  device_open();
   for (int j = 0; j < n; j++)
     for (int i = 0; i < m; i++) {
       double acc = 0;
@@ -169,6 +347,7 @@ static void sgemm(bool ta, bool tb, int m, int n, int k, float alpha, const floa
       float *out = &c[i + (size_t)j * ldc];
       *out = (float)(alpha * acc + (beta == 0.0f ? 0.0 : (double)beta * *out));
     }
+  device_close();
 }
 
 cublasStatus_t cublasSgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
@@ -368,6 +547,7 @@ static cudnnStatus_t convolve(int into, const struct cudnnTensorStruct *x, const
   double *acc = calloc(n, sizeof *acc);
   if (!acc) return CUDNN_STATUS_ALLOC_FAILED;
   int per_group = w->k / c->groups;
+  device_open();
   for (int s = 0; s < y->n; s++)
     for (int m = 0; m < y->c; m++)
       for (int oy = 0; oy < y->h; oy++)
@@ -385,6 +565,7 @@ static cudnnStatus_t convolve(int into, const struct cudnnTensorStruct *x, const
                 else acc[wi] += (double)yp[yi] * xp[xi];
               }
   for (size_t i = 0; i < n; i++) out[i] = (float)(alpha * acc[i] + (beta == 0.0f ? 0.0 : (double)beta * out[i]));
+  device_close();
   free(acc);
   return CUDNN_STATUS_SUCCESS;
 }
@@ -464,12 +645,14 @@ cudnnStatus_t cudnnConvolutionBiasActivationForward(
   float a2 = *(const float *)alpha2;
   const float *zv = zp, *b = bp;
   float *out = yp;
+  device_open();
   for (size_t i = 0; s == CUDNN_STATUS_SUCCESS && i < n; i++) {
     float v = conv[i] + (a2 == 0.0f ? 0.0f : a2 * zv[i]) + b[(i / plane) % (size_t)y->c];
     if (act->mode == CUDNN_ACTIVATION_RELU)
       v = act->nan == CUDNN_PROPAGATE_NAN ? (v < 0.0f ? 0.0f : v) : (v > 0.0f ? v : 0.0f);
     out[i] = v;
   }
+  device_close();
   free(conv);
   return s;
 }
