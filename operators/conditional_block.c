@@ -3,9 +3,9 @@
 #include "operators/op_util.h"
 
 static const rill_slot_schema inputs[] = {
-    {"Cond", RILL_SLOT_DUPLICABLE | RILL_SLOT_NO_GRAD,
+    {"Cond", RILL_SLOT_DUPLICABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE,
      "with is_scalar_condition: one bool tensor of one element, the condition"},
-    {"Input", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE,
+    {"Input", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_ANY_PLACE,
      "the parent variables the sub-block reads; without is_scalar_condition the block runs "
      "only when every one of them has elements"},
 };
@@ -61,12 +61,12 @@ const rill_op_schema rill_schema_conditional_block = {
  * builds from the forward block) in the forward's kept step scope and hands the
  * gradients of Input to the enclosing block; zeros when the forward did not run. */
 static const rill_slot_schema grad_inputs[] = {
-    {"Cond", RILL_SLOT_DUPLICABLE | RILL_SLOT_NO_GRAD, "the forward's condition"},
-    {"Input", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    {"Cond", RILL_SLOT_DUPLICABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE, "the forward's condition"},
+    {"Input", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE,
      "the forward's inputs (shapes for the zero gradients)"},
-    {"Out", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    {"Out", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE,
      "the forward's outputs"},
-    {"Out@GRAD", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    {"Out@GRAD", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE,
      "gradients of Out, read by the gradient block through the scope chain"},
     {"Scope", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD, "the forward's step scope"},
 };

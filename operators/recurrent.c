@@ -5,12 +5,12 @@
 #include "operators/op_util.h"
 
 static const rill_slot_schema inputs[] = {
-    {"inputs", RILL_SLOT_DUPLICABLE,
+    {"inputs", RILL_SLOT_DUPLICABLE | RILL_SLOT_ANY_PLACE,
      "sequences [T, ...]: step t sees row t (row T-1-t with reverse) under the same name "
-     "in the sub-block, shaped [...]"},
-    {"initial_states", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE,
+     "in the sub-block, shaped [...] (a view, on the sequence's place)"},
+    {"initial_states", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_ANY_PLACE,
      "the states before the first step, one per ex_states name"},
-    {"parameters", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE,
+    {"parameters", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_ANY_PLACE,
      "the enclosing blocks' variables the sub-block reads (weights among them)"},
 };
 static const rill_slot_schema outputs[] = {
@@ -71,14 +71,14 @@ const rill_op_schema rill_schema_recurrent = {
 };
 
 static const rill_slot_schema grad_inputs[] = {
-    {"inputs", RILL_SLOT_DUPLICABLE | RILL_SLOT_NO_GRAD, "the forward's inputs"},
-    {"initial_states", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    {"inputs", RILL_SLOT_DUPLICABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE, "the forward's inputs"},
+    {"initial_states", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE,
      "the forward's initial states (shapes for zero gradients)"},
-    {"parameters", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    {"parameters", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE,
      "the forward's parameters (shapes for zero gradients)"},
-    {"outputs", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    {"outputs", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE,
      "the forward's outputs"},
-    {"outputs@GRAD", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    {"outputs@GRAD", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE,
      "gradients of outputs: row t is handed to the gradient block of step t"},
     {"step_scopes", RILL_SLOT_NO_GRAD, "the forward's step scopes"},
     {"step_scopes@GRAD", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
@@ -116,7 +116,7 @@ const rill_op_schema rill_schema_recurrent_grad = {
 
 /* ---- rnn_memory_helper ---- */
 
-static const rill_slot_schema mh_inputs[] = {{"X", 0, "a dense tensor"}};
+static const rill_slot_schema mh_inputs[] = {{"X", RILL_SLOT_ANY_PLACE, "a dense tensor (Out shares its buffer)"}};
 static const rill_slot_schema mh_outputs[] = {{"Out", 0, "X's values (shared)"}};
 static const rill_attr_schema mh_attrs[] = {
     {"dtype", RILL_ATTR_INT, 0, RILL_DEF_INT(RILL_DTYPE_FP32), "X's dtype (informational)"},
@@ -139,9 +139,9 @@ const rill_op_schema rill_schema_rnn_memory_helper = {
 };
 
 static const rill_slot_schema mhg_inputs[] = {
-    {"X", RILL_SLOT_NO_GRAD, "the forward's X (shape and dtype of a zero gradient)"},
-    {"Out", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD, "the forward's Out"},
-    {"Out@GRAD", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    {"X", RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE, "the forward's X (shape and dtype of a zero gradient)"},
+    {"Out", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE, "the forward's Out"},
+    {"Out@GRAD", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE,
      "Out's gradient; absent or unset: zeros"},
 };
 static const rill_slot_schema mhg_outputs[] = {{"X@GRAD", 0, "Out@GRAD, or zeros like X"}};

@@ -3,9 +3,9 @@
 #include "operators/op_util.h"
 
 static const rill_slot_schema inputs[] = {
-    {"X", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE,
-     "the parent variables the sub-block reads"},
-    {"Condition", RILL_SLOT_NO_GRAD,
+    {"X", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_ANY_PLACE,
+     "the parent variables the sub-block reads (where they are)"},
+    {"Condition", RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE,
      "bool tensor of one element, read before the first step and after every step; the "
      "sub-block must write it (a condition it never writes loops until the run is "
      "cancelled or passes its deadline)"},
@@ -61,11 +61,11 @@ const rill_op_schema rill_schema_while = {
 };
 
 static const rill_slot_schema grad_inputs[] = {
-    {"X", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    {"X", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE,
      "the forward's X (their gradients are X@GRAD; shapes for zero gradients)"},
-    {"Out", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    {"Out", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE,
      "the forward's outputs"},
-    {"Out@GRAD", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    {"Out@GRAD", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE,
      "the gradients the gradient block reads from the enclosing block (loop-carried ones "
      "it also writes there, step after step)"},
     {"StepScopes", RILL_SLOT_NO_GRAD, "the forward's step scopes"},

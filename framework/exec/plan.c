@@ -379,7 +379,21 @@ static bool same_place(rill_place a, rill_place b) { return a.device == b.device
  * write, found in one pass from the last op back. A persistable that no op writes and
  * whose readers all run on one device gets .move_persist: it moves there at the run's
  * start (a program on the host alone checks nothing). */
-static rill_status *choose_homes(rill_plan *p) {
+/* Whether input k of op counts where it is read, and the place it is read on: a slot
+ * that reads elements reads them where the op runs (or on the host, for HOST_DATA); a
+ * sub-block op's pass-through input (RILL_SLOT_ANY_PLACE) is read by its block's ops,
+ * which run where the program's ops run by default, the executor's place; any other
+ * ANY_PLACE input reads no elements, and any place serves it. */
+static bool read_place(const rill_plan *p, const plan_op *op, uint32_t k, rill_place runs_at, rill_place *at) {
+  if (p->in_stage[k] == STAGE_NONE) {
+    *at = runs_at;
+    return (op->schema->flags & RILL_OP_SUBBLOCK) != 0;
+  }
+  *at = p->in_stage[k] == STAGE_ON_HOST ? (rill_place){RILL_HOST_DEVICE, 0} : op->place;
+  return true;
+}
+
+static rill_status *choose_homes(rill_plan *p, rill_place runs_at) {
   enum { NO_READER, ONE_PLACE, MIXED };
   uint8_t *state = rill_calloc(p->nvars ? p->nvars : 1, 2);
   p->out_move = rill_arena_alloc(&p->mem, p->nout ? p->nout : 1, sizeof *p->out_move);
@@ -391,8 +405,8 @@ static rill_status *choose_homes(rill_plan *p) {
   for (size_t i = 0; i < p->nops; i++) {
     const plan_op *op = &p->ops[i];
     for (uint32_t k = op->in_begin; k < op->in_end; k++) {
-      if (p->in_stage[k] == STAGE_NONE) continue; /* reads no elements: any place serves */
-      rill_place at = p->in_stage[k] == STAGE_ON_HOST ? (rill_place){RILL_HOST_DEVICE, 0} : op->place;
+      rill_place at;
+      if (!read_place(p, op, k, runs_at, &at)) continue;
       uint32_t v = p->in_id[k];
       plan_var *pv = &p->vars[v];
       if (state[v] == NO_READER) {
@@ -427,8 +441,9 @@ static rill_status *choose_homes(rill_plan *p) {
       p->out_move[k] = p->vars[v].has_home && read_next[v] && !same_place(op->place, p->vars[v].home);
     }
     for (uint32_t k = op->out_begin; k < op->out_end; k++) read_next[p->out_id[k]] = 0;
+    rill_place at;
     for (uint32_t k = op->in_begin; k < op->in_end; k++)
-      if (p->in_stage[k] != STAGE_NONE) read_next[p->in_id[k]] = 1;
+      if (read_place(p, op, k, runs_at, &at)) read_next[p->in_id[k]] = 1;
   }
   /* Feeds arrive on the host. */
   for (size_t v = 0; v < p->nvars; v++)
@@ -650,7 +665,7 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog, int32
       pv->var = pv->local;
     }
   }
-  if ((st = choose_homes(p))) goto fail;
+  if ((st = choose_homes(p, exe->options.place))) goto fail;
   for (size_t k = 0; k < nin; k++) p->in_var[k] = p->vars[p->in_id[k]].var;
   for (size_t k = 0; k < nout; k++) p->out_var[k] = p->vars[p->out_id[k]].var;
   for (size_t i = 0; i < p->nops; i++) p->ops[i].kctx.scope = p->local;

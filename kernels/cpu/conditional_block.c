@@ -27,7 +27,11 @@ static rill_status *scalar_condition(rill_kernel_ctx *ctx, bool *out) {
                              "Cond '%s' must be a bool tensor of one element, not %s with %lld",
                              rill_kin_name(ctx, RILL_CONDITIONAL_BLOCK_IN_COND, 0),
                              rill_dtype_name(c->dtype), (long long)rill_tensor_numel(c));
-  *out = *(const bool *)rill_tensor_ptr(c);
+  /* Wherever it lies: the comparison that made it may have run on a device. */
+  unsigned char b = 0;
+  RILL_TRY(rill_status_wrap(rill_tensor_read_host(c, &b, 1), "conditional_block: Cond '%s'",
+                            rill_kin_name(ctx, RILL_CONDITIONAL_BLOCK_IN_COND, 0)));
+  *out = b != 0;
   return NULL;
 }
 
@@ -128,7 +132,8 @@ rill_status *rill_cpu_conditional_block_grad(rill_kernel_ctx *ctx) {
       return rill_kernel_error(ctx, "input name '%s' is too long", x);
     rill_variable *iv = step ? rill_scope_find_local(step, inner) : NULL;
     if (iv && iv->kind == RILL_VARKIND_TENSOR && rill_tensor_is_set(&iv->u.tensor)) {
-      RILL_TRY(rill_status_wrap(rill_tensor_copy(g, &iv->u.tensor),
+      /* On the place where the gradient block left it. */
+      RILL_TRY(rill_status_wrap(rill_tensor_copy_at(g, &iv->u.tensor, rill_tensor_place(&iv->u.tensor)),
                                 "conditional_block_grad: gradient '%s'", inner));
     } else {
       RILL_TRY(zero_grad(ctx, i, g));

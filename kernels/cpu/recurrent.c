@@ -107,7 +107,8 @@ static rill_status *link_step(rill_kernel_ctx *ctx, rill_scope *s, rill_scope *p
   return NULL;
 }
 
-/* Row `row` of `dst` ([T, ...]) := `src` ([...]); the first step allocates dst. */
+/* Row `row` of `dst` ([T, ...]) := `src` ([...]); the first step allocates dst on src's
+ * place (zeroed with `zero`), the step's ops having left src where they ran. */
 static rill_status *store_row(rill_kernel_ctx *ctx, rill_tensor *dst, const rill_tensor *src,
                               int64_t rows, int64_t row, bool first, bool zero,
                               const char *what, const char *name) {
@@ -118,9 +119,9 @@ static rill_status *store_row(rill_kernel_ctx *ctx, rill_tensor *dst, const rill
                                (int)src->dims.n);
     d.d[0] = rows;
     for (int i = 0; i < src->dims.n; i++) d.d[i + 1] = src->dims.d[i];
-    RILL_TRY(rill_tensor_alloc(dst, src->dtype, &d));
+    rill_place at = rill_tensor_place(src);
+    RILL_TRY(zero ? rill_tensor_zeros_at(dst, src->dtype, &d, at) : rill_tensor_alloc_at(dst, src->dtype, &d, at));
     rill_lod_clear(&dst->lod);
-    if (zero) memset(rill_tensor_ptr(dst), 0, rill_tensor_nbytes(dst));
   }
   size_t nb = rill_tensor_nbytes(src);
   if (dst->dtype != src->dtype || dst->dims.n != src->dims.n + 1 ||
@@ -131,8 +132,7 @@ static rill_status *store_row(rill_kernel_ctx *ctx, rill_tensor *dst, const rill
     if (dst->dims.d[i + 1] != src->dims.d[i])
       return rill_kernel_error(ctx, "%s '%s' changes shape from one step to the next", what,
                                name);
-  memcpy((char *)rill_tensor_ptr(dst) + (size_t)row * nb, rill_tensor_ptr(src), nb);
-  return NULL;
+  return rill_status_wrap(rill_tensor_copy_bytes(dst, (size_t)row * nb, src, 0, nb), "%s '%s'", what, name);
 }
 
 static rill_status *store_outputs(rill_kernel_ctx *ctx, rill_scope *s, int64_t rows, int64_t row,
@@ -234,14 +234,14 @@ static rill_status *link_grad_step(rill_kernel_ctx *ctx, rill_scope *s, rill_sco
       from = set_tensor(rill_scope_find_local(later, exname));
     }
     if (from) {
-      RILL_TRY(rill_tensor_copy(t, from));
+      RILL_TRY(rill_tensor_copy_at(t, from, rill_tensor_place(from)));
       continue;
     }
     const rill_tensor *state = set_tensor(rill_scope_find_local(s, cur->list.strings[k]));
     if (!state)
       return rill_kernel_error(ctx, "state '%s' holds no tensor in the forward's step scope",
                                cur->list.strings[k]);
-    RILL_TRY(rill_cpu_zeros_like(t, state));
+    RILL_TRY(rill_tensor_zeros_at(t, state->dtype, &state->dims, rill_tensor_place(state)));
   }
   return NULL;
 }
@@ -262,7 +262,7 @@ static rill_status *sum_params(rill_kernel_ctx *ctx, rill_scope *s, bool *starte
                                rill_kout_name(ctx, gs, k));
     if (!started[k]) {
       started[k] = true;
-      RILL_TRY(rill_status_wrap(rill_tensor_copy(dst, g), "recurrent_grad: gradient '%s'", gname));
+      RILL_TRY(rill_status_wrap(rill_cpu_step_grad_start(dst, g, gname), "recurrent_grad"));
     } else {
       RILL_TRY(rill_cpu_step_grad_add(ctx, dst, g, gname));
     }
@@ -309,7 +309,7 @@ static rill_status *store_init_grads(rill_kernel_ctx *ctx, rill_scope *s) {
       g = set_tensor(rill_scope_find_local(s, gname));
     }
     if (g) {
-      RILL_TRY(rill_tensor_copy(dst, g));
+      RILL_TRY(rill_tensor_copy_at(dst, g, rill_tensor_place(g)));
       rill_lod_clear(&dst->lod);
       continue;
     }
@@ -404,12 +404,12 @@ rill_status *rill_cpu_rnn_memory_helper_grad(rill_kernel_ctx *ctx) {
                              rill_kout_name(ctx, 0, 0));
   if (g) {
     if (g == dst) return NULL;
-    return rill_tensor_copy(dst, g);
+    return rill_tensor_copy_at(dst, g, rill_tensor_place(g));
   }
   size_t xs = RILL_RNN_MEMORY_HELPER_GRAD_IN_X;
   const rill_tensor *x = ctx->nin[xs] ? set_tensor(ctx->in[xs][0]) : NULL;
   if (!x)
     return rill_kernel_error(ctx, "input X '%s' holds no tensor to shape the zero gradient",
                              ctx->nin[xs] ? rill_kin_name(ctx, xs, 0) : "(none)");
-  return rill_cpu_zeros_like(dst, x);
+  return rill_tensor_zeros_at(dst, x->dtype, &x->dims, rill_tensor_place(x));
 }

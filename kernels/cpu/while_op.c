@@ -20,7 +20,10 @@ static rill_status *condition(rill_kernel_ctx *ctx, bool *out) {
     return rill_kernel_error(ctx, "Condition '%s' must be a bool tensor of one element, not %s "
                              "with %lld",
                              name, rill_dtype_name(c->dtype), (long long)rill_tensor_numel(c));
-  *out = *(const bool *)rill_tensor_ptr(c);
+  /* Wherever it lies: the block's comparison may have run on a device. */
+  unsigned char b = 0;
+  RILL_TRY(rill_status_wrap(rill_tensor_read_host(c, &b, 1), "while: Condition '%s'", name));
+  *out = b != 0;
   return NULL;
 }
 
@@ -116,7 +119,7 @@ static rill_status *accumulate(rill_kernel_ctx *ctx, size_t i, rill_variable *st
                                "gradient '%s' is one)", name, rill_var_kind_name(dst->kind), inner);
     if (!*started) {
       *started = true;
-      return rill_status_wrap(rill_tensor_copy(t, g), "while_grad: gradient '%s'", inner);
+      return rill_status_wrap(rill_cpu_step_grad_start(t, g, inner), "while_grad");
     }
     return rill_cpu_step_grad_add(ctx, t, g, inner);
   }
@@ -135,8 +138,8 @@ static rill_status *accumulate(rill_kernel_ctx *ctx, size_t i, rill_variable *st
     for (size_t k = 0; k < src->n; k++) {
       if (!src->items[k].buf || rill_tensor_numel(&src->items[k]) == 0) continue;
       if (!a->items[k].buf)
-        RILL_TRY(rill_status_wrap(rill_tensor_copy(&a->items[k], &src->items[k]),
-                                  "while_grad: gradient '%s'[%zu]", inner, k));
+        RILL_TRY(rill_status_wrap(rill_cpu_step_grad_start(&a->items[k], &src->items[k], inner),
+                                  "while_grad: item %zu", k));
       else
         RILL_TRY(rill_cpu_step_grad_add(ctx, &a->items[k], &src->items[k], inner));
     }

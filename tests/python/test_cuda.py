@@ -348,6 +348,83 @@ def test_lstm_and_gru_train_on_the_device_as_on_the_cpu(tmp_path):
     assert not copied & recurrent, sorted(copied & recurrent)
 
 
+def train_control_flow_on(place, trace, steps=4):
+    """run_steps of a network whose ops run inside sub-blocks: a StaticRNN over a
+    [T, batch, 4] sequence (fc of the step and the memory, tanh), layers.cond on a
+    comparison of its last output, a While loop scaling a copy of the branch's result
+    three times, fc softmax, SGD; then one more step under the profiler, writing its
+    timeline to `trace`. Returns (losses, parameters) of the profiled run's scope."""
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 3
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        seq = L.data('seq', [5, 3, 4], dtype='float32', append_batch_size=False)
+        label = L.data('label', [3, 1], dtype='int64', append_batch_size=False)
+        rnn = L.StaticRNN()
+        with rnn.step():
+            w = rnn.step_input(seq)
+            prev = rnn.memory(shape=[-1, 8], batch_ref=w)
+            h = L.fc([w, prev], 8, act='tanh')
+            rnn.update_memory(prev, h)
+            rnn.step_output(h)
+        last = L.reshape(L.slice(rnn(), axes=[0], starts=[4], ends=[5]), [3, 8])
+        positive = L.less_than(L.fill_constant([1], 'float32', 0.0),
+                               L.reshape(L.reduce_sum(last), [1]))
+        branch = L.cond(positive, lambda: L.scale(last, 2.0), lambda: L.scale(last, 0.5))
+        i = L.fill_constant([1], 'int64', 0)
+        n = L.fill_constant([1], 'int64', 3)
+        going = L.less_than(i, n)
+        acc = L.assign(branch)
+        loop = L.While(going)
+        with loop.block():
+            L.assign(L.scale(acc, 1.1), acc)
+            L.increment(i, in_place=True)
+            L.less_than(i, n, cond=going)
+        prob = L.fc(L.elementwise_add(acc, branch), 3, act='softmax')
+        loss = L.mean(L.cross_entropy(prob, label))
+        fluid.optimizer.SGD(0.1).minimize(loss)
+    rng = np.random.RandomState(1)
+    feed = {'seq': rng.rand(5, 3, 4).astype('float32'),
+            'label': rng.randint(0, 3, (3, 1)).astype('int64')}
+    scope = fluid.Scope()
+    exe = fluid.Executor(place)
+    losses = []
+    with fluid.scope_guard(scope):
+        fluid.Executor(fluid.CPUPlace()).run(startup)
+        for _ in range(steps):
+            losses.append(float(exe.run(main, feed=feed, fetch_list=[loss])[0][0]))
+        fluid.profiler.start_profiler('All')
+        losses.append(float(exe.run(main, feed=feed, fetch_list=[loss])[0][0]))
+        fluid.profiler.stop_profiler(profile_path=str(trace), print_summary=False)
+        params = {p.name: np.array(scope.find_var(p.name).get_tensor())
+                  for p in main.all_parameters()}
+    exe.close()
+    return losses, params
+
+
+@needs_device
+def test_control_flow_trains_on_the_device_as_on_the_cpu(tmp_path):
+    """StaticRNN, cond and While on the device: the step ops run there, the sub-block ops
+    read their conditions and the steps' values where the device left them (the emulated
+    device faults on any host read of its memory), and the result is the CPU's. The
+    sub-block ops hand their blocks the variables where they are: the sequence is copied
+    to the device once per run, not once per step, and the weights the steps read never
+    move."""
+    cpu_losses, cpu = train_control_flow_on(fluid.CPUPlace(), tmp_path / 'cpu.json')
+    gpu_losses, gpu = train_control_flow_on(fluid.CUDAPlace(0), tmp_path / 'gpu.json')
+    np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-5)
+    assert cpu_losses[-1] < cpu_losses[0]
+    assert sorted(gpu) == sorted(cpu) and len(cpu) == 5
+    for name in cpu:
+        np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-5, atol=1e-6, err_msg=name)
+    events = json.load(open(str(tmp_path / 'gpu.json')))['traceEvents']
+    copies = [e['args']['var'] for e in events if e.get('cat') == 'memcpy']
+    assert copies.count('seq') == 1, copies
+    assert not {'fc_0.w_0', 'fc_0.w_1', 'fc_0.b_0'} & set(copies), copies
+    ran = {e['name'] for e in events if e.get('cat') == 'op'}
+    assert {'recurrent', 'recurrent_grad', 'conditional_block', 'conditional_block_grad', 'while',
+            'while_grad'} <= ran, ran
+
+
 @needs_device
 def test_the_examples_train_on_the_device_as_on_the_cpu(tmp_path):
     """recognize_digits' CNN (conv, pool, fc, Adam, accuracy) for 40 steps and word2vec
