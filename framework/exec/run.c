@@ -511,6 +511,9 @@ static rill_status *run_op(rill_plan *p, plan_op *op) {
   if (!st && on_host) st = call_kernel(p, op, true);
   unstage_inputs(p, staged, nstaged);
   if (st || on_host) return st;
+  /* The inference saw the host copies, freed now: the input tensors the kernel's call
+   * reads (an output's LoD comes from one) are the variables' own again. */
+  (void)refresh_in_metas(p, op);
   return call_kernel(p, op, false);
 }
 

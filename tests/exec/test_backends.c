@@ -1113,7 +1113,10 @@ static rill_status *fake_fill_index(rill_kernel_ctx *ctx) {
 
 /* Runs z = op(s = scale(x), [t = scale(x)]) twice on the fake device: s and t are
  * device tensors; *numel: z's elements. */
-static void run_reader_twice(const char *type, bool with_shape, bool with_lod, int64_t *numel) {
+/* Runs z = type(s = x, [Shape t = 3]) twice on the fake device, x fed with LoD {0, 1, 4}
+ * when with_lod; *numel is z's size, and *lod_out (may be NULL) z's LoD offsets joined into
+ * one number, 0 for none (014 for {0, 1, 4}). */
+static void run_reader_twice(const char *type, bool with_shape, bool with_lod, int64_t *numel, uint64_t *lod_out) {
   rill_program *p;
   OK(rill_program_create(&p));
   var(p, "x");
@@ -1148,6 +1151,12 @@ static void run_reader_twice(const char *type, bool with_shape, bool with_lod, i
   for (int run = 0; run < 2; run++) {
     OK(rill_executor_run(e, p, scope, &feed, &x, 1, &z, 1, &got));
     *numel = rill_tensor_numel(got);
+    if (lod_out) {
+      *lod_out = 0;
+      size_t n = 0;
+      const uint64_t *offs = rill_tensor_lod_levels(got) ? rill_tensor_lod(got, 0, &n) : NULL;
+      for (size_t i = 0; i < n; i++) *lod_out = *lod_out * 10 + offs[i];
+    }
     rill_tensor_destroy(got);
   }
   rill_tensor_destroy(x);
@@ -1160,7 +1169,7 @@ Test(backends, inference_copies_only_the_inputs_whose_elements_it_reads) {
   static const rill_slot_schema in[] = {{"X", 0, ""}, {"Shape", RILL_SLOT_DISPENSABLE | RILL_SLOT_INFER_DATA, ""}};
   add_fake_op("test_marked_reader", in, 2, RILL_OP_INFER_READS_DATA, marked_reader_infer, fake_fill_index);
   int64_t numel = 0;
-  run_reader_twice("test_marked_reader", true, false, &numel);
+  run_reader_twice("test_marked_reader", true, false, &numel, NULL);
   cr_assert_eq(numel, 3, "Out sized from Shape's value");
   cr_assert_eq(atomic_load(&infer_calls), 2, "inferred again on each run: it reads Shape's elements");
   cr_assert_eq(atomic_load(&infer_saw_x_on_device), 2, "X is not copied for the inference");
@@ -1168,7 +1177,7 @@ Test(backends, inference_copies_only_the_inputs_whose_elements_it_reads) {
   /* Without Shape, the inference reads metas alone: once, and nothing is copied for it. */
   atomic_store(&infer_calls, 0);
   atomic_store(&to_host, 0);
-  run_reader_twice("test_marked_reader", false, false, &numel);
+  run_reader_twice("test_marked_reader", false, false, &numel, NULL);
   cr_assert_eq(numel, 4, "Out has X's shape");
   cr_assert_eq(atomic_load(&infer_calls), 1, "inferred once: its input metas did not change");
   cr_assert_eq(atomic_load(&to_host), 2, "z for the fetch, per run");
@@ -1195,7 +1204,7 @@ Test(backends, inference_that_reads_lod_copies_nothing) {
   static const rill_slot_schema in[] = {{"X", 0, ""}};
   add_fake_op("test_lod_reader", in, 1, RILL_OP_INFER_READS_LOD, lod_reader_infer, fake_fill_index);
   int64_t numel = 0;
-  run_reader_twice("test_lod_reader", false, true, &numel);
+  run_reader_twice("test_lod_reader", false, true, &numel, NULL);
   cr_assert_eq(numel, 2, "one row per sequence of X's LoD");
   cr_assert_eq(atomic_load(&infer_calls), 2, "inferred again on each run");
   cr_assert_eq(atomic_load(&infer_saw_x_on_device), 2, "from X where it is");
@@ -1338,4 +1347,25 @@ Test(backends, tensors_move_between_places_through_the_backends) {
   rill_tensor_clear(&back);
   rill_tensor_clear(&dev);
   rill_tensor_clear(&h);
+}
+
+/* An op whose inference reads every input's elements (RILL_OP_INFER_READS_DATA, no slot
+ * marked) runs on the device: its inference reads host copies of its inputs, gone by
+ * the time the kernel runs, and its output still takes X's LoD, from X itself. */
+static rill_status *data_reader_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
+  rill_meta_set(ctx->out[0], RILL_DTYPE_FP32, &x->dims, x->lod_level, 0, 0);
+  if (ctx->in_tensors) atomic_fetch_add(&infer_calls, 1);
+  return NULL;
+}
+
+Test(backends, an_output_takes_its_lod_from_an_input_copied_for_the_inference) {
+  static const rill_slot_schema in[] = {{"X", 0, ""}};
+  add_fake_op("test_data_reader", in, 1, RILL_OP_INFER_READS_DATA, data_reader_infer, fake_fill_index);
+  int64_t numel = 0;
+  uint64_t lod = 0;
+  run_reader_twice("test_data_reader", false, true, &numel, &lod);
+  cr_assert_eq(numel, 4);
+  cr_assert_eq(atomic_load(&infer_calls), 2, "inferred on each run, from host copies");
+  cr_assert_eq(lod, 14, "Out's LoD is X's {0, 1, 4}, not %llu", (unsigned long long)lod);
 }
