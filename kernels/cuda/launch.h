@@ -528,6 +528,9 @@ cudaError_t rill_cuda_binary_grad_f32(int op, bool for_y, const float *x, const 
 /* out[i] = g[0] / divisor, g read on the device (mean's gradient). */
 cudaError_t rill_cuda_fill_from_scalar_f32(float *out, int64_t n, const float *g, float divisor,
                                            cudaStream_t s);
+/* *out = *x + step on one element of int32, int64, float32 or float64 (a rill dtype), as
+ * the CPU's increment computes it. */
+cudaError_t rill_cuda_increment(const void *x, void *out, int dtype, double step, cudaStream_t s);
 /* Element conversion between float32, float64, int32, int64 and bool (rill_dtype
  * numbers); false when a dtype is not one of them. */
 bool rill_cuda_cast_supported(int dtype);

@@ -597,6 +597,21 @@ Test(cuda_kernels, cast_truncates_to_int64) {
   compare(&c);
 }
 
+/* increment: one element of each dtype it takes, stepped by 1 and by -2.5 (an integer
+ * counter truncates the step as the CPU does). */
+static void step_one(rill_op_builder *b) { OK(rill_op_builder_attr_float(b, "step", 1.0f)); }
+static void step_back(rill_op_builder *b) { OK(rill_op_builder_attr_float(b, "step", -2.5f)); }
+
+Test(cuda_kernels, increment_every_dtype) {
+  const rill_dtype dtypes[] = {RILL_DTYPE_FP32, RILL_DTYPE_FP64, RILL_DTYPE_INT32, RILL_DTYPE_INT64};
+  for (size_t i = 0; i < 4; i++)
+    for (int back = 0; back < 2; back++) {
+      op_case c = {"increment", {IN("X", "x", -20, 20, 1)}, {OUT("Out", "out", 1)}, back ? step_back : step_one, 0};
+      c.in[0].dtype = c.out[0].dtype = dtypes[i];
+      compare(&c);
+    }
+}
+
 /* layer_norm over the last two dims (begin_norm_axis 1) with Scale and Bias, and over
  * a long last dim (2049: blocks loop) with neither. */
 static void norm_axis_2(rill_op_builder *b) { OK(rill_op_builder_attr_int(b, "begin_norm_axis", 2)); }

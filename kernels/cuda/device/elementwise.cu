@@ -264,6 +264,22 @@ extern "C" cudaError_t rill_cuda_bias_act_f32(float *out, const float *bias, int
   return cudaGetLastError();
 }
 
+template <typename T>
+__global__ void increment_one(const T *x, T *out, double step) {
+  *out = (T)(*x + (T)step);
+}
+
+extern "C" cudaError_t rill_cuda_increment(const void *x, void *out, int dtype, double step, cudaStream_t s) {
+  switch (dtype) {
+  case kInt32: increment_one<<<1, 1, 0, s>>>((const int32_t *)x, (int32_t *)out, step); break;
+  case kInt64: increment_one<<<1, 1, 0, s>>>((const int64_t *)x, (int64_t *)out, step); break;
+  case kFp32: increment_one<<<1, 1, 0, s>>>((const float *)x, (float *)out, step); break;
+  case kFp64: increment_one<<<1, 1, 0, s>>>((const double *)x, (double *)out, step); break;
+  default: return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
 extern "C" bool rill_cuda_cast_supported(int dtype) {
   return dtype == kBool || dtype == kInt32 || dtype == kInt64 || dtype == kFp32 || dtype == kFp64;
 }
