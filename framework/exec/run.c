@@ -517,7 +517,68 @@ static rill_status *run_op(rill_plan *p, plan_op *op) {
   return call_kernel(p, op, false);
 }
 
+/* The tensors an op updates in place (an output that is also its input: an optimizer's
+ * ParamOut, center_loss's CentersOut) on another place than the op's: the op's outputs
+ * replace their buffers with new ones on its place, so a failing op would leave the
+ * variables without their values. They are kept until the kernel succeeds, and put
+ * back when it fails: bad input loses nothing, wherever the variable lives. */
+typedef struct kept_output {
+  uint32_t k;
+  rill_tensor t;
+} kept_output;
+
+static rill_status *keep_moved_aliases(rill_plan *p, const plan_op *op, kept_output **out, uint32_t *nout) {
+  *out = NULL;
+  *nout = 0;
+  if (!op->has_alias) return NULL;
+  uint32_t n = 0;
+  for (uint32_t k = op->out_begin; k < op->out_end; k++) {
+    const rill_tensor *t = p->out_alias[k] && p->out_var[k] ? rill_variable_tensor(p->out_var[k]) : NULL;
+    n += t && elsewhere(t, op->place);
+  }
+  if (!n) return NULL;
+  kept_output *kept = rill_calloc(n, sizeof *kept);
+  if (!kept) return rill_oom();
+  for (uint32_t k = op->out_begin; k < op->out_end; k++) {
+    const rill_tensor *t = p->out_alias[k] && p->out_var[k] ? rill_variable_tensor(p->out_var[k]) : NULL;
+    if (!t || !elsewhere(t, op->place)) continue;
+    kept_output *o = &kept[(*nout)++];
+    o->k = k;
+    rill_tensor_init(&o->t);
+    rill_status *st = rill_tensor_share(&o->t, t);
+    if (st) {
+      for (uint32_t i = 0; i < *nout; i++) rill_tensor_clear(&kept[i].t);
+      rill_free(kept);
+      *nout = 0;
+      return st;
+    }
+  }
+  *out = kept;
+  return NULL;
+}
+
+/* After the op: puts the kept tensors back when it failed (st), and lets them go. */
+static rill_status *release_kept(rill_plan *p, kept_output *kept, uint32_t n, rill_status *st) {
+  for (uint32_t i = 0; i < n; i++) {
+    rill_tensor *t = st ? rill_variable_tensor(p->out_var[kept[i].k]) : NULL;
+    if (t) rill_tensor_swap(t, &kept[i].t);
+    rill_tensor_clear(&kept[i].t);
+  }
+  rill_free(kept);
+  return st;
+}
+
+static rill_status *alloc_outputs_and_call(rill_plan *p, plan_op *op);
+
 static rill_status *alloc_and_call(rill_plan *p, plan_op *op) {
+  kept_output *kept;
+  uint32_t nkept;
+  RILL_TRY(keep_moved_aliases(p, op, &kept, &nkept));
+  if (!nkept) return alloc_outputs_and_call(p, op);
+  return release_kept(p, kept, nkept, alloc_outputs_and_call(p, op));
+}
+
+static rill_status *alloc_outputs_and_call(rill_plan *p, plan_op *op) {
   rill_status *st;
   const rill_device_memory *mem = rill_backend_tensor_memory(op->backend);
   if (!op->kernel_shapes && op->schema->infer) {

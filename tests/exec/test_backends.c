@@ -1369,3 +1369,70 @@ Test(backends, an_output_takes_its_lod_from_an_input_copied_for_the_inference) {
   cr_assert_eq(atomic_load(&infer_calls), 2, "inferred on each run, from host copies");
   cr_assert_eq(lod, 14, "Out's LoD is X's {0, 1, 4}, not %llu", (unsigned long long)lod);
 }
+
+/* An op that updates its input in place (Out is X) and has a host kernel only, run on
+ * the fake device: its output gets a new host buffer for the variable, which lives on
+ * the device. When the kernel fails, the variable keeps its values and its place, as it
+ * does on the CPU (bad input loses nothing). */
+static const rill_slot_schema inplace_in[] = {{"X", 0, ""}};
+static const rill_slot_schema inplace_out[] = {{"Out", 0, ""}};
+static rill_status *inplace_infer(rill_infer_ctx *ctx) {
+  const rill_tensor_meta *x = rill_infer_in(ctx, 0, 0);
+  rill_meta_set(ctx->out[0], x->dtype, &x->dims, 0, -1, -1);
+  return NULL;
+}
+static rill_status *failing_inplace(rill_kernel_ctx *ctx) {
+  float *o = rill_tensor_ptr(rill_kout(ctx, 0, 0));
+  o[0] = -1.0f; /* a partial write into the new buffer, then the failure */
+  return rill_kernel_error(ctx, "bad input");
+}
+
+Test(backends, a_failing_host_op_keeps_the_device_variable_it_updates_in_place) {
+  static rill_op_schema op = {.type = "test_failing_inplace", .inputs = inplace_in, .ninputs = 1,
+                              .outputs = inplace_out, .noutputs = 1, .infer = inplace_infer,
+                              .kernel_dtype_slot = 0, .dtype_attr = -1};
+  static rill_kernel_def k = {"test_failing_inplace", RILL_DEVICE_CPU, RILL_DTYPE_FP32, failing_inplace, NULL};
+  OK(rill_registry_add_backend(&fake_backend));
+  const rill_op_schema *ops[] = {&op};
+  OK(rill_registry_add_batch(ops, 1, &k, 1));
+  rill_program *init, *update;
+  OK(rill_program_create(&init));
+  OK(rill_program_create(&update));
+  var(init, "x");
+  OK(rill_block_add_var(init, 0, "w", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, D4, 1, 0, true));
+  OK(rill_block_add_var(update, 0, "w", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, D4, 1, 0, true));
+  scale_op(init, "x", "w", 2.0f, 0.0f, NULL); /* w = 2x on the fake device */
+  rill_op_builder *b;
+  const char *w = "w";
+  OK(rill_op_builder_create("test_failing_inplace", &b));
+  OK(rill_op_builder_input(b, "X", &w, 1));
+  OK(rill_op_builder_output(b, "Out", &w, 1));
+  OK(rill_op_builder_append(b, update, 0));
+  rill_op_builder_destroy(b);
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.place = (rill_place){FAKE_DEVICE, 0};
+  rill_executor *e;
+  rill_scope *scope;
+  rill_tensor *x, *got;
+  OK(rill_executor_create(&o, &e));
+  OK(rill_scope_create(NULL, &scope));
+  OK(rill_tensor_create(RILL_DTYPE_FP32, D4, 1, &x));
+  float *xd = rill_tensor_data(x);
+  for (int i = 0; i < 4; i++) xd[i] = (float)i + 1.0f;
+  const char *feed = "x";
+  OK(rill_executor_run(e, init, scope, &feed, &x, 1, NULL, 0, NULL));
+  rill_variable *wv = rill_scope_find(scope, "w");
+  cr_assert(wv && is_fake(rill_tensor_ptr(&wv->u.tensor)), "w lives on the fake device");
+  expect_error(rill_executor_run(e, update, scope, NULL, NULL, 0, NULL, 0, NULL), RILL_INVALID_ARGUMENT,
+               "bad input");
+  cr_assert(is_fake(rill_tensor_ptr(&wv->u.tensor)), "w still lives on the fake device");
+  OK(rill_scope_get_tensor(scope, "w", &got));
+  for (int i = 0; i < 4; i++)
+    cr_assert_float_eq(((const float *)rill_tensor_data(got))[i], 2.0f * ((float)i + 1.0f), 0.0f, "w[%d]", i);
+  rill_tensor_destroy(got);
+  rill_tensor_destroy(x);
+  rill_scope_destroy(scope);
+  rill_executor_destroy(e);
+  rill_program_destroy(update);
+  rill_program_destroy(init);
+}
