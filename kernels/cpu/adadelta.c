@@ -22,8 +22,8 @@
       return st;                                                                            \
     }                                                                                       \
     T *pp = po, *g2 = go, *u2 = uo;                                                         \
-    bool aliased = rill_kin(ctx, RILL_ADADELTA_IN_AVG_SQUARED_UPDATE, 0) ==                  \
-                   rill_kout(ctx, RILL_ADADELTA_OUT_AVG_SQUARED_UPDATE_OUT, 0);              \
+    bool aliased = rill_k_same_var(ctx, RILL_ADADELTA_IN_AVG_SQUARED_UPDATE, 0,               \
+                                   RILL_ADADELTA_OUT_AVG_SQUARED_UPDATE_OUT, 0);              \
     const T *gd = g.dense;                                                                  \
     T rho = (T)ctx->attrs[RILL_ADADELTA_ATTR_RHO].v.f;                                      \
     T eps = (T)ctx->attrs[RILL_ADADELTA_ATTR_EPSILON].v.f;                                  \

@@ -17,6 +17,14 @@ static inline const char *rill_kin_name(const rill_kernel_ctx *c, size_t slot, s
 static inline const char *rill_kout_name(const rill_kernel_ctx *c, size_t slot, size_t i) {
   return c->out_names && i < c->nout[slot] ? c->out_names[slot][i] : "?";
 }
+/* Whether input (slot, i) and output (oslot, j) are one variable of the program (an
+ * op updating it in place). By name: on another place than the variable's, the input is
+ * a staged copy, another tensor than the output's. */
+static inline bool rill_k_same_var(const rill_kernel_ctx *c, size_t slot, size_t i, size_t oslot, size_t j) {
+  if (!c->in_names || !c->out_names || i >= c->nin[slot] || j >= c->nout[oslot])
+    return i < c->nin[slot] && j < c->nout[oslot] && c->in[slot][i] == c->out[oslot][j];
+  return strcmp(c->in_names[slot][i], c->out_names[oslot][j]) == 0;
+}
 
 /* Input (slot, i) as a dense tensor holding data of `dtype`, or an error naming it. */
 static inline rill_status *rill_kin_need(const rill_kernel_ctx *c, size_t slot, size_t i,

@@ -176,9 +176,8 @@ static rill_status *zero_grad(rill_kernel_ctx *ctx, size_t i) {
  * writes it in the enclosing block, step after step; nothing is summed. */
 static bool in_place(const rill_kernel_ctx *ctx, size_t i) {
   size_t gi = RILL_WHILE_GRAD_IN_OUT_GRAD;
-  rill_variable *v = ctx->out[RILL_WHILE_GRAD_OUT_X_GRAD][i];
   for (size_t k = 0; k < ctx->nin[gi]; k++)
-    if (ctx->in[gi][k] == v) return true;
+    if (rill_k_same_var(ctx, gi, k, RILL_WHILE_GRAD_OUT_X_GRAD, i)) return true;
   return false;
 }
 

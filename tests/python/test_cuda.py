@@ -109,15 +109,16 @@ def test_memory_stats_name_the_reason_or_count_the_bytes():
     assert s['device_allocs'] > 0 and s['peak_bytes'] >= s['current_bytes'] >= 0
 
 
-def run_steps(place, main, startup, feed, loss, steps):
+def run_steps(place, main, startup, feed, loss, steps, startup_place=None):
     """The losses of `steps` runs of main on one feed at `place`, from startup run on the
-    CPU (the same values on both places), and the float32 persistables after them:
-    parameters, optimizer state, batch_norm's running statistics."""
+    CPU (the same values on both places) or on `startup_place`, and the float32
+    persistables after them: parameters, optimizer state, batch_norm's running
+    statistics."""
     scope = fluid.Scope()
     exe = fluid.Executor(place)
     losses = []
     with fluid.scope_guard(scope):
-        fluid.Executor(fluid.CPUPlace()).run(startup)
+        fluid.Executor(startup_place or fluid.CPUPlace()).run(startup)
         for _ in range(steps):
             losses.append(float(exe.run(main, feed=feed, fetch_list=[loss])[0][0]))
         names = [v.name for v in main.list_vars() if fluid.io.is_persistable(v)
@@ -127,7 +128,7 @@ def run_steps(place, main, startup, feed, loss, steps):
     return losses, state
 
 
-def train_on(place, opt, act, steps=10):
+def train_on(place, opt, act, steps=10, startup_place=None):
     """run_steps of an MLP (fc-act, fc-act gated by an fc-sigmoid, fc softmax, cross
     entropy, mean) with optimizer `opt` on one batch."""
     main, startup = fluid.Program(), fluid.Program()
@@ -142,7 +143,7 @@ def train_on(place, opt, act, steps=10):
     rng = np.random.RandomState(4)
     feed = {'x': rng.rand(16, 20).astype('float32'),
             'label': rng.randint(0, 5, (16, 1)).astype('int64')}
-    return run_steps(place, main, startup, feed, loss, steps)
+    return run_steps(place, main, startup, feed, loss, steps, startup_place)
 
 
 @needs_device
@@ -157,6 +158,21 @@ def test_an_mlp_trains_on_the_device_as_on_the_cpu(act, opt):
     np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-4)
     assert cpu_losses[-1] < cpu_losses[0]
     assert sorted(gpu) == sorted(cpu)
+    for name in cpu:
+        np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-3, atol=1e-5, err_msg=name)
+
+
+@needs_device
+def test_an_optimizer_without_a_device_kernel_updates_device_state_in_place():
+    """Adadelta has no device kernel. With its startup run on the device, its state lives
+    there, and the op runs on the host over copies of it: it still sees that its
+    AvgSquaredUpdateOut is its AvgSquaredUpdate (one variable, updated in place), which
+    changes its arithmetic as in Paddle, and gives the CPU's numbers."""
+    cpu_losses, cpu = train_on(fluid.CPUPlace(), fluid.optimizer.Adadelta(1.0), 'tanh')
+    gpu_losses, gpu = train_on(fluid.CUDAPlace(0), fluid.optimizer.Adadelta(1.0), 'tanh',
+                               startup_place=fluid.CUDAPlace(0))
+    np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-4)
+    assert cpu_losses[-1] < cpu_losses[0]
     for name in cpu:
         np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-3, atol=1e-5, err_msg=name)
 
