@@ -48,7 +48,42 @@ static rill_status *binary(rill_kernel_ctx *ctx, int op) {
 
 rill_status *rill_cuda_elementwise_add_fp32(rill_kernel_ctx *ctx) { return binary(ctx, RILL_CUDA_ADD); }
 rill_status *rill_cuda_elementwise_sub_fp32(rill_kernel_ctx *ctx) { return binary(ctx, RILL_CUDA_SUB); }
-rill_status *rill_cuda_elementwise_mul_fp32(rill_kernel_ctx *ctx) { return binary(ctx, RILL_CUDA_MUL); }
+/* A selected-rows X (a sparse gradient scaled by gradient clipping) times a one-element
+ * Y, as the CPU kernel takes it: Out is selected rows with X's rows and height, its
+ * values X's times Y (in place when Out is X's variable). */
+static rill_status *mul_rows(rill_kernel_ctx *ctx, const rill_selected_rows *xr) {
+  rill_tensor *y = NULL;
+  RILL_TRY(rill_kin_need(ctx, 1, 0, RILL_DTYPE_FP32, &y));
+  if (rill_tensor_numel(y) != 1)
+    return rill_kernel_error(ctx, "input X (%s) is selected rows, so input Y (%s) must hold one element, not %lld",
+                             rill_kin_name(ctx, 0, 0), rill_kin_name(ctx, 1, 0), (long long)rill_tensor_numel(y));
+  if (!rill_tensor_is_set(&xr->value) || xr->value.dtype != RILL_DTYPE_FP32)
+    return rill_kernel_error(ctx, "input X (%s) holds selected rows without float32 values", rill_kin_name(ctx, 0, 0));
+  rill_variable *ov = ctx->nout[0] ? ctx->out[0][0] : NULL;
+  rill_selected_rows *o = ov ? rill_variable_selected_rows(ov) : NULL;
+  if (!o) return rill_kernel_error(ctx, "output Out (%s) cannot hold selected rows", rill_kout_name(ctx, 0, 0));
+  if (o != xr) {
+    RILL_TRY(rill_selected_rows_set_rows(o, xr->rows, xr->nrows));
+    o->height = xr->height;
+    RILL_TRY(rill_cuda_kernel_status(ctx, rill_tensor_alloc_on(&o->value, RILL_DTYPE_FP32, &xr->value.dims,
+                                                               rill_tensor_place(&xr->value), &rill_cuda_backend.memory)));
+  }
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, &o->value, &d));
+  rill_cuda_bcast b;
+  rill_dims od;
+  RILL_TRY(bcast_plan(ctx, &xr->value.dims, rill_kin_name(ctx, 0, 0), &y->dims, rill_kin_name(ctx, 1, 0), -1, &od, &b));
+  return rill_cuda_kernel_check(ctx,
+                                rill_cuda_binary_f32(RILL_CUDA_MUL, rill_tensor_ptr(&xr->value), rill_tensor_ptr(y),
+                                                     rill_tensor_ptr(&o->value), &b, d->stream),
+                                "elementwise launch");
+}
+
+rill_status *rill_cuda_elementwise_mul_fp32(rill_kernel_ctx *ctx) {
+  rill_variable *xv = ctx->nin[0] ? ctx->in[0][0] : NULL;
+  if (xv && xv->kind == RILL_VARKIND_SELECTED_ROWS) return mul_rows(ctx, &xv->u.rows);
+  return binary(ctx, RILL_CUDA_MUL);
+}
 rill_status *rill_cuda_elementwise_div_fp32(rill_kernel_ctx *ctx) { return binary(ctx, RILL_CUDA_DIV); }
 rill_status *rill_cuda_elementwise_max_fp32(rill_kernel_ctx *ctx) { return binary(ctx, RILL_CUDA_MAX); }
 rill_status *rill_cuda_elementwise_pow_fp32(rill_kernel_ctx *ctx) { return binary(ctx, RILL_CUDA_POW); }

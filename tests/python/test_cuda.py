@@ -254,12 +254,15 @@ def train_embedding_on(place, is_sparse, opt=None, steps=8):
                                            (True, lambda: fluid.optimizer.Adam(0.05)),
                                            (True, lambda: fluid.optimizer.Adam(0.05, lazy_mode=True)),
                                            (True, lambda: fluid.optimizer.SGD(
-                                               0.5, grad_clip=fluid.clip.GradientClipByValue(0.002)))])
+                                               0.5, grad_clip=fluid.clip.GradientClipByValue(0.002))),
+                                           (True, lambda: fluid.optimizer.Momentum(
+                                               0.1, 0.9, grad_clip=fluid.clip.GradientClipByGlobalNorm(0.05)))])
 def test_an_embedding_trains_on_the_device_as_on_the_cpu(is_sparse, opt):
     """lookup_table and its gradient, dense or as selected rows (the four lookups'
     summed by concatenation) into sparse sgd, momentum, adagrad or adam (every row, or
-    lazily the rows present), or clipped by value (the rows merged, then clipped),
-    concat and its gradient: the CPU's losses and embedding."""
+    lazily the rows present), or clipped by value (the rows merged, then clipped) or by
+    the global norm (the rows scaled by elementwise_mul on the device), concat and its
+    gradient: the CPU's losses and embedding."""
     cpu_losses, cpu = train_embedding_on(fluid.CPUPlace(), is_sparse, opt)
     gpu_losses, gpu = train_embedding_on(fluid.CUDAPlace(0), is_sparse, opt)
     np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-4)
