@@ -532,19 +532,23 @@ Test(backends, selected_rows_are_copied_to_the_place_of_their_reader) {
 }
 
 /* A program x -> y through one op of `type` placed on the fake device. */
+/* Appends op `type` (X -> Out) to block 0 of p; `device` (may be NULL) its op_device. */
+static void unary_op(rill_program *p, const char *type, const char *x, const char *out, const char *device) {
+  rill_op_builder *b;
+  OK(rill_op_builder_create(type, &b));
+  OK(rill_op_builder_input(b, "X", &x, 1));
+  OK(rill_op_builder_output(b, "Out", &out, 1));
+  if (device) OK(rill_op_builder_attr_string(b, "op_device", device));
+  OK(rill_op_builder_append(b, p, 0));
+  rill_op_builder_destroy(b);
+}
+
 static rill_program *unary_on_fake(const char *type) {
   rill_program *p;
   OK(rill_program_create(&p));
   var(p, "x");
   var(p, "y");
-  rill_op_builder *b;
-  const char *x = "x", *y = "y";
-  OK(rill_op_builder_create(type, &b));
-  OK(rill_op_builder_input(b, "X", &x, 1));
-  OK(rill_op_builder_output(b, "Out", &y, 1));
-  OK(rill_op_builder_attr_string(b, "op_device", "fakedev"));
-  OK(rill_op_builder_append(b, p, 0));
-  rill_op_builder_destroy(b);
+  unary_op(p, type, "x", "y", "fakedev");
   return p;
 }
 
@@ -1113,6 +1117,15 @@ static rill_status *fake_fill_index(rill_kernel_ctx *ctx) {
 
 /* Runs z = op(s = scale(x), [t = scale(x)]) twice on the fake device: s and t are
  * device tensors; *numel: z's elements. */
+/* An executor on the fake device, a scope, and x, a [4] float32 tensor to feed. */
+static void fake_executor(rill_executor **e, rill_scope **scope, rill_tensor **x) {
+  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
+  o.place = (rill_place){FAKE_DEVICE, 0};
+  OK(rill_executor_create(&o, e));
+  OK(rill_scope_create(NULL, scope));
+  OK(rill_tensor_create(RILL_DTYPE_FP32, D4, 1, x));
+}
+
 /* Runs z = type(s = x, [Shape t = 3]) twice on the fake device, x fed with LoD {0, 1, 4}
  * when with_lod; *numel is z's size, and *lod_out (may be NULL) z's LoD offsets joined into
  * one number, 0 for none (014 for {0, 1, 4}). */
@@ -1133,14 +1146,10 @@ static void run_reader_twice(const char *type, bool with_shape, bool with_lod, i
   OK(rill_op_builder_output(b, "Out", &z, 1));
   OK(rill_op_builder_append(b, p, 0));
   rill_op_builder_destroy(b);
-  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
-  o.place = (rill_place){FAKE_DEVICE, 0};
   rill_executor *e;
   rill_scope *scope;
   rill_tensor *x, *got;
-  OK(rill_executor_create(&o, &e));
-  OK(rill_scope_create(NULL, &scope));
-  OK(rill_tensor_create(RILL_DTYPE_FP32, D4, 1, &x));
+  fake_executor(&e, &scope, &x);
   if (with_lod) {
     static const uint64_t lod[] = {0, 1, 4};
     const uint64_t *levels[] = {lod};
@@ -1402,21 +1411,11 @@ Test(backends, a_failing_host_op_keeps_the_device_variable_it_updates_in_place) 
   OK(rill_block_add_var(init, 0, "w", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, D4, 1, 0, true));
   OK(rill_block_add_var(update, 0, "w", RILL_VAR_LOD_TENSOR, RILL_DTYPE_FP32, D4, 1, 0, true));
   scale_op(init, "x", "w", 2.0f, 0.0f, NULL); /* w = 2x on the fake device */
-  rill_op_builder *b;
-  const char *w = "w";
-  OK(rill_op_builder_create("test_failing_inplace", &b));
-  OK(rill_op_builder_input(b, "X", &w, 1));
-  OK(rill_op_builder_output(b, "Out", &w, 1));
-  OK(rill_op_builder_append(b, update, 0));
-  rill_op_builder_destroy(b);
-  rill_executor_options o = RILL_EXECUTOR_OPTIONS_INIT;
-  o.place = (rill_place){FAKE_DEVICE, 0};
+  unary_op(update, "test_failing_inplace", "w", "w", NULL);
   rill_executor *e;
   rill_scope *scope;
   rill_tensor *x, *got;
-  OK(rill_executor_create(&o, &e));
-  OK(rill_scope_create(NULL, &scope));
-  OK(rill_tensor_create(RILL_DTYPE_FP32, D4, 1, &x));
+  fake_executor(&e, &scope, &x);
   float *xd = rill_tensor_data(x);
   for (int i = 0; i < 4; i++) xd[i] = (float)i + 1.0f;
   const char *feed = "x";
