@@ -9,6 +9,31 @@ import pytest
 import rill
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _executors_on(text):
+    """With RILL_TEST_EXECUTOR_PLACE=cuda:N, every Executor the tests make for the CPU
+    (or for no place) runs on CUDA device N instead: scripts/run-tests.sh runs the
+    control-flow, sequence and optimizer suites so on the emulated device, whose memory
+    faults on any host read, to catch host code that reads a tensor where a device op
+    left it."""
+    kind, _, index = text.partition(':')
+    if kind not in ('cuda', 'gpu'):
+        raise ValueError('RILL_TEST_EXECUTOR_PLACE=%r: expected cuda:N' % text)
+    place = rill.CUDAPlace(int(index or 0))
+    from rill import executor
+    made = executor.Executor.__init__
+
+    def init(self, where=None, *args, **kwargs):
+        if where is None or isinstance(where, rill.CPUPlace):
+            where = place
+        made(self, where, *args, **kwargs)
+
+    executor.Executor.__init__ = init
+
+
+if os.environ.get('RILL_TEST_EXECUTOR_PLACE'):
+    _executors_on(os.environ['RILL_TEST_EXECUTOR_PLACE'])
 MODELS = os.path.join(ROOT, '..', 'shared', 'models')
 EXAMPLES = os.path.join(ROOT, 'examples')
 
