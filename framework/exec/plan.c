@@ -373,12 +373,6 @@ static rill_status *bind_feeds_fetches(rill_plan *p, name_table *names, const ri
 
 static bool same_place(rill_place a, rill_place b) { return a.device == b.device && a.id == b.id; }
 
-/* Sets plan_var.has_home and .home (plan.h) for a temporary or fed variable, not
- * fetched, whose readers all run on one place, and marks where it moves there: after a
- * writer (out_move) or at the feed (move_fed) whose value some op reads before the next
- * write, found in one pass from the last op back. A persistable that no op writes and
- * whose readers all run on one device gets .move_persist: it moves there at the run's
- * start (a program on the host alone checks nothing). */
 /* Whether input k of op counts where it is read, and the place it is read on: a slot
  * that reads elements reads them where the op runs (or on the host, for HOST_DATA); a
  * sub-block op's pass-through input (RILL_SLOT_ANY_PLACE) is read by its block's ops,
@@ -393,6 +387,12 @@ static bool read_place(const rill_plan *p, const plan_op *op, uint32_t k, rill_p
   return true;
 }
 
+/* Sets plan_var.has_home and .home (plan.h) for a temporary or fed variable, not
+ * fetched, whose readers all run on one place, and marks where it moves there: after a
+ * writer (out_move) or at the feed (move_fed) whose value some op reads before the next
+ * write, found in one pass from the last op back. A persistable that no op writes and
+ * whose readers all run on one device gets .move_persist: it moves there at the run's
+ * start (a program on the host alone checks nothing). */
 static rill_status *choose_homes(rill_plan *p, rill_place runs_at) {
   enum { NO_READER, ONE_PLACE, MIXED };
   uint8_t *state = rill_calloc(p->nvars ? p->nvars : 1, 2);
