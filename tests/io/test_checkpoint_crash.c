@@ -79,7 +79,10 @@ static void check_status(int status, const char *what) {
   cr_assert(killed || ok, "%s: driver ended with status 0x%x (an error, not a kill)", what, status);
 }
 
-/* loss bits per step from a log; -1 where none. Lines must agree with each other. */
+/* loss bits per step from a log; -1 where none. Lines must agree with each other. A
+ * line is one write() of "loss <step> <8 hex digits>\n"; a kill during that write may
+ * leave it torn (the kernel stops a write at a page boundary for a fatal signal), and
+ * the next process appends its own line to the torn one: only whole lines count. */
 static void read_log(const char *path, int64_t *bits, bool must_agree_with_ref, const int64_t *ref) {
   FILE *f = fopen(path, "r");
   if (!f) return;
@@ -87,7 +90,10 @@ static void read_log(const char *path, int64_t *bits, bool must_agree_with_ref, 
   while (fgets(line, sizeof line, f)) {
     long long s;
     unsigned b;
-    if (!strchr(line, '\n') || sscanf(line, "loss %lld %x", &s, &b) != 2) continue;
+    int hex_at = -1, end = -1;
+    if (sscanf(line, "loss %lld %n%x%n", &s, &hex_at, &b, &end) != 2 || end - hex_at != 8 ||
+        strcmp(line + end, "\n") != 0)
+      continue;
     cr_assert(s >= 1 && s <= STEPS, "log step %lld out of range", s);
     if (must_agree_with_ref)
       cr_assert_eq((int64_t)b, ref[s], "loss at step %lld: %08x, the uninterrupted run had %08llx", s, b,
