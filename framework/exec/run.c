@@ -134,16 +134,6 @@ static rill_status *bind_feeds(rill_plan *p, rill_tensor *const *feeds) {
   return NULL;
 }
 
-/* dst := a copy of src on `place`, its memory from `mem`, copied by the backends of the
- * two places. */
-static rill_status *copy_to_place(rill_tensor *dst, const rill_tensor *src, rill_place place,
-                                  const rill_device_memory *mem) {
-  RILL_TRY(rill_tensor_alloc_on(dst, src->dtype, &src->dims, place, mem));
-  RILL_TRY(rill_lod_copy(&dst->lod, &src->lod));
-  return rill_backend_copy(place, rill_tensor_ptr(dst), rill_tensor_place(src),
-                           rill_tensor_ptr(src), rill_tensor_nbytes(src));
-}
-
 /* Gives an in-place output its own copy of the data before it is resized, on the place
  * the data is. */
 static rill_status *privatize(rill_tensor *t) {
@@ -152,7 +142,7 @@ static rill_status *privatize(rill_tensor *t) {
     return NULL;
   rill_tensor tmp;
   rill_tensor_init(&tmp);
-  rill_status *st = t->buf->mem ? copy_to_place(&tmp, t, t->buf->place, t->buf->mem)
+  rill_status *st = t->buf->mem ? rill_tensor_copy_on(&tmp, t, t->buf->place, t->buf->mem)
                                 : rill_tensor_copy(&tmp, t);
   if (st) {
     rill_tensor_clear(&tmp);
@@ -260,7 +250,7 @@ static rill_status *stage_tensor(rill_tensor *dst, const rill_tensor *src, rill_
   rill_buffer *b = src->buf;
   if (!rill_buffer_immutable(b)) {
     *copied += rill_tensor_nbytes(src);
-    return copy_to_place(dst, src, place, mem);
+    return rill_tensor_copy_on(dst, src, place, mem);
   }
   rill_buffer *m = rill_buffer_mirror_find(b, place);
   if (!m) {
@@ -654,7 +644,7 @@ static rill_status *fetch_to_host(rill_tensor *t, const rill_tensor *src, int32_
   if (at.device == RILL_HOST_DEVICE) return rill_tensor_copy(t, src);
   const rill_place host = {RILL_HOST_DEVICE, 0};
   int64_t t0 = rill_prof_active() ? rill_prof_now() : 0;
-  RILL_TRY(copy_to_place(t, src, host, NULL));
+  RILL_TRY(rill_tensor_copy_on(t, src, host, NULL));
   if (t0) prof_copy(at, host, block, -1, name, rill_tensor_nbytes(src), t0);
   return NULL;
 }

@@ -381,19 +381,21 @@ rill_status *rill_tensor_read_host(const rill_tensor *t, void *dst, size_t n) {
   return rill_backend_copy((rill_place){RILL_HOST_DEVICE, 0}, dst, rill_tensor_place(t), rill_tensor_ptr(t), n);
 }
 
-rill_status *rill_tensor_copy_at(rill_tensor *dst, const rill_tensor *src, rill_place place) {
-  rill_place from = rill_tensor_place(src);
-  if (dst == src && from.device == place.device && from.id == place.id) return NULL;
+rill_status *rill_tensor_copy_on(rill_tensor *dst, const rill_tensor *src, rill_place place,
+                                 const rill_device_memory *mem) {
   if (!src->buf) {
     rill_tensor_clear(dst);
     return NULL;
   }
+  RILL_TRY(rill_place_check(place));
+  if (!mem) mem = rill_backend_tensor_memory(rill_backend_find(place.device));
   rill_tensor copy;
   rill_tensor_init(&copy);
   rill_status *st = rill_lod_copy(&copy.lod, &src->lod);
-  if (!st) st = rill_tensor_alloc_at(&copy, src->dtype, &src->dims, place);
+  if (!st) st = rill_tensor_alloc_on(&copy, src->dtype, &src->dims, place, mem);
   size_t n = rill_tensor_nbytes(src);
-  if (!st && n) st = rill_backend_copy(place, rill_tensor_ptr(&copy), from, rill_tensor_ptr(src), n);
+  if (!st && n)
+    st = rill_backend_copy(place, rill_tensor_ptr(&copy), rill_tensor_place(src), rill_tensor_ptr(src), n);
   if (st) {
     rill_tensor_clear(&copy);
     return st;
@@ -401,6 +403,12 @@ rill_status *rill_tensor_copy_at(rill_tensor *dst, const rill_tensor *src, rill_
   rill_tensor_swap(dst, &copy);
   rill_tensor_clear(&copy);
   return NULL;
+}
+
+rill_status *rill_tensor_copy_at(rill_tensor *dst, const rill_tensor *src, rill_place place) {
+  rill_place from = rill_tensor_place(src);
+  if (dst == src && from.device == place.device && from.id == place.id) return NULL;
+  return rill_tensor_copy_on(dst, src, place, NULL);
 }
 
 rill_status *rill_tensor_copy_bytes(rill_tensor *dst, size_t dst_off, const rill_tensor *src, size_t src_off,

@@ -412,6 +412,12 @@ rill_status *rill_tensor_read_host(const rill_tensor *t, void *dst, size_t n);
 /* `dst` := a deep copy of `src` (its elements, dtype, dims and LoD) on `place`, wherever
  * src lies; dst == src copies nothing when src is there already. */
 rill_status *rill_tensor_copy_at(rill_tensor *dst, const rill_tensor *src, rill_place place);
+/* rill_tensor_copy_at with dst's memory from `mem` (an executor's device memory; NULL:
+ * the place's default) and a copy always made, also when dst == src: the executor's
+ * staging of an op's inputs and its private copies of shared buffers. dst is unchanged
+ * on error. */
+rill_status *rill_tensor_copy_on(rill_tensor *dst, const rill_tensor *src, rill_place place,
+                                 const rill_device_memory *mem);
 /* `n` bytes from byte `src_off` of src's elements to byte `dst_off` of dst's, each on
  * its own place; OUT_OF_RANGE when a range passes the end of its tensor. */
 rill_status *rill_tensor_copy_bytes(rill_tensor *dst, size_t dst_off, const rill_tensor *src, size_t src_off,
