@@ -411,6 +411,33 @@ rill_status *rill_tensor_copy_at(rill_tensor *dst, const rill_tensor *src, rill_
   return rill_tensor_copy_on(dst, src, place, NULL);
 }
 
+rill_status *rill_tensor_accumulate(rill_tensor *dst, const rill_tensor *src) {
+  if (!dst->buf || !src->buf)
+    return rill_error(RILL_INVALID_ARGUMENT, "adding a tensor %s", dst->buf ? "that holds no data" : "into one that "
+                      "holds no data");
+  int64_t n = rill_tensor_numel(dst);
+  if (dst->dtype != src->dtype || n != rill_tensor_numel(src))
+    return rill_error(RILL_INVALID_ARGUMENT, "adding %lld %s elements into %lld %s ones",
+                      (long long)rill_tensor_numel(src), rill_dtype_name(src->dtype), (long long)n,
+                      rill_dtype_name(dst->dtype));
+  rill_place at = rill_tensor_place(dst), from = rill_tensor_place(src);
+  const rill_backend *b = rill_backend_find(at.device);
+  if (!b) return rill_place_check(at);
+  char where[RILL_PLACE_STR_MAX];
+  if (!b->accumulate)
+    return rill_error(RILL_UNIMPLEMENTED, "backend '%s' does not add tensors (on %s)", b->name,
+                      rill_place_str(at, where, sizeof where));
+  if (!n) return NULL;
+  if (from.device == at.device && from.id == at.id)
+    return b->accumulate(b, at, dst->dtype, rill_tensor_ptr(dst), rill_tensor_ptr(src), (size_t)n);
+  rill_tensor here;
+  rill_tensor_init(&here);
+  rill_status *st = rill_tensor_copy_at(&here, src, at);
+  if (!st) st = b->accumulate(b, at, dst->dtype, rill_tensor_ptr(dst), rill_tensor_ptr(&here), (size_t)n);
+  rill_tensor_clear(&here);
+  return st;
+}
+
 rill_status *rill_tensor_copy_bytes(rill_tensor *dst, size_t dst_off, const rill_tensor *src, size_t src_off,
                                     size_t n) {
   size_t dn = dst->buf ? rill_tensor_nbytes(dst) : 0, sn = src->buf ? rill_tensor_nbytes(src) : 0;

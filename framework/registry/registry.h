@@ -316,7 +316,7 @@ typedef struct rill_kernel_def {
  * rill_registry_add_backend an application or a test calls at run time. The core knows
  * no backend by name: the executor runs any place whose device kind has a registered
  * backend and looks kernels up by (op, device kind, dtype). */
-#define RILL_BACKEND_API_VERSION 2u
+#define RILL_BACKEND_API_VERSION 3u
 
 typedef struct rill_backend rill_backend;
 struct rill_backend {
@@ -356,6 +356,12 @@ struct rill_backend {
    * give `bytes`; rill_pinned_host_alloc. */
   void *(*pinned_alloc)(const rill_backend *b, size_t bytes);
   void (*pinned_free)(const rill_backend *b, void *p);
+  /* Optional (NULL: none): dst[i] += src[i] for n elements of `dtype`, both on `place`,
+   * ordered after the place's kernels and copies queued before it; UNIMPLEMENTED for a
+   * dtype it does not add. The sub-block gradient ops sum their steps' gradients with
+   * it where the steps left them (rill_tensor_accumulate). */
+  rill_status *(*accumulate)(const rill_backend *b, rill_place place, rill_dtype dtype, void *dst,
+                             const void *src, size_t n);
 };
 
 /* Registers a backend and its kernels, all or nothing: FAILED_PRECONDITION for another
@@ -418,6 +424,11 @@ rill_status *rill_tensor_copy_at(rill_tensor *dst, const rill_tensor *src, rill_
  * on error. */
 rill_status *rill_tensor_copy_on(rill_tensor *dst, const rill_tensor *src, rill_place place,
                                  const rill_device_memory *mem);
+/* dst += src elementwise on dst's place, by its backend's `accumulate` (src is first
+ * copied there when it lies elsewhere): INVALID_ARGUMENT when their dtypes or element
+ * counts differ, UNIMPLEMENTED when that backend does not add the dtype (the CPU's adds
+ * float32, float64, int32 and int64); dst is unchanged then. */
+rill_status *rill_tensor_accumulate(rill_tensor *dst, const rill_tensor *src);
 /* `n` bytes from byte `src_off` of src's elements to byte `dst_off` of dst's, each on
  * its own place; OUT_OF_RANGE when a range passes the end of its tensor. */
 rill_status *rill_tensor_copy_bytes(rill_tensor *dst, size_t dst_off, const rill_tensor *src, size_t src_off,

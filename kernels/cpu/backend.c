@@ -49,6 +49,37 @@ static rill_status *cpu_copy(const rill_backend *b, rill_place dst_place, void *
   return NULL;
 }
 
+#define ADD_ALL(T)                                         \
+  do {                                                     \
+    T *d_ = dst;                                           \
+    const T *s_ = src;                                     \
+    for (size_t i = 0; i < n; i++) d_[i] = d_[i] + s_[i]; \
+  } while (0)
+
+static rill_status *cpu_accumulate(const rill_backend *b, rill_place place, rill_dtype dtype, void *dst,
+                                   const void *src, size_t n) {
+  (void)b;
+  (void)place;
+  switch (dtype) {
+    case RILL_DTYPE_FP32:
+      ADD_ALL(float);
+      return NULL;
+    case RILL_DTYPE_FP64:
+      ADD_ALL(double);
+      return NULL;
+    case RILL_DTYPE_INT32:
+      ADD_ALL(int32_t);
+      return NULL;
+    case RILL_DTYPE_INT64:
+      ADD_ALL(int64_t);
+      return NULL;
+    default:
+      return rill_error(RILL_UNIMPLEMENTED, "the CPU backend adds float32, float64, int32 and int64 tensors, not %s",
+                        rill_dtype_name(dtype));
+  }
+}
+#undef ADD_ALL
+
 /* Kernels split their work over the process-wide compute pool (parallel_for), whose
  * workers are sized to the cores; OpenBLAS threads of its own, one per core, would
  * share those cores with the pool's and, under several executors at once, with every
@@ -69,4 +100,5 @@ const rill_backend rill_cpu_backend = {
     .copy_from_host = cpu_copy_from_host,
     .copy = cpu_copy,
     .start = cpu_start,
+    .accumulate = cpu_accumulate,
 };

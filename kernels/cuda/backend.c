@@ -157,6 +157,19 @@ static void cuda_pinned_free(const rill_backend *b, void *p) {
   cudaFreeHost(p);
 }
 
+static rill_status *cuda_accumulate(const rill_backend *b, rill_place place, rill_dtype dtype, void *dst,
+                                    const void *src, size_t n) {
+  (void)b;
+  if (dtype != RILL_DTYPE_FP32)
+    return rill_error(RILL_UNIMPLEMENTED, "the CUDA backend adds float32 tensors, not %s", rill_dtype_name(dtype));
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_dev_get(place.id, &d));
+  if (!n) return NULL;
+  cudaSetDevice(d->id);
+  cudaError_t e = rill_cuda_accumulate_f32(dst, src, (int64_t)n, d->stream);
+  return e == cudaSuccess ? NULL : rill_cuda_error(e, "adding on the device");
+}
+
 static int32_t cuda_device_count(const rill_backend *b) {
   (void)b;
   return rill_cuda_runtime_devices();
@@ -178,4 +191,5 @@ const rill_backend rill_cuda_backend = {
     .profiler = cuda_profiler,
     .pinned_alloc = cuda_pinned_alloc,
     .pinned_free = cuda_pinned_free,
+    .accumulate = cuda_accumulate,
 };

@@ -17,6 +17,7 @@
 #include "framework/base/alloc.h"
 #include "framework/data/scope.h"
 #include "framework/registry/registry.h"
+#include "kernels/cpu/step_grad.h"
 #include "operators/op_index.h"
 #include "operators/op_util.h"
 #include "rill.h"
@@ -1355,6 +1356,89 @@ Test(backends, tensors_move_between_places_through_the_backends) {
   rill_tensor_clear(&zeros);
   rill_tensor_clear(&back);
   rill_tensor_clear(&dev);
+  rill_tensor_clear(&h);
+}
+
+/* rill_tensor_accumulate adds on dst's place through its backend: the CPU's adds its
+ * dtypes, a src elsewhere is copied there first, and a backend without `accumulate` (the
+ * fake one) or a dtype its backend does not add is refused with dst unchanged. */
+Test(backends, tensors_add_on_their_place_through_the_backends) {
+  OK(rill_registry_add_backend(&fake_backend));
+  const rill_place fake = {FAKE_DEVICE, 0};
+  rill_dims d = {.n = 2, .d = {2, 3}};
+  rill_tensor a, b, dev, i64, flags;
+  rill_tensor_init(&a);
+  rill_tensor_init(&b);
+  rill_tensor_init(&dev);
+  rill_tensor_init(&i64);
+  rill_tensor_init(&flags);
+  OK(rill_tensor_alloc(&a, RILL_DTYPE_FP32, &d));
+  OK(rill_tensor_alloc(&b, RILL_DTYPE_FP32, &d));
+  float *av = rill_tensor_ptr(&a), *bv = rill_tensor_ptr(&b);
+  for (int i = 0; i < 6; i++) {
+    av[i] = (float)i;
+    bv[i] = 0.25f * (float)i;
+  }
+  OK(rill_tensor_accumulate(&a, &b));
+  for (int i = 0; i < 6; i++) cr_assert_float_eq(av[i], 1.25f * (float)i, 0.0f, "element %d", i);
+  /* From the device: b's copy there comes back to the host and is added. */
+  OK(rill_tensor_copy_at(&dev, &b, fake));
+  int to = atomic_load(&to_host);
+  OK(rill_tensor_accumulate(&a, &dev));
+  cr_assert_eq(atomic_load(&to_host), to + 1);
+  for (int i = 0; i < 6; i++) cr_assert_float_eq(av[i], 1.5f * (float)i, 0.0f, "element %d", i);
+  /* Onto the device: its backend has no accumulate, and dst keeps its values. */
+  expect_error(rill_tensor_accumulate(&dev, &b), RILL_UNIMPLEMENTED, "backend 'fakedev' does not add tensors");
+  float first[2];
+  OK(rill_tensor_read_host(&dev, first, sizeof first));
+  cr_assert_float_eq(first[1], 0.25f, 0.0f);
+  /* int64 adds; bool is refused, as are another dtype or element count. */
+  rill_dims three = {.n = 1, .d = {3}};
+  OK(rill_tensor_alloc(&i64, RILL_DTYPE_INT64, &three));
+  int64_t *iv = rill_tensor_ptr(&i64);
+  for (int i = 0; i < 3; i++) iv[i] = (int64_t)1 << 40;
+  OK(rill_tensor_accumulate(&i64, &i64));
+  cr_assert_eq(iv[2], (int64_t)1 << 41);
+  OK(rill_tensor_alloc(&flags, RILL_DTYPE_BOOL, &three));
+  memset(rill_tensor_ptr(&flags), 1, 3);
+  expect_error(rill_tensor_accumulate(&flags, &flags), RILL_UNIMPLEMENTED, "not bool");
+  expect_error(rill_tensor_accumulate(&a, &i64), RILL_INVALID_ARGUMENT, "adding 3 int64 elements into 6 float32 ones");
+  for (int i = 0; i < 6; i++) cr_assert_float_eq(av[i], 1.5f * (float)i, 0.0f, "element %d", i);
+  rill_tensor_clear(&flags);
+  rill_tensor_clear(&i64);
+  rill_tensor_clear(&dev);
+  rill_tensor_clear(&b);
+  rill_tensor_clear(&a);
+}
+
+/* The sub-block gradient ops' sum (step_grad.h) starts where the first step's gradient
+ * lies; on a device whose backend does not add (the fake one), the sum moves to the
+ * host once and goes on there. */
+Test(backends, step_gradients_sum_on_the_host_when_their_device_does_not_add) {
+  OK(rill_registry_add_backend(&fake_backend));
+  const rill_place fake = {FAKE_DEVICE, 0};
+  rill_dims d = {.n = 1, .d = {4}};
+  rill_tensor h, g1, g2, sum;
+  rill_tensor_init(&h);
+  rill_tensor_init(&g1);
+  rill_tensor_init(&g2);
+  rill_tensor_init(&sum);
+  OK(rill_tensor_alloc(&h, RILL_DTYPE_FP32, &d));
+  float *hv = rill_tensor_ptr(&h);
+  for (int i = 0; i < 4; i++) hv[i] = (float)(i + 1);
+  OK(rill_tensor_copy_at(&g1, &h, fake));
+  OK(rill_tensor_copy_at(&g2, &h, fake));
+  OK(rill_cpu_step_grad_start(&sum, &g1, "w@GRAD"));
+  cr_assert_eq(rill_tensor_place(&sum).device, FAKE_DEVICE, "the first step's gradient stays on its place");
+  rill_kernel_ctx ctx = {0};
+  OK(rill_cpu_step_grad_add(&ctx, &sum, &g2, "w@GRAD"));
+  cr_assert_eq(rill_tensor_place(&sum).device, RILL_DEVICE_CPU, "the sum moved to the host");
+  OK(rill_cpu_step_grad_add(&ctx, &sum, &h, "w@GRAD"));
+  const float *sv = rill_tensor_ptr(&sum);
+  for (int i = 0; i < 4; i++) cr_assert_float_eq(sv[i], 3.0f * (float)(i + 1), 0.0f, "element %d", i);
+  rill_tensor_clear(&sum);
+  rill_tensor_clear(&g2);
+  rill_tensor_clear(&g1);
   rill_tensor_clear(&h);
 }
 

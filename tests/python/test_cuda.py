@@ -427,7 +427,8 @@ def test_control_flow_trains_on_the_device_as_on_the_cpu(tmp_path):
     device faults on any host read of its memory), and the result is the CPU's. The
     sub-block ops hand their blocks the variables where they are: the sequence is copied
     to the device once per run, not once per step, the weights the steps read never
-    move, and no variable moves more than once a run."""
+    move, nor their gradients, which recurrent_grad sums there, and no variable moves
+    more than once a run."""
     cpu_losses, cpu = train_control_flow_on(fluid.CPUPlace(), tmp_path / 'cpu.json')
     gpu_losses, gpu = train_control_flow_on(fluid.CUDAPlace(0), tmp_path / 'gpu.json')
     np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-5)
@@ -442,6 +443,9 @@ def test_control_flow_trains_on_the_device_as_on_the_cpu(tmp_path):
     # device), not the steps' rows, states or gradients.
     assert max(copies.count(v) for v in copies) == 1, sorted(copies)
     assert not {'fc_0.w_0', 'fc_0.w_1', 'fc_0.b_0'} & set(copies), copies
+    # recurrent_grad sums the steps' parameter gradients on the device, where the
+    # steps' ops left them.
+    assert not {'fc_0.w_0@GRAD', 'fc_0.w_1@GRAD', 'fc_0.b_0@GRAD'} & set(copies), copies
     ran = {e['name'] for e in events if e.get('cat') == 'op'}
     assert {'recurrent', 'recurrent_grad', 'conditional_block', 'conditional_block_grad', 'while',
             'while_grad'} <= ran, ran
