@@ -11,10 +11,10 @@ enum { IN_X, IN_SHAPE, IN_SHAPES };
 
 static const rill_slot_schema inputs[] = {
     [IN_X] = {"X", 0, "tensor to broadcast"},
-    [IN_SHAPE] = {"Shape", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA,
+    [IN_SHAPE] = {"Shape", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA,
                   "1-D int32/int64 target shape"},
     [IN_SHAPES] = {"expand_shapes_tensor",
-                   RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA,
+                   RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA,
                    "one-element int32/int64 tensors, one per target dim"},
 };
 static const rill_slot_schema outputs[] = {{"Out", 0, "X broadcast to the target shape"}};

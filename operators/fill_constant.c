@@ -6,12 +6,12 @@
 enum { IN_VALUE, IN_SHAPE, IN_SHAPE_LIST };
 
 static const rill_slot_schema inputs[] = {
-    [IN_VALUE] = {"ValueTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA,
+    [IN_VALUE] = {"ValueTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA,
                   "one-element tensor overriding value"},
-    [IN_SHAPE] = {"ShapeTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA,
+    [IN_SHAPE] = {"ShapeTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA,
                   "1-D int32/int64 tensor overriding shape"},
     [IN_SHAPE_LIST] = {"ShapeTensorList",
-                       RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA,
+                       RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA,
                        "one-element int32/int64 tensors, one per dim, overriding shape"},
 };
 static const rill_slot_schema outputs[] = {{"Out", 0, "the filled tensor"}};

@@ -12,7 +12,7 @@ enum { IN_X, IN_DEPTH };
 
 static const rill_slot_schema inputs[] = {
     [IN_X] = {"X", 0, "int32/int64 indices"},
-    [IN_DEPTH] = {"depth_tensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    [IN_DEPTH] = {"depth_tensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA,
                   "one-element int32/int64 tensor overriding depth"},
 };
 static const rill_slot_schema outputs[] = {{"Out", 0, "X's shape + [depth]"}};

@@ -8,14 +8,14 @@ enum { IN_INPUT, IN_STARTS_T, IN_ENDS_T, IN_STARTS_L, IN_ENDS_L };
 
 static const rill_slot_schema inputs[] = {
     [IN_INPUT] = {"Input", 0, "the tensor to slice"},
-    [IN_STARTS_T] = {"StartsTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA,
+    [IN_STARTS_T] = {"StartsTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA,
                      "1-D int32/int64 tensor of starts, one per axis; wins over the others"},
-    [IN_ENDS_T] = {"EndsTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA,
+    [IN_ENDS_T] = {"EndsTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA,
                    "1-D int32/int64 tensor of ends, one per axis; wins over the others"},
     [IN_STARTS_L] = {"StartsTensorList",
-                     RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA,
+                     RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA,
                      "one-element int32/int64 tensors, one start per axis"},
-    [IN_ENDS_L] = {"EndsTensorList", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA,
+    [IN_ENDS_L] = {"EndsTensorList", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA,
                    "one-element int32/int64 tensors, one end per axis"},
 };
 static const rill_slot_schema outputs[] = {{"Out", 0, "the slice"}};
@@ -102,11 +102,11 @@ const rill_op_schema rill_schema_slice = {
 enum { G_DOUT = 5 };
 static const rill_slot_schema grad_inputs[] = {
     [IN_INPUT] = {"Input", RILL_SLOT_ANY_PLACE, "the forward input (only its shape is read)"},
-    [IN_STARTS_T] = {"StartsTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA, "as slice"},
-    [IN_ENDS_T] = {"EndsTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA, "as slice"},
-    [IN_STARTS_L] = {"StartsTensorList", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA,
+    [IN_STARTS_T] = {"StartsTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA, "as slice"},
+    [IN_ENDS_T] = {"EndsTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA, "as slice"},
+    [IN_STARTS_L] = {"StartsTensorList", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA,
                      "as slice"},
-    [IN_ENDS_L] = {"EndsTensorList", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA,
+    [IN_ENDS_L] = {"EndsTensorList", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA,
                    "as slice"},
     [G_DOUT] = {"Out@GRAD", 0, "gradient of Out"},
 };

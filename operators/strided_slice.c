@@ -10,20 +10,20 @@
 enum { IN_INPUT, IN_STARTS_T, IN_ENDS_T, IN_STRIDES_T, IN_STARTS_L, IN_ENDS_L, IN_STRIDES_L };
 
 #define BOUND_SLOTS                                                                          \
-  [IN_STARTS_T] = {"StartsTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA, \
+  [IN_STARTS_T] = {"StartsTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA, \
                    "1-D int32/int64 tensor of starts, one per axis; wins over the others"},  \
-  [IN_ENDS_T] = {"EndsTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA, \
+  [IN_ENDS_T] = {"EndsTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA, \
                  "1-D int32/int64 tensor of ends, one per axis; wins over the others"},      \
-  [IN_STRIDES_T] = {"StridesTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA, \
+  [IN_STRIDES_T] = {"StridesTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA, \
                     "1-D int32/int64 tensor of strides, one per axis; wins over the others"}, \
   [IN_STARTS_L] = {"StartsTensorList",                                                       \
-                   RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA, \
+                   RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA, \
                    "one-element int32/int64 tensors, one start per axis"},                   \
   [IN_ENDS_L] = {"EndsTensorList",                                                           \
-                 RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA, \
+                 RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA, \
                  "one-element int32/int64 tensors, one end per axis"},                       \
   [IN_STRIDES_L] = {"StridesTensorList",                                                     \
-                    RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA, \
+                    RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA, \
                     "one-element int32/int64 tensors, one stride per axis"}
 
 static const rill_slot_schema inputs[] = {

@@ -10,7 +10,7 @@ enum { OUT_OUT, OUT_INDICES };
 
 static const rill_slot_schema inputs[] = {
     [IN_X] = {"X", 0, "input; top k along the last dim"},
-    [IN_K] = {"K", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA,
+    [IN_K] = {"K", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA,
               "one-element int32/int64 tensor overriding k"},
 };
 static const rill_slot_schema outputs[] = {

@@ -367,6 +367,8 @@ rill_status *rill_tensor_zeros_at(rill_tensor *t, rill_dtype dtype, const rill_d
     memset(rill_tensor_ptr(t), 0, n);
     return NULL;
   }
+  const rill_backend *b = rill_backend_find(place.device);
+  if (b && b->zero) return b->zero(b, place, rill_tensor_ptr(t), n);
   void *zeros = rill_calloc(1, n);
   if (!zeros) return rill_oom();
   rill_status *st = rill_backend_copy(place, rill_tensor_ptr(t), (rill_place){RILL_HOST_DEVICE, 0}, zeros, n);

@@ -362,6 +362,9 @@ struct rill_backend {
    * it where the steps left them (rill_tensor_accumulate). */
   rill_status *(*accumulate)(const rill_backend *b, rill_place place, rill_dtype dtype, void *dst,
                              const void *src, size_t n);
+  /* Optional (NULL: zeros are copied from the host): n bytes at dst on `place` := 0,
+   * ordered as accumulate is; rill_tensor_zeros_at. */
+  rill_status *(*zero)(const rill_backend *b, rill_place place, void *dst, size_t n);
 };
 
 /* Registers a backend and its kernels, all or nothing: FAILED_PRECONDITION for another
@@ -410,7 +413,8 @@ rill_status *rill_backend_copy(rill_place dst_place, void *dst, rill_place src_p
 /* `t` := a new buffer for dtype and dims on `place`, from that place's backend (an
  * existing buffer is kept when it is already there and large enough). */
 rill_status *rill_tensor_alloc_at(rill_tensor *t, rill_dtype dtype, const rill_dims *dims, rill_place place);
-/* `t` := zeros of dtype and dims on `place` (no LoD). */
+/* `t` := zeros of dtype and dims on `place` (no LoD): by the place's backend's `zero`,
+ * else copied from the host. */
 rill_status *rill_tensor_zeros_at(rill_tensor *t, rill_dtype dtype, const rill_dims *dims, rill_place place);
 /* The first `n` bytes of t's elements, wherever they lie, into host memory `dst`;
  * OUT_OF_RANGE when t holds fewer. */

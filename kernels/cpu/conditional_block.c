@@ -90,16 +90,14 @@ rill_status *rill_cpu_conditional_block(rill_kernel_ctx *ctx) {
   return st ? rill_status_wrap(st, "conditional_block: sub_block %d", (int)block) : NULL;
 }
 
-/* Input@GRAD[i] := zeros shaped like Input[i]. */
+/* Input@GRAD[i] := zeros shaped like Input[i], on its place. */
 static rill_status *zero_grad(rill_kernel_ctx *ctx, size_t i, rill_tensor *g) {
   rill_tensor *x = rill_kin(ctx, RILL_CONDITIONAL_BLOCK_GRAD_IN_INPUT, i);
   if (!x || !rill_tensor_is_set(x))
     return rill_kernel_error(ctx, "input '%s' holds no tensor to shape the zero gradient '%s'",
                              rill_kin_name(ctx, RILL_CONDITIONAL_BLOCK_GRAD_IN_INPUT, i),
                              rill_kout_name(ctx, RILL_CONDITIONAL_BLOCK_GRAD_OUT_INPUT_GRAD, i));
-  RILL_TRY(rill_tensor_alloc(g, x->dtype, &x->dims));
-  memset(rill_tensor_ptr(g), 0, rill_tensor_nbytes(g));
-  return NULL;
+  return rill_tensor_zeros_at(g, x->dtype, &x->dims, rill_tensor_place(x));
 }
 
 rill_status *rill_cpu_conditional_block_grad(rill_kernel_ctx *ctx) {

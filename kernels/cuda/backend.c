@@ -170,6 +170,16 @@ static rill_status *cuda_accumulate(const rill_backend *b, rill_place place, ril
   return e == cudaSuccess ? NULL : rill_cuda_error(e, "adding on the device");
 }
 
+static rill_status *cuda_zero(const rill_backend *b, rill_place place, void *dst, size_t n) {
+  (void)b;
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_dev_get(place.id, &d));
+  if (!n) return NULL;
+  cudaSetDevice(d->id);
+  cudaError_t e = cudaMemsetAsync(dst, 0, n, d->stream);
+  return e == cudaSuccess ? NULL : rill_cuda_error(e, "zeroing on the device");
+}
+
 static int32_t cuda_device_count(const rill_backend *b) {
   (void)b;
   return rill_cuda_runtime_devices();
@@ -192,4 +202,5 @@ const rill_backend rill_cuda_backend = {
     .pinned_alloc = cuda_pinned_alloc,
     .pinned_free = cuda_pinned_free,
     .accumulate = cuda_accumulate,
+    .zero = cuda_zero,
 };
