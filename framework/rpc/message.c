@@ -5,6 +5,7 @@
 
 #include "framework/base/alloc.h"
 #include "framework/base/tsan.h"
+#include "framework/registry/registry.h"
 #include "proto/send_recv.pb-c.h"
 
 /* Row indices travel as little-endian int64 (Paddle's layout); the targets rill builds
@@ -54,9 +55,6 @@ static rill_status *encode_tensor(encoder *e, const char *varname, const rill_te
   if (!rill_tensor_is_set(t))
     return rill_error(RILL_FAILED_PRECONDITION, "rpc: variable '%s' has no data to send",
                       varname);
-  if (t->buf->place.device != RILL_DEVICE_CPU)
-    return rill_error(RILL_UNIMPLEMENTED, "rpc: variable '%s' is in device memory; copy it to "
-                      "the CPU to send it", varname);
   if (t->lod.nlevels > RILL_MAX_DIMS)
     return rill_error(RILL_INVALID_ARGUMENT, "rpc: variable '%s' has %zu LoD levels (at most %d)",
                       varname, t->lod.nlevels, RILL_MAX_DIMS);
@@ -88,6 +86,17 @@ static rill_status *encode_tensor(encoder *e, const char *varname, const rill_te
   return NULL;
 }
 
+/* *value, when a run on a device left it there: a host copy in `staged`, which the
+ * payload keeps (the message carries host bytes). */
+static rill_status *host_value(const char *varname, const rill_tensor **value, rill_tensor *staged) {
+  const rill_tensor *t = *value;
+  if (!rill_tensor_is_set(t) || rill_tensor_place(t).device == RILL_HOST_DEVICE) return NULL;
+  RILL_TRY(rill_status_wrap(rill_tensor_copy_at(staged, t, (rill_place){RILL_HOST_DEVICE, 0}),
+                            "rpc: variable '%s' copied from the device", varname));
+  *value = staged;
+  return NULL;
+}
+
 rill_status *rill_rpc_encode(const char *varname, const rill_variable *var,
                              const char *out_varname, int64_t trainer_id,
                              rill_rpc_payload *out) {
@@ -105,6 +114,8 @@ rill_status *rill_rpc_encode(const char *varname, const rill_variable *var,
   e.msg.has_trainer_id = 1;
   e.msg.trainer_id = trainer_id;
   const rill_tensor *value = NULL;
+  rill_tensor staged;
+  rill_tensor_init(&staged);
   rill_status *st = NULL;
   if (var) {
     switch (var->kind) {
@@ -112,7 +123,8 @@ rill_status *rill_rpc_encode(const char *varname, const rill_variable *var,
         e.msg.has_type = 1;
         e.msg.type = SENDRECV__VAR_TYPE__LOD_TENSOR;
         value = &var->u.tensor;
-        st = encode_tensor(&e, varname, value);
+        st = host_value(varname, &value, &staged);
+        if (!st) st = encode_tensor(&e, varname, value);
         break;
       case RILL_VARKIND_SELECTED_ROWS: {
         const rill_selected_rows *sr = &var->u.rows;
@@ -124,7 +136,8 @@ rill_status *rill_rpc_encode(const char *varname, const rill_variable *var,
         e.msg.rows.len = sr->nrows * sizeof(int64_t);
         e.msg.rows.data = (uint8_t *)sr->rows;
         value = &sr->value;
-        st = encode_tensor(&e, varname, value);
+        st = host_value(varname, &value, &staged);
+        if (!st) st = encode_tensor(&e, varname, value);
         if (!st && (value->dims.n < 1 || value->dims.d[0] != (int64_t)sr->nrows))
           st = rill_error(RILL_INVALID_ARGUMENT,
                           "rpc: selected rows '%s' have %zu rows but a value of %d dims "
@@ -147,6 +160,7 @@ rill_status *rill_rpc_encode(const char *varname, const rill_variable *var,
   }
   rill_free(e.lod_values);
   if (st) {
+    rill_tensor_clear(&staged);
     rill_rpc_payload_clear(out);
     return st;
   }
@@ -159,6 +173,7 @@ rill_status *rill_rpc_encode(const char *varname, const rill_variable *var,
       rill_buffer_pin(out->keep);
     }
   }
+  rill_tensor_clear(&staged);
   return NULL;
 }
 

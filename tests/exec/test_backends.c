@@ -17,6 +17,7 @@
 #include "framework/base/alloc.h"
 #include "framework/data/scope.h"
 #include "framework/registry/registry.h"
+#include "framework/rpc/message.h"
 #include "kernels/cpu/step_grad.h"
 #include "operators/op_index.h"
 #include "operators/op_util.h"
@@ -1409,6 +1410,39 @@ Test(backends, tensors_add_on_their_place_through_the_backends) {
   rill_tensor_clear(&dev);
   rill_tensor_clear(&b);
   rill_tensor_clear(&a);
+}
+
+/* A variable a run left on a device (a pserver's parameter after its optimizer ran
+ * there) goes out in an rpc message as host bytes: the encoder copies it to the host,
+ * and the message decodes to the same values. */
+Test(backends, an_rpc_message_carries_a_device_variable_as_host_bytes) {
+  OK(rill_registry_add_backend(&fake_backend));
+  rill_dims d = {.n = 2, .d = {2, 2}};
+  rill_tensor h;
+  rill_tensor_init(&h);
+  OK(rill_tensor_alloc(&h, RILL_DTYPE_FP32, &d));
+  for (int i = 0; i < 4; i++) ((float *)rill_tensor_ptr(&h))[i] = 1.5f * (float)i;
+  rill_variable dev, back;
+  rill_variable_init(&dev);
+  rill_variable_init(&back);
+  dev.kind = RILL_VARKIND_TENSOR;
+  rill_tensor_init(&dev.u.tensor);
+  OK(rill_tensor_copy_at(&dev.u.tensor, &h, (rill_place){FAKE_DEVICE, 0}));
+  int to = atomic_load(&to_host);
+  rill_rpc_payload p;
+  OK(rill_rpc_encode("fc_0.w_0", &dev, NULL, 0, &p));
+  cr_assert_eq(atomic_load(&to_host), to + 1);
+  cr_assert_eq(p.data_len, 4 * sizeof(float));
+  cr_assert(!is_fake(p.data), "the message's bytes are a host copy");
+  cr_assert_eq(memcmp(p.data, rill_tensor_ptr(&h), p.data_len), 0);
+  OK(rill_rpc_decode(p.header, p.header_len, p.data, p.data_len, NULL, "test", NULL, &back));
+  cr_assert_eq(back.kind, RILL_VARKIND_TENSOR);
+  cr_assert(rill_dims_equal(&back.u.tensor.dims, &d));
+  cr_assert_eq(memcmp(rill_tensor_ptr(&back.u.tensor), rill_tensor_ptr(&h), p.data_len), 0);
+  rill_rpc_payload_clear(&p);
+  rill_variable_clear(&back);
+  rill_variable_clear(&dev);
+  rill_tensor_clear(&h);
 }
 
 /* The sub-block gradient ops' sum (step_grad.h) starts where the first step's gradient
