@@ -101,6 +101,17 @@ def ops(trace, block=0):
             and e['args']['block'] == block]
 
 
+def timed(trace, block=0):
+    """The events the summary counts: the ops and, when the executor runs on a device
+    place, the copies between places (the feeds', the fetches' and those for host ops)."""
+    return [e for e in trace['traceEvents'] if e['ph'] == 'X' and e.get('cat') in ('op', 'memcpy')
+            and e['args']['block'] == block]
+
+
+def is_copy(row):
+    return row['name'].startswith('memcpy ')
+
+
 def check_nesting(trace):
     """Per thread, two complete events are disjoint or one holds the other."""
     by_tid = {}
@@ -140,15 +151,15 @@ def test_every_op_of_a_run_appears_once_in_a_valid_trace(tmp_path):
     assert summary.dropped == 0
     by_type = {r['name']: r for r in summary.by_type}
     assert by_type['mul']['calls'] == 3 and by_type['sgd']['calls'] == 6
-    assert sum(r['calls'] for r in summary.by_instance) == len(got)
-    assert all(r['calls'] == 1 for r in summary.by_instance)
+    assert sum(r['calls'] for r in summary.by_instance) == len(timed(trace))
+    assert all(r['calls'] == 1 for r in summary.by_instance if not is_copy(r))
 
 
 def test_memory_track_follows_the_tensor_bytes(tmp_path):
     trace, _, _ = trained(tmp_path, 2, parallel=False)
     check_format(trace)
     samples = [e for e in trace['traceEvents'] if e['ph'] == 'C']
-    assert len(samples) == len(ops(trace))  # one sample at each op's end
+    assert len(samples) == len(timed(trace))  # one sample at each op's (and copy's) end
     # the step's activations (64 x 64 floats and more) are held while it runs
     assert max(e['args']['peak_bytes'] for e in samples) >= 64 * 64 * 4
     assert all(e['args']['live_bytes'] > 0 for e in samples)
@@ -163,9 +174,11 @@ def test_summary_adds_up_and_sorts(tmp_path):
     totals = [r['total'] for r in summary.by_type]
     assert totals == sorted(totals, reverse=True)
     for r in summary.by_type:
-        assert r['min'] <= r['ave'] <= r['max'] and r['calls'] % 5 == 0
+        assert r['min'] <= r['ave'] <= r['max']
+        # Every op once a run; a copy to a device place may happen on the first only.
+        assert is_copy(r) or r['calls'] % 5 == 0, r
     assert 'Profiling Report' in summary.text and 'Sorted by total time' in summary.text
-    assert len(ops(trace)) == sum(r['calls'] for r in summary.by_type)
+    assert len(timed(trace)) == sum(r['calls'] for r in summary.by_type)
 
 
 def overlaps(a0, a1, b0, b1):
@@ -202,7 +215,7 @@ def test_full_buffers_drop_and_count(tmp_path):
     check_format(trace)
     assert summary.dropped > 0
     assert summary.events <= 8 * summary.threads
-    assert len(ops(trace)) == summary.events
+    assert len(timed(trace)) == summary.events
     assert 'dropped: %d' % summary.dropped in summary.text
 
 
