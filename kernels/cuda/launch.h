@@ -536,6 +536,17 @@ cudaError_t rill_cuda_increment(const void *x, void *out, int dtype, double step
 bool rill_cuda_cast_supported(int dtype);
 cudaError_t rill_cuda_cast(const void *x, int from, void *out, int to, int64_t n, cudaStream_t s);
 
+/* ---- quantization simulation (device/quant.cu) ---- */
+/* out = the level of each x under the scale *scale (one float on the device), as
+ * kernels/cpu/fake_quantize.c computes it (round_type 0: halves to even and clamped to
+ * [-bin - 1, bin]; 1: x clipped to the scale, halves away from zero), times s / bin when
+ * dq; out may be x. */
+cudaError_t rill_cuda_quant_f32(const float *x, float *out, int64_t n, const float *scale, float bin, int round_type,
+                                bool dq, cudaStream_t s);
+/* out = x * *scale / range. */
+cudaError_t rill_cuda_dequant_f32(const float *x, float *out, int64_t n, const float *scale, float range,
+                                  cudaStream_t s);
+
 #ifdef __cplusplus
 }
 #endif

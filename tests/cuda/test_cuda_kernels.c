@@ -2798,3 +2798,63 @@ static void group_norm_grad_case(bool nhwc) {
 
 Test(cuda_kernels, group_norm_grad_nchw) { group_norm_grad_case(false); }
 Test(cuda_kernels, group_norm_grad_nhwc) { group_norm_grad_case(true); }
+
+/* ---- quantization simulation with stored scales ---- */
+
+static void quant_test_away(rill_op_builder *b) {
+  OK(rill_op_builder_attr_bool(b, "is_test", true));
+  OK(rill_op_builder_attr_int(b, "round_type", 1));
+}
+static void quant_test_even(rill_op_builder *b) {
+  OK(rill_op_builder_attr_bool(b, "is_test", true));
+  OK(rill_op_builder_attr_int(b, "round_type", 0));
+  OK(rill_op_builder_attr_int(b, "bit_length", 4));
+}
+static void quant_train(rill_op_builder *b) { OK(rill_op_builder_attr_bool(b, "is_test", false)); }
+static void dequant_range(rill_op_builder *b) { OK(rill_op_builder_attr_float(b, "max_range", 127.0f)); }
+
+/* Inference with the stored scale (2, below X's extent, so the clip and the clamp both
+ * act; NaNs come through): the levels and their dequantized values are the CPU's bit for
+ * bit, for both rounding rules, and the scale, state and accumulator pass through to
+ * outputs of their own (zeros where the input is absent). */
+#define QUANT_CASE(name, op, attrs, with_state)                                                                   \
+  Test(cuda_kernels, name) {                                                                                     \
+    op_case c = {op,                                                                                             \
+                 {IN("X", "x", -3, 3, 7, 5, 33), IN("InScale", "scale", 2, 2, 1), IN("InAccum", "accum", 5, 9, 1), \
+                  IN("InState", "state", 1, 3, 1)},                                                              \
+                 {OUT("Out", "out", 7, 5, 33), OUT("OutScale", "oscale", 1), OUT("OutState", "ostate", 1),       \
+                  OUT("OutAccum", "oaccum", 1)},                                                                 \
+                 attrs,                                                                                          \
+                 0};                                                                                             \
+    c.in[0].nan_every = 41;                                                                                      \
+    if (!(with_state)) c.in[2] = c.in[3] = (arg){0};                                                             \
+    compare(&c);                                                                                                 \
+  }
+
+QUANT_CASE(fake_quantize_dequantize_moving_average_halves_away, "fake_quantize_dequantize_moving_average_abs_max",
+           quant_test_away, true)
+QUANT_CASE(fake_quantize_dequantize_moving_average_halves_to_even_4_bits,
+           "fake_quantize_dequantize_moving_average_abs_max", quant_test_even, true)
+QUANT_CASE(fake_quantize_moving_average_levels_without_state, "fake_quantize_moving_average_abs_max",
+           quant_test_away, false)
+QUANT_CASE(fake_quantize_moving_average_levels_halves_to_even, "fake_quantize_moving_average_abs_max",
+           quant_test_even, true)
+/* The training form measures X's abs max on the host: the same numbers. */
+QUANT_CASE(fake_quantize_dequantize_moving_average_training_on_the_host,
+           "fake_quantize_dequantize_moving_average_abs_max", quant_train, true)
+
+/* A scale at or below 1e-30 divides by scale + 1e-6, as the CPU does. */
+Test(cuda_kernels, fake_quantize_moving_average_tiny_scale) {
+  op_case c = {"fake_quantize_dequantize_moving_average_abs_max",
+               {IN("X", "x", -1e-6f, 1e-6f, 3, 41), IN("InScale", "scale", 1e-31f, 1e-31f, 1)},
+               {OUT("Out", "out", 3, 41)},
+               quant_test_even,
+               0};
+  compare(&c);
+}
+
+Test(cuda_kernels, fake_dequantize_max_abs) {
+  op_case c = {"fake_dequantize_max_abs", {IN("X", "x", -127, 127, 6, 37), IN("Scale", "scale", 0.75f, 0.75f, 1)},
+               {OUT("Out", "out", 6, 37)}, dequant_range, 0};
+  compare(&c);
+}
