@@ -455,6 +455,47 @@ def test_control_flow_trains_on_the_device_as_on_the_cpu(tmp_path):
             'while_grad'} <= ran, ran
 
 
+def shape_ops_on(place, trace):
+    """slice, expand, resize_bilinear (an output size), one_hot and topk on a [2, 3, 8, 8]
+    feature map, run twice, the second under the profiler: (outputs, copies)."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = L.data('x', [2, 3, 8, 8], dtype='float32', append_batch_size=False)
+        ids = L.data('ids', [4, 1], dtype='int64', append_batch_size=False)
+        box = L.slice(x, axes=[2, 3], starts=[1, 2], ends=[7, 8])
+        tiled = L.expand(box, [1, 2, 1, 1])
+        big = L.resize_bilinear(tiled, out_shape=[12, 10])
+        values, indices = L.topk(L.reshape(big, [12, 120]), k=3)
+        hot = L.one_hot(ids, depth=5)
+    rng = np.random.RandomState(4)
+    feed = {'x': rng.rand(2, 3, 8, 8).astype('float32'),
+            'ids': rng.randint(0, 5, (4, 1)).astype('int64')}
+    exe = fluid.Executor(place)
+    fetch = [big, values, indices, hot]
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(main, feed=feed, fetch_list=fetch)
+        fluid.profiler.start_profiler('All')
+        outs = exe.run(main, feed=feed, fetch_list=fetch)
+        fluid.profiler.stop_profiler(profile_path=str(trace), print_summary=False)
+    exe.close()
+    events = json.load(open(str(trace)))['traceEvents']
+    return outs, [e['args']['var'] for e in events if e.get('cat') == 'memcpy']
+
+
+@needs_device
+def test_ops_with_bound_inputs_infer_without_copying_their_data(tmp_path):
+    """Ops whose shape inference may read a bound tensor (slice's starts, expand's times,
+    an interpolation's size, top_k's K, one_hot's depth) given none infer from metadata
+    on the device: nothing but the feeds and the fetched outputs moves, and the numbers
+    are the CPU's."""
+    cpu, _ = shape_ops_on(fluid.CPUPlace(), tmp_path / 'cpu.json')
+    gpu, copies = shape_ops_on(fluid.CUDAPlace(0), tmp_path / 'gpu.json')
+    for c, g in zip(cpu, gpu):
+        np.testing.assert_allclose(g, c, rtol=1e-6, atol=1e-7)
+    assert sorted(copies[:2]) == ['ids', 'x'], copies
+    assert len(copies) == 2 + 4, copies  # the feeds, then the four fetches
+
+
 @needs_device
 def test_the_examples_train_on_the_device_as_on_the_cpu(tmp_path):
     """recognize_digits' CNN (conv, pool, fc, Adam, accuracy) for 40 steps and word2vec
