@@ -389,8 +389,10 @@ rill_status *rill_tensor_copy_on(rill_tensor *dst, const rill_tensor *src, rill_
     rill_tensor_clear(dst);
     return NULL;
   }
-  RILL_TRY(rill_place_check(place));
-  if (!mem) mem = rill_backend_tensor_memory(rill_backend_find(place.device));
+  if (!mem) {
+    RILL_TRY(rill_place_check(place));
+    mem = rill_backend_tensor_memory(rill_backend_find(place.device));
+  }
   rill_tensor copy;
   rill_tensor_init(&copy);
   rill_status *st = rill_lod_copy(&copy.lod, &src->lod);

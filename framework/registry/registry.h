@@ -422,10 +422,11 @@ rill_status *rill_tensor_read_host(const rill_tensor *t, void *dst, size_t n);
 /* `dst` := a deep copy of `src` (its elements, dtype, dims and LoD) on `place`, wherever
  * src lies; dst == src copies nothing when src is there already. */
 rill_status *rill_tensor_copy_at(rill_tensor *dst, const rill_tensor *src, rill_place place);
-/* rill_tensor_copy_at with dst's memory from `mem` (an executor's device memory; NULL:
- * the place's default) and a copy always made, also when dst == src: the executor's
- * staging of an op's inputs and its private copies of shared buffers. dst is unchanged
- * on error. */
+/* rill_tensor_copy_at with dst's memory from `mem` (an executor's device memory, which
+ * only a checked place has, so the place is not checked again; NULL: the place's
+ * default, after rill_place_check) and a copy always made, also when dst == src: the
+ * executor's staging of an op's inputs and its private copies of shared buffers. dst is
+ * unchanged on error. */
 rill_status *rill_tensor_copy_on(rill_tensor *dst, const rill_tensor *src, rill_place place,
                                  const rill_device_memory *mem);
 /* dst += src elementwise on dst's place, by its backend's `accumulate` (src is first

@@ -2,7 +2,6 @@
  * the device's run_block service in a child scope of the op's scope, which its Scope
  * output keeps until the run ends; the gradient runs the gradient block in that scope. */
 #include <stdio.h>
-#include <string.h>
 
 #include "kernels/cpu/kernels.h"
 
