@@ -331,6 +331,27 @@ cudaError_t rill_cuda_gru_unit_grad_f32(int part, const float *g, const float *h
 cudaError_t rill_cuda_gru_unit_grad_prev_f32(const float *g, const float *drp, const float *dh, float *dhp,
                                              const rill_cuda_gru *p, int64_t n, cudaStream_t s);
 
+/* ---- grid sampling (device/grid_sample.cu) ---- */
+/* grid_sampler of x [n, c, h, w] at grid [n, oh, ow, 2] ((x, y) in [-1, 1]) into out
+ * [n, c, oh, ow]: a thread an output element, its source coordinates unnormalised and
+ * padded in double as the CPU kernel does, bilinear (the four corners blended in double,
+ * out-of-range corners weighing 0 with zeros padding) or nearest. */
+enum { RILL_CUDA_GRID_PAD_ZEROS, RILL_CUDA_GRID_PAD_BORDER, RILL_CUDA_GRID_PAD_REFLECT };
+typedef struct rill_cuda_grid_sample {
+  int64_t n, c, h, w, oh, ow;
+  int pad; /* RILL_CUDA_GRID_PAD_* */
+  bool align_corners, nearest;
+} rill_cuda_grid_sample;
+cudaError_t rill_cuda_grid_sample_f32(const float *x, const float *grid, float *out, const rill_cuda_grid_sample *p,
+                                      cudaStream_t s);
+/* Its gradient (zeros or border padding; reflection is cudaErrorInvalidValue). dx (NULL:
+ * not wanted) is written whole: a thread an (n, c) plane zeroes it and adds each sampled
+ * position's share back, positions in raster order and corners in the CPU's order, so
+ * the sums are the CPU's, bit for bit up to contraction. dgrid (NULL: not wanted): a
+ * thread a sampled position sums over its corners and channels in double, 0 for nearest. */
+cudaError_t rill_cuda_grid_sample_grad_f32(const float *x, const float *grid, const float *dout, float *dx,
+                                           float *dgrid, const rill_cuda_grid_sample *p, cudaStream_t s);
+
 /* ---- interpolation (device/interp.cu) ---- */
 /* nearest or bilinear interpolation of x [n, c, d, h, w] (channel_last: [n, d, h, w,
  * c]) to [.., od, oh, ow], from per-axis tables made on the host as the CPU kernel makes

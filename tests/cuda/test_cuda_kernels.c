@@ -2858,3 +2858,62 @@ Test(cuda_kernels, fake_dequantize_max_abs) {
                {OUT("Out", "out", 6, 37)}, dequant_range, 0};
   compare(&c);
 }
+
+/* ---- grid_sampler ---- */
+
+/* Grid values in [-1.3, 1.3]: some positions fall outside the input, so every padding
+ * mode has work; X [2, 3, 5, 7] sampled at a 4 x 6 grid. */
+static void gs_zeros_corners(rill_op_builder *b) { (void)b; } /* the defaults: bilinear, zeros, align_corners */
+static void gs_border_half_pixel(rill_op_builder *b) {
+  OK(rill_op_builder_attr_string(b, "padding_mode", "border"));
+  OK(rill_op_builder_attr_bool(b, "align_corners", false));
+}
+static void gs_reflection_half_pixel(rill_op_builder *b) {
+  OK(rill_op_builder_attr_string(b, "padding_mode", "reflection"));
+  OK(rill_op_builder_attr_bool(b, "align_corners", false));
+}
+static void gs_reflection_corners(rill_op_builder *b) {
+  OK(rill_op_builder_attr_string(b, "padding_mode", "reflection"));
+}
+static void gs_nearest(rill_op_builder *b) {
+  OK(rill_op_builder_attr_string(b, "mode", "nearest"));
+  OK(rill_op_builder_attr_bool(b, "align_corners", false));
+}
+#define GRID_SAMPLER_CASE(name, attrs, tol)                                                                   \
+  Test(cuda_kernels, grid_sampler_##name) {                                                                   \
+    op_case c = {"grid_sampler", {IN("X", "x", -1, 1, 2, 3, 5, 7), IN("Grid", "grid", -1.3f, 1.3f, 2, 4, 6, 2)}, \
+                 {OUT("Output", "out", 2, 3, 4, 6)}, attrs, tol};                                             \
+    compare(&c);                                                                                              \
+  }
+GRID_SAMPLER_CASE(bilinear_zeros_align_corners, gs_zeros_corners, 1e-6)
+GRID_SAMPLER_CASE(bilinear_border, gs_border_half_pixel, 1e-6)
+GRID_SAMPLER_CASE(bilinear_reflection, gs_reflection_half_pixel, 1e-6)
+GRID_SAMPLER_CASE(bilinear_reflection_align_corners, gs_reflection_corners, 1e-6)
+GRID_SAMPLER_CASE(nearest_zeros, gs_nearest, 0)
+
+/* The gradients: X@GRAD added back plane by plane in the CPU's order, Grid@GRAD summed
+ * in double per position (0 for nearest); each alone too. */
+#define GRID_SAMPLER_GRAD_CASE(name, attrs, tol)                                                              \
+  Test(cuda_kernels, grid_sampler_grad_##name) {                                                              \
+    op_case c = {"grid_sampler_grad",                                                                         \
+                 {IN("X", "x", -1, 1, 2, 3, 5, 7), IN("Grid", "grid", -1.3f, 1.3f, 2, 4, 6, 2),            \
+                  IN("Output@GRAD", "dout", -1, 1, 2, 3, 4, 6)},                                              \
+                 {OUT("X@GRAD", "dx", 2, 3, 5, 7), OUT("Grid@GRAD", "dgrid", 2, 4, 6, 2)}, attrs, tol};       \
+    compare(&c);                                                                                              \
+  }
+GRID_SAMPLER_GRAD_CASE(bilinear_zeros_align_corners, gs_zeros_corners, 1e-5)
+GRID_SAMPLER_GRAD_CASE(bilinear_border, gs_border_half_pixel, 1e-5)
+GRID_SAMPLER_GRAD_CASE(nearest, gs_nearest, 0)
+
+Test(cuda_kernels, grid_sampler_grad_one_output_at_a_time) {
+  op_case only_x = {"grid_sampler_grad",
+                    {IN("X", "x", -1, 1, 1, 2, 6, 4), IN("Grid", "grid", -1.1f, 1.1f, 1, 3, 5, 2),
+                     IN("Output@GRAD", "dout", -1, 1, 1, 2, 3, 5)},
+                    {OUT("X@GRAD", "dx", 1, 2, 6, 4)}, gs_border_half_pixel, 1e-5};
+  compare(&only_x);
+  op_case only_grid = {"grid_sampler_grad",
+                       {IN("X", "x", -1, 1, 1, 2, 6, 4), IN("Grid", "grid", -1.1f, 1.1f, 1, 3, 5, 2),
+                        IN("Output@GRAD", "dout", -1, 1, 1, 2, 3, 5)},
+                       {OUT("Grid@GRAD", "dgrid", 1, 3, 5, 2)}, gs_zeros_corners, 1e-5};
+  compare(&only_grid);
+}

@@ -98,7 +98,7 @@ Test(cuda_programs, nan_flows_as_on_the_cpu) {
 }
 
 /* A recognizer with a rectifying front end: bilinear_interp_v2, clip and expand_v2
- * around grid_sampler (on the host). */
+ * around grid_sampler, every one of them on the device. */
 Test(cuda_programs, rectifying_recognizer) {
   program_case c = {"rrishkulova_ocr_rec.pdmodel", "x", "softmax_12.tmp_0", {1, 3, 64, 256}, 1e-4, NULL};
   compare_program(&c);
