@@ -301,18 +301,25 @@ def test_damaged_newest_snapshot_falls_back_naming_the_file(reference, tmp_path)
 
 
 ASYNC_TOLERANCE = 0.05  # test accuracy, absolute: async runs differ by arrival order
+ASYNC_REFERENCES = 3
 
 
 def test_async_job_survives_kills_within_tolerance(tmp_path):
     """Async mode has no exact result (updates apply in arrival order), so the claim is
-    a tolerance: after kills and restarts the job finishes, and its test accuracy is
-    within ASYNC_TOLERANCE of an uninterrupted async run's. Both train 300 steps: at 120,
-    uninterrupted runs alone spread from 0.94 to 0.98 with the arrival order (a loaded
-    machine once put the two 0.053 apart); at 300 they settle within about 0.01."""
-    rc, out = run_job(str(tmp_path / 'ref-ck'), str(tmp_path / 'ref-out'), sync=0, steps=300,
-                      every=10)
-    assert rc == 0, out[-4000:]
-    ref_acc = float(re.findall(r'test accuracy ([0-9.]+)', out)[-1])
+    a tolerance: after kills and restarts the job finishes, and its test accuracy is no
+    more than ASYNC_TOLERANCE below that of uninterrupted async runs on the same machine
+    at the same time. Uninterrupted runs alone spread with the arrival order, and more
+    under load: 40 of them under two busy loops ended between 0.956 and 0.992 (the last
+    step's update can land on a loss spike of stale gradients), and one killed run in CI
+    ended at 0.925. So the bound is taken from the worst of ASYNC_REFERENCES
+    uninterrupted runs, which see the same load; a recovery that lost training falls
+    below all of them. A better accuracy than theirs loses nothing."""
+    refs = []
+    for i in range(ASYNC_REFERENCES):
+        rc, out = run_job(str(tmp_path / ('ref-ck%d' % i)), str(tmp_path / ('ref-out%d' % i)),
+                          sync=0, steps=300, every=10)
+        assert rc == 0, out[-4000:]
+        refs.append(float(re.findall(r'test accuracy ([0-9.]+)', out)[-1]))
     ck, outdir = str(tmp_path / 'ck'), str(tmp_path / 'out')
     rc, out = run_job(ck, outdir, sync=0, steps=300, every=10, restarts=4,
                       kill=[('trainer.1', ('snapshot', 0.0)), ('pserver.1', ('snapshot', 0.3))])
@@ -324,7 +331,7 @@ def test_async_job_survives_kills_within_tolerance(tmp_path):
     # there was none, and start over instead of resuming.
     assert restart_says_where_it_resumes(out), out[-4000:]
     acc = float(re.findall(r'test accuracy ([0-9.]+)', out)[-1])
-    assert abs(acc - ref_acc) <= ASYNC_TOLERANCE, (acc, ref_acc)
+    assert acc >= min(refs) - ASYNC_TOLERANCE, (acc, refs, out[-6000:])
 
 
 def test_launcher_restarts_after_repeated_kills(reference, tmp_path):
