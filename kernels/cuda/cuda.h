@@ -63,7 +63,7 @@ typedef struct rill_cuda_dev {
   void *staging; /* pinned host memory */
   size_t staging_bytes;
   cudaEvent_t staged; /* recorded after each copy out of the staging buffer */
-  /* conv2d.c's algorithm choices by convolution shape, under `lock`; NULL until the
+  /* conv.c's algorithm choices by convolution shape, under `lock`; NULL until the
    * first convolution. */
   struct rill_cuda_conv_algos *conv_algos;
   /* The allocator's state. */
@@ -170,7 +170,7 @@ void rill_cuda_strides(const rill_dims *dims, int64_t *strides);
 rill_status *rill_cuda_rows_merge(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_selected_rows *in,
                                   rill_selected_rows *out);
 
-/* Frees a device's cache of convolution algorithms (conv2d.c). */
+/* Frees a device's cache of convolution algorithms (conv.c). */
 void rill_cuda_conv_algos_free(struct rill_cuda_conv_algos *c);
 
 /* Prototypes of every kernel of kernels.def, and of the accepts functions of those that

@@ -2917,3 +2917,99 @@ Test(cuda_kernels, grid_sampler_grad_one_output_at_a_time) {
                        {OUT("Grid@GRAD", "dgrid", 1, 3, 5, 2)}, gs_zeros_corners, 1e-5};
   compare(&only_grid);
 }
+
+/* ---- conv3d, conv3d_transpose and their gradients (cuDNN's N-D convolution) ---- */
+
+static void conv3d_g2(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "strides", (const int32_t[]){1, 2, 1}, 3));
+  OK(rill_op_builder_attr_ints(b, "paddings", (const int32_t[]){1, 0, 1}, 3));
+  OK(rill_op_builder_attr_ints(b, "dilations", (const int32_t[]){1, 1, 2}, 3));
+  OK(rill_op_builder_attr_int(b, "groups", 2));
+}
+/* Paddle's SAME at stride 2 over 5 x 6 x 7: the height padded 0 above, 1 below (uneven:
+ * the grown copy), depth and width evenly; channels last. */
+static void conv3d_same_s2_ndhwc(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "strides", (const int32_t[]){2, 2, 2}, 3));
+  OK(rill_op_builder_attr_string(b, "padding_algorithm", "SAME"));
+  OK(rill_op_builder_attr_string(b, "data_format", "NDHWC"));
+}
+/* Six paddings (front, back, top, bottom, left, right), each dim uneven. */
+static void conv3d_pads6(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "paddings", (const int32_t[]){0, 1, 1, 0, 2, 1}, 6));
+}
+
+/* Input [2, 4, 5, 6, 7], Filter [6, 2, 3, 2, 3], groups 2: out d = (5 + 2 - 3) + 1 = 5,
+ * h = (6 - 2) / 2 + 1 = 3, w = (7 + 2 - 5) + 1 = 5. */
+Test(cuda_kernels, conv3d_strides_paddings_dilations_groups) {
+  op_case c = {"conv3d", {IN("Input", "x", -1, 1, 2, 4, 5, 6, 7), IN("Filter", "w", -1, 1, 6, 2, 3, 2, 3)},
+               {OUT("Output", "y", 2, 6, 5, 3, 5)}, conv3d_g2, 1e-4};
+  compare(&c);
+  op_case g = {"conv3d_grad",
+               {IN("Input", "x", -1, 1, 2, 4, 5, 6, 7), IN("Filter", "w", -1, 1, 6, 2, 3, 2, 3),
+                IN("Output@GRAD", "dy", -1, 1, 2, 6, 5, 3, 5)},
+               {OUT("Input@GRAD", "dx", 2, 4, 5, 6, 7), OUT("Filter@GRAD", "dw", 6, 2, 3, 2, 3)}, conv3d_g2, 1e-4};
+  compare(&g);
+}
+
+Test(cuda_kernels, conv3d_ndhwc_same_uneven) {
+  op_case c = {"conv3d", {IN("Input", "x", -1, 1, 1, 5, 6, 7, 3), IN("Filter", "w", -1, 1, 4, 3, 3, 3, 3)},
+               {OUT("Output", "y", 1, 3, 3, 4, 4)}, conv3d_same_s2_ndhwc, 1e-4};
+  compare(&c);
+  op_case g = {"conv3d_grad",
+               {IN("Input", "x", -1, 1, 1, 5, 6, 7, 3), IN("Filter", "w", -1, 1, 4, 3, 3, 3, 3),
+                IN("Output@GRAD", "dy", -1, 1, 1, 3, 3, 4, 4)},
+               {OUT("Input@GRAD", "dx", 1, 5, 6, 7, 3), OUT("Filter@GRAD", "dw", 4, 3, 3, 3, 3)}, conv3d_same_s2_ndhwc,
+               1e-4};
+  compare(&g);
+}
+
+/* Input [2, 3, 4, 5, 6], Filter [5, 3, 2, 2, 3]: d = 4 + 1 - 2 + 1 = 4, h = 5 + 1 - 2 +
+ * 1 = 5, w = 6 + 3 - 3 + 1 = 7; each gradient alone too. */
+Test(cuda_kernels, conv3d_six_paddings_and_each_gradient_alone) {
+  op_case c = {"conv3d", {IN("Input", "x", -1, 1, 2, 3, 4, 5, 6), IN("Filter", "w", -1, 1, 5, 3, 2, 2, 3)},
+               {OUT("Output", "y", 2, 5, 4, 5, 7)}, conv3d_pads6, 1e-4};
+  compare(&c);
+  op_case dx = {"conv3d_grad",
+                {IN("Input", "x", -1, 1, 2, 3, 4, 5, 6), IN("Filter", "w", -1, 1, 5, 3, 2, 2, 3),
+                 IN("Output@GRAD", "dy", -1, 1, 2, 5, 4, 5, 7)},
+                {OUT("Input@GRAD", "dx", 2, 3, 4, 5, 6)}, conv3d_pads6, 1e-4};
+  compare(&dx);
+  op_case dw = {"conv3d_grad",
+                {IN("Input", "x", -1, 1, 2, 3, 4, 5, 6), IN("Filter", "w", -1, 1, 5, 3, 2, 2, 3),
+                 IN("Output@GRAD", "dy", -1, 1, 2, 5, 4, 5, 7)},
+                {OUT("Filter@GRAD", "dw", 5, 3, 2, 2, 3)}, conv3d_pads6, 1e-4};
+  compare(&dw);
+}
+
+static void convt3d_uneven(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "strides", (const int32_t[]){2, 1, 2}, 3));
+  OK(rill_op_builder_attr_ints(b, "paddings", (const int32_t[]){0, 1, 1, 1, 2, 0}, 6));
+}
+static void convt3d_uneven_g2_ndhwc(rill_op_builder *b) {
+  convt3d_uneven(b);
+  OK(rill_op_builder_attr_int(b, "groups", 2));
+  OK(rill_op_builder_attr_string(b, "data_format", "NDHWC"));
+}
+
+/* Input [2, 4, 3, 4, 3], Filter [4, 3, 2, 3, 3]: Output d = 2 * 2 - 1 + 2 = 5, h = 3 - 2
+ * + 3 = 4, w = 2 * 2 - 2 + 3 = 5, in the grown shape and cropped (uneven paddings);
+ * then channels last with 2 groups; each with its gradients. */
+Test(cuda_kernels, conv3d_transpose_and_gradients) {
+  op_case c = {"conv3d_transpose", {IN("Input", "x", -1, 1, 2, 4, 3, 4, 3), IN("Filter", "w", -1, 1, 4, 3, 2, 3, 3)},
+               {OUT("Output", "y", 2, 3, 5, 4, 5)}, convt3d_uneven, 1e-4};
+  compare(&c);
+  op_case g = {"conv3d_transpose_grad",
+               {IN("Input", "x", -1, 1, 2, 4, 3, 4, 3), IN("Filter", "w", -1, 1, 4, 3, 2, 3, 3),
+                IN("Output@GRAD", "dy", -1, 1, 2, 3, 5, 4, 5)},
+               {OUT("Input@GRAD", "dx", 2, 4, 3, 4, 3), OUT("Filter@GRAD", "dw", 4, 3, 2, 3, 3)}, convt3d_uneven, 1e-4};
+  compare(&g);
+  op_case n = {"conv3d_transpose", {IN("Input", "x", -1, 1, 2, 3, 4, 3, 4), IN("Filter", "w", -1, 1, 4, 2, 2, 3, 3)},
+               {OUT("Output", "y", 2, 5, 4, 5, 4)}, convt3d_uneven_g2_ndhwc, 1e-4};
+  compare(&n);
+  op_case ng = {"conv3d_transpose_grad",
+                {IN("Input", "x", -1, 1, 2, 3, 4, 3, 4), IN("Filter", "w", -1, 1, 4, 2, 2, 3, 3),
+                 IN("Output@GRAD", "dy", -1, 1, 2, 5, 4, 5, 4)},
+                {OUT("Input@GRAD", "dx", 2, 3, 4, 3, 4), OUT("Filter@GRAD", "dw", 4, 2, 2, 3, 3)},
+                convt3d_uneven_g2_ndhwc, 1e-4};
+  compare(&ng);
+}

@@ -371,20 +371,26 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
 
 /* ---- cuDNN ---- */
 
+/* 4-D tensors, filters and 2-D convolutions have depth 1 (and the depth's padding 0,
+ * stride and dilation 1); N-D ones (5-D, 3 spatial dims) their own. */
 struct cudnnTensorStruct {
-  int n, c, h, w;
-  bool nhwc; /* CUDNN_TENSOR_NHWC: [n, h, w, c] in memory */
+  int nd; /* 4 or 5 */
+  int n, c, d, h, w;
+  bool nhwc; /* CUDNN_TENSOR_NHWC: [n, (d,) h, w, c] in memory */
 };
 
-/* The offset of element (s, ch, y, x) of tensor t in its format. */
-static size_t at(const struct cudnnTensorStruct *t, int s, int ch, int y, int x) {
-  return t->nhwc ? (((size_t)s * t->h + y) * t->w + x) * t->c + ch : (((size_t)s * t->c + ch) * t->h + y) * t->w + x;
+/* The offset of element (s, ch, z, y, x) of tensor t in its format. */
+static size_t at(const struct cudnnTensorStruct *t, int s, int ch, int z, int y, int x) {
+  return t->nhwc ? ((((size_t)s * t->d + z) * t->h + y) * t->w + x) * t->c + ch
+                 : ((((size_t)s * t->c + ch) * t->d + z) * t->h + y) * t->w + x;
 }
 struct cudnnFilterStruct {
-  int k, c, h, w;
+  int nd;
+  int k, c, d, h, w;
 };
 struct cudnnConvolutionStruct {
-  int ph, pw, sh, sw, dh, dw, groups;
+  int nsp; /* spatial dims: 2 or 3 */
+  int pd, ph, pw, sd, sh, sw, dd, dh, dw, groups;
 };
 struct cudnnActivationStruct {
   cudnnActivationMode_t mode;
@@ -425,6 +431,8 @@ cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *d) 
   *d = calloc(1, sizeof **d);
   if (!*d) return CUDNN_STATUS_ALLOC_FAILED;
   (*d)->groups = 1;
+  (*d)->nsp = 2;
+  (*d)->sd = (*d)->dd = 1;
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -448,7 +456,19 @@ cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorF
   if ((format != CUDNN_TENSOR_NCHW && format != CUDNN_TENSOR_NHWC) || type != CUDNN_DATA_FLOAT)
     return CUDNN_STATUS_NOT_SUPPORTED;
   if (n < 1 || c < 1 || h < 1 || w < 1) return CUDNN_STATUS_BAD_PARAM;
-  *d = (struct cudnnTensorStruct){n, c, h, w, format == CUDNN_TENSOR_NHWC};
+  *d = (struct cudnnTensorStruct){4, n, c, 1, h, w, format == CUDNN_TENSOR_NHWC};
+  return CUDNN_STATUS_SUCCESS;
+}
+
+/* dims in logical order [n, c, d, h, w] whatever the format (as cuDNN takes them); 5-D
+ * only here, what the 3-D convolutions use. */
+cudnnStatus_t cudnnSetTensorNdDescriptorEx(cudnnTensorDescriptor_t d, cudnnTensorFormat_t format, cudnnDataType_t type,
+                                           int nb, const int dims[]) {
+  if ((format != CUDNN_TENSOR_NCHW && format != CUDNN_TENSOR_NHWC) || type != CUDNN_DATA_FLOAT || nb != 5)
+    return CUDNN_STATUS_NOT_SUPPORTED;
+  for (int i = 0; i < 5; i++)
+    if (dims[i] < 1) return CUDNN_STATUS_BAD_PARAM;
+  *d = (struct cudnnTensorStruct){5, dims[0], dims[1], dims[2], dims[3], dims[4], format == CUDNN_TENSOR_NHWC};
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -456,7 +476,16 @@ cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataTyp
                                          int k, int c, int h, int w) {
   if (format != CUDNN_TENSOR_NCHW || type != CUDNN_DATA_FLOAT) return CUDNN_STATUS_NOT_SUPPORTED;
   if (k < 1 || c < 1 || h < 1 || w < 1) return CUDNN_STATUS_BAD_PARAM;
-  *d = (struct cudnnFilterStruct){k, c, h, w};
+  *d = (struct cudnnFilterStruct){4, k, c, 1, h, w};
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t type, cudnnTensorFormat_t format,
+                                         int nb, const int dims[]) {
+  if (format != CUDNN_TENSOR_NCHW || type != CUDNN_DATA_FLOAT || nb != 5) return CUDNN_STATUS_NOT_SUPPORTED;
+  for (int i = 0; i < 5; i++)
+    if (dims[i] < 1) return CUDNN_STATUS_BAD_PARAM;
+  *d = (struct cudnnFilterStruct){5, dims[0], dims[1], dims[2], dims[3], dims[4]};
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -464,12 +493,34 @@ cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t d, in
                                               int dw, cudnnConvolutionMode_t mode, cudnnDataType_t type) {
   if (mode != CUDNN_CROSS_CORRELATION || type != CUDNN_DATA_FLOAT) return CUDNN_STATUS_NOT_SUPPORTED;
   if (ph < 0 || pw < 0 || sh < 1 || sw < 1 || dh < 1 || dw < 1) return CUDNN_STATUS_BAD_PARAM;
+  d->nsp = 2;
+  d->pd = 0;
+  d->sd = d->dd = 1;
   d->ph = ph;
   d->pw = pw;
   d->sh = sh;
   d->sw = sw;
   d->dh = dh;
   d->dw = dw;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnSetConvolutionNdDescriptor(cudnnConvolutionDescriptor_t d, int n, const int pad[],
+                                              const int stride[], const int dilation[], cudnnConvolutionMode_t mode,
+                                              cudnnDataType_t type) {
+  if (mode != CUDNN_CROSS_CORRELATION || type != CUDNN_DATA_FLOAT || n != 3) return CUDNN_STATUS_NOT_SUPPORTED;
+  for (int i = 0; i < 3; i++)
+    if (pad[i] < 0 || stride[i] < 1 || dilation[i] < 1) return CUDNN_STATUS_BAD_PARAM;
+  d->nsp = 3;
+  d->pd = pad[0];
+  d->ph = pad[1];
+  d->pw = pad[2];
+  d->sd = stride[0];
+  d->sh = stride[1];
+  d->sw = stride[2];
+  d->dd = dilation[0];
+  d->dh = dilation[1];
+  d->dw = dilation[2];
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -490,9 +541,11 @@ cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t d, cudnnM
 static bool consistent(const struct cudnnTensorStruct *x, const struct cudnnFilterStruct *w,
                        const struct cudnnConvolutionStruct *c, const struct cudnnTensorStruct *y) {
   if (x->nhwc != y->nhwc || x->c != w->c * c->groups || w->k % c->groups || y->c != w->k || y->n != x->n) return false;
+  if (x->nd != c->nsp + 2 || y->nd != x->nd || w->nd != x->nd) return false;
+  int od = (x->d + 2 * c->pd - (c->dd * (w->d - 1) + 1)) / c->sd + 1;
   int oh = (x->h + 2 * c->ph - (c->dh * (w->h - 1) + 1)) / c->sh + 1;
   int ow = (x->w + 2 * c->pw - (c->dw * (w->w - 1) + 1)) / c->sw + 1;
-  return oh == y->h && ow == y->w;
+  return od == y->d && oh == y->h && ow == y->w;
 }
 
 /* One algorithm (number 0), deterministic, needing no workspace. */
@@ -541,29 +594,32 @@ static cudnnStatus_t convolve(int into, const struct cudnnTensorStruct *x, const
                               const float *xp, const float *wp, const float *yp, float *out, float alpha,
                               float beta) {
   if (!consistent(x, w, c, y)) return CUDNN_STATUS_BAD_PARAM;
-  size_t n = into == INTO_Y   ? (size_t)y->n * y->c * y->h * y->w
-             : into == INTO_X ? (size_t)x->n * x->c * x->h * x->w
-                              : (size_t)w->k * w->c * w->h * w->w;
+  size_t n = into == INTO_Y   ? (size_t)y->n * y->c * y->d * y->h * y->w
+             : into == INTO_X ? (size_t)x->n * x->c * x->d * x->h * x->w
+                              : (size_t)w->k * w->c * w->d * w->h * w->w;
   double *acc = calloc(n, sizeof *acc);
   if (!acc) return CUDNN_STATUS_ALLOC_FAILED;
   int per_group = w->k / c->groups;
   device_open();
   for (int s = 0; s < y->n; s++)
     for (int m = 0; m < y->c; m++)
-      for (int oy = 0; oy < y->h; oy++)
-        for (int ox = 0; ox < y->w; ox++)
-          for (int ci = 0; ci < w->c; ci++)
-            for (int ky = 0; ky < w->h; ky++)
-              for (int kx = 0; kx < w->w; kx++) {
-                int iy = oy * c->sh - c->ph + ky * c->dh, ix = ox * c->sw - c->pw + kx * c->dw;
-                if (iy < 0 || iy >= x->h || ix < 0 || ix >= x->w) continue;
-                size_t xi = at(x, s, (m / per_group) * w->c + ci, iy, ix);
-                size_t wi = (((size_t)m * w->c + ci) * w->h + ky) * w->w + kx;
-                size_t yi = at(y, s, m, oy, ox);
-                if (into == INTO_Y) acc[yi] += (double)xp[xi] * wp[wi];
-                else if (into == INTO_X) acc[xi] += (double)yp[yi] * wp[wi];
-                else acc[wi] += (double)yp[yi] * xp[xi];
-              }
+      for (int oz = 0; oz < y->d; oz++)
+        for (int oy = 0; oy < y->h; oy++)
+          for (int ox = 0; ox < y->w; ox++)
+            for (int ci = 0; ci < w->c; ci++)
+              for (int kz = 0; kz < w->d; kz++)
+                for (int ky = 0; ky < w->h; ky++)
+                  for (int kx = 0; kx < w->w; kx++) {
+                    int iz = oz * c->sd - c->pd + kz * c->dd;
+                    int iy = oy * c->sh - c->ph + ky * c->dh, ix = ox * c->sw - c->pw + kx * c->dw;
+                    if (iz < 0 || iz >= x->d || iy < 0 || iy >= x->h || ix < 0 || ix >= x->w) continue;
+                    size_t xi = at(x, s, (m / per_group) * w->c + ci, iz, iy, ix);
+                    size_t wi = ((((size_t)m * w->c + ci) * w->d + kz) * w->h + ky) * w->w + kx;
+                    size_t yi = at(y, s, m, oz, oy, ox);
+                    if (into == INTO_Y) acc[yi] += (double)xp[xi] * wp[wi];
+                    else if (into == INTO_X) acc[xi] += (double)yp[yi] * wp[wi];
+                    else acc[wi] += (double)yp[yi] * xp[xi];
+                  }
   for (size_t i = 0; i < n; i++) out[i] = (float)(alpha * acc[i] + (beta == 0.0f ? 0.0 : (double)beta * out[i]));
   device_close();
   free(acc);
@@ -635,6 +691,7 @@ cudnnStatus_t cudnnConvolutionBiasActivationForward(
   if (act->mode != CUDNN_ACTIVATION_RELU &&
       (act->mode != CUDNN_ACTIVATION_IDENTITY || algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM))
     return CUDNN_STATUS_NOT_SUPPORTED;
+  if (y->nd != 4 || z->nd != 4 || bias->nd != 4) return CUDNN_STATUS_NOT_SUPPORTED;
   if (z->n != y->n || z->c != y->c || z->h != y->h || z->w != y->w || z->nhwc != y->nhwc || bias->n != 1 ||
       bias->c != y->c || bias->h != 1 || bias->w != 1)
     return CUDNN_STATUS_BAD_PARAM;
