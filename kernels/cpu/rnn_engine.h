@@ -7,16 +7,7 @@
 #define RILL_KERNELS_CPU_RNN_ENGINE_H
 
 #include "framework/registry/registry.h"
-#include "operators/rnn.h"
-
-/* The geometry of one run, checked by the caller. */
-typedef struct rnn_run {
-  rill_rnn_mode mode;
-  rill_rnn_geom g;
-  int64_t T, N;
-  const int64_t *lens; /* per sequence; NULL: every sequence has all T steps */
-  float dropout_prob;  /* of the dropout between layers */
-} rnn_run;
+#include "kernels/cpu/rnn_check.h"
 
 /* The tensors of one run, of the run's element type (float or double). The weight
  * arrays hold one pointer per layer and direction, index layer * dirs + dir: W_ih

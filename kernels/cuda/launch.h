@@ -331,6 +331,20 @@ cudaError_t rill_cuda_gru_unit_grad_f32(int part, const float *g, const float *h
 cudaError_t rill_cuda_gru_unit_grad_prev_f32(const float *g, const float *drp, const float *dh, float *dhp,
                                              const rill_cuda_gru *p, int64_t n, cudaStream_t s);
 
+/* ---- Paddle 2.x's rnn, inference (device/rnn.cu) ---- */
+/* The input projection's biases: g [rows, gh] += b_ih, then += b_hh over its first nbh
+ * columns (GRU's candidate bias of the hidden side goes inside the reset product). */
+cudaError_t rill_cuda_rnn_bias_f32(float *g, const float *bih, const float *bhh, int64_t rows, int64_t gh,
+                                   int64_t nbh, cudaStream_t s);
+/* One time step of one direction for n rows, a thread a (row, unit): from the input
+ * projection gx [n, G H] and the hidden one ph [n, G H] (h W_hh^T), the cell of `mode`
+ * (LSTM i, f, c~, o; GRU r, z, c with bhh_c, the hidden side's candidate bias; RELU,
+ * TANH: the simple RNNs) updates h [n, H] (and c for LSTM) in place and writes the new h
+ * to out, ldo elements between its rows. */
+enum { RILL_CUDA_RNN_LSTM, RILL_CUDA_RNN_GRU, RILL_CUDA_RNN_RELU, RILL_CUDA_RNN_TANH };
+cudaError_t rill_cuda_rnn_step_f32(int mode, const float *gx, const float *ph, const float *bhh_c, float *h, float *c,
+                                   float *out, int64_t ldo, int64_t n, int64_t hidden, cudaStream_t s);
+
 /* ---- grid sampling (device/grid_sample.cu) ---- */
 /* grid_sampler of x [n, c, h, w] at grid [n, oh, ow, 2] ((x, y) in [-1, 1]) into out
  * [n, c, oh, ow]: a thread an output element, its source coordinates unnormalised and

@@ -10,7 +10,7 @@
 
 REPORT_GPU_SKIPS("cuda_kernels")
 
-#define MAX_ARGS 12
+#define MAX_ARGS 24
 
 typedef struct arg {
   const char *slot, *var;
@@ -3013,3 +3013,66 @@ Test(cuda_kernels, conv3d_transpose_and_gradients) {
                 convt3d_uneven_g2_ndhwc, 1e-4};
   compare(&ng);
 }
+
+/* ---- rnn (Paddle 2.x), inference ---- */
+
+/* The attributes of the rnn case being built (the builder callbacks take none). */
+static struct {
+  const char *mode;
+  int layers, hidden;
+  bool bidirec, is_test;
+} rnn_attrs;
+
+static void rnn_set_attrs(rill_op_builder *b) {
+  OK(rill_op_builder_attr_string(b, "mode", rnn_attrs.mode));
+  OK(rill_op_builder_attr_int(b, "num_layers", rnn_attrs.layers));
+  OK(rill_op_builder_attr_int(b, "hidden_size", rnn_attrs.hidden));
+  OK(rill_op_builder_attr_bool(b, "is_bidirec", rnn_attrs.bidirec));
+  OK(rill_op_builder_attr_bool(b, "is_test", rnn_attrs.is_test));
+}
+
+/* An rnn of T steps, N sequences and I inputs: its WeightList in operators/rnn.h's
+ * order (every weight, then every bias, by layer, direction, input before hidden),
+ * PreState, Out and State, compared with the CPU. */
+static void rnn_case(const char *mode, int layers, bool bidirec, int T, int N, int I, int H, bool is_test) {
+  static char names[MAX_ARGS][16];
+  rnn_attrs.mode = mode;
+  rnn_attrs.layers = layers;
+  rnn_attrs.hidden = H;
+  rnn_attrs.bidirec = bidirec;
+  rnn_attrs.is_test = is_test;
+  int G = !strcmp(mode, "LSTM") ? 4 : !strcmp(mode, "GRU") ? 3 : 1, D = bidirec ? 2 : 1;
+  int nstate = G == 4 ? 2 : 1, nw = 4 * layers * D;
+  cr_assert_leq(1 + nstate + nw, MAX_ARGS, "the case has too many inputs");
+  op_case c = {"rnn", {IN("Input", "x", -1, 1, T, N, I)}, {OUT("Out", "out", T, N, D * H)}, rnn_set_attrs, 1e-5};
+  int at = 1;
+  for (int i = 0; i < nstate; i++, at++) {
+    snprintf(names[at], sizeof names[at], "s%d", i);
+    c.in[at] = (arg)IN("PreState", names[at], -1, 1, layers * D, N, H);
+  }
+  for (int k = 0; k < nw; k++, at++) {
+    int half = nw / 2, j = k < half ? k : k - half, layer = j / (2 * D);
+    bool hidden = j % 2 == 1;
+    snprintf(names[at], sizeof names[at], "w%d", k);
+    c.in[at] = k < half ? (arg)IN("WeightList", names[at], -0.5f, 0.5f, G * H, hidden ? H : layer ? D * H : I)
+                        : (arg)IN("WeightList", names[at], -0.5f, 0.5f, G * H);
+  }
+  for (int i = 0; i < nstate; i++) {
+    snprintf(names[at + i], sizeof names[at + i], "last%d", i);
+    c.out[1 + i] = (arg)OUT("State", names[at + i], layers * D, N, H);
+  }
+  compare(&c);
+}
+
+/* A PP-OCR recognizer's neck (two bidirectional LSTM layers, as faccy's), one GRU
+ * layer, three simple tanh layers (the scratch buffers used in turn), a bidirectional
+ * relu layer, and one step of one sequence. */
+Test(cuda_kernels, rnn_lstm_two_bidirectional_layers) { rnn_case("LSTM", 2, true, 5, 3, 7, 4, true); }
+Test(cuda_kernels, rnn_gru) { rnn_case("GRU", 1, false, 4, 2, 5, 3, true); }
+Test(cuda_kernels, rnn_tanh_three_layers) { rnn_case("RNN_TANH", 3, false, 3, 2, 4, 5, true); }
+Test(cuda_kernels, rnn_relu_bidirectional) { rnn_case("RNN_RELU", 1, true, 6, 2, 3, 4, true); }
+Test(cuda_kernels, rnn_one_step) { rnn_case("LSTM", 1, true, 1, 1, 3, 2, true); }
+
+/* The training form (Reserve for rnn_grad) is declined and runs on the host: the same
+ * numbers. */
+Test(cuda_kernels, rnn_training_form_runs_on_the_host) { rnn_case("GRU", 2, true, 3, 2, 4, 3, false); }

@@ -2,8 +2,8 @@
  * synthetic parameters (tests/support/synth_params.h), runs once at cpu:0 and once at
  * cuda:0 on the same input, and its outputs must agree within the program's tolerance
  * (|gpu - cpu| <= tol (1 + |cpu|), and NaN where the CPU has NaN). The programs are those whose ops the device kernels
- * of slice, assign, layer_norm, the interpolations, conv2d_transpose, clip and expand_v2
- * serve, on small inputs; the ops without a device kernel run on the host with copies, as
+ * of slice, assign, layer_norm, the interpolations, conv2d_transpose, clip, expand_v2,
+ * grid_sampler and rnn serve, on small inputs; the ops without a device kernel run on the host with copies, as
  * a user's program would. Without a CUDA device each test skips, saying so. */
 #include <math.h>
 #include <string.h>
@@ -101,5 +101,12 @@ Test(cuda_programs, nan_flows_as_on_the_cpu) {
  * around grid_sampler, every one of them on the device. */
 Test(cuda_programs, rectifying_recognizer) {
   program_case c = {"rrishkulova_ocr_rec.pdmodel", "x", "softmax_12.tmp_0", {1, 3, 64, 256}, 1e-4, NULL};
+  compare_program(&c);
+}
+
+/* A PP-OCR recognizer (MobileNetV3, then a neck of two bidirectional LSTM layers, Paddle
+ * 2.x's rnn op) on a 32 x 100 text line. */
+Test(cuda_programs, lstm_text_recognizer) {
+  program_case c = {"faccy.pdmodel", "x", "save_infer_model/scale_0.tmp_1", {1, 3, 32, 100}, 1e-4, NULL};
   compare_program(&c);
 }
