@@ -26,53 +26,6 @@ _Static_assert(RILL_SAME_POS(RILL_CUDNN_LSTM_IN_INPUT, RILL_CUDNN_LSTM_GRAD_IN_I
                    RILL_SAME_POS(RILL_CUDNN_LSTM_ATTR_COUNT, RILL_CUDNN_LSTM_GRAD_ATTR_COUNT),
                "cudnn_lstm_grad shares cudnn_lstm's first input slots and its attributes");
 
-/* Checks Input, InitH, InitC and W and the attributes; fills r. */
-static rill_status *check_inputs(rill_kernel_ctx *ctx, rill_dtype dt, rnn_run *r) {
-  rill_tensor *x = NULL, *t = NULL;
-  RILL_TRY(rill_kin_need(ctx, RILL_CUDNN_LSTM_IN_INPUT, 0, dt, &x));
-  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
-  if (x->dims.n != 3)
-    return rill_kernel_error(ctx, "input Input (%s) has shape %s, expected [T, N, input_size]",
-                             rill_kin_name(ctx, RILL_CUDNN_LSTM_IN_INPUT, 0),
-                             rill_dims_str(&x->dims, a, sizeof a));
-  rill_rnn_geom *g = &r->g;
-  *r = (rnn_run){.mode = RILL_RNN_LSTM, .T = x->dims.d[0], .N = x->dims.d[1], .lens = NULL};
-  g->gates = 4;
-  g->layers = ctx->attrs[RILL_CUDNN_LSTM_ATTR_NUM_LAYERS].v.i;
-  g->dirs = ctx->attrs[RILL_CUDNN_LSTM_ATTR_IS_BIDIREC].v.b ? 2 : 1;
-  g->hidden = ctx->attrs[RILL_CUDNN_LSTM_ATTR_HIDDEN_SIZE].v.i;
-  g->input = x->dims.d[2];
-  if (g->layers < 1 || g->hidden < 1)
-    return rill_kernel_error(ctx, "attributes num_layers and hidden_size must be positive");
-  int64_t isz = ctx->attrs[RILL_CUDNN_LSTM_ATTR_INPUT_SIZE].v.i;
-  if (isz > 0 && isz != g->input)
-    return rill_kernel_error(ctx, "attribute input_size %lld differs from Input (%s)'s last "
-                             "extent %lld", (long long)isz,
-                             rill_kin_name(ctx, RILL_CUDNN_LSTM_IN_INPUT, 0), (long long)g->input);
-  r->dropout_prob = ctx->attrs[RILL_CUDNN_LSTM_ATTR_DROPOUT_PROB].v.f;
-  if (!(r->dropout_prob >= 0 && r->dropout_prob <= 1))
-    return rill_kernel_error(ctx, "attribute dropout_prob %g must lie in [0, 1]",
-                             (double)r->dropout_prob);
-  rill_dims sd = {.n = 3, .d = {g->layers * g->dirs, r->N, g->hidden}};
-  for (size_t s = RILL_CUDNN_LSTM_IN_INIT_H; s <= RILL_CUDNN_LSTM_IN_INIT_C; s++) {
-    RILL_TRY(rill_kin_need(ctx, s, 0, dt, &t));
-    if (!rill_dims_equal(&t->dims, &sd))
-      return rill_kernel_error(ctx, "input %s (%s) has shape %s, expected %s",
-                               ctx->schema->inputs[s].name, rill_kin_name(ctx, s, 0),
-                               rill_dims_str(&t->dims, a, sizeof a), rill_dims_str(&sd, b, sizeof b));
-  }
-  RILL_TRY(rill_kin_need(ctx, RILL_CUDNN_LSTM_IN_W, 0, dt, &t));
-  int64_t want = rill_cudnn_lstm_weight_numel(g->layers, g->dirs, g->input, g->hidden);
-  if (rill_tensor_numel(t) != want)
-    return rill_kernel_error(ctx, "input W (%s) has %lld elements, expected %lld (the flat "
-                             "weight of %lld layers, %lld directions, input_size %lld, "
-                             "hidden_size %lld)", rill_kin_name(ctx, RILL_CUDNN_LSTM_IN_W, 0),
-                             (long long)rill_tensor_numel(t), (long long)want,
-                             (long long)g->layers, (long long)g->dirs, (long long)g->input,
-                             (long long)g->hidden);
-  return NULL;
-}
-
 /* Points the engine's weight arrays into the flat weight w (and its gradient dw, NULL:
  * not wanted), 8 arrays of L * D in one allocation (*ptrs). */
 static rill_status *cut_weights(const rnn_run *r, size_t esize, const void *w, void *dw,
@@ -136,7 +89,7 @@ static void *tensor_data(rill_tensor *t) {
 
 static rill_status *cudnn_lstm_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   rnn_run r;
-  RILL_TRY(check_inputs(ctx, dt, &r));
+  RILL_TRY(cudnn_lstm_check_inputs(ctx, dt, &r));
   const rill_rnn_geom *g = &r.g;
   rill_dims od = {.n = 3, .d = {r.T, r.N, g->dirs * g->hidden}};
   rill_dims sd = {.n = 3, .d = {g->layers * g->dirs, r.N, g->hidden}};
@@ -211,7 +164,7 @@ static rill_status *grad_out(rill_kernel_ctx *ctx, size_t slot, rill_dtype dt,
 
 static rill_status *cudnn_lstm_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   rnn_run r;
-  RILL_TRY(check_inputs(ctx, dt, &r));
+  RILL_TRY(cudnn_lstm_check_inputs(ctx, dt, &r));
   const rill_rnn_geom *g = &r.g;
   if (ctx->attrs[RILL_CUDNN_LSTM_GRAD_ATTR_IS_TEST].v.b)
     return rill_kernel_error(ctx, "attribute is_test is true: the gradient needs the forward "

@@ -1,10 +1,12 @@
-/* The geometry of one run of Paddle 2.x's rnn op, and the checks of its inputs that
- * every kernel of rnn and rnn_grad makes (the CPU's, kernels/cpu/rnn.c, and the
+/* The geometry of one run of a multi-layer recurrent network (Paddle 2.x's rnn op,
+ * Fluid 1.x's cudnn_lstm), and the checks of their inputs that every kernel of those ops
+ * and their gradients makes (the CPU's, kernels/cpu/rnn.c and cudnn_lstm.c, and the
  * device's, kernels/cuda/rnn.c). */
 #ifndef RILL_KERNELS_CPU_RNN_CHECK_H
 #define RILL_KERNELS_CPU_RNN_CHECK_H
 
 #include "kernels/cpu/kernels.h"
+#include "operators/cudnn_lstm.h"
 #include "operators/rnn.h"
 
 /* The geometry of one run, checked by the caller. */
@@ -71,6 +73,54 @@ static inline rill_status *rnn_check_inputs(rill_kernel_ctx *ctx, rill_dtype dt,
                                rill_kin_name(ctx, RILL_RNN_IN_PRE_STATE, i),
                                rill_dims_str(&s->dims, a, sizeof a), rill_dims_str(&sd, b, sizeof b));
   }
+  return NULL;
+}
+
+/* The same for Fluid 1.x's cudnn_lstm (and cudnn_lstm_grad): Input, InitH, InitC and
+ * the flat W (operators/cudnn_lstm.h) and the attributes; fills r. */
+static inline rill_status *cudnn_lstm_check_inputs(rill_kernel_ctx *ctx, rill_dtype dt, rnn_run *r) {
+  rill_tensor *x = NULL, *t = NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_CUDNN_LSTM_IN_INPUT, 0, dt, &x));
+  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+  if (x->dims.n != 3)
+    return rill_kernel_error(ctx, "input Input (%s) has shape %s, expected [T, N, input_size]",
+                             rill_kin_name(ctx, RILL_CUDNN_LSTM_IN_INPUT, 0),
+                             rill_dims_str(&x->dims, a, sizeof a));
+  rill_rnn_geom *g = &r->g;
+  *r = (rnn_run){.mode = RILL_RNN_LSTM, .T = x->dims.d[0], .N = x->dims.d[1], .lens = NULL};
+  g->gates = 4;
+  g->layers = ctx->attrs[RILL_CUDNN_LSTM_ATTR_NUM_LAYERS].v.i;
+  g->dirs = ctx->attrs[RILL_CUDNN_LSTM_ATTR_IS_BIDIREC].v.b ? 2 : 1;
+  g->hidden = ctx->attrs[RILL_CUDNN_LSTM_ATTR_HIDDEN_SIZE].v.i;
+  g->input = x->dims.d[2];
+  if (g->layers < 1 || g->hidden < 1)
+    return rill_kernel_error(ctx, "attributes num_layers and hidden_size must be positive");
+  int64_t isz = ctx->attrs[RILL_CUDNN_LSTM_ATTR_INPUT_SIZE].v.i;
+  if (isz > 0 && isz != g->input)
+    return rill_kernel_error(ctx, "attribute input_size %lld differs from Input (%s)'s last "
+                             "extent %lld", (long long)isz,
+                             rill_kin_name(ctx, RILL_CUDNN_LSTM_IN_INPUT, 0), (long long)g->input);
+  r->dropout_prob = ctx->attrs[RILL_CUDNN_LSTM_ATTR_DROPOUT_PROB].v.f;
+  if (!(r->dropout_prob >= 0 && r->dropout_prob <= 1))
+    return rill_kernel_error(ctx, "attribute dropout_prob %g must lie in [0, 1]",
+                             (double)r->dropout_prob);
+  rill_dims sd = {.n = 3, .d = {g->layers * g->dirs, r->N, g->hidden}};
+  for (size_t s = RILL_CUDNN_LSTM_IN_INIT_H; s <= RILL_CUDNN_LSTM_IN_INIT_C; s++) {
+    RILL_TRY(rill_kin_need(ctx, s, 0, dt, &t));
+    if (!rill_dims_equal(&t->dims, &sd))
+      return rill_kernel_error(ctx, "input %s (%s) has shape %s, expected %s",
+                               ctx->schema->inputs[s].name, rill_kin_name(ctx, s, 0),
+                               rill_dims_str(&t->dims, a, sizeof a), rill_dims_str(&sd, b, sizeof b));
+  }
+  RILL_TRY(rill_kin_need(ctx, RILL_CUDNN_LSTM_IN_W, 0, dt, &t));
+  int64_t want = rill_cudnn_lstm_weight_numel(g->layers, g->dirs, g->input, g->hidden);
+  if (rill_tensor_numel(t) != want)
+    return rill_kernel_error(ctx, "input W (%s) has %lld elements, expected %lld (the flat "
+                             "weight of %lld layers, %lld directions, input_size %lld, "
+                             "hidden_size %lld)", rill_kin_name(ctx, RILL_CUDNN_LSTM_IN_W, 0),
+                             (long long)rill_tensor_numel(t), (long long)want,
+                             (long long)g->layers, (long long)g->dirs, (long long)g->input,
+                             (long long)g->hidden);
   return NULL;
 }
 

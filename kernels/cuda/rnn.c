@@ -1,11 +1,14 @@
-/* Paddle 2.x's rnn op on the device, float32, inference (is_test): every mode (LSTM,
- * GRU, RNN_RELU, RNN_TANH), any number of layers, one or two directions; the forward
- * of kernels/cpu/rnn_impl.inc step for step. Per layer, one cuBLAS product per
+/* Paddle 2.x's rnn op and Fluid 1.x's cudnn_lstm on the device, float32, inference
+ * (is_test): every mode of rnn (LSTM, GRU, RNN_RELU, RNN_TANH), any number of layers,
+ * one or two directions; the forward of kernels/cpu/rnn_impl.inc step for step, the
+ * weights read where WeightList's tensors or cudnn_lstm's flat W (cuDNN's canonical
+ * layout, operators/cudnn_lstm.h) hold them. Per layer, one cuBLAS product per
  * direction projects every step's input at once (both directions before either runs)
  * and a pass adds the biases; then per step one product gives h W_hh^T and one thread
  * a (row, unit) applies the cell (device/rnn.cu). The training form (Reserve and the
- * dropout between layers, which rnn_grad reads) and sequences of their own lengths
- * (SequenceLength) are declined and run on the host. */
+ * dropout between layers, which the gradients read) and rnn's sequences of their own
+ * lengths (SequenceLength) are declined and run on the host. */
+#include "framework/base/alloc.h"
 #include "kernels/cpu/rnn_check.h"
 #include "kernels/cuda/cuda.h"
 
@@ -17,19 +20,23 @@ bool rill_cuda_rnn_accepts(const rill_kernel_ctx *ctx) {
   return ctx->attrs[RILL_RNN_ATTR_IS_TEST].v.b && ctx->nin[RILL_RNN_IN_SEQUENCE_LENGTH] == 0;
 }
 
-/* Entry k of WeightList's data. */
-static const float *weight(const rill_kernel_ctx *ctx, int64_t k) {
-  return rill_tensor_ptr(rill_kin(ctx, RILL_RNN_IN_WEIGHT_LIST, (size_t)k));
-}
+bool rill_cuda_cudnn_lstm_accepts(const rill_kernel_ctx *ctx) { return ctx->attrs[RILL_CUDNN_LSTM_ATTR_IS_TEST].v.b; }
 
-/* The layers in turn, their outputs in two scratch buffers used alternately (the top
- * layer writes Out); `scratch` holds the gates of both directions, the step's hidden
- * projection, h and c, then the layer buffers. */
-static rill_status *run_layers(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rnn_run *r, const float *x,
-                               const float *h0, const float *c0, float *out, float *hN, float *cN, float *scratch) {
+/* Where one layer and direction's weights lie on the device: W_ih, W_hh, b_ih, b_hh. */
+typedef struct layer_weights {
+  const float *wih, *whh, *bih, *bhh;
+} layer_weights;
+
+/* The layers in turn (w: each layer and direction's weights, index layer * dirs + dir),
+ * their outputs in two scratch buffers used alternately (the top layer writes Out);
+ * `scratch` holds the gates of both directions, the step's hidden projection, h and c,
+ * then the layer buffers. */
+static rill_status *run_layers(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rnn_run *r, const layer_weights *w,
+                               const float *x, const float *h0, const float *c0, float *out, float *hN, float *cN,
+                               float *scratch) {
   const rill_rnn_geom *g = &r->g;
   const int64_t T = r->T, N = r->N, H = g->hidden, D = g->dirs, L = g->layers, GH = g->gates * H, W = D * H;
-  const int64_t rows = T * N, half = rill_rnn_weight_count(g) / 2;
+  const int64_t rows = T * N;
   const bool lstm = r->mode == RILL_RNN_LSTM, gru = r->mode == RILL_RNN_GRU;
   float *gates = scratch, *proj = gates + D * rows * GH, *h = proj + N * GH, *c = h + N * H, *bufs = c + N * H;
   const float *in = x;
@@ -38,17 +45,16 @@ static rill_status *run_layers(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rnn
   for (int64_t l = 0; l < L; l++) {
     float *dst = l == L - 1 ? out : bufs + (l % 2) * rows * W;
     for (int64_t dir = 0; dir < D; dir++) {
-      int64_t wi = rill_rnn_weight_index(g, l, dir);
+      const layer_weights *lw = &w[l * D + dir];
       float *gd = gates + dir * rows * GH;
       RILL_TRY(rill_cuda_kernel_status(
-          ctx, rill_cuda_sgemm(d, false, true, rows, GH, in_w, 1.0f, in, 0, weight(ctx, wi), 0, 0.0f, gd, 0, 1)));
-      e = rill_cuda_rnn_bias_f32(gd, weight(ctx, half + wi), weight(ctx, half + wi + 1), rows, GH, gru ? 2 * H : GH,
-                                 d->stream);
+          ctx, rill_cuda_sgemm(d, false, true, rows, GH, in_w, 1.0f, in, 0, lw->wih, 0, 0.0f, gd, 0, 1)));
+      e = rill_cuda_rnn_bias_f32(gd, lw->bih, lw->bhh, rows, GH, gru ? 2 * H : GH, d->stream);
       if (e != cudaSuccess) return rill_cuda_kernel_check(ctx, e, "adding the input projection's biases");
     }
     for (int64_t dir = 0; dir < D; dir++) {
-      int64_t wi = rill_rnn_weight_index(g, l, dir), sidx = l * D + dir;
-      const float *whh = weight(ctx, wi + 1), *bhh = weight(ctx, half + wi + 1);
+      int64_t sidx = l * D + dir;
+      const float *whh = w[sidx].whh, *bhh = w[sidx].bhh;
       const float *gd = gates + dir * rows * GH;
       size_t state = (size_t)(N * H) * sizeof(float);
       e = cudaMemcpyAsync(h, h0 + sidx * N * H, state, cudaMemcpyDeviceToDevice, d->stream);
@@ -72,6 +78,31 @@ static rill_status *run_layers(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rnn
   return NULL;
 }
 
+/* Out [T, N, D H] and the last states hN, cN (cN: LSTM) from Input x and the initial
+ * states h0, c0, r checked; the states pass through when there is no step. */
+static rill_status *run(rill_kernel_ctx *ctx, const rnn_run *r, const layer_weights *w, const float *x,
+                        const float *h0, const float *c0, rill_tensor *out, rill_tensor *last_h, float *cN) {
+  const rill_rnn_geom *g = &r->g;
+  const bool lstm = r->mode == RILL_RNN_LSTM;
+  float *hN = rill_tensor_ptr(last_h);
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, last_h, &d));
+  const int64_t H = g->hidden, N = r->N, rows = r->T * N, GH = g->gates * H, W = g->dirs * H;
+  if (rows == 0) {
+    size_t bytes = rill_tensor_nbytes(last_h);
+    cudaError_t e = bytes ? cudaMemcpyAsync(hN, h0, bytes, cudaMemcpyDeviceToDevice, d->stream) : cudaSuccess;
+    if (e == cudaSuccess && lstm && bytes) e = cudaMemcpyAsync(cN, c0, bytes, cudaMemcpyDeviceToDevice, d->stream);
+    return rill_cuda_kernel_check(ctx, e, "passing the states through");
+  }
+  int64_t layer_bufs = g->layers > 2 ? 2 : g->layers - 1;
+  size_t n = (size_t)(g->dirs * rows * GH + N * GH + 2 * N * H + layer_bufs * rows * W);
+  float *scratch = rill_cuda_mem_alloc(d, n * sizeof(float));
+  if (!scratch) return rill_kernel_error(ctx, "out of device memory for %zu bytes of gates and states", n * sizeof(float));
+  rill_status *st = run_layers(ctx, d, r, w, x, h0, c0, rill_tensor_ptr(out), hN, cN, scratch);
+  rill_cuda_mem_free(d, scratch); /* its next user is queued behind the last step */
+  return st;
+}
+
 rill_status *rill_cuda_rnn_fp32(rill_kernel_ctx *ctx) {
   if (!rill_cuda_rnn_accepts(ctx))
     return rill_kernel_error(ctx, "the CUDA kernel runs the inference form without SequenceLength");
@@ -91,24 +122,48 @@ rill_status *rill_cuda_rnn_fp32(rill_kernel_ctx *ctx) {
   }
   RILL_TRY(rill_kout_need(ctx, RILL_RNN_OUT_OUT, 0, RILL_DTYPE_FP32, &out));
   RILL_TRY(rill_kout_check_dims(ctx, RILL_RNN_OUT_OUT, 0, out, &od));
-  const float *h0 = rill_tensor_ptr(rill_kin(ctx, RILL_RNN_IN_PRE_STATE, 0));
-  const float *c0 = lstm ? rill_tensor_ptr(rill_kin(ctx, RILL_RNN_IN_PRE_STATE, 1)) : NULL;
-  float *hN = rill_tensor_ptr(state[0]), *cN = lstm ? rill_tensor_ptr(state[1]) : NULL;
-  rill_cuda_dev *d = NULL;
-  RILL_TRY(rill_cuda_kernel_dev(ctx, state[0], &d));
-  const int64_t H = g->hidden, N = r.N, rows = r.T * N, GH = g->gates * H, W = g->dirs * H;
-  if (rows == 0) { /* no step: the states pass through */
-    size_t bytes = rill_tensor_nbytes(state[0]);
-    cudaError_t e = bytes ? cudaMemcpyAsync(hN, h0, bytes, cudaMemcpyDeviceToDevice, d->stream) : cudaSuccess;
-    if (e == cudaSuccess && lstm && bytes) e = cudaMemcpyAsync(cN, c0, bytes, cudaMemcpyDeviceToDevice, d->stream);
-    return rill_cuda_kernel_check(ctx, e, "passing the states through");
+  const int64_t n = g->layers * g->dirs, half = rill_rnn_weight_count(g) / 2;
+  layer_weights *w = rill_malloc((size_t)n * sizeof *w);
+  if (!w) return rill_oom();
+  for (int64_t k = 0; k < n; k++) {
+    size_t wi = (size_t)rill_rnn_weight_index(g, k / g->dirs, k % g->dirs), bi = (size_t)half + wi;
+    const size_t wl = RILL_RNN_IN_WEIGHT_LIST;
+    w[k] = (layer_weights){rill_tensor_ptr(rill_kin(ctx, wl, wi)), rill_tensor_ptr(rill_kin(ctx, wl, wi + 1)),
+                           rill_tensor_ptr(rill_kin(ctx, wl, bi)), rill_tensor_ptr(rill_kin(ctx, wl, bi + 1))};
   }
-  int64_t layer_bufs = g->layers > 2 ? 2 : g->layers - 1;
-  size_t n = (size_t)(g->dirs * rows * GH + N * GH + 2 * N * H + layer_bufs * rows * W);
-  float *scratch = rill_cuda_mem_alloc(d, n * sizeof(float));
-  if (!scratch) return rill_kernel_error(ctx, "out of device memory for %zu bytes of gates and states", n * sizeof(float));
-  rill_status *st = run_layers(ctx, d, &r, rill_tensor_ptr(rill_kin(ctx, RILL_RNN_IN_INPUT, 0)), h0, c0,
-                               rill_tensor_ptr(out), hN, cN, scratch);
-  rill_cuda_mem_free(d, scratch); /* its next user is queued behind the last step */
+  rill_status *st = run(ctx, &r, w, rill_tensor_ptr(rill_kin(ctx, RILL_RNN_IN_INPUT, 0)),
+                        rill_tensor_ptr(rill_kin(ctx, RILL_RNN_IN_PRE_STATE, 0)),
+                        lstm ? rill_tensor_ptr(rill_kin(ctx, RILL_RNN_IN_PRE_STATE, 1)) : NULL, out, state[0],
+                        lstm ? rill_tensor_ptr(state[1]) : NULL);
+  rill_free(w);
+  return st;
+}
+
+rill_status *rill_cuda_cudnn_lstm_fp32(rill_kernel_ctx *ctx) {
+  if (!rill_cuda_cudnn_lstm_accepts(ctx)) return rill_kernel_error(ctx, "the CUDA kernel runs the inference form");
+  rnn_run r = {0};
+  RILL_TRY(cudnn_lstm_check_inputs(ctx, RILL_DTYPE_FP32, &r));
+  const rill_rnn_geom *g = &r.g;
+  rill_dims od = {.n = 3, .d = {r.T, r.N, g->dirs * g->hidden}};
+  rill_dims sd = {.n = 3, .d = {g->layers * g->dirs, r.N, g->hidden}};
+  rill_tensor *out = NULL, *lh = NULL, *lc = NULL;
+  RILL_TRY(rill_kout_need(ctx, RILL_CUDNN_LSTM_OUT_OUT, 0, RILL_DTYPE_FP32, &out));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_CUDNN_LSTM_OUT_OUT, 0, out, &od));
+  RILL_TRY(rill_kout_need(ctx, RILL_CUDNN_LSTM_OUT_LAST_H, 0, RILL_DTYPE_FP32, &lh));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_CUDNN_LSTM_OUT_LAST_H, 0, lh, &sd));
+  RILL_TRY(rill_kout_need(ctx, RILL_CUDNN_LSTM_OUT_LAST_C, 0, RILL_DTYPE_FP32, &lc));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_CUDNN_LSTM_OUT_LAST_C, 0, lc, &sd));
+  const int64_t n = g->layers * g->dirs;
+  layer_weights *w = rill_malloc((size_t)n * sizeof *w);
+  if (!w) return rill_oom();
+  const float *flat = rill_tensor_ptr(rill_kin(ctx, RILL_CUDNN_LSTM_IN_W, 0));
+  for (int64_t k = 0; k < n; k++) {
+    rill_cudnn_lstm_at at = rill_cudnn_lstm_offsets(g->layers, g->dirs, g->input, g->hidden, k / g->dirs, k % g->dirs);
+    w[k] = (layer_weights){flat + at.wih, flat + at.whh, flat + at.bih, flat + at.bhh};
+  }
+  rill_status *st = run(ctx, &r, w, rill_tensor_ptr(rill_kin(ctx, RILL_CUDNN_LSTM_IN_INPUT, 0)),
+                        rill_tensor_ptr(rill_kin(ctx, RILL_CUDNN_LSTM_IN_INIT_H, 0)),
+                        rill_tensor_ptr(rill_kin(ctx, RILL_CUDNN_LSTM_IN_INIT_C, 0)), out, lh, rill_tensor_ptr(lc));
+  rill_free(w);
   return st;
 }

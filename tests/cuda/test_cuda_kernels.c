@@ -3019,7 +3019,7 @@ Test(cuda_kernels, conv3d_transpose_and_gradients) {
 /* The attributes of the rnn case being built (the builder callbacks take none). */
 static struct {
   const char *mode;
-  int layers, hidden;
+  int layers, hidden, input;
   bool bidirec, is_test;
 } rnn_attrs;
 
@@ -3076,3 +3076,38 @@ Test(cuda_kernels, rnn_one_step) { rnn_case("LSTM", 1, true, 1, 1, 3, 2, true); 
 /* The training form (Reserve for rnn_grad) is declined and runs on the host: the same
  * numbers. */
 Test(cuda_kernels, rnn_training_form_runs_on_the_host) { rnn_case("GRU", 2, true, 3, 2, 4, 3, false); }
+
+/* ---- cudnn_lstm (Fluid 1.x's layers.lstm), inference ---- */
+
+static void cudnn_lstm_set_attrs(rill_op_builder *b) {
+  OK(rill_op_builder_attr_int(b, "num_layers", rnn_attrs.layers));
+  OK(rill_op_builder_attr_int(b, "hidden_size", rnn_attrs.hidden));
+  OK(rill_op_builder_attr_int(b, "input_size", rnn_attrs.input));
+  OK(rill_op_builder_attr_bool(b, "is_bidirec", rnn_attrs.bidirec));
+  OK(rill_op_builder_attr_bool(b, "is_test", rnn_attrs.is_test));
+}
+
+/* The flat weight W of cuDNN's canonical layout (every layer and direction's matrices,
+ * then every bias) read at the offsets operators/cudnn_lstm.h gives. */
+static void cudnn_lstm_case(int layers, bool bidirec, int T, int N, int I, int H, bool is_test) {
+  rnn_attrs.layers = layers;
+  rnn_attrs.hidden = H;
+  rnn_attrs.input = I;
+  rnn_attrs.bidirec = bidirec;
+  rnn_attrs.is_test = is_test;
+  int D = bidirec ? 2 : 1;
+  int64_t numel = 0;
+  for (int l = 0; l < layers; l++) numel += D * (4 * H * ((l ? D * H : I) + H) + 8 * H);
+  op_case c = {"cudnn_lstm",
+               {IN("Input", "x", -1, 1, T, N, I), IN("InitH", "h0", -1, 1, layers * D, N, H),
+                IN("InitC", "c0", -1, 1, layers * D, N, H), IN("W", "w", -0.5f, 0.5f, numel)},
+               {OUT("Out", "out", T, N, D * H), OUT("last_h", "lh", layers * D, N, H),
+                OUT("last_c", "lc", layers * D, N, H)},
+               cudnn_lstm_set_attrs, 1e-5};
+  compare(&c);
+}
+
+Test(cuda_kernels, cudnn_lstm_two_bidirectional_layers) { cudnn_lstm_case(2, true, 4, 3, 5, 6, true); }
+Test(cuda_kernels, cudnn_lstm_three_layers) { cudnn_lstm_case(3, false, 3, 2, 4, 3, true); }
+/* Training (Reserve for cudnn_lstm_grad, the dropout between layers) stays on the host. */
+Test(cuda_kernels, cudnn_lstm_training_form_runs_on_the_host) { cudnn_lstm_case(2, false, 3, 2, 4, 3, false); }

@@ -470,9 +470,17 @@ def shape_ops_on(place, trace):
     rng = np.random.RandomState(4)
     feed = {'x': rng.rand(2, 3, 8, 8).astype('float32'),
             'ids': rng.randint(0, 5, (4, 1)).astype('int64')}
+    return run_twice_profiled(place, None, main, feed, [big, values, indices, hot], trace)
+
+
+def run_twice_profiled(place, startup, main, feed, fetch, trace):
+    """Runs startup (if any) on the CPU, then main on `place` twice, the second time
+    under the profiler writing its timeline to `trace`: (the second run's outputs, the
+    variables its copies between places moved, in order)."""
     exe = fluid.Executor(place)
-    fetch = [big, values, indices, hot]
     with fluid.scope_guard(fluid.Scope()):
+        if startup is not None:
+            fluid.Executor(fluid.CPUPlace()).run(startup)
         exe.run(main, feed=feed, fetch_list=fetch)
         fluid.profiler.start_profiler('All')
         outs = exe.run(main, feed=feed, fetch_list=fetch)
@@ -494,6 +502,36 @@ def test_ops_with_bound_inputs_infer_without_copying_their_data(tmp_path):
         np.testing.assert_allclose(g, c, rtol=1e-6, atol=1e-7)
     assert sorted(copies[:2]) == ['ids', 'x'], copies
     assert len(copies) == 2 + 4, copies  # the feeds, then the four fetches
+
+
+def recurrent_inference_on(place, trace):
+    """Fluid 1.x's layers.lstm (the cudnn_lstm op), two bidirectional layers in
+    inference, run twice, the second under the profiler: (outputs, copies)."""
+    T, N, I, H, layers = 7, 3, 5, 6, 2
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 6
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = fluid.data('x', [T, N, I], 'float32')
+        h0 = fluid.data('h0', [layers * 2, N, H], 'float32')
+        c0 = fluid.data('c0', [layers * 2, N, H], 'float32')
+        out, last_h, last_c = L.lstm(x, h0, c0, T, H, layers, is_bidirec=True, is_test=True)
+    rng = np.random.RandomState(8)
+    feed = {'x': rng.uniform(-1, 1, (T, N, I)).astype('float32'),
+            'h0': rng.uniform(-.5, .5, (layers * 2, N, H)).astype('float32'),
+            'c0': rng.uniform(-.5, .5, (layers * 2, N, H)).astype('float32')}
+    return run_twice_profiled(place, startup, main, feed, [out, last_h, last_c], trace)
+
+
+@needs_device
+def test_a_bidirectional_lstm_infers_on_the_device(tmp_path):
+    """layers.lstm in inference runs on the device (its flat weight, moved there by the
+    first run, stays): the CPU's outputs, and a run copies only its feeds and fetches."""
+    cpu, _ = recurrent_inference_on(fluid.CPUPlace(), tmp_path / 'cpu.json')
+    gpu, copies = recurrent_inference_on(fluid.CUDAPlace(0), tmp_path / 'gpu.json')
+    for c, g in zip(cpu, gpu):
+        np.testing.assert_allclose(g, c, rtol=1e-5, atol=1e-6)
+    assert sorted(copies[:3]) == ['c0', 'h0', 'x'], copies
+    assert len(copies) == 3 + 3, copies
 
 
 @needs_device
