@@ -12,12 +12,15 @@
 static const rill_slot_schema inputs[] = {
     [SV_IN_INPUT] = {"Input", 0, "tensor to update"},
     [SV_IN_VALUE] = {"ValueTensor", RILL_SLOT_DISPENSABLE, "value assigned to the slice"},
-    [SV_IN_STARTS] = {"StartsTensorList", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
-                      "one-element int tensors overriding starts"},
-    [SV_IN_ENDS] = {"EndsTensorList", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
-                    "one-element int tensors overriding ends"},
-    [SV_IN_STEPS] = {"StepsTensorList", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
-                     "one-element int tensors overriding steps"},
+    [SV_IN_STARTS] = {"StartsTensorList", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD |
+                                              RILL_SLOT_HOST_DATA,
+                      "one-element int tensors overriding starts (read on the host)"},
+    [SV_IN_ENDS] = {"EndsTensorList", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD |
+                                          RILL_SLOT_HOST_DATA,
+                    "one-element int tensors overriding ends (read on the host)"},
+    [SV_IN_STEPS] = {"StepsTensorList", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD |
+                                            RILL_SLOT_HOST_DATA,
+                     "one-element int tensors overriding steps (read on the host)"},
 };
 static const rill_slot_schema outputs[] = {{"Out", 0, "Input with the slice replaced"}};
 static const rill_attr_schema attrs[] = {

@@ -3111,3 +3111,64 @@ Test(cuda_kernels, cudnn_lstm_two_bidirectional_layers) { cudnn_lstm_case(2, tru
 Test(cuda_kernels, cudnn_lstm_three_layers) { cudnn_lstm_case(3, false, 3, 2, 4, 3, true); }
 /* Training (Reserve for cudnn_lstm_grad, the dropout between layers) stays on the host. */
 Test(cuda_kernels, cudnn_lstm_training_form_runs_on_the_host) { cudnn_lstm_case(2, false, 3, 2, 4, 3, false); }
+
+/* ---- set_value ---- */
+
+/* x[:, 1:5:2, :] = 3.5 (the attribute value broadcast to the slice). */
+static void sv_attr_scalar(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "axes", (const int32_t[]){1}, 1));
+  OK(rill_op_builder_attr_longs(b, "starts", (const int64_t[]){1}, 1));
+  OK(rill_op_builder_attr_longs(b, "ends", (const int64_t[]){5}, 1));
+  OK(rill_op_builder_attr_longs(b, "steps", (const int64_t[]){2}, 1));
+  OK(rill_op_builder_attr_int(b, "dtype", RILL_DTYPE_FP32));
+  OK(rill_op_builder_attr_longs(b, "shape", (const int64_t[]){1}, 1));
+  OK(rill_op_builder_attr_floats(b, "fp32_values", (const float[]){3.5f}, 1));
+}
+/* x[0:4, :, -1:-7:-2] = v, v [5, 1] broadcast along the reversed last axis. */
+static void sv_reversed(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "axes", (const int32_t[]){0, 2}, 2));
+  OK(rill_op_builder_attr_longs(b, "starts", (const int64_t[]){0, -1}, 2));
+  OK(rill_op_builder_attr_longs(b, "ends", (const int64_t[]){4, -7}, 2));
+  OK(rill_op_builder_attr_longs(b, "steps", (const int64_t[]){1, -2}, 2));
+}
+/* x[i, :] = v: one row, the index from a bound tensor (read on the host). */
+static void sv_row(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "axes", (const int32_t[]){0}, 1));
+  OK(rill_op_builder_attr_longs(b, "steps", (const int64_t[]){1}, 1));
+  OK(rill_op_builder_attr_ints(b, "decrease_axes", (const int32_t[]){0}, 1));
+}
+/* int64 x[1:3, :] = [7, 8, 9] from the attribute list. */
+static void sv_int64_rows(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "axes", (const int32_t[]){0}, 1));
+  OK(rill_op_builder_attr_longs(b, "starts", (const int64_t[]){1}, 1));
+  OK(rill_op_builder_attr_longs(b, "ends", (const int64_t[]){3}, 1));
+  OK(rill_op_builder_attr_int(b, "dtype", RILL_DTYPE_INT64));
+  OK(rill_op_builder_attr_longs(b, "shape", (const int64_t[]){3}, 1));
+  OK(rill_op_builder_attr_longs(b, "int64_values", (const int64_t[]){7, 8, 9}, 3));
+}
+
+Test(cuda_kernels, set_value_attribute_value_strided) {
+  op_case c = {"set_value", {IN("Input", "x", -1, 1, 4, 5, 6)}, {OUT("Out", "out", 4, 5, 6)}, sv_attr_scalar, 0};
+  compare(&c);
+}
+
+Test(cuda_kernels, set_value_tensor_broadcast_reversed) {
+  op_case c = {"set_value", {IN("Input", "x", -1, 1, 4, 5, 6), IN("ValueTensor", "v", -1, 1, 5, 1)},
+               {OUT("Out", "out", 4, 5, 6)}, sv_reversed, 0};
+  compare(&c);
+}
+
+Test(cuda_kernels, set_value_row_from_bound_tensors) {
+  op_case c = {"set_value",
+               {IN("Input", "x", -1, 1, 3, 4), IN("ValueTensor", "v", -1, 1, 4), IN("StartsTensorList", "s", 2, 2, 1),
+                IN("EndsTensorList", "e", 3, 3, 1)},
+               {OUT("Out", "out", 3, 4)}, sv_row, 0};
+  c.in[2].dtype = c.in[3].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}
+
+Test(cuda_kernels, set_value_int64) {
+  op_case c = {"set_value", {IN("Input", "x", -50, 50, 4, 3)}, {OUT("Out", "out", 4, 3)}, sv_int64_rows, 0};
+  c.in[0].dtype = c.out[0].dtype = RILL_DTYPE_INT64;
+  compare(&c);
+}

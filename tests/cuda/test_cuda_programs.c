@@ -1,10 +1,11 @@
 /* Real programs from ../shared/programs on the GPU against the CPU: each loads with
  * synthetic parameters (tests/support/synth_params.h), runs once at cpu:0 and once at
  * cuda:0 on the same input, and its outputs must agree within the program's tolerance
- * (|gpu - cpu| <= tol (1 + |cpu|), and NaN where the CPU has NaN). The programs are those whose ops the device kernels
- * of slice, assign, layer_norm, the interpolations, conv2d_transpose, clip, expand_v2,
- * grid_sampler and rnn serve, on small inputs; the ops without a device kernel run on the host with copies, as
- * a user's program would. Without a CUDA device each test skips, saying so. */
+ * (|gpu - cpu| <= tol (1 + |cpu|), and NaN where the CPU has NaN). The programs are
+ * those whose ops the device kernels of slice, assign, layer_norm, the interpolations,
+ * conv2d_transpose, clip, expand_v2, grid_sampler, rnn and set_value serve, on small
+ * inputs; the ops without a device kernel run on the host with copies, as a user's
+ * program would. Without a CUDA device each test skips, saying so. */
 #include <math.h>
 #include <string.h>
 
@@ -108,5 +109,13 @@ Test(cuda_programs, rectifying_recognizer) {
  * 2.x's rnn op) on a 32 x 100 text line. */
 Test(cuda_programs, lstm_text_recognizer) {
   program_case c = {"faccy.pdmodel", "x", "save_infer_model/scale_0.tmp_1", {1, 3, 32, 100}, 1e-4, NULL};
+  compare_program(&c);
+}
+
+/* A table-structure recognizer (fsie_table): an attention decoder in a While loop whose
+ * steps write their outputs into the sequence with set_value, the bounds bound tensors
+ * of the loop counter. */
+Test(cuda_programs, table_structure_decoder) {
+  program_case c = {"fsie_table.pdmodel", "x", "fill_constant_15.tmp_0", {1, 3, 64, 64}, 1e-4, NULL};
   compare_program(&c);
 }
