@@ -4,36 +4,7 @@
 #include <string.h>
 
 #include "kernels/cpu/grad_out.h"
-
-enum { PAD_ZEROS, PAD_BORDER, PAD_REFLECT };
-
-/* Triangle-wave reflection of x into [lo2 / 2, hi2 / 2] (bounds given doubled). */
-static double reflect(double x, double lo2, double hi2) {
-  if (lo2 == hi2) return 0;
-  double mn = lo2 / 2, span = (hi2 - lo2) / 2;
-  x = fabs(x - mn);
-  double extra = fmod(x, span);
-  int64_t flips = (int64_t)floor(x / span);
-  return flips % 2 == 0 ? extra + mn : span - extra + mn;
-}
-
-static double source_coord(double g, int64_t size, bool ac, int pad) {
-  double x = ac ? (g + 1) / 2 * (double)(size - 1) : ((g + 1) * (double)size - 1) / 2;
-  if (pad == PAD_BORDER) {
-    x = x < 0 ? 0 : x > (double)(size - 1) ? (double)(size - 1) : x;
-  } else if (pad == PAD_REFLECT) {
-    x = ac ? reflect(x, 0, 2.0 * (double)(size - 1)) : reflect(x, -1, 2.0 * (double)size - 1);
-    x = x < 0 ? 0 : x > (double)(size - 1) ? (double)(size - 1) : x;
-  }
-  return x;
-}
-
-/* d source_coord / d g: the unnormalising scale, 0 where border padding clamps. */
-static double source_slope(double g, int64_t size, bool ac, int pad) {
-  double x = ac ? (g + 1) / 2 * (double)(size - 1) : ((g + 1) * (double)size - 1) / 2;
-  if (pad == PAD_BORDER && (x < 0 || x > (double)(size - 1))) return 0;
-  return ac ? (double)(size - 1) / 2 : (double)size / 2;
-}
+#include "kernels/cpu/grid_sample_coord.h"
 
 /* X [N, C, H, W] and Grid [N, OH, OW, 2] of dtype dt; *od = [N, C, OH, OW]. */
 static rill_status *gs_inputs(rill_kernel_ctx *ctx, rill_dtype dt, rill_tensor **x,
@@ -59,15 +30,15 @@ static rill_status *gs_inputs(rill_kernel_ctx *ctx, rill_dtype dt, rill_tensor *
     RILL_TRY(rill_kout_check_dims(ctx, 0, 0, out, &od));                                     \
     bool ac = ctx->attrs[RILL_GRID_SAMPLER_ATTR_ALIGN_CORNERS].v.b;                          \
     const char *pm = ctx->attrs[RILL_GRID_SAMPLER_ATTR_PADDING_MODE].v.s ? ctx->attrs[RILL_GRID_SAMPLER_ATTR_PADDING_MODE].v.s : "zeros";                        \
-    int pad = !strcmp(pm, "border") ? PAD_BORDER : !strcmp(pm, "reflection") ? PAD_REFLECT : PAD_ZEROS; \
+    int pad = !strcmp(pm, "border") ? RILL_GRID_PAD_BORDER : !strcmp(pm, "reflection") ? RILL_GRID_PAD_REFLECT : RILL_GRID_PAD_ZEROS; \
     bool nearest = ctx->attrs[RILL_GRID_SAMPLER_ATTR_MODE].v.s && !strcmp(ctx->attrs[RILL_GRID_SAMPLER_ATTR_MODE].v.s, "nearest");               \
     const T *xp = rill_tensor_ptr(x), *gp = rill_tensor_ptr(g);                              \
     T *op = rill_tensor_ptr(out);                                                            \
     int64_t plane = OH * OW, ip = H * W;                                                     \
     for (int64_t n = 0; n < N; n++)                                                          \
       for (int64_t p = 0; p < plane; p++) {                                                  \
-        double sx = source_coord((double)gp[(n * plane + p) * 2], W, ac, pad);               \
-        double sy = source_coord((double)gp[(n * plane + p) * 2 + 1], H, ac, pad);           \
+        double sx = rill_grid_source((double)gp[(n * plane + p) * 2], W, ac, pad);               \
+        double sy = rill_grid_source((double)gp[(n * plane + p) * 2 + 1], H, ac, pad);           \
         const T *src = xp + n * C * ip;                                                      \
         T *dst = op + n * C * plane + p;                                                     \
         if (nearest) {                                                                       \
@@ -115,7 +86,7 @@ GRID_SAMPLER(double, RILL_DTYPE_FP64, rill_cpu_grid_sampler_fp64)
     if (pm && strcmp(pm, "zeros") && strcmp(pm, "border"))                                   \
       return rill_kernel_error(ctx, "attribute padding_mode \"%s\": the gradient takes zeros " \
                                "or border padding", pm);                                     \
-    int pad = pm && !strcmp(pm, "border") ? PAD_BORDER : PAD_ZEROS;                          \
+    int pad = pm && !strcmp(pm, "border") ? RILL_GRID_PAD_BORDER : RILL_GRID_PAD_ZEROS;                          \
     bool nearest = ctx->attrs[RILL_GRID_SAMPLER_ATTR_MODE].v.s &&                            \
                    !strcmp(ctx->attrs[RILL_GRID_SAMPLER_ATTR_MODE].v.s, "nearest");          \
     RILL_TRY(rill_kout_zeroed(ctx, 0, DT, &x->dims, &dx));                                   \
@@ -126,7 +97,7 @@ GRID_SAMPLER(double, RILL_DTYPE_FP64, rill_cpu_grid_sampler_fp64)
     for (int64_t n = 0; n < N; n++)                                                          \
       for (int64_t p = 0; p < plane; p++) {                                                  \
         double gx = (double)gp[(n * plane + p) * 2], gy = (double)gp[(n * plane + p) * 2 + 1]; \
-        double sx = source_coord(gx, W, ac, pad), sy = source_coord(gy, H, ac, pad);         \
+        double sx = rill_grid_source(gx, W, ac, pad), sy = rill_grid_source(gy, H, ac, pad);         \
         const T *src = xp + n * C * ip, *go = dp + n * C * plane + p;                        \
         T *dsrc = dxp ? dxp + n * C * ip : NULL;                                             \
         if (nearest) {                                                                       \
@@ -154,8 +125,8 @@ GRID_SAMPLER(double, RILL_DTYPE_FP64, rill_cpu_grid_sampler_fp64)
           }                                                                                  \
         }                                                                                    \
         if (dgp) {                                                                           \
-          dgp[(n * plane + p) * 2] = (T)(ddx * source_slope(gx, W, ac, pad));                \
-          dgp[(n * plane + p) * 2 + 1] = (T)(ddy * source_slope(gy, H, ac, pad));            \
+          dgp[(n * plane + p) * 2] = (T)(ddx * rill_grid_source_slope(gx, W, ac, pad));                \
+          dgp[(n * plane + p) * 2 + 1] = (T)(ddy * rill_grid_source_slope(gy, H, ac, pad));            \
         }                                                                                    \
       }                                                                                      \
     return NULL;                                                                             \

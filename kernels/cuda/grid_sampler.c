@@ -1,9 +1,11 @@
 /* grid_sampler and its gradient, CUDA kernels, float32: every padding (zeros, border,
  * reflection) and both modes (bilinear, nearest) forward; zeros and border padding
  * backward, as the CPU kernels take. The source coordinates are computed on the device
- * from Grid as the CPU computes them, in double (device/grid_sample.cu). */
+ * from Grid by the CPU's functions (kernels/cpu/grid_sample_coord.h), in double
+ * (device/grid_sample.cu). */
 #include <string.h>
 
+#include "kernels/cpu/grid_sample_coord.h"
 #include "kernels/cuda/cuda.h"
 
 /* X [N, C, H, W] and Grid [N, OH, OW, 2], float32; the launch parameters from them and
@@ -21,9 +23,9 @@ static rill_status *sample_inputs(rill_kernel_ctx *ctx, rill_tensor **x, rill_te
   const char *mode = ctx->attrs[RILL_GRID_SAMPLER_ATTR_MODE].v.s;
   *p = (rill_cuda_grid_sample){
       .n = xd->d[0], .c = xd->d[1], .h = xd->d[2], .w = xd->d[3], .oh = gd->d[1], .ow = gd->d[2],
-      .pad = pm && !strcmp(pm, "border")       ? RILL_CUDA_GRID_PAD_BORDER
-             : pm && !strcmp(pm, "reflection") ? RILL_CUDA_GRID_PAD_REFLECT
-                                               : RILL_CUDA_GRID_PAD_ZEROS,
+      .pad = pm && !strcmp(pm, "border")       ? RILL_GRID_PAD_BORDER
+             : pm && !strcmp(pm, "reflection") ? RILL_GRID_PAD_REFLECT
+                                               : RILL_GRID_PAD_ZEROS,
       .align_corners = ctx->attrs[RILL_GRID_SAMPLER_ATTR_ALIGN_CORNERS].v.b,
       .nearest = mode && !strcmp(mode, "nearest")};
   return NULL;
@@ -49,7 +51,7 @@ rill_status *rill_cuda_grid_sampler_grad_fp32(rill_kernel_ctx *ctx) {
   rill_tensor *x = NULL, *g = NULL, *dout = NULL, *dx = NULL, *dg = NULL;
   rill_cuda_grid_sample p;
   RILL_TRY(sample_inputs(ctx, &x, &g, &p));
-  if (p.pad == RILL_CUDA_GRID_PAD_REFLECT)
+  if (p.pad == RILL_GRID_PAD_REFLECT)
     return rill_kernel_error(ctx, "attribute padding_mode \"reflection\": the gradient takes zeros or border padding");
   RILL_TRY(rill_kin_need(ctx, RILL_GRID_SAMPLER_GRAD_IN_OUTPUT_GRAD, 0, RILL_DTYPE_FP32, &dout));
   rill_dims od = {4, {p.n, p.c, p.oh, p.ow}};

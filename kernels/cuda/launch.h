@@ -350,10 +350,9 @@ cudaError_t rill_cuda_rnn_step_f32(int mode, const float *gx, const float *ph, c
  * [n, c, oh, ow]: a thread an output element, its source coordinates unnormalised and
  * padded in double as the CPU kernel does, bilinear (the four corners blended in double,
  * out-of-range corners weighing 0 with zeros padding) or nearest. */
-enum { RILL_CUDA_GRID_PAD_ZEROS, RILL_CUDA_GRID_PAD_BORDER, RILL_CUDA_GRID_PAD_REFLECT };
 typedef struct rill_cuda_grid_sample {
   int64_t n, c, h, w, oh, ow;
-  int pad; /* RILL_CUDA_GRID_PAD_* */
+  int pad; /* RILL_GRID_PAD_* (kernels/cpu/grid_sample_coord.h) */
   bool align_corners, nearest;
 } rill_cuda_grid_sample;
 cudaError_t rill_cuda_grid_sample_f32(const float *x, const float *grid, float *out, const rill_cuda_grid_sample *p,

@@ -1,43 +1,15 @@
 // grid_sampler and its gradient (launch.h): the source coordinates of each sampled
-// position computed in double from Grid, as the CPU kernel computes them
-// (kernels/cpu/grid_sampler.c), then the corners read or written in its order.
+// position computed in double from Grid by the CPU kernel's own functions
+// (kernels/cpu/grid_sample_coord.h), then the corners read or written in its order.
 #include <math.h>
 
+#include "kernels/cpu/grid_sample_coord.h"
 #include "kernels/cuda/device/grid.cuh"
 #include "kernels/cuda/launch.h"
 
 using namespace rill_cuda;
 
 namespace {
-
-// Triangle-wave reflection of x into [lo2 / 2, hi2 / 2] (bounds given doubled).
-__device__ inline double reflect(double x, double lo2, double hi2) {
-  if (lo2 == hi2) return 0;
-  double mn = lo2 / 2, span = (hi2 - lo2) / 2;
-  x = fabs(x - mn);
-  double extra = fmod(x, span);
-  int64_t flips = (int64_t)floor(x / span);
-  return flips % 2 == 0 ? extra + mn : span - extra + mn;
-}
-
-// Grid value g (in [-1, 1] inside) as a source coordinate along an axis of `size`.
-__device__ inline double source_coord(double g, int64_t size, bool ac, int pad) {
-  double x = ac ? (g + 1) / 2 * (double)(size - 1) : ((g + 1) * (double)size - 1) / 2;
-  if (pad == RILL_CUDA_GRID_PAD_BORDER) {
-    x = x < 0 ? 0 : x > (double)(size - 1) ? (double)(size - 1) : x;
-  } else if (pad == RILL_CUDA_GRID_PAD_REFLECT) {
-    x = ac ? reflect(x, 0, 2.0 * (double)(size - 1)) : reflect(x, -1, 2.0 * (double)size - 1);
-    x = x < 0 ? 0 : x > (double)(size - 1) ? (double)(size - 1) : x;
-  }
-  return x;
-}
-
-// d source_coord / d g: the unnormalising scale, 0 where border padding clamps.
-__device__ inline double source_slope(double g, int64_t size, bool ac, int pad) {
-  double x = ac ? (g + 1) / 2 * (double)(size - 1) : ((g + 1) * (double)size - 1) / 2;
-  if (pad == RILL_CUDA_GRID_PAD_BORDER && (x < 0 || x > (double)(size - 1))) return 0;
-  return ac ? (double)(size - 1) / 2 : (double)size / 2;
-}
 
 // The bilinear corners of source point (sx, sy): offsets in the plane and weights, a
 // corner outside the plane at offset 0 with weight 0; k = 0..3 is (x0, y0), (x1, y0),
@@ -76,8 +48,8 @@ __global__ void sample(const float *x, const float *grid, float *out, rill_cuda_
   for (int64_t o = first_index(); o < numel; o += grid_stride()) {
     int64_t pos = o % plane, nc = o / plane, n = nc / p.c;
     const float *g = grid + (n * plane + pos) * 2;
-    double sx = source_coord((double)g[0], p.w, p.align_corners, p.pad);
-    double sy = source_coord((double)g[1], p.h, p.align_corners, p.pad);
+    double sx = rill_grid_source((double)g[0], p.w, p.align_corners, p.pad);
+    double sy = rill_grid_source((double)g[1], p.h, p.align_corners, p.pad);
     const float *s = x + nc * ip;
     if (p.nearest) {
       int64_t off = nearest_offset(sx, sy, p.h, p.w);
@@ -100,8 +72,8 @@ __global__ void sample_grad_x(const float *grid, const float *dout, float *dx, r
     for (int64_t i = 0; i < ip; i++) d[i] = 0.0f;
     for (int64_t pos = 0; pos < plane; pos++) {
       const float *g = grid + (n * plane + pos) * 2;
-      double sx = source_coord((double)g[0], p.w, p.align_corners, p.pad);
-      double sy = source_coord((double)g[1], p.h, p.align_corners, p.pad);
+      double sx = rill_grid_source((double)g[0], p.w, p.align_corners, p.pad);
+      double sy = rill_grid_source((double)g[1], p.h, p.align_corners, p.pad);
       if (p.nearest) {
         int64_t off = nearest_offset(sx, sy, p.h, p.w);
         if (off >= 0) d[off] += go[pos];
@@ -127,7 +99,7 @@ __global__ void sample_grad_grid(const float *x, const float *grid, const float 
       continue;
     }
     double gx = (double)grid[t * 2], gy = (double)grid[t * 2 + 1];
-    double sx = source_coord(gx, p.w, p.align_corners, p.pad), sy = source_coord(gy, p.h, p.align_corners, p.pad);
+    double sx = rill_grid_source(gx, p.w, p.align_corners, p.pad), sy = rill_grid_source(gy, p.h, p.align_corners, p.pad);
     corners k(sx, sy, p.h, p.w);
     double dwx[4] = {-(1 - k.wy), 1 - k.wy, -k.wy, k.wy}, dwy[4] = {-(1 - k.wx), -k.wx, 1 - k.wx, k.wx};
     double ddx = 0, ddy = 0;
@@ -140,8 +112,8 @@ __global__ void sample_grad_grid(const float *x, const float *grid, const float 
         ddy += gv * v * dwy[c4];
       }
     }
-    dgrid[t * 2] = (float)(ddx * source_slope(gx, p.w, p.align_corners, p.pad));
-    dgrid[t * 2 + 1] = (float)(ddy * source_slope(gy, p.h, p.align_corners, p.pad));
+    dgrid[t * 2] = (float)(ddx * rill_grid_source_slope(gx, p.w, p.align_corners, p.pad));
+    dgrid[t * 2 + 1] = (float)(ddy * rill_grid_source_slope(gy, p.h, p.align_corners, p.pad));
   }
 }
 
@@ -157,7 +129,7 @@ extern "C" cudaError_t rill_cuda_grid_sample_f32(const float *x, const float *gr
 
 extern "C" cudaError_t rill_cuda_grid_sample_grad_f32(const float *x, const float *grid, const float *dout, float *dx,
                                                       float *dgrid, const rill_cuda_grid_sample *p, cudaStream_t s) {
-  if (p->pad == RILL_CUDA_GRID_PAD_REFLECT) return cudaErrorInvalidValue;
+  if (p->pad == RILL_GRID_PAD_REFLECT) return cudaErrorInvalidValue;
   if (dx && p->n * p->c * p->h * p->w > 0) {
     sample_grad_x<<<blocks_for(p->n * p->c), kThreads, 0, s>>>(grid, dout, dx, *p);
     cudaError_t e = cudaGetLastError();
