@@ -24,8 +24,9 @@ static const rill_slot_schema inputs[] = {
                       "h0 (and c0 for LSTM), each [num_layers * directions, N, hidden_size]"},
     [IN_WEIGHT_LIST] = {"WeightList", RILL_SLOT_DUPLICABLE,
                         "every layer and direction's W_ih, W_hh, then their b_ih, b_hh"},
-    [IN_SEQUENCE_LENGTH] = {"SequenceLength", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
-                            "[N] int32/int64: steps at or past it give zeros, keep the state"},
+    [IN_SEQUENCE_LENGTH] = {"SequenceLength", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_HOST_DATA,
+                            "[N] int32/int64: steps at or past it give zeros, keep the state (read on the "
+                            "host)"},
 };
 static const rill_slot_schema outputs[] = {
     [OUT_DROPOUT_STATE] = {"DropoutState", RILL_SLOT_DISPENSABLE | RILL_SLOT_INTERMEDIATE,

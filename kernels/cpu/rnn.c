@@ -232,42 +232,6 @@ static rill_status *weights_of(const rill_kernel_ctx *ctx, const rnn_run *r, boo
   return NULL;
 }
 
-/* Reads SequenceLength into lens (N entries), each within [0, T]. */
-static rill_status *read_lengths(rill_kernel_ctx *ctx, int64_t T, int64_t N, int64_t *lens) {
-  rill_tensor *t = rill_kin(ctx, RILL_RNN_IN_SEQUENCE_LENGTH, 0);
-  const char *name = rill_kin_name(ctx, RILL_RNN_IN_SEQUENCE_LENGTH, 0);
-  if (!t || !rill_tensor_is_set(t) || t->dims.n != 1 || t->dims.d[0] != N ||
-      (t->dtype != RILL_DTYPE_INT32 && t->dtype != RILL_DTYPE_INT64))
-    return rill_kernel_error(ctx, "input SequenceLength (%s) must be int32 or int64 [%lld]", name,
-                             (long long)N);
-  for (int64_t b = 0; b < N; b++) {
-    int64_t v = t->dtype == RILL_DTYPE_INT32 ? ((const int32_t *)rill_tensor_ptr(t))[b]
-                                             : ((const int64_t *)rill_tensor_ptr(t))[b];
-    if (v < 0 || v > T)
-      return rill_kernel_error(ctx, "input SequenceLength (%s) holds %lld for sequence %lld, "
-                               "outside [0, %lld] (Input's steps)", name, (long long)v,
-                               (long long)b, (long long)T);
-    lens[b] = v;
-  }
-  return NULL;
-}
-
-/* Reads SequenceLength, when given, into a fresh array (*lens, NULL without). */
-static rill_status *lengths_of(rill_kernel_ctx *ctx, rnn_run *r, int64_t **lens) {
-  *lens = NULL;
-  if (!rill_kin(ctx, RILL_RNN_IN_SEQUENCE_LENGTH, 0)) return NULL;
-  *lens = rill_malloc((size_t)(r->N ? r->N : 1) * sizeof **lens);
-  if (!*lens) return rill_oom();
-  rill_status *st = read_lengths(ctx, r->T, r->N, *lens);
-  if (st) {
-    rill_free(*lens);
-    *lens = NULL;
-    return st;
-  }
-  r->lens = *lens;
-  return NULL;
-}
-
 /* The dropout mask's seed: the `seed` attribute when set (the same mask on every run),
  * else a new one each run (rill_random_run_seed). */
 static uint64_t dropout_seed(const rill_kernel_ctx *ctx) {
@@ -312,7 +276,7 @@ static rill_status *rnn_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
     mask = rill_tensor_ptr(t);
   }
   int64_t *lens = NULL;
-  RILL_TRY(lengths_of(ctx, &r, &lens));
+  RILL_TRY(rnn_lengths_of(ctx, &r, &lens));
   size_t mask_n = (size_t)(r.T * r.N * g->dirs * g->hidden);
   bool dropout = has_dropout(ctx, &r);
   if (dropout && !mask && !(mask = own_mask = rill_malloc(mask_n ? mask_n : 1))) {
@@ -423,7 +387,7 @@ static rill_status *rnn_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
     RILL_TRY(grad_out(ctx, RILL_RNN_GRAD_OUT_WEIGHT_LIST_GRAD, k, dt, &want));
   }
   int64_t *lens = NULL;
-  RILL_TRY(lengths_of(ctx, &r, &lens));
+  RILL_TRY(rnn_lengths_of(ctx, &r, &lens));
   bool lstm = r.mode == RILL_RNN_LSTM;
   rnn_io io = {.x = in_data(ctx, RILL_RNN_GRAD_IN_INPUT, 0),
                .h0 = in_data(ctx, RILL_RNN_GRAD_IN_PRE_STATE, 0),

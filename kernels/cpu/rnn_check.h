@@ -5,6 +5,7 @@
 #ifndef RILL_KERNELS_CPU_RNN_CHECK_H
 #define RILL_KERNELS_CPU_RNN_CHECK_H
 
+#include "framework/base/alloc.h"
 #include "kernels/cpu/kernels.h"
 #include "operators/cudnn_lstm.h"
 #include "operators/rnn.h"
@@ -121,6 +122,43 @@ static inline rill_status *cudnn_lstm_check_inputs(rill_kernel_ctx *ctx, rill_dt
                              (long long)rill_tensor_numel(t), (long long)want,
                              (long long)g->layers, (long long)g->dirs, (long long)g->input,
                              (long long)g->hidden);
+  return NULL;
+}
+
+/* Reads SequenceLength into lens (N entries), each within [0, T]. */
+static inline rill_status *rnn_read_lengths(rill_kernel_ctx *ctx, int64_t T, int64_t N, int64_t *lens) {
+  rill_tensor *t = rill_kin(ctx, RILL_RNN_IN_SEQUENCE_LENGTH, 0);
+  const char *name = rill_kin_name(ctx, RILL_RNN_IN_SEQUENCE_LENGTH, 0);
+  if (!t || !rill_tensor_is_set(t) || t->dims.n != 1 || t->dims.d[0] != N ||
+      (t->dtype != RILL_DTYPE_INT32 && t->dtype != RILL_DTYPE_INT64))
+    return rill_kernel_error(ctx, "input SequenceLength (%s) must be int32 or int64 [%lld]", name,
+                             (long long)N);
+  for (int64_t b = 0; b < N; b++) {
+    int64_t v = t->dtype == RILL_DTYPE_INT32 ? ((const int32_t *)rill_tensor_ptr(t))[b]
+                                             : ((const int64_t *)rill_tensor_ptr(t))[b];
+    if (v < 0 || v > T)
+      return rill_kernel_error(ctx, "input SequenceLength (%s) holds %lld for sequence %lld, "
+                               "outside [0, %lld] (Input's steps)", name, (long long)v,
+                               (long long)b, (long long)T);
+    lens[b] = v;
+  }
+  return NULL;
+}
+
+/* Reads SequenceLength, when given, into a fresh array (*lens, NULL without; rill_free
+ * it) that r->lens points to. */
+static inline rill_status *rnn_lengths_of(rill_kernel_ctx *ctx, rnn_run *r, int64_t **lens) {
+  *lens = NULL;
+  if (!rill_kin(ctx, RILL_RNN_IN_SEQUENCE_LENGTH, 0)) return NULL;
+  *lens = rill_malloc((size_t)(r->N ? r->N : 1) * sizeof **lens);
+  if (!*lens) return rill_oom();
+  rill_status *st = rnn_read_lengths(ctx, r->T, r->N, *lens);
+  if (st) {
+    rill_free(*lens);
+    *lens = NULL;
+    return st;
+  }
+  r->lens = *lens;
   return NULL;
 }
 

@@ -340,10 +340,12 @@ cudaError_t rill_cuda_rnn_bias_f32(float *g, const float *bih, const float *bhh,
  * projection gx [n, G H] and the hidden one ph [n, G H] (h W_hh^T), the cell of `mode`
  * (LSTM i, f, c~, o; GRU r, z, c with bhh_c, the hidden side's candidate bias; RELU,
  * TANH: the simple RNNs) updates h [n, H] (and c for LSTM) in place and writes the new h
- * to out, ldo elements between its rows. */
+ * to out, ldo elements between its rows. With lens (each row's sequence length, on the
+ * device), a row whose length is at most the step t writes zeros and keeps its state. */
 enum { RILL_CUDA_RNN_LSTM, RILL_CUDA_RNN_GRU, RILL_CUDA_RNN_RELU, RILL_CUDA_RNN_TANH };
 cudaError_t rill_cuda_rnn_step_f32(int mode, const float *gx, const float *ph, const float *bhh_c, float *h, float *c,
-                                   float *out, int64_t ldo, int64_t n, int64_t hidden, cudaStream_t s);
+                                   float *out, int64_t ldo, int64_t n, int64_t hidden, const int64_t *lens, int64_t t,
+                                   cudaStream_t s);
 
 /* ---- grid sampling (device/grid_sample.cu) ---- */
 /* grid_sampler of x [n, c, h, w] at grid [n, oh, ow, 2] ((x, y) in [-1, 1]) into out

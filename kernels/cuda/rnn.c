@@ -2,12 +2,14 @@
  * (is_test): every mode of rnn (LSTM, GRU, RNN_RELU, RNN_TANH), any number of layers,
  * one or two directions; the forward of kernels/cpu/rnn_impl.inc step for step, the
  * weights read where WeightList's tensors or cudnn_lstm's flat W (cuDNN's canonical
- * layout, operators/cudnn_lstm.h) hold them. Per layer, one cuBLAS product per
+ * layout, operators/cudnn_lstm.h) hold them. rnn's SequenceLength is read on the host
+ * (RILL_SLOT_HOST_DATA), checked as the CPU checks it, and copied to the device: a
+ * step at or past a sequence's length gives zeros and keeps its state, so the backward
+ * direction starts at each sequence's last step. Per layer, one cuBLAS product per
  * direction projects every step's input at once (both directions before either runs)
  * and a pass adds the biases; then per step one product gives h W_hh^T and one thread
  * a (row, unit) applies the cell (device/rnn.cu). The training form (Reserve and the
- * dropout between layers, which the gradients read) and rnn's sequences of their own
- * lengths (SequenceLength) are declined and run on the host. */
+ * dropout between layers, which the gradients read) is declined and runs on the host. */
 #include "framework/base/alloc.h"
 #include "kernels/cpu/rnn_check.h"
 #include "kernels/cuda/cuda.h"
@@ -16,9 +18,7 @@ _Static_assert((int)RILL_RNN_LSTM == RILL_CUDA_RNN_LSTM && (int)RILL_RNN_GRU == 
                    (int)RILL_RNN_RELU == RILL_CUDA_RNN_RELU && (int)RILL_RNN_TANH == RILL_CUDA_RNN_TANH,
                "the device's cell numbers the modes as operators/rnn.h");
 
-bool rill_cuda_rnn_accepts(const rill_kernel_ctx *ctx) {
-  return ctx->attrs[RILL_RNN_ATTR_IS_TEST].v.b && ctx->nin[RILL_RNN_IN_SEQUENCE_LENGTH] == 0;
-}
+bool rill_cuda_rnn_accepts(const rill_kernel_ctx *ctx) { return ctx->attrs[RILL_RNN_ATTR_IS_TEST].v.b; }
 
 bool rill_cuda_cudnn_lstm_accepts(const rill_kernel_ctx *ctx) { return ctx->attrs[RILL_CUDNN_LSTM_ATTR_IS_TEST].v.b; }
 
@@ -33,7 +33,7 @@ typedef struct layer_weights {
  * then the layer buffers. */
 static rill_status *run_layers(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rnn_run *r, const layer_weights *w,
                                const float *x, const float *h0, const float *c0, float *out, float *hN, float *cN,
-                               float *scratch) {
+                               const int64_t *lens, float *scratch) {
   const rill_rnn_geom *g = &r->g;
   const int64_t T = r->T, N = r->N, H = g->hidden, D = g->dirs, L = g->layers, GH = g->gates * H, W = D * H;
   const int64_t rows = T * N;
@@ -65,7 +65,7 @@ static rill_status *run_layers(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rnn
         RILL_TRY(rill_cuda_kernel_status(
             ctx, rill_cuda_sgemm(d, false, true, N, GH, H, 1.0f, h, 0, whh, 0, 0.0f, proj, 0, 1)));
         e = rill_cuda_rnn_step_f32((int)r->mode, gd + t * N * GH, proj, gru ? bhh + 2 * H : NULL, h, lstm ? c : NULL,
-                                   dst + t * N * W + dir * H, W, N, H, d->stream);
+                                   dst + t * N * W + dir * H, W, N, H, lens, t, d->stream);
       }
       if (e == cudaSuccess) e = cudaMemcpyAsync(hN + sidx * N * H, h, state, cudaMemcpyDeviceToDevice, d->stream);
       if (e == cudaSuccess && lstm)
@@ -79,7 +79,8 @@ static rill_status *run_layers(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rnn
 }
 
 /* Out [T, N, D H] and the last states hN, cN (cN: LSTM) from Input x and the initial
- * states h0, c0, r checked; the states pass through when there is no step. */
+ * states h0, c0, r checked (r->lens, on the host, copied to the device when given); the
+ * states pass through when there is no step. */
 static rill_status *run(rill_kernel_ctx *ctx, const rnn_run *r, const layer_weights *w, const float *x,
                         const float *h0, const float *c0, rill_tensor *out, rill_tensor *last_h, float *cN) {
   const rill_rnn_geom *g = &r->g;
@@ -96,16 +97,23 @@ static rill_status *run(rill_kernel_ctx *ctx, const rnn_run *r, const layer_weig
   }
   int64_t layer_bufs = g->layers > 2 ? 2 : g->layers - 1;
   size_t n = (size_t)(g->dirs * rows * GH + N * GH + 2 * N * H + layer_bufs * rows * W);
-  float *scratch = rill_cuda_mem_alloc(d, n * sizeof(float));
-  if (!scratch) return rill_kernel_error(ctx, "out of device memory for %zu bytes of gates and states", n * sizeof(float));
-  rill_status *st = run_layers(ctx, d, r, w, x, h0, c0, rill_tensor_ptr(out), hN, cN, scratch);
+  size_t lens_bytes = r->lens ? (size_t)N * sizeof(int64_t) : 0;
+  /* the lengths first: int64 alignment */
+  char *scratch = rill_cuda_mem_alloc(d, lens_bytes + n * sizeof(float));
+  if (!scratch)
+    return rill_kernel_error(ctx, "out of device memory for %zu bytes of gates and states", lens_bytes + n * sizeof(float));
+  int64_t *lens = r->lens ? (int64_t *)scratch : NULL;
+  /* from pageable memory: staged before the call returns */
+  cudaError_t e = lens ? cudaMemcpyAsync(lens, r->lens, lens_bytes, cudaMemcpyHostToDevice, d->stream) : cudaSuccess;
+  rill_status *st = rill_cuda_kernel_check(ctx, e, "copying SequenceLength");
+  if (!st)
+    st = run_layers(ctx, d, r, w, x, h0, c0, rill_tensor_ptr(out), hN, cN, lens, (float *)(scratch + lens_bytes));
   rill_cuda_mem_free(d, scratch); /* its next user is queued behind the last step */
   return st;
 }
 
 rill_status *rill_cuda_rnn_fp32(rill_kernel_ctx *ctx) {
-  if (!rill_cuda_rnn_accepts(ctx))
-    return rill_kernel_error(ctx, "the CUDA kernel runs the inference form without SequenceLength");
+  if (!rill_cuda_rnn_accepts(ctx)) return rill_kernel_error(ctx, "the CUDA kernel runs the inference form");
   rnn_run r = {0};
   RILL_TRY(rnn_check_inputs(ctx, RILL_DTYPE_FP32, &r));
   const rill_rnn_geom *g = &r.g;
@@ -122,9 +130,14 @@ rill_status *rill_cuda_rnn_fp32(rill_kernel_ctx *ctx) {
   }
   RILL_TRY(rill_kout_need(ctx, RILL_RNN_OUT_OUT, 0, RILL_DTYPE_FP32, &out));
   RILL_TRY(rill_kout_check_dims(ctx, RILL_RNN_OUT_OUT, 0, out, &od));
+  int64_t *lens = NULL;
+  RILL_TRY(rnn_lengths_of(ctx, &r, &lens));
   const int64_t n = g->layers * g->dirs, half = rill_rnn_weight_count(g) / 2;
   layer_weights *w = rill_malloc((size_t)n * sizeof *w);
-  if (!w) return rill_oom();
+  if (!w) {
+    rill_free(lens);
+    return rill_oom();
+  }
   for (int64_t k = 0; k < n; k++) {
     size_t wi = (size_t)rill_rnn_weight_index(g, k / g->dirs, k % g->dirs), bi = (size_t)half + wi;
     const size_t wl = RILL_RNN_IN_WEIGHT_LIST;
@@ -136,6 +149,7 @@ rill_status *rill_cuda_rnn_fp32(rill_kernel_ctx *ctx) {
                         lstm ? rill_tensor_ptr(rill_kin(ctx, RILL_RNN_IN_PRE_STATE, 1)) : NULL, out, state[0],
                         lstm ? rill_tensor_ptr(state[1]) : NULL);
   rill_free(w);
+  rill_free(lens);
   return st;
 }
 

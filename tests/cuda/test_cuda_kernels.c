@@ -3033,8 +3033,10 @@ static void rnn_set_attrs(rill_op_builder *b) {
 
 /* An rnn of T steps, N sequences and I inputs: its WeightList in operators/rnn.h's
  * order (every weight, then every bias, by layer, direction, input before hidden),
- * PreState, Out and State, compared with the CPU. */
-static void rnn_case(const char *mode, int layers, bool bidirec, int T, int N, int I, int H, bool is_test) {
+ * PreState, with `lengths` a SequenceLength of random lengths in [0, T], Out and State,
+ * compared with the CPU. */
+static void rnn_case_lens(const char *mode, int layers, bool bidirec, int T, int N, int I, int H, bool is_test,
+                          bool lengths) {
   static char names[MAX_ARGS][16];
   rnn_attrs.mode = mode;
   rnn_attrs.layers = layers;
@@ -3043,7 +3045,7 @@ static void rnn_case(const char *mode, int layers, bool bidirec, int T, int N, i
   rnn_attrs.is_test = is_test;
   int G = !strcmp(mode, "LSTM") ? 4 : !strcmp(mode, "GRU") ? 3 : 1, D = bidirec ? 2 : 1;
   int nstate = G == 4 ? 2 : 1, nw = 4 * layers * D;
-  cr_assert_leq(1 + nstate + nw, MAX_ARGS, "the case has too many inputs");
+  cr_assert_leq(1 + nstate + nw + lengths, MAX_ARGS, "the case has too many inputs");
   op_case c = {"rnn", {IN("Input", "x", -1, 1, T, N, I)}, {OUT("Out", "out", T, N, D * H)}, rnn_set_attrs, 1e-5};
   int at = 1;
   for (int i = 0; i < nstate; i++, at++) {
@@ -3057,11 +3059,19 @@ static void rnn_case(const char *mode, int layers, bool bidirec, int T, int N, i
     c.in[at] = k < half ? (arg)IN("WeightList", names[at], -0.5f, 0.5f, G * H, hidden ? H : layer ? D * H : I)
                         : (arg)IN("WeightList", names[at], -0.5f, 0.5f, G * H);
   }
+  if (lengths) {
+    c.in[at] = (arg)IN("SequenceLength", "lens", 0, (float)T, N);
+    c.in[at++].dtype = RILL_DTYPE_INT64;
+  }
   for (int i = 0; i < nstate; i++) {
     snprintf(names[at + i], sizeof names[at + i], "last%d", i);
     c.out[1 + i] = (arg)OUT("State", names[at + i], layers * D, N, H);
   }
   compare(&c);
+}
+
+static void rnn_case(const char *mode, int layers, bool bidirec, int T, int N, int I, int H, bool is_test) {
+  rnn_case_lens(mode, layers, bidirec, T, N, I, H, is_test, false);
 }
 
 /* A PP-OCR recognizer's neck (two bidirectional LSTM layers, as faccy's), one GRU
@@ -3072,6 +3082,11 @@ Test(cuda_kernels, rnn_gru) { rnn_case("GRU", 1, false, 4, 2, 5, 3, true); }
 Test(cuda_kernels, rnn_tanh_three_layers) { rnn_case("RNN_TANH", 3, false, 3, 2, 4, 5, true); }
 Test(cuda_kernels, rnn_relu_bidirectional) { rnn_case("RNN_RELU", 1, true, 6, 2, 3, 4, true); }
 Test(cuda_kernels, rnn_one_step) { rnn_case("LSTM", 1, true, 1, 1, 3, 2, true); }
+
+/* Sequences of their own lengths (0 and T among them): steps past a length give zeros
+ * and keep the state, so the backward direction starts at each sequence's last step. */
+Test(cuda_kernels, rnn_lstm_sequence_lengths) { rnn_case_lens("LSTM", 2, true, 6, 7, 4, 3, true, true); }
+Test(cuda_kernels, rnn_gru_sequence_lengths) { rnn_case_lens("GRU", 1, true, 5, 6, 3, 4, true, true); }
 
 /* The training form (Reserve for rnn_grad) is declined and runs on the host: the same
  * numbers. */

@@ -21,10 +21,14 @@ __global__ void bias(float *g, const float *bih, const float *bhh, int64_t rows,
 }
 
 __global__ void step(int mode, const float *gx, const float *ph, const float *bhh_c, float *h, float *c, float *out,
-                     int64_t ldo, int64_t n, int64_t H) {
+                     int64_t ldo, int64_t n, int64_t H, const int64_t *lens, int64_t t) {
   const int64_t GH = (mode == RILL_CUDA_RNN_LSTM ? 4 : mode == RILL_CUDA_RNN_GRU ? 3 : 1) * H;
   for (int64_t k = first_index(); k < n * H; k += grid_stride()) {
     int64_t b = k / H, j = k - b * H;
+    if (lens && t >= lens[b]) {  // past the sequence: zeros out, the state kept
+      out[b * ldo + j] = 0.0f;
+      continue;
+    }
     const float *x = gx + b * GH, *p = ph + b * GH;
     float o;
     if (mode == RILL_CUDA_RNN_LSTM) {
@@ -58,8 +62,8 @@ extern "C" cudaError_t rill_cuda_rnn_bias_f32(float *g, const float *bih, const 
 
 extern "C" cudaError_t rill_cuda_rnn_step_f32(int mode, const float *gx, const float *ph, const float *bhh_c, float *h,
                                               float *c, float *out, int64_t ldo, int64_t n, int64_t hidden,
-                                              cudaStream_t s) {
+                                              const int64_t *lens, int64_t t, cudaStream_t s) {
   if (n * hidden == 0) return cudaSuccess;
-  step<<<blocks_for(n * hidden), kThreads, 0, s>>>(mode, gx, ph, bhh_c, h, c, out, ldo, n, hidden);
+  step<<<blocks_for(n * hidden), kThreads, 0, s>>>(mode, gx, ph, bhh_c, h, c, out, ldo, n, hidden, lens, t);
   return cudaGetLastError();
 }
