@@ -8,7 +8,7 @@ enum { IN_INPUT };
 enum { OUT_ANCHORS, OUT_VARS };
 
 static const rill_slot_schema inputs[] = {
-    [IN_INPUT] = {"Input", RILL_SLOT_NO_GRAD, "feature map [N, C, H, W] (only its size is read)"},
+    [IN_INPUT] = {"Input", RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE, "feature map [N, C, H, W] (only its size is read)"},
 };
 static const rill_slot_schema outputs[] = {
     [OUT_ANCHORS] = {"Anchors", 0, "[H, W, num_anchors, 4]: xmin, ymin, xmax, ymax in pixels"},

@@ -10,8 +10,8 @@ enum { IN_INPUT, IN_IMAGE };
 enum { OUT_BOXES, OUT_VARS };
 
 static const rill_slot_schema inputs[] = {
-    [IN_INPUT] = {"Input", RILL_SLOT_NO_GRAD, "feature map [N, C, H, W]"},
-    [IN_IMAGE] = {"Image", RILL_SLOT_NO_GRAD, "image [N, C, IH, IW] (only its size is read)"},
+    [IN_INPUT] = {"Input", RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE, "feature map [N, C, H, W] (only its size is read)"},
+    [IN_IMAGE] = {"Image", RILL_SLOT_NO_GRAD | RILL_SLOT_ANY_PLACE, "image [N, C, IH, IW] (only its size is read)"},
 };
 static const rill_slot_schema outputs[] = {
     [OUT_BOXES] = {"Boxes", 0, "[H, W, num_priors, 4] (or 2-D): xmin, ymin, xmax, ymax / image size"},

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "kernels/cpu/box_decode.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -346,6 +348,30 @@ enum { RILL_CUDA_RNN_LSTM, RILL_CUDA_RNN_GRU, RILL_CUDA_RNN_RELU, RILL_CUDA_RNN_
 cudaError_t rill_cuda_rnn_step_f32(int mode, const float *gx, const float *ph, const float *bhh_c, float *h, float *c,
                                    float *out, int64_t ldo, int64_t n, int64_t hidden, const int64_t *lens, int64_t t,
                                    cudaStream_t s);
+
+/* ---- detection boxes (device/detection.cu) ---- */
+/* yolo_box of x [n, an (5 + classes) (+ an with iou_aware), h, w]: a thread a cell of an
+ * anchor writes its box [4] into boxes [n, an h w, 4] and its class scores into scores
+ * [n, an h w, classes] by the CPU kernel's functions (kernels/cpu/box_decode.h), zeros
+ * below conf_thresh. img_size [n, 2] (height, width; int32, or int64 with img_i64) and
+ * anchors [2 an] (width, height) are on the device. dtype: float32 or float64. */
+typedef struct rill_cuda_yolo_box {
+  rill_yolo_geom g;
+  int64_t n, an;
+} rill_cuda_yolo_box;
+cudaError_t rill_cuda_decode_yolo(int dtype, const void *x, const void *img_size, bool img_i64, const int32_t *anchors,
+                                  void *boxes, void *scores, const rill_cuda_yolo_box *p, cudaStream_t s);
+/* box_coder: a thread a box of out [rows, cols, 4], from prior [m, 4] (row j, or i when
+ * decoding with axis 1), its variances (pvar [m, 4] on the device, else var, the
+ * attribute's 4 values, or ones) and target ([rows, 4] encoding, else out's shape). */
+typedef struct rill_cuda_box_coder {
+  int64_t rows, cols;
+  int axis;
+  bool encode, normalized, var_attr;
+  float var[4];
+} rill_cuda_box_coder;
+cudaError_t rill_cuda_code_boxes(int dtype, const void *prior, const void *pvar, const void *target, void *out,
+                                const rill_cuda_box_coder *p, cudaStream_t s);
 
 /* ---- grid sampling (device/grid_sample.cu) ---- */
 /* grid_sampler of x [n, c, h, w] at grid [n, oh, ow, 2] ((x, y) in [-1, 1]) into out

@@ -2918,6 +2918,92 @@ Test(cuda_kernels, grid_sampler_grad_one_output_at_a_time) {
   compare(&only_grid);
 }
 
+/* ---- yolo_box and box_coder ---- */
+
+/* Two anchors, three classes: X [2, 2 * (5 + 3), 3, 5] (a leading IoU channel per
+ * anchor with iou_aware), logits in [-2, 2] so that about half the cells fall below
+ * conf_thresh 0.5 and are zeros; image sizes of 100 to 400 pixels. */
+static void yolo_plain(rill_op_builder *b) {
+  OK(rill_op_builder_attr_ints(b, "anchors", (const int32_t[]){10, 13, 16, 30}, 4));
+  OK(rill_op_builder_attr_int(b, "class_num", 3));
+  OK(rill_op_builder_attr_float(b, "conf_thresh", 0.5f));
+  OK(rill_op_builder_attr_int(b, "downsample_ratio", 8));
+}
+static void yolo_iou_aware_unclipped(rill_op_builder *b) {
+  yolo_plain(b);
+  OK(rill_op_builder_attr_bool(b, "clip_bbox", false));
+  OK(rill_op_builder_attr_bool(b, "iou_aware", true));
+  OK(rill_op_builder_attr_float(b, "iou_aware_factor", 0.4f));
+  OK(rill_op_builder_attr_float(b, "scale_x_y", 1.2f));
+}
+static op_case yolo_case(void (*attrs)(rill_op_builder *), int64_t channels, rill_dtype img, rill_dtype dt) {
+  op_case c = {"yolo_box", {IN("X", "x", -2, 2, 2, channels, 3, 5), IN("ImgSize", "img", 100, 400, 2, 2)},
+               {OUT("Boxes", "boxes", 2, 30, 4), OUT("Scores", "scores", 2, 30, 3)}, attrs, 1e-5};
+  c.in[1].dtype = img;
+  c.in[0].dtype = c.out[0].dtype = c.out[1].dtype = dt;
+  return c;
+}
+Test(cuda_kernels, yolo_box_clipped_int32_sizes) {
+  op_case c = yolo_case(yolo_plain, 16, RILL_DTYPE_INT32, RILL_DTYPE_FP32);
+  compare(&c);
+}
+Test(cuda_kernels, yolo_box_iou_aware_int64_sizes) {
+  op_case c = yolo_case(yolo_iou_aware_unclipped, 18, RILL_DTYPE_INT64, RILL_DTYPE_FP32);
+  compare(&c);
+}
+Test(cuda_kernels, yolo_box_float64) {
+  op_case c = yolo_case(yolo_iou_aware_unclipped, 18, RILL_DTYPE_INT32, RILL_DTYPE_FP64);
+  c.tol = 1e-12;
+  compare(&c);
+}
+
+/* Corners in [0, 1] drawn independently, so some priors and targets are inverted (a
+ * negative width, which encoding takes through its absolute value). */
+static void bc_encode(rill_op_builder *b) {
+  OK(rill_op_builder_attr_string(b, "code_type", "encode_center_size"));
+}
+static void bc_decode_pixels_attr_var(rill_op_builder *b) {
+  OK(rill_op_builder_attr_string(b, "code_type", "decode_center_size"));
+  OK(rill_op_builder_attr_bool(b, "box_normalized", false));
+  OK(rill_op_builder_attr_floats(b, "variance", (const float[]){0.1f, 0.1f, 0.2f, 0.2f}, 4));
+}
+static void bc_decode_axis1(rill_op_builder *b) {
+  OK(rill_op_builder_attr_string(b, "code_type", "decode_center_size"));
+  OK(rill_op_builder_attr_int(b, "axis", 1));
+}
+Test(cuda_kernels, box_coder_encode_with_prior_variances) {
+  op_case c = {"box_coder",
+               {IN("PriorBox", "prior", 0, 1, 7, 4), IN("PriorBoxVar", "pvar", 0.1f, 0.3f, 7, 4),
+                IN("TargetBox", "target", 0, 1, 5, 4)},
+               {OUT("OutputBox", "out", 5, 7, 4)}, bc_encode, 1e-5};
+  compare(&c);
+}
+Test(cuda_kernels, box_coder_encode_without_variances) {
+  op_case c = {"box_coder", {IN("PriorBox", "prior", 0, 1, 7, 4), IN("TargetBox", "target", 0, 1, 5, 4)},
+               {OUT("OutputBox", "out", 5, 7, 4)}, bc_encode, 1e-5};
+  compare(&c);
+}
+Test(cuda_kernels, box_coder_decode_pixels_attribute_variances) {
+  op_case c = {"box_coder", {IN("PriorBox", "prior", 0, 50, 7, 4), IN("TargetBox", "target", -1, 1, 5, 7, 4)},
+               {OUT("OutputBox", "out", 5, 7, 4)}, bc_decode_pixels_attr_var, 1e-5};
+  compare(&c);
+}
+Test(cuda_kernels, box_coder_decode_axis1) {
+  op_case c = {"box_coder",
+               {IN("PriorBox", "prior", 0, 1, 5, 4), IN("PriorBoxVar", "pvar", 0.1f, 0.3f, 5, 4),
+                IN("TargetBox", "target", -1, 1, 5, 7, 4)},
+               {OUT("OutputBox", "out", 5, 7, 4)}, bc_decode_axis1, 1e-5};
+  compare(&c);
+}
+Test(cuda_kernels, box_coder_float64) {
+  op_case c = {"box_coder",
+               {IN("PriorBox", "prior", 0, 1, 5, 4), IN("PriorBoxVar", "pvar", 0.1f, 0.3f, 5, 4),
+                IN("TargetBox", "target", -1, 1, 5, 7, 4)},
+               {OUT("OutputBox", "out", 5, 7, 4)}, bc_decode_axis1, 1e-12};
+  c.in[0].dtype = c.in[1].dtype = c.in[2].dtype = c.out[0].dtype = RILL_DTYPE_FP64;
+  compare(&c);
+}
+
 /* ---- conv3d, conv3d_transpose and their gradients (cuDNN's N-D convolution) ---- */
 
 static void conv3d_g2(rill_op_builder *b) {

@@ -504,6 +504,48 @@ def test_ops_with_bound_inputs_infer_without_copying_their_data(tmp_path):
     assert len(copies) == 2 + 4, copies  # the feeds, then the four fetches
 
 
+def detection_heads_on(place, trace):
+    """An SSD head (prior_box on a conv map, box_coder decoding the conv's offsets) and a
+    YOLOv3 head (yolo_box) on an image [2, 3, 32, 32], run twice, the second under the
+    profiler: (outputs, copies, the names of the reshaped priors and variances)."""
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 3
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        image = L.data('image', [2, 3, 32, 32], dtype='float32', append_batch_size=False)
+        size = L.data('size', [2, 2], dtype='int32', append_batch_size=False)
+        fmap = L.conv2d(image, 16, 3, stride=4, padding=1)  # [2, 16, 8, 8]
+        boxes, variances = fluid.layers.prior_box(fmap, image, min_sizes=[8.], max_sizes=[16.],
+                                                  aspect_ratios=[2.], flip=True, clip=True)
+        priors = L.reshape(boxes, [-1, 4])  # 8 * 8 * 4 priors
+        pvar = L.reshape(variances, [-1, 4])
+        loc = L.reshape(L.transpose(L.conv2d(fmap, 16, 1), [0, 2, 3, 1]), [2, -1, 4])
+        decoded = fluid.layers.box_coder(priors, pvar, loc, code_type='decode_center_size')
+        head = L.conv2d(fmap, 2 * (5 + 3), 1)
+        ybox, yscore = fluid.layers.yolo_box(head, size, anchors=[10, 13, 16, 30], class_num=3,
+                                             conf_thresh=0.4, downsample_ratio=4)
+    rng = np.random.RandomState(5)
+    feed = {'image': rng.rand(2, 3, 32, 32).astype('float32'),
+            'size': np.array([[32, 32], [28, 30]], dtype='int32')}
+    outs, copies = run_twice_profiled(place, startup, main, feed, [decoded, ybox, yscore], trace)
+    return outs, copies, [priors.name, pvar.name]
+
+
+@needs_device
+def test_detection_heads_decode_on_the_device(tmp_path):
+    """box_coder and yolo_box run on the device, prior_box on the host from the feature
+    map's shape alone: the map never leaves the device, and only the feeds, the priors
+    and their variances, and the fetched outputs move."""
+    cpu, _, _ = detection_heads_on(fluid.CPUPlace(), tmp_path / 'cpu.json')
+    gpu, copies, priors = detection_heads_on(fluid.CUDAPlace(0), tmp_path / 'gpu.json')
+    for c, g in zip(cpu, gpu):
+        np.testing.assert_allclose(g, c, rtol=1e-5, atol=1e-5)
+    assert 0 < (cpu[1] != 0).sum() < cpu[1].size  # some cells above conf_thresh, some below
+    assert sorted(copies[:2]) == ['image', 'size'], copies
+    # prior_box and the reshapes viewing its outputs run on the host, from shapes alone
+    assert sorted(copies[2:4]) == sorted(priors), copies
+    assert len(copies) == 2 + 2 + 3, copies  # and the three fetches
+
+
 def recurrent_inference_on(place, trace):
     """Fluid 1.x's layers.lstm (the cudnn_lstm op), two bidirectional layers in
     inference, run twice, the second under the profiler: (outputs, copies)."""
