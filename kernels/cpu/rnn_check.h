@@ -19,13 +19,48 @@ typedef struct rnn_run {
   float dropout_prob;  /* of the dropout between layers */
 } rnn_run;
 
+/* The part of the checks the two ops share: the geometry of Input x [T, N, I] and the
+ * attributes at the given positions (num_layers and hidden_size positive, dropout_prob
+ * in [0, 1]); fills r but for its lengths. */
+static inline rill_status *rnn_geom_of(rill_kernel_ctx *ctx, const rill_tensor *x, rill_rnn_mode mode,
+                                       size_t layers_at, size_t bidirec_at, size_t hidden_at, size_t dropout_at,
+                                       rnn_run *r) {
+  *r = (rnn_run){.mode = mode, .T = x->dims.d[0], .N = x->dims.d[1], .lens = NULL};
+  rill_rnn_geom *g = &r->g;
+  g->gates = rill_rnn_gates(mode);
+  g->layers = ctx->attrs[layers_at].v.i;
+  g->dirs = ctx->attrs[bidirec_at].v.b ? 2 : 1;
+  g->hidden = ctx->attrs[hidden_at].v.i;
+  g->input = x->dims.d[2];
+  if (g->layers < 1 || g->hidden < 1)
+    return rill_kernel_error(ctx, "attributes num_layers and hidden_size must be positive");
+  r->dropout_prob = ctx->attrs[dropout_at].v.f;
+  if (!(r->dropout_prob >= 0 && r->dropout_prob <= 1))
+    return rill_kernel_error(ctx, "attribute dropout_prob %g must lie in [0, 1]", (double)r->dropout_prob);
+  return NULL;
+}
+
+/* Input `slot` [i], an initial state: [layers * dirs, N, hidden] of dtype dt. */
+static inline rill_status *rnn_check_state(rill_kernel_ctx *ctx, rill_dtype dt, size_t slot, size_t i,
+                                           const rnn_run *r) {
+  rill_tensor *s = NULL;
+  RILL_TRY(rill_kin_need(ctx, slot, i, dt, &s));
+  rill_dims sd = {.n = 3, .d = {r->g.layers * r->g.dirs, r->N, r->g.hidden}};
+  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+  if (!rill_dims_equal(&s->dims, &sd))
+    return rill_kernel_error(ctx, "input %s[%zu] (%s) has shape %s, expected %s", ctx->schema->inputs[slot].name, i,
+                             rill_kin_name(ctx, slot, i), rill_dims_str(&s->dims, a, sizeof a),
+                             rill_dims_str(&sd, b, sizeof b));
+  return NULL;
+}
+
 /* The checks of the inference on the inputs the rnn kernels share (rnn and rnn_grad, on
  * every place), repeated where memory safety depends on them; fills r but for its
  * lengths. */
 static inline rill_status *rnn_check_inputs(rill_kernel_ctx *ctx, rill_dtype dt, rnn_run *r) {
   const char *mode_s = ctx->attrs[RILL_RNN_ATTR_MODE].v.s;
-  r->mode = rill_rnn_mode_of(mode_s);
-  if (r->mode == RILL_RNN_MODE_COUNT)
+  rill_rnn_mode mode = rill_rnn_mode_of(mode_s);
+  if (mode == RILL_RNN_MODE_COUNT)
     return rill_kernel_error(ctx, "attribute mode is \"%s\", expected LSTM, GRU, RNN_RELU or "
                              "RNN_TANH", mode_s ? mode_s : "");
   rill_tensor *x = NULL;
@@ -33,20 +68,9 @@ static inline rill_status *rnn_check_inputs(rill_kernel_ctx *ctx, rill_dtype dt,
   if (x->dims.n != 3)
     return rill_kernel_error(ctx, "input Input (%s) must be [T, N, I]",
                              rill_kin_name(ctx, RILL_RNN_IN_INPUT, 0));
-  rill_rnn_geom *g = &r->g;
-  r->T = x->dims.d[0], r->N = x->dims.d[1];
-  r->lens = NULL;
-  g->gates = rill_rnn_gates(r->mode);
-  g->layers = ctx->attrs[RILL_RNN_ATTR_NUM_LAYERS].v.i;
-  g->dirs = ctx->attrs[RILL_RNN_ATTR_IS_BIDIREC].v.b ? 2 : 1;
-  g->hidden = ctx->attrs[RILL_RNN_ATTR_HIDDEN_SIZE].v.i;
-  g->input = x->dims.d[2];
-  if (g->layers < 1 || g->hidden < 1)
-    return rill_kernel_error(ctx, "attributes num_layers and hidden_size must be positive");
-  r->dropout_prob = ctx->attrs[RILL_RNN_ATTR_DROPOUT_PROB].v.f;
-  if (!(r->dropout_prob >= 0 && r->dropout_prob <= 1))
-    return rill_kernel_error(ctx, "attribute dropout_prob %g must lie in [0, 1]",
-                             (double)r->dropout_prob);
+  RILL_TRY(rnn_geom_of(ctx, x, mode, RILL_RNN_ATTR_NUM_LAYERS, RILL_RNN_ATTR_IS_BIDIREC, RILL_RNN_ATTR_HIDDEN_SIZE,
+                       RILL_RNN_ATTR_DROPOUT_PROB, r));
+  const rill_rnn_geom *g = &r->g;
   int64_t nw = rill_rnn_weight_count(g);
   if ((int64_t)ctx->nin[RILL_RNN_IN_WEIGHT_LIST] != nw)
     return rill_kernel_error(ctx, "input WeightList has %zu tensors, expected %lld",
@@ -62,18 +86,10 @@ static inline rill_status *rnn_check_inputs(rill_kernel_ctx *ctx, rill_dtype dt,
                                (long long)k, rill_kin_name(ctx, RILL_RNN_IN_WEIGHT_LIST, (size_t)k),
                                rill_dims_str(&w->dims, a, sizeof a), rill_dims_str(&want, b, sizeof b));
   }
-  size_t nstate = r->mode == RILL_RNN_LSTM ? 2 : 1;
-  rill_dims sd = {.n = 3, .d = {g->layers * g->dirs, r->N, g->hidden}};
+  size_t nstate = mode == RILL_RNN_LSTM ? 2 : 1;
   if (ctx->nin[RILL_RNN_IN_PRE_STATE] != nstate)
     return rill_kernel_error(ctx, "input PreState must have %zu tensors", nstate);
-  for (size_t i = 0; i < nstate; i++) {
-    rill_tensor *s = NULL;
-    RILL_TRY(rill_kin_need(ctx, RILL_RNN_IN_PRE_STATE, i, dt, &s));
-    if (!rill_dims_equal(&s->dims, &sd))
-      return rill_kernel_error(ctx, "input PreState[%zu] (%s) has shape %s, expected %s", i,
-                               rill_kin_name(ctx, RILL_RNN_IN_PRE_STATE, i),
-                               rill_dims_str(&s->dims, a, sizeof a), rill_dims_str(&sd, b, sizeof b));
-  }
+  for (size_t i = 0; i < nstate; i++) RILL_TRY(rnn_check_state(ctx, dt, RILL_RNN_IN_PRE_STATE, i, r));
   return NULL;
 }
 
@@ -82,37 +98,21 @@ static inline rill_status *rnn_check_inputs(rill_kernel_ctx *ctx, rill_dtype dt,
 static inline rill_status *cudnn_lstm_check_inputs(rill_kernel_ctx *ctx, rill_dtype dt, rnn_run *r) {
   rill_tensor *x = NULL, *t = NULL;
   RILL_TRY(rill_kin_need(ctx, RILL_CUDNN_LSTM_IN_INPUT, 0, dt, &x));
-  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+  char a[RILL_DIMS_STR_MAX];
   if (x->dims.n != 3)
     return rill_kernel_error(ctx, "input Input (%s) has shape %s, expected [T, N, input_size]",
                              rill_kin_name(ctx, RILL_CUDNN_LSTM_IN_INPUT, 0),
                              rill_dims_str(&x->dims, a, sizeof a));
-  rill_rnn_geom *g = &r->g;
-  *r = (rnn_run){.mode = RILL_RNN_LSTM, .T = x->dims.d[0], .N = x->dims.d[1], .lens = NULL};
-  g->gates = 4;
-  g->layers = ctx->attrs[RILL_CUDNN_LSTM_ATTR_NUM_LAYERS].v.i;
-  g->dirs = ctx->attrs[RILL_CUDNN_LSTM_ATTR_IS_BIDIREC].v.b ? 2 : 1;
-  g->hidden = ctx->attrs[RILL_CUDNN_LSTM_ATTR_HIDDEN_SIZE].v.i;
-  g->input = x->dims.d[2];
-  if (g->layers < 1 || g->hidden < 1)
-    return rill_kernel_error(ctx, "attributes num_layers and hidden_size must be positive");
+  RILL_TRY(rnn_geom_of(ctx, x, RILL_RNN_LSTM, RILL_CUDNN_LSTM_ATTR_NUM_LAYERS, RILL_CUDNN_LSTM_ATTR_IS_BIDIREC,
+                       RILL_CUDNN_LSTM_ATTR_HIDDEN_SIZE, RILL_CUDNN_LSTM_ATTR_DROPOUT_PROB, r));
+  const rill_rnn_geom *g = &r->g;
   int64_t isz = ctx->attrs[RILL_CUDNN_LSTM_ATTR_INPUT_SIZE].v.i;
   if (isz > 0 && isz != g->input)
     return rill_kernel_error(ctx, "attribute input_size %lld differs from Input (%s)'s last "
                              "extent %lld", (long long)isz,
                              rill_kin_name(ctx, RILL_CUDNN_LSTM_IN_INPUT, 0), (long long)g->input);
-  r->dropout_prob = ctx->attrs[RILL_CUDNN_LSTM_ATTR_DROPOUT_PROB].v.f;
-  if (!(r->dropout_prob >= 0 && r->dropout_prob <= 1))
-    return rill_kernel_error(ctx, "attribute dropout_prob %g must lie in [0, 1]",
-                             (double)r->dropout_prob);
-  rill_dims sd = {.n = 3, .d = {g->layers * g->dirs, r->N, g->hidden}};
-  for (size_t s = RILL_CUDNN_LSTM_IN_INIT_H; s <= RILL_CUDNN_LSTM_IN_INIT_C; s++) {
-    RILL_TRY(rill_kin_need(ctx, s, 0, dt, &t));
-    if (!rill_dims_equal(&t->dims, &sd))
-      return rill_kernel_error(ctx, "input %s (%s) has shape %s, expected %s",
-                               ctx->schema->inputs[s].name, rill_kin_name(ctx, s, 0),
-                               rill_dims_str(&t->dims, a, sizeof a), rill_dims_str(&sd, b, sizeof b));
-  }
+  RILL_TRY(rnn_check_state(ctx, dt, RILL_CUDNN_LSTM_IN_INIT_H, 0, r));
+  RILL_TRY(rnn_check_state(ctx, dt, RILL_CUDNN_LSTM_IN_INIT_C, 0, r));
   RILL_TRY(rill_kin_need(ctx, RILL_CUDNN_LSTM_IN_W, 0, dt, &t));
   int64_t want = rill_cudnn_lstm_weight_numel(g->layers, g->dirs, g->input, g->hidden);
   if (rill_tensor_numel(t) != want)
