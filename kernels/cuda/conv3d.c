@@ -38,40 +38,46 @@ static rill_status *shape_of(rill_kernel_ctx *ctx, const rill_tensor *x, const r
   return NULL;
 }
 
+_Static_assert(RILL_SAME_POS(RILL_CONV3D_IN_INPUT, RILL_CONV3D_TRANSPOSE_IN_INPUT) &&
+                   RILL_SAME_POS(RILL_CONV3D_IN_FILTER, RILL_CONV3D_TRANSPOSE_IN_FILTER) &&
+                   RILL_SAME_POS(RILL_CONV3D_OUT_OUTPUT, RILL_CONV3D_TRANSPOSE_OUT_OUTPUT),
+               "conv3d and conv3d_transpose keep their operands at the same positions");
+
+/* The operands of conv3d and conv3d_transpose: Input, Filter and Output (checked against
+ * the shape), the shape and the device; *d stays NULL when Output is empty. */
+static rill_status *forward_args_get(rill_kernel_ctx *ctx, bool transpose, rill_tensor **x, rill_tensor **f,
+                                     rill_tensor **out, rill_cuda_conv *s, rill_cuda_dev **d) {
+  RILL_TRY(rill_kin_need(ctx, RILL_CONV3D_IN_INPUT, 0, RILL_DTYPE_FP32, x));
+  RILL_TRY(rill_kin_need(ctx, RILL_CONV3D_IN_FILTER, 0, RILL_DTYPE_FP32, f));
+  RILL_TRY(rill_kout_need(ctx, RILL_CONV3D_OUT_OUTPUT, 0, RILL_DTYPE_FP32, out));
+  conv3d_geom g;
+  RILL_TRY(shape_of(ctx, *x, *f, transpose, &g, s));
+  rill_dims want = transpose ? conv3d_dims(&g, g.c, g.in) : conv3d_dims(&g, g.m, g.out);
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV3D_OUT_OUTPUT, 0, *out, &want));
+  *d = NULL;
+  return rill_tensor_numel(*out) ? rill_cuda_kernel_dev(ctx, *out, d) : NULL;
+}
+
 rill_status *rill_cuda_conv3d_fp32(rill_kernel_ctx *ctx) {
-  rill_tensor *x = NULL, *f = NULL, *out = NULL;
-  RILL_TRY(rill_kin_need(ctx, RILL_CONV3D_IN_INPUT, 0, RILL_DTYPE_FP32, &x));
-  RILL_TRY(rill_kin_need(ctx, RILL_CONV3D_IN_FILTER, 0, RILL_DTYPE_FP32, &f));
-  RILL_TRY(rill_kout_need(ctx, RILL_CONV3D_OUT_OUTPUT, 0, RILL_DTYPE_FP32, &out));
   if (rill_kin(ctx, RILL_CONV3D_IN_RESIDUAL_DATA, 0))
     return rill_kernel_error(ctx, "input ResidualData is a oneDNN fusion rill does not run");
-  conv3d_geom g;
+  rill_tensor *x = NULL, *f = NULL, *out = NULL;
   rill_cuda_conv s;
-  RILL_TRY(shape_of(ctx, x, f, false, &g, &s));
-  rill_dims want = conv3d_dims(&g, g.m, g.out);
-  RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV3D_OUT_OUTPUT, 0, out, &want));
-  if (rill_tensor_numel(out) == 0) return NULL;
   rill_cuda_dev *d = NULL;
-  RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
+  RILL_TRY(forward_args_get(ctx, false, &x, &f, &out, &s, &d));
+  if (!d) return NULL;
   return rill_cuda_conv_forward(ctx, d, &s, rill_cuda_conv_workspace_limit(ctx, RILL_CONV3D_ATTR_WORKSPACE_SIZE_MB),
                                 rill_tensor_ptr(x), rill_tensor_ptr(f), rill_tensor_ptr(out), NULL);
 }
 
 rill_status *rill_cuda_conv3d_transpose_fp32(rill_kernel_ctx *ctx) {
-  rill_tensor *x = NULL, *f = NULL, *out = NULL;
-  RILL_TRY(rill_kin_need(ctx, RILL_CONV3D_TRANSPOSE_IN_INPUT, 0, RILL_DTYPE_FP32, &x));
-  RILL_TRY(rill_kin_need(ctx, RILL_CONV3D_TRANSPOSE_IN_FILTER, 0, RILL_DTYPE_FP32, &f));
-  RILL_TRY(rill_kout_need(ctx, RILL_CONV3D_TRANSPOSE_OUT_OUTPUT, 0, RILL_DTYPE_FP32, &out));
   if (rill_kin(ctx, RILL_CONV3D_TRANSPOSE_IN_BIAS, 0))
     return rill_kernel_error(ctx, "input Bias is not supported: add the bias with elementwise_add");
-  conv3d_geom g;
+  rill_tensor *x = NULL, *f = NULL, *out = NULL;
   rill_cuda_conv s;
-  RILL_TRY(shape_of(ctx, x, f, true, &g, &s));
-  rill_dims want = conv3d_dims(&g, g.c, g.in);
-  RILL_TRY(rill_kout_check_dims(ctx, RILL_CONV3D_TRANSPOSE_OUT_OUTPUT, 0, out, &want));
-  if (rill_tensor_numel(out) == 0) return NULL;
   rill_cuda_dev *d = NULL;
-  RILL_TRY(rill_cuda_kernel_dev(ctx, out, &d));
+  RILL_TRY(forward_args_get(ctx, true, &x, &f, &out, &s, &d));
+  if (!d) return NULL;
   return rill_cuda_conv_backward(ctx, d, &s,
                                  rill_cuda_conv_workspace_limit(ctx, RILL_CONV3D_TRANSPOSE_ATTR_WORKSPACE_SIZE_MB),
                                  NULL, rill_tensor_ptr(f), rill_tensor_ptr(x), rill_tensor_ptr(out), NULL);
