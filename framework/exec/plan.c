@@ -68,6 +68,7 @@ static long intern_var(rill_plan *p, name_table *t, const rill_program *prog, co
   } else if (d) {
     v->has_desc = true;
     v->desc_tensor = d->has_tensor && d->type == RILL_VAR_LOD_TENSOR;
+    v->need_check_feed = d->need_check_feed;
     v->desc_array = d->type == RILL_VAR_LOD_TENSOR_ARRAY;
     v->desc_scopes = d->type == RILL_VAR_STEP_SCOPES;
     v->dtype = d->dtype;

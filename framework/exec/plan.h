@@ -30,6 +30,7 @@ typedef struct plan_var {
   bool has_desc;        /* the plan's block (or, for a sub-block, an ancestor) declares it */
   bool outer_persist;   /* a sub-block's VAR_OUTER that its ancestor declares persistable */
   bool desc_tensor;     /* ... with a tensor description */
+  bool need_check_feed; /* ... whose feeds must match its declared shape (Paddle's flag) */
   bool desc_array;      /* ... as a LOD_TENSOR_ARRAY: an empty array from the run's start */
   bool desc_scopes;     /* ... as STEP_SCOPES: the kept scopes are freed when the run ends */
   rill_dtype dtype;

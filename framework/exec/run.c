@@ -10,6 +10,11 @@
 #include "framework/exec/pool.h"
 #include "framework/exec/profiler.h"
 
+/* A feed's dtype must be the variable's; its shape must match the declared one (-1: any
+ * extent) where the variable has need_check_feed, as Paddle's Executor checks. Other
+ * feeds may take any shape: each op infers from the shapes it is given at run time, so
+ * a network declared at one image size runs at another wherever its ops allow it (as
+ * Paddle's inference runs it), and an op that cannot take it says so. */
 static rill_status *check_fed(const plan_var *v, const rill_tensor *t) {
   if (!t->buf && rill_dims_known(&t->dims) && rill_dims_prod(&t->dims, 0, t->dims.n) != 0)
     return rill_error(RILL_INVALID_ARGUMENT, "feed '%s': the tensor has no data", v->name);
@@ -18,6 +23,7 @@ static rill_status *check_fed(const plan_var *v, const rill_tensor *t) {
   if (t->dtype != v->dtype)
     return rill_error(RILL_INVALID_ARGUMENT, "feed '%s': dtype %s, but the variable is %s", v->name,
                       rill_dtype_name(t->dtype), rill_dtype_name(v->dtype));
+  if (!v->need_check_feed) return NULL;
   bool ok = t->dims.n == v->dims.n;
   for (int32_t i = 0; ok && i < t->dims.n; i++) ok = v->dims.d[i] < 0 || v->dims.d[i] == t->dims.d[i];
   if (!ok)

@@ -371,8 +371,14 @@ Test(exec, wrong_feed_dtype_or_shape_names_variable) {
   OK(rill_tensor_create(RILL_DTYPE_FP32, ds, 2, &xs));
   OK(rill_tensor_create(RILL_DTYPE_FP32, dr, 1, &xr));
   expect_error(run_xy(&f, xi, "y", &y), RILL_INVALID_ARGUMENT, "'x': dtype int32");
-  expect_error(run_xy(&f, xs, "y", &y), RILL_INVALID_ARGUMENT, "'x': shape [2, 5]");
-  expect_error(run_xy(&f, xr, "y", &y), RILL_INVALID_ARGUMENT, "'x'");
+  /* x does not ask for its feeds' shapes to be checked (need_check_feed, as Paddle's
+   * layers.data): the op that cannot take the shape says so */
+  expect_error(run_xy(&f, xs, "y", &y), RILL_INVALID_ARGUMENT, "op 'mul': input X (x) of shape [2, 5]");
+  expect_error(run_xy(&f, xr, "y", &y), RILL_INVALID_ARGUMENT, "input X (x) has shape [4]");
+  /* with need_check_feed (fluid.data), the feed must match the declaration */
+  OK(rill_var_set_need_check_feed(f.prog, 0, "x", true));
+  expect_error(run_xy(&f, xs, "y", &y), RILL_INVALID_ARGUMENT, "feed 'x': shape [2, 5] does not match the variable's [-1, 4]");
+  expect_error(run_xy(&f, xr, "y", &y), RILL_INVALID_ARGUMENT, "feed 'x': shape [4]");
   /* A good run afterwards still works. */
   rill_tensor *x = make_x(2, 0.5f);
   OK(run_xy(&f, x, "y", &y));

@@ -164,16 +164,21 @@ Test(predictor, names_and_declared_shapes) {
   rill_predictor_destroy(p);
 }
 
-static void expect_error(rill_predictor *p, const char *const *names, rill_tensor *const *t, size_t n,
-                         const char *needle) {
+static void expect_model_error(rill_predictor *p, const char *model, const char *const *names,
+                               rill_tensor *const *t, size_t n, const char *needle) {
   rill_tensor *out = (rill_tensor *)0x1;
   rill_status *st = rill_predictor_run(p, names, t, n, &out);
   cr_assert_eq(rill_status_code(st), RILL_INVALID_ARGUMENT, "%s", rill_status_message(st));
   const char *msg = rill_status_message(st);
   cr_assert(strstr(msg, needle), "'%s' does not say '%s'", msg, needle);
-  cr_assert(strstr(msg, "mnist_mlp_handwriting"), "'%s' does not name the model", msg);
+  cr_assert(strstr(msg, model), "'%s' does not name the model", msg);
   cr_assert_eq(out, (rill_tensor *)0x1, "outputs are untouched on error");
   rill_status_destroy(st);
+}
+
+static void expect_error(rill_predictor *p, const char *const *names, rill_tensor *const *t, size_t n,
+                         const char *needle) {
+  expect_model_error(p, "mnist_mlp_handwriting", names, t, n, needle);
 }
 
 Test(predictor, bad_inputs_fail_clearly_and_leave_it_usable) {
@@ -189,7 +194,9 @@ Test(predictor, bad_inputs_fail_clearly_and_leave_it_usable) {
   rill_tensor *bad;
   int64_t dims[4] = {1, 1, 28, 27};
   OK(rill_tensor_create(RILL_DTYPE_FP32, dims, 4, &bad));
-  expect_error(p, in.names, &bad, 1, "feed 'image': shape [1, 1, 28, 27]");
+  /* image does not ask for its feeds' shapes to be checked (need_check_feed): the first
+   * op that cannot take the shape says so */
+  expect_error(p, in.names, &bad, 1, "op 'fc': Input (image) of shape [1, 1, 28, 27] flattens to 756 columns");
   rill_tensor_destroy(bad);
   dims[3] = 28;
   OK(rill_tensor_create(RILL_DTYPE_INT64, dims, 4, &bad));
@@ -199,6 +206,59 @@ Test(predictor, bad_inputs_fail_clearly_and_leave_it_usable) {
   rill_tensor *out = NULL;
   OK(rill_predictor_run(p, in.names, in.t, in.n, &out));
   compare("mnist_mlp_handwriting", 0, out, "after errors");
+  rill_tensor_destroy(out);
+  free_inputs(&in);
+  rill_predictor_destroy(p);
+}
+
+/* A feed whose variable has need_check_feed must match the declared shape, as Paddle's
+ * Executor checks: paddlejs_gesture_rec's img is [-1, 3, 224, 224]. */
+Test(predictor, a_checked_feed_must_match_the_declared_shape) {
+  rill_predictor *p = open_model("paddlejs_gesture_rec", 2, true);
+  const char *name = rill_predictor_input_name(p, 0);
+  rill_tensor *bad;
+  OK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){1, 3, 224, 200}, 4, &bad));
+  expect_model_error(p, "paddlejs_gesture_rec", &name, &bad, 1, "shape [1, 3, 224, 200] does not match the variable's");
+  rill_tensor_destroy(bad);
+  rill_predictor_destroy(p);
+}
+
+/* Other feeds take any shape the ops accept, as Paddle's inference does: the convolution
+ * of paddlelite_simple_model (3 x 3, stride 2, padding 1, then batch_norm and relu),
+ * declared at 224 x 224, runs on the top-left 40 x 56 of its reference input and gives
+ * the top-left 20 x 28 of its reference output; then the full input again gives the
+ * whole reference (the run re-infers after each change of shape). */
+Test(predictor, an_unchecked_feed_takes_any_shape_its_ops_accept) {
+  rill_predictor *p = open_model("paddlelite_simple_model", 2, true);
+  inputs in;
+  load_inputs("paddlelite_simple_model", p, &in);
+  rill_tensor *crop, *out, *want;
+  OK(rill_tensor_create(RILL_DTYPE_FP32, (const int64_t[]){1, 3, 40, 56}, 4, &crop));
+  const float *src = rill_tensor_data(in.t[0]);
+  float *dst = rill_tensor_data(crop);
+  for (int c = 0; c < 3; c++)
+    for (int i = 0; i < 40; i++)
+      for (int j = 0; j < 56; j++) dst[(c * 40 + i) * 56 + j] = src[(c * 224 + i) * 224 + j];
+  OK(rill_predictor_run(p, in.names, &crop, 1, &out));
+  int64_t od[4];
+  size_t nd = rill_tensor_ndim(out);
+  cr_assert_eq(nd, 4);
+  for (size_t k = 0; k < 4; k++) od[k] = rill_tensor_dims(out)[k];
+  cr_assert(od[0] == 1 && od[1] == 32 && od[2] == 20 && od[3] == 28, "output [%lld, %lld, %lld, %lld]",
+            (long long)od[0], (long long)od[1], (long long)od[2], (long long)od[3]);
+  OK(rill_npy_load(MODELS "paddlelite_simple_model/refs/output_0.npy", &want));
+  const float *g = rill_tensor_data(out), *w = rill_tensor_data(want);
+  for (int c = 0; c < 32; c++)
+    for (int i = 0; i < 20; i++)
+      for (int j = 0; j < 28; j++) {
+        float a = g[(c * 20 + i) * 28 + j], b = w[(c * 112 + i) * 112 + j];
+        cr_assert(fabsf(a - b) <= 1e-5f + 1e-4f * fabsf(b), "[%d, %d, %d]: %g, want %g", c, i, j, a, b);
+      }
+  rill_tensor_destroy(want);
+  rill_tensor_destroy(out);
+  rill_tensor_destroy(crop);
+  OK(rill_predictor_run(p, in.names, in.t, in.n, &out));
+  compare("paddlelite_simple_model", 0, out, "at the declared size again");
   rill_tensor_destroy(out);
   free_inputs(&in);
   rill_predictor_destroy(p);

@@ -130,9 +130,9 @@ Test(predictor_busy, failing_runs_release_the_predictor) {
   st = rill_predictor_run(g.p, input_x, &g.x, 0, &y);
   cr_assert_eq(rill_status_code(st), RILL_INVALID_ARGUMENT, "%s", rill_status_message(st));
   rill_status_destroy(st);
-  int64_t dims[] = {3, WIDTH + 1};
+  int64_t dims[] = {3, WIDTH};
   rill_tensor *bad;
-  OK(rill_tensor_create(RILL_DTYPE_FP32, dims, 2, &bad));
+  OK(rill_tensor_create(RILL_DTYPE_INT32, dims, 2, &bad));
   st = rill_predictor_run(g.p, input_x, &bad, 1, &y);
   cr_assert_eq(rill_status_code(st), RILL_INVALID_ARGUMENT, "%s", rill_status_message(st));
   rill_status_destroy(st);
