@@ -237,7 +237,7 @@ static const rill_slot_schema grad_inputs[] = {
     [G_INPUT] = {"Input", 0, "forward Input"},
     [G_PRE_STATE] = {"PreState", RILL_SLOT_DUPLICABLE, "forward PreState"},
     [G_WEIGHT_LIST] = {"WeightList", RILL_SLOT_DUPLICABLE, "forward WeightList"},
-    [G_SEQUENCE_LENGTH] = {"SequenceLength", RILL_SLOT_DISPENSABLE, "forward SequenceLength"},
+    [G_SEQUENCE_LENGTH] = {"SequenceLength", RILL_SLOT_DISPENSABLE | RILL_SLOT_HOST_DATA, "forward SequenceLength"},
     [G_DROPOUT_STATE] = {"DropoutState", RILL_SLOT_DISPENSABLE,
                          "forward DropoutState (read when dropout_prob > 0 and num_layers > 1)"},
     [G_RESERVE] = {"Reserve", RILL_SLOT_DISPENSABLE,

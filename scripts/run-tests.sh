@@ -64,7 +64,7 @@ if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1; then
     # without device kernels) then show any host code reading a tensor where a device
     # op left it.
     on_device=()
-    for t in control_flow while_grad static_rnn dynamic_rnn layers_cond ifelse_switch cond_grad beam_search \
+    for t in control_flow while_grad static_rnn dynamic_rnn layers_cond ifelse_switch cond_grad beam_search cudnn_lstm \
       seqops lod_propagation optimizers_paddle18 loss_layers losses small_layers resize profiler; do on_device+=("tests/python/test_$t.py"); done
     RILL_TEST_EXECUTOR_PLACE=cuda:0 RILL_CUDA_LIB="$PWD/$BUILD/librill_cuda_emu.so" RILL_LIB="$PWD/$BUILD/librill.so" \
       PYTHONPATH="$PWD/python" "$PYTHON" -m pytest -q "${on_device[@]}"

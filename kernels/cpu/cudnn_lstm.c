@@ -51,19 +51,6 @@ static rill_status *cut_weights(const rnn_run *r, size_t esize, const void *w, v
   return NULL;
 }
 
-static bool has_dropout(const rill_kernel_ctx *ctx, const rnn_run *r) {
-  return !ctx->attrs[RILL_CUDNN_LSTM_ATTR_IS_TEST].v.b && r->g.layers > 1 && r->dropout_prob > 0;
-}
-
-/* Draws the dropout mask (1 = kept) into mask, n entries. */
-static void draw_mask(const rill_kernel_ctx *ctx, const rnn_run *r, uint8_t *mask, size_t n) {
-  int32_t seed = ctx->attrs[RILL_CUDNN_LSTM_ATTR_SEED].v.i;
-  rill_rng rng;
-  rill_rng_seed(&rng, seed >= 0 ? ((uint64_t)(uint32_t)seed + 1) * 0x9E3779B97F4A7C15ull
-                                : rill_random_run_seed(ctx));
-  for (size_t i = 0; i < n; i++) mask[i] = rill_rng_uniform(&rng) < r->dropout_prob ? 0 : 1;
-}
-
 /* Reserve's mask section <-> the engine's uint8 mask. */
 static void mask_store(rill_dtype dt, void *sec, const uint8_t *mask, size_t n) {
   for (size_t i = 0; i < n; i++) {
@@ -112,9 +99,9 @@ static rill_status *cudnn_lstm_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   const size_t esize = rill_dtype_size(dt);
   const size_t mask_n = (size_t)(r.T * r.N * g->dirs * g->hidden);
   uint8_t *mask = NULL;
-  if (has_dropout(ctx, &r)) {
+  if (cudnn_lstm_has_dropout(ctx, &r)) {
     if (!(mask = rill_malloc(mask_n ? mask_n : 1))) return rill_oom();
-    draw_mask(ctx, &r, mask, mask_n);
+    cudnn_lstm_draw_mask(ctx, &r, rill_random_run_seed, mask, mask_n);
   }
   if (res && g->layers > 1)
     mask_store(dt, res + (size_t)rill_rnn_reserve_numel(g, RILL_RNN_LSTM, r.T, r.N) * esize, mask,
@@ -193,7 +180,7 @@ static rill_status *cudnn_lstm_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   const int64_t rnn_n = rill_rnn_reserve_numel(g, RILL_RNN_LSTM, r.T, r.N);
   const int64_t res_n = rill_cudnn_lstm_reserve_numel(g->layers, g->dirs, g->hidden, r.T, r.N);
   const size_t mask_n = (size_t)(r.T * r.N * g->dirs * g->hidden);
-  const bool dropout = has_dropout(ctx, &r);
+  const bool dropout = cudnn_lstm_has_dropout(ctx, &r);
   const char *res = NULL;
   char *own_res = NULL;
   uint8_t *mask = NULL;
@@ -222,7 +209,7 @@ static rill_status *cudnn_lstm_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
                              (double)r.dropout_prob, (int)ctx->attrs[RILL_CUDNN_LSTM_ATTR_SEED].v.i);
       goto done;
     }
-    if (dropout) draw_mask(ctx, &r, mask, mask_n);
+    if (dropout) cudnn_lstm_draw_mask(ctx, &r, rill_random_run_seed, mask, mask_n);
     size_t scratch = (size_t)rnn_n + mask_n + 2 * (size_t)(g->layers * g->dirs * r.N * g->hidden);
     if (!(own_res = rill_malloc((scratch ? scratch : 1) * esize))) {
       st = rill_oom();

@@ -232,64 +232,24 @@ static rill_status *weights_of(const rill_kernel_ctx *ctx, const rnn_run *r, boo
   return NULL;
 }
 
-/* The dropout mask's seed: the `seed` attribute when set (the same mask on every run),
- * else a new one each run (rill_random_run_seed). */
-static uint64_t dropout_seed(const rill_kernel_ctx *ctx) {
-  int32_t seed = ctx->attrs[RILL_RNN_ATTR_SEED].v.i;
-  if (seed != 0) return (uint64_t)(uint32_t)seed;
-  return rill_random_run_seed(ctx) ^ 0x9E3779B97F4A7C15ull;
-}
-
-/* Whether the layers' inputs go through dropout. */
-static bool has_dropout(const rill_kernel_ctx *ctx, const rnn_run *r) {
-  return !ctx->attrs[RILL_RNN_ATTR_IS_TEST].v.b && r->g.layers > 1 && r->dropout_prob > 0;
-}
-
 static rill_status *rnn_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   rnn_run r;
   RILL_TRY(rnn_check_inputs(ctx, dt, &r));
   const rill_rnn_geom *g = &r.g;
-  bool train = !ctx->attrs[RILL_RNN_ATTR_IS_TEST].v.b;
-  size_t nstate = r.mode == RILL_RNN_LSTM ? 2 : 1;
-  if (ctx->nout[RILL_RNN_OUT_STATE] != nstate)
-    return rill_kernel_error(ctx, "output State must have %zu tensors", nstate);
-  rill_dims sd = {.n = 3, .d = {g->layers * g->dirs, r.N, g->hidden}};
-  rill_dims od = {.n = 3, .d = {r.T, r.N, g->dirs * g->hidden}};
-  rill_tensor *t = NULL;
-  for (size_t i = 0; i < nstate; i++) {
-    RILL_TRY(rill_kout_need(ctx, RILL_RNN_OUT_STATE, i, dt, &t));
-    RILL_TRY(rill_kout_check_dims(ctx, RILL_RNN_OUT_STATE, i, t, &sd));
-  }
-  RILL_TRY(rill_kout_need(ctx, RILL_RNN_OUT_OUT, 0, dt, &t));
-  RILL_TRY(rill_kout_check_dims(ctx, RILL_RNN_OUT_OUT, 0, t, &od));
-  void *res = NULL;
-  uint8_t *mask = NULL, *own_mask = NULL;
-  if (train && rill_kout(ctx, RILL_RNN_OUT_RESERVE, 0)) {
-    rill_dims rd = {.n = 1, .d = {rill_rnn_reserve_numel(g, r.mode, r.T, r.N)}};
-    RILL_TRY(rill_kout_need(ctx, RILL_RNN_OUT_RESERVE, 0, dt, &t));
-    RILL_TRY(rill_kout_check_dims(ctx, RILL_RNN_OUT_RESERVE, 0, t, &rd));
-    res = rill_tensor_ptr(t);
-  }
-  if (train && rill_kout(ctx, RILL_RNN_OUT_DROPOUT_STATE, 0)) {
-    RILL_TRY(rill_kout_need(ctx, RILL_RNN_OUT_DROPOUT_STATE, 0, RILL_DTYPE_UINT8, &t));
-    RILL_TRY(rill_kout_check_dims(ctx, RILL_RNN_OUT_DROPOUT_STATE, 0, t, &od));
-    mask = rill_tensor_ptr(t);
-  }
+  bool train;
+  rill_tensor *res_t = NULL, *mask_t = NULL;
+  RILL_TRY(rnn_check_outputs(ctx, dt, &r, &train, &res_t, &mask_t));
+  void *res = res_t ? rill_tensor_ptr(res_t) : NULL;
+  uint8_t *mask = mask_t ? rill_tensor_ptr(mask_t) : NULL, *own_mask = NULL;
   int64_t *lens = NULL;
   RILL_TRY(rnn_lengths_of(ctx, &r, &lens));
   size_t mask_n = (size_t)(r.T * r.N * g->dirs * g->hidden);
-  bool dropout = has_dropout(ctx, &r);
+  bool dropout = rnn_has_dropout(ctx, &r);
   if (dropout && !mask && !(mask = own_mask = rill_malloc(mask_n ? mask_n : 1))) {
     rill_free(lens);
     return rill_oom();
   }
-  if (mask && dropout) { /* one mask for every layer, as Paddle draws it */
-    rill_rng rng;
-    rill_rng_seed(&rng, dropout_seed(ctx));
-    for (size_t i = 0; i < mask_n; i++) mask[i] = rill_rng_uniform(&rng) < r.dropout_prob ? 0 : 1;
-  } else if (mask) {
-    memset(mask, 1, mask_n); /* training without dropout: everything kept, as in Paddle */
-  }
+  if (mask) rnn_draw_mask(ctx, &r, rill_random_run_seed, mask, mask_n); /* one for every layer, as Paddle */
   const uint8_t *use_mask = dropout ? mask : NULL;
   bool lstm = r.mode == RILL_RNN_LSTM;
   rnn_io io = {.x = in_data(ctx, RILL_RNN_IN_INPUT, 0),
@@ -309,83 +269,13 @@ static rill_status *rnn_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   return st;
 }
 
-/* An upstream gradient (slot, i): NULL when absent or empty (zeros), else checked. */
-static rill_status *upstream(rill_kernel_ctx *ctx, size_t slot, size_t i, rill_dtype dt,
-                             const rill_dims *want) {
-  rill_tensor *t = rill_kin(ctx, slot, i);
-  if (!t || !rill_tensor_is_set(t)) return NULL;
-  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
-  if (t->dtype != dt || !rill_dims_equal(&t->dims, want))
-    return rill_kernel_error(ctx, "input %s (%s) is %s %s, expected %s %s",
-                             ctx->schema->inputs[slot].name, rill_kin_name(ctx, slot, i),
-                             rill_dtype_name(t->dtype), rill_dims_str(&t->dims, a, sizeof a),
-                             rill_dtype_name(dt), rill_dims_str(want, b, sizeof b));
-  return NULL;
-}
-
-/* A wanted gradient output (slot, i), checked against `want`; absent ones are skipped. */
-static rill_status *grad_out(rill_kernel_ctx *ctx, size_t slot, size_t i, rill_dtype dt,
-                             const rill_dims *want) {
-  if (!rill_kout(ctx, slot, i)) return NULL;
-  rill_tensor *t = NULL;
-  RILL_TRY(rill_kout_need(ctx, slot, i, dt, &t));
-  return rill_kout_check_dims(ctx, slot, i, t, want);
-}
-
 static rill_status *rnn_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   rnn_run r;
   RILL_TRY(rnn_check_inputs(ctx, dt, &r));
-  const rill_rnn_geom *g = &r.g;
-  if (ctx->attrs[RILL_RNN_ATTR_IS_TEST].v.b)
-    return rill_kernel_error(ctx, "attribute is_test is true: the gradient needs the forward rnn "
-                             "run in training mode (is_test false)");
-  size_t nstate = r.mode == RILL_RNN_LSTM ? 2 : 1;
-  rill_dims sd = {.n = 3, .d = {g->layers * g->dirs, r.N, g->hidden}};
-  rill_dims od = {.n = 3, .d = {r.T, r.N, g->dirs * g->hidden}};
-  rill_tensor *t = NULL;
-  int64_t want_res = rill_rnn_reserve_numel(g, r.mode, r.T, r.N);
-  t = rill_kin(ctx, RILL_RNN_GRAD_IN_RESERVE, 0);
-  if (!t || !rill_tensor_is_set(t) || t->dtype != dt || rill_tensor_numel(t) != want_res)
-    return rill_kernel_error(ctx, "input Reserve (%s) %s, expected %s [%lld]: the forward rnn "
-                             "keeps its gates there when it runs in training mode (is_test "
-                             "false) with output Reserve", rill_kin_name(ctx, RILL_RNN_GRAD_IN_RESERVE, 0),
-                             !t || !rill_tensor_is_set(t) ? "holds no data" : "has another size or dtype",
-                             rill_dtype_name(dt), (long long)want_res);
-  const void *res = rill_tensor_ptr(t);
-  RILL_TRY(rill_kin_need(ctx, RILL_RNN_GRAD_IN_OUT, 0, dt, &t));
-  if (!rill_dims_equal(&t->dims, &od)) {
-    char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
-    return rill_kernel_error(ctx, "input Out (%s) has shape %s, expected %s",
-                             rill_kin_name(ctx, RILL_RNN_GRAD_IN_OUT, 0),
-                             rill_dims_str(&t->dims, a, sizeof a), rill_dims_str(&od, b, sizeof b));
-  }
-  RILL_TRY(upstream(ctx, RILL_RNN_GRAD_IN_OUT_GRAD, 0, dt, &od));
-  if (ctx->nin[RILL_RNN_GRAD_IN_STATE_GRAD] && ctx->nin[RILL_RNN_GRAD_IN_STATE_GRAD] != nstate)
-    return rill_kernel_error(ctx, "input State@GRAD must have %zu tensors", nstate);
-  for (size_t i = 0; i < ctx->nin[RILL_RNN_GRAD_IN_STATE_GRAD]; i++)
-    RILL_TRY(upstream(ctx, RILL_RNN_GRAD_IN_STATE_GRAD, i, dt, &sd));
-  const uint8_t *mask = NULL;
-  if (has_dropout(ctx, &r)) {
-    RILL_TRY(rill_kin_need(ctx, RILL_RNN_GRAD_IN_DROPOUT_STATE, 0, RILL_DTYPE_UINT8, &t));
-    if (!rill_dims_equal(&t->dims, &od))
-      return rill_kernel_error(ctx, "input DropoutState (%s) must be uint8 of Out's shape",
-                               rill_kin_name(ctx, RILL_RNN_GRAD_IN_DROPOUT_STATE, 0));
-    mask = rill_tensor_ptr(t);
-  }
-  RILL_TRY(grad_out(ctx, RILL_RNN_GRAD_OUT_INPUT_GRAD, 0, dt,
-                    &rill_kin(ctx, RILL_RNN_GRAD_IN_INPUT, 0)->dims));
-  if (ctx->nout[RILL_RNN_GRAD_OUT_PRE_STATE_GRAD] > nstate)
-    return rill_kernel_error(ctx, "output PreState@GRAD has more than %zu tensors", nstate);
-  for (size_t i = 0; i < ctx->nout[RILL_RNN_GRAD_OUT_PRE_STATE_GRAD]; i++)
-    RILL_TRY(grad_out(ctx, RILL_RNN_GRAD_OUT_PRE_STATE_GRAD, i, dt, &sd));
-  int64_t nw = rill_rnn_weight_count(g);
-  if ((int64_t)ctx->nout[RILL_RNN_GRAD_OUT_WEIGHT_LIST_GRAD] > nw)
-    return rill_kernel_error(ctx, "output WeightList@GRAD has more than %lld tensors", (long long)nw);
-  for (size_t k = 0; k < ctx->nout[RILL_RNN_GRAD_OUT_WEIGHT_LIST_GRAD]; k++) {
-    rill_dims want;
-    rill_rnn_weight_at(g, (int64_t)k, &want);
-    RILL_TRY(grad_out(ctx, RILL_RNN_GRAD_OUT_WEIGHT_LIST_GRAD, k, dt, &want));
-  }
+  rill_tensor *res_t = NULL, *mask_t = NULL;
+  RILL_TRY(rnn_grad_check(ctx, dt, &r, &res_t, &mask_t));
+  const void *res = rill_tensor_ptr(res_t);
+  const uint8_t *mask = mask_t ? rill_tensor_ptr(mask_t) : NULL;
   int64_t *lens = NULL;
   RILL_TRY(rnn_lengths_of(ctx, &r, &lens));
   bool lstm = r.mode == RILL_RNN_LSTM;

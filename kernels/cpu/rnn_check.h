@@ -5,7 +5,10 @@
 #ifndef RILL_KERNELS_CPU_RNN_CHECK_H
 #define RILL_KERNELS_CPU_RNN_CHECK_H
 
+#include <string.h>
+
 #include "framework/base/alloc.h"
+#include "framework/base/random.h"
 #include "kernels/cpu/kernels.h"
 #include "operators/cudnn_lstm.h"
 #include "operators/rnn.h"
@@ -160,6 +163,158 @@ static inline rill_status *rnn_lengths_of(rill_kernel_ctx *ctx, rnn_run *r, int6
   }
   r->lens = *lens;
   return NULL;
+}
+
+/* ---- rnn's training form: the outputs it keeps and the gradient's inputs ---- */
+
+/* Whether the layers' inputs go through dropout: training, more than one layer and
+ * dropout_prob above 0. */
+static inline bool rnn_has_dropout(const rill_kernel_ctx *ctx, const rnn_run *r) {
+  return !ctx->attrs[RILL_RNN_ATTR_IS_TEST].v.b && r->g.layers > 1 && r->dropout_prob > 0;
+}
+
+/* rnn's DropoutState, n entries (1: kept): drawn from the `seed` attribute when it is
+ * set (the same mask on every run), else from run_seed(ctx), new each run, with the one
+ * generator and order of every place, so that a device drops the CPU's elements; all
+ * ones when the run trains without dropout, as Paddle writes it. */
+static inline void rnn_draw_mask(const rill_kernel_ctx *ctx, const rnn_run *r,
+                                 uint64_t (*run_seed)(const rill_kernel_ctx *), uint8_t *mask, size_t n) {
+  if (!rnn_has_dropout(ctx, r)) {
+    memset(mask, 1, n);
+    return;
+  }
+  int32_t seed = ctx->attrs[RILL_RNN_ATTR_SEED].v.i;
+  rill_rng rng;
+  rill_rng_seed(&rng, seed != 0 ? (uint64_t)(uint32_t)seed : run_seed(ctx) ^ 0x9E3779B97F4A7C15ull);
+  for (size_t i = 0; i < n; i++) mask[i] = rill_rng_uniform(&rng) < r->dropout_prob ? 0 : 1;
+}
+
+/* rnn's outputs, checked against r: State (2 tensors for LSTM, else 1) and Out; when
+ * training, Reserve (*res, NULL when not wanted) and DropoutState (*mask, likewise).
+ * Sets *train. */
+static inline rill_status *rnn_check_outputs(rill_kernel_ctx *ctx, rill_dtype dt, const rnn_run *r, bool *train,
+                                             rill_tensor **res, rill_tensor **mask) {
+  const rill_rnn_geom *g = &r->g;
+  *train = !ctx->attrs[RILL_RNN_ATTR_IS_TEST].v.b;
+  *res = *mask = NULL;
+  size_t nstate = r->mode == RILL_RNN_LSTM ? 2 : 1;
+  if (ctx->nout[RILL_RNN_OUT_STATE] != nstate)
+    return rill_kernel_error(ctx, "output State must have %zu tensors", nstate);
+  rill_dims sd = {.n = 3, .d = {g->layers * g->dirs, r->N, g->hidden}};
+  rill_dims od = {.n = 3, .d = {r->T, r->N, g->dirs * g->hidden}};
+  rill_tensor *t = NULL;
+  for (size_t i = 0; i < nstate; i++) {
+    RILL_TRY(rill_kout_need(ctx, RILL_RNN_OUT_STATE, i, dt, &t));
+    RILL_TRY(rill_kout_check_dims(ctx, RILL_RNN_OUT_STATE, i, t, &sd));
+  }
+  RILL_TRY(rill_kout_need(ctx, RILL_RNN_OUT_OUT, 0, dt, &t));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_RNN_OUT_OUT, 0, t, &od));
+  if (*train && rill_kout(ctx, RILL_RNN_OUT_RESERVE, 0)) {
+    rill_dims rd = {.n = 1, .d = {rill_rnn_reserve_numel(g, r->mode, r->T, r->N)}};
+    RILL_TRY(rill_kout_need(ctx, RILL_RNN_OUT_RESERVE, 0, dt, res));
+    RILL_TRY(rill_kout_check_dims(ctx, RILL_RNN_OUT_RESERVE, 0, *res, &rd));
+  }
+  if (*train && rill_kout(ctx, RILL_RNN_OUT_DROPOUT_STATE, 0)) {
+    RILL_TRY(rill_kout_need(ctx, RILL_RNN_OUT_DROPOUT_STATE, 0, RILL_DTYPE_UINT8, mask));
+    RILL_TRY(rill_kout_check_dims(ctx, RILL_RNN_OUT_DROPOUT_STATE, 0, *mask, &od));
+  }
+  return NULL;
+}
+
+/* An upstream gradient (slot, i): NULL when absent or empty (zeros), else checked. */
+static inline rill_status *rnn_upstream(rill_kernel_ctx *ctx, size_t slot, size_t i, rill_dtype dt,
+                                        const rill_dims *want) {
+  rill_tensor *t = rill_kin(ctx, slot, i);
+  if (!t || !rill_tensor_is_set(t)) return NULL;
+  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+  if (t->dtype != dt || !rill_dims_equal(&t->dims, want))
+    return rill_kernel_error(ctx, "input %s (%s) is %s %s, expected %s %s", ctx->schema->inputs[slot].name,
+                             rill_kin_name(ctx, slot, i), rill_dtype_name(t->dtype),
+                             rill_dims_str(&t->dims, a, sizeof a), rill_dtype_name(dt), rill_dims_str(want, b, sizeof b));
+  return NULL;
+}
+
+/* A wanted gradient output (slot, i), checked against `want`; absent ones are skipped. */
+static inline rill_status *rnn_grad_out(rill_kernel_ctx *ctx, size_t slot, size_t i, rill_dtype dt,
+                                        const rill_dims *want) {
+  if (!rill_kout(ctx, slot, i)) return NULL;
+  rill_tensor *t = NULL;
+  RILL_TRY(rill_kout_need(ctx, slot, i, dt, &t));
+  return rill_kout_check_dims(ctx, slot, i, t, want);
+}
+
+/* rnn_grad's checks beyond rnn_check_inputs: the forward ran in training mode; Reserve
+ * (*res) of the forward's size, Out, the upstream gradients (Out@GRAD, State@GRAD) and,
+ * when the forward dropped, DropoutState (*mask, else NULL) of Out's shape; the wanted
+ * gradients' shapes. */
+static inline rill_status *rnn_grad_check(rill_kernel_ctx *ctx, rill_dtype dt, const rnn_run *r, rill_tensor **res,
+                                          rill_tensor **mask) {
+  const rill_rnn_geom *g = &r->g;
+  *res = *mask = NULL;
+  if (ctx->attrs[RILL_RNN_ATTR_IS_TEST].v.b)
+    return rill_kernel_error(ctx, "attribute is_test is true: the gradient needs the forward rnn "
+                             "run in training mode (is_test false)");
+  size_t nstate = r->mode == RILL_RNN_LSTM ? 2 : 1;
+  rill_dims sd = {.n = 3, .d = {g->layers * g->dirs, r->N, g->hidden}};
+  rill_dims od = {.n = 3, .d = {r->T, r->N, g->dirs * g->hidden}};
+  int64_t want_res = rill_rnn_reserve_numel(g, r->mode, r->T, r->N);
+  rill_tensor *t = rill_kin(ctx, RILL_RNN_GRAD_IN_RESERVE, 0);
+  if (!t || !rill_tensor_is_set(t) || t->dtype != dt || rill_tensor_numel(t) != want_res)
+    return rill_kernel_error(ctx, "input Reserve (%s) %s, expected %s [%lld]: the forward rnn "
+                             "keeps its gates there when it runs in training mode (is_test "
+                             "false) with output Reserve", rill_kin_name(ctx, RILL_RNN_GRAD_IN_RESERVE, 0),
+                             !t || !rill_tensor_is_set(t) ? "holds no data" : "has another size or dtype",
+                             rill_dtype_name(dt), (long long)want_res);
+  *res = t;
+  RILL_TRY(rill_kin_need(ctx, RILL_RNN_GRAD_IN_OUT, 0, dt, &t));
+  if (!rill_dims_equal(&t->dims, &od)) {
+    char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
+    return rill_kernel_error(ctx, "input Out (%s) has shape %s, expected %s", rill_kin_name(ctx, RILL_RNN_GRAD_IN_OUT, 0),
+                             rill_dims_str(&t->dims, a, sizeof a), rill_dims_str(&od, b, sizeof b));
+  }
+  RILL_TRY(rnn_upstream(ctx, RILL_RNN_GRAD_IN_OUT_GRAD, 0, dt, &od));
+  if (ctx->nin[RILL_RNN_GRAD_IN_STATE_GRAD] && ctx->nin[RILL_RNN_GRAD_IN_STATE_GRAD] != nstate)
+    return rill_kernel_error(ctx, "input State@GRAD must have %zu tensors", nstate);
+  for (size_t i = 0; i < ctx->nin[RILL_RNN_GRAD_IN_STATE_GRAD]; i++)
+    RILL_TRY(rnn_upstream(ctx, RILL_RNN_GRAD_IN_STATE_GRAD, i, dt, &sd));
+  if (rnn_has_dropout(ctx, r)) {
+    RILL_TRY(rill_kin_need(ctx, RILL_RNN_GRAD_IN_DROPOUT_STATE, 0, RILL_DTYPE_UINT8, mask));
+    if (!rill_dims_equal(&(*mask)->dims, &od))
+      return rill_kernel_error(ctx, "input DropoutState (%s) must be uint8 of Out's shape",
+                               rill_kin_name(ctx, RILL_RNN_GRAD_IN_DROPOUT_STATE, 0));
+  }
+  RILL_TRY(rnn_grad_out(ctx, RILL_RNN_GRAD_OUT_INPUT_GRAD, 0, dt, &rill_kin(ctx, RILL_RNN_GRAD_IN_INPUT, 0)->dims));
+  if (ctx->nout[RILL_RNN_GRAD_OUT_PRE_STATE_GRAD] > nstate)
+    return rill_kernel_error(ctx, "output PreState@GRAD has more than %zu tensors", nstate);
+  for (size_t i = 0; i < ctx->nout[RILL_RNN_GRAD_OUT_PRE_STATE_GRAD]; i++)
+    RILL_TRY(rnn_grad_out(ctx, RILL_RNN_GRAD_OUT_PRE_STATE_GRAD, i, dt, &sd));
+  int64_t nw = rill_rnn_weight_count(g);
+  if ((int64_t)ctx->nout[RILL_RNN_GRAD_OUT_WEIGHT_LIST_GRAD] > nw)
+    return rill_kernel_error(ctx, "output WeightList@GRAD has more than %lld tensors", (long long)nw);
+  for (size_t k = 0; k < ctx->nout[RILL_RNN_GRAD_OUT_WEIGHT_LIST_GRAD]; k++) {
+    rill_dims want;
+    rill_rnn_weight_at(g, (int64_t)k, &want);
+    RILL_TRY(rnn_grad_out(ctx, RILL_RNN_GRAD_OUT_WEIGHT_LIST_GRAD, k, dt, &want));
+  }
+  return NULL;
+}
+
+/* ---- cudnn_lstm's training form ---- */
+
+/* Whether cudnn_lstm's layers' inputs go through dropout. */
+static inline bool cudnn_lstm_has_dropout(const rill_kernel_ctx *ctx, const rnn_run *r) {
+  return !ctx->attrs[RILL_CUDNN_LSTM_ATTR_IS_TEST].v.b && r->g.layers > 1 && r->dropout_prob > 0;
+}
+
+/* cudnn_lstm's dropout mask, n entries (1: kept): from the seed attribute when it is
+ * >= 0 (the same mask on every run), else from run_seed(ctx); one generator and order
+ * on every place. */
+static inline void cudnn_lstm_draw_mask(const rill_kernel_ctx *ctx, const rnn_run *r,
+                                        uint64_t (*run_seed)(const rill_kernel_ctx *), uint8_t *mask, size_t n) {
+  int32_t seed = ctx->attrs[RILL_CUDNN_LSTM_ATTR_SEED].v.i;
+  rill_rng rng;
+  rill_rng_seed(&rng, seed >= 0 ? ((uint64_t)(uint32_t)seed + 1) * 0x9E3779B97F4A7C15ull : run_seed(ctx));
+  for (size_t i = 0; i < n; i++) mask[i] = rill_rng_uniform(&rng) < r->dropout_prob ? 0 : 1;
 }
 
 #endif

@@ -333,7 +333,7 @@ cudaError_t rill_cuda_gru_unit_grad_f32(int part, const float *g, const float *h
 cudaError_t rill_cuda_gru_unit_grad_prev_f32(const float *g, const float *drp, const float *dh, float *dhp,
                                              const rill_cuda_gru *p, int64_t n, cudaStream_t s);
 
-/* ---- Paddle 2.x's rnn, inference (device/rnn.cu) ---- */
+/* ---- Paddle 2.x's rnn and Fluid 1.x's cudnn_lstm (device/rnn.cu) ---- */
 /* The input projection's biases: g [rows, gh] += b_ih, then += b_hh over its first nbh
  * columns (GRU's candidate bias of the hidden side goes inside the reset product). */
 cudaError_t rill_cuda_rnn_bias_f32(float *g, const float *bih, const float *bhh, int64_t rows, int64_t gh,
@@ -343,11 +343,34 @@ cudaError_t rill_cuda_rnn_bias_f32(float *g, const float *bih, const float *bhh,
  * (LSTM i, f, c~, o; GRU r, z, c with bhh_c, the hidden side's candidate bias; RELU,
  * TANH: the simple RNNs) updates h [n, H] (and c for LSTM) in place and writes the new h
  * to out, ldo elements between its rows. With lens (each row's sequence length, on the
- * device), a row whose length is at most the step t writes zeros and keeps its state. */
+ * device), a row whose length is at most the step t writes zeros and keeps its state.
+ * kept (NULL: inference): the step's rows of Reserve's gates section, kept_row elements
+ * a row (operators/rnn.h), written as the CPU writes them (zeros past a length). */
 enum { RILL_CUDA_RNN_LSTM, RILL_CUDA_RNN_GRU, RILL_CUDA_RNN_RELU, RILL_CUDA_RNN_TANH };
 cudaError_t rill_cuda_rnn_step_f32(int mode, const float *gx, const float *ph, const float *bhh_c, float *h, float *c,
                                    float *out, int64_t ldo, int64_t n, int64_t hidden, const int64_t *lens, int64_t t,
-                                   cudaStream_t s);
+                                   float *kept, int64_t kept_row, cudaStream_t s);
+/* m = v != 0: cudnn_lstm's dropout mask as its Reserve keeps it, 0 / 1 floats. */
+cudaError_t rill_cuda_rnn_mask_of_f32(uint8_t *m, const float *v, int64_t n, cudaStream_t s);
+/* y = x * mask / keep (y may be x): the dropout between layers and its gradient. */
+cudaError_t rill_cuda_rnn_dropout_f32(float *y, const float *x, const uint8_t *mask, float keep, int64_t n,
+                                      cudaStream_t s);
+/* One layer and direction of the backward: kept, its Reserve rows [T, n, S]; y its
+ * output at the direction's columns and dy that output's gradient (NULL: zeros), ldy
+ * elements between rows; h0 and c0 (LSTM) its initial states [n, H]. */
+typedef struct rill_cuda_rnn_back {
+  int mode, dir;
+  int64_t T, n, hidden, S, ldy;
+  const float *kept, *y, *dy, *h0, *c0;
+  const int64_t *lens; /* NULL: every row has T steps */
+} rill_cuda_rnn_back;
+/* Step t's gate gradients, a thread a (row, unit), as kernels/cpu/rnn_impl.inc's
+ * backward forms them: from dh (and dc, updated in place for the step before), the
+ * step's rows gx [n, G H] (and gh, GRU's hidden side; gx otherwise), the previous h of
+ * each row into hp [n, H], and tb [n, H]: dh of the step before, less the gates'
+ * product by W_hh that the caller adds. */
+cudaError_t rill_cuda_rnn_back_step_f32(const rill_cuda_rnn_back *p, int64_t t, const float *dh, float *dc, float *tb,
+                                        float *gx, float *gh, float *hp, cudaStream_t s);
 
 /* ---- detection boxes (device/detection.cu) ---- */
 /* yolo_box of x [n, an (5 + classes) (+ an with iou_aware), h, w]: a thread a cell of an

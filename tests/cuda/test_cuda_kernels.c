@@ -10,7 +10,7 @@
 
 REPORT_GPU_SKIPS("cuda_kernels")
 
-#define MAX_ARGS 24
+#define MAX_ARGS 32
 
 typedef struct arg {
   const char *slot, *var;
@@ -3100,13 +3100,15 @@ Test(cuda_kernels, conv3d_transpose_and_gradients) {
   compare(&ng);
 }
 
-/* ---- rnn (Paddle 2.x), inference ---- */
+/* ---- rnn (Paddle 2.x): inference, training and rnn_grad ---- */
 
 /* The attributes of the rnn case being built (the builder callbacks take none). */
 static struct {
   const char *mode;
   int layers, hidden, input;
   bool bidirec, is_test;
+  float dropout;
+  int seed;
 } rnn_attrs;
 
 static void rnn_set_attrs(rill_op_builder *b) {
@@ -3115,6 +3117,8 @@ static void rnn_set_attrs(rill_op_builder *b) {
   OK(rill_op_builder_attr_int(b, "hidden_size", rnn_attrs.hidden));
   OK(rill_op_builder_attr_bool(b, "is_bidirec", rnn_attrs.bidirec));
   OK(rill_op_builder_attr_bool(b, "is_test", rnn_attrs.is_test));
+  OK(rill_op_builder_attr_float(b, "dropout_prob", rnn_attrs.dropout));
+  OK(rill_op_builder_attr_int(b, "seed", rnn_attrs.seed));
 }
 
 /* An rnn of T steps, N sequences and I inputs: its WeightList in operators/rnn.h's
@@ -3174,11 +3178,89 @@ Test(cuda_kernels, rnn_one_step) { rnn_case("LSTM", 1, true, 1, 1, 3, 2, true); 
 Test(cuda_kernels, rnn_lstm_sequence_lengths) { rnn_case_lens("LSTM", 2, true, 6, 7, 4, 3, true, true); }
 Test(cuda_kernels, rnn_gru_sequence_lengths) { rnn_case_lens("GRU", 1, true, 5, 6, 3, 4, true, true); }
 
-/* The training form (Reserve for rnn_grad) is declined and runs on the host: the same
- * numbers. */
-Test(cuda_kernels, rnn_training_form_runs_on_the_host) { rnn_case("GRU", 2, true, 3, 2, 4, 3, false); }
+/* The training form and its gradient: `grad` builds rnn_grad (the forward's inputs, Out,
+ * Reserve and DropoutState drawn at random, the upstream gradients; every gradient
+ * wanted), else the training forward with Reserve and DropoutState. dropout between the
+ * layers with a fixed seed: the device draws the CPU's mask. */
+typedef struct rnn_train_shape {
+  const char *mode;
+  int layers;
+  bool bidirec;
+  int T, N, I, H;
+  bool lengths;
+  float dropout;
+} rnn_train_shape;
 
-/* ---- cudnn_lstm (Fluid 1.x's layers.lstm), inference ---- */
+static void rnn_train_case(const rnn_train_shape *sh, bool grad) {
+  static char names[2 * MAX_ARGS][20];
+  int nn = 0;
+#define NAME(...) (snprintf(names[nn], sizeof names[nn], __VA_ARGS__), names[nn++])
+  rnn_attrs = (__typeof__(rnn_attrs)){.mode = sh->mode, .layers = sh->layers, .hidden = sh->H, .bidirec = sh->bidirec,
+                                      .is_test = false, .dropout = sh->dropout, .seed = 11};
+  const int T = sh->T, N = sh->N, I = sh->I, H = sh->H, L = sh->layers;
+  int G = !strcmp(sh->mode, "LSTM") ? 4 : !strcmp(sh->mode, "GRU") ? 3 : 1, D = sh->bidirec ? 2 : 1;
+  int S = G == 4 ? 5 * H : G == 3 ? 4 * H : 0, nstate = G == 4 ? 2 : 1, nw = 4 * L * D;
+  int64_t reserve = (int64_t)L * D * T * N * S + (int64_t)(L - 1) * T * N * D * H;
+  bool dropout = L > 1 && sh->dropout > 0;
+  op_case c = {grad ? "rnn_grad" : "rnn", {IN("Input", "x", -1, 1, T, N, I)}, {{0}}, rnn_set_attrs, 1e-4};
+  int in = 1, out = 0;
+  for (int i = 0; i < nstate; i++) c.in[in++] = (arg)IN("PreState", NAME("s%d", i), -1, 1, L * D, N, H);
+  for (int k = 0; k < nw; k++) {
+    int half = nw / 2, j = k < half ? k : k - half, layer = j / (2 * D);
+    bool hidden = j % 2 == 1;
+    c.in[in++] = k < half ? (arg)IN("WeightList", NAME("w%d", k), -0.5f, 0.5f, G * H, hidden ? H : layer ? D * H : I)
+                          : (arg)IN("WeightList", NAME("w%d", k), -0.5f, 0.5f, G * H);
+  }
+  if (sh->lengths) {
+    c.in[in] = (arg)IN("SequenceLength", "lens", 0, (float)T, N);
+    c.in[in++].dtype = RILL_DTYPE_INT64;
+  }
+  if (!grad) {
+    c.out[out++] = (arg)OUT("Out", "out", T, N, D * H);
+    for (int i = 0; i < nstate; i++) c.out[out++] = (arg)OUT("State", NAME("last%d", i), L * D, N, H);
+    if (reserve) c.out[out++] = (arg)OUT("Reserve", "reserve", reserve);
+    c.out[out] = (arg)OUT("DropoutState", "mask", T, N, D * H);
+    c.out[out++].dtype = RILL_DTYPE_UINT8;
+  } else {
+    c.in[in++] = (arg)IN("Out", "out", -1, 1, T, N, D * H);
+    /* the gates as the forward keeps them: probabilities, candidates and cells in (0, 1) */
+    c.in[in++] = (arg)IN("Reserve", "reserve", 0.05f, 0.95f, reserve);
+    if (dropout) {
+      c.in[in] = (arg)IN("DropoutState", "mask", 0, 1, T, N, D * H);
+      c.in[in++].dtype = RILL_DTYPE_UINT8;
+    }
+    c.in[in++] = (arg)IN("Out@GRAD", "dout", -1, 1, T, N, D * H);
+    for (int i = 0; i < nstate; i++) c.in[in++] = (arg)IN("State@GRAD", NAME("dlast%d", i), -1, 1, L * D, N, H);
+    c.out[out++] = (arg)OUT("Input@GRAD", "dx", T, N, I);
+    for (int i = 0; i < nstate; i++) c.out[out++] = (arg)OUT("PreState@GRAD", NAME("ds%d", i), L * D, N, H);
+    for (int k = 0; k < nw; k++) {
+      int half = nw / 2, j = k < half ? k : k - half, layer = j / (2 * D);
+      bool hidden = j % 2 == 1;
+      c.out[out++] = k < half ? (arg)OUT("WeightList@GRAD", NAME("dw%d", k), G * H, hidden ? H : layer ? D * H : I)
+                              : (arg)OUT("WeightList@GRAD", NAME("dw%d", k), G * H);
+    }
+  }
+#undef NAME
+  cr_assert(in <= MAX_ARGS && out <= MAX_ARGS, "the case has too many arguments");
+  compare(&c);
+}
+
+/* Two bidirectional LSTM layers with dropout between them; GRU with sequence lengths
+ * and dropout; three tanh layers; one relu layer. */
+static const rnn_train_shape lstm_train = {"LSTM", 2, true, 5, 3, 4, 3, false, 0.4f};
+static const rnn_train_shape gru_train = {"GRU", 2, true, 4, 5, 3, 4, true, 0.3f};
+static const rnn_train_shape tanh_train = {"RNN_TANH", 3, false, 3, 2, 4, 5, false, 0};
+static const rnn_train_shape relu_train = {"RNN_RELU", 1, true, 4, 3, 3, 4, true, 0};
+Test(cuda_kernels, rnn_lstm_trains_with_dropout) { rnn_train_case(&lstm_train, false); }
+Test(cuda_kernels, rnn_gru_trains_with_lengths) { rnn_train_case(&gru_train, false); }
+Test(cuda_kernels, rnn_tanh_trains) { rnn_train_case(&tanh_train, false); }
+Test(cuda_kernels, rnn_relu_trains) { rnn_train_case(&relu_train, false); }
+Test(cuda_kernels, rnn_grad_lstm_with_dropout) { rnn_train_case(&lstm_train, true); }
+Test(cuda_kernels, rnn_grad_gru_with_lengths) { rnn_train_case(&gru_train, true); }
+Test(cuda_kernels, rnn_grad_tanh) { rnn_train_case(&tanh_train, true); }
+Test(cuda_kernels, rnn_grad_relu_with_lengths) { rnn_train_case(&relu_train, true); }
+
+/* ---- cudnn_lstm (Fluid 1.x's layers.lstm): inference, training and its gradient ---- */
 
 static void cudnn_lstm_set_attrs(rill_op_builder *b) {
   OK(rill_op_builder_attr_int(b, "num_layers", rnn_attrs.layers));
@@ -3186,32 +3268,57 @@ static void cudnn_lstm_set_attrs(rill_op_builder *b) {
   OK(rill_op_builder_attr_int(b, "input_size", rnn_attrs.input));
   OK(rill_op_builder_attr_bool(b, "is_bidirec", rnn_attrs.bidirec));
   OK(rill_op_builder_attr_bool(b, "is_test", rnn_attrs.is_test));
+  OK(rill_op_builder_attr_float(b, "dropout_prob", rnn_attrs.dropout));
+  OK(rill_op_builder_attr_int(b, "seed", rnn_attrs.seed));
 }
 
 /* The flat weight W of cuDNN's canonical layout (every layer and direction's matrices,
  * then every bias) read at the offsets operators/cudnn_lstm.h gives. */
-static void cudnn_lstm_case(int layers, bool bidirec, int T, int N, int I, int H, bool is_test) {
-  rnn_attrs.layers = layers;
-  rnn_attrs.hidden = H;
-  rnn_attrs.input = I;
-  rnn_attrs.bidirec = bidirec;
-  rnn_attrs.is_test = is_test;
+typedef enum { CUDNN_LSTM_INFER, CUDNN_LSTM_TRAIN, CUDNN_LSTM_GRAD } cudnn_lstm_form;
+
+/* Training keeps Reserve (the gates, the lower layers' outputs, the dropout mask as
+ * floats), dropout 0.4 between the layers with seed 3; the gradient reads a Reserve
+ * drawn at random (mask section in (0, 1): every element kept) and writes every
+ * gradient, W@GRAD at the layout's offsets. */
+static void cudnn_lstm_case_of(cudnn_lstm_form form, int layers, bool bidirec, int T, int N, int I, int H) {
+  rnn_attrs = (__typeof__(rnn_attrs)){.layers = layers, .hidden = H, .input = I, .bidirec = bidirec,
+                                      .is_test = form == CUDNN_LSTM_INFER, .dropout = 0.4f, .seed = 3};
   int D = bidirec ? 2 : 1;
   int64_t numel = 0;
   for (int l = 0; l < layers; l++) numel += D * (4 * H * ((l ? D * H : I) + H) + 8 * H);
-  op_case c = {"cudnn_lstm",
+  int64_t reserve = (int64_t)layers * D * T * N * 5 * H + (int64_t)(layers - 1) * T * N * D * H +
+                    (layers > 1 ? (int64_t)T * N * D * H : 0);
+  op_case c = {form == CUDNN_LSTM_GRAD ? "cudnn_lstm_grad" : "cudnn_lstm",
                {IN("Input", "x", -1, 1, T, N, I), IN("InitH", "h0", -1, 1, layers * D, N, H),
                 IN("InitC", "c0", -1, 1, layers * D, N, H), IN("W", "w", -0.5f, 0.5f, numel)},
                {OUT("Out", "out", T, N, D * H), OUT("last_h", "lh", layers * D, N, H),
                 OUT("last_c", "lc", layers * D, N, H)},
-               cudnn_lstm_set_attrs, 1e-5};
+               cudnn_lstm_set_attrs, form == CUDNN_LSTM_INFER ? 1e-5 : 1e-4};
+  if (form == CUDNN_LSTM_TRAIN) c.out[3] = (arg)OUT("Reserve", "reserve", reserve);
+  if (form == CUDNN_LSTM_GRAD) {
+    c.in[4] = (arg)IN("Reserve", "reserve", 0.05f, 0.95f, reserve);
+    c.in[5] = (arg)IN("Out", "out", -1, 1, T, N, D * H);
+    c.in[6] = (arg)IN("Out@GRAD", "dout", -1, 1, T, N, D * H);
+    c.in[7] = (arg)IN("last_h@GRAD", "dlh", -1, 1, layers * D, N, H);
+    c.in[8] = (arg)IN("last_c@GRAD", "dlc", -1, 1, layers * D, N, H);
+    c.out[0] = (arg)OUT("Input@GRAD", "dx", T, N, I);
+    c.out[1] = (arg)OUT("InitH@GRAD", "dh0", layers * D, N, H);
+    c.out[2] = (arg)OUT("InitC@GRAD", "dc0", layers * D, N, H);
+    c.out[3] = (arg)OUT("W@GRAD", "dw", numel);
+  }
   compare(&c);
+}
+
+static void cudnn_lstm_case(int layers, bool bidirec, int T, int N, int I, int H, bool is_test) {
+  cudnn_lstm_case_of(is_test ? CUDNN_LSTM_INFER : CUDNN_LSTM_TRAIN, layers, bidirec, T, N, I, H);
 }
 
 Test(cuda_kernels, cudnn_lstm_two_bidirectional_layers) { cudnn_lstm_case(2, true, 4, 3, 5, 6, true); }
 Test(cuda_kernels, cudnn_lstm_three_layers) { cudnn_lstm_case(3, false, 3, 2, 4, 3, true); }
-/* Training (Reserve for cudnn_lstm_grad, the dropout between layers) stays on the host. */
-Test(cuda_kernels, cudnn_lstm_training_form_runs_on_the_host) { cudnn_lstm_case(2, false, 3, 2, 4, 3, false); }
+Test(cuda_kernels, cudnn_lstm_trains_with_dropout) { cudnn_lstm_case(2, true, 3, 2, 4, 3, false); }
+Test(cuda_kernels, cudnn_lstm_trains_one_layer) { cudnn_lstm_case(1, false, 4, 3, 2, 5, false); }
+Test(cuda_kernels, cudnn_lstm_grad_with_dropout) { cudnn_lstm_case_of(CUDNN_LSTM_GRAD, 2, true, 3, 2, 4, 3); }
+Test(cuda_kernels, cudnn_lstm_grad_three_layers) { cudnn_lstm_case_of(CUDNN_LSTM_GRAD, 3, false, 4, 3, 2, 5); }
 
 /* ---- set_value ---- */
 

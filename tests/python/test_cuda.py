@@ -546,6 +546,70 @@ def test_detection_heads_decode_on_the_device(tmp_path):
     assert len(copies) == 2 + 2 + 3, copies  # and the three fetches
 
 
+def rnn_op_training_on(place, trace):
+    """Paddle 2.x's rnn op (two bidirectional LSTM layers, dropout 0.3 between them with a
+    fixed seed, sequences of their own lengths) under a mean-square loss, trained by SGD
+    for three steps, the last under the profiler: (losses, the weights after, copies)."""
+    T, N, I, H, layers, D = 6, 4, 5, 3, 2, 2
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 9
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        block = main.global_block()
+        x = fluid.data('x', [T, N, I], 'float32')
+        lens = fluid.data('lens', [N], 'int64')
+        weights, biases = [], []
+        for l in range(layers):
+            for d in range(D):
+                for k, width in enumerate([I if l == 0 else D * H, H]):
+                    weights.append(L.create_parameter([4 * H, width], 'float32',
+                                                      name='w_%d_%d_%d' % (l, d, k)))
+                    biases.append(L.create_parameter([4 * H], 'float32', name='b_%d_%d_%d' % (l, d, k)))
+        h0 = L.fill_constant([layers * D, N, H], 'float32', 0.1)
+        c0 = L.fill_constant([layers * D, N, H], 'float32', -0.1)
+        out, h_n, c_n, reserve = [block.create_var(name=n, dtype='float32')
+                                  for n in ('out', 'h_n', 'c_n', 'reserve')]
+        mask = block.create_var(name='mask', dtype='uint8')
+        block.append_op(type='rnn', inputs={'Input': [x], 'PreState': [h0, c0],
+                                            'WeightList': weights + biases, 'SequenceLength': [lens]},
+                        outputs={'Out': [out], 'State': [h_n, c_n], 'Reserve': [reserve],
+                                 'DropoutState': [mask]},
+                        attrs={'mode': 'LSTM', 'hidden_size': H, 'num_layers': layers,
+                               'is_bidirec': True, 'dropout_prob': 0.3, 'seed': 5, 'is_test': False})
+        loss = L.mean(L.square(out)) + L.mean(L.square(h_n)) + L.mean(c_n)
+        fluid.optimizer.SGD(0.5).minimize(loss)
+    rng = np.random.RandomState(2)
+    feed = {'x': rng.uniform(-1, 1, (T, N, I)).astype('float32'),
+            'lens': np.array([6, 3, 0, 5], dtype='int64')}
+    exe = fluid.Executor(place)
+    losses = []
+    with fluid.scope_guard(fluid.Scope()):
+        fluid.Executor(fluid.CPUPlace()).run(startup)
+        for step in range(3):
+            if step == 2:
+                fluid.profiler.start_profiler('All')
+            losses.append(exe.run(main, feed=feed, fetch_list=[loss])[0])
+        fluid.profiler.stop_profiler(profile_path=str(trace), print_summary=False)
+        after = [np.array(fluid.global_scope().find_var(w.name).get_tensor()) for w in weights + biases]
+    exe.close()
+    events = json.load(open(str(trace)))['traceEvents']
+    return losses, after, [e['args']['var'] for e in events if e.get('cat') == 'memcpy']
+
+
+@needs_device
+def test_the_rnn_op_trains_on_the_device(tmp_path):
+    """rnn and rnn_grad run on the device: the same losses and weights as the CPU's (the
+    dropout mask drawn by the CPU's generator), and a step moves neither the weights nor
+    what the forward keeps for the backward."""
+    cpu, cpu_w, _ = rnn_op_training_on(fluid.CPUPlace(), tmp_path / 'cpu.json')
+    gpu, gpu_w, copies = rnn_op_training_on(fluid.CUDAPlace(0), tmp_path / 'gpu.json')
+    np.testing.assert_allclose(gpu, cpu, rtol=1e-5)
+    assert cpu[2] < cpu[0]
+    for c, g in zip(cpu_w, gpu_w):
+        np.testing.assert_allclose(g, c, rtol=1e-4, atol=1e-6)
+    # x up and the loss down; SequenceLength stays on the host, where it is read
+    assert copies.count('x') == 1 and len(copies) == 2, copies
+
+
 def recurrent_inference_on(place, trace):
     """Fluid 1.x's layers.lstm (the cudnn_lstm op), two bidirectional layers in
     inference, run twice, the second under the profiler: (outputs, copies)."""
@@ -574,6 +638,52 @@ def test_a_bidirectional_lstm_infers_on_the_device(tmp_path):
         np.testing.assert_allclose(g, c, rtol=1e-5, atol=1e-6)
     assert sorted(copies[:3]) == ['c0', 'h0', 'x'], copies
     assert len(copies) == 3 + 3, copies
+
+
+def lstm_training_on(place, trace):
+    """Fluid 1.x's layers.lstm (cudnn_lstm and cudnn_lstm_grad): two bidirectional layers
+    with dropout 0.5 between them (seed 4), under a squared loss, trained by SGD for three
+    steps, the last under the profiler: (losses, the flat weight after, copies)."""
+    T, N, I, H, layers = 5, 3, 4, 3, 2
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 6
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = fluid.data('x', [T, N, I], 'float32')
+        h0 = L.fill_constant([layers * 2, N, H], 'float32', 0.0)
+        c0 = L.fill_constant([layers * 2, N, H], 'float32', 0.0)
+        out, last_h, last_c = L.lstm(x, h0, c0, T, H, layers, dropout_prob=0.5, is_bidirec=True, seed=4)
+        loss = L.mean(L.square(out)) + L.mean(last_c) + L.mean(L.square(last_h))
+        fluid.optimizer.SGD(0.5).minimize(loss)
+    w = [v for v in main.global_block().all_parameters()][0]
+    rng = np.random.RandomState(3)
+    feed = {'x': rng.uniform(-1, 1, (T, N, I)).astype('float32')}
+    exe = fluid.Executor(place)
+    losses = []
+    with fluid.scope_guard(fluid.Scope()):
+        fluid.Executor(fluid.CPUPlace()).run(startup)
+        for step in range(3):
+            if step == 2:
+                fluid.profiler.start_profiler('All')
+            losses.append(exe.run(main, feed=feed, fetch_list=[loss])[0])
+        fluid.profiler.stop_profiler(profile_path=str(trace), print_summary=False)
+        after = np.array(fluid.global_scope().find_var(w.name).get_tensor())
+    exe.close()
+    events = json.load(open(str(trace)))['traceEvents']
+    return losses, after, [e['args']['var'] for e in events if e.get('cat') == 'memcpy']
+
+
+@needs_device
+def test_a_dropout_lstm_trains_on_the_device(tmp_path):
+    """cudnn_lstm's training form and its gradient run on the device: the mask between
+    the layers is the CPU's (drawn by its generator, kept in Reserve as the CPU keeps
+    it), so the losses and the trained weight are the CPU's; a step moves only x and the
+    loss."""
+    cpu, cpu_w, _ = lstm_training_on(fluid.CPUPlace(), tmp_path / 'cpu.json')
+    gpu, gpu_w, copies = lstm_training_on(fluid.CUDAPlace(0), tmp_path / 'gpu.json')
+    np.testing.assert_allclose(gpu, cpu, rtol=1e-5)
+    assert cpu[2] < cpu[0]
+    np.testing.assert_allclose(gpu_w, cpu_w, rtol=1e-4, atol=1e-6)
+    assert copies.count('x') == 1 and len(copies) == 2, copies
 
 
 @needs_device
