@@ -121,60 +121,23 @@ static rill_status *cudnn_lstm_forward(rill_kernel_ctx *ctx, rill_dtype dt) {
   return st;
 }
 
-/* An upstream gradient (slot): NULL when absent or empty (zeros), else checked. */
-static rill_status *upstream(rill_kernel_ctx *ctx, size_t slot, rill_dtype dt,
-                             const rill_dims *want, const void **data) {
-  rill_tensor *t = rill_kin(ctx, slot, 0);
-  *data = NULL;
-  if (!t || !rill_tensor_is_set(t)) return NULL;
-  char a[RILL_DIMS_STR_MAX], b[RILL_DIMS_STR_MAX];
-  if (t->dtype != dt || !rill_dims_equal(&t->dims, want))
-    return rill_kernel_error(ctx, "input %s (%s) is %s %s, expected %s %s",
-                             ctx->schema->inputs[slot].name, rill_kin_name(ctx, slot, 0),
-                             rill_dtype_name(t->dtype), rill_dims_str(&t->dims, a, sizeof a),
-                             rill_dtype_name(dt), rill_dims_str(want, b, sizeof b));
-  *data = rill_tensor_ptr(t);
-  return NULL;
-}
-
-/* A wanted gradient output (slot), checked against `want`; NULL when not wanted. */
-static rill_status *grad_out(rill_kernel_ctx *ctx, size_t slot, rill_dtype dt,
-                             const rill_dims *want, void **data) {
-  *data = NULL;
-  if (!rill_kout(ctx, slot, 0)) return NULL;
-  rill_tensor *t = NULL;
-  RILL_TRY(rill_kout_need(ctx, slot, 0, dt, &t));
-  RILL_TRY(rill_kout_check_dims(ctx, slot, 0, t, want));
-  *data = rill_tensor_ptr(t);
-  return NULL;
-}
-
 static rill_status *cudnn_lstm_backward(rill_kernel_ctx *ctx, rill_dtype dt) {
   rnn_run r;
   RILL_TRY(cudnn_lstm_check_inputs(ctx, dt, &r));
+  RILL_TRY(cudnn_lstm_grad_check(ctx, dt, &r));
   const rill_rnn_geom *g = &r.g;
-  if (ctx->attrs[RILL_CUDNN_LSTM_GRAD_ATTR_IS_TEST].v.b)
-    return rill_kernel_error(ctx, "attribute is_test is true: the gradient needs the forward "
-                             "cudnn_lstm run in training mode (is_test false)");
-  rill_dims od = {.n = 3, .d = {r.T, r.N, g->dirs * g->hidden}};
-  rill_dims sd = {.n = 3, .d = {g->layers * g->dirs, r.N, g->hidden}};
-  rill_tensor *t = NULL;
-  RILL_TRY(rill_kin_need(ctx, RILL_CUDNN_LSTM_GRAD_IN_OUT, 0, dt, &t));
-  RILL_TRY(rill_kin_check_dims(ctx, RILL_CUDNN_LSTM_GRAD_IN_OUT, t, &od));
+  rill_tensor *w = rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_W, 0);
   rnn_io io = {.x = tensor_data(rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_INPUT, 0)),
                .h0 = tensor_data(rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_INIT_H, 0)),
                .c0 = tensor_data(rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_INIT_C, 0)),
-               .y = rill_tensor_ptr(t)};
-  RILL_TRY(upstream(ctx, RILL_CUDNN_LSTM_GRAD_IN_OUT_GRAD, dt, &od, &io.dy));
-  RILL_TRY(upstream(ctx, RILL_CUDNN_LSTM_GRAD_IN_LAST_H_GRAD, dt, &sd, &io.dhN));
-  RILL_TRY(upstream(ctx, RILL_CUDNN_LSTM_GRAD_IN_LAST_C_GRAD, dt, &sd, &io.dcN));
-  rill_tensor *x = rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_INPUT, 0);
-  rill_tensor *w = rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_W, 0);
-  void *dw = NULL;
-  RILL_TRY(grad_out(ctx, RILL_CUDNN_LSTM_GRAD_OUT_INPUT_GRAD, dt, &x->dims, &io.dx));
-  RILL_TRY(grad_out(ctx, RILL_CUDNN_LSTM_GRAD_OUT_INIT_H_GRAD, dt, &sd, &io.dh0));
-  RILL_TRY(grad_out(ctx, RILL_CUDNN_LSTM_GRAD_OUT_INIT_C_GRAD, dt, &sd, &io.dc0));
-  RILL_TRY(grad_out(ctx, RILL_CUDNN_LSTM_GRAD_OUT_W_GRAD, dt, &w->dims, &dw));
+               .y = tensor_data(rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_OUT, 0)),
+               .dy = tensor_data(rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_OUT_GRAD, 0)),
+               .dhN = tensor_data(rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_LAST_H_GRAD, 0)),
+               .dcN = tensor_data(rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_LAST_C_GRAD, 0)),
+               .dx = tensor_data(rill_kout(ctx, RILL_CUDNN_LSTM_GRAD_OUT_INPUT_GRAD, 0)),
+               .dh0 = tensor_data(rill_kout(ctx, RILL_CUDNN_LSTM_GRAD_OUT_INIT_H_GRAD, 0)),
+               .dc0 = tensor_data(rill_kout(ctx, RILL_CUDNN_LSTM_GRAD_OUT_INIT_C_GRAD, 0))};
+  void *dw = tensor_data(rill_kout(ctx, RILL_CUDNN_LSTM_GRAD_OUT_W_GRAD, 0));
   if (!io.dx && !io.dh0 && !io.dc0 && !dw) return NULL;
   const size_t esize = rill_dtype_size(dt);
   const int64_t rnn_n = rill_rnn_reserve_numel(g, RILL_RNN_LSTM, r.T, r.N);

@@ -317,4 +317,27 @@ static inline void cudnn_lstm_draw_mask(const rill_kernel_ctx *ctx, const rnn_ru
   for (size_t i = 0; i < n; i++) mask[i] = rill_rng_uniform(&rng) < r->dropout_prob ? 0 : 1;
 }
 
+/* cudnn_lstm_grad's checks beyond cudnn_lstm_check_inputs: the forward ran in training
+ * mode; Out, the upstream gradients (Out@GRAD, last_h@GRAD, last_c@GRAD; absent ones
+ * are zeros) and the wanted gradients' shapes. Reserve is checked where it is read. */
+static inline rill_status *cudnn_lstm_grad_check(rill_kernel_ctx *ctx, rill_dtype dt, const rnn_run *r) {
+  const rill_rnn_geom *g = &r->g;
+  if (ctx->attrs[RILL_CUDNN_LSTM_GRAD_ATTR_IS_TEST].v.b)
+    return rill_kernel_error(ctx, "attribute is_test is true: the gradient needs the forward "
+                             "cudnn_lstm run in training mode (is_test false)");
+  rill_dims od = {.n = 3, .d = {r->T, r->N, g->dirs * g->hidden}};
+  rill_dims sd = {.n = 3, .d = {g->layers * g->dirs, r->N, g->hidden}};
+  rill_tensor *t = NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_CUDNN_LSTM_GRAD_IN_OUT, 0, dt, &t));
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_CUDNN_LSTM_GRAD_IN_OUT, t, &od));
+  RILL_TRY(rnn_upstream(ctx, RILL_CUDNN_LSTM_GRAD_IN_OUT_GRAD, 0, dt, &od));
+  RILL_TRY(rnn_upstream(ctx, RILL_CUDNN_LSTM_GRAD_IN_LAST_H_GRAD, 0, dt, &sd));
+  RILL_TRY(rnn_upstream(ctx, RILL_CUDNN_LSTM_GRAD_IN_LAST_C_GRAD, 0, dt, &sd));
+  RILL_TRY(rnn_grad_out(ctx, RILL_CUDNN_LSTM_GRAD_OUT_INPUT_GRAD, 0, dt,
+                        &rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_INPUT, 0)->dims));
+  RILL_TRY(rnn_grad_out(ctx, RILL_CUDNN_LSTM_GRAD_OUT_INIT_H_GRAD, 0, dt, &sd));
+  RILL_TRY(rnn_grad_out(ctx, RILL_CUDNN_LSTM_GRAD_OUT_INIT_C_GRAD, 0, dt, &sd));
+  return rnn_grad_out(ctx, RILL_CUDNN_LSTM_GRAD_OUT_W_GRAD, 0, dt, &rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_W, 0)->dims);
+}
+
 #endif

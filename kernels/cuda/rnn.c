@@ -461,23 +461,9 @@ rill_status *rill_cuda_cudnn_lstm_fp32(rill_kernel_ctx *ctx) {
 rill_status *rill_cuda_cudnn_lstm_grad_fp32(rill_kernel_ctx *ctx) {
   rnn_run r = {0};
   RILL_TRY(cudnn_lstm_check_inputs(ctx, RILL_DTYPE_FP32, &r));
+  RILL_TRY(cudnn_lstm_grad_check(ctx, RILL_DTYPE_FP32, &r));
   const rill_rnn_geom *g = &r.g;
-  if (ctx->attrs[RILL_CUDNN_LSTM_GRAD_ATTR_IS_TEST].v.b)
-    return rill_kernel_error(ctx, "attribute is_test is true: the gradient needs the forward "
-                             "cudnn_lstm run in training mode (is_test false)");
-  rill_dims od = {.n = 3, .d = {r.T, r.N, g->dirs * g->hidden}};
-  rill_dims sd = {.n = 3, .d = {g->layers * g->dirs, r.N, g->hidden}};
-  rill_tensor *t = NULL;
-  RILL_TRY(rill_kin_need(ctx, RILL_CUDNN_LSTM_GRAD_IN_OUT, 0, RILL_DTYPE_FP32, &t));
-  RILL_TRY(rill_kin_check_dims(ctx, RILL_CUDNN_LSTM_GRAD_IN_OUT, t, &od));
-  RILL_TRY(rnn_upstream(ctx, RILL_CUDNN_LSTM_GRAD_IN_OUT_GRAD, 0, RILL_DTYPE_FP32, &od));
-  RILL_TRY(rnn_upstream(ctx, RILL_CUDNN_LSTM_GRAD_IN_LAST_H_GRAD, 0, RILL_DTYPE_FP32, &sd));
-  RILL_TRY(rnn_upstream(ctx, RILL_CUDNN_LSTM_GRAD_IN_LAST_C_GRAD, 0, RILL_DTYPE_FP32, &sd));
   rill_tensor *x = rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_INPUT, 0), *w = rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_W, 0);
-  RILL_TRY(rnn_grad_out(ctx, RILL_CUDNN_LSTM_GRAD_OUT_INPUT_GRAD, 0, RILL_DTYPE_FP32, &x->dims));
-  RILL_TRY(rnn_grad_out(ctx, RILL_CUDNN_LSTM_GRAD_OUT_INIT_H_GRAD, 0, RILL_DTYPE_FP32, &sd));
-  RILL_TRY(rnn_grad_out(ctx, RILL_CUDNN_LSTM_GRAD_OUT_INIT_C_GRAD, 0, RILL_DTYPE_FP32, &sd));
-  RILL_TRY(rnn_grad_out(ctx, RILL_CUDNN_LSTM_GRAD_OUT_W_GRAD, 0, RILL_DTYPE_FP32, &w->dims));
   const int64_t res_n = rill_cudnn_lstm_reserve_numel(g->layers, g->dirs, g->hidden, r.T, r.N);
   rill_tensor *rt = rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_RESERVE, 0);
   if (!rt || !rill_tensor_is_set(rt) || rt->dtype != RILL_DTYPE_FP32 || rill_tensor_numel(rt) != res_n)
@@ -489,7 +475,7 @@ rill_status *rill_cuda_cudnn_lstm_grad_fp32(rill_kernel_ctx *ctx) {
   back_io io = {.x = data_of(x),
                 .h0 = data_of(rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_INIT_H, 0)),
                 .c0 = data_of(rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_INIT_C, 0)),
-                .y = data_of(t),
+                .y = data_of(rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_OUT, 0)),
                 .dy = data_of(rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_OUT_GRAD, 0)),
                 .dhN = data_of(rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_LAST_H_GRAD, 0)),
                 .dcN = data_of(rill_kin(ctx, RILL_CUDNN_LSTM_GRAD_IN_LAST_C_GRAD, 0)),
