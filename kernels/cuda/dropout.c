@@ -5,6 +5,7 @@
  * scales. A Seed input on the device is read back (one int32). */
 #include "framework/base/alloc.h"
 #include "framework/base/random.h"
+#include "kernels/cpu/tensor_ops.h"
 #include "kernels/cuda/cuda.h"
 #include "operators/dropout.h"
 
@@ -13,10 +14,7 @@ _Static_assert(RILL_SAME_POS(RILL_DROPOUT_GRAD_ATTR_DROPOUT_PROB, RILL_DROPOUT_A
                    RILL_SAME_POS(RILL_DROPOUT_GRAD_ATTR_DROPOUT_IMPLEMENTATION, RILL_DROPOUT_ATTR_DROPOUT_IMPLEMENTATION),
                "dropout and its gradient read the same attributes");
 
-static uint64_t next_run_draw(void *ctx) {
-  const rill_kernel_ctx *k = ctx;
-  return rill_rng_run_seed(k->dev->random_u64(k->dev));
-}
+static uint64_t next_run_draw(void *ctx) { return rill_random_run_seed(ctx); }
 
 /* dropout_prob and the implementation, and the device of `out`. */
 static rill_status *setup(rill_kernel_ctx *ctx, const rill_tensor *out, double *p, bool *up, rill_cuda_dev **d) {

@@ -4,9 +4,12 @@
  * functions its kernels call, declared by the framework's headers, are defined here as
  * calls through the table the loader hands rill_cuda_backend_open. */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "framework/base/alloc.h"
+#include "framework/base/random.h"
+#include "kernels/cpu/tensor_ops.h"
 #include "kernels/cuda/cuda.h"
 
 const rill_backend_host *rill_cuda_host;
@@ -84,3 +87,15 @@ rill_status *rill_tensor_array_resize(rill_tensor_array *a, size_t n) {
 void rill_tensor_clear(rill_tensor *t) { rill_cuda_host->tensor_clear(t); }
 void rill_selected_rows_init(rill_selected_rows *sr) { rill_cuda_host->selected_rows_init(sr); }
 void rill_selected_rows_clear(rill_selected_rows *sr) { rill_cuda_host->selected_rows_clear(sr); }
+
+/* kernels/cpu/tensor_ops.h's run seed, for the device kernels that draw on the host
+ * (dropout's mask, the recurrent ops' masks between layers): the executor's next draw,
+ * so the same executor seed gives the CPU's runs; outside an executor the module's own
+ * count stands in. */
+static atomic_uint_fast64_t unseeded_runs;
+
+uint64_t rill_random_run_seed(const rill_kernel_ctx *ctx) {
+  uint64_t n = ctx->dev ? ctx->dev->random_u64(ctx->dev)
+                        : atomic_fetch_add_explicit(&unseeded_runs, 1, memory_order_relaxed);
+  return rill_rng_run_seed(n);
+}

@@ -19,11 +19,9 @@
  * back through W_hh; per layer and direction one product each gives W_ih@GRAD,
  * W_hh@GRAD and the input's gradient, and the biases' are column sums. A cudnn_lstm_grad
  * without Reserve (Paddle's programs) is declined and runs on the host. */
-#include <stdatomic.h>
-
 #include "framework/base/alloc.h"
-#include "framework/base/random.h"
 #include "kernels/cpu/rnn_check.h"
+#include "kernels/cpu/tensor_ops.h"
 #include "kernels/cuda/cuda.h"
 
 _Static_assert((int)RILL_RNN_LSTM == RILL_CUDA_RNN_LSTM && (int)RILL_RNN_GRU == RILL_CUDA_RNN_GRU &&
@@ -96,15 +94,6 @@ static rill_status *run_layers(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rnn
     in_w = W;
   }
   return NULL;
-}
-
-static atomic_uint_fast64_t unseeded_runs;
-
-/* A new seed per run from the executor's generator, as the CPU's rill_random_run_seed. */
-static uint64_t run_seed(const rill_kernel_ctx *ctx) {
-  uint64_t n = ctx->dev ? ctx->dev->random_u64(ctx->dev)
-                        : atomic_fetch_add_explicit(&unseeded_runs, 1, memory_order_relaxed);
-  return rill_rng_run_seed(n);
 }
 
 /* Copies n bytes of host memory to the device (pageable: staged before the call
@@ -193,7 +182,7 @@ rill_status *rill_cuda_rnn_fp32(rill_kernel_ctx *ctx) {
   size_t mask_n = (size_t)rill_tensor_numel(rill_kout(ctx, RILL_RNN_OUT_OUT, 0));
   uint8_t *host_mask = mask || dropout ? rill_malloc(mask_n ? mask_n : 1) : NULL;
   rill_status *st = (mask || dropout) && !host_mask ? rill_oom() : NULL;
-  if (host_mask) rnn_draw_mask(ctx, &r, run_seed, host_mask, mask_n);
+  if (host_mask) rnn_draw_mask(ctx, &r, rill_random_run_seed, host_mask, mask_n);
   if (!st)
     st = run(ctx, &r, w, data_of(rill_kin(ctx, RILL_RNN_IN_INPUT, 0)), data_of(rill_kin(ctx, RILL_RNN_IN_PRE_STATE, 0)),
              lstm ? data_of(rill_kin(ctx, RILL_RNN_IN_PRE_STATE, 1)) : NULL, rill_kout(ctx, RILL_RNN_OUT_OUT, 0),
@@ -436,7 +425,7 @@ rill_status *rill_cuda_cudnn_lstm_fp32(rill_kernel_ctx *ctx) {
   float *host_sec = keep_mask ? rill_malloc((mask_n ? mask_n : 1) * sizeof(float)) : NULL;
   layer_weights *w = cut_flat(&r, data_of(rill_kin(ctx, RILL_CUDNN_LSTM_IN_W, 0)), NULL);
   rill_status *st = (dropout && !host_mask) || (keep_mask && !host_sec) || !w ? rill_oom() : NULL;
-  if (!st && host_mask) cudnn_lstm_draw_mask(ctx, &r, run_seed, host_mask, mask_n);
+  if (!st && host_mask) cudnn_lstm_draw_mask(ctx, &r, rill_random_run_seed, host_mask, mask_n);
   if (!st && keep_mask) {
     rill_cuda_dev *d = NULL;
     for (size_t i = 0; i < mask_n; i++) host_sec[i] = host_mask ? host_mask[i] : 1.0f;

@@ -3121,18 +3121,13 @@ static void rnn_set_attrs(rill_op_builder *b) {
   OK(rill_op_builder_attr_int(b, "seed", rnn_attrs.seed));
 }
 
-/* An rnn of T steps, N sequences and I inputs: its WeightList in operators/rnn.h's
+/* An rnn in inference of T steps, N sequences and I inputs: its WeightList in operators/rnn.h's
  * order (every weight, then every bias, by layer, direction, input before hidden),
  * PreState, with `lengths` a SequenceLength of random lengths in [0, T], Out and State,
  * compared with the CPU. */
-static void rnn_case_lens(const char *mode, int layers, bool bidirec, int T, int N, int I, int H, bool is_test,
-                          bool lengths) {
+static void rnn_case_lens(const char *mode, int layers, bool bidirec, int T, int N, int I, int H, bool lengths) {
   static char names[MAX_ARGS][16];
-  rnn_attrs.mode = mode;
-  rnn_attrs.layers = layers;
-  rnn_attrs.hidden = H;
-  rnn_attrs.bidirec = bidirec;
-  rnn_attrs.is_test = is_test;
+  rnn_attrs = (__typeof__(rnn_attrs)){.mode = mode, .layers = layers, .hidden = H, .bidirec = bidirec, .is_test = true};
   int G = !strcmp(mode, "LSTM") ? 4 : !strcmp(mode, "GRU") ? 3 : 1, D = bidirec ? 2 : 1;
   int nstate = G == 4 ? 2 : 1, nw = 4 * layers * D;
   cr_assert_leq(1 + nstate + nw + lengths, MAX_ARGS, "the case has too many inputs");
@@ -3160,23 +3155,23 @@ static void rnn_case_lens(const char *mode, int layers, bool bidirec, int T, int
   compare(&c);
 }
 
-static void rnn_case(const char *mode, int layers, bool bidirec, int T, int N, int I, int H, bool is_test) {
-  rnn_case_lens(mode, layers, bidirec, T, N, I, H, is_test, false);
+static void rnn_case(const char *mode, int layers, bool bidirec, int T, int N, int I, int H) {
+  rnn_case_lens(mode, layers, bidirec, T, N, I, H, false);
 }
 
 /* A PP-OCR recognizer's neck (two bidirectional LSTM layers, as faccy's), one GRU
  * layer, three simple tanh layers (the scratch buffers used in turn), a bidirectional
  * relu layer, and one step of one sequence. */
-Test(cuda_kernels, rnn_lstm_two_bidirectional_layers) { rnn_case("LSTM", 2, true, 5, 3, 7, 4, true); }
-Test(cuda_kernels, rnn_gru) { rnn_case("GRU", 1, false, 4, 2, 5, 3, true); }
-Test(cuda_kernels, rnn_tanh_three_layers) { rnn_case("RNN_TANH", 3, false, 3, 2, 4, 5, true); }
-Test(cuda_kernels, rnn_relu_bidirectional) { rnn_case("RNN_RELU", 1, true, 6, 2, 3, 4, true); }
-Test(cuda_kernels, rnn_one_step) { rnn_case("LSTM", 1, true, 1, 1, 3, 2, true); }
+Test(cuda_kernels, rnn_lstm_two_bidirectional_layers) { rnn_case("LSTM", 2, true, 5, 3, 7, 4); }
+Test(cuda_kernels, rnn_gru) { rnn_case("GRU", 1, false, 4, 2, 5, 3); }
+Test(cuda_kernels, rnn_tanh_three_layers) { rnn_case("RNN_TANH", 3, false, 3, 2, 4, 5); }
+Test(cuda_kernels, rnn_relu_bidirectional) { rnn_case("RNN_RELU", 1, true, 6, 2, 3, 4); }
+Test(cuda_kernels, rnn_one_step) { rnn_case("LSTM", 1, true, 1, 1, 3, 2); }
 
 /* Sequences of their own lengths (0 and T among them): steps past a length give zeros
  * and keep the state, so the backward direction starts at each sequence's last step. */
-Test(cuda_kernels, rnn_lstm_sequence_lengths) { rnn_case_lens("LSTM", 2, true, 6, 7, 4, 3, true, true); }
-Test(cuda_kernels, rnn_gru_sequence_lengths) { rnn_case_lens("GRU", 1, true, 5, 6, 3, 4, true, true); }
+Test(cuda_kernels, rnn_lstm_sequence_lengths) { rnn_case_lens("LSTM", 2, true, 6, 7, 4, 3, true); }
+Test(cuda_kernels, rnn_gru_sequence_lengths) { rnn_case_lens("GRU", 1, true, 5, 6, 3, 4, true); }
 
 /* The training form and its gradient: `grad` builds rnn_grad (the forward's inputs, Out,
  * Reserve and DropoutState drawn at random, the upstream gradients; every gradient
