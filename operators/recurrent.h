@@ -235,6 +235,120 @@ static inline rill_status *rill_lstm_check(const rill_kernel_ctx *ctx, const ril
   return NULL;
 }
 
+/* lstmp's sizes; its attributes and those of lstmp_grad share one table. */
+typedef struct rill_lstmp_geom {
+  int64_t rows, D, P;
+  bool peep, reverse, proj_on;
+  rill_ract act[3], proj;
+  double cell_clip, proj_clip;
+} rill_lstmp_geom;
+
+_Static_assert(RILL_SAME_POS(RILL_LSTMP_ATTR_PROJ_ACTIVATION, RILL_LSTMP_GRAD_ATTR_PROJ_ACTIVATION) &&
+                   RILL_SAME_POS(RILL_LSTMP_ATTR_PROJ_CLIP, RILL_LSTMP_GRAD_ATTR_PROJ_CLIP),
+               "lstmp and lstmp_grad share their attribute table");
+
+/* The slots rill_lstmp_check reads: the gates [T, 4D] (Input, or BatchGate in lstmp_grad),
+ * the tensor whose one-level LoD gives the sequences (Input, or Projection), Weight,
+ * ProjWeight, Bias, H0 and C0. */
+typedef struct rill_lstmp_slots {
+  size_t gates, seq, w, pw, b, h0, c0;
+} rill_lstmp_slots;
+
+/* gates [T, 4D], Weight [P, 4D], ProjWeight [D, P], Bias 4D (7D with peepholes), seq's
+ * one LoD level ending at T, H0 [N, P] and C0 [N, D] when given; the attributes. */
+static inline rill_status *rill_lstmp_check(const rill_kernel_ctx *ctx, const rill_lstmp_slots *sl,
+                                const rill_tensor *x, const rill_tensor *seq, const rill_tensor *w,
+                                const rill_tensor *pw, const rill_tensor *b, const rill_tensor *h0,
+                                const rill_tensor *c0, rill_lstmp_geom *g) {
+  g->peep = ctx->attrs[RILL_LSTMP_ATTR_USE_PEEPHOLES].v.b;
+  g->reverse = ctx->attrs[RILL_LSTMP_ATTR_IS_REVERSE].v.b;
+  g->cell_clip = ctx->attrs[RILL_LSTMP_ATTR_CELL_CLIP].v.f;
+  g->proj_clip = ctx->attrs[RILL_LSTMP_ATTR_PROJ_CLIP].v.f;
+  RILL_TRY(rill_ract_parse(ctx, "gate_activation", ctx->attrs[RILL_LSTMP_ATTR_GATE_ACTIVATION].v.s,
+                           &g->act[RILL_LSTM_ACT_GATE]));
+  RILL_TRY(rill_ract_parse(ctx, "cell_activation", ctx->attrs[RILL_LSTMP_ATTR_CELL_ACTIVATION].v.s,
+                           &g->act[RILL_LSTM_ACT_CELL]));
+  RILL_TRY(rill_ract_parse(ctx, "candidate_activation",
+                           ctx->attrs[RILL_LSTMP_ATTR_CANDIDATE_ACTIVATION].v.s, &g->act[RILL_LSTM_ACT_CAND]));
+  RILL_TRY(rill_ract_parse(ctx, "proj_activation", ctx->attrs[RILL_LSTMP_ATTR_PROJ_ACTIVATION].v.s,
+                           &g->proj));
+  /* Paddle 1.8 applies cell_activation's function to the projection whenever
+   * proj_activation is not identity. */
+  g->proj_on = g->proj != RILL_RACT_IDENTITY;
+  g->proj = g->act[RILL_LSTM_ACT_CELL];
+  char s[RILL_DIMS_STR_MAX], s2[RILL_DIMS_STR_MAX], s3[RILL_DIMS_STR_MAX];
+  if (x->dims.n != 2 || w->dims.n != 2 || pw->dims.n != 2 || x->dims.d[1] != 4 * pw->dims.d[0] ||
+      w->dims.d[0] != pw->dims.d[1] || w->dims.d[1] != x->dims.d[1])
+    return rill_kernel_error(ctx, "inputs %s (%s) %s, Weight (%s) %s and ProjWeight (%s) %s do not "
+                             "fit: expected [T, 4 * D], [P, 4 * D] and [D, P]",
+                             ctx->schema->inputs[sl->gates].name, rill_kin_name(ctx, sl->gates, 0),
+                             rill_dims_str(&x->dims, s, sizeof s), rill_kin_name(ctx, sl->w, 0),
+                             rill_dims_str(&w->dims, s2, sizeof s2), rill_kin_name(ctx, sl->pw, 0),
+                             rill_dims_str(&pw->dims, s3, sizeof s3));
+  g->rows = x->dims.d[0];
+  g->D = pw->dims.d[0];
+  g->P = pw->dims.d[1];
+  int64_t nb = (g->peep ? 7 : 4) * g->D;
+  if (rill_tensor_numel(b) != nb)
+    return rill_kernel_error(ctx, "input Bias (%s) has shape %s, expected [1, %lld]%s",
+                             rill_kin_name(ctx, sl->b, 0), rill_dims_str(&b->dims, s, sizeof s),
+                             (long long)nb, g->peep ? " (use_peepholes: 4 * D biases, 3 * D peephole "
+                                                      "weights)" : "");
+  const char *sn = ctx->schema->inputs[sl->seq].name;
+  if (seq->lod.nlevels != 1)
+    return rill_kernel_error(ctx, "input %s (%s) has %zu LoD levels, expected 1 (the sequences)", sn,
+                             rill_kin_name(ctx, sl->seq, 0), seq->lod.nlevels);
+  const rill_lod_level *lv = &seq->lod.levels[0];
+  if (lv->n < 1 || lv->offsets[lv->n - 1] != (uint64_t)g->rows || seq->dims.n < 1 ||
+      seq->dims.d[0] != g->rows)
+    return rill_kernel_error(ctx, "input %s (%s): its LoD does not end at the %lld rows of %s", sn,
+                             rill_kin_name(ctx, sl->seq, 0), (long long)g->rows,
+                             rill_kin_name(ctx, sl->gates, 0));
+  if (h0 && !c0)
+    return rill_kernel_error(ctx, "input H0 (%s) is given without C0", rill_kin_name(ctx, sl->h0, 0));
+  rill_dims hd = {.n = 2, .d = {(int64_t)lv->n - 1, g->P}}, cd = {.n = 2, .d = {(int64_t)lv->n - 1, g->D}};
+  if (h0) RILL_TRY(rill_kin_check_dims(ctx, sl->h0, h0, &hd));
+  if (c0) RILL_TRY(rill_kin_check_dims(ctx, sl->c0, c0, &cd));
+  return NULL;
+}
+
+/* The slots of lstmp and of lstmp_grad that rill_lstmp_check reads. */
+static const rill_lstmp_slots rill_lstmp_fwd_slots = {RILL_LSTMP_IN_INPUT, RILL_LSTMP_IN_INPUT,
+                                                      RILL_LSTMP_IN_WEIGHT, RILL_LSTMP_IN_PROJ_WEIGHT,
+                                                      RILL_LSTMP_IN_BIAS, RILL_LSTMP_IN_H0, RILL_LSTMP_IN_C0};
+static const rill_lstmp_slots rill_lstmp_grad_slots = {
+    RILL_LSTMP_GRAD_IN_BATCH_GATE, RILL_LSTMP_GRAD_IN_PROJECTION, RILL_LSTMP_GRAD_IN_WEIGHT,
+    RILL_LSTMP_GRAD_IN_PROJ_WEIGHT, RILL_LSTMP_GRAD_IN_BIAS,      RILL_LSTMP_GRAD_IN_H0,
+    RILL_LSTMP_GRAD_IN_C0};
+
+_Static_assert(RILL_LSTMP_GRAD_OUT_COUNT == 6 && RILL_LSTMP_GRAD_OUT_INPUT_GRAD == 0 &&
+                   RILL_LSTMP_GRAD_OUT_WEIGHT_GRAD == 1 && RILL_LSTMP_GRAD_OUT_PROJ_WEIGHT_GRAD == 2 &&
+                   RILL_LSTMP_GRAD_OUT_BIAS_GRAD == 3 && RILL_LSTMP_GRAD_OUT_H0_GRAD == 4 &&
+                   RILL_LSTMP_GRAD_OUT_C0_GRAD == 5,
+               "lstmp_grad's outputs are the gradients of the gates, Weight, ProjWeight, Bias, H0 and C0");
+
+/* lstmp_grad's outputs that the op has (the rest NULL), each of dtype dt and shaped as
+ * the input it is the gradient of: fwd holds BatchGate, Weight, ProjWeight, Bias, H0
+ * and C0 (H0 and C0 NULL when not given; an output asking for one is an error). Their
+ * contents are left to the caller, which zeroes them. */
+static inline rill_status *rill_lstmp_grad_outputs(rill_kernel_ctx *ctx, rill_dtype dt,
+                                                   const rill_tensor *const fwd[RILL_LSTMP_GRAD_OUT_COUNT],
+                                                   rill_tensor *outs[RILL_LSTMP_GRAD_OUT_COUNT]) {
+  static const size_t fslot[RILL_LSTMP_GRAD_OUT_COUNT] = {
+      RILL_LSTMP_GRAD_IN_BATCH_GATE, RILL_LSTMP_GRAD_IN_WEIGHT, RILL_LSTMP_GRAD_IN_PROJ_WEIGHT,
+      RILL_LSTMP_GRAD_IN_BIAS,       RILL_LSTMP_GRAD_IN_H0,     RILL_LSTMP_GRAD_IN_C0};
+  for (size_t o = 0; o < RILL_LSTMP_GRAD_OUT_COUNT; o++) {
+    outs[o] = NULL;
+    if (!rill_kout(ctx, o, 0)) continue;
+    if (!fwd[o])
+      return rill_kernel_error(ctx, "output %s (%s) needs input %s", ctx->schema->outputs[o].name,
+                               rill_kout_name(ctx, o, 0), ctx->schema->inputs[fslot[o]].name);
+    RILL_TRY(rill_kout_need(ctx, o, 0, dt, &outs[o]));
+    RILL_TRY(rill_kout_check_dims(ctx, o, 0, outs[o], &fwd[o]->dims));
+  }
+  return NULL;
+}
+
 /* lstm_unit's X [N, 4D] and C_prev [N, D] (inputs 0 and 1 of lstm_unit and its gradient). */
 static inline rill_status *rill_lstm_unit_check(const rill_kernel_ctx *ctx, const rill_tensor *x,
                                                 const rill_tensor *cp, int64_t *N, int64_t *D) {

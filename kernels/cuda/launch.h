@@ -252,6 +252,7 @@ cudaError_t rill_cuda_seqpool_grad_f32(const float *dout, const int32_t *max_ind
 typedef struct rill_cuda_lstm {
   int64_t D;
   int act_gate, act_cell, act_cand;
+  float cell_clip; /* lstmp's: the cell clipped to [-clip, clip] when above 0 */
 } rill_cuda_lstm;
 /* g[i][c] = x[rows[i]][c] + bias[c] for n rows of `width` (bias NULL: none). */
 cudaError_t rill_cuda_gather_rows_bias_f32(const float *x, const int64_t *rows, const float *bias, int64_t n,
@@ -276,6 +277,14 @@ cudaError_t rill_cuda_lstm_step_grad_f32(const float *g, const float *c, const f
  * steps + 1 offsets on the device), each step's rows in order. */
 cudaError_t rill_cuda_lstm_peephole_grad_f32(const float *rows, const int64_t *starts, int64_t steps,
                                              int64_t width, float *out, cudaStream_t s);
+/* lstmp's projection of one step's n values in place: the plain activation `act` (a
+ * rill_ract number: sigmoid and tanh unclipped) when act_on, then clipped to
+ * [-clip, clip] when clip > 0 (Paddle 1.8's lstmp). */
+cudaError_t rill_cuda_lstmp_proj_f32(float *v, int64_t n, bool act_on, int act, float clip, cudaStream_t s);
+/* Its gradient in place: dv zeroed where the projection v reached the clip, then through
+ * the activation from its output v when act_on. */
+cudaError_t rill_cuda_lstmp_proj_grad_f32(float *dv, const float *v, int64_t n, bool act_on, int act, float clip,
+                                          cudaStream_t s);
 /* lstm_unit, one step of n rows: gates x [n, 4D] in the order input, forget, output,
  * candidate (Paddle's sigmoid unclipped and tanh 2 sigmoid(2x) - 1), forget_bias added
  * to the forget gate's input; c = f c_prev + i g, h = o tanh(c). */

@@ -9,7 +9,12 @@
  * sequence order. The gradient runs the steps backwards with two GEMMs each (the
  * previous hidden rows' gradient and Weight@GRAD), as kernels/cpu/lstm_impl.inc does;
  * Bias@GRAD sums the gate gradients, and its peephole part the per-row terms, in the
- * CPU's order. */
+ * CPU's order. lstmp and lstmp_grad (fluid.layers.dynamic_lstmp): the same steps with
+ * the previous step's projection in place of its hidden state; per step one more
+ * product, the hidden rows by ProjWeight, then the projection's activation and clip
+ * (and cell_clip in the cell update); backwards, the projection's gradient through its
+ * clip and activation and two more products (the hidden rows' gradient and
+ * ProjWeight@GRAD), as the CPU kernel runs them. */
 #include "framework/base/alloc.h"
 #include "kernels/cuda/cuda.h"
 #include "kernels/cuda/batch_order.h"
@@ -162,6 +167,185 @@ rill_status *rill_cuda_lstm_grad_fp32(rill_kernel_ctx *ctx) {
   if (!st && e == cudaSuccess && dpr)
     e = rill_cuda_lstm_peephole_grad_f32(dpr, bt.starts, sb->steps, 3 * D, (float *)rill_tensor_ptr(db) + 4 * D, s0);
   if (!st && e == cudaSuccess && dh0) e = rill_cuda_scatter_rows_f32(odh0, bt.order, nseq, D, rill_tensor_ptr(dh0), s0);
+  if (!st && e == cudaSuccess && dc0) e = rill_cuda_scatter_rows_f32(odc0, bt.order, nseq, D, rill_tensor_ptr(dc0), s0);
+  if (!st) st = rill_cuda_kernel_check(ctx, e, "running the time steps backwards");
+  rill_cuda_mem_free(d, buf);
+  rill_cuda_batch_free(d, &bt);
+  return st;
+}
+
+static rill_cuda_lstm lstmp_params_of(const rill_lstmp_geom *g) {
+  return (rill_cuda_lstm){.D = g->D,
+                          .act_gate = (int)g->act[RILL_LSTM_ACT_GATE],
+                          .act_cell = (int)g->act[RILL_LSTM_ACT_CELL],
+                          .act_cand = (int)g->act[RILL_LSTM_ACT_CAND],
+                          .cell_clip = (float)g->cell_clip};
+}
+
+rill_status *rill_cuda_lstmp_fp32(rill_kernel_ctx *ctx) {
+  rill_tensor *x = NULL, *w = NULL, *pw = NULL, *b = NULL, *h0 = NULL, *c0 = NULL;
+  rill_tensor *proj = NULL, *cell = NULL, *bg = NULL, *bcp = NULL, *bhid = NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTMP_IN_INPUT, 0, RILL_DTYPE_FP32, &x));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTMP_IN_WEIGHT, 0, RILL_DTYPE_FP32, &w));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTMP_IN_PROJ_WEIGHT, 0, RILL_DTYPE_FP32, &pw));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTMP_IN_BIAS, 0, RILL_DTYPE_FP32, &b));
+  if (rill_kin(ctx, RILL_LSTMP_IN_H0, 0)) RILL_TRY(rill_kin_need(ctx, RILL_LSTMP_IN_H0, 0, RILL_DTYPE_FP32, &h0));
+  if (rill_kin(ctx, RILL_LSTMP_IN_C0, 0)) RILL_TRY(rill_kin_need(ctx, RILL_LSTMP_IN_C0, 0, RILL_DTYPE_FP32, &c0));
+  RILL_TRY(rill_kout_need(ctx, RILL_LSTMP_OUT_PROJECTION, 0, RILL_DTYPE_FP32, &proj));
+  RILL_TRY(rill_kout_need(ctx, RILL_LSTMP_OUT_CELL, 0, RILL_DTYPE_FP32, &cell));
+  RILL_TRY(rill_kout_need(ctx, RILL_LSTMP_OUT_BATCH_GATE, 0, RILL_DTYPE_FP32, &bg));
+  RILL_TRY(rill_kout_need(ctx, RILL_LSTMP_OUT_BATCH_CELL_PRE_ACT, 0, RILL_DTYPE_FP32, &bcp));
+  RILL_TRY(rill_kout_need(ctx, RILL_LSTMP_OUT_BATCH_HIDDEN, 0, RILL_DTYPE_FP32, &bhid));
+  rill_lstmp_geom gm;
+  RILL_TRY(rill_lstmp_check(ctx, &rill_lstmp_fwd_slots, x, x, w, pw, b, h0, c0, &gm));
+  int64_t rows = gm.rows, D = gm.D, P = gm.P;
+  rill_dims pd = {.n = 2, .d = {rows, P}}, hd = {.n = 2, .d = {rows, D}}, gd = {.n = 2, .d = {rows, 4 * D}};
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_LSTMP_OUT_PROJECTION, 0, proj, &pd));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_LSTMP_OUT_CELL, 0, cell, &hd));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_LSTMP_OUT_BATCH_GATE, 0, bg, &gd));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_LSTMP_OUT_BATCH_CELL_PRE_ACT, 0, bcp, &hd));
+  RILL_TRY(rill_kout_check_dims(ctx, RILL_LSTMP_OUT_BATCH_HIDDEN, 0, bhid, &hd));
+  if (rows == 0 || D == 0) return NULL;
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_kernel_dev(ctx, proj, &d));
+  rill_cuda_batch bt;
+  RILL_TRY(rill_cuda_batch_make(ctx, d, x, RILL_LSTMP_IN_INPUT, rows, gm.reverse, &bt));
+  const rill_seq_batch *sb = &bt.sb;
+  int64_t nseq = sb->nseq;
+  /* batch order: projections [rows, P], cells [rows, D]; reordered H0 [nseq, P], C0
+   * [nseq, D] */
+  float *buf = NULL;
+  rill_status *st = rill_cuda_zeroed(ctx, d, rows * (P + D) + nseq * (P + D), &buf);
+  if (st) {
+    rill_cuda_batch_free(d, &bt);
+    return st;
+  }
+  float *bp = buf, *bc = bp + rows * P, *oh0 = bc + rows * D, *oc0 = oh0 + nseq * P;
+  float *g = rill_tensor_ptr(bg), *ca = rill_tensor_ptr(bcp), *hid = rill_tensor_ptr(bhid);
+  const float *wp = rill_tensor_ptr(w), *pwp = rill_tensor_ptr(pw), *bpp = rill_tensor_ptr(b);
+  const float *peep = gm.peep ? bpp + 4 * D : NULL;
+  rill_cuda_lstm p = lstmp_params_of(&gm);
+  cudaStream_t s0 = d->stream;
+  cudaError_t e = rill_cuda_gather_rows_bias_f32(rill_tensor_ptr(x), bt.row, bpp, rows, 4 * D, g, s0);
+  if (e == cudaSuccess && h0) e = rill_cuda_gather_rows_f32(rill_tensor_ptr(h0), bt.order, true, nseq, P, -1, oh0, s0);
+  if (e == cudaSuccess && c0) e = rill_cuda_gather_rows_f32(rill_tensor_ptr(c0), bt.order, true, nseq, D, -1, oc0, s0);
+  for (int64_t n = 0; n < sb->steps && e == cudaSuccess && !st; n++) {
+    int64_t s = sb->starts[n], cur = sb->starts[n + 1] - s;
+    const float *pp = n > 0 ? bp + sb->starts[n - 1] * P : h0 ? oh0 : NULL;
+    const float *pc = n > 0 ? bc + sb->starts[n - 1] * D : c0 ? oc0 : NULL;
+    if (pp && P > 0)
+      st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm(d, false, false, cur, 4 * D, P, 1.0f, pp, 0, wp, 0, 1.0f,
+                                                        g + s * 4 * D, 0, 1));
+    if (!st) e = rill_cuda_lstm_step_f32(g + s * 4 * D, pc, bc + s * D, ca + s * D, hid + s * D, peep, &p, cur, s0);
+    if (!st && e == cudaSuccess && P > 0)
+      st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm(d, false, false, cur, P, D, 1.0f, hid + s * D, 0, pwp, 0,
+                                                        0.0f, bp + s * P, 0, 1));
+    if (!st && e == cudaSuccess)
+      e = rill_cuda_lstmp_proj_f32(bp + s * P, cur * P, gm.proj_on, (int)gm.proj, (float)gm.proj_clip, s0);
+  }
+  if (!st && e == cudaSuccess) e = rill_cuda_scatter_rows_f32(bp, bt.row, rows, P, rill_tensor_ptr(proj), s0);
+  if (!st && e == cudaSuccess) e = rill_cuda_scatter_rows_f32(bc, bt.row, rows, D, rill_tensor_ptr(cell), s0);
+  if (!st) st = rill_cuda_kernel_check(ctx, e, "running the time steps");
+  rill_cuda_mem_free(d, buf);
+  rill_cuda_batch_free(d, &bt);
+  return st;
+}
+
+rill_status *rill_cuda_lstmp_grad_fp32(rill_kernel_ctx *ctx) {
+  rill_tensor *w = NULL, *pw = NULL, *b = NULL, *proj = NULL, *cell = NULL, *bg = NULL;
+  rill_tensor *bcp = NULL, *bhid = NULL, *h0 = NULL, *c0 = NULL, *dproj = NULL;
+  bool want = false;
+  for (size_t o = 0; o < RILL_LSTMP_GRAD_OUT_COUNT; o++) want = want || rill_kout(ctx, o, 0);
+  if (!want) return NULL;
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTMP_GRAD_IN_WEIGHT, 0, RILL_DTYPE_FP32, &w));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTMP_GRAD_IN_PROJ_WEIGHT, 0, RILL_DTYPE_FP32, &pw));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTMP_GRAD_IN_BIAS, 0, RILL_DTYPE_FP32, &b));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTMP_GRAD_IN_PROJECTION, 0, RILL_DTYPE_FP32, &proj));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTMP_GRAD_IN_CELL, 0, RILL_DTYPE_FP32, &cell));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTMP_GRAD_IN_BATCH_GATE, 0, RILL_DTYPE_FP32, &bg));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTMP_GRAD_IN_BATCH_CELL_PRE_ACT, 0, RILL_DTYPE_FP32, &bcp));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTMP_GRAD_IN_BATCH_HIDDEN, 0, RILL_DTYPE_FP32, &bhid));
+  RILL_TRY(rill_kin_need(ctx, RILL_LSTMP_GRAD_IN_PROJECTION_GRAD, 0, RILL_DTYPE_FP32, &dproj));
+  if (rill_kin(ctx, RILL_LSTMP_GRAD_IN_H0, 0))
+    RILL_TRY(rill_kin_need(ctx, RILL_LSTMP_GRAD_IN_H0, 0, RILL_DTYPE_FP32, &h0));
+  if (rill_kin(ctx, RILL_LSTMP_GRAD_IN_C0, 0))
+    RILL_TRY(rill_kin_need(ctx, RILL_LSTMP_GRAD_IN_C0, 0, RILL_DTYPE_FP32, &c0));
+  rill_lstmp_geom gm;
+  RILL_TRY(rill_lstmp_check(ctx, &rill_lstmp_grad_slots, bg, proj, w, pw, b, h0, c0, &gm));
+  int64_t rows = gm.rows, D = gm.D, P = gm.P;
+  rill_dims pd = {.n = 2, .d = {rows, P}}, hd = {.n = 2, .d = {rows, D}};
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_LSTMP_GRAD_IN_PROJECTION, proj, &pd));
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_LSTMP_GRAD_IN_PROJECTION_GRAD, dproj, &pd));
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_LSTMP_GRAD_IN_CELL, cell, &hd));
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_LSTMP_GRAD_IN_BATCH_CELL_PRE_ACT, bcp, &hd));
+  RILL_TRY(rill_kin_check_dims(ctx, RILL_LSTMP_GRAD_IN_BATCH_HIDDEN, bhid, &hd));
+  const rill_tensor *const fwd[] = {bg, w, pw, b, h0, c0};
+  rill_tensor *outs[RILL_LSTMP_GRAD_OUT_COUNT];
+  RILL_TRY(rill_lstmp_grad_outputs(ctx, RILL_DTYPE_FP32, fwd, outs));
+  rill_tensor *dx = outs[0], *dw = outs[1], *dpw = outs[2], *db = outs[3], *dh0 = outs[4], *dc0 = outs[5];
+  rill_cuda_dev *d = NULL;
+  RILL_TRY(rill_cuda_zero_outputs(ctx, outs, RILL_LSTMP_GRAD_OUT_COUNT, &d));
+  if (rows == 0 || D == 0) return NULL;
+  rill_cuda_batch bt;
+  RILL_TRY(rill_cuda_batch_make(ctx, d, proj, RILL_LSTMP_GRAD_IN_PROJECTION, rows, gm.reverse, &bt));
+  const rill_seq_batch *sb = &bt.sb;
+  int64_t nseq = sb->nseq;
+  bool peep_grad = gm.peep && db;
+  /* batch order: projections and their gradients [rows, P]; cells, their gradients and
+   * the hidden gradients [rows, D]; gate gradients [rows, 4D]; reordered H0 and its
+   * gradient [nseq, P], C0 and its gradient [nseq, D]; the peephole gradient's terms
+   * per row [rows, 3D] */
+  float *buf = NULL;
+  rill_status *st = rill_cuda_zeroed(ctx, d, rows * (2 * P + 7 * D) + 2 * nseq * (P + D) + (peep_grad ? 3 * rows * D : 0),
+                                     &buf);
+  if (st) {
+    rill_cuda_batch_free(d, &bt);
+    return st;
+  }
+  float *bp = buf, *bdp = bp + rows * P, *bc = bdp + rows * P, *bdc = bc + rows * D, *bdh = bdc + rows * D;
+  float *bdg = bdh + rows * D, *oh0 = bdg + 4 * rows * D, *odh0 = oh0 + nseq * P;
+  float *oc0 = odh0 + nseq * P, *odc0 = oc0 + nseq * D, *dpr = peep_grad ? odc0 + nseq * D : NULL;
+  cudaStream_t s0 = d->stream;
+  cudaError_t e = rill_cuda_gather_rows_f32(rill_tensor_ptr(proj), bt.row, true, rows, P, -1, bp, s0);
+  if (e == cudaSuccess) e = rill_cuda_gather_rows_f32(rill_tensor_ptr(dproj), bt.row, true, rows, P, -1, bdp, s0);
+  if (e == cudaSuccess) e = rill_cuda_gather_rows_f32(rill_tensor_ptr(cell), bt.row, true, rows, D, -1, bc, s0);
+  if (e == cudaSuccess && h0) e = rill_cuda_gather_rows_f32(rill_tensor_ptr(h0), bt.order, true, nseq, P, -1, oh0, s0);
+  if (e == cudaSuccess && c0) e = rill_cuda_gather_rows_f32(rill_tensor_ptr(c0), bt.order, true, nseq, D, -1, oc0, s0);
+  const float *g = rill_tensor_ptr(bg), *ca = rill_tensor_ptr(bcp), *hid = rill_tensor_ptr(bhid);
+  const float *wp = rill_tensor_ptr(w), *pwp = rill_tensor_ptr(pw);
+  const float *peep = gm.peep ? (const float *)rill_tensor_ptr(b) + 4 * D : NULL;
+  float *dwp = dw ? rill_tensor_ptr(dw) : NULL, *dpwp = dpw ? rill_tensor_ptr(dpw) : NULL;
+  rill_cuda_lstm p = lstmp_params_of(&gm);
+  for (int64_t n = sb->steps - 1; n >= 0 && e == cudaSuccess && !st; n--) {
+    int64_t s = sb->starts[n], cur = sb->starts[n + 1] - s, ps = n > 0 ? sb->starts[n - 1] : 0;
+    float *dps = bdp + s * P;
+    e = rill_cuda_lstmp_proj_grad_f32(dps, bp + s * P, cur * P, gm.proj_on, (int)gm.proj, (float)gm.proj_clip, s0);
+    if (e == cudaSuccess && P > 0)
+      st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm(d, false, true, cur, D, P, 1.0f, dps, 0, pwp, 0, 0.0f,
+                                                        bdh + s * D, 0, 1));
+    if (e == cudaSuccess && !st && P > 0 && dpwp)
+      st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm(d, true, false, D, P, cur, 1.0f, hid + s * D, 0, dps, 0,
+                                                        1.0f, dpwp, 0, 1));
+    const float *pc = n > 0 ? bc + ps * D : c0 ? oc0 : NULL;
+    float *pdc = n > 0 ? bdc + ps * D : dc0 ? odc0 : NULL;
+    if (e == cudaSuccess && !st)
+      e = rill_cuda_lstm_step_grad_f32(g + s * 4 * D, bc + s * D, ca + s * D, pc, bdh + s * D, bdc + s * D,
+                                       bdg + s * 4 * D, pdc, peep, dpr ? dpr + s * 3 * D : NULL, &p, cur, s0);
+    const float *pp = n > 0 ? bp + ps * P : h0 ? oh0 : NULL;
+    float *pdp = n > 0 ? bdp + ps * P : dh0 ? odh0 : NULL;
+    if (P == 0 || !pp) continue;
+    if (e == cudaSuccess && !st && pdp)
+      st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm(d, false, true, cur, P, 4 * D, 1.0f, bdg + s * 4 * D, 0,
+                                                        wp, 0, 1.0f, pdp, 0, 1));
+    if (e == cudaSuccess && !st && dwp)
+      st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm(d, true, false, P, 4 * D, cur, 1.0f, pp, 0,
+                                                        bdg + s * 4 * D, 0, 1.0f, dwp, 0, 1));
+  }
+  if (!st && e == cudaSuccess && dx) e = rill_cuda_scatter_rows_f32(bdg, bt.row, rows, 4 * D, rill_tensor_ptr(dx), s0);
+  if (!st && e == cudaSuccess && db) e = rill_cuda_column_sums_f32(bdg, rows, 4 * D, rill_tensor_ptr(db), s0);
+  if (!st && e == cudaSuccess && dpr)
+    e = rill_cuda_lstm_peephole_grad_f32(dpr, bt.starts, sb->steps, 3 * D, (float *)rill_tensor_ptr(db) + 4 * D, s0);
+  if (!st && e == cudaSuccess && dh0) e = rill_cuda_scatter_rows_f32(odh0, bt.order, nseq, P, rill_tensor_ptr(dh0), s0);
   if (!st && e == cudaSuccess && dc0) e = rill_cuda_scatter_rows_f32(odc0, bt.order, nseq, D, rill_tensor_ptr(dc0), s0);
   if (!st) st = rill_cuda_kernel_check(ctx, e, "running the time steps backwards");
   rill_cuda_mem_free(d, buf);

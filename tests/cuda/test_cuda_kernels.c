@@ -1950,6 +1950,88 @@ Test(cuda_kernels, lstm_unit_and_gradient) {
   compare(&g);
 }
 
+/* ---- lstmp ---- */
+
+static void lstmp_plain(rill_op_builder *b) { OK(rill_op_builder_attr_bool(b, "use_peepholes", false)); }
+static void lstmp_clipped(rill_op_builder *b) {
+  OK(rill_op_builder_attr_bool(b, "use_peepholes", true));
+  OK(rill_op_builder_attr_bool(b, "is_reverse", true));
+  OK(rill_op_builder_attr_float(b, "cell_clip", 0.3f));
+  OK(rill_op_builder_attr_float(b, "proj_clip", 0.2f));
+}
+static void lstmp_other_acts(rill_op_builder *b) {
+  OK(rill_op_builder_attr_bool(b, "use_peepholes", true));
+  OK(rill_op_builder_attr_string(b, "gate_activation", "tanh"));
+  OK(rill_op_builder_attr_string(b, "cell_activation", "relu"));
+  OK(rill_op_builder_attr_string(b, "candidate_activation", "identity"));
+  OK(rill_op_builder_attr_string(b, "proj_activation", "identity"));
+}
+static void lstmp_sigmoid_projection(rill_op_builder *b) {
+  OK(rill_op_builder_attr_bool(b, "use_peepholes", false));
+  OK(rill_op_builder_attr_string(b, "proj_activation", "sigmoid"));
+  OK(rill_op_builder_attr_float(b, "proj_clip", 0.6f));
+}
+
+/* lstmp over lstm's sequences (Input [10, 4D], D = 6, P = 4): the product of the previous
+ * step's projection by Weight [P, 4D], the cell update (clipped with cell_clip), the
+ * hidden rows' product by ProjWeight [D, P] and the projection's activation (tanh by
+ * default, sigmoid, or none) and clip, backwards and from H0 [N, P] / C0 [N, D]. */
+Test(cuda_kernels, lstmp_forward) {
+  struct {
+    void (*attrs)(rill_op_builder *);
+    int64_t nbias;
+    bool states;
+  } variants[] = {{lstmp_plain, 24, false},
+                  {lstmp_clipped, 42, true},
+                  {lstmp_other_acts, 42, false},
+                  {lstmp_sigmoid_projection, 24, true}};
+  for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+    op_case c = {"lstmp",
+                 {IN("Input", "x", -1, 1, 10, 24), IN("Weight", "w", -0.5f, 0.5f, 4, 24),
+                  IN("ProjWeight", "pw", -0.5f, 0.5f, 6, 4), IN("Bias", "b", -0.5f, 0.5f, 1, variants[v].nbias)},
+                 {OUT("Projection", "r", 10, 4), OUT("Cell", "c", 10, 6), OUT("BatchGate", "bg", 10, 24),
+                  OUT("BatchCellPreAct", "bca", 10, 6), OUT("BatchHidden", "bh", 10, 6)},
+                 variants[v].attrs, 1e-5};
+    if (variants[v].states) {
+      c.in[4] = (arg)IN("H0", "h0", -1, 1, 5, 4);
+      c.in[5] = (arg)IN("C0", "c0", -1, 1, 5, 6);
+    }
+    c.in[0].lod = lstm_lod, c.in[0].nlod = 6;
+    compare(&c);
+  }
+}
+
+/* lstmp_grad from drawn forward results (the same on both places): the projection's
+ * gradient through its clip and activation, the cells' through cell_clip, every
+ * gradient output, Bias@GRAD's peephole part in the CPU's order, H0@GRAD [N, P] and
+ * C0@GRAD in sequence order. */
+#define LSTMP_GRAD_INS(nbias)                                                                                  \
+  IN("Projection", "r", -1, 1, 10, 4), IN("Weight", "w", -0.5f, 0.5f, 4, 24),                                  \
+      IN("ProjWeight", "pw", -0.5f, 0.5f, 6, 4), IN("Bias", "b", -0.5f, 0.5f, 1, nbias),                        \
+      IN("Cell", "c", -1, 1, 10, 6), IN("BatchGate", "bg", 0, 1, 10, 24), IN("BatchCellPreAct", "bca", -1, 1, 10, 6), \
+      IN("BatchHidden", "bh", -1, 1, 10, 6), IN("Projection@GRAD", "dr", -1, 1, 10, 4)
+#define LSTMP_GRAD_OUTS(nbias)                                                                     \
+  OUT("Input@GRAD", "dx", 10, 24), OUT("Weight@GRAD", "dw", 4, 24), OUT("ProjWeight@GRAD", "dpw", 6, 4), \
+      OUT("Bias@GRAD", "db", 1, nbias)
+
+Test(cuda_kernels, lstmp_grad) {
+  op_case plain = {"lstmp_grad", {LSTMP_GRAD_INS(24)}, {LSTMP_GRAD_OUTS(24)}, lstmp_plain, 1e-5};
+  op_case clipped = {"lstmp_grad",
+                     {LSTMP_GRAD_INS(42), IN("H0", "h0", -1, 1, 5, 4), IN("C0", "c0", -1, 1, 5, 6)},
+                     {LSTMP_GRAD_OUTS(42), OUT("H0@GRAD", "dh0", 5, 4), OUT("C0@GRAD", "dc0", 5, 6)},
+                     lstmp_clipped, 1e-5};
+  op_case acts = {"lstmp_grad", {LSTMP_GRAD_INS(42), IN("C0", "c0", -1, 1, 5, 6)},
+                  {LSTMP_GRAD_OUTS(42), OUT("C0@GRAD", "dc0", 5, 6)}, lstmp_other_acts, 1e-5};
+  op_case sig = {"lstmp_grad",
+                 {LSTMP_GRAD_INS(24), IN("H0", "h0", -1, 1, 5, 4), IN("C0", "c0", -1, 1, 5, 6)},
+                 {OUT("Weight@GRAD", "dw", 4, 24), OUT("H0@GRAD", "dh0", 5, 4)}, lstmp_sigmoid_projection, 1e-5};
+  op_case *cases[] = {&plain, &clipped, &acts, &sig};
+  for (size_t i = 0; i < 4; i++) {
+    cases[i]->in[0].lod = lstm_lod, cases[i]->in[0].nlod = 6;
+    compare(cases[i]);
+  }
+}
+
 /* ---- gru ---- */
 
 static void gru_default(rill_op_builder *b) { (void)b; }

@@ -680,6 +680,44 @@ def test_a_dropout_lstm_trains_on_the_device(tmp_path):
     assert copies.count('x') == 1 and len(copies) == 2, copies
 
 
+def lstmp_training_on(place, trace):
+    """dynamic_lstmp with peepholes, cell_clip and proj_clip over sequences of 3, 1, 4
+    and 2 steps (one reversed layer without them stacked on it), last-step pooling and a
+    mean, trained by SGD for three steps, the last under the profiler: (losses, the
+    weights after, copies)."""
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 5
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = L.data('x', shape=[6], dtype='float32', lod_level=1)
+        r, _ = L.dynamic_lstmp(L.fc(x, 4 * 5), 4 * 5, 3, use_peepholes=True, cell_clip=0.4,
+                               proj_clip=0.3)
+        r2, _ = L.dynamic_lstmp(L.fc(r, 4 * 4), 4 * 4, 2, use_peepholes=False, is_reverse=True,
+                                proj_activation='sigmoid')
+        loss = L.mean(L.sequence_pool(r, 'last')) + L.mean(L.sequence_pool(r2, 'max'))
+        fluid.optimizer.SGD(0.5).minimize(loss)
+    params = main.global_block().all_parameters()
+    rng = np.random.RandomState(4)
+    lens = [3, 1, 4, 2]
+    feed = {'x': fluid.create_lod_tensor(rng.uniform(-1, 1, (sum(lens), 6)).astype('float32'),
+                                         [lens], fluid.CPUPlace())}
+    return train_three_steps(place, startup, main, feed, loss, params, trace)
+
+
+@needs_device
+def test_lstmp_trains_on_the_device(tmp_path):
+    """lstmp and lstmp_grad run on the device (the projection's clip and activation, the
+    cell's clip): the CPU's losses and trained weights, and a step moves only x and the
+    loss."""
+    cpu, cpu_w, _ = lstmp_training_on(fluid.CPUPlace(), tmp_path / 'cpu.json')
+    gpu, gpu_w, copies = lstmp_training_on(fluid.CUDAPlace(0), tmp_path / 'gpu.json')
+    np.testing.assert_allclose(gpu, cpu, rtol=1e-5)
+    assert cpu[2] < cpu[0]
+    assert len(cpu_w) == 10  # two fc layers (W, b) and two lstmp layers (W, ProjWeight, b)
+    for c, g in zip(cpu_w, gpu_w):
+        np.testing.assert_allclose(g, c, rtol=1e-4, atol=1e-6)
+    assert copies.count('x') == 1 and len(copies) == 2, copies
+
+
 @needs_device
 def test_the_examples_train_on_the_device_as_on_the_cpu(tmp_path):
     """recognize_digits' CNN (conv, pool, fc, Adam, accuracy) for 40 steps and word2vec

@@ -1,6 +1,7 @@
-// lstm's device code (kernels/cuda/lstm.c), and the parts gru's shares: rows gathered
-// into batch order with their bias, one thread per (row, unit) for a time step's cell
-// update and for its gradient, rows scattered back to sequence order, and the bias and
+// lstm's and lstmp's device code (kernels/cuda/lstm.c), and the parts gru's shares:
+// rows gathered into batch order with their bias, one thread per (row, unit) for a time
+// step's cell update (lstmp's cell clipped) and for its gradient, lstmp's projection
+// activated and clipped, rows scattered back to sequence order, and the bias and
 // peephole gradients summed over the batch rows in the CPU kernel's order. The
 // arithmetic is kernels/cpu/lstm_impl.inc's, with Paddle's recurrent activations
 // (ract.cuh).
@@ -45,6 +46,7 @@ __global__ void step(float *g, const float *prev_c, float *c, float *ca, float *
     ig = ract(ig, p.act_gate);
     fg = ract(fg, p.act_gate);
     float cell = in * ig + pc * fg;
+    if (p.cell_clip > 0.0f) cell = cell < -p.cell_clip ? -p.cell_clip : cell > p.cell_clip ? p.cell_clip : cell;
     float og = gr[3 * D + i];
     if (peep) og += cell * peep[2 * D + i];
     og = ract(og, p.act_gate);
@@ -75,6 +77,7 @@ __global__ void step_grad(const float *g, const float *c, const float *ca, const
     float ci = peep ? peep[i] : 0.0f, cf = peep ? peep[D + i] : 0.0f, co = peep ? peep[2 * D + i] : 0.0f;
     float gog = ract_grad(dout * sa, vog, p.act_gate);
     float dst = dc[k] + ract_grad(dout * vog, sa, p.act_cell) + gog * co;
+    if (p.cell_clip > 0.0f && (st >= p.cell_clip || st <= -p.cell_clip)) dst = 0.0f;
     float gin = ract_grad(dst * vig, vin, p.act_cand);
     float gig = ract_grad(dst * vin, vig, p.act_gate);
     float gfg = ract_grad(dst * pc, vfg, p.act_gate);
@@ -109,6 +112,32 @@ __global__ void column_sums(const float *v, int64_t rows, int64_t width, float *
     float sum = out[c];
     for (int64_t r = 0; r < rows; r++) sum += v[r * width + c];
     out[c] = sum;
+  }
+}
+
+// lstmp's projection activation: Paddle's plain sigmoid and tanh, unclipped.
+__device__ inline float proj_act(float v, int k) {
+  switch (k) {
+  case kSigmoid: return 1.0f / (1.0f + expf(-v));
+  case kTanh: return tanhf(v);
+  case kRelu: return v > 0.0f ? v : 0.0f;
+  default: return v;
+  }
+}
+
+__global__ void lstmp_proj(float *v, int64_t n, bool act_on, int act, float clip) {
+  for (int64_t k = first_index(); k < n; k += grid_stride()) {
+    float x = act_on ? proj_act(v[k], act) : v[k];
+    if (clip > 0.0f) x = x < -clip ? -clip : x > clip ? clip : x;
+    v[k] = x;
+  }
+}
+
+__global__ void lstmp_proj_grad(float *dv, const float *v, int64_t n, bool act_on, int act, float clip) {
+  for (int64_t k = first_index(); k < n; k += grid_stride()) {
+    float d = dv[k];
+    if (clip > 0.0f && !(v[k] > -clip && v[k] < clip)) d = 0.0f;
+    dv[k] = act_on ? ract_grad(d, v[k], act) : d;
   }
 }
 
@@ -208,5 +237,19 @@ extern "C" cudaError_t rill_cuda_lstm_unit_grad_f32(const float *x, const float 
                                                     int64_t n, int64_t D, float forget_bias, cudaStream_t s) {
   if (n * D == 0) return cudaSuccess;
   unit_grad<<<blocks_for(n * D), kThreads, 0, s>>>(x, c_prev, c, dh, dc, dx, dc_prev, n, D, forget_bias);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t rill_cuda_lstmp_proj_f32(float *v, int64_t n, bool act_on, int act, float clip,
+                                                cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  lstmp_proj<<<blocks_for(n), kThreads, 0, s>>>(v, n, act_on, act, clip);
+  return cudaGetLastError();
+}
+
+extern "C" cudaError_t rill_cuda_lstmp_proj_grad_f32(float *dv, const float *v, int64_t n, bool act_on, int act,
+                                                     float clip, cudaStream_t s) {
+  if (n == 0) return cudaSuccess;
+  lstmp_proj_grad<<<blocks_for(n), kThreads, 0, s>>>(dv, v, n, act_on, act, clip);
   return cudaGetLastError();
 }
