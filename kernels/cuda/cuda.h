@@ -101,6 +101,13 @@ rill_status *rill_cuda_kernel_status(rill_kernel_ctx *ctx, rill_status *st);
 /* A kernel's launch error (from cudaGetLastError after the launch), naming the op. */
 rill_status *rill_cuda_kernel_check(rill_kernel_ctx *ctx, cudaError_t e, const char *what);
 
+/* Every element of out (output 0, on d) := v, converted to out's dtype as the CPU's fill
+ * kernels convert it (operators/fill_value.h); an error for a dtype other than bool,
+ * int32, int64, float32 and float64 (kernels/cuda/fill_constant.c). */
+struct rill_fill_value;
+rill_status *rill_cuda_fill_value(rill_kernel_ctx *ctx, rill_cuda_dev *d, rill_tensor *out,
+                                  const struct rill_fill_value *v);
+
 /* Whether TF32 may be used by cuBLAS (RILL_CUDA_TF32=1 in the environment); off by
  * default, so results stay close to the CPU's. */
 bool rill_cuda_allow_tf32(void);

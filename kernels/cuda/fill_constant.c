@@ -19,8 +19,8 @@ static rill_status *fill_output(rill_kernel_ctx *ctx, rill_tensor **out, rill_cu
   return rill_cuda_kernel_dev(ctx, *out, d);
 }
 
-/* Every element of out := v. */
-static rill_status *fill(rill_kernel_ctx *ctx, rill_cuda_dev *d, rill_tensor *out, const rill_fill_value *v) {
+rill_status *rill_cuda_fill_value(rill_kernel_ctx *ctx, rill_cuda_dev *d, rill_tensor *out,
+                                  const rill_fill_value *v) {
   uint64_t bits;
   if (!rill_fill_value_bits(v, out->dtype, &bits))
     return rill_kernel_error(ctx, "output Out (%s) is %s, which the fill ops do not make", rill_kout_name(ctx, 0, 0),
@@ -52,7 +52,7 @@ rill_status *rill_cuda_fill_constant_kernel(rill_kernel_ctx *ctx) {
                                rill_kin_name(ctx, RILL_FILL_CONSTANT_IN_VALUE_TENSOR, 0), rill_dtype_name(vt->dtype));
     return rill_kernel_error(ctx, "attribute str_value \"%s\" is not a number", str);
   }
-  return fill(ctx, d, out, &v);
+  return rill_cuda_fill_value(ctx, d, out, &v);
 }
 
 rill_status *rill_cuda_fill_constant_batch_size_like_kernel(rill_kernel_ctx *ctx) {
@@ -64,5 +64,5 @@ rill_status *rill_cuda_fill_constant_batch_size_like_kernel(rill_kernel_ctx *ctx
   if (!rill_fill_value_get(ctx->attrs[RILL_FILL_CONSTANT_BATCH_SIZE_LIKE_ATTR_VALUE].v.f, str, NULL, RILL_DTYPE_FP32,
                            out->dtype == RILL_DTYPE_INT64, &v))
     return rill_kernel_error(ctx, "attribute str_value \"%s\" is not a number", str);
-  return fill(ctx, d, out, &v);
+  return rill_cuda_fill_value(ctx, d, out, &v);
 }

@@ -51,6 +51,7 @@ static double element(rill_tensor *t, int64_t i) {
   case RILL_DTYPE_INT32: return ((const int32_t *)p)[i];
   case RILL_DTYPE_INT64: return (double)((const int64_t *)p)[i];
   case RILL_DTYPE_UINT8: return ((const uint8_t *)p)[i];
+  case RILL_DTYPE_INT8: return ((const int8_t *)p)[i];
   case RILL_DTYPE_BOOL: return ((const bool *)p)[i];
   default: cr_assert_fail("unexpected dtype %d", (int)rill_tensor_dtype(t)); return 0;
   }
@@ -2203,6 +2204,54 @@ Test(cuda_kernels, fill_constant_every_dtype) {
   op_case z = {"fill_constant", {{0}}, {OUT("Out", "out", 129)}, fill_f64_zero, 0};
   z.out[0].dtype = RILL_DTYPE_FP64;
   compare(&z);
+}
+
+/* ---- fill_zeros_like, fill_any_like ---- */
+
+/* Zeros shaped like X for float32, int64 and bool X (X read for its shape alone). */
+Test(cuda_kernels, fill_zeros_like_every_dtype) {
+  op_case f = {"fill_zeros_like", {IN("X", "x", -1, 1, 3, 5)}, {OUT("Out", "out", 3, 5)}, NULL, 0};
+  compare(&f);
+  op_case l = {"fill_zeros_like", {IN("X", "x", -9, 9, 4)}, {OUT("Out", "out", 4)}, NULL, 0};
+  l.in[0].dtype = l.out[0].dtype = RILL_DTYPE_INT64;
+  compare(&l);
+  op_case b = {"fill_zeros_like", {IN("X", "x", 0, 1, 2, 3)}, {OUT("Out", "out", 2, 3)}, NULL, 0};
+  b.in[0].boolean = b.out[0].boolean = true;
+  compare(&b);
+}
+
+static void any_like_2_5(rill_op_builder *b) { OK(rill_op_builder_attr_float(b, "value", 2.5f)); }
+static void any_like_int64(rill_op_builder *b) {
+  OK(rill_op_builder_attr_float(b, "value", -3.75f));
+  OK(rill_op_builder_attr_int(b, "dtype", RILL_DTYPE_INT64));
+}
+static void any_like_bool(rill_op_builder *b) {
+  OK(rill_op_builder_attr_float(b, "value", 0.5f));
+  OK(rill_op_builder_attr_int(b, "dtype", RILL_DTYPE_BOOL));
+}
+static void any_like_int8(rill_op_builder *b) {
+  OK(rill_op_builder_attr_float(b, "value", 7.0f));
+  OK(rill_op_builder_attr_int(b, "dtype", RILL_DTYPE_INT8));
+}
+
+/* The value in X's dtype (float32, int32) or in the dtype attribute's (int64, truncated
+ * as the CPU converts it; bool), and an int8 dtype, which the device declines: it runs on
+ * the host with the CPU's numbers. */
+Test(cuda_kernels, fill_any_like_value_and_dtype) {
+  op_case f = {"fill_any_like", {IN("X", "x", -1, 1, 2, 7)}, {OUT("Out", "out", 2, 7)}, any_like_2_5, 0};
+  compare(&f);
+  op_case i = {"fill_any_like", {IN("X", "x", 0, 5, 6)}, {OUT("Out", "out", 6)}, any_like_2_5, 0};
+  i.in[0].dtype = i.out[0].dtype = RILL_DTYPE_INT32;
+  compare(&i);
+  op_case l = {"fill_any_like", {IN("X", "x", -1, 1, 3, 2)}, {OUT("Out", "out", 3, 2)}, any_like_int64, 0};
+  l.out[0].dtype = RILL_DTYPE_INT64;
+  compare(&l);
+  op_case b = {"fill_any_like", {IN("X", "x", -1, 1, 5)}, {OUT("Out", "out", 5)}, any_like_bool, 0};
+  b.out[0].boolean = true;
+  compare(&b);
+  op_case q = {"fill_any_like", {IN("X", "x", -1, 1, 4)}, {OUT("Out", "out", 4)}, any_like_int8, 0};
+  q.out[0].dtype = RILL_DTYPE_INT8;
+  compare(&q);
 }
 
 /* ---- transpose2 ---- */

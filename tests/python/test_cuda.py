@@ -718,6 +718,40 @@ def test_lstmp_trains_on_the_device(tmp_path):
     assert copies.count('x') == 1 and len(copies) == 2, copies
 
 
+def unused_output_training_on(place, trace):
+    """An fc split in two of which the loss reads one half, beside an int64 fill_any_like
+    and a zeros_like; the backward pass zeroes the other half's gradient with
+    fill_zeros_like. Three SGD steps, the last under the profiler: (losses, the fc's
+    weights after, copies)."""
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 2
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = L.data('x', shape=[6], dtype='float32')
+        used, unused = L.split(L.fc(x, 8), 2, dim=1)
+        ones = L.cast(L.full_like(used, 1.0, dtype='int64'), 'float32')
+        loss = L.mean(L.square(used)) + L.mean(ones) + L.mean(L.zeros_like(used))
+        fluid.optimizer.SGD(0.5).minimize(loss)
+    # zeros_like's, and the backward pass's for the unused half's gradient
+    assert [op.type for op in main.global_block().ops].count('fill_zeros_like') == 2
+    params = main.global_block().all_parameters()
+    feed = {'x': np.random.RandomState(6).uniform(-1, 1, (5, 6)).astype('float32')}
+    return train_three_steps(place, startup, main, feed, loss, params, trace)
+
+
+@needs_device
+def test_zeroed_gradients_are_made_on_the_device(tmp_path):
+    """fill_zeros_like and fill_any_like run on the device: the gradient of the output no
+    op reads is zeroed there, not on the host and copied up on every step, and the
+    training is the CPU's."""
+    cpu, cpu_w, _ = unused_output_training_on(fluid.CPUPlace(), tmp_path / 'cpu.json')
+    gpu, gpu_w, copies = unused_output_training_on(fluid.CUDAPlace(0), tmp_path / 'gpu.json')
+    np.testing.assert_allclose(gpu, cpu, rtol=1e-6)
+    assert cpu[2] < cpu[0]
+    for c, g in zip(cpu_w, gpu_w):
+        np.testing.assert_allclose(g, c, rtol=1e-5, atol=1e-7)
+    assert copies.count('x') == 1 and len(copies) == 2, copies
+
+
 @needs_device
 def test_the_examples_train_on_the_device_as_on_the_cpu(tmp_path):
     """recognize_digits' CNN (conv, pool, fc, Adam, accuracy) for 40 steps and word2vec
