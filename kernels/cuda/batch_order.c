@@ -5,8 +5,16 @@
 
 void rill_cuda_batch_free(rill_cuda_dev *d, rill_cuda_batch *b) {
   rill_cuda_mem_free(d, b->dev); /* queued behind its last reader */
+  rill_cuda_mem_free(d, b->scratch);
   b->dev = b->row = b->order = b->starts = NULL;
+  b->scratch = NULL;
   rill_seq_batch_free(&b->sb);
+}
+
+rill_status *rill_cuda_batch_scratch(rill_kernel_ctx *ctx, rill_cuda_dev *d, rill_cuda_batch *b, int64_t n) {
+  rill_status *st = rill_cuda_zeroed(ctx, d, n, &b->scratch);
+  if (st) rill_cuda_batch_free(d, b);
+  return st;
 }
 
 rill_status *rill_cuda_batch_make(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_tensor *x, size_t slot,

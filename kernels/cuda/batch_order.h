@@ -13,12 +13,17 @@
 typedef struct rill_cuda_batch {
   rill_seq_batch sb;
   int64_t *dev, *row, *order, *starts;
+  float *scratch; /* rill_cuda_batch_scratch's, freed with the batch */
 } rill_cuda_batch;
 
 /* The batch order of input `slot` (x, whose one LoD level ends at `rows`). */
 rill_status *rill_cuda_batch_make(rill_kernel_ctx *ctx, rill_cuda_dev *d, const rill_tensor *x, size_t slot,
                                   int64_t rows, bool reverse, rill_cuda_batch *b);
-/* Safe while kernels reading the indices are queued (the allocator's rule). */
+/* n zeroed floats of device memory for the kernel's rows in batch order (b->scratch);
+ * on failure the batch is freed too. */
+rill_status *rill_cuda_batch_scratch(rill_kernel_ctx *ctx, rill_cuda_dev *d, rill_cuda_batch *b, int64_t n);
+/* The indices and the scratch; safe while kernels reading them are queued (the
+ * allocator's rule). */
 void rill_cuda_batch_free(rill_cuda_dev *d, rill_cuda_batch *b);
 /* Zeroes each of the n outputs that is not NULL (a gradient the kernel adds into); *d:
  * the device of the first, left as it was when there is none. */

@@ -44,12 +44,9 @@ rill_status *rill_cuda_gru_fp32(rill_kernel_ctx *ctx) {
   int64_t need = sb->nseq * D;
   for (size_t k = 0; k < 3; k++)
     if (!outs[k]) need += rows * D * (k ? 1 : 3);
-  float *buf = NULL;
-  rill_status *st = rill_cuda_zeroed(ctx, d, need, &buf);
-  if (st) {
-    rill_cuda_batch_free(d, &bt);
-    return st;
-  }
+  RILL_TRY(rill_cuda_batch_scratch(ctx, d, &bt, need));
+  float *buf = bt.scratch;
+  rill_status *st = NULL;
   float *next = buf + sb->nseq * D, *bufs[3];
   for (size_t k = 0; k < 3; k++) {
     if (outs[k]) {
@@ -81,7 +78,6 @@ rill_status *rill_cuda_gru_fp32(rill_kernel_ctx *ctx) {
   }
   if (!st && e == cudaSuccess) e = rill_cuda_scatter_rows_f32(bh, bt.row, rows, D, rill_tensor_ptr(hid), s0);
   if (!st) st = rill_cuda_kernel_check(ctx, e, "running the time steps");
-  rill_cuda_mem_free(d, buf);
   rill_cuda_batch_free(d, &bt);
   return st;
 }
@@ -123,12 +119,9 @@ rill_status *rill_cuda_gru_grad_fp32(rill_kernel_ctx *ctx) {
   int64_t nseq = sb->nseq, widest = sb->steps > 0 ? sb->starts[1] : 0;
   /* batch order: hidden gradient [rows, D], gate gradients [rows, 3D]; one step's reset
    * hidden gradient [widest, D]; H0 and its gradient in batch order [nseq, D] */
-  float *buf = NULL;
-  rill_status *st = rill_cuda_zeroed(ctx, d, 4 * rows * D + widest * D + 2 * nseq * D, &buf);
-  if (st) {
-    rill_cuda_batch_free(d, &bt);
-    return st;
-  }
+  RILL_TRY(rill_cuda_batch_scratch(ctx, d, &bt, 4 * rows * D + widest * D + 2 * nseq * D));
+  float *buf = bt.scratch;
+  rill_status *st = NULL;
   float *bdh = buf, *bdg = bdh + rows * D, *drh = bdg + 3 * rows * D, *oh0 = drh + widest * D;
   float *odh0 = oh0 + nseq * D;
   cudaStream_t s0 = d->stream;
@@ -164,7 +157,6 @@ rill_status *rill_cuda_gru_grad_fp32(rill_kernel_ctx *ctx) {
   if (!st && e == cudaSuccess && db) e = rill_cuda_column_sums_f32(bdg, rows, 3 * D, rill_tensor_ptr(db), s0);
   if (!st && e == cudaSuccess && dh0) e = rill_cuda_scatter_rows_f32(odh0, bt.order, nseq, D, rill_tensor_ptr(dh0), s0);
   if (!st) st = rill_cuda_kernel_check(ctx, e, "running the time steps backwards");
-  rill_cuda_mem_free(d, buf);
   rill_cuda_batch_free(d, &bt);
   return st;
 }

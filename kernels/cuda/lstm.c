@@ -26,6 +26,39 @@ static rill_cuda_lstm params_of(const rill_lstm_geom *g) {
                           .act_cand = (int)g->act[RILL_LSTM_ACT_CAND]};
 }
 
+/* What lstm_grad and lstmp_grad computed in batch order: the gate gradients [rows, 4D],
+ * the peephole gradient's terms per row [rows, 3D] (NULL: none), and the gradients of
+ * H0 [nseq, h0_width] and C0 [nseq, D]. */
+typedef struct lstm_grad_rows {
+  const float *dg, *dpeep, *dh0;
+  int64_t h0_width;
+  const float *dc0;
+} lstm_grad_rows;
+
+/* The gradients' last steps, once the steps backwards are queued (st and e: how they
+ * went): Input@GRAD (the gate gradients back in sequence order), Bias@GRAD (their column
+ * sums, then the peephole part), H0@GRAD and C0@GRAD, each output that is not NULL;
+ * frees the batch. */
+static rill_status *lstm_grad_finish(rill_kernel_ctx *ctx, rill_cuda_dev *d, rill_cuda_batch *bt, rill_status *st,
+                                     cudaError_t e, int64_t D, const lstm_grad_rows *r, rill_tensor *dx,
+                                     rill_tensor *db, rill_tensor *dh0, rill_tensor *dc0) {
+  const rill_seq_batch *sb = &bt->sb;
+  cudaStream_t s0 = d->stream;
+  if (!st && e == cudaSuccess && dx)
+    e = rill_cuda_scatter_rows_f32(r->dg, bt->row, sb->rows, 4 * D, rill_tensor_ptr(dx), s0);
+  if (!st && e == cudaSuccess && db) e = rill_cuda_column_sums_f32(r->dg, sb->rows, 4 * D, rill_tensor_ptr(db), s0);
+  if (!st && e == cudaSuccess && db && r->dpeep)
+    e = rill_cuda_lstm_peephole_grad_f32(r->dpeep, bt->starts, sb->steps, 3 * D, (float *)rill_tensor_ptr(db) + 4 * D,
+                                         s0);
+  if (!st && e == cudaSuccess && dh0)
+    e = rill_cuda_scatter_rows_f32(r->dh0, bt->order, sb->nseq, r->h0_width, rill_tensor_ptr(dh0), s0);
+  if (!st && e == cudaSuccess && dc0)
+    e = rill_cuda_scatter_rows_f32(r->dc0, bt->order, sb->nseq, D, rill_tensor_ptr(dc0), s0);
+  if (!st) st = rill_cuda_kernel_check(ctx, e, "running the time steps backwards");
+  rill_cuda_batch_free(d, bt);
+  return st;
+}
+
 rill_status *rill_cuda_lstm_fp32(rill_kernel_ctx *ctx) {
   rill_tensor *x = NULL, *w = NULL, *b = NULL, *h0 = NULL, *c0 = NULL;
   rill_tensor *hid = NULL, *cell = NULL, *bg = NULL, *bcp = NULL;
@@ -53,12 +86,9 @@ rill_status *rill_cuda_lstm_fp32(rill_kernel_ctx *ctx) {
   RILL_TRY(rill_cuda_batch_make(ctx, d, x, RILL_LSTM_IN_INPUT, rows, gm.reverse, &bt));
   const rill_seq_batch *sb = &bt.sb;
   /* batch order: hidden, cell [rows, D]; reordered H0, C0 [nseq, D] */
-  float *buf = NULL;
-  rill_status *st = rill_cuda_zeroed(ctx, d, 2 * rows * D + 2 * sb->nseq * D, &buf);
-  if (st) {
-    rill_cuda_batch_free(d, &bt);
-    return st;
-  }
+  RILL_TRY(rill_cuda_batch_scratch(ctx, d, &bt, 2 * rows * D + 2 * sb->nseq * D));
+  float *buf = bt.scratch;
+  rill_status *st = NULL;
   float *bh = buf, *bc = bh + rows * D, *oh0 = bc + rows * D, *oc0 = oh0 + sb->nseq * D;
   float *g = rill_tensor_ptr(bg), *ca = rill_tensor_ptr(bcp);
   const float *wp = rill_tensor_ptr(w), *bp = rill_tensor_ptr(b), *peep = gm.peep ? bp + 4 * D : NULL;
@@ -80,7 +110,6 @@ rill_status *rill_cuda_lstm_fp32(rill_kernel_ctx *ctx) {
   if (!st && e == cudaSuccess) e = rill_cuda_scatter_rows_f32(bh, bt.row, rows, D, rill_tensor_ptr(hid), d->stream);
   if (!st && e == cudaSuccess) e = rill_cuda_scatter_rows_f32(bc, bt.row, rows, D, rill_tensor_ptr(cell), d->stream);
   if (!st) st = rill_cuda_kernel_check(ctx, e, "running the time steps");
-  rill_cuda_mem_free(d, buf);
   rill_cuda_batch_free(d, &bt);
   return st;
 }
@@ -128,12 +157,9 @@ rill_status *rill_cuda_lstm_grad_fp32(rill_kernel_ctx *ctx) {
   /* batch order: hidden, its gradient, cell, its gradient [rows, D]; gate gradients
    * [rows, 4D]; reordered H0, C0 and their gradients [nseq, D]; the peephole gradient's
    * terms per row [rows, 3D] */
-  float *buf = NULL;
-  rill_status *st = rill_cuda_zeroed(ctx, d, 8 * rows * D + 4 * nseq * D + (peep_grad ? 3 * rows * D : 0), &buf);
-  if (st) {
-    rill_cuda_batch_free(d, &bt);
-    return st;
-  }
+  RILL_TRY(rill_cuda_batch_scratch(ctx, d, &bt, 8 * rows * D + 4 * nseq * D + (peep_grad ? 3 * rows * D : 0)));
+  float *buf = bt.scratch;
+  rill_status *st = NULL;
   float *bh = buf, *bdh = bh + rows * D, *bc = bdh + rows * D, *bdc = bc + rows * D, *bdg = bdc + rows * D;
   float *oh0 = bdg + 4 * rows * D, *oc0 = oh0 + nseq * D, *odh0 = oc0 + nseq * D, *odc0 = odh0 + nseq * D;
   float *dpr = peep_grad ? odc0 + nseq * D : NULL;
@@ -162,16 +188,8 @@ rill_status *rill_cuda_lstm_grad_fp32(rill_kernel_ctx *ctx) {
       st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm(d, true, false, D, 4 * D, cur, 1.0f, ph, 0, bdg + s * 4 * D,
                                                         0, 1.0f, dwp, 0, 1));
   }
-  if (!st && e == cudaSuccess && dx) e = rill_cuda_scatter_rows_f32(bdg, bt.row, rows, 4 * D, rill_tensor_ptr(dx), s0);
-  if (!st && e == cudaSuccess && db) e = rill_cuda_column_sums_f32(bdg, rows, 4 * D, rill_tensor_ptr(db), s0);
-  if (!st && e == cudaSuccess && dpr)
-    e = rill_cuda_lstm_peephole_grad_f32(dpr, bt.starts, sb->steps, 3 * D, (float *)rill_tensor_ptr(db) + 4 * D, s0);
-  if (!st && e == cudaSuccess && dh0) e = rill_cuda_scatter_rows_f32(odh0, bt.order, nseq, D, rill_tensor_ptr(dh0), s0);
-  if (!st && e == cudaSuccess && dc0) e = rill_cuda_scatter_rows_f32(odc0, bt.order, nseq, D, rill_tensor_ptr(dc0), s0);
-  if (!st) st = rill_cuda_kernel_check(ctx, e, "running the time steps backwards");
-  rill_cuda_mem_free(d, buf);
-  rill_cuda_batch_free(d, &bt);
-  return st;
+  const lstm_grad_rows r = {bdg, dpr, odh0, D, odc0};
+  return lstm_grad_finish(ctx, d, &bt, st, e, D, &r, dx, db, dh0, dc0);
 }
 
 static rill_cuda_lstm lstmp_params_of(const rill_lstmp_geom *g) {
@@ -214,12 +232,9 @@ rill_status *rill_cuda_lstmp_fp32(rill_kernel_ctx *ctx) {
   int64_t nseq = sb->nseq;
   /* batch order: projections [rows, P], cells [rows, D]; reordered H0 [nseq, P], C0
    * [nseq, D] */
-  float *buf = NULL;
-  rill_status *st = rill_cuda_zeroed(ctx, d, rows * (P + D) + nseq * (P + D), &buf);
-  if (st) {
-    rill_cuda_batch_free(d, &bt);
-    return st;
-  }
+  RILL_TRY(rill_cuda_batch_scratch(ctx, d, &bt, rows * (P + D) + nseq * (P + D)));
+  float *buf = bt.scratch;
+  rill_status *st = NULL;
   float *bp = buf, *bc = bp + rows * P, *oh0 = bc + rows * D, *oc0 = oh0 + nseq * P;
   float *g = rill_tensor_ptr(bg), *ca = rill_tensor_ptr(bcp), *hid = rill_tensor_ptr(bhid);
   const float *wp = rill_tensor_ptr(w), *pwp = rill_tensor_ptr(pw), *bpp = rill_tensor_ptr(b);
@@ -246,7 +261,6 @@ rill_status *rill_cuda_lstmp_fp32(rill_kernel_ctx *ctx) {
   if (!st && e == cudaSuccess) e = rill_cuda_scatter_rows_f32(bp, bt.row, rows, P, rill_tensor_ptr(proj), s0);
   if (!st && e == cudaSuccess) e = rill_cuda_scatter_rows_f32(bc, bt.row, rows, D, rill_tensor_ptr(cell), s0);
   if (!st) st = rill_cuda_kernel_check(ctx, e, "running the time steps");
-  rill_cuda_mem_free(d, buf);
   rill_cuda_batch_free(d, &bt);
   return st;
 }
@@ -295,13 +309,10 @@ rill_status *rill_cuda_lstmp_grad_fp32(rill_kernel_ctx *ctx) {
    * the hidden gradients [rows, D]; gate gradients [rows, 4D]; reordered H0 and its
    * gradient [nseq, P], C0 and its gradient [nseq, D]; the peephole gradient's terms
    * per row [rows, 3D] */
-  float *buf = NULL;
-  rill_status *st = rill_cuda_zeroed(ctx, d, rows * (2 * P + 7 * D) + 2 * nseq * (P + D) + (peep_grad ? 3 * rows * D : 0),
-                                     &buf);
-  if (st) {
-    rill_cuda_batch_free(d, &bt);
-    return st;
-  }
+  RILL_TRY(rill_cuda_batch_scratch(ctx, d, &bt,
+                                   rows * (2 * P + 7 * D) + 2 * nseq * (P + D) + (peep_grad ? 3 * rows * D : 0)));
+  float *buf = bt.scratch;
+  rill_status *st = NULL;
   float *bp = buf, *bdp = bp + rows * P, *bc = bdp + rows * P, *bdc = bc + rows * D, *bdh = bdc + rows * D;
   float *bdg = bdh + rows * D, *oh0 = bdg + 4 * rows * D, *odh0 = oh0 + nseq * P;
   float *oc0 = odh0 + nseq * P, *odc0 = oc0 + nseq * D, *dpr = peep_grad ? odc0 + nseq * D : NULL;
@@ -341,16 +352,8 @@ rill_status *rill_cuda_lstmp_grad_fp32(rill_kernel_ctx *ctx) {
       st = rill_cuda_kernel_status(ctx, rill_cuda_sgemm(d, true, false, P, 4 * D, cur, 1.0f, pp, 0,
                                                         bdg + s * 4 * D, 0, 1.0f, dwp, 0, 1));
   }
-  if (!st && e == cudaSuccess && dx) e = rill_cuda_scatter_rows_f32(bdg, bt.row, rows, 4 * D, rill_tensor_ptr(dx), s0);
-  if (!st && e == cudaSuccess && db) e = rill_cuda_column_sums_f32(bdg, rows, 4 * D, rill_tensor_ptr(db), s0);
-  if (!st && e == cudaSuccess && dpr)
-    e = rill_cuda_lstm_peephole_grad_f32(dpr, bt.starts, sb->steps, 3 * D, (float *)rill_tensor_ptr(db) + 4 * D, s0);
-  if (!st && e == cudaSuccess && dh0) e = rill_cuda_scatter_rows_f32(odh0, bt.order, nseq, P, rill_tensor_ptr(dh0), s0);
-  if (!st && e == cudaSuccess && dc0) e = rill_cuda_scatter_rows_f32(odc0, bt.order, nseq, D, rill_tensor_ptr(dc0), s0);
-  if (!st) st = rill_cuda_kernel_check(ctx, e, "running the time steps backwards");
-  rill_cuda_mem_free(d, buf);
-  rill_cuda_batch_free(d, &bt);
-  return st;
+  const lstm_grad_rows r = {bdg, dpr, odh0, P, odc0};
+  return lstm_grad_finish(ctx, d, &bt, st, e, D, &r, dx, db, dh0, dc0);
 }
 
 rill_status *rill_cuda_lstm_unit_fp32(rill_kernel_ctx *ctx) {
