@@ -327,27 +327,10 @@ _Static_assert(RILL_LSTMP_GRAD_OUT_COUNT == 6 && RILL_LSTMP_GRAD_OUT_INPUT_GRAD 
                    RILL_LSTMP_GRAD_OUT_C0_GRAD == 5,
                "lstmp_grad's outputs are the gradients of the gates, Weight, ProjWeight, Bias, H0 and C0");
 
-/* lstmp_grad's outputs that the op has (the rest NULL), each of dtype dt and shaped as
- * the input it is the gradient of: fwd holds BatchGate, Weight, ProjWeight, Bias, H0
- * and C0 (H0 and C0 NULL when not given; an output asking for one is an error). Their
- * contents are left to the caller, which zeroes them. */
-static inline rill_status *rill_lstmp_grad_outputs(rill_kernel_ctx *ctx, rill_dtype dt,
-                                                   const rill_tensor *const fwd[RILL_LSTMP_GRAD_OUT_COUNT],
-                                                   rill_tensor *outs[RILL_LSTMP_GRAD_OUT_COUNT]) {
-  static const size_t fslot[RILL_LSTMP_GRAD_OUT_COUNT] = {
-      RILL_LSTMP_GRAD_IN_BATCH_GATE, RILL_LSTMP_GRAD_IN_WEIGHT, RILL_LSTMP_GRAD_IN_PROJ_WEIGHT,
-      RILL_LSTMP_GRAD_IN_BIAS,       RILL_LSTMP_GRAD_IN_H0,     RILL_LSTMP_GRAD_IN_C0};
-  for (size_t o = 0; o < RILL_LSTMP_GRAD_OUT_COUNT; o++) {
-    outs[o] = NULL;
-    if (!rill_kout(ctx, o, 0)) continue;
-    if (!fwd[o])
-      return rill_kernel_error(ctx, "output %s (%s) needs input %s", ctx->schema->outputs[o].name,
-                               rill_kout_name(ctx, o, 0), ctx->schema->inputs[fslot[o]].name);
-    RILL_TRY(rill_kout_need(ctx, o, 0, dt, &outs[o]));
-    RILL_TRY(rill_kout_check_dims(ctx, o, 0, outs[o], &fwd[o]->dims));
-  }
-  return NULL;
-}
+/* The input each output of lstmp_grad is the gradient of (rill_kout_like's like_slot). */
+static const size_t rill_lstmp_grad_wrt[RILL_LSTMP_GRAD_OUT_COUNT] = {
+    RILL_LSTMP_GRAD_IN_BATCH_GATE, RILL_LSTMP_GRAD_IN_WEIGHT, RILL_LSTMP_GRAD_IN_PROJ_WEIGHT,
+    RILL_LSTMP_GRAD_IN_BIAS,       RILL_LSTMP_GRAD_IN_H0,     RILL_LSTMP_GRAD_IN_C0};
 
 /* lstm_unit's X [N, 4D] and C_prev [N, D] (inputs 0 and 1 of lstm_unit and its gradient). */
 static inline rill_status *rill_lstm_unit_check(const rill_kernel_ctx *ctx, const rill_tensor *x,

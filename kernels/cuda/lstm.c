@@ -295,7 +295,7 @@ rill_status *rill_cuda_lstmp_grad_fp32(rill_kernel_ctx *ctx) {
   RILL_TRY(rill_kin_check_dims(ctx, RILL_LSTMP_GRAD_IN_BATCH_HIDDEN, bhid, &hd));
   const rill_tensor *const fwd[] = {bg, w, pw, b, h0, c0};
   rill_tensor *outs[RILL_LSTMP_GRAD_OUT_COUNT];
-  RILL_TRY(rill_lstmp_grad_outputs(ctx, RILL_DTYPE_FP32, fwd, outs));
+  RILL_TRY(rill_kout_like(ctx, RILL_LSTMP_GRAD_OUT_COUNT, RILL_DTYPE_FP32, fwd, rill_lstmp_grad_wrt, 0u, outs));
   rill_tensor *dx = outs[0], *dw = outs[1], *dpw = outs[2], *db = outs[3], *dh0 = outs[4], *dc0 = outs[5];
   rill_cuda_dev *d = NULL;
   RILL_TRY(rill_cuda_zero_outputs(ctx, outs, RILL_LSTMP_GRAD_OUT_COUNT, &d));
