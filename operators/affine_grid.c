@@ -9,7 +9,7 @@
 
 static const rill_slot_schema inputs[] = {
     {"Theta", 0, "[N, 2, 3] affine transforms"},
-    {"OutputShape", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    {"OutputShape", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA,
      "[4] int32: N, C, H, W (overrides output_shape)"},
 };
 static const rill_slot_schema outputs[] = {{"Output", 0, "[N, H, W, 2]"}};

@@ -58,9 +58,9 @@ bool rill_range_count(const rill_tensor *start, const rill_tensor *end, const ri
 /* ---- range ---- */
 
 static const rill_slot_schema range_inputs[] = {
-    {"Start", RILL_SLOT_NO_GRAD, "one-element tensor: the first value"},
-    {"End", RILL_SLOT_NO_GRAD, "one-element tensor: the bound (excluded)"},
-    {"Step", RILL_SLOT_NO_GRAD, "one-element tensor: the increment (not 0)"},
+    {"Start", RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA, "one-element tensor: the first value"},
+    {"End", RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA, "one-element tensor: the bound (excluded)"},
+    {"Step", RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA, "one-element tensor: the increment (not 0)"},
 };
 static const rill_slot_schema range_outputs[] = {
     {"Out", 0, "1-D: Start, Start + Step, ... while before End"}};
@@ -106,9 +106,9 @@ const rill_op_schema rill_schema_range = {
 /* ---- linspace ---- */
 
 static const rill_slot_schema linspace_inputs[] = {
-    {"Start", RILL_SLOT_NO_GRAD, "one-element float tensor: the first value"},
-    {"Stop", RILL_SLOT_NO_GRAD, "one-element float tensor: the last value"},
-    {"Num", RILL_SLOT_NO_GRAD, "one-element int32 tensor: how many values (> 0)"},
+    {"Start", RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA, "one-element float tensor: the first value"},
+    {"Stop", RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA, "one-element float tensor: the last value"},
+    {"Num", RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA, "one-element int32 tensor: how many values (> 0)"},
 };
 static const rill_slot_schema linspace_outputs[] = {{"Out", 0, "1-D: Num evenly spaced values"}};
 

@@ -87,7 +87,7 @@ bool rill_crop_box(const rill_dims *x, const int64_t *shape, const int64_t *offs
 static const rill_slot_schema crop_inputs[] = {
     {"X", 0, "input"},
     {"Y", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD, "gives the shape of Out (its dims)"},
-    {"Offsets", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD, "1-D int32 offsets per dim"},
+    {"Offsets", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA, "1-D int32 offsets per dim"},
 };
 static const rill_slot_schema crop_outputs[] = {{"Out", 0, "the box of X"}};
 static const rill_attr_schema crop_attrs[] = {
@@ -193,11 +193,11 @@ const rill_op_schema rill_schema_crop = {
 
 static const rill_slot_schema crop_tensor_inputs[] = {
     {"X", 0, "input"},
-    {"Shape", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD, "1-D int32 shape of Out"},
-    {"Offsets", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD, "1-D int32 offsets per dim"},
-    {"ShapeTensor", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    {"Shape", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA, "1-D int32 shape of Out"},
+    {"Offsets", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA, "1-D int32 offsets per dim"},
+    {"ShapeTensor", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA,
      "one-element int32 tensors: Out's extents"},
-    {"OffsetsTensor", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    {"OffsetsTensor", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA,
      "one-element int32 tensors: the offsets"},
 };
 

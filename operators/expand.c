@@ -121,9 +121,9 @@ const rill_op_schema rill_schema_expand = {
 enum { G_X, G_TIMES, G_DOUT, G_TIMES_LIST };
 static const rill_slot_schema grad_inputs[] = {
     [G_X] = {"X", 0, "forward input (its shape)"},
-    [G_TIMES] = {"ExpandTimes", RILL_SLOT_DISPENSABLE | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA, "forward ExpandTimes"},
+    [G_TIMES] = {"ExpandTimes", RILL_SLOT_DISPENSABLE | RILL_SLOT_HOST_DATA, "forward ExpandTimes"},
     [G_DOUT] = {"Out@GRAD", 0, "gradient of Out"},
-    [G_TIMES_LIST] = {"expand_times_tensor", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA,
+    [G_TIMES_LIST] = {"expand_times_tensor", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_HOST_DATA,
                       "forward expand_times_tensor"},
 };
 static const rill_slot_schema grad_outputs[] = {

@@ -84,10 +84,10 @@ static rill_status *interp_maker(rill_grad_ctx *ctx) {
 
 static const rill_slot_schema grad_inputs[] = {
     [INTERP_IN_X] = {"X", RILL_SLOT_ANY_PLACE, "forward X (its shape)"},
-    [INTERP_IN_OUT_SIZE] = {"OutSize", RILL_SLOT_DISPENSABLE | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA, "forward OutSize"},
-    [INTERP_IN_SIZE_TENSOR] = {"SizeTensor", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA,
+    [INTERP_IN_OUT_SIZE] = {"OutSize", RILL_SLOT_DISPENSABLE | RILL_SLOT_HOST_DATA, "forward OutSize"},
+    [INTERP_IN_SIZE_TENSOR] = {"SizeTensor", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_HOST_DATA,
                                "forward SizeTensor"},
-    [INTERP_IN_SCALE] = {"Scale", RILL_SLOT_DISPENSABLE | RILL_SLOT_HOST_DATA | RILL_SLOT_INFER_DATA, "forward Scale"},
+    [INTERP_IN_SCALE] = {"Scale", RILL_SLOT_DISPENSABLE | RILL_SLOT_HOST_DATA, "forward Scale"},
     [INTERP_IN_DOUT] = {"Out@GRAD", 0, "gradient of Out"},
 };
 static const rill_slot_schema grad_outputs[] = {

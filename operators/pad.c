@@ -187,7 +187,7 @@ const rill_op_schema rill_schema_pad_constant_like_grad = {
 
 static const rill_slot_schema pad2d_inputs[] = {
     {"X", 0, "4-D input, NCHW or NHWC"},
-    {"Paddings", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    {"Paddings", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA,
      "int32 [4] overriding paddings at run time"},
 };
 static const int32_t pad2d_default[4] = {0, 0, 0, 0};
@@ -323,7 +323,7 @@ const rill_op_schema rill_schema_pad2d = {
 static const rill_slot_schema pad2d_grad_inputs[] = {
     {"X", 0, "the forward input (its shape)"},
     {"Out@GRAD", 0, "gradient of Out"},
-    {"Paddings", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD, "the forward Paddings"},
+    {"Paddings", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA, "the forward Paddings"},
 };
 
 const rill_op_schema rill_schema_pad2d_grad = {

@@ -14,10 +14,10 @@ enum { G_SHAPE, G_MEAN, G_STD, G_SEED, G_DTYPE };
 enum { T_SHAPE, T_MEAN, T_STD, T_SEED, T_DTYPE };
 
 static const rill_slot_schema inputs[] = {
-    [IN_SHAPE] = {"ShapeTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    [IN_SHAPE] = {"ShapeTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA,
                   "1-D int32/int64 tensor overriding shape"},
     [IN_SHAPE_LIST] = {"ShapeTensorList",
-                       RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+                       RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA,
                        "one-element int32/int64 tensors, one per dim, overriding shape"},
 };
 static const rill_slot_schema outputs[] = {{"Out", 0, "the random tensor"}};
@@ -206,7 +206,7 @@ const rill_op_schema rill_schema_uniform_random_batch_size_like = {
     .noutputs = RILL_COUNTOF(outputs),
     .attrs = ubsl_attrs,
     .nattrs = RILL_COUNTOF(ubsl_attrs),
-    .flags = RILL_OP_RANDOM | RILL_OP_INFER_READS_DATA,
+    .flags = RILL_OP_RANDOM,
     .infer = bsl_infer,
     .grad = NULL,
     .kernel_dtype_slot = -1,
@@ -222,7 +222,7 @@ const rill_op_schema rill_schema_gaussian_random_batch_size_like = {
     .noutputs = RILL_COUNTOF(outputs),
     .attrs = gbsl_attrs,
     .nattrs = RILL_COUNTOF(gbsl_attrs),
-    .flags = RILL_OP_RANDOM | RILL_OP_INFER_READS_DATA,
+    .flags = RILL_OP_RANDOM,
     .infer = bsl_infer,
     .grad = NULL,
     .kernel_dtype_slot = -1,

@@ -9,10 +9,10 @@ enum { OUT_OUT, OUT_XSHAPE };
 
 static const rill_slot_schema inputs[] = {
     [IN_X] = {"X", RILL_SLOT_ANY_PLACE, "input (Out views its buffer)"},
-    [IN_SHAPE] = {"Shape", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    [IN_SHAPE] = {"Shape", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA,
                   "1-D int32/int64 tensor overriding attribute shape"},
     [IN_SHAPE_TENSOR] = {"ShapeTensor",
-                         RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+                         RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA,
                          "one-element int32/int64 tensors, one per dim; win over Shape"},
 };
 static const rill_slot_schema outputs[] = {

@@ -7,8 +7,8 @@
 
 enum { SM_X, SM_MAXLEN };
 static const rill_slot_schema inputs[] = {
-    [SM_X] = {"X", RILL_SLOT_NO_GRAD, "int32/int64 lengths"},
-    [SM_MAXLEN] = {"MaxLenTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    [SM_X] = {"X", RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA, "int32/int64 lengths"},
+    [SM_MAXLEN] = {"MaxLenTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA,
                    "one-element int32/int64 tensor overriding maxlen"},
 };
 static const rill_slot_schema outputs[] = {{"Y", 0, "X's shape + [maxlen], of out_dtype"}};

@@ -49,7 +49,7 @@ const rill_op_schema rill_schema_squeeze2 = {
     .noutputs = RILL_COUNTOF(outputs),
     .attrs = sq_attrs,
     .nattrs = RILL_COUNTOF(sq_attrs),
-    .flags = RILL_OP_KERNEL_SHAPES | RILL_OP_INFER_READS_DATA,
+    .flags = RILL_OP_KERNEL_SHAPES,
     .infer = squeeze2_infer,
     .grad = rill_xshape_grad_maker,
     .kernel_dtype_slot = 0,
@@ -59,9 +59,9 @@ RILL_XSHAPE_GRAD_SCHEMA(squeeze2, sq_attrs, RILL_COUNTOF(sq_attrs), NULL);
 
 static const rill_slot_schema unsq_inputs[] = {
     {"X", RILL_SLOT_ANY_PLACE, "input (Out views its buffer)"},
-    {"AxesTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    {"AxesTensor", RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA,
      "1-D int32/int64 tensor overriding axes"},
-    {"AxesTensorList", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD,
+    {"AxesTensorList", RILL_SLOT_DUPLICABLE | RILL_SLOT_DISPENSABLE | RILL_SLOT_NO_GRAD | RILL_SLOT_INFER_DATA,
      "one-element int32/int64 tensors overriding axes"},
 };
 static const rill_attr_schema unsq_attrs[] = {

@@ -72,6 +72,12 @@ static rill_status *check_schema(const rill_op_schema *s) {
   }
   if ((s->flags & (RILL_OP_READS_FILES | RILL_OP_WRITES_FILES)) && paths == 0)
     return rill_error(RILL_INTERNAL, "op '%s' touches files but no attribute names them", s->type);
+  for (size_t i = 0; i < s->ninputs; i++)
+    if ((s->inputs[i].flags & RILL_SLOT_INFER_DATA) && !(s->flags & RILL_OP_INFER_READS_DATA))
+      return rill_error(RILL_INVALID_ARGUMENT,
+                        "op '%s': input slot '%s' is marked RILL_SLOT_INFER_DATA but the op does not "
+                        "carry RILL_OP_INFER_READS_DATA, so its inference may not read any element",
+                        s->type, s->inputs[i].name);
   if (s->kernel_dtype_slot >= (int)s->ninputs || s->dtype_attr >= (int)s->nattrs)
     return rill_error(RILL_INTERNAL, "op '%s': kernel dtype slot or attribute out of range", s->type);
   return NULL;

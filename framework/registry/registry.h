@@ -39,7 +39,8 @@
  * RILL_OP_INFER_READS_DATA: concat's AxisTensor). When a schema marks some of its input
  * slots so, a device op copies only those inputs to the host for its inference, and an
  * op given none of them infers from the metadata alone; a schema that marks none has
- * every input copied there. */
+ * every input copied there (every built-in op marks them). A mark on an op without
+ * RILL_OP_INFER_READS_DATA is refused at registration. */
 #define RILL_SLOT_INFER_DATA 256u
 
 typedef struct rill_slot_schema {

@@ -504,6 +504,49 @@ def test_ops_with_bound_inputs_infer_without_copying_their_data(tmp_path):
     assert len(copies) == 2 + 4, copies  # the feeds, then the four fetches
 
 
+def classifier_on(place, trace):
+    """A classifier's training step as Fluid scripts write it (fc, softmax,
+    cross_entropy, accuracy, Adam), with the ops that infer from shapes alone beside it
+    (argmax of the prediction, a uniform_random_batch_size_like noise and a
+    fill_constant_batch_size_like mask), run twice, the second under the profiler:
+    (outputs, copies)."""
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 3
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = L.data('x', [12])
+        label = L.data('label', [1], dtype='int64')
+        noise = fluid.layers.uniform_random_batch_size_like(x, [-1, 12], min=-0.01, max=0.01)
+        mask = fluid.layers.fill_constant_batch_size_like(x, [-1, 12], 'float32', 1.0)
+        hidden = L.fc(L.elementwise_mul(L.elementwise_add(x, noise), mask), 16, act='relu')
+        prediction = L.fc(hidden, 4, act='softmax')
+        loss = L.mean(L.cross_entropy(prediction, label))
+        acc = L.accuracy(prediction, label)
+        guess = L.argmax(prediction, axis=1)
+        fluid.optimizer.Adam(0.01).minimize(loss)
+    rng = np.random.RandomState(6)
+    feed = {'x': rng.rand(8, 12).astype('float32'),
+            'label': rng.randint(0, 4, (8, 1)).astype('int64')}
+    outs, copies = run_twice_profiled(place, startup, main, feed, [loss, acc, guess], trace)
+    return outs, copies, noise.name
+
+
+@needs_device
+def test_a_classifier_step_copies_only_its_feeds_and_fetches(tmp_path):
+    """accuracy, argmax and the *_batch_size_like ops infer their outputs from their
+    inputs' shapes, so on the device they read their inputs where the device left them:
+    a training step with them moves its two feeds there and its three fetches back, and
+    nothing else (accuracy alone once moved the top-k values, their indices and the labels
+    to the host on every step, and the random op the whole input it takes its batch size
+    from). The random op itself runs on the host, where the CPU's generator draws its
+    numbers, and its output moves to the device once. The numbers are the CPU's."""
+    cpu, _, _ = classifier_on(fluid.CPUPlace(), tmp_path / 'cpu.json')
+    gpu, copies, noise = classifier_on(fluid.CUDAPlace(0), tmp_path / 'gpu.json')
+    for c, g in zip(cpu, gpu):
+        np.testing.assert_allclose(g, c, rtol=1e-5, atol=1e-6)
+    assert sorted(copies[:3]) == sorted(['label', 'x', noise]), copies
+    assert len(copies) == 3 + 3, copies
+
+
 def detection_heads_on(place, trace):
     """An SSD head (prior_box on a conv map, box_coder decoding the conv's offsets) and a
     YOLOv3 head (yolo_box) on an image [2, 3, 32, 32], run twice, the second under the
