@@ -10,7 +10,8 @@ static const rill_slot_schema inputs[] = {
 static const rill_slot_schema outputs[] = {{"Out", 0, "bool tensor of the broadcast shape"}};
 static const rill_attr_schema attrs[] = {
     {"axis", RILL_ATTR_INT, 0, RILL_DEF_INT(-1), "where the lower-rank operand aligns (-1: trailing)"},
-    {"force_cpu", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
+    {"force_cpu", RILL_ATTR_BOOLEAN, RILL_ATTR_ON_HOST, RILL_DEF_BOOL(false),
+     "run on the host whatever the executor's place, Out staying there"},
 };
 
 static rill_status *compare_infer(rill_infer_ctx *ctx) {

@@ -21,8 +21,8 @@ static const rill_attr_schema attrs[] = {
     {"str_value", RILL_ATTR_STRING, 0, RILL_DEF_STRING(""),
                      "fill value as text (exact for int64, inf, nan); wins over value"},
     {"dtype", RILL_ATTR_INT, 0, RILL_DEF_INT(RILL_DTYPE_FP32), "output dtype"},
-    {"force_cpu", RILL_ATTR_BOOLEAN, 0, RILL_DEF_BOOL(false),
-                     "keep Out on the CPU"},
+    {"force_cpu", RILL_ATTR_BOOLEAN, RILL_ATTR_ON_HOST, RILL_DEF_BOOL(false),
+                     "run on the host whatever the executor's place, Out staying there"},
     {"place_type", RILL_ATTR_INT, RILL_ATTR_EXTRA, RILL_DEF_INT(-1), "ignored"},
 };
 

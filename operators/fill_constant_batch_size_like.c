@@ -15,7 +15,8 @@ static const rill_attr_schema attrs[] = {
     {"dtype", RILL_ATTR_INT, 0, RILL_DEF_INT(RILL_DTYPE_FP32), "output dtype"},
     {"input_dim_idx", RILL_ATTR_INT, 0, RILL_DEF_INT(0), "dim of Input to copy"},
     {"output_dim_idx", RILL_ATTR_INT, 0, RILL_DEF_INT(0), "dim of Out to set"},
-    {"force_cpu", RILL_ATTR_BOOLEAN, RILL_ATTR_EXTRA, RILL_DEF_BOOL(false), "ignored"},
+    {"force_cpu", RILL_ATTR_BOOLEAN, RILL_ATTR_ON_HOST, RILL_DEF_BOOL(false),
+     "run on the host whatever the executor's place, Out staying there"},
 };
 
 static rill_status *fcbsl_infer(rill_infer_ctx *ctx) {

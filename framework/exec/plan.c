@@ -453,13 +453,55 @@ static rill_status *choose_homes(rill_plan *p, rill_place runs_at) {
   return NULL;
 }
 
-/* Where an op runs: the place its `op_device` attribute names (Paddle's per-op
- * placement: "cpu", "gpu:0", or a backend's name) when that place has a registered
- * backend, else the executor's. Paddle runs an op marked "gpu" on the CPU when it was
- * built without CUDA, so models saved with op_device set still run on a CPU-only build;
- * a malformed op_device is an error. */
-static rill_status *op_place(const rill_executor *exe, const rill_op_desc *d, rill_place *place,
-                             const rill_backend **backend) {
+/* An op with a RILL_ATTR_ON_HOST attribute set (Paddle's force_cpu), from its
+ * description: a boolean true, or a nonzero integer as some writers store booleans. */
+static bool set_on_host(const rill_op_schema *s, const rill_op_desc *d) {
+  for (size_t i = 0; s && i < s->nattrs; i++) {
+    if (!(s->attrs[i].flags & RILL_ATTR_ON_HOST)) continue;
+    const rill_attr *a = rill_op_attr(d, s->attrs[i].name);
+    if (!a) continue;
+    const rill_attr_value *v = &a->value;
+    if ((v->type == RILL_ATTR_BOOLEAN && v->v.b) || (v->type == RILL_ATTR_INT && v->v.i) ||
+        (v->type == RILL_ATTR_LONG && v->v.l))
+      return true;
+  }
+  return false;
+}
+
+/* Whether variable `name` is kept on the host: an op set on the host writes it, in any
+ * block of the program, and every other writer is an op that runs where its input is
+ * kept (RILL_OP_PLACE_OF_INPUT: the counter's increment) or a sub-block op (while,
+ * which lists what its block's ops write, scanned here as every block is). */
+static bool kept_on_host(const rill_program *prog, const char *name) {
+  size_t set = 0;
+  for (size_t b = 0; b < prog->nblocks; b++) {
+    const rill_block_desc *blk = &prog->blocks[b];
+    for (size_t i = 0; i < blk->nops; i++) {
+      const rill_op_desc *e = &blk->ops[i];
+      bool writes = false;
+      for (size_t o = 0; o < e->noutputs && !writes; o++)
+        for (size_t k = 0; k < e->outputs[o].nargs && !writes; k++)
+          writes = strcmp(e->outputs[o].args[k], name) == 0;
+      if (!writes) continue;
+      const rill_op_schema *s = rill_schema_find(e->type);
+      if (set_on_host(s, e))
+        set++;
+      else if (!s || !(s->flags & (RILL_OP_PLACE_OF_INPUT | RILL_OP_SUBBLOCK)))
+        return false;
+    }
+  }
+  return set > 0;
+}
+
+/* Where an op runs: on the host when a RILL_ATTR_ON_HOST attribute says so, or when it
+ * runs where its first input is kept and that is the host; else the place its
+ * `op_device` attribute names (Paddle's per-op placement: "cpu", "gpu:0", or a
+ * backend's name) when that place has a registered backend; else the executor's.
+ * Paddle runs an op marked "gpu" on the CPU when it was built without CUDA, so models
+ * saved with op_device set still run on a CPU-only build; a malformed op_device is an
+ * error. */
+static rill_status *op_place(const rill_executor *exe, const rill_program *prog, const plan_op *op,
+                             const rill_op_desc *d, rill_place *place, const rill_backend **backend) {
   *place = exe->options.place;
   const rill_attr *a = rill_op_attr(d, RILL_OP_DEVICE_ATTR);
   if (a && a->value.type == RILL_ATTR_STRING && a->value.v.s && *a->value.v.s) {
@@ -467,6 +509,12 @@ static rill_status *op_place(const rill_executor *exe, const rill_op_desc *d, ri
     RILL_TRY(rill_place_parse(a->value.v.s, &want));
     if (rill_backend_find(want.device)) *place = want;
   }
+  const rill_op_schema *s = op->schema;
+  const rill_op_slot *first = s->ninputs ? rill_op_input(d, s->inputs[0].name) : NULL;
+  if (place->device != RILL_HOST_DEVICE &&
+      (set_on_host(s, d) || ((s->flags & RILL_OP_PLACE_OF_INPUT) && first && first->nargs &&
+                             kept_on_host(prog, first->args[0]))))
+    *place = (rill_place){RILL_HOST_DEVICE, 0};
   RILL_TRY(rill_place_check(*place));
   *backend = rill_backend_find(place->device);
   return NULL;
@@ -579,7 +627,7 @@ rill_status *rill_plan_build(rill_executor *exe, const rill_program *prog, int32
   for (size_t i = 0; i < p->nops; i++) {
     plan_op *op = &p->ops[i];
     op->kernel_dtype = op_kernel_dtype(op, p);
-    if ((st = op_place(exe, &b->ops[i], &op->place, &op->backend))) {
+    if ((st = op_place(exe, prog, op, &b->ops[i], &op->place, &op->backend))) {
       st = rill_status_wrap(st, OP_CONTEXT_FMT, (int)block, (int)op->index, op->type);
       goto fail;
     }

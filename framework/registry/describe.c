@@ -83,6 +83,7 @@ static rill_status *attrs(sbuf *b, const rill_op_schema *s) {
     if (a->flags & RILL_ATTR_EXTRA) sb_printf(b, " [extra]");
     if (a->flags & RILL_ATTR_FILE_PATH) sb_printf(b, " [file path]");
     if (a->flags & RILL_ATTR_POLICY) sb_printf(b, " [policy]");
+    if (a->flags & RILL_ATTR_ON_HOST) sb_printf(b, " [places on the host]");
     if (a->doc && *a->doc) sb_printf(b, ": %s", a->doc);
     sb_printf(b, "\n");
   }
@@ -98,7 +99,7 @@ static void op_flags(sbuf *b, unsigned f) {
                {RILL_OP_KERNEL_SHAPES, "kernel shapes"}, {RILL_OP_SUBBLOCK, "sub-block"},
                {RILL_OP_RANDOM, "random"},             {RILL_OP_WRITES_FILES, "writes files"},
                {RILL_OP_READS_FILES, "reads files"},  {RILL_OP_INFER_READS_DATA, "infers from data"},
-               {RILL_OP_INFER_READS_LOD, "infers from LoD"},
+               {RILL_OP_INFER_READS_LOD, "infers from LoD"}, {RILL_OP_PLACE_OF_INPUT, "runs where its input is kept"},
                {RILL_OP_INPLACE, "in place"},         {RILL_OP_CONV_FUSABLE, "conv fusable"},
                {RILL_OP_FUSABLE_ACT, "fusable activation"}, {RILL_OP_FC_ACT, "fc activation"},
                {RILL_OP_LOOP, "loop"},               {RILL_OP_CONCURRENT_EFFECT, "concurrent effect"},

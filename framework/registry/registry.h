@@ -57,6 +57,9 @@ typedef struct rill_slot_schema {
 #define RILL_ATTR_POLICY 8u   /* where or when the op does its work (a path, a schedule,
                                  a retention count), not what the program computes: left
                                  out of the program's identity (rill_ckpt_program_hash) */
+#define RILL_ATTR_ON_HOST 16u /* a BOOLEAN that, true, runs the op on the host whatever
+                                 the executor's place, so its outputs stay there
+                                 (Paddle's force_cpu: loop counters, their conditions) */
 
 typedef struct rill_attr_schema {
   const char *name;
@@ -107,6 +110,12 @@ typedef struct rill_attr_schema {
                                       yolo_box, the fake quantizers): the backward pass
                                       lets none through it, as Fluid's skips such ops,
                                       where an op merely lacking a grad maker is refused */
+#define RILL_OP_PLACE_OF_INPUT 262144u /* runs where its first input is kept: on the host
+                                           when an op placed there by a RILL_ATTR_ON_HOST
+                                           attribute writes that variable and every other
+                                           writer in the program is an op so flagged
+                                           (increment of a force_cpu counter), else at
+                                           the executor's place */
 
 /* Shapes and dtypes of one variable, as known at compile time (dims may hold -1) or at
  * run time (exact). */

@@ -174,9 +174,11 @@ def fill_constant(shape, dtype, value, force_cpu=False, out=None):
     h = _Helper('fill_constant')
     if out is None:
         out = h.tmp(dtype)
-    h.append('fill_constant', {}, {'Out': out},
-             {'shape': [int(s) for s in shape], 'value': float(value),
-              'dtype': core.dtype_code(dtype)})
+    attrs = {'shape': [int(s) for s in shape], 'value': float(value),
+             'dtype': core.dtype_code(dtype)}
+    if force_cpu:
+        attrs['force_cpu'] = True  # the op runs on the host, Out staying there
+    h.append('fill_constant', {}, {'Out': out}, attrs)
     out.stop_gradient = True
     return out
 
@@ -1356,17 +1358,21 @@ def sums(input, out=None):
     return out
 
 
-def _compare(op, x, y, cond=None):
+def _compare(op, x, y, cond=None, force_cpu=None):
     """x <op> y elementwise into a new bool variable, or into `cond` when given (how a
-    While loop updates its condition)."""
+    While loop updates its condition); with force_cpu, on the host whatever the
+    executor's place, as a loop's condition over a host counter is."""
     h = _Helper(op)
     out = cond if cond is not None else h.tmp('bool', stop_gradient=True)
-    h.append(op, {'X': x, 'Y': y}, {'Out': out}, {'axis': -1})
+    attrs = {'axis': -1}
+    if force_cpu is not None:
+        attrs['force_cpu'] = bool(force_cpu)
+    h.append(op, {'X': x, 'Y': y}, {'Out': out}, attrs)
     return out
 
 
 def less_than(x, y, force_cpu=None, cond=None):
-    return _compare('less_than', x, y, cond)
+    return _compare('less_than', x, y, cond, force_cpu)
 
 
 def less_equal(x, y, cond=None):

@@ -38,11 +38,11 @@ def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, n
 
 
 def zeros(shape, dtype, force_cpu=False):
-    return layers.fill_constant(shape=shape, dtype=dtype, value=0.0)
+    return layers.fill_constant(shape=shape, dtype=dtype, value=0.0, force_cpu=force_cpu)
 
 
 def ones(shape, dtype, force_cpu=False):
-    return layers.fill_constant(shape=shape, dtype=dtype, value=1.0)
+    return layers.fill_constant(shape=shape, dtype=dtype, value=1.0, force_cpu=force_cpu)
 
 
 def zeros_like(x, out=None):

@@ -367,6 +367,54 @@ def test_lstm_and_gru_train_on_the_device_as_on_the_cpu(tmp_path):
     assert not copied & recurrent, sorted(copied & recurrent)
 
 
+def train_dynamic_rnn_on(place, trace, steps=4):
+    """run_steps of a DynamicRNN over an embedded LoD batch (a tanh fc of each step's row
+    and the memory, the last step pooled, a squared error) with SGD, then one more step
+    under the profiler writing its timeline to `trace`: ((losses, parameters), the
+    variables its copies moved, the step counter's name)."""
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 5
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        words = L.data('words', shape=[1], dtype='int64', lod_level=1)
+        target = L.data('target', shape=[1], dtype='float32')
+        emb = L.embedding(words, size=[30, 6])
+        rnn = L.DynamicRNN()
+        with rnn.block():
+            row = rnn.step_input(emb)
+            prev = rnn.memory(shape=[6], value=0.0)
+            h = L.fc([row, prev], 6, act='tanh')
+            rnn.update_memory(prev, h)
+            rnn.output(h)
+        pred = L.fc(L.sequence_pool(rnn(), 'last'), 1)
+        loss = L.mean(L.square_error_cost(pred, target))
+        fluid.optimizer.SGD(0.1).minimize(loss)
+    rng = np.random.RandomState(9)
+    lens = [4, 2, 5]
+    ids = rng.randint(0, 30, (sum(lens), 1)).astype('int64')
+    feed = {'words': fluid.create_lod_tensor(ids, [lens], fluid.CPUPlace()),
+            'target': rng.rand(len(lens), 1).astype('float32')}
+    result = run_steps(place, main, startup, feed, loss, steps)
+    _, copies = run_twice_profiled(place, startup, main, feed, [loss], trace)
+    return result, copies, rnn.step_idx.name
+
+
+@needs_device
+def test_a_dynamic_rnn_keeps_its_step_counter_on_the_host(tmp_path):
+    """DynamicRNN makes its step counter and loop condition with force_cpu, as Fluid's
+    does: fill_constant and less_than run on the host, and so does increment, which runs
+    where its counter is kept. The tensor-array ops that index with the counter read it
+    where it is, so it never moves between the places (it moved before every read, nine
+    times a step, on the device); the numbers are the CPU's."""
+    (cpu_losses, cpu), _, _ = train_dynamic_rnn_on(fluid.CPUPlace(), tmp_path / 'cpu.json')
+    (gpu_losses, gpu), copies, counter = train_dynamic_rnn_on(fluid.CUDAPlace(0), tmp_path / 'gpu.json')
+    np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-5)
+    assert cpu_losses[-1] < cpu_losses[0]
+    for name in cpu:
+        np.testing.assert_allclose(gpu[name], cpu[name], rtol=1e-5, atol=1e-6, err_msg=name)
+    assert counter not in copies, sorted(copies)
+    assert 'words' in copies and 'target' in copies
+
+
 def train_control_flow_on(place, trace, steps=4):
     """run_steps of a network whose ops run inside sub-blocks: a StaticRNN over a
     [T, batch, 4] sequence (fc of the step and the memory, tanh), layers.cond on a
